@@ -1,0 +1,93 @@
+"""Usage → USD, from the API's own usage figures and the model registry."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Mapping
+
+from .models import ModelInfo, get_model
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one API request, as the API reports it (the truth, not an estimate).
+
+    ``cache_creation_1h`` is the part of ``cache_creation_input_tokens`` written with a 1-hour TTL;
+    the rest are 5-minute writes.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_1h: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every token of the prompt: uncached input plus cache writes and reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus output: what Cline's context manager compares with the window."""
+        return self.prompt_tokens + self.output_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_1h + other.cache_creation_1h,
+        )
+
+    @classmethod
+    def from_api(cls, usage: Any) -> "Usage":
+        """Build from an SDK ``Usage`` object or a plain dict (``cache_creation`` split honoured)."""
+        get = (lambda k: usage.get(k)) if isinstance(usage, Mapping) else (lambda k: getattr(usage, k, None))
+        creation = get("cache_creation")
+        one_hour = 0
+        if creation is not None:
+            cget = (lambda k: creation.get(k)) if isinstance(creation, Mapping) else (lambda k: getattr(creation, k, None))
+            one_hour = int(cget("ephemeral_1h_input_tokens") or 0)
+        return cls(
+            input_tokens=int(get("input_tokens") or 0),
+            output_tokens=int(get("output_tokens") or 0),
+            cache_creation_input_tokens=int(get("cache_creation_input_tokens") or 0),
+            cache_read_input_tokens=int(get("cache_read_input_tokens") or 0),
+            cache_creation_1h=one_hour,
+        )
+
+
+_warned: set[str] = set()
+
+
+def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = None) -> float | None:
+    """USD cost of one request, or ``None`` for a model with no known prices.
+
+    Exact decimal arithmetic, returned as a float; the long-prompt tier is chosen by the request's
+    total prompt tokens. An unknown model warns once and never gets a guessed price.
+    """
+    info = get_model(model, prices)
+    if info is None:
+        if model not in _warned:
+            _warned.add(model)
+            warnings.warn(
+                f"nbagent has no prices for model {model!r}; cost is shown as n/a. "
+                "Add them with prices={...} in the config or %config AgentMagics.prices.",
+                stacklevel=2,
+            )
+        return None
+    tier = info.tier_for(usage.prompt_tokens)
+    one_hour = min(usage.cache_creation_1h, usage.cache_creation_input_tokens)
+    five_min = usage.cache_creation_input_tokens - one_hour
+    total = (
+        Decimal(usage.input_tokens) * Decimal(str(tier.input))
+        + Decimal(five_min) * Decimal(str(tier.cache_write_5m))
+        + Decimal(one_hour) * Decimal(str(tier.cache_write_1h))
+        + Decimal(usage.cache_read_input_tokens) * Decimal(str(tier.cache_read))
+        + Decimal(usage.output_tokens) * Decimal(str(tier.output))
+    ) / Decimal(1_000_000)
+    return float(total)

@@ -1,0 +1,98 @@
+"""Helpers over Anthropic-format messages, and the validity check every test leans on.
+
+A message is ``{"role": "user" | "assistant", "content": str | list[block]}``. Nothing here
+mutates its input.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping, Sequence
+
+Message = dict[str, Any]
+
+
+def blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The message's content as a list of blocks (a string becomes one text block)."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [b for b in content if isinstance(b, Mapping)]  # type: ignore[misc]
+
+
+def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of a message, in order."""
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+def tool_result_ids(message: Mapping[str, Any]) -> list[str]:
+    """The ``tool_use_id`` of each ``tool_result`` block, in order."""
+    return [b.get("tool_use_id", "") for b in blocks(message) if b.get("type") == "tool_result"]
+
+
+def text_of(message: Mapping[str, Any]) -> str:
+    """Concatenated text blocks of a message."""
+    return "".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
+
+
+def deep_copy_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """An independent copy, so callers may edit the result without touching the history."""
+    return copy.deepcopy([dict(m) for m in messages])
+
+
+def merge_consecutive(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Merge runs of same-role messages, as the Messages API does on receipt."""
+    out: list[Message] = []
+    for m in messages:
+        if out and out[-1]["role"] == m["role"]:
+            out[-1] = {"role": m["role"], "content": blocks(out[-1]) + blocks(m)}
+        else:
+            out.append({"role": m["role"], "content": m.get("content", "")})
+    return out
+
+
+def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_tool_use: bool = False) -> list[str]:
+    """Everything that would make the Messages API reject ``messages`` (empty list = valid).
+
+    Checks: first message is user; roles alternate once same-role runs are merged; every
+    ``tool_use`` is answered by a ``tool_result`` in the next message; no ``tool_result`` without a
+    ``tool_use`` in the message before it; tool_use ids unique.
+    """
+    problems: list[str] = []
+    if not messages:
+        return ["history is empty"]
+    if messages[0].get("role") != "user":
+        problems.append("first message is not from the user")
+    merged = merge_consecutive(messages)
+    seen_ids: set[str] = set()
+    for i, m in enumerate(merged):
+        if m["role"] not in ("user", "assistant"):
+            problems.append(f"message {i} has role {m['role']!r}")
+        uses = [b.get("id") for b in tool_uses(m)] if m["role"] == "assistant" else []
+        for uid in uses:
+            if uid in seen_ids:
+                problems.append(f"tool_use id {uid} repeated")
+            seen_ids.add(uid)
+        results = tool_result_ids(m)
+        if m["role"] == "assistant" and results:
+            problems.append(f"message {i}: tool_result in an assistant message")
+        if m["role"] == "user" and results:
+            prev_uses = [b.get("id") for b in tool_uses(merged[i - 1])] if i > 0 and merged[i - 1]["role"] == "assistant" else []
+            for rid in results:
+                if rid not in prev_uses:
+                    problems.append(f"message {i}: tool_result {rid} has no tool_use in the message before it")
+        if uses:
+            if i + 1 >= len(merged):
+                if not allow_trailing_tool_use:
+                    problems.append(f"message {i}: tool_use {uses} never answered")
+            else:
+                answered = set(tool_result_ids(merged[i + 1]))
+                missing = [u for u in uses if u not in answered]
+                if missing:
+                    problems.append(f"message {i}: tool_use {missing} not answered in the next message")
+    return problems
+
+
+def is_valid_history(messages: Sequence[Mapping[str, Any]], *, allow_trailing_tool_use: bool = False) -> bool:
+    """True when the Messages API would accept ``messages`` as a conversation."""
+    return not history_problems(messages, allow_trailing_tool_use=allow_trailing_tool_use)

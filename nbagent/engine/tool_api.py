@@ -1,0 +1,108 @@
+"""The contract between the loop and a tool: schema, validation, context, output.
+
+Tools live in ``nbagent.tools`` (and MCP servers); the engine only knows this interface. Input
+validation is pydantic's: a tool declares a pydantic model, and its JSON schema is what the model
+sees, so the schema and the check cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import pydantic
+
+from .errors import NbAgentError
+
+
+class ToolInputError(NbAgentError):
+    """The model's input for a tool does not match its schema; the message is sent to the model."""
+
+
+class ToolExecutionError(NbAgentError):
+    """A tool failed in a way the model should hear about (sent as an ``is_error`` result)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: ``content`` goes to the model, ``display`` (if any) to the notebook."""
+
+    content: str | list[dict[str, Any]]
+    is_error: bool = False
+    display: str | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use: where it is, what it may touch, and how to notice an abort."""
+
+    cwd: Path
+    turn: int = 0
+    abort: asyncio.Event | None = None
+    file_state: Any = None  # engine.file_state.FileStateCache
+    allowed_paths: tuple[Path, ...] = ()
+    executor: Any = None  # the python tool's executor (tools.python.Executor)
+    shell_enabled: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ToolLike(Protocol):
+    """Anything the loop can offer to the model and run."""
+
+    name: str
+    description: str
+    read_only: bool
+
+    def schema(self) -> dict[str, Any]: ...
+
+    def validate(self, raw_input: Any) -> dict[str, Any]: ...
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+
+
+class Tool:
+    """Base class for built-in tools: set ``name``, ``description``, ``Input`` and ``read_only``,
+    and implement :meth:`run`."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    read_only: ClassVar[bool] = False
+    Input: ClassVar[type[pydantic.BaseModel]]
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON schema sent to the model as ``input_schema``."""
+        s = self.Input.model_json_schema()
+        s.pop("title", None)
+        for prop in s.get("properties", {}).values():
+            prop.pop("title", None)
+        return s
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as the Messages API's ``tools`` list expects it."""
+        return {"name": self.name, "description": self.description, "input_schema": self.schema()}
+
+    def validate(self, raw_input: Any) -> dict[str, Any]:
+        """Validated input, or :class:`ToolInputError` with a message the model can act on."""
+        return validate_with_model(self.name, self.Input, raw_input)
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:  # pragma: no cover
+        raise NotImplementedError
+
+
+def validate_with_model(tool_name: str, model: type[pydantic.BaseModel], raw_input: Any) -> dict[str, Any]:
+    """Validate ``raw_input`` against ``model``; errors name each bad field and what was expected."""
+    if not isinstance(raw_input, dict):
+        raise ToolInputError(
+            f"Invalid input for tool {tool_name!r}: expected a JSON object, got {type(raw_input).__name__}."
+        )
+    try:
+        return model.model_validate(raw_input).model_dump(exclude_unset=False)
+    except pydantic.ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err.get("loc", ())) or "(input)"
+            parts.append(f"{loc}: {err.get('msg')}")
+        raise ToolInputError(f"Invalid input for tool {tool_name!r}: " + "; ".join(parts)) from None
