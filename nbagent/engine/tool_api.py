@@ -46,6 +46,10 @@ class ToolContext:
     executor: Any = None  # the python tool's executor (tools.python.Executor)
     shell_enabled: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
+    # Content longer than this is cut in the middle (tools.output.truncate_middle); the full text
+    # goes to ToolOutput.display so the notebook can still show it.
+    max_output_chars: int = 30_000
+    tool_use_id: str = ""
 
 
 @runtime_checkable

@@ -1,0 +1,31 @@
+# Two set-up commands (see README): `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.nbagent-installed
+
+.PHONY: demo test test-all e2e bench lab kernel clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+kernel: $(STAMP)
+	$(PY) -m nbagent.kernel install --sys-prefix
+
+demo: kernel
+	$(PY) -m nbagent.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+lab: kernel
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,82 @@
+"""Abort that reaches whatever the loop is awaiting, at no cost per stream chunk.
+
+One watcher per run cancels the loop's task when the abort event fires, but only while the loop is
+inside an :meth:`AbortGuard.armed` region (awaiting the network, a tool or a retry wait). While the
+loop is suspended at a ``yield`` the consumer owns the task, so the guard never cancels it then;
+the loop checks :meth:`AbortGuard.check` when it resumes instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import contextmanager
+from typing import Iterator
+
+from .errors import NbAgentError
+
+
+class Aborted(NbAgentError):
+    """The run was aborted (Stop button, kernel interrupt, ``abort.set()``)."""
+
+    def __init__(self) -> None:
+        super().__init__("aborted by the user")
+
+
+class AbortGuard:
+    """Turns ``abort.set()`` into :class:`Aborted` at the loop's current await."""
+
+    def __init__(self, abort: asyncio.Event | None) -> None:
+        self.abort = abort
+        self._task: asyncio.Task | None = None
+        self._waiter: asyncio.Future | None = None
+        self._armed = False
+        self._fired = False
+
+    def start(self) -> None:
+        """Begin watching (call from inside the loop's task)."""
+        if self.abort is None or self._waiter is not None:
+            return
+        self._task = asyncio.current_task()
+        self._waiter = asyncio.ensure_future(self.abort.wait())
+        self._waiter.add_done_callback(self._on_abort)
+
+    def stop(self) -> None:
+        """Stop watching; safe to call twice."""
+        if self._waiter is not None:
+            self._waiter.remove_done_callback(self._on_abort)
+            self._waiter.cancel()
+            self._waiter = None
+
+    @property
+    def is_set(self) -> bool:
+        return self.abort is not None and self.abort.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`Aborted` if the abort event is set."""
+        if self.is_set:
+            raise Aborted()
+
+    def _on_abort(self, fut: asyncio.Future) -> None:
+        if fut.cancelled() or not self._armed or self._task is None or self._fired:
+            return
+        self._fired = True
+        self._task.cancel()
+
+    @contextmanager
+    def armed(self) -> Iterator[None]:
+        """A region whose awaits are interrupted by the abort event (raising :class:`Aborted`)."""
+        self.check()
+        self._armed = True
+        try:
+            yield
+        except asyncio.CancelledError:
+            if self._fired:
+                self._fired = False
+                task = self._task
+                uncancel = getattr(task, "uncancel", None)
+                if uncancel is not None:
+                    uncancel()
+                raise Aborted() from None
+            raise
+        finally:
+            self._armed = False

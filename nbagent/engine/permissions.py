@@ -1,0 +1,201 @@
+"""Who may run which tool: decisions, the ``can_use_tool`` callback, the session gate, the audit log.
+
+The default policy (query-engine spec): read-only tools run without asking, everything else asks
+the user through ``can_use_tool``. With no one to ask (a headless script) a non-read-only tool is
+denied with a message that says how to permit it. "Allow always" lives in one
+:class:`PermissionGate` — one session — and is never written to disk.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Union
+
+from .tool_api import ToolLike
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Run the tool; with ``always`` the gate stops asking about this tool for the rest of the session."""
+
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Do not run the tool; ``reason`` is shown to the user and sent to the model."""
+
+    reason: str
+
+
+PermissionDecision = Union[Allow, Deny]
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """Everything a ``can_use_tool`` callback (or a prompt widget) needs to decide.
+
+    ``reason_asked`` says why the user is asked at all (e.g. "write_file is not read-only" or
+    "path outside cwd").
+    """
+
+    tool_use_id: str
+    tool_name: str
+    input: Mapping[str, Any]
+    read_only: bool
+    turn: int
+    reason_asked: str
+
+
+CanUseTool = Callable[[str, dict[str, Any], PermissionRequest], Awaitable[PermissionDecision]]
+"""``async (tool_name, tool_input, request) -> Allow | Deny``: the user's (or a policy's) answer."""
+
+
+@dataclass(frozen=True)
+class PermissionDenial:
+    """One denied tool call, kept for audit. ``ts`` is milliseconds since the epoch."""
+
+    tool: str
+    input: Any
+    reason: str
+    ts: int
+    tool_use_id: str = ""
+    turn: int = 0
+
+
+async def allow_all(tool_name: str, tool_input: dict[str, Any], request: PermissionRequest) -> PermissionDecision:
+    """A ``can_use_tool`` that allows every call (trusted scripts, tests)."""
+    return Allow()
+
+
+async def deny_all(tool_name: str, tool_input: dict[str, Any], request: PermissionRequest) -> PermissionDecision:
+    """A ``can_use_tool`` that denies every call that would otherwise need asking."""
+    return Deny(f"{tool_name} was denied by the deny_all policy")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class PermissionGate:
+    """The session's permission policy: static allow/deny lists, remembered "always", denial log.
+
+    ``allow`` / ``deny`` are tool names. ``deny`` wins over everything, including read-only tools
+    and ``allow``. One gate belongs to one session; "always" answers die with it.
+    """
+
+    def __init__(
+        self,
+        can_use_tool: CanUseTool | None = None,
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+    ) -> None:
+        self.can_use_tool = can_use_tool
+        self.allow: frozenset[str] = frozenset(allow)
+        self.deny: frozenset[str] = frozenset(deny)
+        self._always: set[str] = set()
+        self._denials: list[PermissionDenial] = []
+
+    # -- what the session knows --------------------------------------------------------------
+
+    @property
+    def denials(self) -> tuple[PermissionDenial, ...]:
+        """Every denial so far, oldest first (a snapshot: later denials do not appear in it)."""
+        return tuple(self._denials)
+
+    @property
+    def allowed_always(self) -> frozenset[str]:
+        """Tools the user allowed "always" in this session."""
+        return frozenset(self._always)
+
+    def allow_always(self, tool_name: str) -> None:
+        """Stop asking about ``tool_name`` for the rest of this session (as an "Allow always" click)."""
+        self._always.add(tool_name)
+
+    # -- policy -------------------------------------------------------------------------------
+
+    def _decide_without_asking(self, tool: ToolLike) -> PermissionDecision | None:
+        name = tool.name
+        if name in self.deny:
+            return Deny(f"{name} is denied by this session's configuration (deny={sorted(self.deny)!r})")
+        if getattr(tool, "read_only", False) or name in self.allow or name in self._always:
+            return Allow()
+        if self.can_use_tool is None:
+            return Deny(
+                f"No one to approve {name!r}: it is not read-only and this session has no way to ask "
+                f"the user. Pass allow=[{name!r}] or can_use_tool=... to permit it."
+            )
+        return None
+
+    def will_ask(self, tool: ToolLike) -> bool:
+        """Whether :meth:`check` would call ``can_use_tool`` for this tool (emit ``PermissionAsked`` first)."""
+        return self._decide_without_asking(tool) is None
+
+    async def check(
+        self,
+        tool: ToolLike,
+        tool_use_id: str,
+        tool_input: Mapping[str, Any],
+        turn: int,
+        *,
+        reason: str | None = None,
+    ) -> PermissionDecision:
+        """Decide whether ``tool`` may run with ``tool_input``; every denial is recorded.
+
+        ``reason`` overrides the ``reason_asked`` shown to the user. A ``can_use_tool`` that raises,
+        or returns something other than Allow/Deny, counts as a denial: a broken callback must not
+        crash the loop, and must not silently allow. ``CancelledError`` (an abort while the user
+        is being asked) propagates.
+        """
+        decision = self._decide_without_asking(tool)
+        if decision is None:
+            decision = await self._ask(tool, tool_use_id, tool_input, turn, reason)
+        if isinstance(decision, Deny):
+            self.record_denial(tool.name, tool_input, decision.reason, tool_use_id=tool_use_id, turn=turn)
+        elif decision.always:
+            self._always.add(tool.name)
+        return decision
+
+    async def _ask(
+        self, tool: ToolLike, tool_use_id: str, tool_input: Mapping[str, Any], turn: int, reason: str | None
+    ) -> PermissionDecision:
+        assert self.can_use_tool is not None
+        read_only = bool(getattr(tool, "read_only", False))
+        request = PermissionRequest(
+            tool_use_id=tool_use_id,
+            tool_name=tool.name,
+            input=dict(tool_input),
+            read_only=read_only,
+            turn=turn,
+            reason_asked=reason or f"{tool.name} is not read-only",
+        )
+        try:
+            # A copy, so a callback that edits its argument cannot change what the tool runs.
+            answer: Any = self.can_use_tool(tool.name, dict(tool_input), request)
+            if inspect.isawaitable(answer):  # tolerate plain functions as well as coroutines
+                answer = await answer
+        except Exception as exc:  # noqa: BLE001 - any callback failure is a denial, never a crash
+            return Deny(f"The permission check for {tool.name!r} failed ({type(exc).__name__}: {exc}); not run.")
+        if isinstance(answer, (Allow, Deny)):
+            return answer
+        return Deny(f"The permission check for {tool.name!r} returned {answer!r}, not Allow or Deny; not run.")
+
+    def record_denial(
+        self, tool: str, tool_input: Any, reason: str, *, tool_use_id: str = "", turn: int = 0
+    ) -> PermissionDenial:
+        """Add a denial to the audit log (the loop may record denials decided elsewhere too)."""
+        # Copy a mapping so the audit record does not change if the caller's dict does.
+        recorded = dict(tool_input) if isinstance(tool_input, Mapping) else tool_input
+        denial = PermissionDenial(
+            tool=tool, input=recorded, reason=reason, ts=_now_ms(), tool_use_id=tool_use_id, turn=turn
+        )
+        self._denials.append(denial)
+        return denial
+
+
+__all__ = [
+    "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
+    "PermissionGate", "allow_all", "deny_all",
+]

@@ -1,0 +1,94 @@
+"""The system prompt, built from one context object in one place."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+RULES_FILES = ("AGENTS.md",)
+RULES_DIR = Path(".nbagent") / "rules"
+IGNORE_FILE = ".nbagentignore"
+MAX_RULES_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """A user variable as the model is told about it: name, type and a short shape/summary."""
+
+    name: str
+    type: str
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class SystemPromptContext:
+    """Everything the system prompt is made from (see :func:`build_system_prompt`)."""
+
+    cwd: Path
+    tool_names: Sequence[str] = ()
+    python_version: str = field(default_factory=platform.python_version)
+    variables: Sequence[VariableInfo] = ()
+    recent_inputs: Sequence[str] = ()
+    rules: str = ""
+    ignore_patterns: Sequence[str] = ()
+    custom_system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    in_notebook: bool = False
+
+
+def read_rules(cwd: Path) -> str:
+    """``AGENTS.md`` and ``.nbagent/rules/*.md`` from ``cwd``, concatenated (capped in size)."""
+    parts: list[str] = []
+    for name in RULES_FILES:
+        p = cwd / name
+        if p.is_file():
+            parts.append(f"# {name}\n{p.read_text(encoding='utf-8', errors='replace')}")
+    rules_dir = cwd / RULES_DIR
+    if rules_dir.is_dir():
+        for p in sorted(rules_dir.glob("*.md")):
+            parts.append(f"# {RULES_DIR / p.name}\n{p.read_text(encoding='utf-8', errors='replace')}")
+    text = "\n\n".join(parts)
+    return text[:MAX_RULES_CHARS]
+
+
+def read_ignore_patterns(cwd: Path) -> list[str]:
+    """Patterns from ``.nbagentignore`` (blank lines and ``#`` comments skipped)."""
+    p = cwd / IGNORE_FILE
+    if not p.is_file():
+        return []
+    lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
+def build_system_prompt(ctx: SystemPromptContext) -> str:
+    """The one function that turns a :class:`SystemPromptContext` into the system prompt text."""
+    if ctx.custom_system_prompt:
+        base = ctx.custom_system_prompt
+    else:
+        where = "inside a Jupyter notebook, in the user's live Python kernel" if ctx.in_notebook else "in a Python process"
+        base = (
+            f"You are nbagent, a coding and data assistant running {where}. "
+            "Use the tools to inspect data and files before answering; prefer small, verifiable steps. "
+            "Code you run with the python tool executes in the user's namespace: do not delete or "
+            "overwrite their variables unless asked. Be concise and show the numbers you computed."
+        )
+    lines = [base, "", "# Environment", f"- Working directory: {ctx.cwd}", f"- Python {ctx.python_version}"]
+    if ctx.tool_names:
+        lines.append(f"- Tools: {', '.join(ctx.tool_names)}")
+    if ctx.variables:
+        lines.append("- User variables:")
+        for v in ctx.variables[:50]:
+            lines.append(f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else ""))
+    if ctx.recent_inputs:
+        lines.append("- Recent cell inputs (newest last):")
+        for src in ctx.recent_inputs[-5:]:
+            lines.append("  ```python\n  " + src.strip()[:500].replace("\n", "\n  ") + "\n  ```")
+    if ctx.ignore_patterns:
+        lines.append(f"- Ignored paths (.nbagentignore): {', '.join(ctx.ignore_patterns)}")
+    if ctx.rules:
+        lines += ["", "# Project rules", ctx.rules]
+    if ctx.append_system_prompt:
+        lines += ["", ctx.append_system_prompt]
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The task folder: four JSON files, each written atomically, and the snapshot they load into.
+
+``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
+stream deltas), ``context_history.json`` (the context manager's updates, written by it) and
+``session.json`` (range, model, totals, per-request records, turn marks; never the API key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cost import Usage
+from .errors import CorruptFileError
+from .events import Event, Totals, TurnRecord, event_from_dict, event_to_dict
+from .messages import history_problems
+from .persist import atomic_write_json, read_json
+
+HISTORY_FILE = "api_conversation_history.json"
+UI_FILE = "ui_messages.json"
+CONTEXT_FILE = "context_history.json"
+SESSION_FILE = "session.json"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TurnMark:
+    """Where the session stood at the end of a turn: what rollback restores."""
+
+    turn: int
+    history_len: int
+    deleted_range: tuple[int, int] | None
+    ts: int
+    records_len: int
+    previous_usage: dict[str, int] | None = None
+
+
+@dataclass
+class SessionSnapshot:
+    """Everything loaded from a task folder."""
+
+    history: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    model: str | None = None
+    deleted_range: tuple[int, int] | None = None
+    records: list[TurnRecord] = field(default_factory=list)
+    marks: list[TurnMark] = field(default_factory=list)
+    last_ts: int = 0
+    previous_usage: dict[str, int] | None = None
+
+
+def totals_from_records(records: list[TurnRecord], *, truncations: int = 0) -> Totals:
+    """Session totals as the sum of per-request figures."""
+    usage = Usage()
+    cost = 0.0
+    unpriced = 0
+    for r in records:
+        usage = usage + r.usage
+        if r.cost_usd is None:
+            unpriced += 1
+        else:
+            cost += r.cost_usd
+    return Totals(
+        requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
+        retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced,
+    )
+
+
+def _record_from_dict(d: dict[str, Any]) -> TurnRecord:
+    d = dict(d)
+    d["usage"] = Usage(**d["usage"])
+    rng = d.get("deleted_range")
+    d["deleted_range"] = None if rng is None else (int(rng[0]), int(rng[1]))
+    return TurnRecord(**d)
+
+
+class SessionStore:
+    """Reads and writes one task folder."""
+
+    def __init__(self, task_dir: str | Path) -> None:
+        self.task_dir = Path(task_dir)
+
+    def save_history(self, history: list[dict[str, Any]]) -> None:
+        atomic_write_json(self.task_dir / HISTORY_FILE, history)
+
+    def save_events(self, events: list[Event]) -> None:
+        atomic_write_json(self.task_dir / UI_FILE, [event_to_dict(e) for e in events])
+
+    def save_meta(
+        self, *, model: str, deleted_range: tuple[int, int] | None, records: list[TurnRecord],
+        marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
+    ) -> None:
+        totals = totals_from_records(records)
+        atomic_write_json(self.task_dir / SESSION_FILE, {
+            "version": FORMAT_VERSION,
+            "model": model,
+            "deleted_range": list(deleted_range) if deleted_range else None,
+            "totals": dataclasses.asdict(totals),
+            "records": [dataclasses.asdict(r) for r in records],
+            "marks": [dataclasses.asdict(m) for m in marks],
+            "last_ts": last_ts,
+            "previous_usage": previous_usage,
+        })
+
+    def load(self) -> SessionSnapshot:
+        """Load the folder; a corrupt file raises :class:`CorruptFileError` naming it (untouched)."""
+        if not self.task_dir.is_dir():
+            raise FileNotFoundError(f"no session folder at {self.task_dir}")
+        hist_path = self.task_dir / HISTORY_FILE
+        history = read_json(hist_path, default=[])
+        if not isinstance(history, list) or not all(isinstance(m, dict) and "role" in m for m in history):
+            raise CorruptFileError(hist_path, "expected a list of messages")
+        problems = history_problems(history, allow_trailing_tool_use=True) if history else []
+        if problems:
+            raise CorruptFileError(hist_path, "invalid conversation: " + problems[0])
+        ui_path = self.task_dir / UI_FILE
+        raw_events = read_json(ui_path, default=[])
+        try:
+            events = [event_from_dict(e) for e in raw_events]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise CorruptFileError(ui_path, f"bad event: {exc}") from None
+        meta_path = self.task_dir / SESSION_FILE
+        meta = read_json(meta_path, default={})
+        if not isinstance(meta, dict):
+            raise CorruptFileError(meta_path, "expected a JSON object")
+        try:
+            records = [_record_from_dict(r) for r in meta.get("records", [])]
+            marks = [
+                TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None})
+                for m in meta.get("marks", [])
+            ]
+        except (TypeError, KeyError, ValueError) as exc:
+            raise CorruptFileError(meta_path, f"bad record: {exc}") from None
+        rng = meta.get("deleted_range")
+        deleted_range = (int(rng[0]), int(rng[1])) if rng else None
+        # Files are written one by one; after a crash between writes, keep the range within history.
+        if deleted_range and deleted_range[1] >= len(history):
+            deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
+        return SessionSnapshot(
+            history=history, events=events, model=meta.get("model"), deleted_range=deleted_range,
+            records=records, marks=marks, last_ts=int(meta.get("last_ts", 0)),
+            previous_usage=meta.get("previous_usage"),
+        )

@@ -1,0 +1,50 @@
+"""What a provider hands the engine: stream chunks and the provider protocol.
+
+Deltas are the engine's own events (``TextDelta``, ``ThinkingDelta``, ``ToolUseDelta``); a stream
+ends with one :class:`MessageComplete` holding the assembled assistant message and the API's usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Protocol, Sequence, Union
+
+from .cost import Usage
+from .events import TextDelta, ThinkingDelta, ToolUseDelta
+
+
+@dataclass(frozen=True)
+class MessageComplete:
+    """The assembled assistant message of one request, with the API's truth about it."""
+
+    message: dict[str, Any]
+    usage: Usage
+    stop_reason: str | None
+    model: str
+    request_id: str | None = None
+
+
+Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything one Messages API call needs, provider-neutral."""
+
+    model: str
+    messages: Sequence[dict[str, Any]]
+    system: str | list[dict[str, Any]] | None
+    tools: Sequence[dict[str, Any]]
+    max_tokens: int
+    thinking_budget: int | None = None
+    timeout_s: float | None = None
+
+
+class Provider(Protocol):
+    """A source of streamed model replies (the Anthropic SDK, against the real or simulated API)."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        """Open a stream; raises the SDK's errors before or during iteration."""
+        ...

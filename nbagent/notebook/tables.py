@@ -1,0 +1,252 @@
+"""pandas frames built from turn records and histories, and a small context/cost plot.
+
+pandas is imported inside the functions, so importing nbagent stays cheap. The plot is a
+hand-written SVG (matplotlib is not a dependency of nbagent).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from ..engine.events import TurnRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from IPython.display import SVG
+
+TURN_COLUMNS = [
+    "turn", "request", "model", "input", "output", "cache write", "cache read", "cost",
+    "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving",
+    "retries", "stop reason", "seconds",
+]
+
+
+def format_range(deleted_range: tuple[int, int] | None) -> str:
+    """``"2–41"`` for a hiding range, ``""`` for none (``(2, 1)`` hides nothing)."""
+    if deleted_range is None or deleted_range[1] < deleted_range[0]:
+        return ""
+    return f"{deleted_range[0]}–{deleted_range[1]}"
+
+
+def format_cost(cost: float | None) -> str:
+    """USD to 4 decimals, or ``"n/a"`` for an unpriced request."""
+    return "n/a" if cost is None else f"${cost:.4f}"
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100.0 * value, 1)
+
+
+def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
+    """One row per API request, in the columns of the notebook spec.
+
+    ``cost`` is a float rounded to 4 decimals, or ``"n/a"`` when the model has no prices;
+    ``cumulative cost`` sums the known costs.
+    """
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    cumulative = 0.0
+    for r in records:
+        if r.cost_usd is not None:
+            cumulative += r.cost_usd
+        pct_max = round(100.0 * r.context_tokens / r.max_allowed, 1) if r.max_allowed else None
+        rows.append({
+            "turn": r.turn,
+            "request": r.request,
+            "model": r.model,
+            "input": r.usage.input_tokens,
+            "output": r.usage.output_tokens,
+            "cache write": r.usage.cache_creation_input_tokens,
+            "cache read": r.usage.cache_read_input_tokens,
+            "cost": "n/a" if r.cost_usd is None else round(r.cost_usd, 4),
+            "cumulative cost": round(cumulative, 4),
+            "context tokens": r.context_tokens,
+            "% of max": pct_max,
+            "deleted range": format_range(r.deleted_range),
+            "keep": r.keep or "",
+            "file-read saving": _pct(r.file_read_saving),
+            "retries": r.retries,
+            "stop reason": r.stop_reason or "",
+            "seconds": round(r.duration_s, 2),
+        })
+    return pd.DataFrame(rows, columns=TURN_COLUMNS)
+
+
+def truncation_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
+    """The requests at which the hidden range changed (the first request counts if it hides any)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    previous: tuple[int, int] | None = None
+    for r in records:
+        current = r.deleted_range if r.deleted_range and r.deleted_range[1] >= r.deleted_range[0] else None
+        if current != previous:
+            hidden = 0 if current is None else current[1] - current[0] + 1
+            rows.append({
+                "turn": r.turn,
+                "request": r.request,
+                "context tokens": r.context_tokens,
+                "max allowed": r.max_allowed,
+                "window": r.context_window,
+                "deleted range": format_range(current),
+                "hidden messages": hidden,
+                "keep": r.keep or "",
+                "file-read saving": _pct(r.file_read_saving),
+            })
+        previous = current
+    columns = ["turn", "request", "context tokens", "max allowed", "window", "deleted range",
+               "hidden messages", "keep", "file-read saving"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _kinds(message: Mapping[str, Any]) -> str:
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return "text"
+    kinds: list[str] = []
+    for block in content:
+        kind = str(block.get("type", "?")) if isinstance(block, Mapping) else "?"
+        if kind not in kinds:
+            kinds.append(kind)
+    return ", ".join(kinds)
+
+
+def messages_df(
+    history: Sequence[Mapping[str, Any]],
+    deleted_range: tuple[int, int] | None,
+    replaced: Iterable[int] = frozenset(),
+) -> "pd.DataFrame":
+    """One row per history message: what the model sees of it.
+
+    ``status`` is ``first pair`` (0 and 1, never hidden), ``hidden`` (inside ``deleted_range``),
+    ``replaced read`` (a duplicate file read replaced by a notice; indices in ``replaced``) or
+    ``kept``. Token counts are tiktoken *estimates*.
+    """
+    import pandas as pd
+
+    from ..engine.tokens import count_message_tokens, message_text
+
+    replaced_set = set(replaced)
+    rows: list[dict[str, Any]] = []
+    for i, m in enumerate(history):
+        if i < 2:
+            status = "first pair"
+        elif deleted_range is not None and deleted_range[0] <= i <= deleted_range[1]:
+            status = "hidden"
+        elif i in replaced_set:
+            status = "replaced read"
+        else:
+            status = "kept"
+        rows.append({
+            "index": i,
+            "role": m.get("role", ""),
+            "kind": _kinds(m),
+            "chars": len(message_text(m)),
+            "est. tokens": count_message_tokens(m),
+            "status": status,
+        })
+    return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
+
+
+# --- the plot ------------------------------------------------------------------------------------
+
+def _nice_max(value: float) -> float:
+    """A round axis maximum at or above ``value`` (1, 2, 2.5 or 5 times a power of ten)."""
+    if value <= 0:
+        return 1.0
+    import math
+
+    exp = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if value <= step * exp:
+            return step * exp
+    return 10 * exp  # pragma: no cover
+
+
+def _short(n: float) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M"
+    if n >= 1_000:
+        return f"{n / 1_000:g}k"
+    return f"{n:g}"
+
+
+def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height: int = 240) -> str:
+    """SVG text: context tokens per request (bars; dashed line = max allowed) and cumulative
+    cost (line, right axis)."""
+    left, right, top, bottom = 56, 60, 24, 34
+    pw, ph = width - left - right, height - top - bottom
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+    ]
+    if not records:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests yet</text></svg>')
+        return "".join(parts)
+    costs: list[float] = []
+    total = 0.0
+    for r in records:
+        total += r.cost_usd or 0.0
+        costs.append(total)
+    max_allowed = max((r.max_allowed for r in records), default=0.0)
+    y_max = _nice_max(max(max(r.context_tokens for r in records), max_allowed))
+    c_max = _nice_max(max(costs)) if max(costs) > 0 else 1.0
+    n = len(records)
+    slot = pw / n
+    bar = max(min(slot * 0.7, 40.0), 1.0)
+
+    def y_of(v: float) -> float:
+        return top + ph - ph * v / y_max
+
+    def yc_of(v: float) -> float:
+        return top + ph - ph * v / c_max
+
+    for k in range(5):  # grid and both axes' labels
+        frac = k / 4
+        y = top + ph - ph * frac
+        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{_short(y_max * frac)}</text>')
+        parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
+    for i, r in enumerate(records):
+        x = left + slot * i + (slot - bar) / 2
+        y = y_of(r.context_tokens)
+        fill = "#f0ad4e" if r.deleted_range and r.deleted_range[1] >= r.deleted_range[0] else "#5b9bd5"
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{top + ph - y:.1f}" fill="{fill}">'
+            f'<title>request {r.request}: {r.context_tokens:,} tokens</title></rect>'
+        )
+    if max_allowed:
+        ym = y_of(max_allowed)
+        parts.append(f'<line x1="{left}" y1="{ym:.1f}" x2="{left + pw}" y2="{ym:.1f}" stroke="#1f6fb2" stroke-dasharray="5,4"/>')
+        parts.append(f'<text x="{left + 4}" y="{ym - 4:.1f}" fill="#1f6fb2">max allowed {max_allowed:,.0f}</text>')
+    points = " ".join(f"{left + slot * i + slot / 2:.1f},{yc_of(c):.1f}" for i, c in enumerate(costs))
+    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
+    step = max(1, n // 12)
+    for i in range(0, n, step):
+        x = left + slot * i + slot / 2
+        parts.append(f'<text x="{x:.1f}" y="{top + ph + 14}" text-anchor="middle" fill="#444">{records[i].request}</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{height - 4}" text-anchor="middle" fill="#444">API request</text>')
+    parts.append(f'<text x="{left}" y="{top - 8}" fill="#1f6fb2">context tokens (orange: after truncation)</text>')
+    parts.append(f'<text x="{left + pw}" y="{top - 8}" text-anchor="end" fill="#c0392b">cumulative cost (USD)</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def plot_context_and_cost(records: Sequence[TurnRecord]) -> "SVG":
+    """Context tokens and cumulative cost per request, as an IPython ``SVG`` display object."""
+    from IPython.display import SVG
+
+    return SVG(data=context_cost_svg(records))
+
+
+def html_table(df: "pd.DataFrame") -> str:
+    """A compact static HTML table (no index) for transcripts."""
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape('' if v is None else str(v))}</td>" for v in row) + "</tr>"
+        for row in df.itertuples(index=False, name=None)
+    )
+    return f'<table class="nbagent-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

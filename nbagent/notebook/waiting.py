@@ -1,0 +1,271 @@
+"""Receive widget clicks while a cell is still running.
+
+Measured on ipykernel 7.4 (see the notebook-and-kernel spec): a click's ``comm_msg`` reaches a cell
+that *awaits*, but click handlers may run off the main thread (JupyterLab routes widget comms over
+subshells; the nbagent kernel's fast path runs on the shell-channel thread). So:
+
+- a :class:`Decision` is resolved once, under a ``threading.Lock``, from any thread, and handed to
+  the event loop with ``call_soon_threadsafe``;
+- :func:`wait_for_decision` waits with a short tick, because a bare ``await future`` cannot be
+  interrupted (ipykernel #881); the kernel interrupt arrives as ``CancelledError`` and is re-raised;
+- a process-wide registry maps prompt-button model ids to decisions, so the kernel can resolve a
+  decision on the shell-channel thread (:func:`handle_comm_msg`) even when the cell is blocked;
+- ``ACTIVE_ABORTS`` holds what the kernel's interrupt handler must set to abort a running agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Generic, Iterator, TypeVar, Union
+
+T = TypeVar("T")
+
+_UNSET: Any = object()
+
+
+class WaitAborted(Exception):
+    """The abort event was set before the decision arrived."""
+
+
+class Decision(Generic[T]):
+    """A value decided once, from any thread, and awaited on an asyncio loop.
+
+    The loop is the one running when the decision is created (or the first loop that waits on it).
+    ``resolve`` returns ``False`` when a value was already set, so concurrent clicks (the kernel
+    fast path and the normal widget route) are harmless.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._value: Any = _UNSET
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+        self._loop = loop
+        # Created on the loop's thread only (by __init__ on a running loop, or by the waiter).
+        self._future: asyncio.Future[Any] | None = loop.create_future() if loop is not None else None
+
+    @property
+    def resolved(self) -> bool:
+        """Whether a value has been set."""
+        return self._done.is_set()
+
+    @property
+    def value(self) -> T:
+        """The decided value; ``LookupError`` if it is not decided yet."""
+        if not self._done.is_set():
+            raise LookupError("decision not made yet")
+        return self._value
+
+    def resolve(self, value: T) -> bool:
+        """Set the value (thread-safe). Returns ``False`` if it was already set."""
+        with self._lock:
+            if self._value is not _UNSET:
+                return False
+            self._value = value
+            self._done.set()
+            loop, fut = self._loop, self._future
+        if loop is not None and fut is not None:
+            try:
+                loop.call_soon_threadsafe(_set_result, fut, value)
+            except RuntimeError:  # the loop is closed: nobody is waiting on it any more
+                pass
+        return True
+
+    def wait_sync(self, timeout: float | None = None) -> bool:
+        """Block the calling thread until decided (for synchronous waits); ``True`` if decided."""
+        return self._done.wait(timeout)
+
+    def _future_on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+        with self._lock:
+            if self._future is None or self._loop is not loop:
+                self._loop, self._future = loop, loop.create_future()
+                if self._value is not _UNSET:
+                    self._future.set_result(self._value)
+            return self._future
+
+
+def _set_result(fut: asyncio.Future[Any], value: Any) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | None = None, tick: float = 0.1) -> T:
+    """Wait until ``decision`` is resolved and return its value.
+
+    Waits in ``tick``-second slices so a kernel interrupt (which arrives as ``CancelledError``) is
+    seen within one tick; the cancellation is never swallowed. Raises :class:`WaitAborted` when
+    ``abort`` is set first.
+    """
+    loop = asyncio.get_running_loop()
+    fut = decision._future_on(loop)
+    try:
+        while not fut.done():
+            if abort is not None and abort.is_set():
+                raise WaitAborted("aborted while waiting for a decision")
+            await asyncio.wait({fut}, timeout=tick)
+        return fut.result()
+    finally:
+        # The future belongs to the decision: never cancel it here (a late click must still be
+        # able to resolve it harmlessly); just drop the fast-path routes that lead to it.
+        unregister_decision(decision)
+
+
+# --- prompt buttons (the kernel's shell-channel fast path) -------------------------------------
+
+ValueOrFactory = Union[Any, Callable[[], Any]]
+
+_registry_lock = threading.Lock()
+_buttons: dict[str, tuple[Decision[Any], ValueOrFactory, bool]] = {}
+_texts: dict[str, str | None] = {}
+
+
+def register_button(button_model_id: str, decision: Decision[Any], value: ValueOrFactory, *, factory: bool = False) -> None:
+    """Route a click of the widget ``button_model_id`` to ``decision.resolve(value)``.
+
+    With ``factory=True``, ``value`` is called at click time (e.g. to read a reason field).
+    """
+    with _registry_lock:
+        _buttons[button_model_id] = (decision, value, factory)
+
+
+def register_text(text_model_id: str) -> None:
+    """Track the value of a Text widget from its ``update`` comm messages on the shell thread.
+
+    The click that follows an edit is seen by the shell-channel thread before the main thread has
+    applied the edit to the widget, so the fast path keeps its own copy (:func:`observed_text`).
+    """
+    with _registry_lock:
+        _texts.setdefault(text_model_id, None)
+
+
+def observed_text(text_model_id: str) -> str | None:
+    """The latest value seen for a registered Text widget, or ``None`` if none was seen."""
+    with _registry_lock:
+        return _texts.get(text_model_id)
+
+
+def unregister_decision(decision: Decision[Any]) -> None:
+    """Drop every button route that leads to ``decision``."""
+    with _registry_lock:
+        for key in [k for k, (d, _, _) in _buttons.items() if d is decision]:
+            del _buttons[key]
+
+
+def unregister_text(text_model_id: str) -> None:
+    """Stop tracking a Text widget."""
+    with _registry_lock:
+        _texts.pop(text_model_id, None)
+
+
+def pending_buttons() -> list[str]:
+    """Model ids of the buttons currently routed (for tests and diagnostics)."""
+    with _registry_lock:
+        return list(_buttons)
+
+
+def resolve_by_button(model_id: str) -> bool:
+    """Resolve the decision behind a registered button; ``False`` if unknown or already decided."""
+    with _registry_lock:
+        entry = _buttons.get(model_id)
+    if entry is None:
+        return False
+    decision, value, factory = entry
+    if decision.resolved:
+        return False
+    return decision.resolve(value() if factory else value)
+
+
+def is_click(data: Any) -> bool:
+    """Whether a comm message's ``data`` is a widget button click."""
+    return (
+        isinstance(data, dict)
+        and data.get("method") == "custom"
+        and isinstance(data.get("content"), dict)
+        and data["content"].get("event") == "click"
+    )
+
+
+def handle_comm_msg(comm_id: Any, data: Any) -> bool:
+    """The kernel fast path: note Text edits, resolve clicks of registered buttons.
+
+    Tiny and non-blocking; returns ``True`` if a decision was resolved. The message still takes
+    its normal route afterwards (the widget's own handler then finds the decision already made).
+    """
+    if not isinstance(comm_id, str) or not isinstance(data, dict):
+        return False
+    if data.get("method") == "update":
+        state = data.get("state")
+        if isinstance(state, dict) and "value" in state:
+            with _registry_lock:
+                if comm_id in _texts:
+                    _texts[comm_id] = str(state["value"])
+        return False
+    if is_click(data):
+        return resolve_by_button(comm_id)
+    return False
+
+
+# --- interrupt → abort ---------------------------------------------------------------------------
+
+AbortTarget = Union[asyncio.Event, Callable[[], Any]]
+
+_abort_ids = itertools.count(1)
+#: token → (target, loop of an asyncio.Event target or None). Read without a lock by
+#: :func:`trigger_aborts`, which may run inside a signal handler on the thread that holds the lock.
+ACTIVE_ABORTS: dict[int, tuple[AbortTarget, asyncio.AbstractEventLoop | None]] = {}
+_abort_lock = threading.Lock()
+
+
+def register_abort(target: AbortTarget) -> int:
+    """Register an ``asyncio.Event`` (set on its loop) or a thread-safe callable; returns a token."""
+    loop = None
+    if isinstance(target, asyncio.Event):
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+    token = next(_abort_ids)
+    with _abort_lock:
+        ACTIVE_ABORTS[token] = (target, loop)
+    return token
+
+
+def unregister_abort(token: int) -> None:
+    """Forget a registration (unknown tokens are ignored)."""
+    with _abort_lock:
+        ACTIVE_ABORTS.pop(token, None)
+
+
+@contextmanager
+def abort_scope(target: AbortTarget) -> Iterator[int]:
+    """Register ``target`` for the duration of a ``with`` block."""
+    token = register_abort(target)
+    try:
+        yield token
+    finally:
+        unregister_abort(token)
+
+
+def trigger_aborts() -> int:
+    """Abort every registered run (safe from a signal handler or any thread); returns how many."""
+    # A snapshot without the lock: a signal handler may interrupt the thread holding it.
+    targets = list(ACTIVE_ABORTS.values())
+    for target, loop in targets:
+        try:
+            if isinstance(target, asyncio.Event):
+                if loop is not None and not loop.is_closed():
+                    loop.call_soon_threadsafe(target.set)
+                else:
+                    target.set()
+            else:
+                target()
+        except Exception:  # one broken target must not stop the others, nor the interrupt
+            pass
+    return len(targets)

@@ -1,0 +1,149 @@
+"""The Anthropic provider: the real ``anthropic`` SDK, pointed at the API or at the simulated one.
+
+This module is the one place where SDK stream events become engine chunks. The SDK's own retries
+are off (``max_retries=0``): nbagent retries visibly. The API key is read from the config or the
+environment and is never printed, logged, saved or shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, AsyncIterator
+
+import anthropic
+
+from ..engine.cost import Usage
+from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..engine.stream import Chunk, MessageComplete, ModelRequest
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+SIMULATED_NOTICE = (
+    "No ANTHROPIC_API_KEY is set, so nbagent is using its offline simulated model: replies come "
+    "from a small rule set, not from Claude, and cost figures are what the real API would charge. "
+    "Set ANTHROPIC_API_KEY (or pass --anthropic with a key) to use Claude."
+)
+
+
+def api_key_from_env() -> str | None:
+    """The configured key, if any (never log or display the return value)."""
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    return key or None
+
+
+class AnthropicProvider:
+    """Streams replies through an ``AsyncAnthropic`` client.
+
+    ``name`` is ``"anthropic"`` for the real API and ``"simulated"`` for the offline app.
+    """
+
+    def __init__(self, client: anthropic.AsyncAnthropic, name: str = "anthropic") -> None:
+        self.client = client
+        self.name = name
+
+    def __repr__(self) -> str:  # the client's repr could carry a key: never show it
+        return f"AnthropicProvider(name={self.name!r})"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        """Yield engine deltas, then one :class:`MessageComplete` (see module docstring)."""
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": list(request.messages),
+            "max_tokens": request.max_tokens,
+            "stream": True,
+        }
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = list(request.tools)
+        if request.thinking_budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+        if request.timeout_s is not None:
+            kwargs["timeout"] = request.timeout_s
+        raw = await self.client.messages.create(**kwargs)
+        try:
+            async for chunk in _chunks(raw, request.model):
+                yield chunk
+        finally:
+            await raw.close()
+
+
+async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
+    """Translate raw SSE events into chunks, assembling the final message as the SDK would."""
+    blocks: dict[int, dict[str, Any]] = {}
+    json_parts: dict[int, list[str]] = {}
+    usage: dict[str, Any] = {}
+    model = requested_model
+    msg_id = None
+    stop_reason = None
+    async for ev in raw:
+        t = ev.type
+        if t == "content_block_delta":
+            d = ev.delta
+            i = ev.index
+            if d.type == "text_delta":
+                blocks[i]["text"] += d.text
+                yield TextDelta(text=d.text, index=i)
+            elif d.type == "input_json_delta":
+                json_parts[i].append(d.partial_json)
+                b = blocks[i]
+                yield ToolUseDelta(tool_use_id=b["id"], name=b["name"], partial_json=d.partial_json, index=i)
+            elif d.type == "thinking_delta":
+                blocks[i]["thinking"] += d.thinking
+                yield ThinkingDelta(text=d.thinking, index=i)
+            elif d.type == "signature_delta":
+                blocks[i]["signature"] = blocks[i].get("signature", "") + d.signature
+        elif t == "content_block_start":
+            cb = ev.content_block.model_dump(exclude_none=True)
+            if cb["type"] == "text":
+                cb["text"] = cb.get("text", "")
+                cb.pop("citations", None)
+            elif cb["type"] == "thinking":
+                cb["thinking"] = cb.get("thinking", "")
+            elif cb["type"] == "tool_use":
+                json_parts[ev.index] = []
+                cb.pop("caller", None)
+            blocks[ev.index] = cb
+        elif t == "content_block_stop":
+            i = ev.index
+            if i in json_parts:
+                text = "".join(json_parts.pop(i))
+                blocks[i]["input"] = json.loads(text) if text.strip() else {}
+        elif t == "message_start":
+            m = ev.message
+            msg_id = m.id
+            model = m.model or model
+            usage = m.usage.model_dump(exclude_none=True)
+        elif t == "message_delta":
+            stop_reason = ev.delta.stop_reason or stop_reason
+            for k, v in ev.usage.model_dump(exclude_none=True).items():
+                if isinstance(v, int):
+                    usage[k] = v
+    content = [blocks[i] for i in sorted(blocks)]
+    yield MessageComplete(
+        message={"role": "assistant", "content": content},
+        usage=Usage.from_api(usage),
+        stop_reason=stop_reason,
+        model=model,
+        request_id=msg_id,
+    )
+
+
+def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: float = 600.0) -> AnthropicProvider:
+    """A provider for the real API (``max_retries=0``; nbagent owns retries)."""
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+    return AnthropicProvider(client, name="anthropic")
+
+
+def simulated_provider(api: Any = None, **sim_options: Any) -> AnthropicProvider:
+    """A provider whose SDK client talks to the in-process simulated Messages API.
+
+    ``api`` is a :class:`nbagent.providers.simulated.SimulatedAPI` (a new one with the demo brain
+    when omitted). The provider keeps it as ``.api`` for request logs and fault injection.
+    """
+    from .simulated import SimulatedAPI
+
+    api = api if api is not None else SimulatedAPI(**sim_options)
+    provider = AnthropicProvider(api.async_client(), name="simulated")
+    provider.api = api  # type: ignore[attr-defined]
+    return provider
