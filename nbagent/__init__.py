@@ -1,9 +1,43 @@
 """nbagent: an LLM coding/data agent loop inside Jupyter.
 
 ``%load_ext nbagent`` registers the ``%%agent`` / ``%agent`` magics; ``nbagent.Agent`` drives the
-same loop from a plain script.
+same loop from a plain script. Importing nbagent imports neither IPython nor ipywidgets.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+from .agent import Agent, AgentConfig  # noqa: E402
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext nbagent``: the magics, the ``%%agent`` cell transformer, traitlets config."""
+    from .notebook.magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .notebook.magics import unload
+
+    unload(ipython)
+
+
+def session() -> Any:
+    """The notebook's active agent session (``turns_df()``, ``cost``, ``rollback(turn)``, …)."""
+    from .notebook.magics import active_magics
+
+    return active_magics().session()
+
+
+def explore(**kwargs: Any) -> Any:
+    """The truncation explorer widget (see ``%agent explore``)."""
+    from .notebook.explorer import explore as _explore
+
+    return _explore(**kwargs)
+
+
+__all__ = ["Agent", "AgentConfig", "load_ipython_extension", "session", "explore", "__version__"]

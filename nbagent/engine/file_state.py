@@ -147,12 +147,15 @@ class FileStateCache:
         except OSError:
             return False
 
-    def check_read(self, path: PathArg, turn: int, *, lines: LineSpan = WHOLE_FILE) -> str | None:
+    def check_read(
+        self, path: PathArg, turn: int, *, lines: LineSpan = WHOLE_FILE, label: str | None = None
+    ) -> str | None:
         """A short message to send instead of the content, or None when the tool must read the file.
 
         The message is returned only when the model already saw ``lines`` of this exact content in
         an earlier read (at a turn not after ``turn``: a snapshot from a later turn means a rollback
-        happened and is not trusted).
+        happened and is not trusted). ``label`` is how the path is named in the message (default:
+        the path as given).
         """
         snap = self._snapshots.get(_key(path))
         if snap is None or snap.source != "read" or snap.turn > turn or not snap.covers(lines):
@@ -161,19 +164,20 @@ class FileStateCache:
             return None
         what = "" if lines == WHOLE_FILE else f" (lines {_span_text(lines)})"
         return (
-            f"{os.fspath(path)}{what} is unchanged since the read at turn {snap.turn}; "
+            f"{label or os.fspath(path)}{what} is unchanged since the read at turn {snap.turn}; "
             "its content is in that earlier read_file result."
         )
 
-    def check_write(self, path: PathArg) -> None:
+    def check_write(self, path: PathArg, *, label: str | None = None) -> None:
         """Raise :class:`FileChangedError` if writing ``path`` would overwrite changes made on disk.
 
         Passes for files the session never saw (unless ``require_read_before_write`` and the file
-        exists) and for files unchanged since the last read or write.
+        exists) and for files unchanged since the last read or write. ``label`` names the path in
+        the message (default: the path as given).
         """
         key = _key(path)
         snap = self._snapshots.get(key)
-        shown = os.fspath(path)
+        shown = label or os.fspath(path)
         if snap is None:
             if self.require_read_before_write and os.path.exists(key):
                 raise FileChangedError(f"{shown} has not been read yet; read it before writing to it.", key, -1)

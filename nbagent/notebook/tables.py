@@ -34,8 +34,12 @@ def format_cost(cost: float | None) -> str:
     return "n/a" if cost is None else f"${cost:.4f}"
 
 
-def _pct(value: float | None) -> float | None:
-    return None if value is None else round(100.0 * value, 1)
+_NAN = float("nan")
+
+
+def _pct(value: float | None) -> float:
+    """A fraction as a percentage; NaN (shown blank) when unknown, so the column stays numeric."""
+    return _NAN if value is None else round(100.0 * value, 1)
 
 
 def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
@@ -51,7 +55,7 @@ def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
     for r in records:
         if r.cost_usd is not None:
             cumulative += r.cost_usd
-        pct_max = round(100.0 * r.context_tokens / r.max_allowed, 1) if r.max_allowed else None
+        pct_max = round(100.0 * r.context_tokens / r.max_allowed, 1) if r.max_allowed else _NAN
         rows.append({
             "turn": r.turn,
             "request": r.request,
@@ -242,11 +246,17 @@ def plot_context_and_cost(records: Sequence[TurnRecord]) -> "SVG":
     return SVG(data=context_cost_svg(records))
 
 
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):  # None or NaN: blank
+        return ""
+    return escape(str(value))
+
+
 def html_table(df: "pd.DataFrame") -> str:
-    """A compact static HTML table (no index) for transcripts."""
+    """A compact static HTML table (no index) for transcripts; missing values are blank."""
     head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape('' if v is None else str(v))}</td>" for v in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False, name=None)
     )
     return f'<table class="nbagent-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

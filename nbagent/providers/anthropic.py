@@ -53,7 +53,10 @@ class AnthropicProvider:
             "stream": True,
         }
         if request.system:
-            kwargs["system"] = request.system
+            kwargs["system"] = _with_cache_breakpoint_system(request.system)
+        # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
+        # cacheable prefixes, so each request reads what the previous one wrote.
+        kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
         if request.tools:
             kwargs["tools"] = list(request.tools)
         if request.thinking_budget:
@@ -66,6 +69,36 @@ class AnthropicProvider:
                 yield chunk
         finally:
             await raw.close()
+
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _with_cache_breakpoint_system(system: Any) -> list[dict[str, Any]]:
+    if isinstance(system, str):
+        return [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+    blocks = [dict(b) for b in system]
+    if blocks:
+        blocks[-1]["cache_control"] = _EPHEMERAL
+    return blocks
+
+
+def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last message's last block carries a cache breakpoint (inputs untouched)."""
+    if not messages:
+        return messages
+    last = messages[-1]
+    content = last.get("content")
+    if isinstance(content, str):
+        if not content:
+            return messages
+        content = [{"type": "text", "text": content}]
+    else:
+        content = [dict(b) for b in content]
+    if not content or content[-1].get("type") in ("thinking", "redacted_thinking"):
+        return messages
+    content[-1]["cache_control"] = _EPHEMERAL
+    return [*messages[:-1], {"role": last["role"], "content": content}]
 
 
 async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:

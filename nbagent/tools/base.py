@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 from typing import Any, Awaitable, ClassVar, TypeVar
 
 import pydantic
@@ -95,11 +94,6 @@ class BuiltinTool(Tool):
     async def call(self, params: Any, ctx: ToolContext) -> ToolOutput:  # pragma: no cover
         """Do the work with validated ``params`` (an instance of ``Input``)."""
         raise NotImplementedError
-
-
-def file_label(path: os.PathLike[str] | str) -> str:
-    """How a path is quoted in messages."""
-    return os.fspath(path)
 
 
 __all__ = ["ToolInput", "ToolAborted", "BuiltinTool", "wait_or_abort", "describe_os_error"]

@@ -1,0 +1,63 @@
+"""Plain-text rendering of engine events, for terminals and scripts (``python -m nbagent.demo``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from .engine import events as ev
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_event(event: ev.Event) -> str | None:
+    """One event as terminal text (None for events that print nothing by themselves)."""
+    if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):
+        return event.text
+    if isinstance(event, ev.ToolUse):
+        return f"\n  ▶ {event.name} {_short(event.input)}\n"
+    if isinstance(event, ev.PermissionAsked):
+        return f"  ? permission asked for {event.name}\n"
+    if isinstance(event, ev.PermissionDenied):
+        return f"  ✗ denied {event.name}: {event.reason}\n"
+    if isinstance(event, ev.ToolResult):
+        mark = "✗" if event.is_error else "✓"
+        return f"  {mark} {event.name} → {_short(event.content)}\n"
+    if isinstance(event, ev.RetryScheduled):
+        status = f" {event.status}" if event.status else ""
+        return f"\n  ↻ {event.error_kind}{status}: {event.message} — retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s\n"
+    if isinstance(event, ev.StreamInterrupted):
+        return f"\n  ⚡ stream interrupted ({event.error_kind}); partial output discarded\n"
+    if isinstance(event, ev.ApiRequestFailed):
+        return f"\n  ✗ request failed: {event.error_kind}: {event.message}\n"
+    if isinstance(event, ev.ContextTruncated):
+        rng = event.deleted_range
+        hid = f"hid messages {rng[0]}–{rng[1]}" if rng and rng[1] >= rng[0] else "hid nothing"
+        saving = f", file reads saved {event.file_read_saving:.0%}" if event.file_read_saving is not None else ""
+        return f"\n  ✂ context {event.previous_tokens:,} ≥ {event.max_allowed:,.0f} → {hid} (keep {event.keep}){saving}\n"
+    if isinstance(event, ev.ModelFallback):
+        return f"\n  ⇄ model {event.from_model} → {event.to_model} ({event.reason})\n"
+    if isinstance(event, ev.Notice):
+        return f"[{event.level}] {event.message}\n"
+    if isinstance(event, ev.TurnCompleted) and event.record is not None:
+        r = event.record
+        cost = "n/a" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        return f"\n  · request {r.request}: {r.usage.input_tokens} in / {r.usage.output_tokens} out, {cost}, stop={r.stop_reason}\n"
+    if isinstance(event, ev.Done):
+        t = event.totals
+        extra = f" ({event.error})" if event.error else ""
+        return f"\n■ done: {event.reason}{extra} — {t.requests} requests, ${t.cost_usd:.4f}\n"
+    return None
+
+
+def print_event(event: ev.Event, file: TextIO | None = None) -> None:
+    """Write :func:`format_event` output, flushing so streaming is visible."""
+    text = format_event(event)
+    if text:
+        out = file or sys.stdout
+        out.write(text)
+        out.flush()

@@ -1,0 +1,278 @@
+"""The context manager: what the model sees on the next request (``shared/spec/context-manager.md``).
+
+Same as Cline's ContextManager (v3.89.2) where the spec says so: window sizes, truncation ranges,
+when to truncate, stored timestamped updates and their notices. Better than Cline: nothing mutates
+its arguments, file reads are found from nbagent's own tools instead of regexes, tool pairing is
+repaired without losing the user's text, and a rollback acts on the live session.
+
+This module is the public face; the parts live in ``context_window`` (arithmetic),
+``context_updates`` (stored updates and their file), ``context_request`` (building a request) and
+``file_reads`` (de-duplication).
+
+Typical use, once per API request::
+
+    result = manager.get_new_context_messages_and_metadata(
+        history, session.deleted_range, previous_request, context_window=window)
+    if result.updated_deleted_range:
+        session.deleted_range = result.deleted_range   # persist at once
+    send(result.truncated_messages)
+
+On a context-window-exceeded error, :meth:`ContextManager.truncate_for_overflow` gives the
+shortened request. To roll back to request N, restore the history and range of request N and call
+``truncate_context_history(ts)`` with the timestamp that request N received as
+``previous_request.ts`` (any ``ts`` in ``[ts of request N-1, ts of request N)`` works): updates are
+recorded at the *previous* request's timestamp.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .context_request import (
+    ORPHANED_RESULTS_NOTICE,
+    RESULT_MISSING,
+    RequestMemo,
+    build_request,
+    ensure_tool_results_follow_tool_use,
+    get_truncated_messages,
+)
+from .context_updates import (
+    CONTEXT_HISTORY_FILE,
+    CONTINUE_NOTICE,
+    DUPLICATE_FILE_READ_NOTICE,
+    TRUNCATION_NOTICE,
+    ContextHistoryUpdates,
+    ContextUpdate,
+    EditType,
+    load_updates,
+    save_updates,
+)
+from .context_window import (
+    ContextWindowInfo,
+    DeletedRange,
+    Keep,
+    RangeLike,
+    RequestUsage,
+    get_context_window_info,
+    get_next_truncation_range,
+    normalize_range,
+    should_compact_context_window,
+    start_of_rest,
+)
+from .file_reads import FileReadCache, deduplicate_file_reads, percent_saved
+
+__all__ = [
+    "CONTEXT_HISTORY_FILE",
+    "CONTINUE_NOTICE",
+    "DUPLICATE_FILE_READ_NOTICE",
+    "FILE_READ_SAVING_THRESHOLD",
+    "ORPHANED_RESULTS_NOTICE",
+    "RESULT_MISSING",
+    "TRUNCATION_NOTICE",
+    "ContextHistoryUpdates",
+    "ContextManager",
+    "ContextResult",
+    "ContextUpdate",
+    "ContextWindowInfo",
+    "DeletedRange",
+    "EditType",
+    "Keep",
+    "RequestUsage",
+    "ensure_tool_results_follow_tool_use",
+    "get_context_window_info",
+    "get_next_truncation_range",
+    "get_truncated_messages",
+    "should_compact_context_window",
+]
+
+# Cline's rule: if de-duplicating file reads saves this share of the characters, skip truncation.
+FILE_READ_SAVING_THRESHOLD = 0.3
+_FILE_READ_EDITS = (EditType.READ_FILE_TOOL, EditType.ALTER_FILE_TOOL, EditType.FILE_MENTION)
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """The request to send and what the context manager decided for it.
+
+    ``updated_deleted_range`` is True whenever truncation fired (as in Cline, even if the range
+    could not grow); ``keep`` names the strategy that fired, else None; ``file_read_saving`` is
+    the share of characters the file-read pass saved (None when it did not run).
+    ``replaced_reads`` lists the history indices whose file reads this call replaced.
+    """
+
+    truncated_messages: list[dict[str, Any]]
+    deleted_range: DeletedRange | None
+    updated_deleted_range: bool
+    keep: Keep | None
+    file_read_saving: float | None
+    replaced_reads: frozenset[int] = frozenset()
+
+
+class ContextManager:
+    """One per session: holds the session's :class:`ContextHistoryUpdates` and builds requests.
+
+    With a ``task_dir`` attached (given here or by :meth:`load`), every change of the updates is
+    saved to ``context_history.json`` at once.
+    """
+
+    def __init__(self, task_dir: str | os.PathLike[str] | None = None) -> None:
+        self._updates = ContextHistoryUpdates()
+        self.task_dir: Path | None = Path(task_dir) if task_dir is not None else None
+        self._memo = RequestMemo()
+        self._reads = FileReadCache()
+
+    @property
+    def updates(self) -> ContextHistoryUpdates:
+        """The stored updates (read them; change them only through this manager)."""
+        return self._updates
+
+    # -- the per-request entry point ----------------------------------------------------------
+
+    def get_new_context_messages_and_metadata(
+        self,
+        history: Sequence[Mapping[str, Any]],
+        deleted_range: RangeLike,
+        previous_request: RequestUsage | None,
+        *,
+        context_window: int | None,
+    ) -> ContextResult:
+        """The request for the next API call, truncating first if the previous one came close to
+        the window.
+
+        If the previous request's total reached ``max_allowed_size``: keep ``quarter`` when half of
+        it still exceeds the limit, else ``half``. Superseded file reads after the range are
+        replaced first (recorded at ``previous_request.ts``); when that saves at least 30% of the
+        characters nothing is hidden, otherwise the truncation notice is added (once) and the
+        range grows. ``history`` is never changed.
+        """
+        rng = normalize_range(deleted_range)
+        keep: Keep | None = None
+        saving: float | None = None
+        replaced: frozenset[int] = frozenset()
+        truncated = False
+        if previous_request is not None:
+            info = get_context_window_info(context_window)
+            total = previous_request.total
+            if total >= info.max_allowed_size:
+                keep = "quarter" if total / 2 > info.max_allowed_size else "half"
+                ts = previous_request.ts
+                start_from = start_of_rest(rng)
+                outcome = deduplicate_file_reads(history, start_from, self._updates, ts, cache=self._reads)
+                replaced = outcome.replaced
+                saving = (
+                    percent_saved(history, start_from, self._updates, outcome.characters_saved,
+                                  memo=self._memo, cache=self._reads)
+                    if replaced else 0.0
+                )
+                changed = bool(replaced)
+                if saving >= FILE_READ_SAVING_THRESHOLD:
+                    keep = None
+                else:
+                    changed = self._add_truncation_notice(ts, history) or changed
+                    rng = get_next_truncation_range(history, rng, keep)
+                    truncated = True
+                if changed:
+                    self._autosave()
+        messages = build_request(history, rng, self._updates, self._memo)
+        return ContextResult(messages, rng, truncated, keep, saving, replaced)
+
+    def truncate_for_overflow(
+        self, history: Sequence[Mapping[str, Any]], deleted_range: RangeLike, ts: float
+    ) -> ContextResult:
+        """Recovery after a context-window-exceeded error: hide three quarters of what follows
+        the range (keep ``quarter``), add both notices (:meth:`apply_standard_truncation_notice`)
+        at ``ts`` (the failed request's timestamp) and return the shortened request.
+
+        The caller retries at once, and only once per request (api-request spec); if
+        ``len(result.truncated_messages) <= 3`` the conversation cannot be shortened further.
+        """
+        rng = get_next_truncation_range(history, deleted_range, "quarter")
+        if self.apply_standard_truncation_notice(ts, history):
+            self._autosave()
+        messages = build_request(history, rng, self._updates, self._memo)
+        return ContextResult(messages, rng, True, "quarter", None)
+
+    def get_truncated_messages(
+        self, history: Sequence[Mapping[str, Any]], deleted_range: RangeLike
+    ) -> list[dict[str, Any]]:
+        """The request for ``history`` with ``deleted_range`` hidden and this session's updates."""
+        return build_request(history, deleted_range, self._updates, self._memo)
+
+    # -- notices --------------------------------------------------------------------------------
+
+    def apply_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
+        """Record the truncation notice for block 0 of message 1 at ``ts``, once (no update for
+        message 1 yet; with ``history``, only if message 1 has list content). Saves if a task dir
+        is attached. Returns whether it was added."""
+        added = self._add_truncation_notice(ts, history)
+        if added:
+            self._autosave()
+        return added
+
+    def apply_standard_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
+        """The context-window-exceeded variant: the truncation notice for message 1, and block 0 of
+        message 0 becomes ``[Continue assisting the user!]`` (once). With ``history`` the latter is
+        recorded only if that block is non-empty text; without it, it is recorded and applies only
+        to a text block. Saves if a task dir is attached. Returns whether anything was added."""
+        added = self._add_truncation_notice(ts, history)
+        if 0 not in self._updates and (history is None or _first_block_is_text(history, 0, nonempty=True)):
+            self._updates.add(0, 0, ts, CONTINUE_NOTICE, edit_type=EditType.UNDEFINED)
+            added = True
+        if added:
+            self._autosave()
+        return added
+
+    def _add_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None) -> bool:
+        if 1 in self._updates:
+            return False
+        if history is not None and not (len(history) > 1 and isinstance(history[1].get("content"), list)):
+            return False
+        self._updates.add(1, 0, ts, TRUNCATION_NOTICE, edit_type=EditType.UNDEFINED)
+        return True
+
+    # -- rollback and persistence ---------------------------------------------------------------
+
+    def truncate_context_history(self, ts: float) -> None:
+        """Checkpoint rollback: drop every update newer than ``ts`` (strictly greater), then empty
+        blocks and messages; saves if a task dir is attached. Unlike Cline this acts on the live
+        session, so the next request is exactly what the model saw at that point."""
+        self._updates.truncate_after(ts)
+        self._autosave()
+
+    def replaced_reads(self) -> frozenset[int]:
+        """History indices whose file reads are currently replaced by the duplicate-read notice."""
+        return self._updates.indices_with_edit_type(*_FILE_READ_EDITS)
+
+    def save(self, task_dir: str | os.PathLike[str] | None = None) -> Path:
+        """Write ``context_history.json`` atomically into ``task_dir`` (default: the attached one)."""
+        directory = Path(task_dir) if task_dir is not None else self.task_dir
+        if directory is None:
+            raise ValueError("no task_dir given and none attached")
+        return save_updates(self._updates, directory)
+
+    def load(self, task_dir: str | os.PathLike[str]) -> None:
+        """Read ``context_history.json`` from ``task_dir`` (none means no updates) and attach the
+        directory. A corrupt file raises :class:`~nbagent.engine.errors.CorruptFileError` naming it;
+        the file and this manager are left untouched."""
+        updates = load_updates(task_dir)
+        self._updates = updates
+        self.task_dir = Path(task_dir)
+        self._memo.clear()
+        self._reads.clear()
+
+    def _autosave(self) -> None:
+        if self.task_dir is not None:
+            save_updates(self._updates, self.task_dir)
+
+
+def _first_block_is_text(history: Sequence[Mapping[str, Any]], index: int, *, nonempty: bool) -> bool:
+    if len(history) <= index:
+        return False
+    content = history[index].get("content")
+    if not isinstance(content, list) or not content:
+        return False
+    block = content[0]
+    return isinstance(block, Mapping) and block.get("type") == "text" and (bool(block.get("text")) or not nonempty)

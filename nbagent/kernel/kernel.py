@@ -1,0 +1,116 @@
+"""``NbAgentKernel``: ipykernel's IPython kernel plus three things nbagent needs.
+
+1. The ``nbagent`` extension is loaded at start (tolerant while it is missing or incomplete).
+2. A shell-channel fast path. ipykernel 7.4 reads the shell socket on the "Shell channel" thread
+   in :meth:`~ipykernel.kernelbase.Kernel.shell_channel_thread_main` and forwards each message to
+   the main thread (or a subshell). This kernel overrides that method: for a ``comm_msg`` it peeks
+   at the content and lets :func:`nbagent.notebook.waiting.handle_comm_msg` resolve a registered
+   prompt button's decision right there (a dict lookup and a lock), then calls the base method so
+   the message takes its normal route. So a prompt is answered even when the main thread is
+   blocked by a synchronous wait, whatever route the front-end uses for widget comms.
+3. Interrupt → clean abort: SIGINT first sets every registered abort
+   (:func:`nbagent.notebook.waiting.trigger_aborts`, thread- and signal-safe), then does what
+   ipykernel does (cancel the running async cell / raise ``KeyboardInterrupt`` in a sync one), so
+   the agent stops cleanly and the cell still sees the interrupt.
+"""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ipykernel.ipkernel import IPythonKernel
+
+from .. import __version__
+from ..notebook import waiting
+
+EXTENSION = "nbagent"
+
+
+class NbAgentKernel(IPythonKernel):
+    """The IPython kernel with nbagent built in (kernelspec ``nbagent``)."""
+
+    implementation = "nbagent"
+    implementation_version = __version__
+
+    @property
+    def banner(self) -> str:  # type: ignore[override]
+        """IPython's banner plus a line about nbagent."""
+        base = self.shell.banner if self.shell is not None else ""
+        return f"{base}nbagent {__version__}: run a prompt with %%agent; see %agent help.\n"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.extension_loaded = self._load_extension()
+
+    # --- 1. the extension ---------------------------------------------------------------------
+
+    def _load_extension(self) -> bool:
+        shell = getattr(self, "shell", None)
+        if shell is None:
+            return False
+        try:
+            outcome = shell.extension_manager.load_extension(EXTENSION)
+        except (ImportError, AttributeError) as exc:
+            self.log.warning("nbagent kernel: could not load the %s extension: %s", EXTENSION, exc)
+            return False
+        except Exception:  # a broken extension must not keep the kernel from starting
+            self.log.warning("nbagent kernel: loading the %s extension failed", EXTENSION, exc_info=True)
+            return False
+        if outcome == "no load function":
+            self.log.warning("nbagent kernel: %s has no load_ipython_extension yet", EXTENSION)
+            return False
+        return True
+
+    # --- 2. the shell-channel fast path --------------------------------------------------------
+
+    async def shell_channel_thread_main(self, msg: Any) -> None:  # type: ignore[override]
+        """Resolve registered prompt clicks on the shell-channel thread, then route as usual."""
+        try:
+            self._fast_path(msg)
+        except Exception:  # never let the fast path lose a message
+            self.log.debug("nbagent fast path failed", exc_info=True)
+        await super().shell_channel_thread_main(msg)
+
+    def _fast_path(self, msg: Any) -> bool:
+        session = self.session
+        if session is None:
+            return False
+        _idents, frames = session.feed_identities(msg, copy=False)
+        # content=False only peeks: the signature is checked but not recorded, so the main
+        # thread's full deserialize of the same message does not see a "duplicate signature".
+        peek = session.deserialize(frames, content=False, copy=False)
+        if peek["header"].get("msg_type") != "comm_msg":
+            return False
+        content = session.unpack(peek["content"])
+        return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"))
+
+    # --- 3. interrupt → abort ----------------------------------------------------------------------
+
+    @contextmanager
+    def _cancel_on_sigint(self, future: Any) -> Iterator[None]:
+        """ipykernel's SIGINT-cancels-the-async-cell handler, with the aborts set first."""
+        with super()._cancel_on_sigint(future):
+            inner = signal.getsignal(signal.SIGINT)
+
+            def handler(signum: int, frame: Any) -> None:
+                waiting.trigger_aborts()
+                if callable(inner):
+                    inner(signum, frame)
+
+            signal.signal(signal.SIGINT, handler)
+            yield  # the base context restores the handler it saved
+
+    def pre_handler_hook(self) -> None:
+        """For synchronous cells: set the aborts, then raise ``KeyboardInterrupt`` as usual."""
+        super().pre_handler_hook()
+        signal.signal(signal.SIGINT, _abort_then_interrupt)
+
+
+def _abort_then_interrupt(signum: int, frame: Any) -> None:
+    waiting.trigger_aborts()
+    raise KeyboardInterrupt
+
+
+__all__ = ["NbAgentKernel"]

@@ -1,0 +1,237 @@
+"""``ShellExecutor``: the python tool's executor in a notebook — the live kernel namespace.
+
+Why not ``shell.run_cell``: measured in a real ipykernel 7.4 / IPython 9 kernel, a nested
+``run_cell`` from a running top-level-await cell works for plain code but publishes an
+``execute_result`` (``Out``) and tracebacks into the *agent's* cell, updates ``_``/history, fires
+``pre/post_run_cell`` hooks, and fails with "This event loop is already running" for code that
+uses ``await``. So the code is transformed (magics, ``!cmd``) and compiled like IPython does,
+then run with ``exec``/``eval`` in ``shell.user_ns`` on the kernel's main thread; a trailing
+expression's value is formatted by IPython's display formatter; output and ``display()`` calls
+are captured instead of printed into the cell.
+
+Interrupts: while synchronous code runs, the loop is blocked, and ipykernel's handler for an
+async cell only *schedules* a cancellation (``time.sleep(10)`` would sleep on). So for that span
+a SIGINT handler calls the previous handler (which cancels the cell and triggers the kernel's
+abort hook) and then raises ``KeyboardInterrupt`` into the code. The code gets a traceback in
+``error``; the cell's ``CancelledError`` follows at the loop's next await.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import base64
+import inspect
+import io
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..tools.executor import ExecutionResult
+
+_RECURSIVE = ("%%agent", "%agent")
+
+
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """One execution, kept for the tool card and for audit: the code as given and its result."""
+
+    code: str
+    result: ExecutionResult
+    started: float
+    duration_s: float
+    displays: tuple[dict[str, Any], ...] = field(default=())
+
+
+def _jsonable(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Binary MIME data (e.g. PNG bytes) as base64 text, like the kernel would send it."""
+    out: dict[str, Any] = {}
+    for mime, value in bundle.items():
+        out[mime] = base64.b64encode(value).decode("ascii") if isinstance(value, (bytes, bytearray)) else value
+    return out
+
+
+class ShellExecutor:
+    """Runs the model's code in an IPython shell's user namespace (``shell.user_ns``).
+
+    ``history`` holds an :class:`ExecutionRecord` per call; ``on_execute`` (if given) is called
+    with each record, on the loop's thread, after the code ran.
+    """
+
+    def __init__(self, shell: Any, *, on_execute: Callable[[ExecutionRecord], Any] | None = None) -> None:
+        self.shell = shell
+        self.on_execute = on_execute
+        self.history: list[ExecutionRecord] = []
+        self._lock = asyncio.Lock()
+        self._counter = 0
+
+    @property
+    def last_code(self) -> str | None:
+        """The code of the latest execution (for the tool card)."""
+        return self.history[-1].code if self.history else None
+
+    async def execute(self, code: str) -> ExecutionResult:
+        """Run ``code``; errors in it come back in ``ExecutionResult.error``, never raised.
+
+        A cancellation (abort / kernel interrupt) while awaiting inside the code propagates.
+        """
+        async with self._lock:  # executions on one namespace never overlap
+            started = time.time()
+            t0 = time.monotonic()
+            displays: list[dict[str, Any]] = []
+            result = await self._execute(code, displays)
+            record = ExecutionRecord(code, result, started, time.monotonic() - t0, tuple(displays))
+            self.history.append(record)
+            if self.on_execute is not None:
+                self.on_execute(record)
+            return result
+
+    # --- the steps ------------------------------------------------------------------------------
+
+    def _compile(self, code: str) -> tuple[Any, Any, str]:
+        """Transform and compile: (body code object, tail expression code object or None, filename)."""
+        shell = self.shell
+        self._counter += 1
+        transformed = shell.transform_cell(code)
+        # Registered in linecache (as IPython does for cells) so tracebacks quote the lines.
+        filename = shell.compile.cache(transformed, 10_000_000 + self._counter, raw_code=code)
+        tree = shell.compile.ast_parse(transformed, filename=filename, symbol="exec")
+        transform_ast = getattr(shell, "transform_ast", None)
+        if transform_ast is not None:
+            tree = transform_ast(tree)
+        tail_tree = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            tail_tree = ast.Expression(tree.body.pop().value)
+        flags = shell.compile.flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        body = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+        tail = compile(tail_tree, filename, "eval", flags=flags, dont_inherit=True) if tail_tree is not None else None
+        return body, tail, filename
+
+    async def _execute(self, code: str, displays: list[dict[str, Any]]) -> ExecutionResult:
+        stripped = code.lstrip()
+        if stripped.startswith(_RECURSIVE):
+            return ExecutionResult(error="The python tool cannot run %agent/%%agent: the agent is already running.")
+        try:
+            body, tail, filename = self._compile(code)
+        except Exception as exc:  # SyntaxError, or a failing input transformer
+            return ExecutionResult(error="".join(traceback.format_exception_only(type(exc), exc)))
+
+        out, err = io.StringIO(), io.StringIO()
+        error: str | None = None
+        value: Any = None
+        with _Capture(self.shell, out, err, displays):
+            try:
+                await self._run(body)
+                if tail is not None:
+                    value = await self._run(tail)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit in user code too
+                error = _format_traceback(exc, filename)
+        result_repr, rich = None, None
+        if error is None and value is not None:
+            result_repr, rich = self._format(value)
+        rich = self._merge_rich(displays, rich)
+        return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
+                               error=error, rich=rich)
+
+    async def _run(self, code_obj: Any) -> Any:
+        ns = self.shell.user_ns
+        with _raise_on_sigint():
+            value = eval(code_obj, self.shell.user_global_ns, ns)  # noqa: S307 - running the model's code is the point
+        if inspect.CO_COROUTINE & code_obj.co_flags:
+            value = await value  # top-level await in the model's code: other tasks run meanwhile
+        return value
+
+    def _format(self, value: Any) -> tuple[str | None, dict[str, Any] | None]:
+        try:
+            data, _md = self.shell.display_formatter.format(value)
+        except Exception as exc:  # noqa: BLE001 - a broken repr is the code's problem, reported as such
+            return f"<repr failed: {type(exc).__name__}: {exc}>", None
+        text = data.get("text/plain")
+        try:
+            text = text if text is not None else repr(value)
+        except Exception as exc:  # noqa: BLE001
+            text = f"<repr failed: {type(exc).__name__}: {exc}>"
+        rich = {k: v for k, v in data.items() if k != "text/plain"}
+        return text, (_jsonable(rich) if rich else None)
+
+    @staticmethod
+    def _merge_rich(displays: list[dict[str, Any]], rich: dict[str, Any] | None) -> dict[str, Any] | None:
+        merged: dict[str, Any] = {}
+        for d in displays:  # later displays win; the result's own bundle wins over displays
+            merged.update({k: v for k, v in d.get("data", {}).items() if k != "text/plain"})
+        if rich:
+            merged.update(rich)
+        return _jsonable(merged) if merged else None
+
+
+def _format_traceback(exc: BaseException, filename: str) -> str:
+    tb = exc.__traceback__
+    # Start at the model's own code: the executor's frames are noise to it.
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+class _Capture:
+    """Swap stdout/stderr and the shell's display publisher for the duration of one execution.
+
+    Executions are serialised by the executor's lock, and synchronous code blocks the loop, so a
+    process-wide swap only catches foreign output while the model's code itself awaits.
+    """
+
+    def __init__(self, shell: Any, out: io.StringIO, err: io.StringIO, displays: list[dict[str, Any]]) -> None:
+        self.shell, self.out, self.err, self.displays = shell, out, err, displays
+
+    def __enter__(self) -> None:
+        from IPython.core.displaypub import CapturingDisplayPublisher
+
+        self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
+        pub = CapturingDisplayPublisher()
+        pub.outputs = self.displays
+        sys.stdout, sys.stderr = self.out, self.err
+        self.shell.display_pub = pub
+
+    def __exit__(self, *exc: Any) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        sys.stdout, sys.stderr, self.shell.display_pub = self.saved
+
+
+class _raise_on_sigint:
+    """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
+    after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
+
+    def __enter__(self) -> None:
+        self.previous: Any = None
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def handler(signum: int, frame: Any) -> None:
+            if callable(previous) and previous is not signal.default_int_handler:
+                previous(signum, frame)
+            raise KeyboardInterrupt
+
+        try:
+            signal.signal(signal.SIGINT, handler)
+            self.previous = previous
+        except (ValueError, TypeError):  # not the main interpreter / an unusual handler
+            self.previous = None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+__all__ = ["ShellExecutor", "ExecutionRecord", "ExecutionResult"]

@@ -1,0 +1,287 @@
+"""``%%agent`` and ``%agent``: parse, delegate to the session, render (the engine does the work).
+
+A cell magic cannot await, so a cleanup input transformer rewrites a ``%%agent`` cell into
+``await run_agent_cell(line, cell)``; IPython then runs it as a top-level-await cell, which lets
+widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as the fallback
+(``%autoawait off``, or a front-end calling ``run_cell_magic``): it runs the loop on a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import shlex
+import threading
+from pathlib import Path
+from typing import Any
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from traitlets import Bool, Enum, Float, Int, List, Unicode
+
+from ..agent import Agent, AgentConfig, last_done
+from ..engine.events import Done
+from ..engine.models import DEFAULT_MODEL
+from . import waiting
+from .session import NotebookSession, kernel_facts_from
+
+_ACTIVE: "AgentMagics | None" = None
+RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
+
+HELP = """\
+%%agent [options]      the cell is a prompt; the conversation continues across cells
+  --model M  --max-turns N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
+  --window N (a small context window, to watch truncation)  --insert-code
+%agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
+%agent save PATH | load PATH | explore | config | mode chat|python | help
+Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_turns, max_budget, allow, ...)
+Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
+"""
+
+
+def active_magics() -> "AgentMagics":
+    """The magics instance registered by ``%load_ext nbagent``."""
+    if _ACTIVE is None:
+        raise RuntimeError("nbagent is not loaded: run %load_ext nbagent first.")
+    return _ACTIVE
+
+
+async def run_agent_cell(line: str, cell: str) -> None:
+    """What a ``%%agent`` cell becomes: run the prompt with live widgets (top-level await)."""
+    await active_magics().run_prompt(line, cell)
+
+
+async def run_agent_command(line: str) -> None:
+    """What ``%agent retry`` becomes (it runs the loop, so it must await too)."""
+    await active_magics().retry_async(line)
+
+
+def agent_cell_transformer(lines: list[str]) -> list[str]:
+    """Cleanup transformer: ``%%agent`` cells (and chat-mode cells) become awaited calls."""
+    if not lines:
+        return lines
+    first = lines[0].strip()
+    if first.startswith("%%agent"):
+        line = first[len("%%agent"):].strip()
+        return [f"await {RUNNER}({line!r}, {''.join(lines[1:])!r})\n"]
+    if first.startswith("%agent") and first[len("%agent"):].split()[:1] == ["retry"] and len(lines) == 1:
+        rest = first[len("%agent"):].strip()
+        return [f"await __import__('nbagent.notebook.magics', fromlist=['_']).run_agent_command({rest!r})\n"]
+    magics = _ACTIVE
+    if magics is not None and magics.mode == "chat":
+        if first.startswith("%%python"):
+            return lines[1:]
+        text = "".join(lines)
+        if text.strip() and not first.startswith(("%", "!")):
+            return [f"await {RUNNER}('', {text!r})\n"]
+    return lines
+
+
+@magics_class
+class AgentMagics(Magics):
+    """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``)."""
+
+    model = Unicode(DEFAULT_MODEL, help="Model id for new sessions.").tag(config=True)
+    provider = Enum(["auto", "simulated", "anthropic"], "auto",
+                    help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API.").tag(config=True)
+    max_turns = Int(25, help="Most API requests per prompt.").tag(config=True)
+    max_budget = Float(None, allow_none=True, help="Stop once the session cost reaches this (USD).").tag(config=True)
+    context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
+    allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
+    insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
+    task_root = Unicode(None, allow_none=True, help="Persist sessions in folders under this path.").tag(config=True)
+    shell_tool = Bool(False, help="Offer the shell tool (asks before each command).").tag(config=True)
+    tokens_per_second = Float(None, allow_none=True, help="Simulated model pacing (None: instant).").tag(config=True)
+    first_token_latency = Float(0.0, help="Simulated model first-token latency in seconds.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.current: NotebookSession | None = None
+        self.mode = "python"
+        self._session_count = 0
+
+    # --- sessions ----------------------------------------------------------------------------
+    def new_session(self, **changes: Any) -> NotebookSession:
+        """Start a fresh conversation (the old one stays reachable through its object)."""
+        from .executor import ShellExecutor
+
+        self._session_count += 1
+        sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
+        if self.tokens_per_second:
+            sim["tokens_per_second"] = self.tokens_per_second
+        task_dir = None
+        if self.task_root:
+            import time
+            task_dir = Path(self.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{self._session_count}")
+        config = AgentConfig(
+            model=self.model, provider=self.provider, max_turns=self.max_turns, max_budget_usd=self.max_budget,
+            context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
+            task_dir=task_dir, simulated_options=sim, cwd=Path.cwd(),
+        )
+        config = dataclasses.replace(config, **{k: v for k, v in changes.items() if v is not None})
+        executor = ShellExecutor(self.shell)
+        agent = Agent(config, executor=executor, kernel_facts=kernel_facts_from(self.shell), in_notebook=True)
+        self.current = NotebookSession(agent, executor=executor)
+        return self.current
+
+    def session(self) -> NotebookSession:
+        """The active session (created on first use)."""
+        return self.current or self.new_session()
+
+    def _session_for(self, args: Any) -> NotebookSession:
+        provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
+        changes = {"model": args.model, "provider": provider, "context_window": args.window}
+        if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
+            return self.new_session(**changes)
+        sess = self.current
+        eng = sess.engine
+        repl = {}
+        if args.model:
+            repl["model"] = args.model
+        if args.window:
+            repl["context_window"] = args.window
+        if repl:
+            eng.config = dataclasses.replace(eng.config, **repl)
+        return sess
+
+    # --- %%agent -----------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--model", default=None, help="Model id (this and later prompts of the session).")
+    @argument("--max-turns", type=int, default=None, help="Most API requests for this prompt.")
+    @argument("--max-budget", type=float, default=None, help="Stop once the session cost reaches USD.")
+    @argument("--new", action="store_true", help="Start a new conversation.")
+    @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
+    @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
+    @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
+    @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
+    @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
+    @cell_magic("agent")
+    def agent_cell(self, line: str, cell: str) -> None:
+        """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
+        result: dict[str, BaseException] = {}
+
+        def work() -> None:
+            try:
+                asyncio.run(self.run_prompt(line, cell))
+            except BaseException as exc:  # re-raised on the main thread
+                result["error"] = exc
+
+        worker = threading.Thread(target=work, name="nbagent-cell", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except KeyboardInterrupt:
+            if self.current is not None:
+                self.current.agent.abort()
+            worker.join(5)
+            print("nbagent: interrupted; the session's history is intact and %%agent continues it.")
+            return
+        if "error" in result:
+            raise result["error"]
+
+    async def run_prompt(self, line: str, cell: str) -> Done | None:
+        """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""
+        from IPython.display import display
+
+        from .view import AgentView
+
+        args = parse_argstring(self.agent_cell, line)
+        prompt = cell.strip()
+        if not prompt:
+            print("%%agent needs a prompt in the cell body. " + "See %agent help.")
+            return None
+        sess = self._session_for(args)
+        agent, eng = sess.agent, sess.engine
+        repl: dict[str, Any] = {}
+        if args.max_turns is not None:
+            repl["max_turns"] = args.max_turns
+        if args.max_budget is not None:
+            repl["max_budget_usd"] = args.max_budget
+        view = AgentView(
+            model=eng.config.model, provider=agent.provider.name, context_window=eng.context_window,
+            max_allowed=_max_allowed(eng.context_window), session_cost=agent.totals.cost_usd,
+            on_retry_now=agent.retry_now, on_cancel=agent.abort, on_new_session=self._schedule_new_session,
+            abort=eng.abort_event,
+        )
+        sess.views.append(view)
+        eng.config = dataclasses.replace(eng.config, on_api_failure=view.ask_api_failure, **repl)
+        eng.gate.can_use_tool = view.ask_permission
+        if args.allow:
+            eng.gate.allow = eng.gate.allow | frozenset(args.allow)
+        sess.last_prompt = prompt
+        view.display()
+        done: Done | None = None
+        token = waiting.register_abort(eng.abort_event)
+        try:
+            async for event in agent.run(prompt):
+                view.handle(event)
+                if isinstance(event, Done):
+                    done = event
+        finally:
+            waiting.unregister_abort(token)
+            view.finish()
+        if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
+            self.shell.set_next_input(sess.executor.last_code, replace=False)
+        if self._new_session_wanted:
+            self._new_session_wanted = False
+            self.new_session()
+        return done
+
+    _new_session_wanted = False
+
+    def _schedule_new_session(self) -> None:
+        self._new_session_wanted = True
+
+    async def retry_async(self, line: str) -> None:
+        """``%agent retry``: run the last prompt again from where its failed turn began."""
+        sess = self.current
+        if sess is None or not sess.last_prompt:
+            print("Nothing to retry: no prompt has run in this session.")
+            return
+        done = last_done(sess.events)
+        if done is not None and done.reason in ("error", "aborted") and sess.engine.turn > 0:
+            sess.rollback(sess.engine.turn - 1)
+        await self.run_prompt("", sess.last_prompt)
+
+    # --- %agent ------------------------------------------------------------------------------
+    @line_magic("agent")
+    def agent_line(self, line: str) -> Any:
+        """``%agent COMMAND``: status, history, cost, context, saw, reset, rollback, … (see help)."""
+        from . import commands
+
+        words = shlex.split(line)
+        if not words or words[0] in ("help", "-h", "--help"):
+            print(HELP)
+            return None
+        return commands.run(self, words[0], words[1:])
+
+
+def _max_allowed(window: int) -> float:
+    from ..engine.context import get_context_window_info
+
+    return get_context_window_info(window).max_allowed_size
+
+
+def load(shell: Any) -> AgentMagics:
+    """Register magics and the transformer on ``shell`` (idempotent)."""
+    global _ACTIVE
+    if _ACTIVE is not None and _ACTIVE.shell is shell:
+        return _ACTIVE
+    magics = AgentMagics(shell=shell)
+    shell.register_magics(magics)
+    transforms = shell.input_transformer_manager.cleanup_transforms
+    if agent_cell_transformer not in transforms:
+        # After IPython's own cleanups (leading blank lines, indentation, pasted prompts).
+        transforms.append(agent_cell_transformer)
+    _ACTIVE = magics
+    return magics
+
+
+def unload(shell: Any) -> None:
+    """Remove the transformer (magics stay registered, as IPython offers no unregister)."""
+    global _ACTIVE
+    transforms = shell.input_transformer_manager.cleanup_transforms
+    if agent_cell_transformer in transforms:
+        transforms.remove(agent_cell_transformer)
+    _ACTIVE = None

@@ -1,0 +1,236 @@
+"""Serving the simulated API: in-process to ``httpx2`` and on loopback over HTTP/1.1.
+
+Both fronts turn the app's transport-level fault signals into what a real network does to a client:
+
+============================  ==================================  =====================================
+signal                        in-process transport                loopback server
+============================  ==================================  =====================================
+ConnectionRefusedSignal       ``httpx2.ConnectError``             connection closed before any response
+ReadTimeoutSignal             ``httpx2.ReadTimeout``              (not raised: the client's own timer fires)
+ConnectionDroppedSignal       ``httpx2.ReadError`` from the body  connection aborted mid chunked body
+============================  ==================================  =====================================
+
+The loopback server is a small stdlib asyncio HTTP/1.1 server bound to 127.0.0.1 only; bodies are
+sent with chunked transfer encoding so that a dropped stream is detectable by the client (a
+close-delimited body would just look finished).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from http import HTTPStatus
+from typing import AsyncIterator
+from urllib.parse import urlsplit
+
+import httpx2
+
+from .app import ConnectionDroppedSignal, ConnectionRefusedSignal, ReadTimeoutSignal, SimulatedAPI
+
+LOOPBACK = "127.0.0.1"
+_MAX_BODY = 64 * 1024 * 1024
+
+
+class _Body(httpx2.AsyncByteStream):
+    """The app's body as an httpx2 stream; a dropped connection surfaces as a raw ``ReadError``."""
+
+    def __init__(self, body: AsyncIterator[bytes], request: httpx2.Request) -> None:
+        self._body = body
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._body:
+                yield chunk
+        except ConnectionDroppedSignal:
+            raise httpx2.ReadError("connection dropped mid-stream (simulated fault)", request=self._request) from None
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._body, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class SimulatedTransport(httpx2.AsyncBaseTransport):
+    """An ``httpx2`` transport that hands every request to a :class:`SimulatedAPI` in-process."""
+
+    def __init__(self, api: SimulatedAPI) -> None:
+        self.api = api
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = await request.aread()
+        read_timeout = (request.extensions.get("timeout") or {}).get("read")
+        try:
+            response = await self.api.handle(request.method, request.url.path, dict(request.headers), body,
+                                             read_timeout=read_timeout)
+        except ConnectionRefusedSignal:
+            raise httpx2.ConnectError("[Errno 111] Connection refused (simulated fault)", request=request) from None
+        except ReadTimeoutSignal:
+            raise httpx2.ReadTimeout("timed out waiting for the first byte (simulated stall)", request=request) from None
+        return httpx2.Response(response.status, headers=list(response.headers),
+                               stream=_Body(response.body, request), request=request)
+
+
+# -- loopback HTTP/1.1 ---------------------------------------------------------------------------
+
+
+def _reason(status: int) -> str:
+    if status == 529:
+        return "Overloaded"  # not in HTTPStatus, but what the API sends
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        parts = []
+        while True:
+            size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                await reader.readline()
+                return b"".join(parts)
+            parts.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+    length = int(headers.get("content-length", "0") or 0)
+    if length > _MAX_BODY:
+        raise ValueError("request body too large")
+    return await reader.readexactly(length) if length else b""
+
+
+async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            connections: set[asyncio.StreamWriter]) -> None:
+    """Serve requests on one keep-alive connection until the client closes it."""
+    connections.add(writer)
+    try:
+        while True:
+            line = await reader.readline()
+            if not line.strip():
+                return
+            method, target, _ = line.decode("latin-1").split(" ", 2)
+            headers: dict[str, str] = {}
+            while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                key, _, value = raw.decode("latin-1").partition(":")
+                headers[key.strip().lower()] = value.strip()
+            body = await _read_body(reader, headers)
+            try:
+                response = await api.handle(method, urlsplit(target).path, headers, body)
+            except ConnectionRefusedSignal:
+                # A listening socket cannot refuse; closing unanswered is the nearest a client sees.
+                writer.transport.abort()
+                return
+            head = [f"HTTP/1.1 {response.status} {_reason(response.status)}"]
+            head += [f"{k}: {v}" for k, v in response.headers]
+            head += ["transfer-encoding: chunked", "", ""]
+            writer.write("\r\n".join(head).encode("latin-1"))
+            try:
+                async for chunk in response.body:
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    await writer.drain()
+            except ConnectionDroppedSignal:
+                writer.transport.abort()  # no terminating chunk: the client sees an incomplete body
+                return
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            if headers.get("connection", "").lower() == "close":
+                return
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        return  # the client went away (e.g. after its own timeout) or sent nonsense
+    finally:
+        connections.discard(writer)
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
+async def start_server(api: SimulatedAPI, port: int = 0,
+                       connections: set[asyncio.StreamWriter] | None = None) -> asyncio.Server:
+    """Serve ``api`` on ``127.0.0.1:port`` (0 picks a free port) in the running event loop.
+
+    Open connections are kept in ``connections`` (when given) so that a shutdown can close them:
+    idle keep-alive connections would otherwise keep ``Server.wait_closed`` waiting.
+    """
+    live = connections if connections is not None else set()
+    return await asyncio.start_server(lambda r, w: _serve_connection(api, r, w, live), LOOPBACK, port)
+
+
+async def close_server(server: asyncio.Server, connections: set[asyncio.StreamWriter]) -> None:
+    """Stop accepting, abort open connections, and wait for the server to close."""
+    server.close()
+    for writer in list(connections):
+        writer.transport.abort()
+    await server.wait_closed()
+
+
+class LoopbackServer:
+    """The simulated API on loopback in a background thread, for scripts and tests::
+
+        with LoopbackServer(SimulatedAPI()) as server:
+            client = anthropic.AsyncAnthropic(api_key="x", base_url=server.base_url)
+    """
+
+    def __init__(self, api: SimulatedAPI, port: int = 0) -> None:
+        self.api = api
+        self.port = port
+        self.address: tuple = ()  # the bound socket address, once started
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> LoopbackServer:
+        """Start serving; returns once the port is bound."""
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        async def main() -> None:
+            self._stop = asyncio.Event()
+            connections: set[asyncio.StreamWriter] = set()
+            try:
+                server = await start_server(self.api, self.port, connections)
+            except BaseException as exc:  # reported to the starting thread
+                errors.append(exc)
+                ready.set()
+                return
+            self.address = server.sockets[0].getsockname()
+            self.port = self.address[1]
+            ready.set()
+            await self._stop.wait()
+            await close_server(server, connections)
+
+        def run() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(main())
+                # Handlers still inside the app (e.g. sleeping through a stall) are cancelled.
+                pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="nbagent-simulated-api", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if errors:
+            raise errors[0]
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the thread."""
+        if self._loop is not None and self._stop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,82 @@
+"""``python``: run code through the session's executor (the live kernel in a notebook).
+
+The tool owns no interpreter: ``ctx.executor`` (an :class:`~nbagent.tools.executor.Executor`)
+runs the code; without one, a :class:`~nbagent.tools.executor.NamespaceExecutor` kept on the tool
+instance does, so variables persist between calls in a script too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+
+from nbagent.engine.tool_api import ToolContext, ToolOutput
+
+from .base import BuiltinTool, ToolInput, wait_or_abort
+from .executor import ExecutionResult, Executor, NamespaceExecutor
+
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+class PythonInput(ToolInput):
+    code: str = pydantic.Field(min_length=1, description="Python code. The repr of a trailing expression is returned.")
+
+
+def format_execution(result: ExecutionResult) -> str:
+    """The text the model gets: stdout as is, then labelled stderr, result and error sections."""
+    parts: list[str] = []
+    if result.stdout:
+        parts.append(result.stdout.rstrip("\n"))
+    if result.stderr:
+        parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+    if result.result_repr is not None:
+        parts.append("[result]\n" + result.result_repr)
+    if result.error:
+        parts.append("[error]\n" + result.error.rstrip("\n"))
+    return "\n".join(parts) if parts else "(no output)"
+
+
+def _content(result: ExecutionResult) -> str | list[dict[str, Any]]:
+    text = format_execution(result)
+    images = [
+        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": result.rich[mime]}}
+        for mime in _IMAGE_TYPES
+        if result.rich and isinstance(result.rich.get(mime), str)
+    ]
+    if not images:
+        return text
+    return [{"type": "text", "text": text}, *images]
+
+
+class Python(BuiltinTool):
+    """Run Python code; returns stdout, stderr, the last expression's repr, or the traceback."""
+
+    name = "python"
+    description = (
+        "Run Python code in the session's Python namespace (the live notebook kernel when in "
+        "Jupyter): variables persist between calls. Returns printed output, stderr, the repr of a "
+        "trailing expression, and the traceback if the code raised."
+    )
+    read_only = False
+    Input = PythonInput
+
+    def __init__(self, executor: Executor | None = None) -> None:
+        self._fallback = executor
+
+    def executor_for(self, ctx: ToolContext) -> Executor:
+        """``ctx.executor`` if set, else this tool's own persistent :class:`NamespaceExecutor`."""
+        if ctx.executor is not None:
+            return ctx.executor  # type: ignore[no-any-return]
+        if self._fallback is None:
+            self._fallback = NamespaceExecutor()
+        return self._fallback
+
+    async def call(self, params: PythonInput, ctx: ToolContext) -> ToolOutput:
+        executor = self.executor_for(ctx)
+        result = await wait_or_abort(executor.execute(params.code), ctx.abort)
+        content = _content(result)
+        return ToolOutput(content, is_error=result.error is not None)
+
+
+__all__ = ["Python", "PythonInput", "format_execution", "Executor", "ExecutionResult", "NamespaceExecutor"]

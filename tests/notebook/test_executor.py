@@ -1,0 +1,133 @@
+"""ShellExecutor: the python tool's code runs in the IPython user namespace, output captured."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from typing import Any, Iterator
+
+import pytest
+
+from nbagent.notebook.executor import ShellExecutor
+from nbagent.tools.executor import ExecutionResult, Executor
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    for name in ("x", "y", "Rich"):
+        ip.user_ns.pop(name, None)
+    yield ip
+
+
+@pytest.fixture
+def executor(shell: Any) -> ShellExecutor:
+    return ShellExecutor(shell)
+
+
+def test_is_an_executor(executor: ShellExecutor) -> None:
+    assert isinstance(executor, Executor)
+
+
+async def test_stdout_stderr_and_last_expression(executor: ShellExecutor, shell: Any) -> None:
+    res = await executor.execute("import sys\nx = 41\nprint('hi')\nprint('oops', file=sys.stderr)\nx + 1")
+    assert res == ExecutionResult(stdout="hi\n", stderr="oops\n", result_repr="42", error=None, rich=None)
+    assert shell.user_ns["x"] == 41  # the user's namespace, shared with the notebook
+    assert (await executor.execute("x * 2")).result_repr == "82"
+    assert (await executor.execute("x = 3")).result_repr is None
+    assert (await executor.execute("None")).result_repr is None
+
+
+async def test_error_traceback_starts_at_the_models_code(executor: ShellExecutor) -> None:
+    res = await executor.execute("def f():\n    return 1/0\nprint('before')\nf()")
+    assert res.stdout == "before\n"
+    assert res.error is not None and res.error.startswith("Traceback")
+    assert "ZeroDivisionError: division by zero" in res.error
+    assert "return 1/0" in res.error  # the source line is quoted
+    assert "executor.py" not in res.error
+
+
+async def test_syntax_error(executor: ShellExecutor) -> None:
+    res = await executor.execute("def broken(:\n  pass")
+    assert res.error is not None and "SyntaxError" in res.error
+
+
+async def test_top_level_await_runs_on_the_running_loop(executor: ShellExecutor) -> None:
+    res = await executor.execute("import asyncio\nawait asyncio.sleep(0.01)\ny = 5\ny")
+    assert res.error is None and res.result_repr == "5"
+
+
+async def test_ipython_syntax_is_transformed(executor: ShellExecutor) -> None:
+    res = await executor.execute("out = !echo from-shell\nout[0]")
+    assert res.result_repr == "'from-shell'"
+
+
+async def test_rich_repr_and_displays_are_captured(executor: ShellExecutor, shell: Any) -> None:
+    code = (
+        "from IPython.display import display, HTML\n"
+        "class Rich:\n"
+        "    def _repr_html_(self): return '<b>rich</b>'\n"
+        "    def __repr__(self): return 'Rich()'\n"
+        "display(HTML('<i>shown</i>'))\n"
+        "Rich()"
+    )
+    res = await executor.execute(code)
+    assert res.result_repr == "Rich()"
+    assert res.rich == {"text/html": "<b>rich</b>"}  # the result's bundle wins over the display
+    assert executor.history[-1].displays[0]["data"]["text/html"] == "<i>shown</i>"
+
+
+async def test_png_bytes_become_base64(executor: ShellExecutor) -> None:
+    png = (b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+    res = await executor.execute(f"from IPython.display import Image\nImage(data={png!r}, format='png')")
+    assert isinstance(res.rich["image/png"], str)  # type: ignore[index]
+
+
+async def test_records_code_and_calls_hook(shell: Any) -> None:
+    seen: list[Any] = []
+    ex = ShellExecutor(shell, on_execute=seen.append)
+    await ex.execute("1 + 1")
+    assert ex.last_code == "1 + 1" and seen[0].result.result_repr == "2" and seen[0].duration_s >= 0
+
+
+async def test_agent_magic_is_refused(executor: ShellExecutor) -> None:
+    res = await executor.execute("%%agent do it again")
+    assert res.error is not None and "already running" in res.error
+
+
+async def test_streams_are_restored(executor: ShellExecutor) -> None:
+    import sys
+
+    before = (sys.stdout, sys.stderr)
+    await executor.execute("raise SystemExit(3)")
+    assert (sys.stdout, sys.stderr) == before
+
+
+async def test_cancellation_while_awaiting_propagates(executor: ShellExecutor) -> None:
+    task = asyncio.create_task(executor.execute("import asyncio\nawait asyncio.sleep(10)"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert (await executor.execute("1")).result_repr == "1"  # the lock was released
+
+
+async def test_sigint_interrupts_blocking_code(executor: ShellExecutor) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals need the main thread")
+    previous = signal.getsignal(signal.SIGINT)
+    hits: list[int] = []
+    signal.signal(signal.SIGINT, lambda *a: hits.append(1))  # like ipykernel's async-cell handler
+    try:
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        res = await executor.execute("import time\nt0 = time.time()\ntime.sleep(5)")
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert res.error is not None and "KeyboardInterrupt" in res.error
+    assert hits == [1]  # the previous handler ran (it cancels the cell and sets the aborts)

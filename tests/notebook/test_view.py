@@ -1,0 +1,288 @@
+"""AgentView without a front-end: ipywidgets 8 instantiate with a DummyComm when no kernel runs,
+so every gesture can be driven with ``Button.click()`` or the fast path, and checked."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterator
+
+import pytest
+
+from nbagent.engine import events as ev
+from nbagent.engine.cost import Usage
+from nbagent.engine.permissions import Allow, Deny, PermissionRequest
+from nbagent.notebook import waiting
+from nbagent.notebook.view import AgentView
+
+CLICK = {"method": "custom", "content": {"event": "click"}}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def record(request: int = 1, cost: float | None = 0.0042, tokens: int = 1250) -> ev.TurnRecord:
+    return ev.TurnRecord(turn=1, request=request, model="claude-sonnet-4-5", usage=Usage(1000, 50, 0, 200),
+                         cost_usd=cost, context_tokens=tokens, max_allowed=160_000, context_window=200_000,
+                         deleted_range=None, keep=None, file_read_saving=None, retries=0,
+                         stop_reason="end_turn", duration_s=1.2, ts=0)
+
+
+def make_view(**kw: Any) -> AgentView:
+    return AgentView(model="claude-sonnet-4-5", provider="simulated", context_window=200_000,
+                     max_allowed=160_000, **kw)
+
+
+def request(tool_use_id: str = "t1") -> PermissionRequest:
+    return PermissionRequest(tool_use_id, "python", {"code": "1+1"}, False, 1, "python is not read-only")
+
+
+def test_stream_updates_are_coalesced_and_the_last_is_sent() -> None:
+    clock = FakeClock()
+    view = make_view(clock=clock)
+    for i in range(100):  # 100 deltas within 0.5 s: at most 0.5 / 0.05 + 1 pushes
+        clock.t += 0.005
+        view.handle(ev.TextDelta(text=f"{i} "))
+    block = view.parts[0]
+    assert block.pushed <= 11
+    assert view.stream_updates == block.pushed
+    view.handle(ev.TurnCompleted(record=record()))  # a non-stream event flushes the tail
+    assert block.widget.outputs[0]["data"]["text/markdown"] == "".join(f"{i} " for i in range(100))
+    assert block.widget.outputs[0]["data"]["text/plain"].endswith("99 ")
+
+
+async def test_trailing_update_is_sent_when_the_stream_pauses() -> None:
+    view = make_view(min_interval=0.05)
+    view.handle(ev.TextDelta(text="a"))
+    view.handle(ev.TextDelta(text="b"))  # within the interval: held back
+    block = view.parts[0]
+    assert block.widget.outputs[0]["data"]["text/markdown"] == "a"
+    await asyncio.sleep(0.12)
+    assert block.widget.outputs[0]["data"]["text/markdown"] == "ab"
+
+
+def test_header_gauge_and_cost_follow_records() -> None:
+    view = make_view()
+    view.handle(ev.ApiRequestStarted(turn=1, request=1, model="claude-sonnet-4-5", estimated_input_tokens=900))
+    assert "~900" in view.transcript()
+    view.handle(ev.TurnCompleted(record=record(tokens=150_000)))
+    assert view.gauge.value == 150_000 and view.gauge.max == 200_000
+    assert view.gauge.bar_style == "warning"  # ≥ 80% of max allowed
+    assert "context 150,000 / 160,000 max / 200,000 window" in view.transcript()
+    assert "$0.0042" in view.transcript()
+    view.handle(ev.TurnCompleted(record=record(request=2, cost=None, tokens=170_000)))
+    assert view.gauge.bar_style == "danger"
+    assert view.session_cost == pytest.approx(0.0042)
+
+
+def test_thinking_is_folded_and_tool_card_shows_highlighted_code_and_result() -> None:
+    view = make_view()
+    view.handle(ev.ThinkingDelta(text="let me think"))
+    view.handle(ev.ToolUseDelta(tool_use_id="t1", name="python", partial_json='{"code": "import m'))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "import math\nmath.pi"}))
+    view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="3.14159", duration_s=0.02))
+    thinking, card = view.parts[0], view.parts[1]
+    assert thinking.widget.selected_index is None  # folded
+    assert thinking.widget.get_title(0) == "Thinking"
+    assert "<span" in card._input.value and "import" in card._input.value  # pygments markup
+    assert "3.14159" in card._result.value
+    assert "done in 0.02 s" in card.status
+    text = view.transcript()
+    assert "[thinking] let me think" in text and "[tool] python" in text and "→ result: 3.14159" in text
+
+
+def test_interrupted_stream_is_greyed_and_labelled() -> None:
+    view = make_view()
+    view.handle(ev.ApiRequestStarted(request=1))
+    view.handle(ev.TextDelta(text="half an ans"))
+    view.handle(ev.StreamInterrupted(error_kind="connection", message="ReadError", partial_text="half an ans"))
+    block = view.parts[0]
+    html = block.widget.outputs[0]["data"]["text/html"]
+    assert "interrupted" in html and "opacity" in html
+    assert "[interrupted]" in view.transcript()
+    view.handle(ev.ApiRequestStarted(request=1, attempt=1))
+    view.handle(ev.TextDelta(text="fresh"))
+    assert view.parts[-1] is not block and view.parts[-1].text == "fresh"
+
+
+def test_truncation_fallback_and_notice_lines() -> None:
+    view = make_view()
+    view.handle(ev.ContextTruncated(deleted_range=(2, 41), keep="half", previous_tokens=172_310, max_allowed=160_000))
+    view.handle(ev.ModelFallback(from_model="claude-opus-4-5", to_model="claude-sonnet-4-5", reason="overloaded"))
+    view.handle(ev.Notice(level="warning", message="MCP server skipped"))
+    lines = view.transcript().splitlines()
+    assert "✂ context 172,310 ≥ 160,000 → hid messages 2–41 (keep half)" in lines
+    assert "↪ model fallback: claude-opus-4-5 → claude-sonnet-4-5 (overloaded)" in lines
+    assert "⚠ MCP server skipped" in lines
+
+
+async def test_permission_allow_by_click() -> None:
+    view = make_view()
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
+    task = asyncio.create_task(view.ask_permission("python", {"code": "1+1"}, request()))
+    await asyncio.sleep(0.01)
+    prompt = view.permission
+    assert view.parts[0].prompt is prompt  # the prompt sits in the tool's card
+    prompt.allow_button.click()
+    assert await task == Allow()
+    assert prompt.allow_button.disabled and prompt.deny_button.disabled and prompt.reason.disabled
+    assert "✓ allowed" in prompt._status.value
+    assert prompt.allow() is False  # decided once
+
+
+@pytest.mark.parametrize("gesture, expected", [
+    (lambda p: p.allow_always(), Allow(always=True)),
+    (lambda p: p.deny("not now"), Deny("not now")),
+    (lambda p: p.deny(), Deny("The user denied this tool call.")),
+])
+async def test_permission_programmatic_gestures(gesture: Any, expected: Any) -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("write_file", {"path": "a.txt", "content": "x"}, request("t9")))
+    await asyncio.sleep(0.01)
+    gesture(view.permission)
+    assert await task == expected
+    assert view.parts[0].input == {"path": "a.txt", "content": "x"}
+
+
+async def test_permission_deny_through_the_kernel_fast_path_reads_the_typed_reason() -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("python", {"code": "rm()"}, request()))
+    await asyncio.sleep(0.01)
+    p = view.permission
+    # What the kernel's shell-channel thread sees: the Text edit, then the click, before the
+    # main thread has applied the edit to the widget.
+    assert not waiting.handle_comm_msg(p.reason.model_id, {"method": "update", "state": {"value": "too risky"}})
+    assert p.reason.value == ""
+    assert waiting.handle_comm_msg(p.deny_button.model_id, CLICK) is True
+    assert await task == Deny("too risky")
+    assert "denied: too risky" in view.transcript()
+    assert p.deny_button.model_id not in waiting.pending_buttons()
+
+
+async def test_permission_abort_denies_and_interrupt_propagates() -> None:
+    abort = asyncio.Event()
+    view = make_view(abort=abort)
+    task = asyncio.create_task(view.ask_permission("python", {"code": "x"}, request()))
+    await asyncio.sleep(0.01)
+    abort.set()
+    result = await task
+    assert isinstance(result, Deny) and "aborted" in result.reason
+    assert view.permission.allow_button.disabled
+
+    view2 = make_view()
+    task2 = asyncio.create_task(view2.ask_permission("python", {"code": "x"}, request("t2")))
+    await asyncio.sleep(0.01)
+    task2.cancel()  # the kernel interrupt
+    with pytest.raises(asyncio.CancelledError):
+        await task2
+    assert view2.permission.allow_button.disabled
+    assert "no decision (interrupted)" in view2.permission._status.value
+
+
+async def test_retry_countdown_and_buttons_call_the_callbacks() -> None:
+    calls: list[str] = []
+    view = make_view(on_retry_now=lambda: calls.append("now"), on_cancel=lambda: calls.append("cancel"))
+    view.handle(ev.RetryScheduled(attempt=2, max_attempts=3, delay_s=4.0, error_kind="overloaded",
+                                  message="Overloaded", status=529))
+    status = view.retry_status
+    assert "overloaded (529): Overloaded — retry 2/3" in status._label.value
+    first = status.progress.value
+    await asyncio.sleep(0.45)  # the ticker task refreshes the bar
+    assert status.progress.value < first
+    status.retry_button.click()
+    status.cancel_button.click()  # after a choice, further presses are ignored
+    assert calls == ["now"]
+    await asyncio.sleep(0.25)
+    assert status.retry_button.disabled
+    view.handle(ev.ApiRequestStarted(request=1, attempt=2))
+    assert status.outcome == "retrying" and status.progress.value == 0.0
+    assert "retry 2/3" in view.transcript()
+
+
+async def test_retry_cancel_then_done_aborted() -> None:
+    calls: list[str] = []
+    view = make_view(on_cancel=lambda: calls.append("cancel"))
+    view.handle(ev.RetryScheduled(attempt=1, delay_s=2.0, error_kind="rate_limit", message="slow down", status=429))
+    view.retry_status.cancel()
+    view.handle(ev.Done(reason="aborted"))
+    assert calls == ["cancel"] and view.retry_status.outcome == "cancelled"
+
+
+async def test_api_failure_prompt_with_new_session() -> None:
+    new_sessions: list[int] = []
+    view = make_view(on_new_session=lambda: new_sessions.append(1))
+    event = ev.ApiRequestFailed(error_kind="context_window_exceeded", message="prompt is too long",
+                                status=400, attempts=1, can_shorten=False)
+    view.handle(event)
+    task = asyncio.create_task(view.ask_api_failure(event))
+    await asyncio.sleep(0.01)
+    failure = view.failure
+    assert len(view.parts) == 1  # the same card got the buttons
+    assert failure.new_session_button in failure._buttons.children
+    failure.new_session_button.click()
+    assert await task == "cancel"
+    assert new_sessions == [1] and failure.retry_button.disabled
+
+    view.handle(e2 := ev.ApiRequestFailed(error_kind="server", message="boom", status=500, attempts=4))
+    task = asyncio.create_task(view.ask_api_failure(e2))
+    await asyncio.sleep(0.01)
+    assert view.failure.new_session_button not in view.failure._buttons.children
+    assert waiting.handle_comm_msg(view.failure.retry_button.model_id, CLICK)
+    assert await task == "retry"
+
+
+def test_done_adds_the_per_request_table_and_transcript() -> None:
+    view = make_view()
+    view.handle(ev.TextDelta(text="Hello **world**"))
+    view.handle(ev.TurnCompleted(record=record()))
+    view.handle(ev.Done(reason="end_turn", totals=ev.Totals(requests=1, cost_usd=0.0042)))
+    table = view.parts[-1]
+    assert list(table.df["request"]) == [1]
+    assert "text/html" in table.widget.outputs[0]["data"]
+    text = view.transcript()
+    assert "■ done: end_turn — 1 request(s)" in text and "API requests of this run" in text
+    html = view.static_html()
+    assert "<strong>world</strong>" in html and "<table" in html
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    saved = ip.display_pub
+    ip.display_pub = CapturingDisplayPublisher()
+    try:
+        yield ip
+    finally:
+        ip.display_pub = saved
+
+
+def test_display_then_finish_updates_the_output_with_fallbacks(shell: Any) -> None:
+    view = make_view()
+    view.display()
+    view.handle(ev.TextDelta(text="answer"))
+    view.handle(ev.Done(reason="end_turn"))
+    bundle = view.finish()
+    first, last = shell.display_pub.outputs[0], shell.display_pub.outputs[-1]
+    assert "application/vnd.jupyter.widget-view+json" in first["data"]
+    assert last["update"] is True
+    assert last["transient"]["display_id"] == first["transient"]["display_id"]
+    assert last["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert last["data"]["text/plain"] == bundle["text/plain"] == view.transcript()
+    assert "answer" in last["data"]["text/html"]
+    assert view.finish() == bundle and len(shell.display_pub.outputs) == 2  # idempotent
+
+
+def test_finish_without_display_publishes_plain_and_html(shell: Any) -> None:
+    view = make_view()
+    view.handle(ev.TextDelta(text="hi"))
+    view.finish()
+    (out,) = shell.display_pub.outputs
+    assert set(out["data"]) == {"text/plain", "text/html"}
+    assert "hi" in out["data"]["text/plain"]

@@ -1,0 +1,139 @@
+"""Decisions resolved from any thread, the interruptible wait, the button and abort registries."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from nbagent.notebook import waiting
+from nbagent.notebook.waiting import Decision, WaitAborted, wait_for_decision
+
+CLICK = {"method": "custom", "content": {"event": "click"}}
+
+
+async def test_resolve_once_and_await() -> None:
+    d: Decision[str] = Decision()
+    assert not d.resolved
+    assert d.resolve("a") is True
+    assert d.resolve("b") is False
+    assert d.value == "a"
+    assert await wait_for_decision(d) == "a"
+
+
+def test_value_before_decision_raises() -> None:
+    with pytest.raises(LookupError):
+        Decision().value  # noqa: B018
+
+
+async def test_resolve_from_another_thread_wakes_the_loop_quickly() -> None:
+    d: Decision[int] = Decision()
+    t = threading.Timer(0.05, lambda: d.resolve(7))
+    t.start()
+    start = time.monotonic()
+    assert await wait_for_decision(d, tick=5.0) == 7  # woken by call_soon_threadsafe, not the tick
+    assert time.monotonic() - start < 1.0
+    t.join()
+
+
+async def test_concurrent_resolvers_only_one_wins() -> None:
+    d: Decision[int] = Decision()
+    wins: list[bool] = []
+    threads = [threading.Thread(target=lambda i=i: wins.append(d.resolve(i))) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wins.count(True) == 1
+    assert await wait_for_decision(d) == d.value
+
+
+def test_decision_made_without_a_loop_then_awaited() -> None:
+    d: Decision[str] = Decision()  # no running loop here
+    d.resolve("later")
+    assert asyncio.run(wait_for_decision(d)) == "later"
+    assert d.wait_sync(0) is True
+
+
+async def test_abort_event_raises_wait_aborted() -> None:
+    abort = asyncio.Event()
+    d: Decision[str] = Decision()
+    asyncio.get_running_loop().call_later(0.05, abort.set)
+    with pytest.raises(WaitAborted):
+        await wait_for_decision(d, abort=abort, tick=0.01)
+
+
+async def test_cancellation_propagates_and_cleans_up() -> None:
+    d: Decision[str] = Decision()
+    waiting.register_button("btn-cancel", d, "x")
+    task = asyncio.create_task(wait_for_decision(d, tick=0.01))
+    await asyncio.sleep(0.03)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "btn-cancel" not in waiting.pending_buttons()
+    assert d.resolve("late click is harmless") is True
+
+
+async def test_register_and_resolve_by_button() -> None:
+    d: Decision[str] = Decision()
+    waiting.register_button("b-yes", d, "yes")
+    waiting.register_button("b-no", d, "no")
+    assert waiting.resolve_by_button("unknown") is False
+    assert waiting.resolve_by_button("b-no") is True
+    assert waiting.resolve_by_button("b-yes") is False
+    assert await wait_for_decision(d) == "no"
+    assert "b-yes" not in waiting.pending_buttons()
+
+
+def test_handle_comm_msg_tracks_text_then_resolves_with_factory() -> None:
+    d: Decision[str] = Decision()
+    waiting.register_text("txt")
+    waiting.register_button("deny", d, lambda: f"deny:{waiting.observed_text('txt')}", factory=True)
+    assert waiting.handle_comm_msg("txt", {"method": "update", "state": {"value": "too risky"}, "buffer_paths": []}) is False
+    assert waiting.observed_text("txt") == "too risky"
+    assert waiting.handle_comm_msg("deny", {"method": "custom", "content": {"event": "other"}}) is False
+    assert waiting.handle_comm_msg("deny", CLICK) is True
+    assert d.value == "deny:too risky"
+    waiting.unregister_text("txt")
+    waiting.unregister_decision(d)
+    assert waiting.observed_text("txt") is None
+
+
+def test_is_click_shapes() -> None:
+    assert waiting.is_click(CLICK)
+    assert not waiting.is_click({"method": "custom", "content": "click"})
+    assert not waiting.is_click(None)
+    assert waiting.handle_comm_msg(None, CLICK) is False
+
+
+async def test_abort_registry_sets_events_thread_safely() -> None:
+    ev = asyncio.Event()
+    called: list[int] = []
+    with waiting.abort_scope(ev), waiting.abort_scope(lambda: called.append(1)):
+        t = threading.Thread(target=waiting.trigger_aborts)
+        t.start()
+        t.join()
+        await asyncio.wait_for(ev.wait(), 1.0)
+        assert called == [1]
+    assert waiting.trigger_aborts() == 0 or all(
+        target is not ev for target, _ in waiting.ACTIVE_ABORTS.values()
+    )
+
+
+def test_broken_abort_target_does_not_stop_the_others() -> None:
+    hits: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    t1 = waiting.register_abort(broken)
+    t2 = waiting.register_abort(lambda: hits.append("ok"))
+    try:
+        assert waiting.trigger_aborts() >= 2
+        assert hits == ["ok"]
+    finally:
+        waiting.unregister_abort(t1)
+        waiting.unregister_abort(t2)

@@ -1,0 +1,242 @@
+"""Requests: validation, the context window, scripts, the function hook, recording, the demo brain."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from nbagent.engine.errors import ErrorKind, classify_error, retry_after_seconds
+from nbagent.providers.simulated import (
+    DemoBrain,
+    Reply,
+    ScriptedResponder,
+    SimulatedAPI,
+    error_reply,
+    text_reply,
+    tool_reply,
+)
+from nbagent.providers.simulated.app import BASE_URL
+from nbagent.providers.simulated.script import SCRIPT_EXHAUSTED
+
+MODEL = "claude-sonnet-5-5"
+USER = [{"role": "user", "content": "hi"}]
+PYTHON = {"name": "python", "description": "Run Python in the kernel.",
+          "input_schema": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}
+READ_FILE = {"name": "read_file", "description": "Read a file.",
+             "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+
+
+async def post(api: SimulatedAPI, body: dict, path: str = "/v1/messages", key: str | None = "sk-test") -> httpx2.Response:
+    headers = {"x-api-key": key} if key else {}
+    async with httpx2.AsyncClient(transport=api.transport(), base_url=BASE_URL) as http:
+        return await http.post(path, json=body, headers=headers)
+
+
+# -- the context window -----------------------------------------------------------------------------
+
+
+async def test_a_request_over_the_window_gets_the_exact_400() -> None:
+    api = SimulatedAPI([text_reply("never sent")], context_window=500)
+    client = api.async_client()
+    messages = [{"role": "user", "content": "tell me about the data " * 200}]
+    counted = (await client.messages.count_tokens(model=MODEL, messages=messages)).input_tokens
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await client.messages.create(model=MODEL, max_tokens=100, messages=messages)
+    assert caught.value.type == "invalid_request_error"
+    assert caught.value.api_message == f"prompt is too long: {counted} tokens > 500 maximum"
+    assert classify_error(caught.value) is ErrorKind.CONTEXT_WINDOW_EXCEEDED
+    assert api.requests[-1].reply is None  # the responder was never asked
+
+
+async def test_the_window_defaults_to_the_models_own() -> None:
+    api = SimulatedAPI()
+    assert api.window_for("claude-sonnet-4-5") == 200_000
+    assert api.window_for("claude-opus-5-5") == 1_000_000
+    assert api.window_for("claude-something-new") == 128_000
+    assert SimulatedAPI(context_window=1234).window_for("claude-opus-5-5") == 1234
+
+
+# -- validation --------------------------------------------------------------------------------------
+
+TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "python", "input": {"code": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"max_tokens": 10, "messages": USER}, "model: Field required"),
+        ({"model": MODEL, "messages": USER}, "max_tokens: Field required"),
+        ({"model": MODEL, "max_tokens": 10}, "messages: Field required"),
+        ({"model": MODEL, "max_tokens": 10, "messages": []}, "at least one message is required"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "assistant", "content": "hi"}]},
+         'first message must use the "user" role'),
+        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]}, "top-level `system`"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": [{"type": "text", "text": ""}]}]},
+         "text content blocks must be non-empty"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "   "}]},
+         "non-whitespace text"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [
+            {"role": "user", "content": "go"}, {"role": "assistant", "content": [TOOL_USE]},
+            {"role": "user", "content": "and?"}]},
+         "`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}]}]},
+         "unexpected `tool_use_id` found in `tool_result` blocks: toolu_9"),
+        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": ""},
+                                                         {"role": "user", "content": "b"}]},
+         "all messages must have non-empty content"),
+        ({"model": MODEL, "max_tokens": 999_999, "messages": USER}, "maximum allowed number of output tokens"),
+        ({"model": MODEL, "max_tokens": 1500, "messages": USER, "thinking": {"type": "enabled", "budget_tokens": 2000}},
+         "`max_tokens` must be greater than `thinking.budget_tokens`"),
+        ({"model": MODEL, "max_tokens": 5000, "messages": USER, "thinking": {"type": "enabled", "budget_tokens": 10}},
+         "budget_tokens: Input should be greater than or equal to 1024"),
+    ],
+)
+async def test_invalid_requests_get_a_helpful_400(body: dict, message: str) -> None:
+    response = await post(SimulatedAPI([text_reply("x")]), body)
+    assert response.status_code == 400
+    payload = response.json()
+    assert payload["type"] == "error" and payload["error"]["type"] == "invalid_request_error"
+    assert message in payload["error"]["message"]
+    assert payload["request_id"] == response.headers["request-id"]
+
+
+async def test_valid_tool_round_trip_and_merged_consecutive_messages_are_accepted() -> None:
+    body = {"model": MODEL, "max_tokens": 10, "messages": [
+        {"role": "user", "content": "go"}, {"role": "user", "content": "now"},  # merged, as the API does
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, TOOL_USE]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"}]}]}
+    response = await post(SimulatedAPI([text_reply("done")]), body)
+    assert response.status_code == 200, response.text
+    assert response.json()["content"] == [{"type": "text", "text": "done"}]
+
+
+@pytest.mark.parametrize(("model", "status"), [("gpt-4o", 404), ("claude-made-up-9", 200), ("claude-haiku-4-5", 200),
+                                               ("claude-sonnet-4-5-20250929", 200)])
+async def test_models_unknown_to_the_registry_must_at_least_be_claude(model: str, status: int) -> None:
+    response = await post(SimulatedAPI([text_reply("x")]), {"model": model, "max_tokens": 10, "messages": USER})
+    assert response.status_code == status
+    if status == 404:
+        assert response.json()["error"] == {"type": "not_found_error", "message": f"model: {model}"}
+
+
+async def test_a_missing_api_key_is_a_401_and_a_wrong_path_a_404() -> None:
+    api = SimulatedAPI([text_reply("x")])
+    assert (await post(api, {"model": MODEL, "max_tokens": 5, "messages": USER}, key=None)).status_code == 401
+    assert (await post(api, {}, path="/v1/complete")).json()["error"]["type"] == "not_found_error"
+
+
+# -- scripts, the function hook, recording -------------------------------------------------------------
+
+
+async def test_scripted_replies_are_consumed_in_order_then_say_the_script_is_exhausted() -> None:
+    api = SimulatedAPI([text_reply("one"), tool_reply("python", {"code": "2"}, id="toolu_fixed")])
+    client = api.async_client()
+    first = await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
+    second = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
+    third = await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
+    assert first.content[0].text == "one"
+    assert second.content[0].id == "toolu_fixed" and second.stop_reason == "tool_use"
+    assert third.content[0].text == SCRIPT_EXHAUSTED
+    assert isinstance(api.responder, ScriptedResponder) and api.responder.exhausted == 1
+    assert api.requests[2].reply == text_reply(SCRIPT_EXHAUSTED)  # the exhausted answer is recorded
+
+
+async def test_the_function_hook_sees_the_request_and_may_be_async() -> None:
+    seen: list[dict] = []
+
+    async def respond(request: dict) -> Reply:
+        seen.append(request)
+        return text_reply(f"{len(request['messages'])} message(s), tools: {[t['name'] for t in request.get('tools', [])]}")
+
+    client = SimulatedAPI(respond).async_client()
+    message = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
+    assert message.content[0].text == "1 message(s), tools: ['python']"
+    assert seen[0]["model"] == MODEL and seen[0]["messages"] == USER
+
+
+async def test_an_error_reply_is_the_api_error_with_its_headers() -> None:
+    client = SimulatedAPI([error_reply(429, "rate_limit_error", "slow down", retry_after=12)]).async_client()
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
+    assert caught.value.api_message == "slow down"
+    assert retry_after_seconds(caught.value) == 12.0
+
+
+async def test_every_request_is_recorded_without_the_api_key() -> None:
+    api = SimulatedAPI(lambda request: text_reply("ok"), context_window=100)
+    client = api.async_client(api_key="sk-secret")
+    await client.messages.count_tokens(model=MODEL, messages=USER)
+    await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
+    with pytest.raises(anthropic.BadRequestError):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x " * 300}])
+    assert [r.number for r in api.requests] == [1, 2, 3]
+    assert [r.path for r in api.requests] == ["/v1/messages/count_tokens", "/v1/messages", "/v1/messages"]
+    assert api.requests[1].body["messages"] == USER and api.requests[1].reply == text_reply("ok")
+    for r in api.requests:
+        assert "x-api-key" not in r.headers and "authorization" not in r.headers
+        assert "sk-secret" not in repr(r)
+        assert r.headers["anthropic-version"]
+
+
+# -- the demo brain ----------------------------------------------------------------------------------
+
+
+async def run_agent(client: anthropic.AsyncAnthropic, prompt: str, results: dict[str, str],
+                    tools: list[dict]) -> list[Any]:
+    """Drive the brain like the agent loop does: answer each tool call from ``results``."""
+    messages: list[dict] = [{"role": "user", "content": prompt}]
+    replies = []
+    for _ in range(6):
+        async with client.messages.stream(model=MODEL, max_tokens=500, messages=messages, tools=tools) as stream:
+            reply = await stream.get_final_message()
+        replies.append(reply)
+        if reply.stop_reason != "tool_use":
+            return replies
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b.id, "content": results.get(str(b.input.get("code", b.input.get("path"))), "42")}
+            for b in reply.content if b.type == "tool_use"]})
+    raise AssertionError("the brain did not finish")
+
+
+def calls(replies: list[Any]) -> list[tuple[str, dict]]:
+    return [(b.name, b.input) for r in replies for b in r.content if b.type == "tool_use"]
+
+
+async def test_brain_computes_arithmetic_with_python_then_summarises() -> None:
+    replies = await run_agent(SimulatedAPI().async_client(), "what is 17 * 23", {"print(17 * 23)": "391"}, [PYTHON])
+    assert calls(replies) == [("python", {"code": "print(17 * 23)"})]
+    assert replies[-1].stop_reason == "end_turn"
+    assert "391" in replies[-1].content[0].text and "(simulated model)" in replies[-1].content[0].text
+
+
+async def test_brain_inspects_then_computes_over_several_turns() -> None:
+    replies = await run_agent(SimulatedAPI().async_client(), "What is the mean revenue in `sales`?", {}, [PYTHON])
+    made = calls(replies)
+    assert len(made) == 2 and len(replies) == 3
+    assert "type(sales)" in made[0][1]["code"] and "sales.mean(numeric_only=True)" in made[1][1]["code"]
+
+
+async def test_brain_reads_the_files_it_is_pointed_at() -> None:
+    replies = await run_agent(SimulatedAPI().async_client(), "Summarise data.csv please",
+                              {"data.csv": "a,b\n1,2"}, [PYTHON, READ_FILE])
+    assert calls(replies) == [("read_file", {"path": "data.csv"})]
+    assert "a,b" in replies[-1].content[0].text
+
+
+async def test_brain_without_a_matching_rule_explains_that_it_is_simulated() -> None:
+    replies = await run_agent(SimulatedAPI().async_client(), "Write me a poem about autumn.", {}, [PYTHON])
+    assert len(replies) == 1 and replies[0].stop_reason == "end_turn"
+    text = replies[0].content[0].text
+    assert "(simulated model)" in text and "not a real language model" in text and "poem about autumn" in text
+
+
+def test_brain_only_uses_tools_it_is_offered() -> None:
+    reply = DemoBrain()({"messages": [{"role": "user", "content": "what is 2 + 2 in `df`? read notes.txt"}]})
+    assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
+    assert re.search(r"Tools offered: none", reply.content[-1].text)
