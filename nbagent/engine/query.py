@@ -87,6 +87,9 @@ class QueryEngineConfig:
     """Returns (user variables, recent cell inputs) for the system prompt."""
     in_notebook: bool = False
     wait_for_tools: Callable[[], Awaitable[list[str]]] | None = None
+    """Bounded wait for tool servers before each request; returns warnings to show."""
+    dynamic_tools: Callable[[], Sequence[ToolLike]] | None = None
+    """Tools that come and go during a session (MCP servers), read before each request."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,12 @@ class QueryEngine:
     # ----- public state -------------------------------------------------------------------
     @property
     def tools(self) -> dict[str, ToolLike]:
-        return {t.name: t for t in self.config.tools}
+        """Every tool offered now: the configured ones, then any dynamic (MCP) ones."""
+        tools = {t.name: t for t in self.config.tools}
+        if self.config.dynamic_tools is not None:
+            for t in self.config.dynamic_tools():
+                tools.setdefault(t.name, t)
+        return tools
 
     @property
     def totals(self) -> Totals:
@@ -211,7 +219,7 @@ class QueryEngine:
                 requests_this_turn += 1
                 outcome: RequestOutcome | None = None
                 system = self._system_prompt()
-                tool_defs = [self._definition(t) for t in self.config.tools]
+                tool_defs = [self._definition(t) for t in self.tools.values()]
                 async for item in attempt_api_request(
                     self._settings(), self.state, system=system, tools=tool_defs, turn=turn,
                     request_no=len(self.records) + 1, guard=guard, counter=self.counter,
@@ -221,6 +229,8 @@ class QueryEngine:
                     else:
                         if getattr(item, "kind", "") == "context_truncated":
                             self.truncations += 1
+                            # Hidden reads are gone for the model: "unchanged since turn N" would lie.
+                            self.file_state.invalidate_reads()
                         yield self._log(item)
                 assert outcome is not None
                 record = self._complete_request(outcome, turn, system, tool_defs)
@@ -278,7 +288,7 @@ class QueryEngine:
         cfg = self.config
         variables, inputs = cfg.kernel_facts() if cfg.kernel_facts else ((), ())
         ctx = SystemPromptContext(
-            cwd=cfg.cwd, tool_names=[t.name for t in cfg.tools], variables=variables, recent_inputs=inputs,
+            cwd=cfg.cwd, tool_names=list(self.tools), variables=variables, recent_inputs=inputs,
             rules=read_rules(cfg.cwd), ignore_patterns=read_ignore_patterns(cfg.cwd),
             custom_system_prompt=cfg.custom_system_prompt, append_system_prompt=cfg.append_system_prompt,
             in_notebook=cfg.in_notebook,
@@ -356,7 +366,8 @@ class QueryEngine:
         ctx = ToolContext(
             cwd=self.config.cwd, turn=turn, abort=self._abort, file_state=self.file_state,
             allowed_paths=tuple(self.config.allowed_paths), executor=self.config.executor,
-            shell_enabled=self.config.shell_enabled,
+            shell_enabled=self.config.shell_enabled, max_output_chars=self.config.tool_output_limit,
+            tool_use_id=uid,
         )
         try:
             with guard.armed():
@@ -432,6 +443,7 @@ class QueryEngine:
         self.sent = [s for s in self.sent if s.request <= mark.records_len]
         self.marks = [m for m in self.marks if m.turn <= turn]
         self.turn = turn
+        self.file_state.invalidate_reads()
         self._persist_context()
         self._persist()
 
