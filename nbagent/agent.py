@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal, Mapping, Sequence
@@ -51,6 +52,9 @@ class AgentConfig:
     fallback_model: str | None = None
     prices: Mapping[str, ModelInfo] | None = None
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    """MCP servers, ``{"name": {"command", "args", "env"} | {"url", "headers"}}``; merged over ``.mcp.json`` in cwd."""
+    mcp_wait_timeout: float = 10.0
+    """Longest wait before a request for MCP servers that are still connecting."""
     custom_system_prompt: str | None = None
     append_system_prompt: str | None = None
     allowed_paths: Sequence[Path] = ()
@@ -117,6 +121,13 @@ class Agent:
             shell_enabled=config.shell, tool_output_limit=config.tool_output_limit,
             sleep=sleep or asyncio.sleep, kernel_facts=kernel_facts, in_notebook=in_notebook,
         )
+        from .tools.mcp_config import build_mcp_manager  # no mcp import unless servers are configured
+
+        # Connecting starts now, in the background; None when no server is configured.
+        self.mcp = None if engine is not None else build_mcp_manager(
+            config.mcp_servers, qcfg.cwd, wait_timeout=config.mcp_wait_timeout)
+        if self.mcp is not None:
+            qcfg = self.mcp.attach(qcfg, owner=self)
         self.engine = engine or QueryEngine(qcfg)
 
     def __repr__(self) -> str:
@@ -137,6 +148,11 @@ class Agent:
         if self._announce and not _announced_simulated:
             _announced_simulated = True
             yield Notice(level="info", message=SIMULATED_NOTICE)
+        if self.mcp is not None:
+            # The engine lists tools before its own wait: wait here, so that the first request
+            # already offers the tools of servers that connect within the bound.
+            for warning in await self.mcp.wait_for_tools():
+                yield Notice(level="warning", message=warning)
         async for event in self.engine.submit_message(prompt):
             yield event
 
@@ -151,19 +167,39 @@ class Agent:
     def run_sync(self, prompt: str) -> list[Event]:
         """Blocking convenience: run ``prompt`` and return all its events.
 
-        Inside a running loop (a notebook cell) this applies ``nest_asyncio`` at this call only.
+        Inside a running loop (a notebook cell) the run gets a private loop on a worker thread and
+        this thread waits with a 0.1 s tick, so an interrupt aborts it cleanly. (``nest_asyncio``
+        was measured to break ipykernel 7: its shell tasks share one ``Context``, which a nested
+        loop cannot re-enter.) Permission clicks reach a blocked cell through the nbagent kernel's
+        shell-channel fast path.
         """
         async def collect() -> list[Event]:
             return [e async for e in self.run(prompt)]
 
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(collect())
-        import nest_asyncio  # applied lazily: never at import, only for this blocking call
+        box: dict[str, Any] = {}
 
-        nest_asyncio.apply(loop)
-        return loop.run_until_complete(collect())
+        def work() -> None:
+            try:
+                box["events"] = asyncio.run(collect())
+            except BaseException as exc:  # handed to the calling thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="nbagent-run-sync", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except KeyboardInterrupt:
+            self.abort()
+            worker.join(5)
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box["events"]
 
     # ----- controls and state ------------------------------------------------------------
     def abort(self) -> None:
@@ -202,6 +238,15 @@ class Agent:
     def simulated_api(self) -> Any:
         """The simulated Messages API behind this agent (None with a real key)."""
         return getattr(self.provider, "api", None)
+
+    def mcp_status(self) -> list[str]:
+        """One line per MCP server: name, transport, state and tools (empty without servers)."""
+        return self.mcp.status_lines() if self.mcp is not None else []
+
+    async def aclose(self) -> None:
+        """Release the session's background resources: MCP connections and server processes."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
 
 def last_done(events: Sequence[Event]) -> Done | None:

@@ -71,12 +71,24 @@ class AbortGuard:
             yield
         except asyncio.CancelledError:
             if self._fired:
-                self._fired = False
-                task = self._task
-                uncancel = getattr(task, "uncancel", None)
-                if uncancel is not None:
-                    uncancel()
+                self._consume_cancel()
                 raise Aborted() from None
+            raise  # not ours (e.g. the kernel's interrupt): let it propagate
+        except Exception as exc:
+            if self._fired:  # the awaited code turned our cancellation into its own error
+                self._consume_cancel()
+                raise Aborted() from exc
             raise
         finally:
             self._armed = False
+        if self._fired:
+            # The awaited code swallowed our cancellation and returned: still an abort.
+            self._consume_cancel()
+            raise Aborted()
+
+    def _consume_cancel(self) -> None:
+        """Undo the cancellation request we made, so the task is not left half-cancelled."""
+        self._fired = False
+        uncancel = getattr(self._task, "uncancel", None)
+        if uncancel is not None:
+            uncancel()

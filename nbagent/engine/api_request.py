@@ -8,11 +8,12 @@ the api-request spec. It is an async generator of engine events that ends with o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Union
 
-from .abort import AbortGuard
+from .abort import AbortGuard, Aborted
 from .context import ContextManager, ContextResult, RequestUsage, get_context_window_info, get_next_truncation_range
 from .errors import (
     ContextOverflowError, ErrorKind, MAX_AUTO_RETRIES, NbAgentError, classify_error, error_message,
@@ -90,6 +91,7 @@ class RequestSettings:
     on_context_changed: Callable[[], None] | None = None  # persist range + context_history.json
     wait_for_tools: Callable[[], Awaitable[list[str]]] | None = None  # bounded MCP wait → warnings
     timeout_s: float | None = None
+    tool_wait_s: float = 10.0  # longest wait for tool servers before a request
 
 
 async def attempt_api_request(
@@ -108,22 +110,28 @@ async def attempt_api_request(
     Raises :class:`RequestCancelled` when the user gives up, and ``Aborted`` on abort.
     """
     if settings.wait_for_tools is not None:
-        with guard.armed():
-            for warning in await settings.wait_for_tools():
-                yield Notice(level="warning", message=warning)
+        for warning in await _wait_for_tools(settings, guard):
+            yield Notice(level="warning", message=warning)
 
     model = settings.model
     retries = 0  # automatic retries in the current failure streak
     total_retries = 0
     overflow_recovered = False
     started = time.perf_counter()
+    # The previous request's size decides truncation once per request: a retry must not truncate
+    # again on the same (stale) figures.
+    previous = state.previous_usage
 
     while True:
         guard.check()
         ts = state.next_ts()
+        # Updates the context manager makes now are recorded at this request's timestamp, so a
+        # rollback to the end of an earlier turn (whose mark is older) undoes them.
         ctx = settings.context_manager.get_new_context_messages_and_metadata(
-            state.history, state.deleted_range, state.previous_usage, context_window=settings.context_window
+            state.history, state.deleted_range, dataclasses.replace(previous, ts=ts) if previous else None,
+            context_window=settings.context_window,
         )
+        previous = None
         if ctx.updated_deleted_range or ctx.file_read_saving is not None:
             changed_range = ctx.deleted_range != state.deleted_range
             state.deleted_range = ctx.deleted_range
@@ -174,14 +182,11 @@ async def attempt_api_request(
                 raise NbAgentError("the stream ended without a complete message")
             if complete.stop_reason == "model_context_window_exceeded":
                 raise ContextOverflowError("the model's context window was exceeded")
-        except (asyncio.CancelledError, GeneratorExit):
+        except (asyncio.CancelledError, GeneratorExit, Aborted):
             raise
-        except NbAgentError as exc:
-            if type(exc).__name__ == "Aborted":
-                raise
-            error = exc
         except Exception as exc:  # SDK and transport errors: classified below
-            error = exc
+            # A failure after the complete message arrived (e.g. while closing) loses nothing.
+            error = exc if complete is None else None
         finally:
             await _aclose(stream)
 
@@ -201,10 +206,12 @@ async def attempt_api_request(
             yield StreamInterrupted(error_kind=kind.value, message=message, partial_text="".join(partial))
 
         if kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED:
-            can_shorten = len(messages) > 3
+            new_range = get_next_truncation_range(state.history, state.deleted_range, "quarter")
+            hidden_end = state.deleted_range[1] if state.deleted_range else 1
+            # Shortening must hide more than now; otherwise the retry would fail the same way.
+            can_shorten = len(messages) > 3 and new_range[1] > hidden_end
             if not overflow_recovered and can_shorten:
                 overflow_recovered = True
-                new_range = get_next_truncation_range(state.history, state.deleted_range, "quarter")
                 settings.context_manager.apply_standard_truncation_notice(ts, state.history)
                 state.deleted_range = new_range
                 if settings.on_context_changed:
@@ -260,6 +267,22 @@ async def attempt_api_request(
             retries = 0
             continue
         raise RequestCancelled(kind, message)
+
+
+async def _wait_for_tools(settings: RequestSettings, guard: AbortGuard) -> list[str]:
+    """Wait (bounded) for tool servers; a timeout or failure is a warning, never a failed request."""
+    assert settings.wait_for_tools is not None
+    limit = settings.tool_wait_s
+    try:
+        with guard.armed():
+            warnings = await asyncio.wait_for(settings.wait_for_tools(), timeout=limit)
+    except asyncio.TimeoutError:
+        return [f"Tool servers were still connecting after {limit:g} s; continuing without their tools."]
+    except Aborted:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken tool server must not fail the request
+        return [f"Waiting for tool servers failed ({type(exc).__name__}: {exc}); continuing without them."]
+    return [str(w) for w in warnings or ()]
 
 
 async def _ask(settings: RequestSettings, event: ApiRequestFailed, guard: AbortGuard) -> FailureChoice:

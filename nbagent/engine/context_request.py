@@ -22,24 +22,44 @@ ORPHANED_RESULTS_NOTICE = "[NOTE] Tool results of removed conversation history w
 
 
 class RequestMemo:
-    """Reusable results of earlier builds, keyed by the identity of the source messages.
+    """Reusable results of earlier builds, for a session that builds nearly the same request
+    every turn.
 
-    A session builds nearly the same request every turn; reusing the edited copies keeps their
-    identity stable, so per-message token caches hit as well. Holding the source objects (not
-    just their ids) keeps an id from being reused by another message while it is cached.
+    ``edits``/``strip``/``pairs`` keep changed copies of messages by the identity of their source,
+    so the copies keep their identity too (and per-message token caches hit). ``last`` is the
+    previous request: when the history has only grown since, the next request is that one plus
+    the new messages, with the pairing repair re-run from the last assistant message only.
+    Holding the source objects (not just their ids) keeps an id from being reused while cached.
     """
 
-    __slots__ = ("edits", "strip", "pairs")
+    __slots__ = ("edits", "strip", "pairs", "last")
 
     def __init__(self) -> None:
         self.edits: dict[int, tuple[Mapping[str, Any], int, Message]] = {}
         self.strip: tuple[Mapping[str, Any], Message] | None = None
-        self.pairs: dict[int, tuple[Mapping[str, Any], Mapping[str, Any], list[Message]]] = {}
+        self.pairs: dict[int, tuple[Mapping[str, Any], list[str], list[Message]]] = {}
+        self.last: _LastBuild | None = None
 
     def clear(self) -> None:
         self.edits.clear()
         self.strip = None
         self.pairs.clear()
+        self.last = None
+
+
+class _LastBuild:
+    """The previous request and what it was built from."""
+
+    __slots__ = ("updates", "clock", "start_from", "head", "rest", "pre", "out", "resume_pre", "resume_out")
+
+    def __init__(self, updates: Any, clock: int, start_from: int, head: list[Any], rest: list[Any],
+                 pre: list[Any], out: list[Any], resume_pre: int, resume_out: int) -> None:
+        self.updates, self.clock, self.start_from = updates, clock, start_from
+        self.head, self.rest = head, rest  # source messages 0-1 and start_from…
+        self.pre, self.out = pre, out  # before and after the pairing repair
+        # out[:resume_out] is the repair of pre[:resume_pre]; pre[resume_pre] is an assistant
+        # message after a user message, where the repair can restart with no state.
+        self.resume_pre, self.resume_out = resume_pre, resume_out
 
 
 def get_truncated_messages(
@@ -65,18 +85,79 @@ def build_request(
 ) -> list[Message]:
     """:func:`get_truncated_messages`, reusing ``memo`` across calls when given."""
     source = messages if isinstance(messages, list) else list(messages)
-    if len(source) <= 1:
+    n = len(source)
+    if n <= 1:
         return list(source)  # type: ignore[arg-type]
     # Cline would slice from end + 1 even for an end below 1 and send messages 0-1 twice.
     start_from = max(start_of_rest(deleted_range), 2)
-    out: list[Any] = source[0:2] + source[start_from:]
+    clock = updates.clock if updates is not None else -1
+    if memo is not None and memo.last is not None:
+        grown = _extend_last(memo, source, start_from, updates, clock)
+        if grown is not None:
+            return grown
+    pre: list[Any] = source[0:2] + source[start_from:]
     if updates is not None and len(updates):
-        for index in (*updates.indices_between(0, 2), *updates.indices_between(start_from, len(source))):
+        for index in (*updates.indices_between(0, 2), *updates.indices_between(start_from, n)):
             position = index if index < 2 else index - start_from + 2
-            out[position] = edited_message(source[index], index, updates, memo)
-    if start_from > 2 and len(out) > 2:
-        out[2] = _stripped(out[2], memo)
-    return _ensure(out, memo)
+            pre[position] = edited_message(source[index], index, updates, memo)
+    if start_from > 2 and len(pre) > 2:
+        pre[2] = _stripped(pre[2], memo)
+    if memo is None:
+        return _ensure(pre, None)
+    resume = _resume_point(pre, 0)
+    out = _ensure(pre[:resume], memo)
+    resume_out = len(out)
+    out += _ensure(pre[resume:], memo)
+    memo.last = _LastBuild(updates, clock, start_from, source[0:2], source[start_from:], pre, out, resume, resume_out)
+    return list(out)  # the caller may change its list; the memo keeps its own
+
+
+def _extend_last(
+    memo: RequestMemo, source: list[Any], start_from: int, updates: ContextHistoryUpdates | None, clock: int
+) -> list[Message] | None:
+    """The previous request plus what was appended to the history since, or None when anything
+    else changed (range, updates, or any kept message: checked by identity at C speed)."""
+    last = memo.last
+    assert last is not None
+    n_prev = start_from + len(last.rest)
+    if (
+        last.updates is not updates
+        or last.clock != clock
+        or last.start_from != start_from
+        or not last.rest
+        or len(source) < n_prev
+        or source[n_prev - 1] is not last.rest[-1]
+        or source[0:2] != last.head
+        or source[start_from:n_prev] != last.rest  # list == compares identity first, in C
+    ):
+        return None
+    added = source[n_prev:]
+    new = added
+    stale_updates = updates.indices_between(n_prev, len(source)) if updates is not None else ()
+    if stale_updates:  # updates recorded for indices the history had not reached yet
+        new = list(added)
+        for index in stale_updates:
+            new[index - n_prev] = edited_message(source[index], index, updates, memo)  # type: ignore[arg-type]
+    # The memo owns rest/pre/out (callers only ever get copies), so they grow in place.
+    last.rest.extend(added)
+    pre = last.pre
+    pre.extend(new)
+    resume = _resume_point(pre, last.resume_pre)
+    out = last.out
+    del out[last.resume_out:]
+    out.extend(_ensure(pre[last.resume_pre : resume], memo))
+    last.resume_pre, last.resume_out = resume, len(out)
+    out.extend(_ensure(pre[resume:], memo))
+    return list(out)
+
+
+def _resume_point(pre: list[Any], floor: int) -> int:
+    """The last index ≥ ``floor`` of an assistant message that follows a user message (the
+    repair restarts cleanly there), else ``floor``."""
+    for i in range(len(pre) - 1, max(floor, 1) - 1, -1):
+        if pre[i].get("role") == "assistant" and pre[i - 1].get("role") == "user":
+            return i
+    return floor
 
 
 def ensure_tool_results_follow_tool_use(messages: Sequence[Mapping[str, Any]]) -> list[Message]:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from .errors import CorruptFileError
+from .persist import atomic_write_text, read_json
 
 CONTEXT_HISTORY_FILE = "context_history.json"
 
@@ -139,6 +139,11 @@ class ContextHistoryUpdates:
     def version(self, message_index: int) -> int:
         """A number that changes whenever this message's updates change (0 = never had any)."""
         return self._versions.get(message_index, 0)
+
+    @property
+    def clock(self) -> int:
+        """A number that changes whenever any update changes."""
+        return self._clock
 
     def indices_between(self, start: int, stop: int) -> list[int]:
         """Sorted message indices with updates in ``[start, stop)``."""
@@ -283,40 +288,9 @@ def _update_from_json(raw: Any) -> ContextUpdate:
 # -- the file --------------------------------------------------------------------------------
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never a torn one:
-    a temp file in the same directory, fsync, then ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    # Make the rename itself durable; not every platform lets us open a directory.
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 def save_updates(updates: ContextHistoryUpdates, task_dir: str | os.PathLike[str]) -> Path:
     """Write ``context_history.json`` into ``task_dir`` atomically; returns its path."""
-    directory = Path(task_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / CONTEXT_HISTORY_FILE
+    path = Path(task_dir) / CONTEXT_HISTORY_FILE
     atomic_write_text(path, json.dumps(updates.to_json(), ensure_ascii=False, separators=(",", ":")))
     return path
 
@@ -328,13 +302,11 @@ def load_updates(task_dir: str | os.PathLike[str]) -> ContextHistoryUpdates:
     touched.
     """
     path = Path(task_dir) / CONTEXT_HISTORY_FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    missing = object()
+    data = read_json(path, default=missing)  # raises CorruptFileError for bytes that are not JSON
+    if data is missing:
         return ContextHistoryUpdates()
-    except OSError as exc:
-        raise CorruptFileError(path, f"cannot be read: {exc}") from exc
     try:
-        return ContextHistoryUpdates.from_json(json.loads(raw.decode("utf-8")))
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
+        return ContextHistoryUpdates.from_json(data)
+    except (ValueError, RecursionError) as exc:
         raise CorruptFileError(path, str(exc)) from exc

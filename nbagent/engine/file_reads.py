@@ -8,8 +8,11 @@ Cline finds file reads with regexes over its own tool-result text. nbagent knows
   ``tool_result`` content) tool_use;
 - a ``<file_content path="…">…</file_content>`` mention in the text of a user message.
 
-Failed tool calls (``is_error``) and a read answered "unchanged since the read at turn N" carry no
-content and are not reads. For every path read two or more times after the hidden range, all but
+What carries no file content is not a read: failed tool calls (``is_error``), a ``read_file``
+answered "… is unchanged since the read at turn N; …" (``nbagent.engine.file_state``), and an
+``edit_file`` result of one line — nbagent's ``edit_file`` answers "Edited x: replaced 1
+occurrence…", and letting that supersede an earlier full read would leave the model with no copy
+of the file. An ``edit_file`` result that returns the final content (several lines) counts. For every path read two or more times after the hidden range, all but
 the last occurrence are replaced by :data:`DUPLICATE_FILE_READ_NOTICE`. A ``read_file`` with extra
 arguments (an offset, a line range) is a *partial* read: only a later whole-file read or a later
 read with the same arguments supersedes it. Reads are ordered as they happened: by turn, then by
@@ -32,8 +35,9 @@ WRITE_TOOLS = frozenset({"write_file"})
 EDIT_TOOLS = frozenset({"edit_file"})
 _PATH_KEYS = ("path", "file_path")
 _MENTION = re.compile(r'<file_content path="([^"]*)">([\s\S]*?)</file_content>')
-# What nbagent's read_file answers for a file it already showed unchanged: no content to keep.
-UNCHANGED_READ = re.compile(r"^\W*(?:file\s+)?unchanged since", re.IGNORECASE)
+# nbagent's read_file answer for a file the model already saw unchanged (FileStateCache.check_read):
+# one line, no content to keep.
+UNCHANGED_READ = re.compile(r"[^\n]*\bis unchanged since the read at turn \d+\b[^\n]*")
 
 Target = Literal["tool_result", "tool_use", "mention"]
 
@@ -147,13 +151,13 @@ def _tool_reads(prev: Mapping[str, Any], content: list[Any], index: int) -> list
         name = use.get("name")
         j_result, result = answer
         if name in READ_TOOLS:
-            if UNCHANGED_READ.match(_result_text(result)):
+            if UNCHANGED_READ.fullmatch(_result_text(result).strip()):
                 continue
             found.append(FileRead(path, _scope(tool_input), index, j_result, EditType.READ_FILE_TOOL, "tool_result"))
         elif name in WRITE_TOOLS:
             if isinstance(tool_input.get("content"), str) and index - 1 >= 2:
                 found.append(FileRead(path, None, index - 1, j_use, EditType.ALTER_FILE_TOOL, "tool_use"))
-        elif name in EDIT_TOOLS:
+        elif name in EDIT_TOOLS and "\n" in _result_text(result).strip():
             found.append(FileRead(path, None, index, j_result, EditType.ALTER_FILE_TOOL, "tool_result"))
     return found
 
@@ -168,6 +172,8 @@ def _input_path(tool_input: Mapping[str, Any]) -> str | None:
 
 def _scope(tool_input: Mapping[str, Any]) -> str | None:
     extra = {k: v for k, v in tool_input.items() if k not in _PATH_KEYS and v is not None}
+    if extra.get("offset") == 1 and "limit" not in extra:
+        del extra["offset"]  # read_file's lines are 1-based: from line 1 to the end is the whole file
     return json.dumps(extra, sort_keys=True, default=str) if extra else None
 
 

@@ -1,116 +1,43 @@
 """The conversation loop: ``QueryEngine.submit_message`` as an async generator of events.
 
 One API request per iteration (see ``api_request``); tool calls are validated, permitted and run
-in order; the loop stops at end of turn, a limit, an abort or an unrecovered error, and always
-leaves a valid history behind.
+in order (``tool_runner``); the loop stops at end of turn, a limit, an abort or an unrecovered
+error, and always leaves a valid history behind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, AsyncIterator
 
 from .abort import AbortGuard, Aborted
-from .api_request import (
-    OnApiFailure, RequestCancelled, RequestOutcome, RequestSettings, RequestState, Sleep,
-    attempt_api_request, cancel_on_failure,
-)
+from .api_request import RequestCancelled, RequestOutcome, RequestSettings, RequestState, attempt_api_request
 from .context import ContextManager, RequestUsage, get_context_window_info
 from .cost import cost_of
 from .events import (
-    Done, DoneReason, Event, Notice, PermissionAsked, PermissionDenied, TextDelta, ThinkingDelta,
-    ToolResult, ToolUse, ToolUseDelta, Totals, TurnCompleted, TurnRecord,
+    ContextTruncated, Done, DoneReason, Event, ModelFallback, TextDelta, ThinkingDelta, ToolUseDelta, Totals,
+    TurnCompleted, TurnRecord,
 )
 from .file_state import FileStateCache
-from .messages import tool_uses
-from .models import DEFAULT_MODEL, ModelInfo, context_window_for
-from .permissions import Allow, CanUseTool, Deny, PermissionDenial, PermissionGate
-from .prompt import SystemPromptContext, VariableInfo, build_system_prompt, read_ignore_patterns, read_rules
+from .messages import blocks, tool_uses
+from .models import context_window_for
+from .permissions import PermissionDenial, PermissionGate
+from .prompt import SystemPromptContext, build_system_prompt
+from .query_config import DEFAULT_TOOL_OUTPUT_LIMIT, KernelFacts, QueryEngineConfig, RulesCache, SentRequest
 from .session import SessionStore, TurnMark, totals_from_records
-from .stream import Provider
 from .tokens import TokenCounter
-from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput
+from .tool_api import ToolContext, ToolLike
+from .tool_runner import NOT_RUN, error_result, run_tool_call, truncate_middle
 
-DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
+__all__ = [
+    "DEFAULT_TOOL_OUTPUT_LIMIT", "KernelFacts", "QueryEngine", "QueryEngineConfig", "SentRequest",
+]
+
 _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
-KernelFacts = Callable[[], tuple[Sequence[VariableInfo], Sequence[str]]]
-
-
-@dataclass(frozen=True)
-class QueryEngineConfig:
-    """One session's configuration (frozen: make a new one with ``dataclasses.replace``)."""
-
-    provider: Provider
-    """Where replies come from: ``nbagent.providers.anthropic`` (real or simulated API)."""
-    cwd: Path = field(default_factory=Path.cwd)
-    """Working directory: file tools resolve paths here and refuse paths outside it."""
-    model: str = DEFAULT_MODEL
-    fallback_model: str | None = None
-    """Used for the rest of a turn when the primary fails with overloaded/not_found after retries."""
-    tools: Sequence[ToolLike] = ()
-    can_use_tool: CanUseTool | None = None
-    """Asked about every non-read-only tool call; None (headless) denies them with a clear reason."""
-    allow: Sequence[str] = ()
-    """Tool names allowed without asking."""
-    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
-    initial_messages: Sequence[dict[str, Any]] = ()
-    custom_system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    thinking_budget: int | None = None
-    """Extended thinking budget in tokens (None: off)."""
-    max_turns: int | None = None
-    """Most API requests per ``submit_message``."""
-    max_budget_usd: float | None = None
-    """Stop before the next request once the session's cost reaches this."""
-    max_tokens: int = 8192
-    context_window: int | None = None
-    """Override of the model table's window (a tiny one makes truncation visible in demos)."""
-    auto_condense: bool = False
-    task_dir: Path | None = None
-    """Persistence folder (None: in memory only)."""
-    on_api_failure: OnApiFailure = cancel_on_failure
-    abort: asyncio.Event | None = None
-    prices: Mapping[str, ModelInfo] | None = None
-    allowed_paths: Sequence[Path] = ()
-    executor: Any = None
-    """The python tool's executor (the notebook supplies one on the live namespace)."""
-    shell_enabled: bool = False
-    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
-    max_retry_delay: float = 60.0
-    sleep: Sleep = asyncio.sleep
-    """Injectable for tests (a fake clock instead of real waits)."""
-    kernel_facts: KernelFacts | None = None
-    """Returns (user variables, recent cell inputs) for the system prompt."""
-    in_notebook: bool = False
-    wait_for_tools: Callable[[], Awaitable[list[str]]] | None = None
-    """Bounded wait for tool servers before each request; returns warnings to show."""
-    dynamic_tools: Callable[[], Sequence[ToolLike]] | None = None
-    """Tools that come and go during a session (MCP servers), read before each request."""
-
-
-@dataclass(frozen=True)
-class SentRequest:
-    """What the model saw at one request (kept in memory for ``%agent saw``)."""
-
-    request: int
-    turn: int
-    model: str
-    system: str
-    messages: list[dict[str, Any]]
-    tools: list[str]
-
-
-def _truncate_middle(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 80, 0)
-    head, tail = text[: keep // 2], text[len(text) - keep // 2:]
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head}\n... [{omitted:,} characters omitted] ...\n{tail}"
+_truncate_middle = truncate_middle  # kept for callers of the old private name
+_error_result = error_result
 
 
 def _clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
@@ -141,9 +68,12 @@ class QueryEngine:
         self.retry_now_event = asyncio.Event()
         self._abort = config.abort or asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._turn_model = config.model
+        self._rules = RulesCache(config.cwd)
+        self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self.store = SessionStore(config.task_dir) if config.task_dir else None
         if self.store is not None:
-            self.context_manager.task_dir = config.task_dir  # type: ignore[attr-defined]
+            self.context_manager.task_dir = Path(config.task_dir)  # type: ignore[arg-type]
 
     # ----- public state -------------------------------------------------------------------
     @property
@@ -200,12 +130,12 @@ class QueryEngine:
         guard.start()
         self.turn += 1
         turn = self.turn
+        self._turn_model = self.config.model  # a fallback lasts for the rest of one turn only
         self._append_user(prompt)
         self._persist()
         reason: DoneReason = "end_turn"
         error: str | None = None
-        pending: list[dict[str, Any]] = []  # tool_use blocks not yet answered
-        answered: list[dict[str, Any]] = []
+        answered: list[dict[str, Any]] = []  # tool_result blocks of the tool calls being answered
         requests_this_turn = 0
         try:
             while True:
@@ -213,42 +143,46 @@ class QueryEngine:
                     reason = "max_turns"
                     break
                 budget = self.config.max_budget_usd
-                if budget is not None and requests_this_turn > 0 and self.totals.cost_usd >= budget:
+                if budget is not None and self.totals.cost_usd >= budget:
                     reason = "max_budget"
                     break
                 requests_this_turn += 1
                 outcome: RequestOutcome | None = None
                 system = self._system_prompt()
-                tool_defs = [self._definition(t) for t in self.tools.values()]
+                tools = self.tools
+                tool_defs = [self._definition(t) for t in tools.values()]
                 async for item in attempt_api_request(
                     self._settings(), self.state, system=system, tools=tool_defs, turn=turn,
                     request_no=len(self.records) + 1, guard=guard, counter=self.counter,
                 ):
                     if isinstance(item, RequestOutcome):
                         outcome = item
-                    else:
-                        if getattr(item, "kind", "") == "context_truncated":
-                            self.truncations += 1
-                            # Hidden reads are gone for the model: "unchanged since turn N" would lie.
-                            self.file_state.invalidate_reads()
-                        yield self._log(item)
+                        continue
+                    if isinstance(item, ContextTruncated):
+                        self.truncations += 1
+                        # Hidden reads are gone for the model: "unchanged since turn N" would lie.
+                        self.file_state.invalidate_reads()
+                    elif isinstance(item, ModelFallback):
+                        self._turn_model = item.to_model
+                    yield self._log(item)
                 assert outcome is not None
                 record = self._complete_request(outcome, turn, system, tool_defs)
                 yield self._log(TurnCompleted(record=record))
-                message = self.history[-1]
-                uses = tool_uses(message)
+                uses = tool_uses(self.history[-1])
                 if outcome.complete.stop_reason == "refusal":
                     reason = "refusal"
                 if not uses:
                     break
-                pending, answered = list(uses), []
+                answered = []
                 for use in uses:
                     guard.check()
-                    async for ev in self._run_tool(use, turn, guard, answered):
+                    async for ev in run_tool_call(
+                        use, tools=tools, gate=self.gate, guard=guard, make_context=self._tool_context(turn),
+                        turn=turn, output_limit=self.config.tool_output_limit, answered=answered,
+                    ):
                         yield self._log(ev)
-                    pending.pop(0)
                 self._append_results(answered)
-                pending, answered = [], []
+                answered = []
                 self._persist()
                 if reason == "refusal":
                     break
@@ -258,51 +192,64 @@ class QueryEngine:
             reason, error = "error", str(exc)
         finally:
             guard.stop()
-            # Whatever happened, every tool_use gets its tool_result before anything is saved.
-            if pending:
-                done_ids = {b["tool_use_id"] for b in answered}
-                for use in pending:
-                    if use["id"] not in done_ids:
-                        answered.append(_error_result(use["id"], "Not run: the run was stopped before this tool call."))
-                self._append_results(answered)
+            # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
+            # its tool_result before anything is saved.
+            self._answer_dangling(answered)
             self._mark_turn(turn)
             self._persist()
+            self._persist_events()
         yield self._log(Done(reason=reason, totals=self.totals, error=error))
         self._persist_events()
 
     # ----- pieces of the loop ---------------------------------------------------------------
     def _settings(self) -> RequestSettings:
         return RequestSettings(
-            provider=self.config.provider, context_manager=self.context_manager, model=self.config.model,
+            provider=self.config.provider, context_manager=self.context_manager, model=self._turn_model,
             context_window=self.context_window, max_tokens=self.config.max_tokens,
             fallback_model=self.config.fallback_model, thinking_budget=self.config.thinking_budget,
             max_retry_delay=self.config.max_retry_delay, on_api_failure=self.config.on_api_failure,
             sleep=self.config.sleep, retry_now=self.retry_now_event, on_context_changed=self._persist_context,
-            wait_for_tools=self.config.wait_for_tools,
+            wait_for_tools=self.config.wait_for_tools, timeout_s=self.config.request_timeout_s,
         )
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
-        return {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
+        """The tool's API definition, built once per tool object (schemas do not change)."""
+        hit = self._definitions.get(id(tool))
+        if hit is not None and hit[0] is tool:
+            return hit[1]
+        definition = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
+        self._definitions[id(tool)] = (tool, definition)
+        return definition
+
+    def _tool_context(self, turn: int) -> Any:
+        cfg = self.config
+
+        def make(tool_use_id: str) -> ToolContext:
+            return ToolContext(
+                cwd=cfg.cwd, turn=turn, abort=self._abort, file_state=self.file_state,
+                allowed_paths=tuple(cfg.allowed_paths), executor=cfg.executor, shell_enabled=cfg.shell_enabled,
+                max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
+            )
+
+        return make
 
     def _system_prompt(self) -> str:
         cfg = self.config
         variables, inputs = cfg.kernel_facts() if cfg.kernel_facts else ((), ())
+        rules, ignore = self._rules.get()
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self.tools), variables=variables, recent_inputs=inputs,
-            rules=read_rules(cfg.cwd), ignore_patterns=read_ignore_patterns(cfg.cwd),
-            custom_system_prompt=cfg.custom_system_prompt, append_system_prompt=cfg.append_system_prompt,
-            in_notebook=cfg.in_notebook,
+            rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
+            append_system_prompt=cfg.append_system_prompt, in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
 
     def _append_user(self, prompt: str | list[dict[str, Any]]) -> None:
         new_blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
         if self.history and self.history[-1]["role"] == "user":
-            # Keep roles alternating (e.g. after a failed request): extend the waiting user message.
-            last = self.history[-1]
-            content = last["content"]
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-            self.history[-1] = {"role": "user", "content": blocks + new_blocks}
+            # Keep roles alternating (e.g. after a failed request): extend the waiting user message
+            # (a new object: the turn mark remembers how many blocks it had, for rollback).
+            self.history[-1] = {"role": "user", "content": blocks(self.history[-1]) + new_blocks}
         else:
             self.history.append({"role": "user", "content": new_blocks})
 
@@ -310,15 +257,22 @@ class QueryEngine:
         if results:
             self.history.append({"role": "user", "content": results})
 
+    def _answer_dangling(self, answered: list[dict[str, Any]]) -> None:
+        """If the last message calls tools, answer each call: its result if it ran, else an error."""
+        last = self.history[-1] if self.history else None
+        if last is None or last.get("role") != "assistant":
+            return
+        uses = tool_uses(last)
+        if not uses:
+            return
+        by_id = {b.get("tool_use_id"): b for b in answered}
+        self._append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), NOT_RUN) for u in uses])
+
     def _complete_request(self, outcome: RequestOutcome, turn: int, system: str, tool_defs: list[dict[str, Any]]) -> TurnRecord:
         c = outcome.complete
         self.history.append(_clean_assistant(c.message))
         u = c.usage
-        self.state.previous_usage = RequestUsage(
-            ts=outcome.ts, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-            cache_creation_input_tokens=u.cache_creation_input_tokens,
-            cache_read_input_tokens=u.cache_read_input_tokens,
-        )
+        self.state.previous_usage = RequestUsage.from_usage(outcome.ts, u)
         info = get_context_window_info(self.context_window)
         record = TurnRecord(
             turn=turn, request=len(self.records) + 1, model=c.model or outcome.model, usage=u,
@@ -335,62 +289,6 @@ class QueryEngine:
         self._persist()
         return record
 
-    async def _run_tool(self, use: dict[str, Any], turn: int, guard: AbortGuard,
-                        answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
-        """Validate, permit and run one tool call; appends its result block to ``answered``."""
-        uid, name, raw = use["id"], use.get("name", ""), use.get("input")
-        yield ToolUse(tool_use_id=uid, name=name, input=raw)
-        started = time.perf_counter()
-        tool = self.tools.get(name)
-        if tool is None:
-            msg = f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self.tools)) or 'none'}."
-            answered.append(_error_result(uid, msg))
-            yield ToolResult(tool_use_id=uid, name=name, content=msg, is_error=True)
-            return
-        try:
-            tool_input = tool.validate(raw)
-        except ToolInputError as exc:
-            answered.append(_error_result(uid, str(exc)))
-            yield ToolResult(tool_use_id=uid, name=name, content=str(exc), is_error=True)
-            return
-        if self.gate.will_ask(tool):
-            yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
-        with guard.armed():
-            decision = await self.gate.check(tool, uid, tool_input, turn)
-        if isinstance(decision, Deny):
-            yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
-            msg = f"The user denied this {name} call" + (f": {decision.reason}" if decision.reason else ".")
-            answered.append(_error_result(uid, msg))
-            yield ToolResult(tool_use_id=uid, name=name, content=msg, is_error=True)
-            return
-        ctx = ToolContext(
-            cwd=self.config.cwd, turn=turn, abort=self._abort, file_state=self.file_state,
-            allowed_paths=tuple(self.config.allowed_paths), executor=self.config.executor,
-            shell_enabled=self.config.shell_enabled, max_output_chars=self.config.tool_output_limit,
-            tool_use_id=uid,
-        )
-        try:
-            with guard.armed():
-                out = await tool.run(tool_input, ctx)
-        except Aborted:
-            answered.append(_error_result(uid, "Interrupted: the user stopped the run while this tool was running."))
-            raise
-        except Exception as exc:  # a tool bug must not break the loop; the model hears about it
-            out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        content = out.content
-        display = out.display
-        if isinstance(content, str) and len(content) > self.config.tool_output_limit:
-            display = display or content
-            content = _truncate_middle(content, self.config.tool_output_limit)
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": uid, "content": content}
-        if out.is_error:
-            block["is_error"] = True
-        answered.append(block)
-        text = content if isinstance(content, str) else "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict))
-        yield ToolResult(tool_use_id=uid, name=name, content=text, is_error=out.is_error,
-                         duration_s=time.perf_counter() - started, display=display)
-
     # ----- persistence, rollback, resume -------------------------------------------------
     def _log(self, event: Event) -> Event:
         if not isinstance(event, _DELTAS):
@@ -399,9 +297,11 @@ class QueryEngine:
 
     def _mark_turn(self, turn: int) -> None:
         pu = dataclasses.asdict(self.state.previous_usage) if self.state.previous_usage else None
+        last_blocks = len(blocks(self.history[-1])) if self.history else None
         self.marks = [m for m in self.marks if m.turn < turn]
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.state.deleted_range,
-                                   ts=self.state.last_ts, records_len=len(self.records), previous_usage=pu))
+                                   ts=self.state.last_ts, records_len=len(self.records), previous_usage=pu,
+                                   last_blocks=last_blocks))
 
     def _persist_context(self) -> None:
         if self.store is not None:
@@ -436,8 +336,14 @@ class QueryEngine:
                 raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
             mark = found[0]
         del self.history[mark.history_len:]
+        if self.history and mark.last_blocks is not None:
+            # A later prompt may have been merged into the turn's last (user) message: undo that.
+            last = self.history[-1]
+            if isinstance(last.get("content"), list) and len(last["content"]) > mark.last_blocks:
+                self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
         self.state.deleted_range = mark.deleted_range
         self.state.previous_usage = RequestUsage(**mark.previous_usage) if mark.previous_usage else None
+        self.state.last_ts = max(self.state.last_ts, mark.ts)
         self.context_manager.truncate_context_history(mark.ts)
         del self.records[mark.records_len:]
         self.sent = [s for s in self.sent if s.request <= mark.records_len]
@@ -449,7 +355,11 @@ class QueryEngine:
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: QueryEngineConfig) -> "QueryEngine":
-        """Rebuild a session from ``task_dir`` (``config.task_dir`` is set to it)."""
+        """Rebuild a session from ``task_dir`` (``config.task_dir`` is set to it).
+
+        A corrupt file raises :class:`~nbagent.engine.errors.CorruptFileError` naming it; nothing
+        on disk is changed then.
+        """
         snap = SessionStore(task_dir).load()
         engine = cls(dataclasses.replace(config, task_dir=Path(task_dir), initial_messages=()))
         engine.history.extend(snap.history)
@@ -460,15 +370,13 @@ class QueryEngine:
         engine.records = snap.records
         engine.events = snap.events
         engine.marks = snap.marks
+        engine.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         engine.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         # A session killed between a tool_use and its results is repaired before it continues.
         last = engine.history[-1] if engine.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
             engine.history.append({"role": "user", "content": [
-                _error_result(u["id"], "Not run: the session ended before this tool call ran.") for u in tool_uses(last)
+                error_result(u["id"], "Not run: the session ended before this tool call ran.") for u in tool_uses(last)
             ]})
+            engine._persist()
         return engine
-
-
-def _error_result(tool_use_id: str, message: str) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}

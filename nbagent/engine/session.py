@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .context_updates import load_updates
 from .cost import Usage
 from .errors import CorruptFileError
 from .events import Event, Totals, TurnRecord, event_from_dict, event_to_dict
@@ -35,6 +36,8 @@ class TurnMark:
     ts: int
     records_len: int
     previous_usage: dict[str, int] | None = None
+    last_blocks: int | None = None
+    """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
 
 
 @dataclass
@@ -105,22 +108,15 @@ class SessionStore:
         })
 
     def load(self) -> SessionSnapshot:
-        """Load the folder; a corrupt file raises :class:`CorruptFileError` naming it (untouched)."""
+        """Load the folder; a corrupt file raises :class:`CorruptFileError` naming it (untouched).
+
+        ``context_history.json`` is checked too (the context manager reads it on resume).
+        """
         if not self.task_dir.is_dir():
             raise FileNotFoundError(f"no session folder at {self.task_dir}")
-        hist_path = self.task_dir / HISTORY_FILE
-        history = read_json(hist_path, default=[])
-        if not isinstance(history, list) or not all(isinstance(m, dict) and "role" in m for m in history):
-            raise CorruptFileError(hist_path, "expected a list of messages")
-        problems = history_problems(history, allow_trailing_tool_use=True) if history else []
-        if problems:
-            raise CorruptFileError(hist_path, "invalid conversation: " + problems[0])
-        ui_path = self.task_dir / UI_FILE
-        raw_events = read_json(ui_path, default=[])
-        try:
-            events = [event_from_dict(e) for e in raw_events]
-        except (TypeError, ValueError, KeyError) as exc:
-            raise CorruptFileError(ui_path, f"bad event: {exc}") from None
+        history = _load_history(self.task_dir / HISTORY_FILE)
+        events = _load_events(self.task_dir / UI_FILE)
+        load_updates(self.task_dir)  # raises CorruptFileError naming context_history.json
         meta_path = self.task_dir / SESSION_FILE
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
@@ -131,15 +127,47 @@ class SessionStore:
                 TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None})
                 for m in meta.get("marks", [])
             ]
-        except (TypeError, KeyError, ValueError) as exc:
-            raise CorruptFileError(meta_path, f"bad record: {exc}") from None
-        rng = meta.get("deleted_range")
-        deleted_range = (int(rng[0]), int(rng[1])) if rng else None
+            rng = meta.get("deleted_range")
+            deleted_range = (int(rng[0]), int(rng[1])) if rng else None
+            last_ts = int(meta.get("last_ts", 0))
+            previous_usage = meta.get("previous_usage")
+            if previous_usage is not None:
+                previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
+            model = meta.get("model")
+            if model is not None and not isinstance(model, str):
+                raise TypeError("model is not a string")
+        except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
+            raise CorruptFileError(meta_path, f"bad session data: {exc}") from None
         # Files are written one by one; after a crash between writes, keep the range within history.
         if deleted_range and deleted_range[1] >= len(history):
             deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
         return SessionSnapshot(
-            history=history, events=events, model=meta.get("model"), deleted_range=deleted_range,
-            records=records, marks=marks, last_ts=int(meta.get("last_ts", 0)),
-            previous_usage=meta.get("previous_usage"),
+            history=history, events=events, model=model, deleted_range=deleted_range,
+            records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage,
         )
+
+
+def _load_history(path: Path) -> list[dict[str, Any]]:
+    history = read_json(path, default=[])
+    if not isinstance(history, list) or not all(
+        isinstance(m, dict) and m.get("role") in ("user", "assistant")
+        and isinstance(m.get("content"), (str, list)) for m in history
+    ):
+        raise CorruptFileError(path, "expected a list of messages")
+    try:
+        problems = history_problems(history, allow_trailing_tool_use=True) if history else []
+    except Exception as exc:  # noqa: BLE001 - malformed blocks: the file is corrupt, not the loader
+        raise CorruptFileError(path, f"invalid conversation: {type(exc).__name__}: {exc}") from None
+    if problems:
+        raise CorruptFileError(path, "invalid conversation: " + problems[0])
+    return history
+
+
+def _load_events(path: Path) -> list[Event]:
+    raw_events = read_json(path, default=[])
+    if not isinstance(raw_events, list):
+        raise CorruptFileError(path, "expected a list of events")
+    try:
+        return [event_from_dict(e) for e in raw_events]
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        raise CorruptFileError(path, f"bad event: {exc}") from None

@@ -153,7 +153,8 @@ def test_errors_and_unchanged_answers_are_not_reads():
     cm = ContextManager()
     h = chat(2) + read_turn("r1", "a.py", "1" * 400)
     h += [assistant(use("r2", "read_file", path="a.py")), user(result("r2", "no such file", is_error=True))]
-    h += [assistant(use("r3", "read_file", path="a.py")), user(result("r3", "File unchanged since the read at turn 2"))]
+    note = "a.py is unchanged since the read at turn 2; its content is in that earlier read_file result."
+    h += [assistant(use("r3", "read_file", path="a.py")), user(result("r3", note))]
     cm.get_new_context_messages_and_metadata(h, None, usage(7, 170_000), context_window=200_000)
     assert cm.replaced_reads() == frozenset()
 
@@ -166,7 +167,7 @@ def test_partial_reads_only_superseded_by_whole_or_same_reads():
     h += read_turn("p3", "a.py", "3" * 400, offset=0, limit=10)  # same lines as p1
     cm.get_new_context_messages_and_metadata(h, None, usage(7, 170_000), context_window=200_000)
     assert cm.replaced_reads() == {5}  # only p1
-    h += read_turn("w", "a.py", "4" * 400)  # a whole-file read supersedes the rest
+    h += read_turn("w", "a.py", "4" * 400, offset=1)  # from line 1 to the end: the whole file
     cm.get_new_context_messages_and_metadata(h, None, usage(8, 170_000), context_window=200_000)
     assert cm.replaced_reads() == {5, 7, 9}
 
@@ -181,8 +182,13 @@ def test_write_and_edit_count_as_reads_in_the_order_they_ran():
     assert cm.updates.block_updates(5) and cm.updates.block_updates(7)
     assert cm.updates.latest(7, 0) is not None  # the read result r2 replaced
     assert 6 not in cm.updates  # the write (the last occurrence) kept
-    # an edit returning the final content supersedes the write's content
-    h += [assistant(use("e1", "edit_file", path="a.py", old="new", new="newer")), user(result("e1", "newer" * 200))]
+    # nbagent's edit_file answers with one line: that is not a read and supersedes nothing
+    h += [assistant(use("e0", "edit_file", path="a.py", old="new", new="newer")),
+          user(result("e0", "Edited a.py: replaced 1 occurrence at line 1."))]
+    cm.get_new_context_messages_and_metadata(h, None, usage(8, 170_000), context_window=200_000)
+    assert 6 not in cm.updates
+    # an edit that returns the final content (several lines) supersedes the write's content
+    h += [assistant(use("e1", "edit_file", path="a.py", old="new", new="newer")), user(result("e1", "newer\n" * 200))]
     r = cm.get_new_context_messages_and_metadata(h, None, usage(8, 170_000), context_window=200_000)
     assert cm.updates.edit_type(6) == EditType.ALTER_FILE_TOOL
     full = cm.get_truncated_messages(h, None)
@@ -398,3 +404,9 @@ def test_as_of_is_a_non_destructive_rollback():
     snapshot = cm.updates.as_of(ts - 1)
     assert get_truncated_messages(history[:n], rng, snapshot) == request
     assert cm.updates != snapshot  # the live updates are unchanged
+
+
+def test_null_file_is_corrupt(tmp_path):
+    (tmp_path / CONTEXT_HISTORY_FILE).write_text("null")
+    with pytest.raises(CorruptFileError):
+        ContextManager().load(tmp_path)

@@ -216,3 +216,42 @@ def test_ensure_is_pure():
     before = copy.deepcopy(msgs)
     ensure_tool_results_follow_tool_use(msgs)
     assert msgs == before
+
+
+# -- the manager's incremental build -------------------------------------------------------------
+
+
+def test_incremental_build_matches_the_pure_function():
+    """Growing, replacing, rolling back in place and re-growing: the memoised build always equals
+    a fresh build, and hands out a new list each time."""
+    from nbagent.engine.context_updates import EditType
+
+    cm = ContextManager()
+    h = chat(2)
+    cm.updates.add(7, 0, 1, "an update for a message that does not exist yet", edit_type=EditType.READ_FILE_TOOL)
+
+    def check(rng=None):
+        got = cm.get_truncated_messages(h, rng)
+        assert got == get_truncated_messages(h, rng, cm.updates)
+        assert history_problems(got, allow_trailing_tool_use=True) == []
+        got.append("caller's own change")  # must not leak into the next build
+        return got
+
+    check()
+    for i in range(6):
+        h.append(user(text(f"q{i}")))
+        check()
+        h.append(assistant(text("a"), use(f"t{i}")))  # a trailing tool_use...
+        check()
+        h.append(user(result(f"t{i}", "r"), text("more")))  # ...answered in the next message
+        check()
+        h.append(assistant(text("done")))
+        check((2, 3))
+    h[9] = user(text("replaced in place"))  # same length, a middle message swapped
+    check()
+    del h[12:]  # rollback in place
+    check()
+    h += [user(text("new")), assistant(text("x"))]
+    check()
+    h[-2] = {**h[-2], "content": [text("edited last prompt")]}
+    check()

@@ -87,6 +87,15 @@ def _reply(kc: Any, msg_id: str, timeout: float = 30) -> dict[str, Any]:
             return msg
 
 
+def _wait_started(kc: Any, msg_id: str, timeout: float = 30) -> None:
+    """Until the kernel has begun executing ``msg_id`` (its execute_input is on iopub)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        m = kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.1))
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "execute_input":
+            return
+
+
 def _run(kc: Any, code: str, timeout: float = 30) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     outputs: list[dict[str, Any]] = []
     reply = kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append)
@@ -135,8 +144,10 @@ def test_fast_path_resolves_a_synchronous_wait(kernel: tuple[Any, Any]) -> None:
 @pytest.mark.kernel
 def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, Any]) -> None:
     km, kc = kernel
-    msg_id = kc.execute("import time; time.sleep(10)")
-    time.sleep(1.0)
+    # stop_on_error=False: otherwise ipykernel aborts requests queued right after the error.
+    msg_id = kc.execute("import time; time.sleep(10)", stop_on_error=False)
+    _wait_started(kc, msg_id)
+    time.sleep(0.3)
     start = time.monotonic()
     km.interrupt_kernel()
     reply = _reply(kc, msg_id)
@@ -149,9 +160,11 @@ def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, An
     # An awaiting cell: the registered abort is set, and the cell still sees the interrupt.
     msg_id = kc.execute(
         "import asyncio\nfrom nbagent.notebook import waiting as _W\n_ev = asyncio.Event()\n"
-        "with _W.abort_scope(_ev):\n    await _W.wait_for_decision(_W.Decision())"
+        "with _W.abort_scope(_ev):\n    await _W.wait_for_decision(_W.Decision())",
+        stop_on_error=False,
     )
-    time.sleep(1.0)
+    _wait_started(kc, msg_id)
+    time.sleep(0.3)
     km.interrupt_kernel()
     reply = _reply(kc, msg_id)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "CancelledError"

@@ -71,31 +71,32 @@ async def test_a_stall_over_loopback_hits_the_clients_own_timeout() -> None:
 
 
 async def test_python_dash_m_serves_on_loopback() -> None:
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "nbagent.providers.simulated", "--port", "0", "--window", "300", "--faults", "2=overloaded"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "not a real model" in line, proc.stderr.read() if proc.poll() is not None else line
-        base_url = line.strip().rsplit(" ", 1)[-1]
-        assert base_url.startswith("http://127.0.0.1:")
-        async with sdk(base_url) as client:
-            message = await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
-            assert "(simulated model)" in message.content[0].text
-            with pytest.raises(anthropic.OverloadedError):
-                await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
-            with pytest.raises(anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 300 maximum"):
-                await client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x " * 400}])
-    finally:
-        proc.send_signal(signal.SIGINT)
+    ) as proc:
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            assert proc.stdout is not None and proc.stderr is not None
+            line = proc.stdout.readline()
+            assert "not a real model" in line, proc.stderr.read() if proc.poll() is not None else line
+            base_url = line.strip().rsplit(" ", 1)[-1]
+            assert base_url.startswith("http://127.0.0.1:")
+            async with sdk(base_url) as client:
+                message = await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
+                assert "(simulated model)" in message.content[0].text
+                with pytest.raises(anthropic.OverloadedError):
+                    await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
+                with pytest.raises(anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 300 maximum"):
+                    await client.messages.create(model=MODEL, max_tokens=10,
+                                                 messages=[{"role": "user", "content": "x " * 400}])
+        finally:
+            proc.send_signal(signal.SIGINT)  # the server's own Ctrl-C path: it shuts down cleanly
+            try:
+                assert proc.wait(timeout=5) == 0
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise
 
 
 def test_the_network_guard_blocks_non_loopback_connects() -> None:

@@ -161,6 +161,9 @@ async def close_server(server: asyncio.Server, connections: set[asyncio.StreamWr
     for writer in list(connections):
         writer.transport.abort()
     await server.wait_closed()
+    # Transports close their sockets in callbacks scheduled on the loop: let those run.
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 class LoopbackServer:
@@ -213,6 +216,8 @@ class LoopbackServer:
                     task.cancel()
                 if pending:
                     loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                    loop.run_until_complete(asyncio.sleep(0))  # their transports' close callbacks
+                loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
 

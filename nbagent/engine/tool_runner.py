@@ -1,0 +1,118 @@
+"""Running one tool call for the loop: validate, permit, run, and always answer.
+
+Whatever the model sent (an unknown tool, a malformed input, a tool that raises), the caller gets
+exactly one ``tool_result`` block appended to ``answered`` for the call, and events describing what
+happened. Only an abort (:class:`Aborted`) or a cancellation leaves this function early; the
+block for the interrupted call is appended first, so the history can still be repaired.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, AsyncIterator, Callable, Mapping
+
+from .abort import AbortGuard, Aborted
+from .events import Event, PermissionAsked, PermissionDenied, ToolResult, ToolUse
+from .permissions import Deny, PermissionGate
+from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput
+
+NOT_RUN = "Not run: the run was stopped before this tool call."
+INTERRUPTED = "Interrupted: the user stopped the run while this tool was running."
+
+
+def error_result(tool_use_id: str, message: str) -> dict[str, Any]:
+    """A ``tool_result`` block with ``is_error`` set."""
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}
+
+
+def truncate_middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to about ``limit`` characters, with a marker saying how much."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 80, 0)
+    head, tail = text[: keep // 2], text[len(text) - keep // 2:]
+    omitted = len(text) - len(head) - len(tail)
+    return f"{head}\n... [{omitted:,} characters omitted] ...\n{tail}"
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def run_tool_call(
+    use: Mapping[str, Any],
+    *,
+    tools: Mapping[str, ToolLike],
+    gate: PermissionGate,
+    guard: AbortGuard,
+    make_context: Callable[[str], ToolContext],
+    turn: int,
+    output_limit: int,
+    answered: list[dict[str, Any]],
+) -> AsyncIterator[Event]:
+    """Validate, permit and run one ``tool_use`` block; appends its result block to ``answered``.
+
+    Unknown tools, invalid input, denials and tool failures become ``is_error`` results the model
+    can act on; nothing but :class:`Aborted` / ``CancelledError`` escapes.
+    """
+    uid = str(use.get("id", ""))
+    raw_name, raw = use.get("name", ""), use.get("input")
+    name = raw_name if isinstance(raw_name, str) else ""
+    yield ToolUse(tool_use_id=uid, name=name, input=raw)
+
+    def fail(message: str) -> ToolResult:
+        answered.append(error_result(uid, message))
+        return ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
+
+    started = time.perf_counter()
+    tool = tools.get(name)
+    if tool is None:
+        shown = name if isinstance(raw_name, str) else _short(raw_name)
+        yield fail(f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}.")
+        return
+    try:
+        tool_input = tool.validate(raw)
+    except ToolInputError as exc:
+        yield fail(str(exc))
+        return
+    except Exception as exc:  # a validator that raises something else is still the model's bad input
+        yield fail(f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}")
+        return
+    if gate.will_ask(tool):
+        yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
+    try:
+        with guard.armed():
+            decision = await gate.check(tool, uid, tool_input, turn)
+    except Aborted:
+        answered.append(error_result(uid, NOT_RUN))
+        raise
+    if isinstance(decision, Deny):
+        yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
+        yield fail(f"The user denied this {name} call" + (f": {decision.reason}" if decision.reason else "."))
+        return
+    try:
+        with guard.armed():
+            out = await tool.run(tool_input, make_context(uid))
+    except Aborted:
+        answered.append(error_result(uid, INTERRUPTED))
+        raise
+    except Exception as exc:  # a tool bug must not break the loop; the model hears about it
+        out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if not isinstance(out, ToolOutput):
+        out = ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
+    content: Any = out.content
+    display = out.display
+    if not isinstance(content, (str, list)):
+        content = str(content)
+    if isinstance(content, str) and len(content) > output_limit:
+        display = display or content
+        content = truncate_middle(content, output_limit)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": uid, "content": content}
+    if out.is_error:
+        block["is_error"] = True
+    answered.append(block)
+    text = content if isinstance(content, str) else "\n".join(
+        str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+    yield ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
+                     duration_s=time.perf_counter() - started, display=display)

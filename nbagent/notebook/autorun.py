@@ -1,0 +1,88 @@
+"""Run notebooks with ``%%agent`` cells unattended: an nbclient client that answers prompts.
+
+``AutoClickClient`` watches the widget models the kernel opens; when a prompt button it is told
+to press appears (``Allow`` by default), it sends the same click a browser would send
+(``comm_msg`` ``{"method": "custom", "content": {"event": "click"}}`` on the shell channel).
+``python -m nbagent.notebook.autorun IN.ipynb OUT.ipynb [--html OUT.html]`` runs one notebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import nbformat
+from nbclient import NotebookClient
+from traitlets import List, Unicode
+
+
+class AutoClickClient(NotebookClient):
+    """A NotebookClient that clicks the first enabled button whose label is in ``click``."""
+
+    click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
+
+    def __init__(self, nb: Any, **kwargs: Any) -> None:
+        super().__init__(nb, **kwargs)
+        self.clicked: list[str] = []
+        self._models: dict[str, dict[str, Any]] = {}
+
+    def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
+        super().handle_comm_msg(outs, msg, cell_index)
+        content = msg["content"]
+        data = content.get("data", {})
+        state = data.get("state")
+        if state is None:
+            return
+        comm_id = content["comm_id"]
+        model = self._models.setdefault(comm_id, {})
+        model.update(state)
+        if (model.get("_model_name") == "ButtonModel" and model.get("description") in self.click
+                and not model.get("disabled") and comm_id not in self.clicked):
+            self.clicked.append(comm_id)
+            click = self.kc.session.msg("comm_msg", {
+                "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
+            })
+            self.kc.shell_channel.send(click)
+
+
+def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name: str = "nbagent",
+                 timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> Any:
+    """Execute ``src`` (answering prompts), write it to ``dst`` if given, return the notebook."""
+    nb = nbformat.read(str(src), as_version=4)
+    client = AutoClickClient(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
+                             resources={"metadata": {"path": str(cwd or Path(src).parent)}})
+    client.execute()
+    if dst is not None:
+        Path(dst).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, str(dst))
+    return nb
+
+
+def export_html(nb: Any, dst: str | Path) -> Path:
+    """Static HTML of an executed notebook (the transcript and tables show without widgets)."""
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    Path(dst).write_text(body, encoding="utf-8")
+    return Path(dst)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nbagent.notebook.autorun", description=__doc__)
+    parser.add_argument("src")
+    parser.add_argument("dst")
+    parser.add_argument("--html", default=None)
+    parser.add_argument("--kernel", default="nbagent")
+    parser.add_argument("--timeout", type=int, default=300)
+    args = parser.parse_args(argv)
+    nb = run_notebook(args.src, args.dst, kernel_name=args.kernel, timeout=args.timeout)
+    print(f"executed notebook: {args.dst}")
+    if args.html:
+        print(f"static HTML:       {export_html(nb, args.html)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

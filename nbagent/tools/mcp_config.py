@@ -1,0 +1,259 @@
+"""MCP server configuration: the common ``mcpServers`` JSON, validated into frozen records.
+
+Two shapes per server, as in Claude Code's and Cursor's ``.mcp.json``::
+
+    {"mcpServers": {
+        "files": {"command": "python", "args": ["server.py"], "env": {"TOKEN": "${TOKEN}"}},
+        "docs":  {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer ${KEY}"}}
+    }}
+
+Servers come from ``AgentConfig.mcp_servers`` / ``QueryEngineConfig.mcp_servers`` (either the inner
+mapping or the whole ``{"mcpServers": ...}`` object) and from ``.mcp.json`` in the working
+directory; a server configured explicitly replaces one of the same name in ``.mcp.json``.
+``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment, so secrets need
+not be written into the file. Any mistake raises :class:`McpConfigError` naming the server, the
+field and where it was configured. This module does not import ``mcp`` (importing it costs about
+a second); :func:`build_mcp_manager` does, and only when there is a server to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, Union
+
+from nbagent.engine.errors import NbAgentError
+
+if TYPE_CHECKING:
+    from .mcp import McpManager
+
+MCP_JSON = ".mcp.json"
+DEFAULT_WAIT_TIMEOUT = 10.0
+"""Seconds a request waits for servers that are still connecting (the api-request spec, step 1)."""
+
+_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_TOOL_NAME = 64  # the Messages API's limit on tool names
+
+
+class McpConfigError(NbAgentError):
+    """The MCP server configuration is invalid; the message names the server, field and source."""
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    """A server started as a subprocess and spoken to over its stdin/stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    """Extra environment variables (merged over the SDK's small safe default set). Not in repr:
+    they often hold tokens."""
+    cwd: Path | None = None
+    """Working directory of the process (None: the agent's cwd)."""
+    source: str = ""
+    """Where this server was configured (for error messages and ``%agent status``)."""
+
+    transport = "stdio"
+
+    def describe(self) -> str:
+        """The command line, for status lines (never the environment)."""
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """A server reached over streamable HTTP at ``url``."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    """Sent with every request (typically ``Authorization``); not in repr."""
+    source: str = ""
+
+    transport = "http"
+
+    def describe(self) -> str:
+        """The URL, for status lines (never the headers)."""
+        return self.url
+
+
+ServerConfig = Union[StdioServer, HttpServer]
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """The name the model sees: ``mcp__SERVER__TOOL``, reduced to the API's ``[A-Za-z0-9_-]{1,64}``.
+
+    Characters the API rejects become ``_``; a name that is still too long keeps its start and gets
+    a short hash of the full name, so two long names stay distinct.
+    """
+    name = f"mcp__{_NAME_BAD.sub('_', server)}__{_NAME_BAD.sub('_', tool)}"
+    if len(name) <= _MAX_TOOL_NAME:
+        return name
+    digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: _MAX_TOOL_NAME - 9]}_{digest}"
+
+
+# ----- parsing --------------------------------------------------------------------------------
+
+def _error(name: str, source: str, field_name: str, problem: str) -> McpConfigError:
+    return McpConfigError(f"MCP server {name!r} (in {source}): field {field_name!r} {problem}")
+
+
+def _expand(value: str, name: str, source: str, field_name: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        var, default = m.group(1), m.group(2)
+        if var in os.environ:
+            return os.environ[var]
+        if default is not None:
+            return default
+        raise _error(name, source, field_name, f"uses ${{{var}}}, which is not set in the environment "
+                                               f"(write ${{{var}:-default}} to give a default)")
+    return _VAR.sub(sub, value)
+
+
+def _string(entry: Mapping[str, Any], key: str, name: str, source: str, required: bool = True) -> str | None:
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        got = "missing" if value is None else f"got {type(value).__name__} {value!r}"
+        raise _error(name, source, key, f"must be a non-empty string ({got})")
+    return _expand(value, name, source, key)
+
+
+def _string_list(entry: Mapping[str, Any], key: str, name: str, source: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not isinstance(value, (list, tuple)):
+        raise _error(name, source, key, f"must be a list of strings, got {type(value).__name__}")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _error(name, source, f"{key}[{i}]", f"must be a string, got {type(item).__name__} {item!r}")
+        out.append(_expand(item, name, source, f"{key}[{i}]"))
+    return tuple(out)
+
+
+def _string_map(entry: Mapping[str, Any], key: str, name: str, source: str) -> Mapping[str, str]:
+    value = entry.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise _error(name, source, key, f"must be an object of strings, got {type(value).__name__}")
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise _error(name, source, f"{key}.{k}", f"must be a string, got {type(v).__name__} {v!r} "
+                                                     f"(quote numbers and booleans)")
+        out[k] = _expand(v, name, source, f"{key}.{k}")
+    return MappingProxyType(out)
+
+
+def parse_server(name: Any, entry: Any, source: str) -> ServerConfig | None:
+    """One server entry as a record (None when it says ``"disabled": true``)."""
+    if not isinstance(name, str) or not name.strip():
+        raise McpConfigError(f"MCP server names must be non-empty strings (in {source}): got {name!r}")
+    if isinstance(entry, (StdioServer, HttpServer)):
+        return entry
+    if not isinstance(entry, Mapping):
+        raise McpConfigError(f"MCP server {name!r} (in {source}): expected an object with 'command' or 'url', "
+                             f"got {type(entry).__name__}")
+    if entry.get("disabled") is True:
+        return None
+    kind = entry.get("type")
+    if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
+        hint = " (the SSE transport is not supported: use the server's streamable HTTP endpoint)" if kind == "sse" else ""
+        raise _error(name, source, "type", f"must be 'stdio' or 'http', got {kind!r}{hint}")
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command and has_url:
+        raise McpConfigError(f"MCP server {name!r} (in {source}): give either 'command' (stdio) or 'url' "
+                             f"(streamable HTTP), not both")
+    if kind in _HTTP_TYPES or (has_url and kind is None):
+        url = _string(entry, "url", name, source)
+        assert url is not None
+        if not re.match(r"https?://[^/\s]+", url):
+            raise _error(name, source, "url", f"must be an http:// or https:// URL, got {url!r}")
+        return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source)
+    if not has_command:
+        raise McpConfigError(f"MCP server {name!r} (in {source}): needs 'command' (a program to start) or "
+                             f"'url' (a streamable HTTP endpoint)")
+    command = _string(entry, "command", name, source)
+    assert command is not None
+    cwd = _string(entry, "cwd", name, source, required=False)
+    return StdioServer(name=name, command=command, args=_string_list(entry, "args", name, source),
+                       env=_string_map(entry, "env", name, source), cwd=Path(cwd) if cwd else None, source=source)
+
+
+def parse_servers(raw: Mapping[str, Any] | None, source: str) -> dict[str, ServerConfig]:
+    """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped."""
+    if not raw:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise McpConfigError(f"MCP servers (in {source}) must be an object of server entries, got {type(raw).__name__}")
+    if set(raw) == {"mcpServers"}:
+        raw = raw["mcpServers"]
+        if not isinstance(raw, Mapping):
+            raise McpConfigError(f"'mcpServers' (in {source}) must be an object of server entries, "
+                                 f"got {type(raw).__name__}")
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in raw.items():
+        server = parse_server(name, entry, source)
+        if server is not None:
+            servers[name] = server
+    return servers
+
+
+def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
+    """Servers of ``cwd/.mcp.json`` (empty when there is no such file)."""
+    path = Path(cwd) / MCP_JSON
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except OSError as exc:
+        raise McpConfigError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
+        raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
+    return parse_servers(data.get("mcpServers", {}), str(path))
+
+
+def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_json: bool = True,
+                    source: str = "mcp_servers") -> tuple[ServerConfig, ...]:
+    """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name."""
+    servers = load_mcp_json(cwd) if read_mcp_json else {}
+    servers.update(parse_servers(explicit, source))
+    tool_prefixes: dict[str, str] = {}
+    for name in servers:
+        prefix = mcp_tool_name(name, "")
+        if prefix in tool_prefixes:
+            raise McpConfigError(f"MCP servers {tool_prefixes[prefix]!r} and {name!r} would give their tools the "
+                                 f"same names ({prefix}…): rename one of them")
+        tool_prefixes[prefix] = name
+    return tuple(servers.values())
+
+
+def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+                      read_mcp_json: bool = True, **options: Any) -> "McpManager | None":
+    """An :class:`~nbagent.tools.mcp.McpManager` for the configured servers, started if a loop is
+    running (else on first use), or None when no server is configured."""
+    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
+    if not servers:
+        return None
+    from .mcp import McpManager  # imports the mcp SDK: only when there is a server to run
+
+    manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, **options)
+    manager.start()
+    return manager
+
+
+__all__ = [
+    "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
+    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "resolve_servers", "build_mcp_manager",
+]

@@ -1,0 +1,61 @@
+"""What an MCP tool call gives back, as the loop's ``ToolOutput``; failures as one readable line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types
+
+from nbagent.engine.tool_api import ToolOutput
+
+from .output import truncate_output
+
+# Images the Messages API accepts inside a tool_result; other media are described in text.
+_IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+
+def _block(item: Any) -> dict[str, Any]:
+    if isinstance(item, mcp_types.TextContent):
+        return {"type": "text", "text": item.text}
+    if isinstance(item, mcp_types.ImageContent) and item.mime_type in _IMAGE_TYPES:
+        return {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.data}}
+    if isinstance(item, (mcp_types.ImageContent, mcp_types.AudioContent)):
+        kind = "image" if isinstance(item, mcp_types.ImageContent) else "audio"
+        return {"type": "text", "text": f"[{kind} ({item.mime_type}), {len(item.data) * 3 // 4:,} bytes: not shown]"}
+    if isinstance(item, mcp_types.ResourceLink):
+        about = f": {item.description}" if item.description else ""
+        return {"type": "text", "text": f"[resource {item.name} at {item.uri}{about}]"}
+    if isinstance(item, mcp_types.EmbeddedResource):
+        res = item.resource
+        if isinstance(res, mcp_types.TextResourceContents):
+            return {"type": "text", "text": f"[resource {res.uri}]\n{res.text}"}
+        return {"type": "text", "text": f"[binary resource {res.uri} ({res.mime_type or 'unknown type'}): not shown]"}
+    return {"type": "text", "text": f"[{getattr(item, 'type', type(item).__name__)} content: not shown]"}
+
+
+def to_tool_output(result: mcp_types.CallToolResult, limit: int) -> ToolOutput:
+    """The result's content for the model (text joined, images kept), cut to ``limit`` characters."""
+    blocks = [_block(item) for item in result.content]
+    if not blocks and result.structured_content is not None:
+        blocks = [{"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)}]
+    content: str | list[dict[str, Any]]
+    if all(b["type"] == "text" for b in blocks):
+        content = "\n".join(b["text"] for b in blocks) or "(no output)"
+    else:
+        content = blocks
+    return truncate_output(ToolOutput(content=content, is_error=bool(result.is_error)), limit)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for a connection failure: the innermost real error of an exception group."""
+    # Duck-typed (Python 3.10 has no BaseExceptionGroup builtin; anyio raises its backport there).
+    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"command not found: {exc.filename}"
+    text = str(exc).strip() or "(no message)"
+    return f"{type(exc).__name__}: {text}"
+
+
+__all__ = ["to_tool_output", "describe_error"]

@@ -1,0 +1,147 @@
+"""A small jupyter_client driver for real kernels: run cells, watch iopub, click widget buttons.
+
+It clicks the way a front-end does: it finds a Button model's ``comm_open`` on iopub and sends
+``comm_msg {"method": "custom", "content": {"event": "click"}}`` on the shell channel.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class CellRun:
+    """What one execute_request produced so far."""
+
+    msg_id: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    idle: bool = False
+
+    @property
+    def text(self) -> str:
+        parts = []
+        for out in self.outputs:
+            t = out.get("msg_type")
+            c = out["content"]
+            if t == "stream":
+                parts.append(c["text"])
+            elif t in ("display_data", "execute_result", "update_display_data"):
+                parts.append(c["data"].get("text/plain", ""))
+            elif t == "error":
+                parts.append("\n".join(c.get("traceback", [])) or c.get("evalue", ""))
+        return "\n".join(parts)
+
+    @property
+    def status(self) -> str | None:
+        return self.reply["content"]["status"] if self.reply else None
+
+
+class KernelDriver:
+    """Start a kernel, execute code, and interact with widgets from outside, like a front-end."""
+
+    def __init__(self, kernel_name: str = "python3", env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+        self.km = KernelManager(kernel_name=kernel_name)
+        full_env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+        full_env.update(env or {})
+        self.km.start_kernel(env=full_env, cwd=cwd)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.runs: dict[str, CellRun] = {}
+        self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> widget state
+        self.order: list[str] = []
+
+    def close(self) -> None:
+        try:
+            self.kc.stop_channels()
+        finally:
+            self.km.shutdown_kernel(now=True)
+
+    def execute(self, code: str) -> CellRun:
+        msg_id = self.kc.execute(code, allow_stdin=False)
+        run = CellRun(msg_id)
+        self.runs[msg_id] = run
+        self.order.append(msg_id)
+        return run
+
+    def pump(self, timeout: float = 0.05) -> None:
+        """Read whatever iopub and shell messages have arrived."""
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=timeout)
+            except queue.Empty:
+                break
+            self._on_iopub(msg)
+            timeout = 0.0
+        while True:
+            try:
+                reply = self.kc.get_shell_msg(timeout=0)
+            except queue.Empty:
+                break
+            parent = reply["parent_header"].get("msg_id")
+            if parent in self.runs:
+                self.runs[parent].reply = reply
+
+    def _on_iopub(self, msg: dict[str, Any]) -> None:
+        t = msg["msg_type"]
+        c = msg["content"]
+        if t == "comm_open":
+            self.comms[c["comm_id"]] = dict(c.get("data", {}).get("state", {}))
+            return
+        if t == "comm_msg":
+            data = c.get("data", {})
+            if data.get("method") in ("update", "echo_update") and c["comm_id"] in self.comms:
+                self.comms[c["comm_id"]].update(data.get("state", {}))
+            return
+        parent = msg["parent_header"].get("msg_id")
+        run = self.runs.get(parent)
+        if run is None:
+            return
+        if t == "status" and c.get("execution_state") == "idle":
+            run.idle = True
+        elif t in ("stream", "display_data", "execute_result", "update_display_data", "error"):
+            run.outputs.append(msg)
+
+    def wait(self, cond: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump()
+            value = cond()
+            if value:
+                return value
+        raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+
+    def wait_done(self, run: CellRun, timeout: float = 60.0) -> CellRun:
+        self.wait(lambda: run.idle and run.reply is not None, timeout, f"cell {run.msg_id} to finish")
+        return run
+
+    def buttons(self, description: str) -> list[str]:
+        """comm ids of Button models with this description, oldest first, not disabled."""
+        return [cid for cid, st in self.comms.items()
+                if st.get("_model_name") == "ButtonModel" and st.get("description") == description
+                and not st.get("disabled")]
+
+    def wait_button(self, description: str, timeout: float = 60.0) -> str:
+        return self.wait(lambda: (self.buttons(description) or [None])[-1], timeout, f"button {description!r}")
+
+    def click(self, comm_id: str) -> None:
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        msg = self.kc.session.msg("comm_msg", content)
+        self.kc.shell_channel.send(msg)
+
+    def interrupt(self) -> None:
+        self.km.interrupt_kernel()
+
+    def is_alive(self) -> bool:
+        return self.km.is_alive()
+
+
+PYTHON = sys.executable

@@ -1,0 +1,172 @@
+"""%%agent on real kernels driven by jupyter_client, clicking widgets like a front-end does.
+
+Both the stock IPython kernel (with ``%load_ext nbagent``) and the ``nbagent`` kernel, against the
+simulated API. Every click is a real ``comm_msg`` sent on the shell channel while the cell runs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+
+from tests.kernel_driver import KernelDriver
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """\
+%load_ext nbagent
+import json, nbagent
+from nbagent.engine.messages import history_problems
+def _nbagent_state():
+    s = nbagent.session()
+    h = s.agent.history
+    return json.dumps({"problems": history_problems(h, allow_trailing_tool_use=False), "len": len(h),
+                       "turn": s.engine.turn, "last": [e.kind for e in s.events[-3:]],
+                       "results": [b for m in h if m["role"] == "user" and isinstance(m["content"], list)
+                                   for b in m["content"] if b.get("type") == "tool_result"]})
+"""
+
+
+def state(d: KernelDriver) -> dict:
+    run = d.wait_done(d.execute("print('STATE' + _nbagent_state())"), 30)
+    line = [ln for ln in run.text.splitlines() if ln.startswith("STATE")][-1]
+    return json.loads(line[len("STATE"):])
+
+
+@pytest.fixture(params=["python3", "nbagent"], scope="module")
+def kernel(request, tmp_path_factory):
+    d = KernelDriver(request.param, cwd=str(tmp_path_factory.mktemp("cwd")))
+    run = d.wait_done(d.execute(SETUP), 60)
+    assert run.status == "ok", run.text
+    yield d
+    d.close()
+
+
+def test_allow_runs_tool_and_next_cell_runs_after(kernel):
+    d = kernel
+    run = d.execute("%%agent --new\nWhat is 17 * 23?")
+    after = d.execute("print('after-cell')")
+    d.click(d.wait_button("Allow"))
+    d.wait_done(run, 60)
+    assert run.status == "ok", run.text
+    assert "391" in run.text and "end_turn" in run.text
+    d.wait_done(after, 30)
+    assert "after-cell" in after.text
+    # The queued cell ran only after the agent cell had finished.
+    assert d.order.index(after.msg_id) > d.order.index(run.msg_id)
+    st = state(d)
+    assert st["problems"] == [] and st["last"][-1] == "done"
+    assert any("391" in str(r["content"]) and not r.get("is_error") for r in st["results"])
+
+
+def test_deny_tells_the_model(kernel):
+    d = kernel
+    run = d.execute("%%agent --new\nWhat is 6 * 7?")
+    d.click(d.wait_button("Deny"))
+    d.wait_done(run, 60)
+    assert run.status == "ok", run.text
+    st = state(d)
+    assert st["problems"] == []
+    denied = [r for r in st["results"] if r.get("is_error")]
+    assert denied and "denied" in denied[0]["content"].lower()
+    assert "42" not in "".join(str(r["content"]) for r in st["results"])
+
+
+def test_retry_now_skips_the_wait(kernel):
+    d = kernel
+    d.wait_done(d.execute(
+        "from nbagent.providers.simulated import Fault\n"
+        "s = nbagent.magics_session = nbagent.notebook.magics.active_magics().new_session()\n"
+        "s.agent.simulated_api.faults = {1: Fault.rate_limit(retry_after=30)}"), 30)
+    t0 = time.monotonic()
+    run = d.execute("%%agent\nhello there")
+    d.click(d.wait_button("Retry now", 30))
+    d.wait_done(run, 30)
+    elapsed = time.monotonic() - t0
+    assert run.status == "ok", run.text
+    assert elapsed < 20, f"Retry now did not cut the 30 s wait short ({elapsed:.1f} s)"
+    assert "rate_limit" in run.text and "end_turn" in run.text
+
+
+def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> None:
+    d.wait_done(d.execute(setup), 30)
+    run = d.execute(prompt)
+    wait_for(d)
+    d.interrupt()
+    d.wait_done(run, 30)
+    assert d.is_alive()
+    st = state(d)
+    assert st["problems"] == [], st
+    # The session continues: a new prompt in the same conversation completes.
+    follow = d.execute("%%agent --allow python\nWhat is 2 + 2?")
+    d.wait_done(follow, 60)
+    assert follow.status == "ok", follow.text
+    assert "end_turn" in follow.text
+    assert state(d)["problems"] == []
+
+
+NEW = "nbagent.notebook.magics.active_magics().new_session()"
+
+
+def test_interrupt_during_permission_wait(kernel):
+    _interrupt_case(kernel, NEW, "%%agent\nWhat is 3 * 3?", lambda d: d.wait_button("Allow"))
+
+
+def test_interrupt_during_streaming(kernel):
+    setup = NEW + ".agent.simulated_api.tokens_per_second = 4.0"
+    _interrupt_case(kernel, setup, "%%agent\nTell me about yourself", lambda d: time.sleep(2.0))
+
+
+def test_interrupt_during_retry_wait(kernel):
+    setup = ("from nbagent.providers.simulated import Fault\n"
+             + NEW + ".agent.simulated_api.faults = {1: Fault.overloaded()}")
+    _interrupt_case(kernel, setup, "%%agent\nhello", lambda d: d.wait_button("Retry now", 30))
+
+
+@pytest.fixture(scope="module")
+def nbagent_kernel(tmp_path_factory):
+    d = KernelDriver("nbagent", cwd=str(tmp_path_factory.mktemp("cwd")))
+    run = d.wait_done(d.execute(SETUP), 60)
+    assert run.status == "ok", run.text
+    yield d
+    d.close()
+
+
+def test_twenty_random_interrupts_on_the_nbagent_kernel(nbagent_kernel):
+    d = nbagent_kernel
+    rng = random.Random(20261129)
+    d.wait_done(d.execute(NEW + ".agent.simulated_api.tokens_per_second = 40.0"), 30)
+    alive = valid = 0
+    for i in range(20):
+        run = d.execute(f"%%agent --allow python\nWhat is {i} * 7? Then explain it at length.")
+        time.sleep(rng.uniform(0.0, 1.2))
+        d.interrupt()
+        d.wait_done(run, 30)
+        alive += d.is_alive()
+        valid += state(d)["problems"] == []
+    assert (alive, valid) == (20, 20)
+
+
+def test_sync_wait_receives_a_click_on_the_nbagent_kernel(tmp_path):
+    d = KernelDriver("nbagent", cwd=str(tmp_path))
+    request_close = d.close
+    code = (
+        "from nbagent import Agent\n"
+        "from nbagent.notebook.view import AgentView\n"
+        "_v = AgentView(); _v.display()\n"
+        "_a = Agent(can_use_tool=_v.ask_permission)\n"
+        "_events = _a.run_sync('What is 11 * 11?')\n"
+        "print('KINDS', [e.kind for e in _events])\n"
+        "print('RESULT', [e.content for e in _events if e.kind == 'tool_result'])\n"
+    )
+    try:
+        run = d.execute(code)
+        d.click(d.wait_button("Allow", 30))
+        d.wait_done(run, 60)
+        assert run.status == "ok", run.text
+        assert "121" in run.text.split("RESULT", 1)[1]
+    finally:
+        request_close()
