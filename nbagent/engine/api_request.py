@@ -71,6 +71,8 @@ class RequestOutcome:
     estimated_input_tokens: int
     model: str
     sent_messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    system: str = field(repr=False, default="")
+    tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
 
 
 @dataclass
@@ -98,8 +100,9 @@ async def attempt_api_request(
     settings: RequestSettings,
     state: RequestState,
     *,
-    system: str,
-    tools: list[dict[str, Any]],
+    system: str = "",
+    tools: list[dict[str, Any]] | None = None,
+    prepare: Callable[[], tuple[str, list[dict[str, Any]]]] | None = None,
     turn: int,
     request_no: int,
     guard: AbortGuard,
@@ -107,11 +110,16 @@ async def attempt_api_request(
 ) -> AsyncIterator[Union[Event, RequestOutcome]]:
     """Run one API request to completion, yielding events and finally a :class:`RequestOutcome`.
 
+    ``prepare`` (when given) builds the system prompt and tool definitions *after* the wait for
+    tool servers (spec steps 1-2), so tools that connect during the wait are offered at once.
     Raises :class:`RequestCancelled` when the user gives up, and ``Aborted`` on abort.
     """
     if settings.wait_for_tools is not None:
         for warning in await _wait_for_tools(settings, guard):
             yield Notice(level="warning", message=warning)
+    if prepare is not None:
+        system, tools = prepare()
+    tools = list(tools or ())
 
     model = settings.model
     retries = 0  # automatic retries in the current failure streak
@@ -180,8 +188,6 @@ async def attempt_api_request(
                         break
             if complete is None:
                 raise NbAgentError("the stream ended without a complete message")
-            if complete.stop_reason == "model_context_window_exceeded":
-                raise ContextOverflowError("the model's context window was exceeded")
         except (asyncio.CancelledError, GeneratorExit, Aborted):
             raise
         except Exception as exc:  # SDK and transport errors: classified below
@@ -189,11 +195,14 @@ async def attempt_api_request(
             error = exc if complete is None else None
         finally:
             await _aclose(stream)
+        if complete is not None and complete.stop_reason == "model_context_window_exceeded":
+            error, complete = ContextOverflowError("the model's context window was exceeded"), None
 
         if error is None and complete is not None:
             yield RequestOutcome(
                 complete=complete, context=ctx, retries=total_retries, duration_s=time.perf_counter() - started,
                 ts=ts, estimated_input_tokens=estimate, model=model, sent_messages=messages,
+                system=system, tools=tools,
             )
             return
 

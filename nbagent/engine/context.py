@@ -18,10 +18,14 @@ Typical use, once per API request::
     send(result.truncated_messages)
 
 On a context-window-exceeded error, :meth:`ContextManager.truncate_for_overflow` gives the
-shortened request. To roll back to request N, restore the history and range of request N and call
-``truncate_context_history(ts)`` with the timestamp that request N received as
-``previous_request.ts`` (any ``ts`` in ``[ts of request N-1, ts of request N)`` works): updates are
-recorded at the *previous* request's timestamp.
+shortened request.
+
+Rollback: every update is recorded at the timestamp given to the call that made it
+(``previous_request.ts``, or ``ts`` for the notices). Timestamps must grow over a session; then
+``truncate_context_history(mark)`` restores exactly the updates of every call made with a
+timestamp ≤ ``mark``. nbagent's loop passes each request's own fresh timestamp as
+``previous_request.ts``, so marking a turn with the timestamp of its last request and restoring the
+history and range of that moment rebuilds exactly what the model saw then.
 """
 
 from __future__ import annotations
@@ -218,7 +222,7 @@ class ContextManager:
         recorded only if that block is non-empty text; without it, it is recorded and applies only
         to a text block. Saves if a task dir is attached. Returns whether anything was added."""
         added = self._add_truncation_notice(ts, history)
-        if 0 not in self._updates and (history is None or _first_block_is_text(history, 0, nonempty=True)):
+        if 0 not in self._updates and (history is None or _task_starts_with_text(history)):
             self._updates.add(0, 0, ts, CONTINUE_NOTICE, edit_type=EditType.UNDEFINED)
             added = True
         if added:
@@ -268,11 +272,10 @@ class ContextManager:
             save_updates(self._updates, self.task_dir)
 
 
-def _first_block_is_text(history: Sequence[Mapping[str, Any]], index: int, *, nonempty: bool) -> bool:
-    if len(history) <= index:
-        return False
-    content = history[index].get("content")
+def _task_starts_with_text(history: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether block 0 of message 0 is non-empty text (what the overflow notice may replace)."""
+    content = history[0].get("content") if history else None
     if not isinstance(content, list) or not content:
         return False
     block = content[0]
-    return isinstance(block, Mapping) and block.get("type") == "text" and (bool(block.get("text")) or not nonempty)
+    return isinstance(block, Mapping) and block.get("type") == "text" and bool(block.get("text"))

@@ -87,7 +87,7 @@ def build_request(
     source = messages if isinstance(messages, list) else list(messages)
     n = len(source)
     if n <= 1:
-        return list(source)  # type: ignore[arg-type]
+        return list(source)
     # Cline would slice from end + 1 even for an end below 1 and send messages 0-1 twice.
     start_from = max(start_of_rest(deleted_range), 2)
     clock = updates.clock if updates is not None else -1
@@ -137,7 +137,7 @@ def _extend_last(
     if stale_updates:  # updates recorded for indices the history had not reached yet
         new = list(added)
         for index in stale_updates:
-            new[index - n_prev] = edited_message(source[index], index, updates, memo)  # type: ignore[arg-type]
+            new[index - n_prev] = edited_message(source[index], index, updates, memo)
     # The memo owns rest/pre/out (callers only ever get copies), so they grow in place.
     last.rest.extend(added)
     pre = last.pre

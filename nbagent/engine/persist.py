@@ -44,9 +44,27 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         os.close(dfd)
 
 
+def dumps_by_line(data: Any) -> str:
+    """JSON with one top-level list item (or object member) per line, the rest compact.
+
+    As readable as a diff needs, and written by the C encoder: ``indent=`` would switch ``json``
+    to its pure-Python encoder, several times slower on a long conversation saved every request.
+    """
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    if isinstance(data, list):
+        return "[\n" + ",\n".join(one(v) for v in data) + "\n]" if data else "[]"
+    if isinstance(data, dict):
+        if not data:
+            return "{}"
+        return "{\n" + ",\n".join(f"{one(str(k))}:{one(v)}" for k, v in data.items()) + "\n}"
+    return one(data)
+
+
 def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Serialise ``data`` as JSON and write it atomically."""
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1, default=str))
+    """Serialise ``data`` as JSON (see :func:`dumps_by_line`) and write it atomically."""
+    atomic_write_text(path, dumps_by_line(data))
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:

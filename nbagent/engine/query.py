@@ -71,6 +71,8 @@ class QueryEngine:
         self._turn_model = config.model
         self._rules = RulesCache(config.cwd)
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
+        self._context_saved = False
+        self._offered: dict[str, ToolLike] = {}
         self.store = SessionStore(config.task_dir) if config.task_dir else None
         if self.store is not None:
             self.context_manager.task_dir = Path(config.task_dir)  # type: ignore[arg-type]
@@ -132,7 +134,7 @@ class QueryEngine:
         turn = self.turn
         self._turn_model = self.config.model  # a fallback lasts for the rest of one turn only
         self._append_user(prompt)
-        self._persist()
+        self._persist(meta=False)
         reason: DoneReason = "end_turn"
         error: str | None = None
         answered: list[dict[str, Any]] = []  # tool_result blocks of the tool calls being answered
@@ -148,11 +150,8 @@ class QueryEngine:
                     break
                 requests_this_turn += 1
                 outcome: RequestOutcome | None = None
-                system = self._system_prompt()
-                tools = self.tools
-                tool_defs = [self._definition(t) for t in tools.values()]
                 async for item in attempt_api_request(
-                    self._settings(), self.state, system=system, tools=tool_defs, turn=turn,
+                    self._settings(), self.state, prepare=self._prepare, turn=turn,
                     request_no=len(self.records) + 1, guard=guard, counter=self.counter,
                 ):
                     if isinstance(item, RequestOutcome):
@@ -166,7 +165,8 @@ class QueryEngine:
                         self._turn_model = item.to_model
                     yield self._log(item)
                 assert outcome is not None
-                record = self._complete_request(outcome, turn, system, tool_defs)
+                tools = self._offered  # what this request offered is what may run
+                record = self._complete_request(outcome, turn)
                 yield self._log(TurnCompleted(record=record))
                 uses = tool_uses(self.history[-1])
                 if outcome.complete.stop_reason == "refusal":
@@ -183,7 +183,7 @@ class QueryEngine:
                         yield self._log(ev)
                 self._append_results(answered)
                 answered = []
-                self._persist()
+                self._persist(meta=False)
                 if reason == "refusal":
                     break
         except Aborted:
@@ -211,6 +211,11 @@ class QueryEngine:
             sleep=self.config.sleep, retry_now=self.retry_now_event, on_context_changed=self._persist_context,
             wait_for_tools=self.config.wait_for_tools, timeout_s=self.config.request_timeout_s,
         )
+
+    def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
+        """System prompt and tool definitions of the next request (after the tool-server wait)."""
+        self._offered = self.tools
+        return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
         """The tool's API definition, built once per tool object (schemas do not change)."""
@@ -268,7 +273,7 @@ class QueryEngine:
         by_id = {b.get("tool_use_id"): b for b in answered}
         self._append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), NOT_RUN) for u in uses])
 
-    def _complete_request(self, outcome: RequestOutcome, turn: int, system: str, tool_defs: list[dict[str, Any]]) -> TurnRecord:
+    def _complete_request(self, outcome: RequestOutcome, turn: int) -> TurnRecord:
         c = outcome.complete
         self.history.append(_clean_assistant(c.message))
         u = c.usage
@@ -284,8 +289,8 @@ class QueryEngine:
             estimated_input_tokens=outcome.estimated_input_tokens,
         )
         self.records.append(record)
-        self.sent.append(SentRequest(record.request, turn, outcome.model, system, outcome.sent_messages,
-                                     [t["name"] for t in tool_defs]))
+        self.sent.append(SentRequest(record.request, turn, outcome.model, outcome.system, outcome.sent_messages,
+                                     [t["name"] for t in outcome.tools]))
         self._persist()
         return record
 
@@ -315,10 +320,15 @@ class QueryEngine:
         self.store.save_meta(model=self.config.model, deleted_range=self.state.deleted_range, records=self.records,
                              marks=self.marks, last_ts=self.state.last_ts, previous_usage=pu)
 
-    def _persist(self) -> None:
+    def _persist(self, *, meta: bool = True) -> None:
+        """Save the history (and ``session.json`` unless only the history changed)."""
         if self.store is not None:
+            if not self._context_saved:  # the folder always holds all four files
+                self._context_saved = meta = True
+                self.context_manager.save(self.store.task_dir)
             self.store.save_history(self.history)
-            self._persist_meta()
+            if meta:
+                self._persist_meta()
 
     def _persist_events(self) -> None:
         if self.store is not None:

@@ -84,12 +84,22 @@ class SessionStore:
 
     def __init__(self, task_dir: str | Path) -> None:
         self.task_dir = Path(task_dir)
+        # Records, marks and events are frozen: each is turned into a dict once, not on every save.
+        self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def _as_dict(self, obj: Any) -> dict[str, Any]:
+        hit = self._dicts.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        d = event_to_dict(obj) if hasattr(obj, "kind") else dataclasses.asdict(obj)
+        self._dicts[id(obj)] = (obj, d)
+        return d
 
     def save_history(self, history: list[dict[str, Any]]) -> None:
         atomic_write_json(self.task_dir / HISTORY_FILE, history)
 
     def save_events(self, events: list[Event]) -> None:
-        atomic_write_json(self.task_dir / UI_FILE, [event_to_dict(e) for e in events])
+        atomic_write_json(self.task_dir / UI_FILE, [self._as_dict(e) for e in events])
 
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, records: list[TurnRecord],
@@ -101,8 +111,8 @@ class SessionStore:
             "model": model,
             "deleted_range": list(deleted_range) if deleted_range else None,
             "totals": dataclasses.asdict(totals),
-            "records": [dataclasses.asdict(r) for r in records],
-            "marks": [dataclasses.asdict(m) for m in marks],
+            "records": [self._as_dict(r) for r in records],
+            "marks": [self._as_dict(m) for m in marks],
             "last_ts": last_ts,
             "previous_usage": previous_usage,
         })

@@ -8,6 +8,7 @@ block for the interrupted call is appended first, so the history can still be re
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, AsyncIterator, Callable, Mapping
 
@@ -94,7 +95,7 @@ async def run_tool_call(
     try:
         with guard.armed():
             out = await tool.run(tool_input, make_context(uid))
-    except Aborted:
+    except (Aborted, asyncio.CancelledError):  # the Stop button, or the kernel's interrupt
         answered.append(error_result(uid, INTERRUPTED))
         raise
     except Exception as exc:  # a tool bug must not break the loop; the model hears about it

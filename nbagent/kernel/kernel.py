@@ -51,15 +51,14 @@ class NbAgentKernel(IPythonKernel):
         if shell is None:
             return False
         try:
-            outcome = shell.extension_manager.load_extension(EXTENSION)
-        except (ImportError, AttributeError) as exc:
-            self.log.warning("nbagent kernel: could not load the %s extension: %s", EXTENSION, exc)
-            return False
+            # Called directly rather than through the extension manager, so that a notebook's own
+            # `%load_ext nbagent` (needed on other kernels) stays silent here instead of printing
+            # "already loaded"; our loader is idempotent.
+            import nbagent
+
+            nbagent.load_ipython_extension(shell)
         except Exception:  # a broken extension must not keep the kernel from starting
             self.log.warning("nbagent kernel: loading the %s extension failed", EXTENSION, exc_info=True)
-            return False
-        if outcome == "no load function":
-            self.log.warning("nbagent kernel: %s has no load_ipython_extension yet", EXTENSION)
             return False
         return True
 

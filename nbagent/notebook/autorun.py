@@ -19,7 +19,11 @@ from traitlets import List, Unicode
 
 
 class AutoClickClient(NotebookClient):
-    """A NotebookClient that clicks the first enabled button whose label is in ``click``."""
+    """A NotebookClient that clicks every enabled button whose label is in ``click``.
+
+    A cell can choose its own answers with metadata ``{"nbagent": {"click": ["Deny"]}}`` (an
+    empty list clicks nothing), so a notebook can show a denial or *Retry now* unattended.
+    """
 
     click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
 
@@ -38,7 +42,10 @@ class AutoClickClient(NotebookClient):
         comm_id = content["comm_id"]
         model = self._models.setdefault(comm_id, {})
         model.update(state)
-        if (model.get("_model_name") == "ButtonModel" and model.get("description") in self.click
+        wanted = self.click
+        if 0 <= cell_index < len(self.nb.cells):
+            wanted = self.nb.cells[cell_index].metadata.get("nbagent", {}).get("click", wanted)
+        if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
                 and not model.get("disabled") and comm_id not in self.clicked):
             self.clicked.append(comm_id)
             click = self.kc.session.msg("comm_msg", {

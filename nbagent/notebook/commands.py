@@ -41,7 +41,7 @@ def status(magics: Any, args: list[str]) -> None:
     print(f"cost         ${t.cost_usd:.4f}" + (f" ({t.unpriced_requests} unpriced)" if t.unpriced_requests else ""))
     print(f"context      last request {last:,} tokens; window {eng.context_window:,}; hidden messages {hidden}")
     print(f"history      {len(agent.history)} messages; task dir {eng.config.task_dir or '(in memory)'}")
-    print(f"tools        {', '.join(t_.name for t_ in eng.config.tools)}")
+    print(f"tools        {', '.join(eng.tools)}")
     always = sorted(eng.gate.allowed_always | eng.gate.allow)
     print(f"allowed      {', '.join(always) or '(read-only tools only)'}")
     servers = getattr(agent, "mcp_status", None)

@@ -106,6 +106,9 @@ class AgentMagics(Magics):
         from .executor import ShellExecutor
 
         self._session_count += 1
+        old = self.current
+        if old is not None and getattr(old.agent, "mcp", None) is not None:
+            old.agent.mcp.close(wait=False)  # its tool servers must not outlive the session
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
         if self.tokens_per_second:
             sim["tokens_per_second"] = self.tokens_per_second
@@ -210,6 +213,8 @@ class AgentMagics(Magics):
         if args.allow:
             eng.gate.allow = eng.gate.allow | frozenset(args.allow)
         sess.last_prompt = prompt
+        if sess.executor is not None:
+            sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
         view.display()
         done: Done | None = None
         token = waiting.register_abort(eng.abort_event)

@@ -22,9 +22,9 @@ from ..engine import events as ev
 from ..engine.events import Event, TurnRecord
 from ..engine.permissions import Allow, Deny
 from . import waiting
-from .view_parts import Line, TableBlock, TextBlock, ThinkingBlock, ToolCard
+from .view_parts import Header, Line, TableBlock, TextBlock, ThinkingBlock, ToolCard
 from .view_prompts import FailurePrompt, PermissionPrompt, RetryStatus
-from .view_render import STYLE, error_line, esc, fmt_tokens, fmt_usd, truncation_line
+from .view_render import STYLE, error_line, esc, fmt_usd, truncation_line
 
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
 MIN_INTERVAL = 0.05  # at most 20 stream updates per second
@@ -49,11 +49,6 @@ class AgentView:
         min_interval: float = MIN_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.model, self.provider = model, provider
-        self.context_window, self.max_allowed = context_window, max_allowed
-        self.context_tokens: int | None = None
-        self.context_estimated = False
-        self.session_cost = session_cost
         self.on_retry_now, self.on_cancel, self.on_new_session = on_retry_now, on_cancel, on_new_session
         self.abort, self.show_table = abort, show_table
         self.min_interval, self.clock = min_interval, clock
@@ -73,16 +68,10 @@ class AgentView:
         self._retries: list[RetryStatus] = []
         self._ticker: asyncio.Task[None] | None = None
         self._handle: Any = None
-        self._title = w.HTML()
-        self.gauge = w.IntProgress(min=0, max=max(int(context_window or 1), 1), value=0,
-                                   layout=w.Layout(width="30%"))
-        self._gauge_label = w.HTML()
-        self._cost = w.HTML()
-        self.header = w.HBox([self._title, self.gauge, self._gauge_label, self._cost],
-                             layout=w.Layout(align_items="center", grid_gap="8px"))
+        self.header = Header(model, provider, context_window, max_allowed, session_cost)
+        self.gauge = self.header.gauge
         self.body = w.VBox()
-        self.widget = w.VBox([self.header, self.body])
-        self._render_header()
+        self.widget = w.VBox([self.header.widget, self.body])
 
     # --- the public surface -------------------------------------------------------------------
 
@@ -112,9 +101,11 @@ class AgentView:
         kind = event.kind
         if kind not in STREAM_KINDS:
             self.flush()
-        if kind != "retry_scheduled" and kind != "notice":
-            self._end_retry("cancelled" if kind == "done" and event.reason == "aborted" else "retrying")  # type: ignore[union-attr]
-        getattr(self, "_on_" + kind)(event)
+            if kind not in ("retry_scheduled", "notice"):  # whatever follows a retry wait ends it
+                aborted = kind == "done" and getattr(event, "reason", "") == "aborted"
+                self._end_retry("retrying" if kind == "api_request_started" else "cancelled" if aborted else "ended")
+        # Kinds this view does not know (a newer engine) are kept out of the way, not fatal.
+        getattr(self, "_on_" + kind, lambda _e: None)(event)
 
     async def ask_permission(self, tool_name: str, tool_input: Any, request: Any = None) -> Allow | Deny:
         """Show a permission prompt for a tool call and wait for the user's answer.
@@ -181,6 +172,23 @@ class AgentView:
             self.stream_updates += 1
             self._last_push = self.clock()
 
+    def show_execution(self, record: Any) -> None:
+        """Show what the python tool's code displayed (plots, HTML) in its card.
+
+        Meant as a :class:`~nbagent.notebook.executor.ShellExecutor` ``on_execute`` hook (it runs
+        on the agent's loop); the card is the latest python call whose code matches.
+        """
+        outputs = list(getattr(record, "displays", ()))
+        rich = getattr(getattr(record, "result", None), "rich", None)
+        if rich and not outputs:
+            outputs = [{"data": rich, "metadata": {}}]
+        if not outputs:
+            return
+        for card in reversed(list(self._cards.values())):
+            if isinstance(card.input, dict) and card.input.get("code") == record.code:
+                card.add_outputs(outputs)
+                return
+
     def tick(self) -> None:
         """Refresh the retry countdown (the view's ticker task calls this every 0.2 s)."""
         if self._retries:
@@ -188,13 +196,13 @@ class AgentView:
 
     def transcript(self) -> str:
         """The run as plain text (what terminals and nbconvert's text exporters show)."""
-        return "\n".join([self._header_plain(), *(p.plain() for p in self.parts)])
+        return "\n".join([self.header.plain(), *(p.plain() for p in self.parts)])
 
     def static_html(self) -> str:
         """The run as static HTML (no widgets needed)."""
         body = "".join(p.html() for p in self.parts)
         return (f'<div class="nbagent-transcript" style="font-family:sans-serif">'
-                f'<div style="{STYLE["muted"]}">{esc(self._header_plain())}</div>{body}</div>')
+                f'<div style="{STYLE["muted"]}">{esc(self.header.plain())}</div>{body}</div>')
 
     def display(self) -> Any:
         """Display the live view (with fallbacks) and remember the handle for :meth:`finish`."""
@@ -234,27 +242,10 @@ class AgentView:
         data["text/html"] = self.static_html()
         return data
 
-    # --- header ---------------------------------------------------------------------------------
-
-    def _header_plain(self) -> str:
-        return f"nbagent · {self.model or '?'} · {self.provider} · {self._gauge_text()} · cost {fmt_usd(self.session_cost)}"
-
-    def _gauge_text(self) -> str:
-        tokens = "—" if self.context_tokens is None else ("~" if self.context_estimated else "") + fmt_tokens(self.context_tokens)
-        text = f"context {tokens} / {fmt_tokens(self.max_allowed)} max / {fmt_tokens(self.context_window)} window"
-        if self.context_tokens is not None and self.max_allowed:
-            text += f" ({100 * self.context_tokens / self.max_allowed:.1f}% of max)"
-        return text
-
-    def _render_header(self) -> None:
-        self._title.value = f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
-        if self.context_window:
-            self.gauge.max = int(self.context_window)
-        self.gauge.value = min(int(self.context_tokens or 0), self.gauge.max)
-        ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
-        self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
-        self._gauge_label.value = f"<span style='{STYLE['muted']}'>{esc(self._gauge_text())}</span>"
-        self._cost.value = f"<b>{esc(fmt_usd(self.session_cost))}</b>"
+    @property
+    def session_cost(self) -> float:
+        """The session's cost so far, as the header shows it."""
+        return self.header.cost
 
     # --- parts ------------------------------------------------------------------------------------
 
@@ -311,11 +302,6 @@ class AgentView:
             self._ticker.cancel()
             self._ticker = None
 
-    async def _tick_forever(self, status: RetryStatus) -> None:
-        while status.outcome is None:
-            status.tick()
-            await asyncio.sleep(0.2)
-
     # --- one method per event kind ---------------------------------------------------------------
 
     def _on_text_delta(self, e: ev.TextDelta) -> None:
@@ -355,17 +341,16 @@ class AgentView:
     def _on_api_request_started(self, e: ev.ApiRequestStarted) -> None:
         self._close_request()
         if e.model:
-            self.model = e.model
+            self.header.update(model=e.model)
         if e.estimated_input_tokens:
-            self.context_tokens, self.context_estimated = e.estimated_input_tokens, True
-        self._render_header()
+            self.header.update(context_tokens=e.estimated_input_tokens, estimated=True)
 
     def _on_retry_scheduled(self, e: ev.RetryScheduled) -> None:
         self._end_retry("retrying")
         status = self._add(RetryStatus(e, self.on_retry_now, self.on_cancel, clock=self.clock))
         self._retries.append(status)
         try:
-            self._ticker = asyncio.get_running_loop().create_task(self._tick_forever(status))
+            self._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
         except RuntimeError:
             self._ticker = None
 
@@ -390,15 +375,13 @@ class AgentView:
 
     def _on_context_truncated(self, e: ev.ContextTruncated) -> None:
         if e.max_allowed:
-            self.max_allowed = e.max_allowed
+            self.header.update(max_allowed=e.max_allowed)
         self._line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
                                    e.file_read_saving, e.reason), icon="✂", style=STYLE["warn"])
-        self._render_header()
 
     def _on_model_fallback(self, e: ev.ModelFallback) -> None:
-        self.model = e.to_model
+        self.header.update(model=e.to_model)
         self._line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
-        self._render_header()
 
     def _on_notice(self, e: ev.Notice) -> None:
         if e.level == "warning":
@@ -412,17 +395,15 @@ class AgentView:
         if r is None:
             return
         self.records.append(r)
-        self.model = r.model or self.model
-        self.context_tokens, self.context_estimated = r.context_tokens, False
-        self.max_allowed, self.context_window = r.max_allowed or self.max_allowed, r.context_window or self.context_window
-        self.session_cost += r.cost_usd or 0.0
-        self._render_header()
+        h = self.header
+        h.update(model=r.model or h.model, context_tokens=r.context_tokens, estimated=False,
+                 max_allowed=r.max_allowed or h.max_allowed, context_window=r.context_window or h.context_window,
+                 cost=h.cost + (r.cost_usd or 0.0))
 
     def _on_done(self, e: ev.Done) -> None:
         self._close_request()
         self.done = e
-        self.session_cost = e.totals.cost_usd or self.session_cost
-        self._render_header()
+        self.header.update(cost=e.totals.cost_usd or self.header.cost)
         t = e.totals
         text = f"done: {e.reason} — {t.requests} request(s), {t.retries} retries, session cost {fmt_usd(t.cost_usd)}"
         if e.error:

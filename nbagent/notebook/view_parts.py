@@ -11,10 +11,53 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .view_render import STYLE, clip, esc, input_html, input_plain, markdown_html, pre
+from .view_render import STYLE, clip, esc, fmt_tokens, fmt_usd, input_html, input_plain, markdown_html, pre
 
 if TYPE_CHECKING:  # pragma: no cover
     from .view_prompts import PermissionPrompt
+
+
+class Header:
+    """Model, provider, the context gauge (last request's tokens / max allowed / window) and cost."""
+
+    def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
+                 cost: float) -> None:
+        self.model, self.provider, self.cost = model, provider, cost
+        self.context_window, self.max_allowed = context_window, max_allowed
+        self.context_tokens: int | None = None
+        self.estimated = False  # a tiktoken estimate before the request, not the API's usage
+        self._title = w.HTML()
+        self.gauge = w.IntProgress(min=0, max=max(int(context_window or 1), 1), value=0, layout=w.Layout(width="30%"))
+        self._label = w.HTML()
+        self._cost = w.HTML()
+        self.widget = w.HBox([self._title, self.gauge, self._label, self._cost],
+                             layout=w.Layout(align_items="center", grid_gap="8px"))
+        self.render()
+
+    def update(self, **changes: Any) -> None:
+        for name, value in changes.items():
+            setattr(self, name, value)
+        self.render()
+
+    def gauge_text(self) -> str:
+        tokens = "—" if self.context_tokens is None else ("~" if self.estimated else "") + fmt_tokens(self.context_tokens)
+        text = f"context {tokens} / {fmt_tokens(self.max_allowed)} max / {fmt_tokens(self.context_window)} window"
+        if self.context_tokens is not None and self.max_allowed:
+            text += f" ({100 * self.context_tokens / self.max_allowed:.1f}% of max)"
+        return text
+
+    def render(self) -> None:
+        self._title.value = f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
+        if self.context_window:
+            self.gauge.max = int(self.context_window)
+        self.gauge.value = min(int(self.context_tokens or 0), self.gauge.max)
+        ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
+        self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
+        self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
+        self._cost.value = f"<b>{esc(fmt_usd(self.cost))}</b>"
+
+    def plain(self) -> str:
+        return f"nbagent · {self.model or '?'} · {self.provider} · {self.gauge_text()} · cost {fmt_usd(self.cost)}"
 
 
 class TextBlock:
@@ -111,11 +154,13 @@ class ToolCard:
         self.duration_s: float | None = None
         self.prompt: PermissionPrompt | None = None
         self.denied: str | None = None
+        self.outputs: list[dict[str, Any]] = []  # rich display outputs of a python execution
         self._head = w.HTML()
         self._input = w.HTML()
         self._prompt_box = w.VBox()
         self._result = w.HTML()
-        self.widget = w.VBox([self._head, self._input, self._prompt_box, self._result],
+        self._rich = w.Output()
+        self.widget = w.VBox([self._head, self._input, self._prompt_box, self._result, self._rich],
                              layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="4px 0"))
         self._render_head()
 
@@ -152,6 +197,13 @@ class ToolCard:
         self._result.value = pre(clip(content), style)
         self.set_status(f"{'error' if is_error else 'done'} in {duration_s:.2f} s")
 
+    def add_outputs(self, bundles: list[dict[str, Any]]) -> None:
+        """Show rich outputs (``{"data": ..., "metadata": ...}``) the tool's code displayed."""
+        new = [{"output_type": "display_data", "data": b.get("data", {}), "metadata": b.get("metadata") or {}}
+               for b in bundles if b.get("data")]
+        self.outputs.extend(new)
+        self._rich.outputs = tuple(self.outputs)
+
     def plain(self) -> str:
         lines = [f"[tool] {self.name}" + (f" ({self.status})" if self.status else "")]
         if self.input is not None:
@@ -163,6 +215,9 @@ class ToolCard:
         if self.result is not None:
             tag = "error" if self.is_error else "result"
             lines.append(f"  → {tag}: " + clip(self.result).replace("\n", "\n    "))
+        for out in self.outputs:
+            text = out["data"].get("text/plain")
+            lines.append(f"  [output] {text}" if text else f"  [output: {', '.join(out['data'])}]")
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -176,6 +231,7 @@ class ToolCard:
             parts.append(f'<div style="{STYLE["error"]}">✗ denied: {esc(self.denied)}</div>')
         if self.result is not None:
             parts.append(pre(clip(self.result), STYLE["error"] if self.is_error else ""))
+        parts.extend(static_output_html(out["data"]) for out in self.outputs)
         parts.append("</div>")
         return "".join(parts)
 
@@ -202,6 +258,18 @@ class TableBlock:
         return f"<b>{esc(self.title)}</b>{self._static}"
 
 
+def static_output_html(data: dict[str, Any]) -> str:
+    """A display bundle as static HTML: an image, the HTML, or the plain text."""
+    for mime in ("image/png", "image/jpeg", "image/gif"):
+        if isinstance(data.get(mime), str):
+            return f'<img src="data:{mime};base64,{data[mime]}" style="max-width:100%"/>'
+    if isinstance(data.get("image/svg+xml"), str):
+        return str(data["image/svg+xml"])
+    if isinstance(data.get("text/html"), str):
+        return str(data["text/html"])
+    return pre(str(data.get("text/plain", "")))
+
+
 def _df_html(df: Any) -> str:
     try:
         return str(df.to_html(index=False, na_rep="", border=0))
@@ -209,4 +277,4 @@ def _df_html(df: Any) -> str:
         return pre(str(df))
 
 
-__all__ = ["TextBlock", "ThinkingBlock", "Line", "ToolCard", "TableBlock"]
+__all__ = ["Header", "TextBlock", "ThinkingBlock", "Line", "ToolCard", "TableBlock"]

@@ -9,6 +9,7 @@ change in ``settle``/``tick``/``end``/``ask``, which the view calls from the age
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Callable
 
@@ -155,6 +156,12 @@ class RetryStatus:
         self._label.value = f'<div style="{STYLE["warn"]}">{esc(self.headline() + extra)}</div>'
         if self.pressed:
             self.retry_button.disabled = self.cancel_button.disabled = True
+
+    async def run_ticker(self, every: float = 0.2) -> None:
+        """Refresh the countdown until the wait ends (a task on the agent's loop)."""
+        while self.outcome is None:
+            self.tick()
+            await asyncio.sleep(every)
 
     def end(self, outcome: str) -> None:
         """The wait is over (``retrying`` / ``cancelled``): freeze the card."""

@@ -26,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import dataclasses
+import importlib
 import logging
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -95,6 +97,7 @@ class McpManager:
         self._thread.start()
         ready.wait()
         _LIVE.add(self)
+        _warm_imports()
 
     async def _in_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` in the manager's loop; await it from the caller's (cancelling it there
@@ -122,7 +125,8 @@ class McpManager:
         ``dynamic_tools`` hooks set. When ``owner`` (the session) is garbage-collected, the
         manager closes without waiting, so a dropped session does not leave servers running."""
         if owner is not None:
-            weakref.finalize(owner, self.close, False)
+            # Not at exit: then the waiting close() of _close_all_at_exit does it properly.
+            weakref.finalize(owner, self.close, False).atexit = False
         return dataclasses.replace(config, wait_for_tools=self.wait_for_tools, dynamic_tools=self.tools)
 
     async def wait_for_tools(self) -> list[str]:
@@ -258,6 +262,28 @@ class McpManager:
         thread = self._stop_loop()
         if wait and thread is not None and not same_thread:
             thread.join(self.close_timeout)
+
+
+_warming = threading.Lock()
+
+
+def _warm_imports() -> None:
+    """Import ``jsonschema`` on a side thread while the servers start.
+
+    The SDK imports it at the first call of a tool that has an output schema, and in some installs
+    that import takes seconds (``rfc3987-syntax`` builds parsers at import): measured 2.5 s added
+    to the first such call. Once per process.
+    """
+    if "jsonschema" in sys.modules or not _warming.acquire(blocking=False):
+        return
+
+    def work() -> None:
+        try:
+            importlib.import_module("jsonschema")
+        except Exception:  # noqa: BLE001 - only a head start; the SDK reports a real problem itself
+            pass
+
+    threading.Thread(target=work, name="nbagent-mcp-warm", daemon=True).start()
 
 
 def _finish_loop(loop: asyncio.AbstractEventLoop) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
 import math
 import os
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Literal
 
 import anyio
-import mcp_types
+import httpx2
+import mcp.types as mcp_types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -33,6 +35,8 @@ from .mcp_schema import SchemaModel, model_for_schema
 
 log = logging.getLogger("nbagent.mcp")
 
+_TRANSPORT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream,
+                     httpx2.TransportError)
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped", "closed"]
 Bridge = Callable[[Coroutine[Any, Any, ToolOutput]], Awaitable[ToolOutput]]
 _STDERR_TAIL = 600
@@ -213,8 +217,6 @@ class ServerConnection:
                                            cwd=str(cfg.cwd or self.cwd))
             return _watched(stdio_client(params, errlog=self.errlog), self._on_eof)
         assert isinstance(cfg, HttpServer)
-        import httpx2
-
         http = await stack.enter_async_context(httpx2.AsyncClient(
             headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0)))
         return _watched(streamable_http_client(cfg.url, http_client=http), self._on_eof)
@@ -269,9 +271,12 @@ class ServerConnection:
                 self._end("stopped", "the connection closed during a tool call")
                 return self._lost(tool)
             return ToolOutput(f"MCP server {self.config.name!r} refused {tool.remote_name!r}: {exc}", is_error=True)
-        except Exception as exc:  # noqa: BLE001 - transport failures: the server is unreachable
+        except _TRANSPORT_ERRORS as exc:  # the server is unreachable
             self._end("stopped", describe_error(exc))
             return self._lost(tool)
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that breaks its own output schema
+            return ToolOutput(f"MCP server {self.config.name!r}: {tool.remote_name!r} failed: {describe_error(exc)}",
+                              is_error=True)
         return to_tool_output(result, limit)
 
     def _lost(self, tool: McpTool) -> ToolOutput:
@@ -305,9 +310,11 @@ async def _list_tools(client: Client) -> list[mcp_types.Tool]:
 
 
 def _version() -> str:
-    from nbagent import __version__
-
-    return __version__
+    # From the package metadata, not ``nbagent.__version__``: tools import nothing above them.
+    try:
+        return importlib.metadata.version("nbagent")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
 
 
 __all__ = ["ServerConnection", "ServerState", "ServerStatus", "McpTool"]

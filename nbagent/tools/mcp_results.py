@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import mcp_types
+import mcp.types as mcp_types
 
 from nbagent.engine.tool_api import ToolOutput
 

@@ -286,3 +286,20 @@ def test_finish_without_display_publishes_plain_and_html(shell: Any) -> None:
     (out,) = shell.display_pub.outputs
     assert set(out["data"]) == {"text/plain", "text/html"}
     assert "hi" in out["data"]["text/plain"]
+
+
+def test_show_execution_puts_rich_outputs_in_the_matching_card() -> None:
+    from nbagent.notebook.executor import ExecutionRecord
+    from nbagent.tools.executor import ExecutionResult
+
+    view = make_view()
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "plot()"}))
+    png = "iVBORw0KGgo="
+    view.show_execution(ExecutionRecord("plot()", ExecutionResult(), 0.0, 0.1,
+                                        ({"data": {"image/png": png, "text/plain": "<Figure>"}, "metadata": {}},)))
+    card = view.parts[0]
+    assert card._rich.outputs[0]["data"]["image/png"] == png
+    assert "[output] <Figure>" in view.transcript()
+    assert f"data:image/png;base64,{png}" in view.static_html()
+    view.show_execution(ExecutionRecord("other()", ExecutionResult(rich={"text/html": "<b>x</b>"}), 0.0, 0.1))
+    assert len(card.outputs) == 1  # no card ran that code

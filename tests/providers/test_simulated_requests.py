@@ -240,3 +240,26 @@ def test_brain_only_uses_tools_it_is_offered() -> None:
     reply = DemoBrain()({"messages": [{"role": "user", "content": "what is 2 + 2 in `df`? read notes.txt"}]})
     assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
     assert re.search(r"Tools offered: none", reply.content[-1].text)
+
+
+async def test_settings_can_be_changed_on_a_live_api() -> None:
+    # The notebook demo switches faults and pacing on an API that is already in use.
+    from nbagent.providers.simulated import Fault
+
+    api = SimulatedAPI(lambda request: text_reply("ok"))
+    client = api.async_client()
+    await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
+    api.faults = {2: Fault.overloaded()}
+    with pytest.raises(anthropic.OverloadedError):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
+    api.context_window = 3
+    with pytest.raises(anthropic.BadRequestError, match="> 3 maximum"):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
+
+
+async def test_a_responder_that_raises_is_a_readable_500() -> None:
+    def broken(request: dict) -> Reply:
+        raise KeyError("oops")
+
+    with pytest.raises(anthropic.InternalServerError, match=r"the responder raised KeyError: 'oops'"):
+        await SimulatedAPI(broken).async_client().messages.create(model=MODEL, max_tokens=10, messages=USER)

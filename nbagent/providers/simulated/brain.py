@@ -122,7 +122,7 @@ def _summary(results: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> 
 class DemoBrain:
     """The offline default responder (see the module docstring). Call it with a request body."""
 
-    def __call__(self, request: dict) -> Reply:
+    def __call__(self, request: dict[str, Any]) -> Reply:
         tools = {str(t.get("name")): t for t in request.get("tools") or () if isinstance(t, Mapping)}
         messages = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
         prompt_at = self._prompt_index(messages)

@@ -198,7 +198,8 @@ class FaultSchedule:
     def parse(cls, spec: str) -> FaultSchedule:
         """Parse the CLI form ``"2=rate_limit,5=drop,p=0.1,seed=3,kinds=overloaded+drop"``."""
         by_request: dict[int, FaultLike] = {}
-        probability, seed, kinds = 0.0, 0, ()
+        probability, seed = 0.0, 0
+        kinds: tuple[str, ...] = ()
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, sep, value = item.partition("=")
             if not sep:

@@ -110,7 +110,7 @@ def error_reply(status: int, type: str, message: str, retry_after: float | None 
 
 SCRIPT_EXHAUSTED = "[simulated] script exhausted: no scripted reply is left for this request."
 
-ResponderFn = Callable[[dict], Union[Reply, Awaitable[Reply]]]
+ResponderFn = Callable[[dict[str, Any]], Union[Reply, Awaitable[Reply]]]
 Responder = Union[ResponderFn, Sequence[Reply], None]
 
 
@@ -133,14 +133,14 @@ class ScriptedResponder:
         """How many scripted replies are left."""
         return len(self._replies)
 
-    def __call__(self, request: dict) -> Reply:
+    def __call__(self, request: dict[str, Any]) -> Reply:
         if self._replies:
             return self._replies.pop(0)
         self.exhausted += 1
         return text_reply(SCRIPT_EXHAUSTED)
 
 
-async def respond(responder: ResponderFn, request: dict) -> Reply:
+async def respond(responder: ResponderFn, request: dict[str, Any]) -> Reply:
     """Call a responder, sync or async, and check that it answered a :class:`Reply`."""
     reply = responder(request)
     if inspect.isawaitable(reply):

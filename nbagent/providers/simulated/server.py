@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import threading
 from http import HTTPStatus
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
 import httpx2
@@ -86,7 +86,7 @@ def _reason(status: int) -> str:
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
             if size == 0:
@@ -114,6 +114,8 @@ async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, wri
             while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
                 key, _, value = raw.decode("latin-1").partition(":")
                 headers[key.strip().lower()] = value.strip()
+            if headers.get("expect", "").lower() == "100-continue":
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # curl waits for this before a big body
             body = await _read_body(reader, headers)
             try:
                 response = await api.handle(method, urlsplit(target).path, headers, body)
@@ -132,6 +134,10 @@ async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, wri
             except ConnectionDroppedSignal:
                 writer.transport.abort()  # no terminating chunk: the client sees an incomplete body
                 return
+            finally:
+                aclose = getattr(response.body, "aclose", None)
+                if aclose is not None:
+                    await aclose()  # a client that left mid-stream must not leave the generator open
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             if headers.get("connection", "").lower() == "close":
@@ -157,12 +163,19 @@ async def start_server(api: SimulatedAPI, port: int = 0,
 
 async def close_server(server: asyncio.Server, connections: set[asyncio.StreamWriter]) -> None:
     """Stop accepting, abort open connections, and wait for the server to close."""
+    loop = asyncio.get_running_loop()
+    # Stop accepting first and let accepts already in flight finish: on CPython 3.11 a connection
+    # accepted in the same loop turn as Server.close() fails an assertion and leaks its socket.
+    for sock in server.sockets:
+        with contextlib.suppress(NotImplementedError, ValueError, OSError):
+            loop.remove_reader(sock.fileno())
+    for _ in range(5):
+        await asyncio.sleep(0)
     server.close()
     for writer in list(connections):
         writer.transport.abort()
     await server.wait_closed()
-    # Transports close their sockets in callbacks scheduled on the loop: let those run.
-    for _ in range(3):
+    for _ in range(5):  # sockets are closed in callbacks on the loop: let them run
         await asyncio.sleep(0)
 
 
@@ -176,7 +189,7 @@ class LoopbackServer:
     def __init__(self, api: SimulatedAPI, port: int = 0) -> None:
         self.api = api
         self.port = port
-        self.address: tuple = ()  # the bound socket address, once started
+        self.address: tuple[Any, ...] = ()  # the bound socket address, once started
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None

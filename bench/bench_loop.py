@@ -1,0 +1,189 @@
+"""Loop overhead: 100 scripted requests through ``QueryEngine`` vs a minimal loop on the SDK.
+
+Both talk to the same in-process simulated Messages API through the real ``anthropic`` SDK, get the
+same scripted replies (20 prompts; each: four ``echo`` tool calls, then a text answer — 100
+requests) and send the same system prompt, tool definitions and prompt-cache breakpoints, so the
+server-side work is identical. The baseline is what a hand-written agent loop would do:
+``client.messages.create(stream=True)``, iterate the events, build the message, run the tool,
+append the results. The engine adds what the engine does (context manager, token estimate, events,
+permissions, validation, records, cost); ``--persist`` adds its task folder (atomic writes with
+fsync after every request and tool round).
+
+Everything runs in one thread (the transport is in-process), so the figure is the process's CPU
+time (``time.process_time``), which other work on a busy machine disturbs far less than wall-clock
+time (shown too). Each variant runs ``REPEATS`` times, interleaved; the figure is the minimum. Goal: engine / baseline ≤ 1.10. ``--profile`` prints the engine's
+cProfile top functions. Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import json
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pydantic  # noqa: E402
+
+from nbagent.engine.events import Done  # noqa: E402
+from nbagent.engine.query import QueryEngine, QueryEngineConfig  # noqa: E402
+from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
+from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
+
+MODEL = "claude-sonnet-5-5"
+PROMPTS = 20
+TOOLS_PER_PROMPT = 4
+REPEATS = 9
+SYSTEM = "You are a benchmark agent. Answer briefly."
+EPHEMERAL = {"type": "ephemeral"}
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "Echo a text back."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        text: str
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        return ToolOutput(content=tool_input["text"])
+
+
+def responder(body: dict) -> Any:
+    """Four tool calls after each prompt, then an answer (decided by the conversation's tail)."""
+    calls = 0
+    for m in reversed(body["messages"]):
+        content = m["content"]
+        if m["role"] == "user" and isinstance(content, list) and content and content[0].get("type") == "tool_result":
+            calls += 1
+            continue
+        if m["role"] == "user":
+            break
+    calls //= 1
+    if calls < TOOLS_PER_PROMPT:
+        return tool_reply("echo", {"text": f"step {calls} " + "data " * 20}, text=f"Step {calls}: calling echo.")
+    return text_reply("All steps are done; here is a short summary of what the tool returned. " * 3)
+
+
+def prompts() -> list[str]:
+    return [f"Task {i}: run the steps and summarise." for i in range(PROMPTS)]
+
+
+def clocks() -> tuple[float, float]:
+    return time.process_time(), time.perf_counter()
+
+
+def since(start: tuple[float, float]) -> tuple[float, float]:
+    cpu, wall = clocks()
+    return cpu - start[0], wall - start[1]
+
+
+async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
+    api = SimulatedAPI(responder)
+    provider = AnthropicProvider(api.async_client(), name="simulated")
+    task_dir = Path(tempfile.mkdtemp(prefix="bench-loop-")) / "task" if persist else None
+    engine = QueryEngine(QueryEngineConfig(provider=provider, cwd=Path.cwd(), model=MODEL, tools=[Echo()],
+                                           custom_system_prompt=SYSTEM, task_dir=task_dir))
+    t0 = clocks()
+    for p in prompts():
+        async for event in engine.submit_message(p):
+            if isinstance(event, Done):
+                assert event.reason == "end_turn", event
+    elapsed = since(t0)
+    await provider.client.close()
+    return elapsed, len(api.requests)
+
+
+async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
+    """The minimal hand-written loop on the SDK (same transport, same replies, same request shape)."""
+    api = SimulatedAPI(responder)
+    client = api.async_client()
+    history: list[dict[str, Any]] = []
+    system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    t0 = clocks()
+    for p in prompts():
+        if history and history[-1]["role"] == "user":
+            history[-1] = {"role": "user", "content": history[-1]["content"] + [{"type": "text", "text": p}]}
+        else:
+            history.append({"role": "user", "content": [{"type": "text", "text": p}]})
+        while True:
+            last = history[-1]
+            messages = history[:-1] + [{"role": last["role"], "content": [
+                *last["content"][:-1], {**last["content"][-1], "cache_control": EPHEMERAL}]}]
+            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=messages,
+                                                  system=system_blocks, tools=tools, stream=True)
+            blocks: dict[int, dict[str, Any]] = {}
+            parts: dict[int, list[str]] = {}
+            async for ev in stream:
+                if ev.type == "content_block_start":
+                    cb = ev.content_block
+                    if cb.type == "text":
+                        blocks[ev.index] = {"type": "text", "text": ""}
+                    elif cb.type == "tool_use":
+                        blocks[ev.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
+                        parts[ev.index] = []
+                elif ev.type == "content_block_delta":
+                    if ev.delta.type == "text_delta":
+                        blocks[ev.index]["text"] += ev.delta.text
+                    elif ev.delta.type == "input_json_delta":
+                        parts[ev.index].append(ev.delta.partial_json)
+                elif ev.type == "content_block_stop" and ev.index in parts:
+                    blocks[ev.index]["input"] = json.loads("".join(parts.pop(ev.index)) or "{}")
+            content = [blocks[i] for i in sorted(blocks)]
+            history.append({"role": "assistant", "content": content})
+            uses = [b for b in content if b["type"] == "tool_use"]
+            if not uses:
+                break
+            history.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": u["id"], "content": u["input"]["text"]} for u in uses]})
+    elapsed = since(t0)
+    await client.close()
+    return elapsed, len(api.requests)
+
+
+def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:
+    engine = QueryEngine(QueryEngineConfig(provider=None, cwd=Path.cwd(), model=MODEL, tools=[Echo()],  # type: ignore[arg-type]
+                                           custom_system_prompt=SYSTEM))
+    return engine._system_prompt(), [engine._definition(t) for t in engine.tools.values()]
+
+
+def main(argv: list[str]) -> int:
+    persist = "--persist" in argv
+    system, tools = engine_request_shape()
+    asyncio.run(run_baseline(system, tools))  # warm up: imports, tokenizer, SDK
+    asyncio.run(run_engine(persist))
+    base_times, engine_times = [], []
+    for _ in range(REPEATS):
+        t, n_base = asyncio.run(run_baseline(system, tools))
+        base_times.append(t)
+        t, n_engine = asyncio.run(run_engine(persist))
+        engine_times.append(t)
+    assert n_base == n_engine == PROMPTS * (TOOLS_PER_PROMPT + 1), (n_base, n_engine)
+    label = "engine (task folder, fsync)" if persist else "engine (in memory)"
+    print(f"{n_engine} requests, {REPEATS} runs each, minimum shown")
+    for i, clock in enumerate(("CPU time", "wall time")):
+        base, eng = min(t[i] for t in base_times), min(t[i] for t in engine_times)
+        print(f"{clock}:")
+        print(f"  minimal SDK loop:   {base * 1000:8.1f} ms  ({base / n_base * 1000:.2f} ms/request)")
+        print(f"  {label + ':':<20}{eng * 1000:8.1f} ms  ({eng / n_engine * 1000:.2f} ms/request)")
+        print(f"  ratio engine / SDK loop: {eng / base:.3f}  (goal <= 1.10); "
+              f"overhead {(eng - base) / n_engine * 1000:+.2f} ms/request")
+    if "--profile" in argv:
+        prof = cProfile.Profile()
+        prof.enable()
+        asyncio.run(run_engine(persist))
+        prof.disable()
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

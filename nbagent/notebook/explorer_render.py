@@ -1,0 +1,285 @@
+"""Pictures and text for the truncation explorer: message strips, token charts, request views.
+
+Pure strings, no widgets: the live explorer and its static HTML / text fallbacks (nbconvert,
+GitHub, terminals) are built from the same functions. Charts are hand-written SVG (matplotlib is
+not a dependency); every strip also has a one-character-per-message text form, which survives
+renderers that drop SVG or inline styles.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from ..engine.context import CONTINUE_NOTICE, DUPLICATE_FILE_READ_NOTICE, ORPHANED_RESULTS_NOTICE, RESULT_MISSING, TRUNCATION_NOTICE
+from ..engine.context_window import start_of_rest
+from .explorer_sim import RequestRecord, SimulationResult
+from .tables import _nice_max, _short, format_range, html_table
+from .view_render import clip, esc
+
+# Message status → (colour, strip character, legend text).
+STATUS: dict[str, tuple[str, str, str]] = {
+    "first pair": ("#2e7d32", "P", "first pair (never hidden)"),
+    "hidden": ("#d5d5d5", ".", "hidden by the range"),
+    "summarised": ("#b39ddb", "s", "hidden, replaced by a summary"),
+    "replaced read": ("#f0ad4e", "r", "file read replaced by a notice"),
+    "kept": ("#5b9bd5", "K", "kept (sent)"),
+}
+NOTICES: tuple[tuple[str, str], ...] = (
+    (TRUNCATION_NOTICE, "truncation notice"),
+    (DUPLICATE_FILE_READ_NOTICE, "duplicate-read notice"),
+    (CONTINUE_NOTICE, "continue notice"),
+    (ORPHANED_RESULTS_NOTICE, "orphaned-results notice"),
+)
+_NOTICE_STYLE = "background:#fff3cd;border-left:3px solid #f0ad4e;padding:2px 4px"
+PER_ROW = 50  # strip cells per row: long histories wrap instead of shrinking below a pixel
+
+
+def strip_statuses(record: RequestRecord) -> list[str]:
+    """The status of every history message at ``record``'s request (see :data:`STATUS`)."""
+    rng = record.deleted_range
+    hidden_as = "summarised" if record.summary is not None else "hidden"
+    out: list[str] = []
+    for i in range(record.history_len):
+        if i < 2:
+            out.append("first pair")
+        elif rng is not None and rng[0] <= i <= rng[1]:
+            out.append(hidden_as)
+        elif i in record.replaced_reads:
+            out.append("replaced read")
+        else:
+            out.append("kept")
+    return out
+
+
+def strip_counts(record: RequestRecord) -> dict[str, int]:
+    """How many strip cells have each status (every key of :data:`STATUS`, zeros included)."""
+    counts = dict.fromkeys(STATUS, 0)
+    for s in strip_statuses(record):
+        counts[s] += 1
+    return counts
+
+
+def strip_text(record: RequestRecord, width: int = PER_ROW * 2) -> str:
+    """The strip as characters (P first pair, . hidden, s summarised, r replaced read, K kept),
+    wrapped every ``width`` messages."""
+    chars = "".join(STATUS[s][1] for s in strip_statuses(record))
+    return "\n".join(chars[i:i + width] for i in range(0, len(chars), width)) or "(empty)"
+
+
+def strip_svg(result: SimulationResult, record: RequestRecord, width: int = 300) -> str:
+    """SVG strip: one cell per history message, wrapping every :data:`PER_ROW` messages; hover a
+    cell for its index, role and status."""
+    statuses = strip_statuses(record)
+    n = len(statuses)
+    per_row = min(PER_ROW, max(n, 1))
+    cell = max(min(width / per_row, 14.0), 2.0)
+    rows = (n + per_row - 1) // per_row or 1
+    gap = 3
+    h = rows * (cell + gap) + 14
+    w = per_row * cell
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
+             f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="10">']
+    for i, status in enumerate(statuses):
+        x = (i % per_row) * cell
+        y = (i // per_row) * (cell + gap)
+        role = result.history[i].get("role", "?") if i < len(result.history) else "?"
+        parts.append(f'<rect x="{x:.2f}" y="{y:.1f}" width="{max(cell - 0.6, 0.8):.2f}" height="{cell:.1f}" '
+                     f'fill="{STATUS[status][0]}"><title>#{i} {role}: {status}</title></rect>')
+    c = strip_counts(record)
+    caption = (f"request {record.request}: {n} messages, {c['hidden'] + c['summarised']} hidden, "
+               f"replaced reads: {c['replaced read']}")
+    parts.append(f'<text x="0" y="{h - 3:.1f}" fill="#444">{esc(caption)}</text></svg>')
+    return "".join(parts)
+
+
+def legend_html() -> str:
+    """The strip's colour legend."""
+    items = "".join(
+        f'<span style="display:inline-block;margin-right:10px"><span style="display:inline-block;width:10px;'
+        f'height:10px;background:{colour};margin-right:3px"></span>{esc(text)} ({char})</span>'
+        for colour, char, text in STATUS.values())
+    return f'<div style="font-size:11px;color:#444">{items}</div>'
+
+
+def legend_text() -> str:
+    """The strip's character legend."""
+    return "  ".join(f"{char} {text}" for _, char, text in STATUS.values())
+
+
+def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int = 150, marker: int | None = None) -> str:
+    """Tokens sent per request (blue line), the part read from the cache (shaded), the window
+    (red) and max allowed (dashed). Dots: orange where truncation fired, green where the file-read
+    pass replaced reads instead, red for requests larger than the window. ``marker`` is a dotted
+    line at the chosen request."""
+    left, right, top, bottom = 44, 8, 14, 24
+    pw, ph = width - left - right, height - top - bottom
+    recs = result.records
+    info = result.window
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="10">',
+             f'<rect width="{width}" height="{height}" fill="white"/>']
+    if not recs:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests</text></svg>')
+        return "".join(parts)
+    y_max = _nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
+    n = len(recs)
+
+    def x(i: int) -> float:
+        return left + (pw * i / (n - 1) if n > 1 else pw / 2)
+
+    def y(v: float) -> float:
+        return top + ph - ph * min(v, y_max) / y_max
+
+    for k in range(5):
+        v = y_max * k / 4
+        parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#eee"/>'
+                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{_short(v)}</text>')
+    area = " ".join(f"{x(i):.1f},{y(r.cache_read_tokens):.1f}" for i, r in enumerate(recs))
+    parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" fill="#cfe3f5"/>')
+    for value, style, label, anchor, lx in (
+            (info.context_window, 'stroke="#c0392b"', "window", "end", left + pw),
+            (info.max_allowed_size, 'stroke="#c0392b" stroke-dasharray="4,3"', "max allowed", "start", left + 2)):
+        parts.append(f'<line x1="{left}" y1="{y(value):.1f}" x2="{left + pw}" y2="{y(value):.1f}" {style}/>'
+                     f'<text x="{lx}" y="{y(value) - 2:.1f}" text-anchor="{anchor}" fill="#c0392b">{label}</text>')
+    line = " ".join(f"{x(i):.1f},{y(r.tokens_sent):.1f}" for i, r in enumerate(recs))
+    parts.append(f'<polyline points="{line}" fill="none" stroke="#1f6fb2" stroke-width="1.5"/>')
+    for i, r in enumerate(recs):
+        # Orange: truncation fired; green: the file-read pass replaced reads instead; red: the
+        # request is larger than the window (the API would reject it).
+        colour = ("#c0392b" if r.over_window else "#f0ad4e" if r.keep is not None
+                  else "#2e7d32" if r.newly_replaced else None)
+        if colour is not None:
+            what = ("over the window" if r.over_window else f"keep {r.keep}" if r.keep is not None
+                    else f"{len(r.newly_replaced)} file reads replaced, nothing hidden")
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(r.tokens_sent):.1f}" r="{2 if r.over_window else 3}" '
+                         f'fill="{colour}"><title>request {r.request}: {what}, range '
+                         f'{format_range(r.deleted_range) or "none"}</title></circle>')
+    if marker is not None and 1 <= marker <= n:
+        parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + ph}" '
+                     f'stroke="#333" stroke-dasharray="2,2"/>')
+    parts.append(f'<text x="{left}" y="{height - 6}" fill="#444">request 1</text>'
+                 f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" fill="#444">{n}</text>'
+                 f'<text x="{left}" y="{top - 4}" fill="#1f6fb2">tokens sent (shaded: cache read)</text></svg>')
+    return "".join(parts)
+
+
+def display_table(result: SimulationResult) -> Any:
+    """:meth:`SimulationResult.table` with the cache-read share as a percentage string."""
+    df = result.table()
+    df["cache-read share"] = [f"{v:.0%}" for v in df["cache-read share"]]
+    return df
+
+
+def table_html(result: SimulationResult, max_height: int | None = 320) -> str:
+    """The per-request table as static HTML (scrolling when ``max_height`` is given)."""
+    table = html_table(display_table(result))
+    if max_height is None:
+        return table
+    return f'<div style="max-height:{max_height}px;overflow:auto;font-size:11px">{table}</div>'
+
+
+# --- what the model would see --------------------------------------------------------------------
+
+def history_indices(record: RequestRecord) -> list[int | None]:
+    """History index of each sent message (None when the request does not map one to one)."""
+    rest = start_of_rest(record.deleted_range)
+    n = record.messages_sent
+    if n != min(record.history_len, 2) + max(record.history_len - max(rest, 2), 0):
+        return [None] * n
+    return [p if p < 2 else rest + p - 2 for p in range(n)]
+
+
+def _notice_of(text: str, summary: str | None) -> str | None:
+    if summary is not None and text == summary:
+        return "summary"
+    for notice, label in NOTICES:
+        if notice in text:
+            return label
+    return "missing result" if text == RESULT_MISSING else None
+
+
+def _block_parts(block: Any, limit: int) -> tuple[str, str]:
+    """(label, text) of one content block."""
+    if not isinstance(block, Mapping):
+        return "?", str(block)
+    kind = block.get("type")
+    if kind == "text":
+        return "text", str(block.get("text", ""))
+    if kind == "tool_use":
+        args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True, default=str)
+        return f"tool_use {block.get('name', '')}", clip(args, limit)
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if not isinstance(content, str):
+            content = "\n".join(str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content)
+        return "tool_result", content
+    if kind == "thinking":
+        return "thinking", str(block.get("thinking", ""))
+    if kind == "image":
+        return "image", "[image]"
+    return str(kind), json.dumps(block, default=str)[:limit]
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content", "")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+
+
+def request_html(record: RequestRecord, *, limit: int = 600) -> str:
+    """The exact request at ``record``: each message's role and blocks; notices and the summary
+    highlighted; long texts cut in the middle to about ``limit`` characters (marked)."""
+    head = (f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
+            f"range {format_range(record.deleted_range) or 'none'}")
+    rows = [f'<div style="font-weight:bold;margin-bottom:4px">{esc(head)}</div>']
+    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
+        role = str(message.get("role", "?"))
+        where = f"#{pos}" + (f" (history {index})" if index is not None else "")
+        colour = "#e8f0fe" if role == "user" else "#f1f8e9"
+        blocks = []
+        for block in _blocks(message):
+            label, text = _block_parts(block, limit)
+            notice = _notice_of(text, record.summary)
+            style = _NOTICE_STYLE if notice else ""
+            tag = f' <b style="color:#8a6d00">[{esc(notice)}]</b>' if notice else ""
+            blocks.append(f'<div style="{style}"><span style="color:#777">{esc(label)}</span>{tag}'
+                          f'<pre style="white-space:pre-wrap;margin:0">{esc(clip(text, limit))}</pre></div>')
+        rows.append(f'<div style="background:{colour};margin:2px 0;padding:2px 4px;border-radius:3px">'
+                    f'<b>{esc(role)}</b> <span style="color:#777">{esc(where)}</span>{"".join(blocks)}</div>')
+    return f'<div style="font-size:11px">{"".join(rows)}</div>'
+
+
+def request_text(record: RequestRecord, *, limit: int = 300) -> str:
+    """The exact request at ``record`` as plain text (notices marked with ``>>``)."""
+    lines = [f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
+             f"range {format_range(record.deleted_range) or 'none'}"]
+    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
+        where = f"#{pos}" + (f" (history {index})" if index is not None else "")
+        lines.append(f"{message.get('role', '?')} {where}")
+        for block in _blocks(message):
+            label, text = _block_parts(block, limit)
+            notice = _notice_of(text, record.summary)
+            mark = f">> [{notice}] " if notice else "   "
+            lines.append(f"  {mark}{label}: {clip(text, limit)}".replace("\n", "\n      "))
+    return "\n".join(lines)
+
+
+def strategy_html(result: SimulationResult, request: int, *, limit: int = 300, table_height: int | None = 320) -> str:
+    """One strategy's static column: strip, chart, table and the request at ``request``."""
+    record = result.record(request)
+    return (f'<div style="flex:1 1 320px;min-width:300px;border:1px solid #ddd;border-radius:4px;padding:6px">'
+            f'<h4 style="margin:0 0 4px 0">{esc(result.label)}</h4>'
+            f'{strip_svg(result, record)}<pre style="font-size:10px;margin:2px 0">{esc(strip_text(record))}</pre>'
+            f'{tokens_chart_svg(result, marker=record.request)}{table_html(result, table_height)}'
+            f'<details><summary>what the model sees at request {record.request}</summary>'
+            f'{request_html(record, limit=limit)}</details></div>')
+
+
+def summary_df(results: Sequence[SimulationResult]) -> Any:
+    """One row per strategy: truncations, hidden messages, peak and total tokens, cache reads."""
+    import pandas as pd
+
+    df = pd.DataFrame([r.summary_row() for r in results])
+    if len(df):
+        df["cache-read share"] = [f"{v:.0%}" for v in df["cache-read share"]]
+    return df

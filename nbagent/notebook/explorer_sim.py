@@ -1,0 +1,360 @@
+"""The truncation explorer's simulation core: replay a conversation request by request.
+
+Pure functions, no widgets. Every range comes from the engine's own functions (``ContextManager``,
+``get_next_truncation_range``, ``get_truncated_messages``, ``should_compact_context_window``);
+nothing here re-implements a truncation rule. What the replay adds is only what the live loop
+gets from the API: token figures, which are tiktoken *estimates* here.
+
+Replay, as the loop does it: a request is sent whenever the history ends with a user message, and
+the assistant message that follows is its reply. Before request *k* the strategy decides on the
+history so far, the current range and the previous request's usage, which is the estimated prompt
+of request *k − 1* plus the estimated tokens of its reply (``RequestUsage.total``).
+
+Cache-read share: the cache-read tokens over the tokens sent, with the simulated Messages API's
+prompt-cache rules (:class:`~nbagent.providers.simulated.caching.PromptCache`): a breakpoint on the
+last block of the last message (and on the system prompt, if any), as nbagent's Anthropic provider
+sends it, on a simulated clock (``seconds_between_requests`` apart, 5-minute TTL, 1,024-token
+minimum). By default :class:`~.explorer_cache.PrefixCache` computes it: the same rules, but
+hashing each message once instead of the whole prompt per request (tests check that both give the
+same figures); ``cache_model="prompt_cache"`` runs PromptCache itself. Tool definitions are not
+part of that model (``extra_tokens`` is added to the tokens sent only).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+
+from ..engine.context import (
+    ContextManager,
+    ContextWindowInfo,
+    RequestUsage,
+    get_context_window_info,
+    get_next_truncation_range,
+    should_compact_context_window,
+)
+from ..engine.context_window import start_of_rest
+from ..engine.tokens import MESSAGE_OVERHEAD, TokenCounter
+from ..providers.simulated.caching import MIN_CACHEABLE_TOKENS, PromptCache
+from .explorer_cache import PrefixCache, markable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+Strategy = Literal["cline", "last_two", "none", "auto_condense", "baseline"]
+STRATEGIES: tuple[Strategy, ...] = ("cline", "last_two", "none", "auto_condense", "baseline")
+STRATEGY_LABELS: dict[str, str] = {
+    "cline": "Cline automatic (half/quarter)",
+    "last_two": "keep last two",
+    "none": "keep none",
+    "auto_condense": "auto-condense (summary)",
+    "baseline": "no truncation (baseline)",
+}
+Summarize = Callable[[Sequence[Mapping[str, Any]]], str]
+TABLE_COLUMNS = ["request", "history", "messages", "deleted range", "keep", "replaced reads",
+                 "tokens sent", "cache-read share"]
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def placeholder_summary(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The default summariser: an honest placeholder, not a fake summary."""
+    return f"[simulated summary of {len(messages)} messages]"
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One replayed request under one strategy.
+
+    ``deleted_range`` is the range in force for this request (None: nothing hidden yet);
+    ``keep`` the keep that fired *at this request* (None when nothing new was hidden);
+    ``replaced_reads`` the history indices still sent whose file read is replaced by the notice;
+    ``newly_replaced`` those replaced at this request. ``sent`` is the exact request (read-only;
+    it shares message objects with the history).
+    """
+
+    request: int
+    history_len: int
+    deleted_range: tuple[int, int] | None
+    keep: str | None
+    condensed: bool
+    tokens_sent: int
+    output_tokens: int
+    messages_sent: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    previous_total: int | None
+    over_window: bool
+    replaced_reads: frozenset[int] = frozenset()
+    newly_replaced: frozenset[int] = frozenset()
+    file_read_saving: float | None = None
+    summary: str | None = None
+    sent: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def hidden(self) -> int:
+        """How many history messages the range hides."""
+        rng = self.deleted_range
+        return 0 if rng is None or rng[1] < rng[0] else rng[1] - rng[0] + 1
+
+    @property
+    def cache_read_share(self) -> float:
+        """Cache-read tokens as a share of the tokens sent (0 when nothing was sent)."""
+        return self.cache_read_tokens / self.tokens_sent if self.tokens_sent else 0.0
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A whole replay under one strategy: one :class:`RequestRecord` per request."""
+
+    strategy: Strategy
+    window: ContextWindowInfo
+    records: tuple[RequestRecord, ...]
+    history: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    seconds: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """The strategy's display name."""
+        return STRATEGY_LABELS[self.strategy]
+
+    def record(self, request: int) -> RequestRecord:
+        """The record of request ``request`` (1-based; clamped to the replayed ones)."""
+        if not self.records:
+            raise ValueError("no requests were replayed")
+        return self.records[min(max(request, 1), len(self.records)) - 1]
+
+    def ranges(self) -> list[tuple[int, int] | None]:
+        """The range in force at each request, in order."""
+        return [r.deleted_range for r in self.records]
+
+    def table(self) -> "pd.DataFrame":
+        """One row per request: the range chosen and what it cost (columns :data:`TABLE_COLUMNS`;
+        ``cache-read share`` is a fraction in [0, 1])."""
+        import pandas as pd
+
+        from .tables import format_range
+
+        rows = [{
+            "request": r.request,
+            "history": r.history_len,
+            "messages": r.messages_sent,
+            "deleted range": format_range(r.deleted_range),
+            "keep": (r.keep or "") + (" + summary" if r.condensed else ""),
+            "replaced reads": len(r.replaced_reads),
+            "tokens sent": r.tokens_sent,
+            "cache-read share": round(r.cache_read_share, 3),
+        } for r in self.records]
+        return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+    def summary_row(self) -> dict[str, Any]:
+        """Totals for the comparison table: truncations, peak and total tokens, cache reads."""
+        sent = sum(r.tokens_sent for r in self.records)
+        read = sum(r.cache_read_tokens for r in self.records)
+        return {
+            "strategy": self.label,
+            "requests": len(self.records),
+            "truncations": sum(1 for r in self.records if r.keep is not None),
+            "hidden at end": self.records[-1].hidden if self.records else 0,
+            "peak tokens sent": max((r.tokens_sent for r in self.records), default=0),
+            "total tokens sent": sent,
+            "cache-read share": round(read / sent, 3) if sent else 0.0,
+            "over window": sum(1 for r in self.records if r.over_window),
+        }
+
+
+def request_points(history: Sequence[Mapping[str, Any]]) -> list[int]:
+    """History index of the last message of every request: each user message that is answered
+    by an assistant message, or that ends the history (the request about to be sent)."""
+    n = len(history)
+    return [i for i, m in enumerate(history)
+            if m.get("role") == "user" and (i + 1 == n or history[i + 1].get("role") == "assistant")]
+
+
+def with_cache_breakpoint(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A copy whose last message's last block carries ``cache_control`` (inputs untouched), as
+    nbagent's Anthropic provider marks every request."""
+    out = list(messages)
+    if not out or not markable(out[-1]):
+        return out
+    last = out[-1]
+    content = last.get("content")
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content or ()])
+    blocks[-1]["cache_control"] = _EPHEMERAL
+    out[-1] = {"role": last.get("role"), "content": blocks}
+    return out
+
+
+def with_summary(messages: Sequence[Mapping[str, Any]], summary: str) -> list[dict[str, Any]]:
+    """The request with the summary in place of the hidden part: a text block at the start of the
+    first kept message after the task pair (a user message, so roles still alternate)."""
+    out: list[Any] = list(messages)  # shared messages keep their token-count cache hits
+    block = {"type": "text", "text": summary}
+    if len(out) > 2 and out[2].get("role") == "user":
+        content = out[2].get("content")
+        rest = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+        out[2] = {"role": "user", "content": [block, *rest]}
+    else:  # nothing kept after the pair (cannot happen in a replay, which ends on a user message)
+        out.insert(2, {"role": "user", "content": [block]})
+    return out
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What a strategy decided for one request."""
+
+    messages: list[Mapping[str, Any]]
+    keep: str | None = None
+    condensed: bool = False
+    newly_replaced: frozenset[int] = frozenset()
+    file_read_saving: float | None = None
+
+
+class _Replay:
+    """The mutable state of one strategy's replay (the part the loop keeps in the session)."""
+
+    def __init__(self, strategy: Strategy, window: int, summarize: Summarize,
+                 condense_threshold: float | None) -> None:
+        self.strategy = strategy
+        self.window = window
+        self.info = get_context_window_info(window)
+        self.summarize = summarize
+        self.condense_threshold = condense_threshold
+        self.manager = ContextManager()  # one per simulated session, like the loop
+        self.rng: tuple[int, int] | None = None
+        self.summary: str | None = None
+        self._summary_memo: tuple[str, Mapping[str, Any], Mapping[str, Any]] | None = None
+
+    def step(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
+        """Decide on the range and build the request for ``hist`` (which ends on a user message)."""
+        s = self.strategy
+        if s == "cline":
+            res = self.manager.get_new_context_messages_and_metadata(hist, self.rng, previous,
+                                                                     context_window=self.window)
+            self.rng = res.deleted_range  # what the loop stores (unchanged unless truncation fired)
+            return _Step(list(res.truncated_messages), res.keep if res.updated_deleted_range else None,
+                         newly_replaced=res.replaced_reads, file_read_saving=res.file_read_saving)
+        if s in ("last_two", "none"):
+            keep: str | None = None
+            # Cline's threshold, but the keep is forced (the ContextManager would pick half/quarter).
+            if previous is not None and previous.total >= self.info.max_allowed_size:
+                self.manager.apply_truncation_notice(previous.ts, hist)
+                self.rng = get_next_truncation_range(hist, self.rng, s)
+                keep = s
+            return _Step(list(self.manager.get_truncated_messages(hist, self.rng)), keep)
+        if s == "auto_condense":
+            rest = start_of_rest(self.rng)
+            condensed = False
+            # Never condense a summary again: skip when at most 2 messages follow the range.
+            if (previous is not None and len(hist) - rest > 2
+                    and should_compact_context_window(previous.total, self.window, self.condense_threshold)):
+                new = get_next_truncation_range(hist, self.rng, "none")
+                earlier = [{"role": "user", "content": self.summary}] if self.summary else []
+                self.summary = self.summarize([*earlier, *hist[rest:new[1] + 1]])
+                self.rng = new
+                condensed = True
+            # No updates are stored for this strategy, so this is get_truncated_messages, memoised.
+            messages: list[Mapping[str, Any]] = list(self.manager.get_truncated_messages(hist, self.rng))
+            if self.summary is not None:
+                messages = self._with_summary(messages)
+            return _Step(messages, "none" if condensed else None, condensed=condensed)
+        if s == "baseline":
+            return _Step(list(self.manager.get_truncated_messages(hist, None)))  # memoised, nothing hidden
+        raise ValueError(f"unknown strategy {s!r}; one of {', '.join(STRATEGIES)}")
+
+    def _with_summary(self, messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        # Reuse the summarised message while neither the summary nor its source changes, so the
+        # request keeps its identity-based token counts and cache layout (as a memo would).
+        source = messages[2] if len(messages) > 2 else None
+        memo = self._summary_memo
+        if memo is not None and memo[0] == self.summary and memo[1] is source:
+            return [*messages[:2], memo[2], *messages[3:]]
+        out: list[Mapping[str, Any]] = list(with_summary(messages, self.summary or ""))
+        if source is not None:
+            self._summary_memo = (self.summary or "", source, out[2])
+        return out
+
+    def visible_replaced(self, n: int) -> frozenset[int]:
+        if self.strategy != "cline":
+            return frozenset()
+        first = start_of_rest(self.rng)
+        return frozenset(i for i in self.manager.replaced_reads() if first <= i < n)
+
+
+def simulate(
+    strategy: Strategy,
+    history: Sequence[Mapping[str, Any]],
+    window: int | None,
+    *,
+    summarize: Summarize | None = None,
+    counter: TokenCounter | None = None,
+    system: str | None = None,
+    extra_tokens: int = 0,
+    condense_threshold: float | None = None,
+    seconds_between_requests: float = 10.0,
+    cache_min_tokens: int = MIN_CACHEABLE_TOKENS,
+    cache_model: Literal["prefix", "prompt_cache"] = "prefix",
+) -> SimulationResult:
+    """Replay ``history`` request by request under ``strategy`` (see the module docstring).
+
+    ``window`` is the context window (None or 0: 128,000). ``summarize(messages) -> str`` makes
+    auto-condense's summary (default :func:`placeholder_summary`). ``system`` and ``extra_tokens``
+    (e.g. tool definitions) are counted in every request. Pass one ``counter`` to several calls to
+    share cached token counts. ``cache_model="prompt_cache"`` runs the simulated API's own
+    PromptCache instead of the equivalent, faster :class:`~.explorer_cache.PrefixCache`.
+    """
+    started = time.perf_counter()
+    counter = counter or TokenCounter()
+    info = get_context_window_info(window)
+    replay = _Replay(strategy, info.context_window, summarize or placeholder_summary, condense_threshold)
+    now = [0.0]
+    if cache_model == "prompt_cache":
+        reference = PromptCache(lambda: now[0], counter, min_tokens=cache_min_tokens)
+        system_blocks = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}] if system else None
+    elif cache_model == "prefix":
+        fast = PrefixCache(counter, min_tokens=cache_min_tokens)
+    else:
+        raise ValueError(f"cache_model must be 'prefix' or 'prompt_cache', not {cache_model!r}")
+    source = list(history)
+    records: list[RequestRecord] = []
+    previous: tuple[int, int] | None = None  # (prompt tokens, reply tokens) of the last request
+    for k, last in enumerate(request_points(source), start=1):
+        now[0] = k * seconds_between_requests
+        ts = k * seconds_between_requests * 1000.0  # ms, strictly increasing like the loop's
+        hist = source[: last + 1]
+        usage = RequestUsage(ts=ts, input_tokens=previous[0], output_tokens=previous[1]) if previous else None
+        step = replay.step(hist, usage)
+        messages = step.messages
+        if cache_model == "prefix":
+            counted = fast.account(messages, system, now[0], extra_tokens)
+            tokens, cached = counted.tokens, counted.cache
+        else:
+            tokens = counter.count_request(messages, system) + extra_tokens
+            body: dict[str, Any] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
+            if system_blocks:
+                body["system"] = system_blocks
+            cached = reference.account(body, tokens)
+        reply = source[last + 1] if last + 1 < len(source) else None
+        output = max(counter.count_message(reply) - MESSAGE_OVERHEAD, 0) if reply is not None else 0
+        records.append(RequestRecord(
+            request=k, history_len=len(hist), deleted_range=replay.rng, keep=step.keep,
+            condensed=step.condensed, tokens_sent=tokens, output_tokens=output,
+            messages_sent=len(messages), cache_read_tokens=cached.read, cache_write_tokens=cached.write,
+            previous_total=usage.total if usage else None, over_window=tokens > info.context_window,
+            replaced_reads=replay.visible_replaced(len(hist)), newly_replaced=step.newly_replaced,
+            file_read_saving=step.file_read_saving, summary=replay.summary, sent=tuple(messages),
+        ))
+        previous = (tokens, output)
+    return SimulationResult(strategy, info, tuple(records), tuple(source), time.perf_counter() - started)
+
+
+def simulate_all(
+    history: Sequence[Mapping[str, Any]],
+    window: int | None,
+    strategies: Sequence[Strategy] = STRATEGIES,
+    **options: Any,
+) -> dict[Strategy, SimulationResult]:
+    """:func:`simulate` for each strategy, sharing one token counter (same options for all)."""
+    options.setdefault("counter", TokenCounter())
+    return {s: simulate(s, history, window, **options) for s in strategies}

@@ -1,0 +1,129 @@
+"""Request validation: reject what the Messages API rejects on the basics, with its kind of message.
+
+Checked: model and max_tokens present (max_tokens within the model's output limit), thinking budget,
+system and tools shapes, messages non-empty with user/assistant roles, non-empty text blocks, the
+first message from the user, and, after merging consecutive same-role messages as the API does,
+every ``tool_use`` answered by a ``tool_result`` in the next message (and no stray results).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from nbagent.engine.models import get_model
+
+from .caching import MAX_BREAKPOINTS, count_breakpoints
+
+class ApiError(Exception):
+    """An error the API answers as a JSON error body with this status."""
+
+    def __init__(self, status: int, type: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status, self.type, self.message, self.retry_after = status, type, message, retry_after
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, "invalid_request_error", message)
+
+
+def validate(body: Mapping[str, Any], count_only: bool = False) -> None:
+    """Reject what the API rejects on the basics, with messages shaped like its own."""
+    if not body.get("model"):
+        raise _bad("model: Field required")
+    max_tokens = body.get("max_tokens")
+    if not count_only:
+        if max_tokens is None:
+            raise _bad("max_tokens: Field required")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise _bad("max_tokens: Input should be an integer greater than or equal to 1")
+        info = get_model(str(body["model"]))
+        if info is not None and max_tokens > info.max_output:
+            raise _bad(f"max_tokens: {max_tokens} > {info.max_output}, which is the maximum allowed "
+                       f"number of output tokens for {info.id}")
+    thinking = body.get("thinking")
+    if isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+        if isinstance(max_tokens, int) and budget >= max_tokens:
+            raise _bad("`max_tokens` must be greater than `thinking.budget_tokens`")
+    system = body.get("system")
+    if system is not None and not isinstance(system, (str, list)):
+        raise _bad("system: Input should be a valid string or a list of text blocks")
+    tools = body.get("tools")
+    if tools is not None and (not isinstance(tools, list)
+                              or not all(isinstance(t, Mapping) and t.get("name") for t in tools)):
+        raise _bad("tools: each tool must be an object with a `name`")
+    _validate_messages(body.get("messages"))
+    found = count_breakpoints(body)
+    if found > MAX_BREAKPOINTS:
+        raise _bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.")
+
+
+_Located = list[tuple[int, int, Mapping[str, Any]]]  # (message index, block index, block)
+
+
+def _message_blocks(i: int, message: Any, last: bool) -> tuple[str, _Located]:
+    if not isinstance(message, Mapping):
+        raise _bad(f"messages.{i}: Input should be an object")
+    role = message.get("role")
+    if role == "system":
+        raise _bad('messages: Unexpected role "system". The Messages API accepts a top-level `system` '
+                   'parameter, not "system" as an input message role.')
+    if role not in ("user", "assistant"):
+        raise _bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}] if content else []
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        raise _bad(f"messages.{i}.content: Input should be a valid string or list of content blocks")
+    if not blocks and not (last and role == "assistant"):
+        raise _bad(f"messages.{i}: all messages must have non-empty content except for the optional "
+                   "final assistant message")
+    for j, b in enumerate(blocks):
+        if not isinstance(b, Mapping) or not isinstance(b.get("type"), str):
+            raise _bad(f"messages.{i}.content.{j}: Input should be a content block object with a `type`")
+        if b["type"] == "text":
+            text = b.get("text")
+            if not isinstance(text, str) or not text:
+                raise _bad(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
+            if not text.strip():
+                raise _bad(f"messages.{i}.content.{j}.text: text content blocks must contain non-whitespace text")
+    return str(role), [(i, j, b) for j, b in enumerate(blocks)]
+
+
+def _validate_messages(messages: Any) -> None:
+    if messages is None:
+        raise _bad("messages: Field required")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("messages: at least one message is required")
+    # Consecutive messages of one role are merged, as the API does, before pairing tool calls.
+    merged: list[tuple[str, _Located]] = []
+    for i, message in enumerate(messages):
+        role, blocks = _message_blocks(i, message, i == len(messages) - 1)
+        if merged and merged[-1][0] == role:
+            merged[-1][1].extend(blocks)
+        else:
+            merged.append((role, blocks))
+    if merged[0][0] != "user":
+        raise _bad('messages: first message must use the "user" role')
+    for k, (role, blocks) in enumerate(merged):
+        if role == "assistant":
+            uses = [str(b.get("id")) for _, _, b in blocks if b["type"] == "tool_use"]
+            after = merged[k + 1][1] if k + 1 < len(merged) else []
+            answered = {str(b.get("tool_use_id")) for _, _, b in after if b["type"] == "tool_result"}
+            missing = [u for u in uses if u not in answered]
+            if missing:
+                raise _bad(f"messages.{blocks[-1][0]}: `tool_use` ids were found without `tool_result` blocks "
+                           f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                           "corresponding `tool_result` block in the next message.")
+            continue
+        before = merged[k - 1][1] if k else []
+        offered = {str(b.get("id")) for _, _, b in before if b["type"] == "tool_use"}
+        for i, j, b in blocks:
+            if b["type"] == "tool_result" and str(b.get("tool_use_id")) not in offered:
+                raise _bad(f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                           f"{b.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
+                           "`tool_use` block in the previous message.")

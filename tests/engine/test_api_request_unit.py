@@ -1,0 +1,122 @@
+"""``attempt_api_request`` details: the bounded wait for tool servers, and stop reasons that end a
+turn in a particular way (refusal, a context window exceeded mid-answer), extended thinking."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from nbagent.engine.abort import AbortGuard
+from nbagent.engine.api_request import RequestOutcome, RequestSettings, RequestState, attempt_api_request
+from nbagent.engine.context import ContextManager
+from nbagent.engine.events import ContextTruncated, Notice, StreamInterrupted, ThinkingDelta
+from nbagent.engine.tokens import TokenCounter
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, text_reply, tool_reply
+
+from .test_query_support import MODEL, Add, Echo, assert_persisted_valid, done_of, kinds, make_engine, messages_requests, run
+
+
+async def one_request(api: SimulatedAPI, **settings: Any) -> list[Any]:
+    state = RequestState(history=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    try:
+        cfg = RequestSettings(provider=simulated_provider(api), context_manager=ContextManager(), model=MODEL,
+                              context_window=200_000, **settings)
+        return [item async for item in attempt_api_request(
+            cfg, state, system="s", tools=[], turn=1, request_no=1, guard=guard, counter=TokenCounter())]
+    finally:
+        guard.stop()
+
+
+async def test_a_tool_server_that_never_connects_is_waited_for_a_bounded_time() -> None:
+    async def never() -> list[str]:
+        await asyncio.Event().wait()
+        return []
+
+    items = await one_request(SimulatedAPI([text_reply("ok")]), wait_for_tools=never, tool_wait_s=0.05)
+    assert isinstance(items[0], Notice) and items[0].level == "warning"
+    assert "still connecting after 0.05 s" in items[0].message
+    assert isinstance(items[-1], RequestOutcome)
+
+
+async def test_a_failing_tool_server_is_a_warning_not_a_failed_request() -> None:
+    async def broken() -> list[str]:
+        raise ConnectionError("mcp server exited")
+
+    items = await one_request(SimulatedAPI([text_reply("ok")]), wait_for_tools=broken)
+    assert "mcp server exited" in items[0].message and isinstance(items[-1], RequestOutcome)
+
+
+async def test_tool_server_warnings_are_shown_before_the_request(tmp_path: Any) -> None:
+    async def warnings() -> list[str]:
+        return ["server 'db' failed to start; its tools are not offered"]
+
+    engine = make_engine(SimulatedAPI([text_reply("ok")]), tmp_path, wait_for_tools=warnings)
+    ev = await run(engine, "hello")
+    assert kinds(ev) == ["notice", "api_request_started", "turn_completed", "done"]
+    assert ev[0] == Notice(level="warning", message="server 'db' failed to start; its tools are not offered")
+
+
+async def test_a_refusal_ends_the_turn_with_reason_refusal(tmp_path: Any) -> None:
+    engine = make_engine(SimulatedAPI([Reply((TextBlock("I can't help with that."),), stop_reason="refusal")]),
+                         tmp_path)
+    ev = await run(engine, "something bad")
+    assert done_of(ev).reason == "refusal"
+    assert engine.records[-1].stop_reason == "refusal"
+    assert_persisted_valid(engine.config.task_dir, engine)
+
+
+async def test_thinking_streams_and_is_kept_with_its_signature(tmp_path: Any) -> None:
+    api = SimulatedAPI([text_reply("Answer one.", thinking="Let me think about it."), text_reply("Answer two.")])
+    engine = make_engine(api, tmp_path, thinking_budget=2_048)
+    ev = await run(engine, "think")
+    assert "".join(e.text for e in ev if isinstance(e, ThinkingDelta)) == "Let me think about it."
+    block = engine.history[1]["content"][0]
+    assert block["type"] == "thinking" and block["thinking"] == "Let me think about it." and block["signature"]
+    await run(engine, "again")
+    sent = messages_requests(api)[1].body
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2_048}
+    assert sent["messages"][1]["content"][0] == block
+
+
+async def test_context_window_exceeded_mid_answer_is_an_overflow(tmp_path: Any) -> None:
+    tries = []
+
+    def responder(body: dict) -> Any:
+        tries.append(len(body["messages"]))
+        if len(tries) == 3:  # turn 2's first try: the model runs out of window while answering
+            return Reply((TextBlock("A long answer that gets cut"),), stop_reason="model_context_window_exceeded")
+        return text_reply(f"answer {len(tries)}")
+
+    api = SimulatedAPI(responder)
+    engine = make_engine(api, tmp_path)
+    await run(engine, "one")
+    await run(engine, "two")
+    ev = await run(engine, "three")
+    assert kinds(ev) == ["api_request_started", "stream_interrupted", "context_truncated", "api_request_started",
+                         "turn_completed", "done"]
+    si = next(e for e in ev if isinstance(e, StreamInterrupted))
+    assert si.error_kind == "context_window_exceeded" and si.partial_text == "A long answer that gets cut"
+    ct = next(e for e in ev if isinstance(e, ContextTruncated))
+    assert (ct.reason, ct.keep) == ("overflow", "quarter")
+    assert tries == [1, 3, 5, 3]
+    assert [m for m in engine.history if "gets cut" in str(m)] == []
+    assert_persisted_valid(engine.config.task_dir, engine)
+
+
+async def test_tools_of_servers_that_connect_during_the_wait_are_offered_at_once(tmp_path: Any) -> None:
+    connected: list[Any] = []
+
+    async def wait() -> list[str]:
+        await asyncio.sleep(0)
+        connected.append(Echo())  # the server came up while the request waited for it
+        return []
+
+    api = SimulatedAPI([tool_reply("echo", {"text": "from the new server"}), text_reply("ok")])
+    engine = make_engine(api, tmp_path, tools=[Add()], wait_for_tools=wait, dynamic_tools=lambda: connected)
+    ev = await run(engine, "use the new tool")
+    assert [t["name"] for t in messages_requests(api)[0].body["tools"]] == ["add", "echo"]
+    assert [e.content for e in ev if e.kind == "tool_result"] == ["from the new server"]
+    assert engine.sent[0].tools == ["add", "echo"]

@@ -1,0 +1,94 @@
+"""The four teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
+
+Executed with nbclient through :class:`AutoClickClient` (it presses the prompt buttons a cell's
+metadata names). Any cell error fails the test; the saved outputs must carry the readable
+fallbacks (text/plain transcript, the turn table) that static renderers show.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nbagent.notebook.autorun import run_notebook
+
+pytestmark = pytest.mark.kernel
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def _texts(nb) -> list[str]:
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                out.append("ERROR " + o.get("ename", ""))
+            out.append(o.get("text", "") or "")
+            data = o.get("data", {})
+            out.append(str(data.get("text/plain", "")))
+            out.append(str(data.get("text/html", "")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """Run each notebook once in a scratch copy of notebooks/ (they write files next to themselves)."""
+    work = tmp_path_factory.mktemp("notebooks")
+    results = {}
+
+    def run(name: str):
+        if name not in results:
+            src = work / f"{name}.ipynb"
+            shutil.copy(NOTEBOOKS / f"{name}.ipynb", src)
+            t0 = time.monotonic()
+            nb = run_notebook(src, work / f"{name}.out.ipynb", kernel_name="nbagent", timeout=120, cwd=work)
+            results[name] = (nb, time.monotonic() - t0)
+        return results[name]
+
+    return run
+
+
+@pytest.mark.parametrize("name", ["01_quickstart", "02_truncation_explorer", "03_retries_and_faults",
+                                  "04_permissions_and_tools"])
+def test_notebook_runs_offline_in_under_a_minute(executed, name):
+    nb, seconds = executed(name)
+    texts = _texts(nb)
+    assert not [t for t in texts if t.startswith("ERROR")], [t for t in texts if t.startswith("ERROR")]
+    assert seconds < 60, f"{name} took {seconds:.1f} s"
+    joined = "\n".join(texts)
+    assert "■ done" in joined  # the text/plain transcript of at least one %%agent cell
+    assert "cumulative cost" in joined  # the per-request table
+
+
+def test_quickstart_shows_the_answer_and_the_table(executed):
+    nb, _ = executed("01_quickstart")
+    joined = "\n".join(_texts(nb))
+    assert "391" in joined  # 17 * 23, computed by the python tool after the Allow click
+    assert "permission: ✓ allowed" in joined
+
+
+def test_truncation_notebook_truncates_and_shows_the_strip(executed):
+    nb, _ = executed("02_truncation_explorer")
+    joined = "\n".join(_texts(nb))
+    assert "keep" in joined and ("half" in joined or "quarter" in joined)
+    assert "<svg" in joined or "nbagent-strip" in joined  # the static strip of the explorer
+
+
+def test_faults_notebook_retries_and_recovers(executed):
+    nb, _ = executed("03_retries_and_faults")
+    joined = "\n".join(_texts(nb))
+    for needle in ("overloaded (529)", "rate_limit (429)", "interrupted", "history is valid", "auth (401)"):
+        assert needle in joined, needle
+
+
+def test_permissions_notebook_denies_and_resumes(executed):
+    nb, _ = executed("04_permissions_and_tools")
+    joined = "\n".join(_texts(nb))
+    assert "PermissionDenial(" in joined
+    assert "outside" in joined
+    assert "'max_turns'" in joined and "'max_budget'" in joined
+    assert "'aborted'" in joined and "'end_turn'" in joined

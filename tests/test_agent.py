@@ -1,0 +1,129 @@
+"""``Agent`` wiring, and the API key guarantee (issue 4, test 7): the key never appears in a
+persisted file, an event, or the repr of the agent, its config or its provider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, AgentConfig
+from nbagent.agent import last_done, make_provider
+from nbagent.engine.errors import MissingApiKeyError
+from nbagent.engine.events import Done, Notice, event_to_dict
+from nbagent.engine.messages import history_problems
+from nbagent.engine.permissions import allow_all
+from nbagent.engine.session import SessionStore
+from nbagent.providers.anthropic import AnthropicProvider
+from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from nbagent.tools import NamespaceExecutor, builtin_tools
+
+from tests.engine.test_query_support import RecordingSleep, done_of, messages_requests
+
+SENTINEL = "sk-ant-api03-SENTINEL-d0-not-leak-7f3a9c2e1b"
+
+
+@pytest.fixture(autouse=True)
+def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def script() -> list[Any]:
+    return [
+        tool_reply("python", {"code": "print(6 * 7)"}, text="Computing."),
+        tool_reply("write_file", {"path": "answer.txt", "content": "42\n"}),
+        text_reply("The answer is 42."),
+        text_reply("Second turn."),
+    ]
+
+
+def assert_no_key(text: str, where: str) -> None:
+    assert SENTINEL not in text, f"the API key leaked into {where}"
+    assert SENTINEL[-12:] not in text, f"part of the API key leaked into {where}"
+
+
+async def test_the_api_key_never_appears_in_files_events_or_reprs(tmp_path: Path) -> None:
+    # One retried 529 and one failed request (a 401 carries the API's message, never the key).
+    api = SimulatedAPI(script(), faults={2: Fault.overloaded(), 6: Fault.auth()})
+    provider = AnthropicProvider(api.async_client(api_key=SENTINEL), name="anthropic")
+    task_dir = tmp_path / "task"
+    agent = Agent(api_key=SENTINEL, provider=provider, cwd=tmp_path, task_dir=task_dir, can_use_tool=allow_all,
+                  executor=NamespaceExecutor({}), sleep=RecordingSleep())
+    events = [e async for e in agent.run("What is 6 * 7? Save it.")]
+    events += [e async for e in agent.run("And again?")]
+    events += [e async for e in agent.run("Once more?")]
+    assert [e.reason for e in events if isinstance(e, Done)] == ["end_turn", "end_turn", "error"]
+    assert (tmp_path / "answer.txt").read_text() == "42\n"
+    assert agent.config.api_key == SENTINEL  # it is there, and used ...
+    assert len(messages_requests(api)) == 6  # ... since the API answered (it rejects a missing key)
+
+    files = [p for p in task_dir.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"api_conversation_history.json", "ui_messages.json", "session.json",
+                                       "context_history.json"}
+    for p in files:
+        assert_no_key(p.read_bytes().decode("utf-8", "replace"), str(p))
+    for e in events + agent.events:
+        assert_no_key(repr(e), f"repr of {e.kind}")
+        assert_no_key(json.dumps(event_to_dict(e), default=str), f"dict of {e.kind}")
+    for name, obj in [("agent", agent), ("agent config", agent.config), ("engine config", agent.engine.config),
+                      ("provider", provider), ("records", agent.records), ("totals", agent.totals),
+                      ("history", agent.history), ("denials", agent.denials)]:
+        assert_no_key(repr(obj), name)
+        assert_no_key(str(obj), name)
+    for r in api.requests:
+        assert_no_key(json.dumps(r.body) + repr(r.headers), f"recorded request {r.number}")
+
+
+def test_config_with_a_key_hides_it_and_real_provider_needs_one() -> None:
+    cfg = AgentConfig(provider="anthropic", api_key=SENTINEL)
+    assert_no_key(repr(cfg), "AgentConfig repr")
+    provider = make_provider(cfg)
+    assert provider.name == "anthropic"
+    assert_no_key(repr(provider), "provider repr")
+    agent = Agent(cfg, tools=[])
+    assert_no_key(repr(agent), "agent repr")
+    assert_no_key(repr(agent.engine.config), "engine config repr")
+    with pytest.raises(MissingApiKeyError):
+        make_provider(AgentConfig(provider="anthropic"))
+    # No key at all: the offline simulated model.
+    assert make_provider(AgentConfig()).name == "simulated"
+
+
+async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> None:
+    api = SimulatedAPI([tool_reply("python", {"code": "x = 17 * 23\nprint(x)"}), text_reply("It is 391."),
+                        text_reply("Still 391.")])
+    from nbagent.providers.anthropic import simulated_provider
+
+    namespace: dict[str, Any] = {}
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, task_dir=tmp_path / "t", allow=["python"],
+                  executor=NamespaceExecutor(namespace))
+    assert await agent.ask("17 * 23?") == "It is 391."
+    assert namespace["x"] == 391
+    assert last_done(agent.events).reason == "end_turn"
+    assert history_problems(agent.history) == []
+    assert agent.simulated_api is api
+
+    resumed = Agent.resume(tmp_path / "t", provider=simulated_provider(api), cwd=tmp_path,
+                           executor=NamespaceExecutor(namespace))
+    assert resumed.history == agent.history and resumed.records == agent.records
+    assert await resumed.ask("and now?") == "Still 391."
+    assert resumed.engine.turn == 2
+    resumed.rollback(1)
+    assert resumed.history == agent.history
+    assert SessionStore(tmp_path / "t").load().history == agent.history
+
+
+def test_run_sync_and_the_simulated_notice(tmp_path: Path) -> None:
+    import nbagent.agent as agent_module
+
+    api = SimulatedAPI([text_reply("hello")])
+    from nbagent.providers.anthropic import simulated_provider
+
+    agent_module._announced_simulated = False
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, tools=builtin_tools())
+    events = agent.run_sync("hi")
+    assert isinstance(events[0], Notice) and "simulated" in events[0].message
+    assert done_of(events).reason == "end_turn"
+    assert repr(agent) == "Agent(model='claude-sonnet-5-5', provider='simulated', turns=1)"

@@ -1,0 +1,120 @@
+"""MCP configuration: the mcpServers formats, .mcp.json discovery, clear errors, tool names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbagent import Agent, AgentConfig
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI
+from nbagent.tools.mcp_config import (
+    DEFAULT_WAIT_TIMEOUT, HttpServer, McpConfigError, StdioServer, build_mcp_manager, load_mcp_json,
+    mcp_tool_name, parse_servers, resolve_servers,
+)
+
+
+def test_both_shapes_parse_into_frozen_records() -> None:
+    servers = parse_servers({
+        "files": {"command": "python", "args": ["server.py", "--root", "."], "env": {"TOKEN": "x"}},
+        "docs": {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer k"}},
+        "typed": {"type": "http", "url": "https://example.invalid/mcp"},
+        "off": {"command": "never", "disabled": True},
+    }, "test")
+    assert set(servers) == {"files", "docs", "typed"}
+    files, docs = servers["files"], servers["docs"]
+    assert isinstance(files, StdioServer) and files.args == ("server.py", "--root", ".")
+    assert dict(files.env) == {"TOKEN": "x"} and "TOKEN" not in repr(files)
+    assert isinstance(docs, HttpServer) and docs.url.endswith("/mcp")
+    assert "Bearer" not in repr(docs) and docs.describe() == "http://127.0.0.1:8000/mcp"
+    with pytest.raises(Exception):
+        files.command = "other"  # type: ignore[misc]
+
+
+def test_the_wrapped_mcpServers_object_is_accepted_too() -> None:
+    assert set(parse_servers({"mcpServers": {"a": {"command": "x"}}}, "test")) == {"a"}
+
+
+@pytest.mark.parametrize("entry, field", [
+    ({"args": ["x"]}, "'command'"),
+    ({"command": ""}, "'command'"),
+    ({"command": "python", "args": "server.py"}, "'args'"),
+    ({"command": "python", "args": ["ok", 3]}, "'args[1]'"),
+    ({"command": "python", "env": {"PORT": 8000}}, "'env.PORT'"),
+    ({"command": "python", "url": "http://127.0.0.1/mcp"}, "not both"),
+    ({"url": "ftp://host/mcp"}, "'url'"),
+    ({"type": "sse", "url": "http://127.0.0.1/sse"}, "SSE transport is not supported"),
+    ({"type": "websocket", "url": "ws://x"}, "'type'"),
+    ({"command": "python", "args": ["${NBAGENT_TEST_SURELY_UNSET}"]}, "NBAGENT_TEST_SURELY_UNSET"),
+    ("python server.py", "expected an object"),
+])
+def test_invalid_entries_name_the_server_and_the_field(entry: object, field: str) -> None:
+    with pytest.raises(McpConfigError) as info:
+        parse_servers({"broken": entry}, "AgentConfig.mcp_servers")
+    message = str(info.value)
+    assert "'broken'" in message and "AgentConfig.mcp_servers" in message
+    assert field in message
+
+
+def test_environment_variables_are_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_TEST_TOKEN", "s3cret")
+    servers = parse_servers({
+        "a": {"command": "x", "env": {"T": "${NBAGENT_TEST_TOKEN}"}, "args": ["${NBAGENT_TEST_MISSING:-dflt}"]},
+        "b": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${NBAGENT_TEST_TOKEN}"}},
+    }, "test")
+    assert servers["a"].env["T"] == "s3cret" and servers["a"].args == ("dflt",)  # type: ignore[union-attr]
+    assert servers["b"].headers["Authorization"] == "Bearer s3cret"  # type: ignore[union-attr]
+
+
+def test_mcp_json_is_discovered_and_explicit_servers_win(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "shared": {"command": "from-file"}, "only_file": {"url": "http://127.0.0.1:9/mcp"},
+    }}))
+    servers = {s.name: s for s in resolve_servers({"shared": {"command": "explicit"}}, tmp_path)}
+    assert set(servers) == {"shared", "only_file"}
+    assert servers["shared"].command == "explicit"  # type: ignore[union-attr]
+    assert servers["only_file"].source == str(tmp_path / ".mcp.json")
+    assert resolve_servers(None, tmp_path, read_mcp_json=False) == ()
+
+
+def test_a_broken_mcp_json_names_the_file_and_the_line(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {\n  "a": {"command": "x",}\n}}')
+    with pytest.raises(McpConfigError, match=r"\.mcp\.json is not valid JSON: .* line 2"):
+        load_mcp_json(tmp_path)
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"a": {"command": ["x"]}}}')
+    with pytest.raises(McpConfigError, match=r"'a' \(in .*\.mcp\.json\): field 'command'"):
+        load_mcp_json(tmp_path)
+
+
+def test_agent_with_an_invalid_server_fails_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(McpConfigError, match=r"MCP server 'web' .* field 'url'"):
+        Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path,
+              mcp_servers={"web": {"url": 8000}})
+
+
+def test_no_servers_no_manager(tmp_path: Path) -> None:
+    assert build_mcp_manager({}, tmp_path) is None
+    agent = Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path)
+    assert agent.mcp is None and agent.mcp_status() == []
+
+
+def test_tool_names_fit_the_api() -> None:
+    assert mcp_tool_name("demo", "add") == "mcp__demo__add"
+    assert mcp_tool_name("my.server", "read file") == "mcp__my_server__read_file"
+    long_a, long_b = mcp_tool_name("s", "x" * 80 + "a"), mcp_tool_name("s", "x" * 80 + "b")
+    assert len(long_a) == 64 and len(long_b) == 64 and long_a != long_b
+
+
+def test_servers_whose_tool_names_would_collide_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(McpConfigError, match="same names"):
+        resolve_servers({"a.b": {"command": "x"}, "a_b": {"command": "y"}}, tmp_path, read_mcp_json=False)
+
+
+def test_the_default_wait_is_ten_seconds() -> None:
+    from nbagent.tools.mcp import McpManager
+
+    assert DEFAULT_WAIT_TIMEOUT == 10.0
+    assert AgentConfig().mcp_wait_timeout == 10.0
+    assert McpManager([]).wait_timeout == 10.0
