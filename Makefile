@@ -17,6 +17,8 @@ kernel: $(STAMP)
 
 demo: kernel
 	$(PY) -m nbagent.demo
+	$(PY) -m nbagent.notebook.autorun notebooks/01_quickstart.ipynb build/01_quickstart.ipynb --html build/01_quickstart.html
+	@echo "Open the executed notebook live with: make lab   (kernel: Python 3 (nbagent))"
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -25,7 +27,7 @@ bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lab: kernel
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
