@@ -10,7 +10,15 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .agent import Agent, AgentConfig  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that importing nbagent.engine does not pull in the providers and the SDK.
+    if name in ("Agent", "AgentConfig"):
+        from . import agent
+
+        return getattr(agent, name)
+    raise AttributeError(f"module 'nbagent' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -59,6 +59,8 @@ class AgentConfig:
     append_system_prompt: str | None = None
     allowed_paths: Sequence[Path] = ()
     tool_output_limit: int = 30_000
+    request_timeout_s: float | None = None
+    """Per-request timeout (None: the SDK's default, 10 minutes)."""
     simulated_options: Mapping[str, Any] = field(default_factory=dict)
     """Options for the simulated API (``tokens_per_second``, ``first_token_latency``, ``faults``…)."""
 
@@ -119,6 +121,7 @@ class Agent:
             on_api_failure=on_api_failure or cancel_on_failure, prices=config.prices,
             allowed_paths=tuple(Path(p) for p in config.allowed_paths), executor=executor,
             shell_enabled=config.shell, tool_output_limit=config.tool_output_limit,
+            request_timeout_s=config.request_timeout_s,
             sleep=sleep or asyncio.sleep, kernel_facts=kernel_facts, in_notebook=in_notebook,
         )
         from .tools.mcp_config import build_mcp_manager  # no mcp import unless servers are configured
@@ -148,11 +151,6 @@ class Agent:
         if self._announce and not _announced_simulated:
             _announced_simulated = True
             yield Notice(level="info", message=SIMULATED_NOTICE)
-        if self.mcp is not None:
-            # The engine lists tools before its own wait: wait here, so that the first request
-            # already offers the tools of servers that connect within the bound.
-            for warning in await self.mcp.wait_for_tools():
-                yield Notice(level="warning", message=warning)
         async for event in self.engine.submit_message(prompt):
             yield event
 

@@ -90,9 +90,6 @@ def test_importing_the_engine_loads_nothing_above_it() -> None:
     assert [m for m in loaded if is_forbidden(m)] == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nbagent/__init__.py imports nbagent.agent eagerly (and with it nbagent.providers), so importing "
-    "any engine module through the package loads the providers; a lazy __getattr__ there would fix it"))
 def test_importing_the_engine_through_the_package_loads_nothing_above_it() -> None:
     loaded = loaded_after_import(isolate=False)
     assert [m for m in loaded if is_forbidden(m)] == []

