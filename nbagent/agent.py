@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal, Mapping, Sequence
@@ -178,26 +177,9 @@ class Agent:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(collect())
-        box: dict[str, Any] = {}
+        from .blocking import run_blocking
 
-        def work() -> None:
-            try:
-                box["events"] = asyncio.run(collect())
-            except BaseException as exc:  # handed to the calling thread
-                box["error"] = exc
-
-        worker = threading.Thread(target=work, name="nbagent-run-sync", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.1)
-        except KeyboardInterrupt:
-            self.abort()
-            worker.join(5)
-            raise
-        if "error" in box:
-            raise box["error"]
-        return box["events"]
+        return run_blocking(collect, on_interrupt=self.abort, name="nbagent-run-sync")
 
     # ----- controls and state ------------------------------------------------------------
     def abort(self) -> None:

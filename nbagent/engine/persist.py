@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,34 +15,63 @@ from typing import Any
 from .errors import CorruptFileError
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (same-folder temp file, fsync, ``os.replace``)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+def _current_umask() -> int:
+    # Linux reports the umask without changing it; elsewhere set-and-restore is the only way
+    # (briefly racy with other threads creating files, hence the preference).
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then ``os.replace``.
+
+    Parent directories are created. An existing file keeps its permission bits (a temp file is
+    created 0600, which would otherwise make every edited file private); a new one gets the
+    usual ``0666 & ~umask``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_current_umask()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
-    # fsync the folder so the rename itself survives a crash (not possible on every OS).
-    try:
-        dfd = os.open(target.parent, os.O_RDONLY)
+    try:  # make the rename itself durable; not possible on every platform/filesystem
+        dir_fd = os.open(path.parent, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(dfd)
+        os.fsync(dir_fd)
     except OSError:
         pass
     finally:
-        os.close(dfd)
+        os.close(dir_fd)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Replace ``path`` with UTF-8 ``text`` atomically (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def dumps_by_line(data: Any) -> str:

@@ -69,8 +69,19 @@ def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name:
 
 def export_html(nb: Any, dst: str | Path) -> Path:
     """Static HTML of an executed notebook (the transcript and tables show without widgets)."""
+    import copy
+
     from nbconvert import HTMLExporter
 
+    # A static page cannot run widgets (their JavaScript would come from a CDN); where an output
+    # carries its own static HTML, show that instead of an empty widget placeholder.
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/html" in data:
+                data.pop("application/vnd.jupyter.widget-view+json", None)
+    nb.metadata.pop("widgets", None)
     body, _ = HTMLExporter().from_notebook_node(nb)
     Path(dst).write_text(body, encoding="utf-8")
     return Path(dst)

@@ -8,10 +8,8 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import shlex
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,8 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     """Cleanup transformer: ``%%agent`` cells (and chat-mode cells) become awaited calls."""
     if not lines:
         return lines
+    if _ACTIVE is not None and not getattr(_ACTIVE.shell, "autoawait", True):
+        return lines  # no top-level await: the real cell magic (the fallback path) runs instead
     first = lines[0].strip()
     if first.startswith("%%agent"):
         line = first[len("%%agent"):].strip()
@@ -161,27 +161,16 @@ class AgentMagics(Magics):
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> None:
         """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
-        result: dict[str, BaseException] = {}
+        from ..blocking import run_blocking
 
-        def work() -> None:
-            try:
-                asyncio.run(self.run_prompt(line, cell))
-            except BaseException as exc:  # re-raised on the main thread
-                result["error"] = exc
-
-        worker = threading.Thread(target=work, name="nbagent-cell", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.1)
-        except KeyboardInterrupt:
+        def abort() -> None:
             if self.current is not None:
                 self.current.agent.abort()
-            worker.join(5)
+
+        try:
+            run_blocking(lambda: self.run_prompt(line, cell), on_interrupt=abort, name="nbagent-cell")
+        except KeyboardInterrupt:
             print("nbagent: interrupted; the session's history is intact and %%agent continues it.")
-            return
-        if "error" in result:
-            raise result["error"]
 
     async def run_prompt(self, line: str, cell: str) -> Done | None:
         """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""

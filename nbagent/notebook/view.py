@@ -214,9 +214,11 @@ class AgentView:
     def finish(self) -> dict[str, str]:
         """Flush, close the run and publish the final fallbacks; returns the plain/HTML bundle.
 
-        If the view was shown with :meth:`display`, its output is updated in place (widget view +
-        text/plain transcript + static HTML), so live front-ends keep the widgets and static
-        renderers get the transcript; otherwise a ``display_data`` with the two is published.
+        If the view was shown with :meth:`display`, its output is replaced in place by the static
+        transcript (text/plain + HTML): the run is over, nothing in it needs a live widget any
+        more, and a saved notebook then reads the same in JupyterLab, nbconvert, GitHub and a
+        terminal, with no dependency on widget state. Otherwise a ``display_data`` with the two is
+        published.
         """
         self.flush()
         self._end_retry("stopped")
@@ -229,7 +231,7 @@ class AgentView:
         if get_ipython() is None:  # plain Python: nothing to publish to; the bundle is returned
             return bundle
         if self._handle is not None:
-            self._handle.update(self)
+            self._handle.update(bundle, raw=True)
         else:
             from IPython.display import display
 

@@ -170,3 +170,31 @@ def test_sync_wait_receives_a_click_on_the_nbagent_kernel(tmp_path):
         assert "121" in run.text.split("RESULT", 1)[1]
     finally:
         request_close()
+
+
+def test_fallback_cell_magic_with_autoawait_off(kernel):
+    """With ``%autoawait off`` the real cell magic runs the loop on a worker thread."""
+    d = kernel
+    d.wait_done(d.execute("%autoawait off"), 30)
+    try:
+        run = d.execute("%%agent --new --allow python\nWhat is 2 + 3?")
+        d.wait_done(run, 60)
+        assert run.status == "ok", run.text
+        assert "end_turn" in run.text and "5" in run.text
+        assert state(d)["problems"] == []
+    finally:
+        d.wait_done(d.execute("%autoawait on"), 30)
+
+
+def test_fallback_path_receives_a_click_on_the_nbagent_kernel(nbagent_kernel):
+    """A blocked (synchronous) cell still gets its permission click: the kernel's fast path."""
+    d = nbagent_kernel
+    d.wait_done(d.execute("%autoawait off"), 30)
+    try:
+        run = d.execute("%%agent --new\nWhat is 12 * 12?")
+        d.click(d.wait_button("Allow", 30))
+        d.wait_done(run, 60)
+        assert run.status == "ok", run.text
+        assert "144" in run.text
+    finally:
+        d.wait_done(d.execute("%autoawait on"), 30)
