@@ -68,7 +68,8 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         rest = first[len("%agent"):].strip()
         return [f"await __import__('nbagent.notebook.magics', fromlist=['_']).run_agent_command({rest!r})\n"]
     magics = _ACTIVE
-    if magics is not None and magics.mode == "chat":
+    # Not while an agent runs: the python tool's code goes through transform_cell too.
+    if magics is not None and magics.mode == "chat" and not magics.running:
         if first.startswith("%%python"):
             return lines[1:]
         text = "".join(lines)
@@ -98,6 +99,7 @@ class AgentMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.current: NotebookSession | None = None
         self.mode = "python"
+        self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
         self._session_count = 0
 
     # --- sessions ----------------------------------------------------------------------------
@@ -207,12 +209,14 @@ class AgentMagics(Magics):
         view.display()
         done: Done | None = None
         token = waiting.register_abort(eng.abort_event)
+        self.running += 1
         try:
             async for event in agent.run(prompt):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
         finally:
+            self.running -= 1
             waiting.unregister_abort(token)
             view.finish()
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -223,6 +224,7 @@ class SimulatedAPI:
             e = reply.error
             raise ApiError(e.status, e.type, e.message, e.retry_after)
         cache = self.cache.account(body, input_tokens)  # only an answered request reads or writes
+        self._tools = max(self._tools, _highest_tool_number(body))
         message = build_message(
             body, reply, input_tokens, cache, window,
             message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"))
@@ -312,3 +314,25 @@ def _fault_position(frames: Sequence[Frame], fault: Fault | None) -> int | None:
 
 def _json_headers(request_id: str) -> tuple[tuple[str, str], ...]:
     return (("content-type", "application/json"), ("request-id", request_id))
+
+
+_SIM_TOOL_ID = re.compile(r"^toolu_sim_(\d+)$")
+
+
+def _highest_tool_number(body: Mapping[str, Any]) -> int:
+    """The highest ``toolu_sim_N`` already in the conversation.
+
+    Ids stay deterministic (counters) yet unique within a conversation even when a new API object
+    continues it (a resumed session): the real API never repeats a tool_use id.
+    """
+    best = 0
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                m = _SIM_TOOL_ID.match(str(block.get("id", "")))
+                if m:
+                    best = max(best, int(m.group(1)))
+    return best

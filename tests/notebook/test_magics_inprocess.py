@@ -1,0 +1,138 @@
+"""The magics and %agent commands in an in-process IPython shell (no kernel needed).
+
+The model is the offline simulated API; tools are allowed up front so no prompt waits for a click
+(clicks are exercised on real kernels in test_magics_kernel.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.engine.messages import history_problems
+from nbagent.notebook import magics as magics_mod
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell = InteractiveShell.instance()
+    saved = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_cell("%load_ext nbagent")
+    magics_mod.active_magics().new_session(allow=("python", "read_file"))
+    try:
+        yield shell
+    finally:
+        magics_mod.active_magics().mode = "python"
+        shell.display_pub = saved
+
+
+def run(ip: Any, code: str) -> str:
+    with capture_output() as cap:
+        result = ip.run_cell(code)
+    assert result.error_in_exec is None and result.error_before_exec is None, (result, cap.stdout)
+    texts = [cap.stdout] + [o.data.get("text/plain", "") for o in cap.outputs]
+    texts += [o["data"].get("text/plain", "") for o in ip.display_pub.outputs]
+    return "\n".join(texts)
+
+
+def session() -> Any:
+    return magics_mod.active_magics().session()
+
+
+def test_agent_cell_runs_the_loop_and_continues_the_conversation(ip):
+    out = run(ip, "%%agent\nWhat is 17 * 23?")
+    assert "391" in out and "done: end_turn" in out
+    run(ip, "%%agent\nWhat is 2 * 4?")
+    s = session()
+    assert s.engine.turn == 2 and history_problems(s.agent.history) == []
+    assert len(s.records) == 4 and s.turns_df()["request"].tolist() == [1, 2, 3, 4]
+
+
+def test_saw_shows_exactly_what_the_simulated_api_received(ip):
+    run(ip, "%%agent\nWhat is 5 * 5?")
+    s = session()
+    api = s.agent.simulated_api
+    sent = s.saw(1)
+    recorded = [r for r in api.requests if r.path.endswith("/v1/messages")]
+    assert len(sent) == len(recorded) == 2
+    for mine, theirs in zip(sent, recorded):
+        body = copy.deepcopy(theirs.body)
+        # The provider adds prompt-cache breakpoints on the wire; everything else must be identical.
+        for m in body["messages"]:
+            if isinstance(m["content"], list):
+                for b in m["content"]:
+                    b.pop("cache_control", None)
+        assert body["messages"] == mine.messages
+        assert body["system"][0]["text"] == mine.system
+    out = run(ip, "%agent saw 1")
+    assert "=== request 1 (turn 1" in out and "What is 5 * 5?" in out
+
+
+def test_status_history_cost_context_config_and_help(ip):
+    run(ip, "%%agent\nWhat is 3 * 3?")
+    assert "requests 2" in run(ip, "%agent status")
+    assert "stop reason" in run(ip, "%agent history")
+    assert "cost $" in run(ip, "%agent cost")
+    assert "first pair" in run(ip, "%agent context")
+    assert "AgentMagics.model" in run(ip, "%agent config")
+    assert "%agent status" in run(ip, "%agent help")
+    assert "Unknown %agent command" in run(ip, "%agent frobnicate")
+
+
+def test_rollback_reset_save_and_load(ip, tmp_path):
+    run(ip, "%%agent\nWhat is 1 + 1?")
+    run(ip, "%%agent\nWhat is 2 + 2?")
+    assert "rolled back to the end of turn 1" in run(ip, "%agent rollback 1")
+    s = session()
+    assert s.engine.turn == 1 and len(s.records) == 2 and history_problems(s.agent.history) == []
+    assert "usage" in run(ip, "%agent rollback")
+    folder = tmp_path / "saved"
+    assert "saved" in run(ip, f"%agent save {folder}")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "api_conversation_history.json", "context_history.json", "session.json", "ui_messages.json"]
+    run(ip, "%agent reset")
+    assert session().engine.turn == 0
+    assert "loaded" in run(ip, f"%agent load {folder}")
+    assert session().engine.turn == 1 and len(session().agent.history) == 4
+    run(ip, "%%agent --allow python\nWhat is 6 * 6?")
+    assert session().engine.turn == 2 and history_problems(session().agent.history) == []
+
+
+def test_chat_mode_makes_plain_cells_prompts(ip):
+    assert "chat mode" in run(ip, "%agent mode chat")
+    out = run(ip, "What is 9 * 9?")
+    assert "81" in out
+    run(ip, "%%python\nchat_mode_value = 40 + 2")
+    assert ip.user_ns["chat_mode_value"] == 42
+    run(ip, "%agent mode python")
+    run(ip, "plain_value = 1")
+    assert ip.user_ns["plain_value"] == 1
+
+
+def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip):
+    payloads: list[Any] = []
+    ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
+    run(ip, "%%agent --insert-code\nWhat is 12 * 3?")
+    assert payloads and "12 * 3" in payloads[-1]
+
+
+def test_the_agent_sees_user_variables(ip):
+    run(ip, "import pandas as pd\nsales = pd.DataFrame({'x': [1, 2, 3]})")
+    run(ip, "%%agent\nWhat is in `sales`?")
+    system = session().engine.sent[-1].system
+    assert "sales: DataFrame (shape (3, 1)" in system
+
+
+def test_empty_prompt_and_bad_options_are_explained(ip):
+    assert "needs a prompt" in run(ip, "%%agent\n   ")
+    with capture_output() as cap:
+        ip.run_cell("%%agent --max-turns notanumber\nhi")
+    assert "max-turns" in cap.stdout + cap.stderr or "invalid int" in cap.stdout + cap.stderr
