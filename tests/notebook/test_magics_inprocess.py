@@ -136,3 +136,37 @@ def test_empty_prompt_and_bad_options_are_explained(ip):
     with capture_output() as cap:
         ip.run_cell("%%agent --max-turns notanumber\nhi")
     assert "max-turns" in cap.stdout + cap.stderr or "invalid int" in cap.stdout + cap.stderr
+
+
+def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
+    from nbagent.providers.simulated import Fault
+
+    run(ip, "%%agent\nWhat is 1 + 2?")
+    s = session()
+    s.agent.simulated_api.faults = {len(s.agent.simulated_api.requests) + 1: Fault.auth()}
+    import threading
+    import time
+
+    def press_cancel() -> None:  # the user's click on the failure card, from another thread
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            views = session().views
+            try:
+                if views and views[-1].failure.cancel() is not False:
+                    return
+            except LookupError:
+                pass
+            time.sleep(0.05)
+
+    clicker = threading.Thread(target=press_cancel, daemon=True)
+    clicker.start()
+    out = run(ip, "%%agent\nWhat is 4 * 5?")
+    clicker.join(5)
+    assert "done: error" in out
+    out = run(ip, "%agent retry")
+    assert "20" in out and "done: end_turn" in out
+    s = session()
+    assert s.engine.turn == 2 and history_problems(s.agent.history) == []
+    prompts = [b["text"] for m in s.agent.history if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "text"]
+    assert prompts.count("What is 4 * 5?") == 1  # the failed attempt was rolled back, not repeated
