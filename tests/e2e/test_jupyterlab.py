@@ -48,6 +48,11 @@ def lab(tmp_path_factory):
     port, token = _free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env["JUPYTER_CONFIG_DIR"] = str(work / ".jupyter-config")
+    # No "get notified about Jupyter news?" toast over the screenshots.
+    labconfig = work / ".jupyter-config" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(
+        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
