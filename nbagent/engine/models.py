@@ -105,9 +105,11 @@ def get_model(model_id: str, overrides: Mapping[str, ModelInfo] | None = None) -
     return None
 
 
-def context_window_for(model_id: str, override: int | None = None) -> int:
-    """The window to plan for: an explicit override, the registry's figure, or 128,000."""
+def context_window_for(model_id: str, override: int | None = None,
+                       models: Mapping[str, ModelInfo] | None = None) -> int:
+    """The window to plan for: an explicit override, the user's table or the registry's figure,
+    or 128,000."""
     if override:
         return override
-    info = get_model(model_id)
+    info = get_model(model_id, models)
     return info.context_window if info else DEFAULT_CONTEXT_WINDOW

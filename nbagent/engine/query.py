@@ -40,9 +40,24 @@ _truncate_middle = truncate_middle  # kept for callers of the old private name
 _error_result = error_result
 
 
+def _is_blank_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
+
+
+def _prompt_blocks(prompt: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prompt as content blocks, blank text left out; ``ValueError`` if nothing is left
+    (an empty text block would be rejected on this and every later request)."""
+    raw = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+    kept = [b for b in raw if not _is_blank_text(b)]
+    if not kept:
+        raise ValueError("the prompt is empty: write something for the agent to do")
+    return kept
+
+
 def _clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
-    """The API rejects empty text blocks in later requests: drop them (keep one if nothing else)."""
-    content = [b for b in message.get("content", []) if not (b.get("type") == "text" and not b.get("text"))]
+    """The API rejects empty and whitespace-only text blocks in later requests (and Claude does
+    send ``"\n\n"`` before a tool call): drop them, keeping one block if nothing else is left."""
+    content = [b for b in message.get("content", []) if not _is_blank_text(b)]
     if not content:
         content = [{"type": "text", "text": "(no reply)"}]
     return {"role": "assistant", "content": content}
@@ -101,7 +116,7 @@ class QueryEngine:
 
     @property
     def context_window(self) -> int:
-        return context_window_for(self.config.model, self.config.context_window)
+        return context_window_for(self.config.model, self.config.context_window, self.config.prices)
 
     @property
     def abort_event(self) -> asyncio.Event:
@@ -125,7 +140,11 @@ class QueryEngine:
 
     # ----- the loop -----------------------------------------------------------------------
     async def submit_message(self, prompt: str | list[dict[str, Any]]) -> AsyncIterator[Event]:
-        """Send ``prompt`` and run the loop until the model ends its turn (see module docstring)."""
+        """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
+
+        An empty prompt raises ``ValueError`` before anything changes.
+        """
+        _prompt_blocks(prompt)
         self._loop = asyncio.get_running_loop()
         # An asyncio.Event binds to the first loop that waits on it; each run_sync uses a new loop.
         self._abort = _event_for_running_loop(self._abort)
@@ -253,7 +272,7 @@ class QueryEngine:
         return build_system_prompt(ctx)
 
     def _append_user(self, prompt: str | list[dict[str, Any]]) -> None:
-        new_blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+        new_blocks = _prompt_blocks(prompt)
         if self.history and self.history[-1]["role"] == "user":
             # Keep roles alternating (e.g. after a failed request): extend the waiting user message
             # (a new object: the turn mark remembers how many blocks it had, for rollback).
@@ -396,9 +415,18 @@ class QueryEngine:
 
 
 def _event_for_running_loop(event: asyncio.Event) -> asyncio.Event:
-    """``event``, or a fresh one if it is bound to another (finished) event loop."""
+    """The same ``event``, usable on the running loop.
+
+    An asyncio.Event binds to the first loop that waits on it, and each ``run_sync`` call gets a
+    new loop. Callers hold on to the object (the kernel's interrupt registry, a user's
+    ``config.abort``), so it is rebound rather than replaced; that is safe only with no waiters,
+    which is the case between runs. Only if waiters remain does a fresh event stand in.
+    """
     bound = getattr(event, "_loop", None)
     if bound is None or bound is asyncio.get_running_loop():
+        return event
+    if not getattr(event, "_waiters", None):
+        event._loop = None  # type: ignore[attr-defined]  # asyncio's _LoopBoundMixin rebinds lazily
         return event
     fresh = asyncio.Event()
     if event.is_set():

@@ -124,6 +124,9 @@ def load(magics: Any, args: list[str]) -> None:
     sess_cfg = magics.session().agent.config if magics.current else None
     executor = ShellExecutor(magics.shell)
     agent = Agent.resume(path, sess_cfg, executor=executor, kernel_facts=kernel_facts_from(magics.shell), in_notebook=True)
+    old = magics.current
+    if old is not None and getattr(old.agent, "mcp", None) is not None:
+        old.agent.mcp.close(wait=False)  # its tool servers must not outlive the session
     magics.current = NotebookSession(agent, executor=executor)
     print(f"nbagent: loaded {path}/ — {len(agent.history)} messages, {agent.engine.turn} turns.")
 

@@ -9,6 +9,7 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,9 @@ async def run_agent_command(line: str) -> None:
     await active_magics().retry_async(line)
 
 
+_AGENT_CELL = re.compile(r"%%agent(\s|$)")
+
+
 def agent_cell_transformer(lines: list[str]) -> list[str]:
     """Cleanup transformer: ``%%agent`` cells (and chat-mode cells) become awaited calls."""
     if not lines:
@@ -61,7 +65,7 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     if _ACTIVE is not None and not getattr(_ACTIVE.shell, "autoawait", True):
         return lines  # no top-level await: the real cell magic (the fallback path) runs instead
     first = lines[0].strip()
-    if first.startswith("%%agent"):
+    if _AGENT_CELL.match(first) and not (first.endswith("?") and not "".join(lines[1:]).strip()):
         line = first[len("%%agent"):].strip()
         return [f"await {RUNNER}({line!r}, {''.join(lines[1:])!r})\n"]
     if first.startswith("%agent") and first[len("%agent"):].split()[:1] == ["retry"] and len(lines) == 1:
@@ -76,6 +80,11 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         if text.strip() and not first.startswith(("%", "!")):
             return [f"await {RUNNER}('', {text!r})\n"]
     return lines
+
+
+# IPython's check_complete skips transformers with side effects: without this, a console would
+# take "%%agent" alone as a complete cell and submit it on the first Enter.
+agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
 
 
 @magics_class
@@ -153,7 +162,8 @@ class AgentMagics(Magics):
     @magic_arguments()
     @argument("--model", default=None, help="Model id (this and later prompts of the session).")
     @argument("--max-turns", type=int, default=None, help="Most API requests for this prompt.")
-    @argument("--max-budget", type=float, default=None, help="Stop once the session cost reaches USD.")
+    @argument("--max-budget", type=float, default=None,
+              help="For this prompt: stop once the session cost reaches USD.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
     @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
@@ -172,7 +182,8 @@ class AgentMagics(Magics):
         try:
             run_blocking(lambda: self.run_prompt(line, cell), on_interrupt=abort, name="nbagent-cell")
         except KeyboardInterrupt:
-            print("nbagent: interrupted; the session's history is intact and %%agent continues it.")
+            print("nbagent: interrupted; the session's history is kept valid and %%agent continues it.")
+            raise  # the cell failed: "Run All" must stop here, as after any interrupt
 
     async def run_prompt(self, line: str, cell: str) -> Done | None:
         """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""
@@ -199,6 +210,8 @@ class AgentMagics(Magics):
             abort=eng.abort_event,
         )
         sess.views.append(view)
+        # --max-turns / --max-budget hold for this prompt only; the session's settings come back after.
+        saved = {k: getattr(eng.config, k) for k in repl}
         eng.config = dataclasses.replace(eng.config, on_api_failure=view.ask_api_failure, **repl)
         eng.gate.can_use_tool = view.ask_permission
         if args.allow:
@@ -208,7 +221,7 @@ class AgentMagics(Magics):
             sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
         view.display()
         done: Done | None = None
-        token = waiting.register_abort(eng.abort_event)
+        token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         try:
             async for event in agent.run(prompt):
@@ -218,6 +231,8 @@ class AgentMagics(Magics):
         finally:
             self.running -= 1
             waiting.unregister_abort(token)
+            if saved:
+                eng.config = dataclasses.replace(eng.config, **saved)
             view.finish()
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             self.shell.set_next_input(sess.executor.last_code, replace=False)
@@ -270,8 +285,9 @@ def load(shell: Any) -> AgentMagics:
     shell.register_magics(magics)
     transforms = shell.input_transformer_manager.cleanup_transforms
     if agent_cell_transformer not in transforms:
-        # After IPython's own cleanups (leading blank lines, indentation, pasted prompts).
-        transforms.append(agent_cell_transformer)
+        # Right after IPython drops leading blank lines, but before it strips indentation and
+        # pasted ">>> " prompts, which belong to the prompt text of an %%agent cell.
+        transforms.insert(1 if transforms else 0, agent_cell_transformer)
     _ACTIVE = magics
     return magics
 

@@ -30,7 +30,11 @@ def kernel_facts_from(shell: Any) -> Any:
                 continue
             if type(value).__name__ in ("module", "function", "builtin_function_or_method", "type"):
                 continue
-            variables.append(VariableInfo(name, type(value).__name__, _summary(value)))
+            try:
+                summary = _summary(value)
+            except Exception:  # a variable whose .shape or len() raises must not break the agent
+                summary = ""
+            variables.append(VariableInfo(name, type(value).__name__, summary))
         inputs = [s for s in list(ns.get("In", []))[-6:] if s and "%%agent" not in s and "run_agent_cell" not in s]
         return variables[:50], inputs[-5:]
 

@@ -12,6 +12,7 @@ import os
 from typing import Any, AsyncIterator
 
 import anthropic
+import httpx2
 
 from ..engine.cost import Usage
 from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
@@ -121,8 +122,11 @@ async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
     model = requested_model
     msg_id = None
     stop_reason = None
+    stopped = False
     async for ev in raw:
         t = ev.type
+        if t == "message_stop":
+            stopped = True
         if t == "content_block_delta":
             d = ev.delta
             i = ev.index
@@ -163,6 +167,10 @@ async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
             for k, v in ev.usage.model_dump(exclude_none=True).items():
                 if isinstance(v, int):
                     usage[k] = v
+    if not stopped or json_parts:
+        # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
+        # message is partial and must be retried as a mid-stream failure, never enter history.
+        raise httpx2.RemoteProtocolError("the stream ended before message_stop")
     content = [blocks[i] for i in sorted(blocks)]
     yield MessageComplete(
         message={"role": "assistant", "content": content},

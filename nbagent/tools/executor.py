@@ -189,8 +189,9 @@ class NamespaceExecutor:
             last: ast.Expression | None = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
                 last = ast.Expression(tree.body.pop().value)  # type: ignore[attr-defined]
-            body = compile(tree, filename, "exec", flags=flags)
-            tail = compile(last, filename, "eval", flags=flags) if last is not None else None
+            # dont_inherit: this module's own `from __future__` imports must not leak into user code.
+            body = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+            tail = compile(last, filename, "eval", flags=flags, dont_inherit=True) if last is not None else None
         except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
             return None, "".join(traceback.format_exception_only(type(exc), exc))
         try:

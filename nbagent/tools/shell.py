@@ -126,7 +126,9 @@ class Shell(BuiltinTool):
         finally:
             if abort_wait is not None:
                 abort_wait.cancel()
-            if proc.returncode is None:  # cancelled (or failed) while the command ran: never leak it
+            if proc.returncode is None or not communicate.done():
+                # Cancelled (or failed) while the command ran: never leak it, nor the children
+                # that outlived /bin/sh and still hold its pipes.
                 _signal_group(proc, signal.SIGKILL)
             if not communicate.done():
                 communicate.cancel()

@@ -170,3 +170,28 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
     prompts = [b["text"] for m in s.agent.history if m["role"] == "user" and isinstance(m["content"], list)
                for b in m["content"] if b.get("type") == "text"]
     assert prompts.count("What is 4 * 5?") == 1  # the failed attempt was rolled back, not repeated
+
+
+def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
+    out = run(ip, "%%agent --max-turns 1\nWhat is 2 * 21?")
+    assert "done: max_turns" in out
+    assert session().engine.config.max_turns == 25
+    out = run(ip, "%%agent\nWhat is 2 * 22?")
+    assert "done: end_turn" in out
+    # `%%agent?` is IPython's help, not an empty prompt; consoles must not submit a bare %%agent.
+    from nbagent.notebook.magics import agent_cell_transformer
+    assert agent_cell_transformer(["%%agent?\n"]) == ["%%agent?\n"]
+    assert agent_cell_transformer(["%%agent_notes\n", "x\n"]) == ["%%agent_notes\n", "x\n"]
+    assert ip.input_transformer_manager.check_complete("%%agent\n")[0] == "incomplete"
+
+
+def test_pasted_prompts_and_indentation_reach_the_model_verbatim(ip):
+    run(ip, "%%agent\n>>> x = 1\n    indented line\nwhy?")
+    sent = session().engine.sent[-1].messages
+    text = [b["text"] for b in sent[0]["content"] if b.get("type") == "text"][-1]
+    assert text == ">>> x = 1\n    indented line\nwhy?"
+
+
+def test_a_variable_whose_shape_raises_does_not_break_the_agent(ip):
+    run(ip, "class Closed:\n    @property\n    def shape(self):\n        raise ValueError('closed dataset')\nbroken = Closed()")
+    assert "done: end_turn" in run(ip, "%%agent\nWhat is 3 + 4?")

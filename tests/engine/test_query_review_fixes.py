@@ -1,0 +1,116 @@
+"""Regressions found in review: blank text blocks, empty prompts, clean early stream ends,
+abort events across event loops, and windows from a user's model table."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from nbagent.engine.messages import history_problems
+from nbagent.engine.models import ModelInfo, PriceTier
+from nbagent.engine.query import QueryEngine, QueryEngineConfig
+from nbagent.engine.tool_api import Tool, ToolOutput
+from nbagent.providers.anthropic import _chunks, simulated_provider
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+
+import pydantic
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "echo"
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        text: str = ""
+
+    async def run(self, tool_input, ctx):
+        return ToolOutput(content=tool_input["text"] or "(empty)")
+
+
+class Sleepy(Tool):
+    name = "sleepy"
+    description = "sets the abort event, then sleeps"
+    read_only = True
+    abort: asyncio.Event | None = None
+
+    class Input(pydantic.BaseModel):
+        pass
+
+    async def run(self, tool_input, ctx):
+        assert self.abort is not None
+        self.abort.set()
+        await asyncio.sleep(3)
+        return ToolOutput(content="slept")
+
+
+def engine(api, tmp_path: Path, **kw) -> QueryEngine:
+    return QueryEngine(QueryEngineConfig(provider=simulated_provider(api), cwd=tmp_path, **kw))
+
+
+async def run(eng, prompt):
+    return [e async for e in eng.submit_message(prompt)]
+
+
+async def test_whitespace_text_before_a_tool_call_does_not_poison_the_session(tmp_path):
+    api = SimulatedAPI(lambda req: (tool_reply("echo", {"text": "x"}, text="\n\n")
+                                    if len(req["messages"]) == 1 else text_reply("done")))
+    eng = engine(api, tmp_path, tools=[Echo()])
+    assert (await run(eng, "go"))[-1].reason == "end_turn"
+    assert (await run(eng, "again"))[-1].reason == "end_turn"
+    assert history_problems(eng.history) == []
+    assert all(str(b.get("text", "x")).strip() for m in eng.history if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "text")
+
+
+async def test_an_empty_prompt_is_refused_before_anything_changes(tmp_path):
+    eng = engine(SimulatedAPI([text_reply("hi")]), tmp_path)
+    with pytest.raises(ValueError, match="empty"):
+        await run(eng, "   ")
+    assert eng.history == [] and eng.turn == 0
+    assert (await run(eng, "hello"))[-1].reason == "end_turn"
+
+
+class _Ev:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+async def test_a_stream_closed_before_message_stop_is_a_transport_error():
+    import httpx2
+
+    async def partial():
+        yield _Ev(type="message_start", message=_Ev(id="m1", model="claude-sonnet-5-5",
+                                                    usage=_Ev(model_dump=lambda **k: {"input_tokens": 3})))
+        yield _Ev(type="content_block_start", index=0,
+                  content_block=_Ev(model_dump=lambda **k: {"type": "text", "text": ""}))
+        yield _Ev(type="content_block_delta", index=0, delta=_Ev(type="text_delta", text="half"))
+
+    with pytest.raises(httpx2.RemoteProtocolError):
+        [c async for c in _chunks(partial(), "claude-sonnet-5-5")]
+
+
+def test_the_configured_abort_event_keeps_working_across_event_loops(tmp_path):
+    abort = asyncio.Event()
+    tool = Sleepy()
+    tool.abort = abort
+    def reply(req):  # a new prompt (text last) asks for the tool; a tool result gets a text answer
+        last = req["messages"][-1]["content"]
+        return tool_reply("sleepy", {}) if isinstance(last, str) or last[-1].get("type") == "text" else text_reply("ok")
+
+    api = SimulatedAPI(reply)
+    eng = engine(api, tmp_path, tools=[tool], abort=abort)
+    for _ in range(2):  # two asyncio.run calls: two event loops
+        t0 = time.monotonic()
+        events = asyncio.run(run(eng, "sleep please"))
+        assert events[-1].reason == "aborted" and time.monotonic() - t0 < 1.5
+        assert history_problems(eng.history) == []
+
+
+def test_a_user_model_table_sets_the_window(tmp_path):
+    custom = ModelInfo("acme-large", 50_000, 4_096, PriceTier(1, 1, 1, 0.1, 2))
+    eng = engine(SimulatedAPI([text_reply("hi")]), tmp_path, model="acme-large", prices={"acme-large": custom})
+    assert eng.context_window == 50_000
