@@ -99,3 +99,23 @@ class AbortGuard:
         uncancel = getattr(self._task, "uncancel", None)
         if uncancel is not None:
             uncancel()
+
+
+def event_for_running_loop(event: asyncio.Event) -> asyncio.Event:
+    """The same ``event``, usable on the running loop.
+
+    An asyncio.Event binds to the first loop that waits on it, and each ``run_sync`` call gets a
+    new loop. Callers hold on to the object (the kernel's interrupt registry, a user's
+    ``config.abort``), so it is rebound rather than replaced; that is safe only with no waiters,
+    which is the case between runs. Only if waiters remain does a fresh event stand in.
+    """
+    bound = getattr(event, "_loop", None)
+    if bound is None or bound is asyncio.get_running_loop():
+        return event
+    if not getattr(event, "_waiters", None):
+        event._loop = None  # type: ignore[attr-defined]  # asyncio's _LoopBoundMixin rebinds lazily
+        return event
+    fresh = asyncio.Event()
+    if event.is_set():
+        fresh.set()
+    return fresh

@@ -96,3 +96,27 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
 def is_valid_history(messages: Sequence[Mapping[str, Any]], *, allow_trailing_tool_use: bool = False) -> bool:
     """True when the Messages API would accept ``messages`` as a conversation."""
     return not history_problems(messages, allow_trailing_tool_use=allow_trailing_tool_use)
+
+
+def is_blank_text(block: Mapping[str, Any]) -> bool:
+    """An empty or whitespace-only text block (the API rejects both)."""
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
+
+
+def prompt_blocks(prompt: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prompt as content blocks, blank text left out; ``ValueError`` if nothing is left
+    (an empty text block would be rejected on this and every later request)."""
+    raw = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+    kept = [b for b in raw if not is_blank_text(b)]
+    if not kept:
+        raise ValueError("the prompt is empty: write something for the agent to do")
+    return kept
+
+
+def clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
+    """The API rejects empty and whitespace-only text blocks in later requests (and Claude does
+    send ``"\n\n"`` before a tool call): drop them, keeping one block if nothing else is left."""
+    content = [b for b in message.get("content", []) if not is_blank_text(b)]
+    if not content:
+        content = [{"type": "text", "text": "(no reply)"}]
+    return {"role": "assistant", "content": content}

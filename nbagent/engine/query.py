@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from .abort import AbortGuard, Aborted
+from .abort import AbortGuard, Aborted, event_for_running_loop
 from .api_request import RequestCancelled, RequestOutcome, RequestSettings, RequestState, attempt_api_request
 from .context import ContextManager, RequestUsage, get_context_window_info
 from .cost import cost_of
@@ -21,7 +21,7 @@ from .events import (
     TurnCompleted, TurnRecord,
 )
 from .file_state import FileStateCache
-from .messages import blocks, tool_uses
+from .messages import blocks, clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for
 from .permissions import PermissionDenial, PermissionGate
 from .prompt import SystemPromptContext, build_system_prompt
@@ -29,38 +29,13 @@ from .query_config import DEFAULT_TOOL_OUTPUT_LIMIT, KernelFacts, QueryEngineCon
 from .session import SessionStore, TurnMark, totals_from_records
 from .tokens import TokenCounter
 from .tool_api import ToolContext, ToolLike
-from .tool_runner import NOT_RUN, error_result, run_tool_call, truncate_middle
+from .tool_runner import NOT_RUN, error_result, run_tool_call
 
 __all__ = [
     "DEFAULT_TOOL_OUTPUT_LIMIT", "KernelFacts", "QueryEngine", "QueryEngineConfig", "SentRequest",
 ]
 
 _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
-_truncate_middle = truncate_middle  # kept for callers of the old private name
-_error_result = error_result
-
-
-def _is_blank_text(block: dict[str, Any]) -> bool:
-    return block.get("type") == "text" and not str(block.get("text", "")).strip()
-
-
-def _prompt_blocks(prompt: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The prompt as content blocks, blank text left out; ``ValueError`` if nothing is left
-    (an empty text block would be rejected on this and every later request)."""
-    raw = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
-    kept = [b for b in raw if not _is_blank_text(b)]
-    if not kept:
-        raise ValueError("the prompt is empty: write something for the agent to do")
-    return kept
-
-
-def _clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
-    """The API rejects empty and whitespace-only text blocks in later requests (and Claude does
-    send ``"\n\n"`` before a tool call): drop them, keeping one block if nothing else is left."""
-    content = [b for b in message.get("content", []) if not _is_blank_text(b)]
-    if not content:
-        content = [{"type": "text", "text": "(no reply)"}]
-    return {"role": "assistant", "content": content}
 
 
 class QueryEngine:
@@ -144,11 +119,11 @@ class QueryEngine:
 
         An empty prompt raises ``ValueError`` before anything changes.
         """
-        _prompt_blocks(prompt)
+        prompt_blocks(prompt)
         self._loop = asyncio.get_running_loop()
         # An asyncio.Event binds to the first loop that waits on it; each run_sync uses a new loop.
-        self._abort = _event_for_running_loop(self._abort)
-        self.retry_now_event = _event_for_running_loop(self.retry_now_event)
+        self._abort = event_for_running_loop(self._abort)
+        self.retry_now_event = event_for_running_loop(self.retry_now_event)
         self._abort.clear()
         guard = AbortGuard(self._abort)
         guard.start()
@@ -272,7 +247,7 @@ class QueryEngine:
         return build_system_prompt(ctx)
 
     def _append_user(self, prompt: str | list[dict[str, Any]]) -> None:
-        new_blocks = _prompt_blocks(prompt)
+        new_blocks = prompt_blocks(prompt)
         if self.history and self.history[-1]["role"] == "user":
             # Keep roles alternating (e.g. after a failed request): extend the waiting user message
             # (a new object: the turn mark remembers how many blocks it had, for rollback).
@@ -297,7 +272,7 @@ class QueryEngine:
 
     def _complete_request(self, outcome: RequestOutcome, turn: int) -> TurnRecord:
         c = outcome.complete
-        self.history.append(_clean_assistant(c.message))
+        self.history.append(clean_assistant(c.message))
         u = c.usage
         self.state.previous_usage = RequestUsage.from_usage(outcome.ts, u)
         info = get_context_window_info(self.context_window)
@@ -412,23 +387,3 @@ class QueryEngine:
             ]})
             engine._persist()
         return engine
-
-
-def _event_for_running_loop(event: asyncio.Event) -> asyncio.Event:
-    """The same ``event``, usable on the running loop.
-
-    An asyncio.Event binds to the first loop that waits on it, and each ``run_sync`` call gets a
-    new loop. Callers hold on to the object (the kernel's interrupt registry, a user's
-    ``config.abort``), so it is rebound rather than replaced; that is safe only with no waiters,
-    which is the case between runs. Only if waiters remain does a fresh event stand in.
-    """
-    bound = getattr(event, "_loop", None)
-    if bound is None or bound is asyncio.get_running_loop():
-        return event
-    if not getattr(event, "_waiters", None):
-        event._loop = None  # type: ignore[attr-defined]  # asyncio's _LoopBoundMixin rebinds lazily
-        return event
-    fresh = asyncio.Event()
-    if event.is_set():
-        fresh.set()
-    return fresh

@@ -46,7 +46,7 @@ class ToolContext:
     executor: Any = None  # the python tool's executor (tools.python.Executor)
     shell_enabled: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
-    # Content longer than this is cut in the middle (tools.output.truncate_middle); the full text
+    # Content longer than this is cut in the middle (:func:`truncate_middle`); the full text
     # goes to ToolOutput.display so the notebook can still show it.
     max_output_chars: int = 30_000
     tool_use_id: str = ""
@@ -110,3 +110,36 @@ def validate_with_model(tool_name: str, model: type[pydantic.BaseModel], raw_inp
             loc = ".".join(str(x) for x in err.get("loc", ())) or "(input)"
             parts.append(f"{loc}: {err.get('msg')}")
         raise ToolInputError(f"Invalid input for tool {tool_name!r}: " + "; ".join(parts)) from None
+
+
+# Snap cuts to a line break when one is this close (as a share of the kept part): whole lines
+# read better, and the cost is a few characters.
+_SNAP_SHARE = 0.1
+
+
+def _marker(omitted: int) -> str:
+    return f"\n... [{omitted:,} characters omitted] ...\n"
+
+
+def truncate_middle(text: str, limit: int = 30_000) -> str:
+    """``text`` unchanged if it has at most ``limit`` characters, else its head and tail joined by
+    a marker ``\\n... [12,345 characters omitted] ...\\n``. The result never exceeds ``limit``
+    characters unless ``limit`` is smaller than the marker itself (then it is the marker alone)."""
+    if limit < 0:
+        raise ValueError("limit must be >= 0")
+    if len(text) <= limit:
+        return text
+    budget = limit - len(_marker(len(text)))  # the widest marker this text can need
+    if budget <= 0:
+        return _marker(len(text))
+    head_len = (budget + 1) // 2
+    tail_len = budget - head_len
+    head = text[:head_len]
+    tail = text[len(text) - tail_len:] if tail_len else ""
+    nl = head.rfind("\n")
+    if nl >= 0 and head_len - nl <= max(1, int(head_len * _SNAP_SHARE)):
+        head = head[: nl]
+    nl = tail.find("\n")
+    if tail and nl >= 0 and nl < max(1, int(tail_len * _SNAP_SHARE)):
+        tail = tail[nl + 1:]
+    return head + _marker(len(text) - len(head) - len(tail)) + tail

@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 from .abort import AbortGuard, Aborted
 from .events import Event, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from .permissions import Deny, PermissionGate
-from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput
+from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, truncate_middle
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
 INTERRUPTED = "Interrupted: the user stopped the run while this tool was running."
@@ -24,16 +24,6 @@ INTERRUPTED = "Interrupted: the user stopped the run while this tool was running
 def error_result(tool_use_id: str, message: str) -> dict[str, Any]:
     """A ``tool_result`` block with ``is_error`` set."""
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}
-
-
-def truncate_middle(text: str, limit: int) -> str:
-    """``text`` cut in the middle to about ``limit`` characters, with a marker saying how much."""
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 80, 0)
-    head, tail = text[: keep // 2], text[len(text) - keep // 2:]
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head}\n... [{omitted:,} characters omitted] ...\n{tail}"
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -10,41 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from nbagent.engine.tool_api import ToolOutput
+from nbagent.engine.tool_api import ToolOutput, truncate_middle
 
 DEFAULT_LIMIT = 30_000
-
-# Snap cuts to a line break when one is this close (as a share of the kept part): whole lines
-# read better, and the cost is a few characters.
-_SNAP_SHARE = 0.1
-
-
-def _marker(omitted: int) -> str:
-    return f"\n... [{omitted:,} characters omitted] ...\n"
-
-
-def truncate_middle(text: str, limit: int = DEFAULT_LIMIT) -> str:
-    """``text`` unchanged if it has at most ``limit`` characters, else its head and tail joined by
-    a marker ``\\n... [12,345 characters omitted] ...\\n``. The result never exceeds ``limit``
-    characters unless ``limit`` is smaller than the marker itself (then it is the marker alone)."""
-    if limit < 0:
-        raise ValueError("limit must be >= 0")
-    if len(text) <= limit:
-        return text
-    budget = limit - len(_marker(len(text)))  # the widest marker this text can need
-    if budget <= 0:
-        return _marker(len(text))
-    head_len = (budget + 1) // 2
-    tail_len = budget - head_len
-    head = text[:head_len]
-    tail = text[len(text) - tail_len:] if tail_len else ""
-    nl = head.rfind("\n")
-    if nl >= 0 and head_len - nl <= max(1, int(head_len * _SNAP_SHARE)):
-        head = head[: nl]
-    nl = tail.find("\n")
-    if tail and nl >= 0 and nl < max(1, int(tail_len * _SNAP_SHARE)):
-        tail = tail[nl + 1:]
-    return head + _marker(len(text) - len(head) - len(tail)) + tail
 
 
 def truncate_output(output: ToolOutput, limit: int = DEFAULT_LIMIT) -> ToolOutput:
