@@ -59,6 +59,33 @@ class MissingApiKeyError(NbAgentError):
         )
 
 
+class ApiError(NbAgentError):
+    """A failed API request as the engine sees it; providers raise it, mapping their SDK's errors.
+
+    ``kind`` decides retrying; ``retry_after_s`` is the server's requested wait (None if it sent
+    none); ``status`` and ``request_id`` are shown to the user when known.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
+                 retry_after_s: float | None = None, request_id: str | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        self.message = message
+        self.retry_after_s = retry_after_s
+        self.request_id = request_id
+        super().__init__(message)
+
+
+def as_api_error(exc: BaseException) -> ApiError:
+    """``exc`` as an :class:`ApiError`: itself, or an ``unknown`` one carrying its one-line message."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, ContextOverflowError):
+        return ApiError(ErrorKind.CONTEXT_WINDOW_EXCEEDED, str(exc))
+    lines = str(exc).strip().splitlines()
+    return ApiError(ErrorKind.UNKNOWN, f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__)
+
+
 class ContextOverflowError(NbAgentError):
     """A stream ended with ``stop_reason == "model_context_window_exceeded"``."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
 
 import pydantic
 
@@ -65,6 +65,35 @@ class ToolLike(Protocol):
     def validate(self, raw_input: Any) -> dict[str, Any]: ...
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where the loop gets its tools from before each request (built-ins, an MCP manager).
+
+    ``ready()`` waits (boundedly, by itself) for tools still arriving and returns warnings to show;
+    it must not raise. ``tools()`` lists what is offered now.
+    """
+
+    async def ready(self) -> list[str]: ...
+
+    def tools(self) -> Sequence[ToolLike]: ...
+
+
+class StaticTools:
+    """A fixed list of tools as a :class:`ToolSource` (the built-ins, a script's own tools)."""
+
+    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
+        self._tools = tuple(tools)
+
+    def __repr__(self) -> str:
+        return f"StaticTools({[t.name for t in self._tools]})"
+
+    async def ready(self) -> list[str]:
+        return []
+
+    def tools(self) -> Sequence[ToolLike]:
+        return self._tools
 
 
 class Tool:
