@@ -10,14 +10,20 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "Agent": "nbagent.agent", "SessionConfig": "nbagent.engine.config", "RunLimits": "nbagent.engine.config",
+    "Session": "nbagent.engine.session", "Asker": "nbagent.engine.permissions",
+    "ToolSource": "nbagent.engine.tool_api", "Allow": "nbagent.engine.permissions",
+    "Deny": "nbagent.engine.permissions",
+}
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so that importing nbagent.engine does not pull in the providers and the SDK.
-    if name in ("Agent", "AgentConfig"):
-        from . import agent
+    if name in _LAZY:
+        import importlib
 
-        return getattr(agent, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'nbagent' has no attribute {name!r}")
 
 
@@ -48,4 +54,4 @@ def explore(**kwargs: Any) -> Any:
     return _explore(**kwargs)
 
 
-__all__ = ["Agent", "AgentConfig", "load_ipython_extension", "session", "explore", "__version__"]
+__all__ = [*_LAZY, "load_ipython_extension", "session", "explore", "__version__"]

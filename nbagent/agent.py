@@ -1,4 +1,8 @@
-"""``Agent``: wires a config into provider + tools + ``QueryEngine``; used by the magics and scripts.
+"""``Agent``: the one object front-ends talk to (run, abort, reconfigure, save, resume).
+
+It wires a :class:`~nbagent.engine.config.SessionConfig` to a provider, tools and a
+:class:`~nbagent.engine.query.QueryEngine`; settings are keyword arguments or a config, wiring
+(provider, key, simulated options, MCP servers, executor) are keyword arguments only.
 
 >>> import asyncio, nbagent
 >>> agent = nbagent.Agent(allow=["python"])          # no API key: the offline simulated model
@@ -11,167 +15,152 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from dataclasses import dataclass, field
+import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 
-from .engine.api_request import OnApiFailure, cancel_on_failure
+from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
-from .engine.events import Done, Event, Notice, TextDelta
-from .engine.models import DEFAULT_MODEL, ModelInfo
-from .engine.permissions import CanUseTool
-from .engine.query import QueryEngine, QueryEngineConfig
-from .engine.stream import Provider
-from .providers.anthropic import SIMULATED_NOTICE, anthropic_provider, api_key_from_env, simulated_provider
+from .engine.events import Done, Event, Notice, TextDelta, Totals, TurnRecord
+from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
+from .engine.prompt import KernelFacts
+from .engine.provider import Provider
+from .engine.query import QueryEngine, RunInProgressError
+from .engine.request import Sleep
+from .engine.session import SentRequest, Session
+from .engine.tool_api import ToolLike, ToolSource
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
 _announced_simulated = False
 
 
-@dataclass(frozen=True)
-class AgentConfig:
-    """User-facing settings of one agent session (the magics map their options onto this).
+def make_provider(choice: ProviderChoice = "auto", *, api_key: str | None = None,
+                  simulated_options: Mapping[str, Any] | None = None) -> Provider:
+    """The provider asked for: a real key → Anthropic; no key (``auto``) → the simulated API."""
+    from .providers.anthropic import anthropic_provider, api_key_from_env, simulated_provider
 
-    ``api_key`` is never shown in ``repr`` and never persisted.
-    """
-
-    model: str = DEFAULT_MODEL
-    provider: ProviderChoice = "auto"
-    api_key: str | None = field(default=None, repr=False)
-    cwd: Path | None = None
-    allow: Sequence[str] = ()
-    max_turns: int | None = 25
-    max_budget_usd: float | None = None
-    max_tokens: int = 8192
-    context_window: int | None = None
-    task_dir: Path | None = None
-    thinking_budget: int | None = None
-    shell: bool = False
-    fallback_model: str | None = None
-    prices: Mapping[str, ModelInfo] | None = None
-    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
-    """MCP servers, ``{"name": {"command", "args", "env"} | {"url", "headers"}}``; merged over ``.mcp.json`` in cwd."""
-    mcp_wait_timeout: float = 10.0
-    """Longest wait before a request for MCP servers that are still connecting."""
-    custom_system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    allowed_paths: Sequence[Path] = ()
-    tool_output_limit: int = 30_000
-    request_timeout_s: float | None = None
-    """Per-request timeout (None: the SDK's default, 10 minutes)."""
-    simulated_options: Mapping[str, Any] = field(default_factory=dict)
-    """Options for the simulated API (``tokens_per_second``, ``first_token_latency``, ``faults``…)."""
-
-
-def make_provider(config: AgentConfig) -> Provider:
-    """The provider the config asks for: a real key → Anthropic; no key (``auto``) → simulated."""
-    key = config.api_key or api_key_from_env()
-    if config.provider == "anthropic":
-        if not key:
-            raise MissingApiKeyError()
+    if choice not in ("auto", "simulated", "anthropic"):
+        raise ValueError(f"provider must be 'auto', 'simulated', 'anthropic' or a Provider, got {choice!r}")
+    key = api_key or api_key_from_env()
+    if choice == "anthropic" and not key:
+        raise MissingApiKeyError()
+    if choice != "simulated" and key:
         return anthropic_provider(key)
-    if config.provider == "auto" and key:
-        return anthropic_provider(key)
-    return simulated_provider(**dict(config.simulated_options))
-
-
-def _default_tools(config: AgentConfig) -> list[Any]:
-    from .tools import builtin_tools
-
-    return list(builtin_tools(shell=config.shell))
+    return simulated_provider(**dict(simulated_options or {}))
 
 
 class Agent:
-    """One agent session: a provider, tools and a :class:`QueryEngine` built from an :class:`AgentConfig`."""
+    """One agent session: settings, a provider, tools, and the session's state.
+
+    ``Agent(model=..., allow=[...], task_dir=...)`` takes any :class:`SessionConfig` setting as a
+    keyword (or a ``config=``); ``provider`` is ``"auto"`` (Anthropic with a key, else the offline
+    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object.
+    """
 
     def __init__(
         self,
-        config: AgentConfig | None = None,
+        config: SessionConfig | None = None,
         *,
-        provider: Provider | None = None,
-        tools: Sequence[Any] | None = None,
+        provider: ProviderChoice | Provider = "auto",
+        api_key: str | None = None,
+        simulated_options: Mapping[str, Any] | None = None,
+        mcp_servers: Mapping[str, Any] | None = None,
+        tools: Sequence[ToolLike] | None = None,
+        tool_sources: Sequence[ToolSource] = (),
+        asker: Asker | None = None,
         can_use_tool: CanUseTool | None = None,
         on_api_failure: OnApiFailure | None = None,
         executor: Any = None,
-        kernel_facts: Any = None,
-        sleep: Any = None,
-        in_notebook: bool = False,
-        engine: QueryEngine | None = None,
-        **overrides: Any,
+        kernel_facts: KernelFacts | None = None,
+        sleep: Sleep | None = None,
+        session: Session | None = None,
+        **settings: Any,
     ) -> None:
-        config = config or AgentConfig()
-        if overrides:
-            if "cwd" in overrides and overrides["cwd"] is not None:
-                overrides["cwd"] = Path(overrides["cwd"])
-            config = dataclasses.replace(config, **overrides)
-        self.config = config
-        self.provider = provider or make_provider(config)
-        self.tools = list(tools) if tools is not None else _default_tools(config)
-        self._announce = self.provider.name == "simulated"
-        qcfg = QueryEngineConfig(
-            provider=self.provider, cwd=(config.cwd or Path.cwd()).resolve(), model=config.model,
-            fallback_model=config.fallback_model, tools=self.tools, can_use_tool=can_use_tool,
-            allow=tuple(config.allow), mcp_servers=dict(config.mcp_servers),
-            custom_system_prompt=config.custom_system_prompt, append_system_prompt=config.append_system_prompt,
-            thinking_budget=config.thinking_budget, max_turns=config.max_turns,
-            max_budget_usd=config.max_budget_usd, max_tokens=config.max_tokens,
-            context_window=config.context_window, task_dir=config.task_dir,
-            on_api_failure=on_api_failure or cancel_on_failure, prices=config.prices,
-            allowed_paths=tuple(Path(p) for p in config.allowed_paths), executor=executor,
-            shell_enabled=config.shell, tool_output_limit=config.tool_output_limit,
-            request_timeout_s=config.request_timeout_s,
-            sleep=sleep or asyncio.sleep, kernel_facts=kernel_facts, in_notebook=in_notebook,
-        )
+        config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
+        self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
+            if isinstance(provider, str) else provider
+        if asker is None and (can_use_tool is not None or on_api_failure is not None):
+            asker = CallbackAsker(can_use_tool, on_api_failure)
+        self.asker = asker
+        """Asked during runs that do not pass their own ``asker`` (None: headless, deny and cancel)."""
+        if tools is None:
+            from .tools import builtin_tools
+
+            tools = builtin_tools(shell=config.shell)
         from .tools.mcp_config import build_mcp_manager  # no mcp import unless servers are configured
 
         # Connecting starts now, in the background; None when no server is configured.
-        self.mcp = None if engine is not None else build_mcp_manager(
-            config.mcp_servers, qcfg.cwd, wait_timeout=config.mcp_wait_timeout)
-        if self.mcp is not None:
-            qcfg = self.mcp.attach(qcfg, owner=self)
-        self.engine = engine or QueryEngine(qcfg)
+        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s)
+        sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
+        self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
+                                  session=session, executor=executor, kernel_facts=kernel_facts,
+                                  sleep=sleep or asyncio.sleep)
+        if self.mcp is not None:  # a dropped Agent does not leave servers running (at exit close() waits)
+            weakref.finalize(self, self.mcp.close, False).atexit = False
+        self._announce = self.provider.name == "simulated"
+        weakref.finalize(self, self.engine.session.close)
 
     def __repr__(self) -> str:
-        return f"Agent(model={self.config.model!r}, provider={self.provider.name!r}, turns={self.engine.turn})"
+        return f"Agent(model={self.config.model!r}, provider={self.provider.name!r}, turns={self.turn})"
 
     @classmethod
-    def resume(cls, task_dir: str | Path, config: AgentConfig | None = None, **kwargs: Any) -> "Agent":
-        """Continue a persisted session from its task folder."""
-        config = dataclasses.replace(config or AgentConfig(), task_dir=Path(task_dir))
-        fresh = cls(config, **kwargs)
-        fresh.engine = QueryEngine.resume(task_dir, fresh.engine.config)
-        return fresh
+    def resume(cls, task_dir: str | Path, config: SessionConfig | None = None, **kwargs: Any) -> "Agent":
+        """Continue the session saved in ``task_dir`` (which this Agent then writes and locks)."""
+        session = Session.load(task_dir)
+        settings = {"model": session.model} if session.model and config is None and "model" not in kwargs else {}
+        try:
+            return cls(config, session=session, task_dir=Path(task_dir), **settings, **kwargs)
+        except BaseException:
+            session.close()
+            raise
 
-    # ----- running ----------------------------------------------------------------------
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
-        """Stream the events of one user prompt (the loop runs until the model ends its turn)."""
+    # ----- settings ---------------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """The settings in force for the next prompt (change them with :meth:`reconfigure`)."""
+        return self.engine.config
+
+    def reconfigure(self, **changes: Any) -> SessionConfig:
+        """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``."""
+        return self.engine.reconfigure(**changes)
+
+    # ----- running ----------------------------------------------------------------------------
+    async def run(self, prompt: str, *, limits: RunLimits | None = None,
+                  asker: Asker | None = None) -> AsyncIterator[Event]:
+        """Stream the events of one prompt (the loop runs until the model ends its turn).
+
+        ``limits`` hold for this prompt only; ``asker`` (default: the Agent's) answers permission
+        prompts and failed requests. A second run while one is in progress raises
+        :class:`~nbagent.engine.query.RunInProgressError`.
+        """
         global _announced_simulated
+        if self.engine.running_prompt is not None:
+            raise RunInProgressError(self.engine.running_prompt)
         if self._announce and not _announced_simulated:
+            from .providers.anthropic import SIMULATED_NOTICE
+
             _announced_simulated = True
             yield Notice(level="info", message=SIMULATED_NOTICE)
-        async for event in self.engine.submit_message(prompt):
+        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker):
             yield event
 
-    async def ask(self, prompt: str) -> str:
+    async def ask(self, prompt: str, *, limits: RunLimits | None = None) -> str:
         """Run ``prompt`` and return the assistant's text (all requests of the turn, joined)."""
         parts: list[str] = []
-        async for event in self.run(prompt):
+        async for event in self.run(prompt, limits=limits):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
         return "".join(parts)
 
-    def run_sync(self, prompt: str) -> list[Event]:
+    def run_sync(self, prompt: str, *, limits: RunLimits | None = None) -> list[Event]:
         """Blocking convenience: run ``prompt`` and return all its events.
 
         Inside a running loop (a notebook cell) the run gets a private loop on a worker thread and
         this thread waits with a 0.1 s tick, so an interrupt aborts it cleanly. (``nest_asyncio``
-        was measured to break ipykernel 7: its shell tasks share one ``Context``, which a nested
-        loop cannot re-enter.) Permission clicks reach a blocked cell through the nbagent kernel's
-        shell-channel fast path.
+        is not used: it was measured to break ipykernel 7.)
         """
         async def collect() -> list[Event]:
-            return [e async for e in self.run(prompt)]
+            return [e async for e in self.run(prompt, limits=limits)]
 
         try:
             asyncio.get_running_loop()
@@ -181,9 +170,9 @@ class Agent:
 
         return run_blocking(collect, on_interrupt=self.abort, name="nbagent-run-sync")
 
-    # ----- controls and state ------------------------------------------------------------
+    # ----- controls and state -----------------------------------------------------------------
     def abort(self) -> None:
-        """Stop the running loop within a second (thread-safe)."""
+        """Stop the run in progress within a second (thread-safe); a no-op between runs."""
         self.engine.abort()
 
     def retry_now(self) -> None:
@@ -191,28 +180,68 @@ class Agent:
         self.engine.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn``."""
+        """Return the session to the end of ``turn`` (0 empties it)."""
         self.engine.rollback(turn)
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the session's task folder (or a copy into ``path``); returns the folder."""
+        return self.engine.session.save(path)
+
+    @property
+    def session(self) -> Session:
+        """The session's state (history, records, events, marks; read it, change it through the Agent)."""
+        return self.engine.session
 
     @property
     def history(self) -> list[dict[str, Any]]:
-        return self.engine.history
+        return self.engine.session.history
 
     @property
-    def records(self) -> list[Any]:
-        return self.engine.records
-
-    @property
-    def totals(self) -> Any:
-        return self.engine.totals
+    def records(self) -> list[TurnRecord]:
+        return self.engine.session.records
 
     @property
     def events(self) -> list[Event]:
-        return self.engine.events
+        return self.engine.session.events
 
     @property
-    def denials(self) -> list[Any]:
+    def sent(self) -> list[SentRequest]:
+        """The requests as sent (after truncation), for ``%agent saw``."""
+        return self.engine.session.sent
+
+    @property
+    def turn(self) -> int:
+        return self.engine.session.turn
+
+    @property
+    def deleted_range(self) -> tuple[int, int] | None:
+        return self.engine.session.deleted_range
+
+    @property
+    def totals(self) -> Totals:
+        return self.engine.totals
+
+    @property
+    def denials(self) -> list[PermissionDenial]:
         return self.engine.denials
+
+    @property
+    def context_window(self) -> int:
+        return self.engine.context_window
+
+    @property
+    def tools(self) -> dict[str, ToolLike]:
+        """The tools offered now (built-ins, then MCP servers' tools once connected)."""
+        return self.engine.tools
+
+    @property
+    def allowed_always(self) -> frozenset[str]:
+        """Tools the user allowed "always" in this session."""
+        return self.engine.gate.allowed_always
+
+    @property
+    def running_prompt(self) -> str | None:
+        return self.engine.running_prompt
 
     @property
     def simulated_api(self) -> Any:
@@ -223,8 +252,15 @@ class Agent:
         """One line per MCP server: name, transport, state and tools (empty without servers)."""
         return self.mcp.status_lines() if self.mcp is not None else []
 
+    def close(self) -> None:
+        """Release the task folder and stop MCP servers without waiting (idempotent)."""
+        self.engine.session.close()
+        if self.mcp is not None:
+            self.mcp.close(wait=False)
+
     async def aclose(self) -> None:
-        """Release the session's background resources: MCP connections and server processes."""
+        """Release the session's resources: the task folder, MCP connections and server processes."""
+        self.engine.session.close()
         if self.mcp is not None:
             await self.mcp.aclose()
 

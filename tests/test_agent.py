@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from nbagent import Agent, AgentConfig
+from nbagent import Agent
 from nbagent.agent import last_done, make_provider
 from nbagent.engine.errors import MissingApiKeyError
 from nbagent.engine.events import Done, Notice, event_to_dict
 from nbagent.engine.messages import history_problems
 from nbagent.engine.permissions import allow_all
-from nbagent.engine.session import SessionStore
+from nbagent.engine.store import SessionStore
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools import NamespaceExecutor, builtin_tools
@@ -56,8 +56,7 @@ async def test_the_api_key_never_appears_in_files_events_or_reprs(tmp_path: Path
     events += [e async for e in agent.run("Once more?")]
     assert [e.reason for e in events if isinstance(e, Done)] == ["end_turn", "end_turn", "error"]
     assert (tmp_path / "answer.txt").read_text() == "42\n"
-    assert agent.config.api_key == SENTINEL  # it is there, and used ...
-    assert len(messages_requests(api)) == 6  # ... since the API answered (it rejects a missing key)
+    assert len(messages_requests(api)) == 6  # the key was used: the API rejects a missing one
 
     files = [p for p in task_dir.rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {"api_conversation_history.json", "ui_messages.json", "session.json",
@@ -76,19 +75,17 @@ async def test_the_api_key_never_appears_in_files_events_or_reprs(tmp_path: Path
         assert_no_key(json.dumps(r.body) + repr(r.headers), f"recorded request {r.number}")
 
 
-def test_config_with_a_key_hides_it_and_real_provider_needs_one() -> None:
-    cfg = AgentConfig(provider="anthropic", api_key=SENTINEL)
-    assert_no_key(repr(cfg), "AgentConfig repr")
-    provider = make_provider(cfg)
+def test_a_key_is_wiring_not_a_setting_and_real_provider_needs_one() -> None:
+    provider = make_provider("anthropic", api_key=SENTINEL)
     assert provider.name == "anthropic"
     assert_no_key(repr(provider), "provider repr")
-    agent = Agent(cfg, tools=[])
+    agent = Agent(provider="anthropic", api_key=SENTINEL, tools=[])
     assert_no_key(repr(agent), "agent repr")
-    assert_no_key(repr(agent.engine.config), "engine config repr")
+    assert_no_key(repr(agent.config), "config repr")
     with pytest.raises(MissingApiKeyError):
-        make_provider(AgentConfig(provider="anthropic"))
+        make_provider("anthropic")
     # No key at all: the offline simulated model.
-    assert make_provider(AgentConfig()).name == "simulated"
+    assert make_provider().name == "simulated"
 
 
 async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> None:
@@ -105,13 +102,14 @@ async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> No
     assert history_problems(agent.history) == []
     assert agent.simulated_api is api
 
+    agent.close()  # a task folder has one writer
     resumed = Agent.resume(tmp_path / "t", provider=simulated_provider(api), cwd=tmp_path,
                            executor=NamespaceExecutor(namespace))
-    assert resumed.history == agent.history and resumed.records == agent.records
+    assert resumed.session.history == agent.history and resumed.session.records == agent.records
     assert await resumed.ask("and now?") == "Still 391."
-    assert resumed.engine.turn == 2
+    assert resumed.engine.session.turn == 2
     resumed.rollback(1)
-    assert resumed.history == agent.history
+    assert resumed.session.history == agent.history
     assert SessionStore(tmp_path / "t").load().history == agent.history
 
 

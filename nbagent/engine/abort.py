@@ -9,6 +9,7 @@ the loop checks :meth:`AbortGuard.check` when it resumes instead.
 from __future__ import annotations
 
 import asyncio
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -101,21 +102,56 @@ class AbortGuard:
             uncancel()
 
 
-def event_for_running_loop(event: asyncio.Event) -> asyncio.Event:
-    """The same ``event``, usable on the running loop.
+class RunControl:
+    """One run's abort and *Retry now* signals, set safely from any thread.
 
-    An asyncio.Event binds to the first loop that waits on it, and each ``run_sync`` call gets a
-    new loop. Callers hold on to the object (the kernel's interrupt registry, a user's
-    ``config.abort``), so it is rebound rather than replaced; that is safe only with no waiters,
-    which is the case between runs. Only if waiters remain does a fresh event stand in.
+    Each run gets a fresh control, so an abort pressed as one run ends can never reach the next
+    one. Before :meth:`bind` (the run has not started its loop yet) a press is remembered; on the
+    run's own thread the event is set at once (a deferred set would let the loop run on through
+    another chunk, tool call or request); from other threads it is handed to the run's loop.
     """
-    bound = getattr(event, "_loop", None)
-    if bound is None or bound is asyncio.get_running_loop():
-        return event
-    if not getattr(event, "_waiters", None):
-        event._loop = None  # type: ignore[attr-defined]  # asyncio's _LoopBoundMixin rebinds lazily
-        return event
-    fresh = asyncio.Event()
-    if event.is_set():
-        fresh.set()
-    return fresh
+
+    def __init__(self) -> None:
+        self.abort_event: asyncio.Event | None = None
+        self.retry_now_event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._lock = threading.RLock()  # re-entrant: a signal handler may press abort mid-bind
+        self._pending_abort = False
+
+    @property
+    def aborted(self) -> bool:
+        return self._pending_abort or bool(self.abort_event and self.abort_event.is_set())
+
+    def bind(self) -> None:
+        """Create the run's events on the running loop (call from the run's task)."""
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            self._thread = threading.get_ident()
+            self.abort_event = asyncio.Event()
+            self.retry_now_event = asyncio.Event()
+            if self._pending_abort:
+                self.abort_event.set()
+
+    def abort(self) -> None:
+        """Abort this run (thread-safe, idempotent)."""
+        with self._lock:
+            self._pending_abort = True
+            self._set(self.abort_event)
+
+    def retry_now(self) -> None:
+        """Cut this run's current retry wait short (thread-safe)."""
+        with self._lock:
+            self._set(self.retry_now_event)
+
+    def _set(self, event: asyncio.Event | None) -> None:
+        loop = self._loop
+        if event is None or loop is None:
+            return
+        if threading.get_ident() == self._thread:
+            event.set()
+        elif not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the loop closed in between: the run is over
+                pass

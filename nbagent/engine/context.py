@@ -30,9 +30,7 @@ history and range of that moment rebuilds exactly what the model saw then.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .context_request import (
@@ -51,8 +49,6 @@ from .context_updates import (
     ContextHistoryUpdates,
     ContextUpdate,
     EditType,
-    load_updates,
-    save_updates,
 )
 from .context_window import (
     ContextWindowInfo,
@@ -118,13 +114,12 @@ class ContextResult:
 class ContextManager:
     """One per session: holds the session's :class:`ContextHistoryUpdates` and builds requests.
 
-    With a ``task_dir`` attached (given here or by :meth:`load`), every change of the updates is
-    saved to ``context_history.json`` at once.
+    It keeps nothing on disk itself: the :class:`~nbagent.engine.session.Session` that owns it
+    saves ``context_history.json`` when a call reports a change.
     """
 
-    def __init__(self, task_dir: str | os.PathLike[str] | None = None) -> None:
-        self._updates = ContextHistoryUpdates()
-        self.task_dir: Path | None = Path(task_dir) if task_dir is not None else None
+    def __init__(self, updates: ContextHistoryUpdates | None = None) -> None:
+        self._updates = updates if updates is not None else ContextHistoryUpdates()
         self._memo = RequestMemo()
         self._reads = FileReadCache()
 
@@ -171,15 +166,12 @@ class ContextManager:
                                   memo=self._memo, cache=self._reads)
                     if replaced else 0.0
                 )
-                changed = bool(replaced)
                 if saving >= FILE_READ_SAVING_THRESHOLD:
                     keep = None
                 else:
-                    changed = self._add_truncation_notice(ts, history) or changed
+                    self._add_truncation_notice(ts, history)
                     rng = get_next_truncation_range(history, rng, keep)
                     truncated = True
-                if changed:
-                    self._autosave()
         messages = build_request(history, rng, self._updates, self._memo)
         return ContextResult(messages, rng, truncated, keep, saving, replaced)
 
@@ -194,8 +186,7 @@ class ContextManager:
         ``len(result.truncated_messages) <= 3`` the conversation cannot be shortened further.
         """
         rng = get_next_truncation_range(history, deleted_range, "quarter")
-        if self.apply_standard_truncation_notice(ts, history):
-            self._autosave()
+        self.apply_standard_truncation_notice(ts, history)
         messages = build_request(history, rng, self._updates, self._memo)
         return ContextResult(messages, rng, True, "quarter", None)
 
@@ -209,24 +200,18 @@ class ContextManager:
 
     def apply_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
         """Record the truncation notice for block 0 of message 1 at ``ts``, once (no update for
-        message 1 yet; with ``history``, only if message 1 has list content). Saves if a task dir
-        is attached. Returns whether it was added."""
-        added = self._add_truncation_notice(ts, history)
-        if added:
-            self._autosave()
-        return added
+        message 1 yet; with ``history``, only if message 1 has list content). Returns whether it was added."""
+        return self._add_truncation_notice(ts, history)
 
     def apply_standard_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
         """The context-window-exceeded variant: the truncation notice for message 1, and block 0 of
         message 0 becomes ``[Continue assisting the user!]`` (once). With ``history`` the latter is
         recorded only if that block is non-empty text; without it, it is recorded and applies only
-        to a text block. Saves if a task dir is attached. Returns whether anything was added."""
+        to a text block. Returns whether anything was added."""
         added = self._add_truncation_notice(ts, history)
         if 0 not in self._updates and (history is None or _task_starts_with_text(history)):
             self._updates.add(0, 0, ts, CONTINUE_NOTICE, edit_type=EditType.UNDEFINED)
             added = True
-        if added:
-            self._autosave()
         return added
 
     def _add_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None) -> bool:
@@ -241,35 +226,20 @@ class ContextManager:
 
     def truncate_context_history(self, ts: float) -> None:
         """Checkpoint rollback: drop every update newer than ``ts`` (strictly greater), then empty
-        blocks and messages; saves if a task dir is attached. Unlike Cline this acts on the live
+        blocks and messages. Unlike Cline this acts on the live
         session, so the next request is exactly what the model saw at that point."""
         self._updates.truncate_after(ts)
-        self._autosave()
+        self._memo.clear()
 
     def replaced_reads(self) -> frozenset[int]:
         """History indices whose file reads are currently replaced by the duplicate-read notice."""
         return self._updates.indices_with_edit_type(*_FILE_READ_EDITS)
 
-    def save(self, task_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write ``context_history.json`` atomically into ``task_dir`` (default: the attached one)."""
-        directory = Path(task_dir) if task_dir is not None else self.task_dir
-        if directory is None:
-            raise ValueError("no task_dir given and none attached")
-        return save_updates(self._updates, directory)
-
-    def load(self, task_dir: str | os.PathLike[str]) -> None:
-        """Read ``context_history.json`` from ``task_dir`` (none means no updates) and attach the
-        directory. A corrupt file raises :class:`~nbagent.engine.errors.CorruptFileError` naming it;
-        the file and this manager are left untouched."""
-        updates = load_updates(task_dir)
+    def replace_updates(self, updates: ContextHistoryUpdates) -> None:
+        """Start from ``updates`` (a loaded session's), forgetting what was built before."""
         self._updates = updates
-        self.task_dir = Path(task_dir)
         self._memo.clear()
         self._reads.clear()
-
-    def _autosave(self) -> None:
-        if self.task_dir is not None:
-            save_updates(self._updates, self.task_dir)
 
 
 def _task_starts_with_text(history: Sequence[Mapping[str, Any]]) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Union
+from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
+from .events import ApiRequestFailed
 from .tool_api import ToolLike
 
 
@@ -51,6 +52,57 @@ class PermissionRequest:
 
 CanUseTool = Callable[[str, dict[str, Any], PermissionRequest], Awaitable[PermissionDecision]]
 """``async (tool_name, tool_input, request) -> Allow | Deny``: the user's (or a policy's) answer."""
+
+
+FailureChoice = Literal["retry", "cancel"]
+OnApiFailure = Callable[[ApiRequestFailed], Awaitable[FailureChoice]]
+
+
+@runtime_checkable
+class Asker(Protocol):
+    """Who the loop asks while a run is in progress: the notebook's widgets, a console, a policy.
+
+    ``ask_permission`` decides a tool call that is neither read-only nor allowed;
+    ``ask_api_failure`` decides what happens after a request failed for good. Both may wait for
+    a person; an abort of the run cancels the wait.
+    """
+
+    async def ask_permission(self, tool_name: str, tool_input: dict[str, Any],
+                             request: PermissionRequest) -> PermissionDecision: ...
+
+    async def ask_api_failure(self, event: ApiRequestFailed) -> FailureChoice: ...
+
+
+class CallbackAsker:
+    """An :class:`Asker` from two plain callbacks (scripts); a missing one answers as headless:
+    no ``can_use_tool`` → the gate denies with a reason, no ``on_api_failure`` → cancel."""
+
+    def __init__(self, can_use_tool: CanUseTool | None = None, on_api_failure: OnApiFailure | None = None) -> None:
+        self.can_use_tool = can_use_tool
+        self.on_api_failure = on_api_failure
+
+    async def ask_permission(self, tool_name: str, tool_input: dict[str, Any],
+                             request: PermissionRequest) -> PermissionDecision:
+        if self.can_use_tool is None:
+            return Deny(f"No one to approve {tool_name!r}.")
+        return await self.can_use_tool(tool_name, tool_input, request)
+
+    async def ask_api_failure(self, event: ApiRequestFailed) -> FailureChoice:
+        if self.on_api_failure is None:
+            return "cancel"
+        return "retry" if await self.on_api_failure(event) == "retry" else "cancel"
+
+
+def permission_callback(asker: Asker | None) -> CanUseTool | None:
+    """What the gate calls for ``asker`` (None: no one to ask, so the gate denies with a reason)."""
+    if asker is None or (isinstance(asker, CallbackAsker) and asker.can_use_tool is None):
+        return None
+    return asker.ask_permission
+
+
+async def cancel_on_failure(event: ApiRequestFailed) -> FailureChoice:
+    """The headless answer to a failed request: give up."""
+    return "cancel"
 
 
 @dataclass(frozen=True)
@@ -196,6 +248,7 @@ class PermissionGate:
 
 
 __all__ = [
+    "Asker", "CallbackAsker", "FailureChoice", "OnApiFailure", "cancel_on_failure", "permission_callback",
     "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
     "PermissionGate", "allow_all", "deny_all",
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 RULES_FILES = ("AGENTS.md",)
 RULES_DIR = Path(".nbagent") / "rules"
@@ -20,6 +21,10 @@ class VariableInfo:
     name: str
     type: str
     summary: str = ""
+
+
+KernelFacts = Callable[[], tuple[Sequence[VariableInfo], Sequence[str]]]
+"""Returns (user variables, recent cell inputs) for the system prompt (the notebook supplies it)."""
 
 
 @dataclass(frozen=True)
@@ -92,3 +97,39 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
     if ctx.append_system_prompt:
         lines += ["", ctx.append_system_prompt]
     return "\n".join(lines)
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class RulesCache:
+    """Rules files and ignore patterns of one ``cwd``, re-read only when a file changed (by mtime
+    and size), so a request does not re-read the project's rules every time."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._key: tuple[Any, ...] | None = None
+        self._value: tuple[str, list[str]] = ("", [])
+
+    def _fingerprint(self) -> tuple[Any, ...]:
+        files = tuple(_stat_key(self.cwd / name) for name in RULES_FILES)
+        rules_dir = self.cwd / RULES_DIR
+        try:
+            entries = sorted(e.name for e in os.scandir(rules_dir) if e.name.endswith(".md"))
+        except OSError:
+            entries = []
+        in_dir = tuple((name, _stat_key(rules_dir / name)) for name in entries)
+        return files, _stat_key(rules_dir), in_dir, _stat_key(self.cwd / IGNORE_FILE)
+
+    def get(self) -> tuple[str, list[str]]:
+        """``(rules text, ignore patterns)``, as ``read_rules`` / ``read_ignore_patterns`` give them."""
+        key = self._fingerprint()
+        if key != self._key:
+            self._value = (read_rules(self.cwd), read_ignore_patterns(self.cwd))
+            self._key = key
+        return self._value

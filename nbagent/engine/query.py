@@ -1,89 +1,119 @@
 """The conversation loop: ``QueryEngine.submit_message`` as an async generator of events.
 
-One API request per iteration (see ``api_request``); tool calls are validated, permitted and run
-in order (``tool_runner``); the loop stops at end of turn, a limit, an abort or an unrecovered
-error, and always leaves a valid history behind.
+One API request per iteration (:mod:`~nbagent.engine.request`); tool calls are validated,
+permitted and run in order (:mod:`~nbagent.engine.tool_runner`); the loop stops at end of turn, a
+limit, an abort or an unrecovered error, and always leaves a valid history behind. State lives in
+the :class:`~nbagent.engine.session.Session`; settings in one frozen
+:class:`~nbagent.engine.config.SessionConfig`; collaborators are passed in.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
-from .abort import AbortGuard, Aborted, event_for_running_loop
-from .api_request import RequestCancelled, RequestOutcome, RequestSettings, RequestState, attempt_api_request
-from .context import ContextManager, RequestUsage, get_context_window_info
+from .abort import AbortGuard, Aborted, RunControl
+from .config import RunLimits, SessionConfig
+from .context import RequestUsage, get_context_window_info
 from .cost import cost_of
-from .events import (
-    ContextTruncated, Done, DoneReason, Event, ModelFallback, TextDelta, ThinkingDelta, ToolUseDelta, Totals,
-    TurnCompleted, TurnRecord,
-)
-from .file_state import FileStateCache
-from .messages import blocks, clean_assistant, prompt_blocks, tool_uses
+from .errors import NbAgentError
+from .events import Done, DoneReason, Event, ModelFallback, Notice, Totals, TurnCompleted, TurnRecord
+from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for
-from .permissions import PermissionDenial, PermissionGate
-from .prompt import SystemPromptContext, build_system_prompt
-from .query_config import DEFAULT_TOOL_OUTPUT_LIMIT, KernelFacts, QueryEngineConfig, RulesCache, SentRequest
-from .session import SessionStore, TurnMark, totals_from_records
+from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
+from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
+from .provider import Provider
+from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .session import SentRequest, Session
 from .tokens import TokenCounter
-from .tool_api import ToolContext, ToolLike
-from .tool_runner import NOT_RUN, error_result, run_tool_call
+from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
+from .tool_runner import NOT_RUN, run_tool_call
 
-__all__ = [
-    "DEFAULT_TOOL_OUTPUT_LIMIT", "KernelFacts", "QueryEngine", "QueryEngineConfig", "SentRequest",
-]
+__all__ = ["QueryEngine", "RunInProgressError"]
 
-_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
+
+class RunInProgressError(NbAgentError):
+    """A second run was started on a session while one is in progress."""
+
+    def __init__(self, running: str) -> None:
+        super().__init__(f"a run is already in progress on this session (prompt: {running!r}); "
+                         "wait for it to finish or abort it first")
+
+
+def _preview(prompt: str | list[dict[str, Any]]) -> str:
+    text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class _TurnState:
+    """How one turn is going: what ends it, and the tool results of the calls being answered."""
+
+    turn: int
+    model: str
+    reason: DoneReason = "end_turn"
+    error: str | None = None
+    answered: list[dict[str, Any]] = field(default_factory=list)
 
 
 class QueryEngine:
     """Runs the agent loop for one session (see the query-engine spec)."""
 
-    def __init__(self, config: QueryEngineConfig) -> None:
-        self.config = config
-        self.history: list[dict[str, Any]] = [dict(m) for m in config.initial_messages]
-        self.state = RequestState(history=self.history)
-        self.context_manager = ContextManager()
-        self.records: list[TurnRecord] = []
-        self.events: list[Event] = []
-        self.marks: list[TurnMark] = []
-        self.sent: list[SentRequest] = []
-        self.turn = 0
-        self.truncations = 0
+    def __init__(
+        self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
+        tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
+        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.provider = provider
+        self.session = session if session is not None else Session(config.task_dir, model=config.model)
+        self.sources: list[ToolSource] = [StaticTools(tools), *tool_sources]
+        self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self.counter = TokenCounter()
-        self.file_state = FileStateCache()
-        self.gate = PermissionGate(config.can_use_tool, allow=tuple(config.allow))
-        self.retry_now_event = asyncio.Event()
-        self._abort = config.abort or asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._turn_model = config.model
-        self._rules = RulesCache(config.cwd)
+        self.gate = PermissionGate(None)
+        self._config = config
+        self._apply(config)
+        self._run: RunControl | None = None
+        self._running_prompt: str | None = None
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
-        self._context_saved = False
         self._offered: dict[str, ToolLike] = {}
-        self.store = SessionStore(config.task_dir) if config.task_dir else None
-        if self.store is not None:
-            self.context_manager.task_dir = Path(config.task_dir)  # type: ignore[arg-type]
 
-    # ----- public state -------------------------------------------------------------------
+    # ----- settings ---------------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """The settings in force for the next prompt (read-only: use :meth:`reconfigure`)."""
+        return self._config
+
+    def reconfigure(self, **changes: Any) -> SessionConfig:
+        """Change settings for later prompts (a run in progress keeps the settings it started with)."""
+        if "task_dir" in changes and changes["task_dir"] != self._config.task_dir:
+            raise ValueError("task_dir cannot change during a session: save a copy with save(path), "
+                             "or continue a folder with Agent.resume(path)")
+        self._apply(self._config.replace(**changes))
+        return self._config
+
+    def _apply(self, config: SessionConfig) -> None:
+        self._config = config
+        self.session.model = config.model
+        self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
+        self._rules = RulesCache(config.cwd)
+
+    # ----- public state -----------------------------------------------------------------------
     @property
     def tools(self) -> dict[str, ToolLike]:
-        """Every tool offered now: the configured ones, then any dynamic (MCP) ones."""
-        tools = {t.name: t for t in self.config.tools}
-        if self.config.dynamic_tools is not None:
-            for t in self.config.dynamic_tools():
+        """Every tool offered now, in source order (a later source never shadows an earlier name)."""
+        tools: dict[str, ToolLike] = {}
+        for source in self.sources:
+            for t in source.tools():
                 tools.setdefault(t.name, t)
         return tools
 
     @property
     def totals(self) -> Totals:
-        return totals_from_records(self.records, truncations=self.truncations)
-
-    @property
-    def deleted_range(self) -> tuple[int, int] | None:
-        return self.state.deleted_range
+        return self.session.totals
 
     @property
     def denials(self) -> list[PermissionDenial]:
@@ -91,124 +121,143 @@ class QueryEngine:
 
     @property
     def context_window(self) -> int:
-        return context_window_for(self.config.model, self.config.context_window, self.config.prices)
+        return context_window_for(self._config.model, self._config.context_window, self._config.prices)
 
     @property
-    def abort_event(self) -> asyncio.Event:
-        return self._abort
+    def running_prompt(self) -> str | None:
+        """The prompt of the run in progress (shortened), or None."""
+        return self._running_prompt
 
     def abort(self) -> None:
-        """Abort the running loop; safe to call from any thread."""
-        loop = self._loop
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(self._abort.set)
-        else:
-            self._abort.set()
+        """Abort the run in progress, if any; safe to call from any thread. Never reaches a later run."""
+        run = self._run
+        if run is not None:
+            run.abort()
 
     def retry_now(self) -> None:
-        """Cut a scheduled retry's wait short; safe to call from any thread."""
-        loop = self._loop
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(self.retry_now_event.set)
-        else:
-            self.retry_now_event.set()
+        """Cut the current retry wait short; safe to call from any thread."""
+        run = self._run
+        if run is not None:
+            run.retry_now()
 
-    # ----- the loop -----------------------------------------------------------------------
-    async def submit_message(self, prompt: str | list[dict[str, Any]]) -> AsyncIterator[Event]:
+    def rollback(self, turn: int) -> None:
+        """Return the session to the end of ``turn`` (not while a run is in progress)."""
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        self.session.rollback(turn)
+
+    # ----- the loop ---------------------------------------------------------------------------
+    async def submit_message(
+        self, prompt: str | list[dict[str, Any]], *, limits: RunLimits | None = None, asker: Asker | None = None,
+    ) -> AsyncIterator[Event]:
         """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
 
-        An empty prompt raises ``ValueError`` before anything changes.
+        An empty prompt raises ``ValueError`` and a second concurrent run
+        :class:`RunInProgressError`, before anything changes. ``asker`` answers permission prompts
+        and failed requests (None: headless, deny and cancel); ``limits`` hold for this run only.
         """
-        prompt_blocks(prompt)
-        self._loop = asyncio.get_running_loop()
-        # An asyncio.Event binds to the first loop that waits on it; each run_sync uses a new loop.
-        self._abort = event_for_running_loop(self._abort)
-        self.retry_now_event = event_for_running_loop(self.retry_now_event)
-        self._abort.clear()
-        guard = AbortGuard(self._abort)
-        guard.start()
-        self.turn += 1
-        turn = self.turn
-        self._turn_model = self.config.model  # a fallback lasts for the rest of one turn only
-        self._append_user(prompt)
-        self._persist(meta=False)
-        reason: DoneReason = "end_turn"
-        error: str | None = None
-        answered: list[dict[str, Any]] = []  # tool_result blocks of the tool calls being answered
-        requests_this_turn = 0
+        new_blocks = prompt_blocks(prompt)
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        control = RunControl()
+        control.bind()
+        self._run, self._running_prompt = control, _preview(prompt)
         try:
-            while True:
-                if self.config.max_turns is not None and requests_this_turn >= self.config.max_turns:
-                    reason = "max_turns"
-                    break
-                budget = self.config.max_budget_usd
-                if budget is not None and self.totals.cost_usd >= budget:
-                    reason = "max_budget"
-                    break
-                requests_this_turn += 1
-                outcome: RequestOutcome | None = None
-                async for item in attempt_api_request(
-                    self._settings(), self.state, prepare=self._prepare, turn=turn,
-                    request_no=len(self.records) + 1, guard=guard, counter=self.counter,
-                ):
-                    if isinstance(item, RequestOutcome):
-                        outcome = item
-                        continue
-                    if isinstance(item, ContextTruncated):
-                        self.truncations += 1
-                        # Hidden reads are gone for the model: "unchanged since turn N" would lie.
-                        self.file_state.invalidate_reads()
-                    elif isinstance(item, ModelFallback):
-                        self._turn_model = item.to_model
-                    yield self._log(item)
-                assert outcome is not None
-                tools = self._offered  # what this request offered is what may run
-                record = self._complete_request(outcome, turn)
-                yield self._log(TurnCompleted(record=record))
-                uses = tool_uses(self.history[-1])
-                if outcome.complete.stop_reason == "refusal":
-                    reason = "refusal"
-                if not uses:
-                    break
-                answered = []
-                for use in uses:
-                    guard.check()
-                    async for ev in run_tool_call(
-                        use, tools=tools, gate=self.gate, guard=guard, make_context=self._tool_context(turn),
-                        turn=turn, output_limit=self.config.tool_output_limit, answered=answered,
-                    ):
-                        yield self._log(ev)
-                self._append_results(answered)
-                answered = []
-                self._persist(meta=False)
-                if reason == "refusal":
-                    break
-        except Aborted:
-            reason = "aborted"
-        except RequestCancelled as exc:
-            reason, error = "error", str(exc)
+            # aclosing: a consumer that stops listening must still get the history repaired now.
+            async with aclosing(self._turn(new_blocks, limits or RunLimits(), asker, control)) as events:
+                async for event in events:
+                    yield event
         finally:
-            guard.stop()
+            self._run = self._running_prompt = None
+
+    async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
+                    control: RunControl) -> AsyncIterator[Event]:
+        session = self.session
+        run = self._request_run(control, asker)
+        turn = session.begin_turn(new_blocks)
+        for notice in session.notices:
+            yield session.log(Notice(level="warning", message=notice))
+        session.notices.clear()
+        state = _TurnState(turn=turn, model=run.config.model)
+        try:
+            async with aclosing(self._requests(run, state, limits)) as events:
+                async for event in events:
+                    yield event
+        except Aborted:
+            state.reason = "aborted"
+        except RequestCancelled as exc:
+            state.reason, state.error = "error", str(exc)
+        finally:
+            run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
             # its tool_result before anything is saved.
-            self._answer_dangling(answered)
-            self._mark_turn(turn)
-            self._persist()
-            self._persist_events()
-        yield self._log(Done(reason=reason, totals=self.totals, error=error))
-        self._persist_events()
+            session.answer_dangling(state.answered, NOT_RUN)
+            session.end_turn(turn)
+        yield session.log(Done(reason=state.reason, totals=session.totals, error=state.error))
+        session.save_events()
 
-    # ----- pieces of the loop ---------------------------------------------------------------
-    def _settings(self) -> RequestSettings:
-        return RequestSettings(
-            provider=self.config.provider, context_manager=self.context_manager, model=self._turn_model,
-            context_window=self.context_window, max_tokens=self.config.max_tokens,
-            fallback_model=self.config.fallback_model, thinking_budget=self.config.thinking_budget,
-            max_retry_delay=self.config.max_retry_delay, on_api_failure=self.config.on_api_failure,
-            sleep=self.config.sleep, retry_now=self.retry_now_event, on_context_changed=self._persist_context,
-            wait_for_tools=self.config.wait_for_tools, tool_wait_s=self.config.tool_wait_s, timeout_s=self.config.request_timeout_s,
-        )
+    def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
+        """The run's settings (fixed for the whole run) and collaborators."""
+        guard = AbortGuard(control.abort_event)
+        guard.start()
+        self.gate.can_use_tool = permission_callback(asker)
+        return RequestRun(config=self._config, provider=self.provider, session=self.session, guard=guard,
+                          control=control, counter=self.counter, sleep=self.sleep, sources=self.sources,
+                          ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
+                          context_window=self.context_window)
 
+    async def _requests(self, run: RequestRun, state: "_TurnState", limits: RunLimits) -> AsyncIterator[Event]:
+        """Requests and tool calls until the model ends its turn or a limit is reached."""
+        session = self.session
+        max_requests, budget = limits.resolve(run.config)
+        requests = 0
+        while True:
+            if max_requests is not None and requests >= max_requests:
+                state.reason = "max_turns"
+                return
+            if budget is not None and session.totals.cost_usd >= budget:
+                state.reason = "max_budget"
+                return
+            requests += 1
+            outcome: list[RequestOutcome] = []
+            async with aclosing(self._one_request(run, state, outcome)) as events:
+                async for event in events:
+                    yield event
+            uses = tool_uses(session.history[-1])
+            if outcome[0].complete.stop_reason == "refusal":
+                state.reason = "refusal"
+            if not uses:
+                return
+            tools = self._offered  # what this request offered is what may run
+            state.answered = []
+            for use in uses:
+                run.guard.check()
+                async for ev in run_tool_call(
+                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
+                    turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
+                ):
+                    yield session.log(ev)
+            session.append_results(state.answered)
+            state.answered = []
+            if state.reason == "refusal":
+                return
+
+    async def _one_request(self, run: RequestRun, state: "_TurnState",
+                           outcome: list[RequestOutcome]) -> AsyncIterator[Event]:
+        """One API request, its events, and the completed request recorded in the session."""
+        request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
+                                      request_no=len(self.session.records) + 1)
+        async with aclosing(request) as items:
+            async for item in items:
+                if isinstance(item, RequestOutcome):
+                    outcome.append(item)
+                    continue
+                if isinstance(item, ModelFallback):
+                    state.model = item.to_model  # a fallback lasts for the rest of this turn only
+                yield self.session.log(item)
+        yield self.session.log(TurnCompleted(record=self._complete_request(run, outcome[0], state.turn)))
+
+    # ----- pieces of the loop -----------------------------------------------------------------
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
@@ -223,167 +272,49 @@ class QueryEngine:
         self._definitions[id(tool)] = (tool, definition)
         return definition
 
-    def _tool_context(self, turn: int) -> Any:
-        cfg = self.config
+    def _tool_context(self, run: RequestRun, turn: int) -> Any:
+        cfg = run.config
 
         def make(tool_use_id: str) -> ToolContext:
             return ToolContext(
-                cwd=cfg.cwd, turn=turn, abort=self._abort, file_state=self.file_state,
-                allowed_paths=tuple(cfg.allowed_paths), executor=cfg.executor, shell_enabled=cfg.shell_enabled,
+                cwd=cfg.cwd, turn=turn, abort=run.control.abort_event, file_state=self.session.file_state,
+                allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
                 max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
             )
 
         return make
 
     def _system_prompt(self) -> str:
-        cfg = self.config
-        variables, inputs = cfg.kernel_facts() if cfg.kernel_facts else ((), ())
+        cfg = self._config
+        variables, inputs = self.kernel_facts() if self.kernel_facts else ((), ())
         rules, ignore = self._rules.get()
         ctx = SystemPromptContext(
-            cwd=cfg.cwd, tool_names=list(self.tools), variables=variables, recent_inputs=inputs,
+            cwd=cfg.cwd, tool_names=list(self._offered), variables=variables, recent_inputs=inputs,
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
             append_system_prompt=cfg.append_system_prompt, in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
 
-    def _append_user(self, prompt: str | list[dict[str, Any]]) -> None:
-        new_blocks = prompt_blocks(prompt)
-        if self.history and self.history[-1]["role"] == "user":
-            # Keep roles alternating (e.g. after a failed request): extend the waiting user message
-            # (a new object: the turn mark remembers how many blocks it had, for rollback).
-            self.history[-1] = {"role": "user", "content": blocks(self.history[-1]) + new_blocks}
-        else:
-            self.history.append({"role": "user", "content": new_blocks})
-
-    def _append_results(self, results: list[dict[str, Any]]) -> None:
-        if results:
-            self.history.append({"role": "user", "content": results})
-
-    def _answer_dangling(self, answered: list[dict[str, Any]]) -> None:
-        """If the last message calls tools, answer each call: its result if it ran, else an error."""
-        last = self.history[-1] if self.history else None
-        if last is None or last.get("role") != "assistant":
-            return
-        uses = tool_uses(last)
-        if not uses:
-            return
-        by_id = {b.get("tool_use_id"): b for b in answered}
-        self._append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), NOT_RUN) for u in uses])
-
-    def _complete_request(self, outcome: RequestOutcome, turn: int) -> TurnRecord:
-        c = outcome.complete
-        self.history.append(clean_assistant(c.message))
+    def _complete_request(self, run: RequestRun, outcome: RequestOutcome, turn: int) -> TurnRecord:
+        c, session = outcome.complete, self.session
         u = c.usage
-        self.state.previous_usage = RequestUsage.from_usage(outcome.ts, u)
-        info = get_context_window_info(self.context_window)
+        info = get_context_window_info(run.context_window)
         record = TurnRecord(
-            turn=turn, request=len(self.records) + 1, model=c.model or outcome.model, usage=u,
-            cost_usd=cost_of(u, outcome.model, self.config.prices), context_tokens=u.prompt_tokens,
+            turn=turn, request=len(session.records) + 1, model=c.model or outcome.model, usage=u,
+            cost_usd=cost_of(u, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
             max_allowed=info.max_allowed_size, context_window=info.context_window,
-            deleted_range=self.state.deleted_range, keep=outcome.context.keep,
+            deleted_range=session.deleted_range, keep=outcome.context.keep,
             file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
             stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
             estimated_input_tokens=outcome.estimated_input_tokens,
         )
-        self.records.append(record)
-        self.sent.append(SentRequest(record.request, turn, outcome.model, outcome.system, outcome.sent_messages,
-                                     [t["name"] for t in outcome.tools]))
-        self._persist()
+        sent = SentRequest(record.request, turn, outcome.model, outcome.system, outcome.sent_messages,
+                           [t["name"] for t in outcome.tools])
+        session.complete_request(clean_assistant(c.message), record, RequestUsage.from_usage(outcome.ts, u), sent)
         return record
 
-    # ----- persistence, rollback, resume -------------------------------------------------
-    def _log(self, event: Event) -> Event:
-        if not isinstance(event, _DELTAS):
-            self.events.append(event)
-        return event
-
-    def _mark_turn(self, turn: int) -> None:
-        pu = dataclasses.asdict(self.state.previous_usage) if self.state.previous_usage else None
-        last_blocks = len(blocks(self.history[-1])) if self.history else None
-        self.marks = [m for m in self.marks if m.turn < turn]
-        self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.state.deleted_range,
-                                   ts=self.state.last_ts, records_len=len(self.records), previous_usage=pu,
-                                   last_blocks=last_blocks))
-
-    def _persist_context(self) -> None:
-        if self.store is not None:
-            self.context_manager.save(self.store.task_dir)
-            self._persist_meta()
-
-    def _persist_meta(self) -> None:
-        if self.store is None:
-            return
-        pu = dataclasses.asdict(self.state.previous_usage) if self.state.previous_usage else None
-        self.store.save_meta(model=self.config.model, deleted_range=self.state.deleted_range, records=self.records,
-                             marks=self.marks, last_ts=self.state.last_ts, previous_usage=pu)
-
-    def _persist(self, *, meta: bool = True) -> None:
-        """Save the history (and ``session.json`` unless only the history changed)."""
-        if self.store is not None:
-            if not self._context_saved:  # the folder always holds all four files
-                self._context_saved = meta = True
-                self.context_manager.save(self.store.task_dir)
-            self.store.save_history(self.history)
-            if meta:
-                self._persist_meta()
-
-    def _persist_events(self) -> None:
-        if self.store is not None:
-            self.store.save_events(self.events)
-
-    def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn``: history, range, records, and what the model
-        saw (the context manager's updates newer than that turn are dropped)."""
-        if turn == 0:
-            mark = TurnMark(turn=0, history_len=0, deleted_range=None, ts=0, records_len=0)
-        else:
-            found = [m for m in self.marks if m.turn == turn]
-            if not found:
-                known = ", ".join(str(m.turn) for m in self.marks) or "none"
-                raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
-            mark = found[0]
-        del self.history[mark.history_len:]
-        if self.history and mark.last_blocks is not None:
-            # A later prompt may have been merged into the turn's last (user) message: undo that.
-            last = self.history[-1]
-            if isinstance(last.get("content"), list) and len(last["content"]) > mark.last_blocks:
-                self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
-        self.state.deleted_range = mark.deleted_range
-        self.state.previous_usage = RequestUsage(**mark.previous_usage) if mark.previous_usage else None
-        self.state.last_ts = max(self.state.last_ts, mark.ts)
-        self.context_manager.truncate_context_history(mark.ts)
-        del self.records[mark.records_len:]
-        self.sent = [s for s in self.sent if s.request <= mark.records_len]
-        self.marks = [m for m in self.marks if m.turn <= turn]
-        self.turn = turn
-        self.file_state.invalidate_reads()
-        self._persist_context()
-        self._persist()
-
     @classmethod
-    def resume(cls, task_dir: str | Path, config: QueryEngineConfig) -> "QueryEngine":
-        """Rebuild a session from ``task_dir`` (``config.task_dir`` is set to it).
-
-        A corrupt file raises :class:`~nbagent.engine.errors.CorruptFileError` naming it; nothing
-        on disk is changed then.
-        """
-        snap = SessionStore(task_dir).load()
-        engine = cls(dataclasses.replace(config, task_dir=Path(task_dir), initial_messages=()))
-        engine.history.extend(snap.history)
-        engine.context_manager.load(Path(task_dir))
-        engine.state.deleted_range = snap.deleted_range
-        engine.state.last_ts = snap.last_ts
-        engine.state.previous_usage = RequestUsage(**snap.previous_usage) if snap.previous_usage else None
-        engine.records = snap.records
-        engine.events = snap.events
-        engine.marks = snap.marks
-        engine.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
-        engine.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
-        # A session killed between a tool_use and its results is repaired before it continues.
-        last = engine.history[-1] if engine.history else None
-        if last is not None and last["role"] == "assistant" and tool_uses(last):
-            engine.history.append({"role": "user", "content": [
-                error_result(u["id"], "Not run: the session ended before this tool call ran.") for u in tool_uses(last)
-            ]})
-            engine._persist()
-        return engine
+    def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":
+        """An engine continuing the session saved in ``task_dir`` (see :meth:`Session.load`)."""
+        session = Session.load(task_dir)
+        return cls(config.replace(task_dir=Path(task_dir)), session=session, **collaborators)

@@ -1,183 +1,257 @@
-"""The task folder: four JSON files, each written atomically, and the snapshot they load into.
+"""``Session``: the one owner of a conversation's state, and its only writer to disk.
 
-``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
-stream deltas), ``context_history.json`` (the context manager's updates, written by it) and
-``session.json`` (range, model, totals, per-request records, turn marks; never the API key).
+History, the hidden range, the previous request's usage, timestamps, per-request records, the
+event log, turn marks, the requests as sent, the context manager's updates and the file-state
+cache all live here. The loop changes them only through the methods below, and each method saves
+exactly the files its change touched (through :class:`~nbagent.engine.store.SessionStore`), so
+a rollback, a resume or a save touches one object.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+import time
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from .context_updates import load_updates
-from .cost import Usage
-from .errors import CorruptFileError
-from .events import Event, Totals, TurnRecord, event_from_dict, event_to_dict
-from .messages import history_problems
-from .persist import atomic_write_json, read_json
+from .context import ContextManager, RequestUsage
+from .events import ContextTruncated, Event, TextDelta, ThinkingDelta, ToolUseDelta, Totals, TurnRecord
+from .file_state import FileStateCache
+from .messages import blocks, tool_uses
+from .store import FolderLock, SessionStore, TurnMark, totals_from_records
+from .tool_runner import error_result
 
-HISTORY_FILE = "api_conversation_history.json"
-UI_FILE = "ui_messages.json"
-CONTEXT_FILE = "context_history.json"
-SESSION_FILE = "session.json"
-FORMAT_VERSION = 1
+_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
+NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
 @dataclass(frozen=True)
-class TurnMark:
-    """Where the session stood at the end of a turn: what rollback restores."""
+class SentRequest:
+    """What the model saw at one request (kept in memory for ``%agent saw``)."""
 
+    request: int
     turn: int
-    history_len: int
-    deleted_range: tuple[int, int] | None
-    ts: int
-    records_len: int
-    previous_usage: dict[str, int] | None = None
-    last_blocks: int | None = None
-    """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[str]
 
 
-@dataclass
-class SessionSnapshot:
-    """Everything loaded from a task folder."""
+class Session:
+    """One conversation's state; persisted to ``task_dir`` when given (which it then locks).
 
-    history: list[dict[str, Any]] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    model: str | None = None
-    deleted_range: tuple[int, int] | None = None
-    records: list[TurnRecord] = field(default_factory=list)
-    marks: list[TurnMark] = field(default_factory=list)
-    last_ts: int = 0
-    previous_usage: dict[str, int] | None = None
+    ``Session()`` is in memory; ``Session(task_dir)`` starts a new folder (or continues writing an
+    empty one); :meth:`load` continues a saved folder.
+    """
 
+    def __init__(self, task_dir: str | Path | None = None, *, model: str = "") -> None:
+        self.model = model
+        self.history: list[dict[str, Any]] = []
+        self.deleted_range: tuple[int, int] | None = None
+        self.previous_usage: RequestUsage | None = None
+        self.last_ts = 0
+        self.records: list[TurnRecord] = []
+        self.events: list[Event] = []
+        self.marks: list[TurnMark] = []
+        self.sent: list[SentRequest] = []
+        self.turn = 0
+        self.truncations = 0
+        self.context = ContextManager()
+        self.file_state = FileStateCache()
+        self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
+        self._store: SessionStore | None = None
+        self._lock: FolderLock | None = None
+        if task_dir is not None:
+            self._attach(Path(task_dir))
 
-def totals_from_records(records: list[TurnRecord], *, truncations: int = 0) -> Totals:
-    """Session totals as the sum of per-request figures."""
-    usage = Usage()
-    cost = 0.0
-    unpriced = 0
-    for r in records:
-        usage = usage + r.usage
-        if r.cost_usd is None:
-            unpriced += 1
-        else:
-            cost += r.cost_usd
-    return Totals(
-        requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
-        retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced,
-    )
+    def __repr__(self) -> str:
+        where = self._store.task_dir if self._store else "in memory"
+        return f"Session({where}, {len(self.history)} messages, {self.turn} turns)"
 
+    @property
+    def task_dir(self) -> Path | None:
+        return self._store.task_dir if self._store else None
 
-def _record_from_dict(d: dict[str, Any]) -> TurnRecord:
-    d = dict(d)
-    d["usage"] = Usage(**d["usage"])
-    rng = d.get("deleted_range")
-    d["deleted_range"] = None if rng is None else (int(rng[0]), int(rng[1]))
-    return TurnRecord(**d)
+    @property
+    def totals(self) -> Totals:
+        return totals_from_records(self.records, truncations=self.truncations)
 
+    # ----- opening and closing --------------------------------------------------------------
+    def _attach(self, task_dir: Path) -> None:
+        lock = FolderLock(task_dir)
+        notice = lock.acquire()
+        if notice:
+            self.notices.append(notice)
+        self._lock = lock
+        self._store = SessionStore(task_dir)
+        weakref.finalize(self, lock.release)  # a dropped session frees its folder
 
-class SessionStore:
-    """Reads and writes one task folder."""
+    @classmethod
+    def load(cls, task_dir: str | Path) -> "Session":
+        """Continue the session saved in ``task_dir`` (locking it).
 
-    def __init__(self, task_dir: str | Path) -> None:
-        self.task_dir = Path(task_dir)
-        # Records, marks and events are frozen: each is turned into a dict once, not on every save.
-        self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}
-
-    def _as_dict(self, obj: Any) -> dict[str, Any]:
-        hit = self._dicts.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        d = event_to_dict(obj) if hasattr(obj, "kind") else dataclasses.asdict(obj)
-        self._dicts[id(obj)] = (obj, d)
-        return d
-
-    def save_history(self, history: list[dict[str, Any]]) -> None:
-        atomic_write_json(self.task_dir / HISTORY_FILE, history)
-
-    def save_events(self, events: list[Event]) -> None:
-        atomic_write_json(self.task_dir / UI_FILE, [self._as_dict(e) for e in events])
-
-    def save_meta(
-        self, *, model: str, deleted_range: tuple[int, int] | None, records: list[TurnRecord],
-        marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
-    ) -> None:
-        totals = totals_from_records(records)
-        atomic_write_json(self.task_dir / SESSION_FILE, {
-            "version": FORMAT_VERSION,
-            "model": model,
-            "deleted_range": list(deleted_range) if deleted_range else None,
-            "totals": dataclasses.asdict(totals),
-            "records": [self._as_dict(r) for r in records],
-            "marks": [self._as_dict(m) for m in marks],
-            "last_ts": last_ts,
-            "previous_usage": previous_usage,
-        })
-
-    def load(self) -> SessionSnapshot:
-        """Load the folder; a corrupt file raises :class:`CorruptFileError` naming it (untouched).
-
-        ``context_history.json`` is checked too (the context manager reads it on resume).
+        A corrupt file raises :class:`~nbagent.engine.errors.CorruptFileError` naming it; a folder
+        another live Agent writes raises :class:`~nbagent.engine.store.TaskFolderLockedError`.
+        Nothing on disk changes then. A session killed between a tool call and its result is
+        repaired (the call answered "not run") before it continues.
         """
-        if not self.task_dir.is_dir():
-            raise FileNotFoundError(f"no session folder at {self.task_dir}")
-        history = _load_history(self.task_dir / HISTORY_FILE)
-        events = _load_events(self.task_dir / UI_FILE)
-        load_updates(self.task_dir)  # raises CorruptFileError naming context_history.json
-        meta_path = self.task_dir / SESSION_FILE
-        meta = read_json(meta_path, default={})
-        if not isinstance(meta, dict):
-            raise CorruptFileError(meta_path, "expected a JSON object")
-        try:
-            records = [_record_from_dict(r) for r in meta.get("records", [])]
-            marks = [
-                TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None})
-                for m in meta.get("marks", [])
-            ]
-            rng = meta.get("deleted_range")
-            deleted_range = (int(rng[0]), int(rng[1])) if rng else None
-            last_ts = int(meta.get("last_ts", 0))
-            previous_usage = meta.get("previous_usage")
-            if previous_usage is not None:
-                previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
-            model = meta.get("model")
-            if model is not None and not isinstance(model, str):
-                raise TypeError("model is not a string")
-        except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
-            raise CorruptFileError(meta_path, f"bad session data: {exc}") from None
-        # Files are written one by one; after a crash between writes, keep the range within history.
-        if deleted_range and deleted_range[1] >= len(history):
-            deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
-        return SessionSnapshot(
-            history=history, events=events, model=model, deleted_range=deleted_range,
-            records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage,
-        )
+        snap = SessionStore(task_dir).load()
+        session = cls(task_dir, model=snap.model or "")
+        session.history.extend(snap.history)
+        session.context.replace_updates(snap.updates)
+        session.deleted_range = snap.deleted_range
+        session.last_ts = snap.last_ts
+        session.previous_usage = RequestUsage(**snap.previous_usage) if snap.previous_usage else None
+        session.records, session.events, session.marks = snap.records, snap.events, snap.marks
+        session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
+        session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
+        last = session.history[-1] if session.history else None
+        if last is not None and last["role"] == "assistant" and tool_uses(last):
+            session.append_results([error_result(u["id"], NOT_RUN_AT_END) for u in tool_uses(last)])
+        return session
 
+    def close(self) -> None:
+        """Stop writing and release the folder's lock (idempotent)."""
+        if self._lock is not None:
+            self._lock.release()
 
-def _load_history(path: Path) -> list[dict[str, Any]]:
-    history = read_json(path, default=[])
-    if not isinstance(history, list) or not all(
-        isinstance(m, dict) and m.get("role") in ("user", "assistant")
-        and isinstance(m.get("content"), (str, list)) for m in history
-    ):
-        raise CorruptFileError(path, "expected a list of messages")
-    try:
-        problems = history_problems(history, allow_trailing_tool_use=True) if history else []
-    except Exception as exc:  # noqa: BLE001 - malformed blocks: the file is corrupt, not the loader
-        raise CorruptFileError(path, f"invalid conversation: {type(exc).__name__}: {exc}") from None
-    if problems:
-        raise CorruptFileError(path, "invalid conversation: " + problems[0])
-    return history
+    def save(self, task_dir: str | Path | None = None) -> Path:
+        """Write all four files: to the session's folder, or a copy into ``task_dir``.
 
+        A copy does not change where the session goes on writing. A failure (an unwritable path)
+        raises and leaves the session as it was.
+        """
+        store = SessionStore(task_dir) if task_dir is not None else self._store
+        if store is None:
+            raise ValueError("this session is in memory: give a folder to save it to")
+        store.task_dir.mkdir(parents=True, exist_ok=True)
+        store.save_context(self.context.updates)
+        store.save_history(self.history)
+        self._save_meta(store)
+        store.save_events(self.events)
+        return store.task_dir
 
-def _load_events(path: Path) -> list[Event]:
-    raw_events = read_json(path, default=[])
-    if not isinstance(raw_events, list):
-        raise CorruptFileError(path, "expected a list of events")
-    try:
-        return [event_from_dict(e) for e in raw_events]
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
-        raise CorruptFileError(path, f"bad event: {exc}") from None
+    # ----- changes made by the loop (each saves what it changed) ----------------------------
+    def next_ts(self) -> int:
+        """Strictly increasing millisecond timestamps, so rollback by timestamp is unambiguous."""
+        self.last_ts = max(int(time.time() * 1000), self.last_ts + 1)
+        return self.last_ts
+
+    def begin_turn(self, prompt_blocks: list[dict[str, Any]]) -> int:
+        """Start a turn with the user's prompt; returns its number."""
+        self.turn += 1
+        if self._store is not None and self.turn == 1 and not self.history:
+            self._store.save_context(self.context.updates)  # the folder always holds all four files
+            self._save_meta(self._store)
+        if self.history and self.history[-1]["role"] == "user":
+            # Keep roles alternating (e.g. after a failed request): extend the waiting user message
+            # (a new object: the turn mark remembers how many blocks it had, for rollback).
+            self.history[-1] = {"role": "user", "content": blocks(self.history[-1]) + prompt_blocks}
+        else:
+            self.history.append({"role": "user", "content": prompt_blocks})
+        self._save_history()
+        return self.turn
+
+    def context_changed(self, deleted_range: tuple[int, int] | None, *, truncated: bool) -> None:
+        """The context manager changed what the model sees: a new range and/or new updates."""
+        self.deleted_range = deleted_range
+        if truncated:
+            self.truncations += 1
+            self.file_state.invalidate_reads()  # hidden reads are gone: "unchanged since" would lie
+        if self._store is not None:
+            self._store.save_context(self.context.updates)
+            self._save_meta(self._store)
+
+    def complete_request(self, message: dict[str, Any], record: TurnRecord, usage: RequestUsage,
+                         sent: SentRequest) -> None:
+        """A request finished: its assistant message, its record and what was sent."""
+        self.history.append(message)
+        self.previous_usage = usage
+        self.records.append(record)
+        self.sent.append(sent)
+        self._save_history()
+        if self._store is not None:
+            self._save_meta(self._store)
+
+    def append_results(self, results: list[dict[str, Any]]) -> None:
+        """The ``tool_result`` blocks answering the last assistant message."""
+        if results:
+            self.history.append({"role": "user", "content": results})
+            self._save_history()
+
+    def answer_dangling(self, answered: Iterable[dict[str, Any]], not_run: str) -> None:
+        """If the last message calls tools, answer each call: its result if it ran, else ``not_run``."""
+        last = self.history[-1] if self.history else None
+        if last is None or last.get("role") != "assistant" or not tool_uses(last):
+            return
+        by_id = {b.get("tool_use_id"): b for b in answered}
+        self.append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), not_run)
+                             for u in tool_uses(last)])
+
+    def log(self, event: Event) -> Event:
+        """Keep ``event`` in the event log (stream deltas are not kept)."""
+        if not isinstance(event, _DELTAS):
+            self.events.append(event)
+        return event
+
+    def end_turn(self, turn: int) -> None:
+        """Mark where the session stands at the end of ``turn`` (what rollback restores) and save."""
+        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
+        last_blocks = len(blocks(self.history[-1])) if self.history else None
+        self.marks = [m for m in self.marks if m.turn < turn]
+        self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
+                                   ts=self.last_ts, records_len=len(self.records), previous_usage=pu,
+                                   last_blocks=last_blocks))
+        if self._store is not None:
+            self._save_meta(self._store)
+            self.save_events()
+
+    def save_events(self) -> None:
+        if self._store is not None:
+            self._store.save_events(self.events)
+
+    # ----- rollback -------------------------------------------------------------------------
+    def rollback(self, turn: int) -> None:
+        """Return to the end of ``turn``: history, range, records, and what the model saw (the
+        context manager's updates newer than that turn are dropped). ``0`` empties it."""
+        mark = self._mark(turn)
+        del self.history[mark.history_len:]
+        if self.history and mark.last_blocks is not None:
+            # A later prompt may have been merged into the turn's last (user) message: undo that.
+            last = self.history[-1]
+            if isinstance(last.get("content"), list) and len(last["content"]) > mark.last_blocks:
+                self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
+        self.deleted_range = mark.deleted_range
+        self.previous_usage = RequestUsage(**mark.previous_usage) if mark.previous_usage else None
+        self.last_ts = max(self.last_ts, mark.ts)
+        self.context.truncate_context_history(mark.ts)
+        del self.records[mark.records_len:]
+        self.sent = [s for s in self.sent if s.request <= mark.records_len]
+        self.marks = [m for m in self.marks if m.turn <= turn]
+        self.turn = turn
+        self.file_state.invalidate_reads()
+        if self._store is not None:
+            self._store.save_context(self.context.updates)
+            self._save_history()
+            self._save_meta(self._store)
+
+    def _mark(self, turn: int) -> TurnMark:
+        if turn == 0:
+            return TurnMark(turn=0, history_len=0, deleted_range=None, ts=0, records_len=0)
+        found = [m for m in self.marks if m.turn == turn]
+        if not found:
+            known = ", ".join(str(m.turn) for m in self.marks) or "none"
+            raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
+        return found[0]
+
+    # ----- the files ------------------------------------------------------------------------
+    def _save_history(self) -> None:
+        if self._store is not None:
+            self._store.save_history(self.history)
+
+    def _save_meta(self, store: SessionStore) -> None:
+        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
+        store.save_meta(model=self.model, deleted_range=self.deleted_range, records=self.records,
+                        marks=self.marks, last_ts=self.last_ts, previous_usage=pu)

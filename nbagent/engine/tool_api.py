@@ -8,12 +8,13 @@ sees, so the schema and the check cannot drift apart.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
 
 import pydantic
 
+from .config import DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
 
 
@@ -45,10 +46,9 @@ class ToolContext:
     allowed_paths: tuple[Path, ...] = ()
     executor: Any = None  # the python tool's executor (tools.python.Executor)
     shell_enabled: bool = False
-    extras: dict[str, Any] = field(default_factory=dict)
     # Content longer than this is cut in the middle (:func:`truncate_middle`); the full text
     # goes to ToolOutput.display so the notebook can still show it.
-    max_output_chars: int = 30_000
+    max_output_chars: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_use_id: str = ""
 
 
@@ -150,7 +150,7 @@ def _marker(omitted: int) -> str:
     return f"\n... [{omitted:,} characters omitted] ...\n"
 
 
-def truncate_middle(text: str, limit: int = 30_000) -> str:
+def truncate_middle(text: str, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> str:
     """``text`` unchanged if it has at most ``limit`` characters, else its head and tail joined by
     a marker ``\\n... [12,345 characters omitted] ...\\n``. The result never exceeds ``limit``
     characters unless ``limit`` is smaller than the marker itself (then it is the marker alone)."""

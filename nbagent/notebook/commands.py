@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Callable
 
-from ..agent import Agent
+from IPython.core.error import UsageError
+
+from ..engine.errors import NbAgentError
 
 
 def _display(obj: Any) -> None:
@@ -21,33 +21,27 @@ def _need_session(magics: Any) -> Any:
     return magics.current
 
 
-class UsageError(Exception):
-    """A ``%agent`` command was used wrongly; the message says how to use it."""
-
-
 def status(magics: Any, args: list[str]) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
     if sess is None:
         print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
         return
-    eng, agent = sess.engine, sess.agent
+    agent = sess.agent
     t = agent.totals
-    rng = eng.deleted_range
+    rng = agent.deleted_range
     hidden = f"{rng[0]}–{rng[1]}" if rng and rng[1] >= rng[0] else "none"
     last = agent.records[-1].context_tokens if agent.records else 0
-    print(f"model        {eng.config.model} ({agent.provider.name})")
-    print(f"turns        {eng.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
+    print(f"model        {agent.config.model} ({agent.provider.name})")
+    print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"cost         ${t.cost_usd:.4f}" + (f" ({t.unpriced_requests} unpriced)" if t.unpriced_requests else ""))
-    print(f"context      last request {last:,} tokens; window {eng.context_window:,}; hidden messages {hidden}")
-    print(f"history      {len(agent.history)} messages; task dir {eng.config.task_dir or '(in memory)'}")
-    print(f"tools        {', '.join(eng.tools)}")
-    always = sorted(eng.gate.allowed_always | eng.gate.allow)
+    print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
+    print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
+    print(f"tools        {', '.join(agent.tools)}")
+    always = sorted(agent.allowed_always | set(agent.config.allow))
     print(f"allowed      {', '.join(always) or '(read-only tools only)'}")
-    servers = getattr(agent, "mcp_status", None)
-    if callable(servers):
-        for line in servers():
-            print(f"mcp          {line}")
+    for line in agent.mcp_status():
+        print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
 
 
@@ -115,20 +109,11 @@ def save(magics: Any, args: list[str]) -> None:
 
 def load(magics: Any, args: list[str]) -> None:
     """Continue a saved session (its folder becomes the session's task folder)."""
-    from .executor import ShellExecutor
-    from .session import NotebookSession, kernel_facts_from
-
     if not args:
         raise UsageError("usage: %agent load PATH")
-    path = Path(args[0])
-    sess_cfg = magics.session().agent.config if magics.current else None
-    executor = ShellExecutor(magics.shell)
-    agent = Agent.resume(path, sess_cfg, executor=executor, kernel_facts=kernel_facts_from(magics.shell), in_notebook=True)
-    old = magics.current
-    if old is not None and getattr(old.agent, "mcp", None) is not None:
-        old.agent.mcp.close(wait=False)  # its tool servers must not outlive the session
-    magics.current = NotebookSession(agent, executor=executor)
-    print(f"nbagent: loaded {path}/ — {len(agent.history)} messages, {agent.engine.turn} turns.")
+    sess = magics.new_session(resume_from=args[0])
+    print(f"nbagent: loaded {args[0]}/ — {len(sess.agent.history)} messages, {sess.turn} turns, "
+          f"model {sess.agent.config.model}.")
 
 
 def explore(magics: Any, args: list[str]) -> None:
@@ -170,20 +155,13 @@ COMMANDS: dict[str, Callable[[Any, list[str]], Any]] = {
 
 
 def run(magics: Any, command: str, args: list[str]) -> Any:
-    """Dispatch ``%agent command args``; usage errors print a hint instead of a traceback."""
+    """Dispatch ``%agent command args``; a wrong use fails the cell with a one-line message."""
     fn = COMMANDS.get(command)
     if fn is None:
-        print(f"Unknown %agent command {command!r}. Commands: {', '.join(sorted(COMMANDS))}. See %agent help.")
-        return None
+        raise UsageError(f"Unknown %agent command {command!r}. Commands: {', '.join(sorted(COMMANDS))}. "
+                         "See %agent help.")
     try:
         return fn(magics, args)
-    except UsageError as exc:
-        print(f"nbagent: {exc}")
-        return None
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"nbagent: {exc}")
-        return None
-
-
-def to_json(obj: Any) -> str:
-    return json.dumps(obj, indent=1, ensure_ascii=False, default=str)
+    except (OSError, ValueError, NbAgentError) as exc:
+        # IPython shows a UsageError as one line, and the cell fails (Run All stops there).
+        raise UsageError(f"nbagent: {exc}") from None

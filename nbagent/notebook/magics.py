@@ -8,9 +8,9 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
-from ..agent import Agent, AgentConfig, last_done
+from ..agent import Agent, last_done
+from ..engine.config import RunLimits
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
@@ -112,29 +113,37 @@ class AgentMagics(Magics):
         self._session_count = 0
 
     # --- sessions ----------------------------------------------------------------------------
-    def new_session(self, **changes: Any) -> NotebookSession:
-        """Start a fresh conversation (the old one stays reachable through its object)."""
+    def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
+        """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
+        is closed (its tool servers stopped, its folder released) once the new one exists."""
         from .executor import ShellExecutor
 
-        self._session_count += 1
-        old = self.current
-        if old is not None and getattr(old.agent, "mcp", None) is not None:
-            old.agent.mcp.close(wait=False)  # its tool servers must not outlive the session
+        settings: dict[str, Any] = dict(
+            model=self.model, max_requests=self.max_turns, max_budget_usd=self.max_budget,
+            context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
+            cwd=Path.cwd(), in_notebook=True)
+        provider = changes.pop("provider", None) or self.provider
+        settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
         if self.tokens_per_second:
             sim["tokens_per_second"] = self.tokens_per_second
-        task_dir = None
-        if self.task_root:
-            import time
-            task_dir = Path(self.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{self._session_count}")
-        config = AgentConfig(
-            model=self.model, provider=self.provider, max_turns=self.max_turns, max_budget_usd=self.max_budget,
-            context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
-            task_dir=task_dir, simulated_options=sim, cwd=Path.cwd(),
-        )
-        config = dataclasses.replace(config, **{k: v for k, v in changes.items() if v is not None})
         executor = ShellExecutor(self.shell)
-        agent = Agent(config, executor=executor, kernel_facts=kernel_facts_from(self.shell), in_notebook=True)
+        wiring = dict(provider=provider, simulated_options=sim, executor=executor,
+                      kernel_facts=kernel_facts_from(self.shell))
+        old = self.current
+        if resume_from is not None:
+            if old is not None and old.agent.session.task_dir is not None and \
+                    Path(old.agent.session.task_dir).resolve() == Path(resume_from).resolve():
+                old.agent.close()  # loading the folder this session writes: hand it over
+            settings.pop("model")  # the saved session's model, unless changed later
+            agent = Agent.resume(resume_from, **wiring, **settings)
+        else:
+            self._session_count += 1
+            if self.task_root:
+                settings["task_dir"] = Path(self.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{self._session_count}")
+            agent = Agent(**wiring, **settings)
+        if old is not None:
+            old.agent.close()
         self.current = NotebookSession(agent, executor=executor)
         return self.current
 
@@ -144,19 +153,13 @@ class AgentMagics(Magics):
 
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
-        changes = {"model": args.model, "provider": provider, "context_window": args.window}
+        changes = {"model": args.model, "context_window": args.window}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
-            return self.new_session(**changes)
-        sess = self.current
-        eng = sess.engine
-        repl = {}
-        if args.model:
-            repl["model"] = args.model
-        if args.window:
-            repl["context_window"] = args.window
-        if repl:
-            eng.config = dataclasses.replace(eng.config, **repl)
-        return sess
+            return self.new_session(provider=provider, **changes)
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if changes:  # --model / --window hold for this and later prompts of the session
+            self.current.agent.reconfigure(**changes)
+        return self.current
 
     # --- %%agent -----------------------------------------------------------------------------
     @magic_arguments()
@@ -187,8 +190,6 @@ class AgentMagics(Magics):
 
     async def run_prompt(self, line: str, cell: str) -> Done | None:
         """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""
-        from IPython.display import display
-
         from .view import AgentView
 
         args = parse_argstring(self.agent_cell, line)
@@ -197,42 +198,31 @@ class AgentMagics(Magics):
             print("%%agent needs a prompt in the cell body. " + "See %agent help.")
             return None
         sess = self._session_for(args)
-        agent, eng = sess.agent, sess.engine
-        repl: dict[str, Any] = {}
-        if args.max_turns is not None:
-            repl["max_turns"] = args.max_turns
-        if args.max_budget is not None:
-            repl["max_budget_usd"] = args.max_budget
-        view = AgentView(
-            model=eng.config.model, provider=agent.provider.name, context_window=eng.context_window,
-            max_allowed=_max_allowed(eng.context_window), session_cost=agent.totals.cost_usd,
-            on_retry_now=agent.retry_now, on_cancel=agent.abort, on_new_session=self._schedule_new_session,
-            abort=eng.abort_event,
-        )
-        sess.views.append(view)
-        # --max-turns / --max-budget hold for this prompt only; the session's settings come back after.
-        saved = {k: getattr(eng.config, k) for k in repl}
-        eng.config = dataclasses.replace(eng.config, on_api_failure=view.ask_api_failure, **repl)
-        eng.gate.can_use_tool = view.ask_permission
+        agent = sess.agent
         if args.allow:
-            eng.gate.allow = eng.gate.allow | frozenset(args.allow)
+            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
+        view = AgentView(
+            model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
+            max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.cost_usd,
+            on_retry_now=agent.retry_now, on_cancel=agent.abort, on_new_session=self._schedule_new_session,
+        )
+        sess.view = view
         sess.last_prompt = prompt
         if sess.executor is not None:
             sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
         view.display()
         done: Done | None = None
+        limits = RunLimits(max_requests=args.max_turns, max_budget_usd=args.max_budget)  # this prompt only
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         try:
-            async for event in agent.run(prompt):
+            async for event in agent.run(prompt, limits=limits, asker=view):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
         finally:
             self.running -= 1
             waiting.unregister_abort(token)
-            if saved:
-                eng.config = dataclasses.replace(eng.config, **saved)
             view.finish()
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             self.shell.set_next_input(sess.executor.last_code, replace=False)
@@ -253,8 +243,8 @@ class AgentMagics(Magics):
             print("Nothing to retry: no prompt has run in this session.")
             return
         done = last_done(sess.events)
-        if done is not None and done.reason in ("error", "aborted") and sess.engine.turn > 0:
-            sess.rollback(sess.engine.turn - 1)
+        if done is not None and done.reason in ("error", "aborted") and sess.turn > 0:
+            sess.rollback(sess.turn - 1)
         await self.run_prompt("", sess.last_prompt)
 
     # --- %agent ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Sequence
 
-from ..engine.query import SentRequest
+from ..engine.session import SentRequest
 
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
             "[[NOTE] This file read has been removed")

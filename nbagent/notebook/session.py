@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ..agent import Agent, AgentConfig
+from ..agent import Agent
 from ..engine.events import Event
 from ..engine.prompt import VariableInfo
-from ..engine.query import SentRequest
+from ..engine.session import SentRequest
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
@@ -55,19 +54,20 @@ def _summary(value: Any) -> str:
 
 
 class NotebookSession:
-    """One conversation in a notebook (``%%agent`` cells continue it; ``--new`` starts another)."""
+    """One conversation in a notebook (``%%agent`` cells continue it; ``--new`` starts another).
+
+    A thin reader over its :class:`~nbagent.agent.Agent`: everything it shows comes from the
+    Agent's public API.
+    """
 
     def __init__(self, agent: Agent, *, executor: Any = None) -> None:
         self.agent = agent
         self.executor = executor
         self.last_prompt: str | None = None
-        self.views: list[Any] = []
+        self.view: Any = None
+        """The view of the latest prompt (earlier ones are static output by then)."""
 
     # --- what users ask of a session -----------------------------------------------------------
-    @property
-    def engine(self) -> Any:
-        return self.agent.engine
-
     @property
     def events(self) -> list[Event]:
         """Every non-delta event of the session, in order."""
@@ -76,6 +76,10 @@ class NotebookSession:
     @property
     def records(self) -> list[Any]:
         return self.agent.records
+
+    @property
+    def turn(self) -> int:
+        return self.agent.turn
 
     @property
     def cost(self) -> float:
@@ -102,7 +106,7 @@ class NotebookSession:
         """One row per history message: role, size, and whether the model still sees it."""
         from .tables import messages_df
 
-        return messages_df(self.agent.history, self.engine.deleted_range)
+        return messages_df(self.agent.history, self.agent.deleted_range)
 
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn`` (history, range, records and what the model saw)."""
@@ -110,46 +114,17 @@ class NotebookSession:
 
     def saw(self, turn: int | None = None) -> list[SentRequest]:
         """The exact requests sent during ``turn`` (default: the latest turn)."""
-        sent = self.engine.sent
+        sent = self.agent.sent
         if not sent:
             return []
         turn = sent[-1].turn if turn is None else turn
         return [s for s in sent if s.turn == turn]
 
     def save(self, path: str | Path) -> Path:
-        """Write the session's task folder to ``path`` (atomically, file by file)."""
-        from ..engine.session import SessionStore
-
-        target = Path(path)
-        eng = self.engine
-        old_store = eng.store
-        eng.store = SessionStore(target)
-        try:
-            eng.context_manager.save(target)
-            eng._persist()
-            eng._persist_events()
-        finally:
-            if old_store is not None and Path(old_store.task_dir) != target:
-                eng.store = old_store
-        return target
+        """Write a copy of the session's task folder to ``path`` (atomically, file by file)."""
+        return self.agent.save(path)
 
     def __repr__(self) -> str:
         t = self.agent.totals
         return (f"<nbagent session: {self.agent.config.model} via {self.agent.provider.name}, "
-                f"{self.engine.turn} turns, {t.requests} requests, ${t.cost_usd:.4f}>")
-
-
-def copy_task_dir(src: str | Path, dst: str | Path) -> None:
-    """Copy a task folder (used by ``%agent load`` to leave the original untouched)."""
-    shutil.copytree(src, dst, dirs_exist_ok=True)
-
-
-def config_with(config: AgentConfig, **changes: Any) -> AgentConfig:
-    """``config`` with the non-None ``changes`` applied."""
-    import dataclasses
-
-    return dataclasses.replace(config, **{k: v for k, v in changes.items() if v is not None})
-
-
-def latest(items: Sequence[Any]) -> Any:
-    return items[-1] if items else None
+                f"{self.agent.turn} turns, {t.requests} requests, ${t.cost_usd:.4f}>")

@@ -16,7 +16,7 @@ import httpx2
 
 from ..engine.cost import Usage
 from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
-from ..engine.stream import Chunk, MessageComplete, ModelRequest
+from ..engine.provider import Chunk, MessageComplete, ModelRequest
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (

@@ -12,7 +12,7 @@ from typing import Any
 
 from nbagent.engine.tool_api import ToolOutput, truncate_middle
 
-DEFAULT_LIMIT = 30_000
+from nbagent.engine.config import DEFAULT_TOOL_OUTPUT_LIMIT as DEFAULT_LIMIT
 
 
 def truncate_output(output: ToolOutput, limit: int = DEFAULT_LIMIT) -> ToolOutput:

@@ -19,6 +19,7 @@ from nbagent.engine.context import (
     get_next_truncation_range,
     get_truncated_messages,
 )
+from nbagent.engine.context_updates import load_updates, save_updates
 from nbagent.engine.errors import CorruptFileError
 from nbagent.engine.messages import history_problems
 
@@ -286,14 +287,6 @@ def test_truncate_context_history_drops_only_newer_updates():
     assert len(up) == 0
 
 
-def test_rollback_saves_when_a_task_dir_is_attached(tmp_path):
-    cm = ContextManager(task_dir=tmp_path)
-    cm.apply_truncation_notice(10)
-    assert json.loads((tmp_path / CONTEXT_HISTORY_FILE).read_text())[0][0] == 1
-    cm.truncate_context_history(5)
-    assert json.loads((tmp_path / CONTEXT_HISTORY_FILE).read_text()) == []
-
-
 # -- overflow recovery ---------------------------------------------------------------------------
 
 
@@ -329,28 +322,17 @@ def test_save_load_round_trip_keeps_insertion_order(tmp_path):
     cm.updates.add(9, 1, 5, "x", edit_type=EditType.FILE_MENTION, metadata=[["a"], ["a", "b"]])
     cm.updates.add(1, 0, 3, TRUNCATION_NOTICE)
     cm.updates.add(9, 0, 6, "y")
-    path = cm.save(tmp_path)
+    path = save_updates(cm.updates, tmp_path)
     assert path == tmp_path / CONTEXT_HISTORY_FILE
     raw = json.loads(path.read_text())
     assert [entry[0] for entry in raw] == [9, 1]
     assert raw[0] == [9, [4, [[1, [[5, "text", ["x"], [["a"], ["a", "b"]]]]], [0, [[6, "text", ["y"], []]]]]]]
-    loaded = ContextManager()
-    loaded.load(tmp_path)
-    assert loaded.updates == cm.updates and loaded.task_dir == tmp_path
+    assert load_updates(tmp_path) == cm.updates
     assert [p.name for p in tmp_path.iterdir()] == [CONTEXT_HISTORY_FILE]  # no temp file left
 
 
 def test_load_without_file_means_no_updates(tmp_path):
-    cm = ContextManager()
-    cm.load(tmp_path)
-    assert len(cm.updates) == 0
-
-
-def test_autosave_when_truncating(tmp_path):
-    cm = ContextManager(task_dir=tmp_path)
-    cm.get_new_context_messages_and_metadata(chat(10), None, usage(5, 200_000), context_window=200_000)
-    saved = ContextHistoryUpdates.from_json(json.loads((tmp_path / CONTEXT_HISTORY_FILE).read_text()))
-    assert saved == cm.updates and 1 in saved
+    assert len(load_updates(tmp_path)) == 0
 
 
 @pytest.mark.parametrize(
@@ -367,18 +349,16 @@ def test_autosave_when_truncating(tmp_path):
 def test_corrupt_file_names_the_file_and_is_left_untouched(tmp_path, content):
     path = tmp_path / CONTEXT_HISTORY_FILE
     path.write_bytes(content)
-    cm = ContextManager()
-    cm.updates.add(1, 0, 1, "kept")
     with pytest.raises(CorruptFileError) as info:
-        cm.load(tmp_path)
+        load_updates(tmp_path)
     assert str(path) in str(info.value) and info.value.path == path
     assert path.read_bytes() == content
-    assert cm.updates.latest(1, 0).text == "kept" and cm.task_dir is None
 
 
 def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
-    cm = ContextManager(task_dir=tmp_path)
+    cm = ContextManager()
     cm.apply_truncation_notice(1)
+    save_updates(cm.updates, tmp_path)
     before = (tmp_path / CONTEXT_HISTORY_FILE).read_bytes()
 
     def broken_fsync(fd):
@@ -387,7 +367,7 @@ def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fsync", broken_fsync)
     cm.updates.add(4, 0, 2, "more")
     with pytest.raises(OSError):
-        cm.save()
+        save_updates(cm.updates, tmp_path)
     assert (tmp_path / CONTEXT_HISTORY_FILE).read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [CONTEXT_HISTORY_FILE]
 
@@ -409,4 +389,4 @@ def test_as_of_is_a_non_destructive_rollback():
 def test_null_file_is_corrupt(tmp_path):
     (tmp_path / CONTEXT_HISTORY_FILE).write_text("null")
     with pytest.raises(CorruptFileError):
-        ContextManager().load(tmp_path)
+        load_updates(tmp_path)

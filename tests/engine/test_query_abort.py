@@ -60,15 +60,16 @@ async def abort_after(engine: QueryEngine, delay: float) -> tuple[list, float]:
 
 async def resume_and_continue(engine: QueryEngine, tmp_path: Any) -> None:
     api = SimulatedAPI([text_reply("Resumed and done.")])
-    resumed = QueryEngine.resume(engine.config.task_dir, make_config(api, tmp_path, tools=[Echo()]))
-    assert resumed.history == engine.history
+    engine.session.close()
+    resumed = make_engine(api, tmp_path, tools=[Echo()], task=engine.config.task_dir.name, resume=True)
+    assert resumed.session.history == engine.session.history
     ev = await run(resumed, "carry on")
     assert done_of(ev).reason == "end_turn"
-    assert_history_valid(resumed.history)
+    assert_history_valid(resumed.session.history)
     assert_persisted_valid(resumed.config.task_dir, resumed)
     # What the resumed session sent is a valid conversation that starts with the old one.
     sent = messages_requests(api)[0].body["messages"]
-    assert len(sent) == len(engine.history) + (engine.history[-1]["role"] == "assistant")
+    assert len(sent) == len(engine.session.history) + (engine.session.history[-1]["role"] == "assistant")
 
 
 SEEDED = [(CATEGORIES[i % 3], random.Random(i).uniform(0.02, 0.35)) for i in range(20)]
@@ -82,17 +83,17 @@ async def test_abort_at_a_random_moment(tmp_path: Any, category: str, delay: flo
     assert done.reason == "aborted", [e.kind for e in events]
     assert took < 1.0
     assert sum(isinstance(e, Done) for e in events) == 1
-    assert_history_valid(engine.history)
+    assert_history_valid(engine.session.history)
     assert_persisted_valid(engine.config.task_dir, engine)
     if category == "tool" and probe.started.is_set():
         assert probe.cancelled == 1 and probe.finished == 0
         (result,) = [e for e in events if isinstance(e, ToolResult)] or [None]
-        answer = engine.history[-1]["content"][0]
+        answer = engine.session.history[-1]["content"][0]
         assert answer["is_error"] and answer["content"] in (INTERRUPTED, NOT_RUN)
         assert result is None  # an interrupted call shows no result row; the model is told in history
     if category == "retry_wait":
         assert probe.delays == [2.0]  # it was waiting for the first retry
-        assert len(messages_requests(engine.config.provider.api)) == 1
+        assert len(messages_requests(engine.provider.api)) == 1
     await resume_and_continue(engine, tmp_path)
 
 
@@ -103,11 +104,11 @@ async def test_abort_from_the_consumer_at_a_yield_stops_before_the_next_chunk(tm
     async for e in engine.submit_message("go"):
         events.append(e)
         if isinstance(e, TextDelta):
-            engine.abort_event.set()
+            engine.abort()
     assert [e.kind for e in events] == ["api_request_started", "text_delta", "done"]
     assert done_of(events).reason == "aborted"
     # Nothing of the broken reply entered history.
-    assert engine.history == [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    assert engine.session.history == [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
     assert_persisted_valid(engine.config.task_dir, engine)
     await resume_and_continue(engine, tmp_path)
 
@@ -130,9 +131,9 @@ async def test_abort_while_the_user_is_asked_for_permission(tmp_path: Any) -> No
     events = await asyncio.wait_for(task, 5)
     assert time.monotonic() - t0 < 1.0
     assert done_of(events).reason == "aborted" and write.calls == []
-    last = engine.history[-1]["content"]
+    last = engine.session.history[-1]["content"]
     assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in last] == [
-        (tool_uses(engine.history[-2])[0]["id"], NOT_RUN, True)]
+        (tool_uses(engine.session.history[-2])[0]["id"], NOT_RUN, True)]
     assert_persisted_valid(engine.config.task_dir, engine)
 
 
@@ -165,9 +166,9 @@ async def test_a_kernel_interrupt_propagates_after_the_history_is_repaired(tmp_p
         await task
     assert slow.cancelled == 1
     assert not any(isinstance(e, Done) for e in events)
-    results = engine.history[-1]["content"]
+    results = engine.session.history[-1]["content"]
     assert [b["content"] for b in results] == ["x", INTERRUPTED, NOT_RUN]
-    assert_history_valid(engine.history)
+    assert_history_valid(engine.session.history)
     assert_persisted_valid(engine.config.task_dir, engine)
     await resume_and_continue(engine, tmp_path)
 
@@ -180,6 +181,6 @@ async def test_closing_the_event_stream_early_still_answers_every_tool_call(tmp_
         if e.kind == "turn_completed":
             break  # the consumer stops listening right after the tool call arrived
     await gen.aclose()
-    assert_history_valid(engine.history)
-    assert engine.history[-1]["content"][0]["content"] == NOT_RUN
+    assert_history_valid(engine.session.history)
+    assert engine.session.history[-1]["content"][0]["content"] == NOT_RUN
     assert_persisted_valid(engine.config.task_dir, engine)

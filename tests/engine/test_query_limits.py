@@ -9,7 +9,7 @@ from typing import Any
 
 from nbagent.engine.cost import Usage, cost_of
 from nbagent.engine.models import get_model
-from nbagent.engine.session import SessionStore
+from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import (
@@ -29,13 +29,13 @@ async def test_max_turns_stops_after_that_many_requests(tmp_path: Any) -> None:
     assert kinds(ev) == ["api_request_started", "turn_completed", "tool_use", "tool_result"] * 2 + ["done"]
     assert done_of(ev).reason == "max_turns"
     assert len(messages_requests(api)) == 2
-    assert_history_valid(engine.history)  # ends with the answered tool results
-    assert engine.history[-1]["content"][0]["type"] == "tool_result"
+    assert_history_valid(engine.session.history)  # ends with the answered tool results
+    assert engine.session.history[-1]["content"][0]["type"] == "tool_result"
     assert_persisted_valid(engine.config.task_dir, engine)
     # The limit is per prompt: the next prompt gets two more requests.
     ev2 = await run(engine, "continue")
     assert done_of(ev2).reason == "max_turns" and len(messages_requests(api)) == 4
-    assert_history_valid(engine.history)
+    assert_history_valid(engine.session.history)
 
 
 async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
@@ -46,7 +46,7 @@ async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
     done = done_of(ev)
     assert done.reason == "max_budget" and done.totals.cost_usd >= 1e-9
     assert len(messages_requests(api)) == 1
-    assert_history_valid(engine.history)
+    assert_history_valid(engine.session.history)
     # The budget is the session's: a new prompt sends nothing more.
     ev2 = await run(engine, "spend more")
     assert kinds(ev2) == ["done"] and done_of(ev2).reason == "max_budget"
@@ -72,7 +72,7 @@ async def test_cost_totals_are_the_sum_of_per_request_costs(tmp_path: Any) -> No
     engine = make_engine(api, tmp_path, custom_system_prompt="Rules. " * 700)
     ev = await run(engine, "one") + await run(engine, "two")
     records = records_of(ev)
-    assert records == engine.records and len(records) == 5
+    assert records == engine.session.records and len(records) == 5
     assert sum(r.usage.cache_creation_input_tokens for r in records) > 0
     assert sum(r.usage.cache_read_input_tokens for r in records) > 0
     per_request = [cost_of(r.usage, r.model) for r in records]

@@ -102,14 +102,14 @@ async def test_allow_always_is_remembered_for_this_session_only(tmp_path: Any) -
     # A new session (here: the same task folder resumed) asks again; nothing was persisted.
     asker2 = Asker(Deny("changed my mind"))
     api2 = SimulatedAPI([tool_reply("write", WRITE_INPUT), text_reply("ok")])
-    cfg = make_config(api2, tmp_path, tools=[write], can_use_tool=asker2)
-    resumed = QueryEngine.resume(engine.config.task_dir, cfg)
+    engine.session.close()
+    resumed = make_engine(api2, tmp_path, tools=[write], can_use_tool=asker2, resume=True)
     ev2 = await run(resumed, "once more")
     assert len(asker2.asked) == 1 and len(write.calls) == 3
     assert any(isinstance(e, PermissionDenied) for e in ev2)
     for path in engine.config.task_dir.iterdir():
         assert "always" not in path.read_text().lower()
-    fresh = QueryEngine(make_config(SimulatedAPI([]), tmp_path, tools=[write], task="other"))
+    fresh = make_engine(SimulatedAPI([]), tmp_path, tools=[write], task="other")
     assert fresh.gate.allowed_always == frozenset()
 
 

@@ -11,12 +11,15 @@ import pytest
 
 from nbagent.engine.messages import history_problems
 from nbagent.engine.models import ModelInfo, PriceTier
-from nbagent.engine.query import QueryEngine, QueryEngineConfig
+from nbagent.engine.query import QueryEngine
+
+from .test_query_support import make_engine
 from nbagent.engine.tool_api import Tool, ToolOutput
 from nbagent.providers.anthropic import _chunks, simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 import pydantic
+from typing import Any
 
 
 class Echo(Tool):
@@ -33,22 +36,21 @@ class Echo(Tool):
 
 class Sleepy(Tool):
     name = "sleepy"
-    description = "sets the abort event, then sleeps"
+    description = "aborts its own run (as the Stop button would), then sleeps"
     read_only = True
-    abort: asyncio.Event | None = None
+    engine: Any = None
 
     class Input(pydantic.BaseModel):
         pass
 
     async def run(self, tool_input, ctx):
-        assert self.abort is not None
-        self.abort.set()
+        self.engine.abort()
         await asyncio.sleep(3)
         return ToolOutput(content="slept")
 
 
 def engine(api, tmp_path: Path, **kw) -> QueryEngine:
-    return QueryEngine(QueryEngineConfig(provider=simulated_provider(api), cwd=tmp_path, **kw))
+    return make_engine(api, tmp_path, task=None, custom_system_prompt=None, **kw)
 
 
 async def run(eng, prompt):
@@ -61,8 +63,8 @@ async def test_whitespace_text_before_a_tool_call_does_not_poison_the_session(tm
     eng = engine(api, tmp_path, tools=[Echo()])
     assert (await run(eng, "go"))[-1].reason == "end_turn"
     assert (await run(eng, "again"))[-1].reason == "end_turn"
-    assert history_problems(eng.history) == []
-    assert all(str(b.get("text", "x")).strip() for m in eng.history if isinstance(m["content"], list)
+    assert history_problems(eng.session.history) == []
+    assert all(str(b.get("text", "x")).strip() for m in eng.session.history if isinstance(m["content"], list)
                for b in m["content"] if b.get("type") == "text")
 
 
@@ -70,7 +72,7 @@ async def test_an_empty_prompt_is_refused_before_anything_changes(tmp_path):
     eng = engine(SimulatedAPI([text_reply("hi")]), tmp_path)
     with pytest.raises(ValueError, match="empty"):
         await run(eng, "   ")
-    assert eng.history == [] and eng.turn == 0
+    assert eng.session.history == [] and eng.session.turn == 0
     assert (await run(eng, "hello"))[-1].reason == "end_turn"
 
 
@@ -93,21 +95,20 @@ async def test_a_stream_closed_before_message_stop_is_a_transport_error():
         [c async for c in _chunks(partial(), "claude-sonnet-5-5")]
 
 
-def test_the_configured_abort_event_keeps_working_across_event_loops(tmp_path):
-    abort = asyncio.Event()
+def test_abort_keeps_working_across_event_loops(tmp_path):
     tool = Sleepy()
-    tool.abort = abort
     def reply(req):  # a new prompt (text last) asks for the tool; a tool result gets a text answer
         last = req["messages"][-1]["content"]
         return tool_reply("sleepy", {}) if isinstance(last, str) or last[-1].get("type") == "text" else text_reply("ok")
 
     api = SimulatedAPI(reply)
-    eng = engine(api, tmp_path, tools=[tool], abort=abort)
+    eng = engine(api, tmp_path, tools=[tool])
+    tool.engine = eng
     for _ in range(2):  # two asyncio.run calls: two event loops
         t0 = time.monotonic()
         events = asyncio.run(run(eng, "sleep please"))
         assert events[-1].reason == "aborted" and time.monotonic() - t0 < 1.5
-        assert history_problems(eng.history) == []
+        assert history_problems(eng.session.history) == []
 
 
 def test_a_user_model_table_sets_the_window(tmp_path):

@@ -13,7 +13,7 @@ from nbagent.engine.events import (
 )
 from nbagent.engine.models import context_window_for
 from nbagent.engine.permissions import Allow, Deny
-from nbagent.engine.session import SessionStore
+from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, ToolUseBlock, text_reply
 
 from .test_query_support import (
@@ -122,8 +122,8 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         ("toolu_r2a", False), ("toolu_r2b", True)]
     assert sent_results[1]["content"] == denied
 
-    assert_history_valid(engine.history)
-    assert len(engine.history) == 10
+    assert_history_valid(engine.session.history)
+    assert len(engine.session.history) == 10
     assert_persisted_valid(engine.config.task_dir, engine)
     # The event log on disk is the non-delta events, in order.
     snap = SessionStore(engine.config.task_dir).load()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, AsyncIterator, Iterable, Sequence
 
 import pydantic
 
@@ -16,8 +16,11 @@ from nbagent.engine.events import (
     Done, Event, TextDelta, ThinkingDelta, ToolResult, ToolUseDelta, Totals, TurnCompleted, TurnRecord,
 )
 from nbagent.engine.messages import history_problems
-from nbagent.engine.query import QueryEngine, QueryEngineConfig
-from nbagent.engine.session import SessionStore
+from nbagent.engine.config import RunLimits, SessionConfig
+from nbagent.engine.permissions import Asker, CallbackAsker
+from nbagent.engine.query import QueryEngine
+from nbagent.engine.session import Session
+from nbagent.engine.store import SessionStore
 from nbagent.engine.tokens import TokenCounter
 from nbagent.engine.tool_api import Tool, ToolOutput
 from nbagent.providers.anthropic import simulated_provider
@@ -148,21 +151,55 @@ def default_tools() -> list[Tool]:
 # ----- engines ---------------------------------------------------------------------------------
 
 
+class FunctionSource:
+    """A :class:`ToolSource` from two functions (tests of the bounded wait and dynamic tools)."""
+
+    def __init__(self, ready: Any = None, tools: Any = None) -> None:
+        self._ready, self._tools = ready, tools
+
+    async def ready(self) -> list[str]:
+        return await self._ready() if self._ready is not None else []
+
+    def tools(self) -> Sequence[Any]:
+        return self._tools() if self._tools is not None else ()
+
+
+class EngineUnderTest(QueryEngine):
+    """A QueryEngine whose runs use the test's asker unless one is passed."""
+
+    asker: Asker | None = None
+
+    def submit_message(self, prompt: Any, *, limits: RunLimits | None = None,
+                       asker: Asker | None = None) -> AsyncIterator[Event]:
+        return super().submit_message(prompt, limits=limits, asker=asker or self.asker)
+
+
+_RENAMED = {"max_turns": "max_requests", "max_retry_delay": "max_retry_delay_s"}
+
+
 def make_engine(api: SimulatedAPI, tmp_path: Path, *, tools: Sequence[Any] | None = None,
-                sleep: Any = None, task: str = "task", **overrides: Any) -> QueryEngine:
-    """A QueryEngine on ``api`` (through the real SDK), persisting to ``tmp_path / task``."""
-    return QueryEngine(make_config(api, tmp_path, tools=tools, sleep=sleep, task=task, **overrides))
+                sleep: Any = None, task: str | None = "task", can_use_tool: Any = None, on_api_failure: Any = None,
+                wait_for_tools: Any = None, dynamic_tools: Any = None, executor: Any = None,
+                kernel_facts: Any = None, provider: Any = None, resume: bool = False,
+                **settings: Any) -> EngineUnderTest:
+    """A QueryEngine on ``api`` (through the real SDK), persisting to ``tmp_path / task``
+    (``resume``: continuing the session saved there)."""
+    sources = [FunctionSource(wait_for_tools, dynamic_tools)] if wait_for_tools or dynamic_tools else []
+    engine = EngineUnderTest(
+        make_config(tmp_path, task=task, **settings), provider=provider or simulated_provider(api),
+        tools=list(tools) if tools is not None else default_tools(), tool_sources=sources,
+        sleep=sleep or RecordingSleep(), executor=executor, kernel_facts=kernel_facts,
+        session=Session.load(tmp_path / task) if resume and task else None)
+    if can_use_tool is not None or on_api_failure is not None:
+        engine.asker = CallbackAsker(can_use_tool, on_api_failure)
+    return engine
 
 
-def make_config(api: SimulatedAPI, tmp_path: Path, *, tools: Sequence[Any] | None = None,
-                sleep: Any = None, task: str = "task", **overrides: Any) -> QueryEngineConfig:
-    fields: dict[str, Any] = dict(
-        provider=simulated_provider(api), cwd=tmp_path, model=MODEL,
-        tools=list(tools) if tools is not None else default_tools(), custom_system_prompt=SYSTEM,
-        sleep=sleep or RecordingSleep(), task_dir=tmp_path / task,
-    )
-    fields.update(overrides)
-    return QueryEngineConfig(**fields)
+def make_config(tmp_path: Path, *, task: str | None = "task", **settings: Any) -> SessionConfig:
+    fields: dict[str, Any] = dict(cwd=tmp_path, model=MODEL, custom_system_prompt=SYSTEM, max_requests=None,
+                                  task_dir=tmp_path / task if task else None)
+    fields.update({_RENAMED.get(k, k): v for k, v in settings.items()})
+    return SessionConfig(**fields)
 
 
 async def run(engine: QueryEngine, prompt: str) -> list[Event]:
@@ -223,9 +260,9 @@ def assert_persisted_valid(task_dir: Path, engine: QueryEngine | None = None) ->
     snap = SessionStore(task_dir).load()
     assert history_problems(snap.history) == [], snap.history
     if engine is not None:
-        assert snap.history == engine.history
-        assert snap.records == engine.records
-        assert snap.deleted_range == engine.deleted_range
+        assert snap.history == engine.session.history
+        assert snap.records == engine.session.records
+        assert snap.deleted_range == engine.session.deleted_range
 
 
 def request_tokens(body: dict[str, Any]) -> int:

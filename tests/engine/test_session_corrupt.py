@@ -11,7 +11,7 @@ import pytest
 
 from nbagent.engine.errors import CorruptFileError
 from nbagent.engine.query import QueryEngine
-from nbagent.engine.session import CONTEXT_FILE, HISTORY_FILE, SESSION_FILE, UI_FILE, SessionStore
+from nbagent.engine.store import LOCK_FILE, CONTEXT_FILE, HISTORY_FILE, SESSION_FILE, UI_FILE, SessionStore
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import make_config, make_engine, run
@@ -62,8 +62,8 @@ def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
         await run(engine, "second task")
 
     asyncio.run(go())
-    assert engine.deleted_range is not None and len(engine.context_manager.updates) > 0
-    files = {p.name: p.read_bytes() for p in engine.config.task_dir.iterdir()}
+    assert engine.session.deleted_range is not None and len(engine.session.context.updates) > 0
+    files = {p.name: p.read_bytes() for p in engine.config.task_dir.iterdir() if p.name != LOCK_FILE}
     assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE}
     return files
 
@@ -87,7 +87,7 @@ def test_each_corrupt_file_is_named_and_left_untouched(tmp_path: Path, good_sess
         SessionStore(task).load()
     assert Path(info.value.path).name == name and name in str(info.value)
     with pytest.raises(CorruptFileError) as info2:
-        QueryEngine.resume(task, make_config(SimulatedAPI([]), tmp_path))
+        make_engine(SimulatedAPI([]), tmp_path, resume=True)
     assert Path(info2.value.path).name == name
     assert "left untouched" in str(info2.value)
 
@@ -100,9 +100,9 @@ def test_the_good_session_loads(tmp_path: Path, good_session: dict[str, bytes]) 
     task.mkdir()
     for fname, data in good_session.items():
         (task / fname).write_bytes(data)
-    engine = QueryEngine.resume(task, make_config(SimulatedAPI([]), tmp_path))
-    assert len(engine.history) == 12 and engine.deleted_range is not None and len(engine.records) == 6
-    assert engine.truncations >= 1 and engine.turn == 2
+    engine = make_engine(SimulatedAPI([]), tmp_path, resume=True)
+    assert len(engine.session.history) == 12 and engine.session.deleted_range is not None and len(engine.session.records) == 6
+    assert engine.session.truncations >= 1 and engine.session.turn == 2
 
 
 def test_a_missing_folder_is_not_mistaken_for_a_corrupt_one(tmp_path: Path) -> None:

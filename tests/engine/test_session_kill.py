@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from nbagent.engine.messages import history_problems
-from nbagent.engine.query import QueryEngine, QueryEngineConfig
-from nbagent.engine.session import SessionStore
+from nbagent.engine.config import SessionConfig
+from nbagent.engine.query import QueryEngine
+from nbagent.engine.store import SessionStore
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not hasattr(signal, "SIGKILL"),
                                 reason="needs fork and SIGKILL")
@@ -31,38 +32,37 @@ DRIVER = textwrap.dedent("""
     from nbagent.engine.context_window import RequestUsage
     from nbagent.engine.cost import Usage
     from nbagent.engine.events import ApiRequestStarted, TurnCompleted, TurnRecord
-    from nbagent.engine.query import QueryEngine, QueryEngineConfig
+    from nbagent.engine.session import Session
 
-    class NoProvider:
-        name = "none"
+    class Holder:
+        pass
 
     def save_loop(task):
-        engine = QueryEngine(QueryEngineConfig(provider=NoProvider(), cwd=task.parent, task_dir=task))
+        engine = Holder()
+        engine.session = Session(task)
         pad = "lorem ipsum " * 20
         for i in range(100):
-            engine.history.append({"role": "user", "content": [{"type": "text", "text": f"q{i} {pad}"}]})
-            engine.history.append({"role": "assistant", "content": [
+            engine.session.history.append({"role": "user", "content": [{"type": "text", "text": f"q{i} {pad}"}]})
+            engine.session.history.append({"role": "assistant", "content": [
                 {"type": "text", "text": f"a{i}"}, {"type": "tool_use", "id": f"t{i}", "name": "x", "input": {"i": i}}]})
-            engine.history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}]})
-            engine.history.append({"role": "assistant", "content": [{"type": "text", "text": f"done {i}"}]})
-            engine.state.last_ts += 10
+            engine.session.history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}]})
+            engine.session.history.append({"role": "assistant", "content": [{"type": "text", "text": f"done {i}"}]})
+            engine.session.last_ts += 10
             if i % 10 == 5:
-                n = len(engine.history) // 2
-                engine.state.deleted_range = (2, n - 1 if n % 2 == 0 else n)
-                engine.context_manager.apply_truncation_notice(engine.state.last_ts, engine.history)
+                n = len(engine.session.history) // 2
+                engine.session.deleted_range = (2, n - 1 if n % 2 == 0 else n)
+                engine.session.context.apply_truncation_notice(engine.session.last_ts, engine.session.history)
             usage = Usage(input_tokens=100 + i, output_tokens=10)
-            engine.state.previous_usage = RequestUsage.from_usage(engine.state.last_ts, usage)
+            engine.session.previous_usage = RequestUsage.from_usage(engine.session.last_ts, usage)
             record = TurnRecord(turn=i + 1, request=i + 1, model="claude-sonnet-5-5", usage=usage, cost_usd=0.001,
                                 context_tokens=100 + i, max_allowed=1.0, context_window=2,
-                                deleted_range=engine.state.deleted_range, keep=None, file_read_saving=None,
-                                retries=0, stop_reason="end_turn", duration_s=0.1, ts=engine.state.last_ts)
-            engine.records.append(record)
-            engine.events += [ApiRequestStarted(turn=i + 1, request=i + 1), TurnCompleted(record=record)]
-            engine.turn = i + 1
-            engine._mark_turn(i + 1)
-            engine._persist()
-            engine._persist_context()
-            engine._persist_events()
+                                deleted_range=engine.session.deleted_range, keep=None, file_read_saving=None,
+                                retries=0, stop_reason="end_turn", duration_s=0.1, ts=engine.session.last_ts)
+            engine.session.records.append(record)
+            engine.session.events += [ApiRequestStarted(turn=i + 1, request=i + 1), TurnCompleted(record=record)]
+            engine.session.turn = i + 1
+            engine.session.end_turn(i + 1)
+            engine.session.save()
             if i == 0:
                 os.write(1, b"r")
 
@@ -109,9 +109,9 @@ def test_sigkill_during_saves_never_leaves_an_unloadable_session(tmp_path: Path)
         assert snap.records and snap.marks
         rng_ = snap.deleted_range
         assert rng_ is None or rng_[1] < len(snap.history)
-        engine = QueryEngine.resume(task, QueryEngineConfig(provider=NoProvider(), cwd=tmp_path))  # type: ignore[arg-type]
-        assert engine.history == snap.history
-        assert history_problems(engine.history) == []
+        engine = QueryEngine.resume(task, SessionConfig(cwd=tmp_path), provider=NoProvider())  # type: ignore[arg-type]
+        assert engine.session.history == snap.history
+        assert history_problems(engine.session.history) == []
         # What the model would be sent next is a valid conversation too.
-        request = engine.context_manager.get_truncated_messages(engine.history, engine.deleted_range)
+        request = engine.session.context.get_truncated_messages(engine.session.history, engine.session.deleted_range)
         assert history_problems(request) == []

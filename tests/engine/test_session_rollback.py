@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nbagent.engine.messages import text_of
-from nbagent.engine.session import SessionStore
+from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import assert_history_valid, assert_persisted_valid, done_of, make_engine, messages_requests, run
@@ -39,7 +39,7 @@ def without_ts(updates_json: list) -> list:
 
 def seen_after(engine: Any) -> list[dict]:
     """What the model would be shown now (before any new truncation)."""
-    return engine.context_manager.get_truncated_messages(engine.history, engine.deleted_range)
+    return engine.session.context.get_truncated_messages(engine.session.history, engine.session.deleted_range)
 
 
 async def three_turns(tmp_path: Path, api: SimulatedAPI) -> tuple[Any, list[dict]]:
@@ -50,10 +50,10 @@ async def three_turns(tmp_path: Path, api: SimulatedAPI) -> tuple[Any, list[dict
     for t in (1, 2, 3):
         ev = await run(engine, f"task {t}")
         assert done_of(ev).reason == "end_turn"
-        snaps.append(dict(history=copy.deepcopy(engine.history), range=engine.deleted_range,
-                          records=list(engine.records), updates=engine.context_manager.updates.to_json(),
+        snaps.append(dict(history=copy.deepcopy(engine.session.history), range=engine.session.deleted_range,
+                          records=list(engine.session.records), updates=engine.session.context.updates.to_json(),
                           events=[e.kind for e in ev]))
-    totals = [r.usage.total_tokens for r in engine.records]
+    totals = [r.usage.total_tokens for r in engine.session.records]
     assert max(totals[:3]) + 25 < 1_600 < totals[3] - 25, totals
     assert snaps[1]["range"] is None and snaps[1]["updates"] == []
     assert snaps[2]["range"] == (2, 5) and snaps[2]["updates"] != []
@@ -67,12 +67,12 @@ async def test_rollback_restores_history_range_records_and_what_the_model_saw(tm
     turn2_last = requests[3].body
 
     engine.rollback(2)
-    assert engine.history == snaps[1]["history"]
-    assert engine.deleted_range is None
-    assert engine.records == snaps[1]["records"] and engine.turn == 2
-    assert engine.context_manager.updates.to_json() == snaps[1]["updates"] == []
+    assert engine.session.history == snaps[1]["history"]
+    assert engine.session.deleted_range is None
+    assert engine.session.records == snaps[1]["records"] and engine.session.turn == 2
+    assert engine.session.context.updates.to_json() == snaps[1]["updates"] == []
     # What the model saw at turn 2's last request, plus its reply: exactly what it would see now.
-    assert seen_after(engine) == without_cache_control(turn2_last["messages"]) + [engine.history[-1]]
+    assert seen_after(engine) == without_cache_control(turn2_last["messages"]) + [engine.session.history[-1]]
     assert_persisted_valid(engine.config.task_dir, engine)
     snap = SessionStore(engine.config.task_dir).load()
     assert [m.turn for m in snap.marks] == [1, 2]
@@ -82,8 +82,8 @@ async def test_rollback_restores_history_range_records_and_what_the_model_saw(tm
     assert done_of(ev).reason == "end_turn"
     again = messages_requests(api)
     assert [r.body for r in again[6:8]] == [r.body for r in requests[4:6]]
-    assert engine.history == snaps[2]["history"] and engine.deleted_range == (2, 5)
-    assert without_ts(engine.context_manager.updates.to_json()) == without_ts(snaps[2]["updates"])
+    assert engine.session.history == snaps[2]["history"] and engine.session.deleted_range == (2, 5)
+    assert without_ts(engine.session.context.updates.to_json()) == without_ts(snaps[2]["updates"])
 
 
 async def test_rollback_to_turn_one_and_to_zero(tmp_path: Path) -> None:
@@ -91,14 +91,14 @@ async def test_rollback_to_turn_one_and_to_zero(tmp_path: Path) -> None:
     engine, snaps = await three_turns(tmp_path, api)
     turn1_last = messages_requests(api)[1].body
     engine.rollback(1)
-    assert engine.history == snaps[0]["history"] and engine.records == snaps[0]["records"]
-    assert seen_after(engine) == without_cache_control(turn1_last["messages"]) + [engine.history[-1]]
+    assert engine.session.history == snaps[0]["history"] and engine.session.records == snaps[0]["records"]
+    assert seen_after(engine) == without_cache_control(turn1_last["messages"]) + [engine.session.history[-1]]
     assert_persisted_valid(engine.config.task_dir, engine)
     engine.rollback(0)
-    assert engine.history == [] and engine.records == [] and engine.turn == 0
-    assert engine.context_manager.updates.to_json() == []
+    assert engine.session.history == [] and engine.session.records == [] and engine.session.turn == 0
+    assert engine.session.context.updates.to_json() == []
     ev = await run(engine, "start over")
-    assert done_of(ev).reason == "end_turn" and len(engine.history) == 2
+    assert done_of(ev).reason == "end_turn" and len(engine.session.history) == 2
     assert messages_requests(api)[-1].body["messages"][0]["content"][0]["text"] == "start over"
     with pytest.raises(ValueError, match="no turn 7"):
         engine.rollback(7)
@@ -109,10 +109,10 @@ async def test_rollback_undoes_a_prompt_merged_into_a_failed_turn(tmp_path: Path
     api = SimulatedAPI([text_reply("turn two answered")], faults={1: Fault.auth()})
     engine = make_engine(api, tmp_path)
     assert done_of(await run(engine, "first prompt")).reason == "error"
-    after_turn_1 = copy.deepcopy(engine.history)
+    after_turn_1 = copy.deepcopy(engine.session.history)
     assert done_of(await run(engine, "second prompt")).reason == "end_turn"
-    assert text_of(engine.history[0]) == "first promptsecond prompt"
+    assert text_of(engine.session.history[0]) == "first promptsecond prompt"
     engine.rollback(1)
-    assert engine.history == after_turn_1
-    assert_history_valid(engine.history + [{"role": "assistant", "content": "x"}])
+    assert engine.session.history == after_turn_1
+    assert_history_valid(engine.session.history + [{"role": "assistant", "content": "x"}])
     assert SessionStore(engine.config.task_dir).load().history == after_turn_1

@@ -60,14 +60,14 @@ async def session(tmp_path: Any, faults: dict[int, Any], *, answers: Answers | N
     engine = make_engine(api, tmp_path, sleep=sleep, on_api_failure=answers or Answers(), **cfg)
     ev1 = await run(engine, "first task")
     assert done_of(ev1).reason == "end_turn"
-    assert len(engine.history) == 4
+    assert len(engine.session.history) == 4
     ev2 = await run(engine, "second task")
     return engine, api, sleep, ev1, ev2
 
 
 def turn2_ok(engine: Any) -> None:
     """Turn 2 completed normally, turn 1 untouched, no partial output anywhere in history."""
-    h = engine.history
+    h = engine.session.history
     assert len(h) == 8
     assert [m["role"] for m in h[4:]] == ["user", "assistant", "user", "assistant"]
     assert text_of(h[5]) == LEAD and [u["input"] for u in tool_uses(h[5])] == [{"text": ECHO}]
@@ -78,7 +78,7 @@ def turn2_ok(engine: Any) -> None:
 
 def turn2_failed(engine: Any) -> None:
     """Turn 2 failed: turn 1 intact, the prompt waits in history, nothing else was added."""
-    h = engine.history
+    h = engine.session.history
     assert len(h) == 5 and h[4]["role"] == "user" and text_of(h[4]) == "second task"
     assert_history_valid(h)
     assert_persisted_valid(engine.config.task_dir, engine)
@@ -138,7 +138,7 @@ async def test_retryable_fault_once_is_retried_after_the_right_delay(tmp_path: A
     assert [s.attempt for s in started] == [0, 1, 0]
     assert done_of(ev).reason == "end_turn"
     assert done_of(ev).totals.retries == 1
-    assert engine.records[2].retries == 1
+    assert engine.session.records[2].retries == 1
     if where == "mid":
         # Some output was shown before the break; it is marked interrupted and dropped.
         assert interrupted[0].error_kind == kind
@@ -182,7 +182,7 @@ async def test_retry_from_on_api_failure_resets_the_counter(tmp_path: Any) -> No
     assert len(answers.asked) == 1
     assert kinds(ev).count("api_request_failed") == 1
     assert done_of(ev).reason == "end_turn"
-    assert engine.records[2].retries == 4
+    assert engine.session.records[2].retries == 4
     turn2_ok(engine)
 
 
@@ -267,7 +267,7 @@ async def test_overflow_truncates_once_with_keep_quarter_and_retries_at_once(tmp
     # Both notices: the first message asks to continue, the second says history was truncated.
     assert retried[0]["content"][0]["text"] == CONTINUE_NOTICE
     assert retried[1]["content"][0]["text"] == TRUNCATION_NOTICE
-    assert engine.deleted_range == (2, 3) and done_of(ev).totals.truncations == 1
+    assert engine.session.deleted_range == (2, 3) and done_of(ev).totals.truncations == 1
     turn2_ok(engine)
 
 
@@ -309,7 +309,7 @@ async def test_fallback_model_after_overloaded_retries_lasts_for_the_rest_of_the
     models = [r.body["model"] for r in messages_requests(api)]
     # Turn 1 on the primary; four failed tries on it; the fallback for both requests of turn 2.
     assert models == [MODEL] * 2 + [MODEL] * 4 + [FALLBACK] * 2
-    assert [r.model for r in engine.records] == [MODEL, MODEL, FALLBACK, FALLBACK]
+    assert [r.model for r in engine.session.records] == [MODEL, MODEL, FALLBACK, FALLBACK]
     turn2_ok(engine)
     ev3 = await run(engine, "third task")  # a new turn starts on the primary again
     assert done_of(ev3).reason == "end_turn"
@@ -335,7 +335,7 @@ async def test_threshold_truncation_happens_once_per_request_even_when_it_is_ret
     sleep = RecordingSleep()
     engine = make_engine(api, tmp_path, sleep=sleep, context_window=2_000, custom_system_prompt="x " * 900)
     await run(engine, "first task")
-    assert engine.records[2].usage.total_tokens + 25 < 1_600 < engine.records[3].usage.total_tokens - 25
+    assert engine.session.records[2].usage.total_tokens + 25 < 1_600 < engine.session.records[3].usage.total_tokens - 25
     ev = await run(engine, "second task")
     assert kinds(ev)[:4] == ["context_truncated", "api_request_started", "retry_scheduled", "api_request_started"]
     truncated = [e for e in ev if isinstance(e, ContextTruncated)]
@@ -353,14 +353,14 @@ async def test_tool_results_are_not_lost_when_the_next_request_fails(tmp_path: A
     engine, api, sleep, _, ev = await session(tmp_path, {FIRST + 1: Fault.auth()}, answers=answers)
     assert [e.name for e in ev if isinstance(e, ToolResult)] == ["echo"]
     assert done_of(ev).reason == "error"
-    h = engine.history
+    h = engine.session.history
     assert [m["role"] for m in h[4:]] == ["user", "assistant", "user"]
     assert h[6]["content"][0]["type"] == "tool_result" and h[6]["content"][0]["content"] == ECHO
     assert_persisted_valid(engine.config.task_dir, engine)
     # The session goes on: the next prompt joins the waiting user message.
     ev3 = await run(engine, "third task")
     assert done_of(ev3).reason == "end_turn"
-    assert_history_valid(engine.history)
+    assert_history_valid(engine.session.history)
 
 
 async def test_done_carries_the_error_and_the_event_is_shown_once(tmp_path: Any) -> None:

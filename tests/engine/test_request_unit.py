@@ -6,26 +6,33 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from nbagent.engine.abort import AbortGuard
-from nbagent.engine.api_request import RequestOutcome, RequestSettings, RequestState, attempt_api_request
-from nbagent.engine.context import ContextManager
+from nbagent.engine.abort import AbortGuard, RunControl
+from nbagent.engine.config import SessionConfig
+from nbagent.engine.permissions import cancel_on_failure
+from nbagent.engine.request import TOOL_WAIT_MARGIN_S, RequestOutcome, RequestRun, attempt_api_request
+from nbagent.engine.session import Session
 from nbagent.engine.events import ContextTruncated, Notice, StreamInterrupted, ThinkingDelta
 from nbagent.engine.tokens import TokenCounter
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, text_reply, tool_reply
 
-from .test_query_support import MODEL, Add, Echo, assert_persisted_valid, done_of, kinds, make_engine, messages_requests, run
+from .test_query_support import MODEL, FunctionSource, Add, Echo, assert_persisted_valid, done_of, kinds, make_engine, messages_requests, run
 
 
-async def one_request(api: SimulatedAPI, **settings: Any) -> list[Any]:
-    state = RequestState(history=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
-    guard = AbortGuard(asyncio.Event())
+async def one_request(api: SimulatedAPI, wait_for_tools: Any = None, **settings: Any) -> list[Any]:
+    session = Session()
+    session.history.append({"role": "user", "content": [{"type": "text", "text": "hi"}]})
+    control = RunControl()
+    control.bind()
+    guard = AbortGuard(control.abort_event)
     guard.start()
     try:
-        cfg = RequestSettings(provider=simulated_provider(api), context_manager=ContextManager(), model=MODEL,
-                              context_window=200_000, **settings)
+        run = RequestRun(config=SessionConfig(model=MODEL, **settings), provider=simulated_provider(api),
+                         session=session, guard=guard, control=control, counter=TokenCounter(),
+                         ask_failure=cancel_on_failure, sleep=asyncio.sleep,
+                         sources=[FunctionSource(wait_for_tools)] if wait_for_tools else [], context_window=200_000)
         return [item async for item in attempt_api_request(
-            cfg, state, system="s", tools=[], turn=1, request_no=1, guard=guard, counter=TokenCounter())]
+            run, model=MODEL, prepare=lambda: ("s", []), turn=1, request_no=1)]
     finally:
         guard.stop()
 
@@ -37,7 +44,7 @@ async def test_a_tool_server_that_never_connects_is_waited_for_a_bounded_time() 
 
     items = await one_request(SimulatedAPI([text_reply("ok")]), wait_for_tools=never, tool_wait_s=0.05)
     assert isinstance(items[0], Notice) and items[0].level == "warning"
-    assert "still connecting after 0.05 s" in items[0].message
+    assert f"still connecting after {0.05 + TOOL_WAIT_MARGIN_S:g} s" in items[0].message
     assert isinstance(items[-1], RequestOutcome)
 
 
@@ -64,7 +71,7 @@ async def test_a_refusal_ends_the_turn_with_reason_refusal(tmp_path: Any) -> Non
                          tmp_path)
     ev = await run(engine, "something bad")
     assert done_of(ev).reason == "refusal"
-    assert engine.records[-1].stop_reason == "refusal"
+    assert engine.session.records[-1].stop_reason == "refusal"
     assert_persisted_valid(engine.config.task_dir, engine)
 
 
@@ -73,7 +80,7 @@ async def test_thinking_streams_and_is_kept_with_its_signature(tmp_path: Any) ->
     engine = make_engine(api, tmp_path, thinking_budget=2_048)
     ev = await run(engine, "think")
     assert "".join(e.text for e in ev if isinstance(e, ThinkingDelta)) == "Let me think about it."
-    block = engine.history[1]["content"][0]
+    block = engine.session.history[1]["content"][0]
     assert block["type"] == "thinking" and block["thinking"] == "Let me think about it." and block["signature"]
     await run(engine, "again")
     sent = messages_requests(api)[1].body
@@ -102,7 +109,7 @@ async def test_context_window_exceeded_mid_answer_is_an_overflow(tmp_path: Any) 
     ct = next(e for e in ev if isinstance(e, ContextTruncated))
     assert (ct.reason, ct.keep) == ("overflow", "quarter")
     assert tries == [1, 3, 5, 3]
-    assert [m for m in engine.history if "gets cut" in str(m)] == []
+    assert [m for m in engine.session.history if "gets cut" in str(m)] == []
     assert_persisted_valid(engine.config.task_dir, engine)
 
 
@@ -119,4 +126,4 @@ async def test_tools_of_servers_that_connect_during_the_wait_are_offered_at_once
     ev = await run(engine, "use the new tool")
     assert [t["name"] for t in messages_requests(api)[0].body["tools"]] == ["add", "echo"]
     assert [e.content for e in ev if e.kind == "tool_result"] == ["from the new server"]
-    assert engine.sent[0].tools == ["add", "echo"]
+    assert engine.session.sent[0].tools == ["add", "echo"]

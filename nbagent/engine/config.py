@@ -1,0 +1,123 @@
+"""One session's settings (:class:`SessionConfig`) and one prompt's limits (:class:`RunLimits`).
+
+Every default of the engine is defined here, once. ``SessionConfig`` holds settings only: the
+things a session is wired to (provider, tools, executor, the user to ask) are passed to the
+engine as collaborators, and an API key is never part of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .models import DEFAULT_MODEL, ModelInfo
+
+DEFAULT_MAX_REQUESTS = 25
+DEFAULT_MAX_TOKENS = 8192
+DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
+DEFAULT_MAX_RETRY_DELAY_S = 60.0
+DEFAULT_TOOL_WAIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """The settings of one agent session (frozen: change them with :meth:`replace`).
+
+    >>> SessionConfig(model="claude-haiku-4-5").replace(max_requests=5).max_requests
+    5
+    """
+
+    model: str = DEFAULT_MODEL
+    """Model id sent with every request (see ``nbagent.engine.models`` for windows and prices)."""
+    fallback_model: str | None = None
+    """Used for the rest of a turn when the model fails with overloaded/not_found after retries."""
+    cwd: Path = field(default_factory=Path.cwd)
+    """Working directory: file tools resolve paths here and refuse paths outside it."""
+    allowed_paths: tuple[Path, ...] = ()
+    """Paths outside ``cwd`` that file tools may touch."""
+    allow: tuple[str, ...] = ()
+    """Tool names that run without asking."""
+    deny: tuple[str, ...] = ()
+    """Tool names that never run (wins over ``allow`` and read-only)."""
+    shell: bool = False
+    """Whether the shell tool is offered and may run commands (each still asks)."""
+    custom_system_prompt: str | None = None
+    """Replaces nbagent's base system prompt (the environment section is still added)."""
+    append_system_prompt: str | None = None
+    """Added at the end of the system prompt."""
+    in_notebook: bool = False
+    """Whether the system prompt says the agent runs inside a notebook kernel."""
+    thinking_budget: int | None = None
+    """Extended thinking budget in tokens (None: off)."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """``max_tokens`` of every request (output limit)."""
+    context_window: int | None = None
+    """Override of the model table's window (a tiny one makes truncation visible in demos)."""
+    prices: Mapping[str, ModelInfo] | None = None
+    """Price/window table overriding the built-in one (proxies, special plans)."""
+    max_requests: int | None = DEFAULT_MAX_REQUESTS
+    """Most API requests per prompt (then ``Done("max_requests")``); None: no limit."""
+    max_budget_usd: float | None = None
+    """Session budget: once the session's cost reaches it, no further request is sent."""
+    task_dir: Path | None = None
+    """Persistence folder (None: in memory only)."""
+    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
+    """Tool output longer than this many characters is cut in the middle before the model sees it."""
+    request_timeout_s: float | None = None
+    """Per-request timeout passed to the provider (None: the client's default)."""
+    max_retry_delay_s: float = DEFAULT_MAX_RETRY_DELAY_S
+    """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
+    tool_wait_s: float = DEFAULT_TOOL_WAIT_S
+    """Longest wait before a request for tool servers (MCP) that are still connecting."""
+
+    def __post_init__(self) -> None:
+        # Accept what a user naturally passes (str paths, lists) and store one canonical form.
+        set_ = object.__setattr__
+        set_(self, "cwd", Path(self.cwd).expanduser().resolve())
+        if self.task_dir is not None:
+            set_(self, "task_dir", Path(self.task_dir).expanduser())
+        set_(self, "allowed_paths", tuple(Path(p).expanduser() for p in self.allowed_paths))
+        for name in ("allow", "deny"):
+            value = getattr(self, name)
+            set_(self, name, (value,) if isinstance(value, str) else tuple(value))
+        _check_positive(self, "max_tokens", "tool_output_limit")
+        _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
+        if self.max_budget_usd is not None and not self.max_budget_usd >= 0:
+            raise ValueError(f"max_budget_usd must be >= 0, got {self.max_budget_usd!r}")
+
+    def replace(self, **changes: Any) -> "SessionConfig":
+        """A copy with ``changes``; an unknown setting raises ``TypeError`` naming the known ones."""
+        unknown = sorted(set(changes) - set(setting_names()))
+        if unknown:
+            raise TypeError(f"unknown setting(s) {', '.join(unknown)}; settings are: {', '.join(setting_names())}")
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Limits of one prompt, overriding the session's for that run only (None: the session's)."""
+
+    max_requests: int | None = None
+    max_budget_usd: float | None = None
+
+    def resolve(self, config: SessionConfig) -> tuple[int | None, float | None]:
+        """``(max_requests, max_budget_usd)`` in force for a run under ``config``."""
+        requests = self.max_requests if self.max_requests is not None else config.max_requests
+        budget = self.max_budget_usd if self.max_budget_usd is not None else config.max_budget_usd
+        return requests, budget
+
+
+def setting_names() -> list[str]:
+    """The names of every :class:`SessionConfig` setting."""
+    return [f.name for f in dataclasses.fields(SessionConfig)]
+
+
+def _check_positive(config: SessionConfig, *names: str, optional: bool = False) -> None:
+    for name in names:
+        value = getattr(config, name)
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
