@@ -16,8 +16,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Union
 from .abort import AbortGuard, Aborted
 from .context import ContextManager, ContextResult, RequestUsage, get_context_window_info, get_next_truncation_range
 from .errors import (
-    ContextOverflowError, ErrorKind, MAX_AUTO_RETRIES, NbAgentError, classify_error, error_message,
-    error_request_id, error_status, is_auto_retryable, retry_after_seconds, retry_delay,
+    ContextOverflowError, ErrorKind, MAX_AUTO_RETRIES, NbAgentError, as_api_error, is_auto_retryable, retry_delay,
 )
 from .events import (
     ApiRequestFailed, ApiRequestStarted, ContextTruncated, Event, ModelFallback, Notice, RetryScheduled,
@@ -207,8 +206,8 @@ async def attempt_api_request(
             return
 
         assert error is not None
-        kind = classify_error(error)
-        message = error_message(error)
+        failure = as_api_error(error)
+        kind, message = failure.kind, failure.message
         if got_first:
             # Mid-stream: nothing ran yet (tools run only after a complete message), so the partial
             # output is shown as interrupted and dropped; the retry shares this failure's counter.
@@ -235,7 +234,7 @@ async def attempt_api_request(
             failed = ApiRequestFailed(
                 error_kind=kind.value, message=message if can_shorten else
                 f"{message} — the conversation cannot be shortened further",
-                status=error_status(error), request_id=error_request_id(error),
+                status=failure.status, request_id=failure.request_id,
                 attempts=total_retries + 1, can_shorten=False,
             )
             yield failed
@@ -245,7 +244,7 @@ async def attempt_api_request(
                 continue
             raise RequestCancelled(kind, message)
 
-        server_wait = retry_after_seconds(error)
+        server_wait = failure.retry_after_s
         too_long = server_wait is not None and server_wait > settings.max_retry_delay
         if is_auto_retryable(kind) and retries < MAX_AUTO_RETRIES and not too_long:
             retries += 1
@@ -253,7 +252,7 @@ async def attempt_api_request(
             delay = retry_delay(retries, server_wait, settings.max_retry_delay)
             yield RetryScheduled(
                 attempt=retries, max_attempts=MAX_AUTO_RETRIES, delay_s=delay, error_kind=kind.value,
-                message=message, status=error_status(error), request_id=error_request_id(error),
+                message=message, status=failure.status, request_id=failure.request_id,
             )
             await _wait_retry(settings, delay, guard)
             continue
@@ -268,8 +267,8 @@ async def attempt_api_request(
         if too_long:
             message = f"{message} (the server asked to wait {server_wait:.0f} s, more than {settings.max_retry_delay:.0f} s)"
         failed = ApiRequestFailed(
-            error_kind=kind.value, message=message, status=error_status(error),
-            request_id=error_request_id(error), attempts=total_retries + 1, can_shorten=True,
+            error_kind=kind.value, message=message, status=failure.status,
+            request_id=failure.request_id, attempts=total_retries + 1, can_shorten=True,
         )
         yield failed
         if await _ask(settings, failed, guard) == "retry":
