@@ -88,7 +88,7 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
 
 async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
     api = SimulatedAPI(responder)
-    provider = AnthropicProvider(api.async_client(), name="simulated")
+    provider = AnthropicProvider(api.async_client, name="simulated")
     task_dir = Path(tempfile.mkdtemp(prefix="bench-loop-")) / "task" if persist else None
     engine = QueryEngine(QueryEngineConfig(provider=provider, cwd=Path.cwd(), model=MODEL, tools=[Echo()],
                                            custom_system_prompt=SYSTEM, task_dir=task_dir))
@@ -98,7 +98,7 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
             if isinstance(event, Done):
                 assert event.reason == "end_turn", event
     elapsed = since(t0)
-    await provider.client.close()
+    await (await provider.client()).close()
     return elapsed, len(api.requests)
 
 

@@ -47,7 +47,7 @@ def assert_no_key(text: str, where: str) -> None:
 async def test_the_api_key_never_appears_in_files_events_or_reprs(tmp_path: Path) -> None:
     # One retried 529 and one failed request (a 401 carries the API's message, never the key).
     api = SimulatedAPI(script(), faults={2: Fault.overloaded(), 6: Fault.auth()})
-    provider = AnthropicProvider(api.async_client(api_key=SENTINEL), name="anthropic")
+    provider = AnthropicProvider(lambda: api.async_client(api_key=SENTINEL), name="anthropic")
     task_dir = tmp_path / "task"
     agent = Agent(api_key=SENTINEL, provider=provider, cwd=tmp_path, task_dir=task_dir, can_use_tool=allow_all,
                   executor=NamespaceExecutor({}), sleep=RecordingSleep())

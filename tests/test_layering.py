@@ -1,5 +1,6 @@
 """The house rule "arrows point down" (architecture.md, issue 4 test 10): ``nbagent/engine/`` imports
-no IPython, ipywidgets or pandas, and nothing above it (tools, notebook, providers, agent, kernel)."""
+no IPython, ipywidgets or pandas, no SDK (``anthropic``, ``httpx2``: providers translate it), and nothing
+above it (tools, notebook, providers, agent, kernel)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "nbagent" / "engine"
 FORBIDDEN = (
-    "IPython", "ipywidgets", "ipykernel", "pandas", "matplotlib",
+    "IPython", "ipywidgets", "ipykernel", "pandas", "matplotlib", "anthropic", "httpx2",
     "nbagent.tools", "nbagent.notebook", "nbagent.providers", "nbagent.kernel", "nbagent.agent",
     "nbagent.console", "nbagent.demo",
 )

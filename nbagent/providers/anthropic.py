@@ -1,22 +1,30 @@
 """The Anthropic provider: the real ``anthropic`` SDK, pointed at the API or at the simulated one.
 
-This module is the one place where SDK stream events become engine chunks. The SDK's own retries
-are off (``max_retries=0``): nbagent retries visibly. The API key is read from the config or the
-environment and is never printed, logged, saved or shown.
+This module is the one place where SDK stream events become engine chunks, and every SDK or
+transport failure leaves :meth:`AnthropicProvider.stream` as the engine's ``ApiError`` (mapped by
+:mod:`.anthropic_errors`). The SDK's own retries are off (``max_retries=0``): nbagent retries
+visibly. Each event loop gets its own ``AsyncAnthropic`` client (a client's connection pool belongs
+to the loop it was used on). The API key is read from the config or the environment and is never
+printed, logged, saved or shown.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
-from typing import Any, AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import anthropic
-import httpx2
 
 from ..engine.cost import Usage
+from ..engine.errors import ApiError, ErrorKind
 from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
 from ..engine.provider import Chunk, MessageComplete, ModelRequest
+from .anthropic_errors import to_api_error
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (
@@ -24,6 +32,8 @@ SIMULATED_NOTICE = (
     "from a small rule set, not from Claude, and cost figures are what the real API would charge. "
     "Set ANTHROPIC_API_KEY (or pass --anthropic with a key) to use Claude."
 )
+
+ClientFactory = Callable[[], anthropic.AsyncAnthropic]
 
 
 def api_key_from_env() -> str | None:
@@ -33,43 +43,103 @@ def api_key_from_env() -> str | None:
 
 
 class AnthropicProvider:
-    """Streams replies through an ``AsyncAnthropic`` client.
+    """Streams replies through ``AsyncAnthropic`` clients made by ``client_factory``, one per event loop.
 
-    ``name`` is ``"anthropic"`` for the real API and ``"simulated"`` for the offline app.
+    ``name`` is ``"anthropic"`` for the real API and ``"simulated"`` for the offline app. A client
+    is never shared across event loops: its pooled connections are bound to the loop that opened
+    them, and each ``Agent.run_sync`` runs on a new loop.
     """
 
-    def __init__(self, client: anthropic.AsyncAnthropic, name: str = "anthropic") -> None:
-        self.client = client
+    def __init__(self, client_factory: ClientFactory, name: str = "anthropic") -> None:
+        if isinstance(client_factory, anthropic.AsyncAnthropic) or not callable(client_factory):
+            raise TypeError("AnthropicProvider takes a factory of AsyncAnthropic clients (one is made per event loop)")
+        self._client_factory = client_factory
+        self._clients: dict[asyncio.AbstractEventLoop, tuple[anthropic.AsyncAnthropic, AsyncIterator[None]]] = {}
+        self._lock = threading.Lock()
         self.name = name
 
-    def __repr__(self) -> str:  # the client's repr could carry a key: never show it
+    def __repr__(self) -> str:  # a client's or factory's repr could carry a key: never show it
         return f"AnthropicProvider(name={self.name!r})"
 
+    async def client(self) -> anthropic.AsyncAnthropic:
+        """The client of the running event loop, made on its first use there.
+
+        The client is closed on its own loop when that loop shuts down (``asyncio.run`` and
+        ``asyncio.Runner`` close async generators, and one is tied to the client); clients of
+        closed loops are dropped, since their connections can never be used again."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for old in [lp for lp in self._clients if lp.is_closed()]:
+                del self._clients[old]
+            entry = self._clients.get(loop)
+            if entry is not None:
+                return entry[0]
+            client = self._client_factory()
+            closer = _closed_at_loop_shutdown(client)
+            self._clients[loop] = (client, closer)
+        await closer.__anext__()  # now the loop knows the generator and will close it at shutdown
+        return client
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        """Yield engine deltas, then one :class:`MessageComplete` (see module docstring)."""
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": list(request.messages),
-            "max_tokens": request.max_tokens,
-            "stream": True,
-        }
-        if request.system:
-            kwargs["system"] = _with_cache_breakpoint_system(request.system)
-        # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
-        # cacheable prefixes, so each request reads what the previous one wrote.
-        kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
-        if request.tools:
-            kwargs["tools"] = list(request.tools)
-        if request.thinking_budget:
-            kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
-        if request.timeout_s is not None:
-            kwargs["timeout"] = request.timeout_s
-        raw = await self.client.messages.create(**kwargs)
+        """Yield engine deltas, then one :class:`MessageComplete`.
+
+        Every failure, opening the stream or during it, is raised as an ``ApiError`` (chained from
+        the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
+        kwargs = _request_kwargs(request)
+        try:
+            raw = await (await self.client()).messages.create(**kwargs)
+        except Exception as exc:
+            raise _mapped(exc) from exc
         try:
             async for chunk in _chunks(raw, request.model):
                 yield chunk
+        except ApiError:
+            raise
+        except Exception as exc:
+            raise _mapped(exc) from exc
         finally:
-            await raw.close()
+            await _close(raw)
+
+
+async def _closed_at_loop_shutdown(client: anthropic.AsyncAnthropic) -> AsyncIterator[None]:
+    """Suspended for the loop's lifetime; its ``finally`` closes the client's connections on that loop
+    (left to garbage collection, the SDK would try to close them on whatever loop runs then)."""
+    try:
+        yield  # never resumed: only closed
+    finally:
+        await client.close()
+
+
+def _mapped(exc: Exception) -> ApiError:
+    return to_api_error(exc)
+
+
+async def _close(raw: Any) -> None:
+    """Close the response. The stream's outcome is already decided (a complete message or an
+    error that is being raised), so a failure while closing is not reported."""
+    with contextlib.suppress(Exception):
+        await raw.close()
+
+
+def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": list(request.messages),
+        "max_tokens": request.max_tokens,
+        "stream": True,
+    }
+    if request.system:
+        kwargs["system"] = _with_cache_breakpoint_system(request.system)
+    # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
+    # cacheable prefixes, so each request reads what the previous one wrote.
+    kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
+    if request.tools:
+        kwargs["tools"] = list(request.tools)
+    if request.thinking_budget:
+        kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.timeout_s is not None:
+        kwargs["timeout"] = request.timeout_s
+    return kwargs
 
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -170,7 +240,7 @@ async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
     if not stopped or json_parts:
         # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
         # message is partial and must be retried as a mid-stream failure, never enter history.
-        raise httpx2.RemoteProtocolError("the stream ended before message_stop")
+        raise ApiError(ErrorKind.CONNECTION, "the stream ended before message_stop")
     content = [blocks[i] for i in sorted(blocks)]
     yield MessageComplete(
         message={"role": "assistant", "content": content},
@@ -182,20 +252,24 @@ async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
 
 
 def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: float = 600.0) -> AnthropicProvider:
-    """A provider for the real API (``max_retries=0``; nbagent owns retries)."""
-    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
-    return AnthropicProvider(client, name="anthropic")
+    """A provider for the real API (``max_retries=0``; nbagent owns retries), one client per event loop."""
+
+    def new_client() -> anthropic.AsyncAnthropic:  # a closure: the key is in no repr
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+
+    return AnthropicProvider(new_client, name="anthropic")
 
 
 def simulated_provider(api: Any = None, **sim_options: Any) -> AnthropicProvider:
     """A provider whose SDK client talks to the in-process simulated Messages API.
 
     ``api`` is a :class:`nbagent.providers.simulated.SimulatedAPI` (a new one with the demo brain
-    when omitted). The provider keeps it as ``.api`` for request logs and fault injection.
+    when omitted). The provider keeps it as ``.api`` for request logs and fault injection; its
+    clients come from ``api.async_client`` (a new one per event loop, as for the real API).
     """
     from .simulated import SimulatedAPI
 
     api = api if api is not None else SimulatedAPI(**sim_options)
-    provider = AnthropicProvider(api.async_client(), name="simulated")
+    provider = AnthropicProvider(api.async_client, name="simulated")  # a new client per event loop
     provider.api = api  # type: ignore[attr-defined]
     return provider

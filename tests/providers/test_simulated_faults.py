@@ -1,5 +1,5 @@
 """Every injected fault raises what the real API would make the real SDK raise, and
-``classify_error`` gives the kind of the api-request spec table."""
+the provider's ``to_api_error`` gives the kind of the api-request spec table."""
 
 from __future__ import annotations
 
@@ -11,15 +11,23 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ErrorKind, classify_error, error_request_id, retry_after_seconds
-from nbagent.providers.simulated import ALL_FAULTS, Fault, FaultSchedule, SimulatedAPI, text_reply, tool_reply
+from nbagent.engine.errors import ErrorKind
+from nbagent.providers.anthropic_errors import to_api_error
+from nbagent.providers.simulated import (
+    ALL_FAULTS,
+    Fault,
+    FaultSchedule,
+    SimulatedAPI,
+    text_reply,
+    tool_reply,
+)
 
 MODEL = "claude-sonnet-5-5"
 USER = [{"role": "user", "content": "hi"}]
 REPLY = tool_reply("python", {"code": "print(sum(range(10)))  # a tool call long enough to cut"},
                    text="Let me run a little code for you now.")
 
-# fault name -> (exception class raised while streaming, kind from classify_error)
+# fault name -> (exception class raised while streaming, kind from to_api_error)
 EXPECTED: dict[str, tuple[type[BaseException], ErrorKind]] = {
     "rate_limit": (anthropic.RateLimitError, ErrorKind.RATE_LIMIT),
     "overloaded": (anthropic.OverloadedError, ErrorKind.OVERLOADED),
@@ -79,7 +87,7 @@ async def test_fault_surfaces_as_the_sdk_exception_and_kind(name: str, consume: 
     with pytest.raises(BaseException) as caught:
         await consume(client)
     assert type(caught.value) is exc_type, f"{name}: got {type(caught.value).__name__}: {caught.value}"
-    assert classify_error(caught.value) is kind
+    assert to_api_error(caught.value).kind is kind
     assert api.requests[0].fault is not None and api.requests[0].fault.name == name
     # The fault hit request 1 only: the next request goes through.
     assert (await helper_stream(client)).stop_reason == "tool_use"
@@ -92,8 +100,9 @@ async def test_status_errors_carry_body_request_id_and_retry_after() -> None:
     err = caught.value
     assert err.type == "rate_limit_error"
     assert err.body["type"] == "error" and err.body["request_id"].startswith("req_sim_")
-    assert error_request_id(err) == err.response.headers["request-id"] == err.body["request_id"]
-    assert retry_after_seconds(err) == 7.0
+    mapped = to_api_error(err)
+    assert mapped.request_id == err.response.headers["request-id"] == err.body["request_id"]
+    assert (mapped.kind, mapped.status, mapped.retry_after_s) == (ErrorKind.RATE_LIMIT, 429, 7.0)
 
 
 async def test_prompt_too_long_fault_has_the_exact_message_shape() -> None:
@@ -133,7 +142,7 @@ async def test_sse_error_frame_arrives_after_n_events_with_the_given_type() -> N
         async for event in stream:
             seen.append(event.type)
     assert caught.value.status_code == 200 and caught.value.type == "api_error"
-    assert classify_error(caught.value) is ErrorKind.SERVER
+    assert to_api_error(caught.value).kind is ErrorKind.SERVER
     assert len(seen) == 3  # four frames went out, one of them a ping the SDK skips
 
 
@@ -164,7 +173,7 @@ async def test_stream_faults_on_a_non_streamed_request(fault: Fault, exc_type: t
     with pytest.raises(anthropic.APIError) as caught:
         await client.messages.create(model=MODEL, max_tokens=200, messages=USER)
     assert type(caught.value) is exc_type
-    assert classify_error(caught.value) is kind
+    assert to_api_error(caught.value).kind is kind
 
 
 def test_seeded_probability_is_reproducible_and_respects_kinds() -> None:

@@ -9,7 +9,8 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ErrorKind, classify_error, retry_after_seconds
+from nbagent.engine.errors import ErrorKind
+from nbagent.providers.anthropic_errors import to_api_error
 from nbagent.providers.simulated import (
     DemoBrain,
     Reply,
@@ -48,7 +49,7 @@ async def test_a_request_over_the_window_gets_the_exact_400() -> None:
         await client.messages.create(model=MODEL, max_tokens=100, messages=messages)
     assert caught.value.type == "invalid_request_error"
     assert caught.value.api_message == f"prompt is too long: {counted} tokens > 500 maximum"
-    assert classify_error(caught.value) is ErrorKind.CONTEXT_WINDOW_EXCEEDED
+    assert to_api_error(caught.value).kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED
     assert api.requests[-1].reply is None  # the responder was never asked
 
 
@@ -164,7 +165,7 @@ async def test_an_error_reply_is_the_api_error_with_its_headers() -> None:
     with pytest.raises(anthropic.RateLimitError) as caught:
         await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
     assert caught.value.api_message == "slow down"
-    assert retry_after_seconds(caught.value) == 12.0
+    assert to_api_error(caught.value).retry_after_s == 12.0
 
 
 async def test_every_request_is_recorded_without_the_api_key() -> None:

@@ -13,8 +13,15 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ErrorKind, classify_error
-from nbagent.providers.simulated import Fault, LoopbackServer, SimulatedAPI, text_reply, tool_reply
+from nbagent.engine.errors import ErrorKind
+from nbagent.providers.anthropic_errors import to_api_error
+from nbagent.providers.simulated import (
+    Fault,
+    LoopbackServer,
+    SimulatedAPI,
+    text_reply,
+    tool_reply,
+)
 
 MODEL = "claude-sonnet-5-5"
 USER = [{"role": "user", "content": "hi"}]
@@ -57,7 +64,7 @@ async def test_faults_over_loopback(fault: Fault, exc_type: type, kind: ErrorKin
                 async with client.messages.stream(model=MODEL, max_tokens=100, messages=USER) as stream:
                     await stream.get_final_message()
             assert type(caught.value) is exc_type, repr(caught.value)
-            assert classify_error(caught.value) is kind
+            assert to_api_error(caught.value).kind is kind
             # The connection pool recovers: the next request works.
             assert (await client.messages.create(model=MODEL, max_tokens=100, messages=USER)).content
 
@@ -67,7 +74,7 @@ async def test_a_stall_over_loopback_hits_the_clients_own_timeout() -> None:
         async with sdk(server.base_url, timeout=httpx2.Timeout(0.2)) as client:
             with pytest.raises(anthropic.APITimeoutError) as caught:
                 await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
-    assert classify_error(caught.value) is ErrorKind.TIMEOUT
+    assert to_api_error(caught.value).kind is ErrorKind.TIMEOUT
 
 
 async def test_python_dash_m_serves_on_loopback() -> None:

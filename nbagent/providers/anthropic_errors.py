@@ -1,0 +1,159 @@
+"""The one place where ``anthropic`` SDK and ``httpx2`` transport errors become the engine's ``ApiError``.
+
+:func:`to_api_error` follows the table in the api-request spec and reads the SDK's exception class,
+the HTTP status, the body's ``error.type`` and the message together, never one alone. It also
+carries what the engine shows and waits for: the status, the request id, a one-line message and
+the server's ``retry-after-ms`` / ``retry-after`` wait.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anthropic
+import httpx2
+
+from ..engine.errors import (
+    ApiError,
+    ContextOverflowError,
+    ErrorKind,
+    MissingApiKeyError,
+)
+
+_OVERFLOW = re.compile(r"prompt is too long|tokens? > \d+ maximum|context (length|window)", re.IGNORECASE)
+_SPEND = re.compile(r"spend(ing)?[ _]limit", re.IGNORECASE)
+_CREDITS = re.compile(r"credit balance|insufficient (credit|fund)", re.IGNORECASE)
+
+
+def to_api_error(exc: BaseException) -> ApiError:
+    """``exc`` (an SDK exception, a raw ``httpx2`` transport error, or anything) as an :class:`ApiError`.
+
+    An ``ApiError`` is returned as it is. The caller chains it: ``raise to_api_error(e) from e``.
+    """
+    if isinstance(exc, ApiError):
+        return exc
+    return ApiError(classify(exc), one_line_message(exc), status=status_of(exc),
+                    retry_after_s=retry_after_of(exc), request_id=request_id_of(exc))
+
+
+def classify(exc: BaseException) -> ErrorKind:
+    """The :class:`ErrorKind` of an SDK exception, a raw ``httpx2`` transport error, or our own."""
+    if isinstance(exc, ApiError):
+        return exc.kind
+    if isinstance(exc, MissingApiKeyError):
+        return ErrorKind.AUTH
+    if isinstance(exc, ContextOverflowError):
+        return ErrorKind.CONTEXT_WINDOW_EXCEEDED
+    if isinstance(exc, (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError)):
+        return ErrorKind.TIMEOUT
+    if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
+        return ErrorKind.CONNECTION
+    if isinstance(exc, anthropic.CredentialsError):
+        return ErrorKind.AUTH
+    if not isinstance(exc, anthropic.APIStatusError):
+        return ErrorKind.UNKNOWN
+    return _classify_status(exc)
+
+
+def _classify_status(exc: anthropic.APIStatusError) -> ErrorKind:
+    status = exc.status_code
+    etype = _error_type(exc) or ""
+    msg = _raw_message(exc)
+    is_spend_class = type(exc).__name__.endswith("SpendLimitReachedError")
+
+    if status == 413 or etype == "request_too_large" or (status == 400 and _OVERFLOW.search(msg)):
+        return ErrorKind.CONTEXT_WINDOW_EXCEEDED
+    if is_spend_class or (status in (400, 429) and _SPEND.search(msg)):
+        return ErrorKind.SPEND_LIMIT
+    if status in (401, 403) or etype in ("authentication_error", "permission_error"):
+        return ErrorKind.AUTH
+    if status == 402 or etype == "billing_error" or _CREDITS.search(msg):
+        return ErrorKind.BILLING
+    if status == 404 or etype == "not_found_error":
+        return ErrorKind.NOT_FOUND
+    if status in (400, 422):
+        return ErrorKind.INVALID_REQUEST
+    if status == 429 or etype == "rate_limit_error":
+        return ErrorKind.RATE_LIMIT
+    # An SSE `error` frame arrives with the stream's 200 status: the body's type decides.
+    if status == 529 or etype == "overloaded_error":
+        return ErrorKind.OVERLOADED
+    if status >= 500 or etype == "api_error":
+        return ErrorKind.SERVER
+    return ErrorKind.UNKNOWN
+
+
+def _raw_message(exc: BaseException) -> str:
+    msg = getattr(exc, "api_message", None) or getattr(exc, "message", None) or str(exc)
+    return str(msg)
+
+
+def _error_type(exc: BaseException) -> str | None:
+    t = getattr(exc, "type", None)
+    if isinstance(t, str):
+        return t
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("type"), str):
+            return err["type"]
+    return None
+
+
+def one_line_message(exc: BaseException) -> str:
+    """A one-line message a user can read (the API's own message when there is one)."""
+    lines = _raw_message(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def status_of(exc: BaseException) -> int | None:
+    """HTTP status of an SDK error, if it has one."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def request_id_of(exc: BaseException) -> str | None:
+    """The API's request id of an SDK error, if it has one."""
+    rid = getattr(exc, "request_id", None)
+    if isinstance(rid, str) and rid:
+        return rid
+    body = getattr(exc, "body", None)
+    rid = body.get("request_id") if isinstance(body, dict) else None
+    return rid if isinstance(rid, str) and rid else None
+
+
+def _number(text: Any) -> float | None:
+    """A finite, non-negative number of a header value, or None."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return max(value, 0.0) if math.isfinite(value) else None
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """The server's requested wait in seconds (``retry-after-ms`` wins over ``retry-after``), or None."""
+    response = getattr(exc, "response", None)
+    headers: Any = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = _number(headers.get("retry-after-ms"))
+    if ms is not None:
+        return ms / 1000.0
+    ra = headers.get("retry-after")
+    if ra is None:
+        return None
+    seconds = _number(ra)
+    if seconds is not None:
+        return seconds
+    try:  # the HTTP-date form
+        when = parsedate_to_datetime(ra)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return max((when - _dt.datetime.now(_dt.timezone.utc)).total_seconds(), 0.0)

@@ -1,0 +1,234 @@
+"""``AnthropicProvider.stream``: every SDK or transport failure leaves it as an ``ApiError`` chained
+from the SDK's error; cancellation passes through; one SDK client per event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from nbagent.engine.errors import ApiError, ErrorKind
+from nbagent.engine.events import TextDelta
+from nbagent.engine.provider import Chunk, MessageComplete, ModelRequest
+from nbagent.providers.anthropic import (
+    AnthropicProvider,
+    _chunks,
+    anthropic_provider,
+    simulated_provider,
+)
+from nbagent.providers.simulated import Fault, LoopbackServer, SimulatedAPI, text_reply
+
+MODEL = "claude-sonnet-5-5"
+REQUEST = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}], system="Be brief.", tools=(),
+                       max_tokens=200)
+LONG = "a reply with quite a few words in it, so that the stream has several text deltas to send"
+KEY = "sk-ant-api03-provider-test-SECRET-5e2f"
+
+
+async def collect(provider: AnthropicProvider, request: ModelRequest = REQUEST) -> list[Chunk]:
+    return [chunk async for chunk in provider.stream(request)]
+
+
+async def fail(provider: AnthropicProvider) -> tuple[ApiError, list[Chunk]]:
+    """The ApiError a stream raised, and the chunks it yielded before."""
+    seen: list[Chunk] = []
+    with pytest.raises(ApiError) as caught:
+        async for chunk in provider.stream(REQUEST):
+            seen.append(chunk)
+    return caught.value, seen
+
+
+def faulty(fault: Fault) -> AnthropicProvider:
+    return simulated_provider(SimulatedAPI([text_reply(LONG)] * 2, faults={1: fault}))
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+async def test_a_rate_limit_carries_status_retry_after_and_request_id() -> None:
+    provider = faulty(Fault.rate_limit(retry_after=7))
+    err, seen = await fail(provider)
+    assert (err.kind, err.status, err.retry_after_s) == (ErrorKind.RATE_LIMIT, 429, 7.0)
+    assert err.request_id == "req_sim_000001" and seen == []
+    assert isinstance(err.__cause__, anthropic.RateLimitError)
+    assert isinstance((await collect(provider))[-1], MessageComplete)  # the next request goes through
+
+
+async def test_an_overloaded_529() -> None:
+    err, _ = await fail(faulty(Fault.overloaded()))
+    assert (err.kind, err.status, err.retry_after_s) == (ErrorKind.OVERLOADED, 529, None)
+    assert isinstance(err.__cause__, anthropic.OverloadedError)
+
+
+async def test_an_sse_error_frame_mid_stream() -> None:
+    err, seen = await fail(faulty(Fault.sse_error(after_events=5)))
+    assert any(isinstance(c, TextDelta) for c in seen)  # it broke after text had arrived
+    assert (err.kind, err.status) == (ErrorKind.OVERLOADED, 200)
+    assert type(err.__cause__) is anthropic.APIStatusError
+    err, _ = await fail(faulty(Fault.sse_error(after_events=5, error_type="api_error")))
+    assert err.kind is ErrorKind.SERVER
+
+
+async def test_a_dropped_connection_mid_stream() -> None:
+    err, seen = await fail(faulty(Fault.drop(after_events=5)))
+    assert any(isinstance(c, TextDelta) for c in seen)
+    assert (err.kind, err.status) == (ErrorKind.CONNECTION, None)
+    assert isinstance(err.__cause__, httpx2.TransportError)
+
+
+async def test_a_dropped_connection_over_loopback() -> None:
+    api = SimulatedAPI([text_reply(LONG)] * 2, faults={1: Fault.drop(after_events=5)})
+    with LoopbackServer(api) as server:
+        provider = anthropic_provider(KEY, base_url=server.base_url)
+        err, seen = await fail(provider)
+        assert err.kind is ErrorKind.CONNECTION and seen
+        assert isinstance(err.__cause__, httpx2.TransportError)
+        assert isinstance((await collect(provider))[-1], MessageComplete)
+
+
+async def test_refused_stalled_and_too_long_requests_before_the_stream() -> None:
+    err, _ = await fail(faulty(Fault.connection_refused()))
+    assert err.kind is ErrorKind.CONNECTION and isinstance(err.__cause__, anthropic.APIConnectionError)
+    stalled = simulated_provider(SimulatedAPI([text_reply("late")], faults={1: Fault.stall(5)}))
+    with pytest.raises(ApiError) as caught:
+        await collect(stalled, ModelRequest(**{**REQUEST.__dict__, "timeout_s": 0.05}))
+    assert caught.value.kind is ErrorKind.TIMEOUT
+    err, _ = await fail(faulty(Fault.prompt_too_long()))
+    assert (err.kind, err.status) == (ErrorKind.CONTEXT_WINDOW_EXCEEDED, 400)
+    assert err.message.startswith("prompt is too long: ")
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+PARTIAL = sse(
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+                                          "content": [], "stop_reason": None, "stop_sequence": None,
+                                          "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "half"}},
+)
+
+
+def byte_level(body: bytes) -> AnthropicProvider:
+    """A provider whose clients get ``body`` as a 200 event stream from an independent fake."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    def client() -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key="sk-fake", base_url="http://fake.invalid", max_retries=0,
+                                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+    return AnthropicProvider(client)
+
+
+async def test_a_stream_closed_before_message_stop_is_a_connection_error() -> None:
+    err, seen = await fail(byte_level(PARTIAL))
+    assert [c.text for c in seen if isinstance(c, TextDelta)] == ["half"]
+    assert (err.kind, err.message, err.status) == (ErrorKind.CONNECTION, "the stream ended before message_stop", None)
+    assert err.__cause__ is None  # nothing fabricated: no transport error happened
+    # The whole stream is fine.
+    done = sse({"type": "content_block_stop", "index": 0},
+               {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 2}},
+               {"type": "message_stop"})
+    chunks = await collect(byte_level(PARTIAL + done))
+    assert isinstance(chunks[-1], MessageComplete) and chunks[-1].message["content"] == [{"type": "text", "text": "half"}]
+
+
+class _Ev:
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+async def test_chunks_of_a_stream_without_message_stop_raise_an_api_error() -> None:
+    async def partial() -> Any:
+        yield _Ev(type="message_start", message=_Ev(id="m1", model=MODEL,
+                                                    usage=_Ev(model_dump=lambda **k: {"input_tokens": 3})))
+        yield _Ev(type="content_block_start", index=0,
+                  content_block=_Ev(model_dump=lambda **k: {"type": "text", "text": ""}))
+        yield _Ev(type="content_block_delta", index=0, delta=_Ev(type="text_delta", text="half"))
+
+    with pytest.raises(ApiError) as caught:
+        [c async for c in _chunks(partial(), MODEL)]
+    assert caught.value.kind is ErrorKind.CONNECTION
+
+
+async def test_cancellation_passes_through_untouched() -> None:
+    provider = simulated_provider(SimulatedAPI([text_reply("late")], faults={1: Fault.stall(30)}))
+    task = asyncio.ensure_future(collect(provider))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_closing_the_stream_early_raises_nothing() -> None:
+    provider = simulated_provider(SimulatedAPI([text_reply(LONG)] * 2))
+    stream = provider.stream(REQUEST)
+    assert isinstance(await stream.__anext__(), TextDelta)
+    await stream.aclose()  # GeneratorExit inside: not turned into an ApiError
+    assert isinstance((await collect(provider))[-1], MessageComplete)
+
+
+# -- one client per event loop ---------------------------------------------------------------------
+
+
+def test_the_provider_takes_a_factory_and_shows_no_key() -> None:
+    with pytest.raises(TypeError):
+        AnthropicProvider(anthropic.AsyncAnthropic(api_key=KEY))  # type: ignore[arg-type]
+    provider = anthropic_provider(KEY, base_url="http://127.0.0.1:9")
+    assert KEY not in repr(provider) and KEY not in str(provider)
+    assert all(KEY not in repr(v) for v in vars(provider).values())
+
+
+def run_five_times(provider: AnthropicProvider) -> tuple[list[BaseException], list[anthropic.AsyncAnthropic]]:
+    """Five ``asyncio.run`` calls (as five ``Agent.run_sync`` calls), each streaming one request."""
+    errors: list[BaseException] = []
+    clients: list[anthropic.AsyncAnthropic] = []
+    loop_errors: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: loop_errors.append(context))
+        clients.append(await provider.client())
+        chunks = await collect(provider)
+        assert isinstance(chunks[-1], MessageComplete)
+        assert await provider.client() is clients[-1]  # the same client within a loop
+        gc.collect()  # a client of an earlier loop must not try to close itself on this one
+
+    for _ in range(5):
+        try:
+            asyncio.run(one())
+        except Exception as exc:  # noqa: BLE001 -- counted, not raised: the test reports how many runs failed
+            errors.append(exc)
+    assert loop_errors == []
+    return errors, clients
+
+
+def test_five_asyncio_runs_over_loopback_each_succeed_first_time() -> None:
+    # Regression: one client (and its pooled keep-alive connection) was shared across the loops
+    # that each run_sync creates, so every other run failed its first attempt with a connection error.
+    with LoopbackServer(SimulatedAPI(lambda request: text_reply("hello"))) as server:
+        provider = anthropic_provider(KEY, base_url=server.base_url)
+        errors, clients = run_five_times(provider)
+        assert errors == []
+        assert len(server.api.requests) == 5  # one attempt each
+        assert len({id(c) for c in clients}) == 5  # a new client for every loop
+        assert all(c.is_closed() for c in clients)  # each closed on its own loop when that loop shut down
+
+
+def test_five_asyncio_runs_in_process_each_succeed_first_time() -> None:
+    api = SimulatedAPI(lambda request: text_reply("hello"))
+    provider = simulated_provider(api)
+    errors, clients = run_five_times(provider)
+    assert errors == []
+    assert len(api.requests) == 5
+    assert len({id(c) for c in clients}) == 5
+    assert all(c.is_closed() for c in clients)  # each closed on its own loop when that loop shut down
