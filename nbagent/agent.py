@@ -123,7 +123,7 @@ class Agent:
             request_timeout_s=config.request_timeout_s,
             sleep=sleep or asyncio.sleep, kernel_facts=kernel_facts, in_notebook=in_notebook,
         )
-        from .tools.mcp_config import build_mcp_manager  # no mcp import unless servers are configured
+        from .tools.mcp import build_mcp_manager  # no mcp import unless servers are configured
 
         # Connecting starts now, in the background; None when no server is configured.
         self.mcp = None if engine is not None else build_mcp_manager(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 from nbagent.engine.errors import NbAgentError
 
 if TYPE_CHECKING:
-    from .mcp import McpManager
+    from .manager import McpManager
 
 MCP_JSON = ".mcp.json"
 DEFAULT_WAIT_TIMEOUT = 10.0
@@ -241,12 +241,12 @@ def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_j
 
 def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
                       read_mcp_json: bool = True, **options: Any) -> "McpManager | None":
-    """An :class:`~nbagent.tools.mcp.McpManager` for the configured servers, started if a loop is
+    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, started if a loop is
     running (else on first use), or None when no server is configured."""
     servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
     if not servers:
         return None
-    from .mcp import McpManager  # imports the mcp SDK: only when there is a server to run
+    from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
 
     manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, **options)
     manager.start()

@@ -10,7 +10,7 @@ import pytest
 from nbagent import Agent, AgentConfig
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
-from nbagent.tools.mcp_config import (
+from nbagent.tools.mcp.config import (
     DEFAULT_WAIT_TIMEOUT, HttpServer, McpConfigError, StdioServer, build_mcp_manager, load_mcp_json,
     mcp_tool_name, parse_servers, resolve_servers,
 )
@@ -113,7 +113,7 @@ def test_servers_whose_tool_names_would_collide_are_refused(tmp_path: Path) -> N
 
 
 def test_the_default_wait_is_ten_seconds() -> None:
-    from nbagent.tools.mcp import McpManager
+    from nbagent.tools.mcp.manager import McpManager
 
     assert DEFAULT_WAIT_TIMEOUT == 10.0
     assert AgentConfig().mcp_wait_timeout == 10.0

@@ -1,8 +1,8 @@
 """MCP tool servers: connect in the background, offer their tools, wait for them a bounded time.
 
 ``McpManager`` connects to the configured servers (stdio or streamable HTTP, see
-:mod:`nbagent.tools.mcp_config`), one long-lived task per server
-(:class:`~nbagent.tools.mcp_connection.ServerConnection`). Those tasks live in the manager's own
+:mod:`nbagent.tools.mcp.config`), one long-lived task per server
+(:class:`~nbagent.tools.mcp.connection.ServerConnection`). Those tasks live in the manager's own
 event loop on a daemon thread, started with the session: the agent's loop is not a stable home,
 because a notebook may run each cell in a fresh ``asyncio.run`` (on a worker thread) and a script
 may call ``asyncio.run`` per prompt; every new loop would otherwise restart the servers, and a
@@ -36,8 +36,8 @@ from typing import Any, Coroutine, Sequence, TypeVar
 
 from nbagent.engine.tool_api import ToolOutput
 
-from .mcp_config import DEFAULT_WAIT_TIMEOUT, ServerConfig
-from .mcp_connection import McpTool, ServerConnection, ServerState, ServerStatus
+from .config import DEFAULT_WAIT_TIMEOUT, ServerConfig
+from .connection import McpTool, ServerConnection, ServerState, ServerStatus
 
 log = logging.getLogger("nbagent.mcp")
 
@@ -54,7 +54,7 @@ class McpClosedError(RuntimeError):
 class McpManager:
     """The session's MCP servers: background connections, their tools, the bounded wait.
 
-    ``start()`` (done by :func:`~nbagent.tools.mcp_config.build_mcp_manager`) begins connecting
+    ``start()`` (done by :func:`~nbagent.tools.mcp.config.build_mcp_manager`) begins connecting
     at once, whether or not an event loop is running in the caller.
     """
 

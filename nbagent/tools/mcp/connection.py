@@ -1,6 +1,6 @@
 """One MCP server connection: its long-lived task, its tools, calls to them, its state.
 
-Runs inside the manager's event loop (see :mod:`nbagent.tools.mcp`). The ``mcp`` SDK's client
+Runs inside the manager's event loop (see :mod:`nbagent.tools.mcp.manager`). The ``mcp`` SDK's client
 context managers hold anyio cancel scopes, which must be entered and exited in the same task, so
 :meth:`ServerConnection.serve` opens the client, lists the tools and closes the client in one task;
 tool calls only send requests through it.
@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError
 
 from nbagent.engine.tool_api import ToolContext, ToolOutput
 
-from .mcp_config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
-from .mcp_results import describe_error, to_tool_output
-from .mcp_schema import SchemaModel, model_for_schema
+from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
+from .results import describe_error, to_tool_output
+from .schema import SchemaModel, model_for_schema
 
 log = logging.getLogger("nbagent.mcp")
 

@@ -1,6 +1,6 @@
 """MCP servers through the real loop: a scripted simulated model calls a real MCP server's tools.
 
-The servers are small scripts under ``mcp_servers/`` (the mcp SDK's MCPServer over stdio or
+The servers are small scripts under ``servers/`` (the mcp SDK's MCPServer over stdio or
 streamable HTTP on 127.0.0.1), started with ``sys.executable``.
 """
 
@@ -26,9 +26,9 @@ from nbagent.engine.query import QueryEngine, QueryEngineConfig
 from nbagent.engine.tool_api import ToolContext
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, text_reply, tool_reply
-from nbagent.tools.mcp_config import build_mcp_manager
+from nbagent.tools.mcp.config import build_mcp_manager
 
-SERVERS = Path(__file__).parent / "mcp_servers"
+SERVERS = Path(__file__).parent / "servers"
 DEMO = str(SERVERS / "demo_server.py")
 SILENT = str(SERVERS / "silent_server.py")
 WAIT = 8.0  # generous for a loaded CI machine; the bounded-wait tests use 1 s

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from nbagent.engine.tool_api import ToolInputError
-from nbagent.tools.mcp_schema import model_for_schema
+from nbagent.tools.mcp.schema import model_for_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

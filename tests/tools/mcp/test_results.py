@@ -8,9 +8,9 @@ from typing import Any
 import mcp.types as mcp_types
 
 from nbagent.engine.tool_api import ToolLike
-from nbagent.tools.mcp import McpManager
-from nbagent.tools.mcp_config import StdioServer
-from nbagent.tools.mcp_results import describe_error, to_tool_output
+from nbagent.tools.mcp.config import StdioServer
+from nbagent.tools.mcp.manager import McpManager
+from nbagent.tools.mcp.results import describe_error, to_tool_output
 
 if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup
@@ -57,7 +57,7 @@ def test_describe_error_unwraps_exception_groups() -> None:
 def manager_with(tool: mcp_types.Tool) -> tuple[McpManager, Any]:
     manager = McpManager([StdioServer(name="files", command="unused")])
     conn = manager._connections[0]  # a connection that is "connected" without a server
-    from nbagent.tools.mcp_connection import McpTool
+    from nbagent.tools.mcp.connection import McpTool
 
     conn.tools = (McpTool(conn, tool),)
     conn.state = "connected"
