@@ -129,7 +129,11 @@ class Agent:
         self.mcp = None if engine is not None else build_mcp_manager(
             config.mcp_servers, qcfg.cwd, wait_timeout=config.mcp_wait_timeout)
         if self.mcp is not None:
-            qcfg = self.mcp.attach(qcfg, owner=self)
+            # The manager is a ToolSource: its bounded wait before each request, its tools. It
+            # bounds the wait itself; the engine's tool_wait_s is only a safety net behind it.
+            qcfg = dataclasses.replace(qcfg, wait_for_tools=self.mcp.ready, dynamic_tools=self.mcp.tools,
+                                       tool_wait_s=max(qcfg.tool_wait_s, self.mcp.wait_timeout + 2.0))
+            self.mcp.close_with(self)  # a dropped agent does not leave servers running
         self.engine = engine or QueryEngine(qcfg)
 
     def __repr__(self) -> str:

@@ -7,6 +7,7 @@ streamable HTTP on 127.0.0.1), started with ``sys.executable``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -215,7 +216,7 @@ def test_a_script_without_a_loop_keeps_one_server_across_asyncio_runs(tmp_path: 
         first = results(agent.run_sync("pid?"))  # asyncio.run inside
 
         async def call_again() -> str:  # another asyncio.run: a new loop, the same server
-            assert agent.mcp is not None and await agent.mcp.wait_for_tools() == []
+            assert agent.mcp is not None and await agent.mcp.ready() == []
             tool = {t.name: t for t in agent.mcp.tools()}["mcp__demo__pid"]
             out = await tool.run({}, ToolContext(cwd=tmp_path))
             return str(out.content)
@@ -245,7 +246,9 @@ async def test_query_engine_config_servers_and_the_engines_own_wait(tmp_path: Pa
                                mcp_servers={"demo": demo_entry()})
     manager = build_mcp_manager(config.mcp_servers, config.cwd, wait_timeout=WAIT, read_mcp_json=False)
     assert manager is not None
-    engine = QueryEngine(manager.attach(config))
+    # The manager as the engine's tool source, wired by hand (what Agent does).
+    engine = QueryEngine(dataclasses.replace(config, wait_for_tools=manager.ready, dynamic_tools=manager.tools,
+                                             tool_wait_s=manager.wait_timeout + 2.0))
     try:
         [e async for e in engine.submit_message("hi")]  # the engine waits; the server connects
         events = [e async for e in engine.submit_message("add")]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
 import mcp.types as mcp_types
 
-from nbagent.engine.tool_api import ToolLike
+from nbagent.engine.tool_api import ToolLike, ToolSource
 from nbagent.tools.mcp.config import StdioServer
 from nbagent.tools.mcp.manager import McpManager
 from nbagent.tools.mcp.results import describe_error, to_tool_output
@@ -82,3 +83,21 @@ async def test_a_schema_nbagent_cannot_check_is_reported_once() -> None:
     first, second = await manager._wait(), await manager._wait()
     assert len(first) == 1 and "mcp__files__search" in first[0] and "allOf" in first[0] and second == []
     assert [t.name for t in manager.tools()] == ["mcp__files__search"]
+
+
+async def test_the_manager_is_a_tool_source_and_closes_with_its_owner() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    manager, tool = manager_with(mcp_types.Tool(name="read", input_schema=schema))
+    assert isinstance(manager, ToolSource) and not hasattr(manager, "attach")
+    assert await manager.ready() == []  # not started: nothing to wait for
+    assert list(manager.tools()) == [tool]
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    manager.close_with(owner)
+    assert not manager._closed
+    del owner
+    gc.collect()
+    assert manager._closed
