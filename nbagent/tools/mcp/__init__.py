@@ -36,10 +36,12 @@ from .config import (
 if TYPE_CHECKING:
     from .connection import McpTool, ServerState, ServerStatus
     from .manager import DEFAULT_CONNECT_TIMEOUT, McpClosedError, McpManager
+    from .schema import InputCheck, input_check
 
 _LAZY = {
     "McpManager": "manager", "McpClosedError": "manager", "DEFAULT_CONNECT_TIMEOUT": "manager",
     "McpTool": "connection", "ServerStatus": "connection", "ServerState": "connection",
+    "InputCheck": "schema", "input_check": "schema",
 }
 
 
@@ -53,7 +55,24 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
-    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "resolve_servers", "build_mcp_manager",
-    "McpManager", "McpClosedError", "DEFAULT_CONNECT_TIMEOUT", "McpTool", "ServerStatus", "ServerState",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_WAIT_TIMEOUT",
+    "MCP_JSON",
+    "HttpServer",
+    "InputCheck",
+    "McpClosedError",
+    "McpConfigError",
+    "McpManager",
+    "McpTool",
+    "ServerConfig",
+    "ServerState",
+    "ServerStatus",
+    "StdioServer",
+    "build_mcp_manager",
+    "input_check",
+    "load_mcp_json",
+    "mcp_tool_name",
+    "parse_server",
+    "parse_servers",
+    "resolve_servers",
 ]

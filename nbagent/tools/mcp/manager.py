@@ -270,9 +270,10 @@ _warming = threading.Lock()
 def _warm_imports() -> None:
     """Import ``jsonschema`` on a side thread while the servers start.
 
-    The SDK imports it at the first call of a tool that has an output schema, and in some installs
-    that import takes seconds (``rfc3987-syntax`` builds parsers at import): measured 2.5 s added
-    to the first such call. Once per process.
+    The input checks of the tools need it as soon as a server lists them (and the SDK at the first
+    call of a tool that has an output schema); in some installs that import takes seconds
+    (``rfc3987-syntax`` builds parsers at import): a head start while the handshakes run. Once per
+    process.
     """
     if "jsonschema" in sys.modules or not _warming.acquire(blocking=False):
         return
@@ -280,8 +281,8 @@ def _warm_imports() -> None:
     def work() -> None:
         try:
             importlib.import_module("jsonschema")
-        except Exception:  # noqa: BLE001 - only a head start; the SDK reports a real problem itself
-            pass
+        except Exception:  # noqa: BLE001 - only a head start; a real problem shows where it is used
+            log.debug("jsonschema could not be imported", exc_info=True)
 
     threading.Thread(target=work, name="nbagent-mcp-warm", daemon=True).start()
 

@@ -1,215 +1,163 @@
-"""An MCP tool's JSON schema as a pydantic model, so its inputs are checked like built-in tools'.
+"""Checking an MCP tool's input against the server's ``inputSchema``, with ``jsonschema``.
 
-The common subset is converted with ``pydantic.create_model``: object properties (nested too),
-``required``, the basic types (strictly, as JSON Schema means them: ``"integer"`` is not ``true``
-and ``"string"`` is not ``3``), arrays, ``enum``/``const``, ``anyOf``/``oneOf``, type lists,
-``nullable``, local ``$ref`` into ``$defs``, ``additionalProperties`` and the usual string, number
-and array bounds. Anything else that changes what is valid (``allOf`` of several schemas, ``not``,
-``if``/``then``, recursive references, …) makes :func:`model_for_schema` give up with a reason;
-the tool then accepts any JSON object and the server does the checking.
+:func:`input_check` picks the validator class the schema asks for (its ``$schema``; Draft 2020-12
+when it names none) with :func:`jsonschema.validators.validator_for`, so everything JSON Schema can
+say is checked: ``allOf``, ``not``, ``if``/``then``/``else``, recursive ``$ref`` and the rest.
+Errors become one :class:`~nbagent.engine.tool_api.ToolInputError` that names each bad field path
+and what was expected, the message the model gets back::
+
+    Invalid input for tool 'mcp__srv__x': a: 'x' is not of type 'integer'; (input): 'b' is a required property
+
+The input goes to the server as given: no defaults filled in, ``3`` not turned into ``3.0``.
+
+A schema nbagent cannot use does not break the tool: the schema is invalid (say, a ``pattern`` that
+is not a regular expression), it is not a JSON Schema at all, or a ``$ref`` points outside the
+schema (nothing is fetched from the network) or nowhere. Then the check is skipped: the tool accepts
+any JSON object, the server does the checking, and the reason is kept in
+:attr:`InputCheck.unchecked`, which the manager reports once as a warning and ``%agent status``
+shows. A failure of the check itself while validating (not the input's fault) also lets the input
+through to the server.
+
+``jsonschema`` is imported by :func:`input_check`, not with this module: its import takes about a
+second, and it happens on the manager's thread while a server connects.
 """
 
 from __future__ import annotations
 
-import itertools
+import logging
+import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Optional, Union
-
-import pydantic
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
-from typing_extensions import Annotated
+from typing import TYPE_CHECKING, Any
 
 from nbagent.engine.tool_api import ToolInputError
 
-_UNSUPPORTED = (
-    "not", "if", "then", "else", "patternProperties", "dependentRequired", "dependentSchemas",
-    "dependencies", "prefixItems", "additionalItems", "unevaluatedProperties", "unevaluatedItems",
-    "propertyNames", "contains", "minContains", "maxContains", "minProperties", "maxProperties",
-)
-_LITERAL_TYPES = (str, int, bool, type(None))
-_BOUNDS = {
-    "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of",
-    "minLength": "min_length", "maxLength": "max_length", "pattern": "pattern",
-    "minItems": "min_length", "maxItems": "max_length",
-}
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
+log = logging.getLogger("nbagent.mcp")
 
-class UnsupportedSchema(Exception):
-    """The schema uses a feature this converter does not model (the message says which, where)."""
+MAX_ERRORS = 10
+"""At most this many problems are listed in one message (then "and N more")."""
+MAX_PART = 300
+"""Characters per problem; longer ones (a long value quoted back) are cut in the middle."""
+
+# Keywords whose values are data, not schemas (a "$ref" key in there is not a reference) ...
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# ... and keywords whose values map names to schemas (a property may be called "enum").
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
 @dataclass(frozen=True)
-class SchemaModel:
-    """The result of converting one tool's schema: a model, or None and why not."""
+class InputCheck:
+    """One tool's input check: a ``jsonschema`` validator, or None and why not."""
 
-    model: type[pydantic.BaseModel] | None
-    unsupported: str | None = None
+    validator: Validator | None
+    unchecked: str | None = None
+    """Why the inputs go to the server unchecked (None when they are checked)."""
 
     def validate(self, tool_name: str, raw_input: Any) -> dict[str, Any]:
-        """``raw_input`` checked against the schema, as the dict to send to the server.
-
-        Only keys the model gave are sent (no defaults filled in, no ``null`` for omitted optional
-        fields): the server applies its own defaults.
-        """
+        """``raw_input``, checked against the schema, as the dict to send to the server."""
         if not isinstance(raw_input, dict):
             raise ToolInputError(
                 f"Invalid input for tool {tool_name!r}: expected a JSON object, got {type(raw_input).__name__}.")
-        if self.model is None:
+        if self.validator is None:
             return dict(raw_input)
         try:
-            parsed = self.model.model_validate(raw_input)
-        except pydantic.ValidationError as exc:
-            parts = []
-            for err in exc.errors(include_url=False):
-                loc = ".".join(str(x) for x in err.get("loc", ())) or "(input)"
-                parts.append(f"{loc}: {err.get('msg')}")
-            raise ToolInputError(f"Invalid input for tool {tool_name!r}: " + "; ".join(parts)) from None
-        return parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            errors = sorted(self.validator.iter_errors(raw_input), key=lambda e: [str(p) for p in e.absolute_path])
+        except Exception:  # the schema's fault, found late (say, a $ref under a nested $id)
+            log.debug("MCP input check of %s failed; the input goes to the server unchecked", tool_name,
+                      exc_info=True)
+            return dict(raw_input)
+        if errors:
+            parts = [_describe(e) for e in errors[:MAX_ERRORS]]
+            if len(errors) > MAX_ERRORS:
+                parts.append(f"and {len(errors) - MAX_ERRORS} more")
+            raise ToolInputError(f"Invalid input for tool {tool_name!r}: " + "; ".join(parts))
+        return dict(raw_input)
 
 
-def model_for_schema(schema: Any, name: str = "Input") -> SchemaModel:
-    """Convert a tool's ``inputSchema``; never raises (an unsupported schema gives ``model=None``)."""
-    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
-        return SchemaModel(None, "the input schema is not a JSON object schema")
+def input_check(schema: Any) -> InputCheck:
+    """The check for a tool's ``inputSchema``; never raises (a schema it cannot use gives
+    ``validator=None`` and the reason)."""
+    if not isinstance(schema, (Mapping, bool)):
+        return InputCheck(None, f"the input schema is a {type(schema).__name__}, not a JSON Schema")
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # an unknown $schema: the default is used
+        cls = validator_for(schema, default=Draft202012Validator)
     try:
-        return SchemaModel(_Converter(schema, name).object_model(schema, name, "(root)"))
-    except UnsupportedSchema as exc:
-        return SchemaModel(None, str(exc))
-    except Exception as exc:  # noqa: BLE001 - pydantic refusing a bound (say, a bad regex) is the same case
-        return SchemaModel(None, f"pydantic could not build a model ({type(exc).__name__}: {exc})")
+        cls.check_schema(schema)
+        if not isinstance(schema, Mapping):  # true or false
+            return InputCheck(cls(schema))
+        registry, unresolved = _local_registry(schema, cls)
+    except SchemaError as exc:
+        return InputCheck(None, f"invalid schema: {_describe(exc)}")
+    except Exception as exc:  # noqa: BLE001 - e.g. a recursion too deep in the checker itself
+        return InputCheck(None, f"the schema could not be checked ({type(exc).__name__}: {exc})")
+    if unresolved is not None:
+        where = "nowhere" if unresolved.startswith("#") else "outside the schema"
+        return InputCheck(None, f"'$ref' {unresolved!r} points {where}")
+    return InputCheck(cls(schema, registry=registry))
 
 
-class _Converter:
-    def __init__(self, root: Mapping[str, Any], name: str) -> None:
-        self.root = root
-        self.name = name
-        self.refs: list[str] = []  # the $ref chain being expanded, to refuse recursion
-        self.counter = itertools.count(1)
+def _local_registry(schema: Mapping[str, Any], cls: Any) -> tuple[Any, str | None]:
+    """A registry of the schema and the metaschemas only (so no reference is ever fetched), and
+    the first ``$ref`` it cannot resolve, if any."""
+    import jsonschema_specifications
+    import referencing
+    import referencing.exceptions
+    import referencing.jsonschema
 
-    # -- types -------------------------------------------------------------------------------
-    def type_of(self, s: Any, path: str) -> Any:
-        if s is True or s == {}:
-            return Any
-        if not isinstance(s, Mapping):
-            raise UnsupportedSchema(f"{path}: schema {s!r}")
-        for keyword in _UNSUPPORTED:
-            if keyword in s:
-                raise UnsupportedSchema(f"{path}: '{keyword}'")
-        t = self._base_type(s, path)
-        return Optional[t] if s.get("nullable") is True else t
-
-    def _base_type(self, s: Mapping[str, Any], path: str) -> Any:
-        if "$ref" in s:
-            return self._ref(s["$ref"], path)
-        if "allOf" in s:
-            parts = s["allOf"]
-            if not isinstance(parts, list) or len(parts) != 1:
-                raise UnsupportedSchema(f"{path}: 'allOf' with several schemas")
-            return self.type_of(parts[0], path)
-        if "const" in s:
-            return self._literal([s["const"]], path)
-        if "enum" in s:
-            if not isinstance(s["enum"], list) or not s["enum"]:
-                raise UnsupportedSchema(f"{path}: empty or non-list 'enum'")
-            return self._literal(s["enum"], path)
-        for key in ("anyOf", "oneOf"):  # oneOf checked as anyOf: a little lenient, the server is exact
-            if key in s:
-                options = s[key]
-                if not isinstance(options, list) or not options:
-                    raise UnsupportedSchema(f"{path}: empty '{key}'")
-                return Union[tuple(self.type_of(o, f"{path}.{key}[{i}]") for i, o in enumerate(options))]
-        t = s.get("type")
-        if isinstance(t, list):
-            if not t:
-                raise UnsupportedSchema(f"{path}: empty 'type' list")
-            return Union[tuple(self._typed(s, str(x), path) for x in t)]
-        if t is None:
-            t = "object" if "properties" in s else "array" if "items" in s else None
-        return Any if t is None else self._typed(s, t, path)
-
-    def _typed(self, s: Mapping[str, Any], t: str, path: str) -> Any:
-        if t == "string":
-            return self._bounded(StrictStr, s, ("minLength", "maxLength", "pattern"))
-        if t == "integer":
-            return self._bounded(StrictInt, s, ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"))
-        if t == "number":
-            # Two members, so that 3 stays 3 on the way to the server instead of becoming 3.0.
-            keys = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-            return self._bounded(Union[StrictInt, StrictFloat], s, keys)
-        if t == "boolean":
-            return StrictBool
-        if t == "null":
-            return None
-        if t == "array":
-            items = s.get("items", True)
-            if isinstance(items, list):
-                raise UnsupportedSchema(f"{path}: 'items' as a list (tuple validation)")
-            return self._bounded(list[self.type_of(items, f"{path}[]")], s, ("minItems", "maxItems"))  # type: ignore[misc]
-        if t == "object":
-            if "properties" in s:
-                return self.object_model(s, f"{self.name}_{next(self.counter)}", path)
-            extra = s.get("additionalProperties", True)
-            return dict[str, self.type_of(extra, f"{path}.*")] if extra is not False else dict[str, Any]  # type: ignore[misc]
-        raise UnsupportedSchema(f"{path}: type {t!r}")
-
-    @staticmethod
-    def _bounded(base: Any, s: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-        bounds = {_BOUNDS[k]: s[k] for k in keys if k in s and not isinstance(s[k], bool)}
-        return Annotated[base, Field(**bounds)] if bounds else base
-
-    @staticmethod
-    def _literal(values: list[Any], path: str) -> Any:
-        if not all(isinstance(v, _LITERAL_TYPES) for v in values):
-            raise UnsupportedSchema(f"{path}: 'enum'/'const' with values other than strings, integers, booleans, null")
-        return Literal[tuple(values)]  # type: ignore[valid-type]
-
-    def _ref(self, ref: Any, path: str) -> Any:
-        if ref == "#":
-            raise UnsupportedSchema(f"{path}: recursive '$ref' to the root")
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise UnsupportedSchema(f"{path}: non-local '$ref' {ref!r}")
-        if ref in self.refs:
-            raise UnsupportedSchema(f"{path}: recursive '$ref' {ref!r}")
-        target: Any = self.root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, Mapping) or part not in target:
-                raise UnsupportedSchema(f"{path}: '$ref' {ref!r} points nowhere")
-            target = target[part]
-        self.refs.append(ref)
+    spec = referencing.jsonschema.specification_with(cls.META_SCHEMA.get("$schema", ""),
+                                                       default=referencing.jsonschema.DRAFT202012)
+    resource = referencing.Resource.from_contents(schema, default_specification=spec)
+    base = resource.id() or ""
+    registry = jsonschema_specifications.REGISTRY.with_resource(base, resource)
+    resolver = registry.resolver(base_uri=base)
+    for ref in _refs(schema):
         try:
-            return self.type_of(target, ref)
-        finally:
-            self.refs.pop()
-
-    # -- objects -----------------------------------------------------------------------------
-    def object_model(self, s: Mapping[str, Any], model_name: str, path: str) -> type[pydantic.BaseModel]:
-        props = s.get("properties") or {}
-        required = s.get("required") or []
-        if not isinstance(props, Mapping) or not isinstance(required, list):
-            raise UnsupportedSchema(f"{path}: 'properties' must be an object and 'required' a list")
-        for keyword in _UNSUPPORTED:
-            if keyword in s:
-                raise UnsupportedSchema(f"{path}: '{keyword}'")
-        extra = s.get("additionalProperties", True)
-        fields: dict[str, Any] = {}
-        # Generated field names with the property as alias: properties may be keywords ("from"),
-        # contain dashes, or shadow BaseModel attributes ("model_config", "copy").
-        for i, (prop, sub) in enumerate(props.items()):
-            annotation = self.type_of(sub, f"{path}.{prop}" if path != "(root)" else prop)
-            if prop in required:
-                fields[f"f{i}"] = (annotation, Field(alias=prop))
-            else:
-                fields[f"f{i}"] = (annotation, Field(default=None, alias=prop))
-        missing = [r for r in required if r not in props]
-        for j, prop in enumerate(missing):
-            fields[f"r{j}"] = (Any, Field(alias=prop))
-        config = pydantic.ConfigDict(
-            extra="forbid" if extra is False else "allow", regex_engine="python-re", protected_namespaces=(),
-        )
-        # A typed ``additionalProperties`` next to fixed properties is rare: its extra keys pass
-        # through unchecked (the server checks them).
-        return pydantic.create_model(model_name, __config__=config, **fields)
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            return registry, ref
+    return registry, None
 
 
-__all__ = ["SchemaModel", "UnsupportedSchema", "model_for_schema"]
+def _refs(node: Any, named: bool = False) -> Iterator[str]:
+    """Every ``$ref`` string in a schema (``named``: ``node`` maps names to schemas)."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if named:
+                yield from _refs(value)
+            elif key == "$ref" and isinstance(value, str):
+                yield value
+            elif key not in _DATA_KEYWORDS:
+                yield from _refs(value, key in _NAMED_SCHEMAS)
+    elif isinstance(node, list) and not named:
+        for item in node:
+            yield from _refs(item)
+
+
+def _path(path: Any) -> str:
+    return ".".join(str(p) for p in path) or "(input)"
+
+
+def _describe(error: ValidationError) -> str:
+    """``path: message``, and for ``anyOf``/``oneOf`` what each alternative objected to."""
+    text = f"{_path(error.absolute_path)}: {error.message}"
+    if error.context and error.validator in ("anyOf", "oneOf"):
+        first: dict[Any, ValidationError] = {}
+        for sub in error.context:  # the first complaint of each alternative
+            first.setdefault(sub.relative_schema_path[0] if sub.relative_schema_path else None, sub)
+        text += " (" + "; or ".join(f"{_path(s.absolute_path)}: {s.message}" for s in first.values()) + ")"
+    if len(text) > MAX_PART:
+        head = MAX_PART * 2 // 3
+        text = f"{text[:head]} … {text[-(MAX_PART - head - 3):]}"
+    return text
+
+
+__all__ = ["MAX_ERRORS", "MAX_PART", "InputCheck", "input_check"]

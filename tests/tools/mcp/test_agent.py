@@ -104,7 +104,7 @@ async def test_stdio_server_from_mcp_json_with_permission_prompts(tmp_path: Path
         ("mcp__demo__write_note", True), ("mcp__demo__add", True)]
     assert got[0].content == "5"
     assert "denied" in got[2].content and "not this one" in got[2].content
-    assert "a: Input should be a valid integer" in got[3].content
+    assert "a: 'two' is not of type 'integer'" in got[3].content
     assert asked == [("mcp__demo__write_note", {"path": str(note), "text": "yes"}),
                      ("mcp__demo__write_note", {"path": str(refused), "text": "no"})]
     assert [e.name for e in events if isinstance(e, PermissionAsked)] == ["mcp__demo__write_note"] * 2

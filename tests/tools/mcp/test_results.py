@@ -77,11 +77,13 @@ async def test_mcp_tools_are_tool_like_and_read_only_only_when_annotated() -> No
 
 
 async def test_a_schema_nbagent_cannot_check_is_reported_once() -> None:
-    schema = {"type": "object", "properties": {"q": {"allOf": [{"type": "string"}, {"minLength": 1}]}}}
+    schema = {"type": "object", "properties": {"q": {"type": "string", "pattern": "(unclosed"}}}
     manager, tool = manager_with(mcp_types.Tool(name="search", input_schema=schema))
     assert tool.validate({"q": 5}) == {"q": 5}  # passed through: the server checks it
     first, second = await manager._wait(), await manager._wait()
-    assert len(first) == 1 and "mcp__files__search" in first[0] and "allOf" in first[0] and second == []
+    assert len(first) == 1 and second == []
+    assert "mcp__files__search (invalid schema: properties.q.pattern" in first[0] and "unchecked" in first[0]
+    assert "mcp__files__search (invalid schema" in (manager.statuses()[0].unchecked or "")
     assert [t.name for t in manager.tools()] == ["mcp__files__search"]
 
 
