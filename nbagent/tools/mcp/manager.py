@@ -281,7 +281,7 @@ def _warm_imports() -> None:
     def work() -> None:
         try:
             importlib.import_module("jsonschema")
-        except Exception:  # noqa: BLE001 - only a head start; a real problem shows where it is used
+        except Exception:  # only a head start; a real problem shows where it is used
             log.debug("jsonschema could not be imported", exc_info=True)
 
     threading.Thread(target=work, name="nbagent-mcp-warm", daemon=True).start()
