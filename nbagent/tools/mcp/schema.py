@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 from nbagent.engine.tool_api import ToolInputError
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError
-    from jsonschema.protocols import Validator
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+    from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 log = logging.getLogger("nbagent.mcp")
 
@@ -83,9 +83,9 @@ def input_check(schema: Any) -> InputCheck:
     ``validator=None`` and the reason)."""
     if not isinstance(schema, (Mapping, bool)):
         return InputCheck(None, f"the input schema is a {type(schema).__name__}, not a JSON Schema")
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # an unknown $schema: the default is used
@@ -108,7 +108,7 @@ def input_check(schema: Any) -> InputCheck:
 def _local_registry(schema: Mapping[str, Any], cls: Any) -> tuple[Any, str | None]:
     """A registry of the schema and the metaschemas only (so no reference is ever fetched), and
     the first ``$ref`` it cannot resolve, if any."""
-    import jsonschema_specifications
+    import jsonschema_specifications  # type: ignore[import-untyped]
     import referencing
     import referencing.exceptions
     import referencing.jsonschema
