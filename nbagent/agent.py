@@ -87,7 +87,7 @@ class Agent:
             from .tools import builtin_tools
 
             tools = builtin_tools(shell=config.shell)
-        from .tools.mcp_config import build_mcp_manager  # no mcp import unless servers are configured
+        from .tools.mcp import build_mcp_manager  # no mcp SDK import unless servers are configured
 
         # Connecting starts now, in the background; None when no server is configured.
         self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s)
@@ -95,8 +95,8 @@ class Agent:
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
                                   sleep=sleep or asyncio.sleep)
-        if self.mcp is not None:  # a dropped Agent does not leave servers running (at exit close() waits)
-            weakref.finalize(self, self.mcp.close, False).atexit = False
+        if self.mcp is not None:
+            self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         self._announce = self.provider.name == "simulated"
         weakref.finalize(self, self.engine.session.close)
 

@@ -13,10 +13,10 @@ from typing import Optional
 import pydantic
 
 from nbagent.engine.file_state import FileStateCache, LineSpan
+from nbagent.engine.persist import atomic_write_bytes
 from nbagent.engine.tool_api import ToolContext, ToolExecutionError, ToolOutput
 
 from .base import BuiltinTool, ToolInput
-from .fsutil import atomic_write_bytes
 from .paths import display_path, resolve_path
 
 # Reading more than this into memory to show the model makes no sense; point at the python tool.

@@ -203,7 +203,7 @@ async def test_live_session_history_is_replayed(tmp_path: Path, monkeypatch: pyt
         (tmp_path / f"{name}.txt").write_text("".join(f"{name} line {i} with several words of content\n" for i in range(30)))
     from nbagent.notebook.session import NotebookSession
 
-    agent = nbagent.Agent(nbagent.AgentConfig(provider="simulated"), allow=["python", "read_file"],
+    agent = nbagent.Agent(provider="simulated", allow=["python", "read_file"],
                           context_window=4000, cwd=tmp_path)
     try:
         for prompt in ["read a.txt", "read b.txt", "what is 2+3", "read c.txt", "read d.txt",

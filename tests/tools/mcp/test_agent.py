@@ -1,6 +1,6 @@
 """MCP servers through the real loop: a scripted simulated model calls a real MCP server's tools.
 
-The servers are small scripts under ``mcp_servers/`` (the mcp SDK's MCPServer over stdio or
+The servers are small scripts under ``servers/`` (the mcp SDK's MCPServer over stdio or
 streamable HTTP on 127.0.0.1), started with ``sys.executable``.
 """
 
@@ -22,13 +22,14 @@ import pytest
 from nbagent import Agent
 from nbagent.engine.events import Done, Notice, PermissionAsked, ToolResult
 from nbagent.engine.permissions import Allow, Deny, PermissionRequest
-from nbagent.engine.query import QueryEngine, QueryEngineConfig
+from nbagent.engine.config import SessionConfig
+from nbagent.engine.query import QueryEngine
 from nbagent.engine.tool_api import ToolContext
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, text_reply, tool_reply
-from nbagent.tools.mcp_config import build_mcp_manager
+from nbagent.tools.mcp.config import build_mcp_manager
 
-SERVERS = Path(__file__).parent / "mcp_servers"
+SERVERS = Path(__file__).parent / "servers"
 DEMO = str(SERVERS / "demo_server.py")
 SILENT = str(SERVERS / "silent_server.py")
 WAIT = 8.0  # generous for a loaded CI machine; the bounded-wait tests use 1 s
@@ -61,7 +62,7 @@ def wait_dead(pid: int, timeout: float = 5.0) -> bool:
 
 
 def make_agent(api: SimulatedAPI, tmp_path: Path, **kw: Any) -> Agent:
-    kw.setdefault("mcp_wait_timeout", WAIT)
+    kw.setdefault("tool_wait_s", WAIT)
     return Agent(provider=simulated_provider(api), tools=[], cwd=tmp_path, **kw)
 
 
@@ -103,7 +104,7 @@ async def test_stdio_server_from_mcp_json_with_permission_prompts(tmp_path: Path
         ("mcp__demo__write_note", True), ("mcp__demo__add", True)]
     assert got[0].content == "5"
     assert "denied" in got[2].content and "not this one" in got[2].content
-    assert "a: Input should be a valid integer" in got[3].content
+    assert "a: 'two' is not of type 'integer'" in got[3].content
     assert asked == [("mcp__demo__write_note", {"path": str(note), "text": "yes"}),
                      ("mcp__demo__write_note", {"path": str(refused), "text": "no"})]
     assert [e.name for e in events if isinstance(e, PermissionAsked)] == ["mcp__demo__write_note"] * 2
@@ -127,7 +128,7 @@ async def test_stdio_server_from_mcp_json_with_permission_prompts(tmp_path: Path
 async def test_a_server_that_never_answers_delays_the_first_request_by_the_bound_only(tmp_path: Path) -> None:
     pidfile = tmp_path / "silent.pid"
     api = SimulatedAPI([text_reply("first"), text_reply("second")])
-    agent = make_agent(api, tmp_path, mcp_wait_timeout=1.0, mcp_servers={
+    agent = make_agent(api, tmp_path, tool_wait_s=1.0, mcp_servers={
         "silent": {"command": sys.executable, "args": [SILENT, str(pidfile)]},
         "missing": {"command": str(tmp_path / "no-such-program")},
     })
@@ -215,7 +216,7 @@ def test_a_script_without_a_loop_keeps_one_server_across_asyncio_runs(tmp_path: 
         first = results(agent.run_sync("pid?"))  # asyncio.run inside
 
         async def call_again() -> str:  # another asyncio.run: a new loop, the same server
-            assert agent.mcp is not None and await agent.mcp.wait_for_tools() == []
+            assert agent.mcp is not None and await agent.mcp.ready() == []
             tool = {t.name: t for t in agent.mcp.tools()}["mcp__demo__pid"]
             out = await tool.run({}, ToolContext(cwd=tmp_path))
             return str(out.content)
@@ -239,13 +240,13 @@ def test_two_run_sync_calls_with_mcp_servers(tmp_path: Path) -> None:
     assert reasons == ["end_turn", "end_turn"]
 
 
-async def test_query_engine_config_servers_and_the_engines_own_wait(tmp_path: Path) -> None:
+async def test_a_manager_is_the_engines_tool_source_and_it_waits_for_it(tmp_path: Path) -> None:
     api = SimulatedAPI([text_reply("hello"), tool_reply("mcp__demo__add", {"a": 1, "b": 2}), text_reply("3")])
-    config = QueryEngineConfig(provider=simulated_provider(api), cwd=tmp_path, tools=(),
-                               mcp_servers={"demo": demo_entry()})
-    manager = build_mcp_manager(config.mcp_servers, config.cwd, wait_timeout=WAIT, read_mcp_json=False)
+    config = SessionConfig(cwd=tmp_path, tool_wait_s=WAIT)
+    manager = build_mcp_manager({"demo": demo_entry()}, config.cwd, wait_timeout=WAIT, read_mcp_json=False)
     assert manager is not None
-    engine = QueryEngine(manager.attach(config))
+    # The manager as the engine's tool source, wired by hand (what Agent does).
+    engine = QueryEngine(config, provider=simulated_provider(api), tool_sources=[manager])
     try:
         [e async for e in engine.submit_message("hi")]  # the engine waits; the server connects
         events = [e async for e in engine.submit_message("add")]

@@ -9,7 +9,7 @@ import mcp.types as mcp_types
 
 from nbagent.engine.tool_api import ToolOutput
 
-from .output import truncate_output
+from ..output import truncate_output
 
 # Images the Messages API accepts inside a tool_result; other media are described in text.
 _IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}

@@ -1,20 +1,24 @@
 """MCP tool servers: connect in the background, offer their tools, wait for them a bounded time.
 
 ``McpManager`` connects to the configured servers (stdio or streamable HTTP, see
-:mod:`nbagent.tools.mcp_config`), one long-lived task per server
-(:class:`~nbagent.tools.mcp_connection.ServerConnection`). Those tasks live in the manager's own
+:mod:`nbagent.tools.mcp.config`), one long-lived task per server
+(:class:`~nbagent.tools.mcp.connection.ServerConnection`). Those tasks live in the manager's own
 event loop on a daemon thread, started with the session: the agent's loop is not a stable home,
 because a notebook may run each cell in a fresh ``asyncio.run`` (on a worker thread) and a script
 may call ``asyncio.run`` per prompt; every new loop would otherwise restart the servers, and a
 loop that ends would kill them. Calls and waits cross over with ``run_coroutine_threadsafe``.
 
-The loop sees the servers through two hooks (:meth:`McpManager.attach` sets them on a
-``QueryEngineConfig``):
+The manager is the loop's :class:`~nbagent.engine.tool_api.ToolSource` for these servers:
 
-- ``wait_for_tools()`` before each request: waits at most ``wait_timeout`` (10 s) for servers still
+- ``ready()`` before each request: waits at most ``wait_timeout`` (10 s) for servers still
   connecting, once per server; it returns warnings (a server still connecting, one that failed to
   start, one that stopped mid-session — each reported once) and never raises;
-- ``tools()`` (``dynamic_tools``): the tools of the connected servers, named ``mcp__SERVER__TOOL``.
+- ``tools()``: the tools of the connected servers, named ``mcp__SERVER__TOOL``.
+
+The manager bounds its own wait (and says which server was late); an outer bound a caller puts
+around ``ready()`` (the engine's ``tool_wait_s``) is only a safety net and should be longer than
+``wait_timeout``. ``close_with(owner)`` ties the servers' life to an owner (the agent): when it
+is garbage-collected, the manager closes.
 
 A call to a server that is gone answers an ``is_error`` result. ``await manager.aclose()`` (or
 ``close()``, also run at interpreter exit) ends every connection; stdio servers are stopped by the
@@ -25,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import dataclasses
 import importlib
 import logging
 import sys
@@ -36,8 +39,8 @@ from typing import Any, Coroutine, Sequence, TypeVar
 
 from nbagent.engine.tool_api import ToolOutput
 
-from .mcp_config import DEFAULT_WAIT_TIMEOUT, ServerConfig
-from .mcp_connection import McpTool, ServerConnection, ServerState, ServerStatus
+from .config import DEFAULT_WAIT_TIMEOUT, ServerConfig
+from .connection import McpTool, ServerConnection, ServerState, ServerStatus
 
 log = logging.getLogger("nbagent.mcp")
 
@@ -54,7 +57,7 @@ class McpClosedError(RuntimeError):
 class McpManager:
     """The session's MCP servers: background connections, their tools, the bounded wait.
 
-    ``start()`` (done by :func:`~nbagent.tools.mcp_config.build_mcp_manager`) begins connecting
+    ``start()`` (done by :func:`~nbagent.tools.mcp.config.build_mcp_manager`) begins connecting
     at once, whether or not an event loop is running in the caller.
     """
 
@@ -119,20 +122,8 @@ class McpManager:
         except McpClosedError as exc:
             return ToolOutput(f"Not run: {exc}.", is_error=True)
 
-    # ----- hooks for the loop ---------------------------------------------------------------
-    def attach(self, config: Any, owner: Any = None) -> Any:
-        """``config`` (a ``QueryEngineConfig``) with this manager's ``wait_for_tools`` and
-        ``dynamic_tools`` hooks set. When ``owner`` (the session) is garbage-collected, the
-        manager closes without waiting, so a dropped session does not leave servers running."""
-        if owner is not None:
-            # Not at exit: then the waiting close() of _close_all_at_exit does it properly.
-            weakref.finalize(owner, self.close, False).atexit = False
-        # The manager bounds its own wait (and says which server was late); the engine's bound is
-        # only a safety net behind it, so it must not be the shorter of the two.
-        return dataclasses.replace(config, wait_for_tools=self.wait_for_tools, dynamic_tools=self.tools,
-                                   tool_wait_s=max(getattr(config, "tool_wait_s", 10.0), self.wait_timeout + 2.0))
-
-    async def wait_for_tools(self) -> list[str]:
+    # ----- the ToolSource protocol ----------------------------------------------------------
+    async def ready(self) -> list[str]:
         """Wait at most ``wait_timeout`` for servers still connecting; return warnings to show.
 
         Each connection is waited for once: a server that misses the wait is skipped (its tools
@@ -180,11 +171,11 @@ class McpManager:
         return warnings
 
     def tools(self) -> list[McpTool]:
-        """The tools offered now (``QueryEngineConfig.dynamic_tools``)."""
+        """The tools offered now: those of the connected servers."""
         out: list[McpTool] = []
         for c in self._connections:
             # A server that stopped keeps its tools until the stop is reported (the next
-            # wait_for_tools): a call the model already planned then gets "server X stopped"
+            # ready()): a call the model already planned then gets "server X stopped"
             # rather than "unknown tool".
             if c.state == "connected" or (c.state == "stopped" and not c.reported):
                 out.extend(c.tools)
@@ -209,6 +200,12 @@ class McpManager:
         return [s.line() for s in self.statuses()]
 
     # ----- shutdown -------------------------------------------------------------------------
+    def close_with(self, owner: object) -> None:
+        """Close (without waiting) when ``owner`` (the agent) is garbage-collected, so a dropped
+        session does not leave servers running."""
+        # Not at exit: then the waiting close() of _close_all_at_exit does it properly.
+        weakref.finalize(owner, self.close, False).atexit = False
+
     async def _close_connections(self) -> None:
         tasks = []
         for c in self._connections:
@@ -273,9 +270,10 @@ _warming = threading.Lock()
 def _warm_imports() -> None:
     """Import ``jsonschema`` on a side thread while the servers start.
 
-    The SDK imports it at the first call of a tool that has an output schema, and in some installs
-    that import takes seconds (``rfc3987-syntax`` builds parsers at import): measured 2.5 s added
-    to the first such call. Once per process.
+    The input checks of the tools need it as soon as a server lists them (and the SDK at the first
+    call of a tool that has an output schema); in some installs that import takes seconds
+    (``rfc3987-syntax`` builds parsers at import): a head start while the handshakes run. Once per
+    process.
     """
     if "jsonschema" in sys.modules or not _warming.acquire(blocking=False):
         return
@@ -283,8 +281,8 @@ def _warm_imports() -> None:
     def work() -> None:
         try:
             importlib.import_module("jsonschema")
-        except Exception:  # noqa: BLE001 - only a head start; the SDK reports a real problem itself
-            pass
+        except Exception:  # only a head start; a real problem shows where it is used
+            log.debug("jsonschema could not be imported", exc_info=True)
 
     threading.Thread(target=work, name="nbagent-mcp-warm", daemon=True).start()
 

@@ -7,7 +7,7 @@ Two shapes per server, as in Claude Code's and Cursor's ``.mcp.json``::
         "docs":  {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer ${KEY}"}}
     }}
 
-Servers come from ``AgentConfig.mcp_servers`` / ``QueryEngineConfig.mcp_servers`` (either the inner
+Servers come from ``Agent(mcp_servers=...)`` (either the inner
 mapping or the whole ``{"mcpServers": ...}`` object) and from ``.mcp.json`` in the working
 directory; a server configured explicitly replaces one of the same name in ``.mcp.json``.
 ``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment, so secrets need
@@ -27,14 +27,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, Union
 
+from nbagent.engine.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
 from nbagent.engine.errors import NbAgentError
 
 if TYPE_CHECKING:
-    from .mcp import McpManager
+    from .manager import McpManager
 
 MCP_JSON = ".mcp.json"
-DEFAULT_WAIT_TIMEOUT = 10.0
-"""Seconds a request waits for servers that are still connecting (the api-request spec, step 1)."""
 
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -241,12 +240,12 @@ def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_j
 
 def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
                       read_mcp_json: bool = True, **options: Any) -> "McpManager | None":
-    """An :class:`~nbagent.tools.mcp.McpManager` for the configured servers, started if a loop is
+    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, started if a loop is
     running (else on first use), or None when no server is configured."""
     servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
     if not servers:
         return None
-    from .mcp import McpManager  # imports the mcp SDK: only when there is a server to run
+    from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
 
     manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, **options)
     manager.start()

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
 import mcp.types as mcp_types
 
-from nbagent.engine.tool_api import ToolLike
-from nbagent.tools.mcp import McpManager
-from nbagent.tools.mcp_config import StdioServer
-from nbagent.tools.mcp_results import describe_error, to_tool_output
+from nbagent.engine.tool_api import ToolLike, ToolSource
+from nbagent.tools.mcp.config import StdioServer
+from nbagent.tools.mcp.manager import McpManager
+from nbagent.tools.mcp.results import describe_error, to_tool_output
 
 if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup
@@ -57,7 +58,7 @@ def test_describe_error_unwraps_exception_groups() -> None:
 def manager_with(tool: mcp_types.Tool) -> tuple[McpManager, Any]:
     manager = McpManager([StdioServer(name="files", command="unused")])
     conn = manager._connections[0]  # a connection that is "connected" without a server
-    from nbagent.tools.mcp_connection import McpTool
+    from nbagent.tools.mcp.connection import McpTool
 
     conn.tools = (McpTool(conn, tool),)
     conn.state = "connected"
@@ -76,9 +77,29 @@ async def test_mcp_tools_are_tool_like_and_read_only_only_when_annotated() -> No
 
 
 async def test_a_schema_nbagent_cannot_check_is_reported_once() -> None:
-    schema = {"type": "object", "properties": {"q": {"allOf": [{"type": "string"}, {"minLength": 1}]}}}
+    schema = {"type": "object", "properties": {"q": {"type": "string", "pattern": "(unclosed"}}}
     manager, tool = manager_with(mcp_types.Tool(name="search", input_schema=schema))
     assert tool.validate({"q": 5}) == {"q": 5}  # passed through: the server checks it
     first, second = await manager._wait(), await manager._wait()
-    assert len(first) == 1 and "mcp__files__search" in first[0] and "allOf" in first[0] and second == []
+    assert len(first) == 1 and second == []
+    assert "mcp__files__search (invalid schema: properties.q.pattern" in first[0] and "unchecked" in first[0]
+    assert "mcp__files__search (invalid schema" in (manager.statuses()[0].unchecked or "")
     assert [t.name for t in manager.tools()] == ["mcp__files__search"]
+
+
+async def test_the_manager_is_a_tool_source_and_closes_with_its_owner() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    manager, tool = manager_with(mcp_types.Tool(name="read", input_schema=schema))
+    assert isinstance(manager, ToolSource) and not hasattr(manager, "attach")
+    assert await manager.ready() == []  # not started: nothing to wait for
+    assert list(manager.tools()) == [tool]
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    manager.close_with(owner)
+    assert not manager._closed
+    del owner
+    gc.collect()
+    assert manager._closed

@@ -1,6 +1,6 @@
 """One MCP server connection: its long-lived task, its tools, calls to them, its state.
 
-Runs inside the manager's event loop (see :mod:`nbagent.tools.mcp`). The ``mcp`` SDK's client
+Runs inside the manager's event loop (see :mod:`nbagent.tools.mcp.manager`). The ``mcp`` SDK's client
 context managers hold anyio cancel scopes, which must be entered and exited in the same task, so
 :meth:`ServerConnection.serve` opens the client, lists the tools and closes the client in one task;
 tool calls only send requests through it.
@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError
 
 from nbagent.engine.tool_api import ToolContext, ToolOutput
 
-from .mcp_config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
-from .mcp_results import describe_error, to_tool_output
-from .mcp_schema import SchemaModel, model_for_schema
+from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
+from .results import describe_error, to_tool_output
+from .schema import InputCheck, input_check
 
 log = logging.getLogger("nbagent.mcp")
 
@@ -55,7 +55,7 @@ class ServerStatus:
     """The names the model sees (``mcp__SERVER__TOOL``)."""
     error: str | None = None
     unchecked: str | None = None
-    """Tools whose input schema could not be converted (their inputs go to the server unchecked)."""
+    """Tools whose input schema nbagent cannot use, with why (their inputs go to the server unchecked)."""
 
     def line(self) -> str:
         """One line: name, state, tools."""
@@ -83,7 +83,7 @@ class McpTool:
         self.description = tool.description or tool.title or f"The {tool.name!r} tool of MCP server {self.server!r}."
         self.read_only = bool(tool.annotations is not None and tool.annotations.read_only_hint is True)
         self._schema = dict(tool.input_schema or {"type": "object"})
-        self.checker: SchemaModel = model_for_schema(self._schema, self.name)
+        self.checker: InputCheck = input_check(self._schema)
         self._connection = connection
 
     def __repr__(self) -> str:
@@ -94,7 +94,7 @@ class McpTool:
         return dict(self._schema)
 
     def validate(self, raw_input: Any) -> dict[str, Any]:
-        """Check the input against the schema (pydantic), or raise ``ToolInputError``."""
+        """Check the input against the server's schema (``jsonschema``), or raise ``ToolInputError``."""
         return self.checker.validate(self.name, raw_input)
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -285,7 +285,7 @@ class ServerConnection:
 
     def status(self) -> ServerStatus:
         """A snapshot of the state for ``%agent status``."""
-        unchecked = [f"{t.name} ({t.checker.unsupported})" for t in self.tools if t.checker.model is None]
+        unchecked = [f"{t.name} ({t.checker.unchecked})" for t in self.tools if t.checker.validator is None]
         return ServerStatus(self.config.name, self.config.transport, self.config.describe(), self.state,
                             tuple(t.name for t in self.tools) if self.state == "connected" else (),
                             self.error, "; ".join(unchecked) or None)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from nbagent import Agent, AgentConfig
+from nbagent import Agent, SessionConfig
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
-from nbagent.tools.mcp_config import (
+from nbagent.tools.mcp.config import (
     DEFAULT_WAIT_TIMEOUT, HttpServer, McpConfigError, StdioServer, build_mcp_manager, load_mcp_json,
     mcp_tool_name, parse_servers, resolve_servers,
 )
@@ -52,9 +52,9 @@ def test_the_wrapped_mcpServers_object_is_accepted_too() -> None:
 ])
 def test_invalid_entries_name_the_server_and_the_field(entry: object, field: str) -> None:
     with pytest.raises(McpConfigError) as info:
-        parse_servers({"broken": entry}, "AgentConfig.mcp_servers")
+        parse_servers({"broken": entry}, "Agent(mcp_servers=...)")
     message = str(info.value)
-    assert "'broken'" in message and "AgentConfig.mcp_servers" in message
+    assert "'broken'" in message and "Agent(mcp_servers=...)" in message
     assert field in message
 
 
@@ -113,8 +113,8 @@ def test_servers_whose_tool_names_would_collide_are_refused(tmp_path: Path) -> N
 
 
 def test_the_default_wait_is_ten_seconds() -> None:
-    from nbagent.tools.mcp import McpManager
+    from nbagent.tools.mcp.manager import McpManager
 
     assert DEFAULT_WAIT_TIMEOUT == 10.0
-    assert AgentConfig().mcp_wait_timeout == 10.0
+    assert SessionConfig().tool_wait_s == 10.0
     assert McpManager([]).wait_timeout == 10.0
