@@ -43,6 +43,16 @@ def run(ip: Any, code: str) -> str:
     return "\n".join(texts)
 
 
+def fails(ip: Any, code: str) -> str:
+    """The message of the UsageError that failed the cell (the cell must fail: Run All stops)."""
+    from IPython.core.error import UsageError
+
+    with capture_output():
+        result = ip.run_cell(code)
+    assert isinstance(result.error_in_exec, UsageError), result
+    return str(result.error_in_exec)
+
+
 def session() -> Any:
     return magics_mod.active_magics().session()
 
@@ -52,7 +62,7 @@ def test_agent_cell_runs_the_loop_and_continues_the_conversation(ip):
     assert "391" in out and "done: end_turn" in out
     run(ip, "%%agent\nWhat is 2 * 4?")
     s = session()
-    assert s.engine.turn == 2 and history_problems(s.agent.history) == []
+    assert s.turn == 2 and history_problems(s.agent.history) == []
     assert len(s.records) == 4 and s.turns_df()["request"].tolist() == [1, 2, 3, 4]
 
 
@@ -84,7 +94,7 @@ def test_status_history_cost_context_config_and_help(ip):
     assert "first pair" in run(ip, "%agent context")
     assert "AgentMagics.model" in run(ip, "%agent config")
     assert "%agent status" in run(ip, "%agent help")
-    assert "Unknown %agent command" in run(ip, "%agent frobnicate")
+    assert "Unknown %agent command" in fails(ip, "%agent frobnicate")
 
 
 def test_rollback_reset_save_and_load(ip, tmp_path):
@@ -92,18 +102,18 @@ def test_rollback_reset_save_and_load(ip, tmp_path):
     run(ip, "%%agent\nWhat is 2 + 2?")
     assert "rolled back to the end of turn 1" in run(ip, "%agent rollback 1")
     s = session()
-    assert s.engine.turn == 1 and len(s.records) == 2 and history_problems(s.agent.history) == []
-    assert "usage" in run(ip, "%agent rollback")
+    assert s.turn == 1 and len(s.records) == 2 and history_problems(s.agent.history) == []
+    assert "usage" in fails(ip, "%agent rollback")
     folder = tmp_path / "saved"
     assert "saved" in run(ip, f"%agent save {folder}")
     assert sorted(p.name for p in folder.iterdir()) == [
         "api_conversation_history.json", "context_history.json", "session.json", "ui_messages.json"]
     run(ip, "%agent reset")
-    assert session().engine.turn == 0
+    assert session().turn == 0
     assert "loaded" in run(ip, f"%agent load {folder}")
-    assert session().engine.turn == 1 and len(session().agent.history) == 4
+    assert session().turn == 1 and len(session().agent.history) == 4
     run(ip, "%%agent --allow python\nWhat is 6 * 6?")
-    assert session().engine.turn == 2 and history_problems(session().agent.history) == []
+    assert session().turn == 2 and history_problems(session().agent.history) == []
 
 
 def test_chat_mode_makes_plain_cells_prompts(ip):
@@ -127,7 +137,7 @@ def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip):
 def test_the_agent_sees_user_variables(ip):
     run(ip, "import pandas as pd\nsales = pd.DataFrame({'x': [1, 2, 3]})")
     run(ip, "%%agent\nWhat is in `sales`?")
-    system = session().engine.sent[-1].system
+    system = session().agent.sent[-1].system
     assert "sales: DataFrame (shape (3, 1)" in system
 
 
@@ -150,9 +160,9 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
     def press_cancel() -> None:  # the user's click on the failure card, from another thread
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            views = session().views
+            view = session().view
             try:
-                if views and views[-1].failure.cancel() is not False:
+                if view is not None and view.failure.cancel() is not False:
                     return
             except LookupError:
                 pass
@@ -166,7 +176,7 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
     out = run(ip, "%agent retry")
     assert "20" in out and "done: end_turn" in out
     s = session()
-    assert s.engine.turn == 2 and history_problems(s.agent.history) == []
+    assert s.turn == 2 and history_problems(s.agent.history) == []
     prompts = [b["text"] for m in s.agent.history if m["role"] == "user" and isinstance(m["content"], list)
                for b in m["content"] if b.get("type") == "text"]
     assert prompts.count("What is 4 * 5?") == 1  # the failed attempt was rolled back, not repeated
@@ -175,7 +185,7 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
 def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
     out = run(ip, "%%agent --max-turns 1\nWhat is 2 * 21?")
     assert "done: max_turns" in out
-    assert session().engine.config.max_turns == 25
+    assert session().agent.config.max_requests == 25
     out = run(ip, "%%agent\nWhat is 2 * 22?")
     assert "done: end_turn" in out
     # `%%agent?` is IPython's help, not an empty prompt; consoles must not submit a bare %%agent.
@@ -187,7 +197,7 @@ def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
 
 def test_pasted_prompts_and_indentation_reach_the_model_verbatim(ip):
     run(ip, "%%agent\n>>> x = 1\n    indented line\nwhy?")
-    sent = session().engine.sent[-1].messages
+    sent = session().agent.sent[-1].messages
     text = [b["text"] for b in sent[0]["content"] if b.get("type") == "text"][-1]
     assert text == ">>> x = 1\n    indented line\nwhy?"
 
@@ -195,3 +205,20 @@ def test_pasted_prompts_and_indentation_reach_the_model_verbatim(ip):
 def test_a_variable_whose_shape_raises_does_not_break_the_agent(ip):
     run(ip, "class Closed:\n    @property\n    def shape(self):\n        raise ValueError('closed dataset')\nbroken = Closed()")
     assert "done: end_turn" in run(ip, "%%agent\nWhat is 3 + 4?")
+
+
+def test_a_model_chosen_in_a_cell_is_what_every_view_reports(ip):
+    run(ip, "%%agent --model claude-haiku-4-5\nWhat is 2 + 2?")
+    s = session()
+    assert s.agent.config.model == "claude-haiku-4-5" and "claude-haiku-4-5" in repr(s.agent)
+    assert "claude-haiku-4-5" in run(ip, "%agent config") and "claude-haiku-4-5" in run(ip, "%agent status")
+    assert s.records[-1].model == "claude-haiku-4-5"
+
+
+def test_a_failed_save_fails_its_cell_and_breaks_nothing(ip, tmp_path):
+    run(ip, "%%agent\nWhat is 2 + 2?")
+    assert "nbagent:" in fails(ip, "%agent save /proc/nope/session")
+    before = len(session().agent.history)
+    run(ip, "%%agent\nAnd 3 + 3?")
+    assert len(session().agent.history) > before and history_problems(session().agent.history) == []
+    assert session().turn == 2 and session().events[-1].reason == "end_turn"

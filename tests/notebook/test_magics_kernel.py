@@ -24,7 +24,7 @@ def _nbagent_state():
     s = nbagent.session()
     h = s.agent.history
     return json.dumps({"problems": history_problems(h, allow_trailing_tool_use=False), "len": len(h),
-                       "turn": s.engine.turn, "last": [e.kind for e in s.events[-3:]],
+                       "turn": s.turn, "last": [e.kind for e in s.events[-3:]],
                        "results": [b for m in h if m["role"] == "user" and isinstance(m["content"], list)
                                    for b in m["content"] if b.get("type") == "tool_result"]})
 """
