@@ -15,18 +15,35 @@ executed notebook shows the results where widgets do not render (GitHub, nbconve
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..engine.tokens import TokenCounter
 from .explorer_render import (
-    legend_html, legend_text, request_html, request_text, strategy_html, strip_svg, strip_text, summary_df,
-    table_html, tokens_chart_svg,
+    legend_html,
+    legend_text,
+    request_html,
+    request_text,
+    strategy_html,
+    strip_svg,
+    strip_text,
+    summary_df,
+    table_html,
+    tokens_chart_svg,
 )
-from .explorer_sim import STRATEGIES, STRATEGY_LABELS, SimulationResult, Strategy, Summarize, simulate_all
+from .explorer_sim import (
+    STRATEGIES,
+    STRATEGY_LABELS,
+    SimulationResult,
+    Strategy,
+    Summarize,
+    simulate_all,
+)
 from .explorer_synth import ConversationShape, synthetic_history
-from .tables import format_range, html_table
-from .view_render import esc
+from .format import fmt_range as format_range
+from .tables import html_table
+from .view.render import esc
 
 __all__ = ["WINDOW_CHOICES", "Explorer", "LiveSource", "explore", "live_source"]
 

@@ -9,13 +9,23 @@ renderers that drop SVG or inline styles.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ..engine.context import CONTINUE_NOTICE, DUPLICATE_FILE_READ_NOTICE, ORPHANED_RESULTS_NOTICE, RESULT_MISSING, TRUNCATION_NOTICE
+from ..engine.context import (
+    CONTINUE_NOTICE,
+    DUPLICATE_FILE_READ_NOTICE,
+    ORPHANED_RESULTS_NOTICE,
+    RESULT_MISSING,
+    TRUNCATION_NOTICE,
+)
 from ..engine.context_window import start_of_rest
 from .explorer_sim import RequestRecord, SimulationResult
-from .tables import _nice_max, _short, format_range, html_table
-from .view_render import clip, esc
+from .format import fmt_range as format_range
+from .format import fmt_tokens_short as _short
+from .tables import html_table
+from .tables import nice_max as _nice_max
+from .view.render import clip, esc
 
 # Message status → (colour, strip character, legend text).
 STATUS: dict[str, tuple[str, str, str]] = {

@@ -133,7 +133,7 @@ class SimulationResult:
         ``cache-read share`` is a fraction in [0, 1])."""
         import pandas as pd
 
-        from .tables import format_range
+        from .format import fmt_range as format_range
 
         rows = [{
             "request": r.request,
