@@ -6,7 +6,7 @@ prompt on every request, which is O(history) of JSON encoding per request: about
 200-request strategy. :class:`PrefixCache` gives the same figures for the requests the explorer
 sends (a breakpoint on the system prompt, if any, and on the last block of the last message; one
 5-minute TTL) while hashing each message object only once: a block's digest is cached by message
-identity, and the running prefix digest is chained from those. ``tests/notebook/test_explorer.py``
+identity, and the running prefix digest is chained from those. ``tests/explorer/test_explorer.py``
 checks that both agree request by request.
 
 The rules are PromptCache's: a prefix is written at a breakpoint when it has at least
@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..engine.tokens import TokenCounter, count_text_tokens
-from ..providers.simulated.caching import LOOKBACK_BLOCKS, MIN_CACHEABLE_TOKENS, TTL_SECONDS, CacheUsage
+from ..providers.simulated.caching import (
+    LOOKBACK_BLOCKS,
+    MIN_CACHEABLE_TOKENS,
+    TTL_SECONDS,
+    CacheUsage,
+)
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,10 @@ from ..engine.context import (
     TRUNCATION_NOTICE,
 )
 from ..engine.context_window import start_of_rest
-from .explorer_sim import RequestRecord, SimulationResult
-from .format import fmt_range as format_range
-from .format import fmt_tokens_short as _short
-from .tables import html_table
-from .tables import nice_max as _nice_max
-from .view.render import clip, esc
+from ..notebook.format import fmt_range, fmt_tokens_short, is_hidden
+from ..notebook.tables import html_table, nice_max
+from ..notebook.view.render import clip, esc
+from .simulate import RequestRecord, SimulationResult
 
 # Message status → (colour, strip character, legend text).
 STATUS: dict[str, tuple[str, str, str]] = {
@@ -47,13 +45,12 @@ PER_ROW = 50  # strip cells per row: long histories wrap instead of shrinking be
 
 def strip_statuses(record: RequestRecord) -> list[str]:
     """The status of every history message at ``record``'s request (see :data:`STATUS`)."""
-    rng = record.deleted_range
     hidden_as = "summarised" if record.summary is not None else "hidden"
     out: list[str] = []
     for i in range(record.history_len):
         if i < 2:
             out.append("first pair")
-        elif rng is not None and rng[0] <= i <= rng[1]:
+        elif is_hidden(i, record.deleted_range):
             out.append(hidden_as)
         elif i in record.replaced_reads:
             out.append("replaced read")
@@ -132,7 +129,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     if not recs:
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests</text></svg>')
         return "".join(parts)
-    y_max = _nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
+    y_max = nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
     n = len(recs)
 
     def x(i: int) -> float:
@@ -144,7 +141,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     for k in range(5):
         v = y_max * k / 4
         parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#eee"/>'
-                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{_short(v)}</text>')
+                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{fmt_tokens_short(v)}</text>')
     area = " ".join(f"{x(i):.1f},{y(r.cache_read_tokens):.1f}" for i, r in enumerate(recs))
     parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" fill="#cfe3f5"/>')
     for value, style, label, anchor, lx in (
@@ -164,7 +161,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
                     else f"{len(r.newly_replaced)} file reads replaced, nothing hidden")
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(r.tokens_sent):.1f}" r="{2 if r.over_window else 3}" '
                          f'fill="{colour}"><title>request {r.request}: {what}, range '
-                         f'{format_range(r.deleted_range) or "none"}</title></circle>')
+                         f'{fmt_range(r.deleted_range, "none")}</title></circle>')
     if marker is not None and 1 <= marker <= n:
         parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + ph}" '
                      f'stroke="#333" stroke-dasharray="2,2"/>')
@@ -240,7 +237,7 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
     """The exact request at ``record``: each message's role and blocks; notices and the summary
     highlighted; long texts cut in the middle to about ``limit`` characters (marked)."""
     head = (f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
-            f"range {format_range(record.deleted_range) or 'none'}")
+            f"range {fmt_range(record.deleted_range, 'none')}")
     rows = [f'<div style="font-weight:bold;margin-bottom:4px">{esc(head)}</div>']
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
         role = str(message.get("role", "?"))
@@ -262,7 +259,7 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
 def request_text(record: RequestRecord, *, limit: int = 300) -> str:
     """The exact request at ``record`` as plain text (notices marked with ``>>``)."""
     lines = [f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
-             f"range {format_range(record.deleted_range) or 'none'}"]
+             f"range {fmt_range(record.deleted_range, 'none')}"]
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         lines.append(f"{message.get('role', '?')} {where}")
