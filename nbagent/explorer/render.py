@@ -20,6 +20,7 @@ from ..engine.context import (
     TRUNCATION_NOTICE,
 )
 from ..engine.context_window import start_of_rest
+from ..engine.messages import content_blocks, tool_result_text
 from ..notebook.format import fmt_range, fmt_tokens_short, is_hidden
 from ..notebook.tables import html_table, nice_max
 from ..notebook.view.render import clip, esc
@@ -217,20 +218,12 @@ def _block_parts(block: Any, limit: int) -> tuple[str, str]:
         args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True, default=str)
         return f"tool_use {block.get('name', '')}", clip(args, limit)
     if kind == "tool_result":
-        content = block.get("content", "")
-        if not isinstance(content, str):
-            content = "\n".join(str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content)
-        return "tool_result", content
+        return "tool_result", tool_result_text(block, "\n")
     if kind == "thinking":
         return "thinking", str(block.get("thinking", ""))
     if kind == "image":
         return "image", "[image]"
     return str(kind), json.dumps(block, default=str)[:limit]
-
-
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content", "")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
 
 
 def request_html(record: RequestRecord, *, limit: int = 600) -> str:
@@ -244,7 +237,7 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         colour = "#e8f0fe" if role == "user" else "#f1f8e9"
         blocks = []
-        for block in _blocks(message):
+        for block in content_blocks(message):
             label, text = _block_parts(block, limit)
             notice = _notice_of(text, record.summary)
             style = _NOTICE_STYLE if notice else ""
@@ -263,7 +256,7 @@ def request_text(record: RequestRecord, *, limit: int = 300) -> str:
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         lines.append(f"{message.get('role', '?')} {where}")
-        for block in _blocks(message):
+        for block in content_blocks(message):
             label, text = _block_parts(block, limit)
             notice = _notice_of(text, record.summary)
             mark = f">> [{notice}] " if notice else "   "

@@ -118,7 +118,8 @@ def messages_df(
     """
     import pandas as pd
 
-    from ..engine.tokens import count_message_tokens, message_text
+    from ..engine.messages import message_text
+    from ..engine.tokens import count_message_tokens
 
     replaced_set = set(replaced)
     rows: list[dict[str, Any]] = []
