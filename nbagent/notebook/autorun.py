@@ -34,7 +34,7 @@ def _need(module: str) -> Any:
 @functools.cache
 def client_class() -> Any:
     """:class:`AutoClickClient`, built on first use (nbclient is an optional dependency)."""
-    NotebookClient = _need("nbclient").NotebookClient
+    NotebookClient: Any = _need("nbclient").NotebookClient
     from traitlets import List, Unicode
 
     class AutoClickClient(NotebookClient):
