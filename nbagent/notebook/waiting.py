@@ -4,8 +4,8 @@ Measured on ipykernel 7.4 (see the notebook-and-kernel spec): a click's ``comm_m
 that *awaits*, but click handlers may run off the main thread (JupyterLab routes widget comms over
 subshells; the nbagent kernel's fast path runs on the shell-channel thread). So:
 
-- a :class:`Decision` is a ``concurrent.futures.Future`` resolved once, from any thread, and
-  awaited on the event loop through ``asyncio.wrap_future``;
+- a :class:`Decision` is resolved once, under a ``threading.Lock``, from any thread, and handed to
+  the event loop with ``call_soon_threadsafe``;
 - :func:`wait_for_decision` waits with a short tick, because a bare ``await future`` cannot be
   interrupted (ipykernel #881); the kernel interrupt arrives as ``CancelledError`` and is re-raised;
 - a process-wide registry maps prompt-button model ids to decisions, so the kernel can resolve a
@@ -16,7 +16,6 @@ subshells; the nbagent kernel's fast path runs on the shell-channel thread). So:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
 import threading
 from contextlib import contextmanager
@@ -24,49 +23,77 @@ from typing import Any, Callable, Generic, Iterator, TypeVar, Union
 
 T = TypeVar("T")
 
+_UNSET: Any = object()
+
 
 class WaitAborted(Exception):
     """The abort event was set before the decision arrived."""
 
 
 class Decision(Generic[T]):
-    """A value decided once, from any thread, and awaited on any asyncio loop.
+    """A value decided once, from any thread, and awaited on an asyncio loop.
 
-    A ``concurrent.futures.Future`` underneath: ``resolve`` sets its result under a lock (the
-    first value wins; it returns ``False`` when a value was already set, so concurrent clicks from
-    the kernel fast path and the normal widget route are harmless), and
-    :func:`wait_for_decision` awaits it through ``asyncio.wrap_future``, which hands the result to
-    the waiting loop with ``call_soon_threadsafe``.
+    The loop is the one running when the decision is created (or the first loop that waits on it).
+    ``resolve`` returns ``False`` when a value was already set, so concurrent clicks (the kernel
+    fast path and the normal widget route) are harmless.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._lock = threading.Lock()
-        self._future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._done = threading.Event()
+        self._value: Any = _UNSET
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+        self._loop = loop
+        # Created on the loop's thread only (by __init__ on a running loop, or by the waiter).
+        self._future: asyncio.Future[Any] | None = loop.create_future() if loop is not None else None
 
     @property
     def resolved(self) -> bool:
         """Whether a value has been set."""
-        return self._future.done()
+        return self._done.is_set()
 
     @property
     def value(self) -> T:
         """The decided value; ``LookupError`` if it is not decided yet."""
-        if not self._future.done():
+        if not self._done.is_set():
             raise LookupError("decision not made yet")
-        return self._future.result()
+        return self._value
 
     def resolve(self, value: T) -> bool:
         """Set the value (thread-safe). Returns ``False`` if it was already set."""
         with self._lock:
-            if self._future.done():
+            if self._value is not _UNSET:
                 return False
-            self._future.set_result(value)
+            self._value = value
+            self._done.set()
+            loop, fut = self._loop, self._future
+        if loop is not None and fut is not None:
+            try:
+                loop.call_soon_threadsafe(_set_result, fut, value)
+            except RuntimeError:  # the loop is closed: nobody is waiting on it any more
+                pass
         return True
 
     def wait_sync(self, timeout: float | None = None) -> bool:
         """Block the calling thread until decided (for synchronous waits); ``True`` if decided."""
-        done, _ = concurrent.futures.wait([self._future], timeout)
-        return bool(done)
+        return self._done.wait(timeout)
+
+    def _future_on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+        with self._lock:
+            if self._future is None or self._loop is not loop:
+                self._loop, self._future = loop, loop.create_future()
+                if self._value is not _UNSET:
+                    self._future.set_result(self._value)
+            return self._future
+
+
+def _set_result(fut: asyncio.Future[Any], value: Any) -> None:
+    if not fut.done():
+        fut.set_result(value)
 
 
 async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | None = None, tick: float = 0.1) -> T:
@@ -76,7 +103,8 @@ async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | Non
     seen within one tick; the cancellation is never swallowed. Raises :class:`WaitAborted` when
     ``abort`` is set first.
     """
-    fut = asyncio.wrap_future(decision._future)
+    loop = asyncio.get_running_loop()
+    fut = decision._future_on(loop)
     try:
         while not fut.done():
             if abort is not None and abort.is_set():
@@ -84,8 +112,8 @@ async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | Non
             await asyncio.wait({fut}, timeout=tick)
         return fut.result()
     finally:
-        # Never cancel ``fut``: wrap_future would cancel the decision with it, and a late click
-        # must still resolve it harmlessly. Just drop the fast-path routes that lead to it.
+        # The future belongs to the decision: never cancel it here (a late click must still be
+        # able to resolve it harmlessly); just drop the fast-path routes that lead to it.
         unregister_decision(decision)
 
 
