@@ -49,7 +49,7 @@ def session() -> Any:
 
 def explore(**kwargs: Any) -> Any:
     """The truncation explorer widget (see ``%agent explore``)."""
-    from .notebook.explorer import explore as _explore
+    from .explorer import explore as _explore
 
     return _explore(**kwargs)
 

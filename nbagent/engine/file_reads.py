@@ -29,6 +29,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 from .context_request import RequestMemo, edited_message, replace_block_text
 from .context_updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
+from .messages import tool_result_text
 
 READ_TOOLS = frozenset({"read_file"})
 WRITE_TOOLS = frozenset({"write_file"})
@@ -151,13 +152,13 @@ def _tool_reads(prev: Mapping[str, Any], content: list[Any], index: int) -> list
         name = use.get("name")
         j_result, result = answer
         if name in READ_TOOLS:
-            if UNCHANGED_READ.fullmatch(_result_text(result).strip()):
+            if UNCHANGED_READ.fullmatch(tool_result_text(result).strip()):
                 continue
             found.append(FileRead(path, _scope(tool_input), index, j_result, EditType.READ_FILE_TOOL, "tool_result"))
         elif name in WRITE_TOOLS:
             if isinstance(tool_input.get("content"), str) and index - 1 >= 2:
                 found.append(FileRead(path, None, index - 1, j_use, EditType.ALTER_FILE_TOOL, "tool_use"))
-        elif name in EDIT_TOOLS and "\n" in _result_text(result).strip():
+        elif name in EDIT_TOOLS and "\n" in tool_result_text(result).strip():
             found.append(FileRead(path, None, index, j_result, EditType.ALTER_FILE_TOOL, "tool_result"))
     return found
 
@@ -175,15 +176,6 @@ def _scope(tool_input: Mapping[str, Any]) -> str | None:
     if extra.get("offset") == 1 and "limit" not in extra:
         del extra["offset"]  # read_file's lines are 1-based: from line 1 to the end is the whole file
     return json.dumps(extra, sort_keys=True, default=str) if extra else None
-
-
-def _result_text(result: Mapping[str, Any]) -> str:
-    content = result.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
-    return ""
 
 
 def _mentions(text: str, index: int, block_index: int, *, replaceable: bool) -> list[FileRead]:

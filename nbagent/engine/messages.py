@@ -7,6 +7,7 @@ mutates its input.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Mapping, Sequence
 
 Message = dict[str, Any]
@@ -33,6 +34,51 @@ def tool_result_ids(message: Mapping[str, Any]) -> list[str]:
 def text_of(message: Mapping[str, Any]) -> str:
     """Concatenated text blocks of a message."""
     return "".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
+
+
+def content_blocks(message: Mapping[str, Any]) -> list[Any]:
+    """The content exactly as sent: a string is one text block (even an empty one), a list is
+    copied as is (unlike :func:`blocks`, nothing is dropped)."""
+    content = message.get("content", "")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+
+
+def block_text(block: Mapping[str, Any]) -> str:
+    """The text that a content block contributes to the prompt, for counting and searching
+    (images contribute nothing)."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "redacted_thinking":
+        return str(block.get("data", ""))
+    if kind == "tool_use":
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, str):
+            return content
+        return "".join(block_text(b) for b in content if isinstance(b, Mapping) and b.get("type") != "image")
+    return ""
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """All countable text of a message."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(block_text(b) for b in content if isinstance(b, Mapping))
+
+
+def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
+    """The text of a ``tool_result`` block: its string content, or its text blocks joined by ``sep``."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return sep.join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+    return ""
 
 
 def deep_copy_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:

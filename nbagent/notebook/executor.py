@@ -185,6 +185,11 @@ class _Capture:
 
     Executions are serialised by the executor's lock, and synchronous code blocks the loop, so a
     process-wide swap only catches foreign output while the model's code itself awaits.
+
+    Not ``IPython.utils.capture.capture_output``: that one swaps the display publisher of
+    ``get_ipython()`` rather than of the executor's ``shell``, keeps the displays only as
+    ``RichOutput`` objects (the raw bundles, which the tool card shows, sit in a private list), and
+    also replaces ``sys.displayhook``, which the executor does not use (it formats the value itself).
     """
 
     def __init__(self, shell: Any, out: io.StringIO, err: io.StringIO, displays: list[dict[str, Any]]) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Sequence
 
+from ..engine.messages import content_blocks, tool_result_text
 from ..engine.session import SentRequest
 
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
@@ -26,19 +27,14 @@ def _block_text(block: dict[str, Any]) -> str:
     if kind == "tool_use":
         return f"tool_use {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}  [{block.get('id')}]"
     if kind == "tool_result":
-        content = block.get("content", "")
-        if not isinstance(content, str):
-            content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+        content = tool_result_text(block, "\n")
         err = " (error)" if block.get("is_error") else ""
         return f"tool_result{err} [{block.get('tool_use_id')}]: {content}"
     return f"({kind})"
 
 
 def _blocks(message: dict[str, Any]) -> list[str]:
-    content = message.get("content", "")
-    if isinstance(content, str):
-        return [content]
-    return [_block_text(b) for b in content if isinstance(b, dict)]
+    return [_block_text(b) for b in content_blocks(message) if isinstance(b, dict)]
 
 
 @dataclass(frozen=True)

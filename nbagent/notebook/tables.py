@@ -10,6 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..engine.events import TurnRecord
+from .format import fmt_range, fmt_tokens_short, hidden_count, is_hidden, live_range
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -20,18 +21,6 @@ TURN_COLUMNS = [
     "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving",
     "retries", "stop reason", "seconds",
 ]
-
-
-def format_range(deleted_range: tuple[int, int] | None) -> str:
-    """``"2–41"`` for a hiding range, ``""`` for none (``(2, 1)`` hides nothing)."""
-    if deleted_range is None or deleted_range[1] < deleted_range[0]:
-        return ""
-    return f"{deleted_range[0]}–{deleted_range[1]}"
-
-
-def format_cost(cost: float | None) -> str:
-    """USD to 4 decimals, or ``"n/a"`` for an unpriced request."""
-    return "n/a" if cost is None else f"${cost:.4f}"
 
 
 _NAN = float("nan")
@@ -68,7 +57,7 @@ def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
             "cumulative cost": round(cumulative, 4),
             "context tokens": r.context_tokens,
             "% of max": pct_max,
-            "deleted range": format_range(r.deleted_range),
+            "deleted range": fmt_range(r.deleted_range),
             "keep": r.keep or "",
             "file-read saving": _pct(r.file_read_saving),
             "retries": r.retries,
@@ -85,17 +74,16 @@ def truncation_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
     rows: list[dict[str, Any]] = []
     previous: tuple[int, int] | None = None
     for r in records:
-        current = r.deleted_range if r.deleted_range and r.deleted_range[1] >= r.deleted_range[0] else None
+        current = live_range(r.deleted_range)
         if current != previous:
-            hidden = 0 if current is None else current[1] - current[0] + 1
             rows.append({
                 "turn": r.turn,
                 "request": r.request,
                 "context tokens": r.context_tokens,
                 "max allowed": r.max_allowed,
                 "window": r.context_window,
-                "deleted range": format_range(current),
-                "hidden messages": hidden,
+                "deleted range": fmt_range(current),
+                "hidden messages": hidden_count(current),
                 "keep": r.keep or "",
                 "file-read saving": _pct(r.file_read_saving),
             })
@@ -130,14 +118,15 @@ def messages_df(
     """
     import pandas as pd
 
-    from ..engine.tokens import count_message_tokens, message_text
+    from ..engine.messages import message_text
+    from ..engine.tokens import count_message_tokens
 
     replaced_set = set(replaced)
     rows: list[dict[str, Any]] = []
     for i, m in enumerate(history):
         if i < 2:
             status = "first pair"
-        elif deleted_range is not None and deleted_range[0] <= i <= deleted_range[1]:
+        elif is_hidden(i, deleted_range):
             status = "hidden"
         elif i in replaced_set:
             status = "replaced read"
@@ -156,7 +145,7 @@ def messages_df(
 
 # --- the plot ------------------------------------------------------------------------------------
 
-def _nice_max(value: float) -> float:
+def nice_max(value: float) -> float:
     """A round axis maximum at or above ``value`` (1, 2, 2.5 or 5 times a power of ten)."""
     if value <= 0:
         return 1.0
@@ -167,14 +156,6 @@ def _nice_max(value: float) -> float:
         if value <= step * exp:
             return step * exp
     return 10 * exp  # pragma: no cover
-
-
-def _short(n: float) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:g}M"
-    if n >= 1_000:
-        return f"{n / 1_000:g}k"
-    return f"{n:g}"
 
 
 def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height: int = 240) -> str:
@@ -196,8 +177,8 @@ def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height:
         total += r.cost_usd or 0.0
         costs.append(total)
     max_allowed = max((r.max_allowed for r in records), default=0.0)
-    y_max = _nice_max(max(max(r.context_tokens for r in records), max_allowed))
-    c_max = _nice_max(max(costs)) if max(costs) > 0 else 1.0
+    y_max = nice_max(max(max(r.context_tokens for r in records), max_allowed))
+    c_max = nice_max(max(costs)) if max(costs) > 0 else 1.0
     n = len(records)
     slot = pw / n
     bar = max(min(slot * 0.7, 40.0), 1.0)
@@ -212,12 +193,12 @@ def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height:
         frac = k / 4
         y = top + ph - ph * frac
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{_short(y_max * frac)}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{fmt_tokens_short(y_max * frac)}</text>')
         parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
     for i, r in enumerate(records):
         x = left + slot * i + (slot - bar) / 2
         y = y_of(r.context_tokens)
-        fill = "#f0ad4e" if r.deleted_range and r.deleted_range[1] >= r.deleted_range[0] else "#5b9bd5"
+        fill = "#f0ad4e" if live_range(r.deleted_range) else "#5b9bd5"
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{top + ph - y:.1f}" fill="{fill}">'
             f'<title>request {r.request}: {r.context_tokens:,} tokens</title></rect>'

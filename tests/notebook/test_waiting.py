@@ -137,3 +137,18 @@ def test_broken_abort_target_does_not_stop_the_others() -> None:
     finally:
         waiting.unregister_abort(t1)
         waiting.unregister_abort(t2)
+
+
+def test_a_click_after_the_waiting_loop_closed_is_harmless(caplog: pytest.LogCaptureFixture) -> None:
+    d: Decision[str] = Decision()
+
+    async def give_up() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(wait_for_decision(d, tick=0.01), 0.05)
+
+    asyncio.run(give_up())  # the loop that waited is closed now
+    t = threading.Thread(target=lambda: d.resolve("late"))
+    t.start()
+    t.join()
+    assert d.value == "late" and d.wait_sync(0)
+    assert "exception calling callback" not in caplog.text

@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from nbagent.engine.tokens import block_text, count_text_tokens, encoding
+from nbagent.engine.messages import block_text
+from nbagent.engine.tokens import count_text_tokens, encoding
 
 from .caching import CacheUsage
 from .script import Reply, TextBlock, ThinkingBlock

@@ -9,13 +9,22 @@ renderers that drop SVG or inline styles.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ..engine.context import CONTINUE_NOTICE, DUPLICATE_FILE_READ_NOTICE, ORPHANED_RESULTS_NOTICE, RESULT_MISSING, TRUNCATION_NOTICE
+from ..engine.context import (
+    CONTINUE_NOTICE,
+    DUPLICATE_FILE_READ_NOTICE,
+    ORPHANED_RESULTS_NOTICE,
+    RESULT_MISSING,
+    TRUNCATION_NOTICE,
+)
 from ..engine.context_window import start_of_rest
-from .explorer_sim import RequestRecord, SimulationResult
-from .tables import _nice_max, _short, format_range, html_table
-from .view_render import clip, esc
+from ..engine.messages import content_blocks, tool_result_text
+from ..notebook.format import fmt_range, fmt_tokens_short, is_hidden
+from ..notebook.tables import html_table, nice_max
+from ..notebook.view.render import clip, esc
+from .simulate import RequestRecord, SimulationResult
 
 # Message status → (colour, strip character, legend text).
 STATUS: dict[str, tuple[str, str, str]] = {
@@ -37,13 +46,12 @@ PER_ROW = 50  # strip cells per row: long histories wrap instead of shrinking be
 
 def strip_statuses(record: RequestRecord) -> list[str]:
     """The status of every history message at ``record``'s request (see :data:`STATUS`)."""
-    rng = record.deleted_range
     hidden_as = "summarised" if record.summary is not None else "hidden"
     out: list[str] = []
     for i in range(record.history_len):
         if i < 2:
             out.append("first pair")
-        elif rng is not None and rng[0] <= i <= rng[1]:
+        elif is_hidden(i, record.deleted_range):
             out.append(hidden_as)
         elif i in record.replaced_reads:
             out.append("replaced read")
@@ -122,7 +130,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     if not recs:
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests</text></svg>')
         return "".join(parts)
-    y_max = _nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
+    y_max = nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
     n = len(recs)
 
     def x(i: int) -> float:
@@ -134,7 +142,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     for k in range(5):
         v = y_max * k / 4
         parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#eee"/>'
-                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{_short(v)}</text>')
+                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{fmt_tokens_short(v)}</text>')
     area = " ".join(f"{x(i):.1f},{y(r.cache_read_tokens):.1f}" for i, r in enumerate(recs))
     parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" fill="#cfe3f5"/>')
     for value, style, label, anchor, lx in (
@@ -154,7 +162,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
                     else f"{len(r.newly_replaced)} file reads replaced, nothing hidden")
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(r.tokens_sent):.1f}" r="{2 if r.over_window else 3}" '
                          f'fill="{colour}"><title>request {r.request}: {what}, range '
-                         f'{format_range(r.deleted_range) or "none"}</title></circle>')
+                         f'{fmt_range(r.deleted_range, "none")}</title></circle>')
     if marker is not None and 1 <= marker <= n:
         parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + ph}" '
                      f'stroke="#333" stroke-dasharray="2,2"/>')
@@ -210,10 +218,7 @@ def _block_parts(block: Any, limit: int) -> tuple[str, str]:
         args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True, default=str)
         return f"tool_use {block.get('name', '')}", clip(args, limit)
     if kind == "tool_result":
-        content = block.get("content", "")
-        if not isinstance(content, str):
-            content = "\n".join(str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content)
-        return "tool_result", content
+        return "tool_result", tool_result_text(block, "\n")
     if kind == "thinking":
         return "thinking", str(block.get("thinking", ""))
     if kind == "image":
@@ -221,23 +226,18 @@ def _block_parts(block: Any, limit: int) -> tuple[str, str]:
     return str(kind), json.dumps(block, default=str)[:limit]
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content", "")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
-
-
 def request_html(record: RequestRecord, *, limit: int = 600) -> str:
     """The exact request at ``record``: each message's role and blocks; notices and the summary
     highlighted; long texts cut in the middle to about ``limit`` characters (marked)."""
     head = (f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
-            f"range {format_range(record.deleted_range) or 'none'}")
+            f"range {fmt_range(record.deleted_range, 'none')}")
     rows = [f'<div style="font-weight:bold;margin-bottom:4px">{esc(head)}</div>']
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
         role = str(message.get("role", "?"))
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         colour = "#e8f0fe" if role == "user" else "#f1f8e9"
         blocks = []
-        for block in _blocks(message):
+        for block in content_blocks(message):
             label, text = _block_parts(block, limit)
             notice = _notice_of(text, record.summary)
             style = _NOTICE_STYLE if notice else ""
@@ -252,11 +252,11 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
 def request_text(record: RequestRecord, *, limit: int = 300) -> str:
     """The exact request at ``record`` as plain text (notices marked with ``>>``)."""
     lines = [f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
-             f"range {format_range(record.deleted_range) or 'none'}"]
+             f"range {fmt_range(record.deleted_range, 'none')}"]
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         lines.append(f"{message.get('role', '?')} {where}")
-        for block in _blocks(message):
+        for block in content_blocks(message):
             label, text = _block_parts(block, limit)
             notice = _notice_of(text, record.summary)
             mark = f">> [{notice}] " if notice else "   "

@@ -14,7 +14,7 @@ Cache-read share: the cache-read tokens over the tokens sent, with the simulated
 prompt-cache rules (:class:`~nbagent.providers.simulated.caching.PromptCache`): a breakpoint on the
 last block of the last message (and on the system prompt, if any), as nbagent's Anthropic provider
 sends it, on a simulated clock (``seconds_between_requests`` apart, 5-minute TTL, 1,024-token
-minimum). By default :class:`~.explorer_cache.PrefixCache` computes it: the same rules, but
+minimum). By default :class:`~.cache.PrefixCache` computes it: the same rules, but
 hashing each message once instead of the whole prompt per request (tests check that both give the
 same figures); ``cache_model="prompt_cache"`` runs PromptCache itself. Tool definitions are not
 part of that model (``extra_tokens`` is added to the tokens sent only).
@@ -23,8 +23,9 @@ part of that model (``extra_tokens`` is added to the tokens sent only).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..engine.context import (
     ContextManager,
@@ -36,8 +37,9 @@ from ..engine.context import (
 )
 from ..engine.context_window import start_of_rest
 from ..engine.tokens import MESSAGE_OVERHEAD, TokenCounter
+from ..notebook.format import fmt_range, hidden_count
 from ..providers.simulated.caching import MIN_CACHEABLE_TOKENS, PromptCache
-from .explorer_cache import PrefixCache, markable
+from .cache import PrefixCache, markable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -94,8 +96,7 @@ class RequestRecord:
     @property
     def hidden(self) -> int:
         """How many history messages the range hides."""
-        rng = self.deleted_range
-        return 0 if rng is None or rng[1] < rng[0] else rng[1] - rng[0] + 1
+        return hidden_count(self.deleted_range)
 
     @property
     def cache_read_share(self) -> float:
@@ -133,13 +134,12 @@ class SimulationResult:
         ``cache-read share`` is a fraction in [0, 1])."""
         import pandas as pd
 
-        from .tables import format_range
 
         rows = [{
             "request": r.request,
             "history": r.history_len,
             "messages": r.messages_sent,
-            "deleted range": format_range(r.deleted_range),
+            "deleted range": fmt_range(r.deleted_range),
             "keep": (r.keep or "") + (" + summary" if r.condensed else ""),
             "replaced reads": len(r.replaced_reads),
             "tokens sent": r.tokens_sent,
@@ -302,7 +302,7 @@ def simulate(
     auto-condense's summary (default :func:`placeholder_summary`). ``system`` and ``extra_tokens``
     (e.g. tool definitions) are counted in every request. Pass one ``counter`` to several calls to
     share cached token counts. ``cache_model="prompt_cache"`` runs the simulated API's own
-    PromptCache instead of the equivalent, faster :class:`~.explorer_cache.PrefixCache`.
+    PromptCache instead of the equivalent, faster :class:`~.cache.PrefixCache`.
     """
     started = time.perf_counter()
     counter = counter or TokenCounter()

@@ -6,7 +6,7 @@ prompt on every request, which is O(history) of JSON encoding per request: about
 200-request strategy. :class:`PrefixCache` gives the same figures for the requests the explorer
 sends (a breakpoint on the system prompt, if any, and on the last block of the last message; one
 5-minute TTL) while hashing each message object only once: a block's digest is cached by message
-identity, and the running prefix digest is chained from those. ``tests/notebook/test_explorer.py``
+identity, and the running prefix digest is chained from those. ``tests/explorer/test_explorer.py``
 checks that both agree request by request.
 
 The rules are PromptCache's: a prefix is written at a breakpoint when it has at least
@@ -19,11 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from ..engine.messages import content_blocks
 from ..engine.tokens import TokenCounter, count_text_tokens
-from ..providers.simulated.caching import LOOKBACK_BLOCKS, MIN_CACHEABLE_TOKENS, TTL_SECONDS, CacheUsage
+from ..providers.simulated.caching import (
+    LOOKBACK_BLOCKS,
+    MIN_CACHEABLE_TOKENS,
+    TTL_SECONDS,
+    CacheUsage,
+)
 
 
 @dataclass(frozen=True)
@@ -65,11 +72,6 @@ class _Layout:
         return out
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content", "")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
@@ -101,7 +103,7 @@ class PrefixCache:
         hit = self._meta.get(id(message))
         if hit is None or hit[0] is not message:
             role = str(message.get("role")).encode()
-            hit = (message, role, [_digest(_canonical(b)) for b in _blocks(message)],
+            hit = (message, role, [_digest(_canonical(b)) for b in content_blocks(message)],
                    self._counter.count_message(message))
             self._meta[id(message)] = hit
         return hit[1], hit[2], hit[3]
@@ -171,7 +173,7 @@ class PrefixCache:
             if ends[i] < 0:  # a mid-message prefix: count it as PromptCache does
                 m, n = partial[i]
                 head = lay.running[m]  # system + whole messages before it
-                part = {"role": messages[m].get("role"), "content": _blocks(messages[m])[:n]}
+                part = {"role": messages[m].get("role"), "content": content_blocks(messages[m])[:n]}
                 ends[i] = head + self._counter.count_message(part)
             return min(ends[i], total)
 

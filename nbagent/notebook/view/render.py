@@ -1,4 +1,5 @@
-"""Pure text/HTML helpers for the agent view: highlighting, previews, number formats.
+"""Pure text/HTML helpers for the agent view: escaping, highlighting, previews (numbers, money
+and ranges are in :mod:`nbagent.notebook.format`).
 
 Nothing here touches widgets, so the static transcript (nbconvert, GitHub, terminals) and the live
 widgets are built from the same strings.
@@ -101,36 +102,6 @@ def markdown_html(text: str) -> str:
         return str(mistune.create_markdown(escape=True)(text))
     except Exception:
         return f'<div style="white-space:pre-wrap">{esc(text)}</div>'
-
-
-def fmt_tokens(n: float | None) -> str:
-    """``172,310``; floats like 104857.6 keep one decimal."""
-    if n is None:
-        return "?"
-    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.1f}"
-
-
-def fmt_usd(x: float | None) -> str:
-    """``$0.0123`` or ``n/a``."""
-    return "n/a" if x is None else f"${x:.4f}"
-
-
-def truncation_line(deleted_range: tuple[int, int] | None, keep: str | None, previous_tokens: int,
-                    max_allowed: float, file_read_saving: float | None, reason: str) -> str:
-    """e.g. ``context 172,310 ≥ 160,000 → hid messages 2–41 (keep half)``."""
-    head = f"context {fmt_tokens(previous_tokens)} ≥ {fmt_tokens(max_allowed)}"
-    if reason == "overflow":
-        head = "context window exceeded"
-    if deleted_range is not None and deleted_range[1] >= deleted_range[0]:
-        action = f"hid messages {deleted_range[0]}–{deleted_range[1]}"
-        if keep:
-            action += f" (keep {keep})"
-    else:
-        action = "nothing hidden"
-    line = f"{head} → {action}"
-    if file_read_saving is not None:
-        line += f"; duplicate file reads replaced ({file_read_saving:.0%} saved)"
-    return line
 
 
 def error_line(error_kind: str, status: int | None, message: str) -> str:

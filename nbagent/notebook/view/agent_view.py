@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import ipywidgets as w
 
-from ..engine import events as ev
-from ..engine.events import Event, TurnRecord
-from ..engine.permissions import Allow, Deny
-from . import waiting
-from .view_parts import Header, Line, TableBlock, TextBlock, ThinkingBlock, ToolCard
-from .view_prompts import FailurePrompt, PermissionPrompt, RetryStatus
-from .view_render import STYLE, error_line, esc, fmt_usd, truncation_line
+from ...engine import events as ev
+from ...engine.events import Event, TurnRecord
+from ...engine.permissions import Allow, Deny
+from .. import waiting
+from ..format import fmt_usd, truncation_line
+from .header import Header
+from .prompts import PermissionPrompt
+from .render import STYLE, error_line, esc
+from .retry import FailurePrompt, RetryStatus
+from .text import Line, TableBlock, TextBlock, ThinkingBlock
+from .tools import ToolCard
 
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
 MIN_INTERVAL = 0.05  # at most 20 stream updates per second
@@ -413,7 +418,7 @@ class AgentView:
         ok = e.reason == "end_turn"
         self._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
         if self.show_table and self.records:
-            from .tables import turns_df
+            from ..tables import turns_df
 
             self._add(TableBlock(turns_df(self.records), "API requests of this run"))
 

@@ -12,8 +12,9 @@ can be re-run and a test can pin numbers.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 # Short common words that cl100k encodes as one token each (with their leading space), so a
 # message of N words is close to N tokens; the explorer's sizes are meant in tokens.

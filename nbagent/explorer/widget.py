@@ -1,9 +1,9 @@
 """The truncation explorer (``%agent explore``, ``nbagent.explore()``): watch context strategies side
 by side on a synthetic conversation or on the live session's history.
 
-Everything shown comes from :mod:`.explorer_sim`, which replays the conversation request by
-request through the engine's own context functions; this module only holds the controls and lays
-out the pictures from :mod:`.explorer_render`. :class:`Explorer` is an ipywidgets view whose
+Everything shown comes from :mod:`.simulate`, which replays the conversation request by request
+through the engine's own context functions; this module only holds the controls and lays out the
+pictures from :mod:`.render` (the live session is read by :mod:`.live`). :class:`Explorer` is an ipywidgets view whose
 ``_repr_mimebundle_`` also carries text/plain and static HTML (tables, strips, charts), so an
 executed notebook shows the results where widgets do not render (GitHub, nbconvert)::
 
@@ -15,20 +15,37 @@ executed notebook shows the results where widgets do not render (GitHub, nbconve
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
-from ..engine.tokens import TokenCounter
-from .explorer_render import (
-    legend_html, legend_text, request_html, request_text, strategy_html, strip_svg, strip_text, summary_df,
-    table_html, tokens_chart_svg,
+from ..notebook.format import fmt_range
+from ..notebook.tables import html_table
+from ..notebook.view.render import esc
+from .live import live_source
+from .render import (
+    legend_html,
+    legend_text,
+    request_html,
+    request_text,
+    strategy_html,
+    strip_svg,
+    strip_text,
+    summary_df,
+    table_html,
+    tokens_chart_svg,
 )
-from .explorer_sim import STRATEGIES, STRATEGY_LABELS, SimulationResult, Strategy, Summarize, simulate_all
-from .explorer_synth import ConversationShape, synthetic_history
-from .tables import format_range, html_table
-from .view_render import esc
+from .simulate import (
+    STRATEGIES,
+    STRATEGY_LABELS,
+    SimulationResult,
+    Strategy,
+    Summarize,
+    simulate_all,
+)
+from .synth import ConversationShape, synthetic_history
 
-__all__ = ["WINDOW_CHOICES", "Explorer", "LiveSource", "explore", "live_source"]
+__all__ = ["DEFAULT_WINDOW", "WINDOW_CHOICES", "Explorer", "explore"]
 
 WINDOW_CHOICES: tuple[tuple[str, int], ...] = (
     ("4,000 (demo)", 4_000), ("8,000 (demo)", 8_000), ("64k", 64_000), ("128k", 128_000),
@@ -37,51 +54,11 @@ WINDOW_CHOICES: tuple[tuple[str, int], ...] = (
 DEFAULT_WINDOW = 8_000  # small enough that the default conversation truncates several times
 
 
-@dataclass(frozen=True)
-class LiveSource:
-    """What the explorer takes from a live session: its history and what each request carried.
-
-    ``system`` is the system prompt of the latest request and ``extra_tokens`` the estimated size
-    of its tool definitions (estimate recorded by the loop minus system and messages), so replayed
-    requests are as large as the real ones. ``actual`` lists the session's own range changes
-    as ``(request, range, keep)``, for comparison with the replay (which uses estimates).
-    """
-
-    history: tuple[Mapping[str, Any], ...]
-    window: int
-    system: str | None = None
-    extra_tokens: int = 0
-    provider: str = "?"
-    actual: tuple[tuple[int, tuple[int, int] | None, str | None], ...] = ()
-
-
-def live_source(session: Any) -> LiveSource:
-    """Read a :class:`~nbagent.notebook.session.NotebookSession` (or an ``Agent``, or anything with
-    ``.agent``/``.history`` and ``.engine``)."""
-    agent = getattr(session, "agent", session)
-    engine = getattr(session, "engine", None) or agent.engine
-    history = tuple(getattr(agent, "history", None) or engine.history)
-    sent = list(getattr(engine, "sent", None) or ())
-    records = list(getattr(engine, "records", None) or ())
-    system = sent[-1].system if sent else None
-    extra = 0
-    if sent and records and records[-1].estimated_input_tokens:
-        shown = TokenCounter().count_request(sent[-1].messages, sent[-1].system)
-        extra = max(records[-1].estimated_input_tokens - shown, 0)
-    actual, previous = [], None
-    for r in records:
-        if r.deleted_range != previous:
-            actual.append((r.request, r.deleted_range, r.keep))
-        previous = r.deleted_range
-    provider = getattr(getattr(agent, "provider", None), "name", "?")
-    return LiveSource(history, int(engine.context_window), system, extra, str(provider), tuple(actual))
-
-
 class Explorer:
     """The truncation explorer: controls, and per strategy a strip, a chart, a table and the request
     the model would see (see the module docstring).
 
-    ``results`` maps each strategy to its :class:`~.explorer_sim.SimulationResult`; ``request`` is
+    ``results`` maps each strategy to its :class:`~.simulate.SimulationResult`; ``request`` is
     the request shown in the strips and request views. Programmatic changes go through
     :meth:`update` (the same path as the controls).
     """
@@ -100,7 +77,7 @@ class Explorer:
     ) -> None:
         """``session``: a live session to replay (optional); ``window``: the context window
         (default: the session's, else 8,000); ``shape``: the synthetic conversation;
-        ``strategies``: any of :data:`~.explorer_sim.STRATEGIES`; ``summarize(messages) -> str``:
+        ``strategies``: any of :data:`~.simulate.STRATEGIES`; ``summarize(messages) -> str``:
         auto-condense's summariser (default: a placeholder naming how many messages it replaces);
         ``use_session``: start on the session's history (default: yes, when it has any);
         ``request``: the request shown first (default: the last). Any other keyword is a
@@ -200,7 +177,7 @@ class Explorer:
             return ""
         if not self.live.actual:
             return "The session itself hid nothing so far."
-        parts = [f"request {req}: {format_range(rng) or 'nothing'}" + (f" (keep {keep})" if keep else "")
+        parts = [f"request {req}: {fmt_range(rng, 'nothing')}" + (f" (keep {keep})" if keep else "")
                  for req, rng, keep in self.live.actual]
         return "The session itself (API usage) hid: " + "; ".join(parts)
 

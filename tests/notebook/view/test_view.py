@@ -4,7 +4,8 @@ so every gesture can be driven with ``Button.click()`` or the fast path, and che
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

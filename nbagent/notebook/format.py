@@ -1,0 +1,88 @@
+"""Money, token counts and the hidden range, each formatted in one place.
+
+Used by the agent view, the tables, the ``%agent`` commands and the truncation explorer, so a
+figure reads the same wherever it is shown. Pure functions over numbers and tuples.
+
+A hidden range is the engine's ``deleted_range``: ``(first, last)`` history indices, inclusive;
+``None`` or an empty range such as ``(2, 1)`` hides nothing.
+"""
+
+from __future__ import annotations
+
+Range = tuple[int, int] | None
+
+
+def fmt_usd(x: float | None) -> str:
+    """``$0.0123`` (USD to 4 decimals), or ``n/a`` for an unpriced amount."""
+    return "n/a" if x is None else f"${x:.4f}"
+
+
+def fmt_tokens(n: float | None) -> str:
+    """``172,310``; floats like 104857.6 keep one decimal; ``?`` when unknown."""
+    if n is None:
+        return "?"
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.1f}"
+
+
+def fmt_tokens_short(n: float) -> str:
+    """An axis label: ``1.5M``, ``172k``, ``800``."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M"
+    if n >= 1_000:
+        return f"{n / 1_000:g}k"
+    return f"{n:g}"
+
+
+def live_range(deleted_range: Range) -> Range:
+    """``deleted_range`` if it hides at least one message, else ``None``."""
+    if deleted_range is None or deleted_range[1] < deleted_range[0]:
+        return None
+    return (deleted_range[0], deleted_range[1])
+
+
+def hidden_count(deleted_range: Range) -> int:
+    """How many messages the range hides."""
+    rng = live_range(deleted_range)
+    return 0 if rng is None else rng[1] - rng[0] + 1
+
+
+def is_hidden(index: int, deleted_range: Range) -> bool:
+    """Whether history message ``index`` lies inside the range."""
+    rng = live_range(deleted_range)
+    return rng is not None and rng[0] <= index <= rng[1]
+
+
+def fmt_range(deleted_range: Range, none: str = "") -> str:
+    """``"2–41"`` for a range that hides messages, ``none`` (default ``""``) otherwise."""
+    rng = live_range(deleted_range)
+    return none if rng is None else f"{rng[0]}–{rng[1]}"
+
+
+def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int,
+                    max_allowed: float, file_read_saving: float | None, reason: str) -> str:
+    """e.g. ``context 172,310 ≥ 160,000 → hid messages 2–41 (keep half)``."""
+    head = f"context {fmt_tokens(previous_tokens)} ≥ {fmt_tokens(max_allowed)}"
+    if reason == "overflow":
+        head = "context window exceeded"
+    if live_range(deleted_range) is not None:
+        action = f"hid messages {fmt_range(deleted_range)}"
+        if keep:
+            action += f" (keep {keep})"
+    else:
+        action = "nothing hidden"
+    line = f"{head} → {action}"
+    if file_read_saving is not None:
+        line += f"; duplicate file reads replaced ({file_read_saving:.0%} saved)"
+    return line
+
+
+__all__ = [
+    "fmt_range",
+    "fmt_tokens",
+    "fmt_tokens_short",
+    "fmt_usd",
+    "hidden_count",
+    "is_hidden",
+    "live_range",
+    "truncation_line",
+]

@@ -1,0 +1,56 @@
+"""The agent view's header: model, provider, the context gauge and the session cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from ..format import fmt_tokens, fmt_usd
+from .render import STYLE, esc
+
+
+class Header:
+    """Model, provider, the context gauge (last request's tokens / max allowed / window) and cost."""
+
+    def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
+                 cost: float) -> None:
+        self.model, self.provider, self.cost = model, provider, cost
+        self.context_window, self.max_allowed = context_window, max_allowed
+        self.context_tokens: int | None = None
+        self.estimated = False  # a tiktoken estimate before the request, not the API's usage
+        self._title = w.HTML()
+        self.gauge = w.IntProgress(min=0, max=max(int(context_window or 1), 1), value=0, layout=w.Layout(width="30%"))
+        self._label = w.HTML()
+        self._cost = w.HTML()
+        self.widget = w.HBox([self._title, self.gauge, self._label, self._cost],
+                             layout=w.Layout(align_items="center", grid_gap="8px"))
+        self.render()
+
+    def update(self, **changes: Any) -> None:
+        for name, value in changes.items():
+            setattr(self, name, value)
+        self.render()
+
+    def gauge_text(self) -> str:
+        tokens = "—" if self.context_tokens is None else ("~" if self.estimated else "") + fmt_tokens(self.context_tokens)
+        text = f"context {tokens} / {fmt_tokens(self.max_allowed)} max / {fmt_tokens(self.context_window)} window"
+        if self.context_tokens is not None and self.max_allowed:
+            text += f" ({100 * self.context_tokens / self.max_allowed:.1f}% of max)"
+        return text
+
+    def render(self) -> None:
+        self._title.value = f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
+        if self.context_window:
+            self.gauge.max = int(self.context_window)
+        self.gauge.value = min(int(self.context_tokens or 0), self.gauge.max)
+        ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
+        self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
+        self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
+        self._cost.value = f"<b>{esc(fmt_usd(self.cost))}</b>"
+
+    def plain(self) -> str:
+        return f"nbagent · {self.model or '?'} · {self.provider} · {self.gauge_text()} · cost {fmt_usd(self.cost)}"
+
+
+__all__ = ["Header"]

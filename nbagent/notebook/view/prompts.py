@@ -1,0 +1,105 @@
+"""The agent view's permission prompt (the retry countdown and the failed-request card are in
+:mod:`.retry`).
+
+Threading rule: click handlers (which may run on the shell-channel thread or a subshell) and the
+programmatic gestures (``allow()``, ``deny()``, …) only resolve a
+:class:`~nbagent.notebook.waiting.Decision`. Widgets change in ``settle``, which the view calls
+from the agent's event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from ...engine.permissions import Allow, Deny
+from .. import waiting
+from .render import STYLE, esc
+
+DEFAULT_DENY_REASON = "The user denied this tool call."
+
+
+class PermissionPrompt:
+    """Allow / Allow always (this session) / Deny (+ reason), resolved once from any thread."""
+
+    def __init__(self, tool_name: str, tool_input: Any, reason_asked: str = "") -> None:
+        self.tool_name = tool_name
+        self.decision: waiting.Decision[Allow | Deny] = waiting.Decision()
+        self.outcome: Allow | Deny | None = None
+        ask = f"Allow <b>{esc(tool_name)}</b> to run?"
+        if reason_asked:
+            ask += f' <span style="{STYLE["muted"]}">({esc(reason_asked)})</span>'
+        self._question = w.HTML(ask)
+        self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
+        self.always_button = w.Button(description="Allow always (this session)", button_style="info",
+                                      layout=w.Layout(width="auto"))
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+        self.reason = w.Text(placeholder="reason for denying (optional, sent to the model)",
+                             layout=w.Layout(width="50%"))
+        self._status = w.HTML()
+        self.allow_button.on_click(lambda _b: self.allow())
+        self.always_button.on_click(lambda _b: self.allow_always())
+        self.deny_button.on_click(lambda _b: self.deny())
+        self.widget = w.VBox([
+            self._question,
+            w.HBox([self.allow_button, self.always_button, self.deny_button, self.reason]),
+            self._status,
+        ])
+        # The kernel's fast path resolves these clicks on the shell-channel thread.
+        waiting.register_button(self.allow_button.model_id, self.decision, Allow())
+        waiting.register_button(self.always_button.model_id, self.decision, Allow(always=True))
+        waiting.register_button(self.deny_button.model_id, self.decision, self._deny_value, factory=True)
+        waiting.register_text(self.reason.model_id)
+
+    # Gestures, callable from any thread (like Button.click()).
+    def allow(self) -> bool:
+        """Allow this call; ``False`` if already decided."""
+        return self.decision.resolve(Allow())
+
+    def allow_always(self) -> bool:
+        """Allow this tool for the rest of the session; ``False`` if already decided."""
+        return self.decision.resolve(Allow(always=True))
+
+    def deny(self, reason: str | None = None) -> bool:
+        """Deny this call (``reason`` defaults to the reason field); ``False`` if already decided."""
+        return self.decision.resolve(Deny(reason) if reason else self._deny_value())
+
+    def _deny_value(self) -> Deny:
+        typed = waiting.observed_text(self.reason.model_id) or self.reason.value
+        return Deny(typed.strip() or DEFAULT_DENY_REASON)
+
+    @property
+    def pending(self) -> bool:
+        return not self.decision.resolved
+
+    def settle(self, outcome: Allow | Deny | None, note: str = "") -> None:
+        """Show the outcome and disable the controls (agent coroutine only)."""
+        self.outcome = outcome
+        waiting.unregister_decision(self.decision)
+        waiting.unregister_text(self.reason.model_id)
+        for control in (self.allow_button, self.always_button, self.deny_button, self.reason):
+            control.disabled = True
+        self._status.value = f'<div style="{self._style()}">{esc(self.outcome_text(note))}</div>'
+
+    def _style(self) -> str:
+        return STYLE["ok"] if isinstance(self.outcome, Allow) else STYLE["error"]
+
+    def outcome_text(self, note: str = "") -> str:
+        o = self.outcome
+        if isinstance(o, Allow):
+            return "✓ allowed always (this session)" if o.always else "✓ allowed"
+        if isinstance(o, Deny):
+            return f"✗ denied: {o.reason}"
+        return f"✗ no decision ({note or 'aborted'})"
+
+    def plain(self) -> str:
+        if self.outcome is None and self.pending:
+            return f"? permission asked: {self.tool_name}"
+        return f"permission: {self.outcome_text()}"
+
+    def html(self) -> str:
+        return f'<div style="{self._style()}">{esc(self.plain())}</div>'
+
+
+__all__ = ["DEFAULT_DENY_REASON", "PermissionPrompt"]

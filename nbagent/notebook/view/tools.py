@@ -1,0 +1,125 @@
+"""The agent view's tool card: one tool call with its input (code highlighted), permission prompt,
+result and the rich outputs its code displayed. Like every part it has a ``widget``, a ``plain()``
+transcript and a static ``html()``; the interactive prompts are in :mod:`.prompts` and :mod:`.retry`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+
+from .render import STYLE, clip, esc, input_html, input_plain, pre
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .prompts import PermissionPrompt
+
+
+class ToolCard:
+    """One tool call: name and status, its input (code highlighted), permission and result."""
+
+    def __init__(self, tool_use_id: str, name: str) -> None:
+        self.tool_use_id, self.name = tool_use_id, name
+        self.input: Any = None
+        self.partial_json = ""
+        self.status = "preparing…"
+        self.result: str | None = None
+        self.is_error = False
+        self.duration_s: float | None = None
+        self.prompt: PermissionPrompt | None = None
+        self.denied: str | None = None
+        self.outputs: list[dict[str, Any]] = []  # rich display outputs of a python execution
+        self._head = w.HTML()
+        self._input = w.HTML()
+        self._prompt_box = w.VBox()
+        self._result = w.HTML()
+        self._rich = w.Output()
+        self.widget = w.VBox([self._head, self._input, self._prompt_box, self._result, self._rich],
+                             layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="4px 0"))
+        self._render_head()
+
+    def _render_head(self) -> None:
+        self._head.value = f"<b>🔧 {esc(self.name)}</b> <span style='{STYLE['muted']}'>{esc(self.status)}</span>"
+
+    def set_status(self, status: str) -> None:
+        self.status = status
+        self._render_head()
+
+    def add_partial(self, partial_json: str) -> None:
+        self.partial_json += partial_json
+
+    def push_partial(self) -> None:
+        self._input.value = pre(clip(self.partial_json, 2000), STYLE["muted"])
+
+    def set_input(self, tool_input: Any) -> None:
+        self.input = tool_input
+        self._input.value = input_html(self.name, tool_input)
+        self.set_status("")
+
+    def attach_prompt(self, prompt: PermissionPrompt) -> None:
+        self.prompt = prompt
+        self._prompt_box.children = (prompt.widget,)
+        self.set_status("waiting for permission")
+
+    def deny(self, reason: str) -> None:
+        self.denied = reason
+        self.set_status("denied")
+
+    def set_result(self, content: str, is_error: bool, duration_s: float) -> None:
+        self.result, self.is_error, self.duration_s = content, is_error, duration_s
+        style = STYLE["error"] if is_error else ""
+        self._result.value = pre(clip(content), style)
+        self.set_status(f"{'error' if is_error else 'done'} in {duration_s:.2f} s")
+
+    def add_outputs(self, bundles: list[dict[str, Any]]) -> None:
+        """Show rich outputs (``{"data": ..., "metadata": ...}``) the tool's code displayed."""
+        new = [{"output_type": "display_data", "data": b.get("data", {}), "metadata": b.get("metadata") or {}}
+               for b in bundles if b.get("data")]
+        self.outputs.extend(new)
+        self._rich.outputs = tuple(self.outputs)
+
+    def plain(self) -> str:
+        lines = [f"[tool] {self.name}" + (f" ({self.status})" if self.status else "")]
+        if self.input is not None:
+            lines.append("  " + input_plain(self.name, self.input).replace("\n", "\n  "))
+        if self.prompt is not None:
+            lines.append("  " + self.prompt.plain())
+        if self.denied is not None and (self.prompt is None or self.prompt.outcome is None):
+            lines.append(f"  denied: {self.denied}")
+        if self.result is not None:
+            tag = "error" if self.is_error else "result"
+            lines.append(f"  → {tag}: " + clip(self.result).replace("\n", "\n    "))
+        for out in self.outputs:
+            text = out["data"].get("text/plain")
+            lines.append(f"  [output] {text}" if text else f"  [output: {', '.join(out['data'])}]")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        parts = [f'<div style="{STYLE["card"]}">', f"<b>🔧 {esc(self.name)}</b> "
+                 f'<span style="{STYLE["muted"]}">{esc(self.status)}</span>']
+        if self.input is not None:
+            parts.append(input_html(self.name, self.input))
+        if self.prompt is not None:
+            parts.append(self.prompt.html())
+        elif self.denied is not None:
+            parts.append(f'<div style="{STYLE["error"]}">✗ denied: {esc(self.denied)}</div>')
+        if self.result is not None:
+            parts.append(pre(clip(self.result), STYLE["error"] if self.is_error else ""))
+        parts.extend(static_output_html(out["data"]) for out in self.outputs)
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def static_output_html(data: dict[str, Any]) -> str:
+    """A display bundle as static HTML: an image, the HTML, or the plain text."""
+    for mime in ("image/png", "image/jpeg", "image/gif"):
+        if isinstance(data.get(mime), str):
+            return f'<img src="data:{mime};base64,{data[mime]}" style="max-width:100%"/>'
+    if isinstance(data.get("image/svg+xml"), str):
+        return str(data["image/svg+xml"])
+    if isinstance(data.get("text/html"), str):
+        return str(data["text/html"])
+    return pre(str(data.get("text/plain", "")))
+
+
+__all__ = ["ToolCard", "static_output_html"]
