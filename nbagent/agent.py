@@ -21,7 +21,7 @@ from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 
 from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
-from .engine.events import Done, Event, Notice, TextDelta, Totals, TurnRecord
+from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.prompt import KernelFacts
 from .engine.provider import Provider
@@ -197,7 +197,7 @@ class Agent:
         return self.engine.session.history
 
     @property
-    def records(self) -> list[TurnRecord]:
+    def records(self) -> list[RequestRecord]:
         return self.engine.session.records
 
     @property

@@ -43,7 +43,7 @@ def format_event(event: ev.Event) -> str | None:
         return f"\n  ⇄ model {event.from_model} → {event.to_model} ({event.reason})\n"
     if isinstance(event, ev.Notice):
         return f"[{event.level}] {event.message}\n"
-    if isinstance(event, ev.TurnCompleted) and event.record is not None:
+    if isinstance(event, ev.RequestCompleted) and event.record is not None:
         r = event.record
         cost = "n/a" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         return f"\n  · request {r.request}: {r.usage.input_tokens} in / {r.usage.output_tokens} out, {cost}, stop={r.stop_reason}\n"

@@ -19,7 +19,6 @@ from nbagent.engine.store import SessionStore
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools import NamespaceExecutor, builtin_tools
-
 from tests.engine.test_query_support import RecordingSleep, done_of, messages_requests
 
 SENTINEL = "sk-ant-api03-SENTINEL-d0-not-leak-7f3a9c2e1b"

@@ -15,13 +15,12 @@ import pytest
 
 from nbagent import Agent, RunLimits, SessionConfig
 from nbagent.engine import persist
-from nbagent.engine.events import TextDelta, TurnCompleted
+from nbagent.engine.events import RequestCompleted, TextDelta
 from nbagent.engine.messages import history_problems
 from nbagent.engine.query import RunInProgressError
 from nbagent.engine.store import CONTEXT_FILE, LOCK_FILE, TaskFolderLockedError
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
-
 from tests.engine.test_query_support import Echo, done_of, messages_requests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +65,7 @@ def test_run_limits_hold_for_one_prompt_only(tmp_path: Path) -> None:
     api = SimulatedAPI([tool_reply("echo", {"text": "x"}), text_reply("done"),
                         tool_reply("echo", {"text": "y"}), text_reply("done again")])
     agent = agent_on(api, tmp_path)
-    assert done_of(agent.run_sync("go", limits=RunLimits(max_requests=1))).reason == "max_turns"
+    assert done_of(agent.run_sync("go", limits=RunLimits(max_requests=1))).reason == "max_requests"
     assert agent.config.max_requests == 25
     assert done_of(agent.run_sync("go on")).reason == "end_turn"
 
@@ -74,7 +73,7 @@ def test_run_limits_hold_for_one_prompt_only(tmp_path: Path) -> None:
 async def test_an_abort_pressed_as_a_run_finishes_never_reaches_the_next_run(tmp_path: Path) -> None:
     agent = agent_on(SimulatedAPI([text_reply("first"), text_reply("second"), text_reply("third")]), tmp_path)
     async for event in agent.run("one"):
-        if isinstance(event, TurnCompleted):
+        if isinstance(event, RequestCompleted):
             agent.abort()  # pressed late: run 1 is all but done
     events = [e async for e in agent.run("two")]
     assert done_of(events).reason == "end_turn"

@@ -13,11 +13,11 @@ from typing import Any, Literal, Union
 
 from .cost import Usage
 
-DoneReason = Literal["end_turn", "max_turns", "max_budget", "aborted", "error", "refusal"]
+DoneReason = Literal["end_turn", "max_requests", "max_budget", "aborted", "error", "refusal"]
 
 
 @dataclass(frozen=True)
-class TurnRecord:
+class RequestRecord:
     """One API request's accounting: a row of the per-turn table.
 
     ``turn`` counts user prompts (1-based), ``request`` counts API requests in the session.
@@ -211,11 +211,11 @@ class Notice:
 
 
 @dataclass(frozen=True)
-class TurnCompleted:
+class RequestCompleted:
     """An API request completed and its assistant message entered history."""
 
-    kind: Literal["turn_completed"] = field(default="turn_completed", init=False)
-    record: TurnRecord | None = None
+    kind: Literal["request_completed"] = field(default="request_completed", init=False)
+    record: RequestRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ class Done:
 Event = Union[
     TextDelta, ThinkingDelta, ToolUseDelta, ToolUse, PermissionAsked, PermissionDenied, ToolResult,
     ApiRequestStarted, RetryScheduled, StreamInterrupted, ApiRequestFailed, ContextTruncated,
-    ModelFallback, Notice, TurnCompleted, Done,
+    ModelFallback, Notice, RequestCompleted, Done,
 ]
 
 EVENT_TYPES: dict[str, type] = {
@@ -253,18 +253,25 @@ def _range(r: Any) -> tuple[int, int] | None:
     return None if r is None else (int(r[0]), int(r[1]))
 
 
+# Task folders written before the request/turn naming was made consistent still load.
+_RENAMED_KINDS = {"turn_completed": "request_completed"}
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Inverse of :func:`event_to_dict`; raises ``ValueError`` for an unknown kind."""
     data = dict(data)
-    kind = data.pop("kind", None)
+    kind = _RENAMED_KINDS.get(data.get("kind"), data.get("kind"))  # type: ignore[arg-type]
+    data.pop("kind", None)
+    if kind == "done" and data.get("reason") == "max_turns":
+        data["reason"] = "max_requests"
     cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}")
-    if cls is TurnCompleted and data.get("record") is not None:
+    if cls is RequestCompleted and data.get("record") is not None:
         rec = dict(data["record"])
         rec["usage"] = _usage(rec["usage"])
         rec["deleted_range"] = _range(rec.get("deleted_range"))
-        data["record"] = TurnRecord(**rec)
+        data["record"] = RequestRecord(**rec)
     if cls is Done and isinstance(data.get("totals"), dict):
         tot = dict(data["totals"])
         tot["usage"] = _usage(tot.get("usage", {}))

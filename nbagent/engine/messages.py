@@ -6,7 +6,6 @@ mutates its input.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, Mapping, Sequence
 
@@ -81,11 +80,6 @@ def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
     return ""
 
 
-def deep_copy_messages(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
-    """An independent copy, so callers may edit the result without touching the history."""
-    return copy.deepcopy([dict(m) for m in messages])
-
-
 def merge_consecutive(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     """Merge runs of same-role messages, as the Messages API does on receipt."""
     out: list[Message] = []
@@ -137,11 +131,6 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
                 if missing:
                     problems.append(f"message {i}: tool_use {missing} not answered in the next message")
     return problems
-
-
-def is_valid_history(messages: Sequence[Mapping[str, Any]], *, allow_trailing_tool_use: bool = False) -> bool:
-    """True when the Messages API would accept ``messages`` as a conversation."""
-    return not history_problems(messages, allow_trailing_tool_use=allow_trailing_tool_use)
 
 
 def is_blank_text(block: Mapping[str, Any]) -> bool:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-PRICES_CHECKED = "2026-11-29"
-
 
 @dataclass(frozen=True)
 class PriceTier:

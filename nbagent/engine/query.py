@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
-from .abort import AbortGuard, Aborted, RunControl
+from .abort import Aborted, AbortGuard, RunControl
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info
 from .cost import cost_of
 from .errors import NbAgentError
-from .events import Done, DoneReason, Event, ModelFallback, Notice, Totals, TurnCompleted, TurnRecord
+from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
 from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for
 from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
@@ -213,7 +213,7 @@ class QueryEngine:
         requests = 0
         while True:
             if max_requests is not None and requests >= max_requests:
-                state.reason = "max_turns"
+                state.reason = "max_requests"
                 return
             if budget is not None and session.totals.cost_usd >= budget:
                 state.reason = "max_budget"
@@ -255,7 +255,7 @@ class QueryEngine:
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        yield self.session.log(TurnCompleted(record=self._complete_request(run, outcome[0], state.turn)))
+        yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
@@ -295,11 +295,11 @@ class QueryEngine:
         )
         return build_system_prompt(ctx)
 
-    def _complete_request(self, run: RequestRun, outcome: RequestOutcome, turn: int) -> TurnRecord:
+    def _complete_request(self, run: RequestRun, outcome: RequestOutcome, turn: int) -> RequestRecord:
         c, session = outcome.complete, self.session
         u = c.usage
         info = get_context_window_info(run.context_window)
-        record = TurnRecord(
+        record = RequestRecord(
             turn=turn, request=len(session.records) + 1, model=c.model or outcome.model, usage=u,
             cost_usd=cost_of(u, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
             max_allowed=info.max_allowed_size, context_window=info.context_window,

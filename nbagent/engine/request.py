@@ -22,13 +22,20 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, Union
 
-from .abort import AbortGuard, Aborted, RunControl
+from .abort import Aborted, AbortGuard, RunControl
 from .config import SessionConfig
 from .context import ContextResult, Keep, get_context_window_info, get_next_truncation_range
 from .errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable, retry_delay
 from .events import (
-    ApiRequestFailed, ApiRequestStarted, ContextTruncated, Event, ModelFallback, Notice, RetryScheduled,
-    StreamInterrupted, TextDelta,
+    ApiRequestFailed,
+    ApiRequestStarted,
+    ContextTruncated,
+    Event,
+    ModelFallback,
+    Notice,
+    RetryScheduled,
+    StreamInterrupted,
+    TextDelta,
 )
 from .permissions import OnApiFailure
 from .provider import Chunk, MessageComplete, ModelRequest, Provider

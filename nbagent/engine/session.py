@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .context import ContextManager, RequestUsage
-from .events import ContextTruncated, Event, TextDelta, ThinkingDelta, ToolUseDelta, Totals, TurnRecord
+from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .file_state import FileStateCache
 from .messages import blocks, tool_uses
 from .store import FolderLock, SessionStore, TurnMark, totals_from_records
@@ -52,7 +52,7 @@ class Session:
         self.deleted_range: tuple[int, int] | None = None
         self.previous_usage: RequestUsage | None = None
         self.last_ts = 0
-        self.records: list[TurnRecord] = []
+        self.records: list[RequestRecord] = []
         self.events: list[Event] = []
         self.marks: list[TurnMark] = []
         self.sent: list[SentRequest] = []
@@ -164,7 +164,7 @@ class Session:
             self._store.save_context(self.context.updates)
             self._save_meta(self._store)
 
-    def complete_request(self, message: dict[str, Any], record: TurnRecord, usage: RequestUsage,
+    def complete_request(self, message: dict[str, Any], record: RequestRecord, usage: RequestUsage,
                          sent: SentRequest) -> None:
         """A request finished: its assistant message, its record and what was sent."""
         self.history.append(message)

@@ -18,7 +18,7 @@ from typing import Any
 from .context_updates import ContextHistoryUpdates, load_updates, save_updates
 from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
-from .events import Event, Totals, TurnRecord, event_from_dict, event_to_dict
+from .events import Event, RequestRecord, Totals, event_from_dict, event_to_dict
 from .messages import history_problems
 from .persist import atomic_write_json, atomic_write_text, read_json
 
@@ -52,14 +52,14 @@ class SessionSnapshot:
     events: list[Event] = field(default_factory=list)
     model: str | None = None
     deleted_range: tuple[int, int] | None = None
-    records: list[TurnRecord] = field(default_factory=list)
+    records: list[RequestRecord] = field(default_factory=list)
     marks: list[TurnMark] = field(default_factory=list)
     last_ts: int = 0
     previous_usage: dict[str, int] | None = None
     updates: ContextHistoryUpdates = field(default_factory=ContextHistoryUpdates)
 
 
-def totals_from_records(records: list[TurnRecord], *, truncations: int = 0) -> Totals:
+def totals_from_records(records: list[RequestRecord], *, truncations: int = 0) -> Totals:
     """Session totals as the sum of per-request figures."""
     usage = Usage()
     cost = 0.0
@@ -76,12 +76,12 @@ def totals_from_records(records: list[TurnRecord], *, truncations: int = 0) -> T
     )
 
 
-def _record_from_dict(d: dict[str, Any]) -> TurnRecord:
+def _record_from_dict(d: dict[str, Any]) -> RequestRecord:
     d = dict(d)
     d["usage"] = Usage(**d["usage"])
     rng = d.get("deleted_range")
     d["deleted_range"] = None if rng is None else (int(rng[0]), int(rng[1]))
-    return TurnRecord(**d)
+    return RequestRecord(**d)
 
 
 class SessionStore:
@@ -110,7 +110,7 @@ class SessionStore:
         atomic_write_json(self.task_dir / UI_FILE, [self._as_dict(e) for e in events])
 
     def save_meta(
-        self, *, model: str, deleted_range: tuple[int, int] | None, records: list[TurnRecord],
+        self, *, model: str, deleted_range: tuple[int, int] | None, records: list[RequestRecord],
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
     ) -> None:
         totals = totals_from_records(records)

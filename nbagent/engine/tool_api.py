@@ -8,6 +8,7 @@ sees, so the schema and the check cannot drift apart.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
@@ -172,3 +173,24 @@ def truncate_middle(text: str, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> str:
     if tail and nl >= 0 and nl < max(1, int(tail_len * _SNAP_SHARE)):
         tail = tail[nl + 1:]
     return head + _marker(len(text) - len(head) - len(tail)) + tail
+
+
+def limit_output(output: ToolOutput, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> ToolOutput:
+    """``output`` with its text cut by :func:`truncate_middle` to ``limit`` characters; the full
+    text goes to ``display`` (unless the tool set one). Text blocks of list content are cut one by
+    one. The loop applies this once to every tool result."""
+    content = output.content
+    if isinstance(content, str):
+        if len(content) <= limit:
+            return output
+        display = output.display if output.display is not None else content
+        return dataclasses.replace(output, content=truncate_middle(content, limit), display=display)
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        text = block.get("text") if block.get("type") == "text" else None
+        blocks.append({**block, "text": truncate_middle(text, limit)} if isinstance(text, str) and len(text) > limit
+                      else block)
+    if all(a is b for a, b in zip(blocks, content)):
+        return output
+    full = "\n".join(b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str))
+    return dataclasses.replace(output, content=blocks, display=output.display if output.display is not None else full)

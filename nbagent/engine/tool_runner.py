@@ -12,10 +12,10 @@ import asyncio
 import time
 from typing import Any, AsyncIterator, Callable, Mapping
 
-from .abort import AbortGuard, Aborted
+from .abort import Aborted, AbortGuard
 from .events import Event, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from .permissions import Deny, PermissionGate
-from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, truncate_middle
+from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
 INTERRUPTED = "Interrupted: the user stopped the run while this tool was running."
@@ -92,13 +92,11 @@ async def run_tool_call(
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if not isinstance(out, ToolOutput):
         out = ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
+    if not isinstance(out.content, (str, list)):
+        out = ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
+    out = limit_output(out, output_limit)
     content: Any = out.content
     display = out.display
-    if not isinstance(content, (str, list)):
-        content = str(content)
-    if isinstance(content, str) and len(content) > output_limit:
-        display = display or content
-        content = truncate_middle(content, output_limit)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": uid, "content": content}
     if out.is_error:
         block["is_error"] = True

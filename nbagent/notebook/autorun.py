@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
 
 INSTALL_HINT = "pip install 'nbagent[notebooks]'"
 

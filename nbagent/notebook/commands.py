@@ -126,7 +126,7 @@ def explore(magics: Any, args: list[str]) -> None:
 
 def config(magics: Any, args: list[str]) -> None:
     """The defaults (``%config AgentMagics``) and the active session's settings."""
-    names = ["model", "provider", "max_turns", "max_budget", "context_window", "allow", "insert_code",
+    names = ["model", "provider", "max_requests", "max_budget", "context_window", "allow", "insert_code",
              "task_root", "shell_tool", "tokens_per_second", "first_token_latency"]
     for n in names:
         print(f"AgentMagics.{n} = {getattr(magics, n)!r}")

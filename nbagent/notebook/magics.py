@@ -19,7 +19,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent, last_done
-from ..engine.config import RunLimits
+from ..engine.config import DEFAULT_MAX_REQUESTS, RunLimits
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
@@ -30,11 +30,11 @@ RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
 
 HELP = """\
 %%agent [options]      the cell is a prompt; the conversation continues across cells
-  --model M  --max-turns N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
+  --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
   --window N (a small context window, to watch truncation)  --insert-code
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
 %agent save PATH | load PATH | explore | config | mode chat|python | help
-Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_turns, max_budget, allow, ...)
+Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
 """
 
@@ -95,7 +95,7 @@ class AgentMagics(Magics):
     model = Unicode(DEFAULT_MODEL, help="Model id for new sessions.").tag(config=True)
     provider = Enum(["auto", "simulated", "anthropic"], "auto",
                     help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API.").tag(config=True)
-    max_turns = Int(25, help="Most API requests per prompt.").tag(config=True)
+    max_requests = Int(DEFAULT_MAX_REQUESTS, help="Most API requests per prompt.").tag(config=True)
     max_budget = Float(None, allow_none=True, help="Stop once the session cost reaches this (USD).").tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
@@ -119,7 +119,7 @@ class AgentMagics(Magics):
         from .executor import ShellExecutor
 
         settings: dict[str, Any] = dict(
-            model=self.model, max_requests=self.max_turns, max_budget_usd=self.max_budget,
+            model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True)
         provider = changes.pop("provider", None) or self.provider
@@ -164,7 +164,8 @@ class AgentMagics(Magics):
     # --- %%agent -----------------------------------------------------------------------------
     @magic_arguments()
     @argument("--model", default=None, help="Model id (this and later prompts of the session).")
-    @argument("--max-turns", type=int, default=None, help="Most API requests for this prompt.")
+    @argument("--max-requests", "--max-turns", dest="max_requests", type=int, default=None,
+              help="Most API requests for this prompt (--max-turns is an alias).")
     @argument("--max-budget", type=float, default=None,
               help="For this prompt: stop once the session cost reaches USD.")
     @argument("--new", action="store_true", help="Start a new conversation.")
@@ -212,7 +213,7 @@ class AgentMagics(Magics):
             sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
         view.display()
         done: Done | None = None
-        limits = RunLimits(max_requests=args.max_turns, max_budget_usd=args.max_budget)  # this prompt only
+        limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget)  # this prompt only
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         try:

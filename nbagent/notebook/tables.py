@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ..engine.events import TurnRecord
+from ..engine.events import RequestRecord
 from .format import fmt_range, fmt_tokens_short, hidden_count, is_hidden, live_range
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +31,7 @@ def _pct(value: float | None) -> float:
     return _NAN if value is None else round(100.0 * value, 1)
 
 
-def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
+def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     """One row per API request, in the columns of the notebook spec.
 
     ``cost`` is a float rounded to 4 decimals, or ``"n/a"`` when the model has no prices;
@@ -67,7 +67,7 @@ def turns_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=TURN_COLUMNS)
 
 
-def truncation_df(records: Sequence[TurnRecord]) -> "pd.DataFrame":
+def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     """The requests at which the hidden range changed (the first request counts if it hides any)."""
     import pandas as pd
 
@@ -158,7 +158,7 @@ def nice_max(value: float) -> float:
     return 10 * exp  # pragma: no cover
 
 
-def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height: int = 240) -> str:
+def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, height: int = 240) -> str:
     """SVG text: context tokens per request (bars; dashed line = max allowed) and cumulative
     cost (line, right axis)."""
     left, right, top, bottom = 56, 60, 24, 34
@@ -220,7 +220,7 @@ def context_cost_svg(records: Sequence[TurnRecord], *, width: int = 560, height:
     return "".join(parts)
 
 
-def plot_context_and_cost(records: Sequence[TurnRecord]) -> "SVG":
+def plot_context_and_cost(records: Sequence[RequestRecord]) -> "SVG":
     """Context tokens and cumulative cost per request, as an IPython ``SVG`` display object."""
     from IPython.display import SVG
 

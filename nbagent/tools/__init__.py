@@ -14,7 +14,6 @@ from .base import BuiltinTool, ToolAborted, ToolInput
 from .executor import ExecutionResult, Executor, NamespaceExecutor
 from .files import EditFile, ReadFile, WriteFile
 from .list_files import ListFiles
-from .output import DEFAULT_LIMIT, truncate_middle, truncate_output
 from .paths import PathRefusedError, display_path, resolve_path
 from .python import Python
 from .shell import Shell
@@ -40,6 +39,5 @@ __all__ = [
     "BuiltinTool", "ToolInput", "ToolAborted",
     "Python", "ReadFile", "WriteFile", "EditFile", "ListFiles", "Shell",
     "Executor", "ExecutionResult", "NamespaceExecutor",
-    "truncate_middle", "truncate_output", "DEFAULT_LIMIT",
     "resolve_path", "display_path", "PathRefusedError",
 ]

@@ -17,8 +17,6 @@ import pydantic
 from nbagent.engine.file_state import FileChangedError
 from nbagent.engine.tool_api import Tool, ToolContext, ToolExecutionError, ToolInputError, ToolOutput
 
-from .output import truncate_output
-
 T = TypeVar("T")
 
 
@@ -79,7 +77,11 @@ class BuiltinTool(Tool):
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Validate, call, and shape the output; never raises except ``CancelledError``."""
         try:
-            params = self.Input.model_validate(self.validate(tool_input))
+            try:
+                params = self.Input.model_validate(tool_input)  # the loop validated it; this types it
+            except pydantic.ValidationError:
+                self.validate(tool_input)  # called directly with bad input: the model-facing message
+                raise
             out = await self.call(params, ctx)
         except ToolAborted as exc:
             return ToolOutput(f"{self.name}: {exc}", is_error=True)
@@ -89,7 +91,7 @@ class BuiltinTool(Tool):
             return ToolOutput(describe_os_error(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - a tool bug must reach the model, not crash the loop
             return ToolOutput(f"{self.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
-        return truncate_output(out, ctx.max_output_chars)
+        return out  # the loop cuts long output, once
 
     async def call(self, params: Any, ctx: ToolContext) -> ToolOutput:  # pragma: no cover
         """Do the work with validated ``params`` (an instance of ``Input``)."""

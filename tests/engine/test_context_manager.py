@@ -209,6 +209,7 @@ def test_failed_write_is_not_a_read():
 
 def test_file_mentions_are_replaced_inside_their_tags():
     from nbagent.engine.context import DUPLICATE_FILE_READ_NOTICE as N
+
     from .test_context_support import mention
 
     cm = ContextManager()

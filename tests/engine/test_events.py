@@ -10,7 +10,7 @@ import pytest
 from nbagent.engine import events as ev
 from nbagent.engine.cost import Usage
 
-RECORD = ev.TurnRecord(turn=1, request=2, model="claude-sonnet-5-5", usage=Usage(10, 5, 3, 2, 1), cost_usd=0.01,
+RECORD = ev.RequestRecord(turn=1, request=2, model="claude-sonnet-5-5", usage=Usage(10, 5, 3, 2, 1), cost_usd=0.01,
                        context_tokens=15, max_allowed=98000.0, context_window=128000, deleted_range=(2, 5),
                        keep="half", file_read_saving=0.31, retries=1, stop_reason="end_turn", duration_s=0.5, ts=123)
 
@@ -22,7 +22,7 @@ SAMPLES = [
     ev.ApiRequestStarted(turn=1, request=1, model="m", attempt=0), ev.RetryScheduled(attempt=1, delay_s=2.0, error_kind="overloaded", status=529),
     ev.StreamInterrupted(error_kind="connection", partial_text="par"), ev.ApiRequestFailed(error_kind="auth", status=401),
     ev.ContextTruncated(deleted_range=(2, 9), keep="quarter", reason="overflow"), ev.ModelFallback(from_model="a", to_model="b"),
-    ev.Notice(level="warning", message="w"), ev.TurnCompleted(record=RECORD),
+    ev.Notice(level="warning", message="w"), ev.RequestCompleted(record=RECORD),
     ev.Done(reason="aborted", totals=ev.Totals(requests=2, usage=Usage(1, 2)), error=None),
 ]
 

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, FrozenInstanceError
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Any
 
 import pytest
 
 from nbagent.engine.permissions import (
-    Allow, Deny, PermissionDenial, PermissionGate, PermissionRequest, allow_all, deny_all,
+    Allow,
+    Deny,
+    PermissionDenial,
+    PermissionGate,
+    PermissionRequest,
+    allow_all,
+    deny_all,
 )
 
 

@@ -20,8 +20,16 @@ from nbagent.engine.tool_runner import INTERRUPTED, NOT_RUN
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import (
-    BlockingSleep, Echo, Slow, Write, assert_history_valid, assert_persisted_valid, done_of, make_config,
-    make_engine, messages_requests, run,
+    BlockingSleep,
+    Echo,
+    Slow,
+    Write,
+    assert_history_valid,
+    assert_persisted_valid,
+    done_of,
+    make_engine,
+    messages_requests,
+    run,
 )
 
 LONG = " ".join(f"w{i}" for i in range(900))  # ~1,800 tokens: several seconds at 500 tokens/s
@@ -178,7 +186,7 @@ async def test_closing_the_event_stream_early_still_answers_every_tool_call(tmp_
     engine = make_engine(api, tmp_path, tools=[Echo()])
     gen = engine.submit_message("go")
     async for e in gen:
-        if e.kind == "turn_completed":
+        if e.kind == "request_completed":
             break  # the consumer stops listening right after the tool call arrived
     await gen.aclose()
     assert_history_valid(engine.session.history)

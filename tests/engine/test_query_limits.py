@@ -13,8 +13,16 @@ from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import (
-    MODEL, assert_history_valid, assert_persisted_valid, done_of, kinds, make_engine, messages_requests, records_of,
-    run, totals_for,
+    MODEL,
+    assert_history_valid,
+    assert_persisted_valid,
+    done_of,
+    kinds,
+    make_engine,
+    messages_requests,
+    records_of,
+    run,
+    totals_for,
 )
 
 
@@ -22,19 +30,19 @@ def always_tools(body: dict) -> Any:
     return tool_reply("echo", {"text": "again"}, text="One more time.")
 
 
-async def test_max_turns_stops_after_that_many_requests(tmp_path: Any) -> None:
+async def test_max_requests_stops_after_that_many_requests(tmp_path: Any) -> None:
     api = SimulatedAPI(always_tools)
-    engine = make_engine(api, tmp_path, max_turns=2)
+    engine = make_engine(api, tmp_path, max_requests=2)
     ev = await run(engine, "loop forever")
-    assert kinds(ev) == ["api_request_started", "turn_completed", "tool_use", "tool_result"] * 2 + ["done"]
-    assert done_of(ev).reason == "max_turns"
+    assert kinds(ev) == ["api_request_started", "request_completed", "tool_use", "tool_result"] * 2 + ["done"]
+    assert done_of(ev).reason == "max_requests"
     assert len(messages_requests(api)) == 2
     assert_history_valid(engine.session.history)  # ends with the answered tool results
     assert engine.session.history[-1]["content"][0]["type"] == "tool_result"
     assert_persisted_valid(engine.config.task_dir, engine)
     # The limit is per prompt: the next prompt gets two more requests.
     ev2 = await run(engine, "continue")
-    assert done_of(ev2).reason == "max_turns" and len(messages_requests(api)) == 4
+    assert done_of(ev2).reason == "max_requests" and len(messages_requests(api)) == 4
     assert_history_valid(engine.session.history)
 
 
@@ -42,7 +50,7 @@ async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
     api = SimulatedAPI(always_tools)
     engine = make_engine(api, tmp_path, max_budget_usd=1e-9)
     ev = await run(engine, "spend")
-    assert kinds(ev) == ["api_request_started", "turn_completed", "tool_use", "tool_result", "done"]
+    assert kinds(ev) == ["api_request_started", "request_completed", "tool_use", "tool_result", "done"]
     done = done_of(ev)
     assert done.reason == "max_budget" and done.totals.cost_usd >= 1e-9
     assert len(messages_requests(api)) == 1
@@ -56,7 +64,7 @@ async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
 
 async def test_a_budget_not_reached_does_not_stop_the_loop(tmp_path: Any) -> None:
     api = SimulatedAPI([tool_reply("echo", {"text": "a"}), text_reply("done")])
-    engine = make_engine(api, tmp_path, max_budget_usd=10.0, max_turns=5)
+    engine = make_engine(api, tmp_path, max_budget_usd=10.0, max_requests=5)
     ev = await run(engine, "cheap")
     assert done_of(ev).reason == "end_turn"
 

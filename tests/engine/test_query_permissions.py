@@ -16,13 +16,20 @@ from nbagent.engine.abort import AbortGuard
 from nbagent.engine.events import PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from nbagent.engine.messages import history_problems
 from nbagent.engine.permissions import Allow, Deny, PermissionDenial, PermissionGate, allow_all
-from nbagent.engine.query import QueryEngine
-from nbagent.engine.tool_runner import run_tool_call
 from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.tool_runner import run_tool_call
 from nbagent.providers.simulated import Reply, SimulatedAPI, ToolUseBlock, text_reply, tool_reply
 
 from .test_query_support import (
-    Add, Boom, Echo, Write, assert_persisted_valid, done_of, make_config, make_engine, messages_requests, run,
+    Add,
+    Boom,
+    Echo,
+    Write,
+    assert_persisted_valid,
+    done_of,
+    make_engine,
+    messages_requests,
+    run,
 )
 
 WRITE_INPUT = {"path": "notes.txt", "text": "hello"}

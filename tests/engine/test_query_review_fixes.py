@@ -6,20 +6,18 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
+import pydantic
 import pytest
 
 from nbagent.engine.messages import history_problems
 from nbagent.engine.models import ModelInfo, PriceTier
 from nbagent.engine.query import QueryEngine
-
-from .test_query_support import make_engine
 from nbagent.engine.tool_api import Tool, ToolOutput
-from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
-import pydantic
-from typing import Any
+from .test_query_support import make_engine
 
 
 class Echo(Tool):

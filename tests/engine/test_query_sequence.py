@@ -8,8 +8,16 @@ from typing import Any
 from nbagent.engine.context import get_context_window_info
 from nbagent.engine.cost import Usage, cost_of
 from nbagent.engine.events import (
-    ApiRequestStarted, Done, PermissionAsked, PermissionDenied, TextDelta, ToolResult, ToolUse, ToolUseDelta,
-    TurnCompleted, TurnRecord,
+    ApiRequestStarted,
+    Done,
+    PermissionAsked,
+    PermissionDenied,
+    RequestCompleted,
+    RequestRecord,
+    TextDelta,
+    ToolResult,
+    ToolUse,
+    ToolUseDelta,
 )
 from nbagent.engine.models import context_window_for
 from nbagent.engine.permissions import Allow, Deny
@@ -17,8 +25,18 @@ from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, ToolUseBlock, text_reply
 
 from .test_query_support import (
-    MODEL, Write, Add, Echo, assert_history_valid, assert_persisted_valid, make_engine, messages_requests,
-    normalise, request_tokens, run, totals_for,
+    MODEL,
+    Add,
+    Echo,
+    Write,
+    assert_history_valid,
+    assert_persisted_valid,
+    make_engine,
+    messages_requests,
+    normalise,
+    request_tokens,
+    run,
+    totals_for,
 )
 
 # Output tokens the simulated API reports for each scripted reply: cl100k tokens of its blocks'
@@ -60,9 +78,9 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         return ApiRequestStarted(turn=turn, request=n, model=MODEL, attempt=0,
                                  estimated_input_tokens=tokens[n - 1], messages_sent=sent)
 
-    def completed(turn: int, n: int, stop: str) -> TurnCompleted:
+    def completed(turn: int, n: int, stop: str) -> RequestCompleted:
         usage = Usage(input_tokens=tokens[n - 1], output_tokens=OUTPUT_TOKENS[n - 1])
-        return TurnCompleted(record=TurnRecord(
+        return RequestCompleted(record=RequestRecord(
             turn=turn, request=n, model=MODEL, usage=usage, cost_usd=cost_of(usage, MODEL),
             context_tokens=tokens[n - 1], max_allowed=max_allowed, context_window=window, deleted_range=None,
             keep=None, file_read_saving=None, retries=0, stop_reason=stop, duration_s=0.0, ts=0,
@@ -92,7 +110,7 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         TextDelta(text="The sum is 5.", index=0),
         completed(1, 3, "end_turn"),
     ]
-    records1 = [e.record for e in turn1 if isinstance(e, TurnCompleted)]
+    records1 = [e.record for e in turn1 if isinstance(e, RequestCompleted)]
     turn1.append(Done(reason="end_turn", totals=totals_for(records1)))
     turn2 = [
         started(2, 4, 7),
@@ -105,7 +123,7 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         TextDelta(text="Saved.", index=0),
         completed(2, 5, "end_turn"),
     ]
-    records2 = records1 + [e.record for e in turn2 if isinstance(e, TurnCompleted)]
+    records2 = records1 + [e.record for e in turn2 if isinstance(e, RequestCompleted)]
     turn2.append(Done(reason="end_turn", totals=totals_for(records2)))
 
     assert normalise(raw1) == turn1

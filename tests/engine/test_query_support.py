@@ -11,12 +11,20 @@ from typing import Any, AsyncIterator, Iterable, Sequence
 
 import pydantic
 
+from nbagent.engine.config import RunLimits, SessionConfig
 from nbagent.engine.cost import cost_of
 from nbagent.engine.events import (
-    Done, Event, TextDelta, ThinkingDelta, ToolResult, ToolUseDelta, Totals, TurnCompleted, TurnRecord,
+    Done,
+    Event,
+    RequestCompleted,
+    RequestRecord,
+    TextDelta,
+    ThinkingDelta,
+    ToolResult,
+    ToolUseDelta,
+    Totals,
 )
 from nbagent.engine.messages import history_problems
-from nbagent.engine.config import RunLimits, SessionConfig
 from nbagent.engine.permissions import Asker, CallbackAsker
 from nbagent.engine.query import QueryEngine
 from nbagent.engine.session import Session
@@ -174,7 +182,7 @@ class EngineUnderTest(QueryEngine):
         return super().submit_message(prompt, limits=limits, asker=asker or self.asker)
 
 
-_RENAMED = {"max_turns": "max_requests", "max_retry_delay": "max_retry_delay_s"}
+_RENAMED = {"max_requests": "max_requests", "max_retry_delay": "max_retry_delay_s"}
 
 
 def make_engine(api: SimulatedAPI, tmp_path: Path, *, tools: Sequence[Any] | None = None,
@@ -218,13 +226,13 @@ _DELTA_KEY = {TextDelta: "text", ThinkingDelta: "text", ToolUseDelta: "partial_j
 
 
 def normalise(events: Iterable[Event]) -> list[Event]:
-    """Events with wall-clock fields zeroed (TurnRecord ``duration_s``/``ts``, ToolResult
+    """Events with wall-clock fields zeroed (RequestRecord ``duration_s``/``ts``, ToolResult
     ``duration_s``) and each run of stream deltas of one content block joined into one delta
     (the simulated API's fragment boundaries are its own business; their concatenation is not)."""
     out: list[Event] = []
     for e in events:
-        if isinstance(e, TurnCompleted) and e.record is not None:
-            e = TurnCompleted(record=dataclasses.replace(e.record, duration_s=0.0, ts=0))
+        if isinstance(e, RequestCompleted) and e.record is not None:
+            e = RequestCompleted(record=dataclasses.replace(e.record, duration_s=0.0, ts=0))
         elif isinstance(e, ToolResult):
             e = dataclasses.replace(e, duration_s=0.0)
         key = _DELTA_KEY.get(type(e))
@@ -241,8 +249,8 @@ def kinds(events: Iterable[Event], *, deltas: bool = False) -> list[str]:
     return [e.kind for e in events if e.kind not in skip]
 
 
-def records_of(events: Iterable[Event]) -> list[TurnRecord]:
-    return [e.record for e in events if isinstance(e, TurnCompleted) and e.record is not None]
+def records_of(events: Iterable[Event]) -> list[RequestRecord]:
+    return [e.record for e in events if isinstance(e, RequestCompleted) and e.record is not None]
 
 
 def done_of(events: Sequence[Event]) -> Done:
@@ -271,7 +279,7 @@ def request_tokens(body: dict[str, Any]) -> int:
     return TokenCounter().count_request(body["messages"], body.get("system") or None, body.get("tools") or None)
 
 
-def totals_for(records: Sequence[TurnRecord], truncations: int = 0) -> Totals:
+def totals_for(records: Sequence[RequestRecord], truncations: int = 0) -> Totals:
     """Totals as the sum of per-request figures, cost recomputed with ``cost_of``."""
     usage = records[0].usage.__class__()
     cost = 0.0

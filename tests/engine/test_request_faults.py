@@ -15,15 +15,30 @@ import pytest
 
 from nbagent.engine.context import CONTINUE_NOTICE, TRUNCATION_NOTICE
 from nbagent.engine.events import (
-    ApiRequestFailed, ApiRequestStarted, ContextTruncated, Done, ModelFallback, RetryScheduled, StreamInterrupted,
-    TextDelta, ToolResult,
+    ApiRequestFailed,
+    ApiRequestStarted,
+    ContextTruncated,
+    Done,
+    ModelFallback,
+    RetryScheduled,
+    StreamInterrupted,
+    TextDelta,
+    ToolResult,
 )
 from nbagent.engine.messages import text_of, tool_uses
 from nbagent.providers.simulated import ALL_FAULTS, Fault, SimulatedAPI, error_reply, text_reply, tool_reply
 
 from .test_query_support import (
-    FALLBACK, MODEL, RecordingSleep, assert_history_valid, assert_persisted_valid, done_of, kinds, make_engine,
-    messages_requests, run,
+    FALLBACK,
+    MODEL,
+    RecordingSleep,
+    assert_history_valid,
+    assert_persisted_valid,
+    done_of,
+    kinds,
+    make_engine,
+    messages_requests,
+    run,
 )
 
 LEAD = "Calling the echo tool now with a handful of words to stream."
@@ -127,8 +142,8 @@ async def test_retryable_fault_once_is_retried_after_the_right_delay(tmp_path: A
     interrupted = [e for e in ev if isinstance(e, StreamInterrupted)]
     retry = [e for e in ev if isinstance(e, RetryScheduled)]
     assert kinds(ev) == ["api_request_started"] + ["stream_interrupted"] * (where == "mid") + [
-        "retry_scheduled", "api_request_started", "turn_completed", "tool_use", "tool_result",
-        "api_request_started", "turn_completed", "done"]
+        "retry_scheduled", "api_request_started", "request_completed", "tool_use", "tool_result",
+        "api_request_started", "request_completed", "done"]
     r = retry[0]
     assert (r.attempt, r.max_attempts, r.delay_s, r.error_kind, r.status) == (1, 3, delays[0], kind, status)
     if status is not None:
@@ -253,8 +268,8 @@ async def test_a_server_wait_longer_than_the_cap_goes_to_the_user_instead_of_sle
 
 async def test_overflow_truncates_once_with_keep_quarter_and_retries_at_once(tmp_path: Any) -> None:
     engine, api, sleep, _, ev = await session(tmp_path, {FIRST: Fault.prompt_too_long()})
-    assert kinds(ev) == ["api_request_started", "context_truncated", "api_request_started", "turn_completed",
-                         "tool_use", "tool_result", "api_request_started", "turn_completed", "done"]
+    assert kinds(ev) == ["api_request_started", "context_truncated", "api_request_started", "request_completed",
+                         "tool_use", "tool_result", "api_request_started", "request_completed", "done"]
     truncated = ev[1]
     assert isinstance(truncated, ContextTruncated)
     assert (truncated.reason, truncated.keep, truncated.deleted_range) == ("overflow", "quarter", (2, 3))
@@ -301,8 +316,8 @@ async def test_fallback_model_after_overloaded_retries_lasts_for_the_rest_of_the
     engine, api, sleep, _, ev = await session(
         tmp_path, {FIRST + i: Fault.overloaded() for i in range(4)}, fallback_model=FALLBACK)
     assert kinds(ev) == ["api_request_started"] + ["retry_scheduled", "api_request_started"] * 3 + [
-        "model_fallback", "api_request_started", "turn_completed", "tool_use", "tool_result",
-        "api_request_started", "turn_completed", "done"]
+        "model_fallback", "api_request_started", "request_completed", "tool_use", "tool_result",
+        "api_request_started", "request_completed", "done"]
     fb = [e for e in ev if isinstance(e, ModelFallback)]
     assert fb == [ModelFallback(from_model=MODEL, to_model=FALLBACK, reason="overloaded")]
     assert sleep.delays == [2.0, 4.0, 8.0]

@@ -8,15 +8,26 @@ from typing import Any
 
 from nbagent.engine.abort import AbortGuard, RunControl
 from nbagent.engine.config import SessionConfig
+from nbagent.engine.events import ContextTruncated, Notice, StreamInterrupted, ThinkingDelta
 from nbagent.engine.permissions import cancel_on_failure
 from nbagent.engine.request import TOOL_WAIT_MARGIN_S, RequestOutcome, RequestRun, attempt_api_request
 from nbagent.engine.session import Session
-from nbagent.engine.events import ContextTruncated, Notice, StreamInterrupted, ThinkingDelta
 from nbagent.engine.tokens import TokenCounter
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, text_reply, tool_reply
 
-from .test_query_support import MODEL, FunctionSource, Add, Echo, assert_persisted_valid, done_of, kinds, make_engine, messages_requests, run
+from .test_query_support import (
+    MODEL,
+    Add,
+    Echo,
+    FunctionSource,
+    assert_persisted_valid,
+    done_of,
+    kinds,
+    make_engine,
+    messages_requests,
+    run,
+)
 
 
 async def one_request(api: SimulatedAPI, wait_for_tools: Any = None, **settings: Any) -> list[Any]:
@@ -62,7 +73,7 @@ async def test_tool_server_warnings_are_shown_before_the_request(tmp_path: Any) 
 
     engine = make_engine(SimulatedAPI([text_reply("ok")]), tmp_path, wait_for_tools=warnings)
     ev = await run(engine, "hello")
-    assert kinds(ev) == ["notice", "api_request_started", "turn_completed", "done"]
+    assert kinds(ev) == ["notice", "api_request_started", "request_completed", "done"]
     assert ev[0] == Notice(level="warning", message="server 'db' failed to start; its tools are not offered")
 
 
@@ -103,7 +114,7 @@ async def test_context_window_exceeded_mid_answer_is_an_overflow(tmp_path: Any) 
     await run(engine, "two")
     ev = await run(engine, "three")
     assert kinds(ev) == ["api_request_started", "stream_interrupted", "context_truncated", "api_request_started",
-                         "turn_completed", "done"]
+                         "request_completed", "done"]
     si = next(e for e in ev if isinstance(e, StreamInterrupted))
     assert si.error_kind == "context_window_exceeded" and si.partial_text == "A long answer that gets cut"
     ct = next(e for e in ev if isinstance(e, ContextTruncated))

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from nbagent.engine.errors import CorruptFileError
-from nbagent.engine.query import QueryEngine
-from nbagent.engine.store import LOCK_FILE, CONTEXT_FILE, HISTORY_FILE, SESSION_FILE, UI_FILE, SessionStore
+from nbagent.engine.store import CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, SESSION_FILE, UI_FILE, SessionStore
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
-from .test_query_support import make_config, make_engine, run
+from .test_query_support import make_engine, run
 
 HALF = object()  # marker: the file's own bytes, cut in half
 
@@ -31,7 +30,7 @@ CORRUPTIONS: dict[str, list[Any]] = {
     ],
     UI_FILE: [
         b"[{not json", b"", b"\xff\xfe\x00\x81", HALF,
-        {"kind": "done"}, [{"kind": "nope"}], [{"kind": "done", "bogus": 1}], ["done"], [{"kind": "turn_completed",
+        {"kind": "done"}, [{"kind": "nope"}], [{"kind": "done", "bogus": 1}], ["done"], [{"kind": "request_completed",
                                                                                         "record": {"turn": 1}}],
     ],
     CONTEXT_FILE: [

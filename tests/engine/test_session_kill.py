@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.messages import history_problems
 from nbagent.engine.config import SessionConfig
+from nbagent.engine.messages import history_problems
 from nbagent.engine.query import QueryEngine
 from nbagent.engine.store import SessionStore
 
@@ -31,7 +31,7 @@ DRIVER = textwrap.dedent("""
     from pathlib import Path
     from nbagent.engine.context_window import RequestUsage
     from nbagent.engine.cost import Usage
-    from nbagent.engine.events import ApiRequestStarted, TurnCompleted, TurnRecord
+    from nbagent.engine.events import ApiRequestStarted, RequestCompleted, RequestRecord
     from nbagent.engine.session import Session
 
     class Holder:
@@ -54,12 +54,12 @@ DRIVER = textwrap.dedent("""
                 engine.session.context.apply_truncation_notice(engine.session.last_ts, engine.session.history)
             usage = Usage(input_tokens=100 + i, output_tokens=10)
             engine.session.previous_usage = RequestUsage.from_usage(engine.session.last_ts, usage)
-            record = TurnRecord(turn=i + 1, request=i + 1, model="claude-sonnet-5-5", usage=usage, cost_usd=0.001,
+            record = RequestRecord(turn=i + 1, request=i + 1, model="claude-sonnet-5-5", usage=usage, cost_usd=0.001,
                                 context_tokens=100 + i, max_allowed=1.0, context_window=2,
                                 deleted_range=engine.session.deleted_range, keep=None, file_read_saving=None,
                                 retries=0, stop_reason="end_turn", duration_s=0.1, ts=engine.session.last_ts)
             engine.session.records.append(record)
-            engine.session.events += [ApiRequestStarted(turn=i + 1, request=i + 1), TurnCompleted(record=record)]
+            engine.session.events += [ApiRequestStarted(turn=i + 1, request=i + 1), RequestCompleted(record=record)]
             engine.session.turn = i + 1
             engine.session.end_turn(i + 1)
             engine.session.save()

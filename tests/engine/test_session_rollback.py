@@ -14,7 +14,14 @@ from nbagent.engine.messages import text_of
 from nbagent.engine.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 
-from .test_query_support import assert_history_valid, assert_persisted_valid, done_of, make_engine, messages_requests, run
+from .test_query_support import (
+    assert_history_valid,
+    assert_persisted_valid,
+    done_of,
+    make_engine,
+    messages_requests,
+    run,
+)
 
 WORDS = " ".join(f"word{i}" for i in range(40))
 CWD = Path("/nbagent-test-cwd")  # a fixed path keeps the system prompt's size the same on every machine

@@ -184,7 +184,7 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
 
 def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
     out = run(ip, "%%agent --max-turns 1\nWhat is 2 * 21?")
-    assert "done: max_turns" in out
+    assert "done: max_requests" in out
     assert session().agent.config.max_requests == 25
     out = run(ip, "%%agent\nWhat is 2 * 22?")
     assert "done: end_turn" in out

@@ -6,13 +6,13 @@ import math
 import xml.etree.ElementTree as ET
 
 from nbagent.engine.cost import Usage
-from nbagent.engine.events import TurnRecord
+from nbagent.engine.events import RequestRecord
 from nbagent.notebook import tables
 
 
 def rec(request: int, *, turn: int = 1, cost: float | None = 0.01, tokens: int = 1000,
-        deleted: tuple[int, int] | None = None, keep: str | None = None, saving: float | None = None) -> TurnRecord:
-    return TurnRecord(
+        deleted: tuple[int, int] | None = None, keep: str | None = None, saving: float | None = None) -> RequestRecord:
+    return RequestRecord(
         turn=turn, request=request, model="claude-sonnet-4-5",
         usage=Usage(input_tokens=100, output_tokens=20, cache_creation_input_tokens=30, cache_read_input_tokens=850),
         cost_usd=cost, context_tokens=tokens, max_allowed=160_000, context_window=200_000,

@@ -11,7 +11,6 @@ import shutil
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from nbagent.notebook.autorun import run_notebook
@@ -90,5 +89,5 @@ def test_permissions_notebook_denies_and_resumes(executed):
     joined = "\n".join(_texts(nb))
     assert "PermissionDenial(" in joined
     assert "outside" in joined
-    assert "'max_turns'" in joined and "'max_budget'" in joined
+    assert "'max_requests'" in joined and "'max_budget'" in joined
     assert "'aborted'" in joined and "'end_turn'" in joined

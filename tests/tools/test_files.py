@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.engine.file_state import FileStateCache
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.tool_api import ToolContext, limit_output
 from nbagent.tools import EditFile, ReadFile, WriteFile
 
 
@@ -64,7 +64,7 @@ async def test_cut_short_read_is_sent_again(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("y" * 500 + "\n")
     cache = FileStateCache()
     ctx = ToolContext(cwd=tmp_path, turn=1, file_state=cache, max_output_chars=200)
-    first = await ReadFile().run({"path": "big.txt"}, ctx)
+    first = limit_output(await ReadFile().run({"path": "big.txt"}, ctx), ctx.max_output_chars)  # as the loop does
     assert "characters omitted" in first.content and first.display is not None and len(first.display) > 500
     again = await ReadFile().run({"path": "big.txt"}, ctx)
     assert "unchanged" not in again.content

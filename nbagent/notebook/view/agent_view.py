@@ -20,7 +20,7 @@ from typing import Any, Literal
 import ipywidgets as w
 
 from ...engine import events as ev
-from ...engine.events import Event, TurnRecord
+from ...engine.events import Event, RequestRecord
 from ...engine.permissions import Allow, Deny
 from .. import waiting
 from ..format import fmt_usd, truncation_line
@@ -57,7 +57,7 @@ class AgentView:
         self.on_retry_now, self.on_cancel, self.on_new_session = on_retry_now, on_cancel, on_new_session
         self.abort, self.show_table = abort, show_table
         self.min_interval, self.clock = min_interval, clock
-        self.records: list[TurnRecord] = []
+        self.records: list[RequestRecord] = []
         self.parts: list[Any] = []
         self.stream_updates = 0  # widget pushes of streamed content (≤ 1 per min_interval)
         self.done: ev.Done | None = None
@@ -396,7 +396,7 @@ class AgentView:
         else:
             self._line(e.message)
 
-    def _on_turn_completed(self, e: ev.TurnCompleted) -> None:
+    def _on_request_completed(self, e: ev.RequestCompleted) -> None:
         self._close_request()
         r = e.record
         if r is None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import logging
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence

@@ -14,6 +14,7 @@ from nbagent.engine.models import get_model
 
 from .caching import MAX_BREAKPOINTS, count_breakpoints
 
+
 class ApiError(Exception):
     """An error the API answers as a JSON error body with this status."""
 

@@ -100,7 +100,7 @@ class McpTool:
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server; failures come back as ``is_error`` outputs, never raised."""
         conn = self._connection
-        return await conn.bridge(conn.call(self, tool_input, ctx.max_output_chars))
+        return await conn.bridge(conn.call(self, tool_input))
 
 
 class _EofWatch:
@@ -258,7 +258,7 @@ class ServerConnection:
         return f" (stderr: …{' | '.join(line.strip() for line in lines)})" if lines else ""
 
     # -- calls (run in the manager's loop through ``bridge``) -------------------------------------
-    async def call(self, tool: McpTool, arguments: dict[str, Any], limit: int) -> ToolOutput:
+    async def call(self, tool: McpTool, arguments: dict[str, Any]) -> ToolOutput:
         client = self.client
         if self.state != "connected" or client is None:
             why = f": {self.error}" if self.error else ""
@@ -277,7 +277,7 @@ class ServerConnection:
         except Exception as exc:  # noqa: BLE001 - e.g. a result that breaks its own output schema
             return ToolOutput(f"MCP server {self.config.name!r}: {tool.remote_name!r} failed: {describe_error(exc)}",
                               is_error=True)
-        return to_tool_output(result, limit)
+        return to_tool_output(result)
 
     def _lost(self, tool: McpTool) -> ToolOutput:
         return ToolOutput(f"MCP server {self.config.name!r} stopped ({self.error}); {tool.remote_name!r} did not "

@@ -9,8 +9,6 @@ import mcp.types as mcp_types
 
 from nbagent.engine.tool_api import ToolOutput
 
-from ..output import truncate_output
-
 # Images the Messages API accepts inside a tool_result; other media are described in text.
 _IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 
@@ -34,8 +32,8 @@ def _block(item: Any) -> dict[str, Any]:
     return {"type": "text", "text": f"[{getattr(item, 'type', type(item).__name__)} content: not shown]"}
 
 
-def to_tool_output(result: mcp_types.CallToolResult, limit: int) -> ToolOutput:
-    """The result's content for the model (text joined, images kept), cut to ``limit`` characters."""
+def to_tool_output(result: mcp_types.CallToolResult) -> ToolOutput:
+    """The result's content for the model (text joined, images kept); the loop cuts it to size."""
     blocks = [_block(item) for item in result.content]
     if not blocks and result.structured_content is not None:
         blocks = [{"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)}]
@@ -44,7 +42,7 @@ def to_tool_output(result: mcp_types.CallToolResult, limit: int) -> ToolOutput:
         content = "\n".join(b["text"] for b in blocks) or "(no output)"
     else:
         content = blocks
-    return truncate_output(ToolOutput(content=content, is_error=bool(result.is_error)), limit)
+    return ToolOutput(content=content, is_error=bool(result.is_error))  # the loop cuts long output
 
 
 def describe_error(exc: BaseException) -> str:

@@ -26,8 +26,8 @@ class FakeClock:
         return self.t
 
 
-def record(request: int = 1, cost: float | None = 0.0042, tokens: int = 1250) -> ev.TurnRecord:
-    return ev.TurnRecord(turn=1, request=request, model="claude-sonnet-4-5", usage=Usage(1000, 50, 0, 200),
+def record(request: int = 1, cost: float | None = 0.0042, tokens: int = 1250) -> ev.RequestRecord:
+    return ev.RequestRecord(turn=1, request=request, model="claude-sonnet-4-5", usage=Usage(1000, 50, 0, 200),
                          cost_usd=cost, context_tokens=tokens, max_allowed=160_000, context_window=200_000,
                          deleted_range=None, keep=None, file_read_saving=None, retries=0,
                          stop_reason="end_turn", duration_s=1.2, ts=0)
@@ -51,7 +51,7 @@ def test_stream_updates_are_coalesced_and_the_last_is_sent() -> None:
     block = view.parts[0]
     assert block.pushed <= 11
     assert view.stream_updates == block.pushed
-    view.handle(ev.TurnCompleted(record=record()))  # a non-stream event flushes the tail
+    view.handle(ev.RequestCompleted(record=record()))  # a non-stream event flushes the tail
     assert block.widget.outputs[0]["data"]["text/markdown"] == "".join(f"{i} " for i in range(100))
     assert block.widget.outputs[0]["data"]["text/plain"].endswith("99 ")
 
@@ -70,12 +70,12 @@ def test_header_gauge_and_cost_follow_records() -> None:
     view = make_view()
     view.handle(ev.ApiRequestStarted(turn=1, request=1, model="claude-sonnet-4-5", estimated_input_tokens=900))
     assert "~900" in view.transcript()
-    view.handle(ev.TurnCompleted(record=record(tokens=150_000)))
+    view.handle(ev.RequestCompleted(record=record(tokens=150_000)))
     assert view.gauge.value == 150_000 and view.gauge.max == 200_000
     assert view.gauge.bar_style == "warning"  # ≥ 80% of max allowed
     assert "context 150,000 / 160,000 max / 200,000 window" in view.transcript()
     assert "$0.0042" in view.transcript()
-    view.handle(ev.TurnCompleted(record=record(request=2, cost=None, tokens=170_000)))
+    view.handle(ev.RequestCompleted(record=record(request=2, cost=None, tokens=170_000)))
     assert view.gauge.bar_style == "danger"
     assert view.session_cost == pytest.approx(0.0042)
 
@@ -239,7 +239,7 @@ async def test_api_failure_prompt_with_new_session() -> None:
 def test_done_adds_the_per_request_table_and_transcript() -> None:
     view = make_view()
     view.handle(ev.TextDelta(text="Hello **world**"))
-    view.handle(ev.TurnCompleted(record=record()))
+    view.handle(ev.RequestCompleted(record=record()))
     view.handle(ev.Done(reason="end_turn", totals=ev.Totals(requests=1, cost_usd=0.0042)))
     table = view.parts[-1]
     assert list(table.df["request"]) == [1]

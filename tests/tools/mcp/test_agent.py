@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
+from nbagent.engine.config import SessionConfig
 from nbagent.engine.events import Done, Notice, PermissionAsked, ToolResult
 from nbagent.engine.permissions import Allow, Deny, PermissionRequest
-from nbagent.engine.config import SessionConfig
 from nbagent.engine.query import QueryEngine
 from nbagent.engine.tool_api import ToolContext
 from nbagent.providers.anthropic import simulated_provider

@@ -25,28 +25,27 @@ def result(*content: Any, structured: Any = None, is_error: bool = False) -> mcp
 
 def test_text_is_joined_and_errors_stay_errors() -> None:
     out = to_tool_output(result(mcp_types.TextContent(type="text", text="a"),
-                                mcp_types.TextContent(type="text", text="b"), is_error=True), 1000)
+                                mcp_types.TextContent(type="text", text="b"), is_error=True))
     assert out.content == "a\nb" and out.is_error
 
 
 def test_images_are_kept_as_image_blocks_other_media_described() -> None:
     out = to_tool_output(result(mcp_types.TextContent(type="text", text="plot:"),
                                 mcp_types.ImageContent(type="image", data=PNG, mime_type="image/png"),
-                                mcp_types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav")), 1000)
+                                mcp_types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav")))
     assert isinstance(out.content, list)
     assert out.content[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
     assert out.content[2]["text"].startswith("[audio (audio/wav)")
 
 
 def test_structured_only_results_become_json_and_empty_ones_say_so() -> None:
-    assert to_tool_output(result(structured={"n": 1}), 1000).content == '{"n": 1}'
-    assert to_tool_output(result(), 1000).content == "(no output)"
+    assert to_tool_output(result(structured={"n": 1})).content == '{"n": 1}'
+    assert to_tool_output(result()).content == "(no output)"
 
 
-def test_long_text_is_cut_in_the_middle_with_the_full_text_kept_for_display() -> None:
-    out = to_tool_output(result(mcp_types.TextContent(type="text", text="x" * 5000)), 500)
-    assert isinstance(out.content, str) and len(out.content) <= 500 and "characters omitted" in out.content
-    assert out.display == "x" * 5000
+def test_long_text_is_left_whole_for_the_loop_to_cut_once() -> None:
+    out = to_tool_output(result(mcp_types.TextContent(type="text", text="x" * 5000)))
+    assert out.content == "x" * 5000
 
 
 def test_describe_error_unwraps_exception_groups() -> None:

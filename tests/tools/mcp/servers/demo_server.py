@@ -10,7 +10,6 @@ import os
 import sys
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 

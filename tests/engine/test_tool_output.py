@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from nbagent.engine.tool_api import ToolOutput
-from nbagent.tools.output import DEFAULT_LIMIT, truncate_middle, truncate_output
+from nbagent.engine.config import DEFAULT_TOOL_OUTPUT_LIMIT as DEFAULT_LIMIT
+from nbagent.engine.tool_api import ToolOutput, truncate_middle
+from nbagent.engine.tool_api import limit_output as truncate_output
 
 
 def test_short_text_is_untouched() -> None:
