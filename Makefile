@@ -21,6 +21,8 @@ demo: kernel
 	@echo "Open the executed notebook live with: make lab   (kernel: Python 3 (nbagent))"
 
 test: $(STAMP)
+	$(PY) -m ruff check nbagent
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

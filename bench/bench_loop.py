@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pydantic  # noqa: E402
 
 from nbagent.engine.events import Done  # noqa: E402
-from nbagent.engine.query import QueryEngine, QueryEngineConfig  # noqa: E402
+from nbagent.engine.config import SessionConfig  # noqa: E402
+from nbagent.engine.query import QueryEngine  # noqa: E402
 from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
@@ -90,8 +91,8 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
     api = SimulatedAPI(responder)
     provider = AnthropicProvider(api.async_client, name="simulated")
     task_dir = Path(tempfile.mkdtemp(prefix="bench-loop-")) / "task" if persist else None
-    engine = QueryEngine(QueryEngineConfig(provider=provider, cwd=Path.cwd(), model=MODEL, tools=[Echo()],
-                                           custom_system_prompt=SYSTEM, task_dir=task_dir))
+    engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM, task_dir=task_dir, max_requests=None),
+                         provider=provider, tools=[Echo()])
     t0 = clocks()
     for p in prompts():
         async for event in engine.submit_message(p):
@@ -150,8 +151,9 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
 
 
 def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:
-    engine = QueryEngine(QueryEngineConfig(provider=None, cwd=Path.cwd(), model=MODEL, tools=[Echo()],  # type: ignore[arg-type]
-                                           custom_system_prompt=SYSTEM))
+    engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM), provider=None,  # type: ignore[arg-type]
+                         tools=[Echo()])
+    engine._prepare()
     return engine._system_prompt(), [engine._definition(t) for t in engine.tools.values()]
 
 

@@ -86,7 +86,7 @@ class Agent:
         if tools is None:
             from .tools import builtin_tools
 
-            tools = builtin_tools(shell=config.shell)
+            tools = list(builtin_tools(shell=config.shell))
         from .tools.mcp import build_mcp_manager  # no mcp SDK import unless servers are configured
 
         # Connecting starts now, in the background; None when no server is configured.
@@ -107,7 +107,7 @@ class Agent:
     def resume(cls, task_dir: str | Path, config: SessionConfig | None = None, **kwargs: Any) -> "Agent":
         """Continue the session saved in ``task_dir`` (which this Agent then writes and locks)."""
         session = Session.load(task_dir)
-        settings = {"model": session.model} if session.model and config is None and "model" not in kwargs else {}
+        settings: dict[str, Any] = {"model": session.model} if session.model and config is None and "model" not in kwargs else {}
         try:
             return cls(config, session=session, task_dir=Path(task_dir), **settings, **kwargs)
         except BaseException:

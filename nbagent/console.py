@@ -29,7 +29,8 @@ def format_event(event: ev.Event) -> str | None:
         return f"  {mark} {event.name} → {_short(event.content)}\n"
     if isinstance(event, ev.RetryScheduled):
         status = f" {event.status}" if event.status else ""
-        return f"\n  ↻ {event.error_kind}{status}: {event.message} — retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s\n"
+        retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
+        return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
     if isinstance(event, ev.StreamInterrupted):
         return f"\n  ⚡ stream interrupted ({event.error_kind}); partial output discarded\n"
     if isinstance(event, ev.ApiRequestFailed):
@@ -46,7 +47,8 @@ def format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.RequestCompleted) and event.record is not None:
         r = event.record
         cost = "n/a" if r.cost_usd is None else f"${r.cost_usd:.4f}"
-        return f"\n  · request {r.request}: {r.usage.input_tokens} in / {r.usage.output_tokens} out, {cost}, stop={r.stop_reason}\n"
+        tokens = f"{r.usage.input_tokens} in / {r.usage.output_tokens} out"
+        return f"\n  · request {r.request}: {tokens}, {cost}, stop={r.stop_reason}\n"
     if isinstance(event, ev.Done):
         t = event.totals
         extra = f" ({event.error})" if event.error else ""

@@ -326,7 +326,7 @@ def _fixed_run(ids: list[str], run: list[Any], memo: RequestMemo | None) -> list
             others = [b for b in content if not _is_result(b)]
         new_content = answers + others
         if isinstance(content, list) and len(new_content) == len(content) and all(
-            a is b for a, b in zip(new_content, content)
+            a is b for a, b in zip(new_content, content, strict=True)
         ):
             fixed.append(message)
         else:

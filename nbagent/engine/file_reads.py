@@ -12,7 +12,8 @@ What carries no file content is not a read: failed tool calls (``is_error``), a 
 answered "… is unchanged since the read at turn N; …" (``nbagent.engine.file_state``), and an
 ``edit_file`` result of one line — nbagent's ``edit_file`` answers "Edited x: replaced 1
 occurrence…", and letting that supersede an earlier full read would leave the model with no copy
-of the file. An ``edit_file`` result that returns the final content (several lines) counts. For every path read two or more times after the hidden range, all but
+of the file. An ``edit_file`` result that returns the final content (several lines) counts. For
+every path read two or more times after the hidden range, all but
 the last occurrence are replaced by :data:`DUPLICATE_FILE_READ_NOTICE`. A ``read_file`` with extra
 arguments (an offset, a line range) is a *partial* read: only a later whole-file read or a later
 read with the same arguments supersedes it. Reads are ordered as they happened: by turn, then by

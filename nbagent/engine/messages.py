@@ -110,6 +110,9 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
             problems.append(f"message {i} has role {m['role']!r}")
         uses = [b.get("id") for b in tool_uses(m)] if m["role"] == "assistant" else []
         for uid in uses:
+            if not isinstance(uid, str):
+                problems.append(f"message {i}: tool_use id {uid!r} is not a string")
+                continue
             if uid in seen_ids:
                 problems.append(f"tool_use id {uid} repeated")
             seen_ids.add(uid)

@@ -13,7 +13,7 @@ import asyncio
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
 from .config import RunLimits, SessionConfig
@@ -171,7 +171,7 @@ class QueryEngine:
             self._run = self._running_prompt = None
 
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
-                    control: RunControl) -> AsyncIterator[Event]:
+                    control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
         run = self._request_run(control, asker)
         turn = session.begin_turn(new_blocks)
@@ -206,7 +206,7 @@ class QueryEngine:
                           ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
                           context_window=self.context_window)
 
-    async def _requests(self, run: RequestRun, state: "_TurnState", limits: RunLimits) -> AsyncIterator[Event]:
+    async def _requests(self, run: RequestRun, state: "_TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
         """Requests and tool calls until the model ends its turn or a limit is reached."""
         session = self.session
         max_requests, budget = limits.resolve(run.config)
@@ -243,7 +243,7 @@ class QueryEngine:
                 return
 
     async def _one_request(self, run: RequestRun, state: "_TurnState",
-                           outcome: list[RequestOutcome]) -> AsyncIterator[Event]:
+                           outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:
         """One API request, its events, and the completed request recorded in the session."""
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1)

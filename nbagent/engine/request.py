@@ -20,7 +20,7 @@ import dataclasses
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, Union
+from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Sequence, Union
 
 from .abort import Aborted, AbortGuard, RunControl
 from .config import SessionConfig
@@ -36,14 +36,17 @@ from .events import (
     RetryScheduled,
     StreamInterrupted,
     TextDelta,
+    ThinkingDelta,
+    ToolUseDelta,
 )
 from .permissions import OnApiFailure
-from .provider import Chunk, MessageComplete, ModelRequest, Provider
+from .provider import MessageComplete, ModelRequest, Provider
 from .session import Session
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolSource
 
 Sleep = Callable[[float], Awaitable[Any]]
+Delta = Union[TextDelta, ThinkingDelta, ToolUseDelta]
 TOOL_WAIT_MARGIN_S = 2.0
 """The engine's safety net behind a tool source's own bounded wait (which names the late server)."""
 
@@ -112,7 +115,7 @@ class _Streamed:
 async def attempt_api_request(
     run: RequestRun, *, model: str, prepare: Callable[[], tuple[str, list[dict[str, Any]]]],
     turn: int, request_no: int,
-) -> AsyncIterator[Union[Event, RequestOutcome]]:
+) -> AsyncGenerator[Union[Event, RequestOutcome], None]:
     """Run one API request to completion, yielding events and finally a :class:`RequestOutcome`.
 
     ``prepare`` builds the system prompt and tool definitions *after* the wait for tool sources,
@@ -197,7 +200,8 @@ def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult,
     return ctx, event if shown else None
 
 
-def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, keep: Keep | None, reason: str,
+def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, keep: Keep | None,
+                     reason: Literal["threshold", "overflow"],
                      previous_tokens: int, file_read_saving: float | None = None) -> ContextTruncated:
     """The one place a :class:`ContextTruncated` event is built."""
     return ContextTruncated(
@@ -206,7 +210,7 @@ def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, kee
         file_read_saving=file_read_saving, reason=reason)
 
 
-async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed) -> AsyncIterator[Chunk]:
+async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed) -> AsyncGenerator[Delta, None]:
     """Step 2: stream one request into ``out``, passing deltas through.
 
     Provider errors end up in ``out.error`` (an :class:`ApiError`); a failure after the complete
@@ -261,7 +265,7 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
 
 async def decide_after_failure(
     run: RequestRun, attempts: _Attempts, error: ApiError, messages_sent: int, ts: int,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Step 4: after a failed attempt, yield what happens next and return to retry; raise
     :class:`RequestCancelled` when the user (or the headless default) gives up."""
     if error.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED:
@@ -301,7 +305,7 @@ async def decide_after_failure(
 
 
 async def _ask_user(run: RequestRun, attempts: _Attempts, error: ApiError, message: str,
-                    *, can_shorten: bool) -> AsyncIterator[Event]:
+                    *, can_shorten: bool) -> AsyncGenerator[Event, None]:
     failed = ApiRequestFailed(error_kind=error.kind.value, message=message, status=error.status,
                               request_id=error.request_id, attempts=attempts.total + 1, can_shorten=can_shorten)
     yield failed

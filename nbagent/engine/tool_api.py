@@ -57,9 +57,14 @@ class ToolContext:
 class ToolLike(Protocol):
     """Anything the loop can offer to the model and run."""
 
-    name: str
-    description: str
-    read_only: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def read_only(self) -> bool: ...
 
     def schema(self) -> dict[str, Any]: ...
 
@@ -190,7 +195,7 @@ def limit_output(output: ToolOutput, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> 
         text = block.get("text") if block.get("type") == "text" else None
         blocks.append({**block, "text": truncate_middle(text, limit)} if isinstance(text, str) and len(text) > limit
                       else block)
-    if all(a is b for a, b in zip(blocks, content)):
+    if all(a is b for a, b in zip(blocks, content, strict=True)):
         return output
     full = "\n".join(b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str))
     return dataclasses.replace(output, content=blocks, display=output.display if output.display is not None else full)

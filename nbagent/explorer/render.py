@@ -232,7 +232,7 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
     head = (f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
             f"range {fmt_range(record.deleted_range, 'none')}")
     rows = [f'<div style="font-weight:bold;margin-bottom:4px">{esc(head)}</div>']
-    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
+    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record), strict=False)):
         role = str(message.get("role", "?"))
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         colour = "#e8f0fe" if role == "user" else "#f1f8e9"
@@ -253,7 +253,7 @@ def request_text(record: RequestRecord, *, limit: int = 300) -> str:
     """The exact request at ``record`` as plain text (notices marked with ``>>``)."""
     lines = [f"request {record.request}: {record.messages_sent} messages, ~{record.tokens_sent:,} tokens, "
              f"range {fmt_range(record.deleted_range, 'none')}"]
-    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record))):
+    for pos, (message, index) in enumerate(zip(record.sent, history_indices(record), strict=False)):
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
         lines.append(f"{message.get('role', '?')} {where}")
         for block in content_blocks(message):

@@ -174,7 +174,7 @@ class AgentMagics(Magics):
     @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
     @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
-    @cell_magic("agent")
+    @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
         """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
         from ..blocking import run_blocking
@@ -226,6 +226,7 @@ class AgentMagics(Magics):
             waiting.unregister_abort(token)
             view.finish()
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
+            assert self.shell is not None
             self.shell.set_next_input(sess.executor.last_code, replace=False)
         if self._new_session_wanted:
             self._new_session_wanted = False
@@ -249,7 +250,7 @@ class AgentMagics(Magics):
         await self.run_prompt("", sess.last_prompt)
 
     # --- %agent ------------------------------------------------------------------------------
-    @line_magic("agent")
+    @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> Any:
         """``%agent COMMAND``: status, history, cost, context, saw, reset, rollback, … (see help)."""
         from . import commands

@@ -46,7 +46,8 @@ class SentView:
     def plain(self) -> str:
         out: list[str] = []
         for s in self.sent:
-            out.append(f"=== request {s.request} (turn {s.turn}, {s.model}): {len(s.messages)} messages, tools {', '.join(s.tools)}")
+            tools = ", ".join(s.tools)
+            out.append(f"=== request {s.request} (turn {s.turn}, {s.model}): {len(s.messages)} messages, tools {tools}")
             out.append("--- system\n" + s.system)
             for i, m in enumerate(s.messages):
                 for text in _blocks(m):
@@ -58,7 +59,8 @@ class SentView:
         parts: list[str] = []
         for s in self.sent:
             parts.append(f"<h4>Request {s.request} · turn {s.turn} · {escape(s.model)} · {len(s.messages)} messages</h4>")
-            parts.append(f"<details><summary>system prompt ({len(s.system):,} chars)</summary><pre>{escape(s.system)}</pre></details>")
+            summary = f"system prompt ({len(s.system):,} chars)"
+            parts.append(f"<details><summary>{summary}</summary><pre>{escape(s.system)}</pre></details>")
             for i, m in enumerate(s.messages):
                 for text in _blocks(m):
                     marked = any(k in text for k in _MARKERS)

@@ -193,7 +193,8 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
         frac = k / 4
         y = top + ph - ph * frac
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{fmt_tokens_short(y_max * frac)}</text>')
+        label = fmt_tokens_short(y_max * frac)
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{label}</text>')
         parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
     for i, r in enumerate(records):
         x = left + slot * i + (slot - bar) / 2

@@ -165,7 +165,7 @@ def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str
             return messages
         content = [{"type": "text", "text": content}]
     else:
-        content = [dict(b) for b in content]
+        content = [dict(b) for b in content or ()]
     if not content or content[-1].get("type") in ("thinking", "redacted_thinking"):
         return messages
     content[-1]["cache_control"] = _EPHEMERAL
@@ -184,7 +184,7 @@ def _parse_tool_input(text: str) -> Any:
         return {"_unparsed_input": text}
 
 
-async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:
+async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:  # noqa: C901 - split with issue 11
     """Translate raw SSE events into chunks, assembling the final message as the SDK would."""
     blocks: dict[int, dict[str, Any]] = {}
     json_parts: dict[int, list[str]] = {}

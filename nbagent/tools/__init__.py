@@ -29,9 +29,8 @@ def builtin_tools(shell: bool = False) -> list[Tool]:
 
 def tool_by_name(name: str, tools: Iterable[ToolLike] | None = None) -> ToolLike | None:
     """The tool called ``name`` in ``tools`` (default: a fresh built-in, shell included), or None."""
-    if tools is None:
-        tools = builtin_tools(shell=True)
-    return next((t for t in tools if t.name == name), None)
+    candidates: Iterable[ToolLike] = builtin_tools(shell=True) if tools is None else tools
+    return next((t for t in candidates if t.name == name), None)
 
 
 __all__ = [

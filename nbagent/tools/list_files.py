@@ -115,7 +115,7 @@ class ListFiles(BuiltinTool):
         if not base.is_dir():
             raise ToolExecutionError(f"{label} is not a directory.")
         pattern = _split_pattern(params.pattern)
-        cwd = Path(ctx.cwd).resolve()
+        cwd = Path(ctx.cwd).resolve()  # noqa: ASYNC240 - cheap; the walk itself runs on a worker thread
         rules = IgnoreRules.load(cwd)
         # The walk is blocking I/O: keep the event loop (and the abort) responsive.
         found = await wait_or_abort(asyncio.to_thread(_walk, base, cwd, pattern, rules, ctx), ctx.abort)

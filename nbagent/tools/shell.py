@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Optional
+from typing import Any, Optional
 
 import pydantic
 
@@ -102,7 +102,7 @@ class Shell(BuiltinTool):
             start_new_session=True,
         )
         communicate = asyncio.ensure_future(proc.communicate())
-        waiters: set[asyncio.Future[object]] = {communicate}
+        waiters: set[asyncio.Future[Any]] = {communicate}
         abort_wait = asyncio.ensure_future(ctx.abort.wait()) if ctx.abort is not None else None
         if abort_wait is not None:
             waiters.add(abort_wait)
