@@ -109,13 +109,7 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
         if m["role"] not in ("user", "assistant"):
             problems.append(f"message {i} has role {m['role']!r}")
         uses = [b.get("id") for b in tool_uses(m)] if m["role"] == "assistant" else []
-        for uid in uses:
-            if not isinstance(uid, str):
-                problems.append(f"message {i}: tool_use id {uid!r} is not a string")
-                continue
-            if uid in seen_ids:
-                problems.append(f"tool_use id {uid} repeated")
-            seen_ids.add(uid)
+        problems += _id_problems(i, uses, seen_ids)
         results = tool_result_ids(m)
         if m["role"] == "assistant" and results:
             problems.append(f"message {i}: tool_result in an assistant message")
@@ -133,6 +127,19 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
                 missing = [u for u in uses if u not in answered]
                 if missing:
                     problems.append(f"message {i}: tool_use {missing} not answered in the next message")
+    return problems
+
+
+def _id_problems(i: int, uses: list[Any], seen_ids: set[str]) -> list[str]:
+    """Tool-use ids must be strings, unique in the conversation."""
+    problems = []
+    for uid in uses:
+        if not isinstance(uid, str):
+            problems.append(f"message {i}: tool_use id {uid!r} is not a string")
+        elif uid in seen_ids:
+            problems.append(f"tool_use id {uid} repeated")
+        else:
+            seen_ids.add(uid)
     return problems
 
 

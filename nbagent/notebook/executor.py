@@ -31,7 +31,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..tools.executor import ExecutionResult
+from ..tools.executor import ExecutionResult, format_user_traceback
 
 _RECURSIVE = ("%%agent", "%agent")
 
@@ -131,7 +131,7 @@ class ShellExecutor:
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit in user code too
-                error = _format_traceback(exc, filename)
+                error = format_user_traceback(exc, filename)
         result_repr, rich = None, None
         if error is None and value is not None:
             result_repr, rich = self._format(value)
@@ -168,16 +168,6 @@ class ShellExecutor:
         if rich:
             merged.update(rich)
         return _jsonable(merged) if merged else None
-
-
-def _format_traceback(exc: BaseException, filename: str) -> str:
-    tb = exc.__traceback__
-    # Start at the model's own code: the executor's frames are noise to it.
-    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
-        tb = tb.tb_next
-    if tb is None:
-        return "".join(traceback.format_exception_only(type(exc), exc))
-    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
 class _Capture:

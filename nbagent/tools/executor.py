@@ -114,11 +114,14 @@ def _uninstall_router() -> None:
 _counter = itertools.count(1)
 
 
-def _format_traceback(exc: BaseException, filename: str) -> str:
+def format_user_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback of code compiled as ``filename``, from its first frame on (the executor's own
+    frames are noise to the model); just the exception line when none of its frames is there."""
     tb = exc.__traceback__
-    # Start at the first frame of the user's code: our own frames are noise to the model.
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
+    if tb is None:
+        return "".join(traceback.format_exception_only(type(exc), exc))
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
@@ -198,7 +201,7 @@ class NamespaceExecutor:
             self._eval(body)
             value = self._eval(tail) if tail is not None else None
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt in user code too
-            return None, _format_traceback(exc, filename)
+            return None, format_user_traceback(exc, filename)
         if value is None:
             return None, None
         self.namespace["_"] = value
