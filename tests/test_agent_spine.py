@@ -185,3 +185,17 @@ def test_no_module_outside_the_engine_assigns_engine_attributes() -> None:
                 if isinstance(t, ast.Attribute) and (".engine." in chain or chain.startswith(("eng.", "engine."))):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {chain}")
     assert offenders == []
+
+
+def test_five_run_sync_calls_with_a_key_never_start_on_a_dead_connection(tmp_path: Path) -> None:
+    from nbagent.providers.anthropic import anthropic_provider
+    from nbagent.providers.simulated import LoopbackServer
+
+    api = SimulatedAPI([text_reply(f"answer {i}") for i in range(5)])
+    with LoopbackServer(api) as server:
+        agent = Agent(provider=anthropic_provider("sk-test-loopback", base_url=server.base_url), cwd=tmp_path,
+                      tools=[])
+        runs = [agent.run_sync(f"question {i}") for i in range(5)]  # each run_sync: a new event loop
+    assert [done_of(r).reason for r in runs] == ["end_turn"] * 5
+    assert sum(e.kind == "retry_scheduled" for r in runs for e in r) == 0
+    assert len(messages_requests(api)) == 5
