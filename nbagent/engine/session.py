@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .context import ContextManager, RequestUsage
+from .context.file_state import FileStateCache
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
-from .file_state import FileStateCache
 from .messages import blocks, tool_uses
 from .store import FolderLock, SessionStore, TurnMark, totals_from_records
 from .tool_runner import error_result

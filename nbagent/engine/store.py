@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .context_updates import ContextHistoryUpdates, load_updates, save_updates
+from .context.updates import ContextHistoryUpdates, load_updates, save_updates
 from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
 from .events import Event, RequestRecord, Totals, event_from_dict, event_to_dict

@@ -35,7 +35,7 @@ from ..engine.context import (
     get_next_truncation_range,
     should_compact_context_window,
 )
-from ..engine.context_window import start_of_rest
+from ..engine.context.window import start_of_rest
 from ..engine.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..notebook.format import fmt_range, hidden_count
 from ..providers.simulated.caching import MIN_CACHEABLE_TOKENS, PromptCache

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, ClassVar, TypeVar
 
 import pydantic
 
-from nbagent.engine.file_state import FileChangedError
+from nbagent.engine.context.file_state import FileChangedError
 from nbagent.engine.tool_api import Tool, ToolContext, ToolExecutionError, ToolInputError, ToolOutput
 
 T = TypeVar("T")

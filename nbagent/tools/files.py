@@ -12,7 +12,7 @@ from typing import Optional
 
 import pydantic
 
-from nbagent.engine.file_state import FileStateCache, LineSpan
+from nbagent.engine.context.file_state import FileStateCache, LineSpan
 from nbagent.engine.persist import atomic_write_bytes
 from nbagent.engine.tool_api import ToolContext, ToolExecutionError, ToolOutput
 

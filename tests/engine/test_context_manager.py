@@ -19,7 +19,7 @@ from nbagent.engine.context import (
     get_next_truncation_range,
     get_truncated_messages,
 )
-from nbagent.engine.context_updates import load_updates, save_updates
+from nbagent.engine.context.updates import load_updates, save_updates
 from nbagent.engine.errors import CorruptFileError
 from nbagent.engine.messages import history_problems
 

@@ -19,7 +19,7 @@ from nbagent.engine.context import (
     get_next_truncation_range,
     get_truncated_messages,
 )
-from nbagent.engine.context_request import apply_block_updates
+from nbagent.engine.context.request import apply_block_updates
 from nbagent.engine.messages import history_problems
 
 from .test_context_support import mention

@@ -224,7 +224,7 @@ def test_ensure_is_pure():
 def test_incremental_build_matches_the_pure_function():
     """Growing, replacing, rolling back in place and re-growing: the memoised build always equals
     a fresh build, and hands out a new list each time."""
-    from nbagent.engine.context_updates import EditType
+    from nbagent.engine.context.updates import EditType
 
     cm = ContextManager()
     h = chat(2)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.file_state import WHOLE_FILE, FileChangedError, FileSnapshot, FileStateCache
+from nbagent.engine.context.file_state import WHOLE_FILE, FileChangedError, FileSnapshot, FileStateCache
 
 
 def write(p: Path, text: str) -> bytes:

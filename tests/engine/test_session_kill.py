@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not hasattr(signal, "
 DRIVER = textwrap.dedent("""
     import json, os, random, signal, sys, time
     from pathlib import Path
-    from nbagent.engine.context_window import RequestUsage
+    from nbagent.engine.context.window import RequestUsage
     from nbagent.engine.cost import Usage
     from nbagent.engine.events import ApiRequestStarted, RequestCompleted, RequestRecord
     from nbagent.engine.session import Session

@@ -22,7 +22,7 @@ from nbagent.engine.context import (
     get_truncated_messages,
     should_compact_context_window,
 )
-from nbagent.engine.context_window import start_of_rest
+from nbagent.engine.context.window import start_of_rest
 from nbagent.engine.tokens import MESSAGE_OVERHEAD, TokenCounter
 from nbagent.explorer import Explorer, explore, live_source
 from nbagent.explorer.render import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.file_state import FileStateCache
+from nbagent.engine.context.file_state import FileStateCache
 from nbagent.engine.tool_api import ToolContext, limit_output
 from nbagent.tools import EditFile, ReadFile, WriteFile
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .context_request import (
+from .file_reads import FileReadCache, deduplicate_file_reads, percent_saved
+from .request import (
     ORPHANED_RESULTS_NOTICE,
     RESULT_MISSING,
     RequestMemo,
@@ -41,7 +42,7 @@ from .context_request import (
     ensure_tool_results_follow_tool_use,
     get_truncated_messages,
 )
-from .context_updates import (
+from .updates import (
     CONTEXT_HISTORY_FILE,
     CONTINUE_NOTICE,
     DUPLICATE_FILE_READ_NOTICE,
@@ -50,7 +51,7 @@ from .context_updates import (
     ContextUpdate,
     EditType,
 )
-from .context_window import (
+from .window import (
     ContextWindowInfo,
     DeletedRange,
     Keep,
@@ -62,7 +63,6 @@ from .context_window import (
     should_compact_context_window,
     start_of_rest,
 )
-from .file_reads import FileReadCache, deduplicate_file_reads, percent_saved
 
 __all__ = [
     "CONTEXT_HISTORY_FILE",

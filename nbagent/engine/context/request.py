@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .context_updates import ContextHistoryUpdates, ContextUpdate
-from .context_window import RangeLike, start_of_rest
+from .updates import ContextHistoryUpdates, ContextUpdate
+from .window import RangeLike, start_of_rest
 
 Message = dict[str, Any]
 

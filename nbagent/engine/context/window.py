@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence, Union
 
-from .cost import Usage
+from ..cost import Usage
 
 Keep = Literal["none", "last_two", "half", "quarter"]
 DeletedRange = tuple[int, int]

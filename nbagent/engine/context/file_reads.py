@@ -9,7 +9,7 @@ Cline finds file reads with regexes over its own tool-result text. nbagent knows
 - a ``<file_content path="…">…</file_content>`` mention in the text of a user message.
 
 What carries no file content is not a read: failed tool calls (``is_error``), a ``read_file``
-answered "… is unchanged since the read at turn N; …" (``nbagent.engine.file_state``), and an
+answered "… is unchanged since the read at turn N; …" (``nbagent.engine.context.file_state``), and an
 ``edit_file`` result of one line — nbagent's ``edit_file`` answers "Edited x: replaced 1
 occurrence…", and letting that supersede an earlier full read would leave the model with no copy
 of the file. An ``edit_file`` result that returns the final content (several lines) counts. For
@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from .context_request import RequestMemo, edited_message, replace_block_text
-from .context_updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
-from .messages import tool_result_text
+from ..messages import tool_result_text
+from .request import RequestMemo, edited_message, replace_block_text
+from .updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
 
 READ_TOOLS = frozenset({"read_file"})
 WRITE_TOOLS = frozenset({"write_file"})
