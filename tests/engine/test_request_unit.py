@@ -88,7 +88,7 @@ async def test_a_refusal_ends_the_turn_with_reason_refusal(tmp_path: Any) -> Non
 
 async def test_thinking_streams_and_is_kept_with_its_signature(tmp_path: Any) -> None:
     api = SimulatedAPI([text_reply("Answer one.", thinking="Let me think about it."), text_reply("Answer two.")])
-    engine = make_engine(api, tmp_path, thinking_budget=2_048)
+    engine = make_engine(api, tmp_path, model="claude-haiku-4-5", thinking_budget=2_048)  # a budget model
     ev = await run(engine, "think")
     assert "".join(e.text for e in ev if isinstance(e, ThinkingDelta)) == "Let me think about it."
     block = engine.session.history[1]["content"][0]
