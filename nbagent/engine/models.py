@@ -113,7 +113,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ModelInfo("claude-opus-4-6", _M, 128_000, _OPUS_5, capabilities=_BUDGET_AND_ADAPTIVE),
     ModelInfo("claude-opus-4-5", 200_000, 64_000, _OPUS_5,
               capabilities=Capabilities(effort_levels=("low", "medium", "high"))),
-    ModelInfo("claude-sonnet-5-5", _M, 128_000, _p(2, 2.50, 4, 0.10, 10), capabilities=_ADAPTIVE_5_5),
+    ModelInfo("claude-sonnet-5-5", _M, 128_000, _p(2, 2.50, 4, 0.10, 10), capabilities=_ALWAYS_ON),
     ModelInfo("claude-sonnet-5", _M, 128_000, _p(2, 2.50, 4, 0.20, 10), capabilities=_ADAPTIVE),
     ModelInfo("claude-sonnet-4-6", _M, 64_000, _SONNET_4, capabilities=_BUDGET_AND_ADAPTIVE),
     ModelInfo("claude-sonnet-4-5", 200_000, 64_000, _SONNET_4, capabilities=_EXTENDED),

@@ -249,9 +249,8 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Stream
             out.error = as_api_error(exc)
     finally:
         await _aclose(stream)
-    if out.complete is not None and out.complete.stop_reason == "model_context_window_exceeded":
-        out.complete, out.error = None, ApiError(ErrorKind.CONTEXT_WINDOW_EXCEEDED,
-                                                 "the model's context window was exceeded")
+    # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
+    # and the context manager shortens the conversation before the next request.
 
 
 def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:
