@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .models import DEFAULT_MODEL, ModelInfo
+from .models import DEFAULT_MODEL, ModelInfo, load_models
+from .request_params import reasoning_params, server_tool_definitions
 
 DEFAULT_MAX_REQUESTS = 25
 DEFAULT_MAX_TOKENS = 8192
@@ -50,13 +51,20 @@ class SessionConfig:
     in_notebook: bool = False
     """Whether the system prompt says the agent runs inside a notebook kernel."""
     thinking_budget: int | None = None
-    """Extended thinking budget in tokens (None: off)."""
+    """Extended thinking budget in tokens (None: off). Only for models that take budgets (see
+    docs/models.md); adaptive-only models refuse it and are steered with ``effort``."""
+    effort: str | None = None
+    """``output_config.effort`` (``low``/``medium``/``high``/``xhigh``/``max``, as the model takes;
+    None: the model's default)."""
+    server_tools: tuple[Any, ...] = ()
+    """Anthropic server tools to offer, by name (``"web_search"``, ``"web_fetch"``) or as API dicts."""
     max_tokens: int = DEFAULT_MAX_TOKENS
     """``max_tokens`` of every request (output limit)."""
     context_window: int | None = None
     """Override of the model table's window (a tiny one makes truncation visible in demos)."""
     prices: Mapping[str, ModelInfo] | None = None
-    """Price/window table overriding the built-in one (proxies, special plans)."""
+    """Rows added to or overriding the built-in model table (proxies, special plans): ModelInfo
+    objects, plain rows (see :func:`~nbagent.engine.models.load_models`) or a TOML/JSON file path."""
     max_requests: int | None = DEFAULT_MAX_REQUESTS
     """Most API requests per prompt (then ``Done("max_requests")``); None: no limit."""
     max_budget_usd: float | None = None
@@ -79,9 +87,14 @@ class SessionConfig:
         if self.task_dir is not None:
             set_(self, "task_dir", Path(self.task_dir).expanduser())
         set_(self, "allowed_paths", tuple(Path(p).expanduser() for p in self.allowed_paths))
-        for name in ("allow", "deny"):
+        for name in ("allow", "deny", "server_tools"):
             value = getattr(self, name)
-            set_(self, name, (value,) if isinstance(value, str) else tuple(value))
+            set_(self, name, (value,) if isinstance(value, (str, Mapping)) else tuple(value))
+        if self.prices is not None:
+            set_(self, "prices", load_models(self.prices))
+        # A setting the model refuses fails now, with what to do instead, not as a 400 later.
+        reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
+        server_tool_definitions(self.server_tools)
         _check_positive(self, "max_tokens", "tool_output_limit")
         _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
         if self.max_budget_usd is not None and not self.max_budget_usd >= 0:

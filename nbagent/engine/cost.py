@@ -5,9 +5,9 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
-from .models import ModelInfo, get_model
+from .models import ModelInfo, get_model, most_expensive_of_family
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,10 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_1h: int = 0
+    web_search_requests: int = 0
+    """Server-side web searches (billed per search, on top of tokens)."""
+    web_fetch_requests: int = 0
+    """Server-side web fetches (billed as tokens only)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -41,24 +45,33 @@ class Usage:
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_1h + other.cache_creation_1h,
+            self.web_search_requests + other.web_search_requests,
+            self.web_fetch_requests + other.web_fetch_requests,
         )
 
     @classmethod
     def from_api(cls, usage: Any) -> "Usage":
         """Build from an SDK ``Usage`` object or a plain dict (``cache_creation`` split honoured)."""
         get = (lambda k: usage.get(k)) if isinstance(usage, Mapping) else (lambda k: getattr(usage, k, None))
-        creation = get("cache_creation")
-        one_hour = 0
-        if creation is not None:
-            cget = (lambda k: creation.get(k)) if isinstance(creation, Mapping) else (lambda k: getattr(creation, k, None))
-            one_hour = int(cget("ephemeral_1h_input_tokens") or 0)
+        one_hour = int(_field(get("cache_creation"), "ephemeral_1h_input_tokens"))
+        server = get("server_tool_use")
         return cls(
             input_tokens=int(get("input_tokens") or 0),
             output_tokens=int(get("output_tokens") or 0),
             cache_creation_input_tokens=int(get("cache_creation_input_tokens") or 0),
             cache_read_input_tokens=int(get("cache_read_input_tokens") or 0),
             cache_creation_1h=one_hour,
+            web_search_requests=int(_field(server, "web_search_requests")),
+            web_fetch_requests=int(_field(server, "web_fetch_requests")),
         )
+
+
+def _field(obj: Any, key: str) -> Any:
+    """``obj[key]`` or ``obj.key`` (SDK objects and dicts alike), 0 when absent."""
+    if obj is None:
+        return 0
+    value = obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    return value or 0
 
 
 _warned: set[str] = set()
@@ -68,7 +81,8 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
     """USD cost of one request, or ``None`` for a model with no known prices.
 
     Exact decimal arithmetic, returned as a float; the long-prompt tier is chosen by the request's
-    total prompt tokens. An unknown model warns once and never gets a guessed price.
+    total prompt tokens; web searches are added at the model's per-search price. An unknown model
+    warns once and never gets a guessed price.
     """
     info = get_model(model, prices)
     if info is None:
@@ -90,4 +104,22 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
         + Decimal(usage.cache_read_input_tokens) * Decimal(str(tier.cache_read))
         + Decimal(usage.output_tokens) * Decimal(str(tier.output))
     ) / Decimal(1_000_000)
-    return float(total)
+    searches = Decimal(usage.web_search_requests) * Decimal(str(info.web_search_usd_per_1k)) / Decimal(1000)
+    return float(total + searches)
+
+
+def price_of(usage: Usage, info: ModelInfo) -> float:
+    """USD cost of ``usage`` at ``info``'s prices (no lookup, no warning)."""
+    return cost_of(usage, info.id, {info.id: info}) or 0.0
+
+
+def budget_spent(records: Iterable[Any], prices: Mapping[str, ModelInfo] | None = None) -> float:
+    """What the budget counts as spent: each request's cost, or, for a model with no prices, its
+    cost at the most expensive known model of its family (a budget is never silently off)."""
+    total = 0.0
+    for r in records:
+        if r.cost_usd is not None:
+            total += r.cost_usd
+        else:
+            total += price_of(r.usage, most_expensive_of_family(r.model))
+    return total

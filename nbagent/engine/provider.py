@@ -7,7 +7,7 @@ ends with one :class:`MessageComplete` holding the assembled assistant message a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol, Sequence, Union
+from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 
 from .cost import Usage
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
@@ -22,6 +22,8 @@ class MessageComplete:
     stop_reason: str | None
     model: str
     request_id: str | None = None
+    stop_details: Mapping[str, Any] | None = None
+    """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
 
 
 Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]
@@ -36,7 +38,12 @@ class ModelRequest:
     system: str | list[dict[str, Any]] | None
     tools: Sequence[dict[str, Any]]
     max_tokens: int
-    thinking_budget: int | None = None
+    thinking: Mapping[str, Any] | None = None
+    """The API's ``thinking`` parameter, built from the model table (None: not sent)."""
+    effort: str | None = None
+    """``output_config.effort`` (None: not sent)."""
+    server_tools: Sequence[dict[str, Any]] = ()
+    """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
 
 

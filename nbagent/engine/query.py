@@ -18,7 +18,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 from .abort import Aborted, AbortGuard, RunControl
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info
-from .cost import cost_of
+from .cost import budget_spent, cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
 from .messages import clean_assistant, prompt_blocks, tool_uses
@@ -58,6 +58,30 @@ class _TurnState:
     reason: DoneReason = "end_turn"
     error: str | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
+
+
+_STOP_NOTICES = {
+    "max_tokens": "The answer was cut at max_tokens ({max_tokens}); raise max_tokens for longer answers.",
+    "model_context_window_exceeded": "The answer was cut because the model's context window was full; it is "
+                                     "kept and billed, and the conversation is shortened before the next request.",
+    "pause_turn": "The model paused a long server-tool turn; nbagent sends its work back so it can continue.",
+}
+
+
+def stop_notice(complete: Any) -> Notice | None:
+    """What the user should be told about a request's stop reason (None: nothing unusual)."""
+    stop = complete.stop_reason
+    if stop == "refusal":
+        details = complete.stop_details or {}
+        why = details.get("explanation") or "The model declined this request."
+        category = f" ({details['category']})" if details.get("category") else ""
+        return Notice(level="warning", message=f"Refused{category}: {why} The refused exchange stays in this "
+                                               "transcript but is not sent with the next prompt.")
+    template = _STOP_NOTICES.get(stop or "")
+    if template is None:
+        return None
+    return Notice(level="warning" if stop != "pause_turn" else "info",
+                  message=template.format(max_tokens=complete.usage.output_tokens))
 
 
 class QueryEngine:
@@ -215,7 +239,7 @@ class QueryEngine:
             if max_requests is not None and requests >= max_requests:
                 state.reason = "max_requests"
                 return
-            if budget is not None and session.totals.cost_usd >= budget:
+            if budget is not None and budget_spent(session.records, run.config.prices) >= budget:
                 state.reason = "max_budget"
                 return
             requests += 1
@@ -223,9 +247,19 @@ class QueryEngine:
             async with aclosing(self._one_request(run, state, outcome)) as events:
                 async for event in events:
                     yield event
-            uses = tool_uses(session.history[-1])
-            if outcome[0].complete.stop_reason == "refusal":
+            stop = outcome[0].complete.stop_reason
+            notice = stop_notice(outcome[0].complete)
+            if notice is not None:
+                yield session.log(notice)
+            if stop == "refusal":
+                # The API asks for the refused exchange to be removed before continuing (else it
+                # refuses again): the transcript and records keep it, the next request does not.
                 state.reason = "refusal"
+                session.withdraw_turn(state.turn)
+                return
+            if stop == "pause_turn":
+                continue  # a long server-tool turn: send the content back so the model goes on
+            uses = tool_uses(session.history[-1])
             if not uses:
                 return
             tools = self._offered  # what this request offered is what may run
@@ -239,8 +273,6 @@ class QueryEngine:
                     yield session.log(ev)
             session.append_results(state.answered)
             state.answered = []
-            if state.reason == "refusal":
-                return
 
     async def _one_request(self, run: RequestRun, state: "_TurnState",
                            outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:

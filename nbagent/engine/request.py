@@ -41,6 +41,7 @@ from .events import (
 )
 from .permissions import OnApiFailure
 from .provider import MessageComplete, ModelRequest, Provider
+from .request_params import lenient_reasoning_params, server_tool_definitions
 from .session import Session
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolSource
@@ -140,9 +141,7 @@ async def attempt_api_request(
         estimate = run.counter.count_request(messages, system, tools)
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
-        request = ModelRequest(model=attempts.model, messages=messages, system=system, tools=tools,
-                               max_tokens=run.config.max_tokens, thinking_budget=run.config.thinking_budget,
-                               timeout_s=run.config.request_timeout_s)
+        request = model_request(run.config, attempts.model, messages, system, tools)
         streamed = _Streamed()
         async with aclosing(stream_with_probe(run, request, streamed)) as chunks:
             async for chunk in chunks:
@@ -160,6 +159,17 @@ async def attempt_api_request(
                                     partial_text="".join(streamed.partial))
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
+
+
+def model_request(config: SessionConfig, model: str, messages: list[dict[str, Any]], system: str,
+                  tools: list[dict[str, Any]]) -> ModelRequest:
+    """The provider-neutral request, its thinking/effort/server tools taken from the model table
+    (lenient: a fallback model was not the one the settings were checked against)."""
+    params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
+    return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
+                        thinking=params.thinking, effort=params.effort,
+                        server_tools=server_tool_definitions(config.server_tools),
+                        timeout_s=config.request_timeout_s)
 
 
 async def wait_for_tools(run: RequestRun) -> list[str]:
@@ -243,9 +253,8 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Stream
             out.error = as_api_error(exc)
     finally:
         await _aclose(stream)
-    if out.complete is not None and out.complete.stop_reason == "model_context_window_exceeded":
-        out.complete, out.error = None, ApiError(ErrorKind.CONTEXT_WINDOW_EXCEEDED,
-                                                 "the model's context window was exceeded")
+    # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
+    # and the context manager shortens the conversation before the next request.
 
 
 def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:

@@ -190,6 +190,26 @@ class Session:
         self.append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), not_run)
                              for u in tool_uses(last)])
 
+    def withdraw_turn(self, turn: int) -> list[dict[str, Any]]:
+        """Take ``turn``'s messages out of the history sent to the model (a refused exchange);
+        records, costs and events keep them. Returns what was taken out."""
+        start = self._mark(turn - 1) if any(m.turn == turn - 1 for m in self.marks) or turn == 1 else None
+        if start is None:
+            return []
+        taken = self.history[start.history_len:]
+        del self.history[start.history_len:]
+        if self.history and start.last_blocks is not None:
+            last = self.history[-1]  # this turn's prompt may have been merged into a waiting message
+            if isinstance(last.get("content"), list) and len(last["content"]) > start.last_blocks:
+                taken.insert(0, {**last, "content": last["content"][start.last_blocks:]})
+                self.history[-1] = {**last, "content": last["content"][:start.last_blocks]}
+        if self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1:
+            self.deleted_range = start.deleted_range
+        self._save_history()
+        if self._store is not None:
+            self._save_meta(self._store)
+        return taken
+
     def log(self, event: Event) -> Event:
         """Keep ``event`` in the event log (stream deltas are not kept)."""
         if not isinstance(event, _DELTAS):

@@ -62,6 +62,10 @@ async def run_tool_call(
         shown = name if isinstance(raw_name, str) else _short(raw_name)
         yield fail(f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}.")
         return
+    if isinstance(raw, Mapping) and "_unparsed_input" in raw:
+        yield fail(f"Your output was cut (max_tokens) before this {name} call's input was complete, so it "
+                   "was not run. Send the call again, shorter or split into smaller steps.")
+        return
     try:
         tool_input = tool.validate(raw)
     except ToolInputError as exc:

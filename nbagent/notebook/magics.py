@@ -98,6 +98,9 @@ class AgentMagics(Magics):
     max_requests = Int(DEFAULT_MAX_REQUESTS, help="Most API requests per prompt.").tag(config=True)
     max_budget = Float(None, allow_none=True, help="Stop once the session cost reaches this (USD).").tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
+    effort = Unicode(None, allow_none=True,
+                     help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
+    web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
     task_root = Unicode(None, allow_none=True, help="Persist sessions in folders under this path.").tag(config=True)
@@ -121,7 +124,8 @@ class AgentMagics(Magics):
         settings: dict[str, Any] = dict(
             model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
-            cwd=Path.cwd(), in_notebook=True)
+            cwd=Path.cwd(), in_notebook=True, effort=self.effort,
+            server_tools=("web_search",) if self.web_search else ())
         provider = changes.pop("provider", None) or self.provider
         settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
@@ -153,11 +157,12 @@ class AgentMagics(Magics):
 
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
-        changes = {"model": args.model, "context_window": args.window}
+        changes = {"model": args.model, "context_window": args.window, "effort": args.effort,
+                   "server_tools": ("web_search",) if args.web_search else None}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
-        if changes:  # --model / --window hold for this and later prompts of the session
+        if changes:  # --model / --window / --effort / --web-search hold for later prompts too
             self.current.agent.reconfigure(**changes)
         return self.current
 
@@ -173,6 +178,8 @@ class AgentMagics(Magics):
     @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
     @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
     @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
+    @argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes).")
+    @argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search).")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:

@@ -1,6 +1,6 @@
 """The Anthropic provider: the real ``anthropic`` SDK, pointed at the API or at the simulated one.
 
-This module is the one place where SDK stream events become engine chunks, and every SDK or
+SDK stream events become engine chunks in :mod:`.anthropic_stream`, and every SDK or
 transport failure leaves :meth:`AnthropicProvider.stream` as the engine's ``ApiError`` (mapped by
 :mod:`.anthropic_errors`). The SDK's own retries are off (``max_retries=0``): nbagent retries
 visibly. Each event loop gets its own ``AsyncAnthropic`` client (a client's connection pool belongs
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -20,11 +19,10 @@ from typing import Any
 
 import anthropic
 
-from ..engine.cost import Usage
-from ..engine.errors import ApiError, ErrorKind
-from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
-from ..engine.provider import Chunk, MessageComplete, ModelRequest
+from ..engine.errors import ApiError
+from ..engine.provider import Chunk, ModelRequest
 from .anthropic_errors import to_api_error
+from .anthropic_stream import chunks as _chunks
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (
@@ -133,10 +131,12 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
     # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
     # cacheable prefixes, so each request reads what the previous one wrote.
     kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
-    if request.tools:
-        kwargs["tools"] = list(request.tools)
-    if request.thinking_budget:
-        kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.tools or request.server_tools:
+        kwargs["tools"] = [*request.tools, *request.server_tools]
+    if request.thinking is not None:
+        kwargs["thinking"] = dict(request.thinking)
+    if request.effort is not None:
+        kwargs["output_config"] = {"effort": request.effort}
     if request.timeout_s is not None:
         kwargs["timeout"] = request.timeout_s
     return kwargs
@@ -170,85 +170,6 @@ def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str
         return messages
     content[-1]["cache_control"] = _EPHEMERAL
     return [*messages[:-1], {"role": last["role"], "content": content}]
-
-
-def _parse_tool_input(text: str) -> Any:
-    """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
-    raw text under ``_unparsed_input`` (an object, as the API requires in later requests; the
-    tool's schema rejects the key, so the model is told) instead of failing the request."""
-    if not text.strip():
-        return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return {"_unparsed_input": text}
-
-
-async def _chunks(raw: Any, requested_model: str) -> AsyncIterator[Chunk]:  # noqa: C901 - split with issue 11
-    """Translate raw SSE events into chunks, assembling the final message as the SDK would."""
-    blocks: dict[int, dict[str, Any]] = {}
-    json_parts: dict[int, list[str]] = {}
-    usage: dict[str, Any] = {}
-    model = requested_model
-    msg_id = None
-    stop_reason = None
-    stopped = False
-    async for ev in raw:
-        t = ev.type
-        if t == "message_stop":
-            stopped = True
-        if t == "content_block_delta":
-            d = ev.delta
-            i = ev.index
-            if d.type == "text_delta":
-                blocks[i]["text"] += d.text
-                yield TextDelta(text=d.text, index=i)
-            elif d.type == "input_json_delta":
-                json_parts[i].append(d.partial_json)
-                b = blocks[i]
-                yield ToolUseDelta(tool_use_id=b["id"], name=b["name"], partial_json=d.partial_json, index=i)
-            elif d.type == "thinking_delta":
-                blocks[i]["thinking"] += d.thinking
-                yield ThinkingDelta(text=d.thinking, index=i)
-            elif d.type == "signature_delta":
-                blocks[i]["signature"] = blocks[i].get("signature", "") + d.signature
-        elif t == "content_block_start":
-            cb = ev.content_block.model_dump(exclude_none=True)
-            if cb["type"] == "text":
-                cb["text"] = cb.get("text", "")
-                cb.pop("citations", None)
-            elif cb["type"] == "thinking":
-                cb["thinking"] = cb.get("thinking", "")
-            elif cb["type"] == "tool_use":
-                json_parts[ev.index] = []
-                cb.pop("caller", None)
-            blocks[ev.index] = cb
-        elif t == "content_block_stop":
-            i = ev.index
-            if i in json_parts:
-                blocks[i]["input"] = _parse_tool_input("".join(json_parts.pop(i)))
-        elif t == "message_start":
-            m = ev.message
-            msg_id = m.id
-            model = m.model or model
-            usage = m.usage.model_dump(exclude_none=True)
-        elif t == "message_delta":
-            stop_reason = ev.delta.stop_reason or stop_reason
-            for k, v in ev.usage.model_dump(exclude_none=True).items():
-                if isinstance(v, int):
-                    usage[k] = v
-    if not stopped or json_parts:
-        # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
-        # message is partial and must be retried as a mid-stream failure, never enter history.
-        raise ApiError(ErrorKind.CONNECTION, "the stream ended before message_stop")
-    content = [blocks[i] for i in sorted(blocks)]
-    yield MessageComplete(
-        message={"role": "assistant", "content": content},
-        usage=Usage.from_api(usage),
-        stop_reason=stop_reason,
-        model=model,
-        request_id=msg_id,
-    )
 
 
 def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: float = 600.0) -> AnthropicProvider:

@@ -16,6 +16,7 @@ from .brain import DemoBrain
 from .caching import CacheUsage, PromptCache
 from .faults import ALL_FAULTS, Fault, FaultKind, FaultSchedule
 from .script import (
+    RawBlock,
     Reply,
     ReplyError,
     ScriptedResponder,
@@ -38,6 +39,7 @@ __all__ = [
     "FaultSchedule",
     "LoopbackServer",
     "PromptCache",
+    "RawBlock",
     "RecordedRequest",
     "Reply",
     "ReplyError",

@@ -101,6 +101,8 @@ class SimulatedAPI:
     a function ``(request_body) -> Reply`` (sync or async). ``context_window`` overrides the
     model's window. ``faults``: a :class:`FaultSchedule` or ``{request_number: Fault}``.
     ``clock`` drives cache TTLs; ``sleep`` performs pacing and stalls, so tests can inject both.
+    ``thinks_by_default``: adaptive-only (5.x) models think unasked, thinking text omitted, as the
+    real API does (off by default for now: older tests expect no thinking blocks).
     """
 
     def __init__(
@@ -112,6 +114,7 @@ class SimulatedAPI:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         tokens_per_second: float | None = None,
         first_token_latency: float = 0.0,
+        thinks_by_default: bool = False,
     ) -> None:
         self.responder: ResponderFn = _as_responder(responder)
         self.context_window = context_window
@@ -120,6 +123,7 @@ class SimulatedAPI:
         self.sleep = sleep
         self.tokens_per_second = tokens_per_second
         self.first_token_latency = first_token_latency
+        self.thinks_by_default = thinks_by_default
         self.requests: list[RecordedRequest] = []
         self._counter = TokenCounter()
         # Through self.clock, so that a clock swapped in later also drives the cache.
@@ -227,7 +231,8 @@ class SimulatedAPI:
         self._tools = max(self._tools, _highest_tool_number(body))
         message = build_message(
             body, reply, input_tokens, cache, window,
-            message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"))
+            message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"),
+            thinks_by_default=self.thinks_by_default)
         if body.get("stream") is not True:
             return self._finish(fault, _json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)

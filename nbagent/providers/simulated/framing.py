@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from nbagent.engine.messages import block_text
+from nbagent.engine.models import get_model
 from nbagent.engine.tokens import count_text_tokens, encoding
 
 from .caching import CacheUsage
-from .script import Reply, TextBlock, ThinkingBlock
+from .script import RawBlock, Reply, TextBlock, ThinkingBlock
 
 DEFAULT_THINKING = "(simulated model) No real reasoning happens here; the reply follows fixed rules or a script."
 PING_EVERY = 20  # content deltas between keep-alive pings
@@ -80,11 +81,24 @@ def _stop_at_sequence(content: list[Block], stops: Sequence[str]) -> tuple[list[
     return content, None
 
 
-def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cache: CacheUsage, window: int,
-                  message_id: str, tool_id: Callable[[], str]) -> dict[str, Any]:
-    """The complete assistant message for ``reply``, with stop reason and usage as the API reports."""
+def thinking_mode(body: Mapping[str, Any], thinks_by_default: bool = True) -> tuple[bool, bool]:
+    """``(thinks, shows its thinking)``: a budget or adaptive request thinks; adaptive-only models
+    (5.x) think unasked, with the thinking text omitted unless ``display`` asks for it."""
     thinking = body.get("thinking")
-    thinking_on = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    info = get_model(str(body.get("model", "")))
+    default_on = thinks_by_default and info is not None and info.capabilities.thinks_by_default
+    if kind == "enabled" or (kind == "adaptive" and not default_on):
+        return True, True
+    if kind == "disabled" or not default_on:
+        return False, False
+    return True, thinking.get("display") == "summarized" if isinstance(thinking, Mapping) else False
+
+
+def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cache: CacheUsage, window: int,
+                  message_id: str, tool_id: Callable[[], str], thinks_by_default: bool = True) -> dict[str, Any]:
+    """The complete assistant message for ``reply``, with stop reason and usage as the API reports."""
+    thinking_on, display = thinking_mode(body, thinks_by_default)
     content: list[Block] = []
     for b in reply.content:
         if isinstance(b, ThinkingBlock):
@@ -92,10 +106,14 @@ def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cach
                 content.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature or _signature(b.thinking)})
         elif isinstance(b, TextBlock):
             content.append({"type": "text", "text": b.text})
+        elif isinstance(b, RawBlock):
+            content.append(dict(b.data))
         else:
             content.append({"type": "tool_use", "id": b.id or tool_id(), "name": b.name, "input": dict(b.input)})
     if thinking_on and not any(c["type"] == "thinking" for c in content):
         content.insert(0, {"type": "thinking", "thinking": DEFAULT_THINKING, "signature": _signature(DEFAULT_THINKING)})
+    if not display:  # display omitted: the thinking text is not returned, its signature is
+        content = [{**c, "thinking": ""} if c["type"] == "thinking" else c for c in content]
     stop_reason = reply.stop_reason or ("tool_use" if any(c["type"] == "tool_use" for c in content) else "end_turn")
     content, stop_sequence = _stop_at_sequence(content, list(body.get("stop_sequences") or ()))
     if stop_sequence is not None:
@@ -114,8 +132,14 @@ def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cach
         "output_tokens": max(1, sum(_tokens(c) for c in content)),
         "service_tier": "standard",
     }
-    return {"id": message_id, "type": "message", "role": "assistant", "model": str(body["model"]),
-            "content": content, "stop_reason": stop_reason, "stop_sequence": stop_sequence, "usage": usage}
+    searches = sum(1 for c in content if c["type"] == "server_tool_use" and c.get("name") == "web_search")
+    if searches:
+        usage["server_tool_use"] = {"web_search_requests": searches, "web_fetch_requests": 0}
+    message = {"id": message_id, "type": "message", "role": "assistant", "model": str(body["model"]),
+               "content": content, "stop_reason": stop_reason, "stop_sequence": stop_sequence, "usage": usage}
+    if reply.stop_details is not None:
+        message["stop_details"] = dict(reply.stop_details)
+    return message
 
 
 def _text_pieces(text: str, per_piece: int = 3) -> list[tuple[str, int]]:
@@ -148,8 +172,8 @@ def _json_pieces(value: Mapping[str, Any]) -> list[str]:
 def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
     """The SSE event sequence that streams ``message``, as in the API's streaming documentation."""
     usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {**usage, "output_tokens": 1}}
+    start = {**{k: v for k, v in message.items() if k != "stop_details"}, "content": [], "stop_reason": None,
+             "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
     frames = [Frame("message_start", {"type": "message_start", "message": start}), Frame("ping", {"type": "ping"})]
     deltas = 0
     for index, block in enumerate(message["content"]):
@@ -157,10 +181,13 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
         if kind == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
             pieces = [("text_delta", "text", p, n) for p, n in _text_pieces(block["text"])]
+            pieces += [("citations_delta", "citation", c, 0) for c in block.get("citations") or ()]
         elif kind == "thinking":
             opening = {"type": "thinking", "thinking": "", "signature": ""}
             pieces = [("thinking_delta", "thinking", p, n) for p, n in _text_pieces(block["thinking"])]
             pieces.append(("signature_delta", "signature", block["signature"], 0))
+        elif "input" not in block:  # results and unknown types arrive whole at block start
+            opening, pieces = dict(block), []
         else:
             opening = {**block, "input": {}}
             # The API opens a tool's input with an empty fragment, then sends the JSON in pieces.
@@ -177,8 +204,10 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
         frames.append(Frame("content_block_stop", {"type": "content_block_stop", "index": index}))
     frames.append(Frame("message_delta", {
         "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-        "usage": {k: usage[k] for k in _USAGE_KEYS},  # cumulative, as the API sends them
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"],
+                  **({"stop_details": message["stop_details"]} if "stop_details" in message else {})},
+        # cumulative, as the API sends them
+        "usage": {k: usage[k] for k in (*_USAGE_KEYS, "server_tool_use") if k in usage},
     }))
     frames.append(Frame("message_stop", {"type": "message_stop"}))
     return frames

@@ -37,7 +37,16 @@ class ThinkingBlock:
     signature: str | None = None
 
 
-Block = Union[TextBlock, ToolUseBlock, ThinkingBlock]
+@dataclass(frozen=True)
+class RawBlock:
+    """Any content block as the API sends it, streamed faithfully: ``server_tool_use`` (input in
+    fragments), a text block with ``citations`` (each as a ``citations_delta``), a
+    ``web_search_tool_result``, or a type nbagent does not know (sent whole at block start)."""
+
+    data: Mapping[str, Any]
+
+
+Block = Union[TextBlock, ToolUseBlock, ThinkingBlock, RawBlock]
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,8 @@ class Reply:
     content: tuple[Block, ...] = ()
     stop_reason: str | None = None
     error: ReplyError | None = None
+    stop_details: Mapping[str, Any] | None = None
+    """Sent with the stop reason in ``message_delta`` (a refusal's category and explanation)."""
 
     @property
     def is_error(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from nbagent.engine.models import get_model
+from nbagent.engine.models import ModelInfo, get_model
 
 from .caching import MAX_BREAKPOINTS, count_breakpoints
 
@@ -32,12 +32,12 @@ def validate(body: Mapping[str, Any], count_only: bool = False) -> None:
     if not body.get("model"):
         raise _bad("model: Field required")
     max_tokens = body.get("max_tokens")
+    info = get_model(str(body["model"]))
     if not count_only:
         if max_tokens is None:
             raise _bad("max_tokens: Field required")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise _bad("max_tokens: Input should be an integer greater than or equal to 1")
-        info = get_model(str(body["model"]))
         if info is not None and max_tokens > info.max_output:
             raise _bad(f"max_tokens: {max_tokens} > {info.max_output}, which is the maximum allowed "
                        f"number of output tokens for {info.id}")
@@ -56,9 +56,44 @@ def validate(body: Mapping[str, Any], count_only: bool = False) -> None:
                               or not all(isinstance(t, Mapping) and t.get("name") for t in tools)):
         raise _bad("tools: each tool must be an object with a `name`")
     _validate_messages(body.get("messages"))
+    if info is not None:
+        _validate_capabilities(body, info)
     found = count_breakpoints(body)
     if found > MAX_BREAKPOINTS:
         raise _bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.")
+
+
+def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:
+    """The 400s a model answers for parameters it refuses (the model table's capabilities)."""
+    caps, name = info.capabilities, info.id
+    thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    if kind == "enabled" and not caps.thinking_budget:
+        raise _bad(f'thinking.type: "enabled" is not supported for {name}; use thinking.type "adaptive" '
+                   "and output_config.effort to control thinking depth")
+    if kind == "adaptive" and not caps.adaptive_thinking:
+        raise _bad(f'thinking.type: "adaptive" is not supported for {name}')
+    if kind == "disabled" and caps.thinking_always_on:
+        raise _bad(f"thinking cannot be disabled for {name}")
+    effort = (body.get("output_config") or {}).get("effort")
+    if effort is not None and effort not in caps.effort_levels:
+        raise _bad(f"output_config.effort: {effort!r} is not supported for {name}")
+    if not caps.sampling and any(k in body for k in ("temperature", "top_p", "top_k")):
+        raise _bad(f"temperature, top_p and top_k cannot be set for {name}")
+    if not caps.forced_tool_choice and (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+        raise _bad(f"forced tool use (tool_choice any/tool) is not supported for {name}")
+    messages = body.get("messages")
+    if not caps.prefill and isinstance(messages, list) and messages and _is_prefill(messages[-1]):
+        raise _bad(f"assistant message prefill is not supported for {name}; the last message must be from the user")
+
+
+def _is_prefill(message: Any) -> bool:
+    """A final assistant message, except a paused server-tool turn sent back to continue."""
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    return not (isinstance(content, list)
+                and any(isinstance(b, Mapping) and b.get("type") == "server_tool_use" for b in content))
 
 
 _Located = list[tuple[int, int, Mapping[str, Any]]]  # (message index, block index, block)

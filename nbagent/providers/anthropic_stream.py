@@ -1,0 +1,145 @@
+"""SDK stream events -> engine chunks, and the assistant message assembled faithfully.
+
+The one place where the raw Messages API stream becomes engine chunks. Every content block is
+kept as the API sent it, so that it can be passed back unchanged in later requests: text with its
+``citations`` (from ``citations_delta``), thinking with its signature, redacted thinking, tool and
+server tool calls with their streamed input, server tool results, and block types this code has
+never heard of. Hand-written rather than the SDK's ``accumulate_event`` because that one parses a
+tool call's JSON in partial mode, so input cut at ``max_tokens`` would look like a complete, shorter
+call (nbagent keeps it under ``_unparsed_input`` instead), and it re-parses the whole input on every
+fragment (quadratic in the input's length).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from ..engine.cost import Usage
+from ..engine.errors import ApiError, ErrorKind
+from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..engine.provider import Chunk, MessageComplete
+
+_EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
+"""Blocks that open empty and fill with deltas: the fields they must carry even when empty."""
+
+
+def parse_tool_input(text: str) -> Any:
+    """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
+    raw text under ``_unparsed_input`` (an object, as the API requires in later requests; the
+    tool's schema rejects the key, so the model is told) instead of failing the request."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {"_unparsed_input": text}
+
+
+def _dump(obj: Any) -> dict[str, Any]:
+    """An SDK model (unknown types keep their extra fields) or a plain dict, as JSON data."""
+    if isinstance(obj, dict):
+        return {k: v for k, v in obj.items() if v is not None}
+    return obj.model_dump(exclude_none=True, mode="json")
+
+
+class StreamAssembler:
+    """Feeds on raw stream events; yields the deltas to show and builds the final message."""
+
+    def __init__(self, requested_model: str) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.usage: dict[str, Any] = {}
+        self.model = requested_model
+        self.message_id: str | None = None
+        self.stop_reason: str | None = None
+        self.stop_details: dict[str, Any] | None = None
+        self.stopped = False
+        self._on: dict[str, Callable[[Any], list[Chunk]]] = {
+            "message_start": self._message_start, "content_block_start": self._block_start,
+            "content_block_delta": self._delta, "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta, "message_stop": self._message_stop,
+        }
+
+    def feed(self, event: Any) -> list[Chunk]:
+        """The chunks one raw event produces (``ping`` and unknown events produce none)."""
+        handler = self._on.get(getattr(event, "type", ""))
+        return handler(event) if handler else []
+
+    def complete(self) -> MessageComplete:
+        """The assembled message; a stream cut before ``message_stop`` is a connection error."""
+        if not self.stopped or self.json_parts:
+            # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
+            # message is partial and must be retried as a mid-stream failure, never enter history.
+            raise ApiError(ErrorKind.CONNECTION, "the stream ended before message_stop")
+        return MessageComplete(
+            message={"role": "assistant", "content": [self.blocks[i] for i in sorted(self.blocks)]},
+            usage=Usage.from_api(self.usage), stop_reason=self.stop_reason, model=self.model,
+            request_id=self.message_id, stop_details=self.stop_details)
+
+    # ----- events -----------------------------------------------------------------------------
+    def _message_start(self, ev: Any) -> list[Chunk]:
+        m = ev.message
+        self.message_id, self.model = m.id, m.model or self.model
+        self.usage = _dump(m.usage)
+        return []
+
+    def _block_start(self, ev: Any) -> list[Chunk]:
+        block = _dump(ev.content_block)
+        for key in _EMPTY_FIELDS.get(block.get("type", ""), ()):
+            block.setdefault(key, "")
+        if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
+            self.json_parts[ev.index] = []
+        block.pop("caller", None)  # response-only metadata: not part of the block passed back
+        self.blocks[ev.index] = block
+        return []
+
+    def _delta(self, ev: Any) -> list[Chunk]:
+        i, d = ev.index, ev.delta
+        block = self.blocks[i]
+        kind = d.type
+        if kind == "text_delta":
+            block["text"] += d.text
+            return [TextDelta(text=d.text, index=i)]
+        if kind == "input_json_delta":
+            self.json_parts[i].append(d.partial_json)
+            return [ToolUseDelta(tool_use_id=block.get("id", ""), name=block.get("name", ""),
+                                 partial_json=d.partial_json, index=i)]
+        if kind == "thinking_delta":
+            block["thinking"] += d.thinking
+            return [ThinkingDelta(text=d.thinking, index=i)]
+        if kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + d.signature
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(_dump(d.citation))
+        return []
+
+    def _block_stop(self, ev: Any) -> list[Chunk]:
+        parts = self.json_parts.pop(ev.index, None)
+        if parts is not None and "".join(parts).strip():
+            # Input that arrived whole in content_block_start (some proxies) stays when no fragment came.
+            self.blocks[ev.index]["input"] = parse_tool_input("".join(parts))
+        return []
+
+    def _message_delta(self, ev: Any) -> list[Chunk]:
+        self.stop_reason = ev.delta.stop_reason or self.stop_reason
+        details = getattr(ev.delta, "stop_details", None)
+        if details is not None:
+            self.stop_details = _dump(details)
+        if ev.usage is not None:
+            self.usage.update(_dump(ev.usage))  # cumulative figures: the latest wins
+        return []
+
+    def _message_stop(self, ev: Any) -> list[Chunk]:
+        self.stopped = True
+        return []
+
+
+async def chunks(raw: AsyncIterator[Any], requested_model: str) -> AsyncIterator[Chunk]:
+    """Translate raw SSE events into chunks, ending with one :class:`MessageComplete`."""
+    assembler = StreamAssembler(requested_model)
+    async for event in raw:
+        for chunk in assembler.feed(event):
+            yield chunk
+    yield assembler.complete()
