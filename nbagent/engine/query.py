@@ -22,7 +22,7 @@ from .cost import budget_spent, cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
 from .messages import clean_assistant, prompt_blocks, tool_uses
-from .models import context_window_for
+from .models import context_window_for, get_model, most_expensive_of_family
 from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
 from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
@@ -104,6 +104,7 @@ class QueryEngine:
         self._running_prompt: str | None = None
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self._offered: dict[str, ToolLike] = {}
+        self._told: set[str] = set()  # models whose unpriced-budget notice was given
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -199,7 +200,7 @@ class QueryEngine:
         session = self.session
         run = self._request_run(control, asker)
         turn = session.begin_turn(new_blocks)
-        for notice in session.notices:
+        for notice in [*session.notices, *self._unpriced_budget_notice(run.config, limits)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
         state = _TurnState(turn=turn, model=run.config.model)
@@ -219,6 +220,17 @@ class QueryEngine:
             session.end_turn(turn)
         yield session.log(Done(reason=state.reason, totals=session.totals, error=state.error))
         session.save_events()
+
+    def _unpriced_budget_notice(self, config: SessionConfig, limits: RunLimits) -> list[str]:
+        """Once per model: a budget on a model without prices is enforced at a stand-in's prices."""
+        budget = limits.resolve(config)[1]
+        if budget is None or get_model(config.model, config.prices) is not None or config.model in self._told:
+            return []
+        self._told.add(config.model)
+        stand_in = most_expensive_of_family(config.model).id
+        return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
+                f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
+                "with its row to make both exact."]
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
         """The run's settings (fixed for the whole run) and collaborators."""

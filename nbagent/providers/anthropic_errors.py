@@ -9,6 +9,7 @@ the server's ``retry-after-ms`` / ``retry-after`` wait.
 from __future__ import annotations
 
 import datetime as _dt
+import html
 import math
 import re
 from email.utils import parsedate_to_datetime
@@ -104,10 +105,24 @@ def _error_type(exc: BaseException) -> str | None:
     return None
 
 
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_TAG = re.compile(r"<[^>]+>")
+_MAX_MESSAGE = 300
+
+
 def one_line_message(exc: BaseException) -> str:
-    """A one-line message a user can read (the API's own message when there is one)."""
-    lines = _raw_message(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    """A one-line message a user can read: the API's own message when there is one; for an HTML
+    page (a proxy's or load balancer's error page) its title, never the markup."""
+    raw = _raw_message(exc).strip()
+    if raw[:200].lstrip().lower().startswith(("<!doctype html", "<html", "<head", "<body")):
+        found = _TITLE.search(raw)
+        text = " ".join(html.unescape(found.group(1) if found else _TAG.sub(" ", raw)).split())
+        status = status_of(exc)
+        where = f"HTTP {status}" if status else "the server"
+        return f"{where} answered with an HTML page, not an API error: {text[:120] or 'no title'}"
+    lines = raw.splitlines()
+    line = lines[0] if lines else type(exc).__name__
+    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
 
 
 def status_of(exc: BaseException) -> int | None:

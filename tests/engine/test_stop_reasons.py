@@ -117,3 +117,7 @@ async def test_an_unpriced_model_is_budgeted_at_its_familys_highest_price(tmp_pa
         ev = await run(engine, "spend")
     assert done_of(ev).reason == "max_budget" and len(engine.session.records) == 1
     assert engine.session.records[0].cost_usd is None and engine.totals.unpriced_requests == 1
+    notices = [e.message for e in ev if e.kind == "notice"]
+    assert len(notices) == 1 and "counts its requests at claude-opus" in notices[0]
+    again = await run(engine, "more")  # said once per session
+    assert not [e for e in again if e.kind == "notice"]

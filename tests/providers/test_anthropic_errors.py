@@ -136,3 +136,20 @@ def test_sdk_subclasses_keep_their_kind() -> None:
     assert to_api_error(status_error(529, "overloaded_error", cls=anthropic.OverloadedError)).kind is ErrorKind.OVERLOADED
     assert to_api_error(status_error(429, "rate_limit_error", cls=anthropic.RateLimitError)).kind is ErrorKind.RATE_LIMIT
     assert to_api_error(status_error(404, "not_found_error", cls=anthropic.NotFoundError)).kind is ErrorKind.NOT_FOUND
+
+
+def test_an_html_error_page_becomes_one_readable_line_with_status_and_request_id() -> None:
+    page = ("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
+            "<body><h1>Bad Gateway</h1><p>nginx</p></body></html>")
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    response = httpx2.Response(502, request=request, text=page, headers={"request-id": "req_html_1"})
+    error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response))
+    assert error.message == "HTTP 502 answered with an HTML page, not an API error: 502 Bad Gateway"
+    assert error.status == 502 and error.request_id == "req_html_1" and error.kind.value == "server"
+
+
+def test_a_huge_plain_text_body_is_cut_to_one_short_line() -> None:
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    response = httpx2.Response(500, request=request, text="x" * 5000 + "\nsecond line")
+    error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response))
+    assert len(error.message) <= 300 and "\n" not in error.message
