@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
 from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
+from .engine.hooks import Hook, Hooks
 from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.prompt import KernelFacts
 from .engine.provider import Provider
@@ -54,7 +55,9 @@ class Agent:
 
     ``Agent(model=..., allow=[...], task_dir=...)`` takes any :class:`SessionConfig` setting as a
     keyword (or a ``config=``); ``provider`` is ``"auto"`` (Anthropic with a key, else the offline
-    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object.
+    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` maps hook
+    names (``pre_tool_use``, ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to
+    sync or async callables (see :mod:`nbagent.engine.hooks`).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class Agent:
         kernel_facts: KernelFacts | None = None,
         sleep: Sleep | None = None,
         session: Session | None = None,
+        hooks: Mapping[str, Hook] | Hooks | None = None,
         **settings: Any,
     ) -> None:
         config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
@@ -94,7 +98,7 @@ class Agent:
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
-                                  sleep=sleep or asyncio.sleep)
+                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks))
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         self._announce = self.provider.name == "simulated"

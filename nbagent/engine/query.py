@@ -21,9 +21,17 @@ from .context import RequestUsage, get_context_window_info
 from .cost import cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
+from .hooks import Hooks
 from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for
-from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
+from .permissions import (
+    PLAN_MODE_PROMPT,
+    Asker,
+    PermissionDenial,
+    PermissionGate,
+    cancel_on_failure,
+    permission_callback,
+)
 from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
@@ -49,6 +57,13 @@ def _preview(prompt: str | list[dict[str, Any]]) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _with_plan_mode(config: SessionConfig) -> str | None:
+    """The appended system prompt, with the plan-mode instruction in plan mode."""
+    if config.permission_mode != "plan":
+        return config.append_system_prompt
+    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
+
+
 @dataclass
 class _TurnState:
     """How one turn is going: what ends it, and the tool results of the calls being answered."""
@@ -66,7 +81,7 @@ class QueryEngine:
     def __init__(
         self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
         tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
-        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep,
+        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep, hooks: Hooks | None = None,
     ) -> None:
         self.provider = provider
         self.session = session if session is not None else Session(config.task_dir, model=config.model)
@@ -74,6 +89,7 @@ class QueryEngine:
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self.counter = TokenCounter()
         self.gate = PermissionGate(None)
+        self.hooks = Hooks.from_mapping(hooks)
         self._config = config
         self._apply(config)
         self._run: RunControl | None = None
@@ -99,6 +115,7 @@ class QueryEngine:
         self._config = config
         self.session.model = config.model
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
+        self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
         self._rules = RulesCache(config.cwd)
 
     # ----- public state -----------------------------------------------------------------------
@@ -193,7 +210,11 @@ class QueryEngine:
             # its tool_result before anything is saved.
             session.answer_dangling(state.answered, NOT_RUN)
             session.end_turn(turn)
-        yield session.log(Done(reason=state.reason, totals=session.totals, error=state.error))
+        done = Done(reason=state.reason, totals=session.totals, error=state.error)
+        warning = await self.hooks.notify("on_done", done)
+        if warning:
+            yield session.log(Notice(level="warning", message=warning))
+        yield session.log(done)
         session.save_events()
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
@@ -235,6 +256,7 @@ class QueryEngine:
                 async for ev in run_tool_call(
                     use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
                     turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
+                    hooks=self.hooks,
                 ):
                     yield session.log(ev)
             session.append_results(state.answered)
@@ -245,6 +267,9 @@ class QueryEngine:
     async def _one_request(self, run: RequestRun, state: "_TurnState",
                            outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:
         """One API request, its events, and the completed request recorded in the session."""
+        warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
+        if warning:
+            yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1)
         async with aclosing(request) as items:
@@ -291,7 +316,7 @@ class QueryEngine:
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self._offered), variables=variables, recent_inputs=inputs,
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
-            append_system_prompt=cfg.append_system_prompt, in_notebook=cfg.in_notebook,
+            append_system_prompt=_with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
 

@@ -19,7 +19,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent, last_done
-from ..engine.config import DEFAULT_MAX_REQUESTS, RunLimits
+from ..engine.config import DEFAULT_MAX_REQUESTS, PERMISSION_MODES, RunLimits
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
@@ -32,8 +32,9 @@ HELP = """\
 %%agent [options]      the cell is a prompt; the conversation continues across cells
   --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
   --window N (a small context window, to watch truncation)  --insert-code
+  --permissions default|accept_edits|plan|bypass (this and later prompts)
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
-%agent save PATH | load PATH | explore | config | mode chat|python | help
+%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE] | help
 Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
 """
@@ -104,6 +105,9 @@ class AgentMagics(Magics):
     shell_tool = Bool(False, help="Offer the shell tool (asks before each command).").tag(config=True)
     tokens_per_second = Float(None, allow_none=True, help="Simulated model pacing (None: instant).").tag(config=True)
     first_token_latency = Float(0.0, help="Simulated model first-token latency in seconds.").tag(config=True)
+    # bypass is left out on purpose: it is only ever set explicitly, per session, never as a default.
+    permission_mode = Enum(["default", "accept_edits", "plan"], "default",
+                           help="Permission mode of new sessions (bypass only per session).").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -121,7 +125,7 @@ class AgentMagics(Magics):
         settings: dict[str, Any] = dict(
             model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
-            cwd=Path.cwd(), in_notebook=True)
+            cwd=Path.cwd(), in_notebook=True, permission_mode=self.permission_mode)
         provider = changes.pop("provider", None) or self.provider
         settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
@@ -153,7 +157,7 @@ class AgentMagics(Magics):
 
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
-        changes = {"model": args.model, "context_window": args.window}
+        changes = {"model": args.model, "context_window": args.window, "permission_mode": args.permissions}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
@@ -174,6 +178,8 @@ class AgentMagics(Magics):
     @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
     @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
+    @argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
+              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + ".")
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
         """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""

@@ -222,3 +222,27 @@ def test_a_failed_save_fails_its_cell_and_breaks_nothing(ip, tmp_path):
     run(ip, "%%agent\nAnd 3 + 3?")
     assert len(session().agent.history) > before and history_problems(session().agent.history) == []
     assert session().turn == 2 and session().events[-1].reason == "end_turn"
+
+
+def test_permissions_command_and_cell_option_set_the_mode(ip):
+    assert "permission mode default" in run(ip, "%agent permissions")
+    assert "permission mode plan" in run(ip, "%agent permissions plan")
+    assert session().agent.config.permission_mode == "plan"
+    assert "every tool runs without asking" in run(ip, "%agent permissions bypass")
+    assert "usage: %agent permissions [default|accept_edits|plan|bypass]" in fails(ip, "%agent permissions yolo")
+    run(ip, "%%agent --permissions accept_edits\nWhat is 2 * 3?")
+    assert session().agent.config.permission_mode == "accept_edits"
+    assert "permissions  accept_edits" in run(ip, "%agent status")
+
+
+def test_plan_mode_in_a_cell_denies_the_python_tool(ip):
+    out = run(ip, "%%agent --permissions plan\nWhat is 6 * 7?")
+    assert "plan mode" in out
+    assert [d.tool for d in session().agent.denials] == ["python"]
+
+
+def test_bypass_cannot_be_a_configured_default(ip):
+    from traitlets import TraitError
+
+    with pytest.raises(TraitError):
+        magics_mod.active_magics().permission_mode = "bypass"
