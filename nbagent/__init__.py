@@ -15,6 +15,7 @@ _LAZY = {
     "Session": "nbagent.engine.session", "Asker": "nbagent.engine.permissions",
     "ToolSource": "nbagent.engine.tool_api", "Allow": "nbagent.engine.permissions",
     "Deny": "nbagent.engine.permissions", "RewriteInput": "nbagent.engine.hooks",
+    "StructuredOutputError": "nbagent.engine.structured",
 }
 
 

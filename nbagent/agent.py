@@ -23,12 +23,14 @@ from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
 from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.hooks import Hook, Hooks
+from .engine.messages import text_of
 from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.prompt import KernelFacts
 from .engine.provider import Provider
 from .engine.query import QueryEngine, RunInProgressError
 from .engine.request import Sleep
 from .engine.session import SentRequest, Session
+from .engine.structured import OutputSpec, StructuredOutputError
 from .engine.tool_api import ToolLike, ToolSource
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
@@ -102,6 +104,8 @@ class Agent:
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         self._announce = self.provider.name == "simulated"
+        self.last_output: Any = None
+        """The answer of the last run: its structured output, or the last assistant message's text."""
         weakref.finalize(self, self.engine.session.close)
 
     def __repr__(self) -> str:
@@ -130,11 +134,14 @@ class Agent:
 
     # ----- running ----------------------------------------------------------------------------
     async def run(self, prompt: str, *, limits: RunLimits | None = None,
-                  asker: Asker | None = None) -> AsyncIterator[Event]:
+                  asker: Asker | None = None, output: Any = None) -> AsyncIterator[Event]:
         """Stream the events of one prompt (the loop runs until the model ends its turn).
 
         ``limits`` hold for this prompt only; ``asker`` (default: the Agent's) answers permission
-        prompts and failed requests. A second run while one is in progress raises
+        prompts and failed requests. With ``output`` (a pydantic model or a JSON schema dict) the
+        model must end with a validated answer: ``Done.output`` carries it as JSON-ready data and
+        :attr:`last_output` as the object. After any run, :attr:`last_output` is the answer
+        (structured, or the text of the last assistant message). A second run while one is in progress raises
         :class:`~nbagent.engine.query.RunInProgressError`.
         """
         global _announced_simulated
@@ -145,18 +152,31 @@ class Agent:
 
             _announced_simulated = True
             yield Notice(level="info", message=SIMULATED_NOTICE)
-        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker):
+        spec = OutputSpec.of(output) if output is not None else None
+        self.last_output = None
+        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
+            if isinstance(event, Done):
+                self.last_output = _answer(spec, event, self.history)
             yield event
 
-    async def ask(self, prompt: str, *, limits: RunLimits | None = None) -> str:
-        """Run ``prompt`` and return the assistant's text (all requests of the turn, joined)."""
+    async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
+        """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or
+        with ``output=Schema`` the validated answer (a pydantic object, or the data for a JSON
+        schema); a structured run without a valid answer raises :class:`StructuredOutputError`."""
         parts: list[str] = []
-        async for event in self.run(prompt, limits=limits):
+        done: Done | None = None
+        async for event in self.run(prompt, limits=limits, output=output):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
-        return "".join(parts)
+            elif isinstance(event, Done):
+                done = event
+        if output is None:
+            return "".join(parts)
+        if done is None or done.output is None:
+            raise StructuredOutputError(done.error if done and done.error else "the run ended without an answer")
+        return self.last_output
 
-    def run_sync(self, prompt: str, *, limits: RunLimits | None = None) -> list[Event]:
+    def run_sync(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> list[Event]:
         """Blocking convenience: run ``prompt`` and return all its events.
 
         Inside a running loop (a notebook cell) the run gets a private loop on a worker thread and
@@ -164,7 +184,7 @@ class Agent:
         is not used: it was measured to break ipykernel 7.)
         """
         async def collect() -> list[Event]:
-            return [e async for e in self.run(prompt, limits=limits)]
+            return [e async for e in self.run(prompt, limits=limits, output=output)]
 
         try:
             asyncio.get_running_loop()
@@ -267,6 +287,16 @@ class Agent:
         self.engine.session.close()
         if self.mcp is not None:
             await self.mcp.aclose()
+
+
+def _answer(spec: OutputSpec | None, done: Done, history: list[dict[str, Any]]) -> Any:
+    """What :attr:`Agent.last_output` holds after a run that ended with ``done``."""
+    if spec is not None:
+        return spec.parse(done.output) if done.output is not None else None
+    for message in reversed(history):
+        if message.get("role") == "assistant":
+            return text_of(message)
+    return None
 
 
 def last_done(events: Sequence[Event]) -> Done | None:

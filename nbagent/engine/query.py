@@ -36,6 +36,9 @@ from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_p
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .session import SentRequest, Session
+from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
+from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
+from .structured import NUDGE as STRUCTURED_NUDGE
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
 from .tool_runner import NOT_RUN, run_tool_call
@@ -64,6 +67,17 @@ def _with_plan_mode(config: SessionConfig) -> str | None:
     return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
 
 
+def _done(state: "_TurnState", totals: Totals) -> Done:
+    """The run's ``Done``: a structured run that got no valid answer is an error."""
+    structured = state.structured
+    if structured is None or state.reason != "end_turn":
+        return Done(reason=state.reason, totals=totals, error=state.error)
+    if structured.answered:
+        return Done(reason="end_turn", totals=totals, output=structured.data)
+    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
+    return Done(reason="error", totals=totals, error=error)
+
+
 @dataclass
 class _TurnState:
     """How one turn is going: what ends it, and the tool results of the calls being answered."""
@@ -73,6 +87,7 @@ class _TurnState:
     reason: DoneReason = "end_turn"
     error: str | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
+    structured: StructuredRun | None = None
 
 
 class QueryEngine:
@@ -96,6 +111,7 @@ class QueryEngine:
         self._running_prompt: str | None = None
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self._offered: dict[str, ToolLike] = {}
+        self._structured: StructuredRun | None = None
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -166,26 +182,33 @@ class QueryEngine:
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
         self, prompt: str | list[dict[str, Any]], *, limits: RunLimits | None = None, asker: Asker | None = None,
+        output: Any = None,
     ) -> AsyncIterator[Event]:
         """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
 
         An empty prompt raises ``ValueError`` and a second concurrent run
         :class:`RunInProgressError`, before anything changes. ``asker`` answers permission prompts
         and failed requests (None: headless, deny and cancel); ``limits`` hold for this run only.
+        ``output`` (a pydantic model or JSON schema, see :mod:`~nbagent.engine.structured`) asks
+        for the final answer as validated data, carried by ``Done.output``.
         """
         new_blocks = prompt_blocks(prompt)
+        structured = StructuredRun(OutputSpec.of(output)) if output is not None else None
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, _preview(prompt)
+        self._structured = structured
+        if structured is not None:
+            new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
         try:
             # aclosing: a consumer that stops listening must still get the history repaired now.
             async with aclosing(self._turn(new_blocks, limits or RunLimits(), asker, control)) as events:
                 async for event in events:
                     yield event
         finally:
-            self._run = self._running_prompt = None
+            self._run = self._running_prompt = self._structured = None
 
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:
@@ -195,7 +218,7 @@ class QueryEngine:
         for notice in session.notices:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
-        state = _TurnState(turn=turn, model=run.config.model)
+        state = _TurnState(turn=turn, model=run.config.model, structured=self._structured)
         try:
             async with aclosing(self._requests(run, state, limits)) as events:
                 async for event in events:
@@ -210,7 +233,7 @@ class QueryEngine:
             # its tool_result before anything is saved.
             session.answer_dangling(state.answered, NOT_RUN)
             session.end_turn(turn)
-        done = Done(reason=state.reason, totals=session.totals, error=state.error)
+        done = _done(state, session.totals)
         warning = await self.hooks.notify("on_done", done)
         if warning:
             yield session.log(Notice(level="warning", message=warning))
@@ -248,6 +271,8 @@ class QueryEngine:
             if outcome[0].complete.stop_reason == "refusal":
                 state.reason = "refusal"
             if not uses:
+                if state.reason != "refusal" and self._ask_for_final_answer(state.structured):
+                    continue
                 return
             tools = self._offered  # what this request offered is what may run
             state.answered = []
@@ -261,7 +286,7 @@ class QueryEngine:
                     yield session.log(ev)
             session.append_results(state.answered)
             state.answered = []
-            if state.reason == "refusal":
+            if state.reason == "refusal" or (state.structured is not None and state.structured.finished):
                 return
 
     async def _one_request(self, run: RequestRun, state: "_TurnState",
@@ -283,9 +308,21 @@ class QueryEngine:
         yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
 
     # ----- pieces of the loop -----------------------------------------------------------------
+    def _ask_for_final_answer(self, structured: StructuredRun | None) -> bool:
+        """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
+        if structured is None or structured.finished:
+            return False
+        structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
+        if structured.finished:
+            return False
+        self.session.append_results([{"type": "text", "text": STRUCTURED_NUDGE}])
+        return True
+
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
+        if self._structured is not None:
+            self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
         return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:

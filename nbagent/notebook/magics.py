@@ -33,6 +33,7 @@ HELP = """\
   --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
   --window N (a small context window, to watch truncation)  --insert-code
   --permissions default|accept_edits|plan|bypass (this and later prompts)
+  --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
 %agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE] | help
 Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
@@ -180,6 +181,9 @@ class AgentMagics(Magics):
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
     @argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
               help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + ".")
+    @argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace.")
+    @argument("--schema", default=None, metavar="MODEL",
+              help="A pydantic model (or JSON schema dict) in the namespace: the answer is validated data.")
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
         """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
@@ -204,6 +208,7 @@ class AgentMagics(Magics):
         if not prompt:
             print("%%agent needs a prompt in the cell body. " + "See %agent help.")
             return None
+        output = self._namespace_value(args.schema, "--schema") if args.schema else None
         sess = self._session_for(args)
         agent = sess.agent
         if args.allow:
@@ -223,7 +228,7 @@ class AgentMagics(Magics):
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         try:
-            async for event in agent.run(prompt, limits=limits, asker=view):
+            async for event in agent.run(prompt, limits=limits, asker=view, output=output):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
@@ -231,6 +236,9 @@ class AgentMagics(Magics):
             self.running -= 1
             waiting.unregister_abort(token)
             view.finish()
+        if args.out and done is not None and (output is None or done.output is not None):
+            assert self.shell is not None
+            self.shell.user_ns[args.out] = agent.last_output
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             assert self.shell is not None
             self.shell.set_next_input(sess.executor.last_code, replace=False)
@@ -240,6 +248,15 @@ class AgentMagics(Magics):
         return done
 
     _new_session_wanted = False
+
+    def _namespace_value(self, name: str, option: str) -> Any:
+        from IPython.core.error import UsageError
+
+        assert self.shell is not None
+        if name not in self.shell.user_ns:
+            raise UsageError(f"{option} {name}: no such name in the notebook's namespace "
+                             "(define the pydantic model in a cell first)")
+        return self.shell.user_ns[name]
 
     def _schedule_new_session(self) -> None:
         self._new_session_wanted = True

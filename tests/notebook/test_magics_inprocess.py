@@ -246,3 +246,28 @@ def test_bypass_cannot_be_a_configured_default(ip):
 
     with pytest.raises(TraitError):
         magics_mod.active_magics().permission_mode = "bypass"
+
+
+def _script(replies):
+    from nbagent.providers.simulated import SimulatedAPI
+
+    api = SimulatedAPI(replies)
+    magics_mod.active_magics().new_session(provider=None)
+    sess = magics_mod.active_magics().current
+    from nbagent.providers.anthropic import simulated_provider
+
+    sess.agent.engine.provider = simulated_provider(api)
+    return api
+
+
+def test_out_binds_the_text_and_out_with_schema_binds_the_validated_object(ip):
+    from nbagent.providers.simulated import text_reply, tool_reply
+
+    _script([text_reply("forty-two")])
+    run(ip, "%%agent --out answer\nWhat is the answer?")
+    assert ip.user_ns["answer"] == "forty-two"
+    run(ip, "import pydantic\nclass City(pydantic.BaseModel):\n    name: str\n    population: int")
+    _script([tool_reply("final_answer", {"name": "Lyon", "population": 5})])
+    run(ip, "%%agent --out city --schema City\nA city?")
+    assert ip.user_ns["city"] == ip.user_ns["City"](name="Lyon", population=5)
+    assert "--schema Nope: no such name" in fails(ip, "%%agent --out c --schema Nope\nA city?")
