@@ -194,6 +194,25 @@ class Agent:
 
         return run_blocking(collect, on_interrupt=self.abort, name="nbagent-run-sync")
 
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
+        """Summarise what truncation would hide now (one request, in the turn table); a failure is
+        a warning notice and leaves the history unchanged. Not while a run is in progress."""
+        async for event in self.engine.compact(instructions):
+            yield event
+
+    def compact_sync(self, instructions: str | None = None) -> list[Event]:
+        """Blocking :meth:`compact` (works inside a notebook cell, like :meth:`run_sync`)."""
+        async def collect() -> list[Event]:
+            return [e async for e in self.compact(instructions)]
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(collect())
+        from .blocking import run_blocking
+
+        return run_blocking(collect, on_interrupt=self.abort, name="nbagent-compact")
+
     # ----- controls and state -----------------------------------------------------------------
     def abort(self) -> None:
         """Stop the run in progress within a second (thread-safe); a no-op between runs."""

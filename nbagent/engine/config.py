@@ -79,6 +79,11 @@ class SessionConfig:
     """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
     tool_wait_s: float = DEFAULT_TOOL_WAIT_S
     """Longest wait before a request for tool servers (MCP) that are still connecting."""
+    auto_compact: float | None = None
+    """Summarise the hidden part once the previous request used this fraction of the window
+    (e.g. 0.8; None: off, only ordinary truncation)."""
+    compact_model: str | None = None
+    """Model of the summary request (None: the session's model)."""
 
     def __post_init__(self) -> None:
         # Accept what a user naturally passes (str paths, lists) and store one canonical form.
@@ -95,6 +100,8 @@ class SessionConfig:
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
                              f"got {self.permission_mode!r}")
+        if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
+            raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
         if self.max_budget_usd is not None and not self.max_budget_usd >= 0:
             raise ValueError(f"max_budget_usd must be >= 0, got {self.max_budget_usd!r}")
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
+from .compaction import CompactionFailed, hidden_end, summarise, summary_message
 from .config import RunLimits, SessionConfig
-from .context import RequestUsage, get_context_window_info
+from .context import RequestUsage, get_context_window_info, should_compact_context_window
 from .cost import cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
@@ -262,6 +263,10 @@ class QueryEngine:
             if budget is not None and session.totals.cost_usd >= budget:
                 state.reason = "max_budget"
                 return
+            if self._should_compact(run):
+                async with aclosing(self._compact(run, state.turn, None)) as events:
+                    async for event in events:
+                        yield event
             requests += 1
             outcome: list[RequestOutcome] = []
             async with aclosing(self._one_request(run, state, outcome)) as events:
@@ -306,6 +311,45 @@ class QueryEngine:
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
         yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
+
+    # ----- compaction --------------------------------------------------------------------------
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
+        """Summarise what truncation would hide now (``%agent compact``); not during a run.
+        A failure is a warning notice and leaves the history as it was."""
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        control = RunControl()
+        control.bind()
+        run = self._request_run(control, None)
+        try:
+            async for event in self._compact(run, self.session.turn, instructions):
+                yield event
+        finally:
+            run.guard.stop()
+            self.session.save_events()
+
+    def _should_compact(self, run: RequestRun) -> bool:
+        fraction, usage = run.config.auto_compact, self.session.previous_usage
+        return fraction is not None and usage is not None and \
+            should_compact_context_window(usage.total, run.context_window, fraction)
+
+    async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
+        session, cfg = self.session, run.config
+        end = hidden_end(session.history)
+        warning = await self.hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
+        if warning:
+            yield session.log(Notice(level="warning", message=warning))
+        try:
+            made = await summarise(session.history, provider=self.provider, model=cfg.compact_model or cfg.model,
+                                   max_tokens=cfg.max_tokens, turn=turn, request_no=len(session.records) + 1,
+                                   context_window=run.context_window, prices=cfg.prices, instructions=instructions)
+        except CompactionFailed as exc:
+            yield session.log(Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation "
+                                                               "applies instead."))
+            return
+        session.compact(made.end, summary_message(made.summary, session.history, made.end), made.record)
+        yield session.log(RequestCompleted(record=made.record))
+        yield session.log(Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary."))
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _ask_for_final_answer(self, structured: StructuredRun | None) -> bool:

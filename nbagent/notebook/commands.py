@@ -158,6 +158,16 @@ def permissions(magics: Any, args: list[str]) -> None:
     print(f"nbagent: permission mode {mode_}{warning}")
 
 
+def compact(magics: Any, args: list[str]) -> None:
+    """Summarise the earlier conversation now (``%agent compact [INSTRUCTIONS]``)."""
+    from ..engine.events import Notice
+
+    sess = _need_session(magics)
+    for event in sess.agent.compact_sync(" ".join(args) or None):
+        if isinstance(event, Notice):
+            print(f"nbagent: {event.message}")
+
+
 def retry(magics: Any, args: list[str]) -> None:
     """Explains itself when it reaches the line magic (it is normally rewritten to await)."""
     raise UsageError("%agent retry must be alone in its cell (it runs the agent).")
@@ -166,7 +176,7 @@ def retry(magics: Any, args: list[str]) -> None:
 COMMANDS: dict[str, Callable[[Any, list[str]], Any]] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry, "permissions": permissions,
+    "retry": retry, "permissions": permissions, "compact": compact,
 }
 
 

@@ -35,7 +35,8 @@ HELP = """\
   --permissions default|accept_edits|plan|bypass (this and later prompts)
   --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
-%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE] | help
+%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
+%agent compact [INSTRUCTIONS] | help
 Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
 """
