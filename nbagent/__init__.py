@@ -14,7 +14,8 @@ _LAZY = {
     "Agent": "nbagent.agent", "SessionConfig": "nbagent.engine.config", "RunLimits": "nbagent.engine.config",
     "Session": "nbagent.engine.session", "Asker": "nbagent.engine.permissions",
     "ToolSource": "nbagent.engine.tool_api", "Allow": "nbagent.engine.permissions",
-    "Deny": "nbagent.engine.permissions",
+    "Deny": "nbagent.engine.permissions", "RewriteInput": "nbagent.engine.hooks",
+    "StructuredOutputError": "nbagent.engine.structured",
 }
 
 

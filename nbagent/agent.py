@@ -22,12 +22,15 @@ from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
 from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
+from .engine.hooks import Hook, Hooks
+from .engine.messages import text_of
 from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.prompt import KernelFacts
 from .engine.provider import Provider
 from .engine.query import QueryEngine, RunInProgressError
 from .engine.request import Sleep
 from .engine.session import SentRequest, Session
+from .engine.structured import OutputSpec, StructuredOutputError
 from .engine.tool_api import ToolLike, ToolSource
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
@@ -54,7 +57,9 @@ class Agent:
 
     ``Agent(model=..., allow=[...], task_dir=...)`` takes any :class:`SessionConfig` setting as a
     keyword (or a ``config=``); ``provider`` is ``"auto"`` (Anthropic with a key, else the offline
-    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object.
+    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` maps hook
+    names (``pre_tool_use``, ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to
+    sync or async callables (see :mod:`nbagent.engine.hooks`).
     """
 
     def __init__(
@@ -74,6 +79,7 @@ class Agent:
         kernel_facts: KernelFacts | None = None,
         sleep: Sleep | None = None,
         session: Session | None = None,
+        hooks: Mapping[str, Hook] | Hooks | None = None,
         **settings: Any,
     ) -> None:
         config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
@@ -94,10 +100,12 @@ class Agent:
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
-                                  sleep=sleep or asyncio.sleep)
+                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks))
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         self._announce = self.provider.name == "simulated"
+        self.last_output: Any = None
+        """The answer of the last run: its structured output, or the last assistant message's text."""
         weakref.finalize(self, self.engine.session.close)
 
     def __repr__(self) -> str:
@@ -126,11 +134,14 @@ class Agent:
 
     # ----- running ----------------------------------------------------------------------------
     async def run(self, prompt: str, *, limits: RunLimits | None = None,
-                  asker: Asker | None = None) -> AsyncIterator[Event]:
+                  asker: Asker | None = None, output: Any = None) -> AsyncIterator[Event]:
         """Stream the events of one prompt (the loop runs until the model ends its turn).
 
         ``limits`` hold for this prompt only; ``asker`` (default: the Agent's) answers permission
-        prompts and failed requests. A second run while one is in progress raises
+        prompts and failed requests. With ``output`` (a pydantic model or a JSON schema dict) the
+        model must end with a validated answer: ``Done.output`` carries it as JSON-ready data and
+        :attr:`last_output` as the object. After any run, :attr:`last_output` is the answer
+        (structured, or the text of the last assistant message). A second run while one is in progress raises
         :class:`~nbagent.engine.query.RunInProgressError`.
         """
         global _announced_simulated
@@ -141,18 +152,31 @@ class Agent:
 
             _announced_simulated = True
             yield Notice(level="info", message=SIMULATED_NOTICE)
-        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker):
+        spec = OutputSpec.of(output) if output is not None else None
+        self.last_output = None
+        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
+            if isinstance(event, Done):
+                self.last_output = _answer(spec, event, self.history)
             yield event
 
-    async def ask(self, prompt: str, *, limits: RunLimits | None = None) -> str:
-        """Run ``prompt`` and return the assistant's text (all requests of the turn, joined)."""
+    async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
+        """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or
+        with ``output=Schema`` the validated answer (a pydantic object, or the data for a JSON
+        schema); a structured run without a valid answer raises :class:`StructuredOutputError`."""
         parts: list[str] = []
-        async for event in self.run(prompt, limits=limits):
+        done: Done | None = None
+        async for event in self.run(prompt, limits=limits, output=output):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
-        return "".join(parts)
+            elif isinstance(event, Done):
+                done = event
+        if output is None:
+            return "".join(parts)
+        if done is None or done.output is None:
+            raise StructuredOutputError(done.error if done and done.error else "the run ended without an answer")
+        return self.last_output
 
-    def run_sync(self, prompt: str, *, limits: RunLimits | None = None) -> list[Event]:
+    def run_sync(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> list[Event]:
         """Blocking convenience: run ``prompt`` and return all its events.
 
         Inside a running loop (a notebook cell) the run gets a private loop on a worker thread and
@@ -160,7 +184,7 @@ class Agent:
         is not used: it was measured to break ipykernel 7.)
         """
         async def collect() -> list[Event]:
-            return [e async for e in self.run(prompt, limits=limits)]
+            return [e async for e in self.run(prompt, limits=limits, output=output)]
 
         try:
             asyncio.get_running_loop()
@@ -169,6 +193,25 @@ class Agent:
         from .blocking import run_blocking
 
         return run_blocking(collect, on_interrupt=self.abort, name="nbagent-run-sync")
+
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
+        """Summarise what truncation would hide now (one request, in the turn table); a failure is
+        a warning notice and leaves the history unchanged. Not while a run is in progress."""
+        async for event in self.engine.compact(instructions):
+            yield event
+
+    def compact_sync(self, instructions: str | None = None) -> list[Event]:
+        """Blocking :meth:`compact` (works inside a notebook cell, like :meth:`run_sync`)."""
+        async def collect() -> list[Event]:
+            return [e async for e in self.compact(instructions)]
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(collect())
+        from .blocking import run_blocking
+
+        return run_blocking(collect, on_interrupt=self.abort, name="nbagent-compact")
 
     # ----- controls and state -----------------------------------------------------------------
     def abort(self) -> None:
@@ -263,6 +306,16 @@ class Agent:
         self.engine.session.close()
         if self.mcp is not None:
             await self.mcp.aclose()
+
+
+def _answer(spec: OutputSpec | None, done: Done, history: list[dict[str, Any]]) -> Any:
+    """What :attr:`Agent.last_output` holds after a run that ended with ``done``."""
+    if spec is not None:
+        return spec.parse(done.output) if done.output is not None else None
+    for message in reversed(history):
+        if message.get("role") == "assistant":
+            return text_of(message)
+    return None
 
 
 def last_done(events: Sequence[Event]) -> Done | None:

@@ -124,3 +124,19 @@ def test_run_sync_and_the_simulated_notice(tmp_path: Path) -> None:
     assert isinstance(events[0], Notice) and "simulated" in events[0].message
     assert done_of(events).reason == "end_turn"
     assert repr(agent) == "Agent(model='claude-sonnet-5-5', provider='simulated', turns=1)"
+
+
+def test_hooks_and_permission_mode_are_agent_keywords(tmp_path: Path) -> None:
+    from nbagent import Deny
+    from nbagent.engine.hooks import UnknownHookError
+
+    api = SimulatedAPI([tool_reply("python", {"code": "print(1)"}), text_reply("ok")])
+    seen: list[str] = []
+    agent = Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, permission_mode="bypass",
+                  hooks={"pre_tool_use": lambda call: Deny("hooked") if call.name == "python" else None,
+                         "on_done": lambda done: seen.append(done.reason)})
+    assert agent.config.permission_mode == "bypass"
+    done_of(agent.run_sync("run it"))
+    assert [d.reason for d in agent.denials] == ["hooked"] and seen == ["end_turn"]
+    with pytest.raises(UnknownHookError):
+        Agent(provider="simulated", hooks={"before_everything": print})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, get_args
 
 from .models import DEFAULT_MODEL, ModelInfo, load_models
 from .request_params import reasoning_params, server_tool_definitions
@@ -20,6 +20,12 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
 DEFAULT_TOOL_WAIT_S = 10.0
+
+PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
+"""``default``: ask for tools that are not read-only; ``accept_edits``: file edits inside cwd run
+without asking (code still asks); ``plan``: read-only tools only; ``bypass``: everything runs."""
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+DEFAULT_PERMISSION_MODE: PermissionMode = "default"
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,9 @@ class SessionConfig:
     allow: tuple[str, ...] = ()
     """Tool names that run without asking."""
     deny: tuple[str, ...] = ()
-    """Tool names that never run (wins over ``allow`` and read-only)."""
+    """Tool names that never run (wins over ``allow``, read-only and every permission mode)."""
+    permission_mode: PermissionMode = DEFAULT_PERMISSION_MODE
+    """Who may run what without asking (see :data:`PermissionMode`); ``bypass`` is never a default."""
     shell: bool = False
     """Whether the shell tool is offered and may run commands (each still asks)."""
     custom_system_prompt: str | None = None
@@ -79,6 +87,11 @@ class SessionConfig:
     """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
     tool_wait_s: float = DEFAULT_TOOL_WAIT_S
     """Longest wait before a request for tool servers (MCP) that are still connecting."""
+    auto_compact: float | None = None
+    """Summarise the hidden part once the previous request used this fraction of the window
+    (e.g. 0.8; None: off, only ordinary truncation)."""
+    compact_model: str | None = None
+    """Model of the summary request (None: the session's model)."""
 
     def __post_init__(self) -> None:
         # Accept what a user naturally passes (str paths, lists) and store one canonical form.
@@ -97,6 +110,11 @@ class SessionConfig:
         server_tool_definitions(self.server_tools)
         _check_positive(self, "max_tokens", "tool_output_limit")
         _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
+        if self.permission_mode not in PERMISSION_MODES:
+            raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
+                             f"got {self.permission_mode!r}")
+        if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
+            raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
         if self.max_budget_usd is not None and not self.max_budget_usd >= 0:
             raise ValueError(f"max_budget_usd must be >= 0, got {self.max_budget_usd!r}")
 

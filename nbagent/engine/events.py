@@ -220,12 +220,15 @@ class RequestCompleted:
 
 @dataclass(frozen=True)
 class Done:
-    """The loop ended; ``reason`` says why, ``totals`` are the session's totals so far."""
+    """The loop ended; ``reason`` says why, ``totals`` are the session's totals so far; ``output``
+    is the validated final answer of a run with ``output=Schema`` (None otherwise)."""
 
     kind: Literal["done"] = field(default="done", init=False)
     reason: DoneReason = "end_turn"
     totals: Totals = field(default_factory=Totals)
     error: str | None = None
+    output: Any = None
+    """A structured run's validated final answer, JSON-ready (``OutputSpec.parse`` rebuilds the object)."""
 
 
 Event = Union[

@@ -11,8 +11,10 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
+from .config import DEFAULT_PERMISSION_MODE
 from .events import ApiRequestFailed
 from .tool_api import ToolLike
 
@@ -127,6 +129,41 @@ async def deny_all(tool_name: str, tool_input: dict[str, Any], request: Permissi
     return Deny(f"{tool_name} was denied by the deny_all policy")
 
 
+PLAN_MODE_PROMPT = (
+    "You are in plan mode: only read-only tools run; any other tool call is denied. Investigate, "
+    "then answer with a step-by-step plan for the user to approve instead of making changes."
+)
+
+
+def _inside(path: Any, cwd: Path | None) -> bool:
+    if not isinstance(path, str) or not path or cwd is None:
+        return False
+    try:
+        (cwd / path).resolve().relative_to(cwd.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, Any] | None,
+                   cwd: Path | None) -> PermissionDecision | None:
+    """What the permission ``mode`` alone decides for a call (None: the allow list / the user decide).
+
+    Read-only tools run in every mode. ``plan`` denies every other tool; ``bypass`` allows it;
+    ``accept_edits`` allows a file-editing tool (``edits_files``) whose ``path`` is inside ``cwd``.
+    """
+    if getattr(tool, "read_only", False):
+        return Allow()
+    if mode == "plan":
+        return Deny(f"plan mode: {tool.name} is not read-only, so it does not run while planning "
+                    "(%agent permissions default, or permission_mode='default', to let it run)")
+    if mode == "bypass":
+        return Allow()
+    if mode == "accept_edits" and getattr(tool, "edits_files", False) and _inside((tool_input or {}).get("path"), cwd):
+        return Allow()
+    return None
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -134,8 +171,9 @@ def _now_ms() -> int:
 class PermissionGate:
     """The session's permission policy: static allow/deny lists, remembered "always", denial log.
 
-    ``allow`` / ``deny`` are tool names. ``deny`` wins over everything, including read-only tools
-    and ``allow``. One gate belongs to one session; "always" answers die with it.
+    ``allow`` / ``deny`` are tool names. ``deny`` wins over everything, including read-only tools,
+    ``allow`` and the permission ``mode`` (see :func:`decide_by_mode`); the mode decides before
+    ``allow`` and "always" (``plan`` denies even an allowed tool). One gate belongs to one session; "always" answers die with it.
     """
 
     def __init__(
@@ -147,6 +185,8 @@ class PermissionGate:
         self.can_use_tool = can_use_tool
         self.allow: frozenset[str] = frozenset(allow)
         self.deny: frozenset[str] = frozenset(deny)
+        self.mode: str = DEFAULT_PERMISSION_MODE
+        self.cwd: Path | None = None
         self._always: set[str] = set()
         self._denials: list[PermissionDenial] = []
 
@@ -168,11 +208,15 @@ class PermissionGate:
 
     # -- policy -------------------------------------------------------------------------------
 
-    def _decide_without_asking(self, tool: ToolLike) -> PermissionDecision | None:
+    def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None,
+                               *, preapproved: bool = False) -> PermissionDecision | None:
         name = tool.name
         if name in self.deny:
             return Deny(f"{name} is denied by this session's configuration (deny={sorted(self.deny)!r})")
-        if getattr(tool, "read_only", False) or name in self.allow or name in self._always:
+        mode_decision = decide_by_mode(self.mode, tool, tool_input, self.cwd)
+        if mode_decision is not None:
+            return mode_decision
+        if preapproved or name in self.allow or name in self._always:
             return Allow()
         if self.can_use_tool is None:
             return Deny(
@@ -181,9 +225,9 @@ class PermissionGate:
             )
         return None
 
-    def will_ask(self, tool: ToolLike) -> bool:
+    def will_ask(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None) -> bool:
         """Whether :meth:`check` would call ``can_use_tool`` for this tool (emit ``PermissionAsked`` first)."""
-        return self._decide_without_asking(tool) is None
+        return self._decide_without_asking(tool, tool_input) is None
 
     async def check(
         self,
@@ -193,15 +237,17 @@ class PermissionGate:
         turn: int,
         *,
         reason: str | None = None,
+        preapproved: bool = False,
     ) -> PermissionDecision:
         """Decide whether ``tool`` may run with ``tool_input``; every denial is recorded.
 
-        ``reason`` overrides the ``reason_asked`` shown to the user. A ``can_use_tool`` that raises,
-        or returns something other than Allow/Deny, counts as a denial: a broken callback must not
-        crash the loop, and must not silently allow. ``CancelledError`` (an abort while the user
-        is being asked) propagates.
+        ``reason`` overrides the ``reason_asked`` shown to the user; ``preapproved`` (a hook said
+        allow) skips asking, but the deny list and the permission mode still hold. A
+        ``can_use_tool`` that raises, or returns something other than Allow/Deny, counts as a
+        denial: a broken callback must not crash the loop, and must not silently allow.
+        ``CancelledError`` (an abort while the user is being asked) propagates.
         """
-        decision = self._decide_without_asking(tool)
+        decision = self._decide_without_asking(tool, tool_input, preapproved=preapproved)
         if decision is None:
             decision = await self._ask(tool, tool_use_id, tool_input, turn, reason)
         if isinstance(decision, Deny):
@@ -250,5 +296,5 @@ class PermissionGate:
 __all__ = [
     "Asker", "CallbackAsker", "FailureChoice", "OnApiFailure", "cancel_on_failure", "permission_callback",
     "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
-    "PermissionGate", "allow_all", "deny_all",
+    "PermissionGate", "allow_all", "deny_all", "decide_by_mode", "PLAN_MODE_PROMPT",
 ]

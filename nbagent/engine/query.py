@@ -16,18 +16,30 @@ from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
+from .compaction import CompactionFailed, hidden_end, summarise, summary_message
 from .config import RunLimits, SessionConfig
-from .context import RequestUsage, get_context_window_info
+from .context import RequestUsage, get_context_window_info, should_compact_context_window
 from .cost import budget_spent, cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
+from .hooks import Hooks
 from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for, get_model, most_expensive_of_family
-from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
+from .permissions import (
+    PLAN_MODE_PROMPT,
+    Asker,
+    PermissionDenial,
+    PermissionGate,
+    cancel_on_failure,
+    permission_callback,
+)
 from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .session import SentRequest, Session
+from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
+from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
+from .structured import NUDGE as STRUCTURED_NUDGE
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
 from .tool_runner import NOT_RUN, run_tool_call
@@ -49,6 +61,24 @@ def _preview(prompt: str | list[dict[str, Any]]) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _with_plan_mode(config: SessionConfig) -> str | None:
+    """The appended system prompt, with the plan-mode instruction in plan mode."""
+    if config.permission_mode != "plan":
+        return config.append_system_prompt
+    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
+
+
+def _done(state: "_TurnState", totals: Totals) -> Done:
+    """The run's ``Done``: a structured run that got no valid answer is an error."""
+    structured = state.structured
+    if structured is None or state.reason != "end_turn":
+        return Done(reason=state.reason, totals=totals, error=state.error)
+    if structured.answered:
+        return Done(reason="end_turn", totals=totals, output=structured.data)
+    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
+    return Done(reason="error", totals=totals, error=error)
+
+
 @dataclass
 class _TurnState:
     """How one turn is going: what ends it, and the tool results of the calls being answered."""
@@ -58,6 +88,7 @@ class _TurnState:
     reason: DoneReason = "end_turn"
     error: str | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
+    structured: StructuredRun | None = None
 
 
 _STOP_NOTICES = {
@@ -90,7 +121,7 @@ class QueryEngine:
     def __init__(
         self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
         tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
-        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep,
+        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep, hooks: Hooks | None = None,
     ) -> None:
         self.provider = provider
         self.session = session if session is not None else Session(config.task_dir, model=config.model)
@@ -98,6 +129,7 @@ class QueryEngine:
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self.counter = TokenCounter()
         self.gate = PermissionGate(None)
+        self.hooks = Hooks.from_mapping(hooks)
         self._config = config
         self._apply(config)
         self._run: RunControl | None = None
@@ -105,6 +137,7 @@ class QueryEngine:
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self._offered: dict[str, ToolLike] = {}
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
+        self._structured: StructuredRun | None = None
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -124,6 +157,7 @@ class QueryEngine:
         self._config = config
         self.session.model = config.model
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
+        self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
         self._rules = RulesCache(config.cwd)
 
     # ----- public state -----------------------------------------------------------------------
@@ -174,26 +208,33 @@ class QueryEngine:
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
         self, prompt: str | list[dict[str, Any]], *, limits: RunLimits | None = None, asker: Asker | None = None,
+        output: Any = None,
     ) -> AsyncIterator[Event]:
         """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
 
         An empty prompt raises ``ValueError`` and a second concurrent run
         :class:`RunInProgressError`, before anything changes. ``asker`` answers permission prompts
         and failed requests (None: headless, deny and cancel); ``limits`` hold for this run only.
+        ``output`` (a pydantic model or JSON schema, see :mod:`~nbagent.engine.structured`) asks
+        for the final answer as validated data, carried by ``Done.output``.
         """
         new_blocks = prompt_blocks(prompt)
+        structured = StructuredRun(OutputSpec.of(output)) if output is not None else None
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, _preview(prompt)
+        self._structured = structured
+        if structured is not None:
+            new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
         try:
             # aclosing: a consumer that stops listening must still get the history repaired now.
             async with aclosing(self._turn(new_blocks, limits or RunLimits(), asker, control)) as events:
                 async for event in events:
                     yield event
         finally:
-            self._run = self._running_prompt = None
+            self._run = self._running_prompt = self._structured = None
 
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:
@@ -203,7 +244,7 @@ class QueryEngine:
         for notice in [*session.notices, *self._unpriced_budget_notice(run.config, limits)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
-        state = _TurnState(turn=turn, model=run.config.model)
+        state = _TurnState(turn=turn, model=run.config.model, structured=self._structured)
         try:
             async with aclosing(self._requests(run, state, limits)) as events:
                 async for event in events:
@@ -218,7 +259,11 @@ class QueryEngine:
             # its tool_result before anything is saved.
             session.answer_dangling(state.answered, NOT_RUN)
             session.end_turn(turn)
-        yield session.log(Done(reason=state.reason, totals=session.totals, error=state.error))
+        done = _done(state, session.totals)
+        warning = await self.hooks.notify("on_done", done)
+        if warning:
+            yield session.log(Notice(level="warning", message=warning))
+        yield session.log(done)
         session.save_events()
 
     def _unpriced_budget_notice(self, config: SessionConfig, limits: RunLimits) -> list[str]:
@@ -254,6 +299,10 @@ class QueryEngine:
             if budget is not None and budget_spent(session.records, run.config.prices) >= budget:
                 state.reason = "max_budget"
                 return
+            if self._should_compact(run):
+                async with aclosing(self._compact(run, state.turn, None)) as events:
+                    async for event in events:
+                        yield event
             requests += 1
             outcome: list[RequestOutcome] = []
             async with aclosing(self._one_request(run, state, outcome)) as events:
@@ -273,6 +322,8 @@ class QueryEngine:
                 continue  # a long server-tool turn: send the content back so the model goes on
             uses = tool_uses(session.history[-1])
             if not uses:
+                if state.reason != "refusal" and self._ask_for_final_answer(state.structured):
+                    continue
                 return
             tools = self._offered  # what this request offered is what may run
             state.answered = []
@@ -281,14 +332,20 @@ class QueryEngine:
                 async for ev in run_tool_call(
                     use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
                     turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
+                    hooks=self.hooks,
                 ):
                     yield session.log(ev)
             session.append_results(state.answered)
             state.answered = []
+            if state.structured is not None and state.structured.finished:
+                return
 
     async def _one_request(self, run: RequestRun, state: "_TurnState",
                            outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:
         """One API request, its events, and the completed request recorded in the session."""
+        warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
+        if warning:
+            yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1)
         async with aclosing(request) as items:
@@ -301,10 +358,61 @@ class QueryEngine:
                 yield self.session.log(item)
         yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
 
+    # ----- compaction --------------------------------------------------------------------------
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
+        """Summarise what truncation would hide now (``%agent compact``); not during a run.
+        A failure is a warning notice and leaves the history as it was."""
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        control = RunControl()
+        control.bind()
+        run = self._request_run(control, None)
+        try:
+            async for event in self._compact(run, self.session.turn, instructions):
+                yield event
+        finally:
+            run.guard.stop()
+            self.session.save_events()
+
+    def _should_compact(self, run: RequestRun) -> bool:
+        fraction, usage = run.config.auto_compact, self.session.previous_usage
+        return fraction is not None and usage is not None and \
+            should_compact_context_window(usage.total, run.context_window, fraction)
+
+    async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
+        session, cfg = self.session, run.config
+        end = hidden_end(session.history)
+        warning = await self.hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
+        if warning:
+            yield session.log(Notice(level="warning", message=warning))
+        try:
+            made = await summarise(session.history, provider=self.provider, model=cfg.compact_model or cfg.model,
+                                   max_tokens=cfg.max_tokens, turn=turn, request_no=len(session.records) + 1,
+                                   context_window=run.context_window, prices=cfg.prices, instructions=instructions)
+        except CompactionFailed as exc:
+            yield session.log(Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation "
+                                                               "applies instead."))
+            return
+        session.compact(made.end, summary_message(made.summary, session.history, made.end), made.record)
+        yield session.log(RequestCompleted(record=made.record))
+        yield session.log(Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary."))
+
     # ----- pieces of the loop -----------------------------------------------------------------
+    def _ask_for_final_answer(self, structured: StructuredRun | None) -> bool:
+        """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
+        if structured is None or structured.finished:
+            return False
+        structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
+        if structured.finished:
+            return False
+        self.session.append_results([{"type": "text", "text": STRUCTURED_NUDGE}])
+        return True
+
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
+        if self._structured is not None:
+            self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
         return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
@@ -335,7 +443,7 @@ class QueryEngine:
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self._offered), variables=variables, recent_inputs=inputs,
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
-            append_system_prompt=cfg.append_system_prompt, in_notebook=cfg.in_notebook,
+            append_system_prompt=_with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
 

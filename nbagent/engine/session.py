@@ -28,6 +28,17 @@ NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
 @dataclass(frozen=True)
+class _BeforeCompaction:
+    """The session just before a compaction: the turns marked then, and what rollback restores."""
+
+    turns: frozenset[int]
+    history: list[dict[str, Any]]
+    deleted_range: tuple[int, int] | None
+    updates: Any
+    marks: list[TurnMark]
+
+
+@dataclass(frozen=True)
 class SentRequest:
     """What the model saw at one request (kept in memory for ``%agent saw``)."""
 
@@ -61,6 +72,7 @@ class Session:
         self.context = ContextManager()
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
+        self.compactions: list[_BeforeCompaction] = []  # what rollback restores (in memory only)
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
         if task_dir is not None:
@@ -232,11 +244,39 @@ class Session:
         if self._store is not None:
             self._store.save_events(self.events)
 
+    def compact(self, end: int, message: dict[str, Any], record: RequestRecord) -> None:
+        """Replace ``history[2:end+1]`` by ``message`` (the summary and message ``end``), record the
+        summary request; the state before is kept so that a rollback across it restores it."""
+        self.compactions.append(_BeforeCompaction(
+            turns=frozenset(m.turn for m in self.marks), history=list(self.history),
+            deleted_range=self.deleted_range, updates=self.context.updates.copy(), marks=list(self.marks)))
+        self.history[2:end + 1] = [message]
+        self.deleted_range, self.previous_usage = None, None
+        self.context.replace_updates(type(self.context.updates)())
+        self.records.append(record)
+        self.file_state.invalidate_reads()
+        self._save_history()
+        if self._store is not None:
+            self._store.save_context(self.context.updates)
+            self._save_meta(self._store)
+
+    def _undo_compactions(self, turn: int) -> None:
+        """Before rolling back to ``turn``: restore the history of the first compaction after it."""
+        for i, before in enumerate(self.compactions):
+            if turn in before.turns or turn == 0:
+                self.history[:] = before.history
+                self.deleted_range, self.marks = before.deleted_range, before.marks
+                self.context.replace_updates(before.updates)
+                del self.compactions[i:]
+                return
+
     # ----- rollback -------------------------------------------------------------------------
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn``: history, range, records, and what the model saw (the
-        context manager's updates newer than that turn are dropped). ``0`` empties it."""
+        context manager's updates newer than that turn are dropped; a compaction after it is
+        undone). ``0`` empties it."""
         mark = self._mark(turn)
+        self._undo_compactions(turn)
         del self.history[mark.history_len:]
         if self.history and mark.last_blocks is not None:
             # A later prompt may have been merged into the turn's last (user) message: undo that.

@@ -109,6 +109,8 @@ class Tool:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     read_only: ClassVar[bool] = False
+    edits_files: ClassVar[bool] = False
+    """Whether the tool only writes the file named by its ``path`` input (``accept_edits`` mode)."""
     Input: ClassVar[type[pydantic.BaseModel]]
 
     def schema(self) -> dict[str, Any]:

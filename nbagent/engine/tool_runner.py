@@ -9,12 +9,14 @@ block for the interrupted call is appended first, so the history can still be re
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any, AsyncIterator, Callable, Mapping
 
 from .abort import Aborted, AbortGuard
-from .events import Event, PermissionAsked, PermissionDenied, ToolResult, ToolUse
-from .permissions import Deny, PermissionGate
+from .events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
+from .hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
+from .permissions import Allow, Deny, PermissionGate
 from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
@@ -41,11 +43,13 @@ async def run_tool_call(
     turn: int,
     output_limit: int,
     answered: list[dict[str, Any]],
+    hooks: Hooks = NO_HOOKS,
 ) -> AsyncIterator[Event]:
     """Validate, permit and run one ``tool_use`` block; appends its result block to ``answered``.
 
-    Unknown tools, invalid input, denials and tool failures become ``is_error`` results the model
-    can act on; nothing but :class:`Aborted` / ``CancelledError`` escapes.
+    ``hooks`` run around the call (``pre_tool_use`` before the gate, ``post_tool_use`` after the
+    result). Unknown tools, invalid input, denials (by a hook, the mode or the user) and tool
+    failures become ``is_error`` results the model can act on; nothing but :class:`Aborted` / ``CancelledError`` escapes.
     """
     uid = str(use.get("id", ""))
     raw_name, raw = use.get("name", ""), use.get("input")
@@ -74,18 +78,15 @@ async def run_tool_call(
     except Exception as exc:  # a validator that raises something else is still the model's bad input
         yield fail(f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}")
         return
-    if gate.will_ask(tool):
-        yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
-    try:
-        with guard.armed():
-            decision = await gate.check(tool, uid, tool_input, turn)
-    except Aborted:
-        answered.append(error_result(uid, NOT_RUN))
-        raise
-    if isinstance(decision, Deny):
-        yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
-        yield fail(f"The user denied this {name} call" + (f": {decision.reason}" if decision.reason else "."))
+    call = ToolCall(tool_use_id=uid, name=name, input=tool_input, read_only=bool(getattr(tool, "read_only", False)),
+                    turn=turn)
+    permitted: list[dict[str, Any]] = []
+    async for event in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, permitted=permitted,
+                               answered=answered):
+        yield event
+    if not permitted:
         return
+    tool_input = permitted[0]
     try:
         with guard.armed():
             out = await tool.run(tool_input, make_context(uid))
@@ -107,5 +108,49 @@ async def run_tool_call(
     answered.append(block)
     text = content if isinstance(content, str) else "\n".join(
         str(b.get("text", "")) for b in content if isinstance(b, Mapping))
-    yield ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
-                     duration_s=time.perf_counter() - started, display=display)
+    result = ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
+                        duration_s=time.perf_counter() - started, display=display)
+    yield result
+    warning = await hooks.notify("post_tool_use", dataclasses.replace(call, input=tool_input), result)
+    if warning:
+        yield Notice(level="warning", message=warning)
+
+
+async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard, hooks: Hooks,
+                  permitted: list[dict[str, Any]], answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    """The hook, then the gate: appends the input to run to ``permitted``, or answers a denial."""
+    uid, name, tool_input = call.tool_use_id, call.name, dict(call.input)
+    try:
+        with guard.armed():
+            hook = await hooks.pre_tool_use(call)
+    except Aborted:
+        answered.append(error_result(uid, NOT_RUN))
+        raise
+    if isinstance(hook, RewriteInput):
+        try:
+            tool_input = tool.validate(dict(hook.input))
+        except Exception as exc:  # noqa: BLE001 - a bad rewrite is a denial, like a failing hook
+            hook = Deny(f"the pre_tool_use hook rewrote the input into an invalid one ({exc}); not run")
+    if isinstance(hook, Deny):
+        gate.record_denial(name, tool_input, hook.reason, tool_use_id=uid, turn=call.turn)
+        yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=hook.reason)
+        message = f"A pre_tool_use hook denied this {name} call: {hook.reason}"
+        answered.append(error_result(uid, message))
+        yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
+        return
+    preapproved = isinstance(hook, Allow)
+    if not preapproved and gate.will_ask(tool, tool_input):
+        yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
+    try:
+        with guard.armed():
+            decision = await gate.check(tool, uid, tool_input, call.turn, preapproved=preapproved)
+    except Aborted:
+        answered.append(error_result(uid, NOT_RUN))
+        raise
+    if isinstance(decision, Deny):
+        yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
+        message = f"The user denied this {name} call" + (f": {decision.reason}" if decision.reason else ".")
+        answered.append(error_result(uid, message))
+        yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
+        return
+    permitted.append(tool_input)

@@ -41,6 +41,7 @@ def status(magics: Any, args: list[str]) -> None:
     print(f"tools        {', '.join(agent.tools)}")
     always = sorted(agent.allowed_always | set(agent.config.allow))
     print(f"allowed      {', '.join(always) or '(read-only tools only)'}")
+    print(f"permissions  {agent.config.permission_mode}")
     for line in agent.mcp_status():
         print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
@@ -127,7 +128,7 @@ def explore(magics: Any, args: list[str]) -> None:
 def config(magics: Any, args: list[str]) -> None:
     """The defaults (``%config AgentMagics``) and the active session's settings."""
     names = ["model", "provider", "max_requests", "max_budget", "context_window", "allow", "insert_code",
-             "task_root", "shell_tool", "tokens_per_second", "first_token_latency"]
+             "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "permission_mode"]
     for n in names:
         print(f"AgentMagics.{n} = {getattr(magics, n)!r}")
     if magics.current is not None:
@@ -143,6 +144,30 @@ def mode(magics: Any, args: list[str]) -> None:
           if args[0] == "chat" else "nbagent: python mode — cells run as code; %%agent sends a prompt.")
 
 
+def permissions(magics: Any, args: list[str]) -> None:
+    """Show or set the session's permission mode (``bypass`` only when named here or in a cell)."""
+    from ..engine.config import PERMISSION_MODES
+
+    sess = magics.session()
+    if len(args) > 1 or (args and args[0] not in PERMISSION_MODES):
+        raise UsageError(f"usage: %agent permissions [{'|'.join(PERMISSION_MODES)}]")
+    if args:
+        sess.agent.reconfigure(permission_mode=args[0])
+    mode_ = sess.agent.config.permission_mode
+    warning = "  (every tool runs without asking)" if mode_ == "bypass" else ""
+    print(f"nbagent: permission mode {mode_}{warning}")
+
+
+def compact(magics: Any, args: list[str]) -> None:
+    """Summarise the earlier conversation now (``%agent compact [INSTRUCTIONS]``)."""
+    from ..engine.events import Notice
+
+    sess = _need_session(magics)
+    for event in sess.agent.compact_sync(" ".join(args) or None):
+        if isinstance(event, Notice):
+            print(f"nbagent: {event.message}")
+
+
 def retry(magics: Any, args: list[str]) -> None:
     """Explains itself when it reaches the line magic (it is normally rewritten to await)."""
     raise UsageError("%agent retry must be alone in its cell (it runs the agent).")
@@ -151,7 +176,7 @@ def retry(magics: Any, args: list[str]) -> None:
 COMMANDS: dict[str, Callable[[Any, list[str]], Any]] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry,
+    "retry": retry, "permissions": permissions, "compact": compact,
 }
 
 

@@ -19,7 +19,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent, last_done
-from ..engine.config import DEFAULT_MAX_REQUESTS, RunLimits
+from ..engine.config import DEFAULT_MAX_REQUESTS, PERMISSION_MODES, RunLimits
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
@@ -32,8 +32,11 @@ HELP = """\
 %%agent [options]      the cell is a prompt; the conversation continues across cells
   --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
   --window N (a small context window, to watch truncation)  --insert-code
+  --permissions default|accept_edits|plan|bypass (this and later prompts)
+  --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
-%agent save PATH | load PATH | explore | config | mode chat|python | help
+%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
+%agent compact [INSTRUCTIONS] | help
 Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
 """
@@ -107,6 +110,9 @@ class AgentMagics(Magics):
     shell_tool = Bool(False, help="Offer the shell tool (asks before each command).").tag(config=True)
     tokens_per_second = Float(None, allow_none=True, help="Simulated model pacing (None: instant).").tag(config=True)
     first_token_latency = Float(0.0, help="Simulated model first-token latency in seconds.").tag(config=True)
+    # bypass is left out on purpose: it is only ever set explicitly, per session, never as a default.
+    permission_mode = Enum(["default", "accept_edits", "plan"], "default",
+                           help="Permission mode of new sessions (bypass only per session).").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -124,7 +130,7 @@ class AgentMagics(Magics):
         settings: dict[str, Any] = dict(
             model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
-            cwd=Path.cwd(), in_notebook=True, effort=self.effort,
+            cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
             server_tools=("web_search",) if self.web_search else ())
         provider = changes.pop("provider", None) or self.provider
         settings.update({k: v for k, v in changes.items() if v is not None})
@@ -158,7 +164,7 @@ class AgentMagics(Magics):
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
         changes = {"model": args.model, "context_window": args.window, "effort": args.effort,
-                   "server_tools": ("web_search",) if args.web_search else None}
+                   "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
@@ -181,6 +187,11 @@ class AgentMagics(Magics):
     @argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes).")
     @argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search).")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
+    @argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
+              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + ".")
+    @argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace.")
+    @argument("--schema", default=None, metavar="MODEL",
+              help="A pydantic model (or JSON schema dict) in the namespace: the answer is validated data.")
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
         """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
@@ -205,6 +216,7 @@ class AgentMagics(Magics):
         if not prompt:
             print("%%agent needs a prompt in the cell body. " + "See %agent help.")
             return None
+        output = self._namespace_value(args.schema, "--schema") if args.schema else None
         sess = self._session_for(args)
         agent = sess.agent
         if args.allow:
@@ -224,7 +236,7 @@ class AgentMagics(Magics):
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         try:
-            async for event in agent.run(prompt, limits=limits, asker=view):
+            async for event in agent.run(prompt, limits=limits, asker=view, output=output):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
@@ -232,6 +244,9 @@ class AgentMagics(Magics):
             self.running -= 1
             waiting.unregister_abort(token)
             view.finish()
+        if args.out and done is not None and (output is None or done.output is not None):
+            assert self.shell is not None
+            self.shell.user_ns[args.out] = agent.last_output
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             assert self.shell is not None
             self.shell.set_next_input(sess.executor.last_code, replace=False)
@@ -241,6 +256,15 @@ class AgentMagics(Magics):
         return done
 
     _new_session_wanted = False
+
+    def _namespace_value(self, name: str, option: str) -> Any:
+        from IPython.core.error import UsageError
+
+        assert self.shell is not None
+        if name not in self.shell.user_ns:
+            raise UsageError(f"{option} {name}: no such name in the notebook's namespace "
+                             "(define the pydantic model in a cell first)")
+        return self.shell.user_ns[name]
 
     def _schedule_new_session(self) -> None:
         self._new_session_wanted = True

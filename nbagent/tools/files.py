@@ -118,6 +118,7 @@ class WriteFile(BuiltinTool):
         "read it again first. Prefer edit_file for small changes to existing files."
     )
     read_only = False
+    edits_files = True
     Input = WriteFileInput
 
     async def call(self, params: WriteFileInput, ctx: ToolContext) -> ToolOutput:
@@ -159,6 +160,7 @@ class EditFile(BuiltinTool):
         "the file changed on disk since you read it."
     )
     read_only = False
+    edits_files = True
     Input = EditFileInput
 
     async def call(self, params: EditFileInput, ctx: ToolContext) -> ToolOutput:

@@ -222,3 +222,52 @@ def test_a_failed_save_fails_its_cell_and_breaks_nothing(ip, tmp_path):
     run(ip, "%%agent\nAnd 3 + 3?")
     assert len(session().agent.history) > before and history_problems(session().agent.history) == []
     assert session().turn == 2 and session().events[-1].reason == "end_turn"
+
+
+def test_permissions_command_and_cell_option_set_the_mode(ip):
+    assert "permission mode default" in run(ip, "%agent permissions")
+    assert "permission mode plan" in run(ip, "%agent permissions plan")
+    assert session().agent.config.permission_mode == "plan"
+    assert "every tool runs without asking" in run(ip, "%agent permissions bypass")
+    assert "usage: %agent permissions [default|accept_edits|plan|bypass]" in fails(ip, "%agent permissions yolo")
+    run(ip, "%%agent --permissions accept_edits\nWhat is 2 * 3?")
+    assert session().agent.config.permission_mode == "accept_edits"
+    assert "permissions  accept_edits" in run(ip, "%agent status")
+
+
+def test_plan_mode_in_a_cell_denies_the_python_tool(ip):
+    out = run(ip, "%%agent --permissions plan\nWhat is 6 * 7?")
+    assert "plan mode" in out
+    assert [d.tool for d in session().agent.denials] == ["python"]
+
+
+def test_bypass_cannot_be_a_configured_default(ip):
+    from traitlets import TraitError
+
+    with pytest.raises(TraitError):
+        magics_mod.active_magics().permission_mode = "bypass"
+
+
+def _script(replies):
+    from nbagent.providers.simulated import SimulatedAPI
+
+    api = SimulatedAPI(replies)
+    magics_mod.active_magics().new_session(provider=None)
+    sess = magics_mod.active_magics().current
+    from nbagent.providers.anthropic import simulated_provider
+
+    sess.agent.engine.provider = simulated_provider(api)
+    return api
+
+
+def test_out_binds_the_text_and_out_with_schema_binds_the_validated_object(ip):
+    from nbagent.providers.simulated import text_reply, tool_reply
+
+    _script([text_reply("forty-two")])
+    run(ip, "%%agent --out answer\nWhat is the answer?")
+    assert ip.user_ns["answer"] == "forty-two"
+    run(ip, "import pydantic\nclass City(pydantic.BaseModel):\n    name: str\n    population: int")
+    _script([tool_reply("final_answer", {"name": "Lyon", "population": 5})])
+    run(ip, "%%agent --out city --schema City\nA city?")
+    assert ip.user_ns["city"] == ip.user_ns["City"](name="Lyon", population=5)
+    assert "--schema Nope: no such name" in fails(ip, "%%agent --out c --schema Nope\nA city?")

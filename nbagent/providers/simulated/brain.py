@@ -119,10 +119,28 @@ def _summary(results: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> 
     return "\n".join(lines)
 
 
+COMPACT_SYSTEM_TAG = "nbagent-compaction:"
+_HEADER = re.compile(r"^--- message (\d+) \((\w+)\) ---$", re.M)
+
+
+def simulated_summary(request: Mapping[str, Any]) -> str:
+    """A deterministic stand-in for a summary: the first line of each summarised message."""
+    messages = request.get("messages") or [{}]
+    text = _text_of(messages[-1].get("content"))
+    parts = _HEADER.split(text)
+    lines = [f"{PREFIX} Summary (simulated: the first line of each earlier message):"]
+    for i in range(1, len(parts) - 2, 3):
+        first = next((ln.strip() for ln in parts[i + 2].splitlines() if ln.strip()), "(empty)")
+        lines.append(f"- {parts[i + 1]} {parts[i]}: {first[:160]}")
+    return "\n".join(lines)
+
+
 class DemoBrain:
     """The offline default responder (see the module docstring). Call it with a request body."""
 
     def __call__(self, request: dict[str, Any]) -> Reply:
+        if COMPACT_SYSTEM_TAG in str(request.get("system") or ""):
+            return text_reply(simulated_summary(request))
         tools = {str(t.get("name")): t for t in request.get("tools") or () if isinstance(t, Mapping)}
         messages = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
         prompt_at = self._prompt_index(messages)

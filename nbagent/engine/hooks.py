@@ -1,0 +1,118 @@
+"""Hooks: the user's code called at fixed points of the loop (Claude Agent SDK style).
+
+``Hooks.from_mapping({"pre_tool_use": fn, ...})`` checks the names; each hook may be a plain
+function or a coroutine function. A ``pre_tool_use`` hook sees the call (:class:`ToolCall`) and
+answers ``None`` (no opinion: the permission gate decides), :class:`~.permissions.Allow` (run
+without asking; the deny list and the permission mode still hold), :class:`~.permissions.Deny`
+(not run, the reason goes to the model and the audit log) or :class:`RewriteInput` (run with new
+input, validated again). A hook that raises never crashes the loop: for ``pre_tool_use`` it is a
+denial that shows the error; for the others it becomes a warning notice.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Union
+
+from .errors import NbAgentError
+from .permissions import Allow, Deny
+
+HOOK_NAMES = ("pre_tool_use", "post_tool_use", "pre_request", "pre_compact", "on_done")
+"""``pre_tool_use(call)``, ``post_tool_use(call, result)``, ``pre_request(turn, request_no)``,
+``pre_compact(turn, hidden_messages)``, ``on_done(done)``."""
+
+Hook = Callable[..., Any]
+
+
+class UnknownHookError(NbAgentError, ValueError):
+    """A hooks mapping names an event nbagent does not have."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"unknown hook(s) {', '.join(names)}; hooks are: {', '.join(HOOK_NAMES)}")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What a ``pre_tool_use`` / ``post_tool_use`` hook sees of one tool call."""
+
+    tool_use_id: str
+    name: str
+    input: Mapping[str, Any]
+    read_only: bool
+    turn: int
+
+
+@dataclass(frozen=True)
+class RewriteInput:
+    """A ``pre_tool_use`` answer: run the tool with ``input`` instead (validated like the model's)."""
+
+    input: Mapping[str, Any]
+
+
+PreToolDecision = Union[None, Allow, Deny, RewriteInput]
+
+
+class HookFailed(NbAgentError):
+    """A hook raised or answered something it may not; the message names the hook and the error."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The session's hooks by event name (empty: no hooks). Build it with :meth:`from_mapping`."""
+
+    by_name: Mapping[str, Hook] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, hooks: "Mapping[str, Hook] | Hooks | None") -> "Hooks":
+        """Check names and callables; ``None`` gives no hooks."""
+        if isinstance(hooks, Hooks):
+            return hooks
+        hooks = dict(hooks or {})
+        unknown = sorted(set(hooks) - set(HOOK_NAMES))
+        if unknown:
+            raise UnknownHookError(unknown)
+        for name, fn in hooks.items():
+            if not callable(fn):
+                raise TypeError(f"hook {name!r} must be callable, got {type(fn).__name__}")
+        return cls(by_name=hooks)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_name)
+
+    async def call(self, name: str, *args: Any) -> Any:
+        """Call hook ``name`` (sync or async); its failure raises :class:`HookFailed`. No hook: None."""
+        fn = self.by_name.get(name)
+        if fn is None:
+            return None
+        try:
+            result = fn(*args)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # noqa: BLE001 - the user's code: report, never crash the loop
+            raise HookFailed(f"the {name} hook failed ({type(exc).__name__}: {exc})") from exc
+        return result
+
+    async def notify(self, name: str, *args: Any) -> str | None:
+        """Call an observing hook; returns a warning message if it failed (None: fine or absent)."""
+        try:
+            await self.call(name, *args)
+        except HookFailed as exc:
+            return f"{exc}; the run continues."
+        return None
+
+    async def pre_tool_use(self, call: ToolCall) -> PreToolDecision:
+        """The ``pre_tool_use`` answer for ``call``; a failure or a wrong answer is a :class:`Deny`."""
+        try:
+            answer = await self.call("pre_tool_use", call)
+        except HookFailed as exc:
+            return Deny(f"{exc}; not run")
+        if answer is None or isinstance(answer, (Allow, Deny, RewriteInput)):
+            return answer
+        return Deny(f"the pre_tool_use hook returned {answer!r}, not None, Allow, Deny or RewriteInput; not run")
+
+
+NO_HOOKS = Hooks()
+
+__all__ = ["HOOK_NAMES", "Hook", "Hooks", "NO_HOOKS", "ToolCall", "RewriteInput", "PreToolDecision",
+           "HookFailed", "UnknownHookError"]
