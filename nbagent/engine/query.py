@@ -18,13 +18,14 @@ from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 from .abort import Aborted, AbortGuard, RunControl
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info
+from .context_window import start_of_rest
 from .cost import cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
 from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for
 from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
-from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
+from .prompt import FactsSnapshot, KernelFacts, KernelFactsTracker, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .session import SentRequest, Session
@@ -80,6 +81,8 @@ class QueryEngine:
         self._running_prompt: str | None = None
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self._offered: dict[str, ToolLike] = {}
+        self._facts = KernelFactsTracker()
+        self._system = ""  # the last system prompt: an equal one is this same object (see SentRequest)
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -145,6 +148,7 @@ class QueryEngine:
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         self.session.rollback(turn)
+        self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
 
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
@@ -174,7 +178,7 @@ class QueryEngine:
                     control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
         run = self._request_run(control, asker)
-        turn = session.begin_turn(new_blocks)
+        turn = session.begin_turn(new_blocks + self._facts_blocks())
         for notice in session.notices:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -258,10 +262,25 @@ class QueryEngine:
         yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
 
     # ----- pieces of the loop -----------------------------------------------------------------
+    def _facts_blocks(self) -> list[dict[str, Any]]:
+        """The kernel facts (or their change) for the new prompt: in the newest user message, not
+        the system prompt, so the cached prefix of the conversation survives a changed variable."""
+        if self.kernel_facts is None:
+            return []
+        history = self.session.history
+        merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
+        at = len(history) - 1 if merged else len(history)
+        block = self._facts.block(FactsSnapshot.of(*self.kernel_facts()), at=at,
+                                  visible_from=max(start_of_rest(self.session.deleted_range), 2))
+        return [block] if block is not None else []
+
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
-        return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
+        system = self._system_prompt()
+        if system != self._system:
+            self._system = system
+        return self._system, [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
         """The tool's API definition, built once per tool object (schemas do not change)."""
@@ -286,10 +305,9 @@ class QueryEngine:
 
     def _system_prompt(self) -> str:
         cfg = self._config
-        variables, inputs = self.kernel_facts() if self.kernel_facts else ((), ())
         rules, ignore = self._rules.get()
         ctx = SystemPromptContext(
-            cwd=cfg.cwd, tool_names=list(self._offered), variables=variables, recent_inputs=inputs,
+            cwd=cfg.cwd, tool_names=list(self._offered),
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
             append_system_prompt=cfg.append_system_prompt, in_notebook=cfg.in_notebook,
         )
