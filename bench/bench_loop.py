@@ -100,7 +100,7 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
                 assert event.reason == "end_turn", event
     elapsed = since(t0)
     await (await provider.client()).close()
-    return elapsed, len(api.requests)
+    return elapsed, api.request_count
 
 
 async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
@@ -147,7 +147,7 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
                 {"type": "tool_result", "tool_use_id": u["id"], "content": u["input"]["text"]} for u in uses]})
     elapsed = since(t0)
     await client.close()
-    return elapsed, len(api.requests)
+    return elapsed, api.request_count
 
 
 def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:

@@ -28,7 +28,7 @@ from .permissions import Asker, PermissionDenial, PermissionGate, cancel_on_fail
 from .prompt import FactsSnapshot, KernelFacts, KernelFactsTracker, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .session import SentRequest, Session
+from .session import Session
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
 from .tool_runner import NOT_RUN, run_tool_call
@@ -326,8 +326,8 @@ class QueryEngine:
             stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
             estimated_input_tokens=outcome.estimated_input_tokens,
         )
-        sent = SentRequest(record.request, turn, outcome.model, outcome.system, outcome.sent_messages,
-                           [t["name"] for t in outcome.tools])
+        sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
+                                    tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
         session.complete_request(clean_assistant(c.message), record, RequestUsage.from_usage(outcome.ts, u), sent)
         return record
 
