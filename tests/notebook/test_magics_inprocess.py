@@ -91,6 +91,7 @@ def test_status_history_cost_context_config_and_help(ip):
     assert "requests 2" in run(ip, "%agent status")
     assert "stop reason" in run(ip, "%agent history")
     assert "cost $" in run(ip, "%agent cost")
+    assert "cache hit" in run(ip, "%agent cost") and "per request (last 2)" in run(ip, "%agent cost")
     assert "first pair" in run(ip, "%agent context")
     assert "AgentMagics.model" in run(ip, "%agent config")
     assert "%agent status" in run(ip, "%agent help")
