@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pydantic  # noqa: E402
 
-from nbagent.engine.events import Done  # noqa: E402
 from nbagent.engine.config import SessionConfig  # noqa: E402
+from nbagent.engine.events import Done  # noqa: E402
 from nbagent.engine.query import QueryEngine  # noqa: E402
 from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
@@ -100,7 +100,7 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
                 assert event.reason == "end_turn", event
     elapsed = since(t0)
     await (await provider.client()).close()
-    return elapsed, len(api.requests)
+    return elapsed, api.request_count
 
 
 async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
@@ -147,7 +147,7 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
                 {"type": "tool_result", "tool_use_id": u["id"], "content": u["input"]["text"]} for u in uses]})
     elapsed = since(t0)
     await client.close()
-    return elapsed, len(api.requests)
+    return elapsed, api.request_count
 
 
 def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:

@@ -34,6 +34,12 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     @property
+    def cache_hit_share(self) -> float | None:
+        """The part of the prompt read from the cache (0-1), or None for an empty prompt."""
+        prompt = self.prompt_tokens
+        return self.cache_read_input_tokens / prompt if prompt else None
+
+    @property
     def total_tokens(self) -> int:
         """Prompt plus output: what Cline's context manager compares with the window."""
         return self.prompt_tokens + self.output_tokens

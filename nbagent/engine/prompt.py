@@ -1,4 +1,10 @@
-"""The system prompt, built from one context object in one place."""
+"""The system prompt, built from one context object in one place, and the kernel facts.
+
+The system prompt is static for a session: it precedes the messages in the prompt cache's prefix,
+so any change there would make the whole cached conversation a miss. Facts that change between
+prompts (the user's variables, recent cell inputs) travel instead as a text block of the newest
+user message (:class:`KernelFactsTracker`), as a diff since the previous prompt when that is shorter.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +30,11 @@ class VariableInfo:
 
 
 KernelFacts = Callable[[], tuple[Sequence[VariableInfo], Sequence[str]]]
-"""Returns (user variables, recent cell inputs) for the system prompt (the notebook supplies it)."""
+"""Returns (user variables, recent cell inputs) for the newest prompt (the notebook supplies it)."""
+MAX_VARIABLES = 50
+MAX_INPUTS = 5
+MAX_INPUT_CHARS = 500
+FACTS_TAG = "kernel-state"
 
 
 @dataclass(frozen=True)
@@ -34,8 +44,6 @@ class SystemPromptContext:
     cwd: Path
     tool_names: Sequence[str] = ()
     python_version: str = field(default_factory=platform.python_version)
-    variables: Sequence[VariableInfo] = ()
-    recent_inputs: Sequence[str] = ()
     rules: str = ""
     ignore_patterns: Sequence[str] = ()
     custom_system_prompt: str | None = None
@@ -82,14 +90,9 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
     lines = [base, "", "# Environment", f"- Working directory: {ctx.cwd}", f"- Python {ctx.python_version}"]
     if ctx.tool_names:
         lines.append(f"- Tools: {', '.join(ctx.tool_names)}")
-    if ctx.variables:
-        lines.append("- User variables:")
-        for v in ctx.variables[:50]:
-            lines.append(f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else ""))
-    if ctx.recent_inputs:
-        lines.append("- Recent cell inputs (newest last):")
-        for src in ctx.recent_inputs[-5:]:
-            lines.append("  ```python\n  " + src.strip()[:500].replace("\n", "\n  ") + "\n  ```")
+    if ctx.in_notebook:
+        lines.append(f"- The user's variables and recent cell inputs arrive in <{FACTS_TAG}> blocks of their "
+                     "messages (in full, or as changes since the previous one).")
     if ctx.ignore_patterns:
         lines.append(f"- Ignored paths (.nbagentignore): {', '.join(ctx.ignore_patterns)}")
     if ctx.rules:
@@ -133,3 +136,85 @@ class RulesCache:
             self._value = (read_rules(self.cwd), read_ignore_patterns(self.cwd))
             self._key = key
         return self._value
+
+
+def _variable_line(v: VariableInfo) -> str:
+    return f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "")
+
+
+def _input_lines(inputs: Sequence[str]) -> list[str]:
+    return ["  ```python\n  " + src.strip()[:MAX_INPUT_CHARS].replace("\n", "\n  ") + "\n  ```" for src in inputs]
+
+
+@dataclass(frozen=True)
+class FactsSnapshot:
+    """The kernel facts as told to the model: variable name -> its line, and the recent inputs."""
+
+    variables: dict[str, str]
+    inputs: tuple[str, ...]
+
+    @classmethod
+    def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str]) -> "FactsSnapshot":
+        return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]))
+
+    def full_text(self) -> str:
+        lines = [f"<{FACTS_TAG}>"]
+        if self.variables:
+            lines += ["User variables:", *self.variables.values()]
+        if self.inputs:
+            lines += ["Recent cell inputs (newest last):", *_input_lines(self.inputs)]
+        return "\n".join([*lines, f"</{FACTS_TAG}>"])
+
+    def diff_text(self, before: "FactsSnapshot") -> str | None:
+        """The changes since ``before`` (None when there are none)."""
+        changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
+        removed = [name for name in before.variables if name not in self.variables]
+        new_inputs = [src for src in self.inputs if src not in before.inputs]
+        if not (changed or removed or new_inputs):
+            return None
+        lines = [f"<{FACTS_TAG} changes-since-previous-prompt>"]
+        if changed:
+            lines += ["New or changed variables:", *changed]
+        if removed:
+            lines.append(f"Removed variables: {', '.join(removed)}")
+        if new_inputs:
+            lines += ["New cell inputs (newest last):", *_input_lines(new_inputs)]
+        return "\n".join([*lines, f"</{FACTS_TAG}>"])
+
+
+class KernelFactsTracker:
+    """What the model was last told about the kernel, so the next prompt carries only the change.
+
+    A diff is only meaningful while the model can still see the full snapshot it builds on: the
+    loop calls :meth:`forget` after a rollback, and the snapshot's history index is checked against
+    the range the context manager hides.
+    """
+
+    def __init__(self) -> None:
+        self._told: FactsSnapshot | None = None
+        self._snapshot_at = -1  # history index of the message carrying the last full snapshot
+
+    def forget(self) -> None:
+        self._told, self._snapshot_at = None, -1
+
+    def block(self, facts: FactsSnapshot, *, at: int, visible_from: int) -> dict[str, Any] | None:
+        """The text block for the prompt that will be history message ``at`` (None: nothing new).
+
+        ``visible_from`` is the first history index after the hidden range (messages 0 and 1
+        are always kept).
+        """
+        told = self._told
+        snapshot_visible = self._snapshot_at in (0, 1) or self._snapshot_at >= visible_from
+        full = facts.full_text()
+        text: str | None = full
+        if told is not None and snapshot_visible:
+            diff = facts.diff_text(told)
+            if diff is None:
+                return None
+            text = diff if len(diff) < len(full) else full
+        if text is full:
+            if not facts.variables and not facts.inputs and told is None:
+                return None
+            self._snapshot_at = at
+        self._told = facts
+        return {"type": "text", "text": text}

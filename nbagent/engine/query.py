@@ -19,6 +19,7 @@ from .abort import Aborted, AbortGuard, RunControl
 from .compaction import CompactionFailed, hidden_end, summarise, summary_message
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info, should_compact_context_window
+from .context.window import start_of_rest
 from .cost import budget_spent, cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
@@ -33,10 +34,10 @@ from .permissions import (
     cancel_on_failure,
     permission_callback,
 )
-from .prompt import KernelFacts, RulesCache, SystemPromptContext, build_system_prompt
+from .prompt import FactsSnapshot, KernelFacts, KernelFactsTracker, RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .session import SentRequest, Session
+from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
 from .structured import NUDGE as STRUCTURED_NUDGE
@@ -138,6 +139,8 @@ class QueryEngine:
         self._offered: dict[str, ToolLike] = {}
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._structured: StructuredRun | None = None
+        self._facts = KernelFactsTracker()
+        self._system = ""  # the last system prompt: an equal one is this same object (see SentRequest)
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -204,6 +207,7 @@ class QueryEngine:
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         self.session.rollback(turn)
+        self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
 
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
@@ -240,7 +244,7 @@ class QueryEngine:
                     control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
         run = self._request_run(control, asker)
-        turn = session.begin_turn(new_blocks)
+        turn = session.begin_turn(new_blocks + self._facts_blocks())
         for notice in [*session.notices, *self._unpriced_budget_notice(run.config, limits)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -408,12 +412,27 @@ class QueryEngine:
         self.session.append_results([{"type": "text", "text": STRUCTURED_NUDGE}])
         return True
 
+    def _facts_blocks(self) -> list[dict[str, Any]]:
+        """The kernel facts (or their change) for the new prompt: in the newest user message, not
+        the system prompt, so the cached prefix of the conversation survives a changed variable."""
+        if self.kernel_facts is None:
+            return []
+        history = self.session.history
+        merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
+        at = len(history) - 1 if merged else len(history)
+        block = self._facts.block(FactsSnapshot.of(*self.kernel_facts()), at=at,
+                                  visible_from=max(start_of_rest(self.session.deleted_range), 2))
+        return [block] if block is not None else []
+
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
         if self._structured is not None:
             self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
+        system = self._system_prompt()
+        if system != self._system:
+            self._system = system
+        return self._system, [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
         """The tool's API definition, built once per tool object (schemas do not change)."""
@@ -438,10 +457,9 @@ class QueryEngine:
 
     def _system_prompt(self) -> str:
         cfg = self._config
-        variables, inputs = self.kernel_facts() if self.kernel_facts else ((), ())
         rules, ignore = self._rules.get()
         ctx = SystemPromptContext(
-            cwd=cfg.cwd, tool_names=list(self._offered), variables=variables, recent_inputs=inputs,
+            cwd=cfg.cwd, tool_names=list(self._offered),
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
             append_system_prompt=_with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
@@ -460,8 +478,8 @@ class QueryEngine:
             stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
             estimated_input_tokens=outcome.estimated_input_tokens,
         )
-        sent = SentRequest(record.request, turn, outcome.model, outcome.system, outcome.sent_messages,
-                           [t["name"] for t in outcome.tools])
+        sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
+                                    tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
         session.complete_request(clean_assistant(c.message), record, RequestUsage.from_usage(outcome.ts, u), sent)
         return record
 

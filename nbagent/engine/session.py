@@ -12,16 +12,18 @@ from __future__ import annotations
 import dataclasses
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .context import ContextManager, RequestUsage
 from .context.file_state import FileStateCache
+from .context.request import build_request
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .messages import blocks, tool_uses
-from .store import FolderLock, SessionStore, TurnMark, totals_from_records
+from .store import FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
+from .totals import RunningTotals
 
 _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
@@ -40,14 +42,30 @@ class _BeforeCompaction:
 
 @dataclass(frozen=True)
 class SentRequest:
-    """What the model saw at one request (kept in memory for ``%agent saw``)."""
+    """What the model saw at one request, kept as a reference into the session, not a copy.
+
+    ``messages`` is rebuilt on demand (for ``%agent saw`` and the explorer) from the session's
+    history: its first ``history_len`` messages (the last one cut to ``last_blocks`` blocks, in
+    case a later prompt was merged into it), ``deleted_range`` hidden and the context updates as
+    of ``ts``. A copy per request made memory quadratic in a long session. ``system`` is shared
+    between requests (the system prompt is static for a session), ``tools`` names the tools offered.
+    """
 
     request: int
     turn: int
     model: str
     system: str
-    messages: list[dict[str, Any]]
-    tools: list[str]
+    tools: tuple[str, ...]
+    history_len: int
+    last_blocks: int
+    deleted_range: tuple[int, int] | None
+    ts: int
+    rebuild: Callable[["SentRequest"], list[dict[str, Any]]] = field(repr=False, compare=False)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The messages of the request as sent (without the provider's cache breakpoints)."""
+        return self.rebuild(self)
 
 
 class Session:
@@ -73,6 +91,7 @@ class Session:
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[_BeforeCompaction] = []  # what rollback restores (in memory only)
+        self._totals = RunningTotals()
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
         if task_dir is not None:
@@ -88,7 +107,20 @@ class Session:
 
     @property
     def totals(self) -> Totals:
-        return totals_from_records(self.records, truncations=self.truncations)
+        return self._totals.of(self.records, self.truncations)
+
+    def sent_request(self, *, request: int, turn: int, model: str, system: str, tools: tuple[str, ...],
+                     ts: int) -> SentRequest:
+        """A :class:`SentRequest` for the request about to be recorded (the history as it is now)."""
+        last_blocks = len(blocks(self.history[-1])) if self.history else 0
+        return SentRequest(request, turn, model, system, tools, len(self.history), last_blocks,
+                           self.deleted_range, ts, self._rebuild_sent)
+
+    def _rebuild_sent(self, sent: SentRequest) -> list[dict[str, Any]]:
+        history = self.history[:sent.history_len]
+        if history and len(blocks(history[-1])) > sent.last_blocks:
+            history[-1] = {**history[-1], "content": blocks(history[-1])[:sent.last_blocks]}
+        return build_request(history, sent.deleted_range, self.context.updates.as_of(sent.ts))
 
     # ----- opening and closing --------------------------------------------------------------
     def _attach(self, task_dir: Path) -> None:

@@ -57,6 +57,9 @@ def history(magics: Any, args: list[str]) -> None:
         _display(plot_context_and_cost(sess.records))
 
 
+COST_RECENT = 20  # requests whose cache hit share %agent cost lists
+
+
 def cost(magics: Any, args: list[str]) -> None:
     """Session totals by token kind and USD."""
     sess = _need_session(magics)
@@ -65,6 +68,11 @@ def cost(magics: Any, args: list[str]) -> None:
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")
     print(f"cost ${t.cost_usd:.4f}" + (f"  ({t.unpriced_requests} requests without prices: n/a)" if t.unpriced_requests else ""))
+    shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
+    if shares:
+        total = u.cache_hit_share
+        print(f"cache hit {'n/a' if total is None else f'{total:.0%}'} of prompt tokens; "
+              f"per request (last {len(shares)}): " + " ".join("-" if s is None else f"{s:.0%}" for s in shares))
 
 
 def context(magics: Any, args: list[str]) -> None:

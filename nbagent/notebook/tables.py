@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from IPython.display import SVG
 
 TURN_COLUMNS = [
-    "turn", "request", "model", "input", "output", "cache write", "cache read", "cost",
+    "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving",
     "retries", "stop reason", "seconds",
 ]
@@ -53,6 +53,7 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "output": r.usage.output_tokens,
             "cache write": r.usage.cache_creation_input_tokens,
             "cache read": r.usage.cache_read_input_tokens,
+            "cache hit %": _pct(r.usage.cache_hit_share),
             "cost": "n/a" if r.cost_usd is None else round(r.cost_usd, 4),
             "cumulative cost": round(cumulative, 4),
             "context tokens": r.context_tokens,

@@ -155,21 +155,36 @@ def _with_cache_breakpoint_system(system: Any) -> list[dict[str, Any]]:
 
 
 def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A copy whose last message's last block carries a cache breakpoint (inputs untouched)."""
-    if not messages:
-        return messages
-    last = messages[-1]
-    content = last.get("content")
+    """A copy with cache breakpoints on the last message and on the message before the last
+    assistant reply (inputs untouched).
+
+    The second one is where the previous request ended, hence where it wrote the cache: the API
+    looks for a cached prefix only 20 blocks back from a breakpoint, and a reply with ten or more
+    parallel tool calls plus their results is more than that. Re-marking a cached prefix costs
+    nothing (it is read, not written again).
+    """
+    out = list(messages)
+    for index in (len(out) - 3, len(out) - 1):
+        if index >= 0:
+            marked = _marked(out[index])
+            if marked is not None:
+                out[index] = marked
+    return out
+
+
+def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
+    """``message`` with a breakpoint on its last block, or None when it cannot carry one."""
+    content = message.get("content")
     if isinstance(content, str):
         if not content:
-            return messages
+            return None
         content = [{"type": "text", "text": content}]
     else:
         content = [dict(b) for b in content or ()]
     if not content or content[-1].get("type") in ("thinking", "redacted_thinking"):
-        return messages
+        return None
     content[-1]["cache_control"] = _EPHEMERAL
-    return [*messages[:-1], {"role": last["role"], "content": content}]
+    return {"role": message["role"], "content": content}
 
 
 def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: float = 600.0) -> AnthropicProvider:

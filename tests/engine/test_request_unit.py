@@ -101,4 +101,4 @@ async def test_tools_of_servers_that_connect_during_the_wait_are_offered_at_once
     ev = await run(engine, "use the new tool")
     assert [t["name"] for t in messages_requests(api)[0].body["tools"]] == ["add", "echo"]
     assert [e.content for e in ev if e.kind == "tool_result"] == ["from the new server"]
-    assert engine.session.sent[0].tools == ["add", "echo"]
+    assert engine.session.sent[0].tools == ("add", "echo")

@@ -93,3 +93,19 @@ def test_equal_content_in_a_new_object_hits_the_hash_cache():
     b = {"role": "user", "content": "same text"}
     assert counter.count_message(a) == counter.count_message(b)
     assert counter.tokenised == 1
+
+
+def test_a_request_that_only_grew_is_counted_from_the_previous_sum() -> None:
+    from nbagent.engine.tokens import TokenCounter
+
+    counter = TokenCounter()
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(1_000)]
+    first = counter.count_request(history)
+    looked_up: list[int] = []
+    original = counter.count_message
+    counter.count_message = lambda m: looked_up.append(1) or original(m)  # type: ignore[method-assign]
+    history.append({"role": "user", "content": "one more"})
+    grown = counter.count_request(history)
+    assert len(looked_up) == 1 and grown == TokenCounter().count_request(history) > first
+    shrunk = counter.count_request(history[:2] + history[500:])  # a truncation: counted in full
+    assert shrunk == TokenCounter().count_request(history[:2] + history[500:])

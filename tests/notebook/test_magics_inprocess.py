@@ -91,6 +91,7 @@ def test_status_history_cost_context_config_and_help(ip):
     assert "requests 2" in run(ip, "%agent status")
     assert "stop reason" in run(ip, "%agent history")
     assert "cost $" in run(ip, "%agent cost")
+    assert "cache hit" in run(ip, "%agent cost") and "per request (last 2)" in run(ip, "%agent cost")
     assert "first pair" in run(ip, "%agent context")
     assert "AgentMagics.model" in run(ip, "%agent config")
     assert "%agent status" in run(ip, "%agent help")
@@ -138,7 +139,9 @@ def test_the_agent_sees_user_variables(ip):
     run(ip, "import pandas as pd\nsales = pd.DataFrame({'x': [1, 2, 3]})")
     run(ip, "%%agent\nWhat is in `sales`?")
     system = session().agent.sent[-1].system
-    assert "sales: DataFrame (shape (3, 1)" in system
+    assert "sales" not in system  # facts travel in the prompt, so the cached prefix survives them
+    prompt = session().agent.history[0]["content"]
+    assert any("sales: DataFrame (shape (3, 1)" in b.get("text", "") for b in prompt)
 
 
 def test_empty_prompt_and_bad_options_are_explained(ip):
@@ -198,7 +201,7 @@ def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
 def test_pasted_prompts_and_indentation_reach_the_model_verbatim(ip):
     run(ip, "%%agent\n>>> x = 1\n    indented line\nwhy?")
     sent = session().agent.sent[-1].messages
-    text = [b["text"] for b in sent[0]["content"] if b.get("type") == "text"][-1]
+    text = [b["text"] for b in sent[0]["content"] if b.get("type") == "text" and "kernel-state" not in b["text"]][-1]
     assert text == ">>> x = 1\n    indented line\nwhy?"
 
 

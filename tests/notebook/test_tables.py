@@ -24,8 +24,8 @@ def rec(request: int, *, turn: int = 1, cost: float | None = 0.01, tokens: int =
 def test_turns_df_columns_and_values() -> None:
     df = tables.turns_df([rec(1), rec(2, cost=None, tokens=172_310, deleted=(2, 41), keep="half", saving=0.12), rec(3, cost=0.02)])
     assert list(df.columns) == [
-        "turn", "request", "model", "input", "output", "cache write", "cache read", "cost", "cumulative cost",
-        "context tokens", "% of max", "deleted range", "keep", "file-read saving", "retries", "stop reason", "seconds",
+        "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
+        "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving", "retries", "stop reason", "seconds",
     ]
     assert df["cost"].tolist() == [0.01, "n/a", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -36,6 +36,7 @@ def test_turns_df_columns_and_values() -> None:
     assert math.isnan(df.iloc[0]["file-read saving"])
     assert row["retries"] == 1 and row["seconds"] == 1.23
     assert (df["input"] == 100).all() and (df["cache read"] == 850).all()
+    assert (df["cache hit %"] == 86.7).all()  # 850 of 980 prompt tokens read from the cache
 
 
 def test_empty_frames_keep_their_columns() -> None:

@@ -264,3 +264,15 @@ async def test_a_responder_that_raises_is_a_readable_500() -> None:
 
     with pytest.raises(anthropic.InternalServerError, match=r"the responder raised KeyError: 'oops'"):
         await SimulatedAPI(broken).async_client().messages.create(model=MODEL, max_tokens=10, messages=USER)
+
+
+async def test_the_request_log_keeps_the_newest_requests_and_counts_all() -> None:
+    api = SimulatedAPI([text_reply(f"r{i}") for i in range(5)], request_log=2)
+    client = api.async_client()
+    for i in range(5):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": f"q{i}"}])
+    await client.close()
+    assert api.request_count == 5 and [r.number for r in api.requests] == [4, 5]
+    assert api.requests[-1].reply == text_reply("r4")
+    unbounded = SimulatedAPI(request_log=None)
+    assert unbounded.requests.maxlen is None

@@ -5,8 +5,8 @@ when to truncate, stored timestamped updates and their notices. Better than Clin
 its arguments, file reads are found from nbagent's own tools instead of regexes, tool pairing is
 repaired without losing the user's text, and a rollback acts on the live session.
 
-This module is the public face; the parts live in ``context_window`` (arithmetic),
-``context_updates`` (stored updates and their file), ``context_request`` (building a request) and
+This module is the public face; the parts live in ``window`` (arithmetic),
+``updates`` (stored updates and their file), ``request`` (building a request) and
 ``file_reads`` (de-duplication).
 
 Typical use, once per API request::

@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
@@ -36,6 +37,8 @@ _log = logging.getLogger(__name__)
 
 BASE_URL = "http://simulated.nbagent.invalid"
 _SECRET_HEADERS = {"x-api-key", "authorization"}
+REQUEST_LOG_SIZE = 200
+"""Requests kept in :attr:`SimulatedAPI.requests` by default (pass ``request_log=None`` for all)."""
 # The HTTP status the API uses for an error type, for errors that cannot travel in a stream.
 _STATUS_FOR_TYPE = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
                     "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
@@ -103,6 +106,8 @@ class SimulatedAPI:
     ``clock`` drives cache TTLs; ``sleep`` performs pacing and stalls, so tests can inject both.
     ``thinks_by_default``: adaptive-only (5.x) models think unasked, thinking text omitted, as the
     real API does (off by default for now: older tests expect no thinking blocks).
+    ``request_log`` bounds :attr:`requests` (the newest requests; None keeps all);
+    :attr:`request_count` counts every request.
     """
 
     def __init__(
@@ -115,6 +120,7 @@ class SimulatedAPI:
         tokens_per_second: float | None = None,
         first_token_latency: float = 0.0,
         thinks_by_default: bool = False,
+        request_log: int | None = REQUEST_LOG_SIZE,
     ) -> None:
         self.responder: ResponderFn = _as_responder(responder)
         self.context_window = context_window
@@ -124,7 +130,10 @@ class SimulatedAPI:
         self.tokens_per_second = tokens_per_second
         self.first_token_latency = first_token_latency
         self.thinks_by_default = thinks_by_default
-        self.requests: list[RecordedRequest] = []
+        # The newest ``request_log`` requests (None: all). Each holds its whole parsed body, so an
+        # unbounded log of a long session grows quadratically (hundreds of MiB after 600 requests).
+        self.requests: deque[RecordedRequest] = deque(maxlen=request_log)
+        self.request_count = 0  # every request ever received, also those dropped from the log
         self._counter = TokenCounter()
         # Through self.clock, so that a clock swapped in later also drives the cache.
         self.cache = PromptCache(lambda: self.clock(), self._counter)
@@ -164,11 +173,18 @@ class SimulatedAPI:
 
     # -- requests --------------------------------------------------------------------------------
 
+    def _record_reply(self, number: int, reply: Reply) -> None:
+        """Note the reply on request ``number``'s log entry, if the log still holds it."""
+        index = len(self.requests) - 1 - (self.request_count - number)
+        if index >= 0 and self.requests[index].number == number:
+            self.requests[index] = replace(self.requests[index], reply=reply)
+
     async def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes,
                      read_timeout: float | None = None) -> AppResponse:
         """Answer one HTTP request. May raise :class:`ConnectionRefusedSignal` or
         :class:`ReadTimeoutSignal` (after sleeping ``read_timeout``) for transport faults."""
-        number = len(self.requests) + 1
+        self.request_count += 1
+        number = self.request_count
         headers = {k.lower(): v for k, v in headers.items()}
         try:
             parsed = json.loads(body) if body else None
@@ -223,7 +239,7 @@ class SimulatedAPI:
             # A bug in a test's responder should read as one, not as a network error of the SDK.
             _log.exception("the simulated API's responder raised")
             raise ApiError(500, "api_error", f"[simulated] the responder raised {type(exc).__name__}: {exc}") from exc
-        self.requests[number - 1] = replace(self.requests[number - 1], reply=reply)
+        self._record_reply(number, reply)
         if reply.error is not None:
             e = reply.error
             raise ApiError(e.status, e.type, e.message, e.retry_after)

@@ -1,0 +1,44 @@
+"""What the model saw is kept as a reference into the session (history length, range, updates'
+time), not a copy, and rebuilt on demand exactly as it was sent — across truncations, later
+turns and a prompt merged into a failed turn's message. Totals are running sums that follow
+rollbacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbagent.engine.store import totals_from_records
+from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+from .test_query_support import make_engine, messages_requests, run
+from .test_session_rollback import CWD, three_turns, turn_script, without_cache_control
+
+
+async def test_every_request_is_rebuilt_as_the_api_received_it(tmp_path: Path) -> None:
+    api = SimulatedAPI([r for t in (1, 2, 3) for r in turn_script(t)])
+    engine, _ = await three_turns(tmp_path, api)
+    wire = [without_cache_control(r.body["messages"]) for r in messages_requests(api)]
+    sent = engine.session.sent
+    assert len(sent) == len(wire) == 6
+    assert [s.messages for s in sent] == wire
+    assert sent[-1].deleted_range == (2, 5) and all(s.system is sent[0].system for s in sent)
+
+
+async def test_a_request_before_a_merged_prompt_is_rebuilt_without_it(tmp_path: Path) -> None:
+    api = SimulatedAPI([text_reply("first"), text_reply("third")], faults={2: Fault.auth()})
+    engine = make_engine(api, tmp_path, cwd=CWD)
+    await run(engine, "one")
+    await run(engine, "two")  # fails: its prompt waits in the last user message
+    await run(engine, "three")  # merged into that message
+    wire = [without_cache_control(r.body["messages"]) for r in messages_requests(api) if r.reply is not None]
+    assert [s.messages for s in engine.session.sent] == [wire[0], wire[-1]]
+
+
+async def test_totals_are_running_sums_that_follow_a_rollback(tmp_path: Path) -> None:
+    api = SimulatedAPI([r for t in (1, 2, 3) for r in turn_script(t)])
+    engine, _ = await three_turns(tmp_path, api)
+    session = engine.session
+    assert session.totals == totals_from_records(session.records, truncations=session.truncations)
+    engine.rollback(1)
+    assert session.totals == totals_from_records(session.records, truncations=session.truncations)
+    assert session.totals.requests == 2 and len(session.sent) == 2
