@@ -220,7 +220,7 @@ def _block_parts(block: Any, limit: int) -> tuple[str, str]:
     if kind == "tool_result":
         return "tool_result", tool_result_text(block, "\n")
     if kind == "thinking":
-        return "thinking", str(block.get("thinking", ""))
+        return "thinking", str(block.get("thinking") or "[text omitted by the API]")
     if kind == "image":
         return "image", "[image]"
     return str(kind), json.dumps(block, default=str)[:limit]

@@ -23,7 +23,7 @@ def _block_text(block: dict[str, Any]) -> str:
     if kind == "text":
         return block.get("text", "")
     if kind == "thinking":
-        return "(thinking) " + block.get("thinking", "")
+        return "(thinking) " + (block.get("thinking") or "[text omitted by the API; signature kept]")
     if kind == "tool_use":
         return f"tool_use {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}  [{block.get('id')}]"
     if kind == "tool_result":

@@ -315,6 +315,24 @@ def test_overflow_leaves_an_empty_or_string_first_message_alone():
     assert 0 not in cm2.updates and 1 in cm2.updates
 
 
+def test_the_truncation_notice_goes_in_the_text_after_a_thinking_block():
+    # A 5.x model's answer opens with its thinking block: that has no replaceable text (and goes back
+    # unchanged), so the notice replaces the first text block instead of being lost.
+    thinking = {"type": "thinking", "thinking": "", "signature": "c2ln"}
+    h = [user(text("the task")), assistant(thinking, text("a"), use("t1")), user(result("t1")),
+         assistant(text("done"))] + chat(4)[2:]
+    assert not history_problems(h)
+    cm = ContextManager()
+    r = cm.truncate_for_overflow(h, None, 1)
+    first = r.truncated_messages[1]["content"]
+    assert first[0] == thinking and first[1]["text"] == TRUNCATION_NOTICE
+    assert cm.updates.latest(1, 1) is not None and cm.updates.latest(1, 0) is None
+    no_text = [user(text("the task")), assistant(thinking, use("t1")), user(result("t1")), assistant(text("ok"))]
+    cm2 = ContextManager()
+    cm2.apply_truncation_notice(1, no_text)
+    assert cm2.updates.latest(1, 0) is not None  # no text: block 0, as before
+
+
 # -- persistence ---------------------------------------------------------------------------------
 
 

@@ -87,18 +87,20 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
             estimated_input_tokens=tokens[n - 1]))
 
     write_input = {"path": "out.txt", "text": "5"}
+    # claude-sonnet-5-5 thinks unasked with its thinking omitted: every reply opens with a thinking
+    # block at index 0 that yields no delta, so the scripted blocks stream from index 1.
     denied = "The user denied this write call: not now"
     turn1 = [
         started(1, 1, 1),
-        TextDelta(text="Adding.", index=0),
-        ToolUseDelta(tool_use_id="toolu_r1", name="add", partial_json=json.dumps({"a": 2, "b": 3}), index=1),
+        TextDelta(text="Adding.", index=1),
+        ToolUseDelta(tool_use_id="toolu_r1", name="add", partial_json=json.dumps({"a": 2, "b": 3}), index=2),
         completed(1, 1, "tool_use"),
         ToolUse(tool_use_id="toolu_r1", name="add", input={"a": 2, "b": 3}),
         ToolResult(tool_use_id="toolu_r1", name="add", content="5"),
         started(1, 2, 3),
-        TextDelta(text="Echo and save.", index=0),
-        ToolUseDelta(tool_use_id="toolu_r2a", name="echo", partial_json=json.dumps({"text": "5"}), index=1),
-        ToolUseDelta(tool_use_id="toolu_r2b", name="write", partial_json=json.dumps(write_input), index=2),
+        TextDelta(text="Echo and save.", index=1),
+        ToolUseDelta(tool_use_id="toolu_r2a", name="echo", partial_json=json.dumps({"text": "5"}), index=2),
+        ToolUseDelta(tool_use_id="toolu_r2b", name="write", partial_json=json.dumps(write_input), index=3),
         completed(1, 2, "tool_use"),
         ToolUse(tool_use_id="toolu_r2a", name="echo", input={"text": "5"}),
         ToolResult(tool_use_id="toolu_r2a", name="echo", content="5"),
@@ -107,20 +109,20 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         PermissionDenied(tool_use_id="toolu_r2b", name="write", input=write_input, reason="not now"),
         ToolResult(tool_use_id="toolu_r2b", name="write", content=denied, is_error=True),
         started(1, 3, 5),
-        TextDelta(text="The sum is 5.", index=0),
+        TextDelta(text="The sum is 5.", index=1),
         completed(1, 3, "end_turn"),
     ]
     records1 = [e.record for e in turn1 if isinstance(e, RequestCompleted)]
     turn1.append(Done(reason="end_turn", totals=totals_for(records1)))
     turn2 = [
         started(2, 4, 7),
-        ToolUseDelta(tool_use_id="toolu_r4", name="write", partial_json=json.dumps(write_input), index=0),
+        ToolUseDelta(tool_use_id="toolu_r4", name="write", partial_json=json.dumps(write_input), index=1),
         completed(2, 4, "tool_use"),
         ToolUse(tool_use_id="toolu_r4", name="write", input=write_input),
         PermissionAsked(tool_use_id="toolu_r4", name="write", input=write_input),
         ToolResult(tool_use_id="toolu_r4", name="write", content="wrote 1 characters to out.txt"),
         started(2, 5, 9),
-        TextDelta(text="Saved.", index=0),
+        TextDelta(text="Saved.", index=1),
         completed(2, 5, "end_turn"),
     ]
     records2 = records1 + [e.record for e in turn2 if isinstance(e, RequestCompleted)]
@@ -142,6 +144,12 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
 
     assert_history_valid(engine.session.history)
     assert len(engine.session.history) == 10
+    # Each answer opens with its thinking block (text omitted, signature set), passed back unchanged.
+    answers = engine.session.history[1::2]
+    thinking = [m["content"][0] for m in answers]
+    assert all(t["type"] == "thinking" and t["thinking"] == "" and t["signature"] for t in thinking)
+    for n, body in enumerate(bodies[1:], start=1):
+        assert [m["content"][0] for m in body["messages"][1::2]] == thinking[:n]
     assert_persisted_valid(engine.config.task_dir, engine)
     # The event log on disk is the non-delta events, in order.
     snap = SessionStore(engine.config.task_dir).load()

@@ -117,7 +117,11 @@ NOT_RETRYABLE = {
     "permission": ("auth", 403),
     "not_found": ("not_found", 404),
 }
-MID_STREAM = {"sse_error": Fault.sse_error(after_events=5), "drop": Fault.drop(after_events=5),
+# Mid-stream: after text has arrived. Frames: message_start, ping, claude-sonnet-5-5's unasked
+# thinking block with its text omitted (start, signature_delta, stop: nothing the engine shows), the
+# text block's start, then text deltas; the break at frame 8 comes after two of them.
+MID = 8
+MID_STREAM = {"sse_error": Fault.sse_error(after_events=MID), "drop": Fault.drop(after_events=MID),
               "cut_tool_json": Fault.cut_tool_json()}
 # Before the first chunk: no content delta has arrived when these strike.
 BEFORE = {**{name: make() for name, make in ALL_FAULTS.items()},
@@ -279,9 +283,12 @@ async def test_overflow_truncates_once_with_keep_quarter_and_retries_at_once(tmp
     assert started[1].attempt == 0  # no retry was counted
     retried = messages_requests(api)[FIRST].body["messages"]
     assert len(retried) == 3
-    # Both notices: the first message asks to continue, the second says history was truncated.
+    # Both notices: the first message asks to continue, the second says history was truncated (in
+    # its text: the thinking block that opens it goes back unchanged).
     assert retried[0]["content"][0]["text"] == CONTINUE_NOTICE
-    assert retried[1]["content"][0]["text"] == TRUNCATION_NOTICE
+    assert retried[1]["content"][0] == engine.session.history[1]["content"][0]
+    assert retried[1]["content"][0]["type"] == "thinking"
+    assert retried[1]["content"][1]["text"] == TRUNCATION_NOTICE
     assert engine.session.deleted_range == (2, 3) and done_of(ev).totals.truncations == 1
     turn2_ok(engine)
 

@@ -62,8 +62,11 @@ async def test_pause_turn_sends_the_content_back_and_counts_against_max_requests
     ev = await run(engine, "search it")
     assert done_of(ev).reason == "end_turn" and kinds(ev).count("request_completed") == 2
     second = messages_requests(api)[1].body
-    assert second["messages"][-1]["role"] == "assistant"
-    assert second["messages"][-1]["content"][0]["type"] == "server_tool_use"
+    paused = engine.session.history[1]["content"]  # the default model's thinking, then the search
+    assert [b["type"] for b in paused] == ["thinking", "server_tool_use"] and paused[0]["signature"]
+    sent = second["messages"][-1]
+    assert sent["role"] == "assistant"  # sent back as it came (plus the cache breakpoint on its last block)
+    assert [{k: v for k, v in b.items() if k != "cache_control"} for b in sent["content"]] == paused
     assert any(t.get("type", "").startswith("web_search_") for t in second["tools"])
     api2 = SimulatedAPI([Reply((SEARCH,), "pause_turn")] * 3)
     limited = make_engine(api2, tmp_path, task="limited", server_tools=("web_search",), max_requests=2)
@@ -76,8 +79,9 @@ async def test_server_tool_blocks_and_citations_enter_history_and_searches_are_c
     ev = await run(engine, "search it")
     assert done_of(ev).reason == "end_turn"
     content = engine.session.history[-1]["content"]
-    assert [b["type"] for b in content] == ["server_tool_use", "web_search_tool_result", "text"]
-    assert content[0]["input"] == {"query": "nbagent"} and content[2]["citations"] == [CITATION]
+    assert [b["type"] for b in content] == ["thinking", "server_tool_use", "web_search_tool_result", "text"]
+    assert content[0]["thinking"] == "" and content[0]["signature"]  # thought unasked, text omitted
+    assert content[1]["input"] == {"query": "nbagent"} and content[3]["citations"] == [CITATION]
     record = engine.session.records[-1]
     assert record.usage.web_search_requests == 1
     await run(engine, "next")
@@ -94,8 +98,7 @@ def test_a_thinking_budget_on_an_adaptive_model_is_a_clear_error_before_sending(
 
 
 async def test_three_thinking_requests_on_sonnet_5_5_send_nothing_refused_and_pass_thinking_back(tmp_path: Any) -> None:
-    api = SimulatedAPI([tool_reply("add", {"a": 1, "b": 2}), tool_reply("add", {"a": 3, "b": 4}), text_reply("7")],
-                       thinks_by_default=True)
+    api = SimulatedAPI([tool_reply("add", {"a": 1, "b": 2}), tool_reply("add", {"a": 3, "b": 4}), text_reply("7")])
     engine = make_engine(api, tmp_path, model="claude-sonnet-5-5", effort="low")
     ev = await run(engine, "add things")
     assert done_of(ev).reason == "end_turn" and kinds(ev).count("request_completed") == 3

@@ -28,6 +28,9 @@ REQUEST = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}]
                        max_tokens=200)
 LONG = "a reply with quite a few words in it, so that the stream has several text deltas to send"
 KEY = "sk-ant-api03-provider-test-SECRET-5e2f"
+# A break after text has arrived: message_start, ping, the model's unasked thinking block with its
+# text omitted (start, signature_delta, stop: no chunk), the text block's start, two text deltas.
+MID = 8
 
 
 async def collect(provider: AnthropicProvider, request: ModelRequest = REQUEST) -> list[Chunk]:
@@ -66,23 +69,23 @@ async def test_an_overloaded_529() -> None:
 
 
 async def test_an_sse_error_frame_mid_stream() -> None:
-    err, seen = await fail(faulty(Fault.sse_error(after_events=5)))
+    err, seen = await fail(faulty(Fault.sse_error(after_events=MID)))
     assert any(isinstance(c, TextDelta) for c in seen)  # it broke after text had arrived
     assert (err.kind, err.status) == (ErrorKind.OVERLOADED, 200)
     assert type(err.__cause__) is anthropic.APIStatusError
-    err, _ = await fail(faulty(Fault.sse_error(after_events=5, error_type="api_error")))
+    err, _ = await fail(faulty(Fault.sse_error(after_events=MID, error_type="api_error")))
     assert err.kind is ErrorKind.SERVER
 
 
 async def test_a_dropped_connection_mid_stream() -> None:
-    err, seen = await fail(faulty(Fault.drop(after_events=5)))
+    err, seen = await fail(faulty(Fault.drop(after_events=MID)))
     assert any(isinstance(c, TextDelta) for c in seen)
     assert (err.kind, err.status) == (ErrorKind.CONNECTION, None)
     assert isinstance(err.__cause__, httpx2.TransportError)
 
 
 async def test_a_dropped_connection_over_loopback() -> None:
-    api = SimulatedAPI([text_reply(LONG)] * 2, faults={1: Fault.drop(after_events=5)})
+    api = SimulatedAPI([text_reply(LONG)] * 2, faults={1: Fault.drop(after_events=MID)})
     with LoopbackServer(api) as server:
         provider = anthropic_provider(KEY, base_url=server.base_url)
         err, seen = await fail(provider)

@@ -150,11 +150,18 @@ async def test_cut_tool_json_breaks_inside_the_input_fragments() -> None:
     _, client = faulty(Fault.cut_tool_json())
     stream = await client.messages.create(model=MODEL, max_tokens=200, messages=USER, stream=True)
     fragments: list[str] = []
+    started: list[str] = []
+    stopped: list[int] = []
     with pytest.raises(httpx2.ReadError):
         async for event in stream:
+            if event.type == "content_block_start":
+                started.append(event.content_block.type)
             if event.type == "content_block_delta" and event.delta.type == "input_json_delta":
                 fragments.append(event.delta.partial_json)
-            assert event.type != "content_block_stop" or event.index == 0
+            if event.type == "content_block_stop":
+                stopped.append(event.index)
+    # The model's thinking and its text ended; the tool call (block 2) never did.
+    assert started == ["thinking", "text", "tool_use"] and stopped == [0, 1]
     assert any(fragments)
     with pytest.raises(ValueError):
         json.loads("".join(fragments))  # what arrived is not a whole JSON document
@@ -205,6 +212,6 @@ async def test_faults_count_every_request_including_count_tokens() -> None:
     with pytest.raises(anthropic.OverloadedError):
         await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
     message = await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
-    assert message.content[0].text == "ok"
+    assert [b.type for b in message.content] == ["thinking", "text"] and message.content[1].text == "ok"
     assert [(r.number, r.path, r.fault.name if r.fault else None) for r in api.requests] == [
         (1, "/v1/messages/count_tokens", None), (2, "/v1/messages", "overloaded"), (3, "/v1/messages", None)]

@@ -111,9 +111,37 @@ async def test_valid_tool_round_trip_and_merged_consecutive_messages_are_accepte
         {"role": "user", "content": "go"}, {"role": "user", "content": "now"},  # merged, as the API does
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}, TOOL_USE]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"}]}]}
-    response = await post(SimulatedAPI([text_reply("done")]), body)
+    response = await post(SimulatedAPI([text_reply("done")], thinks_by_default=False), body)
     assert response.status_code == 200, response.text
     assert response.json()["content"] == [{"type": "text", "text": "done"}]
+
+
+async def test_thinking_must_come_back_with_its_signature_and_unchanged() -> None:
+    api = SimulatedAPI(lambda request: tool_reply("python", {"code": "1"}) if len(request["messages"]) == 1
+                       else text_reply("done"))
+    first = (await post(api, {"model": MODEL, "max_tokens": 50, "messages": USER, "tools": [PYTHON]})).json()
+    thinking, use = first["content"]
+    assert thinking["type"] == "thinking" and thinking["thinking"] == "" and thinking["signature"]
+
+    def follow_up(*blocks: dict) -> dict:
+        return {"model": MODEL, "max_tokens": 50, "tools": [PYTHON], "messages": [
+            *USER, {"role": "assistant", "content": [*blocks, use]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "1"}]}]}
+
+    for block, error in [
+        ({"type": "thinking", "thinking": ""}, "messages.1.content.0.thinking.signature: Field required"),
+        ({**thinking, "signature": ""}, "messages.1.content.0.thinking.signature: Field required"),
+        ({**thinking, "thinking": "made up"}, "messages.1.content.0: Invalid `signature` in `thinking` block"),
+        ({"type": "redacted_thinking"}, "messages.1.content.0.redacted_thinking.data: Field required"),
+    ]:
+        response = await post(api, follow_up(block))
+        assert response.status_code == 400 and response.json()["error"]["message"] == error
+    accepted = await post(api, follow_up(thinking))  # byte-identical, as it was sent
+    assert accepted.status_code == 200, accepted.text
+    assert [b["type"] for b in accepted.json()["content"]] == ["thinking", "text"]
+    # A signature this API never issued (a history from elsewhere) is only checked for presence.
+    foreign = await post(api, follow_up({"type": "thinking", "thinking": "earlier", "signature": "c2lnbmVk"}))
+    assert foreign.status_code == 200, foreign.text
 
 
 @pytest.mark.parametrize(("model", "status"), [("gpt-4o", 404), ("claude-made-up-9", 200), ("claude-haiku-4-5", 200),
@@ -135,7 +163,8 @@ async def test_a_missing_api_key_is_a_401_and_a_wrong_path_a_404() -> None:
 
 
 async def test_scripted_replies_are_consumed_in_order_then_say_the_script_is_exhausted() -> None:
-    api = SimulatedAPI([text_reply("one"), tool_reply("python", {"code": "2"}, id="toolu_fixed")])
+    api = SimulatedAPI([text_reply("one"), tool_reply("python", {"code": "2"}, id="toolu_fixed")],
+                       thinks_by_default=False)
     client = api.async_client()
     first = await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
     second = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
@@ -154,7 +183,7 @@ async def test_the_function_hook_sees_the_request_and_may_be_async() -> None:
         seen.append(request)
         return text_reply(f"{len(request['messages'])} message(s), tools: {[t['name'] for t in request.get('tools', [])]}")
 
-    client = SimulatedAPI(respond).async_client()
+    client = SimulatedAPI(respond, thinks_by_default=False).async_client()
     message = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
     assert message.content[0].text == "1 message(s), tools: ['python']"
     assert seen[0]["model"] == MODEL and seen[0]["messages"] == USER
@@ -209,11 +238,17 @@ def calls(replies: list[Any]) -> list[tuple[str, dict]]:
     return [(b.name, b.input) for r in replies for b in r.content if b.type == "tool_use"]
 
 
+def text(reply: Any) -> str:
+    """The reply's text (claude-sonnet-5-5 thinks first; ``run_agent`` passes its thinking back)."""
+    assert reply.content[0].type == "thinking" and reply.content[0].signature
+    return "".join(b.text for b in reply.content if b.type == "text")
+
+
 async def test_brain_computes_arithmetic_with_python_then_summarises() -> None:
     replies = await run_agent(SimulatedAPI().async_client(), "what is 17 * 23", {"print(17 * 23)": "391"}, [PYTHON])
     assert calls(replies) == [("python", {"code": "print(17 * 23)"})]
     assert replies[-1].stop_reason == "end_turn"
-    assert "391" in replies[-1].content[0].text and "(simulated model)" in replies[-1].content[0].text
+    assert "391" in text(replies[-1]) and "(simulated model)" in text(replies[-1])
 
 
 async def test_brain_inspects_then_computes_over_several_turns() -> None:
@@ -227,14 +262,14 @@ async def test_brain_reads_the_files_it_is_pointed_at() -> None:
     replies = await run_agent(SimulatedAPI().async_client(), "Summarise data.csv please",
                               {"data.csv": "a,b\n1,2"}, [PYTHON, READ_FILE])
     assert calls(replies) == [("read_file", {"path": "data.csv"})]
-    assert "a,b" in replies[-1].content[0].text
+    assert "a,b" in text(replies[-1])
 
 
 async def test_brain_without_a_matching_rule_explains_that_it_is_simulated() -> None:
     replies = await run_agent(SimulatedAPI().async_client(), "Write me a poem about autumn.", {}, [PYTHON])
     assert len(replies) == 1 and replies[0].stop_reason == "end_turn"
-    text = replies[0].content[0].text
-    assert "(simulated model)" in text and "not a real language model" in text and "poem about autumn" in text
+    said = text(replies[0])
+    assert "(simulated model)" in said and "not a real language model" in said and "poem about autumn" in said
 
 
 def test_brain_only_uses_tools_it_is_offered() -> None:

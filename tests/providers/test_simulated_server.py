@@ -42,8 +42,10 @@ async def test_the_real_sdk_streams_over_loopback() -> None:
                 first = await stream.get_final_message()
             second = await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
             counted = await client.messages.count_tokens(model=MODEL, messages=USER)
-    assert first.stop_reason == "tool_use" and first.content[1].input == {"code": "print('over the wire')"}
-    assert second.content[0].text == "Done."
+    # claude-sonnet-5-5 thinks unasked (thinking omitted): each reply opens with its thinking block.
+    assert [b.type for b in first.content] == ["thinking", "text", "tool_use"]
+    assert first.stop_reason == "tool_use" and first.content[2].input == {"code": "print('over the wire')"}
+    assert [b.type for b in second.content] == ["thinking", "text"] and second.content[1].text == "Done."
     assert counted.input_tokens == second.usage.input_tokens
     assert [r.path for r in server.api.requests] == ["/v1/messages", "/v1/messages", "/v1/messages/count_tokens"]
 
@@ -92,7 +94,8 @@ async def test_python_dash_m_serves_on_loopback() -> None:
             assert base_url.startswith("http://127.0.0.1:")
             async with sdk(base_url) as client:
                 message = await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
-                assert "(simulated model)" in message.content[0].text
+                text = next(b.text for b in message.content if b.type == "text")
+                assert "(simulated model)" in text
                 with pytest.raises(anthropic.OverloadedError):
                     await client.messages.create(model=MODEL, max_tokens=100, messages=USER)
                 with pytest.raises(anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 300 maximum"):

@@ -47,16 +47,23 @@ def accumulate(events: list[Any]) -> dict:
     return message
 
 
-async def three_ways(replies: list[Reply], **params: Any) -> tuple[Any, dict, Any, list[Any]]:
+async def three_ways(replies: list[Reply], *, thinks_by_default: bool = False,
+                     **params: Any) -> tuple[Any, dict, Any, list[Any]]:
     """The same script answered non-streamed, as raw stream events, and through messages.stream().
 
-    Each call gets a fresh API with the same script, so ids (counters) are identical too.
+    Each call gets a fresh API with the same script, so ids (counters) are identical too. The
+    default model's unasked thinking is off unless ``thinks_by_default``: most tests here are about
+    text and tool blocks.
     """
     params = {"model": MODEL, "max_tokens": 2000, "messages": USER, **params}
-    plain = await SimulatedAPI(list(replies)).async_client().messages.create(**params)
-    raw = await SimulatedAPI(list(replies)).async_client().messages.create(stream=True, **params)
+
+    def client() -> Any:
+        return SimulatedAPI(list(replies), thinks_by_default=thinks_by_default).async_client()
+
+    plain = await client().messages.create(**params)
+    raw = await client().messages.create(stream=True, **params)
     events = [e async for e in raw]
-    async with SimulatedAPI(list(replies)).async_client().messages.stream(**params) as stream:
+    async with client().messages.stream(**params) as stream:
         final = await stream.get_final_message()
     return plain, accumulate(events), final, events
 
@@ -94,24 +101,62 @@ async def test_several_tool_calls_in_one_reply() -> None:
     assert final.model_dump() == plain.model_dump() == raw
 
 
-async def test_thinking_blocks_only_when_thinking_is_requested() -> None:
-    reply = Reply((ThinkingBlock("Weighing the options step by step."), TextBlock("Done.")))
+THOUGHT = Reply((ThinkingBlock("Weighing the options step by step."), TextBlock("Done.")))
+
+
+def block_events(events: list[Any], index: int) -> list[tuple[str, str | None]]:
+    """``(event type, delta type)`` of the stream events of content block ``index``."""
+    return [(e.type, getattr(getattr(e, "delta", None), "type", None)) for e in events
+            if e.type.startswith("content_block") and e.index == index]
+
+
+@pytest.mark.parametrize("reply", [text_reply("Done."), THOUGHT], ids=["no scripted thinking", "scripted thinking"])
+async def test_a_5x_model_thinks_unasked_with_the_thinking_omitted(reply: Reply) -> None:
+    # claude-sonnet-5-5 thinks adaptively by default; without `display: "summarized"` the API sends
+    # the thinking block with empty text and its signature (adaptive thinking, display omitted).
+    plain, raw, final, events = await three_ways([reply], thinks_by_default=True)
+    assert [b.type for b in plain.content] == ["thinking", "text"]
+    assert plain.content[0].thinking == "" and plain.content[0].signature
+    assert plain.content[1].text == "Done."
+    # Streamed: block start (empty thinking, empty signature), the signature, block stop. No thinking_delta.
+    assert block_events(events, 0) == [("content_block_start", None), ("content_block_delta", "signature_delta"),
+                                       ("content_block_stop", None)]
+    start = next(e for e in events if e.type == "content_block_start" and e.index == 0)
+    assert start.content_block.model_dump() == {"type": "thinking", "thinking": "", "signature": ""}
+    signature = next(e.delta.signature for e in events if e.type == "content_block_delta" and e.index == 0)
+    assert signature == plain.content[0].signature
+    assert final.model_dump() == plain.model_dump() == raw
+    # Explicit adaptive thinking is the same; asking for a summary shows the thinking text.
+    adaptive, _, _, _ = await three_ways([reply], thinks_by_default=True, thinking={"type": "adaptive"})
+    assert adaptive.model_dump() == plain.model_dump()
+    shown, _, _, events = await three_ways([reply], thinks_by_default=True,
+                                           thinking={"type": "adaptive", "display": "summarized"})
+    assert shown.content[0].thinking and shown.content[0].signature
+    assert ("content_block_delta", "thinking_delta") in block_events(events, 0)
+
+
+async def test_a_model_that_does_not_think_by_default_thinks_only_when_asked() -> None:
+    haiku = "claude-haiku-4-5"  # takes thinking budgets; never thinks unasked
+    without, _, _, events = await three_ways([THOUGHT], thinks_by_default=True, model=haiku)
+    assert [b.type for b in without.content] == ["text"]
+    assert not any(e.type == "content_block_delta" and e.delta.type in ("thinking_delta", "signature_delta")
+                   for e in events)
     thinking = {"type": "enabled", "budget_tokens": 1024}
-    # A budget needs a model that takes budgets (5.x models answer 400).
-    plain, raw, final, events = await three_ways([reply], thinking=thinking, model="claude-haiku-4-5")
+    plain, raw, final, events = await three_ways([THOUGHT], thinks_by_default=True, thinking=thinking, model=haiku)
     assert [b.type for b in plain.content] == ["thinking", "text"]
     assert plain.content[0].thinking == "Weighing the options step by step."
     assert plain.content[0].signature
     kinds = {e.delta.type for e in events if e.type == "content_block_delta"}
     assert {"thinking_delta", "signature_delta", "text_delta"} <= kinds
     assert final.model_dump() == plain.model_dump() == raw
-
-    without, _, _, _ = await three_ways([reply])
-    assert [b.type for b in without.content] == ["text"]
-
-    # A reply without thinking still gets an (honest) thinking block when thinking is on.
-    adaptive, _, _, _ = await three_ways([text_reply("ok")], thinking={"type": "adaptive"})
+    # A reply without scripted thinking still gets an (honest) thinking block when thinking is on.
+    adaptive, _, _, _ = await three_ways([text_reply("ok")], thinking={"type": "adaptive"}, model="claude-sonnet-4-6")
     assert adaptive.content[0].type == "thinking" and "simulated" in adaptive.content[0].thinking
+
+
+async def test_unasked_thinking_can_be_switched_off_for_wire_format_tests() -> None:
+    off, _, _, _ = await three_ways([THOUGHT], thinks_by_default=False)
+    assert [b.type for b in off.content] == ["text"]
 
 
 @pytest.mark.parametrize(
@@ -184,18 +229,26 @@ async def test_raw_sse_frames_follow_the_documented_sequence() -> None:
     assert response.headers["request-id"].startswith("req_sim_")
     frames = response.text.split("\n\n")
     assert frames[-1] == ""
-    names = []
+    names, payloads = [], []
     for frame in frames[:-1]:
         event_line, data_line = frame.split("\n")
         name = event_line.removeprefix("event: ")
         data = json.loads(data_line.removeprefix("data: "))
         assert data["type"] == name
         names.append(name)
+        payloads.append(data)
     assert names[0] == "message_start" and names[1] == "ping"
     assert names[-2:] == ["message_delta", "message_stop"]
     blocks = [n for n in names if n.startswith("content_block")]
     assert blocks[0] == "content_block_start" and blocks[-1] == "content_block_stop"
-    assert names.count("content_block_start") == names.count("content_block_stop") == 2
+    # The model's unasked thinking (display omitted), then the text, then the tool call.
+    assert names.count("content_block_start") == names.count("content_block_stop") == 3
+    thinking = payloads[2:5]
+    assert thinking[0] == {"type": "content_block_start", "index": 0,
+                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+    assert thinking[1]["delta"]["type"] == "signature_delta" and thinking[1]["delta"]["signature"]
+    assert thinking[2] == {"type": "content_block_stop", "index": 0}
+    assert payloads[5]["content_block"]["type"] == "text"
     start = json.loads(frames[0].split("\n")[1][6:])["message"]
     assert start["stop_reason"] is None and start["content"] == []
     assert set(start["usage"]) >= {"input_tokens", "output_tokens", "cache_creation_input_tokens",

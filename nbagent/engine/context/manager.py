@@ -199,8 +199,9 @@ class ContextManager:
     # -- notices --------------------------------------------------------------------------------
 
     def apply_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
-        """Record the truncation notice for block 0 of message 1 at ``ts``, once (no update for
-        message 1 yet; with ``history``, only if message 1 has list content). Returns whether it was added."""
+        """Record the truncation notice for message 1 at ``ts``, once (no update for message 1 yet; with
+        ``history``, only if message 1 has list content, and on its first text block, else block 0).
+        Returns whether it was added."""
         return self._add_truncation_notice(ts, history)
 
     def apply_standard_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
@@ -219,7 +220,8 @@ class ContextManager:
             return False
         if history is not None and not (len(history) > 1 and isinstance(history[1].get("content"), list)):
             return False
-        self._updates.add(1, 0, ts, TRUNCATION_NOTICE, edit_type=EditType.UNDEFINED)
+        block = _first_text_block(history[1]) if history is not None else 0
+        self._updates.add(1, block, ts, TRUNCATION_NOTICE, edit_type=EditType.UNDEFINED)
         return True
 
     # -- rollback and persistence ---------------------------------------------------------------
@@ -240,6 +242,16 @@ class ContextManager:
         self._updates = updates
         self._memo.clear()
         self._reads.clear()
+
+
+def _first_text_block(message: Mapping[str, Any]) -> int:
+    """Where the truncation notice goes in message 1: its first text block (a thinking block that
+    opens the message has no replaceable text and is passed back unchanged); block 0 when it has none."""
+    content = message.get("content")
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            return i
+    return 0
 
 
 def _task_starts_with_text(history: Sequence[Mapping[str, Any]]) -> bool:

@@ -104,8 +104,11 @@ class SimulatedAPI:
     a function ``(request_body) -> Reply`` (sync or async). ``context_window`` overrides the
     model's window. ``faults``: a :class:`FaultSchedule` or ``{request_number: Fault}``.
     ``clock`` drives cache TTLs; ``sleep`` performs pacing and stalls, so tests can inject both.
-    ``thinks_by_default``: adaptive-only (5.x) models think unasked, thinking text omitted, as the
-    real API does (off by default for now: older tests expect no thinking blocks).
+    ``thinks_by_default``: adaptive-only (5.x) models think unasked, as the real API does: each
+    reply opens with a ``thinking`` block whose text is omitted (empty) and whose ``signature`` is
+    set, unless the request asks for ``display: "summarized"``. False turns that off (a reply then
+    has thinking only when the request enables it), for tests about other parts of the wire format.
+    A thinking block this API issued must come back with its signature and its thinking unchanged.
     ``request_log`` bounds :attr:`requests` (the newest requests; None keeps all);
     :attr:`request_count` counts every request.
     """
@@ -119,7 +122,7 @@ class SimulatedAPI:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         tokens_per_second: float | None = None,
         first_token_latency: float = 0.0,
-        thinks_by_default: bool = False,
+        thinks_by_default: bool = True,
         request_log: int | None = REQUEST_LOG_SIZE,
     ) -> None:
         self.responder: ResponderFn = _as_responder(responder)
@@ -139,6 +142,7 @@ class SimulatedAPI:
         self.cache = PromptCache(lambda: self.clock(), self._counter)
         self._messages = 0
         self._tools = 0
+        self._signed: dict[str, set[str]] = {}  # signature -> the thinking text(s) it was issued with
 
     @property
     def faults(self) -> FaultSchedule:
@@ -221,7 +225,7 @@ class SimulatedAPI:
         if fault is not None and fault.kind is FaultKind.HTTP:
             raise self._fault_error(fault, body)
 
-        validate(body, count_only)
+        validate(body, count_only, self._signed)
         model = str(body["model"])
         if get_model(model) is None and not model.startswith("claude-"):
             raise ApiError(404, "not_found_error", f"model: {model}")
@@ -249,6 +253,9 @@ class SimulatedAPI:
             body, reply, input_tokens, cache, window,
             message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"),
             thinks_by_default=self.thinks_by_default)
+        for block in message["content"]:
+            if block["type"] == "thinking":
+                self._signed.setdefault(block["signature"], set()).add(block["thinking"])
         if body.get("stream") is not True:
             return self._finish(fault, _json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)

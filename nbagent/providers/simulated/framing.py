@@ -1,7 +1,8 @@
 """From a :class:`Reply` to the wire: the assistant message with its usage, and its SSE frames.
 
-``build_message`` applies what the API applies to generated content (thinking only when asked,
-stop sequences, ``max_tokens`` and the context window) and counts output tokens with tiktoken.
+``build_message`` applies what the API applies to generated content (thinking when asked, and
+unasked with its text omitted on models that think by default; stop sequences, ``max_tokens`` and
+the context window) and counts output tokens with tiktoken.
 ``stream_frames`` turns the message into the event sequence of Anthropic's streaming
 documentation, so that the SDK's accumulator rebuilds exactly the non-streamed message.
 """
@@ -102,7 +103,7 @@ def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cach
     content: list[Block] = []
     for b in reply.content:
         if isinstance(b, ThinkingBlock):
-            if thinking_on:  # the API only thinks when asked to
+            if thinking_on:  # when asked to, or unasked on a model that thinks by default
                 content.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature or _signature(b.thinking)})
         elif isinstance(b, TextBlock):
             content.append({"type": "text", "text": b.text})

@@ -2,13 +2,15 @@
 
 Checked: model and max_tokens present (max_tokens within the model's output limit), thinking budget,
 system and tools shapes, messages non-empty with user/assistant roles, non-empty text blocks, the
-first message from the user, and, after merging consecutive same-role messages as the API does,
-every ``tool_use`` answered by a ``tool_result`` in the next message (and no stray results).
+first message from the user, thinking blocks passed back with their signature (and, for one this
+API issued, with the thinking exactly as it was sent), and, after merging consecutive same-role
+messages as the API does, every ``tool_use`` answered by a ``tool_result`` in the next message (and
+no stray results).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from nbagent.engine.models import ModelInfo, get_model
 
@@ -27,8 +29,13 @@ def _bad(message: str) -> ApiError:
     return ApiError(400, "invalid_request_error", message)
 
 
-def validate(body: Mapping[str, Any], count_only: bool = False) -> None:
-    """Reject what the API rejects on the basics, with messages shaped like its own."""
+Signed = Mapping[str, Collection[str]]
+"""Signatures the API issued, each with the thinking text(s) it was sent with."""
+
+
+def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed | None = None) -> None:
+    """Reject what the API rejects on the basics, with messages shaped like its own. ``signed``: the
+    thinking blocks this API issued; one passed back with other thinking fails its signature check."""
     if not body.get("model"):
         raise _bad("model: Field required")
     max_tokens = body.get("max_tokens")
@@ -55,7 +62,7 @@ def validate(body: Mapping[str, Any], count_only: bool = False) -> None:
     if tools is not None and (not isinstance(tools, list)
                               or not all(isinstance(t, Mapping) and t.get("name") for t in tools)):
         raise _bad("tools: each tool must be an object with a `name`")
-    _validate_messages(body.get("messages"))
+    _validate_messages(body.get("messages"), signed or {})
     if info is not None:
         _validate_capabilities(body, info)
     found = count_breakpoints(body)
@@ -96,10 +103,22 @@ def _is_prefill(message: Any) -> bool:
                 and any(isinstance(b, Mapping) and b.get("type") == "server_tool_use" for b in content))
 
 
+def _check_thinking(where: str, block: Mapping[str, Any], signed: Signed) -> None:
+    """A thinking block comes back as it was sent: its text (empty when display was omitted) and
+    the signature that vouches for it."""
+    if not isinstance(block.get("thinking"), str):
+        raise _bad(f"{where}.thinking.thinking: Field required")
+    signature = block.get("signature")
+    if not isinstance(signature, str) or not signature:
+        raise _bad(f"{where}.thinking.signature: Field required")
+    if signature in signed and block["thinking"] not in signed[signature]:
+        raise _bad(f"{where}: Invalid `signature` in `thinking` block")
+
+
 _Located = list[tuple[int, int, Mapping[str, Any]]]  # (message index, block index, block)
 
 
-def _message_blocks(i: int, message: Any, last: bool) -> tuple[str, _Located]:
+def _message_blocks(i: int, message: Any, last: bool, signed: Signed) -> tuple[str, _Located]:
     if not isinstance(message, Mapping):
         raise _bad(f"messages.{i}: Input should be an object")
     role = message.get("role")
@@ -127,10 +146,14 @@ def _message_blocks(i: int, message: Any, last: bool) -> tuple[str, _Located]:
                 raise _bad(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
             if not text.strip():
                 raise _bad(f"messages.{i}.content.{j}.text: text content blocks must contain non-whitespace text")
+        elif b["type"] == "thinking":
+            _check_thinking(f"messages.{i}.content.{j}", b, signed)
+        elif b["type"] == "redacted_thinking" and not (isinstance(b.get("data"), str) and b["data"]):
+            raise _bad(f"messages.{i}.content.{j}.redacted_thinking.data: Field required")
     return str(role), [(i, j, b) for j, b in enumerate(blocks)]
 
 
-def _validate_messages(messages: Any) -> None:
+def _validate_messages(messages: Any, signed: Signed) -> None:
     if messages is None:
         raise _bad("messages: Field required")
     if not isinstance(messages, list) or not messages:
@@ -138,7 +161,7 @@ def _validate_messages(messages: Any) -> None:
     # Consecutive messages of one role are merged, as the API does, before pairing tool calls.
     merged: list[tuple[str, _Located]] = []
     for i, message in enumerate(messages):
-        role, blocks = _message_blocks(i, message, i == len(messages) - 1)
+        role, blocks = _message_blocks(i, message, i == len(messages) - 1, signed)
         if merged and merged[-1][0] == role:
             merged[-1][1].extend(blocks)
         else:
