@@ -69,12 +69,24 @@ def transcript(messages: Sequence[dict[str, Any]], start: int, instructions: str
     return "\n\n".join([*parts, ask])
 
 
+def summary_text(summary: str) -> str:
+    """The marked text block the model sees in place of the summarised messages."""
+    return f"{SUMMARY_MARK}\n{summary}"
+
+
 def summary_message(summary: str, history: Sequence[dict[str, Any]], end: int) -> dict[str, Any]:
     """Message ``end`` with the marked summary before its blocks; when the task's reply (message 1)
     called tools, their results (from message 2) come first, so every call keeps its answer."""
     answers = [b for b in blocks(history[2]) if b.get("type") == "tool_result"] if tool_uses(history[1]) else []
-    text = {"type": "text", "text": f"{SUMMARY_MARK}\n{summary}"}
+    text = {"type": "text", "text": summary_text(summary)}
     return {"role": "user", "content": [*answers, text, *blocks(history[end])]}
+
+
+def compacted(history: Sequence[dict[str, Any]], end: int, summary: str) -> list[dict[str, Any]]:
+    """The history after a compaction (``history`` is not changed): the task pair, then
+    :func:`summary_message` in place of messages ``2..end``, then everything after ``end``.
+    The session and the truncation explorer both compact through this function."""
+    return [*history[:2], summary_message(summary, history, end), *history[end + 1:]]
 
 
 async def summarise(
@@ -109,4 +121,4 @@ async def summarise(
 
 
 __all__ = ["SUMMARY_MARK", "COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
-           "hidden_end", "transcript", "summary_message", "summarise"]
+           "hidden_end", "transcript", "summary_text", "summary_message", "compacted", "summarise"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from .compaction import compacted
 from .context import ContextManager, RequestUsage
 from .context.file_state import FileStateCache
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
@@ -244,13 +245,14 @@ class Session:
         if self._store is not None:
             self._store.save_events(self.events)
 
-    def compact(self, end: int, message: dict[str, Any], record: RequestRecord) -> None:
-        """Replace ``history[2:end+1]`` by ``message`` (the summary and message ``end``), record the
-        summary request; the state before is kept so that a rollback across it restores it."""
+    def compact(self, end: int, summary: str, record: RequestRecord) -> None:
+        """Replace ``history[2:end+1]`` by one message (``summary`` and message ``end``, see
+        :func:`~nbagent.engine.compaction.compacted`), record the summary request; the state before
+        is kept so that a rollback across it restores it."""
         self.compactions.append(_BeforeCompaction(
             turns=frozenset(m.turn for m in self.marks), history=list(self.history),
             deleted_range=self.deleted_range, updates=self.context.updates.copy(), marks=list(self.marks)))
-        self.history[2:end + 1] = [message]
+        self.history[:] = compacted(self.history, end, summary)
         self.deleted_range, self.previous_usage = None, None
         self.context.replace_updates(type(self.context.updates)())
         self.records.append(record)
