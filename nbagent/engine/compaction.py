@@ -89,6 +89,39 @@ def compacted(history: Sequence[dict[str, Any]], end: int, summary: str) -> list
     return [*history[:2], summary_message(summary, history, end), *history[end + 1:]]
 
 
+@dataclass(frozen=True)
+class RollbackPoint:
+    """What undoes one compaction, kept in ``session.json`` (``compactions``) so that a resumed
+    session rolls back across it exactly: the turns marked before it, the messages it replaced
+    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
+
+    turns: tuple[int, ...]
+    replaced: tuple[dict[str, Any], ...]
+    updates: list[Any]
+
+    def restore(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``history`` without this compaction (undo later ones first): messages 0-1, the replaced
+        messages, then everything after the summary message."""
+        return [*history[:2], *self.replaced, *history[3:]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RollbackPoint":
+        """From :meth:`to_json` output; raises ValueError on any other shape."""
+        if not isinstance(data, dict):
+            raise ValueError("a compaction entry is not an object")
+        turns, replaced, updates = data.get("turns"), data.get("replaced"), data.get("updates")
+        if not (isinstance(turns, list) and all(isinstance(t, int) for t in turns)):
+            raise ValueError("a compaction's turns are not a list of integers")
+        if not (isinstance(replaced, list) and replaced and all(isinstance(m, dict) for m in replaced)):
+            raise ValueError("a compaction's replaced messages are not a non-empty list of messages")
+        if not isinstance(updates, list):
+            raise ValueError("a compaction's context updates are not a list")
+        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates)
+
+
 async def summarise(
     history: Sequence[dict[str, Any]], *, provider: Provider, model: str, max_tokens: int, turn: int,
     request_no: int, context_window: int, prices: Any = None, instructions: str | None = None,
@@ -120,5 +153,5 @@ async def summarise(
     return Compaction(end=end, summary=summary, record=record)
 
 
-__all__ = ["SUMMARY_MARK", "COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
+__all__ = ["SUMMARY_MARK", "COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction", "RollbackPoint",
            "hidden_end", "transcript", "summary_text", "summary_message", "compacted", "summarise"]
