@@ -264,3 +264,14 @@ async def test_a_responder_that_raises_is_a_readable_500() -> None:
 
     with pytest.raises(anthropic.InternalServerError, match=r"the responder raised KeyError: 'oops'"):
         await SimulatedAPI(broken).async_client().messages.create(model=MODEL, max_tokens=10, messages=USER)
+
+
+def test_brain_does_not_read_a_compaction_summary_as_the_prompt() -> None:
+    from nbagent.engine.compaction import summary_text
+
+    prompt = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
+                                          {"type": "text", "text": "Write a haiku."}]}
+    reply = DemoBrain()({"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
+                                      prompt], "tools": [PYTHON]})
+    assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
+    assert 'understood your message as: "Write a haiku."' in reply.content[-1].text

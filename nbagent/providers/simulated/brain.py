@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from nbagent.engine.compaction import SUMMARY_MARK
 from nbagent.engine.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
 
 from .answer import fill_schema
@@ -54,12 +55,14 @@ def _text_of(content: Any, results: bool = True) -> str:
 
 
 def _prompt_text(message: Mapping[str, Any]) -> str:
-    """The user's words in a message: its text blocks, without the loop's structured-output asks."""
+    """The user's words in a message: its text blocks, without the loop's structured-output asks
+    and without a compaction's summary (which shares the message of the prompt after it)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(str(b.get("text", "")) for b in content or ()
-                     if isinstance(b, Mapping) and b.get("type") == "text" and b.get("text") not in (INSTRUCTION, NUDGE))
+    return "\n".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping)
+                     and b.get("type") == "text" and b.get("text") not in (INSTRUCTION, NUDGE)
+                     and not str(b.get("text", "")).startswith(SUMMARY_MARK))
 
 
 def _tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
