@@ -266,10 +266,11 @@ async def test_a_responder_that_raises_is_a_readable_500() -> None:
         await SimulatedAPI(broken).async_client().messages.create(model=MODEL, max_tokens=10, messages=USER)
 
 
-def test_brain_does_not_read_a_compaction_summary_as_the_prompt() -> None:
+def test_brain_does_not_read_a_compaction_summary_or_kernel_facts_as_the_prompt() -> None:
     from nbagent.engine.compaction import summary_text
 
     prompt = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
+                                          {"type": "text", "text": "<kernel-state>\n- `df`: 3 * 4\n</kernel-state>"},
                                           {"type": "text", "text": "Write a haiku."}]}
     reply = DemoBrain()({"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
                                       prompt], "tools": [PYTHON]})

@@ -54,15 +54,20 @@ def _text_of(content: Any, results: bool = True) -> str:
     return "\n".join(parts)
 
 
+# Blocks the loop adds to a prompt's message that are context, not the user's words: a compaction's
+# summary, and kernel facts sent as ``<kernel-state>`` blocks (newer loops send them that way).
+_NOT_THE_PROMPT = (SUMMARY_MARK, "<kernel-state")
+
+
 def _prompt_text(message: Mapping[str, Any]) -> str:
-    """The user's words in a message: its text blocks, without the loop's structured-output asks
-    and without a compaction's summary (which shares the message of the prompt after it)."""
+    """The user's words in a message: its text blocks, without the loop's structured-output asks,
+    a compaction's summary or kernel facts (which share the message of the prompt)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
     return "\n".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping)
                      and b.get("type") == "text" and b.get("text") not in (INSTRUCTION, NUDGE)
-                     and not str(b.get("text", "")).startswith(SUMMARY_MARK))
+                     and not str(b.get("text", "")).startswith(_NOT_THE_PROMPT))
 
 
 def _tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
