@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
-from .compaction import CompactionFailed, hidden_end, summarise, summary_message
+from .compaction import CompactionFailed, hidden_end, summarise
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info, should_compact_context_window
 from .context.window import start_of_rest
@@ -397,7 +397,7 @@ class QueryEngine:
             yield session.log(Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation "
                                                                "applies instead."))
             return
-        session.compact(made.end, summary_message(made.summary, session.history, made.end), made.record)
+        session.compact(made.end, made.summary, made.record)
         yield session.log(RequestCompleted(record=made.record))
         yield session.log(Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary."))
 

@@ -16,28 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .compaction import RollbackPoint, compacted
 from .context import ContextManager, RequestUsage
 from .context.file_state import FileStateCache
 from .context.request import build_request
+from .context.updates import ContextHistoryUpdates
+from .errors import CorruptFileError
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .messages import blocks, tool_uses
-from .store import FolderLock, SessionStore, TurnMark
+from .store import SESSION_FILE, FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
 from .totals import RunningTotals
 
 _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
-
-
-@dataclass(frozen=True)
-class _BeforeCompaction:
-    """The session just before a compaction: the turns marked then, and what rollback restores."""
-
-    turns: frozenset[int]
-    history: list[dict[str, Any]]
-    deleted_range: tuple[int, int] | None
-    updates: Any
-    marks: list[TurnMark]
 
 
 @dataclass(frozen=True)
@@ -90,7 +82,7 @@ class Session:
         self.context = ContextManager()
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
-        self.compactions: list[_BeforeCompaction] = []  # what rollback restores (in memory only)
+        self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in session.json)
         self._totals = RunningTotals()
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
@@ -142,6 +134,10 @@ class Session:
         repaired (the call answered "not run") before it continues.
         """
         snap = SessionStore(task_dir).load()
+        try:
+            points = [RollbackPoint.from_json(c) for c in snap.compactions]
+        except ValueError as exc:
+            raise CorruptFileError(Path(task_dir) / SESSION_FILE, f"bad session data: {exc}") from None
         session = cls(task_dir, model=snap.model or "")
         session.history.extend(snap.history)
         session.context.replace_updates(snap.updates)
@@ -150,6 +146,7 @@ class Session:
         session.previous_usage = RequestUsage(**snap.previous_usage) if snap.previous_usage else None
         session.records, session.events, session.marks = snap.records, snap.events, snap.marks
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
+        session.compactions = points
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         last = session.history[-1] if session.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
@@ -276,13 +273,14 @@ class Session:
         if self._store is not None:
             self._store.save_events(self.events)
 
-    def compact(self, end: int, message: dict[str, Any], record: RequestRecord) -> None:
-        """Replace ``history[2:end+1]`` by ``message`` (the summary and message ``end``), record the
-        summary request; the state before is kept so that a rollback across it restores it."""
-        self.compactions.append(_BeforeCompaction(
-            turns=frozenset(m.turn for m in self.marks), history=list(self.history),
-            deleted_range=self.deleted_range, updates=self.context.updates.copy(), marks=list(self.marks)))
-        self.history[2:end + 1] = [message]
+    def compact(self, end: int, summary: str, record: RequestRecord) -> None:
+        """Replace ``history[2:end+1]`` by one message (``summary`` and message ``end``, see
+        :func:`~nbagent.engine.compaction.compacted`), record the summary request; the state before
+        is kept so that a rollback across it restores it."""
+        self.compactions.append(RollbackPoint(turns=tuple(m.turn for m in self.marks),
+                                              replaced=tuple(self.history[2:end + 1]),
+                                              updates=self.context.updates.to_json()))
+        self.history[:] = compacted(self.history, end, summary)
         self.deleted_range, self.previous_usage = None, None
         self.context.replace_updates(type(self.context.updates)())
         self.records.append(record)
@@ -293,12 +291,13 @@ class Session:
             self._save_meta(self._store)
 
     def _undo_compactions(self, turn: int) -> None:
-        """Before rolling back to ``turn``: restore the history of the first compaction after it."""
-        for i, before in enumerate(self.compactions):
-            if turn in before.turns or turn == 0:
-                self.history[:] = before.history
-                self.deleted_range, self.marks = before.deleted_range, before.marks
-                self.context.replace_updates(before.updates)
+        """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
+        restoring the history and the context manager's updates of the first one."""
+        for i, point in enumerate(self.compactions):
+            if turn in point.turns or turn == 0:
+                for later in reversed(self.compactions[i:]):
+                    self.history[:] = later.restore(self.history)
+                self.context.replace_updates(ContextHistoryUpdates.from_json(point.updates))
                 del self.compactions[i:]
                 return
 
@@ -346,4 +345,5 @@ class Session:
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         store.save_meta(model=self.model, deleted_range=self.deleted_range, records=self.records,
-                        marks=self.marks, last_ts=self.last_ts, previous_usage=pu)
+                        marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
+                        compactions=[c.to_json() for c in self.compactions])

@@ -2,7 +2,8 @@
 
 ``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
 stream deltas), ``context_history.json`` (the context manager's updates) and ``session.json``
-(range, model, totals, per-request records, turn marks; never the API key). The
+(range, model, totals, per-request records, turn marks, what undoes each compaction; never the
+API key). The
 :class:`~nbagent.engine.session.Session` is the only writer; ``nbagent.lock`` (the writer's pid)
 keeps a second Agent, in this process or another, from writing the same folder.
 """
@@ -57,6 +58,8 @@ class SessionSnapshot:
     last_ts: int = 0
     previous_usage: dict[str, int] | None = None
     updates: ContextHistoryUpdates = field(default_factory=ContextHistoryUpdates)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    """What rollback needs to undo each compaction (parsed by the session: RollbackPoint)."""
 
 
 def totals_from_records(records: list[RequestRecord], *, truncations: int = 0) -> Totals:
@@ -112,8 +115,10 @@ class SessionStore:
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, records: list[RequestRecord],
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
+        compactions: list[dict[str, Any]] | None = None,
     ) -> None:
         totals = totals_from_records(records)
+        extra = {"compactions": compactions} if compactions else {}
         atomic_write_json(self.task_dir / SESSION_FILE, {
             "version": FORMAT_VERSION,
             "model": model,
@@ -123,6 +128,7 @@ class SessionStore:
             "marks": [self._as_dict(m) for m in marks],
             "last_ts": last_ts,
             "previous_usage": previous_usage,
+            **extra,
         })
 
     def load(self) -> SessionSnapshot:
@@ -151,6 +157,9 @@ class SessionStore:
             previous_usage = meta.get("previous_usage")
             if previous_usage is not None:
                 previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
+            compactions = meta.get("compactions", [])
+            if not isinstance(compactions, list):
+                raise TypeError("compactions is not a list")
             model = meta.get("model")
             if model is not None and not isinstance(model, str):
                 raise TypeError("model is not a string")
@@ -162,6 +171,7 @@ class SessionStore:
         return SessionSnapshot(
             history=history, events=events, model=model, deleted_range=deleted_range,
             records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
+            compactions=compactions,
         )
 
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..engine.compaction import COMPACT_KEEP, compacted, hidden_end, summary_text
 from ..engine.context import (
     ContextManager,
     ContextWindowInfo,
@@ -140,7 +141,7 @@ class SimulationResult:
             "history": r.history_len,
             "messages": r.messages_sent,
             "deleted range": fmt_range(r.deleted_range),
-            "keep": (r.keep or "") + (" + summary" if r.condensed else ""),
+            "keep": r.keep or "",
             "replaced reads": len(r.replaced_reads),
             "tokens sent": r.tokens_sent,
             "cache-read share": round(r.cache_read_share, 3),
@@ -186,20 +187,6 @@ def with_cache_breakpoint(messages: Sequence[Mapping[str, Any]]) -> list[Mapping
     return out
 
 
-def with_summary(messages: Sequence[Mapping[str, Any]], summary: str) -> list[dict[str, Any]]:
-    """The request with the summary in place of the hidden part: a text block at the start of the
-    first kept message after the task pair (a user message, so roles still alternate)."""
-    out: list[Any] = list(messages)  # shared messages keep their token-count cache hits
-    block = {"type": "text", "text": summary}
-    if len(out) > 2 and out[2].get("role") == "user":
-        content = out[2].get("content")
-        rest = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
-        out[2] = {"role": "user", "content": [block, *rest]}
-    else:  # nothing kept after the pair (cannot happen in a replay, which ends on a user message)
-        out.insert(2, {"role": "user", "content": [block]})
-    return out
-
-
 @dataclass(frozen=True)
 class _Step:
     """What a strategy decided for one request."""
@@ -223,8 +210,9 @@ class _Replay:
         self.condense_threshold = condense_threshold
         self.manager = ContextManager()  # one per simulated session, like the loop
         self.rng: tuple[int, int] | None = None
-        self.summary: str | None = None
-        self._summary_memo: tuple[str, Mapping[str, Any], Mapping[str, Any]] | None = None
+        self.summary: str | None = None  # the marked summary text the model sees
+        self.view: list[dict[str, Any]] = []  # auto-condense: the history after its compactions
+        self.folded = 0
 
     def step(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
         """Decide on the range and build the request for ``hist`` (which ends on a user message)."""
@@ -244,36 +232,28 @@ class _Replay:
                 keep = s
             return _Step(list(self.manager.get_truncated_messages(hist, self.rng)), keep)
         if s == "auto_condense":
-            rest = start_of_rest(self.rng)
-            condensed = False
-            # Never condense a summary again: skip when at most 2 messages follow the range.
-            if (previous is not None and len(hist) - rest > 2
-                    and should_compact_context_window(previous.total, self.window, self.condense_threshold)):
-                new = get_next_truncation_range(hist, self.rng, "none")
-                earlier = [{"role": "user", "content": self.summary}] if self.summary else []
-                self.summary = self.summarize([*earlier, *hist[rest:new[1] + 1]])
-                self.rng = new
-                condensed = True
-            # No updates are stored for this strategy, so this is get_truncated_messages, memoised.
-            messages: list[Mapping[str, Any]] = list(self.manager.get_truncated_messages(hist, self.rng))
-            if self.summary is not None:
-                messages = self._with_summary(messages)
-            return _Step(messages, "none" if condensed else None, condensed=condensed)
+            return self._compact(hist, previous)
         if s == "baseline":
             return _Step(list(self.manager.get_truncated_messages(hist, None)))  # memoised, nothing hidden
         raise ValueError(f"unknown strategy {s!r}; one of {', '.join(STRATEGIES)}")
 
-    def _with_summary(self, messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        # Reuse the summarised message while neither the summary nor its source changes, so the
-        # request keeps its identity-based token counts and cache layout (as a memo would).
-        source = messages[2] if len(messages) > 2 else None
-        memo = self._summary_memo
-        if memo is not None and memo[0] == self.summary and memo[1] is source:
-            return [*messages[:2], memo[2], *messages[3:]]
-        out: list[Mapping[str, Any]] = list(with_summary(messages, self.summary or ""))
-        if source is not None:
-            self._summary_memo = (self.summary or "", source, out[2])
-        return out
+    def _compact(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
+        """Auto-condense through the engine's compaction: ``view`` is the history as the session
+        holds it after its compactions (:func:`~nbagent.engine.compaction.compacted`, at
+        :func:`~nbagent.engine.compaction.hidden_end`), ``folded`` how many source messages fewer it
+        has. The range reported is the source messages the summary stands for."""
+        self.view.extend(cast("list[dict[str, Any]]", hist[len(self.view) + self.folded:]))
+        condensed = False
+        if previous is not None and should_compact_context_window(previous.total, self.window, self.condense_threshold):
+            end = hidden_end(self.view)
+            if end is not None:  # None: too little since the task or the last summary (never twice)
+                summary = self.summarize(self.view[2:end])
+                self.view = compacted(self.view, end, summary)
+                self.summary = summary_text(summary)
+                self.folded += end - 2
+                self.rng = (2, self.folded + 1)
+                condensed = True
+        return _Step(list(self.view), COMPACT_KEEP if condensed else None, condensed=condensed)
 
     def visible_replaced(self, n: int) -> frozenset[int]:
         if self.strategy != "cline":

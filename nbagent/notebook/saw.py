@@ -1,7 +1,7 @@
 """``%agent saw [TURN]``: the exact requests of a turn, as the model received them.
 
 Notices the context manager put in (truncation, "[Continue assisting the user!]", replaced file
-reads) are highlighted, so a reader sees at a glance what was changed or hidden.
+reads, a compaction's summary) are highlighted, so a reader sees at a glance what was changed or hidden.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Sequence
 
+from ..engine.compaction import SUMMARY_MARK
 from ..engine.messages import content_blocks, tool_result_text
 from ..engine.session import SentRequest
 
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
-            "[[NOTE] This file read has been removed")
+            "[[NOTE] This file read has been removed", SUMMARY_MARK)
 
 
 def _block_text(block: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import nbagent
+from nbagent.engine.compaction import COMPACT_KEEP, SUMMARY_MARK, hidden_end, summary_text
 from nbagent.engine.context import (
     ContextManager,
     RequestUsage,
@@ -23,6 +24,9 @@ from nbagent.engine.context import (
     should_compact_context_window,
 )
 from nbagent.engine.context.window import start_of_rest
+from nbagent.engine.cost import Usage
+from nbagent.engine.events import RequestRecord as EngineRecord
+from nbagent.engine.session import Session
 from nbagent.engine.tokens import MESSAGE_OVERHEAD, TokenCounter
 from nbagent.explorer import Explorer, explore, live_source
 from nbagent.explorer.render import (
@@ -56,13 +60,19 @@ def history() -> list[dict[str, Any]]:
 
 # --- the independent driving loop: the engine's functions, called the way the loop calls them ----
 
+def compaction_record(request: int) -> EngineRecord:
+    return EngineRecord(turn=1, request=request, model="m", usage=Usage(), cost_usd=None, context_tokens=0,
+                        max_allowed=0, context_window=0, deleted_range=None, keep=COMPACT_KEEP,
+                        file_read_saving=None, retries=0, stop_reason="end_turn", duration_s=0, ts=0)
+
+
 def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> list[tuple[Any, ...]]:
     """Per request: (range, keep fired, tokens sent, visible replaced reads)."""
     counter = TokenCounter()
     info = get_context_window_info(window)
     manager = ContextManager()
     rng: tuple[int, int] | None = None
-    summary: str | None = None
+    session, folded = Session(), 0
     previous: tuple[int, int] | None = None
     out: list[tuple[Any, ...]] = []
     user_indices = [i for i, m in enumerate(history) if m["role"] == "user"]
@@ -85,15 +95,14 @@ def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> l
                 keep = strategy
             messages = get_truncated_messages(hist, rng, manager.updates)
         elif strategy == "auto_condense":
-            if (usage is not None and len(hist) - start_of_rest(rng) > 2
-                    and should_compact_context_window(usage.total, window)):
-                rng = get_next_truncation_range(hist, rng, "none")
-                summary, keep = SUMMARY, "none"
-            messages = get_truncated_messages(hist, rng)
-            if summary is not None:
-                third = messages[2]
-                messages = [*messages[:2], {"role": "user", "content": [{"type": "text", "text": summary}, *third["content"]]},
-                            *messages[3:]]
+            # The engine's own session, compacted the way the loop compacts it.
+            session.history.extend(hist[len(session.history) + folded:])
+            end = hidden_end(session.history)
+            if usage is not None and should_compact_context_window(usage.total, window) and end is not None:
+                session.compact(end, SUMMARY, compaction_record(k))
+                folded = len(hist) - len(session.history)
+                rng, keep = (2, folded + 1), COMPACT_KEEP
+            messages = list(session.history)
         else:
             messages = get_truncated_messages(hist, None)
         tokens = counter.count_messages(messages)
@@ -177,9 +186,28 @@ def test_auto_condense_uses_the_summariser_and_never_condenses_a_summary_again(h
     result = simulate("auto_condense", history, WINDOW, summarize=summarize)
     condensed = [r for r in result.records if r.condensed]
     assert len(condensed) == len(seen) > 1
-    assert condensed[0].summary == f"[simulated summary of {seen[0]} messages]"
-    assert all(r.sent[2]["content"][0]["text"] == r.summary for r in result.records if r.summary)
+    assert condensed[0].summary == summary_text(f"[simulated summary of {seen[0]} messages]")
+    assert all(r.summary in [b.get("text") for b in r.sent[2]["content"]] for r in result.records if r.summary)
     assert "[summary]" in request_text(condensed[-1]) and "summary" in request_html(condensed[-1])
+
+
+def test_auto_condense_is_the_engines_compaction(history: list[dict[str, Any]]) -> None:
+    """At each compaction the explorer sends what a session compacted by the engine holds: the
+    marked summary after the task pair, hiding from message 2 to just before the latest prompt."""
+    result = simulate("auto_condense", history, WINDOW, summarize=lambda messages: SUMMARY)
+    first = next(r for r in result.records if r.condensed)
+    session = Session()
+    session.history.extend(history[: first.history_len])
+    end = hidden_end(session.history)
+    assert end is not None and first.deleted_range == (2, end - 1) and first.keep == COMPACT_KEEP
+    session.compact(end, SUMMARY, compaction_record(first.request))
+    assert list(first.sent) == session.history
+    assert f"{SUMMARY_MARK}\n{SUMMARY}" in [b.get("text") for b in first.sent[2]["content"]]
+    later = [r for r in result.records if r.condensed][1]
+    # The second summary covers the first one: its range starts at 2 and ends before the latest prompt.
+    prompt = max(i for i in range(later.history_len) if history[i]["role"] == "user"
+                 and not any(b.get("type") == "tool_result" for b in history[i]["content"]))
+    assert later.deleted_range == (2, prompt - 1)
 
 
 def test_request_view_shows_the_exact_messages_with_notices(history: list[dict[str, Any]]) -> None:

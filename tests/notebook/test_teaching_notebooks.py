@@ -1,4 +1,4 @@
-"""The four teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
+"""The five teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
 
 Executed with nbclient through :class:`AutoClickClient` (it presses the prompt buttons a cell's
 metadata names). Any cell error fails the test; the saved outputs must carry the readable
@@ -52,7 +52,7 @@ def executed(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["01_quickstart", "02_truncation_explorer", "03_retries_and_faults",
-                                  "04_permissions_and_tools"])
+                                  "04_permissions_and_tools", "05_compaction_and_structured_output"])
 def test_notebook_runs_offline_in_under_a_minute(executed, name):
     nb, seconds = executed(name)
     texts = _texts(nb)
@@ -91,3 +91,15 @@ def test_permissions_notebook_denies_and_resumes(executed):
     assert "outside" in joined
     assert "'max_requests'" in joined and "'max_budget'" in joined
     assert "'aborted'" in joined and "'end_turn'" in joined
+
+
+def test_compaction_notebook_binds_data_compacts_and_denies(executed):
+    nb, _ = executed("05_compaction_and_structured_output")
+    joined = "\n".join(_texts(nb))
+    assert "City(name='Paris', population=2100000)" in joined  # %%agent --out city --schema City
+    assert "Row(label='north', value=1.5)" in joined
+    assert "Compacted messages 2-" in joined and "compact" in joined  # the notice and the turn-table row
+    assert "[Summary of the earlier conversation" in joined and "(simulated model) Summary" in joined  # %agent saw
+    assert "rolled back to the end of turn 3" in joined
+    assert "plan mode: python is not read-only" in joined
+    assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined

@@ -311,3 +311,15 @@ async def test_the_request_log_keeps_the_newest_requests_and_counts_all() -> Non
     assert api.requests[-1].reply == text_reply("r4")
     unbounded = SimulatedAPI(request_log=None)
     assert unbounded.requests.maxlen is None
+
+
+def test_brain_does_not_read_a_compaction_summary_or_kernel_facts_as_the_prompt() -> None:
+    from nbagent.engine.compaction import summary_text
+
+    prompt = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
+                                          {"type": "text", "text": "<kernel-state>\n- `df`: 3 * 4\n</kernel-state>"},
+                                          {"type": "text", "text": "Write a haiku."}]}
+    reply = DemoBrain()({"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
+                                      prompt], "tools": [PYTHON]})
+    assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
+    assert 'understood your message as: "Write a haiku."' in reply.content[-1].text

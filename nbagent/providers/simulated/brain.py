@@ -13,6 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from nbagent.engine.compaction import SUMMARY_MARK
+from nbagent.engine.prompt import FACTS_TAG
+from nbagent.engine.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
+
+from .answer import fill_schema
 from .script import Reply, text_reply, tool_reply
 
 PREFIX = "(simulated model)"
@@ -48,6 +53,22 @@ def _text_of(content: Any, results: bool = True) -> str:
             elif block.get("type") == "tool_result" and results:
                 parts.append(_text_of(block.get("content", "")))
     return "\n".join(parts)
+
+
+# Blocks the loop adds to a prompt's message that are context, not the user's words: a compaction's
+# summary, and kernel facts sent as ``<kernel-state>`` blocks (newer loops send them that way).
+_NOT_THE_PROMPT = (SUMMARY_MARK, f"<{FACTS_TAG}")
+
+
+def _prompt_text(message: Mapping[str, Any]) -> str:
+    """The user's words in a message: its text blocks, without the loop's structured-output asks,
+    a compaction's summary or kernel facts (which share the message of the prompt)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping)
+                     and b.get("type") == "text" and b.get("text") not in (INSTRUCTION, NUDGE)
+                     and not str(b.get("text", "")).startswith(_NOT_THE_PROMPT))
 
 
 def _tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -144,13 +165,16 @@ class DemoBrain:
         tools = {str(t.get("name")): t for t in request.get("tools") or () if isinstance(t, Mapping)}
         messages = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
         prompt_at = self._prompt_index(messages)
-        prompt = _text_of(messages[prompt_at].get("content"), results=False) if prompt_at is not None else ""
+        prompt = _prompt_text(messages[prompt_at]) if prompt_at is not None else ""
         steps = plan(prompt, tools)
         later = messages[prompt_at + 1:] if prompt_at is not None else []
-        done = sum(1 for m in later if m.get("role") == "assistant" and self._tool_names(m))
+        done = sum(1 for m in later if m.get("role") == "assistant"
+                   and set(self._tool_names(m).values()) - {FINAL_ANSWER_TOOL})
         if done < len(steps):
             step = steps[done]
             return tool_reply(step.tool, dict(step.input), text=f"{PREFIX} I will {step.why}.")
+        if FINAL_ANSWER_TOOL in tools:
+            return self._final_answer(tools[FINAL_ANSWER_TOOL], prompt, later)
         if later and messages[-1].get("role") == "user" and _tool_results(messages[-1]):
             names: dict[str, str] = {}
             for m in later:
@@ -160,12 +184,25 @@ class DemoBrain:
 
     @staticmethod
     def _prompt_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
-        """The last user message that is a prompt (not just tool results)."""
+        """The last user message that is a prompt (not just tool results or the loop's reminders)."""
         for i in range(len(messages) - 1, -1, -1):
             m = messages[i]
-            if m.get("role") == "user" and _text_of(m.get("content"), results=False).strip():
+            if m.get("role") == "user" and _prompt_text(m).strip():
                 return i
         return None
+
+    def _final_answer(self, tool: Mapping[str, Any], prompt: str, later: Sequence[Mapping[str, Any]]) -> Reply:
+        """Call ``final_answer`` with its schema filled from the prompt and the tool results
+        (:mod:`.answer`); an answer that failed validation is given again, unchanged."""
+        names: dict[str, str] = {}
+        for m in later:
+            names.update(self._tool_names(m))
+        results = [_text_of(r.get("content", "")) for m in later for r in _tool_results(m)
+                   if names.get(str(r.get("tool_use_id"))) != FINAL_ANSWER_TOOL]
+        answer = fill_schema(tool.get("input_schema") or {}, prompt, results)
+        return tool_reply(FINAL_ANSWER_TOOL, answer, text=(
+            f"{PREFIX} My final answer, simulated: the schema filled in order with the numbers and quoted "
+            f"or capitalised words of your prompt and the tool results."))
 
     @staticmethod
     def _tool_names(message: Mapping[str, Any]) -> dict[str, str]:
