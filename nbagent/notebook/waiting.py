@@ -16,6 +16,7 @@ subshells; the nbagent kernel's fast path runs on the shell-channel thread). So:
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import threading
 from contextlib import contextmanager
@@ -124,6 +125,7 @@ ValueOrFactory = Union[Any, Callable[[], Any]]
 _registry_lock = threading.Lock()
 _buttons: dict[str, tuple[Decision[Any], ValueOrFactory, bool]] = {}
 _texts: dict[str, str | None] = {}
+_early_clicks: collections.deque[str] = collections.deque(maxlen=64)  # clicks of not-yet-registered buttons
 
 
 def register_button(button_model_id: str, decision: Decision[Any], value: ValueOrFactory, *, factory: bool = False) -> None:
@@ -133,6 +135,11 @@ def register_button(button_model_id: str, decision: Decision[Any], value: ValueO
     """
     with _registry_lock:
         _buttons[button_model_id] = (decision, value, factory)
+        early = button_model_id in _early_clicks
+        if early:
+            _early_clicks.remove(button_model_id)
+    if early:  # clicked between the widget's comm_open and this registration
+        resolve_by_button(button_model_id)
 
 
 def register_text(text_model_id: str) -> None:
@@ -174,8 +181,11 @@ def resolve_by_button(model_id: str) -> bool:
     """Resolve the decision behind a registered button; ``False`` if unknown or already decided."""
     with _registry_lock:
         entry = _buttons.get(model_id)
-    if entry is None:
-        return False
+        if entry is None:
+            # A widget's comm_open reaches the front-end as it is built, before its button is
+            # registered: a click that fast is kept and applied by register_button.
+            _early_clicks.append(model_id)
+            return False
     decision, value, factory = entry
     if decision.resolved:
         return False

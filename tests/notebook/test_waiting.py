@@ -152,3 +152,13 @@ def test_a_click_after_the_waiting_loop_closed_is_harmless(caplog: pytest.LogCap
     t.join()
     assert d.value == "late" and d.wait_sync(0)
     assert "exception calling callback" not in caplog.text
+
+
+def test_a_click_that_arrives_before_its_button_is_registered_still_decides() -> None:
+    # The front-end sees a button as soon as the widget is built; on a busy kernel the click can
+    # reach the fast path before register_button runs (seen as a lost click on the fallback path).
+    decision: waiting.Decision[str] = waiting.Decision()
+    assert waiting.handle_comm_msg("early-button", {"method": "custom", "content": {"event": "click"}}) is False
+    waiting.register_button("early-button", decision, "allow")
+    assert decision.resolved and decision.value == "allow"
+    waiting.unregister_decision(decision)
