@@ -29,7 +29,7 @@ import pydantic  # noqa: E402
 from nbagent.engine.config import SessionConfig  # noqa: E402
 from nbagent.engine.cost import Usage, cost_of  # noqa: E402
 from nbagent.engine.events import Done  # noqa: E402
-from nbagent.engine.prompt import VariableInfo  # noqa: E402
+from nbagent.engine.facts import VariableInfo  # noqa: E402
 from nbagent.engine.query import QueryEngine  # noqa: E402
 from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402

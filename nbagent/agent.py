@@ -22,10 +22,10 @@ from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 from .engine.config import RunLimits, SessionConfig
 from .engine.errors import MissingApiKeyError
 from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
+from .engine.facts import KernelFacts
 from .engine.hooks import Hook, Hooks
 from .engine.messages import text_of
 from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
-from .engine.prompt import KernelFacts
 from .engine.provider import Provider
 from .engine.query import QueryEngine, RunInProgressError
 from .engine.request import Sleep

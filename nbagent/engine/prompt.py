@@ -12,29 +12,14 @@ import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
+
+from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
 
 RULES_FILES = ("AGENTS.md",)
 RULES_DIR = Path(".nbagent") / "rules"
 IGNORE_FILE = ".nbagentignore"
 MAX_RULES_CHARS = 20_000
-
-
-@dataclass(frozen=True)
-class VariableInfo:
-    """A user variable as the model is told about it: name, type and a short shape/summary."""
-
-    name: str
-    type: str
-    summary: str = ""
-
-
-KernelFacts = Callable[[], tuple[Sequence[VariableInfo], Sequence[str]]]
-"""Returns (user variables, recent cell inputs) for the newest prompt (the notebook supplies it)."""
-MAX_VARIABLES = 50
-MAX_INPUTS = 5
-MAX_INPUT_CHARS = 500
-FACTS_TAG = "kernel-state"
 
 
 @dataclass(frozen=True)
@@ -136,85 +121,3 @@ class RulesCache:
             self._value = (read_rules(self.cwd), read_ignore_patterns(self.cwd))
             self._key = key
         return self._value
-
-
-def _variable_line(v: VariableInfo) -> str:
-    return f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "")
-
-
-def _input_lines(inputs: Sequence[str]) -> list[str]:
-    return ["  ```python\n  " + src.strip()[:MAX_INPUT_CHARS].replace("\n", "\n  ") + "\n  ```" for src in inputs]
-
-
-@dataclass(frozen=True)
-class FactsSnapshot:
-    """The kernel facts as told to the model: variable name -> its line, and the recent inputs."""
-
-    variables: dict[str, str]
-    inputs: tuple[str, ...]
-
-    @classmethod
-    def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str]) -> "FactsSnapshot":
-        return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]))
-
-    def full_text(self) -> str:
-        lines = [f"<{FACTS_TAG}>"]
-        if self.variables:
-            lines += ["User variables:", *self.variables.values()]
-        if self.inputs:
-            lines += ["Recent cell inputs (newest last):", *_input_lines(self.inputs)]
-        return "\n".join([*lines, f"</{FACTS_TAG}>"])
-
-    def diff_text(self, before: "FactsSnapshot") -> str | None:
-        """The changes since ``before`` (None when there are none)."""
-        changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
-        removed = [name for name in before.variables if name not in self.variables]
-        new_inputs = [src for src in self.inputs if src not in before.inputs]
-        if not (changed or removed or new_inputs):
-            return None
-        lines = [f"<{FACTS_TAG} changes-since-previous-prompt>"]
-        if changed:
-            lines += ["New or changed variables:", *changed]
-        if removed:
-            lines.append(f"Removed variables: {', '.join(removed)}")
-        if new_inputs:
-            lines += ["New cell inputs (newest last):", *_input_lines(new_inputs)]
-        return "\n".join([*lines, f"</{FACTS_TAG}>"])
-
-
-class KernelFactsTracker:
-    """What the model was last told about the kernel, so the next prompt carries only the change.
-
-    A diff is only meaningful while the model can still see the full snapshot it builds on: the
-    loop calls :meth:`forget` after a rollback, and the snapshot's history index is checked against
-    the range the context manager hides.
-    """
-
-    def __init__(self) -> None:
-        self._told: FactsSnapshot | None = None
-        self._snapshot_at = -1  # history index of the message carrying the last full snapshot
-
-    def forget(self) -> None:
-        self._told, self._snapshot_at = None, -1
-
-    def block(self, facts: FactsSnapshot, *, at: int, visible_from: int) -> dict[str, Any] | None:
-        """The text block for the prompt that will be history message ``at`` (None: nothing new).
-
-        ``visible_from`` is the first history index after the hidden range (messages 0 and 1
-        are always kept).
-        """
-        told = self._told
-        snapshot_visible = self._snapshot_at in (0, 1) or self._snapshot_at >= visible_from
-        full = facts.full_text()
-        text: str | None = full
-        if told is not None and snapshot_visible:
-            diff = facts.diff_text(told)
-            if diff is None:
-                return None
-            text = diff if len(diff) < len(full) else full
-        if text is full:
-            if not facts.variables and not facts.inputs and told is None:
-                return None
-            self._snapshot_at = at
-        self._told = facts
-        return {"type": "text", "text": text}

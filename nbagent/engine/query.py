@@ -23,6 +23,7 @@ from .context.window import start_of_rest
 from .cost import budget_spent, cost_of
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
+from .facts import FactsSnapshot, KernelFacts, KernelFactsTracker
 from .hooks import Hooks
 from .messages import clean_assistant, prompt_blocks, tool_uses
 from .models import context_window_for, get_model, most_expensive_of_family
@@ -34,7 +35,7 @@ from .permissions import (
     cancel_on_failure,
     permission_callback,
 )
-from .prompt import FactsSnapshot, KernelFacts, KernelFactsTracker, RulesCache, SystemPromptContext, build_system_prompt
+from .prompt import RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .session import Session

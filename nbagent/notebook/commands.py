@@ -181,10 +181,15 @@ def retry(magics: Any, args: list[str]) -> None:
     raise UsageError("%agent retry must be alone in its cell (it runs the agent).")
 
 
+def fix(magics: Any, args: list[str]) -> None:
+    """Explains itself when it reaches the line magic (it is normally rewritten to await)."""
+    raise UsageError("%agent fix must be alone in its cell (it runs the agent).")
+
+
 COMMANDS: dict[str, Callable[[Any, list[str]], Any]] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry, "permissions": permissions, "compact": compact,
+    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact,
 }
 
 

@@ -23,7 +23,7 @@ from ..engine.config import DEFAULT_MAX_REQUESTS, PERMISSION_MODES, RunLimits
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
-from .session import NotebookSession, kernel_facts_from
+from .session import LastError, NotebookSession, kernel_facts_from
 
 _ACTIVE: "AgentMagics | None" = None
 RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
@@ -35,6 +35,7 @@ HELP = """\
   --permissions default|accept_edits|plan|bypass (this and later prompts)
   --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
 %agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
+%agent fix [--insert-code]   explain and fix the last failed cell (its traceback is sent)
 %agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
 %agent compact [INSTRUCTIONS] | help
 Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
@@ -55,9 +56,18 @@ async def run_agent_cell(line: str, cell: str) -> None:
 
 
 async def run_agent_command(line: str) -> None:
-    """What ``%agent retry`` becomes (it runs the loop, so it must await too)."""
-    await active_magics().retry_async(line)
+    """What ``%agent retry`` and ``%agent fix`` become (they run the loop, so they must await too)."""
+    command, _, options = line.strip().partition(" ")
+    if command == "fix":
+        await active_magics().fix_async(options)
+    else:
+        await active_magics().retry_async(options)
 
+
+FIX_PROMPT = (
+    "The notebook cell In[{cell}] failed. Explain the cause in one or two sentences, then fix it: check the "
+    "corrected code with the python tool, and end with the corrected cell as one python code block.\n\n{error}"
+)
 
 _AGENT_CELL = re.compile(r"%%agent(\s|$)")
 
@@ -72,7 +82,7 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     if _AGENT_CELL.match(first) and not (first.endswith("?") and not "".join(lines[1:]).strip()):
         line = first[len("%%agent"):].strip()
         return [f"await {RUNNER}({line!r}, {''.join(lines[1:])!r})\n"]
-    if first.startswith("%agent") and first[len("%agent"):].split()[:1] == ["retry"] and len(lines) == 1:
+    if first.startswith("%agent") and first[len("%agent"):].split()[:1] in (["retry"], ["fix"]) and len(lines) == 1:
         rest = first[len("%agent"):].strip()
         return [f"await __import__('nbagent.notebook.magics', fromlist=['_']).run_agent_command({rest!r})\n"]
     magics = _ACTIVE
@@ -120,6 +130,7 @@ class AgentMagics(Magics):
         self.mode = "python"
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
         self._session_count = 0
+        self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
 
     # --- sessions ----------------------------------------------------------------------------
     def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
@@ -139,7 +150,7 @@ class AgentMagics(Magics):
             sim["tokens_per_second"] = self.tokens_per_second
         executor = ShellExecutor(self.shell)
         wiring = dict(provider=provider, simulated_options=sim, executor=executor,
-                      kernel_facts=kernel_facts_from(self.shell))
+                      kernel_facts=kernel_facts_from(self.shell, self.last_error))
         old = self.current
         if resume_from is not None:
             if old is not None and old.agent.session.task_dir is not None and \
@@ -268,6 +279,15 @@ class AgentMagics(Magics):
 
     def _schedule_new_session(self) -> None:
         self._new_session_wanted = True
+
+    async def fix_async(self, options: str) -> Done | None:
+        """``%agent fix [--insert-code]``: explain and fix the last failed cell (its traceback is sent)."""
+        from IPython.core.error import UsageError
+
+        if self.last_error.text is None:
+            raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
+        prompt = FIX_PROMPT.format(cell=self.last_error.cell, error=self.last_error.text)
+        return await self.run_prompt(options, prompt)
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began."""

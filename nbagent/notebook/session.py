@@ -6,21 +6,25 @@
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 from typing import Any
 
 from ..agent import Agent
 from ..engine.events import Event
-from ..engine.prompt import VariableInfo
+from ..engine.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS, NotebookState, VariableInfo
 from ..engine.session import SentRequest
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
 
-def kernel_facts_from(shell: Any) -> Any:
-    """A ``kernel_facts`` callable: user variables (name, type, shape) and recent cell inputs."""
+def kernel_facts_from(shell: Any, errors: "LastError | None" = None) -> Any:
+    """A ``kernel_facts`` callable: user variables (name, type, shape), recent cell inputs, the last
+    error (cell number, exception, last frames; from ``errors``, one watcher per shell) and the text
+    outputs of the last few cells."""
+    errors = errors if errors is not None else LastError(shell)
 
-    def facts() -> tuple[list[VariableInfo], list[str]]:
+    def facts() -> NotebookState:
         ns = shell.user_ns
         hidden = getattr(shell, "user_ns_hidden", {})
         variables: list[VariableInfo] = []
@@ -34,10 +38,48 @@ def kernel_facts_from(shell: Any) -> Any:
             except Exception:  # a variable whose .shape or len() raises must not break the agent
                 summary = ""
             variables.append(VariableInfo(name, type(value).__name__, summary))
-        inputs = [s for s in list(ns.get("In", []))[-6:] if s and "%%agent" not in s and "run_agent_cell" not in s]
-        return variables[:50], inputs[-5:]
+        inputs = [s for s in list(ns.get("In", []))[-6:] if s and not _is_agent_cell(s)]
+        return NotebookState(variables[:50], inputs[-5:], errors.text, _recent_outputs(ns.get("Out", {})))
 
     return facts
+
+
+def _is_agent_cell(source: str) -> bool:
+    return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
+
+
+class LastError:
+    """The last cell that raised, as the model is told about it (agent cells are not user errors).
+
+    Registered once per shell as a ``post_run_cell`` hook."""
+
+    def __init__(self, shell: Any) -> None:
+        self.text: str | None = None
+        self.cell: int | None = None
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("post_run_cell", self._after_cell)
+
+    def _after_cell(self, result: Any) -> None:
+        error = getattr(result, "error_in_exec", None)
+        source = str(getattr(getattr(result, "info", None), "raw_cell", "") or "")
+        if error is None or _is_agent_cell(source) or isinstance(error, KeyboardInterrupt):
+            return
+        frames = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=-3))
+        self.cell = getattr(result, "execution_count", None)
+        self.text = f"In[{self.cell}] raised {type(error).__name__}: {error}\n{source.strip()[:1_000]}\n{frames}"
+
+
+def _recent_outputs(out: Any) -> list[str]:
+    """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
+    lines = []
+    for n in sorted(out)[-MAX_OUTPUTS:] if isinstance(out, dict) else []:
+        try:
+            text = repr(out[n])
+        except Exception as exc:  # a value whose repr raises is described, never fatal
+            text = f"<{type(out[n]).__name__}: repr failed: {exc}>"
+        lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
+    return lines
 
 
 def _summary(value: Any) -> str:

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbagent.engine.prompt import (
-    FactsSnapshot,
-    KernelFactsTracker,
-    SystemPromptContext,
-    VariableInfo,
-    build_system_prompt,
-)
+from nbagent.engine.facts import FactsSnapshot, KernelFactsTracker, VariableInfo
+from nbagent.engine.prompt import SystemPromptContext, build_system_prompt
 
 
 def snap(*names: str, inputs: tuple[str, ...] = ()) -> FactsSnapshot:
@@ -78,3 +73,16 @@ async def test_changing_variables_keep_the_system_prompt_and_the_cached_prefix()
     assert [b["type"] for b in last_prompt] == ["text", "text"] and "x2: int" in last_prompt[1]["text"]
     assert "x1" not in last_prompt[1]["text"]  # only the change since the previous prompt
     assert engine.session.records[-1].usage.cache_read_input_tokens > 0
+
+
+def test_the_last_error_and_outputs_are_told_once_and_again_only_when_they_change() -> None:
+    tracker = KernelFactsTracker()
+    error = "In[3] raised KeyError: 'b'\nscores['b']\nTraceback ..."
+    first = FactsSnapshot.of([], [], error, ["Out[4]: 42"])
+    text = tracker.block(first, at=0, visible_from=2)["text"]  # type: ignore[index]
+    assert "Last error" in text and "KeyError: 'b'" in text and "Out[4]: 42" in text
+    assert tracker.block(first, at=2, visible_from=2) is None  # nothing new: nothing sent
+    later = FactsSnapshot.of([], [], error, ["Out[4]: 42", "Out[6]: 'x' * 10000"])
+    diff = tracker.block(later, at=4, visible_from=2)["text"]  # type: ignore[index]
+    assert "Out[6]" in diff and "Out[4]" not in diff and "Last error" not in diff
+    assert len(FactsSnapshot.of([], [], "e" * 100_000).full_text()) < 4_000  # bounded

@@ -274,3 +274,41 @@ def test_out_binds_the_text_and_out_with_schema_binds_the_validated_object(ip):
     run(ip, "%%agent --out city --schema City\nA city?")
     assert ip.user_ns["city"] == ip.user_ns["City"](name="Lyon", population=5)
     assert "--schema Nope: no such name" in fails(ip, "%%agent --out c --schema Nope\nA city?")
+
+
+def test_the_last_error_and_recent_outputs_reach_the_model(ip):
+    with capture_output():
+        ip.run_cell("scores = {'a': 1}")
+        ip.run_cell("scores['b']")  # KeyError
+        ip.run_cell("41 + 1")  # Out[n] = 42
+    run(ip, "%%agent\nWhy did my cell fail?")
+    sent = "\n".join(b.get("text", "") for m in session().agent.sent[-1].messages
+                     for b in m["content"] if isinstance(m["content"], list) and b.get("type") == "text")
+    assert "raised KeyError: 'b'" in sent and "scores['b']" in sent
+    assert "Out[" in sent and ": 42" in sent
+
+
+def test_agent_fix_sends_the_traceback_and_inserts_the_corrected_cell(ip):
+    from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+
+    with capture_output():
+        ip.run_cell("prices = {'apple': 1.5}")
+        ip.run_cell("prices['pear'] * 2")  # KeyError
+    api = session().agent.simulated_api
+    api.responder = ScriptedResponder([
+        tool_reply("python", {"code": "prices.get('pear', 0) * 2"}, text="There is no 'pear' key."),
+        text_reply("Use .get with a default:\n```python\nprices.get('pear', 0) * 2\n```"),
+    ])
+    payloads: list[str] = []
+    ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
+    out = run(ip, "%agent fix --insert-code")
+    assert "done: end_turn" in out
+    first = api.requests[-2].body["messages"][-1]["content"]
+    assert any("raised KeyError: 'pear'" in b.get("text", "") for b in first if b.get("type") == "text")
+    assert "raised KeyError" in run(ip, "%agent saw")
+    assert payloads == ["prices.get('pear', 0) * 2"]
+
+
+def test_agent_fix_without_a_failed_cell_is_a_usage_error(ip):
+    magics_mod.active_magics().last_error.text = None
+    assert "No failed cell to fix" in fails(ip, "%agent fix")

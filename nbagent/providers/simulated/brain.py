@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from nbagent.engine.compaction import SUMMARY_MARK
-from nbagent.engine.prompt import FACTS_TAG
+from nbagent.engine.facts import FACTS_TAG
 from nbagent.engine.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
 
 from .answer import fill_schema
