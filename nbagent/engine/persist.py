@@ -12,7 +12,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .config import MAX_JSON_DEPTH
 from .errors import CorruptFileError
+
+# Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
+# levels of their own; anything deeper was not written by nbagent.
+MAX_FILE_DEPTH = 2 * MAX_JSON_DEPTH
 
 
 def _current_umask() -> int:
@@ -108,6 +113,26 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        data = None
+        too_deep = True
+    else:
+        too_deep = depth_exceeds(data, MAX_FILE_DEPTH)
+    if too_deep:
+        raise CorruptFileError(p, f"JSON nested deeper than {MAX_FILE_DEPTH} levels")
+    return data
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative: the point is not to recurse through whatever the file holds.
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
+    return False

@@ -21,6 +21,7 @@ from .errors import CorruptFileError, NbAgentError
 from .events import Event, RequestRecord, Totals, event_from_dict, event_to_dict
 from .messages import history_problems
 from .persist import atomic_write_json, atomic_write_text, read_json
+from .task_files import check_history, check_meta
 
 HISTORY_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
@@ -100,6 +101,16 @@ class SessionStore:
         self._dicts[id(obj)] = (obj, d)
         return d
 
+    def remove_stale_temp_files(self) -> None:
+        """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
+        only while holding the folder's lock, when no write of ours is in progress."""
+        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE):
+            for tmp in self.task_dir.glob(f".{name}.*.tmp"):
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+
     def save_context(self, updates: ContextHistoryUpdates) -> None:
         save_updates(updates, self.task_dir)
 
@@ -139,6 +150,7 @@ class SessionStore:
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
             raise CorruptFileError(meta_path, "expected a JSON object")
+        check_meta(meta_path, meta)
         try:
             records = [_record_from_dict(r) for r in meta.get("records", [])]
             marks = [
@@ -159,6 +171,8 @@ class SessionStore:
         # Files are written one by one; after a crash between writes, keep the range within history.
         if deleted_range and deleted_range[1] >= len(history):
             deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
+        # session.json is written before the history: turn marks beyond the history are dropped.
+        marks = [m for m in marks if m.history_len <= len(history)]
         return SessionSnapshot(
             history=history, events=events, model=model, deleted_range=deleted_range,
             records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
@@ -172,6 +186,7 @@ def _load_history(path: Path) -> list[dict[str, Any]]:
         and isinstance(m.get("content"), (str, list)) for m in history
     ):
         raise CorruptFileError(path, "expected a list of messages")
+    check_history(path, history)
     try:
         problems = history_problems(history, allow_trailing_tool_use=True) if history else []
     except Exception as exc:  # noqa: BLE001 - malformed blocks: the file is corrupt, not the loader

@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import pydantic
 
@@ -51,6 +51,8 @@ class ToolContext:
     # goes to ToolOutput.display so the notebook can still show it.
     max_output_chars: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_use_id: str = ""
+    env: Mapping[str, str] | None = None
+    """Environment for processes a tool starts (secrets removed); None: the process's own."""
 
 
 @runtime_checkable
