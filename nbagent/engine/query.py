@@ -354,7 +354,7 @@ class QueryEngine:
                 cwd=cfg.cwd, turn=turn, abort=run.control.abort_event, file_state=self.session.file_state,
                 allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
                 max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
-                env=child_environment(cfg.secret_env, self.sanitizer().secrets),
+                env=child_environment(cfg.secret_env, self.sanitizer().secrets), capture_limit=cfg.tool_capture_limit,
             )
 
         return make

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, runtime
 
 import pydantic
 
-from .config import DEFAULT_TOOL_OUTPUT_LIMIT
+from .config import DEFAULT_TOOL_CAPTURE_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
 
 
@@ -52,6 +52,9 @@ class ToolContext:
     max_output_chars: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_use_id: str = ""
     env: Mapping[str, str] | None = None
+    """Environment for processes a tool starts (secrets removed); None: the process's own."""
+    capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
+    """Most characters of output a tool should capture (the loop cuts anything longer anyway)."""
     """Environment for processes a tool starts (secrets removed); None: the process's own."""
 
 
