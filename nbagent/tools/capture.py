@@ -12,11 +12,16 @@ import io
 from nbagent.engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
 
 
+_MARKER_ROOM = 80  # so head + marker + tail fit in ``limit`` and nothing downstream cuts again
+
+
 class BoundedText(io.TextIOBase):
     """A write-only text buffer keeping at most about ``limit`` characters (half head, half tail)."""
 
     def __init__(self, limit: int = DEFAULT_TOOL_CAPTURE_LIMIT) -> None:
         self.limit = limit
+        keep = max(limit - _MARKER_ROOM, 2)
+        self._head_max, self._tail_max = keep // 2, keep - keep // 2
         self._head: list[str] = []
         self._head_len = 0
         self._tail: list[str] = []
@@ -29,7 +34,7 @@ class BoundedText(io.TextIOBase):
     def write(self, s: str) -> int:  # type: ignore[override]
         n = len(s)
         self.total += n
-        room = self.limit // 2 - self._head_len
+        room = self._head_max - self._head_len
         if room > 0:
             self._head.append(s[:room])
             self._head_len += min(room, n)
@@ -37,14 +42,14 @@ class BoundedText(io.TextIOBase):
         if s:
             self._tail.append(s)
             self._tail_len += len(s)
-            if self._tail_len > self.limit:  # compact now and then, not on every write
-                self._tail, self._tail_len = [self._tail_text()], self.limit - self.limit // 2
+            if self._tail_len > 2 * self._tail_max:  # compact now and then, not on every write
+                self._tail = [self._tail_text()]
+                self._tail_len = len(self._tail[0])
         return n
 
     def _tail_text(self) -> str:
-        keep = self.limit - self.limit // 2
         text = "".join(self._tail)
-        return text[-keep:] if len(text) > keep else text
+        return text[-self._tail_max:] if len(text) > self._tail_max else text
 
     @property
     def dropped(self) -> int:
