@@ -22,6 +22,7 @@ demo: kernel
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q --soak -m soak
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
