@@ -79,15 +79,18 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def dumps_line(value: Any) -> str:
+    """One value as compact JSON on one line (newlines in strings are escaped)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def dumps_by_line(data: Any) -> str:
     """JSON with one top-level list item (or object member) per line, the rest compact.
 
     As readable as a diff needs, and written by the C encoder: ``indent=`` would switch ``json``
     to its pure-Python encoder, several times slower on a long conversation saved every request.
     """
-    def one(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
+    one = dumps_line
     if isinstance(data, list):
         return "[\n" + ",\n".join(one(v) for v in data) + "\n]" if data else "[]"
     if isinstance(data, dict):

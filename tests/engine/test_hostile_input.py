@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from nbagent.engine.errors import CorruptFileError, ErrorKind, as_api_error, is_auto_retryable
-from nbagent.engine.events import Done, Notice, ToolResult
+from nbagent.engine.events import Notice, ToolResult
 from nbagent.engine.messages import history_problems, tool_uses
 from nbagent.engine.session import Session
 from nbagent.engine.store import HISTORY_FILE, SESSION_FILE, UI_FILE, SessionStore
@@ -249,9 +249,9 @@ async def test_session_json_is_written_before_the_history_it_describes(
     order: list[str] = []
     for name in ("save_meta", "save_history"):
         real = getattr(SessionStore, name)
-        monkeypatch.setattr(SessionStore, name, lambda self, *a, _r=real, _n=name, **k: (order.append(_n), _r(self, *a, **k)))
+        monkeypatch.setattr(SessionStore, name,
+                            lambda self, *a, _r=real, _n=name, **k: (order.append(_n), _r(self, *a, **k)))
     engine = make_engine(scripted(), tmp_path)
-    session = engine.session
     order.clear()
     await run(engine, "hi")
     reply_write = order.index("save_history", order.index("save_history") + 1)  # prompt, then reply
@@ -263,5 +263,17 @@ async def test_stale_temp_files_are_removed_and_leading_marks_trimmed_on_open(tm
     (task / f".{HISTORY_FILE}.abc123.tmp").write_text("half", encoding="utf-8")
     edit_json(task / SESSION_FILE, lambda m: m["marks"].append({**m["marks"][0], "turn": 2, "history_len": 99}))
     session = Session.load(task)
-    assert not list(task.glob("*.tmp")) and [m.turn for m in session.marks] == [1]
-    assert isinstance(done_of([Done()]), Done)
+    assert not list(task.glob(".*.tmp")) and [m.turn for m in session.marks] == [1]
+
+
+async def test_the_event_log_is_appended_to_and_a_torn_last_append_still_loads(tmp_path: Path) -> None:
+    engine = make_engine(scripted(), tmp_path)
+    await run(engine, "one")
+    log = tmp_path / "task" / UI_FILE
+    first = log.read_bytes()
+    await run(engine, "two")
+    assert log.read_bytes().startswith(first[:-2])  # appended, not rewritten
+    events = len(engine.session.events)
+    engine.session.close()
+    log.write_bytes(log.read_bytes()[:-40])  # killed in the middle of the last append
+    assert 0 < len(Session.load(tmp_path / "task").events) < events
