@@ -195,6 +195,7 @@ class QueryEngine:
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncIterator[Event]:
         session = self.session
+        too_big: str | None
         try:
             new_blocks, replaced = self.sanitizer().value(new_blocks)
         except TooDeepError as exc:
@@ -222,7 +223,7 @@ class QueryEngine:
         except RequestCancelled as exc:
             state.reason, state.error = "error", str(exc)
             if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
-                state.error += (" The prompt was taken back out of the conversation, so the next"
+                state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
                                 " (shorter) prompt is not merged into it.")
         finally:
             run.guard.stop()

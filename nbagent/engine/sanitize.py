@@ -136,7 +136,7 @@ def _unique_id(uid: str, used_ids: set[str], out: CleanReply, original: str) -> 
         n += 1
     new = f"{uid}_dup{n}"
     used_ids.add(new)
-    out.refused[new] = out.refused.pop(original, None) or (
+    out.refused[new] = out.refused.pop(original, "") or (
         f"Not run: tool_use id {uid!r} was already used in this conversation (renamed {new!r}); "
         "call the tool again with a new id.")
     return new

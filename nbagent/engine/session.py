@@ -152,7 +152,7 @@ class Session:
         """Start a turn with the user's prompt; returns its number."""
         self.turn += 1
         if self.turn == 1 and not self.history:
-            self._write(lambda st: (st.save_context(self.context.updates), self._save_meta(st)))
+            self._write(self._save_context_and_meta)
         last = self.history[-1] if self.history else None
         self._undo_prompt = (len(self.history), len(blocks(last)) if last is not None else None)
         if self.history and self.history[-1]["role"] == "user":
@@ -186,7 +186,7 @@ class Session:
         if truncated:
             self.truncations += 1
             self.file_state.invalidate_reads()  # hidden reads are gone: "unchanged since" would lie
-        self._write(lambda st: (st.save_context(self.context.updates), self._save_meta(st)))
+        self._write(self._save_context_and_meta)
 
     def complete_request(self, message: dict[str, Any], record: RequestRecord, usage: RequestUsage,
                          sent: SentRequest) -> None:
@@ -229,7 +229,7 @@ class Session:
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=pu,
                                    last_blocks=last_blocks))
-        self._write(lambda st: (self._save_meta(st), st.save_events(self.events)))
+        self._write(self._save_meta_and_events)
 
     def save_events(self) -> None:
         self._write(lambda st: st.save_events(self.events))
@@ -255,8 +255,7 @@ class Session:
         self.turn = turn
         self.file_state.invalidate_reads()
         self._undo_prompt = None
-        self._write(lambda st: (st.save_context(self.context.updates), st.save_history(self.history),
-                                self._save_meta(st)))
+        self._write(self._save_after_rollback)
 
     def _mark(self, turn: int) -> TurnMark:
         if turn == 0:
@@ -270,6 +269,19 @@ class Session:
     # ----- the files ------------------------------------------------------------------------
     def _save_history(self) -> None:
         self._write(lambda st: st.save_history(self.history))
+
+    def _save_context_and_meta(self, store: SessionStore) -> None:
+        store.save_context(self.context.updates)
+        self._save_meta(store)
+
+    def _save_meta_and_events(self, store: SessionStore) -> None:
+        self._save_meta(store)
+        store.save_events(self.events)
+
+    def _save_after_rollback(self, store: SessionStore) -> None:
+        store.save_context(self.context.updates)
+        store.save_history(self.history)
+        self._save_meta(store)
 
     def _write(self, change: Callable[[SessionStore], Any]) -> None:
         """Save a change; a failure (disk full, a permission) is kept for the loop to report, the

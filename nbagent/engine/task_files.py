@@ -9,7 +9,7 @@ with no word about which file is wrong. :func:`check_meta` and :func:`check_hist
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pydantic
 
@@ -17,7 +17,7 @@ from .errors import CorruptFileError
 
 _STRICT = pydantic.ConfigDict(strict=True, extra="allow")
 _NonNegInt = pydantic.NonNegativeInt
-_Range = pydantic.conlist(int, min_length=2, max_length=2)  # JSON has lists, not tuples
+_Range = Annotated[list[int], pydantic.Field(min_length=2, max_length=2)]  # JSON has lists, not tuples
 
 
 class _UsageModel(pydantic.BaseModel):
@@ -100,7 +100,7 @@ class _OtherBlock(pydantic.BaseModel):
     type: str = pydantic.Field(min_length=1)
 
 
-_KNOWN = {"text": _TextBlock, "tool_use": _ToolUseBlock, "tool_result": _ToolResultBlock}
+_KNOWN: dict[str, type[pydantic.BaseModel]] = {"text": _TextBlock, "tool_use": _ToolUseBlock, "tool_result": _ToolResultBlock}
 
 
 class _MessageModel(pydantic.BaseModel):
@@ -119,7 +119,7 @@ class _MessageModel(pydantic.BaseModel):
             raise ValueError("no content blocks")
         for i, block in enumerate(content):
             try:
-                _KNOWN.get(block.get("type"), _OtherBlock).model_validate(block)  # type: ignore[arg-type]
+                _KNOWN.get(str(block.get("type")), _OtherBlock).model_validate(block)
             except pydantic.ValidationError as exc:
                 err = exc.errors()[0]
                 where = ".".join(str(x) for x in err.get("loc", ()))
