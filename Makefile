@@ -24,6 +24,7 @@ test: $(STAMP)
 	$(PY) -m ruff check nbagent
 	$(PY) -m mypy
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q --soak -m soak
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -100,7 +100,8 @@ class Agent:
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
-                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks))
+                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),
+                                  secrets=(api_key,))
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         self._announce = self.provider.name == "simulated"

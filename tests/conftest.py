@@ -5,3 +5,19 @@ only to loopback hosts and unix paths.
 """
 
 from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--soak", action="store_true", help="also run the heavy soaks (marker: soak)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Heavy soaks keep the default run short; `make test` runs them explicitly with --soak.
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="heavy soak: run with --soak (make test does)")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)

@@ -20,6 +20,11 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
 DEFAULT_TOOL_WAIT_S = 10.0
+DEFAULT_TOOL_CAPTURE_LIMIT = 2_000_000
+DEFAULT_SECRET_ENV = ("ANTHROPIC_API_KEY",)
+# JSON nesting accepted into history (tool inputs) and from task files; real data is far shallower,
+# and a bound keeps every recursive walk (pydantic, dataclasses.asdict, json) far from the stack limit.
+MAX_JSON_DEPTH = 64
 
 PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
 """``default``: ask for tools that are not read-only; ``accept_edits``: file edits inside cwd run
@@ -81,6 +86,12 @@ class SessionConfig:
     """Persistence folder (None: in memory only)."""
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
     """Tool output longer than this many characters is cut in the middle before the model sees it."""
+    tool_capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
+    """Most characters of a tool's output captured, displayed and saved (the rest is dropped, and
+    how much is said); what the model sees is cut further to ``tool_output_limit``."""
+    secret_env: tuple[str, ...] = DEFAULT_SECRET_ENV
+    """Environment variables whose values are secrets: left out of the shell tool's environment
+    and replaced by ``[redacted]`` in tool output before the model, the transcript or disk see it."""
     request_timeout_s: float | None = None
     """Per-request timeout passed to the provider (None: the client's default)."""
     max_retry_delay_s: float = DEFAULT_MAX_RETRY_DELAY_S
@@ -100,7 +111,7 @@ class SessionConfig:
         if self.task_dir is not None:
             set_(self, "task_dir", Path(self.task_dir).expanduser())
         set_(self, "allowed_paths", tuple(Path(p).expanduser() for p in self.allowed_paths))
-        for name in ("allow", "deny", "server_tools"):
+        for name in ("allow", "deny", "server_tools", "secret_env"):
             value = getattr(self, name)
             set_(self, name, (value,) if isinstance(value, (str, Mapping)) else tuple(value))
         if self.prices is not None:
@@ -108,7 +119,7 @@ class SessionConfig:
         # A setting the model refuses fails now, with what to do instead, not as a 400 later.
         reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
         server_tool_definitions(self.server_tools)
-        _check_positive(self, "max_tokens", "tool_output_limit")
+        _check_positive(self, "max_tokens", "tool_output_limit", "tool_capture_limit")
         _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "

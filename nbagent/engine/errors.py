@@ -68,14 +68,28 @@ class ApiError(NbAgentError):
         super().__init__(message)
 
 
+# Raised on this side before anything reaches the server (encoding a request, a bug in building it):
+# the same request would fail the same way, so retrying only wastes the user's time.
+_CLIENT_SIDE = (UnicodeError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+def is_client_side(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error of this process (never worth retrying), not of the API or network."""
+    return isinstance(exc, _CLIENT_SIDE)
+
+
 def as_api_error(exc: BaseException) -> ApiError:
-    """``exc`` as an :class:`ApiError`: itself, or an ``unknown`` one carrying its one-line message."""
+    """``exc`` as an :class:`ApiError`: itself; a client-side error as ``invalid_request`` (not
+    retried); anything else as ``unknown``, carrying its one-line message."""
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, ContextOverflowError):
         return ApiError(ErrorKind.CONTEXT_WINDOW_EXCEEDED, str(exc))
     lines = str(exc).strip().splitlines()
-    return ApiError(ErrorKind.UNKNOWN, f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__)
+    message = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    if is_client_side(exc):
+        return ApiError(ErrorKind.INVALID_REQUEST, f"client-side error, not retried: {message}")
+    return ApiError(ErrorKind.UNKNOWN, message)
 
 
 class ContextOverflowError(NbAgentError):

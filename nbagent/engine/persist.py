@@ -12,7 +12,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .config import MAX_JSON_DEPTH
 from .errors import CorruptFileError
+
+# Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
+# levels of their own; anything deeper was not written by nbagent.
+MAX_FILE_DEPTH = 2 * MAX_JSON_DEPTH
 
 
 def _current_umask() -> int:
@@ -74,15 +79,18 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def dumps_line(value: Any) -> str:
+    """One value as compact JSON on one line (newlines in strings are escaped)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def dumps_by_line(data: Any) -> str:
     """JSON with one top-level list item (or object member) per line, the rest compact.
 
     As readable as a diff needs, and written by the C encoder: ``indent=`` would switch ``json``
     to its pure-Python encoder, several times slower on a long conversation saved every request.
     """
-    def one(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
+    one = dumps_line
     if isinstance(data, list):
         return "[\n" + ",\n".join(one(v) for v in data) + "\n]" if data else "[]"
     if isinstance(data, dict):
@@ -108,6 +116,26 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        data = None
+        too_deep = True
+    else:
+        too_deep = depth_exceeds(data, MAX_FILE_DEPTH)
+    if too_deep:
+        raise CorruptFileError(p, f"JSON nested deeper than {MAX_FILE_DEPTH} levels")
+    return data
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative: the point is not to recurse through whatever the file holds.
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
+    return False

@@ -21,8 +21,19 @@ from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info, should_compact_context_window
 from .context.window import start_of_rest
 from .cost import budget_spent, cost_of
-from .errors import NbAgentError
-from .events import Done, DoneReason, Event, ModelFallback, Notice, RequestCompleted, RequestRecord, Totals
+from .errors import ErrorKind, NbAgentError
+from .events import (
+    Done,
+    DoneReason,
+    Event,
+    ModelFallback,
+    Notice,
+    RequestCompleted,
+    RequestRecord,
+    ToolResult,
+    ToolUse,
+    Totals,
+)
 from .facts import FactsSnapshot, KernelFacts, KernelFactsTracker
 from .hooks import Hooks
 from .messages import clean_assistant, prompt_blocks, tool_uses
@@ -38,15 +49,24 @@ from .permissions import (
 from .prompt import RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .sanitize import Sanitizer, TooDeepError, child_environment, clean_reply, replaced_notice, secret_values
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
 from .structured import NUDGE as STRUCTURED_NUDGE
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
-from .tool_runner import NOT_RUN, run_tool_call
+from .tool_runner import NOT_RUN, error_result, run_tool_call
 
 __all__ = ["QueryEngine", "RunInProgressError"]
+
+
+async def _refuse(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
+    uid, name = str(use.get("id", "")), str(use.get("name", ""))
+    yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
+    answered.append(error_result(uid, reason))
+    yield ToolResult(tool_use_id=uid, name=name, content=reason, is_error=True)
 
 
 class RunInProgressError(NbAgentError):
@@ -91,6 +111,7 @@ class _TurnState:
     error: str | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
     structured: StructuredRun | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
 
 
 _STOP_NOTICES = {
@@ -124,11 +145,13 @@ class QueryEngine:
         self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
         tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
         kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep, hooks: Hooks | None = None,
+        secrets: Sequence[str | None] = (),
     ) -> None:
         self.provider = provider
         self.session = session if session is not None else Session(config.task_dir, model=config.model)
         self.sources: list[ToolSource] = [StaticTools(tools), *tool_sources]
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
+        self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
         self.counter = TokenCounter()
         self.gate = PermissionGate(None)
         self.hooks = Hooks.from_mapping(hooks)
@@ -244,6 +267,19 @@ class QueryEngine:
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
+        too_big: str | None
+        try:
+            new_blocks, replaced = self.sanitizer().value(new_blocks)
+        except TooDeepError as exc:
+            new_blocks, replaced, too_big = [], 0, f"The prompt's content blocks are {exc}; it was not sent."
+        else:
+            too_big = self._prompt_too_big(new_blocks)
+        if replaced:
+            session.notices.append(replaced_notice(replaced, "the prompt"))
+        if too_big is not None:
+            yield session.log(Done(reason="error", totals=session.totals, error=too_big))
+            session.save_events()
+            return
         run = self._request_run(control, asker)
         turn = session.begin_turn(new_blocks + self._facts_blocks())
         for notice in [*session.notices, *self._unpriced_budget_notice(run.config, limits)]:
@@ -258,12 +294,17 @@ class QueryEngine:
             state.reason = "aborted"
         except RequestCancelled as exc:
             state.reason, state.error = "error", str(exc)
+            if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
+                state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
+                                " (shorter) prompt is not merged into it.")
         finally:
             run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
             # its tool_result before anything is saved.
             session.answer_dangling(state.answered, NOT_RUN)
             session.end_turn(turn)
+        for event in self._save_outcome(state):
+            yield event
         done = _done(state, session.totals)
         warning = await self.hooks.notify("on_done", done)
         if warning:
@@ -271,6 +312,33 @@ class QueryEngine:
         yield session.log(done)
         session.save_events()
 
+    def _save_outcome(self, state: "_TurnState") -> list[Event]:
+        """Writes that failed during the turn: an error if the session is still unsaved (kept in
+        memory; the next change retries), a warning if a later write caught up."""
+        session = self.session
+        failures, session.save_failures = session.save_failures, []
+        if not failures:
+            return []
+        if session.unsaved:
+            state.reason = "error"
+            state.error = (f"{failures[-1]}. The conversation is kept in memory and saving is retried with "
+                           "the next change (or agent.save()).")
+            return []
+        return [session.log(Notice(level="warning", message=f"{failures[0]} (saved again since)."))]
+
+    def sanitizer(self) -> Sanitizer:
+        """The boundary for this run: secrets are looked up now (the environment may have changed)."""
+        return Sanitizer(secret_values(self._config.secret_env, self._secrets))
+
+    def _prompt_too_big(self, new_blocks: list[dict[str, Any]]) -> str | None:
+        """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
+        info = get_context_window_info(self.context_window)
+        tokens = self.counter.count_message({"role": "user", "content": new_blocks})
+        if tokens <= info.max_allowed_size:
+            return None
+        return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "
+                f"the context of {self._config.model} ({info.context_window:,}-token window); it was not sent "
+                "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
     def _unpriced_budget_notice(self, config: SessionConfig, limits: RunLimits) -> list[str]:
         """Once per model: a budget on a model without prices is enforced at a stand-in's prices."""
         budget = limits.resolve(config)[1]
@@ -332,13 +400,16 @@ class QueryEngine:
                 return
             tools = self._offered  # what this request offered is what may run
             state.answered = []
+            sanitizer = self.sanitizer()
             for use in uses:
                 run.guard.check()
-                async for ev in run_tool_call(
+                refused = state.refused.get(str(use.get("id")))
+                calls = _refuse(use, refused, state.answered) if refused is not None else run_tool_call(
                     use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
                     turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
-                    hooks=self.hooks,
-                ):
+                    hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
+                )
+                async for ev in calls:
                     yield session.log(ev)
             session.append_results(state.answered)
             state.answered = []
@@ -361,7 +432,10 @@ class QueryEngine:
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        yield self.session.log(RequestCompleted(record=self._complete_request(run, outcome[0], state.turn)))
+        record, notice = self._complete_request(run, outcome[0], state)
+        if notice is not None:
+            yield self.session.log(notice)
+        yield self.session.log(RequestCompleted(record=record))
 
     # ----- compaction --------------------------------------------------------------------------
     async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
@@ -452,6 +526,7 @@ class QueryEngine:
                 cwd=cfg.cwd, turn=turn, abort=run.control.abort_event, file_state=self.session.file_state,
                 allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
                 max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
+                env=child_environment(cfg.secret_env, self.sanitizer().secrets), capture_limit=cfg.tool_capture_limit,
             )
 
         return make
@@ -466,8 +541,9 @@ class QueryEngine:
         )
         return build_system_prompt(ctx)
 
-    def _complete_request(self, run: RequestRun, outcome: RequestOutcome, turn: int) -> RequestRecord:
-        c, session = outcome.complete, self.session
+    def _complete_request(self, run: RequestRun, outcome: RequestOutcome,
+                          state: "_TurnState") -> tuple[RequestRecord, Notice | None]:
+        c, session, turn = outcome.complete, self.session, state.turn
         u = c.usage
         info = get_context_window_info(run.context_window)
         record = RequestRecord(
@@ -481,8 +557,13 @@ class QueryEngine:
         )
         sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
                                     tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
-        session.complete_request(clean_assistant(c.message), record, RequestUsage.from_usage(outcome.ts, u), sent)
-        return record
+        used = {str(b.get("id")) for m in session.history if m.get("role") == "assistant" for b in tool_uses(m)}
+        reply = clean_reply(clean_assistant(c.message), self.sanitizer(), used)
+        state.refused = reply.refused
+        session.complete_request(reply.message, record, RequestUsage.from_usage(outcome.ts, u), sent)
+        notice = Notice(level="warning", message=replaced_notice(reply.replaced, "the model's reply")) \
+            if reply.replaced else None
+        return record, notice
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":

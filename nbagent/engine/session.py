@@ -84,6 +84,9 @@ class Session:
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in session.json)
         self._totals = RunningTotals()
+        self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
+        self.unsaved = False  # a write failed: the next one writes all four files again
+        self._undo_prompt: tuple[int, int | None] | None = None
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
         if task_dir is not None:
@@ -122,6 +125,7 @@ class Session:
             self.notices.append(notice)
         self._lock = lock
         self._store = SessionStore(task_dir)
+        self._store.remove_stale_temp_files()  # left by a process killed mid-write; ours now
         weakref.finalize(self, lock.release)  # a dropped session frees its folder
 
     @classmethod
@@ -168,11 +172,16 @@ class Session:
         if store is None:
             raise ValueError("this session is in memory: give a folder to save it to")
         store.task_dir.mkdir(parents=True, exist_ok=True)
-        store.save_context(self.context.updates)
-        store.save_history(self.history)
-        self._save_meta(store)
-        store.save_events(self.events)
+        self._write_all(store)
         return store.task_dir
+
+    def _write_all(self, store: SessionStore) -> None:
+        # session.json before the history: after a crash between the two it may lead the history
+        # (load trims what it describes beyond it), never lag behind it (a reply's cost lost).
+        store.save_context(self.context.updates)
+        self._save_meta(store)
+        store.save_history(self.history)
+        store.save_events(self.events)
 
     # ----- changes made by the loop (each saves what it changed) ----------------------------
     def next_ts(self) -> int:
@@ -183,9 +192,10 @@ class Session:
     def begin_turn(self, prompt_blocks: list[dict[str, Any]]) -> int:
         """Start a turn with the user's prompt; returns its number."""
         self.turn += 1
-        if self._store is not None and self.turn == 1 and not self.history:
-            self._store.save_context(self.context.updates)  # the folder always holds all four files
-            self._save_meta(self._store)
+        if self.turn == 1 and not self.history:
+            self._write(self._save_context_and_meta)
+        last = self.history[-1] if self.history else None
+        self._undo_prompt = (len(self.history), len(blocks(last)) if last is not None else None)
         if self.history and self.history[-1]["role"] == "user":
             # Keep roles alternating (e.g. after a failed request): extend the waiting user message
             # (a new object: the turn mark remembers how many blocks it had, for rollback).
@@ -195,15 +205,29 @@ class Session:
         self._save_history()
         return self.turn
 
+    def withdraw_prompt(self) -> bool:
+        """Take the prompt :meth:`begin_turn` added back out of history (it can never be sent: the
+        next, smaller prompt must not be merged into it). Only before any reply of its turn."""
+        if self._undo_prompt is None:
+            return False
+        length, last_blocks = self._undo_prompt
+        self._undo_prompt = None
+        if len(self.history) == length + 1:
+            del self.history[length:]
+        elif len(self.history) == length and last_blocks is not None:
+            self.history[-1] = {**self.history[-1], "content": blocks(self.history[-1])[:last_blocks]}
+        else:
+            return False
+        self._save_history()
+        return True
+
     def context_changed(self, deleted_range: tuple[int, int] | None, *, truncated: bool) -> None:
         """The context manager changed what the model sees: a new range and/or new updates."""
         self.deleted_range = deleted_range
         if truncated:
             self.truncations += 1
             self.file_state.invalidate_reads()  # hidden reads are gone: "unchanged since" would lie
-        if self._store is not None:
-            self._store.save_context(self.context.updates)
-            self._save_meta(self._store)
+        self._write(self._save_context_and_meta)
 
     def complete_request(self, message: dict[str, Any], record: RequestRecord, usage: RequestUsage,
                          sent: SentRequest) -> None:
@@ -212,9 +236,10 @@ class Session:
         self.previous_usage = usage
         self.records.append(record)
         self.sent.append(sent)
+        self._undo_prompt = None  # the prompt was answered: it stays
+        # The record first: session.json may lead the history after a crash, never lag it.
+        self._write(self._save_meta)
         self._save_history()
-        if self._store is not None:
-            self._save_meta(self._store)
 
     def append_results(self, results: list[dict[str, Any]]) -> None:
         """The ``tool_result`` blocks answering the last assistant message."""
@@ -265,13 +290,10 @@ class Session:
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=pu,
                                    last_blocks=last_blocks))
-        if self._store is not None:
-            self._save_meta(self._store)
-            self.save_events()
+        self._write(self._save_meta_and_events)
 
     def save_events(self) -> None:
-        if self._store is not None:
-            self._store.save_events(self.events)
+        self._write(lambda st: st.save_events(self.events))
 
     def compact(self, end: int, summary: str, record: RequestRecord) -> None:
         """Replace ``history[2:end+1]`` by one message (``summary`` and message ``end``, see
@@ -323,10 +345,8 @@ class Session:
         self.marks = [m for m in self.marks if m.turn <= turn]
         self.turn = turn
         self.file_state.invalidate_reads()
-        if self._store is not None:
-            self._store.save_context(self.context.updates)
-            self._save_history()
-            self._save_meta(self._store)
+        self._undo_prompt = None
+        self._write(self._save_after_rollback)
 
     def _mark(self, turn: int) -> TurnMark:
         if turn == 0:
@@ -339,8 +359,34 @@ class Session:
 
     # ----- the files ------------------------------------------------------------------------
     def _save_history(self) -> None:
-        if self._store is not None:
-            self._store.save_history(self.history)
+        self._write(lambda st: st.save_history(self.history))
+
+    def _save_context_and_meta(self, store: SessionStore) -> None:
+        store.save_context(self.context.updates)
+        self._save_meta(store)
+
+    def _save_meta_and_events(self, store: SessionStore) -> None:
+        self._save_meta(store)
+        store.save_events(self.events)
+
+    def _save_after_rollback(self, store: SessionStore) -> None:
+        store.save_context(self.context.updates)
+        store.save_history(self.history)
+        self._save_meta(store)
+
+    def _write(self, change: Callable[[SessionStore], Any]) -> None:
+        """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
+        state stays in memory, and the next write saves everything again."""
+        if self._store is None:
+            return
+        try:
+            (self._write_all if self.unsaved else change)(self._store)
+        except (OSError, ValueError, TypeError, RecursionError) as exc:  # UnicodeError is a ValueError
+            self.unsaved = True
+            self.save_failures.append(f"could not save the session to {self._store.task_dir}: "
+                                      f"{type(exc).__name__}: {exc}")
+        else:
+            self.unsaved = False
 
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None

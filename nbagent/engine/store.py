@@ -11,6 +11,7 @@ keeps a second Agent, in this process or another, from writing the same folder.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
 from .events import Event, RequestRecord, Totals, event_from_dict, event_to_dict
 from .messages import history_problems
-from .persist import atomic_write_json, atomic_write_text, read_json
+from .persist import atomic_write_json, atomic_write_text, dumps_line, read_json
+from .task_files import check_history, check_meta
 
 HISTORY_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
@@ -94,6 +96,7 @@ class SessionStore:
         self.task_dir = Path(task_dir)
         # Records, marks and events are frozen: each is turned into a dict once, not on every save.
         self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._events_written: tuple[int, Any] | None = None  # (count, last event) in the event log
 
     def _as_dict(self, obj: Any) -> dict[str, Any]:
         hit = self._dicts.get(id(obj))
@@ -103,6 +106,16 @@ class SessionStore:
         self._dicts[id(obj)] = (obj, d)
         return d
 
+    def remove_stale_temp_files(self) -> None:
+        """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
+        only while holding the folder's lock, when no write of ours is in progress."""
+        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE):
+            for tmp in self.task_dir.glob(f".{name}.*.tmp"):
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+
     def save_context(self, updates: ContextHistoryUpdates) -> None:
         save_updates(updates, self.task_dir)
 
@@ -110,7 +123,17 @@ class SessionStore:
         atomic_write_json(self.task_dir / HISTORY_FILE, history)
 
     def save_events(self, events: list[Event]) -> None:
-        atomic_write_json(self.task_dir / UI_FILE, [self._as_dict(e) for e in events])
+        """The event log grows only at its end: append what is new (one line per event) instead of
+        rewriting the whole file on every save (a large tool output would be rewritten each time).
+        The first save of a store, or any other change, rewrites it atomically."""
+        path = self.task_dir / UI_FILE
+        done = self._events_written
+        if done is not None and 0 < done[0] <= len(events) and events[done[0] - 1] is done[1]:
+            if done[0] < len(events):
+                _append_lines(path, [dumps_line(self._as_dict(e)) for e in events[done[0]:]])
+        else:
+            atomic_write_json(path, [self._as_dict(e) for e in events])
+        self._events_written = (len(events), events[-1]) if events else None
 
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, records: list[RequestRecord],
@@ -145,6 +168,7 @@ class SessionStore:
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
             raise CorruptFileError(meta_path, "expected a JSON object")
+        check_meta(meta_path, meta)
         try:
             records = [_record_from_dict(r) for r in meta.get("records", [])]
             marks = [
@@ -168,6 +192,10 @@ class SessionStore:
         # Files are written one by one; after a crash between writes, keep the range within history.
         if deleted_range and deleted_range[1] >= len(history):
             deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
+        # session.json is written before the history: turn marks beyond the history are dropped,
+        # except those of turns before a compaction (they describe the history it replaced).
+        compacted_turns = {t for c in compactions if isinstance(c, dict) for t in c.get("turns", ())}
+        marks = [m for m in marks if m.history_len <= len(history) or m.turn in compacted_turns]
         return SessionSnapshot(
             history=history, events=events, model=model, deleted_range=deleted_range,
             records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
@@ -182,6 +210,7 @@ def _load_history(path: Path) -> list[dict[str, Any]]:
         and isinstance(m.get("content"), (str, list)) for m in history
     ):
         raise CorruptFileError(path, "expected a list of messages")
+    check_history(path, history)
     try:
         problems = history_problems(history, allow_trailing_tool_use=True) if history else []
     except Exception as exc:  # noqa: BLE001 - malformed blocks: the file is corrupt, not the loader
@@ -191,8 +220,43 @@ def _load_history(path: Path) -> list[dict[str, Any]]:
     return history
 
 
+def _append_lines(path: Path, lines: list[str]) -> None:
+    """Append JSON lines to a log written by :func:`dumps_by_line` (``[\n...\n]``), keeping it valid;
+    a crash mid-append leaves a torn last line, which :func:`_load_events` drops."""
+    with open(path, "r+b") as f:
+        f.seek(-2, os.SEEK_END)
+        if f.read(2) != b"\n]":
+            raise ValueError(f"{path} does not end as nbagent writes it; not appended to")
+        f.seek(-2, os.SEEK_END)
+        f.write((",\n" + ",\n".join(lines) + "\n]").encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _torn_log(path: Path) -> list[Any] | None:
+    """The events of a log whose last append was cut short by a crash, or None if it is not that."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(lines) < 3 or lines[0] != "[":
+        return None
+    events = []
+    for i, line in enumerate(lines[1:], start=1):
+        try:
+            events.append(json.loads(line.rstrip(",")))
+        except (json.JSONDecodeError, RecursionError):
+            return events if i == len(lines) - 1 else None  # only the last line may be torn
+    return None
+
+
 def _load_events(path: Path) -> list[Event]:
-    raw_events = read_json(path, default=[])
+    try:
+        raw_events = read_json(path, default=[])
+    except CorruptFileError:
+        raw_events = _torn_log(path)
+        if raw_events is None:
+            raise
     if not isinstance(raw_events, list):
         raise CorruptFileError(path, "expected a list of events")
     try:

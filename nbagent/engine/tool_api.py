@@ -11,11 +11,11 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import pydantic
 
-from .config import DEFAULT_TOOL_OUTPUT_LIMIT
+from .config import DEFAULT_TOOL_CAPTURE_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
 
 
@@ -51,6 +51,11 @@ class ToolContext:
     # goes to ToolOutput.display so the notebook can still show it.
     max_output_chars: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_use_id: str = ""
+    env: Mapping[str, str] | None = None
+    """Environment for processes a tool starts (secrets removed); None: the process's own."""
+    capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
+    """Most characters of output a tool should capture (the loop cuts anything longer anyway)."""
+    """Environment for processes a tool starts (secrets removed); None: the process's own."""
 
 
 @runtime_checkable

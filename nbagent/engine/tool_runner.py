@@ -14,12 +14,15 @@ import time
 from typing import Any, AsyncIterator, Callable, Mapping
 
 from .abort import Aborted, AbortGuard
+from .config import DEFAULT_TOOL_CAPTURE_LIMIT
 from .events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from .hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
 from .permissions import Allow, Deny, PermissionGate
-from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output
+from .sanitize import Sanitizer, TooDeepError, replaced_notice
+from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
+NO_SECRETS = Sanitizer()  # still replaces invalid characters
 INTERRUPTED = "Interrupted: the user stopped the run while this tool was running."
 
 
@@ -44,6 +47,8 @@ async def run_tool_call(
     output_limit: int,
     answered: list[dict[str, Any]],
     hooks: Hooks = NO_HOOKS,
+    sanitizer: Sanitizer = NO_SECRETS,
+    capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT,
 ) -> AsyncIterator[Event]:
     """Validate, permit and run one ``tool_use`` block; appends its result block to ``answered``.
 
@@ -99,9 +104,12 @@ async def run_tool_call(
         out = ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
     if not isinstance(out.content, (str, list)):
         out = ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
+    out, replaced = _sanitized(out, sanitizer, capture_limit)
+    if replaced:
+        yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
     out = limit_output(out, output_limit)
     content: Any = out.content
-    display = out.display
+    display = out.display  # bounded by _sanitized (or the content, which is)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": uid, "content": content}
     if out.is_error:
         block["is_error"] = True
@@ -154,3 +162,20 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
         return
     permitted.append(tool_input)
+
+
+def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tuple[ToolOutput, int]:
+    """The output as it may enter history and disk: cut to ``capture_limit`` (a tool or server that
+    does not bound what it returns must not fill memory and the task folder), then secrets
+    redacted and invalid characters replaced; with the count of the latter."""
+    content: Any = out.content
+    if isinstance(content, str):
+        content = truncate_middle(content, capture_limit)
+    display, n_display = (sanitizer.text(truncate_middle(out.display, capture_limit)) if out.display is not None
+                          else (None, 0))
+    try:
+        content, n = sanitizer.value(content)
+    except TooDeepError as exc:
+        content, n = f"The tool's result was {exc}; not kept.", 0
+        return ToolOutput(content=content, is_error=True, display=display), n_display
+    return ToolOutput(content=content, is_error=out.is_error, display=display), n + n_display

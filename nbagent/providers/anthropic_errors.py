@@ -23,6 +23,7 @@ from ..engine.errors import (
     ContextOverflowError,
     ErrorKind,
     MissingApiKeyError,
+    is_client_side,
 )
 
 _OVERFLOW = re.compile(r"prompt is too long|tokens? > \d+ maximum|context (length|window)", re.IGNORECASE)
@@ -56,7 +57,7 @@ def classify(exc: BaseException) -> ErrorKind:
     if isinstance(exc, anthropic.CredentialsError):
         return ErrorKind.AUTH
     if not isinstance(exc, anthropic.APIStatusError):
-        return ErrorKind.UNKNOWN
+        return ErrorKind.INVALID_REQUEST if is_client_side(exc) else ErrorKind.UNKNOWN
     return _classify_status(exc)
 
 

@@ -21,6 +21,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from nbagent.engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
+
+from .capture import BoundedText
+
 
 @dataclass(frozen=True)
 class ExecutionResult:
@@ -135,7 +139,9 @@ class NamespaceExecutor:
     execution waits for it to finish (executions never overlap on one namespace).
     """
 
-    def __init__(self, namespace: dict[str, Any] | None = None) -> None:
+    def __init__(self, namespace: dict[str, Any] | None = None, *,
+                 capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT) -> None:
+        self.capture_limit = capture_limit  # characters of stdout (and of stderr, and of a repr) kept
         self.namespace: dict[str, Any] = namespace if namespace is not None else {"__name__": "__main__"}
         self.namespace.setdefault("__builtins__", builtins)
         self._lock = threading.Lock()
@@ -172,7 +178,7 @@ class NamespaceExecutor:
 
     def _execute_locked(self, code: str) -> ExecutionResult:
         with self._lock:
-            out, err = io.StringIO(), io.StringIO()
+            out, err = BoundedText(self.capture_limit), BoundedText(self.capture_limit)
             _install_router()
             _capture.stdout, _capture.stderr = out, err
             try:
@@ -180,6 +186,10 @@ class NamespaceExecutor:
             finally:
                 _capture.stdout = _capture.stderr = None
                 _uninstall_router()
+            if result_repr is not None and len(result_repr) > self.capture_limit:
+                cut = BoundedText(self.capture_limit)
+                cut.write(result_repr)
+                result_repr = cut.getvalue()
             return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr, error=error)
 
     def _run(self, code: str) -> tuple[str | None, str | None]:

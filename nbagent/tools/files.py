@@ -8,6 +8,10 @@ atomic (temp file + fsync + ``os.replace``).
 
 from __future__ import annotations
 
+import asyncio
+import os
+import stat
+from pathlib import Path
 from typing import Optional
 
 import pydantic
@@ -16,7 +20,7 @@ from nbagent.engine.context.file_state import FileStateCache, LineSpan
 from nbagent.engine.persist import atomic_write_bytes
 from nbagent.engine.tool_api import ToolContext, ToolExecutionError, ToolOutput
 
-from .base import BuiltinTool, ToolInput
+from .base import BuiltinTool, ToolInput, wait_or_abort
 from .paths import display_path, resolve_path
 
 # Reading more than this into memory to show the model makes no sense; point at the python tool.
@@ -27,6 +31,32 @@ _BINARY_SNIFF = 8192
 def _cache(ctx: ToolContext) -> FileStateCache | None:
     fs = ctx.file_state
     return fs if isinstance(fs, FileStateCache) else None
+
+
+def _read_regular(path: Path, label: str) -> bytes:
+    """The bytes of a regular file; a FIFO, device or socket is refused before anything blocks on it.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor, so a file swapped for a
+    FIFO after a check cannot hang the read (runs in a worker thread: the event loop never waits).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ToolExecutionError(f"{label} is not a regular file ({_kind(mode)}); not read.")
+        size = os.fstat(fd).st_size
+        if size > MAX_READ_BYTES:
+            raise ToolExecutionError(
+                f"{label} is {size:,} bytes, too large to read here; use the python tool to inspect it.")
+        return f.read(MAX_READ_BYTES + 1)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a plain file"
 
 
 def _count_lines(text: str) -> int:
@@ -61,12 +91,7 @@ class ReadFile(BuiltinTool):
         first = params.offset or 1
         wanted: LineSpan = (first, first + params.limit - 1 if params.limit else None)
         fs = _cache(ctx)
-        size = path.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise ToolExecutionError(
-                f"{label} is {size:,} bytes, too large to read here; use the python tool to inspect it."
-            )
-        data = path.read_bytes()
+        data = await wait_or_abort(asyncio.to_thread(_read_regular, path, label), ctx.abort)
         if b"\x00" in data[:_BINARY_SNIFF]:
             raise ToolExecutionError(
                 f"{label} looks like a binary file ({len(data):,} bytes); not shown. "

@@ -69,7 +69,7 @@ class Python(BuiltinTool):
         if ctx.executor is not None:
             return ctx.executor  # type: ignore[no-any-return]
         if self._fallback is None:
-            self._fallback = NamespaceExecutor()
+            self._fallback = NamespaceExecutor(capture_limit=ctx.capture_limit)
         return self._fallback
 
     async def call(self, params: PythonInput, ctx: ToolContext) -> ToolOutput:

@@ -100,6 +100,7 @@ class Shell(BuiltinTool):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            env=dict(ctx.env) if ctx.env is not None else None,  # without the API key and other secrets
         )
         communicate = asyncio.ensure_future(proc.communicate())
         waiters: set[asyncio.Future[Any]] = {communicate}

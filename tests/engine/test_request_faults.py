@@ -305,7 +305,10 @@ async def test_a_second_overflow_asks_the_user_and_never_loops(tmp_path: Any) ->
     assert len(messages_requests(api)) == FIRST + 1
     assert sleep.delays == []
     assert done_of(ev).reason == "error"
-    turn2_failed(engine)
+    # issue 12 (D7): an overflow nothing can recover takes the prompt back out of history
+    h = engine.session.history
+    assert len(h) == 4 and "second task" not in str(h)
+    assert_persisted_valid(engine.config.task_dir, engine)
 
 
 async def test_overflow_of_a_conversation_that_cannot_be_shortened_asks_at_once(tmp_path: Any) -> None:
@@ -316,6 +319,7 @@ async def test_overflow_of_a_conversation_that_cannot_be_shortened_asks_at_once(
     assert kinds(ev) == ["api_request_started", "api_request_failed", "done"]
     assert "cannot be shortened further" in ev[1].message and not ev[1].can_shorten
     assert len(answers.asked) == 1 and len(messages_requests(api)) == 1
+    assert engine.session.history == []  # the prompt was withdrawn (issue 12, D7)
     assert_persisted_valid(engine.config.task_dir, engine)
 
 

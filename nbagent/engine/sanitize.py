@@ -1,0 +1,147 @@
+"""The sanitising boundary: what enters history or disk is valid UTF-8, shallow and secret-free.
+
+Everything from outside the engine passes here before the session keeps it: tool output (built-in
+tools, MCP results, file names in listings), prompts and model replies. Lone surrogates (a file
+named ``b"report-\\xff.csv"``, ``print('\\udcff')``) are replaced by U+FFFD and counted, never
+raised on; secret values are replaced by ``[redacted]``; JSON nested deeper than a limit is
+refused. A model reply also gets unique tool_use ids here (a reused id would make the saved
+history invalid).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .config import MAX_JSON_DEPTH
+from .persist import depth_exceeds
+
+REDACTED = "[redacted]"
+# Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
+MIN_SECRET_CHARS = 8
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class TooDeepError(ValueError):
+    """A JSON value nests deeper than the boundary accepts."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"nested deeper than {limit} levels")
+
+
+def fix_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with lone surrogates replaced by U+FFFD, and how many were replaced."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.subn("\ufffd", text)
+    return text, 0
+
+
+def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` (dicts and lists) nests deeper than ``limit``; iterative, so any depth is safe."""
+    return depth_exceeds(value, limit)
+
+
+def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """The values to redact: those of the listed environment variables, plus ``extra`` (e.g. the
+    Agent's ``api_key``); longest first, so a secret containing another is redacted whole."""
+    values = {os.environ.get(name) for name in env_names} | set(extra)
+    return tuple(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
+
+
+def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
+    """``os.environ`` without the secret variables (by name, and any other holding a secret value)."""
+    names, values = set(env_names), set(secrets)
+    return {k: v for k, v in os.environ.items() if k not in names and v not in values}
+
+
+@dataclass(frozen=True)
+class Sanitizer:
+    """Cleans text and JSON values; ``replaced`` counts are reported to the user as a notice."""
+
+    secrets: tuple[str, ...] = ()
+    max_depth: int = MAX_JSON_DEPTH
+
+    def text(self, text: str) -> tuple[str, int]:
+        """``text`` with secrets redacted and lone surrogates replaced; the count of the latter."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return fix_surrogates(text)
+
+    def value(self, value: Any) -> tuple[Any, int]:
+        """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it
+        nests deeper than ``max_depth`` (checked first, so cleaning never recurses too far)."""
+        if json_depth_exceeds(value, self.max_depth):
+            raise TooDeepError(self.max_depth)
+        counter = [0]
+        return self._clean(value, counter), counter[0]
+
+    def _clean(self, value: Any, counter: list[int]) -> Any:
+        if isinstance(value, str):
+            text, n = self.text(value)
+            counter[0] += n
+            return text
+        if isinstance(value, dict):
+            return {self._clean(k, counter) if isinstance(k, str) else k: self._clean(v, counter)
+                    for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._clean(v, counter) for v in value]
+        return value
+
+
+@dataclass
+class CleanReply:
+    """A model reply after the boundary: the message to keep, and tool calls not to run."""
+
+    message: dict[str, Any]
+    refused: dict[str, str] = field(default_factory=dict)
+    """tool_use id -> why it is answered with an error instead of being run."""
+    replaced: int = 0
+
+
+def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[str]) -> CleanReply:
+    """The reply with text cleaned, over-deep tool inputs dropped and reused tool_use ids renamed.
+
+    ``used_ids`` (every tool_use id already in history) is updated. A renamed or dropped call is
+    listed in ``refused`` so the loop answers it with an error result rather than running it.
+    """
+    out = CleanReply(message={"role": "assistant", "content": []})
+    for block in message.get("content", []):
+        block = dict(block) if isinstance(block, Mapping) else {"type": "text", "text": str(block)}
+        uid = block.get("id")
+        try:
+            block, n = sanitizer.value(block)
+        except TooDeepError as exc:
+            block = {k: v for k, v in block.items() if k != "input"}
+            block, n = sanitizer.value(block)
+            block["input"] = {}
+            out.refused[str(uid)] = f"Not run: the tool input was {exc}; send a flatter input."
+        out.replaced += n
+        if block.get("type") == "tool_use":
+            block["id"] = _unique_id(str(block.get("id") or "toolu"), used_ids, out, str(uid))
+        out.message["content"].append(block)
+    return out
+
+
+def _unique_id(uid: str, used_ids: set[str], out: CleanReply, original: str) -> str:
+    if uid not in used_ids:
+        used_ids.add(uid)
+        return uid
+    n = 2
+    while f"{uid}_dup{n}" in used_ids:
+        n += 1
+    new = f"{uid}_dup{n}"
+    used_ids.add(new)
+    out.refused[new] = out.refused.pop(original, "") or (
+        f"Not run: tool_use id {uid!r} was already used in this conversation (renamed {new!r}); "
+        "call the tool again with a new id.")
+    return new
+
+
+def replaced_notice(count: int, where: str) -> str:
+    """The notice shown when ``count`` invalid characters were replaced in ``where``."""
+    return f"{count} invalid character(s) (lone surrogates) in {where} were replaced by U+FFFD."
