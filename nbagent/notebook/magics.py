@@ -8,21 +8,25 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import time
 from pathlib import Path
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent, last_done
 from ..engine.config import DEFAULT_MAX_REQUESTS, RunLimits
+from ..engine.errors import NbAgentError
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
+from .outcome import AgentInterrupted, check_done, refused
 from .session import NotebookSession, kernel_facts_from
 
 _ACTIVE: "AgentMagics | None" = None
@@ -48,12 +52,20 @@ def active_magics() -> "AgentMagics":
 
 async def run_agent_cell(line: str, cell: str) -> None:
     """What a ``%%agent`` cell becomes: run the prompt with live widgets (top-level await)."""
-    await active_magics().run_prompt(line, cell)
+    try:
+        await active_magics().run_prompt(line, cell)
+    except asyncio.CancelledError:
+        # ipykernel turns ■ into a cancellation of the cell's task; the run has cleaned up on the
+        # way out. End the cell like an interrupted one: one line, KeyboardInterrupt, no frames.
+        raise AgentInterrupted() from None
 
 
 async def run_agent_command(line: str) -> None:
     """What ``%agent retry`` becomes (it runs the loop, so it must await too)."""
-    await active_magics().retry_async(line)
+    try:
+        await active_magics().retry_async(line)
+    except asyncio.CancelledError:
+        raise AgentInterrupted() from None
 
 
 _AGENT_CELL = re.compile(r"%%agent(\s|$)")
@@ -186,19 +198,33 @@ class AgentMagics(Magics):
         try:
             run_blocking(lambda: self.run_prompt(line, cell), on_interrupt=abort, name="nbagent-cell")
         except KeyboardInterrupt:
-            print("nbagent: interrupted; the session's history is kept valid and %%agent continues it.")
-            raise  # the cell failed: "Run All" must stop here, as after any interrupt
+            raise AgentInterrupted() from None  # the cell fails: "Run All" must stop here
 
     async def run_prompt(self, line: str, cell: str) -> Done | None:
-        """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""
-        from .view import AgentView
+        """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event.
 
+        Raises what fails the cell: ``UsageError`` for bad options, ``AgentRunRefused`` when the
+        run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
+        interrupted (see :mod:`.outcome`).
+        """
         args = parse_argstring(self.agent_cell, line)
         prompt = cell.strip()
         if not prompt:
-            print("%%agent needs a prompt in the cell body. " + "See %agent help.")
-            return None
-        sess = self._session_for(args)
+            raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
+        try:
+            sess = self._session_for(args)
+        except NbAgentError as exc:
+            raise refused(exc) from None
+        done = await self._run_with_view(sess, args, prompt)
+        if self._new_session_wanted:
+            self._new_session_wanted = False
+            self.new_session()
+        check_done(done)
+        return done
+
+    async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str) -> Done | None:
+        from .view import AgentView
+
         agent = sess.agent
         if args.allow:
             agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
@@ -221,15 +247,17 @@ class AgentMagics(Magics):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
+        except NbAgentError as exc:  # refused to start (e.g. a run already in progress)
+            raise refused(exc) from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            view.interrupted(agent.totals.cost_usd)
+            raise
         finally:
             self.running -= 1
             waiting.unregister_abort(token)
             view.finish()
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             self.shell.set_next_input(sess.executor.last_code, replace=False)
-        if self._new_session_wanted:
-            self._new_session_wanted = False
-            self.new_session()
         return done
 
     _new_session_wanted = False
@@ -241,8 +269,7 @@ class AgentMagics(Magics):
         """``%agent retry``: run the last prompt again from where its failed turn began."""
         sess = self.current
         if sess is None or not sess.last_prompt:
-            print("Nothing to retry: no prompt has run in this session.")
-            return
+            raise UsageError("Nothing to retry: no prompt has run in this session.")
         done = last_done(sess.events)
         if done is not None and done.reason in ("error", "aborted") and sess.turn > 0:
             sess.rollback(sess.turn - 1)

@@ -40,8 +40,29 @@ def kernel_facts_from(shell: Any) -> Any:
     return facts
 
 
+# Libraries whose ``.shape`` / ``.columns`` are cheap and side-effect free.
+_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "xarray", "torch", "jax",
+                              "tensorflow", "dask"})
+
+
+def _shape_of(value: Any) -> Any:
+    """``value.shape`` without running the user's code: these facts are gathered before every
+    prompt, outside anything the interrupt reaches, so a user property that loops or sleeps would
+    hang the agent before it starts. Only a plain attribute or an array library's is read."""
+    import inspect
+
+    try:
+        static = inspect.getattr_static(value, "shape")
+    except AttributeError:
+        return None
+    if not hasattr(static, "__get__"):
+        return static
+    root = (type(value).__module__ or "").split(".")[0]
+    return getattr(value, "shape", None) if root in _ARRAY_LIBRARIES else None
+
+
 def _summary(value: Any) -> str:
-    shape = getattr(value, "shape", None)
+    shape = _shape_of(value)
     if isinstance(shape, tuple):
         cols = getattr(value, "columns", None)
         col_text = f", columns {list(cols)[:12]}" if cols is not None else ""

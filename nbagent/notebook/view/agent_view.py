@@ -162,6 +162,29 @@ class AgentView:
             prompt.settle(choice)
         return "retry" if choice == "retry" else "cancel"
 
+    def interrupted(self, session_cost: float | None = None) -> None:
+        """The run was interrupted (■): mark what was streaming, show the cost so far, one line.
+
+        Called by the front-end when the run's generator was cancelled: the engine then yields no
+        ``Done``, so the view closes the run itself (partial text greyed and labelled, running
+        tools marked, the header's cost brought up to date).
+        """
+        if self.done is not None:
+            return  # the run had already ended (e.g. Done("aborted") before the cancellation)
+        for part in self._request_parts:
+            if isinstance(part, (TextBlock, ThinkingBlock)) and not part.interrupted:
+                part.interrupt("interrupted by the user")
+        for card in self._cards.values():
+            if card.result is None and card.denied is None:
+                card.set_status("interrupted")
+        self._close_request()
+        self._end_retry("cancelled")
+        if session_cost is not None:
+            self.header.update(cost=session_cost)
+        # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
+        self._line(f"interrupted — session cost so far {fmt_usd(self.header.cost)}", icon="■",
+                   style=STYLE["interrupted"])
+
     def flush(self) -> None:
         """Send pending stream updates now (the last update is never dropped)."""
         if self._timer is not None:
