@@ -138,7 +138,7 @@ async def test_permission_allow_by_click() -> None:
 @pytest.mark.parametrize("gesture, expected", [
     (lambda p: p.allow_always(), Allow(always=True)),
     (lambda p: p.deny("not now"), Deny("not now")),
-    (lambda p: p.deny(), Deny("The user denied this tool call.")),
+    (lambda p: p.deny(), Deny("")),  # no reason: the engine words it
 ])
 async def test_permission_programmatic_gestures(gesture: Any, expected: Any) -> None:
     view = make_view()
@@ -305,3 +305,40 @@ def test_show_execution_puts_rich_outputs_in_the_matching_card() -> None:
     assert f"data:image/png;base64,{png}" in view.static_html()
     view.show_execution(ExecutionRecord("other()", ExecutionResult(rich={"text/html": "<b>x</b>"}), 0.0, 0.1))
     assert len(card.outputs) == 1  # no card ran that code
+
+
+async def test_the_reason_box_syncs_once_and_enter_denies_with_the_whole_reason() -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("python", {"code": "rm()"}, request()))
+    await asyncio.sleep(0.01)
+    p = view.permission
+    # One update with the whole value (on Enter / blur), never one per keystroke.
+    assert p.reason.continuous_update is False
+    submit = {"method": "custom", "content": {"event": "submit"}}
+    # Enter arrives before the value: the decision waits a moment and reads the whole reason.
+    assert waiting.handle_comm_msg(p.reason.model_id, submit) is False
+    waiting.handle_comm_msg(p.reason.model_id, {"method": "update", "state": {"value": "No code please"}})
+    assert await asyncio.wait_for(task, 2) == Deny("No code please")
+    assert "denied: No code please" in view.transcript()
+
+
+async def test_enter_on_the_widget_route_denies() -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("python", {"code": "x"}, request()))
+    await asyncio.sleep(0.01)
+    p = view.permission
+    p.reason.value = "not today"
+    p._on_reason_msg(p.reason, {"event": "submit"}, [])
+    assert await asyncio.wait_for(task, 2) == Deny("not today")
+
+
+def test_an_interrupted_run_marks_partial_text_and_shows_the_cost_so_far() -> None:
+    view = make_view()
+    view.handle(ev.TextDelta(text="Half a sent"))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "while True: pass"}))
+    view.interrupted(session_cost=0.0123)
+    text = view.transcript()
+    assert "Half a sent\n  [interrupted]" in text
+    assert "python (interrupted)" in text or "interrupted" in view.parts[1].status
+    assert "interrupted — session cost so far $0.0123" in text
+    assert view.header.cost == 0.0123
