@@ -26,6 +26,7 @@ class ToolCard:
         self.result: str | None = None
         self.is_error = False
         self.duration_s: float | None = None
+        self.started: float | None = None  # when the call could run (after any permission click)
         self.prompt: PermissionPrompt | None = None
         self.denied: str | None = None
         self.outputs: list[dict[str, Any]] = []  # rich display outputs of a python execution

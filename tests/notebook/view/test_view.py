@@ -342,3 +342,40 @@ def test_an_interrupted_run_marks_partial_text_and_shows_the_cost_so_far() -> No
     assert "python (interrupted)" in text or "interrupted" in view.parts[1].status
     assert "interrupted — session cost so far $0.0123" in text
     assert view.header.cost == 0.0123
+
+
+def test_waiting_for_the_first_token_shows_elapsed_time_and_cancel() -> None:
+    clock = FakeClock()
+    cancelled: list[bool] = []
+    view = make_view(clock=clock, on_cancel=lambda: cancelled.append(True))
+    view.handle(ev.ApiRequestStarted(request=1))
+    clock.t += 12
+    view.tick()
+    assert view.activity.text() == "waiting for the first token (12 s)"
+    assert view.activity.widget.layout.display == "flex"
+    view.activity.cancel_button.click()
+    assert cancelled == [True]
+    view.handle(ev.TextDelta(text="hi"))
+    assert view.activity.what is None and view.activity.widget.layout.display == "none"
+
+
+async def test_a_tool_shows_its_running_time_which_excludes_the_permission_wait() -> None:
+    clock = FakeClock()
+    view = make_view(clock=clock)
+    view.handle(ev.ApiRequestStarted(request=1))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "slow()"}))
+    view.handle(ev.RequestCompleted())
+    view.handle(ev.PermissionAsked(tool_use_id="t1", name="python", input={"code": "slow()"}))
+    task = asyncio.create_task(view.ask_permission("python", {"code": "slow()"}, request("t1")))
+    await asyncio.sleep(0.01)
+    clock.t += 17  # the user reads the code for 17 s before clicking
+    view.permission.allow()
+    await task
+    clock.t += 4
+    view.tick()
+    card = view.parts[0]
+    assert card.status == "running (4 s)" and view.activity.text() == "running python (4 s)"
+    clock.t += 0.25
+    view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="ok", duration_s=21.25))
+    assert card.status == "done in 4.25 s"
+    assert view.activity.what is None
