@@ -36,7 +36,7 @@ class ToolCard:
         self._result = w.HTML()
         self._rich = w.Output()
         self.widget = w.VBox([self._head, self._input, self._prompt_box, self._result, self._rich],
-                             layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="4px 0"))
+                             layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)", padding="2px 8px", margin="4px 0"))
         self._render_head()
 
     def _render_head(self) -> None:

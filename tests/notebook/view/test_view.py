@@ -379,3 +379,17 @@ async def test_a_tool_shows_its_running_time_which_excludes_the_permission_wait(
     view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="ok", duration_s=21.25))
     assert card.status == "done in 4.25 s"
     assert view.activity.what is None
+
+
+def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
+    import re
+
+    from nbagent.notebook.view.render import STYLE, highlight
+
+    for name, style in STYLE.items():
+        assert "var(--jp-" in style, name
+    box = highlight("for i in range(3):\n    print(i)")
+    assert "var(--jp-cell-editor-background" in box and "var(--jp-content-font-color1" in box
+    # No fixed token colours (they assumed a white page): only the box's themed colours.
+    assert not re.search(r'<span style="color', box)
+    assert "print" in box
