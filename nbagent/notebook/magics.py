@@ -26,6 +26,7 @@ from ..engine.errors import NbAgentError
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
+from .options import budget_usd, request_count, window_tokens
 from .outcome import AgentInterrupted, check_done, refused
 from .session import NotebookSession, kernel_facts_from
 
@@ -176,15 +177,15 @@ class AgentMagics(Magics):
     # --- %%agent -----------------------------------------------------------------------------
     @magic_arguments()
     @argument("--model", default=None, help="Model id (this and later prompts of the session).")
-    @argument("--max-requests", "--max-turns", dest="max_requests", type=int, default=None,
+    @argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
               help="Most API requests for this prompt (--max-turns is an alias).")
-    @argument("--max-budget", type=float, default=None,
+    @argument("--max-budget", type=budget_usd, default=None,
               help="For this prompt: stop once the session cost reaches USD.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
     @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
     @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
-    @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
+    @argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation.")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> None:

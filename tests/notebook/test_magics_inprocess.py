@@ -270,3 +270,16 @@ def test_a_failed_save_fails_its_cell_and_breaks_nothing(ip, tmp_path):
     run(ip, "%%agent\nAnd 3 + 3?")
     assert len(session().agent.history) > before and history_problems(session().agent.history) == []
     assert session().turn == 2 and session().events[-1].reason == "end_turn"
+
+
+@pytest.mark.parametrize("option, expected", [
+    ("--max-budget -1", "positive amount of USD"),
+    ("--max-budget 0", "positive amount of USD"),
+    ("--window 10", "between 2,000 and 10,000,000 tokens"),
+    ("--max-requests 0", "at least 1"),
+    ("--max-turns abc", "invalid int value: 'abc'"),
+])
+def test_out_of_range_options_are_refused_with_the_allowed_range(ip, option, expected):
+    before = len(session().agent.history)
+    assert expected in fails(ip, f"%%agent {option}\nhi")
+    assert len(session().agent.history) == before  # nothing was sent, nothing half-changed
