@@ -13,6 +13,7 @@ GitHub and terminals show a readable transcript.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -237,6 +238,10 @@ class AgentView:
 
     def _ensure_progress(self) -> None:
         if self._progress is not None or self.finished:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            # A worker-thread loop (the fallback path, run_sync): a ticker there blocked the
+            # kernel's click path in the kernel tests; the line then updates with each event only.
             return
         try:
             self._progress = asyncio.get_running_loop().create_task(self._run_progress())

@@ -31,6 +31,7 @@ class Activity:
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.widget = w.HBox([self._label, self.cancel_button], layout=w.Layout(align_items="center"))
         self.widget.layout.display = "none"
+        self.cancel_button.disabled = True
 
     def start(self, what: str) -> None:
         """Show ``what`` with a clock starting now (agent loop only)."""
@@ -44,6 +45,7 @@ class Activity:
         """Hide the line (something is visibly happening again, or the run ended)."""
         self.what = None
         self.widget.layout.display = "none"
+        self.cancel_button.disabled = True  # hidden: not a Cancel anyone (or any driver) can press
 
     def elapsed(self) -> float:
         return self.clock() - self.since
