@@ -62,6 +62,21 @@ class NbAgentKernel(IPythonKernel):
             return False
         return True
 
+    async def do_execute(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """ipykernel's ``do_execute``, with the shell's last traceback reset first.
+
+        ipykernel resets ``shell._last_traceback`` only in ``run_cell``, which an async cell (every
+        ``%%agent`` cell) skips, and reads it for every failed cell. A first cell failing without a
+        traceback (``%%agent --max-turns abc`` raises IPython's ``UsageError``) then crashed
+        ``do_execute`` with ``AttributeError`` and the execute reply was never sent; a later one
+        would have reported an earlier cell's traceback.
+        """
+        shell = self.shell
+        if shell is not None:
+            shell._last_traceback = None
+            shell._last_traceback_during_displayhook = False
+        return await super().do_execute(*args, **kwargs)
+
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
     async def shell_channel_thread_main(self, msg: Any) -> None:  # type: ignore[override]

@@ -12,7 +12,8 @@ are captured instead of printed into the cell.
 Interrupts: while synchronous code runs, the loop is blocked, and ipykernel's handler for an
 async cell only *schedules* a cancellation (``time.sleep(10)`` would sleep on). So for that span
 a SIGINT handler calls the previous handler (which cancels the cell and triggers the kernel's
-abort hook) and then raises ``KeyboardInterrupt`` into the code. The code gets a traceback in
+abort hook) and then raises ``KeyboardInterrupt`` into the code — including the ``__repr__`` of a
+trailing expression, which is the model's code as much as the body. The code gets a traceback in
 ``error``; the cell's ``CancelledError`` follows at the loop's next await.
 """
 
@@ -132,9 +133,9 @@ class ShellExecutor:
                 raise
             except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit in user code too
                 error = format_user_traceback(exc, filename)
-        result_repr, rich = None, None
-        if error is None and value is not None:
-            result_repr, rich = self._format(value)
+            result_repr, rich = None, None
+            if error is None and value is not None:
+                result_repr, rich, error = self._format_interruptible(value, filename)
         rich = self._merge_rich(displays, rich)
         return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
                                error=error, rich=rich)
@@ -146,6 +147,15 @@ class ShellExecutor:
         if inspect.CO_COROUTINE & code_obj.co_flags:
             value = await value  # top-level await in the model's code: other tasks run meanwhile
         return value
+
+    def _format_interruptible(self, value: Any, filename: str) -> tuple[str | None, dict[str, Any] | None, str | None]:
+        """Format the tail value; its ``__repr__`` is the model's code too, so ■ must reach it."""
+        try:
+            with _raise_on_sigint():
+                text, rich = self._format(value)
+            return text, rich, None
+        except KeyboardInterrupt as exc:
+            return None, None, format_user_traceback(exc, filename)
 
     def _format(self, value: Any) -> tuple[str | None, dict[str, Any] | None]:
         try:

@@ -8,21 +8,26 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import time
 from pathlib import Path
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent, last_done
 from ..engine.config import DEFAULT_MAX_REQUESTS, PERMISSION_MODES, RunLimits
+from ..engine.errors import NbAgentError
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
 from . import waiting
+from .options import budget_usd, request_count, window_tokens
+from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
 
 _ACTIVE: "AgentMagics | None" = None
@@ -52,16 +57,24 @@ def active_magics() -> "AgentMagics":
 
 async def run_agent_cell(line: str, cell: str) -> None:
     """What a ``%%agent`` cell becomes: run the prompt with live widgets (top-level await)."""
-    await active_magics().run_prompt(line, cell)
+    try:
+        await active_magics().run_prompt(line, cell)
+    except asyncio.CancelledError:
+        # ipykernel turns ■ into a cancellation of the cell's task; the run has cleaned up on the
+        # way out. End the cell like an interrupted one: one line, KeyboardInterrupt, no frames.
+        raise AgentInterrupted() from None
 
 
 async def run_agent_command(line: str) -> None:
     """What ``%agent retry`` and ``%agent fix`` become (they run the loop, so they must await too)."""
     command, _, options = line.strip().partition(" ")
-    if command == "fix":
-        await active_magics().fix_async(options)
-    else:
-        await active_magics().retry_async(options)
+    try:
+        if command == "fix":
+            await active_magics().fix_async(options)
+        else:
+            await active_magics().retry_async(options)
+    except asyncio.CancelledError:
+        raise AgentInterrupted() from None
 
 
 FIX_PROMPT = (
@@ -186,15 +199,15 @@ class AgentMagics(Magics):
     # --- %%agent -----------------------------------------------------------------------------
     @magic_arguments()
     @argument("--model", default=None, help="Model id (this and later prompts of the session).")
-    @argument("--max-requests", "--max-turns", dest="max_requests", type=int, default=None,
+    @argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
               help="Most API requests for this prompt (--max-turns is an alias).")
-    @argument("--max-budget", type=float, default=None,
+    @argument("--max-budget", type=budget_usd, default=None,
               help="For this prompt: stop once the session cost reaches USD.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
     @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
     @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
-    @argument("--window", type=int, default=None, help="Context window override, e.g. 4000 to see truncation.")
+    @argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation.")
     @argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes).")
     @argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search).")
     @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
@@ -215,20 +228,34 @@ class AgentMagics(Magics):
         try:
             run_blocking(lambda: self.run_prompt(line, cell), on_interrupt=abort, name="nbagent-cell")
         except KeyboardInterrupt:
-            print("nbagent: interrupted; the session's history is kept valid and %%agent continues it.")
-            raise  # the cell failed: "Run All" must stop here, as after any interrupt
+            raise AgentInterrupted() from None  # the cell fails: "Run All" must stop here
 
     async def run_prompt(self, line: str, cell: str) -> Done | None:
-        """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event."""
-        from .view import AgentView
+        """Parse options, run the prompt with an :class:`AgentView`, return the ``Done`` event.
 
+        Raises what fails the cell: ``UsageError`` for bad options, ``AgentRunRefused`` when the
+        run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
+        interrupted (see :mod:`.outcome`).
+        """
         args = parse_argstring(self.agent_cell, line)
         prompt = cell.strip()
         if not prompt:
-            print("%%agent needs a prompt in the cell body. " + "See %agent help.")
-            return None
+            raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
         output = self._namespace_value(args.schema, "--schema") if args.schema else None
-        sess = self._session_for(args)
+        try:
+            sess = self._session_for(args)
+        except NbAgentError as exc:
+            raise refused(exc) from None
+        done = await self._run_with_view(sess, args, prompt, output)
+        if self._new_session_wanted:
+            self._new_session_wanted = False
+            self.new_session()
+        check_done(done)
+        return done
+
+    async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any) -> Done | None:
+        from .view import AgentView
+
         agent = sess.agent
         if args.allow:
             agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
@@ -251,6 +278,11 @@ class AgentMagics(Magics):
                 view.handle(event)
                 if isinstance(event, Done):
                     done = event
+        except NbAgentError as exc:  # refused to start (e.g. a run already in progress)
+            raise refused(exc) from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            view.interrupted(agent.totals.cost_usd)
+            raise
         finally:
             self.running -= 1
             waiting.unregister_abort(token)
@@ -261,9 +293,6 @@ class AgentMagics(Magics):
         if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
             assert self.shell is not None
             self.shell.set_next_input(sess.executor.last_code, replace=False)
-        if self._new_session_wanted:
-            self._new_session_wanted = False
-            self.new_session()
         return done
 
     _new_session_wanted = False
@@ -293,8 +322,7 @@ class AgentMagics(Magics):
         """``%agent retry``: run the last prompt again from where its failed turn began."""
         sess = self.current
         if sess is None or not sess.last_prompt:
-            print("Nothing to retry: no prompt has run in this session.")
-            return
+            raise UsageError("Nothing to retry: no prompt has run in this session.")
         done = last_done(sess.events)
         if done is not None and done.reason in ("error", "aborted") and sess.turn > 0:
             sess.rollback(sess.turn - 1)

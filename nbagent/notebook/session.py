@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import reprlib
 import traceback
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,27 @@ def kernel_facts_from(shell: Any, errors: "LastError | None" = None) -> Any:
     return facts
 
 
+# Libraries whose ``.shape`` / ``.columns`` are cheap and side-effect free.
+_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "xarray", "torch", "jax",
+                              "tensorflow", "dask"})
+
+
+def _shape_of(value: Any) -> Any:
+    """``value.shape`` without running the user's code: these facts are gathered before every
+    prompt, outside anything the interrupt reaches, so a user property that loops or sleeps would
+    hang the agent before it starts. Only a plain attribute or an array library's is read."""
+    import inspect
+
+    try:
+        static = inspect.getattr_static(value, "shape")
+    except AttributeError:
+        return None
+    if not hasattr(static, "__get__"):
+        return static
+    root = (type(value).__module__ or "").split(".")[0]
+    return getattr(value, "shape", None) if root in _ARRAY_LIBRARIES else None
+
+
 def _is_agent_cell(source: str) -> bool:
     return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
 
@@ -75,15 +97,31 @@ def _recent_outputs(out: Any) -> list[str]:
     lines = []
     for n in sorted(out)[-MAX_OUTPUTS:] if isinstance(out, dict) else []:
         try:
-            text = repr(out[n])
+            text = _safe_repr(out[n])
         except Exception as exc:  # a value whose repr raises is described, never fatal
             text = f"<{type(out[n]).__name__}: repr failed: {exc}>"
         lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
     return lines
 
 
+_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+_REPR.maxstring = _REPR.maxother = MAX_OUTPUT_CHARS
+_REPR.maxlist = _REPR.maxdict = _REPR.maxset = 50
+
+
+def _safe_repr(value: Any) -> str:
+    """A bounded repr that runs no user code: builtins through ``reprlib``, an array library's own
+    (bounded by the library), anything else by its type (the model can ask the python tool)."""
+    root = (type(value).__module__ or "").split(".")[0]
+    if root == "builtins":
+        return _REPR.repr(value)
+    if root in _ARRAY_LIBRARIES:
+        return repr(value)
+    return f"<{type(value).__module__}.{type(value).__qualname__} object>"
+
+
 def _summary(value: Any) -> str:
-    shape = getattr(value, "shape", None)
+    shape = _shape_of(value)
     if isinstance(shape, tuple):
         cols = getattr(value, "columns", None)
         col_text = f", columns {list(cols)[:12]}" if cols is not None else ""

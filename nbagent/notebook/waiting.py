@@ -202,6 +202,29 @@ def is_click(data: Any) -> bool:
     )
 
 
+def is_submit(data: Any) -> bool:
+    """Whether a comm message's ``data`` is Enter pressed in a Text widget."""
+    return (
+        isinstance(data, dict)
+        and data.get("method") == "custom"
+        and isinstance(data.get("content"), dict)
+        and data["content"].get("event") == "submit"
+    )
+
+
+#: How long an Enter waits before deciding. The front-end sends Enter's ``submit`` and the box's
+#: value (its ``change`` event) as two messages in either order; deciding a moment later reads the
+#: whole reason whichever came first.
+SUBMIT_GRACE_S = 0.3
+
+
+def submit_soon(model_id: str, delay: float = SUBMIT_GRACE_S) -> None:
+    """Resolve the decision routed from ``model_id`` after ``delay`` seconds (any thread)."""
+    timer = threading.Timer(delay, resolve_by_button, args=(model_id,))
+    timer.daemon = True
+    timer.start()
+
+
 def handle_comm_msg(comm_id: Any, data: Any) -> bool:
     """The kernel fast path: note Text edits, resolve clicks of registered buttons.
 
@@ -219,6 +242,8 @@ def handle_comm_msg(comm_id: Any, data: Any) -> bool:
         return False
     if is_click(data):
         return resolve_by_button(comm_id)
+    if is_submit(data) and comm_id in pending_buttons():
+        submit_soon(comm_id)
     return False
 
 

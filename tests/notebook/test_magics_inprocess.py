@@ -144,23 +144,61 @@ def test_the_agent_sees_user_variables(ip):
     assert any("sales: DataFrame (shape (3, 1)" in b.get("text", "") for b in prompt)
 
 
-def test_empty_prompt_and_bad_options_are_explained(ip):
-    assert "needs a prompt" in run(ip, "%%agent\n   ")
+def test_empty_prompt_and_bad_options_fail_the_cell_with_a_usage_error(ip):
+    assert "needs a prompt" in fails(ip, "%%agent\n   ")
+    assert "invalid int" in fails(ip, "%%agent --max-turns notanumber\nhi")
+    assert "--bogus" in fails(ip, "%%agent --bogus\nhi")
+
+
+def _fails_with(ip: Any, code: str) -> tuple[BaseException, str]:
+    """The exception that failed the cell, and what the cell showed for it."""
     with capture_output() as cap:
-        ip.run_cell("%%agent --max-turns notanumber\nhi")
-    assert "max-turns" in cap.stdout + cap.stderr or "invalid int" in cap.stdout + cap.stderr
+        result = ip.run_cell(code)
+    assert result.error_in_exec is not None, result
+    return result.error_in_exec, cap.stdout + cap.stderr
 
 
-def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
+def test_a_failed_run_fails_its_cell_with_one_readable_line(ip):
+    from nbagent.notebook.outcome import AgentRunFailed
     from nbagent.providers.simulated import Fault
 
-    run(ip, "%%agent\nWhat is 1 + 2?")
-    s = session()
-    s.agent.simulated_api.faults = {len(s.agent.simulated_api.requests) + 1: Fault.auth()}
+    api = session().agent.simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}  # 401: not retried; the card asks
+    clicker = _press_cancel_soon()
+    exc, shown = _fails_with(ip, "%%agent\nWhat is 4 * 5?")
+    clicker.join(5)
+    assert isinstance(exc, AgentRunFailed) and "auth" in str(exc).lower()
+    assert exc._render_traceback_() == [f"AgentRunFailed: {exc}"]
+    assert "Traceback" not in shown
+    assert session().events[-1].reason == "error"
+
+
+def test_an_abort_ends_the_cell_as_an_interrupt(ip):
+    from nbagent.notebook.outcome import INTERRUPTED_LINE, AgentInterrupted, check_done
+    from nbagent.engine.events import Done
+
+    with pytest.raises(AgentInterrupted) as info:
+        check_done(Done(reason="aborted"))
+    assert isinstance(info.value, KeyboardInterrupt) and type(info.value).__name__ == "KeyboardInterrupt"
+    assert info.value._render_traceback_() == [INTERRUPTED_LINE]
+    for ok in ("end_turn", "max_requests", "max_budget", "refusal"):
+        check_done(Done(reason=ok))  # limits and refusals are answers, not failures
+
+
+def test_a_refusal_to_start_is_one_line(ip, monkeypatch):
+    from nbagent.notebook.outcome import AgentRunRefused
+
+    exc, shown = _fails_with(ip, "%%agent --anthropic\nhi")
+    assert isinstance(exc, AgentRunRefused) and "ANTHROPIC_API_KEY" in str(exc)
+    assert "Traceback" not in shown
+
+
+def _press_cancel_soon() -> Any:
+    """The user's click on the failure card's Cancel, from another thread, once it is shown."""
     import threading
     import time
 
-    def press_cancel() -> None:  # the user's click on the failure card, from another thread
+    def press_cancel() -> None:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             view = session().view
@@ -173,9 +211,19 @@ def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
 
     clicker = threading.Thread(target=press_cancel, daemon=True)
     clicker.start()
-    out = run(ip, "%%agent\nWhat is 4 * 5?")
+    return clicker
+
+
+def test_retry_reruns_a_failed_prompt_from_where_its_turn_began(ip):
+    from nbagent.providers.simulated import Fault
+
+    run(ip, "%%agent\nWhat is 1 + 2?")
+    s = session()
+    s.agent.simulated_api.faults = {len(s.agent.simulated_api.requests) + 1: Fault.auth()}
+    clicker = _press_cancel_soon()
+    _exc, _shown = _fails_with(ip, "%%agent\nWhat is 4 * 5?")
     clicker.join(5)
-    assert "done: error" in out
+    assert session().events[-1].reason == "error"
     out = run(ip, "%agent retry")
     assert "20" in out and "done: end_turn" in out
     s = session()
@@ -312,3 +360,16 @@ def test_agent_fix_sends_the_traceback_and_inserts_the_corrected_cell(ip):
 def test_agent_fix_without_a_failed_cell_is_a_usage_error(ip):
     magics_mod.active_magics().last_error.text = None
     assert "No failed cell to fix" in fails(ip, "%agent fix")
+
+
+@pytest.mark.parametrize("option, expected", [
+    ("--max-budget -1", "positive amount of USD"),
+    ("--max-budget 0", "positive amount of USD"),
+    ("--window 10", "between 2,000 and 10,000,000 tokens"),
+    ("--max-requests 0", "at least 1"),
+    ("--max-turns abc", "invalid int value: 'abc'"),
+])
+def test_out_of_range_options_are_refused_with_the_allowed_range(ip, option, expected):
+    before = len(session().agent.history)
+    assert expected in fails(ip, f"%%agent {option}\nhi")
+    assert len(session().agent.history) == before  # nothing was sent, nothing half-changed

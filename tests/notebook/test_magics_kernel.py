@@ -98,6 +98,7 @@ def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> None:
     d.interrupt()
     d.wait_done(run, 30)
     assert d.is_alive()
+    assert_interrupted(run)
     st = state(d)
     assert st["problems"] == [], st
     # The session continues: a new prompt in the same conversation completes.
@@ -109,6 +110,72 @@ def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> None:
 
 
 NEW = "nbagent.notebook.magics.active_magics().new_session()"
+
+
+def assert_interrupted(run) -> None:
+    """An interrupted %%agent cell: status error, KeyboardInterrupt, one short line, no frames."""
+    content = run.reply["content"]
+    assert run.status == "error" and content["ename"] == "KeyboardInterrupt", content
+    assert len(content["traceback"]) <= 5, content["traceback"]
+    assert "CancelledError" not in run.text and "Traceback" not in run.text, run.text
+    assert "history kept" in run.text
+
+
+FOREVER = """\
+import time
+class Forever:
+    def __repr__(self):
+        while True:
+            pass
+class Sleepy:
+    def __repr__(self):
+        time.sleep(30)
+        return "slept"
+loop, slow = Forever(), Sleepy()
+"""
+
+
+@pytest.mark.parametrize("name", ["loop", "slow"])
+def test_interrupt_reaches_the_code_the_agent_runs(kernel, name):
+    """■ stops the agent's python code like a plain cell's: within a second, kernel and state kept."""
+    d = kernel
+    d.wait_done(d.execute(NEW + "\n" + FOREVER + "x_before = 41"), 30)
+    run = d.execute(f"%%agent --allow python\nWhat is in `{name}`?")
+    time.sleep(3.0)  # the tool is running the endless __repr__ by now
+    t0 = time.monotonic()
+    d.interrupt()
+    d.wait_done(run, 10)
+    assert time.monotonic() - t0 < 2.0
+    assert_interrupted(run)
+    assert state(d)["problems"] == []
+    after = d.wait_done(d.execute("print('x', x_before + 1)"), 30)
+    assert "x 42" in after.text and d.is_alive()
+
+
+def test_a_failed_run_fails_its_cell(kernel):
+    d = kernel
+    d.wait_done(d.execute("from nbagent.providers.simulated import Fault\n"
+                          "_s = " + NEW + "\n_s.agent.simulated_api.faults = {1: Fault.auth()}"), 30)
+    run = d.execute("%%agent\nhello")
+    d.click(d.wait_button("Cancel", 30))
+    d.wait_done(run, 30)
+    content = run.reply["content"]
+    assert run.status == "error" and content["ename"] == "AgentRunFailed", content
+    assert len(content["traceback"]) == 1 and "auth" in content["traceback"][0].lower()
+
+
+@pytest.mark.parametrize("kernel_name", ["python3", "nbagent"])
+def test_a_bad_option_in_the_first_cell_gets_an_error_reply(kernel_name, tmp_path):
+    d = KernelDriver(kernel_name, cwd=str(tmp_path))
+    try:
+        if kernel_name == "python3":
+            d.wait_done(d.execute("%load_ext nbagent"), 60)
+        for line in ("--max-turns abc", "--bogus"):
+            run = d.execute(f"%%agent {line}\nhello")
+            d.wait_done(run, 5)
+            assert run.status == "error" and run.reply["content"]["ename"] == "UsageError"
+    finally:
+        d.close()
 
 
 def test_interrupt_during_permission_wait(kernel):

@@ -13,6 +13,7 @@ GitHub and terminals show a readable transcript.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from ...engine.permissions import Allow, Deny
 from .. import waiting
 from ..format import fmt_usd, truncation_line
 from .header import Header
+from .progress import TICK_S, Activity
 from .prompts import PermissionPrompt
 from .render import STYLE, error_line, esc
 from .retry import FailurePrompt, RetryStatus
@@ -76,7 +78,10 @@ class AgentView:
         self.header = Header(model, provider, context_window, max_allowed, session_cost)
         self.gauge = self.header.gauge
         self.body = w.VBox()
-        self.widget = w.VBox([self.header.widget, self.body])
+        self.activity = Activity(on_cancel, clock=clock)
+        self._tools_to_run: list[ToolCard] = []  # this request's calls, in the order they run
+        self._progress: asyncio.Task[None] | None = None
+        self.widget = w.VBox([self.header.widget, self.body, self.activity.widget])
 
     # --- the public surface -------------------------------------------------------------------
 
@@ -104,6 +109,8 @@ class AgentView:
     def handle(self, event: Event) -> None:
         """Render one engine event (call from the agent coroutine)."""
         kind = event.kind
+        if kind in STREAM_KINDS and self.activity.what is not None:
+            self.activity.stop()  # tokens are arriving: the wait is over
         if kind not in STREAM_KINDS:
             self.flush()
             if kind not in ("retry_scheduled", "notice"):  # whatever follows a retry wait ends it
@@ -132,6 +139,8 @@ class AgentView:
             prompt.settle(outcome)
             settled = True
             card.set_status("allowed" if isinstance(outcome, Allow) else "denied")
+            if isinstance(outcome, Allow):
+                self._start_tool(card)  # its time starts now: the wait for the click is not the tool's
             return outcome
         except waiting.WaitAborted:
             prompt.settle(None, "aborted")
@@ -161,6 +170,30 @@ class AgentView:
         finally:
             prompt.settle(choice)
         return "retry" if choice == "retry" else "cancel"
+
+    def interrupted(self, session_cost: float | None = None) -> None:
+        """The run was interrupted (■): mark what was streaming, show the cost so far, one line.
+
+        Called by the front-end when the run's generator was cancelled: the engine then yields no
+        ``Done``, so the view closes the run itself (partial text greyed and labelled, running
+        tools marked, the header's cost brought up to date).
+        """
+        if self.done is not None:
+            return  # the run had already ended (e.g. Done("aborted") before the cancellation)
+        self.activity.stop()
+        for part in self._request_parts:
+            if isinstance(part, (TextBlock, ThinkingBlock)) and not part.interrupted:
+                part.interrupt("interrupted by the user")
+        for card in self._cards.values():
+            if card.result is None and card.denied is None:
+                card.set_status("interrupted")
+        self._close_request()
+        self._end_retry("cancelled")
+        if session_cost is not None:
+            self.header.update(cost=session_cost)
+        # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
+        self._line(f"interrupted — session cost so far {fmt_usd(self.header.cost)}", icon="■",
+                   style=STYLE["interrupted"])
 
     def flush(self) -> None:
         """Send pending stream updates now (the last update is never dropped)."""
@@ -195,9 +228,45 @@ class AgentView:
                 return
 
     def tick(self) -> None:
-        """Refresh the retry countdown (the view's ticker task calls this every 0.2 s)."""
+        """Refresh the retry countdown, the activity line and a running tool's clock."""
         if self._retries:
             self._retries[-1].tick()
+        self.activity.tick()
+        for card in self._tools_to_run:
+            if card.started is not None and card.result is None:
+                card.set_status(f"running ({self.clock() - card.started:.0f} s)")
+
+    def _ensure_progress(self) -> None:
+        if self._progress is not None or self.finished:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            # A worker-thread loop (the fallback path, run_sync): a ticker there blocked the
+            # kernel's click path in the kernel tests; the line then updates with each event only.
+            return
+        try:
+            self._progress = asyncio.get_running_loop().create_task(self._run_progress())
+        except RuntimeError:
+            self._progress = None  # no loop (plain tests): tick() can be called by hand
+
+    async def _run_progress(self) -> None:
+        while not self.finished:
+            await asyncio.sleep(TICK_S)
+            self.tick()
+
+    def _start_tool(self, card: ToolCard) -> None:
+        card.started = self.clock()
+        card.set_status("running (0 s)")
+        self.activity.start(f"running {card.name}")
+        self._ensure_progress()
+
+    def _start_next_tool(self) -> None:
+        """Start the clock of the next call that will run (one at a time, in order)."""
+        for card in self._tools_to_run:
+            if card.result is None and card.denied is None:
+                if card.started is None and card.prompt is None:
+                    self._start_tool(card)
+                return
+        self.activity.stop()
 
     def transcript(self) -> str:
         """The run as plain text (what terminals and nbconvert's text exporters show)."""
@@ -227,6 +296,9 @@ class AgentView:
         """
         self.flush()
         self._end_retry("stopped")
+        self.activity.stop()
+        if self._progress is not None:
+            self._progress.cancel()
         bundle = {"text/plain": self.transcript(), "text/html": self.static_html()}
         if self.finished:
             return bundle
@@ -330,7 +402,9 @@ class AgentView:
         self._card(e.tool_use_id, e.name).set_input(e.input)
 
     def _on_permission_asked(self, e: ev.PermissionAsked) -> None:
+        self.activity.stop()
         card = self._card(e.tool_use_id, e.name)
+        card.started = None
         if card.input is None:
             card.set_input(e.input)
         card.set_status("asking for permission")
@@ -343,16 +417,24 @@ class AgentView:
 
     def _on_tool_result(self, e: ev.ToolResult) -> None:
         card = self._card(e.tool_use_id, e.name)
-        card.set_result(e.display if e.display is not None else e.content, e.is_error, e.duration_s)
+        # The view's own clock from the moment the call could run: the engine's duration also
+        # counts the wait for the permission click.
+        duration = self.clock() - card.started if card.started is not None else e.duration_s
+        card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
+        self._start_next_tool()
 
     def _on_api_request_started(self, e: ev.ApiRequestStarted) -> None:
         self._close_request()
+        self._tools_to_run = []
+        self.activity.start("waiting for the first token")
+        self._ensure_progress()
         if e.model:
             self.header.update(model=e.model)
         if e.estimated_input_tokens:
             self.header.update(context_tokens=e.estimated_input_tokens, estimated=True)
 
     def _on_retry_scheduled(self, e: ev.RetryScheduled) -> None:
+        self.activity.stop()  # the countdown says what is happening now
         self._end_retry("retrying")
         status = self._add(RetryStatus(e, self.on_retry_now, self.on_cancel, clock=self.clock))
         self._retries.append(status)
@@ -362,6 +444,7 @@ class AgentView:
             self._ticker = None
 
     def _on_stream_interrupted(self, e: ev.StreamInterrupted) -> None:
+        self.activity.stop()
         streamed = [p for p in self._request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
         if not streamed and e.partial_text:
             block = self._stream_part("text", 0)
@@ -378,6 +461,7 @@ class AgentView:
         self._close_request()
 
     def _on_api_request_failed(self, e: ev.ApiRequestFailed) -> None:
+        self.activity.stop()
         self._new_failure(e)
 
     def _on_context_truncated(self, e: ev.ContextTruncated) -> None:
@@ -397,7 +481,9 @@ class AgentView:
             self._line(e.message)
 
     def _on_request_completed(self, e: ev.RequestCompleted) -> None:
+        self._tools_to_run = [p for p in self._request_parts if isinstance(p, ToolCard)]
         self._close_request()
+        self._start_next_tool()
         r = e.record
         if r is None:
             return
@@ -409,6 +495,7 @@ class AgentView:
 
     def _on_done(self, e: ev.Done) -> None:
         self._close_request()
+        self.activity.stop()
         self.done = e
         self.header.update(cost=e.totals.cost_usd or self.header.cost)
         t = e.totals

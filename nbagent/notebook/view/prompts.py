@@ -17,7 +17,9 @@ from ...engine.permissions import Allow, Deny
 from .. import waiting
 from .render import STYLE, esc
 
-DEFAULT_DENY_REASON = "The user denied this tool call."
+# No reason typed: the engine then tells the model "The user denied this python call." (a default
+# reason here used to read "The user denied this python call: The user denied this tool call.").
+DEFAULT_DENY_REASON = ""
 
 
 class PermissionPrompt:
@@ -33,10 +35,14 @@ class PermissionPrompt:
         self._question = w.HTML(ask)
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
         self.always_button = w.Button(description="Allow always (this session)", button_style="info",
-                                      layout=w.Layout(width="auto"))
+                                      layout=w.Layout(width="auto", min_width="210px"))  # never cut off
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
-        self.reason = w.Text(placeholder="reason for denying (optional, sent to the model)",
-                             layout=w.Layout(width="50%"))
+        # continuous_update=False: the box syncs its whole value once, on Enter or when it loses
+        # focus (pressing Deny blurs it first). Per keystroke, ipywidgets sends one update and
+        # holds the rest until the kernel acknowledges it, which a running cell does not do: the
+        # kernel got only the first character ("denied: N").
+        self.reason = w.Text(placeholder="reason for denying (optional, sent to the model; Enter denies)",
+                             continuous_update=False, layout=w.Layout(width="50%"))
         self._status = w.HTML()
         self.allow_button.on_click(lambda _b: self.allow())
         self.always_button.on_click(lambda _b: self.allow_always())
@@ -51,6 +57,9 @@ class PermissionPrompt:
         waiting.register_button(self.always_button.model_id, self.decision, Allow(always=True))
         waiting.register_button(self.deny_button.model_id, self.decision, self._deny_value, factory=True)
         waiting.register_text(self.reason.model_id)
+        # Enter in the reason box denies: on the fast path (kernel) and on the widget's own route.
+        waiting.register_button(self.reason.model_id, self.decision, self._deny_value, factory=True)
+        self.reason.on_msg(self._on_reason_msg)
 
     # Gestures, callable from any thread (like Button.click()).
     def allow(self) -> bool:
@@ -64,6 +73,10 @@ class PermissionPrompt:
     def deny(self, reason: str | None = None) -> bool:
         """Deny this call (``reason`` defaults to the reason field); ``False`` if already decided."""
         return self.decision.resolve(Deny(reason) if reason else self._deny_value())
+
+    def _on_reason_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if waiting.is_submit({"method": "custom", "content": content}) and self.pending:
+            waiting.submit_soon(self.reason.model_id)
 
     def _deny_value(self) -> Deny:
         typed = waiting.observed_text(self.reason.model_id) or self.reason.value
@@ -90,7 +103,7 @@ class PermissionPrompt:
         if isinstance(o, Allow):
             return "✓ allowed always (this session)" if o.always else "✓ allowed"
         if isinstance(o, Deny):
-            return f"✗ denied: {o.reason}"
+            return f"✗ denied: {o.reason}" if o.reason else "✗ denied (no reason given)"
         return f"✗ no decision ({note or 'aborted'})"
 
     def plain(self) -> str:

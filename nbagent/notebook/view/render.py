@@ -14,13 +14,19 @@ from typing import Any
 CODE_KEYS = ("code", "command", "source")
 PREVIEW_CHARS = 4000
 
+# JupyterLab's theme variables, with the light theme's values as fallbacks for static HTML
+# (nbconvert, GitHub): fixed colours were unreadable in the dark theme.
 STYLE = {
-    "muted": "color:#777",
-    "interrupted": "color:#999;opacity:0.7",
-    "error": "color:#b71c1c",
-    "ok": "color:#1b5e20",
-    "warn": "color:#8a6d00",
-    "card": "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:4px 0",
+    "muted": "color:var(--jp-ui-font-color2, #666)",
+    "interrupted": "color:var(--jp-ui-font-color3, #999);opacity:0.8",
+    "error": "color:var(--jp-error-color1, #b71c1c)",
+    "ok": "color:var(--jp-success-color1, #1b5e20)",
+    "warn": "color:var(--jp-warn-color1, #8a6d00)",
+    "card": "border:1px solid var(--jp-border-color2, #ddd);border-radius:4px;padding:4px 8px;margin:4px 0",
+    # The code the user must read before Allow: the editor's own colours, whatever the theme.
+    "code": ("background:var(--jp-cell-editor-background, #f7f7f7);color:var(--jp-content-font-color1, #111);"
+             "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);"
+             "border:1px solid var(--jp-cell-editor-border-color, #ddd);border-radius:3px;padding:4px 6px"),
 }
 
 
@@ -31,7 +37,8 @@ def esc(text: Any) -> str:
 
 def pre(text: str, style: str = "") -> str:
     """An escaped ``<pre>`` block that wraps long lines."""
-    return f'<pre style="white-space:pre-wrap;margin:2px 0;{style}">{esc(text)}</pre>'
+    return (f'<pre style="white-space:pre-wrap;margin:2px 0;font-family:var(--jp-code-font-family, monospace);'
+            f'{style}">{esc(text)}</pre>')
 
 
 def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -43,17 +50,22 @@ def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def highlight(code: str, language: str = "python") -> str:
-    """Code as self-contained HTML (inline styles, no CSS classes needed) via pygments."""
+    """Code in a box coloured by the theme (see ``STYLE["code"]``).
+
+    pygments marks tokens with its CSS classes only: its inline colours assume a white page and
+    made the code pale grey on white in the dark theme. The box's text and background come from
+    JupyterLab's variables, so the code is readable in any theme even where no token is styled.
+    """
     try:
         from pygments import highlight as _hl
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import get_lexer_by_name
 
-        html = _hl(code, get_lexer_by_name(language), HtmlFormatter(noclasses=True, style="default"))
-        # Wrap long lines inside the pygments <pre>.
-        return html.replace('<pre style="', '<pre style="white-space:pre-wrap;margin:0;', 1)
+        inner = _hl(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
     except Exception:  # pygments missing or an unknown lexer: plain is fine
-        return pre(code)
+        inner = esc(code)
+    return (f'<pre class="highlight nbagent-code" style="white-space:pre-wrap;margin:2px 0;{STYLE["code"]}">'
+            f"{inner}</pre>")
 
 
 def code_of(tool_name: str, tool_input: Any) -> tuple[str, str] | None:

@@ -26,6 +26,7 @@ class ToolCard:
         self.result: str | None = None
         self.is_error = False
         self.duration_s: float | None = None
+        self.started: float | None = None  # when the call could run (after any permission click)
         self.prompt: PermissionPrompt | None = None
         self.denied: str | None = None
         self.outputs: list[dict[str, Any]] = []  # rich display outputs of a python execution
@@ -35,7 +36,7 @@ class ToolCard:
         self._result = w.HTML()
         self._rich = w.Output()
         self.widget = w.VBox([self._head, self._input, self._prompt_box, self._result, self._rich],
-                             layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="4px 0"))
+                             layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)", padding="2px 8px", margin="4px 0"))
         self._render_head()
 
     def _render_head(self) -> None:

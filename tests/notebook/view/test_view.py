@@ -138,7 +138,7 @@ async def test_permission_allow_by_click() -> None:
 @pytest.mark.parametrize("gesture, expected", [
     (lambda p: p.allow_always(), Allow(always=True)),
     (lambda p: p.deny("not now"), Deny("not now")),
-    (lambda p: p.deny(), Deny("The user denied this tool call.")),
+    (lambda p: p.deny(), Deny("")),  # no reason: the engine words it
 ])
 async def test_permission_programmatic_gestures(gesture: Any, expected: Any) -> None:
     view = make_view()
@@ -305,3 +305,91 @@ def test_show_execution_puts_rich_outputs_in_the_matching_card() -> None:
     assert f"data:image/png;base64,{png}" in view.static_html()
     view.show_execution(ExecutionRecord("other()", ExecutionResult(rich={"text/html": "<b>x</b>"}), 0.0, 0.1))
     assert len(card.outputs) == 1  # no card ran that code
+
+
+async def test_the_reason_box_syncs_once_and_enter_denies_with_the_whole_reason() -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("python", {"code": "rm()"}, request()))
+    await asyncio.sleep(0.01)
+    p = view.permission
+    # One update with the whole value (on Enter / blur), never one per keystroke.
+    assert p.reason.continuous_update is False
+    submit = {"method": "custom", "content": {"event": "submit"}}
+    # Enter arrives before the value: the decision waits a moment and reads the whole reason.
+    assert waiting.handle_comm_msg(p.reason.model_id, submit) is False
+    waiting.handle_comm_msg(p.reason.model_id, {"method": "update", "state": {"value": "No code please"}})
+    assert await asyncio.wait_for(task, 2) == Deny("No code please")
+    assert "denied: No code please" in view.transcript()
+
+
+async def test_enter_on_the_widget_route_denies() -> None:
+    view = make_view()
+    task = asyncio.create_task(view.ask_permission("python", {"code": "x"}, request()))
+    await asyncio.sleep(0.01)
+    p = view.permission
+    p.reason.value = "not today"
+    p._on_reason_msg(p.reason, {"event": "submit"}, [])
+    assert await asyncio.wait_for(task, 2) == Deny("not today")
+
+
+def test_an_interrupted_run_marks_partial_text_and_shows_the_cost_so_far() -> None:
+    view = make_view()
+    view.handle(ev.TextDelta(text="Half a sent"))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "while True: pass"}))
+    view.interrupted(session_cost=0.0123)
+    text = view.transcript()
+    assert "Half a sent\n  [interrupted]" in text
+    assert "python (interrupted)" in text or "interrupted" in view.parts[1].status
+    assert "interrupted — session cost so far $0.0123" in text
+    assert view.header.cost == 0.0123
+
+
+def test_waiting_for_the_first_token_shows_elapsed_time_and_cancel() -> None:
+    clock = FakeClock()
+    cancelled: list[bool] = []
+    view = make_view(clock=clock, on_cancel=lambda: cancelled.append(True))
+    view.handle(ev.ApiRequestStarted(request=1))
+    clock.t += 12
+    view.tick()
+    assert view.activity.text() == "waiting for the first token (12 s)"
+    assert view.activity.widget.layout.display == "flex"
+    view.activity.cancel_button.click()
+    assert cancelled == [True]
+    view.handle(ev.TextDelta(text="hi"))
+    assert view.activity.what is None and view.activity.widget.layout.display == "none"
+
+
+async def test_a_tool_shows_its_running_time_which_excludes_the_permission_wait() -> None:
+    clock = FakeClock()
+    view = make_view(clock=clock)
+    view.handle(ev.ApiRequestStarted(request=1))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "slow()"}))
+    view.handle(ev.RequestCompleted())
+    view.handle(ev.PermissionAsked(tool_use_id="t1", name="python", input={"code": "slow()"}))
+    task = asyncio.create_task(view.ask_permission("python", {"code": "slow()"}, request("t1")))
+    await asyncio.sleep(0.01)
+    clock.t += 17  # the user reads the code for 17 s before clicking
+    view.permission.allow()
+    await task
+    clock.t += 4
+    view.tick()
+    card = view.parts[0]
+    assert card.status == "running (4 s)" and view.activity.text() == "running python (4 s)"
+    clock.t += 0.25
+    view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="ok", duration_s=21.25))
+    assert card.status == "done in 4.25 s"
+    assert view.activity.what is None
+
+
+def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
+    import re
+
+    from nbagent.notebook.view.render import STYLE, highlight
+
+    for name, style in STYLE.items():
+        assert "var(--jp-" in style, name
+    box = highlight("for i in range(3):\n    print(i)")
+    assert "var(--jp-cell-editor-background" in box and "var(--jp-content-font-color1" in box
+    # No fixed token colours (they assumed a white page): only the box's themed colours.
+    assert not re.search(r'<span style="color', box)
+    assert "print" in box

@@ -1,0 +1,73 @@
+"""How a ``%%agent`` cell ends: ``ok``, ``error`` with one readable line, or ``KeyboardInterrupt``.
+
+Run All, nbclient and papermill stop at a cell whose execute reply is ``error``; so a run that
+failed (``Done("error")``), could not start, or was interrupted must fail its cell. IPython prints
+an exception with a ``_render_traceback_`` method as the lines that method returns, so these
+errors show as one line instead of frames through nbagent, the SDK, httpx and asyncio.
+"""
+
+from __future__ import annotations
+
+from ..engine.errors import NbAgentError
+from ..engine.events import Done
+
+INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
+
+
+class AgentCellError(NbAgentError):
+    """A ``%%agent`` cell whose run failed or could not start (the cell ends with ``error``)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class AgentRunFailed(AgentCellError):
+    """The run ended with ``Done("error")``: the message says why and what to try next."""
+
+
+class AgentRunRefused(AgentCellError):
+    """The run could not start (no API key, another run in progress, …)."""
+
+
+class AgentInterrupted(KeyboardInterrupt):
+    """The run was interrupted (■, or Cancel): history is kept and the next prompt continues it.
+
+    A ``KeyboardInterrupt`` so the cell ends the way an interrupted cell does and Run All stops.
+    """
+
+    def __init__(self, message: str = INTERRUPTED_LINE) -> None:
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
+# ipykernel reports ``type(exc).__name__`` as the reply's ``ename``: front-ends and nbclient know
+# "KeyboardInterrupt" as an interrupted cell, so the class answers to that name.
+AgentInterrupted.__name__ = "KeyboardInterrupt"
+
+
+def check_done(done: Done | None) -> None:
+    """Raise for a run that must fail its cell; return quietly for one that ended normally.
+
+    ``end_turn`` and the limits (``max_requests``, ``budget``) are normal ends: the run did what
+    it was allowed to. ``error`` fails the cell; ``aborted`` (Cancel, or an interrupt the engine saw
+    first) ends it like an interrupt.
+    """
+    if done is None:
+        return
+    if done.reason == "error":
+        detail = done.error or "the request failed"
+        raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
+                             "or run the cell again.")
+    if done.reason == "aborted":
+        raise AgentInterrupted()
+
+
+def refused(exc: NbAgentError) -> AgentRunRefused:
+    """A refusal to start, as one line (``raise refused(exc) from None``)."""
+    return AgentRunRefused(str(exc))
+
+
+__all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunFailed", "AgentRunRefused",
+           "check_done", "refused"]
