@@ -48,6 +48,7 @@ class AgentView:
         context_window: int | None = None,
         max_allowed: float | None = None,
         session_cost: float = 0.0,
+        permission_mode: str = "default",
         on_retry_now: Callable[[], Any] | None = None,
         on_cancel: Callable[[], Any] | None = None,
         on_new_session: Callable[[], Any] | None = None,
@@ -75,7 +76,7 @@ class AgentView:
         self._retries: list[RetryStatus] = []
         self._ticker: asyncio.Task[None] | None = None
         self._handle: Any = None
-        self.header = Header(model, provider, context_window, max_allowed, session_cost)
+        self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode)
         self.gauge = self.header.gauge
         self.body = w.VBox()
         self.activity = Activity(on_cancel, clock=clock)

@@ -14,8 +14,9 @@ class Header:
     """Model, provider, the context gauge (last request's tokens / max allowed / window) and cost."""
 
     def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
-                 cost: float) -> None:
+                 cost: float, permission_mode: str = "default") -> None:
         self.model, self.provider, self.cost = model, provider, cost
+        self.permission_mode = permission_mode
         self.context_window, self.max_allowed = context_window, max_allowed
         self.context_tokens: int | None = None
         self.estimated = False  # a tiktoken estimate before the request, not the API's usage
@@ -40,7 +41,8 @@ class Header:
         return text
 
     def render(self) -> None:
-        self._title.value = f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
+        self._title.value = (f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
+                             + self._mode_badge())
         if self.context_window:
             self.gauge.max = int(self.context_window)
         self.gauge.value = min(int(self.context_tokens or 0), self.gauge.max)
@@ -49,8 +51,23 @@ class Header:
         self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
         self._cost.value = f"<b>{esc(fmt_usd(self.cost))}</b>"
 
+    def _mode_badge(self) -> str:
+        """Bypass is shown in red on every run: every tool then runs without asking."""
+        if self.permission_mode == "bypass":
+            return (f" <b style='{STYLE['error']};border:1px solid currentColor;border-radius:3px;padding:0 4px'>"
+                    "BYPASS: every tool runs without asking</b>")
+        if self.permission_mode != "default":
+            return f" <span style='{STYLE['warn']}'>{esc(MODE_LABELS.get(self.permission_mode, self.permission_mode))}</span>"
+        return ""
+
     def plain(self) -> str:
-        return f"nbagent · {self.model or '?'} · {self.provider} · {self.gauge_text()} · cost {fmt_usd(self.cost)}"
+        mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
+        return (f"nbagent · {self.model or '?'} · {self.provider}{mode} · {self.gauge_text()} · "
+                f"cost {fmt_usd(self.cost)}")
+
+
+MODE_LABELS = {"accept_edits": "accept edits", "plan": "plan mode (read-only tools)",
+               "bypass": "BYPASS: every tool runs without asking"}
 
 
 __all__ = ["Header"]

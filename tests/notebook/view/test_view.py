@@ -393,3 +393,14 @@ def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
     # No fixed token colours (they assumed a white page): only the box's themed colours.
     assert not re.search(r'<span style="color', box)
     assert "print" in box
+
+
+def test_bypass_mode_is_shown_in_red_on_every_run_and_other_modes_are_named() -> None:
+    from nbagent.notebook.view.header import Header
+
+    bypass = Header("m", "simulated", 200_000, 160_000, 0.0, permission_mode="bypass")
+    assert "BYPASS" in bypass._title.value and "error-color" in bypass._title.value
+    assert "BYPASS" in bypass.plain()
+    assert "plan mode" in Header("m", "simulated", 200_000, 160_000, 0.0, permission_mode="plan").plain()
+    default = Header("m", "simulated", 200_000, 160_000, 0.0)
+    assert "BYPASS" not in default._title.value and "mode" not in default.plain()
