@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from .engine import events as ev
+from .notebook.format import fmt_total_cost
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -52,7 +53,12 @@ def format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.Done):
         t = event.totals
         extra = f" ({event.error})" if event.error else ""
-        return f"\n■ done: {event.reason}{extra} — {t.requests} requests, ${t.cost_usd:.4f}\n"
+        return f"\n■ done: {event.reason}{extra} — {t.requests} requests, " \
+               f"{fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}\n"
+    if isinstance(event, ev.ServerToolResult):
+        found = f"{len(event.sources)} source(s)" if event.error is None else f"failed: {event.error}"
+        return f"\n  ◆ {event.name} (run by the API) {_short(event.input)} → {found}\n" + \
+            "".join(f"    {s}\n" for s in event.sources[:10])
     return None
 
 

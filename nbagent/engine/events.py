@@ -192,6 +192,19 @@ class ContextTruncated:
 
 
 @dataclass(frozen=True)
+class ServerToolResult:
+    """A tool the API ran itself (web search, web fetch, code execution) and what it returned:
+    ``sources`` as "title — url" lines; ``error`` the API's error code when it failed."""
+
+    kind: Literal["server_tool_result"] = field(default="server_tool_result", init=False)
+    tool_use_id: str = ""
+    name: str = ""
+    input: Any = None
+    sources: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class ModelFallback:
     """The primary model failed after retries; the rest of the turn uses ``to_model``."""
 
@@ -234,7 +247,7 @@ class Done:
 Event = Union[
     TextDelta, ThinkingDelta, ToolUseDelta, ToolUse, PermissionAsked, PermissionDenied, ToolResult,
     ApiRequestStarted, RetryScheduled, StreamInterrupted, ApiRequestFailed, ContextTruncated,
-    ModelFallback, Notice, RequestCompleted, Done,
+    ModelFallback, Notice, RequestCompleted, ServerToolResult, Done,
 ]
 
 EVENT_TYPES: dict[str, type] = {
@@ -281,4 +294,6 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         data["totals"] = Totals(**tot)
     if cls is ContextTruncated:
         data["deleted_range"] = _range(data.get("deleted_range"))
+    if cls is ServerToolResult:
+        data["sources"] = tuple(str(s) for s in data.get("sources") or ())
     return cls(**data)

@@ -25,6 +25,31 @@ def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in blocks(message) if b.get("type") == "tool_use"]
 
 
+def server_tool_calls(message: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Each ``server_tool_use`` block of an assistant message with its result block (or None)."""
+    results = {b.get("tool_use_id"): b for b in blocks(message)
+               if str(b.get("type", "")).endswith("_tool_result") and b.get("type") != "tool_result"}
+    return [(b, results.get(b.get("id"))) for b in blocks(message) if b.get("type") == "server_tool_use"]
+
+
+def result_sources(result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
+    """The "title — url" lines of a server tool's result block, and its error code if it failed."""
+    if result is None:
+        return (), "no result"
+    content = result.get("content")
+    if isinstance(content, Mapping):  # an error object, or a single fetched document
+        code = content.get("error_code")
+        if code:
+            return (), str(code)
+        content = [content]
+    sources = []
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, Mapping) and item.get("url"):
+            title = str(item.get("title") or "").strip()
+            sources.append(f"{title} — {item['url']}" if title else str(item["url"]))
+    return tuple(sources), None
+
+
 def tool_result_ids(message: Mapping[str, Any]) -> list[str]:
     """The ``tool_use_id`` of each ``tool_result`` block, in order."""
     return [b.get("tool_use_id", "") for b in blocks(message) if b.get("type") == "tool_result"]

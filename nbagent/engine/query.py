@@ -30,13 +30,14 @@ from .events import (
     Notice,
     RequestCompleted,
     RequestRecord,
+    ServerToolResult,
     ToolResult,
     ToolUse,
     Totals,
 )
 from .facts import FactsSnapshot, KernelFacts, KernelFactsTracker
 from .hooks import Hooks
-from .messages import clean_assistant, prompt_blocks, tool_uses
+from .messages import clean_assistant, prompt_blocks, result_sources, server_tool_calls, tool_uses
 from .models import context_window_for, get_model, most_expensive_of_family
 from .permissions import (
     PLAN_MODE_PROMPT,
@@ -435,6 +436,10 @@ class QueryEngine:
         record, notice = self._complete_request(run, outcome[0], state)
         if notice is not None:
             yield self.session.log(notice)
+        for use, result in server_tool_calls(self.session.history[-1]):
+            sources, error = result_sources(result)
+            yield self.session.log(ServerToolResult(tool_use_id=str(use.get("id", "")), name=str(use.get("name", "")),
+                                                    input=use.get("input"), sources=sources, error=error))
         yield self.session.log(RequestCompleted(record=record))
 
     # ----- compaction --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any, Callable
 from IPython.core.error import UsageError
 
 from ..engine.errors import NbAgentError
-from .format import fmt_range
+from .format import fmt_range, fmt_total_cost
 
 
 def _display(obj: Any) -> None:
@@ -35,7 +35,7 @@ def status(magics: Any, args: list[str]) -> None:
     last = agent.records[-1].context_tokens if agent.records else 0
     print(f"model        {agent.config.model} ({agent.provider.name})")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"cost         ${t.cost_usd:.4f}" + (f" ({t.unpriced_requests} unpriced)" if t.unpriced_requests else ""))
+    print(f"cost         {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
@@ -67,7 +67,7 @@ def cost(magics: Any, args: list[str]) -> None:
     u = t.usage
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")
-    print(f"cost ${t.cost_usd:.4f}" + (f"  ({t.unpriced_requests} requests without prices: n/a)" if t.unpriced_requests else ""))
+    print(f"cost {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}")
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:
         total = u.cache_hit_share

@@ -17,6 +17,16 @@ def fmt_usd(x: float | None) -> str:
     return "n/a" if x is None else f"${x:.4f}"
 
 
+def fmt_total_cost(cost_usd: float, unpriced_requests: int, requests: int) -> str:
+    """A session's or run's cost: never ``$0.0000`` for requests nobody could price — ``unknown``
+    when none was priced, ``≥ $0.0123 (2 requests unpriced)`` when some were."""
+    if unpriced_requests and unpriced_requests >= requests:
+        return f"unknown ({unpriced_requests} request(s) without prices)"
+    if unpriced_requests:
+        return f"≥ {fmt_usd(cost_usd)} ({unpriced_requests} request(s) without prices)"
+    return fmt_usd(cost_usd)
+
+
 def fmt_tokens(n: float | None) -> str:
     """``172,310``; floats like 104857.6 keep one decimal; ``?`` when unknown."""
     if n is None:

@@ -84,6 +84,8 @@ async def test_server_tool_blocks_and_citations_enter_history_and_searches_are_c
     assert content[1]["input"] == {"query": "nbagent"} and content[3]["citations"] == [CITATION]
     record = engine.session.records[-1]
     assert record.usage.web_search_requests == 1
+    found = [e for e in ev if e.kind == "server_tool_result"]
+    assert len(found) == 1 and found[0].name == "web_search" and found[0].sources == ("A — https://example.org/a",)
     await run(engine, "next")
     assert messages_requests(api)[1].body["messages"][1]["content"] == content  # passed back unchanged
     assert_persisted_valid(engine.config.task_dir, engine)

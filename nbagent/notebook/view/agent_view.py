@@ -24,7 +24,7 @@ from ...engine import events as ev
 from ...engine.events import Event, RequestRecord
 from ...engine.permissions import Allow, Deny
 from .. import waiting
-from ..format import fmt_usd, truncation_line
+from ..format import fmt_total_cost, fmt_usd, truncation_line
 from .header import Header
 from .progress import TICK_S, Activity
 from .prompts import PermissionPrompt
@@ -424,6 +424,15 @@ class AgentView:
         card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
         self._start_next_tool()
 
+    def _on_server_tool_result(self, e: ev.ServerToolResult) -> None:
+        """A tool the API ran itself: its card (made by the streamed input) gets the sources."""
+        card = self._card(e.tool_use_id, e.name)
+        if card.input is None:
+            card.set_input(e.input)
+        text = "\n".join(e.sources) if e.error is None else f"{e.name} failed: {e.error}"
+        card.set_result(text or "(no sources)", e.error is not None, 0.0)
+        card.set_status("run by the API" if e.error is None else f"failed: {e.error}")
+
     def _on_api_request_started(self, e: ev.ApiRequestStarted) -> None:
         self._close_request()
         self._tools_to_run = []
@@ -500,7 +509,8 @@ class AgentView:
         self.done = e
         self.header.update(cost=e.totals.cost_usd or self.header.cost)
         t = e.totals
-        text = f"done: {e.reason} — {t.requests} request(s), {t.retries} retries, session cost {fmt_usd(t.cost_usd)}"
+        cost = fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)
+        text = f"done: {e.reason} — {t.requests} request(s), {t.retries} retries, session cost {cost}"
         if e.error:
             text += f" — {e.error}"
         ok = e.reason == "end_turn"

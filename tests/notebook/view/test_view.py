@@ -404,3 +404,20 @@ def test_bypass_mode_is_shown_in_red_on_every_run_and_other_modes_are_named() ->
     assert "plan mode" in Header("m", "simulated", 200_000, 160_000, 0.0, permission_mode="plan").plain()
     default = Header("m", "simulated", 200_000, 160_000, 0.0)
     assert "BYPASS" not in default._title.value and "mode" not in default.plain()
+
+
+def test_a_web_search_the_api_ran_shows_its_sources_in_the_tool_card() -> None:
+    view = AgentView(model="m", provider="simulated", context_window=200_000, max_allowed=160_000)
+    view.handle(ev.ToolUseDelta(tool_use_id="srv_1", name="web_search", partial_json='{"query": "nbagent"}'))
+    view.handle(ev.ServerToolResult(tool_use_id="srv_1", name="web_search", input={"query": "nbagent"},
+                                    sources=("A — https://example.org/a", "B — https://example.org/b")))
+    text = view.transcript()
+    assert "web_search" in text and "https://example.org/a" in text and "run by the API" in text
+
+
+def test_unpriced_requests_never_show_as_zero_dollars() -> None:
+    from nbagent.notebook.format import fmt_total_cost
+
+    assert fmt_total_cost(0.0, 3, 3) == "unknown (3 request(s) without prices)"
+    assert fmt_total_cost(0.0123, 1, 3) == "≥ $0.0123 (1 request(s) without prices)"
+    assert fmt_total_cost(0.0123, 0, 3) == "$0.0123"
