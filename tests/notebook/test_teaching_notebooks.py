@@ -23,9 +23,10 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 def _texts(nb) -> list[str]:
     out = []
     for cell in nb.cells:
+        expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])  # a failed cell, on purpose
         for o in cell.get("outputs", []):
             if o.get("output_type") == "error":
-                out.append("ERROR " + o.get("ename", ""))
+                out.append(("EXPECTED ERROR " if expected else "ERROR ") + o.get("ename", ""))
             out.append(o.get("text", "") or "")
             data = o.get("data", {})
             out.append(str(data.get("text/plain", "")))
@@ -80,6 +81,7 @@ def test_truncation_notebook_truncates_and_shows_the_strip(executed):
 def test_faults_notebook_retries_and_recovers(executed):
     nb, _ = executed("03_retries_and_faults")
     joined = "\n".join(_texts(nb))
+    assert "EXPECTED ERROR AgentRunFailed" in joined  # the 401 cell fails, like any failed cell
     for needle in ("overloaded (529)", "rate_limit (429)", "interrupted", "history is valid", "auth (401)"):
         assert needle in joined, needle
 

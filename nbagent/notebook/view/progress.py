@@ -1,7 +1,7 @@
 """What the view shows while nothing streams: the wait for the first token and a running tool.
 
 A stalled request or a long tool call used to leave the cell showing only its header. The
-:class:`Activity` line says what the run is waiting for and for how long, with **Cancel**; the
+:class:`Activity` line says what the run is waiting for and for how long, with **Stop**; the
 view's ticker refreshes it (and the running tool card) from the agent's loop.
 """
 
@@ -18,7 +18,7 @@ TICK_S = 0.5
 
 
 class Activity:
-    """One line: "waiting for the first token (12 s)" / "running python (4 s)", and Cancel."""
+    """One line: "waiting for the first token (12 s)" / "running python (4 s)", and Stop (aborts the run)."""
 
     def __init__(self, on_cancel: Callable[[], Any] | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
@@ -26,7 +26,7 @@ class Activity:
         self.since = 0.0
         self._on_cancel = on_cancel
         self._label = w.HTML()
-        self.cancel_button = w.Button(description="Cancel", button_style="warning", icon="stop",
+        self.cancel_button = w.Button(description="Stop", button_style="warning", icon="stop",
                                       layout=w.Layout(width="auto"))
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.widget = w.HBox([self._label, self.cancel_button], layout=w.Layout(align_items="center"))
