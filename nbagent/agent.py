@@ -32,6 +32,7 @@ from .engine.request import Sleep
 from .engine.session import SentRequest, Session
 from .engine.structured import OutputSpec, StructuredOutputError
 from .engine.tool_api import ToolLike, ToolSource
+from .result import RunResult
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
 _announced_simulated = False
@@ -177,15 +178,16 @@ class Agent:
             raise StructuredOutputError(done.error if done and done.error else "the run ended without an answer")
         return self.last_output
 
-    def run_sync(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> list[Event]:
-        """Blocking convenience: run ``prompt`` and return all its events.
+    def run_sync(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> RunResult:
+        """Blocking convenience: run ``prompt`` and return a :class:`~nbagent.result.RunResult`
+        (the list of its events, with ``.text``, ``.cost``, ``.done`` and a one-line repr).
 
         Inside a running loop (a notebook cell) the run gets a private loop on a worker thread and
         this thread waits with a 0.1 s tick, so an interrupt aborts it cleanly. (``nest_asyncio``
         is not used: it was measured to break ipykernel 7.)
         """
-        async def collect() -> list[Event]:
-            return [e async for e in self.run(prompt, limits=limits, output=output)]
+        async def collect() -> RunResult:
+            return RunResult([e async for e in self.run(prompt, limits=limits, output=output)])
 
         try:
             asyncio.get_running_loop()

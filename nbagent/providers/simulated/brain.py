@@ -17,6 +17,7 @@ from nbagent.engine.compaction import SUMMARY_MARK
 from nbagent.engine.facts import FACTS_TAG
 from nbagent.engine.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
 
+from . import frames
 from .answer import fill_schema
 from .script import Reply, text_reply, tool_reply
 
@@ -117,8 +118,14 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]]) -> list[Step]:
         names = _BACKTICKED.findall(words)
         names += [n for n in _COMMON_NAMES.findall(words) if n not in names]
         stats = [s for w, s in _STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
+        asked = frames.intents(prompt)
+        if "largest_group" in asked:  # "the largest total" is the group's total, not the column's
+            stats = [s for s in stats if s not in ("sum", "max")]
         for name in dict.fromkeys(names):
             steps.append(Step("python", {arg: _inspect_code(name)}, f"inspect `{name}`"))
+            for intent in asked:
+                steps.append(Step("python", {arg: frames.code(name, intent, prompt)},
+                                  f"compute the {intent.replace('_', ' ')} of `{name}`"))
             for stat in dict.fromkeys(stats):
                 steps.append(Step("python", {arg: _stat_code(name, stat)}, f"compute the {stat} of `{name}`"))
         for expr in _ARITHMETIC.findall(prompt):
@@ -129,7 +136,10 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]]) -> list[Step]:
 
 
 def _summary(results: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str:
-    lines = [f"{PREFIX} Here is what the tools returned:"]
+    """Every tool result of the run, led by the ``answer:`` lines the DataFrame code printed."""
+    found = frames.answers([_text_of(r.get("content", "")) for r in results if not r.get("is_error")])
+    lines = [f"{PREFIX} " + "; ".join(found) + "." if found else "", f"{PREFIX} Here is what the tools returned:"]
+    lines = [ln for ln in lines if ln]
     for r in results:
         tool = names.get(str(r.get("tool_use_id")), "tool")
         text = _text_of(r.get("content", "")).strip() or "(no output)"
@@ -179,7 +189,7 @@ class DemoBrain:
             names: dict[str, str] = {}
             for m in later:
                 names.update(self._tool_names(m))
-            return text_reply(_summary(_tool_results(messages[-1]), names))
+            return text_reply(_summary([r for m in later for r in _tool_results(m)], names))
         return text_reply(self._explain(prompt, tools), thinking=f"{PREFIX} No rule matched; explaining myself.")
 
     @staticmethod

@@ -1,0 +1,60 @@
+"""``RunResult``: what :meth:`nbagent.Agent.run_sync` returns.
+
+A list of the run's events (so code that loops over them or reads ``events[-1]`` keeps working)
+with the answers most callers want: ``.text``, ``.cost``, ``.done``, ``.events``, and a one-line
+repr instead of ~40 raw event objects in a notebook cell.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .engine.events import Done, Event, RequestCompleted, TextDelta, ToolResult
+
+
+class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing
+    """The events of one run, plus ``text`` (the assistant's text, all requests joined), ``cost``
+    (this run's cost in USD; the session's is ``done.totals.cost_usd``) and ``done`` (the ``Done``
+    event, None if the run did not finish)."""
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        super().__init__(events)
+
+    @property
+    def events(self) -> list[Event]:
+        """The events as a plain list."""
+        return list(self)
+
+    @property
+    def done(self) -> Done | None:
+        return next((e for e in reversed(self) if isinstance(e, Done)), None)
+
+    @property
+    def text(self) -> str:
+        return "".join(e.text for e in self if isinstance(e, TextDelta))
+
+    @property
+    def cost(self) -> float:
+        return sum((e.record.cost_usd or 0.0) for e in self
+                   if isinstance(e, RequestCompleted) and e.record is not None)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the run ended (``end_turn``, ``max_requests``, ``error``, …), None if it did not."""
+        done = self.done
+        return done.reason if done is not None else None
+
+    def __repr__(self) -> str:
+        requests = sum(1 for e in self if isinstance(e, RequestCompleted))
+        tools = sum(1 for e in self if isinstance(e, ToolResult))
+        text = " ".join(self.text.split())
+        if len(text) > 60:
+            text = text[:57] + "…"
+        return (f"RunResult({self.reason or 'unfinished'}, {requests} request(s), {tools} tool call(s), "
+                f"${self.cost:.4f}, text={text!r})")
+
+    def _repr_pretty_(self, p: object, cycle: bool) -> None:
+        p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer
+
+
+__all__ = ["RunResult"]

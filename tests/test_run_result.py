@@ -1,0 +1,33 @@
+"""``Agent.run_sync`` returns a RunResult: still the list of events, plus the answers callers want."""
+
+from __future__ import annotations
+
+from nbagent import Agent
+from nbagent.engine.events import Done
+from nbagent.result import RunResult
+
+
+def test_run_sync_result_is_the_event_list_with_text_cost_and_done() -> None:
+    agent = Agent(provider="simulated", allow=["python"])
+    result = agent.run_sync("What is 17 * 23?")
+    assert isinstance(result, RunResult) and isinstance(result, list)
+    assert isinstance(result[-1], Done) and result.done is result[-1] and result.events == list(result)
+    assert "391" in result.text and result.reason == "end_turn"
+    records = [r for r in agent.records]
+    assert result.cost > 0 and abs(result.cost - sum(r.cost_usd or 0 for r in records)) < 1e-9
+
+
+def test_run_result_repr_is_one_short_line() -> None:
+    agent = Agent(provider="simulated", allow=["python"])
+    agent.run_sync("What is 1 + 1?")
+    result = agent.run_sync("What is 17 * 23?")
+    text = repr(result)
+    assert "\n" not in text and len(text) < 160
+    assert text.startswith("RunResult(end_turn, 2 request(s), 1 tool call(s), $")
+    # This run's cost, not the session's.
+    assert result.cost < result.done.totals.cost_usd
+
+
+def test_an_unfinished_run_says_so() -> None:
+    assert RunResult().done is None and RunResult().reason is None
+    assert repr(RunResult()).startswith("RunResult(unfinished, 0 request(s)")
