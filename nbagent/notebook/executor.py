@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import base64
+import collections
 import inspect
 import io
 import signal
@@ -32,7 +33,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
+from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, format_user_traceback
+
+HISTORY_KEPT = 64
 
 _RECURSIVE = ("%%agent", "%agent")
 
@@ -63,10 +68,13 @@ class ShellExecutor:
     with each record, on the loop's thread, after the code ran.
     """
 
-    def __init__(self, shell: Any, *, on_execute: Callable[[ExecutionRecord], Any] | None = None) -> None:
+    def __init__(self, shell: Any, *, on_execute: Callable[[ExecutionRecord], Any] | None = None,
+                 capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT) -> None:
         self.shell = shell
         self.on_execute = on_execute
-        self.history: list[ExecutionRecord] = []
+        self.capture_limit = capture_limit  # characters of stdout (and of stderr) kept per execution
+        # The latest executions only: each holds its (bounded) output, and a session runs many.
+        self.history: collections.deque[ExecutionRecord] = collections.deque(maxlen=HISTORY_KEPT)
         self._lock = asyncio.Lock()
         self._counter = 0
 
@@ -121,7 +129,8 @@ class ShellExecutor:
         except Exception as exc:  # SyntaxError, or a failing input transformer
             return ExecutionResult(error="".join(traceback.format_exception_only(type(exc), exc)))
 
-        out, err = io.StringIO(), io.StringIO()
+        # Bounded like the namespace executor: a print of 200 MB must not fill the kernel's memory.
+        out, err = BoundedText(self.capture_limit), BoundedText(self.capture_limit)
         error: str | None = None
         value: Any = None
         with _Capture(self.shell, out, err, displays):
@@ -192,7 +201,7 @@ class _Capture:
     also replaces ``sys.displayhook``, which the executor does not use (it formats the value itself).
     """
 
-    def __init__(self, shell: Any, out: io.StringIO, err: io.StringIO, displays: list[dict[str, Any]]) -> None:
+    def __init__(self, shell: Any, out: io.TextIOBase, err: io.TextIOBase, displays: list[dict[str, Any]]) -> None:
         self.shell, self.out, self.err, self.displays = shell, out, err, displays
 
     def __enter__(self) -> None:

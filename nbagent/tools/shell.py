@@ -8,6 +8,7 @@ not just the shell.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import signal
 from typing import Any, Optional
@@ -17,6 +18,7 @@ import pydantic
 from nbagent.engine.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolAborted, ToolInput
+from .capture import BoundedText
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -24,6 +26,7 @@ MAX_TIMEOUT_S = 600.0
 _TERM_GRACE_S = 0.3
 # After the kill, how long to wait for the pipes to close (a daemonised grandchild may hold them).
 _DRAIN_S = 0.5
+_CHUNK = 65_536
 
 DISABLED_MESSAGE = (
     "The shell tool is disabled in this session. The user can enable it (the session's "
@@ -64,16 +67,35 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
-def _format(code: int | None, stdout: bytes, stderr: bytes, note: str = "") -> str:
+def _format(code: int | None, stdout: str, stderr: str, note: str = "") -> str:
     parts = [note] if note else []
     parts.append(f"exit code: {code}")
     if stdout:
-        parts.append("[stdout]\n" + stdout.decode("utf-8", errors="replace").rstrip("\n"))
+        parts.append("[stdout]\n" + stdout.rstrip("\n"))
     if stderr:
-        parts.append("[stderr]\n" + stderr.decode("utf-8", errors="replace").rstrip("\n"))
+        parts.append("[stderr]\n" + stderr.rstrip("\n"))
     if not stdout and not stderr:
         parts.append("(no output)")
     return "\n".join(parts)
+
+
+async def _read_bounded(stream: asyncio.StreamReader | None, into: BoundedText) -> None:
+    """Read a pipe to its end, keeping head and tail only: a command printing gigabytes must not
+    fill memory (what is dropped is counted in the text)."""
+    if stream is None:
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await stream.read(_CHUNK):
+        into.write(decoder.decode(chunk))
+    into.write(decoder.decode(b"", final=True))
+
+
+async def _communicate(proc: asyncio.subprocess.Process, limit: int) -> tuple[str, str]:
+    """``proc.communicate()`` with bounded capture."""
+    out, err = BoundedText(limit), BoundedText(limit)
+    await asyncio.gather(_read_bounded(proc.stdout, out), _read_bounded(proc.stderr, err))
+    await proc.wait()
+    return out.getvalue(), err.getvalue()
 
 
 class Shell(BuiltinTool):
@@ -102,7 +124,7 @@ class Shell(BuiltinTool):
             start_new_session=True,
             env=dict(ctx.env) if ctx.env is not None else None,  # without the API key and other secrets
         )
-        communicate = asyncio.ensure_future(proc.communicate())
+        communicate = asyncio.ensure_future(_communicate(proc, ctx.capture_limit))
         waiters: set[asyncio.Future[Any]] = {communicate}
         abort_wait = asyncio.ensure_future(ctx.abort.wait()) if ctx.abort is not None else None
         if abort_wait is not None:
@@ -118,7 +140,7 @@ class Shell(BuiltinTool):
             try:
                 stdout, stderr = await asyncio.wait_for(asyncio.shield(communicate), _DRAIN_S)
             except asyncio.TimeoutError:
-                stdout, stderr = b"", b""
+                stdout, stderr = "", ""
             if aborted:
                 note = "Aborted by the user; the command and its child processes were killed."
             else:

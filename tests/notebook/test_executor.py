@@ -129,3 +129,17 @@ async def test_sigint_interrupts_blocking_code(executor: ShellExecutor) -> None:
         signal.signal(signal.SIGINT, previous)
     assert res.error is not None and "KeyboardInterrupt" in res.error
     assert hits == [1]  # the previous handler ran (it cancels the cell and sets the aborts)
+
+
+async def test_a_huge_print_is_captured_bounded(shell: Any) -> None:
+    bounded = ShellExecutor(shell, capture_limit=5_000)
+    result = await bounded.execute("print('y' * 3_000_000)")
+    assert len(result.stdout) < 6_000 and "characters of output not captured" in result.stdout
+
+
+async def test_only_the_latest_executions_are_kept(executor: ShellExecutor) -> None:
+    from nbagent.notebook.executor import HISTORY_KEPT
+
+    for i in range(HISTORY_KEPT + 5):
+        await executor.execute(f"{i}")
+    assert len(executor.history) == HISTORY_KEPT and executor.last_code == f"{HISTORY_KEPT + 4}"

@@ -86,3 +86,10 @@ async def test_cancelled_tool_does_not_leak_the_process(tmp_path: Path) -> None:
         pass
     await asyncio.sleep(0.2)
     assert not pid_alive(int((tmp_path / "sh.pid").read_text()))
+
+
+async def test_a_command_printing_megabytes_is_captured_bounded_with_what_was_dropped(tmp_path: Path) -> None:
+    out = await Shell().run({"command": "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2"},
+                            on(tmp_path, capture_limit=10_000))
+    assert not out.is_error and len(out.content) < 12_000
+    assert "characters of output not captured" in out.content and "[stderr]\ndone" in out.content
