@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .errors import NbAgentError
 
@@ -21,6 +21,19 @@ class Aborted(NbAgentError):
 
     def __init__(self) -> None:
         super().__init__("aborted by the user")
+
+
+class WatchedEvent(asyncio.Event):
+    """An ``asyncio.Event`` that calls its watchers when set: a guard watches it with no task."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.watchers: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        super().set()
+        for watcher in list(self.watchers):
+            watcher()
 
 
 class AbortGuard:
@@ -35,14 +48,19 @@ class AbortGuard:
 
     def start(self) -> None:
         """Begin watching (call from inside the loop's task)."""
-        if self.abort is None or self._waiter is not None:
+        if self.abort is None or self._waiter is not None or self._task is not None:
             return
         self._task = asyncio.current_task()
+        if isinstance(self.abort, WatchedEvent):  # no waiter task per run (nothing left to collect)
+            self.abort.watchers.append(self._fire)
+            return
         self._waiter = asyncio.ensure_future(self.abort.wait())
         self._waiter.add_done_callback(self._on_abort)
 
     def stop(self) -> None:
         """Stop watching; safe to call twice."""
+        if isinstance(self.abort, WatchedEvent) and self._fire in self.abort.watchers:
+            self.abort.watchers.remove(self._fire)
         if self._waiter is not None:
             self._waiter.remove_done_callback(self._on_abort)
             self._waiter.cancel()
@@ -60,6 +78,9 @@ class AbortGuard:
     def _on_abort(self, fut: asyncio.Future) -> None:
         if fut.cancelled() or fut.exception() is not None:
             return  # the watcher itself failed (e.g. an event bound to another loop): not an abort
+        self._fire()
+
+    def _fire(self) -> None:
         if not self._armed or self._task is None or self._fired:
             return
         self._fired = True
@@ -128,7 +149,7 @@ class RunControl:
         with self._lock:
             self._loop = asyncio.get_running_loop()
             self._thread = threading.get_ident()
-            self.abort_event = asyncio.Event()
+            self.abort_event = WatchedEvent()
             self.retry_now_event = asyncio.Event()
             if self._pending_abort:
                 self.abort_event.set()

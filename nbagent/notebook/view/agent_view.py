@@ -196,18 +196,20 @@ class AgentView:
         self._line(f"interrupted — session cost so far {fmt_usd(self.header.cost)}", icon="■",
                    style=STYLE["interrupted"])
 
-    def flush(self) -> None:
-        """Send pending stream updates now (the last update is never dropped)."""
+    def flush(self, *, due: bool = False) -> None:
+        """Send pending stream updates now (the last update is never dropped). ``due``: a throttled
+        update, which skips text whose byte budget (``stream.RATE``) does not allow one yet."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._dirty:
-            for part in self._dirty:
+        ready = [p for p in self._dirty if not due or not isinstance(p, TextBlock) or p.ready()]
+        if ready:
+            for part in ready:
                 if isinstance(part, ToolCard):
                     part.push_partial()
                 else:
                     part.push()
-            self._dirty.clear()
+            self._dirty = [p for p in self._dirty if p not in ready]
             self.stream_updates += 1
             self._last_push = self.clock()
 
@@ -362,10 +364,10 @@ class AgentView:
             self._dirty.append(part)
         wait = self.min_interval - (self.clock() - self._last_push)
         if wait <= 0:
-            self.flush()
+            self.flush(due=True)
         elif self._timer is None:
             try:  # the trailing update, in case the stream pauses (same loop: same thread)
-                self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
+                self._timer = asyncio.get_running_loop().call_later(wait, lambda: self.flush(due=True))
             except RuntimeError:
                 pass  # no loop: the next non-stream event or finish() flushes
 

@@ -10,28 +10,41 @@ from typing import Any
 import ipywidgets as w
 
 from .render import STYLE, esc, markdown_html, pre
+from .stream import StreamedMarkdown
 
 
 class TextBlock:
-    """Streaming assistant text, rendered by the front-end as Markdown in an ``Output`` widget."""
+    """Streaming assistant text, rendered by the front-end as Markdown in a chain of ``Output``
+    widgets where only the live tail changes (``stream.StreamedMarkdown``)."""
 
     def __init__(self) -> None:
-        self.text = ""
         self.interrupted = False
-        self.widget = w.Output()
+        self.stream = StreamedMarkdown()
+        self.widget = self.stream.widget
         self.pushed = 0  # widget updates sent (coalescing is measured by tests)
 
+    @property
+    def text(self) -> str:
+        return self.stream.text
+
     def append(self, text: str) -> None:
-        self.text += text
+        self.stream.append(text)
+
+    def ready(self) -> bool:
+        """Whether an update now fits the byte budget (the view asks before a throttled push)."""
+        return self.interrupted or self.stream.ready()
 
     def push(self) -> None:
-        """Send the current text to the widget."""
+        """Send what changed to the widgets."""
         self.pushed += 1
         if self.interrupted:
-            data = {"text/html": self._interrupted_html(), "text/plain": self.plain()}
+            self.stream.replace({"text/html": self._interrupted_html(), "text/plain": self.plain()})
         else:
-            data = {"text/markdown": self.text, "text/plain": self.text}
-        self.widget.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
+            self.stream.push()
+
+    def shown(self) -> str:
+        """The text the widgets show (tests)."""
+        return self.stream.shown()
 
     def interrupt(self, message: str = "") -> None:
         self.interrupted = True

@@ -52,8 +52,7 @@ def test_stream_updates_are_coalesced_and_the_last_is_sent() -> None:
     assert block.pushed <= 11
     assert view.stream_updates == block.pushed
     view.handle(ev.RequestCompleted(record=record()))  # a non-stream event flushes the tail
-    assert block.widget.outputs[0]["data"]["text/markdown"] == "".join(f"{i} " for i in range(100))
-    assert block.widget.outputs[0]["data"]["text/plain"].endswith("99 ")
+    assert block.shown() == "".join(f"{i} " for i in range(100))
 
 
 async def test_trailing_update_is_sent_when_the_stream_pauses() -> None:
@@ -61,9 +60,9 @@ async def test_trailing_update_is_sent_when_the_stream_pauses() -> None:
     view.handle(ev.TextDelta(text="a"))
     view.handle(ev.TextDelta(text="b"))  # within the interval: held back
     block = view.parts[0]
-    assert block.widget.outputs[0]["data"]["text/markdown"] == "a"
+    assert block.shown() == "a"
     await asyncio.sleep(0.12)
-    assert block.widget.outputs[0]["data"]["text/markdown"] == "ab"
+    assert block.shown() == "ab"
 
 
 def test_header_gauge_and_cost_follow_records() -> None:
@@ -102,7 +101,7 @@ def test_interrupted_stream_is_greyed_and_labelled() -> None:
     view.handle(ev.TextDelta(text="half an ans"))
     view.handle(ev.StreamInterrupted(error_kind="connection", message="ReadError", partial_text="half an ans"))
     block = view.parts[0]
-    html = block.widget.outputs[0]["data"]["text/html"]
+    html = block.widget.children[0].outputs[0]["data"]["text/html"]
     assert "interrupted" in html and "opacity" in html
     assert "[interrupted]" in view.transcript()
     view.handle(ev.ApiRequestStarted(request=1, attempt=1))
@@ -421,3 +420,36 @@ def test_unpriced_requests_never_show_as_zero_dollars() -> None:
     assert fmt_total_cost(0.0, 3, 3) == "unknown (3 request(s) without prices)"
     assert fmt_total_cost(0.0123, 1, 3) == "≥ $0.0123 (1 request(s) without prices)"
     assert fmt_total_cost(0.0123, 0, 3) == "$0.0123"
+
+
+def test_streamed_text_is_sent_append_only_and_settled_chunks_never_again() -> None:
+    import json
+
+    import comm
+
+    sent: dict[str, int] = {}
+
+    def publish(c: Any, msg_type: str, data: Any = None, *a: Any, **k: Any) -> None:
+        sent[c.comm_id] = sent.get(c.comm_id, 0) + len(json.dumps(data, default=str))
+
+    clock = FakeClock()
+    view = make_view(clock=clock)
+    paragraph = "word " * 30 + "\n\n"  # 152 chars
+    text = paragraph * 200
+    orig = comm.DummyComm.publish_msg
+    comm.DummyComm.publish_msg = publish  # type: ignore[method-assign]
+    try:
+        settled: dict[str, int] = {}
+        for at in range(0, len(text), 20):
+            clock.t += 0.01
+            view.handle(ev.TextDelta(text=text[at:at + 20]))
+            block = view.parts[0]
+            chunks = [o for g in block.widget.children for o in g.children][:-1]
+            for out in chunks:  # once a chunk has settled, its widget is never sent again
+                settled.setdefault(out.comm.comm_id, sent[out.comm.comm_id])
+                assert sent[out.comm.comm_id] == settled[out.comm.comm_id]
+        view.flush()
+    finally:
+        comm.DummyComm.publish_msg = orig  # type: ignore[method-assign]
+    assert block.shown() == text and len(settled) > 20
+    assert sum(sent.values()) <= 3 * len(text)
