@@ -61,6 +61,13 @@ from .tool_runner import NOT_RUN, error_result, run_tool_call
 
 __all__ = ["QueryEngine", "RunInProgressError"]
 
+UNANSWERED = {
+    "error": "the request failed before the model answered; the user may ask again",
+    "aborted": "the run was stopped before the model answered",
+    "max_requests": "the request limit was reached before the model answered",
+    "max_budget": "the budget was spent before the model answered",
+}
+
 
 async def _refuse(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
     """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
@@ -301,8 +308,10 @@ class QueryEngine:
         finally:
             run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
-            # its tool_result before anything is saved.
+            # its tool_result before anything is saved, and a prompt that got no reply at all stays
+            # its own turn: the next prompt is never merged into it.
             session.answer_dangling(state.answered, NOT_RUN)
+            session.close_unanswered(UNANSWERED.get(state.reason, UNANSWERED["aborted"]))
             session.end_turn(turn)
         for event in self._save_outcome(state):
             yield event

@@ -221,6 +221,17 @@ class Session:
         self._save_history()
         return True
 
+    def close_unanswered(self, why: str) -> bool:
+        """A prompt that got no reply at all is closed by a marked assistant message saying why,
+        so it stays its own turn: the next prompt is never merged into it (the API needs roles
+        to alternate). False when the prompt was answered."""
+        if self._undo_prompt is None or not self.history or self.history[-1]["role"] != "user":
+            return False
+        self._undo_prompt = None
+        self.history.append({"role": "assistant", "content": [{"type": "text", "text": f"[No reply: {why}]"}]})
+        self._save_history()
+        return True
+
     def context_changed(self, deleted_range: tuple[int, int] | None, *, truncated: bool) -> None:
         """The context manager changed what the model sees: a new range and/or new updates."""
         self.deleted_range = deleted_range

@@ -115,8 +115,11 @@ async def test_abort_from_the_consumer_at_a_yield_stops_before_the_next_chunk(tm
             engine.abort()
     assert [e.kind for e in events] == ["api_request_started", "text_delta", "done"]
     assert done_of(events).reason == "aborted"
-    # Nothing of the broken reply entered history.
-    assert engine.session.history == [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    # Nothing of the broken reply entered history; the unanswered prompt stays its own turn.
+    assert engine.session.history == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "[No reply: the run was stopped before the model "
+                                                                  "answered]"}]}]
     assert_persisted_valid(engine.config.task_dir, engine)
     await resume_and_continue(engine, tmp_path)
 

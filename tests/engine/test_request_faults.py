@@ -92,9 +92,11 @@ def turn2_ok(engine: Any) -> None:
 
 
 def turn2_failed(engine: Any) -> None:
-    """Turn 2 failed: turn 1 intact, the prompt waits in history, nothing else was added."""
+    """Turn 2 failed: turn 1 intact, the prompt stays its own turn (closed by a marked "no reply"
+    message, so the next prompt is not merged into it), nothing else was added."""
     h = engine.session.history
-    assert len(h) == 5 and h[4]["role"] == "user" and text_of(h[4]) == "second task"
+    assert len(h) == 6 and h[4]["role"] == "user" and text_of(h[4]) == "second task"
+    assert text_of(h[5]).startswith("[No reply: the request failed")
     assert_history_valid(h)
     assert_persisted_valid(engine.config.task_dir, engine)
 

@@ -111,15 +111,19 @@ async def test_rollback_to_turn_one_and_to_zero(tmp_path: Path) -> None:
         engine.rollback(7)
 
 
-async def test_rollback_undoes_a_prompt_merged_into_a_failed_turn(tmp_path: Path) -> None:
-    # Turn 1 fails (401): its prompt waits in history. Turn 2's prompt joins that user message.
+async def test_a_failed_prompt_stays_its_own_turn_and_rollback_restores_it(tmp_path: Path) -> None:
+    # Turn 1 fails (401) before any reply: its prompt is closed by a marked "no reply" message,
+    # so turn 2's prompt is a message of its own (never merged into the failed one).
     api = SimulatedAPI([text_reply("turn two answered")], faults={1: Fault.auth()})
     engine = make_engine(api, tmp_path)
     assert done_of(await run(engine, "first prompt")).reason == "error"
     after_turn_1 = copy.deepcopy(engine.session.history)
+    assert [m["role"] for m in after_turn_1] == ["user", "assistant"]
+    assert text_of(after_turn_1[1]).startswith("[No reply: the request failed")
     assert done_of(await run(engine, "second prompt")).reason == "end_turn"
-    assert text_of(engine.session.history[0]) == "first promptsecond prompt"
+    assert text_of(engine.session.history[0]) == "first prompt"
+    assert text_of(engine.session.history[2]) == "second prompt"
     engine.rollback(1)
     assert engine.session.history == after_turn_1
-    assert_history_valid(engine.session.history + [{"role": "assistant", "content": "x"}])
+    assert_history_valid(engine.session.history)
     assert SessionStore(engine.config.task_dir).load().history == after_turn_1
