@@ -7,7 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from .engine import events as ev
-from .notebook.format import fmt_total_cost
+from .notebook.format import fmt_total_cost, truncation_line
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -37,10 +37,8 @@ def format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.ApiRequestFailed):
         return f"\n  ✗ request failed: {event.error_kind}: {event.message}\n"
     if isinstance(event, ev.ContextTruncated):
-        rng = event.deleted_range
-        hid = f"hid messages {rng[0]}–{rng[1]}" if rng and rng[1] >= rng[0] else "hid nothing"
-        saving = f", file reads saved {event.file_read_saving:.0%}" if event.file_read_saving is not None else ""
-        return f"\n  ✂ context {event.previous_tokens:,} ≥ {event.max_allowed:,.0f} → {hid} (keep {event.keep}){saving}\n"
+        return "\n  ✂ " + truncation_line(event.deleted_range, event.keep, event.previous_tokens, event.max_allowed,
+                                        event.file_read_saving, event.reason) + "\n"
     if isinstance(event, ev.ModelFallback):
         return f"\n  ⇄ model {event.from_model} → {event.to_model} ({event.reason})\n"
     if isinstance(event, ev.Notice):

@@ -40,6 +40,9 @@ class RequestRecord:
     duration_s: float
     ts: int
     estimated_input_tokens: int = 0
+    trigger_tokens: int | None = None
+    """When the context manager changed what this request sent: the previous request's tokens
+    that made it act (the figure its notice shows)."""
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,8 @@ class RequestOutcome:
     sent_messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
     system: str = field(repr=False, default="")
     tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    truncation: ContextTruncated | None = None
+    """What the context manager changed for this request (the record shows the same figures)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class _Attempts:
     total: int = 0
     overflow_recovered: bool = False
     started: float = field(default_factory=time.perf_counter)
+    truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
 
 
 @dataclass
@@ -136,6 +139,7 @@ async def attempt_api_request(
         ctx, truncated = fit_context(run, previous, ts)
         previous = None
         if truncated is not None:
+            attempts.truncation = truncated
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
@@ -150,7 +154,8 @@ async def attempt_api_request(
             yield RequestOutcome(
                 complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
                 duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
-                model=attempts.model, sent_messages=messages, system=system, tools=tools)
+                model=attempts.model, sent_messages=messages, system=system, tools=tools,
+                truncation=attempts.truncation)
             return
         error = streamed.error
         assert error is not None
@@ -281,6 +286,7 @@ async def decide_after_failure(
         recovered = None if attempts.overflow_recovered else recover_overflow(run, messages_sent, ts)
         if recovered is not None:
             attempts.overflow_recovered = True
+            attempts.truncation = recovered
             yield recovered
             return
         message = error.message if attempts.overflow_recovered else \

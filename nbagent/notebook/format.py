@@ -70,10 +70,11 @@ def fmt_range(deleted_range: Range, none: str = "") -> str:
 
 def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int,
                     max_allowed: float, file_read_saving: float | None, reason: str) -> str:
-    """e.g. ``context 172,310 ≥ 160,000 → hid messages 2–41 (keep half)``."""
-    head = f"context {fmt_tokens(previous_tokens)} ≥ {fmt_tokens(max_allowed)}"
+    """e.g. ``previous request 172,310 tokens ≥ 160,000 max allowed → hid messages 2–41 (keep half)``:
+    the same figures and labels as the truncation table's columns."""
+    head = f"previous request {fmt_tokens(previous_tokens)} tokens ≥ {fmt_tokens(max_allowed)} max allowed"
     if reason == "overflow":
-        head = "context window exceeded"
+        head = f"context window exceeded (previous request {fmt_tokens(previous_tokens)} tokens)"
     if live_range(deleted_range) is not None:
         action = f"hid messages {fmt_range(deleted_range)}"
         if keep:

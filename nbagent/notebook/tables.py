@@ -68,6 +68,19 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=TURN_COLUMNS)
 
 
+def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
+    """The table as a person reads it: columns with nothing in any row left out (no truncation,
+    no file-read saving) and whole numbers shown as integers. The data frames themselves keep
+    every column, so code that selects them never breaks."""
+    empty = [c for c in df.columns if all(v is None or v == "" or (isinstance(v, float) and v != v) for v in df[c])]
+    shown = df.drop(columns=empty)
+    for c in shown.columns:
+        values = shown[c]
+        if values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all() and c != "cost":
+            shown[c] = values.astype("int64")
+    return shown
+
+
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     """The requests at which the hidden range changed (the first request counts if it hides any)."""
     import pandas as pd
@@ -76,10 +89,11 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     previous: tuple[int, int] | None = None
     for r in records:
         current = live_range(r.deleted_range)
-        if current != previous:
+        if current != previous or r.trigger_tokens is not None:
             rows.append({
                 "turn": r.turn,
                 "request": r.request,
+                "previous request tokens": r.trigger_tokens,
                 "context tokens": r.context_tokens,
                 "max allowed": r.max_allowed,
                 "window": r.context_window,
@@ -89,7 +103,7 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
                 "file-read saving": _pct(r.file_read_saving),
             })
         previous = current
-    columns = ["turn", "request", "context tokens", "max allowed", "window", "deleted range",
+    columns = ["turn", "request", "previous request tokens", "context tokens", "max allowed", "window", "deleted range",
                "hidden messages", "keep", "file-read saving"]
     return pd.DataFrame(rows, columns=columns)
 

@@ -86,3 +86,50 @@ def test_html_table_blanks_missing_values() -> None:
     html = tables.html_table(tables.turns_df([rec(1)]))
     assert "<td>nan</td>" not in html and "<td>None</td>" not in html
     assert "<th>cumulative cost</th>" in html
+
+
+def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> None:
+    """The notice and the table use the same quantities with the same labels."""
+    from nbagent.engine.events import ContextTruncated, RequestCompleted
+    from nbagent.notebook.format import fmt_range, fmt_tokens, truncation_line
+    from nbagent.notebook.tables import truncation_df
+    from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+    from tests.engine.test_query_support import make_engine, run
+
+    import asyncio
+
+    words = " ".join(f"word{i}" for i in range(60))
+    api = SimulatedAPI([tool_reply("echo", {"text": words}) for _ in range(8)] + [text_reply("done")])
+    engine = make_engine(api, tmp_path, context_window=2_000, custom_system_prompt="x " * 700)
+    events = asyncio.run(run(engine, "go"))
+    pairs, pending = [], None
+    for e in events:
+        if isinstance(e, ContextTruncated):
+            pending = e
+        elif isinstance(e, RequestCompleted) and pending is not None:
+            pairs.append((pending, e.record))
+            pending = None
+    assert pairs, "the session must truncate at least once"
+    table = truncation_df(engine.session.records).set_index("request")
+    for notice, record in pairs:
+        row = table.loc[record.request]
+        line = truncation_line(notice.deleted_range, notice.keep, notice.previous_tokens, notice.max_allowed,
+                               notice.file_read_saving, notice.reason)
+        assert row["previous request tokens"] == notice.previous_tokens
+        assert f"previous request {fmt_tokens(row['previous request tokens'])} tokens" in line
+        assert row["max allowed"] == notice.max_allowed and f"{fmt_tokens(row['max allowed'])} max allowed" in line
+        assert row["deleted range"] == fmt_range(notice.deleted_range) and row["deleted range"] in line
+        assert row["keep"] == (notice.keep or "") and f"keep {row['keep']}" in line
+
+
+def test_the_shown_table_hides_empty_columns_and_shows_whole_numbers_as_integers() -> None:
+    import pandas as pd
+
+    from nbagent.notebook.tables import for_display
+
+    df = pd.DataFrame({"request": [1, 2], "keep": ["", ""], "file-read saving": [float("nan")] * 2,
+                       "% of max": [12.0, 13.0], "seconds": [0.25, 1.0]})
+    shown = for_display(df)
+    assert list(shown.columns) == ["request", "% of max", "seconds"]
+    assert shown["% of max"].dtype.kind == "i" and shown["seconds"].dtype.kind == "f"
+    assert list(df.columns) == ["request", "keep", "file-read saving", "% of max", "seconds"]  # untouched

@@ -518,9 +518,9 @@ class AgentView:
         ok = e.reason == "end_turn"
         self._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
         if self.show_table and self.records:
-            from ..tables import turns_df
+            from ..tables import for_display, turns_df
 
-            self._add(TableBlock(turns_df(self.records), "API requests of this run"))
+            self._add(TableBlock(for_display(turns_df(self.records)), "API requests of this run"))
 
 
 __all__ = ["AgentView"]
