@@ -7,6 +7,7 @@ import copy
 from nbagent.engine.context import (
     CONTINUE_NOTICE,
     ORPHANED_RESULTS_NOTICE,
+    RESULT_MISSING,
     TRUNCATION_NOTICE,
     ContextHistoryUpdates,
     ContextManager,
@@ -75,7 +76,7 @@ def test_stripping_only_when_something_is_hidden():
 def test_hidden_answer_to_message_one_becomes_result_missing():
     h = [user(text("task")), assistant(use("t0")), user(result("t0", "r")), assistant(text("ok")), user(text("next"))]
     out = get_truncated_messages(h, (2, 3))
-    assert out[2] == user(result("t0", "result missing"), text("next"))
+    assert out[2] == user(result("t0", RESULT_MISSING), text("next"))
     assert history_problems(out) == []
 
 
@@ -155,7 +156,7 @@ def test_building_mutates_nothing():
 def test_missing_results_are_filled_in_order():
     msgs = [user(text("t")), assistant(use("a"), use("b"), use("c")), user(result("b", "B"))]
     out = ensure_tool_results_follow_tool_use(msgs)
-    assert out[2]["content"] == [result("a", "result missing"), result("b", "B"), result("c", "result missing")]
+    assert out[2]["content"] == [result("a", RESULT_MISSING), result("b", "B"), result("c", RESULT_MISSING)]
 
 
 def test_results_reordered_unknown_dropped_duplicates_keep_last_others_follow():
@@ -171,9 +172,9 @@ def test_results_reordered_unknown_dropped_duplicates_keep_last_others_follow():
 def test_plain_string_reply_is_kept_after_the_results():
     msgs = [user("t"), assistant(use("a")), user("stop, do it differently")]
     out = ensure_tool_results_follow_tool_use(msgs)
-    assert out[2]["content"] == [result("a", "result missing"), text("stop, do it differently")]
+    assert out[2]["content"] == [result("a", RESULT_MISSING), text("stop, do it differently")]
     out = ensure_tool_results_follow_tool_use([user("t"), assistant(use("a")), user("")])
-    assert out[2]["content"] == [result("a", "result missing")]
+    assert out[2]["content"] == [result("a", RESULT_MISSING)]
 
 
 def test_trailing_tool_use_left_alone():
@@ -206,7 +207,7 @@ def test_results_gathered_from_a_run_of_user_messages():
 def test_tool_use_followed_by_assistant_gets_missing_results_between():
     msgs = [user("t"), assistant(use("a")), assistant("more"), user("x")]
     out = ensure_tool_results_follow_tool_use(msgs)
-    assert out[2] == user(result("a", "result missing"))
+    assert out[2] == user(result("a", RESULT_MISSING))
     assert out[3:] == msgs[2:]
     assert history_problems(out) == []
 

@@ -15,7 +15,9 @@ from .window import RangeLike, start_of_rest
 
 Message = dict[str, Any]
 
-RESULT_MISSING = "result missing"
+# Said to the model (and shown in the view): why a tool call has no real result.
+RESULT_MISSING = ("result missing: this tool call's result is not in the conversation (the run was stopped, or the "
+                  "message holding it was removed with older history)")
 # A user message whose only blocks were tool results of hidden (or unknown) tool calls would be
 # left empty, which the Messages API rejects; this short text takes their place.
 ORPHANED_RESULTS_NOTICE = "[NOTE] Tool results of removed conversation history were omitted."

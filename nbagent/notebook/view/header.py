@@ -49,7 +49,7 @@ class Header:
         ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
         self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
         self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
-        self._cost.value = f"<b>{esc(fmt_usd(self.cost))}</b>"
+        self._cost.value = f"session cost <b>{esc(fmt_usd(self.cost))}</b>"
 
     def _mode_badge(self) -> str:
         """Bypass is shown in red on every run: every tool then runs without asking."""
@@ -63,7 +63,7 @@ class Header:
     def plain(self) -> str:
         mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
         return (f"nbagent · {self.model or '?'} · {self.provider}{mode} · {self.gauge_text()} · "
-                f"cost {fmt_usd(self.cost)}")
+                f"session cost {fmt_usd(self.cost)}")
 
 
 MODE_LABELS = {"accept_edits": "accept edits", "plan": "plan mode (read-only tools)",
