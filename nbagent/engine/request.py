@@ -287,6 +287,7 @@ async def decide_after_failure(
         if recovered is not None:
             attempts.overflow_recovered = True
             attempts.truncation = recovered
+            attempts.total += 1  # the refused request was sent too: the record counts it as a retry
             yield recovered
             return
         message = error.message if attempts.overflow_recovered else \

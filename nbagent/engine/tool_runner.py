@@ -147,7 +147,8 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
         return
     preapproved = isinstance(hook, Allow)
-    if not preapproved and gate.will_ask(tool, tool_input):
+    asked = not preapproved and gate.will_ask(tool, tool_input)
+    if asked:
         yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
     try:
         with guard.armed():
@@ -157,7 +158,9 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         raise
     if isinstance(decision, Deny):
         yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
-        message = f"The user denied this {name} call" + (f": {decision.reason}" if decision.reason else ".")
+        # "The user" only when a person was asked: a mode, a hook or a headless run is not a user.
+        who = f"The user denied this {name} call" if asked else f"This {name} call was not allowed"
+        message = who + (f": {decision.reason}" if decision.reason else ".")
         answered.append(error_result(uid, message))
         yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
         return

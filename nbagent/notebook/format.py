@@ -82,7 +82,7 @@ def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int
     else:
         action = "nothing hidden"
     line = f"{head} → {action}"
-    if file_read_saving is not None:
+    if file_read_saving:  # 0% saved (no duplicate reads) is nothing to report
         line += f"; duplicate file reads replaced ({file_read_saving:.0%} saved)"
     return line
 

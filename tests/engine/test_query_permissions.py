@@ -88,7 +88,8 @@ async def test_headless_session_denies_non_read_only_tools_and_says_how_to_allow
     assert write.calls == []
     assert not any(isinstance(e, PermissionAsked) for e in ev)
     (result,) = [e for e in ev if isinstance(e, ToolResult)]
-    assert result.is_error and "denied" in result.content and "allow=['write']" in result.content
+    assert result.is_error and "not allowed" in result.content and "allow=['write']" in result.content
+    assert "The user" not in result.content  # nobody was asked
     assert len(engine.denials) == 1
 
 

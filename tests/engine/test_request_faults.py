@@ -282,7 +282,9 @@ async def test_overflow_truncates_once_with_keep_quarter_and_retries_at_once(tmp
     assert sleep.delays == [] and not any(isinstance(e, RetryScheduled) for e in ev)
     started = [e for e in ev if isinstance(e, ApiRequestStarted)]
     assert (started[0].messages_sent, started[1].messages_sent) == (5, 3)
-    assert started[1].attempt == 0  # no retry was counted
+    assert started[1].attempt == 1  # the refused request counts, at once and without a wait
+    record = engine.session.records[-2]
+    assert (record.retries, record.keep, record.trigger_tokens) == (1, "quarter", truncated.previous_tokens)
     retried = messages_requests(api)[FIRST].body["messages"]
     assert len(retried) == 3
     # Both notices: the first message asks to continue, the second says history was truncated (in

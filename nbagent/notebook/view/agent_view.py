@@ -512,7 +512,10 @@ class AgentView:
         self.header.update(cost=e.totals.cost_usd or self.header.cost)
         t = e.totals
         cost = fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)
-        text = f"done: {e.reason} — {t.requests} request(s), {t.retries} retries, session cost {cost}"
+        # This run's own figures (the table below lists the same requests), then the session's cost.
+        run_retries = sum(r.retries for r in self.records)
+        text = (f"done: {e.reason} — this run {len(self.records)} request(s), {run_retries} retries; "
+                f"session cost {cost}")
         if e.error:
             text += f" — {e.error}"
         ok = e.reason == "end_turn"

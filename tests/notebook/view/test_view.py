@@ -244,7 +244,7 @@ def test_done_adds_the_per_request_table_and_transcript() -> None:
     assert list(table.df["request"]) == [1]
     assert "text/html" in table.widget.outputs[0]["data"]
     text = view.transcript()
-    assert "■ done: end_turn — 1 request(s)" in text and "API requests of this run" in text
+    assert "■ done: end_turn — this run 1 request(s)" in text and "API requests of this run" in text
     html = view.static_html()
     assert "<strong>world</strong>" in html and "<table" in html
 
