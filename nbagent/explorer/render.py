@@ -172,6 +172,17 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     return "".join(parts)
 
 
+DOTS_LEGEND = ('<div style="font-size:11px;color:var(--jp-ui-font-color2, #555)">dots: '
+               '<span style="color:#f0ad4e">●</span> truncation fired · '
+               '<span style="color:#2e7d32">●</span> file reads replaced, nothing hidden · '
+               '<span style="color:#c0392b">●</span> request larger than the window; hover a dot for its range</div>')
+
+
+def chart_html(result: SimulationResult, marker: int | None = None) -> str:
+    """The tokens chart with the legend of its dots."""
+    return tokens_chart_svg(result, marker=marker) + DOTS_LEGEND
+
+
 def display_table(result: SimulationResult) -> Any:
     """:meth:`SimulationResult.table` with the cache-read share as a percentage string."""
     df = result.table()
@@ -270,7 +281,7 @@ def strategy_html(result: SimulationResult, request: int, *, limit: int = 300, t
     return (f'<div style="flex:1 1 320px;min-width:300px;border:1px solid #ddd;border-radius:4px;padding:6px">'
             f'<h4 style="margin:0 0 4px 0">{esc(result.label)}</h4>'
             f'{strip_svg(result, record)}<pre style="font-size:10px;margin:2px 0">{esc(strip_text(record))}</pre>'
-            f'{tokens_chart_svg(result, marker=record.request)}{table_html(result, table_height)}'
+            f'{chart_html(result, marker=record.request)}{table_html(result, table_height)}'
             f'<details><summary>what the model sees at request {record.request}</summary>'
             f'{request_html(record, limit=limit)}</details></div>')
 

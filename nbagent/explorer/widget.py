@@ -24,6 +24,7 @@ from ..notebook.tables import html_table
 from ..notebook.view.render import esc
 from .live import live_source
 from .render import (
+    chart_html,
     legend_html,
     legend_text,
     request_html,
@@ -33,7 +34,6 @@ from .render import (
     strip_text,
     summary_df,
     table_html,
-    tokens_chart_svg,
 )
 from .simulate import (
     STRATEGIES,
@@ -329,7 +329,7 @@ class Explorer:
             record = result.record(self.request)
             parts["strip"].value = (f'{strip_svg(result, record)}'
                                     f'<pre style="font-size:10px;margin:0">{esc(strip_text(record))}</pre>')
-            parts["chart"].value = tokens_chart_svg(result, marker=record.request)
+            parts["chart"].value = chart_html(result, marker=record.request)
             parts["request"].value = (f'<div style="max-height:360px;overflow:auto">'
                                       f'{request_html(record)}</div>')
 

@@ -256,4 +256,6 @@ def html_table(df: "pd.DataFrame") -> str:
         "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False, name=None)
     )
-    return f'<table class="nbagent-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll.
+    return (f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table>')

@@ -7,6 +7,7 @@ instance does, so variables persist between calls in a script too.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pydantic
@@ -76,7 +77,13 @@ class Python(BuiltinTool):
         executor = self.executor_for(ctx)
         result = await wait_or_abort(executor.execute(params.code), ctx.abort)
         content = _content(result)
-        return ToolOutput(content, is_error=result.error is not None)
+        # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
+        # text then leaves out the repr the model gets, instead of showing the value twice.
+        display = None
+        if result.rich and "text/html" in result.rich and result.result_repr is not None:
+            display = format_execution(dataclasses.replace(result, result_repr=None))
+            display = "(the value is shown below)" if display == "(no output)" else display
+        return ToolOutput(content, is_error=result.error is not None, display=display)
 
 
 __all__ = ["Python", "PythonInput", "format_execution", "Executor", "ExecutionResult", "NamespaceExecutor"]

@@ -143,3 +143,17 @@ async def test_executions_never_overlap_after_an_abort(tmp_path: Path) -> None:
     # The abandoned code finishes first; the next execution then sees its effects.
     r = await ex.execute("step")
     assert r.result_repr == "1"
+
+
+async def test_a_value_with_an_html_form_is_not_shown_twice_in_the_card(tmp_path) -> None:
+    from nbagent.engine.tool_api import ToolContext
+    from nbagent.tools import Python
+    from nbagent.tools.executor import ExecutionResult
+
+    class Rich:
+        async def execute(self, code: str) -> ExecutionResult:
+            return ExecutionResult(stdout="", result_repr="   a\n0  1", rich={"text/html": "<table>…</table>"})
+
+    out = await Python().run({"code": "df"}, ToolContext(cwd=tmp_path, executor=Rich()))
+    assert "[result]" in out.content  # the model still gets the repr
+    assert out.display == "(the value is shown below)"  # the card shows the HTML table instead

@@ -130,7 +130,7 @@ class TableBlock:
 
 def _df_html(df: Any) -> str:
     try:
-        return str(df.to_html(index=False, na_rep="", border=0))
+        return str(df.to_html(index=False, na_rep="", border=0)).replace("<table", '<table style="white-space:nowrap"', 1)
     except Exception:  # pragma: no cover - pandas always has to_html
         return pre(str(df))
 
