@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, AsyncIterator, Sequence
 
 from .context import get_context_window_info
 from .cost import cost_of
 from .errors import NbAgentError
-from .events import RequestRecord
+from .events import Notice, RequestCompleted, RequestRecord
 from .messages import blocks, message_text, tool_uses
 from .provider import MessageComplete, ModelRequest, Provider
 
@@ -155,3 +155,23 @@ async def summarise(
 
 __all__ = ["SUMMARY_MARK", "COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction", "RollbackPoint",
            "hidden_end", "transcript", "summary_text", "summary_message", "compacted", "summarise"]
+
+
+async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, *, turn: int, context_window: int,
+                          instructions: str | None) -> AsyncIterator[Any]:
+    """Compact ``session`` now: the ``pre_compact`` hook, one summary request, the summary in the
+    history and its record in the table; a failure is a warning and ordinary truncation applies."""
+    end = hidden_end(session.history)
+    warning = await hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
+    if warning:
+        yield Notice(level="warning", message=warning)
+    try:
+        made = await summarise(session.history, provider=provider, model=config.compact_model or config.model,
+                               max_tokens=config.max_tokens, turn=turn, request_no=len(session.records) + 1,
+                               context_window=context_window, prices=config.prices, instructions=instructions)
+    except CompactionFailed as exc:
+        yield Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation applies instead.")
+        return
+    session.compact(made.end, made.summary, made.record)
+    yield RequestCompleted(record=made.record)
+    yield Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary.")

@@ -11,36 +11,31 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
-from .compaction import CompactionFailed, hidden_end, summarise
+from .compaction import compact_session
 from .config import RunLimits, SessionConfig
 from .context import RequestUsage, get_context_window_info, should_compact_context_window
 from .context.window import start_of_rest
 from .cost import budget_spent, cost_of
-from .errors import ErrorKind, NbAgentError
+from .errors import ErrorKind
 from .events import (
     Done,
-    DoneReason,
     Event,
     ModelFallback,
     Notice,
     RequestCompleted,
     RequestRecord,
     ServerToolResult,
-    ToolResult,
-    ToolUse,
     Totals,
 )
 from .facts import FactsSnapshot, KernelFacts, KernelFactsTracker
 from .hooks import Hooks
 from .messages import clean_assistant, prompt_blocks, result_sources, server_tool_calls, tool_uses
-from .models import context_window_for, get_model, most_expensive_of_family
+from .models import context_window_for
 from .permissions import (
-    PLAN_MODE_PROMPT,
     Asker,
     PermissionDenial,
     PermissionGate,
@@ -57,94 +52,22 @@ from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
 from .structured import NUDGE as STRUCTURED_NUDGE
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
-from .tool_runner import NOT_RUN, error_result, run_tool_call
+from .tool_runner import NOT_RUN, run_tool_call
+from .turn import (
+    UNANSWERED,
+    RunInProgressError,
+    TurnState,
+    done_event,
+    preview,
+    prompt_too_big,
+    refuse_call,
+    save_outcome,
+    stop_notice,
+    unpriced_budget_notice,
+    with_plan_mode,
+)
 
 __all__ = ["QueryEngine", "RunInProgressError"]
-
-UNANSWERED = {
-    "error": "the request failed before the model answered; the user may ask again",
-    "aborted": "the run was stopped before the model answered",
-    "max_requests": "the request limit was reached before the model answered",
-    "max_budget": "the budget was spent before the model answered",
-}
-
-
-async def _refuse(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
-    """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
-    uid, name = str(use.get("id", "")), str(use.get("name", ""))
-    yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
-    answered.append(error_result(uid, reason))
-    yield ToolResult(tool_use_id=uid, name=name, content=reason, is_error=True)
-
-
-class RunInProgressError(NbAgentError):
-    """A second run was started on a session while one is in progress."""
-
-    def __init__(self, running: str) -> None:
-        super().__init__(f"a run is already in progress on this session (prompt: {running!r}); "
-                         "wait for it to finish or abort it first")
-
-
-def _preview(prompt: str | list[dict[str, Any]]) -> str:
-    text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _with_plan_mode(config: SessionConfig) -> str | None:
-    """The appended system prompt, with the plan-mode instruction in plan mode."""
-    if config.permission_mode != "plan":
-        return config.append_system_prompt
-    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
-
-
-def _done(state: "_TurnState", totals: Totals) -> Done:
-    """The run's ``Done``: a structured run that got no valid answer is an error."""
-    structured = state.structured
-    if structured is None or state.reason != "end_turn":
-        return Done(reason=state.reason, totals=totals, error=state.error)
-    if structured.answered:
-        return Done(reason="end_turn", totals=totals, output=structured.data)
-    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
-    return Done(reason="error", totals=totals, error=error)
-
-
-@dataclass
-class _TurnState:
-    """How one turn is going: what ends it, and the tool results of the calls being answered."""
-
-    turn: int
-    model: str
-    reason: DoneReason = "end_turn"
-    error: str | None = None
-    answered: list[dict[str, Any]] = field(default_factory=list)
-    structured: StructuredRun | None = None
-    refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
-
-
-_STOP_NOTICES = {
-    "max_tokens": "The answer was cut at max_tokens ({max_tokens}); raise max_tokens for longer answers.",
-    "model_context_window_exceeded": "The answer was cut because the model's context window was full; it is "
-                                     "kept and billed, and the conversation is shortened before the next request.",
-    "pause_turn": "The model paused a long server-tool turn; nbagent sends its work back so it can continue.",
-}
-
-
-def stop_notice(complete: Any) -> Notice | None:
-    """What the user should be told about a request's stop reason (None: nothing unusual)."""
-    stop = complete.stop_reason
-    if stop == "refusal":
-        details = complete.stop_details or {}
-        why = details.get("explanation") or "The model declined this request."
-        category = f" ({details['category']})" if details.get("category") else ""
-        return Notice(level="warning", message=f"Refused{category}: {why} The refused exchange stays in this "
-                                               "transcript but is not sent with the next prompt.")
-    template = _STOP_NOTICES.get(stop or "")
-    if template is None:
-        return None
-    return Notice(level="warning" if stop != "pause_turn" else "info",
-                  message=template.format(max_tokens=complete.usage.output_tokens))
-
 
 class QueryEngine:
     """Runs the agent loop for one session (see the query-engine spec)."""
@@ -260,7 +183,7 @@ class QueryEngine:
             raise RunInProgressError(self._running_prompt)
         control = RunControl()
         control.bind()
-        self._run, self._running_prompt = control, _preview(prompt)
+        self._run, self._running_prompt = control, preview(prompt)
         self._structured = structured
         if structured is not None:
             new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
@@ -281,7 +204,7 @@ class QueryEngine:
         except TooDeepError as exc:
             new_blocks, replaced, too_big = [], 0, f"The prompt's content blocks are {exc}; it was not sent."
         else:
-            too_big = self._prompt_too_big(new_blocks)
+            too_big = prompt_too_big(self.counter, self.context_window, self._config.model, new_blocks)
         if replaced:
             session.notices.append(replaced_notice(replaced, "the prompt"))
         if too_big is not None:
@@ -290,10 +213,10 @@ class QueryEngine:
             return
         run = self._request_run(control, asker)
         turn = session.begin_turn(new_blocks + self._facts_blocks())
-        for notice in [*session.notices, *self._unpriced_budget_notice(run.config, limits)]:
+        for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
-        state = _TurnState(turn=turn, model=run.config.model, structured=self._structured)
+        state = TurnState(turn=turn, model=run.config.model, structured=self._structured)
         try:
             async with aclosing(self._requests(run, state, limits)) as events:
                 async for event in events:
@@ -313,52 +236,18 @@ class QueryEngine:
             session.answer_dangling(state.answered, NOT_RUN)
             session.close_unanswered(UNANSWERED.get(state.reason, UNANSWERED["aborted"]))
             session.end_turn(turn)
-        for event in self._save_outcome(state):
-            yield event
-        done = _done(state, session.totals)
+        for event in save_outcome(session, state):
+            yield session.log(event)
+        done = done_event(state, session.totals)
         warning = await self.hooks.notify("on_done", done)
         if warning:
             yield session.log(Notice(level="warning", message=warning))
         yield session.log(done)
         session.save_events()
 
-    def _save_outcome(self, state: "_TurnState") -> list[Event]:
-        """Writes that failed during the turn: an error if the session is still unsaved (kept in
-        memory; the next change retries), a warning if a later write caught up."""
-        session = self.session
-        failures, session.save_failures = session.save_failures, []
-        if not failures:
-            return []
-        if session.unsaved:
-            state.reason = "error"
-            state.error = (f"{failures[-1]}. The conversation is kept in memory and saving is retried with "
-                           "the next change (or agent.save()).")
-            return []
-        return [session.log(Notice(level="warning", message=f"{failures[0]} (saved again since)."))]
-
     def sanitizer(self) -> Sanitizer:
         """The boundary for this run: secrets are looked up now (the environment may have changed)."""
         return Sanitizer(secret_values(self._config.secret_env, self._secrets))
-
-    def _prompt_too_big(self, new_blocks: list[dict[str, Any]]) -> str | None:
-        """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
-        info = get_context_window_info(self.context_window)
-        tokens = self.counter.count_message({"role": "user", "content": new_blocks})
-        if tokens <= info.max_allowed_size:
-            return None
-        return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "
-                f"the context of {self._config.model} ({info.context_window:,}-token window); it was not sent "
-                "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
-    def _unpriced_budget_notice(self, config: SessionConfig, limits: RunLimits) -> list[str]:
-        """Once per model: a budget on a model without prices is enforced at a stand-in's prices."""
-        budget = limits.resolve(config)[1]
-        if budget is None or get_model(config.model, config.prices) is not None or config.model in self._told:
-            return []
-        self._told.add(config.model)
-        stand_in = most_expensive_of_family(config.model).id
-        return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
-                f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
-                "with its row to make both exact."]
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
         """The run's settings (fixed for the whole run) and collaborators."""
@@ -370,7 +259,7 @@ class QueryEngine:
                           ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
                           context_window=self.context_window)
 
-    async def _requests(self, run: RequestRun, state: "_TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
+    async def _requests(self, run: RequestRun, state: "TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
         """Requests and tool calls until the model ends its turn or a limit is reached."""
         session = self.session
         max_requests, budget = limits.resolve(run.config)
@@ -414,7 +303,7 @@ class QueryEngine:
             for use in uses:
                 run.guard.check()
                 refused = state.refused.get(str(use.get("id")))
-                calls = _refuse(use, refused, state.answered) if refused is not None else run_tool_call(
+                calls = refuse_call(use, refused, state.answered) if refused is not None else run_tool_call(
                     use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
                     turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
                     hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
@@ -426,7 +315,7 @@ class QueryEngine:
             if state.structured is not None and state.structured.finished:
                 return
 
-    async def _one_request(self, run: RequestRun, state: "_TurnState",
+    async def _one_request(self, run: RequestRun, state: "TurnState",
                            outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:
         """One API request, its events, and the completed request recorded in the session."""
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
@@ -473,22 +362,9 @@ class QueryEngine:
             should_compact_context_window(usage.total, run.context_window, fraction)
 
     async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
-        session, cfg = self.session, run.config
-        end = hidden_end(session.history)
-        warning = await self.hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
-        if warning:
-            yield session.log(Notice(level="warning", message=warning))
-        try:
-            made = await summarise(session.history, provider=self.provider, model=cfg.compact_model or cfg.model,
-                                   max_tokens=cfg.max_tokens, turn=turn, request_no=len(session.records) + 1,
-                                   context_window=run.context_window, prices=cfg.prices, instructions=instructions)
-        except CompactionFailed as exc:
-            yield session.log(Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation "
-                                                               "applies instead."))
-            return
-        session.compact(made.end, made.summary, made.record)
-        yield session.log(RequestCompleted(record=made.record))
-        yield session.log(Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary."))
+        async for event in compact_session(self.session, self.provider, self.hooks, run.config, turn=turn,
+                                           context_window=run.context_window, instructions=instructions):
+            yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _ask_for_final_answer(self, structured: StructuredRun | None) -> bool:
@@ -551,12 +427,12 @@ class QueryEngine:
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self._offered),
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
-            append_system_prompt=_with_plan_mode(cfg), in_notebook=cfg.in_notebook,
+            append_system_prompt=with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
 
     def _complete_request(self, run: RequestRun, outcome: RequestOutcome,
-                          state: "_TurnState") -> tuple[RequestRecord, Notice | None]:
+                          state: "TurnState") -> tuple[RequestRecord, Notice | None]:
         c, session, turn = outcome.complete, self.session, state.turn
         u = c.usage
         info = get_context_window_info(run.context_window)

@@ -1,0 +1,141 @@
+"""One turn's state and how it ends: the notices, the ``Done`` event, and the errors a run can
+raise before it starts (the loop in :mod:`~nbagent.engine.query` uses them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from .config import RunLimits, SessionConfig
+from .context import get_context_window_info
+from .errors import NbAgentError
+from .events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
+from .models import get_model, most_expensive_of_family
+from .permissions import PLAN_MODE_PROMPT
+from .session import Session
+from .structured import FINAL_ANSWER_TOOL, StructuredRun
+from .tokens import TokenCounter
+from .tool_runner import error_result
+
+UNANSWERED = {
+    "error": "the request failed before the model answered; the user may ask again",
+    "aborted": "the run was stopped before the model answered",
+    "max_requests": "the request limit was reached before the model answered",
+    "max_budget": "the budget was spent before the model answered",
+}
+
+
+async def refuse_call(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
+    uid, name = str(use.get("id", "")), str(use.get("name", ""))
+    yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
+    answered.append(error_result(uid, reason))
+    yield ToolResult(tool_use_id=uid, name=name, content=reason, is_error=True)
+
+
+class RunInProgressError(NbAgentError):
+    """A second run was started on a session while one is in progress."""
+
+    def __init__(self, running: str) -> None:
+        super().__init__(f"a run is already in progress on this session (prompt: {running!r}); "
+                         "wait for it to finish or abort it first")
+
+
+def preview(prompt: str | list[dict[str, Any]]) -> str:
+    text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def with_plan_mode(config: SessionConfig) -> str | None:
+    """The appended system prompt, with the plan-mode instruction in plan mode."""
+    if config.permission_mode != "plan":
+        return config.append_system_prompt
+    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
+
+
+def done_event(state: "TurnState", totals: Totals) -> Done:
+    """The run's ``Done``: a structured run that got no valid answer is an error."""
+    structured = state.structured
+    if structured is None or state.reason != "end_turn":
+        return Done(reason=state.reason, totals=totals, error=state.error)
+    if structured.answered:
+        return Done(reason="end_turn", totals=totals, output=structured.data)
+    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
+    return Done(reason="error", totals=totals, error=error)
+
+
+@dataclass
+class TurnState:
+    """How one turn is going: what ends it, and the tool results of the calls being answered."""
+
+    turn: int
+    model: str
+    reason: DoneReason = "end_turn"
+    error: str | None = None
+    answered: list[dict[str, Any]] = field(default_factory=list)
+    structured: StructuredRun | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
+
+
+STOP_NOTICES = {
+    "max_tokens": "The answer was cut at max_tokens ({max_tokens}); raise max_tokens for longer answers.",
+    "model_context_window_exceeded": "The answer was cut because the model's context window was full; it is "
+                                     "kept and billed, and the conversation is shortened before the next request.",
+    "pause_turn": "The model paused a long server-tool turn; nbagent sends its work back so it can continue.",
+}
+
+
+def stop_notice(complete: Any) -> Notice | None:
+    """What the user should be told about a request's stop reason (None: nothing unusual)."""
+    stop = complete.stop_reason
+    if stop == "refusal":
+        details = complete.stop_details or {}
+        why = details.get("explanation") or "The model declined this request."
+        category = f" ({details['category']})" if details.get("category") else ""
+        return Notice(level="warning", message=f"Refused{category}: {why} The refused exchange stays in this "
+                                               "transcript but is not sent with the next prompt.")
+    template = STOP_NOTICES.get(stop or "")
+    if template is None:
+        return None
+    return Notice(level="warning" if stop != "pause_turn" else "info",
+                  message=template.format(max_tokens=complete.usage.output_tokens))
+
+
+def save_outcome(session: Session, state: TurnState) -> list[Event]:
+    """Writes that failed during the turn: an error if the session is still unsaved (kept in
+    memory; the next change retries), a warning if a later write caught up."""
+    failures, session.save_failures = session.save_failures, []
+    if not failures:
+        return []
+    if session.unsaved:
+        state.reason = "error"
+        state.error = (f"{failures[-1]}. The conversation is kept in memory and saving is retried with "
+                       "the next change (or agent.save()).")
+        return []
+    return [Notice(level="warning", message=f"{failures[0]} (saved again since).")]
+
+
+def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
+                   new_blocks: list[dict[str, Any]]) -> str | None:
+    """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
+    info = get_context_window_info(context_window)
+    tokens = counter.count_message({"role": "user", "content": new_blocks})
+    if tokens <= info.max_allowed_size:
+        return None
+    return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "
+            f"the context of {model} ({info.context_window:,}-token window); it was not sent "
+            "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
+
+
+def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[str]) -> list[str]:
+    """Once per model (``told`` remembers): a budget on a model without prices is enforced at a
+    stand-in's prices."""
+    budget = limits.resolve(config)[1]
+    if budget is None or get_model(config.model, config.prices) is not None or config.model in told:
+        return []
+    told.add(config.model)
+    stand_in = most_expensive_of_family(config.model).id
+    return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
+            f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
+            "with its row to make both exact."]
