@@ -70,6 +70,9 @@ class ToolCard:
         self.result, self.is_error, self.duration_s = content, is_error, duration_s
         style = STYLE["error"] if is_error else ""
         self._result.value = pre(clip(content), style)
+        if self.denied is not None:  # a denial is not an error of the tool: it never ran
+            self.set_status("denied")
+            return
         self.set_status(f"{'error' if is_error else 'done'} in {duration_s:.2f} s")
 
     def add_outputs(self, bundles: list[dict[str, Any]]) -> None:

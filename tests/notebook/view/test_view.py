@@ -453,3 +453,13 @@ def test_streamed_text_is_sent_append_only_and_settled_chunks_never_again() -> N
         comm.DummyComm.publish_msg = orig  # type: ignore[method-assign]
     assert block.shown() == text and len(settled) > 20
     assert sum(sent.values()) <= 3 * len(text)
+
+
+def test_a_denied_call_is_labelled_denied_not_error() -> None:
+    view = AgentView(model="m", provider="simulated", context_window=200_000, max_allowed=160_000)
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1"}))
+    view.handle(ev.PermissionDenied(tool_use_id="t1", name="python", input={"code": "1"}, reason="not now"))
+    view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="The user denied this python call: not now",
+                              is_error=True))
+    text = view.transcript()
+    assert "[tool] python (denied)" in text and "error in" not in text
