@@ -8,50 +8,5 @@ The parts: ``window`` (sizes and ranges), ``updates`` (stored, timestamped edits
 
 from __future__ import annotations
 
-from .manager import (
-    CONTEXT_HISTORY_FILE,
-    CONTINUE_NOTICE,
-    DUPLICATE_FILE_READ_NOTICE,
-    FILE_READ_SAVING_THRESHOLD,
-    ORPHANED_RESULTS_NOTICE,
-    RESULT_MISSING,
-    TRUNCATION_NOTICE,
-    ContextHistoryUpdates,
-    ContextManager,
-    ContextResult,
-    ContextUpdate,
-    ContextWindowInfo,
-    DeletedRange,
-    EditType,
-    Keep,
-    RequestUsage,
-    ensure_tool_results_follow_tool_use,
-    get_context_window_info,
-    get_next_truncation_range,
-    get_truncated_messages,
-    should_compact_context_window,
-)
-
-__all__ = [
-    "CONTEXT_HISTORY_FILE",
-    "CONTINUE_NOTICE",
-    "DUPLICATE_FILE_READ_NOTICE",
-    "FILE_READ_SAVING_THRESHOLD",
-    "ORPHANED_RESULTS_NOTICE",
-    "RESULT_MISSING",
-    "TRUNCATION_NOTICE",
-    "ContextHistoryUpdates",
-    "ContextManager",
-    "ContextResult",
-    "ContextUpdate",
-    "ContextWindowInfo",
-    "DeletedRange",
-    "EditType",
-    "Keep",
-    "RequestUsage",
-    "ensure_tool_results_follow_tool_use",
-    "get_context_window_info",
-    "get_next_truncation_range",
-    "get_truncated_messages",
-    "should_compact_context_window",
-]
+from .manager import *  # noqa: F403 - the package's face is the manager module's public names
+from .manager import __all__  # noqa: F401

@@ -24,13 +24,14 @@ from ...engine import events as ev
 from ...engine.events import Event, RequestRecord
 from ...engine.permissions import Allow, Deny
 from .. import waiting
-from ..format import fmt_total_cost, fmt_usd, truncation_line
+from ..format import fmt_usd
+from .handlers import HANDLERS
 from .header import Header
 from .progress import TICK_S, Activity
 from .prompts import PermissionPrompt
-from .render import STYLE, error_line, esc
+from .render import STYLE, esc
 from .retry import FailurePrompt, RetryStatus
-from .text import Line, TableBlock, TextBlock, ThinkingBlock
+from .text import Line, TextBlock, ThinkingBlock
 from .tools import ToolCard
 
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
@@ -118,7 +119,9 @@ class AgentView:
                 aborted = kind == "done" and getattr(event, "reason", "") == "aborted"
                 self._end_retry("retrying" if kind == "api_request_started" else "cancelled" if aborted else "ended")
         # Kinds this view does not know (a newer engine) are kept out of the way, not fatal.
-        getattr(self, "_on_" + kind, lambda _e: None)(event)
+        handler = HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, event)
 
     async def ask_permission(self, tool_name: str, tool_input: Any, request: Any = None) -> Allow | Deny:
         """Show a permission prompt for a tool call and wait for the user's answer.
@@ -383,147 +386,3 @@ class AgentView:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-
-    # --- one method per event kind ---------------------------------------------------------------
-
-    def _on_text_delta(self, e: ev.TextDelta) -> None:
-        part = self._stream_part("text", e.index)
-        part.append(e.text)
-        self._mark_dirty(part)
-
-    def _on_thinking_delta(self, e: ev.ThinkingDelta) -> None:
-        part = self._stream_part("thinking", e.index)
-        part.append(e.text)
-        self._mark_dirty(part)
-
-    def _on_tool_use_delta(self, e: ev.ToolUseDelta) -> None:
-        card = self._card(e.tool_use_id, e.name)
-        card.add_partial(e.partial_json)
-        self._mark_dirty(card)
-
-    def _on_tool_use(self, e: ev.ToolUse) -> None:
-        self._card(e.tool_use_id, e.name).set_input(e.input)
-
-    def _on_permission_asked(self, e: ev.PermissionAsked) -> None:
-        self.activity.stop()
-        card = self._card(e.tool_use_id, e.name)
-        card.started = None
-        if card.input is None:
-            card.set_input(e.input)
-        card.set_status("asking for permission")
-
-    def _on_permission_denied(self, e: ev.PermissionDenied) -> None:
-        card = self._card(e.tool_use_id, e.name)
-        if card.input is None:
-            card.set_input(e.input)
-        card.deny(e.reason)
-
-    def _on_tool_result(self, e: ev.ToolResult) -> None:
-        card = self._card(e.tool_use_id, e.name)
-        # The view's own clock from the moment the call could run: the engine's duration also
-        # counts the wait for the permission click.
-        duration = self.clock() - card.started if card.started is not None else e.duration_s
-        card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
-        self._start_next_tool()
-
-    def _on_server_tool_result(self, e: ev.ServerToolResult) -> None:
-        """A tool the API ran itself: its card (made by the streamed input) gets the sources."""
-        card = self._card(e.tool_use_id, e.name)
-        if card.input is None:
-            card.set_input(e.input)
-        text = "\n".join(e.sources) if e.error is None else f"{e.name} failed: {e.error}"
-        card.set_result(text or "(no sources)", e.error is not None, 0.0)
-        card.set_status("run by the API" if e.error is None else f"failed: {e.error}")
-
-    def _on_api_request_started(self, e: ev.ApiRequestStarted) -> None:
-        self._close_request()
-        self._tools_to_run = []
-        self.activity.start("waiting for the first token")
-        self._ensure_progress()
-        if e.model:
-            self.header.update(model=e.model)
-        if e.estimated_input_tokens:
-            self.header.update(context_tokens=e.estimated_input_tokens, estimated=True)
-
-    def _on_retry_scheduled(self, e: ev.RetryScheduled) -> None:
-        self.activity.stop()  # the countdown says what is happening now
-        self._end_retry("retrying")
-        status = self._add(RetryStatus(e, self.on_retry_now, self.on_cancel, clock=self.clock))
-        self._retries.append(status)
-        try:
-            self._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
-        except RuntimeError:
-            self._ticker = None
-
-    def _on_stream_interrupted(self, e: ev.StreamInterrupted) -> None:
-        self.activity.stop()
-        streamed = [p for p in self._request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
-        if not streamed and e.partial_text:
-            block = self._stream_part("text", 0)
-            block.append(e.partial_text)
-            streamed = [block]
-        note = error_line(e.error_kind, None, e.message) if e.error_kind or e.message else ""
-        for part in streamed:
-            part.interrupt(note)
-        for part in self._request_parts:
-            if isinstance(part, ToolCard) and part.input is None:
-                part.set_status("interrupted")
-        if not streamed:
-            self._line(f"stream interrupted — {note}", icon="⚠", style=STYLE["interrupted"])
-        self._close_request()
-
-    def _on_api_request_failed(self, e: ev.ApiRequestFailed) -> None:
-        self.activity.stop()
-        self._new_failure(e)
-
-    def _on_context_truncated(self, e: ev.ContextTruncated) -> None:
-        if e.max_allowed:
-            self.header.update(max_allowed=e.max_allowed)
-        self._line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
-                                   e.file_read_saving, e.reason), icon="✂", style=STYLE["warn"])
-
-    def _on_model_fallback(self, e: ev.ModelFallback) -> None:
-        self.header.update(model=e.to_model)
-        self._line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
-
-    def _on_notice(self, e: ev.Notice) -> None:
-        if e.level == "warning":
-            self._line(e.message, icon="⚠", style=STYLE["warn"])
-        else:
-            self._line(e.message)
-
-    def _on_request_completed(self, e: ev.RequestCompleted) -> None:
-        self._tools_to_run = [p for p in self._request_parts if isinstance(p, ToolCard)]
-        self._close_request()
-        self._start_next_tool()
-        r = e.record
-        if r is None:
-            return
-        self.records.append(r)
-        h = self.header
-        h.update(model=r.model or h.model, context_tokens=r.context_tokens, estimated=False,
-                 max_allowed=r.max_allowed or h.max_allowed, context_window=r.context_window or h.context_window,
-                 cost=h.cost + (r.cost_usd or 0.0))
-
-    def _on_done(self, e: ev.Done) -> None:
-        self._close_request()
-        self.activity.stop()
-        self.done = e
-        self.header.update(cost=e.totals.cost_usd or self.header.cost)
-        t = e.totals
-        cost = fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)
-        # This run's own figures (the table below lists the same requests), then the session's cost.
-        run_retries = sum(r.retries for r in self.records)
-        text = (f"done: {e.reason} — this run {len(self.records)} request(s), {run_retries} retries; "
-                f"session cost {cost}")
-        if e.error:
-            text += f" — {e.error}"
-        ok = e.reason == "end_turn"
-        self._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
-        if self.show_table and self.records:
-            from ..tables import for_display, turns_df
-
-            self._add(TableBlock(for_display(turns_df(self.records)), "API requests of this run"))
-
-
-__all__ = ["AgentView"]

@@ -1,0 +1,200 @@
+"""How the agent view renders each engine event: one ``_on_<kind>`` function per event kind.
+
+Functions of the :class:`~nbagent.notebook.view.agent_view.AgentView` (which owns the widgets,
+the questions it asks and its life cycle); ``AgentView.handle`` dispatches through ``HANDLERS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Callable
+
+from ...engine import events as ev
+from ..format import fmt_total_cost, truncation_line
+from .render import STYLE, error_line
+from .retry import RetryStatus
+from .text import TableBlock, TextBlock, ThinkingBlock
+from .tools import ToolCard
+
+if TYPE_CHECKING:
+    from .agent_view import AgentView
+
+
+def _on_text_delta(view: "AgentView", e: ev.TextDelta) -> None:
+    part = view._stream_part("text", e.index)
+    part.append(e.text)
+    view._mark_dirty(part)
+
+
+def _on_thinking_delta(view: "AgentView", e: ev.ThinkingDelta) -> None:
+    part = view._stream_part("thinking", e.index)
+    part.append(e.text)
+    view._mark_dirty(part)
+
+
+def _on_tool_use_delta(view: "AgentView", e: ev.ToolUseDelta) -> None:
+    card = view._card(e.tool_use_id, e.name)
+    card.add_partial(e.partial_json)
+    view._mark_dirty(card)
+
+
+def _on_tool_use(view: "AgentView", e: ev.ToolUse) -> None:
+    view._card(e.tool_use_id, e.name).set_input(e.input)
+
+
+def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
+    view.activity.stop()
+    card = view._card(e.tool_use_id, e.name)
+    card.started = None
+    if card.input is None:
+        card.set_input(e.input)
+    card.set_status("asking for permission")
+
+
+def _on_permission_denied(view: "AgentView", e: ev.PermissionDenied) -> None:
+    card = view._card(e.tool_use_id, e.name)
+    if card.input is None:
+        card.set_input(e.input)
+    card.deny(e.reason)
+
+
+def _on_tool_result(view: "AgentView", e: ev.ToolResult) -> None:
+    card = view._card(e.tool_use_id, e.name)
+    # The view's own clock from the moment the call could run: the engine's duration also
+    # counts the wait for the permission click.
+    duration = view.clock() - card.started if card.started is not None else e.duration_s
+    card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
+    view._start_next_tool()
+
+
+def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
+    """A tool the API ran itself: its card (made by the streamed input) gets the sources."""
+    card = view._card(e.tool_use_id, e.name)
+    if card.input is None:
+        card.set_input(e.input)
+    text = "\n".join(e.sources) if e.error is None else f"{e.name} failed: {e.error}"
+    card.set_result(text or "(no sources)", e.error is not None, 0.0)
+    card.set_status("run by the API" if e.error is None else f"failed: {e.error}")
+
+
+def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
+    view._close_request()
+    view._tools_to_run = []
+    view.activity.start("waiting for the first token")
+    view._ensure_progress()
+    if e.model:
+        view.header.update(model=e.model)
+    if e.estimated_input_tokens:
+        view.header.update(context_tokens=e.estimated_input_tokens, estimated=True)
+
+
+def _on_retry_scheduled(view: "AgentView", e: ev.RetryScheduled) -> None:
+    view.activity.stop()  # the countdown says what is happening now
+    view._end_retry("retrying")
+    status = view._add(RetryStatus(e, view.on_retry_now, view.on_cancel, clock=view.clock))
+    view._retries.append(status)
+    try:
+        view._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
+    except RuntimeError:
+        view._ticker = None
+
+
+def _on_stream_interrupted(view: "AgentView", e: ev.StreamInterrupted) -> None:
+    view.activity.stop()
+    streamed = [p for p in view._request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
+    if not streamed and e.partial_text:
+        block = view._stream_part("text", 0)
+        block.append(e.partial_text)
+        streamed = [block]
+    note = error_line(e.error_kind, None, e.message) if e.error_kind or e.message else ""
+    for part in streamed:
+        part.interrupt(note)
+    for part in view._request_parts:
+        if isinstance(part, ToolCard) and part.input is None:
+            part.set_status("interrupted")
+    if not streamed:
+        view._line(f"stream interrupted — {note}", icon="⚠", style=STYLE["interrupted"])
+    view._close_request()
+
+
+def _on_api_request_failed(view: "AgentView", e: ev.ApiRequestFailed) -> None:
+    view.activity.stop()
+    view._new_failure(e)
+
+
+def _on_context_truncated(view: "AgentView", e: ev.ContextTruncated) -> None:
+    if e.max_allowed:
+        view.header.update(max_allowed=e.max_allowed)
+    view._line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
+                               e.file_read_saving, e.reason), icon="✂", style=STYLE["warn"])
+
+
+def _on_model_fallback(view: "AgentView", e: ev.ModelFallback) -> None:
+    view.header.update(model=e.to_model)
+    view._line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
+
+
+def _on_notice(view: "AgentView", e: ev.Notice) -> None:
+    if e.level == "warning":
+        view._line(e.message, icon="⚠", style=STYLE["warn"])
+    else:
+        view._line(e.message)
+
+
+def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
+    view._tools_to_run = [p for p in view._request_parts if isinstance(p, ToolCard)]
+    view._close_request()
+    view._start_next_tool()
+    r = e.record
+    if r is None:
+        return
+    view.records.append(r)
+    h = view.header
+    h.update(model=r.model or h.model, context_tokens=r.context_tokens, estimated=False,
+             max_allowed=r.max_allowed or h.max_allowed, context_window=r.context_window or h.context_window,
+             cost=h.cost + (r.cost_usd or 0.0))
+
+
+def _on_done(view: "AgentView", e: ev.Done) -> None:
+    view._close_request()
+    view.activity.stop()
+    view.done = e
+    view.header.update(cost=e.totals.cost_usd or view.header.cost)
+    t = e.totals
+    cost = fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)
+    # This run's own figures (the table below lists the same requests), then the session's cost.
+    run_retries = sum(r.retries for r in view.records)
+    text = (f"done: {e.reason} — this run {len(view.records)} request(s), {run_retries} retries; "
+            f"session cost {cost}")
+    if e.error:
+        text += f" — {e.error}"
+    ok = e.reason == "end_turn"
+    view._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
+    if view.show_table and view.records:
+        from ..tables import for_display, turns_df
+
+        view._add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
+
+
+__all__ = ["AgentView"]
+
+
+HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
+    "text_delta": _on_text_delta,
+    "thinking_delta": _on_thinking_delta,
+    "tool_use_delta": _on_tool_use_delta,
+    "tool_use": _on_tool_use,
+    "permission_asked": _on_permission_asked,
+    "permission_denied": _on_permission_denied,
+    "tool_result": _on_tool_result,
+    "server_tool_result": _on_server_tool_result,
+    "api_request_started": _on_api_request_started,
+    "retry_scheduled": _on_retry_scheduled,
+    "stream_interrupted": _on_stream_interrupted,
+    "api_request_failed": _on_api_request_failed,
+    "context_truncated": _on_context_truncated,
+    "model_fallback": _on_model_fallback,
+    "notice": _on_notice,
+    "request_completed": _on_request_completed,
+    "done": _on_done,
+}
