@@ -92,3 +92,13 @@ def test_importing_the_engine_loads_nothing_above_it() -> None:
 def test_importing_the_engine_through_the_package_loads_nothing_above_it() -> None:
     loaded = loaded_after_import(isolate=False)
     assert [m for m in loaded if is_forbidden(m)] == []
+
+
+def test_loading_the_extension_imports_no_heavy_package_it_does_not_need_yet() -> None:
+    # %load_ext and the nbagent kernel's start must stay close to a stock kernel's (issue 13, P6):
+    # the SDK, MCP, jsonschema (≈1 s of format checkers) and pandas load on first use only.
+    code = ("import sys; import nbagent.notebook.magics, nbagent.kernel.kernel; "
+            "print(sorted(m for m in ('anthropic', 'httpx2', 'mcp', 'jsonschema', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -15,7 +15,6 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 import pydantic
 
 from .errors import NbAgentError
@@ -47,7 +46,7 @@ class OutputSpec:
         if isinstance(schema, OutputSpec):
             return schema
         if isinstance(schema, dict):
-            jsonschema.validators.validator_for(schema).check_schema(schema)
+            _validator_for(schema).check_schema(schema)
             return cls(schema=copy.deepcopy(schema))
         try:
             adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(schema)
@@ -82,7 +81,7 @@ class OutputSpec:
                 problems = [f"{'.'.join(str(x) for x in e['loc']) or '(answer)'}: {e['msg']}" for e in exc.errors()]
                 raise StructuredOutputError("; ".join(problems)) from None
             return value, self.adapter.dump_python(value, mode="json")
-        validator = jsonschema.validators.validator_for(self.schema)(self.schema)
+        validator = _validator_for(self.schema)(self.schema)
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         if errors:
             raise StructuredOutputError("; ".join(
@@ -153,3 +152,11 @@ class FinalAnswerTool:
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return ToolOutput(content="Final answer recorded.")
+
+
+def _validator_for(schema: dict[str, Any]) -> Any:
+    # Imported on first use: jsonschema's import costs about a second (its format checkers),
+    # which %load_ext and the kernel's start must not pay for a feature most prompts never use.
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema)
