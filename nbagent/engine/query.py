@@ -449,8 +449,7 @@ class QueryEngine:
         )
         sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
                                     tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
-        used = {str(b.get("id")) for m in session.history if m.get("role") == "assistant" for b in tool_uses(m)}
-        reply = clean_reply(clean_assistant(c.message), self.sanitizer(), used)
+        reply = clean_reply(clean_assistant(c.message), self.sanitizer(), session.tool_use_ids())
         state.refused = reply.refused
         session.complete_request(reply.message, record, RequestUsage.from_usage(outcome.ts, u), sent)
         notice = Notice(level="warning", message=replaced_notice(reply.replaced, "the model's reply")) \

@@ -84,6 +84,7 @@ class Session:
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in session.json)
         self._totals = RunningTotals()
+        self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed: the next one writes all four files again
         self._undo_prompt: tuple[int, int | None] | None = None
@@ -220,6 +221,18 @@ class Session:
             return False
         self._save_history()
         return True
+
+    def tool_use_ids(self) -> set[str]:
+        """Every ``tool_use`` id in the history. Kept as the history grows (one walk per new
+        message, not per request: a long session checks a reply's ids against 10,000 messages)."""
+        n, cache = len(self.history), self._ids
+        fresh = cache is None or cache[0] > n or (cache[0] > 0 and self.history[cache[0] - 1] is not cache[1])
+        ids, start = (set(), 0) if fresh or cache is None else (cache[2], cache[0])
+        for message in self.history[start:]:
+            if message.get("role") == "assistant":
+                ids.update(str(b.get("id")) for b in tool_uses(message))
+        self._ids = (n, self.history[-1] if n else None, ids)
+        return ids
 
     def close_unanswered(self, why: str) -> bool:
         """A prompt that got no reply at all is closed by a marked assistant message saying why,

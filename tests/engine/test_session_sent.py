@@ -42,3 +42,20 @@ async def test_totals_are_running_sums_that_follow_a_rollback(tmp_path: Path) ->
     engine.rollback(1)
     assert session.totals == totals_from_records(session.records, truncations=session.truncations)
     assert session.totals.requests == 2 and len(session.sent) == 2
+
+
+def test_tool_use_ids_follow_the_history_as_it_grows_shrinks_and_changes() -> None:
+    from nbagent.engine.session import Session
+
+    def call(uid: str) -> dict:
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": uid, "name": "x", "input": {}}]}
+
+    s = Session()
+    s.history += [{"role": "user", "content": "q"}, call("a")]
+    assert s.tool_use_ids() == {"a"}
+    s.history += [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]}, call("b")]
+    assert s.tool_use_ids() == {"a", "b"}
+    del s.history[2:]  # a rollback
+    assert s.tool_use_ids() == {"a"}
+    s.history[1] = call("c")  # replaced in place (a compaction, a withdrawn turn)
+    assert s.tool_use_ids() == {"c"}
