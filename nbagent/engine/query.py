@@ -69,6 +69,13 @@ from .turn import (
 
 __all__ = ["QueryEngine", "RunInProgressError"]
 
+def _spent(session: Session, config: SessionConfig) -> float:
+    """What the budget counts as spent: the running total (no walk over the records per request),
+    unless some request had no prices and needs its stand-in price added."""
+    totals = session.totals
+    return totals.cost_usd if not totals.unpriced_requests else budget_spent(session.records, config.prices)
+
+
 class QueryEngine:
     """Runs the agent loop for one session (see the query-engine spec)."""
 
@@ -268,7 +275,7 @@ class QueryEngine:
             if max_requests is not None and requests >= max_requests:
                 state.reason = "max_requests"
                 return
-            if budget is not None and budget_spent(session.records, run.config.prices) >= budget:
+            if budget is not None and _spent(session, run.config) >= budget:
                 state.reason = "max_budget"
                 return
             if self._should_compact(run):
