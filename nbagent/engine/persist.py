@@ -38,16 +38,18 @@ def _current_umask() -> int:
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then ``os.replace``.
 
-    Parent directories are created. An existing file keeps its permission bits (a temp file is
-    created 0600, which would otherwise make every edited file private); a new one gets the
-    usual ``0666 & ~umask``.
+    Parent directories are created; a new file's directory entry is fsynced too. An existing file
+    keeps its permission bits (a temp file is created 0600, which would otherwise make every edited
+    file private); a new one gets the usual ``0666 & ~umask``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
+        existed = True
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
+        existed = False
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -62,7 +64,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
-    try:  # make the rename itself durable; not possible on every platform/filesystem
+    if existed:
+        # Replacing a file: after a power cut the directory shows the old or the new version, both
+        # whole, so the rename need not be forced to disk too (one fsync per write, not two).
+        return
+    try:  # make the new file's name durable; not possible on every platform/filesystem
         dir_fd = os.open(path.parent, os.O_RDONLY)
     except OSError:
         return

@@ -152,6 +152,7 @@ class Session:
         session.records, session.events, session.marks = snap.records, snap.events, snap.marks
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         session.compactions = points
+        session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         last = session.history[-1] if session.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
@@ -159,7 +160,9 @@ class Session:
         return session
 
     def close(self) -> None:
-        """Stop writing and release the folder's lock (idempotent)."""
+        """Make what was written durable, stop writing and release the folder's lock (idempotent)."""
+        if self._lock is not None and self._lock.held:
+            self._write(lambda st: st.sync())
         if self._lock is not None:
             self._lock.release()
 
@@ -181,6 +184,7 @@ class Session:
         # (load trims what it describes beyond it), never lag behind it (a reply's cost lost).
         store.save_context(self.context.updates)
         self._save_meta(store)
+        store.save_records(self.records)
         store.save_history(self.history)
         store.save_events(self.events)
 
@@ -261,9 +265,11 @@ class Session:
         self.records.append(record)
         self.sent.append(sent)
         self._undo_prompt = None  # the prompt was answered: it stays
-        # The record first: session.json may lead the history after a crash, never lag it.
-        self._write(self._save_meta)
+        # The record first: the request log may lead the history after a crash, never lag it.
+        # session.json is not rewritten: load takes the previous usage from the newest record.
+        self._write(lambda st: st.save_records(self.records))
         self._save_history()
+        self._write(lambda st: st.sync(history_only=True))  # the request's one fsync
 
     def append_results(self, results: list[dict[str, Any]]) -> None:
         """The ``tool_result`` blocks answering the last assistant message."""
@@ -296,8 +302,7 @@ class Session:
         if self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1:
             self.deleted_range = start.deleted_range
         self._save_history()
-        if self._store is not None:
-            self._save_meta(self._store)
+        self._write(self._save_meta)
         return taken
 
     def log(self, event: Event) -> Event:
@@ -317,7 +322,8 @@ class Session:
         self._write(self._save_meta_and_events)
 
     def save_events(self) -> None:
-        self._write(lambda st: st.save_events(self.events))
+        """Save the event log and make every append so far durable (the end of a run)."""
+        self._write(self._save_events_and_sync)
 
     def compact(self, end: int, summary: str, record: RequestRecord) -> None:
         """Replace ``history[2:end+1]`` by one message (``summary`` and message ``end``, see
@@ -333,8 +339,7 @@ class Session:
         self.file_state.invalidate_reads()
         self._save_history()
         if self._store is not None:
-            self._store.save_context(self.context.updates)
-            self._save_meta(self._store)
+            self._write(self._save_context_and_meta)
 
     def _undo_compactions(self, turn: int) -> None:
         """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
@@ -388,15 +393,21 @@ class Session:
     def _save_context_and_meta(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
         self._save_meta(store)
+        store.save_records(self.records)
 
     def _save_meta_and_events(self, store: SessionStore) -> None:
         self._save_meta(store)
         store.save_events(self.events)
 
+    def _save_events_and_sync(self, store: SessionStore) -> None:
+        store.save_events(self.events)
+        store.sync()
+
     def _save_after_rollback(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
         store.save_history(self.history)
         self._save_meta(store)
+        store.save_records(self.records)
 
     def _write(self, change: Callable[[SessionStore], Any]) -> None:
         """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
@@ -414,6 +425,6 @@ class Session:
 
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
-        store.save_meta(model=self.model, deleted_range=self.deleted_range, records=self.records,
-                        marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
+        store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
+                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
                         compactions=[c.to_json() for c in self.compactions])

@@ -1,34 +1,38 @@
-"""The task folder on disk: four JSON files, each written atomically, a lock, and the snapshot they load into.
+"""The task folder on disk: five JSON files, a lock, and the snapshot they load into.
 
 ``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
-stream deltas), ``context_history.json`` (the context manager's updates) and ``session.json``
-(range, model, totals, per-request records, turn marks, what undoes each compaction; never the
-API key). The
+stream deltas) and ``requests.json`` (one record per API request: usage, cost, timing) grow by
+appending (:class:`AppendLog`), so a request writes what it added, not the whole conversation;
+``context_history.json`` (the context manager's updates) and ``session.json`` (range, model, totals,
+turn marks, what undoes each compaction; never the API key) are small and rewritten atomically
+when they change, which is not on every request. The
 :class:`~nbagent.engine.session.Session` is the only writer; ``nbagent.lock`` (the writer's pid)
 keeps a second Agent, in this process or another, from writing the same folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .context.updates import ContextHistoryUpdates, load_updates, save_updates
 from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
-from .events import Event, RequestRecord, Totals, event_from_dict, event_to_dict
+from .events import Event, RequestRecord, Totals, as_plain_dict, event_from_dict
 from .messages import history_problems
 from .persist import atomic_write_json, atomic_write_text, dumps_line, read_json
-from .task_files import check_history, check_meta
+from .task_files import check_history, check_meta, check_records
 
 HISTORY_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
 CONTEXT_FILE = "context_history.json"
 SESSION_FILE = "session.json"
+REQUESTS_FILE = "requests.json"
 LOCK_FILE = "nbagent.lock"
 FORMAT_VERSION = 1
 
@@ -62,6 +66,8 @@ class SessionSnapshot:
     updates: ContextHistoryUpdates = field(default_factory=ContextHistoryUpdates)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     """What rollback needs to undo each compaction (parsed by the session: RollbackPoint)."""
+    notices: list[str] = field(default_factory=list)
+    """What loading repaired (a torn last line dropped), to be told to the user once."""
 
 
 def totals_from_records(records: list[RequestRecord], *, truncations: int = 0) -> Totals:
@@ -96,20 +102,22 @@ class SessionStore:
         self.task_dir = Path(task_dir)
         # Records, marks and events are frozen: each is turned into a dict once, not on every save.
         self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}
-        self._events_written: tuple[int, Any] | None = None  # (count, last event) in the event log
+        self._history = AppendLog(self.task_dir / HISTORY_FILE)
+        self._events = AppendLog(self.task_dir / UI_FILE)
+        self._records = AppendLog(self.task_dir / REQUESTS_FILE)
 
     def _as_dict(self, obj: Any) -> dict[str, Any]:
         hit = self._dicts.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
-        d = event_to_dict(obj) if hasattr(obj, "kind") else dataclasses.asdict(obj)
+        d = as_plain_dict(obj)
         self._dicts[id(obj)] = (obj, d)
         return d
 
     def remove_stale_temp_files(self) -> None:
         """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
         only while holding the folder's lock, when no write of ours is in progress."""
-        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE):
+        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE):
             for tmp in self.task_dir.glob(f".{name}.*.tmp"):
                 try:
                     tmp.unlink()
@@ -120,34 +128,40 @@ class SessionStore:
         save_updates(updates, self.task_dir)
 
     def save_history(self, history: list[dict[str, Any]]) -> None:
-        atomic_write_json(self.task_dir / HISTORY_FILE, history)
+        """Append the new messages (not synced to disk: see :meth:`sync`); any other change to the
+        history (a merged prompt, a rollback, a compaction) rewrites the file atomically."""
+        self._history.save(history, dumps_line)
 
     def save_events(self, events: list[Event]) -> None:
-        """The event log grows only at its end: append what is new (one line per event) instead of
-        rewriting the whole file on every save (a large tool output would be rewritten each time).
-        The first save of a store, or any other change, rewrites it atomically."""
-        path = self.task_dir / UI_FILE
-        done = self._events_written
-        if done is not None and 0 < done[0] <= len(events) and events[done[0] - 1] is done[1]:
-            if done[0] < len(events):
-                _append_lines(path, [dumps_line(self._as_dict(e)) for e in events[done[0]:]])
-        else:
-            atomic_write_json(path, [self._as_dict(e) for e in events])
-        self._events_written = (len(events), events[-1]) if events else None
+        """Append the new events, as :meth:`save_history` does messages."""
+        self._events.save(events, lambda e: dumps_line(self._as_dict(e)))
+
+    def save_records(self, records: list[RequestRecord]) -> None:
+        """Append the new request records, as :meth:`save_history` does messages."""
+        self._records.save(records, lambda r: dumps_line(self._as_dict(r)))
+
+    def sync(self, *, history_only: bool = False) -> None:
+        """Make the appends so far durable: one ``fsync`` per file appended to since the last sync.
+        The loop syncs the history once per request and everything at the end of a turn."""
+        self._history.sync()
+        if not history_only:
+            self._records.sync()
+            self._events.sync()
 
     def save_meta(
-        self, *, model: str, deleted_range: tuple[int, int] | None, records: list[RequestRecord],
+        self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
         compactions: list[dict[str, Any]] | None = None,
     ) -> None:
-        totals = totals_from_records(records)
+        """Rewrite ``session.json``; ``records_len`` is how many request records it describes (the
+        request log may have grown since: load takes the newer figures from there)."""
         extra = {"compactions": compactions} if compactions else {}
         atomic_write_json(self.task_dir / SESSION_FILE, {
             "version": FORMAT_VERSION,
             "model": model,
             "deleted_range": list(deleted_range) if deleted_range else None,
             "totals": dataclasses.asdict(totals),
-            "records": [self._as_dict(r) for r in records],
+            "records_len": records_len,
             "marks": [self._as_dict(m) for m in marks],
             "last_ts": last_ts,
             "previous_usage": previous_usage,
@@ -161,16 +175,19 @@ class SessionStore:
         """
         if not self.task_dir.is_dir():
             raise FileNotFoundError(f"no session folder at {self.task_dir}")
-        history = _load_history(self.task_dir / HISTORY_FILE)
-        events = _load_events(self.task_dir / UI_FILE)
+        notices: list[str] = []
+        history = _load_history(self.task_dir / HISTORY_FILE, notices)
+        events = _load_events(self.task_dir / UI_FILE, notices)
         updates = load_updates(self.task_dir)  # raises CorruptFileError naming context_history.json
         meta_path = self.task_dir / SESSION_FILE
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
             raise CorruptFileError(meta_path, "expected a JSON object")
         check_meta(meta_path, meta)
+        # Folders written before the request log kept the records in session.json.
+        raw_records = meta["records"] if "records" in meta else _load_records(self.task_dir / REQUESTS_FILE, notices)
         try:
-            records = [_record_from_dict(r) for r in meta.get("records", [])]
+            records = [_record_from_dict(r) for r in raw_records]
             marks = [
                 TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None})
                 for m in meta.get("marks", [])
@@ -181,6 +198,13 @@ class SessionStore:
             previous_usage = meta.get("previous_usage")
             if previous_usage is not None:
                 previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
+            described = meta.get("records_len")
+            if described is not None and len(records) > described:
+                # Requests completed after session.json was last written: the newest is "previous".
+                last = records[-1]
+                previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
+                                                    if k in _PREVIOUS_USAGE_FIELDS}}
+                last_ts = max(last_ts, last.ts)
             compactions = meta.get("compactions", [])
             if not isinstance(compactions, list):
                 raise TypeError("compactions is not a list")
@@ -199,12 +223,61 @@ class SessionStore:
         return SessionSnapshot(
             history=history, events=events, model=model, deleted_range=deleted_range,
             records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
-            compactions=compactions,
+            compactions=compactions, notices=notices,
         )
 
 
-def _load_history(path: Path) -> list[dict[str, Any]]:
-    history = read_json(path, default=[])
+class AppendLog:
+    """A JSON list on disk, one item a line (``[\n...\n]``: still one JSON document), kept in step
+    with a list that mostly grows at its end.
+
+    :meth:`save` appends the items added since the last save; when the list changed any other way
+    (or on the first save) it rewrites the file atomically. Appends reach the OS at once, so a
+    killed process loses nothing; a crash of the machine may leave the last line torn, which the
+    loader drops. :meth:`sync` makes appends durable.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._written: list[Any] | None = None  # the items now in the file (the same objects)
+        self._unsynced = False
+
+    def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
+        done = self._written
+        # A list compare: identity per element at C speed, so a message replaced in place is seen.
+        if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
+            if len(done) < len(items):
+                _append_lines(self.path, [line(x) for x in items[len(done):]])
+                self._unsynced = True
+        else:
+            lines = [line(x) for x in items]
+            atomic_write_text(self.path, "[\n" + ",\n".join(lines) + "\n]" if lines else "[]")
+            self._unsynced = False
+        self._written = list(items)
+
+    def sync(self) -> None:
+        if self._unsynced:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._unsynced = False
+
+
+_PREVIOUS_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _load_records(path: Path, notices: list[str]) -> list[Any]:
+    records = _read_log(path, notices)
+    if not isinstance(records, list):
+        raise CorruptFileError(path, "expected a list of request records")
+    check_records(path, records)
+    return records
+
+
+def _load_history(path: Path, notices: list[str]) -> list[dict[str, Any]]:
+    history = _read_log(path, notices)
     if not isinstance(history, list) or not all(
         isinstance(m, dict) and m.get("role") in ("user", "assistant")
         and isinstance(m.get("content"), (str, list)) for m in history
@@ -221,42 +294,55 @@ def _load_history(path: Path) -> list[dict[str, Any]]:
 
 
 def _append_lines(path: Path, lines: list[str]) -> None:
-    """Append JSON lines to a log written by :func:`dumps_by_line` (``[\n...\n]``), keeping it valid;
-    a crash mid-append leaves a torn last line, which :func:`_load_events` drops."""
+    """Append JSON lines to a log written by :class:`AppendLog` (``[\n...\n]``), keeping it valid;
+    a crash mid-append leaves a torn last line, which :func:`_read_log` drops."""
     with open(path, "r+b") as f:
         f.seek(-2, os.SEEK_END)
         if f.read(2) != b"\n]":
             raise ValueError(f"{path} does not end as nbagent writes it; not appended to")
         f.seek(-2, os.SEEK_END)
         f.write((",\n" + ",\n".join(lines) + "\n]").encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def _torn_log(path: Path) -> list[Any] | None:
-    """The events of a log whose last append was cut short by a crash, or None if it is not that."""
+    """The items of a log whose last append was cut short by a crash, or None if it is not that."""
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     if len(lines) < 3 or lines[0] != "[":
         return None
-    events = []
+    items = []
     for i, line in enumerate(lines[1:], start=1):
         try:
-            events.append(json.loads(line.rstrip(",")))
+            items.append(json.loads(line.rstrip(",")))
         except (json.JSONDecodeError, RecursionError):
-            return events if i == len(lines) - 1 else None  # only the last line may be torn
+            if i < len(lines) - 1:
+                return None  # only the last line may be torn
+            if line.endswith(",]"):  # the append's first byte replaced the line break: item whole
+                with contextlib.suppress(json.JSONDecodeError, RecursionError):
+                    items.append(json.loads(line[:-2]))
+            return items
     return None
 
 
-def _load_events(path: Path) -> list[Event]:
+def _read_log(path: Path, notices: list[str] | None = None) -> Any:
+    """An :class:`AppendLog` file's JSON; a torn last append (a crash mid-write) is dropped and
+    said in ``notices``."""
     try:
-        raw_events = read_json(path, default=[])
+        return read_json(path, default=[])
     except CorruptFileError:
-        raw_events = _torn_log(path)
-        if raw_events is None:
+        items = _torn_log(path)
+        if items is None:
             raise
+        if notices is not None:
+            notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
+                           f"the {len(items)} complete entries before it were loaded.")
+        return items
+
+
+def _load_events(path: Path, notices: list[str]) -> list[Event]:
+    raw_events = _read_log(path, notices)
     if not isinstance(raw_events, list):
         raise CorruptFileError(path, "expected a list of events")
     try:

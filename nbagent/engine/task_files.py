@@ -1,4 +1,4 @@
-"""What a task folder's ``session.json`` and history must look like: pydantic models checked on load.
+"""What a task folder's ``session.json``, request log and history must look like: pydantic models checked on load.
 
 A file that loads must also work: a string ``cost_usd``, a ``text: null`` block or a repeated
 tool id would otherwise load and then fail every later run (a ``TypeError``, a 400 on each request)
@@ -69,6 +69,7 @@ class _MetaModel(pydantic.BaseModel):
     marks: list[_MarkModel] = []
     last_ts: int = 0
     previous_usage: Optional[dict[str, int]] = None
+    records_len: Optional[_NonNegInt] = None
 
 
 class _TextBlock(pydantic.BaseModel):
@@ -141,6 +142,17 @@ def check_meta(path: Path, meta: Any) -> None:
     """Raise :class:`CorruptFileError` naming the field when ``session.json`` has a wrong type."""
     try:
         _MetaModel.model_validate(meta)
+    except pydantic.ValidationError as exc:
+        raise _first_error(path, exc) from None
+
+
+_RECORDS = pydantic.TypeAdapter(list[_RecordModel])
+
+
+def check_records(path: Path, records: Any) -> None:
+    """Raise :class:`CorruptFileError` naming the record and field of a malformed request log."""
+    try:
+        _RECORDS.validate_python(records)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
 

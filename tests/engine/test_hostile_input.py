@@ -19,7 +19,7 @@ from nbagent.engine.errors import CorruptFileError, ErrorKind, as_api_error, is_
 from nbagent.engine.events import Notice, ToolResult
 from nbagent.engine.messages import history_problems, tool_uses
 from nbagent.engine.session import Session
-from nbagent.engine.store import HISTORY_FILE, SESSION_FILE, UI_FILE, SessionStore
+from nbagent.engine.store import HISTORY_FILE, REQUESTS_FILE, SESSION_FILE, UI_FILE, SessionStore
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.executor import NamespaceExecutor
 from nbagent.tools.files import ReadFile
@@ -149,18 +149,18 @@ def edit_json(path: Path, change: Any) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda m: m["records"][0].__setitem__("cost_usd", "0.01"), "records.0.cost_usd"),
-    (lambda m: m["records"][0]["usage"].__setitem__("input_tokens", "12"), "records.0.usage.input_tokens"),
-    (lambda m: m["marks"][0].__setitem__("history_len", "four"), "marks.0.history_len"),
+@pytest.mark.parametrize("name, change, field", [
+    (REQUESTS_FILE, lambda r: r[0].__setitem__("cost_usd", "0.01"), "0.cost_usd"),
+    (REQUESTS_FILE, lambda r: r[0]["usage"].__setitem__("input_tokens", "12"), "0.usage.input_tokens"),
+    (SESSION_FILE, lambda m: m["marks"][0].__setitem__("history_len", "four"), "marks.0.history_len"),
 ])
 async def test_wrong_typed_session_fields_are_refused_naming_file_and_field(
-        tmp_path: Path, change: Any, field: str) -> None:
+        tmp_path: Path, name: str, change: Any, field: str) -> None:
     task = await saved_folder(tmp_path)
-    before = edit_json(task / SESSION_FILE, change)
-    with pytest.raises(CorruptFileError, match=rf"session\.json.*{field.replace('.', '[.]')}"):
+    before = edit_json(task / name, change)
+    with pytest.raises(CorruptFileError, match=rf"{name.replace('.', '[.]')}.*{field.replace('.', '[.]')}"):
         Session.load(task)
-    assert (task / SESSION_FILE).read_bytes() == before
+    assert (task / name).read_bytes() == before
 
 
 @pytest.mark.parametrize("text", [None, 5, "", "  "])
@@ -171,7 +171,7 @@ async def test_bad_text_blocks_in_history_are_refused_naming_the_file(tmp_path: 
         Session.load(task)
 
 
-@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, SESSION_FILE, "context_history.json"])
+@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, SESSION_FILE, REQUESTS_FILE, "context_history.json"])
 async def test_deeply_nested_json_in_any_task_file_is_a_corrupt_file_error(tmp_path: Path, name: str) -> None:
     task = await saved_folder(tmp_path)
     (task / name).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
@@ -244,10 +244,10 @@ async def test_a_secret_given_to_the_engine_and_a_listed_variable_are_redacted(
 # ----- D15: crash consistency ------------------------------------------------------------------
 
 
-async def test_session_json_is_written_before_the_history_it_describes(
+async def test_the_request_record_is_written_before_the_history_it_describes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     order: list[str] = []
-    for name in ("save_meta", "save_history"):
+    for name in ("save_records", "save_history"):
         real = getattr(SessionStore, name)
         monkeypatch.setattr(SessionStore, name,
                             lambda self, *a, _r=real, _n=name, **k: (order.append(_n), _r(self, *a, **k)))
@@ -255,7 +255,7 @@ async def test_session_json_is_written_before_the_history_it_describes(
     order.clear()
     await run(engine, "hi")
     reply_write = order.index("save_history", order.index("save_history") + 1)  # prompt, then reply
-    assert "save_meta" in order[order.index("save_history") + 1:reply_write]
+    assert "save_records" in order[order.index("save_history") + 1:reply_write]
 
 
 async def test_stale_temp_files_are_removed_and_leading_marks_trimmed_on_open(tmp_path: Path) -> None:
@@ -266,14 +266,23 @@ async def test_stale_temp_files_are_removed_and_leading_marks_trimmed_on_open(tm
     assert not list(task.glob(".*.tmp")) and [m.turn for m in session.marks] == [1]
 
 
-async def test_the_event_log_is_appended_to_and_a_torn_last_append_still_loads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name, attr", [(UI_FILE, "events"), (HISTORY_FILE, "history"), (REQUESTS_FILE, "records")])
+async def test_each_log_is_appended_to_and_a_torn_last_append_loads_with_a_notice(
+        tmp_path: Path, name: str, attr: str) -> None:
     engine = make_engine(scripted(), tmp_path)
     await run(engine, "one")
-    log = tmp_path / "task" / UI_FILE
+    log = tmp_path / "task" / name
     first = log.read_bytes()
     await run(engine, "two")
     assert log.read_bytes().startswith(first[:-2])  # appended, not rewritten
-    events = len(engine.session.events)
+    count = len(getattr(engine.session, attr))
     engine.session.close()
-    log.write_bytes(log.read_bytes()[:-40])  # killed in the middle of the last append
-    assert 0 < len(Session.load(tmp_path / "task").events) < events
+    whole = log.read_bytes()
+    log.write_bytes(whole[:-12])  # killed in the middle of the last append
+    torn = Session.load(tmp_path / "task")
+    assert 0 < len(getattr(torn, attr)) == count - 1
+    assert any(name in n and "cut short" in n for n in torn.notices)
+    torn.close()
+    # Only the append's first byte written: the comma replaced the line break; nothing is lost.
+    log.write_bytes(whole[:whole.rindex(b"\n")] + b",]")
+    assert len(getattr(Session.load(tmp_path / "task"), attr)) == count

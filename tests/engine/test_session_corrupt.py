@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from nbagent.engine.errors import CorruptFileError
-from nbagent.engine.store import CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, SESSION_FILE, UI_FILE, SessionStore
+from nbagent.engine.store import (
+    CONTEXT_FILE,
+    HISTORY_FILE,
+    LOCK_FILE,
+    REQUESTS_FILE,
+    SESSION_FILE,
+    UI_FILE,
+    SessionStore,
+)
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import make_engine, run
@@ -18,8 +26,9 @@ from .test_query_support import make_engine, run
 HALF = object()  # marker: the file's own bytes, cut in half
 
 CORRUPTIONS: dict[str, list[Any]] = {
+    # (the history cut in half is a torn last append: it loads, with a notice)
     HISTORY_FILE: [
-        b"[{not json", b"", b"\xff\xfe\x00\x81", HALF,
+        b"[{not json", b"", b"\xff\xfe\x00\x81",
         {"role": "user", "content": "hi"},
         [{"role": "user", "content": 5}],
         [{"role": "robot", "content": "beep"}],
@@ -38,6 +47,11 @@ CORRUPTIONS: dict[str, list[Any]] = {
     CONTEXT_FILE: [
         b"[{not json", b"", b"\xff\xfe\x00\x81", HALF, {"a": 1}, [[1, 2]], [["x", [0, []]]], "text",
     ],
+    # (like the event log, the request log cut in half is a torn last append and loads)
+    REQUESTS_FILE: [
+        b"[{not json", b"", b"\xff\xfe\x00\x81", {"a": 1}, [{"turn": 1}], [5], "x",
+        [{"turn": 1, "request": 1, "model": "m", "usage": {"input_tokens": "9"}}],
+    ],
     SESSION_FILE: [
         b"{not json", b"", b"\xff\xfe\x00\x81", HALF,
         [], {"records": [{"turn": 1}]}, {"deleted_range": "ab"}, {"deleted_range": [2]}, {"last_ts": "soon"},
@@ -49,7 +63,7 @@ CASES = [(name, i) for name, variants in CORRUPTIONS.items() for i in range(len(
 
 @pytest.fixture(scope="module")
 def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
-    """The four files of a real two-turn session with a truncation (so every file has content)."""
+    """The five files of a real two-turn session with a truncation (so every file has content)."""
     import asyncio
 
     tmp = tmp_path_factory.mktemp("good")
@@ -65,7 +79,7 @@ def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
     asyncio.run(go())
     assert engine.session.deleted_range is not None and len(engine.session.context.updates) > 0
     files = {p.name: p.read_bytes() for p in engine.config.task_dir.iterdir() if p.name != LOCK_FILE}
-    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE}
+    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE}
     return files
 
 
