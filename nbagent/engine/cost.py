@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping
 from .models import ModelInfo, get_model, most_expensive_of_family
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one API request, as the API reports it (the truth, not an estimate).
 

@@ -16,7 +16,7 @@ from .cost import Usage
 DoneReason = Literal["end_turn", "max_requests", "max_budget", "aborted", "error", "refusal"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestRecord:
     """One API request's accounting: a row of the per-turn table.
 
@@ -45,7 +45,7 @@ class RequestRecord:
     that made it act (the figure its notice shows)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Totals:
     """Session totals; ``cost_usd`` is the sum of per-request costs (None parts count as 0)."""
 
@@ -58,7 +58,7 @@ class Totals:
     unpriced_requests: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     """A fragment of assistant text as it streams."""
 
@@ -67,7 +67,7 @@ class TextDelta:
     index: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThinkingDelta:
     """A fragment of extended thinking."""
 
@@ -76,7 +76,7 @@ class ThinkingDelta:
     index: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolUseDelta:
     """A fragment of a tool call's JSON input as it streams (``partial_json`` is not valid alone)."""
 
@@ -87,7 +87,7 @@ class ToolUseDelta:
     index: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolUse:
     """A complete tool call from the model, about to be validated, permitted and run."""
 
@@ -97,7 +97,7 @@ class ToolUse:
     input: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PermissionAsked:
     """The permission gate is asking the user about a tool call."""
 
@@ -107,7 +107,7 @@ class PermissionAsked:
     input: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PermissionDenied:
     """A tool call was denied (by the user or a rule); the model gets an error result."""
 
@@ -118,7 +118,7 @@ class PermissionDenied:
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The result sent back to the model for one tool call (``display`` is the untruncated text)."""
 
@@ -131,7 +131,7 @@ class ToolResult:
     display: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ApiRequestStarted:
     """An API request is about to be sent (``attempt`` is 0 for the first try)."""
 
@@ -144,7 +144,7 @@ class ApiRequestStarted:
     messages_sent: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RetryScheduled:
     """An automatic retry will happen after ``delay_s`` seconds (the wait can be cut short)."""
 
@@ -158,7 +158,7 @@ class RetryScheduled:
     request_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StreamInterrupted:
     """A stream broke after output began; the partial output never enters history."""
 
@@ -168,7 +168,7 @@ class StreamInterrupted:
     partial_text: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ApiRequestFailed:
     """Retries are exhausted or the error is not retryable; the session is asked what to do."""
 
@@ -181,7 +181,7 @@ class ApiRequestFailed:
     can_shorten: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContextTruncated:
     """The context manager hid a range of history (or replaced duplicate file reads)."""
 
@@ -194,7 +194,7 @@ class ContextTruncated:
     reason: Literal["threshold", "overflow"] = "threshold"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServerToolResult:
     """A tool the API ran itself (web search, web fetch, code execution) and what it returned:
     ``sources`` as "title — url" lines; ``error`` the API's error code when it failed."""
@@ -207,7 +207,7 @@ class ServerToolResult:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelFallback:
     """The primary model failed after retries; the rest of the turn uses ``to_model``."""
 
@@ -217,7 +217,7 @@ class ModelFallback:
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should know that is not an error (e.g. a tool server skipped)."""
 
@@ -226,7 +226,7 @@ class Notice:
     message: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestCompleted:
     """An API request completed and its assistant message entered history."""
 
@@ -234,7 +234,7 @@ class RequestCompleted:
     record: RequestRecord | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Done:
     """The loop ended; ``reason`` says why, ``totals`` are the session's totals so far; ``output``
     is the validated final answer of a run with ``output=Schema`` (None otherwise)."""

@@ -32,7 +32,7 @@ _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SentRequest:
     """What the model saw at one request, kept as a reference into the session, not a copy.
 
@@ -85,8 +85,12 @@ class Session:
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in session.json)
         self._totals = RunningTotals()
         self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
+        # Shared by every SentRequest (a bound method, a tool list or a system prompt per request
+        # would be kept 10,000 times in a long session).
+        self._rebuild = self._rebuild_sent
+        self._shared: dict[Any, Any] = {}
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
-        self.unsaved = False  # a write failed: the next one writes all four files again
+        self.unsaved = False  # a write failed: the next one writes every file again
         self._undo_prompt: tuple[int, int | None] | None = None
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
@@ -109,8 +113,9 @@ class Session:
                      ts: int) -> SentRequest:
         """A :class:`SentRequest` for the request about to be recorded (the history as it is now)."""
         last_blocks = len(blocks(self.history[-1])) if self.history else 0
+        system, tools = self._shared.setdefault(system, system), self._shared.setdefault(tools, tools)
         return SentRequest(request, turn, model, system, tools, len(self.history), last_blocks,
-                           self.deleted_range, ts, self._rebuild_sent)
+                           self.deleted_range, ts, self._rebuild)
 
     def _rebuild_sent(self, sent: SentRequest) -> list[dict[str, Any]]:
         history = self.history[:sent.history_len]

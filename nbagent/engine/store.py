@@ -37,7 +37,7 @@ LOCK_FILE = "nbagent.lock"
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnMark:
     """Where the session stood at the end of a turn: what rollback restores."""
 

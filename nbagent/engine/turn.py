@@ -120,7 +120,7 @@ def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
                    new_blocks: list[dict[str, Any]]) -> str | None:
     """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
     info = get_context_window_info(context_window)
-    tokens = counter.count_message({"role": "user", "content": new_blocks})
+    tokens = counter.estimate_message({"role": "user", "content": new_blocks})
     if tokens <= info.max_allowed_size:
         return None
     return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "

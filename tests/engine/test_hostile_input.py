@@ -272,9 +272,9 @@ async def test_each_log_is_appended_to_and_a_torn_last_append_loads_with_a_notic
     engine = make_engine(scripted(), tmp_path)
     await run(engine, "one")
     log = tmp_path / "task" / name
-    first = log.read_bytes()
+    first, inode = log.read_bytes(), log.stat().st_ino
     await run(engine, "two")
-    assert log.read_bytes().startswith(first[:-2])  # appended, not rewritten
+    assert log.read_bytes().startswith(first[:-2]) and log.stat().st_ino == inode  # appended, not rewritten
     count = len(getattr(engine.session, attr))
     engine.session.close()
     whole = log.read_bytes()

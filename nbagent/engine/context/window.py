@@ -22,7 +22,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 _MAX_ALLOWED_BY_WINDOW: dict[int, int] = {64_000: 37_000, 128_000: 98_000, 200_000: 160_000}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContextWindowInfo:
     """A model's window and the prompt size (in tokens) at which nbagent starts truncating.
 
@@ -33,7 +33,7 @@ class ContextWindowInfo:
     max_allowed_size: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestUsage:
     """Token usage of the previous API request, and when it was made.
 

@@ -1,0 +1,97 @@
+"""Persistence proportional to change: a request appends what it added and calls fsync once."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent.engine.session import Session
+from nbagent.engine.store import HISTORY_FILE, REQUESTS_FILE, SESSION_FILE
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+
+from .test_query_support import make_engine, run
+
+TOOL_CALLS = 4
+
+
+def four_calls_then_answer() -> SimulatedAPI:
+    """Each prompt gets four ``add`` calls, then an answer (counted from the prompt on)."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        calls = 0
+        for m in reversed(body["messages"]):
+            content = m["content"]
+            if m["role"] == "user" and isinstance(content, list) and content[0].get("type") == "tool_result":
+                calls += 1
+            elif m["role"] == "user":
+                break
+        return tool_reply("add", {"a": calls, "b": 1}) if calls < TOOL_CALLS else text_reply("All added.")
+    return SimulatedAPI(reply)
+
+
+def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+async def test_a_request_calls_fsync_once_and_a_turn_a_few_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "warm up: creates the files")
+    fsyncs = count_fsyncs(monkeypatch)
+    requests_before = len(engine.session.records)
+    await run(engine, "add four times")
+    requests = len(engine.session.records) - requests_before
+    assert requests == TOOL_CALLS + 1
+    # One per request (the history), then session.json, the request log and the event log at the turn's end.
+    assert len(fsyncs) <= requests + 3, len(fsyncs)
+
+
+async def test_history_and_records_are_appended_not_rewritten(tmp_path: Path) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    task = tmp_path / "task"
+    await run(engine, "first")
+    logs = (HISTORY_FILE, REQUESTS_FILE)
+    before = {name: (task / name).read_bytes() for name in logs}
+    inodes = {name: (task / name).stat().st_ino for name in logs}  # an atomic rewrite makes a new file
+    for i in range(3):
+        await run(engine, f"prompt {i}")
+    for name in logs:
+        assert (task / name).stat().st_ino == inodes[name], f"{name} was rewritten"
+        assert (task / name).read_bytes().startswith(before[name][:-2])
+    engine.session.close()
+    assert Session.load(task).history == engine.session.history
+
+
+async def test_a_session_killed_mid_turn_resumes_with_the_newest_request_as_previous_usage(tmp_path: Path) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "add four times")
+    task = tmp_path / "task"
+    # session.json as it was before the turn's requests: the request log knows more.
+    records = engine.session.records
+    engine.session.close()
+    meta = json.loads((task / SESSION_FILE).read_text(encoding="utf-8"))
+    meta["records_len"] = 1
+    meta["marks"] = []
+    (task / SESSION_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    resumed = Session.load(task)
+    assert len(resumed.records) == len(records)
+    assert resumed.previous_usage is not None and resumed.previous_usage.ts == records[-1].ts
+    assert resumed.previous_usage.input_tokens == records[-1].usage.input_tokens
+    assert resumed.last_ts >= records[-1].ts
+
+
+async def test_a_rollback_rewrites_the_logs_to_what_remains(tmp_path: Path) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "one")
+    await run(engine, "two")
+    engine.session.rollback(1)
+    history, records = list(engine.session.history), len(engine.session.records)
+    engine.session.close()
+    again = Session.load(tmp_path / "task")
+    assert again.history == history and len(again.records) == records
