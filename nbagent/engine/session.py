@@ -318,11 +318,10 @@ class Session:
 
     def end_turn(self, turn: int) -> None:
         """Mark where the session stands at the end of ``turn`` (what rollback restores) and save."""
-        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         last_blocks = len(blocks(self.history[-1])) if self.history else None
         self.marks = [m for m in self.marks if m.turn < turn]
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
-                                   ts=self.last_ts, records_len=len(self.records), previous_usage=pu,
+                                   ts=self.last_ts, records_len=len(self.records), previous_usage=self.previous_usage,
                                    last_blocks=last_blocks))
         self._write(self._save_meta_and_events)
 
@@ -371,7 +370,7 @@ class Session:
             if isinstance(last.get("content"), list) and len(last["content"]) > mark.last_blocks:
                 self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
         self.deleted_range = mark.deleted_range
-        self.previous_usage = RequestUsage(**mark.previous_usage) if mark.previous_usage else None
+        self.previous_usage = mark.previous_usage
         self.last_ts = max(self.last_ts, mark.ts)
         self.context.truncate_context_history(mark.ts)
         del self.records[mark.records_len:]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .context.updates import ContextHistoryUpdates, load_updates, save_updates
+from .context.window import RequestUsage
 from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
 from .events import Event, RequestRecord, Totals, as_plain_dict, event_from_dict
@@ -46,7 +47,8 @@ class TurnMark:
     deleted_range: tuple[int, int] | None
     ts: int
     records_len: int
-    previous_usage: dict[str, int] | None = None
+    previous_usage: RequestUsage | None = None
+    """The session's previous usage then (the object itself: a copy per turn added up)."""
     last_blocks: int | None = None
     """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
 
@@ -189,7 +191,8 @@ class SessionStore:
         try:
             records = [_record_from_dict(r) for r in raw_records]
             marks = [
-                TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None})
+                TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None,
+                            "previous_usage": RequestUsage(**m["previous_usage"]) if m.get("previous_usage") else None})
                 for m in meta.get("marks", [])
             ]
             rng = meta.get("deleted_range")

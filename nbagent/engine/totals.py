@@ -27,7 +27,8 @@ class RunningTotals:
         self._cost = 0.0
         self._unpriced = 0
         self._retries = 0
-        self._turns: set[int] = set()
+        self._turns = 0
+        self._last_turn: int | None = None
 
     def of(self, records: Sequence[RequestRecord], truncations: int) -> Totals:
         n = len(records)
@@ -40,7 +41,10 @@ class RunningTotals:
             else:
                 self._cost += r.cost_usd
             self._retries += r.retries
-            self._turns.add(r.turn)
+            # Records come in turn order (a rollback truncates them: the sums are rebuilt), so a
+            # new turn number is a new turn; no set of every turn is kept.
+            if r.turn != self._last_turn:
+                self._turns, self._last_turn = self._turns + 1, r.turn
         self._seen, self._last = n, records[-1] if records else None
-        return Totals(requests=n, turns=len(self._turns), usage=self._usage, cost_usd=self._cost,
+        return Totals(requests=n, turns=self._turns, usage=self._usage, cost_usd=self._cost,
                       retries=self._retries, truncations=truncations, unpriced_requests=self._unpriced)
