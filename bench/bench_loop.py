@@ -108,6 +108,44 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
     return elapsed, api.request_count
 
 
+def with_breakpoints(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Breakpoints where the engine puts them: the last message and the one the previous request
+    ended at (len - 3), so the server does the same cache work for both loops."""
+    messages = list(history)
+    for i in (len(messages) - 3, len(messages) - 1):
+        if i >= 0 and messages[i]["content"][-1]["type"] != "thinking":
+            m = messages[i]
+            messages[i] = {"role": m["role"], "content": [
+                *m["content"][:-1], {**m["content"][-1], "cache_control": EPHEMERAL}]}
+    return messages
+
+
+async def read_reply(stream: Any) -> dict[int, dict[str, Any]]:
+    """The reply's blocks by index: text, thinking (5.x models think; the blocks go back verbatim
+    with their signature), tool calls with their streamed input."""
+    blocks: dict[int, dict[str, Any]] = {}
+    parts: dict[int, list[str]] = {}
+    starts = {"text": {"type": "text", "text": ""}, "thinking": {"type": "thinking", "thinking": "", "signature": ""}}
+    fields = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+    async for ev in stream:
+        if ev.type == "content_block_start":
+            cb = ev.content_block
+            if cb.type in starts:
+                blocks[ev.index] = dict(starts[cb.type])
+            elif cb.type == "tool_use":
+                blocks[ev.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
+                parts[ev.index] = []
+        elif ev.type == "content_block_delta":
+            if ev.delta.type in fields:
+                name = fields[ev.delta.type]
+                blocks[ev.index][name] += getattr(ev.delta, name)
+            elif ev.delta.type == "input_json_delta":
+                parts[ev.index].append(ev.delta.partial_json)
+        elif ev.type == "content_block_stop" and ev.index in parts:
+            blocks[ev.index]["input"] = json.loads("".join(parts.pop(ev.index)) or "{}")
+    return blocks
+
+
 async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
     """The minimal hand-written loop on the SDK (same transport, same replies, same request shape)."""
     api = SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
@@ -121,39 +159,9 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
         else:
             history.append({"role": "user", "content": [{"type": "text", "text": p}]})
         while True:
-            # Breakpoints where the engine puts them: the last message and the one the previous
-            # request ended at (len - 3), so the server does the same cache work for both loops.
-            messages = list(history)
-            for i in (len(messages) - 3, len(messages) - 1):
-                if i >= 0 and messages[i]["content"][-1]["type"] != "thinking":
-                    m = messages[i]
-                    messages[i] = {"role": m["role"], "content": [
-                        *m["content"][:-1], {**m["content"][-1], "cache_control": EPHEMERAL}]}
-            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=messages,
+            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=with_breakpoints(history),
                                                   system=system_blocks, tools=tools, stream=True)
-            blocks: dict[int, dict[str, Any]] = {}
-            parts: dict[int, list[str]] = {}
-            async for ev in stream:
-                if ev.type == "content_block_start":
-                    cb = ev.content_block
-                    if cb.type == "text":
-                        blocks[ev.index] = {"type": "text", "text": ""}
-                    elif cb.type == "thinking":  # 5.x models think; the blocks go back verbatim
-                        blocks[ev.index] = {"type": "thinking", "thinking": "", "signature": ""}
-                    elif cb.type == "tool_use":
-                        blocks[ev.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
-                        parts[ev.index] = []
-                elif ev.type == "content_block_delta":
-                    if ev.delta.type == "text_delta":
-                        blocks[ev.index]["text"] += ev.delta.text
-                    elif ev.delta.type == "thinking_delta":
-                        blocks[ev.index]["thinking"] += ev.delta.thinking
-                    elif ev.delta.type == "signature_delta":
-                        blocks[ev.index]["signature"] += ev.delta.signature
-                    elif ev.delta.type == "input_json_delta":
-                        parts[ev.index].append(ev.delta.partial_json)
-                elif ev.type == "content_block_stop" and ev.index in parts:
-                    blocks[ev.index]["input"] = json.loads("".join(parts.pop(ev.index)) or "{}")
+            blocks = await read_reply(stream)
             content = [blocks[i] for i in sorted(blocks)]
             history.append({"role": "assistant", "content": content})
             uses = [b for b in content if b["type"] == "tool_use"]
