@@ -246,8 +246,9 @@ class AppendLog:
         self._unsynced = False
 
     def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
-        done = self._written
-        # A list compare: identity per element at C speed, so a message replaced in place is seen.
+        done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
+        # A list compare (identity, else equality, per element at C speed): an item replaced by a
+        # different one is seen; items are replaced, never changed in place.
         if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
             if len(done) < len(items):
                 _append_lines(self.path, [line(x) for x in items[len(done):]])

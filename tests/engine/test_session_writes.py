@@ -95,3 +95,28 @@ async def test_a_rollback_rewrites_the_logs_to_what_remains(tmp_path: Path) -> N
     engine.session.close()
     again = Session.load(tmp_path / "task")
     assert again.history == history and len(again.records) == records
+
+
+async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbagent.engine.store as store
+
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "one")
+    real = store._append_lines
+
+    def disk_full(path: Path, lines: list[str]) -> None:  # half a line written, then ENOSPC
+        with open(path, "r+b") as f:
+            f.seek(-2, os.SEEK_END)
+            f.write(b',\n{"role": "assist')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "_append_lines", disk_full)
+    events = await run(engine, "two")
+    assert any("No space" in str(getattr(e, "error", "") or getattr(e, "message", "")) for e in events)
+    monkeypatch.setattr(store, "_append_lines", real)
+    await run(engine, "three")
+    history = list(engine.session.history)
+    engine.session.close()
+    again = Session.load(tmp_path / "task")
+    assert again.history == history and not again.notices
