@@ -12,14 +12,13 @@ keeps a second Agent, in this process or another, from writing the same folder.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from .append_log import AppendLog, read_log
 from .context.updates import ContextHistoryUpdates, load_updates, save_updates
 from .context.window import RequestUsage
 from .cost import Usage
@@ -230,50 +229,11 @@ class SessionStore:
         )
 
 
-class AppendLog:
-    """A JSON list on disk, one item a line (``[\n...\n]``: still one JSON document), kept in step
-    with a list that mostly grows at its end.
-
-    :meth:`save` appends the items added since the last save; when the list changed any other way
-    (or on the first save) it rewrites the file atomically. Appends reach the OS at once, so a
-    killed process loses nothing; a crash of the machine may leave the last line torn, which the
-    loader drops. :meth:`sync` makes appends durable.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._written: list[Any] | None = None  # the items now in the file (the same objects)
-        self._unsynced = False
-
-    def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
-        done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
-        # A list compare (identity, else equality, per element at C speed): an item replaced by a
-        # different one is seen; items are replaced, never changed in place.
-        if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
-            if len(done) < len(items):
-                _append_lines(self.path, [line(x) for x in items[len(done):]])
-                self._unsynced = True
-        else:
-            lines = [line(x) for x in items]
-            atomic_write_text(self.path, "[\n" + ",\n".join(lines) + "\n]" if lines else "[]")
-            self._unsynced = False
-        self._written = list(items)
-
-    def sync(self) -> None:
-        if self._unsynced:
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            self._unsynced = False
-
-
 _PREVIOUS_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 def _load_records(path: Path, notices: list[str]) -> list[Any]:
-    records = _read_log(path, notices)
+    records = read_log(path, notices)
     if not isinstance(records, list):
         raise CorruptFileError(path, "expected a list of request records")
     check_records(path, records)
@@ -281,7 +241,7 @@ def _load_records(path: Path, notices: list[str]) -> list[Any]:
 
 
 def _load_history(path: Path, notices: list[str]) -> list[dict[str, Any]]:
-    history = _read_log(path, notices)
+    history = read_log(path, notices)
     if not isinstance(history, list) or not all(
         isinstance(m, dict) and m.get("role") in ("user", "assistant")
         and isinstance(m.get("content"), (str, list)) for m in history
@@ -297,56 +257,8 @@ def _load_history(path: Path, notices: list[str]) -> list[dict[str, Any]]:
     return history
 
 
-def _append_lines(path: Path, lines: list[str]) -> None:
-    """Append JSON lines to a log written by :class:`AppendLog` (``[\n...\n]``), keeping it valid;
-    a crash mid-append leaves a torn last line, which :func:`_read_log` drops."""
-    with open(path, "r+b") as f:
-        f.seek(-2, os.SEEK_END)
-        if f.read(2) != b"\n]":
-            raise ValueError(f"{path} does not end as nbagent writes it; not appended to")
-        f.seek(-2, os.SEEK_END)
-        f.write((",\n" + ",\n".join(lines) + "\n]").encode("utf-8"))
-
-
-def _torn_log(path: Path) -> list[Any] | None:
-    """The items of a log whose last append was cut short by a crash, or None if it is not that."""
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if len(lines) < 3 or lines[0] != "[":
-        return None
-    items = []
-    for i, line in enumerate(lines[1:], start=1):
-        try:
-            items.append(json.loads(line.rstrip(",")))
-        except (json.JSONDecodeError, RecursionError):
-            if i < len(lines) - 1:
-                return None  # only the last line may be torn
-            if line.endswith(",]"):  # the append's first byte replaced the line break: item whole
-                with contextlib.suppress(json.JSONDecodeError, RecursionError):
-                    items.append(json.loads(line[:-2]))
-            return items
-    return None
-
-
-def _read_log(path: Path, notices: list[str] | None = None) -> Any:
-    """An :class:`AppendLog` file's JSON; a torn last append (a crash mid-write) is dropped and
-    said in ``notices``."""
-    try:
-        return read_json(path, default=[])
-    except CorruptFileError:
-        items = _torn_log(path)
-        if items is None:
-            raise
-        if notices is not None:
-            notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
-                           f"the {len(items)} complete entries before it were loaded.")
-        return items
-
-
 def _load_events(path: Path, notices: list[str]) -> list[Event]:
-    raw_events = _read_log(path, notices)
+    raw_events = read_log(path, notices)
     if not isinstance(raw_events, list):
         raise CorruptFileError(path, "expected a list of events")
     try:

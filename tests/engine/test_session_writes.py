@@ -99,11 +99,11 @@ async def test_a_rollback_rewrites_the_logs_to_what_remains(tmp_path: Path) -> N
 
 async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nbagent.engine.store as store
+    import nbagent.engine.append_log as append_log
 
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "one")
-    real = store._append_lines
+    real = append_log.append_lines
 
     def disk_full(path: Path, lines: list[str]) -> None:  # half a line written, then ENOSPC
         with open(path, "r+b") as f:
@@ -111,10 +111,10 @@ async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
             f.write(b',\n{"role": "assist')
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "_append_lines", disk_full)
+    monkeypatch.setattr(append_log, "append_lines", disk_full)
     events = await run(engine, "two")
     assert any("No space" in str(getattr(e, "error", "") or getattr(e, "message", "")) for e in events)
-    monkeypatch.setattr(store, "_append_lines", real)
+    monkeypatch.setattr(append_log, "append_lines", real)
     await run(engine, "three")
     history = list(engine.session.history)
     engine.session.close()
