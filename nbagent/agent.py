@@ -29,7 +29,8 @@ from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, 
 from .engine.provider import Provider
 from .engine.query import QueryEngine, RunInProgressError
 from .engine.request import Sleep
-from .engine.session import SentRequest, Session
+from .engine.sent import SentRequest
+from .engine.session import Session
 from .engine.structured import OutputSpec, StructuredOutputError
 from .engine.tool_api import ToolLike, ToolSource
 from .result import RunResult

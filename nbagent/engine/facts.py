@@ -8,7 +8,9 @@ variable; after the first full snapshot only the change is sent when that is sho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Sequence, Union
+from typing import Any, Callable, Mapping, NamedTuple, Sequence, Union
+
+from .context.window import start_of_rest
 
 
 @dataclass(frozen=True)
@@ -150,3 +152,15 @@ class KernelFactsTracker:
             self._snapshot_at = at
         self._told = facts
         return {"type": "text", "text": text}
+
+
+def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
+                 history: Sequence[Mapping[str, Any]], deleted_range: tuple[int, int] | None) -> list[dict[str, Any]]:
+    """The kernel facts (or their change) for the new prompt: in the newest user message, not the
+    system prompt, so the cached prefix of the conversation survives a changed variable."""
+    if kernel_facts is None:
+        return []
+    merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
+    at = len(history) - 1 if merged else len(history)
+    block = tracker.block(FactsSnapshot.of(*kernel_facts()), at=at, visible_from=max(start_of_rest(deleted_range), 2))
+    return [block] if block is not None else []

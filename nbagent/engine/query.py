@@ -16,10 +16,10 @@ from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from .abort import Aborted, AbortGuard, RunControl
 from .compaction import compact_session
+from .completion import record_completed_request
 from .config import RunLimits, SessionConfig
-from .context import RequestUsage, get_context_window_info, should_compact_context_window
-from .context.window import start_of_rest
-from .cost import budget_spent, cost_of
+from .context import should_compact_context_window
+from .cost import budget_spent
 from .errors import ErrorKind
 from .events import (
     Done,
@@ -27,13 +27,12 @@ from .events import (
     ModelFallback,
     Notice,
     RequestCompleted,
-    RequestRecord,
     ServerToolResult,
     Totals,
 )
-from .facts import FactsSnapshot, KernelFacts, KernelFactsTracker
+from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .hooks import Hooks
-from .messages import clean_assistant, prompt_blocks, result_sources, server_tool_calls, tool_uses
+from .messages import prompt_blocks, result_sources, server_tool_calls, tool_uses
 from .models import context_window_for
 from .permissions import (
     Asker,
@@ -45,11 +44,10 @@ from .permissions import (
 from .prompt import RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import Sanitizer, TooDeepError, child_environment, clean_reply, replaced_notice, secret_values
+from .sanitize import Sanitizer, TooDeepError, child_environment, replaced_notice, secret_values
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
-from .structured import NUDGE as STRUCTURED_NUDGE
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
 from .tool_runner import NOT_RUN, run_tool_call
@@ -57,6 +55,7 @@ from .turn import (
     UNANSWERED,
     RunInProgressError,
     TurnState,
+    ask_for_final_answer,
     done_event,
     preview,
     prompt_too_big,
@@ -219,7 +218,8 @@ class QueryEngine:
             session.save_events()
             return
         run = self._request_run(control, asker)
-        turn = session.begin_turn(new_blocks + self._facts_blocks())
+        facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
+        turn = session.begin_turn(new_blocks + facts)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -301,7 +301,7 @@ class QueryEngine:
                 continue  # a long server-tool turn: send the content back so the model goes on
             uses = tool_uses(session.history[-1])
             if not uses:
-                if state.reason != "refusal" and self._ask_for_final_answer(state.structured):
+                if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
                     continue
                 return
             tools = self._offered  # what this request offered is what may run
@@ -338,7 +338,7 @@ class QueryEngine:
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        record, notice = self._complete_request(run, outcome[0], state)
+        record, notice = record_completed_request(self.session, run, outcome[0], state, self.sanitizer())
         if notice is not None:
             yield self.session.log(notice)
         for use, result in server_tool_calls(self.session.history[-1]):
@@ -374,28 +374,6 @@ class QueryEngine:
             yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------
-    def _ask_for_final_answer(self, structured: StructuredRun | None) -> bool:
-        """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
-        if structured is None or structured.finished:
-            return False
-        structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
-        if structured.finished:
-            return False
-        self.session.append_results([{"type": "text", "text": STRUCTURED_NUDGE}])
-        return True
-
-    def _facts_blocks(self) -> list[dict[str, Any]]:
-        """The kernel facts (or their change) for the new prompt: in the newest user message, not
-        the system prompt, so the cached prefix of the conversation survives a changed variable."""
-        if self.kernel_facts is None:
-            return []
-        history = self.session.history
-        merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
-        at = len(history) - 1 if merged else len(history)
-        block = self._facts.block(FactsSnapshot.of(*self.kernel_facts()), at=at,
-                                  visible_from=max(start_of_rest(self.session.deleted_range), 2))
-        return [block] if block is not None else []
-
     def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
         """System prompt and tool definitions of the next request (after the tool-server wait)."""
         self._offered = self.tools
@@ -437,31 +415,6 @@ class QueryEngine:
             append_system_prompt=with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
         return build_system_prompt(ctx)
-
-    def _complete_request(self, run: RequestRun, outcome: RequestOutcome,
-                          state: "TurnState") -> tuple[RequestRecord, Notice | None]:
-        c, session, turn = outcome.complete, self.session, state.turn
-        u = c.usage
-        info = get_context_window_info(run.context_window)
-        record = RequestRecord(
-            turn=turn, request=len(session.records) + 1, model=c.model or outcome.model, usage=u,
-            cost_usd=cost_of(u, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
-            max_allowed=info.max_allowed_size, context_window=info.context_window,
-            deleted_range=session.deleted_range,
-            keep=outcome.truncation.keep if outcome.truncation else outcome.context.keep,
-            trigger_tokens=outcome.truncation.previous_tokens if outcome.truncation else None,
-            file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
-            stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
-            estimated_input_tokens=outcome.estimated_input_tokens,
-        )
-        sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
-                                    tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
-        reply = clean_reply(clean_assistant(c.message), self.sanitizer(), session.tool_use_ids())
-        state.refused = reply.refused
-        session.complete_request(reply.message, record, RequestUsage.from_usage(outcome.ts, u), sent)
-        notice = Notice(level="warning", message=replaced_notice(reply.replaced, "the model's reply")) \
-            if reply.replaced else None
-        return record, notice
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":

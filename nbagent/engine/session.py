@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import time
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -24,40 +23,13 @@ from .context.updates import ContextHistoryUpdates
 from .errors import CorruptFileError
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .messages import blocks, tool_uses
+from .sent import SentRequest
 from .store import SESSION_FILE, FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
 from .totals import RunningTotals
 
 _DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
-
-
-@dataclass(frozen=True, slots=True)
-class SentRequest:
-    """What the model saw at one request, kept as a reference into the session, not a copy.
-
-    ``messages`` is rebuilt on demand (for ``%agent saw`` and the explorer) from the session's
-    history: its first ``history_len`` messages (the last one cut to ``last_blocks`` blocks, in
-    case a later prompt was merged into it), ``deleted_range`` hidden and the context updates as
-    of ``ts``. A copy per request made memory quadratic in a long session. ``system`` is shared
-    between requests (the system prompt is static for a session), ``tools`` names the tools offered.
-    """
-
-    request: int
-    turn: int
-    model: str
-    system: str
-    tools: tuple[str, ...]
-    history_len: int
-    last_blocks: int
-    deleted_range: tuple[int, int] | None
-    ts: int
-    rebuild: Callable[["SentRequest"], list[dict[str, Any]]] = field(repr=False, compare=False)
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The messages of the request as sent (without the provider's cache breakpoints)."""
-        return self.rebuild(self)
 
 
 class Session:

@@ -13,7 +13,7 @@ from .events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from .models import get_model, most_expensive_of_family
 from .permissions import PLAN_MODE_PROMPT
 from .session import Session
-from .structured import FINAL_ANSWER_TOOL, StructuredRun
+from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
 from .tokens import TokenCounter
 from .tool_runner import error_result
 
@@ -139,3 +139,14 @@ def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[s
     return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
             f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
             "with its row to make both exact."]
+
+
+def ask_for_final_answer(session: Session, structured: StructuredRun | None) -> bool:
+    """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
+    if structured is None or structured.finished:
+        return False
+    structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
+    if structured.finished:
+        return False
+    session.append_results([{"type": "text", "text": NUDGE}])
+    return True

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from ..engine.compaction import SUMMARY_MARK
 from ..engine.messages import content_blocks, tool_result_text
-from ..engine.session import SentRequest
+from ..engine.sent import SentRequest
 
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
             "[[NOTE] This file read has been removed", SUMMARY_MARK)
