@@ -34,6 +34,9 @@ class AppendLog:
 
     def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
         done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
+        if not items and not done and not self.path.exists():
+            self._written = []  # nothing to keep: no file (a missing log loads as empty)
+            return
         # A list compare (identity, else equality, per element at C speed): an item replaced by a
         # different one is seen; items are replaced, never changed in place.
         if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:

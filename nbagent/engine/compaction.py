@@ -91,7 +91,7 @@ def compacted(history: Sequence[dict[str, Any]], end: int, summary: str) -> list
 
 @dataclass(frozen=True)
 class RollbackPoint:
-    """What undoes one compaction, kept in ``session.json`` (``compactions``) so that a resumed
+    """What undoes one compaction, kept in ``compactions.json`` (one line each) so that a resumed
     session rolls back across it exactly: the turns marked before it, the messages it replaced
     (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
 

@@ -24,7 +24,7 @@ from .errors import CorruptFileError
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
-from .store import SESSION_FILE, FolderLock, SessionStore, TurnMark
+from .store import FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
 from .totals import RunningTotals
 
@@ -54,7 +54,7 @@ class Session:
         self.context = ContextManager()
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
-        self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in session.json)
+        self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in compactions.json)
         self._totals = RunningTotals()
         self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
         # Shared by every SentRequest (a bound method, a tool list or a system prompt per request
@@ -119,7 +119,7 @@ class Session:
         try:
             points = [RollbackPoint.from_json(c) for c in snap.compactions]
         except ValueError as exc:
-            raise CorruptFileError(Path(task_dir) / SESSION_FILE, f"bad session data: {exc}") from None
+            raise CorruptFileError(Path(task_dir) / snap.compactions_file, f"bad session data: {exc}") from None
         session = cls(task_dir, model=snap.model or "")
         session.history.extend(snap.history)
         session.context.replace_updates(snap.updates)
@@ -163,6 +163,7 @@ class Session:
         self._save_meta(store)
         store.save_records(self.records)
         store.save_history(self.history)
+        store.save_compactions(self.compactions)  # after the history it undoes, never before
         store.save_events(self.events)
 
     # ----- changes made by the loop (each saves what it changed) ----------------------------
@@ -370,6 +371,7 @@ class Session:
         store.save_context(self.context.updates)
         self._save_meta(store)
         store.save_records(self.records)
+        store.save_compactions(self.compactions)
 
     def _save_meta_and_events(self, store: SessionStore) -> None:
         self._save_meta(store)
@@ -382,6 +384,7 @@ class Session:
     def _save_after_rollback(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
         store.save_history(self.history)
+        store.save_compactions(self.compactions)
         self._save_meta(store)
         store.save_records(self.records)
 
@@ -402,5 +405,4 @@ class Session:
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
-                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
-                        compactions=[c.to_json() for c in self.compactions])
+                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu)

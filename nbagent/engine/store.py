@@ -1,11 +1,12 @@
-"""The task folder on disk: five JSON files, a lock, and the snapshot they load into.
+"""The task folder on disk: six JSON files, a lock, and the snapshot they load into.
 
 ``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
-stream deltas) and ``requests.json`` (one record per API request: usage, cost, timing) grow by
-appending (:class:`AppendLog`), so a request writes what it added, not the whole conversation;
+stream deltas), ``requests.json`` (one record per API request: usage, cost, timing) and
+``compactions.json`` (what undoes each compaction, once there is one) grow by appending
+(:class:`AppendLog`), so a request writes what it added, not the whole conversation;
 ``context_history.json`` (the context manager's updates) and ``session.json`` (range, model, totals,
-turn marks, what undoes each compaction; never the API key) are small and rewritten atomically
-when they change, which is not on every request. The
+turn marks; never the API key) are small and rewritten atomically when they change, which is not
+on every request. The
 :class:`~nbagent.engine.session.Session` is the only writer; ``nbagent.lock`` (the writer's pid)
 keeps a second Agent, in this process or another, from writing the same folder.
 """
@@ -33,6 +34,7 @@ UI_FILE = "ui_messages.json"
 CONTEXT_FILE = "context_history.json"
 SESSION_FILE = "session.json"
 REQUESTS_FILE = "requests.json"
+COMPACTIONS_FILE = "compactions.json"
 LOCK_FILE = "nbagent.lock"
 FORMAT_VERSION = 1
 
@@ -67,6 +69,8 @@ class SessionSnapshot:
     updates: ContextHistoryUpdates = field(default_factory=ContextHistoryUpdates)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     """What rollback needs to undo each compaction (parsed by the session: RollbackPoint)."""
+    compactions_file: str = COMPACTIONS_FILE
+    """The file the compactions came from (``session.json`` in folders of earlier versions)."""
     notices: list[str] = field(default_factory=list)
     """What loading repaired (a torn last line dropped), to be told to the user once."""
 
@@ -106,6 +110,7 @@ class SessionStore:
         self._history = AppendLog(self.task_dir / HISTORY_FILE)
         self._events = AppendLog(self.task_dir / UI_FILE)
         self._records = AppendLog(self.task_dir / REQUESTS_FILE)
+        self._compactions = AppendLog(self.task_dir / COMPACTIONS_FILE)
 
     def _as_dict(self, obj: Any) -> dict[str, Any]:
         hit = self._dicts.get(id(obj))
@@ -118,7 +123,7 @@ class SessionStore:
     def remove_stale_temp_files(self) -> None:
         """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
         only while holding the folder's lock, when no write of ours is in progress."""
-        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE):
+        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE):
             for tmp in self.task_dir.glob(f".{name}.*.tmp"):
                 try:
                     tmp.unlink()
@@ -141,6 +146,11 @@ class SessionStore:
         """Append the new request records, as :meth:`save_history` does messages."""
         self._records.save(records, lambda r: dumps_line(self._as_dict(r)))
 
+    def save_compactions(self, points: list[Any]) -> None:
+        """Append what undoes a new compaction (one line each, written once: it holds the messages
+        the compaction replaced); a rollback that used points up rewrites the file."""
+        self._compactions.save(points, lambda p: dumps_line(p.to_json()))
+
     def sync(self, *, history_only: bool = False) -> None:
         """Make the appends so far durable: one ``fsync`` per file appended to since the last sync.
         The loop syncs the history once per request and everything at the end of a turn."""
@@ -152,11 +162,9 @@ class SessionStore:
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
-        compactions: list[dict[str, Any]] | None = None,
     ) -> None:
         """Rewrite ``session.json``; ``records_len`` is how many request records it describes (the
         request log may have grown since: load takes the newer figures from there)."""
-        extra = {"compactions": compactions} if compactions else {}
         atomic_write_json(self.task_dir / SESSION_FILE, {
             "version": FORMAT_VERSION,
             "model": model,
@@ -166,7 +174,6 @@ class SessionStore:
             "marks": [self._as_dict(m) for m in marks],
             "last_ts": last_ts,
             "previous_usage": previous_usage,
-            **extra,
         })
 
     def load(self) -> SessionSnapshot:
@@ -207,7 +214,9 @@ class SessionStore:
                 previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
                                                     if k in _PREVIOUS_USAGE_FIELDS}}
                 last_ts = max(last_ts, last.ts)
-            compactions = meta.get("compactions", [])
+            # Folders written before the compaction log kept these in session.json.
+            compactions = meta["compactions"] if "compactions" in meta else read_log(
+                self.task_dir / COMPACTIONS_FILE, notices)
             if not isinstance(compactions, list):
                 raise TypeError("compactions is not a list")
             model = meta.get("model")
@@ -226,6 +235,7 @@ class SessionStore:
             history=history, events=events, model=model, deleted_range=deleted_range,
             records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
             compactions=compactions, notices=notices,
+            compactions_file=SESSION_FILE if "compactions" in meta else COMPACTIONS_FILE,
         )
 
 

@@ -14,7 +14,7 @@ from nbagent import Agent
 from nbagent.engine.compaction import COMPACT_KEEP, SUMMARY_MARK
 from nbagent.engine.errors import CorruptFileError
 from nbagent.engine.messages import history_problems
-from nbagent.engine.store import HISTORY_FILE, SESSION_FILE
+from nbagent.engine.store import COMPACTIONS_FILE, HISTORY_FILE, SESSION_FILE
 from nbagent.providers.simulated import SimulatedAPI
 
 
@@ -43,15 +43,16 @@ def test_resume_then_rollback_across_a_compaction_restores_exactly(tmp_path: Pat
     agent.compact_sync()
     chat(agent, 3, 1)
     assert SUMMARY_MARK in json.dumps(agent.history[2])
-    meta = json.loads((task / SESSION_FILE).read_text())
-    assert [c["turns"] for c in meta["compactions"]] == [[1, 2, 3]]
+    points = json.loads((task / COMPACTIONS_FILE).read_text())
+    assert [c["turns"] for c in points] == [[1, 2, 3]]
+    assert "compactions" not in json.loads((task / SESSION_FILE).read_text())  # not rewritten every turn
     agent.close()
 
     resumed = open_agent(task, tmp_path, resume=True)
     resumed.rollback(turn)
     assert state(resumed) == before
     assert json.loads((task / HISTORY_FILE).read_text()) == before["history"]
-    assert "compactions" not in json.loads((task / SESSION_FILE).read_text())  # the point is used up
+    assert json.loads((task / COMPACTIONS_FILE).read_text()) == []  # the point is used up
     resumed.close()
     again = open_agent(task, tmp_path, resume=True)  # and the folder holds the rolled-back session
     assert state(again) == before and history_problems(again.history) == []
@@ -96,15 +97,15 @@ def test_a_rollback_to_a_turn_after_the_compaction_keeps_it(tmp_path: Path) -> N
     resumed.close()
 
 
-def test_a_corrupt_compaction_entry_names_session_json(tmp_path: Path) -> None:
+def test_a_corrupt_compaction_entry_names_its_file(tmp_path: Path) -> None:
     task = tmp_path / "task"
     agent = open_agent(task, tmp_path)
     chat(agent, 0, 3)
     agent.compact_sync()
     agent.close()
-    meta = json.loads((task / SESSION_FILE).read_text())
-    meta["compactions"][0]["replaced"] = "oops"
-    (task / SESSION_FILE).write_text(json.dumps(meta))
-    with pytest.raises(CorruptFileError, match="session.json.*replaced messages"):
+    points = json.loads((task / COMPACTIONS_FILE).read_text())
+    points[0]["replaced"] = "oops"
+    (task / COMPACTIONS_FILE).write_text(json.dumps(points))
+    with pytest.raises(CorruptFileError, match="compactions.json.*replaced messages"):
         open_agent(task, tmp_path, resume=True)
     assert not (task / "nbagent.lock").exists()  # nothing on disk changed

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from nbagent.engine.session import Session
-from nbagent.engine.store import HISTORY_FILE, REQUESTS_FILE, SESSION_FILE
+from nbagent.engine.store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SESSION_FILE
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 from .test_query_support import make_engine, run
@@ -120,3 +120,19 @@ async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
     engine.session.close()
     again = Session.load(tmp_path / "task")
     assert again.history == history and not again.notices
+
+
+async def test_what_undoes_a_compaction_is_written_once_not_every_turn(tmp_path: Path) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    task = tmp_path / "task"
+    for i in range(3):
+        await run(engine, f"turn {i}")
+    async for _ in engine.compact():
+        pass
+    assert len(engine.session.compactions) == 1
+    log = task / COMPACTIONS_FILE
+    written, inode = log.read_bytes(), log.stat().st_ino
+    for i in range(2):
+        await run(engine, f"after {i}")
+    assert log.read_bytes() == written and log.stat().st_ino == inode
+    assert "replaced" not in (task / SESSION_FILE).read_text(encoding="utf-8")
