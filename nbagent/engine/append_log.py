@@ -1,4 +1,4 @@
-"""A JSON list file that grows by appending: the task folder's history, request and event logs.
+"""A JSON list file that grows by appending: the task folder's history, request, event and compaction logs.
 
 The file stays one JSON document (``[``, one item a line, ``]``), so any JSON reader opens it; an
 append replaces the closing bracket by the new lines and a new bracket. A crash in the middle of an
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import CorruptFileError
-from .persist import atomic_write_text, read_json
+from .persist import MAX_FILE_DEPTH, atomic_write_text, depth_exceeds, read_json
 
 
 class AppendLog:
@@ -101,6 +101,8 @@ def read_log(path: Path, notices: list[str] | None = None) -> Any:
         items = _torn_log(path)
         if items is None:
             raise
+        if depth_exceeds(items, MAX_FILE_DEPTH):  # as read_json refuses for a whole file
+            raise CorruptFileError(path, f"JSON nested deeper than {MAX_FILE_DEPTH} levels") from None
         if notices is not None:
             notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
                            f"the {len(items)} complete entries before it were loaded.")

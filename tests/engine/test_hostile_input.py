@@ -179,6 +179,15 @@ async def test_deeply_nested_json_in_any_task_file_is_a_corrupt_file_error(tmp_p
         Session.load(task)
 
 
+@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, REQUESTS_FILE])
+async def test_a_torn_log_with_a_deeply_nested_entry_is_still_a_corrupt_file_error(tmp_path: Path, name: str) -> None:
+    task = await saved_folder(tmp_path)
+    deep = json.dumps(nested(300))  # parses, but deeper than any task file nbagent writes
+    (task / name).write_text(f"[\n{deep},\n{{\"torn", encoding="utf-8")
+    with pytest.raises(CorruptFileError, match=rf"{name.replace('.', '[.]')}.*nested deeper"):
+        Session.load(task)
+
+
 # ----- D11, D12: hostile tool calls ------------------------------------------------------------
 
 
