@@ -32,10 +32,14 @@ class AppendLog:
         self._written: list[Any] | None = None  # the items now in the file (the same objects)
         self._unsynced = False
 
+    def prime(self, items: list[Any]) -> None:
+        """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
+        self._written = list(items)
+
     def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
         done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
-        if not items and not done and not self.path.exists():
-            self._written = []  # nothing to keep: no file (a missing log loads as empty)
+        if not items and not done and (done is not None or not self.path.exists()):
+            self._written = []  # nothing to keep, and the file (if any) already says so
             return
         # A list compare (identity, else equality, per element at C speed): an item replaced by a
         # different one is seen; items are replaced, never changed in place.
@@ -76,7 +80,7 @@ def _torn_log(path: Path) -> list[Any] | None:
         lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
-    if len(lines) < 3 or lines[0] != "[":
+    if len(lines) < 2 or lines[0] != "[":
         return None
     items = []
     for i, line in enumerate(lines[1:], start=1):
@@ -89,7 +93,7 @@ def _torn_log(path: Path) -> list[Any] | None:
                 with contextlib.suppress(json.JSONDecodeError, RecursionError):
                     items.append(json.loads(line[:-2]))
             return items
-    return None
+    return items  # cut at the end of a line: every item there is whole
 
 
 def read_log(path: Path, notices: list[str] | None = None) -> Any:

@@ -24,7 +24,7 @@ from .errors import CorruptFileError
 from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
-from .store import FolderLock, SessionStore, TurnMark
+from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
 from .totals import RunningTotals
 
@@ -62,7 +62,7 @@ class Session:
         self._rebuild = self._rebuild_sent
         self._shared: dict[Any, Any] = {}
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
-        self.unsaved = False  # a write failed: the next one writes every file again
+        self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._undo_prompt: tuple[int, int | None] | None = None
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
@@ -131,10 +131,21 @@ class Session:
         session.compactions = points
         session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
+        session._resume_writing(snap.whole_logs)
         last = session.history[-1] if session.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
             session.append_results([error_result(u["id"], NOT_RUN_AT_END) for u in tool_uses(last)])
         return session
+
+    def _resume_writing(self, whole_logs: frozenset[str]) -> None:
+        """After a load: append to the logs that were read whole; anything else (a torn log, a
+        folder of an earlier version) makes the next write a whole one."""
+        assert self._store is not None
+        logs: dict[str, list[Any]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
+                                      COMPACTIONS_FILE: self.compactions}
+        self._store.prime({name: items for name, items in logs.items() if name in whole_logs})
+        if set(logs) - whole_logs:
+            self.unsaved = True
 
     def close(self) -> None:
         """Make what was written durable, stop writing and release the folder's lock (idempotent)."""
@@ -154,16 +165,19 @@ class Session:
             raise ValueError("this session is in memory: give a folder to save it to")
         store.task_dir.mkdir(parents=True, exist_ok=True)
         self._write_all(store)
+        store.sync()
         return store.task_dir
 
     def _write_all(self, store: SessionStore) -> None:
-        # session.json before the history: after a crash between the two it may lead the history
-        # (load trims what it describes beyond it), never lag behind it (a reply's cost lost).
+        # Records, compaction points and session.json before the history: after a process is
+        # killed between two writes they may lead the history (load trims marks beyond it and drops
+        # a point the history does not reflect), never lag it (a reply's cost lost). The logs before
+        # session.json: an earlier version's session.json holds records and points it drops.
         store.save_context(self.context.updates)
-        self._save_meta(store)
         store.save_records(self.records)
+        store.save_compactions(self.compactions)
+        self._save_meta(store)
         store.save_history(self.history)
-        store.save_compactions(self.compactions)  # after the history it undoes, never before
         store.save_events(self.events)
 
     # ----- changes made by the loop (each saves what it changed) ----------------------------
@@ -243,7 +257,7 @@ class Session:
         self.records.append(record)
         self.sent.append(sent)
         self._undo_prompt = None  # the prompt was answered: it stays
-        # The record first: the request log may lead the history after a crash, never lag it.
+        # The record first: after a killed process the request log may lead the history, never lag it.
         # session.json is not rewritten: load takes the previous usage from the newest record.
         self._write(lambda st: st.save_records(self.records))
         self._save_history()
@@ -314,9 +328,10 @@ class Session:
         self.context.replace_updates(type(self.context.updates)())
         self.records.append(record)
         self.file_state.invalidate_reads()
+        # The point before the history it undoes (load drops a point the history does not reflect).
+        self._write(lambda st: st.save_compactions(self.compactions))
         self._save_history()
-        if self._store is not None:
-            self._write(self._save_context_and_meta)
+        self._write(self._save_context_and_meta)
 
     def _undo_compactions(self, turn: int) -> None:
         """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
@@ -382,11 +397,12 @@ class Session:
         store.sync()
 
     def _save_after_rollback(self, store: SessionStore) -> None:
-        store.save_context(self.context.updates)
+        # The history first: until it is rewritten, the folder is the session before the rollback.
         store.save_history(self.history)
         store.save_compactions(self.compactions)
-        self._save_meta(store)
         store.save_records(self.records)
+        store.save_context(self.context.updates)
+        self._save_meta(store)
 
     def _write(self, change: Callable[[SessionStore], Any]) -> None:
         """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
@@ -394,7 +410,9 @@ class Session:
         if self._store is None:
             return
         try:
-            (self._write_all if self.unsaved else change)(self._store)
+            if self.unsaved:
+                self._write_all(self._store)  # then the change (a sync, say) still happens
+            change(self._store)
         except (OSError, ValueError, TypeError, RecursionError) as exc:  # UnicodeError is a ValueError
             self.unsaved = True
             self.save_failures.append(f"could not save the session to {self._store.task_dir}: "

@@ -17,7 +17,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .append_log import AppendLog, read_log
 from .context.updates import ContextHistoryUpdates, load_updates, save_updates
@@ -71,6 +71,8 @@ class SessionSnapshot:
     """What rollback needs to undo each compaction (parsed by the session: RollbackPoint)."""
     compactions_file: str = COMPACTIONS_FILE
     """The file the compactions came from (``session.json`` in folders of earlier versions)."""
+    whole_logs: frozenset[str] = frozenset()
+    """The logs read whole, in this version's layout: the session appends to them as they are."""
     notices: list[str] = field(default_factory=list)
     """What loading repaired (a torn last line dropped), to be told to the user once."""
 
@@ -146,6 +148,13 @@ class SessionStore:
         """Append the new request records, as :meth:`save_history` does messages."""
         self._records.save(records, lambda r: dumps_line(self._as_dict(r)))
 
+    def prime(self, logs: dict[str, list[Any]]) -> None:
+        """The named log files hold exactly these items (just loaded whole): appends go on from there."""
+        by_name = {HISTORY_FILE: self._history, UI_FILE: self._events, REQUESTS_FILE: self._records,
+                   COMPACTIONS_FILE: self._compactions}
+        for name, items in logs.items():
+            by_name[name].prime(items)
+
     def save_compactions(self, points: list[Any]) -> None:
         """Append what undoes a new compaction (one line each, written once: it holds the messages
         the compaction replaced); a rollback that used points up rewrites the file."""
@@ -184,59 +193,92 @@ class SessionStore:
         if not self.task_dir.is_dir():
             raise FileNotFoundError(f"no session folder at {self.task_dir}")
         notices: list[str] = []
-        history = _load_history(self.task_dir / HISTORY_FILE, notices)
-        events = _load_events(self.task_dir / UI_FILE, notices)
+        whole: set[str] = set()  # logs read whole: the session appends to them as they are
+
+        def log(name: str, load: Callable[[Path, list[str]], Any]) -> Any:
+            before = len(notices)
+            items = load(self.task_dir / name, notices)
+            if len(notices) == before:
+                whole.add(name)
+            return items
+
+        history = log(HISTORY_FILE, _load_history)
+        events = log(UI_FILE, _load_events)
         updates = load_updates(self.task_dir)  # raises CorruptFileError naming context_history.json
         meta_path = self.task_dir / SESSION_FILE
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
             raise CorruptFileError(meta_path, "expected a JSON object")
         check_meta(meta_path, meta)
-        # Folders written before the request log kept the records in session.json.
-        raw_records = meta["records"] if "records" in meta else _load_records(self.task_dir / REQUESTS_FILE, notices)
-        try:
-            records = [_record_from_dict(r) for r in raw_records]
-            marks = [
-                TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None,
-                            "previous_usage": RequestUsage(**m["previous_usage"]) if m.get("previous_usage") else None})
-                for m in meta.get("marks", [])
-            ]
-            rng = meta.get("deleted_range")
-            deleted_range = (int(rng[0]), int(rng[1])) if rng else None
-            last_ts = int(meta.get("last_ts", 0))
-            previous_usage = meta.get("previous_usage")
-            if previous_usage is not None:
-                previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
-            described = meta.get("records_len")
-            if described is not None and len(records) > described:
-                # Requests completed after session.json was last written: the newest is "previous".
-                last = records[-1]
-                previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
-                                                    if k in _PREVIOUS_USAGE_FIELDS}}
-                last_ts = max(last_ts, last.ts)
-            # Folders written before the compaction log kept these in session.json.
-            compactions = meta["compactions"] if "compactions" in meta else read_log(
-                self.task_dir / COMPACTIONS_FILE, notices)
-            if not isinstance(compactions, list):
-                raise TypeError("compactions is not a list")
-            model = meta.get("model")
-            if model is not None and not isinstance(model, str):
-                raise TypeError("model is not a string")
-        except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
-            raise CorruptFileError(meta_path, f"bad session data: {exc}") from None
-        # Files are written one by one; after a crash between writes, keep the range within history.
-        if deleted_range and deleted_range[1] >= len(history):
-            deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
-        # session.json is written before the history: turn marks beyond the history are dropped,
-        # except those of turns before a compaction (they describe the history it replaced).
-        compacted_turns = {t for c in compactions if isinstance(c, dict) for t in c.get("turns", ())}
-        marks = [m for m in marks if m.history_len <= len(history) or m.turn in compacted_turns]
-        return SessionSnapshot(
-            history=history, events=events, model=model, deleted_range=deleted_range,
-            records=records, marks=marks, last_ts=last_ts, previous_usage=previous_usage, updates=updates,
-            compactions=compactions, notices=notices,
-            compactions_file=SESSION_FILE if "compactions" in meta else COMPACTIONS_FILE,
-        )
+        # Folders written before the request and compaction logs kept both in session.json.
+        raw_records = meta["records"] if "records" in meta else log(REQUESTS_FILE, _load_records)
+        compactions = meta["compactions"] if "compactions" in meta else log(COMPACTIONS_FILE, read_log)
+        snap = _snapshot(meta_path, meta, history, raw_records, compactions)
+        snap.events, snap.updates, snap.notices = events, updates, notices
+        if "compactions" in meta:
+            snap.compactions_file = SESSION_FILE
+        if len(snap.compactions) < len(compactions):  # a stale point was dropped: the file must say so
+            whole.discard(COMPACTIONS_FILE)
+        snap.whole_logs = frozenset(whole)
+        return snap
+
+
+def _snapshot(meta_path: Path, meta: dict[str, Any], history: list[dict[str, Any]], raw_records: Any,
+              compactions: Any) -> SessionSnapshot:
+    """The session.json fields, checked against the logs (a crash between writes is repaired)."""
+    try:
+        records = [_record_from_dict(r) for r in raw_records]
+        marks = [
+            TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None,
+                        "previous_usage": RequestUsage(**m["previous_usage"]) if m.get("previous_usage") else None})
+            for m in meta.get("marks", [])
+        ]
+        rng = meta.get("deleted_range")
+        deleted_range = (int(rng[0]), int(rng[1])) if rng else None
+        last_ts = int(meta.get("last_ts", 0))
+        previous_usage = meta.get("previous_usage")
+        if previous_usage is not None:
+            previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
+        described = meta.get("records_len")
+        if described is not None and len(records) > described:
+            # Requests completed after session.json was last written: the newest is "previous".
+            last = records[-1]
+            previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
+                                                if k in _PREVIOUS_USAGE_FIELDS}}
+            last_ts = max(last_ts, last.ts)
+        if not isinstance(compactions, list):
+            raise TypeError("compactions is not a list")
+        model = meta.get("model")
+        if model is not None and not isinstance(model, str):
+            raise TypeError("model is not a string")
+    except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
+        raise CorruptFileError(meta_path, f"bad session data: {exc}") from None
+    # Files are written one by one; after a crash between writes, keep the range within history.
+    if deleted_range and deleted_range[1] >= len(history):
+        deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
+    points = _applied(compactions, history)
+    # Turn marks beyond the history are dropped (session.json may lead it after a crash), except
+    # those of turns before a compaction (they describe the history it replaced).
+    compacted_turns = {t for c in points if isinstance(c, dict) for t in c.get("turns", ())}
+    marks = [m for m in marks if m.history_len <= len(history) or m.turn in compacted_turns]
+    return SessionSnapshot(
+        history=history, model=model, deleted_range=deleted_range, records=records, marks=marks,
+        last_ts=last_ts, previous_usage=previous_usage, compactions=points,
+    )
+
+
+def _applied(points: list[Any], history: list[dict[str, Any]]) -> list[Any]:
+    """The compaction points the history reflects. A point is written before the history it
+    compacts, and a rollback restores the history before it drops the point: after a crash in
+    between, the newest point may describe a compaction the history does not have (its replaced
+    messages are still in place), and applying it on a rollback would corrupt the history."""
+    points = list(points)
+    while points and isinstance(points[-1], dict):
+        replaced = points[-1].get("replaced")
+        if not (isinstance(replaced, list) and replaced and history[2:2 + len(replaced)] == replaced):
+            break
+        points.pop()
+    return points
 
 
 _PREVIOUS_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
