@@ -140,7 +140,8 @@ class Session:
     def _resume_writing(self, whole_logs: frozenset[str]) -> None:
         """After a load: append to the logs that were read whole; anything else (a torn log, a
         folder of an earlier version) makes the next write a whole one."""
-        assert self._store is not None
+        if self._store is None:
+            return
         logs: dict[str, list[Any]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
                                       COMPACTIONS_FILE: self.compactions}
         self._store.prime({name: items for name, items in logs.items() if name in whole_logs})
