@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Literal
 
 from .errors import NbAgentError
 
@@ -45,6 +44,7 @@ class AbortGuard:
         self._waiter: asyncio.Future | None = None
         self._armed = False
         self._fired = False
+        self._region = _ArmedRegion(self)  # one object for every region: entered per streamed chunk
 
     def start(self) -> None:
         """Begin watching (call from inside the loop's task)."""
@@ -86,34 +86,9 @@ class AbortGuard:
         self._fired = True
         self._task.cancel()
 
-    @contextmanager
-    def armed(self) -> Iterator[None]:
+    def armed(self) -> "_ArmedRegion":
         """A region whose awaits are interrupted by the abort event (raising :class:`Aborted`)."""
-        self.check()
-        self._armed = True
-        try:
-            yield
-        except asyncio.CancelledError:
-            if self._fired:
-                self._consume_cancel()
-                cancelling = getattr(self._task, "cancelling", None)
-                if cancelling is not None and cancelling() > 0:
-                    # Someone else cancelled too (the kernel's interrupt sets our abort *and*
-                    # cancels the cell): theirs must propagate, never be swallowed.
-                    raise
-                raise Aborted() from None
-            raise  # not ours (e.g. the kernel's interrupt): let it propagate
-        except Exception as exc:
-            if self._fired:  # the awaited code turned our cancellation into its own error
-                self._consume_cancel()
-                raise Aborted() from exc
-            raise
-        finally:
-            self._armed = False
-        if self._fired:
-            # The awaited code swallowed our cancellation and returned: still an abort.
-            self._consume_cancel()
-            raise Aborted()
+        return self._region
 
     def _consume_cancel(self) -> None:
         """Undo the cancellation request we made, so the task is not left half-cancelled."""
@@ -176,3 +151,37 @@ class RunControl:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:  # the loop closed in between: the run is over
                 pass
+
+
+class _ArmedRegion:
+    """:meth:`AbortGuard.armed` as a plain context manager (a generator-based one per streamed
+    chunk was a measurable part of the loop's cost)."""
+
+    __slots__ = ("guard",)
+
+    def __init__(self, guard: AbortGuard) -> None:
+        self.guard = guard
+
+    def __enter__(self) -> None:
+        self.guard.check()
+        self.guard._armed = True
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
+        guard = self.guard
+        guard._armed = False
+        if exc_type is None:
+            if guard._fired:  # the awaited code swallowed our cancellation and returned: still an abort
+                guard._consume_cancel()
+                raise Aborted()
+            return False
+        if not guard._fired or not issubclass(exc_type, Exception | asyncio.CancelledError):
+            return False  # not ours (e.g. the kernel's interrupt): let it propagate
+        guard._consume_cancel()
+        if issubclass(exc_type, asyncio.CancelledError):
+            cancelling = getattr(guard._task, "cancelling", None)
+            if cancelling is not None and cancelling() > 0:
+                # Someone else cancelled too (the kernel's interrupt sets our abort *and* cancels
+                # the cell): theirs must propagate, never be swallowed.
+                return False
+            raise Aborted() from None
+        raise Aborted() from exc  # the awaited code turned our cancellation into its own error

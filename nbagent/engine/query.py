@@ -123,6 +123,7 @@ class QueryEngine:
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
         self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
         self._rules = RulesCache(config.cwd)
+        self._rules_seen: tuple[int, tuple[str, list[str]]] | None = None
 
     # ----- public state -----------------------------------------------------------------------
     @property
@@ -307,11 +308,12 @@ class QueryEngine:
             tools = self._offered  # what this request offered is what may run
             state.answered = []
             sanitizer = self.sanitizer()
+            make_context = self._tool_context(run, state, sanitizer.secrets)
             for use in uses:
                 run.guard.check()
                 refused = state.refused.get(str(use.get("id")))
                 calls = refuse_call(use, refused, state.answered) if refused is not None else run_tool_call(
-                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=self._tool_context(run, state.turn),
+                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
                     turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
                     hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
                 )
@@ -393,22 +395,28 @@ class QueryEngine:
         self._definitions[id(tool)] = (tool, definition)
         return definition
 
-    def _tool_context(self, run: RequestRun, turn: int) -> Any:
+    def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
         cfg = run.config
 
         def make(tool_use_id: str) -> ToolContext:
+            if state.child_env is None:  # once per turn: copying os.environ per call added up
+                state.child_env = child_environment(cfg.secret_env, secrets)
             return ToolContext(
-                cwd=cfg.cwd, turn=turn, abort=run.control.abort_event, file_state=self.session.file_state,
+                cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=self.session.file_state,
                 allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
                 max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
-                env=child_environment(cfg.secret_env, self.sanitizer().secrets), capture_limit=cfg.tool_capture_limit,
+                env=state.child_env, capture_limit=cfg.tool_capture_limit,
             )
 
         return make
 
     def _system_prompt(self) -> str:
         cfg = self._config
-        rules, ignore = self._rules.get()
+        # The rules files are looked at once per turn (an edit applies from the next prompt), not
+        # on every request of a long tool loop.
+        if self._rules_seen is None or self._rules_seen[0] != self.session.turn:
+            self._rules_seen = (self.session.turn, self._rules.get())
+        rules, ignore = self._rules_seen[1]
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self._offered),
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,

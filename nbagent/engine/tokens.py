@@ -2,16 +2,17 @@
 
 These are *estimates* for Claude (a different tokenizer); the API's ``usage`` is the truth after a
 request. The cache makes recounting a long history cost O(new messages) tokenizer work, and
-:meth:`TokenCounter.count_request` keeps a running sum for a request that only grew since the
-previous one, so a 10,000-message request does not look up 10,000 cache entries every time.
+:meth:`TokenCounter.count_request` keeps the previous request's running sums, so a request that
+shares a prefix with it (it grew; a cache breakpoint moved) counts only what follows the prefix.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from array import array
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tiktoken
 
@@ -68,8 +69,9 @@ class TokenCounter:
         self._held: list[Mapping[str, Any]] = []
         self._by_hash: dict[int, int] = {}
         self.tokenised = 0
-        self._last: list[Mapping[str, Any]] = []  # the previous request's messages and their sum
-        self._last_sum = 0
+        self._last: list[Mapping[str, Any]] = []  # the previous request's messages
+        self._sums = array("q")  # and their running token sums
+        self._fixed_counts: dict[Any, tuple[int, Any]] = {}
 
     def estimate_message(self, message: Mapping[str, Any]) -> int:
         """Estimated tokens of a message that is not kept (nothing is cached for it)."""
@@ -106,22 +108,44 @@ class TokenCounter:
         """Estimated prompt tokens of a whole request: system, tool definitions and messages."""
         total = self._count_grown(messages)
         if system:
-            total += count_text_tokens(system if isinstance(system, str) else "".join(block_text(b) for b in system))
+            text = system if isinstance(system, str) else "".join(block_text(b) for b in system)
+            total += self._fixed(text, lambda: text)
         if tools:
-            total += count_text_tokens(json.dumps(list(tools), sort_keys=True, default=str))
+            total += self._fixed(tuple(map(id, tools)), lambda: json.dumps(list(tools), sort_keys=True, default=str),
+                                 keep=tools)
         return total
+
+    def _fixed(self, key: Any, text: Callable[[], str], keep: Any = None) -> int:
+        """Tokens of a part that every request repeats (the system prompt, the tool definitions),
+        counted once: by its text, or by the identity of the tool definitions (kept alive in the
+        cache, so an id is not reused while its entry stands)."""
+        hit = self._fixed_counts.get(key)
+        if hit is not None:
+            return hit[0]
+        if len(self._fixed_counts) > 64:
+            self._fixed_counts.clear()
+        value = text()
+        by_text = self._fixed_counts.get(value)  # equal definitions in new objects (a parsed request)
+        tokens = by_text[0] if by_text is not None else count_text_tokens(value)
+        self._fixed_counts[value] = (tokens, None)
+        self._fixed_counts[key] = (tokens, list(keep) if keep is not None else None)
+        return tokens
 
 
     def _count_grown(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        """Messages' tokens: the previous request's sum plus the new tail when ``messages`` starts
-        with the previous request (a list compare: identity per element, at C speed; an equal but
-        distinct message has the same count anyway), else a full count."""
-        last, n = self._last, len(self._last)
-        if n and len(messages) >= n and list(messages[:n]) == last:
-            total = self._last_sum + self.count_messages(messages[n:])
-        else:
-            total = self.count_messages(messages)
-        self._last, self._last_sum = list(messages), total
+        """Messages' tokens: the previous request's sums up to the longest prefix ``messages``
+        shares with it, plus the rest counted. The prefix is found by list compares (identity,
+        else equality, per element, at C speed): the whole previous request first (the usual case:
+        the conversation grew), else by bisection (a moved cache breakpoint, a truncation)."""
+        current = list(messages)
+        last, sums = self._last, self._sums
+        shared = _shared_prefix(current, last)
+        total = (sums[shared - 1] if shared else 0)
+        new_sums = sums[:shared] if shared < len(sums) else sums
+        for m in current[shared:]:
+            total += self.count_message(m)
+            new_sums.append(total)
+        self._last, self._sums = current, new_sums
         return total
 
 
@@ -131,3 +155,25 @@ _default_counter = TokenCounter()
 def count_message_tokens(message: Mapping[str, Any]) -> int:
     """Estimated tokens of one message, through the process-wide cache."""
     return _default_counter.count_message(message)
+
+
+def _shared_prefix(current: list[Any], last: list[Any]) -> int:
+    """How many first elements ``current`` and ``last`` share. Lists usually differ near their end
+    (a moved cache breakpoint): gallop back from there, then bisect, each step a C-speed compare."""
+    n = min(len(current), len(last))
+    if current[:n] == last[:n]:
+        return n
+    low, high, step = 0, n - 1, 4  # current[:low] == last[:low]; they differ within [:high + 1]
+    while high > low:
+        k = max(n - step, low)
+        if current[:k] == last[:k]:
+            low = k
+            break
+        high, step = k - 1, step * 4
+    while low < high:
+        mid = (low + high + 1) // 2
+        if current[:mid] == last[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low

@@ -76,6 +76,8 @@ class TurnState:
     answered: list[dict[str, Any]] = field(default_factory=list)
     structured: StructuredRun | None = None
     refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
+    child_env: dict[str, str] | None = None
+    """The environment tools' processes get (without secrets), built on the turn's first tool call."""
 
 
 STOP_NOTICES = {

@@ -109,3 +109,42 @@ def test_a_request_that_only_grew_is_counted_from_the_previous_sum() -> None:
     assert len(looked_up) == 1 and grown == TokenCounter().count_request(history) > first
     shrunk = counter.count_request(history[:2] + history[500:])  # a truncation: counted in full
     assert shrunk == TokenCounter().count_request(history[:2] + history[500:])
+
+
+def test_a_resent_conversation_whose_breakpoint_moved_counts_only_after_the_shared_prefix() -> None:
+    """What the simulated API sees: every request is a fresh parse of the whole conversation, and the
+    cache breakpoints move; only the messages after the first difference are looked up again."""
+    import copy
+
+    from nbagent.engine.tokens import TokenCounter
+
+    counter = TokenCounter()
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"type": "text", "text": f"m {i}"}]}
+               for i in range(2_001)]
+    wire = copy.deepcopy(history)
+    wire[-1]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    first = counter.count_request(wire)
+    history += [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                {"role": "user", "content": [{"type": "text", "text": "next"}]}]
+    wire = copy.deepcopy(history)  # new objects; the old breakpoint is gone, a new one is set
+    wire[-1]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    looked_up: list[int] = []
+    original = counter.count_message
+    counter.count_message = lambda m: looked_up.append(1) or original(m)  # type: ignore[method-assign]
+    second = counter.count_request(wire)
+    assert len(looked_up) == 3  # the old last message (its breakpoint moved) and the two after it
+    assert second == TokenCounter().count_request(wire) > first
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_shared_prefix_of_two_lists_matches_a_plain_scan(seed: int) -> None:
+    import random
+
+    from nbagent.engine.tokens import _shared_prefix
+
+    rng = random.Random(seed)
+    for _ in range(2_000):
+        a = [rng.randint(0, 3) for _ in range(rng.randint(0, 60))]
+        b = a[:rng.randint(0, len(a))] + [rng.randint(0, 3) for _ in range(rng.randint(0, 8))]
+        plain = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        assert _shared_prefix(a, b) == plain

@@ -49,7 +49,7 @@ def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed |
             raise _bad(f"max_tokens: {max_tokens} > {info.max_output}, which is the maximum allowed "
                        f"number of output tokens for {info.id}")
     thinking = body.get("thinking")
-    if isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
         budget = thinking.get("budget_tokens")
         if not isinstance(budget, int) or budget < 1024:
             raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
@@ -60,7 +60,7 @@ def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed |
         raise _bad("system: Input should be a valid string or a list of text blocks")
     tools = body.get("tools")
     if tools is not None and (not isinstance(tools, list)
-                              or not all(isinstance(t, Mapping) and t.get("name") for t in tools)):
+                              or not all(isinstance(t, dict) and t.get("name") for t in tools)):
         raise _bad("tools: each tool must be an object with a `name`")
     _validate_messages(body.get("messages"), signed or {})
     if info is not None:
@@ -74,7 +74,7 @@ def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:
     """The 400s a model answers for parameters it refuses (the model table's capabilities)."""
     caps, name = info.capabilities, info.id
     thinking = body.get("thinking")
-    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
     if kind == "enabled" and not caps.thinking_budget:
         raise _bad(f'thinking.type: "enabled" is not supported for {name}; use thinking.type "adaptive" '
                    "and output_config.effort to control thinking depth")
@@ -96,11 +96,11 @@ def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:
 
 def _is_prefill(message: Any) -> bool:
     """A final assistant message, except a paused server-tool turn sent back to continue."""
-    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if not isinstance(message, dict) or message.get("role") != "assistant":
         return False
     content = message.get("content")
     return not (isinstance(content, list)
-                and any(isinstance(b, Mapping) and b.get("type") == "server_tool_use" for b in content))
+                and any(isinstance(b, dict) and b.get("type") == "server_tool_use" for b in content))
 
 
 def _check_thinking(where: str, block: Mapping[str, Any], signed: Signed) -> None:
@@ -119,7 +119,7 @@ _Located = list[tuple[int, int, Mapping[str, Any]]]  # (message index, block ind
 
 
 def _message_blocks(i: int, message: Any, last: bool, signed: Signed) -> tuple[str, _Located]:
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         raise _bad(f"messages.{i}: Input should be an object")
     role = message.get("role")
     if role == "system":
@@ -138,13 +138,13 @@ def _message_blocks(i: int, message: Any, last: bool, signed: Signed) -> tuple[s
         raise _bad(f"messages.{i}: all messages must have non-empty content except for the optional "
                    "final assistant message")
     for j, b in enumerate(blocks):
-        if not isinstance(b, Mapping) or not isinstance(b.get("type"), str):
+        if not isinstance(b, dict) or not isinstance(b.get("type"), str):
             raise _bad(f"messages.{i}.content.{j}: Input should be a content block object with a `type`")
         if b["type"] == "text":
             text = b.get("text")
             if not isinstance(text, str) or not text:
                 raise _bad(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
-            if not text.strip():
+            if text.isspace():
                 raise _bad(f"messages.{i}.content.{j}.text: text content blocks must contain non-whitespace text")
         elif b["type"] == "thinking":
             _check_thinking(f"messages.{i}.content.{j}", b, signed)
