@@ -54,10 +54,12 @@ class AppendLog:
         self._written = list(items)
 
     def sync(self) -> None:
+        """Make the appends durable: ``fdatasync`` (the data and the file's new size, not its
+        timestamps: what a reader needs, at about two thirds of an fsync's cost) where there is one."""
         if self._unsynced:
             fd = os.open(self.path, os.O_RDONLY)
             try:
-                os.fsync(fd)
+                getattr(os, "fdatasync", os.fsync)(fd)
             finally:
                 os.close(fd)
             self._unsynced = False

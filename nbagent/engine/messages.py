@@ -10,6 +10,8 @@ import json
 from typing import Any, Mapping, Sequence
 
 Message = dict[str, Any]
+# ``isinstance(x, (dict, Mapping))`` across the engine: history's blocks are dicts, and the exact
+# type check answers them before the ABC machinery (a measurable share of a request otherwise).
 
 
 def blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -17,7 +19,7 @@ def blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content", "")
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    return [b for b in content if isinstance(b, Mapping)]  # type: ignore[misc]
+    return [b for b in content if isinstance(b, (dict, Mapping))]  # type: ignore[misc]
 
 
 def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -37,14 +39,14 @@ def result_sources(result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], s
     if result is None:
         return (), "no result"
     content = result.get("content")
-    if isinstance(content, Mapping):  # an error object, or a single fetched document
+    if isinstance(content, (dict, Mapping)):  # an error object, or a single fetched document
         code = content.get("error_code")
         if code:
             return (), str(code)
         content = [content]
     sources = []
     for item in content if isinstance(content, list) else []:
-        if isinstance(item, Mapping) and item.get("url"):
+        if isinstance(item, (dict, Mapping)) and item.get("url"):
             title = str(item.get("title") or "").strip()
             sources.append(f"{title} — {item['url']}" if title else str(item["url"]))
     return tuple(sources), None
@@ -83,7 +85,7 @@ def block_text(block: Mapping[str, Any]) -> str:
         content = block.get("content", "")
         if isinstance(content, str):
             return content
-        return "".join(block_text(b) for b in content if isinstance(b, Mapping) and b.get("type") != "image")
+        return "".join(block_text(b) for b in content if isinstance(b, (dict, Mapping)) and b.get("type") != "image")
     return ""
 
 
@@ -92,7 +94,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     content = message.get("content", "")
     if isinstance(content, str):
         return content
-    return "\n".join(block_text(b) for b in content if isinstance(b, Mapping))
+    return "\n".join(block_text(b) for b in content if isinstance(b, (dict, Mapping)))
 
 
 def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
@@ -101,7 +103,7 @@ def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return sep.join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+        return sep.join(b.get("text", "") for b in content if isinstance(b, (dict, Mapping)) and b.get("type") == "text")
     return ""
 
 

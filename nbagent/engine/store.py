@@ -142,11 +142,11 @@ class SessionStore:
 
     def save_events(self, events: list[Event]) -> None:
         """Append the new events, as :meth:`save_history` does messages."""
-        self._events.save(events, lambda e: dumps_line(self._as_dict(e)))
+        self._events.save(events, dumps_line)
 
     def save_records(self, records: list[RequestRecord]) -> None:
         """Append the new request records, as :meth:`save_history` does messages."""
-        self._records.save(records, lambda r: dumps_line(self._as_dict(r)))
+        self._records.save(records, dumps_line)
 
     def prime(self, logs: dict[str, list[Any]]) -> None:
         """The named log files hold exactly these items (just loaded whole): appends go on from there."""

@@ -41,7 +41,7 @@ def _image_count(content: Any) -> int:
         return 0
     n = 0
     for b in content:
-        if isinstance(b, Mapping):
+        if isinstance(b, (dict, Mapping)):
             if b.get("type") == "image":
                 n += 1
             elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):

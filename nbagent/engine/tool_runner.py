@@ -71,7 +71,7 @@ async def run_tool_call(
         shown = name if isinstance(raw_name, str) else _short(raw_name)
         yield fail(f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}.")
         return
-    if isinstance(raw, Mapping) and "_unparsed_input" in raw:
+    if isinstance(raw, (dict, Mapping)) and "_unparsed_input" in raw:
         yield fail(f"Your output was cut (max_tokens) before this {name} call's input was complete, so it "
                    "was not run. Send the call again, shorter or split into smaller steps.")
         return
@@ -115,7 +115,7 @@ async def run_tool_call(
         block["is_error"] = True
     answered.append(block)
     text = content if isinstance(content, str) else "\n".join(
-        str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+        str(b.get("text", "")) for b in content if isinstance(b, (dict, Mapping)))
     result = ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
                         duration_s=time.perf_counter() - started, display=display)
     yield result

@@ -56,16 +56,13 @@ class StreamAssembler:
         self.stop_reason: str | None = None
         self.stop_details: dict[str, Any] | None = None
         self.stopped = False
-        self._on: dict[str, Callable[[Any], list[Chunk]]] = {
-            "message_start": self._message_start, "content_block_start": self._block_start,
-            "content_block_delta": self._delta, "content_block_stop": self._block_stop,
-            "message_delta": self._message_delta, "message_stop": self._message_stop,
-        }
 
     def feed(self, event: Any) -> list[Chunk]:
         """The chunks one raw event produces (``ping`` and unknown events produce none)."""
-        handler = self._on.get(getattr(event, "type", ""))
-        return handler(event) if handler else []
+        # A class-level table of plain functions: bound methods kept on the instance would make
+        # each request's assembler a reference cycle, left for the garbage collector.
+        handler = _HANDLERS.get(getattr(event, "type", ""))
+        return handler(self, event) if handler else []
 
     def complete(self) -> MessageComplete:
         """The assembled message; a stream cut before ``message_stop`` is a connection error."""
@@ -134,6 +131,13 @@ class StreamAssembler:
     def _message_stop(self, ev: Any) -> list[Chunk]:
         self.stopped = True
         return []
+
+
+_HANDLERS: dict[str, Callable[[StreamAssembler, Any], list[Chunk]]] = {
+    "message_start": StreamAssembler._message_start, "content_block_start": StreamAssembler._block_start,
+    "content_block_delta": StreamAssembler._delta, "content_block_stop": StreamAssembler._block_stop,
+    "message_delta": StreamAssembler._message_delta, "message_stop": StreamAssembler._message_stop,
+}
 
 
 async def chunks(raw: AsyncIterator[Any], requested_model: str) -> AsyncIterator[Chunk]:

@@ -34,9 +34,12 @@ def four_calls_then_answer() -> SimulatedAPI:
 
 
 def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """fsync and fdatasync calls (appends use the latter where it exists)."""
     calls: list[int] = []
-    real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    for name in ("fsync", "fdatasync"):
+        if hasattr(os, name):
+            real = getattr(os, name)
+            monkeypatch.setattr(os, name, lambda fd, _real=real: (calls.append(fd), _real(fd))[1])
     return calls
 
 

@@ -126,7 +126,7 @@ def reads_in_message(
         found.extend(_mentions(content, index, -1, replaceable=False))
     elif isinstance(content, list):
         for j, block in enumerate(content):
-            if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if isinstance(block, (dict, Mapping)) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 found.extend(_mentions(block["text"], index, j, replaceable=True))
     return tuple(found)
 
@@ -137,15 +137,15 @@ def _tool_reads(prev: Mapping[str, Any], content: list[Any], index: int) -> list
         return []
     results: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for j, block in enumerate(content):
-        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+        if isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result":
             results[block.get("tool_use_id", "")] = (j, block)  # the last duplicate is the one sent
     found: list[FileRead] = []
     for j_use, use in enumerate(prev_content):
-        if not isinstance(use, Mapping) or use.get("type") != "tool_use":
+        if not isinstance(use, (dict, Mapping)) or use.get("type") != "tool_use":
             continue
         answer = results.get(use.get("id", ""))
         tool_input = use.get("input")
-        if answer is None or answer[1].get("is_error") or not isinstance(tool_input, Mapping):
+        if answer is None or answer[1].get("is_error") or not isinstance(tool_input, (dict, Mapping)):
             continue
         path = _input_path(tool_input)
         if path is None:
@@ -287,14 +287,14 @@ def deduplicate_file_reads(
 
 def block_chars(block: Any) -> int:
     """Characters a block puts in the prompt; images count their base64 length."""
-    if not isinstance(block, Mapping):
+    if not isinstance(block, (dict, Mapping)):
         return 0
     kind = block.get("type")
     if kind == "text":
         return len(block.get("text") or "")
     if kind == "image":
         source = block.get("source")
-        if isinstance(source, Mapping) and source.get("type") == "base64":
+        if isinstance(source, (dict, Mapping)) and source.get("type") == "base64":
             return len(source.get("data") or "")
         return 0
     if kind == "tool_result":
@@ -316,7 +316,7 @@ def block_chars(block: Any) -> int:
 def _leaf_chars(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):
         return sum(_leaf_chars(v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return sum(_leaf_chars(v) for v in value)

@@ -249,7 +249,7 @@ def _first_text_block(message: Mapping[str, Any]) -> int:
     opens the message has no replaceable text and is passed back unchanged); block 0 when it has none."""
     content = message.get("content")
     for i, block in enumerate(content if isinstance(content, list) else ()):
-        if isinstance(block, Mapping) and block.get("type") == "text":
+        if isinstance(block, (dict, Mapping)) and block.get("type") == "text":
             return i
     return 0
 
@@ -260,4 +260,4 @@ def _task_starts_with_text(history: Sequence[Mapping[str, Any]]) -> bool:
     if not isinstance(content, list) or not content:
         return False
     block = content[0]
-    return isinstance(block, Mapping) and block.get("type") == "text" and bool(block.get("text"))
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "text" and bool(block.get("text"))

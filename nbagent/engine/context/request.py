@@ -224,14 +224,14 @@ def apply_block_updates(message: Mapping[str, Any], latest: Mapping[int, Context
 
 def replace_block_text(block: Any, text: str) -> dict[str, Any] | None:
     """A copy of ``block`` whose replaceable text is ``text``, or None if it has none."""
-    if not isinstance(block, Mapping):
+    if not isinstance(block, (dict, Mapping)):
         return None
     kind = block.get("type")
     if kind == "text":
         return {**block, "text": text}
     if kind == "tool_result":
         return {**block, "content": text}
-    if kind == "tool_use" and isinstance(block.get("input"), Mapping) and "content" in block["input"]:
+    if kind == "tool_use" and isinstance(block.get("input"), (dict, Mapping)) and "content" in block["input"]:
         return {**block, "input": {**block["input"], "content": text}}
     return None
 
@@ -256,7 +256,7 @@ def _stripped(message: Any, memo: RequestMemo | None) -> Any:
 
 
 def _is_result(block: Any) -> bool:
-    return isinstance(block, Mapping) and block.get("type") == "tool_result"
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result"
 
 
 def _orphan_note() -> dict[str, Any]:
@@ -269,7 +269,7 @@ def _tool_use_ids(message: Mapping[str, Any]) -> list[str]:
     content = message.get("content")
     if not isinstance(content, list):
         return []
-    ids = [b.get("id") for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+    ids = [b.get("id") for b in content if isinstance(b, (dict, Mapping)) and b.get("type") == "tool_use"]
     # dict.fromkeys: a repeated id is answered once (the API rejects repeats anyway).
     return list(dict.fromkeys(i for i in ids if isinstance(i, str)))
 
