@@ -24,7 +24,7 @@ from .context.updates import ContextHistoryUpdates, load_updates, save_updates
 from .context.window import RequestUsage
 from .cost import Usage
 from .errors import CorruptFileError, NbAgentError
-from .events import Event, RequestRecord, Totals, as_plain_dict, event_from_dict
+from .events import Event, RequestRecord, Totals, event_from_dict
 from .messages import history_problems
 from .persist import atomic_write_json, atomic_write_text, dumps_line, read_json
 from .task_files import check_history, check_meta, check_records
@@ -77,23 +77,6 @@ class SessionSnapshot:
     """What loading repaired (a torn last line dropped), to be told to the user once."""
 
 
-def totals_from_records(records: list[RequestRecord], *, truncations: int = 0) -> Totals:
-    """Session totals as the sum of per-request figures."""
-    usage = Usage()
-    cost = 0.0
-    unpriced = 0
-    for r in records:
-        usage = usage + r.usage
-        if r.cost_usd is None:
-            unpriced += 1
-        else:
-            cost += r.cost_usd
-    return Totals(
-        requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
-        retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced,
-    )
-
-
 def _record_from_dict(d: dict[str, Any]) -> RequestRecord:
     d = dict(d)
     d["usage"] = Usage(**d["usage"])
@@ -107,20 +90,10 @@ class SessionStore:
 
     def __init__(self, task_dir: str | Path) -> None:
         self.task_dir = Path(task_dir)
-        # Records, marks and events are frozen: each is turned into a dict once, not on every save.
-        self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._history = AppendLog(self.task_dir / HISTORY_FILE)
         self._events = AppendLog(self.task_dir / UI_FILE)
         self._records = AppendLog(self.task_dir / REQUESTS_FILE)
         self._compactions = AppendLog(self.task_dir / COMPACTIONS_FILE)
-
-    def _as_dict(self, obj: Any) -> dict[str, Any]:
-        hit = self._dicts.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        d = as_plain_dict(obj)
-        self._dicts[id(obj)] = (obj, d)
-        return d
 
     def remove_stale_temp_files(self) -> None:
         """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
@@ -180,7 +153,7 @@ class SessionStore:
             "deleted_range": list(deleted_range) if deleted_range else None,
             "totals": dataclasses.asdict(totals),
             "records_len": records_len,
-            "marks": [self._as_dict(m) for m in marks],
+            "marks": marks,  # frozen dataclasses: written by dumps_line's default
             "last_ts": last_ts,
             "previous_usage": previous_usage,
         })

@@ -6,8 +6,10 @@ rollbacks."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from nbagent.engine.store import totals_from_records
+from nbagent.engine.cost import Usage
+from nbagent.engine.events import Totals
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
 
 from .test_query_support import make_engine, messages_requests, run
@@ -59,3 +61,16 @@ def test_tool_use_ids_follow_the_history_as_it_grows_shrinks_and_changes() -> No
     assert s.tool_use_ids() == {"a"}
     s.history[1] = call("c")  # replaced in place (a compaction, a withdrawn turn)
     assert s.tool_use_ids() == {"c"}
+
+
+def totals_from_records(records: list[Any], *, truncations: int = 0) -> Totals:
+    """The totals summed from scratch: what the session's running sums must equal."""
+    usage, cost, unpriced = Usage(), 0.0, 0
+    for r in records:
+        usage = usage + r.usage
+        if r.cost_usd is None:
+            unpriced += 1
+        else:
+            cost += r.cost_usd
+    return Totals(requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
+                  retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced)
