@@ -72,7 +72,8 @@ class AbortGuard:
 
     def check(self) -> None:
         """Raise :class:`Aborted` if the abort event is set."""
-        if self.is_set:
+        abort = self.abort  # not through is_set: this runs for every streamed chunk
+        if abort is not None and abort.is_set():
             raise Aborted()
 
     def _on_abort(self, fut: asyncio.Future) -> None:

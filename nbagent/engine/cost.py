@@ -5,9 +5,10 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from .models import ModelInfo, get_model, most_expensive_of_family
+from .models import ModelInfo, PriceTier, get_model, most_expensive_of_family
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class Usage:
     @classmethod
     def from_api(cls, usage: Any) -> "Usage":
         """Build from an SDK ``Usage`` object or a plain dict (``cache_creation`` split honoured)."""
-        get = (lambda k: usage.get(k)) if isinstance(usage, Mapping) else (lambda k: getattr(usage, k, None))
+        get = usage.get if isinstance(usage, (dict, Mapping)) else (lambda k: getattr(usage, k, None))
         one_hour = int(_field(get("cache_creation"), "ephemeral_1h_input_tokens"))
         server = get("server_tool_use")
         return cls(
@@ -76,7 +77,7 @@ def _field(obj: Any, key: str) -> Any:
     """``obj[key]`` or ``obj.key`` (SDK objects and dicts alike), 0 when absent."""
     if obj is None:
         return 0
-    value = obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    value = obj.get(key) if isinstance(obj, (dict, Mapping)) else getattr(obj, key, None)
     return value or 0
 
 
@@ -100,18 +101,25 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
                 stacklevel=2,
             )
         return None
-    tier = info.tier_for(usage.prompt_tokens)
+    per_input, per_5m, per_1h, per_read, per_output = _per_token(info.tier_for(usage.prompt_tokens))
     one_hour = min(usage.cache_creation_1h, usage.cache_creation_input_tokens)
     five_min = usage.cache_creation_input_tokens - one_hour
     total = (
-        Decimal(usage.input_tokens) * Decimal(str(tier.input))
-        + Decimal(five_min) * Decimal(str(tier.cache_write_5m))
-        + Decimal(one_hour) * Decimal(str(tier.cache_write_1h))
-        + Decimal(usage.cache_read_input_tokens) * Decimal(str(tier.cache_read))
-        + Decimal(usage.output_tokens) * Decimal(str(tier.output))
+        Decimal(usage.input_tokens) * per_input
+        + Decimal(five_min) * per_5m
+        + Decimal(one_hour) * per_1h
+        + Decimal(usage.cache_read_input_tokens) * per_read
+        + Decimal(usage.output_tokens) * per_output
     ) / Decimal(1_000_000)
     searches = Decimal(usage.web_search_requests) * Decimal(str(info.web_search_usd_per_1k)) / Decimal(1000)
     return float(total + searches)
+
+
+@lru_cache(maxsize=64)
+def _per_token(tier: PriceTier) -> tuple[Decimal, ...]:
+    """A tier's prices as exact decimals (of their shortest repr), made once per tier."""
+    return tuple(Decimal(str(p)) for p in (tier.input, tier.cache_write_5m, tier.cache_write_1h,
+                                           tier.cache_read, tier.output))
 
 
 def price_of(usage: Usage, info: ModelInfo) -> float:

@@ -87,6 +87,10 @@ class ToolUseDelta:
     index: int = 0
 
 
+STREAM_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
+"""The events of a reply as it streams: shown, not kept in the event log."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolUse:
     """A complete tool call from the model, about to be validated, permitted and run."""

@@ -22,6 +22,7 @@ from .context import should_compact_context_window
 from .cost import budget_spent
 from .errors import ErrorKind
 from .events import (
+    STREAM_DELTAS,
     Done,
     Event,
     ModelFallback,
@@ -44,7 +45,7 @@ from .permissions import (
 from .prompt import RulesCache, SystemPromptContext, build_system_prompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import Sanitizer, TooDeepError, child_environment, replaced_notice, secret_values
+from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
@@ -102,6 +103,7 @@ class QueryEngine:
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
         self._system = ""  # the last system prompt: an equal one is this same object (see SentRequest)
+        self._system_key: tuple[Any, ...] | None = None
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -285,7 +287,8 @@ class QueryEngine:
                         yield event
             requests += 1
             outcome: list[RequestOutcome] = []
-            async with aclosing(self._one_request(run, state, outcome)) as events:
+            sanitizer = self.sanitizer()  # for the reply and the tool calls it makes
+            async with aclosing(self._one_request(run, state, outcome, sanitizer)) as events:
                 async for event in events:
                     yield event
             stop = outcome[0].complete.stop_reason
@@ -307,7 +310,6 @@ class QueryEngine:
                 return
             tools = self._offered  # what this request offered is what may run
             state.answered = []
-            sanitizer = self.sanitizer()
             make_context = self._tool_context(run, state, sanitizer.secrets)
             for use in uses:
                 run.guard.check()
@@ -324,8 +326,8 @@ class QueryEngine:
             if state.structured is not None and state.structured.finished:
                 return
 
-    async def _one_request(self, run: RequestRun, state: "TurnState",
-                           outcome: list[RequestOutcome]) -> AsyncGenerator[Event, None]:
+    async def _one_request(self, run: RequestRun, state: "TurnState", outcome: list[RequestOutcome],
+                           sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
         """One API request, its events, and the completed request recorded in the session."""
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
         if warning:
@@ -334,13 +336,16 @@ class QueryEngine:
                                       request_no=len(self.session.records) + 1)
         async with aclosing(request) as items:
             async for item in items:
+                if isinstance(item, STREAM_DELTAS):  # most items: passed on, not logged
+                    yield item
+                    continue
                 if isinstance(item, RequestOutcome):
                     outcome.append(item)
                     continue
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        record, notice = record_completed_request(self.session, run, outcome[0], state, self.sanitizer())
+        record, notice = record_completed_request(self.session, run, outcome[0], state, sanitizer)
         if notice is not None:
             yield self.session.log(notice)
         for use, result in server_tool_calls(self.session.history[-1]):
@@ -381,10 +386,7 @@ class QueryEngine:
         self._offered = self.tools
         if self._structured is not None:
             self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        system = self._system_prompt()
-        if system != self._system:
-            self._system = system
-        return self._system, [self._definition(t) for t in self._offered.values()]
+        return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
 
     def _definition(self, tool: ToolLike) -> dict[str, Any]:
         """The tool's API definition, built once per tool object (schemas do not change)."""
@@ -399,8 +401,8 @@ class QueryEngine:
         cfg = run.config
 
         def make(tool_use_id: str) -> ToolContext:
-            if state.child_env is None:  # once per turn: copying os.environ per call added up
-                state.child_env = child_environment(cfg.secret_env, secrets)
+            if state.child_env is None:  # once per turn, copied when a tool first reads it
+                state.child_env = ChildEnvironment(cfg.secret_env, secrets)
             return ToolContext(
                 cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=self.session.file_state,
                 allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
@@ -416,13 +418,23 @@ class QueryEngine:
         # on every request of a long tool loop.
         if self._rules_seen is None or self._rules_seen[0] != self.session.turn:
             self._rules_seen = (self.session.turn, self._rules.get())
-        rules, ignore = self._rules_seen[1]
+        # Built again only when what it is made of changed: same settings object, same rules
+        # lookup, same tool names (an equal prompt stays the same object, see SentRequest).
+        rules_value = self._rules_seen[1]  # the same object while no rules file changed
+        key, last = (cfg, rules_value, tuple(self._offered)), self._system_key
+        if last is not None and last[0] is cfg and last[1] is rules_value and last[2] == key[2]:
+            return self._system
+        rules, ignore = rules_value
         ctx = SystemPromptContext(
             cwd=cfg.cwd, tool_names=list(self._offered),
             rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
             append_system_prompt=with_plan_mode(cfg), in_notebook=cfg.in_notebook,
         )
-        return build_system_prompt(ctx)
+        system = build_system_prompt(ctx)
+        if system != self._system:
+            self._system = system
+        self._system_key = key
+        return self._system
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":

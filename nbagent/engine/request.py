@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -202,7 +201,7 @@ def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult,
     earlier turn (whose mark is older) undoes them.
     """
     session = run.session
-    usage = None if previous is None else dataclasses.replace(previous, ts=ts)
+    usage = None if previous is None else previous.at(ts)
     ctx = session.context.get_new_context_messages_and_metadata(
         session.history, session.deleted_range, usage, context_window=run.context_window)
     if not (ctx.updated_deleted_range or ctx.file_read_saving is not None):
@@ -232,21 +231,21 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Stream
     message arrived (e.g. while closing) loses nothing. Abort and cancellation propagate.
     """
     stream = run.provider.stream(request)
+    armed, next_chunk, partial = run.guard.armed(), stream.__anext__, out.partial  # looked up once, used per chunk
     try:
-        with run.guard.armed():  # the first-chunk probe
-            chunk: Any = await stream.__anext__()
+        with armed:  # the first-chunk probe
+            chunk: Any = await next_chunk()
         out.got_first = True
         while True:
             if isinstance(chunk, MessageComplete):
                 out.complete = chunk
             else:
                 if isinstance(chunk, TextDelta):
-                    out.partial.append(chunk.text)
+                    partial.append(chunk.text)
                 yield chunk
-                run.guard.check()
-            with run.guard.armed():
+            with armed:  # checks for an abort first, also one pressed during the yield
                 try:
-                    chunk = await stream.__anext__()
+                    chunk = await next_chunk()
                 except StopAsyncIteration:
                     break
         if out.complete is None:

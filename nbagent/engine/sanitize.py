@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .config import MAX_JSON_DEPTH
-from .persist import depth_exceeds
 
 REDACTED = "[redacted]"
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
@@ -33,16 +32,13 @@ class TooDeepError(ValueError):
 
 def fix_surrogates(text: str) -> tuple[str, int]:
     """``text`` with lone surrogates replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():  # known from the string's header: no encode pass for the common case
+        return text, 0
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return _SURROGATE.subn("\ufffd", text)
     return text, 0
-
-
-def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether ``value`` (dicts and lists) nests deeper than ``limit``; iterative, so any depth is safe."""
-    return depth_exceeds(value, limit)
 
 
 def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> tuple[str, ...]:
@@ -56,6 +52,29 @@ def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[
     """``os.environ`` without the secret variables (by name, and any other holding a secret value)."""
     names, values = set(env_names), set(secrets)
     return {k: v for k, v in os.environ.items() if k not in names and v not in values}
+
+
+class ChildEnvironment(Mapping[str, str]):
+    """:func:`child_environment`, made when first read: most tool calls start no process, and
+    copying ``os.environ`` for each turn's first call cost more than the call."""
+
+    def __init__(self, env_names: Iterable[str], secrets: Iterable[str]) -> None:
+        self._names, self._secrets = tuple(env_names), tuple(secrets)
+        self._env: dict[str, str] | None = None
+
+    def _data(self) -> dict[str, str]:
+        if self._env is None:
+            self._env = child_environment(self._names, self._secrets)
+        return self._env
+
+    def __getitem__(self, name: str) -> str:
+        return self._data()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
 
 
 @dataclass(frozen=True)
@@ -74,22 +93,24 @@ class Sanitizer:
 
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it
-        nests deeper than ``max_depth`` (checked first, so cleaning never recurses too far)."""
-        if json_depth_exceeds(value, self.max_depth):
-            raise TooDeepError(self.max_depth)
+        nests deeper than ``max_depth`` (found on the way down, so cleaning never recurses further)."""
         counter = [0]
-        return self._clean(value, counter), counter[0]
+        return self._clean(value, counter, 0), counter[0]
 
-    def _clean(self, value: Any, counter: list[int]) -> Any:
+    def _clean(self, value: Any, counter: list[int], depth: int) -> Any:
         if isinstance(value, str):
             text, n = self.text(value)
             counter[0] += n
             return text
         if isinstance(value, dict):
-            return {self._clean(k, counter) if isinstance(k, str) else k: self._clean(v, counter)
+            if depth >= self.max_depth:
+                raise TooDeepError(self.max_depth)
+            return {self._clean(k, counter, depth) if isinstance(k, str) else k: self._clean(v, counter, depth + 1)
                     for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._clean(v, counter) for v in value]
+            if depth >= self.max_depth:
+                raise TooDeepError(self.max_depth)
+            return [self._clean(v, counter, depth + 1) for v in value]
         return value
 
 

@@ -21,14 +21,13 @@ from .context.file_state import FileStateCache
 from .context.request import build_request
 from .context.updates import ContextHistoryUpdates
 from .errors import CorruptFileError
-from .events import ContextTruncated, Event, RequestRecord, TextDelta, ThinkingDelta, ToolUseDelta, Totals
+from .events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, FolderLock, SessionStore, TurnMark
 from .tool_runner import error_result
 from .totals import RunningTotals
 
-_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
@@ -300,7 +299,7 @@ class Session:
 
     def log(self, event: Event) -> Event:
         """Keep ``event`` in the event log (stream deltas are not kept)."""
-        if not isinstance(event, _DELTAS):
+        if not isinstance(event, STREAM_DELTAS):
             self.events.append(event)
         return event
 

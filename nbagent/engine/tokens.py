@@ -8,7 +8,6 @@ shares a prefix with it (it grew; a cache breakpoint moved) counts only what fol
 
 from __future__ import annotations
 
-import hashlib
 import json
 from array import array
 from functools import lru_cache
@@ -49,12 +48,6 @@ def _image_count(content: Any) -> int:
     return n
 
 
-def _fingerprint(message: Mapping[str, Any]) -> int:
-    # 64 bits as an int: a cache key (a wrong hit would only misestimate), and a third the size of a hex string.
-    raw = json.dumps(message, sort_keys=True, default=str).encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big")
-
-
 class TokenCounter:
     """Per-message token cache: by identity first (O(1)), then by content hash.
 
@@ -75,19 +68,25 @@ class TokenCounter:
 
     def estimate_message(self, message: Mapping[str, Any]) -> int:
         """Estimated tokens of a message that is not kept (nothing is cached for it)."""
+        return self._estimate(message_text(message), _image_count(message.get("content", "")))
+
+    def _estimate(self, text: str, images: int) -> int:
         self.tokenised += 1
-        content = message.get("content", "")
-        return MESSAGE_OVERHEAD + count_text_tokens(message_text(message)) + IMAGE_TOKENS * _image_count(content)
+        return MESSAGE_OVERHEAD + count_text_tokens(text) + IMAGE_TOKENS * images
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Estimated tokens of one message, including per-message overhead."""
         hit = self._by_id.get(id(message))
         if hit is not None:
             return hit
-        key = _fingerprint(message)
+        # The estimate depends on the countable text and the image count only, so equal ones in
+        # another object (a parsed request, a copy) are looked up by a hash of those: a str hash
+        # is C-speed, where a canonical JSON dump of the message cost more than the count.
+        text, images = message_text(message), _image_count(message.get("content", ""))
+        key = hash((text, images))
         tokens = self._by_hash.get(key)
         if tokens is None:
-            tokens = self._by_hash[key] = self.estimate_message(message)
+            tokens = self._by_hash[key] = self._estimate(text, images)
         if len(self._by_id) > 100_000:
             self._by_id.clear()
             self._held.clear()

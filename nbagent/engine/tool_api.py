@@ -55,7 +55,6 @@ class ToolContext:
     """Environment for processes a tool starts (secrets removed); None: the process's own."""
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
     """Most characters of output a tool should capture (the loop cuts anything longer anyway)."""
-    """Environment for processes a tool starts (secrets removed); None: the process's own."""
 
 
 @runtime_checkable

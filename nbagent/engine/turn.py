@@ -4,7 +4,7 @@ raise before it starts (the loop in :mod:`~nbagent.engine.query` uses them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Mapping
 
 from .config import RunLimits, SessionConfig
 from .context import get_context_window_info
@@ -76,7 +76,7 @@ class TurnState:
     answered: list[dict[str, Any]] = field(default_factory=list)
     structured: StructuredRun | None = None
     refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
-    child_env: dict[str, str] | None = None
+    child_env: Mapping[str, str] | None = None
     """The environment tools' processes get (without secrets), built on the turn's first tool call."""
 
 

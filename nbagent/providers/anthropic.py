@@ -22,7 +22,7 @@ import anthropic
 from ..engine.errors import ApiError
 from ..engine.provider import Chunk, ModelRequest
 from .anthropic_errors import to_api_error
-from .anthropic_stream import chunks as _chunks
+from .anthropic_stream import StreamAssembler
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (
@@ -88,9 +88,13 @@ class AnthropicProvider:
             raw = await (await self.client()).messages.create(**kwargs)
         except Exception as exc:
             raise _mapped(exc) from exc
+        assembler = StreamAssembler(request.model)
         try:
-            async for chunk in _chunks(raw, request.model):
-                yield chunk
+            async for event in raw:  # translated here, not in a nested generator: one layer less per delta
+                chunk = assembler.feed(event)
+                if chunk is not None:
+                    yield chunk
+            yield assembler.complete()
         except ApiError:
             raise
         except Exception as exc:

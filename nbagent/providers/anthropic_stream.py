@@ -13,7 +13,7 @@ fragment (quadratic in the input's length).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ..engine.cost import Usage
@@ -37,11 +37,41 @@ def parse_tool_input(text: str) -> Any:
         return {"_unparsed_input": text}
 
 
+_PLAIN = frozenset({str, int, float, bool})
+
+
 def _dump(obj: Any) -> dict[str, Any]:
     """An SDK model (unknown types keep their extra fields) or a plain dict, as JSON data."""
     if isinstance(obj, dict):
         return {k: v for k, v in obj.items() if v is not None}
-    return obj.model_dump(exclude_none=True, mode="json")
+    flat = _flat(obj)
+    return flat if flat is not None else obj.model_dump(exclude_none=True, mode="json")
+
+
+def _flat(obj: Any) -> dict[str, Any] | None:
+    """What ``model_dump(exclude_none=True, mode="json")`` gives for a model whose fields are
+    scalars, empty containers or such models (most stream events), without its per-call cost;
+    None for anything else."""
+    fields = getattr(obj, "__dict__", None)
+    if fields is None or getattr(obj, "__pydantic_extra__", None):
+        return None
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        kind = type(value)
+        if value is None:
+            continue
+        if kind in _PLAIN:
+            out[key] = value
+        elif kind is dict or kind is list:
+            if value:
+                return None
+            out[key] = kind()
+        else:
+            nested = _flat(value) if hasattr(value, "__pydantic_fields__") else None
+            if nested is None:
+                return None
+            out[key] = nested
+    return out
 
 
 class StreamAssembler:
@@ -50,6 +80,10 @@ class StreamAssembler:
     def __init__(self, requested_model: str) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.json_parts: dict[int, list[str]] = {}
+        # Streamed text and thinking by block, joined when the block stops: appending to the
+        # block's string would copy it on every delta (quadratic in a long answer).
+        self.texts: dict[int, list[str]] = {}
+        self.thoughts: dict[int, list[str]] = {}
         self.usage: dict[str, Any] = {}
         self.model = requested_model
         self.message_id: str | None = None
@@ -57,12 +91,15 @@ class StreamAssembler:
         self.stop_details: dict[str, Any] | None = None
         self.stopped = False
 
-    def feed(self, event: Any) -> list[Chunk]:
-        """The chunks one raw event produces (``ping`` and unknown events produce none)."""
+    def feed(self, event: Any) -> Chunk | None:
+        """The chunk one raw event produces, if any (``ping`` and unknown events produce none)."""
+        kind = getattr(event, "type", "")
+        if kind == "content_block_delta":  # nearly every event
+            return self._delta(event)
         # A class-level table of plain functions: bound methods kept on the instance would make
         # each request's assembler a reference cycle, left for the garbage collector.
-        handler = _HANDLERS.get(getattr(event, "type", ""))
-        return handler(self, event) if handler else []
+        handler = _HANDLERS.get(kind)
+        return handler(self, event) if handler else None
 
     def complete(self) -> MessageComplete:
         """The assembled message; a stream cut before ``message_stop`` is a connection error."""
@@ -70,80 +107,96 @@ class StreamAssembler:
             # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
             # message is partial and must be retried as a mid-stream failure, never enter history.
             raise ApiError(ErrorKind.CONNECTION, "the stream ended before message_stop")
+        for index in [*self.texts, *self.thoughts]:  # blocks a proxy never closed
+            self._join(index)
         return MessageComplete(
             message={"role": "assistant", "content": [self.blocks[i] for i in sorted(self.blocks)]},
             usage=Usage.from_api(self.usage), stop_reason=self.stop_reason, model=self.model,
             request_id=self.message_id, stop_details=self.stop_details)
 
     # ----- events -----------------------------------------------------------------------------
-    def _message_start(self, ev: Any) -> list[Chunk]:
+    def _message_start(self, ev: Any) -> Chunk | None:
         m = ev.message
         self.message_id, self.model = m.id, m.model or self.model
         self.usage = _dump(m.usage)
-        return []
+        return None
 
-    def _block_start(self, ev: Any) -> list[Chunk]:
+    def _block_start(self, ev: Any) -> Chunk | None:
         block = _dump(ev.content_block)
-        for key in _EMPTY_FIELDS.get(block.get("type", ""), ()):
+        kind = block.get("type", "")
+        for key in _EMPTY_FIELDS.get(kind, ()):
             block.setdefault(key, "")
+        if kind == "text":
+            self.texts[ev.index] = [block["text"]]
+        elif kind == "thinking":
+            self.thoughts[ev.index] = [block["thinking"]]
         if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
             self.json_parts[ev.index] = []
         block.pop("caller", None)  # response-only metadata: not part of the block passed back
         self.blocks[ev.index] = block
-        return []
+        return None
 
-    def _delta(self, ev: Any) -> list[Chunk]:
+    def _delta(self, ev: Any) -> Chunk | None:
         i, d = ev.index, ev.delta
-        block = self.blocks[i]
         kind = d.type
         if kind == "text_delta":
-            block["text"] += d.text
-            return [TextDelta(text=d.text, index=i)]
+            text = d.text
+            parts = self.texts.get(i)
+            (parts if parts is not None else _parts(self.texts, self.blocks[i], i, "text")).append(text)
+            return TextDelta(text, i)
+        block = self.blocks[i]
         if kind == "input_json_delta":
             self.json_parts[i].append(d.partial_json)
-            return [ToolUseDelta(tool_use_id=block.get("id", ""), name=block.get("name", ""),
-                                 partial_json=d.partial_json, index=i)]
+            return ToolUseDelta(tool_use_id=block.get("id", ""), name=block.get("name", ""),
+                                partial_json=d.partial_json, index=i)
         if kind == "thinking_delta":
-            block["thinking"] += d.thinking
-            return [ThinkingDelta(text=d.thinking, index=i)]
+            _parts(self.thoughts, block, i, "thinking").append(d.thinking)
+            return ThinkingDelta(text=d.thinking, index=i)
         if kind == "signature_delta":
             block["signature"] = block.get("signature", "") + d.signature
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(_dump(d.citation))
-        return []
+        return None
 
-    def _block_stop(self, ev: Any) -> list[Chunk]:
+    def _join(self, index: int) -> None:
+        block = self.blocks[index]
+        for field, streamed in (("text", self.texts), ("thinking", self.thoughts)):
+            parts = streamed.pop(index, None)
+            if parts is not None:
+                block[field] = "".join(parts)
+
+    def _block_stop(self, ev: Any) -> Chunk | None:
+        self._join(ev.index)
         parts = self.json_parts.pop(ev.index, None)
         if parts is not None and "".join(parts).strip():
             # Input that arrived whole in content_block_start (some proxies) stays when no fragment came.
             self.blocks[ev.index]["input"] = parse_tool_input("".join(parts))
-        return []
+        return None
 
-    def _message_delta(self, ev: Any) -> list[Chunk]:
+    def _message_delta(self, ev: Any) -> Chunk | None:
         self.stop_reason = ev.delta.stop_reason or self.stop_reason
         details = getattr(ev.delta, "stop_details", None)
         if details is not None:
             self.stop_details = _dump(details)
         if ev.usage is not None:
             self.usage.update(_dump(ev.usage))  # cumulative figures: the latest wins
-        return []
+        return None
 
-    def _message_stop(self, ev: Any) -> list[Chunk]:
+    def _message_stop(self, ev: Any) -> Chunk | None:
         self.stopped = True
-        return []
+        return None
 
 
-_HANDLERS: dict[str, Callable[[StreamAssembler, Any], list[Chunk]]] = {
+def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, field: str) -> list[str]:
+    """The parts of ``block[field]`` streamed so far (a delta for a block of another type starts them)."""
+    parts = streamed.get(index)
+    if parts is None:
+        parts = streamed[index] = [str(block.get(field, ""))]
+    return parts
+
+
+_HANDLERS: dict[str, Callable[[StreamAssembler, Any], Chunk | None]] = {
     "message_start": StreamAssembler._message_start, "content_block_start": StreamAssembler._block_start,
     "content_block_delta": StreamAssembler._delta, "content_block_stop": StreamAssembler._block_stop,
     "message_delta": StreamAssembler._message_delta, "message_stop": StreamAssembler._message_stop,
 }
-
-
-async def chunks(raw: AsyncIterator[Any], requested_model: str) -> AsyncIterator[Chunk]:
-    """Translate raw SSE events into chunks, ending with one :class:`MessageComplete`."""
-    assembler = StreamAssembler(requested_model)
-    async for event in raw:
-        for chunk in assembler.feed(event):
-            yield chunk
-    yield assembler.complete()

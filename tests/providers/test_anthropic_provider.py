@@ -17,7 +17,6 @@ from nbagent.engine.events import TextDelta
 from nbagent.engine.provider import Chunk, MessageComplete, ModelRequest
 from nbagent.providers.anthropic import (
     AnthropicProvider,
-    _chunks,
     anthropic_provider,
     simulated_provider,
 )
@@ -151,16 +150,18 @@ class _Ev:
         self.__dict__.update(kw)
 
 
-async def test_chunks_of_a_stream_without_message_stop_raise_an_api_error() -> None:
-    async def partial() -> Any:
-        yield _Ev(type="message_start", message=_Ev(id="m1", model=MODEL,
-                                                    usage=_Ev(model_dump=lambda **k: {"input_tokens": 3})))
-        yield _Ev(type="content_block_start", index=0,
-                  content_block=_Ev(model_dump=lambda **k: {"type": "text", "text": ""}))
-        yield _Ev(type="content_block_delta", index=0, delta=_Ev(type="text_delta", text="half"))
+def test_an_assembled_stream_without_message_stop_is_a_connection_error() -> None:
+    from nbagent.providers.anthropic_stream import StreamAssembler
 
+    assembler = StreamAssembler(MODEL)
+    chunks = [assembler.feed(event) for event in (
+        _Ev(type="message_start", message=_Ev(id="m1", model=MODEL, usage=_Ev(model_dump=lambda **k: {"input_tokens": 3}))),
+        _Ev(type="content_block_start", index=0, content_block=_Ev(model_dump=lambda **k: {"type": "text", "text": ""})),
+        _Ev(type="content_block_delta", index=0, delta=_Ev(type="text_delta", text="half")),
+    )]
+    assert chunks == [None, None, TextDelta(text="half", index=0)]
     with pytest.raises(ApiError) as caught:
-        [c async for c in _chunks(partial(), MODEL)]
+        assembler.complete()
     assert caught.value.kind is ErrorKind.CONNECTION
 
 
@@ -235,3 +236,40 @@ def test_five_asyncio_runs_in_process_each_succeed_first_time() -> None:
     assert len(api.requests) == 5
     assert len({id(c) for c in clients}) == 5
     assert all(c.is_closed() for c in clients)  # each closed on its own loop when that loop shut down
+
+
+@pytest.mark.parametrize("raw", [
+    {"input_tokens": 1, "output_tokens": 2},
+    {"input_tokens": 1, "output_tokens": 2, "service_tier": "standard",
+     "cache_creation": {"ephemeral_1h_input_tokens": 3, "ephemeral_5m_input_tokens": 0},
+     "server_tool_use": {"web_search_requests": 2, "web_fetch_requests": 0}},
+], ids=["flat", "nested"])
+def test_usage_is_dumped_as_model_dump_would(raw: dict[str, Any]) -> None:
+    from nbagent.providers.anthropic_stream import _dump
+
+    usage = anthropic.types.Usage.model_validate(raw)
+    dumped = _dump(usage)
+    assert dumped == usage.model_dump(exclude_none=True, mode="json")
+    assert list(dumped) == list(usage.model_dump(exclude_none=True, mode="json"))
+
+
+@pytest.mark.parametrize("raw", [
+    {"type": "text", "text": ""},
+    {"type": "thinking", "thinking": "", "signature": ""},
+    {"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {}},
+    {"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {"text": "whole input at start"}},
+    {"type": "text", "text": "", "citations": [{"type": "char_location", "cited_text": "x", "document_index": 0,
+                                                "document_title": None, "start_char_index": 0, "end_char_index": 1}]},
+    {"type": "text", "text": "", "a_field_this_sdk_does_not_know": {"kept": [1, 2]}},
+], ids=["text", "thinking", "tool-use", "tool-use-with-input", "citations", "unknown-field"])
+def test_block_starts_are_dumped_as_model_dump_would(raw: dict[str, Any]) -> None:
+    """The fast path for flat models gives exactly what the SDK's model_dump gives, and anything
+    it does not cover (non-empty containers, unknown fields) still goes through model_dump."""
+    from nbagent.providers.anthropic_stream import _dump
+
+    model = {"text": anthropic.types.TextBlock, "thinking": anthropic.types.ThinkingBlock,
+             "tool_use": anthropic.types.ToolUseBlock}[raw["type"]].model_validate(raw)
+    dumped = _dump(model)
+    assert dumped == model.model_dump(exclude_none=True, mode="json")
+    if isinstance(raw.get("input"), dict):
+        assert dumped["input"] is not model.input  # the assembler fills it: never the SDK's own dict

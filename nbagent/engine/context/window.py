@@ -57,6 +57,11 @@ class RequestUsage:
             + (self.cache_read_input_tokens or 0)
         )
 
+    def at(self, ts: float) -> "RequestUsage":
+        """The same figures at another timestamp."""
+        return RequestUsage(ts, self.input_tokens, self.output_tokens, self.cache_creation_input_tokens,
+                            self.cache_read_input_tokens)
+
     @classmethod
     def from_usage(cls, ts: float, usage: Usage) -> "RequestUsage":
         """Build from the API's usage figures (:class:`nbagent.engine.cost.Usage`)."""
