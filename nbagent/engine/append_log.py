@@ -8,6 +8,7 @@ append can only leave the last line torn, which :func:`read_log` drops (and says
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from pathlib import Path
@@ -24,13 +25,16 @@ class AppendLog:
     :meth:`save` appends the items added since the last save; when the list changed any other way
     (or on the first save) it rewrites the file atomically. Appends reach the OS at once, so a
     killed process loses nothing; a crash of the machine may leave the last line torn, which the
-    loader drops. :meth:`sync` makes appends durable.
+    loader drops. :meth:`sync` makes appends durable. The file stays open between appends (opening
+    it for each one cost more than the write); :meth:`close` closes it.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._written: list[Any] | None = None  # the items now in the file (the same objects)
         self._unsynced = False
+        self._fd: int | None = None  # open for appends, positioned by _end
+        self._end = 0  # where the closing "\n]" starts
 
     def prime(self, items: list[Any]) -> None:
         """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
@@ -45,35 +49,59 @@ class AppendLog:
         # different one is seen; items are replaced, never changed in place.
         if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
             if len(done) < len(items):
-                append_lines(self.path, [line(x) for x in items[len(done):]])
+                self._append([line(x) for x in items[len(done):]])
                 self._unsynced = True
         else:
             lines = [line(x) for x in items]
+            self.close()  # the rewrite replaces the file: appends go to the new one
             atomic_write_text(self.path, "[\n" + ",\n".join(lines) + "\n]" if lines else "[]")
             self._unsynced = False
         self._written = list(items)
 
+    def _append(self, lines: list[str]) -> None:
+        """Replace the closing bracket by ``lines`` and a new bracket; a crash mid-append leaves
+        a torn last line, which :func:`read_log` drops."""
+        try:
+            if self._fd is None:
+                self._open()
+            assert self._fd is not None
+            data = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
+            if os.pwrite(self._fd, data, self._end) != len(data):
+                raise OSError(errno.ENOSPC, f"{self.path}: the append was cut short")
+            self._end += len(data) - 2
+        except BaseException:
+            self.close()  # the file's end is unknown now: the next save rewrites it
+            raise
+
+    def _open(self) -> None:
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            size = os.fstat(fd).st_size
+            if size < 2 or os.pread(fd, 2, size - 2) != b"\n]":
+                raise ValueError(f"{self.path} does not end as nbagent writes it; not appended to")
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd, self._end = fd, size - 2
+
     def sync(self) -> None:
         """Make the appends durable: ``fdatasync`` (the data and the file's new size, not its
         timestamps: what a reader needs, at about two thirds of an fsync's cost) where there is one."""
-        if self._unsynced:
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                getattr(os, "fdatasync", os.fsync)(fd)
-            finally:
+        if not self._unsynced:
+            return
+        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDONLY)
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)
+        finally:
+            if fd != self._fd:
                 os.close(fd)
-            self._unsynced = False
+        self._unsynced = False
 
-
-def append_lines(path: Path, lines: list[str]) -> None:
-    """Append JSON lines to a log written by :class:`AppendLog` (``[\n...\n]``), keeping it valid;
-    a crash mid-append leaves a torn last line, which :func:`read_log` drops."""
-    with open(path, "r+b") as f:
-        f.seek(-2, os.SEEK_END)
-        if f.read(2) != b"\n]":
-            raise ValueError(f"{path} does not end as nbagent writes it; not appended to")
-        f.seek(-2, os.SEEK_END)
-        f.write((",\n" + ",\n".join(lines) + "\n]").encode("utf-8"))
+    def close(self) -> None:
+        """Close the file if it is open (the next append opens it again)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 def _torn_log(path: Path) -> list[Any] | None:

@@ -12,7 +12,7 @@ denial that shows the error; for the others it becomes a warning notice.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Union
 
 from .errors import NbAgentError
@@ -95,6 +95,8 @@ class Hooks:
 
     async def notify(self, name: str, *args: Any) -> str | None:
         """Call an observing hook; returns a warning message if it failed (None: fine or absent)."""
+        if name not in self.by_name:  # the usual case, on every request and tool call
+            return None
         try:
             await self.call(name, *args)
         except HookFailed as exc:
@@ -103,6 +105,8 @@ class Hooks:
 
     async def pre_tool_use(self, call: ToolCall) -> PreToolDecision:
         """The ``pre_tool_use`` answer for ``call``; a failure or a wrong answer is a :class:`Deny`."""
+        if "pre_tool_use" not in self.by_name:
+            return None
         try:
             answer = await self.call("pre_tool_use", call)
         except HookFailed as exc:
@@ -110,6 +114,13 @@ class Hooks:
         if answer is None or isinstance(answer, (Allow, Deny, RewriteInput)):
             return answer
         return Deny(f"the pre_tool_use hook returned {answer!r}, not None, Allow, Deny or RewriteInput; not run")
+
+    async def post_tool_use(self, call: ToolCall, tool_input: dict[str, Any], result: Any) -> str | None:
+        """Tell the ``post_tool_use`` hook that ``call`` ran with ``tool_input`` (maybe rewritten);
+        a warning message if the hook failed."""
+        if "post_tool_use" not in self.by_name:
+            return None
+        return await self.notify("post_tool_use", replace(call, input=tool_input), result)
 
 
 NO_HOOKS = Hooks()

@@ -90,7 +90,7 @@ def dumps_line(value: Any) -> str:
     """One value as compact JSON on one line (newlines in strings are escaped). Dataclass
     instances (events, records) are written as objects of their fields, as ``dataclasses.asdict``
     would, but by the C encoder: a recursive conversion per event was most of a request's save."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    return _LINE_ENCODER.encode(value)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -104,6 +104,10 @@ def _json_default(value: Any) -> Any:
             names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
         return {name: getattr(value, name) for name in names}
     return str(value)
+
+
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+"""Made once: ``json.dumps`` with options builds a new encoder on every call."""
 
 
 def dumps_by_line(data: Any) -> str:

@@ -104,6 +104,7 @@ class Session:
         self._store = SessionStore(task_dir)
         self._store.remove_stale_temp_files()  # left by a process killed mid-write; ours now
         weakref.finalize(self, lock.release)  # a dropped session frees its folder
+        weakref.finalize(self, self._store.close)  # and the log files it kept open
 
     @classmethod
     def load(cls, task_dir: str | Path) -> "Session":
@@ -151,6 +152,8 @@ class Session:
         """Make what was written durable, stop writing and release the folder's lock (idempotent)."""
         if self._lock is not None and self._lock.held:
             self._write(lambda st: st.sync())
+        if self._store is not None:
+            self._store.close()
         if self._lock is not None:
             self._lock.release()
 

@@ -141,6 +141,11 @@ class SessionStore:
             self._records.sync()
             self._events.sync()
 
+    def close(self) -> None:
+        """Close the log files kept open for appends (idempotent; the next append opens again)."""
+        for log in (self._history, self._events, self._records, self._compactions):
+            log.close()
+
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,

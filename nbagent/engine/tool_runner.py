@@ -9,7 +9,6 @@ block for the interrupted call is appended first, so the history can still be re
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from typing import Any, AsyncIterator, Callable, Mapping
 
@@ -119,7 +118,7 @@ async def run_tool_call(
     result = ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
                         duration_s=time.perf_counter() - started, display=display)
     yield result
-    warning = await hooks.notify("post_tool_use", dataclasses.replace(call, input=tool_input), result)
+    warning = await hooks.post_tool_use(call, tool_input, result)
     if warning:
         yield Notice(level="warning", message=warning)
 

@@ -54,6 +54,7 @@ class AnthropicProvider:
         self._client_factory = client_factory
         self._clients: dict[asyncio.AbstractEventLoop, tuple[anthropic.AsyncAnthropic, AsyncIterator[None]]] = {}
         self._lock = threading.Lock()
+        self._last: tuple[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] | None = None  # the latest one used
         self.name = name
 
     def __repr__(self) -> str:  # a client's or factory's repr could carry a key: never show it
@@ -66,16 +67,21 @@ class AnthropicProvider:
         ``asyncio.Runner`` close async generators, and one is tied to the client); clients of
         closed loops are dropped, since their connections can never be used again."""
         loop = asyncio.get_running_loop()
+        last = self._last
+        if last is not None and last[0] is loop:  # every request of a run: no lock, no sweep
+            return last[1]
         with self._lock:
             for old in [lp for lp in self._clients if lp.is_closed()]:
                 del self._clients[old]
             entry = self._clients.get(loop)
             if entry is not None:
+                self._last = (loop, entry[0])
                 return entry[0]
             client = self._client_factory()
             closer = _closed_at_loop_shutdown(client)
             self._clients[loop] = (client, closer)
-        await closer.__anext__()  # now the loop knows the generator and will close it at shutdown
+        await closer.__anext__()
+        self._last = (loop, client)  # now the loop knows the generator and will close it at shutdown
         return client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:

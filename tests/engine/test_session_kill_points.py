@@ -30,24 +30,24 @@ class Writes:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, kill_at: int | None, torn: bool) -> None:
         self.count, self.kill_at, self.torn = 0, kill_at, torn
-        real_atomic, real_append = append_log.atomic_write_text, append_log.append_lines
+        real_atomic, real_append = append_log.atomic_write_text, append_log.AppendLog._append
 
         def atomic(path: Path, text: str) -> None:
             self._before_write()
             real_atomic(path, text)
 
-        def append(path: Path, lines: list[str]) -> None:
+        def append(log: append_log.AppendLog, lines: list[str]) -> None:
             if self._before_write(raise_now=not self.torn):
                 payload = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
-                with open(path, "r+b") as f:  # half the append reaches the disk
+                with open(log.path, "r+b") as f:  # half the append reaches the disk
                     f.seek(-2, 2)
                     f.write(payload[: len(payload) // 2])
                     f.truncate()
                 raise Killed
-            real_append(path, lines)
+            real_append(log, lines)
 
         monkeypatch.setattr(append_log, "atomic_write_text", atomic)
-        monkeypatch.setattr(append_log, "append_lines", append)
+        monkeypatch.setattr(append_log.AppendLog, "_append", append)
         import nbagent.engine.store as store
         real_meta = store.atomic_write_json
 

@@ -107,18 +107,16 @@ async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
 
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "one")
-    real = append_log.append_lines
+    real = os.pwrite
 
-    def disk_full(path: Path, lines: list[str]) -> None:  # half a line written, then ENOSPC
-        with open(path, "r+b") as f:
-            f.seek(-2, os.SEEK_END)
-            f.write(b',\n{"role": "assist')
+    def disk_full(fd: int, data: bytes, offset: int) -> int:  # half the append written, then ENOSPC
+        real(fd, data[: len(data) // 2], offset)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(append_log, "append_lines", disk_full)
+    monkeypatch.setattr(append_log.os, "pwrite", disk_full)
     events = await run(engine, "two")
     assert any("No space" in str(getattr(e, "error", "") or getattr(e, "message", "")) for e in events)
-    monkeypatch.setattr(append_log, "append_lines", real)
+    monkeypatch.setattr(append_log.os, "pwrite", real)
     await run(engine, "three")
     history = list(engine.session.history)
     engine.session.close()
