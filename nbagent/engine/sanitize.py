@@ -132,7 +132,8 @@ def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[
     """
     out = CleanReply(message={"role": "assistant", "content": []})
     for block in message.get("content", []):
-        block = dict(block) if isinstance(block, (dict, Mapping)) else {"type": "text", "text": str(block)}
+        if not isinstance(block, dict):  # the cleaning below copies a dict; anything else becomes one
+            block = dict(block) if isinstance(block, Mapping) else {"type": "text", "text": str(block)}
         uid = block.get("id")
         try:
             block, n = sanitizer.value(block)

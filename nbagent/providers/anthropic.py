@@ -132,7 +132,7 @@ async def _close(raw: Any) -> None:
 def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": request.model,
-        "messages": list(request.messages),
+        "messages": request.messages,  # copied where the breakpoints are set
         "max_tokens": request.max_tokens,
         "stream": True,
     }
