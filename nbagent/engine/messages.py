@@ -69,10 +69,6 @@ def content_blocks(message: Mapping[str, Any]) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
 
 
-_SORTED_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
-"""``json.dumps(value, sort_keys=True, default=str)`` without building an encoder per call."""
-
-
 def block_text(block: Mapping[str, Any]) -> str:
     """The text that a content block contributes to the prompt, for counting and searching
     (images contribute nothing)."""
@@ -84,7 +80,7 @@ def block_text(block: Mapping[str, Any]) -> str:
     if kind == "redacted_thinking":
         return str(block.get("data", ""))
     if kind == "tool_use":
-        return str(block.get("name", "")) + _SORTED_JSON(block.get("input", {}))
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, str):
