@@ -225,6 +225,10 @@ class PermissionGate:
             )
         return None
 
+    def allows_at_once(self, tool: ToolLike, tool_input: Mapping[str, Any]) -> bool:
+        """Whether :meth:`check` would allow this call by the rules alone (no one asked, nothing to record)."""
+        return isinstance(self._decide_without_asking(tool, tool_input), Allow)
+
     def will_ask(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None) -> bool:
         """Whether :meth:`check` would call ``can_use_tool`` for this tool (emit ``PermissionAsked`` first)."""
         return self._decide_without_asking(tool, tool_input) is None

@@ -84,12 +84,13 @@ async def run_tool_call(
         return
     call = ToolCall(tool_use_id=uid, name=name, input=tool_input, read_only=bool(getattr(tool, "read_only", False)),
                     turn=turn)
-    permitted: list[dict[str, Any]] = []
-    async for event in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, permitted=permitted,
-                               answered=answered):
-        yield event
+    permitted = _permitted_at_once(tool, call, gate, hooks)
     if not permitted:
-        return
+        async for event in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, permitted=permitted,
+                                   answered=answered):
+            yield event
+        if not permitted:
+            return
     tool_input = permitted[0]
     try:
         with guard.armed():
@@ -99,11 +100,7 @@ async def run_tool_call(
         raise
     except Exception as exc:  # a tool bug must not break the loop; the model hears about it
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-    if not isinstance(out, ToolOutput):
-        out = ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
-    if not isinstance(out.content, (str, list)):
-        out = ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
-    out, replaced = _sanitized(out, sanitizer, capture_limit)
+    out, replaced = _sanitized(_normalised(out, name), sanitizer, capture_limit)
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
     out = limit_output(out, output_limit)
@@ -121,6 +118,15 @@ async def run_tool_call(
     warning = await hooks.post_tool_use(call, tool_input, result)
     if warning:
         yield Notice(level="warning", message=warning)
+
+
+def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> list[dict[str, Any]]:
+    """``[input]`` when the call may run with no hook to hear and no one to ask (the gate's rules
+    allow it: most calls), else ``[]`` for :func:`_permit` to decide, with its events."""
+    if "pre_tool_use" in hooks.by_name:
+        return []
+    tool_input = dict(call.input)
+    return [tool_input] if gate.allows_at_once(tool, tool_input) else []
 
 
 async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard, hooks: Hooks,
@@ -164,6 +170,15 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
         return
     permitted.append(tool_input)
+
+
+def _normalised(out: Any, name: str) -> ToolOutput:
+    """What a tool returned as a :class:`ToolOutput` whose content is text or content blocks."""
+    if not isinstance(out, ToolOutput):
+        return ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
+    if not isinstance(out.content, (str, list)):
+        return ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
+    return out
 
 
 def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tuple[ToolOutput, int]:

@@ -255,3 +255,35 @@ def test_malformed_tool_calls_through_the_real_sdk_never_break_the_loop(tmp_path
     assert [b["tool_use_id"] for b in sent] == [f"toolu_m{i}" for i in range(len(calls))]
     assert all(b["is_error"] for b in sent)
     assert_persisted_valid(engine.config.task_dir, engine)
+
+
+async def _one_call(tool: Any, gate: PermissionGate, tool_input: dict[str, Any]) -> tuple[list[Any], list[dict]]:
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    answered: list[dict] = []
+    use = {"type": "tool_use", "id": "toolu_1", "name": tool.name, "input": tool_input}
+    try:
+        events = [e async for e in run_tool_call(
+            use, tools={tool.name: tool}, gate=gate, guard=guard,
+            make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid), turn=1, output_limit=30_000,
+            answered=answered)]
+    finally:
+        guard.stop()
+    return events, answered
+
+
+async def test_a_call_the_rules_allow_runs_without_asking_and_a_denied_read_only_tool_does_not_run() -> None:
+    asked: list[str] = []
+
+    def asker(name: str, tool_input: dict, request: Any) -> Allow:
+        asked.append(name)
+        return Allow()
+
+    events, answered = await _one_call(Echo(), PermissionGate(asker), {"text": "hi"})
+    assert [type(e) for e in events] == [ToolUse, ToolResult] and not events[1].is_error
+    assert asked == [] and answered[0]["content"] == "hi"  # read-only: allowed by the rules alone
+
+    gate = PermissionGate(asker, deny=["echo"])
+    events, answered = await _one_call(Echo(), gate, {"text": "hi"})
+    assert [type(e) for e in events] == [ToolUse, PermissionDenied, ToolResult] and events[2].is_error
+    assert asked == [] and [d.tool for d in gate.denials] == ["echo"]
