@@ -167,8 +167,12 @@ class Session:
         if store is None:
             raise ValueError("this session is in memory: give a folder to save it to")
         store.task_dir.mkdir(parents=True, exist_ok=True)
-        self._write_all(store)
-        store.sync()
+        try:
+            self._write_all(store)
+            store.sync()
+        finally:
+            if store is not self._store:
+                store.close()  # a copy's logs: nothing more is appended to them
         return store.task_dir
 
     def _write_all(self, store: SessionStore) -> None:

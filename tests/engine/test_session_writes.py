@@ -138,3 +138,31 @@ async def test_what_undoes_a_compaction_is_written_once_not_every_turn(tmp_path:
         await run(engine, f"after {i}")
     assert log.read_bytes() == written and log.stat().st_ino == inode
     assert "replaced" not in (task / SESSION_FILE).read_text(encoding="utf-8")
+
+
+def _open_files_under(folder: Path) -> list[str]:
+    fds = Path("/proc/self/fd")
+    out = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith(str(folder)):
+            out.append(target)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to list open files")
+async def test_the_logs_stay_open_between_appends_and_close_with_the_session(tmp_path: Path) -> None:
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "one")
+    await run(engine, "two")
+    held = _open_files_under(tmp_path / "task")
+    assert any(p.endswith(HISTORY_FILE) for p in held)  # appended to, not reopened, per request
+    engine.session.save(tmp_path / "copy")
+    assert _open_files_under(tmp_path / "copy") == []  # a copy keeps nothing open
+    engine.session.close()
+    assert _open_files_under(tmp_path / "task") == []
+    again = Session.load(tmp_path / "task")
+    assert again.history == engine.session.history
