@@ -181,8 +181,7 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
 def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:
     engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM), provider=None,  # type: ignore[arg-type]
                          tools=[Echo()])
-    engine._prepare()
-    return engine._system_prompt(), [engine._definition(t) for t in engine.tools.values()]
+    return engine._prepare()
 
 
 def timed_run(run: Callable[[], Awaitable[tuple[tuple[float, float], int]]], full: dict[str, int],

@@ -12,9 +12,12 @@ import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
+from .config import SessionConfig
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
+from .permissions import PLAN_MODE_PROMPT
+from .tool_api import ToolLike
 
 RULES_FILES = ("AGENTS.md",)
 RULES_DIR = Path(".nbagent") / "rules"
@@ -121,3 +124,59 @@ class RulesCache:
             self._value = (read_rules(self.cwd), read_ignore_patterns(self.cwd))
             self._key = key
         return self._value
+
+
+def with_plan_mode(config: SessionConfig) -> str | None:
+    """The appended system prompt, with the plan-mode instruction in plan mode."""
+    if config.permission_mode != "plan":
+        return config.append_system_prompt
+    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
+
+
+class RequestPrompt:
+    """What every request of a session repeats: the system prompt and the tool definitions.
+
+    Both are built again only when what they are made of changed (the settings object, the rules
+    files, which are looked at once per turn, the tool names; the tool objects), so a long tool loop
+    does not rebuild them per request, and an equal prompt stays the same object (requests share it).
+    """
+
+    def __init__(self) -> None:
+        self._rules: RulesCache | None = None
+        self._rules_seen: tuple[int, tuple[str, list[str]]] | None = None  # (turn, rules lookup)
+        self._key: tuple[Any, ...] | None = None
+        self._system = ""
+        self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
+
+    def system(self, config: SessionConfig, turn: int, tool_names: tuple[str, ...]) -> str:
+        """The system prompt for a request of ``turn`` offering ``tool_names``."""
+        if self._rules is None or self._rules.cwd != config.cwd:
+            self._rules, self._rules_seen = RulesCache(config.cwd), None
+        if self._rules_seen is None or self._rules_seen[0] != turn:  # an edit applies from the next prompt
+            self._rules_seen = (turn, self._rules.get())
+        rules_value = self._rules_seen[1]  # the same object while no rules file changed
+        last = self._key
+        if last is not None and last[0] is config and last[1] is rules_value and last[2] == tool_names:
+            return self._system
+        rules, ignore = rules_value
+        system = build_system_prompt(SystemPromptContext(
+            cwd=config.cwd, tool_names=list(tool_names), rules=rules, ignore_patterns=ignore,
+            custom_system_prompt=config.custom_system_prompt, append_system_prompt=with_plan_mode(config),
+            in_notebook=config.in_notebook,
+        ))
+        if system != self._system:
+            self._system = system
+        self._key = (config, rules_value, tool_names)
+        return self._system
+
+    def definitions(self, tools: Iterable[ToolLike]) -> list[dict[str, Any]]:
+        """The tools' API definitions, each built once per tool object (schemas do not change)."""
+        return [self._definition(t) for t in tools]
+
+    def _definition(self, tool: ToolLike) -> dict[str, Any]:
+        hit = self._definitions.get(id(tool))
+        if hit is not None and hit[0] is tool:
+            return hit[1]
+        definition = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
+        self._definitions[id(tool)] = (tool, definition)
+        return definition

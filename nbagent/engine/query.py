@@ -42,7 +42,7 @@ from .permissions import (
     cancel_on_failure,
     permission_callback,
 )
-from .prompt import RulesCache, SystemPromptContext, build_system_prompt
+from .prompt import RequestPrompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values
@@ -64,7 +64,6 @@ from .turn import (
     save_outcome,
     stop_notice,
     unpriced_budget_notice,
-    with_plan_mode,
 )
 
 __all__ = ["QueryEngine", "RunInProgressError"]
@@ -97,13 +96,11 @@ class QueryEngine:
         self._apply(config)
         self._run: RunControl | None = None
         self._running_prompt: str | None = None
-        self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
         self._offered: dict[str, ToolLike] = {}
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
-        self._system = ""  # the last system prompt: an equal one is this same object (see SentRequest)
-        self._system_key: tuple[Any, ...] | None = None
+        self._prompt = RequestPrompt()
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -124,8 +121,6 @@ class QueryEngine:
         self.session.model = config.model
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
         self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
-        self._rules = RulesCache(config.cwd)
-        self._rules_seen: tuple[int, tuple[str, list[str]]] | None = None
 
     # ----- public state -----------------------------------------------------------------------
     @property
@@ -386,16 +381,8 @@ class QueryEngine:
         self._offered = self.tools
         if self._structured is not None:
             self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        return self._system_prompt(), [self._definition(t) for t in self._offered.values()]
-
-    def _definition(self, tool: ToolLike) -> dict[str, Any]:
-        """The tool's API definition, built once per tool object (schemas do not change)."""
-        hit = self._definitions.get(id(tool))
-        if hit is not None and hit[0] is tool:
-            return hit[1]
-        definition = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
-        self._definitions[id(tool)] = (tool, definition)
-        return definition
+        system = self._prompt.system(self._config, self.session.turn, tuple(self._offered))
+        return system, self._prompt.definitions(self._offered.values())
 
     def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
         cfg = run.config
@@ -411,30 +398,6 @@ class QueryEngine:
             )
 
         return make
-
-    def _system_prompt(self) -> str:
-        cfg = self._config
-        # The rules files are looked at once per turn (an edit applies from the next prompt), not
-        # on every request of a long tool loop.
-        if self._rules_seen is None or self._rules_seen[0] != self.session.turn:
-            self._rules_seen = (self.session.turn, self._rules.get())
-        # Built again only when what it is made of changed: same settings object, same rules
-        # lookup, same tool names (an equal prompt stays the same object, see SentRequest).
-        rules_value = self._rules_seen[1]  # the same object while no rules file changed
-        key, last = (cfg, rules_value, tuple(self._offered)), self._system_key
-        if last is not None and last[0] is cfg and last[1] is rules_value and last[2] == key[2]:
-            return self._system
-        rules, ignore = rules_value
-        ctx = SystemPromptContext(
-            cwd=cfg.cwd, tool_names=list(self._offered),
-            rules=rules, ignore_patterns=ignore, custom_system_prompt=cfg.custom_system_prompt,
-            append_system_prompt=with_plan_mode(cfg), in_notebook=cfg.in_notebook,
-        )
-        system = build_system_prompt(ctx)
-        if system != self._system:
-            self._system = system
-        self._system_key = key
-        return self._system
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":

@@ -11,7 +11,6 @@ from .context import get_context_window_info
 from .errors import NbAgentError
 from .events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from .models import get_model, most_expensive_of_family
-from .permissions import PLAN_MODE_PROMPT
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
 from .tokens import TokenCounter
@@ -45,13 +44,6 @@ def preview(prompt: str | list[dict[str, Any]]) -> str:
     text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def with_plan_mode(config: SessionConfig) -> str | None:
-    """The appended system prompt, with the plan-mode instruction in plan mode."""
-    if config.permission_mode != "plan":
-        return config.append_system_prompt
-    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
 
 
 def done_event(state: "TurnState", totals: Totals) -> Done:
