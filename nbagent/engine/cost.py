@@ -60,16 +60,13 @@ class Usage:
     def from_api(cls, usage: Any) -> "Usage":
         """Build from an SDK ``Usage`` object or a plain dict (``cache_creation`` split honoured)."""
         get = usage.get if isinstance(usage, (dict, Mapping)) else (lambda k: getattr(usage, k, None))
-        one_hour = int(_field(get("cache_creation"), "ephemeral_1h_input_tokens"))
         server = get("server_tool_use")
         return cls(
-            input_tokens=int(get("input_tokens") or 0),
-            output_tokens=int(get("output_tokens") or 0),
-            cache_creation_input_tokens=int(get("cache_creation_input_tokens") or 0),
-            cache_read_input_tokens=int(get("cache_read_input_tokens") or 0),
-            cache_creation_1h=one_hour,
-            web_search_requests=int(_field(server, "web_search_requests")),
-            web_fetch_requests=int(_field(server, "web_fetch_requests")),
+            int(get("input_tokens") or 0), int(get("output_tokens") or 0),
+            int(get("cache_creation_input_tokens") or 0), int(get("cache_read_input_tokens") or 0),
+            int(_field(get("cache_creation"), "ephemeral_1h_input_tokens")),
+            int(_field(server, "web_search_requests")) if server is not None else 0,
+            int(_field(server, "web_fetch_requests")) if server is not None else 0,
         )
 
 
@@ -87,9 +84,9 @@ _warned: set[str] = set()
 def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = None) -> float | None:
     """USD cost of one request, or ``None`` for a model with no known prices.
 
-    Exact decimal arithmetic, returned as a float; the long-prompt tier is chosen by the request's
-    total prompt tokens; web searches are added at the model's per-search price. An unknown model
-    warns once and never gets a guessed price.
+    Exact arithmetic (integers over a power of ten), returned as a float; the long-prompt tier is
+    chosen by the request's total prompt tokens; web searches are added at the model's per-search
+    price. An unknown model warns once and never gets a guessed price.
     """
     info = get_model(model, prices)
     if info is None:
@@ -101,25 +98,28 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
                 stacklevel=2,
             )
         return None
-    per_input, per_5m, per_1h, per_read, per_output = _per_token(info.tier_for(usage.prompt_tokens))
+    (p_input, p_5m, p_1h, p_read, p_output), p_search, scale = _integer_prices(
+        info.tier_for(usage.prompt_tokens), info.web_search_usd_per_1k)
     one_hour = min(usage.cache_creation_1h, usage.cache_creation_input_tokens)
     five_min = usage.cache_creation_input_tokens - one_hour
-    total = (
-        Decimal(usage.input_tokens) * per_input
-        + Decimal(five_min) * per_5m
-        + Decimal(one_hour) * per_1h
-        + Decimal(usage.cache_read_input_tokens) * per_read
-        + Decimal(usage.output_tokens) * per_output
-    ) / Decimal(1_000_000)
-    searches = Decimal(usage.web_search_requests) * Decimal(str(info.web_search_usd_per_1k)) / Decimal(1000)
-    return float(total + searches)
+    micro = (usage.input_tokens * p_input + five_min * p_5m + one_hour * p_1h
+             + usage.cache_read_input_tokens * p_read + usage.output_tokens * p_output
+             + usage.web_search_requests * p_search * 1000)  # per 1,000 searches vs per 1,000,000 tokens
+    return micro / (1_000_000 * scale)  # int / int: rounded once, correctly
 
 
 @lru_cache(maxsize=64)
-def _per_token(tier: PriceTier) -> tuple[Decimal, ...]:
-    """A tier's prices as exact decimals (of their shortest repr), made once per tier."""
-    return tuple(Decimal(str(p)) for p in (tier.input, tier.cache_write_5m, tier.cache_write_1h,
-                                           tier.cache_read, tier.output))
+def _integer_prices(tier: PriceTier, per_1k_searches: float) -> tuple[tuple[int, ...], int, int]:
+    """A tier's prices per million tokens and the price per 1,000 searches as integers over one
+    power of ten (``scale``), from their shortest decimal repr: a request's cost is then an exact
+    integer sum and one correctly rounded division (what exact decimals gave, without their
+    per-operation cost)."""
+    exact = [Decimal(str(p)) for p in (tier.input, tier.cache_write_5m, tier.cache_write_1h, tier.cache_read,
+                                       tier.output, per_1k_searches)]
+    places = max(0, *(-int(d.as_tuple().exponent) for d in exact))
+    scale = 10 ** places
+    ints = [int(d * scale) for d in exact]
+    return tuple(ints[:5]), ints[5], scale
 
 
 def price_of(usage: Usage, info: ModelInfo) -> float:

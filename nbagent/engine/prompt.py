@@ -90,7 +90,7 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
     return "\n".join(lines)
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(path: str | Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -106,16 +106,22 @@ class RulesCache:
         self.cwd = cwd
         self._key: tuple[Any, ...] | None = None
         self._value: tuple[str, list[str]] = ("", [])
+        # Joined once: looked at every turn, and pathlib's joins cost more than the stat calls.
+        self._files = tuple(os.path.join(cwd, name) for name in RULES_FILES)
+        self._dir = os.path.join(cwd, RULES_DIR)
+        self._ignore = os.path.join(cwd, IGNORE_FILE)
 
     def _fingerprint(self) -> tuple[Any, ...]:
-        files = tuple(_stat_key(self.cwd / name) for name in RULES_FILES)
-        rules_dir = self.cwd / RULES_DIR
-        try:
-            entries = sorted(e.name for e in os.scandir(rules_dir) if e.name.endswith(".md"))
-        except OSError:
-            entries = []
-        in_dir = tuple((name, _stat_key(rules_dir / name)) for name in entries)
-        return files, _stat_key(rules_dir), in_dir, _stat_key(self.cwd / IGNORE_FILE)
+        files = tuple(_stat_key(path) for path in self._files)
+        dir_key = _stat_key(self._dir)
+        in_dir: tuple[Any, ...] = ()
+        if dir_key is not None:  # most projects have no rules folder: nothing to list
+            try:
+                entries = sorted(e.name for e in os.scandir(self._dir) if e.name.endswith(".md"))
+            except OSError:
+                entries = []
+            in_dir = tuple((name, _stat_key(os.path.join(self._dir, name))) for name in entries)
+        return files, dir_key, in_dir, _stat_key(self._ignore)
 
     def get(self) -> tuple[str, list[str]]:
         """``(rules text, ignore patterns)``, as ``read_rules`` / ``read_ignore_patterns`` give them."""

@@ -99,6 +99,8 @@ class Sanitizer:
 
     def _clean(self, value: Any, counter: list[int], depth: int) -> Any:
         if isinstance(value, str):
+            if not self.secrets and value.isascii():  # most strings: nothing to replace
+                return value
             text, n = self.text(value)
             counter[0] += n
             return text

@@ -148,3 +148,42 @@ def test_the_shared_prefix_of_two_lists_matches_a_plain_scan(seed: int) -> None:
         b = a[:rng.randint(0, len(a))] + [rng.randint(0, 3) for _ in range(rng.randint(0, 8))]
         plain = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         assert _shared_prefix(a, b) == plain
+
+
+def _decimal_cost(usage: Usage, model: str, prices: dict | None = None) -> float:
+    """The cost as exact decimals compute it (the reference the integer arithmetic must equal)."""
+    from decimal import Decimal
+
+    info = get_model(model, prices)
+    assert info is not None
+    tier = info.tier_for(usage.prompt_tokens)
+    one_hour = min(usage.cache_creation_1h, usage.cache_creation_input_tokens)
+    five_min = usage.cache_creation_input_tokens - one_hour
+    d = lambda x: Decimal(str(x))  # noqa: E731
+    total = (Decimal(usage.input_tokens) * d(tier.input) + Decimal(five_min) * d(tier.cache_write_5m)
+             + Decimal(one_hour) * d(tier.cache_write_1h) + Decimal(usage.cache_read_input_tokens) * d(tier.cache_read)
+             + Decimal(usage.output_tokens) * d(tier.output)) / Decimal(1_000_000)
+    return float(total + Decimal(usage.web_search_requests) * d(info.web_search_usd_per_1k) / Decimal(1000))
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-haiku-4-5", "claude-opus-5-5", "claude-sonnet-4-5"])
+def test_the_cost_equals_exact_decimal_arithmetic_to_the_last_bit(model: str) -> None:
+    import random
+
+    rng = random.Random(13)
+    for _ in range(2_000):
+        cache_write = rng.choice([0, rng.randrange(1, 300_000)])
+        usage = Usage(input_tokens=rng.randrange(0, 1_200_000), output_tokens=rng.randrange(0, 64_000),
+                      cache_creation_input_tokens=cache_write, cache_read_input_tokens=rng.randrange(0, 900_000),
+                      cache_creation_1h=rng.randrange(0, cache_write + 1), web_search_requests=rng.randrange(0, 7))
+        assert cost_of(usage, model) == _decimal_cost(usage, model)
+
+
+def test_prices_with_many_decimals_are_still_exact() -> None:
+    from dataclasses import replace
+
+    base = get_model("claude-haiku-4-5")
+    assert base is not None
+    odd = replace(base, id="odd-model", prices=replace(base.prices, input=0.1234567, output=12.3456789, cache_read=0.01))
+    usage = Usage(input_tokens=987_654, output_tokens=12_345, cache_read_input_tokens=55_555)
+    assert cost_of(usage, "odd-model", {"odd-model": odd}) == _decimal_cost(usage, "odd-model", {"odd-model": odd})
