@@ -151,12 +151,17 @@ def _base_id(model_id: str) -> str:
 def get_model(model_id: str, overrides: Mapping[str, ModelInfo] | None = None) -> ModelInfo | None:
     """Look a model up by id or alias; dated ids (``claude-x-20261001``) match their base id.
     A user's row (``overrides``) wins over the built-in one."""
-    for key in (model_id, _base_id(model_id)):
-        if overrides and key in overrides:
-            return overrides[key]
-        if key in _BY_ID:
-            return _BY_ID[key]
-    return None
+    if overrides and model_id in overrides:
+        return overrides[model_id]
+    info = _BY_ID.get(model_id)
+    if info is not None:  # looked up several times a request: the base id only when needed
+        return info
+    base = _base_id(model_id)
+    if base == model_id:
+        return None
+    if overrides and base in overrides:
+        return overrides[base]
+    return _BY_ID.get(base)
 
 
 def context_window_for(model_id: str, override: int | None = None,

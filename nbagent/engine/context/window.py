@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence, Union
 
 from ..cost import Usage
@@ -74,6 +75,7 @@ class RequestUsage:
         )
 
 
+@lru_cache(maxsize=64)  # a pure function of one number, asked several times a request
 def get_context_window_info(context_window: int | None) -> ContextWindowInfo:
     """The window (missing or 0 means 128,000) and its ``max_allowed_size``.
 
