@@ -10,6 +10,7 @@ the :class:`~nbagent.engine.session.Session`; settings in one frozen
 from __future__ import annotations
 
 import asyncio
+import os
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
@@ -101,6 +102,7 @@ class QueryEngine:
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
         self._prompt = RequestPrompt()
+        self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -251,8 +253,11 @@ class QueryEngine:
         session.save_events()
 
     def sanitizer(self) -> Sanitizer:
-        """The boundary for this run: secrets are looked up now (the environment may have changed)."""
-        return Sanitizer(secret_values(self._config.secret_env, self._secrets))
+        """The boundary for this request: secrets are looked up now (the environment may have changed)."""
+        values = (*(os.environ.get(name) for name in self._config.secret_env), *self._secrets)
+        if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
+            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, self._secrets)))
+        return self._sanitizer[1]
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
         """The run's settings (fixed for the whole run) and collaborators."""

@@ -295,3 +295,18 @@ async def test_each_log_is_appended_to_and_a_torn_last_append_loads_with_a_notic
     # Only the append's first byte written: the comma replaced the line break; nothing is lost.
     log.write_bytes(whole[:whole.rindex(b"\n")] + b",]")
     assert len(getattr(Session.load(tmp_path / "task"), attr)) == count
+
+
+async def test_a_secret_set_in_the_environment_between_prompts_is_redacted_from_then_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MY_TOKEN", raising=False)
+    code = "import os; print(os.environ.get('MY_TOKEN_COPY', 'unset'))"
+    engine = make_engine(scripted(tool_reply("python", {"code": code}), text_reply("ok"),
+                                  tool_reply("python", {"code": code}), text_reply("ok")),
+                         tmp_path, tools=[Python()], allow=("python",), secret_env=("MY_TOKEN",))
+    first = await run(engine, "before")
+    assert next(e for e in first if isinstance(e, ToolResult)).content == "unset"
+    monkeypatch.setenv("MY_TOKEN", "token-value-67890")
+    monkeypatch.setenv("MY_TOKEN_COPY", "token-value-67890")  # the same value under another name
+    second = await run(engine, "after")
+    assert next(e for e in second if isinstance(e, ToolResult)).content == "[redacted]"
