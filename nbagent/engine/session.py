@@ -173,6 +173,8 @@ class Session:
         finally:
             if store is not self._store:
                 store.close()  # a copy's logs: nothing more is appended to them
+                if self._store is not None:
+                    self._store.close()  # the "copy" may have replaced our own files: reopen by path
         return store.task_dir
 
     def _write_all(self, store: SessionStore) -> None:

@@ -84,7 +84,8 @@ async def run_tool_call(
         return
     call = ToolCall(tool_use_id=uid, name=name, input=tool_input, read_only=bool(getattr(tool, "read_only", False)),
                     turn=turn)
-    permitted = _permitted_at_once(tool, call, gate, hooks)
+    # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
+    permitted = [] if guard.is_set else _permitted_at_once(tool, call, gate, hooks)
     if not permitted:
         async for event in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, permitted=permitted,
                                    answered=answered):

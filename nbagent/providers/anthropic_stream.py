@@ -142,9 +142,9 @@ class StreamAssembler:
         if kind == "text_delta":
             text = d.text
             parts = self.texts.get(i)
-            (parts if parts is not None else _parts(self.texts, self.blocks[i], i, "text")).append(text)
+            (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
             return TextDelta(text, i)
-        block = self.blocks[i]
+        block = self._block(i)
         if kind == "input_json_delta":
             self.json_parts[i].append(d.partial_json)
             return ToolUseDelta(tool_use_id=block.get("id", ""), name=block.get("name", ""),
@@ -157,6 +157,12 @@ class StreamAssembler:
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(_dump(d.citation))
         return None
+
+    def _block(self, index: int) -> dict[str, Any]:
+        block = self.blocks.get(index)
+        if block is None:  # a broken stream (a proxy?): retried like one cut short
+            raise ApiError(ErrorKind.CONNECTION, f"the stream sent a delta for block {index}, which it never started")
+        return block
 
     def _join(self, index: int) -> None:
         block = self.blocks[index]
@@ -188,10 +194,15 @@ class StreamAssembler:
 
 
 def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, field: str) -> list[str]:
-    """The parts of ``block[field]`` streamed so far (a delta for a block of another type starts them)."""
+    """The parts of ``block[field]`` streamed so far, started again from the joined text for a delta
+    after the block's stop. A block without that field (a text delta for a thinking block) would be
+    invalid to send back: the stream is broken."""
     parts = streamed.get(index)
     if parts is None:
-        parts = streamed[index] = [str(block.get(field, ""))]
+        if field not in block:
+            raise ApiError(ErrorKind.CONNECTION,
+                           f"the stream sent {field} for a {block.get('type', 'typeless')} block (block {index})")
+        parts = streamed[index] = [block[field]]
     return parts
 
 

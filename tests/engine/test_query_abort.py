@@ -195,3 +195,19 @@ async def test_closing_the_event_stream_early_still_answers_every_tool_call(tmp_
     assert_history_valid(engine.session.history)
     assert engine.session.history[-1]["content"][0]["content"] == NOT_RUN
     assert_persisted_valid(engine.config.task_dir, engine)
+
+
+async def test_abort_when_a_tool_call_is_shown_answers_it_not_run_on_the_rules_path(tmp_path: Any) -> None:
+    """A read-only call is allowed by the rules alone (no permit step to check for an abort): an
+    abort pressed on seeing it must still say "not run", never "interrupted while running"."""
+    api = SimulatedAPI([tool_reply("echo", {"text": "x"}), text_reply("never")])
+    engine = make_engine(api, tmp_path)
+    events = []
+    async for e in engine.submit_message("go"):
+        events.append(e)
+        if e.kind == "tool_use":
+            engine.abort()
+    assert done_of(events).reason == "aborted"
+    results = engine.session.history[-1]["content"]
+    assert [b["content"] for b in results] == [NOT_RUN]
+    assert_persisted_valid(engine.config.task_dir, engine)

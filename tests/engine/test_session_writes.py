@@ -166,3 +166,16 @@ async def test_the_logs_stay_open_between_appends_and_close_with_the_session(tmp
     assert _open_files_under(tmp_path / "task") == []
     again = Session.load(tmp_path / "task")
     assert again.history == engine.session.history
+
+
+def test_saving_into_its_own_folder_by_path_keeps_the_appends_that_follow(tmp_path: Path) -> None:
+    """save(path) to the session's own folder rewrites its files (new inodes): the session's open
+    logs must follow, or later appends would go to the unlinked files. (Found by a review.)"""
+    session = Session(tmp_path, model="claude-sonnet-4-5")
+    session.begin_turn([{"type": "text", "text": "one"}])
+    session.history.append({"role": "assistant", "content": [{"type": "text", "text": "a1"}]})
+    session._save_history()
+    session.save(tmp_path)
+    session.begin_turn([{"type": "text", "text": "two"}])
+    session.close()
+    assert len(Session.load(tmp_path).history) == 3

@@ -273,3 +273,34 @@ def test_block_starts_are_dumped_as_model_dump_would(raw: dict[str, Any]) -> Non
     assert dumped == model.model_dump(exclude_none=True, mode="json")
     if isinstance(raw.get("input"), dict):
         assert dumped["input"] is not model.input  # the assembler fills it: never the SDK's own dict
+
+
+async def test_a_text_delta_for_a_thinking_block_is_an_api_error_not_a_malformed_block() -> None:
+    """A block that would not be valid to send back (thinking with a "text" field) never reaches history."""
+    body = sse(
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+                                              "content": [], "stop_reason": None, "stop_sequence": None,
+                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "oops"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 2}},
+        {"type": "message_stop"})
+    err, seen = await fail(byte_level(body))
+    assert not any(isinstance(c, MessageComplete) for c in seen)
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent text for a thinking block (block 0)")
+    unstarted = body.replace(b'"index": 0, "delta"', b'"index": 5, "delta"')
+    err, _ = await fail(byte_level(unstarted))
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent a delta for block 5, which it never started")
+
+
+async def test_text_streamed_after_its_block_stopped_is_kept_in_order() -> None:
+    body = PARTIAL + sse(
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " and more"}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 2}},
+        {"type": "message_stop"})
+    chunks = await collect(byte_level(body))
+    assert chunks[-1].message["content"] == [{"type": "text", "text": "half and more"}]
