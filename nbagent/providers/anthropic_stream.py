@@ -80,6 +80,7 @@ class StreamAssembler:
     def __init__(self, requested_model: str) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.json_parts: dict[int, list[str]] = {}
+        self.tool_calls: dict[int, tuple[str, str]] = {}  # index -> (id, name) of a call whose input streams
         # Streamed text and thinking by block, joined when the block stops: appending to the
         # block's string would copy it on every delta (quadratic in a long answer).
         self.texts: dict[int, list[str]] = {}
@@ -94,8 +95,21 @@ class StreamAssembler:
     def feed(self, event: Any) -> Chunk | None:
         """The chunk one raw event produces, if any (``ping`` and unknown events produce none)."""
         kind = getattr(event, "type", "")
-        if kind == "content_block_delta":  # nearly every event
-            return self._delta(event)
+        if kind == "content_block_delta":  # nearly every event: its two usual kinds handled inline
+            i, d = event.index, event.delta
+            dkind = d.type
+            if dkind == "text_delta":
+                parts = self.texts.get(i)
+                text = d.text
+                (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
+                return TextDelta(text, i)
+            if dkind == "input_json_delta":
+                json_parts, call = self.json_parts.get(i), self.tool_calls.get(i)
+                if json_parts is None or call is None:
+                    raise ApiError(ErrorKind.CONNECTION, f"the stream sent tool input for block {i}, which takes none")
+                json_parts.append(d.partial_json)
+                return ToolUseDelta(call[0], call[1], d.partial_json, i)
+            return self._delta(i, d)
         # A class-level table of plain functions: bound methods kept on the instance would make
         # each request's assembler a reference cycle, left for the garbage collector.
         handler = _HANDLERS.get(kind)
@@ -132,23 +146,15 @@ class StreamAssembler:
             self.thoughts[ev.index] = [block["thinking"]]
         if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
             self.json_parts[ev.index] = []
+            self.tool_calls[ev.index] = (str(block.get("id", "")), str(block.get("name", "")))
         block.pop("caller", None)  # response-only metadata: not part of the block passed back
         self.blocks[ev.index] = block
         return None
 
-    def _delta(self, ev: Any) -> Chunk | None:
-        i, d = ev.index, ev.delta
+    def _delta(self, i: int, d: Any) -> Chunk | None:
+        """The rarer deltas (text and tool input are handled in :meth:`feed`)."""
         kind = d.type
-        if kind == "text_delta":
-            text = d.text
-            parts = self.texts.get(i)
-            (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
-            return TextDelta(text, i)
         block = self._block(i)
-        if kind == "input_json_delta":
-            self.json_parts[i].append(d.partial_json)
-            return ToolUseDelta(tool_use_id=block.get("id", ""), name=block.get("name", ""),
-                                partial_json=d.partial_json, index=i)
         if kind == "thinking_delta":
             _parts(self.thoughts, block, i, "thinking").append(d.thinking)
             return ThinkingDelta(text=d.thinking, index=i)
@@ -165,18 +171,24 @@ class StreamAssembler:
         return block
 
     def _join(self, index: int) -> None:
-        block = self.blocks[index]
-        for field, streamed in (("text", self.texts), ("thinking", self.thoughts)):
-            parts = streamed.pop(index, None)
-            if parts is not None:
-                block[field] = "".join(parts)
+        parts = self.texts.pop(index, None)
+        if parts is not None:
+            self.blocks[index]["text"] = "".join(parts)
+        parts = self.thoughts.pop(index, None) if self.thoughts else None
+        if parts is not None:
+            self.blocks[index]["thinking"] = "".join(parts)
 
     def _block_stop(self, ev: Any) -> Chunk | None:
-        self._join(ev.index)
-        parts = self.json_parts.pop(ev.index, None)
-        if parts is not None and "".join(parts).strip():
-            # Input that arrived whole in content_block_start (some proxies) stays when no fragment came.
-            self.blocks[ev.index]["input"] = parse_tool_input("".join(parts))
+        index = ev.index
+        if index not in self.blocks:  # a broken stream (a proxy?): retried like one cut short
+            raise ApiError(ErrorKind.CONNECTION, f"the stream stopped block {index}, which it never started")
+        self._join(index)
+        parts = self.json_parts.pop(index, None)
+        if parts is not None:
+            self.tool_calls.pop(index, None)
+            text = "".join(parts)
+            if text.strip():  # input that arrived whole in content_block_start (some proxies) stays
+                self.blocks[index]["input"] = parse_tool_input(text)
         return None
 
     def _message_delta(self, ev: Any) -> Chunk | None:
@@ -208,6 +220,6 @@ def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, fi
 
 _HANDLERS: dict[str, Callable[[StreamAssembler, Any], Chunk | None]] = {
     "message_start": StreamAssembler._message_start, "content_block_start": StreamAssembler._block_start,
-    "content_block_delta": StreamAssembler._delta, "content_block_stop": StreamAssembler._block_stop,
+    "content_block_stop": StreamAssembler._block_stop,
     "message_delta": StreamAssembler._message_delta, "message_stop": StreamAssembler._message_stop,
 }

@@ -295,6 +295,27 @@ async def test_a_text_delta_for_a_thinking_block_is_an_api_error_not_a_malformed
     assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent a delta for block 5, which it never started")
 
 
+async def test_tool_input_for_a_text_block_or_a_stop_for_an_unstarted_block_is_an_api_error() -> None:
+    """Tool input streamed into a block that takes none, or a stop for a block never started, is a
+    broken stream (retried like one cut short), never a KeyError or a silently incomplete message."""
+    start = sse({"type": "message_start", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [], "stop_reason": None,
+        "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    end = sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+               "usage": {"output_tokens": 2}}, {"type": "message_stop"})
+    json_into_text = start + sse(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+        {"type": "content_block_stop", "index": 0}) + end
+    err, seen = await fail(byte_level(json_into_text))
+    assert not any(isinstance(c, MessageComplete) for c in seen)
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent tool input for block 0, which takes none")
+    stray_stop = start + sse({"type": "content_block_stop", "index": 0}, {"type": "content_block_stop", "index": 3}) + end
+    err, seen = await fail(byte_level(stray_stop))
+    assert not any(isinstance(c, MessageComplete) for c in seen)
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream stopped block 3, which it never started")
+
+
 async def test_text_streamed_after_its_block_stopped_is_kept_in_order() -> None:
     body = PARTIAL + sse(
         {"type": "content_block_stop", "index": 0},
