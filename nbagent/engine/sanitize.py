@@ -107,12 +107,19 @@ class Sanitizer:
         if isinstance(value, dict):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            return {self._clean(k, counter, depth) if isinstance(k, str) else k: self._clean(v, counter, depth + 1)
+            # With no secrets configured, plain ASCII strings (nearly every key and most values)
+            # are kept here without a call.
+            plain = not self.secrets
+            return {(k if plain and type(k) is str and k.isascii() else self._clean(k, counter, depth)
+                     if isinstance(k, str) else k):
+                    (v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1))
                     for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            return [self._clean(v, counter, depth + 1) for v in value]
+            plain = not self.secrets
+            return [v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1)
+                    for v in value]
         return value
 
 

@@ -39,6 +39,19 @@ def test_secrets_and_lone_surrogates_are_replaced_in_keys_values_and_tuples() ->
     assert replaced == 1
 
 
+def test_with_no_secrets_surrogates_are_replaced_in_keys_values_and_string_subclasses() -> None:
+    """The no-secrets fast path keeps plain ASCII strings as they are and cleans everything else."""
+
+    class Name(str):
+        pass
+
+    value = {"ok": "plain", "bad \udcff": ["x \udcff", Name("y \udcff")], Name("k \udcff"): Name("ascii")}
+    cleaned, replaced = Sanitizer().value(value)
+    assert cleaned == {"ok": "plain", "bad \ufffd": ["x \ufffd", "y \ufffd"], "k \ufffd": "ascii"}
+    assert replaced == 4
+    assert cleaned["ok"] is value["ok"]
+
+
 def test_the_child_environment_is_copied_when_first_read_without_the_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NBAGENT_TEST_KEY", "value-of-the-key")
     monkeypatch.setenv("NBAGENT_TEST_OTHER", "holds value-of-the-key")
