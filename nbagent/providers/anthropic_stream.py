@@ -106,6 +106,7 @@ class StreamAssembler:
             if dkind == "input_json_delta":
                 json_parts, call = self.json_parts.get(i), self.tool_calls.get(i)
                 if json_parts is None or call is None:
+                    self._block(i)  # a block never started is named as such
                     raise ApiError(ErrorKind.CONNECTION, f"the stream sent tool input for block {i}, which takes none")
                 json_parts.append(d.partial_json)
                 return ToolUseDelta(call[0], call[1], d.partial_json, i)
@@ -136,19 +137,23 @@ class StreamAssembler:
         return None
 
     def _block_start(self, ev: Any) -> Chunk | None:
+        index = ev.index
+        if index in self.blocks:  # started again without a stop (a proxy?): the new block replaces it whole
+            for streamed in (self.texts, self.thoughts, self.json_parts, self.tool_calls):
+                streamed.pop(index, None)
         block = _dump(ev.content_block)
         kind = block.get("type", "")
         for key in _EMPTY_FIELDS.get(kind, ()):
             block.setdefault(key, "")
         if kind == "text":
-            self.texts[ev.index] = [block["text"]]
+            self.texts[index] = [block["text"]]
         elif kind == "thinking":
-            self.thoughts[ev.index] = [block["thinking"]]
+            self.thoughts[index] = [block["thinking"]]
         if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
-            self.json_parts[ev.index] = []
-            self.tool_calls[ev.index] = (str(block.get("id", "")), str(block.get("name", "")))
+            self.json_parts[index] = []
+            self.tool_calls[index] = (str(block.get("id", "")), str(block.get("name", "")))
         block.pop("caller", None)  # response-only metadata: not part of the block passed back
-        self.blocks[ev.index] = block
+        self.blocks[index] = block
         return None
 
     def _delta(self, i: int, d: Any) -> Chunk | None:

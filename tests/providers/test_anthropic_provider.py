@@ -310,10 +310,35 @@ async def test_tool_input_for_a_text_block_or_a_stop_for_an_unstarted_block_is_a
     err, seen = await fail(byte_level(json_into_text))
     assert not any(isinstance(c, MessageComplete) for c in seen)
     assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent tool input for block 0, which takes none")
+    into_unstarted = json_into_text.replace(b'"index": 0, "delta"', b'"index": 4, "delta"')
+    err, _ = await fail(byte_level(into_unstarted))
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent a delta for block 4, which it never started")
     stray_stop = start + sse({"type": "content_block_stop", "index": 0}, {"type": "content_block_stop", "index": 3}) + end
     err, seen = await fail(byte_level(stray_stop))
     assert not any(isinstance(c, MessageComplete) for c in seen)
     assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream stopped block 3, which it never started")
+
+
+async def test_a_block_started_again_at_its_index_replaces_the_first_whole() -> None:
+    """A proxy that restarts an index without a stop: nothing streamed into the first block (tool
+    input, text) leaks into the second, which is assembled as if it came alone."""
+    body = sse(
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+                                              "content": [], "stop_reason": None, "stop_sequence": None,
+                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a"'}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hm"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 2}},
+        {"type": "message_stop"})
+    complete = (await collect(byte_level(body)))[-1]
+    assert isinstance(complete, MessageComplete)
+    assert complete.message["content"] == [{"type": "thinking", "thinking": "hm", "signature": "sig"}]
 
 
 async def test_text_streamed_after_its_block_stopped_is_kept_in_order() -> None:
