@@ -79,8 +79,8 @@ class StreamAssembler:
 
     def __init__(self, requested_model: str) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
-        self.json_parts: dict[int, list[str]] = {}
-        self.tool_calls: dict[int, tuple[str, str]] = {}  # index -> (id, name) of a call whose input streams
+        # index -> (id, name, input fragments) of each block whose input streams (tool calls)
+        self.tool_inputs: dict[int, tuple[str, str, list[str]]] = {}
         # Streamed text and thinking by block, joined when the block stops: appending to the
         # block's string would copy it on every delta (quadratic in a long answer).
         self.texts: dict[int, list[str]] = {}
@@ -104,11 +104,11 @@ class StreamAssembler:
                 (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
                 return TextDelta(text, i)
             if dkind == "input_json_delta":
-                json_parts, call = self.json_parts.get(i), self.tool_calls.get(i)
-                if json_parts is None or call is None:
+                call = self.tool_inputs.get(i)
+                if call is None:
                     self._block(i)  # a block never started is named as such
                     raise ApiError(ErrorKind.CONNECTION, f"the stream sent tool input for block {i}, which takes none")
-                json_parts.append(d.partial_json)
+                call[2].append(d.partial_json)
                 return ToolUseDelta(call[0], call[1], d.partial_json, i)
             return self._delta(i, d)
         # A class-level table of plain functions: bound methods kept on the instance would make
@@ -118,7 +118,7 @@ class StreamAssembler:
 
     def complete(self) -> MessageComplete:
         """The assembled message; a stream cut before ``message_stop`` is a connection error."""
-        if not self.stopped or self.json_parts:
+        if not self.stopped or self.tool_inputs:
             # The SDK accepts a stream that a proxy closed cleanly part-way: without message_stop the
             # message is partial and must be retried as a mid-stream failure, never enter history.
             raise ApiError(ErrorKind.CONNECTION, "the stream ended before message_stop")
@@ -139,8 +139,9 @@ class StreamAssembler:
     def _block_start(self, ev: Any) -> Chunk | None:
         index = ev.index
         if index in self.blocks:  # started again without a stop (a proxy?): the new block replaces it whole
-            for streamed in (self.texts, self.thoughts, self.json_parts, self.tool_calls):
-                streamed.pop(index, None)
+            self.texts.pop(index, None)
+            self.thoughts.pop(index, None)
+            self.tool_inputs.pop(index, None)
         block = _dump(ev.content_block)
         kind = block.get("type", "")
         for key in _EMPTY_FIELDS.get(kind, ()):
@@ -150,8 +151,7 @@ class StreamAssembler:
         elif kind == "thinking":
             self.thoughts[index] = [block["thinking"]]
         if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
-            self.json_parts[index] = []
-            self.tool_calls[index] = (str(block.get("id", "")), str(block.get("name", "")))
+            self.tool_inputs[index] = (str(block.get("id", "")), str(block.get("name", "")), [])
         block.pop("caller", None)  # response-only metadata: not part of the block passed back
         self.blocks[index] = block
         return None
@@ -188,10 +188,9 @@ class StreamAssembler:
         if index not in self.blocks:  # a broken stream (a proxy?): retried like one cut short
             raise ApiError(ErrorKind.CONNECTION, f"the stream stopped block {index}, which it never started")
         self._join(index)
-        parts = self.json_parts.pop(index, None)
-        if parts is not None:
-            self.tool_calls.pop(index, None)
-            text = "".join(parts)
+        call = self.tool_inputs.pop(index, None)
+        if call is not None:
+            text = "".join(call[2])
             if text.strip():  # input that arrived whole in content_block_start (some proxies) stays
                 self.blocks[index]["input"] = parse_tool_input(text)
         return None

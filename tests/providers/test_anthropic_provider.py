@@ -109,10 +109,13 @@ def sse(*events: dict[str, Any]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
+MESSAGE_START = {"type": "message_start", "message": {
+    "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [], "stop_reason": None,
+    "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}}}
+END_TURN = sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 2}}, {"type": "message_stop"})
 PARTIAL = sse(
-    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
-                                          "content": [], "stop_reason": None, "stop_sequence": None,
-                                          "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    MESSAGE_START,
     {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "half"}},
 )
@@ -137,10 +140,7 @@ async def test_a_stream_closed_before_message_stop_is_a_connection_error() -> No
     assert (err.kind, err.message, err.status) == (ErrorKind.CONNECTION, "the stream ended before message_stop", None)
     assert err.__cause__ is None  # nothing fabricated: no transport error happened
     # The whole stream is fine.
-    done = sse({"type": "content_block_stop", "index": 0},
-               {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 2}},
-               {"type": "message_stop"})
+    done = sse({"type": "content_block_stop", "index": 0}) + END_TURN
     chunks = await collect(byte_level(PARTIAL + done))
     assert isinstance(chunks[-1], MessageComplete) and chunks[-1].message["content"] == [{"type": "text", "text": "half"}]
 
@@ -278,15 +278,10 @@ def test_block_starts_are_dumped_as_model_dump_would(raw: dict[str, Any]) -> Non
 async def test_a_text_delta_for_a_thinking_block_is_an_api_error_not_a_malformed_block() -> None:
     """A block that would not be valid to send back (thinking with a "text" field) never reaches history."""
     body = sse(
-        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
-                                              "content": [], "stop_reason": None, "stop_sequence": None,
-                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        MESSAGE_START,
         {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "oops"}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-         "usage": {"output_tokens": 2}},
-        {"type": "message_stop"})
+        {"type": "content_block_stop", "index": 0}) + END_TURN
     err, seen = await fail(byte_level(body))
     assert not any(isinstance(c, MessageComplete) for c in seen)
     assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent text for a thinking block (block 0)")
@@ -298,12 +293,8 @@ async def test_a_text_delta_for_a_thinking_block_is_an_api_error_not_a_malformed
 async def test_tool_input_for_a_text_block_or_a_stop_for_an_unstarted_block_is_an_api_error() -> None:
     """Tool input streamed into a block that takes none, or a stop for a block never started, is a
     broken stream (retried like one cut short), never a KeyError or a silently incomplete message."""
-    start = sse({"type": "message_start", "message": {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [], "stop_reason": None,
-        "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    end = sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-               "usage": {"output_tokens": 2}}, {"type": "message_stop"})
+    start = sse(MESSAGE_START, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    end = END_TURN
     json_into_text = start + sse(
         {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
         {"type": "content_block_stop", "index": 0}) + end
@@ -323,19 +314,14 @@ async def test_a_block_started_again_at_its_index_replaces_the_first_whole() -> 
     """A proxy that restarts an index without a stop: nothing streamed into the first block (tool
     input, text) leaks into the second, which is assembled as if it came alone."""
     body = sse(
-        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
-                                              "content": [], "stop_reason": None, "stop_sequence": None,
-                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        MESSAGE_START,
         {"type": "content_block_start", "index": 0,
          "content_block": {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a"'}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hm"}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-         "usage": {"output_tokens": 2}},
-        {"type": "message_stop"})
+        {"type": "content_block_stop", "index": 0}) + END_TURN
     complete = (await collect(byte_level(body)))[-1]
     assert isinstance(complete, MessageComplete)
     assert complete.message["content"] == [{"type": "thinking", "thinking": "hm", "signature": "sig"}]
@@ -344,9 +330,6 @@ async def test_a_block_started_again_at_its_index_replaces_the_first_whole() -> 
 async def test_text_streamed_after_its_block_stopped_is_kept_in_order() -> None:
     body = PARTIAL + sse(
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " and more"}},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-         "usage": {"output_tokens": 2}},
-        {"type": "message_stop"})
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " and more"}}) + END_TURN
     chunks = await collect(byte_level(body))
     assert chunks[-1].message["content"] == [{"type": "text", "text": "half and more"}]
