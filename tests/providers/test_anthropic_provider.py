@@ -275,39 +275,42 @@ def test_block_starts_are_dumped_as_model_dump_would(raw: dict[str, Any]) -> Non
         assert dumped["input"] is not model.input  # the assembler fills it: never the SDK's own dict
 
 
-async def test_a_text_delta_for_a_thinking_block_is_an_api_error_not_a_malformed_block() -> None:
-    """A block that would not be valid to send back (thinking with a "text" field) never reaches history."""
-    body = sse(
-        MESSAGE_START,
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "oops"}},
-        {"type": "content_block_stop", "index": 0}) + END_TURN
-    err, seen = await fail(byte_level(body))
-    assert not any(isinstance(c, MessageComplete) for c in seen)
-    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent text for a thinking block (block 0)")
-    unstarted = body.replace(b'"index": 0, "delta"', b'"index": 5, "delta"')
-    err, _ = await fail(byte_level(unstarted))
-    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent a delta for block 5, which it never started")
+def _delta(index: int, **delta: str) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
-async def test_tool_input_for_a_text_block_or_a_stop_for_an_unstarted_block_is_an_api_error() -> None:
-    """Tool input streamed into a block that takes none, or a stop for a block never started, is a
-    broken stream (retried like one cut short), never a KeyError or a silently incomplete message."""
-    start = sse(MESSAGE_START, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    end = END_TURN
-    json_into_text = start + sse(
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
-        {"type": "content_block_stop", "index": 0}) + end
-    err, seen = await fail(byte_level(json_into_text))
+_TEXT = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+_THINKING = {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+_STOP = {"type": "content_block_stop", "index": 0}
+BROKEN_STREAMS = {
+    "text for a thinking block": (
+        [_THINKING, _delta(0, type="text_delta", text="oops"), _STOP],
+        "the stream sent text for a thinking block (block 0)"),
+    "text for a block never started": (
+        [_THINKING, _delta(5, type="text_delta", text="oops"), _STOP],
+        "the stream sent a delta for block 5, which it never started"),
+    "tool input for a text block": (
+        [_TEXT, _delta(0, type="input_json_delta", partial_json="{}"), _STOP],
+        "the stream sent tool input for block 0, which takes none"),
+    "tool input for a block never started": (
+        [_TEXT, _delta(4, type="input_json_delta", partial_json="{}"), _STOP],
+        "the stream sent a delta for block 4, which it never started"),
+    "a stop for a block never started": (
+        [_TEXT, _STOP, {"type": "content_block_stop", "index": 3}],
+        "the stream stopped block 3, which it never started"),
+}
+
+
+@pytest.mark.parametrize(("events", "message"), BROKEN_STREAMS.values(), ids=list(BROKEN_STREAMS))
+async def test_a_broken_stream_is_a_connection_error_never_a_malformed_block(events: list[dict[str, Any]],
+                                                                             message: str) -> None:
+    """A block that would not be valid to send back (thinking with a "text" field, text with an
+    input) or a stream that speaks of blocks it never started never reaches history: it is a
+    connection error, retried like a stream cut short (never a KeyError or an incomplete message)."""
+    err, seen = await fail(byte_level(sse(MESSAGE_START, *events) + END_TURN))
     assert not any(isinstance(c, MessageComplete) for c in seen)
-    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent tool input for block 0, which takes none")
-    into_unstarted = json_into_text.replace(b'"index": 0, "delta"', b'"index": 4, "delta"')
-    err, _ = await fail(byte_level(into_unstarted))
-    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream sent a delta for block 4, which it never started")
-    stray_stop = start + sse({"type": "content_block_stop", "index": 0}, {"type": "content_block_stop", "index": 3}) + end
-    err, seen = await fail(byte_level(stray_stop))
-    assert not any(isinstance(c, MessageComplete) for c in seen)
-    assert (err.kind, err.message) == (ErrorKind.CONNECTION, "the stream stopped block 3, which it never started")
+    assert (err.kind, err.message) == (ErrorKind.CONNECTION, message)
 
 
 async def test_a_block_started_again_at_its_index_replaces_the_first_whole() -> None:
