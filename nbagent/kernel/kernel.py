@@ -11,12 +11,16 @@
 3. Interrupt → clean abort: SIGINT first sets every registered abort
    (:func:`nbagent.notebook.waiting.trigger_aborts`, thread- and signal-safe), then does what
    ipykernel does (cancel the running async cell / raise ``KeyboardInterrupt`` in a sync one), so
-   the agent stops cleanly and the cell still sees the interrupt.
+   the agent stops cleanly and the cell still sees the interrupt. Once the cell's code is over, an
+   interrupt only sets the aborts: ``KeyboardInterrupt`` in ipykernel's own reply code would lose
+   the execute reply, and the front-end would show the cell running forever.
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -63,19 +67,49 @@ class NbAgentKernel(IPythonKernel):
         return True
 
     async def do_execute(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """ipykernel's ``do_execute``, with the shell's last traceback reset first.
+        """ipykernel's ``do_execute``, with the shell's last traceback reset first, and an interrupted
+        cell always answered.
 
         ipykernel resets ``shell._last_traceback`` only in ``run_cell``, which an async cell (every
         ``%%agent`` cell) skips, and reads it for every failed cell. A first cell failing without a
         traceback (``%%agent --max-turns abc`` raises IPython's ``UsageError``) then crashed
         ``do_execute`` with ``AttributeError`` and the execute reply was never sent; a later one
         would have reported an earlier cell's traceback.
+
+        An interrupt cancels the cell's task. When the cancel lands just before the task's last step
+        (an aborted ``%%agent`` run finishing by itself, about 1 interrupt in 60), asyncio marks the
+        finished task cancelled; ipykernel's ``await`` of it raises ``CancelledError``, which it does
+        not catch, and neither the reply nor the idle status was sent: the cell ran forever in the
+        front-end. That case is answered as the interrupt it is.
         """
         shell = self.shell
         if shell is not None:
             shell._last_traceback = None
             shell._last_traceback_during_displayhook = False
-        return await super().do_execute(*args, **kwargs)
+        try:
+            return await super().do_execute(*args, **kwargs)
+        except asyncio.CancelledError:
+            cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
+            if cancelling is None or cancelling():
+                raise  # this handler itself is being cancelled (shutdown), or we cannot tell
+            return self._interrupted_reply()
+        finally:
+            _too_late_to_interrupt()
+
+    def _interrupted_reply(self) -> dict[str, Any]:
+        """The reply ipykernel gives a cell that raised ``KeyboardInterrupt`` (status ``error``, so
+        Run All and nbclient stop)."""
+        shell = self.shell
+        reply: dict[str, Any] = {
+            "status": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": [],
+            "engine_info": {"engine_uuid": self.ident, "engine_id": self.int_id, "method": "execute"},
+            "user_expressions": {}, "payload": [],
+        }
+        if shell is not None:
+            reply["execution_count"] = shell.execution_count - 1
+            reply["payload"] = shell.payload_manager.read_payload()
+            shell.payload_manager.clear_payload()
+        return reply
 
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
@@ -105,16 +139,19 @@ class NbAgentKernel(IPythonKernel):
     @contextmanager
     def _cancel_on_sigint(self, future: Any) -> Iterator[None]:
         """ipykernel's SIGINT-cancels-the-async-cell handler, with the aborts set first."""
-        with super()._cancel_on_sigint(future):
-            inner = signal.getsignal(signal.SIGINT)
+        try:
+            with super()._cancel_on_sigint(future):
+                inner = signal.getsignal(signal.SIGINT)
 
-            def handler(signum: int, frame: Any) -> None:
-                waiting.trigger_aborts()
-                if callable(inner):
-                    inner(signum, frame)
+                def handler(signum: int, frame: Any) -> None:
+                    waiting.trigger_aborts()
+                    if callable(inner):
+                        inner(signum, frame)
 
-            signal.signal(signal.SIGINT, handler)
-            yield  # the base context restores the handler it saved
+                signal.signal(signal.SIGINT, handler)
+                yield  # the base context restores the handler it saved
+        finally:
+            _too_late_to_interrupt()  # the cell is over; ipykernel still has to send its reply
 
     def pre_handler_hook(self) -> None:
         """For synchronous cells: set the aborts, then raise ``KeyboardInterrupt`` as usual."""
@@ -125,6 +162,18 @@ class NbAgentKernel(IPythonKernel):
 def _abort_then_interrupt(signum: int, frame: Any) -> None:
     waiting.trigger_aborts()
     raise KeyboardInterrupt
+
+
+def _abort_only(signum: int, frame: Any) -> None:
+    waiting.trigger_aborts()
+
+
+def _too_late_to_interrupt() -> None:
+    """From the end of a cell's code until ``post_handler_hook`` restores the idle handler, an
+    interrupt sets the aborts and raises nothing into ipykernel's reply code (which would log
+    "KeyboardInterrupt caught in kernel" and never send the reply)."""
+    if threading.current_thread() is threading.main_thread():  # signals: main thread only (not subshells)
+        signal.signal(signal.SIGINT, _abort_only)
 
 
 __all__ = ["NbAgentKernel"]

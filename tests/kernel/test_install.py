@@ -172,6 +172,22 @@ def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, An
     assert _result(outputs) == "True"
 
 
+@pytest.mark.kernel
+def test_a_cell_cancelled_just_as_it_finishes_still_gets_its_reply(kernel: tuple[Any, Any]) -> None:
+    """An interrupt's cancel that lands just before the cell task's last step (an aborted agent
+    run finishing by itself) makes asyncio mark the finished task cancelled. ipykernel 7 then sends
+    neither a reply nor the idle status (the stock kernel leaves the cell running forever); the
+    nbagent kernel answers it as an interrupt and stays usable."""
+    _, kc = kernel
+    msg_id = kc.execute("import asyncio\nawait asyncio.sleep(0)\nasyncio.current_task().cancel()",
+                        stop_on_error=False)
+    reply = _reply(kc, msg_id)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert isinstance(reply["content"]["execution_count"], int)
+    _, outputs = _run(kc, "6 * 7")
+    assert _result(outputs) == "42"
+
+
 def _stream_until(kc: Any, msg_id: str, needle: str, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     while True:

@@ -1,0 +1,44 @@
+"""The kernel's interrupt handling, in process: once a cell's code is over, an interrupt sets the
+registered aborts and raises nothing into ipykernel's reply code (which would lose the reply)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from nbagent.kernel.kernel import NbAgentKernel
+from nbagent.notebook import waiting
+
+
+async def test_an_interrupt_after_the_cells_code_sets_the_aborts_and_raises_nothing() -> None:
+    kernel = NbAgentKernel.__new__(NbAgentKernel)  # no sockets: only the signal handling is used
+    before = signal.getsignal(signal.SIGINT)
+    hits: list[str] = []
+    try:
+        cell = asyncio.get_running_loop().create_future()
+        cell.set_result(None)  # the cell's code has finished
+        with kernel._cancel_on_sigint(cell):
+            pass
+        # Until post_handler_hook restores the idle handler, ipykernel builds and sends the reply.
+        with waiting.abort_scope(lambda: hits.append("abort")):
+            signal.raise_signal(signal.SIGINT)  # a KeyboardInterrupt here would fail the test
+        assert hits == ["abort"]
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_an_interrupt_during_a_synchronous_cell_still_raises() -> None:
+    """pre_handler_hook's handler: the aborts first, then KeyboardInterrupt into the user's code."""
+    kernel = NbAgentKernel.__new__(NbAgentKernel)
+    before = signal.getsignal(signal.SIGINT)
+    hits: list[str] = []
+    try:
+        kernel.pre_handler_hook()
+        with waiting.abort_scope(lambda: hits.append("abort")):
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                hits.append("KeyboardInterrupt")
+        assert hits == ["abort", "KeyboardInterrupt"]
+    finally:
+        signal.signal(signal.SIGINT, before)
