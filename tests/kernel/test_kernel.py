@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from typing import Any
 
-from nbagent.kernel.kernel import NbAgentKernel
+import pytest
+
 from nbagent.notebook import waiting
 
 
-async def test_an_interrupt_after_the_cells_code_sets_the_aborts_and_raises_nothing() -> None:
-    kernel = NbAgentKernel.__new__(NbAgentKernel)  # no sockets: only the signal handling is used
+@pytest.fixture(scope="module")
+def kernel_class() -> Any:
+    """``NbAgentKernel``, imported without its side effect: importing ``ipykernel.ipkernel``
+    replaces ``comm.create_comm`` process-wide, and later widget tests need the default comms."""
+    import comm
+
+    saved = comm.create_comm, comm.get_comm_manager
+    try:
+        from nbagent.kernel.kernel import NbAgentKernel
+    finally:
+        comm.create_comm, comm.get_comm_manager = saved
+    return NbAgentKernel
+
+
+async def test_an_interrupt_after_the_cells_code_sets_the_aborts_and_raises_nothing(kernel_class: Any) -> None:
+    kernel = kernel_class.__new__(kernel_class)  # no sockets: only the signal handling is used
     before = signal.getsignal(signal.SIGINT)
     hits: list[str] = []
     try:
@@ -27,9 +43,9 @@ async def test_an_interrupt_after_the_cells_code_sets_the_aborts_and_raises_noth
         signal.signal(signal.SIGINT, before)
 
 
-def test_an_interrupt_during_a_synchronous_cell_still_raises() -> None:
+def test_an_interrupt_during_a_synchronous_cell_still_raises(kernel_class: Any) -> None:
     """pre_handler_hook's handler: the aborts first, then KeyboardInterrupt into the user's code."""
-    kernel = NbAgentKernel.__new__(NbAgentKernel)
+    kernel = kernel_class.__new__(kernel_class)
     before = signal.getsignal(signal.SIGINT)
     hits: list[str] = []
     try:
