@@ -164,11 +164,8 @@ class _ArmedRegion:
         self.guard = guard
 
     def __enter__(self) -> None:
-        guard = self.guard
-        abort = guard.abort  # guard.check() inline: this runs for every streamed chunk
-        if abort is not None and abort.is_set():
-            raise Aborted()
-        guard._armed = True
+        self.guard.check()
+        self.guard._armed = True
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
         guard = self.guard
