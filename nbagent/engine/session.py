@@ -270,7 +270,7 @@ class Session:
         # session.json is not rewritten: load takes the previous usage from the newest record.
         self._write(lambda st: st.save_records(self.records))
         self._save_history()
-        self._write(lambda st: st.sync(history_only=True))  # the request's one fsync
+        self._write(lambda st: st.sync_history_if_due())  # at most one fdatasync per request
 
     def append_results(self, results: list[dict[str, Any]]) -> None:
         """The ``tool_result`` blocks answering the last assistant message."""

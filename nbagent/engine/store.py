@@ -17,6 +17,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from time import monotonic
 from typing import Any, Callable
 
 from .append_log import AppendLog, read_log
@@ -37,6 +38,10 @@ REQUESTS_FILE = "requests.json"
 COMPACTIONS_FILE = "compactions.json"
 LOCK_FILE = "nbagent.lock"
 FORMAT_VERSION = 1
+HISTORY_SYNC_INTERVAL_S = 1.0
+"""A request syncs the history when the last sync is this old (every request at API speed, where
+one takes seconds): requests that follow faster share the next sync, so the disk's wait stays a
+negligible share of a run however fast its requests come."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,7 @@ class SessionStore:
         self._events = AppendLog(self.task_dir / UI_FILE)
         self._records = AppendLog(self.task_dir / REQUESTS_FILE)
         self._compactions = AppendLog(self.task_dir / COMPACTIONS_FILE)
+        self._history_synced_at = float("-inf")  # monotonic() of the history's last sync
 
     def remove_stale_temp_files(self) -> None:
         """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
@@ -133,13 +139,24 @@ class SessionStore:
         the compaction replaced); a rollback that used points up rewrites the file."""
         self._compactions.save(points, lambda p: dumps_line(p.to_json()))
 
-    def sync(self, *, history_only: bool = False) -> None:
-        """Make the appends so far durable: one ``fsync`` per file appended to since the last sync.
-        The loop syncs the history once per request and everything at the end of a turn."""
+    def sync(self) -> None:
+        """Make the appends so far durable: one ``fdatasync`` per file appended to since the last
+        sync. The loop syncs everything at the end of a run (see also :meth:`sync_history_if_due`)."""
+        self._sync_history()
+        self._records.sync()
+        self._events.sync()
+
+    def sync_history_if_due(self) -> None:
+        """Sync the history if its last sync is :data:`HISTORY_SYNC_INTERVAL_S` old or more (after
+        each request). The appends reach the OS at once either way, so a killed process loses
+        nothing; a power cut loses what came after the last sync, which is never more than a second
+        older than the newest request's end (the end of a run syncs everything)."""
+        if monotonic() - self._history_synced_at >= HISTORY_SYNC_INTERVAL_S:
+            self._sync_history()
+
+    def _sync_history(self) -> None:
         self._history.sync()
-        if not history_only:
-            self._records.sync()
-            self._events.sync()
+        self._history_synced_at = monotonic()
 
     def close(self) -> None:
         """Close the log files kept open for appends (idempotent; the next append opens again)."""

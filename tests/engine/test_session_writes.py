@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,73 @@ async def test_a_request_calls_fsync_once_and_a_run_a_few_more(tmp_path: Path, m
     await run(engine, "add four times")
     requests = len(engine.session.records) - requests_before
     assert requests == TOOL_CALLS + 1
-    # One per request (the history), then session.json, the request log and the event log at the
-    # run's end (and the history again when tool results came after the last request).
+    # At most one per request (the history), then session.json, the request log and the event
+    # log at the run's end (and the history again when tool results came after the last request).
     assert len(fsyncs) <= requests + 4, len(fsyncs)
+
+
+class DiskLog:
+    """What happens to each task-folder file, in order: ("append" | "sync", file name)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, task: Path) -> None:
+        import nbagent.engine.append_log as append_log
+
+        self.ops: list[tuple[str, str]] = []
+        real_pwrite, real_sync = os.pwrite, getattr(os, "fdatasync", os.fsync)
+
+        def pwrite(fd: int, data: bytes, offset: int) -> int:
+            self.ops.append(("append", self._name(fd)))
+            return real_pwrite(fd, data, offset)
+
+        def sync(fd: int) -> None:
+            self.ops.append(("sync", self._name(fd)))
+            real_sync(fd)
+
+        self._names = {(task / n).stat().st_ino: n for n in (HISTORY_FILE, REQUESTS_FILE) if (task / n).exists()}
+        monkeypatch.setattr(append_log.os, "pwrite", pwrite)
+        monkeypatch.setattr(os, "fdatasync" if hasattr(os, "fdatasync") else "fsync", sync)
+
+    def _name(self, fd: int) -> str:
+        return self._names.get(os.fstat(fd).st_ino, "other")
+
+    def history_syncs(self) -> int:
+        return self.ops.count(("sync", HISTORY_FILE))
+
+
+class FakeClock:
+    """The store's clock: each reading is ``step`` seconds after the previous one."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = time.monotonic(), step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+async def test_at_api_speed_every_request_syncs_the_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbagent.engine.store as store
+
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "warm up: creates the files")
+    disk = DiskLog(monkeypatch, tmp_path / "task")
+    monkeypatch.setattr(store, "monotonic", FakeClock(step=2 * store.HISTORY_SYNC_INTERVAL_S))
+    await run(engine, "add four times")
+    assert disk.history_syncs() >= TOOL_CALLS + 1, disk.ops  # one per request (and the run's end)
+
+
+async def test_fast_requests_share_a_sync_and_the_run_ends_durable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbagent.engine.store as store
+
+    engine = make_engine(four_calls_then_answer(), tmp_path)
+    await run(engine, "warm up: creates the files")
+    disk = DiskLog(monkeypatch, tmp_path / "task")
+    monkeypatch.setattr(store, "monotonic", FakeClock(step=0.0))  # requests that take no time
+    await run(engine, "add four times")
+    assert disk.history_syncs() == 1, disk.ops  # the run's end, not each of its five requests
+    for name in (HISTORY_FILE, REQUESTS_FILE):
+        last = [op for op, file in disk.ops if file == name][-1]
+        assert last == "sync", f"{name} was appended to after its last sync: {disk.ops}"
 
 
 async def test_history_and_records_are_appended_not_rewritten(tmp_path: Path) -> None:
