@@ -1,4 +1,4 @@
-"""Persistence proportional to change: a request appends what it added and calls fsync once."""
+"""Persistence proportional to change: a request appends what it added and syncs at most once."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-async def test_a_request_calls_fsync_once_and_a_run_a_few_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_request_calls_fsync_at_most_once_and_a_run_a_few_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "warm up: creates the files")
     fsyncs = count_fsyncs(monkeypatch)
