@@ -80,40 +80,68 @@ def code_of(tool_name: str, tool_input: Any) -> tuple[str, str] | None:
     return None
 
 
-def input_plain(tool_name: str, tool_input: Any) -> str:
-    """A readable plain-text rendering of a tool call's input."""
+# Characters that change what code means without showing: bidi controls ("Trojan Source",
+# CVE-2021-42574), zero-width characters and the BOM. Shown as visible marks where code is approved.
+HIDDEN_CHARS = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                         "\u2060\u2066\u2067\u2068\u2069\ufeff")
+_PLACEHOLDER = "\ue000"  # a private-use character no lexer splits
+INPUT_BOX_HEIGHT = "24em"  # a long input scrolls inside its card: all of it is there to read
+
+
+def reveal_hidden(text: str) -> tuple[str, int]:
+    """``text`` with each invisible or direction-changing character shown as ``⟦U+202E⟧``, and
+    how many there were."""
+    if HIDDEN_CHARS.isdisjoint(text):
+        return text, 0
+    marked = "".join(f"⟦U+{ord(c):04X}⟧" if c in HIDDEN_CHARS else c for c in text)
+    return marked, sum(c in HIDDEN_CHARS for c in text)
+
+
+def _highlight_revealed(text: str, language: str) -> str:
+    """``highlight`` with each hidden character shown as one marked ``⟦U+202E⟧`` (a placeholder
+    goes through the lexer, so the mark is not split into tokens)."""
+    if HIDDEN_CHARS.isdisjoint(text):
+        return highlight(text, language)
+    hidden = [c for c in text if c in HIDDEN_CHARS]
+    html = highlight("".join(_PLACEHOLDER if c in HIDDEN_CHARS else c for c in text.replace(_PLACEHOLDER, " ")), language)
+    pieces = html.split(_PLACEHOLDER)
+    marks = [f'<mark style="{STYLE["warn"]}">⟦U+{ord(c):04X}⟧</mark>' for c in hidden]
+    return pieces[0] + "".join(m + p for m, p in zip(marks, pieces[1:], strict=True))
+
+
+def _input_parts(tool_name: str, tool_input: Any) -> list[tuple[str, str]]:
+    """A tool input as ``(text, language)`` parts: its code, then its other fields as JSON."""
     code = code_of(tool_name, tool_input)
-    rest = {k: v for k, v in tool_input.items() if k not in CODE_KEYS} if isinstance(tool_input, dict) else tool_input
-    out = []
-    if code is not None:
-        out.append(code[0])
-    if code is None or rest:
-        out.append(json.dumps(rest, indent=2, ensure_ascii=False, default=str))
-    return clip("\n".join(out))
+    if code is None:
+        return [(json.dumps(tool_input, indent=2, ensure_ascii=False, default=str), "json")]
+    rest = {k: v for k, v in tool_input.items() if k not in CODE_KEYS}
+    return [code] + ([(json.dumps(rest, indent=2, ensure_ascii=False, default=str), "json")] if rest else [])
+
+
+def input_summary(tool_name: str, tool_input: Any) -> str:
+    """How long the input is and what in it is hidden: ``6,117 characters, 140 lines; ⚠ 2 …``."""
+    text = "\n".join(t for t, _ in _input_parts(tool_name, tool_input))
+    _, hidden = reveal_hidden(text)
+    summary = f"{len(text):,} characters, {text.count(chr(10)) + 1:,} lines"
+    if hidden:
+        summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
+                    "the code may not do what it appears to")
+    return summary
+
+
+def input_plain(tool_name: str, tool_input: Any) -> str:
+    """A tool call's input as plain text, whole (it is what the user approves), hidden characters shown."""
+    return "\n".join(reveal_hidden(text)[0] for text, _ in _input_parts(tool_name, tool_input))
 
 
 def input_html(tool_name: str, tool_input: Any) -> str:
-    """HTML of a tool call's input: code highlighted, other fields as highlighted JSON."""
-    code = code_of(tool_name, tool_input)
-    html = []
-    if code is not None:
-        html.append(highlight(clip(code[0]), code[1]))
-        rest = {k: v for k, v in tool_input.items() if k not in CODE_KEYS}
-        if rest:
-            html.append(highlight(json.dumps(rest, indent=2, ensure_ascii=False, default=str), "json"))
-    else:
-        html.append(highlight(clip(json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)), "json"))
-    return "".join(html)
-
-
-def markdown_html(text: str) -> str:
-    """Static HTML for assistant Markdown (mistune when available, else preformatted text)."""
-    try:
-        import mistune
-
-        return str(mistune.create_markdown(escape=True)(text))
-    except Exception:
-        return f'<div style="white-space:pre-wrap">{esc(text)}</div>'
+    """HTML of a tool call's input, whole: code highlighted, other fields as highlighted JSON, in a
+    box that scrolls when long, hidden characters shown, and a line saying how long it is."""
+    boxes = "".join(_highlight_revealed(text, language) for text, language in _input_parts(tool_name, tool_input))
+    summary = input_summary(tool_name, tool_input)
+    style = STYLE["warn"] if "⚠" in summary else STYLE["muted"]
+    return (f'<div style="max-height:{INPUT_BOX_HEIGHT};overflow:auto">{boxes}</div>'
+            f'<div style="{style};font-size:smaller">{esc(summary)}</div>')
 
 
 def error_line(error_kind: str, status: int | None, message: str) -> str:

@@ -9,7 +9,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from .render import STYLE, esc, markdown_html, pre
+from .render import STYLE, esc, pre
+from .safe import markdown_html
 from .stream import StreamedMarkdown
 
 

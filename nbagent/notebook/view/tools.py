@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from .render import STYLE, clip, esc, input_html, input_plain, pre
+from .safe import safe_display_data, static_output_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from .prompts import PermissionPrompt
@@ -77,8 +78,9 @@ class ToolCard:
 
     def add_outputs(self, bundles: list[dict[str, Any]]) -> None:
         """Show rich outputs (``{"data": ..., "metadata": ...}``) the tool's code displayed."""
-        new = [{"output_type": "display_data", "data": b.get("data", {}), "metadata": b.get("metadata") or {}}
-               for b in bundles if b.get("data")]
+        # Only what cannot run script reaches the page (see .safe); the transcript keeps the same.
+        new = [{"output_type": "display_data", "data": safe_display_data(b["data"]), "metadata": {}}
+               for b in bundles if isinstance(b.get("data"), dict) and b["data"]]
         self.outputs.extend(new)
         self._rich.outputs = tuple(self.outputs)
 
@@ -112,18 +114,6 @@ class ToolCard:
         parts.extend(static_output_html(out["data"]) for out in self.outputs)
         parts.append("</div>")
         return "".join(parts)
-
-
-def static_output_html(data: dict[str, Any]) -> str:
-    """A display bundle as static HTML: an image, the HTML, or the plain text."""
-    for mime in ("image/png", "image/jpeg", "image/gif"):
-        if isinstance(data.get(mime), str):
-            return f'<img src="data:{mime};base64,{data[mime]}" style="max-width:100%"/>'
-    if isinstance(data.get("image/svg+xml"), str):
-        return str(data["image/svg+xml"])
-    if isinstance(data.get("text/html"), str):
-        return str(data["text/html"])
-    return pre(str(data.get("text/plain", "")))
 
 
 __all__ = ["ToolCard", "static_output_html"]
