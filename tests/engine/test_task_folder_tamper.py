@@ -16,7 +16,7 @@ import pytest
 from nbagent.engine.errors import CorruptFileError
 from nbagent.engine.events import Done, Notice
 from nbagent.engine.session import Session
-from nbagent.engine.store import HISTORY_FILE, REQUESTS_FILE, SESSION_FILE
+from nbagent.engine.store import HISTORY_FILE, LOCK_FILE, REQUESTS_FILE, SESSION_FILE
 from nbagent.engine.tool_api import Tool, ToolOutput
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
@@ -71,6 +71,16 @@ async def test_a_folder_deleted_mid_run_is_written_again_whole_and_the_user_told
     assert any("task folder was deleted" in n and "written again whole" in n for n in notices(events))
     assert len(engine.session.history) == 6
     assert reloaded(engine) == engine.session.history  # not 0 of 6
+
+
+async def test_every_file_deleted_mid_run_lock_included_is_written_again_whole(tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    engine = vandal_run(tmp_path, lambda: [p.unlink() for p in task.iterdir()])
+    await run(engine, "one")
+    events = await run(engine, "two: the tool empties the folder")
+    assert any("its lock file was deleted" in n for n in notices(events))
+    assert (task / LOCK_FILE).read_text() == str(os.getpid())  # locked again
+    assert reloaded(engine) == engine.session.history and len(engine.session.history) == 6
 
 
 async def test_a_folder_deleted_between_runs_is_written_again_whole_and_the_user_told(tmp_path: Path) -> None:
