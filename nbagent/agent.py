@@ -300,14 +300,16 @@ class Agent:
         return self.mcp.status_lines() if self.mcp is not None else []
 
     def close(self) -> None:
-        """Release the task folder and stop MCP servers without waiting (idempotent)."""
-        self.engine.session.close()
+        """Release the task folder and stop MCP servers without waiting (idempotent). A run in
+        progress is aborted; the folder is released when it has saved its end."""
+        self.engine.close_session()
         if self.mcp is not None:
             self.mcp.close(wait=False)
 
     async def aclose(self) -> None:
-        """Release the session's resources: the task folder, MCP connections and server processes."""
-        self.engine.session.close()
+        """Release the session's resources: the task folder (as :meth:`close`), MCP connections and
+        server processes."""
+        self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
 

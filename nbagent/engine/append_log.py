@@ -14,8 +14,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import CorruptFileError
+from .errors import CorruptFileError, TaskFolderError
 from .persist import MAX_FILE_DEPTH, atomic_write_text, depth_exceeds, read_json
+from .safe_open import open_regular, read_regular
 
 
 class AppendLog:
@@ -39,6 +40,11 @@ class AppendLog:
     def prime(self, items: list[Any]) -> None:
         """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
         self._written = list(items)
+
+    def forget(self) -> None:
+        """Nothing is known of the file any more: the next :meth:`save` rewrites it whole."""
+        self.close()
+        self._written = None
 
     def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
         done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
@@ -64,6 +70,8 @@ class AppendLog:
         try:
             if self._fd is None:
                 self._open()
+            else:
+                self._check_same_file()
             assert self._fd is not None
             data = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
             if os.pwrite(self._fd, data, self._end) != len(data):
@@ -74,7 +82,7 @@ class AppendLog:
             raise
 
     def _open(self) -> None:
-        fd = os.open(self.path, os.O_RDWR)
+        fd = open_regular(self.path, os.O_RDWR)  # never a symlink: appends stay inside the folder
         try:
             size = os.fstat(fd).st_size
             if size < 2 or os.pread(fd, 2, size - 2) != b"\n]":
@@ -84,12 +92,25 @@ class AppendLog:
             raise
         self._fd, self._end = fd, size - 2
 
+    def _check_same_file(self) -> None:
+        """The open file is still the one at :attr:`path`: appends to a file deleted or replaced by
+        another program would be lost without a word."""
+        assert self._fd is not None
+        held = os.fstat(self._fd)
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            raise TaskFolderError(self.path, f"{self.path} was {'deleted' if now is None else 'replaced'} by another "
+                                             "program while this session appended to it; it is written whole again")
+
     def sync(self) -> None:
         """Make the appends durable: ``fdatasync`` (the data and the file's new size, not its
         timestamps: what a reader needs, at about two thirds of an fsync's cost) where there is one."""
         if not self._unsynced:
             return
-        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDONLY)
+        fd = self._fd if self._fd is not None else open_regular(self.path, os.O_RDONLY)
         try:
             getattr(os, "fdatasync", os.fsync)(fd)
         finally:
@@ -107,8 +128,9 @@ class AppendLog:
 def _torn_log(path: Path) -> list[Any] | None:
     """The items of a log whose last append was cut short by a crash, or None if it is not that."""
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
+        raw = read_regular(path)
+        lines = raw.decode("utf-8").split("\n") if raw is not None else []
+    except (CorruptFileError, UnicodeDecodeError):
         return None
     if len(lines) < 2 or lines[0] != "[":
         return None
@@ -116,11 +138,11 @@ def _torn_log(path: Path) -> list[Any] | None:
     for i, line in enumerate(lines[1:], start=1):
         try:
             items.append(json.loads(line.rstrip(",")))
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or an integer too long to convert
             if i < len(lines) - 1:
                 return None  # only the last line may be torn
             if line.endswith(",]"):  # the append's first byte replaced the line break: item whole
-                with contextlib.suppress(json.JSONDecodeError, RecursionError):
+                with contextlib.suppress(ValueError, RecursionError):
                     items.append(json.loads(line[:-2]))
             return items
     return items  # cut at the end of a line: every item there is whole

@@ -115,3 +115,13 @@ def retry_delay(attempt: int, retry_after: float | None = None, max_delay: float
     backoff = 2.0 * 2 ** (max(attempt, 1) - 1)
     delay = backoff if retry_after is None else max(backoff, retry_after)
     return min(delay, max_delay)
+
+
+class TaskFolderError(NbAgentError, OSError):
+    """A task folder cannot be used as it is (unwritable, replaced, closed, holding a file that is
+    not a regular one); the message names the path and what to do. An ``OSError`` too, so a write
+    that meets it is reported like a full disk: the conversation stays in memory."""
+
+    def __init__(self, path: Any, message: str) -> None:
+        self.path = path
+        super().__init__(message)

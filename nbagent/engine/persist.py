@@ -15,6 +15,7 @@ from typing import Any
 
 from .config import MAX_JSON_DEPTH
 from .errors import CorruptFileError
+from .safe_open import read_regular
 
 # Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
 # levels of their own; anything deeper was not written by nbagent.
@@ -132,18 +133,20 @@ def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
-    """Load JSON; a missing file gives ``default``; an unreadable one raises :class:`CorruptFileError`
-    naming the file and leaves it untouched."""
+    """Load a task folder's JSON file; a missing file gives ``default``; an unreadable one (not
+    JSON, not a regular file, over :data:`~nbagent.engine.safe_open.MAX_TASK_FILE_BYTES`) raises
+    :class:`CorruptFileError` naming the file and leaves it untouched."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    raw = read_regular(p)  # a regular file, capped: a crafted folder cannot hang or exhaust memory
+    if raw is None:
         return default
-    except (OSError, UnicodeDecodeError) as exc:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None
     except RecursionError:
         data = None

@@ -97,6 +97,7 @@ class QueryEngine:
         self._apply(config)
         self._run: RunControl | None = None
         self._running_prompt: str | None = None
+        self._close_after_run = False
         self._offered: dict[str, ToolLike] = {}
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._structured: StructuredRun | None = None
@@ -157,6 +158,15 @@ class QueryEngine:
         if run is not None:
             run.abort()
 
+    def close_session(self) -> None:
+        """Release the task folder: now, or (aborting it) when the run in progress has saved its
+        end, so that no write of the run lands after the lock is gone; safe from any thread."""
+        self._close_after_run = True  # first: a run ending now sees it, or we see it ended
+        if self._running_prompt is None:
+            self.session.close()
+        else:
+            self.abort()
+
     def retry_now(self) -> None:
         """Cut the current retry wait short; safe to call from any thread."""
         run = self._run
@@ -200,6 +210,8 @@ class QueryEngine:
                     yield event
         finally:
             self._run = self._running_prompt = self._structured = None
+            if self._close_after_run:  # close() came during the run: the run has saved its end
+                self.session.close()
 
     async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:

@@ -24,7 +24,9 @@ from .errors import CorruptFileError
 from .events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
-from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, FolderLock, SessionStore, TurnMark
+from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
+from .task_copy import same_folder, save_copy
+from .task_lock import FolderLock
 from .tool_runner import error_result
 from .totals import RunningTotals
 
@@ -158,23 +160,22 @@ class Session:
             self._lock.release()
 
     def save(self, task_dir: str | Path | None = None) -> Path:
-        """Write all four files: to the session's folder, or a copy into ``task_dir``.
+        """Write all files: to the session's folder, or a copy into ``task_dir``.
 
-        A copy does not change where the session goes on writing. A failure (an unwritable path)
-        raises and leaves the session as it was.
+        A copy does not change where the session goes on writing; it is refused (before anything is
+        written) into a folder another live Agent writes (:class:`TaskFolderLockedError`) or one
+        holding another saved session (:class:`TaskFolderError`: that session would be replaced).
+        A failure (an unwritable path) raises and leaves the session as it was.
         """
-        store = SessionStore(task_dir) if task_dir is not None else self._store
+        if task_dir is not None and not (self._store is not None and same_folder(Path(task_dir), self._store.task_dir)):
+            return save_copy(Path(task_dir), self._write_all)
+        store = self._store
         if store is None:
             raise ValueError("this session is in memory: give a folder to save it to")
-        store.task_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            self._write_all(store)
-            store.sync()
-        finally:
-            if store is not self._store:
-                store.close()  # a copy's logs: nothing more is appended to them
-                if self._store is not None:
-                    self._store.close()  # the "copy" may have replaced our own files: reopen by path
+        self._check_folder()
+        self._write_all(store)
+        store.sync()
+        self.unsaved = False
         return store.task_dir
 
     def _write_all(self, store: SessionStore) -> None:
@@ -419,6 +420,7 @@ class Session:
         if self._store is None:
             return
         try:
+            self._check_folder()
             if self.unsaved:
                 self._write_all(self._store)  # then the change (a sync, say) still happens
             change(self._store)
@@ -429,7 +431,19 @@ class Session:
         else:
             self.unsaved = False
 
+    def _check_folder(self) -> None:
+        """Before a write: the folder is still the one locked (see :meth:`FolderLock.check`). A
+        deleted one was re-created: everything is written again, and the user told."""
+        if self._lock is None or self._store is None:
+            return
+        notice = self._lock.check()
+        if notice:
+            self.notices.append(notice)
+            self._store.forget_files()
+            self.unsaved = True
+
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
                         records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu)
+

@@ -7,14 +7,14 @@ stream deltas), ``requests.json`` (one record per API request: usage, cost, timi
 ``context_history.json`` (the context manager's updates) and ``session.json`` (range, model, totals,
 turn marks; never the API key) are small and rewritten atomically when they change, which is not
 on every request. The
-:class:`~nbagent.engine.session.Session` is the only writer; ``nbagent.lock`` (the writer's pid)
-keeps a second Agent, in this process or another, from writing the same folder.
+:class:`~nbagent.engine.session.Session` is the only writer; ``nbagent.lock`` (an ``flock`` held
+for the session's life, see :mod:`~nbagent.engine.task_lock`) keeps a second Agent, in this process
+or another, from writing the same folder. Files are opened as :mod:`~nbagent.engine.safe_open` says.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic
@@ -24,11 +24,14 @@ from .append_log import AppendLog, read_log
 from .context.updates import ContextHistoryUpdates, load_updates, save_updates
 from .context.window import RequestUsage
 from .cost import Usage
-from .errors import CorruptFileError, NbAgentError
+from .errors import CorruptFileError
 from .events import Event, RequestRecord, Totals, event_from_dict
 from .messages import history_problems
-from .persist import atomic_write_json, atomic_write_text, dumps_line, read_json
+from .persist import atomic_write_json, dumps_line, read_json
 from .task_files import check_history, check_meta, check_records
+from .task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
+
+__all__ = ["LOCK_FILE", "FolderLock", "TaskFolderLockedError"]  # kept importable from here
 
 HISTORY_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
@@ -36,7 +39,6 @@ CONTEXT_FILE = "context_history.json"
 SESSION_FILE = "session.json"
 REQUESTS_FILE = "requests.json"
 COMPACTIONS_FILE = "compactions.json"
-LOCK_FILE = "nbagent.lock"
 FORMAT_VERSION = 1
 HISTORY_SYNC_INTERVAL_S = 1.0
 """A request syncs the history when the last sync is this old (every request at API speed, where
@@ -157,6 +159,11 @@ class SessionStore:
     def _sync_history(self) -> None:
         self._history.sync()
         self._history_synced_at = monotonic()
+
+    def forget_files(self) -> None:
+        """The files on disk are gone (a deleted folder): the next save of each log writes it whole."""
+        for log in (self._history, self._events, self._records, self._compactions):
+            log.forget()
 
     def close(self) -> None:
         """Close the log files kept open for appends (idempotent; the next append opens again)."""
@@ -317,83 +324,3 @@ def _load_events(path: Path, notices: list[str]) -> list[Event]:
         return [event_from_dict(e) for e in raw_events]
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         raise CorruptFileError(path, f"bad event: {exc}") from None
-
-
-class TaskFolderLockedError(NbAgentError):
-    """Another live Agent (this process or another) writes this task folder."""
-
-    def __init__(self, task_dir: Path, pid: int, here: bool) -> None:
-        self.task_dir, self.pid = task_dir, pid
-        who = "another Agent in this process" if here else f"process {pid}"
-        super().__init__(
-            f"{task_dir} is in use by {who} (lock file {LOCK_FILE}). A task folder has one writer: "
-            "close that session first (agent.close() / %agent reset), or use another folder.")
-
-
-_HELD: set[Path] = set()  # folders locked by this process's live sessions
-
-
-class FolderLock:
-    """The writer's lock on a task folder: ``nbagent.lock`` holding its pid.
-
-    :meth:`acquire` takes a free folder, takes over a lock whose process is gone (returning a
-    notice), and raises :class:`TaskFolderLockedError` for a live writer.
-    """
-
-    def __init__(self, task_dir: str | Path) -> None:
-        self.task_dir = Path(task_dir).resolve()
-        self.path = self.task_dir / LOCK_FILE
-        self.held = False
-
-    def acquire(self) -> str | None:
-        """Lock the folder (creating it); returns a notice when a stale lock was taken over."""
-        if self.task_dir in _HELD:
-            raise TaskFolderLockedError(self.task_dir, os.getpid(), here=True)
-        self.task_dir.mkdir(parents=True, exist_ok=True)
-        notice = None
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            owner = _lock_owner(self.path)
-            if owner is not None and owner != os.getpid() and _alive(owner):
-                raise TaskFolderLockedError(self.task_dir, owner, here=False) from None
-            notice = (f"{self.task_dir}: took over the lock left by process {owner}, which is no longer running."
-                      if owner is not None else f"{self.task_dir}: replaced an unreadable lock file.")
-            atomic_write_text(self.path, str(os.getpid()))
-            if _lock_owner(self.path) != os.getpid():  # another process took it over at the same moment
-                raise TaskFolderLockedError(self.task_dir, _lock_owner(self.path) or -1, here=False) from None
-        else:
-            with os.fdopen(fd, "w", encoding="ascii") as f:
-                f.write(str(os.getpid()))
-        _HELD.add(self.task_dir)
-        self.held = True
-        return notice
-
-    def release(self) -> None:
-        """Give the folder up (idempotent); the lock file goes if it is still ours."""
-        if not self.held:
-            return
-        self.held = False
-        _HELD.discard(self.task_dir)
-        if _lock_owner(self.path) == os.getpid():
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
-
-
-def _lock_owner(path: Path) -> int | None:
-    try:
-        return int(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True

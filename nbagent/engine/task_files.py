@@ -18,6 +18,10 @@ from .errors import CorruptFileError
 _STRICT = pydantic.ConfigDict(strict=True, extra="allow")
 _NonNegInt = pydantic.NonNegativeInt
 _Range = Annotated[list[int], pydantic.Field(min_length=2, max_length=2)]  # JSON has lists, not tuples
+# Money spent: NaN, an infinity or a negative sum would switch a budget off (every comparison
+# with NaN is false), so a file holding one is refused.
+_Cost = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False)]
+_Usage = dict[str, _NonNegInt]
 
 
 class _UsageModel(pydantic.BaseModel):
@@ -35,7 +39,7 @@ class _RecordModel(pydantic.BaseModel):
     request: _NonNegInt
     model: str
     usage: _UsageModel
-    cost_usd: Optional[float]
+    cost_usd: Optional[_Cost]
     context_tokens: int
     max_allowed: float
     context_window: int
@@ -56,7 +60,7 @@ class _MarkModel(pydantic.BaseModel):
     deleted_range: Optional[_Range]
     ts: int
     records_len: _NonNegInt
-    previous_usage: Optional[dict[str, int]] = None
+    previous_usage: Optional[_Usage] = None
     last_blocks: Optional[_NonNegInt] = None
 
 
@@ -68,7 +72,7 @@ class _MetaModel(pydantic.BaseModel):
     records: list[_RecordModel] = []
     marks: list[_MarkModel] = []
     last_ts: int = 0
-    previous_usage: Optional[dict[str, int]] = None
+    previous_usage: Optional[_Usage] = None
     records_len: Optional[_NonNegInt] = None
 
 

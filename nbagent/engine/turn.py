@@ -99,15 +99,18 @@ def stop_notice(complete: Any) -> Notice | None:
 def save_outcome(session: Session, state: TurnState) -> list[Event]:
     """Writes that failed during the turn: an error if the session is still unsaved (kept in
     memory; the next change retries), a warning if a later write caught up."""
+    # What the session said during the turn (a deleted task folder written again) is said now.
+    told: list[Event] = [Notice(level="warning", message=n) for n in session.notices]
+    session.notices.clear()
     failures, session.save_failures = session.save_failures, []
     if not failures:
-        return []
+        return told
     if session.unsaved:
         state.reason = "error"
         state.error = (f"{failures[-1]}. The conversation is kept in memory and saving is retried with "
                        "the next change (or agent.save()).")
-        return []
-    return [Notice(level="warning", message=f"{failures[0]} (saved again since).")]
+        return told
+    return [*told, Notice(level="warning", message=f"{failures[0]} (saved again since).")]
 
 
 def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
