@@ -17,11 +17,10 @@ from typing import Any, Iterable, Sequence
 from .config import SessionConfig
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
 from .permissions import PLAN_MODE_PROMPT
+from .protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from .tool_api import ToolLike
 
-RULES_FILES = ("AGENTS.md",)
-RULES_DIR = Path(".nbagent") / "rules"
-IGNORE_FILE = ".nbagentignore"
+RULES_DIR = Path(NBAGENT_DIR) / "rules"
 MAX_RULES_CHARS = 20_000
 
 

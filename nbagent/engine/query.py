@@ -123,6 +123,7 @@ class QueryEngine:
         self.session.model = config.model
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
         self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
+        self.gate.task_dir = self.session.task_dir
 
     # ----- public state -----------------------------------------------------------------------
     @property
