@@ -333,6 +333,8 @@ class QueryEngine:
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
         if warning:
             yield self.session.log(Notice(level="warning", message=warning))
+        for warning in self._prompt.rules_warnings(self._config, state.turn):
+            yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1)
         async with aclosing(request) as items:
