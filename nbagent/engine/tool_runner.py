@@ -77,7 +77,10 @@ async def run_tool_call(
                    "was not run. Send the call again, shorter or split into smaller steps.")
         return
     try:
-        tool_input = tool.validate(raw)
+        tool_input = await _validated(tool, raw, guard)
+    except (Aborted, asyncio.CancelledError):
+        answered.append(error_result(uid, NOT_RUN))
+        raise
     except ToolInputError as exc:
         yield fail(str(exc))
         return
@@ -124,6 +127,15 @@ async def run_tool_call(
         yield Notice(level="warning", message=warning)
 
 
+async def _validated(tool: ToolLike, raw: Any, guard: AbortGuard) -> dict[str, Any]:
+    """``tool.validate(raw)``; in a worker thread for a tool whose schema comes from elsewhere
+    (``validates_slowly``, MCP): a catastrophic regex then spins there, and an abort is not delayed."""
+    if not getattr(tool, "validates_slowly", False):
+        return tool.validate(raw)
+    with guard.armed():
+        return await asyncio.to_thread(tool.validate, raw)
+
+
 def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
     """``tool_input`` with its ``path`` resolved once (``~``, ``..``, symlinks), for a tool that
     declares ``resolves_path``: the hooks, the permission check and the tool then see the same
@@ -158,7 +170,10 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         raise
     if isinstance(hook, RewriteInput):
         try:
-            tool_input = tool.validate(dict(hook.input))
+            tool_input = await _validated(tool, dict(hook.input), guard)
+        except (Aborted, asyncio.CancelledError):
+            answered.append(error_result(uid, NOT_RUN))
+            raise
         except Exception as exc:  # noqa: BLE001 - a bad rewrite is a denial, like a failing hook
             hook = Deny(f"the pre_tool_use hook rewrote the input into an invalid one ({exc}); not run")
     if isinstance(hook, Deny):
