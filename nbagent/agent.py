@@ -29,6 +29,7 @@ from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, 
 from .engine.provider import Provider
 from .engine.query import QueryEngine, RunInProgressError
 from .engine.request import Sleep
+from .engine.sanitize import secret_values
 from .engine.sent import SentRequest
 from .engine.session import Session
 from .engine.structured import OutputSpec, StructuredOutputError
@@ -98,7 +99,9 @@ class Agent:
         from .tools.mcp import build_mcp_manager  # no mcp SDK import unless servers are configured
 
         # Connecting starts now, in the background; None when no server is configured.
-        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s)
+        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s,
+                                     call_timeout=config.mcp_call_timeout_s,
+                                     secrets=secret_values(config.secret_env, (api_key,)))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,

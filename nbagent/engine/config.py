@@ -20,6 +20,9 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
 DEFAULT_TOOL_WAIT_S = 10.0
+DEFAULT_MCP_CALL_TIMEOUT_S = 300.0
+"""Longest wait for an MCP server to answer one tool call: a server that never answers (or answers
+malformed JSON-RPC, or another request's id) then gives the model an error, not a hang until abort."""
 DEFAULT_TOOL_CAPTURE_LIMIT = 2_000_000
 DEFAULT_SECRET_ENV = ("ANTHROPIC_API_KEY",)
 # JSON nesting accepted into history (tool inputs) and from task files; real data is far shallower,
@@ -98,6 +101,8 @@ class SessionConfig:
     """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
     tool_wait_s: float = DEFAULT_TOOL_WAIT_S
     """Longest wait before a request for tool servers (MCP) that are still connecting."""
+    mcp_call_timeout_s: float = DEFAULT_MCP_CALL_TIMEOUT_S
+    """Longest wait for an MCP server's answer to one tool call (then an error result)."""
     auto_compact: float | None = None
     """Summarise the hidden part once the previous request used this fraction of the window
     (e.g. 0.8; None: off, only ordinary truncation)."""

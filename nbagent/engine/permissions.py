@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping, Protoco
 
 from .config import DEFAULT_PERMISSION_MODE
 from .events import ApiRequestFailed
+from .protected import protected_reason, resolve_tool_path, written_path
 from .tool_api import ToolLike
 
 
@@ -138,19 +139,20 @@ PLAN_MODE_PROMPT = (
 def _inside(path: Any, cwd: Path | None) -> bool:
     if not isinstance(path, str) or not path or cwd is None:
         return False
-    try:
-        (cwd / path).resolve().relative_to(cwd.resolve())
-    except (ValueError, OSError):
+    try:  # resolved as the tools resolve it (``~`` too), so the check is about the file they write
+        resolve_tool_path(path, cwd).relative_to(cwd.resolve())
+    except (ValueError, OSError, RuntimeError):
         return False
     return True
 
 
 def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, Any] | None,
-                   cwd: Path | None) -> PermissionDecision | None:
+                   cwd: Path | None, task_dir: Path | None = None) -> PermissionDecision | None:
     """What the permission ``mode`` alone decides for a call (None: the allow list / the user decide).
 
     Read-only tools run in every mode. ``plan`` denies every other tool; ``bypass`` allows it;
-    ``accept_edits`` allows a file-editing tool (``edits_files``) whose ``path`` is inside ``cwd``.
+    ``accept_edits`` allows a file-editing tool (``edits_files``) whose ``path`` is inside ``cwd``
+    and is not a protected file (:mod:`.protected`: those always ask).
     """
     if getattr(tool, "read_only", False):
         return Allow()
@@ -159,7 +161,9 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, Any] | No
                     "(%agent permissions default, or permission_mode='default', to let it run)")
     if mode == "bypass":
         return Allow()
-    if mode == "accept_edits" and getattr(tool, "edits_files", False) and _inside((tool_input or {}).get("path"), cwd):
+    path = (tool_input or {}).get("path")
+    if mode == "accept_edits" and getattr(tool, "edits_files", False) and _inside(path, cwd) \
+            and protected_reason(path, cwd, task_dir) is None:
         return Allow()
     return None
 
@@ -187,6 +191,8 @@ class PermissionGate:
         self.deny: frozenset[str] = frozenset(deny)
         self.mode: str = DEFAULT_PERMISSION_MODE
         self.cwd: Path | None = None
+        self.task_dir: Path | None = None
+        """The session's task folder: writes into it always ask (see :mod:`.protected`)."""
         self._always: set[str] = set()
         self._denials: list[PermissionDenial] = []
 
@@ -208,14 +214,27 @@ class PermissionGate:
 
     # -- policy -------------------------------------------------------------------------------
 
+    def protected_reason(self, tool: ToolLike, tool_input: Mapping[str, Any] | None) -> str | None:
+        """Why this call always asks: it writes a file that configures or records nbagent (None: it does not)."""
+        if self.mode == "bypass":
+            return None
+        return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
+
     def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None,
                                *, preapproved: bool = False) -> PermissionDecision | None:
         name = tool.name
         if name in self.deny:
             return Deny(f"{name} is denied by this session's configuration (deny={sorted(self.deny)!r})")
-        mode_decision = decide_by_mode(self.mode, tool, tool_input, self.cwd)
+        mode_decision = decide_by_mode(self.mode, tool, tool_input, self.cwd, self.task_dir)
         if mode_decision is not None:
             return mode_decision
+        protected = self.protected_reason(tool, tool_input)
+        if protected is not None:
+            # Neither the allow list, "always" nor a hook's Allow covers it: the user decides each time.
+            if self.can_use_tool is None:
+                return Deny(f"Not run: {protected}, and this session has no way to ask the user. Pass a "
+                            "can_use_tool=... that allows it, or use permission_mode='bypass', to permit it.")
+            return None
         if preapproved or name in self.allow or name in self._always:
             return Allow()
         if self.can_use_tool is None:
@@ -229,9 +248,10 @@ class PermissionGate:
         """Whether :meth:`check` would allow this call by the rules alone (no one asked, nothing to record)."""
         return isinstance(self._decide_without_asking(tool, tool_input), Allow)
 
-    def will_ask(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None) -> bool:
+    def will_ask(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None, *,
+                 preapproved: bool = False) -> bool:
         """Whether :meth:`check` would call ``can_use_tool`` for this tool (emit ``PermissionAsked`` first)."""
-        return self._decide_without_asking(tool, tool_input) is None
+        return self._decide_without_asking(tool, tool_input, preapproved=preapproved) is None
 
     async def check(
         self,
@@ -253,6 +273,7 @@ class PermissionGate:
         """
         decision = self._decide_without_asking(tool, tool_input, preapproved=preapproved)
         if decision is None:
+            reason = self.protected_reason(tool, tool_input) or reason
             decision = await self._ask(tool, tool_use_id, tool_input, turn, reason)
         if isinstance(decision, Deny):
             self.record_denial(tool.name, tool_input, decision.reason, tool_use_id=tool_use_id, turn=turn)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -17,11 +18,10 @@ from typing import Any, Iterable, Sequence
 from .config import SessionConfig
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
 from .permissions import PLAN_MODE_PROMPT
+from .protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from .tool_api import ToolLike
 
-RULES_FILES = ("AGENTS.md",)
-RULES_DIR = Path(".nbagent") / "rules"
-IGNORE_FILE = ".nbagentignore"
+RULES_DIR = Path(NBAGENT_DIR) / "rules"
 MAX_RULES_CHARS = 20_000
 
 
@@ -41,17 +41,53 @@ class SystemPromptContext:
 
 def read_rules(cwd: Path) -> str:
     """``AGENTS.md`` and ``.nbagent/rules/*.md`` from ``cwd``, concatenated (capped in size)."""
-    parts: list[str] = []
-    for name in RULES_FILES:
-        p = cwd / name
-        if p.is_file():
-            parts.append(f"# {name}\n{p.read_text(encoding='utf-8', errors='replace')}")
-    rules_dir = cwd / RULES_DIR
+    return load_rules(cwd)[0]
+
+
+def load_rules(cwd: Path) -> tuple[str, list[str]]:
+    """The rules text (as :func:`read_rules`) and a warning for each rules file not read.
+
+    A rules file must be a regular file whose real path is inside ``cwd``: the rules go to the model
+    in the system prompt, and a symlink out of the project (``AGENTS.md -> ~/.ssh/id_rsa``) must not
+    send what ``read_file`` refuses. At most what the cap can use is read, so a huge file costs
+    no more memory than a small one.
+    """
+    root = Path(cwd).resolve()
+    candidates = [(name, Path(cwd) / name) for name in RULES_FILES]
+    rules_dir = Path(cwd) / RULES_DIR
     if rules_dir.is_dir():
-        for p in sorted(rules_dir.glob("*.md")):
-            parts.append(f"# {RULES_DIR / p.name}\n{p.read_text(encoding='utf-8', errors='replace')}")
-    text = "\n\n".join(parts)
-    return text[:MAX_RULES_CHARS]
+        candidates += [(str(RULES_DIR / p.name), p) for p in sorted(rules_dir.glob("*.md"))]
+    parts: list[str] = []
+    warnings: list[str] = []
+    budget = MAX_RULES_CHARS
+    for label, path in candidates:
+        if budget <= 0 or not os.path.lexists(path):
+            continue
+        text, problem = _read_rules_file(path, root, label, budget)
+        if problem is not None:
+            warnings.append(problem)
+        elif text is not None:
+            part = f"# {label}\n{text}"
+            parts.append(part)
+            budget -= len(part) + 2
+    return "\n\n".join(parts)[:MAX_RULES_CHARS], warnings
+
+
+def _read_rules_file(path: Path, root: Path, label: str, max_chars: int) -> tuple[str | None, str | None]:
+    """``(text, None)``, or ``(None, why it was not read)``; reads at most ``max_chars`` characters' worth."""
+    try:
+        real = path.resolve()
+        if not real.is_relative_to(root):
+            return None, f"Rules file {label} resolves to {real}, outside the working directory; not read."
+        # Non-blocking, and checked on the open descriptor: a FIFO swapped in must not hang the prompt.
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None, f"Rules file {label} is not a regular file; not read."
+            data = f.read(max_chars * 4)  # UTF-8: at most 4 bytes a character
+    except (OSError, RuntimeError) as exc:
+        return None, f"Rules file {label} could not be read ({exc}); not used."
+    return data.decode("utf-8", errors="replace")[:max_chars], None
 
 
 def read_ignore_patterns(cwd: Path) -> list[str]:
@@ -106,6 +142,7 @@ class RulesCache:
         self.cwd = cwd
         self._key: tuple[Any, ...] | None = None
         self._value: tuple[str, list[str]] = ("", [])
+        self._warnings: list[str] = []  # of the last read, until taken
         # Joined once: looked at every turn, and pathlib's joins cost more than the stat calls.
         self._files = tuple(os.path.join(cwd, name) for name in RULES_FILES)
         self._dir = os.path.join(cwd, RULES_DIR)
@@ -127,9 +164,15 @@ class RulesCache:
         """``(rules text, ignore patterns)``, as ``read_rules`` / ``read_ignore_patterns`` give them."""
         key = self._fingerprint()
         if key != self._key:
-            self._value = (read_rules(self.cwd), read_ignore_patterns(self.cwd))
+            rules, self._warnings = load_rules(self.cwd)
+            self._value = (rules, read_ignore_patterns(self.cwd))
             self._key = key
         return self._value
+
+    def take_warnings(self) -> list[str]:
+        """Warnings about rules files not read, once per change of the files."""
+        warnings, self._warnings = self._warnings, []
+        return warnings
 
 
 def with_plan_mode(config: SessionConfig) -> str | None:
@@ -154,13 +197,22 @@ class RequestPrompt:
         self._system = ""
         self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
 
-    def system(self, config: SessionConfig, turn: int, tool_names: tuple[str, ...]) -> str:
-        """The system prompt for a request of ``turn`` offering ``tool_names``."""
+    def _rules_value(self, config: SessionConfig, turn: int) -> tuple[str, list[str]]:
         if self._rules is None or self._rules.cwd != config.cwd:
             self._rules, self._rules_seen = RulesCache(config.cwd), None
         if self._rules_seen is None or self._rules_seen[0] != turn:  # an edit applies from the next prompt
             self._rules_seen = (turn, self._rules.get())
-        rules_value = self._rules_seen[1]  # the same object while no rules file changed
+        return self._rules_seen[1]  # the same object while no rules file changed
+
+    def rules_warnings(self, config: SessionConfig, turn: int) -> list[str]:
+        """Look at the rules files for ``turn`` (as :meth:`system` will); warnings about any not read."""
+        self._rules_value(config, turn)
+        assert self._rules is not None
+        return self._rules.take_warnings()
+
+    def system(self, config: SessionConfig, turn: int, tool_names: tuple[str, ...]) -> str:
+        """The system prompt for a request of ``turn`` offering ``tool_names``."""
+        rules_value = self._rules_value(config, turn)
         last = self._key
         if last is not None and last[0] is config and last[1] is rules_value and last[2] == tool_names:
             return self._system

@@ -124,6 +124,7 @@ class QueryEngine:
         self.session.model = config.model
         self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
         self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
+        self.gate.task_dir = self.session.task_dir
 
     # ----- public state -----------------------------------------------------------------------
     @property
@@ -343,6 +344,8 @@ class QueryEngine:
         """One API request, its events, and the completed request recorded in the session."""
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
         if warning:
+            yield self.session.log(Notice(level="warning", message=warning))
+        for warning in self._prompt.rules_warnings(self._config, state.turn):
             yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1)

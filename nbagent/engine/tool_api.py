@@ -115,6 +115,9 @@ class Tool:
     read_only: ClassVar[bool] = False
     edits_files: ClassVar[bool] = False
     """Whether the tool only writes the file named by its ``path`` input (``accept_edits`` mode)."""
+    resolves_path: ClassVar[bool] = False
+    """Whether ``path`` names a file or folder relative to cwd: the loop then resolves it once
+    (``~``, ``..``, symlinks) and hooks, the permission check and the tool all get the real path."""
     Input: ClassVar[type[pydantic.BaseModel]]
 
     def schema(self) -> dict[str, Any]:

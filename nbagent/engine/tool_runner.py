@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping
 
 from .abort import Aborted, AbortGuard
@@ -17,6 +18,7 @@ from .config import DEFAULT_TOOL_CAPTURE_LIMIT
 from .events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from .hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
 from .permissions import Allow, Deny, PermissionGate
+from .protected import resolve_tool_path
 from .sanitize import Sanitizer, TooDeepError, replaced_notice
 from .tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
 
@@ -75,13 +77,17 @@ async def run_tool_call(
                    "was not run. Send the call again, shorter or split into smaller steps.")
         return
     try:
-        tool_input = tool.validate(raw)
+        tool_input = await _validated(tool, raw, guard)
+    except (Aborted, asyncio.CancelledError):
+        answered.append(error_result(uid, NOT_RUN))
+        raise
     except ToolInputError as exc:
         yield fail(str(exc))
         return
     except Exception as exc:  # a validator that raises something else is still the model's bad input
         yield fail(f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}")
         return
+    tool_input = with_resolved_path(tool, tool_input, gate.cwd)
     call = ToolCall(tool_use_id=uid, name=name, input=tool_input, read_only=bool(getattr(tool, "read_only", False)),
                     turn=turn)
     # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
@@ -121,6 +127,28 @@ async def run_tool_call(
         yield Notice(level="warning", message=warning)
 
 
+async def _validated(tool: ToolLike, raw: Any, guard: AbortGuard) -> dict[str, Any]:
+    """``tool.validate(raw)``; in a worker thread for a tool whose schema comes from elsewhere
+    (``validates_slowly``, MCP): a catastrophic regex then spins there, and an abort is not delayed."""
+    if not getattr(tool, "validates_slowly", False):
+        return tool.validate(raw)
+    with guard.armed():
+        return await asyncio.to_thread(tool.validate, raw)
+
+
+def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
+    """``tool_input`` with its ``path`` resolved once (``~``, ``..``, symlinks), for a tool that
+    declares ``resolves_path``: the hooks, the permission check and the tool then see the same
+    file (a hook's prefix guard on ``sub/../secrets`` would otherwise see what is not written)."""
+    raw = tool_input.get("path")
+    if not getattr(tool, "resolves_path", False) or not isinstance(raw, str) or not raw or cwd is None:
+        return tool_input
+    try:
+        return {**tool_input, "path": str(resolve_tool_path(raw, cwd))}
+    except (OSError, RuntimeError, ValueError):  # the tool refuses it with its own message
+        return tool_input
+
+
 def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> list[dict[str, Any]]:
     """``[input]`` when the call may run with no hook to hear and no one to ask (the gate's rules
     allow it: most calls), else ``[]`` for :func:`_permit` to decide, with its events."""
@@ -142,7 +170,10 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         raise
     if isinstance(hook, RewriteInput):
         try:
-            tool_input = tool.validate(dict(hook.input))
+            tool_input = await _validated(tool, dict(hook.input), guard)
+        except (Aborted, asyncio.CancelledError):
+            answered.append(error_result(uid, NOT_RUN))
+            raise
         except Exception as exc:  # noqa: BLE001 - a bad rewrite is a denial, like a failing hook
             hook = Deny(f"the pre_tool_use hook rewrote the input into an invalid one ({exc}); not run")
     if isinstance(hook, Deny):
@@ -153,7 +184,7 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
         return
     preapproved = isinstance(hook, Allow)
-    asked = not preapproved and gate.will_ask(tool, tool_input)
+    asked = gate.will_ask(tool, tool_input, preapproved=preapproved)  # a protected file asks even then
     if asked:
         yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
     try:

@@ -81,6 +81,7 @@ class ReadFile(BuiltinTool):
         "Re-reading an unchanged file returns a short note pointing at the earlier read."
     )
     read_only = True
+    resolves_path = True
     Input = ReadFileInput
 
     async def call(self, params: ReadFileInput, ctx: ToolContext) -> ToolOutput:
@@ -143,6 +144,7 @@ class WriteFile(BuiltinTool):
         "read it again first. Prefer edit_file for small changes to existing files."
     )
     read_only = False
+    resolves_path = True
     edits_files = True
     Input = WriteFileInput
 
@@ -185,6 +187,7 @@ class EditFile(BuiltinTool):
         "the file changed on disk since you read it."
     )
     read_only = False
+    resolves_path = True
     edits_files = True
     Input = EditFileInput
 

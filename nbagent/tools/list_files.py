@@ -106,6 +106,7 @@ class ListFiles(BuiltinTool):
         "__pycache__ and what .nbagentignore lists. Paths are relative to the working directory."
     )
     read_only = True
+    resolves_path = True
     Input = ListFilesInput
     max_entries: int = MAX_ENTRIES
 

@@ -7,9 +7,9 @@ stops ``../x`` and a symlink inside cwd that points outside it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from nbagent.engine.protected import resolve_tool_path
 from nbagent.engine.tool_api import ToolContext, ToolExecutionError
 
 
@@ -31,11 +31,8 @@ def resolve_path(raw: str, ctx: ToolContext) -> Path:
     message the model can act on."""
     if "\x00" in raw:
         raise PathRefusedError(f"Path {raw!r} contains a NUL character.")
-    path = Path(os.path.expanduser(raw))
-    if not path.is_absolute():
-        path = Path(ctx.cwd) / path
-    try:
-        real = path.resolve()
+    try:  # the one resolution the permission check and the hooks saw too
+        real = resolve_tool_path(raw, Path(ctx.cwd))
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
         raise PathRefusedError(f"Path {raw!r} cannot be resolved: {exc}") from None
     if is_allowed(real, ctx):

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from nbagent.engine.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
 from nbagent.engine.errors import NbAgentError
+from nbagent.engine.protected import MCP_CONFIG
 
 if TYPE_CHECKING:
     from .manager import McpManager
 
-MCP_JSON = ".mcp.json"
+MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -93,6 +93,10 @@ class McpTool:
         """The server's JSON schema, as sent to the model."""
         return dict(self._schema)
 
+    validates_slowly = True
+    """The server's schema may hold any regex (``^(a+)+$``): the loop validates in a worker thread,
+    so a catastrophic pattern cannot block the event loop (and with it the abort)."""
+
     def validate(self, raw_input: Any) -> dict[str, Any]:
         """Check the input against the server's schema (``jsonschema``), or raise ``ToolInputError``."""
         return self.checker.validate(self.name, raw_input)
@@ -146,9 +150,11 @@ class ServerConnection:
     ``bridge`` runs a call coroutine in that loop and awaits it from the caller's loop.
     """
 
-    def __init__(self, config: ServerConfig, cwd: Path, connect_timeout: float, call_timeout: float | None,
-                 bridge: Bridge) -> None:
+    def __init__(self, config: ServerConfig, cwd: Path, connect_timeout: float, call_timeout: float,
+                 bridge: Bridge, redact: Callable[[str], str] = str) -> None:
         self.config = config
+        self.redact = redact
+        """Replaces configured secrets in what is shown: errors, the command line, status."""
         self.bridge = bridge
         self.cwd = cwd
         self.connect_timeout = connect_timeout
@@ -234,7 +240,7 @@ class ServerConnection:
             # Why a server would not start is usually on its stderr. (Not added for a stop later on:
             # the tail would be whatever it logged last, often an unrelated tool error.)
             error += self._stderr_tail()
-        self.state, self.error = state, error
+        self.state, self.error = state, self.redact(error) if error else error
         if state == "failed":
             self.tools = ()
         self.ready.set()
@@ -265,7 +271,12 @@ class ServerConnection:
             return ToolOutput(f"MCP server {self.config.name!r} is not available ({self.state}{why}); "
                               f"{tool.remote_name!r} was not run.", is_error=True)
         try:
-            result = await client.call_tool(tool.remote_name, arguments, read_timeout_seconds=self.call_timeout)
+            # Our own bound around the whole call: an unanswered call, a malformed reply or a reply
+            # with another id would otherwise wait until the user aborts.
+            result = await asyncio.wait_for(client.call_tool(tool.remote_name, arguments), self.call_timeout)
+        except asyncio.TimeoutError:
+            return ToolOutput(f"MCP server {self.config.name!r} did not answer {tool.remote_name!r} within "
+                              f"{self.call_timeout:g} s (mcp_call_timeout_s); the call was abandoned.", is_error=True)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._end("stopped", "the connection closed during a tool call")
@@ -286,9 +297,9 @@ class ServerConnection:
     def status(self) -> ServerStatus:
         """A snapshot of the state for ``%agent status``."""
         unchecked = [f"{t.name} ({t.checker.unchecked})" for t in self.tools if t.checker.validator is None]
-        return ServerStatus(self.config.name, self.config.transport, self.config.describe(), self.state,
+        return ServerStatus(self.config.name, self.config.transport, self.redact(self.config.describe()), self.state,
                             tuple(t.name for t in self.tools) if self.state == "connected" else (),
-                            self.error, "; ".join(unchecked) or None)
+                            self.error, self.redact("; ".join(unchecked)) or None)
 
 
 @contextlib.asynccontextmanager

@@ -37,6 +37,8 @@ import weakref
 from pathlib import Path
 from typing import Any, Coroutine, Sequence, TypeVar
 
+from nbagent.engine.config import DEFAULT_MCP_CALL_TIMEOUT_S
+from nbagent.engine.sanitize import Sanitizer
 from nbagent.engine.tool_api import ToolOutput
 
 from .config import DEFAULT_WAIT_TIMEOUT, ServerConfig
@@ -44,10 +46,16 @@ from .connection import McpTool, ServerConnection, ServerState, ServerStatus
 
 log = logging.getLogger("nbagent.mcp")
 
+DEFAULT_MAX_MCP_TOOLS = 200
+"""Most MCP tools offered: their definitions go into every request, and thousands of them make
+every request too large (with an error that does not say why); the rest are left out, with a notice."""
 DEFAULT_CONNECT_TIMEOUT = 60.0
 """Seconds a server may take for its handshake before it counts as failed (its process is stopped)."""
 T = TypeVar("T")
 _LIVE: "weakref.WeakSet[McpManager]" = weakref.WeakSet()
+# Manager threads told to stop without waiting (``Agent.close()``): still stopping their servers.
+# Joined at exit, or the daemon thread dies with the process and a server outlives it.
+_STOPPING: dict[threading.Thread, float] = {}
 
 
 class McpClosedError(RuntimeError):
@@ -63,12 +71,21 @@ class McpManager:
 
     def __init__(self, servers: Sequence[ServerConfig], *, cwd: Path | None = None,
                  wait_timeout: float = DEFAULT_WAIT_TIMEOUT, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 call_timeout: float | None = None, close_timeout: float = 10.0) -> None:
+                 call_timeout: float = DEFAULT_MCP_CALL_TIMEOUT_S, close_timeout: float = 10.0,
+                 max_tools: int = DEFAULT_MAX_MCP_TOOLS,
+                 secrets: Sequence[str] = ()) -> None:
         self.wait_timeout = wait_timeout
         """Longest wait before a request for servers still connecting (once per server)."""
         self.close_timeout = close_timeout
+        self.max_tools = max_tools
+        """Most MCP tools offered to the model (every definition goes into every request)."""
+        self._cap_reported = False
         cwd = (cwd or Path.cwd()).resolve()
-        self._connections = [ServerConnection(s, cwd, connect_timeout, call_timeout, self._call_bridge)
+        # ``${VAR}`` in the config puts secrets into command lines and URLs, and from there into
+        # errors ("command not found: sk-…"): every status, warning and error is redacted.
+        redact = Sanitizer(tuple(secrets)).text
+        self._connections = [ServerConnection(s, cwd, connect_timeout, call_timeout, self._call_bridge,
+                                              redact=lambda text: redact(text)[0])
                              for s in servers]
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -152,7 +169,7 @@ class McpManager:
             finally:
                 for w in waiters:
                     w.cancel()
-        warnings: list[str] = []
+        warnings: list[str] = self._cap_warning()
         for c in self._connections:
             name = c.config.name
             if c.state == "connecting" and c in pending:
@@ -170,8 +187,7 @@ class McpManager:
                                     f"they go to the server unchecked")
         return warnings
 
-    def tools(self) -> list[McpTool]:
-        """The tools offered now: those of the connected servers."""
+    def _offered(self) -> list[McpTool]:
         out: list[McpTool] = []
         for c in self._connections:
             # A server that stopped keeps its tools until the stop is reported (the next
@@ -180,6 +196,18 @@ class McpManager:
             if c.state == "connected" or (c.state == "stopped" and not c.reported):
                 out.extend(c.tools)
         return out
+
+    def tools(self) -> list[McpTool]:
+        """The tools offered now: those of the connected servers, at most ``max_tools``."""
+        return self._offered()[:self.max_tools]
+
+    def _cap_warning(self) -> list[str]:
+        total = len(self._offered())
+        if total <= self.max_tools or self._cap_reported:
+            return []
+        self._cap_reported = True
+        return [f"MCP servers offer {total:,} tools; only the first {self.max_tools:,} are offered to the model "
+                f"(each definition is sent with every request). Configure fewer MCP tools or servers."]
 
     # ----- state ----------------------------------------------------------------------------
     @property
@@ -230,6 +258,10 @@ class McpManager:
         _LIVE.discard(self)
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(loop.stop)
+        for done in [t for t in _STOPPING if not t.is_alive()]:
+            del _STOPPING[done]
+        if thread is not None and thread.is_alive():
+            _STOPPING[thread] = self.close_timeout + 5
         return thread
 
     async def aclose(self) -> None:
@@ -304,6 +336,9 @@ def _finish_loop(loop: asyncio.AbstractEventLoop) -> None:
 def _close_all_at_exit() -> None:
     for manager in list(_LIVE):
         manager.close()
+    for thread, timeout in list(_STOPPING.items()):
+        if thread is not threading.current_thread():
+            thread.join(timeout)
 
 
 __all__ = ["McpManager", "McpTool", "McpClosedError", "ServerStatus", "ServerState", "DEFAULT_CONNECT_TIMEOUT"]

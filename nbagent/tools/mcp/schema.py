@@ -25,6 +25,7 @@ second, and it happens on the manager's thread while a server connects.
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -102,7 +103,46 @@ def input_check(schema: Any) -> InputCheck:
     if unresolved is not None:
         where = "nowhere" if unresolved.startswith("#") else "outside the schema"
         return InputCheck(None, f"'$ref' {unresolved!r} points {where}")
-    return InputCheck(cls(schema, registry=registry))
+    return InputCheck(_bounded_patterns(cls)(schema, registry=registry))
+
+
+PATTERN_TIMEOUT_S = 1.0
+"""Longest a schema's ``pattern`` may take on one input string (a server's ``^(a+)+$`` can take ages)."""
+
+
+def _bounded_patterns(cls: Any) -> Any:
+    """``cls`` with ``pattern`` checked by the ``regex`` module, with a time limit and without
+    holding the GIL (``re`` holds it: a validation in a worker thread would still stop the event loop,
+    and with it the abort). Without ``regex`` installed, ``cls`` as it is."""
+    try:
+        import regex  # type: ignore[import-untyped]
+        from jsonschema.exceptions import ValidationError
+        from jsonschema.validators import extend
+    except ImportError:
+        return cls
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "string"):
+            return
+        try:
+            found = regex.search(patrn, instance, timeout=PATTERN_TIMEOUT_S, concurrent=True)
+        except TimeoutError:
+            yield ValidationError(f"{_short(instance)} could not be checked against the pattern {patrn!r} within "
+                                  f"{PATTERN_TIMEOUT_S:g} s; not sent")
+            return
+        except regex.error:  # a pattern only ``re`` understands: as before
+            found = re.search(patrn, instance)
+        if found is None:
+            yield ValidationError(f"{_short(instance)} does not match {patrn!r}")
+
+    bounded = extend(cls, {"pattern": pattern})
+    bounded.__name__ = bounded.__qualname__ = cls.__name__  # the draft the schema asked for, as shown
+    return bounded
+
+
+def _short(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _local_registry(schema: Mapping[str, Any], cls: Any) -> tuple[Any, str | None]:

@@ -175,3 +175,10 @@ def test_ref_like_data_is_not_taken_for_a_reference() -> None:
 def test_boolean_schemas() -> None:
     assert check({"a": 1}, True) == {"a": 1}
     assert "(input): False schema does not allow" in error({"a": 1}, False)
+
+
+def test_a_catastrophic_pattern_is_cut_off_as_invalid_input() -> None:
+    check = input_check({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|a)+$"}}})
+    with pytest.raises(ToolInputError, match="could not be checked against the pattern"):
+        check.validate("t", {"s": "a" * 64 + "!"})  # 2**64 steps: without a limit, the check never ends
+    assert check.validate("t", {"s": "aaa"}) == {"s": "aaa"}

@@ -1,0 +1,76 @@
+"""The MCP manager: configured secrets never show in status, notices or the task folder; the number
+of MCP tools offered is capped with a notice; ``Agent.close()`` then exit leaves no server running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+from .test_agent import SERVERS, alive, make_agent, wait_dead, warnings
+
+HOSTILE = str(SERVERS / "hostile_server.py")
+KEY = "sk-ant-test-0123456789abcdef"
+
+
+async def test_a_secret_expanded_into_mcp_config_is_redacted_everywhere(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "missing": {"command": "${ANTHROPIC_API_KEY}"},
+        "up": {"command": sys.executable, "args": [HOSTILE, "ok", "--key=${ANTHROPIC_API_KEY}"]},
+    }}))
+    api = SimulatedAPI([text_reply("hi")])
+    agent = make_agent(api, tmp_path, task_dir=tmp_path / "task")
+    try:
+        events = [e async for e in agent.run("hello")]
+        status = "\n".join(agent.mcp_status())
+    finally:
+        await agent.aclose()
+    assert "could not be started: command not found: [redacted]" in "\n".join(warnings(events))
+    assert "--key=[redacted]" in status and KEY not in status
+    assert all(KEY not in str(e) for e in events)
+    assert all(KEY not in p.read_text(errors="replace") for p in (tmp_path / "task").iterdir() if p.is_file())
+
+
+async def test_thousands_of_mcp_tools_are_capped_with_a_notice(tmp_path: Path) -> None:
+    api = SimulatedAPI([text_reply("hi")])
+    agent = make_agent(api, tmp_path, mcp_servers={"many": {"command": sys.executable, "args": [HOSTILE, "many", "5000"]}})
+    try:
+        events = [e async for e in agent.run("hello")]
+    finally:
+        await agent.aclose()
+    assert len(api.requests[0].body["tools"]) == 200
+    assert any("MCP servers offer 5,000 tools; only the first 200" in w for w in warnings(events))
+
+
+def test_close_then_exit_stops_the_server(tmp_path: Path) -> None:
+    pidfile = tmp_path / "server.pid"
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        from nbagent import Agent
+        from nbagent.providers.anthropic import simulated_provider
+        from nbagent.providers.simulated import SimulatedAPI, text_reply
+        agent = Agent(provider=simulated_provider(SimulatedAPI([text_reply("hi")])), tools=[], cwd={str(tmp_path)!r},
+                      mcp_servers={{"s": {{"command": sys.executable, "args": [{HOSTILE!r}, "pid", {str(pidfile)!r}]}}}})
+        agent.run_sync("hello")
+        assert agent.mcp.state("s") == "connected"
+        agent.close()
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parents[3], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pid = int(pidfile.read_text())
+    try:
+        assert wait_dead(pid), "the MCP server outlived the process"
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)  # the server this test started
