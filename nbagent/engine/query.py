@@ -46,14 +46,7 @@ from .permissions import (
 from .prompt import RequestPrompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import (
-    ChildEnvironment,
-    Sanitizer,
-    TooDeepError,
-    replaced_notice,
-    secret_values,
-    short_secret_notices,
-)
+from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION

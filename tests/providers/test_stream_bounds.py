@@ -132,3 +132,38 @@ async def test_a_huge_error_body_is_read_only_up_to_its_bound() -> None:
     assert info.value.kind is ErrorKind.AUTH and info.value.status == 401
     assert body.pulled <= MAX_ERROR_BODY_BYTES + len(chunk)
     assert len(info.value.message) <= 300
+
+
+async def test_through_the_loop_an_endless_stream_is_retried_then_fails_with_a_valid_history(tmp_path: Any) -> None:
+    from nbagent.engine.events import ApiRequestFailed, Done, RetryScheduled, StreamInterrupted
+    from nbagent.engine.messages import history_problems
+    from nbagent.providers.simulated import SimulatedAPI
+
+    from ..engine.test_query_support import make_engine, run
+
+    async def endless() -> AsyncIterator[bytes]:
+        yield b"".join(frame(e) for e in START)
+        while True:
+            yield frame({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x" * 999}})
+
+    bodies: list[_Lazy] = []
+
+    def body() -> _Lazy:
+        bodies.append(_Lazy(endless))
+        return bodies[-1]
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body())
+
+    def client() -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key="sk-fake", base_url="http://fake.invalid", max_retries=0,
+                                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+    engine = make_engine(SimulatedAPI(), tmp_path, provider=AnthropicProvider(client), max_tokens=1000)
+    events = await run(engine, "hi")
+    assert [e.error_kind for e in events if isinstance(e, RetryScheduled)] == ["connection"] * 3
+    assert sum(isinstance(e, StreamInterrupted) for e in events) == 4
+    assert any(isinstance(e, ApiRequestFailed) and "max_tokens=1,000" in e.message for e in events)
+    assert isinstance(events[-1], Done) and events[-1].reason == "error"
+    assert len(bodies) == 4 and all(b.pulled < 2 * reply_char_limit(1000) for b in bodies)
+    assert history_problems(engine.session.history) == []
