@@ -15,6 +15,7 @@ import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Union
 
+from .abort import Aborted
 from .errors import NbAgentError
 from .permissions import Allow, Deny
 
@@ -57,6 +58,14 @@ class HookFailed(NbAgentError):
     """A hook raised or answered something it may not; the message names the hook and the error."""
 
 
+class HookInterrupted(Aborted):
+    """A ``KeyboardInterrupt`` (Ctrl-C, the kernel's interrupt) arrived while a hook ran: the run is
+    aborted like with the Stop button, and its history is left valid."""
+
+    def __init__(self, name: str) -> None:
+        NbAgentError.__init__(self, f"the {name} hook was interrupted (KeyboardInterrupt)")
+
+
 @dataclass(frozen=True)
 class Hooks:
     """The session's hooks by event name (empty: no hooks). Build it with :meth:`from_mapping`."""
@@ -91,6 +100,10 @@ class Hooks:
                 result = await result
         except Exception as exc:  # noqa: BLE001 - the user's code: report, never crash the loop
             raise HookFailed(f"the {name} hook failed ({type(exc).__name__}: {exc})") from exc
+        except SystemExit as exc:  # sys.exit() in a hook is a bug in the hook, not a way to end the process
+            raise HookFailed(f"the {name} hook raised SystemExit({exc.code!r}); a hook cannot end the process") from exc
+        except KeyboardInterrupt as exc:  # Ctrl-C while the hook ran: the user's abort of the run
+            raise HookInterrupted(name) from exc
         return result
 
     async def notify(self, name: str, *args: Any) -> str | None:
@@ -101,6 +114,10 @@ class Hooks:
             await self.call(name, *args)
         except HookFailed as exc:
             return f"{exc}; the run continues."
+        except HookInterrupted as exc:
+            if name == "on_done":  # the run is over: nothing is left to abort
+                return f"{exc}."
+            raise
         return None
 
     async def pre_tool_use(self, call: ToolCall) -> PreToolDecision:
@@ -126,4 +143,4 @@ class Hooks:
 NO_HOOKS = Hooks()
 
 __all__ = ["HOOK_NAMES", "Hook", "Hooks", "NO_HOOKS", "ToolCall", "RewriteInput", "PreToolDecision",
-           "HookFailed", "UnknownHookError"]
+           "HookFailed", "HookInterrupted", "UnknownHookError"]

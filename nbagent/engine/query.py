@@ -46,7 +46,7 @@ from .permissions import (
 from .prompt import RequestPrompt
 from .provider import Provider
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values
+from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .session import Session
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
@@ -100,6 +100,7 @@ class QueryEngine:
         self._close_after_run = False
         self._offered: dict[str, ToolLike] = {}
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
+        self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
         self._prompt = RequestPrompt()
@@ -270,6 +271,7 @@ class QueryEngine:
         values = (*(os.environ.get(name) for name in self._config.secret_env), *self._secrets)
         if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
             self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, self._secrets)))
+            self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
         return self._sanitizer[1]
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
@@ -348,7 +350,7 @@ class QueryEngine:
         for warning in self._prompt.rules_warnings(self._config, state.turn):
             yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
-                                      request_no=len(self.session.records) + 1)
+                                      request_no=len(self.session.records) + 1, sanitizer=sanitizer)
         async with aclosing(request) as items:
             async for item in items:
                 if isinstance(item, STREAM_DELTAS):  # most items: passed on, not logged
@@ -391,8 +393,11 @@ class QueryEngine:
             should_compact_context_window(usage.total, run.context_window, fraction)
 
     async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
+        sanitizer = self.sanitizer()  # a failure's message can carry an error body echoing a secret
         async for event in compact_session(self.session, self.provider, self.hooks, run.config, turn=turn,
                                            context_window=run.context_window, instructions=instructions):
+            if isinstance(event, Notice):
+                event = Notice(level=event.level, message=sanitizer.redact(event.message))
             yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------

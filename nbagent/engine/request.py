@@ -41,7 +41,9 @@ from .events import (
 from .permissions import OnApiFailure
 from .provider import MessageComplete, ModelRequest, Provider
 from .request_params import lenient_reasoning_params, server_tool_definitions
+from .sanitize import Sanitizer
 from .session import Session
+from .stream_redact import redacted_error, redacted_stream
 from .tokens import TokenCounter
 from .tool_api import StaticTools, ToolSource
 
@@ -117,12 +119,13 @@ class _Streamed:
 
 async def attempt_api_request(
     run: RequestRun, *, model: str, prepare: Callable[[], tuple[str, list[dict[str, Any]]]],
-    turn: int, request_no: int,
+    turn: int, request_no: int, sanitizer: Sanitizer | None = None,
 ) -> AsyncGenerator[Union[Event, RequestOutcome], None]:
     """Run one API request to completion, yielding events and finally a :class:`RequestOutcome`.
 
     ``prepare`` builds the system prompt and tool definitions *after* the wait for tool sources,
-    so tools that connect during the wait are offered at once. Raises :class:`RequestCancelled`
+    so tools that connect during the wait are offered at once. ``sanitizer`` redacts configured
+    secrets from streamed deltas and error messages. Raises :class:`RequestCancelled`
     when the user gives up, and ``Aborted`` on abort.
     """
     for warning in await wait_for_tools(run):
@@ -146,7 +149,7 @@ async def attempt_api_request(
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         request = model_request(run.config, attempts.model, messages, system, tools)
         streamed = _Streamed()
-        async with aclosing(stream_with_probe(run, request, streamed)) as chunks:
+        async with aclosing(stream_with_probe(run, request, streamed, sanitizer)) as chunks:
             async for chunk in chunks:
                 yield chunk
         if streamed.complete is not None:
@@ -224,13 +227,17 @@ def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, kee
         file_read_saving=file_read_saving, reason=reason)
 
 
-async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed) -> AsyncGenerator[Delta, None]:
-    """Step 2: stream one request into ``out``, passing deltas through.
+async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed,
+                            sanitizer: Sanitizer | None = None) -> AsyncGenerator[Delta, None]:
+    """Step 2: stream one request into ``out``, passing deltas through (secrets redacted).
 
-    Provider errors end up in ``out.error`` (an :class:`ApiError`); a failure after the complete
-    message arrived (e.g. while closing) loses nothing. Abort and cancellation propagate.
+    Provider errors end up in ``out.error`` (an :class:`ApiError`, secrets redacted); a failure
+    after the complete message arrived (e.g. while closing) loses nothing. Abort and cancellation
+    propagate.
     """
-    stream = run.provider.stream(request)
+    stream: Any = run.provider.stream(request)
+    if sanitizer is not None and sanitizer.secrets:  # no extra layer per delta when none is set
+        stream = redacted_stream(stream, sanitizer)
     armed, next_chunk, partial = run.guard.armed(), stream.__anext__, out.partial  # looked up once, used per chunk
     try:
         with armed:  # the first-chunk probe
@@ -254,7 +261,7 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Stream
         raise
     except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
         if out.complete is None:
-            out.error = as_api_error(exc)
+            out.error = redacted_error(as_api_error(exc), sanitizer)
     finally:
         await _aclose(stream)
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,

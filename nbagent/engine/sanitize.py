@@ -48,6 +48,49 @@ def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) ->
     return tuple(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
 
 
+def short_secret_names(env_names: Iterable[str]) -> list[str]:
+    """The listed variables set to a value too short to redact (see ``MIN_SECRET_CHARS``)."""
+    return [name for name in env_names if 0 < len(os.environ.get(name, "")) < MIN_SECRET_CHARS]
+
+
+def short_secret_notices(env_names: Iterable[str], told: set[str]) -> list[str]:
+    """A notice for each variable of :func:`short_secret_names` not yet in ``told`` (then added):
+    it names the variable, never the value."""
+    new = [name for name in short_secret_names(env_names) if name not in told]
+    told.update(new)
+    return [f"The value of {name} (listed in secret_env) is shorter than {MIN_SECRET_CHARS} characters, "
+            "so it is not redacted from output: it could not be told apart from ordinary text." for name in new]
+
+
+class StreamRedactor:
+    """Redacts secrets from streamed text, where a secret may be split across deltas.
+
+    Per content block, the last ``len(longest secret) - 1`` characters are held back until more
+    text arrives or the block ends: a secret that began in them is then redacted whole, so the
+    view never shows it, not even in pieces.
+    """
+
+    def __init__(self, sanitizer: "Sanitizer") -> None:
+        self._sanitizer = sanitizer
+        self._hold = max(len(s) for s in sanitizer.secrets) - 1 if sanitizer.secrets else 0
+        self._held: dict[int, str] = {}
+
+    def feed(self, index: int, text: str) -> str:
+        """The text of block ``index`` that is safe to show now."""
+        buf = self._sanitizer.redact(self._held.get(index, "") + text)
+        cut = max(len(buf) - self._hold, 0)
+        self._held[index] = buf[cut:]
+        return buf[:cut]
+
+    def flush(self, index: int) -> str:
+        """The rest of block ``index`` at its end (already redacted: it holds no whole secret)."""
+        return self._held.pop(index, "")
+
+    def held(self) -> list[int]:
+        """The blocks with text still held back."""
+        return [i for i, text in self._held.items() if text]
+
+
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
     """``os.environ`` without the secret variables (by name, and any other holding a secret value)."""
     names, values = set(env_names), set(secrets)
@@ -86,10 +129,14 @@ class Sanitizer:
 
     def text(self, text: str) -> tuple[str, int]:
         """``text`` with secrets redacted and lone surrogates replaced; the count of the latter."""
+        return fix_surrogates(self.redact(text))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]`` (e.g. an error body echoing the key)."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        return fix_surrogates(text)
+        return text
 
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it

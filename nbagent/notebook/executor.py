@@ -31,11 +31,12 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
-from ..tools.executor import ExecutionResult, format_user_traceback
+from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 
 HISTORY_KEPT = 64
 
@@ -83,16 +84,22 @@ class ShellExecutor:
         """The code of the latest execution (for the tool card)."""
         return self.history[-1].code if self.history else None
 
-    async def execute(self, code: str) -> ExecutionResult:
+    async def execute(self, code: str, *, cwd: str | Path | None = None) -> ExecutionResult:
         """Run ``code``; errors in it come back in ``ExecutionResult.error``, never raised.
 
-        A cancellation (abort / kernel interrupt) while awaiting inside the code propagates.
+        ``cwd``: the kernel's working directory during the execution (restored after it; see
+        :func:`~nbagent.tools.executor.working_directory`). A cancellation (abort / kernel
+        interrupt) while awaiting inside the code propagates.
         """
         async with self._lock:  # executions on one namespace never overlap
             started = time.time()
             t0 = time.monotonic()
             displays: list[dict[str, Any]] = []
-            result = await self._execute(code, displays)
+            try:
+                with working_directory(cwd):
+                    result = await self._execute(code, displays)
+            except WorkingDirectoryBusy as exc:
+                result = ExecutionResult(error=str(exc))
             record = ExecutionRecord(code, result, started, time.monotonic() - t0, tuple(displays))
             self.history.append(record)
             if self.on_execute is not None:

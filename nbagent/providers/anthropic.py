@@ -18,10 +18,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anthropic
+import httpx2
 
 from ..engine.errors import ApiError
 from ..engine.provider import Chunk, ModelRequest
-from .anthropic_errors import to_api_error
+from .anthropic_errors import bound_error_body, to_api_error
 from .anthropic_stream import StreamAssembler
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -78,6 +79,7 @@ class AnthropicProvider:
                 self._last = (loop, entry[0])
                 return entry[0]
             client = self._client_factory()
+            _bound_error_bodies(client)
             closer = _closed_at_loop_shutdown(client)
             self._clients[loop] = (client, closer)
         await closer.__anext__()
@@ -94,12 +96,16 @@ class AnthropicProvider:
             raw = await (await self.client()).messages.create(**kwargs)
         except Exception as exc:
             raise _mapped(exc) from exc
-        assembler = StreamAssembler(request.model)
+        assembler = StreamAssembler(request.model, request.max_tokens)
         try:
             async for event in raw:  # translated here, not in a nested generator: one layer less per delta
                 chunk = assembler.feed(event)
                 if chunk is not None:
                     yield chunk
+                elif assembler.stopped:
+                    # message_stop ends the message: a server keeping the connection open after it
+                    # must not hang the run (the response is closed below).
+                    break
             yield assembler.complete()
         except ApiError:
             raise
@@ -116,6 +122,14 @@ async def _closed_at_loop_shutdown(client: anthropic.AsyncAnthropic) -> AsyncIte
         yield  # never resumed: only closed
     finally:
         await client.close()
+
+
+def _bound_error_bodies(client: anthropic.AsyncAnthropic) -> None:
+    """Install :func:`bound_error_body` on the client's ``httpx2`` client (the SDK keeps it as
+    ``_client``; any factory's client, the simulated one's too, gets it)."""
+    http = getattr(client, "_client", None)
+    if isinstance(http, httpx2.AsyncClient) and bound_error_body not in http.event_hooks["response"]:
+        http.event_hooks["response"].append(bound_error_body)
 
 
 def _mapped(exc: Exception) -> ApiError:

@@ -13,7 +13,7 @@ import html
 import math
 import re
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, AsyncIterator
 
 import anthropic
 import httpx2
@@ -25,6 +25,10 @@ from ..engine.errors import (
     MissingApiKeyError,
     is_client_side,
 )
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+"""The most of an error response's body that is read. Real API errors are a few hundred bytes;
+a hostile or broken server's 100 MB body was read whole (1.4 GB peak) before being cut to one line."""
 
 _OVERFLOW = re.compile(r"prompt is too long|tokens? > \d+ maximum|context (length|window)", re.IGNORECASE)
 _SPEND = re.compile(r"spend(ing)?[ _]limit", re.IGNORECASE)
@@ -173,3 +177,28 @@ def retry_after_of(exc: BaseException) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=_dt.timezone.utc)
     return max((when - _dt.datetime.now(_dt.timezone.utc)).total_seconds(), 0.0)
+
+
+class _Prefix(httpx2.AsyncByteStream):
+    """The first ``limit`` bytes of a response body; the rest is never read (the connection is closed)."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self._inner, self._limit = inner, limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        left = self._limit
+        async for chunk in self._inner:
+            yield chunk[:left]
+            left -= len(chunk)
+            if left <= 0:
+                return
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def bound_error_body(response: httpx2.Response) -> None:
+    """An ``httpx2`` response hook: the SDK reads an error response's whole body into memory before
+    raising, so an error body is cut to :data:`MAX_ERROR_BODY_BYTES` before it reads it."""
+    if response.status_code >= 400 and isinstance(response.stream, httpx2.AsyncByteStream):
+        response.stream = _Prefix(response.stream, MAX_ERROR_BODY_BYTES)

@@ -24,6 +24,20 @@ from ..engine.provider import Chunk, MessageComplete
 _EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
 """Blocks that open empty and fill with deltas: the fields they must carry even when empty."""
 
+MAX_CHARS_PER_TOKEN = 32
+"""A generous bound on the characters one output token can stream. A token averages about four
+characters of text; even the longest (runs of spaces, long identifiers) stay far below 32. A reply
+streaming more than ``max_tokens`` times this is not one the model wrote within ``max_tokens``: a
+broken or hostile stream, ended there so that it cannot fill memory (an endless stream grew to
+755 MB in 22 s)."""
+REPLY_SLACK_CHARS = 4096
+"""Added to the bound so that a tiny ``max_tokens`` still leaves room for signatures and citations."""
+
+
+def reply_char_limit(max_tokens: int) -> int:
+    """The most characters (text, thinking, tool input, signatures, citations) a reply may stream."""
+    return max(max_tokens, 0) * MAX_CHARS_PER_TOKEN + REPLY_SLACK_CHARS
+
 
 def parse_tool_input(text: str) -> Any:
     """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
@@ -77,7 +91,10 @@ def _flat(obj: Any) -> dict[str, Any] | None:
 class StreamAssembler:
     """Feeds on raw stream events; yields the deltas to show and builds the final message."""
 
-    def __init__(self, requested_model: str) -> None:
+    def __init__(self, requested_model: str, max_tokens: int | None = None) -> None:
+        # Characters the reply may still stream (see MAX_CHARS_PER_TOKEN); None: no bound.
+        self.room = reply_char_limit(max_tokens) if max_tokens is not None else None
+        self.max_tokens = max_tokens
         self.blocks: dict[int, dict[str, Any]] = {}
         # index -> (id, name, input fragments) of each block whose input streams (tool calls)
         self.tool_inputs: dict[int, tuple[str, str, list[str]]] = {}
@@ -101,6 +118,11 @@ class StreamAssembler:
             if dkind == "text_delta":
                 parts = self.texts.get(i)
                 text = d.text
+                room = self.room
+                if room is not None:  # inline: this runs for nearly every event of a long reply
+                    room = self.room = room - len(text)
+                    if room < 0:
+                        self._spend(0)
                 (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
                 return TextDelta(text, i)
             if dkind == "input_json_delta":
@@ -108,6 +130,8 @@ class StreamAssembler:
                 if call is None:
                     self._block(i)  # a block never started is named as such
                     raise ApiError(ErrorKind.CONNECTION, f"the stream sent tool input for block {i}, which takes none")
+                if self.room is not None:
+                    self._spend(len(d.partial_json))
                 call[2].append(d.partial_json)
                 return ToolUseDelta(call[0], call[1], d.partial_json, i)
             return self._delta(i, d)
@@ -161,13 +185,27 @@ class StreamAssembler:
         kind = d.type
         block = self._block(i)
         if kind == "thinking_delta":
+            self._spend(len(d.thinking))
             _parts(self.thoughts, block, i, "thinking").append(d.thinking)
             return ThinkingDelta(text=d.thinking, index=i)
         if kind == "signature_delta":
+            self._spend(len(d.signature))
             block["signature"] = block.get("signature", "") + d.signature
         elif kind == "citations_delta":
-            block.setdefault("citations", []).append(_dump(d.citation))
+            citation = _dump(d.citation)
+            self._spend(len(json.dumps(citation)))
+            block.setdefault("citations", []).append(citation)
         return None
+
+    def _spend(self, chars: int) -> None:
+        """Count streamed characters; past the reply's bound the stream is broken (and retried)."""
+        if self.room is None:
+            return
+        self.room -= chars
+        if self.room < 0:
+            limit = reply_char_limit(self.max_tokens or 0)
+            raise ApiError(ErrorKind.CONNECTION, f"the reply streamed more than {limit:,} characters, more than "
+                           f"max_tokens={self.max_tokens:,} allows: the stream is broken and was stopped")
 
     def _block(self, index: int) -> dict[str, Any]:
         block = self.blocks.get(index)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import contextlib
 import contextvars
+import ctypes
 import inspect
 import io
 import itertools
 import linecache
+import os
 import sys
 import threading
 import traceback
 from dataclasses import dataclass
-from typing import Any, Protocol, TextIO, runtime_checkable
+from pathlib import Path
+from typing import Any, Iterator, Protocol, TextIO, runtime_checkable
 
 from nbagent.engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
 
@@ -117,6 +121,89 @@ def _uninstall_router() -> None:
 
 _counter = itertools.count(1)
 
+BUSY_GRACE_S = 2.0
+"""How long a call waits for an earlier, aborted call still running before it reports that instead
+of waiting (until the next abort) for code that may never end."""
+
+class WorkingDirectory:
+    """A claim on the process's working directory, for one execution.
+
+    The working directory belongs to the whole process (in a notebook: the user's kernel), so it is
+    changed under a process-wide lock: executions that want the same directory share it, one that
+    wants another waits (at most :data:`BUSY_GRACE_S`, then raises :class:`WorkingDirectoryBusy`),
+    and the last one to leave restores the directory found by the first. An aborted execution
+    releases its claim at once (:meth:`release` is idempotent): code nobody waits for must not
+    hold the directory, or keep the next call waiting."""
+
+    _cond = threading.Condition()
+    _users = 0
+    _target: str | None = None
+    _before = ""
+
+    def __init__(self, cwd: str | Path) -> None:
+        self.target, self._held = os.fspath(cwd), False
+
+    def acquire(self) -> None:
+        cls = WorkingDirectory
+        with cls._cond:
+            if not cls._cond.wait_for(lambda: cls._users == 0 or cls._target == self.target, timeout=BUSY_GRACE_S):
+                raise WorkingDirectoryBusy(self.target, cls._target)
+            if cls._users == 0:
+                cls._before = os.getcwd()
+                os.chdir(self.target)
+                cls._target = self.target
+            cls._users += 1
+            self._held = True
+
+    def release(self) -> None:
+        cls = WorkingDirectory
+        with cls._cond:
+            if not self._held:
+                return
+            self._held = False
+            cls._users -= 1
+            if cls._users == 0:
+                cls._target = None
+                with contextlib.suppress(OSError):  # the old directory may be gone: stay where we are
+                    os.chdir(cls._before)
+                cls._cond.notify_all()
+
+
+class WorkingDirectoryBusy(RuntimeError):
+    """Another execution in this process runs in another working directory."""
+
+    def __init__(self, wanted: str, held: str | None) -> None:
+        super().__init__(f"Not run: another python execution in this process is running in {held!r}, not in "
+                         f"{wanted!r}; the working directory is shared by the whole process. Try again when it ends.")
+
+
+@contextlib.contextmanager
+def working_directory(cwd: str | Path | None) -> Iterator[None]:
+    """Run the block in ``cwd`` (see :class:`WorkingDirectory`); ``None`` changes nothing."""
+    if cwd is None:
+        yield
+        return
+    claim = WorkingDirectory(cwd)
+    claim.acquire()
+    try:
+        yield
+    finally:
+        claim.release()
+
+
+def takes_cwd(executor: Any) -> bool:
+    """Whether ``executor.execute`` accepts ``cwd=`` (executors written before it do not)."""
+    try:
+        return "cwd" in inspect.signature(executor.execute).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _interrupt_thread(ident: int) -> None:
+    """Raise ``KeyboardInterrupt`` in thread ``ident`` at its next bytecode (Python's only way to
+    stop a thread; code blocked in a C call sees it when the call returns)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(KeyboardInterrupt))
+
 
 def format_user_traceback(exc: BaseException, filename: str) -> str:
     """The traceback of code compiled as ``filename``, from its first frame on (the executor's own
@@ -135,8 +222,10 @@ class NamespaceExecutor:
     Statements are executed; a trailing expression is evaluated, stored as ``_`` and returned as
     its ``repr``. Top-level ``await`` works (the code then runs in a fresh event loop in the
     worker thread). Code runs in a worker thread so that the caller can stop waiting on an
-    abort (cancel the ``execute`` task); Python cannot kill a thread, so aborted code runs on in the background, and the next
-    execution waits for it to finish (executions never overlap on one namespace).
+    abort (cancel the ``execute`` task). An aborted execution gets a ``KeyboardInterrupt`` raised
+    into it (a runaway loop stops at once; code blocked in a C call only when the call returns);
+    executions never overlap on one namespace, and one that finds an aborted one still running
+    after :data:`BUSY_GRACE_S` reports that instead of waiting for it.
     """
 
     def __init__(self, namespace: dict[str, Any] | None = None, *,
@@ -145,9 +234,13 @@ class NamespaceExecutor:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {"__name__": "__main__"}
         self.namespace.setdefault("__builtins__", builtins)
         self._lock = threading.Lock()
+        self._state = threading.Lock()  # guards _in_user_code against the interrupting thread
+        self._in_user_code: int | None = None  # the thread running the model's code, if any
+        self._claim: WorkingDirectory | None = None  # the running execution's working directory
 
-    async def execute(self, code: str) -> ExecutionResult:
-        """Run ``code``; errors in it come back in ``ExecutionResult.error``, never as exceptions.
+    async def execute(self, code: str, *, cwd: str | Path | None = None) -> ExecutionResult:
+        """Run ``code`` (with the process's working directory set to ``cwd``, when given); errors
+        in it come back in ``ExecutionResult.error``, never as exceptions.
 
         Runs in a daemon thread of its own rather than ``asyncio.to_thread``: an abandoned
         execution in the loop's default executor would make ``asyncio.run`` (and interpreter exit)
@@ -163,7 +256,7 @@ class NamespaceExecutor:
 
         def work() -> None:
             try:
-                result = context.run(self._execute_locked, code)
+                result = context.run(self._execute_locked, code, cwd)
             except BaseException as exc:  # noqa: BLE001 - an executor bug; hand it to the waiter
                 outcome: tuple[Any, Any] = (future.set_exception, exc)
             else:
@@ -173,17 +266,46 @@ class NamespaceExecutor:
             except RuntimeError:  # the loop closed while the code ran: nobody is waiting
                 pass
 
-        threading.Thread(target=work, name="nbagent-python", daemon=True).start()
-        return await future
+        worker = threading.Thread(target=work, name="nbagent-python", daemon=True)
+        worker.start()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._interrupt(worker)
+            raise
 
-    def _execute_locked(self, code: str) -> ExecutionResult:
-        with self._lock:
+    def _interrupt(self, worker: threading.Thread) -> None:
+        """Stop an abandoned execution's code (never the executor's own bookkeeping around it)."""
+        with self._state:
+            if worker.ident is not None and self._in_user_code == worker.ident:
+                _interrupt_thread(worker.ident)
+            claim = self._claim
+        if claim is not None:
+            claim.release()
+
+    def _execute_locked(self, code: str, cwd: str | Path | None = None) -> ExecutionResult:
+        if not self._lock.acquire(timeout=BUSY_GRACE_S):
+            return ExecutionResult(error=(
+                "Not run: an earlier python call that was aborted is still running in the background "
+                "(it is blocked and could not be interrupted). Wait for it to finish, or restart the kernel."))
+        try:
             out, err = BoundedText(self.capture_limit), BoundedText(self.capture_limit)
             _install_router()
             _capture.stdout, _capture.stderr = out, err
+            claim = WorkingDirectory(cwd) if cwd is not None else None
             try:
+                if claim is not None:
+                    claim.acquire()
+                    with self._state:
+                        self._claim = claim
                 result_repr, error = self._run(code)
+            except WorkingDirectoryBusy as exc:
+                result_repr, error = None, str(exc)
             finally:
+                with self._state:
+                    self._claim = None
+                if claim is not None:
+                    claim.release()
                 _capture.stdout = _capture.stderr = None
                 _uninstall_router()
             if result_repr is not None and len(result_repr) > self.capture_limit:
@@ -191,6 +313,8 @@ class NamespaceExecutor:
                 cut.write(result_repr)
                 result_repr = cut.getvalue()
             return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr, error=error)
+        finally:
+            self._lock.release()
 
     def _run(self, code: str) -> tuple[str | None, str | None]:
         filename = f"<agent-python-{next(_counter)}>"
@@ -221,10 +345,18 @@ class NamespaceExecutor:
             return None, f"repr() of the result failed: {type(exc).__name__}: {exc}"
 
     def _eval(self, code_obj: Any) -> Any:
-        value = eval(code_obj, self.namespace)  # noqa: S307 - running the model's code is the point
-        if inspect.CO_COROUTINE & code_obj.co_flags:
-            value = asyncio.run(value)
-        return value
+        with self._state:
+            self._in_user_code = threading.get_ident()
+        try:
+            value = eval(code_obj, self.namespace)  # noqa: S307 - running the model's code is the point
+            if inspect.CO_COROUTINE & code_obj.co_flags:
+                value = asyncio.run(value)
+            return value
+        finally:
+            # An interrupt raised just as the code ends lands here, still inside _run's handler.
+            with self._state:
+                self._in_user_code = None
 
 
-__all__ = ["ExecutionResult", "Executor", "NamespaceExecutor"]
+__all__ = ["ExecutionResult", "Executor", "NamespaceExecutor", "WorkingDirectory", "WorkingDirectoryBusy", "takes_cwd",
+           "working_directory"]

@@ -2,7 +2,12 @@
 
 The tool owns no interpreter: ``ctx.executor`` (an :class:`~nbagent.tools.executor.Executor`)
 runs the code; without one, a :class:`~nbagent.tools.executor.NamespaceExecutor` kept on the tool
-instance does, so variables persist between calls in a script too.
+instance does, so variables persist between calls in a script too. In a notebook that is the
+user's kernel namespace: the model's code can read and change the user's variables.
+
+Relative paths in the code resolve against the agent's ``cwd``: an executor that takes ``cwd=``
+sets the process's working directory to it for the execution and restores it afterwards (under a
+lock: the kernel is one process, and its working directory is shared by everything in it).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import pydantic
 from nbagent.engine.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
-from .executor import ExecutionResult, Executor, NamespaceExecutor
+from .executor import ExecutionResult, Executor, NamespaceExecutor, takes_cwd
 
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -75,7 +80,9 @@ class Python(BuiltinTool):
 
     async def call(self, params: PythonInput, ctx: ToolContext) -> ToolOutput:
         executor = self.executor_for(ctx)
-        result = await wait_or_abort(executor.execute(params.code), ctx.abort)
+        execute: Any = executor.execute  # ``cwd=`` is optional in the Executor protocol: checked first
+        run = execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else execute(params.code)
+        result = await wait_or_abort(run, ctx.abort)
         content = _content(result)
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
         # text then leaves out the repr the model gets, instead of showing the value twice.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from http import HTTPStatus
 from typing import Any, AsyncIterator
@@ -30,6 +31,13 @@ from .app import ConnectionDroppedSignal, ConnectionRefusedSignal, ReadTimeoutSi
 
 LOOPBACK = "127.0.0.1"
 _MAX_BODY = 64 * 1024 * 1024
+READ_TIMEOUT_S = 30.0
+"""How long a started request (headers and body) may take to arrive: a client that sends half a
+request and stops must not hold a connection and its buffers forever."""
+
+
+class BodyTooLarge(ValueError):
+    """A request body over the server's limit (declared, or counted while reading chunks)."""
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -84,39 +92,65 @@ def _reason(status: int) -> str:
         return "Unknown"
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], limit: int = _MAX_BODY) -> bytes:
     if "chunked" in headers.get("transfer-encoding", "").lower():
         parts: list[bytes] = []
+        total = 0
         while True:
             size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
             if size == 0:
                 await reader.readline()
                 return b"".join(parts)
+            total += size
+            if size < 0 or total > limit:  # counted before the chunk is read, not after 300 MiB arrived
+                raise BodyTooLarge(f"request body larger than {limit} bytes")
             parts.append(await reader.readexactly(size))
             await reader.readexactly(2)
     length = int(headers.get("content-length", "0") or 0)
-    if length > _MAX_BODY:
-        raise ValueError("request body too large")
+    if length > limit or length < 0:
+        raise BodyTooLarge(f"request body larger than {limit} bytes")
     return await reader.readexactly(length) if length else b""
 
 
+async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        limit: int) -> tuple[dict[str, str], bytes]:
+    """The headers and body of a request whose first line was read."""
+    headers: dict[str, str] = {}
+    while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        key, _, value = raw.decode("latin-1").partition(":")
+        headers[key.strip().lower()] = value.strip()
+    if headers.get("expect", "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # curl waits for this before a big body
+    return headers, await _read_body(reader, headers, limit)
+
+
+def _too_large(writer: asyncio.StreamWriter, exc: BodyTooLarge) -> None:
+    """Answer 413 as the API does, and close (the rest of the body is never read)."""
+    body = json.dumps({"type": "error", "error": {"type": "request_too_large", "message": str(exc)}}).encode()
+    writer.write(b"HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n"
+                 b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+
+
 async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                            connections: set[asyncio.StreamWriter]) -> None:
-    """Serve requests on one keep-alive connection until the client closes it."""
+                            connections: set[asyncio.StreamWriter],
+                            limits: tuple[int, float] = (_MAX_BODY, READ_TIMEOUT_S)) -> None:
+    """Serve requests on one keep-alive connection until the client closes it (or sends a request
+    over ``limits[0]`` bytes, or takes longer than ``limits[1]`` seconds to send one it started)."""
     connections.add(writer)
     try:
         while True:
-            line = await reader.readline()
+            line = await reader.readline()  # an idle keep-alive connection may wait here
             if not line.strip():
                 return
             method, target, _ = line.decode("latin-1").split(" ", 2)
-            headers: dict[str, str] = {}
-            while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
-                key, _, value = raw.decode("latin-1").partition(":")
-                headers[key.strip().lower()] = value.strip()
-            if headers.get("expect", "").lower() == "100-continue":
-                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # curl waits for this before a big body
-            body = await _read_body(reader, headers)
+            try:
+                headers, body = await asyncio.wait_for(_read_request(reader, writer, limits[0]), limits[1])
+            except BodyTooLarge as exc:
+                _too_large(writer, exc)
+                await writer.drain()
+                return
+            except asyncio.TimeoutError:
+                return  # half a request, then silence: the connection is closed
             try:
                 response = await api.handle(method, urlsplit(target).path, headers, body)
             except ConnectionRefusedSignal:
@@ -150,15 +184,16 @@ async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, wri
             writer.close()
 
 
-async def start_server(api: SimulatedAPI, port: int = 0,
-                       connections: set[asyncio.StreamWriter] | None = None) -> asyncio.Server:
+async def start_server(api: SimulatedAPI, port: int = 0, connections: set[asyncio.StreamWriter] | None = None,
+                       *, max_body: int = _MAX_BODY, read_timeout_s: float = READ_TIMEOUT_S) -> asyncio.Server:
     """Serve ``api`` on ``127.0.0.1:port`` (0 picks a free port) in the running event loop.
 
     Open connections are kept in ``connections`` (when given) so that a shutdown can close them:
     idle keep-alive connections would otherwise keep ``Server.wait_closed`` waiting.
     """
     live = connections if connections is not None else set()
-    return await asyncio.start_server(lambda r, w: _serve_connection(api, r, w, live), LOOPBACK, port)
+    limits = (max_body, read_timeout_s)
+    return await asyncio.start_server(lambda r, w: _serve_connection(api, r, w, live, limits), LOOPBACK, port)
 
 
 async def close_server(server: asyncio.Server, connections: set[asyncio.StreamWriter]) -> None:
@@ -186,9 +221,11 @@ class LoopbackServer:
             client = anthropic.AsyncAnthropic(api_key="x", base_url=server.base_url)
     """
 
-    def __init__(self, api: SimulatedAPI, port: int = 0) -> None:
+    def __init__(self, api: SimulatedAPI, port: int = 0, *, max_body: int = _MAX_BODY,
+                 read_timeout_s: float = READ_TIMEOUT_S) -> None:
         self.api = api
         self.port = port
+        self.max_body, self.read_timeout_s = max_body, read_timeout_s
         self.address: tuple[Any, ...] = ()  # the bound socket address, once started
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -208,7 +245,8 @@ class LoopbackServer:
             self._stop = asyncio.Event()
             connections: set[asyncio.StreamWriter] = set()
             try:
-                server = await start_server(self.api, self.port, connections)
+                server = await start_server(self.api, self.port, connections, max_body=self.max_body,
+                                            read_timeout_s=self.read_timeout_s)
             except BaseException as exc:  # reported to the starting thread
                 errors.append(exc)
                 ready.set()
