@@ -113,7 +113,9 @@ def test_allow_click_in_a_running_cell_and_screenshot(browser, lab):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = _open(browser, lab, "01_quickstart.ipynb")
     _run_all(page)
-    allow = page.locator("button:text-is('Allow')").first
+    # The first *enabled* Allow: once (under a loaded CI machine) the locator resolved to a
+    # settled prompt's disabled button and waited on it for 30 s.
+    allow = page.locator("button:text-is('Allow'):enabled").first
     allow.wait_for(state="visible", timeout=60_000)
     page.screenshot(path=str(SHOTS / "01_permission_prompt.png"), full_page=False)
     allow.click()
