@@ -28,7 +28,7 @@ from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, Sessi
 from .task_copy import same_folder, save_copy
 from .task_lock import FolderLock
 from .tool_runner import error_result
-from .totals import RunningTotals
+from .totals import RunningTotals, Spent
 
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
@@ -57,6 +57,8 @@ class Session:
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in compactions.json)
         self._totals = RunningTotals()
+        # What rollbacks took out of ``records``: billed all the same, so it stays in what was spent.
+        self.dropped = Spent()
         self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
         # Shared by every SentRequest (a bound method, a tool list or a system prompt per request
         # would be kept 10,000 times in a long session).
@@ -80,7 +82,12 @@ class Session:
 
     @property
     def totals(self) -> Totals:
-        return self._totals.of(self.records, self.truncations)
+        return self._totals.of(self.records, self.truncations, self.dropped)
+
+    @property
+    def spent(self) -> Spent:
+        """Every request billed in this session, rolled-back ones included (what budgets count)."""
+        return self._totals.spent(self.records, self.dropped)
 
     def sent_request(self, *, request: int, turn: int, model: str, system: str, tools: tuple[str, ...],
                      ts: int) -> SentRequest:
@@ -129,6 +136,9 @@ class Session:
         session.last_ts = snap.last_ts
         session.previous_usage = RequestUsage(**snap.previous_usage) if snap.previous_usage else None
         session.records, session.events, session.marks = snap.records, snap.events, snap.marks
+        if snap.spent is not None:  # beyond what the kept records add up to: rolled-back requests
+            described = len(snap.records) if snap.records_len is None else min(snap.records_len, len(snap.records))
+            session.dropped = snap.spent.less(Spent.of(snap.records[:described]))
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         session.compactions = points
         session.notices.extend(snap.notices)
@@ -369,6 +379,7 @@ class Session:
                 self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
         self.deleted_range = mark.deleted_range
         self.previous_usage = mark.previous_usage
+        self.dropped = self.dropped + Spent.of(self.records[mark.records_len:])  # billed: never un-spent
         self.last_ts = max(self.last_ts, mark.ts)
         self.context.truncate_context_history(mark.ts)
         del self.records[mark.records_len:]
@@ -445,5 +456,6 @@ class Session:
     def _save_meta(self, store: SessionStore) -> None:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
-                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu)
+                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
+                        spent=self.spent)
 
