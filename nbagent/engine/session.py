@@ -9,11 +9,10 @@ a rollback, a resume or a save touches one object.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from .compaction import RollbackPoint, compacted
 from .context import ContextManager, RequestUsage
@@ -24,6 +23,7 @@ from .errors import CorruptFileError
 from .events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
+from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .task_lock import FolderLock
@@ -33,7 +33,7 @@ from .totals import RunningTotals, Spent
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
-class Session:
+class Session(SessionFiles):
     """One conversation's state; persisted to ``task_dir`` when given (which it then locks).
 
     ``Session()`` is in memory; ``Session(task_dir)`` starts a new folder (or continues writing an
@@ -187,18 +187,6 @@ class Session:
         store.sync()
         self.unsaved = False
         return store.task_dir
-
-    def _write_all(self, store: SessionStore) -> None:
-        # Records, compaction points and session.json before the history: after a process is
-        # killed between two writes they may lead the history (load trims marks beyond it and drops
-        # a point the history does not reflect), never lag it (a reply's cost lost). The logs before
-        # session.json: an earlier version's session.json holds records and points it drops.
-        store.save_context(self.context.updates)
-        store.save_records(self.records)
-        store.save_compactions(self.compactions)
-        self._save_meta(store)
-        store.save_history(self.history)
-        store.save_events(self.events)
 
     # ----- changes made by the loop (each saves what it changed) ----------------------------
     def next_ts(self) -> int:
@@ -398,64 +386,3 @@ class Session:
             known = ", ".join(str(m.turn) for m in self.marks) or "none"
             raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
         return found[0]
-
-    # ----- the files ------------------------------------------------------------------------
-    def _save_history(self) -> None:
-        self._write(lambda st: st.save_history(self.history))
-
-    def _save_context_and_meta(self, store: SessionStore) -> None:
-        store.save_context(self.context.updates)
-        self._save_meta(store)
-        store.save_records(self.records)
-        store.save_compactions(self.compactions)
-
-    def _save_meta_and_events(self, store: SessionStore) -> None:
-        self._save_meta(store)
-        store.save_events(self.events)
-
-    def _save_events_and_sync(self, store: SessionStore) -> None:
-        store.save_events(self.events)
-        store.sync()
-
-    def _save_after_rollback(self, store: SessionStore) -> None:
-        # The history first: until it is rewritten, the folder is the session before the rollback.
-        store.save_history(self.history)
-        store.save_compactions(self.compactions)
-        store.save_records(self.records)
-        store.save_context(self.context.updates)
-        self._save_meta(store)
-
-    def _write(self, change: Callable[[SessionStore], Any]) -> None:
-        """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
-        state stays in memory, and the next write saves everything again."""
-        if self._store is None:
-            return
-        try:
-            self._check_folder()
-            if self.unsaved:
-                self._write_all(self._store)  # then the change (a sync, say) still happens
-            change(self._store)
-        except (OSError, ValueError, TypeError, RecursionError) as exc:  # UnicodeError is a ValueError
-            self.unsaved = True
-            self.save_failures.append(f"could not save the session to {self._store.task_dir}: "
-                                      f"{type(exc).__name__}: {exc}")
-        else:
-            self.unsaved = False
-
-    def _check_folder(self) -> None:
-        """Before a write: the folder is still the one locked (see :meth:`FolderLock.check`). A
-        deleted one was re-created: everything is written again, and the user told."""
-        if self._lock is None or self._store is None:
-            return
-        notice = self._lock.check()
-        if notice:
-            self.notices.append(notice)
-            self._store.forget_files()
-            self.unsaved = True
-
-    def _save_meta(self, store: SessionStore) -> None:
-        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
-        store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
-                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
-                        spent=self.spent)
-
