@@ -356,7 +356,8 @@ class Session(SessionFiles):
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn``: history, range, records, and what the model saw (the
         context manager's updates newer than that turn are dropped; a compaction after it is
-        undone). ``0`` empties it."""
+        undone). ``0`` empties it. What was spent is not: the requests taken out of the records
+        were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json)."""
         mark = self._mark(turn)
         self._undo_compactions(turn)
         del self.history[mark.history_len:]

@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
-from ..agent import Agent, last_done
+from ..agent import Agent
 from ..engine.config import (
     DEFAULT_MAX_BUDGET_USD,
     DEFAULT_MAX_REQUESTS,
@@ -290,12 +290,14 @@ class AgentMagics(Magics):
         limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget)  # this prompt only
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
+        before, sess.last_outcome = sess.last_outcome, "interrupted"  # until a Done says otherwise
         try:
             async for event in agent.run(prompt, limits=limits, asker=view, output=output):
                 view.handle(event)
                 if isinstance(event, Done):
-                    done = event
+                    done, sess.last_outcome = event, event.reason
         except NbAgentError as exc:  # refused to start (e.g. a run already in progress)
+            sess.last_outcome = before
             raise refused(exc) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
             view.interrupted(agent.totals.spent_usd)
@@ -340,12 +342,13 @@ class AgentMagics(Magics):
         sess = self.current
         if sess is None or not sess.last_prompt:
             raise UsageError("Nothing to retry: no prompt has run in this session.")
-        done = last_done(sess.events)
-        if done is None or done.reason not in ("error", "aborted"):
+        outcome = sess.last_outcome
+        if outcome not in ("error", "aborted", "interrupted"):
             # Sending an answered prompt again would bill it again for nothing the user asked for.
-            how = "was answered" if done is None or done.reason == "end_turn" else f"ended at a limit ({done.reason})"
-            raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed or "
-                             "cancelled prompt. To ask again, run its cell again.")
+            how = {"end_turn": "was answered", "refusal": "was refused by the model"}.get(
+                str(outcome), f"stopped at a limit ({outcome})")
+            raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
+                             "cancelled or interrupted prompt. To ask again, run its cell again.")
         if sess.turn > 0:
             sess.rollback(sess.turn - 1)
         await self.run_prompt("", sess.last_prompt)

@@ -144,6 +144,8 @@ class NotebookSession:
         self.agent = agent
         self.executor = executor
         self.last_prompt: str | None = None
+        self.last_outcome: str | None = None
+        """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""
         self.view: Any = None
         """The view of the latest prompt (earlier ones are static output by then)."""
 

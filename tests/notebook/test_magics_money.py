@@ -80,6 +80,10 @@ def test_retry_after_an_answered_prompt_sends_nothing(shell):
     message = fails(shell, "%agent retry")
     assert "Nothing to retry: the last prompt was answered" in message
     assert len(api.requests) == sent and session().turn == 1
+    run(shell, "%%agent --max-requests 1\nWhat is 6 * 7?")  # a limit is a normal end, not a failure
+    sent = len(api.requests)
+    assert "stopped at a limit (max_requests)" in fails(shell, "%agent retry")
+    assert len(api.requests) == sent
 
 
 def _press_retry_cancel_soon() -> threading.Thread:
