@@ -230,7 +230,8 @@ class Agent:
         self.engine.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (0 empties it)."""
+        """Return the session to the end of ``turn`` (0 empties it). ``totals.spent_usd`` is not
+        lowered: the requests rolled back were billed (``totals.cost_usd`` is the history's)."""
         self.engine.rollback(turn)
 
     def save(self, path: str | Path | None = None) -> Path:

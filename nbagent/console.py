@@ -50,9 +50,9 @@ def format_event(event: ev.Event) -> str | None:
         return f"\n  · request {r.request}: {tokens}, {cost}, stop={r.stop_reason}\n"
     if isinstance(event, ev.Done):
         t = event.totals
-        extra = f" ({event.error})" if event.error else ""
-        return f"\n■ done: {event.reason}{extra} — {t.requests} requests, " \
-               f"{fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}\n"
+        extra = f" ({event.error or event.stopped})" if event.error or event.stopped else ""
+        return f"\n■ done: {event.reason}{extra} — session spent " \
+               f"{fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} requests\n"
     if isinstance(event, ev.ServerToolResult):
         found = f"{len(event.sources)} source(s)" if event.error is None else f"failed: {event.error}"
         return f"\n  ◆ {event.name} (run by the API) {_short(event.input)} → {found}\n" + \

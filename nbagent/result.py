@@ -14,7 +14,7 @@ from .engine.events import Done, Event, RequestCompleted, TextDelta, ToolResult
 
 class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing
     """The events of one run, plus ``text`` (the assistant's text, all requests joined), ``cost``
-    (this run's cost in USD; the session's is ``done.totals.cost_usd``) and ``done`` (the ``Done``
+    (this run's cost in USD; what the session spent is ``done.totals.spent_usd``) and ``done`` (the ``Done``
     event, None if the run did not finish)."""
 
     def __init__(self, events: Iterable[Event] = ()) -> None:

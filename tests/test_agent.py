@@ -140,3 +140,23 @@ def test_hooks_and_permission_mode_are_agent_keywords(tmp_path: Path) -> None:
     assert [d.reason for d in agent.denials] == ["hooked"] and seen == ["end_turn"]
     with pytest.raises(UnknownHookError):
         Agent(provider="simulated", hooks={"before_everything": print})
+
+
+def test_agent_rollback_keeps_spent_and_the_session_budget_counts_it(tmp_path: Path) -> None:
+    """Issue 28: spent is a fact of the session; Agent(max_session_budget_usd=...) counts it."""
+    agent = Agent(provider="simulated", task_dir=tmp_path / "task", allow=["python"])
+    agent.run_sync("What is 17 * 23?")
+    agent.run_sync("What is 2 * 4?")
+    spent = agent.totals.spent_usd
+    agent.rollback(0)
+    assert agent.totals.cost_usd == 0 and agent.totals.spent_usd == pytest.approx(spent)
+    agent.reconfigure(max_session_budget_usd=spent / 2)
+    sent = len(messages_requests(agent.simulated_api))
+    done = agent.run_sync("What is 3 * 3?").done
+    assert done is not None and done.reason == "max_budget" and done.stopped is not None
+    assert done.stopped.startswith("stopped: the session budget")
+    assert len(messages_requests(agent.simulated_api)) == sent
+    agent.close()
+    again = Agent.resume(tmp_path / "task", provider="simulated")
+    assert again.totals.spent_usd == pytest.approx(spent)  # kept across save/load of the folder
+    again.close()

@@ -16,6 +16,10 @@ from .models import DEFAULT_MODEL, ModelInfo, load_models
 from .request_params import reasoning_params, server_tool_definitions
 
 DEFAULT_MAX_REQUESTS = 25
+DEFAULT_MAX_BUDGET_USD: float | None = None
+"""Per-prompt budget (None: none)."""
+DEFAULT_MAX_SESSION_BUDGET_USD: float | None = None
+"""Session budget (None: none)."""
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
@@ -83,8 +87,12 @@ class SessionConfig:
     objects, plain rows (see :func:`~nbagent.engine.models.load_models`) or a TOML/JSON file path."""
     max_requests: int | None = DEFAULT_MAX_REQUESTS
     """Most API requests per prompt (then ``Done("max_requests")``); None: no limit."""
-    max_budget_usd: float | None = None
-    """Session budget: once the session's cost reaches it, no further request is sent."""
+    max_budget_usd: float | None = DEFAULT_MAX_BUDGET_USD
+    """Per-prompt budget: once this prompt's requests cost this much (USD), no further request is
+    sent (then ``Done("max_budget")``); what earlier prompts spent does not count."""
+    max_session_budget_usd: float | None = DEFAULT_MAX_SESSION_BUDGET_USD
+    """Session budget: once everything the session was billed (rolled-back requests included)
+    reaches this (USD), no further request is sent."""
     task_dir: Path | None = None
     """Persistence folder (None: in memory only)."""
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
@@ -131,8 +139,10 @@ class SessionConfig:
                              f"got {self.permission_mode!r}")
         if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
             raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
-        if self.max_budget_usd is not None and not self.max_budget_usd >= 0:
-            raise ValueError(f"max_budget_usd must be >= 0, got {self.max_budget_usd!r}")
+        for name in ("max_budget_usd", "max_session_budget_usd"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"{name} must be >= 0 (USD), got {value!r}")
 
     def replace(self, **changes: Any) -> "SessionConfig":
         """A copy with ``changes``; an unknown setting raises ``TypeError`` naming the known ones."""
@@ -144,7 +154,9 @@ class SessionConfig:
 
 @dataclass(frozen=True)
 class RunLimits:
-    """Limits of one prompt, overriding the session's for that run only (None: the session's)."""
+    """Limits of one prompt, overriding the session's for that run only (None: the session's).
+    ``max_budget_usd`` counts this prompt's spend only; the session budget is a setting
+    (``SessionConfig.max_session_budget_usd``)."""
 
     max_requests: int | None = None
     max_budget_usd: float | None = None

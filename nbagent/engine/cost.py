@@ -6,9 +6,9 @@ import warnings
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from .models import ModelInfo, PriceTier, get_model, most_expensive_of_family
+from .models import ModelInfo, PriceTier, get_model
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +125,3 @@ def _integer_prices(tier: PriceTier, per_1k_searches: float) -> tuple[tuple[int,
 def price_of(usage: Usage, info: ModelInfo) -> float:
     """USD cost of ``usage`` at ``info``'s prices (no lookup, no warning)."""
     return cost_of(usage, info.id, {info.id: info}) or 0.0
-
-
-def budget_spent(records: Iterable[Any], prices: Mapping[str, ModelInfo] | None = None) -> float:
-    """What the budget counts as spent: each request's cost, or, for a model with no prices, its
-    cost at the most expensive known model of its family (a budget is never silently off)."""
-    total = 0.0
-    for r in records:
-        if r.cost_usd is not None:
-            total += r.cost_usd
-        else:
-            total += price_of(r.usage, most_expensive_of_family(r.model))
-    return total

@@ -47,7 +47,10 @@ class RequestRecord:
 
 @dataclass(frozen=True, slots=True)
 class Totals:
-    """Session totals; ``cost_usd`` is the sum of per-request costs (None parts count as 0)."""
+    """Session totals of the requests in the current history (``requests``, ``usage``,
+    ``cost_usd``: the sum of per-request costs, None parts count as 0), and ``spent_usd`` /
+    ``spent_requests``: every request billed in this session, rolled-back ones included (a
+    rollback never lowers them; budgets count them)."""
 
     requests: int = 0
     turns: int = 0
@@ -56,6 +59,8 @@ class Totals:
     retries: int = 0
     truncations: int = 0
     unpriced_requests: int = 0
+    spent_usd: float = 0.0
+    spent_requests: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +254,8 @@ class Done:
     error: str | None = None
     output: Any = None
     """A structured run's validated final answer, JSON-ready (``OutputSpec.parse`` rebuilds the object)."""
+    stopped: str | None = None
+    """For a run a limit ended: which limit and what was spent against it (``stopped: …``)."""
 
 
 Event = Union[

@@ -20,7 +20,6 @@ from .compaction import compact_session
 from .completion import record_completed_request
 from .config import RunLimits, SessionConfig
 from .context import should_compact_context_window
-from .cost import budget_spent
 from .errors import ErrorKind
 from .events import (
     STREAM_DELTAS,
@@ -55,6 +54,7 @@ from .tool_api import StaticTools, ToolContext, ToolLike, ToolSource
 from .tool_runner import NOT_RUN, run_tool_call
 from .turn import (
     UNANSWERED,
+    PromptLimits,
     RunInProgressError,
     TurnState,
     ask_for_final_answer,
@@ -68,13 +68,6 @@ from .turn import (
 )
 
 __all__ = ["QueryEngine", "RunInProgressError"]
-
-def _spent(session: Session, config: SessionConfig) -> float:
-    """What the budget counts as spent: the running total (no walk over the records per request),
-    unless some request had no prices and needs its stand-in price added."""
-    totals = session.totals
-    return totals.cost_usd if not totals.unpriced_requests else budget_spent(session.records, config.prices)
-
 
 class QueryEngine:
     """Runs the agent loop for one session (see the query-engine spec)."""
@@ -287,14 +280,13 @@ class QueryEngine:
     async def _requests(self, run: RequestRun, state: "TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
         """Requests and tool calls until the model ends its turn or a limit is reached."""
         session = self.session
-        max_requests, budget = limits.resolve(run.config)
+        # Budgets count money billed (session.spent: a rollback never lowers it), not the history.
+        bounds = PromptLimits.of(run.config, limits, session.spent.budget_usd)
         requests = 0
         while True:
-            if max_requests is not None and requests >= max_requests:
-                state.reason = "max_requests"
-                return
-            if budget is not None and _spent(session, run.config) >= budget:
-                state.reason = "max_budget"
+            reached = bounds.reached(requests, session.spent.budget_usd)
+            if reached is not None:
+                state.reason, state.stopped = reached
                 return
             if self._should_compact(run):
                 async with aclosing(self._compact(run, state.turn, None)) as events:

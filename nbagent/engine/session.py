@@ -9,11 +9,10 @@ a rollback, a resume or a save touches one object.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from .compaction import RollbackPoint, compacted
 from .context import ContextManager, RequestUsage
@@ -24,16 +23,17 @@ from .errors import CorruptFileError
 from .events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from .messages import blocks, tool_uses
 from .sent import SentRequest
+from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .task_lock import FolderLock
 from .tool_runner import error_result
-from .totals import RunningTotals
+from .totals import RunningTotals, Spent
 
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
-class Session:
+class Session(SessionFiles):
     """One conversation's state; persisted to ``task_dir`` when given (which it then locks).
 
     ``Session()`` is in memory; ``Session(task_dir)`` starts a new folder (or continues writing an
@@ -57,6 +57,8 @@ class Session:
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in compactions.json)
         self._totals = RunningTotals()
+        # What rollbacks took out of ``records``: billed all the same, so it stays in what was spent.
+        self.dropped = Spent()
         self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
         # Shared by every SentRequest (a bound method, a tool list or a system prompt per request
         # would be kept 10,000 times in a long session).
@@ -80,7 +82,12 @@ class Session:
 
     @property
     def totals(self) -> Totals:
-        return self._totals.of(self.records, self.truncations)
+        return self._totals.of(self.records, self.truncations, self.dropped)
+
+    @property
+    def spent(self) -> Spent:
+        """Every request billed in this session, rolled-back ones included (what budgets count)."""
+        return self._totals.spent(self.records, self.dropped)
 
     def sent_request(self, *, request: int, turn: int, model: str, system: str, tools: tuple[str, ...],
                      ts: int) -> SentRequest:
@@ -129,6 +136,9 @@ class Session:
         session.last_ts = snap.last_ts
         session.previous_usage = RequestUsage(**snap.previous_usage) if snap.previous_usage else None
         session.records, session.events, session.marks = snap.records, snap.events, snap.marks
+        if snap.spent is not None:  # beyond what the kept records add up to: rolled-back requests
+            described = len(snap.records) if snap.records_len is None else min(snap.records_len, len(snap.records))
+            session.dropped = snap.spent.less(Spent.of(snap.records[:described]))
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         session.compactions = points
         session.notices.extend(snap.notices)
@@ -177,18 +187,6 @@ class Session:
         store.sync()
         self.unsaved = False
         return store.task_dir
-
-    def _write_all(self, store: SessionStore) -> None:
-        # Records, compaction points and session.json before the history: after a process is
-        # killed between two writes they may lead the history (load trims marks beyond it and drops
-        # a point the history does not reflect), never lag it (a reply's cost lost). The logs before
-        # session.json: an earlier version's session.json holds records and points it drops.
-        store.save_context(self.context.updates)
-        store.save_records(self.records)
-        store.save_compactions(self.compactions)
-        self._save_meta(store)
-        store.save_history(self.history)
-        store.save_events(self.events)
 
     # ----- changes made by the loop (each saves what it changed) ----------------------------
     def next_ts(self) -> int:
@@ -358,7 +356,8 @@ class Session:
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn``: history, range, records, and what the model saw (the
         context manager's updates newer than that turn are dropped; a compaction after it is
-        undone). ``0`` empties it."""
+        undone). ``0`` empties it. What was spent is not: the requests taken out of the records
+        were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json)."""
         mark = self._mark(turn)
         self._undo_compactions(turn)
         del self.history[mark.history_len:]
@@ -369,6 +368,7 @@ class Session:
                 self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
         self.deleted_range = mark.deleted_range
         self.previous_usage = mark.previous_usage
+        self.dropped = self.dropped + Spent.of(self.records[mark.records_len:])  # billed: never un-spent
         self.last_ts = max(self.last_ts, mark.ts)
         self.context.truncate_context_history(mark.ts)
         del self.records[mark.records_len:]
@@ -387,63 +387,3 @@ class Session:
             known = ", ".join(str(m.turn) for m in self.marks) or "none"
             raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
         return found[0]
-
-    # ----- the files ------------------------------------------------------------------------
-    def _save_history(self) -> None:
-        self._write(lambda st: st.save_history(self.history))
-
-    def _save_context_and_meta(self, store: SessionStore) -> None:
-        store.save_context(self.context.updates)
-        self._save_meta(store)
-        store.save_records(self.records)
-        store.save_compactions(self.compactions)
-
-    def _save_meta_and_events(self, store: SessionStore) -> None:
-        self._save_meta(store)
-        store.save_events(self.events)
-
-    def _save_events_and_sync(self, store: SessionStore) -> None:
-        store.save_events(self.events)
-        store.sync()
-
-    def _save_after_rollback(self, store: SessionStore) -> None:
-        # The history first: until it is rewritten, the folder is the session before the rollback.
-        store.save_history(self.history)
-        store.save_compactions(self.compactions)
-        store.save_records(self.records)
-        store.save_context(self.context.updates)
-        self._save_meta(store)
-
-    def _write(self, change: Callable[[SessionStore], Any]) -> None:
-        """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
-        state stays in memory, and the next write saves everything again."""
-        if self._store is None:
-            return
-        try:
-            self._check_folder()
-            if self.unsaved:
-                self._write_all(self._store)  # then the change (a sync, say) still happens
-            change(self._store)
-        except (OSError, ValueError, TypeError, RecursionError) as exc:  # UnicodeError is a ValueError
-            self.unsaved = True
-            self.save_failures.append(f"could not save the session to {self._store.task_dir}: "
-                                      f"{type(exc).__name__}: {exc}")
-        else:
-            self.unsaved = False
-
-    def _check_folder(self) -> None:
-        """Before a write: the folder is still the one locked (see :meth:`FolderLock.check`). A
-        deleted one was re-created: everything is written again, and the user told."""
-        if self._lock is None or self._store is None:
-            return
-        notice = self._lock.check()
-        if notice:
-            self.notices.append(notice)
-            self._store.forget_files()
-            self.unsaved = True
-
-    def _save_meta(self, store: SessionStore) -> None:
-        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
-        store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
-                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu)
-

@@ -30,6 +30,7 @@ from .messages import history_problems
 from .persist import atomic_write_json, dumps_line, read_json
 from .task_files import check_history, check_meta, check_records
 from .task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
+from .totals import Spent
 
 __all__ = ["LOCK_FILE", "FolderLock", "TaskFolderLockedError"]  # kept importable from here
 
@@ -82,6 +83,9 @@ class SessionSnapshot:
     """The logs read whole, in this version's layout: the session appends to them as they are."""
     notices: list[str] = field(default_factory=list)
     """What loading repaired (a torn last line dropped), to be told to the user once."""
+    spent: Spent | None = None
+    """What ``session.json`` says was billed up to ``records_len`` records (None: an earlier version)."""
+    records_len: int | None = None
 
 
 def _record_from_dict(d: dict[str, Any]) -> RequestRecord:
@@ -172,7 +176,7 @@ class SessionStore:
 
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
-        marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None,
+        marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None, spent: Spent,
     ) -> None:
         """Rewrite ``session.json``; ``records_len`` is how many request records it describes (the
         request log may have grown since: load takes the newer figures from there)."""
@@ -185,6 +189,7 @@ class SessionStore:
             "marks": marks,  # frozen dataclasses: written by dumps_line's default
             "last_ts": last_ts,
             "previous_usage": previous_usage,
+            "spent": dataclasses.asdict(spent),  # as of records_len (load adds the newer records)
         })
 
     def load(self) -> SessionSnapshot:
@@ -263,9 +268,11 @@ def _snapshot(meta_path: Path, meta: dict[str, Any], history: list[dict[str, Any
     # those of turns before a compaction (they describe the history it replaced).
     compacted_turns = {t for c in points if isinstance(c, dict) for t in c.get("turns", ())}
     marks = [m for m in marks if m.history_len <= len(history) or m.turn in compacted_turns]
+    saved = meta.get("spent")  # checked by check_meta; extra keys (a later version's) are ignored
+    spent = Spent(**{k: v for k, v in saved.items() if k in Spent.__dataclass_fields__}) if saved else None
     return SessionSnapshot(
         history=history, model=model, deleted_range=deleted_range, records=records, marks=marks,
-        last_ts=last_ts, previous_usage=previous_usage, compactions=points,
+        last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=spent, records_len=described,
     )
 
 

@@ -64,6 +64,16 @@ class _MarkModel(pydantic.BaseModel):
     last_blocks: Optional[_NonNegInt] = None
 
 
+class _SpentModel(pydantic.BaseModel):
+    """Every request billed in the session up to ``records_len`` (rolled-back ones included)."""
+
+    model_config = _STRICT
+    requests: _NonNegInt = 0
+    cost_usd: _Cost = 0.0
+    budget_usd: _Cost = 0.0
+    unpriced_requests: _NonNegInt = 0
+
+
 class _MetaModel(pydantic.BaseModel):
     model_config = _STRICT
     version: int = 1
@@ -74,6 +84,7 @@ class _MetaModel(pydantic.BaseModel):
     last_ts: int = 0
     previous_usage: Optional[_Usage] = None
     records_len: Optional[_NonNegInt] = None
+    spent: Optional[_SpentModel] = None  # absent in folders of earlier versions: their records' sum
 
 
 class _TextBlock(pydantic.BaseModel):

@@ -50,7 +50,7 @@ def done_event(state: "TurnState", totals: Totals) -> Done:
     """The run's ``Done``: a structured run that got no valid answer is an error."""
     structured = state.structured
     if structured is None or state.reason != "end_turn":
-        return Done(reason=state.reason, totals=totals, error=state.error)
+        return Done(reason=state.reason, totals=totals, error=state.error, stopped=state.stopped)
     if structured.answered:
         return Done(reason="end_turn", totals=totals, output=structured.data)
     error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
@@ -65,6 +65,7 @@ class TurnState:
     model: str
     reason: DoneReason = "end_turn"
     error: str | None = None
+    stopped: str | None = None  # which limit ended the turn, and what was spent against it
     answered: list[dict[str, Any]] = field(default_factory=list)
     structured: StructuredRun | None = None
     refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
@@ -125,10 +126,47 @@ def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
             "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
 
 
+def usd(amount: float) -> str:
+    """``$0.0012``: money in stop messages (4 decimals, as every cost nbagent shows)."""
+    return f"${amount:.4f}"
+
+
+@dataclass(frozen=True)
+class PromptLimits:
+    """The limits one prompt runs under. ``start`` is what the session had spent (budget figure)
+    when the prompt began: the per-prompt budget counts only what was spent since."""
+
+    max_requests: int | None
+    budget: float | None
+    session_budget: float | None
+    start: float
+
+    @classmethod
+    def of(cls, config: SessionConfig, limits: RunLimits, spent: float) -> "PromptLimits":
+        max_requests, budget = limits.resolve(config)
+        return cls(max_requests, budget, config.max_session_budget_usd, spent)
+
+    def reached(self, requests: int, spent: float) -> tuple[DoneReason, str] | None:
+        """``(reason, message)`` when a limit stops the prompt before its next request."""
+        if self.max_requests is not None and requests >= self.max_requests:
+            return "max_requests", (f"stopped: this prompt's request limit {self.max_requests} reached "
+                                    f"({requests} request(s) sent in this prompt)")
+        in_prompt = max(spent - self.start, 0.0)
+        if self.budget is not None and in_prompt >= self.budget:
+            return "max_budget", (f"stopped: this prompt's budget {usd(self.budget)} reached "
+                                  f"({usd(in_prompt)} spent in this prompt)")
+        if self.session_budget is not None and spent >= self.session_budget:
+            return "max_budget", (f"stopped: the session budget {usd(self.session_budget)} reached "
+                                  f"({usd(spent)} spent in this session)")
+        return None
+
+
 def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[str]) -> list[str]:
     """Once per model (``told`` remembers): a budget on a model without prices is enforced at a
     stand-in's prices."""
     budget = limits.resolve(config)[1]
+    if budget is None:
+        budget = config.max_session_budget_usd
     if budget is None or get_model(config.model, config.prices) is not None or config.model in told:
         return []
     told.add(config.model)

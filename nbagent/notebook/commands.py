@@ -22,6 +22,16 @@ def _need_session(magics: Any) -> Any:
     return magics.current
 
 
+def spent_line(t: Any) -> str:
+    """What the session spent (every request billed; a rollback never lowers it) and, when a
+    rollback made them differ, what the requests of the current history cost."""
+    line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
+    if t.spent_requests != t.requests:
+        line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
+                 f"({t.requests} request(s); rolled-back requests stay spent)")
+    return line
+
+
 def status(magics: Any, args: list[str]) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
@@ -35,7 +45,7 @@ def status(magics: Any, args: list[str]) -> None:
     last = agent.records[-1].context_tokens if agent.records else 0
     print(f"model        {agent.config.model} ({agent.provider.name})")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"cost         {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}")
+    print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
@@ -67,7 +77,7 @@ def cost(magics: Any, args: list[str]) -> None:
     u = t.usage
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")
-    print(f"cost {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)}")
+    print(spent_line(t))
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:
         total = u.cache_hit_share
@@ -135,8 +145,8 @@ def explore(magics: Any, args: list[str]) -> None:
 
 def config(magics: Any, args: list[str]) -> None:
     """The defaults (``%config AgentMagics``) and the active session's settings."""
-    names = ["model", "provider", "max_requests", "max_budget", "context_window", "allow", "insert_code",
-             "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "permission_mode"]
+    names = ["model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "allow",
+             "insert_code", "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "permission_mode"]
     for n in names:
         print(f"AgentMagics.{n} = {getattr(magics, n)!r}")
     if magics.current is not None:

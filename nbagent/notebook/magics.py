@@ -20,8 +20,14 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
-from ..agent import Agent, last_done
-from ..engine.config import DEFAULT_MAX_REQUESTS, PERMISSION_MODES, RunLimits
+from ..agent import Agent
+from ..engine.config import (
+    DEFAULT_MAX_BUDGET_USD,
+    DEFAULT_MAX_REQUESTS,
+    DEFAULT_MAX_SESSION_BUDGET_USD,
+    PERMISSION_MODES,
+    RunLimits,
+)
 from ..engine.errors import NbAgentError
 from ..engine.events import Done
 from ..engine.models import DEFAULT_MODEL
@@ -36,6 +42,7 @@ RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
 HELP = """\
 %%agent [options]      the cell is a prompt; the conversation continues across cells
   --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
+  --max-session-budget USD (stop once the session has spent USD, rolled-back requests included)
   --window N (a small context window, to watch truncation)  --insert-code
   --permissions default|accept_edits|plan|bypass (this and later prompts)
   --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
@@ -43,7 +50,8 @@ HELP = """\
 %agent fix [--insert-code]   explain and fix the last failed cell (its traceback is sent)
 %agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
 %agent compact [INSTRUCTIONS] | help
-Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget, allow, ...)
+Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget,
+  max_session_budget, allow, ...)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
 """
 
@@ -122,7 +130,11 @@ class AgentMagics(Magics):
     provider = Enum(["auto", "simulated", "anthropic"], "auto",
                     help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API.").tag(config=True)
     max_requests = Int(DEFAULT_MAX_REQUESTS, help="Most API requests per prompt.").tag(config=True)
-    max_budget = Float(None, allow_none=True, help="Stop once the session cost reaches this (USD).").tag(config=True)
+    max_budget = Float(DEFAULT_MAX_BUDGET_USD, allow_none=True,
+                       help="Most USD one prompt may spend (earlier prompts do not count).").tag(config=True)
+    max_session_budget = Float(DEFAULT_MAX_SESSION_BUDGET_USD, allow_none=True,
+                               help="Stop once the session has spent this (USD), rolled-back requests "
+                                    "included.").tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     effort = Unicode(None, allow_none=True,
                      help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
@@ -153,6 +165,7 @@ class AgentMagics(Magics):
 
         settings: dict[str, Any] = dict(
             model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
+            max_session_budget_usd=self.max_session_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
             server_tools=("web_search",) if self.web_search else ())
@@ -188,11 +201,12 @@ class AgentMagics(Magics):
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
         changes = {"model": args.model, "context_window": args.window, "effort": args.effort,
+                   "max_session_budget_usd": args.max_session_budget,
                    "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
-        if changes:  # --model / --window / --effort / --web-search hold for later prompts too
+        if changes:  # --model / --window / --effort / --web-search / --max-session-budget hold for later prompts
             self.current.agent.reconfigure(**changes)
         return self.current
 
@@ -202,7 +216,9 @@ class AgentMagics(Magics):
     @argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
               help="Most API requests for this prompt (--max-turns is an alias).")
     @argument("--max-budget", type=budget_usd, default=None,
-              help="For this prompt: stop once the session cost reaches USD.")
+              help="For this prompt: stop once this prompt has spent USD (earlier prompts do not count).")
+    @argument("--max-session-budget", type=budget_usd, default=None,
+              help="This and later prompts: stop once the session has spent USD (rolled-back requests included).")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
     @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
@@ -250,7 +266,7 @@ class AgentMagics(Magics):
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()
-        check_done(done)
+        check_done(done, cancelled=sess.view is not None and sess.view.cancelled)
         return done
 
     async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any) -> Done | None:
@@ -261,7 +277,7 @@ class AgentMagics(Magics):
             agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
         view = AgentView(
             model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
-            max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.cost_usd,
+            max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.spent_usd,
             permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=agent.abort,
             on_new_session=self._schedule_new_session,
         )
@@ -274,15 +290,17 @@ class AgentMagics(Magics):
         limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget)  # this prompt only
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
+        before, sess.last_outcome = sess.last_outcome, "interrupted"  # until a Done says otherwise
         try:
             async for event in agent.run(prompt, limits=limits, asker=view, output=output):
                 view.handle(event)
                 if isinstance(event, Done):
-                    done = event
+                    done, sess.last_outcome = event, event.reason
         except NbAgentError as exc:  # refused to start (e.g. a run already in progress)
+            sess.last_outcome = before
             raise refused(exc) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
-            view.interrupted(agent.totals.cost_usd)
+            view.interrupted(agent.totals.spent_usd)
             raise
         finally:
             self.running -= 1
@@ -324,8 +342,14 @@ class AgentMagics(Magics):
         sess = self.current
         if sess is None or not sess.last_prompt:
             raise UsageError("Nothing to retry: no prompt has run in this session.")
-        done = last_done(sess.events)
-        if done is not None and done.reason in ("error", "aborted") and sess.turn > 0:
+        outcome = sess.last_outcome
+        if outcome not in ("error", "aborted", "interrupted"):
+            # Sending an answered prompt again would bill it again for nothing the user asked for.
+            how = {"end_turn": "was answered", "refusal": "was refused by the model"}.get(
+                str(outcome), f"stopped at a limit ({outcome})")
+            raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
+                             "cancelled or interrupted prompt. To ask again, run its cell again.")
+        if sess.turn > 0:
             sess.rollback(sess.turn - 1)
         await self.run_prompt("", sess.last_prompt)
 

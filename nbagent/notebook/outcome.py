@@ -29,6 +29,15 @@ class AgentRunRefused(AgentCellError):
     """The run could not start (no API key, another run in progress, …)."""
 
 
+class AgentRunCancelled(AgentCellError):
+    """The user clicked Cancel (a retry's countdown): the run ended as they asked, not as an
+    interrupt; the cell still fails, so Run All stops there."""
+
+
+CANCELLED_MESSAGE = ("the run was cancelled (Cancel during a retry wait); the history is kept: "
+                     "run %agent retry to send the prompt again, or run the cell again")
+
+
 class AgentInterrupted(KeyboardInterrupt):
     """The run was interrupted (■, or Cancel): history is kept and the next prompt continues it.
 
@@ -47,12 +56,12 @@ class AgentInterrupted(KeyboardInterrupt):
 AgentInterrupted.__name__ = "KeyboardInterrupt"
 
 
-def check_done(done: Done | None) -> None:
+def check_done(done: Done | None, *, cancelled: bool = False) -> None:
     """Raise for a run that must fail its cell; return quietly for one that ended normally.
 
     ``end_turn`` and the limits (``max_requests``, ``budget``) are normal ends: the run did what
-    it was allowed to. ``error`` fails the cell; ``aborted`` (Cancel, or an interrupt the engine saw
-    first) ends it like an interrupt.
+    it was allowed to. ``error`` fails the cell; ``aborted`` ends it as a cancelled run when the
+    user clicked Cancel (``cancelled``), else (■, an interrupt the engine saw first) like an interrupt.
     """
     if done is None:
         return
@@ -60,6 +69,8 @@ def check_done(done: Done | None) -> None:
         detail = done.error or "the request failed"
         raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
                              "or run the cell again.")
+    if done.reason == "aborted" and cancelled:
+        raise AgentRunCancelled(CANCELLED_MESSAGE)
     if done.reason == "aborted":
         raise AgentInterrupted()
 
@@ -69,5 +80,6 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
     return AgentRunRefused(str(exc))
 
 
-__all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunFailed", "AgentRunRefused",
+__all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
+           "AgentRunRefused",
            "check_done", "refused"]

@@ -144,6 +144,8 @@ class NotebookSession:
         self.agent = agent
         self.executor = executor
         self.last_prompt: str | None = None
+        self.last_outcome: str | None = None
+        """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""
         self.view: Any = None
         """The view of the latest prompt (earlier ones are static output by then)."""
 
@@ -163,8 +165,9 @@ class NotebookSession:
 
     @property
     def cost(self) -> float:
-        """Session cost in USD so far (sum of per-request costs)."""
-        return self.agent.totals.cost_usd
+        """What the session has spent in USD: every request billed, rolled-back ones included
+        (``totals.cost_usd`` is what the requests of the current history cost)."""
+        return self.agent.totals.spent_usd
 
     @property
     def totals(self) -> Any:
@@ -207,4 +210,4 @@ class NotebookSession:
     def __repr__(self) -> str:
         t = self.agent.totals
         return (f"<nbagent session: {self.agent.config.model} via {self.agent.provider.name}, "
-                f"{self.agent.turn} turns, {t.requests} requests, ${t.cost_usd:.4f}>")
+                f"{self.agent.turn} turns, {t.requests} requests, ${t.spent_usd:.4f} spent>")

@@ -53,12 +53,12 @@ async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
     assert kinds(ev) == ["api_request_started", "request_completed", "tool_use", "tool_result", "done"]
     done = done_of(ev)
     assert done.reason == "max_budget" and done.totals.cost_usd >= 1e-9
+    assert done.stopped is not None and done.stopped.startswith("stopped: this prompt's budget $0.0000 reached")
     assert len(messages_requests(api)) == 1
     assert_history_valid(engine.session.history)
-    # The budget is the session's: a new prompt sends nothing more.
+    # The budget is the prompt's: a new prompt gets its own (one more request), not none.
     ev2 = await run(engine, "spend more")
-    assert kinds(ev2) == ["done"] and done_of(ev2).reason == "max_budget"
-    assert len(messages_requests(api)) == 1
+    assert done_of(ev2).reason == "max_budget" and len(messages_requests(api)) == 2
     assert_persisted_valid(engine.config.task_dir, engine)
 
 

@@ -287,7 +287,8 @@ def totals_for(records: Sequence[RequestRecord], truncations: int = 0) -> Totals
         usage = usage + r.usage
         cost += cost_of(r.usage, r.model) or 0.0
     return Totals(requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
-                  retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=0)
+                  retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=0,
+                  spent_usd=cost, spent_requests=len(records))
 
 
 def test_normalise_joins_deltas_per_block_and_zeroes_clocks() -> None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nbagent.engine.cost import Usage
 from nbagent.engine.events import Totals
+from nbagent.engine.totals import Spent
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
 
 from .test_query_support import make_engine, messages_requests, run
@@ -41,8 +44,11 @@ async def test_totals_are_running_sums_that_follow_a_rollback(tmp_path: Path) ->
     engine, _ = await three_turns(tmp_path, api)
     session = engine.session
     assert session.totals == totals_from_records(session.records, truncations=session.truncations)
+    spent = session.totals.spent_usd
     engine.rollback(1)
-    assert session.totals == totals_from_records(session.records, truncations=session.truncations)
+    assert session.totals == totals_from_records(session.records, truncations=session.truncations,
+                                                 dropped=session.dropped)
+    assert session.totals.spent_usd == pytest.approx(spent)  # rolled back, but billed all the same
     assert session.totals.requests == 2 and len(session.sent) == 2
 
 
@@ -63,7 +69,7 @@ def test_tool_use_ids_follow_the_history_as_it_grows_shrinks_and_changes() -> No
     assert s.tool_use_ids() == {"c"}
 
 
-def totals_from_records(records: list[Any], *, truncations: int = 0) -> Totals:
+def totals_from_records(records: list[Any], *, truncations: int = 0, dropped: Any = None) -> Totals:
     """The totals summed from scratch: what the session's running sums must equal."""
     usage, cost, unpriced = Usage(), 0.0, 0
     for r in records:
@@ -72,5 +78,7 @@ def totals_from_records(records: list[Any], *, truncations: int = 0) -> Totals:
             unpriced += 1
         else:
             cost += r.cost_usd
+    extra = dropped or Spent()
     return Totals(requests=len(records), turns=len({r.turn for r in records}), usage=usage, cost_usd=cost,
-                  retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced)
+                  retries=sum(r.retries for r in records), truncations=truncations, unpriced_requests=unpriced,
+                  spent_usd=cost + extra.cost_usd, spent_requests=len(records) + extra.requests)

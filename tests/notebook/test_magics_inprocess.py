@@ -90,7 +90,7 @@ def test_status_history_cost_context_config_and_help(ip):
     run(ip, "%%agent\nWhat is 3 * 3?")
     assert "requests 2" in run(ip, "%agent status")
     assert "stop reason" in run(ip, "%agent history")
-    assert "cost $" in run(ip, "%agent cost")
+    assert "spent $" in run(ip, "%agent cost")
     assert "cache hit" in run(ip, "%agent cost") and "per request (last 2)" in run(ip, "%agent cost")
     assert "first pair" in run(ip, "%agent context")
     assert "AgentMagics.model" in run(ip, "%agent config")

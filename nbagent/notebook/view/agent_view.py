@@ -62,6 +62,8 @@ class AgentView:
         self.abort, self.show_table = abort, show_table
         self.min_interval, self.clock = min_interval, clock
         self.records: list[RequestRecord] = []
+        self.attempted = 0  # requests sent, retries included (a failed one has no record)
+        self.cancelled = False  # the user clicked Cancel (the run ends as cancelled, not interrupted)
         self.parts: list[Any] = []
         self.stream_updates = 0  # widget pushes of streamed content (≤ 1 per min_interval)
         self.done: ev.Done | None = None
@@ -107,6 +109,12 @@ class AgentView:
         if not self._retries:
             raise LookupError("no retry has been scheduled yet")
         return self._retries[-1]
+
+    def cancel_run(self) -> None:
+        """Cancel clicked on a retry's countdown (thread-safe: a flag, then the engine's abort)."""
+        self.cancelled = True
+        if self.on_cancel is not None:
+            self.on_cancel()
 
     def handle(self, event: Event) -> None:
         """Render one engine event (call from the agent coroutine)."""
@@ -196,7 +204,7 @@ class AgentView:
         if session_cost is not None:
             self.header.update(cost=session_cost)
         # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
-        self._line(f"interrupted — session cost so far {fmt_usd(self.header.cost)}", icon="■",
+        self._line(f"interrupted — session spent so far {fmt_usd(self.header.cost)}", icon="■",
                    style=STYLE["interrupted"])
 
     def flush(self, *, due: bool = False) -> None:

@@ -78,6 +78,7 @@ def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
 
 
 def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
+    view.attempted += 1
     view._close_request()
     view._tools_to_run = []
     view.activity.start("waiting for the first token")
@@ -91,7 +92,7 @@ def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
 def _on_retry_scheduled(view: "AgentView", e: ev.RetryScheduled) -> None:
     view.activity.stop()  # the countdown says what is happening now
     view._end_retry("retrying")
-    status = view._add(RetryStatus(e, view.on_retry_now, view.on_cancel, clock=view.clock))
+    status = view._add(RetryStatus(e, view.on_retry_now, view.cancel_run, clock=view.clock))
     view._retries.append(status)
     try:
         view._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
@@ -159,15 +160,20 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
     view._close_request()
     view.activity.stop()
     view.done = e
-    view.header.update(cost=e.totals.cost_usd or view.header.cost)
+    view.header.update(cost=e.totals.spent_usd or view.header.cost)
     t = e.totals
-    cost = fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)
-    # This run's own figures (the table below lists the same requests), then the session's cost.
+    cost = fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)
+    # This run's own figures (the table below lists the same requests), then the session's spend.
     run_retries = sum(r.retries for r in view.records)
-    text = (f"done: {e.reason} — this run {len(view.records)} request(s), {run_retries} retries; "
-            f"session cost {cost}")
-    if e.error:
-        text += f" — {e.error}"
+    answered = len(view.records)
+    # A failed or cancelled request has no record, but it was sent (and may be retried): say so.
+    counts = f"this run {answered} request(s)" if view.attempted <= answered else \
+        f"this run {view.attempted} request(s) attempted, {answered} answered"
+    head = "cancelled" if view.cancelled and e.reason == "aborted" else f"done: {e.reason}"
+    text = f"{head} — {counts}, {run_retries} retries; session spent {cost}"
+    for why in (e.stopped, e.error):
+        if why:
+            text += f" — {why}"
     ok = e.reason == "end_turn"
     view._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
     if view.show_table and view.records:

@@ -339,7 +339,7 @@ def test_an_interrupted_run_marks_partial_text_and_shows_the_cost_so_far() -> No
     text = view.transcript()
     assert "Half a sent\n  [interrupted]" in text
     assert "python (interrupted)" in text or "interrupted" in view.parts[1].status
-    assert "interrupted — session cost so far $0.0123" in text
+    assert "interrupted — session spent so far $0.0123" in text
     assert view.header.cost == 0.0123
 
 
