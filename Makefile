@@ -21,7 +21,7 @@ demo: kernel
 	@echo "Open the executed notebook live with: make lab   (kernel: Python 3 (nbagent))"
 
 test: $(STAMP)
-	$(PY) -m ruff check nbagent
+	$(PY) -m ruff check nbagent tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 	$(PY) -m pytest -q --soak -m soak

@@ -26,12 +26,12 @@ sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().pa
 
 import pydantic  # noqa: E402
 
-from nbagent.engine.config import SessionConfig  # noqa: E402
-from nbagent.engine.cost import Usage, cost_of  # noqa: E402
-from nbagent.engine.events import Done  # noqa: E402
-from nbagent.engine.facts import VariableInfo  # noqa: E402
-from nbagent.engine.query import QueryEngine  # noqa: E402
-from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
+from nbagent.engine.api_facts.cost import Usage, cost_of  # noqa: E402
+from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
+from nbagent.engine.contracts.events import Done  # noqa: E402
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput  # noqa: E402
+from nbagent.engine.loop.facts import VariableInfo  # noqa: E402
+from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
 

@@ -3,8 +3,8 @@
 A simulated session grows by one user/assistant pair per request: the user message answers the
 previous tool call — ``read_file`` of one of 40 files (1-7k characters, so reads repeat and get
 de-duplicated) or ``python`` with a fresh output (0.2-3k characters) — or, after a reply with no
-tool call, asks something new; the assistant replies and usually calls the next tool. Each request runs what the loop runs before an API
-call: ``ContextManager.get_new_context_messages_and_metadata`` and a token estimate of the
+tool call, asks something new; the assistant replies and usually calls the next tool. Each request
+runs what the loop runs before an API call: ``ContextManager.get_new_context_messages_and_metadata`` and a token estimate of the
 request through one ``TokenCounter`` kept for the whole session (cached per message). The
 "previous request" usage fed back is that estimate plus the reply, so truncation and file-read
 de-duplication fire as they would against the real API.
@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from nbagent.engine.api_facts.tokens import TokenCounter, count_text_tokens  # noqa: E402
 from nbagent.engine.context import ContextManager, RequestUsage, get_context_window_info  # noqa: E402
-from nbagent.engine.tokens import TokenCounter, count_text_tokens  # noqa: E402
 
 SIZES = (100, 1_000, 10_000)
 WINDOWS = (200_000, 1_000_000)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nbagent.engine.config import SessionConfig  # noqa: E402
-from nbagent.engine.query import QueryEngine  # noqa: E402
+from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
+from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 from nbagent.providers.anthropic import simulated_provider  # noqa: E402
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
 from nbagent.tools.python import Python  # noqa: E402

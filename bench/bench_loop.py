@@ -46,10 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pydantic  # noqa: E402
 
-from nbagent.engine.config import SessionConfig  # noqa: E402
-from nbagent.engine.events import Done  # noqa: E402
-from nbagent.engine.query import QueryEngine  # noqa: E402
-from nbagent.engine.tool_api import Tool, ToolOutput  # noqa: E402
+from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
+from nbagent.engine.contracts.events import Done  # noqa: E402
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput  # noqa: E402
+from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
 

@@ -33,10 +33,10 @@ from typing import Any, AsyncIterator
 
 sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().parents[1])))
 
-from nbagent.engine.config import SessionConfig  # noqa: E402
-from nbagent.engine.cost import Usage  # noqa: E402
-from nbagent.engine.provider import MessageComplete, ModelRequest  # noqa: E402
-from nbagent.engine.query import QueryEngine  # noqa: E402
+from nbagent.engine.api_facts.cost import Usage  # noqa: E402
+from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
+from nbagent.engine.contracts.provider import MessageComplete, ModelRequest  # noqa: E402
+from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 
 MODEL = "claude-sonnet-5-5"
 REQUESTS = 15
@@ -111,7 +111,7 @@ async def p2(window: int) -> None:
 
 
 async def memory(prompt: str, label: str) -> None:
-    from nbagent.engine.tokens import count_text_tokens
+    from nbagent.engine.api_facts.tokens import count_text_tokens
 
     count_text_tokens("warm up")  # the tokenizer's tables are loaded once per process, not per session
     gc.collect()

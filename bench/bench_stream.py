@@ -21,7 +21,7 @@ sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().pa
 
 import comm  # noqa: E402
 
-from nbagent.engine import events as ev  # noqa: E402
+from nbagent.engine.contracts import events as ev  # noqa: E402
 from nbagent.notebook.view import AgentView  # noqa: E402
 
 SIZE = 150_000

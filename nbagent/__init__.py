@@ -11,11 +11,11 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Agent": "nbagent.agent", "SessionConfig": "nbagent.engine.config", "RunLimits": "nbagent.engine.config",
-    "Session": "nbagent.engine.session", "Asker": "nbagent.engine.permissions",
-    "ToolSource": "nbagent.engine.tool_api", "Allow": "nbagent.engine.permissions",
-    "Deny": "nbagent.engine.permissions", "RewriteInput": "nbagent.engine.hooks",
-    "StructuredOutputError": "nbagent.engine.structured",
+    "Agent": "nbagent.agent", "SessionConfig": "nbagent.engine.contracts.config", "RunLimits": "nbagent.engine.contracts.config",
+    "Session": "nbagent.engine.state.session", "Asker": "nbagent.engine.contracts.permissions",
+    "ToolSource": "nbagent.engine.contracts.tool_api", "Allow": "nbagent.engine.contracts.permissions",
+    "Deny": "nbagent.engine.contracts.permissions", "RewriteInput": "nbagent.engine.contracts.hooks",
+    "StructuredOutputError": "nbagent.engine.loop.structured",
 }
 
 

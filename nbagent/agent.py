@@ -1,7 +1,7 @@
 """``Agent``: the one object front-ends talk to (run, abort, reconfigure, save, resume).
 
-It wires a :class:`~nbagent.engine.config.SessionConfig` to a provider, tools and a
-:class:`~nbagent.engine.query.QueryEngine`; settings are keyword arguments or a config, wiring
+It wires a :class:`~nbagent.engine.contracts.config.SessionConfig` to a provider, tools and a
+:class:`~nbagent.engine.loop.query.QueryEngine`; settings are keyword arguments or a config, wiring
 (provider, key, simulated options, MCP servers, executor) are keyword arguments only.
 
 >>> import asyncio, nbagent
@@ -19,21 +19,21 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 
-from .engine.config import RunLimits, SessionConfig
-from .engine.errors import MissingApiKeyError
-from .engine.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
-from .engine.facts import KernelFacts
-from .engine.hooks import Hook, Hooks
-from .engine.messages import text_of
-from .engine.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
-from .engine.provider import Provider
-from .engine.query import QueryEngine, RunInProgressError
-from .engine.request import Sleep
-from .engine.sanitize import secret_values
-from .engine.sent import SentRequest
-from .engine.session import Session
-from .engine.structured import OutputSpec, StructuredOutputError
-from .engine.tool_api import ToolLike, ToolSource
+from .engine.contracts.config import RunLimits, SessionConfig
+from .engine.contracts.errors import MissingApiKeyError
+from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
+from .engine.contracts.hooks import Hook, Hooks
+from .engine.contracts.messages import text_of
+from .engine.contracts.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
+from .engine.contracts.provider import Provider
+from .engine.contracts.tool_api import ToolLike, ToolSource
+from .engine.loop.facts import KernelFacts
+from .engine.loop.query import QueryEngine, RunInProgressError
+from .engine.loop.request import Sleep
+from .engine.loop.sanitize import secret_values
+from .engine.loop.structured import OutputSpec, StructuredOutputError
+from .engine.state.sent import SentRequest
+from .engine.state.session import Session
 from .result import RunResult
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
@@ -62,7 +62,7 @@ class Agent:
     keyword (or a ``config=``); ``provider`` is ``"auto"`` (Anthropic with a key, else the offline
     simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` maps hook
     names (``pre_tool_use``, ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to
-    sync or async callables (see :mod:`nbagent.engine.hooks`).
+    sync or async callables (see :mod:`nbagent.engine.contracts.hooks`).
     """
 
     def __init__(
@@ -148,7 +148,7 @@ class Agent:
         model must end with a validated answer: ``Done.output`` carries it as JSON-ready data and
         :attr:`last_output` as the object. After any run, :attr:`last_output` is the answer
         (structured, or the text of the last assistant message). A second run while one is in progress raises
-        :class:`~nbagent.engine.query.RunInProgressError`.
+        :class:`~nbagent.engine.loop.query.RunInProgressError`.
         """
         global _announced_simulated
         if self.engine.running_prompt is not None:

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .engine import events as ev
+from .engine.contracts import events as ev
 from .notebook.format import fmt_total_cost, truncation_line
 
 

@@ -12,7 +12,7 @@ import sys
 
 from . import Agent
 from .console import print_event
-from .engine.permissions import Allow, PermissionRequest
+from .engine.contracts.permissions import Allow, PermissionRequest
 
 
 async def _approve_and_say(tool_name: str, tool_input: dict, request: PermissionRequest) -> Allow:

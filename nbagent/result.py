@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .engine.events import Done, Event, RequestCompleted, TextDelta, ToolResult
+from .engine.contracts.events import Done, Event, RequestCompleted, TextDelta, ToolResult
 
 
 class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing

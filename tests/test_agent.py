@@ -11,15 +11,15 @@ import pytest
 
 from nbagent import Agent
 from nbagent.agent import last_done, make_provider
-from nbagent.engine.errors import MissingApiKeyError
-from nbagent.engine.events import Done, Notice, event_to_dict
-from nbagent.engine.messages import history_problems
-from nbagent.engine.permissions import allow_all
-from nbagent.engine.store import SessionStore
+from nbagent.engine.contracts.errors import MissingApiKeyError
+from nbagent.engine.contracts.events import Done, Notice, event_to_dict
+from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.contracts.permissions import allow_all
+from nbagent.engine.state.store import SessionStore
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools import NamespaceExecutor, builtin_tools
-from tests.engine.test_query_support import RecordingSleep, done_of, messages_requests
+from tests.engine.loop.test_query_support import RecordingSleep, done_of, messages_requests
 
 SENTINEL = "sk-ant-api03-SENTINEL-d0-not-leak-7f3a9c2e1b"
 
@@ -128,7 +128,7 @@ def test_run_sync_and_the_simulated_notice(tmp_path: Path) -> None:
 
 def test_hooks_and_permission_mode_are_agent_keywords(tmp_path: Path) -> None:
     from nbagent import Deny
-    from nbagent.engine.hooks import UnknownHookError
+    from nbagent.engine.contracts.hooks import UnknownHookError
 
     api = SimulatedAPI([tool_reply("python", {"code": "print(1)"}), text_reply("ok")])
     seen: list[str] = []

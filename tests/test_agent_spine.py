@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, RunLimits, SessionConfig
-from nbagent.engine import persist
-from nbagent.engine.events import RequestCompleted, TextDelta
-from nbagent.engine.messages import history_problems
-from nbagent.engine.query import RunInProgressError
-from nbagent.engine.store import CONTEXT_FILE, LOCK_FILE, TaskFolderLockedError
+from nbagent.engine.contracts.events import RequestCompleted, TextDelta
+from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.disk import persist
+from nbagent.engine.loop.query import RunInProgressError
+from nbagent.engine.state.store import CONTEXT_FILE, LOCK_FILE, TaskFolderLockedError
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
-from tests.engine.test_query_support import Echo, done_of, messages_requests
+from tests.engine.loop.test_query_support import Echo, done_of, messages_requests
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,9 +23,15 @@ def is_forbidden(module: str) -> bool:
     return any(module == f or module.startswith(f + ".") for f in FORBIDDEN)
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """Every module an engine file imports, at any depth (function bodies too), made absolute."""
-    package = "nbagent.engine"
+def package_of(path: Path) -> str:
+    """The dotted package a source file belongs to (``nbagent.engine.loop`` for ``loop/query.py``)."""
+    rel = path.resolve().relative_to(ROOT).with_suffix("").parts
+    return ".".join(rel[:-1]) if rel[-1] != "__init__" else ".".join(rel[:-1])
+
+
+def imported_modules(path: Path, package: str | None = None) -> list[tuple[int, str]]:
+    """Every module a source file imports, at any depth (function bodies too), made absolute."""
+    package = package or (package_of(path) if path.resolve().is_relative_to(ROOT) else "nbagent.engine")
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -55,10 +61,50 @@ def test_the_ast_scan_sees_every_kind_of_import(tmp_path: Path) -> None:
 
 
 def test_engine_sources_import_nothing_above_the_engine() -> None:
-    files = sorted(ENGINE.glob("*.py"))
-    assert len(files) > 10
-    bad = [f"{p.name}:{line}: {mod}" for p in files for line, mod in imported_modules(p) if is_forbidden(mod)]
+    files = sorted(ENGINE.rglob("*.py"))  # every folder of the engine, context/ and loop/ included
+    assert len(files) > 40
+    bad = [f"{p.relative_to(ENGINE)}:{line}: {mod}" for p in files for line, mod in imported_modules(p)
+           if is_forbidden(mod)]
     assert bad == []
+
+
+# The engine's folders, bottom up: a folder may import its own modules and those of the folders its
+# row names, nothing else. The contracts (what plug-ins implement and front-ends consume) and the
+# Messages API's facts form the base; the loop is the only folder that sees everything.
+ENGINE_LAYERS = {
+    "contracts": {"contracts", "api_facts"},
+    "api_facts": {"contracts", "api_facts"},
+    "disk": {"contracts", "disk"},
+    "context": {"contracts", "api_facts", "disk", "context"},
+    "state": {"contracts", "api_facts", "disk", "context", "state"},
+    "loop": {"contracts", "api_facts", "disk", "context", "state", "loop"},
+}
+
+
+def engine_folder(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["nbagent", "engine"] else None
+
+
+def test_engine_folders_import_only_the_layers_below_them() -> None:
+    assert {p.name for p in ENGINE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(ENGINE_LAYERS)
+    assert sorted(p.name for p in ENGINE.glob("*.py")) == ["__init__.py"]  # every module lives in a role folder
+    bad = []
+    for folder, allowed in ENGINE_LAYERS.items():
+        for path in sorted((ENGINE / folder).rglob("*.py")):
+            for line, mod in imported_modules(path):
+                target = engine_folder(mod)
+                if target is not None and target in ENGINE_LAYERS and target not in allowed:
+                    bad.append(f"{path.relative_to(ENGINE)}:{line}: {mod}")
+    assert bad == []
+
+
+def test_the_layer_check_sees_a_relative_import_from_a_subfolder(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from ..loop.query import QueryEngine\nfrom .events import Done\n")
+    mods = [m for _, m in imported_modules(sample, package="nbagent.engine.state")]
+    assert mods[0] == "nbagent.engine.loop.query" and engine_folder(mods[0]) == "loop"
+    assert "nbagent.engine.state.events" in mods
 
 
 CHECK = """
@@ -70,8 +116,11 @@ if {isolate}:
     pkg.__path__ = [str(Path({root!r}) / "nbagent")]
     sys.modules["nbagent"] = pkg
 import importlib
-for source in sorted((Path({root!r}) / "nbagent" / "engine").glob("*.py")):
-    importlib.import_module("nbagent.engine" if source.stem == "__init__" else "nbagent.engine." + source.stem)
+engine = Path({root!r}) / "nbagent" / "engine"
+for source in sorted(engine.rglob("*.py")):
+    parts = source.relative_to(engine).with_suffix("").parts
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    importlib.import_module(".".join(("nbagent", "engine", *parts)))
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -85,7 +134,7 @@ def loaded_after_import(isolate: bool) -> list[str]:
 
 def test_importing_the_engine_loads_nothing_above_it() -> None:
     loaded = loaded_after_import(isolate=True)
-    assert "nbagent.engine.query" in loaded
+    assert "nbagent.engine.loop.query" in loaded
     assert [m for m in loaded if is_forbidden(m)] == []
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nbagent import Agent
-from nbagent.engine.events import Done
+from nbagent.engine.contracts.events import Done
 from nbagent.result import RunResult
 
 

@@ -1,6 +1,6 @@
 """Prompt-cache accounting for the explorer's replays, fast enough for 200 requests × 5 strategies.
 
-The reference is the simulated Messages API's :class:`~nbagent.providers.simulated.caching.PromptCache`
+The reference is the simulated Messages API's :class:`~nbagent.engine.api_facts.caching.PromptCache`
 (``simulate(..., cache_model="prompt_cache")`` runs it directly). It re-hashes every block of the
 prompt on every request, which is O(history) of JSON encoding per request: about a second per
 200-request strategy. :class:`PrefixCache` gives the same figures for the requests the explorer
@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.messages import content_blocks
-from ..engine.tokens import TokenCounter, count_text_tokens
-from ..providers.simulated.caching import (
+from ..engine.api_facts.caching import (
     LOOKBACK_BLOCKS,
     MIN_CACHEABLE_TOKENS,
     TTL_SECONDS,
     CacheUsage,
 )
+from ..engine.api_facts.tokens import TokenCounter, count_text_tokens
+from ..engine.contracts.messages import content_blocks
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.tokens import TokenCounter
+from ..engine.api_facts.tokens import TokenCounter
 
 
 @dataclass(frozen=True)

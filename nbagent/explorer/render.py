@@ -20,7 +20,7 @@ from ..engine.context import (
     TRUNCATION_NOTICE,
 )
 from ..engine.context.window import start_of_rest
-from ..engine.messages import content_blocks, tool_result_text
+from ..engine.contracts.messages import content_blocks, tool_result_text
 from ..notebook.format import fmt_range, fmt_tokens_short, is_hidden
 from ..notebook.tables import html_table, nice_max
 from ..notebook.view.render import clip, esc

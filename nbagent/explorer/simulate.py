@@ -11,7 +11,7 @@ history so far, the current range and the previous request's usage, which is the
 of request *k − 1* plus the estimated tokens of its reply (``RequestUsage.total``).
 
 Cache-read share: the cache-read tokens over the tokens sent, with the simulated Messages API's
-prompt-cache rules (:class:`~nbagent.providers.simulated.caching.PromptCache`): a breakpoint on the
+prompt-cache rules (:class:`~nbagent.engine.api_facts.caching.PromptCache`): a breakpoint on the
 last block of the last message (and on the system prompt, if any), as nbagent's Anthropic provider
 sends it, on a simulated clock (``seconds_between_requests`` apart, 5-minute TTL, 1,024-token
 minimum). By default :class:`~.cache.PrefixCache` computes it: the same rules, but
@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..engine.compaction import COMPACT_KEEP, compacted, hidden_end, summary_text
+from ..engine.api_facts.caching import MIN_CACHEABLE_TOKENS, PromptCache
+from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import (
     ContextManager,
     ContextWindowInfo,
@@ -37,9 +38,9 @@ from ..engine.context import (
     should_compact_context_window,
 )
 from ..engine.context.window import start_of_rest
-from ..engine.tokens import MESSAGE_OVERHEAD, TokenCounter
+from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
+from ..engine.state.compactions import compacted, summary_text
 from ..notebook.format import fmt_range, hidden_count
-from ..providers.simulated.caching import MIN_CACHEABLE_TOKENS, PromptCache
 from .cache import PrefixCache, markable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,8 +240,8 @@ class _Replay:
 
     def _compact(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
         """Auto-condense through the engine's compaction: ``view`` is the history as the session
-        holds it after its compactions (:func:`~nbagent.engine.compaction.compacted`, at
-        :func:`~nbagent.engine.compaction.hidden_end`), ``folded`` how many source messages fewer it
+        holds it after its compactions (:func:`~nbagent.engine.state.compactions.compacted`, at
+        :func:`~nbagent.engine.loop.compaction.hidden_end`), ``folded`` how many source messages fewer it
         has. The range reported is the source messages the summary stands for."""
         self.view.extend(cast("list[dict[str, Any]]", hist[len(self.view) + self.folded:]))
         condensed = False

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from IPython.core.error import UsageError
 
-from ..engine.errors import NbAgentError
+from ..engine.contracts.errors import NbAgentError
 from .format import fmt_range, fmt_total_cost
 
 
@@ -164,7 +164,7 @@ def mode(magics: Any, args: list[str]) -> None:
 
 def permissions(magics: Any, args: list[str]) -> None:
     """Show or set the session's permission mode (``bypass`` only when named here or in a cell)."""
-    from ..engine.config import PERMISSION_MODES
+    from ..engine.contracts.config import PERMISSION_MODES
 
     sess = magics.session()
     if len(args) > 1 or (args and args[0] not in PERMISSION_MODES):
@@ -178,7 +178,7 @@ def permissions(magics: Any, args: list[str]) -> None:
 
 def compact(magics: Any, args: list[str]) -> None:
     """Summarise the earlier conversation now (``%agent compact [INSTRUCTIONS]``)."""
-    from ..engine.events import Notice
+    from ..engine.contracts.events import Notice
 
     sess = _need_session(magics)
     for event in sess.agent.compact_sync(" ".join(args) or None):

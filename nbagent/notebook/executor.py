@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
+from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 

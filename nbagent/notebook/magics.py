@@ -21,16 +21,16 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..agent import Agent
-from ..engine.config import (
+from ..engine.api_facts.models import DEFAULT_MODEL
+from ..engine.contracts.config import (
     DEFAULT_MAX_BUDGET_USD,
     DEFAULT_MAX_REQUESTS,
     DEFAULT_MAX_SESSION_BUDGET_USD,
     PERMISSION_MODES,
     RunLimits,
 )
-from ..engine.errors import NbAgentError
-from ..engine.events import Done
-from ..engine.models import DEFAULT_MODEL
+from ..engine.contracts.errors import NbAgentError
+from ..engine.contracts.events import Done
 from . import waiting
 from .options import budget_usd, request_count, window_tokens
 from .outcome import AgentInterrupted, check_done, refused

@@ -8,8 +8,8 @@ errors show as one line instead of frames through nbagent, the SDK, httpx and as
 
 from __future__ import annotations
 
-from ..engine.errors import NbAgentError
-from ..engine.events import Done
+from ..engine.contracts.errors import NbAgentError
+from ..engine.contracts.events import Done
 
 INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Sequence
 
-from ..engine.compaction import SUMMARY_MARK
-from ..engine.messages import content_blocks, tool_result_text
-from ..engine.sent import SentRequest
+from ..engine.contracts.messages import content_blocks, tool_result_text
+from ..engine.state.compactions import SUMMARY_MARK
+from ..engine.state.sent import SentRequest
 
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
             "[[NOTE] This file read has been removed", SUMMARY_MARK)

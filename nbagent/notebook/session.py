@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import Agent
-from ..engine.events import Event
-from ..engine.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS, NotebookState, VariableInfo
-from ..engine.session import SentRequest
+from ..engine.contracts.events import Event
+from ..engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS, NotebookState, VariableInfo
+from ..engine.state.session import SentRequest
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ..engine.events import RequestRecord
+from ..engine.contracts.events import RequestRecord
 from .format import fmt_range, fmt_tokens_short, hidden_count, is_hidden, live_range
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,8 +133,8 @@ def messages_df(
     """
     import pandas as pd
 
-    from ..engine.messages import message_text
-    from ..engine.tokens import count_message_tokens
+    from ..engine.api_facts.tokens import count_message_tokens
+    from ..engine.contracts.messages import message_text
 
     replaced_set = set(replaced)
     rows: list[dict[str, Any]] = []

@@ -20,8 +20,8 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..engine.errors import ApiError
-from ..engine.provider import Chunk, ModelRequest
+from ..engine.contracts.errors import ApiError
+from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, to_api_error
 from .anthropic_stream import StreamAssembler
 

@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 import anthropic
 import httpx2
 
-from ..engine.errors import (
+from ..engine.contracts.errors import (
     ApiError,
     ContextOverflowError,
     ErrorKind,

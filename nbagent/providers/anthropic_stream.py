@@ -16,10 +16,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.cost import Usage
-from ..engine.errors import ApiError, ErrorKind
-from ..engine.events import TextDelta, ThinkingDelta, ToolUseDelta
-from ..engine.provider import Chunk, MessageComplete
+from ..engine.api_facts.cost import Usage
+from ..engine.contracts.errors import ApiError, ErrorKind
+from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..engine.contracts.provider import Chunk, MessageComplete
 
 _EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
 """Blocks that open empty and fill with deltas: the fields they must carry even when empty."""

@@ -1,6 +1,6 @@
 """nbagent's built-in tools: python, read_file, write_file, edit_file, list_files, shell.
 
-Each is a :class:`~nbagent.engine.tool_api.Tool` with a pydantic ``Input`` model (schema and
+Each is a :class:`~nbagent.engine.contracts.tool_api.Tool` with a pydantic ``Input`` model (schema and
 validation in one place). Tools import the engine; the engine never imports tools.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from nbagent.engine.tool_api import Tool, ToolLike
+from nbagent.engine.contracts.tool_api import Tool, ToolLike
 
 from .base import BuiltinTool, ToolAborted, ToolInput
 from .executor import ExecutionResult, Executor, NamespaceExecutor

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, ClassVar, TypeVar
 import pydantic
 
 from nbagent.engine.context.file_state import FileChangedError
-from nbagent.engine.tool_api import Tool, ToolContext, ToolExecutionError, ToolInputError, ToolOutput
+from nbagent.engine.contracts.tool_api import Tool, ToolContext, ToolExecutionError, ToolInputError, ToolOutput
 
 T = TypeVar("T")
 
@@ -70,7 +70,7 @@ async def wait_or_abort(aw: Awaitable[T], abort: asyncio.Event | None) -> T:
 
 
 class BuiltinTool(Tool):
-    """A :class:`~nbagent.engine.tool_api.Tool` with typed input and uniform error handling."""
+    """A :class:`~nbagent.engine.contracts.tool_api.Tool` with typed input and uniform error handling."""
 
     Input: ClassVar[type[ToolInput]]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 
-from nbagent.engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
+from nbagent.engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 
 _MARKER_ROOM = 80  # so head + marker + tail fit in ``limit`` and nothing downstream cuts again
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Protocol, TextIO, runtime_checkable
 
-from nbagent.engine.config import DEFAULT_TOOL_CAPTURE_LIMIT
+from nbagent.engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 
 from .capture import BoundedText
 

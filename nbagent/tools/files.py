@@ -17,8 +17,8 @@ from typing import Optional
 import pydantic
 
 from nbagent.engine.context.file_state import FileStateCache, LineSpan
-from nbagent.engine.persist import atomic_write_bytes
-from nbagent.engine.tool_api import ToolContext, ToolExecutionError, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
+from nbagent.engine.disk.persist import atomic_write_bytes
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
 from .paths import display_path, resolve_path

@@ -17,7 +17,7 @@ from typing import Optional
 
 import pydantic
 
-from nbagent.engine.tool_api import ToolContext, ToolExecutionError, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
 from .ignore import IgnoreRules

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbagent.engine.protected import resolve_tool_path
-from nbagent.engine.tool_api import ToolContext, ToolExecutionError
+from nbagent.engine.contracts.protected import resolve_tool_path
+from nbagent.engine.contracts.tool_api import ToolContext, ToolExecutionError
 
 
 class PathRefusedError(ToolExecutionError):

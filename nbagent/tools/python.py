@@ -17,7 +17,7 @@ from typing import Any
 
 import pydantic
 
-from nbagent.engine.tool_api import ToolContext, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
 from .executor import ExecutionResult, Executor, NamespaceExecutor, takes_cwd

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import pydantic
 
-from nbagent.engine.tool_api import ToolContext, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolAborted, ToolInput
 from .capture import BoundedText

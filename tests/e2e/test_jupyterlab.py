@@ -98,7 +98,9 @@ def _open(browser, lab, name):
     # Wait for the nbagent kernel to be idle before running anything.
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.wait_for_function(
-        "(() => { const w = window.jupyterapp.shell.currentWidget; const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel; return k && k.status === 'idle'; })()",
+        "(() => { const w = window.jupyterapp.shell.currentWidget; "
+        "const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel; "
+        "return k && k.status === 'idle'; })()",
         timeout=60_000)
     return page
 

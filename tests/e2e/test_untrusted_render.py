@@ -36,7 +36,8 @@ from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_repl
 {ATTACK}
 SHOW = "from IPython.display import HTML, SVG, Markdown, Javascript, display\\n" + \\
     "display(HTML(ATTACK)); display(Markdown(ATTACK)); display(Javascript('window.__pwned=[\\"js\\"]'))\\n" + \\
-    "display(SVG('<svg xmlns=\\"http://www.w3.org/2000/svg\\" onload=\\"window.__pwned=[1]\\"><circle r=\\"5\\"/></svg>'))\\n" + \\
+    "display(SVG('<svg xmlns=\\"http://www.w3.org/2000/svg\\" " + \\
+    "onload=\\"window.__pwned=[1]\\"><circle r=\\"5\\"/></svg>'))\\n" + \\
     "print(ATTACK)"
 s = nbagent.notebook.magics.active_magics().new_session(allow=("python",))
 s.agent.simulated_api.tokens_per_second = 400  # streamed in many deltas, as a real model does

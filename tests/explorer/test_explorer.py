@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 import nbagent
-from nbagent.engine.compaction import COMPACT_KEEP, SUMMARY_MARK, hidden_end, summary_text
+from nbagent.engine.api_facts.cost import Usage
+from nbagent.engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from nbagent.engine.context import (
     ContextManager,
     RequestUsage,
@@ -24,10 +25,10 @@ from nbagent.engine.context import (
     should_compact_context_window,
 )
 from nbagent.engine.context.window import start_of_rest
-from nbagent.engine.cost import Usage
-from nbagent.engine.events import RequestRecord as EngineRecord
-from nbagent.engine.session import Session
-from nbagent.engine.tokens import MESSAGE_OVERHEAD, TokenCounter
+from nbagent.engine.contracts.events import RequestRecord as EngineRecord
+from nbagent.engine.loop.compaction import COMPACT_KEEP, hidden_end
+from nbagent.engine.state.compactions import SUMMARY_MARK, summary_text
+from nbagent.engine.state.session import Session
 from nbagent.explorer import Explorer, explore, live_source
 from nbagent.explorer.render import (
     request_html,
@@ -134,7 +135,7 @@ def test_cline_shows_file_reads_replaced_instead_of_truncating(history: list[dic
 def test_strip_counts_match_the_table(history: list[dict[str, Any]]) -> None:
     for strategy, result in simulate_all(history, WINDOW).items():
         table = result.table()
-        for record, row in zip(result.records, table.itertuples(index=False)):
+        for record, row in zip(result.records, table.itertuples(index=False), strict=False):
             counts = strip_counts(record)
             rng = row[3]  # "deleted range", e.g. "2–41" or ""
             hidden = int(rng.split("–")[1]) - int(rng.split("–")[0]) + 1 if rng else 0
@@ -287,7 +288,7 @@ async def test_live_session_history_is_replayed(tmp_path: Path, monkeypatch: pyt
         ex = explore(session=session)
         assert ex.use_session and ex.window == 4000
         assert len(ex.history) == len(agent.history)
-        assert all(a is b for a, b in zip(ex.history, agent.history))  # the real messages
+        assert all(a is b for a, b in zip(ex.history, agent.history, strict=False))  # the real messages
         records = agent.records
         cline = ex.results["cline"]
         assert len(cline.records) == len(records)

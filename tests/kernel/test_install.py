@@ -219,7 +219,8 @@ def test_shell_executor_inside_a_running_cell(kernel: tuple[Any, Any]) -> None:
     _, kc = kernel
     reply, outputs = _run(kc, (
         "from nbagent.notebook.executor import ShellExecutor\n"
-        "_r = await ShellExecutor(get_ipython()).execute('import asyncio\\nawait asyncio.sleep(0)\\nz = 21\\nprint(\\'p\\')\\nz * 2')\n"
+        "_r = await ShellExecutor(get_ipython()).execute("
+        "'import asyncio\\nawait asyncio.sleep(0)\\nz = 21\\nprint(\\'p\\')\\nz * 2')\n"
         "(_r.stdout, _r.result_repr, _r.error, z)"
     ))
     assert reply["content"]["status"] == "ok"

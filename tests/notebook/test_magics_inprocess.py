@@ -14,7 +14,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from nbagent.engine.messages import history_problems
+from nbagent.engine.contracts.messages import history_problems
 from nbagent.notebook import magics as magics_mod
 
 
@@ -73,7 +73,7 @@ def test_saw_shows_exactly_what_the_simulated_api_received(ip):
     sent = s.saw(1)
     recorded = [r for r in api.requests if r.path.endswith("/v1/messages")]
     assert len(sent) == len(recorded) == 2
-    for mine, theirs in zip(sent, recorded):
+    for mine, theirs in zip(sent, recorded, strict=False):
         body = copy.deepcopy(theirs.body)
         # The provider adds prompt-cache breakpoints on the wire; everything else must be identical.
         for m in body["messages"]:
@@ -174,8 +174,8 @@ def test_a_failed_run_fails_its_cell_with_one_readable_line(ip):
 
 
 def test_an_abort_ends_the_cell_as_an_interrupt(ip):
+    from nbagent.engine.contracts.events import Done
     from nbagent.notebook.outcome import INTERRUPTED_LINE, AgentInterrupted, check_done
-    from nbagent.engine.events import Done
 
     with pytest.raises(AgentInterrupted) as info:
         check_done(Done(reason="aborted"))

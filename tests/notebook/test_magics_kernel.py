@@ -19,7 +19,7 @@ pytestmark = pytest.mark.kernel
 SETUP = """\
 %load_ext nbagent
 import json, nbagent
-from nbagent.engine.messages import history_problems
+from nbagent.engine.contracts.messages import history_problems
 def _nbagent_state():
     s = nbagent.session()
     h = s.agent.history

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbagent.engine.session import SentRequest
+from nbagent.engine.state.session import SentRequest
 from nbagent.notebook.saw import TOTAL_CHARS, render_sent
 
 from .test_magics_inprocess import ip, run  # noqa: F401  (fixture)

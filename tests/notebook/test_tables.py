@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
-from nbagent.engine.cost import Usage
-from nbagent.engine.events import RequestRecord
+from nbagent.engine.api_facts.cost import Usage
+from nbagent.engine.contracts.events import RequestRecord
 from nbagent.notebook import tables
 
 
@@ -22,10 +22,12 @@ def rec(request: int, *, turn: int = 1, cost: float | None = 0.01, tokens: int =
 
 
 def test_turns_df_columns_and_values() -> None:
-    df = tables.turns_df([rec(1), rec(2, cost=None, tokens=172_310, deleted=(2, 41), keep="half", saving=0.12), rec(3, cost=0.02)])
+    df = tables.turns_df([rec(1), rec(2, cost=None, tokens=172_310, deleted=(2, 41), keep="half", saving=0.12),
+                          rec(3, cost=0.02)])
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
-        "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving", "retries", "stop reason", "seconds",
+        "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving", "retries",
+        "stop reason", "seconds",
     ]
     assert df["cost"].tolist() == [0.01, "n/a", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -59,7 +61,8 @@ def test_messages_df_statuses() -> None:
         {"role": "user", "content": "task"},
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {"role": "user", "content": "more"},
-        {"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"},
+                                          {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "file text"}]},
         {"role": "assistant", "content": "done"},
     ]
@@ -90,13 +93,13 @@ def test_html_table_blanks_missing_values() -> None:
 
 def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> None:
     """The notice and the table use the same quantities with the same labels."""
-    from nbagent.engine.events import ContextTruncated, RequestCompleted
+    import asyncio
+
+    from nbagent.engine.contracts.events import ContextTruncated, RequestCompleted
     from nbagent.notebook.format import fmt_range, fmt_tokens, truncation_line
     from nbagent.notebook.tables import truncation_df
     from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
-    from tests.engine.test_query_support import make_engine, run
-
-    import asyncio
+    from tests.engine.loop.test_query_support import make_engine, run
 
     words = " ".join(f"word{i}" for i in range(60))
     api = SimulatedAPI([tool_reply("echo", {"text": words}) for _ in range(8)] + [text_reply("done")])

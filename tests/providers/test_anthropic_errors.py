@@ -11,7 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import (
+from nbagent.engine.contracts.errors import (
     ApiError,
     ContextOverflowError,
     ErrorKind,

@@ -12,9 +12,9 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ApiError, ErrorKind
-from nbagent.engine.events import TextDelta
-from nbagent.engine.provider import Chunk, MessageComplete, ModelRequest
+from nbagent.engine.contracts.errors import ApiError, ErrorKind
+from nbagent.engine.contracts.events import TextDelta
+from nbagent.engine.contracts.provider import Chunk, MessageComplete, ModelRequest
 from nbagent.providers.anthropic import (
     AnthropicProvider,
     anthropic_provider,

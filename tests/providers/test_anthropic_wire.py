@@ -11,7 +11,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from nbagent.engine.provider import MessageComplete, ModelRequest
+from nbagent.engine.contracts.provider import MessageComplete, ModelRequest
 from nbagent.providers.anthropic import AnthropicProvider
 
 MODEL = "claude-sonnet-5-5"

@@ -10,8 +10,8 @@ import pydantic
 import pytest
 
 from nbagent import Agent
-from nbagent.engine.events import Done, ToolUse
-from nbagent.engine.structured import FINAL_ANSWER_TOOL, StructuredOutputError
+from nbagent.engine.contracts.events import Done, ToolUse
+from nbagent.engine.loop.structured import FINAL_ANSWER_TOOL, StructuredOutputError
 from nbagent.providers.simulated import SimulatedAPI
 from nbagent.providers.simulated.answer import fill_schema, numbers_in, strings_in_prompt
 

@@ -7,7 +7,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from nbagent.engine.cost import Usage, cost_of
+from nbagent.engine.api_facts.cost import Usage, cost_of
 from nbagent.providers.simulated import SimulatedAPI, text_reply
 
 MODEL = "claude-sonnet-5-5"

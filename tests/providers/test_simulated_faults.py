@@ -11,7 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ErrorKind
+from nbagent.engine.contracts.errors import ErrorKind
 from nbagent.providers.anthropic_errors import to_api_error
 from nbagent.providers.simulated import (
     ALL_FAULTS,

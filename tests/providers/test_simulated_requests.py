@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ErrorKind
+from nbagent.engine.contracts.errors import ErrorKind
 from nbagent.providers.anthropic_errors import to_api_error
 from nbagent.providers.simulated import (
     DemoBrain,
@@ -229,7 +229,8 @@ async def run_agent(client: anthropic.AsyncAnthropic, prompt: str, results: dict
             return replies
         messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
         messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": b.id, "content": results.get(str(b.input.get("code", b.input.get("path"))), "42")}
+            {"type": "tool_result", "tool_use_id": b.id,
+             "content": results.get(str(b.input.get("code", b.input.get("path"))), "42")}
             for b in reply.content if b.type == "tool_use"]})
     raise AssertionError("the brain did not finish")
 
@@ -314,7 +315,7 @@ async def test_the_request_log_keeps_the_newest_requests_and_counts_all() -> Non
 
 
 def test_brain_does_not_read_a_compaction_summary_or_kernel_facts_as_the_prompt() -> None:
-    from nbagent.engine.compaction import summary_text
+    from nbagent.engine.state.compactions import summary_text
 
     prompt = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
                                           {"type": "text", "text": "<kernel-state>\n- `df`: 3 * 4\n</kernel-state>"},

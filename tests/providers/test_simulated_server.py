@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from pytest_socket import SocketConnectBlockedError
 
-from nbagent.engine.errors import ErrorKind
+from nbagent.engine.contracts.errors import ErrorKind
 from nbagent.providers.anthropic_errors import to_api_error
 from nbagent.providers.simulated import (
     Fault,
@@ -81,7 +81,7 @@ async def test_a_stall_over_loopback_hits_the_clients_own_timeout() -> None:
 
 
 async def test_python_dash_m_serves_on_loopback() -> None:
-    with subprocess.Popen(
+    with subprocess.Popen(  # noqa: ASYNC220 (a separate server process; only its start-up line is read)
         [sys.executable, "-m", "nbagent.providers.simulated", "--port", "0", "--window", "300", "--faults", "2=overloaded"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},

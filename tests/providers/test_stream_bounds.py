@@ -11,9 +11,9 @@ import anthropic
 import httpx2
 import pytest
 
-from nbagent.engine.errors import ApiError, ErrorKind
-from nbagent.engine.events import TextDelta
-from nbagent.engine.provider import MessageComplete
+from nbagent.engine.contracts.errors import ApiError, ErrorKind
+from nbagent.engine.contracts.events import TextDelta
+from nbagent.engine.contracts.provider import MessageComplete
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.anthropic_errors import MAX_ERROR_BODY_BYTES
 from nbagent.providers.anthropic_stream import reply_char_limit
@@ -135,11 +135,10 @@ async def test_a_huge_error_body_is_read_only_up_to_its_bound() -> None:
 
 
 async def test_through_the_loop_an_endless_stream_is_retried_then_fails_with_a_valid_history(tmp_path: Any) -> None:
-    from nbagent.engine.events import ApiRequestFailed, Done, RetryScheduled, StreamInterrupted
-    from nbagent.engine.messages import history_problems
+    from nbagent.engine.contracts.events import ApiRequestFailed, Done, RetryScheduled, StreamInterrupted
+    from nbagent.engine.contracts.messages import history_problems
     from nbagent.providers.simulated import SimulatedAPI
-
-    from ..engine.test_query_support import make_engine, run
+    from tests.engine.loop.test_query_support import make_engine, run
 
     async def endless() -> AsyncIterator[bytes]:
         yield b"".join(frame(e) for e in START)

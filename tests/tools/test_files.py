@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.engine.context.file_state import FileStateCache
-from nbagent.engine.tool_api import ToolContext, limit_output
+from nbagent.engine.contracts.tool_api import ToolContext, limit_output
 from nbagent.tools import EditFile, ReadFile, WriteFile
 
 
@@ -133,7 +133,7 @@ async def test_write_is_atomic_via_replace(tmp_path: Path, monkeypatch: pytest.M
     assert out.is_error and "No space left" in out.content
     assert f.read_text() == "original"  # the old file is intact
     assert calls and calls[0][1] == str(f.resolve())
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]  # the temp file was removed
+    assert sorted(os.listdir(tmp_path)) == ["a.txt"]  # the temp file was removed
 
 
 async def test_write_refused_after_user_edit(tmp_path: Path) -> None:
@@ -144,7 +144,8 @@ async def test_write_refused_after_user_edit(tmp_path: Path) -> None:
     f.write_text("user's edit")
     out = await WriteFile().run({"path": "a.txt", "content": "v2"}, ToolContext(cwd=tmp_path, turn=3, file_state=cache))
     assert out.is_error
-    assert out.content == "a.txt was modified on disk since it was read at turn 2 (probably by the user); read it again before writing."
+    assert out.content == ("a.txt was modified on disk since it was read at turn 2 (probably by the user); "
+                           "read it again before writing.")
     assert f.read_text() == "user's edit"
     await ReadFile().run({"path": "a.txt"}, ToolContext(cwd=tmp_path, turn=3, file_state=cache))
     ok = await WriteFile().run({"path": "a.txt", "content": "v2"}, ToolContext(cwd=tmp_path, turn=3, file_state=cache))
@@ -218,7 +219,8 @@ async def test_edit_refused_after_user_edit(tmp_path: Path) -> None:
     cache = FileStateCache()
     await ReadFile().run({"path": "m.py"}, ToolContext(cwd=tmp_path, turn=1, file_state=cache))
     f.write_text("a = 1\n# user\n")
-    out = await EditFile().run({"path": "m.py", "old": "a = 1", "new": "a = 2"}, ToolContext(cwd=tmp_path, turn=2, file_state=cache))
+    out = await EditFile().run({"path": "m.py", "old": "a = 1", "new": "a = 2"},
+                               ToolContext(cwd=tmp_path, turn=2, file_state=cache))
     assert out.is_error and "modified on disk since it was read at turn 1" in out.content
     assert f.read_text() == "a = 1\n# user\n"
     # After an edit the next edit needs no re-read, and a read sends content again.

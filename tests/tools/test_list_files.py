@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.tools import ListFiles
 from nbagent.tools.ignore import IgnoreRules, parse_ignore
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.tools import ListFiles, ReadFile, WriteFile
 from nbagent.tools.paths import PathRefusedError, display_path, resolve_path
 

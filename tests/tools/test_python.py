@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.tools import ExecutionResult, Executor, NamespaceExecutor, Python
 
 
@@ -115,7 +115,8 @@ async def test_uses_ctx_executor_and_rich_images(tmp_path: Path) -> None:
 async def test_abort_stops_waiting_within_a_second(tmp_path: Path) -> None:
     abort = asyncio.Event()
     ex = NamespaceExecutor()
-    task = asyncio.ensure_future(Python().run({"code": "import time; time.sleep(5)"}, ToolContext(cwd=tmp_path, abort=abort, executor=ex)))
+    context = ToolContext(cwd=tmp_path, abort=abort, executor=ex)
+    task = asyncio.ensure_future(Python().run({"code": "import time; time.sleep(5)"}, context))
     await asyncio.sleep(0.1)
     start = time.monotonic()
     abort.set()
@@ -136,7 +137,8 @@ async def test_executions_never_overlap_after_an_abort(tmp_path: Path) -> None:
     ex = NamespaceExecutor()
     abort = asyncio.Event()
     tool = Python()
-    task = asyncio.ensure_future(tool.run({"code": "import time\ntime.sleep(0.3)\nstep = 1"}, ToolContext(cwd=tmp_path, abort=abort, executor=ex)))
+    context = ToolContext(cwd=tmp_path, abort=abort, executor=ex)
+    task = asyncio.ensure_future(tool.run({"code": "import time\ntime.sleep(0.3)\nstep = 1"}, context))
     await asyncio.sleep(0.05)
     abort.set()
     assert (await task).is_error
@@ -147,7 +149,7 @@ async def test_executions_never_overlap_after_an_abort(tmp_path: Path) -> None:
 
 
 async def test_a_value_with_an_html_form_is_not_shown_twice_in_the_card(tmp_path) -> None:
-    from nbagent.engine.tool_api import ToolContext
+    from nbagent.engine.contracts.tool_api import ToolContext
     from nbagent.tools import Python
     from nbagent.tools.executor import ExecutionResult
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine.tool_api import ToolContext, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 from nbagent.tools import executor as executor_module
 from nbagent.tools.executor import NamespaceExecutor
 from nbagent.tools.python import Python

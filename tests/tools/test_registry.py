@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import nbagent.engine
-from nbagent.engine.tool_api import Tool, ToolLike
+from nbagent.engine.contracts.tool_api import Tool, ToolLike
 from nbagent.tools import Python, Shell, builtin_tools, tool_by_name
 
 

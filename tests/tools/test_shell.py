@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.tools import Shell
 
 
@@ -37,7 +37,8 @@ async def test_disabled_by_default(tmp_path: Path) -> None:
 async def test_runs_in_cwd_with_exit_code_and_streams(tmp_path: Path) -> None:
     out = await Shell().run({"command": "pwd; echo oops >&2"}, on(tmp_path))
     assert not out.is_error
-    assert out.content == f"exit code: 0\n[stdout]\n{tmp_path.resolve()}\n[stderr]\noops"
+    real = await asyncio.to_thread(os.path.realpath, tmp_path)
+    assert out.content == f"exit code: 0\n[stdout]\n{real}\n[stderr]\noops"
     fail = await Shell().run({"command": "exit 3"}, on(tmp_path))
     assert fail.is_error and fail.content == "exit code: 3\n(no output)"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbagent.engine.tool_api import ToolInputError
+from nbagent.engine.contracts.tool_api import ToolInputError
 from nbagent.tools import builtin_tools
 
 TOOLS = builtin_tools(shell=True)
@@ -63,7 +63,7 @@ def test_valid_inputs_get_defaults() -> None:
 
 
 async def test_run_refuses_bad_input_too(tmp_path: Any) -> None:
-    from nbagent.engine.tool_api import ToolContext
+    from nbagent.engine.contracts.tool_api import ToolContext
 
     for tool in TOOLS:
         out = await tool.run({"bogus": 1}, ToolContext(cwd=tmp_path))

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from ..messages import tool_result_text
+from ..contracts.messages import tool_result_text
 from .request import RequestMemo, edited_message, replace_block_text
 from .updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
 

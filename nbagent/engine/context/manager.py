@@ -114,7 +114,7 @@ class ContextResult:
 class ContextManager:
     """One per session: holds the session's :class:`ContextHistoryUpdates` and builds requests.
 
-    It keeps nothing on disk itself: the :class:`~nbagent.engine.session.Session` that owns it
+    It keeps nothing on disk itself: the :class:`~nbagent.engine.state.session.Session` that owns it
     saves ``context_history.json`` when a call reports a change.
     """
 

@@ -18,8 +18,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..errors import CorruptFileError
-from ..persist import atomic_write_text, read_json
+from ..contracts.errors import CorruptFileError
+from ..disk.persist import atomic_write_text, read_json
 
 CONTEXT_HISTORY_FILE = "context_history.json"
 

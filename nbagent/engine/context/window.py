@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence, Union
 
-from ..cost import Usage
+from ..api_facts.cost import Usage
 
 Keep = Literal["none", "last_two", "half", "quarter"]
 DeletedRange = tuple[int, int]
@@ -65,7 +65,7 @@ class RequestUsage:
 
     @classmethod
     def from_usage(cls, ts: float, usage: Usage) -> "RequestUsage":
-        """Build from the API's usage figures (:class:`nbagent.engine.cost.Usage`)."""
+        """Build from the API's usage figures (:class:`nbagent.engine.api_facts.cost.Usage`)."""
         return cls(
             ts=ts,
             input_tokens=usage.input_tokens,

@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 import ipywidgets as w
 
-from ...engine import events as ev
-from ...engine.events import Event, RequestRecord
-from ...engine.permissions import Allow, Deny
+from ...engine.contracts import events as ev
+from ...engine.contracts.events import Event, RequestRecord
+from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
 from ..format import fmt_usd
 from .handlers import HANDLERS

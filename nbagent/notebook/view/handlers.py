@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
-from ...engine import events as ev
+from ...engine.contracts import events as ev
 from ..format import fmt_total_cost, truncation_line
 from .render import STYLE, error_line
 from .retry import RetryStatus

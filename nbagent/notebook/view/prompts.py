@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ...engine.permissions import Allow, Deny
+from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
 from .render import STYLE, esc
 

@@ -11,9 +11,9 @@ brain says so in every reply. See ``shared/spec/simulated-provider.md``.
 
 from __future__ import annotations
 
+from ...engine.api_facts.caching import CacheUsage, PromptCache
 from .app import AppResponse, RecordedRequest, SimulatedAPI
 from .brain import DemoBrain
-from .caching import CacheUsage, PromptCache
 from .faults import ALL_FAULTS, Fault, FaultKind, FaultSchedule
 from .script import (
     RawBlock,

@@ -19,11 +19,11 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
-from nbagent.engine.models import context_window_for, get_model
-from nbagent.engine.tokens import TokenCounter
+from nbagent.engine.api_facts.models import context_window_for, get_model
+from nbagent.engine.api_facts.tokens import TokenCounter
 
+from ...engine.api_facts.caching import PromptCache
 from .brain import DemoBrain
-from .caching import PromptCache
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from nbagent.engine.compaction import SUMMARY_MARK
-from nbagent.engine.facts import FACTS_TAG
-from nbagent.engine.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
+from nbagent.engine.loop.facts import FACTS_TAG
+from nbagent.engine.loop.structured import FINAL_ANSWER_TOOL, INSTRUCTION, NUDGE
+from nbagent.engine.state.compactions import SUMMARY_MARK
 
 from . import frames
 from .answer import fill_schema

@@ -15,11 +15,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from nbagent.engine.messages import block_text
-from nbagent.engine.models import get_model
-from nbagent.engine.tokens import count_text_tokens, encoding
+from nbagent.engine.api_facts.models import get_model
+from nbagent.engine.api_facts.tokens import count_text_tokens, encoding
+from nbagent.engine.contracts.messages import block_text
 
-from .caching import CacheUsage
+from ...engine.api_facts.caching import CacheUsage
 from .script import RawBlock, Reply, TextBlock, ThinkingBlock
 
 DEFAULT_THINKING = "(simulated model) No real reasoning happens here; the reply follows fixed rules or a script."

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Collection, Mapping
 
-from nbagent.engine.models import ModelInfo, get_model
+from nbagent.engine.api_facts.models import ModelInfo, get_model
 
-from .caching import MAX_BREAKPOINTS, count_breakpoints
+from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints
 
 
 class ApiError(Exception):

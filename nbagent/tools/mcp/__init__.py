@@ -1,4 +1,4 @@
-"""The MCP bridge: the tools of MCP servers as one :class:`~nbagent.engine.tool_api.ToolSource`.
+"""The MCP bridge: the tools of MCP servers as one :class:`~nbagent.engine.contracts.tool_api.ToolSource`.
 
 - :mod:`.config`: the ``mcpServers`` JSON (``.mcp.json``, ``Agent(mcp_servers=...)``) as frozen
   records, and :func:`build_mcp_manager`;

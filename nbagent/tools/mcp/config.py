@@ -27,9 +27,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, Union
 
-from nbagent.engine.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
-from nbagent.engine.errors import NbAgentError
-from nbagent.engine.protected import MCP_CONFIG
+from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
+from nbagent.engine.contracts.errors import NbAgentError
+from nbagent.engine.contracts.protected import MCP_CONFIG
 
 if TYPE_CHECKING:
     from .manager import McpManager

@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from nbagent.engine.tool_api import ToolContext, ToolOutput
+from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
 from .results import describe_error, to_tool_output
@@ -70,7 +70,7 @@ class ServerStatus:
 
 
 class McpTool:
-    """One tool of an MCP server, as the loop's :class:`~nbagent.engine.tool_api.ToolLike`.
+    """One tool of an MCP server, as the loop's :class:`~nbagent.engine.contracts.tool_api.ToolLike`.
 
     ``read_only`` is True only when the server annotates the tool ``readOnlyHint: true``; every
     other tool goes through the permission prompt (the default policy: ask).

@@ -8,7 +8,7 @@ because a notebook may run each cell in a fresh ``asyncio.run`` (on a worker thr
 may call ``asyncio.run`` per prompt; every new loop would otherwise restart the servers, and a
 loop that ends would kill them. Calls and waits cross over with ``run_coroutine_threadsafe``.
 
-The manager is the loop's :class:`~nbagent.engine.tool_api.ToolSource` for these servers:
+The manager is the loop's :class:`~nbagent.engine.contracts.tool_api.ToolSource` for these servers:
 
 - ``ready()`` before each request: waits at most ``wait_timeout`` (10 s) for servers still
   connecting, once per server; it returns warnings (a server still connecting, one that failed to
@@ -37,9 +37,9 @@ import weakref
 from pathlib import Path
 from typing import Any, Coroutine, Sequence, TypeVar
 
-from nbagent.engine.config import DEFAULT_MCP_CALL_TIMEOUT_S
-from nbagent.engine.sanitize import Sanitizer
-from nbagent.engine.tool_api import ToolOutput
+from nbagent.engine.contracts.config import DEFAULT_MCP_CALL_TIMEOUT_S
+from nbagent.engine.contracts.tool_api import ToolOutput
+from nbagent.engine.loop.sanitize import Sanitizer
 
 from .config import DEFAULT_WAIT_TIMEOUT, ServerConfig
 from .connection import McpTool, ServerConnection, ServerState, ServerStatus

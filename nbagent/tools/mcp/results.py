@@ -7,7 +7,7 @@ from typing import Any
 
 import mcp.types as mcp_types
 
-from nbagent.engine.tool_api import ToolOutput
+from nbagent.engine.contracts.tool_api import ToolOutput
 
 # Images the Messages API accepts inside a tool_result; other media are described in text.
 _IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}

@@ -3,7 +3,7 @@
 :func:`input_check` picks the validator class the schema asks for (its ``$schema``; Draft 2020-12
 when it names none) with :func:`jsonschema.validators.validator_for`, so everything JSON Schema can
 say is checked: ``allOf``, ``not``, ``if``/``then``/``else``, recursive ``$ref`` and the rest.
-Errors become one :class:`~nbagent.engine.tool_api.ToolInputError` that names each bad field path
+Errors become one :class:`~nbagent.engine.contracts.tool_api.ToolInputError` that names each bad field path
 and what was expected, the message the model gets back::
 
     Invalid input for tool 'mcp__srv__x': a: 'x' is not of type 'integer'; (input): 'b' is a required property
@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagent.engine.tool_api import ToolInputError
+from nbagent.engine.contracts.tool_api import ToolInputError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]

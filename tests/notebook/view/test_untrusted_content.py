@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as w
 import pytest
 
-from nbagent.engine import events as ev
+from nbagent.engine.contracts import events as ev
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.safe import clean_html, markdown_html, safe_display_data
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine import events as ev
-from nbagent.engine.cost import Usage
-from nbagent.engine.permissions import Allow, Deny, PermissionRequest
+from nbagent.engine.api_facts.cost import Usage
+from nbagent.engine.contracts import events as ev
+from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.view import AgentView
 

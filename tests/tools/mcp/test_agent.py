@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
-from nbagent.engine.config import SessionConfig
-from nbagent.engine.events import Done, Notice, PermissionAsked, ToolResult
-from nbagent.engine.permissions import Allow, Deny, PermissionRequest
-from nbagent.engine.query import QueryEngine
-from nbagent.engine.tool_api import ToolContext
+from nbagent.engine.contracts.config import SessionConfig
+from nbagent.engine.contracts.events import Done, Notice, PermissionAsked, ToolResult
+from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
+from nbagent.engine.contracts.tool_api import ToolContext
+from nbagent.engine.loop.query import QueryEngine
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.mcp.config import build_mcp_manager
@@ -275,7 +275,7 @@ def http_server() -> Any:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP MCP server did not start")
+                    raise RuntimeError("the HTTP MCP server did not start") from None
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:

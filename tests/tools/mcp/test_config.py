@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_both_shapes_parse_into_frozen_records() -> None:
     assert dict(files.env) == {"TOKEN": "x"} and "TOKEN" not in repr(files)
     assert isinstance(docs, HttpServer) and docs.url.endswith("/mcp")
     assert "Bearer" not in repr(docs) and docs.describe() == "http://127.0.0.1:8000/mcp"
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         files.command = "other"  # type: ignore[misc]
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine.events import Done, ToolResult
-from nbagent.engine.tool_runner import NOT_RUN
+from nbagent.engine.contracts.events import Done, ToolResult
+from nbagent.engine.loop.tool_runner import NOT_RUN
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 from .test_agent import SERVERS, make_agent

@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp.types as mcp_types
 
-from nbagent.engine.tool_api import ToolLike, ToolSource
+from nbagent.engine.contracts.tool_api import ToolLike, ToolSource
 from nbagent.tools.mcp.config import StdioServer
 from nbagent.tools.mcp.manager import McpManager
 from nbagent.tools.mcp.results import describe_error, to_tool_output

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine.tool_api import ToolInputError
+from nbagent.engine.contracts.tool_api import ToolInputError
 from nbagent.tools.mcp.schema import MAX_ERRORS, MAX_PART, InputCheck, input_check
 
 SCHEMA: dict[str, Any] = {

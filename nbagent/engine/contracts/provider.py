@@ -1,0 +1,57 @@
+"""What a provider hands the engine: stream chunks and the provider protocol.
+
+Deltas are the engine's own events (``TextDelta``, ``ThinkingDelta``, ``ToolUseDelta``); a stream
+ends with one :class:`MessageComplete` holding the assembled assistant message and the API's usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
+
+from ..api_facts.cost import Usage
+from .events import TextDelta, ThinkingDelta, ToolUseDelta
+
+
+@dataclass(frozen=True)
+class MessageComplete:
+    """The assembled assistant message of one request, with the API's truth about it."""
+
+    message: dict[str, Any]
+    usage: Usage
+    stop_reason: str | None
+    model: str
+    request_id: str | None = None
+    stop_details: Mapping[str, Any] | None = None
+    """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
+
+
+Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything one Messages API call needs, provider-neutral."""
+
+    model: str
+    messages: Sequence[dict[str, Any]]
+    system: str | list[dict[str, Any]] | None
+    tools: Sequence[dict[str, Any]]
+    max_tokens: int
+    thinking: Mapping[str, Any] | None = None
+    """The API's ``thinking`` parameter, built from the model table (None: not sent)."""
+    effort: str | None = None
+    """``output_config.effort`` (None: not sent)."""
+    server_tools: Sequence[dict[str, Any]] = ()
+    """Server tool definitions (web search, web fetch), sent after the client tools."""
+    timeout_s: float | None = None
+
+
+class Provider(Protocol):
+    """A source of streamed model replies (the Anthropic SDK, against the real or simulated API)."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        """Open a stream; raises the SDK's errors before or during iteration."""
+        ...

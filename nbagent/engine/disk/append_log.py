@@ -1,0 +1,165 @@
+"""A JSON list file that grows by appending: the task folder's history, request, event and compaction logs.
+
+The file stays one JSON document (``[``, one item a line, ``]``), so any JSON reader opens it; an
+append replaces the closing bracket by the new lines and a new bracket. A crash in the middle of an
+append can only leave the last line torn, which :func:`read_log` drops (and says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from ..contracts.errors import CorruptFileError, TaskFolderError
+from .persist import MAX_FILE_DEPTH, atomic_write_text, depth_exceeds, read_json
+from .safe_open import open_regular, read_regular
+
+
+class AppendLog:
+    """A JSON list on disk, one item a line (``[\n...\n]``: still one JSON document), kept in step
+    with a list that mostly grows at its end.
+
+    :meth:`save` appends the items added since the last save; when the list changed any other way
+    (or on the first save) it rewrites the file atomically. Appends reach the OS at once, so a
+    killed process loses nothing; a crash of the machine may leave the last line torn, which the
+    loader drops. :meth:`sync` makes appends durable. The file stays open between appends (opening
+    it for each one cost more than the write); :meth:`close` closes it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._written: list[Any] | None = None  # the items now in the file (the same objects)
+        self._unsynced = False
+        self._fd: int | None = None  # open for appends, positioned by _end
+        self._end = 0  # where the closing "\n]" starts
+
+    def prime(self, items: list[Any]) -> None:
+        """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
+        self._written = list(items)
+
+    def forget(self) -> None:
+        """Nothing is known of the file any more: the next :meth:`save` rewrites it whole."""
+        self.close()
+        self._written = None
+
+    def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
+        done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
+        if not items and not done and (done is not None or not self.path.exists()):
+            self._written = []  # nothing to keep, and the file (if any) already says so
+            return
+        # A list compare (identity, else equality, per element at C speed): an item replaced by a
+        # different one is seen; items are replaced, never changed in place.
+        if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
+            if len(done) < len(items):
+                self._append([line(x) for x in items[len(done):]])
+                self._unsynced = True
+        else:
+            lines = [line(x) for x in items]
+            self.close()  # the rewrite replaces the file: appends go to the new one
+            atomic_write_text(self.path, "[\n" + ",\n".join(lines) + "\n]" if lines else "[]")
+            self._unsynced = False
+        self._written = list(items)
+
+    def _append(self, lines: list[str]) -> None:
+        """Replace the closing bracket by ``lines`` and a new bracket; a crash mid-append leaves
+        a torn last line, which :func:`read_log` drops."""
+        try:
+            if self._fd is None:
+                self._open()
+            else:
+                self._check_same_file()
+            assert self._fd is not None
+            data = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
+            if os.pwrite(self._fd, data, self._end) != len(data):
+                raise OSError(errno.ENOSPC, f"{self.path}: the append was cut short")
+            self._end += len(data) - 2
+        except BaseException:
+            self.close()  # the file's end is unknown now: the next save rewrites it
+            raise
+
+    def _open(self) -> None:
+        fd = open_regular(self.path, os.O_RDWR)  # never a symlink: appends stay inside the folder
+        try:
+            size = os.fstat(fd).st_size
+            if size < 2 or os.pread(fd, 2, size - 2) != b"\n]":
+                raise ValueError(f"{self.path} does not end as nbagent writes it; not appended to")
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd, self._end = fd, size - 2
+
+    def _check_same_file(self) -> None:
+        """The open file is still the one at :attr:`path`: appends to a file deleted or replaced by
+        another program would be lost without a word."""
+        assert self._fd is not None
+        held = os.fstat(self._fd)
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            raise TaskFolderError(self.path, f"{self.path} was {'deleted' if now is None else 'replaced'} by another "
+                                             "program while this session appended to it; it is written whole again")
+
+    def sync(self) -> None:
+        """Make the appends durable: ``fdatasync`` (the data and the file's new size, not its
+        timestamps: what a reader needs, at about two thirds of an fsync's cost) where there is one."""
+        if not self._unsynced:
+            return
+        fd = self._fd if self._fd is not None else open_regular(self.path, os.O_RDONLY)
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)
+        finally:
+            if fd != self._fd:
+                os.close(fd)
+        self._unsynced = False
+
+    def close(self) -> None:
+        """Close the file if it is open (the next append opens it again)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _torn_log(path: Path) -> list[Any] | None:
+    """The items of a log whose last append was cut short by a crash, or None if it is not that."""
+    try:
+        raw = read_regular(path)
+        lines = raw.decode("utf-8").split("\n") if raw is not None else []
+    except (CorruptFileError, UnicodeDecodeError):
+        return None
+    if len(lines) < 2 or lines[0] != "[":
+        return None
+    items = []
+    for i, line in enumerate(lines[1:], start=1):
+        try:
+            items.append(json.loads(line.rstrip(",")))
+        except (ValueError, RecursionError):  # not JSON, or an integer too long to convert
+            if i < len(lines) - 1:
+                return None  # only the last line may be torn
+            if line.endswith(",]"):  # the append's first byte replaced the line break: item whole
+                with contextlib.suppress(ValueError, RecursionError):
+                    items.append(json.loads(line[:-2]))
+            return items
+    return items  # cut at the end of a line: every item there is whole
+
+
+def read_log(path: Path, notices: list[str] | None = None) -> Any:
+    """An :class:`AppendLog` file's JSON; a torn last append (a crash mid-write) is dropped and
+    said in ``notices``."""
+    try:
+        return read_json(path, default=[])
+    except CorruptFileError:
+        items = _torn_log(path)
+        if items is None:
+            raise
+        if depth_exceeds(items, MAX_FILE_DEPTH):  # as read_json refuses for a whole file
+            raise CorruptFileError(path, f"JSON nested deeper than {MAX_FILE_DEPTH} levels") from None
+        if notices is not None:
+            notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
+                           f"the {len(items)} complete entries before it were loaded.")
+        return items

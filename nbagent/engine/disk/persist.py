@@ -1,0 +1,170 @@
+"""Atomic JSON files: write to a temp file in the same folder, fsync, rename.
+
+A reader (or a process killed mid-write) sees either the old file or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..contracts.config import MAX_JSON_DEPTH
+from ..contracts.errors import CorruptFileError
+from .safe_open import read_regular
+
+# Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
+# levels of their own; anything deeper was not written by nbagent.
+MAX_FILE_DEPTH = 2 * MAX_JSON_DEPTH
+
+
+def _current_umask() -> int:
+    # Linux reports the umask without changing it; elsewhere set-and-restore is the only way
+    # (briefly racy with other threads creating files, hence the preference).
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then ``os.replace``.
+
+    Parent directories are created; a new file's directory entry is fsynced too. An existing file
+    keeps its permission bits (a temp file is created 0600, which would otherwise make every edited
+    file private); a new one gets the usual ``0666 & ~umask``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        existed = True
+    except FileNotFoundError:
+        mode = 0o666 & ~_current_umask()
+        existed = False
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    if existed:
+        # Replacing a file: after a power cut the directory shows the old or the new version, both
+        # whole, so the rename need not be forced to disk too (one fsync per write, not two).
+        return
+    try:  # make the new file's name durable; not possible on every platform/filesystem
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Replace ``path`` with UTF-8 ``text`` atomically (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dumps_line(value: Any) -> str:
+    """One value as compact JSON on one line (newlines in strings are escaped). Dataclass
+    instances (events, records) are written as objects of their fields, as ``dataclasses.asdict``
+    would, but by the C encoder: a recursive conversion per event was most of a request's save."""
+    return _LINE_ENCODER.encode(value)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _json_default(value: Any) -> Any:
+    cls = type(value)
+    if hasattr(cls, "__dataclass_fields__"):
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+        return {name: getattr(value, name) for name in names}
+    return str(value)
+
+
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+"""Made once: ``json.dumps`` with options builds a new encoder on every call."""
+
+
+def dumps_by_line(data: Any) -> str:
+    """JSON with one top-level list item (or object member) per line, the rest compact.
+
+    As readable as a diff needs, and written by the C encoder: ``indent=`` would switch ``json``
+    to its pure-Python encoder, several times slower on a long conversation saved every request.
+    """
+    one = dumps_line
+    if isinstance(data, list):
+        return "[\n" + ",\n".join(one(v) for v in data) + "\n]" if data else "[]"
+    if isinstance(data, dict):
+        if not data:
+            return "{}"
+        return "{\n" + ",\n".join(f"{one(str(k))}:{one(v)}" for k, v in data.items()) + "\n}"
+    return one(data)
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Serialise ``data`` as JSON (see :func:`dumps_by_line`) and write it atomically."""
+    atomic_write_text(path, dumps_by_line(data))
+
+
+def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
+    """Load a task folder's JSON file; a missing file gives ``default``; an unreadable one (not
+    JSON, not a regular file, over :data:`~nbagent.engine.disk.safe_open.MAX_TASK_FILE_BYTES`) raises
+    :class:`CorruptFileError` naming the file and leaves it untouched."""
+    p = Path(path)
+    raw = read_regular(p)  # a regular file, capped: a crafted folder cannot hang or exhaust memory
+    if raw is None:
+        return default
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFileError(p, str(exc)) from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
+        raise CorruptFileError(p, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        data = None
+        too_deep = True
+    else:
+        too_deep = depth_exceeds(data, MAX_FILE_DEPTH)
+    if too_deep:
+        raise CorruptFileError(p, f"JSON nested deeper than {MAX_FILE_DEPTH} levels")
+    return data
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative: the point is not to recurse through whatever the file holds.
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
+    return False

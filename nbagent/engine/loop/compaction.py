@@ -1,0 +1,124 @@
+"""Summarising compaction (the spec's auto-condense): one request summarises what would be hidden.
+
+The hidden part is history ``[2, k)`` where ``k`` is the last user message that is a prompt (not
+tool results), so no ``tool_use`` loses its result. The summary replaces that part as one marked
+text block at the start of message ``k``: the model then sees the task (messages 0-1), the
+summary, and everything from the latest prompt on. The summary request is a row of the turn table
+(``keep="compact"``) with its cost. A summary is never summarised again right away (at least
+:data:`MIN_HIDDEN` other messages must be hidden). A failure raises :class:`CompactionFailed`; the
+loop then reports it and the ordinary truncation applies.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Sequence
+
+from ..api_facts.cost import cost_of
+from ..context import get_context_window_info
+from ..contracts.errors import NbAgentError
+from ..contracts.events import Notice, RequestCompleted, RequestRecord
+from ..contracts.messages import blocks, message_text
+from ..contracts.provider import MessageComplete, ModelRequest, Provider
+from ..state.compactions import SUMMARY_MARK
+
+COMPACT_SYSTEM = (
+    "nbagent-compaction: You summarise a conversation between a user and a coding/data agent so that "
+    "the agent can continue without it. Keep facts, decisions, file names, variable names, results "
+    "and open questions; drop chatter. Answer with the summary only."
+)
+MESSAGE_HEADER = "--- message {index} ({role}) ---"
+MIN_HIDDEN = 2
+COMPACT_KEEP = "compact"
+
+
+class CompactionFailed(NbAgentError):
+    """The summary could not be made (nothing to compact, or the request failed); the reason says which."""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A summary ready to replace ``history[2:end]``, and the request that made it."""
+
+    end: int
+    summary: str
+    record: RequestRecord
+
+
+def hidden_end(history: Sequence[dict[str, Any]]) -> int | None:
+    """``k``: the index of the last prompt message (user, without tool results), if it is > 2 and
+    at least :data:`MIN_HIDDEN` messages that are not a previous summary come before it."""
+    for k in range(len(history) - 1, 2, -1):
+        message = history[k]
+        if message.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks(message)):
+            already = 1 if _is_summary(history[2]) else 0
+            return k if k - 2 - already >= MIN_HIDDEN else None
+    return None
+
+
+def _is_summary(message: dict[str, Any]) -> bool:
+    return any(str(b.get("text", "")).startswith(SUMMARY_MARK) for b in blocks(message))
+
+
+def transcript(messages: Sequence[dict[str, Any]], start: int, instructions: str | None) -> str:
+    """The text the summariser reads: each hidden message under a numbered header."""
+    parts = [MESSAGE_HEADER.format(index=start + i, role=m.get("role")) + "\n" + message_text(m).strip()
+             for i, m in enumerate(messages)]
+    ask = "Summarise the conversation above." + (f" Instructions: {instructions}" if instructions else "")
+    return "\n\n".join([*parts, ask])
+
+
+async def summarise(
+    history: Sequence[dict[str, Any]], *, provider: Provider, model: str, max_tokens: int, turn: int,
+    request_no: int, context_window: int, prices: Any = None, instructions: str | None = None,
+) -> Compaction:
+    """One summary request over what compaction would hide; raises :class:`CompactionFailed`."""
+    end = hidden_end(history)
+    if end is None:
+        raise CompactionFailed("nothing to compact: too few messages since the task (or only a summary)")
+    started, ts = time.perf_counter(), int(time.time() * 1000)
+    request = ModelRequest(model=model, system=COMPACT_SYSTEM, tools=[], max_tokens=max_tokens,
+                           messages=[{"role": "user", "content": transcript(history[2:end], 2, instructions)}])
+    complete: MessageComplete | None = None
+    try:
+        async for chunk in provider.stream(request):
+            if isinstance(chunk, MessageComplete):
+                complete = chunk
+    except Exception as exc:  # noqa: BLE001 - any failure falls back to truncation
+        raise CompactionFailed(f"the summary request failed ({type(exc).__name__}: {exc})") from exc
+    summary = message_text(complete.message).strip() if complete is not None else ""
+    if complete is None or not summary:
+        raise CompactionFailed("the summary request returned no text")
+    info = get_context_window_info(context_window)
+    u = complete.usage
+    record = RequestRecord(
+        turn=turn, request=request_no, model=complete.model or model, usage=u, cost_usd=cost_of(u, model, prices),
+        context_tokens=u.prompt_tokens, max_allowed=info.max_allowed_size, context_window=info.context_window,
+        deleted_range=None, keep=COMPACT_KEEP, file_read_saving=None, retries=0, stop_reason=complete.stop_reason,
+        duration_s=time.perf_counter() - started, ts=ts)
+    return Compaction(end=end, summary=summary, record=record)
+
+
+__all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
+           "hidden_end", "transcript", "summarise"]
+
+
+async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, *, turn: int, context_window: int,
+                          instructions: str | None) -> AsyncIterator[Any]:
+    """Compact ``session`` now: the ``pre_compact`` hook, one summary request, the summary in the
+    history and its record in the table; a failure is a warning and ordinary truncation applies."""
+    end = hidden_end(session.history)
+    warning = await hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
+    if warning:
+        yield Notice(level="warning", message=warning)
+    try:
+        made = await summarise(session.history, provider=provider, model=config.compact_model or config.model,
+                               max_tokens=config.max_tokens, turn=turn, request_no=len(session.records) + 1,
+                               context_window=context_window, prices=config.prices, instructions=instructions)
+    except CompactionFailed as exc:
+        yield Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation applies instead.")
+        return
+    session.compact(made.end, made.summary, made.record)
+    yield RequestCompleted(record=made.record)
+    yield Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary.")

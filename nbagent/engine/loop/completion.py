@@ -1,0 +1,41 @@
+"""The end of one API request: its record, what was sent, and the cleaned reply into the session."""
+
+from __future__ import annotations
+
+from ..api_facts.cost import cost_of
+from ..context import RequestUsage, get_context_window_info
+from ..contracts.events import Notice, RequestRecord
+from ..contracts.messages import clean_assistant
+from ..state.session import Session
+from .request import RequestOutcome, RequestRun
+from .sanitize import Sanitizer, clean_reply, replaced_notice
+from .turn import TurnState
+
+
+def record_completed_request(session: Session, run: RequestRun, outcome: RequestOutcome, state: TurnState,
+                             sanitizer: Sanitizer) -> tuple[RequestRecord, Notice | None]:
+    """Record a completed request in ``session``: its :class:`RequestRecord`, what the model saw
+    and the reply, cleaned at the boundary (tool calls that must not run go to ``state.refused``).
+    Returns the record and a notice when the reply had characters replaced."""
+    c, turn = outcome.complete, state.turn
+    u = c.usage
+    info = get_context_window_info(run.context_window)
+    record = RequestRecord(
+        turn=turn, request=len(session.records) + 1, model=c.model or outcome.model, usage=u,
+        cost_usd=cost_of(u, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
+        max_allowed=info.max_allowed_size, context_window=info.context_window,
+        deleted_range=session.deleted_range,
+        keep=outcome.truncation.keep if outcome.truncation else outcome.context.keep,
+        trigger_tokens=outcome.truncation.previous_tokens if outcome.truncation else None,
+        file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
+        stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
+        estimated_input_tokens=outcome.estimated_input_tokens,
+    )
+    sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
+                                tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
+    reply = clean_reply(clean_assistant(c.message), sanitizer, session.tool_use_ids())
+    state.refused = reply.refused
+    session.complete_request(reply.message, record, RequestUsage.from_usage(outcome.ts, u), sent)
+    notice = Notice(level="warning", message=replaced_notice(reply.replaced, "the model's reply")) \
+        if reply.replaced else None
+    return record, notice

@@ -1,0 +1,166 @@
+"""What the model is told about the live kernel, and how it travels.
+
+The facts (user variables, recent inputs, the last error and recent outputs) go in the newest
+user message, not the system prompt, so the cached prefix of the conversation survives a changed
+variable; after the first full snapshot only the change is sent when that is shorter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple, Sequence, Union
+
+from ..context.window import start_of_rest
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """A user variable as the model is told about it: name, type and a short shape/summary."""
+
+    name: str
+    type: str
+    summary: str = ""
+
+
+class NotebookState(NamedTuple):
+    """What a notebook tells the loop before each prompt (the notebook layer builds it)."""
+
+    variables: Sequence[VariableInfo]
+    inputs: Sequence[str]
+    last_error: str | None = None
+    """The last failed cell: ``In[n]``, the exception and the last frames of its traceback."""
+    outputs: Sequence[str] = ()
+    """Text outputs of the last few cells, each ``Out[n]: ...``, bounded."""
+
+
+KernelFacts = Callable[[], Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]]
+"""Returns the kernel's state for the newest prompt: (variables, inputs) or a :class:`NotebookState`."""
+MAX_VARIABLES = 50
+MAX_INPUTS = 5
+MAX_INPUT_CHARS = 500
+MAX_OUTPUTS = 3
+MAX_OUTPUT_CHARS = 2_000
+MAX_ERROR_CHARS = 3_000
+FACTS_TAG = "kernel-state"
+
+
+def _variable_line(v: VariableInfo) -> str:
+    return f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "")
+
+
+def _input_lines(inputs: Sequence[str]) -> list[str]:
+    return ["  ```python\n  " + src.strip()[:MAX_INPUT_CHARS].replace("\n", "\n  ") + "\n  ```" for src in inputs]
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit // 2] + "\n... [cut] ...\n" + text[-limit // 2:]
+
+
+def _error_and_output_lines(last_error: str | None, outputs: Sequence[str]) -> list[str]:
+    lines = []
+    if last_error:
+        lines += ["Last error (the user may ask about it):", "  " + last_error.strip().replace("\n", "\n  ")]
+    if outputs:
+        lines += ["Recent cell outputs (newest last; ask the python tool for Out[n] to see more):",
+                  *("  " + o.strip().replace("\n", "\n  ") for o in outputs)]
+    return lines
+
+
+@dataclass(frozen=True)
+class FactsSnapshot:
+    """The kernel facts as told to the model: variable name -> its line, the recent inputs, the
+    last error and recent outputs (each bounded)."""
+
+    variables: dict[str, str]
+    inputs: tuple[str, ...]
+    last_error: str | None = None
+    outputs: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str], last_error: str | None = None,
+           outputs: Sequence[str] = ()) -> "FactsSnapshot":
+        return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]),
+                   _bounded(last_error, MAX_ERROR_CHARS) if last_error else None,
+                   tuple(_bounded(o, MAX_OUTPUT_CHARS) for o in outputs[-MAX_OUTPUTS:]))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.variables or self.inputs or self.last_error or self.outputs)
+
+    def full_text(self) -> str:
+        lines = [f"<{FACTS_TAG}>"]
+        if self.variables:
+            lines += ["User variables:", *self.variables.values()]
+        if self.inputs:
+            lines += ["Recent cell inputs (newest last):", *_input_lines(self.inputs)]
+        lines += _error_and_output_lines(self.last_error, self.outputs)
+        return "\n".join([*lines, f"</{FACTS_TAG}>"])
+
+    def diff_text(self, before: "FactsSnapshot") -> str | None:
+        """The changes since ``before`` (None when there are none)."""
+        changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
+        removed = [name for name in before.variables if name not in self.variables]
+        new_inputs = [src for src in self.inputs if src not in before.inputs]
+        new_error = self.last_error if self.last_error != before.last_error else None
+        new_outputs = tuple(o for o in self.outputs if o not in before.outputs)
+        if not (changed or removed or new_inputs or new_error or new_outputs):
+            return None
+        lines = [f"<{FACTS_TAG} changes-since-previous-prompt>"]
+        if changed:
+            lines += ["New or changed variables:", *changed]
+        if removed:
+            lines.append(f"Removed variables: {', '.join(removed)}")
+        if new_inputs:
+            lines += ["New cell inputs (newest last):", *_input_lines(new_inputs)]
+        lines += _error_and_output_lines(new_error, new_outputs)
+        return "\n".join([*lines, f"</{FACTS_TAG}>"])
+
+
+class KernelFactsTracker:
+    """What the model was last told about the kernel, so the next prompt carries only the change.
+
+    A diff is only meaningful while the model can still see the full snapshot it builds on: the
+    loop calls :meth:`forget` after a rollback, and the snapshot's history index is checked against
+    the range the context manager hides.
+    """
+
+    def __init__(self) -> None:
+        self._told: FactsSnapshot | None = None
+        self._snapshot_at = -1  # history index of the message carrying the last full snapshot
+
+    def forget(self) -> None:
+        self._told, self._snapshot_at = None, -1
+
+    def block(self, facts: FactsSnapshot, *, at: int, visible_from: int) -> dict[str, Any] | None:
+        """The text block for the prompt that will be history message ``at`` (None: nothing new).
+
+        ``visible_from`` is the first history index after the hidden range (messages 0 and 1
+        are always kept).
+        """
+        told = self._told
+        snapshot_visible = self._snapshot_at in (0, 1) or self._snapshot_at >= visible_from
+        full = facts.full_text()
+        text: str | None = full
+        if told is not None and snapshot_visible:
+            diff = facts.diff_text(told)
+            if diff is None:
+                return None
+            text = diff if len(diff) < len(full) else full
+        if text is full:
+            if facts.empty and told is None:
+                return None
+            self._snapshot_at = at
+        self._told = facts
+        return {"type": "text", "text": text}
+
+
+def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
+                 history: Sequence[Mapping[str, Any]], deleted_range: tuple[int, int] | None) -> list[dict[str, Any]]:
+    """The kernel facts (or their change) for the new prompt: in the newest user message, not the
+    system prompt, so the cached prefix of the conversation survives a changed variable."""
+    if kernel_facts is None:
+        return []
+    merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
+    at = len(history) - 1 if merged else len(history)
+    block = tracker.block(FactsSnapshot.of(*kernel_facts()), at=at, visible_from=max(start_of_rest(deleted_range), 2))
+    return [block] if block is not None else []

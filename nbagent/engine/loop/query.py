@@ -1,0 +1,423 @@
+"""The conversation loop: ``QueryEngine.submit_message`` as an async generator of events.
+
+One API request per iteration (:mod:`~nbagent.engine.loop.request`); tool calls are validated,
+permitted and run in order (:mod:`~nbagent.engine.loop.tool_runner`); the loop stops at end of turn, a
+limit, an abort or an unrecovered error, and always leaves a valid history behind. State lives in
+the :class:`~nbagent.engine.state.session.Session`; settings in one frozen
+:class:`~nbagent.engine.contracts.config.SessionConfig`; collaborators are passed in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any, AsyncGenerator, AsyncIterator, Sequence
+
+from ..api_facts.models import context_window_for
+from ..api_facts.tokens import TokenCounter
+from ..context import should_compact_context_window
+from ..contracts.abort import Aborted, AbortGuard, RunControl
+from ..contracts.config import RunLimits, SessionConfig
+from ..contracts.errors import ErrorKind
+from ..contracts.events import (
+    STREAM_DELTAS,
+    Done,
+    Event,
+    ModelFallback,
+    Notice,
+    RequestCompleted,
+    ServerToolResult,
+    Totals,
+)
+from ..contracts.hooks import Hooks
+from ..contracts.messages import prompt_blocks, result_sources, server_tool_calls, tool_uses
+from ..contracts.permissions import (
+    Asker,
+    PermissionDenial,
+    PermissionGate,
+    cancel_on_failure,
+    permission_callback,
+)
+from ..contracts.provider import Provider
+from ..contracts.tool_api import StaticTools, ToolContext, ToolLike, ToolSource
+from ..state.session import Session
+from .compaction import compact_session
+from .completion import record_completed_request
+from .facts import KernelFacts, KernelFactsTracker, facts_blocks
+from .prompt import RequestPrompt
+from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
+from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
+from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
+from .tool_runner import NOT_RUN, run_tool_call
+from .turn import (
+    UNANSWERED,
+    PromptLimits,
+    RunInProgressError,
+    TurnState,
+    ask_for_final_answer,
+    done_event,
+    preview,
+    prompt_too_big,
+    refuse_call,
+    save_outcome,
+    stop_notice,
+    unpriced_budget_notice,
+)
+
+__all__ = ["QueryEngine", "RunInProgressError"]
+
+class QueryEngine:
+    """Runs the agent loop for one session (see the query-engine spec)."""
+
+    def __init__(
+        self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
+        tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
+        kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep, hooks: Hooks | None = None,
+        secrets: Sequence[str | None] = (),
+    ) -> None:
+        self.provider = provider
+        self.session = session if session is not None else Session(config.task_dir, model=config.model)
+        self.sources: list[ToolSource] = [StaticTools(tools), *tool_sources]
+        self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
+        self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
+        self.counter = TokenCounter()
+        self.gate = PermissionGate(None)
+        self.hooks = Hooks.from_mapping(hooks)
+        self._config = config
+        self._apply(config)
+        self._run: RunControl | None = None
+        self._running_prompt: str | None = None
+        self._close_after_run = False
+        self._offered: dict[str, ToolLike] = {}
+        self._told: set[str] = set()  # models whose unpriced-budget notice was given
+        self._short_told: set[str] = set()  # secret_env names told to be too short to redact
+        self._structured: StructuredRun | None = None
+        self._facts = KernelFactsTracker()
+        self._prompt = RequestPrompt()
+        self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
+
+    # ----- settings ---------------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """The settings in force for the next prompt (read-only: use :meth:`reconfigure`)."""
+        return self._config
+
+    def reconfigure(self, **changes: Any) -> SessionConfig:
+        """Change settings for later prompts (a run in progress keeps the settings it started with)."""
+        if "task_dir" in changes and changes["task_dir"] != self._config.task_dir:
+            raise ValueError("task_dir cannot change during a session: save a copy with save(path), "
+                             "or continue a folder with Agent.resume(path)")
+        self._apply(self._config.replace(**changes))
+        return self._config
+
+    def _apply(self, config: SessionConfig) -> None:
+        self._config = config
+        self.session.model = config.model
+        self.gate.allow, self.gate.deny = frozenset(config.allow), frozenset(config.deny)
+        self.gate.mode, self.gate.cwd = config.permission_mode, config.cwd
+        self.gate.task_dir = self.session.task_dir
+
+    # ----- public state -----------------------------------------------------------------------
+    @property
+    def tools(self) -> dict[str, ToolLike]:
+        """Every tool offered now, in source order (a later source never shadows an earlier name)."""
+        tools: dict[str, ToolLike] = {}
+        for source in self.sources:
+            for t in source.tools():
+                tools.setdefault(t.name, t)
+        return tools
+
+    @property
+    def totals(self) -> Totals:
+        return self.session.totals
+
+    @property
+    def denials(self) -> list[PermissionDenial]:
+        return list(self.gate.denials)
+
+    @property
+    def context_window(self) -> int:
+        return context_window_for(self._config.model, self._config.context_window, self._config.prices)
+
+    @property
+    def running_prompt(self) -> str | None:
+        """The prompt of the run in progress (shortened), or None."""
+        return self._running_prompt
+
+    def abort(self) -> None:
+        """Abort the run in progress, if any; safe to call from any thread. Never reaches a later run."""
+        run = self._run
+        if run is not None:
+            run.abort()
+
+    def close_session(self) -> None:
+        """Release the task folder: now, or (aborting it) when the run in progress has saved its
+        end, so that no write of the run lands after the lock is gone; safe from any thread."""
+        self._close_after_run = True  # first: a run ending now sees it, or we see it ended
+        if self._running_prompt is None:
+            self.session.close()
+        else:
+            self.abort()
+
+    def retry_now(self) -> None:
+        """Cut the current retry wait short; safe to call from any thread."""
+        run = self._run
+        if run is not None:
+            run.retry_now()
+
+    def rollback(self, turn: int) -> None:
+        """Return the session to the end of ``turn`` (not while a run is in progress)."""
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        self.session.rollback(turn)
+        self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
+
+    # ----- the loop ---------------------------------------------------------------------------
+    async def submit_message(
+        self, prompt: str | list[dict[str, Any]], *, limits: RunLimits | None = None, asker: Asker | None = None,
+        output: Any = None,
+    ) -> AsyncIterator[Event]:
+        """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
+
+        An empty prompt raises ``ValueError`` and a second concurrent run
+        :class:`RunInProgressError`, before anything changes. ``asker`` answers permission prompts
+        and failed requests (None: headless, deny and cancel); ``limits`` hold for this run only.
+        ``output`` (a pydantic model or JSON schema, see :mod:`~nbagent.engine.loop.structured`) asks
+        for the final answer as validated data, carried by ``Done.output``.
+        """
+        new_blocks = prompt_blocks(prompt)
+        structured = StructuredRun(OutputSpec.of(output)) if output is not None else None
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        control = RunControl()
+        control.bind()
+        self._run, self._running_prompt = control, preview(prompt)
+        self._structured = structured
+        if structured is not None:
+            new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
+        try:
+            # aclosing: a consumer that stops listening must still get the history repaired now.
+            async with aclosing(self._turn(new_blocks, limits or RunLimits(), asker, control)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self._run = self._running_prompt = self._structured = None
+            if self._close_after_run:  # close() came during the run: the run has saved its end
+                self.session.close()
+
+    async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
+                    control: RunControl) -> AsyncGenerator[Event, None]:
+        session = self.session
+        too_big: str | None
+        try:
+            new_blocks, replaced = self.sanitizer().value(new_blocks)
+        except TooDeepError as exc:
+            new_blocks, replaced, too_big = [], 0, f"The prompt's content blocks are {exc}; it was not sent."
+        else:
+            too_big = prompt_too_big(self.counter, self.context_window, self._config.model, new_blocks)
+        if replaced:
+            session.notices.append(replaced_notice(replaced, "the prompt"))
+        if too_big is not None:
+            yield session.log(Done(reason="error", totals=session.totals, error=too_big))
+            session.save_events()
+            return
+        run = self._request_run(control, asker)
+        facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
+        turn = session.begin_turn(new_blocks + facts)
+        for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
+            yield session.log(Notice(level="warning", message=notice))
+        session.notices.clear()
+        state = TurnState(turn=turn, model=run.config.model, structured=self._structured)
+        try:
+            async with aclosing(self._requests(run, state, limits)) as events:
+                async for event in events:
+                    yield event
+        except Aborted:
+            state.reason = "aborted"
+        except RequestCancelled as exc:
+            state.reason, state.error = "error", str(exc)
+            if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
+                state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
+                                " (shorter) prompt is not merged into it.")
+        finally:
+            run.guard.stop()
+            # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
+            # its tool_result before anything is saved, and a prompt that got no reply at all stays
+            # its own turn: the next prompt is never merged into it.
+            session.answer_dangling(state.answered, NOT_RUN)
+            session.close_unanswered(UNANSWERED.get(state.reason, UNANSWERED["aborted"]))
+            session.end_turn(turn)
+        for event in save_outcome(session, state):
+            yield session.log(event)
+        done = done_event(state, session.totals)
+        warning = await self.hooks.notify("on_done", done)
+        if warning:
+            yield session.log(Notice(level="warning", message=warning))
+        yield session.log(done)
+        session.save_events()
+
+    def sanitizer(self) -> Sanitizer:
+        """The boundary for this request: secrets are looked up now (the environment may have changed)."""
+        values = (*(os.environ.get(name) for name in self._config.secret_env), *self._secrets)
+        if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
+            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, self._secrets)))
+            self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
+        return self._sanitizer[1]
+
+    def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
+        """The run's settings (fixed for the whole run) and collaborators."""
+        guard = AbortGuard(control.abort_event)
+        guard.start()
+        self.gate.can_use_tool = permission_callback(asker)
+        return RequestRun(config=self._config, provider=self.provider, session=self.session, guard=guard,
+                          control=control, counter=self.counter, sleep=self.sleep, sources=self.sources,
+                          ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
+                          context_window=self.context_window)
+
+    async def _requests(self, run: RequestRun, state: "TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
+        """Requests and tool calls until the model ends its turn or a limit is reached."""
+        session = self.session
+        # Budgets count money billed (session.spent: a rollback never lowers it), not the history.
+        bounds = PromptLimits.of(run.config, limits, session.spent.budget_usd)
+        requests = 0
+        while True:
+            reached = bounds.reached(requests, session.spent.budget_usd)
+            if reached is not None:
+                state.reason, state.stopped = reached
+                return
+            if self._should_compact(run):
+                async with aclosing(self._compact(run, state.turn, None)) as events:
+                    async for event in events:
+                        yield event
+            requests += 1
+            outcome: list[RequestOutcome] = []
+            sanitizer = self.sanitizer()  # for the reply and the tool calls it makes
+            async with aclosing(self._one_request(run, state, outcome, sanitizer)) as events:
+                async for event in events:
+                    yield event
+            stop = outcome[0].complete.stop_reason
+            notice = stop_notice(outcome[0].complete)
+            if notice is not None:
+                yield session.log(notice)
+            if stop == "refusal":
+                # The API asks for the refused exchange to be removed before continuing (else it
+                # refuses again): the transcript and records keep it, the next request does not.
+                state.reason = "refusal"
+                session.withdraw_turn(state.turn)
+                return
+            if stop == "pause_turn":
+                continue  # a long server-tool turn: send the content back so the model goes on
+            uses = tool_uses(session.history[-1])
+            if not uses:
+                if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
+                    continue
+                return
+            tools = self._offered  # what this request offered is what may run
+            state.answered = []
+            make_context = self._tool_context(run, state, sanitizer.secrets)
+            for use in uses:
+                run.guard.check()
+                refused = state.refused.get(str(use.get("id")))
+                calls = refuse_call(use, refused, state.answered) if refused is not None else run_tool_call(
+                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
+                    turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
+                    hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
+                )
+                async for ev in calls:
+                    yield session.log(ev)
+            session.append_results(state.answered)
+            state.answered = []
+            if state.structured is not None and state.structured.finished:
+                return
+
+    async def _one_request(self, run: RequestRun, state: "TurnState", outcome: list[RequestOutcome],
+                           sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
+        """One API request, its events, and the completed request recorded in the session."""
+        warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
+        if warning:
+            yield self.session.log(Notice(level="warning", message=warning))
+        for warning in self._prompt.rules_warnings(self._config, state.turn):
+            yield self.session.log(Notice(level="warning", message=warning))
+        request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
+                                      request_no=len(self.session.records) + 1, sanitizer=sanitizer)
+        async with aclosing(request) as items:
+            async for item in items:
+                if isinstance(item, STREAM_DELTAS):  # most items: passed on, not logged
+                    yield item
+                    continue
+                if isinstance(item, RequestOutcome):
+                    outcome.append(item)
+                    continue
+                if isinstance(item, ModelFallback):
+                    state.model = item.to_model  # a fallback lasts for the rest of this turn only
+                yield self.session.log(item)
+        record, notice = record_completed_request(self.session, run, outcome[0], state, sanitizer)
+        if notice is not None:
+            yield self.session.log(notice)
+        for use, result in server_tool_calls(self.session.history[-1]):
+            sources, error = result_sources(result)
+            yield self.session.log(ServerToolResult(tool_use_id=str(use.get("id", "")), name=str(use.get("name", "")),
+                                                    input=use.get("input"), sources=sources, error=error))
+        yield self.session.log(RequestCompleted(record=record))
+
+    # ----- compaction --------------------------------------------------------------------------
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
+        """Summarise what truncation would hide now (``%agent compact``); not during a run.
+        A failure is a warning notice and leaves the history as it was."""
+        if self._running_prompt is not None:
+            raise RunInProgressError(self._running_prompt)
+        control = RunControl()
+        control.bind()
+        run = self._request_run(control, None)
+        try:
+            async for event in self._compact(run, self.session.turn, instructions):
+                yield event
+        finally:
+            run.guard.stop()
+            self.session.save_events()
+
+    def _should_compact(self, run: RequestRun) -> bool:
+        fraction, usage = run.config.auto_compact, self.session.previous_usage
+        return fraction is not None and usage is not None and \
+            should_compact_context_window(usage.total, run.context_window, fraction)
+
+    async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
+        sanitizer = self.sanitizer()  # a failure's message can carry an error body echoing a secret
+        async for event in compact_session(self.session, self.provider, self.hooks, run.config, turn=turn,
+                                           context_window=run.context_window, instructions=instructions):
+            if isinstance(event, Notice):
+                event = Notice(level=event.level, message=sanitizer.redact(event.message))
+            yield self.session.log(event)
+
+    # ----- pieces of the loop -----------------------------------------------------------------
+    def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
+        """System prompt and tool definitions of the next request (after the tool-server wait)."""
+        self._offered = self.tools
+        if self._structured is not None:
+            self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
+        system = self._prompt.system(self._config, self.session.turn, tuple(self._offered))
+        return system, self._prompt.definitions(self._offered.values())
+
+    def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
+        cfg = run.config
+
+        def make(tool_use_id: str) -> ToolContext:
+            if state.child_env is None:  # once per turn, copied when a tool first reads it
+                state.child_env = ChildEnvironment(cfg.secret_env, secrets)
+            return ToolContext(
+                cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=self.session.file_state,
+                allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
+                max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
+                env=state.child_env, capture_limit=cfg.tool_capture_limit,
+            )
+
+        return make
+
+    @classmethod
+    def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":
+        """An engine continuing the session saved in ``task_dir`` (see :meth:`Session.load`)."""
+        session = Session.load(task_dir)
+        return cls(config.replace(task_dir=Path(task_dir)), session=session, **collaborators)

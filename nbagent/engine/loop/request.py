@@ -1,0 +1,363 @@
+"""One API request with visible retries, in four named steps (the api-request spec).
+
+1. :func:`fit_context` — the context manager decides what the model sees (truncating if the
+   previous request came close to the window);
+2. :func:`stream_with_probe` — open the stream; a failure before the first chunk is "before the
+   stream", after it "mid-stream" (the partial output is shown as interrupted and dropped);
+3. :func:`recover_overflow` — a context-window error hides more, once per request, through the
+   context manager's own :meth:`~nbagent.engine.context.ContextManager.truncate_for_overflow`;
+4. :func:`decide_after_failure` — retry automatically (2/4/8 s), fall back to another model, or
+   ask the user.
+
+:func:`attempt_api_request` runs them: an async generator of engine events that ends with one
+:class:`RequestOutcome` (consumed by the loop, not shown to users).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Sequence, Union
+
+from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
+from ..api_facts.tokens import TokenCounter
+from ..context import ContextResult, Keep, get_context_window_info, get_next_truncation_range
+from ..contracts.abort import Aborted, AbortGuard, RunControl
+from ..contracts.config import SessionConfig
+from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable, retry_delay
+from ..contracts.events import (
+    ApiRequestFailed,
+    ApiRequestStarted,
+    ContextTruncated,
+    Event,
+    ModelFallback,
+    Notice,
+    RetryScheduled,
+    StreamInterrupted,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseDelta,
+)
+from ..contracts.permissions import OnApiFailure
+from ..contracts.provider import MessageComplete, ModelRequest, Provider
+from ..contracts.tool_api import StaticTools, ToolSource
+from ..state.session import Session
+from .sanitize import Sanitizer
+from .stream_redact import redacted_error, redacted_stream
+
+Sleep = Callable[[float], Awaitable[Any]]
+Delta = Union[TextDelta, ThinkingDelta, ToolUseDelta]
+TOOL_WAIT_MARGIN_S = 2.0
+"""The engine's safety net behind a tool source's own bounded wait (which names the late server)."""
+
+
+class RequestCancelled(NbAgentError):
+    """The request failed and the user (or the headless default) chose not to retry."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind = kind
+        super().__init__(f"{kind.value}: {message}")
+
+
+@dataclass(frozen=True)
+class RequestOutcome:
+    """The completed request: the assistant message and what the turn table needs."""
+
+    complete: MessageComplete
+    context: ContextResult
+    retries: int
+    duration_s: float
+    ts: int
+    estimated_input_tokens: int
+    model: str
+    sent_messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    system: str = field(repr=False, default="")
+    tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    truncation: ContextTruncated | None = None
+    """What the context manager changed for this request (the record shows the same figures)."""
+
+
+@dataclass(frozen=True)
+class RequestRun:
+    """What one request works with: the run's settings, the session, and the run's collaborators."""
+
+    config: SessionConfig
+    provider: Provider
+    session: Session
+    guard: AbortGuard
+    control: RunControl
+    counter: TokenCounter
+    ask_failure: OnApiFailure
+    sleep: Sleep
+    sources: Sequence[ToolSource]
+    context_window: int
+
+
+@dataclass
+class _Attempts:
+    """The retry state of one request."""
+
+    model: str
+    streak: int = 0  # automatic retries in the current failure streak
+    total: int = 0
+    overflow_recovered: bool = False
+    started: float = field(default_factory=time.perf_counter)
+    truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
+
+
+@dataclass
+class _Streamed:
+    """What one stream produced: the complete message, or the error and how far it got."""
+
+    complete: MessageComplete | None = None
+    error: ApiError | None = None
+    got_first: bool = False
+    partial: list[str] = field(default_factory=list)
+
+
+async def attempt_api_request(
+    run: RequestRun, *, model: str, prepare: Callable[[], tuple[str, list[dict[str, Any]]]],
+    turn: int, request_no: int, sanitizer: Sanitizer | None = None,
+) -> AsyncGenerator[Union[Event, RequestOutcome], None]:
+    """Run one API request to completion, yielding events and finally a :class:`RequestOutcome`.
+
+    ``prepare`` builds the system prompt and tool definitions *after* the wait for tool sources,
+    so tools that connect during the wait are offered at once. ``sanitizer`` redacts configured
+    secrets from streamed deltas and error messages. Raises :class:`RequestCancelled`
+    when the user gives up, and ``Aborted`` on abort.
+    """
+    for warning in await wait_for_tools(run):
+        yield Notice(level="warning", message=warning)
+    system, tools = prepare()
+    attempts = _Attempts(model=model)
+    # The previous request's size decides truncation once per request: a retry must not truncate
+    # again on the same (stale) figures.
+    previous = run.session.previous_usage
+    while True:
+        run.guard.check()
+        ts = run.session.next_ts()
+        ctx, truncated = fit_context(run, previous, ts)
+        previous = None
+        if truncated is not None:
+            attempts.truncation = truncated
+            yield truncated
+        messages = ctx.truncated_messages
+        estimate = run.counter.count_request(messages, system, tools)
+        yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
+                                estimated_input_tokens=estimate, messages_sent=len(messages))
+        request = model_request(run.config, attempts.model, messages, system, tools)
+        streamed = _Streamed()
+        async with aclosing(stream_with_probe(run, request, streamed, sanitizer)) as chunks:
+            async for chunk in chunks:
+                yield chunk
+        if streamed.complete is not None:
+            yield RequestOutcome(
+                complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
+                duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
+                model=attempts.model, sent_messages=messages, system=system, tools=tools,
+                truncation=attempts.truncation)
+            return
+        error = streamed.error
+        assert error is not None
+        if streamed.got_first:
+            yield StreamInterrupted(error_kind=error.kind.value, message=error.message,
+                                    partial_text="".join(streamed.partial))
+        async for event in decide_after_failure(run, attempts, error, len(messages), ts):
+            yield event
+
+
+def model_request(config: SessionConfig, model: str, messages: list[dict[str, Any]], system: str,
+                  tools: list[dict[str, Any]]) -> ModelRequest:
+    """The provider-neutral request, its thinking/effort/server tools taken from the model table
+    (lenient: a fallback model was not the one the settings were checked against)."""
+    params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
+    return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
+                        thinking=params.thinking, effort=params.effort,
+                        server_tools=server_tool_definitions(config.server_tools),
+                        timeout_s=config.request_timeout_s)
+
+
+async def wait_for_tools(run: RequestRun) -> list[str]:
+    """Wait (bounded) for every tool source; a timeout or failure is a warning, never a failed request."""
+    sources = [s for s in run.sources if not isinstance(s, StaticTools)]
+    if not sources:
+        return []
+    limit = run.config.tool_wait_s + TOOL_WAIT_MARGIN_S
+    try:
+        with run.guard.armed():
+            results = await asyncio.wait_for(asyncio.gather(*(s.ready() for s in sources)), timeout=limit)
+    except asyncio.TimeoutError:
+        return [f"Tool servers were still connecting after {limit:g} s; continuing without their tools."]
+    except Aborted:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken tool server must not fail the request
+        return [f"Waiting for tool servers failed ({type(exc).__name__}: {exc}); continuing without them."]
+    return [str(w) for warnings in results for w in warnings or ()]
+
+
+def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult, ContextTruncated | None]:
+    """Step 1: the request the model sees, and the event to show if the context manager changed it.
+
+    Updates made now are recorded at this request's timestamp, so a rollback to the end of an
+    earlier turn (whose mark is older) undoes them.
+    """
+    session = run.session
+    usage = None if previous is None else previous.at(ts)
+    ctx = session.context.get_new_context_messages_and_metadata(
+        session.history, session.deleted_range, usage, context_window=run.context_window)
+    if not (ctx.updated_deleted_range or ctx.file_read_saving is not None):
+        return ctx, None
+    changed_range = ctx.deleted_range != session.deleted_range
+    shown = changed_range or ctx.file_read_saving is not None
+    before = session.previous_usage.total if session.previous_usage else 0
+    session.context_changed(ctx.deleted_range, truncated=shown)
+    event = truncation_event(run, ctx.deleted_range, ctx.keep, "threshold", before, ctx.file_read_saving)
+    return ctx, event if shown else None
+
+
+def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, keep: Keep | None,
+                     reason: Literal["threshold", "overflow"],
+                     previous_tokens: int, file_read_saving: float | None = None) -> ContextTruncated:
+    """The one place a :class:`ContextTruncated` event is built."""
+    return ContextTruncated(
+        deleted_range=deleted_range, keep=keep, previous_tokens=previous_tokens,
+        max_allowed=get_context_window_info(run.context_window).max_allowed_size,
+        file_read_saving=file_read_saving, reason=reason)
+
+
+async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed,
+                            sanitizer: Sanitizer | None = None) -> AsyncGenerator[Delta, None]:
+    """Step 2: stream one request into ``out``, passing deltas through (secrets redacted).
+
+    Provider errors end up in ``out.error`` (an :class:`ApiError`, secrets redacted); a failure
+    after the complete message arrived (e.g. while closing) loses nothing. Abort and cancellation
+    propagate.
+    """
+    stream: Any = run.provider.stream(request)
+    if sanitizer is not None and sanitizer.secrets:  # no extra layer per delta when none is set
+        stream = redacted_stream(stream, sanitizer)
+    armed, next_chunk, partial = run.guard.armed(), stream.__anext__, out.partial  # looked up once, used per chunk
+    try:
+        with armed:  # the first-chunk probe
+            chunk: Any = await next_chunk()
+        out.got_first = True
+        while True:
+            if isinstance(chunk, MessageComplete):
+                out.complete = chunk
+            else:
+                if isinstance(chunk, TextDelta):
+                    partial.append(chunk.text)
+                yield chunk
+            with armed:  # checks for an abort first, also one pressed during the yield
+                try:
+                    chunk = await next_chunk()
+                except StopAsyncIteration:
+                    break
+        if out.complete is None:
+            raise ApiError(ErrorKind.UNKNOWN, "the stream ended without a complete message")
+    except (asyncio.CancelledError, GeneratorExit, Aborted):
+        raise
+    except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
+        if out.complete is None:
+            out.error = redacted_error(as_api_error(exc), sanitizer)
+    finally:
+        await _aclose(stream)
+    # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
+    # and the context manager shortens the conversation before the next request.
+
+
+def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:
+    """Step 3: hide three quarters of what follows the range and say so, or None when the
+    conversation cannot be shortened further."""
+    session = run.session
+    new_range = get_next_truncation_range(session.history, session.deleted_range, "quarter")
+    hidden_end = session.deleted_range[1] if session.deleted_range else 1
+    # Shortening must hide more than now; otherwise the retry would fail the same way.
+    if messages_sent <= 3 or new_range[1] <= hidden_end:
+        return None
+    result = session.context.truncate_for_overflow(session.history, session.deleted_range, ts)
+    before = session.previous_usage.total if session.previous_usage else 0
+    session.context_changed(result.deleted_range, truncated=True)
+    return truncation_event(run, result.deleted_range, "quarter", "overflow", before)
+
+
+async def decide_after_failure(
+    run: RequestRun, attempts: _Attempts, error: ApiError, messages_sent: int, ts: int,
+) -> AsyncGenerator[Event, None]:
+    """Step 4: after a failed attempt, yield what happens next and return to retry; raise
+    :class:`RequestCancelled` when the user (or the headless default) gives up."""
+    if error.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED:
+        recovered = None if attempts.overflow_recovered else recover_overflow(run, messages_sent, ts)
+        if recovered is not None:
+            attempts.overflow_recovered = True
+            attempts.truncation = recovered
+            attempts.total += 1  # the refused request was sent too: the record counts it as a retry
+            yield recovered
+            return
+        message = error.message if attempts.overflow_recovered else \
+            f"{error.message} — the conversation cannot be shortened further"
+        async for event in _ask_user(run, attempts, error, message, can_shorten=False):
+            yield event
+        attempts.overflow_recovered = False
+        return
+    max_delay = run.config.max_retry_delay_s
+    server_wait = error.retry_after_s
+    too_long = server_wait is not None and server_wait > max_delay
+    if is_auto_retryable(error.kind) and attempts.streak < MAX_AUTO_RETRIES and not too_long:
+        attempts.streak += 1
+        attempts.total += 1
+        delay = retry_delay(attempts.streak, server_wait, max_delay)
+        yield RetryScheduled(attempt=attempts.streak, max_attempts=MAX_AUTO_RETRIES, delay_s=delay,
+                             error_kind=error.kind.value, message=error.message, status=error.status,
+                             request_id=error.request_id)
+        await _wait_retry(run, delay)
+        return
+    fallback = run.config.fallback_model
+    if fallback and attempts.model != fallback and error.kind in (ErrorKind.OVERLOADED, ErrorKind.NOT_FOUND):
+        yield ModelFallback(from_model=attempts.model, to_model=fallback, reason=error.kind.value)
+        attempts.model, attempts.streak = fallback, 0
+        return
+    message = error.message
+    if too_long:
+        message = f"{message} (the server asked to wait {server_wait:.0f} s, more than {max_delay:.0f} s)"
+    async for event in _ask_user(run, attempts, error, message, can_shorten=True):
+        yield event
+
+
+async def _ask_user(run: RequestRun, attempts: _Attempts, error: ApiError, message: str,
+                    *, can_shorten: bool) -> AsyncGenerator[Event, None]:
+    failed = ApiRequestFailed(error_kind=error.kind.value, message=message, status=error.status,
+                              request_id=error.request_id, attempts=attempts.total + 1, can_shorten=can_shorten)
+    yield failed
+    with run.guard.armed():
+        choice = await run.ask_failure(failed)
+    if choice != "retry":
+        raise RequestCancelled(error.kind, message)
+    attempts.streak = 0
+
+
+async def _wait_retry(run: RequestRun, delay: float) -> None:
+    """Sleep ``delay`` seconds, cut short by *Retry now*; abortable."""
+    retry_now = run.control.retry_now_event
+    assert retry_now is not None
+    retry_now.clear()
+    with run.guard.armed():
+        sleeper = asyncio.ensure_future(run.sleep(delay))
+        skipper = asyncio.ensure_future(retry_now.wait())
+        try:
+            await asyncio.wait({sleeper, skipper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            skipper.cancel()
+    retry_now.clear()
+
+
+async def _aclose(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        try:
+            await aclose()
+        except Exception:  # noqa: BLE001 - closing a failed stream must not hide the failure
+            pass

@@ -1,0 +1,225 @@
+"""The sanitising boundary: what enters history or disk is valid UTF-8, shallow and secret-free.
+
+Everything from outside the engine passes here before the session keeps it: tool output (built-in
+tools, MCP results, file names in listings), prompts and model replies. Lone surrogates (a file
+named ``b"report-\\xff.csv"``, ``print('\\udcff')``) are replaced by U+FFFD and counted, never
+raised on; secret values are replaced by ``[redacted]``; JSON nested deeper than a limit is
+refused. A model reply also gets unique tool_use ids here (a reused id would make the saved
+history invalid).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+from ..contracts.config import MAX_JSON_DEPTH
+
+REDACTED = "[redacted]"
+# Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
+MIN_SECRET_CHARS = 8
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class TooDeepError(ValueError):
+    """A JSON value nests deeper than the boundary accepts."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"nested deeper than {limit} levels")
+
+
+def fix_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with lone surrogates replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():  # known from the string's header: no encode pass for the common case
+        return text, 0
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.subn("\ufffd", text)
+    return text, 0
+
+
+def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """The values to redact: those of the listed environment variables, plus ``extra`` (e.g. the
+    Agent's ``api_key``); longest first, so a secret containing another is redacted whole."""
+    values = {os.environ.get(name) for name in env_names} | set(extra)
+    return tuple(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
+
+
+def short_secret_names(env_names: Iterable[str]) -> list[str]:
+    """The listed variables set to a value too short to redact (see ``MIN_SECRET_CHARS``)."""
+    return [name for name in env_names if 0 < len(os.environ.get(name, "")) < MIN_SECRET_CHARS]
+
+
+def short_secret_notices(env_names: Iterable[str], told: set[str]) -> list[str]:
+    """A notice for each variable of :func:`short_secret_names` not yet in ``told`` (then added):
+    it names the variable, never the value."""
+    new = [name for name in short_secret_names(env_names) if name not in told]
+    told.update(new)
+    return [f"The value of {name} (listed in secret_env) is shorter than {MIN_SECRET_CHARS} characters, "
+            "so it is not redacted from output: it could not be told apart from ordinary text." for name in new]
+
+
+class StreamRedactor:
+    """Redacts secrets from streamed text, where a secret may be split across deltas.
+
+    Per content block, the last ``len(longest secret) - 1`` characters are held back until more
+    text arrives or the block ends: a secret that began in them is then redacted whole, so the
+    view never shows it, not even in pieces.
+    """
+
+    def __init__(self, sanitizer: "Sanitizer") -> None:
+        self._sanitizer = sanitizer
+        self._hold = max(len(s) for s in sanitizer.secrets) - 1 if sanitizer.secrets else 0
+        self._held: dict[int, str] = {}
+
+    def feed(self, index: int, text: str) -> str:
+        """The text of block ``index`` that is safe to show now."""
+        buf = self._sanitizer.redact(self._held.get(index, "") + text)
+        cut = max(len(buf) - self._hold, 0)
+        self._held[index] = buf[cut:]
+        return buf[:cut]
+
+    def flush(self, index: int) -> str:
+        """The rest of block ``index`` at its end (already redacted: it holds no whole secret)."""
+        return self._held.pop(index, "")
+
+    def held(self) -> list[int]:
+        """The blocks with text still held back."""
+        return [i for i, text in self._held.items() if text]
+
+
+def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
+    """``os.environ`` without the secret variables (by name, and any other holding a secret value)."""
+    names, values = set(env_names), set(secrets)
+    return {k: v for k, v in os.environ.items() if k not in names and v not in values}
+
+
+class ChildEnvironment(Mapping[str, str]):
+    """:func:`child_environment`, made when first read: most tool calls start no process, and
+    copying ``os.environ`` for each turn's first call cost more than the call."""
+
+    def __init__(self, env_names: Iterable[str], secrets: Iterable[str]) -> None:
+        self._names, self._secrets = tuple(env_names), tuple(secrets)
+        self._env: dict[str, str] | None = None
+
+    def _data(self) -> dict[str, str]:
+        if self._env is None:
+            self._env = child_environment(self._names, self._secrets)
+        return self._env
+
+    def __getitem__(self, name: str) -> str:
+        return self._data()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+
+@dataclass(frozen=True)
+class Sanitizer:
+    """Cleans text and JSON values; ``replaced`` counts are reported to the user as a notice."""
+
+    secrets: tuple[str, ...] = ()
+    max_depth: int = MAX_JSON_DEPTH
+
+    def text(self, text: str) -> tuple[str, int]:
+        """``text`` with secrets redacted and lone surrogates replaced; the count of the latter."""
+        return fix_surrogates(self.redact(text))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]`` (e.g. an error body echoing the key)."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def value(self, value: Any) -> tuple[Any, int]:
+        """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it
+        nests deeper than ``max_depth`` (found on the way down, so cleaning never recurses further)."""
+        counter = [0]
+        return self._clean(value, counter, 0), counter[0]
+
+    def _clean(self, value: Any, counter: list[int], depth: int) -> Any:
+        if isinstance(value, str):
+            if not self.secrets and value.isascii():  # most strings: nothing to replace
+                return value
+            text, n = self.text(value)
+            counter[0] += n
+            return text
+        if isinstance(value, dict):
+            if depth >= self.max_depth:
+                raise TooDeepError(self.max_depth)
+            # With no secrets configured, plain ASCII strings (nearly every key and most values)
+            # are kept here without a call.
+            plain = not self.secrets
+            return {(k if plain and type(k) is str and k.isascii() else self._clean(k, counter, depth)
+                     if isinstance(k, str) else k):
+                    (v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1))
+                    for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            if depth >= self.max_depth:
+                raise TooDeepError(self.max_depth)
+            plain = not self.secrets
+            return [v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1)
+                    for v in value]
+        return value
+
+
+@dataclass
+class CleanReply:
+    """A model reply after the boundary: the message to keep, and tool calls not to run."""
+
+    message: dict[str, Any]
+    refused: dict[str, str] = field(default_factory=dict)
+    """tool_use id -> why it is answered with an error instead of being run."""
+    replaced: int = 0
+
+
+def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[str]) -> CleanReply:
+    """The reply with text cleaned, over-deep tool inputs dropped and reused tool_use ids renamed.
+
+    ``used_ids`` (every tool_use id already in history) is updated. A renamed or dropped call is
+    listed in ``refused`` so the loop answers it with an error result rather than running it.
+    """
+    out = CleanReply(message={"role": "assistant", "content": []})
+    for block in message.get("content", []):
+        if not isinstance(block, dict):  # the cleaning below copies a dict; anything else becomes one
+            block = dict(block) if isinstance(block, Mapping) else {"type": "text", "text": str(block)}
+        uid = block.get("id")
+        try:
+            block, n = sanitizer.value(block)
+        except TooDeepError as exc:
+            block = {k: v for k, v in block.items() if k != "input"}
+            block, n = sanitizer.value(block)
+            block["input"] = {}
+            out.refused[str(uid)] = f"Not run: the tool input was {exc}; send a flatter input."
+        out.replaced += n
+        if block.get("type") == "tool_use":
+            block["id"] = _unique_id(str(block.get("id") or "toolu"), used_ids, out, str(uid))
+        out.message["content"].append(block)
+    return out
+
+
+def _unique_id(uid: str, used_ids: set[str], out: CleanReply, original: str) -> str:
+    if uid not in used_ids:
+        used_ids.add(uid)
+        return uid
+    n = 2
+    while f"{uid}_dup{n}" in used_ids:
+        n += 1
+    new = f"{uid}_dup{n}"
+    used_ids.add(new)
+    out.refused[new] = out.refused.pop(original, "") or (
+        f"Not run: tool_use id {uid!r} was already used in this conversation (renamed {new!r}); "
+        "call the tool again with a new id.")
+    return new
+
+
+def replaced_notice(count: int, where: str) -> str:
+    """The notice shown when ``count`` invalid characters were replaced in ``where``."""
+    return f"{count} invalid character(s) (lone surrogates) in {where} were replaced by U+FFFD."

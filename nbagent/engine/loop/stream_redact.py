@@ -1,0 +1,62 @@
+"""Secrets out of what a request shows while it runs: streamed deltas and error messages.
+
+History and disk get the reply through :func:`~nbagent.engine.loop.sanitize.clean_reply`; the view gets
+the stream's deltas before that, and error messages are built from whatever body the server sent
+(a 401 can echo the key). Both pass here, through the one :class:`~nbagent.engine.loop.sanitize.Sanitizer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import aclosing
+from typing import Any, AsyncIterator
+
+from ..contracts.errors import ApiError
+from ..contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..contracts.provider import MessageComplete
+from .sanitize import Sanitizer, StreamRedactor
+
+
+def redacted_error(error: ApiError, sanitizer: Sanitizer | None) -> ApiError:
+    """``error`` with configured secrets removed from its message (the same error when none occurs)."""
+    if sanitizer is None or not sanitizer.secrets:
+        return error
+    message = sanitizer.redact(error.message)
+    if message == error.message:
+        return error
+    return ApiError(error.kind, message, status=error.status, retry_after_s=error.retry_after_s,
+                    request_id=error.request_id)
+
+
+def _with_text(delta: Any, text: str) -> Any:
+    if isinstance(delta, ToolUseDelta):
+        return dataclasses.replace(delta, partial_json=text)
+    return dataclasses.replace(delta, text=text)
+
+
+def _text_of(delta: Any) -> str:
+    return delta.partial_json if isinstance(delta, ToolUseDelta) else delta.text  # type: ignore[no-any-return]
+
+
+async def redacted_stream(stream: AsyncIterator[Any], sanitizer: Sanitizer) -> AsyncIterator[Any]:
+    """``stream``'s chunks with secrets redacted from text, thinking and tool-input deltas.
+
+    Blocks stream one after another, so a delta of another block (or the complete message) ends
+    the held-back text of the previous one; text held back when the stream fails is dropped (it
+    may be the start of a secret, and the partial reply never enters history anyway)."""
+    redactor = StreamRedactor(sanitizer)
+    last: dict[int, Any] = {}  # index -> its latest delta, the shape a flushed rest is sent in
+    async with aclosing(stream) as chunks:  # type: ignore[type-var]
+        async for chunk in chunks:
+            if isinstance(chunk, (TextDelta, ThinkingDelta, ToolUseDelta)):
+                for index in [i for i in redactor.held() if i != chunk.index]:
+                    yield _with_text(last[index], redactor.flush(index))
+                last[chunk.index] = chunk
+                shown = redactor.feed(chunk.index, _text_of(chunk))
+                if shown:
+                    yield _with_text(chunk, shown)
+                continue
+            if isinstance(chunk, MessageComplete):
+                for index in redactor.held():
+                    yield _with_text(last[index], redactor.flush(index))
+            yield chunk

@@ -1,0 +1,187 @@
+"""One turn's state and how it ends: the notices, the ``Done`` event, and the errors a run can
+raise before it starts (the loop in :mod:`~nbagent.engine.loop.query` uses them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Mapping
+
+from ..api_facts.models import get_model, most_expensive_of_family
+from ..api_facts.tokens import TokenCounter
+from ..context import get_context_window_info
+from ..contracts.config import RunLimits, SessionConfig
+from ..contracts.errors import NbAgentError
+from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
+from ..contracts.messages import error_result
+from ..state.session import Session
+from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
+
+UNANSWERED = {
+    "error": "the request failed before the model answered; the user may ask again",
+    "aborted": "the run was stopped before the model answered",
+    "max_requests": "the request limit was reached before the model answered",
+    "max_budget": "the budget was spent before the model answered",
+}
+
+
+async def refuse_call(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
+    uid, name = str(use.get("id", "")), str(use.get("name", ""))
+    yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
+    answered.append(error_result(uid, reason))
+    yield ToolResult(tool_use_id=uid, name=name, content=reason, is_error=True)
+
+
+class RunInProgressError(NbAgentError):
+    """A second run was started on a session while one is in progress."""
+
+    def __init__(self, running: str) -> None:
+        super().__init__(f"a run is already in progress on this session (prompt: {running!r}); "
+                         "wait for it to finish or abort it first")
+
+
+def preview(prompt: str | list[dict[str, Any]]) -> str:
+    text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def done_event(state: "TurnState", totals: Totals) -> Done:
+    """The run's ``Done``: a structured run that got no valid answer is an error."""
+    structured = state.structured
+    if structured is None or state.reason != "end_turn":
+        return Done(reason=state.reason, totals=totals, error=state.error, stopped=state.stopped)
+    if structured.answered:
+        return Done(reason="end_turn", totals=totals, output=structured.data)
+    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
+    return Done(reason="error", totals=totals, error=error)
+
+
+@dataclass
+class TurnState:
+    """How one turn is going: what ends it, and the tool results of the calls being answered."""
+
+    turn: int
+    model: str
+    reason: DoneReason = "end_turn"
+    error: str | None = None
+    stopped: str | None = None  # which limit ended the turn, and what was spent against it
+    answered: list[dict[str, Any]] = field(default_factory=list)
+    structured: StructuredRun | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
+    child_env: Mapping[str, str] | None = None
+    """The environment tools' processes get (without secrets), built on the turn's first tool call."""
+
+
+STOP_NOTICES = {
+    "max_tokens": "The answer was cut at max_tokens ({max_tokens}); raise max_tokens for longer answers.",
+    "model_context_window_exceeded": "The answer was cut because the model's context window was full; it is "
+                                     "kept and billed, and the conversation is shortened before the next request.",
+    "pause_turn": "The model paused a long server-tool turn; nbagent sends its work back so it can continue.",
+}
+
+
+def stop_notice(complete: Any) -> Notice | None:
+    """What the user should be told about a request's stop reason (None: nothing unusual)."""
+    stop = complete.stop_reason
+    if stop == "refusal":
+        details = complete.stop_details or {}
+        why = details.get("explanation") or "The model declined this request."
+        category = f" ({details['category']})" if details.get("category") else ""
+        return Notice(level="warning", message=f"Refused{category}: {why} The refused exchange stays in this "
+                                               "transcript but is not sent with the next prompt.")
+    template = STOP_NOTICES.get(stop or "")
+    if template is None:
+        return None
+    return Notice(level="warning" if stop != "pause_turn" else "info",
+                  message=template.format(max_tokens=complete.usage.output_tokens))
+
+
+def save_outcome(session: Session, state: TurnState) -> list[Event]:
+    """Writes that failed during the turn: an error if the session is still unsaved (kept in
+    memory; the next change retries), a warning if a later write caught up."""
+    # What the session said during the turn (a deleted task folder written again) is said now.
+    told: list[Event] = [Notice(level="warning", message=n) for n in session.notices]
+    session.notices.clear()
+    failures, session.save_failures = session.save_failures, []
+    if not failures:
+        return told
+    if session.unsaved:
+        state.reason = "error"
+        state.error = (f"{failures[-1]}. The conversation is kept in memory and saving is retried with "
+                       "the next change (or agent.save()).")
+        return told
+    return [*told, Notice(level="warning", message=f"{failures[0]} (saved again since).")]
+
+
+def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
+                   new_blocks: list[dict[str, Any]]) -> str | None:
+    """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
+    info = get_context_window_info(context_window)
+    tokens = counter.estimate_message({"role": "user", "content": new_blocks})
+    if tokens <= info.max_allowed_size:
+        return None
+    return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "
+            f"the context of {model} ({info.context_window:,}-token window); it was not sent "
+            "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
+
+
+def usd(amount: float) -> str:
+    """``$0.0012``: money in stop messages (4 decimals, as every cost nbagent shows)."""
+    return f"${amount:.4f}"
+
+
+@dataclass(frozen=True)
+class PromptLimits:
+    """The limits one prompt runs under. ``start`` is what the session had spent (budget figure)
+    when the prompt began: the per-prompt budget counts only what was spent since."""
+
+    max_requests: int | None
+    budget: float | None
+    session_budget: float | None
+    start: float
+
+    @classmethod
+    def of(cls, config: SessionConfig, limits: RunLimits, spent: float) -> "PromptLimits":
+        max_requests, budget = limits.resolve(config)
+        return cls(max_requests, budget, config.max_session_budget_usd, spent)
+
+    def reached(self, requests: int, spent: float) -> tuple[DoneReason, str] | None:
+        """``(reason, message)`` when a limit stops the prompt before its next request."""
+        if self.max_requests is not None and requests >= self.max_requests:
+            return "max_requests", (f"stopped: this prompt's request limit {self.max_requests} reached "
+                                    f"({requests} request(s) sent in this prompt)")
+        in_prompt = max(spent - self.start, 0.0)
+        if self.budget is not None and in_prompt >= self.budget:
+            return "max_budget", (f"stopped: this prompt's budget {usd(self.budget)} reached "
+                                  f"({usd(in_prompt)} spent in this prompt)")
+        if self.session_budget is not None and spent >= self.session_budget:
+            return "max_budget", (f"stopped: the session budget {usd(self.session_budget)} reached "
+                                  f"({usd(spent)} spent in this session)")
+        return None
+
+
+def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[str]) -> list[str]:
+    """Once per model (``told`` remembers): a budget on a model without prices is enforced at a
+    stand-in's prices."""
+    budget = limits.resolve(config)[1]
+    if budget is None:
+        budget = config.max_session_budget_usd
+    if budget is None or get_model(config.model, config.prices) is not None or config.model in told:
+        return []
+    told.add(config.model)
+    stand_in = most_expensive_of_family(config.model).id
+    return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
+            f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
+            "with its row to make both exact."]
+
+
+def ask_for_final_answer(session: Session, structured: StructuredRun | None) -> bool:
+    """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
+    if structured is None or structured.finished:
+        return False
+    structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
+    if structured.finished:
+        return False
+    session.append_results([{"type": "text", "text": NUDGE}])
+    return True

@@ -1,0 +1,67 @@
+"""What a compaction does to the history, and what undoes it (saved in ``compactions.json``).
+
+The loop's summary request is in :mod:`nbagent.engine.loop.compaction`; the session applies and
+rolls back compactions through this module, and the truncation explorer compacts through
+:func:`compacted` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..contracts.messages import blocks, tool_uses
+
+SUMMARY_MARK = "[Summary of the earlier conversation, written by nbagent's compaction]"
+
+def summary_text(summary: str) -> str:
+    """The marked text block the model sees in place of the summarised messages."""
+    return f"{SUMMARY_MARK}\n{summary}"
+
+
+def summary_message(summary: str, history: Sequence[dict[str, Any]], end: int) -> dict[str, Any]:
+    """Message ``end`` with the marked summary before its blocks; when the task's reply (message 1)
+    called tools, their results (from message 2) come first, so every call keeps its answer."""
+    answers = [b for b in blocks(history[2]) if b.get("type") == "tool_result"] if tool_uses(history[1]) else []
+    text = {"type": "text", "text": summary_text(summary)}
+    return {"role": "user", "content": [*answers, text, *blocks(history[end])]}
+
+
+def compacted(history: Sequence[dict[str, Any]], end: int, summary: str) -> list[dict[str, Any]]:
+    """The history after a compaction (``history`` is not changed): the task pair, then
+    :func:`summary_message` in place of messages ``2..end``, then everything after ``end``.
+    The session and the truncation explorer both compact through this function."""
+    return [*history[:2], summary_message(summary, history, end), *history[end + 1:]]
+
+
+@dataclass(frozen=True)
+class RollbackPoint:
+    """What undoes one compaction, kept in ``compactions.json`` (one line each) so that a resumed
+    session rolls back across it exactly: the turns marked before it, the messages it replaced
+    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
+
+    turns: tuple[int, ...]
+    replaced: tuple[dict[str, Any], ...]
+    updates: list[Any]
+
+    def restore(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``history`` without this compaction (undo later ones first): messages 0-1, the replaced
+        messages, then everything after the summary message."""
+        return [*history[:2], *self.replaced, *history[3:]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RollbackPoint":
+        """From :meth:`to_json` output; raises ValueError on any other shape."""
+        if not isinstance(data, dict):
+            raise ValueError("a compaction entry is not an object")
+        turns, replaced, updates = data.get("turns"), data.get("replaced"), data.get("updates")
+        if not (isinstance(turns, list) and all(isinstance(t, int) for t in turns)):
+            raise ValueError("a compaction's turns are not a list of integers")
+        if not (isinstance(replaced, list) and replaced and all(isinstance(m, dict) for m in replaced)):
+            raise ValueError("a compaction's replaced messages are not a non-empty list of messages")
+        if not isinstance(updates, list):
+            raise ValueError("a compaction's context updates are not a list")
+        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates)

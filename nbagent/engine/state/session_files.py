@@ -1,0 +1,122 @@
+"""How a :class:`~nbagent.engine.state.session.Session` writes its task folder: which files each kind
+of change rewrites or appends, in which order (so that a process killed between two writes leaves
+a folder that loads), and how a failed write is kept for the loop to report.
+
+A mixin so that the session's state changes (session.py) and its file writes read apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..disk.task_lock import FolderLock
+from .store import SessionStore
+
+if TYPE_CHECKING:
+    from ..context import ContextManager, RequestUsage
+    from ..contracts.events import Event, RequestRecord, Totals
+    from .compactions import RollbackPoint
+    from .store import TurnMark
+    from .totals import Spent
+
+
+class SessionFiles:
+    """The write half of :class:`~nbagent.engine.state.session.Session` (which sets these attributes)."""
+
+    model: str
+    history: list[dict[str, Any]]
+    deleted_range: tuple[int, int] | None
+    previous_usage: RequestUsage | None
+    last_ts: int
+    records: list[RequestRecord]
+    events: list[Event]
+    marks: list[TurnMark]
+    context: ContextManager
+    compactions: list[RollbackPoint]
+    notices: list[str]
+    save_failures: list[str]
+    unsaved: bool
+    _store: SessionStore | None
+    _lock: FolderLock | None
+
+    @property
+    def totals(self) -> Totals:
+        raise NotImplementedError
+
+    @property
+    def spent(self) -> Spent:
+        raise NotImplementedError
+
+    def _write_all(self, store: SessionStore) -> None:
+        # Records, compaction points and session.json before the history: after a process is
+        # killed between two writes they may lead the history (load trims marks beyond it and drops
+        # a point the history does not reflect), never lag it (a reply's cost lost). The logs before
+        # session.json: an earlier version's session.json holds records and points it drops.
+        store.save_context(self.context.updates)
+        store.save_records(self.records)
+        store.save_compactions(self.compactions)
+        self._save_meta(store)
+        store.save_history(self.history)
+        store.save_events(self.events)
+
+    # ----- the files ------------------------------------------------------------------------
+    def _save_history(self) -> None:
+        self._write(lambda st: st.save_history(self.history))
+
+    def _save_context_and_meta(self, store: SessionStore) -> None:
+        store.save_context(self.context.updates)
+        self._save_meta(store)
+        store.save_records(self.records)
+        store.save_compactions(self.compactions)
+
+    def _save_meta_and_events(self, store: SessionStore) -> None:
+        self._save_meta(store)
+        store.save_events(self.events)
+
+    def _save_events_and_sync(self, store: SessionStore) -> None:
+        store.save_events(self.events)
+        store.sync()
+
+    def _save_after_rollback(self, store: SessionStore) -> None:
+        # The history first: until it is rewritten, the folder is the session before the rollback.
+        store.save_history(self.history)
+        store.save_compactions(self.compactions)
+        store.save_records(self.records)
+        store.save_context(self.context.updates)
+        self._save_meta(store)
+
+    def _write(self, change: Callable[[SessionStore], Any]) -> None:
+        """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
+        state stays in memory, and the next write saves everything again."""
+        if self._store is None:
+            return
+        try:
+            self._check_folder()
+            if self.unsaved:
+                self._write_all(self._store)  # then the change (a sync, say) still happens
+            change(self._store)
+        except (OSError, ValueError, TypeError, RecursionError) as exc:  # UnicodeError is a ValueError
+            self.unsaved = True
+            self.save_failures.append(f"could not save the session to {self._store.task_dir}: "
+                                      f"{type(exc).__name__}: {exc}")
+        else:
+            self.unsaved = False
+
+    def _check_folder(self) -> None:
+        """Before a write: the folder is still the one locked (see :meth:`FolderLock.check`). A
+        deleted one was re-created: everything is written again, and the user told."""
+        if self._lock is None or self._store is None:
+            return
+        notice = self._lock.check()
+        if notice:
+            self.notices.append(notice)
+            self._store.forget_files()
+            self.unsaved = True
+
+    def _save_meta(self, store: SessionStore) -> None:
+        pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
+        store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
+                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
+                        spent=self.spent)
+

@@ -1,0 +1,102 @@
+"""Session totals kept as running sums, so reading them (before every request when a budget is
+set, after every turn) costs O(new records), not O(all records); and :class:`Spent`, the money a
+session has been billed, which a rollback never lowers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Iterable, Sequence
+
+from ..api_facts.cost import Usage, price_of
+from ..api_facts.models import most_expensive_of_family
+from ..contracts.events import RequestRecord, Totals
+
+
+def budget_cost(record: RequestRecord) -> float:
+    """What a budget counts for one request: its cost, or, for a model with no prices, its cost at
+    the most expensive known model of its family (a budget is never silently off)."""
+    if record.cost_usd is not None:
+        return record.cost_usd
+    return price_of(record.usage, most_expensive_of_family(record.model))
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """Money billed by a set of requests. The session keeps the part of it that a rollback took
+    out of its records, so that what was spent is never un-spent (the API billed those requests)."""
+
+    requests: int = 0
+    cost_usd: float = 0.0
+    """Priced requests' cost (as ``Totals.cost_usd``)."""
+    budget_usd: float = 0.0
+    """What budgets count: ``cost_usd`` plus unpriced requests at their stand-in price."""
+    unpriced_requests: int = 0
+
+    @classmethod
+    def of(cls, records: Iterable[RequestRecord]) -> "Spent":
+        total = cls()
+        for r in records:
+            total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None))
+        return total
+
+    def __add__(self, other: "Spent") -> "Spent":
+        return Spent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Spent)))
+
+    def less(self, other: "Spent") -> "Spent":
+        """``self - other``, never below zero (a saved figure older than its records)."""
+        return Spent(max(self.requests - other.requests, 0), max(self.cost_usd - other.cost_usd, 0.0),
+                     max(self.budget_usd - other.budget_usd, 0.0),
+                     max(self.unpriced_requests - other.unpriced_requests, 0))
+
+
+class RunningTotals:
+    """Totals of a record list that mostly grows at the end.
+
+    The sums are advanced over records appended since the last call; any other change (a
+    rollback, a load replacing the list) is detected by the last record seen no longer being at
+    its place, and the sums are rebuilt once.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._seen = 0
+        self._last: RequestRecord | None = None
+        self._usage = Usage()
+        self._cost = 0.0
+        self._budget = 0.0
+        self._unpriced = 0
+        self._retries = 0
+        self._turns = 0
+        self._last_turn: int | None = None
+
+    def _advance(self, records: Sequence[RequestRecord]) -> None:
+        n = len(records)
+        if n < self._seen or (self._seen and records[self._seen - 1] is not self._last):
+            self._reset()
+        for r in records[self._seen:]:
+            self._usage = self._usage + r.usage
+            if r.cost_usd is None:
+                self._unpriced += 1
+            else:
+                self._cost += r.cost_usd
+            self._budget += budget_cost(r)
+            self._retries += r.retries
+            # Records come in turn order (a rollback truncates them: the sums are rebuilt), so a
+            # new turn number is a new turn; no set of every turn is kept.
+            if r.turn != self._last_turn:
+                self._turns, self._last_turn = self._turns + 1, r.turn
+        self._seen, self._last = n, records[-1] if records else None
+
+    def spent(self, records: Sequence[RequestRecord], dropped: Spent) -> Spent:
+        """Everything billed: ``records`` plus ``dropped`` (requests rolled back out of them)."""
+        self._advance(records)
+        return Spent(len(records), self._cost, self._budget, self._unpriced) + dropped
+
+    def of(self, records: Sequence[RequestRecord], truncations: int, dropped: Spent = Spent()) -> Totals:
+        self._advance(records)
+        n = len(records)
+        return Totals(requests=n, turns=self._turns, usage=self._usage, cost_usd=self._cost,
+                      retries=self._retries, truncations=truncations, unpriced_requests=self._unpriced,
+                      spent_usd=self._cost + dropped.cost_usd, spent_requests=n + dropped.requests)

@@ -1,0 +1,68 @@
+"""Compaction: one summary request replaces what would be hidden, is a row of the turn table with
+its cost, is undone by rollback, falls back with a notice on failure; auto_compact keeps a long
+session under a small window; the simulated brain's summary is deterministic and labelled."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from nbagent import Agent
+from nbagent.engine.contracts.events import Notice
+from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
+from nbagent.providers.simulated import SimulatedAPI
+from tests.engine.loop.test_query_support import messages_requests
+
+
+def agent_on(tmp_path: Path, **settings: object) -> tuple[Agent, SimulatedAPI]:
+    api = SimulatedAPI()  # the demo brain
+    return Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, allow=["python"],
+                 **settings), api
+
+
+def chat(agent: Agent, n: int) -> None:
+    for i in range(n):
+        agent.run_sync(f"What is {i + 2} * 3? Tell me about topic {i}.")
+
+
+def test_compact_summarises_the_hidden_part_and_rollback_restores(tmp_path: Path) -> None:
+    agent, api = agent_on(tmp_path)
+    chat(agent, 3)
+    before, records, turn = copy.deepcopy(agent.history), len(agent.records), agent.turn
+    events = agent.compact_sync("keep the numbers")
+    summary_request = messages_requests(api)[-1].body
+    assert "nbagent-compaction" in str(summary_request["system"]) and "keep the numbers" in str(summary_request)
+    assert any(isinstance(e, Notice) and "Compacted messages" in e.message for e in events)
+    (marked,) = [b["text"] for b in agent.history[2]["content"] if b.get("type") == "text" and SUMMARY_MARK in b["text"]]
+    assert "(simulated model) Summary (simulated" in marked and history_problems(agent.history) == []
+    assert len(agent.history) < len(before) and agent.history[:2] == before[:2]
+    assert agent.history[-1]["content"] == before[-1]["content"] or history_problems(agent.history) == []
+    row = agent.records[-1]
+    assert row.keep == COMPACT_KEEP and row.cost_usd is not None and len(agent.records) == records + 1
+    assert agent.totals.requests == records + 1
+    agent.run_sync("What is 9 * 9?")
+    assert SUMMARY_MARK in str(messages_requests(api)[-1].body["messages"])  # the model saw it
+    agent.rollback(turn)
+    assert agent.history == before and len(agent.records) == records
+
+
+def test_a_summary_is_not_summarised_again_and_failure_is_a_notice(tmp_path: Path) -> None:
+    agent, api = agent_on(tmp_path)
+    chat(agent, 3)
+    agent.compact_sync()
+    history = copy.deepcopy(agent.history)
+    events = agent.compact_sync()
+    assert [e.message for e in events if isinstance(e, Notice)][0].startswith("Compaction failed: nothing to compact")
+    assert agent.history == history
+
+
+def test_auto_compact_keeps_a_long_session_under_the_window(tmp_path: Path) -> None:
+    agent, api = agent_on(tmp_path, context_window=20_000, auto_compact=0.8)
+    for i in range(30):  # 60 requests
+        agent.run_sync(f"What is {i + 2} * 7? Please also explain at length: " + "word " * 900)
+    assert len(agent.records) >= 60
+    compactions = [r for r in agent.records if r.keep == COMPACT_KEEP]
+    assert compactions and all(r.context_tokens < 20_000 for r in agent.records)
+    assert abs(agent.totals.cost_usd - sum(r.cost_usd or 0 for r in agent.records)) < 1e-9
+    assert history_problems(agent.history) == []

@@ -1,0 +1,73 @@
+"""Rules files (``AGENTS.md``, ``.nbagent/rules/*.md``) are read only from inside the working directory,
+only when they are regular files, and only as much as the prompt can use; a refused one is a Notice."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+
+from nbagent.engine.contracts.events import Notice
+from nbagent.engine.loop.prompt import MAX_RULES_CHARS, load_rules, read_rules
+from nbagent.providers.simulated import SimulatedAPI, text_reply
+from tests.engine.loop.test_query_support import make_engine, messages_requests, run
+
+SECRET = "TOP-SECRET-OUTSIDE-CWD"
+
+
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    """``(cwd, a file outside it holding SECRET)``."""
+    cwd, outside = tmp_path / "proj", tmp_path / "outside.md"
+    cwd.mkdir()
+    outside.write_text(SECRET)
+    return cwd, outside
+
+
+async def test_a_rules_symlink_out_of_cwd_is_not_sent_and_a_notice_says_why(tmp_path: Path) -> None:
+    cwd, outside = project(tmp_path)
+    (cwd / "AGENTS.md").symlink_to(outside)
+    api = SimulatedAPI([text_reply("ok")])
+    engine = make_engine(api, cwd)
+    events = await run(engine, "hi")
+    assert SECRET not in str(messages_requests(api)[0].body["system"])
+    (notice,) = [e for e in events if isinstance(e, Notice) and "AGENTS.md" in e.message]
+    assert "outside the working directory" in notice.message
+
+
+def test_a_rules_folder_file_linking_out_of_cwd_is_refused(tmp_path: Path) -> None:
+    cwd, outside = project(tmp_path)
+    (cwd / ".nbagent" / "rules").mkdir(parents=True)
+    (cwd / ".nbagent" / "rules" / "a.md").symlink_to(outside)
+    (cwd / ".nbagent" / "rules" / "b.md").write_text("use tabs")
+    text, warnings = load_rules(cwd)
+    assert SECRET not in text and "use tabs" in text
+    assert len(warnings) == 1 and ".nbagent/rules/a.md" in warnings[0]
+
+
+def test_a_symlink_inside_cwd_is_still_read(tmp_path: Path) -> None:
+    cwd, _ = project(tmp_path)
+    (cwd / "docs").mkdir()
+    (cwd / "docs" / "rules.md").write_text("be brief")
+    (cwd / "AGENTS.md").symlink_to(cwd / "docs" / "rules.md")
+    assert load_rules(cwd) == ("# AGENTS.md\nbe brief", [])
+
+
+def test_a_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    cwd, _ = project(tmp_path)
+    os.mkfifo(cwd / "AGENTS.md")
+    text, warnings = load_rules(cwd)
+    assert text == "" and warnings == ["Rules file AGENTS.md is not a regular file; not read."]
+
+
+def test_a_huge_rules_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
+    cwd, _ = project(tmp_path)
+    with open(cwd / "AGENTS.md", "wb") as f:
+        f.truncate(64 * 1024 * 1024)  # sparse: 64 MiB of NULs that take no disk space
+    tracemalloc.start()
+    try:
+        text = read_rules(cwd)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(text) == MAX_RULES_CHARS
+    assert peak < 2 * 1024 * 1024  # a whole read would be 64 MiB and more

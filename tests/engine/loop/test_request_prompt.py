@@ -1,0 +1,40 @@
+"""What every request repeats (system prompt, tool definitions) is built again only when its inputs change."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nbagent.engine.contracts.config import SessionConfig
+from nbagent.engine.loop.prompt import RequestPrompt
+from tests.engine.loop.test_query_support import Add, Echo
+
+
+def test_the_same_inputs_give_the_same_prompt_object_and_a_changed_input_a_new_prompt(tmp_path: Path) -> None:
+    prompt, config = RequestPrompt(), SessionConfig(cwd=tmp_path)
+    first = prompt.system(config, 1, ("echo",))
+    assert prompt.system(config, 1, ("echo",)) is first
+    assert prompt.system(config, 2, ("echo",)) is first  # a new turn with nothing changed
+    assert "add" in prompt.system(config, 2, ("echo", "add"))
+    planned = prompt.system(config.replace(permission_mode="plan"), 2, ("echo", "add"))
+    assert "plan" in planned.lower() and planned != first
+    assert prompt.system(config.replace(), 2, ("echo",)) == first  # equal settings, new object: equal text
+
+
+def test_a_rules_file_edit_applies_from_the_next_turn_not_within_one(tmp_path: Path) -> None:
+    prompt, config = RequestPrompt(), SessionConfig(cwd=tmp_path)
+    rules = tmp_path / "AGENTS.md"
+    rules.write_text("Use metric units.\n", encoding="utf-8")
+    assert "metric units" in prompt.system(config, 1, ())
+    rules.write_text("Use imperial units.\n", encoding="utf-8")
+    os.utime(rules, ns=(1, 1))  # a new stat key even on coarse timestamps
+    assert "metric units" in prompt.system(config, 1, ())  # the same turn: looked at once
+    assert "imperial units" in prompt.system(config, 2, ())
+
+
+def test_tool_definitions_are_built_once_per_tool_object() -> None:
+    prompt, echo = RequestPrompt(), Echo()
+    first = prompt.definitions([echo, Add()])
+    again = prompt.definitions([echo])
+    assert again[0] is first[0] and first[0]["name"] == "echo" and "input_schema" in first[0]
+    assert prompt.definitions([Echo()])[0] is not first[0]  # another object: its own definition

@@ -1,0 +1,64 @@
+"""The sanitising boundary: depth limit found on the way down, strings cleaned everywhere, and the
+lazily copied child environment."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from nbagent.engine.loop.sanitize import REDACTED, ChildEnvironment, Sanitizer, TooDeepError
+
+
+def nested(depth: int, leaf: Any = "x") -> Any:
+    value = leaf
+    for i in range(depth):
+        value = {"k": value} if i % 2 else [value]
+    return value
+
+
+def test_a_value_exactly_at_the_depth_limit_is_cleaned_and_one_level_more_is_refused() -> None:
+    sanitizer = Sanitizer(max_depth=8)
+    cleaned, replaced = sanitizer.value(nested(8))
+    assert cleaned == nested(8) and replaced == 0
+    with pytest.raises(TooDeepError, match="nested deeper than 8 levels"):
+        sanitizer.value(nested(9))
+
+
+def test_a_value_far_deeper_than_the_limit_is_refused_without_recursing_through_it() -> None:
+    with pytest.raises(TooDeepError):
+        Sanitizer().value(nested(100_000))  # a RecursionError would mean it walked the whole value
+
+
+def test_secrets_and_lone_surrogates_are_replaced_in_keys_values_and_tuples() -> None:
+    sanitizer = Sanitizer(secrets=("sk-secret-123",))
+    value = {"sk-secret-123": ("bad \udcff", ["key sk-secret-123 here"]), "n": 3}
+    cleaned, replaced = sanitizer.value(value)
+    assert cleaned == {REDACTED: ["bad \ufffd", [f"key {REDACTED} here"]], "n": 3}
+    assert replaced == 1
+
+
+def test_with_no_secrets_surrogates_are_replaced_in_keys_values_and_string_subclasses() -> None:
+    """The no-secrets fast path keeps plain ASCII strings as they are and cleans everything else."""
+
+    class Name(str):
+        pass
+
+    value = {"ok": "plain", "bad \udcff": ["x \udcff", Name("y \udcff")], Name("k \udcff"): Name("ascii")}
+    cleaned, replaced = Sanitizer().value(value)
+    assert cleaned == {"ok": "plain", "bad \ufffd": ["x \ufffd", "y \ufffd"], "k \ufffd": "ascii"}
+    assert replaced == 4
+    assert cleaned["ok"] is value["ok"]
+
+
+def test_the_child_environment_is_copied_when_first_read_without_the_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_TEST_KEY", "value-of-the-key")
+    monkeypatch.setenv("NBAGENT_TEST_OTHER", "holds value-of-the-key")
+    env = ChildEnvironment(["NBAGENT_TEST_KEY"], ["value-of-the-key"])
+    monkeypatch.setenv("NBAGENT_TEST_LATER", "set before the first read")
+    copied = dict(env)
+    assert "NBAGENT_TEST_KEY" not in copied and copied["NBAGENT_TEST_LATER"] == "set before the first read"
+    assert copied["NBAGENT_TEST_OTHER"] == os.environ["NBAGENT_TEST_OTHER"]  # only exact secret values go
+    monkeypatch.setenv("NBAGENT_TEST_AFTER", "x")
+    assert "NBAGENT_TEST_AFTER" not in env and len(env) == len(copied)  # one copy, kept
