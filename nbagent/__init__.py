@@ -30,9 +30,11 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nbagent``: the magics, the ``%%agent`` cell transformer, traitlets config."""
+    from .notebook.fast_path import install_on_running_kernel
     from .notebook.magics import load
 
     load(ipython)
+    install_on_running_kernel()  # Allow, Deny and Stop act while the agent's code blocks the kernel
 
 
 def unload_ipython_extension(ipython: Any) -> None:

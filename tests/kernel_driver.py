@@ -58,6 +58,7 @@ class KernelDriver:
         self.runs: dict[str, CellRun] = {}
         self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> widget state
         self.order: list[str] = []
+        self._subshell: str | None = None
 
     def close(self) -> None:
         try:
@@ -132,10 +133,26 @@ class KernelDriver:
     def wait_button(self, description: str, timeout: float = 60.0) -> str:
         return self.wait(lambda: (self.buttons(description) or [None])[-1], timeout, f"button {description!r}")
 
-    def click(self, comm_id: str) -> None:
+    def click(self, comm_id: str, *, subshell: bool = False) -> None:
+        """Click a button; with ``subshell`` on a kernel subshell, as JupyterLab 4.6 sends widget comms
+        (the click is then handled while the main thread is busy)."""
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
         msg = self.kc.session.msg("comm_msg", content)
+        if subshell:
+            msg["header"]["subshell_id"] = self.subshell()
         self.kc.shell_channel.send(msg)
+
+    def subshell(self) -> str:
+        """The id of a subshell of this kernel (created on first use)."""
+        if self._subshell is None:
+            request = self.kc.session.msg("create_subshell_request", {})
+            self.kc.control_channel.send(request)
+            while True:
+                reply = self.kc.get_control_msg(timeout=30)
+                if reply["parent_header"].get("msg_id") == request["header"]["msg_id"]:
+                    break
+            self._subshell = reply["content"]["subshell_id"]
+        return self._subshell
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()

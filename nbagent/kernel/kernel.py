@@ -28,6 +28,7 @@ from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
 from ..notebook import waiting
+from ..notebook.fast_path import offer_to_fast_path
 
 EXTENSION = "nbagent"
 
@@ -43,6 +44,8 @@ class NbAgentKernel(IPythonKernel):
         """IPython's banner plus a line about nbagent."""
         base = self.shell.banner if self.shell is not None else ""
         return f"{base}nbagent {__version__}: run a prompt with %%agent; see %agent help.\n"
+
+    _nbagent_fast_path = True  # the subclass's own step below: %load_ext installs none
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -114,25 +117,12 @@ class NbAgentKernel(IPythonKernel):
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
     async def shell_channel_thread_main(self, msg: Any) -> None:  # type: ignore[override]
-        """Resolve registered prompt clicks on the shell-channel thread, then route as usual."""
+        """Resolve registered widget clicks on the shell-channel thread, then route as usual."""
         try:
-            self._fast_path(msg)
+            offer_to_fast_path(self.session, msg)
         except Exception:  # never let the fast path lose a message
             self.log.debug("nbagent fast path failed", exc_info=True)
         await super().shell_channel_thread_main(msg)
-
-    def _fast_path(self, msg: Any) -> bool:
-        session = self.session
-        if session is None:
-            return False
-        _idents, frames = session.feed_identities(msg, copy=False)
-        # content=False only peeks: the signature is checked but not recorded, so the main
-        # thread's full deserialize of the same message does not see a "duplicate signature".
-        peek = session.deserialize(frames, content=False, copy=False)
-        if peek["header"].get("msg_type") != "comm_msg":
-            return False
-        content = session.unpack(peek["content"])
-        return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"))
 
     # --- 3. interrupt → abort ----------------------------------------------------------------------
 

@@ -229,6 +229,33 @@ class _Capture:
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
 
 
+class _UserCode:
+    """Whether the model's code runs on the main thread now, so that Stop can interrupt it.
+
+    Synchronous code blocks the agent's event loop, so an abort (Stop, pressed on another thread:
+    the widget's comm reaches a subshell or the nbagent kernel's shell-channel thread) is not
+    seen until the code returns. :func:`interrupt_user_code` then does what ■ does: a SIGINT to
+    the main thread, which :class:`_raise_on_sigint` turns into ``KeyboardInterrupt`` in the code.
+    """
+
+    lock = threading.Lock()
+    running = False
+
+
+def interrupt_user_code() -> bool:
+    """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs."""
+    with _UserCode.lock:
+        if not _UserCode.running or threading.current_thread() is threading.main_thread():
+            return False
+        # A real signal to the main thread, as ■ sends: it also wakes a blocking call (time.sleep,
+        # a socket read) with EINTR, which _thread.interrupt_main's simulated signal does not.
+        main = threading.main_thread().ident
+        if main is None:
+            return False
+        signal.pthread_kill(main, signal.SIGINT)
+        return True
+
+
 class _raise_on_sigint:
     """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
     after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
@@ -249,10 +276,15 @@ class _raise_on_sigint:
             self.previous = previous
         except (ValueError, TypeError):  # not the main interpreter / an unusual handler
             self.previous = None
+            return
+        with _UserCode.lock:
+            _UserCode.running = True
 
     def __exit__(self, *exc: Any) -> None:
         if self.previous is not None:
+            with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
+                _UserCode.running = False
             signal.signal(signal.SIGINT, self.previous)
 
 
-__all__ = ["ShellExecutor", "ExecutionRecord", "ExecutionResult"]
+__all__ = ["ShellExecutor", "ExecutionRecord", "ExecutionResult", "interrupt_user_code"]

@@ -278,7 +278,7 @@ class AgentMagics(Magics):
         view = AgentView(
             model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.spent_usd,
-            permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=agent.abort,
+            permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=sess.stop,
             on_new_session=self._schedule_new_session,
         )
         sess.view = view

@@ -191,6 +191,15 @@ class NotebookSession:
 
         return messages_df(self.agent.history, self.agent.deleted_range)
 
+    def stop(self) -> None:
+        """Stop the run in progress, as ■ would (thread-safe): abort it, and interrupt the model's
+        code if it runs on the kernel's main thread now (it blocks the loop that would see the abort)."""
+        from .executor import interrupt_user_code
+
+        self.agent.abort()
+        if self.executor is not None:
+            interrupt_user_code()
+
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn`` (history, range, records and what the model saw)."""
         self.agent.rollback(turn)

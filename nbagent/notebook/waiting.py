@@ -225,6 +225,31 @@ def submit_soon(model_id: str, delay: float = SUBMIT_GRACE_S) -> None:
     timer.start()
 
 
+_actions: dict[str, Callable[[], Any]] = {}
+
+
+def register_action(button_model_id: str, action: Callable[[], Any]) -> None:
+    """Run ``action`` (thread-safe, quick) when the kernel's fast path sees a click of this button:
+    Stop must act while the model's code blocks the main thread, where the click's normal route waits."""
+    with _registry_lock:
+        _actions[button_model_id] = action
+
+
+def unregister_action(button_model_id: str) -> None:
+    """Forget a button's action (unknown ids are ignored)."""
+    with _registry_lock:
+        _actions.pop(button_model_id, None)
+
+
+def _run_action(comm_id: str) -> bool:
+    with _registry_lock:
+        action = _actions.get(comm_id)
+    if action is None:
+        return False
+    action()
+    return True
+
+
 def handle_comm_msg(comm_id: Any, data: Any) -> bool:
     """The kernel fast path: note Text edits, resolve clicks of registered buttons.
 
@@ -241,7 +266,7 @@ def handle_comm_msg(comm_id: Any, data: Any) -> bool:
                     _texts[comm_id] = str(state["value"])
         return False
     if is_click(data):
-        return resolve_by_button(comm_id)
+        return _run_action(comm_id) or resolve_by_button(comm_id)
     if is_submit(data) and comm_id in pending_buttons():
         submit_soon(comm_id)
     return False

@@ -152,6 +152,40 @@ def test_interrupt_reaches_the_code_the_agent_runs(kernel, name):
     assert "x 42" in after.text and d.is_alive()
 
 
+@pytest.mark.parametrize("subshell", [True, False], ids=["subshell", "shell"])
+def test_stop_ends_the_agents_running_code_like_the_interrupt(kernel, subshell):
+    """The view's Stop while the python tool runs blocking code: the run ends within a second or
+    two with the same ending as ■ (it used to run the tool to the end, then send another request)."""
+    d = kernel
+    d.wait_done(d.execute(NEW + "\n" + FOREVER + "x_before = 41"), 30)
+    before = set(d.comms)
+    run = d.execute("%%agent --allow python\nWhat is in `slow`?")
+    stop = d.wait(lambda: _enabled_stop(d, before), 30, "this run's Stop while python runs")
+    d.wait(lambda: "running python" in _labels(d, before), 30, "the tool's clock")
+    d.wait(lambda: "running python (2 s)" in _labels(d, before) or "running python (3 s)" in _labels(d, before), 30,
+           "the tool's clock to advance while its code blocks the main thread")
+    t0 = time.monotonic()
+    d.click(stop, subshell=subshell)
+    d.wait_done(run, 15)
+    assert time.monotonic() - t0 < 5.0  # not the 30 s the code sleeps
+    assert_interrupted(run)
+    assert "[tool] python (interrupted" in run.text  # the card says how its call ended
+    assert state(d)["problems"] == []
+    after = d.wait_done(d.execute("print('x', x_before + 1)"), 30)
+    assert "x 42" in after.text and d.is_alive()
+
+
+def _enabled_stop(d: KernelDriver, before: set[str]) -> str | None:
+    found = [cid for cid, st in d.comms.items() if cid not in before and st.get("_model_name") == "ButtonModel"
+             and st.get("description") == "Stop" and not st.get("disabled")]
+    return found[-1] if found else None
+
+
+def _labels(d: KernelDriver, before: set[str]) -> str:
+    return " ".join(str(st.get("value", "")) for cid, st in d.comms.items()
+                    if cid not in before and st.get("_model_name") == "HTMLModel")
+
+
 def test_a_failed_run_fails_its_cell(kernel):
     d = kernel
     d.wait_done(d.execute("from nbagent.providers.simulated import Fault\n"

@@ -85,6 +85,8 @@ class AgentView:
         self.activity = Activity(on_cancel, clock=clock)
         self._tools_to_run: list[ToolCard] = []  # this request's calls, in the order they run
         self._progress: asyncio.Task[None] | None = None
+        self._last_tick = time.monotonic()
+        self._finished_event = threading.Event()  # ends the clock thread
         self.widget = w.VBox([self.header.widget, self.body, self.activity.widget])
 
     # --- the public surface -------------------------------------------------------------------
@@ -243,6 +245,7 @@ class AgentView:
 
     def tick(self) -> None:
         """Refresh the retry countdown, the activity line and a running tool's clock."""
+        self._last_tick = time.monotonic()
         if self._retries:
             self._retries[-1].tick()
         self.activity.tick()
@@ -261,11 +264,20 @@ class AgentView:
             self._progress = asyncio.get_running_loop().create_task(self._run_progress())
         except RuntimeError:
             self._progress = None  # no loop (plain tests): tick() can be called by hand
+            return
+        threading.Thread(target=self._tick_while_blocked, name="nbagent-clock", daemon=True).start()
 
     async def _run_progress(self) -> None:
         while not self.finished:
             await asyncio.sleep(TICK_S)
             self.tick()
+
+    def _tick_while_blocked(self) -> None:
+        """Tick from a thread when the loop cannot: the python tool's code runs on the kernel's
+        main thread and blocks the loop, so its clock stayed at "(0 s)" for the whole call."""
+        while not self._finished_event.wait(TICK_S):
+            if time.monotonic() - self._last_tick > 2 * TICK_S:
+                self.tick()  # widget updates are thread-safe (ipykernel's iopub thread sends them)
 
     def _start_tool(self, card: ToolCard) -> None:
         card.started = self.clock()
@@ -310,7 +322,8 @@ class AgentView:
         """
         self.flush()
         self._end_retry("stopped")
-        self.activity.stop()
+        self.activity.close()
+        self._finished_event.set()
         if self._progress is not None:
             self._progress.cancel()
         bundle = {"text/plain": self.transcript(), "text/html": self.static_html()}

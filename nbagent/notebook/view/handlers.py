@@ -157,6 +157,12 @@ def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
 
 
 def _on_done(view: "AgentView", e: ev.Done) -> None:
+    if e.reason == "aborted" and not view.cancelled:
+        # ■ or Stop, whichever kernel saw it first: one ending, the short one (running tools
+        # marked interrupted, one line with the spend so far; the cell's error line says the rest).
+        view.interrupted(e.totals.spent_usd or None)
+        view.done = e
+        return
     view._close_request()
     view.activity.stop()
     view.done = e

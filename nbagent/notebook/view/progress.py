@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
+from .. import waiting
 from .render import STYLE, esc
 
 TICK_S = 0.5
@@ -29,6 +30,8 @@ class Activity:
         self.cancel_button = w.Button(description="Stop", button_style="warning", icon="stop",
                                       layout=w.Layout(width="auto"))
         self.cancel_button.on_click(lambda _b: self.cancel())
+        # The nbagent kernel's fast path: Stop acts even while the model's code blocks the main thread.
+        waiting.register_action(self.cancel_button.model_id, self.cancel)
         self.widget = w.HBox([self._label, self.cancel_button], layout=w.Layout(align_items="center"))
         self.widget.layout.display = "none"
         self.cancel_button.disabled = True
@@ -56,6 +59,11 @@ class Activity:
     def tick(self) -> None:
         if self.what is not None:
             self._label.value = f'<span style="{STYLE["muted"]}">⏳ {esc(self.text())}</span>'
+
+    def close(self) -> None:
+        """The run is over: hide the line and drop the fast-path route of Stop."""
+        self.stop()
+        waiting.unregister_action(self.cancel_button.model_id)
 
     def cancel(self) -> None:
         """Abort the run (thread-safe: it only calls the abort callback)."""

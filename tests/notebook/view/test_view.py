@@ -463,3 +463,16 @@ def test_a_denied_call_is_labelled_denied_not_error() -> None:
                               is_error=True))
     text = view.transcript()
     assert "[tool] python (denied)" in text and "error in" not in text
+
+
+def test_an_aborted_run_ends_like_an_interrupted_one_short_and_with_its_tool_marked() -> None:
+    """Stop (or ■ on the nbagent kernel) ends the engine's run with Done("aborted"): the same short
+    ending as a cancelled cell on ipykernel — the running tool marked, one line, no table."""
+    view = make_view()
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "slow()"}))
+    view.handle(ev.RequestCompleted(record=record()))
+    view.handle(ev.Done(reason="aborted", totals=ev.Totals(requests=1, spent_usd=0.0042, spent_requests=1)))
+    text = view.transcript()
+    assert "[tool] python (interrupted)" in text
+    assert "■ interrupted — session spent so far $0.0042" in text
+    assert "done: aborted" not in text and "API requests of this run" not in text

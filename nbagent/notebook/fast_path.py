@@ -1,0 +1,67 @@
+"""Widget clicks that act while the model's code blocks the kernel's main thread.
+
+ipykernel 7 reads the shell channel on a thread of its own and routes each message to the main
+shell (or a subshell). A widget's ``comm_msg`` goes where its comm last published from: for the
+agent's widgets, the main shell, which is busy while the python tool runs synchronous code. So a
+click on Allow, Deny or Stop would wait for that code to end. Here the shell-channel thread first
+offers each ``comm_msg`` to :func:`nbagent.notebook.waiting.handle_comm_msg` (tiny, thread-safe:
+it resolves a prompt's decision or runs Stop's action), then routes it as usual.
+
+The nbagent kernel does this in its subclass; ``%load_ext nbagent`` in a stock ipykernel installs
+the same step on the running kernel with :func:`install_on_running_kernel`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from . import waiting
+
+
+def offer_to_fast_path(session: Any, msg: Any) -> bool:
+    """Peek at one raw shell message; ``True`` if a registered widget acted on it."""
+    if session is None:
+        return False
+    _idents, frames = session.feed_identities(msg, copy=False)
+    # content=False only peeks: the signature is checked but not recorded, so the main thread's
+    # full deserialize of the same message does not see a "duplicate signature".
+    peek = session.deserialize(frames, content=False, copy=False)
+    if peek["header"].get("msg_type") != "comm_msg":
+        return False
+    content = session.unpack(peek["content"])
+    return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"))
+
+
+def install_on_running_kernel(kernel: Any = None) -> bool:
+    """Route the running ipykernel's shell messages through the fast path first; ``False`` (and
+    nothing changed) when the kernel has no shell-channel thread or already has the step."""
+    if kernel is None:
+        from ipykernel.kernelbase import Kernel
+
+        kernel = Kernel.instance() if Kernel.initialized() else None
+    thread = getattr(kernel, "shell_channel_thread", None)
+    stream = getattr(kernel, "shell_stream", None)
+    route = getattr(kernel, "shell_channel_thread_main", None)
+    if thread is None or stream is None or route is None or getattr(kernel, "_nbagent_fast_path", False):
+        return False
+    kernel._nbagent_fast_path = True
+
+    async def first_the_fast_path(msg: Any) -> None:
+        try:
+            offer_to_fast_path(kernel.session, msg)
+        except Exception:  # never lose a message to the fast path
+            kernel.log.debug("nbagent fast path failed", exc_info=True)
+        await route(msg)
+
+    installed = threading.Event()
+
+    def swap() -> None:  # on the shell-channel thread, which owns the stream
+        stream.on_recv(first_the_fast_path, copy=False)
+        installed.set()
+
+    thread.io_loop.add_callback(swap)
+    return installed.wait(timeout=5)
+
+
+__all__ = ["install_on_running_kernel", "offer_to_fast_path"]
