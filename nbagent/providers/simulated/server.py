@@ -131,6 +131,31 @@ def _too_large(writer: asyncio.StreamWriter, exc: BodyTooLarge) -> None:
                  b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
 
 
+LINGER_BYTES = 1 << 20  # what is read and dropped after a 413, at most ...
+LINGER_S = 1.0  # ... and for how long
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close after a 413 the way HTTP servers do: stop writing, then read and drop what the client
+    is still sending (bounded). Closing with unread bytes makes the kernel send a reset, which
+    can reach the client before it read the 413, so the client saw an empty answer under load."""
+    if writer.can_write_eof():
+        writer.write_eof()
+    deadline = asyncio.get_running_loop().time() + LINGER_S
+    dropped = 0
+    try:
+        while dropped < LINGER_BYTES:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            data = await asyncio.wait_for(reader.read(65_536), left)
+            if not data:
+                return
+            dropped += len(data)
+    except (asyncio.TimeoutError, ConnectionError):
+        return
+
+
 async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                             connections: set[asyncio.StreamWriter],
                             limits: tuple[int, float] = (_MAX_BODY, READ_TIMEOUT_S)) -> None:
@@ -148,6 +173,7 @@ async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, wri
             except BodyTooLarge as exc:
                 _too_large(writer, exc)
                 await writer.drain()
+                await _linger(reader, writer)
                 return
             except asyncio.TimeoutError:
                 return  # half a request, then silence: the connection is closed
