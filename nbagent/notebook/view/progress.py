@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
-from .render import STYLE, esc
+from ...display.html import esc
+from .render import STYLE
 
 TICK_S = 0.5
 
