@@ -6,21 +6,85 @@ same loop from a plain script. Importing nbagent imports neither IPython nor ipy
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "Agent": "nbagent.agent", "SessionConfig": "nbagent.engine.contracts.config", "RunLimits": "nbagent.engine.contracts.config",
-    "Session": "nbagent.engine.state.session", "Asker": "nbagent.engine.contracts.permissions",
-    "ToolSource": "nbagent.engine.contracts.tool_api", "Allow": "nbagent.engine.contracts.permissions",
-    "Deny": "nbagent.engine.contracts.permissions", "RewriteInput": "nbagent.engine.contracts.hooks",
-    "StructuredOutputError": "nbagent.engine.loop.structured",
+# The public names by the module that defines them. Imported on first use (see __getattr__), so
+# that importing nbagent.engine does not pull in the providers and the SDK.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "nbagent.agent": ("Agent",),
+    "nbagent.engine.contracts.config": ("SessionConfig", "RunLimits"),
+    "nbagent.engine.state.session": ("Session",),
+    "nbagent.engine.contracts.permissions": ("Asker", "Allow", "Deny"),
+    "nbagent.engine.contracts.tool_api": ("Tool", "ToolOutput", "ToolContext", "ToolSource"),
+    "nbagent.engine.contracts.provider": ("Provider", "ModelRequest", "MessageComplete", "Chunk"),
+    "nbagent.engine.contracts.events": (
+        "Event", "TextDelta", "ThinkingDelta", "ToolUseDelta", "ToolUse", "PermissionAsked", "PermissionDenied",
+        "ToolResult", "ApiRequestStarted", "RetryScheduled", "StreamInterrupted", "ApiRequestFailed",
+        "ContextTruncated", "ServerToolResult", "ModelFallback", "Notice", "RequestCompleted", "Done",
+        "RequestRecord", "Totals",
+    ),
+    "nbagent.engine.api_facts.cost": ("Usage",),
+    "nbagent.engine.contracts.hooks": (
+        "HookMap", "ToolCall", "RewriteInput", "PreToolDecision", "PreToolUseHook", "PostToolUseHook",
+        "PreRequestHook", "PreCompactHook", "OnDoneHook",
+    ),
+    "nbagent.engine.loop.structured": ("StructuredOutputError",),
 }
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if TYPE_CHECKING:  # the same names for type checkers, which cannot see through __getattr__ (``X as X``:
+    # an explicit re-export, in the spelling strict checkers of a py.typed package expect)
+    from .agent import Agent as Agent
+    from .engine.api_facts.cost import Usage as Usage
+    from .engine.contracts.config import RunLimits as RunLimits
+    from .engine.contracts.config import SessionConfig as SessionConfig
+    from .engine.contracts.events import ApiRequestFailed as ApiRequestFailed
+    from .engine.contracts.events import ApiRequestStarted as ApiRequestStarted
+    from .engine.contracts.events import ContextTruncated as ContextTruncated
+    from .engine.contracts.events import Done as Done
+    from .engine.contracts.events import Event as Event
+    from .engine.contracts.events import ModelFallback as ModelFallback
+    from .engine.contracts.events import Notice as Notice
+    from .engine.contracts.events import PermissionAsked as PermissionAsked
+    from .engine.contracts.events import PermissionDenied as PermissionDenied
+    from .engine.contracts.events import RequestCompleted as RequestCompleted
+    from .engine.contracts.events import RequestRecord as RequestRecord
+    from .engine.contracts.events import RetryScheduled as RetryScheduled
+    from .engine.contracts.events import ServerToolResult as ServerToolResult
+    from .engine.contracts.events import StreamInterrupted as StreamInterrupted
+    from .engine.contracts.events import TextDelta as TextDelta
+    from .engine.contracts.events import ThinkingDelta as ThinkingDelta
+    from .engine.contracts.events import ToolResult as ToolResult
+    from .engine.contracts.events import ToolUse as ToolUse
+    from .engine.contracts.events import ToolUseDelta as ToolUseDelta
+    from .engine.contracts.events import Totals as Totals
+    from .engine.contracts.hooks import HookMap as HookMap
+    from .engine.contracts.hooks import OnDoneHook as OnDoneHook
+    from .engine.contracts.hooks import PostToolUseHook as PostToolUseHook
+    from .engine.contracts.hooks import PreCompactHook as PreCompactHook
+    from .engine.contracts.hooks import PreRequestHook as PreRequestHook
+    from .engine.contracts.hooks import PreToolDecision as PreToolDecision
+    from .engine.contracts.hooks import PreToolUseHook as PreToolUseHook
+    from .engine.contracts.hooks import RewriteInput as RewriteInput
+    from .engine.contracts.hooks import ToolCall as ToolCall
+    from .engine.contracts.permissions import Allow as Allow
+    from .engine.contracts.permissions import Asker as Asker
+    from .engine.contracts.permissions import Deny as Deny
+    from .engine.contracts.provider import Chunk as Chunk
+    from .engine.contracts.provider import MessageComplete as MessageComplete
+    from .engine.contracts.provider import ModelRequest as ModelRequest
+    from .engine.contracts.provider import Provider as Provider
+    from .engine.contracts.tool_api import Tool as Tool
+    from .engine.contracts.tool_api import ToolContext as ToolContext
+    from .engine.contracts.tool_api import ToolOutput as ToolOutput
+    from .engine.contracts.tool_api import ToolSource as ToolSource
+    from .engine.loop.structured import StructuredOutputError as StructuredOutputError
+    from .engine.state.session import Session as Session
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so that importing nbagent.engine does not pull in the providers and the SDK.
     if name in _LAZY:
         import importlib
 
@@ -38,6 +102,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext nbagent``: removes what :func:`load_ipython_extension` registered."""
     from .notebook.magics import unload
 
     unload(ipython)
@@ -57,4 +122,4 @@ def explore(**kwargs: Any) -> Any:
     return _explore(**kwargs)
 
 
-__all__ = [*_LAZY, "load_ipython_extension", "session", "explore", "__version__"]
+__all__ = [*_LAZY, "load_ipython_extension", "unload_ipython_extension", "session", "explore", "__version__"]

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator, Literal, Mapping, Sequence
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.errors import MissingApiKeyError
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
-from .engine.contracts.hooks import Hook, Hooks
+from .engine.contracts.hooks import HookMap, Hooks
 from .engine.contracts.messages import text_of
 from .engine.contracts.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.contracts.provider import Provider
@@ -60,9 +60,10 @@ class Agent:
 
     ``Agent(model=..., allow=[...], task_dir=...)`` takes any :class:`SessionConfig` setting as a
     keyword (or a ``config=``); ``provider`` is ``"auto"`` (Anthropic with a key, else the offline
-    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` maps hook
-    names (``pre_tool_use``, ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to
-    sync or async callables (see :mod:`nbagent.engine.contracts.hooks`).
+    simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` is a
+    :class:`~nbagent.engine.contracts.hooks.HookMap`: hook names (``pre_tool_use``,
+    ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to sync or async callables
+    with that hook's signature (see :mod:`nbagent.engine.contracts.hooks`).
     """
 
     def __init__(
@@ -82,7 +83,7 @@ class Agent:
         kernel_facts: KernelFacts | None = None,
         sleep: Sleep | None = None,
         session: Session | None = None,
-        hooks: Mapping[str, Hook] | Hooks | None = None,
+        hooks: HookMap | Hooks | None = None,
         **settings: Any,
     ) -> None:
         config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())

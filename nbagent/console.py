@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from .display.format import fmt_total_cost, truncation_line
 from .engine.contracts import events as ev
-from .notebook.format import fmt_total_cost, truncation_line
 
 
 def _short(value: Any, limit: int = 300) -> str:

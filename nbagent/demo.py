@@ -23,7 +23,7 @@ async def _approve_and_say(tool_name: str, tool_input: dict, request: Permission
 async def main(prompts: list[str] | None = None) -> int:
     import pandas as pd
 
-    from .notebook.tables import turns_df
+    from .display.tables import turns_df
     from .tools.python import NamespaceExecutor
 
     namespace = {"df": pd.DataFrame({"city": ["Oslo", "Lima", "Pune", "Kyiv"], "temp_c": [4.5, 19.0, 31.2, 7.9]})}

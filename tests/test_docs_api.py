@@ -1,4 +1,5 @@
-"""Every example in docs/api.md runs as written (offline, against the simulated API)."""
+"""docs/api.md lists every public name (``nbagent.__all__``) and nothing else, and every example in it
+runs as written (offline, against the simulated API)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,28 @@ from pathlib import Path
 
 import pytest
 
+import nbagent
+
 ROOT = Path(__file__).resolve().parents[1]
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(encoding="utf-8"), re.S)
+PAGE = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", PAGE, re.S)
+# A listed name is a table row whose first cell is the name in backticks: | `Agent` | one line |
+LISTED = re.findall(r"^\| `([A-Za-z_][A-Za-z0-9_]*)` \| ([^|]+) \|$", PAGE, re.M)
 
 
-def test_the_api_page_has_one_example_per_public_name() -> None:
-    assert len(BLOCKS) == 6
+def test_the_api_page_has_its_examples() -> None:
+    assert len(BLOCKS) == 7  # the six core names, then hooks and events
+
+
+def test_the_api_page_lists_every_public_name_and_only_those() -> None:
+    names = [name for name, _ in LISTED]
+    assert sorted(set(names) - set(nbagent.__all__)) == []  # listed but not exported
+    assert sorted(set(nbagent.__all__) - set(names)) == []  # exported but not listed
+    assert len(names) == len(set(names))  # each once
+
+
+def test_each_listed_name_has_one_line_saying_what_it_is() -> None:
+    assert all(line.strip() for _, line in LISTED)
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"example{i}" for i in range(len(BLOCKS))])

@@ -151,3 +151,94 @@ def test_loading_the_extension_imports_no_heavy_package_it_does_not_need_yet() -
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# --- the package graph (issue 23, item 5) --------------------------------------------------------
+# One node per top-level package (engine, display, tools, providers, notebook, explorer, kernel) or
+# top-level module (agent, console, ...); ``nbagent`` is the facade (__init__.py). An edge A → B means
+# some module of A imports some module of B, at any depth, relative or absolute.
+PACKAGE = ROOT / "nbagent"
+FACADE = "nbagent"
+
+
+def package_nodes() -> set[str]:
+    return {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+
+
+def node_of(module: str, nodes: set[str]) -> str | None:
+    """The node a dotted nbagent module belongs to; a name the facade exports is the facade."""
+    parts = module.split(".")
+    if parts[0] != "nbagent":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in nodes else FACADE
+
+
+def facade_targets(path: Path) -> list[str]:
+    # The facade imports its exports lazily, by name in a dict (``_LAZY``): those names are edges too.
+    return [n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("nbagent.")]
+
+
+def package_graph() -> dict[str, set[str]]:
+    nodes = package_nodes()
+    graph: dict[str, set[str]] = {node: set() for node in nodes | {FACADE}}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).parts
+        source = FACADE if rel == ("__init__.py",) else rel[0].removesuffix(".py")
+        mods = [m for _, m in imported_modules(path)] + (facade_targets(path) if source == FACADE else [])
+        graph[source] |= {t for m in mods if (t := node_of(m, nodes)) not in (None, source)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle as a path ``[a, b, …, a]``, or ``[]`` when the graph has none (depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) == []
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_package_graph_sees_every_package_and_relative_imports() -> None:
+    graph = package_graph()
+    assert {"engine", "display", "tools", "providers", "notebook", "explorer", "kernel", "agent", "console"} <= set(graph)
+    assert "display" in graph["explorer"] and "explorer" in graph["notebook"] and "engine" in graph["display"]
+    assert "agent" in graph[FACADE]  # through the lazy exports
+
+
+def test_the_package_import_graph_has_no_cycle() -> None:
+    assert find_cycle(package_graph()) == []
+
+
+def test_the_explorer_imports_neither_the_notebook_nor_the_providers() -> None:
+    # The explorer replays the engine's own context manager; the caching facts it needs are in
+    # engine/api_facts, not in the simulated server.
+    assert package_graph()["explorer"] <= {"engine", "display"}
+
+
+def test_display_imports_no_front_end_and_no_widgets() -> None:
+    bad = [f"{p.relative_to(PACKAGE)}:{line}: {mod}" for p in sorted((PACKAGE / "display").rglob("*.py"))
+           for line, mod in imported_modules(p)
+           if mod.split(".")[0] in ("ipywidgets", "ipykernel")
+           or node_of(mod, package_nodes()) not in (None, "display", "engine")]
+    assert bad == []

@@ -12,6 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..display.charts import nice_max
+from ..display.format import fmt_range, fmt_tokens_short, is_hidden
+from ..display.html import clip, esc
+from ..display.tables import html_table
 from ..engine.context import (
     CONTINUE_NOTICE,
     DUPLICATE_FILE_READ_NOTICE,
@@ -21,9 +25,6 @@ from ..engine.context import (
 )
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.messages import content_blocks, tool_result_text
-from ..notebook.format import fmt_range, fmt_tokens_short, is_hidden
-from ..notebook.tables import html_table, nice_max
-from ..notebook.view.render import clip, esc
 from .simulate import RequestRecord, SimulationResult
 
 # Message status → (colour, strip character, legend text).

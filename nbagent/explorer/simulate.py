@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..display.format import fmt_range, hidden_count
 from ..engine.api_facts.caching import MIN_CACHEABLE_TOKENS, PromptCache
 from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import (
@@ -40,7 +41,6 @@ from ..engine.context import (
 from ..engine.context.window import start_of_rest
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
 from ..engine.state.compactions import compacted, summary_text
-from ..notebook.format import fmt_range, hidden_count
 from .cache import PrefixCache, markable
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..notebook.format import fmt_range
-from ..notebook.tables import html_table
-from ..notebook.view.render import esc
+from ..display.format import fmt_range
+from ..display.html import esc
+from ..display.tables import html_table
 from .live import live_source
 from .render import (
     chart_html,

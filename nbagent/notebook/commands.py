@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 from IPython.core.error import UsageError
 
+from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.errors import NbAgentError
-from .format import fmt_range, fmt_total_cost
 
 
 def _display(obj: Any) -> None:
@@ -62,7 +62,7 @@ def history(magics: Any, args: list[str]) -> None:
     sess = _need_session(magics)
     _display(sess.turns_df())
     if "--plot" in args:
-        from .tables import plot_context_and_cost
+        from ..display.charts import plot_context_and_cost
 
         _display(plot_context_and_cost(sess.records))
 

@@ -175,19 +175,19 @@ class NotebookSession:
 
     def turns_df(self) -> Any:
         """One row per API request: tokens, cost, context size, deleted range, retries."""
-        from .tables import turns_df
+        from ..display.tables import turns_df
 
         return turns_df(self.agent.records)
 
     def truncation_df(self) -> Any:
         """The requests where the context manager changed what the model sees."""
-        from .tables import truncation_df
+        from ..display.tables import truncation_df
 
         return truncation_df(self.agent.records)
 
     def messages_df(self) -> Any:
         """One row per history message: role, size, and whether the model still sees it."""
-        from .tables import messages_df
+        from ..display.tables import messages_df
 
         return messages_df(self.agent.history, self.agent.deleted_range)
 

@@ -1,7 +1,9 @@
 """Hooks: the user's code called at fixed points of the loop (Claude Agent SDK style).
 
-``Hooks.from_mapping({"pre_tool_use": fn, ...})`` checks the names; each hook may be a plain
-function or a coroutine function. A ``pre_tool_use`` hook sees the call (:class:`ToolCall`) and
+``Agent(hooks={"pre_tool_use": fn, ...})`` takes a :class:`HookMap`, a TypedDict whose keys are the
+hook names and whose values have the hook's signature, so a type checker catches a misspelt name or
+a hook with the wrong parameters; ``Hooks.from_mapping`` checks the same at run time. Each hook may
+be a plain function or a coroutine function. A ``pre_tool_use`` hook sees the call (:class:`ToolCall`) and
 answers ``None`` (no opinion: the permission gate decides), :class:`~.permissions.Allow` (run
 without asking; the deny list and the permission mode still hold), :class:`~.permissions.Deny`
 (not run, the reason goes to the model and the audit log) or :class:`RewriteInput` (run with new
@@ -13,10 +15,11 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Awaitable, Callable, Mapping, TypedDict, Union, cast
 
 from .abort import Aborted
 from .errors import NbAgentError
+from .events import Done, ToolResult
 from .permissions import Allow, Deny
 
 HOOK_NAMES = ("pre_tool_use", "post_tool_use", "pre_request", "pre_compact", "on_done")
@@ -24,6 +27,8 @@ HOOK_NAMES = ("pre_tool_use", "post_tool_use", "pre_request", "pre_compact", "on
 ``pre_compact(turn, hidden_messages)``, ``on_done(done)``."""
 
 Hook = Callable[..., Any]
+"""Any one hook, whatever its name: what :class:`Hooks` stores and calls (its signature depends on
+the name; :class:`HookMap` spells each one out)."""
 
 
 class UnknownHookError(NbAgentError, ValueError):
@@ -53,6 +58,29 @@ class RewriteInput:
 
 PreToolDecision = Union[None, Allow, Deny, RewriteInput]
 
+# The hooks' signatures. A hook may be sync or async (an awaitable result is awaited); what an
+# observing hook returns is ignored, hence ``object``.
+PreToolUseHook = Callable[[ToolCall], Union[PreToolDecision, Awaitable[PreToolDecision]]]
+"""``pre_tool_use(call)``: before the permission gate; answers None, Allow, Deny or RewriteInput."""
+PostToolUseHook = Callable[[ToolCall, ToolResult], object]
+"""``post_tool_use(call, result)``: after the tool ran; ``call.input`` is the input it ran with."""
+PreRequestHook = Callable[[int, int], object]
+"""``pre_request(turn, request_no)``: before each API request (``request_no`` counts the session's)."""
+PreCompactHook = Callable[[int, list[dict[str, Any]]], object]
+"""``pre_compact(turn, hidden_messages)``: before a compaction summarises ``hidden_messages``."""
+OnDoneHook = Callable[[Done], object]
+"""``on_done(done)``: after a run ended, with its ``Done`` event."""
+
+
+class HookMap(TypedDict, total=False):
+    """The hooks an Agent takes, by name: ``Agent(hooks={"pre_tool_use": guard})``. Every key is optional."""
+
+    pre_tool_use: PreToolUseHook
+    post_tool_use: PostToolUseHook
+    pre_request: PreRequestHook
+    pre_compact: PreCompactHook
+    on_done: OnDoneHook
+
 
 class HookFailed(NbAgentError):
     """A hook raised or answered something it may not; the message names the hook and the error."""
@@ -73,11 +101,12 @@ class Hooks:
     by_name: Mapping[str, Hook] = field(default_factory=dict)
 
     @classmethod
-    def from_mapping(cls, hooks: "Mapping[str, Hook] | Hooks | None") -> "Hooks":
+    def from_mapping(cls, hooks: "HookMap | Mapping[str, Hook] | Hooks | None") -> "Hooks":
         """Check names and callables; ``None`` gives no hooks."""
         if isinstance(hooks, Hooks):
             return hooks
-        hooks = dict(hooks or {})
+        # A HookMap is a plain dict at run time; its values are checked below like any mapping's.
+        hooks = dict(cast("Mapping[str, Hook]", hooks or {}))
         unknown = sorted(set(hooks) - set(HOOK_NAMES))
         if unknown:
             raise UnknownHookError(unknown)
@@ -142,5 +171,6 @@ class Hooks:
 
 NO_HOOKS = Hooks()
 
-__all__ = ["HOOK_NAMES", "Hook", "Hooks", "NO_HOOKS", "ToolCall", "RewriteInput", "PreToolDecision",
+__all__ = ["HOOK_NAMES", "Hook", "HookMap", "Hooks", "NO_HOOKS", "ToolCall", "RewriteInput", "PreToolDecision",
+           "PreToolUseHook", "PostToolUseHook", "PreRequestHook", "PreCompactHook", "OnDoneHook",
            "HookFailed", "HookInterrupted", "UnknownHookError"]

@@ -20,16 +20,17 @@ from typing import Any, Literal
 
 import ipywidgets as w
 
+from ...display.format import fmt_usd
+from ...display.html import esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
-from ..format import fmt_usd
 from .handlers import HANDLERS
 from .header import Header
 from .progress import TICK_S, Activity
 from .prompts import PermissionPrompt
-from .render import STYLE, esc
+from .render import STYLE
 from .retry import FailurePrompt, RetryStatus
 from .text import Line, TextBlock, ThinkingBlock
 from .tools import ToolCard

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
+from ...display.format import fmt_total_cost, truncation_line
 from ...engine.contracts import events as ev
-from ..format import fmt_total_cost, truncation_line
 from .render import STYLE, error_line
 from .retry import RetryStatus
 from .text import TableBlock, TextBlock, ThinkingBlock
@@ -183,7 +183,7 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
     ok = e.reason == "end_turn"
     view._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
     if view.show_table and view.records:
-        from ..tables import for_display, turns_df
+        from ...display.tables import for_display, turns_df
 
         view._add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
 

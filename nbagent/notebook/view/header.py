@@ -6,8 +6,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..format import fmt_tokens, fmt_usd
-from .render import STYLE, esc
+from ...display.format import fmt_tokens, fmt_usd
+from ...display.html import esc
+from .render import STYLE
 
 
 class Header:

@@ -12,8 +12,9 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
+from ...display.html import esc
 from .. import waiting
-from .render import STYLE, esc
+from .render import STYLE
 
 TICK_S = 0.5
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import ipywidgets as w
 
+from ...display.html import esc
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
-from .render import STYLE, esc
+from .render import STYLE
 
 # No reason typed: the engine then tells the model "The user denied this python call." (a default
 # reason here used to read "The user denied this python call: The user denied this tool call.").

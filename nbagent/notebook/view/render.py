@@ -1,5 +1,5 @@
-"""Pure text/HTML helpers for the agent view: escaping, highlighting, previews (numbers, money
-and ranges are in :mod:`nbagent.notebook.format`).
+"""Pure text/HTML helpers for the agent view: highlighting, tool inputs, hidden characters (escaping
+and clipping are in :mod:`nbagent.display.html`; numbers, money and ranges in :mod:`nbagent.display.format`).
 
 Nothing here touches widgets, so the static transcript (nbconvert, GitHub, terminals) and the live
 widgets are built from the same strings.
@@ -8,11 +8,11 @@ widgets are built from the same strings.
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
 
+from ...display.html import esc
+
 CODE_KEYS = ("code", "command", "source")
-PREVIEW_CHARS = 4000
 
 # JupyterLab's theme variables, with the light theme's values as fallbacks for static HTML
 # (nbconvert, GitHub): fixed colours were unreadable in the dark theme.
@@ -28,25 +28,6 @@ STYLE = {
              "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);"
              "border:1px solid var(--jp-cell-editor-border-color, #ddd);border-radius:3px;padding:4px 6px"),
 }
-
-
-def esc(text: Any) -> str:
-    """HTML-escape any value's ``str``."""
-    return escape("" if text is None else str(text))
-
-
-def pre(text: str, style: str = "") -> str:
-    """An escaped ``<pre>`` block that wraps long lines."""
-    return (f'<pre style="white-space:pre-wrap;margin:2px 0;font-family:var(--jp-code-font-family, monospace);'
-            f'{style}">{esc(text)}</pre>')
-
-
-def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """``text`` cut in the middle to about ``limit`` characters, with a marker."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not shown] …\n{text[-half:]}"
 
 
 def highlight(code: str, language: str = "python") -> str:

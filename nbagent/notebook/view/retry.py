@@ -15,8 +15,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from ...display.html import esc
 from .. import waiting
-from .render import STYLE, esc
+from .render import STYLE
 
 
 class RetryStatus:

@@ -9,7 +9,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from .render import STYLE, esc, pre
+from ...display.html import esc, pre
+from .render import STYLE
 from .safe import markdown_html
 from .stream import StreamedMarkdown
 
@@ -111,7 +112,7 @@ class TableBlock:
     """A pandas table (the per-request accounting) shown after a turn."""
 
     def __init__(self, df: Any, title: str) -> None:
-        from ..tables import html_table
+        from ...display.tables import html_table
 
         self.df, self.title = df, title
         self._static = html_table(df)

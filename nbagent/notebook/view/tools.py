@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .render import STYLE, clip, esc, input_html, input_plain, pre
+from ...display.html import clip, esc, pre
+from .render import STYLE, input_html, input_plain
 from .safe import safe_display_data, static_output_html
 
 if TYPE_CHECKING:  # pragma: no cover

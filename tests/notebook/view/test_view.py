@@ -415,7 +415,7 @@ def test_a_web_search_the_api_ran_shows_its_sources_in_the_tool_card() -> None:
 
 
 def test_unpriced_requests_never_show_as_zero_dollars() -> None:
-    from nbagent.notebook.format import fmt_total_cost
+    from nbagent.display.format import fmt_total_cost
 
     assert fmt_total_cost(0.0, 3, 3) == "unknown (3 request(s) without prices)"
     assert fmt_total_cost(0.0123, 1, 3) == "≥ $0.0123 (1 request(s) without prices)"

@@ -1,7 +1,7 @@
-"""pandas frames built from turn records and histories, and a small context/cost plot.
+"""pandas frames built from turn records and histories, and a static HTML table of a frame.
 
-pandas is imported inside the functions, so importing nbagent stays cheap. The plot is a
-hand-written SVG (matplotlib is not a dependency of nbagent).
+pandas is imported inside the functions, so importing nbagent stays cheap. Shared by the agent view,
+the session's ``*_df()`` methods and the truncation explorer, so a table reads the same everywhere.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from html import escape
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..engine.contracts.events import RequestRecord
-from .format import fmt_range, fmt_tokens_short, hidden_count, is_hidden, live_range
+from .format import fmt_range, hidden_count, is_hidden, live_range
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from IPython.display import SVG
 
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
@@ -156,91 +155,6 @@ def messages_df(
             "status": status,
         })
     return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
-
-
-# --- the plot ------------------------------------------------------------------------------------
-
-def nice_max(value: float) -> float:
-    """A round axis maximum at or above ``value`` (1, 2, 2.5 or 5 times a power of ten)."""
-    if value <= 0:
-        return 1.0
-    import math
-
-    exp = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if value <= step * exp:
-            return step * exp
-    return 10 * exp  # pragma: no cover
-
-
-def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, height: int = 240) -> str:
-    """SVG text: context tokens per request (bars; dashed line = max allowed) and cumulative
-    cost (line, right axis)."""
-    left, right, top, bottom = 56, 60, 24, 34
-    pw, ph = width - left - right, height - top - bottom
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-    ]
-    if not records:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests yet</text></svg>')
-        return "".join(parts)
-    costs: list[float] = []
-    total = 0.0
-    for r in records:
-        total += r.cost_usd or 0.0
-        costs.append(total)
-    max_allowed = max((r.max_allowed for r in records), default=0.0)
-    y_max = nice_max(max(max(r.context_tokens for r in records), max_allowed))
-    c_max = nice_max(max(costs)) if max(costs) > 0 else 1.0
-    n = len(records)
-    slot = pw / n
-    bar = max(min(slot * 0.7, 40.0), 1.0)
-
-    def y_of(v: float) -> float:
-        return top + ph - ph * v / y_max
-
-    def yc_of(v: float) -> float:
-        return top + ph - ph * v / c_max
-
-    for k in range(5):  # grid and both axes' labels
-        frac = k / 4
-        y = top + ph - ph * frac
-        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        label = fmt_tokens_short(y_max * frac)
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{label}</text>')
-        parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
-    for i, r in enumerate(records):
-        x = left + slot * i + (slot - bar) / 2
-        y = y_of(r.context_tokens)
-        fill = "#f0ad4e" if live_range(r.deleted_range) else "#5b9bd5"
-        parts.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{top + ph - y:.1f}" fill="{fill}">'
-            f'<title>request {r.request}: {r.context_tokens:,} tokens</title></rect>'
-        )
-    if max_allowed:
-        ym = y_of(max_allowed)
-        parts.append(f'<line x1="{left}" y1="{ym:.1f}" x2="{left + pw}" y2="{ym:.1f}" stroke="#1f6fb2" stroke-dasharray="5,4"/>')
-        parts.append(f'<text x="{left + 4}" y="{ym - 4:.1f}" fill="#1f6fb2">max allowed {max_allowed:,.0f}</text>')
-    points = " ".join(f"{left + slot * i + slot / 2:.1f},{yc_of(c):.1f}" for i, c in enumerate(costs))
-    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
-    step = max(1, n // 12)
-    for i in range(0, n, step):
-        x = left + slot * i + slot / 2
-        parts.append(f'<text x="{x:.1f}" y="{top + ph + 14}" text-anchor="middle" fill="#444">{records[i].request}</text>')
-    parts.append(f'<text x="{left + pw / 2}" y="{height - 4}" text-anchor="middle" fill="#444">API request</text>')
-    parts.append(f'<text x="{left}" y="{top - 8}" fill="#1f6fb2">context tokens (orange: after truncation)</text>')
-    parts.append(f'<text x="{left + pw}" y="{top - 8}" text-anchor="end" fill="#c0392b">cumulative cost (USD)</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def plot_context_and_cost(records: Sequence[RequestRecord]) -> "SVG":
-    """Context tokens and cumulative cost per request, as an IPython ``SVG`` display object."""
-    from IPython.display import SVG
-
-    return SVG(data=context_cost_svg(records))
 
 
 def _cell(value: Any) -> str:

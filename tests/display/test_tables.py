@@ -1,13 +1,13 @@
-"""Per-request tables, truncation and message frames, and the hand-made SVG plot."""
+"""The display helpers: per-request tables, truncation and message frames, and the hand-made SVG plot."""
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
 
+from nbagent.display import charts, tables
 from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.events import RequestRecord
-from nbagent.notebook import tables
 
 
 def rec(request: int, *, turn: int = 1, cost: float | None = 0.01, tokens: int = 1000,
@@ -76,13 +76,13 @@ def test_messages_df_statuses() -> None:
 
 def test_plot_is_small_valid_svg() -> None:
     records = [rec(i, cost=0.01 * i, tokens=20_000 * i, deleted=(2, 5) if i > 5 else None) for i in range(1, 10)]
-    svg = tables.plot_context_and_cost(records)
+    svg = charts.plot_context_and_cost(records)
     root = ET.fromstring(svg.data)
     assert root.tag.endswith("svg")
     assert len(svg.data) < 20_000
     assert "max allowed 160,000" in svg.data and "cumulative cost" in svg.data
     assert svg.data.count("<rect") == 1 + len(records)  # background + one bar per request
-    assert ET.fromstring(tables.context_cost_svg([])) is not None
+    assert ET.fromstring(charts.context_cost_svg([])) is not None
 
 
 def test_html_table_blanks_missing_values() -> None:
@@ -95,9 +95,9 @@ def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> 
     """The notice and the table use the same quantities with the same labels."""
     import asyncio
 
+    from nbagent.display.format import fmt_range, fmt_tokens, truncation_line
+    from nbagent.display.tables import truncation_df
     from nbagent.engine.contracts.events import ContextTruncated, RequestCompleted
-    from nbagent.notebook.format import fmt_range, fmt_tokens, truncation_line
-    from nbagent.notebook.tables import truncation_df
     from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
     from tests.engine.loop.test_query_support import make_engine, run
 
@@ -128,7 +128,7 @@ def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> 
 def test_the_shown_table_hides_empty_columns_and_shows_whole_numbers_as_integers() -> None:
     import pandas as pd
 
-    from nbagent.notebook.tables import for_display
+    from nbagent.display.tables import for_display
 
     df = pd.DataFrame({"request": [1, 2], "keep": ["", ""], "file-read saving": [float("nan")] * 2,
                        "% of max": [12.0, 13.0], "seconds": [0.25, 1.0]})

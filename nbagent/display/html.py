@@ -1,0 +1,31 @@
+"""HTML text helpers shared by every front-end that writes HTML (the agent view, the truncation
+explorer): escaping, a wrapping ``<pre>``, clipping long text in the middle.
+
+Pure strings, no widgets, so static transcripts (nbconvert, GitHub) and live widgets agree.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+PREVIEW_CHARS = 4000
+
+
+def esc(text: Any) -> str:
+    """HTML-escape any value's ``str``."""
+    return escape("" if text is None else str(text))
+
+
+def pre(text: str, style: str = "") -> str:
+    """An escaped ``<pre>`` block that wraps long lines."""
+    return (f'<pre style="white-space:pre-wrap;margin:2px 0;font-family:var(--jp-code-font-family, monospace);'
+            f'{style}">{esc(text)}</pre>')
+
+
+def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """``text`` cut in the middle to about ``limit`` characters, with a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not shown] …\n{text[-half:]}"
