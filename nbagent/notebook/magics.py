@@ -36,6 +36,9 @@ from .options import budget_usd, request_count, window_tokens
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
 
+# Process-wide on purpose: IPython runs one shell per process, and the input transformer (a plain
+# function IPython calls with lines only) and the rewritten ``await run_agent_cell(...)`` calls have
+# no other way to find its magics. Once-only state of a conversation lives on its Agent instead.
 _ACTIVE: "AgentMagics | None" = None
 RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
 
