@@ -144,13 +144,10 @@ def explore(magics: Any, args: list[str]) -> None:
 
 
 def config(magics: Any, args: list[str]) -> None:
-    """The defaults (``%config AgentMagics``) and the active session's settings."""
-    names = ["model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "allow",
-             "insert_code", "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "permission_mode"]
-    for n in names:
-        print(f"AgentMagics.{n} = {getattr(magics, n)!r}")
-    if magics.current is not None:
-        print(f"session: {magics.current.agent.config!r}")
+    """Each ``%config AgentMagics`` setting once, with where the running session differs."""
+    from .settings import config_lines
+
+    print("\n".join(config_lines(magics)))
 
 
 def mode(magics: Any, args: list[str]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Enum, Float, Int, List, Unicode
+from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
 from ..agent import Agent
 from ..engine.api_facts.models import DEFAULT_MODEL
@@ -31,7 +31,7 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.errors import NbAgentError
 from ..engine.contracts.events import Done
-from . import waiting
+from . import settings, waiting
 from .options import budget_usd, request_count, window_tokens
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
@@ -129,9 +129,10 @@ agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
 class AgentMagics(Magics):
     """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``)."""
 
-    model = Unicode(DEFAULT_MODEL, help="Model id for new sessions.").tag(config=True)
+    model = Unicode(DEFAULT_MODEL, help="Model id (the running session switches at its next prompt).").tag(config=True)
     provider = Enum(["auto", "simulated", "anthropic"], "auto",
-                    help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API.").tag(config=True)
+                    help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API "
+                         "(new sessions).").tag(config=True)
     max_requests = Int(DEFAULT_MAX_REQUESTS, help="Most API requests per prompt.").tag(config=True)
     max_budget = Float(DEFAULT_MAX_BUDGET_USD, allow_none=True,
                        help="Most USD one prompt may spend (earlier prompts do not count).").tag(config=True)
@@ -144,13 +145,23 @@ class AgentMagics(Magics):
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
-    task_root = Unicode(None, allow_none=True, help="Persist sessions in folders under this path.").tag(config=True)
-    shell_tool = Bool(False, help="Offer the shell tool (asks before each command).").tag(config=True)
-    tokens_per_second = Float(None, allow_none=True, help="Simulated model pacing (None: instant).").tag(config=True)
-    first_token_latency = Float(0.0, help="Simulated model first-token latency in seconds.").tag(config=True)
+    task_root = Unicode(None, allow_none=True, help="Persist new sessions in folders under this path.").tag(config=True)
+    shell_tool = Bool(False, help="Offer new sessions the shell tool (asks before each command).").tag(config=True)
+    tokens_per_second = Float(None, allow_none=True,
+                              help="Simulated model pacing of new sessions (None: instant).").tag(config=True)
+    first_token_latency = Float(0.0, help="Simulated model first-token latency of new sessions, in seconds.").tag(config=True)
     # bypass is left out on purpose: it is only ever set explicitly, per session, never as a default.
     permission_mode = Enum(["default", "accept_edits", "plan"], "default",
-                           help="Permission mode of new sessions (bypass only per session).").tag(config=True)
+                           help="Permission mode (the running session switches at its next prompt; bypass only per "
+                                "session).").tag(config=True)
+
+    @observe(*settings.LIVE, *settings.NEW_SESSIONS_ONLY)
+    def _setting_changed(self, change: Any) -> None:
+        """``%config AgentMagics.X = …``: the running session takes it at its next prompt, or a
+        line says it waits for a new session (see :mod:`.settings`)."""
+        line = settings.apply_change(self, change["name"], change["old"], change["new"])
+        if line:
+            print(line)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
