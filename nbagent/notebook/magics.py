@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
 from ..agent import Agent
@@ -26,13 +24,12 @@ from ..engine.contracts.config import (
     DEFAULT_MAX_BUDGET_USD,
     DEFAULT_MAX_REQUESTS,
     DEFAULT_MAX_SESSION_BUDGET_USD,
-    PERMISSION_MODES,
     RunLimits,
 )
 from ..engine.contracts.errors import NbAgentError
 from ..engine.contracts.events import Done
-from . import settings, waiting
-from .options import budget_usd, request_count, window_tokens
+from . import commands, settings, waiting
+from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
 
@@ -41,23 +38,6 @@ from .session import LastError, NotebookSession, kernel_facts_from
 # no other way to find its magics. Once-only state of a conversation lives on its Agent instead.
 _ACTIVE: "AgentMagics | None" = None
 RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
-
-HELP = """\
-%%agent [options]      the cell is a prompt; the conversation continues across cells
-  --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
-  --max-session-budget USD (stop once the session has spent USD, rolled-back requests included)
-  --window N (a small context window, to watch truncation)  --insert-code
-  --permissions default|accept_edits|plan|bypass (this and later prompts)
-  --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
-%agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
-%agent fix [--insert-code]   explain and fix the last failed cell (its traceback is sent)
-%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
-%agent compact [INSTRUCTIONS] | help
-Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget,
-  max_session_budget, allow, ...)
-Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
-"""
-
 
 def active_magics() -> "AgentMagics":
     """The magics instance registered by ``%load_ext nbagent``."""
@@ -225,30 +205,11 @@ class AgentMagics(Magics):
         return self.current
 
     # --- %%agent -----------------------------------------------------------------------------
-    @magic_arguments()
-    @argument("--model", default=None, help="Model id (this and later prompts of the session).")
-    @argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
-              help="Most API requests for this prompt (--max-turns is an alias).")
-    @argument("--max-budget", type=budget_usd, default=None,
-              help="For this prompt: stop once this prompt has spent USD (earlier prompts do not count).")
-    @argument("--max-session-budget", type=budget_usd, default=None,
-              help="This and later prompts: stop once the session has spent USD (rolled-back requests included).")
-    @argument("--new", action="store_true", help="Start a new conversation.")
-    @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
-    @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
-    @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
-    @argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation.")
-    @argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes).")
-    @argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search).")
-    @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
-    @argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
-              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + ".")
-    @argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace.")
-    @argument("--schema", default=None, metavar="MODEL",
-              help="A pydantic model (or JSON schema dict) in the namespace: the answer is validated data.")
+    @cell_options(name="%agent")  # IPython's help formatter adds a "%": the help reads %%agent
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
-        """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
+        """The cell is a prompt; the conversation continues across cells."""
+        # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
         from ..blocking import run_blocking
 
         def abort() -> None:
@@ -267,7 +228,9 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
-        args = parse_argstring(self.agent_cell, line)
+        args = commands.parse(self.agent_cell, line)
+        if args is None:  # --help
+            return None
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
@@ -344,8 +307,8 @@ class AgentMagics(Magics):
 
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (its traceback is sent)."""
-        from IPython.core.error import UsageError
-
+        if commands.parse(commands.fix, options) is None:  # --help
+            return None
         if self.last_error.text is None:
             raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
         prompt = FIX_PROMPT.format(cell=self.last_error.cell, error=self.last_error.text)
@@ -353,6 +316,8 @@ class AgentMagics(Magics):
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began."""
+        if commands.parse(commands.retry, line) is None:  # --help
+            return
         sess = self.current
         if sess is None or not sess.last_prompt:
             raise UsageError("Nothing to retry: no prompt has run in this session.")
@@ -370,14 +335,12 @@ class AgentMagics(Magics):
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> Any:
-        """``%agent COMMAND``: status, history, cost, context, saw, reset, rollback, … (see help)."""
-        from . import commands
+        """Replaced below by the help generated from the commands' declarations (``%agent?``)."""
+        return commands.run(self, line)
 
-        words = shlex.split(line)
-        if not words or words[0] in ("help", "-h", "--help"):
-            print(HELP)
-            return None
-        return commands.run(self, words[0], words[1:])
+
+# %agent? shows this docstring: the same text as %agent help, generated from the declarations.
+AgentMagics.agent_line.__doc__ = commands.overview(AgentMagics.agent_cell)  # type: ignore[assignment]
 
 
 def _max_allowed(window: int) -> float:
