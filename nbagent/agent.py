@@ -37,7 +37,6 @@ from .engine.state.session import Session
 from .result import RunResult
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
-_announced_simulated = False
 
 
 def make_provider(choice: ProviderChoice = "auto", *, api_key: str | None = None,
@@ -110,6 +109,8 @@ class Agent:
                                   secrets=(api_key,))
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
+        # Once per Agent, not per process: each new session (``%agent reset``, a second Agent in
+        # the same kernel) says again which model answers it.
         self._announce = self.provider.name == "simulated"
         self.last_output: Any = None
         """The answer of the last run: its structured output, or the last assistant message's text."""
@@ -151,13 +152,12 @@ class Agent:
         (structured, or the text of the last assistant message). A second run while one is in progress raises
         :class:`~nbagent.engine.loop.query.RunInProgressError`.
         """
-        global _announced_simulated
         if self.engine.running_prompt is not None:
             raise RunInProgressError(self.engine.running_prompt)
-        if self._announce and not _announced_simulated:
+        if self._announce:
             from .providers.anthropic import SIMULATED_NOTICE
 
-            _announced_simulated = True
+            self._announce = False
             yield Notice(level="info", message=SIMULATED_NOTICE)
         spec = OutputSpec.of(output) if output is not None else None
         self.last_output = None

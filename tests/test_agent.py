@@ -113,17 +113,25 @@ async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> No
 
 
 def test_run_sync_and_the_simulated_notice(tmp_path: Path) -> None:
-    import nbagent.agent as agent_module
-
     api = SimulatedAPI([text_reply("hello")])
     from nbagent.providers.anthropic import simulated_provider
 
-    agent_module._announced_simulated = False
     agent = Agent(provider=simulated_provider(api), cwd=tmp_path, tools=builtin_tools())
     events = agent.run_sync("hi")
     assert isinstance(events[0], Notice) and "simulated" in events[0].message
     assert done_of(events).reason == "end_turn"
     assert repr(agent) == "Agent(model='claude-sonnet-5-5', provider='simulated', turns=1)"
+
+
+def test_the_simulated_model_notice_shows_once_per_agent_not_once_per_process(tmp_path: Path) -> None:
+    from nbagent.providers.anthropic import simulated_provider
+
+    def notices(agent: Agent) -> int:
+        return sum(isinstance(e, Notice) and "simulated model" in e.message for e in agent.run_sync("hi"))
+
+    first = Agent(provider=simulated_provider(SimulatedAPI([text_reply("a"), text_reply("b")])), cwd=tmp_path)
+    second = Agent(provider=simulated_provider(SimulatedAPI([text_reply("c")])), cwd=tmp_path)
+    assert [notices(first), notices(first), notices(second)] == [1, 0, 1]
 
 
 def test_hooks_and_permission_mode_are_agent_keywords(tmp_path: Path) -> None:

@@ -1,13 +1,25 @@
-"""The ``%agent`` line commands. Each one reads the active session and displays something."""
+"""The ``%agent`` line commands. Each one reads the active session and displays something.
+
+Every command declares its arguments with IPython's ``magic_arguments`` (argparse underneath), so
+its ``--help``, ``%agent help`` and ``%agent?`` are generated from the same declarations
+(:func:`overview`, :func:`help_text`) and a bad argument is one ``UsageError`` line that fails the
+cell. The docstring of each command is its description in that help.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from argparse import Namespace
+from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.utils.process import arg_split
+from IPython.utils.text import dedent
 
 from ..display.format import fmt_range, fmt_total_cost
+from ..engine.contracts.config import PERMISSION_MODES
 from ..engine.contracts.errors import NbAgentError
+from .options import cell_options, turn_number
 
 
 def _display(obj: Any) -> None:
@@ -32,7 +44,8 @@ def spent_line(t: Any) -> str:
     return line
 
 
-def status(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent status")
+def status(magics: Any, args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
     if sess is None:
@@ -57,11 +70,13 @@ def status(magics: Any, args: list[str]) -> None:
     print(f"mode         {magics.mode}")
 
 
-def history(magics: Any, args: list[str]) -> None:
-    """The per-request table (``--plot`` adds the context/cost plot)."""
+@magic_arguments(name="agent history")
+@argument("--plot", action="store_true", help="Add the context and cost plot.")
+def history(magics: Any, args: Namespace) -> None:
+    """The per-request table."""
     sess = _need_session(magics)
     _display(sess.turns_df())
-    if "--plot" in args:
+    if args.plot:
         from ..display.charts import plot_context_and_cost
 
         _display(plot_context_and_cost(sess.records))
@@ -70,7 +85,8 @@ def history(magics: Any, args: list[str]) -> None:
 COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 
 
-def cost(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent cost")
+def cost(magics: Any, args: Namespace) -> None:
     """Session totals by token kind and USD."""
     sess = _need_session(magics)
     t = sess.totals
@@ -85,130 +101,204 @@ def cost(magics: Any, args: list[str]) -> None:
               f"per request (last {len(shares)}): " + " ".join("-" if s is None else f"{s:.0%}" for s in shares))
 
 
-def context(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent context")
+def context(magics: Any, args: Namespace) -> None:
     """Every history message with its size and whether the model still sees it."""
     sess = _need_session(magics)
     _display(sess.messages_df())
 
 
-def saw(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent saw")
+@argument("turn", nargs="?", type=turn_number, metavar="TURN", help="The turn (default: the last).")
+def saw(magics: Any, args: Namespace) -> None:
     """The exact request(s) of a turn: system prompt and messages after truncation."""
     from .saw import render_sent
 
     sess = _need_session(magics)
-    turn = int(args[0]) if args else None
+    turn = args.turn
     sent = sess.saw(turn)
     if not sent:
         raise UsageError(f"No request recorded for turn {turn}." if turn else "No request sent yet.")
     _display(render_sent(sent))
 
 
-def reset(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent reset")
+def reset(magics: Any, args: Namespace) -> None:
     """Start a new conversation."""
     magics.new_session()
     print("nbagent: new session started.")
 
 
-def rollback(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent rollback")
+@argument("turn", type=turn_number, metavar="TURN", help="A turn number; 0 empties the conversation.")
+def rollback(magics: Any, args: Namespace) -> None:
     """Return the session to the end of a turn."""
     sess = _need_session(magics)
-    if not args or not args[0].isdigit():
-        raise UsageError("usage: %agent rollback TURN (a turn number; 0 empties the conversation)")
-    sess.rollback(int(args[0]))
-    print(f"nbagent: rolled back to the end of turn {args[0]}; {len(sess.agent.history)} messages remain.")
+    sess.rollback(args.turn)
+    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain.")
 
 
-def save(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent save")
+@argument("path", metavar="PATH", help="The folder to write.")
+def save(magics: Any, args: Namespace) -> None:
     """Write the session's task folder."""
     sess = _need_session(magics)
-    if not args:
-        raise UsageError("usage: %agent save PATH")
-    path = sess.save(args[0])
+    path = sess.save(args.path)
     print(f"nbagent: session saved to {path}/")
 
 
-def load(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent load")
+@argument("path", metavar="PATH", help="A saved session's folder.")
+def load(magics: Any, args: Namespace) -> None:
     """Continue a saved session (its folder becomes the session's task folder)."""
-    if not args:
-        raise UsageError("usage: %agent load PATH")
-    sess = magics.new_session(resume_from=args[0])
-    print(f"nbagent: loaded {args[0]}/ — {len(sess.agent.history)} messages, {sess.turn} turns, "
+    sess = magics.new_session(resume_from=args.path)
+    print(f"nbagent: loaded {args.path}/ — {len(sess.agent.history)} messages, {sess.turn} turns, "
           f"model {sess.agent.config.model}.")
 
 
-def explore(magics: Any, args: list[str]) -> None:
+@magic_arguments(name="agent explore")
+def explore(magics: Any, args: Namespace) -> None:
     """Open the truncation explorer (on the live session's history when there is one)."""
     from ..explorer import explore as open_explorer
 
     _display(open_explorer(session=magics.current))
 
 
-def config(magics: Any, args: list[str]) -> None:
-    """The defaults (``%config AgentMagics``) and the active session's settings."""
-    names = ["model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "allow",
-             "insert_code", "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "permission_mode"]
-    for n in names:
-        print(f"AgentMagics.{n} = {getattr(magics, n)!r}")
-    if magics.current is not None:
-        print(f"session: {magics.current.agent.config!r}")
+@magic_arguments(name="agent config")
+def config(magics: Any, args: Namespace) -> None:
+    """Each %config AgentMagics setting once, and where the running session differs."""
+    from .settings import config_lines
+
+    print("\n".join(config_lines(magics)))
 
 
-def mode(magics: Any, args: list[str]) -> None:
-    """``chat``: plain cells are prompts (``%%python`` runs code); ``python``: back to normal."""
-    if not args or args[0] not in ("chat", "python"):
-        raise UsageError("usage: %agent mode chat|python")
-    magics.mode = args[0]
+@magic_arguments(name="agent mode")
+@argument("mode", choices=("chat", "python"), metavar="chat|python",
+          help="chat: plain cells are prompts; python: cells run as code.")
+def mode(magics: Any, args: Namespace) -> None:
+    """Chat mode: plain cells are prompts (%%python runs code); python mode: back to normal."""
+    magics.mode = args.mode
     print("nbagent: chat mode — plain cells are prompts; start a cell with %%python to run code."
-          if args[0] == "chat" else "nbagent: python mode — cells run as code; %%agent sends a prompt.")
+          if args.mode == "chat" else "nbagent: python mode — cells run as code; %%agent sends a prompt.")
 
 
-def permissions(magics: Any, args: list[str]) -> None:
-    """Show or set the session's permission mode (``bypass`` only when named here or in a cell)."""
-    from ..engine.contracts.config import PERMISSION_MODES
-
+@magic_arguments(name="agent permissions")
+@argument("mode", nargs="?", choices=PERMISSION_MODES, metavar="|".join(PERMISSION_MODES),
+          help="The mode to set (none: show the current one).")
+def permissions(magics: Any, args: Namespace) -> None:
+    """Show or set the session's permission mode (bypass only when named here or in a cell)."""
     sess = magics.session()
-    if len(args) > 1 or (args and args[0] not in PERMISSION_MODES):
-        raise UsageError(f"usage: %agent permissions [{'|'.join(PERMISSION_MODES)}]")
-    if args:
-        sess.agent.reconfigure(permission_mode=args[0])
+    if args.mode:
+        sess.agent.reconfigure(permission_mode=args.mode)
     mode_ = sess.agent.config.permission_mode
     warning = "  (every tool runs without asking)" if mode_ == "bypass" else ""
     print(f"nbagent: permission mode {mode_}{warning}")
 
 
-def compact(magics: Any, args: list[str]) -> None:
-    """Summarise the earlier conversation now (``%agent compact [INSTRUCTIONS]``)."""
+@magic_arguments(name="agent compact")
+@argument("instructions", nargs="*", metavar="INSTRUCTIONS", help="What the summary should keep.")
+def compact(magics: Any, args: Namespace) -> None:
+    """Summarise the earlier conversation now."""
     from ..engine.contracts.events import Notice
 
     sess = _need_session(magics)
-    for event in sess.agent.compact_sync(" ".join(args) or None):
+    for event in sess.agent.compact_sync(" ".join(args.instructions) or None):
         if isinstance(event, Notice):
             print(f"nbagent: {event.message}")
 
 
-def retry(magics: Any, args: list[str]) -> None:
-    """Explains itself when it reaches the line magic (it is normally rewritten to await)."""
+@magic_arguments(name="agent retry")
+def retry(magics: Any, args: Namespace) -> None:
+    """Send a failed, cancelled or interrupted prompt again, from where its turn began."""
+    # Normally the cell is rewritten to await retry_async: reaching the line magic means it was not.
     raise UsageError("%agent retry must be alone in its cell (it runs the agent).")
 
 
-def fix(magics: Any, args: list[str]) -> None:
-    """Explains itself when it reaches the line magic (it is normally rewritten to await)."""
+@cell_options(name="agent fix")
+def fix(magics: Any, args: Namespace) -> None:
+    """Explain and fix the last failed cell (its traceback is sent); takes the %%agent options
+    (--insert-code: the corrected cell goes below)."""
+    # Normally the cell is rewritten to await fix_async: reaching the line magic means it was not.
     raise UsageError("%agent fix must be alone in its cell (it runs the agent).")
 
 
-COMMANDS: dict[str, Callable[[Any, list[str]], Any]] = {
+@magic_arguments(name="agent help")
+@argument("command", nargs="?", metavar="COMMAND", help="A command to explain (none: all of them).")
+def help(magics: Any, args: Namespace) -> None:  # noqa: A001  (the command's name)
+    """This help; %agent COMMAND --help explains one command."""
+    print(help_text(COMMANDS[args.command]) if args.command in COMMANDS else overview(magics.agent_cell))
+
+
+COMMANDS: dict[str, Any] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact,
+    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "help": help,
 }
+"""Every ``%agent`` command (a function with the ``parser`` ``magic_arguments`` gave it), in the
+order ``%agent help`` lists them."""
+
+HELP_FLAGS = ("-h", "--help")
+
+FOOTER = """Settings: %config AgentMagics.model = "claude-haiku-4-5" (also max_requests, max_budget, max_session_budget,
+  allow, ...; %agent config lists them and what the running session uses)
+Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)"""
 
 
-def run(magics: Any, command: str, args: list[str]) -> Any:
-    """Dispatch ``%agent command args``; a wrong use fails the cell with a one-line message."""
-    fn = COMMANDS.get(command)
+def usage_line(command: Any) -> str:
+    """``%agent rollback TURN``: the usage IPython's formatter generates, without its rst prefix."""
+    return str(command.parser.format_usage()).replace("::", "").strip()
+
+
+def help_text(command: Any) -> str:
+    """A command's whole help (usage, description, arguments), from its declarations."""
+    text = str(command.parser.format_help()).replace("::", "", 1).strip("\n")
+    return "usage: " + dedent(text).strip()
+
+
+def overview(cell_magic: Any) -> str:
+    """``%agent help`` and ``%agent?``: the ``%%agent`` help, then each command's usage and description."""
+    usages = {name: _short_usage(c) for name, c in COMMANDS.items()}
+    width = max(map(len, usages.values())) + 2
+    rows = [f"  {usages[name]:<{width}}{' '.join((c.parser.description or '').split())}"
+            for name, c in COMMANDS.items()]
+    return "\n".join([help_text(cell_magic), "", "%agent COMMAND (%agent COMMAND --help explains one):",
+                      *rows, "", FOOTER])
+
+
+def _short_usage(command: Any) -> str:
+    """The usage line, or ``PROG [options]`` when the options would not fit the overview's column."""
+    line = " ".join(usage_line(command).split())
+    return line if len(line) <= 60 else f"%{command.parser.prog} [options]"
+
+
+def parse(command: Any, argstring: str) -> Namespace | None:
+    """Parse a command's arguments; ``--help`` prints its help and returns None. A bad argument is
+    a ``UsageError`` with the usage line (IPython shows it in one line and the cell fails)."""
+    try:
+        argv = arg_split(argstring, strict=True)
+    except ValueError as exc:  # an unclosed quote
+        raise UsageError(f"{exc} — usage: {usage_line(command)}") from None
+    if any(a in HELP_FLAGS for a in argv):
+        print(help_text(command))
+        return None
+    try:
+        return command.parser.parse_args(argv)  # type: ignore[no-any-return]
+    except UsageError as exc:
+        raise UsageError(f"{exc} — usage: {usage_line(command)}") from None
+
+
+def run(magics: Any, line: str) -> Any:
+    """Dispatch ``%agent COMMAND ARGS``; a wrong use fails the cell with a one-line message."""
+    name, _, rest = line.strip().partition(" ")
+    if name in ("", *HELP_FLAGS):
+        name = "help"
+    fn = COMMANDS.get(name)
     if fn is None:
-        raise UsageError(f"Unknown %agent command {command!r}. Commands: {', '.join(sorted(COMMANDS))}. "
+        raise UsageError(f"Unknown %agent command {name!r}. Commands: {', '.join(sorted(COMMANDS))}. "
                          "See %agent help.")
+    args = parse(fn, rest)
+    if args is None:
+        return None
     try:
         return fn(magics, args)
     except (OSError, ValueError, NbAgentError) as exc:

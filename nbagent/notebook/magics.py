@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Enum, Float, Int, List, Unicode
+from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
 from ..agent import Agent
 from ..engine.api_facts.models import DEFAULT_MODEL
@@ -26,35 +24,20 @@ from ..engine.contracts.config import (
     DEFAULT_MAX_BUDGET_USD,
     DEFAULT_MAX_REQUESTS,
     DEFAULT_MAX_SESSION_BUDGET_USD,
-    PERMISSION_MODES,
     RunLimits,
 )
 from ..engine.contracts.errors import NbAgentError
 from ..engine.contracts.events import Done
-from . import waiting
-from .options import budget_usd, request_count, window_tokens
+from . import commands, settings, waiting
+from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
 
+# Process-wide on purpose: IPython runs one shell per process, and the input transformer (a plain
+# function IPython calls with lines only) and the rewritten ``await run_agent_cell(...)`` calls have
+# no other way to find its magics. Once-only state of a conversation lives on its Agent instead.
 _ACTIVE: "AgentMagics | None" = None
 RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
-
-HELP = """\
-%%agent [options]      the cell is a prompt; the conversation continues across cells
-  --model M  --max-requests N  --max-budget USD  --new  --allow TOOL...  --simulated | --anthropic
-  --max-session-budget USD (stop once the session has spent USD, rolled-back requests included)
-  --window N (a small context window, to watch truncation)  --insert-code
-  --permissions default|accept_edits|plan|bypass (this and later prompts)
-  --out NAME [--schema MODEL]  bind the answer to NAME (text, or the validated pydantic MODEL object)
-%agent status | history [--plot] | cost | context | saw [TURN] | reset | rollback TURN | retry
-%agent fix [--insert-code]   explain and fix the last failed cell (its traceback is sent)
-%agent save PATH | load PATH | explore | config | mode chat|python | permissions [MODE]
-%agent compact [INSTRUCTIONS] | help
-Defaults: %config AgentMagics.model = "claude-sonnet-5-5" (also max_requests, max_budget,
-  max_session_budget, allow, ...)
-Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)
-"""
-
 
 def active_magics() -> "AgentMagics":
     """The magics instance registered by ``%load_ext nbagent``."""
@@ -126,9 +109,10 @@ agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
 class AgentMagics(Magics):
     """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``)."""
 
-    model = Unicode(DEFAULT_MODEL, help="Model id for new sessions.").tag(config=True)
+    model = Unicode(DEFAULT_MODEL, help="Model id (the running session switches at its next prompt).").tag(config=True)
     provider = Enum(["auto", "simulated", "anthropic"], "auto",
-                    help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API.").tag(config=True)
+                    help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline simulated API "
+                         "(new sessions).").tag(config=True)
     max_requests = Int(DEFAULT_MAX_REQUESTS, help="Most API requests per prompt.").tag(config=True)
     max_budget = Float(DEFAULT_MAX_BUDGET_USD, allow_none=True,
                        help="Most USD one prompt may spend (earlier prompts do not count).").tag(config=True)
@@ -141,13 +125,23 @@ class AgentMagics(Magics):
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
-    task_root = Unicode(None, allow_none=True, help="Persist sessions in folders under this path.").tag(config=True)
-    shell_tool = Bool(False, help="Offer the shell tool (asks before each command).").tag(config=True)
-    tokens_per_second = Float(None, allow_none=True, help="Simulated model pacing (None: instant).").tag(config=True)
-    first_token_latency = Float(0.0, help="Simulated model first-token latency in seconds.").tag(config=True)
+    task_root = Unicode(None, allow_none=True, help="Persist new sessions in folders under this path.").tag(config=True)
+    shell_tool = Bool(False, help="Offer new sessions the shell tool (asks before each command).").tag(config=True)
+    tokens_per_second = Float(None, allow_none=True,
+                              help="Simulated model pacing of new sessions (None: instant).").tag(config=True)
+    first_token_latency = Float(0.0, help="Simulated model first-token latency of new sessions, in seconds.").tag(config=True)
     # bypass is left out on purpose: it is only ever set explicitly, per session, never as a default.
     permission_mode = Enum(["default", "accept_edits", "plan"], "default",
-                           help="Permission mode of new sessions (bypass only per session).").tag(config=True)
+                           help="Permission mode (the running session switches at its next prompt; bypass only per "
+                                "session).").tag(config=True)
+
+    @observe(*settings.LIVE, *settings.NEW_SESSIONS_ONLY)
+    def _setting_changed(self, change: Any) -> None:
+        """``%config AgentMagics.X = …``: the running session takes it at its next prompt, or a
+        line says it waits for a new session (see :mod:`.settings`)."""
+        line = settings.apply_change(self, change["name"], change["old"], change["new"])
+        if line:
+            print(line)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -211,30 +205,11 @@ class AgentMagics(Magics):
         return self.current
 
     # --- %%agent -----------------------------------------------------------------------------
-    @magic_arguments()
-    @argument("--model", default=None, help="Model id (this and later prompts of the session).")
-    @argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
-              help="Most API requests for this prompt (--max-turns is an alias).")
-    @argument("--max-budget", type=budget_usd, default=None,
-              help="For this prompt: stop once this prompt has spent USD (earlier prompts do not count).")
-    @argument("--max-session-budget", type=budget_usd, default=None,
-              help="This and later prompts: stop once the session has spent USD (rolled-back requests included).")
-    @argument("--new", action="store_true", help="Start a new conversation.")
-    @argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking.")
-    @argument("--simulated", action="store_true", help="Use the offline simulated Messages API.")
-    @argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY).")
-    @argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation.")
-    @argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes).")
-    @argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search).")
-    @argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell.")
-    @argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
-              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + ".")
-    @argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace.")
-    @argument("--schema", default=None, metavar="MODEL",
-              help="A pydantic model (or JSON schema dict) in the namespace: the answer is validated data.")
+    @cell_options(name="%agent")  # IPython's help formatter adds a "%": the help reads %%agent
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
     def agent_cell(self, line: str, cell: str) -> None:
-        """Send the cell to the agent. (Fallback path: normally the cell is rewritten to await.)"""
+        """The cell is a prompt; the conversation continues across cells."""
+        # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
         from ..blocking import run_blocking
 
         def abort() -> None:
@@ -253,7 +228,9 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
-        args = parse_argstring(self.agent_cell, line)
+        args = commands.parse(self.agent_cell, line)
+        if args is None:  # --help
+            return None
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
@@ -330,8 +307,8 @@ class AgentMagics(Magics):
 
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (its traceback is sent)."""
-        from IPython.core.error import UsageError
-
+        if commands.parse(commands.fix, options) is None:  # --help
+            return None
         if self.last_error.text is None:
             raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
         prompt = FIX_PROMPT.format(cell=self.last_error.cell, error=self.last_error.text)
@@ -339,6 +316,8 @@ class AgentMagics(Magics):
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began."""
+        if commands.parse(commands.retry, line) is None:  # --help
+            return
         sess = self.current
         if sess is None or not sess.last_prompt:
             raise UsageError("Nothing to retry: no prompt has run in this session.")
@@ -356,14 +335,12 @@ class AgentMagics(Magics):
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> Any:
-        """``%agent COMMAND``: status, history, cost, context, saw, reset, rollback, … (see help)."""
-        from . import commands
+        """Replaced below by the help generated from the commands' declarations (``%agent?``)."""
+        return commands.run(self, line)
 
-        words = shlex.split(line)
-        if not words or words[0] in ("help", "-h", "--help"):
-            print(HELP)
-            return None
-        return commands.run(self, words[0], words[1:])
+
+# %agent? shows this docstring: the same text as %agent help, generated from the declarations.
+AgentMagics.agent_line.__doc__ = commands.overview(AgentMagics.agent_cell)  # type: ignore[assignment]
 
 
 def _max_allowed(window: int) -> float:

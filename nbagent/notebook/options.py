@@ -1,4 +1,8 @@
-"""Checked values for ``%%agent`` options: a bad value is a ``UsageError`` naming the allowed range.
+"""The ``%%agent`` options, declared once, and checked values: a bad value is a ``UsageError``
+naming the allowed range.
+
+``cell_options`` declares the options (IPython's ``magic_arguments``, argparse underneath) on the
+cell magic and on ``%agent fix``; the help text of both is generated from these declarations.
 
 ``--max-budget -1`` used to be accepted silently and ``--window 10`` (smaller than the system
 prompt) without a word; argparse turns the ``ArgumentTypeError`` raised here into IPython's
@@ -8,6 +12,13 @@ one-line ``UsageError`` that fails the cell.
 from __future__ import annotations
 
 import argparse
+from typing import Any, Callable, TypeVar
+
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from ..engine.contracts.config import PERMISSION_MODES
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Below this the system prompt and tool definitions (about 1,000 tokens) leave no room to talk.
 MIN_WINDOW = 2_000
@@ -47,4 +58,49 @@ def request_count(text: str) -> int:
     return value
 
 
-__all__ = ["MAX_WINDOW", "MIN_WINDOW", "budget_usd", "request_count", "window_tokens"]
+def turn_number(text: str) -> int:
+    """``rollback TURN`` / ``saw TURN``: a turn number (0 is before the first prompt)."""
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a turn number, 0 or more (got {value})")
+    return value
+
+
+CELL_OPTIONS = [
+    argument("--model", default=None, help="Model id (this and later prompts of the session)."),
+    argument("--max-requests", "--max-turns", dest="max_requests", type=request_count, default=None,
+             help="Most API requests for this prompt (--max-turns is an alias)."),
+    argument("--max-budget", type=budget_usd, default=None,
+             help="For this prompt: stop once this prompt has spent USD (earlier prompts do not count)."),
+    argument("--max-session-budget", type=budget_usd, default=None,
+             help="This and later prompts: stop once the session has spent USD (rolled-back requests included)."),
+    argument("--new", action="store_true", help="Start a new conversation."),
+    argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking."),
+    argument("--simulated", action="store_true", help="Use the offline simulated Messages API."),
+    argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY)."),
+    argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation."),
+    argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes)."),
+    argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search)."),
+    argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell."),
+    argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
+             help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + "."),
+    argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace."),
+    argument("--schema", default=None, metavar="MODEL",
+             help="A pydantic model (or JSON schema dict) in the namespace: the answer is validated data."),
+]
+"""The options of a ``%%agent`` cell (and of ``%agent fix``, which sends a prompt too)."""
+
+
+def cell_options(name: str) -> Callable[[F], F]:
+    """Declare :data:`CELL_OPTIONS` on a magic function; its parser and help get ``name`` as the
+    command (``%agent`` gives ``%%agent``: IPython's help formatter adds one ``%``)."""
+    def declare(func: F) -> F:
+        for option in reversed(CELL_OPTIONS):  # decorators apply bottom-up: keep the listed order
+            func = option(func)
+        return magic_arguments(name=name)(func)  # type: ignore[no-any-return]
+
+    return declare
+
+
+__all__ = ["CELL_OPTIONS", "MAX_WINDOW", "MIN_WINDOW", "budget_usd", "cell_options", "request_count",
+           "turn_number", "window_tokens"]

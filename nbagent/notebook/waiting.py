@@ -122,6 +122,8 @@ async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | Non
 
 ValueOrFactory = Union[Any, Callable[[], Any]]
 
+# Process-wide on purpose: the kernel resolves a click on its shell-channel thread from nothing but
+# the comm's widget model id, with no view or session at hand, and model ids are unique per process.
 _registry_lock = threading.Lock()
 _buttons: dict[str, tuple[Decision[Any], ValueOrFactory, bool]] = {}
 _texts: dict[str, str | None] = {}
@@ -276,6 +278,8 @@ def handle_comm_msg(comm_id: Any, data: Any) -> bool:
 
 AbortTarget = Union[asyncio.Event, Callable[[], Any]]
 
+# Process-wide for the same reason: the kernel's interrupt handler (maybe a signal handler) must
+# reach every running agent without knowing which session or cell started it.
 _abort_ids = itertools.count(1)
 #: token → (target, loop of an asyncio.Event target or None). Read without a lock by
 #: :func:`trigger_aborts`, which may run inside a signal handler on the thread that holds the lock.

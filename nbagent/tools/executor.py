@@ -92,6 +92,8 @@ class _ThreadRouter(io.TextIOBase):
 
 
 _capture = threading.local()
+# Process-wide because sys.stdout is: the router stays installed while any execution, of any
+# Agent, runs, and the last one out restores the original streams.
 _router_lock = threading.Lock()
 _router_users = 0
 

@@ -26,13 +26,14 @@ from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
+from .body import RunBody
 from .handlers import HANDLERS
 from .header import Header
 from .progress import TICK_S, Activity
 from .prompts import PermissionPrompt
 from .render import STYLE
 from .retry import FailurePrompt, RetryStatus
-from .text import Line, TextBlock, ThinkingBlock
+from .text import TextBlock, ThinkingBlock
 from .tools import ToolCard
 
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
@@ -61,20 +62,13 @@ class AgentView:
     ) -> None:
         self.on_retry_now, self.on_cancel, self.on_new_session = on_retry_now, on_cancel, on_new_session
         self.abort, self.show_table = abort, show_table
-        self.min_interval, self.clock = min_interval, clock
+        self.clock = clock
         self.records: list[RequestRecord] = []
         self.attempted = 0  # requests sent, retries included (a failed one has no record)
         self.cancelled = False  # the user clicked Cancel (the run ends as cancelled, not interrupted)
-        self.parts: list[Any] = []
-        self.stream_updates = 0  # widget pushes of streamed content (≤ 1 per min_interval)
         self.done: ev.Done | None = None
         self.finished = False
-        self._stream: dict[tuple[str, int], TextBlock | ThinkingBlock] = {}
-        self._request_parts: list[Any] = []
         self._cards: dict[str, ToolCard] = {}
-        self._dirty: list[Any] = []
-        self._last_push = float("-inf")
-        self._timer: asyncio.TimerHandle | None = None
         self._prompts: list[PermissionPrompt] = []
         self._failures: list[FailurePrompt] = []
         self._retries: list[RetryStatus] = []
@@ -82,13 +76,13 @@ class AgentView:
         self._handle: Any = None
         self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode)
         self.gauge = self.header.gauge
-        self.body = w.VBox()
+        self.body = RunBody(min_interval, clock)
         self.activity = Activity(on_cancel, clock=clock)
         self._tools_to_run: list[ToolCard] = []  # this request's calls, in the order they run
         self._progress: asyncio.Task[None] | None = None
         self._last_tick = time.monotonic()
         self._finished_event = threading.Event()  # ends the clock thread
-        self.widget = w.VBox([self.header.widget, self.body, self.activity.widget])
+        self.widget = w.VBox([self.header.widget, self.body.widget, self.activity.widget])
 
     # --- the public surface -------------------------------------------------------------------
 
@@ -143,7 +137,7 @@ class AgentView:
         """
         tool_use_id = getattr(request, "tool_use_id", "") or f"ask-{len(self._prompts)}"
         prompt = PermissionPrompt(tool_name, tool_input, getattr(request, "reason_asked", ""))
-        card = self._card(tool_use_id, tool_name)
+        card = self.card(tool_use_id, tool_name)
         if card.input is None:
             card.set_input(tool_input)
         card.attach_prompt(prompt)
@@ -175,7 +169,7 @@ class AgentView:
         """
         prompt = next((f for f in reversed(self._failures) if f.event is event and f.outcome is None), None)
         if prompt is None:
-            prompt = self._new_failure(event)
+            prompt = self.show_failure(event)
         prompt.ask()
         choice = "interrupted"
         try:
@@ -196,36 +190,23 @@ class AgentView:
         if self.done is not None:
             return  # the run had already ended (e.g. Done("aborted") before the cancellation)
         self.activity.stop()
-        for part in self._request_parts:
+        for part in self.body.request_parts:
             if isinstance(part, (TextBlock, ThinkingBlock)) and not part.interrupted:
                 part.interrupt("interrupted by the user")
         for card in self._cards.values():
             if card.result is None and card.denied is None:
                 card.set_status("interrupted")
-        self._close_request()
+        self.body.close_request()
         self._end_retry("cancelled")
         if session_cost is not None:
             self.header.update(cost=session_cost)
         # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
-        self._line(f"interrupted — session spent so far {fmt_usd(self.header.cost)}", icon="■",
-                   style=STYLE["interrupted"])
+        self.body.line(f"interrupted — session spent so far {fmt_usd(self.header.cost)}", icon="■",
+                       style=STYLE["interrupted"])
 
-    def flush(self, *, due: bool = False) -> None:
-        """Send pending stream updates now (the last update is never dropped). ``due``: a throttled
-        update, which skips text whose byte budget (``stream.RATE``) does not allow one yet."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        ready = [p for p in self._dirty if not due or not isinstance(p, TextBlock) or p.ready()]
-        if ready:
-            for part in ready:
-                if isinstance(part, ToolCard):
-                    part.push_partial()
-                else:
-                    part.push()
-            self._dirty = [p for p in self._dirty if p not in ready]
-            self.stream_updates += 1
-            self._last_push = self.clock()
+    def flush(self) -> None:
+        """Send pending stream updates now (the last update is never dropped)."""
+        self.body.flush()
 
     def show_execution(self, record: Any) -> None:
         """Show what the python tool's code displayed (plots, HTML) in its card.
@@ -286,7 +267,7 @@ class AgentView:
         self.activity.start(f"running {card.name}")
         self._ensure_progress()
 
-    def _start_next_tool(self) -> None:
+    def start_next_tool(self) -> None:
         """Start the clock of the next call that will run (one at a time, in order)."""
         for card in self._tools_to_run:
             if card.result is None and card.denied is None:
@@ -354,50 +335,54 @@ class AgentView:
         """The session's cost so far, as the header shows it."""
         return self.header.cost
 
-    # --- parts ------------------------------------------------------------------------------------
+    # --- what the event handlers change (handlers.py uses these, ``body`` and the parts' own API) --
 
-    def _add(self, part: Any) -> Any:
-        self.parts.append(part)
-        self.body.children = (*self.body.children, part.widget)
-        return part
+    @property
+    def parts(self) -> list[Any]:
+        """Everything the run shows, in order (lines, blocks, cards, prompts)."""
+        return self.body.parts
 
-    def _line(self, text: str, icon: str = "ℹ", style: str = STYLE["muted"]) -> None:
-        self._add(Line(text, icon=icon, style=style))
+    @property
+    def stream_updates(self) -> int:
+        """Widget pushes of streamed content so far (at most one per ``min_interval``)."""
+        return self.body.stream_updates
 
-    def _card(self, tool_use_id: str, name: str) -> ToolCard:
+    def begin_request(self) -> None:
+        """A request is being sent: the previous one is closed and the wait for a token shows."""
+        self.attempted += 1
+        self.body.close_request()
+        self._tools_to_run = []
+        self.activity.start("waiting for the first token")
+        self._ensure_progress()
+
+    def run_tools_of_request(self) -> None:
+        """The request is complete: its tool calls run next, one at a time, in order."""
+        self._tools_to_run = [p for p in self.body.request_parts if isinstance(p, ToolCard)]
+        self.body.close_request()
+        self.start_next_tool()
+
+    def schedule_retry(self, event: ev.RetryScheduled) -> RetryStatus:
+        """Show a retry's countdown (with Retry now / Cancel) and tick it on the running loop."""
+        self._end_retry("retrying")
+        status = self.body.add(RetryStatus(event, self.on_retry_now, self.cancel_run, clock=self.clock))
+        self._retries.append(status)
+        try:
+            self._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
+        except RuntimeError:
+            self._ticker = None
+        return status
+
+
+    def card(self, tool_use_id: str, name: str) -> ToolCard:
+        """The card of a tool call, made (as part of the current request) on first mention."""
         card = self._cards.get(tool_use_id)
         if card is None:
-            card = self._cards[tool_use_id] = self._add(ToolCard(tool_use_id, name))
-            self._request_parts.append(card)
+            card = self._cards[tool_use_id] = self.body.add(ToolCard(tool_use_id, name), of_request=True)
         return card
 
-    def _stream_part(self, kind: str, index: int) -> TextBlock | ThinkingBlock:
-        part = self._stream.get((kind, index))
-        if part is None:
-            part = self._add(TextBlock() if kind == "text" else ThinkingBlock())
-            self._stream[(kind, index)] = part
-            self._request_parts.append(part)
-        return part
-
-    def _close_request(self) -> None:
-        self.flush()
-        self._stream.clear()
-        self._request_parts = []
-
-    def _mark_dirty(self, part: Any) -> None:
-        if part not in self._dirty:
-            self._dirty.append(part)
-        wait = self.min_interval - (self.clock() - self._last_push)
-        if wait <= 0:
-            self.flush(due=True)
-        elif self._timer is None:
-            try:  # the trailing update, in case the stream pauses (same loop: same thread)
-                self._timer = asyncio.get_running_loop().call_later(wait, lambda: self.flush(due=True))
-            except RuntimeError:
-                pass  # no loop: the next non-stream event or finish() flushes
-
-    def _new_failure(self, event: ev.ApiRequestFailed) -> FailurePrompt:
-        prompt = self._add(FailurePrompt(event, self.on_new_session))
+    def show_failure(self, event: ev.ApiRequestFailed) -> FailurePrompt:
+        """Show a failed request's card (its Retry / Cancel ask only if the loop asks)."""
+        prompt = self.body.add(FailurePrompt(event, self.on_new_session))
         self._failures.append(prompt)
         return prompt
 

@@ -2,17 +2,18 @@
 
 Functions of the :class:`~nbagent.notebook.view.agent_view.AgentView` (which owns the widgets,
 the questions it asks and its life cycle); ``AgentView.handle`` dispatches through ``HANDLERS``.
+They use the view's public methods and attributes only (``view.body`` holds the run's parts; a
+test checks that no handler reaches a ``view._`` member), and every kind of the engine's ``Event``
+union has one (a test checks that too).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
 from ...display.format import fmt_total_cost, truncation_line
 from ...engine.contracts import events as ev
 from .render import STYLE, error_line
-from .retry import RetryStatus
 from .text import TableBlock, TextBlock, ThinkingBlock
 from .tools import ToolCard
 
@@ -21,30 +22,30 @@ if TYPE_CHECKING:
 
 
 def _on_text_delta(view: "AgentView", e: ev.TextDelta) -> None:
-    part = view._stream_part("text", e.index)
+    part = view.body.stream_part("text", e.index)
     part.append(e.text)
-    view._mark_dirty(part)
+    view.body.mark_dirty(part)
 
 
 def _on_thinking_delta(view: "AgentView", e: ev.ThinkingDelta) -> None:
-    part = view._stream_part("thinking", e.index)
+    part = view.body.stream_part("thinking", e.index)
     part.append(e.text)
-    view._mark_dirty(part)
+    view.body.mark_dirty(part)
 
 
 def _on_tool_use_delta(view: "AgentView", e: ev.ToolUseDelta) -> None:
-    card = view._card(e.tool_use_id, e.name)
+    card = view.card(e.tool_use_id, e.name)
     card.add_partial(e.partial_json)
-    view._mark_dirty(card)
+    view.body.mark_dirty(card)
 
 
 def _on_tool_use(view: "AgentView", e: ev.ToolUse) -> None:
-    view._card(e.tool_use_id, e.name).set_input(e.input)
+    view.card(e.tool_use_id, e.name).set_input(e.input)
 
 
 def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
     view.activity.stop()
-    card = view._card(e.tool_use_id, e.name)
+    card = view.card(e.tool_use_id, e.name)
     card.started = None
     if card.input is None:
         card.set_input(e.input)
@@ -52,24 +53,24 @@ def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
 
 
 def _on_permission_denied(view: "AgentView", e: ev.PermissionDenied) -> None:
-    card = view._card(e.tool_use_id, e.name)
+    card = view.card(e.tool_use_id, e.name)
     if card.input is None:
         card.set_input(e.input)
     card.deny(e.reason)
 
 
 def _on_tool_result(view: "AgentView", e: ev.ToolResult) -> None:
-    card = view._card(e.tool_use_id, e.name)
+    card = view.card(e.tool_use_id, e.name)
     # The view's own clock from the moment the call could run: the engine's duration also
     # counts the wait for the permission click.
     duration = view.clock() - card.started if card.started is not None else e.duration_s
     card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
-    view._start_next_tool()
+    view.start_next_tool()
 
 
 def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
     """A tool the API ran itself: its card (made by the streamed input) gets the sources."""
-    card = view._card(e.tool_use_id, e.name)
+    card = view.card(e.tool_use_id, e.name)
     if card.input is None:
         card.set_input(e.input)
     text = "\n".join(e.sources) if e.error is None else f"{e.name} failed: {e.error}"
@@ -78,11 +79,7 @@ def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
 
 
 def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
-    view.attempted += 1
-    view._close_request()
-    view._tools_to_run = []
-    view.activity.start("waiting for the first token")
-    view._ensure_progress()
+    view.begin_request()
     if e.model:
         view.header.update(model=e.model)
     if e.estimated_input_tokens:
@@ -91,61 +88,53 @@ def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
 
 def _on_retry_scheduled(view: "AgentView", e: ev.RetryScheduled) -> None:
     view.activity.stop()  # the countdown says what is happening now
-    view._end_retry("retrying")
-    status = view._add(RetryStatus(e, view.on_retry_now, view.cancel_run, clock=view.clock))
-    view._retries.append(status)
-    try:
-        view._ticker = asyncio.get_running_loop().create_task(status.run_ticker())
-    except RuntimeError:
-        view._ticker = None
+    view.schedule_retry(e)
 
 
 def _on_stream_interrupted(view: "AgentView", e: ev.StreamInterrupted) -> None:
     view.activity.stop()
-    streamed = [p for p in view._request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
+    streamed = [p for p in view.body.request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
     if not streamed and e.partial_text:
-        block = view._stream_part("text", 0)
+        block = view.body.stream_part("text", 0)
         block.append(e.partial_text)
         streamed = [block]
     note = error_line(e.error_kind, None, e.message) if e.error_kind or e.message else ""
     for part in streamed:
         part.interrupt(note)
-    for part in view._request_parts:
+    for part in view.body.request_parts:
         if isinstance(part, ToolCard) and part.input is None:
             part.set_status("interrupted")
     if not streamed:
-        view._line(f"stream interrupted — {note}", icon="⚠", style=STYLE["interrupted"])
-    view._close_request()
+        view.body.line(f"stream interrupted — {note}", icon="⚠", style=STYLE["interrupted"])
+    view.body.close_request()
 
 
 def _on_api_request_failed(view: "AgentView", e: ev.ApiRequestFailed) -> None:
     view.activity.stop()
-    view._new_failure(e)
+    view.show_failure(e)
 
 
 def _on_context_truncated(view: "AgentView", e: ev.ContextTruncated) -> None:
     if e.max_allowed:
         view.header.update(max_allowed=e.max_allowed)
-    view._line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
+    view.body.line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
                                e.file_read_saving, e.reason), icon="✂", style=STYLE["warn"])
 
 
 def _on_model_fallback(view: "AgentView", e: ev.ModelFallback) -> None:
     view.header.update(model=e.to_model)
-    view._line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
+    view.body.line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
 
 
 def _on_notice(view: "AgentView", e: ev.Notice) -> None:
     if e.level == "warning":
-        view._line(e.message, icon="⚠", style=STYLE["warn"])
+        view.body.line(e.message, icon="⚠", style=STYLE["warn"])
     else:
-        view._line(e.message)
+        view.body.line(e.message)
 
 
 def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
-    view._tools_to_run = [p for p in view._request_parts if isinstance(p, ToolCard)]
-    view._close_request()
-    view._start_next_tool()
+    view.run_tools_of_request()
     r = e.record
     if r is None:
         return
@@ -163,7 +152,7 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
         view.interrupted(e.totals.spent_usd or None)
         view.done = e
         return
-    view._close_request()
+    view.body.close_request()
     view.activity.stop()
     view.done = e
     view.header.update(cost=e.totals.spent_usd or view.header.cost)
@@ -181,14 +170,11 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
         if why:
             text += f" — {why}"
     ok = e.reason == "end_turn"
-    view._line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
+    view.body.line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
     if view.show_table and view.records:
         from ...display.tables import for_display, turns_df
 
-        view._add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
-
-
-__all__ = ["AgentView"]
+        view.body.add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
 
 
 HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
@@ -210,3 +196,5 @@ HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
     "request_completed": _on_request_completed,
     "done": _on_done,
 }
+
+__all__ = ["HANDLERS"]

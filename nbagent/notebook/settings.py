@@ -1,0 +1,107 @@
+"""``%config AgentMagics.X = …`` and the running session: what reaches it, and what waits.
+
+The ``AgentMagics`` traits are the notebook's settings. A change reaches the running session at
+its next prompt when the session can take it (the model, the limits, the allow list, …): before,
+``%config AgentMagics.model`` after the first prompt changed nothing, silently, and ``%agent
+config`` showed two models. What is fixed when a session starts (its provider, its task folder,
+its tools) says so, in one line, when it changes, and ``%agent config`` marks it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..engine.contracts.errors import NbAgentError
+
+#: Trait → the ``SessionConfig`` setting it becomes (the session takes these between prompts).
+LIVE: dict[str, str] = {
+    "model": "model", "max_requests": "max_requests", "max_budget": "max_budget_usd",
+    "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
+    "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools",
+}
+#: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
+#: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
+NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
+    {"provider", "task_root", "shell_tool", "tokens_per_second", "first_token_latency"})
+#: Traits the magics read at every prompt themselves (no session setting behind them).
+PER_PROMPT: frozenset[str] = frozenset({"insert_code"})
+
+SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "effort",
+         "web_search", "allow", "insert_code", "task_root", "shell_tool", "tokens_per_second",
+         "first_token_latency", "permission_mode")
+"""The traits ``%agent config`` lists, in this order."""
+
+
+def session_value(name: str, value: Any, config: Any) -> Any:
+    """What the trait ``name`` set to ``value`` becomes in a session whose settings are ``config``."""
+    if name == "allow":
+        return tuple(dict.fromkeys((*config.allow, *value)))
+    if name == "web_search":
+        others = tuple(t for t in config.server_tools if t != "web_search")
+        return (*others, "web_search") if value else others
+    return value
+
+
+def _trait_in_session(name: str, config: Any) -> Any:
+    """The session's value of a live trait, in the trait's terms (for comparison and display)."""
+    value = getattr(config, LIVE[name])
+    if name == "web_search":
+        return "web_search" in value
+    if name == "allow":
+        return list(value)
+    return value
+
+
+def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
+    """Carry one trait change to the running session; returns the line to show, if any."""
+    sess = getattr(magics, "current", None)  # None too while IPython's config loads the traits
+    if sess is None or name in PER_PROMPT:
+        return None
+    if name in NEW_SESSIONS_ONLY:
+        return (f"nbagent: AgentMagics.{name} applies to new sessions only; the running session keeps its "
+                "setting (%agent reset starts a new one).")
+    if name not in LIVE:
+        return None
+    config = sess.agent.config
+    if name == "allow":  # what the trait used to allow goes; what a cell's --allow added stays
+        config = config.replace(allow=tuple(t for t in config.allow if t not in old))
+    try:
+        sess.agent.reconfigure(**{LIVE[name]: session_value(name, new, config)})
+    except (ValueError, TypeError, NbAgentError) as exc:
+        return f"nbagent: AgentMagics.{name} was not applied to the running session: {exc}"
+    return None
+
+
+def _session_note(name: str, trait: Any, sess: Any) -> str:
+    """What ``%agent config`` adds after a trait when a session runs ('' when nothing to add)."""
+    if name in NEW_SESSIONS_ONLY:
+        provider = f"; this session: {sess.agent.provider.name}" if name == "provider" else ""
+        return f"   (new sessions only{provider})"
+    if name not in LIVE:
+        return ""
+    mine = _trait_in_session(name, sess.agent.config)
+    if mine == trait:
+        return ""
+    if name == "allow" and set(trait) <= set(mine):
+        return f"   (this session also allows: {', '.join(t for t in mine if t not in trait)})"
+    return f"   (this session: {mine!r}, set in a cell or by a command)"
+
+
+def config_lines(magics: Any) -> list[str]:
+    """``%agent config``: each trait once, with the running session's value only where it differs
+    (a cell option such as ``--model`` changed it), and which settings wait for a new session."""
+    sess = magics.current
+    lines = []
+    for name in SHOWN:
+        trait = getattr(magics, name)
+        lines.append(f"AgentMagics.{name} = {trait!r}" + (_session_note(name, trait, sess) if sess else ""))
+    if sess is not None:
+        covered = set(LIVE.values())
+        rest = ", ".join(f"{f.name}={getattr(sess.agent.config, f.name)!r}"
+                         for f in dataclasses.fields(sess.agent.config) if f.name not in covered)
+        lines.append(f"session: {rest}")
+    return lines
+
+
+__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "session_value"]

@@ -1,0 +1,65 @@
+"""``%config AgentMagics.X`` after a session started: it reaches the session, or says it waits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.settings import LIVE, NEW_SESSIONS_ONLY, PER_PROMPT
+
+from .test_magics_inprocess import ip, run, session  # noqa: F401  (ip is a fixture)
+
+
+def _models_sent(s: Any) -> list[str]:
+    return [r.body["model"] for r in s.agent.simulated_api.requests if r.path.endswith("/v1/messages")]
+
+
+def test_config_model_between_two_cells_is_the_model_of_the_next_request(ip):  # noqa: F811
+    run(ip, "%%agent\nWhat is 2 * 3?")
+    assert set(_models_sent(session())) == {"claude-sonnet-5-5"}
+    out = run(ip, '%config AgentMagics.model = "claude-haiku-4-5"')
+    assert "new sessions" not in out  # the running session takes it: nothing to warn about
+    sent_before = len(_models_sent(session()))
+    run(ip, "%%agent\nWhat is 3 * 4?")
+    assert set(_models_sent(session())[sent_before:]) == {"claude-haiku-4-5"}
+    shown = run(ip, "%agent config")
+    assert shown.count("claude-haiku-4-5") == 1 and "claude-sonnet-5-5" not in shown
+    magics_mod.active_magics().model = "claude-sonnet-5-5"
+
+
+def test_every_live_setting_reaches_the_running_session(ip):  # noqa: F811
+    magics = magics_mod.active_magics()
+    run(ip, "%config AgentMagics.max_requests = 7")
+    run(ip, "%config AgentMagics.max_budget = 0.5")
+    run(ip, "%config AgentMagics.context_window = 50000")
+    run(ip, '%config AgentMagics.effort = "low"')
+    run(ip, "%config AgentMagics.web_search = True")
+    run(ip, '%config AgentMagics.permission_mode = "plan"')
+    run(ip, '%config AgentMagics.allow = ["python", "write_file"]')
+    config = session().agent.config
+    assert (config.max_requests, config.max_budget_usd, config.context_window, config.effort) == (7, 0.5, 50000, "low")
+    assert "web_search" in config.server_tools and config.permission_mode == "plan"
+    assert set(config.allow) == {"python", "read_file", "write_file"}  # the session's own allow stays
+    run(ip, '%config AgentMagics.allow = ["python"]')
+    assert "write_file" not in session().agent.config.allow
+    for name, value in [("max_requests", 25), ("max_budget", magics.traits()["max_budget"].default_value),
+                        ("context_window", None), ("effort", None), ("web_search", False),
+                        ("permission_mode", "default"), ("allow", [])]:
+        setattr(magics, name, value)
+    assert "web_search" not in session().agent.config.server_tools
+
+
+def test_a_setting_for_new_sessions_says_so_once_and_agent_config_marks_it(ip):  # noqa: F811
+    out = run(ip, "%config AgentMagics.shell_tool = True")
+    try:
+        assert out.count("AgentMagics.shell_tool applies to new sessions only") == 1
+        assert "shell" not in session().agent.tools
+        assert "AgentMagics.shell_tool = True   (new sessions only)" in run(ip, "%agent config")
+        assert "shell" in magics_mod.active_magics().new_session().agent.tools
+    finally:
+        magics_mod.active_magics().shell_tool = False
+
+
+def test_every_setting_is_live_new_sessions_only_or_read_per_prompt():
+    traits = set(magics_mod.AgentMagics.class_trait_names(config=True))
+    assert traits == set(LIVE) | NEW_SESSIONS_ONLY | PER_PROMPT
