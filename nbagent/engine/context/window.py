@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence, Union
 
 from ..api_facts.cost import Usage
+from ..contracts.saved import Number, saved_record
 
 Keep = Literal["none", "last_two", "half", "quarter"]
 DeletedRange = tuple[int, int]
@@ -34,6 +35,7 @@ class ContextWindowInfo:
     max_allowed_size: float
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class RequestUsage:
     """Token usage of the previous API request, and when it was made.
@@ -42,7 +44,7 @@ class RequestUsage:
     context updates are recorded at this timestamp so that a rollback can undo them.
     """
 
-    ts: float
+    ts: Number
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
