@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from ..contracts.messages import tool_result_text
+from ..contracts.messages import is_text, is_tool_result, is_tool_use, tool_result_text
 from .request import RequestMemo, edited_message, replace_block_text
 from .updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
 
@@ -126,7 +126,7 @@ def reads_in_message(
         found.extend(_mentions(content, index, -1, replaceable=False))
     elif isinstance(content, list):
         for j, block in enumerate(content):
-            if isinstance(block, (dict, Mapping)) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if is_text(block) and isinstance(block.get("text"), str):
                 found.extend(_mentions(block["text"], index, j, replaceable=True))
     return tuple(found)
 
@@ -137,11 +137,11 @@ def _tool_reads(prev: Mapping[str, Any], content: list[Any], index: int) -> list
         return []
     results: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for j, block in enumerate(content):
-        if isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result":
+        if is_tool_result(block):
             results[block.get("tool_use_id", "")] = (j, block)  # the last duplicate is the one sent
     found: list[FileRead] = []
     for j_use, use in enumerate(prev_content):
-        if not isinstance(use, (dict, Mapping)) or use.get("type") != "tool_use":
+        if not is_tool_use(use):
             continue
         answer = results.get(use.get("id", ""))
         tool_input = use.get("input")

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord, Totals
-from ..contracts.messages import history_problems
+from ..contracts.messages import Message, history_problems
 from ..disk.append_log import AppendLog, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
@@ -49,7 +49,7 @@ negligible share of a run however fast its requests come."""
 class SessionSnapshot:
     """Everything loaded from a task folder."""
 
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     model: str | None = None
     deleted_range: tuple[int, int] | None = None
@@ -95,7 +95,7 @@ class SessionStore:
     def save_context(self, updates: ContextHistoryUpdates) -> None:
         save_updates(updates, self.task_dir)
 
-    def save_history(self, history: list[dict[str, Any]]) -> None:
+    def save_history(self, history: list[Message]) -> None:
         """Append the new messages (not synced to disk: see :meth:`sync`); any other change to the
         history (a merged prompt, a rollback, a compaction) rewrites the file atomically."""
         self._history.save(history, dumps_line)
@@ -205,7 +205,7 @@ class SessionStore:
         return snap
 
 
-def _snapshot(meta_path: Path, meta: SessionMeta, history: list[dict[str, Any]], records: list[RequestRecord],
+def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], records: list[RequestRecord],
               compactions: Any) -> SessionSnapshot:
     """The session.json fields, checked against the logs (a crash between writes is repaired)."""
     last_ts, previous_usage = meta.last_ts, meta.previous_usage
@@ -233,7 +233,7 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[dict[str, Any]],
     )
 
 
-def _applied(points: list[Any], history: list[dict[str, Any]]) -> list[Any]:
+def _applied(points: list[Any], history: list[Message]) -> list[Any]:
     """The compaction points the history reflects. A point is written before the history it
     compacts, and a rollback restores the history before it drops the point: after a crash in
     between, the newest point may describe a compaction the history does not have (its replaced
@@ -262,7 +262,7 @@ def _load_records(path: Path, notices: list[str]) -> list[RequestRecord]:
     return check_records(path, records)
 
 
-def _load_history(path: Path, notices: list[str]) -> list[dict[str, Any]]:
+def _load_history(path: Path, notices: list[str]) -> list[Message]:
     history = read_log(path, notices)
     if not isinstance(history, list) or not all(
         isinstance(m, dict) and m.get("role") in ("user", "assistant")
