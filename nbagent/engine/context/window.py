@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, Mapping, Sequence, Union
+from typing import Literal, Sequence, Union
 
 from ..api_facts.cost import Usage
+from ..contracts.messages import Message
 from ..contracts.saved import Number, saved_record
 
 Keep = Literal["none", "last_two", "half", "quarter"]
@@ -126,7 +127,7 @@ def start_of_rest(deleted_range: RangeLike) -> int:
 
 
 def get_next_truncation_range(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     deleted_range: RangeLike,
     keep: Keep,
 ) -> DeletedRange:

@@ -17,7 +17,7 @@ from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..contracts.events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
-from ..contracts.messages import ToolResultBlockParam, error_result
+from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
 from ..contracts.tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
@@ -34,7 +34,7 @@ def _short(value: Any, limit: int = 200) -> str:
 
 
 async def run_tool_call(
-    use: Mapping[str, Any],
+    use: ToolUseBlockParam,
     *,
     tools: Mapping[str, ToolLike],
     gate: PermissionGate,
