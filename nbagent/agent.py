@@ -23,7 +23,7 @@ from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.errors import MissingApiKeyError
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.contracts.hooks import HookMap, Hooks
-from .engine.contracts.messages import text_of
+from .engine.contracts.messages import Message, text_of
 from .engine.contracts.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.contracts.provider import Provider
 from .engine.contracts.tool_api import ToolLike, ToolSource
@@ -245,7 +245,7 @@ class Agent:
         return self.engine.session
 
     @property
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Message]:
         return self.engine.session.history
 
     @property
@@ -319,7 +319,7 @@ class Agent:
             await self.mcp.aclose()
 
 
-def _answer(spec: OutputSpec | None, done: Done, history: list[dict[str, Any]]) -> Any:
+def _answer(spec: OutputSpec | None, done: Done, history: list[Message]) -> Any:
     """What :attr:`Agent.last_output` holds after a run that ended with ``done``."""
     if spec is not None:
         return spec.parse(done.output) if done.output is not None else None

@@ -39,6 +39,7 @@ from ..engine.context import (
     should_compact_context_window,
 )
 from ..engine.context.window import start_of_rest
+from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
 from ..engine.state.compactions import compacted, summary_text
 from .cache import PrefixCache, markable
@@ -212,10 +213,10 @@ class _Replay:
         self.manager = ContextManager()  # one per simulated session, like the loop
         self.rng: tuple[int, int] | None = None
         self.summary: str | None = None  # the marked summary text the model sees
-        self.view: list[dict[str, Any]] = []  # auto-condense: the history after its compactions
+        self.view: list[Message] = []  # auto-condense: the history after its compactions
         self.folded = 0
 
-    def step(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
+    def step(self, hist: list[Message], previous: RequestUsage | None) -> _Step:
         """Decide on the range and build the request for ``hist`` (which ends on a user message)."""
         s = self.strategy
         if s == "cline":
@@ -238,12 +239,12 @@ class _Replay:
             return _Step(list(self.manager.get_truncated_messages(hist, None)))  # memoised, nothing hidden
         raise ValueError(f"unknown strategy {s!r}; one of {', '.join(STRATEGIES)}")
 
-    def _compact(self, hist: list[Mapping[str, Any]], previous: RequestUsage | None) -> _Step:
+    def _compact(self, hist: list[Message], previous: RequestUsage | None) -> _Step:
         """Auto-condense through the engine's compaction: ``view`` is the history as the session
         holds it after its compactions (:func:`~nbagent.engine.state.compactions.compacted`, at
         :func:`~nbagent.engine.loop.compaction.hidden_end`), ``folded`` how many source messages fewer it
         has. The range reported is the source messages the summary stands for."""
-        self.view.extend(cast("list[dict[str, Any]]", hist[len(self.view) + self.folded:]))
+        self.view.extend(hist[len(self.view) + self.folded:])
         condensed = False
         if previous is not None and should_compact_context_window(previous.total, self.window, self.condense_threshold):
             end = hidden_end(self.view)
@@ -297,7 +298,7 @@ def simulate(
         fast = PrefixCache(counter, min_tokens=cache_min_tokens)
     else:
         raise ValueError(f"cache_model must be 'prefix' or 'prompt_cache', not {cache_model!r}")
-    source = list(history)
+    source = cast("list[Message]", list(history))  # messages of a file or the caller, read as the engine's
     records: list[RequestRecord] = []
     previous: tuple[int, int] | None = None  # (prompt tokens, reply tokens) of the last request
     for k, last in enumerate(request_points(source), start=1):

@@ -10,7 +10,7 @@ import difflib
 import json
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..engine.contracts.messages import content_blocks, tool_result_text
 from ..engine.state.compactions import SUMMARY_MARK
@@ -35,7 +35,7 @@ def _block_text(block: dict[str, Any]) -> str:
     return f"({kind})"
 
 
-def _blocks(message: dict[str, Any]) -> list[str]:
+def _blocks(message: Mapping[str, Any]) -> list[str]:
     return [_block_text(b) for b in content_blocks(message) if isinstance(b, dict)]
 
 

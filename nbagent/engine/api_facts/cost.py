@@ -8,9 +8,11 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
+from ..contracts.saved import NonNegInt, saved_record
 from .models import ModelInfo, PriceTier, get_model
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one API request, as the API reports it (the truth, not an estimate).
@@ -19,14 +21,14 @@ class Usage:
     the rest are 5-minute writes.
     """
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_1h: int = 0
-    web_search_requests: int = 0
+    input_tokens: NonNegInt = 0
+    output_tokens: NonNegInt = 0
+    cache_creation_input_tokens: NonNegInt = 0
+    cache_read_input_tokens: NonNegInt = 0
+    cache_creation_1h: NonNegInt = 0
+    web_search_requests: NonNegInt = 0
     """Server-side web searches (billed per search, on top of tokens)."""
-    web_fetch_requests: int = 0
+    web_fetch_requests: NonNegInt = 0
     """Server-side web fetches (billed as tokens only)."""
 
     @property

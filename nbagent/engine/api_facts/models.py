@@ -219,12 +219,14 @@ def _read_table(path: str | Path) -> dict[str, Any]:
     try:
         text = p.read_text(encoding="utf-8")
         if p.suffix == ".json":
-            return json.loads(text)
+            table: dict[str, Any] = json.loads(text)  # untyped; _row checks each row
+            return table
         try:  # tomllib is in the standard library from Python 3.11 on
             import tomllib
         except ModuleNotFoundError as exc:
             raise ModelTableError(f"reading {p} needs Python 3.11+ (tomllib); use a .json table") from exc
-        return tomllib.loads(text)
+        parsed: dict[str, Any] = tomllib.loads(text)
+        return parsed
     except (OSError, ValueError) as exc:
         raise ModelTableError(f"cannot read the model table {p}: {exc}") from exc
 

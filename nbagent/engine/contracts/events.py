@@ -1,21 +1,25 @@
 """The typed events the engine yields: frozen, kind-tagged dataclasses and one ``Event`` union.
 
 Every front-end (widgets, plain text, the persisted event log, a test) consumes these; nothing
-else crosses from the engine to the user. ``event_to_dict`` / ``event_from_dict`` round-trip them
-through JSON for ``ui_messages.json``.
+else crosses from the engine to the user. ``event_to_dict`` / ``events_from_json`` round-trip them
+through JSON for ``ui_messages.json``: the dataclasses are the schema (see :mod:`.saved`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
+
+import pydantic
 
 from ..api_facts.cost import Usage
+from .saved import Money, NonNegInt, Number, saved_record, validate_saved
 
 DoneReason = Literal["end_turn", "max_requests", "max_budget", "aborted", "error", "refusal"]
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
     """One API request's accounting: a row of the per-turn table.
@@ -24,20 +28,20 @@ class RequestRecord:
     ``context_tokens`` is the prompt size the API reported; ``cost_usd`` is None for unknown prices.
     """
 
-    turn: int
-    request: int
+    turn: NonNegInt
+    request: NonNegInt
     model: str
     usage: Usage
-    cost_usd: float | None
+    cost_usd: Money | None
     context_tokens: int
-    max_allowed: float
+    max_allowed: Number
     context_window: int
     deleted_range: tuple[int, int] | None
     keep: str | None
-    file_read_saving: float | None
-    retries: int
+    file_read_saving: Number | None
+    retries: NonNegInt
     stop_reason: str | None
-    duration_s: float
+    duration_s: Number
     ts: int
     estimated_input_tokens: int = 0
     trigger_tokens: int | None = None
@@ -45,6 +49,7 @@ class RequestRecord:
     that made it act (the figure its notice shows)."""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class Totals:
     """Session totals of the requests in the current history (``requests``, ``usage``,
@@ -55,37 +60,40 @@ class Totals:
     requests: int = 0
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: Number = 0.0
     retries: int = 0
     truncations: int = 0
     unpriced_requests: int = 0
-    spent_usd: float = 0.0
+    spent_usd: Number = 0.0
     spent_requests: int = 0
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A fragment of assistant text as it streams."""
 
-    kind: Literal["text_delta"] = field(default="text_delta", init=False)
+    kind: Literal["text_delta"] = field(default="text_delta", kw_only=True)
     text: str = ""
     index: int = 0
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ThinkingDelta:
     """A fragment of extended thinking."""
 
-    kind: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
+    kind: Literal["thinking_delta"] = field(default="thinking_delta", kw_only=True)
     text: str = ""
     index: int = 0
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ToolUseDelta:
     """A fragment of a tool call's JSON input as it streams (``partial_json`` is not valid alone)."""
 
-    kind: Literal["tool_use_delta"] = field(default="tool_use_delta", init=False)
+    kind: Literal["tool_use_delta"] = field(default="tool_use_delta", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     partial_json: str = ""
@@ -96,55 +104,60 @@ STREAM_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 """The events of a reply as it streams: shown, not kept in the event log."""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ToolUse:
     """A complete tool call from the model, about to be validated, permitted and run."""
 
-    kind: Literal["tool_use"] = field(default="tool_use", init=False)
+    kind: Literal["tool_use"] = field(default="tool_use", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     input: Any = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class PermissionAsked:
     """The permission gate is asking the user about a tool call."""
 
-    kind: Literal["permission_asked"] = field(default="permission_asked", init=False)
+    kind: Literal["permission_asked"] = field(default="permission_asked", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     input: Any = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class PermissionDenied:
     """A tool call was denied (by the user or a rule); the model gets an error result."""
 
-    kind: Literal["permission_denied"] = field(default="permission_denied", init=False)
+    kind: Literal["permission_denied"] = field(default="permission_denied", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     input: Any = None
     reason: str = ""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """The result sent back to the model for one tool call (``display`` is the untruncated text)."""
 
-    kind: Literal["tool_result"] = field(default="tool_result", init=False)
+    kind: Literal["tool_result"] = field(default="tool_result", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     content: str = ""
     is_error: bool = False
-    duration_s: float = 0.0
+    duration_s: Number = 0.0
     display: str | None = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ApiRequestStarted:
     """An API request is about to be sent (``attempt`` is 0 for the first try)."""
 
-    kind: Literal["api_request_started"] = field(default="api_request_started", init=False)
+    kind: Literal["api_request_started"] = field(default="api_request_started", kw_only=True)
     turn: int = 0
     request: int = 0
     model: str = ""
@@ -153,35 +166,38 @@ class ApiRequestStarted:
     messages_sent: int = 0
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class RetryScheduled:
     """An automatic retry will happen after ``delay_s`` seconds (the wait can be cut short)."""
 
-    kind: Literal["retry_scheduled"] = field(default="retry_scheduled", init=False)
+    kind: Literal["retry_scheduled"] = field(default="retry_scheduled", kw_only=True)
     attempt: int = 1
     max_attempts: int = 3
-    delay_s: float = 0.0
+    delay_s: Number = 0.0
     error_kind: str = ""
     message: str = ""
     status: int | None = None
     request_id: str | None = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class StreamInterrupted:
     """A stream broke after output began; the partial output never enters history."""
 
-    kind: Literal["stream_interrupted"] = field(default="stream_interrupted", init=False)
+    kind: Literal["stream_interrupted"] = field(default="stream_interrupted", kw_only=True)
     error_kind: str = ""
     message: str = ""
     partial_text: str = ""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ApiRequestFailed:
     """Retries are exhausted or the error is not retryable; the session is asked what to do."""
 
-    kind: Literal["api_request_failed"] = field(default="api_request_failed", init=False)
+    kind: Literal["api_request_failed"] = field(default="api_request_failed", kw_only=True)
     error_kind: str = ""
     message: str = ""
     status: int | None = None
@@ -190,25 +206,27 @@ class ApiRequestFailed:
     can_shorten: bool = True
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ContextTruncated:
     """The context manager hid a range of history (or replaced duplicate file reads)."""
 
-    kind: Literal["context_truncated"] = field(default="context_truncated", init=False)
+    kind: Literal["context_truncated"] = field(default="context_truncated", kw_only=True)
     deleted_range: tuple[int, int] | None = None
     keep: str | None = None
     previous_tokens: int = 0
-    max_allowed: float = 0.0
-    file_read_saving: float | None = None
+    max_allowed: Number = 0.0
+    file_read_saving: Number | None = None
     reason: Literal["threshold", "overflow"] = "threshold"
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ServerToolResult:
     """A tool the API ran itself (web search, web fetch, code execution) and what it returned:
     ``sources`` as "title — url" lines; ``error`` the API's error code when it failed."""
 
-    kind: Literal["server_tool_result"] = field(default="server_tool_result", init=False)
+    kind: Literal["server_tool_result"] = field(default="server_tool_result", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     input: Any = None
@@ -216,39 +234,43 @@ class ServerToolResult:
     error: str | None = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class ModelFallback:
     """The primary model failed after retries; the rest of the turn uses ``to_model``."""
 
-    kind: Literal["model_fallback"] = field(default="model_fallback", init=False)
+    kind: Literal["model_fallback"] = field(default="model_fallback", kw_only=True)
     from_model: str = ""
     to_model: str = ""
     reason: str = ""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should know that is not an error (e.g. a tool server skipped)."""
 
-    kind: Literal["notice"] = field(default="notice", init=False)
+    kind: Literal["notice"] = field(default="notice", kw_only=True)
     level: Literal["info", "warning"] = "info"
     message: str = ""
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class RequestCompleted:
     """An API request completed and its assistant message entered history."""
 
-    kind: Literal["request_completed"] = field(default="request_completed", init=False)
+    kind: Literal["request_completed"] = field(default="request_completed", kw_only=True)
     record: RequestRecord | None = None
 
 
+@saved_record
 @dataclass(frozen=True, slots=True)
 class Done:
     """The loop ended; ``reason`` says why, ``totals`` are the session's totals so far; ``output``
     is the validated final answer of a run with ``output=Schema`` (None otherwise)."""
 
-    kind: Literal["done"] = field(default="done", init=False)
+    kind: Literal["done"] = field(default="done", kw_only=True)
     reason: DoneReason = "end_turn"
     totals: Totals = field(default_factory=Totals)
     error: str | None = None
@@ -275,39 +297,33 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return dataclasses.asdict(event)
 
 
-def _usage(d: Any) -> Usage:
-    return d if isinstance(d, Usage) else Usage(**d)
-
-
-def _range(r: Any) -> tuple[int, int] | None:
-    return None if r is None else (int(r[0]), int(r[1]))
-
-
 # Task folders written before the request/turn naming was made consistent still load.
 _RENAMED_KINDS = {"turn_completed": "request_completed"}
 
+SavedEvent = Annotated[Event, pydantic.Field(discriminator="kind")]
+"""The ``Event`` union as pydantic validates it: the ``kind`` tag picks the class."""
+
+
+def _renamed(data: Any) -> Any:
+    """An event dict of an earlier version in today's names (other data is left to validation)."""
+    if not isinstance(data, dict):
+        return data
+    kind = data.get("kind")
+    if kind in _RENAMED_KINDS:
+        data = {**data, "kind": _RENAMED_KINDS[kind]}
+    if kind == "done" and data.get("reason") == "max_turns":
+        data = {**data, "reason": "max_requests"}
+    return data
+
+
+def events_from_json(data: list[Any]) -> list[Event]:
+    """Inverse of :func:`event_to_dict` for a whole event log, through the one ``TypeAdapter`` of
+    :data:`SavedEvent`; raises ``pydantic.ValidationError`` (a ``ValueError``) naming the event and
+    field of the first problem, an unknown ``kind`` included."""
+    events: list[Event] = validate_saved(list[SavedEvent], [_renamed(d) for d in data])
+    return events
+
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Inverse of :func:`event_to_dict`; raises ``ValueError`` for an unknown kind."""
-    data = dict(data)
-    kind = _RENAMED_KINDS.get(data.get("kind"), data.get("kind"))  # type: ignore[arg-type]
-    data.pop("kind", None)
-    if kind == "done" and data.get("reason") == "max_turns":
-        data["reason"] = "max_requests"
-    cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
-    if cls is None:
-        raise ValueError(f"unknown event kind {kind!r}")
-    if cls is RequestCompleted and data.get("record") is not None:
-        rec = dict(data["record"])
-        rec["usage"] = _usage(rec["usage"])
-        rec["deleted_range"] = _range(rec.get("deleted_range"))
-        data["record"] = RequestRecord(**rec)
-    if cls is Done and isinstance(data.get("totals"), dict):
-        tot = dict(data["totals"])
-        tot["usage"] = _usage(tot.get("usage", {}))
-        data["totals"] = Totals(**tot)
-    if cls is ContextTruncated:
-        data["deleted_range"] = _range(data.get("deleted_range"))
-    if cls is ServerToolResult:
-        data["sources"] = tuple(str(s) for s in data.get("sources") or ())
-    return cls(**data)
+    """Inverse of :func:`event_to_dict` for one event (see :func:`events_from_json`)."""
+    return events_from_json([data])[0]

@@ -1,37 +1,194 @@
-"""Helpers over Anthropic-format messages, and the validity check every test leans on.
+"""The Messages API's message and block shapes as TypedDicts, helpers over them, and the validity
+check every test leans on.
 
-A message is ``{"role": "user" | "assistant", "content": str | list[block]}``. Nothing here
-mutates its input.
+A message is ``{"role": "user" | "assistant", "content": str | list[block]}``. The TypedDicts mirror
+the SDK's param types (``anthropic.types.MessageParam``, ``TextBlockParam``, …: same names, same
+fields, ``total=False`` with ``Required`` where the SDK has them; a test compares the two) because
+the engine does not import the SDK. They cost nothing at run time: a message is a plain dict. Nothing
+here mutates its input.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
-Message = dict[str, Any]
+if TYPE_CHECKING:  # annotations are strings at run time; typing.Required is 3.11+
+    from typing_extensions import Required, TypeGuard
+
+
+class CacheControlEphemeralParam(TypedDict, total=False):
+    """A prompt-cache breakpoint on a block."""
+
+    type: Required[Literal["ephemeral"]]
+    ttl: Literal["5m", "1h"]
+
+
+class TextBlockParam(TypedDict, total=False):
+    """Text (the API rejects an empty or whitespace-only one)."""
+
+    text: Required[str]
+    type: Required[Literal["text"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    citations: Optional[list[dict[str, Any]]]
+
+
+class ImageBlockParam(TypedDict, total=False):
+    """An image (base64 or URL ``source``)."""
+
+    source: Required[dict[str, Any]]
+    type: Required[Literal["image"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    transformations: Optional[dict[str, Any]]
+
+
+class DocumentBlockParam(TypedDict, total=False):
+    """A document (PDF, plain text, …)."""
+
+    source: Required[dict[str, Any]]
+    type: Required[Literal["document"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    citations: Optional[dict[str, Any]]
+    context: Optional[str]
+    title: Optional[str]
+
+
+class ThinkingBlockParam(TypedDict, total=False):
+    """Extended thinking, sent back with its signature."""
+
+    signature: Required[str]
+    thinking: Required[str]
+    type: Required[Literal["thinking"]]
+
+
+class RedactedThinkingBlockParam(TypedDict, total=False):
+    """Thinking the API encrypted."""
+
+    data: Required[str]
+    type: Required[Literal["redacted_thinking"]]
+
+
+class ToolUseBlockParam(TypedDict, total=False):
+    """A tool call of the model (``input`` as the model sent it)."""
+
+    id: Required[str]
+    input: Required[dict[str, Any]]
+    name: Required[str]
+    type: Required[Literal["tool_use"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    caller: dict[str, Any]
+    toolset_name: Optional[str]
+
+
+ToolResultContent = Union[TextBlockParam, ImageBlockParam, DocumentBlockParam]
+"""What a tool result's list content may hold."""
+
+
+class ToolResultBlockParam(TypedDict, total=False):
+    """The answer to a ``tool_use``, in the next user message."""
+
+    tool_use_id: Required[str]
+    type: Required[Literal["tool_result"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    content: Union[str, list[ToolResultContent]]
+    is_error: bool
+    toolset_name: Optional[str]
+
+
+class ServerToolUseBlockParam(TypedDict, total=False):
+    """A tool the API runs itself (web search, web fetch, code execution)."""
+
+    id: Required[str]
+    input: Required[dict[str, Any]]
+    name: Required[str]
+    type: Required[Literal["server_tool_use"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    caller: dict[str, Any]
+
+
+class WebSearchToolResultBlockParam(TypedDict, total=False):
+    """What a server web search returned (a list of results, or an error object)."""
+
+    content: Required[Any]
+    tool_use_id: Required[str]
+    type: Required[Literal["web_search_tool_result"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    caller: dict[str, Any]
+
+
+class WebFetchToolResultBlockParam(TypedDict, total=False):
+    """What a server web fetch returned (a document, or an error object)."""
+
+    content: Required[Any]
+    tool_use_id: Required[str]
+    type: Required[Literal["web_fetch_tool_result"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    caller: dict[str, Any]
+
+
+ContentBlock = Union[
+    TextBlockParam, ImageBlockParam, DocumentBlockParam, ThinkingBlockParam, RedactedThinkingBlockParam,
+    ToolUseBlockParam, ToolResultBlockParam, ServerToolUseBlockParam, WebSearchToolResultBlockParam,
+    WebFetchToolResultBlockParam,
+]
+"""A block of a message's list content."""
+
+
+class MessageParam(TypedDict, total=False):
+    """One message of the conversation (the SDK's ``UserMessageParam`` / ``AssistantMessageParam``)."""
+
+    content: Required[Union[str, list[ContentBlock]]]
+    role: Required[Literal["user", "assistant"]]
+
+
+Message = MessageParam
+"""A message of the history (the name the engine uses)."""
 # ``isinstance(x, (dict, Mapping))`` across the engine: history's blocks are dicts, and the exact
 # type check answers them before the ABC machinery (a measurable share of a request otherwise).
 
 
-def blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def is_text(block: object) -> TypeGuard[TextBlockParam]:
+    """A ``text`` block (anything else, a non-dict included, is not)."""
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "text"
+
+
+def is_tool_use(block: object) -> TypeGuard[ToolUseBlockParam]:
+    """A ``tool_use`` block (anything else, a non-dict included, is not)."""
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_use"
+
+
+def is_tool_result(block: object) -> TypeGuard[ToolResultBlockParam]:
+    """A ``tool_result`` block (anything else, a non-dict included, is not)."""
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result"
+
+
+def blocks(message: MessageParam) -> list[ContentBlock]:
     """The message's content as a list of blocks (a string becomes one text block)."""
     content = message.get("content", "")
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return [b for b in content if isinstance(b, (dict, Mapping))]  # type: ignore[misc]
+        return [TextBlockParam(type="text", text=content)] if content else []
+    return [b for b in content if isinstance(b, (dict, Mapping))]
 
 
-def tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def tool_uses(message: MessageParam) -> list[ToolUseBlockParam]:
     """The ``tool_use`` blocks of a message, in order."""
-    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+    return [b for b in blocks(message) if is_tool_use(b)]
 
 
-def server_tool_calls(message: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+ServerToolResult = Union[WebSearchToolResultBlockParam, WebFetchToolResultBlockParam]
+
+
+def server_tool_calls(message: MessageParam) -> list[tuple[ServerToolUseBlockParam, ServerToolResult | None]]:
     """Each ``server_tool_use`` block of an assistant message with its result block (or None)."""
-    results = {b.get("tool_use_id"): b for b in blocks(message)
-               if str(b.get("type", "")).endswith("_tool_result") and b.get("type") != "tool_result"}
-    return [(b, results.get(b.get("id"))) for b in blocks(message) if b.get("type") == "server_tool_use"]
+    results: dict[object, ServerToolResult] = {}
+    calls: list[ServerToolUseBlockParam] = []
+    for b in blocks(message):
+        kind = str(b.get("type", ""))
+        if kind.endswith("_tool_result") and kind != "tool_result":
+            results[b.get("tool_use_id")] = b  # type: ignore[assignment]  # any server tool's result
+        elif b["type"] == "server_tool_use":
+            calls.append(b)
+    return [(b, results.get(b.get("id"))) for b in calls]
 
 
 def result_sources(result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
@@ -52,26 +209,27 @@ def result_sources(result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], s
     return tuple(sources), None
 
 
-def tool_result_ids(message: Mapping[str, Any]) -> list[str]:
+def tool_result_ids(message: MessageParam) -> list[str]:
     """The ``tool_use_id`` of each ``tool_result`` block, in order."""
-    return [b.get("tool_use_id", "") for b in blocks(message) if b.get("type") == "tool_result"]
+    return [b.get("tool_use_id", "") for b in blocks(message) if is_tool_result(b)]
 
 
-def text_of(message: Mapping[str, Any]) -> str:
+def text_of(message: MessageParam) -> str:
     """Concatenated text blocks of a message."""
-    return "".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
+    return "".join(b.get("text", "") for b in blocks(message) if is_text(b))
 
 
 def content_blocks(message: Mapping[str, Any]) -> list[Any]:
     """The content exactly as sent: a string is one text block (even an empty one), a list is
-    copied as is (unlike :func:`blocks`, nothing is dropped)."""
+    copied as is (unlike :func:`blocks`, nothing is dropped; any message-shaped mapping)."""
     content = message.get("content", "")
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
 
 
 def block_text(block: Mapping[str, Any]) -> str:
     """The text that a content block contributes to the prompt, for counting and searching
-    (images contribute nothing)."""
+    (images contribute nothing). Takes any block-shaped mapping: the simulator and the explorer
+    count blocks of requests and files that were never typed."""
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
@@ -90,7 +248,7 @@ def block_text(block: Mapping[str, Any]) -> str:
 
 
 def message_text(message: Mapping[str, Any]) -> str:
-    """All countable text of a message."""
+    """All countable text of a message (any message-shaped mapping, as :func:`block_text`)."""
     content = message.get("content", "")
     if isinstance(content, str):
         return content
@@ -103,13 +261,13 @@ def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return sep.join(b.get("text", "") for b in content if isinstance(b, (dict, Mapping)) and b.get("type") == "text")
+        return sep.join(b.get("text", "") for b in content if isinstance(b, (dict, Mapping)) and is_text(b))
     return ""
 
 
-def merge_consecutive(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+def merge_consecutive(messages: Sequence[MessageParam]) -> list[MessageParam]:
     """Merge runs of same-role messages, as the Messages API does on receipt."""
-    out: list[Message] = []
+    out: list[MessageParam] = []
     for m in messages:
         if out and out[-1]["role"] == m["role"]:
             out[-1] = {"role": m["role"], "content": blocks(out[-1]) + blocks(m)}
@@ -118,16 +276,16 @@ def merge_consecutive(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
-def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_tool_use: bool = False) -> list[str]:
+def history_problems(messages: Sequence[MessageParam], *, allow_trailing_tool_use: bool = False) -> list[str]:
     """Everything that would make the Messages API reject ``messages`` (empty list = valid).
 
     Checks: first message is user; roles alternate once same-role runs are merged; every
     ``tool_use`` is answered by a ``tool_result`` in the next message; no ``tool_result`` without a
     ``tool_use`` in the message before it; tool_use ids unique.
     """
-    problems: list[str] = []
     if not messages:
         return ["history is empty"]
+    problems: list[str] = []
     if messages[0].get("role") != "user":
         problems.append("first message is not from the user")
     merged = merge_consecutive(messages)
@@ -135,29 +293,41 @@ def history_problems(messages: Sequence[Mapping[str, Any]], *, allow_trailing_to
     for i, m in enumerate(merged):
         if m["role"] not in ("user", "assistant"):
             problems.append(f"message {i} has role {m['role']!r}")
-        uses = [b.get("id") for b in tool_uses(m)] if m["role"] == "assistant" else []
+        uses = _use_ids(m)
         problems += _id_problems(i, uses, seen_ids)
-        results = tool_result_ids(m)
-        if m["role"] == "assistant" and results:
-            problems.append(f"message {i}: tool_result in an assistant message")
-        if m["role"] == "user" and results:
-            prev_uses = [b.get("id") for b in tool_uses(merged[i - 1])] if i > 0 and merged[i - 1]["role"] == "assistant" else []
-            for rid in results:
-                if rid not in prev_uses:
-                    problems.append(f"message {i}: tool_result {rid} has no tool_use in the message before it")
+        problems += _result_problems(i, m, _use_ids(merged[i - 1]) if i > 0 else [])
         if uses:
-            if i + 1 >= len(merged):
-                if not allow_trailing_tool_use:
-                    problems.append(f"message {i}: tool_use {uses} never answered")
-            else:
-                answered = set(tool_result_ids(merged[i + 1]))
-                missing = [u for u in uses if u not in answered]
-                if missing:
-                    problems.append(f"message {i}: tool_use {missing} not answered in the next message")
+            problems += _answer_problems(i, uses, merged[i + 1] if i + 1 < len(merged) else None,
+                                         allow_trailing_tool_use)
     return problems
 
 
-def _id_problems(i: int, uses: list[Any], seen_ids: set[str]) -> list[str]:
+def _use_ids(message: MessageParam) -> list[object]:
+    """The ids of an assistant message's tool calls (a user message has none)."""
+    return [b.get("id") for b in tool_uses(message)] if message["role"] == "assistant" else []
+
+
+def _result_problems(i: int, message: MessageParam, prev_uses: list[object]) -> list[str]:
+    """Tool results belong in a user message, each answering a tool call of the message before."""
+    results = tool_result_ids(message)
+    if not results:
+        return []
+    if message["role"] == "assistant":
+        return [f"message {i}: tool_result in an assistant message"]
+    return [f"message {i}: tool_result {rid} has no tool_use in the message before it"
+            for rid in results if rid not in prev_uses]
+
+
+def _answer_problems(i: int, uses: list[object], following: MessageParam | None, allow_trailing: bool) -> list[str]:
+    """Every tool call of message ``i`` is answered by the next message (or is the last one)."""
+    if following is None:
+        return [] if allow_trailing else [f"message {i}: tool_use {uses} never answered"]
+    answered = set(tool_result_ids(following))
+    missing = [u for u in uses if u not in answered]
+    return [f"message {i}: tool_use {missing} not answered in the next message"] if missing else []
+
+
+def _id_problems(i: int, uses: list[object], seen_ids: set[str]) -> list[str]:
     """Tool-use ids must be strings, unique in the conversation."""
     problems = []
     for uid in uses:
@@ -172,28 +342,30 @@ def _id_problems(i: int, uses: list[Any], seen_ids: set[str]) -> list[str]:
 
 def is_blank_text(block: Mapping[str, Any]) -> bool:
     """An empty or whitespace-only text block (the API rejects both)."""
-    return block.get("type") == "text" and not str(block.get("text", "")).strip()
+    return is_text(block) and not str(block.get("text", "")).strip()
 
 
-def prompt_blocks(prompt: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The prompt as content blocks, blank text left out; ``ValueError`` if nothing is left
-    (an empty text block would be rejected on this and every later request)."""
-    raw = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
-    kept = [b for b in raw if not is_blank_text(b)]
+def prompt_blocks(prompt: str | Sequence[Mapping[str, Any]]) -> list[ContentBlock]:
+    """The user's prompt as it enters the history: content blocks, blank text left out;
+    ``ValueError`` if nothing is left (an empty text block would be rejected on this and every
+    later request)."""
+    raw: list[Any] = [TextBlockParam(type="text", text=prompt)] if isinstance(prompt, str) else list(prompt)
+    kept: list[ContentBlock] = [b for b in raw if not is_blank_text(b)]
     if not kept:
         raise ValueError("the prompt is empty: write something for the agent to do")
     return kept
 
 
-def clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
-    """The API rejects empty and whitespace-only text blocks in later requests (and Claude does
-    send ``"\n\n"`` before a tool call): drop them, keeping one block if nothing else is left."""
-    content = [b for b in message.get("content", []) if not is_blank_text(b)]
+def clean_assistant(message: Mapping[str, Any]) -> MessageParam:
+    """The provider's reply as it enters the history. The API rejects empty and whitespace-only
+    text blocks in later requests (and Claude does send ``"\n\n"`` before a tool call): drop
+    them, keeping one block if nothing else is left."""
+    content: list[ContentBlock] = [b for b in message.get("content", []) if not is_blank_text(b)]
     if not content:
-        content = [{"type": "text", "text": "(no reply)"}]
+        content = [TextBlockParam(type="text", text="(no reply)")]
     return {"role": "assistant", "content": content}
 
 
-def error_result(tool_use_id: str, message: str) -> dict[str, Any]:
+def error_result(tool_use_id: str, message: str) -> ToolResultBlockParam:
     """A ``tool_result`` block with ``is_error`` set."""
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}

@@ -11,6 +11,7 @@ from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 
 from ..api_facts.cost import Usage
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
+from .messages import Message
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class ModelRequest:
     """Everything one Messages API call needs, provider-neutral."""
 
     model: str
-    messages: Sequence[dict[str, Any]]
+    messages: Sequence[Message]
     system: str | list[dict[str, Any]] | None
     tools: Sequence[dict[str, Any]]
     max_tokens: int

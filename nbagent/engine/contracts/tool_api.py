@@ -17,6 +17,7 @@ import pydantic
 
 from .config import DEFAULT_TOOL_CAPTURE_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
+from .messages import is_text
 
 
 class ToolInputError(NbAgentError):
@@ -201,10 +202,10 @@ def limit_output(output: ToolOutput, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> 
         return dataclasses.replace(output, content=truncate_middle(content, limit), display=display)
     blocks: list[dict[str, Any]] = []
     for block in content:
-        text = block.get("text") if block.get("type") == "text" else None
+        text = block.get("text") if is_text(block) else None
         blocks.append({**block, "text": truncate_middle(text, limit)} if isinstance(text, str) and len(text) > limit
                       else block)
     if all(a is b for a, b in zip(blocks, content, strict=True)):
         return output
-    full = "\n".join(b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str))
+    full = "\n".join(b["text"] for b in content if is_text(b) and isinstance(b.get("text"), str))
     return dataclasses.replace(output, content=blocks, display=output.display if output.display is not None else full)

@@ -19,7 +19,7 @@ from ..api_facts.cost import cost_of
 from ..context import get_context_window_info
 from ..contracts.errors import NbAgentError
 from ..contracts.events import Notice, RequestCompleted, RequestRecord
-from ..contracts.messages import blocks, message_text
+from ..contracts.messages import Message, blocks, is_tool_result, message_text
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
 from ..state.compactions import SUMMARY_MARK
 
@@ -46,22 +46,22 @@ class Compaction:
     record: RequestRecord
 
 
-def hidden_end(history: Sequence[dict[str, Any]]) -> int | None:
+def hidden_end(history: Sequence[Message]) -> int | None:
     """``k``: the index of the last prompt message (user, without tool results), if it is > 2 and
     at least :data:`MIN_HIDDEN` messages that are not a previous summary come before it."""
     for k in range(len(history) - 1, 2, -1):
         message = history[k]
-        if message.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks(message)):
+        if message.get("role") == "user" and not any(is_tool_result(b) for b in blocks(message)):
             already = 1 if _is_summary(history[2]) else 0
             return k if k - 2 - already >= MIN_HIDDEN else None
     return None
 
 
-def _is_summary(message: dict[str, Any]) -> bool:
+def _is_summary(message: Message) -> bool:
     return any(str(b.get("text", "")).startswith(SUMMARY_MARK) for b in blocks(message))
 
 
-def transcript(messages: Sequence[dict[str, Any]], start: int, instructions: str | None) -> str:
+def transcript(messages: Sequence[Message], start: int, instructions: str | None) -> str:
     """The text the summariser reads: each hidden message under a numbered header."""
     parts = [MESSAGE_HEADER.format(index=start + i, role=m.get("role")) + "\n" + message_text(m).strip()
              for i, m in enumerate(messages)]
@@ -70,7 +70,7 @@ def transcript(messages: Sequence[dict[str, Any]], start: int, instructions: str
 
 
 async def summarise(
-    history: Sequence[dict[str, Any]], *, provider: Provider, model: str, max_tokens: int, turn: int,
+    history: Sequence[Message], *, provider: Provider, model: str, max_tokens: int, turn: int,
     request_no: int, context_window: int, prices: Any = None, instructions: str | None = None,
 ) -> Compaction:
     """One summary request over what compaction would hide; raises :class:`CompactionFailed`."""

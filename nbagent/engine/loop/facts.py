@@ -8,9 +8,10 @@ variable; after the first full snapshot only the change is sent when that is sho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NamedTuple, Sequence, Union
+from typing import Callable, NamedTuple, Sequence, Union
 
 from ..context.window import start_of_rest
+from ..contracts.messages import ContentBlock, Message, TextBlockParam
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class KernelFactsTracker:
     def forget(self) -> None:
         self._told, self._snapshot_at = None, -1
 
-    def block(self, facts: FactsSnapshot, *, at: int, visible_from: int) -> dict[str, Any] | None:
+    def block(self, facts: FactsSnapshot, *, at: int, visible_from: int) -> TextBlockParam | None:
         """The text block for the prompt that will be history message ``at`` (None: nothing new).
 
         ``visible_from`` is the first history index after the hidden range (messages 0 and 1
@@ -140,7 +141,7 @@ class KernelFactsTracker:
         told = self._told
         snapshot_visible = self._snapshot_at in (0, 1) or self._snapshot_at >= visible_from
         full = facts.full_text()
-        text: str | None = full
+        text = full
         if told is not None and snapshot_visible:
             diff = facts.diff_text(told)
             if diff is None:
@@ -151,11 +152,11 @@ class KernelFactsTracker:
                 return None
             self._snapshot_at = at
         self._told = facts
-        return {"type": "text", "text": text}
+        return TextBlockParam(type="text", text=text)
 
 
 def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
-                 history: Sequence[Mapping[str, Any]], deleted_range: tuple[int, int] | None) -> list[dict[str, Any]]:
+                 history: Sequence[Message], deleted_range: tuple[int, int] | None) -> list[ContentBlock]:
     """The kernel facts (or their change) for the new prompt: in the newest user message, not the
     system prompt, so the cached prefix of the conversation survives a changed variable."""
     if kernel_facts is None:

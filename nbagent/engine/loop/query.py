@@ -32,7 +32,7 @@ from ..contracts.events import (
     Totals,
 )
 from ..contracts.hooks import Hooks
-from ..contracts.messages import prompt_blocks, result_sources, server_tool_calls, tool_uses
+from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
 from ..contracts.permissions import (
     Asker,
     PermissionDenial,
@@ -208,7 +208,7 @@ class QueryEngine:
             if self._close_after_run:  # close() came during the run: the run has saved its end
                 self.session.close()
 
-    async def _turn(self, new_blocks: list[dict[str, Any]], limits: RunLimits, asker: Asker | None,
+    async def _turn(self, new_blocks: list[ContentBlock], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
         too_big: str | None

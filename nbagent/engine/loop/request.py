@@ -40,6 +40,7 @@ from ..contracts.events import (
     ThinkingDelta,
     ToolUseDelta,
 )
+from ..contracts.messages import Message
 from ..contracts.permissions import OnApiFailure
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
 from ..contracts.tool_api import StaticTools, ToolSource
@@ -72,7 +73,7 @@ class RequestOutcome:
     ts: int
     estimated_input_tokens: int
     model: str
-    sent_messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    sent_messages: list[Message] = field(repr=False, default_factory=list)
     system: str = field(repr=False, default="")
     tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
     truncation: ContextTruncated | None = None
@@ -168,7 +169,7 @@ async def attempt_api_request(
             yield event
 
 
-def model_request(config: SessionConfig, model: str, messages: list[dict[str, Any]], system: str,
+def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
                   tools: list[dict[str, Any]]) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against)."""

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 from ..contracts.config import MAX_JSON_DEPTH
+from ..contracts.messages import ContentBlock, Message, is_tool_use
 
 REDACTED = "[redacted]"
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
@@ -174,7 +175,7 @@ class Sanitizer:
 class CleanReply:
     """A model reply after the boundary: the message to keep, and tool calls not to run."""
 
-    message: dict[str, Any]
+    message: Message
     refused: dict[str, str] = field(default_factory=dict)
     """tool_use id -> why it is answered with an error instead of being run."""
     replaced: int = 0
@@ -186,7 +187,8 @@ def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[
     ``used_ids`` (every tool_use id already in history) is updated. A renamed or dropped call is
     listed in ``refused`` so the loop answers it with an error result rather than running it.
     """
-    out = CleanReply(message={"role": "assistant", "content": []})
+    content: list[ContentBlock] = []
+    out = CleanReply(message={"role": "assistant", "content": content})
     for block in message.get("content", []):
         if not isinstance(block, dict):  # the cleaning below copies a dict; anything else becomes one
             block = dict(block) if isinstance(block, Mapping) else {"type": "text", "text": str(block)}
@@ -199,9 +201,9 @@ def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[
             block["input"] = {}
             out.refused[str(uid)] = f"Not run: the tool input was {exc}; send a flatter input."
         out.replaced += n
-        if block.get("type") == "tool_use":
+        if is_tool_use(block):
             block["id"] = _unique_id(str(block.get("id") or "toolu"), used_ids, out, str(uid))
-        out.message["content"].append(block)
+        content.append(cast(ContentBlock, block))  # the reply's blocks enter the history here
     return out
 
 

@@ -17,7 +17,7 @@ from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..contracts.events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
-from ..contracts.messages import error_result
+from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
 from ..contracts.tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
@@ -34,7 +34,7 @@ def _short(value: Any, limit: int = 200) -> str:
 
 
 async def run_tool_call(
-    use: Mapping[str, Any],
+    use: ToolUseBlockParam,
     *,
     tools: Mapping[str, ToolLike],
     gate: PermissionGate,
@@ -42,7 +42,7 @@ async def run_tool_call(
     make_context: Callable[[str], ToolContext],
     turn: int,
     output_limit: int,
-    answered: list[dict[str, Any]],
+    answered: list[ToolResultBlockParam],
     hooks: Hooks = NO_HOOKS,
     sanitizer: Sanitizer = NO_SECRETS,
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT,
@@ -109,7 +109,7 @@ async def run_tool_call(
     out = limit_output(out, output_limit)
     content: Any = out.content
     display = out.display  # bounded by _sanitized (or the content, which is)
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": uid, "content": content}
+    block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": uid, "content": content}
     if out.is_error:
         block["is_error"] = True
     answered.append(block)
@@ -155,7 +155,7 @@ def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hoo
 
 
 async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard, hooks: Hooks,
-                  permitted: list[dict[str, Any]], answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+                  permitted: list[dict[str, Any]], answered: list[ToolResultBlockParam]) -> AsyncIterator[Event]:
     """The hook, then the gate: appends the input to run to ``permitted``, or answers a denial."""
     uid, name, tool_input = call.tool_use_id, call.name, dict(call.input)
     try:

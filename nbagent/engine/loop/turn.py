@@ -4,7 +4,7 @@ raise before it starts (the loop in :mod:`~nbagent.engine.loop.query` uses them)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 from ..api_facts.models import get_model, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
@@ -12,7 +12,7 @@ from ..context import get_context_window_info
 from ..contracts.config import RunLimits, SessionConfig
 from ..contracts.errors import NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
-from ..contracts.messages import error_result
+from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..state.session import Session
 from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
 
@@ -24,7 +24,7 @@ UNANSWERED = {
 }
 
 
-async def refuse_call(use: dict[str, Any], reason: str, answered: list[dict[str, Any]]) -> AsyncIterator[Event]:
+async def refuse_call(use: ToolUseBlockParam, reason: str, answered: list[ToolResultBlockParam]) -> AsyncIterator[Event]:
     """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
     uid, name = str(use.get("id", "")), str(use.get("name", ""))
     yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
@@ -40,7 +40,7 @@ class RunInProgressError(NbAgentError):
                          "wait for it to finish or abort it first")
 
 
-def preview(prompt: str | list[dict[str, Any]]) -> str:
+def preview(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
@@ -66,7 +66,7 @@ class TurnState:
     reason: DoneReason = "end_turn"
     error: str | None = None
     stopped: str | None = None  # which limit ended the turn, and what was spent against it
-    answered: list[dict[str, Any]] = field(default_factory=list)
+    answered: list[ToolResultBlockParam] = field(default_factory=list)
     structured: StructuredRun | None = None
     refused: dict[str, str] = field(default_factory=dict)  # tool_use id -> why it is not run
     child_env: Mapping[str, str] | None = None
@@ -115,7 +115,7 @@ def save_outcome(session: Session, state: TurnState) -> list[Event]:
 
 
 def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
-                   new_blocks: list[dict[str, Any]]) -> str | None:
+                   new_blocks: list[ContentBlock]) -> str | None:
     """Why the prompt cannot be sent at all (it alone exceeds what the context may hold), or None."""
     info = get_context_window_info(context_window)
     tokens = counter.estimate_message({"role": "user", "content": new_blocks})

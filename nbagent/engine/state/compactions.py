@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..contracts.messages import blocks, tool_uses
+from ..contracts.messages import Message, TextBlockParam, blocks, is_tool_result, tool_uses
 
 SUMMARY_MARK = "[Summary of the earlier conversation, written by nbagent's compaction]"
 
@@ -19,15 +19,15 @@ def summary_text(summary: str) -> str:
     return f"{SUMMARY_MARK}\n{summary}"
 
 
-def summary_message(summary: str, history: Sequence[dict[str, Any]], end: int) -> dict[str, Any]:
+def summary_message(summary: str, history: Sequence[Message], end: int) -> Message:
     """Message ``end`` with the marked summary before its blocks; when the task's reply (message 1)
     called tools, their results (from message 2) come first, so every call keeps its answer."""
-    answers = [b for b in blocks(history[2]) if b.get("type") == "tool_result"] if tool_uses(history[1]) else []
-    text = {"type": "text", "text": summary_text(summary)}
+    answers = [b for b in blocks(history[2]) if is_tool_result(b)] if tool_uses(history[1]) else []
+    text = TextBlockParam(type="text", text=summary_text(summary))
     return {"role": "user", "content": [*answers, text, *blocks(history[end])]}
 
 
-def compacted(history: Sequence[dict[str, Any]], end: int, summary: str) -> list[dict[str, Any]]:
+def compacted(history: Sequence[Message], end: int, summary: str) -> list[Message]:
     """The history after a compaction (``history`` is not changed): the task pair, then
     :func:`summary_message` in place of messages ``2..end``, then everything after ``end``.
     The session and the truncation explorer both compact through this function."""
@@ -41,10 +41,10 @@ class RollbackPoint:
     (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
 
     turns: tuple[int, ...]
-    replaced: tuple[dict[str, Any], ...]
+    replaced: tuple[Message, ...]
     updates: list[Any]
 
-    def restore(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def restore(self, history: Sequence[Message]) -> list[Message]:
         """``history`` without this compaction (undo later ones first): messages 0-1, the replaced
         messages, then everything after the summary message."""
         return [*history[:2], *self.replaced, *history[3:]]

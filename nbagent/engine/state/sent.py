@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
+
+from ..contracts.messages import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +28,9 @@ class SentRequest:
     last_blocks: int
     deleted_range: tuple[int, int] | None
     ts: int
-    rebuild: Callable[["SentRequest"], list[dict[str, Any]]] = field(repr=False, compare=False)
+    rebuild: Callable[["SentRequest"], list[Message]] = field(repr=False, compare=False)
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
         """The messages of the request as sent (without the provider's cache breakpoints)."""
         return self.rebuild(self)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..context import ContextManager, RequestUsage
 from ..context.file_state import FileStateCache
@@ -20,7 +20,7 @@ from ..context.request import build_request
 from ..context.updates import ContextHistoryUpdates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
-from ..contracts.messages import blocks, error_result, tool_uses
+from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, compacted
 from .sent import SentRequest
@@ -41,7 +41,7 @@ class Session(SessionFiles):
 
     def __init__(self, task_dir: str | Path | None = None, *, model: str = "") -> None:
         self.model = model
-        self.history: list[dict[str, Any]] = []
+        self.history: list[Message] = []
         self.deleted_range: tuple[int, int] | None = None
         self.previous_usage: RequestUsage | None = None
         self.last_ts = 0
@@ -96,7 +96,7 @@ class Session(SessionFiles):
         return SentRequest(request, turn, model, system, tools, len(self.history), last_blocks,
                            self.deleted_range, ts, self._rebuild)
 
-    def _rebuild_sent(self, sent: SentRequest) -> list[dict[str, Any]]:
+    def _rebuild_sent(self, sent: SentRequest) -> list[Message]:
         history = self.history[:sent.history_len]
         if history and len(blocks(history[-1])) > sent.last_blocks:
             history[-1] = {**history[-1], "content": blocks(history[-1])[:sent.last_blocks]}
@@ -193,7 +193,7 @@ class Session(SessionFiles):
         self.last_ts = max(int(time.time() * 1000), self.last_ts + 1)
         return self.last_ts
 
-    def begin_turn(self, prompt_blocks: list[dict[str, Any]]) -> int:
+    def begin_turn(self, prompt_blocks: list[ContentBlock]) -> int:
         """Start a turn with the user's prompt; returns its number."""
         self.turn += 1
         if self.turn == 1 and not self.history:
@@ -256,7 +256,7 @@ class Session(SessionFiles):
             self.file_state.invalidate_reads()  # hidden reads are gone: "unchanged since" would lie
         self._write(self._save_context_and_meta)
 
-    def complete_request(self, message: dict[str, Any], record: RequestRecord, usage: RequestUsage,
+    def complete_request(self, message: Message, record: RequestRecord, usage: RequestUsage,
                          sent: SentRequest) -> None:
         """A request finished: its assistant message, its record and what was sent."""
         self.history.append(message)
@@ -270,13 +270,13 @@ class Session(SessionFiles):
         self._save_history()
         self._write(lambda st: st.sync_history_if_due())  # at most one fdatasync per request
 
-    def append_results(self, results: list[dict[str, Any]]) -> None:
+    def append_results(self, results: Sequence[ContentBlock]) -> None:
         """The ``tool_result`` blocks answering the last assistant message."""
         if results:
-            self.history.append({"role": "user", "content": results})
+            self.history.append({"role": "user", "content": list(results)})
             self._save_history()
 
-    def answer_dangling(self, answered: Iterable[dict[str, Any]], not_run: str) -> None:
+    def answer_dangling(self, answered: Iterable[ToolResultBlockParam], not_run: str) -> None:
         """If the last message calls tools, answer each call: its result if it ran, else ``not_run``."""
         last = self.history[-1] if self.history else None
         if last is None or last.get("role") != "assistant" or not tool_uses(last):
@@ -285,7 +285,7 @@ class Session(SessionFiles):
         self.append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), not_run)
                              for u in tool_uses(last)])
 
-    def withdraw_turn(self, turn: int) -> list[dict[str, Any]]:
+    def withdraw_turn(self, turn: int) -> list[Message]:
         """Take ``turn``'s messages out of the history sent to the model (a refused exchange);
         records, costs and events keep them. Returns what was taken out."""
         start = self._mark(turn - 1) if any(m.turn == turn - 1 for m in self.marks) or turn == 1 else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
 from .store import SessionStore
 
@@ -25,7 +26,7 @@ class SessionFiles:
     """The write half of :class:`~nbagent.engine.state.session.Session` (which sets these attributes)."""
 
     model: str
-    history: list[dict[str, Any]]
+    history: list[Message]
     deleted_range: tuple[int, int] | None
     previous_usage: RequestUsage | None
     last_ts: int

@@ -20,19 +20,17 @@ from pathlib import Path
 from time import monotonic
 from typing import Any, Callable
 
-from ..api_facts.cost import Usage
 from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
-from ..context.window import RequestUsage
 from ..contracts.errors import CorruptFileError
-from ..contracts.events import Event, RequestRecord, Totals, event_from_dict
-from ..contracts.messages import history_problems
+from ..contracts.events import Event, RequestRecord, Totals
+from ..contracts.messages import Message, history_problems
 from ..disk.append_log import AppendLog, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
-from .task_files import check_history, check_meta, check_records
+from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records
 from .totals import Spent
 
-__all__ = ["LOCK_FILE", "FolderLock", "TaskFolderLockedError"]  # kept importable from here
+__all__ = ["LOCK_FILE", "FolderLock", "TaskFolderLockedError", "TurnMark"]  # kept importable from here
 
 HISTORY_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
@@ -47,26 +45,11 @@ one takes seconds): requests that follow faster share the next sync, so the disk
 negligible share of a run however fast its requests come."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnMark:
-    """Where the session stood at the end of a turn: what rollback restores."""
-
-    turn: int
-    history_len: int
-    deleted_range: tuple[int, int] | None
-    ts: int
-    records_len: int
-    previous_usage: RequestUsage | None = None
-    """The session's previous usage then (the object itself: a copy per turn added up)."""
-    last_blocks: int | None = None
-    """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
-
-
 @dataclass
 class SessionSnapshot:
     """Everything loaded from a task folder."""
 
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     model: str | None = None
     deleted_range: tuple[int, int] | None = None
@@ -86,14 +69,6 @@ class SessionSnapshot:
     spent: Spent | None = None
     """What ``session.json`` says was billed up to ``records_len`` records (None: an earlier version)."""
     records_len: int | None = None
-
-
-def _record_from_dict(d: dict[str, Any]) -> RequestRecord:
-    d = dict(d)
-    d["usage"] = Usage(**d["usage"])
-    rng = d.get("deleted_range")
-    d["deleted_range"] = None if rng is None else (int(rng[0]), int(rng[1]))
-    return RequestRecord(**d)
 
 
 class SessionStore:
@@ -120,7 +95,7 @@ class SessionStore:
     def save_context(self, updates: ContextHistoryUpdates) -> None:
         save_updates(updates, self.task_dir)
 
-    def save_history(self, history: list[dict[str, Any]]) -> None:
+    def save_history(self, history: list[Message]) -> None:
         """Append the new messages (not synced to disk: see :meth:`sync`); any other change to the
         history (a merged prompt, a rollback, a compaction) rewrites the file atomically."""
         self._history.save(history, dumps_line)
@@ -216,11 +191,11 @@ class SessionStore:
         meta = read_json(meta_path, default={})
         if not isinstance(meta, dict):
             raise CorruptFileError(meta_path, "expected a JSON object")
-        check_meta(meta_path, meta)
+        checked = check_meta(meta_path, meta)
         # Folders written before the request and compaction logs kept both in session.json.
-        raw_records = meta["records"] if "records" in meta else log(REQUESTS_FILE, _load_records)
-        compactions = meta["compactions"] if "compactions" in meta else log(COMPACTIONS_FILE, read_log)
-        snap = _snapshot(meta_path, meta, history, raw_records, compactions)
+        records = checked.records if checked.records is not None else log(REQUESTS_FILE, _load_records)
+        compactions = checked.compactions if checked.compactions is not None else log(COMPACTIONS_FILE, read_log)
+        snap = _snapshot(meta_path, checked, history, records, compactions)
         snap.events, snap.updates, snap.notices = events, updates, notices
         if "compactions" in meta:
             snap.compactions_file = SESSION_FILE
@@ -230,53 +205,35 @@ class SessionStore:
         return snap
 
 
-def _snapshot(meta_path: Path, meta: dict[str, Any], history: list[dict[str, Any]], raw_records: Any,
+def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], records: list[RequestRecord],
               compactions: Any) -> SessionSnapshot:
     """The session.json fields, checked against the logs (a crash between writes is repaired)."""
-    try:
-        records = [_record_from_dict(r) for r in raw_records]
-        marks = [
-            TurnMark(**{**m, "deleted_range": tuple(m["deleted_range"]) if m.get("deleted_range") else None,
-                        "previous_usage": RequestUsage(**m["previous_usage"]) if m.get("previous_usage") else None})
-            for m in meta.get("marks", [])
-        ]
-        rng = meta.get("deleted_range")
-        deleted_range = (int(rng[0]), int(rng[1])) if rng else None
-        last_ts = int(meta.get("last_ts", 0))
-        previous_usage = meta.get("previous_usage")
-        if previous_usage is not None:
-            previous_usage = {str(k): int(v) for k, v in dict(previous_usage).items()}
-        described = meta.get("records_len")
-        if described is not None and len(records) > described:
-            # Requests completed after session.json was last written: the newest is "previous".
-            last = records[-1]
-            previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
-                                                if k in _PREVIOUS_USAGE_FIELDS}}
-            last_ts = max(last_ts, last.ts)
-        if not isinstance(compactions, list):
-            raise TypeError("compactions is not a list")
-        model = meta.get("model")
-        if model is not None and not isinstance(model, str):
-            raise TypeError("model is not a string")
-    except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
-        raise CorruptFileError(meta_path, f"bad session data: {exc}") from None
+    last_ts, previous_usage = meta.last_ts, meta.previous_usage
+    described = meta.records_len
+    if described is not None and len(records) > described:
+        # Requests completed after session.json was last written: the newest is "previous".
+        last = records[-1]
+        previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
+                                            if k in _PREVIOUS_USAGE_FIELDS}}
+        last_ts = max(last_ts, last.ts)
+    if not isinstance(compactions, list):
+        raise CorruptFileError(meta_path, "bad session data: compactions is not a list")
     # Files are written one by one; after a crash between writes, keep the range within history.
+    deleted_range = meta.deleted_range
     if deleted_range and deleted_range[1] >= len(history):
         deleted_range = (2, max(1, len(history) - 1)) if len(history) > 2 else None
     points = _applied(compactions, history)
     # Turn marks beyond the history are dropped (session.json may lead it after a crash), except
     # those of turns before a compaction (they describe the history it replaced).
     compacted_turns = {t for c in points if isinstance(c, dict) for t in c.get("turns", ())}
-    marks = [m for m in marks if m.history_len <= len(history) or m.turn in compacted_turns]
-    saved = meta.get("spent")  # checked by check_meta; extra keys (a later version's) are ignored
-    spent = Spent(**{k: v for k, v in saved.items() if k in Spent.__dataclass_fields__}) if saved else None
+    marks = [m for m in meta.marks if m.history_len <= len(history) or m.turn in compacted_turns]
     return SessionSnapshot(
-        history=history, model=model, deleted_range=deleted_range, records=records, marks=marks,
-        last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=spent, records_len=described,
+        history=history, model=meta.model, deleted_range=deleted_range, records=list(records), marks=marks,
+        last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=meta.spent, records_len=described,
     )
 
 
-def _applied(points: list[Any], history: list[dict[str, Any]]) -> list[Any]:
+def _applied(points: list[Any], history: list[Message]) -> list[Any]:
     """The compaction points the history reflects. A point is written before the history it
     compacts, and a rollback restores the history before it drops the point: after a crash in
     between, the newest point may describe a compaction the history does not have (its replaced
@@ -298,15 +255,14 @@ def _applied(points: list[Any], history: list[dict[str, Any]]) -> list[Any]:
 _PREVIOUS_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-def _load_records(path: Path, notices: list[str]) -> list[Any]:
+def _load_records(path: Path, notices: list[str]) -> list[RequestRecord]:
     records = read_log(path, notices)
     if not isinstance(records, list):
         raise CorruptFileError(path, "expected a list of request records")
-    check_records(path, records)
-    return records
+    return check_records(path, records)
 
 
-def _load_history(path: Path, notices: list[str]) -> list[dict[str, Any]]:
+def _load_history(path: Path, notices: list[str]) -> list[Message]:
     history = read_log(path, notices)
     if not isinstance(history, list) or not all(
         isinstance(m, dict) and m.get("role") in ("user", "assistant")
@@ -327,7 +283,4 @@ def _load_events(path: Path, notices: list[str]) -> list[Event]:
     raw_events = read_log(path, notices)
     if not isinstance(raw_events, list):
         raise CorruptFileError(path, "expected a list of events")
-    try:
-        return [event_from_dict(e) for e in raw_events]
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
-        raise CorruptFileError(path, f"bad event: {exc}") from None
+    return check_events(path, raw_events)

@@ -1,100 +1,79 @@
-"""What a task folder's ``session.json``, request log and history must look like: pydantic models checked on load.
+"""What a task folder's files must look like, checked on load.
 
 A file that loads must also work: a string ``cost_usd``, a ``text: null`` block or a repeated
 tool id would otherwise load and then fail every later run (a ``TypeError``, a 400 on each request)
-with no word about which file is wrong. :func:`check_meta` and :func:`check_history` raise
+with no word about which file is wrong. The ``check_*`` functions raise
 :class:`~nbagent.engine.contracts.errors.CorruptFileError` naming the file and the field instead.
+
+Records (request records, turn marks, events, usage, spent) are validated through their own frozen
+dataclasses, the same ones the writer serialises (see :mod:`~nbagent.engine.contracts.saved`);
+unknown keys in them are refused. Message blocks are the API's and keep whatever keys it sent.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import pydantic
 
+from ..context.window import RequestUsage
 from ..contracts.errors import CorruptFileError
+from ..contracts.events import Event, RequestRecord, Totals, events_from_json
+from ..contracts.saved import NonNegInt, first_error, saved_record, validate_saved
+from .totals import Spent
 
-_STRICT = pydantic.ConfigDict(strict=True, extra="allow")
-_NonNegInt = pydantic.NonNegativeInt
-_Range = Annotated[list[int], pydantic.Field(min_length=2, max_length=2)]  # JSON has lists, not tuples
-# Money spent: NaN, an infinity or a negative sum would switch a budget off (every comparison
-# with NaN is false), so a file holding one is refused.
-_Cost = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False)]
-_Usage = dict[str, _NonNegInt]
-
-
-class _UsageModel(pydantic.BaseModel):
-    model_config = _STRICT
-    input_tokens: _NonNegInt = 0
-    output_tokens: _NonNegInt = 0
-    cache_creation_input_tokens: _NonNegInt = 0
-    cache_read_input_tokens: _NonNegInt = 0
-    cache_creation_1h: _NonNegInt = 0
+_STRICT = pydantic.ConfigDict(strict=True, extra="forbid")
+# Message blocks keep whatever keys the API sent (citations, cache_control, …): only the fields the
+# loop relies on are checked, the rest is the API's and is sent back as it came.
+_BLOCK = pydantic.ConfigDict(strict=True, extra="allow")
+_Range = tuple[int, int]  # a JSON array of two ints (validated in JSON mode: see saved.validate_saved)
 
 
-class _RecordModel(pydantic.BaseModel):
-    model_config = _STRICT
-    turn: _NonNegInt
-    request: _NonNegInt
-    model: str
-    usage: _UsageModel
-    cost_usd: Optional[_Cost]
-    context_tokens: int
-    max_allowed: float
-    context_window: int
-    deleted_range: Optional[_Range]
-    keep: Optional[str]
-    file_read_saving: Optional[float]
-    retries: _NonNegInt
-    stop_reason: Optional[str]
-    duration_s: float
+@saved_record
+@dataclass(frozen=True, slots=True)
+class TurnMark:
+    """Where the session stood at the end of a turn: what rollback restores."""
+
+    turn: NonNegInt
+    history_len: NonNegInt
+    deleted_range: tuple[int, int] | None
     ts: int
-    estimated_input_tokens: int = 0
+    records_len: NonNegInt
+    previous_usage: RequestUsage | None = None
+    """The session's previous usage then (the object itself: a copy per turn added up)."""
+    last_blocks: NonNegInt | None = None
+    """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
 
 
-class _MarkModel(pydantic.BaseModel):
-    model_config = _STRICT
-    turn: _NonNegInt
-    history_len: _NonNegInt
-    deleted_range: Optional[_Range]
-    ts: int
-    records_len: _NonNegInt
-    previous_usage: Optional[_Usage] = None
-    last_blocks: Optional[_NonNegInt] = None
+class SessionMeta(pydantic.BaseModel):
+    """``session.json``: the envelope :meth:`SessionStore.save_meta` writes, its records the engine's
+    own dataclasses (one schema each, see :mod:`~nbagent.engine.contracts.saved`)."""
 
-
-class _SpentModel(pydantic.BaseModel):
-    """Every request billed in the session up to ``records_len`` (rolled-back ones included)."""
-
-    model_config = _STRICT
-    requests: _NonNegInt = 0
-    cost_usd: _Cost = 0.0
-    budget_usd: _Cost = 0.0
-    unpriced_requests: _NonNegInt = 0
-
-
-class _MetaModel(pydantic.BaseModel):
     model_config = _STRICT
     version: int = 1
     model: Optional[str] = None
     deleted_range: Optional[_Range] = None
-    records: list[_RecordModel] = []
-    marks: list[_MarkModel] = []
+    totals: Optional[Totals] = None  # written for a reader of the file; load recomputes it
+    records_len: Optional[NonNegInt] = None
+    marks: list[TurnMark] = []
     last_ts: int = 0
-    previous_usage: Optional[_Usage] = None
-    records_len: Optional[_NonNegInt] = None
-    spent: Optional[_SpentModel] = None  # absent in folders of earlier versions: their records' sum
+    previous_usage: Optional[dict[str, NonNegInt]] = None
+    spent: Optional[Spent] = None  # absent in folders of earlier versions: their records' sum
+    records: Optional[list[RequestRecord]] = None  # folders of earlier versions kept them here
+    compactions: Optional[list[Any]] = None  # likewise (parsed by the session: RollbackPoint)
 
 
 class _TextBlock(pydantic.BaseModel):
-    model_config = _STRICT
+    model_config = _BLOCK
     type: Literal["text"]
     text: str = pydantic.Field(pattern=r"\S")  # the API rejects empty and whitespace-only text
 
 
 class _ToolUseBlock(pydantic.BaseModel):
-    model_config = _STRICT
+    model_config = _BLOCK
     type: Literal["tool_use"]
     id: str = pydantic.Field(min_length=1)
     name: str  # whatever the model sent is kept as sent (the loop answered it with an error)
@@ -102,7 +81,7 @@ class _ToolUseBlock(pydantic.BaseModel):
 
 
 class _ToolResultBlock(pydantic.BaseModel):
-    model_config = _STRICT
+    model_config = _BLOCK
     type: Literal["tool_result"]
     tool_use_id: str = pydantic.Field(min_length=1)
     content: Union[str, list[dict[str, Any]]] = ""
@@ -112,7 +91,7 @@ class _ToolResultBlock(pydantic.BaseModel):
 class _OtherBlock(pydantic.BaseModel):
     """Images, thinking and whatever else the API sends: only the type is checked."""
 
-    model_config = _STRICT
+    model_config = _BLOCK
     type: str = pydantic.Field(min_length=1)
 
 
@@ -120,7 +99,7 @@ _KNOWN: dict[str, type[pydantic.BaseModel]] = {"text": _TextBlock, "tool_use": _
 
 
 class _MessageModel(pydantic.BaseModel):
-    model_config = _STRICT
+    model_config = _BLOCK
     role: Literal["user", "assistant"]
     content: Union[str, list[dict[str, Any]]]
 
@@ -147,29 +126,32 @@ _HISTORY = pydantic.TypeAdapter(list[_MessageModel])
 
 
 def _first_error(path: Path, exc: pydantic.ValidationError) -> CorruptFileError:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err.get("loc", ())) or "(top level)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return CorruptFileError(path, f"field {loc}: {err.get('msg')}{more}")
+    return CorruptFileError(path, first_error(exc))
 
 
-def check_meta(path: Path, meta: Any) -> None:
-    """Raise :class:`CorruptFileError` naming the field when ``session.json`` has a wrong type."""
+def check_meta(path: Path, meta: Any) -> SessionMeta:
+    """``session.json`` validated; :class:`CorruptFileError` naming the field when it is wrong."""
     try:
-        _MetaModel.model_validate(meta)
+        return SessionMeta.model_validate_json(json.dumps(meta))  # JSON mode: see saved.validate_saved
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
 
 
-_RECORDS = pydantic.TypeAdapter(list[_RecordModel])
-
-
-def check_records(path: Path, records: Any) -> None:
-    """Raise :class:`CorruptFileError` naming the record and field of a malformed request log."""
+def check_records(path: Path, records: Any) -> list[RequestRecord]:
+    """The request log validated; :class:`CorruptFileError` naming the record and field when not."""
     try:
-        _RECORDS.validate_python(records)
+        result: list[RequestRecord] = validate_saved(list[RequestRecord], records)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
+    return result
+
+
+def check_events(path: Path, events: Any) -> list[Event]:
+    """The event log validated; :class:`CorruptFileError` naming the event and field when not."""
+    try:
+        return events_from_json(events)
+    except pydantic.ValidationError as exc:
+        raise CorruptFileError(path, f"bad event: {first_error(exc)}") from None
 
 
 def check_history(path: Path, history: Any) -> None:

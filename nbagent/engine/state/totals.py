@@ -7,9 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Iterable, Sequence
 
+import pydantic
+
 from ..api_facts.cost import Usage, price_of
 from ..api_facts.models import most_expensive_of_family
 from ..contracts.events import RequestRecord, Totals
+from ..contracts.saved import SAVED_CONFIG, Money, NonNegInt
 
 
 def budget_cost(record: RequestRecord) -> float:
@@ -20,17 +23,21 @@ def budget_cost(record: RequestRecord) -> float:
     return price_of(record.usage, most_expensive_of_family(record.model))
 
 
+# Unlike every other saved record, unknown keys are ignored (as before records were validated
+# through their dataclass): ``spent`` is a running sum that load recomputes from the request log
+# when it lags, so a later version's extra figures lose nothing that matters to this one.
+@pydantic.with_config({**SAVED_CONFIG, "extra": "ignore"})
 @dataclass(frozen=True, slots=True)
 class Spent:
     """Money billed by a set of requests. The session keeps the part of it that a rollback took
     out of its records, so that what was spent is never un-spent (the API billed those requests)."""
 
-    requests: int = 0
-    cost_usd: float = 0.0
+    requests: NonNegInt = 0
+    cost_usd: Money = 0.0
     """Priced requests' cost (as ``Totals.cost_usd``)."""
-    budget_usd: float = 0.0
+    budget_usd: Money = 0.0
     """What budgets count: ``cost_usd`` plus unpriced requests at their stand-in price."""
-    unpriced_requests: int = 0
+    unpriced_requests: NonNegInt = 0
 
     @classmethod
     def of(cls, records: Iterable[RequestRecord]) -> "Spent":

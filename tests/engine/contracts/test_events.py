@@ -48,5 +48,5 @@ def test_events_are_frozen(event):
 
 
 def test_unknown_kind_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown event kind"):
-        ev.event_from_dict({"kind": "telepathy"})
+    with pytest.raises(ValueError, match="telepathy"):
+        ev.event_from_dict({"kind": "telepathy"})  # pydantic names the tag it does not know
