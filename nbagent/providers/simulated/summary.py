@@ -58,7 +58,7 @@ def answer(results: Sequence[Mapping[str, Any]], names: Mapping[str, str], p: Pl
     lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
     for r in results:
         tool = names.get(str(r.get("tool_use_id")), "tool")
-        text = text_of(r.get("content", "")).strip() or "(no output)"
+        text = text_of(r.get("content", "")).strip("\n").rstrip() or "(no output)"  # keep a table header's indent
         verb = "failed" if r.get("is_error") else "returned"
         lines += [f"`{tool}` {verb}:", fenced(_shortened(text))]
     closing = _closing(p, results)
