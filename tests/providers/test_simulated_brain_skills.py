@@ -137,3 +137,12 @@ async def test_multi_line_output_stays_multi_line_and_the_phrasing_is_plain(tmp_
     assert table in answer  # every line of the table, in order, each on its own line
     fence_open = answer.rindex("```\n", 0, answer.index(table))
     assert answer[fence_open:answer.index(table)] == "```\n"  # inside a fence: Markdown keeps the lines
+
+
+async def test_fix_adds_a_missing_import_and_only_a_question_about_the_error_reopens_it(tmp_path: Path) -> None:
+    ns: dict[str, Any] = {"df": SALES.copy()}
+    calls, answer = await run(agent_on(ns, tmp_path), FIX.format(cell=1, error=failure("np.log(df['units'])", ns)))
+    assert [c.input["code"] for c in calls] == ["import numpy as np\nnp.log(df['units'])"] and "import numpy" in answer
+    stale = failure("df['Revenue']", ns)
+    calls, _ = await run(agent_on(ns, tmp_path / "b", last_error=stale), "What is the standard error of `df`?")
+    assert all("Revenue" not in c.input["code"] and "revenue" not in c.input["code"] for c in calls)

@@ -23,7 +23,11 @@ from .step import Plan, Step
 
 _FAILURE = re.compile(r"^In\[(?P<cell>[^\]]*)\] raised (?P<kind>[\w.]+): (?P<message>[^\n]*)\n"
                       r"(?P<source>.*?)^Traceback \(most recent call last\):", re.M | re.S)
-_ASKS_ABOUT_AN_ERROR = re.compile(r"\b(fix|fail(?:ed|s|ing)?|error|wrong|broken|traceback|exception)\b", re.I)
+# "error" alone is not enough: "the standard error of df" is no question about the last failed cell.
+_ASKS_ABOUT_AN_ERROR = re.compile(r"\b(fix|fail(?:ed|s|ing)?|wrong|broken|traceback)\b"
+                                  r"|\b(?:the|this|that|my|last)\s+(?:error|exception)\b", re.I)
+# Names a newcomer uses before importing them (a restarted kernel forgets the import cell).
+_IMPORTS = {"pd": "import pandas as pd", "np": "import numpy as np", "plt": "import matplotlib.pyplot as plt"}
 _NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
 _NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
@@ -99,6 +103,20 @@ def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str
     return Plan([step], lead=lead, code=fixed)
 
 
+def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
+    """An undefined name: a missing import of a usual alias, else the closest variable."""
+    if wrong in _IMPORTS and wrong not in view.variables:
+        fixed = f"{_IMPORTS[wrong]}\n{failure.source}"
+        return Plan([Step("python", {"code": fixed}, f"run your cell after `{_IMPORTS[wrong]}`")], code=fixed,
+                    lead=f"{failure.said()}: `{wrong}` is used before `{_IMPORTS[wrong]}` ran in this kernel.")
+    right = _closest(wrong, list(view.variables))
+    if right is None:
+        return Plan(lead=f"{failure.said()}. No variable in the notebook is close to `{wrong}`: define it "
+                         "(or run the cell that does) first.")
+    lead = f"{failure.said()}: there is no variable `{wrong}`; it looks like a typo for `{right}`."
+    return _corrected(failure, lead, r"(?<![\w.]){}\b", wrong, right)
+
+
 def fix_plan(failure: Failure, view: KernelView) -> Plan:
     """What the brain does about ``failure`` (see the module docstring)."""
     if failure.kind == "KeyError":
@@ -108,15 +126,9 @@ def fix_plan(failure: Failure, view: KernelView) -> Plan:
         return _column_fix(failure, attribute.group(2), r"\.{}\b", view)
     name = _NAME_ERROR.search(failure.message)
     if failure.kind == "NameError" and name:
-        wrong = name.group(1)
-        right = _closest(wrong, list(view.variables))
-        if right is None:
-            return Plan(lead=f"{failure.said()}. No variable in the notebook is close to `{wrong}`: define it "
-                             "(or run the cell that does) first.")
-        lead = f"{failure.said()}: there is no variable `{wrong}`; it looks like a typo for `{right}`."
-        return _corrected(failure, lead, r"(?<![\w.]){}\b", wrong, right)
+        return _name_fix(failure, name.group(1), view)
     return Plan(lead=f"{failure.said()}. I am a simulated rule set, not a language model: I can only fix "
-                     "misspelt column and variable names, so I cannot fix this one.")
+                     "misspelt column and variable names and missing imports, so I cannot fix this one.")
 
 
 __all__ = ["Failure", "failure_in", "fix_plan"]

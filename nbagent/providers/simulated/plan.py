@@ -67,7 +67,7 @@ def _frame_steps(name: str, prompt: str, stats: list[str], view: KernelView, ins
     if ASKS_FOR_A_PLOT.search(prompt):
         known = view.variables.get(name)
         code, what = plot_code(name, prompt, known.columns if known else ())
-        steps.append(Step("python", {"code": code}, f"draw {what} of `{name}` with matplotlib"))
+        steps.append(Step("python", {"code": code}, f"draw {what} from `{name}` with matplotlib"))
     for stat in dict.fromkeys(stats):
         steps.append(Step("python", {"code": _stat_code(name, stat)}, f"{_STAT_WHY[stat]} `{name}`"))
     return steps

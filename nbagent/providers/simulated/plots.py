@@ -76,7 +76,7 @@ def plot_code(name: str, prompt: str, columns: tuple[str, ...] = ()) -> tuple[st
         "plt.close(fig)  # shown once, in the tool card: an open figure would be drawn again under the cell",
         "display(Image(_nb_png.getvalue()))",
         "del _nb_png",
-        f"print({ANSWER + ' Drew ' + what + ' of `' + name + '` (the figure is in the tool card)'!r})",
+        f"print({ANSWER + ' Drew ' + what + ' from `' + name + '` (the figure is in the tool card)'!r})",
     )
     code = ("import importlib.util\n"
             "if importlib.util.find_spec('matplotlib') is None:\n"
