@@ -1,0 +1,134 @@
+"""The demo brain's ``%agent fix`` skill: a failed cell whose error is a misspelt name.
+
+It reads the failure (``In[n] raised Kind: message``, the cell's source, the traceback) from the
+prompt, or from the kernel facts' last error when the user asks why a cell failed. Names come only
+from the cell's source and the kernel facts, never from the traceback: its frames are library
+files (``pandas/core/frame.py`` is not a variable ``frame``).
+
+A KeyError or AttributeError on a DataFrame is matched against that DataFrame's columns, a
+NameError against the user's variables, with :func:`difflib.get_close_matches`. When one is close,
+the brain names the typo, runs the corrected cell with the python tool (so ``--insert-code`` gets
+code that ran) and ends with it; otherwise it says what it sees and that it cannot guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+
+from .messages import KernelView, Variable
+from .step import Plan, Step
+
+_FAILURE = re.compile(r"^In\[(?P<cell>[^\]]*)\] raised (?P<kind>[\w.]+): (?P<message>[^\n]*)\n"
+                      r"(?P<source>.*?)^Traceback \(most recent call last\):", re.M | re.S)
+# "error" alone is not enough: "the standard error of df" is no question about the last failed cell.
+_ASKS_ABOUT_AN_ERROR = re.compile(r"\b(fix|fail(?:ed|s|ing)?|wrong|broken|traceback)\b"
+                                  r"|\b(?:the|this|that|my|last)\s+(?:error|exception)\b", re.I)
+# Names a newcomer uses before importing them (a restarted kernel forgets the import cell).
+_IMPORTS = {"pd": "import pandas as pd", "np": "import numpy as np", "plt": "import matplotlib.pyplot as plt"}
+_NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
+_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed cell: its number, exception type and message, and its source."""
+
+    cell: str
+    kind: str
+    message: str
+    source: str
+
+    def said(self) -> str:
+        return f"In[{self.cell}] failed with {self.kind}: {self.message}"
+
+
+def failure_in(prompt: str, view: KernelView) -> Failure | None:
+    """The failure the prompt is about: one quoted in it, else the facts' last error if it asks."""
+    m = _FAILURE.search(prompt)
+    if m is None and view.last_error and _ASKS_ABOUT_AN_ERROR.search(prompt):
+        m = _FAILURE.search(view.last_error + "\n")
+    if m is None:
+        return None
+    return Failure(m["cell"], m["kind"].rsplit(".", 1)[-1], m["message"].strip(), m["source"].strip())
+
+
+def _key(message: str) -> str:
+    """The key of a KeyError's message (its repr: ``'regoin'``)."""
+    try:
+        return str(ast.literal_eval(message))
+    except (ValueError, SyntaxError):
+        return message.strip("'\"")
+
+
+def _frames_used(source: str, view: KernelView) -> list[Variable]:
+    """The DataFrames the cell names (all the known ones if it names none)."""
+    used = [v for v in view.frames() if re.search(rf"\b{re.escape(v.name)}\b", source)]
+    return used or view.frames()
+
+
+def _closest(wrong: str, options: list[str]) -> str | None:
+    found = difflib.get_close_matches(wrong, [o for o in options if o != wrong], n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _column_fix(failure: Failure, wrong: str, pattern: str, view: KernelView) -> Plan:
+    """A missing column: the closest column of the DataFrames the cell uses, put where ``pattern``
+    (with ``{}`` for the name) found the wrong one."""
+    frames = _frames_used(failure.source, view)
+    if not frames:
+        return Plan(lead=f"{failure.said()}. I see no DataFrame in the notebook to compare '{wrong}' with, "
+                         "so I cannot tell which name you meant.")
+    where = " or ".join(f"`{f.name}`" for f in frames)
+    for frame in frames:
+        right = _closest(wrong, list(frame.columns))
+        if right is not None:
+            lead = (f"{failure.said()}: {where} has no column '{wrong}'. It looks like a typo for "
+                    f"'{right}', the closest of its columns ({', '.join(frame.columns)}).")
+            return _corrected(failure, lead, pattern, wrong, right)
+    columns = "; ".join(f"`{f.name}`: {', '.join(f.columns)}" for f in frames)
+    return Plan(lead=f"{failure.said()}: {where} has no column '{wrong}', and none of its columns is "
+                     f"close to it ({columns}), so I cannot guess which one you meant.")
+
+
+def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str) -> Plan:
+    """Run the cell with ``right`` in place of ``wrong`` and offer it (when the cell spells it so)."""
+    regex = pattern.format(re.escape(wrong))
+    fixed = re.sub(regex, lambda m: m.group(0).replace(wrong, right), failure.source)
+    if fixed == failure.source:
+        return Plan(lead=lead + f" The cell does not spell '{wrong}' out, so correct it where it is made.")
+    step = Step("python", {"code": fixed}, f"run your cell with '{right}' in place of '{wrong}' to check the fix")
+    return Plan([step], lead=lead, code=fixed)
+
+
+def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
+    """An undefined name: a missing import of a usual alias, else the closest variable."""
+    if wrong in _IMPORTS and wrong not in view.variables:
+        fixed = f"{_IMPORTS[wrong]}\n{failure.source}"
+        return Plan([Step("python", {"code": fixed}, f"run your cell after `{_IMPORTS[wrong]}`")], code=fixed,
+                    lead=f"{failure.said()}: `{wrong}` is used before `{_IMPORTS[wrong]}` ran in this kernel.")
+    right = _closest(wrong, list(view.variables))
+    if right is None:
+        return Plan(lead=f"{failure.said()}. No variable in the notebook is close to `{wrong}`: define it "
+                         "(or run the cell that does) first.")
+    lead = f"{failure.said()}: there is no variable `{wrong}`; it looks like a typo for `{right}`."
+    return _corrected(failure, lead, r"(?<![\w.]){}\b", wrong, right)
+
+
+def fix_plan(failure: Failure, view: KernelView) -> Plan:
+    """What the brain does about ``failure`` (see the module docstring)."""
+    if failure.kind == "KeyError":
+        return _column_fix(failure, _key(failure.message), r"(['\"]){}\1", view)
+    attribute = _NO_ATTRIBUTE.search(failure.message)
+    if failure.kind == "AttributeError" and attribute and attribute.group(1) in ("DataFrame", "Series"):
+        return _column_fix(failure, attribute.group(2), r"\.{}\b", view)
+    name = _NAME_ERROR.search(failure.message)
+    if failure.kind == "NameError" and name:
+        return _name_fix(failure, name.group(1), view)
+    return Plan(lead=f"{failure.said()}. I am a simulated rule set, not a language model: I can only fix "
+                     "misspelt column and variable names and missing imports, so I cannot fix this one.")
+
+
+__all__ = ["Failure", "failure_in", "fix_plan"]

@@ -1,0 +1,145 @@
+"""Reading a Messages API request the way the demo brain needs it: the text of messages, the
+user's own words, tool results, and what the kernel facts say about the notebook.
+
+The notebook layer sends kernel facts as ``<kernel-state>`` text blocks in prompt messages: a full
+snapshot first, then only the changes. Replaying them in order gives the brain the variables it can
+see (with a DataFrame's columns) and the last failed cell, which is all it knows of the notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from nbagent.engine.loop.facts import FACTS_TAG
+from nbagent.engine.loop.structured import INSTRUCTION, NUDGE
+from nbagent.engine.state.compactions import SUMMARY_MARK
+
+
+def text_of(content: Any, results: bool = True) -> str:
+    """The text of a message's content; with ``results`` False, tool results are left out."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or ():
+        if isinstance(block, Mapping):
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "tool_result" and results:
+                parts.append(text_of(block.get("content", "")))
+    return "\n".join(parts)
+
+
+# Blocks the loop adds to a prompt's message that are context, not the user's words: a compaction's
+# summary, and kernel facts sent as ``<kernel-state>`` blocks (newer loops send them that way).
+_NOT_THE_PROMPT = (SUMMARY_MARK, f"<{FACTS_TAG}")
+
+
+def _text_blocks(message: Mapping[str, Any]) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [str(b.get("text", "")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text"]
+
+
+def prompt_text(message: Mapping[str, Any]) -> str:
+    """The user's words in a message: its text blocks, without the loop's structured-output asks,
+    a compaction's summary or kernel facts (which share the message of the prompt)."""
+    if isinstance(message.get("content"), str):
+        return str(message["content"])
+    return "\n".join(t for t in _text_blocks(message) if t not in (INSTRUCTION, NUDGE)
+                     and not t.startswith(_NOT_THE_PROMPT))
+
+
+def tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return []
+    return [b for b in content or () if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+
+
+def tool_names(message: Mapping[str, Any]) -> dict[str, str]:
+    """Tool-use id -> tool name, for the tool calls of an assistant message."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {}
+    return {str(b.get("id")): str(b.get("name")) for b in content or ()
+            if isinstance(b, Mapping) and b.get("type") == "tool_use"}
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A user variable as the kernel facts describe it."""
+
+    name: str
+    type: str
+    columns: tuple[str, ...] = ()
+
+
+@dataclass
+class KernelView:
+    """What the brain knows of the notebook: its variables (in the facts' order) and the last error."""
+
+    variables: dict[str, Variable] = field(default_factory=dict)
+    last_error: str | None = None
+
+    def frames(self) -> list[Variable]:
+        """The variables with columns (DataFrames), in the facts' order."""
+        return [v for v in self.variables.values() if v.columns]
+
+
+_VARIABLE = re.compile(r"^  - ([A-Za-z_]\w*): ([\w.]+)(?: \((.*)\))?$")
+_COLUMNS = re.compile(r"columns (\[.*\])")
+
+
+def _variable(line: str) -> Variable | None:
+    m = _VARIABLE.match(line)
+    if not m:
+        return None
+    columns: tuple[str, ...] = ()
+    cols = _COLUMNS.search(m.group(3) or "")
+    if cols:
+        try:
+            columns = tuple(str(c) for c in ast.literal_eval(cols.group(1)))
+        except (ValueError, SyntaxError):  # a column label whose repr is not a literal
+            columns = ()
+    return Variable(m.group(1), m.group(2), columns)
+
+
+def _read_facts(text: str, view: KernelView) -> None:
+    """Apply one ``<kernel-state>`` block (a snapshot or a diff) to ``view``."""
+    lines = text.splitlines()
+    if text.startswith(f"<{FACTS_TAG}>"):  # a full snapshot; a diff leaves unmentioned names as they were
+        view.variables.clear()
+    for i, line in enumerate(lines):
+        var = _variable(line)
+        if var is not None:
+            view.variables[var.name] = var
+        elif line.startswith("Removed variables: "):
+            for name in line[len("Removed variables: "):].split(", "):
+                view.variables.pop(name.strip(), None)
+        elif line.startswith("Last error"):
+            block = []
+            for later in lines[i + 1:]:
+                if not later.startswith("  "):
+                    break
+                block.append(later)
+            view.last_error = textwrap.dedent("\n".join(block))
+
+
+def kernel_view(messages: Sequence[Mapping[str, Any]]) -> KernelView:
+    """The notebook as the kernel facts of ``messages`` describe it, the newest facts last."""
+    view = KernelView()
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        for text in _text_blocks(m):
+            if text.startswith(f"<{FACTS_TAG}"):
+                _read_facts(text, view)
+    return view
+
+
+__all__ = ["KernelView", "Variable", "kernel_view", "prompt_text", "text_of", "tool_names", "tool_results"]

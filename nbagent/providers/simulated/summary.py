@@ -1,0 +1,83 @@
+"""The demo brain's closing texts: the answer after its tool calls, and a compaction's summary.
+
+Model text is rendered as Markdown, where consecutive lines join into one paragraph: a tool's
+output (a table, a traceback) is therefore quoted in a fenced block, so it keeps its lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from . import frames
+from .messages import text_of
+from .step import Plan
+
+PREFIX = "(simulated model)"
+MAX_OUTPUT_CHARS = 1_200
+MAX_OUTPUT_LINES = 25
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` in a Markdown code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _shortened(text: str) -> str:
+    """At most :data:`MAX_OUTPUT_LINES` whole lines and about :data:`MAX_OUTPUT_CHARS` characters."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in lines[:MAX_OUTPUT_LINES]:
+        if kept and size + len(line) > MAX_OUTPUT_CHARS:
+            break
+        kept.append(line[:MAX_OUTPUT_CHARS])
+        size += len(line) + 1
+    if len(kept) < len(lines):
+        kept.append(f"… ({len(lines) - len(kept)} more line(s))")
+    return "\n".join(kept)
+
+
+def _closing(p: Plan, results: Sequence[Mapping[str, Any]]) -> str:
+    """The cell the answer ends with: only if the last call (the one that ran it) succeeded."""
+    if not p.code:
+        return ""
+    if results and results[-1].get("is_error"):
+        return ("The corrected cell still failed (see its output above), so I have no working code to offer: "
+                "I only fix misspelt names.")
+    return "The corrected cell, which ran without an error:\n" + fenced(p.code, "python")
+
+
+def answer(results: Sequence[Mapping[str, Any]], names: Mapping[str, str], p: Plan) -> str:
+    """The plan's conclusion and the ``answer:`` lines the tools printed, then every tool result."""
+    found = frames.answers([text_of(r.get("content", "")) for r in results if not r.get("is_error")])
+    said = [s for s in (p.lead, "; ".join(found) + "." if found else "") if s]
+    lines = [f"{PREFIX} {' '.join(said)}"] if said else []
+    lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
+    for r in results:
+        tool = names.get(str(r.get("tool_use_id")), "tool")
+        text = text_of(r.get("content", "")).strip("\n").rstrip() or "(no output)"  # keep a table header's indent
+        verb = "failed" if r.get("is_error") else "returned"
+        lines += [f"`{tool}` {verb}:", fenced(_shortened(text))]
+    closing = _closing(p, results)
+    return "\n\n".join(lines + ([closing] if closing else []))
+
+
+_HEADER = re.compile(r"^--- message (\d+) \((\w+)\) ---$", re.M)
+
+
+def simulated_summary(request: Mapping[str, Any]) -> str:
+    """A deterministic stand-in for a summary: the first line of each summarised message."""
+    messages = request.get("messages") or [{}]
+    text = text_of(messages[-1].get("content"))
+    parts = _HEADER.split(text)
+    lines = [f"{PREFIX} Summary (simulated: the first line of each earlier message):"]
+    for i in range(1, len(parts) - 2, 3):
+        first = next((ln.strip() for ln in parts[i + 2].splitlines() if ln.strip()), "(empty)")
+        lines.append(f"- {parts[i + 1]} {parts[i]}: {first[:160]}")
+    return "\n".join(lines)
+
+
+__all__ = ["PREFIX", "answer", "fenced", "simulated_summary"]

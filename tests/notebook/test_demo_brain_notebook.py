@@ -1,0 +1,94 @@
+"""The demo brain in a notebook, end to end: ``%agent fix`` after a misspelt column inserts code
+that runs, "load X.csv" gives a DataFrame, "plot …" puts a PNG in the tool card. In an in-process
+IPython shell (fast) and in a real kernel (the card's ``Output`` widget as a front-end sees it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.notebook import magics as magics_mod
+from tests.kernel_driver import KernelDriver
+
+CSV = "region,revenue,units\nnorth,120.0,12\nsouth,95.5,9\nnorth,130.25,13\n"
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(CSV)
+    shell = InteractiveShell.instance()
+    saved = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_cell("%load_ext nbagent")
+    magics_mod.active_magics().new_session(allow=("python", "read_file"))
+    try:
+        yield shell
+    finally:
+        shell.display_pub = saved
+
+
+def cell(ip: Any, code: str) -> Any:
+    with capture_output():
+        return ip.run_cell(code)
+
+
+def last_answer() -> str:
+    history = magics_mod.active_magics().session().agent.history
+    return "\n".join(b["text"] for b in history[-1]["content"] if b["type"] == "text")
+
+
+def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip):
+    payloads: list[str] = []
+    ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
+    cell(ip, "import pandas as pd\ndf = pd.read_csv('sales.csv')")
+    assert cell(ip, "df.groupby('regoin')['revenue'].sum()").error_in_exec is not None
+    assert cell(ip, "%agent fix --insert-code").error_in_exec is None
+    assert "no column 'regoin'" in last_answer() and "typo for 'region'" in last_answer()
+    assert payloads == ["df.groupby('region')['revenue'].sum()"]
+    result = cell(ip, payloads[0])
+    assert result.error_in_exec is None and result.result["north"] == 250.25
+
+
+def test_load_then_plot_puts_a_png_in_the_tool_card(ip):
+    pytest.importorskip("matplotlib")
+    assert cell(ip, "%%agent\nLoad sales.csv into a DataFrame").error_in_exec is None
+    assert ip.user_ns["sales"].shape == (3, 3)
+    executor = magics_mod.active_magics().session().executor
+    assert "pd.read_csv('sales.csv')" in executor.history[-1].code
+    assert cell(ip, "%%agent\nplot revenue by region").error_in_exec is None
+    record = executor.history[-1]
+    assert ".plot.bar(" in record.code and record.result.error is None
+    assert any("image/png" in d["data"] for d in record.displays)  # what the tool card shows
+    assert "Drew a bar chart of the total revenue by region" in last_answer()
+
+
+@pytest.mark.kernel
+def test_fix_and_plot_in_a_real_kernel(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "sales.csv").write_text(CSV)
+    d = KernelDriver("python3", cwd=str(tmp_path))
+    try:
+        setup = ("%load_ext nbagent\nfrom nbagent.notebook import magics as _m\n"
+                 "_m.active_magics().new_session(allow=('python', 'read_file'))\n"
+                 "import pandas as pd\ndf = pd.read_csv('sales.csv')")
+        assert d.wait_done(d.execute(setup), 60).status == "ok"
+        assert d.wait_done(d.execute("df.groupby('regoin')"), 30).status == "error"
+        fix = d.wait_done(d.execute("%agent fix --insert-code"), 60)
+        assert fix.status == "ok", fix.text
+        inserted = [p["text"] for p in fix.reply["content"].get("payload", []) if p.get("source") == "set_next_input"]
+        assert inserted == ["df.groupby('region')"]
+        assert d.wait_done(d.execute(inserted[0]), 30).status == "ok"
+        plot = d.wait_done(d.execute("%%agent\nplot revenue by region"), 60)
+        assert plot.status == "ok", plot.text
+        cards = [s for s in d.comms.values() if any("image/png" in o.get("data", {}) for o in s.get("outputs", ()))]
+        assert cards, json.dumps([s.get("outputs") for s in d.comms.values() if s.get("outputs")])[:2000]
+    finally:
+        d.close()
