@@ -134,6 +134,9 @@ PLAN_MODE_PROMPT = (
     "You are in plan mode: only read-only tools run; any other tool call is denied. Investigate, "
     "then answer with a step-by-step plan for the user to approve instead of making changes."
 )
+PLAN_MODE_OFF_PROMPT = (
+    "Plan mode is over: tools run again as the user's permission settings allow (some may ask first)."
+)
 
 
 def _inside(path: Any, cwd: Path | None) -> bool:
@@ -321,5 +324,5 @@ class PermissionGate:
 __all__ = [
     "Asker", "CallbackAsker", "FailureChoice", "OnApiFailure", "cancel_on_failure", "permission_callback",
     "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
-    "PermissionGate", "allow_all", "deny_all", "decide_by_mode", "PLAN_MODE_PROMPT",
+    "PermissionGate", "allow_all", "deny_all", "decide_by_mode", "PLAN_MODE_PROMPT", "PLAN_MODE_OFF_PROMPT",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..contracts.config import SessionConfig
-from ..contracts.permissions import PLAN_MODE_PROMPT
+from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
 from ..contracts.protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from ..contracts.tool_api import ToolLike
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
@@ -175,11 +175,31 @@ class RulesCache:
         return warnings
 
 
-def with_plan_mode(config: SessionConfig) -> str | None:
-    """The appended system prompt, with the plan-mode instruction in plan mode."""
-    if config.permission_mode != "plan":
-        return config.append_system_prompt
-    return "\n\n".join(p for p in (config.append_system_prompt, PLAN_MODE_PROMPT) if p)
+def mode_blocks(mode: str, previous_mode: str | None) -> list[dict[str, Any]]:
+    """Text blocks for a new prompt that say the permission mode when it matters to the model.
+
+    They travel in the prompt's message, not the system prompt: the system prompt leads the prompt
+    cache's prefix, and switching to plan mode used to rewrite the whole cached conversation
+    (15-16k tokens written again). Plan mode is said with every prompt made in it; leaving it is
+    said once, since the earlier prompts in the history still say "plan mode".
+    """
+    if mode == "plan":
+        return [{"type": "text", "text": PLAN_MODE_PROMPT}]
+    if previous_mode == "plan":
+        return [{"type": "text", "text": PLAN_MODE_OFF_PROMPT}]
+    return []
+
+
+def last_prompt_mode(history: Sequence[dict[str, Any]]) -> str | None:
+    """``"plan"`` when the newest prompt in ``history`` was made in plan mode (a resumed session)."""
+    for message in reversed(history):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        if any(b.get("type") == "tool_result" for b in content):
+            continue  # tool results, not a prompt
+        return "plan" if any(b.get("text") == PLAN_MODE_PROMPT for b in content) else None
+    return None
 
 
 class RequestPrompt:
@@ -219,7 +239,7 @@ class RequestPrompt:
         rules, ignore = rules_value
         system = build_system_prompt(SystemPromptContext(
             cwd=config.cwd, tool_names=list(tool_names), rules=rules, ignore_patterns=ignore,
-            custom_system_prompt=config.custom_system_prompt, append_system_prompt=with_plan_mode(config),
+            custom_system_prompt=config.custom_system_prompt, append_system_prompt=config.append_system_prompt,
             in_notebook=config.in_notebook,
         ))
         if system != self._system:

@@ -46,7 +46,7 @@ from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
-from .prompt import RequestPrompt
+from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
@@ -92,6 +92,7 @@ class QueryEngine:
         self._running_prompt: str | None = None
         self._close_after_run = False
         self._offered: dict[str, ToolLike] = {}
+        self._prompt_mode: str | None = None  # the permission mode of the last prompt sent (see mode_blocks)
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
@@ -196,6 +197,10 @@ class QueryEngine:
         control.bind()
         self._run, self._running_prompt = control, preview(prompt)
         self._structured = structured
+        mode = self._config.permission_mode
+        previous = self._prompt_mode or last_prompt_mode(self.session.history)
+        new_blocks = [*new_blocks, *mode_blocks(mode, previous)]
+        self._prompt_mode = mode
         if structured is not None:
             new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
         try:

@@ -10,7 +10,7 @@ import pytest
 
 from nbagent.engine.contracts.config import PERMISSION_MODES, SessionConfig
 from nbagent.engine.contracts.events import PermissionDenied
-from nbagent.engine.contracts.permissions import PLAN_MODE_PROMPT, Allow, Deny, PermissionGate
+from nbagent.engine.contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT, Allow, Deny, PermissionGate
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import Write, done_of, make_engine, messages_requests, run
 
@@ -85,7 +85,8 @@ async def test_plan_mode_denies_in_the_loop_tells_the_model_and_audits(tmp_path:
     assert engine.denials[0].reason == denied.reason
     first = messages_requests(api)[0].body
     system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
-    assert PLAN_MODE_PROMPT in system
+    assert PLAN_MODE_PROMPT not in system  # the system prompt stays the same in every mode (the cache)
+    assert PLAN_MODE_PROMPT in [b.get("text") for b in first["messages"][0]["content"]]
     assert done_of(events).reason == "end_turn"
 
 
@@ -96,5 +97,26 @@ async def test_reconfigure_changes_the_mode_for_later_prompts(tmp_path: Path) ->
     engine.reconfigure(permission_mode="bypass")
     await run(engine, "write it")
     assert write.calls == [{"path": "n.txt", "text": "hi"}]
-    system = messages_requests(api)[0].body["system"]
-    assert PLAN_MODE_PROMPT not in str(system)
+    first = messages_requests(api)[0].body
+    assert PLAN_MODE_PROMPT not in str(first["system"]) and PLAN_MODE_PROMPT not in str(first["messages"])
+
+
+async def test_switching_to_plan_mode_and_back_keeps_the_cached_prefix(tmp_path: Path) -> None:
+    """Plan mode used to change the system prompt, so the next request wrote the whole cached
+    conversation again; its instruction now travels in the prompt, and leaving it is said once."""
+    long_system = "You are a careful assistant. " + " ".join(f"rule{i}." for i in range(1_500))
+    api = SimulatedAPI([text_reply("first"), text_reply("a plan"), text_reply("done")])
+    engine = make_engine(api, tmp_path, tools=[Write()], custom_system_prompt=long_system)
+    await run(engine, "hello")
+    engine.reconfigure(permission_mode="plan")
+    await run(engine, "plan the change")
+    engine.reconfigure(permission_mode="default")
+    await run(engine, "go ahead")
+    first, planned, after = (r.usage for r in engine.session.records)
+    assert first.cache_creation_input_tokens > 1_024  # the prefix was cached by the first request
+    for usage in (planned, after):
+        assert usage.cache_read_input_tokens >= first.cache_creation_input_tokens  # still read, not rewritten
+        assert usage.cache_creation_input_tokens < 200  # only what the new turn adds
+    prompts = [m["content"] for m in messages_requests(api)[-1].body["messages"] if m["role"] == "user"]
+    texts = [[b.get("text") for b in content] for content in prompts]
+    assert PLAN_MODE_PROMPT in texts[1] and PLAN_MODE_OFF_PROMPT in texts[2] and PLAN_MODE_PROMPT not in texts[2]
