@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..contracts.config import SessionConfig
+from ..contracts.messages import ContentBlock, Message
 from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
 from ..contracts.protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from ..contracts.tool_api import ToolLike
@@ -175,7 +176,7 @@ class RulesCache:
         return warnings
 
 
-def mode_blocks(mode: str, previous_mode: str | None) -> list[dict[str, Any]]:
+def mode_blocks(mode: str, previous_mode: str | None) -> list[ContentBlock]:
     """Text blocks for a new prompt that say the permission mode when it matters to the model.
 
     They travel in the prompt's message, not the system prompt: the system prompt leads the prompt
@@ -190,15 +191,15 @@ def mode_blocks(mode: str, previous_mode: str | None) -> list[dict[str, Any]]:
     return []
 
 
-def last_prompt_mode(history: Sequence[dict[str, Any]]) -> str | None:
+def last_prompt_mode(history: Sequence[Message]) -> str | None:
     """``"plan"`` when the newest prompt in ``history`` was made in plan mode (a resumed session)."""
     for message in reversed(history):
         content = message.get("content")
         if message.get("role") != "user" or not isinstance(content, list):
             continue
-        if any(b.get("type") == "tool_result" for b in content):
+        if any(b["type"] == "tool_result" for b in content):
             continue  # tool results, not a prompt
-        return "plan" if any(b.get("text") == PLAN_MODE_PROMPT for b in content) else None
+        return "plan" if any(b["type"] == "text" and b["text"] == PLAN_MODE_PROMPT for b in content) else None
     return None
 
 
