@@ -43,7 +43,10 @@ async def test_a_secret_expanded_into_mcp_config_is_redacted_everywhere(tmp_path
 
 async def test_thousands_of_mcp_tools_are_capped_with_a_notice(tmp_path: Path) -> None:
     api = SimulatedAPI([text_reply("hi")])
-    agent = make_agent(api, tmp_path, mcp_servers={"many": {"command": sys.executable, "args": [HOSTILE, "many", "5000"]}})
+    # 5,000 tools take seconds to list and check on a loaded machine: wait for them (a hang breaker,
+    # not a speed bound), else the first request goes out before the server is connected.
+    agent = make_agent(api, tmp_path, tool_wait_s=120.0,
+                       mcp_servers={"many": {"command": sys.executable, "args": [HOSTILE, "many", "5000"]}})
     try:
         events = [e async for e in agent.run("hello")]
     finally:
