@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
 from ..contracts.errors import CorruptFileError
@@ -69,6 +69,8 @@ class SessionSnapshot:
     spent: Spent | None = None
     """What ``session.json`` says was billed up to ``records_len`` records (None: an earlier version)."""
     records_len: int | None = None
+    allowed_always: tuple[str, ...] = ()
+    """Tools the user allowed "always" in the session (none in folders of earlier versions)."""
 
 
 class SessionStore:
@@ -152,6 +154,7 @@ class SessionStore:
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None, spent: Spent,
+        allowed_always: Iterable[str] = (),
     ) -> None:
         """Rewrite ``session.json``; ``records_len`` is how many request records it describes (the
         request log may have grown since: load takes the newer figures from there)."""
@@ -165,6 +168,7 @@ class SessionStore:
             "last_ts": last_ts,
             "previous_usage": previous_usage,
             "spent": dataclasses.asdict(spent),  # as of records_len (load adds the newer records)
+            "allowed_always": sorted(allowed_always),
         })
 
     def load(self) -> SessionSnapshot:
@@ -230,6 +234,7 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
     return SessionSnapshot(
         history=history, model=meta.model, deleted_range=deleted_range, records=list(records), marks=marks,
         last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=meta.spent, records_len=described,
+        allowed_always=tuple(meta.allowed_always or ()),
     )
 
 
