@@ -146,6 +146,8 @@ class Session(SessionFiles):
         session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         session._resume_writing(snap.whole_logs)
+        if snap.reformatted:  # repaired now (all files, atomically), not left to fail the first append
+            session._write(lambda st: None)
         last = session.history[-1] if session.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
             session.append_results([error_result(u["id"], NOT_RUN_AT_END) for u in tool_uses(last)])

@@ -24,7 +24,7 @@ from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord, Totals
 from ..contracts.messages import Message, history_problems
-from ..disk.append_log import AppendLog, read_log
+from ..disk.append_log import AppendLog, Reformatted, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
 from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records
@@ -69,6 +69,8 @@ class SessionSnapshot:
     spent: Spent | None = None
     """What ``session.json`` says was billed up to ``records_len`` records (None: an earlier version)."""
     records_len: int | None = None
+    reformatted: frozenset[str] = frozenset()
+    """Logs whose items loaded but not in the form appends need: the session rewrites them on load."""
     allowed_always: tuple[str, ...] = ()
     """Tools the user allowed "always" in the session (none in folders of earlier versions)."""
 
@@ -180,12 +182,15 @@ class SessionStore:
             raise FileNotFoundError(f"no session folder at {self.task_dir}")
         notices: list[str] = []
         whole: set[str] = set()  # logs read whole: the session appends to them as they are
+        reformatted: set[str] = set()
 
         def log(name: str, load: Callable[[Path, list[str]], Any]) -> Any:
             before = len(notices)
             items = load(self.task_dir / name, notices)
             if len(notices) == before:
                 whole.add(name)
+            elif isinstance(notices[-1], Reformatted):
+                reformatted.add(name)
             return items
 
         history = log(HISTORY_FILE, _load_history)
@@ -205,7 +210,7 @@ class SessionStore:
             snap.compactions_file = SESSION_FILE
         if len(snap.compactions) < len(compactions):  # a stale point was dropped: the file must say so
             whole.discard(COMPACTIONS_FILE)
-        snap.whole_logs = frozenset(whole)
+        snap.whole_logs, snap.reformatted = frozenset(whole), frozenset(reformatted)
         return snap
 
 
