@@ -68,13 +68,21 @@ def fmt_range(deleted_range: Range, none: str = "") -> str:
     return none if rng is None else f"{rng[0]}–{rng[1]}"
 
 
+def fmt_saving(saving: float) -> str:
+    """A file-read saving fraction as the tables' ``file-read saving`` cell reads: ``12.3%``."""
+    return f"{round(100.0 * saving, 1):g}%"
+
+
 def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int,
                     max_allowed: float, file_read_saving: float | None, reason: str) -> str:
-    """e.g. ``previous request 172,310 tokens ≥ 160,000 max allowed → hid messages 2–41 (keep half)``:
-    the same figures and labels as the truncation table's columns."""
-    head = f"previous request {fmt_tokens(previous_tokens)} tokens ≥ {fmt_tokens(max_allowed)} max allowed"
+    """e.g. ``previous request tokens 172,310 (input + output) ≥ max allowed 160,000 → hid messages
+    2–41 (keep half)``. Each figure is a cell of the run table shown under the notice, under the
+    same label (the row of the request that acted): ``previous request tokens`` is input + output,
+    which is why it is more than that request's ``context tokens``."""
+    tokens = f"previous request tokens {fmt_tokens(previous_tokens)} (input + output)"
+    head = f"{tokens} ≥ max allowed {fmt_tokens(max_allowed)}"
     if reason == "overflow":
-        head = f"context window exceeded (previous request {fmt_tokens(previous_tokens)} tokens)"
+        head = f"context window exceeded ({tokens})"
     if live_range(deleted_range) is not None:
         action = f"hid messages {fmt_range(deleted_range)}"
         if keep:
@@ -83,12 +91,13 @@ def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int
         action = "nothing hidden"
     line = f"{head} → {action}"
     if file_read_saving:  # 0% saved (no duplicate reads) is nothing to report
-        line += f"; duplicate file reads replaced ({file_read_saving:.0%} saved)"
+        line += f"; duplicate file reads replaced (file-read saving {fmt_saving(file_read_saving)})"
     return line
 
 
 __all__ = [
     "fmt_range",
+    "fmt_saving",
     "fmt_tokens",
     "fmt_tokens_short",
     "fmt_usd",

@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
-    "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving",
-    "retries", "stop reason", "seconds",
+    "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
+    "keep", "file-read saving", "retries", "stop reason", "seconds",
 ]
 
 
@@ -28,6 +28,11 @@ _NAN = float("nan")
 def _pct(value: float | None) -> float:
     """A fraction as a percentage; NaN (shown blank) when unknown, so the column stays numeric."""
     return _NAN if value is None else round(100.0 * value, 1)
+
+
+def _whole(value: float) -> float | int:
+    """An integral float as an int, so the cell reads like the notice (``3,200``, not ``3200.0``)."""
+    return int(value) if float(value).is_integer() else value
 
 
 def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
@@ -57,6 +62,10 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "cumulative cost": round(cumulative, 4),
             "context tokens": r.context_tokens,
             "% of max": pct_max,
+            # Only on the request whose truncation notice shows them (blank, hence not shown, when
+            # nothing was truncated): the notice's figures are then cells of the table under it.
+            "previous request tokens": r.trigger_tokens,
+            "max allowed": _whole(r.max_allowed) if r.trigger_tokens is not None else None,
             "deleted range": fmt_range(r.deleted_range),
             "keep": r.keep or "",
             "file-read saving": _pct(r.file_read_saving),
@@ -64,7 +73,10 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "stop reason": r.stop_reason or "",
             "seconds": round(r.duration_s, 2),
         })
-    return pd.DataFrame(rows, columns=TURN_COLUMNS)
+    df = pd.DataFrame(rows, columns=TURN_COLUMNS)
+    for column in ("previous request tokens", "max allowed"):  # ints and blanks, never 3200.0
+        df[column] = pd.Series([row[column] for row in rows], dtype=object)
+    return df
 
 
 def for_display(df: "pd.DataFrame") -> "pd.DataFrame":

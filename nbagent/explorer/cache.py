@@ -4,9 +4,10 @@ The reference is the simulated Messages API's :class:`~nbagent.engine.api_facts.
 (``simulate(..., cache_model="prompt_cache")`` runs it directly). It re-hashes every block of the
 prompt on every request, which is O(history) of JSON encoding per request: about a second per
 200-request strategy. :class:`PrefixCache` gives the same figures for the requests the explorer
-sends (a breakpoint on the system prompt, if any, and on the last block of the last message; one
-5-minute TTL) while hashing each message object only once: a block's digest is cached by message
-identity, and the running prefix digest is chained from those. ``tests/explorer/test_explorer.py``
+sends (the tool definitions first, as a token count; a breakpoint on the system prompt, if any,
+and on the last block of the last message; one 5-minute TTL) while hashing each message object
+only once: a block's digest is cached by message identity, and the running prefix digest is
+chained from those. ``tests/explorer/test_explorer.py``
 checks that both agree request by request.
 
 The rules are PromptCache's: a prefix is written at a breakpoint when it has at least
@@ -156,7 +157,10 @@ class PrefixCache:
                 extra_tokens: int = 0, breakpoint_on_last: bool = True) -> RequestTokens:
         """Count the request, look its prefixes up, store its breakpoints, return both.
 
-        ``extra_tokens`` (tool definitions) count in the total but are not part of any prefix.
+        ``extra_tokens`` (tool definitions) come first in the API's cache order, so they are part of
+        every prefix: leaving them out made short sessions fall under the cacheable minimum (0%
+        cache reads where the API read 90%). They are the same for a whole replay, so they need no
+        digest of their own.
         """
         lay = self._layout(messages, system)
         digests, partial = lay.digests, lay.partial
@@ -175,7 +179,7 @@ class PrefixCache:
                 head = lay.running[m]  # system + whole messages before it
                 part = {"role": messages[m].get("role"), "content": content_blocks(messages[m])[:n]}
                 ends[i] = head + self._counter.count_message(part)
-            return min(ends[i], total)
+            return min(ends[i] + extra_tokens, total)
 
         last = breakpoints[-1]
         if tokens_at(last) < self._min:

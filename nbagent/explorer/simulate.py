@@ -16,8 +16,9 @@ last block of the last message (and on the system prompt, if any), as nbagent's 
 sends it, on a simulated clock (``seconds_between_requests`` apart, 5-minute TTL, 1,024-token
 minimum). By default :class:`~.cache.PrefixCache` computes it: the same rules, but
 hashing each message once instead of the whole prompt per request (tests check that both give the
-same figures); ``cache_model="prompt_cache"`` runs PromptCache itself. Tool definitions are not
-part of that model (``extra_tokens`` is added to the tokens sent only).
+same figures); ``cache_model="prompt_cache"`` runs PromptCache itself. Tool definitions
+(``extra_tokens``) are only a token count here, but they head every cached prefix as they do at
+the API (tools, then system, then messages).
 """
 
 from __future__ import annotations
@@ -264,6 +265,23 @@ class _Replay:
         return frozenset(i for i in self.manager.replaced_reads() if first <= i < n)
 
 
+_TOOLS_STANDIN: dict[str, Any] = {"name": "tool_definitions"}
+
+
+class _ToolsCounted(TokenCounter):
+    """A counter for PromptCache's prefixes in which the one stand-in tool (``_TOOLS_STANDIN``)
+    weighs the ``extra_tokens`` of the session's real tool definitions (only their size is known)."""
+
+    def __init__(self, inner: TokenCounter, extra_tokens: int) -> None:
+        super().__init__()
+        self._inner, self._extra = inner, extra_tokens
+
+    def count_request(self, messages: Sequence[Mapping[str, Any]],
+                      system: str | Sequence[Mapping[str, Any]] | None = None,
+                      tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+        return self._inner.count_request(messages, system) + (self._extra if tools else 0)
+
+
 def simulate(
     strategy: Strategy,
     history: Sequence[Mapping[str, Any]],
@@ -292,7 +310,7 @@ def simulate(
     replay = _Replay(strategy, info.context_window, summarize or placeholder_summary, condense_threshold)
     now = [0.0]
     if cache_model == "prompt_cache":
-        reference = PromptCache(lambda: now[0], counter, min_tokens=cache_min_tokens)
+        reference = PromptCache(lambda: now[0], _ToolsCounted(counter, extra_tokens), min_tokens=cache_min_tokens)
         system_blocks = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}] if system else None
     elif cache_model == "prefix":
         fast = PrefixCache(counter, min_tokens=cache_min_tokens)
@@ -314,6 +332,8 @@ def simulate(
         else:
             tokens = counter.count_request(messages, system) + extra_tokens
             body: dict[str, Any] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
+            if extra_tokens:
+                body["tools"] = [_TOOLS_STANDIN]
             if system_blocks:
                 body["system"] = system_blocks
             cached = reference.account(body, tokens)

@@ -39,10 +39,21 @@ def kernel_facts_from(shell: Any, errors: "LastError | None" = None) -> Any:
             except Exception:  # a variable whose .shape or len() raises must not break the agent
                 summary = ""
             variables.append(VariableInfo(name, type(value).__name__, summary))
-        inputs = [s for s in list(ns.get("In", []))[-6:] if s and not _is_agent_cell(s)]
-        return NotebookState(variables[:50], inputs[-5:], errors.text, _recent_outputs(ns.get("Out", {})))
+        return NotebookState(variables[:50], _recent_inputs(shell), errors.text, _recent_outputs(ns.get("Out", {})))
 
     return facts
+
+
+def _recent_inputs(shell: Any) -> list[str]:
+    """The last five cells as the user typed them. ``In`` holds them translated (``%agent help``
+    becomes ``get_ipython().run_line_magic('agent', 'help')``), which the model would then read and
+    echo; the history's raw list runs parallel to it. Agent cells are recognised in either form."""
+    parsed = list(shell.user_ns.get("In", []))
+    raw = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or [])
+    if len(raw) != len(parsed):  # not IPython's pair of lists: the translated form is all there is
+        raw = parsed
+    pairs = list(zip(parsed, raw, strict=True))[-6:]
+    return [r for p, r in pairs if p and not (_is_agent_cell(p) or _is_agent_cell(r))][-5:]
 
 
 # Libraries whose ``.shape`` / ``.columns`` are cheap and side-effect free.

@@ -26,8 +26,8 @@ def test_turns_df_columns_and_values() -> None:
                           rec(3, cost=0.02)])
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
-        "cumulative cost", "context tokens", "% of max", "deleted range", "keep", "file-read saving", "retries",
-        "stop reason", "seconds",
+        "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
+        "keep", "file-read saving", "retries", "stop reason", "seconds",
     ]
     assert df["cost"].tolist() == [0.01, "n/a", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -119,8 +119,8 @@ def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> 
         line = truncation_line(notice.deleted_range, notice.keep, notice.previous_tokens, notice.max_allowed,
                                notice.file_read_saving, notice.reason)
         assert row["previous request tokens"] == notice.previous_tokens
-        assert f"previous request {fmt_tokens(row['previous request tokens'])} tokens" in line
-        assert row["max allowed"] == notice.max_allowed and f"{fmt_tokens(row['max allowed'])} max allowed" in line
+        assert f"previous request tokens {fmt_tokens(row['previous request tokens'])}" in line
+        assert row["max allowed"] == notice.max_allowed and f"max allowed {fmt_tokens(row['max allowed'])}" in line
         assert row["deleted range"] == fmt_range(notice.deleted_range) and row["deleted range"] in line
         assert row["keep"] == (notice.keep or "") and f"keep {row['keep']}" in line
 
@@ -136,3 +136,40 @@ def test_the_shown_table_hides_empty_columns_and_shows_whole_numbers_as_integers
     assert list(shown.columns) == ["request", "% of max", "seconds"]
     assert shown["% of max"].dtype.kind == "i" and shown["seconds"].dtype.kind == "f"
     assert list(df.columns) == ["request", "keep", "file-read saving", "% of max", "seconds"]  # untouched
+
+
+def test_every_number_in_a_truncation_notice_is_a_cell_of_the_run_table_under_it(tmp_path) -> None:
+    """The run table the view shows under the notices (for_display(turns_df)) holds each figure of
+    a notice in the truncating request's row, under the label the notice gives it; in particular
+    not "context tokens" (the prompt alone) for the previous request's input + output."""
+    import asyncio
+    import re
+
+    from nbagent.display.format import truncation_line
+    from nbagent.display.tables import for_display, turns_df
+    from nbagent.engine.contracts.events import ContextTruncated, RequestCompleted
+    from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+    from tests.engine.loop.test_query_support import make_engine, run
+
+    words = " ".join(f"word{i}" for i in range(60))
+    api = SimulatedAPI([tool_reply("echo", {"text": words}) for _ in range(8)] + [text_reply("done")])
+    engine = make_engine(api, tmp_path, context_window=2_000, custom_system_prompt="x " * 700)
+    events = asyncio.run(run(engine, "go"))
+    notices = {}
+    pending = None
+    for e in events:
+        if isinstance(e, ContextTruncated):
+            pending = e
+        elif isinstance(e, RequestCompleted) and pending is not None and e.record is not None:
+            notices[e.record.request], pending = pending, None
+    assert notices, "the session must truncate at least once"
+    shown = for_display(turns_df(engine.session.records)).set_index("request")
+    for request, notice in notices.items():
+        line = truncation_line(notice.deleted_range, notice.keep, notice.previous_tokens, notice.max_allowed,
+                               notice.file_read_saving, notice.reason)
+        row = shown.loc[request]
+        cells = {label: str(value) for label, value in row.items()}
+        for number in re.findall(r"\d[\d,]*(?:\.\d+)?(?:–\d+)?", line):
+            labels = [label for label, cell in cells.items() if cell == number.replace(",", "")]
+            assert labels, f"{number} of {line!r} is in no cell of request {request}: {cells}"
+            assert any(label in line or label == "deleted range" for label in labels), (number, labels, line)

@@ -3,7 +3,8 @@
 The default policy (query-engine spec): read-only tools run without asking, everything else asks
 the user through ``can_use_tool``. With no one to ask (a headless script) a non-read-only tool is
 denied with a message that says how to permit it. "Allow always" lives in one
-:class:`PermissionGate` — one session — and is never written to disk.
+:class:`PermissionGate` — one session — which tells the session (``on_always``) so that the task
+folder keeps it: a resumed session does not ask again about a tool the user already allowed.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ class PermissionGate:
 
     ``allow`` / ``deny`` are tool names. ``deny`` wins over everything, including read-only tools,
     ``allow`` and the permission ``mode`` (see :func:`decide_by_mode`); the mode decides before
-    ``allow`` and "always" (``plan`` denies even an allowed tool). One gate belongs to one session; "always" answers die with it.
+    ``allow`` and "always" (``plan`` denies even an allowed tool). One gate belongs to one session:
+``always`` seeds the answers a resumed session kept, ``on_always(name)`` hears each new one.
     """
 
     def __init__(
@@ -188,6 +190,9 @@ class PermissionGate:
         can_use_tool: CanUseTool | None = None,
         allow: Iterable[str] = (),
         deny: Iterable[str] = (),
+        *,
+        always: Iterable[str] = (),
+        on_always: Callable[[str], None] | None = None,
     ) -> None:
         self.can_use_tool = can_use_tool
         self.allow: frozenset[str] = frozenset(allow)
@@ -196,7 +201,8 @@ class PermissionGate:
         self.cwd: Path | None = None
         self.task_dir: Path | None = None
         """The session's task folder: writes into it always ask (see :mod:`.protected`)."""
-        self._always: set[str] = set()
+        self._always: set[str] = set(always)
+        self._on_always = on_always
         self._denials: list[PermissionDenial] = []
 
     # -- what the session knows --------------------------------------------------------------
@@ -213,7 +219,10 @@ class PermissionGate:
 
     def allow_always(self, tool_name: str) -> None:
         """Stop asking about ``tool_name`` for the rest of this session (as an "Allow always" click)."""
-        self._always.add(tool_name)
+        if tool_name not in self._always:
+            self._always.add(tool_name)
+            if self._on_always is not None:
+                self._on_always(tool_name)
 
     # -- policy -------------------------------------------------------------------------------
 
@@ -281,7 +290,7 @@ class PermissionGate:
         if isinstance(decision, Deny):
             self.record_denial(tool.name, tool_input, decision.reason, tool_use_id=tool_use_id, turn=turn)
         elif decision.always:
-            self._always.add(tool.name)
+            self.allow_always(tool.name)
         return decision
 
     async def _ask(

@@ -148,11 +148,26 @@ def _torn_log(path: Path) -> list[Any] | None:
     return items  # cut at the end of a line: every item there is whole
 
 
+class Reformatted(str):
+    """The notice of a log whose items loaded but whose form is not :class:`AppendLog`'s: the
+    loader tells it from a torn log's notice by type, and rewrites the file at once."""
+
+
+def as_written(path: Path, items: int) -> bool:
+    """Whether the file is in the form :class:`AppendLog` writes (``[``, one item a line, ``]``),
+    judged by its bytes: a JSON item holds no raw line break, so ``items + 1`` of them is that form."""
+    raw = read_regular(path)
+    if raw is None or raw == b"[]":
+        return True
+    return raw.startswith(b"[\n") and raw.endswith(b"\n]") and raw.count(b"\n") == items + 1
+
+
 def read_log(path: Path, notices: list[str] | None = None) -> Any:
     """An :class:`AppendLog` file's JSON; a torn last append (a crash mid-write) is dropped and
-    said in ``notices``."""
+    said in ``notices``, and so is a file reformatted by an editor or ``jq`` (its items load; it must
+    be rewritten whole before anything is appended to it)."""
     try:
-        return read_json(path, default=[])
+        items = read_json(path, default=[])
     except CorruptFileError:
         items = _torn_log(path)
         if items is None:
@@ -163,3 +178,9 @@ def read_log(path: Path, notices: list[str] | None = None) -> Any:
             notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
                            f"the {len(items)} complete entries before it were loaded.")
         return items
+    # An append needs the file to end as nbagent writes it; a reformatted one would load and then
+    # fail every save, so it is reported here and the session rewrites it on load.
+    if isinstance(items, list) and notices is not None and not as_written(path, len(items)):
+        notices.append(Reformatted(f"{path.name} was not in the form nbagent writes (reformatted by an editor or a "
+                                   f"tool?): its {len(items)} entries were loaded and the file is rewritten in that form."))
+    return items

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
 from ..api_facts.cost import cost_of
+from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
 from ..contracts.errors import NbAgentError
 from ..contracts.events import Notice, RequestCompleted, RequestRecord
@@ -101,7 +102,7 @@ async def summarise(
 
 
 __all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
-           "hidden_end", "transcript", "summarise"]
+           "compacted_notice", "hidden_end", "transcript", "summarise"]
 
 
 async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, *, turn: int, context_window: int,
@@ -119,6 +120,21 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
     except CompactionFailed as exc:
         yield Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation applies instead.")
         return
+    before = _sent_tokens(session)
     session.compact(made.end, made.summary, made.record)
     yield RequestCompleted(record=made.record)
-    yield Notice(level="info", message=f"Compacted messages 2-{made.end - 1} into a summary.")
+    yield Notice(level="info", message=compacted_notice(made, before, _sent_tokens(session)))
+
+
+def _sent_tokens(session: Any) -> int:
+    """Estimated tokens of the history as the next request sends it (hidden range applied)."""
+    return TokenCounter().count_request(session.context.get_truncated_messages(session.history, session.deleted_range))
+
+
+def compacted_notice(made: Compaction, before: int, after: int) -> str:
+    """What compaction did, gained and cost: a summary that saves little (a large message 2, which
+    is always kept, say) should be visible as such, next to the price of the summary request."""
+    u = made.record.usage
+    cost = "at unknown cost" if made.record.cost_usd is None else f"for ${made.record.cost_usd:.4f}"
+    return (f"Compacted messages 2-{made.end - 1} into a summary: history {before:,} → {after:,} tokens "
+            f"(estimated), summary request {cost} ({u.prompt_tokens:,} in, {u.output_tokens:,} out).")

@@ -84,7 +84,7 @@ class QueryEngine:
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
         self.counter = TokenCounter()
-        self.gate = PermissionGate(None)
+        self.gate = PermissionGate(None, always=self.session.allowed_always, on_always=self.session.allow_always)
         self.hooks = Hooks.from_mapping(hooks)
         self._config = config
         self._apply(config)

@@ -55,6 +55,8 @@ class Session(SessionFiles):
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in compactions.json)
+        # "Allow always" answers (saved in session.json): a fact of the session, so a rollback keeps them.
+        self.allowed_always: set[str] = set()
         self._totals = RunningTotals()
         # What rollbacks took out of ``records``: billed all the same, so it stays in what was spent.
         self.dropped = Spent()
@@ -140,9 +142,12 @@ class Session(SessionFiles):
             session.dropped = snap.spent.less(Spent.of(snap.records[:described]))
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         session.compactions = points
+        session.allowed_always = set(snap.allowed_always)
         session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         session._resume_writing(snap.whole_logs)
+        if snap.reformatted:  # repaired now (all files, atomically), not left to fail the first append
+            session._write(lambda st: None)
         last = session.history[-1] if session.history else None
         if last is not None and last["role"] == "assistant" and tool_uses(last):
             session.append_results([error_result(u["id"], NOT_RUN_AT_END) for u in tool_uses(last)])
@@ -208,6 +213,12 @@ class Session(SessionFiles):
             self.history.append({"role": "user", "content": prompt_blocks})
         self._save_history()
         return self.turn
+
+    def allow_always(self, tool_name: str) -> None:
+        """Keep an "Allow always" answer in the task folder, so a resumed session does not ask again."""
+        if tool_name not in self.allowed_always:
+            self.allowed_always.add(tool_name)
+            self._write(self._save_meta)
 
     def withdraw_prompt(self) -> bool:
         """Take the prompt :meth:`begin_turn` added back out of history (it can never be sent: the

@@ -35,6 +35,7 @@ class SessionFiles:
     marks: list[TurnMark]
     context: ContextManager
     compactions: list[RollbackPoint]
+    allowed_always: set[str]
     notices: list[str]
     save_failures: list[str]
     unsaved: bool
@@ -119,5 +120,5 @@ class SessionFiles:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
                         records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
-                        spent=self.spent)
+                        spent=self.spent, allowed_always=self.allowed_always)
 

@@ -18,13 +18,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord, Totals
 from ..contracts.messages import Message, history_problems
-from ..disk.append_log import AppendLog, read_log
+from ..disk.append_log import AppendLog, Reformatted, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
 from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records
@@ -69,6 +69,10 @@ class SessionSnapshot:
     spent: Spent | None = None
     """What ``session.json`` says was billed up to ``records_len`` records (None: an earlier version)."""
     records_len: int | None = None
+    reformatted: frozenset[str] = frozenset()
+    """Logs whose items loaded but not in the form appends need: the session rewrites them on load."""
+    allowed_always: tuple[str, ...] = ()
+    """Tools the user allowed "always" in the session (none in folders of earlier versions)."""
 
 
 class SessionStore:
@@ -152,6 +156,7 @@ class SessionStore:
     def save_meta(
         self, *, model: str, deleted_range: tuple[int, int] | None, totals: Totals, records_len: int,
         marks: list[TurnMark], last_ts: int, previous_usage: dict[str, int] | None, spent: Spent,
+        allowed_always: Iterable[str] = (),
     ) -> None:
         """Rewrite ``session.json``; ``records_len`` is how many request records it describes (the
         request log may have grown since: load takes the newer figures from there)."""
@@ -165,6 +170,7 @@ class SessionStore:
             "last_ts": last_ts,
             "previous_usage": previous_usage,
             "spent": dataclasses.asdict(spent),  # as of records_len (load adds the newer records)
+            "allowed_always": sorted(allowed_always),
         })
 
     def load(self) -> SessionSnapshot:
@@ -176,12 +182,15 @@ class SessionStore:
             raise FileNotFoundError(f"no session folder at {self.task_dir}")
         notices: list[str] = []
         whole: set[str] = set()  # logs read whole: the session appends to them as they are
+        reformatted: set[str] = set()
 
         def log(name: str, load: Callable[[Path, list[str]], Any]) -> Any:
             before = len(notices)
             items = load(self.task_dir / name, notices)
             if len(notices) == before:
                 whole.add(name)
+            elif isinstance(notices[-1], Reformatted):
+                reformatted.add(name)
             return items
 
         history = log(HISTORY_FILE, _load_history)
@@ -201,7 +210,7 @@ class SessionStore:
             snap.compactions_file = SESSION_FILE
         if len(snap.compactions) < len(compactions):  # a stale point was dropped: the file must say so
             whole.discard(COMPACTIONS_FILE)
-        snap.whole_logs = frozenset(whole)
+        snap.whole_logs, snap.reformatted = frozenset(whole), frozenset(reformatted)
         return snap
 
 
@@ -230,6 +239,7 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
     return SessionSnapshot(
         history=history, model=meta.model, deleted_range=deleted_range, records=list(records), marks=marks,
         last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=meta.spent, records_len=described,
+        allowed_always=tuple(meta.allowed_always or ()),
     )
 
 

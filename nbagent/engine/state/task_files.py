@@ -64,6 +64,7 @@ class SessionMeta(pydantic.BaseModel):
     spent: Optional[Spent] = None  # absent in folders of earlier versions: their records' sum
     records: Optional[list[RequestRecord]] = None  # folders of earlier versions kept them here
     compactions: Optional[list[Any]] = None  # likewise (parsed by the session: RollbackPoint)
+    allowed_always: Optional[list[str]] = None  # "Allow always" answers; absent in earlier folders: none
 
 
 class _TextBlock(pydantic.BaseModel):

@@ -66,3 +66,22 @@ def test_auto_compact_keeps_a_long_session_under_the_window(tmp_path: Path) -> N
     assert compactions and all(r.context_tokens < 20_000 for r in agent.records)
     assert abs(agent.totals.cost_usd - sum(r.cost_usd or 0 for r in agent.records)) < 1e-9
     assert history_problems(agent.history) == []
+
+
+def test_compact_notice_says_tokens_before_and_after_and_what_it_cost(tmp_path: Path) -> None:
+    import re
+
+    from nbagent.engine.api_facts.tokens import TokenCounter
+
+    agent, _ = agent_on(tmp_path)
+    chat(agent, 4)
+    before = TokenCounter().count_request(agent.history)  # nothing hidden yet: the history is what is sent
+    (notice,) = [e.message for e in agent.compact_sync() if isinstance(e, Notice)]
+    after = TokenCounter().count_request(agent.history)
+    row = agent.records[-1]
+    assert row.keep == COMPACT_KEEP and row.cost_usd is not None
+    assert notice.startswith("Compacted messages 2-")
+    assert f"history {before:,} → {after:,} tokens" in notice and after < before
+    assert f"${row.cost_usd:.4f}" in notice
+    counts = re.search(r"\(([\d,]+) in, ([\d,]+) out\)", notice)
+    assert counts and counts.groups() == (f"{row.usage.prompt_tokens:,}", f"{row.usage.output_tokens:,}")

@@ -115,7 +115,7 @@ def test_truncation_fallback_and_notice_lines() -> None:
     view.handle(ev.ModelFallback(from_model="claude-opus-4-5", to_model="claude-sonnet-4-5", reason="overloaded"))
     view.handle(ev.Notice(level="warning", message="MCP server skipped"))
     lines = view.transcript().splitlines()
-    assert "✂ previous request 172,310 tokens ≥ 160,000 max allowed → hid messages 2–41 (keep half)" in lines
+    assert "✂ previous request tokens 172,310 (input + output) ≥ max allowed 160,000 → hid messages 2–41 (keep half)" in lines
     assert "↪ model fallback: claude-opus-4-5 → claude-sonnet-4-5 (overloaded)" in lines
     assert "⚠ MCP server skipped" in lines
 
