@@ -170,7 +170,10 @@ class QueryEngine:
             run.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (not while a run is in progress)."""
+        """Return the session to the end of ``turn`` (not while a run is in progress).
+
+        The one rollback: :meth:`Agent.rollback`, the notebook's ``session().rollback`` and
+        ``%agent rollback`` call it; :meth:`Session.rollback` is the state change it makes."""
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         self.session.rollback(turn)
