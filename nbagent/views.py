@@ -84,9 +84,6 @@ class ReadOnlyView(Sequence[T]):
     def __delitem__(self, index: Any) -> NoReturn:
         self._refuse("item deletion")
 
-    def __iadd__(self, other: Any) -> NoReturn:
-        self._refuse("+=")
-
     def __getattr__(self, name: str) -> Any:
         if name in _MUTATORS:
             raise AttributeError(f"{self._name} is a read-only view and has no {name}(); {self._how}")
