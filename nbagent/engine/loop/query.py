@@ -51,7 +51,7 @@ from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attemp
 from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
-from .tool_runner import NOT_RUN, run_tool_call
+from .tool_runner import NOT_RUN, ToolAnswer, run_tool_call
 from .turn import (
     UNANSWERED,
     PromptLimits,
@@ -329,13 +329,16 @@ class QueryEngine:
             for use in uses:
                 run.guard.check()
                 refused = state.refused.get(str(use.get("id")))
-                calls = refuse_call(use, refused, state.answered) if refused is not None else run_tool_call(
+                calls = refuse_call(use, refused) if refused is not None else run_tool_call(
                     use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
-                    turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
+                    turn=state.turn, output_limit=run.config.tool_output_limit,
                     hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
                 )
-                async for ev in calls:
-                    yield session.log(ev)
+                async for item in calls:
+                    if isinstance(item, ToolAnswer):  # kept for the next message (and an abort's repair)
+                        state.answered.append(item.block)
+                    else:
+                        yield session.log(item)
             session.append_results(state.answered)
             state.answered = []
             if state.structured is not None and state.structured.finished:
