@@ -13,7 +13,7 @@ import asyncio
 import os
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any, AsyncGenerator, AsyncIterator, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Sequence
 
 from ..api_facts.models import context_window_for
 from ..api_facts.tokens import TokenCounter
@@ -32,7 +32,7 @@ from ..contracts.events import (
     Totals,
 )
 from ..contracts.hooks import Hooks
-from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
+from ..contracts.messages import ContentBlock, ToolUseBlockParam, prompt_blocks, result_sources, server_tool_calls, tool_uses
 from ..contracts.permissions import (
     Asker,
     PermissionDenial,
@@ -47,7 +47,7 @@ from .compaction import compact_session
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
-from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
@@ -91,7 +91,6 @@ class QueryEngine:
         self._run: RunControl | None = None
         self._running_prompt: str | None = None
         self._close_after_run = False
-        self._offered: dict[str, ToolLike] = {}
         self._prompt_mode: str | None = None  # the permission mode of the last prompt sent (see mode_blocks)
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
@@ -301,13 +300,17 @@ class QueryEngine:
                     async for event in events:
                         yield event
             requests += 1
-            outcome: list[RequestOutcome] = []
+            outcome: RequestOutcome | None = None
             sanitizer = self.sanitizer()  # for the reply and the tool calls it makes
-            async with aclosing(self._one_request(run, state, outcome, sanitizer)) as events:
-                async for event in events:
-                    yield event
-            stop = outcome[0].complete.stop_reason
-            notice = stop_notice(outcome[0].complete)
+            async with aclosing(self._one_request(run, state, sanitizer)) as items:
+                async for item in items:
+                    if isinstance(item, RequestOutcome):
+                        outcome = item
+                    else:
+                        yield item
+            assert outcome is not None  # _one_request ends with it, or raises
+            stop = outcome.complete.stop_reason
+            notice = stop_notice(outcome.complete)
             if notice is not None:
                 yield session.log(notice)
             if stop == "refusal":
@@ -323,30 +326,42 @@ class QueryEngine:
                 if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
                     continue
                 return
-            tools = self._offered  # what this request offered is what may run
-            state.answered = []
-            make_context = self._tool_context(run, state, sanitizer.secrets)
-            for use in uses:
-                run.guard.check()
-                refused = state.refused.get(str(use.get("id")))
-                calls = refuse_call(use, refused) if refused is not None else run_tool_call(
-                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
-                    turn=state.turn, output_limit=run.config.tool_output_limit,
-                    hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
-                )
-                async for item in calls:
-                    if isinstance(item, ToolAnswer):  # kept for the next message (and an abort's repair)
-                        state.answered.append(item.block)
-                    else:
-                        yield session.log(item)
-            session.append_results(state.answered)
-            state.answered = []
+            # What this request offered is what may run.
+            async with aclosing(self._run_tools(run, state, uses, outcome.offered, sanitizer)) as events:
+                async for event in events:
+                    yield event
             if state.structured is not None and state.structured.finished:
                 return
 
-    async def _one_request(self, run: RequestRun, state: "TurnState", outcome: list[RequestOutcome],
-                           sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
-        """One API request, its events, and the completed request recorded in the session."""
+    async def _run_tools(self, run: RequestRun, state: TurnState, uses: list[ToolUseBlockParam],
+                         tools: Mapping[str, ToolLike], sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
+        """Answer the reply's tool calls in order and append the answers as the next user message.
+
+        The answers gather in ``state.answered`` (not a local) so that an abort in the middle
+        leaves them where the turn's repair finds them."""
+        session = self.session
+        state.answered = []
+        make_context = self._tool_context(run, state, sanitizer.secrets)
+        for use in uses:
+            run.guard.check()
+            refused = state.refused.get(str(use.get("id")))
+            calls = refuse_call(use, refused) if refused is not None else run_tool_call(
+                use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
+                turn=state.turn, output_limit=run.config.tool_output_limit,
+                hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
+            )
+            async for item in calls:
+                if isinstance(item, ToolAnswer):  # kept for the next message, not shown
+                    state.answered.append(item.block)
+                else:
+                    yield session.log(item)
+        session.append_results(state.answered)
+        state.answered = []
+
+    async def _one_request(self, run: RequestRun, state: "TurnState",
+                           sanitizer: Sanitizer) -> AsyncGenerator[Event | RequestOutcome, None]:
+        """One API request, its events, and the completed request recorded in the session; the
+        last item is the request's :class:`RequestOutcome` (for the loop, not an event)."""
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
         if warning:
             yield self.session.log(Notice(level="warning", message=warning))
@@ -354,18 +369,20 @@ class QueryEngine:
             yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1, sanitizer=sanitizer)
+        outcome: RequestOutcome | None = None
         async with aclosing(request) as items:
             async for item in items:
                 if isinstance(item, STREAM_DELTAS):  # most items: passed on, not logged
                     yield item
                     continue
                 if isinstance(item, RequestOutcome):
-                    outcome.append(item)
+                    outcome = item
                     continue
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        record, notice = record_completed_request(self.session, run, outcome[0], state, sanitizer)
+        assert outcome is not None  # attempt_api_request ends with it, or raises
+        record, notice = record_completed_request(self.session, run, outcome, state, sanitizer)
         if notice is not None:
             yield self.session.log(notice)
         for use, result in server_tool_calls(self.session.history[-1]):
@@ -373,6 +390,7 @@ class QueryEngine:
             yield self.session.log(ServerToolResult(tool_use_id=str(use.get("id", "")), name=str(use.get("name", "")),
                                                     input=use.get("input"), sources=sources, error=error))
         yield self.session.log(RequestCompleted(record=record))
+        yield outcome
 
     # ----- compaction --------------------------------------------------------------------------
     async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
@@ -404,13 +422,14 @@ class QueryEngine:
             yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------
-    def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
-        """System prompt and tool definitions of the next request (after the tool-server wait)."""
-        self._offered = self.tools
+    def _prepare(self) -> Prepared:
+        """System prompt, tool definitions and offered tools of the next request (after the
+        tool-server wait, so servers that connected during it are offered)."""
+        offered = self.tools
         if self._structured is not None:
-            self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        system = self._prompt.system(self._config, self.session.turn, tuple(self._offered))
-        return system, self._prompt.definitions(self._offered.values())
+            offered[FINAL_ANSWER_TOOL] = self._structured.tool
+        system = self._prompt.system(self._config, self.session.turn, tuple(offered))
+        return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
         cfg = run.config
