@@ -13,7 +13,7 @@ import asyncio
 import os
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from ..api_facts.models import context_window_for
 from ..api_facts.tokens import TokenCounter
@@ -32,7 +32,7 @@ from ..contracts.events import (
     Totals,
 )
 from ..contracts.hooks import Hooks
-from ..contracts.messages import ContentBlock, ToolUseBlockParam, prompt_blocks, result_sources, server_tool_calls, tool_uses
+from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
 from ..contracts.permissions import (
     Asker,
     PermissionDenial,
@@ -41,17 +41,18 @@ from ..contracts.permissions import (
     permission_callback,
 )
 from ..contracts.provider import Provider
-from ..contracts.tool_api import StaticTools, ToolContext, ToolLike, ToolSource
+from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
+from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
-from .tool_runner import NOT_RUN, ToolAnswer, run_tool_call
+from .tool_calls import answer_tool_calls
+from .tool_runner import NOT_RUN
 from .turn import (
     UNANSWERED,
     PromptLimits,
@@ -61,7 +62,6 @@ from .turn import (
     done_event,
     preview,
     prompt_too_big,
-    refuse_call,
     save_outcome,
     stop_notice,
     unpriced_budget_notice,
@@ -327,36 +327,13 @@ class QueryEngine:
                     continue
                 return
             # What this request offered is what may run.
-            async with aclosing(self._run_tools(run, state, uses, outcome.offered, sanitizer)) as events:
+            calls = answer_tool_calls(run, state, uses, outcome.offered, gate=self.gate, hooks=self.hooks,
+                                      executor=self.executor, sanitizer=sanitizer)
+            async with aclosing(calls) as events:
                 async for event in events:
                     yield event
             if state.structured is not None and state.structured.finished:
                 return
-
-    async def _run_tools(self, run: RequestRun, state: TurnState, uses: list[ToolUseBlockParam],
-                         tools: Mapping[str, ToolLike], sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
-        """Answer the reply's tool calls in order and append the answers as the next user message.
-
-        The answers gather in ``state.answered`` (not a local) so that an abort in the middle
-        leaves them where the turn's repair finds them."""
-        session = self.session
-        state.answered = []
-        make_context = self._tool_context(run, state, sanitizer.secrets)
-        for use in uses:
-            run.guard.check()
-            refused = state.refused.get(str(use.get("id")))
-            calls = refuse_call(use, refused) if refused is not None else run_tool_call(
-                use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
-                turn=state.turn, output_limit=run.config.tool_output_limit,
-                hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
-            )
-            async for item in calls:
-                if isinstance(item, ToolAnswer):  # kept for the next message, not shown
-                    state.answered.append(item.block)
-                else:
-                    yield session.log(item)
-        session.append_results(state.answered)
-        state.answered = []
 
     async def _one_request(self, run: RequestRun, state: "TurnState",
                            sanitizer: Sanitizer) -> AsyncGenerator[Event | RequestOutcome, None]:
@@ -430,21 +407,6 @@ class QueryEngine:
             offered[FINAL_ANSWER_TOOL] = self._structured.tool
         system = self._prompt.system(self._config, self.session.turn, tuple(offered))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
-
-    def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
-        cfg = run.config
-
-        def make(tool_use_id: str) -> ToolContext:
-            if state.child_env is None:  # once per turn, copied when a tool first reads it
-                state.child_env = ChildEnvironment(cfg.secret_env, secrets)
-            return ToolContext(
-                cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=self.session.file_state,
-                allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
-                max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
-                env=state.child_env, capture_limit=cfg.tool_capture_limit,
-            )
-
-        return make
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":
