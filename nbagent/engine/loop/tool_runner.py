@@ -113,16 +113,14 @@ async def run_tool_call(
         return
     call = ToolCall(tool_use_id=uid, name=name, input=with_resolved_path(tool, checked, gate.cwd),
                     read_only=bool(getattr(tool, "read_only", False)), turn=turn)
-    # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
-    permitted = None if guard.is_set else _permitted_at_once(tool, call, gate, hooks)
+    permitted: dict[str, Any] | None = None
+    async for decided in _permission(tool, call, gate=gate, guard=guard, hooks=hooks):
+        if isinstance(decided, _Permitted):
+            permitted = decided.input
+        else:
+            yield decided
     if permitted is None:
-        async for decided in _permit(tool, call, gate=gate, guard=guard, hooks=hooks):
-            if isinstance(decided, _Permitted):
-                permitted = decided.input
-            else:
-                yield decided
-        if permitted is None:
-            return
+        return
     async for item in _run_permitted(tool, call, permitted, make_context, started, guard=guard, hooks=hooks,
                                      sanitizer=sanitizer, limits=(output_limit, capture_limit)):
         yield item
@@ -196,6 +194,19 @@ def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | N
         return {**tool_input, "path": str(resolve_tool_path(raw, cwd))}
     except (OSError, RuntimeError, ValueError):  # the tool refuses it with its own message
         return tool_input
+
+
+async def _permission(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard,
+                      hooks: Hooks) -> AsyncIterator[ToolItem | _Permitted]:
+    """Whether the call may run: :class:`_Permitted` at once when the rules allow it, else what
+    :func:`_permit` decides (with its events, and the answer of a denial)."""
+    # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
+    at_once = None if guard.is_set else _permitted_at_once(tool, call, gate, hooks)
+    if at_once is not None:
+        yield _Permitted(at_once)
+        return
+    async for decided in _permit(tool, call, gate=gate, guard=guard, hooks=hooks):
+        yield decided
 
 
 def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> dict[str, Any] | None:
