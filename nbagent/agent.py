@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
 
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.errors import MissingApiKeyError
@@ -35,6 +35,11 @@ from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
 from .engine.state.session import Session
 from .result import RunResult
+from .views import ReadOnlyView
+
+T = TypeVar("T")
+_CHANGE_THROUGH_AGENT = ("change the session through the Agent (run, rollback, compact, reconfigure), "
+                         "or take a copy with list(...)")
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
 
@@ -232,7 +237,8 @@ class Agent:
 
     def rollback(self, turn: int) -> None:
         """Return the session to the end of ``turn`` (0 empties it). ``totals.spent_usd`` is not
-        lowered: the requests rolled back were billed (``totals.cost_usd`` is the history's)."""
+        lowered: the requests rolled back were billed (``totals.cost_usd`` is the history's).
+        Raises :class:`RunInProgressError` during a run (see :meth:`QueryEngine.rollback`)."""
         self.engine.rollback(turn)
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -245,21 +251,29 @@ class Agent:
         return self.engine.session
 
     @property
-    def history(self) -> list[Message]:
-        return self.engine.session.history
+    def history(self) -> ReadOnlyView[Message]:
+        """The conversation (the live list, read-only: change it with :meth:`run`, :meth:`rollback`,
+        :meth:`compact`; ``list(agent.history)`` is a copy you may change)."""
+        return self._view("history", lambda: self.engine.session.history)
 
     @property
-    def records(self) -> list[RequestRecord]:
-        return self.engine.session.records
+    def records(self) -> ReadOnlyView[RequestRecord]:
+        """One :class:`RequestRecord` per request of the history (the turn table), read-only."""
+        return self._view("records", lambda: self.engine.session.records)
 
     @property
-    def events(self) -> list[Event]:
-        return self.engine.session.events
+    def events(self) -> ReadOnlyView[Event]:
+        """Every non-delta event of the session, in order, read-only."""
+        return self._view("events", lambda: self.engine.session.events)
 
     @property
-    def sent(self) -> list[SentRequest]:
-        """The requests as sent (after truncation), for ``%agent saw``."""
-        return self.engine.session.sent
+    def sent(self) -> ReadOnlyView[SentRequest]:
+        """The requests as sent (after truncation), for ``%agent saw``; read-only."""
+        return self._view("sent", lambda: self.engine.session.sent)
+
+    @staticmethod
+    def _view(name: str, items: Callable[[], list[T]]) -> ReadOnlyView[T]:
+        return ReadOnlyView(items, f"agent.{name}", _CHANGE_THROUGH_AGENT)
 
     @property
     def turn(self) -> int:
@@ -319,7 +333,7 @@ class Agent:
             await self.mcp.aclose()
 
 
-def _answer(spec: OutputSpec | None, done: Done, history: list[Message]) -> Any:
+def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:
     """What :attr:`Agent.last_output` holds after a run that ended with ``done``."""
     if spec is not None:
         return spec.parse(done.output) if done.output is not None else None

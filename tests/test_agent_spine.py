@@ -4,6 +4,7 @@ locked task folder, settings that never go stale, and one write per change."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import subprocess
 import sys
 import textwrap
@@ -170,21 +171,29 @@ def test_context_history_is_written_once_per_truncation(tmp_path: Path, monkeypa
     assert writes.count(CONTEXT_FILE) == truncations + 1  # + the new folder's first write
 
 
-def test_no_module_outside_the_engine_assigns_engine_attributes() -> None:
-    import ast
-
-    offenders = []
-    for path in (ROOT / "nbagent").rglob("*.py"):
-        if "engine" in path.relative_to(ROOT / "nbagent").parts[:1]:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-            for t in targets:
-                chain = ast.unparse(t)
-                if isinstance(t, ast.Attribute) and (".engine." in chain or chain.startswith(("eng.", "engine."))):
-                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {chain}")
-    assert offenders == []
+def test_history_records_events_and_sent_are_read_only_live_views(tmp_path: Path) -> None:
+    agent = agent_on(SimulatedAPI([text_reply("a"), text_reply("b")]), tmp_path)
+    agent.run_sync("one")
+    views = {"history": agent.history, "records": agent.records, "events": agent.events, "sent": agent.sent}
+    session = agent.session
+    for name, view in views.items():
+        live = getattr(session, name)
+        assert view == live and len(view) == len(live) and view[-1] is live[-1]  # the live list, not a copy
+        with pytest.raises(AttributeError, match=rf"agent\.{name} is a read-only view.*through the Agent"):
+            view.append(view[0])  # type: ignore[attr-defined]
+        with pytest.raises(TypeError, match="read-only view"):
+            view[0] = view[0]  # type: ignore[index]
+        with pytest.raises(TypeError, match="read-only view"):
+            del view[0]  # type: ignore[attr-defined]
+        with pytest.raises(AttributeError):
+            setattr(agent, name, [])  # no setter either
+    snapshot = copy.deepcopy(agent.history)
+    held = agent.history
+    agent.run_sync("two")
+    assert len(held) == len(agent.session.history) == len(snapshot) + 2  # a kept view follows the session
+    assert isinstance(snapshot, list) and held != snapshot and held[: len(snapshot)] == snapshot
+    agent.rollback(1)
+    assert agent.history == snapshot
 
 
 def test_five_run_sync_calls_with_a_key_never_start_on_a_dead_connection(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import reprlib
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..agent import Agent
-from ..engine.contracts.events import Event
+from ..engine.contracts.events import Event, RequestRecord
 from ..engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS, NotebookState, VariableInfo
 from ..engine.state.session import SentRequest
 
@@ -162,12 +162,12 @@ class NotebookSession:
 
     # --- what users ask of a session -----------------------------------------------------------
     @property
-    def events(self) -> list[Event]:
+    def events(self) -> Sequence[Event]:
         """Every non-delta event of the session, in order."""
         return self.agent.events
 
     @property
-    def records(self) -> list[Any]:
+    def records(self) -> Sequence[RequestRecord]:
         return self.agent.records
 
     @property
@@ -212,7 +212,8 @@ class NotebookSession:
             interrupt_user_code()
 
     def rollback(self, turn: int) -> None:
-        """Return to the end of ``turn`` (history, range, records and what the model saw)."""
+        """Return to the end of ``turn`` (history, range, records and what the model saw): the
+        Agent's rollback, which is :meth:`QueryEngine.rollback`."""
         self.agent.rollback(turn)
 
     def saw(self, turn: int | None = None) -> list[SentRequest]:

@@ -41,17 +41,18 @@ from ..contracts.permissions import (
     permission_callback,
 )
 from ..contracts.provider import Provider
-from ..contracts.tool_api import StaticTools, ToolContext, ToolLike, ToolSource
+from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
-from .request import RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import ChildEnvironment, Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
+from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
 from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
-from .tool_runner import NOT_RUN, run_tool_call
+from .tool_calls import answer_tool_calls
+from .tool_runner import NOT_RUN
 from .turn import (
     UNANSWERED,
     PromptLimits,
@@ -61,7 +62,6 @@ from .turn import (
     done_event,
     preview,
     prompt_too_big,
-    refuse_call,
     save_outcome,
     stop_notice,
     unpriced_budget_notice,
@@ -91,7 +91,6 @@ class QueryEngine:
         self._run: RunControl | None = None
         self._running_prompt: str | None = None
         self._close_after_run = False
-        self._offered: dict[str, ToolLike] = {}
         self._prompt_mode: str | None = None  # the permission mode of the last prompt sent (see mode_blocks)
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
@@ -170,7 +169,10 @@ class QueryEngine:
             run.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (not while a run is in progress)."""
+        """Return the session to the end of ``turn`` (not while a run is in progress).
+
+        The one rollback: :meth:`Agent.rollback`, the notebook's ``session().rollback`` and
+        ``%agent rollback`` call it; :meth:`Session.rollback` is the state change it makes."""
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         self.session.rollback(turn)
@@ -298,13 +300,17 @@ class QueryEngine:
                     async for event in events:
                         yield event
             requests += 1
-            outcome: list[RequestOutcome] = []
+            outcome: RequestOutcome | None = None
             sanitizer = self.sanitizer()  # for the reply and the tool calls it makes
-            async with aclosing(self._one_request(run, state, outcome, sanitizer)) as events:
-                async for event in events:
-                    yield event
-            stop = outcome[0].complete.stop_reason
-            notice = stop_notice(outcome[0].complete)
+            async with aclosing(self._one_request(run, state, sanitizer)) as items:
+                async for item in items:
+                    if isinstance(item, RequestOutcome):
+                        outcome = item
+                    else:
+                        yield item
+            assert outcome is not None  # _one_request ends with it, or raises
+            stop = outcome.complete.stop_reason
+            notice = stop_notice(outcome.complete)
             if notice is not None:
                 yield session.log(notice)
             if stop == "refusal":
@@ -320,27 +326,19 @@ class QueryEngine:
                 if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
                     continue
                 return
-            tools = self._offered  # what this request offered is what may run
-            state.answered = []
-            make_context = self._tool_context(run, state, sanitizer.secrets)
-            for use in uses:
-                run.guard.check()
-                refused = state.refused.get(str(use.get("id")))
-                calls = refuse_call(use, refused, state.answered) if refused is not None else run_tool_call(
-                    use, tools=tools, gate=self.gate, guard=run.guard, make_context=make_context,
-                    turn=state.turn, output_limit=run.config.tool_output_limit, answered=state.answered,
-                    hooks=self.hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
-                )
-                async for ev in calls:
-                    yield session.log(ev)
-            session.append_results(state.answered)
-            state.answered = []
+            # What this request offered is what may run.
+            calls = answer_tool_calls(run, state, uses, outcome.offered, gate=self.gate, hooks=self.hooks,
+                                      executor=self.executor, sanitizer=sanitizer)
+            async with aclosing(calls) as events:
+                async for event in events:
+                    yield event
             if state.structured is not None and state.structured.finished:
                 return
 
-    async def _one_request(self, run: RequestRun, state: "TurnState", outcome: list[RequestOutcome],
-                           sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
-        """One API request, its events, and the completed request recorded in the session."""
+    async def _one_request(self, run: RequestRun, state: "TurnState",
+                           sanitizer: Sanitizer) -> AsyncGenerator[Event | RequestOutcome, None]:
+        """One API request, its events, and the completed request recorded in the session; the
+        last item is the request's :class:`RequestOutcome` (for the loop, not an event)."""
         warning = await self.hooks.notify("pre_request", state.turn, len(self.session.records) + 1)
         if warning:
             yield self.session.log(Notice(level="warning", message=warning))
@@ -348,18 +346,20 @@ class QueryEngine:
             yield self.session.log(Notice(level="warning", message=warning))
         request = attempt_api_request(run, model=state.model, prepare=self._prepare, turn=state.turn,
                                       request_no=len(self.session.records) + 1, sanitizer=sanitizer)
+        outcome: RequestOutcome | None = None
         async with aclosing(request) as items:
             async for item in items:
                 if isinstance(item, STREAM_DELTAS):  # most items: passed on, not logged
                     yield item
                     continue
                 if isinstance(item, RequestOutcome):
-                    outcome.append(item)
+                    outcome = item
                     continue
                 if isinstance(item, ModelFallback):
                     state.model = item.to_model  # a fallback lasts for the rest of this turn only
                 yield self.session.log(item)
-        record, notice = record_completed_request(self.session, run, outcome[0], state, sanitizer)
+        assert outcome is not None  # attempt_api_request ends with it, or raises
+        record, notice = record_completed_request(self.session, run, outcome, state, sanitizer)
         if notice is not None:
             yield self.session.log(notice)
         for use, result in server_tool_calls(self.session.history[-1]):
@@ -367,6 +367,7 @@ class QueryEngine:
             yield self.session.log(ServerToolResult(tool_use_id=str(use.get("id", "")), name=str(use.get("name", "")),
                                                     input=use.get("input"), sources=sources, error=error))
         yield self.session.log(RequestCompleted(record=record))
+        yield outcome
 
     # ----- compaction --------------------------------------------------------------------------
     async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
@@ -398,28 +399,14 @@ class QueryEngine:
             yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------
-    def _prepare(self) -> tuple[str, list[dict[str, Any]]]:
-        """System prompt and tool definitions of the next request (after the tool-server wait)."""
-        self._offered = self.tools
+    def _prepare(self) -> Prepared:
+        """System prompt, tool definitions and offered tools of the next request (after the
+        tool-server wait, so servers that connected during it are offered)."""
+        offered = self.tools
         if self._structured is not None:
-            self._offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        system = self._prompt.system(self._config, self.session.turn, tuple(self._offered))
-        return system, self._prompt.definitions(self._offered.values())
-
-    def _tool_context(self, run: RequestRun, state: TurnState, secrets: tuple[str, ...]) -> Any:
-        cfg = run.config
-
-        def make(tool_use_id: str) -> ToolContext:
-            if state.child_env is None:  # once per turn, copied when a tool first reads it
-                state.child_env = ChildEnvironment(cfg.secret_env, secrets)
-            return ToolContext(
-                cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=self.session.file_state,
-                allowed_paths=cfg.allowed_paths, executor=self.executor, shell_enabled=cfg.shell,
-                max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
-                env=state.child_env, capture_limit=cfg.tool_capture_limit,
-            )
-
-        return make
+            offered[FINAL_ANSWER_TOOL] = self._structured.tool
+        system = self._prompt.system(self._config, self.session.turn, tuple(offered))
+        return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":

@@ -19,7 +19,7 @@ import asyncio
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Sequence, Union
+from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Mapping, Sequence, Union
 
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..api_facts.tokens import TokenCounter
@@ -43,7 +43,7 @@ from ..contracts.events import (
 from ..contracts.messages import Message
 from ..contracts.permissions import OnApiFailure
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
-from ..contracts.tool_api import StaticTools, ToolSource
+from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .sanitize import Sanitizer
 from .stream_redact import redacted_error, redacted_stream
@@ -78,6 +78,8 @@ class RequestOutcome:
     tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
     truncation: ContextTruncated | None = None
     """What the context manager changed for this request (the record shows the same figures)."""
+    offered: Mapping[str, ToolLike] = field(repr=False, default_factory=dict)
+    """The tools this request offered: what the reply's tool calls may run."""
 
 
 @dataclass(frozen=True)
@@ -108,18 +110,29 @@ class _Attempts:
     truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
 
 
-@dataclass
-class _Streamed:
-    """What one stream produced: the complete message, or the error and how far it got."""
+@dataclass(frozen=True)
+class StreamEnd:
+    """What one stream produced, :func:`stream_with_probe`'s last item (not an event): the complete
+    message, or the error and how far the stream got."""
 
     complete: MessageComplete | None = None
     error: ApiError | None = None
     got_first: bool = False
-    partial: list[str] = field(default_factory=list)
+    partial_text: str = ""  # the text shown before a mid-stream failure
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``prepare`` builds for a request after the wait for tool sources: the system prompt,
+    the tool definitions, and the tools they offer (what the reply's calls may run)."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    offered: Mapping[str, ToolLike] = field(default_factory=dict)
 
 
 async def attempt_api_request(
-    run: RequestRun, *, model: str, prepare: Callable[[], tuple[str, list[dict[str, Any]]]],
+    run: RequestRun, *, model: str, prepare: Callable[[], Prepared],
     turn: int, request_no: int, sanitizer: Sanitizer | None = None,
 ) -> AsyncGenerator[Union[Event, RequestOutcome], None]:
     """Run one API request to completion, yielding events and finally a :class:`RequestOutcome`.
@@ -131,7 +144,8 @@ async def attempt_api_request(
     """
     for warning in await wait_for_tools(run):
         yield Notice(level="warning", message=warning)
-    system, tools = prepare()
+    prepared = prepare()
+    system, tools = prepared.system, prepared.tools
     attempts = _Attempts(model=model)
     # The previous request's size decides truncation once per request: a retry must not truncate
     # again on the same (stale) figures.
@@ -149,22 +163,25 @@ async def attempt_api_request(
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         request = model_request(run.config, attempts.model, messages, system, tools)
-        streamed = _Streamed()
-        async with aclosing(stream_with_probe(run, request, streamed, sanitizer)) as chunks:
+        streamed = StreamEnd()
+        async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:
-                yield chunk
+                if isinstance(chunk, StreamEnd):
+                    streamed = chunk
+                else:
+                    yield chunk
         if streamed.complete is not None:
             yield RequestOutcome(
                 complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
                 duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
                 model=attempts.model, sent_messages=messages, system=system, tools=tools,
-                truncation=attempts.truncation)
+                truncation=attempts.truncation, offered=prepared.offered)
             return
         error = streamed.error
         assert error is not None
         if streamed.got_first:
             yield StreamInterrupted(error_kind=error.kind.value, message=error.message,
-                                    partial_text="".join(streamed.partial))
+                                    partial_text=streamed.partial_text)
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
 
@@ -228,25 +245,29 @@ def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, kee
         file_read_saving=file_read_saving, reason=reason)
 
 
-async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Streamed,
-                            sanitizer: Sanitizer | None = None) -> AsyncGenerator[Delta, None]:
-    """Step 2: stream one request into ``out``, passing deltas through (secrets redacted).
+async def stream_with_probe(run: RequestRun, request: ModelRequest,
+                            sanitizer: Sanitizer | None = None) -> AsyncGenerator[Delta | StreamEnd, None]:
+    """Step 2: stream one request, passing deltas through (secrets redacted), then its :class:`StreamEnd`.
 
-    Provider errors end up in ``out.error`` (an :class:`ApiError`, secrets redacted); a failure
-    after the complete message arrived (e.g. while closing) loses nothing. Abort and cancellation
-    propagate.
+    Provider errors end up in ``StreamEnd.error`` (an :class:`ApiError`, secrets redacted); a
+    failure after the complete message arrived (e.g. while closing) loses nothing. Abort and
+    cancellation propagate (no :class:`StreamEnd` then).
     """
     stream: Any = run.provider.stream(request)
     if sanitizer is not None and sanitizer.secrets:  # no extra layer per delta when none is set
         stream = redacted_stream(stream, sanitizer)
-    armed, next_chunk, partial = run.guard.armed(), stream.__anext__, out.partial  # looked up once, used per chunk
+    armed, next_chunk = run.guard.armed(), stream.__anext__  # looked up once, used per chunk
+    partial: list[str] = []
+    complete: MessageComplete | None = None
+    error: ApiError | None = None
+    got_first = False
     try:
         with armed:  # the first-chunk probe
             chunk: Any = await next_chunk()
-        out.got_first = True
+        got_first = True
         while True:
             if isinstance(chunk, MessageComplete):
-                out.complete = chunk
+                complete = chunk
             else:
                 if isinstance(chunk, TextDelta):
                     partial.append(chunk.text)
@@ -256,17 +277,18 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest, out: _Stream
                     chunk = await next_chunk()
                 except StopAsyncIteration:
                     break
-        if out.complete is None:
+        if complete is None:
             raise ApiError(ErrorKind.UNKNOWN, "the stream ended without a complete message")
     except (asyncio.CancelledError, GeneratorExit, Aborted):
         raise
     except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
-        if out.complete is None:
-            out.error = redacted_error(as_api_error(exc), sanitizer)
+        if complete is None:
+            error = redacted_error(as_api_error(exc), sanitizer)
     finally:
         await _aclose(stream)
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
     # and the context manager shortens the conversation before the next request.
+    yield StreamEnd(complete=complete, error=error, got_first=got_first, partial_text="".join(partial))
 
 
 def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:

@@ -1,17 +1,18 @@
 """Running one tool call for the loop: validate, permit, run, and always answer.
 
 Whatever the model sent (an unknown tool, a malformed input, a tool that raises), the caller gets
-exactly one ``tool_result`` block appended to ``answered`` for the call, and events describing what
-happened. Only an abort (:class:`Aborted`) or a cancellation leaves this function early; the
-block for the interrupted call is appended first, so the history can still be repaired.
+exactly one :class:`ToolAnswer` for the call (the ``tool_result`` block), and events describing
+what happened. Only an abort (:class:`Aborted`) or a cancellation leaves this function early; the
+answer for the interrupted call is yielded first, so the history can still be repaired.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping, Union
 
 from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
@@ -28,9 +29,47 @@ NO_SECRETS = Sanitizer()  # still replaces invalid characters
 INTERRUPTED = "Interrupted: the user stopped the run while this tool was running."
 
 
+@dataclass(frozen=True)
+class ToolAnswer:
+    """The ``tool_result`` block answering one call. Not an event: the loop keeps it for the next
+    user message. It comes before the :class:`ToolResult` event that shows it (or before the
+    abort), so a consumer that stops listening after the event still has the answer."""
+
+    block: ToolResultBlockParam
+
+
+@dataclass(frozen=True)
+class _Permitted:
+    """:func:`_permit`'s last item when the call may run: the input to run it with."""
+
+    input: dict[str, Any]
+
+
+ToolItem = Union[Event, ToolAnswer]
+"""What :func:`run_tool_call` yields: events to pass on, and the call's one answer."""
+
+
 def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _refused(uid: str, name: str, message: str) -> list[ToolItem]:
+    """A call answered with an error without running: the answer, then the event showing it."""
+    return [ToolAnswer(error_result(uid, message)), ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)]
+
+
+def _cannot_start(use: ToolUseBlockParam, name: str, tool: ToolLike | None, tools: Mapping[str, ToolLike]) -> str | None:
+    """Why the call cannot even be validated (an unknown tool, an input cut by max_tokens), or None."""
+    if tool is None:
+        raw_name = use.get("name", "")
+        shown = name if isinstance(raw_name, str) else _short(raw_name)
+        return f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+    raw = use.get("input")
+    if isinstance(raw, (dict, Mapping)) and "_unparsed_input" in raw:
+        return (f"Your output was cut (max_tokens) before this {name} call's input was complete, so it "
+                "was not run. Send the call again, shorter or split into smaller steps.")
+    return None
 
 
 async def run_tool_call(
@@ -42,12 +81,11 @@ async def run_tool_call(
     make_context: Callable[[str], ToolContext],
     turn: int,
     output_limit: int,
-    answered: list[ToolResultBlockParam],
     hooks: Hooks = NO_HOOKS,
     sanitizer: Sanitizer = NO_SECRETS,
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT,
-) -> AsyncIterator[Event]:
-    """Validate, permit and run one ``tool_use`` block; appends its result block to ``answered``.
+) -> AsyncIterator[ToolItem]:
+    """Validate, permit and run one ``tool_use`` block; yields its events and one :class:`ToolAnswer`.
 
     ``hooks`` run around the call (``pre_tool_use`` before the gate, ``post_tool_use`` after the
     result). Unknown tools, invalid input, denials (by a hook, the mode or the user) and tool
@@ -57,49 +95,49 @@ async def run_tool_call(
     raw_name, raw = use.get("name", ""), use.get("input")
     name = raw_name if isinstance(raw_name, str) else ""
     yield ToolUse(tool_use_id=uid, name=name, input=raw)
-
-    def fail(message: str) -> ToolResult:
-        answered.append(error_result(uid, message))
-        return ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
-
     started = time.perf_counter()
     tool = tools.get(name)
-    if tool is None:
-        shown = name if isinstance(raw_name, str) else _short(raw_name)
-        yield fail(f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}.")
-        return
-    if isinstance(raw, (dict, Mapping)) and "_unparsed_input" in raw:
-        yield fail(f"Your output was cut (max_tokens) before this {name} call's input was complete, so it "
-                   "was not run. Send the call again, shorter or split into smaller steps.")
+    why = _cannot_start(use, name, tool, tools)
+    if why is not None or tool is None:
+        for item in _refused(uid, name, why or ""):
+            yield item
         return
     try:
-        tool_input = await _validated(tool, raw, guard)
+        checked = await _checked_input(tool, raw, guard, name)
     except (Aborted, asyncio.CancelledError):
-        answered.append(error_result(uid, NOT_RUN))
+        yield ToolAnswer(error_result(uid, NOT_RUN))
         raise
-    except ToolInputError as exc:
-        yield fail(str(exc))
+    if isinstance(checked, str):
+        for item in _refused(uid, name, checked):
+            yield item
         return
-    except Exception as exc:  # a validator that raises something else is still the model's bad input
-        yield fail(f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}")
+    call = ToolCall(tool_use_id=uid, name=name, input=with_resolved_path(tool, checked, gate.cwd),
+                    read_only=bool(getattr(tool, "read_only", False)), turn=turn)
+    permitted: dict[str, Any] | None = None
+    async for decided in _permission(tool, call, gate=gate, guard=guard, hooks=hooks):
+        if isinstance(decided, _Permitted):
+            permitted = decided.input
+        else:
+            yield decided
+    if permitted is None:
         return
-    tool_input = with_resolved_path(tool, tool_input, gate.cwd)
-    call = ToolCall(tool_use_id=uid, name=name, input=tool_input, read_only=bool(getattr(tool, "read_only", False)),
-                    turn=turn)
-    # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
-    permitted = [] if guard.is_set else _permitted_at_once(tool, call, gate, hooks)
-    if not permitted:
-        async for event in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, permitted=permitted,
-                                   answered=answered):
-            yield event
-        if not permitted:
-            return
-    tool_input = permitted[0]
+    async for item in _run_permitted(tool, call, permitted, make_context, started, guard=guard, hooks=hooks,
+                                     sanitizer=sanitizer, limits=(output_limit, capture_limit)):
+        yield item
+
+
+async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: dict[str, Any],
+                         make_context: Callable[[str], ToolContext], started: float, *, guard: AbortGuard,
+                         hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int]) -> AsyncIterator[ToolItem]:
+    """Run a permitted call: its answer (what enters history, bounded and sanitised), its
+    :class:`ToolResult`, then the ``post_tool_use`` hook's warning."""
+    uid, name = call.tool_use_id, call.name
+    output_limit, capture_limit = limits
     try:
         with guard.armed():
             out = await tool.run(tool_input, make_context(uid))
     except (Aborted, asyncio.CancelledError):  # the Stop button, or the kernel's interrupt
-        answered.append(error_result(uid, INTERRUPTED))
+        yield ToolAnswer(error_result(uid, INTERRUPTED))
         raise
     except Exception as exc:  # a tool bug must not break the loop; the model hears about it
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
@@ -112,7 +150,7 @@ async def run_tool_call(
     block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": uid, "content": content}
     if out.is_error:
         block["is_error"] = True
-    answered.append(block)
+    yield ToolAnswer(block)
     text = content if isinstance(content, str) else "\n".join(
         str(b.get("text", "")) for b in content if isinstance(b, (dict, Mapping)))
     result = ToolResult(tool_use_id=uid, name=name, content=text, is_error=bool(out.is_error),
@@ -121,6 +159,19 @@ async def run_tool_call(
     warning = await hooks.post_tool_use(call, tool_input, result)
     if warning:
         yield Notice(level="warning", message=warning)
+
+
+async def _checked_input(tool: ToolLike, raw: Any, guard: AbortGuard, name: str) -> dict[str, Any] | str:
+    """The validated input, or the message refusing it (the model's bad input, whatever the
+    validator raised); an abort or a cancellation propagates."""
+    try:
+        return await _validated(tool, raw, guard)
+    except (Aborted, asyncio.CancelledError):
+        raise
+    except ToolInputError as exc:
+        return str(exc)
+    except Exception as exc:  # a validator that raises something else is still the model's bad input
+        return f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}"
 
 
 async def _validated(tool: ToolLike, raw: Any, guard: AbortGuard) -> dict[str, Any]:
@@ -145,39 +196,51 @@ def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | N
         return tool_input
 
 
-def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> list[dict[str, Any]]:
-    """``[input]`` when the call may run with no hook to hear and no one to ask (the gate's rules
-    allow it: most calls), else ``[]`` for :func:`_permit` to decide, with its events."""
+async def _permission(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard,
+                      hooks: Hooks) -> AsyncIterator[ToolItem | _Permitted]:
+    """Whether the call may run: :class:`_Permitted` at once when the rules allow it, else what
+    :func:`_permit` decides (with its events, and the answer of a denial)."""
+    # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
+    at_once = None if guard.is_set else _permitted_at_once(tool, call, gate, hooks)
+    if at_once is not None:
+        yield _Permitted(at_once)
+        return
+    async for decided in _permit(tool, call, gate=gate, guard=guard, hooks=hooks):
+        yield decided
+
+
+def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> dict[str, Any] | None:
+    """The input to run when the call may run with no hook to hear and no one to ask (the gate's
+    rules allow it: most calls), else None for :func:`_permit` to decide, with its events."""
     if "pre_tool_use" in hooks.by_name:
-        return []
+        return None
     tool_input = dict(call.input)
-    return [tool_input] if gate.allows_at_once(tool, tool_input) else []
+    return tool_input if gate.allows_at_once(tool, tool_input) else None
 
 
-async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard, hooks: Hooks,
-                  permitted: list[dict[str, Any]], answered: list[ToolResultBlockParam]) -> AsyncIterator[Event]:
-    """The hook, then the gate: appends the input to run to ``permitted``, or answers a denial."""
+async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard,
+                  hooks: Hooks) -> AsyncIterator[ToolItem | _Permitted]:
+    """The hook, then the gate: ends with :class:`_Permitted` (the input to run), or answers a denial."""
     uid, name, tool_input = call.tool_use_id, call.name, dict(call.input)
     try:
         with guard.armed():
             hook = await hooks.pre_tool_use(call)
     except Aborted:
-        answered.append(error_result(uid, NOT_RUN))
+        yield ToolAnswer(error_result(uid, NOT_RUN))
         raise
     if isinstance(hook, RewriteInput):
         try:
             tool_input = await _validated(tool, dict(hook.input), guard)
         except (Aborted, asyncio.CancelledError):
-            answered.append(error_result(uid, NOT_RUN))
+            yield ToolAnswer(error_result(uid, NOT_RUN))
             raise
         except Exception as exc:  # noqa: BLE001 - a bad rewrite is a denial, like a failing hook
             hook = Deny(f"the pre_tool_use hook rewrote the input into an invalid one ({exc}); not run")
     if isinstance(hook, Deny):
         gate.record_denial(name, tool_input, hook.reason, tool_use_id=uid, turn=call.turn)
         yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=hook.reason)
-        message = f"A pre_tool_use hook denied this {name} call: {hook.reason}"
-        answered.append(error_result(uid, message))
-        yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
+        for item in _refused(uid, name, f"A pre_tool_use hook denied this {name} call: {hook.reason}"):
+            yield item
         return
     preapproved = isinstance(hook, Allow)
     asked = gate.will_ask(tool, tool_input, preapproved=preapproved)  # a protected file asks even then
@@ -187,17 +250,16 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         with guard.armed():
             decision = await gate.check(tool, uid, tool_input, call.turn, preapproved=preapproved)
     except Aborted:
-        answered.append(error_result(uid, NOT_RUN))
+        yield ToolAnswer(error_result(uid, NOT_RUN))
         raise
     if isinstance(decision, Deny):
         yield PermissionDenied(tool_use_id=uid, name=name, input=tool_input, reason=decision.reason)
         # "The user" only when a person was asked: a mode, a hook or a headless run is not a user.
         who = f"The user denied this {name} call" if asked else f"This {name} call was not allowed"
-        message = who + (f": {decision.reason}" if decision.reason else ".")
-        answered.append(error_result(uid, message))
-        yield ToolResult(tool_use_id=uid, name=name, content=message, is_error=True)
+        for item in _refused(uid, name, who + (f": {decision.reason}" if decision.reason else ".")):
+            yield item
         return
-    permitted.append(tool_input)
+    yield _Permitted(tool_input)
 
 
 def _normalised(out: Any, name: str) -> ToolOutput:

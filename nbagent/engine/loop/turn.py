@@ -15,6 +15,7 @@ from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, Tool
 from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..state.session import Session
 from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
+from .tool_runner import ToolAnswer, ToolItem
 
 UNANSWERED = {
     "error": "the request failed before the model answered; the user may ask again",
@@ -24,11 +25,11 @@ UNANSWERED = {
 }
 
 
-async def refuse_call(use: ToolUseBlockParam, reason: str, answered: list[ToolResultBlockParam]) -> AsyncIterator[Event]:
+async def refuse_call(use: ToolUseBlockParam, reason: str) -> AsyncIterator[ToolItem]:
     """Answer a call the boundary refused (a reused id, an input nested too deep) without running it."""
     uid, name = str(use.get("id", "")), str(use.get("name", ""))
     yield ToolUse(tool_use_id=uid, name=name, input=use.get("input"))
-    answered.append(error_result(uid, reason))
+    yield ToolAnswer(error_result(uid, reason))
     yield ToolResult(tool_use_id=uid, name=name, content=reason, is_error=True)
 
 

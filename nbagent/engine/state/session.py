@@ -367,7 +367,9 @@ class Session(SessionFiles):
         """Return to the end of ``turn``: history, range, records, and what the model saw (the
         context manager's updates newer than that turn are dropped; a compaction after it is
         undone). ``0`` empties it. What was spent is not: the requests taken out of the records
-        were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json)."""
+        were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json).
+        The state change only: callers go through :meth:`QueryEngine.rollback`, which refuses during
+        a run and makes the next prompt tell the model the kernel's facts again."""
         mark = self._mark(turn)
         self._undo_compactions(turn)
         del self.history[mark.history_len:]

@@ -17,7 +17,7 @@ from nbagent.engine.contracts.events import PermissionAsked, PermissionDenied, T
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.contracts.permissions import Allow, Deny, PermissionDenial, PermissionGate, allow_all
 from nbagent.engine.contracts.tool_api import ToolContext
-from nbagent.engine.loop.tool_runner import run_tool_call
+from nbagent.engine.loop.tool_runner import ToolAnswer, run_tool_call
 from nbagent.providers.simulated import Reply, SimulatedAPI, ToolUseBlock, text_reply, tool_reply
 from tests.engine.loop.test_query_support import (
     Add,
@@ -212,7 +212,6 @@ def test_500_malformed_tool_inputs_are_each_answered_with_an_error(call: tuple[A
     tools = {t.name: t for t in (Add(), Echo(), write)}
     gate = PermissionGate(allow_all)
     use = {"type": "tool_use", "id": "toolu_x", "name": name, "input": raw}
-    answered: list[dict] = []
 
     async def go() -> list[Any]:
         guard = AbortGuard(asyncio.Event())
@@ -220,11 +219,11 @@ def test_500_malformed_tool_inputs_are_each_answered_with_an_error(call: tuple[A
         try:
             return [e async for e in run_tool_call(
                 use, tools=tools, gate=gate, guard=guard, make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid),
-                turn=1, output_limit=30_000, answered=answered)]
+                turn=1, output_limit=30_000)]
         finally:
             guard.stop()
 
-    events = _loop.run_until_complete(go())
+    events, answered = _answers(_loop.run_until_complete(go()))
     assert write.calls == []
     assert [type(e) for e in events] == [ToolUse, ToolResult]
     assert events[1].is_error and events[1].content
@@ -258,16 +257,22 @@ def test_malformed_tool_calls_through_the_real_sdk_never_break_the_loop(tmp_path
 async def _one_call(tool: Any, gate: PermissionGate, tool_input: dict[str, Any]) -> tuple[list[Any], list[dict]]:
     guard = AbortGuard(asyncio.Event())
     guard.start()
-    answered: list[dict] = []
     use = {"type": "tool_use", "id": "toolu_1", "name": tool.name, "input": tool_input}
     try:
-        events = [e async for e in run_tool_call(
+        items = [e async for e in run_tool_call(
             use, tools={tool.name: tool}, gate=gate, guard=guard,
-            make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid), turn=1, output_limit=30_000,
-            answered=answered)]
+            make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid), turn=1, output_limit=30_000)]
     finally:
         guard.stop()
-    return events, answered
+    return _answers(items)
+
+
+def _answers(items: list[Any]) -> tuple[list[Any], list[dict]]:
+    """The events of one call and its answer blocks (exactly one, before its ToolResult)."""
+    answers = [i for i in items if isinstance(i, ToolAnswer)]
+    events = [i for i in items if not isinstance(i, ToolAnswer)]
+    assert len(answers) == 1 and items.index(answers[0]) < max(i for i, e in enumerate(items) if isinstance(e, ToolResult))
+    return events, [a.block for a in answers]
 
 
 async def test_a_call_the_rules_allow_runs_without_asking_and_a_denied_read_only_tool_does_not_run() -> None:

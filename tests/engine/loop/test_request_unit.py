@@ -11,7 +11,7 @@ from nbagent.engine.contracts.abort import AbortGuard, RunControl
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.events import Notice, ThinkingDelta
 from nbagent.engine.contracts.permissions import cancel_on_failure
-from nbagent.engine.loop.request import TOOL_WAIT_MARGIN_S, RequestOutcome, RequestRun, attempt_api_request
+from nbagent.engine.loop.request import TOOL_WAIT_MARGIN_S, Prepared, RequestOutcome, RequestRun, attempt_api_request
 from nbagent.engine.state.session import Session
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
@@ -40,7 +40,7 @@ async def one_request(api: SimulatedAPI, wait_for_tools: Any = None, **settings:
                          ask_failure=cancel_on_failure, sleep=asyncio.sleep,
                          sources=[FunctionSource(wait_for_tools)] if wait_for_tools else [], context_window=200_000)
         return [item async for item in attempt_api_request(
-            run, model=MODEL, prepare=lambda: ("s", []), turn=1, request_no=1)]
+            run, model=MODEL, prepare=lambda: Prepared("s", []), turn=1, request_no=1)]
     finally:
         guard.stop()
 
