@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import reprlib
 import traceback
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
