@@ -2,7 +2,7 @@
 
 Each round starts the nbagent kernel from a fresh kernelspec (see ``fresh_kernels``), waits for its
 ``kernel_info`` reply, pauses as a user would before running the first cell (``--pause``, default
-1.5 s), then runs an ``%%agent --simulated`` prompt against the offline simulated API and times
+3 s), then runs an ``%%agent --simulated`` prompt against the offline simulated API and times
 from the ``execute_request`` to the first comm message that carries streamed answer text (an
 Output widget's ``text/html``): the first text the user sees. Goal ≤ 0.5 s.
 
