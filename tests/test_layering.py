@@ -153,6 +153,39 @@ def test_loading_the_extension_imports_no_heavy_package_it_does_not_need_yet() -
     assert out.stdout.strip() == "[]"
 
 
+# What the engine may contribute to a kernel's start: its plain-data settings (defaults, model facts,
+# errors), which the magics' traitlets and option parsers need. Not the Agent, the loop, the state,
+# the context manager or the pydantic message models (≈120 ms, issue 28): the first prompt loads those.
+ENGINE_AT_START = {
+    "nbagent.engine", "nbagent.engine.api_facts", "nbagent.engine.api_facts.models",
+    "nbagent.engine.api_facts.request_params", "nbagent.engine.contracts", "nbagent.engine.contracts.config",
+    "nbagent.engine.contracts.errors",
+}
+KERNEL_START = """
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from nbagent.kernel.kernel import NbAgentKernel
+before = set(sys.modules)
+shell = InteractiveShell.instance()
+kernel = NbAgentKernel.__new__(NbAgentKernel)  # only its start step: no sockets needed
+kernel.shell = shell
+assert kernel._load_extension(), "the extension did not load"
+assert "agent" in shell.magics_manager.magics["cell"], "%%agent was not registered"
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_the_kernel_start_registers_the_magics_without_importing_the_engine() -> None:
+    out = subprocess.run([sys.executable, "-c", KERNEL_START], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    engine = {m for m in loaded if m == "nbagent.engine" or m.startswith("nbagent.engine.")}
+    assert engine <= ENGINE_AT_START, sorted(engine - ENGINE_AT_START)
+    heavy = ("nbagent.agent", "nbagent.providers", "nbagent.tools", "pydantic", "tiktoken", "anthropic")
+    assert [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)] == []
+
+
 # --- the package graph (issue 23, item 5) --------------------------------------------------------
 # One node per top-level package (engine, display, tools, providers, notebook, explorer, kernel) or
 # top-level module (agent, console, ...); ``nbagent`` is the facade (__init__.py). An edge A → B means

@@ -14,6 +14,9 @@
    the agent stops cleanly and the cell still sees the interrupt. Once the cell's code is over, an
    interrupt only sets the aborts: ``KeyboardInterrupt`` in ipykernel's own reply code would lose
    the execute reply, and the front-end would show the cell running forever.
+4. After the first ``kernel_info`` reply (every front-end sends one on connecting), a daemon thread
+   imports what the first prompt needs (:mod:`nbagent.notebook.warmup`): the start does not wait
+   for it, and neither does the first answer once the user has taken a moment to type.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, Iterator
 from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
-from ..notebook import waiting
+from ..notebook import waiting, warmup
 from ..notebook.fast_path import offer_to_fast_path
 
 EXTENSION = "nbagent"
@@ -68,6 +71,13 @@ class NbAgentKernel(IPythonKernel):
             self.log.warning("nbagent kernel: loading the %s extension failed", EXTENSION, exc_info=True)
             return False
         return True
+
+    async def kernel_info_request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """ipykernel's reply, then the warm-up (once): started after the reply is sent, so the
+        client's wait for a started kernel never shares the CPU with it."""
+        await super().kernel_info_request(*args, **kwargs)
+        if self.extension_loaded:
+            warmup.start_once()
 
     async def do_execute(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """ipykernel's ``do_execute``, with the shell's last traceback reset first, and an interrupted

@@ -12,13 +12,12 @@ import asyncio
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
-from ..agent import Agent
 from ..engine.api_facts.models import DEFAULT_MODEL
 from ..engine.contracts.config import (
     DEFAULT_MAX_BUDGET_USD,
@@ -27,11 +26,17 @@ from ..engine.contracts.config import (
     RunLimits,
 )
 from ..engine.contracts.errors import NbAgentError
-from ..engine.contracts.events import Done
 from . import commands, settings, waiting
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
+
+if TYPE_CHECKING:
+    from ..engine.contracts.events import Done
+
+# Loading the extension (every nbagent kernel's start) imports only plain-data settings from the
+# engine (defaults, errors): the Agent, the loop and their pydantic models are imported by the first
+# session, so a kernel that never runs a prompt never pays for them (issue 28, P6).
 
 # Process-wide on purpose: IPython runs one shell per process, and the input transformer (a plain
 # function IPython calls with lines only) and the rewritten ``await run_agent_cell(...)`` calls have
@@ -155,6 +160,7 @@ class AgentMagics(Magics):
     def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
         """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
         is closed (its tool servers stopped, its folder released) once the new one exists."""
+        from ..agent import Agent
         from .executor import ShellExecutor
 
         settings: dict[str, Any] = dict(
@@ -247,6 +253,7 @@ class AgentMagics(Magics):
         return done
 
     async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any) -> Done | None:
+        from ..engine.contracts.events import Done
         from .view import AgentView
 
         agent = sess.agent

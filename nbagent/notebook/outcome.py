@@ -8,8 +8,12 @@ errors show as one line instead of frames through nbagent, the SDK, httpx and as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..engine.contracts.errors import NbAgentError
-from ..engine.contracts.events import Done
+
+if TYPE_CHECKING:  # the events module pulls in the engine's pydantic models: not at kernel start
+    from ..engine.contracts.events import Done
 
 INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
 

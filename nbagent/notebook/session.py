@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import reprlib
 import traceback
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..agent import Agent
-from ..engine.contracts.events import Event, RequestRecord
-from ..engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS, NotebookState, VariableInfo
-from ..engine.state.session import SentRequest
+if TYPE_CHECKING:
+    # Annotations only: the kernel builds LastError at start (``%load_ext``), before any prompt
+    # needs the engine; its loop, state and pydantic models load with the first session.
+    from ..agent import Agent
+    from ..engine.contracts.events import Event, RequestRecord
+    from ..engine.loop.facts import NotebookState
+    from ..engine.state.session import SentRequest
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
@@ -26,6 +30,8 @@ def kernel_facts_from(shell: Any, errors: "LastError | None" = None) -> Any:
     errors = errors if errors is not None else LastError(shell)
 
     def facts() -> NotebookState:
+        from ..engine.loop.facts import NotebookState, VariableInfo
+
         ns = shell.user_ns
         hidden = getattr(shell, "user_ns_hidden", {})
         variables: list[VariableInfo] = []
@@ -105,6 +111,8 @@ class LastError:
 
 def _recent_outputs(out: Any) -> list[str]:
     """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
+    from ..engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS
+
     lines = []
     for n in sorted(out)[-MAX_OUTPUTS:] if isinstance(out, dict) else []:
         try:
@@ -115,9 +123,15 @@ def _recent_outputs(out: Any) -> list[str]:
     return lines
 
 
-_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
-_REPR.maxstring = _REPR.maxother = MAX_OUTPUT_CHARS
-_REPR.maxlist = _REPR.maxdict = _REPR.maxset = 50
+@lru_cache(maxsize=1)
+def _bounded_repr() -> reprlib.Repr:
+    # Built on first use: its bound is the engine's, which is not imported at kernel start.
+    from ..engine.loop.facts import MAX_OUTPUT_CHARS
+
+    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded.maxstring = bounded.maxother = MAX_OUTPUT_CHARS
+    bounded.maxlist = bounded.maxdict = bounded.maxset = 50
+    return bounded
 
 
 def _safe_repr(value: Any) -> str:
@@ -125,7 +139,7 @@ def _safe_repr(value: Any) -> str:
     (bounded by the library), anything else by its type (the model can ask the python tool)."""
     root = (type(value).__module__ or "").split(".")[0]
     if root == "builtins":
-        return _REPR.repr(value)
+        return _bounded_repr().repr(value)
     if root in _ARRAY_LIBRARIES:
         return repr(value)
     return f"<{type(value).__module__}.{type(value).__qualname__} object>"

@@ -1,0 +1,84 @@
+"""Import what the first prompt needs on a daemon thread, once the kernel has answered its client.
+
+Kernel start imports none of it (issue 28, P6), so without this the first ``%%agent`` of a kernel
+paid for the SDK, the engine and the widgets (≈1.5 s) before its first visible text. Started by the
+nbagent kernel after its first ``kernel_info`` reply, the imports overlap the user's first seconds
+of reading and typing instead.
+
+Why a thread is safe here: since Python 3.3 the import lock is per module, so a user cell that
+imports something else does not wait for the thread; one that imports a module the thread is
+importing waits only for that module, which it would have had to import anyway. What the user
+pays is a share of the GIL while the thread runs (``bench/bench_first_text.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from typing import Any
+
+# What a first ``%%agent`` imports beyond the magics (tests/notebook/test_warmup.py checks the list):
+# the Agent and the engine, the provider (the Anthropic SDK, also used against the offline simulated
+# API), the live view, its widgets and tables, the shell executor of the python tool, and the
+# session's MCP settings; pandas for the table that ends the run.
+MODULES = (
+    "nbagent.agent",
+    "nbagent.providers.anthropic",
+    "nbagent.providers.simulated",
+    "nbagent.notebook.executor",
+    "nbagent.notebook.view",
+    "nbagent.display.tables",
+    "nbagent.tools.mcp.config",
+    "mistune",  # the answer's Markdown renderer, imported by the first text push
+)
+LATER = ("pandas", "pandas.io.formats.html", "pandas.io.formats.string")  # the last two: the table as HTML
+"""After the token encoding: the run table that ends the first answer needs pandas, its first text not."""
+DISABLE_ENV = "NBAGENT_NO_WARMUP"
+"""Set (to anything but empty) to skip the warm-up: the first prompt then imports on demand."""
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+
+
+def start_once() -> threading.Thread | None:
+    """Start the warm-up thread unless it was started before or is disabled; the thread, or ``None``."""
+    global _thread
+    if os.environ.get(DISABLE_ENV):
+        return None
+    with _lock:
+        if _thread is not None:
+            return None
+        _thread = threading.Thread(target=import_all, name="nbagent-warmup", daemon=True)
+        _thread.start()
+        return _thread
+
+
+def import_all(modules: tuple[str, ...] = MODULES, later: tuple[str, ...] = LATER) -> list[str]:
+    """Import ``modules``, load the token counter's encoding (the first request counts tokens;
+    reading cl100k is a file read and a parse), then import ``later``. Returns the steps that failed
+    (logged, never raised: the first prompt tries again and reports the error where the user sees it)."""
+    failed = [name for name in modules if not _step(name, importlib.import_module, name)]
+    if not _step("encoding", _load_encoding):
+        failed.append("encoding")
+    return failed + [name for name in later if not _step(name, importlib.import_module, name)]
+
+
+def _load_encoding() -> None:
+    from ..engine.api_facts.tokens import encoding
+
+    encoding()
+
+
+def _step(what: str, action: Any, *args: Any) -> bool:
+    try:
+        action(*args)
+    except Exception:
+        _log.debug("nbagent warm-up: %s failed", what, exc_info=True)
+        return False
+    return True
+
+
+__all__ = ["DISABLE_ENV", "LATER", "MODULES", "import_all", "start_once"]
