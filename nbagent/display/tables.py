@@ -170,6 +170,8 @@ def html_table(df: "pd.DataFrame") -> str:
         "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False, name=None)
     )
-    # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll.
-    return (f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{body}</tbody></table>')
+    # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll, and
+    # the scroll is the table's own box: a wide table never runs past (and is cut by) its cell.
+    return (f'<div class="nbagent-table-box" style="overflow-x:auto;max-width:100%">'
+            f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table></div>')
