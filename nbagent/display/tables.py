@@ -23,6 +23,12 @@ TURN_COLUMNS = [
 
 
 _NAN = float("nan")
+MONEY_COLUMNS = frozenset({"cost", "cumulative cost"})
+
+
+def _whole(x: float) -> float | int:
+    """``3200`` for ``3200.0``: a whole number shown as one (104857.6 stays as it is)."""
+    return int(x) if float(x).is_integer() else x
 
 
 def _pct(value: float | None) -> float:
@@ -75,9 +81,26 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
     shown = df.drop(columns=empty)
     for c in shown.columns:
         values = shown[c]
-        if values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all() and c != "cost":
+        if c in MONEY_COLUMNS:
+            # One money format: 0.0030 beside 0.0031, not 0.003 (as fmt_usd, without the $).
+            shown[c] = [v if isinstance(v, str) else f"{v:.4f}" for v in values]
+        elif values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all():
             shown[c] = values.astype("int64")
     return shown
+
+
+class ReadableTable:
+    """A frame shown as a person reads it (see :func:`for_display`): no index, blanks for missing
+    values; HTML in a notebook, text elsewhere."""
+
+    def __init__(self, df: "pd.DataFrame") -> None:
+        self.df = for_display(df)
+
+    def _repr_html_(self) -> str:
+        return html_table(self.df)
+
+    def __repr__(self) -> str:
+        return str(self.df.to_string(index=False, na_rep=""))
 
 
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
@@ -94,7 +117,7 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
                 "request": r.request,
                 "previous request tokens": r.trigger_tokens,
                 "context tokens": r.context_tokens,
-                "max allowed": r.max_allowed,
+                "max allowed": _whole(r.max_allowed),
                 "window": r.context_window,
                 "deleted range": fmt_range(current),
                 "hidden messages": hidden_count(current),

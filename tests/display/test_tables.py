@@ -136,3 +136,24 @@ def test_the_shown_table_hides_empty_columns_and_shows_whole_numbers_as_integers
     assert list(shown.columns) == ["request", "% of max", "seconds"]
     assert shown["% of max"].dtype.kind == "i" and shown["seconds"].dtype.kind == "f"
     assert list(df.columns) == ["request", "keep", "file-read saving", "% of max", "seconds"]  # untouched
+
+
+def test_money_has_one_format_and_the_history_table_has_no_index_or_nan() -> None:
+    import pandas as pd
+
+    from nbagent.display.tables import ReadableTable, for_display
+
+    df = pd.DataFrame({"request": [1, 2], "cost": [0.003, 0.0031], "cumulative cost": [0.003, 0.0061],
+                       "keep": ["", ""], "% of max": [float("nan"), 12.5]})
+    shown = for_display(df)
+    assert list(shown["cost"]) == ["0.0030", "0.0031"] and list(shown["cumulative cost"]) == ["0.0030", "0.0061"]
+    table = ReadableTable(df)
+    assert "NaN" not in table._repr_html_() and "keep" not in table._repr_html_()
+    assert "nan" not in repr(table).lower() and repr(table).split("\n")[0].split()[0] == "request"  # no index
+
+
+def test_truncation_table_shows_a_whole_max_allowed_as_an_integer() -> None:
+    from nbagent.display.tables import truncation_df
+
+    r = rec(1, deleted=(2, 5))
+    assert str(truncation_df([r])["max allowed"].iloc[0]) == str(int(r.max_allowed))
