@@ -146,6 +146,21 @@ def _run_to_the_end(page, tag: str) -> None:
     pytest.fail(f"{tag}: the notebook did not finish")
 
 
+_SCROLLER = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
+
+
+def _screens(page, stem: str, head: int = 3, tail: int = 5) -> None:
+    """Screenshots of the first and last screens of the notebook (the lab scrolls inside its
+    panel, so a full-page shot shows one screen): the run's start and its tables, in each theme."""
+    screens = page.evaluate(f"() => {_SCROLLER}.scrollHeight") // 800 + 1
+    shown = sorted(set(range(min(head, screens))) | set(range(max(screens - tail, 0), screens)))
+    for i in shown:
+        page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = {i * 800}; }}")
+        time.sleep(0.3)
+        page.screenshot(path=str(SHOTS / f"{stem}_{i}.png"))
+    page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = 0; }}")
+
+
 def _open_details(page) -> None:
     # What the model sees at a request is inside <details>: open them so their text is measured too.
     page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output details').forEach(d => d.open = true)")
@@ -163,14 +178,19 @@ def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, 
     try:
         _run_to_the_end(page, tag)
         _open_details(page)
+        text = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join(' ')")
         for theme, label in ((LIGHT, "light"), (DARK, "dark")):
             _set_theme(page, theme)
-            page.screenshot(path=str(SHOTS / f"readable_{tag}_{label}.png"), full_page=True)
+            _screens(page, f"readable_{tag}_{label}")
             found[label] = page.evaluate(_READABLE_JS, MIN_RATIO)
     finally:
         _set_theme(page, LIGHT)  # a lab setting: later tests expect the light theme
         page.close()
     (SHOTS / f"readable_{tag}.json").write_text(json.dumps(found, indent=1))
+    # The page holds what it is meant to measure: a card, an answered prompt, a truncation notice, tables.
+    expected = (["strategy", "what the model sees"] if kind == "explorer" else
+                ["permission: ✓ allowed", "max allowed → hid messages", "API requests of this run", "stop reason"])
+    assert all(e in text for e in expected), [e for e in expected if e not in text]
     for label, got in found.items():
         assert got["nodes"] > 20, (label, got["nodes"])  # the page did render nbagent's outputs
         assert not got["low"], (label, f"min {got['min']:.2f}", got["low"][:15])
