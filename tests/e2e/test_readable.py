@@ -62,15 +62,20 @@ _READABLE_JS = """(minRatio) => {
     }
     return [255, 255, 255];
   };
-  const scrolls = n => ['auto', 'scroll'].includes(getComputedStyle(n).overflowX);
+  // Content wider than its element is cut by the first box outwards that does not let it spill:
+  // fine when that box scrolls (then that box itself must fit), clipped when it hides.
   const clippedAt = (el, stop) => {
-    for (let n = el; n && n !== stop; n = n.parentElement) {
-      if (n instanceof SVGElement || n.scrollWidth <= n.clientWidth + 1) continue;
-      const ox = getComputedStyle(n).overflowX;
-      if (ox === 'auto' || ox === 'scroll') return null;
-      if (ox === 'hidden' || ox === 'clip') return n;
-      for (let a = n.parentElement; a && a !== stop; a = a.parentElement) if (scrolls(a)) return null;
-      return n;
+    let n = el;
+    while (n && n !== stop) {
+      if (n instanceof SVGElement || n.scrollWidth <= n.clientWidth + 1) { n = n.parentElement; continue; }
+      let a = n;
+      for (; a && a !== stop; a = a.parentElement) {
+        const ox = getComputedStyle(a).overflowX;
+        if (ox === 'hidden' || ox === 'clip') return a;
+        if (ox === 'auto' || ox === 'scroll') break;
+      }
+      if (!a || a === stop) return n;  // spills out of the output with nothing to scroll it
+      n = a.parentElement;
     }
     return null;
   };
@@ -188,7 +193,7 @@ def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, 
         page.close()
     (SHOTS / f"readable_{tag}.json").write_text(json.dumps(found, indent=1))
     # The page holds what it is meant to measure: a card, an answered prompt, a truncation notice, tables.
-    expected = (["strategy", "what the model sees"] if kind == "explorer" else
+    expected = (["strategy", "tokens sent (shaded: cache read)", "(history "] if kind == "explorer" else
                 ["permission: ✓ allowed", "max allowed → hid messages", "API requests of this run", "stop reason"])
     assert all(e in text for e in expected), [e for e in expected if e not in text]
     for label, got in found.items():
