@@ -130,12 +130,15 @@ _ALL_RAN = """() => { const w = window.jupyterapp.shell.currentWidget;
   return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount); }"""
 
 
+_SCROLLER = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
+
+
 def _run_to_the_end(page, tag: str) -> None:
     """Run every cell, answering each permission prompt with Allow like a user, until all ran."""
     from playwright.sync_api import TimeoutError as ClickTimeout
 
     _run_all(page)
-    deadline = time.monotonic() + 150
+    deadline = time.monotonic() + 240  # six agent runs on a shared two-core machine
     while time.monotonic() < deadline:
         buttons = page.locator("button:text-is('Allow'):enabled")
         for i in range(buttons.count()):
@@ -147,11 +150,10 @@ def _run_to_the_end(page, tag: str) -> None:
             time.sleep(1.5)  # the last widgets and tables settle
             return
         time.sleep(0.5)
+    page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = 1e9; }}")  # where it stopped: the last output
+    time.sleep(0.5)
     page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
     pytest.fail(f"{tag}: the notebook did not finish")
-
-
-_SCROLLER = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
 
 
 def _screens(page, stem: str, head: int = 3, tail: int = 5) -> None:
