@@ -77,7 +77,9 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
     if max_allowed:
         ym = y_of(max_allowed)
         parts.append(f'<line x1="{left}" y1="{ym:.1f}" x2="{left + pw}" y2="{ym:.1f}" stroke="#1f6fb2" stroke-dasharray="5,4"/>')
-        parts.append(f'<text x="{left + 4}" y="{ym - 4:.1f}" fill="#1f6fb2">max allowed {max_allowed:,.0f}</text>')
+        # Above the line, unless it would run into the legend line at the top: then below it.
+        label_y = ym - 4 if ym - 4 > top + 6 else ym + 13
+        parts.append(f'<text x="{left + 4}" y="{label_y:.1f}" fill="#1f6fb2">max allowed {max_allowed:,.0f}</text>')
     points = " ".join(f"{left + slot * i + slot / 2:.1f},{yc_of(c):.1f}" for i, c in enumerate(costs))
     parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
     step = max(1, n // 12)

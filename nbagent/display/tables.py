@@ -23,16 +23,17 @@ TURN_COLUMNS = [
 
 
 _NAN = float("nan")
+MONEY_COLUMNS = frozenset({"cost", "cumulative cost"})
+
+
+def _whole(x: float) -> float | int:
+    """``3200`` for ``3200.0``: a whole number shown as one, as the notices show it (104857.6 stays)."""
+    return int(x) if float(x).is_integer() else x
 
 
 def _pct(value: float | None) -> float:
     """A fraction as a percentage; NaN (shown blank) when unknown, so the column stays numeric."""
     return _NAN if value is None else round(100.0 * value, 1)
-
-
-def _whole(value: float) -> float | int:
-    """An integral float as an int, so the cell reads like the notice (``3,200``, not ``3200.0``)."""
-    return int(value) if float(value).is_integer() else value
 
 
 def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
@@ -87,9 +88,26 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
     shown = df.drop(columns=empty)
     for c in shown.columns:
         values = shown[c]
-        if values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all() and c != "cost":
+        if c in MONEY_COLUMNS:
+            # One money format: 0.0030 beside 0.0031, not 0.003 (as fmt_usd, without the $).
+            shown[c] = [v if isinstance(v, str) else f"{v:.4f}" for v in values]
+        elif values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all():
             shown[c] = values.astype("int64")
     return shown
+
+
+class ReadableTable:
+    """A frame shown as a person reads it (see :func:`for_display`): no index, blanks for missing
+    values; HTML in a notebook, text elsewhere."""
+
+    def __init__(self, df: "pd.DataFrame") -> None:
+        self.df = for_display(df)
+
+    def _repr_html_(self) -> str:
+        return html_table(self.df)
+
+    def __repr__(self) -> str:
+        return str(self.df.to_string(index=False, na_rep=""))
 
 
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
@@ -106,7 +124,7 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
                 "request": r.request,
                 "previous request tokens": r.trigger_tokens,
                 "context tokens": r.context_tokens,
-                "max allowed": r.max_allowed,
+                "max allowed": _whole(r.max_allowed),
                 "window": r.context_window,
                 "deleted range": fmt_range(current),
                 "hidden messages": hidden_count(current),
@@ -182,6 +200,8 @@ def html_table(df: "pd.DataFrame") -> str:
         "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False, name=None)
     )
-    # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll.
-    return (f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{body}</tbody></table>')
+    # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll, and
+    # the scroll is the table's own box: a wide table never runs past (and is cut by) its cell.
+    return (f'<div class="nbagent-table-box" style="overflow-x:auto;max-width:100%">'
+            f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table></div>')

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..display import theme
 from ..display.charts import nice_max
 from ..display.format import fmt_range, fmt_tokens_short, is_hidden
 from ..display.html import clip, esc
@@ -41,7 +42,7 @@ NOTICES: tuple[tuple[str, str], ...] = (
     (CONTINUE_NOTICE, "continue notice"),
     (ORPHANED_RESULTS_NOTICE, "orphaned-results notice"),
 )
-_NOTICE_STYLE = "background:#fff3cd;border-left:3px solid #f0ad4e;padding:2px 4px"
+_NOTICE_STYLE = f"background:{theme.NOTICE_PANEL};border-left:3px solid {theme.NOTICE_EDGE};padding:2px 4px"
 PER_ROW = 50  # strip cells per row: long histories wrap instead of shrinking below a pixel
 
 
@@ -86,7 +87,12 @@ def strip_svg(result: SimulationResult, record: RequestRecord, width: int = 300)
     rows = (n + per_row - 1) // per_row or 1
     gap = 3
     h = rows * (cell + gap) + 14
-    w = per_row * cell
+    c = strip_counts(record)
+    caption = (f"request {record.request}: {n} messages, {c['hidden'] + c['summarised']} hidden, "
+               f"replaced reads: {c['replaced read']}")
+    # Wide enough for the caption too (about 6 px a character at 10 px): the SVG clips what it
+    # does not fit, and a short history's strip is narrower than its caption.
+    w = max(per_row * cell, 6.0 * len(caption))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
              f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="10">']
     for i, status in enumerate(statuses):
@@ -95,10 +101,7 @@ def strip_svg(result: SimulationResult, record: RequestRecord, width: int = 300)
         role = result.history[i].get("role", "?") if i < len(result.history) else "?"
         parts.append(f'<rect x="{x:.2f}" y="{y:.1f}" width="{max(cell - 0.6, 0.8):.2f}" height="{cell:.1f}" '
                      f'fill="{STATUS[status][0]}"><title>#{i} {role}: {status}</title></rect>')
-    c = strip_counts(record)
-    caption = (f"request {record.request}: {n} messages, {c['hidden'] + c['summarised']} hidden, "
-               f"replaced reads: {c['replaced read']}")
-    parts.append(f'<text x="0" y="{h - 3:.1f}" fill="#444">{esc(caption)}</text></svg>')
+    parts.append(f'<text x="0" y="{h - 3:.1f}" style="fill:{theme.TEXT}">{esc(caption)}</text></svg>')
     return "".join(parts)
 
 
@@ -108,7 +111,7 @@ def legend_html() -> str:
         f'<span style="display:inline-block;margin-right:10px"><span style="display:inline-block;width:10px;'
         f'height:10px;background:{colour};margin-right:3px"></span>{esc(text)} ({char})</span>'
         for colour, char, text in STATUS.values())
-    return f'<div style="font-size:11px;color:#444">{items}</div>'
+    return f'<div style="font-size:11px;color:{theme.TEXT}">{items}</div>'
 
 
 def legend_text() -> str:
@@ -127,9 +130,10 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     info = result.window
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="10">',
-             f'<rect width="{width}" height="{height}" fill="white"/>']
+             f'<rect width="{width}" height="{height}" style="fill:{theme.PAGE}"/>']
     if not recs:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no requests</text></svg>')
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" '
+                     f'style="fill:{theme.MUTED}">no requests</text></svg>')
         return "".join(parts)
     y_max = nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
     n = len(recs)
@@ -143,14 +147,19 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     for k in range(5):
         v = y_max * k / 4
         parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#eee"/>'
-                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{fmt_tokens_short(v)}</text>')
+                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" '
+                     f'style="fill:{theme.MUTED}">{fmt_tokens_short(v)}</text>')
     area = " ".join(f"{x(i):.1f},{y(r.cache_read_tokens):.1f}" for i, r in enumerate(recs))
-    parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" fill="#cfe3f5"/>')
+    parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" style="fill:{theme.CACHE_SHADE}"/>')
+    def label_y(v: float) -> float:
+        # Above its line, unless that would run into the title line at the top: then below it.
+        return y(v) - 2 if y(v) - 2 > top + 10 else y(v) + 10
+
     for value, style, label, anchor, lx in (
             (info.context_window, 'stroke="#c0392b"', "window", "end", left + pw),
             (info.max_allowed_size, 'stroke="#c0392b" stroke-dasharray="4,3"', "max allowed", "start", left + 2)):
         parts.append(f'<line x1="{left}" y1="{y(value):.1f}" x2="{left + pw}" y2="{y(value):.1f}" {style}/>'
-                     f'<text x="{lx}" y="{y(value) - 2:.1f}" text-anchor="{anchor}" fill="#c0392b">{label}</text>')
+                     f'<text x="{lx}" y="{label_y(value):.1f}" text-anchor="{anchor}" style="fill:{theme.ERROR}">{label}</text>')
     line = " ".join(f"{x(i):.1f},{y(r.tokens_sent):.1f}" for i, r in enumerate(recs))
     parts.append(f'<polyline points="{line}" fill="none" stroke="#1f6fb2" stroke-width="1.5"/>')
     for i, r in enumerate(recs):
@@ -167,16 +176,22 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     if marker is not None and 1 <= marker <= n:
         parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + ph}" '
                      f'stroke="#333" stroke-dasharray="2,2"/>')
-    parts.append(f'<text x="{left}" y="{height - 6}" fill="#444">request 1</text>'
-                 f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" fill="#444">{n}</text>'
-                 f'<text x="{left}" y="{top - 4}" fill="#1f6fb2">tokens sent (shaded: cache read)</text></svg>')
+    parts.append(f'<text x="{left}" y="{height - 6}" style="fill:{theme.TEXT}">request 1</text>'
+                 f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" style="fill:{theme.TEXT}">{n}</text>'
+                 f'<text x="{left}" y="{top - 4}" style="fill:{theme.INFO}">tokens sent (shaded: cache read)</text></svg>')
     return "".join(parts)
 
 
-DOTS_LEGEND = ('<div style="font-size:11px;color:var(--jp-ui-font-color2, #555)">dots: '
-               '<span style="color:#f0ad4e">●</span> truncation fired · '
-               '<span style="color:#2e7d32">●</span> file reads replaced, nothing hidden · '
-               '<span style="color:#c0392b">●</span> request larger than the window; hover a dot for its range</div>')
+def _dot(colour: str) -> str:
+    # A drawn dot, not a "●" character: it is a colour key (the chart's own dot colours), not text
+    # that must read at 4.5:1; the words beside it say what it means.
+    return (f'<span style="display:inline-block;width:8px;height:8px;border-radius:50%;'
+            f'background:{colour};margin-right:3px"></span>')
+
+
+DOTS_LEGEND = (f'<div style="font-size:11px;color:{theme.MUTED}">dots: '
+               f'{_dot("#f0ad4e")}truncation fired · {_dot("#2e7d32")}file reads replaced, nothing hidden · '
+               f'{_dot("#c0392b")}request larger than the window; hover a dot for its range</div>')
 
 
 def chart_html(result: SimulationResult, marker: int | None = None) -> str:
@@ -247,17 +262,17 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
     for pos, (message, index) in enumerate(zip(record.sent, history_indices(record), strict=False)):
         role = str(message.get("role", "?"))
         where = f"#{pos}" + (f" (history {index})" if index is not None else "")
-        colour = "#e8f0fe" if role == "user" else "#f1f8e9"
+        colour = theme.USER_PANEL if role == "user" else theme.ASSISTANT_PANEL
         blocks = []
         for block in content_blocks(message):
             label, text = _block_parts(block, limit)
             notice = _notice_of(text, record.summary)
             style = _NOTICE_STYLE if notice else ""
-            tag = f' <b style="color:#8a6d00">[{esc(notice)}]</b>' if notice else ""
-            blocks.append(f'<div style="{style}"><span style="color:#777">{esc(label)}</span>{tag}'
+            tag = f' <b style="color:{theme.WARN}">[{esc(notice)}]</b>' if notice else ""
+            blocks.append(f'<div style="{style}"><span style="color:{theme.MUTED}">{esc(label)}</span>{tag}'
                           f'<pre style="white-space:pre-wrap;margin:0">{esc(clip(text, limit))}</pre></div>')
-        rows.append(f'<div style="background:{colour};margin:2px 0;padding:2px 4px;border-radius:3px">'
-                    f'<b>{esc(role)}</b> <span style="color:#777">{esc(where)}</span>{"".join(blocks)}</div>')
+        rows.append(f'<div style="background:{colour};color:{theme.TEXT};margin:2px 0;padding:2px 4px;border-radius:3px">'
+                    f'<b>{esc(role)}</b> <span style="color:{theme.MUTED}">{esc(where)}</span>{"".join(blocks)}</div>')
     return f'<div style="font-size:11px">{"".join(rows)}</div>'
 
 
@@ -279,7 +294,7 @@ def request_text(record: RequestRecord, *, limit: int = 300) -> str:
 def strategy_html(result: SimulationResult, request: int, *, limit: int = 300, table_height: int | None = 320) -> str:
     """One strategy's static column: strip, chart, table and the request at ``request``."""
     record = result.record(request)
-    return (f'<div style="flex:1 1 320px;min-width:300px;border:1px solid #ddd;border-radius:4px;padding:6px">'
+    return (f'<div style="flex:1 1 320px;min-width:300px;border:1px solid {theme.BORDER};border-radius:4px;padding:6px">'
             f'<h4 style="margin:0 0 4px 0">{esc(result.label)}</h4>'
             f'{strip_svg(result, record)}<pre style="font-size:10px;margin:2px 0">{esc(strip_text(record))}</pre>'
             f'{chart_html(result, marker=record.request)}{table_html(result, table_height)}'

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..display import theme
 from ..display.format import fmt_range
 from ..display.html import esc
 from ..display.tables import html_table
@@ -188,8 +189,8 @@ class Explorer:
         columns = "".join(strategy_html(r, req) for r in self.results.values())
         actual = self._actual_line()
         return (f'<div class="nbagent-explorer" style="font-family:sans-serif">'
-                f'<div style="color:#555">{esc(self.describe())}</div>'
-                + (f'<div style="color:#555">{esc(actual)}</div>' if actual else "")
+                f'<div style="color:{theme.MUTED}">{esc(self.describe())}</div>'
+                + (f'<div style="color:{theme.MUTED}">{esc(actual)}</div>' if actual else "")
                 + f'{html_table(summary_df(list(self.results.values())))}{legend_html()}'
                 f'<div style="display:flex;flex-wrap:wrap;gap:8px">{columns}</div></div>')
 
@@ -311,7 +312,8 @@ class Explorer:
         import ipywidgets as W
 
         actual = self._actual_line()
-        self.w_status.value = f'<span style="color:#555">{esc(self.describe())}{"<br>" + esc(actual) if actual else ""}</span>'
+        more = "<br>" + esc(actual) if actual else ""
+        self.w_status.value = f'<span style="color:{theme.MUTED}">{esc(self.describe())}{more}</span>'
         self.w_summary.value = html_table(summary_df(list(self.results.values())))
         self._columns = {}
         children = []
@@ -319,7 +321,7 @@ class Explorer:
             parts = {"title": W.HTML(f"<b>{esc(result.label)}</b>"), "strip": W.HTML(), "chart": W.HTML(),
                      "table": W.HTML(table_html(result)), "request": W.HTML()}
             self._columns[strategy] = parts
-            children.append(W.VBox(list(parts.values()), layout=W.Layout(border="1px solid #ddd", padding="4px")))
+            children.append(W.VBox(list(parts.values()), layout=W.Layout(border=f"1px solid {theme.BORDER}", padding="4px")))
         self.w_columns.children = children
         self._render_request()
 

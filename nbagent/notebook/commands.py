@@ -74,8 +74,11 @@ def status(magics: Any, args: Namespace) -> None:
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
 def history(magics: Any, args: Namespace) -> None:
     """The per-request table."""
+    from ..display.tables import ReadableTable
+
     sess = _need_session(magics)
-    _display(sess.turns_df())
+    # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
+    _display(ReadableTable(sess.turns_df()))
     if args.plot:
         from ..display.charts import plot_context_and_cost
 

@@ -173,3 +173,24 @@ def test_every_number_in_a_truncation_notice_is_a_cell_of_the_run_table_under_it
             labels = [label for label, cell in cells.items() if cell == number.replace(",", "")]
             assert labels, f"{number} of {line!r} is in no cell of request {request}: {cells}"
             assert any(label in line or label == "deleted range" for label in labels), (number, labels, line)
+
+
+def test_money_has_one_format_and_the_history_table_has_no_index_or_nan() -> None:
+    import pandas as pd
+
+    from nbagent.display.tables import ReadableTable, for_display
+
+    df = pd.DataFrame({"request": [1, 2], "cost": [0.003, 0.0031], "cumulative cost": [0.003, 0.0061],
+                       "keep": ["", ""], "% of max": [float("nan"), 12.5]})
+    shown = for_display(df)
+    assert list(shown["cost"]) == ["0.0030", "0.0031"] and list(shown["cumulative cost"]) == ["0.0030", "0.0061"]
+    table = ReadableTable(df)
+    assert "NaN" not in table._repr_html_() and "keep" not in table._repr_html_()
+    assert "nan" not in repr(table).lower() and repr(table).split("\n")[0].split()[0] == "request"  # no index
+
+
+def test_truncation_table_shows_a_whole_max_allowed_as_an_integer() -> None:
+    from nbagent.display.tables import truncation_df
+
+    r = rec(1, deleted=(2, 5))
+    assert str(truncation_df([r])["max allowed"].iloc[0]) == str(int(r.max_allowed))

@@ -339,3 +339,12 @@ def test_explore_takes_shape_fields_and_rejects_unknown_settings() -> None:
         explore(strategies=["half"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="unknown settings: colour"):
         explore(colour="red")
+
+
+def test_a_short_strip_is_wide_enough_for_its_caption(history: list[dict[str, Any]]) -> None:
+    # "request 4: 7 messages, …" was cut: an SVG clips what lies outside its width.
+    result = simulate("cline", history, WINDOW)
+    svg = ET.fromstring(strip_svg(result, result.record(4)))
+    caption = "".join(t.text or "" for t in svg if t.tag.endswith("text"))
+    assert caption.startswith("request 4: 7 messages")
+    assert float(svg.get("width", "0")) >= 6 * len(caption)

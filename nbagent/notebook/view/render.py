@@ -10,21 +10,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...display import theme
 from ...display.html import esc
 
 CODE_KEYS = ("code", "command", "source")
 
 # JupyterLab's theme variables, with the light theme's values as fallbacks for static HTML
-# (nbconvert, GitHub): fixed colours were unreadable in the dark theme.
+# (nbconvert, GitHub): fixed colours were unreadable in the dark theme, and the themes' own status
+# colours are below 4.5:1 (see :mod:`nbagent.display.theme`).
 STYLE = {
-    "muted": "color:var(--jp-ui-font-color2, #666)",
-    "interrupted": "color:var(--jp-ui-font-color3, #999);opacity:0.8",
-    "error": "color:var(--jp-error-color1, #b71c1c)",
-    "ok": "color:var(--jp-success-color1, #1b5e20)",
-    "warn": "color:var(--jp-warn-color1, #8a6d00)",
-    "card": "border:1px solid var(--jp-border-color2, #ddd);border-radius:4px;padding:4px 8px;margin:4px 0",
-    # The code the user must read before Allow: the editor's own colours, whatever the theme.
-    "code": ("background:var(--jp-cell-editor-background, #f7f7f7);color:var(--jp-content-font-color1, #111);"
+    "muted": f"color:{theme.MUTED}",
+    "interrupted": f"color:{theme.FAINT}",
+    "error": f"color:{theme.ERROR}",
+    "ok": f"color:{theme.OK}",
+    "warn": f"color:{theme.WARN}",
+    "card": f"border:1px solid {theme.BORDER};border-radius:4px;padding:4px 8px;margin:4px 0",
+    # The code the user must read before Allow, on the page's own colour: the syntax colours
+    # (JupyterLab's, by pygments class) are made for it; on the editor grey numbers read at 4.3:1.
+    "code": ("background:var(--jp-layout-color0, #fff);color:var(--jp-content-font-color1, #111);"
              "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);"
              "border:1px solid var(--jp-cell-editor-border-color, #ddd);border-radius:3px;padding:4px 6px"),
 }

@@ -132,7 +132,9 @@ class TableBlock:
 
 def _df_html(df: Any) -> str:
     try:
-        return str(df.to_html(index=False, na_rep="", border=0)).replace("<table", '<table style="white-space:nowrap"', 1)
+        table = str(df.to_html(index=False, na_rep="", border=0)).replace("<table", '<table style="white-space:nowrap"', 1)
+        # A wide run table scrolls in its own box instead of being cut at the cell's edge.
+        return f'<div style="overflow-x:auto;max-width:100%">{table}</div>'
     except Exception:  # pragma: no cover - pandas always has to_html
         return pre(str(df))
 

@@ -14,6 +14,7 @@ from nbagent.engine.contracts import events as ev
 from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.view import AgentView
+from nbagent.notebook.view.render import STYLE
 
 CLICK = {"method": "custom", "content": {"event": "click"}}
 
@@ -102,7 +103,7 @@ def test_interrupted_stream_is_greyed_and_labelled() -> None:
     view.handle(ev.StreamInterrupted(error_kind="connection", message="ReadError", partial_text="half an ans"))
     block = view.parts[0]
     html = block.widget.children[0].outputs[0]["data"]["text/html"]
-    assert "interrupted" in html and "opacity" in html
+    assert "interrupted" in html and STYLE["interrupted"] in html  # greyed: the faint text colour
     assert "[interrupted]" in view.transcript()
     view.handle(ev.ApiRequestStarted(request=1, attempt=1))
     view.handle(ev.TextDelta(text="fresh"))
@@ -388,7 +389,7 @@ def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
     for name, style in STYLE.items():
         assert "var(--jp-" in style, name
     box = highlight("for i in range(3):\n    print(i)")
-    assert "var(--jp-cell-editor-background" in box and "var(--jp-content-font-color1" in box
+    assert "var(--jp-layout-color0" in box and "var(--jp-content-font-color1" in box  # the page: see STYLE["code"]
     # No fixed token colours (they assumed a white page): only the box's themed colours.
     assert not re.search(r'<span style="color', box)
     assert "print" in box
