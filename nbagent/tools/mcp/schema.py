@@ -113,13 +113,10 @@ PATTERN_TIMEOUT_S = 1.0
 def _bounded_patterns(cls: Any) -> Any:
     """``cls`` with ``pattern`` checked by the ``regex`` module, with a time limit and without
     holding the GIL (``re`` holds it: a validation in a worker thread would still stop the event loop,
-    and with it the abort). Without ``regex`` installed, ``cls`` as it is."""
-    try:
-        import regex  # type: ignore[import-untyped]
-        from jsonschema.exceptions import ValidationError
-        from jsonschema.validators import extend
-    except ImportError:
-        return cls
+    and with it the abort)."""
+    import regex  # type: ignore[import-untyped]
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.validators import extend
 
     def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
         if not validator.is_type(instance, "string"):
