@@ -130,6 +130,11 @@ _ALL_RAN = """() => { const w = window.jupyterapp.shell.currentWidget;
   return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount); }"""
 
 
+_CELL_STATES = """() => { const w = window.jupyterapp.shell.currentWidget;
+  return [w.sessionContext.session.kernel.status, ...w.content.widgets.map(c => [c.model.executionCount,
+    c.model.sharedModel.getSource().slice(0, 30), c.model.outputs ? c.model.outputs.length : null])]; }"""
+
+
 _SCROLLER = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
 
 
@@ -153,7 +158,8 @@ def _run_to_the_end(page, tag: str) -> None:
     page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = 1e9; }}")  # where it stopped: the last output
     time.sleep(0.5)
     page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
-    pytest.fail(f"{tag}: the notebook did not finish")
+    cells = page.evaluate(_CELL_STATES)
+    pytest.fail(f"{tag}: the notebook did not finish: {cells}")
 
 
 def _screens(page, stem: str, head: int = 3, tail: int = 5) -> None:
@@ -196,7 +202,7 @@ def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, 
     (SHOTS / f"readable_{tag}.json").write_text(json.dumps(found, indent=1))
     # The page holds what it is meant to measure: a card, an answered prompt, a truncation notice, tables.
     expected = (["strategy", "tokens sent (shaded: cache read)", "(history "] if kind == "explorer" else
-                ["permission: ✓ allowed", "max allowed → hid messages", "API requests of this run", "stop reason"])
+                ["permission: ✓ allowed", "→ hid messages", "API requests of this run", "stop reason"])
     assert all(e in text for e in expected), [e for e in expected if e not in text]
     for label, got in found.items():
         assert got["nodes"] > 20, (label, got["nodes"])  # the page did render nbagent's outputs
