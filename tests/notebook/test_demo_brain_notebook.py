@@ -6,38 +6,27 @@ IPython shell (fast) and in a real kernel (the card's ``Output`` widget as a fro
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from IPython.core.displaypub import CapturingDisplayPublisher
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
 from tests.kernel_driver import KernelDriver
+from tests.notebook.test_magics_inprocess import ip  # noqa: F401  (fixture)
 
 CSV = "region,revenue,units\nnorth,120.0,12\nsouth,95.5,9\nnorth,130.25,13\n"
 
 
 @pytest.fixture
-def ip(tmp_path, monkeypatch) -> Iterator[Any]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+def sales(tmp_path: Any) -> None:
+    """sales.csv in the in-process shell's working directory (the ``ip`` fixture chdirs to tmp_path)."""
     (tmp_path / "sales.csv").write_text(CSV)
-    shell = InteractiveShell.instance()
-    saved = shell.display_pub
-    shell.display_pub = CapturingDisplayPublisher()
-    shell.run_cell("%load_ext nbagent")
-    magics_mod.active_magics().new_session(allow=("python", "read_file"))
-    try:
-        yield shell
-    finally:
-        shell.display_pub = saved
 
 
-def cell(ip: Any, code: str) -> Any:
+def cell(shell: Any, code: str) -> Any:
     with capture_output():
-        return ip.run_cell(code)
+        return shell.run_cell(code)
 
 
 def last_answer() -> str:
@@ -45,7 +34,7 @@ def last_answer() -> str:
     return "\n".join(b["text"] for b in history[-1]["content"] if b["type"] == "text")
 
 
-def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip):
+def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip, sales):  # noqa: F811
     payloads: list[str] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
     cell(ip, "import pandas as pd\ndf = pd.read_csv('sales.csv')")
@@ -57,7 +46,7 @@ def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip):
     assert result.error_in_exec is None and result.result["north"] == 250.25
 
 
-def test_load_then_plot_puts_a_png_in_the_tool_card(ip):
+def test_load_then_plot_puts_a_png_in_the_tool_card(ip, sales):  # noqa: F811
     pytest.importorskip("matplotlib")
     assert cell(ip, "%%agent\nLoad sales.csv into a DataFrame").error_in_exec is None
     assert ip.user_ns["sales"].shape == (3, 3)

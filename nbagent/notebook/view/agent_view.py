@@ -257,7 +257,7 @@ class AgentView:
     def _tick_while_blocked(self) -> None:
         """Tick from a thread when the loop cannot: the python tool's code runs on the kernel's
         main thread and blocks the loop, so its clock stayed at "(0 s)" for the whole call."""
-        while not self._finished_event.wait(TICK_S):
+        while not self._finished_event.wait(TICK_S) and self.done is None:  # a view never finished stops too
             if time.monotonic() - self._last_tick > 2 * TICK_S:
                 self.tick()  # widget updates are thread-safe (ipykernel's iopub thread sends them)
 
