@@ -319,8 +319,10 @@ class QueryEngine:
                 state.reason = "refusal"
                 session.withdraw_turn(state.turn)
                 return
-            if stop == "pause_turn":
-                continue  # a long server-tool turn: send the content back so the model goes on
+            if stop in ("pause_turn", "compaction"):
+                # A long server-tool turn, or a server compaction that paused: send the content
+                # back (the compaction block verbatim) so the model goes on.
+                continue
             uses = tool_uses(session.history[-1])
             if not uses:
                 if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
