@@ -7,7 +7,8 @@ server tool calls with their streamed input, server tool results, server ``compa
 (``content`` and ``encrypted_content`` from ``compaction_delta``: the server refuses the block
 back without them), and block types this code has never heard of. ``context_management`` of the
 final ``message_delta`` (what server-side edits cleared) and the ``compaction`` iterations of
-``usage.iterations`` (billed outside the top-level usage) are kept beside the message. Hand-written rather than the SDK's ``accumulate_event`` because that one parses a
+``usage.iterations`` (billed outside the top-level usage) are kept beside the message.
+Hand-written rather than the SDK's ``accumulate_event`` because that one parses a
 tool call's JSON in partial mode, so input cut at ``max_tokens`` would look like a complete, shorter
 call (nbagent keeps it under ``_unparsed_input`` instead), and it re-parses the whole input on every
 fragment (quadratic in the input's length).
@@ -20,9 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.api_facts.cost import Usage
-from ..engine.contracts.messages import is_compaction
 from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..engine.contracts.messages import is_compaction
 from ..engine.contracts.provider import Chunk, MessageComplete
 
 _EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
@@ -215,7 +216,7 @@ class StreamAssembler:
             piece = delta.get(key)
             if isinstance(piece, str):
                 self._spend(len(piece))
-                block[key] = (block.get(key) or "") + piece
+                block[key] = str(block.get(key) or "") + piece
 
     def _spend(self, chars: int) -> None:
         """Count streamed characters; past the reply's bound the stream is broken (and retried)."""

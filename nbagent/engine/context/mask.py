@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..api_facts.tokens import count_text_tokens
-from ..contracts.messages import Message, blocks, is_tool_result, is_tool_use, tool_result_text
 from ..contracts.context_policy import LayerOptions
+from ..contracts.messages import Message, blocks, is_tool_result, is_tool_use, tool_result_text
 from .updates import ContextHistoryUpdates
 from .window import RangeLike, start_of_rest
 

@@ -108,7 +108,7 @@ def _json_default(value: Any) -> Any:
             omit = set(getattr(cls, OMIT_WHEN_DEFAULT, ()))
             fields = dataclasses.fields(value)
             entry = _FIELDS[cls] = (tuple(f.name for f in fields),
-                                    {f.name: f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc]
+                                    {f.name: f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc,operator]
                                      else f.default for f in fields if f.name in omit})
         names, defaults = entry
         if not defaults:
