@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..contracts.messages import has_compaction
 from .models import ModelInfo, get_model
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -47,6 +46,8 @@ def edit_types(context_management: Mapping[str, Any] | None) -> list[str]:
 
 def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Mapping[str, Any] | None) -> list[str]:
     """The beta headers a request needs for its edits and for the compaction blocks it sends back."""
+    from ..contracts.messages import has_compaction  # not at import: the kernel's start reads only the constants
+
     needed = {EDIT_BETAS[t] for t in edit_types(context_management) if t in EDIT_BETAS}
     if has_compaction(messages):
         needed.add(COMPACTION_BETA)
