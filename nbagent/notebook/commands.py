@@ -60,6 +60,7 @@ def status(magics: Any, args: Namespace) -> None:
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
+    print(f"policy       {agent.config.context} ({' → '.join(agent.config.context.layers)})")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
     always = sorted(agent.allowed_always | set(agent.config.allow))

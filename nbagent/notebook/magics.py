@@ -25,6 +25,7 @@ from ..engine.contracts.config import (
     DEFAULT_MAX_SESSION_BUDGET_USD,
     RunLimits,
 )
+from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import commands, settings, waiting
 from .options import cell_options
@@ -127,6 +128,8 @@ class AgentMagics(Magics):
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     effort = Unicode(None, allow_none=True,
                      help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
+    context = Unicode(DEFAULT_POLICY, help="Context policy: a preset (layered, cline, summary, server, all) or "
+                      "LAYER[:key=value]+LAYER with layers mask, edit, summary, compact, truncate.").tag(config=True)
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
@@ -168,7 +171,7 @@ class AgentMagics(Magics):
             max_session_budget_usd=self.max_session_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
-            server_tools=("web_search",) if self.web_search else ())
+            server_tools=("web_search",) if self.web_search else (), context=self.context)
         provider = changes.pop("provider", None) or self.provider
         settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
@@ -200,13 +203,13 @@ class AgentMagics(Magics):
 
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
-        changes = {"model": args.model, "context_window": args.window, "effort": args.effort,
+        changes = {"model": args.model, "context_window": args.window, "effort": args.effort, "context": args.context,
                    "max_session_budget_usd": args.max_session_budget,
                    "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
-        if changes:  # --model / --window / --effort / --web-search / --max-session-budget hold for later prompts
+        if changes:  # --model / --window / --effort / --context / --web-search / --max-session-budget hold for later prompts
             self.current.agent.reconfigure(**changes)
         return self.current
 
@@ -262,7 +265,8 @@ class AgentMagics(Magics):
         view = AgentView(
             model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.spent_usd,
-            permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=sess.stop,
+            permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),
+            on_retry_now=agent.retry_now, on_cancel=sess.stop,
             on_new_session=self._schedule_new_session,
         )
         sess.view = view
