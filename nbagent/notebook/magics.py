@@ -327,13 +327,13 @@ class AgentMagics(Magics):
         await cell_run.after_run(self, cells, agent.turn)
         return done
 
-    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None) -> Any:
+    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> Any:
         """An :class:`AgentView` for one prompt of ``sess`` (live or replayed), shown in the cell."""
         from .view import AgentView
 
         agent = sess.agent
         view = AgentView(
-            model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
+            model=agent.config.model, provider=provider or agent.provider.name, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window),
             session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
             permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=sess.stop,

@@ -76,6 +76,7 @@ class Bridge:
         old, self._comm = self._comm, None
         if old is not None:
             waiting.unregister_comm_handler(old.comm_id)
+            old.close()
         comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION})
         waiting.register_comm_handler(comm.comm_id, self._on_data)
         comm.on_msg(lambda msg: self._on_data(msg.get("content", {}).get("data") or {}))

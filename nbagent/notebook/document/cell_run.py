@@ -61,7 +61,9 @@ async def replay(magics: "AgentMagics", decision: Replay) -> Done | None:
     agent = sess.agent
     spent_before = sum((r.cost_usd or 0.0) for r in agent.records if r.turn < decision.turn)
     _show_replay_line(decision)
-    view = magics.new_view(sess, session_cost=spent_before)
+    cursor = link.cursor
+    provider = cursor.index.provider if cursor is not None else None
+    view = magics.new_view(sess, session_cost=spent_before, provider=provider)
     view.display()
     done: Done | None = None
     try:

@@ -57,7 +57,9 @@ class DocumentLink:
     def connect(self) -> bool:
         """Be connected if a front-end can answer. Only the first agent cell of a kernel whose
         front-end sends cell ids (JupyterLab, Notebook 7) waits, briefly, for the hello."""
-        wait = HELLO_WAIT_S if not self._asked_hello and executing_cell_id() is not None else 0.0
+        if executing_cell_id() is None:  # nbclient, a console: no front-end that holds cells
+            return self.bridge.connected
+        wait = 0.0 if self._asked_hello else HELLO_WAIT_S
         self._asked_hello = True
         return self.bridge.ensure(wait_s=wait)
 
@@ -100,7 +102,8 @@ class DocumentLink:
         name = session_name(agent)
         if name is None or not self._in_records(agent) or agent.turn < 1:
             return
-        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook())
+        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
+                                                           provider=agent.provider.name)
         save_index(self.root, index.with_turn(agent.turn, prompt))
 
     def forked(self, old: Any, new: Any, turn: int) -> None:
@@ -110,7 +113,8 @@ class DocumentLink:
             return
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
-        save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns))
+        save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns,
+                                          provider=index.provider if index is not None else None))
 
     def rolled_back(self, agent: Any, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""

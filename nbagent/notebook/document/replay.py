@@ -51,6 +51,8 @@ class ReplayIndex(pydantic.BaseModel):
     version: int = 1
     session: str
     notebook: str | None = None
+    provider: str | None = None
+    """Which provider answered (the replayed header names it, not the kernel's provider now)."""
     turns: tuple[RecordedTurn, ...] = ()
 
     def with_turn(self, turn: int, prompt: str) -> "ReplayIndex":
