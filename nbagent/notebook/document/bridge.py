@@ -109,6 +109,8 @@ class Bridge:
 
     # --- requests ---------------------------------------------------------------------------
     def _send(self, op: str, args: dict[str, Any]) -> waiting.Decision[dict[str, Any]]:
+        if {"type", "id", "op"} & args.keys():  # the envelope's keys: a cell is "cell_id", never "id"
+            raise ValueError(f"bridge request arguments may not be named type, id or op: {sorted(args)}")
         if not self.connected or self._comm is None:
             raise BridgeUnavailable()
         request_id = next(self._ids)

@@ -50,7 +50,7 @@ class Materialiser:
                     break
                 below.append(str(cell.get("id")))
             if below:
-                await self.bridge.request("delete", ids=below)
+                await self.bridge.request("delete", cell_ids=below)
         except (BridgeUnavailable, BridgeError):
             self.live = False
 
@@ -93,7 +93,7 @@ class Materialiser:
         """Tag the agent cell with its session and turn (what rollback and a reader go by)."""
         if self.live and self.agent_cell_id is not None:
             try:
-                await self.bridge.request("replace", id=self.agent_cell_id,
+                await self.bridge.request("replace", cell_id=self.agent_cell_id,
                                           metadata={"session": self.session, "turn": turn, "agent": True})
             except (BridgeUnavailable, BridgeError):
                 pass
@@ -117,7 +117,7 @@ def remove_turn_cells(bridge: Bridge, session: str, after_turn: int) -> int:
                if isinstance(mark := (c.get("metadata") or {}).get(MARK), dict) and mark.get("session") == session
                and isinstance(mark.get("turn"), int) and mark["turn"] > after_turn and not mark.get("agent")]
         if ids:
-            bridge.request_sync("delete", ids=ids)
+            bridge.request_sync("delete", cell_ids=ids)
         return len(ids)
     except (BridgeUnavailable, BridgeError):
         return 0

@@ -140,18 +140,18 @@ class NotebookEdit(BuiltinTool):
         if params.action == "replace":
             if params.source is None:
                 raise ToolExecutionError("notebook_edit replace needs source.")
-            result = await self.shared.call("replace", id=params.cell_id, source=params.source,
+            result = await self.shared.call("replace", cell_id=params.cell_id, source=params.source,
                                             cell_type=params.cell_type, metadata=self.shared.mark(ctx))
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
             return ToolOutput(f"Replaced cell {new_id}.")
         if params.action == "delete":
-            await self.shared.call("delete", ids=[params.cell_id])
+            await self.shared.call("delete", cell_ids=[params.cell_id])
             self.shared.seen.pop(params.cell_id, None)
             return ToolOutput(f"Deleted cell {params.cell_id}.")
         if params.index is None:
             raise ToolExecutionError("notebook_edit move needs index (the cell's new position).")
-        result = await self.shared.call("move", id=params.cell_id, index=params.index)
+        result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
     async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
@@ -197,7 +197,7 @@ class NotebookRun(BuiltinTool):
         with _interrupt_after(params.timeout_s):
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
-        await self.shared.call("replace", id=params.cell_id, outputs=outputs_of(record), execution_count=None)
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=outputs_of(record), execution_count=None)
         self.shared.seen[params.cell_id] = source_hash(source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
 
