@@ -16,6 +16,7 @@ from .bridge import executing_cell_id
 from .link import Live, Replay, session_name
 from .materialise import Materialiser, remove_turn_cells
 from .replay import new_session_dir, sessions_dir, turn_events
+from .shown import load_shown
 
 if TYPE_CHECKING:
     from ..magics import AgentMagics
@@ -58,25 +59,33 @@ async def replay(magics: "AgentMagics", decision: Replay) -> Done | None:
         magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
     sess = magics.current
     assert sess is not None
-    agent = sess.agent
-    spent_before = sum((r.cost_usd or 0.0) for r in agent.records if r.turn < decision.turn)
+    events = turn_events(sess.agent.session, decision.turn)
     _show_replay_line(decision)
-    cursor = link.cursor
-    provider = cursor.index.provider if cursor is not None else None
-    view = magics.new_view(sess, session_cost=spent_before, provider=provider)
-    view.display()
-    done: Done | None = None
-    try:
-        for event in turn_events(agent.session, decision.turn):
-            view.handle(event)
-            if isinstance(event, Done):
-                done = event
-    finally:
-        view.finish()
+    shown = load_shown(link.root, decision.session, decision.turn)
+    if shown is not None:
+        from IPython.display import display
+
+        display(shown, raw=True)
+    else:  # not saved, or not signed by this user: rebuilt (and sanitised) from the events
+        _rebuild(magics, sess, decision, events)
+    done = next((e for e in reversed(events) if isinstance(e, Done)), None)
     link.replayed(decision.turn)
     sess.last_prompt, sess.last_outcome = None, done.reason if done is not None else None
     check_done(done, cancelled=False)
     return done
+
+
+def _rebuild(magics: "AgentMagics", sess: "NotebookSession", decision: Replay, events: list[Any]) -> None:
+    """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
+    spent_before = sum((r.cost_usd or 0.0) for r in sess.agent.records if r.turn < decision.turn)
+    cursor = magics.document.cursor
+    provider = cursor.index.provider if cursor is not None else None
+    view = magics.new_view(sess, session_cost=spent_before, provider=provider)
+    try:
+        for event in events:
+            view.handle(event)
+    finally:
+        view.finish()  # no live widgets first: a replay has nothing to wait for
 
 
 def _show_replay_line(decision: Replay) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id
 from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
+from .shown import copy_shown, save_shown
 
 
 @dataclass(frozen=True)
@@ -97,14 +98,17 @@ class DocumentLink:
             self.cursor.shown = turn
 
     # --- the record's index ----------------------------------------------------------------------
-    def recorded(self, agent: Any, prompt: str) -> None:
-        """After a live turn: the turn's prompt goes into the record's index."""
+    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None) -> None:
+        """After a live turn: the turn's prompt goes into the record's index, and what it showed
+        (signed) beside it."""
         name = session_name(agent)
         if name is None or not self._in_records(agent) or agent.turn < 1:
             return
         index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
                                                            provider=agent.provider.name)
         save_index(self.root, index.with_turn(agent.turn, prompt))
+        if shown is not None:
+            save_shown(self.root, name, agent.turn, shown)
 
     def forked(self, old: Any, new: Any, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name."""
@@ -115,6 +119,7 @@ class DocumentLink:
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
         save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns,
                                           provider=index.provider if index is not None else None))
+        copy_shown(self.root, old_name, new_name, turn)
 
     def rolled_back(self, agent: Any, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""

@@ -3,6 +3,7 @@ prompt forks the record and runs live from there (no front-end: the record is ma
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -79,8 +80,10 @@ _NOT_RECORDED = ("⟲ replayed: session", "ⓘ no notebook bridge", "ℹ No ANTH
 
 
 def _transcript(output: str) -> str:
-    """What the cell showed of the run: text, tool cards, notices, the table."""
-    return "\n".join(line for line in output.splitlines() if not line.startswith(_NOT_RECORDED)).strip()
+    """What the cell shows of the run once it ended: the final transcript (a live view's first
+    display is replaced by it in a notebook; in-process capture keeps both)."""
+    final = output[output.rfind("nbagent · "):]
+    return "\n".join(line for line in final.splitlines() if not line.startswith(_NOT_RECORDED)).strip()
 
 
 def test_an_edited_prompt_forks_the_record_and_runs_live_from_there(ip, tmp_path):
@@ -119,3 +122,19 @@ def test_without_a_front_end_the_code_goes_into_one_next_input_with_a_notice(ip)
         del ip.set_next_input
     assert len(payloads) == 1 and "17" in payloads[0]
     assert out.count("no notebook bridge") <= 1
+
+
+def test_a_transcript_not_signed_by_this_user_is_rebuilt_from_the_record_never_shown(ip, tmp_path):
+    live = cell(ip, FIRST)
+    name = Path(agent().session.task_dir).name
+    saved = tmp_path / ".nbagent" / "replay" / name / "1.json"
+    forged = json.loads(saved.read_text())
+    forged["bundle"]["text/html"] = '<img src=x onerror="window.__pwned=1">'
+    forged["bundle"]["text/plain"] = "forged"
+    saved.write_text(json.dumps(forged))
+    restart(magics_mod.active_magics())
+
+    again = cell(ip, FIRST)
+
+    assert "forged" not in again and "onerror" not in again
+    assert _transcript(again) == _transcript(live)  # rebuilt from the events, as it was
