@@ -279,7 +279,7 @@ class AgentMagics(Magics):
         except NbAgentError as exc:
             raise refused(exc) from None
         done = await self._run_with_view(sess, args, prompt, output)
-        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None)
+        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None, done)
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ...engine.contracts.events import Done
 from ..outcome import check_done
 from .bridge import executing_cell_id
-from .link import Live, Replay, session_name
+from .link import Replay, session_name
 from .materialise import Materialiser, remove_turn_cells
 from .replay import new_session_dir, sessions_dir, turn_events
 from .shown import load_shown
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
-    """A :class:`Replay` to show, or None to run live (forking the record first if needed)."""
+    """A :class:`Replay` to show, or None to run live (continuing or forking the record first)."""
     link = magics.document
     link.connect()
     if not magics.record:
@@ -32,7 +32,10 @@ def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
     if isinstance(decision, Replay):
         return decision
-    if isinstance(decision, Live) and decision.fork_at is not None and magics.current is not None:
+    current = magics.current
+    if decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume)
+    if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     return None
 
@@ -53,32 +56,36 @@ def fork(magics: "AgentMagics", turn: int) -> None:
 
 
 async def replay(magics: "AgentMagics", decision: Replay) -> Done | None:
-    """Show ``decision.turn`` of the record from its events: no request, no key needed."""
+    """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
+    signed transcript and how the run ended are enough; without them, rebuilt from the events)."""
     link = magics.document
-    if decision.load:
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
-    sess = magics.current
-    assert sess is not None
-    events = turn_events(sess.agent.session, decision.turn)
     _show_replay_line(decision)
     shown = load_shown(link.root, decision.session, decision.turn)
     if shown is not None:
         from IPython.display import display
 
-        display(shown, raw=True)
+        display(shown.bundle, raw=True)
+        done: Done | None = Done(reason=shown.reason, error=shown.error)  # type: ignore[arg-type]
     else:  # not saved, or not signed by this user: rebuilt (and sanitised) from the events
-        _rebuild(magics, sess, decision, events)
-    done = next((e for e in reversed(events) if isinstance(e, Done)), None)
+        done = _rebuild(magics, decision)
     link.replayed(decision.turn)
-    sess.last_prompt, sess.last_outcome = None, done.reason if done is not None else None
     check_done(done, cancelled=False)
     return done
 
 
-def _rebuild(magics: "AgentMagics", sess: "NotebookSession", decision: Replay, events: list[Any]) -> None:
+def _rebuild(magics: "AgentMagics", decision: Replay) -> Done | None:
     """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
+    link = magics.document
+    current = magics.current
+    if current is None or session_name(current.agent) != decision.session:
+        cursor = link.cursor
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
+        link.cursor = cursor  # loading the record is part of replaying it
+    sess = magics.current
+    assert sess is not None
+    events = turn_events(sess.agent.session, decision.turn)
     spent_before = sum((r.cost_usd or 0.0) for r in sess.agent.records if r.turn < decision.turn)
-    cursor = magics.document.cursor
+    cursor = link.cursor
     provider = cursor.index.provider if cursor is not None else None
     view = magics.new_view(sess, session_cost=spent_before, provider=provider)
     try:
@@ -86,6 +93,7 @@ def _rebuild(magics: "AgentMagics", sess: "NotebookSession", decision: Replay, e
             view.handle(event)
     finally:
         view.finish()  # no live widgets first: a replay has nothing to wait for
+    return next((e for e in reversed(events) if isinstance(e, Done)), None)
 
 
 def _show_replay_line(decision: Replay) -> None:

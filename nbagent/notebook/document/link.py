@@ -19,18 +19,19 @@ from .shown import copy_shown, save_shown
 
 @dataclass(frozen=True)
 class Replay:
-    """Show ``turn`` of the recorded ``session`` (loading it first when ``load``)."""
+    """Show ``turn`` of the recorded ``session``."""
 
     session: str
     turn: int
-    load: bool
 
 
 @dataclass(frozen=True)
 class Live:
-    """Ask the model; when ``fork_at`` is set, first continue from a copy of the record rolled
-    back to that turn (the prompt differs from the recorded one, or ``--live`` was given)."""
+    """Ask the model. ``resume``: first continue the recorded session of that name (a replay was
+    shown from it); ``fork_at``: from a copy of it rolled back to that turn (this prompt differs
+    from the recorded one, or ``--live`` was given, before the record's end)."""
 
+    resume: str | None = None
     fork_at: int | None = None
 
 
@@ -72,33 +73,30 @@ class DocumentLink:
 
     # --- the decision --------------------------------------------------------------------------
     def plan(self, prompt: str, *, live: bool, new: bool, current: Any) -> Replay | Live:
-        """Replay or live, for an agent cell with ``prompt`` (``current``: the active session)."""
-        agent = current.agent if current is not None else None
-        name = session_name(agent) if agent is not None else None
+        """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
+
+        A replay needs no session: the record's index and signed transcripts are enough, so the
+        Agent (and its SDK) loads only when a turn goes live."""
         cursor = self.cursor
-        behind = cursor is not None and agent is not None and name == cursor.index.session \
-            and cursor.shown < agent.turn
-        if live:
-            self.cursor = None
-            return Live(fork_at=cursor.shown if behind and cursor is not None and not new else None)
-        if agent is None or new:
+        if cursor is not None and not live and not new and cursor.next_matches(prompt):
+            return Replay(cursor.index.session, cursor.shown + 1)
+        if not live and (new or (current is None and cursor is None)):
             record = find_record(self.root, prompt, self.notebook())
             if record is not None:
                 self.cursor = ReplayCursor(record)
-                return Replay(record.session, 1, load=True)
-            self.cursor = None
-            return Live()
-        if cursor is not None and behind and cursor.next_matches(prompt):
-            return Replay(cursor.index.session, cursor.shown + 1, load=False)
+                return Replay(record.session, 1)
         self.cursor = None
-        return Live(fork_at=cursor.shown if behind and cursor is not None else None)
+        if cursor is None or new:
+            return Live()
+        recorded = max((t.turn for t in cursor.index.turns), default=0)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
 
     def replayed(self, turn: int) -> None:
         if self.cursor is not None:
             self.cursor.shown = turn
 
     # --- the record's index ----------------------------------------------------------------------
-    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None) -> None:
+    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None) -> None:
         """After a live turn: the turn's prompt goes into the record's index, and what it showed
         (signed) beside it."""
         name = session_name(agent)
@@ -108,7 +106,7 @@ class DocumentLink:
                                                            provider=agent.provider.name)
         save_index(self.root, index.with_turn(agent.turn, prompt))
         if shown is not None:
-            save_shown(self.root, name, agent.turn, shown)
+            save_shown(self.root, name, agent.turn, shown, done)
 
     def forked(self, old: Any, new: Any, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name."""

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,22 +62,33 @@ def _file(root: Path, session: str, turn: int) -> Path:
     return root / RECORD_DIR / INDEX / session / f"{turn}.json"
 
 
-def _signature(session: str, turn: int, bundle: dict[str, str]) -> str:
-    payload = json.dumps([session, turn, bundle], sort_keys=True, ensure_ascii=False).encode()
+def _signature(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any]) -> str:
+    payload = json.dumps([session, turn, bundle, outcome], sort_keys=True, ensure_ascii=False).encode()
     return hmac.new(_key(), payload, hashlib.sha256).hexdigest()
 
 
-def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any]) -> None:
-    """Keep what ``turn`` showed (its text and HTML transcript), signed."""
+@dataclass(frozen=True)
+class Shown:
+    """A turn as it was shown: its transcript, and how its run ended (the cell fails again if it did)."""
+
+    bundle: dict[str, str]
+    reason: str
+    error: str | None = None
+
+
+def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done: Any) -> None:
+    """Keep what ``turn`` showed (its text and HTML transcript) and how it ended, signed."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
-    if len(kept) != len(MIMES):
+    if len(kept) != len(MIMES) or done is None:
         return
+    outcome = {"reason": str(done.reason), "error": done.error}
     path = _file(root, session, turn)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, {"signature": _signature(session, turn, kept), "bundle": kept})
+    atomic_write_json(path, {"signature": _signature(session, turn, kept, outcome), "bundle": kept,
+                             "outcome": outcome})
 
 
-def load_shown(root: Path, session: str, turn: int) -> dict[str, str] | None:
+def load_shown(root: Path, session: str, turn: int) -> Shown | None:
     """The transcript ``turn`` showed, if it is there and this user's key signed it."""
     try:
         saved = read_json(_file(root, session, turn))
@@ -84,18 +96,21 @@ def load_shown(root: Path, session: str, turn: int) -> dict[str, str] | None:
         return None
     if not isinstance(saved, dict) or not isinstance(saved.get("bundle"), dict):
         return None
-    bundle = saved["bundle"]
+    bundle, outcome = saved["bundle"], saved.get("outcome")
     if set(bundle) != set(MIMES) or not all(isinstance(v, str) for v in bundle.values()):
         return None
-    signature = saved.get("signature")
-    if not isinstance(signature, str) or not hmac.compare_digest(signature, _signature(session, turn, bundle)):
+    if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
-    return bundle
+    signature = saved.get("signature")
+    if not isinstance(signature, str) or not hmac.compare_digest(signature, _signature(session, turn, bundle, outcome)):
+        return None
+    error = outcome.get("error")
+    return Shown(bundle, outcome["reason"], error if isinstance(error, str) else None)
 
 
 def copy_shown(root: Path, old: str, new: str, turns: int) -> None:
     """A fork keeps what the turns it shares with its record showed (signed again under its name)."""
     for turn in range(1, turns + 1):
-        bundle = load_shown(root, old, turn)
-        if bundle is not None:
-            save_shown(root, new, turn, bundle)
+        shown = load_shown(root, old, turn)
+        if shown is not None:
+            save_shown(root, new, turn, shown.bundle, shown)

@@ -69,7 +69,7 @@ def test_a_fresh_kernel_replays_recorded_turns_with_no_request(ip, tmp_path):
     replayed = [cell(ip, FIRST), cell(ip, SECOND)]
 
     assert all("replayed: session" in r for r in replayed)
-    assert agent().session.task_dir == recorded and len(agent().records) == requests
+    assert magics_mod.active_magics().current is None  # no Agent, no provider, no SDK: nothing could ask
     for before, after in zip(live, replayed, strict=True):
         assert _transcript(before) == _transcript(after)
 
@@ -84,6 +84,18 @@ def _transcript(output: str) -> str:
     display is replaced by it in a notebook; in-process capture keeps both)."""
     final = output[output.rfind("nbagent · "):]
     return "\n".join(line for line in final.splitlines() if not line.startswith(_NOT_RECORDED)).strip()
+
+
+def test_a_new_prompt_after_the_replayed_ones_continues_the_record(ip):
+    cell(ip, FIRST)
+    recorded = agent().session.task_dir
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed" not in out
+    assert agent().session.task_dir == recorded and agent().turn == 2
 
 
 def test_an_edited_prompt_forks_the_record_and_runs_live_from_there(ip, tmp_path):
