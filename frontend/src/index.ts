@@ -67,6 +67,14 @@ function toNewCell(cell: CellJSON, id?: string): CellJSON {
   return out;
 }
 
+/** A cell as nbformat JSON, without JupyterLab's in-memory "trusted" flag (it flips when the user
+ * runs a cell, which would look like an edit to the kernel's read-before-edit check). */
+function readCell(cell: ISharedCell): JSONObject {
+  const json = cell.toJSON() as CellJSON;
+  const { trusted: _ignored, ...metadata } = json.metadata ?? {};
+  return { ...json, metadata };
+}
+
 function opInsert(nb: ISharedNotebook, req: Args): JSONObject {
   let index = nb.cells.length;
   if (req.after_id !== undefined && req.after_id !== null) {
@@ -155,7 +163,7 @@ function handle(panel: NotebookPanel, req: Request): JSONObject {
   const cellId = args.cell_id ?? (nested ? args.id : undefined);
   switch (req.op) {
     case 'read':
-      return { path: panel.context.localPath, cells: nb.cells.map(c => c.toJSON()) as any };
+      return { path: panel.context.localPath, cells: nb.cells.map(readCell) };
     case 'insert':
       return opInsert(nb, args);
     case 'replace':

@@ -143,6 +143,7 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         assert first["path"] == name
         assert [c["source"] for c in first["cells"]] == [SETUP, "x = 41"]
         assert first["cells"][0]["outputs"][0]["text"] == "bridge opened\n"
+        assert first["cells"][0]["metadata"] == {}  # JupyterLab's in-memory "trusted" flag is not sent
         setup_id, x_id = (c["id"] for c in first["cells"])
 
         added = bridge.ok("insert", cell=MATERIALISED, after_id=setup_id)
