@@ -208,8 +208,9 @@ function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
 }
 
 function watchConsole(kernel: Kernel.IKernelConnection | null | undefined): void {
-  // A console attached to the notebook's kernel sees the kernel's comm_open too; without a target
-  // it would send comm_close and shut the notebook's bridge. It registers a silent target instead.
+  // A console on the notebook's kernel in another window handles comms and sees the kernel's
+  // comm_open; without a target it would send comm_close and shut the notebook's bridge. (In the
+  // notebook's own window a second connection leaves comms to the first.) So: a silent target.
   kernel?.registerCommTarget(TARGET, () => undefined);
 }
 

@@ -186,6 +186,9 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         assert bridge.ok("delete", ids=[added["id"], "no-such-cell"]) == {"deleted": 1}
         page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 2", timeout=10_000)
         assert not any("replaced" in t for t in _cell_texts(page))
+        # A new cell type rebuilds the cell in place under the same id.
+        assert bridge.ok("replace", cell_id=x_id, cell_type="markdown", source="# notes") == {"id": x_id}
+        assert [(c["id"], c["cell_type"], c["source"]) for c in bridge.ok("read")["cells"]][1] == (x_id, "markdown", "# notes")
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         _wait_saved(page, name, lambda nb: len(nb.cells) == 2)
     except Exception:
