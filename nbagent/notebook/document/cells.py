@@ -14,7 +14,7 @@ from ...engine.contracts.tool_api import truncate_middle
 from ..view.safe import safe_display_data
 
 MARK = "nbagent"
-"""The cell-metadata key nbagent owns: ``{"session", "turn", "tool_use_id"}``."""
+"""The cell-metadata key nbagent owns: ``{"session", "turn", "tool_use_id", "kind"}``."""
 
 
 def source_hash(source: str) -> str:

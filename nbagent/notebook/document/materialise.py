@@ -1,7 +1,8 @@
 """Materialised code: each ``python`` call that ran becomes a real code cell below the agent cell.
 
 The cell holds the source exactly as run and its outputs, with metadata
-``{"nbagent": {"session", "turn", "tool_use_id"}}``, so the document shows the agent's work and
+``{"nbagent": {"session", "turn", "tool_use_id", "kind": "code"}}`` (``kind`` tells these cells from
+the agent cell, ``"agent"``, and from a cell the model changed with notebook_edit, ``"edit"``), so the document shows the agent's work and
 Restart & Run All rebuilds the kernel's state from it. A call the user denied never ran, so it
 never becomes a cell. Where no front-end answers, the last code goes into one
 ``set_next_input`` cell (front-ends that take the payload insert it) with a one-line notice.
@@ -46,11 +47,11 @@ class Materialiser:
                 return
             below: list[str] = []
             for cell in cells[ids.index(self.agent_cell_id) + 1:]:
-                if not isinstance((cell.get("metadata") or {}).get(MARK), dict):
+                if not _materialised(cell):
                     break
                 below.append(str(cell.get("id")))
             if below:
-                await self.bridge.request("delete", cell_ids=below)
+                await self.bridge.request("delete", ids=below)
         except (BridgeUnavailable, BridgeError):
             self.live = False
 
@@ -79,7 +80,7 @@ class Materialiser:
         self.codes.append(record.code)
         if not self.live:
             return
-        mark = {"session": self.session, "turn": self.turn(), "tool_use_id": tool_use_id}
+        mark = {"session": self.session, "turn": self.turn(), "tool_use_id": tool_use_id, "kind": "code"}
         try:
             result = await self.bridge.request("insert", cell=code_cell(record.code, outputs_of(record), mark),
                                                after_id=self.after_id)
@@ -94,7 +95,7 @@ class Materialiser:
         if self.live and self.agent_cell_id is not None:
             try:
                 await self.bridge.request("replace", cell_id=self.agent_cell_id,
-                                          metadata={"session": self.session, "turn": turn, "agent": True})
+                                          metadata={MARK: {"session": self.session, "turn": turn, "kind": "agent"}})
             except (BridgeUnavailable, BridgeError):
                 pass
 
@@ -106,6 +107,17 @@ class Materialiser:
         return NO_BRIDGE_NOTICE
 
 
+def _materialised(cell: dict[str, Any]) -> bool:
+    """A cell nbagent made from a python call (not an agent cell, not a user cell the model edited)."""
+    mark = (cell.get("metadata") or {}).get(MARK)
+    return isinstance(mark, dict) and mark.get("kind") == "code"
+
+
+def _turn(cell: dict[str, Any]) -> int:
+    turn = cell["metadata"][MARK].get("turn")
+    return turn if isinstance(turn, int) else 0
+
+
 def remove_turn_cells(bridge: Bridge, session: str, after_turn: int) -> int:
     """Delete the cells of ``session``'s turns after ``after_turn`` (``%agent rollback``); returns
     how many went. Nothing happens (0) where no front-end answers."""
@@ -113,11 +125,10 @@ def remove_turn_cells(bridge: Bridge, session: str, after_turn: int) -> int:
         return 0
     try:
         cells = bridge.request_sync("read").get("cells", [])
-        ids = [str(c.get("id")) for c in cells
-               if isinstance(mark := (c.get("metadata") or {}).get(MARK), dict) and mark.get("session") == session
-               and isinstance(mark.get("turn"), int) and mark["turn"] > after_turn and not mark.get("agent")]
+        ids = [str(c.get("id")) for c in cells if _materialised(c)
+               and c["metadata"][MARK].get("session") == session and _turn(c) > after_turn]
         if ids:
-            bridge.request_sync("delete", cell_ids=ids)
+            bridge.request_sync("delete", ids=ids)
         return len(ids)
     except (BridgeUnavailable, BridgeError):
         return 0

@@ -73,7 +73,7 @@ class _Shared:
             raise ToolExecutionError(str(exc)) from None
 
     def mark(self, ctx: ToolContext) -> dict[str, Any]:
-        return {"session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id}
+        return {"session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id, "kind": "edit"}
 
     async def read_cell(self, cell_id: str) -> tuple[int, dict[str, Any]]:
         for index, cell in enumerate(await self.cells()):
@@ -141,12 +141,12 @@ class NotebookEdit(BuiltinTool):
             if params.source is None:
                 raise ToolExecutionError("notebook_edit replace needs source.")
             result = await self.shared.call("replace", cell_id=params.cell_id, source=params.source,
-                                            cell_type=params.cell_type, metadata=self.shared.mark(ctx))
+                                            cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
             return ToolOutput(f"Replaced cell {new_id}.")
         if params.action == "delete":
-            await self.shared.call("delete", cell_ids=[params.cell_id])
+            await self.shared.call("delete", ids=[params.cell_id])
             self.shared.seen.pop(params.cell_id, None)
             return ToolOutput(f"Deleted cell {params.cell_id}.")
         if params.index is None:

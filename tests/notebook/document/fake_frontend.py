@@ -73,13 +73,16 @@ class FakeFrontEnd:
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in r:
                 cell[key] = r[key]
-        if "metadata" in r:
-            cell["metadata"]["nbagent"] = r["metadata"]
+        if "metadata" in r:  # nbagent's key only, as the extension does
+            if r["metadata"].get("nbagent") is None:
+                cell["metadata"].pop("nbagent", None)
+            else:
+                cell["metadata"]["nbagent"] = r["metadata"]["nbagent"]
         return {"id": cell["id"]}
 
     def op_delete(self, r: dict[str, Any]) -> dict[str, Any]:
         before = len(self.cells)
-        self.cells = [c for c in self.cells if c["id"] not in r["cell_ids"]]
+        self.cells = [c for c in self.cells if c["id"] not in r["ids"]]
         return {"deleted": before - len(self.cells)}
 
     def op_move(self, r: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ async def test_each_python_call_that_ran_becomes_a_cell_in_order_with_outputs_an
     first, second = front.cells[2], front.cells[3]
     assert first["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
     assert second["outputs"][0]["output_type"] == "execute_result" and second["outputs"][0]["data"]["text/plain"] == "7"
-    assert first["metadata"]["nbagent"] == {"session": "S", "turn": 2, "tool_use_id": "t1"}
+    assert first["metadata"]["nbagent"] == {"session": "S", "turn": 2, "tool_use_id": "t1", "kind": "code"}
 
 
 async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a_turns_cells():
@@ -54,7 +54,7 @@ async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a
         await call(cells, executor, f"t{turn}", f"b = {turn}")
         await cells.mark_agent_cell(turn)
     assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 2", "the user's notes"]
-    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S", "turn": 2, "agent": True}
+    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S", "turn": 2, "kind": "agent"}
 
     assert remove_turn_cells(bridge, "S", 1) == 1
     assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes"]

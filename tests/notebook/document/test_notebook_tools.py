@@ -73,7 +73,7 @@ async def test_replace_needs_a_read_and_refuses_a_cell_changed_since(front, tool
     await call(tools, "notebook_read", tmp_path)
     done = await call(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
     assert not done.is_error and front.cells[1]["source"] == "x = 41"
-    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S1", "turn": 3, "tool_use_id": "toolu_1"}
+    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S1", "turn": 3, "tool_use_id": "toolu_1", "kind": "edit"}
 
 
 async def test_insert_delete_and_move(front, tools, tmp_path):
