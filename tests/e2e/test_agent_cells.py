@@ -48,8 +48,8 @@ def brain(body):
         lambda: tool_reply([("notebook_read", {})]),
         lambda: tool_reply([("notebook_edit", {"action": "replace", "cell_id": _cell_x(r[3]), "source": NEW})]),
         lambda: tool_reply([("notebook_read", {})]),
-        lambda: tool_reply([("notebook_edit", {"action": "replace", "cell_id": re.search(r"id=(\S+) code\nx = 1", r[5]).group(1), "source": NEW})]),
-        lambda: tool_reply([("notebook_run", {"cell_id": re.search(r"id=(\S+) code\nx = 1", r[5]).group(1)})]),
+        lambda: tool_reply([("notebook_edit", {"action": "replace", "cell_id": _cell_x(r[5]), "source": NEW})]),
+        lambda: tool_reply([("notebook_run", {"cell_id": _cell_x(r[5])})]),
         lambda: text_reply("ANALYSIS-DONE"),
     ]
     return steps[min(len(r), len(steps) - 1)]()

@@ -1,8 +1,9 @@
 """Materialised code: each ``python`` call that ran becomes a real code cell below the agent cell.
 
 The cell holds the source exactly as run and its outputs, with metadata
-``{"nbagent": {"session", "turn", "tool_use_id", "kind": "code"}}`` (``kind`` tells these cells from
-the agent cell, ``"agent"``, and from a cell the model changed with notebook_edit, ``"edit"``), so the document shows the agent's work and
+``{"nbagent": {"session", "turn", "tool_use_id", "kind": "code"}}`` (``kind`` tells these cells
+from the agent cell, ``"agent"``, and from a cell the model changed with notebook_edit, ``"edit"``),
+so the document shows the agent's work and
 Restart & Run All rebuilds the kernel's state from it. A call the user denied never ran, so it
 never becomes a cell. Where no front-end answers, the last code goes into one
 ``set_next_input`` cell (front-ends that take the payload insert it) with a one-line notice.

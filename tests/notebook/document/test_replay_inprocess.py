@@ -62,7 +62,6 @@ def agent() -> Any:
 def test_a_fresh_kernel_replays_recorded_turns_with_no_request(ip, tmp_path):
     live = [cell(ip, FIRST), cell(ip, SECOND)]
     recorded = agent().session.task_dir
-    requests = len(agent().records)
     assert Path(recorded).parent == sessions_dir(tmp_path)
     restart(magics_mod.active_magics())
 
