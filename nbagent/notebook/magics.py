@@ -274,7 +274,8 @@ class AgentMagics(Magics):
         try:
             plan = cell_run.plan(self, prompt, args)
             if plan is not None:  # a recorded turn: shown again, no request sent
-                return await cell_run.replay(self, plan)
+                await cell_run.replay(self, plan)
+                return None
             sess = self._session_for(args)
         except NbAgentError as exc:
             raise refused(exc) from None

@@ -10,17 +10,17 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ...engine.contracts.events import Done
 from ..outcome import check_done
 from .bridge import executing_cell_id
 from .link import Replay, session_name
-from .materialise import Materialiser, remove_turn_cells
-from .replay import new_session_dir, sessions_dir, turn_events
+from .replay import new_session_dir, sessions_dir
 from .shown import load_shown
 
 if TYPE_CHECKING:
+    from ...engine.contracts.events import Done
     from ..magics import AgentMagics
     from ..session import NotebookSession
+    from .materialise import Materialiser
 
 
 def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
@@ -55,9 +55,10 @@ def fork(magics: "AgentMagics", turn: int) -> None:
     magics.document.forked(old.agent, new.agent, turn)
 
 
-async def replay(magics: "AgentMagics", decision: Replay) -> Done | None:
+async def replay(magics: "AgentMagics", decision: Replay) -> None:
     """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
-    signed transcript and how the run ended are enough; without them, rebuilt from the events)."""
+    signed transcript and how the run ended are enough; without them, rebuilt from the events).
+    Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
     link = magics.document
     _show_replay_line(decision)
     shown = load_shown(link.root, decision.session, decision.turn)
@@ -65,16 +66,19 @@ async def replay(magics: "AgentMagics", decision: Replay) -> Done | None:
         from IPython.display import display
 
         display(shown.bundle, raw=True)
-        done: Done | None = Done(reason=shown.reason, error=shown.error)  # type: ignore[arg-type]
-    else:  # not saved, or not signed by this user: rebuilt (and sanitised) from the events
-        done = _rebuild(magics, decision)
+        link.replayed(decision.turn)
+        check_done(shown)
+        return
+    done = _rebuild(magics, decision)  # not saved, or not signed by this user: rebuilt and sanitised
     link.replayed(decision.turn)
-    check_done(done, cancelled=False)
-    return done
+    check_done(done)
 
 
-def _rebuild(magics: "AgentMagics", decision: Replay) -> Done | None:
+def _rebuild(magics: "AgentMagics", decision: Replay) -> "Done | None":
     """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
+    from ...engine.contracts.events import Done
+    from .replay import turn_events
+
     link = magics.document
     current = magics.current
     if current is None or session_name(current.agent) != decision.session:
@@ -104,8 +108,10 @@ def _show_replay_line(decision: Replay) -> None:
     display({"text/plain": text, "text/html": f'<div class="nbagent-replayed">{escape(text)}</div>'}, raw=True)
 
 
-def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> Materialiser:
+def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "Materialiser":
     """The run's cell maker (inactive when cells are off: it then only notes nothing)."""
+    from .materialise import Materialiser
+
     wanted = (magics.cells and not args.no_cells) or bool(args.insert_code) or magics.insert_code
     name = session_name(sess.agent) or "(in memory)"
     cells = Materialiser(magics.document.bridge, sess.executor if wanted else None, session=name,
@@ -115,7 +121,7 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> M
     return cells
 
 
-async def after_run(magics: "AgentMagics", cells: Materialiser, turn: int) -> None:
+async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int) -> None:
     """Tag the agent cell; without a bridge, the last code goes into one new cell."""
     await cells.mark_agent_cell(turn)
     notice = cells.fallback(magics.shell)
@@ -127,6 +133,8 @@ async def after_run(magics: "AgentMagics", cells: Materialiser, turn: int) -> No
 
 def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> int:
     """After ``%agent rollback``: the record's index and the document forget the later turns."""
+    from .materialise import remove_turn_cells
+
     magics.document.rolled_back(sess.agent, turn)
     name = session_name(sess.agent)
     return remove_turn_cells(magics.document.bridge, name, turn) if name is not None else 0

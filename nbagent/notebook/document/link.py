@@ -124,7 +124,7 @@ class DocumentLink:
         name = session_name(agent)
         index = load_index(self.root, name) if name is not None else None
         if index is not None:
-            save_index(self.root, index.model_copy(update={"turns": tuple(t for t in index.turns if t.turn <= turn)}))
+            save_index(self.root, index.up_to(turn))
 
     def _in_records(self, agent: Any) -> bool:
         task_dir = agent.session.task_dir

@@ -21,43 +21,65 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-import pydantic
-
-from ...engine.contracts import events as ev
 from ...engine.disk.persist import atomic_write_json, read_json
-from ...engine.loop.compaction import COMPACT_KEEP
 
 RECORD_DIR = ".nbagent"
 SESSIONS = "sessions"
 INDEX = "replay"
+# Plain dataclasses, checked by hand: a replayed Run All should not pay for importing pydantic and
+# the engine's models (they load when a turn goes live).
 
 
-class RecordedTurn(pydantic.BaseModel):
+@dataclass(frozen=True)
+class RecordedTurn:
     """One turn of a record as the notebook asked it."""
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
-    turn: int = pydantic.Field(ge=1)
+    turn: int
     prompt: str
 
 
-class ReplayIndex(pydantic.BaseModel):
+@dataclass(frozen=True)
+class ReplayIndex:
     """``.nbagent/replay/<session>.json``: which notebook recorded the session, and its prompts."""
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
-    version: int = 1
     session: str
     notebook: str | None = None
     provider: str | None = None
     """Which provider answered (the replayed header names it, not the kernel's provider now)."""
-    turns: tuple[RecordedTurn, ...] = ()
+    turns: tuple[RecordedTurn, ...] = field(default=())
+    version: int = 1
 
     def with_turn(self, turn: int, prompt: str) -> "ReplayIndex":
         kept = tuple(t for t in self.turns if t.turn < turn)
-        return self.model_copy(update={"turns": (*kept, RecordedTurn(turn=turn, prompt=prompt))})
+        return replace(self, turns=(*kept, RecordedTurn(turn, prompt)))
+
+    def up_to(self, turn: int) -> "ReplayIndex":
+        return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "session": self.session, "notebook": self.notebook,
+                "provider": self.provider, "turns": [{"turn": t.turn, "prompt": t.prompt} for t in self.turns]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReplayIndex":
+        """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
+        if not isinstance(data, dict) or set(data) != {"version", "session", "notebook", "provider", "turns"}:
+            raise ValueError("not a replay index")
+        texts = (data["notebook"], data["provider"])
+        if data["version"] != 1 or not isinstance(data["session"], str) or not all(
+                t is None or isinstance(t, str) for t in texts) or not isinstance(data["turns"], list):
+            raise ValueError("not a replay index")
+        turns = []
+        for t in data["turns"]:
+            if not isinstance(t, dict) or set(t) != {"turn", "prompt"} or type(t["turn"]) is not int \
+                    or t["turn"] < 1 or not isinstance(t["prompt"], str):
+                raise ValueError("not a replay turn")
+            turns.append(RecordedTurn(t["turn"], t["prompt"]))
+        return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
 
 
 def sessions_dir(root: Path) -> Path:
@@ -78,13 +100,13 @@ def save_index(root: Path, index: ReplayIndex) -> None:
     """Write the index atomically (one small file per session; its kernel is its one writer)."""
     path = _index_file(root, index.session)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, index.model_dump(mode="json"))
+    atomic_write_json(path, index.to_json())
 
 
 def load_index(root: Path, session: str) -> ReplayIndex | None:
     try:
-        return ReplayIndex.model_validate(read_json(_index_file(root, session)))
-    except (pydantic.ValidationError, OSError, ValueError, TypeError):
+        return ReplayIndex.from_json(read_json(_index_file(root, session)))
+    except (OSError, ValueError, TypeError):
         return None
 
 
@@ -129,6 +151,8 @@ def _assistant_messages(session: Any, turn: int) -> list[dict[str, Any]]:
 
 def _segment(events: Sequence[Any], turn: int) -> list[Any]:
     """The events of the last run of ``turn``: from after the previous ``Done`` to its ``Done``."""
+    from ...engine.contracts import events as ev
+
     runs: list[list[Any]] = [[]]
     for event in events:
         runs[-1].append(event)
@@ -140,6 +164,8 @@ def _segment(events: Sequence[Any], turn: int) -> list[Any]:
 
 def _deltas(message: dict[str, Any]) -> list[Any]:
     """The streamed text and thinking of one assistant message, as one delta per block."""
+    from ...engine.contracts import events as ev
+
     out: list[Any] = []
     for i, block in enumerate(message.get("content") or []):
         if not isinstance(block, dict):
@@ -154,6 +180,9 @@ def _deltas(message: dict[str, Any]) -> list[Any]:
 def turn_events(session: Any, turn: int) -> list[Any]:
     """The events a live run of ``turn`` showed, rebuilt from the task folder: the logged events,
     with each request's text put back before its completion (stream deltas are not logged)."""
+    from ...engine.contracts import events as ev
+    from ...engine.loop.compaction import COMPACT_KEEP
+
     messages = iter(_assistant_messages(session, turn))
     out: list[Any] = []
     for event in _segment(session.events, turn):
