@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import Any
 
 from ...engine.contracts.errors import NbAgentError
@@ -57,6 +58,8 @@ class Bridge:
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
         self.frontend: str | None = None
         self.path: str | None = None
+        self.waited_s = 0.0
+        """How long agent cells waited for a hello in all (bounded: once, HELLO_WAIT_S)."""
 
     @property
     def connected(self) -> bool:
@@ -91,7 +94,12 @@ class Bridge:
             return True
         if not self.open():
             return False
-        return self._hello.wait(wait_s) if wait_s > 0 else self._hello.is_set()
+        if wait_s <= 0:
+            return self._hello.is_set()
+        started = time.monotonic()
+        answered = self._hello.wait(wait_s)
+        self.waited_s += time.monotonic() - started
+        return answered
 
     def _on_data(self, data: dict[str, Any]) -> None:
         """A message from the front-end (any thread)."""
