@@ -23,12 +23,12 @@ LIVE: dict[str, str] = {
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
 NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
-    {"provider", "task_root", "shell_tool", "tokens_per_second", "first_token_latency"})
+    {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
-PER_PROMPT: frozenset[str] = frozenset({"insert_code"})
+PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells"})
 
 SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "context", "effort",
-         "web_search", "allow", "insert_code", "task_root", "shell_tool", "tokens_per_second",
+         "web_search", "allow", "insert_code", "cells", "record", "task_root", "shell_tool", "tokens_per_second",
          "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
 
