@@ -127,7 +127,9 @@ _READABLE_JS = """(minRatio) => {
 
 _ALL_RAN = """() => { const w = window.jupyterapp.shell.currentWidget;
   const k = w.sessionContext.session.kernel;
-  return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount); }"""
+  // A cell the agent's python call became holds that run's outputs: it is not run again here.
+  const made = c => (c.model.getMetadata('nbagent') || {}).kind === 'code';
+  return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || made(c) || c.model.executionCount); }"""
 
 
 _CELL_STATES = """() => { const w = window.jupyterapp.shell.currentWidget;

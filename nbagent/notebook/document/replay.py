@@ -112,7 +112,9 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
 
 def find_record(root: Path, prompt: str, notebook: str | None) -> ReplayIndex | None:
     """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one
-    whose first prompt it is, the same notebook's first; None when there is none on disk."""
+    whose first prompt it is — of this notebook when the kernel knows which notebook it runs (another
+    notebook in the folder that starts with the same question is not this one's record); of any
+    notebook under nbclient, which does not say. None when there is none on disk."""
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
         return None
@@ -121,12 +123,12 @@ def find_record(root: Path, prompt: str, notebook: str | None) -> ReplayIndex | 
         index = load_index(root, path.stem)
         if index is None or not index.turns or index.turns[0].prompt != prompt:
             continue
+        if notebook is not None and index.notebook != notebook:
+            continue
         if not (sessions_dir(root) / index.session).is_dir():
             continue
-        found.append((notebook is not None and index.notebook == notebook, path.stat().st_mtime, index))
-    if not found:
-        return None
-    return max(found, key=lambda item: (item[0], item[1]))[2]
+        found.append((path.stat().st_mtime, index))
+    return max(found, key=lambda item: item[0])[1] if found else None
 
 
 @dataclass
