@@ -1,0 +1,41 @@
+"""The record's index: which record a fresh kernel replays, and what a damaged index does."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from nbagent.notebook.document.replay import ReplayIndex, find_record, load_index, save_index, sessions_dir
+
+
+def record(root, name: str, notebook: str | None, prompts: list[str], mtime: float) -> None:
+    (sessions_dir(root) / name).mkdir(parents=True, exist_ok=True)
+    index = ReplayIndex(session=name, notebook=notebook)
+    for n, prompt in enumerate(prompts, 1):
+        index = index.with_turn(n, prompt)
+    save_index(root, index)
+    os.utime(root / ".nbagent" / "replay" / f"{name}.json", (mtime, mtime))
+
+
+def test_the_latest_record_of_this_notebook_whose_first_prompt_matches(tmp_path):
+    record(tmp_path, "old", "a.ipynb", ["load the data", "plot it"], 100)
+    record(tmp_path, "new", "a.ipynb", ["load the data", "count it"], 200)
+    record(tmp_path, "other", "b.ipynb", ["load the data"], 300)
+    assert find_record(tmp_path, "load the data", "a.ipynb").session == "new"
+    assert find_record(tmp_path, "load the data", "c.ipynb") is None  # another notebook's is not its record
+    assert find_record(tmp_path, "load the data", None).session == "other"  # nbclient: any notebook's
+    assert find_record(tmp_path, "plot it", "a.ipynb") is None  # only a first prompt starts a replay
+
+
+def test_a_damaged_index_is_no_record(tmp_path):
+    record(tmp_path, "s", "a.ipynb", ["q"], 100)
+    path = tmp_path / ".nbagent" / "replay" / "s.json"
+    for bad in ({"session": "s"}, {**json.loads(path.read_text()), "turns": [{"turn": 0, "prompt": "q"}]}, [1]):
+        path.write_text(json.dumps(bad))
+        assert load_index(tmp_path, "s") is None and find_record(tmp_path, "q", None) is None
+
+
+def test_a_turn_recorded_again_drops_the_later_turns(tmp_path):
+    index = ReplayIndex(session="s").with_turn(1, "a").with_turn(2, "b").with_turn(3, "c").with_turn(2, "B")
+    assert [(t.turn, t.prompt) for t in index.turns] == [(1, "a"), (2, "B")]
+    assert ReplayIndex.from_json(index.to_json()) == index
