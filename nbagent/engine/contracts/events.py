@@ -47,6 +47,9 @@ class RequestRecord:
     trigger_tokens: int | None = None
     """When the context manager changed what this request sent: the previous request's tokens
     that made it act (the figure its notice shows)."""
+    without: tuple[str, ...] = ()
+    """Request features the endpoint refused and this request was sent without (``cache_control``,
+    ``thinking``, ...; see ``engine.loop.degrade``)."""
 
 
 @saved_record

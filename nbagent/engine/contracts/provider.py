@@ -46,6 +46,9 @@ class ModelRequest:
     server_tools: Sequence[dict[str, Any]] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
+    without: frozenset[str] = frozenset()
+    """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
+    (``cache_control``: no cache breakpoints)."""
 
 
 class Provider(Protocol):
