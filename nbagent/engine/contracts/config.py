@@ -14,6 +14,7 @@ from typing import Any, Literal, Mapping, get_args
 
 from ..api_facts.models import DEFAULT_MODEL, ModelInfo, has_stand_in_price, load_models
 from ..api_facts.request_params import reasoning_params, server_tool_definitions
+from .errors import NbAgentError
 
 DEFAULT_MAX_REQUESTS = 25
 DEFAULT_MAX_BUDGET_USD: float | None = None
@@ -185,7 +186,7 @@ class RunLimits:
         return requests, budget
 
 
-class UnpricedBudgetError(ValueError):
+class UnpricedBudgetError(NbAgentError, ValueError):
     """A dollar budget was set on a model nbagent has no prices for: it could not be enforced."""
 
 

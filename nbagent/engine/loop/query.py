@@ -45,6 +45,7 @@ from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
+from .degrade import budget_stop_message
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
@@ -53,7 +54,6 @@ from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
 from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
 from .tool_calls import answer_tool_calls
 from .tool_runner import NOT_RUN
-from .degrade import budget_stop_message
 from .turn import (
     UNANSWERED,
     PromptLimits,
