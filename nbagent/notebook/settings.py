@@ -19,15 +19,17 @@ LIVE: dict[str, str] = {
     "model": "model", "max_requests": "max_requests", "max_budget": "max_budget_usd",
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools",
+    "token_budget": "token_budget", "session_token_budget": "session_token_budget",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
 NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
-    {"provider", "task_root", "shell_tool", "tokens_per_second", "first_token_latency"})
+    {"provider", "task_root", "shell_tool", "tokens_per_second", "first_token_latency", "endpoint", "endpoints"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
 PER_PROMPT: frozenset[str] = frozenset({"insert_code"})
 
-SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "effort",
+SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
+         "session_token_budget", "context_window", "effort",
          "web_search", "allow", "insert_code", "task_root", "shell_tool", "tokens_per_second",
          "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
@@ -76,7 +78,7 @@ def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
 def _session_note(name: str, trait: Any, sess: Any) -> str:
     """What ``%agent config`` adds after a trait when a session runs ('' when nothing to add)."""
     if name in NEW_SESSIONS_ONLY:
-        provider = f"; this session: {sess.agent.provider.name}" if name == "provider" else ""
+        provider = f"; this session: {sess.agent.provider.name}" if name in ("provider", "endpoint") else ""
         return f"   (new sessions only{provider})"
     if name not in LIVE:
         return ""
@@ -96,6 +98,8 @@ def config_lines(magics: Any) -> list[str]:
     for name in SHOWN:
         trait = getattr(magics, name)
         lines.append(f"AgentMagics.{name} = {trait!r}" + (_session_note(name, trait, sess) if sess else ""))
+    # Profiles may hold literal secrets: their names only, never their rows.
+    lines.append(f"AgentMagics.endpoints: {', '.join(sorted(magics.endpoints)) or '(none)'} (names only)")
     if sess is not None:
         covered = set(LIVE.values())
         rest = ", ".join(f"{f.name}={getattr(sess.agent.config, f.name)!r}"

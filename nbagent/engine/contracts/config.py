@@ -200,7 +200,7 @@ def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,
         return None
     return (f"nbagent has no prices for model {model!r}, so a dollar budget cannot be enforced on it. "
             "Use a token budget instead (--token-budget / --session-token-budget, token_budget= / "
-            "session_token_budget=), or add the model's prices to the model table (prices={...}, see docs/models.md).")
+            "session_token_budget=), or add the model's prices to the model table (prices={...}, see docs/models.md)")
 
 
 def setting_names() -> list[str]:
