@@ -151,6 +151,15 @@ class SimulatedAPI:
         self._tools = 0
         self._signed: dict[str, set[str]] = {}  # signature -> the thinking text(s) it was issued with
 
+    def reset(self, responder: Responder = None) -> None:
+        """Start over as a new API on the same address: ``responder`` answers from now on, and the
+        prompt cache, the request log and the issued thinking signatures are forgotten (a server
+        that outlives one test, e.g. behind a gateway process, serves the next one afresh)."""
+        self.responder = _as_responder(responder)
+        self.cache = PromptCache(lambda: self.clock(), self._counter)
+        self.requests.clear()
+        self._signed.clear()
+
     @property
     def faults(self) -> FaultSchedule:
         """The fault schedule. Assignable at any time, also as ``{request_number: fault}``."""
