@@ -95,6 +95,9 @@ class AnthropicProvider:
         Every failure, opening the stream or during it, is raised as an ``ApiError`` (chained from
         the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
         kwargs = _request_kwargs(request)
+        endpoint = self.endpoint
+        if endpoint is not None and endpoint.model_ids:  # the id the endpoint knows the model by
+            kwargs["model"] = endpoint.model_ids.get(request.model, request.model)
         try:
             raw = await (await self.client()).messages.create(**kwargs)
         except Exception as exc:
@@ -254,14 +257,22 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
 
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
                       http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
-    """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout), named
-    after it; one client per event loop. ``http_client`` makes the transport (tests, proxies)."""
+    """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
+    Bedrock and Vertex the SDK's own clients), named after it; one client per event loop.
+    ``http_client`` makes the transport (tests, proxies)."""
 
     def new_client() -> anthropic.AsyncAnthropic:  # a closure: the secrets are in no repr
-        return anthropic.AsyncAnthropic(
-            api_key=endpoint.api_key, auth_token=endpoint.auth_token, base_url=endpoint.base_url, max_retries=0,
-            timeout=endpoint.timeout_s or timeout_s, default_headers=dict(endpoint.headers) or None,
-            http_client=http_client() if http_client is not None else None)
+        common: dict[str, Any] = dict(
+            base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
+            default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else None)
+        if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
+            return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
+                aws_region=endpoint.region, api_key=endpoint.api_key, **common)
+        if endpoint.kind == "vertex":  # a bearer token, else Google's application-default credentials
+            return anthropic.AsyncAnthropicVertex(  # type: ignore[return-value]
+                region=str(endpoint.region), project_id=str(endpoint.project_id), access_token=endpoint.auth_token,
+                **common)
+        return anthropic.AsyncAnthropic(api_key=endpoint.api_key, auth_token=endpoint.auth_token, **common)
 
     provider = AnthropicProvider(new_client, name=endpoint.name)
     provider.endpoint = endpoint

@@ -29,7 +29,11 @@ ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 RESERVED_NAMES = frozenset({"auto", "simulated", "anthropic"})
 """Provider choices, not endpoint names (``%%agent --endpoint anthropic`` would be ambiguous)."""
 _FIELDS = frozenset({"base_url", "api_key", "api_key_env", "auth_token", "auth_token_env", "headers",
-                     "timeout_s", "model", "context_window"})
+                     "timeout_s", "model", "context_window", "kind", "region", "project_id", "model_ids"})
+KINDS = ("anthropic", "bedrock", "vertex")
+"""``anthropic``: any server of the Messages API; ``bedrock`` / ``vertex``: the SDK's own clients
+for Amazon Bedrock (SigV4 from AWS's credential chain) and Google Vertex AI (a bearer token, or
+Google's application-default credentials)."""
 
 
 class EndpointError(NbAgentError):
@@ -56,10 +60,26 @@ class Endpoint:
     """The window of ``model`` when nbagent's table does not know it and the endpoint cannot tell."""
     secret_env: tuple[str, ...] = ()
     """Environment variables the secrets were read from (kept out of the shell tool's environment)."""
+    kind: str = "anthropic"
+    """One of :data:`KINDS`."""
+    region: str | None = None
+    """The cloud region (Bedrock, Vertex)."""
+    project_id: str | None = None
+    """The Google Cloud project (Vertex)."""
+    model_ids: Mapping[str, str] = field(default_factory=dict)
+    """The id the endpoint knows a model by, per nbagent model id (e.g. ``claude-sonnet-4-5`` ->
+    ``anthropic.claude-sonnet-4-5-20250929-v1:0`` on Bedrock): the session keeps nbagent's id, so
+    windows and prices stay known, and the request carries the endpoint's."""
 
     def __post_init__(self) -> None:
         if not self.name or self.name in RESERVED_NAMES:
             raise EndpointError(f"an endpoint needs a name other than {', '.join(sorted(RESERVED_NAMES))}")
+        if self.kind not in KINDS:
+            raise EndpointError(f"endpoint {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind != "anthropic" and not self.region:
+            raise EndpointError(f"endpoint {self.name!r}: a {self.kind} endpoint needs a region")
+        if self.kind == "vertex" and not self.project_id:
+            raise EndpointError(f"endpoint {self.name!r}: a vertex endpoint needs a project_id")
         if self.base_url is not None:
             parsed = urllib.parse.urlsplit(self.base_url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -76,6 +96,10 @@ class Endpoint:
     @property
     def where(self) -> str:
         """The base URL without path secrets or query (what status lines show)."""
+        if self.kind == "bedrock" and self.base_url is None:
+            return f"Amazon Bedrock ({self.region})"
+        if self.kind == "vertex" and self.base_url is None:
+            return f"Google Vertex AI ({self.region}, project {self.project_id})"
         if self.base_url is None:
             return "the Anthropic API"
         parsed = urllib.parse.urlsplit(self.base_url)
@@ -85,7 +109,11 @@ class Endpoint:
     @property
     def auth(self) -> str:
         """How requests authenticate, in words (never the secret)."""
-        return "bearer token" if self.auth_token else "API key" if self.api_key else "none"
+        if self.auth_token:
+            return "bearer token"
+        if self.api_key:
+            return "API key"
+        return {"bedrock": "AWS credentials (SigV4)", "vertex": "Google credentials"}.get(self.kind, "none")
 
     def secrets(self) -> tuple[str, ...]:
         """Every secret value of this endpoint (for the redaction boundary)."""
@@ -161,7 +189,8 @@ def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, s
     return Endpoint(name=name, base_url=row.get("base_url"), api_key=api_key, auth_token=auth_token,
                     headers=dict(row.get("headers", {})), timeout_s=float(timeout) if timeout is not None else None,
                     model=row.get("model"), context_window=int(window) if window is not None else None,
-                    secret_env=tuple(secret_env))
+                    secret_env=tuple(secret_env), kind=str(row.get("kind", "anthropic")), region=row.get("region"),
+                    project_id=row.get("project_id"), model_ids=dict(row.get("model_ids", {})))
 
 
 def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
@@ -178,5 +207,5 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
     return endpoint_from_row(endpoint, profiles[endpoint])
 
 
-__all__ = ["ENDPOINTS_FILE", "Endpoint", "EndpointError", "endpoint_from_row", "load_profiles", "profile_files",
+__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "endpoint_from_row", "load_profiles", "profile_files",
            "resolve_endpoint"]
