@@ -87,19 +87,24 @@ async def test_a_bearer_token_and_extra_headers_reach_the_wire_and_no_key_header
     assert agent.config.request_timeout_s == 42.0
 
 
-async def test_an_endpoint_refusing_cache_control_on_the_wire_is_retried_once_without_it(tmp_path: Path) -> None:
-    fake = Fake(rejects=("cache_control",))
-    agent = fake.agent(gateway(), tmp_path, model="claude-haiku-4-5")
+@pytest.mark.parametrize(("feature", "settings"), [
+    ("cache_control", {"model": "claude-haiku-4-5"}),
+    ("thinking", {"model": "claude-sonnet-4-5", "thinking_budget": 2048, "max_tokens": 4096}),
+])
+async def test_an_endpoint_refusing_a_feature_on_the_wire_is_retried_once_without_it(
+        tmp_path: Path, feature: str, settings: dict[str, Any]) -> None:
+    fake = Fake(rejects=(feature,))
+    agent = fake.agent(gateway(), tmp_path, **settings)
     events = [e async for e in agent.run("hi")]
     events += [e async for e in agent.run("again")]
     assert [e.reason for e in events if isinstance(e, Done)] == ["end_turn", "end_turn"]
     notices = [e.message for e in events if isinstance(e, Notice) and "switched off" in e.message]
-    assert len(notices) == 1 and "cache_control" in notices[0]
+    assert len(notices) == 1 and feature in notices[0] and "400" in notices[0]
     bodies = fake.bodies()
-    assert len(bodies) == 3 and "cache_control" in json.dumps(bodies[0])
-    assert not any("cache_control" in json.dumps(b) for b in bodies[1:])
-    assert agent.without == frozenset({"cache_control"})
-    assert [r.without for r in agent.records] == [("cache_control",), ("cache_control",)]
+    assert len(bodies) == 3 and f'"{feature}"' in json.dumps(bodies[0])
+    assert not any(f'"{feature}"' in json.dumps(b) for b in bodies[1:])
+    assert agent.without == frozenset({feature})
+    assert [r.without for r in agent.records] == [(feature,), (feature,)]
 
 
 async def test_an_unknown_models_window_comes_from_the_endpoint(tmp_path: Path) -> None:
