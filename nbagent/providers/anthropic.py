@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ..engine.api_facts.context_edits import required_betas
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
@@ -99,7 +100,12 @@ class AnthropicProvider:
         if endpoint is not None and endpoint.model_ids:  # the id the endpoint knows the model by
             kwargs["model"] = endpoint.model_ids.get(request.model, request.model)
         try:
-            raw = await (await self.client()).messages.create(**kwargs)
+            client = await self.client()
+            # Server-side context management and compaction blocks are beta: their requests go
+            # through the beta resource, which sends the ``anthropic-beta`` header and parses replies
+            # with the beta types (compaction blocks and deltas, ``applied_edits``).
+            messages: Any = client.beta.messages if "betas" in kwargs else client.messages
+            raw = await messages.create(**kwargs)
         except Exception as exc:
             error = _mapped(exc)
             error.rejected = refused_feature(error, _features_sent(kwargs, request))
@@ -122,7 +128,6 @@ class AnthropicProvider:
         finally:
             await _close(raw)
 
-
     async def model_window(self, model: str) -> int | None:
         """The context window the endpoint reports for ``model`` (``GET /v1/models/{id}``'s
         ``max_input_tokens``, as the LiteLLM proxy serves it), or None when it cannot tell."""
@@ -143,6 +148,8 @@ def _features_sent(kwargs: dict[str, Any], request: ModelRequest) -> frozenset[s
         sent.add("tool_choice")
     if request.server_tools:
         sent.add("server_tools")
+    if "context_management" in kwargs:
+        sent.add("context_management")
     if "cache_control" not in request.without:
         sent.add("cache_control")
     return frozenset(sent)
@@ -198,6 +205,11 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         kwargs["output_config"] = {"effort": request.effort}
     if request.timeout_s is not None:
         kwargs["timeout"] = request.timeout_s
+    if request.context_management:
+        kwargs["context_management"] = dict(request.context_management)
+    betas = required_betas(request.messages, request.context_management)
+    if betas:
+        kwargs["betas"] = betas
     return kwargs
 
 

@@ -42,6 +42,7 @@ _REFUSED_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("effort", re.compile(r"output_config|\beffort\b", re.IGNORECASE)),
     ("tool_choice", re.compile(r"tool_choice", re.IGNORECASE)),
     ("server_tools", re.compile(r"web_search|web_fetch|server[ _]tool", re.IGNORECASE)),
+    ("context_management", re.compile(r"context_management|context-management", re.IGNORECASE)),
 )
 
 

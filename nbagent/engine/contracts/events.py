@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import pydantic
 
@@ -17,6 +17,19 @@ from ..api_facts.cost import Usage
 from .saved import Money, NonNegInt, Number, saved_record, validate_saved
 
 DoneReason = Literal["end_turn", "max_requests", "max_budget", "aborted", "error", "refusal"]
+
+
+@saved_record
+@dataclass(frozen=True, slots=True)
+class ContextAction:
+    """What one context layer did to one request: which layer (``mask``, ``server_edit``,
+    ``summary``, ``server_compaction``, ``truncate``), the tokens it removed, and whether the API
+    reported that figure (server layers) or nbagent estimated it (client layers)."""
+
+    layer: str
+    tokens_removed: NonNegInt
+    detail: str = ""
+    reported: bool = False
 
 
 @saved_record
@@ -50,6 +63,14 @@ class RequestRecord:
     without: tuple[str, ...] = ()
     """Request features the endpoint refused and this request was sent without (``cache_control``,
     ``thinking``, ...; see ``engine.loop.degrade``)."""
+    context_actions: tuple[ContextAction, ...] = ()
+    """What the context policy's layers did to this request (the cache write it caused is
+    ``usage.cache_creation_input_tokens``)."""
+    compaction_usage: Usage | None = None
+    """Tokens of the server's compaction iterations on this request: billed (in ``cost_usd``),
+    not part of ``usage``, which is the context the model saw."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "without")
+    """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 
 @saved_record

@@ -25,6 +25,12 @@ class MessageComplete:
     request_id: str | None = None
     stop_details: Mapping[str, Any] | None = None
     """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
+    applied_edits: tuple[Mapping[str, Any], ...] = ()
+    """What server-side context editing cleared (``context_management.applied_edits`` of the final
+    ``message_delta``), as received."""
+    compaction_usage: Usage | None = None
+    """The tokens of server compaction iterations (``usage.iterations`` of type ``compaction``):
+    billed, but not part of the top-level ``usage`` (so not part of the context's size)."""
 
 
 Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]
@@ -46,6 +52,10 @@ class ModelRequest:
     server_tools: Sequence[dict[str, Any]] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
+    context_management: Mapping[str, Any] | None = None
+    """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
+    The provider adds the beta headers it and the messages need
+    (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""
     without: frozenset[str] = frozenset()
     """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
     (``cache_control``: no cache breakpoints)."""

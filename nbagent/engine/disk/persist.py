@@ -94,17 +94,31 @@ def dumps_line(value: Any) -> str:
     return _LINE_ENCODER.encode(value)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
+OMIT_WHEN_DEFAULT = "__omit_when_default__"
+"""A dataclass attribute naming fields written only when they differ from their default: fields a
+newer version added, so that a folder of an earlier version is written back byte for byte."""
 
 
 def _json_default(value: Any) -> Any:
     cls = type(value)
     if hasattr(cls, "__dataclass_fields__"):
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
-        return {name: getattr(value, name) for name in names}
+        entry = _FIELDS.get(cls)
+        if entry is None:
+            omit = set(getattr(cls, OMIT_WHEN_DEFAULT, ()))
+            fields = dataclasses.fields(value)
+            entry = _FIELDS[cls] = (tuple(f.name for f in fields),
+                                    {f.name: f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc,operator]
+                                     else f.default for f in fields if f.name in omit})
+        names, defaults = entry
+        if not defaults:
+            return {name: getattr(value, name) for name in names}
+        return {name: v for name in names
+                if not ((v := getattr(value, name)) == defaults.get(name, _NO_DEFAULT))}
     return str(value)
+
+
+_NO_DEFAULT = object()
 
 
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)

@@ -2,7 +2,7 @@
 
 Local servers and gateways that speak the Messages API do not all take every parameter Claude
 does (prompt caching's ``cache_control``, ``thinking``, ``output_config.effort``, ``tool_choice``,
-server tools). The provider names the feature a clear 4xx refused (``ApiError.rejected``); the
+server tools, ``context_management``). The provider names the feature a clear 4xx refused (``ApiError.rejected``); the
 engine then switches it off for this endpoint (the Agent's ``without`` set, which lives as long as
 the session), says so once, and sends the request again at once. A second refusal of the same
 feature is an ordinary error: the retry happens once, never in a loop.
@@ -24,6 +24,7 @@ FEATURES: dict[str, str] = {
     "effort": "the effort setting (output_config)",
     "tool_choice": "tool_choice",
     "server_tools": "server tools (web search, web fetch)",
+    "context_management": "server-side context management (nbagent's client-side layers stand in)",
 }
 """The request features an endpoint may refuse, with what the notice calls them."""
 

@@ -16,7 +16,7 @@ from nbagent.engine.api_facts.models import get_model
 
 from .validation import ApiError
 
-REJECTABLE = ("cache_control", "thinking", "effort", "tool_choice", "server_tools")
+REJECTABLE = ("cache_control", "thinking", "effort", "tool_choice", "server_tools", "context_management")
 """Features a simulated endpoint can be told to refuse."""
 
 
@@ -35,8 +35,8 @@ def _carries(body: Mapping[str, Any], feature: str) -> str | None:
         return "thinking" if "thinking" in body else None
     if feature == "effort":
         return "output_config" if "output_config" in body else None
-    if feature == "tool_choice":
-        return "tool_choice" if "tool_choice" in body else None
+    if feature in ("tool_choice", "context_management"):
+        return feature if feature in body else None
     for i, tool in enumerate(body.get("tools") or ()):
         if isinstance(tool, Mapping) and str(tool.get("type", "")).startswith(("web_search", "web_fetch")):
             return f"tools.{i}.type: server tool {tool.get('type')}"

@@ -79,10 +79,15 @@ async def test_a_gateways_budget_error_ends_the_run_as_a_budget_stop_with_one_li
     assert_history_valid(engine.session.history)
 
 
-@pytest.mark.parametrize("feature", ["effort", "server_tools"])
-async def test_effort_and_server_tools_are_switched_off_the_same_way(tmp_path: Path, feature: str) -> None:
+@pytest.mark.parametrize("feature", ["effort", "server_tools", "context_management"])
+async def test_effort_server_tools_and_context_management_are_switched_off_the_same_way(
+        tmp_path: Path, feature: str) -> None:
     api = SimulatedAPI([text_reply("ok")], rejects=(feature,))
-    engine = make_engine(api, tmp_path, effort="low", server_tools=("web_search",))
+    engine = make_engine(api, tmp_path, effort="low", server_tools=("web_search",), context="server")
     events = await run(engine, "hi")
     assert done_of(events).reason == "end_turn" and len(_notices(events)) == 1
     assert engine.without == {feature}
+    first, retried = [r.body for r in messages_requests(api)]
+    carried = {"effort": lambda b: "output_config" in b, "context_management": lambda b: "context_management" in b,
+               "server_tools": lambda b: any(str(t.get("type", "")).startswith("web_search") for t in b["tools"])}
+    assert carried[feature](first) and not carried[feature](retried)
