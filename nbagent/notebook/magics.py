@@ -33,6 +33,7 @@ from .cell_transformer import run_agent_command as run_agent_command
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
+from .settings import endpoint_for
 
 if TYPE_CHECKING:
     from ..engine.contracts.events import Done
@@ -138,7 +139,7 @@ class AgentMagics(Magics):
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
             server_tools=("web_search",) if self.web_search else (), context=self.context)
         provider = changes.pop("provider", None) or self.provider
-        endpoint = self._endpoint(changes.pop("endpoint", None), provider)
+        endpoint = endpoint_for(self, changes.pop("endpoint", None), provider)
         if endpoint is not None and endpoint.model and changes.get("model") is None:
             settings.pop("model")  # the profile's model, unless this cell names one
         settings.update({k: v for k, v in changes.items() if v is not None})
@@ -169,18 +170,6 @@ class AgentMagics(Magics):
             old.agent.close()
         self.current = NotebookSession(agent, executor=executor)
         return self.current
-
-    def _endpoint(self, name: str | None, provider: str) -> Any:
-        """The endpoint of a new session: a cell's ``--endpoint``, else the ``endpoint`` trait unless
-        the cell asked for ``--simulated`` / ``--anthropic``; profiles as in docs/endpoints.md."""
-        name = name or (self.endpoint if provider == "auto" else None)
-        if name is None:
-            return None
-        if provider != "auto":
-            raise UsageError("--endpoint picks where requests go: leave out --simulated / --anthropic with it")
-        from ..providers.endpoints import resolve_endpoint
-
-        return resolve_endpoint(name, Path.cwd(), self.endpoints)
 
     def _notebook_tools(self) -> Any:
         from .document.link import session_name

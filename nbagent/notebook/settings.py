@@ -10,6 +10,7 @@ its tools) says so, in one line, when it changes, and ``%agent config`` marks it
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from ..engine.contracts.errors import NbAgentError
@@ -93,6 +94,21 @@ def _session_note(name: str, trait: Any, sess: Any) -> str:
     return f"   (this session: {mine!r}, set in a cell or by a command)"
 
 
+def endpoint_for(magics: Any, name: str | None, provider: str) -> Any:
+    """The endpoint of a new session: a cell's ``--endpoint``, else the ``endpoint`` trait unless
+    the cell asked for ``--simulated`` / ``--anthropic``; profiles as in docs/endpoints.md."""
+    name = name or (magics.endpoint if provider == "auto" else None)
+    if name is None:
+        return None
+    if provider != "auto":
+        from IPython.core.error import UsageError
+
+        raise UsageError("--endpoint picks where requests go: leave out --simulated / --anthropic with it")
+    from ..providers.endpoints import resolve_endpoint
+
+    return resolve_endpoint(name, Path.cwd(), magics.endpoints)
+
+
 def config_lines(magics: Any) -> list[str]:
     """``%agent config``: each trait once, with the running session's value only where it differs
     (a cell option such as ``--model`` changed it), and which settings wait for a new session."""
@@ -111,4 +127,4 @@ def config_lines(magics: Any) -> list[str]:
     return lines
 
 
-__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "session_value"]
+__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "endpoint_for", "session_value"]
