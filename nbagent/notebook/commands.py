@@ -72,7 +72,11 @@ def status(magics: Any, args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
     if sess is None:
-        print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
+        if magics.endpoint:
+            print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
+                  f"(its profile's model, else {magics.model}).")
+        else:
+            print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
         return
     agent = sess.agent
     t = agent.totals
