@@ -19,8 +19,9 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
 
+from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
-from .engine.contracts.errors import MissingApiKeyError
+from .engine.contracts.errors import MissingApiKeyError, NbAgentError
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.contracts.hooks import HookMap, Hooks
 from .engine.contracts.messages import Message, text_of
@@ -88,11 +89,23 @@ class Agent:
         sleep: Sleep | None = None,
         session: Session | None = None,
         hooks: HookMap | Hooks | None = None,
+        endpoint: Any = None,
         **settings: Any,
     ) -> None:
+        chosen = config is not None  # a config names its model: an endpoint's model does not replace it
+        resolved = _endpoint(endpoint, provider, settings)
+        if resolved is not None:
+            from .providers.anthropic import endpoint_provider
+
+            provider = endpoint_provider(resolved, timeout_s=settings.get("request_timeout_s") or 600.0)
+        self.endpoint = getattr(provider, "endpoint", None)
+        """The endpoint this Agent talks to (None: the simulated API, or Anthropic's through ``api_key``)."""
         config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
+        if self.endpoint is not None:
+            config = _endpoint_settings(config, self.endpoint, model_chosen="model" in settings or chosen)
         self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
             if isinstance(provider, str) else provider
+        secrets = (api_key, *(self.endpoint.secrets() if self.endpoint else ()))
         if asker is None and (can_use_tool is not None or on_api_failure is not None):
             asker = CallbackAsker(can_use_tool, on_api_failure)
         self.asker = asker
@@ -106,12 +119,12 @@ class Agent:
         # Connecting starts now, in the background; None when no server is configured.
         self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s,
                                      call_timeout=config.mcp_call_timeout_s,
-                                     secrets=secret_values(config.secret_env, (api_key,)))
+                                     secrets=secret_values(config.secret_env, secrets))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
                                   sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),
-                                  secrets=(api_key,))
+                                  secrets=secrets)
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         # Once per Agent, not per process: each new session (``%agent reset``, a second Agent in
@@ -145,6 +158,18 @@ class Agent:
         """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``."""
         return self.engine.reconfigure(**changes)
 
+    async def _learn_window(self) -> None:
+        """On a custom endpoint, a model the table does not know needs its window: asked from the
+        endpoint once (and remembered), else :class:`UnknownWindowError` says to pass one."""
+        endpoint, config = self.endpoint, self.config
+        if endpoint is None or endpoint.base_url is None or config.context_window or \
+                get_model(config.model, config.prices) or config.model in (config.known_windows or {}):
+            return
+        window = await self.provider.model_window(config.model)  # type: ignore[attr-defined]
+        if window is None:
+            raise UnknownWindowError(config.model, endpoint.describe())
+        self.reconfigure(known_windows={**(config.known_windows or {}), config.model: window})
+
     # ----- running ----------------------------------------------------------------------------
     async def run(self, prompt: str, *, limits: RunLimits | None = None,
                   asker: Asker | None = None, output: Any = None) -> AsyncIterator[Event]:
@@ -159,6 +184,7 @@ class Agent:
         """
         if self.engine.running_prompt is not None:
             raise RunInProgressError(self.engine.running_prompt)
+        await self._learn_window()
         if self._announce:
             from .providers.anthropic import SIMULATED_NOTICE
 
@@ -310,6 +336,11 @@ class Agent:
         return self.engine.running_prompt
 
     @property
+    def without(self) -> frozenset[str]:
+        """Request features the endpoint refused, switched off for this session (see ``engine/loop/degrade.py``)."""
+        return frozenset(self.engine.without)
+
+    @property
     def simulated_api(self) -> Any:
         """The simulated Messages API behind this agent (None with a real key)."""
         return getattr(self.provider, "api", None)
@@ -331,6 +362,44 @@ class Agent:
         self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
+
+
+class UnknownWindowError(NbAgentError):
+    """A model nbagent does not know, on an endpoint that does not report its context window."""
+
+    def __init__(self, model: str, where: str) -> None:
+        super().__init__(
+            f"nbagent does not know the context window of {model!r}, and the endpoint {where} did not report "
+            "it (GET /v1/models/{id} with max_input_tokens). Pass it: %%agent --window N, "
+            "Agent(context_window=N), or \"context_window\" in the endpoint's profile.")
+
+
+def _endpoint(endpoint: Any, provider: Any, settings: Mapping[str, Any]) -> Any:
+    """The Agent's :class:`~nbagent.providers.endpoints.Endpoint` (a profile name is looked up in
+    the ``cwd`` setting's ``.nbagent/endpoints.json`` and the home one), or None."""
+    if endpoint is None:
+        return None
+    if provider != "auto":
+        raise ValueError("pass either endpoint= or provider=, not both: an endpoint makes its own provider "
+                         "(nbagent.providers.anthropic.endpoint_provider makes one to pass as provider=)")
+    from .providers.endpoints import resolve_endpoint
+
+    return resolve_endpoint(endpoint, settings.get("cwd"))
+
+
+def _endpoint_settings(config: SessionConfig, endpoint: Any, *, model_chosen: bool) -> SessionConfig:
+    """``config`` with what the endpoint brings: its model (unless one was chosen), its model's
+    window, and the environment variables its secrets came from (kept from tools)."""
+    changes: dict[str, Any] = {}
+    if endpoint.model and not model_chosen:
+        changes["model"] = endpoint.model
+    if endpoint.context_window and endpoint.model:
+        changes["known_windows"] = {**(config.known_windows or {}), endpoint.model: endpoint.context_window}
+    if endpoint.secret_env:
+        changes["secret_env"] = tuple(dict.fromkeys((*config.secret_env, *endpoint.secret_env)))
+    if endpoint.timeout_s and config.request_timeout_s is None:
+        changes["request_timeout_s"] = endpoint.timeout_s
+    return config.replace(**changes) if changes else config
 
 
 def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:

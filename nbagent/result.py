@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .display.format import fmt_total_cost
 from .engine.contracts.events import Done, Event, RequestCompleted, TextDelta, ToolResult
 
 
@@ -50,8 +51,10 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         text = " ".join(self.text.split())
         if len(text) > 60:
             text = text[:57] + "…"
+        records = [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]
+        unpriced = sum(1 for r in records if r.cost_usd is None)
         return (f"RunResult({self.reason or 'unfinished'}, {requests} request(s), {tools} tool call(s), "
-                f"${self.cost:.4f}, text={text!r})")
+                f"{fmt_total_cost(self.cost, unpriced, len(records))}, text={text!r})")
 
     def _repr_pretty_(self, p: object, cycle: bool) -> None:
         p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer

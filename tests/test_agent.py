@@ -168,3 +168,48 @@ def test_agent_rollback_keeps_spent_and_the_session_budget_counts_it(tmp_path: P
     again = Agent.resume(tmp_path / "task", provider="simulated")
     assert again.totals.spent_usd == pytest.approx(spent)  # kept across save/load of the folder
     again.close()
+
+
+TOKEN = "sk-gateway-SENTINEL-bearer-0b9d4f2a61"
+HEADER_VALUE = "hdr-SENTINEL-value-3e7c1a9f"
+
+
+async def test_an_endpoints_token_and_header_values_never_appear_in_files_events_outputs_or_reprs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    from nbagent.providers.anthropic import endpoint_provider
+    from nbagent.providers.endpoints import endpoint_from_row
+    from nbagent.providers.simulated.app import BASE_URL
+
+    monkeypatch.setenv("GW_TOKEN", TOKEN)
+    endpoint = endpoint_from_row("gateway", {"base_url": BASE_URL, "auth_token_env": "GW_TOKEN",
+                                             "headers": {"X-Team-Key": HEADER_VALUE}})
+    # The model prints both secrets (a tool's output), and one request fails with a 401.
+    api = SimulatedAPI([tool_reply("python", {"code": f"import os; print(os.environ['GW_TOKEN'], {HEADER_VALUE!r})"}),
+                        text_reply("Printed."), text_reply("never")], faults={2: Fault.overloaded(), 4: Fault.auth()})
+    provider = endpoint_provider(endpoint, http_client=lambda: httpx2.AsyncClient(transport=api.transport()))
+    task_dir = tmp_path / "task"
+    agent = Agent(provider=provider, cwd=tmp_path, task_dir=task_dir, can_use_tool=allow_all,
+                  executor=NamespaceExecutor({}), sleep=RecordingSleep())
+    events = [e async for e in agent.run("Print the token.")]
+    events += [e async for e in agent.run("Again?")]
+    assert [e.reason for e in events if isinstance(e, Done)] == ["end_turn", "error"]
+    assert api.requests[0].headers["x-team-key"] == HEADER_VALUE  # it was sent, to the endpoint only
+    tool_output = [e for e in events if e.kind == "tool_result"][0].content
+    assert "[redacted]" in tool_output
+
+    def clean(text: str, where: str) -> None:
+        for secret in (TOKEN, HEADER_VALUE):
+            assert secret not in text and secret[-12:] not in text, f"a secret leaked into {where}"
+
+    for p in (p for p in task_dir.rglob("*") if p.is_file()):
+        clean(p.read_bytes().decode("utf-8", "replace"), str(p))
+    for e in events + list(agent.events):
+        clean(repr(e), f"repr of {e.kind}")
+        clean(json.dumps(event_to_dict(e), default=str), f"dict of {e.kind}")
+    for name, obj in [("agent", agent), ("config", agent.config), ("provider", provider), ("endpoint", endpoint),
+                      ("history", agent.history), ("records", agent.records)]:
+        clean(repr(obj), name)
+        clean(str(obj), name)
+    assert "GW_TOKEN" in agent.config.secret_env  # and so out of the shell tool's environment

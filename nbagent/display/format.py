@@ -13,8 +13,8 @@ Range = tuple[int, int] | None
 
 
 def fmt_usd(x: float | None) -> str:
-    """``$0.0123`` (USD to 4 decimals), or ``n/a`` for an unpriced amount."""
-    return "n/a" if x is None else f"${x:.4f}"
+    """``$0.0123`` (USD to 4 decimals), or ``–`` for an unpriced amount (never $0)."""
+    return "–" if x is None else f"${x:.4f}"
 
 
 def fmt_total_cost(cost_usd: float, unpriced_requests: int, requests: int) -> str:

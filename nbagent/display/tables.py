@@ -18,8 +18,10 @@ if TYPE_CHECKING:  # pragma: no cover
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-    "keep", "file-read saving", "retries", "stop reason", "seconds",
+    "keep", "file-read saving", "retries", "stop reason", "seconds", "switched off",
 ]
+UNPRICED = "–"
+"""A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
 
 
 _NAN = float("nan")
@@ -39,16 +41,18 @@ def _pct(value: float | None) -> float:
 def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     """One row per API request, in the columns of the notebook spec.
 
-    ``cost`` is a float rounded to 4 decimals, or ``"n/a"`` when the model has no prices;
-    ``cumulative cost`` sums the known costs.
+    ``cost`` is a float rounded to 4 decimals, or ``"–"`` when the model has no prices;
+    ``cumulative cost`` sums the known costs (``"–"`` while none is known). ``switched off`` lists
+    the request features the endpoint refused (blank, hence not shown, when none).
     """
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
-    cumulative = 0.0
+    cumulative, priced = 0.0, False
     for r in records:
         if r.cost_usd is not None:
             cumulative += r.cost_usd
+            priced = True
         pct_max = round(100.0 * r.context_tokens / r.max_allowed, 1) if r.max_allowed else _NAN
         rows.append({
             "turn": r.turn,
@@ -59,8 +63,8 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "cache write": r.usage.cache_creation_input_tokens,
             "cache read": r.usage.cache_read_input_tokens,
             "cache hit %": _pct(r.usage.cache_hit_share),
-            "cost": "n/a" if r.cost_usd is None else round(r.cost_usd, 4),
-            "cumulative cost": round(cumulative, 4),
+            "cost": UNPRICED if r.cost_usd is None else round(r.cost_usd, 4),
+            "cumulative cost": round(cumulative, 4) if priced else UNPRICED,
             "context tokens": r.context_tokens,
             "% of max": pct_max,
             # Only on the request whose truncation notice shows them (blank, hence not shown, when
@@ -73,6 +77,7 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "retries": r.retries,
             "stop reason": r.stop_reason or "",
             "seconds": round(r.duration_s, 2),
+            "switched off": ", ".join(r.without),
         })
     df = pd.DataFrame(rows, columns=TURN_COLUMNS)
     for column in ("previous request tokens", "max allowed"):  # ints and blanks, never 3200.0

@@ -44,12 +44,39 @@ def spent_line(t: Any) -> str:
     return line
 
 
+def endpoint_line(agent: Any) -> str:
+    """Which endpoint answers, where the window comes from and what the endpoint switched off;
+    never a key, token or header value."""
+    from ..engine.api_facts.models import get_model
+
+    config = agent.config
+    endpoint = agent.endpoint
+    where = endpoint.describe() if endpoint is not None else (
+        "the simulated Messages API (in process)" if agent.provider.name == "simulated" else "the Anthropic API")
+    if config.context_window:
+        source = "set for this session"
+    elif get_model(config.model, config.prices) is not None:
+        source = "model table"
+    elif config.model in (config.known_windows or {}):
+        source = "reported by the endpoint or its profile"
+    else:
+        source = "assumed: the model is unknown"
+    line = f"{where}; window {agent.context_window:,} ({source})"
+    if agent.without:
+        line += f"; switched off: {', '.join(sorted(agent.without))}"
+    return line
+
+
 @magic_arguments(name="agent status")
 def status(magics: Any, args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
     if sess is None:
-        print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
+        if magics.endpoint:
+            print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
+                  f"(its profile's model, else {magics.model}).")
+        else:
+            print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
         return
     agent = sess.agent
     t = agent.totals
@@ -57,6 +84,7 @@ def status(magics: Any, args: Namespace) -> None:
     hidden = fmt_range(rng, "none")
     last = agent.records[-1].context_tokens if agent.records else 0
     print(f"model        {agent.config.model} ({agent.provider.name})")
+    print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, observe
 
 from ..engine.api_facts.models import DEFAULT_MODEL
 from ..engine.contracts.config import (
@@ -33,6 +33,7 @@ from .cell_transformer import run_agent_command as run_agent_command
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
+from .settings import endpoint_for
 
 if TYPE_CHECKING:
     from ..engine.contracts.events import Done
@@ -68,6 +69,14 @@ class AgentMagics(Magics):
                                help="Stop once the session has spent this (USD), rolled-back requests "
                                     "included.").tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
+    token_budget = Int(None, allow_none=True, help="Most tokens one prompt may use (any model, priced or not).").tag(
+        config=True)
+    session_token_budget = Int(None, allow_none=True,
+                               help="Stop once the session's requests used this many tokens.").tag(config=True)
+    endpoint = Unicode(None, allow_none=True,
+                       help="Named endpoint profile of new sessions (see docs/endpoints.md).").tag(config=True)
+    endpoints = Dict(help="Endpoint profiles by name, as in .nbagent/endpoints.json (put secrets in *_env "
+                          "variables; %agent config shows only the names).").tag(config=True)
     effort = Unicode(None, allow_none=True,
                      help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
     context = Unicode(DEFAULT_POLICY, help="Context policy: a preset (layered, cline, summary, server, all) or "
@@ -124,17 +133,21 @@ class AgentMagics(Magics):
 
         settings: dict[str, Any] = dict(
             model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
-            max_session_budget_usd=self.max_session_budget,
+            max_session_budget_usd=self.max_session_budget, token_budget=self.token_budget,
+            session_token_budget=self.session_token_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
             server_tools=("web_search",) if self.web_search else (), context=self.context)
         provider = changes.pop("provider", None) or self.provider
+        endpoint = endpoint_for(self, changes.pop("endpoint", None), provider)
+        if endpoint is not None and endpoint.model and changes.get("model") is None:
+            settings.pop("model")  # the profile's model, unless this cell names one
         settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
         if self.tokens_per_second:
             sim["tokens_per_second"] = self.tokens_per_second
         executor = ShellExecutor(self.shell)
-        wiring = dict(provider=provider, simulated_options=sim, executor=executor,
+        wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                       kernel_facts=kernel_facts_from(self.shell, self.last_error),
                       tool_sources=[self._notebook_tools()])
         old = self.current
@@ -174,14 +187,18 @@ class AgentMagics(Magics):
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
         changes = {"model": args.model, "context_window": args.window, "effort": args.effort, "context": args.context,
-                   "max_session_budget_usd": args.max_session_budget,
+                   "max_session_budget_usd": args.max_session_budget, "session_token_budget": args.session_token_budget,
                    "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
-        if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
-            return self.new_session(provider=provider, **changes)
+        current = self.current
+        switch = current is not None and (
+            (provider and provider != current.agent.provider.name)
+            or (args.endpoint and args.endpoint != getattr(current.agent.endpoint, "name", None)))
+        if args.new or current is None or switch:
+            return self.new_session(provider=provider, endpoint=args.endpoint, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
         if changes:  # --model / --window / --effort / --context / --web-search / --max-session-budget hold for later prompts
-            self.current.agent.reconfigure(**changes)
-        return self.current
+            current.agent.reconfigure(**changes)
+        return current
 
     # --- %%agent -----------------------------------------------------------------------------
     @cell_options(name="%agent")  # IPython's help formatter adds a "%": the help reads %%agent
@@ -247,7 +264,8 @@ class AgentMagics(Magics):
             sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
         view.display()
         done: Done | None = None
-        limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget)  # this prompt only
+        limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget,  # this prompt only
+                           token_budget=args.token_budget)
         token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         before, sess.last_outcome = sess.last_outcome, "interrupted"  # until a Done says otherwise

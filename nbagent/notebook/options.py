@@ -85,6 +85,13 @@ CELL_OPTIONS = [
              help="For this prompt: stop once this prompt has spent USD (earlier prompts do not count)."),
     argument("--max-session-budget", type=budget_usd, default=None,
              help="This and later prompts: stop once the session has spent USD (rolled-back requests included)."),
+    argument("--token-budget", type=request_count, default=None, metavar="TOKENS",
+             help="For this prompt: stop once this prompt's requests used TOKENS tokens (any model, priced or not)."),
+    argument("--session-token-budget", type=request_count, default=None, metavar="TOKENS",
+             help="This and later prompts: stop once the session's requests used TOKENS tokens."),
+    argument("--endpoint", default=None, metavar="NAME",
+             help="Send requests to this endpoint profile (.nbagent/endpoints.json, AgentMagics.endpoints); "
+                  "a new session when it changes."),
     argument("--new", action="store_true", help="Start a new conversation."),
     argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking."),
     argument("--simulated", action="store_true", help="Use the offline simulated Messages API."),

@@ -10,6 +10,7 @@ its tools) says so, in one line, when it changes, and ``%agent config`` marks it
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from ..engine.contracts.errors import NbAgentError
@@ -19,15 +20,18 @@ LIVE: dict[str, str] = {
     "model": "model", "max_requests": "max_requests", "max_budget": "max_budget_usd",
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
+    "token_budget": "token_budget", "session_token_budget": "session_token_budget",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
 NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
-    {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency"})
+    {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency", "endpoint",
+     "endpoints"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
 PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells"})
 
-SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "context", "effort",
+SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
+         "session_token_budget", "context_window", "context", "effort",
          "web_search", "allow", "insert_code", "cells", "record", "task_root", "shell_tool", "tokens_per_second",
          "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
@@ -78,7 +82,7 @@ def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
 def _session_note(name: str, trait: Any, sess: Any) -> str:
     """What ``%agent config`` adds after a trait when a session runs ('' when nothing to add)."""
     if name in NEW_SESSIONS_ONLY:
-        provider = f"; this session: {sess.agent.provider.name}" if name == "provider" else ""
+        provider = f"; this session: {sess.agent.provider.name}" if name in ("provider", "endpoint") else ""
         return f"   (new sessions only{provider})"
     if name not in LIVE:
         return ""
@@ -90,6 +94,21 @@ def _session_note(name: str, trait: Any, sess: Any) -> str:
     return f"   (this session: {mine!r}, set in a cell or by a command)"
 
 
+def endpoint_for(magics: Any, name: str | None, provider: str) -> Any:
+    """The endpoint of a new session: a cell's ``--endpoint``, else the ``endpoint`` trait unless
+    the cell asked for ``--simulated`` / ``--anthropic``; profiles as in docs/endpoints.md."""
+    name = name or (magics.endpoint if provider == "auto" else None)
+    if name is None:
+        return None
+    if provider != "auto":
+        from IPython.core.error import UsageError
+
+        raise UsageError("--endpoint picks where requests go: leave out --simulated / --anthropic with it")
+    from ..providers.endpoints import resolve_endpoint
+
+    return resolve_endpoint(name, Path.cwd(), magics.endpoints)
+
+
 def config_lines(magics: Any) -> list[str]:
     """``%agent config``: each trait once, with the running session's value only where it differs
     (a cell option such as ``--model`` changed it), and which settings wait for a new session."""
@@ -98,6 +117,8 @@ def config_lines(magics: Any) -> list[str]:
     for name in SHOWN:
         trait = getattr(magics, name)
         lines.append(f"AgentMagics.{name} = {trait!r}" + (_session_note(name, trait, sess) if sess else ""))
+    # Profiles may hold literal secrets: their names only, never their rows.
+    lines.append(f"AgentMagics.endpoints: {', '.join(sorted(magics.endpoints)) or '(none)'} (names only)")
     if sess is not None:
         covered = set(LIVE.values())
         rest = ", ".join(f"{f.name}={getattr(sess.agent.config, f.name)!r}"
@@ -106,4 +127,4 @@ def config_lines(magics: Any) -> list[str]:
     return lines
 
 
-__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "session_value"]
+__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "endpoint_for", "session_value"]

@@ -23,8 +23,9 @@ import httpx2
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.provider import Chunk, ModelRequest
-from .anthropic_errors import bound_error_body, to_api_error
+from .anthropic_errors import bound_error_body, refused_feature, to_api_error
 from .anthropic_stream import StreamAssembler
+from .endpoints import Endpoint
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (
@@ -58,6 +59,8 @@ class AnthropicProvider:
         self._lock = threading.Lock()
         self._last: tuple[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] | None = None  # the latest one used
         self.name = name
+        self.endpoint: Endpoint | None = None
+        """The endpoint this provider talks to, when it was made from one (see :func:`endpoint_provider`)."""
 
     def __repr__(self) -> str:  # a client's or factory's repr could carry a key: never show it
         return f"AnthropicProvider(name={self.name!r})"
@@ -93,6 +96,9 @@ class AnthropicProvider:
         Every failure, opening the stream or during it, is raised as an ``ApiError`` (chained from
         the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
         kwargs = _request_kwargs(request)
+        endpoint = self.endpoint
+        if endpoint is not None and endpoint.model_ids:  # the id the endpoint knows the model by
+            kwargs["model"] = endpoint.model_ids.get(request.model, request.model)
         try:
             client = await self.client()
             # Server-side context management and compaction blocks are beta: their requests go
@@ -101,7 +107,9 @@ class AnthropicProvider:
             messages: Any = client.beta.messages if "betas" in kwargs else client.messages
             raw = await messages.create(**kwargs)
         except Exception as exc:
-            raise _mapped(exc) from exc
+            error = _mapped(exc)
+            error.rejected = refused_feature(error, _features_sent(kwargs, request))
+            raise error from exc
         assembler = StreamAssembler(request.model, request.max_tokens)
         try:
             async for event in raw:  # translated here, not in a nested generator: one layer less per delta
@@ -119,6 +127,32 @@ class AnthropicProvider:
             raise _mapped(exc) from exc
         finally:
             await _close(raw)
+
+    async def model_window(self, model: str) -> int | None:
+        """The context window the endpoint reports for ``model`` (``GET /v1/models/{id}``'s
+        ``max_input_tokens``, as the LiteLLM proxy serves it), or None when it cannot tell."""
+        try:
+            info = await (await self.client()).models.retrieve(model)
+        except Exception:  # noqa: BLE001 - an endpoint without the models API simply cannot tell
+            return None
+        window = getattr(info, "max_input_tokens", None)
+        return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def _features_sent(kwargs: dict[str, Any], request: ModelRequest) -> frozenset[str]:
+    """The optional request features ``kwargs`` carry (what a refusal may name)."""
+    sent = {"thinking"} if "thinking" in kwargs else set()
+    if "output_config" in kwargs:
+        sent.add("effort")
+    if "tool_choice" in kwargs:
+        sent.add("tool_choice")
+    if request.server_tools:
+        sent.add("server_tools")
+    if "context_management" in kwargs:
+        sent.add("context_management")
+    if "cache_control" not in request.without:
+        sent.add("cache_control")
+    return frozenset(sent)
 
 
 async def _closed_at_loop_shutdown(client: anthropic.AsyncAnthropic) -> AsyncIterator[None]:
@@ -156,11 +190,13 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "stream": True,
     }
+    caching = "cache_control" not in request.without  # an endpoint that refused it gets none
     if request.system:
-        kwargs["system"] = _with_cache_breakpoint_system(request.system)
+        kwargs["system"] = _with_cache_breakpoint_system(request.system) if caching else request.system
     # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
     # cacheable prefixes, so each request reads what the previous one wrote.
-    kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
+    if caching:
+        kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
     if request.tools or request.server_tools:
         kwargs["tools"] = [*request.tools, *request.server_tools]
     if request.thinking is not None:
@@ -229,6 +265,30 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
 
     return AnthropicProvider(new_client, name="anthropic")
+
+
+def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
+                      http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
+    """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
+    Bedrock and Vertex the SDK's own clients), named after it; one client per event loop.
+    ``http_client`` makes the transport (tests, proxies)."""
+
+    def new_client() -> anthropic.AsyncAnthropic:  # a closure: the secrets are in no repr
+        common: dict[str, Any] = dict(
+            base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
+            default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else None)
+        if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
+            return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
+                aws_region=endpoint.region, api_key=endpoint.api_key, **common)
+        if endpoint.kind == "vertex":  # a bearer token, else Google's application-default credentials
+            return anthropic.AsyncAnthropicVertex(  # type: ignore[return-value]
+                region=str(endpoint.region), project_id=str(endpoint.project_id), access_token=endpoint.auth_token,
+                **common)
+        return anthropic.AsyncAnthropic(api_key=endpoint.api_key, auth_token=endpoint.auth_token, **common)
+
+    provider = AnthropicProvider(new_client, name=endpoint.name)
+    provider.endpoint = endpoint
+    return provider
 
 
 def simulated_provider(api: Any = None, **sim_options: Any) -> AnthropicProvider:

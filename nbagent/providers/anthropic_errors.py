@@ -33,6 +33,30 @@ a hostile or broken server's 100 MB body was read whole (1.4 GB peak) before bei
 _OVERFLOW = re.compile(r"prompt is too long|tokens? > \d+ maximum|context (length|window)", re.IGNORECASE)
 _SPEND = re.compile(r"spend(ing)?[ _]limit", re.IGNORECASE)
 _CREDITS = re.compile(r"credit balance|insufficient (credit|fund)", re.IGNORECASE)
+# A gateway's per-key budget (the LiteLLM proxy: 400/422 "Budget has been exceeded! Current cost: …").
+_BUDGET = re.compile(r"budget has been exceeded|exceeded (its |the |your )?budget|max[_ ]budget", re.IGNORECASE)
+# What a clear 4xx names when an endpoint refuses one request feature, in the order checked.
+_REFUSED_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cache_control", re.compile(r"cache_control", re.IGNORECASE)),
+    ("thinking", re.compile(r"\bthinking\b", re.IGNORECASE)),
+    ("effort", re.compile(r"output_config|\beffort\b", re.IGNORECASE)),
+    ("tool_choice", re.compile(r"tool_choice", re.IGNORECASE)),
+    ("server_tools", re.compile(r"web_search|web_fetch|server[ _]tool", re.IGNORECASE)),
+    ("context_management", re.compile(r"context_management|context-management", re.IGNORECASE)),
+)
+
+
+def refused_feature(error: ApiError, sent: frozenset[str]) -> str | None:
+    """The request feature a clear 4xx refused, among those the request carried (``sent``), or None.
+
+    Only an invalid-request error names one: a feature mentioned in a rate limit or an overflow
+    is not the cause."""
+    if error.kind is not ErrorKind.INVALID_REQUEST or error.status not in (400, 422):
+        return None
+    for feature, pattern in _REFUSED_FEATURES:
+        if feature in sent and pattern.search(error.message):
+            return feature
+    return None
 
 
 def to_api_error(exc: BaseException) -> ApiError:
@@ -75,6 +99,8 @@ def _classify_status(exc: anthropic.APIStatusError) -> ErrorKind:
         return ErrorKind.CONTEXT_WINDOW_EXCEEDED
     if is_spend_class or (status in (400, 429) and _SPEND.search(msg)):
         return ErrorKind.SPEND_LIMIT
+    if status in (400, 402, 422, 429) and _BUDGET.search(msg):
+        return ErrorKind.BUDGET_EXCEEDED
     if status in (401, 403) or etype in ("authentication_error", "permission_error"):
         return ErrorKind.AUTH
     if status == 402 or etype == "billing_error" or _CREDITS.search(msg):

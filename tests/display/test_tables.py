@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import xml.etree.ElementTree as ET
 
@@ -27,9 +28,9 @@ def test_turns_df_columns_and_values() -> None:
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-        "keep", "file-read saving", "retries", "stop reason", "seconds",
+        "keep", "file-read saving", "retries", "stop reason", "seconds", "switched off",
     ]
-    assert df["cost"].tolist() == [0.01, "n/a", 0.02]
+    assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
     row = df.iloc[1]
     assert row["deleted range"] == "2–41" and row["keep"] == "half"
@@ -39,6 +40,17 @@ def test_turns_df_columns_and_values() -> None:
     assert row["retries"] == 1 and row["seconds"] == 1.23
     assert (df["input"] == 100).all() and (df["cache read"] == 850).all()
     assert (df["cache hit %"] == 86.7).all()  # 850 of 980 prompt tokens read from the cache
+
+
+def test_an_unpriced_model_shows_a_dash_never_zero_and_what_the_endpoint_switched_off() -> None:
+    unpriced = [dataclasses.replace(rec(i, cost=None), model="llama-local", without=("cache_control",))
+                for i in (1, 2)]
+    df = tables.turns_df(unpriced)
+    assert df["cost"].tolist() == ["–", "–"] and df["cumulative cost"].tolist() == ["–", "–"]
+    assert df["switched off"].tolist() == ["cache_control", "cache_control"]
+    shown = tables.for_display(df)
+    assert shown["cost"].tolist() == ["–", "–"] and "switched off" in shown.columns
+    assert "switched off" not in tables.for_display(tables.turns_df([rec(1)])).columns  # blank: not shown
 
 
 def test_empty_frames_keep_their_columns() -> None:

@@ -95,8 +95,8 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
         if model not in _warned:
             _warned.add(model)
             warnings.warn(
-                f"nbagent has no prices for model {model!r}; cost is shown as n/a. "
-                "Add them with prices={...} in the config or %config AgentMagics.prices.",
+                f"nbagent has no prices for model {model!r}; cost is shown as – (unknown). "
+                "Add them with prices={...} in the Agent's settings (see docs/models.md).",
                 stacklevel=2,
             )
         return None

@@ -170,13 +170,29 @@ def get_model(model_id: str, overrides: Mapping[str, ModelInfo] | None = None) -
 
 
 def context_window_for(model_id: str, override: int | None = None,
-                       models: Mapping[str, ModelInfo] | None = None) -> int:
+                       models: Mapping[str, ModelInfo] | None = None,
+                       known: Mapping[str, int] | None = None) -> int:
     """The window to plan for: an explicit override, the user's table or the registry's figure,
-    or 128,000."""
+    a window an endpoint reported (``known``), or 128,000."""
     if override:
         return override
     info = get_model(model_id, models)
-    return info.context_window if info else DEFAULT_CONTEXT_WINDOW
+    if info is not None:
+        return info.context_window
+    return (known or {}).get(model_id, DEFAULT_CONTEXT_WINDOW)
+
+
+def is_priced(model_id: str, models: Mapping[str, ModelInfo] | None = None) -> bool:
+    """Whether nbagent knows ``model_id``'s prices (built-in table or the user's rows)."""
+    return get_model(model_id, models) is not None
+
+
+def has_stand_in_price(model_id: str, models: Mapping[str, ModelInfo] | None = None) -> bool:
+    """Whether a dollar budget can be enforced for ``model_id``: it is priced, or it is an unknown
+    Claude model whose family's highest price stands in. Any other model (a local or gateway model)
+    has no honest price, so a dollar budget on it is refused rather than counted at Claude's."""
+    return is_priced(model_id, models) or bool(family_of(model_id)) and any(
+        m.family == family_of(model_id) for m in MODELS)
 
 
 def family_of(model_id: str) -> str:

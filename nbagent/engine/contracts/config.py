@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, get_args
 
-from ..api_facts.models import DEFAULT_MODEL, ModelInfo, load_models
+from ..api_facts.models import DEFAULT_MODEL, ModelInfo, has_stand_in_price, load_models
 from ..api_facts.request_params import reasoning_params, server_tool_definitions
 from .context_policy import DEFAULT_POLICY, ContextPolicy
+from .errors import NbAgentError
 
 DEFAULT_MAX_REQUESTS = 25
 DEFAULT_MAX_BUDGET_USD: float | None = None
@@ -94,6 +95,15 @@ class SessionConfig:
     max_session_budget_usd: float | None = DEFAULT_MAX_SESSION_BUDGET_USD
     """Session budget: once everything the session was billed (rolled-back requests included)
     reaches this (USD), no further request is sent."""
+    token_budget: int | None = None
+    """Per-prompt token budget: once this prompt's requests used this many tokens (input, cache
+    writes and reads, output), no further request is sent (then ``Done("max_budget")``). Works for
+    any model, priced or not (a local model, a gateway's)."""
+    session_token_budget: int | None = None
+    """Session token budget: once every request the session was billed used this many tokens."""
+    known_windows: Mapping[str, int] | None = None
+    """Context windows of models the model table does not know, by model id (what an endpoint
+    reported, or its profile's ``context_window``); ``context_window`` still overrides."""
     task_dir: Path | None = None
     """Persistence folder (None: in memory only)."""
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
@@ -149,6 +159,12 @@ class SessionConfig:
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 raise ValueError(f"{name} must be >= 0 (USD), got {value!r}")
+        _check_positive(self, "token_budget", "session_token_budget", optional=True)
+        if self.known_windows is not None:
+            set_(self, "known_windows", {str(k): int(v) for k, v in dict(self.known_windows).items()})
+        refusal = unpriced_budget_refusal(self.model, self.prices, self.max_budget_usd, self.max_session_budget_usd)
+        if refusal is not None:
+            raise UnpricedBudgetError(refusal)
 
     def replace(self, **changes: Any) -> "SessionConfig":
         """A copy with ``changes``; an unknown setting raises ``TypeError`` naming the known ones."""
@@ -166,12 +182,31 @@ class RunLimits:
 
     max_requests: int | None = None
     max_budget_usd: float | None = None
+    token_budget: int | None = None
+    """Tokens this prompt may use (None: the session's ``token_budget``)."""
 
     def resolve(self, config: SessionConfig) -> tuple[int | None, float | None]:
         """``(max_requests, max_budget_usd)`` in force for a run under ``config``."""
         requests = self.max_requests if self.max_requests is not None else config.max_requests
         budget = self.max_budget_usd if self.max_budget_usd is not None else config.max_budget_usd
         return requests, budget
+
+
+class UnpricedBudgetError(NbAgentError, ValueError):
+    """A dollar budget was set on a model nbagent has no prices for: it could not be enforced."""
+
+
+def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,
+                            *budgets_usd: float | None) -> str | None:
+    """Why a dollar budget on ``model`` cannot be enforced (None: it can, or no budget is set).
+
+    A budget is never silently off, and a local or gateway model is never counted at Claude's
+    prices: its dollar budget is refused with what to use instead."""
+    if all(b is None for b in budgets_usd) or has_stand_in_price(model, prices):
+        return None
+    return (f"nbagent has no prices for model {model!r}, so a dollar budget cannot be enforced on it. "
+            "Use a token budget instead (--token-budget / --session-token-budget, token_budget= / "
+            "session_token_budget=), or add the model's prices to the model table (prices={...}, see docs/models.md)")
 
 
 def setting_names() -> list[str]:

@@ -26,6 +26,9 @@ class ErrorKind(str, Enum):
     CONNECTION = "connection"
     TIMEOUT = "timeout"
     UNKNOWN = "unknown"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    """A gateway (e.g. the LiteLLM proxy) refused the request because its budget for this key is
+    spent: the run stops as a budget stop, it is neither retried nor asked about."""
 
 
 _AUTO_RETRYABLE = {
@@ -55,12 +58,16 @@ class ApiError(NbAgentError):
     """A failed API request as the engine sees it; providers raise it, mapping their SDK's errors.
 
     ``kind`` decides retrying; ``retry_after_s`` is the server's requested wait (None if it sent
-    none); ``status`` and ``request_id`` are shown to the user when known.
+    none); ``status`` and ``request_id`` are shown to the user when known. ``rejected`` names a
+    request feature the endpoint refused in a clear 4xx (``cache_control``, ``thinking``,
+    ``effort``, ``tool_choice``, ``server_tools``): the engine switches it off and retries once.
     """
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
-                 retry_after_s: float | None = None, request_id: str | None = None) -> None:
+                 retry_after_s: float | None = None, request_id: str | None = None,
+                 rejected: str | None = None) -> None:
         self.kind = kind
+        self.rejected = rejected
         self.status = status
         self.message = message
         self.retry_after_s = retry_after_s

@@ -60,13 +60,16 @@ class RequestRecord:
     trigger_tokens: int | None = None
     """When the context manager changed what this request sent: the previous request's tokens
     that made it act (the figure its notice shows)."""
+    without: tuple[str, ...] = ()
+    """Request features the endpoint refused and this request was sent without (``cache_control``,
+    ``thinking``, ...; see ``engine.loop.degrade``)."""
     context_actions: tuple[ContextAction, ...] = ()
     """What the context policy's layers did to this request (the cache write it caused is
     ``usage.cache_creation_input_tokens``)."""
     compaction_usage: Usage | None = None
     """Tokens of the server's compaction iterations on this request: billed (in ``cost_usd``),
     not part of ``usage``, which is the context the model saw."""
-    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage")
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "without")
     """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 

@@ -56,6 +56,9 @@ class ModelRequest:
     """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
     The provider adds the beta headers it and the messages need
     (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""
+    without: frozenset[str] = frozenset()
+    """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
+    (``cache_control``: no cache breakpoints)."""
 
 
 class Provider(Protocol):

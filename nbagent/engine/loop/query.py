@@ -45,6 +45,7 @@ from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
+from .degrade import budget_stop_message
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
@@ -64,6 +65,7 @@ from .turn import (
     prompt_too_big,
     save_outcome,
     stop_notice,
+    unpriced_budget_error,
     unpriced_budget_notice,
 )
 
@@ -94,6 +96,8 @@ class QueryEngine:
         self._close_after_run = False
         self._prompt_mode: str | None = None  # the permission mode of the last prompt sent (see mode_blocks)
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
+        self.without: set[str] = set()
+        """Request features this session's endpoint refused: left out from then on (see loop/degrade.py)."""
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
@@ -141,7 +145,8 @@ class QueryEngine:
 
     @property
     def context_window(self) -> int:
-        return context_window_for(self._config.model, self._config.context_window, self._config.prices)
+        config = self._config
+        return context_window_for(config.model, config.context_window, config.prices, config.known_windows)
 
     @property
     def running_prompt(self) -> str | None:
@@ -225,7 +230,8 @@ class QueryEngine:
         except TooDeepError as exc:
             new_blocks, replaced, too_big = [], 0, f"The prompt's content blocks are {exc}; it was not sent."
         else:
-            too_big = prompt_too_big(self.counter, self.context_window, self._config.model, new_blocks)
+            too_big = unpriced_budget_error(self._config, limits) or \
+                prompt_too_big(self.counter, self.context_window, self._config.model, new_blocks)
         if replaced:
             session.notices.append(replaced_notice(replaced, "the prompt"))
         if too_big is not None:
@@ -247,6 +253,8 @@ class QueryEngine:
             state.reason = "aborted"
         except RequestCancelled as exc:
             state.reason, state.error = "error", str(exc)
+            if exc.kind is ErrorKind.BUDGET_EXCEEDED:  # the gateway's budget: a budget stop, one line
+                state.reason, state.error, state.stopped = "max_budget", None, budget_stop_message(exc.message)
             if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
                 state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
                                 " (shorter) prompt is not merged into it.")
@@ -283,16 +291,17 @@ class QueryEngine:
         return RequestRun(config=self._config, provider=self.provider, session=self.session, guard=guard,
                           control=control, counter=self.counter, sleep=self.sleep, sources=self.sources,
                           ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
-                          context_window=self.context_window)
+                          context_window=self.context_window, without=self.without)
 
     async def _requests(self, run: RequestRun, state: "TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
         """Requests and tool calls until the model ends its turn or a limit is reached."""
         session = self.session
         # Budgets count money billed (session.spent: a rollback never lowers it), not the history.
-        bounds = PromptLimits.of(run.config, limits, session.spent.budget_usd)
+        bounds = PromptLimits.of(run.config, limits, session.spent.budget_usd, session.spent.tokens)
         requests = 0
         while True:
-            reached = bounds.reached(requests, session.spent.budget_usd)
+            spent = session.spent
+            reached = bounds.reached(requests, spent.budget_usd, spent.tokens)
             if reached is not None:
                 state.reason, state.stopped = reached
                 return

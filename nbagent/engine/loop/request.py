@@ -49,6 +49,7 @@ from ..contracts.permissions import OnApiFailure
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
+from .degrade import is_budget_stop, switch_off
 from .sanitize import Sanitizer
 from .stream_redact import redacted_error, redacted_stream
 
@@ -63,6 +64,7 @@ class RequestCancelled(NbAgentError):
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
         self.kind = kind
+        self.message = message
         super().__init__(f"{kind.value}: {message}")
 
 
@@ -102,6 +104,9 @@ class RequestRun:
     sleep: Sleep
     sources: Sequence[ToolSource]
     context_window: int
+    without: set[str] = field(default_factory=set)
+    """Request features this endpoint refused (see :mod:`.degrade`): left out of every request;
+    the engine's own set, shared by its runs, so a feature stays off for the session."""
 
 
 @dataclass
@@ -176,7 +181,7 @@ async def attempt_api_request(
         estimate = run.counter.count_request(messages, system, tools)
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
-        request = model_request(run.config, attempts.model, messages, system, tools)
+        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without))
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:
@@ -201,14 +206,17 @@ async def attempt_api_request(
 
 
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
-                  tools: list[dict[str, Any]]) -> ModelRequest:
+                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset()) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
-    (lenient: a fallback model was not the one the settings were checked against)."""
+    (lenient: a fallback model was not the one the settings were checked against), leaving out
+    the features the endpoint refused (``without``)."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
+    server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
-                        thinking=params.thinking, effort=params.effort,
-                        server_tools=server_tool_definitions(config.server_tools),
-                        timeout_s=config.request_timeout_s, context_management=server_edits(config, model))
+                        thinking=None if "thinking" in without else params.thinking,
+                        effort=None if "effort" in without else params.effort,
+                        server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
+                        context_management=None if "context_management" in without else server_edits(config, model))
 
 
 def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
@@ -378,6 +386,14 @@ async def decide_after_failure(
 ) -> AsyncGenerator[Event, None]:
     """Step 4: after a failed attempt, yield what happens next and return to retry; raise
     :class:`RequestCancelled` when the user (or the headless default) gives up."""
+    # An endpoint's refusal of a feature or its budget is no transient failure: no backoff (degrade.py).
+    switched_off = switch_off(run.without, error)
+    if switched_off is not None:
+        attempts.total += 1  # the refused request was sent too
+        yield switched_off
+        return
+    if is_budget_stop(error):
+        raise RequestCancelled(error.kind, error.message)
     if error.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED:
         recovered = None if attempts.overflow_recovered else recover_overflow(run, messages_sent, ts)
         if recovered is not None:

@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 from ..api_facts.models import get_model, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
-from ..contracts.config import RunLimits, SessionConfig
+from ..contracts.config import RunLimits, SessionConfig, unpriced_budget_refusal
 from ..contracts.errors import NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
@@ -143,17 +143,29 @@ class PromptLimits:
     budget: float | None
     session_budget: float | None
     start: float
+    tokens: int | None = None
+    session_tokens: int | None = None
+    tokens_start: int = 0
 
     @classmethod
-    def of(cls, config: SessionConfig, limits: RunLimits, spent: float) -> "PromptLimits":
+    def of(cls, config: SessionConfig, limits: RunLimits, spent: float, tokens_spent: int = 0) -> "PromptLimits":
         max_requests, budget = limits.resolve(config)
-        return cls(max_requests, budget, config.max_session_budget_usd, spent)
+        tokens = limits.token_budget if limits.token_budget is not None else config.token_budget
+        return cls(max_requests, budget, config.max_session_budget_usd, spent, tokens, config.session_token_budget,
+                   tokens_spent)
 
-    def reached(self, requests: int, spent: float) -> tuple[DoneReason, str] | None:
+    def reached(self, requests: int, spent: float, tokens_spent: int = 0) -> tuple[DoneReason, str] | None:
         """``(reason, message)`` when a limit stops the prompt before its next request."""
         if self.max_requests is not None and requests >= self.max_requests:
             return "max_requests", (f"stopped: this prompt's request limit {self.max_requests} reached "
                                     f"({requests} request(s) sent in this prompt)")
+        tokens_in_prompt = max(tokens_spent - self.tokens_start, 0)
+        if self.tokens is not None and tokens_in_prompt >= self.tokens:
+            return "max_budget", (f"stopped: this prompt's token budget {self.tokens:,} reached "
+                                  f"({tokens_in_prompt:,} tokens used in this prompt)")
+        if self.session_tokens is not None and tokens_spent >= self.session_tokens:
+            return "max_budget", (f"stopped: the session token budget {self.session_tokens:,} reached "
+                                  f"({tokens_spent:,} tokens used in this session)")
         in_prompt = max(spent - self.start, 0.0)
         if self.budget is not None and in_prompt >= self.budget:
             return "max_budget", (f"stopped: this prompt's budget {usd(self.budget)} reached "
@@ -162,6 +174,11 @@ class PromptLimits:
             return "max_budget", (f"stopped: the session budget {usd(self.session_budget)} reached "
                                   f"({usd(spent)} spent in this session)")
         return None
+
+
+def unpriced_budget_error(config: SessionConfig, limits: RunLimits) -> str | None:
+    """Why this prompt's dollar budget cannot be enforced (a model without any price), or None."""
+    return unpriced_budget_refusal(config.model, config.prices, limits.max_budget_usd)
 
 
 def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[str]) -> list[str]:

@@ -38,12 +38,14 @@ class Spent:
     budget_usd: Money = 0.0
     """What budgets count: ``cost_usd`` plus unpriced requests at their stand-in price."""
     unpriced_requests: NonNegInt = 0
+    tokens: NonNegInt = 0
+    """Every token billed (prompt and output): what token budgets count."""
 
     @classmethod
     def of(cls, records: Iterable[RequestRecord]) -> "Spent":
         total = cls()
         for r in records:
-            total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None))
+            total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None), r.usage.total_tokens)
         return total
 
     def __add__(self, other: "Spent") -> "Spent":
@@ -53,7 +55,7 @@ class Spent:
         """``self - other``, never below zero (a saved figure older than its records)."""
         return Spent(max(self.requests - other.requests, 0), max(self.cost_usd - other.cost_usd, 0.0),
                      max(self.budget_usd - other.budget_usd, 0.0),
-                     max(self.unpriced_requests - other.unpriced_requests, 0))
+                     max(self.unpriced_requests - other.unpriced_requests, 0), max(self.tokens - other.tokens, 0))
 
 
 class RunningTotals:
@@ -99,7 +101,7 @@ class RunningTotals:
     def spent(self, records: Sequence[RequestRecord], dropped: Spent) -> Spent:
         """Everything billed: ``records`` plus ``dropped`` (requests rolled back out of them)."""
         self._advance(records)
-        return Spent(len(records), self._cost, self._budget, self._unpriced) + dropped
+        return Spent(len(records), self._cost, self._budget, self._unpriced, self._usage.total_tokens) + dropped
 
     def of(self, records: Sequence[RequestRecord], truncations: int, dropped: Spent = Spent()) -> Totals:
         self._advance(records)

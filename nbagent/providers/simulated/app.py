@@ -25,6 +25,7 @@ from nbagent.engine.api_facts.tokens import TokenCounter
 from ...engine.api_facts.caching import PromptCache
 from . import context_edits
 from .brain import DemoBrain
+from .endpoint import check_rejectable, model_info, refuse_features
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond
@@ -125,7 +126,13 @@ class SimulatedAPI:
         first_token_latency: float = 0.0,
         thinks_by_default: bool = True,
         request_log: int | None = REQUEST_LOG_SIZE,
+        rejects: Sequence[str] = (),
+        models: Mapping[str, int] | None = None,
     ) -> None:
+        self.rejects = check_rejectable(tuple(rejects))
+        """Request features this endpoint refuses with a 400 (see ``endpoint.py``)."""
+        self.models = dict(models or {})
+        """Models beyond Claude's table this endpoint serves, with their windows."""
         self.responder: ResponderFn = _as_responder(responder)
         self.context_window = context_window
         self.faults = faults  # coerced by the property setter
@@ -144,6 +151,15 @@ class SimulatedAPI:
         self._messages = 0
         self._tools = 0
         self._signed: dict[str, set[str]] = {}  # signature -> the thinking text(s) it was issued with
+
+    def reset(self, responder: Responder = None) -> None:
+        """Start over as a new API on the same address: ``responder`` answers from now on, and the
+        prompt cache, the request log and the issued thinking signatures are forgotten (a server
+        that outlives one test, e.g. behind a gateway process, serves the next one afresh)."""
+        self.responder = _as_responder(responder)
+        self.cache = PromptCache(lambda: self.clock(), self._counter)
+        self.requests.clear()
+        self._signed.clear()
 
     @property
     def faults(self) -> FaultSchedule:
@@ -174,7 +190,7 @@ class SimulatedAPI:
 
     def window_for(self, model: str) -> int:
         """The context window enforced for ``model``."""
-        return context_window_for(model, self.context_window)
+        return context_window_for(model, self.context_window, known=self.models)
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -215,6 +231,10 @@ class SimulatedAPI:
     async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: Any,
                        fault: Fault | None, number: int, request_id: str) -> AppResponse:
         route = path.rstrip("/")
+        if method.upper() == "GET" and "/v1/models/" in route:
+            model = route.rsplit("/v1/models/", 1)[1]
+            info = model_info(model, self.models, self.window_for(model))
+            return self._finish(None, _json_headers(request_id), json.dumps(info))
         count_only = route.endswith("/v1/messages/count_tokens")
         if method.upper() != "POST" or not (count_only or route.endswith("/v1/messages")):
             raise ApiError(404, "not_found_error", f"Not found: {method} {path}")
@@ -227,8 +247,9 @@ class SimulatedAPI:
             raise self._fault_error(fault, body)
 
         validate(body, count_only, self._signed)
+        refuse_features(body, self.rejects)
         model = str(body["model"])
-        if get_model(model) is None and not model.startswith("claude-"):
+        if get_model(model) is None and not model.startswith("claude-") and model not in self.models:
             raise ApiError(404, "not_found_error", f"model: {model}")
         context_edits.check(body, headers)
         managed = context_edits.apply(body, lambda ms: self._counter.count_request(

@@ -1,0 +1,211 @@
+"""Endpoints: where the Messages API is served, and how nbagent authenticates there.
+
+An :class:`Endpoint` is a base URL, a key (``x-api-key``) or a bearer token (``Authorization:
+Bearer``, as gateways such as the LiteLLM proxy take them), extra headers, a per-request timeout,
+and optionally the model and window to use there. Named profiles come from
+``~/.nbagent/endpoints.json``, then ``<cwd>/.nbagent/endpoints.json`` (both optional; a write to
+either always asks, as for everything under ``.nbagent/``), then ``AgentMagics.endpoints``; a later
+source wins per name::
+
+    {"endpoints": {"gateway": {"base_url": "http://127.0.0.1:4000", "auth_token_env": "LITELLM_KEY",
+                               "model": "local-model", "headers": {"X-Team": "data"}, "timeout_s": 120}}}
+
+Keys, tokens and header values are secrets: no repr, event, file or tool output carries them
+(the Agent hands them to the redaction boundary, and ``*_env`` names to ``secret_env``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..engine.contracts.errors import NbAgentError
+
+ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
+RESERVED_NAMES = frozenset({"auto", "simulated", "anthropic"})
+"""Provider choices, not endpoint names (``%%agent --endpoint anthropic`` would be ambiguous)."""
+_FIELDS = frozenset({"base_url", "api_key", "api_key_env", "auth_token", "auth_token_env", "headers",
+                     "timeout_s", "model", "context_window", "kind", "region", "project_id", "model_ids"})
+KINDS = ("anthropic", "bedrock", "vertex")
+"""``anthropic``: any server of the Messages API; ``bedrock`` / ``vertex``: the SDK's own clients
+for Amazon Bedrock (SigV4 from AWS's credential chain) and Google Vertex AI (a bearer token, or
+Google's application-default credentials)."""
+
+
+class EndpointError(NbAgentError):
+    """An endpoint profile is unknown or malformed; the message says where profiles are read from."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One Messages API endpoint (its secrets are in no repr)."""
+
+    name: str
+    base_url: str | None = None
+    """``None``: the SDK's default (Anthropic's API, or ``ANTHROPIC_BASE_URL``)."""
+    api_key: str | None = field(default=None, repr=False)
+    auth_token: str | None = field(default=None, repr=False)
+    """Sent as ``Authorization: Bearer …`` (gateways' virtual keys)."""
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Extra headers of every request (their values are treated as secrets)."""
+    timeout_s: float | None = None
+    """Per-request timeout (None: the session's ``request_timeout_s`` or 600 s)."""
+    model: str | None = None
+    """The model to use here unless the session names one."""
+    context_window: int | None = None
+    """The window of ``model`` when nbagent's table does not know it and the endpoint cannot tell."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables the secrets were read from (kept out of the shell tool's environment)."""
+    kind: str = "anthropic"
+    """One of :data:`KINDS`."""
+    region: str | None = None
+    """The cloud region (Bedrock, Vertex)."""
+    project_id: str | None = None
+    """The Google Cloud project (Vertex)."""
+    model_ids: Mapping[str, str] = field(default_factory=dict)
+    """The id the endpoint knows a model by, per nbagent model id (e.g. ``claude-sonnet-4-5`` ->
+    ``anthropic.claude-sonnet-4-5-20250929-v1:0`` on Bedrock): the session keeps nbagent's id, so
+    windows and prices stay known, and the request carries the endpoint's."""
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name in RESERVED_NAMES:
+            raise EndpointError(f"an endpoint needs a name other than {', '.join(sorted(RESERVED_NAMES))}")
+        if self.kind not in KINDS:
+            raise EndpointError(f"endpoint {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind != "anthropic" and not self.region:
+            raise EndpointError(f"endpoint {self.name!r}: a {self.kind} endpoint needs a region")
+        if self.kind == "vertex" and not self.project_id:
+            raise EndpointError(f"endpoint {self.name!r}: a vertex endpoint needs a project_id")
+        if self.base_url is not None:
+            parsed = urllib.parse.urlsplit(self.base_url)
+            if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                raise EndpointError(f"endpoint {self.name!r}: base_url must be an http(s) URL, "
+                                    f"e.g. http://127.0.0.1:4000 (got {self.where})")
+            if parsed.username or parsed.password:
+                raise EndpointError(f"endpoint {self.name!r}: put credentials in auth_token/api_key "
+                                    "(or their *_env), not in base_url")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise EndpointError(f"endpoint {self.name!r}: timeout_s must be a positive number of seconds")
+        if self.context_window is not None and (isinstance(self.context_window, bool) or self.context_window < 1):
+            raise EndpointError(f"endpoint {self.name!r}: context_window must be a positive number of tokens")
+
+    @property
+    def where(self) -> str:
+        """The base URL without path secrets or query (what status lines show)."""
+        if self.kind == "bedrock" and self.base_url is None:
+            return f"Amazon Bedrock ({self.region})"
+        if self.kind == "vertex" and self.base_url is None:
+            return f"Google Vertex AI ({self.region}, project {self.project_id})"
+        if self.base_url is None:
+            return "the Anthropic API"
+        parsed = urllib.parse.urlsplit(self.base_url)
+        host = parsed.hostname or "?"
+        return f"{parsed.scheme}://{host}{f':{parsed.port}' if parsed.port else ''}"
+
+    @property
+    def auth(self) -> str:
+        """How requests authenticate, in words (never the secret)."""
+        if self.auth_token:
+            return "bearer token"
+        if self.api_key:
+            return "API key"
+        return {"bedrock": "AWS credentials (SigV4)", "vertex": "Google credentials"}.get(self.kind, "none")
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value of this endpoint (for the redaction boundary)."""
+        return tuple(v for v in (self.api_key, self.auth_token, *self.headers.values()) if v)
+
+    def describe(self) -> str:
+        """``gateway at http://127.0.0.1:4000 (bearer token)``: for status lines, no secret."""
+        headers = f", headers {', '.join(sorted(self.headers))}" if self.headers else ""
+        return f"{self.name} at {self.where} ({self.auth}{headers})"
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.describe()!r}, model={self.model!r})"
+
+
+def profile_files(cwd: str | Path | None = None) -> list[Path]:
+    """Where named profiles are read from, in order (a later one wins per name)."""
+    return [Path.home() / ENDPOINTS_FILE, Path(cwd or Path.cwd()) / ENDPOINTS_FILE]
+
+
+def load_profiles(cwd: str | Path | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Every named profile (raw rows, secrets not yet read): the files, then ``extra``."""
+    rows: dict[str, dict[str, Any]] = {}
+    for path in profile_files(cwd):
+        if path.is_file():
+            rows.update(_read(path))
+    for name, row in dict(extra or {}).items():
+        rows[str(name)] = _checked_row(str(name), row, "AgentMagics.endpoints")
+    return rows
+
+
+def _read(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EndpointError(f"cannot read endpoint profiles from {path}: {exc}") from exc
+    table = raw.get("endpoints", raw) if isinstance(raw, dict) else None
+    if not isinstance(table, dict):
+        raise EndpointError(f"{path}: expected {{\"endpoints\": {{NAME: {{\"base_url\": ...}}}}}}")
+    return {str(name): _checked_row(str(name), row, str(path)) for name, row in table.items()}
+
+
+def _checked_row(name: str, row: Any, where: str) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise EndpointError(f"{where}: endpoint {name!r} must be an object of settings")
+    unknown = sorted(set(row) - _FIELDS)
+    if unknown:
+        raise EndpointError(f"{where}: endpoint {name!r} has unknown field(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(sorted(_FIELDS))}")
+    headers = row.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise EndpointError(f"{where}: endpoint {name!r}: headers must map names to string values")
+    return dict(row)
+
+
+def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
+    """An :class:`Endpoint` from a profile row, its ``*_env`` secrets read from ``environ`` now."""
+    env = os.environ if environ is None else environ
+    secret_env: list[str] = []
+
+    def secret(key: str) -> str | None:
+        var = row.get(f"{key}_env")
+        if var:
+            value = env.get(str(var), "").strip()
+            if not value:
+                raise EndpointError(f"endpoint {name!r}: the environment variable {var} ({key}_env) is not set")
+            secret_env.append(str(var))
+            return value
+        return row.get(key) or None
+
+    api_key, auth_token = secret("api_key"), secret("auth_token")
+    timeout = row.get("timeout_s")
+    window = row.get("context_window")
+    return Endpoint(name=name, base_url=row.get("base_url"), api_key=api_key, auth_token=auth_token,
+                    headers=dict(row.get("headers", {})), timeout_s=float(timeout) if timeout is not None else None,
+                    model=row.get("model"), context_window=int(window) if window is not None else None,
+                    secret_env=tuple(secret_env), kind=str(row.get("kind", "anthropic")), region=row.get("region"),
+                    project_id=row.get("project_id"), model_ids=dict(row.get("model_ids", {})))
+
+
+def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
+                     extra: Mapping[str, Any] | None = None) -> Endpoint:
+    """``endpoint`` itself, or the named profile (secrets read from the environment now)."""
+    if isinstance(endpoint, Endpoint):
+        return endpoint
+    profiles = load_profiles(cwd, extra)
+    if endpoint not in profiles:
+        known = ", ".join(sorted(profiles)) or "none"
+        files = " or ".join(str(p) for p in profile_files(cwd))
+        raise EndpointError(f"no endpoint profile named {endpoint!r} (known: {known}); add it to {files} "
+                            "or to %config AgentMagics.endpoints")
+    return endpoint_from_row(endpoint, profiles[endpoint])
+
+
+__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "endpoint_from_row", "load_profiles", "profile_files",
+           "resolve_endpoint"]

@@ -1,0 +1,184 @@
+"""Endpoints as settings (issue 25): profiles, the provider they make, and what reaches the wire,
+checked against an independent byte-level fake of the Messages API (hand-written SSE, not the
+simulator): bearer tokens and extra headers are sent, a refused feature is switched off once, a
+window comes from ``GET /v1/models/{id}`` or its absence is a clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from nbagent import Agent
+from nbagent.agent import UnknownWindowError
+from nbagent.engine.contracts.events import Done, Notice
+from nbagent.providers.anthropic import endpoint_provider
+from nbagent.providers.endpoints import Endpoint, EndpointError, load_profiles, resolve_endpoint
+from tests.providers.test_anthropic_wire import _Chunked, stream
+
+TOKEN = "sk-gateway-SENTINEL-token-5c1e9a7d3b"
+HEADER = "team-SENTINEL-header-value-8e2f"
+URL = "http://gateway.test:4000"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+class Fake:
+    """A Messages API endpoint by hand: records every request; refuses ``rejects`` with the 400 a
+    strict server sends; serves ``windows`` at ``GET /v1/models/{id}`` (else 404)."""
+
+    def __init__(self, rejects: tuple[str, ...] = (), windows: dict[str, int] | None = None) -> None:
+        self.rejects, self.windows = rejects, windows or {}
+        self.requests: list[httpx2.Request] = []
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests.append(request)
+        path = request.url.path
+        if request.method == "GET" and path.startswith("/v1/models/"):
+            model = path.rsplit("/", 1)[1]
+            if model not in self.windows:
+                return self._error(404, "not_found_error", f"model {model} not found")
+            return httpx2.Response(200, json={"type": "model", "id": model, "display_name": model,
+                                              "created_at": "2026-01-01T00:00:00Z",
+                                              "max_input_tokens": self.windows[model]})
+        body = request.content.decode()
+        for feature in self.rejects:
+            if f'"{feature}"' in body:
+                return self._error(400, "invalid_request_error", f"{feature}: Extra inputs are not permitted")
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                               stream=_Chunked(stream([[{"type": "text", "text": ""},
+                                                        {"type": "text_delta", "text": "hello"}]], "end_turn")))
+
+    @staticmethod
+    def _error(status: int, etype: str, message: str) -> httpx2.Response:
+        return httpx2.Response(status, json={"type": "error", "error": {"type": etype, "message": message}})
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(r.content) for r in self.requests if r.method == "POST"]
+
+    def agent(self, endpoint: Endpoint, tmp_path: Path, **settings: Any) -> Agent:
+        provider = endpoint_provider(endpoint, http_client=lambda: httpx2.AsyncClient(
+            transport=httpx2.MockTransport(self.handler)))
+        return Agent(provider=provider, cwd=tmp_path, tools=[], **settings)
+
+
+def gateway(**fields: Any) -> Endpoint:
+    return Endpoint(name="gateway", base_url=URL, auth_token=TOKEN, headers={"X-Team": HEADER}, **fields)
+
+
+async def test_a_bearer_token_and_extra_headers_reach_the_wire_and_no_key_header(tmp_path: Path) -> None:
+    fake = Fake()
+    agent = fake.agent(gateway(timeout_s=42.0), tmp_path, model="claude-haiku-4-5")
+    events = [e async for e in agent.run("hi")]
+    assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
+    (request,) = fake.requests
+    assert request.url.host == "gateway.test" and request.url.path == "/v1/messages"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}" and "x-api-key" not in request.headers
+    assert request.headers["x-team"] == HEADER
+    assert request.extensions["timeout"]["read"] == 42.0
+    assert agent.config.request_timeout_s == 42.0
+
+
+@pytest.mark.parametrize(("feature", "settings"), [
+    ("cache_control", {"model": "claude-haiku-4-5"}),
+    ("thinking", {"model": "claude-sonnet-4-5", "thinking_budget": 2048, "max_tokens": 4096}),
+])
+async def test_an_endpoint_refusing_a_feature_on_the_wire_is_retried_once_without_it(
+        tmp_path: Path, feature: str, settings: dict[str, Any]) -> None:
+    fake = Fake(rejects=(feature,))
+    agent = fake.agent(gateway(), tmp_path, **settings)
+    events = [e async for e in agent.run("hi")]
+    events += [e async for e in agent.run("again")]
+    assert [e.reason for e in events if isinstance(e, Done)] == ["end_turn", "end_turn"]
+    notices = [e.message for e in events if isinstance(e, Notice) and "switched off" in e.message]
+    assert len(notices) == 1 and feature in notices[0] and "400" in notices[0]
+    bodies = fake.bodies()
+    assert len(bodies) == 3 and f'"{feature}"' in json.dumps(bodies[0])
+    assert not any(f'"{feature}"' in json.dumps(b) for b in bodies[1:])
+    assert agent.without == frozenset({feature})
+    assert [r.without for r in agent.records] == [(feature,), (feature,)]
+
+
+async def test_an_unknown_models_window_comes_from_the_endpoint(tmp_path: Path) -> None:
+    fake = Fake(windows={"qwen3-coder": 65_536})
+    agent = fake.agent(gateway(model="qwen3-coder"), tmp_path)
+    assert agent.config.model == "qwen3-coder"
+    with pytest.warns(UserWarning, match="no prices"):
+        events = [e async for e in agent.run("hi")]
+    assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
+    assert agent.context_window == 65_536 and agent.records[0].context_window == 65_536
+    assert agent.records[0].cost_usd is None
+    gets = [r for r in fake.requests if r.method == "GET"]
+    assert len(gets) == 1 and gets[0].url.path == "/v1/models/qwen3-coder"
+    [e async for e in agent.run("again")]
+    assert len([r for r in fake.requests if r.method == "GET"]) == 1  # asked once
+
+
+async def test_an_endpoint_that_cannot_tell_the_window_gets_a_clear_error_asking_for_one(tmp_path: Path) -> None:
+    fake = Fake()
+    agent = fake.agent(gateway(model="mystery-7b"), tmp_path)
+    with pytest.raises(UnknownWindowError, match=r"context window of 'mystery-7b'.*--window N"):
+        [e async for e in agent.run("hi")]
+    assert not fake.bodies() and agent.history == []
+    told = fake.agent(gateway(model="mystery-7b", context_window=8_192), tmp_path)
+    assert told.context_window == 8_192
+    given = fake.agent(gateway(model="mystery-7b"), tmp_path, context_window=16_000)
+    assert given.context_window == 16_000
+
+
+def test_profiles_come_from_home_then_cwd_then_the_trait_and_read_secrets_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, cwd = tmp_path / "home" / ".nbagent", tmp_path / "proj" / ".nbagent"
+    home.mkdir(parents=True)
+    cwd.mkdir(parents=True)
+    (home / "endpoints.json").write_text(json.dumps({"endpoints": {
+        "gw": {"base_url": "http://127.0.0.1:1", "auth_token_env": "GW_TOKEN"},
+        "ollama": {"base_url": "http://127.0.0.1:11434", "api_key": "ollama", "model": "qwen3"}}}))
+    (cwd / "endpoints.json").write_text(json.dumps({"endpoints": {
+        "gw": {"base_url": "http://127.0.0.1:4000", "auth_token_env": "GW_TOKEN", "timeout_s": 30}}}))
+    monkeypatch.setenv("GW_TOKEN", TOKEN)
+    assert sorted(load_profiles(tmp_path / "proj")) == ["gw", "ollama"]
+    gw = resolve_endpoint("gw", tmp_path / "proj")
+    assert gw.base_url == "http://127.0.0.1:4000" and gw.auth_token == TOKEN and gw.secret_env == ("GW_TOKEN",)
+    assert gw.timeout_s == 30.0 and gw.auth == "bearer token"
+    trait = resolve_endpoint("gw", tmp_path / "proj", {"gw": {"base_url": "http://127.0.0.1:9"}})
+    assert trait.base_url == "http://127.0.0.1:9"
+    agent = Agent(endpoint="gw", cwd=tmp_path / "proj", tools=[])
+    assert agent.endpoint == gw and "GW_TOKEN" in agent.config.secret_env
+    assert agent.provider.name == "gw"
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"base_url": "ftp://x"}, "http"),
+    ({"base_url": "http://user:pw@host"}, "not in base_url"),
+    ({"base_url": "http://x", "token": "t"}, "unknown field"),
+    ({"base_url": "http://x", "auth_token_env": "NOT_SET_ANYWHERE"}, "NOT_SET_ANYWHERE"),
+    ({"base_url": "http://x", "headers": {"X": 1}}, "string values"),
+])
+def test_a_bad_profile_is_a_clear_error(tmp_path: Path, row: dict[str, Any], message: str) -> None:
+    with pytest.raises(EndpointError, match=message):
+        resolve_endpoint("bad", tmp_path, {"bad": row})
+
+
+def test_an_unknown_profile_names_the_known_ones_and_where_they_are_read(tmp_path: Path) -> None:
+    with pytest.raises(EndpointError, match=r"no endpoint profile named 'nope' \(known: a\).*endpoints.json"):
+        resolve_endpoint("nope", tmp_path, {"a": {"base_url": "http://x"}})
+    with pytest.raises(EndpointError, match="a name other than"):
+        Endpoint(name="simulated")
+    with pytest.raises(ValueError, match="either endpoint= or provider="):
+        Agent(endpoint="a", provider="simulated")
+
+
+def test_an_endpoints_repr_and_description_carry_no_secret() -> None:
+    endpoint = gateway()
+    for text in (repr(endpoint), str(endpoint), endpoint.describe(), repr(endpoint_provider(endpoint))):
+        assert TOKEN not in text and HEADER not in text
+    assert endpoint.describe() == "gateway at http://gateway.test:4000 (bearer token, headers X-Team)"
