@@ -118,7 +118,7 @@ def find_record(root: Path, prompt: str, notebook: str | None) -> ReplayIndex | 
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
         return None
-    found: list[tuple[bool, float, ReplayIndex]] = []
+    found: list[tuple[float, ReplayIndex]] = []
     for path in folder.glob("*.json"):
         index = load_index(root, path.stem)
         if index is None or not index.turns or index.turns[0].prompt != prompt:
