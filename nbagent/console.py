@@ -32,6 +32,8 @@ def format_event(event: ev.Event) -> str | None:
         status = f" {event.status}" if event.status else ""
         retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
         return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
+    if isinstance(event, ev.RateLimitWait):
+        return f"\n  ⏳ {event.headline}\n"
     if isinstance(event, ev.StreamInterrupted):
         return f"\n  ⚡ stream interrupted ({event.error_kind}); partial output discarded\n"
     if isinstance(event, ev.ApiRequestFailed):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from ..api_facts.rate_limits import RateLimitSnapshot
+
 
 class ErrorKind(str, Enum):
     """What went wrong with an API request, as far as retrying and the user are concerned."""
@@ -59,12 +61,15 @@ class ApiError(NbAgentError):
     """
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
-                 retry_after_s: float | None = None, request_id: str | None = None) -> None:
+                 retry_after_s: float | None = None, request_id: str | None = None,
+                 rate_limits: RateLimitSnapshot | None = None) -> None:
         self.kind = kind
         self.status = status
         self.message = message
         self.retry_after_s = retry_after_s
         self.request_id = request_id
+        self.rate_limits = rate_limits
+        """The response's ``anthropic-ratelimit-*`` headers, when it had any (a 429 has)."""
         super().__init__(message)
 
 

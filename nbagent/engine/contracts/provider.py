@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 
 from ..api_facts.cost import Usage
+from ..api_facts.rate_limits import RateLimitSnapshot
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
 from .messages import Message
 
@@ -25,6 +26,8 @@ class MessageComplete:
     request_id: str | None = None
     stop_details: Mapping[str, Any] | None = None
     """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
+    rate_limits: RateLimitSnapshot | None = None
+    """The response's ``anthropic-ratelimit-*`` headers (None when it had none)."""
 
 
 Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]

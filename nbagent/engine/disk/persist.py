@@ -94,16 +94,25 @@ def dumps_line(value: Any) -> str:
     return _LINE_ENCODER.encode(value)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
+OMIT_DEFAULT = {"omit_default": True}
+"""Field metadata of a field added after folders were written: left out of the line while it holds
+its default, so a folder of the earlier writer is written back byte for byte."""
 
 
 def _json_default(value: Any) -> Any:
     cls = type(value)
     if hasattr(cls, "__dataclass_fields__"):
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
-        return {name: getattr(value, name) for name in names}
+        entry = _FIELDS.get(cls)
+        if entry is None:
+            fields = dataclasses.fields(value)
+            entry = _FIELDS[cls] = (tuple(f.name for f in fields),
+                                    {f.name: f.default for f in fields if f.metadata.get("omit_default")})
+        names, omit = entry
+        if not omit:
+            return {name: getattr(value, name) for name in names}
+        return {name: getattr(value, name) for name in names
+                if name not in omit or getattr(value, name) != omit[name]}
     return str(value)
 
 

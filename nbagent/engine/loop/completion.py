@@ -29,7 +29,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
         trigger_tokens=outcome.truncation.previous_tokens if outcome.truncation else None,
         file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
         stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
-        estimated_input_tokens=outcome.estimated_input_tokens,
+        estimated_input_tokens=outcome.estimated_input_tokens, rate_limit_wait_s=round(outcome.rate_limit_wait_s, 3),
     )
     sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
                                 tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)

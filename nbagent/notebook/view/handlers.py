@@ -188,6 +188,7 @@ HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
     "server_tool_result": _on_server_tool_result,
     "api_request_started": _on_api_request_started,
     "retry_scheduled": _on_retry_scheduled,
+    "rate_limit_wait": _on_retry_scheduled,  # the same countdown, worded as a wait, not a failure
     "stream_interrupted": _on_stream_interrupted,
     "api_request_failed": _on_api_request_failed,
     "context_truncated": _on_context_truncated,

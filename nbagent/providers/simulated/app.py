@@ -26,6 +26,7 @@ from ...engine.api_facts.caching import PromptCache
 from .brain import DemoBrain
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
+from .rate_limits import RateLimitSettings, SharedRateLimits
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond
 from .validation import ApiError, validate
 
@@ -110,7 +111,9 @@ class SimulatedAPI:
     has thinking only when the request enables it), for tests about other parts of the wire format.
     A thinking block this API issued must come back with its signature and its thinking unchanged.
     ``request_log`` bounds :attr:`requests` (the newest requests; None keeps all);
-    :attr:`request_count` counts every request.
+    :attr:`request_count` counts every request. ``rate_limits`` turns on the shared rate limit
+    mode (:class:`~.rate_limits.RateLimitSettings`: per-minute buckets, 429 with ``retry-after``,
+    ``anthropic-ratelimit-*`` headers on every response).
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class SimulatedAPI:
         first_token_latency: float = 0.0,
         thinks_by_default: bool = True,
         request_log: int | None = REQUEST_LOG_SIZE,
+        rate_limits: RateLimitSettings | None = None,
     ) -> None:
         self.responder: ResponderFn = _as_responder(responder)
         self.context_window = context_window
@@ -143,6 +147,8 @@ class SimulatedAPI:
         self._messages = 0
         self._tools = 0
         self._signed: dict[str, set[str]] = {}  # signature -> the thinking text(s) it was issued with
+        # The shared rate limit mode: the organisation's per-minute buckets (None: unlimited).
+        self.rate_limits = SharedRateLimits(rate_limits, clock=lambda: self.clock()) if rate_limits else None
 
     @property
     def faults(self) -> FaultSchedule:
@@ -232,10 +238,12 @@ class SimulatedAPI:
         input_tokens = self._counter.count_request(body["messages"], body.get("system") or None,
                                                    body.get("tools") or None)
         if count_only:
-            return self._finish(fault, _json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
+            return self._finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
         window = self.window_for(model)
         if input_tokens > window:
             raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
+        if self.rate_limits is not None:  # cache reads do not count towards the input token limit
+            self.rate_limits.admit(input_tokens - self.cache.peek_read(body, input_tokens))
 
         try:
             reply = await respond(self.responder, body)
@@ -256,11 +264,13 @@ class SimulatedAPI:
         for block in message["content"]:
             if block["type"] == "thinking":
                 self._signed.setdefault(block["signature"], set()).add(block["thinking"])
+        if self.rate_limits is not None:
+            self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
         if body.get("stream") is not True:
-            return self._finish(fault, _json_headers(request_id), json.dumps(message))
+            return self._finish(fault, self._json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)
         headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
-                       ("request-id", request_id))
+                       ("request-id", request_id), *self._limit_headers())
         return AppResponse(200, headers_out, self._stream(frames, fault, request_id))
 
     def _next_id(self, prefix: str) -> str:
@@ -296,9 +306,15 @@ class SimulatedAPI:
             return AppResponse(200, headers, _cut(data))
         return AppResponse(200, headers, _once(data))
 
+    def _limit_headers(self) -> list[tuple[str, str]]:
+        return self.rate_limits.headers() if self.rate_limits is not None else []
+
+    def _json_headers(self, request_id: str) -> tuple[tuple[str, str], ...]:
+        return (*_json_headers(request_id), *self._limit_headers())
+
     def _error_response(self, err: ApiError, request_id: str) -> AppResponse:
         payload = {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": request_id}
-        headers = list(_json_headers(request_id))
+        headers = list(self._json_headers(request_id))
         if err.retry_after is not None:
             headers.append(("retry-after", f"{err.retry_after:g}"))
         if err.status >= 500:
