@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: int) -> AsyncGenerator[Event, None]:
     """Wait before sending when the last headers say the shared budget is nearly used up
     (bounded by what is left of ``max_rate_limit_wait_s``; *Retry now* sends at once)."""
-    decision = run.pacer.pace_delay(estimate)
+    decision = run.pacer.pace_delay(estimate, age=run.paced[0])
     left = run.config.max_rate_limit_wait_s - attempts.rate_wait_s
     delay = min(decision.delay_s, max(left, 0.0))
     if delay <= 0:
         return
+    run.paced[0] += 1
     yield RateLimitWait(delay_s=delay, reason="paced", dimension=decision.dimension, remaining=decision.remaining,
                         limit=decision.limit, waited_s=attempts.rate_wait_s)
     attempts.rate_wait_s += await wait_or_skip(run, delay)

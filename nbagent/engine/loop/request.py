@@ -113,6 +113,8 @@ class RequestRun:
     context_window: int
     pacer: RatePacer = field(default_factory=RatePacer)
     """What the client knows of the key's shared rate limit (one per provider)."""
+    paced: list[int] = field(default_factory=lambda: [0])
+    """How many paced waits this run had (a run that waited waits less: see ``pacing.AGEING``)."""
 
 
 @dataclass

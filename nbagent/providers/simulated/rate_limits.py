@@ -76,6 +76,8 @@ class SharedRateLimits:
         self.buckets = {dim: _Bucket(limit, limit / window, now) for dim, limit in per_minute.items() if limit}
         self.admitted = 0
         self.refused = 0
+        self.admitted_input_tokens = 0
+        """Uncached input tokens of the admitted requests (what the input token bucket counted)."""
 
     def _refill(self) -> None:
         now = self.clock()
@@ -98,6 +100,7 @@ class SharedRateLimits:
                            "per minute. For details, refer to the rate limits documentation. [simulated]",
                            self._retry_after(blocked[dim]))
         self.admitted += 1
+        self.admitted_input_tokens += uncached_input_tokens
         for dim, bucket in self.buckets.items():
             bucket.level -= min(needs[dim], float(bucket.limit)) if dim != "output-tokens" else 0.0
 
