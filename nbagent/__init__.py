@@ -49,9 +49,9 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     from .engine.contracts.events import Notice as Notice
     from .engine.contracts.events import PermissionAsked as PermissionAsked
     from .engine.contracts.events import PermissionDenied as PermissionDenied
+    from .engine.contracts.events import RateLimitWait as RateLimitWait
     from .engine.contracts.events import RequestCompleted as RequestCompleted
     from .engine.contracts.events import RequestRecord as RequestRecord
-    from .engine.contracts.events import RateLimitWait as RateLimitWait
     from .engine.contracts.events import RetryScheduled as RetryScheduled
     from .engine.contracts.events import ServerToolResult as ServerToolResult
     from .engine.contracts.events import StreamInterrupted as StreamInterrupted
