@@ -90,7 +90,12 @@ class Agent:
         hooks: HookMap | Hooks | None = None,
         **settings: Any,
     ) -> None:
-        config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
+        from .admin import admin_policy
+        from .admin.enforce import guarded_hooks, session_config
+
+        policy = admin_policy()
+        config = session_config(policy, config, settings)
+        hooks = guarded_hooks(policy, hooks)
         self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
             if isinstance(provider, str) else provider
         if asker is None and (can_use_tool is not None or on_api_failure is not None):
@@ -121,6 +126,14 @@ class Agent:
         """The answer of the last run: its structured output, or the last assistant message's text."""
         weakref.finalize(self, self.engine.session.close)
 
+    @property
+    def admin(self) -> Any:
+        """The system-wide admin policy in force now (None: none; see :mod:`nbagent.admin`), read
+        again at each use so that a changed file applies to the next prompt."""
+        from .admin import admin_policy
+
+        return admin_policy()
+
     def __repr__(self) -> str:
         return f"Agent(model={self.config.model!r}, provider={self.provider.name!r}, turns={self.turn})"
 
@@ -142,7 +155,11 @@ class Agent:
         return self.engine.config
 
     def reconfigure(self, **changes: Any) -> SessionConfig:
-        """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``."""
+        """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``;
+        a change the admin policy forbids raises :class:`~nbagent.admin.AdminLockedError`."""
+        policy = self.admin
+        if policy is not None:
+            policy.check_config(self.config.replace(**changes))
         return self.engine.reconfigure(**changes)
 
     # ----- running ----------------------------------------------------------------------------
@@ -164,12 +181,20 @@ class Agent:
 
             self._announce = False
             yield Notice(level="info", message=SIMULATED_NOTICE)
+        from .admin.enforce import prompt_limits
+
+        limits, ledger = prompt_limits(self.admin, limits, self.config)
         spec = OutputSpec.of(output) if output is not None else None
         self.last_output = None
-        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
-            if isinstance(event, Done):
-                self.last_output = _answer(spec, event, self.history)
-            yield event
+        before = self.totals.spent_usd
+        try:
+            async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
+                if isinstance(event, Done):
+                    self.last_output = _answer(spec, event, self.history)
+                yield event
+        finally:
+            if ledger is not None:  # the day's spend grows by what this prompt was billed
+                ledger.add(self.totals.spent_usd - before)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
         """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
+from traitlets import Bool, Enum, Float, Int, List, Unicode, observe, validate
 
 from ..engine.api_facts.models import DEFAULT_MODEL
 from ..engine.contracts.config import (
@@ -26,7 +26,7 @@ from ..engine.contracts.config import (
     RunLimits,
 )
 from ..engine.contracts.errors import NbAgentError
-from . import commands, settings, waiting
+from . import admin_traits, commands, settings, waiting
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
@@ -148,8 +148,14 @@ class AgentMagics(Magics):
         if line:
             print(line)
 
+    @validate("permission_mode", "allow", "max_budget")
+    def _within_admin_policy(self, proposal: Any) -> Any:
+        """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
+        return admin_traits.checked(proposal["trait"].name, proposal["value"])
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
+        admin_traits.start_from_admin_values(self)
         self.current: NotebookSession | None = None
         self.mode = "python"
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
@@ -210,6 +216,17 @@ class AgentMagics(Magics):
             self.current.agent.reconfigure(**changes)
         return self.current
 
+    def _session_with_options(self, args: Any) -> NotebookSession:
+        """The session, with the cell's ``--allow`` added; the cell's options checked against the
+        admin policy before anything is shown (an ``AdminLockedError`` names the admin setting)."""
+        sess = self._session_for(args)
+        agent, policy = sess.agent, sess.agent.admin
+        if policy is not None:
+            policy.check_limits(RunLimits(max_budget_usd=args.max_budget))
+        if args.allow:
+            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
+        return sess
+
     # --- %%agent -----------------------------------------------------------------------------
     @cell_options(name="%agent")  # IPython's help formatter adds a "%": the help reads %%agent
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
@@ -242,7 +259,7 @@ class AgentMagics(Magics):
             raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
         output = self._namespace_value(args.schema, "--schema") if args.schema else None
         try:
-            sess = self._session_for(args)
+            sess = self._session_with_options(args)
         except NbAgentError as exc:
             raise refused(exc) from None
         done = await self._run_with_view(sess, args, prompt, output)
@@ -257,8 +274,6 @@ class AgentMagics(Magics):
         from .view import AgentView
 
         agent = sess.agent
-        if args.allow:
-            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
         view = AgentView(
             model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.spent_usd,
