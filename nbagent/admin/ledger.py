@@ -16,8 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..engine.disk.persist import atomic_write_text
-
 
 class DailyLedger:
     """The spend of ``user`` on the day ``today()`` returns, kept in ``folder``."""
@@ -54,6 +52,8 @@ class DailyLedger:
         """Add ``usd`` to today's spend; returns the new total."""
         if not usd > 0:
             return self.spent()
+        from ..engine.disk.persist import atomic_write_text  # not at import: the kernel's start loads this package
+
         with self._locked():
             total = self.spent() + usd
             atomic_write_text(self.path, json.dumps({"user": self.user, "day": self.today().isoformat(),

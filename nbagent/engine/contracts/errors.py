@@ -8,9 +8,10 @@ engine reads only ``ApiError`` and :func:`as_api_error`, and imports no SDK.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..api_facts.rate_limits import RateLimitSnapshot
+if TYPE_CHECKING:  # only stored here: the kernel's start imports this module, not the header parser
+    from ..api_facts.rate_limits import RateLimitSnapshot
 
 
 class ErrorKind(str, Enum):
