@@ -29,6 +29,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None)
     p.add_argument("--allow", nargs="*", default=[], metavar="TOOL", help="tools that run without asking")
     p.add_argument("--max-requests", type=int, default=None, help="most API requests per item")
+    p.add_argument("--notebook", type=Path, default=None, metavar="NB.ipynb",
+                   help="run this parameterised agent notebook per item (item, prompt and the task folder "
+                        "injected after its 'parameters' cell) instead of the prompt alone")
     p.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="run the items on a Ray cluster (ADDRESS, or 'local' for a Ray instance here)")
     return p
@@ -42,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget is not None and not args.budget >= 0:
         parser().error("--budget must be >= 0 (USD)")
     template = ItemSpec(item="", folder="", prompt=args.prompt, provider=args.provider, model=args.model,
-                        allow=tuple(args.allow), max_requests=args.max_requests)
+                        allow=tuple(args.allow), max_requests=args.max_requests,
+                        notebook=str(args.notebook.resolve()) if args.notebook else None)
+    if args.notebook is not None and not args.notebook.is_file():
+        parser().error(f"--notebook: no such file: {args.notebook}")
     fleet = Fleet(items=args.items, prompt=args.prompt, out=args.out, jobs=args.jobs, budget_usd=args.budget,
                   template=template)
 

@@ -31,6 +31,9 @@ class ItemSpec:
     allow: tuple[str, ...] = ()
     max_budget_usd: float | None = None
     max_requests: int | None = None
+    notebook: str | None = None
+    """A parameterised agent notebook to run for the item instead of the prompt alone (see
+    :mod:`.notebook_item`)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def read_result(folder: Path) -> ItemResult | None:
         return None
 
 
-def _write_result(folder: Path, result: ItemResult) -> dict[str, Any]:
+def write_result(folder: Path, result: ItemResult) -> dict[str, Any]:
     from ..engine.disk.persist import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,11 +84,15 @@ def _write_result(folder: Path, result: ItemResult) -> dict[str, Any]:
 def run_item(spec: ItemSpec) -> dict[str, Any]:
     """Run one item to its end and record it; returns the result as a dict. Never raises for the
     item's own failure (that is its outcome); a worker killed mid-way leaves no result."""
+    if spec.notebook is not None:
+        from .notebook_item import run_notebook_item
+
+        return run_notebook_item(spec)
     from ..agent import Agent
 
     folder, item, started = Path(spec.folder), Path(spec.item), time.monotonic()
     if not item.is_file():
-        return _write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
+        return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
     task = folder / TASK_FOLDER
     resumed = task.is_dir() and any(task.iterdir())
     settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow, "max_budget_usd": spec.max_budget_usd}
@@ -102,11 +109,11 @@ def run_item(spec: ItemSpec) -> dict[str, Any]:
         finally:
             agent.close()  # releases the task folder's lock
     except Exception as exc:  # noqa: BLE001 - an item's failure is its row, not the fleet's end
-        return _write_result(folder, ItemResult(spec.item, "error", error=f"{type(exc).__name__}: {exc}",
+        return write_result(folder, ItemResult(spec.item, "error", error=f"{type(exc).__name__}: {exc}",
                                                 seconds=time.monotonic() - started, resumed=resumed))
     outcome = done.reason if done is not None else "error"
     error = (done.error or done.stopped) if done is not None else "the run ended without a Done event"
-    return _write_result(folder, ItemResult(
+    return write_result(folder, ItemResult(
         spec.item, outcome, cost_usd=round(totals.spent_usd, 6), requests=totals.spent_requests,
         retries=totals.retries, truncations=totals.truncations,
         rate_limit_wait_s=round(sum(r.rate_limit_wait_s for r in records), 3),
