@@ -19,6 +19,8 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
 
+from .admin import admin_policy
+from .admin.enforce import guarded_hooks, prompt_limits, session_config
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.errors import MissingApiKeyError
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
@@ -90,9 +92,6 @@ class Agent:
         hooks: HookMap | Hooks | None = None,
         **settings: Any,
     ) -> None:
-        from .admin import admin_policy
-        from .admin.enforce import guarded_hooks, session_config
-
         policy = admin_policy()
         config = session_config(policy, config, settings)
         hooks = guarded_hooks(policy, hooks)
@@ -130,8 +129,6 @@ class Agent:
     def admin(self) -> Any:
         """The system-wide admin policy in force now (None: none; see :mod:`nbagent.admin`), read
         again at each use so that a changed file applies to the next prompt."""
-        from .admin import admin_policy
-
         return admin_policy()
 
     def __repr__(self) -> str:
@@ -181,8 +178,6 @@ class Agent:
 
             self._announce = False
             yield Notice(level="info", message=SIMULATED_NOTICE)
-        from .admin.enforce import prompt_limits
-
         limits, ledger = prompt_limits(self.admin, limits, self.config)
         spec = OutputSpec.of(output) if output is not None else None
         self.last_output = None
