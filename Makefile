@@ -4,9 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.nbagent-installed
 
-.PHONY: demo test test-all e2e bench lab kernel clean
+.PHONY: demo test test-all e2e bench lab kernel clean frontend
 
-$(STAMP): pyproject.toml
+# labextension/package.json names the current build: a rebuilt front-end is installed again.
+$(STAMP): pyproject.toml labextension/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,notebooks]'  # notebooks: matplotlib, so the demo can plot
@@ -31,6 +32,16 @@ bench: $(STAMP)
 
 lab: kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+# Rebuilds the committed front-end bridge (labextension/) from frontend/: needs node and npm, which
+# users and CI do not (pip installs the committed build). Against the installed JupyterLab's core.
+frontend: $(STAMP)
+	cd frontend && npm ci --no-audit --no-fund
+	cd frontend && JUPYTERLAB_CORE="$$($(abspath $(PY)) -c 'import jupyterlab, pathlib; print(pathlib.Path(jupyterlab.__file__).parent / "staging")')" npm run build
+	cp frontend/install.json labextension/install.json
+	$(PY) frontend/stamp.py write
+	$(PY) -m pip install --quiet --no-deps -e .  # editable installs copy shared data: copy the new build in
+	touch $(STAMP)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -66,8 +66,17 @@ class KernelDriver:
         finally:
             self.km.shutdown_kernel(now=True)
 
-    def execute(self, code: str) -> CellRun:
-        msg_id = self.kc.execute(code, allow_stdin=False)
+    def execute(self, code: str, *, cell_id: str | None = None) -> CellRun:
+        """Send ``code``; ``cell_id`` sends it as JupyterLab does (``metadata.cellId``), which
+        jupyter_client's own ``execute`` cannot."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code, allow_stdin=False)
+        else:
+            content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                       "allow_stdin": False, "stop_on_error": True}
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         run = CellRun(msg_id)
         self.runs[msg_id] = run
         self.order.append(msg_id)

@@ -160,6 +160,8 @@ ENGINE_AT_START = {
     "nbagent.engine", "nbagent.engine.api_facts", "nbagent.engine.api_facts.models",
     "nbagent.engine.api_facts.request_params", "nbagent.engine.contracts", "nbagent.engine.contracts.config",
     "nbagent.engine.contracts.errors",
+    # the context policy setting (the magics' --context and traitlet) and the API's edit constants
+    "nbagent.engine.contracts.context_policy", "nbagent.engine.api_facts.context_edits",
 }
 KERNEL_START = """
 import json, sys

@@ -60,6 +60,7 @@ def status(magics: Any, args: Namespace) -> None:
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
+    print(f"policy       {agent.config.context} ({' → '.join(agent.config.context.layers)})")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
     always = sorted(agent.allowed_always | set(agent.config.allow))
@@ -68,6 +69,20 @@ def status(magics: Any, args: Namespace) -> None:
     for line in agent.mcp_status():
         print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
+    print(f"notebook     {notebook_line(magics)}")
+
+
+def notebook_line(magics: Any) -> str:
+    """What the kernel can do with its notebook: the bridge, cells, the record and replay."""
+    link = magics.document
+    bridge = link.bridge
+    where = (f"bridge to {bridge.frontend} ({bridge.path})" if bridge.connected
+             else "no bridge (notebook tools off; code goes into one new cell where supported)")
+    cells = "code cells on" if magics.cells else "code cells off"
+    record = "recorded for replay" if magics.record and not magics.task_root else "not recorded for replay"
+    cursor = link.cursor
+    replay = f"; replaying session {cursor.index.session}, {cursor.shown} turn(s) shown" if cursor is not None else ""
+    return f"{where}; {cells}; {record}{replay}"
 
 
 @magic_arguments(name="agent history")
@@ -136,9 +151,13 @@ def reset(magics: Any, args: Namespace) -> None:
 @argument("turn", type=turn_number, metavar="TURN", help="A turn number; 0 empties the conversation.")
 def rollback(magics: Any, args: Namespace) -> None:
     """Return the session to the end of a turn."""
+    from .document.cell_run import rolled_back
+
     sess = _need_session(magics)
     sess.rollback(args.turn)
-    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain.")
+    removed = rolled_back(magics, sess, args.turn)
+    cells = f"; {removed} agent cell(s) removed from the notebook" if removed else ""
+    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain{cells}.")
 
 
 @magic_arguments(name="agent save")

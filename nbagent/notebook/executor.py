@@ -240,13 +240,18 @@ class _UserCode:
 
     lock = threading.Lock()
     running = False
+    only_code = False  # a timeout: interrupt the code, not the cell (the agent goes on)
 
 
-def interrupt_user_code() -> bool:
-    """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs."""
+def interrupt_user_code(*, only_code: bool = False) -> bool:
+    """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs.
+
+    ``only_code``: raise in the code only (a tool's timeout), without the kernel's own interrupt
+    handler, which would also cancel the cell and so the agent's run."""
     with _UserCode.lock:
         if not _UserCode.running or threading.current_thread() is threading.main_thread():
             return False
+        _UserCode.only_code = only_code
         # A real signal to the main thread, as ■ sends: it also wakes a blocking call (time.sleep,
         # a socket read) with EINTR, which _thread.interrupt_main's simulated signal does not.
         main = threading.main_thread().ident
@@ -267,7 +272,9 @@ class _raise_on_sigint:
         previous = signal.getsignal(signal.SIGINT)
 
         def handler(signum: int, frame: Any) -> None:
-            if callable(previous) and previous is not signal.default_int_handler:
+            if _UserCode.only_code:
+                _UserCode.only_code = False
+            elif callable(previous) and previous is not signal.default_int_handler:
                 previous(signum, frame)
             raise KeyboardInterrupt
 

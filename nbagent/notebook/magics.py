@@ -25,6 +25,7 @@ from ..engine.contracts.config import (
     DEFAULT_MAX_SESSION_BUDGET_USD,
     RunLimits,
 )
+from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import admin_traits, commands, settings, waiting
 from .options import cell_options
@@ -127,9 +128,15 @@ class AgentMagics(Magics):
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     effort = Unicode(None, allow_none=True,
                      help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
+    context = Unicode(DEFAULT_POLICY, help="Context policy: a preset (layered, cline, summary, server, all) or "
+                      "LAYER[:key=value]+LAYER with layers mask, edit, summary, compact, truncate.").tag(config=True)
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
+    cells = Bool(True, help="Each python call that ran becomes a code cell below the agent cell (with the "
+                            "nbagent front-end extension; elsewhere the last code goes into one new cell).").tag(config=True)
+    record = Bool(True, help="Record new sessions under .nbagent/sessions so Restart & Run All replays them "
+                             "without asking the model (when task_root is not set).").tag(config=True)
     task_root = Unicode(None, allow_none=True, help="Persist new sessions in folders under this path.").tag(config=True)
     shell_tool = Bool(False, help="Offer new sessions the shell tool (asks before each command).").tag(config=True)
     tokens_per_second = Float(None, allow_none=True,
@@ -161,6 +168,16 @@ class AgentMagics(Magics):
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
         self._session_count = 0
         self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
+        self._document: Any = None
+
+    @property
+    def document(self) -> Any:
+        """The kernel's :class:`~nbagent.notebook.document.link.DocumentLink` (made on first use)."""
+        if self._document is None:
+            from .document.link import DocumentLink
+
+            self._document = DocumentLink()
+        return self._document
 
     # --- sessions ----------------------------------------------------------------------------
     def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
@@ -174,7 +191,7 @@ class AgentMagics(Magics):
             max_session_budget_usd=self.max_session_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
-            server_tools=("web_search",) if self.web_search else ())
+            server_tools=("web_search",) if self.web_search else (), context=self.context)
         provider = changes.pop("provider", None) or self.provider
         settings.update({k: v for k, v in changes.items() if v is not None})
         sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
@@ -182,7 +199,8 @@ class AgentMagics(Magics):
             sim["tokens_per_second"] = self.tokens_per_second
         executor = ShellExecutor(self.shell)
         wiring = dict(provider=provider, simulated_options=sim, executor=executor,
-                      kernel_facts=kernel_facts_from(self.shell, self.last_error))
+                      kernel_facts=kernel_facts_from(self.shell, self.last_error),
+                      tool_sources=[self._notebook_tools()])
         old = self.current
         if resume_from is not None:
             if old is not None and old.agent.session.task_dir is not None and \
@@ -194,11 +212,24 @@ class AgentMagics(Magics):
             self._session_count += 1
             if self.task_root:
                 settings["task_dir"] = Path(self.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{self._session_count}")
+            elif self.record and "task_dir" not in settings:
+                from .document.replay import new_session_dir
+
+                settings["task_dir"] = new_session_dir(self.document.root, self._session_count)
             agent = Agent(**wiring, **settings)
         if old is not None:
             old.agent.close()
         self.current = NotebookSession(agent, executor=executor)
         return self.current
+
+    def _notebook_tools(self) -> Any:
+        from .document.link import session_name
+        from .document.tools import NotebookTools
+
+        def name() -> str:
+            return (session_name(self.current.agent) if self.current is not None else None) or "(in memory)"
+
+        return NotebookTools(self.document.bridge, name)
 
     def session(self) -> NotebookSession:
         """The active session (created on first use)."""
@@ -206,13 +237,13 @@ class AgentMagics(Magics):
 
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
-        changes = {"model": args.model, "context_window": args.window, "effort": args.effort,
+        changes = {"model": args.model, "context_window": args.window, "effort": args.effort, "context": args.context,
                    "max_session_budget_usd": args.max_session_budget,
                    "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
         if args.new or self.current is None or (provider and provider != self.current.agent.provider.name):
             return self.new_session(provider=provider, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
-        if changes:  # --model / --window / --effort / --web-search / --max-session-budget hold for later prompts
+        if changes:  # --model / --window / --effort / --context / --web-search / --max-session-budget hold for later prompts
             self.current.agent.reconfigure(**changes)
         return self.current
 
@@ -258,11 +289,18 @@ class AgentMagics(Magics):
         if not prompt:
             raise UsageError("%%agent needs a prompt in the cell body. See %agent help.")
         output = self._namespace_value(args.schema, "--schema") if args.schema else None
+        from .document import cell_run
+
         try:
+            plan = cell_run.plan(self, prompt, args)
+            if plan is not None:  # a recorded turn: shown again, no request sent
+                await cell_run.replay(self, plan)
+                return None
             sess = self._session_with_options(args)
         except NbAgentError as exc:
             raise refused(exc) from None
         done = await self._run_with_view(sess, args, prompt, output)
+        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None, done)
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()
@@ -271,16 +309,12 @@ class AgentMagics(Magics):
 
     async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any) -> Done | None:
         from ..engine.contracts.events import Done
-        from .view import AgentView
+        from .document import cell_run
 
         agent = sess.agent
-        view = AgentView(
-            model=agent.config.model, provider=agent.provider.name, context_window=agent.context_window,
-            max_allowed=_max_allowed(agent.context_window), session_cost=agent.totals.spent_usd,
-            permission_mode=agent.config.permission_mode, on_retry_now=agent.retry_now, on_cancel=sess.stop,
-            on_new_session=self._schedule_new_session,
-        )
-        sess.view = view
+        view = self.new_view(sess)
+        cells = cell_run.materialiser(self, sess, args)
+        await cells.begin()
         sess.last_prompt = prompt
         if sess.executor is not None:
             sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
@@ -293,6 +327,7 @@ class AgentMagics(Magics):
         try:
             async for event in agent.run(prompt, limits=limits, asker=view, output=output):
                 view.handle(event)
+                await cells.handle(event)
                 if isinstance(event, Done):
                     done, sess.last_outcome = event, event.reason
         except NbAgentError as exc:  # refused to start (e.g. a run already in progress)
@@ -308,10 +343,24 @@ class AgentMagics(Magics):
         if args.out and done is not None and (output is None or done.output is not None):
             assert self.shell is not None
             self.shell.user_ns[args.out] = agent.last_output
-        if (args.insert_code or self.insert_code) and sess.executor is not None and sess.executor.last_code:
-            assert self.shell is not None
-            self.shell.set_next_input(sess.executor.last_code, replace=False)
+        await cell_run.after_run(self, cells, agent.turn)
         return done
+
+    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> Any:
+        """An :class:`AgentView` for one prompt of ``sess`` (live or replayed), shown in the cell."""
+        from .view import AgentView
+
+        agent = sess.agent
+        view = AgentView(
+            model=agent.config.model, provider=provider or agent.provider.name, context_window=agent.context_window,
+            max_allowed=_max_allowed(agent.context_window),
+            session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
+            permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),
+            on_retry_now=agent.retry_now, on_cancel=sess.stop,
+            on_new_session=self._schedule_new_session,
+        )
+        sess.view = view
+        return view
 
     _new_session_wanted = False
 
@@ -351,7 +400,10 @@ class AgentMagics(Magics):
             raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
                              "cancelled or interrupted prompt. To ask again, run its cell again.")
         if sess.turn > 0:
+            from .document.cell_run import rolled_back
+
             sess.rollback(sess.turn - 1)
+            rolled_back(self, sess, sess.turn)
         await self.run_prompt("", sess.last_prompt)
 
     # --- %agent ------------------------------------------------------------------------------

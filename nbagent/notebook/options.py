@@ -50,6 +50,17 @@ def window_tokens(text: str) -> int:
     return value
 
 
+def context_policy(text: str) -> str:
+    """``--context``: a context policy that parses (the error names the layers and presets)."""
+    from ..engine.contracts.context_policy import ContextPolicy, ContextPolicyError
+
+    try:
+        ContextPolicy.parse(text)
+    except ContextPolicyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def request_count(text: str) -> int:
     """``--max-requests``: at least one request."""
     value = int(_number(text, int))
@@ -79,9 +90,17 @@ CELL_OPTIONS = [
     argument("--simulated", action="store_true", help="Use the offline simulated Messages API."),
     argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY)."),
     argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation."),
+    argument("--context", type=context_policy, default=None, metavar="POLICY",
+             help="Context policy: layered (default), cline, summary, server, all, or LAYER[:key=value]+LAYER "
+                  "(layers mask, edit, summary, compact, truncate)."),
     argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes)."),
     argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search)."),
-    argument("--insert-code", action="store_true", help="Put the agent's last python code in a new cell."),
+    argument("--insert-code", action="store_true",
+             help="Put the agent's code into cells even when AgentMagics.cells is off."),
+    argument("--no-cells", action="store_true",
+             help="This prompt: keep the agent's code in its tool cards only (no new cells)."),
+    argument("--live", action="store_true",
+             help="Ask the model even when this cell's turn is recorded (the record forks from here)."),
     argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + "."),
     argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace."),
@@ -103,4 +122,4 @@ def cell_options(name: str) -> Callable[[F], F]:
 
 
 __all__ = ["CELL_OPTIONS", "MAX_WINDOW", "MIN_WINDOW", "budget_usd", "cell_options", "request_count",
-           "turn_number", "window_tokens"]
+           "turn_number", "window_tokens", "context_policy"]

@@ -8,12 +8,19 @@ errors show as one line instead of frames through nbagent, the SDK, httpx and as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..engine.contracts.errors import NbAgentError
 
-if TYPE_CHECKING:  # the events module pulls in the engine's pydantic models: not at kernel start
-    from ..engine.contracts.events import Done
+
+class Ending(Protocol):
+    """How a run ended: a ``Done`` event, or a replayed turn's saved outcome."""
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
 
 INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
 
@@ -60,7 +67,7 @@ class AgentInterrupted(KeyboardInterrupt):
 AgentInterrupted.__name__ = "KeyboardInterrupt"
 
 
-def check_done(done: Done | None, *, cancelled: bool = False) -> None:
+def check_done(done: Ending | None, *, cancelled: bool = False) -> None:
     """Raise for a run that must fail its cell; return quietly for one that ended normally.
 
     ``end_turn`` and the limits (``max_requests``, ``budget``) are normal ends: the run did what

@@ -18,17 +18,17 @@ from ..engine.contracts.errors import NbAgentError
 LIVE: dict[str, str] = {
     "model": "model", "max_requests": "max_requests", "max_budget": "max_budget_usd",
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
-    "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools",
+    "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
 NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
-    {"provider", "task_root", "shell_tool", "tokens_per_second", "first_token_latency"})
+    {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
-PER_PROMPT: frozenset[str] = frozenset({"insert_code"})
+PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells"})
 
-SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "effort",
-         "web_search", "allow", "insert_code", "task_root", "shell_tool", "tokens_per_second",
+SHOWN = ("model", "provider", "max_requests", "max_budget", "max_session_budget", "context_window", "context", "effort",
+         "web_search", "allow", "insert_code", "cells", "record", "task_root", "shell_tool", "tokens_per_second",
          "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
 
@@ -50,6 +50,8 @@ def _trait_in_session(name: str, config: Any) -> Any:
         return "web_search" in value
     if name == "allow":
         return list(value)
+    if name == "context":
+        return str(value)
     return value
 
 

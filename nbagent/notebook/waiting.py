@@ -252,14 +252,36 @@ def _run_action(comm_id: str) -> bool:
     return True
 
 
+_comm_handlers: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+
+def register_comm_handler(comm_id: str, handler: Callable[[dict[str, Any]], Any]) -> None:
+    """Give every message of the comm ``comm_id`` to ``handler`` on the fast path too (thread-safe,
+    quick): the notebook bridge's replies must arrive while the agent cell still runs."""
+    with _registry_lock:
+        _comm_handlers[comm_id] = handler
+
+
+def unregister_comm_handler(comm_id: str) -> None:
+    """Forget a comm's handler (unknown ids are ignored)."""
+    with _registry_lock:
+        _comm_handlers.pop(comm_id, None)
+
+
 def handle_comm_msg(comm_id: Any, data: Any) -> bool:
-    """The kernel fast path: note Text edits, resolve clicks of registered buttons.
+    """The kernel fast path: note Text edits, resolve clicks of registered buttons, hand the
+    bridge's messages to its handler.
 
     Tiny and non-blocking; returns ``True`` if a decision was resolved. The message still takes
     its normal route afterwards (the widget's own handler then finds the decision already made).
     """
     if not isinstance(comm_id, str) or not isinstance(data, dict):
         return False
+    with _registry_lock:
+        handler = _comm_handlers.get(comm_id)
+    if handler is not None:
+        handler(data)
+        return True
     if data.get("method") == "update":
         state = data.get("state")
         if isinstance(state, dict) and "value" in state:

@@ -29,6 +29,8 @@ MODULES = (
     "nbagent.providers.simulated",
     "nbagent.notebook.executor",
     "nbagent.notebook.view",
+    "nbagent.notebook.document.cell_run",  # the notebook link: bridge, cells, replay
+    "nbagent.notebook.document.tools",
     "nbagent.display.tables",
     "nbagent.tools.mcp.config",
     "mistune",  # the answer's Markdown renderer, imported by the first text push

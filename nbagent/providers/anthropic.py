@@ -22,6 +22,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.provider import Chunk, ModelRequest
@@ -96,7 +97,12 @@ class AnthropicProvider:
         the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
         kwargs = _request_kwargs(request)
         try:
-            raw = await (await self.client()).messages.create(**kwargs)
+            client = await self.client()
+            # Server-side context management and compaction blocks are beta: their requests go
+            # through the beta resource, which sends the ``anthropic-beta`` header and parses replies
+            # with the beta types (compaction blocks and deltas, ``applied_edits``).
+            messages: Any = client.beta.messages if "betas" in kwargs else client.messages
+            raw = await messages.create(**kwargs)
         except Exception as exc:
             raise _mapped(exc) from exc
         assembler = StreamAssembler(request.model, request.max_tokens)
@@ -186,6 +192,11 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         kwargs["output_config"] = {"effort": request.effort}
     if request.timeout_s is not None:
         kwargs["timeout"] = request.timeout_s
+    if request.context_management:
+        kwargs["context_management"] = dict(request.context_management)
+    betas = required_betas(request.messages, request.context_management)
+    if betas:
+        kwargs["betas"] = betas
     return kwargs
 
 

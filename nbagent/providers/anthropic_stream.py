@@ -3,8 +3,12 @@
 The one place where the raw Messages API stream becomes engine chunks. Every content block is
 kept as the API sent it, so that it can be passed back unchanged in later requests: text with its
 ``citations`` (from ``citations_delta``), thinking with its signature, redacted thinking, tool and
-server tool calls with their streamed input, server tool results, and block types this code has
-never heard of. Hand-written rather than the SDK's ``accumulate_event`` because that one parses a
+server tool calls with their streamed input, server tool results, server ``compaction`` blocks
+(``content`` and ``encrypted_content`` from ``compaction_delta``: the server refuses the block
+back without them), and block types this code has never heard of. ``context_management`` of the
+final ``message_delta`` (what server-side edits cleared) and the ``compaction`` iterations of
+``usage.iterations`` (billed outside the top-level usage) are kept beside the message.
+Hand-written rather than the SDK's ``accumulate_event`` because that one parses a
 tool call's JSON in partial mode, so input cut at ``max_tokens`` would look like a complete, shorter
 call (nbagent keeps it under ``_unparsed_input`` instead), and it re-parses the whole input on every
 fragment (quadratic in the input's length).
@@ -19,6 +23,7 @@ from typing import Any
 from ..engine.api_facts.cost import Usage
 from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
+from ..engine.contracts.messages import is_compaction
 from ..engine.contracts.provider import Chunk, MessageComplete
 
 _EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
@@ -107,6 +112,7 @@ class StreamAssembler:
         self.message_id: str | None = None
         self.stop_reason: str | None = None
         self.stop_details: dict[str, Any] | None = None
+        self.applied_edits: tuple[dict[str, Any], ...] = ()
         self.stopped = False
 
     def feed(self, event: Any) -> Chunk | None:
@@ -151,7 +157,8 @@ class StreamAssembler:
         return MessageComplete(
             message={"role": "assistant", "content": [self.blocks[i] for i in sorted(self.blocks)]},
             usage=Usage.from_api(self.usage), stop_reason=self.stop_reason, model=self.model,
-            request_id=self.message_id, stop_details=self.stop_details)
+            request_id=self.message_id, stop_details=self.stop_details, applied_edits=self.applied_edits,
+            compaction_usage=compaction_usage(self.usage.get("iterations")))
 
     # ----- events -----------------------------------------------------------------------------
     def _message_start(self, ev: Any) -> Chunk | None:
@@ -195,7 +202,21 @@ class StreamAssembler:
             citation = _dump(d.citation)
             self._spend(len(json.dumps(citation)))
             block.setdefault("citations", []).append(citation)
+        elif kind == "compaction_delta":
+            self._compaction_delta(i, block, _dump(d))
         return None
+
+    def _compaction_delta(self, i: int, block: dict[str, Any], delta: dict[str, Any]) -> None:
+        """A compaction's summary arrives whole in one delta (pieces are joined all the same); it
+        must go back verbatim, so it is never cut or changed."""
+        if not is_compaction(block):
+            raise ApiError(ErrorKind.CONNECTION, f"the stream sent a compaction delta for block {i}, "
+                           f"a {block.get('type', 'typeless')} block")
+        for key in ("content", "encrypted_content"):
+            piece = delta.get(key)
+            if isinstance(piece, str):
+                self._spend(len(piece))
+                block[key] = str(block.get(key) or "") + piece
 
     def _spend(self, chars: int) -> None:
         """Count streamed characters; past the reply's bound the stream is broken (and retried)."""
@@ -240,11 +261,26 @@ class StreamAssembler:
             self.stop_details = _dump(details)
         if ev.usage is not None:
             self.usage.update(_dump(ev.usage))  # cumulative figures: the latest wins
+        managed = _dump(getattr(ev, "context_management", None) or {})
+        edits = managed.get("applied_edits")
+        if isinstance(edits, list):
+            self.applied_edits = tuple(e for e in edits if isinstance(e, dict))
         return None
 
     def _message_stop(self, ev: Any) -> Chunk | None:
         self.stopped = True
         return None
+
+
+def compaction_usage(iterations: Any) -> Usage | None:
+    """The summed usage of the ``compaction`` entries of ``usage.iterations`` (None: there are none)."""
+    entries = [e for e in iterations or () if isinstance(e, dict) and e.get("type") == "compaction"]
+    if not entries:
+        return None
+    total = Usage()
+    for entry in entries:
+        total = total + Usage.from_api(entry)
+    return total
 
 
 def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, field: str) -> list[str]:

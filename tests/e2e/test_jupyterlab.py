@@ -56,7 +56,8 @@ def lab(tmp_path_factory):
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work}"],
+         "--LabApp.news_url=", "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/ too
+         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work}"],
         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"

@@ -1,4 +1,4 @@
-"""The five teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
+"""The six teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
 
 Executed with nbclient through :class:`AutoClickClient` (it presses the prompt buttons a cell's
 metadata names). Any cell error fails the test; the saved outputs must carry the readable
@@ -53,7 +53,8 @@ def executed(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["01_quickstart", "02_truncation_explorer", "03_retries_and_faults",
-                                  "04_permissions_and_tools", "05_compaction_and_structured_output"])
+                                  "04_permissions_and_tools", "05_compaction_and_structured_output",
+                                  "06_reproducible_notebook"])
 def test_notebook_runs_offline_in_under_a_minute(executed, name):
     nb, seconds = executed(name)
     texts = _texts(nb)
@@ -105,3 +106,11 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "rolled back to the end of turn 3" in joined
     assert "plan mode: python is not read-only" in joined
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
+
+
+def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(executed):
+    nb, _ = executed("06_reproducible_notebook")
+    joined = "\n".join(_texts(nb))
+    assert joined.count("requests sent to the API: 0") == 1  # Run All with no key: replayed
+    assert "what is 17 * 23? use python      True" in joined and "what is 391 + 7?     False" in joined
+    assert "(True," in joined  # the replayed transcripts equal the recorded ones

@@ -8,6 +8,7 @@ import typing
 from typing import Any
 
 import anthropic.types as sdk
+import anthropic.types.beta as beta
 import pytest
 
 from nbagent.engine.contracts import messages as m
@@ -24,6 +25,7 @@ PAIRS = [
     (m.ServerToolUseBlockParam, sdk.ServerToolUseBlockParam),
     (m.WebSearchToolResultBlockParam, sdk.WebSearchToolResultBlockParam),
     (m.WebFetchToolResultBlockParam, sdk.WebFetchToolResultBlockParam),
+    (m.CompactionBlockParam, beta.BetaCompactionBlockParam),
     (m.MessageParam, sdk.UserMessageParam),
     (m.MessageParam, sdk.AssistantMessageParam),
 ]
@@ -49,6 +51,9 @@ def test_fields_match_the_sdk(ours: Any, theirs: Any) -> None:
 
 def test_every_block_type_mirrors_an_sdk_block_type() -> None:
     sdk_names = {t.__name__ for t in typing.get_args(sdk.ContentBlockParam)}
+    # Blocks only the beta API has (server compaction) mirror the beta type of the same name.
+    sdk_names |= {t.__name__.removeprefix("Beta") for t in typing.get_args(beta.BetaContentBlockParam)
+                  if t.__name__ == "BetaCompactionBlockParam"}
     ours = typing.get_args(m.ContentBlock)
     assert {t.__name__ for t in ours} <= sdk_names
     assert {t for t in ours} <= {o for o, _ in PAIRS}  # each one is compared above

@@ -49,6 +49,11 @@ class Capabilities:
     """Takes a final assistant message (prefill)."""
     forced_tool_choice: bool = True
     """Takes ``tool_choice`` of type ``any``/``tool``."""
+    context_editing: bool = True
+    """Takes ``context_management`` edits ``clear_tool_uses_20250919`` / ``clear_thinking_20251015``
+    (beta ``context-management-2025-06-27``; every current model)."""
+    server_compaction: bool = True
+    """Takes the ``compact_20260112`` edit (beta ``compact-2026-01-12``; 4.6 models and later)."""
 
     @property
     def thinks_by_default(self) -> bool:
@@ -57,7 +62,7 @@ class Capabilities:
 
 
 EFFORT_5X = ("low", "medium", "high", "xhigh", "max")
-_EXTENDED = Capabilities()  # 4.5-era: budgets only
+_EXTENDED = Capabilities(server_compaction=False)  # 4.5-era: budgets only, no server compaction
 _BUDGET_AND_ADAPTIVE = Capabilities(adaptive_thinking=True, effort_levels=("low", "medium", "high", "max"))
 _ADAPTIVE = Capabilities(thinking_budget=False, adaptive_thinking=True, effort_levels=EFFORT_5X, sampling=False)
 _ADAPTIVE_5_5 = dataclasses.replace(_ADAPTIVE, prefill=False, forced_tool_choice=False)
@@ -112,7 +117,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ModelInfo("claude-opus-4-7", _M, 128_000, _OPUS_5, capabilities=_ADAPTIVE),
     ModelInfo("claude-opus-4-6", _M, 128_000, _OPUS_5, capabilities=_BUDGET_AND_ADAPTIVE),
     ModelInfo("claude-opus-4-5", 200_000, 64_000, _OPUS_5,
-              capabilities=Capabilities(effort_levels=("low", "medium", "high"))),
+              capabilities=Capabilities(effort_levels=("low", "medium", "high"), server_compaction=False)),
     ModelInfo("claude-sonnet-5-5", _M, 128_000, _p(2, 2.50, 4, 0.10, 10), capabilities=_ALWAYS_ON),
     ModelInfo("claude-sonnet-5", _M, 128_000, _p(2, 2.50, 4, 0.20, 10), capabilities=_ADAPTIVE),
     ModelInfo("claude-sonnet-4-6", _M, 64_000, _SONNET_4, capabilities=_BUDGET_AND_ADAPTIVE),

@@ -14,6 +14,7 @@ from typing import Any, Literal, Mapping, get_args
 
 from ..api_facts.models import DEFAULT_MODEL, ModelInfo, load_models
 from ..api_facts.request_params import reasoning_params, server_tool_definitions
+from .context_policy import DEFAULT_POLICY, ContextPolicy
 
 DEFAULT_MAX_REQUESTS = 25
 DEFAULT_MAX_BUDGET_USD: float | None = None
@@ -121,6 +122,10 @@ class SessionConfig:
     (e.g. 0.8; None: off, only ordinary truncation)."""
     compact_model: str | None = None
     """Model of the summary request (None: the session's model)."""
+    context: ContextPolicy | str = DEFAULT_POLICY
+    """The context policy: ordered layers (mask, server edits, summary, server compaction,
+    truncation) as a preset name or ``LAYER[:key=value]+LAYER`` (see
+    :class:`~nbagent.engine.contracts.context_policy.ContextPolicy`); stored parsed."""
 
     def __post_init__(self) -> None:
         # Accept what a user naturally passes (str paths, lists) and store one canonical form.
@@ -134,6 +139,7 @@ class SessionConfig:
             set_(self, name, (value,) if isinstance(value, (str, Mapping)) else tuple(value))
         if self.prices is not None:
             set_(self, "prices", load_models(self.prices))
+        set_(self, "context", ContextPolicy.parse(self.context))
         # A setting the model refuses fails now, with what to do instead, not as a 400 later.
         reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
         server_tool_definitions(self.server_tools)

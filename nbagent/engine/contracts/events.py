@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import pydantic
 
@@ -17,6 +17,19 @@ from ..api_facts.cost import Usage
 from .saved import Money, NonNegInt, Number, saved_record, validate_saved
 
 DoneReason = Literal["end_turn", "max_requests", "max_budget", "aborted", "error", "refusal"]
+
+
+@saved_record
+@dataclass(frozen=True, slots=True)
+class ContextAction:
+    """What one context layer did to one request: which layer (``mask``, ``server_edit``,
+    ``summary``, ``server_compaction``, ``truncate``), the tokens it removed, and whether the API
+    reported that figure (server layers) or nbagent estimated it (client layers)."""
+
+    layer: str
+    tokens_removed: NonNegInt
+    detail: str = ""
+    reported: bool = False
 
 
 @saved_record
@@ -47,8 +60,16 @@ class RequestRecord:
     trigger_tokens: int | None = None
     """When the context manager changed what this request sent: the previous request's tokens
     that made it act (the figure its notice shows)."""
-    rate_limit_wait_s: Number = field(default=0.0, metadata={"omit_default": True})  # see disk.persist.OMIT_DEFAULT
+    context_actions: tuple[ContextAction, ...] = ()
+    """What the context policy's layers did to this request (the cache write it caused is
+    ``usage.cache_creation_input_tokens``)."""
+    compaction_usage: Usage | None = None
+    """Tokens of the server's compaction iterations on this request: billed (in ``cost_usd``),
+    not part of ``usage``, which is the context the model saw."""
+    rate_limit_wait_s: Number = 0.0
     """Seconds this request waited for the shared rate limit (paced, or told to by ``retry-after``)."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "rate_limit_wait_s")
+    """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 
 @saved_record

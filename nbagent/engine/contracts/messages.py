@@ -126,10 +126,24 @@ class WebFetchToolResultBlockParam(TypedDict, total=False):
     caller: dict[str, Any]
 
 
+class CompactionBlockParam(TypedDict, total=False):
+    """A server compaction's summary (the SDK's ``BetaCompactionBlockParam``, beta
+    ``compact-2026-01-12``): everything before it is replaced by ``content`` on the server. It must
+    go back exactly as received (``content``, ``signature``, ``encrypted_content``,
+    ``tool_changes``), with the beta header; ``content`` None is a failed compaction (a no-op)."""
+
+    type: Required[Literal["compaction"]]
+    cache_control: Optional[CacheControlEphemeralParam]
+    content: Optional[str]
+    encrypted_content: Optional[str]
+    signature: Optional[str]
+    tool_changes: Optional[list[dict[str, Any]]]
+
+
 ContentBlock = Union[
     TextBlockParam, ImageBlockParam, DocumentBlockParam, ThinkingBlockParam, RedactedThinkingBlockParam,
     ToolUseBlockParam, ToolResultBlockParam, ServerToolUseBlockParam, WebSearchToolResultBlockParam,
-    WebFetchToolResultBlockParam,
+    WebFetchToolResultBlockParam, CompactionBlockParam,
 ]
 """A block of a message's list content."""
 
@@ -160,6 +174,20 @@ def is_tool_use(block: object) -> TypeGuard[ToolUseBlockParam]:
 def is_tool_result(block: object) -> TypeGuard[ToolResultBlockParam]:
     """A ``tool_result`` block (anything else, a non-dict included, is not)."""
     return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result"
+
+
+def is_compaction(block: object) -> TypeGuard[CompactionBlockParam]:
+    """A server ``compaction`` block (anything else, a non-dict included, is not)."""
+    return isinstance(block, (dict, Mapping)) and block.get("type") == "compaction"
+
+
+def has_compaction(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any message holds a server ``compaction`` block (requests then need its beta header)."""
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(is_compaction(b) for b in content):
+            return True
+    return False
 
 
 def blocks(message: MessageParam) -> list[ContentBlock]:
@@ -237,6 +265,8 @@ def block_text(block: Mapping[str, Any]) -> str:
         return str(block.get("thinking", ""))
     if kind == "redacted_thinking":
         return str(block.get("data", ""))
+    if kind == "compaction":
+        return str(block.get("content") or "")
     if kind == "tool_use":
         return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
     if kind == "tool_result":

@@ -26,6 +26,12 @@ class MessageComplete:
     request_id: str | None = None
     stop_details: Mapping[str, Any] | None = None
     """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
+    applied_edits: tuple[Mapping[str, Any], ...] = ()
+    """What server-side context editing cleared (``context_management.applied_edits`` of the final
+    ``message_delta``), as received."""
+    compaction_usage: Usage | None = None
+    """The tokens of server compaction iterations (``usage.iterations`` of type ``compaction``):
+    billed, but not part of the top-level ``usage`` (so not part of the context's size)."""
     rate_limits: RateLimitSnapshot | None = None
     """The response's ``anthropic-ratelimit-*`` headers (None when it had none)."""
 
@@ -49,6 +55,10 @@ class ModelRequest:
     server_tools: Sequence[dict[str, Any]] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
+    context_management: Mapping[str, Any] | None = None
+    """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
+    The provider adds the beta headers it and the messages need
+    (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""
 
 
 class Provider(Protocol):

@@ -95,9 +95,9 @@ def dumps_line(value: Any) -> str:
 
 
 _FIELDS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
-OMIT_DEFAULT = {"omit_default": True}
-"""Field metadata of a field added after folders were written: left out of the line while it holds
-its default, so a folder of the earlier writer is written back byte for byte."""
+OMIT_WHEN_DEFAULT = "__omit_when_default__"
+"""A dataclass attribute naming fields written only when they differ from their default: fields a
+newer version added, so that a folder of an earlier version is written back byte for byte."""
 
 
 def _json_default(value: Any) -> Any:
@@ -105,15 +105,20 @@ def _json_default(value: Any) -> Any:
     if hasattr(cls, "__dataclass_fields__"):
         entry = _FIELDS.get(cls)
         if entry is None:
+            omit = set(getattr(cls, OMIT_WHEN_DEFAULT, ()))
             fields = dataclasses.fields(value)
             entry = _FIELDS[cls] = (tuple(f.name for f in fields),
-                                    {f.name: f.default for f in fields if f.metadata.get("omit_default")})
-        names, omit = entry
-        if not omit:
+                                    {f.name: f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc,operator]
+                                     else f.default for f in fields if f.name in omit})
+        names, defaults = entry
+        if not defaults:
             return {name: getattr(value, name) for name in names}
-        return {name: getattr(value, name) for name in names
-                if name not in omit or getattr(value, name) != omit[name]}
+        return {name: v for name in names
+                if not ((v := getattr(value, name)) == defaults.get(name, _NO_DEFAULT))}
     return str(value)
+
+
+_NO_DEFAULT = object()
 
 
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)

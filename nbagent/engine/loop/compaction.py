@@ -11,6 +11,7 @@ loop then reports it and the ordinary truncation applies.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
@@ -19,10 +20,10 @@ from ..api_facts.cost import cost_of
 from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
 from ..contracts.errors import NbAgentError
-from ..contracts.events import Notice, RequestCompleted, RequestRecord
+from ..contracts.events import ContextAction, Notice, RequestCompleted, RequestRecord
 from ..contracts.messages import Message, blocks, is_tool_result, message_text
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
-from ..state.compactions import SUMMARY_MARK
+from ..state.compactions import SUMMARY_MARK, compacted
 
 COMPACT_SYSTEM = (
     "nbagent-compaction: You summarise a conversation between a user and a coding/data agent so that "
@@ -114,13 +115,19 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
     if warning:
         yield Notice(level="warning", message=warning)
     try:
+        # The summary's size is bounded by the summary layer's option when the policy has it.
+        bound = config.context.options.summary_tokens if config.context.has("summary") else config.max_tokens
         made = await summarise(session.history, provider=provider, model=config.compact_model or config.model,
-                               max_tokens=config.max_tokens, turn=turn, request_no=len(session.records) + 1,
+                               max_tokens=min(bound, config.max_tokens), turn=turn, request_no=len(session.records) + 1,
                                context_window=context_window, prices=config.prices, instructions=instructions)
     except CompactionFailed as exc:
         yield Notice(level="warning", message=f"Compaction failed: {exc}. Ordinary truncation applies instead.")
         return
     before = _sent_tokens(session)
+    after = TokenCounter().count_request(compacted(session.history, made.end, made.summary))
+    record = dataclasses.replace(made.record, context_actions=(ContextAction(
+        layer="summary", tokens_removed=max(before - after, 0), detail=f"messages 2-{made.end - 1} summarised"),))
+    made = dataclasses.replace(made, record=record)
     session.compact(made.end, made.summary, made.record)
     yield RequestCompleted(record=made.record)
     yield Notice(level="info", message=compacted_notice(made, before, _sent_tokens(session)))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..api_facts.cost import cost_of
 from ..context import RequestUsage, get_context_window_info
-from ..contracts.events import Notice, RequestRecord
-from ..contracts.messages import clean_assistant
+from ..contracts.events import ContextAction, Notice, RequestRecord
+from ..contracts.messages import blocks, clean_assistant, is_compaction
+from ..contracts.provider import MessageComplete
 from ..state.session import Session
 from .request import RequestOutcome, RequestRun
 from .sanitize import Sanitizer, clean_reply, replaced_notice
@@ -22,7 +25,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
     info = get_context_window_info(run.context_window)
     record = RequestRecord(
         turn=turn, request=len(session.records) + 1, model=c.model or outcome.model, usage=u,
-        cost_usd=cost_of(u, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
+        cost_usd=_cost(c, outcome.model, run.config.prices), context_tokens=u.prompt_tokens,
         max_allowed=info.max_allowed_size, context_window=info.context_window,
         deleted_range=session.deleted_range,
         keep=outcome.truncation.keep if outcome.truncation else outcome.context.keep,
@@ -30,6 +33,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
         file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
         stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
         estimated_input_tokens=outcome.estimated_input_tokens, rate_limit_wait_s=round(outcome.rate_limit_wait_s, 3),
+        context_actions=(*outcome.actions, *server_actions(c)), compaction_usage=c.compaction_usage,
     )
     sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
                                 tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
@@ -39,3 +43,31 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
     notice = Notice(level="warning", message=replaced_notice(reply.replaced, "the model's reply")) \
         if reply.replaced else None
     return record, notice
+
+
+def _cost(c: MessageComplete, model: str, prices: Any) -> float | None:
+    """The request's price: its usage plus the server's compaction iterations (billed apart)."""
+    cost = cost_of(c.usage, model, prices)
+    if c.compaction_usage is None or cost is None:
+        return cost
+    extra = cost_of(c.compaction_usage, model, prices)
+    return None if extra is None else cost + extra
+
+
+def server_actions(c: MessageComplete) -> tuple[ContextAction, ...]:
+    """What the server's layers did, as the reply reports it: cleared edits and a compaction block."""
+    actions = [ContextAction(layer="server_edit", tokens_removed=int(e.get("cleared_input_tokens") or 0),
+                             detail=_edit_detail(e), reported=True) for e in c.applied_edits]
+    if any(is_compaction(b) for b in blocks(c.message)):  # type: ignore[arg-type]
+        summarised = c.compaction_usage.input_tokens if c.compaction_usage is not None else 0
+        actions.append(ContextAction(layer="server_compaction", tokens_removed=summarised,
+                                     detail="the server summarised the conversation", reported=True))
+    return tuple(actions)
+
+
+def _edit_detail(edit: Any) -> str:
+    counts = {k: v for k, v in edit.items() if k.startswith("cleared_") and k != "cleared_input_tokens"}
+    return f"{edit.get('type', '?')}: " + ", ".join(f"{k.removeprefix('cleared_')} {v}" for k, v in counts.items())
+
+
+__all__ = ["record_completed_request", "server_actions"]

@@ -17,7 +17,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from ..api_facts.models import context_window_for
 from ..api_facts.tokens import TokenCounter
-from ..context import should_compact_context_window
+from ..context import get_context_window_info, should_compact_context_window
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import RunLimits, SessionConfig
 from ..contracts.errors import ErrorKind
@@ -85,6 +85,7 @@ class QueryEngine:
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
         self.counter = TokenCounter()
+        self._summary_failures = 0  # summary compactions failed in a row (the circuit breaker)
         self.gate = PermissionGate(None, always=self.session.allowed_always, on_always=self.session.allow_always)
         self.hooks = Hooks.from_mapping(hooks)
         self._config = config
@@ -325,8 +326,10 @@ class QueryEngine:
                 state.reason = "refusal"
                 session.withdraw_turn(state.turn)
                 return
-            if stop == "pause_turn":
-                continue  # a long server-tool turn: send the content back so the model goes on
+            if stop in ("pause_turn", "compaction"):
+                # A long server-tool turn, or a server compaction that paused: send the content
+                # back (the compaction block verbatim) so the model goes on.
+                continue
             uses = tool_uses(session.history[-1])
             if not uses:
                 if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
@@ -393,16 +396,31 @@ class QueryEngine:
 
     def _should_compact(self, run: RequestRun) -> bool:
         fraction, usage = run.config.auto_compact, self.session.previous_usage
-        return fraction is not None and usage is not None and \
-            should_compact_context_window(usage.total, run.context_window, fraction)
+        if usage is None:
+            return False
+        if fraction is not None:
+            return should_compact_context_window(usage.total, run.context_window, fraction)
+        policy = run.config.context
+        if not policy.has("summary") or self._summary_failures >= policy.options.failures:  # type: ignore[union-attr]
+            return False
+        return usage.total >= summary_trigger(run.config, run.context_window)
 
     async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
         sanitizer = self.sanitizer()  # a failure's message can carry an error body echoing a secret
+        before = len(self.session.compactions)
         async for event in compact_session(self.session, self.provider, self.hooks, run.config, turn=turn,
                                            context_window=run.context_window, instructions=instructions):
             if isinstance(event, Notice):
                 event = Notice(level=event.level, message=sanitizer.redact(event.message))
             yield self.session.log(event)
+        # The circuit breaker: failures in a row switch the summary layer off for this session
+        # (Claude Code stops after 3), so a broken summariser does not burn a request per turn.
+        self._summary_failures = 0 if len(self.session.compactions) > before else self._summary_failures + 1
+        limit = run.config.context.options.failures  # type: ignore[union-attr]
+        if self._summary_failures == limit and run.config.context.has("summary"):  # type: ignore[union-attr]
+            yield self.session.log(Notice(level="warning", message=(
+                f"Summary compaction failed {limit} times in a row and is off for this session; "
+                "the next layers of the context policy (truncation) keep the conversation in the window.")))
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _prepare(self) -> Prepared:
@@ -419,3 +437,11 @@ class QueryEngine:
         """An engine continuing the session saved in ``task_dir`` (see :meth:`Session.load`)."""
         session = Session.load(task_dir)
         return cls(config.replace(task_dir=Path(task_dir)), session=session, **collaborators)
+
+
+def summary_trigger(config: SessionConfig, context_window: int) -> int:
+    """Where the summary layer acts: the previous request reached window − max_tokens − headroom
+    (Claude Code's rule), but never later than truncation would (Cline's max allowed size)."""
+    headroom = config.context.options.headroom  # type: ignore[union-attr]
+    room = context_window - config.max_tokens - headroom
+    return int(min(max(room, 1), get_context_window_info(context_window).max_allowed_size - 1))

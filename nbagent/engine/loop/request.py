@@ -25,15 +25,19 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Mapping, Sequence, Union
 
+from ..api_facts.context_edits import unsupported_edits, without_edits
+from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..api_facts.tokens import TokenCounter
-from ..context import ContextResult, Keep, get_context_window_info, get_next_truncation_range
+from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
+from ..context.mask import mask_old_results
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import SessionConfig
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
 from ..contracts.events import (
     ApiRequestFailed,
     ApiRequestStarted,
+    ContextAction,
     ContextTruncated,
     Event,
     ModelFallback,
@@ -93,6 +97,8 @@ class RequestOutcome:
     """What the context manager changed for this request (the record shows the same figures)."""
     offered: Mapping[str, ToolLike] = field(repr=False, default_factory=dict)
     """The tools this request offered: what the reply's tool calls may run."""
+    actions: tuple[ContextAction, ...] = ()
+    """What the client-side context layers did to this request (server layers are read from the reply)."""
     rate_limit_wait_s: float = 0.0
     """Seconds spent waiting for the shared rate limit before this request was answered."""
 
@@ -127,6 +133,7 @@ class _Attempts:
     overflow_recovered: bool = False
     started: float = field(default_factory=time.perf_counter)
     truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
+    actions: list[ContextAction] = field(default_factory=list)  # client-side layers that acted
     rate_wait_s: float = 0.0  # waited for the shared rate limit so far (bounded by max_rate_limit_wait_s)
 
 
@@ -173,10 +180,17 @@ async def attempt_api_request(
     while True:
         run.guard.check()
         ts = run.session.next_ts()
+        for notice in _unsupported_notices(run, attempts.model):
+            yield notice
+        masked = mask_context(run, previous, ts)
+        if masked is not None:
+            attempts.actions.append(masked)
+            previous = _less(previous, masked.tokens_removed)
         ctx, truncated = fit_context(run, previous, ts)
         previous = None
         if truncated is not None:
             attempts.truncation = truncated
+            attempts.actions.append(_truncate_action(truncated))
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
@@ -199,7 +213,7 @@ async def attempt_api_request(
                 complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
                 duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
                 model=attempts.model, sent_messages=messages, system=system, tools=tools,
-                truncation=attempts.truncation, offered=prepared.offered)
+                truncation=attempts.truncation, offered=prepared.offered, actions=tuple(attempts.actions))
             return
         error = streamed.error
         assert error is not None
@@ -218,7 +232,60 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
                         thinking=params.thinking, effort=params.effort,
                         server_tools=server_tool_definitions(config.server_tools),
-                        timeout_s=config.request_timeout_s)
+                        timeout_s=config.request_timeout_s, context_management=server_edits(config, model))
+
+
+def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
+    """The policy's server layers as the ``context_management`` parameter, without the edits
+    ``model`` does not take (the client-side layers stand in for them)."""
+    info = get_model(model, config.prices)
+    thinks = config.thinking_budget is not None or bool(info and info.capabilities.thinks_by_default)
+    edits = config.context.server_edits(thinks=thinks)  # type: ignore[union-attr]  # parsed in SessionConfig
+    return without_edits(edits, unsupported_edits(model, edits, config.prices)) if edits else None
+
+
+def _unsupported_notices(run: RequestRun, model: str) -> list[Notice]:
+    """One notice per session and model whose server layers the model does not take."""
+    edits = run.config.context.server_edits(thinks=True)  # type: ignore[union-attr]
+    refused = unsupported_edits(model, edits, run.config.prices)
+    told = run.session.context_notices
+    if not refused or model in told:
+        return []
+    told.add(model)
+    return [Notice(level="warning", message=(
+        f"{model} does not take the server-side context edit(s) {', '.join(refused)} of the context policy "
+        f"{run.config.context}; nbagent's client-side layers (masking, summary, truncation) stand in."))]
+
+
+def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> ContextAction | None:
+    """The mask layer: old tool results become placeholders, recorded at ``ts`` (see
+    :mod:`~nbagent.engine.context.mask`); the session saves the updates at once."""
+    policy = run.config.context
+    if previous is None or not policy.has("mask"):  # type: ignore[union-attr]
+        return None
+    session = run.session
+    done = mask_old_results(session.history, session.context.updates, session.deleted_range,
+                            policy.options, ts, previous.total)  # type: ignore[union-attr]
+    if done is None:
+        return None
+    session.context_changed(session.deleted_range, truncated=False)
+    return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
+
+
+def _less(previous: RequestUsage | None, tokens: int) -> RequestUsage | None:
+    """The previous request's figures as if the cleared tokens had not been sent (truncation then
+    judges the context masking left, not the one it replaced)."""
+    if previous is None:
+        return None
+    left = max(previous.input_tokens + previous.cache_read_input_tokens + previous.cache_creation_input_tokens
+               - tokens, 0)
+    return RequestUsage(previous.ts, left, previous.output_tokens)
+
+
+def _truncate_action(event: ContextTruncated) -> ContextAction:
+    """A truncation as a context action (its tokens are known only after the request)."""
+    what = "file reads de-duplicated" if event.deleted_range is None else f"kept {event.keep}"
+    return ContextAction(layer="truncate", tokens_removed=0, detail=f"{event.reason}: {what}")
 
 
 async def wait_for_tools(run: RequestRun) -> list[str]:
@@ -340,6 +407,7 @@ async def decide_after_failure(
         if recovered is not None:
             attempts.overflow_recovered = True
             attempts.truncation = recovered
+            attempts.actions.append(_truncate_action(recovered))
             attempts.total += 1  # the refused request was sent too: the record counts it as a retry
             yield recovered
             return

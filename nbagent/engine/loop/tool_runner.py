@@ -95,7 +95,6 @@ async def run_tool_call(
     raw_name, raw = use.get("name", ""), use.get("input")
     name = raw_name if isinstance(raw_name, str) else ""
     yield ToolUse(tool_use_id=uid, name=name, input=raw)
-    started = time.perf_counter()
     tool = tools.get(name)
     why = _cannot_start(use, name, tool, tools)
     if why is not None or tool is None:
@@ -121,18 +120,19 @@ async def run_tool_call(
             yield decided
     if permitted is None:
         return
-    async for item in _run_permitted(tool, call, permitted, make_context, started, guard=guard, hooks=hooks,
+    async for item in _run_permitted(tool, call, permitted, make_context, guard=guard, hooks=hooks,
                                      sanitizer=sanitizer, limits=(output_limit, capture_limit)):
         yield item
 
 
 async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: dict[str, Any],
-                         make_context: Callable[[str], ToolContext], started: float, *, guard: AbortGuard,
+                         make_context: Callable[[str], ToolContext], *, guard: AbortGuard,
                          hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int]) -> AsyncIterator[ToolItem]:
     """Run a permitted call: its answer (what enters history, bounded and sanitised), its
     :class:`ToolResult`, then the ``post_tool_use`` hook's warning."""
     uid, name = call.tool_use_id, call.name
     output_limit, capture_limit = limits
+    started = time.perf_counter()  # the run only: a permission prompt's wait is the user's, not the tool's
     try:
         with guard.armed():
             out = await tool.run(tool_input, make_context(uid))

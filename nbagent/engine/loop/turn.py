@@ -79,6 +79,8 @@ STOP_NOTICES = {
     "model_context_window_exceeded": "The answer was cut because the model's context window was full; it is "
                                      "kept and billed, and the conversation is shortened before the next request.",
     "pause_turn": "The model paused a long server-tool turn; nbagent sends its work back so it can continue.",
+    "compaction": "The server compacted the conversation and paused; nbagent sends the summary back so the model "
+                  "can continue.",
 }
 
 
@@ -94,7 +96,7 @@ def stop_notice(complete: Any) -> Notice | None:
     template = STOP_NOTICES.get(stop or "")
     if template is None:
         return None
-    return Notice(level="warning" if stop != "pause_turn" else "info",
+    return Notice(level="warning" if stop not in ("pause_turn", "compaction") else "info",
                   message=template.format(max_tokens=complete.usage.output_tokens))
 
 

@@ -54,6 +54,7 @@ class Session(SessionFiles):
         self.context = ContextManager()
         self.file_state = FileStateCache()
         self.notices: list[str] = []  # said once by the loop (e.g. a stale lock taken over)
+        self.context_notices: set[str] = set()  # models already told they refuse the policy's server layers
         self.compactions: list[RollbackPoint] = []  # what rollback restores (saved in compactions.json)
         # "Allow always" answers (saved in session.json): a fact of the session, so a rollback keeps them.
         self.allowed_always: set[str] = set()

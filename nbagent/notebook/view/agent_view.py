@@ -52,6 +52,7 @@ class AgentView:
         max_allowed: float | None = None,
         session_cost: float = 0.0,
         permission_mode: str = "default",
+        context_policy: str = "",
         on_retry_now: Callable[[], Any] | None = None,
         on_cancel: Callable[[], Any] | None = None,
         on_new_session: Callable[[], Any] | None = None,
@@ -74,7 +75,8 @@ class AgentView:
         self._retries: list[RetryStatus] = []
         self._ticker: asyncio.Task[None] | None = None
         self._handle: Any = None
-        self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode)
+        self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode,
+                             context_policy)
         self.gauge = self.header.gauge
         self.body = RunBody(min_interval, clock)
         self.activity = Activity(on_cancel, clock=clock)

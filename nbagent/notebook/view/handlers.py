@@ -61,10 +61,9 @@ def _on_permission_denied(view: "AgentView", e: ev.PermissionDenied) -> None:
 
 def _on_tool_result(view: "AgentView", e: ev.ToolResult) -> None:
     card = view.card(e.tool_use_id, e.name)
-    # The view's own clock from the moment the call could run: the engine's duration also
-    # counts the wait for the permission click.
-    duration = view.clock() - card.started if card.started is not None else e.duration_s
-    card.set_result(e.display if e.display is not None else e.content, e.is_error, duration)
+    # The engine's duration (the run alone, not the permission wait): the recorded figure, so a
+    # replayed card reads as the live one did.
+    card.set_result(e.display if e.display is not None else e.content, e.is_error, e.duration_s)
     view.start_next_tool()
 
 

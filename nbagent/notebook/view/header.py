@@ -15,8 +15,9 @@ class Header:
     """Model, provider, the context gauge (last request's tokens / max allowed / window) and cost."""
 
     def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
-                 cost: float, permission_mode: str = "default") -> None:
+                 cost: float, permission_mode: str = "default", context_policy: str = "") -> None:
         self.model, self.provider, self.cost = model, provider, cost
+        self.context_policy = context_policy  # the context policy in force ('' when not told)
         self.permission_mode = permission_mode
         self.context_window, self.max_allowed = context_window, max_allowed
         self.context_tokens: int | None = None
@@ -42,8 +43,9 @@ class Header:
         return text
 
     def render(self) -> None:
-        self._title.value = (f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}</span>"
-                             + self._mode_badge())
+        policy = f" · context {esc(self.context_policy)}" if self.context_policy else ""
+        self._title.value = (f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}"
+                             f"{policy}</span>" + self._mode_badge())
         if self.context_window:
             self.gauge.max = int(self.context_window)
         self.gauge.value = min(int(self.context_tokens or 0), self.gauge.max)
@@ -63,7 +65,8 @@ class Header:
 
     def plain(self) -> str:
         mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
-        return (f"nbagent · {self.model or '?'} · {self.provider}{mode} · {self.gauge_text()} · "
+        policy = f" · context {self.context_policy}" if self.context_policy else ""
+        return (f"nbagent · {self.model or '?'} · {self.provider}{policy}{mode} · {self.gauge_text()} · "
                 f"session cost {fmt_usd(self.cost)}")
 
 

@@ -23,6 +23,7 @@ from nbagent.engine.api_facts.models import context_window_for, get_model
 from nbagent.engine.api_facts.tokens import TokenCounter
 
 from ...engine.api_facts.caching import PromptCache
+from . import context_edits
 from .brain import DemoBrain
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
@@ -235,6 +236,10 @@ class SimulatedAPI:
         model = str(body["model"])
         if get_model(model) is None and not model.startswith("claude-"):
             raise ApiError(404, "not_found_error", f"model: {model}")
+        context_edits.check(body, headers)
+        managed = context_edits.apply(body, lambda ms: self._counter.count_request(
+            ms, body.get("system") or None, body.get("tools") or None))
+        body = {**body, "messages": managed.messages}  # what the model sees after the server's edits
         input_tokens = self._counter.count_request(body["messages"], body.get("system") or None,
                                                    body.get("tools") or None)
         if count_only:
@@ -261,6 +266,7 @@ class SimulatedAPI:
             body, reply, input_tokens, cache, window,
             message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"),
             thinks_by_default=self.thinks_by_default)
+        context_edits.add_to_message(message, managed)
         for block in message["content"]:
             if block["type"] == "thinking":
                 self._signed.setdefault(block["signature"], set()).add(block["thinking"])

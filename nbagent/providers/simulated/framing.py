@@ -173,7 +173,8 @@ def _json_pieces(value: Mapping[str, Any]) -> list[str]:
 def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
     """The SSE event sequence that streams ``message``, as in the API's streaming documentation."""
     usage = message["usage"]
-    start = {**{k: v for k, v in message.items() if k != "stop_details"}, "content": [], "stop_reason": None,
+    start = {**{k: v for k, v in message.items() if k not in ("stop_details", "context_management")},
+             "content": [], "stop_reason": None,
              "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
     frames = [Frame("message_start", {"type": "message_start", "message": start}), Frame("ping", {"type": "ping"})]
     deltas = 0
@@ -187,6 +188,9 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
             opening = {"type": "thinking", "thinking": "", "signature": ""}
             pieces = [("thinking_delta", "thinking", p, n) for p, n in _text_pieces(block["thinking"])]
             pieces.append(("signature_delta", "signature", block["signature"], 0))
+        elif kind == "compaction":  # its summary arrives in one compaction_delta
+            opening = {k: v for k, v in block.items() if k not in ("content", "encrypted_content")}
+            pieces = [("compaction_delta", "content", block["content"], 0)]
         elif "input" not in block:  # results and unknown types arrive whole at block start
             opening, pieces = dict(block), []
         else:
@@ -208,7 +212,8 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"],
                   **({"stop_details": message["stop_details"]} if "stop_details" in message else {})},
         # cumulative, as the API sends them
-        "usage": {k: usage[k] for k in (*_USAGE_KEYS, "server_tool_use") if k in usage},
+        "usage": {k: usage[k] for k in (*_USAGE_KEYS, "server_tool_use", "iterations") if k in usage},
+        **({"context_management": message["context_management"]} if "context_management" in message else {}),
     }))
     frames.append(Frame("message_stop", {"type": "message_stop"}))
     return frames

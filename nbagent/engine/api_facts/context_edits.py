@@ -1,0 +1,88 @@
+"""Server-side context management as the Messages API defines it: the ``context_management``
+parameter's edits, their beta headers, and which model takes which.
+
+Shapes follow the SDK's beta types (``BetaClearToolUses20250919EditParam``,
+``BetaClearThinking20251015EditParam``, ``BetaCompact20260112EditParam``,
+``BetaContextManagementResponse``); tests compare them. The rules the API enforces, and the
+simulator with it:
+
+- an edit needs its beta header: ``clear_*`` edits ``context-management-2025-06-27``,
+  ``compact_20260112`` ``compact-2026-01-12``;
+- a ``compaction`` block in ``messages`` needs ``compact-2026-01-12`` too (it goes back verbatim);
+- ``clear_thinking_20251015`` comes first when combined with other edits;
+- a model that does not take an edit answers 400.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .models import ModelInfo, get_model
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+COMPACTION_BETA = "compact-2026-01-12"
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+CLEAR_THINKING = "clear_thinking_20251015"
+COMPACT = "compact_20260112"
+EDIT_BETAS: dict[str, str] = {CLEAR_TOOL_USES: CONTEXT_MANAGEMENT_BETA, CLEAR_THINKING: CONTEXT_MANAGEMENT_BETA,
+                              COMPACT: COMPACTION_BETA}
+DEFAULT_CLEAR_TRIGGER = 100_000
+"""The API's default trigger of ``clear_tool_uses_20250919`` (input tokens)."""
+DEFAULT_CLEAR_KEEP = 3
+"""The API's default ``keep`` of ``clear_tool_uses_20250919`` (tool uses)."""
+DEFAULT_COMPACT_TRIGGER = 150_000
+"""The API's default trigger of ``compact_20260112`` (input tokens)."""
+MIN_COMPACT_TRIGGER = 50_000
+"""The smallest ``compact_20260112`` trigger the API takes."""
+CLEARED_PLACEHOLDER = "[cleared to save context]"
+"""What a cleared tool result reads (the simulator writes it; a real server's wording may differ)."""
+
+
+def edit_types(context_management: Mapping[str, Any] | None) -> list[str]:
+    """The ``type`` of each edit, in order."""
+    edits = (context_management or {}).get("edits") or ()
+    return [str(e.get("type", "")) for e in edits if isinstance(e, Mapping)]
+
+
+def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Mapping[str, Any] | None) -> list[str]:
+    """The beta headers a request needs for its edits and for the compaction blocks it sends back."""
+    from ..contracts.messages import has_compaction  # not at import: the kernel's start reads only the constants
+
+    needed = {EDIT_BETAS[t] for t in edit_types(context_management) if t in EDIT_BETAS}
+    if has_compaction(messages):
+        needed.add(COMPACTION_BETA)
+    return sorted(needed)
+
+
+def unsupported_edits(model: str, context_management: Mapping[str, Any] | None,
+                      prices: Mapping[str, ModelInfo] | None = None) -> list[str]:
+    """The edits ``model`` refuses (a model missing from the table refuses them all: unknown)."""
+    info = get_model(model, prices)
+    out = []
+    for kind in edit_types(context_management):
+        if info is None:
+            out.append(kind)
+        elif kind == COMPACT and not info.capabilities.server_compaction:
+            out.append(kind)
+        elif kind in (CLEAR_TOOL_USES, CLEAR_THINKING) and not info.capabilities.context_editing:
+            out.append(kind)
+    return out
+
+
+def without_edits(context_management: Mapping[str, Any] | None, drop: Sequence[str]) -> dict[str, Any] | None:
+    """``context_management`` without the edits of types ``drop`` (None when none is left)."""
+    edits = [e for e in (context_management or {}).get("edits") or () if e.get("type") not in drop]
+    return {"edits": edits} if edits else None
+
+
+def cleared_tokens(applied_edits: Sequence[Mapping[str, Any]]) -> int:
+    """Input tokens the server's edits cleared on one request."""
+    return sum(int(e.get("cleared_input_tokens") or 0) for e in applied_edits)
+
+
+__all__ = [
+    "CLEARED_PLACEHOLDER", "CLEAR_THINKING", "CLEAR_TOOL_USES", "COMPACT", "COMPACTION_BETA",
+    "CONTEXT_MANAGEMENT_BETA", "DEFAULT_CLEAR_KEEP", "DEFAULT_CLEAR_TRIGGER", "DEFAULT_COMPACT_TRIGGER",
+    "EDIT_BETAS", "MIN_COMPACT_TRIGGER", "cleared_tokens", "edit_types", "required_betas", "unsupported_edits",
+    "without_edits",
+]

@@ -1,0 +1,110 @@
+"""Observation masking: old tool results replaced by a placeholder, recorded as context updates.
+
+The placeholder replaces only the result's content, so every ``tool_use`` keeps its
+``tool_result`` and the history stays API-valid. Each replacement is a stored update at the
+request's timestamp (edit type :data:`MASKED_RESULT`), like a truncation notice: a rollback to an
+earlier turn drops it, a resumed session reloads it from ``context_history.json``, and ``%agent
+saw`` shows the placeholder because it shows what was sent.
+
+Cache-aware: clearing changes the prompt from the first cleared block on, so the cache after it is
+written again. Masking therefore acts only when it clears at least ``clear`` tokens at once, and
+leaves the newest ``keep`` results whole (the model is still working with them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..api_facts.tokens import count_text_tokens
+from ..contracts.context_policy import LayerOptions
+from ..contracts.messages import Message, blocks, is_tool_result, is_tool_use, tool_result_text
+from .updates import ContextHistoryUpdates
+from .window import RangeLike, start_of_rest
+
+MASKED_RESULT = 5
+"""Edit type of a masked tool result (after Cline's 0-4)."""
+PLACEHOLDER = "[Old tool result cleared to save context: {tool}, {tokens:,} tokens. Run the tool again if you need it.]"
+"""What the model sees instead of a cleared result (names the tool and how much was there)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tool result masking may clear."""
+
+    message: int
+    block: int
+    tool: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Masked:
+    """What one masking did: results cleared and the tokens it removed (estimated)."""
+
+    results: int
+    tokens_removed: int
+
+    @property
+    def detail(self) -> str:
+        return f"cleared {self.results} old tool result(s)"
+
+
+def placeholder(tool: str, tokens: int) -> str:
+    """The text a masked result reads."""
+    return PLACEHOLDER.format(tool=tool or "tool", tokens=tokens)
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether ``text`` is a masked result's placeholder."""
+    return text.startswith("[Old tool result cleared to save context:")
+
+
+def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+               options: LayerOptions) -> list[Candidate]:
+    """Results older than the newest ``keep``, after the hidden range, not yet replaced by any
+    update, not from an excluded tool, oldest first."""
+    found: list[Candidate] = []
+    names: dict[str, str] = {}
+    for i in range(start_of_rest(deleted_range), len(history)):
+        message = history[i]
+        for j, block in enumerate(blocks(message)):
+            if is_tool_use(block):
+                names[str(block.get("id"))] = str(block.get("name", ""))
+            elif is_tool_result(block) and message.get("role") == "user":
+                tool = names.get(str(block.get("tool_use_id")), "")
+                if updates.latest(i, j) is None and tool not in options.exclude:
+                    found.append(Candidate(i, j, tool, count_text_tokens(tool_result_text(block, "\n"))))
+                elif tool not in options.exclude:
+                    found.append(Candidate(i, j, tool, -1))  # already replaced: counts towards keep only
+    old = found[:-options.keep] if options.keep else found
+    return [c for c in old if c.tokens > 0]
+
+
+def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+                     options: LayerOptions, ts: float, previous_total: int | None) -> Masked | None:
+    """Replace old results by placeholders (stored at ``ts``) when that clears at least
+    ``options.clear`` tokens and the previous request reached ``options.trigger``; None otherwise."""
+    if options.trigger and (previous_total is None or previous_total < options.trigger):
+        return None
+    found = candidates(history, updates, deleted_range, options)
+    removed = sum(c.tokens - count_text_tokens(placeholder(c.tool, c.tokens)) for c in found)
+    if not found or removed < max(options.clear, 1):
+        return None
+    for c in found:
+        updates.add(c.message, c.block, ts, placeholder(c.tool, c.tokens), edit_type=MASKED_RESULT)
+    return Masked(len(found), removed)
+
+
+def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...]]:
+    """Message index → its masked blocks (for views that mark them)."""
+    out: dict[int, tuple[int, ...]] = {}
+    for i in updates:
+        hits = tuple(b for b, u in updates.latest_by_block(i).items() if is_placeholder(u.text))
+        if hits:
+            out[i] = hits
+    return out
+
+
+__all__ = ["Candidate", "MASKED_RESULT", "Masked", "PLACEHOLDER", "candidates", "is_placeholder",
+           "mask_old_results", "masked_blocks", "placeholder"]

@@ -1,0 +1,182 @@
+"""The context policy: ordered layers that keep a conversation inside the window, as one setting.
+
+Layers, cheapest first (the order they act in; truncation is always last and always holds):
+
+``mask``      client-side observation masking: old tool results become a placeholder that keeps the
+              ``tool_use``/``tool_result`` pair valid; the last ``keep`` results stay, tools in
+              ``exclude`` stay, and it acts only when it clears at least ``clear`` tokens at once
+              (clearing breaks the prompt cache from the first cleared block on, so it must pay).
+``edit``      server-side context editing (``clear_tool_uses_20250919``, ``clear_thinking_20251015``
+              first when the model thinks), on models that take it.
+``summary``   summary compaction: one summary request once the previous request came within
+              ``headroom`` tokens of the room left for output; after ``failures`` failures in a
+              row it is switched off for the session (a circuit breaker).
+``compact``   server compaction (``compact_20260112``) on models that take it.
+``truncate``  Cline's deleted-range truncation (half, then quarter).
+
+A policy is written ``LAYER[:key=value...]+LAYER...`` or as a preset name (:data:`PRESETS`), e.g.
+``mask:keep=3:clear=20000+summary+truncate``. The default, ``layered`` (mask, then truncation),
+is what ``bench/bench_context_policies.py`` measured cheapest on a long data-analysis session
+while keeping at least 80% of the prompt read from the cache; server layers are opt-in because
+they are beta and model-dependent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from ..api_facts.context_edits import (
+    CLEAR_THINKING,
+    CLEAR_TOOL_USES,
+    COMPACT,
+    DEFAULT_CLEAR_KEEP,
+    DEFAULT_CLEAR_TRIGGER,
+    DEFAULT_COMPACT_TRIGGER,
+    MIN_COMPACT_TRIGGER,
+)
+
+LAYERS = ("mask", "edit", "summary", "compact", "truncate")
+"""Every layer, in the order layers act."""
+DEFAULT_POLICY = "layered"
+PRESETS: dict[str, str] = {
+    "layered": "mask+truncate",
+    "cline": "truncate",
+    "summary": "summary+truncate",
+    "server": "edit+compact+truncate",
+    "all": "mask+edit+summary+compact+truncate",
+}
+"""Named policies (``%%agent --context NAME``)."""
+
+
+class ContextPolicyError(ValueError):
+    """A context policy that cannot be read; the message names the part and what is accepted."""
+
+
+@dataclass(frozen=True)
+class LayerOptions:
+    """Every layer's knobs, with the defaults the bench measured (see the module docstring)."""
+
+    keep: int = 3
+    """mask: tool results kept whole (the newest). 3, as the API's own ``clear_tool_uses`` default:
+    on the bench's session keep 3 / clear 20k cost 0.60× Cline's truncation, keep 5 / clear 10k
+    0.61×, keep 2 / clear 30k 0.61×, keep 5 / clear 40k 0.67×."""
+    clear: int = 20_000
+    """mask: the fewest tokens one masking clears (else it waits: each masking rewrites the cache)."""
+    trigger: int = 0
+    """mask: act only once the previous request had this many tokens (0: as soon as ``clear`` is met)."""
+    exclude: tuple[str, ...] = ()
+    """mask and edit: tools whose results are never cleared."""
+    edit_trigger: int = DEFAULT_CLEAR_TRIGGER
+    edit_keep: int = DEFAULT_CLEAR_KEEP
+    edit_clear: int = 20_000
+    headroom: int = 13_000
+    """summary: summarise once the previous request reached window − max_tokens − headroom (Claude
+    Code's rule, about 83% of a 200k window)."""
+    summary_tokens: int = 4_000
+    """summary: the bound on the summary's size (its request's ``max_tokens``)."""
+    failures: int = 3
+    """summary: failures in a row that switch it off for the session."""
+    compact_trigger: int = DEFAULT_COMPACT_TRIGGER
+
+
+_KEYS: dict[str, dict[str, str]] = {
+    "mask": {"keep": "keep", "clear": "clear", "trigger": "trigger", "exclude": "exclude"},
+    "edit": {"trigger": "edit_trigger", "keep": "edit_keep", "clear": "edit_clear", "exclude": "exclude"},
+    "summary": {"headroom": "headroom", "tokens": "summary_tokens", "failures": "failures"},
+    "compact": {"trigger": "compact_trigger"},
+    "truncate": {},
+}
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    """Ordered layers and their options; :meth:`parse` reads the one-line form."""
+
+    layers: tuple[str, ...] = ("mask", "truncate")
+    options: LayerOptions = field(default_factory=LayerOptions)
+    name: str = DEFAULT_POLICY
+
+    @classmethod
+    def parse(cls, spec: "str | ContextPolicy | None") -> "ContextPolicy":
+        """A policy from its name or one-line form (None: the default)."""
+        if isinstance(spec, ContextPolicy):
+            return spec
+        text = (spec if spec is not None else DEFAULT_POLICY).strip()
+        if not text:
+            raise ContextPolicyError(f"an empty context policy; use one of {', '.join(PRESETS)} or LAYER+LAYER")
+        expanded = PRESETS.get(text, text)
+        layers: list[str] = []
+        changes: dict[str, Any] = {}
+        for part in expanded.split("+"):
+            layer, *pairs = [p.strip() for p in part.split(":")]
+            if layer not in LAYERS:
+                raise ContextPolicyError(f"unknown context layer {layer!r} in {text!r}; layers are "
+                                         f"{', '.join(LAYERS)} and presets {', '.join(PRESETS)}")
+            if layer in layers:
+                raise ContextPolicyError(f"context layer {layer!r} given twice in {text!r}")
+            layers.append(layer)
+            changes.update(_options(layer, pairs))
+        if "truncate" not in layers:
+            layers.append("truncate")  # the last resort always holds
+        ordered = tuple(sorted(layers, key=LAYERS.index))
+        return cls(layers=ordered, options=_checked(replace(LayerOptions(), **changes)), name=text)
+
+    def has(self, layer: str) -> bool:
+        """Whether ``layer`` is part of this policy."""
+        return layer in self.layers
+
+    def __str__(self) -> str:
+        return self.name
+
+    def server_edits(self, *, thinks: bool) -> dict[str, Any] | None:
+        """The ``context_management`` parameter for the server layers (None: no server layer)."""
+        o = self.options
+        edits: list[dict[str, Any]] = []
+        if self.has("edit"):
+            if thinks:  # listed first when combined, as the API requires
+                edits.append({"type": CLEAR_THINKING, "keep": {"type": "thinking_turns", "value": 1}})
+            clear: dict[str, Any] = {
+                "type": CLEAR_TOOL_USES, "trigger": {"type": "input_tokens", "value": o.edit_trigger},
+                "keep": {"type": "tool_uses", "value": o.edit_keep},
+                "clear_at_least": {"type": "input_tokens", "value": o.edit_clear}}
+            if o.exclude:
+                clear["exclude_tools"] = list(o.exclude)
+            edits.append(clear)
+        if self.has("compact"):
+            edits.append({"type": COMPACT, "trigger": {"type": "input_tokens", "value": o.compact_trigger}})
+        return {"edits": edits} if edits else None
+
+
+def _options(layer: str, pairs: list[str]) -> Mapping[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        known = _KEYS[layer]
+        if not sep or key not in known:
+            accepted = ", ".join(f"{k}=…" for k in known) or "no options"
+            raise ContextPolicyError(f"context layer {layer!r} takes {accepted}; got {pair!r}")
+        target = known[key]
+        if target == "exclude":
+            out[target] = tuple(t for t in value.split(",") if t)  # "exclude=python" or several
+            continue
+        try:
+            out[target] = int(value.replace("_", "").replace("k", "000"))
+        except ValueError:
+            raise ContextPolicyError(f"{layer}:{key} must be a whole number, got {value!r}") from None
+    return out
+
+
+def _checked(o: LayerOptions) -> LayerOptions:
+    for name in ("keep", "clear", "trigger", "edit_trigger", "edit_keep", "edit_clear", "headroom"):
+        if getattr(o, name) < 0:
+            raise ContextPolicyError(f"context option {name} must be >= 0, got {getattr(o, name)}")
+    if o.summary_tokens < 1 or o.failures < 1:
+        raise ContextPolicyError("summary:tokens and summary:failures must be >= 1")
+    if o.compact_trigger < MIN_COMPACT_TRIGGER:
+        raise ContextPolicyError(f"compact:trigger must be >= {MIN_COMPACT_TRIGGER:,} (the API's minimum), "
+                                 f"got {o.compact_trigger:,}")
+    return o
+
+
+__all__ = ["ContextPolicy", "ContextPolicyError", "DEFAULT_POLICY", "LAYERS", "LayerOptions", "PRESETS"]

@@ -1,0 +1,184 @@
+"""The kernel's end of the notebook bridge: change the live document in the front-end.
+
+Why a comm to a small front-end extension (``nbagent-bridge``, prebuilt in the wheel): the agent
+runs inside an executing ``%%agent`` cell, and only the front-end holds the live document. Writing
+the ``.ipynb`` behind its back corrupts open notebooks and loses edits; the collaboration document
+needs a server extension and a server URL with a token the kernel does not have. The comm is scoped
+to the notebook that owns the kernel, and ``pip install nbagent`` is the whole install.
+
+The protocol (docs/notebook-bridge.md): the kernel opens comm ``nbagent.bridge``; an extension
+answers ``hello``; requests ``{"type": "request", "id", "op", ...}`` get one ``reply`` each. Where
+nothing answers (VS Code, Colab, classic Notebook, nbclient) ``connected`` stays False and nothing
+waits: a request then fails at once with :class:`BridgeUnavailable`.
+
+Replies arrive on the kernel's shell-channel thread (the fast path, :mod:`..waiting`) while the
+agent cell still runs; the same message reaches the comm's own handler later, when the kernel is
+idle, and is ignored then (each reply resolves its request once).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+from ...engine.contracts.errors import NbAgentError
+from .. import waiting
+
+TARGET = "nbagent.bridge"
+PROTOCOL_VERSION = 1
+HELLO_WAIT_S = 0.5
+"""How long the first agent cell of a kernel waits for a front-end that sent a cell id (JupyterLab,
+Notebook 7) to answer; a front-end without the extension costs this once per kernel, nbclient none."""
+REQUEST_TIMEOUT_S = 10.0
+
+
+class BridgeUnavailable(NbAgentError):
+    """No front-end with the nbagent extension answers for this kernel."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__(why or "No notebook front-end with the nbagent extension is connected to this kernel "
+                                "(JupyterLab 4 or Notebook 7 with nbagent installed in the server's environment).")
+
+
+class BridgeError(NbAgentError):
+    """The front-end refused or failed a request (its message says why)."""
+
+
+class Bridge:
+    """One kernel's comm to the front-end (process-wide: one per kernel)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, waiting.Decision[dict[str, Any]]] = {}
+        self._hello = threading.Event()
+        self._comm: Any = None
+        self._failed = False  # a request timed out: the front-end went away; stop waiting on it
+        self.frontend: str | None = None
+        self.path: str | None = None
+        self.waited_s = 0.0
+        """How long agent cells waited for a hello in all (bounded: once, HELLO_WAIT_S)."""
+
+    @property
+    def connected(self) -> bool:
+        """Whether a front-end with the extension said hello (and has not stopped answering)."""
+        return self._hello.is_set() and not self._failed
+
+    # --- opening ----------------------------------------------------------------------------
+    def open(self) -> bool:
+        """Open (or re-open) the comm; ``False`` where the process has no kernel to open it on."""
+        try:
+            from comm import create_comm
+            from ipykernel.kernelbase import Kernel
+        except ImportError:
+            return False
+        if not Kernel.initialized():
+            return False
+        old, self._comm = self._comm, None
+        if old is not None:
+            waiting.unregister_comm_handler(old.comm_id)
+            old.close()
+        comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION})
+        waiting.register_comm_handler(comm.comm_id, self._on_data)
+        comm.on_msg(lambda msg: self._on_data(msg.get("content", {}).get("data") or {}))
+        self._comm = comm
+        self._failed = False
+        return True
+
+    def ensure(self, *, wait_s: float = 0.0) -> bool:
+        """Be connected if a front-end can answer: open the comm if no hello came yet, then wait
+        up to ``wait_s`` for it (the fast path delivers it while the cell runs)."""
+        if self.connected:
+            return True
+        if not self.open():
+            return False
+        if wait_s <= 0:
+            return self._hello.is_set()
+        started = time.monotonic()
+        answered = self._hello.wait(wait_s)
+        self.waited_s += time.monotonic() - started
+        return answered
+
+    def _on_data(self, data: dict[str, Any]) -> None:
+        """A message from the front-end (any thread)."""
+        kind = data.get("type")
+        if kind == "hello":
+            self.frontend = str(data.get("frontend") or "jupyterlab")
+            self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
+            self._failed = False
+            self._hello.set()
+        elif kind == "reply" and isinstance(data.get("id"), int):
+            with self._lock:
+                decision = self._pending.pop(data["id"], None)
+            if decision is not None:
+                decision.resolve(data)
+
+    # --- requests ---------------------------------------------------------------------------
+    def _send(self, op: str, args: dict[str, Any]) -> waiting.Decision[dict[str, Any]]:
+        if {"type", "id", "op"} & args.keys():  # the envelope's keys: a cell is "cell_id", never "id"
+            raise ValueError(f"bridge request arguments may not be named type, id or op: {sorted(args)}")
+        if not self.connected or self._comm is None:
+            raise BridgeUnavailable()
+        request_id = next(self._ids)
+        decision: waiting.Decision[dict[str, Any]] = waiting.Decision()
+        with self._lock:
+            self._pending[request_id] = decision
+        self._comm.send({"type": "request", "id": request_id, "op": op, **args})
+        return decision
+
+    @staticmethod
+    def _result(op: str, reply: dict[str, Any]) -> dict[str, Any]:
+        if not reply.get("ok"):
+            raise BridgeError(f"notebook {op} failed: {reply.get('error') or 'no reason given'}")
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def request(self, op: str, timeout: float = REQUEST_TIMEOUT_S, **args: Any) -> dict[str, Any]:
+        """Send one request and await its reply (interruptible; ``BridgeUnavailable`` on timeout)."""
+        import asyncio
+
+        decision = self._send(op, args)
+        try:
+            reply = await asyncio.wait_for(waiting.wait_for_decision(decision), timeout)
+        except asyncio.TimeoutError:
+            self._failed = True
+            raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s") from None
+        return self._result(op, reply)
+
+    def request_sync(self, op: str, timeout: float = REQUEST_TIMEOUT_S, **args: Any) -> dict[str, Any]:
+        """The same from synchronous code on the kernel's main thread (a line magic)."""
+        decision = self._send(op, args)
+        if not decision.wait_sync(timeout):
+            self._failed = True
+            raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s")
+        return self._result(op, decision.value)
+
+
+_BRIDGE: Bridge | None = None
+
+
+def bridge() -> Bridge:
+    """The kernel's bridge (created on first use)."""
+    global _BRIDGE
+    if _BRIDGE is None:
+        _BRIDGE = Bridge()
+    return _BRIDGE
+
+
+def executing_cell_id() -> str | None:
+    """The id of the cell the kernel is executing, as JupyterLab and Notebook 7 send it in the
+    request's metadata (``cellId``); None under nbclient and other clients, which do not."""
+    try:
+        from ipykernel.kernelbase import Kernel
+    except ImportError:
+        return None
+    if not Kernel.initialized():
+        return None
+    try:
+        parent = Kernel.instance().get_parent("shell")
+    except Exception:  # an older signature or no parent yet
+        return None
+    cell_id = (parent or {}).get("metadata", {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) and cell_id else None

@@ -1,0 +1,99 @@
+"""Cells as the notebook stores them (nbformat 4.5 dicts), and cells as the model reads them.
+
+Outputs of the model's code are untrusted: every display bundle goes through the same mime
+allow-list as the agent view (:func:`~nbagent.notebook.view.safe.safe_display_data`) before it
+enters the document, so a materialised cell can never carry script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ...engine.contracts.tool_api import truncate_middle
+from ..view.safe import safe_display_data
+
+MARK = "nbagent"
+"""The cell-metadata key nbagent owns: ``{"session", "turn", "tool_use_id", "kind"}``."""
+
+
+def source_hash(source: str) -> str:
+    """What read-before-edit compares: a cell is unchanged while this is."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _error_output(error: str) -> dict[str, Any]:
+    last = error.rstrip("\n").splitlines()[-1] if error.strip() else "Error"
+    name, _, value = last.partition(":")
+    return {"output_type": "error", "ename": name.strip() or "Error", "evalue": value.strip(),
+            "traceback": error.rstrip("\n").splitlines()}
+
+
+def outputs_of(record: Any) -> list[dict[str, Any]]:
+    """An execution (:class:`~nbagent.notebook.executor.ExecutionRecord`) as nbformat outputs, in
+    the order a cell shows them: stdout, stderr, displays, the value, the error."""
+    result = record.result
+    outputs: list[dict[str, Any]] = []
+    for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if text:
+            outputs.append({"output_type": "stream", "name": name, "text": text})
+    for shown in record.displays:
+        data = safe_display_data(dict(shown.get("data") or {}))
+        if data:
+            outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
+    if result.result_repr is not None:
+        data = safe_display_data({**(result.rich or {}), "text/plain": result.result_repr})
+        outputs.append({"output_type": "execute_result", "data": data, "metadata": {}, "execution_count": None})
+    if result.error:
+        outputs.append(_error_output(result.error))
+    return outputs
+
+
+def code_cell(source: str, outputs: list[dict[str, Any]], mark: dict[str, Any]) -> dict[str, Any]:
+    """A code cell to insert: its source exactly as run, its outputs, nbagent's metadata."""
+    return {"cell_type": "code", "source": source, "outputs": outputs, "execution_count": None,
+            "metadata": {MARK: mark}}
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+
+
+def _output_text(output: dict[str, Any]) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = output.get("text", "")
+        return "".join(text) if isinstance(text, list) else str(text)
+    if kind == "error":
+        return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+    data = output.get("data") or {}
+    text = data.get("text/plain", "")
+    text = "".join(text) if isinstance(text, list) else str(text)
+    images = [m for m in IMAGE_TYPES if m in data]
+    return text + (f" [{images[0]} shown below]" if images else "")
+
+
+def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple[str, list[dict[str, Any]]]:
+    """One cell as text for the model, plus its images as image blocks."""
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    mark = (cell.get("metadata") or {}).get(MARK)
+    origin = f", by the agent (turn {mark.get('turn')})" if isinstance(mark, dict) else ""
+    head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{origin}"
+    parts = [head, source if source else "(empty)"]
+    images: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for output in cell.get("outputs") or []:
+        texts.append(_output_text(output))
+        data = output.get("data") or {}
+        for mime in IMAGE_TYPES:
+            if isinstance(data.get(mime), str):
+                images.append({"type": "image", "source": {"type": "base64", "media_type": mime,
+                                                           "data": data[mime].replace("\n", "")}})
+                break
+    if texts:
+        parts.append("outputs:\n" + truncate_middle("\n".join(t for t in texts if t), output_chars))
+    return "\n".join(parts), images

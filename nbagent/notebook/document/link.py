@@ -1,0 +1,131 @@
+"""The kernel's link to its notebook: the bridge, replay decisions, and the record's index.
+
+One per kernel (the magics own it). For each ``%%agent`` cell it answers one question before
+anything runs: replay a recorded turn, or run live (and if live, whether the record must fork
+first); after a live turn it writes the turn into the record's index.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id
+from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
+from .shown import copy_shown, save_shown
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Show ``turn`` of the recorded ``session``."""
+
+    session: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class Live:
+    """Ask the model. ``resume``: first continue the recorded session of that name (a replay was
+    shown from it); ``fork_at``: from a copy of it rolled back to that turn (this prompt differs
+    from the recorded one, or ``--live`` was given, before the record's end)."""
+
+    resume: str | None = None
+    fork_at: int | None = None
+
+
+def session_name(agent: Any) -> str | None:
+    """The recorded session's name (its folder's), or None for a session kept in memory."""
+    task_dir = agent.session.task_dir
+    return Path(task_dir).name if task_dir is not None else None
+
+
+class DocumentLink:
+    """What a kernel knows of its notebook."""
+
+    def __init__(self, root: Path | None = None, the_bridge: Bridge | None = None) -> None:
+        self._root = root
+        self.bridge = the_bridge if the_bridge is not None else bridge()
+        self.cursor: ReplayCursor | None = None
+        self._asked_hello = False
+        self.told_no_bridge = False
+
+    @property
+    def root(self) -> Path:
+        """Where records live: the given folder, else the kernel's working directory (the notebook's)."""
+        return self._root if self._root is not None else Path.cwd()
+
+    def connect(self) -> bool:
+        """Be connected if a front-end can answer. Only the first agent cell of a kernel whose
+        front-end sends cell ids (JupyterLab, Notebook 7) waits, briefly, for the hello."""
+        if executing_cell_id() is None:  # nbclient, a console: no front-end that holds cells
+            return self.bridge.connected
+        wait = 0.0 if self._asked_hello else HELLO_WAIT_S
+        self._asked_hello = True
+        return self.bridge.ensure(wait_s=wait)
+
+    def notebook(self) -> str | None:
+        """The notebook's file name, from the front-end or Jupyter Server's ``JPY_SESSION_NAME``."""
+        path = self.bridge.path if self.bridge.connected else None
+        path = path or os.environ.get("JPY_SESSION_NAME")
+        return Path(path).name if path else None
+
+    # --- the decision --------------------------------------------------------------------------
+    def plan(self, prompt: str, *, live: bool, new: bool, current: Any) -> Replay | Live:
+        """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
+
+        A replay needs no session: the record's index and signed transcripts are enough, so the
+        Agent (and its SDK) loads only when a turn goes live."""
+        cursor = self.cursor
+        if cursor is not None and not live and not new and cursor.next_matches(prompt):
+            return Replay(cursor.index.session, cursor.shown + 1)
+        if not live and (new or (current is None and cursor is None)):
+            record = find_record(self.root, prompt, self.notebook())
+            if record is not None:
+                self.cursor = ReplayCursor(record)
+                return Replay(record.session, 1)
+        self.cursor = None
+        if cursor is None or new:
+            return Live()
+        recorded = max((t.turn for t in cursor.index.turns), default=0)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
+
+    def replayed(self, turn: int) -> None:
+        if self.cursor is not None:
+            self.cursor.shown = turn
+
+    # --- the record's index ----------------------------------------------------------------------
+    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None) -> None:
+        """After a live turn: the turn's prompt goes into the record's index, and what it showed
+        (signed) beside it."""
+        name = session_name(agent)
+        if name is None or not self._in_records(agent) or agent.turn < 1:
+            return
+        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
+                                                           provider=agent.provider.name)
+        save_index(self.root, index.with_turn(agent.turn, prompt))
+        if shown is not None:
+            save_shown(self.root, name, agent.turn, shown, done)
+
+    def forked(self, old: Any, new: Any, turn: int) -> None:
+        """A fork's index: the old record's turns up to ``turn``, under the new session's name."""
+        old_name, new_name = session_name(old), session_name(new)
+        if old_name is None or new_name is None:
+            return
+        index = load_index(self.root, old_name)
+        turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
+        save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns,
+                                          provider=index.provider if index is not None else None))
+        copy_shown(self.root, old_name, new_name, turn)
+
+    def rolled_back(self, agent: Any, turn: int) -> None:
+        """``%agent rollback``: the record's index forgets the turns after ``turn``."""
+        name = session_name(agent)
+        index = load_index(self.root, name) if name is not None else None
+        if index is not None:
+            save_index(self.root, index.up_to(turn))
+
+    def _in_records(self, agent: Any) -> bool:
+        task_dir = agent.session.task_dir
+        return task_dir is not None and Path(task_dir).resolve().parent == sessions_dir(self.root).resolve()

@@ -1,0 +1,198 @@
+"""Replay: Restart & Run All (and nbclient, papermill) show a recorded turn instead of asking again.
+
+The record is the session's task folder (``.nbagent/sessions/<name>/``, written as the turn runs)
+plus a small index beside it (``.nbagent/replay/<name>.json``: the notebook's path and each turn's
+prompt). Why not cell ids in cell metadata: nbclient cannot send a cell id with an execution, so a
+headless run would have no key; why not a record embedded in the notebook: the kernel cannot read
+the notebook under nbclient either. What every client sends is the cell's text, so a fresh kernel
+matches prompts in order: the first ``%%agent`` cell picks the latest record whose first prompt is
+its prompt (the same notebook's first, when the front-end says which notebook it is), and each
+next cell replays the next turn while its prompt is the recorded one. An edited prompt (or
+``--live``) runs live from there, in a copy of the record rolled back to that point: the record of
+the notebook as it was stays intact.
+
+A replayed turn sends no request and needs no key: its events (text, tool cards, tables, notices)
+are read from the task folder and shown by the same view as a live run. The code the agent ran is
+in the materialised cells below, which re-execute normally, so the kernel ends in the state the
+agent left.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from ...engine.disk.persist import atomic_write_json, read_json
+
+RECORD_DIR = ".nbagent"
+SESSIONS = "sessions"
+INDEX = "replay"
+# Plain dataclasses, checked by hand: a replayed Run All should not pay for importing pydantic and
+# the engine's models (they load when a turn goes live).
+
+
+@dataclass(frozen=True)
+class RecordedTurn:
+    """One turn of a record as the notebook asked it."""
+
+    turn: int
+    prompt: str
+
+
+@dataclass(frozen=True)
+class ReplayIndex:
+    """``.nbagent/replay/<session>.json``: which notebook recorded the session, and its prompts."""
+
+    session: str
+    notebook: str | None = None
+    provider: str | None = None
+    """Which provider answered (the replayed header names it, not the kernel's provider now)."""
+    turns: tuple[RecordedTurn, ...] = field(default=())
+    version: int = 1
+
+    def with_turn(self, turn: int, prompt: str) -> "ReplayIndex":
+        kept = tuple(t for t in self.turns if t.turn < turn)
+        return replace(self, turns=(*kept, RecordedTurn(turn, prompt)))
+
+    def up_to(self, turn: int) -> "ReplayIndex":
+        return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "session": self.session, "notebook": self.notebook,
+                "provider": self.provider, "turns": [{"turn": t.turn, "prompt": t.prompt} for t in self.turns]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReplayIndex":
+        """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
+        if not isinstance(data, dict) or set(data) != {"version", "session", "notebook", "provider", "turns"}:
+            raise ValueError("not a replay index")
+        texts = (data["notebook"], data["provider"])
+        if data["version"] != 1 or not isinstance(data["session"], str) or not all(
+                t is None or isinstance(t, str) for t in texts) or not isinstance(data["turns"], list):
+            raise ValueError("not a replay index")
+        turns = []
+        for t in data["turns"]:
+            if not isinstance(t, dict) or set(t) != {"turn", "prompt"} or type(t["turn"]) is not int \
+                    or t["turn"] < 1 or not isinstance(t["prompt"], str):
+                raise ValueError("not a replay turn")
+            turns.append(RecordedTurn(t["turn"], t["prompt"]))
+        return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
+
+
+def sessions_dir(root: Path) -> Path:
+    """Where notebook sessions are recorded (under the kernel's working directory)."""
+    return root / RECORD_DIR / SESSIONS
+
+
+def new_session_dir(root: Path, count: int) -> Path:
+    """A new session's folder: the time, then the process and a count (kernels share the folder)."""
+    return sessions_dir(root) / time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+
+
+def _index_file(root: Path, session: str) -> Path:
+    return root / RECORD_DIR / INDEX / f"{session}.json"
+
+
+def save_index(root: Path, index: ReplayIndex) -> None:
+    """Write the index atomically (one small file per session; its kernel is its one writer)."""
+    path = _index_file(root, index.session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, index.to_json())
+
+
+def load_index(root: Path, session: str) -> ReplayIndex | None:
+    try:
+        return ReplayIndex.from_json(read_json(_index_file(root, session)))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def find_record(root: Path, prompt: str, notebook: str | None) -> ReplayIndex | None:
+    """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one
+    whose first prompt it is, the same notebook's first; None when there is none on disk."""
+    folder = root / RECORD_DIR / INDEX
+    if not folder.is_dir():
+        return None
+    found: list[tuple[bool, float, ReplayIndex]] = []
+    for path in folder.glob("*.json"):
+        index = load_index(root, path.stem)
+        if index is None or not index.turns or index.turns[0].prompt != prompt:
+            continue
+        if not (sessions_dir(root) / index.session).is_dir():
+            continue
+        found.append((notebook is not None and index.notebook == notebook, path.stat().st_mtime, index))
+    if not found:
+        return None
+    return max(found, key=lambda item: (item[0], item[1]))[2]
+
+
+@dataclass
+class ReplayCursor:
+    """Where a kernel's replay stands: the record and how many of its turns were shown."""
+
+    index: ReplayIndex
+    shown: int = 0
+
+    def next_matches(self, prompt: str) -> bool:
+        nxt = self.shown + 1
+        return any(t.turn == nxt and t.prompt == prompt for t in self.index.turns)
+
+
+def _assistant_messages(session: Any, turn: int) -> list[dict[str, Any]]:
+    marks = {m.turn: m for m in session.marks}
+    if turn not in marks:
+        return []
+    start = marks[turn - 1].history_len if turn - 1 in marks else 0
+    return [m for m in session.history[start:marks[turn].history_len] if m.get("role") == "assistant"]
+
+
+def _segment(events: Sequence[Any], turn: int) -> list[Any]:
+    """The events of the last run of ``turn``: from after the previous ``Done`` to its ``Done``."""
+    from ...engine.contracts import events as ev
+
+    runs: list[list[Any]] = [[]]
+    for event in events:
+        runs[-1].append(event)
+        if isinstance(event, ev.Done):
+            runs.append([])
+    of_turn = [r for r in runs if any(isinstance(e, ev.ApiRequestStarted) and e.turn == turn for e in r)]
+    return of_turn[-1] if of_turn else []
+
+
+def _deltas(message: dict[str, Any]) -> list[Any]:
+    """The streamed text and thinking of one assistant message, as one delta per block."""
+    from ...engine.contracts import events as ev
+
+    out: list[Any] = []
+    for i, block in enumerate(message.get("content") or []):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            out.append(ev.TextDelta(index=i, text=block["text"]))
+        elif block.get("type") == "thinking" and block.get("thinking"):
+            out.append(ev.ThinkingDelta(index=i, text=block["thinking"]))
+    return out
+
+
+def turn_events(session: Any, turn: int) -> list[Any]:
+    """The events a live run of ``turn`` showed, rebuilt from the task folder: the logged events,
+    with each request's text put back before its completion (stream deltas are not logged)."""
+    from ...engine.contracts import events as ev
+    from ...engine.loop.compaction import COMPACT_KEEP
+
+    messages = iter(_assistant_messages(session, turn))
+    out: list[Any] = []
+    for event in _segment(session.events, turn):
+        if isinstance(event, ev.RequestCompleted) and event.record is not None and event.record.keep != COMPACT_KEEP:
+            message = next(messages, None)
+            if message is not None:
+                out.extend(_deltas(message))
+        out.append(event)
+    return out
+
+
+__all__ = ["RecordedTurn", "ReplayCursor", "ReplayIndex", "find_record", "load_index", "new_session_dir",
+           "save_index", "sessions_dir", "turn_events"]

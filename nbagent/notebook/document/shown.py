@@ -1,0 +1,116 @@
+"""What a live turn showed, kept signed so that a replay can show it again as it was.
+
+Rebuilding a turn's view from its events costs ~150 ms of widgets per cell; showing the saved
+transcript costs a file read. But a saved transcript is HTML, and outputs of a running session are
+trusted by JupyterLab: a transcript file written by someone else (a shared folder, a repository)
+must never reach the page. So each one is signed with HMAC-SHA256 under a key only this user can
+read — the scheme of Jupyter's own notebook trust (``nbformat.sign``). A transcript whose signature
+does not match is ignored and the turn is rebuilt from its events, which go through the view's
+sanitiser like a live run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...engine.disk.persist import atomic_write_json, read_json
+from .replay import INDEX, RECORD_DIR
+
+KEY_BYTES = 32
+MIMES = ("text/plain", "text/html")
+
+
+def _key_file() -> Path:
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(os.environ.get("NBAGENT_REPLAY_KEY_FILE") or Path(jupyter_data_dir()) / "nbagent" / "replay_key")
+
+
+def _key() -> bytes:
+    """This user's signing key, made on first use (0600, created exclusively: two kernels racing to
+    make it end up with the same one)."""
+    path = _key_file()
+    for _ in range(2):
+        try:
+            key = path.read_bytes()
+            if len(key) >= KEY_BYTES:
+                return key
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another kernel is writing it: read theirs
+        with os.fdopen(fd, "wb") as f:
+            f.write(os.urandom(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+    key = path.read_bytes()
+    if len(key) < KEY_BYTES:
+        raise OSError(f"nbagent's replay key {path} is damaged: delete it (saved transcripts will be rebuilt)")
+    return key
+
+
+def _file(root: Path, session: str, turn: int) -> Path:
+    return root / RECORD_DIR / INDEX / session / f"{turn}.json"
+
+
+def _signature(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any]) -> str:
+    payload = json.dumps([session, turn, bundle, outcome], sort_keys=True, ensure_ascii=False).encode()
+    return hmac.new(_key(), payload, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A turn as it was shown: its transcript, and how its run ended (the cell fails again if it did)."""
+
+    bundle: dict[str, str]
+    reason: str
+    error: str | None = None
+
+
+def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done: Any) -> None:
+    """Keep what ``turn`` showed (its text and HTML transcript) and how it ended, signed."""
+    kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
+    if len(kept) != len(MIMES) or done is None:
+        return
+    outcome = {"reason": str(done.reason), "error": done.error}
+    path = _file(root, session, turn)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"signature": _signature(session, turn, kept, outcome), "bundle": kept,
+                             "outcome": outcome})
+
+
+def load_shown(root: Path, session: str, turn: int) -> Shown | None:
+    """The transcript ``turn`` showed, if it is there and this user's key signed it."""
+    try:
+        saved = read_json(_file(root, session, turn))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or not isinstance(saved.get("bundle"), dict):
+        return None
+    bundle, outcome = saved["bundle"], saved.get("outcome")
+    if set(bundle) != set(MIMES) or not all(isinstance(v, str) for v in bundle.values()):
+        return None
+    if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
+        return None
+    signature = saved.get("signature")
+    if not isinstance(signature, str) or not hmac.compare_digest(signature, _signature(session, turn, bundle, outcome)):
+        return None
+    error = outcome.get("error")
+    return Shown(bundle, outcome["reason"], error if isinstance(error, str) else None)
+
+
+def copy_shown(root: Path, old: str, new: str, turns: int) -> None:
+    """A fork keeps what the turns it shares with its record showed (signed again under its name)."""
+    for turn in range(1, turns + 1):
+        shown = load_shown(root, old, turn)
+        if shown is not None:
+            save_shown(root, new, turn, shown.bundle, shown)

@@ -1,0 +1,241 @@
+"""Notebook tools for the model: ``notebook_read``, ``notebook_edit``, ``notebook_run``.
+
+They act on the live document through the bridge (never on the ``.ipynb`` on disk), behind the
+same permissions, modes and hooks as every tool (reading runs without asking). Offered only while a
+front-end with the extension is connected: :class:`NotebookTools` is a tool source whose list is
+empty otherwise, so a request never names a tool that cannot work.
+
+Read-before-edit (as Claude Code's ``NotebookEdit``): replacing, deleting or moving a cell is
+refused unless the model read that cell, and refused again if it changed since (the user typed in
+it, or a run replaced it): the model edits what it has seen, never a cell it guesses at.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any, Callable, Literal, Sequence
+
+import pydantic
+
+from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
+from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
+from ...tools.python import format_execution
+from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .cells import MARK, cell_for_model, outputs_of, source_hash
+
+READ_CHARS = 24_000
+"""Most characters one notebook_read returns (about 6k tokens); more is paged."""
+CELL_OUTPUT_CHARS = 2_000
+MAX_IMAGES = 4
+DEFAULT_RUN_TIMEOUT_S = 120
+
+
+class NotebookReadInput(ToolInput):
+    start: int = pydantic.Field(0, ge=0, description="Index of the first cell to read.")
+    count: int = pydantic.Field(30, ge=1, le=100, description="Most cells to read.")
+
+
+class NotebookEditInput(ToolInput):
+    action: Literal["insert", "replace", "delete", "move"]
+    cell_id: str | None = pydantic.Field(None, description="The cell to replace, delete or move; for insert, "
+                                                           "the cell to insert after.")
+    index: int | None = pydantic.Field(None, ge=0, description="insert: position when no cell_id; move: new position.")
+    source: str | None = pydantic.Field(None, description="insert/replace: the cell's new source.")
+    cell_type: Literal["code", "markdown"] = "code"
+
+
+class NotebookRunInput(ToolInput):
+    cell_id: str = pydantic.Field(min_length=1)
+    timeout_s: int = pydantic.Field(DEFAULT_RUN_TIMEOUT_S, ge=1, le=3600,
+                                    description="Interrupt the cell after this many seconds.")
+
+
+class _Shared:
+    """What the three tools share: the bridge, the hashes of the cells the model read, the mark."""
+
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str]) -> None:
+        self.bridge = bridge
+        self.session_name = session_name
+        self.seen: dict[str, str] = {}
+
+    async def cells(self) -> list[dict[str, Any]]:
+        try:
+            result = await self.bridge.request("read")
+        except (BridgeUnavailable, BridgeError) as exc:
+            raise ToolExecutionError(str(exc)) from None
+        return [c for c in result.get("cells", []) if isinstance(c, dict)]
+
+    async def call(self, op: str, **args: Any) -> dict[str, Any]:
+        try:
+            return await self.bridge.request(op, **args)
+        except (BridgeUnavailable, BridgeError) as exc:
+            raise ToolExecutionError(str(exc)) from None
+
+    def mark(self, ctx: ToolContext) -> dict[str, Any]:
+        return {"session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id, "kind": "edit"}
+
+    async def read_cell(self, cell_id: str) -> tuple[int, dict[str, Any]]:
+        for index, cell in enumerate(await self.cells()):
+            if cell.get("id") == cell_id:
+                return index, cell
+        raise ToolExecutionError(f"No cell with id {cell_id!r} in the notebook: read it again with notebook_read.")
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+class NotebookRead(BuiltinTool):
+    """Read the notebook's cells with their outputs (paged, bounded)."""
+
+    name = "notebook_read"
+    description = ("Read the open notebook's cells (source and outputs, images included), in pages. Each cell "
+                   "shows its index and id; use the id with notebook_edit and notebook_run.")
+    read_only = True
+    Input = NotebookReadInput
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+    async def call(self, params: NotebookReadInput, ctx: ToolContext) -> ToolOutput:
+        cells = await self.shared.cells()
+        texts: list[str] = []
+        images: list[dict[str, Any]] = []
+        used, end = 0, params.start
+        for index in range(params.start, min(len(cells), params.start + params.count)):
+            text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
+            if texts and used + len(text) > READ_CHARS:
+                break
+            texts.append(text)
+            images.extend(cell_images[: max(0, MAX_IMAGES - len(images))])
+            used, end = used + len(text), index + 1
+            if isinstance(cells[index].get("id"), str):
+                self.shared.seen[cells[index]["id"]] = source_hash(_source(cells[index]))
+        more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
+        head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
+        text = head + "\n\n".join(texts) + more
+        return ToolOutput([{"type": "text", "text": text}, *images] if images else text)
+
+
+class NotebookEdit(BuiltinTool):
+    """Insert, replace, delete or move one cell of the live notebook."""
+
+    name = "notebook_edit"
+    description = ("Change the open notebook: insert a cell (after cell_id, or at index), or replace, delete or "
+                   "move a cell you read with notebook_read. A cell changed since you read it must be read again.")
+    read_only = False
+    Input = NotebookEditInput
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+    async def call(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
+        if params.action == "insert":
+            return await self._insert(params, ctx)
+        if not params.cell_id:
+            raise ToolExecutionError(f"notebook_edit {params.action} needs cell_id.")
+        await self._check_unchanged(params.cell_id)
+        if params.action == "replace":
+            if params.source is None:
+                raise ToolExecutionError("notebook_edit replace needs source.")
+            result = await self.shared.call("replace", cell_id=params.cell_id, source=params.source,
+                                            cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
+            new_id = str(result.get("id") or params.cell_id)
+            self.shared.seen[new_id] = source_hash(params.source)
+            return ToolOutput(f"Replaced cell {new_id}.")
+        if params.action == "delete":
+            await self.shared.call("delete", ids=[params.cell_id])
+            self.shared.seen.pop(params.cell_id, None)
+            return ToolOutput(f"Deleted cell {params.cell_id}.")
+        if params.index is None:
+            raise ToolExecutionError("notebook_edit move needs index (the cell's new position).")
+        result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
+        return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
+
+    async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
+        if params.source is None:
+            raise ToolExecutionError("notebook_edit insert needs source.")
+        cell: dict[str, Any] = {"cell_type": params.cell_type, "source": params.source, "metadata": {MARK: self.shared.mark(ctx)}}
+        if params.cell_type == "code":
+            cell.update(outputs=[], execution_count=None)
+        result = await self.shared.call("insert", cell=cell, after_id=params.cell_id, index=params.index)
+        new_id = str(result.get("id"))
+        self.shared.seen[new_id] = source_hash(params.source)
+        return ToolOutput(f"Inserted {params.cell_type} cell {new_id} at index {result.get('index')}.")
+
+    async def _check_unchanged(self, cell_id: str) -> None:
+        if cell_id not in self.shared.seen:
+            raise ToolExecutionError(f"Cell {cell_id} has not been read: read it with notebook_read before changing it.")
+        _index, cell = await self.shared.read_cell(cell_id)
+        if source_hash(_source(cell)) != self.shared.seen[cell_id]:
+            self.shared.seen.pop(cell_id, None)
+            raise ToolExecutionError(f"Cell {cell_id} changed since you last read it (edited by the user or replaced "
+                                     "by a run): read it again with notebook_read, then edit what it holds now.")
+
+
+class NotebookRun(BuiltinTool):
+    """Run one code cell in the kernel; its outputs land in the document."""
+
+    name = "notebook_run"
+    description = ("Run a code cell of the open notebook by id in the live kernel (like the python tool, "
+                   "with the cell's own source); its outputs replace the cell's outputs in the notebook.")
+    read_only = False
+    Input = NotebookRunInput
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+    async def call(self, params: NotebookRunInput, ctx: ToolContext) -> ToolOutput:
+        _index, cell = await self.shared.read_cell(params.cell_id)
+        if cell.get("cell_type") != "code":
+            raise ToolExecutionError(f"Cell {params.cell_id} is a {cell.get('cell_type')} cell: only code cells run.")
+        if ctx.executor is None:
+            raise ToolExecutionError("No kernel executor: notebook_run works inside a notebook only.")
+        source = _source(cell)
+        with _interrupt_after(params.timeout_s):
+            result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
+        record = ctx.executor.history[-1]
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=outputs_of(record), execution_count=None)
+        self.shared.seen[params.cell_id] = source_hash(source)
+        return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
+
+
+class _interrupt_after:
+    """Interrupt the kernel's main thread after ``seconds`` (synchronous code blocks the loop, so
+    an asyncio timeout would never fire): the same SIGINT the Stop button sends."""
+
+    def __init__(self, seconds: float) -> None:
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    @staticmethod
+    def _fire() -> None:
+        from ..executor import interrupt_user_code
+
+        interrupt_user_code(only_code=True)
+
+    def __enter__(self) -> None:
+        if hasattr(signal, "pthread_kill"):
+            self.timer.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.timer.cancel()
+
+
+class NotebookTools:
+    """A tool source: the three notebook tools while a front-end answers, none otherwise."""
+
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str]) -> None:
+        self.shared = _Shared(bridge, session_name)
+        self._tools: list[ToolLike] = [NotebookRead(self.shared), NotebookEdit(self.shared), NotebookRun(self.shared)]
+
+    def __repr__(self) -> str:
+        return f"<NotebookTools connected={self.shared.bridge.connected}>"
+
+    async def ready(self) -> list[str]:
+        return []
+
+    def tools(self) -> Sequence[ToolLike]:
+        return self._tools if self.shared.bridge.connected else []

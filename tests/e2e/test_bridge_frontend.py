@@ -1,0 +1,235 @@
+"""The front-end bridge (labextension/, comm target ``nbagent.bridge``) in real JupyterLab and real
+Notebook 7, driven by a stock ipykernel with no nbagent code: the kernel side is played by a comm
+opened in a notebook cell, and requests are sent from later executions (the kernel is idle between
+them, so the front-end's replies reach it). Protocol: docs/bridge-protocol.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_core.paths import jupyter_path
+
+from .test_jupyterlab import SHOTS, browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
+from .test_newcomer import _put_notebook
+
+pytestmark = _lab_marks
+
+# ?reset: JupyterLab would otherwise restore the previous test's tabs from its workspace.
+URLS = {"jupyterlab": "lab/tree/{}?reset&", "notebook": "notebooks/{}?"}
+SETUP = """import json
+from comm import create_comm
+replies, closed = [], []
+bridge = create_comm(target_name="nbagent.bridge", data={"version": 1})
+bridge.on_msg(lambda msg: replies.append(msg["content"]["data"]))
+bridge.on_close(lambda msg: closed.append(msg["content"]))
+print("bridge opened")"""
+# A 1x1 PNG, drawn 48x24 by the renderer: enough to see an image output in the screenshot.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+MATERIALISED = {
+    "cell_type": "code",
+    "source": "print('materialised')",
+    "execution_count": 7,
+    "metadata": {"nbagent": {"session": "s1", "turn": 1, "tool_use_id": "toolu_1"}, "tags": ["keep-me"],
+                 "trusted": True},  # dropped: a request never makes JupyterLab trust outputs
+    "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": "materialised\n"},
+        {"output_type": "display_data", "data": {"image/png": PNG, "text/plain": "<Figure>"},
+         "metadata": {"image/png": {"width": 48, "height": 24}}},
+    ],
+}
+
+_KERNEL_JS = """async ([code, expr]) => {
+  const k = window.__nb.sessionContext.session.kernel;
+  const reply = await k.requestExecute({code, store_history: false, user_expressions: {r: expr}}).done;
+  if (reply.content.status !== 'ok') throw new Error(reply.content.ename + ': ' + reply.content.evalue);
+  const r = reply.content.user_expressions.r;
+  if (r.status !== 'ok') throw new Error(r.ename + ': ' + r.evalue);
+  return r.data['text/plain'];
+}"""
+
+
+def _require_installed_bridge() -> None:
+    if not any((Path(d) / "nbagent-bridge" / "package.json").is_file() for d in jupyter_path("labextensions")):
+        pytest.fail("the nbagent-bridge labextension is not installed: `pip install -e .` (make test does it)")
+
+
+def _open(browser, lab, name: str, frontend: str):  # noqa: F811
+    base, token = lab
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/{URLS[frontend].format(name)}token={token}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.wait_for_function(
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; "
+        "if (!w || !w.context || w.context.path !== name) return false; "
+        "const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel; "
+        "if (k && k.status === 'idle') { window.__nb = w; return true; } return false; }", arg=name, timeout=60_000)
+    return page
+
+
+def _kernel(page, code: str, expr: str = "None"):
+    """Runs code in the notebook's kernel (not in a cell) and returns the Python value of expr."""
+    return ast.literal_eval(page.evaluate(_KERNEL_JS, [code, expr]))
+
+
+def _replies(page, predicate: str, timeout: float = 20.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = json.loads(_kernel(page, "", f"json.dumps([r for r in replies if {predicate}])"))
+        if got:
+            return got
+        time.sleep(0.1)  # polling: the reply lands when the kernel next reads its shell channel
+    raise AssertionError(f"no reply matching {predicate} within {timeout} s")
+
+
+class Bridge:
+    """The kernel side of the protocol, as the tests play it."""
+
+    def __init__(self, page):
+        self.page, self.next_id = page, 100
+
+    def hello(self) -> dict:
+        return _replies(self.page, "r.get('type') == 'hello'")[-1]
+
+    def request(self, op: str, **args) -> dict:
+        self.next_id += 1
+        msg = {"type": "request", "id": self.next_id, "op": op, **args}
+        _kernel(self.page, f"import json\nbridge.send(json.loads({json.dumps(json.dumps(msg))}))")
+        (reply,) = _replies(self.page, f"r.get('id') == {self.next_id}")
+        assert reply["type"] == "reply"
+        return reply
+
+    def ok(self, op: str, **args) -> dict:
+        reply = self.request(op, **args)
+        assert reply["ok"], reply
+        return reply["result"]
+
+
+def _cell_texts(page) -> list[str]:
+    return page.locator(".jp-Notebook .jp-Cell").all_inner_texts()
+
+
+def _wait_saved(page, name: str, predicate, timeout: float = 20.0):
+    """The .ipynb on disk, read with nbformat once it satisfies predicate (the save is asynchronous)."""
+    root = page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent).serverRoot")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        nb = nbformat.read(Path(root).expanduser() / name, as_version=4)
+        if predicate(nb):
+            return nb
+        time.sleep(0.2)
+    raise AssertionError(f"{name} was not saved with the expected cells")
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, frontend):  # noqa: F811
+    _require_installed_bridge()
+    name = _put_notebook(lab, f"bridge_{frontend}.ipynb", "python3", [SETUP, "x = 41"])
+    page = _open(browser, lab, name, frontend)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.get_by_text("bridge opened").first.wait_for(timeout=30_000)
+    bridge = Bridge(page)
+    try:
+        hello = bridge.hello()
+        assert hello == {"type": "hello", "version": 1, "frontend": frontend, "path": name}
+
+        first = bridge.ok("read")
+        assert first["path"] == name
+        assert [c["source"] for c in first["cells"]] == [SETUP, "x = 41"]
+        assert first["cells"][0]["outputs"][0]["text"] == "bridge opened\n"
+        assert first["cells"][0]["metadata"] == {}  # JupyterLab's in-memory "trusted" flag is not sent
+        setup_id, x_id = (c["id"] for c in first["cells"])
+
+        added = bridge.ok("insert", cell=MATERIALISED, after_id=setup_id)
+        assert added["index"] == 1 and added["id"] not in (setup_id, x_id)
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+        cell.get_by_text("materialised", exact=True).wait_for(timeout=10_000)
+        assert cell.locator(".jp-OutputArea-output img").count() == 1
+        assert page.evaluate("() => window.__nb.content.model.sharedModel.cells[1].getMetadata('nbagent')") == \
+            MATERIALISED["metadata"]["nbagent"]
+        assert page.evaluate("() => window.__nb.content.model.cells.get(1).trusted") is False
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"bridge_{frontend}.png"), full_page=False)
+
+        missing = bridge.request("insert", cell=MATERIALISED, after_id="no-such-cell")
+        assert missing["ok"] is False and "no cell with id" in missing["error"]
+
+        new_meta = {"nbagent": {"session": "s1", "turn": 2, "tool_use_id": "toolu_2"}}
+        assert bridge.ok("replace", cell_id=added["id"], source="print('replaced')", execution_count=8, metadata=new_meta,
+                         outputs=[{"output_type": "stream", "name": "stdout", "text": "replaced\n"}]) == {"id": added["id"]}
+        cell.get_by_text("replaced", exact=True).wait_for(timeout=10_000)
+        assert cell.locator(".jp-OutputArea-output img").count() == 0
+
+        # Arguments may also be nested under "args", where the cell's id can be plain "id".
+        assert bridge.ok("move", args={"id": added["id"], "index": 0}) == {"index": 0}
+        cells = bridge.ok("read")["cells"]
+        assert [c["id"] for c in cells] == [added["id"], setup_id, x_id]
+        moved = cells[0]
+        assert moved["metadata"] == {"nbagent": new_meta["nbagent"], "tags": ["keep-me"]}  # other keys kept
+        assert moved["execution_count"] == 8 and moved["outputs"][0]["text"] == "replaced\n"
+
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        saved = _wait_saved(page, name, lambda nb: len(nb.cells) == 3)
+        assert saved.cells[0].source == "print('replaced')"
+        assert saved.cells[0].metadata["nbagent"]["turn"] == 2
+        assert saved.cells[0].outputs[0]["text"] == "replaced\n"
+
+        unknown = bridge.request("explode")
+        assert unknown["ok"] is False and "unknown op" in unknown["error"]
+
+        assert bridge.ok("delete", ids=[added["id"], "no-such-cell"]) == {"deleted": 1}
+        page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 2", timeout=10_000)
+        assert not any("replaced" in t for t in _cell_texts(page))
+        # A new cell type rebuilds the cell in place under the same id.
+        assert bridge.ok("replace", cell_id=x_id, cell_type="markdown", source="# notes") == {"id": x_id}
+        assert [(c["id"], c["cell_type"], c["source"]) for c in bridge.ok("read")["cells"]][1] == (x_id, "markdown", "# notes")
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        _wait_saved(page, name, lambda nb: len(nb.cells) == 2)
+    except Exception:
+        page.screenshot(path=str(SHOTS / f"bridge_{frontend}_failure.png"), full_page=True)
+        raise
+    page.close()
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_bridge_answers_again_after_a_kernel_restart(browser, lab, frontend):  # noqa: F811
+    _require_installed_bridge()
+    name = _put_notebook(lab, f"bridge_restart_{frontend}.ipynb", "python3", ["x = 1"])
+    page = _open(browser, lab, name, frontend)
+    page.evaluate("() => window.__nb.sessionContext.session.kernel.restart()")
+    page.wait_for_function("window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=60_000)
+    _kernel(page, SETUP)
+    assert Bridge(page).hello()["frontend"] == frontend
+    assert Bridge(page).ok("read")["cells"][0]["source"] == "x = 1"
+    page.close()
+
+
+def test_a_console_on_the_same_kernel_in_another_window_does_not_close_the_bridge(browser, lab):  # noqa: F811
+    _require_installed_bridge()
+    name = _put_notebook(lab, "bridge_console.ipynb", "python3", ["x = 1"])
+    page = _open(browser, lab, name, "jupyterlab")
+    kernel_id = page.evaluate("() => window.__nb.sessionContext.session.kernel.id")
+    # Another window with only a console on that kernel: its connection handles comms (in the
+    # notebook's own window a second connection does not), so it sees the kernel's comm_open.
+    base, token = lab
+    other = browser.new_page(viewport={"width": 1000, "height": 700})
+    other.goto(f"{base}/lab?reset&token={token}")
+    other.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+    other.evaluate("(id) => window.jupyterapp.commands.execute('console:create', {kernelPreference: {id}})", kernel_id)
+    other.wait_for_function(
+        "(() => { const w = window.jupyterapp.shell.currentWidget; const s = w && w.sessionContext;"
+        " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; })()", timeout=60_000)
+    _kernel(page, SETUP)
+    bridge = Bridge(page)
+    assert bridge.hello()["frontend"] == "jupyterlab"
+    assert bridge.ok("read")["cells"][0]["source"] == "x = 1"
+    # Without the console's silent target, the console's connection answers comm_open with comm_close.
+    assert _kernel(page, "", "closed") == []
+    other.close()
+    page.close()

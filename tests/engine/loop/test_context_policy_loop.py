@@ -1,0 +1,113 @@
+"""Context policies in the loop, against the simulated API through the real SDK: masking leaves
+placeholders and a record of what it cleared, rollback (also after a resume) restores the requests
+byte for byte, server compaction's block goes back and the run ends well, an unsupported model
+gets one notice and the client-side layers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from nbagent import Agent
+from nbagent.engine.context.mask import is_placeholder
+from nbagent.engine.contracts.events import Done, Notice
+from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop.test_query_support import messages_requests
+
+
+class Load(Tool):
+    name = "load"
+    description = "Load a part of the data (a big output)."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        part: int
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        return ToolOutput(content=f"part {tool_input['part']} fact: {'cell ' * 2500}")
+
+
+def responder(calls_per_prompt: int) -> Any:
+    def reply(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]
+        done = sum(1 for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result") \
+            if isinstance(last["content"], list) else 0
+        results = sum(1 for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+                      if isinstance(b, dict) and b.get("type") == "tool_result")
+        if done and results % calls_per_prompt == 0:
+            return text_reply("done")
+        return tool_reply("load", {"part": results})
+    return reply
+
+
+def agent(tmp_path: Path, context: str, api: SimulatedAPI, **settings: Any) -> Agent:
+    return Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, tools=[Load()],
+                 context=context, task_dir=tmp_path / "task", **settings)
+
+
+def sent_bytes(api: SimulatedAPI) -> str:
+    return json.dumps(messages_requests(api)[-1].body["messages"], sort_keys=True)
+
+
+def test_masking_clears_old_results_records_it_and_keeps_the_history_valid(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(6), thinks_by_default=False)
+    a = agent(tmp_path, "mask:keep=2:clear=5000", api)
+    a.run_sync("load six parts")
+    acted = [x for r in a.records for x in r.context_actions if x.layer == "mask"]
+    assert acted and acted[0].tokens_removed >= 5000
+    sent = messages_requests(api)[-1].body["messages"]
+    results = [b for m in sent for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    assert sum(is_placeholder(str(b["content"])) for b in results) >= 3 and history_problems(sent) == []
+    assert not is_placeholder(str(results[-1]["content"]))  # the newest stay whole
+    a.close()
+
+
+def view(a: Agent) -> str:
+    """What the next request would send of the history, as bytes."""
+    s = a.session
+    return json.dumps(s.context.get_truncated_messages(s.history, s.deleted_range), sort_keys=True)
+
+
+def test_rollback_across_masking_restores_the_request_byte_for_byte_also_after_resume(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(3), thinks_by_default=False)
+    a = agent(tmp_path, "mask:keep=1:clear=3000", api)
+    a.run_sync("first")
+    a.run_sync("second")
+    at_two = view(a)
+    a.run_sync("third")  # masks turn 2's results too
+    assert view(a)[:len(at_two) - 2] != at_two[:len(at_two) - 2]
+    a.rollback(2)
+    assert view(a) == at_two
+    a.close()
+    b = Agent.resume(tmp_path / "task", provider="simulated", simulated_options={"api": api}, tools=[Load()],
+                     context="mask:keep=1:clear=3000")
+    assert view(b) == at_two and str(b.config.context) == "mask:keep=1:clear=3000"
+    b.close()
+
+
+def test_server_compaction_is_sent_back_and_the_run_ends_well(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(30), thinks_by_default=False)
+    a = agent(tmp_path, "compact:trigger=50000", api)
+    events = a.run_sync("load thirty parts")
+    assert isinstance(events[-1], Done) and events[-1].reason != "error"
+    compacted = [r for r in a.records if any(x.layer == "server_compaction" for x in r.context_actions)]
+    assert compacted and compacted[0].compaction_usage is not None
+    assert compacted[0].cost_usd is not None and compacted[0].cost_usd > 0
+    later = messages_requests(api)[-1]
+    assert later.headers["anthropic-beta"] == "compact-2026-01-12"
+    a.close()
+
+
+def test_a_model_without_server_edits_gets_one_notice_and_client_layers(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(3), thinks_by_default=False)
+    a = agent(tmp_path, "compact+truncate", api, model="claude-sonnet-4-5")
+    events = a.run_sync("go") + a.run_sync("again")
+    notices = [e for e in events if isinstance(e, Notice) and "does not take" in e.message]
+    assert len(notices) == 1 and "context_management" not in messages_requests(api)[-1].body
+    a.close()

@@ -1,0 +1,96 @@
+"""Materialised code: each python call that ran becomes a cell below the agent cell (source as run,
+outputs, metadata); a denied call does not; running the agent cell again replaces its cells;
+rollback removes the cells of the turns it undoes; without a front-end, one next-input cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
+
+from nbagent.engine.contracts import events as ev
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE, Materialiser, remove_turn_cells
+from nbagent.notebook.executor import ShellExecutor
+
+from .fake_frontend import FakeFrontEnd
+
+
+def front_with_agent_cell() -> FakeFrontEnd:
+    return FakeFrontEnd([{"cell_type": "code", "source": "import pandas"},
+                         {"cell_type": "code", "source": "%%agent\nplot it"},
+                         {"cell_type": "markdown", "source": "the user's notes"}])
+
+
+async def call(cells: Materialiser, executor: ShellExecutor, uid: str, code: str, *, run: bool = True) -> None:
+    await cells.handle(ev.ToolUse(tool_use_id=uid, name="python", input={"code": code}))
+    if run:
+        await executor.execute(code)
+    await cells.handle(ev.ToolResult(tool_use_id=uid, name="python", content="", is_error=not run))
+
+
+async def test_each_python_call_that_ran_becomes_a_cell_in_order_with_outputs_and_metadata():
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 2, agent_cell_id="c2")
+    await cells.begin()
+    await call(cells, executor, "t1", "a = 6\nprint(a * 7)")
+    await call(cells, executor, "t2", "del everything", run=False)  # denied: never ran
+    await call(cells, executor, "t3", "a + 1")
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "a = 6\nprint(a * 7)", "a + 1", "the user's notes"]
+    first, second = front.cells[2], front.cells[3]
+    assert first["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
+    assert second["outputs"][0]["output_type"] == "execute_result" and second["outputs"][0]["data"]["text/plain"] == "7"
+    assert first["metadata"]["nbagent"] == {"session": "S", "turn": 2, "tool_use_id": "t1", "kind": "code"}
+
+
+async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a_turns_cells():
+    front = front_with_agent_cell()
+    bridge = front.connect(Bridge())
+    executor = ShellExecutor(InteractiveShell.instance())
+    for turn in (1, 2):
+        cells = Materialiser(bridge, executor, session="S", turn=lambda t=turn: t, agent_cell_id="c2")
+        await cells.begin()
+        await call(cells, executor, f"t{turn}", f"b = {turn}")
+        await cells.mark_agent_cell(turn)
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 2", "the user's notes"]
+    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S", "turn": 2, "kind": "agent"}
+
+    assert remove_turn_cells(bridge, "S", 1) == 1
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes"]
+
+
+async def test_an_error_becomes_an_error_output():
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await call(cells, executor, "t1", "1 / 0")
+    error = front.cells[2]["outputs"][-1]
+    assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
+
+
+async def test_script_in_an_output_never_enters_the_document():
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    code = ("from IPython.display import display, HTML, Javascript\n"
+            "display(HTML('<img src=x onerror=alert(1)><b>ok</b>'))\ndisplay(Javascript('alert(2)'))")
+    await call(cells, executor, "t1", code)
+    text = str(front.cells[2]["outputs"])
+    assert "onerror" not in text and "alert(2)" not in text and "<b>ok</b>" in text
+
+
+async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_notice():
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(Bridge(), executor, session="S", turn=lambda: 1, agent_cell_id=None)
+    await cells.begin()
+    await call(cells, executor, "t1", "c = 1")
+    await call(cells, executor, "t2", "c + 1")
+    got: list[str] = []
+
+    class Shell:
+        def set_next_input(self, text: str, replace: bool = False) -> None:
+            got.append(text)
+
+    shell: Any = Shell()
+    assert cells.fallback(shell) == NO_BRIDGE_NOTICE and got == ["c + 1"]

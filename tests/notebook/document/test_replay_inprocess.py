@@ -1,0 +1,151 @@
+"""Replay in an in-process shell: a fresh kernel shows recorded turns without a request, an edited
+prompt forks the record and runs live from there (no front-end: the record is matched by prompt)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document.replay import load_index, sessions_dir
+
+FIRST = "what is 17 * 23? use python"
+SECOND = "now add 5 to it with python"
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell = InteractiveShell.instance()
+    saved = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_cell("%load_ext nbagent")
+    magics = magics_mod.active_magics()
+    magics.allow = ["python"]
+    try:
+        restart(magics)
+        yield shell
+    finally:
+        restart(magics)
+        magics.allow = []
+        shell.display_pub = saved
+
+
+def restart(magics: Any) -> None:
+    """What a kernel restart leaves: no session, no replay cursor."""
+    if magics.current is not None:
+        magics.current.agent.close()
+    magics.current = None
+    magics._document = None
+
+
+def cell(ip: Any, prompt: str, line: str = "") -> str:
+    ip.display_pub.outputs.clear()
+    with capture_output() as cap:
+        result = ip.run_cell(f"%%agent {line}\n{prompt}")
+    assert result.error_in_exec is None, (result.error_in_exec, cap.stdout)
+    shown = [o.data.get("text/plain", "") for o in cap.outputs]
+    return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in ip.display_pub.outputs)])
+
+
+def agent() -> Any:
+    return magics_mod.active_magics().current.agent
+
+
+def test_a_fresh_kernel_replays_recorded_turns_with_no_request(ip, tmp_path):
+    live = [cell(ip, FIRST), cell(ip, SECOND)]
+    recorded = agent().session.task_dir
+    assert Path(recorded).parent == sessions_dir(tmp_path)
+    restart(magics_mod.active_magics())
+
+    replayed = [cell(ip, FIRST), cell(ip, SECOND)]
+
+    assert all("replayed: session" in r for r in replayed)
+    assert magics_mod.active_magics().current is None  # no Agent, no provider, no SDK: nothing could ask
+    for before, after in zip(live, replayed, strict=True):
+        assert _transcript(before) == _transcript(after)
+
+
+# Lines about the kernel rather than the record: which model a live run would use, what the
+# front-end cannot do, and the replay marker itself.
+_NOT_RECORDED = ("⟲ replayed: session", "ⓘ no notebook bridge", "ℹ No ANTHROPIC_API_KEY")
+
+
+def _transcript(output: str) -> str:
+    """What the cell shows of the run once it ended: the final transcript (a live view's first
+    display is replaced by it in a notebook; in-process capture keeps both)."""
+    final = output[output.rfind("nbagent · "):]
+    return "\n".join(line for line in final.splitlines() if not line.startswith(_NOT_RECORDED)).strip()
+
+
+def test_a_new_prompt_after_the_replayed_ones_continues_the_record(ip):
+    cell(ip, FIRST)
+    recorded = agent().session.task_dir
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed" not in out
+    assert agent().session.task_dir == recorded and agent().turn == 2
+
+
+def test_an_edited_prompt_forks_the_record_and_runs_live_from_there(ip, tmp_path):
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    original = Path(agent().session.task_dir)
+    restart(magics_mod.active_magics())
+
+    assert "replayed" in cell(ip, FIRST)
+    out = cell(ip, "now add 7 to it with python")
+
+    assert "replayed" not in out
+    forked = Path(agent().session.task_dir)
+    assert forked != original and agent().turn == 2
+    assert [t.prompt for t in load_index(tmp_path, forked.name).turns] == [FIRST, "now add 7 to it with python"]
+    assert [t.prompt for t in load_index(tmp_path, original.name).turns] == [FIRST, SECOND]  # intact
+
+
+def test_live_asks_the_model_even_for_a_recorded_turn(ip):
+    cell(ip, FIRST)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+
+    out = cell(ip, FIRST, "--live")
+
+    assert "replayed" not in out and len(agent().records) >= 1
+    assert agent().turn == 1 and requests >= 1
+
+
+def test_without_a_front_end_the_code_goes_into_one_next_input_with_a_notice(ip):
+    payloads: list[str] = []
+    ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
+    try:
+        out = cell(ip, FIRST)
+    finally:
+        del ip.set_next_input
+    assert len(payloads) == 1 and "17" in payloads[0]
+    assert out.count("no notebook bridge") <= 1
+
+
+def test_a_transcript_not_signed_by_this_user_is_rebuilt_from_the_record_never_shown(ip, tmp_path):
+    live = cell(ip, FIRST)
+    name = Path(agent().session.task_dir).name
+    saved = tmp_path / ".nbagent" / "replay" / name / "1.json"
+    forged = json.loads(saved.read_text())
+    forged["bundle"]["text/html"] = '<img src=x onerror="window.__pwned=1">'
+    forged["bundle"]["text/plain"] = "forged"
+    saved.write_text(json.dumps(forged))
+    restart(magics_mod.active_magics())
+
+    again = cell(ip, FIRST)
+
+    assert "forged" not in again and "onerror" not in again
+    assert _transcript(again) == _transcript(live)  # rebuilt from the events, as it was

@@ -1,0 +1,78 @@
+"""Replay through nbclient: a notebook recorded against a loopback simulated API (with faults and a
+retry) runs again with no key and no request, showing the same text, tables and notices; editing
+one prompt makes exactly that turn and the later ones live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from nbagent.providers.simulated.app import SimulatedAPI
+from nbagent.providers.simulated.faults import FaultSchedule
+from nbagent.providers.simulated.server import LoopbackServer
+
+pytestmark = pytest.mark.kernel
+
+PROMPTS = ["what is 17 * 23? use python", "what is 391 + 5?", "what is 396 * 2?"]
+SETUP = "%load_ext nbagent\n%config AgentMagics.allow = ['python']\n%config AgentMagics.provider = 'auto'"
+# Lines about this kernel rather than the record (which model a live run would use; the replay mark).
+NOT_RECORDED = ("⟲ replayed: session", "ℹ No ANTHROPIC_API_KEY", "ⓘ no notebook bridge")
+
+
+def notebook(prompts: list[str]) -> Any:
+    cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(f"%%agent\n{p}") for p in prompts]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def run(nb: Any, cwd: Path, kernel: str) -> Any:
+    NotebookClient(nb, timeout=120, kernel_name=kernel, resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def shown(cell: Any) -> str:
+    texts = []
+    for out in cell.outputs:
+        text = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
+        texts.append(text if isinstance(text, str) else "".join(text))
+    lines = "\n".join(texts).splitlines()
+    return "\n".join(line for line in lines if not line.startswith(NOT_RECORDED)).strip()
+
+
+@pytest.fixture
+def api(monkeypatch):
+    simulated = SimulatedAPI(faults=FaultSchedule.parse("2=overloaded,5=rate_limit"))
+    with LoopbackServer(simulated) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-loopback-test")
+        yield simulated
+
+
+@pytest.mark.parametrize("kernel", ["python3", "nbagent"])
+def test_run_all_replays_a_recorded_notebook_with_no_key_and_no_request(api, tmp_path, monkeypatch, kernel):
+    recorded = run(notebook(PROMPTS), tmp_path, kernel)
+    requests = api.request_count
+    assert requests >= 6 and "retry" in "\n".join(shown(c) for c in recorded.cells[1:]).lower()
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    replayed = run(notebook(PROMPTS), tmp_path, kernel)
+
+    assert api.request_count == requests
+    for live, again in zip(recorded.cells[1:], replayed.cells[1:], strict=True):
+        assert "replayed: session" in str(again.outputs)
+        assert shown(again) == shown(live)
+
+
+def test_an_edited_prompt_makes_that_turn_and_the_later_ones_live(api, tmp_path):
+    run(notebook(PROMPTS), tmp_path, "python3")
+    requests = api.request_count
+
+    edited = run(notebook([PROMPTS[0], "what is 391 + 7?", PROMPTS[2]]), tmp_path, "python3")
+
+    replayed = ["replayed: session" in str(c.outputs) for c in edited.cells[1:]]
+    assert replayed == [True, False, False]
+    assert api.request_count > requests
+    assert "398" in shown(edited.cells[2])  # the edited prompt was answered live

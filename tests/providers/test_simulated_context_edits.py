@@ -1,0 +1,86 @@
+"""The simulated API's server-side context management, through the real SDK and nbagent's provider:
+cleared tool results with ``applied_edits``, a server compaction whose block goes back verbatim
+(the next request succeeds only with it and its beta header), and the 400s."""
+
+from __future__ import annotations
+
+import anthropic
+import pytest
+
+from nbagent.engine.contracts.provider import MessageComplete, ModelRequest
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+MODEL = "claude-sonnet-5-5"
+BIG = "row " * 3000  # about 3k tokens
+
+
+def conversation(results: int) -> list[dict]:
+    messages: list[dict] = [{"role": "user", "content": "analyse sales.csv"}]
+    for i in range(results):
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "python", "input": {"code": f"print({i})"}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": f"fact {i}: " + BIG}]})
+    messages[-1]["content"].append({"type": "text", "text": "go on"})
+    return messages
+
+
+async def send(api: SimulatedAPI, messages: list[dict], edits: dict | None, model: str = MODEL) -> MessageComplete:
+    request = ModelRequest(model=model, messages=messages, system=None, tools=(), max_tokens=500,
+                           context_management=edits)
+    chunks = [c async for c in simulated_provider(api).stream(request)]
+    assert isinstance(chunks[-1], MessageComplete)
+    return chunks[-1]
+
+
+CLEAR = {"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 10_000},
+                    "keep": {"type": "tool_uses", "value": 2}}]}
+COMPACT = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}]}
+
+
+async def test_clearing_tool_uses_reports_what_it_cleared_and_the_model_sees_less() -> None:
+    api = SimulatedAPI(responder=[text_reply("ok"), text_reply("ok")], thinks_by_default=False)
+    plain = await send(api, conversation(8), None)
+    done = await send(api, conversation(8), CLEAR)
+    assert [e["type"] for e in done.applied_edits] == ["clear_tool_uses_20250919"]
+    assert done.applied_edits[0]["cleared_tool_uses"] == 6
+    assert done.usage.prompt_tokens < plain.usage.prompt_tokens - done.applied_edits[0]["cleared_input_tokens"] // 2
+    assert api.requests[-1].headers["anthropic-beta"] == "context-management-2025-06-27"
+
+
+async def test_a_server_compaction_block_goes_back_verbatim_and_the_next_request_succeeds() -> None:
+    api = SimulatedAPI(responder=[text_reply("compacted"), text_reply("still here")], thinks_by_default=False)
+    history = conversation(20)
+    first = await send(api, history, COMPACT)
+    block = first.message["content"][0]
+    assert block["type"] == "compaction" and block["content"].startswith("Summary")
+    assert first.compaction_usage is not None and first.compaction_usage.input_tokens >= 50_000
+    # Without the edit, the block alone needs the compact beta header: the provider adds it.
+    second = await send(api, [*history, first.message, {"role": "user", "content": "and now?"}], None)
+    assert second.message["content"][-1]["text"] == "still here"
+    assert second.usage.prompt_tokens < 5_000  # the server reads from the compaction on
+    assert api.requests[-1].headers["anthropic-beta"] == "compact-2026-01-12"
+
+
+async def test_a_changed_compaction_block_is_refused() -> None:
+    api = SimulatedAPI(responder=[text_reply("x")], thinks_by_default=False)
+    forged = {"role": "assistant", "content": [{"type": "compaction", "content": "all good", "signature": "nope"}]}
+    with pytest.raises(Exception, match="compaction_content_mismatch"):
+        await send(api, [{"role": "user", "content": "a"}, forged, {"role": "user", "content": "b"}], None)
+
+
+async def test_the_beta_header_is_required_for_a_compaction_block() -> None:
+    api = SimulatedAPI(responder=[text_reply("x")], thinks_by_default=False)
+    client = api.async_client()
+    block = {"type": "compaction", "content": "s", "signature": "x"}
+    with pytest.raises(anthropic.BadRequestError, match="compact-2026-01-12"):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=[
+            {"role": "user", "content": "a"}, {"role": "assistant", "content": [block]},  # type: ignore[list-item]
+            {"role": "user", "content": "b"}])
+
+
+async def test_a_model_without_server_compaction_answers_400() -> None:
+    api = SimulatedAPI(responder=[text_reply("x")], thinks_by_default=False)
+    with pytest.raises(Exception, match="not supported for model claude-sonnet-4-5"):
+        await send(api, conversation(1), COMPACT, model="claude-sonnet-4-5")
