@@ -1,6 +1,6 @@
 """``%%agent`` and ``%agent``: parse, delegate to the session, render (the engine does the work).
 
-A cell magic cannot await, so a cleanup input transformer rewrites a ``%%agent`` cell into
+A cell magic cannot await, so a cleanup input transformer (:mod:`.cell_transformer`) rewrites a ``%%agent`` cell into
 ``await run_agent_cell(line, cell)``; IPython then runs it as a top-level-await cell, which lets
 widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as the fallback
 (``%autoawait off``, or a front-end calling ``run_cell_magic``): it runs the loop on a worker thread.
@@ -9,7 +9,6 @@ widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,9 @@ from ..engine.contracts.config import (
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import admin_traits, commands, settings, waiting
+from .cell_transformer import FIX_PROMPT, agent_cell_transformer
+from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
+from .cell_transformer import run_agent_command as run_agent_command
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession, kernel_facts_from
@@ -43,72 +45,12 @@ if TYPE_CHECKING:
 # function IPython calls with lines only) and the rewritten ``await run_agent_cell(...)`` calls have
 # no other way to find its magics. Once-only state of a conversation lives on its Agent instead.
 _ACTIVE: "AgentMagics | None" = None
-RUNNER = "__import__('nbagent.notebook.magics', fromlist=['_']).run_agent_cell"
 
 def active_magics() -> "AgentMagics":
     """The magics instance registered by ``%load_ext nbagent``."""
     if _ACTIVE is None:
         raise RuntimeError("nbagent is not loaded: run %load_ext nbagent first.")
     return _ACTIVE
-
-
-async def run_agent_cell(line: str, cell: str) -> None:
-    """What a ``%%agent`` cell becomes: run the prompt with live widgets (top-level await)."""
-    try:
-        await active_magics().run_prompt(line, cell)
-    except asyncio.CancelledError:
-        # ipykernel turns ■ into a cancellation of the cell's task; the run has cleaned up on the
-        # way out. End the cell like an interrupted one: one line, KeyboardInterrupt, no frames.
-        raise AgentInterrupted() from None
-
-
-async def run_agent_command(line: str) -> None:
-    """What ``%agent retry`` and ``%agent fix`` become (they run the loop, so they must await too)."""
-    command, _, options = line.strip().partition(" ")
-    try:
-        if command == "fix":
-            await active_magics().fix_async(options)
-        else:
-            await active_magics().retry_async(options)
-    except asyncio.CancelledError:
-        raise AgentInterrupted() from None
-
-
-FIX_PROMPT = (
-    "The notebook cell In[{cell}] failed. Explain the cause in one or two sentences, then fix it: check the "
-    "corrected code with the python tool, and end with the corrected cell as one python code block.\n\n{error}"
-)
-
-_AGENT_CELL = re.compile(r"%%agent(\s|$)")
-
-
-def agent_cell_transformer(lines: list[str]) -> list[str]:
-    """Cleanup transformer: ``%%agent`` cells (and chat-mode cells) become awaited calls."""
-    if not lines:
-        return lines
-    if _ACTIVE is not None and not getattr(_ACTIVE.shell, "autoawait", True):
-        return lines  # no top-level await: the real cell magic (the fallback path) runs instead
-    first = lines[0].strip()
-    if _AGENT_CELL.match(first) and not (first.endswith("?") and not "".join(lines[1:]).strip()):
-        line = first[len("%%agent"):].strip()
-        return [f"await {RUNNER}({line!r}, {''.join(lines[1:])!r})\n"]
-    if first.startswith("%agent") and first[len("%agent"):].split()[:1] in (["retry"], ["fix"]) and len(lines) == 1:
-        rest = first[len("%agent"):].strip()
-        return [f"await __import__('nbagent.notebook.magics', fromlist=['_']).run_agent_command({rest!r})\n"]
-    magics = _ACTIVE
-    # Not while an agent runs: the python tool's code goes through transform_cell too.
-    if magics is not None and magics.mode == "chat" and not magics.running:
-        if first.startswith("%%python"):
-            return lines[1:]
-        text = "".join(lines)
-        if text.strip() and not first.startswith(("%", "!")):
-            return [f"await {RUNNER}('', {text!r})\n"]
-    return lines
-
-
-# IPython's check_complete skips transformers with side effects: without this, a console would
-# take "%%agent" alone as a complete cell and submit it on the first Enter.
-agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
 
 
 @magics_class

@@ -31,6 +31,7 @@ MODULES = (
     "nbagent.notebook.view",
     "nbagent.notebook.document.cell_run",  # the notebook link: bridge, cells, replay
     "nbagent.notebook.document.tools",
+    "nbagent.notebook.document.materialise",
     "nbagent.display.tables",
     "nbagent.tools.mcp.config",
     "mistune",  # the answer's Markdown renderer, imported by the first text push

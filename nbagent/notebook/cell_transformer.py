@@ -1,0 +1,93 @@
+"""What IPython runs for an agent cell: the input transformer and the awaited calls it writes.
+
+A cell magic cannot await, so this cleanup transformer rewrites a ``%%agent`` cell into
+``await run_agent_cell(line, cell)`` (and ``%agent retry`` / ``fix`` into ``run_agent_command``);
+IPython then runs it as a top-level-await cell, which lets widget clicks reach it on ipykernel 7.4.
+The magics (:mod:`.magics`) do the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING
+
+from .outcome import AgentInterrupted
+
+if TYPE_CHECKING:
+    from .magics import AgentMagics
+
+RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_cell"
+COMMAND_RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_command"
+
+
+def _active() -> "AgentMagics | None":
+    from . import magics
+
+    return magics._ACTIVE
+
+
+def _magics() -> "AgentMagics":
+    from .magics import active_magics
+
+    return active_magics()
+
+
+async def run_agent_cell(line: str, cell: str) -> None:
+    """What a ``%%agent`` cell becomes: run the prompt with live widgets (top-level await)."""
+    try:
+        await _magics().run_prompt(line, cell)
+    except asyncio.CancelledError:
+        # ipykernel turns ■ into a cancellation of the cell's task; the run has cleaned up on the
+        # way out. End the cell like an interrupted one: one line, KeyboardInterrupt, no frames.
+        raise AgentInterrupted() from None
+
+
+async def run_agent_command(line: str) -> None:
+    """What ``%agent retry`` and ``%agent fix`` become (they run the loop, so they must await too)."""
+    command, _, options = line.strip().partition(" ")
+    try:
+        if command == "fix":
+            await _magics().fix_async(options)
+        else:
+            await _magics().retry_async(options)
+    except asyncio.CancelledError:
+        raise AgentInterrupted() from None
+
+
+FIX_PROMPT = (
+    "The notebook cell In[{cell}] failed. Explain the cause in one or two sentences, then fix it: check the "
+    "corrected code with the python tool, and end with the corrected cell as one python code block.\n\n{error}"
+)
+
+_AGENT_CELL = re.compile(r"%%agent(\s|$)")
+
+
+def agent_cell_transformer(lines: list[str]) -> list[str]:
+    """Cleanup transformer: ``%%agent`` cells (and chat-mode cells) become awaited calls."""
+    if not lines:
+        return lines
+    active = _active()
+    if active is not None and not getattr(active.shell, "autoawait", True):
+        return lines  # no top-level await: the real cell magic (the fallback path) runs instead
+    first = lines[0].strip()
+    if _AGENT_CELL.match(first) and not (first.endswith("?") and not "".join(lines[1:]).strip()):
+        line = first[len("%%agent"):].strip()
+        return [f"await {RUNNER}({line!r}, {''.join(lines[1:])!r})\n"]
+    if first.startswith("%agent") and first[len("%agent"):].split()[:1] in (["retry"], ["fix"]) and len(lines) == 1:
+        rest = first[len("%agent"):].strip()
+        return [f"await {COMMAND_RUNNER}({rest!r})\n"]
+    magics = active
+    # Not while an agent runs: the python tool's code goes through transform_cell too.
+    if magics is not None and magics.mode == "chat" and not magics.running:
+        if first.startswith("%%python"):
+            return lines[1:]
+        text = "".join(lines)
+        if text.strip() and not first.startswith(("%", "!")):
+            return [f"await {RUNNER}('', {text!r})\n"]
+    return lines
+
+
+# IPython's check_complete skips transformers with side effects: without this, a console would
+# take "%%agent" alone as a complete cell and submit it on the first Enter.
+agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
