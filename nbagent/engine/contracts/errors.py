@@ -115,14 +115,6 @@ def is_auto_retryable(kind: ErrorKind) -> bool:
     return kind in _AUTO_RETRYABLE
 
 
-def retry_delay(attempt: int, retry_after: float | None = None, max_delay: float = DEFAULT_MAX_RETRY_DELAY) -> float:
-    """Seconds to wait before automatic retry ``attempt`` (1-based): 2, 4, 8, … ;
-    with a server ``retry_after``, ``max(backoff, retry_after)``; capped at ``max_delay``."""
-    backoff = 2.0 * 2.0 ** (max(attempt, 1) - 1)  # float ** int: a float (int ** int may not be)
-    delay = backoff if retry_after is None else max(backoff, retry_after)
-    return min(delay, max_delay)
-
-
 class TaskFolderError(NbAgentError, OSError):
     """A task folder cannot be used as it is (unwritable, replaced, closed, holding a file that is
     not a regular one); the message names the path and what to do. An ``OSError`` too, so a write
