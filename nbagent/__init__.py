@@ -21,7 +21,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "nbagent.engine.contracts.provider": ("Provider", "ModelRequest", "MessageComplete", "Chunk"),
     "nbagent.engine.contracts.events": (
         "Event", "TextDelta", "ThinkingDelta", "ToolUseDelta", "ToolUse", "PermissionAsked", "PermissionDenied",
-        "ToolResult", "ApiRequestStarted", "RetryScheduled", "StreamInterrupted", "ApiRequestFailed",
+        "ToolResult", "ApiRequestStarted", "RetryScheduled", "RateLimitWait", "StreamInterrupted", "ApiRequestFailed",
         "ContextTruncated", "ServerToolResult", "ModelFallback", "Notice", "RequestCompleted", "Done",
         "RequestRecord", "Totals",
     ),
@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     from .engine.contracts.events import Notice as Notice
     from .engine.contracts.events import PermissionAsked as PermissionAsked
     from .engine.contracts.events import PermissionDenied as PermissionDenied
+    from .engine.contracts.events import RateLimitWait as RateLimitWait
     from .engine.contracts.events import RequestCompleted as RequestCompleted
     from .engine.contracts.events import RequestRecord as RequestRecord
     from .engine.contracts.events import RetryScheduled as RetryScheduled

@@ -19,6 +19,8 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
 
+from .admin import admin_policy
+from .admin.enforce import guarded_hooks, prompt_limits, session_config
 from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.errors import MissingApiKeyError, NbAgentError
@@ -100,9 +102,13 @@ class Agent:
             provider = endpoint_provider(resolved, timeout_s=settings.get("request_timeout_s") or 600.0)
         self.endpoint = getattr(provider, "endpoint", None)
         """The endpoint this Agent talks to (None: the simulated API, or Anthropic's through ``api_key``)."""
-        config = (config or SessionConfig()).replace(**settings) if settings else (config or SessionConfig())
+        policy = admin_policy()
+        config = session_config(policy, config, settings)  # the admin's defaults and limits hold
         if self.endpoint is not None:
             config = _endpoint_settings(config, self.endpoint, model_chosen="model" in settings or chosen)
+            if policy is not None:
+                policy.check_config(config)
+        hooks = guarded_hooks(policy, hooks)
         self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
             if isinstance(provider, str) else provider
         secrets = (api_key, *(self.endpoint.secrets() if self.endpoint else ()))
@@ -134,6 +140,12 @@ class Agent:
         """The answer of the last run: its structured output, or the last assistant message's text."""
         weakref.finalize(self, self.engine.session.close)
 
+    @property
+    def admin(self) -> Any:
+        """The system-wide admin policy in force now (None: none; see :mod:`nbagent.admin`), read
+        again at each use so that a changed file applies to the next prompt."""
+        return admin_policy()
+
     def __repr__(self) -> str:
         return f"Agent(model={self.config.model!r}, provider={self.provider.name!r}, turns={self.turn})"
 
@@ -155,7 +167,11 @@ class Agent:
         return self.engine.config
 
     def reconfigure(self, **changes: Any) -> SessionConfig:
-        """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``."""
+        """Change settings for later prompts, e.g. ``agent.reconfigure(model="claude-haiku-4-5")``;
+        a change the admin policy forbids raises :class:`~nbagent.admin.AdminLockedError`."""
+        policy = self.admin
+        if policy is not None:
+            policy.check_config(self.config.replace(**changes))
         return self.engine.reconfigure(**changes)
 
     async def _learn_window(self) -> None:
@@ -190,12 +206,18 @@ class Agent:
 
             self._announce = False
             yield Notice(level="info", message=SIMULATED_NOTICE)
+        limits, ledger = prompt_limits(self.admin, limits, self.config)
         spec = OutputSpec.of(output) if output is not None else None
         self.last_output = None
-        async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
-            if isinstance(event, Done):
-                self.last_output = _answer(spec, event, self.history)
-            yield event
+        before = self.totals.spent_usd
+        try:
+            async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
+                if isinstance(event, Done):
+                    self.last_output = _answer(spec, event, self.history)
+                yield event
+        finally:
+            if ledger is not None:  # the day's spend grows by what this prompt was billed
+                ledger.add(self.totals.spent_usd - before)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
         """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or

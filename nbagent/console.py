@@ -15,6 +15,19 @@ def _short(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _request_trouble(event: ev.RetryScheduled | ev.RateLimitWait | ev.StreamInterrupted | ev.ApiRequestFailed) -> str:
+    """A wait, a retry or a failure of a request, as one line."""
+    if isinstance(event, ev.RetryScheduled):
+        status = f" {event.status}" if event.status else ""
+        retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
+        return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
+    if isinstance(event, ev.RateLimitWait):
+        return f"\n  ⏳ {event.headline}\n"
+    if isinstance(event, ev.StreamInterrupted):
+        return f"\n  ⚡ stream interrupted ({event.error_kind}); partial output discarded\n"
+    return f"\n  ✗ request failed: {event.error_kind}: {event.message}\n"
+
+
 def format_event(event: ev.Event) -> str | None:
     """One event as terminal text (None for events that print nothing by themselves)."""
     if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):
@@ -28,14 +41,8 @@ def format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.ToolResult):
         mark = "✗" if event.is_error else "✓"
         return f"  {mark} {event.name} → {_short(event.content)}\n"
-    if isinstance(event, ev.RetryScheduled):
-        status = f" {event.status}" if event.status else ""
-        retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
-        return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
-    if isinstance(event, ev.StreamInterrupted):
-        return f"\n  ⚡ stream interrupted ({event.error_kind}); partial output discarded\n"
-    if isinstance(event, ev.ApiRequestFailed):
-        return f"\n  ✗ request failed: {event.error_kind}: {event.message}\n"
+    if isinstance(event, (ev.RetryScheduled, ev.RateLimitWait, ev.StreamInterrupted, ev.ApiRequestFailed)):
+        return _request_trouble(event)
     if isinstance(event, ev.ContextTruncated):
         return "\n  ✂ " + truncation_line(event.deleted_range, event.keep, event.previous_tokens, event.max_allowed,
                                         event.file_read_saving, event.reason) + "\n"

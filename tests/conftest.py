@@ -21,3 +21,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "soak" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def no_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deterministic retry schedule (2/4/8 s backoff, a server's ``retry-after`` exactly), for
+    tests that check it; jitter itself is tested in tests/engine/loop/test_pacing.py."""
+    from nbagent.engine.loop import pacing
+
+    monkeypatch.setattr(pacing, "JITTER", False)

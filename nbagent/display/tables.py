@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-    "keep", "file-read saving", "retries", "stop reason", "seconds", "switched off",
+    "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
 ]
 UNPRICED = "–"
 """A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
@@ -75,6 +75,8 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "keep": r.keep or "",
             "file-read saving": _pct(r.file_read_saving),
             "retries": r.retries,
+            # Blank (hence not shown) when no request waited: a table of a class run shows who queued.
+            "rate-limit wait s": round(r.rate_limit_wait_s, 1) if r.rate_limit_wait_s else _NAN,
             "stop reason": r.stop_reason or "",
             "seconds": round(r.duration_s, 2),
             "switched off": ", ".join(r.without),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, observe
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, observe, validate
 
 from ..engine.api_facts.models import DEFAULT_MODEL
 from ..engine.contracts.config import (
@@ -26,7 +26,7 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
-from . import commands, settings, waiting
+from . import admin_traits, commands, settings, waiting
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
@@ -106,8 +106,14 @@ class AgentMagics(Magics):
         if line:
             print(line)
 
+    @validate("permission_mode", "allow", "max_budget")
+    def _within_admin_policy(self, proposal: Any) -> Any:
+        """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
+        return admin_traits.checked(proposal["trait"].name, proposal["value"])
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
+        admin_traits.start_from_admin_values(self)
         self.current: NotebookSession | None = None
         self.mode = "python"
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
@@ -200,6 +206,17 @@ class AgentMagics(Magics):
             current.agent.reconfigure(**changes)
         return current
 
+    def _session_with_options(self, args: Any) -> NotebookSession:
+        """The session, with the cell's ``--allow`` added; the cell's options checked against the
+        admin policy before anything is shown (an ``AdminLockedError`` names the admin setting)."""
+        sess = self._session_for(args)
+        agent, policy = sess.agent, sess.agent.admin
+        if policy is not None:
+            policy.check_limits(RunLimits(max_budget_usd=args.max_budget))
+        if args.allow:
+            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
+        return sess
+
     # --- %%agent -----------------------------------------------------------------------------
     @cell_options(name="%agent")  # IPython's help formatter adds a "%": the help reads %%agent
     @cell_magic("agent")  # type: ignore[arg-type]  # IPython types the decorator loosely
@@ -238,7 +255,7 @@ class AgentMagics(Magics):
             if plan is not None:  # a recorded turn: shown again, no request sent
                 await cell_run.replay(self, plan)
                 return None
-            sess = self._session_for(args)
+            sess = self._session_with_options(args)
         except NbAgentError as exc:
             raise refused(exc) from None
         done = await self._run_with_view(sess, args, prompt, output)
@@ -254,8 +271,6 @@ class AgentMagics(Magics):
         from .document import cell_run
 
         agent = sess.agent
-        if args.allow:
-            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *args.allow))))
         view = self.new_view(sess)
         cells = cell_run.materialiser(self, sess, args)
         await cells.begin()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import datetime as _dt
 import os
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +23,7 @@ import anthropic
 import httpx2
 
 from ..engine.api_facts.context_edits import required_betas
+from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
@@ -120,7 +123,7 @@ class AnthropicProvider:
                     # message_stop ends the message: a server keeping the connection open after it
                     # must not hang the run (the response is closed below).
                     break
-            yield assembler.complete()
+            yield with_rate_limits(assembler.complete(), getattr(raw, "response", None))
         except ApiError:
             raise
         except Exception as exc:
@@ -173,7 +176,27 @@ def _bound_error_bodies(client: anthropic.AsyncAnthropic) -> None:
 
 
 def _mapped(exc: Exception) -> ApiError:
-    return to_api_error(exc)
+    error = to_api_error(exc)
+    if error.rate_limits is None:  # a 429 (or any answered error) states what remains too
+        error.rate_limits = rate_limits_of(getattr(exc, "response", None), error.retry_after_s)
+    return error
+
+
+def rate_limits_of(response: Any, retry_after_s: float | None = None) -> RateLimitSnapshot | None:
+    """The ``anthropic-ratelimit-*`` headers of an ``httpx2`` response, read now (None without them)."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        return parse_rate_limit_headers(headers, _dt.datetime.now(_dt.timezone.utc), retry_after_s)
+    except Exception:  # noqa: BLE001 - headers we cannot read must not fail an answered request
+        return None
+
+
+def with_rate_limits(complete: Any, response: Any) -> Any:
+    """``complete`` with the response's rate limit headers attached (the engine paces on them)."""
+    snapshot = rate_limits_of(response)
+    return complete if snapshot is None else dataclasses.replace(complete, rate_limits=snapshot)
 
 
 async def _close(raw: Any) -> None:

@@ -28,7 +28,7 @@ def test_turns_df_columns_and_values() -> None:
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-        "keep", "file-read saving", "retries", "stop reason", "seconds", "switched off",
+        "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing

@@ -134,3 +134,47 @@ async def test_pause_turn_is_a_complete_message_with_its_server_tool_call() -> N
                     {"type": "input_json_delta", "partial_json": '{"query": "x"}'}]], "pause_turn")
     done = await complete(body)
     assert done.stop_reason == "pause_turn" and done.message["content"][0]["input"] == {"query": "x"}
+
+
+RATE_HEADERS = {
+    "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
+    "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z",
+    "anthropic-ratelimit-input-tokens-limit": "40000", "anthropic-ratelimit-input-tokens-remaining": "12000",
+    "anthropic-ratelimit-input-tokens-reset": "2099-01-01T00:00:00Z",
+}
+
+
+def answering(status: int, body: bytes, headers: dict[str, str]) -> AnthropicProvider:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(status, headers=headers, stream=_Chunked(body))
+
+    def client() -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key="sk-fake", base_url="http://fake.invalid", max_retries=0,
+                                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+    return AnthropicProvider(client)
+
+
+async def test_the_rate_limit_headers_of_an_answer_reach_the_engine() -> None:
+    body = stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "hi"}]], "end_turn")
+    provider = answering(200, body, {"content-type": "text/event-stream", **RATE_HEADERS})
+    done = [c async for c in provider.stream(REQUEST)][-1]
+    assert isinstance(done, MessageComplete) and done.rate_limits is not None
+    requests = done.rate_limits.buckets["requests"]
+    assert (requests.limit, requests.remaining) == (50, 0) and requests.reset_s > 1e6
+    assert done.rate_limits.buckets["input-tokens"].remaining == 12000
+
+
+async def test_a_429_carries_retry_after_and_the_buckets() -> None:
+    from nbagent.engine.contracts.errors import ApiError, ErrorKind
+
+    error = json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request "
+                        "tokens has exceeded your per-minute rate limit"}}).encode()
+    provider = answering(429, error, {"content-type": "application/json", "retry-after": "12", **RATE_HEADERS})
+    try:
+        [c async for c in provider.stream(REQUEST)]
+    except ApiError as exc:
+        assert exc.kind is ErrorKind.RATE_LIMIT and exc.retry_after_s == 12.0
+        assert exc.rate_limits is not None and exc.rate_limits.buckets["requests"].remaining == 0
+    else:
+        raise AssertionError("a 429 must raise")

@@ -212,6 +212,19 @@ class PromptCache:
                 self._entries[prompt.digests[i]] = (now + ttl, ttl)
         return CacheUsage(read=read, write_5m=max(written - write_1h, 0), write_1h=max(write_1h, 0))
 
+    def peek_read(self, body: Mapping[str, Any], total_tokens: int) -> int:
+        """The tokens :meth:`account` would read from the cache for ``body``, changing nothing
+        (what a rate limit check needs: cache reads do not count towards input token limits)."""
+        prompt = positions(body)
+        if not prompt.breakpoints:
+            return 0
+        now = self._clock()
+        for i in sorted(prompt.digests, reverse=True):
+            entry = self._entries.get(prompt.digests[i])
+            if entry is not None and entry[0] > now:
+                return min(prefix_tokens(body, prompt.cuts[i], self._counter), total_tokens)
+        return 0
+
     def _longest_hit(self, prompt: _Prompt) -> int | None:
         for i in sorted(prompt.digests, reverse=True):  # the blocks a lookup can use
             if prompt.digests[i] in self._entries:

@@ -26,6 +26,8 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
 DEFAULT_TOOL_WAIT_S = 10.0
+DEFAULT_MAX_RATE_LIMIT_WAIT_S = 900.0
+"""Most seconds one request waits for a shared rate limit in all (paced and ``retry-after``)."""
 DEFAULT_MCP_CALL_TIMEOUT_S = 300.0
 """Longest wait for an MCP server to answer one tool call: a server that never answers (or answers
 malformed JSON-RPC, or another request's id) then gives the model an error, not a hang until abort."""
@@ -118,6 +120,9 @@ class SessionConfig:
     """Per-request timeout passed to the provider (None: the client's default)."""
     max_retry_delay_s: float = DEFAULT_MAX_RETRY_DELAY_S
     """Longest automatic retry wait; a server asking for longer is reported to the user instead."""
+    max_rate_limit_wait_s: float = DEFAULT_MAX_RATE_LIMIT_WAIT_S
+    """Most seconds one request waits for the shared rate limit in all: 429s with ``retry-after``
+    are waited out without counting as retries until then, so nothing waits forever."""
     tool_wait_s: float = DEFAULT_TOOL_WAIT_S
     """Longest wait before a request for tool servers (MCP) that are still connecting."""
     mcp_call_timeout_s: float = DEFAULT_MCP_CALL_TIMEOUT_S

@@ -8,7 +8,10 @@ engine reads only ``ApiError`` and :func:`as_api_error`, and imports no SDK.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only stored here: the kernel's start imports this module, not the header parser
+    from ..api_facts.rate_limits import RateLimitSnapshot
 
 
 class ErrorKind(str, Enum):
@@ -65,13 +68,15 @@ class ApiError(NbAgentError):
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
                  retry_after_s: float | None = None, request_id: str | None = None,
-                 rejected: str | None = None) -> None:
+                 rejected: str | None = None, rate_limits: RateLimitSnapshot | None = None) -> None:
         self.kind = kind
         self.rejected = rejected
         self.status = status
         self.message = message
         self.retry_after_s = retry_after_s
         self.request_id = request_id
+        self.rate_limits = rate_limits
+        """The response's ``anthropic-ratelimit-*`` headers, when it had any (a 429 has)."""
         super().__init__(message)
 
 
@@ -114,14 +119,6 @@ class CorruptFileError(NbAgentError):
 def is_auto_retryable(kind: ErrorKind) -> bool:
     """Whether nbagent retries this kind by itself (the rest go to the user)."""
     return kind in _AUTO_RETRYABLE
-
-
-def retry_delay(attempt: int, retry_after: float | None = None, max_delay: float = DEFAULT_MAX_RETRY_DELAY) -> float:
-    """Seconds to wait before automatic retry ``attempt`` (1-based): 2, 4, 8, … ;
-    with a server ``retry_after``, ``max(backoff, retry_after)``; capped at ``max_delay``."""
-    backoff = 2.0 * 2.0 ** (max(attempt, 1) - 1)  # float ** int: a float (int ** int may not be)
-    delay = backoff if retry_after is None else max(backoff, retry_after)
-    return min(delay, max_delay)
 
 
 class TaskFolderError(NbAgentError, OSError):

@@ -69,7 +69,10 @@ class RequestRecord:
     compaction_usage: Usage | None = None
     """Tokens of the server's compaction iterations on this request: billed (in ``cost_usd``),
     not part of ``usage``, which is the context the model saw."""
-    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "without")
+    rate_limit_wait_s: Number = 0.0
+    """Seconds this request waited for the shared rate limit (paced, or told to by ``retry-after``)."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "without",
+                                                         "rate_limit_wait_s")
     """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 
@@ -207,6 +210,35 @@ class RetryScheduled:
 
 @saved_record
 @dataclass(frozen=True, slots=True)
+class RateLimitWait:
+    """The request waits ``delay_s`` seconds for the shared rate limit: not a failure.
+
+    ``reason`` is ``"paced"`` (the headers said little remains, so it waits before sending) or
+    ``"retry_after"`` (the server answered 429 and said how long to wait; such waits do not count
+    against the automatic retry limit). ``dimension`` names the bucket (``requests``,
+    ``input-tokens``, ``output-tokens``); ``remaining``/``limit`` are what its headers last said."""
+
+    kind: Literal["rate_limit_wait"] = field(default="rate_limit_wait", kw_only=True)
+    delay_s: Number = 0.0
+    reason: Literal["paced", "retry_after"] = "paced"
+    dimension: str = ""
+    remaining: int | None = None
+    limit: int | None = None
+    waited_s: Number = 0.0
+    """What this request already waited for the rate limit before this wait."""
+    request_id: str | None = None
+
+    @property
+    def headline(self) -> str:
+        """``waiting for the shared rate limit (12 s)`` and why, in one line."""
+        why = "the server asked to wait (429)" if self.reason == "retry_after" else "paced before sending"
+        left = f"; {self.remaining} of {self.limit} {self.dimension} left" \
+            if self.remaining is not None and self.limit and self.dimension else ""
+        return f"waiting for the shared rate limit ({self.delay_s:.0f} s): {why}{left}"
+
+
+@saved_record
+@dataclass(frozen=True, slots=True)
 class StreamInterrupted:
     """A stream broke after output began; the partial output never enters history."""
 
@@ -306,7 +338,7 @@ class Done:
 
 Event = Union[
     TextDelta, ThinkingDelta, ToolUseDelta, ToolUse, PermissionAsked, PermissionDenied, ToolResult,
-    ApiRequestStarted, RetryScheduled, StreamInterrupted, ApiRequestFailed, ContextTruncated,
+    ApiRequestStarted, RetryScheduled, RateLimitWait, StreamInterrupted, ApiRequestFailed, ContextTruncated,
     ModelFallback, Notice, RequestCompleted, ServerToolResult, Done,
 ]
 

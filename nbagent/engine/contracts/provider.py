@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 
 from ..api_facts.cost import Usage
+from ..api_facts.rate_limits import RateLimitSnapshot
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
 from .messages import Message
 
@@ -31,6 +32,8 @@ class MessageComplete:
     compaction_usage: Usage | None = None
     """The tokens of server compaction iterations (``usage.iterations`` of type ``compaction``):
     billed, but not part of the top-level ``usage`` (so not part of the context's size)."""
+    rate_limits: RateLimitSnapshot | None = None
+    """The response's ``anthropic-ratelimit-*`` headers (None when it had none)."""
 
 
 Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]

@@ -33,6 +33,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
         file_read_saving=outcome.context.file_read_saving, retries=outcome.retries,
         stop_reason=c.stop_reason, duration_s=outcome.duration_s, ts=outcome.ts,
         estimated_input_tokens=outcome.estimated_input_tokens, without=tuple(sorted(run.without)),
+        rate_limit_wait_s=round(outcome.rate_limit_wait_s, 3),
         context_actions=(*outcome.actions, *server_actions(c)), compaction_usage=c.compaction_usage,
     )
     sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,

@@ -47,6 +47,7 @@ from .compaction import compact_session
 from .completion import record_completed_request
 from .degrade import budget_stop_message
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
+from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
@@ -283,6 +284,11 @@ class QueryEngine:
             self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
         return self._sanitizer[1]
 
+    @property
+    def pacer(self) -> RatePacer:
+        """What this session's provider knows of the key's shared rate limit (see :mod:`.pacing`)."""
+        return pacer_for(self.provider)
+
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
         """The run's settings (fixed for the whole run) and collaborators."""
         guard = AbortGuard(control.abort_event)
@@ -291,7 +297,7 @@ class QueryEngine:
         return RequestRun(config=self._config, provider=self.provider, session=self.session, guard=guard,
                           control=control, counter=self.counter, sleep=self.sleep, sources=self.sources,
                           ask_failure=asker.ask_api_failure if asker else cancel_on_failure,
-                          context_window=self.context_window, without=self.without)
+                          context_window=self.context_window, without=self.without, pacer=self.pacer)
 
     async def _requests(self, run: RequestRun, state: "TurnState", limits: RunLimits) -> AsyncGenerator[Event, None]:
         """Requests and tool calls until the model ends its turn or a limit is reached."""

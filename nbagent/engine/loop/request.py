@@ -6,8 +6,12 @@
    stream", after it "mid-stream" (the partial output is shown as interrupted and dropped);
 3. :func:`recover_overflow` — a context-window error hides more, once per request, through the
    context manager's own :meth:`~nbagent.engine.context.ContextManager.truncate_for_overflow`;
-4. :func:`decide_after_failure` — retry automatically (2/4/8 s), fall back to another model, or
+4. :func:`decide_after_failure` — wait out a 429's ``retry-after`` (:func:`wait_out_rate_limit`,
+   not counted as a retry), retry automatically (jittered backoff), fall back to another model, or
    ask the user.
+
+Before each attempt :func:`pace_before_sending` waits when the API's rate limit headers say the
+shared budget is nearly used up (see :mod:`.pacing`).
 
 :func:`attempt_api_request` runs them: an async generator of engine events that ends with one
 :class:`RequestOutcome` (consumed by the loop, not shown to users).
@@ -29,7 +33,7 @@ from ..context import ContextResult, Keep, RequestUsage, get_context_window_info
 from ..context.mask import mask_old_results
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import SessionConfig
-from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable, retry_delay
+from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
 from ..contracts.events import (
     ApiRequestFailed,
     ApiRequestStarted,
@@ -50,6 +54,15 @@ from ..contracts.provider import MessageComplete, ModelRequest, Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .degrade import is_budget_stop, switch_off
+from .pacing import RatePacer
+from .rate_wait import (
+    jittered_retry_delay,
+    observe_rate_limits,
+    pace_before_sending,
+    rate_limit_wait_applies,
+    wait_or_skip,
+    wait_out_rate_limit,
+)
 from .sanitize import Sanitizer
 from .stream_redact import redacted_error, redacted_stream
 
@@ -88,6 +101,8 @@ class RequestOutcome:
     """The tools this request offered: what the reply's tool calls may run."""
     actions: tuple[ContextAction, ...] = ()
     """What the client-side context layers did to this request (server layers are read from the reply)."""
+    rate_limit_wait_s: float = 0.0
+    """Seconds spent waiting for the shared rate limit before this request was answered."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,10 @@ class RequestRun:
     without: set[str] = field(default_factory=set)
     """Request features this endpoint refused (see :mod:`.degrade`): left out of every request;
     the engine's own set, shared by its runs, so a feature stays off for the session."""
+    pacer: RatePacer = field(default_factory=RatePacer)
+    """What the client knows of the key's shared rate limit (one per provider)."""
+    paced: list[int] = field(default_factory=lambda: [0])
+    """How many paced waits this run had (a run that waited waits less: see ``pacing.AGEING``)."""
 
 
 @dataclass
@@ -120,6 +139,7 @@ class _Attempts:
     started: float = field(default_factory=time.perf_counter)
     truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
     actions: list[ContextAction] = field(default_factory=list)  # client-side layers that acted
+    rate_wait_s: float = 0.0  # waited for the shared rate limit so far (bounded by max_rate_limit_wait_s)
 
 
 @dataclass(frozen=True)
@@ -179,6 +199,9 @@ async def attempt_api_request(
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
+        async for event in pace_before_sending(run, attempts, estimate):
+            yield event
+        run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without))
@@ -189,8 +212,9 @@ async def attempt_api_request(
                     streamed = chunk
                 else:
                     yield chunk
+        observe_rate_limits(run, streamed)
         if streamed.complete is not None:
-            yield RequestOutcome(
+            yield RequestOutcome(rate_limit_wait_s=attempts.rate_wait_s,
                 complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
                 duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
                 model=attempts.model, sent_messages=messages, system=system, tools=tools,
@@ -412,14 +436,18 @@ async def decide_after_failure(
     max_delay = run.config.max_retry_delay_s
     server_wait = error.retry_after_s
     too_long = server_wait is not None and server_wait > max_delay
+    if rate_limit_wait_applies(run, attempts, error):
+        async for event in wait_out_rate_limit(run, attempts, error):
+            yield event
+        return
     if is_auto_retryable(error.kind) and attempts.streak < MAX_AUTO_RETRIES and not too_long:
         attempts.streak += 1
         attempts.total += 1
-        delay = retry_delay(attempts.streak, server_wait, max_delay)
+        delay = jittered_retry_delay(run, attempts.streak, server_wait, max_delay)
         yield RetryScheduled(attempt=attempts.streak, max_attempts=MAX_AUTO_RETRIES, delay_s=delay,
                              error_kind=error.kind.value, message=error.message, status=error.status,
                              request_id=error.request_id)
-        await _wait_retry(run, delay)
+        await wait_or_skip(run, delay)
         return
     fallback = run.config.fallback_model
     if fallback and attempts.model != fallback and error.kind in (ErrorKind.OVERLOADED, ErrorKind.NOT_FOUND):
@@ -443,22 +471,6 @@ async def _ask_user(run: RequestRun, attempts: _Attempts, error: ApiError, messa
     if choice != "retry":
         raise RequestCancelled(error.kind, message)
     attempts.streak = 0
-
-
-async def _wait_retry(run: RequestRun, delay: float) -> None:
-    """Sleep ``delay`` seconds, cut short by *Retry now*; abortable."""
-    retry_now = run.control.retry_now_event
-    assert retry_now is not None
-    retry_now.clear()
-    with run.guard.armed():
-        sleeper = asyncio.ensure_future(run.sleep(delay))
-        skipper = asyncio.ensure_future(retry_now.wait())
-        try:
-            await asyncio.wait({sleeper, skipper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            skipper.cancel()
-    retry_now.clear()
 
 
 async def _aclose(stream: Any) -> None:

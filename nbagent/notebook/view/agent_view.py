@@ -122,7 +122,7 @@ class AgentView:
             self.activity.stop()  # tokens are arriving: the wait is over
         if kind not in STREAM_KINDS:
             self.flush()
-            if kind not in ("retry_scheduled", "notice"):  # whatever follows a retry wait ends it
+            if kind not in ("retry_scheduled", "rate_limit_wait", "notice"):  # whatever follows a wait ends it
                 aborted = kind == "done" and getattr(event, "reason", "") == "aborted"
                 self._end_retry("retrying" if kind == "api_request_started" else "cancelled" if aborted else "ended")
         # Kinds this view does not know (a newer engine) are kept out of the way, not fatal.
@@ -363,7 +363,7 @@ class AgentView:
         self.body.close_request()
         self.start_next_tool()
 
-    def schedule_retry(self, event: ev.RetryScheduled) -> RetryStatus:
+    def schedule_retry(self, event: ev.RetryScheduled | ev.RateLimitWait) -> RetryStatus:
         """Show a retry's countdown (with Retry now / Cancel) and tick it on the running loop."""
         self._end_retry("retrying")
         status = self.body.add(RetryStatus(event, self.on_retry_now, self.cancel_run, clock=self.clock))

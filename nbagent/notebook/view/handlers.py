@@ -90,6 +90,11 @@ def _on_retry_scheduled(view: "AgentView", e: ev.RetryScheduled) -> None:
     view.schedule_retry(e)
 
 
+def _on_rate_limit_wait(view: "AgentView", e: ev.RateLimitWait) -> None:
+    view.activity.stop()  # the same countdown as a retry's, worded as a wait, not a failure
+    view.schedule_retry(e)
+
+
 def _on_stream_interrupted(view: "AgentView", e: ev.StreamInterrupted) -> None:
     view.activity.stop()
     streamed = [p for p in view.body.request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
@@ -187,6 +192,7 @@ HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
     "server_tool_result": _on_server_tool_result,
     "api_request_started": _on_api_request_started,
     "retry_scheduled": _on_retry_scheduled,
+    "rate_limit_wait": _on_rate_limit_wait,
     "stream_interrupted": _on_stream_interrupted,
     "api_request_failed": _on_api_request_failed,
     "context_truncated": _on_context_truncated,

@@ -21,7 +21,10 @@ from .render import STYLE
 
 
 class RetryStatus:
-    """An automatic retry's countdown with **Retry now** and **Cancel**."""
+    """An automatic retry's countdown with **Retry now** and **Cancel**; for a
+    :class:`~nbagent.engine.contracts.events.RateLimitWait`, the wait for the shared rate limit
+    ("waiting for the shared rate limit (12 s)"), worded as a wait, not as a failure, with
+    **Send now** and **Cancel**."""
 
     def __init__(self, event: Any, on_retry_now: Callable[[], Any] | None, on_cancel: Callable[[], Any] | None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -33,7 +36,9 @@ class RetryStatus:
         self._label = w.HTML()
         self.progress = w.FloatProgress(min=0.0, max=max(event.delay_s, 0.001), value=event.delay_s,
                                         bar_style="warning", layout=w.Layout(width="40%"))
-        self.retry_button = w.Button(description="Retry now", icon="redo")
+        self.is_rate_wait = getattr(event, "kind", "") == "rate_limit_wait"
+        self._style = STYLE["muted"] if self.is_rate_wait else STYLE["warn"]
+        self.retry_button = w.Button(description="Send now" if self.is_rate_wait else "Retry now", icon="redo")
         self.cancel_button = w.Button(description="Cancel", button_style="danger")
         self.retry_button.on_click(lambda _b: self.retry_now())
         self.cancel_button.on_click(lambda _b: self.cancel())
@@ -59,6 +64,8 @@ class RetryStatus:
 
     def headline(self) -> str:
         e = self.event
+        if self.is_rate_wait:
+            return f"⏳ {e.headline}"
         code = f" ({e.status})" if e.status is not None else ""
         return f"⟳ {e.error_kind}{code}: {e.message} — retry {e.attempt}/{e.max_attempts}"
 
@@ -68,8 +75,8 @@ class RetryStatus:
             return
         left = self.remaining()
         self.progress.value = left
-        extra = f" — {self.pressed}…" if self.pressed else f" in {left:.1f} s"
-        self._label.value = f'<div style="{STYLE["warn"]}">{esc(self.headline() + extra)}</div>'
+        extra = f" — {self.pressed}…" if self.pressed else f" — {'sending' if self.is_rate_wait else 'retry'} in {left:.1f} s"
+        self._label.value = f'<div style="{self._style}">{esc(self.headline() + extra)}</div>'
         if self.pressed:
             self.retry_button.disabled = self.cancel_button.disabled = True
 
@@ -86,13 +93,13 @@ class RetryStatus:
         self.outcome = outcome
         self.progress.value = 0.0
         self.retry_button.disabled = self.cancel_button.disabled = True
-        self._label.value = f'<div style="{STYLE["warn"]}">{esc(self.headline())} — {esc(outcome)}</div>'
+        self._label.value = f'<div style="{self._style}">{esc(self.headline())} — {esc(outcome)}</div>'
 
     def plain(self) -> str:
         return f"{self.headline()} (waited up to {self.event.delay_s:g} s; {self.outcome or self.pressed or 'waiting'})"
 
     def html(self) -> str:
-        return f'<div style="{STYLE["warn"]}">{esc(self.plain())}</div>'
+        return f'<div style="{self._style}">{esc(self.plain())}</div>'
 
 
 class FailurePrompt:

@@ -15,6 +15,7 @@ from ...engine.api_facts.caching import CacheUsage, PromptCache
 from .app import AppResponse, RecordedRequest, SimulatedAPI
 from .brain import DemoBrain
 from .faults import ALL_FAULTS, Fault, FaultKind, FaultSchedule
+from .rate_limits import RateLimitSettings, SharedRateLimits
 from .script import (
     RawBlock,
     Reply,
@@ -39,12 +40,14 @@ __all__ = [
     "FaultSchedule",
     "LoopbackServer",
     "PromptCache",
+    "RateLimitSettings",
     "RawBlock",
     "RecordedRequest",
     "Reply",
     "ReplyError",
     "ScriptedResponder",
     "SimulatedAPI",
+    "SharedRateLimits",
     "SimulatedTransport",
     "TextBlock",
     "ThinkingBlock",

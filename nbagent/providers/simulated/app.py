@@ -28,6 +28,7 @@ from .brain import DemoBrain
 from .endpoint import check_rejectable, model_info, refuse_features
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
+from .rate_limits import RateLimitSettings, SharedRateLimits
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond
 from .validation import ApiError, validate
 
@@ -112,7 +113,9 @@ class SimulatedAPI:
     has thinking only when the request enables it), for tests about other parts of the wire format.
     A thinking block this API issued must come back with its signature and its thinking unchanged.
     ``request_log`` bounds :attr:`requests` (the newest requests; None keeps all);
-    :attr:`request_count` counts every request.
+    :attr:`request_count` counts every request. ``rate_limits`` turns on the shared rate limit
+    mode (:class:`~.rate_limits.RateLimitSettings`: per-minute buckets, 429 with ``retry-after``,
+    ``anthropic-ratelimit-*`` headers on every response).
     """
 
     def __init__(
@@ -128,6 +131,7 @@ class SimulatedAPI:
         request_log: int | None = REQUEST_LOG_SIZE,
         rejects: Sequence[str] = (),
         models: Mapping[str, int] | None = None,
+        rate_limits: RateLimitSettings | None = None,
     ) -> None:
         self.rejects = check_rejectable(tuple(rejects))
         """Request features this endpoint refuses with a 400 (see ``endpoint.py``)."""
@@ -151,6 +155,8 @@ class SimulatedAPI:
         self._messages = 0
         self._tools = 0
         self._signed: dict[str, set[str]] = {}  # signature -> the thinking text(s) it was issued with
+        # The shared rate limit mode: the organisation's per-minute buckets (None: unlimited).
+        self.rate_limits = SharedRateLimits(rate_limits, clock=lambda: self.clock()) if rate_limits else None
 
     def reset(self, responder: Responder = None) -> None:
         """Start over as a new API on the same address: ``responder`` answers from now on, and the
@@ -228,13 +234,10 @@ class SimulatedAPI:
         except ApiError as err:
             return self._error_response(err, request_id)
 
-    async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: Any,
-                       fault: Fault | None, number: int, request_id: str) -> AppResponse:
+    def _admit(self, method: str, path: str, headers: Mapping[str, str], body: Any, fault: Fault | None) -> bool:
+        """The checks before a Messages request is read (route, key, body, an HTTP fault); returns
+        whether it only counts tokens."""
         route = path.rstrip("/")
-        if method.upper() == "GET" and "/v1/models/" in route:
-            model = route.rsplit("/v1/models/", 1)[1]
-            info = model_info(model, self.models, self.window_for(model))
-            return self._finish(None, _json_headers(request_id), json.dumps(info))
         count_only = route.endswith("/v1/messages/count_tokens")
         if method.upper() != "POST" or not (count_only or route.endswith("/v1/messages")):
             raise ApiError(404, "not_found_error", f"Not found: {method} {path}")
@@ -245,7 +248,16 @@ class SimulatedAPI:
                            "There was an error parsing the body of your request: it must be a JSON object.")
         if fault is not None and fault.kind is FaultKind.HTTP:
             raise self._fault_error(fault, body)
+        return count_only
 
+    async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: Any,
+                       fault: Fault | None, number: int, request_id: str) -> AppResponse:
+        route = path.rstrip("/")
+        if method.upper() == "GET" and "/v1/models/" in route:
+            model = route.rsplit("/v1/models/", 1)[1]
+            info = model_info(model, self.models, self.window_for(model))
+            return self._finish(None, _json_headers(request_id), json.dumps(info))
+        count_only = self._admit(method, path, headers, body, fault)
         validate(body, count_only, self._signed)
         refuse_features(body, self.rejects)
         model = str(body["model"])
@@ -258,10 +270,12 @@ class SimulatedAPI:
         input_tokens = self._counter.count_request(body["messages"], body.get("system") or None,
                                                    body.get("tools") or None)
         if count_only:
-            return self._finish(fault, _json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
+            return self._finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
         window = self.window_for(model)
         if input_tokens > window:
             raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
+        if self.rate_limits is not None:  # cache reads do not count towards the input token limit
+            self.rate_limits.admit(input_tokens - self.cache.peek_read(body, input_tokens))
 
         try:
             reply = await respond(self.responder, body)
@@ -283,11 +297,13 @@ class SimulatedAPI:
         for block in message["content"]:
             if block["type"] == "thinking":
                 self._signed.setdefault(block["signature"], set()).add(block["thinking"])
+        if self.rate_limits is not None:
+            self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
         if body.get("stream") is not True:
-            return self._finish(fault, _json_headers(request_id), json.dumps(message))
+            return self._finish(fault, self._json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)
         headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
-                       ("request-id", request_id))
+                       ("request-id", request_id), *self._limit_headers())
         return AppResponse(200, headers_out, self._stream(frames, fault, request_id))
 
     def _next_id(self, prefix: str) -> str:
@@ -323,9 +339,15 @@ class SimulatedAPI:
             return AppResponse(200, headers, _cut(data))
         return AppResponse(200, headers, _once(data))
 
+    def _limit_headers(self) -> list[tuple[str, str]]:
+        return self.rate_limits.headers() if self.rate_limits is not None else []
+
+    def _json_headers(self, request_id: str) -> tuple[tuple[str, str], ...]:
+        return (*_json_headers(request_id), *self._limit_headers())
+
     def _error_response(self, err: ApiError, request_id: str) -> AppResponse:
         payload = {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": request_id}
-        headers = list(_json_headers(request_id))
+        headers = list(self._json_headers(request_id))
         if err.retry_after is not None:
             headers.append(("retry-after", f"{err.retry_after:g}"))
         if err.status >= 500:

@@ -22,6 +22,7 @@ SAMPLES = [
     ev.ToolResult(tool_use_id="t", name="python", content="1", is_error=False, duration_s=0.1),
     ev.ApiRequestStarted(turn=1, request=1, model="m", attempt=0),
     ev.RetryScheduled(attempt=1, delay_s=2.0, error_kind="overloaded", status=529),
+    ev.RateLimitWait(delay_s=12.5, reason="retry_after", dimension="requests", remaining=0, limit=50, waited_s=3.0),
     ev.StreamInterrupted(error_kind="connection", partial_text="par"), ev.ApiRequestFailed(error_kind="auth", status=401),
     ev.ContextTruncated(deleted_range=(2, 9), keep="quarter", reason="overflow"), ev.ModelFallback(from_model="a", to_model="b"),
     ev.ServerToolResult(tool_use_id="s", name="web_search", input={"query": "q"}, sources=("A — https://a",)),

@@ -31,6 +31,8 @@ from tests.engine.loop.test_query_support import (
     run,
 )
 
+pytestmark = pytest.mark.usefixtures("no_jitter")  # these check the exact retry schedule
+
 LONG = " ".join(f"w{i}" for i in range(900))  # ~1,800 tokens: several seconds at 500 tokens/s
 LEAD = " ".join(f"lead{i}" for i in range(40))
 CATEGORIES = ("stream", "tool", "retry_wait")

@@ -20,6 +20,7 @@ from nbagent.engine.contracts.events import (
     ContextTruncated,
     Done,
     ModelFallback,
+    RateLimitWait,
     RetryScheduled,
     StreamInterrupted,
     TextDelta,
@@ -39,6 +40,8 @@ from tests.engine.loop.test_query_support import (
     messages_requests,
     run,
 )
+
+pytestmark = pytest.mark.usefixtures("no_jitter")  # these check the exact retry schedule
 
 LEAD = "Calling the echo tool now with a handful of words to stream."
 ECHO = "an input that is long enough to be cut in several JSON fragments"
@@ -101,8 +104,8 @@ def turn2_failed(engine: Any) -> None:
 
 
 # name -> (error kind, status, first delay, delays when every retry fails)
+# (A 429 with retry-after is a rate limit wait, not a counted retry: see RATE_LIMITED below.)
 RETRYABLE = {
-    "rate_limit": ("rate_limit", 429, [3.0, 4.0, 8.0]),  # retry-after 3 s: max(backoff, 3)
     "overloaded": ("overloaded", 529, [2.0, 4.0, 8.0]),
     "server_error": ("server", 500, [2.0, 4.0, 8.0]),
     "unavailable": ("server", 503, [2.0, 4.0, 8.0]),
@@ -130,7 +133,7 @@ BEFORE = {**{name: make() for name, make in ALL_FAULTS.items()},
 
 
 def test_the_matrix_covers_every_fault() -> None:
-    assert set(RETRYABLE) | set(NOT_RETRYABLE) | {"prompt_too_long"} == set(ALL_FAULTS)
+    assert set(RETRYABLE) | set(NOT_RETRYABLE) | {"prompt_too_long", "rate_limit"} == set(ALL_FAULTS)
     assert len(ALL_FAULTS) == 14
 
 
@@ -245,20 +248,39 @@ async def test_invalid_request_and_spend_limit_are_not_retried(tmp_path: Any, re
 
 
 @pytest.mark.parametrize("retry_after, max_delay, expected", [
-    (3, 60.0, [3.0, 4.0, 8.0]),
+    (3, 60.0, [3.0, 3.0, 3.0]),
     (45, 60.0, [45.0, 45.0, 45.0]),
     (60, 60.0, [60.0, 60.0, 60.0]),
-    (1, 5.0, [2.0, 4.0, 5.0]),  # the backoff itself is capped at max_retry_delay
+    (1, 5.0, [1.0, 1.0, 1.0]),
 ])
-async def test_retry_after_is_honoured_and_capped(tmp_path: Any, retry_after: float, max_delay: float,
-                                                  expected: list[float]) -> None:
+async def test_a_429_retry_after_is_waited_exactly_as_a_rate_limit_wait_not_a_retry(
+        tmp_path: Any, retry_after: float, max_delay: float, expected: list[float]) -> None:
     fault = Fault.rate_limit(retry_after=retry_after)
     engine, api, sleep, _, ev = await session(tmp_path, {FIRST + i: fault for i in range(3)},
                                               max_retry_delay=max_delay)
     assert sleep.delays == expected
-    assert [e.delay_s for e in ev if isinstance(e, RetryScheduled)] == expected
+    waits = [e for e in ev if isinstance(e, RateLimitWait)]
+    assert [(e.delay_s, e.reason) for e in waits] == [(d, "retry_after") for d in expected]
+    assert "waiting for the shared rate limit" in waits[0].headline
+    assert not [e for e in ev if isinstance(e, RetryScheduled)]
     assert done_of(ev).reason == "end_turn"
+    assert engine.session.records[2].retries == 3  # the refused requests were sent
+    assert engine.session.records[2].rate_limit_wait_s == sum(expected)
     turn2_ok(engine)
+
+
+async def test_429s_beyond_three_keep_waiting_until_the_total_wait_cap_then_count_as_retries(tmp_path: Any) -> None:
+    answers = Answers("cancel")
+    engine, api, sleep, _, ev = await session(tmp_path, {FIRST + i: Fault.rate_limit(retry_after=3) for i in range(10)},
+                                              answers=answers, max_rate_limit_wait_s=10.0)
+    # 3 + 3 + 3 waited as rate limit waits; a fourth would pass the 10 s cap: then the ordinary
+    # three retries (max(backoff, retry-after)) and the question to the user.
+    assert sleep.delays == [3.0, 3.0, 3.0, 3.0, 4.0, 8.0]
+    assert [e.kind for e in ev if isinstance(e, (RateLimitWait, RetryScheduled))] == \
+        ["rate_limit_wait"] * 3 + ["retry_scheduled"] * 3
+    assert len(answers.asked) == 1 and answers.asked[0].error_kind == "rate_limit"
+    assert done_of(ev).reason == "error"
+    turn2_failed(engine)
 
 
 async def test_a_server_wait_longer_than_the_cap_goes_to_the_user_instead_of_sleeping(tmp_path: Any) -> None:

@@ -480,3 +480,20 @@ def test_an_aborted_run_ends_like_an_interrupted_one_short_and_with_its_tool_mar
     assert "[tool] python (interrupted)" in text
     assert "■ interrupted — session spent so far $0.0042" in text
     assert "done: aborted" not in text and "API requests of this run" not in text
+
+
+async def test_a_rate_limit_wait_reads_as_a_wait_not_a_failure_with_send_now_and_cancel() -> None:
+    calls: list[str] = []
+    view = make_view(on_retry_now=lambda: calls.append("now"), on_cancel=lambda: calls.append("cancel"))
+    view.handle(ev.RateLimitWait(delay_s=12.0, reason="retry_after", dimension="requests", remaining=0, limit=50))
+    status = view.retry_status
+    label = status._label.value
+    assert "waiting for the shared rate limit (12 s)" in label and "0 of 50 requests left" in label
+    assert "failed" not in label and "retry 1/3" not in label
+    assert STYLE["muted"] in label  # not the warning colour of a failure
+    assert status.retry_button.description == "Send now" and status.cancel_button.description == "Cancel"
+    status.cancel_button.click()
+    assert calls == ["cancel"]
+    view.handle(ev.Done(reason="aborted"))
+    assert status.outcome == "cancelled"
+    assert "waiting for the shared rate limit (12 s)" in view.transcript()

@@ -1,0 +1,178 @@
+"""A classroom on one key: N agent processes, one shared rate limit, on loopback.
+
+Each student is its own process (a kernel's agent with its own task folder) running one prompt
+that takes three requests (two tool calls, then the answer) against one simulated Messages API in
+its shared rate limit mode (default 50 requests and 40,000 uncached input tokens per minute,
+answered 429 with ``retry-after`` over them, ``anthropic-ratelimit-*`` headers on every response).
+Time is compressed (``--time-factor``: the minute lasts 60/f s, and so do the server's latencies)
+so that the class runs in a minute or two. All processes start, load nbagent and build their
+agent, then begin together.
+
+Printed, measured in one run:
+
+* finished: students whose prompt ended with the answer, no failure shown (goal: all);
+* total ÷ minimum: the time from the start to the last answer ÷ the least the buckets allow for
+  the requests and uncached input tokens the server admitted, plus one request's latency (goal ≤ 1.3);
+* slowest ÷ median: the slowest student's time to the answer ÷ the median one's (goal ≤ 2);
+* 429 share: requests the server refused ÷ all it received (goal ≤ 25%).
+
+Run: ``.venv/bin/python bench/bench_classroom.py [--students 60] [--time-factor 3]``;
+``--agent-src /path/to/other/checkout`` runs the students on another version (the baseline), the
+server always from this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE))
+
+PROMPT = "List the files here twice, then say how many there are."
+LATENCY_S = 1.5
+"""A reply's first token after this many (uncompressed) seconds: about what a short reply takes."""
+
+
+def classroom_reply(body: dict[str, Any]) -> Any:
+    """Two ``list_files`` calls, then the answer: three requests per prompt."""
+    from nbagent.providers.simulated import text_reply, tool_reply
+
+    calls = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+    if calls < 2:
+        return tool_reply("list_files", {"path": "."}, text="Listing the files.")
+    return text_reply("[simulated] There are no files here yet.")
+
+
+# -- one student (a worker process) ---------------------------------------------------------------
+
+
+def student(base_url: str, task_dir: str) -> int:
+    """Build the agent, say ``ready``, wait for ``go`` on stdin, run the prompt, print one JSON line."""
+    sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(HERE)))
+    import asyncio
+
+    from nbagent import Agent
+    from nbagent.providers.anthropic import anthropic_provider, simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI
+
+    os.chdir(task_dir)
+    # A warm-up prompt in-process (lazy imports, the tokenizer, the SDK's first client), so the
+    # class measures requests and waits, not each process's first-use costs on two shared cores.
+    Agent(provider=simulated_provider(SimulatedAPI(classroom_reply)), cwd=task_dir).run_sync(PROMPT)
+    agent = Agent(provider=anthropic_provider("sk-classroom-bench", base_url=base_url), task_dir=Path(task_dir) / "task",
+                  cwd=task_dir)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    started = time.monotonic()
+    result: dict[str, Any] = {"waits": 0.0, "retry_waits": 0.0, "failed": 0, "reason": None}
+
+    async def go() -> None:
+        async for event in agent.run(PROMPT):
+            kind = getattr(event, "kind", "")
+            if kind == "rate_limit_wait":
+                result["waits"] += float(event.delay_s)
+            elif kind == "retry_scheduled":
+                result["retry_waits"] += float(event.delay_s)
+            elif kind == "api_request_failed":
+                result["failed"] += 1
+            elif kind == "done":
+                result["reason"] = event.reason
+
+    asyncio.run(go())
+    result["elapsed"] = time.monotonic() - started
+    result["finished_at"] = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process here
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+# -- the class ------------------------------------------------------------------------------------
+
+
+def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src: str | None,
+              quiet: bool = False) -> dict[str, Any]:
+    """Serve the API, start ``students`` processes, start them together, and measure."""
+    from nbagent.providers.simulated import LoopbackServer, RateLimitSettings, SimulatedAPI
+
+    api = SimulatedAPI(classroom_reply, rate_limits=RateLimitSettings(rpm, input_tpm, None, factor),
+                       first_token_latency=LATENCY_S / factor)
+    env = {**os.environ, "NBAGENT_SRC": agent_src or str(HERE), "ANTHROPIC_API_KEY": ""}
+    with tempfile.TemporaryDirectory(prefix="nbagent-class-") as root, LoopbackServer(api) as server:
+        procs = []
+        for i in range(students):
+            folder = Path(root) / f"student-{i:03d}"
+            folder.mkdir()
+            procs.append(subprocess.Popen([sys.executable, __file__, "--student", server.base_url, str(folder)],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
+        for p in procs:  # every agent built before the class starts
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready", "a student failed to start"
+        assert api.rate_limits is not None
+        buckets = api.rate_limits.buckets
+        for bucket in buckets.values():  # a full minute's budget at the start, as for a class after a pause
+            bucket.level, bucket.at = float(bucket.limit), api.clock()
+        started = time.monotonic()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        results = []
+        for p in procs:
+            out, _ = p.communicate(timeout=1800)
+            lines = [line for line in out.splitlines() if line.startswith("{")]
+            results.append(json.loads(lines[-1]) if lines else {"reason": "crashed", "elapsed": 0.0, "failed": 1})
+        # The last answer, not the last process exit (an interpreter's shutdown is no student's wait).
+        total = max(r.get("finished_at", time.monotonic()) for r in results) - started
+        limits = api.rate_limits
+        window = 60.0 / factor
+        minimum = max((limits.admitted - rpm) / rpm * window, (limits.admitted_input_tokens - input_tpm) / input_tpm * window,
+                      0.0) + LATENCY_S / factor
+        received = limits.admitted + limits.refused
+    finished = [r for r in results if r.get("reason") == "end_turn" and not r.get("failed")]
+    elapsed = sorted(r["elapsed"] for r in results)
+    return {
+        "students": students, "finished": len(finished), "total_s": total, "minimum_s": minimum,
+        "total_over_min": total / minimum if minimum else float("nan"),
+        "slowest_over_median": elapsed[-1] / statistics.median(elapsed),
+        "share_429": limits.refused / received if received else 0.0, "requests": received,
+        "refused": limits.refused, "admitted_input_tokens": limits.admitted_input_tokens,
+        "median_wait_s": statistics.median(r.get("waits", 0.0) + r.get("retry_waits", 0.0) for r in results),
+        "reasons": sorted({str(r.get("reason")) for r in results}),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--rpm", type=int, default=50)
+    parser.add_argument("--input-tpm", type=int, default=40_000)
+    parser.add_argument("--time-factor", type=float, default=2.0)
+    parser.add_argument("--agent-src", default=None, help="checkout the students run (default: this one)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--student", nargs=2, metavar=("BASE_URL", "FOLDER"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.student:
+        return student(*args.student)
+    r = run_class(args.students, args.rpm, args.input_tpm, args.time_factor, args.agent_src)
+    if args.json:
+        print(json.dumps(r))
+        return 0
+    print(f"classroom: {r['students']} students x 3 requests, {args.rpm} requests and {args.input_tpm:,} input "
+          f"tokens per minute, time x{args.time_factor:g}" + (f", students from {args.agent_src}" if args.agent_src else ""))
+    print(f"  finished            {r['finished']}/{r['students']}   (goal: all; outcomes {', '.join(r['reasons'])})")
+    print(f"  total / minimum     {r['total_over_min']:.2f}   ({r['total_s']:.1f} s / {r['minimum_s']:.1f} s; goal <= 1.3)")
+    print(f"  slowest / median    {r['slowest_over_median']:.2f}   (time to the answer; goal <= 2)")
+    print(f"  429 share           {r['share_429']:.0%}   ({r['refused']} of {r['requests']} requests; goal <= 25%)")
+    print(f"  median wait         {r['median_wait_s']:.1f} s   (rate limit waits and retry waits per student)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Where the admin policy meets an :class:`~nbagent.agent.Agent`: its starting settings, its
+``reconfigure``, each prompt's limits and the day's spend, and a guard on tool calls."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..engine.contracts.config import RunLimits, SessionConfig
+from ..engine.contracts.errors import NbAgentError
+from ..engine.contracts.hooks import HOOK_NAMES, Hooks, ToolCall
+from ..engine.contracts.permissions import Deny
+from .ledger import DailyLedger
+from .policy import AdminPolicy
+
+
+class DailyBudgetSpentError(NbAgentError):
+    """Today's admin budget is spent: no prompt is sent until tomorrow."""
+
+
+def session_config(policy: AdminPolicy | None, config: SessionConfig | None, settings: Mapping[str, Any]) -> SessionConfig:
+    """The session's settings: the admin's values as defaults (when no ``config`` is given), then
+    ``settings``; raises :class:`~.policy.AdminLockedError` when they exceed the policy."""
+    if config is None:
+        config = SessionConfig(**policy.defaults()) if policy is not None else SessionConfig()
+    config = config.replace(**settings) if settings else config
+    if policy is not None:
+        policy.check_config(config)
+    return config
+
+
+def guarded_hooks(policy: AdminPolicy | None, hooks: Any) -> Any:
+    """``hooks`` with a ``pre_tool_use`` guard in front that denies tools outside ``allowed_tools``."""
+    if policy is None or policy.allowed_tools is None:
+        return hooks
+    by_name = dict(Hooks.from_mapping(hooks).by_name)
+    theirs = by_name.get("pre_tool_use")
+    allowed = ", ".join(policy.allowed_tools) or "none"
+
+    def admin_guard(call: ToolCall) -> Any:
+        if not policy.tool_allowed(call.name):
+            return Deny(f"the administrator allows only these tools here: {allowed} (allowed_tools in {policy.source})")
+        return theirs(call) if theirs is not None else None
+
+    by_name["pre_tool_use"] = admin_guard
+    return {name: by_name[name] for name in HOOK_NAMES if name in by_name}
+
+
+def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,
+                  config: SessionConfig) -> tuple[RunLimits | None, DailyLedger | None]:
+    """A prompt's limits within the policy, and the ledger to add its spend to (None: no day cap).
+
+    The day's cap becomes this prompt's budget when less of it is left than the prompt's own."""
+    if policy is None:
+        return limits, None
+    policy.check_limits(limits)
+    if policy.max_daily_budget_usd is None:
+        return limits, None
+    ledger = DailyLedger(policy.ledger_dir)
+    left = policy.max_daily_budget_usd - ledger.spent()
+    if left <= 0:
+        raise DailyBudgetSpentError(
+            f"today's budget of ${policy.max_daily_budget_usd:.2f} set by the administrator (max_daily_budget_usd "
+            f"in {policy.source}) is spent (${ledger.spent():.4f}); it resets tomorrow.")
+    limits = limits or RunLimits()
+    own = limits.max_budget_usd if limits.max_budget_usd is not None else config.max_budget_usd
+    if own is None or own > left:
+        limits = RunLimits(max_requests=limits.max_requests, max_budget_usd=left)
+    return limits, ledger

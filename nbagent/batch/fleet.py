@@ -1,0 +1,107 @@
+"""A fleet run: one prompt over many items, a concurrency limit, a total budget, and one table.
+
+Items already finished in the output folder (a ``result.json``) are not run again; an item that
+was interrupted (a task folder, no result) continues its saved session. The total budget is split
+as items start: each gets an equal share of what is neither spent nor held by items still running
+(its per-prompt budget) and gives back what it did not spend; an item stops sending requests once
+its share is spent (a request already sent completes, so the total can be passed by at most one
+request per running item). Items the budget cannot reach are ``skipped``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from .item import ItemResult, ItemSpec, read_result, slug
+from .pools import Pool
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+COLUMNS = ["item", "outcome", "cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s", "seconds",
+           "resumed", "error"]
+MIN_SHARE_USD = 1e-6
+
+
+@dataclass
+class Fleet:
+    """One fleet run's items and settings (see ``python -m nbagent.batch --help``)."""
+
+    items: Sequence[str]
+    prompt: str
+    out: Path
+    jobs: int = 4
+    budget_usd: float | None = None
+    template: ItemSpec | None = None
+
+    def specs(self) -> list[ItemSpec]:
+        base = self.template or ItemSpec(item="", folder="", prompt=self.prompt)
+        return [replace(base, item=str(Path(item)), folder=str(self.out / slug(item, i)), prompt=self.prompt)
+                for i, item in enumerate(self.items)]
+
+    def run(self, pool_factory: Callable[[int], Pool]) -> list[ItemResult]:
+        """Run what has not finished; returns every item's result, in item order."""
+        specs = self.specs()
+        results: dict[str, ItemResult] = {}
+        todo: list[ItemSpec] = []
+        for spec in specs:
+            done = read_result(Path(spec.folder))
+            if done is not None:
+                results[spec.folder] = done
+            else:
+                todo.append(spec)
+        spent = sum(r.cost_usd for r in results.values())
+        if todo:
+            spent = self._schedule(todo, results, spent, pool_factory(min(self.jobs, len(todo))))
+        return [results[s.folder] for s in specs]
+
+    def _schedule(self, todo: list[ItemSpec], results: dict[str, ItemResult], spent: float, pool: Pool) -> float:
+        running: dict[Any, tuple[ItemSpec, float]] = {}
+        try:
+            while todo or running:
+                while todo and len(running) < self.jobs:
+                    spec = todo.pop(0)
+                    share = self._share(spent, running, len(todo) + 1)
+                    if share is not None and share < MIN_SHARE_USD:
+                        results[spec.folder] = ItemResult(spec.item, "skipped", error="the total budget is spent")
+                        continue
+                    running[pool.submit(replace(spec, max_budget_usd=_lower(spec.max_budget_usd, share)))] = \
+                        (spec, share or 0.0)
+                if not running:
+                    break
+                for handle, outcome in pool.wait(list(running)):
+                    spec, _held = running.pop(handle)
+                    result = _as_result(spec, outcome)
+                    results[spec.folder] = result
+                    spent += result.cost_usd
+        except BaseException:
+            pool.close(cancel=True)  # an interrupted fleet: unfinished items keep their task folders
+            raise
+        pool.close()
+        return spent
+
+    def _share(self, spent: float, running: dict[Any, tuple[ItemSpec, float]], left: int) -> float | None:
+        if self.budget_usd is None:
+            return None
+        free = self.budget_usd - spent - sum(held for _spec, held in running.values())
+        slots = max(1, min(self.jobs - len(running), left))
+        return max(free, 0.0) / slots
+
+
+def _lower(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _as_result(spec: ItemSpec, outcome: dict[str, Any] | BaseException) -> ItemResult:
+    if isinstance(outcome, BaseException):  # the worker itself died (killed, out of memory)
+        return ItemResult(spec.item, "error", error=f"the worker failed: {type(outcome).__name__}: {outcome}")
+    return ItemResult(**outcome)
+
+
+def table(results: Sequence[ItemResult]) -> "pd.DataFrame":
+    """One row per item: cost, requests, retries, truncations, rate limit wait, outcome."""
+    import pandas as pd
+
+    return pd.DataFrame([asdict(r) for r in results], columns=COLUMNS)

@@ -1,0 +1,72 @@
+"""One item of a fleet run as a parameterised agent notebook: the notebook runs on the nbagent
+kernel with ``item`` (the file's path), ``prompt`` and the item's task folder injected, like
+papermill's parameters (after the cell tagged ``parameters``, else first).
+
+The kernel's agent sessions persist in the item's task folder (``AgentMagics.task_root``), so
+the row's cost, requests, retries and truncations are read from there; the executed notebook is
+kept beside them (``executed.ipynb``). Needs the ``notebooks`` extra and the nbagent kernelspec.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .item import TASK_FOLDER, ItemResult, ItemSpec, write_result
+
+EXECUTED = "executed.ipynb"
+
+
+def parameters_source(spec: ItemSpec, task_root: Path) -> str:
+    """The injected cell: plain assignments and ``%config`` lines (values as Python literals)."""
+    return "\n".join([
+        "# Parameters injected by nbagent.batch",
+        f"item = {str(Path(spec.item).resolve())!r}",
+        f"prompt = {spec.prompt!r}",
+        f"%config AgentMagics.task_root = {str(task_root)!r}",
+        f"%config AgentMagics.provider = {spec.provider!r}",
+        *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
+        *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
+        *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),
+        *([f"%config AgentMagics.max_requests = {spec.max_requests!r}"] if spec.max_requests else []),
+    ])
+
+
+def with_parameters(nb: Any, source: str) -> Any:
+    """``nb`` with the parameters cell after the one tagged ``parameters`` (else first)."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    nb.cells.insert(tagged[0] + 1 if tagged else 0, cell)
+    return nb
+
+
+def run_notebook_item(spec: ItemSpec) -> dict[str, Any]:
+    """Execute the notebook for one item and record its row (a failing cell is the item's error)."""
+    from ..classroom import _folder_figures
+    from ..notebook.autorun import run_notebook
+
+    folder, started = Path(spec.folder), time.monotonic()
+    if not Path(spec.item).is_file():
+        return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
+    import nbformat
+
+    task_root = folder / TASK_FOLDER
+    task_root.mkdir(parents=True, exist_ok=True)
+    nb = with_parameters(nbformat.read(str(spec.notebook), as_version=4), parameters_source(spec, task_root))
+    source = folder / "parameterised.ipynb"
+    nbformat.write(nb, str(source))
+    outcome, error = "end_turn", None
+    try:
+        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).resolve().parent)
+    except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
+        outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+    figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]
+    total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s")}
+    return write_result(folder, ItemResult(
+        spec.item, outcome, cost_usd=round(total["cost_usd"], 6), requests=int(total["requests"]),
+        retries=int(total["retries"]), truncations=int(total["truncations"]),
+        rate_limit_wait_s=round(total["rate_limit_wait_s"], 3), seconds=round(time.monotonic() - started, 3),
+        error=error))

@@ -1,0 +1,35 @@
+"""The ``AgentMagics`` traits under the admin policy (:mod:`nbagent.admin`): they start from the
+admin's values, and ``%config`` beyond them fails at once with the admin setting's name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import TraitError
+
+from ..admin import AdminLockedError, admin_policy
+
+#: Trait → the ``SessionConfig`` setting the policy checks.
+CHECKED = {"permission_mode": "permission_mode", "allow": "allow", "max_budget": "max_budget_usd"}
+
+
+def checked(trait: str, value: Any) -> Any:
+    """``value`` for ``trait``, or a ``TraitError`` naming the admin setting it would exceed."""
+    policy = admin_policy()
+    if policy is not None:
+        try:
+            policy.check_setting(CHECKED[trait], value)
+        except AdminLockedError as exc:
+            raise TraitError(str(exc)) from None
+    return value
+
+
+def start_from_admin_values(magics: Any) -> None:
+    """Set the traits the admin file sets (bypass is never a notebook default)."""
+    policy = admin_policy()
+    if policy is None:
+        return
+    if policy.permission_mode is not None and policy.permission_mode != "bypass":
+        magics.permission_mode = policy.permission_mode
+    if policy.max_budget_usd is not None and (magics.max_budget is None or magics.max_budget > policy.max_budget_usd):
+        magics.max_budget = policy.max_budget_usd

@@ -1,0 +1,101 @@
+"""Admin-locked settings: the system-wide file's values are defaults a session cannot raise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, RunLimits
+from nbagent.admin import AdminLockedError, AdminPolicyError, DailyLedger, admin_policy
+from nbagent.admin.enforce import DailyBudgetSpentError
+from nbagent.engine.contracts.events import ToolResult
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+
+
+@pytest.fixture
+def admin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Write an admin file (``admin(**keys)``) and point ``$NBAGENT_ADMIN_CONFIG`` at it."""
+    path = tmp_path / "admin.json"
+
+    def write(**keys: Any) -> Path:
+        keys.setdefault("ledger_dir", str(tmp_path / "ledger"))
+        path.write_text(json.dumps(keys))
+        monkeypatch.setenv("NBAGENT_ADMIN_CONFIG", str(path))
+        return path
+
+    return write
+
+
+def agent(tmp_path: Path, replies: Any = None, **settings: Any) -> Agent:
+    api = SimulatedAPI(replies or [text_reply("ok")])
+    return Agent(provider=simulated_provider(api), cwd=tmp_path, **settings)
+
+
+def test_without_a_file_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_ADMIN_CONFIG", raising=False)
+    assert admin_policy() is None or Path("/etc/nbagent/admin.json").exists()
+
+
+def test_the_admin_values_are_the_defaults(tmp_path: Path, admin: Any) -> None:
+    admin(permission_mode="plan", max_budget_usd=0.5)
+    config = agent(tmp_path).config
+    assert (config.permission_mode, config.max_budget_usd) == ("plan", 0.5)
+    assert agent(tmp_path, max_budget_usd=0.1).config.max_budget_usd == 0.1  # lower is fine
+
+
+@pytest.mark.parametrize("settings, admin_key", [
+    ({"permission_mode": "bypass"}, "permission_mode"),
+    ({"permission_mode": "accept_edits"}, "permission_mode"),
+    ({"max_budget_usd": 5.0}, "max_budget_usd"),
+    ({"max_budget_usd": None}, "max_budget_usd"),
+    ({"allow": ["python", "shell"]}, "allowed_tools"),
+])
+def test_agent_keywords_beyond_the_policy_fail_naming_the_admin_setting(tmp_path: Path, admin: Any,
+                                                                         settings: dict, admin_key: str) -> None:
+    path = admin(permission_mode="default", max_budget_usd=0.5, allowed_tools=["python", "read_file"])
+    with pytest.raises(AdminLockedError) as err:
+        agent(tmp_path, **settings)
+    assert f"administrator locked {admin_key}" in str(err.value) and str(path) in str(err.value)
+
+
+def test_reconfigure_and_a_prompts_limits_cannot_raise_it_either(tmp_path: Path, admin: Any) -> None:
+    admin(permission_mode="default", max_budget_usd=0.5)
+    a = agent(tmp_path)
+    with pytest.raises(AdminLockedError, match="permission_mode"):
+        a.reconfigure(permission_mode="bypass")
+    assert a.config.permission_mode == "default"  # unchanged
+    with pytest.raises(AdminLockedError, match="max_budget_usd"):
+        a.run_sync("hi", limits=RunLimits(max_budget_usd=2.0))
+    assert a.run_sync("hi", limits=RunLimits(max_budget_usd=0.2)).done.reason == "end_turn"
+
+
+def test_a_tool_outside_allowed_tools_is_denied_before_it_runs(tmp_path: Path, admin: Any) -> None:
+    admin(allowed_tools=["python"])
+    a = agent(tmp_path, [tool_reply("list_files", {"path": "."}), text_reply("ok")])
+    result = a.run_sync("list")
+    (tool,) = [e for e in result if isinstance(e, ToolResult)]
+    assert tool.is_error and "administrator allows only these tools here: python" in tool.content
+
+
+def test_the_day_budget_caps_each_prompt_and_stops_when_spent(tmp_path: Path, admin: Any) -> None:
+    admin(max_daily_budget_usd=0.01)
+    a = agent(tmp_path, [text_reply("ok")] * 3)
+    first = a.run_sync("hi")
+    ledger = DailyLedger(tmp_path / "ledger")
+    assert ledger.spent() == pytest.approx(first.cost)  # what the prompt was billed, across sessions
+    ledger.add(1.0)  # another kernel of the same user spent the rest
+    with pytest.raises(DailyBudgetSpentError, match="max_daily_budget_usd"):
+        a.run_sync("again")
+
+
+def test_a_bad_admin_file_is_an_error_not_an_open_door(tmp_path: Path, admin: Any) -> None:
+    admin(permision_mode="plan")  # a typo must not unlock anything
+    with pytest.raises(AdminPolicyError, match="unknown key"):
+        agent(tmp_path)
+    admin(max_budget_usd=-1)
+    with pytest.raises(AdminPolicyError, match="max_budget_usd"):
+        agent(tmp_path)

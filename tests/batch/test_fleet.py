@@ -1,0 +1,100 @@
+"""``python -m nbagent.batch``: 20 items, 4 at a time, one failing and one interrupted and resumed;
+the same on a local Ray instance."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbagent.batch import Fleet, ItemSpec
+from nbagent.batch.__main__ import main
+from nbagent.batch.item import RESULT_FILE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def data_files(folder: Path, n: int) -> list[str]:
+    items = []
+    for i in range(n):
+        path = folder / f"data{i:02d}.csv"
+        path.write_text(f"x,y\n{i},{i * i}\n")
+        items.append(str(path))
+    return items
+
+
+def batch(out: Path, items: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    return subprocess.run([sys.executable, "-m", "nbagent.batch", "Describe {item} in one line.", *items,
+                           "--out", str(out), "--jobs", "4", "--provider", "simulated", "--budget", "5", *extra],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=out.parent)
+
+
+def check_fleet(tmp_path: Path, *extra: str) -> None:
+    items = data_files(tmp_path, 19) + [str(tmp_path / "missing.csv")]  # one item fails: no such file
+    out = tmp_path / "runs"
+    first = batch(out, items, *extra)
+    assert first.returncode == 1, first.stderr  # not every item answered
+    rows = first.stdout.splitlines()
+    assert len([r for r in rows if "end_turn" in r]) == 19 and len([r for r in rows if " error " in r]) == 1
+    assert "19/20 answered" in first.stdout
+    folders = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(folders) == 20 and all((f / RESULT_FILE).exists() for f in folders)
+    # Interrupted: an item whose run was cut off has its task folder and no result.
+    cut = folders[3]
+    (cut / RESULT_FILE).unlink()
+    kept = {f: (f / RESULT_FILE).stat().st_mtime_ns for f in folders if f != cut}
+    second = batch(out, items, *extra)
+    assert second.returncode == 1 and "19/20 answered" in second.stdout
+    assert {f: (f / RESULT_FILE).stat().st_mtime_ns for f in kept} == kept  # only the unfinished one ran
+    resumed = json.loads((cut / RESULT_FILE).read_text())
+    assert resumed["outcome"] == "end_turn" and resumed["resumed"] is True
+    assert resumed["requests"] >= 4  # its saved session continued: both runs' requests stay spent
+    summary = (out / "summary.csv").read_text().splitlines()
+    assert summary[0].startswith("item,outcome,cost_usd,requests,retries,truncations") and len(summary) == 21
+
+
+def test_twenty_items_four_at_a_time_one_failing_one_interrupted_and_resumed(tmp_path: Path) -> None:
+    check_fleet(tmp_path)
+
+
+@pytest.mark.soak
+@pytest.mark.skipif(os.environ.get("NBAGENT_TEST_RAY") != "1", reason=(
+    "a local Ray instance also listens on the host's own address (its runtime-env agent), and tests "
+    "stay on loopback: run with NBAGENT_TEST_RAY=1 (and the ray extra) on a machine where that is fine"))
+def test_the_same_fleet_on_a_local_ray_instance(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    check_fleet(tmp_path, "--ray", "local")
+
+
+def test_the_total_budget_is_shared_and_items_past_it_are_skipped(tmp_path: Path) -> None:
+    budgets: list[float | None] = []
+
+    class Inline:
+        """Runs items in this process (the budget's arithmetic, not the pool's); each costs $0.40."""
+
+        def submit(self, spec: ItemSpec) -> ItemSpec:
+            budgets.append(spec.max_budget_usd)
+            return spec
+
+        def wait(self, handles: list[ItemSpec]) -> list[tuple[ItemSpec, dict]]:
+            return [(h, {"item": h.item, "outcome": "end_turn", "cost_usd": 0.4}) for h in handles]
+
+        def close(self, cancel: bool = False) -> None:
+            pass
+
+    fleet = Fleet(items=data_files(tmp_path, 5), prompt="p", out=tmp_path / "o", jobs=2, budget_usd=1.0)
+    results = fleet.run(lambda jobs: Inline())  # type: ignore[arg-type, return-value]
+    assert [r.outcome for r in results] == ["end_turn"] * 4 + ["skipped"]
+    # two at a time: each an equal share of what is neither spent nor held, given back when done
+    assert budgets == [pytest.approx(0.5), pytest.approx(0.5), pytest.approx(0.1), pytest.approx(0.1)]
+
+
+def test_bad_options_are_refused_with_a_usage_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["p", "a.csv", "--jobs", "0"])
+    assert "--jobs must be at least 1" in capsys.readouterr().err

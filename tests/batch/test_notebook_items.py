@@ -1,0 +1,63 @@
+"""``python -m nbagent.batch --notebook NB``: a parameterised agent notebook per item, on the
+nbagent kernel, its sessions kept in the item's task folder and counted in the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nbagent.batch.item import ItemSpec
+from nbagent.batch.notebook_item import parameters_source, with_parameters
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def notebook(path: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell('item = "example.csv"\nprompt = "Look at it."', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("import pandas as pd\ndf = pd.read_csv(item)\nlen(df)"),
+        nbformat.v4.new_code_cell('get_ipython().run_cell_magic("agent", "", prompt + " What is 2 * 3?")'),
+    ]
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_the_parameters_go_after_the_tagged_cell_as_literals(tmp_path: Path) -> None:
+    nb = nbformat.read(str(notebook(tmp_path / "nb.ipynb")), as_version=4)
+    spec = ItemSpec(item=str(tmp_path / "a'b.csv"), folder=str(tmp_path), prompt='Say "hi"', provider="simulated",
+                    max_budget_usd=0.25)
+    source = parameters_source(spec, tmp_path / "task")
+    with_parameters(nb, source)
+    assert nb.cells[1].source == source and "injected-parameters" in nb.cells[1].metadata["tags"]
+    namespace: dict = {}
+    exec("\n".join(line for line in source.splitlines() if not line.startswith("%")), namespace)  # noqa: S102
+    assert namespace["item"].endswith("a'b.csv") and namespace["prompt"] == 'Say "hi"'
+    assert "%config AgentMagics.max_budget = 0.25" in source
+
+
+@pytest.mark.kernel
+def test_a_notebook_per_item_fills_the_same_table(tmp_path: Path) -> None:
+    items = []
+    for i in range(2):
+        path = tmp_path / f"d{i}.csv"
+        path.write_text("x,y\n1,2\n3,4\n")
+        items.append(str(path))
+    items.append(str(tmp_path / "missing.csv"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    out = tmp_path / "runs"
+    done = subprocess.run([sys.executable, "-m", "nbagent.batch", "Look at it.", *items, "--out", str(out),
+                           "--jobs", "2", "--provider", "simulated", "--notebook", str(notebook(tmp_path / "nb.ipynb"))],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert done.returncode == 1 and "2/3 answered" in done.stdout, (done.stdout, done.stderr)
+    rows = [json.loads((f / "result.json").read_text()) for f in sorted(out.iterdir()) if f.is_dir()]
+    answered = [r for r in rows if r["outcome"] == "end_turn"]
+    assert len(answered) == 2 and all(r["requests"] >= 1 and r["cost_usd"] > 0 for r in answered)
+    executed = nbformat.read(str(sorted(out.iterdir())[0] / "executed.ipynb"), as_version=4)
+    assert "6" in json.dumps(executed.cells[-1].outputs)  # the agent answered in the notebook

@@ -1,0 +1,103 @@
+"""The client-side rate limit budget: when to wait before sending, and jitter."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbagent.engine.api_facts.rate_limits import Bucket, RateLimitSnapshot
+from nbagent.engine.loop import pacing
+from nbagent.engine.loop.pacing import RatePacer, full_jitter_backoff
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def snapshot(remaining: int, reset_s: float, limit: int = 50, **others: Bucket) -> RateLimitSnapshot:
+    return RateLimitSnapshot({"requests": Bucket(limit, remaining, reset_s), **others})
+
+
+def upper(low: float, high: float) -> float:
+    return high
+
+
+def test_without_headers_nothing_waits() -> None:
+    assert RatePacer().pace_delay(1000).delay_s == 0
+
+
+def test_alone_it_waits_only_for_what_the_next_request_needs() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    for _ in range(3):
+        pacer.sent()
+    pacer.observe(snapshot(remaining=47, reset_s=3.6))  # its own three requests: nobody else
+    assert not pacer.shared and pacer.pace_delay(10).delay_s == 0
+    pacer.observe(RateLimitSnapshot({"input-tokens": Bucket(1000, 100, 54.0)}), uncached_input=400)
+    decision = pacer.pace_delay(10_000)  # the last request's uncached input is the estimate
+    assert decision.dimension == "input-tokens"
+    assert decision.delay_s == pytest.approx(300 / (900 / 54.0))  # the deficit's refill, no more
+
+
+def test_shared_and_low_it_waits_for_the_used_share_to_come_back_with_jitter() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    pacer.sent()
+    pacer.observe(snapshot(remaining=5, reset_s=54.0))  # 45 used, one of them its own: shared
+    assert pacer.shared
+    decision = pacer.pace_delay(10)
+    assert decision.dimension == "requests" and decision.shared
+    assert decision.delay_s == pytest.approx(54.0 * (1 + pacing.SPREAD))
+    clock.now += 20  # time passed since the headers: that much less to wait
+    assert pacer.pace_delay(10).delay_s == pytest.approx(34.0 * (1 + pacing.SPREAD))
+    # a prompt that already waited waits less (down to the floor)
+    assert pacer.pace_delay(10, age=1).delay_s == pytest.approx(34.0 * (1 + pacing.SPREAD) * (1 - pacing.AGEING))
+    assert pacer.pace_delay(10, age=9).delay_s == pytest.approx(34.0 * (1 + pacing.SPREAD) * pacing.AGEING_FLOOR)
+
+
+def test_shared_with_plenty_left_it_sends_at_once() -> None:
+    pacer = RatePacer(Clock(), upper)
+    pacer.observe(snapshot(remaining=30, reset_s=24.0))
+    assert pacer.shared and pacer.pace_delay(10).delay_s == 0
+
+
+def test_draws_spread_many_kernels_over_the_window() -> None:
+    pacer = RatePacer(Clock())
+    pacer.observe(snapshot(remaining=0, reset_s=60.0))
+    delays = [pacer.pace_delay(10).delay_s for _ in range(200)]
+    assert all(60.0 <= d <= 60.0 * (1 + pacing.SPREAD) for d in delays)
+    assert len({round(d, 3) for d in delays}) > 150  # not in step
+
+
+def test_retry_after_is_honoured_exactly_plus_at_most_a_tenth_and_a_second() -> None:
+    pacer = RatePacer(Clock())
+    waits = [pacer.retry_after_delay(3.0) for _ in range(100)]
+    assert all(3.0 <= w <= 3.3 for w in waits) and len(set(waits)) > 50
+    assert all(30.0 <= pacer.retry_after_delay(30.0) <= 31.0 for _ in range(50))
+
+
+def test_full_jitter_backoff_stays_under_the_doubling_ceiling_and_the_cap() -> None:
+    for attempt, ceiling in ((1, 2.0), (2, 4.0), (3, 8.0), (6, 10.0)):
+        draws = [full_jitter_backoff(attempt, 10.0) for _ in range(100)]
+        assert all(0.0 <= d <= ceiling for d in draws) and max(draws) > ceiling / 2
+    assert full_jitter_backoff(3, 60.0, None) == 8.0  # without jitter: the ceiling
+
+
+def test_jitter_off_gives_the_deterministic_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pacing, "JITTER", False)
+    pacer = RatePacer(Clock())
+    assert pacer.retry_after_delay(3.0) == 3.0
+    pacer.observe(snapshot(remaining=0, reset_s=60.0))
+    assert pacer.pace_delay(10).delay_s == 60.0
+
+
+def test_sessions_of_one_provider_share_one_pacer() -> None:
+    class Provider:
+        name = "p"
+
+    a, b = Provider(), Provider()
+    assert pacing.pacer_for(a) is pacing.pacer_for(a)
+    assert pacing.pacer_for(a) is not pacing.pacer_for(b)

@@ -1,0 +1,71 @@
+"""An agent on a shared rate limit (the simulated API's rate limit mode): it paces before sending
+when the headers say others emptied the bucket, waits a 429's retry-after without counting it as a
+retry, and the turn table shows the wait per request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagent import Agent
+from nbagent.display.tables import turns_df
+from nbagent.engine.contracts.events import RateLimitWait, RetryScheduled
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import RateLimitSettings, SimulatedAPI, text_reply, tool_reply
+
+
+class Clock:
+    """The server's clock, moved by the agent's (injected) sleep: waits take no real time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def two_requests(body: dict[str, Any]) -> Any:
+    if len(body["messages"]) == 1:
+        return tool_reply("list_files", {"path": "."})
+    return text_reply("done")
+
+
+def agent_on(sim: SimulatedAPI, clock: Clock, tmp_path: Any) -> Agent:
+    agent = Agent(provider=simulated_provider(sim), sleep=clock.sleep, cwd=tmp_path, task_dir=tmp_path / "task")
+    agent.engine.pacer.clock = clock  # type: ignore[attr-defined]
+    return agent
+
+
+async def test_a_429_is_waited_out_then_answered_and_the_table_shows_the_wait(tmp_path: Any) -> None:
+    clock = Clock()
+    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
+    assert sim.rate_limits is not None
+    sim.rate_limits.buckets["requests"].level = 0.0  # the rest of the class took the whole minute
+    agent = agent_on(sim, clock, tmp_path)
+    events = [e async for e in agent.run("go")]
+    waits = [e for e in events if isinstance(e, RateLimitWait)]
+    assert waits and waits[0].reason == "retry_after" and 1.0 <= waits[0].delay_s <= 1.1
+    assert not [e for e in events if isinstance(e, RetryScheduled)]
+    assert events[-1].reason == "end_turn"  # type: ignore[union-attr]
+    record = agent.session.records[0]
+    assert record.retries >= 1 and record.rate_limit_wait_s >= 1.0
+    assert turns_df(agent.session.records)["rate-limit wait s"].iloc[0] >= 1.0
+
+
+async def test_when_others_emptied_the_bucket_it_paces_before_sending_instead_of_hitting_429(tmp_path: Any) -> None:
+    clock = Clock()
+    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
+    assert sim.rate_limits is not None
+    sim.rate_limits.buckets["requests"].level = 3.0  # 57 of 60 used by other kernels
+    agent = agent_on(sim, clock, tmp_path)
+    events = [e async for e in agent.run("go")]
+    paced = [e for e in events if isinstance(e, RateLimitWait) and e.reason == "paced"]
+    assert len(paced) == 1 and paced[0].dimension == "requests" and paced[0].remaining == 2
+    assert paced[0].delay_s >= 58.0 * 0.4  # the used share's refill, aged at most to its floor
+    assert sim.rate_limits.refused == 0
+    assert events[-1].reason == "end_turn"  # type: ignore[union-attr]
+    assert agent.session.records[1].rate_limit_wait_s == round(paced[0].delay_s, 3)

@@ -1,0 +1,37 @@
+"""The teacher's summary of a class's task folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbagent import Agent
+from nbagent.classroom import class_summary
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+
+
+def session(folder: Path, prompts: int, tool: bool = False) -> None:
+    replies = []
+    for _ in range(prompts):
+        replies += ([tool_reply("list_files", {"path": "."})] if tool else []) + [text_reply("ok")]
+    agent = Agent(provider=simulated_provider(SimulatedAPI(replies)), task_dir=folder, cwd=folder.parent)
+    for _ in range(prompts):
+        agent.run_sync("go")
+    agent.close()
+
+
+def test_one_row_per_student_with_what_their_sessions_spent(tmp_path: Path) -> None:
+    root = tmp_path / "class"
+    session(root / "ada" / "20261202-1", prompts=2, tool=True)
+    session(root / "ada" / "20261202-2", prompts=1)
+    session(root / "bob" / "20261202-1", prompts=1)
+    (root / "eve" / "broken").mkdir(parents=True)
+    (root / "eve" / "broken" / "session.json").write_text("{not json")
+    df = class_summary(root)
+    rows = {r["student"]: r for r in df.to_dict("records")}
+    assert set(rows) == {"ada", "bob", "eve"}
+    assert (rows["ada"]["sessions"], rows["ada"]["prompts"], rows["ada"]["requests"]) == (2, 3, 5)
+    assert (rows["bob"]["sessions"], rows["bob"]["requests"]) == (1, 1)
+    assert rows["ada"]["cost_usd"] > rows["bob"]["cost_usd"] > 0
+    assert (rows["eve"]["sessions"], rows["eve"]["unreadable"], rows["eve"]["requests"]) == (1, 1, 0)
+    assert df["student"].tolist()[0] == "ada"  # most expensive first
