@@ -83,7 +83,8 @@ def test_faults_notebook_retries_and_recovers(executed):
     nb, _ = executed("03_retries_and_faults")
     joined = "\n".join(_texts(nb))
     assert "EXPECTED ERROR AgentRunFailed" in joined  # the 401 cell fails, like any failed cell
-    for needle in ("overloaded (529)", "rate_limit (429)", "interrupted", "history is valid", "auth (401)"):
+    for needle in ("overloaded (529)", "waiting for the shared rate limit", "interrupted", "history is valid",
+                   "auth (401)"):
         assert needle in joined, needle
 
 
