@@ -125,9 +125,21 @@ _READABLE_JS = """(minRatio) => {
   return out;
 }"""
 
-_ALL_RAN = """() => { const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session.kernel;
-  return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount); }"""
+# Where the run is: whether every code cell ran with the kernel idle, and the errors shown so far.
+# A cell that fails makes the kernel abort the cells queued after it (Run All asks stop_on_error):
+# they never get an execution count, so a wait for "all ran" alone waits out its deadline on them
+# and reports a stall where there was an error. The errors make it fail at once, saying which.
+_PROGRESS = """() => { const w = window.jupyterapp.shell.currentWidget;
+  const cells = w.content.widgets.filter(c => c.model.type === 'code');
+  const errors = [];
+  cells.forEach((c, i) => { const outs = c.model.outputs;
+    for (let j = 0; j < outs.length; j++) { const o = outs.get(j).toJSON();
+      if (o.output_type === 'error') errors.push({cell: i + 1, ename: o.ename, evalue: String(o.evalue).slice(0, 300)}); } });
+  return {done: w.sessionContext.session.kernel.status === 'idle' && cells.every(c => c.model.executionCount),
+          errors}; }"""
+
+# What the outputs hold now: equal in two looks in a row means the last widgets and tables settled.
+_OUTPUT_SIZE = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent.length).join(',')"""
 
 
 _CELL_STATES = """() => { const w = window.jupyterapp.shell.currentWidget;
@@ -151,8 +163,12 @@ def _run_to_the_end(page, tag: str) -> None:
                 buttons.nth(i).click(timeout=2_000)
             except ClickTimeout:
                 pass  # settled by the kernel before the click landed
-        if page.evaluate(_ALL_RAN):
-            time.sleep(1.5)  # the last widgets and tables settle
+        progress = page.evaluate(_PROGRESS)
+        if progress["errors"]:
+            page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
+            pytest.fail(f"{tag}: a cell failed (the cells after it never run): {progress['errors']}")
+        if progress["done"]:
+            _wait_until_settled(page, deadline)
             return
         time.sleep(0.5)
     page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = 1e9; }}")  # where it stopped: the last output
@@ -160,6 +176,19 @@ def _run_to_the_end(page, tag: str) -> None:
     page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
     cells = page.evaluate(_CELL_STATES)
     pytest.fail(f"{tag}: the notebook did not finish: {cells}")
+
+
+def _wait_until_settled(page, deadline: float) -> None:
+    """Until the outputs hold the same text in two looks 0.5 s apart: widgets and tables shown by
+    the last cells arrive after the kernel's idle (comm messages, then the front-end's render)."""
+    last = None
+    while time.monotonic() < deadline:
+        now = page.evaluate(_OUTPUT_SIZE)
+        if now == last:
+            return
+        last = now
+        time.sleep(0.5)
+    pytest.fail("the outputs kept changing after every cell ran")
 
 
 def _screens(page, stem: str, head: int = 3, tail: int = 5) -> None:
