@@ -125,23 +125,38 @@ _READABLE_JS = """(minRatio) => {
   return out;
 }"""
 
-_ALL_RAN = """() => { const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session.kernel;
-  // A cell the agent's python call became holds that run's outputs: it is not run again here.
-  const made = c => (c.model.getMetadata('nbagent') || {}).kind === 'code';
-  return k.status === 'idle' && w.content.widgets.every(c => c.model.type !== 'code' || made(c) || c.model.executionCount); }"""
+# Where the run is. Done: the kernel is idle and has run every cell the test wrote, which in a fresh
+# kernel is when the highest execution count reaches their number. Not "every code cell shows its
+# count": in full runs the front-end once kept a finished cell's count empty ([None] with its six
+# outputs shown and the cells after it numbered 4-7), and cells the notebook bridge adds for the
+# agent's python calls (issue 24) have none; the test then waited out its deadline.
+# A cell that fails makes the kernel abort the cells queued after it (Run All asks stop_on_error),
+# so the errors shown so far make the test fail at once, saying which.
+_PROGRESS = """(expected) => { const w = window.jupyterapp.shell.currentWidget;
+  const cells = w.content.widgets.filter(c => c.model.type === 'code');
+  const errors = [];
+  cells.forEach((c, i) => { const outs = c.model.outputs;
+    for (let j = 0; j < outs.length; j++) { const o = outs.get(j).toJSON();
+      if (o.output_type === 'error') errors.push({cell: i + 1, ename: o.ename, evalue: String(o.evalue).slice(0, 300)}); } });
+  const highest = Math.max(0, ...cells.map(c => c.model.executionCount || 0));
+  return {done: w.sessionContext.session.kernel.status === 'idle' && highest >= expected, errors}; }"""
+
+# What the outputs hold now: equal in two looks in a row means the last widgets and tables settled.
+_OUTPUT_SIZE = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent.length).join(',')"""
 
 
 _CELL_STATES = """() => { const w = window.jupyterapp.shell.currentWidget;
   return [w.sessionContext.session.kernel.status, ...w.content.widgets.map(c => [c.model.executionCount,
-    c.model.sharedModel.getSource().slice(0, 30), c.model.outputs ? c.model.outputs.length : null])]; }"""
+    c.model.sharedModel.getSource().slice(0, 30), c.model.outputs ? c.model.outputs.length : null,
+    c.model.executionState, c.outputArea ? (c.outputArea.future ? 'future' : 'no future') : null])]; }"""
 
 
 _SCROLLER = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
 
 
-def _run_to_the_end(page, tag: str) -> None:
-    """Run every cell, answering each permission prompt with Allow like a user, until all ran."""
+def _run_to_the_end(page, tag: str, cells: int) -> None:
+    """Run every cell, answering each permission prompt with Allow like a user, until the kernel
+    has run the ``cells`` cells the test wrote."""
     from playwright.sync_api import TimeoutError as ClickTimeout
 
     _run_all(page)
@@ -153,8 +168,12 @@ def _run_to_the_end(page, tag: str) -> None:
                 buttons.nth(i).click(timeout=2_000)
             except ClickTimeout:
                 pass  # settled by the kernel before the click landed
-        if page.evaluate(_ALL_RAN):
-            time.sleep(1.5)  # the last widgets and tables settle
+        progress = page.evaluate(_PROGRESS, cells)
+        if progress["errors"]:
+            page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
+            pytest.fail(f"{tag}: a cell failed (the cells after it never run): {progress['errors']}")
+        if progress["done"]:
+            _wait_until_settled(page, deadline)
             return
         time.sleep(0.5)
     page.evaluate(f"() => {{ {_SCROLLER}.scrollTop = 1e9; }}")  # where it stopped: the last output
@@ -162,6 +181,19 @@ def _run_to_the_end(page, tag: str) -> None:
     page.screenshot(path=str(SHOTS / f"readable_failure_{tag}.png"), full_page=True)
     cells = page.evaluate(_CELL_STATES)
     pytest.fail(f"{tag}: the notebook did not finish: {cells}")
+
+
+def _wait_until_settled(page, deadline: float) -> None:
+    """Until the outputs hold the same text in two looks 0.5 s apart: widgets and tables shown by
+    the last cells arrive after the kernel's idle (comm messages, then the front-end's render)."""
+    last = None
+    while time.monotonic() < deadline:
+        now = page.evaluate(_OUTPUT_SIZE)
+        if now == last:
+            return
+        last = now
+        time.sleep(0.5)
+    pytest.fail("the outputs kept changing after every cell ran")
 
 
 def _screens(page, stem: str, head: int = 3, tail: int = 5) -> None:
@@ -186,12 +218,13 @@ def _open_details(page) -> None:
 def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, kind, kernel):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
     tag = f"{kind}_{kernel}"
-    name = _put_notebook(lab, f"readable_{tag}.ipynb", kernel, EXPLORER if kind == "explorer" else RUN)
+    cells = EXPLORER if kind == "explorer" else RUN
+    name = _put_notebook(lab, f"readable_{tag}.ipynb", kernel, cells)
     page = _open(browser, lab, name)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
     found = {}
     try:
-        _run_to_the_end(page, tag)
+        _run_to_the_end(page, tag, len(cells))
         _open_details(page)
         text = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join(' ')")
         for theme, label in ((LIGHT, "light"), (DARK, "dark")):

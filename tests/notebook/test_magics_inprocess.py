@@ -312,13 +312,13 @@ def _script(replies):
 
 
 def test_out_binds_the_text_and_out_with_schema_binds_the_validated_object(ip):
-    from nbagent.providers.simulated import text_reply, tool_reply
+    from nbagent.providers.simulated import text_reply
 
     _script([text_reply("forty-two")])
     run(ip, "%%agent --out answer\nWhat is the answer?")
     assert ip.user_ns["answer"] == "forty-two"
     run(ip, "import pydantic\nclass City(pydantic.BaseModel):\n    name: str\n    population: int")
-    _script([tool_reply("final_answer", {"name": "Lyon", "population": 5})])
+    _script([text_reply('{"name": "Lyon", "population": 5}')])
     run(ip, "%%agent --out city --schema City\nA city?")
     assert ip.user_ns["city"] == ip.user_ns["City"](name="Lyon", population=5)
     assert "--schema Nope: no such name" in fails(ip, "%%agent --out c --schema Nope\nA city?")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -46,6 +47,30 @@ def test_the_warm_up_imports_what_the_first_prompt_needs(tmp_path: Path) -> None
 
 def test_a_failing_import_is_reported_not_raised() -> None:
     assert warmup.import_all(("nbagent.no_such_module_xyz", "json"), ()) == ["nbagent.no_such_module_xyz"]
+
+
+@pytest.fixture
+def thresholds() -> Iterator[tuple[int, int, int]]:
+    before = gc.get_threshold()
+    yield before
+    gc.set_threshold(*before)
+
+
+def test_automatic_collection_pauses_during_the_imports_and_comes_back(thresholds: tuple[int, int, int]) -> None:
+    seen: list[tuple[int, ...]] = []
+    with warmup.fewer_collections():
+        seen.append(gc.get_threshold())
+    assert seen == [(0, *thresholds[1:])] and gc.get_threshold() == thresholds
+    assert gc.isenabled()  # gc.disable() is the user's switch: untouched
+    with pytest.raises(RuntimeError), warmup.fewer_collections():
+        raise RuntimeError("a failing step")
+    assert gc.get_threshold() == thresholds
+
+
+def test_a_threshold_the_user_sets_meanwhile_is_kept(thresholds: tuple[int, int, int]) -> None:
+    with warmup.fewer_collections():
+        gc.set_threshold(1234, 5, 5)  # a cell running while the warm-up imports
+    assert gc.get_threshold() == (1234, 5, 5)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The demo brain answers structured-output requests: it calls ``final_answer`` (after any tool
-work) with the schema filled deterministically from the numbers and words of the conversation."""
+"""The demo brain answers structured-output requests: it ends (after any tool work) with the prompt's
+schema filled deterministically from the numbers and words of the conversation, as JSON text."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pydantic
 import pytest
 
 from nbagent import Agent
-from nbagent.engine.contracts.events import Done, ToolUse
-from nbagent.engine.loop.structured import FINAL_ANSWER_TOOL, StructuredOutputError
+from nbagent.engine.contracts.events import Done, TextDelta, ToolUse
+from nbagent.engine.loop.structured import StructuredOutputError
 from nbagent.providers.simulated import SimulatedAPI
 from nbagent.providers.simulated.answer import fill_schema, numbers_in, strings_in_prompt
 
@@ -48,9 +48,8 @@ async def test_the_brain_answers_a_flat_schema_from_the_prompt(tmp_path: Path) -
     done = events[-1]
     assert isinstance(done, Done) and done.reason == "end_turn", done
     assert agent.last_output == City(name="Paris", population=2100000)
-    (call,) = [e for e in events if isinstance(e, ToolUse)]
-    assert call.name == FINAL_ANSWER_TOOL  # no python call: the loop's instruction is not the prompt
-    assert any("simulated" in b.get("text", "") for b in agent.history[-2]["content"] if b["type"] == "text")
+    assert [e for e in events if isinstance(e, ToolUse)] == []  # the loop's instruction is not the prompt
+    assert "simulated" in "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 async def test_the_brain_answers_a_nested_schema(tmp_path: Path) -> None:
@@ -71,7 +70,7 @@ async def test_the_brain_does_its_tool_work_first_and_answers_with_the_result(tm
     agent = demo_agent(tmp_path, allow=["python"])
     schema = {"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"]}
     events = [e async for e in agent.run("what is 17 * 23", output=schema)]
-    assert [e.name for e in events if isinstance(e, ToolUse)] == ["python", FINAL_ANSWER_TOOL]
+    assert [e.name for e in events if isinstance(e, ToolUse)] == ["python"]
     assert agent.last_output == {"value": 391}  # tool results come before the prompt's numbers
 
 

@@ -51,8 +51,7 @@ from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
-from .structured import FINAL_ANSWER_TOOL, OutputSpec, StructuredRun
-from .structured import INSTRUCTION as STRUCTURED_INSTRUCTION
+from .structured import OutputSpec, StructuredRun
 from .tool_calls import answer_tool_calls
 from .tool_runner import NOT_RUN
 from .turn import (
@@ -60,12 +59,12 @@ from .turn import (
     PromptLimits,
     RunInProgressError,
     TurnState,
-    ask_for_final_answer,
     done_event,
     preview,
     prompt_too_big,
     save_outcome,
     stop_notice,
+    take_structured_answer,
     unpriced_budget_error,
     unpriced_budget_notice,
 )
@@ -211,7 +210,8 @@ class QueryEngine:
         new_blocks = [*new_blocks, *mode_blocks(mode, previous)]
         self._prompt_mode = mode
         if structured is not None:
-            new_blocks = [*new_blocks, {"type": "text", "text": STRUCTURED_INSTRUCTION}]
+            # In the prompt, not the tools or system prompt: they lead the cached prefix (see structured).
+            new_blocks = [*new_blocks, {"type": "text", "text": structured.spec.instruction()}]
         try:
             # aclosing: a consumer that stops listening must still get the history repaired now.
             async with aclosing(self._turn(new_blocks, limits or RunLimits(), asker, control)) as events:
@@ -341,7 +341,7 @@ class QueryEngine:
                 continue
             uses = tool_uses(session.history[-1])
             if not uses:
-                if state.reason != "refusal" and ask_for_final_answer(self.session, state.structured):
+                if take_structured_answer(self.session, state.structured):
                     continue
                 return
             # What this request offered is what may run.
@@ -350,8 +350,6 @@ class QueryEngine:
             async with aclosing(calls) as events:
                 async for event in events:
                     yield event
-            if state.structured is not None and state.structured.finished:
-                return
 
     async def _one_request(self, run: RequestRun, state: "TurnState",
                            sanitizer: Sanitizer) -> AsyncGenerator[Event | RequestOutcome, None]:
@@ -436,8 +434,6 @@ class QueryEngine:
         """System prompt, tool definitions and offered tools of the next request (after the
         tool-server wait, so servers that connected during it are offered)."""
         offered = self.tools
-        if self._structured is not None:
-            offered[FINAL_ANSWER_TOOL] = self._structured.tool
         system = self._prompt.system(self._config, self.session.turn, tuple(offered))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 

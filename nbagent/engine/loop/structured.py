@@ -1,32 +1,41 @@
-"""Structured output: the final answer as validated data, through a forced ``final_answer`` tool call.
+"""Structured output: the final answer as validated data, written by the model as JSON text.
 
 ``OutputSpec.of(schema)`` takes a pydantic model (or any type pydantic can validate, e.g.
-``list[Item]``) or a JSON schema dict. For one run the loop offers a ``final_answer`` tool whose
-input schema is that schema (wrapped in ``{"result": ...}`` when it is not an object, as tool
-inputs must be objects), and tells the model to end by calling it. The answer is validated; an
-invalid one is sent back with the validation error once, and a second failure ends the run with
-:class:`StructuredOutputError`. A model that ends its turn without calling the tool is asked once
-to call it (that counts as the retry).
+``list[Item]``) or a JSON schema dict. A structured run sends the wanted schema in its prompt's
+message (:meth:`OutputSpec.instruction`) and takes the text the model ends its turn with as the
+answer: one JSON value, the whole text or one fenced code block. The answer is validated here,
+strictly; an invalid one is sent back with the problems once (:data:`RETRY`), and a second failure
+ends the run with :class:`StructuredOutputError`.
+
+Why not a ``final_answer`` tool whose input schema is the wanted one (as before): tools lead the
+prompt cache's prefix (tools → system → messages), so a tool offered for one run changed the
+prefix and the next request wrote the whole cached conversation again (15-16k tokens). A
+``final_answer`` tool offered by every request would keep the prefix but cost every request of
+every session its definition; the schema in the prompt costs only the runs that ask for it.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import pydantic
 
 from ..contracts.errors import NbAgentError
-from ..contracts.tool_api import ToolContext, ToolInputError, ToolOutput
 
-FINAL_ANSWER_TOOL = "final_answer"
 MAX_OUTPUT_ATTEMPTS = 2
-INSTRUCTION = (f"When you have the answer, end by calling the {FINAL_ANSWER_TOOL} tool exactly once with it "
-               "as structured data matching its input schema; text alone is not an answer.")
-NUDGE = (f"You ended without calling {FINAL_ANSWER_TOOL}. Call {FINAL_ANSWER_TOOL} now with the answer "
-         "as data matching its input schema.")
-_WRAP_KEY = "result"
+# The schema follows this text in the prompt's message (see OutputSpec.instruction / schema_in_instruction).
+INSTRUCTION = ("This prompt asks for a structured answer. When you have it, end your turn with the answer "
+               "alone: one JSON value matching the schema below, with no other text (one ```json block is "
+               "fine). Schema:")
+RETRY = "Your final answer was not accepted: "
+_RETRY_TAIL = (". Reply with the corrected answer alone: one JSON value matching the schema given with the "
+               "prompt, with no other text.")
+# A fenced code block, ```json or plain ```: its body is the answer when the text has exactly one.
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL | re.IGNORECASE)
 
 
 class StructuredOutputError(NbAgentError):
@@ -55,25 +64,18 @@ class OutputSpec:
             raise TypeError(f"output must be a pydantic model, a type pydantic can validate, or a JSON "
                             f"schema dict; got {schema!r} ({exc})") from None
 
-    @property
-    def wrapped(self) -> bool:
-        return self.schema.get("type") != "object"
+    def instruction(self) -> str:
+        """The text block a structured prompt carries: what to do, then the schema as JSON."""
+        return f"{INSTRUCTION}\n{json.dumps(self.schema, ensure_ascii=False)}"
 
-    def tool_schema(self) -> dict[str, Any]:
-        """The ``input_schema`` of the ``final_answer`` tool."""
-        schema = {k: v for k, v in self.schema.items() if k != "title"}
-        if not self.wrapped:
-            return schema
-        defs = schema.pop("$defs", None)
-        wrapper: dict[str, Any] = {"type": "object", "properties": {_WRAP_KEY: schema}, "required": [_WRAP_KEY]}
-        return {**wrapper, "$defs": defs} if defs else wrapper
+    def answer_of(self, text: str) -> tuple[Any, Any]:
+        """``(value, data)`` of the text a model ended its turn with: the validated answer (a pydantic
+        object for a pydantic type) and its JSON-ready form; raises :class:`StructuredOutputError`
+        naming every problem."""
+        return self.validate(json_in(text))
 
-    def check(self, tool_input: Any) -> tuple[Any, Any]:
-        """``(value, data)``: the validated answer (a pydantic object for a pydantic type) and its
-        JSON-ready form; raises :class:`StructuredOutputError` naming every problem."""
-        if not isinstance(tool_input, dict):
-            raise StructuredOutputError(f"expected a JSON object, got {type(tool_input).__name__}")
-        data = tool_input.get(_WRAP_KEY) if self.wrapped else tool_input
+    def validate(self, data: Any) -> tuple[Any, Any]:
+        """``(value, data)`` for a candidate answer (parsed JSON); raises :class:`StructuredOutputError`."""
         if self.adapter is not None:
             try:
                 value = self.adapter.validate_python(data)
@@ -93,6 +95,40 @@ class OutputSpec:
         return self.adapter.validate_python(data) if self.adapter is not None else data
 
 
+def json_in(text: str) -> Any:
+    """The one JSON value ``text`` is (or its one fenced code block holds); raises
+    :class:`StructuredOutputError` saying what is wrong and what is wanted."""
+    blocks = _FENCE.findall(text)
+    if len(blocks) > 1:
+        raise StructuredOutputError(f"the answer has {len(blocks)} code blocks; give exactly one JSON value")
+    candidate = (blocks[0] if blocks else text).strip()
+    if not candidate:
+        raise StructuredOutputError("the answer is empty; give one JSON value")
+    try:
+        return json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        raise StructuredOutputError(f"the answer is not one JSON value ({exc.msg} at line {exc.lineno} "
+                                    f"column {exc.colno})") from None
+    except RecursionError:
+        raise StructuredOutputError("the answer's JSON is nested too deeply") from None
+
+
+def retry_message(problem: str) -> str:
+    """What a structured run tells the model whose answer was not accepted (it starts with :data:`RETRY`)."""
+    return f"{RETRY}{problem}{_RETRY_TAIL}"
+
+
+def schema_in_instruction(text: str) -> dict[str, Any] | None:
+    """The schema of a prompt's :meth:`OutputSpec.instruction` block, or None for any other text."""
+    if not text.startswith(INSTRUCTION + "\n"):
+        return None
+    try:
+        schema = json.loads(text[len(INSTRUCTION) + 1:])
+    except ValueError:
+        return None
+    return schema if isinstance(schema, dict) else None
+
+
 @dataclass
 class StructuredRun:
     """One run's structured answer: attempts so far, and the result once there is one."""
@@ -103,55 +139,25 @@ class StructuredRun:
     data: Any = None
     error: str | None = None
     answered: bool = False
-    _tool: "FinalAnswerTool | None" = None
 
     @property
     def finished(self) -> bool:
         """Whether the run should end now (a valid answer, or no attempts left)."""
         return self.answered or self.error is not None
 
-    def fail_attempt(self, message: str) -> str:
-        """Count a failed attempt; returns what the model is told (or records the final error)."""
-        self.attempts += 1
-        if self.attempts >= MAX_OUTPUT_ATTEMPTS:
-            self.error = f"the final answer did not match the schema after {self.attempts} attempts: {message}"
-        return message
-
-    @property
-    def tool(self) -> "FinalAnswerTool":
-        """The run's ``final_answer`` tool (one object per run, so its definition is built once)."""
-        if self._tool is None:
-            self._tool = FinalAnswerTool(self)
-        return self._tool
-
-
-class FinalAnswerTool:
-    """The ``final_answer`` tool offered for a structured run (read-only: it never asks)."""
-
-    name = FINAL_ANSWER_TOOL
-    description = "Give the final answer as structured data. Call it once, at the end."
-    read_only = True
-
-    def __init__(self, structured: StructuredRun) -> None:
-        self.structured = structured
-
-    def schema(self) -> dict[str, Any]:
-        return self.structured.spec.tool_schema()
-
-    def validate(self, raw_input: Any) -> dict[str, Any]:
-        """Check the answer against the schema; an invalid one counts as a failed attempt."""
-        run = self.structured
+    def take(self, text: str) -> str | None:
+        """Take ``text`` (the model's final text) as the answer: None when it is valid, else what the
+        model is told (:func:`retry_message`), or None with :attr:`error` set when no attempt is left."""
         try:
-            run.value, run.data = run.spec.check(raw_input)
+            self.value, self.data = self.spec.answer_of(text)
         except StructuredOutputError as exc:
-            told = run.fail_attempt(str(exc))
-            raise ToolInputError(f"The final answer does not match the schema: {told}. "
-                                 f"Call {FINAL_ANSWER_TOOL} again with corrected data.") from None
-        run.answered = True
-        return dict(raw_input)
-
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return ToolOutput(content="Final answer recorded.")
+            self.attempts += 1
+            if self.attempts >= MAX_OUTPUT_ATTEMPTS:
+                self.error = f"the final answer did not match the schema after {self.attempts} attempts: {exc}"
+                return None
+            return retry_message(str(exc))
+        self.answered = True
+        return None
 
 
 def _validator_for(schema: dict[str, Any]) -> Any:

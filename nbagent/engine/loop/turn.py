@@ -14,7 +14,7 @@ from ..contracts.errors import NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..state.session import Session
-from .structured import FINAL_ANSWER_TOOL, NUDGE, StructuredRun
+from .structured import StructuredRun
 from .tool_runner import ToolAnswer, ToolItem
 
 UNANSWERED = {
@@ -54,7 +54,7 @@ def done_event(state: "TurnState", totals: Totals) -> Done:
         return Done(reason=state.reason, totals=totals, error=state.error, stopped=state.stopped)
     if structured.answered:
         return Done(reason="end_turn", totals=totals, output=structured.data)
-    error = structured.error or f"the model ended its turn without calling {FINAL_ANSWER_TOOL}"
+    error = structured.error or "the model ended its turn without a structured answer"
     return Done(reason="error", totals=totals, error=error)
 
 
@@ -196,12 +196,16 @@ def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[s
             "with its row to make both exact."]
 
 
-def ask_for_final_answer(session: Session, structured: StructuredRun | None) -> bool:
-    """A structured run whose model ended without ``final_answer``: ask once more (True: go on)."""
+def take_structured_answer(session: Session, structured: StructuredRun | None) -> bool:
+    """A structured run's model ended its turn: its text is the answer (checked against the schema).
+    One not accepted is sent back once with its problems: True means go on (ask again)."""
     if structured is None or structured.finished:
         return False
-    structured.fail_attempt(f"the model ended its turn without calling {FINAL_ANSWER_TOOL}")
-    if structured.finished:
+    content = session.history[-1].get("content") if session.history else None
+    text = content if isinstance(content, str) else "\n".join(
+        str(b.get("text", "")) for b in content or () if b.get("type") == "text")
+    told = structured.take(text)
+    if told is None:
         return False
-    session.append_results([{"type": "text", "text": NUDGE}])
+    session.append_results([{"type": "text", "text": told}])
     return True

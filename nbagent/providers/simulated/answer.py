@@ -1,7 +1,8 @@
 """The demo brain's structured answers: a JSON schema filled deterministically from the conversation.
 
-When a run asks for structured output, the loop offers a ``final_answer`` tool whose input schema
-is the wanted shape. The brain is no language model, so it fills that schema from *facts*:
+When a run asks for structured output, the loop sends the wanted shape (a JSON schema) in the
+prompt's message and the model ends with a JSON value matching it. The brain is no language model,
+so it fills that schema from *facts*:
 
 * numbers, from the tool results first (they are the computed answers), then from the prompt;
 * strings, from the prompt: its quoted phrases (``"…"``, ``'…'``, `` `…` ``) in order, or, when

@@ -10,12 +10,11 @@ no state and multi-turn tool use (inspect, then compute) falls out naturally.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
-from nbagent.engine.loop.structured import FINAL_ANSWER_TOOL
-
 from .answer import fill_schema
-from .messages import kernel_view, prompt_text, text_of, tool_names, tool_results
+from .messages import kernel_view, output_schema, prompt_text, text_of, tool_names, tool_results
 from .plan import plan
 from .script import Reply, text_reply, tool_reply
 from .step import Plan, Step
@@ -37,13 +36,13 @@ class DemoBrain:
         # Facts up to the prompt only: the notebook as the user saw it when asking.
         p = plan(prompt, tools, kernel_view(messages[:prompt_at + 1] if prompt_at is not None else []))
         later = messages[prompt_at + 1:] if prompt_at is not None else []
-        done = sum(1 for m in later if m.get("role") == "assistant"
-                   and set(tool_names(m).values()) - {FINAL_ANSWER_TOOL})
+        done = sum(1 for m in later if m.get("role") == "assistant" and tool_names(m))
         if done < len(p.steps):
             step = p.steps[done]
             return tool_reply(step.tool, dict(step.input), text=f"{PREFIX} I will {step.why}.")
-        if FINAL_ANSWER_TOOL in tools:
-            return self._final_answer(tools[FINAL_ANSWER_TOOL], prompt, later)
+        schema = output_schema(messages[prompt_at]) if prompt_at is not None else None
+        if schema is not None:
+            return self._structured_answer(schema, prompt, later)
         if later and messages[-1].get("role") == "user" and tool_results(messages[-1]):
             names: dict[str, str] = {}
             for m in later:
@@ -62,18 +61,16 @@ class DemoBrain:
                 return i
         return None
 
-    def _final_answer(self, tool: Mapping[str, Any], prompt: str, later: Sequence[Mapping[str, Any]]) -> Reply:
-        """Call ``final_answer`` with its schema filled from the prompt and the tool results
-        (:mod:`.answer`); an answer that failed validation is given again, unchanged."""
-        names: dict[str, str] = {}
-        for m in later:
-            names.update(tool_names(m))
-        results = [text_of(r.get("content", "")) for m in later for r in tool_results(m)
-                   if names.get(str(r.get("tool_use_id"))) != FINAL_ANSWER_TOOL]
-        answer = fill_schema(tool.get("input_schema") or {}, prompt, results)
-        return tool_reply(FINAL_ANSWER_TOOL, answer, text=(
-            f"{PREFIX} My final answer, simulated: the schema filled in order with the numbers and quoted "
-            f"or capitalised words of your prompt and the tool results."))
+    def _structured_answer(self, schema: Mapping[str, Any], prompt: str,
+                           later: Sequence[Mapping[str, Any]]) -> Reply:
+        """The prompt's schema filled from the prompt and the tool results (:mod:`.answer`), as a
+        structured answer's one fenced JSON block after a line saying it is simulated; one not
+        accepted is given again, unchanged."""
+        results = [text_of(r.get("content", "")) for m in later for r in tool_results(m)]
+        answer = json.dumps(fill_schema(schema, prompt, results), ensure_ascii=False)
+        return text_reply(f"{PREFIX} My final answer, simulated: the schema filled in order with the numbers "
+                          f"and quoted or capitalised words of your prompt and the tool results.\n"
+                          f"```json\n{answer}\n```")
 
     @staticmethod
     def _explain(prompt: str, tools: Mapping[str, Any]) -> str:

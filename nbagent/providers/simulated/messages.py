@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from nbagent.engine.loop.facts import FACTS_TAG
-from nbagent.engine.loop.structured import INSTRUCTION, NUDGE
+from nbagent.engine.loop.structured import INSTRUCTION, RETRY, schema_in_instruction
 from nbagent.engine.state.compactions import SUMMARY_MARK
 
 
@@ -50,8 +50,16 @@ def prompt_text(message: Mapping[str, Any]) -> str:
     a compaction's summary or kernel facts (which share the message of the prompt)."""
     if isinstance(message.get("content"), str):
         return str(message["content"])
-    return "\n".join(t for t in _text_blocks(message) if t not in (INSTRUCTION, NUDGE)
-                     and not t.startswith(_NOT_THE_PROMPT))
+    return "\n".join(t for t in _text_blocks(message) if not t.startswith((INSTRUCTION, RETRY, *_NOT_THE_PROMPT)))
+
+
+def output_schema(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a prompt's message asks the final answer to match (structured output), or None."""
+    for text in _text_blocks(message):
+        schema = schema_in_instruction(text)
+        if schema is not None:
+            return schema
+    return None
 
 
 def tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:

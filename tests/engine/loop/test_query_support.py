@@ -178,8 +178,8 @@ class EngineUnderTest(QueryEngine):
     asker: Asker | None = None
 
     def submit_message(self, prompt: Any, *, limits: RunLimits | None = None,
-                       asker: Asker | None = None) -> AsyncIterator[Event]:
-        return super().submit_message(prompt, limits=limits, asker=asker or self.asker)
+                       asker: Asker | None = None, output: Any = None) -> AsyncIterator[Event]:
+        return super().submit_message(prompt, limits=limits, asker=asker or self.asker, output=output)
 
 
 _RENAMED = {"max_requests": "max_requests", "max_retry_delay": "max_retry_delay_s"}
