@@ -80,7 +80,7 @@ def test_each_policy_acts_with_its_own_layer_and_its_strip_shows_it(results):
 
 
 def test_every_request_of_every_policy_stays_api_valid(results):
-    for result in results[:2]:  # the summary's merged message is the engine's compacted() form
+    for result in results:  # the summary folds mid-turn (one long turn has no prompt to fold at)
         for r in result.records:
             assert_api_valid(list(r.sent))
 
@@ -163,3 +163,22 @@ def test_a_live_session_or_a_history_is_replayed_and_a_mixup_is_refused():
         PolicyExplorer(history=history, requests=10)
     with pytest.raises(ValueError, match="at least one"):
         compare_policies(history, ())
+
+
+def test_a_live_session_is_replayed_with_its_window_system_prompt_and_tools(tmp_path):
+    from nbagent import Agent
+    from nbagent.providers.simulated import SimulatedAPI
+    from tests.engine.loop.test_context_policy_loop import Load, responder
+
+    api = SimulatedAPI(responder=responder(4), thinks_by_default=False)
+    a = Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, tools=[Load()],
+              task_dir=tmp_path / "task", context_window=12_000)
+    a.run_sync("load four parts")
+    ex = nbagent.explore_policies(a, policies=("mask:keep=1:clear=2000", "cline"), facts=["part 0 fact", "part 3 fact"])
+    assert ex.window == 12_000 and ex.requests == len(a.records) and "live session (simulated)" in ex.describe()
+    masked, cline = ex.results
+    assert masked.records[-1].tokens_sent < cline.records[-1].tokens_sent  # masking cleared the old loads
+    assert masked.records[-1].facts_seen == (False, True) and "m" in masked.records[-1].strip
+    first = a.sent[0]
+    assert cline.records[0].tokens_sent >= len(first.system) // 8  # the system prompt and tools are counted
+    a.close()
