@@ -23,9 +23,9 @@ from ..contracts.messages import ContentBlock, TextBlockParam
 from ..contracts.tool_api import ToolContext, ToolOutput, validate_with_model
 from ..disk.persist import atomic_write_text
 from ..disk.safe_open import read_regular
+from ..state.store import NOTES_FILE
 
 NOTES_TOOL = "notes"
-NOTES_FILE = "notes.md"
 NOTES_HEADER = (f"[Your notes ({NOTES_FILE}, kept across turns and never cleared from the context; "
                 f"change them with the {NOTES_TOOL} tool):]")
 

@@ -68,9 +68,10 @@ def test_what_the_agent_notes_is_in_the_next_prompt_and_survives_masking(tmp_pat
     assert f"{NOTES_HEADER}\nFACT-7: region 7 revenue 1959 k$" in texts
     assert any(x.layer == "mask" for r in a.records for x in r.context_actions)
     assert "Notes saved" not in json.dumps(request.body["messages"])  # the notes call's own result was cleared
+    copy = a.save(tmp_path / "copy")
     a.close()
-    b = Agent.resume(tmp_path / "task", provider="simulated", simulated_options={"api": api}, tools=[Load()],
-                     notes=2_000)
+    assert (copy / NOTES_FILE).read_text() == "FACT-7: region 7 revenue 1959 k$"  # a copy keeps the notes
+    b = Agent.resume(copy, provider="simulated", simulated_options={"api": api}, tools=[Load()], notes=2_000)
     b.run_sync("again?")
     assert "FACT-7" in json.dumps(messages_requests(api)[-1].body["messages"][-1])  # read back from the folder
     b.close()
