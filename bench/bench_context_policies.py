@@ -29,7 +29,7 @@ from nbagent.explorer import (  # noqa: E402
     recall_df,
 )
 
-POLICIES = ("layered", "cline", "summary", "mask:keep=5:clear=20000", "mask:keep=3:clear=40000")
+POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000", "mask:keep=5:clear=30000")
 WINDOW = 200_000
 
 

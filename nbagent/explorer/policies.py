@@ -47,9 +47,9 @@ from .synth import filler
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=5:clear=20000")
+DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000")
 """What :func:`compare_policies` compares unless told otherwise: the default, Cline's truncation
-alone, summary compaction, and masking that keeps more results."""
+alone, summary compaction, and masking that clears less at once."""
 SERVER_LAYERS = ("edit", "compact")
 STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool result masked (placeholder sent)",
          "r": "file read replaced by a notice", ".": "hidden by truncation", "s": "folded into the summary"}
