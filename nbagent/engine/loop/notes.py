@@ -20,7 +20,7 @@ from typing import Any, Literal
 import pydantic
 
 from ..contracts.messages import ContentBlock, TextBlockParam
-from ..contracts.tool_api import ToolContext, ToolOutput, validate_with_model
+from ..contracts.tool_api import Tool, ToolContext, ToolOutput
 from ..disk.persist import atomic_write_text
 from ..disk.safe_open import read_regular
 from ..state.store import NOTES_FILE
@@ -61,29 +61,19 @@ class NotesInput(pydantic.BaseModel):
     text: str = pydantic.Field(default="", description="The text to write or append (unused by view).")
 
 
-class NotesTool:
+class NotesTool(Tool):
     """The ``notes`` tool (read-only for permissions, like ``final_answer``: it writes nothing of the
     user's, only its own bounded file in the task folder, so it never asks)."""
 
     name = NOTES_TOOL
+    description = ("Your notes file, kept outside the conversation: old tool results may be cleared from the "
+                   "context, these notes are not, and each turn starts with them. Keep the facts you will need "
+                   "later here (bounded: each save says how much room is left; write replaces, append adds).")
     read_only = True
+    Input = NotesInput
 
     def __init__(self, notes: NotesFile, limit: int) -> None:
         self.notes, self.limit = notes, limit
-        self.description = (
-            f"Your notes file, kept outside the conversation: old tool results may be cleared from the context, "
-            f"these notes are not, and each turn starts with them. Keep the facts you will need later here "
-            f"(at most {limit:,} characters; write replaces, append adds).")
-
-    def schema(self) -> dict[str, Any]:
-        s = NotesInput.model_json_schema()
-        s.pop("title", None)
-        for prop in s.get("properties", {}).values():
-            prop.pop("title", None)
-        return s
-
-    def validate(self, raw_input: Any) -> dict[str, Any]:
-        return validate_with_model(self.name, NotesInput, raw_input)
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         command, text = tool_input["command"], str(tool_input.get("text", ""))
@@ -99,6 +89,27 @@ class NotesTool:
         return ToolOutput(content=f"Notes saved ({len(new):,} of {self.limit:,} characters).")
 
 
+class SessionNotes:
+    """A session's notes, made on first use once the setting is on (in its task folder, or in memory)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._file: NotesFile | None = None
+
+    def file(self, limit: int) -> NotesFile | None:
+        """The notes file, or None while the setting (``limit``) is 0."""
+        if not limit:
+            return None
+        if self._file is None:
+            self._file = NotesFile(self._session.task_dir)
+        return self._file
+
+    def tool(self, limit: int) -> NotesTool | None:
+        """The ``notes`` tool to offer (None while off)."""
+        notes = self.file(limit)
+        return NotesTool(notes, limit) if notes is not None else None
+
+
 def notes_blocks(notes: NotesFile | None, limit: int) -> list[ContentBlock]:
     """The notes for a new prompt (none when off or empty), cut to ``limit`` characters should the
     file have grown past it outside the tool."""
@@ -108,4 +119,5 @@ def notes_blocks(notes: NotesFile | None, limit: int) -> list[ContentBlock]:
     return [TextBlockParam(type="text", text=f"{NOTES_HEADER}\n{text}")] if text.strip() else []
 
 
-__all__ = ["NOTES_FILE", "NOTES_HEADER", "NOTES_TOOL", "NotesFile", "NotesInput", "NotesTool", "notes_blocks"]
+__all__ = ["NOTES_FILE", "NOTES_HEADER", "NOTES_TOOL", "NotesFile", "NotesInput", "NotesTool", "SessionNotes",
+           "notes_blocks"]

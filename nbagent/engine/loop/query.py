@@ -46,7 +46,7 @@ from ..state.session import Session
 from .compaction import compact_session
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
-from .notes import NOTES_TOOL, NotesFile, NotesTool, notes_blocks
+from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
 from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
@@ -98,7 +98,7 @@ class QueryEngine:
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
-        self._notes: NotesFile | None = None  # made when the notes setting is first on
+        self._notes = SessionNotes(self.session)
         self._prompt = RequestPrompt()
         self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
 
@@ -236,7 +236,7 @@ class QueryEngine:
             return
         run = self._request_run(control, asker)
         facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
-        notes = notes_blocks(self._notes_file(), self._config.notes)  # what the agent kept, as it stands
+        notes = notes_blocks(self._notes.file(self._config.notes), self._config.notes)  # as the agent left them
         turn = session.begin_turn(new_blocks + facts + notes)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
@@ -420,23 +420,14 @@ class QueryEngine:
                 "the next layers of the context policy (truncation) keep the conversation in the window.")))
 
     # ----- pieces of the loop -----------------------------------------------------------------
-    def _notes_file(self) -> NotesFile | None:
-        """The notes file when the ``notes`` setting is on (in the task folder, or in memory)."""
-        if not self._config.notes:
-            return None
-        if self._notes is None:
-            self._notes = NotesFile(self.session.task_dir)
-        return self._notes
-
     def _prepare(self) -> Prepared:
         """System prompt, tool definitions and offered tools of the next request (after the
         tool-server wait, so servers that connected during it are offered)."""
         offered = self.tools
         if self._structured is not None:
             offered[FINAL_ANSWER_TOOL] = self._structured.tool
-        notes = self._notes_file()
-        if notes is not None:
-            offered[NOTES_TOOL] = NotesTool(notes, self._config.notes)
+        if (notes := self._notes.tool(self._config.notes)) is not None:
+            offered[NOTES_TOOL] = notes
         system = self._prompt.system(self._config, self.session.turn, tuple(offered))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 

@@ -21,13 +21,11 @@ from ..context.updates import ContextHistoryUpdates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
-from ..disk.persist import atomic_write_bytes
-from ..disk.safe_open import read_regular
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, compacted
 from .sent import SentRequest
 from .session_files import SessionFiles
-from .store import COMPACTIONS_FILE, HISTORY_FILE, NOTES_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
+from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
 
@@ -185,11 +183,7 @@ class Session(SessionFiles):
         A failure (an unwritable path) raises and leaves the session as it was.
         """
         if task_dir is not None and not (self._store is not None and same_folder(Path(task_dir), self._store.task_dir)):
-            copy = save_copy(Path(task_dir), self._write_all)
-            notes = read_regular(self._store.task_dir / NOTES_FILE) if self._store is not None else None
-            if notes is not None:  # the agent's notes go with the copy, or a resumed copy starts without them
-                atomic_write_bytes(copy / NOTES_FILE, notes)
-            return copy
+            return save_copy(Path(task_dir), self._write_all, self._store.task_dir if self._store else None)
         store = self._store
         if store is None:
             raise ValueError("this session is in memory: give a folder to save it to")
