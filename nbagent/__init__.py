@@ -123,4 +123,13 @@ def explore(**kwargs: Any) -> Any:
     return _explore(**kwargs)
 
 
-__all__ = [*_LAZY, "load_ipython_extension", "unload_ipython_extension", "session", "explore", "__version__"]
+def explore_policies(session: Any = None, **kwargs: Any) -> Any:
+    """Context policies compared on one session: dollars, cache hits, what each kept and which
+    planted facts each still shows (see :class:`nbagent.explorer.PolicyExplorer`)."""
+    from .explorer import explore_policies as _explore_policies
+
+    return _explore_policies(session, **kwargs)
+
+
+__all__ = [*_LAZY, "load_ipython_extension", "unload_ipython_extension", "session", "explore", "explore_policies",
+           "__version__"]

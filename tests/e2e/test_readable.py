@@ -2,7 +2,7 @@
 both the Light and Dark themes: contrast ≥ 4.5 measured from computed styles, nothing clipped in a
 1280-px-wide window, no chart label drawn over another.
 
-Two pages per kernel: the truncation explorer, and an agent run with a tool card, an answered
+Three pages per kernel: the truncation explorer, the context-policy explorer, and an agent run with a tool card, an answered
 permission prompt, truncation notices, the run table and the ``%agent history`` / ``*_df()`` tables.
 """
 
@@ -24,6 +24,8 @@ WIDTH = 1280
 MIN_RATIO = 4.5
 
 EXPLORER = ["import nbagent\nnbagent.explore(window=8_000, requests=40)"]
+POLICIES = ["import nbagent\nnbagent.explore_policies(requests=60, large_results=12, large_tokens=3000, planted=4, "
+            "window=30_000, max_tokens=4000, policies=('mask:keep=2:clear=6000', 'cline', 'summary:headroom=2000'))"]
 RUN = [
     "%load_ext nbagent\nimport nbagent\nfrom pathlib import Path\n"
     "Path('notes.txt').write_text('\\n'.join(f'Line {i}: the quarterly numbers for region {i % 4} were reviewed.'"
@@ -214,11 +216,11 @@ def _open_details(page) -> None:
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("kind", ["explorer", "run"])
+@pytest.mark.parametrize("kind", ["explorer", "policies", "run"])
 def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, kind, kernel):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
     tag = f"{kind}_{kernel}"
-    cells = EXPLORER if kind == "explorer" else RUN
+    cells = {"explorer": EXPLORER, "policies": POLICIES, "run": RUN}[kind]
     name = _put_notebook(lab, f"readable_{tag}.ipynb", kernel, cells)
     page = _open(browser, lab, name)
     page.set_viewport_size({"width": WIDTH, "height": 1000})
@@ -236,8 +238,9 @@ def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, 
         page.close()
     (SHOTS / f"readable_{tag}.json").write_text(json.dumps(found, indent=1))
     # The page holds what it is meant to measure: a card, an answered prompt, a truncation notice, tables.
-    expected = (["strategy", "tokens sent (shaded: cache read)", "(history "] if kind == "explorer" else
-                ["permission: ✓ allowed", "→ hid messages", "API requests of this run", "stop reason"])
+    expected = {"explorer": ["strategy", "tokens sent (shaded: cache read)", "(history "],
+                "policies": ["cache hit %", "tokens sent per request", "recall probe", "FACT-3"],
+                "run": ["permission: ✓ allowed", "→ hid messages", "API requests of this run", "stop reason"]}[kind]
     assert all(e in text for e in expected), [e for e in expected if e not in text]
     for label, got in found.items():
         assert got["nodes"] > 20, (label, got["nodes"])  # the page did render nbagent's outputs

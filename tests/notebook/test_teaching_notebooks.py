@@ -1,4 +1,4 @@
-"""The six teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
+"""The seven teaching notebooks run top to bottom, offline, on the nbagent kernel, unattended.
 
 Executed with nbclient through :class:`AutoClickClient` (it presses the prompt buttons a cell's
 metadata names). Any cell error fails the test; the saved outputs must carry the readable
@@ -115,3 +115,31 @@ def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(exe
     assert joined.count("requests sent to the API: 0") == 1  # Run All with no key: replayed
     assert "what is 17 * 23? use python      True" in joined and "what is 391 + 7?     False" in joined
     assert "(True," in joined  # the replayed transcripts equal the recorded ones
+
+
+def _bench(name: str):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_context_policies_notebook_prints_the_bench_tables(executed):
+    from nbagent.explorer import comparison_df, recall_df
+
+    nb, seconds = executed("07_context_policies")
+    texts = _texts(nb)
+    assert not [t for t in texts if t.startswith("ERROR")], [t for t in texts if t.startswith("ERROR")]
+    assert seconds < 60, f"07_context_policies took {seconds:.1f} s"
+    joined = "\n".join(texts)
+    rows = _bench("bench_context_policies").results()  # the bench's own function and session
+    assert comparison_df(rows).to_string(index=False) in joined
+    assert recall_df(rows).to_string(index=False) in joined
+    by = {r.label: r for r in rows}
+    assert f"costs ${by['layered'].usd:.2f} against ${by['cline'].usd:.2f}" in joined  # the conclusions' numbers
+    assert f"({by['layered'].usd / by['cline'].usd:.2f}×)" in joined
+    assert "nbagent-policy-explorer" in joined and "<svg" in joined  # the static fallback of the explorer

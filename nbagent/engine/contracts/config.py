@@ -23,6 +23,7 @@ DEFAULT_MAX_BUDGET_USD: float | None = None
 DEFAULT_MAX_SESSION_BUDGET_USD: float | None = None
 """Session budget (None: none)."""
 DEFAULT_MAX_TOKENS = 8192
+MAX_NOTES_CHARS = 100_000  # the notes ride in every prompt: a bound past this defeats their purpose
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
 DEFAULT_TOOL_WAIT_S = 10.0
@@ -137,6 +138,11 @@ class SessionConfig:
     truncation) as a preset name or ``LAYER[:key=value]+LAYER`` (see
     :class:`~nbagent.engine.contracts.context_policy.ContextPolicy`); stored parsed."""
 
+    notes: int = 0
+    """The agent's notes file (``notes.md`` in the task folder, the memory-tool pattern): its bound
+    in characters; 0 (the default) is off. On: a ``notes`` tool, and each prompt carries the notes
+    (see :mod:`~nbagent.engine.loop.notes`)."""
+
     def __post_init__(self) -> None:
         # Accept what a user naturally passes (str paths, lists) and store one canonical form.
         set_ = object.__setattr__
@@ -158,6 +164,9 @@ class SessionConfig:
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
                              f"got {self.permission_mode!r}")
+        if not 0 <= self.notes <= MAX_NOTES_CHARS:
+            raise ValueError(f"notes is the notes file's bound in characters: 0 (off) to {MAX_NOTES_CHARS:,}, "
+                             f"got {self.notes!r}")
         if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
             raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
         for name in ("max_budget_usd", "max_session_budget_usd"):

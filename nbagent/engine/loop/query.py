@@ -47,6 +47,7 @@ from .compaction import compact_session
 from .completion import record_completed_request
 from .degrade import budget_stop_message
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
+from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
@@ -101,6 +102,7 @@ class QueryEngine:
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
+        self._notes = SessionNotes(self.session)
         self._prompt = RequestPrompt()
         self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
 
@@ -241,7 +243,8 @@ class QueryEngine:
             return
         run = self._request_run(control, asker)
         facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
-        turn = session.begin_turn(new_blocks + facts)
+        notes = notes_blocks(self._notes.file(self._config.notes), self._config.notes)  # as the agent left them
+        turn = session.begin_turn(new_blocks + facts + notes)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -434,6 +437,8 @@ class QueryEngine:
         """System prompt, tool definitions and offered tools of the next request (after the
         tool-server wait, so servers that connected during it are offered)."""
         offered = self.tools
+        if (notes := self._notes.tool(self._config.notes)) is not None:
+            offered[NOTES_TOOL] = notes
         system = self._prompt.system(self._config, self.session.turn, tuple(offered))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 

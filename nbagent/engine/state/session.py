@@ -183,7 +183,7 @@ class Session(SessionFiles):
         A failure (an unwritable path) raises and leaves the session as it was.
         """
         if task_dir is not None and not (self._store is not None and same_folder(Path(task_dir), self._store.task_dir)):
-            return save_copy(Path(task_dir), self._write_all)
+            return save_copy(Path(task_dir), self._write_all, self._store.task_dir if self._store else None)
         store = self._store
         if store is None:
             raise ValueError("this session is in memory: give a folder to save it to")

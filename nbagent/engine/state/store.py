@@ -38,6 +38,7 @@ CONTEXT_FILE = "context_history.json"
 SESSION_FILE = "session.json"
 REQUESTS_FILE = "requests.json"
 COMPACTIONS_FILE = "compactions.json"
+NOTES_FILE = "notes.md"  # the agent's notes (engine/loop/notes.py): its file, not the session's state
 FORMAT_VERSION = 1
 HISTORY_SYNC_INTERVAL_S = 1.0
 """A request syncs the history when the last sync is this old (every request at API speed, where

@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import Callable
 
 from ..contracts.errors import TaskFolderError
+from ..disk.persist import atomic_write_bytes
+from ..disk.safe_open import read_regular
 from ..disk.task_lock import FolderLock
-from .store import HISTORY_FILE, SESSION_FILE, SessionStore
+from .store import HISTORY_FILE, NOTES_FILE, SESSION_FILE, SessionStore
 
 
-def save_copy(task_dir: Path, write_all: Callable[[SessionStore], None]) -> Path:
-    """Write a copy into ``task_dir`` with ``write_all``. Refused before anything is written into a
+def save_copy(task_dir: Path, write_all: Callable[[SessionStore], None], source: Path | None = None) -> Path:
+    """Write a copy into ``task_dir`` with ``write_all`` (and the agent's notes file from the
+    ``source`` folder, which is the agent's, not the session's state). Refused before anything is written into a
     folder another live Agent writes (:class:`~nbagent.engine.disk.task_lock.TaskFolderLockedError`) or
     one holding another saved session, which the copy would replace (:class:`TaskFolderError`)."""
     lock = FolderLock(task_dir)
@@ -24,6 +27,9 @@ def save_copy(task_dir: Path, write_all: Callable[[SessionStore], None]) -> Path
                                             "would replace: choose a new or empty folder (or move that session "
                                             "aside first).")
         write_all(store)
+        notes = read_regular(source / NOTES_FILE) if source is not None else None
+        if notes is not None:  # else a resumed copy would start without what the agent noted
+            atomic_write_bytes(store.task_dir / NOTES_FILE, notes)
         store.sync()
     finally:
         store.close()  # a copy's logs: nothing more is appended to them

@@ -1,0 +1,362 @@
+"""Context policies replayed side by side on one session: tokens, cache hits, dollars, what each
+kept, and the recall probe (which planted facts each request still shows the model).
+
+Pure functions, no widgets; ``bench/bench_context_policies.py`` and notebook 07 call
+:func:`compare_policies`, so their tables are the same numbers. Each policy's client-side layers
+act through the engine's own code, in the loop's order: ``summary`` when the previous request
+reached the engine's trigger (:func:`~nbagent.engine.loop.query.summary_trigger`, the history
+folded with :func:`~nbagent.engine.state.compactions.compacted` at the latest prompt, as the
+engine does; in one long turn, which has no prompt to fold at, mid-turn before the latest call, as
+Claude Code does: nbagent's own summary layer cannot act there and leaves it to truncation), then ``mask``
+(:func:`~nbagent.engine.context.mask.mask_old_results`, and truncation judges what masking left,
+as the loop does), then ``truncate`` (:class:`~nbagent.engine.context.ContextManager`). Server
+layers (``edit``, ``compact``) run at the API, so a replay cannot act them out: a policy naming
+them is refused with a message (compare its client-side part).
+
+Money follows the documented prompt-cache rules (:class:`~.cache.PrefixCache`: a breakpoint on
+the last block, 5-minute TTL, 20-block lookback; a read needs a cached breakpoint, so a change
+early in the prompt rewrites everything after it) at the model's prices
+(:func:`~nbagent.engine.api_facts.cost.price_of`). A summary is as long as its bound
+(``summary:tokens``) and its request costs the summarised prompt as uncached input plus the
+summary as output. Tokens are tiktoken estimates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from ..display.format import is_hidden
+from ..engine.api_facts.cost import Usage, price_of
+from ..engine.api_facts.models import DEFAULT_MODEL, ModelInfo, get_model
+from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
+from ..engine.context import ContextManager, RequestUsage
+from ..engine.context.mask import mask_old_results, masked_blocks
+from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
+from ..engine.contracts.context_policy import ContextPolicy, ContextPolicyError
+from ..engine.contracts.messages import Message, blocks, is_tool_result, is_tool_use
+from ..engine.loop.compaction import MIN_HIDDEN, hidden_end
+from ..engine.loop.query import summary_trigger
+from ..engine.state.compactions import compacted
+from .cache import PrefixCache
+from .simulate import request_points
+from .synth import filler
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000")
+"""What :func:`compare_policies` compares unless told otherwise: the default, Cline's truncation
+alone, summary compaction, and masking that clears less at once."""
+SERVER_LAYERS = ("edit", "compact")
+STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool result masked (placeholder sent)",
+         "r": "file read replaced by a notice", ".": "hidden by truncation", "s": "folded into the summary"}
+"""Strip characters, one per history message, and what they mean."""
+
+
+@dataclass(frozen=True)
+class PolicyRecord:
+    """One request under one policy: what was sent, what it cost, what acted, what the model saw.
+
+    ``usd`` includes the summary request made just before it, if any; ``actions`` names the layers
+    that acted before it (``mask``, ``summary``, ``truncate``) and ``tokens_removed`` what mask and
+    summary removed (estimated); ``strip`` has one :data:`STRIP` character per history message;
+    ``facts_seen[k]`` says whether planted fact ``k`` is in the request.
+    """
+
+    request: int
+    history_len: int
+    messages_sent: int
+    tokens_sent: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    usd: float
+    actions: tuple[str, ...]
+    tokens_removed: int
+    strip: str
+    facts_seen: tuple[bool, ...]
+    sent: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def cache_hit_share(self) -> float:
+        """Cache-read tokens over tokens sent."""
+        return self.cache_read_tokens / self.tokens_sent if self.tokens_sent else 0.0
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """One policy's replay: a :class:`PolicyRecord` per request."""
+
+    policy: ContextPolicy
+    window: int
+    model: str
+    facts: tuple[str, ...]
+    records: tuple[PolicyRecord, ...]
+    history: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        """The policy as the user wrote it."""
+        return self.policy.name
+
+    @property
+    def usd(self) -> float:
+        """Dollars of the whole replay (summary requests included)."""
+        return sum(r.usd for r in self.records)
+
+    @property
+    def cache_hit_share(self) -> float:
+        """Cache-read tokens over all tokens sent."""
+        sent = sum(r.tokens_sent for r in self.records)
+        return sum(r.cache_read_tokens for r in self.records) / sent if sent else 0.0
+
+    def record(self, request: int) -> PolicyRecord:
+        """Request ``request`` (1-based, clamped to the replayed ones)."""
+        if not self.records:
+            raise ValueError("no requests were replayed")
+        return self.records[min(max(request, 1), len(self.records)) - 1]
+
+    def facts_seen(self, request: int) -> int:
+        """How many planted facts request ``request`` shows the model."""
+        return sum(self.record(request).facts_seen)
+
+    def lost_at(self) -> list[int | None]:
+        """Per planted fact, the first request after it appeared that no longer shows it (None:
+        never lost, or never planted in this session)."""
+        out: list[int | None] = []
+        for k in range(len(self.facts)):
+            seen = False
+            lost = None
+            for r in self.records:
+                if r.facts_seen[k]:
+                    seen, lost = True, None
+                elif seen and lost is None:
+                    lost = r.request
+            out.append(lost)
+        return out
+
+    def summary_row(self) -> dict[str, Any]:
+        """One row of the comparison table (:func:`comparison_df`)."""
+        recs = self.records
+        mid = len(recs) // 2 or 1
+        n = len(self.facts)
+        return {
+            "policy": self.label, "requests": len(recs), "usd": round(self.usd, 2),
+            "cache hit %": round(100 * self.cache_hit_share, 1),
+            "peak tokens": max((r.tokens_sent for r in recs), default=0),
+            "tokens sent": sum(r.tokens_sent for r in recs),
+            "mask": sum("mask" in r.actions for r in recs), "summary": sum("summary" in r.actions for r in recs),
+            "truncate": sum("truncate" in r.actions for r in recs),
+            "facts mid": f"{self.facts_seen(mid)}/{n}" if recs else "", "facts end": f"{self.facts_seen(len(recs))}/{n}"
+            if recs else "",
+        }
+
+    def table(self) -> "pd.DataFrame":
+        """One row per request: tokens, cache, dollars (and cumulative), layers acted, facts seen."""
+        import pandas as pd
+
+        rows, total = [], 0.0
+        for r in self.records:
+            total += r.usd
+            rows.append({"request": r.request, "messages": r.messages_sent, "tokens sent": r.tokens_sent,
+                         "cache read": r.cache_read_tokens, "cache write": r.cache_write_tokens,
+                         "cache hit %": round(100 * r.cache_hit_share, 1), "usd": round(r.usd, 4),
+                         "cumulative usd": round(total, 4), "acted": "+".join(r.actions),
+                         "tokens removed": r.tokens_removed, "facts seen": sum(r.facts_seen)})
+        return pd.DataFrame(rows)
+
+
+def comparison_df(results: Sequence[PolicyResult]) -> "pd.DataFrame":
+    """One row per policy: dollars, dollars relative to the first policy, cache-hit %, peak and
+    total tokens, how often each layer acted, planted facts shown mid-session and at the end."""
+    import pandas as pd
+
+    df = pd.DataFrame([r.summary_row() for r in results])
+    if len(df):
+        first = results[0].usd or 1.0
+        df.insert(3, f"× {results[0].label}", [round(r.usd / first, 2) for r in results])
+    return df
+
+
+def recall_df(results: Sequence[PolicyResult]) -> "pd.DataFrame":
+    """The recall probe: per planted fact, the request at which each policy stopped showing it
+    (blank: still shown at the end)."""
+    import pandas as pd
+
+    facts = results[0].facts if results else ()
+    data = {"fact": [f.split(":")[0] for f in facts]}
+    for r in results:
+        data[r.label] = ["" if at is None else str(at) for at in r.lost_at()]
+    return pd.DataFrame(data)
+
+
+class _FactProbe:
+    """Which planted facts a message contains, computed once per message object."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.facts = tuple(facts)
+        self._seen: dict[int, tuple[Mapping[str, Any], frozenset[int]]] = {}
+
+    def of(self, message: Mapping[str, Any]) -> frozenset[int]:
+        hit = self._seen.get(id(message))
+        if hit is None or hit[0] is not message:
+            text = json.dumps(message, ensure_ascii=False, default=str)
+            hit = (message, frozenset(k for k, f in enumerate(self.facts) if f in text))
+            self._seen[id(message)] = hit
+        return hit[1]
+
+    def seen(self, messages: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
+        found: set[int] = set()
+        for m in messages:
+            found |= self.of(m)
+        return tuple(k in found for k in range(len(self.facts)))
+
+
+class _PolicyReplay:
+    """The mutable state of one policy's replay (what the loop keeps in the session)."""
+
+    def __init__(self, policy: ContextPolicy, window: int, trigger: int, summary_tokens: int) -> None:
+        self.policy, self.window, self.trigger, self.summary_tokens = policy, window, trigger, summary_tokens
+        self.manager = ContextManager()
+        self.rng: tuple[int, int] | None = None
+        self.view: list[Message] = []  # the history after its compactions
+        self.folded = 0  # source messages fewer in ``view`` than in the history
+
+    def step(self, hist: list[Message], previous: RequestUsage | None, ts: float) -> tuple[list[Message], list[str], int, int]:
+        """The request for ``hist``: (messages, layers acted, tokens removed, summarised prompt tokens)."""
+        self.view.extend(hist[len(self.view) + self.folded:])
+        actions: list[str] = []
+        removed = summarised = 0
+        end = self._summary_end() if self.policy.has("summary") and previous is not None else None
+        if end is not None and previous is not None and previous.total >= self.trigger:
+            summarised = previous.input_tokens
+            self.view = fold(self.view, end, filler(self.summary_tokens, 1))
+            self.folded += end - 2
+            self.manager, self.rng, previous = ContextManager(), None, None
+            actions.append("summary")
+            removed = max(summarised - self.summary_tokens, 0)
+        if self.policy.has("mask") and previous is not None:
+            done = mask_old_results(self.view, self.manager.updates, self.rng, self.policy.options, ts, previous.total)
+            if done is not None:
+                actions.append("mask")
+                removed += done.tokens_removed
+                left = max(previous.input_tokens - done.tokens_removed, 0)
+                previous = RequestUsage(previous.ts, left, previous.output_tokens)
+        ctx = self.manager.get_new_context_messages_and_metadata(self.view, self.rng, previous, context_window=self.window)
+        if ctx.updated_deleted_range:
+            actions.append("truncate")
+        self.rng = ctx.deleted_range
+        return list(ctx.truncated_messages), actions, removed, summarised
+
+    def _summary_end(self) -> int | None:
+        """Where the summary ends: the engine's rule (the latest prompt, :func:`hidden_end`), else,
+        in one long turn, mid-turn before the latest call and its result (see :func:`fold`)."""
+        end = hidden_end(self.view)
+        if end is None and len(self.view) >= 2 + MIN_HIDDEN + 3:
+            end = len(self.view) - 3
+        return end
+
+    def strip(self, n: int) -> str:
+        """One :data:`STRIP` character per history message (source indices ``0..n-1``)."""
+        masked = masked_blocks(self.manager.updates)
+        replaced = self.manager.replaced_reads()
+        chars = []
+        for i in range(n):
+            v = i - self.folded  # the message's index in ``view`` (the summary message holds source folded+2)
+            if i < 2:
+                chars.append("P")
+            elif self.folded and i < self.folded + 2:
+                chars.append("s")
+            elif is_hidden(v, self.rng):
+                chars.append(".")
+            elif v in masked:
+                chars.append("m")
+            elif v in replaced:
+                chars.append("r")
+            else:
+                chars.append("K")
+        return "".join(chars)
+
+
+def fold(view: Sequence[Message], end: int, summary: str) -> list[Message]:
+    """The engine's :func:`~nbagent.engine.state.compactions.compacted`, made valid mid-turn: the
+    summary message keeps message ``end``'s blocks, and a tool result there answers a call that
+    was folded into the summary, so it goes (the summary stands for it)."""
+    out = compacted(view, end, summary)
+    asked = {str(b.get("id")) for b in blocks(out[1]) if is_tool_use(b)}
+    kept = [b for b in blocks(out[2]) if not is_tool_result(b) or str(b.get("tool_use_id")) in asked]
+    out[2] = {"role": "user", "content": kept}
+    return out
+
+
+def simulate_policy(
+    policy: "str | ContextPolicy",
+    history: Sequence[Mapping[str, Any]],
+    window: int = 200_000,
+    *,
+    facts: Sequence[str] = (),
+    model: str = DEFAULT_MODEL,
+    max_tokens: int | None = None,
+    system: str | None = None,
+    extra_tokens: int = 0,
+    counter: TokenCounter | None = None,
+    seconds_between_requests: float = 10.0,
+) -> PolicyResult:
+    """Replay ``history`` request by request under ``policy`` (see the module docstring)."""
+    parsed = ContextPolicy.parse(policy)
+    server = [layer for layer in SERVER_LAYERS if parsed.has(layer)]
+    if server:
+        raise ContextPolicyError(f"the policy {parsed} has server layer(s) {', '.join(server)}, which act at the API "
+                                 "and cannot be replayed here; compare its client-side layers instead")
+    info = _model(model)
+    config = SessionConfig(model=info.id, context=parsed, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
+    replay = _PolicyReplay(parsed, window, summary_trigger(config, window), parsed.options.summary_tokens)
+    counter = counter or TokenCounter()
+    cache, probe = PrefixCache(counter), _FactProbe(facts)
+    source = cast("list[Message]", list(history))
+    records: list[PolicyRecord] = []
+    previous: RequestUsage | None = None
+    for k, last in enumerate(request_points(source), start=1):
+        now = k * seconds_between_requests
+        sent, actions, removed, summarised = replay.step(source[: last + 1], previous, now * 1000.0)
+        counted = cache.account(sent, system, now, extra_tokens)
+        reply = source[last + 1] if last + 1 < len(source) else None
+        output = max(counter.count_message(reply) - MESSAGE_OVERHEAD, 0) if reply is not None else 0
+        read, write = counted.cache.read, counted.cache.write_5m
+        usd = price_of(Usage(max(counted.tokens - read - write, 0), output, write, read), info)
+        if summarised:
+            usd += price_of(Usage(summarised, replay.summary_tokens), info)
+        records.append(PolicyRecord(
+            request=k, history_len=last + 1, messages_sent=len(sent), tokens_sent=counted.tokens,
+            cache_read_tokens=read, cache_write_tokens=write, output_tokens=output, usd=usd,
+            actions=tuple(actions), tokens_removed=removed, strip=replay.strip(last + 1),
+            facts_seen=probe.seen(sent), sent=tuple(sent)))
+        previous = RequestUsage(now * 1000.0, counted.tokens, output)
+    return PolicyResult(parsed, window, info.id, tuple(facts), tuple(records), tuple(source))
+
+
+def compare_policies(
+    history: Sequence[Mapping[str, Any]],
+    policies: Sequence["str | ContextPolicy"] = DEFAULT_POLICIES,
+    window: int = 200_000,
+    **options: Any,
+) -> list[PolicyResult]:
+    """:func:`simulate_policy` for each policy, in order, sharing one token counter."""
+    if not policies:
+        raise ValueError("name at least one context policy to compare")
+    options.setdefault("counter", TokenCounter())
+    return [simulate_policy(p, history, window, **options) for p in policies]
+
+
+def _model(model: str) -> ModelInfo:
+    info = get_model(model)
+    if info is None:
+        raise ValueError(f"unknown model {model!r}: the replay needs its prices (see nbagent's model table)")
+    return info
+
+
+__all__ = ["DEFAULT_POLICIES", "PolicyRecord", "PolicyResult", "STRIP", "compare_policies", "comparison_df",
+           "recall_df", "simulate_policy"]
