@@ -151,7 +151,9 @@ def test_retry_widget_screenshot(browser, lab):
     _run_all(page)
     page.locator("button:text-is('Retry now')").first.wait_for(state="visible", timeout=60_000)
     page.screenshot(path=str(SHOTS / "03_retry_countdown.png"), full_page=False)
-    page.get_by_text("retry 2/3").first.wait_for(timeout=60_000)
+    # Then the 429 with retry-after: a wait for the shared rate limit, not a retry counted.
+    page.locator(".jp-OutputArea-output").get_by_text("waiting for the shared rate limit").first.wait_for(
+        timeout=60_000)
     assert (SHOTS / "03_retry_countdown.png").stat().st_size > 20_000
     page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:interrupt'); }")
     page.close()
