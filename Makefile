@@ -10,7 +10,7 @@ STAMP := $(VENV)/.nbagent-installed
 $(STAMP): pyproject.toml labextension/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,notebooks,gateway]'  # notebooks: matplotlib, so the demo can plot; gateway: the LiteLLM proxy the tests start
+	$(PY) -m pip install --quiet -e '.[test,notebooks,gateway,ray]'  # notebooks: matplotlib, so the demo can plot; gateway: the LiteLLM proxy the tests start; ray: the fleet test on a local Ray instance
 	touch $(STAMP)
 
 kernel: $(STAMP)
