@@ -17,13 +17,12 @@ from __future__ import annotations
 import asyncio
 import weakref
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence, TypeVar
 
 from .admin import admin_policy
 from .admin.enforce import guarded_hooks, prompt_limits, session_config
 from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
-from .engine.contracts.errors import MissingApiKeyError, NbAgentError
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.contracts.hooks import HookMap, Hooks
 from .engine.contracts.messages import Message, text_of
@@ -37,6 +36,9 @@ from .engine.loop.sanitize import secret_values
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
 from .engine.state.session import Session
+from .providers.choice import ProviderChoice, endpoint_of, endpoint_settings
+from .providers.choice import UnknownWindowError as UnknownWindowError  # re-exported: part of the API
+from .providers.choice import make_provider as make_provider
 from .result import RunResult
 from .views import ReadOnlyView
 
@@ -44,22 +46,6 @@ T = TypeVar("T")
 _CHANGE_THROUGH_AGENT = ("change the session through the Agent (run, rollback, compact, reconfigure), "
                          "or take a copy with list(...)")
 
-ProviderChoice = Literal["auto", "simulated", "anthropic"]
-
-
-def make_provider(choice: ProviderChoice = "auto", *, api_key: str | None = None,
-                  simulated_options: Mapping[str, Any] | None = None) -> Provider:
-    """The provider asked for: a real key → Anthropic; no key (``auto``) → the simulated API."""
-    from .providers.anthropic import anthropic_provider, api_key_from_env, simulated_provider
-
-    if choice not in ("auto", "simulated", "anthropic"):
-        raise ValueError(f"provider must be 'auto', 'simulated', 'anthropic' or a Provider, got {choice!r}")
-    key = api_key or api_key_from_env()
-    if choice == "anthropic" and not key:
-        raise MissingApiKeyError()
-    if choice != "simulated" and key:
-        return anthropic_provider(key)
-    return simulated_provider(**dict(simulated_options or {}))
 
 
 class Agent:
@@ -95,7 +81,7 @@ class Agent:
         **settings: Any,
     ) -> None:
         chosen = config is not None  # a config names its model: an endpoint's model does not replace it
-        resolved = _endpoint(endpoint, provider, settings)
+        resolved = endpoint_of(endpoint, provider, settings)
         if resolved is not None:
             from .providers.anthropic import endpoint_provider
 
@@ -105,7 +91,7 @@ class Agent:
         policy = admin_policy()
         config = session_config(policy, config, settings)  # the admin's defaults and limits hold
         if self.endpoint is not None:
-            config = _endpoint_settings(config, self.endpoint, model_chosen="model" in settings or chosen)
+            config = endpoint_settings(config, self.endpoint, model_chosen="model" in settings or chosen)
             if policy is not None:
                 policy.check_config(config)
         hooks = guarded_hooks(policy, hooks)
@@ -384,44 +370,6 @@ class Agent:
         self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
-
-
-class UnknownWindowError(NbAgentError):
-    """A model nbagent does not know, on an endpoint that does not report its context window."""
-
-    def __init__(self, model: str, where: str) -> None:
-        super().__init__(
-            f"nbagent does not know the context window of {model!r}, and the endpoint {where} did not report "
-            "it (GET /v1/models/{id} with max_input_tokens). Pass it: %%agent --window N, "
-            "Agent(context_window=N), or \"context_window\" in the endpoint's profile.")
-
-
-def _endpoint(endpoint: Any, provider: Any, settings: Mapping[str, Any]) -> Any:
-    """The Agent's :class:`~nbagent.providers.endpoints.Endpoint` (a profile name is looked up in
-    the ``cwd`` setting's ``.nbagent/endpoints.json`` and the home one), or None."""
-    if endpoint is None:
-        return None
-    if provider != "auto":
-        raise ValueError("pass either endpoint= or provider=, not both: an endpoint makes its own provider "
-                         "(nbagent.providers.anthropic.endpoint_provider makes one to pass as provider=)")
-    from .providers.endpoints import resolve_endpoint
-
-    return resolve_endpoint(endpoint, settings.get("cwd"))
-
-
-def _endpoint_settings(config: SessionConfig, endpoint: Any, *, model_chosen: bool) -> SessionConfig:
-    """``config`` with what the endpoint brings: its model (unless one was chosen), its model's
-    window, and the environment variables its secrets came from (kept from tools)."""
-    changes: dict[str, Any] = {}
-    if endpoint.model and not model_chosen:
-        changes["model"] = endpoint.model
-    if endpoint.context_window and endpoint.model:
-        changes["known_windows"] = {**(config.known_windows or {}), endpoint.model: endpoint.context_window}
-    if endpoint.secret_env:
-        changes["secret_env"] = tuple(dict.fromkeys((*config.secret_env, *endpoint.secret_env)))
-    if endpoint.timeout_s and config.request_timeout_s is None:
-        changes["request_timeout_s"] = endpoint.timeout_s
-    return config.replace(**changes) if changes else config
 
 
 def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:

@@ -1,10 +1,10 @@
 """One API request with visible retries, in four named steps (the api-request spec).
 
-1. :func:`fit_context` — the context manager decides what the model sees (truncating if the
+1. :func:`~.request_context.fit_context` — the context manager decides what the model sees (truncating if the
    previous request came close to the window);
 2. :func:`stream_with_probe` — open the stream; a failure before the first chunk is "before the
    stream", after it "mid-stream" (the partial output is shown as interrupted and dropped);
-3. :func:`recover_overflow` — a context-window error hides more, once per request, through the
+3. :func:`~.request_context.recover_overflow` — a context-window error hides more, once per request, through the
    context manager's own :meth:`~nbagent.engine.context.ContextManager.truncate_for_overflow`;
 4. :func:`decide_after_failure` — wait out a 429's ``retry-after`` (:func:`wait_out_rate_limit`,
    not counted as a retry), retry automatically (jittered backoff), fall back to another model, or
@@ -23,14 +23,11 @@ import asyncio
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Mapping, Sequence, Union
+from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence, Union
 
-from ..api_facts.context_edits import unsupported_edits, without_edits
-from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..api_facts.tokens import TokenCounter
-from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
-from ..context.mask import mask_old_results
+from ..context import ContextResult
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import SessionConfig
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
@@ -62,6 +59,15 @@ from .rate_wait import (
     rate_limit_wait_applies,
     wait_or_skip,
     wait_out_rate_limit,
+)
+from .request_context import (
+    fit_context,
+    mask_context,
+    recover_overflow,
+    server_edits,
+    truncate_action,
+    unsupported_notices,
+    with_less,
 )
 from .sanitize import Sanitizer
 from .stream_redact import redacted_error, redacted_stream
@@ -185,17 +191,17 @@ async def attempt_api_request(
     while True:
         run.guard.check()
         ts = run.session.next_ts()
-        for notice in _unsupported_notices(run, attempts.model):
+        for notice in unsupported_notices(run, attempts.model):
             yield notice
         masked = mask_context(run, previous, ts)
         if masked is not None:
             attempts.actions.append(masked)
-            previous = _less(previous, masked.tokens_removed)
+            previous = with_less(previous, masked.tokens_removed)
         ctx, truncated = fit_context(run, previous, ts)
         previous = None
         if truncated is not None:
             attempts.truncation = truncated
-            attempts.actions.append(_truncate_action(truncated))
+            attempts.actions.append(truncate_action(truncated))
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
@@ -243,59 +249,6 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
                         context_management=None if "context_management" in without else server_edits(config, model))
 
 
-def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
-    """The policy's server layers as the ``context_management`` parameter, without the edits
-    ``model`` does not take (the client-side layers stand in for them)."""
-    info = get_model(model, config.prices)
-    thinks = config.thinking_budget is not None or bool(info and info.capabilities.thinks_by_default)
-    edits = config.context.server_edits(thinks=thinks)  # type: ignore[union-attr]  # parsed in SessionConfig
-    return without_edits(edits, unsupported_edits(model, edits, config.prices)) if edits else None
-
-
-def _unsupported_notices(run: RequestRun, model: str) -> list[Notice]:
-    """One notice per session and model whose server layers the model does not take."""
-    edits = run.config.context.server_edits(thinks=True)  # type: ignore[union-attr]
-    refused = unsupported_edits(model, edits, run.config.prices)
-    told = run.session.context_notices
-    if not refused or model in told:
-        return []
-    told.add(model)
-    return [Notice(level="warning", message=(
-        f"{model} does not take the server-side context edit(s) {', '.join(refused)} of the context policy "
-        f"{run.config.context}; nbagent's client-side layers (masking, summary, truncation) stand in."))]
-
-
-def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> ContextAction | None:
-    """The mask layer: old tool results become placeholders, recorded at ``ts`` (see
-    :mod:`~nbagent.engine.context.mask`); the session saves the updates at once."""
-    policy = run.config.context
-    if previous is None or not policy.has("mask"):  # type: ignore[union-attr]
-        return None
-    session = run.session
-    done = mask_old_results(session.history, session.context.updates, session.deleted_range,
-                            policy.options, ts, previous.total)  # type: ignore[union-attr]
-    if done is None:
-        return None
-    session.context_changed(session.deleted_range, truncated=False)
-    return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
-
-
-def _less(previous: RequestUsage | None, tokens: int) -> RequestUsage | None:
-    """The previous request's figures as if the cleared tokens had not been sent (truncation then
-    judges the context masking left, not the one it replaced)."""
-    if previous is None:
-        return None
-    left = max(previous.input_tokens + previous.cache_read_input_tokens + previous.cache_creation_input_tokens
-               - tokens, 0)
-    return RequestUsage(previous.ts, left, previous.output_tokens)
-
-
-def _truncate_action(event: ContextTruncated) -> ContextAction:
-    """A truncation as a context action (its tokens are known only after the request)."""
-    what = "file reads de-duplicated" if event.deleted_range is None else f"kept {event.keep}"
-    return ContextAction(layer="truncate", tokens_removed=0, detail=f"{event.reason}: {what}")
-
-
 async def wait_for_tools(run: RequestRun) -> list[str]:
     """Wait (bounded) for every tool source; a timeout or failure is a warning, never a failed request."""
     sources = [s for s in run.sources if not isinstance(s, StaticTools)]
@@ -312,36 +265,6 @@ async def wait_for_tools(run: RequestRun) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - a broken tool server must not fail the request
         return [f"Waiting for tool servers failed ({type(exc).__name__}: {exc}); continuing without them."]
     return [str(w) for warnings in results for w in warnings or ()]
-
-
-def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult, ContextTruncated | None]:
-    """Step 1: the request the model sees, and the event to show if the context manager changed it.
-
-    Updates made now are recorded at this request's timestamp, so a rollback to the end of an
-    earlier turn (whose mark is older) undoes them.
-    """
-    session = run.session
-    usage = None if previous is None else previous.at(ts)
-    ctx = session.context.get_new_context_messages_and_metadata(
-        session.history, session.deleted_range, usage, context_window=run.context_window)
-    if not (ctx.updated_deleted_range or ctx.file_read_saving is not None):
-        return ctx, None
-    changed_range = ctx.deleted_range != session.deleted_range
-    shown = changed_range or ctx.file_read_saving is not None
-    before = session.previous_usage.total if session.previous_usage else 0
-    session.context_changed(ctx.deleted_range, truncated=shown)
-    event = truncation_event(run, ctx.deleted_range, ctx.keep, "threshold", before, ctx.file_read_saving)
-    return ctx, event if shown else None
-
-
-def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, keep: Keep | None,
-                     reason: Literal["threshold", "overflow"],
-                     previous_tokens: int, file_read_saving: float | None = None) -> ContextTruncated:
-    """The one place a :class:`ContextTruncated` event is built."""
-    return ContextTruncated(
-        deleted_range=deleted_range, keep=keep, previous_tokens=previous_tokens,
-        max_allowed=get_context_window_info(run.context_window).max_allowed_size,
-        file_read_saving=file_read_saving, reason=reason)
 
 
 async def stream_with_probe(run: RequestRun, request: ModelRequest,
@@ -390,21 +313,6 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     yield StreamEnd(complete=complete, error=error, got_first=got_first, partial_text="".join(partial))
 
 
-def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:
-    """Step 3: hide three quarters of what follows the range and say so, or None when the
-    conversation cannot be shortened further."""
-    session = run.session
-    new_range = get_next_truncation_range(session.history, session.deleted_range, "quarter")
-    hidden_end = session.deleted_range[1] if session.deleted_range else 1
-    # Shortening must hide more than now; otherwise the retry would fail the same way.
-    if messages_sent <= 3 or new_range[1] <= hidden_end:
-        return None
-    result = session.context.truncate_for_overflow(session.history, session.deleted_range, ts)
-    before = session.previous_usage.total if session.previous_usage else 0
-    session.context_changed(result.deleted_range, truncated=True)
-    return truncation_event(run, result.deleted_range, "quarter", "overflow", before)
-
-
 async def decide_after_failure(
     run: RequestRun, attempts: _Attempts, error: ApiError, messages_sent: int, ts: int,
 ) -> AsyncGenerator[Event, None]:
@@ -423,7 +331,7 @@ async def decide_after_failure(
         if recovered is not None:
             attempts.overflow_recovered = True
             attempts.truncation = recovered
-            attempts.actions.append(_truncate_action(recovered))
+            attempts.actions.append(truncate_action(recovered))
             attempts.total += 1  # the refused request was sent too: the record counts it as a retry
             yield recovered
             return

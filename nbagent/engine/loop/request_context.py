@@ -1,0 +1,120 @@
+"""What one request sends of the history: the context policy's layers, applied per request.
+
+Steps 1 and 3 of :mod:`.request`: before a request, mask old tool results (:func:`mask_context`)
+and let the context manager fit the rest (:func:`fit_context`, Cline's truncation, the last layer);
+after a context-window error, hide more once (:func:`recover_overflow`). The server's own layers
+travel in the request (:func:`server_edits`). Each action becomes a :class:`ContextAction` on the
+request's record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..api_facts.context_edits import unsupported_edits, without_edits
+from ..api_facts.models import get_model
+from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
+from ..context.mask import mask_old_results
+from ..contracts.config import SessionConfig
+from ..contracts.events import ContextAction, ContextTruncated, Notice
+
+if TYPE_CHECKING:
+    from .request import RequestRun
+
+
+def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
+    """The policy's server layers as the ``context_management`` parameter, without the edits
+    ``model`` does not take (the client-side layers stand in for them)."""
+    info = get_model(model, config.prices)
+    thinks = config.thinking_budget is not None or bool(info and info.capabilities.thinks_by_default)
+    edits = config.context.server_edits(thinks=thinks)  # type: ignore[union-attr]  # parsed in SessionConfig
+    return without_edits(edits, unsupported_edits(model, edits, config.prices)) if edits else None
+
+
+def unsupported_notices(run: RequestRun, model: str) -> list[Notice]:
+    """One notice per session and model whose server layers the model does not take."""
+    edits = run.config.context.server_edits(thinks=True)  # type: ignore[union-attr]
+    refused = unsupported_edits(model, edits, run.config.prices)
+    told = run.session.context_notices
+    if not refused or model in told:
+        return []
+    told.add(model)
+    return [Notice(level="warning", message=(
+        f"{model} does not take the server-side context edit(s) {', '.join(refused)} of the context policy "
+        f"{run.config.context}; nbagent's client-side layers (masking, summary, truncation) stand in."))]
+
+
+def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> ContextAction | None:
+    """The mask layer: old tool results become placeholders, recorded at ``ts`` (see
+    :mod:`~nbagent.engine.context.mask`); the session saves the updates at once."""
+    policy = run.config.context
+    if previous is None or not policy.has("mask"):  # type: ignore[union-attr]
+        return None
+    session = run.session
+    done = mask_old_results(session.history, session.context.updates, session.deleted_range,
+                            policy.options, ts, previous.total)  # type: ignore[union-attr]
+    if done is None:
+        return None
+    session.context_changed(session.deleted_range, truncated=False)
+    return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
+
+
+def with_less(previous: RequestUsage | None, tokens: int) -> RequestUsage | None:
+    """The previous request's figures as if the cleared tokens had not been sent (truncation then
+    judges the context masking left, not the one it replaced)."""
+    if previous is None:
+        return None
+    left = max(previous.input_tokens + previous.cache_read_input_tokens + previous.cache_creation_input_tokens
+               - tokens, 0)
+    return RequestUsage(previous.ts, left, previous.output_tokens)
+
+
+def truncate_action(event: ContextTruncated) -> ContextAction:
+    """A truncation as a context action (its tokens are known only after the request)."""
+    what = "file reads de-duplicated" if event.deleted_range is None else f"kept {event.keep}"
+    return ContextAction(layer="truncate", tokens_removed=0, detail=f"{event.reason}: {what}")
+
+
+def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult, ContextTruncated | None]:
+    """Step 1: the request the model sees, and the event to show if the context manager changed it.
+
+    Updates made now are recorded at this request's timestamp, so a rollback to the end of an
+    earlier turn (whose mark is older) undoes them.
+    """
+    session = run.session
+    usage = None if previous is None else previous.at(ts)
+    ctx = session.context.get_new_context_messages_and_metadata(
+        session.history, session.deleted_range, usage, context_window=run.context_window)
+    if not (ctx.updated_deleted_range or ctx.file_read_saving is not None):
+        return ctx, None
+    changed_range = ctx.deleted_range != session.deleted_range
+    shown = changed_range or ctx.file_read_saving is not None
+    before = session.previous_usage.total if session.previous_usage else 0
+    session.context_changed(ctx.deleted_range, truncated=shown)
+    event = truncation_event(run, ctx.deleted_range, ctx.keep, "threshold", before, ctx.file_read_saving)
+    return ctx, event if shown else None
+
+
+def truncation_event(run: RequestRun, deleted_range: tuple[int, int] | None, keep: Keep | None,
+                     reason: Literal["threshold", "overflow"],
+                     previous_tokens: int, file_read_saving: float | None = None) -> ContextTruncated:
+    """The one place a :class:`ContextTruncated` event is built."""
+    return ContextTruncated(
+        deleted_range=deleted_range, keep=keep, previous_tokens=previous_tokens,
+        max_allowed=get_context_window_info(run.context_window).max_allowed_size,
+        file_read_saving=file_read_saving, reason=reason)
+
+
+def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTruncated | None:
+    """Step 3: hide three quarters of what follows the range and say so, or None when the
+    conversation cannot be shortened further."""
+    session = run.session
+    new_range = get_next_truncation_range(session.history, session.deleted_range, "quarter")
+    hidden_end = session.deleted_range[1] if session.deleted_range else 1
+    # Shortening must hide more than now; otherwise the retry would fail the same way.
+    if messages_sent <= 3 or new_range[1] <= hidden_end:
+        return None
+    result = session.context.truncate_for_overflow(session.history, session.deleted_range, ts)
+    before = session.previous_usage.total if session.previous_usage else 0
+    session.context_changed(result.deleted_range, truncated=True)
+    return truncation_event(run, result.deleted_range, "quarter", "overflow", before)
