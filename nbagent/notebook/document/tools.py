@@ -87,7 +87,14 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-class NotebookRead(BuiltinTool):
+class _NotebookTool(BuiltinTool):
+    """A tool on the live notebook: the three share the bridge and what the model read."""
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+
+class NotebookRead(_NotebookTool):
     """Read the notebook's cells with their outputs (paged, bounded)."""
 
     name = "notebook_read"
@@ -95,9 +102,6 @@ class NotebookRead(BuiltinTool):
                    "shows its index and id; use the id with notebook_edit and notebook_run.")
     read_only = True
     Input = NotebookReadInput
-
-    def __init__(self, shared: _Shared) -> None:
-        self.shared = shared
 
     async def call(self, params: NotebookReadInput, ctx: ToolContext) -> ToolOutput:
         cells = await self.shared.cells()
@@ -119,7 +123,7 @@ class NotebookRead(BuiltinTool):
         return ToolOutput([{"type": "text", "text": text}, *images] if images else text)
 
 
-class NotebookEdit(BuiltinTool):
+class NotebookEdit(_NotebookTool):
     """Insert, replace, delete or move one cell of the live notebook."""
 
     name = "notebook_edit"
@@ -127,9 +131,6 @@ class NotebookEdit(BuiltinTool):
                    "move a cell you read with notebook_read. A cell changed since you read it must be read again.")
     read_only = False
     Input = NotebookEditInput
-
-    def __init__(self, shared: _Shared) -> None:
-        self.shared = shared
 
     async def call(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         if params.action == "insert":
@@ -175,7 +176,7 @@ class NotebookEdit(BuiltinTool):
                                      "by a run): read it again with notebook_read, then edit what it holds now.")
 
 
-class NotebookRun(BuiltinTool):
+class NotebookRun(_NotebookTool):
     """Run one code cell in the kernel; its outputs land in the document."""
 
     name = "notebook_run"
@@ -183,9 +184,6 @@ class NotebookRun(BuiltinTool):
                    "with the cell's own source); its outputs replace the cell's outputs in the notebook.")
     read_only = False
     Input = NotebookRunInput
-
-    def __init__(self, shared: _Shared) -> None:
-        self.shared = shared
 
     async def call(self, params: NotebookRunInput, ctx: ToolContext) -> ToolOutput:
         _index, cell = await self.shared.read_cell(params.cell_id)
