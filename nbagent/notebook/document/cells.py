@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from ...engine.contracts.tool_api import truncate_middle
-from ..view.safe import safe_display_data
+from ..view.safe import RASTER_IMAGES, safe_display_data
 
 MARK = "nbagent"
 """The cell-metadata key nbagent owns: ``{"session", "turn", "tool_use_id", "kind"}``."""
@@ -59,9 +59,6 @@ def code_cell(source: str, outputs: list[dict[str, Any]], mark: dict[str, Any]) 
             "metadata": {MARK: mark}}
 
 
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
-
-
 def _output_text(output: dict[str, Any]) -> str:
     kind = output.get("output_type")
     if kind == "stream":
@@ -72,7 +69,7 @@ def _output_text(output: dict[str, Any]) -> str:
     data = output.get("data") or {}
     text = data.get("text/plain", "")
     text = "".join(text) if isinstance(text, list) else str(text)
-    images = [m for m in IMAGE_TYPES if m in data]
+    images = [m for m in RASTER_IMAGES if m in data]
     return text + (f" [{images[0]} shown below]" if images else "")
 
 
@@ -89,7 +86,7 @@ def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple
     for output in cell.get("outputs") or []:
         texts.append(_output_text(output))
         data = output.get("data") or {}
-        for mime in IMAGE_TYPES:
+        for mime in RASTER_IMAGES:
             if isinstance(data.get(mime), str):
                 images.append({"type": "image", "source": {"type": "base64", "media_type": mime,
                                                            "data": data[mime].replace("\n", "")}})
