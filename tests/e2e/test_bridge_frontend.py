@@ -220,11 +220,15 @@ def test_a_console_on_the_same_kernel_in_another_window_does_not_close_the_bridg
     base, token = lab
     other = browser.new_page(viewport={"width": 1000, "height": 700})
     other.goto(f"{base}/lab?reset&token={token}")
-    other.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=60_000)
-    other.evaluate("(id) => window.jupyterapp.commands.execute('console:create', {kernelPreference: {id}})", kernel_id)
+    other.wait_for_function("!!window.jupyterapp", timeout=60_000)
+    # Wait for the restore (it opens a launcher that would take the focus), then hold the console
+    # itself rather than whatever widget is current.
+    other.evaluate("async (id) => { await window.jupyterapp.restored;"
+                   " window.__console = await window.jupyterapp.commands.execute("
+                   "'console:create', {kernelPreference: {id}}); }", kernel_id)
     other.wait_for_function(
-        "(() => { const w = window.jupyterapp.shell.currentWidget; const s = w && w.sessionContext;"
-        " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; })()", timeout=60_000)
+        "(() => { const s = window.__console.sessionContext;"
+        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; })()", timeout=60_000)
     _kernel(page, SETUP)
     bridge = Bridge(page)
     assert bridge.hello()["frontend"] == "jupyterlab"
