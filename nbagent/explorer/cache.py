@@ -93,7 +93,7 @@ class PrefixCache:
         self._min = min_tokens
         self._ttl = ttl
         self._lookback = lookback
-        self._entries: dict[bytes, float] = {}
+        self._entries: dict[bytes, tuple[float, float]] = {}  # digest → (expiry, TTL)
         # id(message) → (message, role marker, block digests, tokens); holding the message keeps
         # its id from being reused while cached.
         self._meta: dict[int, tuple[Mapping[str, Any], bytes, list[bytes], int]] = {}
@@ -154,24 +154,37 @@ class PrefixCache:
         return lay
 
     def account(self, messages: Sequence[Mapping[str, Any]], system: str | None, now: float,
-                extra_tokens: int = 0, breakpoint_on_last: bool = True) -> RequestTokens:
+                extra_tokens: int = 0, breakpoint_on_last: bool = True, anchors: Sequence[int] = ()) -> RequestTokens:
         """Count the request, look its prefixes up, store its breakpoints, return both.
 
         ``extra_tokens`` (tool definitions) come first in the API's cache order, so they are part of
         every prefix: leaving them out made short sessions fall under the cacheable minimum (0%
         cache reads where the API read 90%). They are the same for a whole replay, so they need no
-        digest of their own.
+        digest of their own. ``anchors`` are the mask layer's one-hour breakpoints (message
+        indices, :attr:`~nbagent.engine.contracts.provider.ModelRequest.cache_anchors`); with them
+        the system prompt's breakpoint is one-hour too, as nbagent's provider sends them.
         """
         lay = self._layout(messages, system)
-        digests, partial = lay.digests, lay.partial
-        ends = list(lay.ends)  # filled lazily for mid-message positions, per request
-        breakpoints = [0] if system else []
+        digests = lay.digests
+        anchors = [a for a in anchors if 0 <= a < len(messages) and markable(messages[a])]
+        one_hour, five_min = TTL_SECONDS["1h"], self._ttl
+        breakpoints = [(0, one_hour if anchors else five_min)] if system else []
+        breakpoints += [(lay.positions[a + 1] - 1, one_hour) for a in anchors]
         total = lay.running[-1] + extra_tokens
         if breakpoint_on_last and messages and digests and markable(messages[-1]):
-            breakpoints.append(len(digests) - 1)
+            breakpoints.append((len(digests) - 1, five_min))
         if not breakpoints:
             return RequestTokens(total, CacheUsage())
-        self._entries = {k: v for k, v in self._entries.items() if v > now}
+        return RequestTokens(total, self._usage(lay, messages, breakpoints, now, extra_tokens, total))
+
+    def _usage(self, lay: _Layout, messages: Sequence[Mapping[str, Any]], breakpoints: list[tuple[int, float]],
+               now: float, extra_tokens: int, total: int) -> CacheUsage:
+        """PromptCache's accounting: the longest cached prefix is read (its TTL refreshed), the
+        tokens up to the last one-hour breakpoint after it are one-hour writes, the rest up to the
+        last breakpoint five-minute writes, and every breakpoint after the read is stored."""
+        digests, partial = lay.digests, lay.partial
+        ends = list(lay.ends)  # filled lazily for mid-message positions, per request
+        self._entries = {k: v for k, v in self._entries.items() if v[0] > now}
 
         def tokens_at(i: int) -> int:
             if ends[i] < 0:  # a mid-message prefix: count it as PromptCache does
@@ -181,20 +194,23 @@ class PrefixCache:
                 ends[i] = head + self._counter.count_message(part)
             return min(ends[i] + extra_tokens, total)
 
-        last = breakpoints[-1]
+        last = breakpoints[-1][0]
         if tokens_at(last) < self._min:
-            return RequestTokens(total, CacheUsage())
-        candidates = {p for bp in breakpoints for p in range(max(0, bp - self._lookback + 1), bp + 1)}
+            return CacheUsage()
+        candidates = {p for bp, _ in breakpoints for p in range(max(0, bp - self._lookback + 1), bp + 1)}
         read_at = next((i for i in sorted(candidates, reverse=True) if digests[i] in self._entries), None)
         read = tokens_at(read_at) if read_at is not None else 0
         if read_at is not None:
-            self._entries[digests[read_at]] = now + self._ttl
+            ttl = self._entries[digests[read_at]][1]
+            self._entries[digests[read_at]] = (now + ttl, ttl)
         start = read_at if read_at is not None else -1
         written = tokens_at(last) - read if last > start else 0
-        for i in breakpoints:
+        hour_end = max((i for i, ttl in breakpoints if i > start and ttl == TTL_SECONDS["1h"]), default=None)
+        write_1h = tokens_at(hour_end) - read if hour_end is not None else 0
+        for i, ttl in breakpoints:
             if i > start and tokens_at(i) >= self._min:
-                self._entries[digests[i]] = now + self._ttl
-        return RequestTokens(total, CacheUsage(read=read, write_5m=max(written, 0)))
+                self._entries[digests[i]] = (now + ttl, ttl)
+        return CacheUsage(read=read, write_5m=max(written - write_1h, 0), write_1h=max(write_1h, 0))
 
 
 def markable(message: Mapping[str, Any]) -> bool:

@@ -39,6 +39,8 @@ from ..engine.contracts.context_policy import ContextPolicy, ContextPolicyError
 from ..engine.contracts.messages import Message, blocks, is_tool_result, is_tool_use
 from ..engine.loop.compaction import MIN_HIDDEN, hidden_end
 from ..engine.loop.query import summary_trigger
+from ..engine.loop.request import mask_anchors
+from ..engine.loop.request_context import reread_anchor
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache
 from .simulate import request_points
@@ -79,6 +81,9 @@ class PolicyRecord:
     strip: str
     facts_seen: tuple[bool, ...]
     sent: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    cache_anchors: tuple[int, ...] = ()
+    """The mask layer's one-hour cache breakpoints in ``sent`` (message indices), as nbagent's
+    provider places them."""
 
     @property
     def cache_hit_share(self) -> float:
@@ -224,6 +229,7 @@ class _PolicyReplay:
         self.rng: tuple[int, int] | None = None
         self.view: list[Message] = []  # the history after its compactions
         self.folded = 0  # source messages fewer in ``view`` than in the history
+        self.reread: int | None = None  # where this request's masking started (the engine's reread_anchor)
 
     def step(self, hist: list[Message], previous: RequestUsage | None, ts: float) -> tuple[list[Message], list[str], int, int]:
         """The request for ``hist``: (messages, layers acted, tokens removed, summarised prompt tokens)."""
@@ -238,6 +244,7 @@ class _PolicyReplay:
             self.manager, self.rng, previous = ContextManager(), None, None
             actions.append("summary")
             removed = max(summarised - self.summary_tokens, 0)
+        done = None
         if self.policy.has("mask") and previous is not None:
             done = mask_old_results(self.view, self.manager.updates, self.rng, self.policy.options, ts, previous.total)
             if done is not None:
@@ -249,6 +256,7 @@ class _PolicyReplay:
         if ctx.updated_deleted_range:
             actions.append("truncate")
         self.rng = ctx.deleted_range
+        self.reread = reread_anchor(done, self.rng, ctx.updated_deleted_range)
         return list(ctx.truncated_messages), actions, removed, summarised
 
     def _summary_end(self) -> int | None:
@@ -322,18 +330,19 @@ def simulate_policy(
     for k, last in enumerate(request_points(source), start=1):
         now = k * seconds_between_requests
         sent, actions, removed, summarised = replay.step(source[: last + 1], previous, now * 1000.0)
-        counted = cache.account(sent, system, now, extra_tokens)
+        anchors = mask_anchors(config, sent, frozenset(), replay.reread)
+        counted = cache.account(sent, system, now, extra_tokens, anchors=anchors)
         reply = source[last + 1] if last + 1 < len(source) else None
         output = max(counter.count_message(reply) - MESSAGE_OVERHEAD, 0) if reply is not None else 0
-        read, write = counted.cache.read, counted.cache.write_5m
-        usd = price_of(Usage(max(counted.tokens - read - write, 0), output, write, read), info)
+        read, write = counted.cache.read, counted.cache.write
+        usd = price_of(Usage(max(counted.tokens - read - write, 0), output, write, read, counted.cache.write_1h), info)
         if summarised:
             usd += price_of(Usage(summarised, replay.summary_tokens), info)
         records.append(PolicyRecord(
             request=k, history_len=last + 1, messages_sent=len(sent), tokens_sent=counted.tokens,
             cache_read_tokens=read, cache_write_tokens=write, output_tokens=output, usd=usd,
             actions=tuple(actions), tokens_removed=removed, strip=replay.strip(last + 1),
-            facts_seen=probe.seen(sent), sent=tuple(sent)))
+            facts_seen=probe.seen(sent), sent=tuple(sent), cache_anchors=anchors))
         previous = RequestUsage(now * 1000.0, counted.tokens, output)
     return PolicyResult(parsed, window, info.id, tuple(facts), tuple(records), tuple(source))
 

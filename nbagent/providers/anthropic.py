@@ -155,6 +155,8 @@ def _features_sent(kwargs: dict[str, Any], request: ModelRequest) -> frozenset[s
         sent.add("context_management")
     if "cache_control" not in request.without:
         sent.add("cache_control")
+        if _anchors(request):
+            sent.add("cache_ttl")
     return frozenset(sent)
 
 
@@ -214,12 +216,14 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         "stream": True,
     }
     caching = "cache_control" not in request.without  # an endpoint that refused it gets none
+    anchors = _anchors(request) if caching else ()
     if request.system:
-        kwargs["system"] = _with_cache_breakpoint_system(request.system) if caching else request.system
+        kwargs["system"] = _with_cache_breakpoint_system(request.system, bool(anchors)) \
+            if caching else request.system
     # Prompt caching as Claude Code does it: the system prompt and the conversation so far are
     # cacheable prefixes, so each request reads what the previous one wrote.
     if caching:
-        kwargs["messages"] = _with_cache_breakpoint_last(kwargs["messages"])
+        kwargs["messages"] = _with_cache_breakpoints(kwargs["messages"], anchors)
     if request.tools or request.server_tools:
         kwargs["tools"] = [*request.tools, *request.server_tools]
     if request.thinking is not None:
@@ -237,36 +241,55 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
 
 
 _EPHEMERAL = {"type": "ephemeral"}
+_EPHEMERAL_1H = {"type": "ephemeral", "ttl": "1h"}
 
 
-def _with_cache_breakpoint_system(system: Any) -> list[dict[str, Any]]:
+def _anchors(request: ModelRequest) -> tuple[int, ...]:
+    """The request's cache anchors that are older than the breakpoints on the last messages and
+    can carry one (the others are covered by those breakpoints)."""
+    n = len(request.messages)
+    return tuple(a for a in request.cache_anchors if 0 <= a < n - 3 and _marked(dict(request.messages[a])) is not None)
+
+
+def _with_cache_breakpoint_system(system: Any, one_hour: bool = False) -> list[dict[str, Any]]:
+    # With a one-hour anchor after it, the system prompt's breakpoint is one-hour too: the API
+    # takes longer TTLs only before shorter ones.
+    mark = _EPHEMERAL_1H if one_hour else _EPHEMERAL
     if isinstance(system, str):
-        return [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+        return [{"type": "text", "text": system, "cache_control": mark}]
     blocks = [dict(b) for b in system]
     if blocks:
-        blocks[-1]["cache_control"] = _EPHEMERAL
+        blocks[-1]["cache_control"] = mark
     return blocks
 
 
-def _with_cache_breakpoint_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_cache_breakpoints(messages: list[dict[str, Any]], anchors: tuple[int, ...] = ()) -> list[dict[str, Any]]:
     """A copy with cache breakpoints on the last message and on the message before the last
-    assistant reply (inputs untouched).
+    assistant reply, and one-hour ones on ``anchors`` (inputs untouched).
 
     The second one is where the previous request ended, hence where it wrote the cache: the API
     looks for a cached prefix only 20 blocks back from a breakpoint, and a reply with ten or more
     parallel tool calls plus their results is more than that. Re-marking a cached prefix costs
-    nothing (it is read, not written again).
+    nothing (it is read, not written again). The anchors (the mask layer's, see
+    :attr:`ModelRequest.cache_anchors`) must outlive the requests until the next masking, which
+    can be more than five minutes away, hence one hour. Two anchors come only with a masking,
+    which changed the prompt before the previous request's end: that breakpoint then goes, so
+    the request keeps to the API's four.
     """
     out = list(messages)
-    for index in (len(out) - 3, len(out) - 1):
+    marks = [(a, _EPHEMERAL_1H) for a in anchors]
+    if len(anchors) < 2:
+        marks.append((len(out) - 3, _EPHEMERAL))
+    marks.append((len(out) - 1, _EPHEMERAL))
+    for index, mark in marks:
         if index >= 0:
-            marked = _marked(out[index])
+            marked = _marked(out[index], mark)
             if marked is not None:
                 out[index] = marked
     return out
 
 
-def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
+def _marked(message: dict[str, Any], mark: dict[str, str] = _EPHEMERAL) -> dict[str, Any] | None:
     """``message`` with a breakpoint on its last block, or None when it cannot carry one."""
     content = message.get("content")
     if isinstance(content, str):
@@ -277,7 +300,7 @@ def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
         content = [dict(b) for b in content or ()]
     if not content or content[-1].get("type") in ("thinking", "redacted_thinking"):
         return None
-    content[-1]["cache_control"] = _EPHEMERAL
+    content[-1]["cache_control"] = dict(mark)
     return {"role": message["role"], "content": content}
 
 

@@ -37,6 +37,8 @@ _CREDITS = re.compile(r"credit balance|insufficient (credit|fund)", re.IGNORECAS
 _BUDGET = re.compile(r"budget has been exceeded|exceeded (its |the |your )?budget|max[_ ]budget", re.IGNORECASE)
 # What a clear 4xx names when an endpoint refuses one request feature, in the order checked.
 _REFUSED_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Before cache_control: an endpoint that refuses only the one-hour TTL keeps caching.
+    ("cache_ttl", re.compile(r"\bttl\b", re.IGNORECASE)),
     ("cache_control", re.compile(r"cache_control", re.IGNORECASE)),
     ("thinking", re.compile(r"\bthinking\b", re.IGNORECASE)),
     ("effort", re.compile(r"output_config|\beffort\b", re.IGNORECASE)),

@@ -182,3 +182,24 @@ def test_a_live_session_is_replayed_with_its_window_system_prompt_and_tools(tmp_
     first = a.sent[0]
     assert cline.records[0].tokens_sent >= len(first.system) // 8  # the system prompt and tools are counted
     a.close()
+
+
+def test_cache_figures_agree_with_the_simulated_apis_prompt_cache_on_the_providers_own_breakpoints() -> None:
+    from nbagent.engine.api_facts.caching import PromptCache
+    from nbagent.engine.api_facts.tokens import TokenCounter
+    from nbagent.engine.contracts.provider import ModelRequest
+    from nbagent.providers.anthropic import _request_kwargs
+
+    system = "You analyse data with care and say what you did. " * 60
+    result = simulate_policy("mask:keep=2:clear=3000", data_analysis_session(SHAPE), 200_000, system=system)
+    assert sum(bool(r.cache_anchors) for r in result.records) > 20  # the anchors are exercised
+    assert any(len(r.cache_anchors) == 2 for r in result.records)  # and the maskings that read one
+    now = [0.0]
+    counter = TokenCounter()
+    reference = PromptCache(lambda: now[0], counter)
+    for r in result.records:
+        now[0] = r.request * 10.0  # simulate_policy's default spacing
+        body = _request_kwargs(ModelRequest(model=result.model, messages=list(r.sent), system=system, tools=[],
+                                            max_tokens=100, cache_anchors=r.cache_anchors))
+        usage = reference.account(body, counter.count_request(list(r.sent), system))
+        assert (usage.read, usage.write) == (r.cache_read_tokens, r.cache_write_tokens), r.request

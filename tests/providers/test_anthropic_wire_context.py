@@ -122,3 +122,23 @@ async def test_context_edits_are_sent_with_their_header_and_applied_edits_are_re
     assert headers["anthropic-beta"] == CONTEXT_MANAGEMENT_BETA
     assert sent["context_management"] == edits
     assert done.applied_edits == tuple(APPLIED)
+
+
+async def test_the_mask_layers_anchors_go_out_as_one_hour_breakpoints_and_one_hour_writes_are_read_back() -> None:
+    usage = {"cache_creation_input_tokens": 9_000, "cache_read_input_tokens": 30_000,
+             "cache_creation": {"ephemeral_5m_input_tokens": 7_000, "ephemeral_1h_input_tokens": 2_000}}
+    fake = Fake(stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "ok"}]], "end_turn", usage=usage))
+    messages: list[Any] = [{"role": "user", "content": "go"}]
+    for k in range(6):
+        messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "run", "input": {}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"}]}]
+    request = ModelRequest(model=MODEL, system="sys", tools=(), max_tokens=200, messages=messages, cache_anchors=(3, 7))
+    done = await fake.complete(request)
+    _, headers, body = fake.requests[0]
+    marks = {i: m["content"][-1]["cache_control"] for i, m in enumerate(body["messages"])
+             if isinstance(m["content"], list) and "cache_control" in m["content"][-1]}
+    one_hour = {"type": "ephemeral", "ttl": "1h"}
+    assert marks == {3: one_hour, 7: one_hour, 12: {"type": "ephemeral"}}
+    assert body["system"] == [{"type": "text", "text": "sys", "cache_control": one_hour}]
+    assert "anthropic-beta" not in headers  # the one-hour TTL needs no beta header
+    assert done.usage.cache_creation_1h == 2_000 and done.usage.cache_creation_input_tokens == 9_000

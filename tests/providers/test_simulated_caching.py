@@ -133,3 +133,15 @@ async def test_more_than_four_breakpoints_is_rejected(client: anthropic.AsyncAnt
     blocks = [{"type": "text", "text": f"part {i}", "cache_control": {"type": "ephemeral"}} for i in range(5)]
     with pytest.raises(anthropic.BadRequestError, match="A maximum of 4 blocks with cache_control"):
         await ask(client, blocks)
+
+
+async def test_a_one_hour_breakpoint_after_a_five_minute_one_is_rejected(client: anthropic.AsyncAnthropic) -> None:
+    five_then_hour = [{"type": "text", "text": BIG, "cache_control": {"type": "ephemeral"}},
+                      {"type": "text", "text": "more", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    with pytest.raises(anthropic.BadRequestError, match="ttl '1h' must come before"):
+        await ask(client, five_then_hour)
+    hour_then_five = [dict(five_then_hour[1], text=BIG), dict(five_then_hour[0], text=BIG.upper())]
+    usage = await ask(client, hour_then_five)
+    # The span up to the one-hour breakpoint is a one-hour write, the rest a five-minute one.
+    assert 0 < usage.cache_creation.ephemeral_1h_input_tokens < usage.cache_creation_input_tokens
+    assert usage.cache_creation.ephemeral_5m_input_tokens > 0

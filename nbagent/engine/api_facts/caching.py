@@ -153,6 +153,17 @@ def count_breakpoints(body: Mapping[str, Any]) -> int:
     return len(positions(body).breakpoints)
 
 
+def ttl_order_error(body: Mapping[str, Any]) -> str | None:
+    """The API's rule for mixed TTLs: a one-hour breakpoint may not follow a five-minute one in
+    cache order (tools, system, messages). The error's text, or None when the order holds."""
+    ttls = positions(body).ttls
+    short = next((i for i, ttl in enumerate(ttls) if ttl == TTL_SECONDS["5m"]), None)
+    if short is not None and any(ttl == TTL_SECONDS["1h"] for ttl in ttls[short + 1:]):
+        return ("cache_control: a breakpoint with ttl '1h' must come before every breakpoint with ttl '5m' "
+                "(tools, then system, then messages)")
+    return None
+
+
 def prefix_tokens(body: Mapping[str, Any], cut: tuple[int, int, int, int], counter: TokenCounter) -> int:
     """Tokens of the prompt prefix described by ``cut``, counted like the whole request is."""
     n_tools, n_system, n_messages, n_blocks = cut

@@ -40,10 +40,12 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Masked:
-    """What one masking did: results cleared and the tokens it removed (estimated)."""
+    """What one masking did: results cleared, the tokens it removed (estimated), and the history
+    index of the first message it changed (the prompt before it is as the last request sent it)."""
 
     results: int
     tokens_removed: int
+    first_message: int
 
     @property
     def detail(self) -> str:
@@ -93,7 +95,30 @@ def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates,
         return None
     for c in found:
         updates.add(c.message, c.block, ts, placeholder(c.tool, c.tokens), edit_type=MASKED_RESULT)
-    return Masked(len(found), removed)
+    return Masked(len(found), removed, found[0].message)
+
+
+def cache_anchor(messages: Sequence[Message], options: LayerOptions) -> int | None:
+    """The message whose end the next masking will not change: the one before the first message
+    that holds a tool result still sent whole (not a placeholder, not from an excluded tool).
+
+    A cache breakpoint there outlives the maskings to come: when masking clears results, the
+    prompt changes only after this message, so the request reads everything up to it from the
+    cache and rewrites only the rest (with breakpoints on the last messages alone, the API's
+    20-block lookback cannot reach that far back, and a masking rewrote the whole prompt). None
+    when no such result follows the first message, or when the message is among the last three,
+    which the provider's breakpoints on the last messages already cover.
+    """
+    names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        for block in blocks(message):
+            if is_tool_use(block):
+                names[str(block.get("id"))] = str(block.get("name", ""))
+            elif (is_tool_result(block) and message.get("role") == "user" and i > 0
+                  and names.get(str(block.get("tool_use_id")), "") not in options.exclude
+                  and not is_placeholder(tool_result_text(block, "\n"))):
+                return i - 1 if i - 1 < len(messages) - 3 else None
+    return None
 
 
 def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...]]:
@@ -106,5 +131,5 @@ def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...
     return out
 
 
-__all__ = ["Candidate", "MASKED_RESULT", "Masked", "PLACEHOLDER", "candidates", "is_placeholder",
+__all__ = ["Candidate", "MASKED_RESULT", "Masked", "PLACEHOLDER", "cache_anchor", "candidates", "is_placeholder",
            "mask_old_results", "masked_blocks", "placeholder"]

@@ -59,12 +59,16 @@ class LayerOptions:
 
     keep: int = 3
     """mask: tool results kept whole (the newest). 3, as the API's own ``clear_tool_uses`` default;
-    on the bench's session (documented cache rules: a read needs a cached breakpoint, so a clearing
-    rewrites the prompt after it) keep 2 is within 1% and keep 5 costs 2% more."""
-    clear: int = 30_000
-    """mask: the fewest tokens one masking clears (else it waits: each masking rewrites the cache).
-    30k measured cheapest on the bench's session: × Cline's truncation 0.65 at 20k, 0.62 at 30k,
-    0.63 at 40k, 0.65 at 50k (fewer rewrites against longer prompts in between)."""
+    on the bench's session keep 2 costs 1% less and keep 5 3% more, and keep 1 leaves no room for
+    the cache anchor (the first result still sent whole is among the last three messages), so
+    every masking rewrites the whole prompt (0.88× Cline at clear 10k)."""
+    clear: int = 10_000
+    """mask: the fewest tokens one masking clears (else it waits: each masking rewrites the cache
+    from the first cleared result on). Measured on the bench's session with the cache anchors
+    (a one-hour breakpoint where the next masking starts, so a masking rewrites only what follows
+    it), × Cline's truncation: 0.49 at 5k, 0.51 at 10k, 0.55 at 20k, 0.58 at 30k, 0.60 at 40k.
+    10k is within 3% of the cheapest while masking half as often as 5k, which matters when results
+    are smaller than the bench's: every masking is a cache rewrite."""
     trigger: int = 0
     """mask: act only once the previous request had this many tokens (0: as soon as ``clear`` is met)."""
     exclude: tuple[str, ...] = ()

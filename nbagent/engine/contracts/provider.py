@@ -59,6 +59,11 @@ class ModelRequest:
     """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
     The provider adds the beta headers it and the messages need
     (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""
+    cache_anchors: tuple[int, ...] = ()
+    """Messages whose prefix is worth caching for an hour, oldest first, each older than the last
+    three: where the mask layer's next change will start
+    (:func:`~nbagent.engine.context.mask.cache_anchor`), and after a masking where it started.
+    The provider puts one-hour breakpoints there."""
     without: frozenset[str] = frozenset()
     """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
     (``cache_control``: no cache breakpoints)."""

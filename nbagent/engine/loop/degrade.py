@@ -19,6 +19,7 @@ from ..contracts.errors import ApiError, ErrorKind
 from ..contracts.events import Notice
 
 FEATURES: dict[str, str] = {
+    "cache_ttl": "the one-hour prompt cache (cache_control ttl)",
     "cache_control": "prompt caching (cache_control)",
     "thinking": "extended thinking",
     "effort": "the effort setting (output_config)",

@@ -28,6 +28,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence, 
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..api_facts.tokens import TokenCounter
 from ..context import ContextResult
+from ..context.mask import cache_anchor
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import SessionConfig
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
@@ -62,8 +63,10 @@ from .rate_wait import (
 )
 from .request_context import (
     fit_context,
+    mask_action,
     mask_context,
     recover_overflow,
+    reread_anchor,
     server_edits,
     truncate_action,
     unsupported_notices,
@@ -195,9 +198,10 @@ async def attempt_api_request(
             yield notice
         masked = mask_context(run, previous, ts)
         if masked is not None:
-            attempts.actions.append(masked)
+            attempts.actions.append(mask_action(masked))
             previous = with_less(previous, masked.tokens_removed)
         ctx, truncated = fit_context(run, previous, ts)
+        reread = reread_anchor(masked, run.session.deleted_range, truncated is not None)
         previous = None
         if truncated is not None:
             attempts.truncation = truncated
@@ -210,7 +214,7 @@ async def attempt_api_request(
         run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
-        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without))
+        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), reread)
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:
@@ -236,17 +240,32 @@ async def attempt_api_request(
 
 
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
-                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset()) -> ModelRequest:
+                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset(),
+                  reread: int | None = None) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
-    the features the endpoint refused (``without``)."""
+    the features the endpoint refused (``without``); ``reread`` is the anchor a masking just
+    made this request read from (:func:`~.request_context.reread_anchor`)."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
                         thinking=None if "thinking" in without else params.thinking,
                         effort=None if "effort" in without else params.effort,
                         server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
-                        context_management=None if "context_management" in without else server_edits(config, model))
+                        context_management=None if "context_management" in without else server_edits(config, model),
+                        cache_anchors=mask_anchors(config, messages, without, reread))
+
+
+def mask_anchors(config: SessionConfig, messages: list[Message], without: frozenset[str],
+                 reread: int | None) -> tuple[int, ...]:
+    """Where the mask layer wants one-hour cache breakpoints: where the next masking will start,
+    and where this request's masking started (empty without the layer, or when the endpoint
+    refused caching or its one-hour TTL)."""
+    policy = config.context
+    if not policy.has("mask") or without & {"cache_control", "cache_ttl"}:  # type: ignore[union-attr]
+        return ()
+    anchor = cache_anchor(messages, policy.options)  # type: ignore[union-attr]
+    return tuple(sorted({a for a in (reread, anchor) if a is not None and 0 <= a < len(messages) - 3}))
 
 
 async def wait_for_tools(run: RequestRun) -> list[str]:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
-from ..context.mask import mask_old_results
+from ..context.mask import Masked, mask_old_results
+from ..context.window import normalize_range
 from ..contracts.config import SessionConfig
 from ..contracts.events import ContextAction, ContextTruncated, Notice
 
@@ -44,7 +45,7 @@ def unsupported_notices(run: RequestRun, model: str) -> list[Notice]:
         f"{run.config.context}; nbagent's client-side layers (masking, summary, truncation) stand in."))]
 
 
-def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> ContextAction | None:
+def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> Masked | None:
     """The mask layer: old tool results become placeholders, recorded at ``ts`` (see
     :mod:`~nbagent.engine.context.mask`); the session saves the updates at once."""
     policy = run.config.context
@@ -56,7 +57,24 @@ def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> Con
     if done is None:
         return None
     session.context_changed(session.deleted_range, truncated=False)
+    return done
+
+
+def mask_action(done: Masked) -> ContextAction:
+    """A masking as a context action on the request's record."""
     return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
+
+
+def reread_anchor(done: Masked | None, deleted_range: Any, truncated: bool) -> int | None:
+    """After a masking, the sent message just before the first one it changed: a one-hour
+    breakpoint there (placed by the request before, :func:`~nbagent.engine.context.mask.cache_anchor`)
+    is read from the cache, so only what follows is written again. None without a masking, or
+    when truncation changed the prompt as well (then everything after the first pair is new)."""
+    if done is None or truncated:
+        return None
+    rng = normalize_range(deleted_range)
+    hidden = 0 if rng is None else rng[1] - rng[0] + 1
+    return done.first_message - hidden - 1
 
 
 def with_less(previous: RequestUsage | None, tokens: int) -> RequestUsage | None:

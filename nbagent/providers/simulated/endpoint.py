@@ -16,7 +16,7 @@ from nbagent.engine.api_facts.models import get_model
 
 from .validation import ApiError
 
-REJECTABLE = ("cache_control", "thinking", "effort", "tool_choice", "server_tools", "context_management")
+REJECTABLE = ("cache_control", "cache_ttl", "thinking", "effort", "tool_choice", "server_tools", "context_management")
 """Features a simulated endpoint can be told to refuse."""
 
 
@@ -31,6 +31,8 @@ def _carries(body: Mapping[str, Any], feature: str) -> str | None:
     """Where ``body`` carries ``feature`` (the field path a server names), or None."""
     if feature == "cache_control":
         return "system.0.cache_control" if '"cache_control"' in json.dumps(body) else None
+    if feature == "cache_ttl":  # a server that takes only the default five-minute cache
+        return "system.0.cache_control.ttl" if '"ttl"' in json.dumps(body) else None
     if feature == "thinking":
         return "thinking" if "thinking" in body else None
     if feature == "effort":

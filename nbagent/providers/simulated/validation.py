@@ -14,7 +14,7 @@ from typing import Any, Collection, Mapping
 
 from nbagent.engine.api_facts.models import ModelInfo, get_model
 
-from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints
+from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints, ttl_order_error
 
 
 class ApiError(Exception):
@@ -68,6 +68,8 @@ def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed |
     found = count_breakpoints(body)
     if found > MAX_BREAKPOINTS:
         raise _bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.")
+    if (order := ttl_order_error(body)) is not None:
+        raise _bad(order)
 
 
 def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:

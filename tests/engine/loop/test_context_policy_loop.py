@@ -68,6 +68,54 @@ def test_masking_clears_old_results_records_it_and_keeps_the_history_valid(tmp_p
     a.close()
 
 
+def one_hour_marks(body: dict[str, Any]) -> list[int]:
+    """Indices of the messages whose last block carries a one-hour breakpoint."""
+    return [i for i, m in enumerate(body["messages"]) if isinstance(m["content"], list)
+            and m["content"][-1].get("cache_control", {}).get("ttl") == "1h"]
+
+
+def test_a_masking_reads_the_prompt_before_it_from_the_cache_and_rewrites_only_the_rest(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(14), thinks_by_default=False)
+    # A system prompt above the cacheable minimum, so the prefix up to every anchor is cacheable.
+    a = agent(tmp_path, "mask:keep=2:clear=5000", api, append_system_prompt="Work carefully. " * 400)
+    a.run_sync("load fourteen parts")
+    bodies, records = [r.body for r in messages_requests(api)], list(a.records)
+    masking = [k for k, r in enumerate(records) if any(x.layer == "mask" for x in r.context_actions)]
+    assert len(masking) >= 3
+    for before, k in zip(masking, masking[1:], strict=False):
+        marks = one_hour_marks(bodies[k])
+        # Two anchors: where this masking started (read) and where the next one will (written).
+        assert len(marks) == 2 and bodies[k]["system"][-1]["cache_control"]["ttl"] == "1h"
+        assert one_hour_marks(bodies[k - 1]) == marks[:1]  # placed by the requests before it
+        # What the previous masking wrote at one hour (up to this masking's start) is read now.
+        previous, usage = records[before].usage, records[k].usage
+        assert usage.cache_read_input_tokens == previous.cache_read_input_tokens + previous.cache_creation_1h
+        assert usage.cache_creation_1h > 0
+    a.close()
+
+
+def test_an_endpoint_refusing_the_one_hour_ttl_keeps_five_minute_caching(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(8), thinks_by_default=False, rejects=("cache_ttl",))
+    a = agent(tmp_path, "mask:keep=2:clear=5000", api)
+    events = a.run_sync("load eight parts")
+    assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
+    notices = [e.message for e in events if isinstance(e, Notice) and "switched off" in e.message]
+    assert len(notices) == 1 and "one-hour prompt cache" in notices[0]
+    bodies = [r.body for r in messages_requests(api)]
+    refused = next(k for k, b in enumerate(bodies) if one_hour_marks(b))
+    assert all(one_hour_marks(b) == [] and "cache_control" in json.dumps(b) for b in bodies[refused + 1:])
+    assert any(r.usage.cache_read_input_tokens > 0 for r in a.records[refused:])  # still cached, five minutes
+    a.close()
+
+
+def test_without_masking_no_one_hour_breakpoint_is_sent(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=responder(8), thinks_by_default=False)
+    a = agent(tmp_path, "cline", api)
+    a.run_sync("load eight parts")
+    assert all(one_hour_marks(r.body) == [] for r in messages_requests(api))
+    a.close()
+
+
 def view(a: Agent) -> str:
     """What the next request would send of the history, as bytes."""
     s = a.session
