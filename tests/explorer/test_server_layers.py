@@ -84,6 +84,28 @@ async def test_edit_clears_what_the_simulated_api_clears_on_the_same_request(edi
     assert cleared and cleared[0]["cleared_input_tokens"] == record.tokens_removed
 
 
+@pytest.mark.parametrize("policy", [EDIT, COMPACT])
+async def test_tokens_and_cache_are_what_the_simulated_api_bills_request_by_request(policy, edited, compacted):
+    # The cache is charged on what the server processed after its edits (see server_layers.py):
+    # the same requests through the SDK to the simulated API, 10 s apart, bill the same figures.
+    result = edited if policy == EDIT else compacted
+    now = [0.0]
+    api = SimulatedAPI(responder=lambda body: text_reply("ok"), clock=lambda: now[0])
+    config = SessionConfig(model=DEFAULT_MODEL, context=ContextPolicy.parse(policy))
+    for r in result.records:
+        now[0] = r.request * 10.0
+        request = ModelRequest(model=DEFAULT_MODEL, messages=[dict(m) for m in r.sent], system=None, tools=(),
+                               max_tokens=100, context_management=server_edits(config, DEFAULT_MODEL))
+        done = [c async for c in simulated_provider(api).stream(request)][-1]
+        assert isinstance(done, MessageComplete)
+        u = done.usage
+        assert (u.prompt_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens) == (
+            r.tokens_sent, r.cache_read_tokens, r.cache_write_tokens), r.request
+        if "compact" in r.actions:
+            assert done.compaction_usage is not None
+            assert done.compaction_usage.input_tokens == r.tokens_sent + r.tokens_removed
+
+
 def test_the_recall_probe_loses_a_fact_the_server_cleared(edited):
     facts = planted_facts(SHAPE)
     lost = edited.lost_at()
@@ -146,3 +168,13 @@ def test_the_all_preset_replays_every_layer_in_order():
 def test_a_model_that_does_not_take_a_server_layer_is_refused_with_what_to_do():
     with pytest.raises(ContextPolicyError, match="claude-opus-4-5 does not take.*compact_20260112.*client-side"):
         simulate_policy("server", data_analysis_session(SHAPE), model="claude-opus-4-5")
+
+
+def test_the_strips_draw_the_server_layers_with_their_own_colour_and_legend(edited, compacted):
+    from nbagent.explorer.policy_render import STRIP_COLOURS, comparison_html, comparison_text
+
+    assert set(STRIP_COLOURS) == set(STRIP)
+    html = comparison_html([edited, compacted], 30)
+    assert STRIP["e"] in html and STRIP["c"] in html and STRIP_COLOURS["e"] in html and STRIP_COLOURS["c"] in html
+    text = comparison_text([edited, compacted], 30)
+    assert "tool result cleared by the server" in text and "summarised by the server" in text
