@@ -97,7 +97,8 @@ class PolicyRecord:
 
 @dataclass(frozen=True)
 class PolicyResult:
-    """One policy's replay: a :class:`PolicyRecord` per request."""
+    """One policy's replay: a :class:`PolicyRecord` per request; ``history`` is the session as the
+    client kept it (with a server compaction's block first in the reply that carried it)."""
 
     policy: ContextPolicy
     window: int
