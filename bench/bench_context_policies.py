@@ -10,6 +10,8 @@ these numbers): per request each policy's layers act through nbagent's engine (s
 summary as long as its bound that keeps no planted fact; masking; Cline truncation), then the
 cache is charged as the API documents it (a read needs a cached breakpoint: a change early in the
 prompt rewrites everything after it) at $2/M input, $2.50/M write, $0.10/M read, $10/M output.
+A second table adds the server layers (``server``, ``all``, ``compact``), replayed through the
+simulated API's own context editing and compaction, the cache charged on what the server processed.
 Run: ``python bench/bench_context_policies.py``.
 """
 
@@ -30,12 +32,15 @@ from nbagent.explorer import (  # noqa: E402
 )
 
 POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000", "mask:keep=5:clear=30000")
+SERVER_POLICIES = ("layered", "cline", "summary", "server", "all", "compact")
+"""The server layers beside the client's: ``server`` (edit+compact), ``all`` and server compaction
+alone (on this session neither ``server`` nor ``all`` reaches the compaction's 150k trigger)."""
 WINDOW = 200_000
 
 
-def results() -> list:
+def results(policies: tuple[str, ...] = POLICIES) -> list:
     """The comparison the bench prints (notebook 07's test compares its tables with these)."""
-    return compare_policies(data_analysis_session(), POLICIES, WINDOW, facts=planted_facts())
+    return compare_policies(data_analysis_session(), policies, WINDOW, facts=planted_facts())
 
 
 def main() -> None:
@@ -49,6 +54,14 @@ def main() -> None:
     print(f"default layered ÷ Cline truncation alone: {d / c:.2f} (goal ≤ 0.6)")
     print(f"default layered ÷ summary compaction alone: {d / s:.2f} (goal ≤ 0.8)")
     print(f"default layered cache-hit share: {100 * by['layered'].cache_hit_share:.0f}% (goal ≥ 80%)")
+    print()
+    print("with the server layers (replayed through the simulated API's edits and compaction):")
+    rows = results(SERVER_POLICIES)
+    print(comparison_df(rows).to_string(index=False))
+    print(recall_df(rows).to_string(index=False))
+    by = {r.label: r for r in rows}
+    print(f"server ÷ default layered: {by['server'].usd / d:.2f}; compact ÷ default layered: "
+          f"{by['compact'].usd / d:.2f}; server cache-hit share {100 * by['server'].cache_hit_share:.0f}%")
 
 
 if __name__ == "__main__":

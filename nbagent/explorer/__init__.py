@@ -7,7 +7,8 @@ a conversation request by request under several context strategies, with the eng
 
 The context-policy explorer (``nbagent.explore_policies()``) compares whole context policies:
 :mod:`.datasession` builds the long data-analysis session with planted facts, :mod:`.policies`
-replays it through the engine's layers (the bench's numbers), :mod:`.policy_render` draws it and
+replays it through the engine's layers (the bench's numbers) and :mod:`.server_layers` through the
+simulated API's server-side edits and compaction, :mod:`.policy_render` draws it and
 :mod:`.policy_view` is the view.
 """
 

@@ -10,15 +10,18 @@ engine does; in one long turn, which has no prompt to fold at, mid-turn before t
 Claude Code does: nbagent's own summary layer cannot act there and leaves it to truncation), then ``mask``
 (:func:`~nbagent.engine.context.mask.mask_old_results`, and truncation judges what masking left,
 as the loop does), then ``truncate`` (:class:`~nbagent.engine.context.ContextManager`). Server
-layers (``edit``, ``compact``) run at the API, so a replay cannot act them out: a policy naming
-them is refused with a message (compare its client-side part).
+layers (``edit``, ``compact``) then act on the request the client sent, through the simulated
+API's own function, with the ``context_management`` the engine sends (:mod:`.server_layers`):
+the model sees, the cache is charged on and the recall probe reads what the server processed; a
+server compaction's block goes first in the reply and is sent back verbatim afterwards.
 
 Money follows the documented prompt-cache rules (:class:`~.cache.PrefixCache`: a breakpoint on
 the last block, 5-minute TTL, 20-block lookback; a read needs a cached breakpoint, so a change
 early in the prompt rewrites everything after it) at the model's prices
 (:func:`~nbagent.engine.api_facts.cost.price_of`). A summary is as long as its bound
 (``summary:tokens``) and its request costs the summarised prompt as uncached input plus the
-summary as output. Tokens are tiktoken estimates.
+summary as output; a server compaction costs what the simulator bills for it (its ``usage.iterations``
+entry: the prompt before it as uncached input, its summary as output). Tokens are tiktoken estimates.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import ContextManager, RequestUsage
 from ..engine.context.mask import mask_old_results, masked_blocks
 from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
-from ..engine.contracts.context_policy import ContextPolicy, ContextPolicyError
+from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.messages import Message, blocks, is_tool_result, is_tool_use
 from ..engine.loop.compaction import MIN_HIDDEN, hidden_end
 from ..engine.loop.query import summary_trigger
@@ -43,6 +46,7 @@ from ..engine.loop.request import mask_anchors
 from ..engine.loop.request_context import reread_anchor
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache
+from .server_layers import SERVER_LAYERS, ServerLayers, ServerStep, overlay_strip, with_compaction
 from .simulate import request_points
 from .synth import filler
 
@@ -52,9 +56,10 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000")
 """What :func:`compare_policies` compares unless told otherwise: the default, Cline's truncation
 alone, summary compaction, and masking that clears less at once."""
-SERVER_LAYERS = ("edit", "compact")
 STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool result masked (placeholder sent)",
-         "r": "file read replaced by a notice", ".": "hidden by truncation", "s": "folded into the summary"}
+         "r": "file read replaced by a notice", ".": "hidden by truncation", "s": "folded into the summary",
+         "e": "tool result cleared by the server (context editing)",
+         "c": "summarised by the server (before its compaction block)"}
 """Strip characters, one per history message, and what they mean."""
 
 
@@ -62,10 +67,13 @@ STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool 
 class PolicyRecord:
     """One request under one policy: what was sent, what it cost, what acted, what the model saw.
 
-    ``usd`` includes the summary request made just before it, if any; ``actions`` names the layers
-    that acted before it (``mask``, ``summary``, ``truncate``) and ``tokens_removed`` what mask and
-    summary removed (estimated); ``strip`` has one :data:`STRIP` character per history message;
-    ``facts_seen[k]`` says whether planted fact ``k`` is in the request.
+    ``usd`` includes the summary request made just before it and the server's compaction
+    iteration, if any; ``actions`` names the layers that acted on it (``mask``, ``summary``,
+    ``truncate``, and at the API ``edit``, ``compact``) and ``tokens_removed`` what mask, summary and
+    the server's layers removed (estimated); ``tokens_sent`` counts what the model was sent after
+    the server's layers (what is billed); ``strip`` has one :data:`STRIP` character per history
+    message; ``facts_seen[k]`` says whether planted fact ``k`` is in what the model saw. ``sent`` is
+    the request the client sent, ``seen`` what the model saw (the same without server layers).
     """
 
     request: int
@@ -84,6 +92,7 @@ class PolicyRecord:
     cache_anchors: tuple[int, ...] = ()
     """The mask layer's one-hour cache breakpoints in ``sent`` (message indices), as nbagent's
     provider places them."""
+    seen: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def cache_hit_share(self) -> float:
@@ -93,7 +102,8 @@ class PolicyRecord:
 
 @dataclass(frozen=True)
 class PolicyResult:
-    """One policy's replay: a :class:`PolicyRecord` per request."""
+    """One policy's replay: a :class:`PolicyRecord` per request; ``history`` is the session as the
+    client kept it (with a server compaction's block first in the reply that carried it)."""
 
     policy: ContextPolicy
     window: int
@@ -143,18 +153,19 @@ class PolicyResult:
             out.append(lost)
         return out
 
-    def summary_row(self) -> dict[str, Any]:
-        """One row of the comparison table (:func:`comparison_df`)."""
+    def summary_row(self, server: bool = False) -> dict[str, Any]:
+        """One row of the comparison table (:func:`comparison_df`); ``server`` adds the server
+        layers' columns (``edit``, ``compact``)."""
         recs = self.records
         mid = len(recs) // 2 or 1
         n = len(self.facts)
+        layers = ("mask", "edit", "summary", "compact", "truncate") if server else ("mask", "summary", "truncate")
         return {
             "policy": self.label, "requests": len(recs), "usd": round(self.usd, 2),
             "cache hit %": round(100 * self.cache_hit_share, 1),
             "peak tokens": max((r.tokens_sent for r in recs), default=0),
             "tokens sent": sum(r.tokens_sent for r in recs),
-            "mask": sum("mask" in r.actions for r in recs), "summary": sum("summary" in r.actions for r in recs),
-            "truncate": sum("truncate" in r.actions for r in recs),
+            **{layer: sum(layer in r.actions for r in recs) for layer in layers},
             "facts mid": f"{self.facts_seen(mid)}/{n}" if recs else "", "facts end": f"{self.facts_seen(len(recs))}/{n}"
             if recs else "",
         }
@@ -176,10 +187,12 @@ class PolicyResult:
 
 def comparison_df(results: Sequence[PolicyResult]) -> "pd.DataFrame":
     """One row per policy: dollars, dollars relative to the first policy, cache-hit %, peak and
-    total tokens, how often each layer acted, planted facts shown mid-session and at the end."""
+    total tokens, how often each layer acted (the server's too when a policy has one), planted
+    facts shown mid-session and at the end."""
     import pandas as pd
 
-    df = pd.DataFrame([r.summary_row() for r in results])
+    server = any(r.policy.has(layer) for r in results for layer in SERVER_LAYERS)
+    df = pd.DataFrame([r.summary_row(server) for r in results])
     if len(df):
         first = results[0].usd or 1.0
         df.insert(3, f"× {results[0].label}", [round(r.usd / first, 2) for r in results])
@@ -315,14 +328,11 @@ def simulate_policy(
 ) -> PolicyResult:
     """Replay ``history`` request by request under ``policy`` (see the module docstring)."""
     parsed = ContextPolicy.parse(policy)
-    server = [layer for layer in SERVER_LAYERS if parsed.has(layer)]
-    if server:
-        raise ContextPolicyError(f"the policy {parsed} has server layer(s) {', '.join(server)}, which act at the API "
-                                 "and cannot be replayed here; compare its client-side layers instead")
     info = _model(model)
     config = SessionConfig(model=info.id, context=parsed, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
     replay = _PolicyReplay(parsed, window, summary_trigger(config, window), parsed.options.summary_tokens)
     counter = counter or TokenCounter()
+    server = ServerLayers.of(config, info, counter, system, extra_tokens)
     cache, probe = PrefixCache(counter), _FactProbe(facts)
     source = cast("list[Message]", list(history))
     records: list[PolicyRecord] = []
@@ -330,19 +340,28 @@ def simulate_policy(
     for k, last in enumerate(request_points(source), start=1):
         now = k * seconds_between_requests
         sent, actions, removed, summarised = replay.step(source[: last + 1], previous, now * 1000.0)
+        at_api = server.apply(sent) if server is not None else ServerStep(sent)
         anchors = mask_anchors(config, sent, frozenset(), replay.reread)
-        counted = cache.account(sent, system, now, extra_tokens, anchors=anchors)
+        if len(at_api.messages) != len(sent):  # the server dropped what preceded its compaction
+            anchors = ()
+        counted = cache.account(at_api.messages, system, now, extra_tokens, anchors=anchors)
         reply = source[last + 1] if last + 1 < len(source) else None
         output = max(counter.count_message(reply) - MESSAGE_OVERHEAD, 0) if reply is not None else 0
+        if reply is not None and at_api.compaction is not None:
+            source[last + 1] = with_compaction(reply, at_api.compaction)
         read, write = counted.cache.read, counted.cache.write
-        usd = price_of(Usage(max(counted.tokens - read - write, 0), output, write, read, counted.cache.write_1h), info)
+        usd = price_of(Usage(max(counted.tokens - read - write, 0), output, write, read, counted.cache.write_1h),
+                       info) + at_api.compaction_usd
         if summarised:
             usd += price_of(Usage(summarised, replay.summary_tokens), info)
+        strip = replay.strip(last + 1)
         records.append(PolicyRecord(
             request=k, history_len=last + 1, messages_sent=len(sent), tokens_sent=counted.tokens,
             cache_read_tokens=read, cache_write_tokens=write, output_tokens=output, usd=usd,
-            actions=tuple(actions), tokens_removed=removed, strip=replay.strip(last + 1),
-            facts_seen=probe.seen(sent), sent=tuple(sent), cache_anchors=anchors))
+            actions=(*actions, *at_api.actions), tokens_removed=removed + at_api.tokens_removed,
+            strip=overlay_strip(strip, replay.view, replay.folded, replay.rng, at_api) if server else strip,
+            facts_seen=probe.seen(at_api.messages), sent=tuple(sent), seen=tuple(at_api.messages),
+            cache_anchors=anchors))
         previous = RequestUsage(now * 1000.0, counted.tokens, output)
     return PolicyResult(parsed, window, info.id, tuple(facts), tuple(records), tuple(source))
 

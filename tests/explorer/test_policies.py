@@ -10,7 +10,6 @@ import pytest
 import nbagent
 from nbagent.engine.api_facts.cost import Usage, price_of
 from nbagent.engine.api_facts.models import get_model
-from nbagent.engine.contracts.context_policy import ContextPolicyError
 from nbagent.engine.contracts.messages import blocks, is_tool_result, is_tool_use
 from nbagent.explorer import (
     AnalysisShape,
@@ -125,9 +124,7 @@ def test_the_comparison_table_gives_dollars_relative_to_the_first_policy(results
     assert df[f"× {POLICIES[0]}"][1] == round(results[1].usd / results[0].usd, 2)
 
 
-def test_a_server_layer_is_refused_because_a_replay_cannot_act_it_out():
-    with pytest.raises(ContextPolicyError, match="server layer.*edit"):
-        simulate_policy("server", data_analysis_session(SHAPE), WINDOW)
+def test_an_unknown_model_is_refused_because_the_replay_needs_its_prices():
     with pytest.raises(ValueError, match="unknown model"):
         simulate_policy("cline", data_analysis_session(SHAPE), WINDOW, model="no-such-model")
 
