@@ -38,7 +38,7 @@ from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy, ContextPolicyError
 from ..engine.contracts.messages import Message, blocks, is_tool_result, is_tool_use
 from ..engine.loop.compaction import MIN_HIDDEN, hidden_end
-from ..engine.loop.query import summary_trigger
+from ..engine.loop.summary_layer import summary_trigger
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache
 from .simulate import request_points

@@ -21,10 +21,23 @@ def summary_text(summary: str) -> str:
 
 def summary_message(summary: str, history: Sequence[Message], end: int) -> Message:
     """Message ``end`` with the marked summary before its blocks; when the task's reply (message 1)
-    called tools, their results (from message 2) come first, so every call keeps its answer."""
+    called tools, their results (from message 2) come first, so every call keeps its answer.
+
+    Message ``end`` is a user message: a prompt, or (a cut inside one long turn) tool results. Its
+    tool results answer message ``end - 1``, which the summary replaces, so they go too (they are
+    summarised, see :func:`folded`): a ``tool_result`` without its ``tool_use`` is refused by the API."""
     answers = [b for b in blocks(history[2]) if is_tool_result(b)] if tool_uses(history[1]) else []
     text = TextBlockParam(type="text", text=summary_text(summary))
-    return {"role": "user", "content": [*answers, text, *blocks(history[end])]}
+    rest = [b for b in blocks(history[end]) if not is_tool_result(b)]
+    return {"role": "user", "content": [*answers, text, *rest]}
+
+
+def folded(history: Sequence[Message], end: int) -> list[Message]:
+    """What a summary at ``end`` stands for (what the summariser reads): messages ``2..end-1``,
+    then message ``end``'s tool results, if it has any (a mid-turn cut; :func:`summary_message`
+    drops them)."""
+    results = [b for b in blocks(history[end]) if is_tool_result(b)]
+    return [*history[2:end], *([{"role": "user", "content": results}] if results else [])]
 
 
 def compacted(history: Sequence[Message], end: int, summary: str) -> list[Message]:
