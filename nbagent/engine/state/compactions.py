@@ -51,11 +51,14 @@ def compacted(history: Sequence[Message], end: int, summary: str) -> list[Messag
 class RollbackPoint:
     """What undoes one compaction, kept in ``compactions.json`` (one line each) so that a resumed
     session rolls back across it exactly: the turns marked before it, the messages it replaced
-    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
+    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form).
+    ``records`` is how many requests were recorded before it (None in folders of earlier
+    versions): what the requests up to there saw is rebuilt with it undone (``%agent saw``)."""
 
     turns: tuple[int, ...]
     replaced: tuple[Message, ...]
     updates: list[Any]
+    records: int | None = None
 
     def restore(self, history: Sequence[Message]) -> list[Message]:
         """``history`` without this compaction (undo later ones first): messages 0-1, the replaced
@@ -63,7 +66,8 @@ class RollbackPoint:
         return [*history[:2], *self.replaced, *history[3:]]
 
     def to_json(self) -> dict[str, Any]:
-        return {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+        out = {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+        return out if self.records is None else {**out, "records": self.records}
 
     @classmethod
     def from_json(cls, data: Any) -> "RollbackPoint":
@@ -77,4 +81,17 @@ class RollbackPoint:
             raise ValueError("a compaction's replaced messages are not a non-empty list of messages")
         if not isinstance(updates, list):
             raise ValueError("a compaction's context updates are not a list")
-        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates)
+        records = data.get("records")
+        if records is not None and (not isinstance(records, int) or isinstance(records, bool) or records < 0):
+            raise ValueError("a compaction's request count is not a non-negative integer")
+        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates, records=records)
+
+
+def as_of_request(points: Sequence[RollbackPoint], request: int,
+                  history: Sequence[Message]) -> tuple[Sequence[Message], list[Any] | None]:
+    """``history`` as request number ``request`` indexed it: the compactions recorded after it
+    undone (latest first), and the context manager's updates then (JSON; None: the current ones)."""
+    later = [p for p in points if p.records is not None and p.records >= request]
+    for point in reversed(later):
+        history = point.restore(history)
+    return history, (later[0].updates if later else None)

@@ -22,7 +22,7 @@ from ..contracts.errors import CorruptFileError
 from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
-from .compactions import RollbackPoint, compacted
+from .compactions import RollbackPoint, as_of_request, compacted
 from .sent import SentRequest
 from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
@@ -100,10 +100,13 @@ class Session(SessionFiles):
                            self.deleted_range, ts, self._rebuild)
 
     def _rebuild_sent(self, sent: SentRequest) -> list[Message]:
-        history = self.history[:sent.history_len]
+        # Compactions made after the request changed the history it indexes: undone on a copy.
+        whole, then = as_of_request(self.compactions, sent.request, self.history)
+        updates = self.context.updates if then is None else ContextHistoryUpdates.from_json(then)
+        history = list(whole[:sent.history_len])
         if history and len(blocks(history[-1])) > sent.last_blocks:
             history[-1] = {**history[-1], "content": blocks(history[-1])[:sent.last_blocks]}
-        return build_request(history, sent.deleted_range, self.context.updates.as_of(sent.ts))
+        return build_request(history, sent.deleted_range, updates.as_of(sent.ts))
 
     # ----- opening and closing --------------------------------------------------------------
     def _attach(self, task_dir: Path) -> None:
@@ -341,7 +344,7 @@ class Session(SessionFiles):
         is kept so that a rollback across it restores it."""
         self.compactions.append(RollbackPoint(turns=tuple(m.turn for m in self.marks),
                                               replaced=tuple(self.history[2:end + 1]),
-                                              updates=self.context.updates.to_json()))
+                                              updates=self.context.updates.to_json(), records=len(self.records)))
         self.history[:] = compacted(self.history, end, summary)
         self.deleted_range, self.previous_usage = None, None
         self.context.replace_updates(type(self.context.updates)())

@@ -1,7 +1,8 @@
 """The summary layer in the loop, against the simulated API through the real SDK: inside one long
 turn (one prompt, then many tool calls) it summarises mid-turn instead of tripping its circuit
 breaker, every request stays API-valid, and a rollback across a mid-turn compaction replays
-byte-identical requests, live and after a resume; a summariser that keeps failing is switched off
+byte-identical requests, live and after a resume, and what each request saw (``%agent saw``) is
+rebuilt exactly across it; a summariser that keeps failing is switched off
 after ``failures`` failures with one notice, and truncation keeps the run going."""
 
 from __future__ import annotations
@@ -69,6 +70,21 @@ def request_bytes(api: SimulatedAPI, start: int) -> list[str]:
     return [json.dumps(r.body, sort_keys=True) for r in messages_requests(api)[start:]]
 
 
+def without_breakpoints(value: Any) -> Any:
+    """A request body as the session keeps it (the provider adds ``cache_control`` on the way out)."""
+    if isinstance(value, dict):
+        return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+    return [without_breakpoints(v) for v in value] if isinstance(value, list) else value
+
+
+def saw_what_was_sent(a: Agent, api: SimulatedAPI) -> bool:
+    """Every request ``%agent saw`` rebuilds is the one the API received (compactions since undone)."""
+    sent = [without_breakpoints(b["messages"]) for b in sent_requests(api)]
+    rebuilt = [s.messages for s in a.session.sent]
+    return len(rebuilt) == len(sent) and all(json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+                                             for x, y in zip(rebuilt, sent))
+
+
 def test_one_long_turn_is_summarised_mid_turn_and_every_request_stays_valid(tmp_path: Path) -> None:
     api = SimulatedAPI(responder=responder(), thinks_by_default=False)
     a = Agent(task_dir=tmp_path / "task", **settings(api, tmp_path))
@@ -87,7 +103,7 @@ def test_one_long_turn_is_summarised_mid_turn_and_every_request_stays_valid(tmp_
     after = sent[-1]["messages"]
     assert SUMMARY_MARK in json.dumps(after[2]) and after[-2]["role"] == "assistant"
     assert [b["type"] for b in after[-1]["content"]] == ["tool_result"]
-    assert history_problems(a.history) == []
+    assert history_problems(a.history) == [] and saw_what_was_sent(a, api)
     a.close()
 
 
@@ -101,6 +117,7 @@ def test_rollback_across_a_mid_turn_compaction_replays_byte_identical_requests(t
     assert any(r.keep == COMPACT_KEEP for r in a.records if r.turn == 2)
     before = [json.loads(b) for b in turn_two if "nbagent-compaction" not in b]
     assert all(history_problems(b["messages"]) == [] for b in before)
+    assert saw_what_was_sent(a, api)
     copy = a.save(tmp_path / "copy")
 
     a.rollback(1)
