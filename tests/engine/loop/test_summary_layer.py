@@ -81,8 +81,7 @@ def saw_what_was_sent(a: Agent, api: SimulatedAPI) -> bool:
     """Every request ``%agent saw`` rebuilds is the one the API received (compactions since undone)."""
     sent = [without_breakpoints(b["messages"]) for b in sent_requests(api)]
     rebuilt = [s.messages for s in a.session.sent]
-    return len(rebuilt) == len(sent) and all(json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
-                                             for x, y in zip(rebuilt, sent))
+    return [json.dumps(x, sort_keys=True) for x in rebuilt] == [json.dumps(y, sort_keys=True) for y in sent]
 
 
 def test_one_long_turn_is_summarised_mid_turn_and_every_request_stays_valid(tmp_path: Path) -> None:
