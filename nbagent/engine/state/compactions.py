@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..contracts.messages import Message, TextBlockParam, blocks, is_tool_result, tool_uses
+from ..contracts.messages import ContentBlock, Message, TextBlockParam, blocks, is_tool_result, tool_uses
 
 SUMMARY_MARK = "[Summary of the earlier conversation, written by nbagent's compaction]"
 
@@ -36,8 +36,9 @@ def folded(history: Sequence[Message], end: int) -> list[Message]:
     """What a summary at ``end`` stands for (what the summariser reads): messages ``2..end-1``,
     then message ``end``'s tool results, if it has any (a mid-turn cut; :func:`summary_message`
     drops them)."""
-    results = [b for b in blocks(history[end]) if is_tool_result(b)]
-    return [*history[2:end], *([{"role": "user", "content": results}] if results else [])]
+    results: list[ContentBlock] = [b for b in blocks(history[end]) if is_tool_result(b)]
+    answers: list[Message] = [{"role": "user", "content": results}] if results else []
+    return [*history[2:end], *answers]
 
 
 def compacted(history: Sequence[Message], end: int, summary: str) -> list[Message]:

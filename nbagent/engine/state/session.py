@@ -306,6 +306,8 @@ class Session(SessionFiles):
         start = self._mark(turn - 1) if any(m.turn == turn - 1 for m in self.marks) or turn == 1 else None
         if start is None:
             return []
+        # A compaction since then (mid-turn, say) moved the messages the mark counts: undone first.
+        undone = self._undo_compactions(turn - 1)
         taken = self.history[start.history_len:]
         del self.history[start.history_len:]
         if self.history and start.last_blocks is not None:
@@ -313,10 +315,9 @@ class Session(SessionFiles):
             if isinstance(last.get("content"), list) and len(last["content"]) > start.last_blocks:
                 taken.insert(0, {**last, "content": last["content"][start.last_blocks:]})
                 self.history[-1] = {**last, "content": last["content"][:start.last_blocks]}
-        if self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1:
+        if undone or (self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1):
             self.deleted_range = start.deleted_range
-        self._save_history()
-        self._write(self._save_meta)
+        self._write(self._save_after_rollback if undone else self._save_history_and_meta)
         return taken
 
     def log(self, event: Event) -> Event:
@@ -355,16 +356,17 @@ class Session(SessionFiles):
         self._save_history()
         self._write(self._save_context_and_meta)
 
-    def _undo_compactions(self, turn: int) -> None:
+    def _undo_compactions(self, turn: int) -> bool:
         """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
-        restoring the history and the context manager's updates of the first one."""
+        restoring the history and the context manager's updates of the first one. Whether any was."""
         for i, point in enumerate(self.compactions):
             if turn in point.turns or turn == 0:
                 for later in reversed(self.compactions[i:]):
                     self.history[:] = later.restore(self.history)
                 self.context.replace_updates(ContextHistoryUpdates.from_json(point.updates))
                 del self.compactions[i:]
-                return
+                return True
+        return False
 
     # ----- rollback -------------------------------------------------------------------------
     def rollback(self, turn: int) -> None:

@@ -2,7 +2,7 @@
 turn (one prompt, then many tool calls) it summarises mid-turn instead of tripping its circuit
 breaker, every request stays API-valid, and a rollback across a mid-turn compaction replays
 byte-identical requests, live and after a resume, and what each request saw (``%agent saw``) is
-rebuilt exactly across it; a summariser that keeps failing is switched off
+rebuilt exactly across it; a refusal after it withdraws the whole turn; a summariser that keeps failing is switched off
 after ``failures`` failures with one notice, and truncation keeps the run going."""
 
 from __future__ import annotations
@@ -147,3 +147,28 @@ def test_a_failing_summariser_trips_the_breaker_once_and_truncation_takes_over(t
     assert len(asked) == 3  # no summary request after the breaker tripped
     assert a.totals.truncations >= 1 and all(history_problems(b["messages"]) == [] for b in sent_requests(api))
     a.close()
+
+
+def test_a_refusal_after_a_mid_turn_compaction_withdraws_the_whole_turn(tmp_path: Path) -> None:
+    base = responder()
+
+    def reply(body: dict[str, Any]) -> Any:
+        part = last_part(body)
+        if part is not None and part >= 20 and "nbagent-compaction" not in str(body.get("system")):
+            return text_reply("I can't help with that.", stop_reason="refusal")
+        return base(body)
+
+    api = SimulatedAPI(responder=reply, thinks_by_default=False)
+    a = Agent(task_dir=tmp_path / "task", **settings(api, tmp_path))
+    a.run_sync("hi")
+    a.run_sync("hi again")
+    before = json.dumps(a.session.history)
+    assert a.run_sync("load everything, part by part").reason == "refusal"
+    assert any(r.keep == COMPACT_KEEP for r in a.records if r.turn == 3)  # it compacted before the refusal
+    # The refused turn is out of what the model sees (its compactions undone), on disk too.
+    assert json.dumps(a.session.history) == before and a.session.compactions == []
+    a.close()
+    b = Agent.resume(tmp_path / "task", **settings(api, tmp_path))
+    assert json.dumps(b.session.history) == before and b.session.compactions == []
+    assert b.run_sync("hi once more").reason == "end_turn" and history_problems(b.history) == []
+    b.close()
