@@ -1,9 +1,9 @@
 """The summary layer in the loop, against the simulated API through the real SDK: inside one long
 turn (one prompt, then many tool calls) it summarises mid-turn instead of tripping its circuit
-breaker, every request stays API-valid, and a rollback across a mid-turn compaction replays
-byte-identical requests, live and after a resume, and what each request saw (``%agent saw``) is
-rebuilt exactly across it; a refusal after it withdraws the whole turn; a summariser that keeps failing is switched off
-after ``failures`` failures with one notice, and truncation keeps the run going."""
+breaker and every request stays API-valid; a rollback across a mid-turn compaction replays
+byte-identical requests, live and after a resume; what each request saw (``%agent saw``) is rebuilt
+exactly across it; a refusal after it withdraws the whole turn; a summariser that keeps failing is
+switched off after ``failures`` failures with one notice, and truncation keeps the run going."""
 
 from __future__ import annotations
 
