@@ -4,10 +4,10 @@ kept, and the recall probe (which planted facts each request still shows the mod
 Pure functions, no widgets; ``bench/bench_context_policies.py`` and notebook 07 call
 :func:`compare_policies`, so their tables are the same numbers. Each policy's client-side layers
 act through the engine's own code, in the loop's order: ``summary`` when the previous request
-reached the engine's trigger (:func:`~nbagent.engine.loop.query.summary_trigger`, the history
-folded with :func:`~nbagent.engine.state.compactions.compacted` at the latest prompt, as the
-engine does; in one long turn, which has no prompt to fold at, mid-turn before the latest call, as
-Claude Code does: nbagent's own summary layer cannot act there and leaves it to truncation), then ``mask``
+reached the engine's trigger (:func:`~nbagent.engine.loop.summary_layer.summary_trigger`), the
+history folded with :func:`~nbagent.engine.state.compactions.compacted` where the engine cuts
+(:func:`~nbagent.engine.loop.compaction.hidden_end`: the latest prompt, or in one long turn
+mid-turn before the latest call, as Claude Code does), then ``mask``
 (:func:`~nbagent.engine.context.mask.mask_old_results`, and truncation judges what masking left,
 as the loop does), then ``truncate`` (:class:`~nbagent.engine.context.ContextManager`). Server
 layers (``edit``, ``compact``) then act on the request the client sent, through the simulated
@@ -39,11 +39,11 @@ from ..engine.context import ContextManager, RequestUsage
 from ..engine.context.mask import mask_old_results, masked_blocks
 from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
-from ..engine.contracts.messages import Message, blocks, is_tool_result, is_tool_use
-from ..engine.loop.compaction import MIN_HIDDEN, hidden_end
-from ..engine.loop.query import summary_trigger
+from ..engine.contracts.messages import Message
+from ..engine.loop.compaction import hidden_end
 from ..engine.loop.request import mask_anchors
 from ..engine.loop.request_context import reread_anchor
+from ..engine.loop.summary_layer import summary_trigger
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache
 from .server_layers import SERVER_LAYERS, ServerLayers, ServerStep, overlay_strip, with_compaction
@@ -249,10 +249,10 @@ class _PolicyReplay:
         self.view.extend(hist[len(self.view) + self.folded:])
         actions: list[str] = []
         removed = summarised = 0
-        end = self._summary_end() if self.policy.has("summary") and previous is not None else None
+        end = hidden_end(self.view) if self.policy.has("summary") and previous is not None else None
         if end is not None and previous is not None and previous.total >= self.trigger:
             summarised = previous.input_tokens
-            self.view = fold(self.view, end, filler(self.summary_tokens, 1))
+            self.view = compacted(self.view, end, filler(self.summary_tokens, 1))
             self.folded += end - 2
             self.manager, self.rng, previous = ContextManager(), None, None
             actions.append("summary")
@@ -271,14 +271,6 @@ class _PolicyReplay:
         self.rng = ctx.deleted_range
         self.reread = reread_anchor(done, self.rng, ctx.updated_deleted_range)
         return list(ctx.truncated_messages), actions, removed, summarised
-
-    def _summary_end(self) -> int | None:
-        """Where the summary ends: the engine's rule (the latest prompt, :func:`hidden_end`), else,
-        in one long turn, mid-turn before the latest call and its result (see :func:`fold`)."""
-        end = hidden_end(self.view)
-        if end is None and len(self.view) >= 2 + MIN_HIDDEN + 3:
-            end = len(self.view) - 3
-        return end
 
     def strip(self, n: int) -> str:
         """One :data:`STRIP` character per history message (source indices ``0..n-1``)."""
@@ -300,17 +292,6 @@ class _PolicyReplay:
             else:
                 chars.append("K")
         return "".join(chars)
-
-
-def fold(view: Sequence[Message], end: int, summary: str) -> list[Message]:
-    """The engine's :func:`~nbagent.engine.state.compactions.compacted`, made valid mid-turn: the
-    summary message keeps message ``end``'s blocks, and a tool result there answers a call that
-    was folded into the summary, so it goes (the summary stands for it)."""
-    out = compacted(view, end, summary)
-    asked = {str(b.get("id")) for b in blocks(out[1]) if is_tool_use(b)}
-    kept = [b for b in blocks(out[2]) if not is_tool_result(b) or str(b.get("tool_use_id")) in asked]
-    out[2] = {"role": "user", "content": kept}
-    return out
 
 
 def simulate_policy(

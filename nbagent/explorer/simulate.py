@@ -42,7 +42,7 @@ from ..engine.context import (
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
-from ..engine.state.compactions import compacted, summary_text
+from ..engine.state.compactions import compacted, folded, summary_text
 from .cache import PrefixCache, markable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -250,7 +250,7 @@ class _Replay:
         if previous is not None and should_compact_context_window(previous.total, self.window, self.condense_threshold):
             end = hidden_end(self.view)
             if end is not None:  # None: too little since the task or the last summary (never twice)
-                summary = self.summarize(self.view[2:end])
+                summary = self.summarize(folded(self.view, end))
                 self.view = compacted(self.view, end, summary)
                 self.summary = summary_text(summary)
                 self.folded += end - 2

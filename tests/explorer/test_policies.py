@@ -79,7 +79,7 @@ def test_each_policy_acts_with_its_own_layer_and_its_strip_shows_it(results):
 
 
 def test_every_request_of_every_policy_stays_api_valid(results):
-    for result in results:  # the summary folds mid-turn (one long turn has no prompt to fold at)
+    for result in results:  # the summary folds mid-turn, as the engine does
         for r in result.records:
             assert_api_valid(list(r.sent))
 

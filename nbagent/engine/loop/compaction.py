@@ -3,7 +3,11 @@
 The hidden part is history ``[2, k)`` where ``k`` is the last user message that is a prompt (not
 tool results), so no ``tool_use`` loses its result. The summary replaces that part as one marked
 text block at the start of message ``k``: the model then sees the task (messages 0-1), the
-summary, and everything from the latest prompt on. The summary request is a row of the turn table
+summary, and everything from the latest prompt on. Inside one long turn (one prompt, then
+hundreds of tool calls) there is no such prompt: the cut is then mid-turn, as Claude Code's, at
+the last tool-result message before the latest call, whose results the summary takes in too
+(:func:`~nbagent.engine.state.compactions.folded`); the latest call and its results stay whole.
+The summary request is a row of the turn table
 (``keep="compact"``) with its cost. A summary is never summarised again right away (at least
 :data:`MIN_HIDDEN` other messages must be hidden). A failure raises :class:`CompactionFailed`; the
 loop then reports it and the ordinary truncation applies.
@@ -21,9 +25,9 @@ from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
 from ..contracts.errors import NbAgentError
 from ..contracts.events import ContextAction, Notice, RequestCompleted, RequestRecord
-from ..contracts.messages import Message, blocks, is_tool_result, message_text
+from ..contracts.messages import Message, blocks, is_tool_result, message_text, tool_uses
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
-from ..state.compactions import SUMMARY_MARK, compacted
+from ..state.compactions import SUMMARY_MARK, compacted, folded
 
 COMPACT_SYSTEM = (
     "nbagent-compaction: You summarise a conversation between a user and a coding/data agent so that "
@@ -41,21 +45,44 @@ class CompactionFailed(NbAgentError):
 
 @dataclass(frozen=True)
 class Compaction:
-    """A summary ready to replace ``history[2:end]``, and the request that made it."""
+    """A summary ready to replace ``history[2:end+1]`` (see
+    :func:`~nbagent.engine.state.compactions.compacted`), and the request that made it;
+    ``through`` is the last message it stands for (``end - 1``, or ``end`` when cut mid-turn)."""
 
     end: int
     summary: str
     record: RequestRecord
+    through: int
 
 
 def hidden_end(history: Sequence[Message]) -> int | None:
-    """``k``: the index of the last prompt message (user, without tool results), if it is > 2 and
-    at least :data:`MIN_HIDDEN` messages that are not a previous summary come before it."""
+    """``k``: where the summary ends, or None when fewer than :data:`MIN_HIDDEN` messages that are
+    not a previous summary would be folded (see :func:`~nbagent.engine.state.compactions.folded`).
+
+    The last prompt message (user, without tool results) if it is > 2; else, inside one long
+    turn, the last tool-result message whose next message calls tools (a mid-turn cut: the latest
+    call and its results stay whole)."""
+    already = 1 if len(history) > 2 and _is_summary(history[2]) else 0
+    for end in (_prompt_end(history), _mid_turn_end(history)):
+        if end is not None and len(folded(history, end)) - already >= MIN_HIDDEN:
+            return end
+    return None
+
+
+def _prompt_end(history: Sequence[Message]) -> int | None:
     for k in range(len(history) - 1, 2, -1):
         message = history[k]
         if message.get("role") == "user" and not any(is_tool_result(b) for b in blocks(message)):
-            already = 1 if _is_summary(history[2]) else 0
-            return k if k - 2 - already >= MIN_HIDDEN else None
+            return k
+    return None
+
+
+def _mid_turn_end(history: Sequence[Message]) -> int | None:
+    for k in range(len(history) - 2, 2, -1):
+        message, after = history[k], history[k + 1]
+        if message.get("role") == "user" and any(is_tool_result(b) for b in blocks(message)) \
+                and after.get("role") == "assistant" and tool_uses(after):
+            return k
     return None
 
 
@@ -80,8 +107,9 @@ async def summarise(
     if end is None:
         raise CompactionFailed("nothing to compact: too few messages since the task (or only a summary)")
     started, ts = time.perf_counter(), int(time.time() * 1000)
+    hidden = folded(history, end)
     request = ModelRequest(model=model, system=COMPACT_SYSTEM, tools=[], max_tokens=max_tokens,
-                           messages=[{"role": "user", "content": transcript(history[2:end], 2, instructions)}])
+                           messages=[{"role": "user", "content": transcript(hidden, 2, instructions)}])
     complete: MessageComplete | None = None
     try:
         async for chunk in provider.stream(request):
@@ -99,7 +127,7 @@ async def summarise(
         context_tokens=u.prompt_tokens, max_allowed=info.max_allowed_size, context_window=info.context_window,
         deleted_range=None, keep=COMPACT_KEEP, file_read_saving=None, retries=0, stop_reason=complete.stop_reason,
         duration_s=time.perf_counter() - started, ts=ts)
-    return Compaction(end=end, summary=summary, record=record)
+    return Compaction(end=end, summary=summary, record=record, through=1 + len(hidden))
 
 
 __all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
@@ -111,7 +139,7 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
     """Compact ``session`` now: the ``pre_compact`` hook, one summary request, the summary in the
     history and its record in the table; a failure is a warning and ordinary truncation applies."""
     end = hidden_end(session.history)
-    warning = await hooks.notify("pre_compact", turn, list(session.history[2:end or 2]))
+    warning = await hooks.notify("pre_compact", turn, folded(session.history, end) if end else [])
     if warning:
         yield Notice(level="warning", message=warning)
     try:
@@ -126,7 +154,7 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
     before = _sent_tokens(session)
     after = TokenCounter().count_request(compacted(session.history, made.end, made.summary))
     record = dataclasses.replace(made.record, context_actions=(ContextAction(
-        layer="summary", tokens_removed=max(before - after, 0), detail=f"messages 2-{made.end - 1} summarised"),))
+        layer="summary", tokens_removed=max(before - after, 0), detail=f"messages 2-{made.through} summarised"),))
     made = dataclasses.replace(made, record=record)
     session.compact(made.end, made.summary, made.record)
     yield RequestCompleted(record=made.record)
@@ -143,5 +171,5 @@ def compacted_notice(made: Compaction, before: int, after: int) -> str:
     is always kept, say) should be visible as such, next to the price of the summary request."""
     u = made.record.usage
     cost = "at unknown cost" if made.record.cost_usd is None else f"for ${made.record.cost_usd:.4f}"
-    return (f"Compacted messages 2-{made.end - 1} into a summary: history {before:,} → {after:,} tokens "
+    return (f"Compacted messages 2-{made.through} into a summary: history {before:,} → {after:,} tokens "
             f"(estimated), summary request {cost} ({u.prompt_tokens:,} in, {u.output_tokens:,} out).")

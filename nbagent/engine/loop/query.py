@@ -17,42 +17,24 @@ from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 from ..api_facts.models import context_window_for
 from ..api_facts.tokens import TokenCounter
-from ..context import get_context_window_info, should_compact_context_window
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import RunLimits, SessionConfig
-from ..contracts.errors import ErrorKind
-from ..contracts.events import (
-    STREAM_DELTAS,
-    Done,
-    Event,
-    ModelFallback,
-    Notice,
-    RequestCompleted,
-    ServerToolResult,
-    Totals,
-)
+from ..contracts.events import STREAM_DELTAS, Done, Event, ModelFallback, Notice, RequestCompleted, ServerToolResult, Totals
 from ..contracts.hooks import Hooks
 from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
-from ..contracts.permissions import (
-    Asker,
-    PermissionDenial,
-    PermissionGate,
-    cancel_on_failure,
-    permission_callback,
-)
+from ..contracts.permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
 from ..contracts.provider import Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
-from .compaction import compact_session
 from .completion import record_completed_request
-from .degrade import budget_stop_message
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
-from .sanitize import Sanitizer, TooDeepError, replaced_notice, secret_values, short_secret_notices
+from .sanitize import Sanitizer, replaced_notice, secret_values, short_secret_notices
 from .structured import OutputSpec, StructuredRun
+from .summary_layer import SummaryLayer
 from .tool_calls import answer_tool_calls
 from .tool_runner import NOT_RUN
 from .turn import (
@@ -60,13 +42,13 @@ from .turn import (
     PromptLimits,
     RunInProgressError,
     TurnState,
+    cancelled,
+    checked_prompt,
     done_event,
     preview,
-    prompt_too_big,
     save_outcome,
     stop_notice,
     take_structured_answer,
-    unpriced_budget_error,
     unpriced_budget_notice,
 )
 
@@ -87,7 +69,7 @@ class QueryEngine:
         self.executor, self.kernel_facts, self.sleep = executor, kernel_facts, sleep
         self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
         self.counter = TokenCounter()
-        self._summary_failures = 0  # summary compactions failed in a row (the circuit breaker)
+        self._summary = SummaryLayer()
         self.gate = PermissionGate(None, always=self.session.allowed_always, on_always=self.session.allow_always)
         self.hooks = Hooks.from_mapping(hooks)
         self._config = config
@@ -227,14 +209,8 @@ class QueryEngine:
     async def _turn(self, new_blocks: list[ContentBlock], limits: RunLimits, asker: Asker | None,
                     control: RunControl) -> AsyncGenerator[Event, None]:
         session = self.session
-        too_big: str | None
-        try:
-            new_blocks, replaced = self.sanitizer().value(new_blocks)
-        except TooDeepError as exc:
-            new_blocks, replaced, too_big = [], 0, f"The prompt's content blocks are {exc}; it was not sent."
-        else:
-            too_big = unpriced_budget_error(self._config, limits) or \
-                prompt_too_big(self.counter, self.context_window, self._config.model, new_blocks)
+        new_blocks, replaced, too_big = checked_prompt(self.sanitizer(), self._config, limits, self.counter,
+                                                       self.context_window, new_blocks)
         if replaced:
             session.notices.append(replaced_notice(replaced, "the prompt"))
         if too_big is not None:
@@ -256,12 +232,7 @@ class QueryEngine:
         except Aborted:
             state.reason = "aborted"
         except RequestCancelled as exc:
-            state.reason, state.error = "error", str(exc)
-            if exc.kind is ErrorKind.BUDGET_EXCEEDED:  # the gateway's budget: a budget stop, one line
-                state.reason, state.error, state.stopped = "max_budget", None, budget_stop_message(exc.message)
-            if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
-                state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
-                                " (shorter) prompt is not merged into it.")
+            cancelled(state, exc, session)
         finally:
             run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
@@ -314,7 +285,7 @@ class QueryEngine:
             if reached is not None:
                 state.reason, state.stopped = reached
                 return
-            if self._should_compact(run):
+            if self._summary.due(run.config, session.previous_usage, run.context_window):
                 async with aclosing(self._compact(run, state.turn, None)) as events:
                     async for event in events:
                         yield event
@@ -404,33 +375,11 @@ class QueryEngine:
             run.guard.stop()
             self.session.save_events()
 
-    def _should_compact(self, run: RequestRun) -> bool:
-        fraction, usage = run.config.auto_compact, self.session.previous_usage
-        if usage is None:
-            return False
-        if fraction is not None:
-            return should_compact_context_window(usage.total, run.context_window, fraction)
-        policy = run.config.context
-        if not policy.has("summary") or self._summary_failures >= policy.options.failures:  # type: ignore[union-attr]
-            return False
-        return usage.total >= summary_trigger(run.config, run.context_window)
-
     async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
-        sanitizer = self.sanitizer()  # a failure's message can carry an error body echoing a secret
-        before = len(self.session.compactions)
-        async for event in compact_session(self.session, self.provider, self.hooks, run.config, turn=turn,
-                                           context_window=run.context_window, instructions=instructions):
-            if isinstance(event, Notice):
-                event = Notice(level=event.level, message=sanitizer.redact(event.message))
+        async for event in self._summary.compact(self.session, self.provider, self.hooks, run.config, turn=turn,
+                                                 context_window=run.context_window, instructions=instructions,
+                                                 redact=self.sanitizer().redact):
             yield self.session.log(event)
-        # The circuit breaker: failures in a row switch the summary layer off for this session
-        # (Claude Code stops after 3), so a broken summariser does not burn a request per turn.
-        self._summary_failures = 0 if len(self.session.compactions) > before else self._summary_failures + 1
-        limit = run.config.context.options.failures  # type: ignore[union-attr]
-        if self._summary_failures == limit and run.config.context.has("summary"):  # type: ignore[union-attr]
-            yield self.session.log(Notice(level="warning", message=(
-                f"Summary compaction failed {limit} times in a row and is off for this session; "
-                "the next layers of the context policy (truncation) keep the conversation in the window.")))
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _prepare(self) -> Prepared:
@@ -448,10 +397,3 @@ class QueryEngine:
         session = Session.load(task_dir)
         return cls(config.replace(task_dir=Path(task_dir)), session=session, **collaborators)
 
-
-def summary_trigger(config: SessionConfig, context_window: int) -> int:
-    """Where the summary layer acts: the previous request reached window − max_tokens − headroom
-    (Claude Code's rule), but never later than truncation would (Cline's max allowed size)."""
-    headroom = config.context.options.headroom  # type: ignore[union-attr]
-    room = context_window - config.max_tokens - headroom
-    return int(min(max(room, 1), get_context_window_info(context_window).max_allowed_size - 1))

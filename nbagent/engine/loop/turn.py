@@ -10,10 +10,13 @@ from ..api_facts.models import get_model, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
 from ..contracts.config import RunLimits, SessionConfig, unpriced_budget_refusal
-from ..contracts.errors import NbAgentError
+from ..contracts.errors import ErrorKind, NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..state.session import Session
+from .degrade import budget_stop_message
+from .request import RequestCancelled
+from .sanitize import Sanitizer, TooDeepError
 from .structured import StructuredRun
 from .tool_runner import ToolAnswer, ToolItem
 
@@ -127,6 +130,29 @@ def prompt_too_big(counter: TokenCounter, context_window: int, model: str,
     return (f"The prompt is about {tokens:,} tokens, more than the {int(info.max_allowed_size):,} that fit in "
             f"the context of {model} ({info.context_window:,}-token window); it was not sent "
             "and is not kept. Shorten it, or put the text in a file and ask the agent to read parts of it.")
+
+
+def checked_prompt(sanitizer: Sanitizer, config: SessionConfig, limits: RunLimits, counter: TokenCounter,
+                   context_window: int, new_blocks: list[ContentBlock]) -> tuple[list[ContentBlock], int, str | None]:
+    """The prompt's blocks as the boundary lets them in, how many secrets were replaced, and why
+    the prompt cannot be sent at all (None: it can)."""
+    try:
+        new_blocks, replaced = sanitizer.value(new_blocks)
+    except TooDeepError as exc:
+        return [], 0, f"The prompt's content blocks are {exc}; it was not sent."
+    too_big = unpriced_budget_error(config, limits) or prompt_too_big(counter, context_window, config.model, new_blocks)
+    return new_blocks, replaced, too_big
+
+
+def cancelled(state: TurnState, exc: RequestCancelled, session: Session) -> None:
+    """How a turn whose request was cancelled ends: an error, or a budget stop (the gateway's
+    budget, one line); a prompt too big for the window is taken back out of the conversation."""
+    state.reason, state.error = "error", str(exc)
+    if exc.kind is ErrorKind.BUDGET_EXCEEDED:
+        state.reason, state.error, state.stopped = "max_budget", None, budget_stop_message(exc.message)
+    if exc.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED and session.withdraw_prompt():
+        state.error = f"{exc}" + (" The prompt was taken back out of the conversation, so the next"
+                                  " (shorter) prompt is not merged into it.")
 
 
 def usd(amount: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..contracts.messages import Message, TextBlockParam, blocks, is_tool_result, tool_uses
+from ..contracts.messages import ContentBlock, Message, TextBlockParam, blocks, is_tool_result, tool_uses
 
 SUMMARY_MARK = "[Summary of the earlier conversation, written by nbagent's compaction]"
 
@@ -21,10 +21,24 @@ def summary_text(summary: str) -> str:
 
 def summary_message(summary: str, history: Sequence[Message], end: int) -> Message:
     """Message ``end`` with the marked summary before its blocks; when the task's reply (message 1)
-    called tools, their results (from message 2) come first, so every call keeps its answer."""
+    called tools, their results (from message 2) come first, so every call keeps its answer.
+
+    Message ``end`` is a user message: a prompt, or (a cut inside one long turn) tool results. Its
+    tool results answer message ``end - 1``, which the summary replaces, so they go too (they are
+    summarised, see :func:`folded`): a ``tool_result`` without its ``tool_use`` is refused by the API."""
     answers = [b for b in blocks(history[2]) if is_tool_result(b)] if tool_uses(history[1]) else []
     text = TextBlockParam(type="text", text=summary_text(summary))
-    return {"role": "user", "content": [*answers, text, *blocks(history[end])]}
+    rest = [b for b in blocks(history[end]) if not is_tool_result(b)]
+    return {"role": "user", "content": [*answers, text, *rest]}
+
+
+def folded(history: Sequence[Message], end: int) -> list[Message]:
+    """What a summary at ``end`` stands for (what the summariser reads): messages ``2..end-1``,
+    then message ``end``'s tool results, if it has any (a mid-turn cut; :func:`summary_message`
+    drops them)."""
+    results: list[ContentBlock] = [b for b in blocks(history[end]) if is_tool_result(b)]
+    answers: list[Message] = [{"role": "user", "content": results}] if results else []
+    return [*history[2:end], *answers]
 
 
 def compacted(history: Sequence[Message], end: int, summary: str) -> list[Message]:
@@ -38,11 +52,14 @@ def compacted(history: Sequence[Message], end: int, summary: str) -> list[Messag
 class RollbackPoint:
     """What undoes one compaction, kept in ``compactions.json`` (one line each) so that a resumed
     session rolls back across it exactly: the turns marked before it, the messages it replaced
-    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form)."""
+    (``history[2:end+1]`` then) and the context manager's updates then (their JSON form).
+    ``records`` is how many requests were recorded before it (None in folders of earlier
+    versions): what the requests up to there saw is rebuilt with it undone (``%agent saw``)."""
 
     turns: tuple[int, ...]
     replaced: tuple[Message, ...]
     updates: list[Any]
+    records: int | None = None
 
     def restore(self, history: Sequence[Message]) -> list[Message]:
         """``history`` without this compaction (undo later ones first): messages 0-1, the replaced
@@ -50,7 +67,8 @@ class RollbackPoint:
         return [*history[:2], *self.replaced, *history[3:]]
 
     def to_json(self) -> dict[str, Any]:
-        return {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+        out = {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
+        return out if self.records is None else {**out, "records": self.records}
 
     @classmethod
     def from_json(cls, data: Any) -> "RollbackPoint":
@@ -64,4 +82,17 @@ class RollbackPoint:
             raise ValueError("a compaction's replaced messages are not a non-empty list of messages")
         if not isinstance(updates, list):
             raise ValueError("a compaction's context updates are not a list")
-        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates)
+        records = data.get("records")
+        if records is not None and (not isinstance(records, int) or isinstance(records, bool) or records < 0):
+            raise ValueError("a compaction's request count is not a non-negative integer")
+        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates, records=records)
+
+
+def as_of_request(points: Sequence[RollbackPoint], request: int,
+                  history: Sequence[Message]) -> tuple[Sequence[Message], list[Any] | None]:
+    """``history`` as request number ``request`` indexed it: the compactions recorded after it
+    undone (latest first), and the context manager's updates then (JSON; None: the current ones)."""
+    later = [p for p in points if p.records is not None and p.records >= request]
+    for point in reversed(later):
+        history = point.restore(history)
+    return history, (later[0].updates if later else None)

@@ -22,7 +22,7 @@ from ..contracts.errors import CorruptFileError
 from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
-from .compactions import RollbackPoint, compacted
+from .compactions import RollbackPoint, as_of_request, compacted
 from .sent import SentRequest
 from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
@@ -100,10 +100,13 @@ class Session(SessionFiles):
                            self.deleted_range, ts, self._rebuild)
 
     def _rebuild_sent(self, sent: SentRequest) -> list[Message]:
-        history = self.history[:sent.history_len]
+        # Compactions made after the request changed the history it indexes: undone on a copy.
+        whole, then = as_of_request(self.compactions, sent.request, self.history)
+        updates = self.context.updates if then is None else ContextHistoryUpdates.from_json(then)
+        history = list(whole[:sent.history_len])
         if history and len(blocks(history[-1])) > sent.last_blocks:
             history[-1] = {**history[-1], "content": blocks(history[-1])[:sent.last_blocks]}
-        return build_request(history, sent.deleted_range, self.context.updates.as_of(sent.ts))
+        return build_request(history, sent.deleted_range, updates.as_of(sent.ts))
 
     # ----- opening and closing --------------------------------------------------------------
     def _attach(self, task_dir: Path) -> None:
@@ -303,6 +306,8 @@ class Session(SessionFiles):
         start = self._mark(turn - 1) if any(m.turn == turn - 1 for m in self.marks) or turn == 1 else None
         if start is None:
             return []
+        # A compaction since then (mid-turn, say) moved the messages the mark counts: undone first.
+        undone = self._undo_compactions(turn - 1)
         taken = self.history[start.history_len:]
         del self.history[start.history_len:]
         if self.history and start.last_blocks is not None:
@@ -310,10 +315,9 @@ class Session(SessionFiles):
             if isinstance(last.get("content"), list) and len(last["content"]) > start.last_blocks:
                 taken.insert(0, {**last, "content": last["content"][start.last_blocks:]})
                 self.history[-1] = {**last, "content": last["content"][:start.last_blocks]}
-        if self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1:
+        if undone or (self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1):
             self.deleted_range = start.deleted_range
-        self._save_history()
-        self._write(self._save_meta)
+        self._write(self._save_after_rollback if undone else self._save_history_and_meta)
         return taken
 
     def log(self, event: Event) -> Event:
@@ -341,7 +345,7 @@ class Session(SessionFiles):
         is kept so that a rollback across it restores it."""
         self.compactions.append(RollbackPoint(turns=tuple(m.turn for m in self.marks),
                                               replaced=tuple(self.history[2:end + 1]),
-                                              updates=self.context.updates.to_json()))
+                                              updates=self.context.updates.to_json(), records=len(self.records)))
         self.history[:] = compacted(self.history, end, summary)
         self.deleted_range, self.previous_usage = None, None
         self.context.replace_updates(type(self.context.updates)())
@@ -352,16 +356,17 @@ class Session(SessionFiles):
         self._save_history()
         self._write(self._save_context_and_meta)
 
-    def _undo_compactions(self, turn: int) -> None:
+    def _undo_compactions(self, turn: int) -> bool:
         """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
-        restoring the history and the context manager's updates of the first one."""
+        restoring the history and the context manager's updates of the first one. Whether any was."""
         for i, point in enumerate(self.compactions):
             if turn in point.turns or turn == 0:
                 for later in reversed(self.compactions[i:]):
                     self.history[:] = later.restore(self.history)
                 self.context.replace_updates(ContextHistoryUpdates.from_json(point.updates))
                 del self.compactions[i:]
-                return
+                return True
+        return False
 
     # ----- rollback -------------------------------------------------------------------------
     def rollback(self, turn: int) -> None:

@@ -66,6 +66,10 @@ class SessionFiles:
     def _save_history(self) -> None:
         self._write(lambda st: st.save_history(self.history))
 
+    def _save_history_and_meta(self, store: SessionStore) -> None:
+        store.save_history(self.history)
+        self._save_meta(store)
+
     def _save_context_and_meta(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
         self._save_meta(store)
