@@ -69,6 +69,7 @@ class Session(SessionFiles):
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._undo_prompt: tuple[int, int | None] | None = None
+        self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
         if task_dir is not None:
@@ -199,9 +200,11 @@ class Session(SessionFiles):
         self.last_ts = max(int(time.time() * 1000), self.last_ts + 1)
         return self.last_ts
 
-    def begin_turn(self, prompt_blocks: list[ContentBlock]) -> int:
-        """Start a turn with the user's prompt; returns its number."""
+    def begin_turn(self, prompt_blocks: list[ContentBlock], *, notes: str | None = None) -> int:
+        """Start a turn with the user's prompt; returns its number. ``notes``: the agent's notes file
+        as the turn begins (None: the session has none), kept in the turn's mark for rollback."""
         self.turn += 1
+        self._turn_notes = notes
         if self.turn == 1 and not self.history:
             self._write(self._save_context_and_meta)
         last = self.history[-1] if self.history else None
@@ -326,9 +329,12 @@ class Session(SessionFiles):
         """Mark where the session stands at the end of ``turn`` (what rollback restores) and save."""
         last_blocks = len(blocks(self.history[-1])) if self.history else None
         self.marks = [m for m in self.marks if m.turn < turn]
+        # Only notes that changed: session.json is rewritten at every turn's end, and the notes may
+        # be up to 100,000 characters.
+        notes = self._turn_notes if self._turn_notes != _kept_notes(self.marks) else None
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=self.previous_usage,
-                                   last_blocks=last_blocks))
+                                   last_blocks=last_blocks, notes=notes))
         self._write(self._save_meta_and_events)
 
     def save_events(self) -> None:
@@ -392,6 +398,17 @@ class Session(SessionFiles):
         self._undo_prompt = None
         self._write(self._save_after_rollback)
 
+    def notes_before(self, turn: int) -> str | None:
+        """The agent's notes file as it stood before the turns after ``turn`` ran: what
+        :meth:`QueryEngine.rollback` writes back before rolling back to ``turn``. None when there
+        is nothing to restore (no later turn ran with the notes on, or its mark was never written:
+        a process killed during it). Raises ``ValueError`` for a turn there is no rolling back to."""
+        self._mark(turn)
+        following = [m for m in self.marks if m.turn > turn]
+        if not following or following[0].turn != turn + 1:
+            return None
+        return _kept_notes([m for m in self.marks if m.turn <= turn + 1])
+
     def _mark(self, turn: int) -> TurnMark:
         if turn == 0:
             return TurnMark(turn=0, history_len=0, deleted_range=None, ts=0, records_len=0)
@@ -400,3 +417,8 @@ class Session(SessionFiles):
             known = ", ".join(str(m.turn) for m in self.marks) or "none"
             raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
         return found[0]
+
+
+def _kept_notes(marks: Sequence[TurnMark]) -> str | None:
+    """The notes as the last of ``marks`` began: the newest text kept (see :attr:`TurnMark.notes`)."""
+    return next((m.notes for m in reversed(marks) if m.notes is not None), None)
