@@ -1,8 +1,9 @@
 """Server-side context management in the simulated API, from Anthropic's documentation: the
-``context_management`` edits ``clear_tool_uses_20250919`` and ``compact_20260112`` applied to what
-the model sees, ``applied_edits`` reported in the final ``message_delta``, the ``compaction``
-block (signed: it must come back verbatim), its iterations in ``usage``, and the 400s for a
-missing beta header, a changed compaction block and a model that does not take an edit.
+``context_management`` edits ``clear_tool_uses_20250919`` (with ``clear_tool_inputs``) and
+``compact_20260112`` applied to what the model sees, ``applied_edits`` reported in the final
+``message_delta``, the ``compaction`` block (signed: it must come back verbatim), its iterations
+in ``usage``, and the 400s for a missing beta header, a changed compaction block, a model that
+does not take an edit and a ``clear_tool_inputs`` that is neither a bool nor a list of names.
 
 The server's view of a conversation holding a compaction block starts at that block: what came
 before it is replaced by its summary (the API drops it). ``clear_thinking_20251015`` is accepted
@@ -64,6 +65,12 @@ def check(body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
             raise _bad(f"{what} requires the beta header `anthropic-beta: {beta}`")
     for kind in unsupported_edits(str(body.get("model", "")), managed):
         raise _bad(f"context_management: the edit `{kind}` is not supported for model {body.get('model')}")
+    for k, edit in enumerate((managed or {}).get("edits") or ()):
+        which = edit.get("clear_tool_inputs") if isinstance(edit, Mapping) else None
+        if which is not None and not isinstance(which, bool) and not (
+                isinstance(which, list) and all(isinstance(t, str) for t in which)):
+            raise _bad(f"context_management.edits.{k}.clear_tool_inputs: Input should be a valid boolean "
+                       "or a list of tool names")
     for i, message in enumerate(body.get("messages") or []):
         for j, block in enumerate(_blocks(message)):
             if block.get("type") == "compaction" and block.get("content") is not None:
@@ -120,11 +127,30 @@ def _clear_tool_uses(managed: Managed, edit: Mapping[str, Any], count: Count) ->
     edited = [dict(m, content=list(_blocks(m))) if isinstance(m.get("content"), list) else m for m in managed.messages]
     for i, j in clear:
         edited[i]["content"][j] = {**edited[i]["content"][j], "content": CLEARED_PLACEHOLDER}
+    _clear_inputs(edited, {str(edited[i]["content"][j].get("tool_use_id")) for i, j in clear},
+                  edit.get("clear_tool_inputs"), names)
     cleared = before - count(edited)
     if clear and cleared >= least:
         managed.messages = edited
         managed.applied.append({"type": CLEAR_TOOL_USES, "cleared_input_tokens": cleared,
                                 "cleared_tool_uses": len(clear)})
+
+
+def _clear_inputs(messages: list[dict[str, Any]], cleared: set[str], which: Any, names: Mapping[str, str]) -> None:
+    """``clear_tool_inputs``: the cleared tool uses' inputs go too (``True``), or only those of the
+    listed tools. The documentation says the tool call parameters are cleared and the call stays
+    visible; what it leaves in their place is not documented, so the simulator leaves an empty
+    object (the one ``input`` the API accepts for any tool)."""
+    if not which:
+        return
+    tools = None if which is True else set(which)
+    for message in messages:
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for j, block in enumerate(message["content"]):
+            uid = str(block.get("id"))
+            if block.get("type") == "tool_use" and uid in cleared and (tools is None or names.get(uid) in tools):
+                message["content"][j] = {**block, "input": {}}
 
 
 def _compact(managed: Managed, edit: Mapping[str, Any], count: Count) -> None:
