@@ -28,6 +28,7 @@ from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
+from .turn_notes import notes_before, notes_to_keep
 
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
@@ -329,9 +330,7 @@ class Session(SessionFiles):
         """Mark where the session stands at the end of ``turn`` (what rollback restores) and save."""
         last_blocks = len(blocks(self.history[-1])) if self.history else None
         self.marks = [m for m in self.marks if m.turn < turn]
-        # Only notes that changed: session.json is rewritten at every turn's end, and the notes may
-        # be up to 100,000 characters.
-        notes = self._turn_notes if self._turn_notes != _kept_notes(self.marks) else None
+        notes = notes_to_keep(self.marks, self._turn_notes)  # only notes that changed: see turn_notes
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=self.previous_usage,
                                    last_blocks=last_blocks, notes=notes))
@@ -404,10 +403,7 @@ class Session(SessionFiles):
         is nothing to restore (no later turn ran with the notes on, or its mark was never written:
         a process killed during it). Raises ``ValueError`` for a turn there is no rolling back to."""
         self._mark(turn)
-        following = [m for m in self.marks if m.turn > turn]
-        if not following or following[0].turn != turn + 1:
-            return None
-        return _kept_notes([m for m in self.marks if m.turn <= turn + 1])
+        return notes_before(self.marks, turn)
 
     def _mark(self, turn: int) -> TurnMark:
         if turn == 0:
@@ -417,8 +413,3 @@ class Session(SessionFiles):
             known = ", ".join(str(m.turn) for m in self.marks) or "none"
             raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
         return found[0]
-
-
-def _kept_notes(marks: Sequence[TurnMark]) -> str | None:
-    """The notes as the last of ``marks`` began: the newest text kept (see :attr:`TurnMark.notes`)."""
-    return next((m.notes for m in reversed(marks) if m.notes is not None), None)
