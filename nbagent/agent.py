@@ -270,8 +270,9 @@ class Agent:
         self.engine.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (0 empties it). ``totals.spent_usd`` is not
-        lowered: the requests rolled back were billed (``totals.cost_usd`` is the history's).
+        """Return the session to the end of ``turn`` (0 empties it), the notes file included.
+        ``totals.spent_usd`` is not lowered: the requests rolled back were billed (``totals.cost_usd``
+        is the history's).
         Raises :class:`RunInProgressError` during a run (see :meth:`QueryEngine.rollback`)."""
         self.engine.rollback(turn)
 
@@ -338,6 +339,11 @@ class Agent:
     def allowed_always(self) -> frozenset[str]:
         """Tools the user allowed "always" in this session."""
         return self.engine.gate.allowed_always
+
+    @property
+    def notes(self) -> str:
+        """The agent's notes file as it stands ('' when there are none; the ``notes`` setting)."""
+        return self.engine.notes
 
     @property
     def running_prompt(self) -> str | None:

@@ -89,6 +89,7 @@ def status(magics: Any, args: Namespace) -> None:
     print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     print(f"policy       {agent.config.context} ({' → '.join(agent.config.context.layers)})")
+    print(f"notes        {notes_line(agent)}")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
     always = sorted(agent.allowed_always | set(agent.config.allow))
@@ -98,6 +99,16 @@ def status(magics: Any, args: Namespace) -> None:
         print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
     print(f"notebook     {notebook_line(magics)}")
+
+
+def notes_line(agent: Any) -> str:
+    """The notes setting: off, or its bound and how much of it the file holds now."""
+    bound = agent.config.notes
+    if not bound:
+        return "off (%%agent --notes CHARS or AgentMagics.notes turns them on)"
+    folder = agent.session.task_dir
+    where = f"{folder}/notes.md" if folder is not None else "in memory"
+    return f"on, bound {bound:,} characters; {len(agent.notes):,} used ({where})"
 
 
 def notebook_line(magics: Any) -> str:

@@ -81,6 +81,8 @@ class AgentMagics(Magics):
                      help="output_config.effort (low/medium/high/xhigh/max, as the model takes).").tag(config=True)
     context = Unicode(DEFAULT_POLICY, help="Context policy: a preset (layered, cline, summary, server, all) or "
                       "LAYER[:key=value]+LAYER with layers mask, edit, summary, compact, truncate.").tag(config=True)
+    notes = Int(0, help="The agent's notes file (notes.md in the task folder, read at the start of each turn): "
+                "its bound in characters; 0 is off.").tag(config=True)
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
@@ -110,6 +112,11 @@ class AgentMagics(Magics):
     def _within_admin_policy(self, proposal: Any) -> Any:
         """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
         return admin_traits.checked(proposal["trait"].name, proposal["value"])
+
+    @validate("notes")
+    def _valid_notes(self, proposal: Any) -> Any:
+        """``%config AgentMagics.notes = -1`` fails at once with the range (as ``--notes`` does)."""
+        return settings.checked_notes(proposal["value"])
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -143,7 +150,7 @@ class AgentMagics(Magics):
             session_token_budget=self.session_token_budget,
             context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
             cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
-            server_tools=("web_search",) if self.web_search else (), context=self.context)
+            server_tools=("web_search",) if self.web_search else (), context=self.context, notes=self.notes)
         provider = changes.pop("provider", None) or self.provider
         endpoint = endpoint_for(self, changes.pop("endpoint", None), provider)
         if endpoint is not None and endpoint.model and changes.get("model") is None:
@@ -193,6 +200,7 @@ class AgentMagics(Magics):
     def _session_for(self, args: Any) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
         changes = {"model": args.model, "context_window": args.window, "effort": args.effort, "context": args.context,
+                   "notes": args.notes,
                    "max_session_budget_usd": args.max_session_budget, "session_token_budget": args.session_token_budget,
                    "server_tools": ("web_search",) if args.web_search else None, "permission_mode": args.permissions}
         current = self.current
@@ -202,7 +210,7 @@ class AgentMagics(Magics):
         if args.new or current is None or switch:
             return self.new_session(provider=provider, endpoint=args.endpoint, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
-        if changes:  # --model / --window / --effort / --context / --web-search / --max-session-budget hold for later prompts
+        if changes:  # --model / --window / --effort / --context / --notes / --web-search / … hold for later prompts
             current.agent.reconfigure(**changes)
         return current
 

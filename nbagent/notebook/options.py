@@ -61,6 +61,16 @@ def context_policy(text: str) -> str:
     return text
 
 
+def notes_chars(text: str) -> int:
+    """``--notes``: the notes file's bound in characters (0 is off)."""
+    from ..engine.contracts.config import check_notes_bound
+
+    try:
+        return check_notes_bound(int(_number(text, int)))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; e.g. --notes 4000") from None
+
+
 def request_count(text: str) -> int:
     """``--max-requests``: at least one request."""
     value = int(_number(text, int))
@@ -100,6 +110,9 @@ CELL_OPTIONS = [
     argument("--context", type=context_policy, default=None, metavar="POLICY",
              help="Context policy: layered (default), cline, summary, server, all, or LAYER[:key=value]+LAYER "
                   "(layers mask, edit, summary, compact, truncate)."),
+    argument("--notes", type=notes_chars, default=None, metavar="CHARS",
+             help="This and later prompts: give the agent a notes file (notes.md in the task folder) bounded to "
+                  "CHARS characters, read at the start of each turn; 0 turns it off."),
     argument("--effort", default=None, help="Effort level: low, medium, high, xhigh or max (as the model takes)."),
     argument("--web-search", action="store_true", help="Offer Anthropic's web search tool (billed per search)."),
     argument("--insert-code", action="store_true",
@@ -129,4 +142,4 @@ def cell_options(name: str) -> Callable[[F], F]:
 
 
 __all__ = ["CELL_OPTIONS", "MAX_WINDOW", "MIN_WINDOW", "budget_usd", "cell_options", "request_count",
-           "turn_number", "window_tokens", "context_policy"]
+           "turn_number", "window_tokens", "context_policy", "notes_chars"]

@@ -20,7 +20,7 @@ LIVE: dict[str, str] = {
     "model": "model", "max_requests": "max_requests", "max_budget": "max_budget_usd",
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
-    "token_budget": "token_budget", "session_token_budget": "session_token_budget",
+    "notes": "notes", "token_budget": "token_budget", "session_token_budget": "session_token_budget",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
@@ -31,10 +31,22 @@ NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
 PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells"})
 
 SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
-         "session_token_budget", "context_window", "context", "effort",
+         "session_token_budget", "context_window", "context", "notes", "effort",
          "web_search", "allow", "insert_code", "cells", "record", "task_root", "shell_tool", "tokens_per_second",
          "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
+
+
+def checked_notes(value: Any) -> int:
+    """The ``notes`` trait's value, or a ``TraitError`` naming the range (the session's own check)."""
+    from traitlets import TraitError
+
+    from ..engine.contracts.config import check_notes_bound
+
+    try:
+        return check_notes_bound(value)
+    except ValueError as exc:
+        raise TraitError(str(exc)) from None
 
 
 def session_value(name: str, value: Any, config: Any) -> Any:
@@ -127,4 +139,5 @@ def config_lines(magics: Any) -> list[str]:
     return lines
 
 
-__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "config_lines", "endpoint_for", "session_value"]
+__all__ = ["LIVE", "NEW_SESSIONS_ONLY", "PER_PROMPT", "apply_change", "checked_notes", "config_lines", "endpoint_for",
+           "session_value"]

@@ -117,6 +117,17 @@ def test_rollback_reset_save_and_load(ip, tmp_path):
     assert session().turn == 2 and history_problems(session().agent.history) == []
 
 
+def test_agent_rollback_restores_the_notes_file(ip):
+    run(ip, "%%agent --notes 500\nWhat is 1 + 1?")
+    notes_md = session().agent.session.task_dir / "notes.md"
+    for text, prompt in (("first", "What is 2 + 2?"), ("second", "What is 3 + 3?")):
+        notes_md.write_text(text)  # as the agent's notes tool leaves them between two turns
+        run(ip, f"%%agent\n{prompt}")
+    assert "rolled back to the end of turn 1" in run(ip, "%agent rollback 1")
+    assert notes_md.read_text() == "first"  # as turn 2 began
+    assert "notes        on, bound 500 characters; 5 used" in run(ip, "%agent status")
+
+
 def test_chat_mode_makes_plain_cells_prompts(ip):
     assert "chat mode" in run(ip, "%agent mode chat")
     out = run(ip, "What is 9 * 9?")
@@ -368,6 +379,9 @@ def test_agent_fix_without_a_failed_cell_is_a_usage_error(ip):
     ("--window 10", "between 2,000 and 10,000,000 tokens"),
     ("--max-requests 0", "at least 1"),
     ("--max-turns abc", "invalid int value: 'abc'"),
+    ("--notes -1", "0 (off) to 100,000, got -1"),
+    ("--notes 200000", "0 (off) to 100,000, got 200000"),
+    ("--notes many", "invalid int value: 'many'"),
 ])
 def test_out_of_range_options_are_refused_with_the_allowed_range(ip, option, expected):
     before = len(session().agent.history)

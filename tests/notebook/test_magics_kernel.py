@@ -204,7 +204,7 @@ def test_a_bad_option_in_the_first_cell_gets_an_error_reply(kernel_name, tmp_pat
     try:
         if kernel_name == "python3":
             d.wait_done(d.execute("%load_ext nbagent"), 60)
-        for line in ("--max-turns abc", "--bogus"):
+        for line in ("--max-turns abc", "--bogus", "--notes -1"):
             run = d.execute(f"%%agent {line}\nhello")
             d.wait_done(run, 5)
             assert run.status == "error" and run.reply["content"]["ename"] == "UsageError"

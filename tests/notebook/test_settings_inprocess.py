@@ -14,6 +14,12 @@ def _models_sent(s: Any) -> list[str]:
     return [r.body["model"] for r in s.agent.simulated_api.requests if r.path.endswith("/v1/messages")]
 
 
+def _tools_sent(s: Any) -> list[str]:
+    """The tools offered by the last request."""
+    last = [r for r in s.agent.simulated_api.requests if r.path.endswith("/v1/messages")][-1]
+    return [t["name"] for t in last.body.get("tools", [])]
+
+
 def test_config_model_between_two_cells_is_the_model_of_the_next_request(ip):  # noqa: F811
     run(ip, "%%agent\nWhat is 2 * 3?")
     assert set(_models_sent(session())) == {"claude-sonnet-5-5"}
@@ -47,6 +53,34 @@ def test_every_live_setting_reaches_the_running_session(ip):  # noqa: F811
                         ("permission_mode", "default"), ("allow", [])]:
         setattr(magics, name, value)
     assert "web_search" not in session().agent.config.server_tools
+
+
+def test_notes_option_turns_the_notes_file_on_and_status_shows_it(ip):  # noqa: F811
+    assert "notes        off" in run(ip, "%agent status")
+    run(ip, "%%agent --notes 3000\nWhat is 2 * 5?")
+    agent = session().agent
+    assert agent.config.notes == 3000 and "notes" in _tools_sent(session())
+    assert "notes        on, bound 3,000 characters; 0 used" in run(ip, "%agent status")
+    run(ip, "%%agent\nWhat is 2 * 6?")  # holds for later prompts, like --context
+    assert session().agent.config.notes == 3000
+    run(ip, "%%agent --notes 0\nWhat is 2 * 7?")
+    assert session().agent.config.notes == 0 and "notes" not in _tools_sent(session())
+
+
+def test_config_notes_reaches_the_session_and_a_bad_bound_fails_at_once(ip, caplog):  # noqa: F811
+    magics = magics_mod.active_magics()
+    run(ip, "%config AgentMagics.notes = 1500")
+    try:
+        assert session().agent.config.notes == 1500
+        assert "AgentMagics.notes = 1500" in run(ip, "%agent config")
+        ip.run_cell("%config AgentMagics.notes = -5")  # %config reports the TraitError as an error line
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert any("0 (off) to 100,000, got -5" in e for e in errors), errors
+        assert magics.notes == 1500 and session().agent.config.notes == 1500  # unchanged
+        assert magics.new_session().agent.config.notes == 1500  # and new sessions start with it
+    finally:
+        magics.notes = 0
+    assert session().agent.config.notes == 0
 
 
 def test_a_setting_for_new_sessions_says_so_once_and_agent_config_marks_it(ip):  # noqa: F811

@@ -14,6 +14,7 @@ import httpx2
 
 from nbagent.engine.api_facts.context_edits import COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA
 from nbagent.engine.api_facts.cost import Usage
+from nbagent.engine.contracts.context_policy import ContextPolicy
 from nbagent.engine.contracts.provider import MessageComplete, ModelRequest
 from nbagent.providers.anthropic import AnthropicProvider
 
@@ -142,3 +143,15 @@ async def test_the_mask_layers_anchors_go_out_as_one_hour_breakpoints_and_one_ho
     assert body["system"] == [{"type": "text", "text": "sys", "cache_control": one_hour}]
     assert "anthropic-beta" not in headers  # the one-hour TTL needs no beta header
     assert done.usage.cache_creation_1h == 2_000 and done.usage.cache_creation_input_tokens == 9_000
+
+
+async def test_the_edit_layers_clear_tool_inputs_is_on_the_wire_as_the_policy_built_it() -> None:
+    for spec, expected in (("edit:inputs=1", True), ("edit:inputs=python,read_file", ["python", "read_file"])):
+        fake = Fake(stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "ok"}]], "end_turn"))
+        edits = ContextPolicy.parse(spec).server_edits(thinks=False)
+        await fake.complete(ModelRequest(model=MODEL, messages=REQUEST.messages, system=None, tools=(),
+                                         max_tokens=200, context_management=edits))
+        _, headers, sent = fake.requests[0]
+        assert headers["anthropic-beta"] == CONTEXT_MANAGEMENT_BETA
+        assert sent["context_management"]["edits"][0]["clear_tool_inputs"] == expected
+        assert sent["context_management"] == edits

@@ -7,6 +7,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 
+from nbagent.engine.contracts.errors import ApiError
 from nbagent.engine.contracts.provider import MessageComplete, ModelRequest
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply
@@ -84,3 +85,51 @@ async def test_a_model_without_server_compaction_answers_400() -> None:
     api = SimulatedAPI(responder=[text_reply("x")], thinks_by_default=False)
     with pytest.raises(Exception, match="not supported for model claude-sonnet-4-5"):
         await send(api, conversation(1), COMPACT, model="claude-sonnet-4-5")
+
+
+def seen_by_model(api: SimulatedAPI) -> list[dict]:
+    """The responder of ``api`` keeps the messages the model saw after the server's edits."""
+    seen: list[dict] = []
+
+    def reply(body: dict) -> object:
+        seen[:] = body["messages"]
+        return text_reply("ok")
+
+    api.responder = reply
+    return seen
+
+
+def inputs_seen(messages: list[dict]) -> list[object]:
+    return [b["input"] for m in messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+
+
+def with_inputs(which: object) -> dict:
+    return {"edits": [{**CLEAR["edits"][0], "clear_tool_inputs": which}]}
+
+
+async def test_clear_tool_inputs_also_clears_the_cleared_tool_uses_inputs() -> None:
+    api = SimulatedAPI(responder=[text_reply("ok")], thinks_by_default=False)
+    seen = seen_by_model(api)
+    results_only = await send(api, conversation(8), CLEAR)
+    assert inputs_seen(seen) == [{"code": f"print({i})"} for i in range(8)]  # the default keeps the calls whole
+    done = await send(api, conversation(8), with_inputs(True))
+    assert inputs_seen(seen) == [{}] * 6 + [{"code": "print(6)"}, {"code": "print(7)"}]  # the kept 2 stay whole
+    assert [m["content"][0]["id"] for m in seen if m["role"] == "assistant"] == [f"toolu_{i}" for i in range(8)]
+    assert done.applied_edits[0]["cleared_tool_uses"] == 6
+    assert done.applied_edits[0]["cleared_input_tokens"] > results_only.applied_edits[0]["cleared_input_tokens"]
+
+
+async def test_clear_tool_inputs_with_names_clears_only_those_tools_inputs() -> None:
+    api = SimulatedAPI(responder=[text_reply("ok")], thinks_by_default=False)
+    seen = seen_by_model(api)
+    await send(api, conversation(8), with_inputs(["read_file"]))
+    assert inputs_seen(seen) == [{"code": f"print({i})"} for i in range(8)]  # python's inputs are not listed
+    await send(api, conversation(8), with_inputs(["python"]))
+    assert inputs_seen(seen)[:6] == [{}] * 6
+
+
+async def test_a_clear_tool_inputs_that_is_no_bool_or_list_is_refused() -> None:
+    api = SimulatedAPI(responder=[text_reply("ok")], thinks_by_default=False)
+    with pytest.raises(ApiError, match="clear_tool_inputs: Input should be a valid boolean") as caught:
+        await send(api, conversation(2), with_inputs("python"))
+    assert caught.value.status == 400

@@ -11,7 +11,8 @@ summarises exactly what the simulator would. The rules follow Anthropic's docume
 compaction block starts at that block (what came before it is replaced by its summary);
 ``clear_tool_uses`` acts once the input reaches ``trigger``, keeps the newest ``keep`` tool
 results and tools in ``exclude_tools``, and applies only when it clears at least
-``clear_at_least`` tokens; ``clear_thinking_20251015`` is accepted and reports nothing cleared
+``clear_at_least`` tokens, and with ``clear_tool_inputs`` empties the cleared calls' inputs too;
+``clear_thinking_20251015`` is accepted and reports nothing cleared
 (the simulator keeps no thinking between turns). Token counts come from the caller's ``count``.
 """
 
@@ -106,11 +107,30 @@ def _clear_tool_uses(managed: Managed, edit: Mapping[str, Any], count: Count) ->
               for m in managed.messages]
     for i, j in clear:
         edited[i]["content"][j] = {**edited[i]["content"][j], "content": CLEARED_PLACEHOLDER}
+    _clear_inputs(edited, {str(edited[i]["content"][j].get("tool_use_id")) for i, j in clear},
+                  edit.get("clear_tool_inputs"), names)
     cleared = before - count(edited)
     if clear and cleared >= least:
         managed.messages = edited
         managed.applied.append({"type": CLEAR_TOOL_USES, "cleared_input_tokens": cleared,
                                 "cleared_tool_uses": len(clear)})
+
+
+def _clear_inputs(messages: list[dict[str, Any]], cleared: set[str], which: Any, names: Mapping[str, str]) -> None:
+    """``clear_tool_inputs``: the cleared tool uses' inputs go too (``True``), or only those of the
+    listed tools. The documentation says the tool call parameters are cleared and the call stays
+    visible; what it leaves in their place is not documented, so the simulator leaves an empty
+    object (the one ``input`` the API accepts for any tool)."""
+    if not which:
+        return
+    tools = None if which is True else set(which)
+    for message in messages:
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for j, block in enumerate(message["content"]):
+            uid = str(block.get("id"))
+            if block.get("type") == "tool_use" and uid in cleared and (tools is None or names.get(uid) in tools):
+                message["content"][j] = {**block, "input": {}}
 
 
 def summary_of(messages: Sequence[Mapping[str, Any]]) -> str:

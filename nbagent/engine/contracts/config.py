@@ -164,9 +164,7 @@ class SessionConfig:
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
                              f"got {self.permission_mode!r}")
-        if not 0 <= self.notes <= MAX_NOTES_CHARS:
-            raise ValueError(f"notes is the notes file's bound in characters: 0 (off) to {MAX_NOTES_CHARS:,}, "
-                             f"got {self.notes!r}")
+        check_notes_bound(self.notes)
         if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
             raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
         for name in ("max_budget_usd", "max_session_budget_usd"):
@@ -221,6 +219,15 @@ def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,
     return (f"nbagent has no prices for model {model!r}, so a dollar budget cannot be enforced on it. "
             "Use a token budget instead (--token-budget / --session-token-budget, token_budget= / "
             "session_token_budget=), or add the model's prices to the model table (prices={...}, see docs/models.md)")
+
+
+def check_notes_bound(value: Any) -> int:
+    """``value`` if it is a bound the notes file takes (0, off, to :data:`MAX_NOTES_CHARS`), else a
+    ``ValueError`` naming the range: one message for ``SessionConfig(notes=)``, ``--notes`` and the trait."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NOTES_CHARS:
+        raise ValueError(f"notes is the notes file's bound in characters: 0 (off) to {MAX_NOTES_CHARS:,}, "
+                         f"got {value!r}")
+    return value
 
 
 def setting_names() -> list[str]:

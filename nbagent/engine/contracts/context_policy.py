@@ -7,7 +7,9 @@ Layers, cheapest first (the order they act in; truncation is always last and alw
               ``exclude`` stay, and it acts only when it clears at least ``clear`` tokens at once
               (clearing breaks the prompt cache from the first cleared block on, so it must pay).
 ``edit``      server-side context editing (``clear_tool_uses_20250919``, ``clear_thinking_20251015``
-              first when the model thinks), on models that take it.
+              first when the model thinks), on models that take it; ``inputs=1`` also clears the
+              cleared tool uses' inputs (``clear_tool_inputs``), ``inputs=python,read_file`` only
+              those tools' inputs, ``inputs=0`` (the API's default) none.
 ``summary``   summary compaction: one summary request once the previous request came within
               ``headroom`` tokens of the room left for output; after ``failures`` failures in a
               row it is switched off for the session (a circuit breaker).
@@ -76,6 +78,9 @@ class LayerOptions:
     edit_trigger: int = DEFAULT_CLEAR_TRIGGER
     edit_keep: int = DEFAULT_CLEAR_KEEP
     edit_clear: int = 20_000
+    edit_inputs: bool | tuple[str, ...] = False
+    """edit: ``clear_tool_inputs``: also clear the inputs of the tool uses it clears (True), only
+    those of these tools (names), or none (False, the API's default: not sent)."""
     headroom: int = 13_000
     """summary: summarise once the previous request reached window − max_tokens − headroom (Claude
     Code's rule, about 83% of a 200k window)."""
@@ -88,7 +93,8 @@ class LayerOptions:
 
 _KEYS: dict[str, dict[str, str]] = {
     "mask": {"keep": "keep", "clear": "clear", "trigger": "trigger", "exclude": "exclude"},
-    "edit": {"trigger": "edit_trigger", "keep": "edit_keep", "clear": "edit_clear", "exclude": "exclude"},
+    "edit": {"trigger": "edit_trigger", "keep": "edit_keep", "clear": "edit_clear", "exclude": "exclude",
+             "inputs": "edit_inputs"},
     "summary": {"headroom": "headroom", "tokens": "summary_tokens", "failures": "failures"},
     "compact": {"trigger": "compact_trigger"},
     "truncate": {},
@@ -148,6 +154,10 @@ class ContextPolicy:
                 "clear_at_least": {"type": "input_tokens", "value": o.edit_clear}}
             if o.exclude:
                 clear["exclude_tools"] = list(o.exclude)
+            if o.edit_inputs is True:
+                clear["clear_tool_inputs"] = True
+            elif o.edit_inputs:  # False is the API's default: left out, so requests stay as before
+                clear["clear_tool_inputs"] = list(o.edit_inputs)
             edits.append(clear)
         if self.has("compact"):
             edits.append({"type": COMPACT, "trigger": {"type": "input_tokens", "value": o.compact_trigger}})
@@ -166,11 +176,25 @@ def _options(layer: str, pairs: list[str]) -> Mapping[str, Any]:
         if target == "exclude":
             out[target] = tuple(t for t in value.split(",") if t)  # "exclude=python" or several
             continue
+        if target == "edit_inputs":
+            out[target] = _inputs(value)
+            continue
         try:
             out[target] = int(value.replace("_", "").replace("k", "000"))
         except ValueError:
             raise ContextPolicyError(f"{layer}:{key} must be a whole number, got {value!r}") from None
     return out
+
+
+def _inputs(value: str) -> bool | tuple[str, ...]:
+    """``edit:inputs=``: 1 (every cleared tool use's input), 0 (none) or tool names."""
+    if value in ("0", "1"):
+        return value == "1"
+    names = tuple(t for t in value.split(",") if t)
+    if not names:
+        raise ContextPolicyError("edit:inputs takes 1 (clear the cleared tool uses' inputs too), 0 (keep them) "
+                                 f"or tool names such as inputs=python,read_file; got {value!r}")
+    return names
 
 
 def _checked(o: LayerOptions) -> LayerOptions:

@@ -8,8 +8,13 @@ chose to keep survives masking, truncation and summaries, which only touch the c
 Off by default: what it is worth depends on what a model chooses to note, which an offline replay
 cannot measure, while its cost is certain (the tool's definition in every request, the notes in
 every prompt). The file is bounded: a write that would pass the bound is refused whole, with the
-sizes, so the agent shortens its notes instead of losing their end. Like any file the agent
-writes, a rollback does not undo it; the prompts of past turns keep the notes as they were then.
+sizes, so the agent shortens its notes instead of losing their end.
+
+A rollback undoes the notes with the rest of the session: each turn's mark (``session.json``)
+keeps the notes as the turn began (only when they changed since the last mark that kept them), and
+:meth:`QueryEngine.rollback` writes back, atomically and before anything else changes, the notes as
+they stood before the rolled-back turns ran, also in a session resumed from its folder. Only a
+turn whose process was killed before its end leaves no mark, so a rollback past it keeps the file.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from ..contracts.errors import NbAgentError
 from ..contracts.messages import ContentBlock, TextBlockParam
 from ..contracts.tool_api import Tool, ToolContext, ToolOutput
 from ..disk.persist import atomic_write_text
@@ -89,6 +95,14 @@ class NotesTool(Tool):
         return ToolOutput(content=f"Notes saved ({len(new):,} of {self.limit:,} characters).")
 
 
+class NotesNotRestoredError(NbAgentError):
+    """A rollback could not write the notes file back; nothing was rolled back."""
+
+    def __init__(self, path: Path | None, exc: OSError) -> None:
+        super().__init__(f"Not rolled back: the notes file {path} could not be restored ({exc}). Nothing changed; "
+                         "make the task folder writable and roll back again.")
+
+
 class SessionNotes:
     """A session's notes, made on first use once the setting is on (in its task folder, or in memory)."""
 
@@ -104,20 +118,41 @@ class SessionNotes:
             self._file = NotesFile(self._session.task_dir)
         return self._file
 
+    def current(self) -> str | None:
+        """The notes as they stand, whatever the setting now (None: this session has none: never
+        on, and no ``notes.md`` in its folder). What a turn's mark keeps for rollback."""
+        if self._file is None:
+            folder = self._session.task_dir
+            if folder is None or read_regular(folder / NOTES_FILE) is None:
+                return None
+            self._file = NotesFile(folder)
+        return self._file.read()
+
+    def restore(self, text: str) -> None:
+        """Write the notes back as ``text`` (a rollback); :class:`NotesNotRestoredError` if that fails."""
+        if self._file is None:
+            self._file = NotesFile(self._session.task_dir)
+        if self._file.read() == text:
+            return
+        try:
+            self._file.write(text)
+        except OSError as exc:
+            raise NotesNotRestoredError(self._file.path, exc) from None
+
     def tool(self, limit: int) -> NotesTool | None:
         """The ``notes`` tool to offer (None while off)."""
         notes = self.file(limit)
         return NotesTool(notes, limit) if notes is not None else None
 
 
-def notes_blocks(notes: NotesFile | None, limit: int) -> list[ContentBlock]:
-    """The notes for a new prompt (none when off or empty), cut to ``limit`` characters should the
-    file have grown past it outside the tool."""
-    text = notes.read() if notes is not None and limit > 0 else ""
+def notes_blocks(text: str | None, limit: int) -> list[ContentBlock]:
+    """The notes (``text``, as read at the turn's start) for a new prompt: none when off or empty,
+    cut to ``limit`` characters should the file have grown past it outside the tool."""
+    text = text if text is not None and limit > 0 else ""
     if len(text) > limit:
         text = text[:limit] + f"\n[… the notes file is longer than its bound of {limit:,} characters; the rest is not shown]"
     return [TextBlockParam(type="text", text=f"{NOTES_HEADER}\n{text}")] if text.strip() else []
 
 
-__all__ = ["NOTES_FILE", "NOTES_HEADER", "NOTES_TOOL", "NotesFile", "NotesInput", "NotesTool", "SessionNotes",
-           "notes_blocks"]
+__all__ = ["NOTES_FILE", "NOTES_HEADER", "NOTES_TOOL", "NotesFile", "NotesInput", "NotesNotRestoredError", "NotesTool",
+           "SessionNotes", "notes_blocks"]

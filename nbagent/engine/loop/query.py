@@ -133,6 +133,11 @@ class QueryEngine:
         return context_window_for(config.model, config.context_window, config.prices, config.known_windows)
 
     @property
+    def notes(self) -> str:
+        """The agent's notes file as it stands ('' when there are none; see :mod:`.notes`)."""
+        return self._notes.current() or ""
+
+    @property
     def running_prompt(self) -> str | None:
         """The prompt of the run in progress (shortened), or None."""
         return self._running_prompt
@@ -159,12 +164,16 @@ class QueryEngine:
             run.retry_now()
 
     def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (not while a run is in progress).
+        """Return the session to the end of ``turn`` (not while a run is in progress), the agent's
+        notes file included (as it stood before the later turns ran; see :mod:`.notes`).
 
         The one rollback: :meth:`Agent.rollback`, the notebook's ``session().rollback`` and
         ``%agent rollback`` call it; :meth:`Session.rollback` is the state change it makes."""
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
+        notes = self.session.notes_before(turn)  # checks the turn first: a bad one changes nothing
+        if notes is not None:  # written first: if it fails, nothing is rolled back
+            self._notes.restore(notes)
         self.session.rollback(turn)
         self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
 
@@ -219,8 +228,9 @@ class QueryEngine:
             return
         run = self._request_run(control, asker)
         facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
-        notes = notes_blocks(self._notes.file(self._config.notes), self._config.notes)  # as the agent left them
-        turn = session.begin_turn(new_blocks + facts + notes)
+        self._notes.file(self._config.notes)  # made on first use once the setting is on
+        notes = self._notes.current()  # as the agent left them (kept in the turn's mark for rollback)
+        turn = session.begin_turn(new_blocks + facts + notes_blocks(notes, self._config.notes), notes=notes)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()

@@ -28,6 +28,7 @@ from .session_files import SessionFiles
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
+from .turn_notes import notes_before, notes_to_keep
 
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
@@ -69,6 +70,7 @@ class Session(SessionFiles):
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._undo_prompt: tuple[int, int | None] | None = None
+        self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)
         self._store: SessionStore | None = None
         self._lock: FolderLock | None = None
         if task_dir is not None:
@@ -202,9 +204,11 @@ class Session(SessionFiles):
         self.last_ts = max(int(time.time() * 1000), self.last_ts + 1)
         return self.last_ts
 
-    def begin_turn(self, prompt_blocks: list[ContentBlock]) -> int:
-        """Start a turn with the user's prompt; returns its number."""
+    def begin_turn(self, prompt_blocks: list[ContentBlock], *, notes: str | None = None) -> int:
+        """Start a turn with the user's prompt; returns its number. ``notes``: the agent's notes file
+        as the turn begins (None: the session has none), kept in the turn's mark for rollback."""
         self.turn += 1
+        self._turn_notes = notes
         if self.turn == 1 and not self.history:
             self._write(self._save_context_and_meta)
         last = self.history[-1] if self.history else None
@@ -330,9 +334,10 @@ class Session(SessionFiles):
         """Mark where the session stands at the end of ``turn`` (what rollback restores) and save."""
         last_blocks = len(blocks(self.history[-1])) if self.history else None
         self.marks = [m for m in self.marks if m.turn < turn]
+        notes = notes_to_keep(self.marks, self._turn_notes)  # only notes that changed: see turn_notes
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=self.previous_usage,
-                                   last_blocks=last_blocks))
+                                   last_blocks=last_blocks, notes=notes))
         self._write(self._save_meta_and_events)
 
     def save_events(self) -> None:
@@ -396,6 +401,14 @@ class Session(SessionFiles):
         self.file_state.invalidate_reads()
         self._undo_prompt = None
         self._write(self._save_after_rollback)
+
+    def notes_before(self, turn: int) -> str | None:
+        """The agent's notes file as it stood before the turns after ``turn`` ran: what
+        :meth:`QueryEngine.rollback` writes back before rolling back to ``turn``. None when there
+        is nothing to restore (no later turn ran with the notes on, or its mark was never written:
+        a process killed during it). Raises ``ValueError`` for a turn there is no rolling back to."""
+        self._mark(turn)
+        return notes_before(self.marks, turn)
 
     def _mark(self, turn: int) -> TurnMark:
         if turn == 0:

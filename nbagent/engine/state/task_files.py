@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Union
 
 import pydantic
 
@@ -46,6 +46,12 @@ class TurnMark:
     """The session's previous usage then (the object itself: a copy per turn added up)."""
     last_blocks: NonNegInt | None = None
     """Blocks of the last message then (a later prompt may be merged into it; rollback trims it)."""
+    notes: str | None = None
+    """The agent's notes file (``notes.md``) as this turn began, kept only when it differs from the
+    text the last earlier mark kept: None is "unchanged since" (or no notes in the session yet). A
+    rollback past this turn restores it (see :meth:`Session.notes_before`)."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("notes",)
+    """``notes`` is written only when set: a folder of an earlier version is written back byte for byte."""
 
 
 class SessionMeta(pydantic.BaseModel):

@@ -1,8 +1,8 @@
 """Server-side context management in the simulated API, from Anthropic's documentation: the
-400s for a missing beta header, a changed compaction block and a model that does not take an edit
-(:func:`check`), and what the server did written into the reply (:func:`add_to_message`:
-``applied_edits`` in the final ``message_delta``, the signed ``compaction`` block first, its
-iteration in ``usage``).
+400s for a missing beta header, a changed compaction block, a model that does not take an edit
+and a ``clear_tool_inputs`` that is neither a bool nor a list of names (:func:`check`), and what
+the server did written into the reply (:func:`add_to_message`: ``applied_edits`` in the final
+``message_delta``, the signed ``compaction`` block first, its iteration in ``usage``).
 
 What the edits do to the messages the model sees is :func:`~nbagent.engine.api_facts.server_context.apply`,
 shared with the context-policy explorer's replay (re-exported here with :class:`Managed` and
@@ -34,6 +34,12 @@ def check(body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
             raise _bad(f"{what} requires the beta header `anthropic-beta: {beta}`")
     for kind in unsupported_edits(str(body.get("model", "")), managed):
         raise _bad(f"context_management: the edit `{kind}` is not supported for model {body.get('model')}")
+    for k, edit in enumerate((managed or {}).get("edits") or ()):
+        which = edit.get("clear_tool_inputs") if isinstance(edit, Mapping) else None
+        if which is not None and not isinstance(which, bool) and not (
+                isinstance(which, list) and all(isinstance(t, str) for t in which)):
+            raise _bad(f"context_management.edits.{k}.clear_tool_inputs: Input should be a valid boolean "
+                       "or a list of tool names")
     for i, message in enumerate(body.get("messages") or []):
         for j, block in enumerate(blocks_of(message)):
             if block.get("type") == "compaction" and block.get("content") is not None:

@@ -159,3 +159,25 @@ def test_a_model_without_server_edits_gets_one_notice_and_client_layers(tmp_path
     notices = [e for e in events if isinstance(e, Notice) and "does not take" in e.message]
     assert len(notices) == 1 and "context_management" not in messages_requests(api)[-1].body
     a.close()
+
+
+def test_server_edits_with_inputs_clear_the_tool_uses_inputs_the_history_keeps_them(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+    reply = responder(8)
+
+    def watching(body: dict[str, Any]) -> Any:
+        seen[:] = body["messages"]  # what the model sees, after the server's edits
+        return reply(body)
+
+    api = SimulatedAPI(responder=watching, thinks_by_default=False)
+    a = agent(tmp_path, "edit:trigger=10000:keep=2:clear=1000:inputs=1", api)
+    events = a.run_sync("load eight parts")
+    assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
+    edit = messages_requests(api)[-1].body["context_management"]["edits"][-1]
+    assert edit["type"] == "clear_tool_uses_20250919" and edit["clear_tool_inputs"] is True
+    inputs = [b["input"] for m in seen if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert {} in inputs and inputs[-2:] == [{"part": 6}, {"part": 7}]  # cleared ones emptied, the kept 2 whole
+    kept = [b["input"] for m in a.history if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert kept == [{"part": i} for i in range(8)] and history_problems(list(a.history)) == []  # client side intact
+    assert any(x.layer == "server_edit" for r in a.records for x in r.context_actions)
+    a.close()

@@ -13,7 +13,14 @@ import pytest
 from nbagent import Agent
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.tool_api import ToolContext
-from nbagent.engine.loop.notes import NOTES_FILE, NOTES_HEADER, NotesFile, NotesTool, notes_blocks
+from nbagent.engine.loop.notes import (
+    NOTES_FILE,
+    NOTES_HEADER,
+    NotesFile,
+    NotesNotRestoredError,
+    NotesTool,
+    notes_blocks,
+)
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_context_policy_loop import Load
 from tests.engine.loop.test_query_support import messages_requests
@@ -97,9 +104,10 @@ def test_a_write_past_the_bound_is_refused_whole_with_the_sizes(tmp_path: Path) 
 def test_notes_grown_past_the_bound_outside_the_tool_are_cut_in_the_prompt(tmp_path: Path) -> None:
     notes = NotesFile(tmp_path)
     (tmp_path / NOTES_FILE).write_text("y" * 50)
-    [block] = notes_blocks(notes, 10)
+    [block] = notes_blocks(notes.read(), 10)
     assert block["text"].startswith(f"{NOTES_HEADER}\n{'y' * 10}\n[…") and "bound of 10" in block["text"]
-    assert notes_blocks(NotesFile(None), 10) == [] and notes_blocks(None, 10) == []
+    assert notes_blocks(NotesFile(None).read(), 10) == [] and notes_blocks(None, 10) == []
+    assert notes_blocks("kept", 0) == []  # off: not in the prompt, whatever the file holds
 
 
 def test_a_session_without_a_task_folder_keeps_its_notes_in_memory() -> None:
@@ -118,3 +126,88 @@ def test_a_session_without_a_task_folder_keeps_its_notes_in_memory() -> None:
 def test_a_bad_bound_is_refused_with_the_range() -> None:
     with pytest.raises(ValueError, match="0 \\(off\\) to 100,000"):
         SessionConfig(notes=-1)
+
+
+def prompt_texts(api: SimulatedAPI) -> list[str]:
+    """The text blocks of the last request's prompt (its last message)."""
+    return [b["text"] for b in messages_requests(api)[-1].body["messages"][-1]["content"] if b.get("type") == "text"]
+
+
+def three_noted_turns(a: Agent) -> None:
+    for fact in ("A", "B", "C"):  # each turn's notes call appends one fact through the real tool
+        a.run_sync(f"note {fact}")
+
+
+def test_a_rollback_restores_the_notes_as_they_were_before_the_rolled_back_turns(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = agent(tmp_path, api, notes=500)
+    three_noted_turns(a)
+    notes_md = tmp_path / "task" / NOTES_FILE
+    assert notes_md.read_text() == "A\nB\nC" and a.notes == "A\nB\nC"
+    a.rollback(2)  # turn 3 is undone: the notes are as turn 3 began (as turn 2 left them)
+    assert notes_md.read_text() == "A\nB" and a.turn == 2
+    a.run_sync("what do you know?")
+    assert f"{NOTES_HEADER}\nA\nB" in prompt_texts(api) and "C" not in json.dumps(prompt_texts(api))
+    a.rollback(1)
+    assert notes_md.read_text() == "A"
+    a.rollback(0)  # before the first turn there were no notes
+    assert notes_md.read_text() == "" and a.notes == ""
+    a.close()
+
+
+def test_a_resumed_session_rolls_its_notes_back_too(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = agent(tmp_path, api, notes=500)
+    three_noted_turns(a)
+    a.run_sync("nothing to note")  # a turn that leaves the notes as they were keeps no copy of them
+    a.close()
+    marks = json.loads((tmp_path / "task" / "session.json").read_text())["marks"]
+    assert [m["notes"] for m in marks] == ["", "A", "A\nB", "A\nB\nC"]
+    b = Agent.resume(tmp_path / "task", provider="simulated", simulated_options={"api": api}, tools=[Load()], notes=500)
+    b.rollback(3)  # turn 4 changed nothing: the notes stay
+    assert b.notes == "A\nB\nC"
+    b.rollback(1)
+    assert (tmp_path / "task" / NOTES_FILE).read_text() == "A"
+    b.run_sync("and now?")
+    assert f"{NOTES_HEADER}\nA" in prompt_texts(api) and "A\nB" not in json.dumps(prompt_texts(api))
+    b.close()
+
+
+def test_a_turn_with_the_notes_off_keeps_them_for_a_rollback_across_it(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = agent(tmp_path, api, notes=500)
+    a.run_sync("note A")
+    a.reconfigure(notes=0)
+    a.run_sync("hello")  # off: no tool, the notes file stays as turn 1 left it
+    a.reconfigure(notes=500)
+    a.run_sync("note B")
+    a.rollback(1)
+    assert a.notes == "A"
+    a.close()
+
+
+def test_an_in_memory_session_rolls_its_notes_back() -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = Agent(provider="simulated", simulated_options={"api": api}, notes=500)
+    three_noted_turns(a)
+    a.rollback(1)
+    assert a.notes == "A"
+    a.close()
+
+
+def test_notes_that_cannot_be_written_back_leave_the_session_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = agent(tmp_path, api, notes=500)
+    three_noted_turns(a)
+    history = list(a.history)
+
+    def fail(self: NotesFile, text: str) -> None:
+        raise PermissionError("read-only folder")
+
+    monkeypatch.setattr(NotesFile, "write", fail)
+    with pytest.raises(NotesNotRestoredError, match="Nothing changed"):
+        a.rollback(1)
+    assert list(a.history) == history and a.turn == 3 and a.notes == "A\nB\nC"
+    with pytest.raises(ValueError, match="no turn 7"):
+        a.rollback(7)
+    a.close()

@@ -1,0 +1,42 @@
+"""The context policy's one-line form: ``edit:inputs=`` (``clear_tool_inputs``) reads as 1, 0 or
+tool names, goes into ``context_management`` only when set, and a bad value names what it takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbagent.engine.contracts.context_policy import ContextPolicy, ContextPolicyError
+
+
+def clear_edit(spec: str) -> dict:
+    edits = ContextPolicy.parse(spec).server_edits(thinks=False)
+    assert edits is not None
+    [edit] = [e for e in edits["edits"] if e["type"] == "clear_tool_uses_20250919"]
+    return edit
+
+
+def test_edit_inputs_one_clears_every_cleared_tool_use_input() -> None:
+    assert ContextPolicy.parse("edit:inputs=1").options.edit_inputs is True
+    assert clear_edit("edit:inputs=1")["clear_tool_inputs"] is True
+
+
+def test_edit_inputs_with_names_clears_only_those_tools_inputs() -> None:
+    edit = clear_edit("edit:keep=2:inputs=python,read_file:exclude=notes")
+    assert edit["clear_tool_inputs"] == ["python", "read_file"] and edit["exclude_tools"] == ["notes"]
+
+
+def test_edit_inputs_off_is_left_out_of_the_request_as_the_api_default() -> None:
+    assert "clear_tool_inputs" not in clear_edit("edit")
+    assert "clear_tool_inputs" not in clear_edit("edit:inputs=0")
+    assert ContextPolicy.parse("server").options.edit_inputs is False
+
+
+@pytest.mark.parametrize("spec", ["edit:inputs=", "edit:inputs=,"])
+def test_an_empty_inputs_value_names_what_it_takes(spec: str) -> None:
+    with pytest.raises(ContextPolicyError, match="edit:inputs takes 1 .* 0 .* or tool names"):
+        ContextPolicy.parse(spec)
+
+
+def test_inputs_belongs_to_the_edit_layer_only() -> None:
+    with pytest.raises(ContextPolicyError, match="context layer 'mask' takes"):
+        ContextPolicy.parse("mask:inputs=1")

@@ -1,0 +1,44 @@
+"""The ``context_management`` parameter the context policy builds has the shape of the SDK's own
+beta types (``anthropic.types.beta``): every key one the SDK's TypedDict declares, its required
+keys present, each value valid for its declared type. The engine may not import the SDK, so a
+renamed or retyped field (``clear_tool_inputs`` is a bool or a list of names) fails here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic.types.beta as beta
+import pydantic
+import pytest
+
+from nbagent.engine.contracts.context_policy import ContextPolicy
+
+EDIT_TYPES: dict[str, Any] = {
+    "clear_tool_uses_20250919": beta.BetaClearToolUses20250919EditParam,
+    "clear_thinking_20251015": beta.BetaClearThinking20251015EditParam,
+    "compact_20260112": beta.BetaCompact20260112EditParam,
+}
+
+
+def check_shape(edit: dict[str, Any]) -> None:
+    sdk = EDIT_TYPES[edit["type"]]
+    assert set(edit) <= set(sdk.__annotations__), f"keys the SDK does not know: {set(edit) - set(sdk.__annotations__)}"
+    assert {"type"} <= set(edit)
+    pydantic.TypeAdapter(sdk).validate_python(edit)  # each value as the SDK types it
+
+
+@pytest.mark.parametrize("spec", ["edit", "edit:inputs=1", "edit:inputs=python,read_file:exclude=notes",
+                                  "edit:trigger=50000:keep=5:clear=10000+compact:trigger=60000", "all"])
+@pytest.mark.parametrize("thinks", [False, True])
+def test_the_policys_context_management_has_the_sdk_shape(spec: str, thinks: bool) -> None:
+    edits = ContextPolicy.parse(spec).server_edits(thinks=thinks)
+    assert edits is not None and set(edits) <= set(beta.BetaContextManagementConfigParam.__annotations__)
+    for edit in edits["edits"]:
+        check_shape(edit)
+
+
+def test_clear_tool_inputs_is_typed_as_the_sdk_types_it() -> None:
+    [edit] = ContextPolicy.parse("edit:inputs=python").server_edits(thinks=False)["edits"]  # type: ignore[index]
+    check_shape(edit)
+    with pytest.raises(pydantic.ValidationError):  # the SDK refuses what the policy never sends
+        check_shape({**edit, "clear_tool_inputs": 3})
