@@ -31,7 +31,7 @@ from nbagent.explorer import (  # noqa: E402
     recall_df,
 )
 
-POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000", "mask:keep=5:clear=30000")
+POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=30000", "mask:keep=5:clear=10000")
 SERVER_POLICIES = ("layered", "cline", "summary", "server", "all", "compact")
 """The server layers beside the client's: ``server`` (edit+compact), ``all`` and server compaction
 alone (on this session neither ``server`` nor ``all`` reaches the compaction's 150k trigger)."""

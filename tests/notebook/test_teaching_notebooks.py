@@ -142,4 +142,7 @@ def test_context_policies_notebook_prints_the_bench_tables(executed):
     by = {r.label: r for r in rows}
     assert f"costs ${by['layered'].usd:.2f} against ${by['cline'].usd:.2f}" in joined  # the conclusions' numbers
     assert f"({by['layered'].usd / by['cline'].usd:.2f}×)" in joined
+    server = _bench("bench_context_policies")
+    server_rows = server.results(server.SERVER_POLICIES)
+    assert comparison_df(server_rows).to_string(index=False) in joined  # the server layers' table too
     assert "nbagent-policy-explorer" in joined and "<svg" in joined  # the static fallback of the explorer
