@@ -4,12 +4,12 @@ A cell magic cannot await, so a cleanup input transformer (:mod:`.cell_transform
 ``await run_agent_cell(line, cell)``; IPython then runs it as a top-level-await cell, which lets
 widget clicks reach it on ipykernel 7.4. The real ``agent`` cell magic stays as the fallback
 (``%autoawait off``, or a front-end calling ``run_cell_magic``): it runs the loop on a worker thread.
+How a new session is built from the settings is in :mod:`.new_session`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +30,10 @@ from . import admin_traits, commands, settings, waiting
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
+from .new_session import new_session
 from .options import cell_options
 from .outcome import AgentInterrupted, check_done, refused
-from .session import LastError, NotebookSession, kernel_facts_from
-from .settings import endpoint_for
+from .session import LastError, NotebookSession
 
 if TYPE_CHECKING:
     from ..engine.contracts.events import Done
@@ -140,58 +140,9 @@ class AgentMagics(Magics):
     # --- sessions ----------------------------------------------------------------------------
     def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
         """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
-        is closed (its tool servers stopped, its folder released) once the new one exists."""
-        from ..agent import Agent
-        from .executor import ShellExecutor
-
-        settings: dict[str, Any] = dict(
-            model=self.model, max_requests=self.max_requests, max_budget_usd=self.max_budget,
-            max_session_budget_usd=self.max_session_budget, token_budget=self.token_budget,
-            session_token_budget=self.session_token_budget,
-            context_window=self.context_window, allow=tuple(self.allow), shell=self.shell_tool,
-            cwd=Path.cwd(), in_notebook=True, effort=self.effort, permission_mode=self.permission_mode,
-            server_tools=("web_search",) if self.web_search else (), context=self.context, notes=self.notes)
-        provider = changes.pop("provider", None) or self.provider
-        endpoint = endpoint_for(self, changes.pop("endpoint", None), provider)
-        if endpoint is not None and endpoint.model and changes.get("model") is None:
-            settings.pop("model")  # the profile's model, unless this cell names one
-        settings.update({k: v for k, v in changes.items() if v is not None})
-        sim: dict[str, Any] = {"first_token_latency": self.first_token_latency}
-        if self.tokens_per_second:
-            sim["tokens_per_second"] = self.tokens_per_second
-        executor = ShellExecutor(self.shell)
-        wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
-                      kernel_facts=kernel_facts_from(self.shell, self.last_error),
-                      tool_sources=[self._notebook_tools()])
-        old = self.current
-        if resume_from is not None:
-            if old is not None and old.agent.session.task_dir is not None and \
-                    Path(old.agent.session.task_dir).resolve() == Path(resume_from).resolve():
-                old.agent.close()  # loading the folder this session writes: hand it over
-            settings.pop("model")  # the saved session's model, unless changed later
-            agent = Agent.resume(resume_from, **wiring, **settings)
-        else:
-            self._session_count += 1
-            if self.task_root:
-                settings["task_dir"] = Path(self.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{self._session_count}")
-            elif self.record and "task_dir" not in settings:
-                from .document.replay import new_session_dir
-
-                settings["task_dir"] = new_session_dir(self.document.root, self._session_count)
-            agent = Agent(**wiring, **settings)
-        if old is not None:
-            old.agent.close()
-        self.current = NotebookSession(agent, executor=executor)
-        return self.current
-
-    def _notebook_tools(self) -> Any:
-        from .document.link import session_name
-        from .document.tools import NotebookTools
-
-        def name() -> str:
-            return (session_name(self.current.agent) if self.current is not None else None) or "(in memory)"
-
-        return NotebookTools(self.document.bridge, name)
+        is closed (its tool servers stopped, its folder released) once the new one exists
+        (see :mod:`.new_session`)."""
+        return new_session(self, resume_from=resume_from, **changes)
 
     def session(self) -> NotebookSession:
         """The active session (created on first use)."""

@@ -4,7 +4,8 @@ One API request per iteration (:mod:`~nbagent.engine.loop.request`); tool calls 
 permitted and run in order (:mod:`~nbagent.engine.loop.tool_runner`); the loop stops at end of turn, a
 limit, an abort or an unrecovered error, and always leaves a valid history behind. State lives in
 the :class:`~nbagent.engine.state.session.Session`; settings in one frozen
-:class:`~nbagent.engine.contracts.config.SessionConfig`; collaborators are passed in.
+:class:`~nbagent.engine.contracts.config.SessionConfig`; collaborators are passed in. What it does
+to the session between runs (rollback, ``%agent compact``) is in :mod:`~nbagent.engine.loop.between_runs`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..contracts.permissions import Asker, PermissionDenial, PermissionGate, can
 from ..contracts.provider import Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
+from .between_runs import BetweenRuns
 from .completion import record_completed_request
 from .facts import KernelFacts, KernelFactsTracker, facts_blocks
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
@@ -54,7 +56,7 @@ from .turn import (
 
 __all__ = ["QueryEngine", "RunInProgressError"]
 
-class QueryEngine:
+class QueryEngine(BetweenRuns):
     """Runs the agent loop for one session (see the query-engine spec)."""
 
     def __init__(
@@ -162,20 +164,6 @@ class QueryEngine:
         run = self._run
         if run is not None:
             run.retry_now()
-
-    def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (not while a run is in progress), the agent's
-        notes file included (as it stood before the later turns ran; see :mod:`.notes`).
-
-        The one rollback: :meth:`Agent.rollback`, the notebook's ``session().rollback`` and
-        ``%agent rollback`` call it; :meth:`Session.rollback` is the state change it makes."""
-        if self._running_prompt is not None:
-            raise RunInProgressError(self._running_prompt)
-        notes = self.session.notes_before(turn)  # checks the turn first: a bad one changes nothing
-        if notes is not None:  # written first: if it fails, nothing is rolled back
-            self._notes.restore(notes)
-        self.session.rollback(turn)
-        self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
 
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
@@ -368,28 +356,6 @@ class QueryEngine:
                                                     input=use.get("input"), sources=sources, error=error))
         yield self.session.log(RequestCompleted(record=record))
         yield outcome
-
-    # ----- compaction --------------------------------------------------------------------------
-    async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
-        """Summarise what truncation would hide now (``%agent compact``); not during a run.
-        A failure is a warning notice and leaves the history as it was."""
-        if self._running_prompt is not None:
-            raise RunInProgressError(self._running_prompt)
-        control = RunControl()
-        control.bind()
-        run = self._request_run(control, None)
-        try:
-            async for event in self._compact(run, self.session.turn, instructions):
-                yield event
-        finally:
-            run.guard.stop()
-            self.session.save_events()
-
-    async def _compact(self, run: RequestRun, turn: int, instructions: str | None) -> AsyncGenerator[Event, None]:
-        async for event in self._summary.compact(self.session, self.provider, self.hooks, run.config, turn=turn,
-                                                 context_window=run.context_window, instructions=instructions,
-                                                 redact=self.sanitizer().redact):
-            yield self.session.log(event)
 
     # ----- pieces of the loop -----------------------------------------------------------------
     def _prepare(self) -> Prepared:

@@ -4,7 +4,8 @@ History, the hidden range, the previous request's usage, timestamps, per-request
 event log, turn marks, the requests as sent, the context manager's updates and the file-state
 cache all live here. The loop changes them only through the methods below, and each method saves
 exactly the files its change touched (through :class:`~nbagent.engine.state.store.SessionStore`), so
-a rollback, a resume or a save touches one object.
+a rollback, a resume or a save touches one object. Its rollback methods (``rollback``,
+``withdraw_turn``, ``notes_before``) are in session_rollback.py, its file writes in session_files.py.
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, bl
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, as_of_request, compacted
 from .sent import SentRequest
-from .session_files import SessionFiles
+from .session_rollback import SessionRollback
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
-from .turn_notes import notes_before, notes_to_keep
+from .turn_notes import notes_to_keep
 
 NOT_RUN_AT_END = "Not run: the session ended before this tool call ran."
 
 
-class Session(SessionFiles):
+class Session(SessionRollback):
     """One conversation's state; persisted to ``task_dir`` when given (which it then locks).
 
     ``Session()`` is in memory; ``Session(task_dir)`` starts a new folder (or continues writing an
@@ -304,26 +305,6 @@ class Session(SessionFiles):
         self.append_results([by_id.get(u.get("id")) or error_result(u.get("id", ""), not_run)
                              for u in tool_uses(last)])
 
-    def withdraw_turn(self, turn: int) -> list[Message]:
-        """Take ``turn``'s messages out of the history sent to the model (a refused exchange);
-        records, costs and events keep them. Returns what was taken out."""
-        start = self._mark(turn - 1) if any(m.turn == turn - 1 for m in self.marks) or turn == 1 else None
-        if start is None:
-            return []
-        # A compaction since then (mid-turn, say) moved the messages the mark counts: undone first.
-        undone = self._undo_compactions(turn - 1)
-        taken = self.history[start.history_len:]
-        del self.history[start.history_len:]
-        if self.history and start.last_blocks is not None:
-            last = self.history[-1]  # this turn's prompt may have been merged into a waiting message
-            if isinstance(last.get("content"), list) and len(last["content"]) > start.last_blocks:
-                taken.insert(0, {**last, "content": last["content"][start.last_blocks:]})
-                self.history[-1] = {**last, "content": last["content"][:start.last_blocks]}
-        if undone or (self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1):
-            self.deleted_range = start.deleted_range
-        self._write(self._save_after_rollback if undone else self._save_history_and_meta)
-        return taken
-
     def log(self, event: Event) -> Event:
         """Keep ``event`` in the event log (stream deltas are not kept)."""
         if not isinstance(event, STREAM_DELTAS):
@@ -360,61 +341,3 @@ class Session(SessionFiles):
         self._write(lambda st: st.save_compactions(self.compactions))
         self._save_history()
         self._write(self._save_context_and_meta)
-
-    def _undo_compactions(self, turn: int) -> bool:
-        """Before rolling back to ``turn``: undo every compaction made after it (the latest first),
-        restoring the history and the context manager's updates of the first one. Whether any was."""
-        for i, point in enumerate(self.compactions):
-            if turn in point.turns or turn == 0:
-                for later in reversed(self.compactions[i:]):
-                    self.history[:] = later.restore(self.history)
-                self.context.replace_updates(ContextHistoryUpdates.from_json(point.updates))
-                del self.compactions[i:]
-                return True
-        return False
-
-    # ----- rollback -------------------------------------------------------------------------
-    def rollback(self, turn: int) -> None:
-        """Return to the end of ``turn``: history, range, records, and what the model saw (the
-        context manager's updates newer than that turn are dropped; a compaction after it is
-        undone). ``0`` empties it. What was spent is not: the requests taken out of the records
-        were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json).
-        The state change only: callers go through :meth:`QueryEngine.rollback`, which refuses during
-        a run and makes the next prompt tell the model the kernel's facts again."""
-        mark = self._mark(turn)
-        self._undo_compactions(turn)
-        del self.history[mark.history_len:]
-        if self.history and mark.last_blocks is not None:
-            # A later prompt may have been merged into the turn's last (user) message: undo that.
-            last = self.history[-1]
-            if isinstance(last.get("content"), list) and len(last["content"]) > mark.last_blocks:
-                self.history[-1] = {**last, "content": last["content"][:mark.last_blocks]}
-        self.deleted_range = mark.deleted_range
-        self.previous_usage = mark.previous_usage
-        self.dropped = self.dropped + Spent.of(self.records[mark.records_len:])  # billed: never un-spent
-        self.last_ts = max(self.last_ts, mark.ts)
-        self.context.truncate_context_history(mark.ts)
-        del self.records[mark.records_len:]
-        self.sent = [s for s in self.sent if s.request <= mark.records_len]
-        self.marks = [m for m in self.marks if m.turn <= turn]
-        self.turn = turn
-        self.file_state.invalidate_reads()
-        self._undo_prompt = None
-        self._write(self._save_after_rollback)
-
-    def notes_before(self, turn: int) -> str | None:
-        """The agent's notes file as it stood before the turns after ``turn`` ran: what
-        :meth:`QueryEngine.rollback` writes back before rolling back to ``turn``. None when there
-        is nothing to restore (no later turn ran with the notes on, or its mark was never written:
-        a process killed during it). Raises ``ValueError`` for a turn there is no rolling back to."""
-        self._mark(turn)
-        return notes_before(self.marks, turn)
-
-    def _mark(self, turn: int) -> TurnMark:
-        if turn == 0:
-            return TurnMark(turn=0, history_len=0, deleted_range=None, ts=0, records_len=0)
-        found = [m for m in self.marks if m.turn == turn]
-        if not found:
-            known = ", ".join(str(m.turn) for m in self.marks) or "none"
-            raise ValueError(f"no turn {turn} to roll back to (turns: {known})")
-        return found[0]

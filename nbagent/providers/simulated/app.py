@@ -5,7 +5,8 @@
 httpx2: ``server.py`` serves it in-process to the SDK and on loopback, and turns the three
 transport-level fault signals (:class:`ConnectionRefusedSignal`, :class:`ReadTimeoutSignal`,
 :class:`ConnectionDroppedSignal`) into what a real network would do. Validation lives in
-``validation.py``, the message and its SSE frames in ``framing.py``.
+``validation.py``, the message and its SSE frames in ``framing.py``, the responses (and what a fault
+does to one) and the fault signals in ``responses.py``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ from .endpoint import check_rejectable, model_info, refuse_features
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
 from .framing import Frame, build_message, stream_frames
 from .rate_limits import RateLimitSettings, SharedRateLimits
+from .responses import (
+    AppResponse,
+    ConnectionDroppedSignal,
+    ConnectionRefusedSignal,
+    ReadTimeoutSignal,
+    error_response,
+    fault_position,
+    finish,
+    json_headers,
+)
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond
 from .validation import ApiError, validate
 
@@ -42,22 +53,6 @@ BASE_URL = "http://simulated.nbagent.invalid"
 _SECRET_HEADERS = {"x-api-key", "authorization"}
 REQUEST_LOG_SIZE = 200
 """Requests kept in :attr:`SimulatedAPI.requests` by default (pass ``request_log=None`` for all)."""
-# The HTTP status the API uses for an error type, for errors that cannot travel in a stream.
-_STATUS_FOR_TYPE = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
-                    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
-                    "rate_limit_error": 429, "api_error": 500, "overloaded_error": 529}
-
-
-class ConnectionRefusedSignal(Exception):
-    """The connection must fail before any request is exchanged."""
-
-
-class ReadTimeoutSignal(Exception):
-    """The client's read timeout ran out while the server stalled."""
-
-
-class ConnectionDroppedSignal(Exception):
-    """Raised from a response body: the connection dies here."""
 
 
 @dataclass(frozen=True)
@@ -72,24 +67,6 @@ class RecordedRequest:
     headers: Mapping[str, str]
     fault: Fault | None = None
     reply: Reply | None = None
-
-
-@dataclass(frozen=True)
-class AppResponse:
-    """Status, headers and a body that may raise :class:`ConnectionDroppedSignal` mid-way."""
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: AsyncIterator[bytes]
-
-
-async def _once(data: bytes) -> AsyncIterator[bytes]:
-    yield data
-
-
-async def _cut(data: bytes) -> AsyncIterator[bytes]:
-    yield data[: len(data) // 2]
-    raise ConnectionDroppedSignal()
 
 
 def _as_responder(responder: Responder) -> ResponderFn:
@@ -232,7 +209,7 @@ class SimulatedAPI:
         try:
             return await self._respond(method, path, headers, parsed, fault, number, request_id)
         except ApiError as err:
-            return self._error_response(err, request_id)
+            return error_response(err, request_id, self._json_headers(request_id))
 
     def _admit(self, method: str, path: str, headers: Mapping[str, str], body: Any, fault: Fault | None) -> bool:
         """The checks before a Messages request is read (route, key, body, an HTTP fault); returns
@@ -256,7 +233,7 @@ class SimulatedAPI:
         if method.upper() == "GET" and "/v1/models/" in route:
             model = route.rsplit("/v1/models/", 1)[1]
             info = model_info(model, self.models, self.window_for(model))
-            return self._finish(None, _json_headers(request_id), json.dumps(info))
+            return finish(None, json_headers(request_id), json.dumps(info))
         count_only = self._admit(method, path, headers, body, fault)
         validate(body, count_only, self._signed)
         refuse_features(body, self.rejects)
@@ -270,7 +247,7 @@ class SimulatedAPI:
         input_tokens = self._counter.count_request(body["messages"], body.get("system") or None,
                                                    body.get("tools") or None)
         if count_only:
-            return self._finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
+            return finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
         window = self.window_for(model)
         if input_tokens > window:
             raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
@@ -300,7 +277,7 @@ class SimulatedAPI:
         if self.rate_limits is not None:
             self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
         if body.get("stream") is not True:
-            return self._finish(fault, self._json_headers(request_id), json.dumps(message))
+            return finish(fault, self._json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)
         headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
                        ("request-id", request_id), *self._limit_headers())
@@ -329,34 +306,15 @@ class SimulatedAPI:
                             f"prompt is too long: {max(tokens, window + 1)} tokens > {window} maximum")
         return ApiError(fault.status, fault.error_type, fault.message, fault.retry_after)
 
-    def _finish(self, fault: Fault | None, headers: tuple[tuple[str, str], ...], text: str) -> AppResponse:
-        """A complete JSON response, or what a stream-only fault does to one."""
-        if fault is not None and fault.kind is FaultKind.SSE_ERROR:
-            # A non-streamed answer cannot carry an error event: the API answers the error status.
-            raise ApiError(_STATUS_FOR_TYPE.get(fault.error_type, 500), fault.error_type, fault.message)
-        data = text.encode()
-        if fault is not None and fault.kind in (FaultKind.DROP, FaultKind.CUT_TOOL_JSON):
-            return AppResponse(200, headers, _cut(data))
-        return AppResponse(200, headers, _once(data))
-
     def _limit_headers(self) -> list[tuple[str, str]]:
         return self.rate_limits.headers() if self.rate_limits is not None else []
 
     def _json_headers(self, request_id: str) -> tuple[tuple[str, str], ...]:
-        return (*_json_headers(request_id), *self._limit_headers())
-
-    def _error_response(self, err: ApiError, request_id: str) -> AppResponse:
-        payload = {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": request_id}
-        headers = list(self._json_headers(request_id))
-        if err.retry_after is not None:
-            headers.append(("retry-after", f"{err.retry_after:g}"))
-        if err.status >= 500:
-            headers.append(("x-should-retry", "true"))
-        return AppResponse(err.status, tuple(headers), _once(json.dumps(payload).encode()))
+        return (*json_headers(request_id), *self._limit_headers())
 
     async def _stream(self, frames: Sequence[Frame], fault: Fault | None, request_id: str) -> AsyncIterator[bytes]:
         """Send the frames with pacing; apply a mid-stream fault where it strikes."""
-        stop_at = _fault_position(frames, fault)
+        stop_at = fault_position(frames, fault)
         waited_first = False
         for i, frame in enumerate(frames):
             if i == stop_at and fault is not None:
@@ -373,24 +331,6 @@ class SimulatedAPI:
                 if self.tokens_per_second:
                     await self.sleep(frame.tokens / self.tokens_per_second)
             yield frame.encode()
-
-
-def _fault_position(frames: Sequence[Frame], fault: Fault | None) -> int | None:
-    """Index of the frame a mid-stream fault replaces (it and all later frames are not sent)."""
-    if fault is None or fault.kind not in (FaultKind.SSE_ERROR, FaultKind.DROP, FaultKind.CUT_TOOL_JSON):
-        return None
-    last = len(frames) - 1  # never let the stream finish normally: message_stop is not sent
-    if fault.kind is not FaultKind.CUT_TOOL_JSON:
-        return min(max(fault.after_events, 0), last)
-    fragments = [i for i, f in enumerate(frames) if f.json_fragment]
-    if len(fragments) >= 2:
-        return fragments[len(fragments) // 2]  # some of the tool's JSON arrived, not all of it
-    deltas = [i for i, f in enumerate(frames) if f.event == "content_block_delta"]
-    return deltas[1] if len(deltas) >= 2 else min(2, last)  # no tool call: cut the text instead
-
-
-def _json_headers(request_id: str) -> tuple[tuple[str, str], ...]:
-    return (("content-type", "application/json"), ("request-id", request_id))
 
 
 _SIM_TOOL_ID = re.compile(r"^toolu_sim_(\d+)$")
@@ -413,3 +353,9 @@ def _highest_tool_number(body: Mapping[str, Any]) -> int:
                 if m:
                     best = max(best, int(m.group(1)))
     return best
+
+
+__all__ = [  # the responses and signals from responses.py included: importable from here as before
+    "BASE_URL", "REQUEST_LOG_SIZE", "AppResponse", "ConnectionDroppedSignal", "ConnectionRefusedSignal",
+    "ReadTimeoutSignal", "RecordedRequest", "SimulatedAPI",
+]

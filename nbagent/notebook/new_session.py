@@ -1,0 +1,77 @@
+"""How the magics start a conversation: a new :class:`~nbagent.notebook.session.NotebookSession` from
+the ``AgentMagics`` settings and a cell's options, or one continuing a saved task folder; its
+agent gets the notebook tools and the kernel's facts.
+
+Moved out of magics.py (``AgentMagics.new_session`` calls :func:`new_session`), so that the magics
+read as parse, delegate, render.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .session import NotebookSession, kernel_facts_from
+from .settings import endpoint_for
+
+if TYPE_CHECKING:
+    from .magics import AgentMagics
+
+
+def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
+    """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
+    is closed (its tool servers stopped, its folder released) once the new one exists."""
+    from ..agent import Agent
+    from .executor import ShellExecutor
+
+    settings: dict[str, Any] = dict(
+        model=magics.model, max_requests=magics.max_requests, max_budget_usd=magics.max_budget,
+        max_session_budget_usd=magics.max_session_budget, token_budget=magics.token_budget,
+        session_token_budget=magics.session_token_budget,
+        context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
+        cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
+        server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes)
+    provider = changes.pop("provider", None) or magics.provider
+    endpoint = endpoint_for(magics, changes.pop("endpoint", None), provider)
+    if endpoint is not None and endpoint.model and changes.get("model") is None:
+        settings.pop("model")  # the profile's model, unless this cell names one
+    settings.update({k: v for k, v in changes.items() if v is not None})
+    sim: dict[str, Any] = {"first_token_latency": magics.first_token_latency}
+    if magics.tokens_per_second:
+        sim["tokens_per_second"] = magics.tokens_per_second
+    executor = ShellExecutor(magics.shell)
+    wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
+                  kernel_facts=kernel_facts_from(magics.shell, magics.last_error),
+                  tool_sources=[notebook_tools(magics)])
+    old = magics.current
+    if resume_from is not None:
+        if old is not None and old.agent.session.task_dir is not None and \
+                Path(old.agent.session.task_dir).resolve() == Path(resume_from).resolve():
+            old.agent.close()  # loading the folder this session writes: hand it over
+        settings.pop("model")  # the saved session's model, unless changed later
+        agent = Agent.resume(resume_from, **wiring, **settings)
+    else:
+        magics._session_count += 1
+        if magics.task_root:
+            settings["task_dir"] = Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
+        elif magics.record and "task_dir" not in settings:
+            from .document.replay import new_session_dir
+
+            settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+        agent = Agent(**wiring, **settings)
+    if old is not None:
+        old.agent.close()
+    magics.current = NotebookSession(agent, executor=executor)
+    return magics.current
+
+
+def notebook_tools(magics: AgentMagics) -> Any:
+    """The notebook tools of a new session (cells read and edited through the front-end bridge)."""
+    from .document.link import session_name
+    from .document.tools import NotebookTools
+
+    def name() -> str:
+        return (session_name(magics.current.agent) if magics.current is not None else None) or "(in memory)"
+
+    return NotebookTools(magics.document.bridge, name)
