@@ -41,8 +41,7 @@ from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import hidden_end
-from ..engine.loop.request import mask_anchors
-from ..engine.loop.request_context import reread_anchor
+from ..engine.loop.request_context import mask_anchors, reread_anchor
 from ..engine.loop.summary_layer import summary_trigger
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache

@@ -25,10 +25,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence, Union
 
-from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..api_facts.tokens import TokenCounter
 from ..context import ContextResult
-from ..context.mask import cache_anchor
 from ..contracts.abort import Aborted, AbortGuard, RunControl
 from ..contracts.config import SessionConfig
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
@@ -65,9 +63,9 @@ from .request_context import (
     fit_context,
     mask_action,
     mask_context,
+    model_request,
     recover_overflow,
     reread_anchor,
-    server_edits,
     truncate_action,
     unsupported_notices,
     with_less,
@@ -237,35 +235,6 @@ async def attempt_api_request(
                                     partial_text=streamed.partial_text)
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
-
-
-def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
-                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset(),
-                  reread: int | None = None) -> ModelRequest:
-    """The provider-neutral request, its thinking/effort/server tools taken from the model table
-    (lenient: a fallback model was not the one the settings were checked against), leaving out
-    the features the endpoint refused (``without``); ``reread`` is the anchor a masking just
-    made this request read from (:func:`~.request_context.reread_anchor`)."""
-    params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
-    server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
-    return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
-                        thinking=None if "thinking" in without else params.thinking,
-                        effort=None if "effort" in without else params.effort,
-                        server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
-                        context_management=None if "context_management" in without else server_edits(config, model),
-                        cache_anchors=mask_anchors(config, messages, without, reread))
-
-
-def mask_anchors(config: SessionConfig, messages: list[Message], without: frozenset[str],
-                 reread: int | None) -> tuple[int, ...]:
-    """Where the mask layer wants one-hour cache breakpoints: where the next masking will start,
-    and where this request's masking started (empty without the layer, or when the endpoint
-    refused caching or its one-hour TTL)."""
-    policy = config.context
-    if not policy.has("mask") or without & {"cache_control", "cache_ttl"}:  # type: ignore[union-attr]
-        return ()
-    anchor = cache_anchor(messages, policy.options)  # type: ignore[union-attr]
-    return tuple(sorted({a for a in (reread, anchor) if a is not None and 0 <= a < len(messages) - 3}))
 
 
 async def wait_for_tools(run: RequestRun) -> list[str]:

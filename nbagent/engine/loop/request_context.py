@@ -3,8 +3,9 @@
 Steps 1 and 3 of :mod:`.request`: before a request, mask old tool results (:func:`mask_context`)
 and let the context manager fit the rest (:func:`fit_context`, Cline's truncation, the last layer);
 after a context-window error, hide more once (:func:`recover_overflow`). The server's own layers
-travel in the request (:func:`server_edits`). Each action becomes a :class:`ContextAction` on the
-request's record.
+travel in the request (:func:`server_edits`), and so do the mask layer's cache anchors
+(:func:`mask_anchors`); :func:`model_request` builds the provider-neutral request from them. Each
+action becomes a :class:`ContextAction` on the request's record.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
+from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
-from ..context.mask import Masked, mask_old_results
+from ..context.mask import Masked, cache_anchor, mask_old_results
 from ..context.window import normalize_range
 from ..contracts.config import SessionConfig
 from ..contracts.events import ContextAction, ContextTruncated, Notice
+from ..contracts.messages import Message
+from ..contracts.provider import ModelRequest
 
 if TYPE_CHECKING:
     from .request import RequestRun
@@ -136,3 +140,32 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
     before = session.previous_usage.total if session.previous_usage else 0
     session.context_changed(result.deleted_range, truncated=True)
     return truncation_event(run, result.deleted_range, "quarter", "overflow", before)
+
+
+def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
+                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset(),
+                  reread: int | None = None) -> ModelRequest:
+    """The provider-neutral request, its thinking/effort/server tools taken from the model table
+    (lenient: a fallback model was not the one the settings were checked against), leaving out
+    the features the endpoint refused (``without``); ``reread`` is the anchor a masking just
+    made this request read from (:func:`reread_anchor`)."""
+    params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
+    server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
+    return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
+                        thinking=None if "thinking" in without else params.thinking,
+                        effort=None if "effort" in without else params.effort,
+                        server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
+                        context_management=None if "context_management" in without else server_edits(config, model),
+                        cache_anchors=mask_anchors(config, messages, without, reread))
+
+
+def mask_anchors(config: SessionConfig, messages: list[Message], without: frozenset[str],
+                 reread: int | None) -> tuple[int, ...]:
+    """Where the mask layer wants one-hour cache breakpoints: where the next masking will start,
+    and where this request's masking started (empty without the layer, or when the endpoint
+    refused caching or its one-hour TTL)."""
+    policy = config.context
+    if not policy.has("mask") or without & {"cache_control", "cache_ttl"}:  # type: ignore[union-attr]
+        return ()
+    anchor = cache_anchor(messages, policy.options)  # type: ignore[union-attr]
+    return tuple(sorted({a for a in (reread, anchor) if a is not None and 0 <= a < len(messages) - 3}))
