@@ -50,7 +50,10 @@ class SessionRollback(SessionFiles):
                 self.history[-1] = {**last, "content": last["content"][:start.last_blocks]}
         if undone or (self.deleted_range is not None and self.deleted_range[1] >= len(self.history) - 1):
             self.deleted_range = start.deleted_range
-        self._write(self._save_after_rollback if undone else self._save_history_and_meta)
+        # Masks and truncation notices made during the turn point at (message, block) places the
+        # next turn's messages will take: they go with the turn.
+        self.context.truncate_context_history(start.ts)
+        self._write(self._save_after_rollback)
         return taken
 
     def _undo_compactions(self, turn: int) -> bool:

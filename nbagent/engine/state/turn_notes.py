@@ -30,7 +30,10 @@ def notes_before(marks: Sequence[TurnMark], turn: int) -> str | None:
     following = [m for m in marks if m.turn > turn]
     if not following or following[0].turn != turn + 1:
         return None
-    return kept_notes([m for m in marks if m.turn <= turn + 1])
+    kept = kept_notes([m for m in marks if m.turn <= turn + 1])
+    if kept is None and any(m.notes is not None for m in following):
+        return ""  # the notes began after ``turn``: going back empties them
+    return kept
 
 
 __all__ = ["kept_notes", "notes_before", "notes_to_keep"]

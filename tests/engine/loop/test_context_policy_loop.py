@@ -139,6 +139,32 @@ def test_rollback_across_masking_restores_the_request_byte_for_byte_also_after_r
     b.close()
 
 
+def test_a_refused_turn_takes_its_maskings_with_it(tmp_path: Path) -> None:
+    refuse = {"on": False}
+    base = responder(3)
+
+    def reply(body: dict[str, Any]) -> Any:
+        results = sum(1 for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+                      if isinstance(b, dict) and b.get("type") == "tool_result")
+        if refuse["on"] and results >= 5:
+            return text_reply("I can't help with that.", stop_reason="refusal")
+        return base(body)
+
+    api = SimulatedAPI(responder=reply, thinks_by_default=False)
+    a = agent(tmp_path, "mask:keep=1:clear=3000", api)
+    a.run_sync("first")
+    at_one = view(a)
+    refuse["on"] = True
+    assert a.run_sync("second").reason == "refusal"
+    assert any(x.layer == "mask" for r in a.records if r.turn == 2 for x in r.context_actions)
+    assert view(a) == at_one  # the turn's masks went with it: they pointed at its own messages
+    refuse["on"] = False
+    a.run_sync("third")
+    sent = messages_requests(api)[-1].body["messages"]
+    assert history_problems(sent) == [] and not is_placeholder(str(sent[-1]["content"][0]["content"]))
+    a.close()
+
+
 def test_server_compaction_is_sent_back_and_the_run_ends_well(tmp_path: Path) -> None:
     api = SimulatedAPI(responder=responder(30), thinks_by_default=False)
     a = agent(tmp_path, "compact:trigger=50000", api)

@@ -186,6 +186,18 @@ def test_a_turn_with_the_notes_off_keeps_them_for_a_rollback_across_it(tmp_path:
     a.close()
 
 
+def test_notes_switched_on_after_the_first_turn_are_emptied_by_a_rollback_before_them(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = agent(tmp_path, api)  # off: the first turn's mark keeps no notes at all
+    a.run_sync("hello")
+    a.reconfigure(notes=500)
+    a.run_sync("note X")
+    assert a.notes == "X"
+    a.rollback(0)
+    assert (tmp_path / "task" / NOTES_FILE).read_text() == "" and a.notes == ""
+    a.close()
+
+
 def test_an_in_memory_session_rolls_its_notes_back() -> None:
     api = SimulatedAPI(responder=scripted, thinks_by_default=False)
     a = Agent(provider="simulated", simulated_options={"api": api}, notes=500)
