@@ -41,7 +41,7 @@ from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import hidden_end
-from ..engine.loop.request_context import mask_anchors, reread_anchor
+from ..engine.loop.request_context import Reread, mask_anchors, reread_after
 from ..engine.loop.summary_layer import summary_trigger
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache
@@ -241,7 +241,7 @@ class _PolicyReplay:
         self.rng: tuple[int, int] | None = None
         self.view: list[Message] = []  # the history after its compactions
         self.folded = 0  # source messages fewer in ``view`` than in the history
-        self.reread: int | None = None  # where this request's masking started (the engine's reread_anchor)
+        self.reread: Reread | None = None  # where this request's masking started (as the engine keeps it)
 
     def step(self, hist: list[Message], previous: RequestUsage | None, ts: float) -> tuple[list[Message], list[str], int, int]:
         """The request for ``hist``: (messages, layers acted, tokens removed, summarised prompt tokens)."""
@@ -268,7 +268,7 @@ class _PolicyReplay:
         if ctx.updated_deleted_range:
             actions.append("truncate")
         self.rng = ctx.deleted_range
-        self.reread = reread_anchor(done, self.rng, ctx.updated_deleted_range)
+        self.reread = reread_after(done, None, self.rng, ctx.updated_deleted_range)
         return list(ctx.truncated_messages), actions, removed, summarised
 
     def strip(self, n: int) -> str:
@@ -321,7 +321,7 @@ def simulate_policy(
         now = k * seconds_between_requests
         sent, actions, removed, summarised = replay.step(source[: last + 1], previous, now * 1000.0)
         at_api = server.apply(sent) if server is not None else ServerStep(sent)
-        anchors = mask_anchors(config, sent, frozenset(), replay.reread)
+        anchors = mask_anchors(config, replay.view, replay.manager.updates, replay.rng, len(sent), replay.reread)
         if len(at_api.messages) != len(sent):  # the server dropped what preceded its compaction
             anchors = ()
         counted = cache.account(at_api.messages, system, now, extra_tokens, anchors=anchors)

@@ -22,6 +22,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
@@ -246,9 +247,12 @@ _EPHEMERAL_1H = {"type": "ephemeral", "ttl": "1h"}
 
 def _anchors(request: ModelRequest) -> tuple[int, ...]:
     """The request's cache anchors that are older than the breakpoints on the last messages and
-    can carry one (the others are covered by those breakpoints)."""
+    can carry one (the others are covered by those breakpoints), the newest
+    :data:`MAX_ANCHORS` of them (so a request keeps to the API's four breakpoints)."""
     n = len(request.messages)
-    return tuple(a for a in request.cache_anchors if 0 <= a < n - 3 and _marked(dict(request.messages[a])) is not None)
+    usable = sorted(a for a in set(request.cache_anchors)
+                    if anchorable(a, n) and _marked(dict(request.messages[a])) is not None)
+    return tuple(usable[-MAX_ANCHORS:])
 
 
 def _with_cache_breakpoint_system(system: Any, one_hour: bool = False) -> list[dict[str, Any]]:

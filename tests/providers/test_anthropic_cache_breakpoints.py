@@ -109,3 +109,9 @@ def test_a_refused_ttl_names_the_one_hour_cache_not_caching_as_a_whole() -> None
     assert refused_feature(error, sent) == "cache_ttl"
     plain = ModelRequest(model="m", messages=long_conversation(8), system="s", tools=[], max_tokens=1)
     assert "cache_ttl" not in _features_sent(_request_kwargs(plain), plain)
+
+
+def test_more_anchors_than_two_keep_the_newest_two_within_four_breakpoints() -> None:
+    kwargs = body((1, 3, 5))
+    assert ttls(kwargs["messages"]) == {3: "1h", 5: "1h", 16: "5m"}
+    assert count_breakpoints(kwargs) == 4 and ttl_order_error(kwargs) is None

@@ -153,6 +153,18 @@ def count_breakpoints(body: Mapping[str, Any]) -> int:
     return len(positions(body).breakpoints)
 
 
+MAX_ANCHORS = 2
+"""One-hour cache anchors a request carries at most: with the system prompt's breakpoint and the
+one on the last message that makes the API's four."""
+
+
+def anchorable(index: int, messages: int) -> bool:
+    """Whether message ``index`` of a request of ``messages`` messages can take a cache anchor:
+    older than the breakpoints nbagent's provider keeps on the last and the third-last message,
+    which already cover the newer ones."""
+    return 0 <= index < messages - 3
+
+
 def ttl_order_error(body: Mapping[str, Any]) -> str | None:
     """The API's rule for mixed TTLs: a one-hour breakpoint may not follow a five-minute one in
     cache order (tools, system, messages). The error's text, or None when the order holds."""

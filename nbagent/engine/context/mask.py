@@ -13,7 +13,7 @@ leaves the newest ``keep`` results whole (the model is still working with them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from ..api_facts.tokens import count_text_tokens
@@ -68,12 +68,13 @@ def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, delet
     update, not from an excluded tool, oldest first."""
     found: list[Candidate] = []
     names: dict[str, str] = {}
-    for i in range(start_of_rest(deleted_range), len(history)):
-        message = history[i]
+    start = start_of_rest(deleted_range)
+    # Calls are read from the first message on: the first result answers a call of the first pair.
+    for i, message in enumerate(history):
         for j, block in enumerate(blocks(message)):
             if is_tool_use(block):
                 names[str(block.get("id"))] = str(block.get("name", ""))
-            elif is_tool_result(block) and message.get("role") == "user":
+            elif i >= start and is_tool_result(block) and message.get("role") == "user":
                 tool = names.get(str(block.get("tool_use_id")), "")
                 if updates.latest(i, j) is None and tool not in options.exclude:
                     found.append(Candidate(i, j, tool, count_text_tokens(tool_result_text(block, "\n"))))
@@ -98,27 +99,19 @@ def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates,
     return Masked(len(found), removed, found[0].message)
 
 
-def cache_anchor(messages: Sequence[Message], options: LayerOptions) -> int | None:
-    """The message whose end the next masking will not change: the one before the first message
-    that holds a tool result still sent whole (not a placeholder, not from an excluded tool).
+def next_masking_start(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+                       options: LayerOptions) -> int | None:
+    """The history index of the message where the next masking will start changing the prompt:
+    the oldest result it may clear (:func:`candidates`' rule, whatever ``keep`` leaves whole for
+    now). None when there is none.
 
-    A cache breakpoint there outlives the maskings to come: when masking clears results, the
-    prompt changes only after this message, so the request reads everything up to it from the
-    cache and rewrites only the rest (with breakpoints on the last messages alone, the API's
-    20-block lookback cannot reach that far back, and a masking rewrote the whole prompt). None
-    when no such result follows the first message, or when the message is among the last three,
-    which the provider's breakpoints on the last messages already cover.
+    A cache breakpoint just before it outlives the maskings to come: when masking clears, the
+    prompt changes only after it, so the request reads everything up to it from the cache and
+    rewrites only the rest (with breakpoints on the last messages alone, the API's 20-block
+    lookback cannot reach that far back, and a masking rewrote the whole prompt).
     """
-    names: dict[str, str] = {}
-    for i, message in enumerate(messages):
-        for block in blocks(message):
-            if is_tool_use(block):
-                names[str(block.get("id"))] = str(block.get("name", ""))
-            elif (is_tool_result(block) and message.get("role") == "user" and i > 0
-                  and names.get(str(block.get("tool_use_id")), "") not in options.exclude
-                  and not is_placeholder(tool_result_text(block, "\n"))):
-                return i - 1 if i - 1 < len(messages) - 3 else None
-    return None
+    found = candidates(history, updates, deleted_range, replace(options, keep=0))
+    return found[0].message if found else None
 
 
 def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...]]:
@@ -131,5 +124,5 @@ def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...
     return out
 
 
-__all__ = ["Candidate", "MASKED_RESULT", "Masked", "PLACEHOLDER", "cache_anchor", "candidates", "is_placeholder",
+__all__ = ["Candidate", "MASKED_RESULT", "Masked", "PLACEHOLDER", "next_masking_start", "candidates", "is_placeholder",
            "mask_old_results", "masked_blocks", "placeholder"]

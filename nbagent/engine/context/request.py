@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from ..contracts.messages import ContentBlock, Message, TextBlockParam, ToolResultBlockParam, is_tool_result, is_tool_use
 from .updates import ContextHistoryUpdates, ContextUpdate
-from .window import RangeLike, start_of_rest
+from .window import RangeLike, sent_position, start_of_rest
 
 # Said to the model (and shown in the view): why a tool call has no real result.
 RESULT_MISSING = ("result missing: this tool call's result is not in the conversation (the run was stopped, or the "
@@ -99,7 +99,7 @@ def build_request(
     pre: list[Message] = source[0:2] + source[start_from:]
     if updates is not None and len(updates):
         for index in (*updates.indices_between(0, 2), *updates.indices_between(start_from, n)):
-            position = index if index < 2 else index - start_from + 2
+            position = sent_position(index, deleted_range)
             pre[position] = edited_message(source[index], index, updates, memo)
     if start_from > 2 and len(pre) > 2:
         pre[2] = _stripped(pre[2], memo)

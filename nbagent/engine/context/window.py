@@ -126,6 +126,12 @@ def start_of_rest(deleted_range: RangeLike) -> int:
     return rng[1] + 1 if rng is not None else 2
 
 
+def sent_position(index: int, deleted_range: RangeLike) -> int:
+    """Where history message ``index`` (the first two, or one after the hidden range) sits in the
+    request sent: the range's messages are left out."""
+    return index if index < 2 else index - max(start_of_rest(deleted_range), 2) + 2
+
+
 def get_next_truncation_range(
     messages: Sequence[Message],
     deleted_range: RangeLike,

@@ -60,10 +60,11 @@ class ModelRequest:
     The provider adds the beta headers it and the messages need
     (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""
     cache_anchors: tuple[int, ...] = ()
-    """Messages whose prefix is worth caching for an hour, oldest first, each older than the last
-    three: where the mask layer's next change will start
-    (:func:`~nbagent.engine.context.mask.cache_anchor`), and after a masking where it started.
-    The provider puts one-hour breakpoints there."""
+    """Messages whose prefix is worth caching for an hour: before where the mask layer's next
+    change will start, and after a masking before where it started
+    (:func:`~nbagent.engine.loop.request_context.mask_anchors`). The provider puts one-hour
+    breakpoints on the newest two older than the last three messages
+    (:func:`~nbagent.engine.api_facts.caching.anchorable`)."""
     without: frozenset[str] = frozenset()
     """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
     (``cache_control``: no cache breakpoints)."""

@@ -60,12 +60,14 @@ from .rate_wait import (
     wait_out_rate_limit,
 )
 from .request_context import (
+    Reread,
     fit_context,
     mask_action,
+    mask_anchors,
     mask_context,
     model_request,
     recover_overflow,
-    reread_anchor,
+    reread_after,
     truncate_action,
     unsupported_notices,
     with_less,
@@ -147,6 +149,7 @@ class _Attempts:
     truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
     actions: list[ContextAction] = field(default_factory=list)  # client-side layers that acted
     rate_wait_s: float = 0.0  # waited for the shared rate limit so far (bounded by max_rate_limit_wait_s)
+    reread: Reread | None = None  # where this request's masking started: a retry reads up to there too
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,8 @@ async def attempt_api_request(
             attempts.actions.append(mask_action(masked))
             previous = with_less(previous, masked.tokens_removed)
         ctx, truncated = fit_context(run, previous, ts)
-        reread = reread_anchor(masked, run.session.deleted_range, truncated is not None)
+        session = run.session
+        attempts.reread = reread_after(masked, attempts.reread, session.deleted_range, truncated is not None)
         previous = None
         if truncated is not None:
             attempts.truncation = truncated
@@ -212,7 +216,9 @@ async def attempt_api_request(
         run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
-        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), reread)
+        anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
+                               len(messages), attempts.reread)
+        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors)
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:

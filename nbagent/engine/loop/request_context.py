@@ -10,14 +10,17 @@ action becomes a :class:`ContextAction` on the request's record.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
+from ..api_facts.caching import MAX_ANCHORS, anchorable
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
-from ..context.mask import Masked, cache_anchor, mask_old_results
-from ..context.window import normalize_range
+from ..context.mask import Masked, mask_old_results, next_masking_start
+from ..context.updates import ContextHistoryUpdates
+from ..context.window import DeletedRange, RangeLike, normalize_range, sent_position
 from ..contracts.config import SessionConfig
 from ..contracts.events import ContextAction, ContextTruncated, Notice
 from ..contracts.messages import Message
@@ -69,16 +72,33 @@ def mask_action(done: Masked) -> ContextAction:
     return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
 
 
-def reread_anchor(done: Masked | None, deleted_range: Any, truncated: bool) -> int | None:
-    """After a masking, the sent message just before the first one it changed: a one-hour
-    breakpoint there (placed by the request before, :func:`~nbagent.engine.context.mask.cache_anchor`)
-    is read from the cache, so only what follows is written again. None without a masking, or
-    when truncation changed the prompt as well (then everything after the first pair is new)."""
-    if done is None or truncated:
+@dataclass(frozen=True)
+class Reread:
+    """Where a masking started changing the prompt (the history index of the first message it
+    changed) and the hidden range then. Until truncation changes the prompt, a request reads
+    what comes before that message from the cache, through a one-hour breakpoint the requests
+    before the masking placed there (:func:`mask_anchors`); a retry of the request too."""
+
+    first_message: int
+    deleted_range: DeletedRange | None
+
+    def position(self, deleted_range: RangeLike) -> int | None:
+        """The sent message just before the change, or None once the hidden range moved."""
+        if normalize_range(deleted_range) != self.deleted_range:
+            return None
+        return sent_position(self.first_message, deleted_range) - 1
+
+
+def reread_after(done: Masked | None, before: Reread | None, deleted_range: RangeLike,
+                 truncated: bool) -> Reread | None:
+    """The :class:`Reread` of this attempt: a new masking's, else the one an earlier attempt of
+    the request made (a retry sends the same masked prompt); None once truncation changed the
+    prompt (then everything after the first pair is new)."""
+    if truncated:
         return None
-    rng = normalize_range(deleted_range)
-    hidden = 0 if rng is None else rng[1] - rng[0] + 1
-    return done.first_message - hidden - 1
+    if done is not None:
+        return Reread(done.first_message, normalize_range(deleted_range))
+    return before
 
 
 def with_less(previous: RequestUsage | None, tokens: int) -> RequestUsage | None:
@@ -144,11 +164,11 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
 
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
                   tools: list[dict[str, Any]], without: frozenset[str] = frozenset(),
-                  reread: int | None = None) -> ModelRequest:
+                  cache_anchors: tuple[int, ...] = ()) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
-    the features the endpoint refused (``without``); ``reread`` is the anchor a masking just
-    made this request read from (:func:`reread_anchor`)."""
+    the features the endpoint refused (``without``), with the mask layer's ``cache_anchors``
+    (:func:`mask_anchors`)."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
@@ -156,16 +176,18 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
                         effort=None if "effort" in without else params.effort,
                         server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
                         context_management=None if "context_management" in without else server_edits(config, model),
-                        cache_anchors=mask_anchors(config, messages, without, reread))
+                        cache_anchors=() if without & {"cache_control", "cache_ttl"} else cache_anchors)
 
 
-def mask_anchors(config: SessionConfig, messages: list[Message], without: frozenset[str],
-                 reread: int | None) -> tuple[int, ...]:
-    """Where the mask layer wants one-hour cache breakpoints: where the next masking will start,
-    and where this request's masking started (empty without the layer, or when the endpoint
-    refused caching or its one-hour TTL)."""
+def mask_anchors(config: SessionConfig, history: Sequence[Message], updates: ContextHistoryUpdates,
+                 deleted_range: RangeLike, sent: int, reread: Reread | None) -> tuple[int, ...]:
+    """Where the mask layer wants one-hour cache breakpoints in a request of ``sent`` messages:
+    before where the next masking will start (:func:`~nbagent.engine.context.mask.next_masking_start`),
+    and after a masking before where it started (``reread``); empty without the layer."""
     policy = config.context
-    if not policy.has("mask") or without & {"cache_control", "cache_ttl"}:  # type: ignore[union-attr]
+    if not policy.has("mask"):  # type: ignore[union-attr]
         return ()
-    anchor = cache_anchor(messages, policy.options)  # type: ignore[union-attr]
-    return tuple(sorted({a for a in (reread, anchor) if a is not None and 0 <= a < len(messages) - 3}))
+    start = next_masking_start(history, updates, deleted_range, policy.options)  # type: ignore[union-attr]
+    anchors = {None if start is None else sent_position(start, deleted_range) - 1,
+               None if reread is None else reread.position(deleted_range)}
+    return tuple(sorted(a for a in anchors if a is not None and anchorable(a, sent)))[-MAX_ANCHORS:]

@@ -1,16 +1,19 @@
-"""The mask layer's cache anchor: the message before the first tool result still sent whole, where
-the next masking will start changing the prompt."""
+"""Where the mask layer's next masking starts, and the one-hour cache anchors a request gets from
+it: the rule is masking's own (what it may clear), mapped to the messages a request sends."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nbagent.engine.context.mask import cache_anchor, placeholder
+from nbagent.engine.context.mask import mask_old_results, next_masking_start
+from nbagent.engine.context.updates import ContextHistoryUpdates, EditType
+from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.context_policy import LayerOptions
+from nbagent.engine.loop.request_context import Reread, mask_anchors
 
 
-def history(results: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """A task, then per (tool, content) a call and its result."""
+def history(results: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """A task and its first reply, then per (tool, content) a call and its result."""
     out: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
     for k, (tool, content) in enumerate(results):
         out.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": tool, "input": {}}]})
@@ -18,21 +21,38 @@ def history(results: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return out
 
 
-def test_the_anchor_is_the_call_before_the_first_result_sent_whole() -> None:
-    masked = placeholder("load", 5000)
-    messages = history([("load", masked), ("load", masked), ("load", "rows"), ("load", "more"), ("load", "x"),
-                        ("load", "y")])
-    assert cache_anchor(messages, LayerOptions()) == 5  # results at 2 and 4 are placeholders
+BIG = "rows " * 3000
 
 
-def test_results_of_excluded_tools_never_move_the_anchor() -> None:
-    messages = history([("read", "kept"), ("load", "rows"), ("load", "x"), ("load", "y"), ("load", "z")])
-    assert cache_anchor(messages, LayerOptions()) == 1
-    assert cache_anchor(messages, LayerOptions(exclude=("read",))) == 3
+def test_the_next_masking_starts_at_the_oldest_result_not_yet_cleared() -> None:
+    h = history([("load", BIG)] * 6)
+    updates = ContextHistoryUpdates()
+    assert next_masking_start(h, updates, None, LayerOptions()) == 2
+    done = mask_old_results(h, updates, None, LayerOptions(keep=3, clear=1000), 1.0, None)
+    assert done is not None and done.first_message == 2 and done.results == 3
+    assert next_masking_start(h, updates, None, LayerOptions()) == 8  # after the three placeholders
 
 
-def test_no_anchor_among_the_last_three_messages_or_without_results() -> None:
-    masked = placeholder("load", 5000)
-    assert cache_anchor(history([("load", masked), ("load", masked), ("load", "new")]), LayerOptions()) is None
-    assert cache_anchor(history([("load", masked)] * 4), LayerOptions()) is None
-    assert cache_anchor([{"role": "user", "content": "hi"}], LayerOptions()) is None
+def test_results_masking_never_clears_do_not_hold_the_start_back() -> None:
+    image = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]
+    h = history([("read", BIG), ("plot", image), ("read_file", BIG), ("load", BIG), ("load", BIG)])
+    updates = ContextHistoryUpdates()
+    updates.add(6, 0, 1.0, "[file read replaced: the newer read below]", edit_type=EditType.READ_FILE_TOOL)
+    # Excluded tools, a result without text (nothing to clear) and a replaced file read are skipped.
+    assert next_masking_start(h, updates, None, LayerOptions(exclude=("read",))) == 8
+
+
+def test_anchors_sit_before_both_starts_in_sent_positions_within_the_limit() -> None:
+    h = history([("load", BIG)] * 10)
+    updates = ContextHistoryUpdates()
+    config = SessionConfig(context="mask:keep=3:clear=1000")
+    mask_old_results(h, updates, None, config.context.options, 1.0, None)  # clears results 1-7 of 10
+    start = next_masking_start(h, updates, None, config.context.options)
+    assert start == 16
+    assert mask_anchors(config, h, updates, None, len(h), None) == (15,)
+    assert mask_anchors(config, h, updates, None, len(h), Reread(2, None)) == (1, 15)
+    # With messages 2-5 hidden, every history index after them sits four places earlier.
+    assert mask_anchors(config, h, updates, (2, 5), len(h) - 4, Reread(8, (2, 5))) == (3, 11)
+    assert mask_anchors(config, h, updates, (2, 5), len(h) - 4, Reread(8, None)) == (11,)  # the range moved
+    assert mask_anchors(config, h, updates, None, 17, None) == ()  # among the last three: none
+    assert mask_anchors(SessionConfig(context="cline"), h, updates, None, len(h), None) == ()

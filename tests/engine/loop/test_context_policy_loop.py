@@ -16,8 +16,8 @@ from nbagent.engine.context.mask import is_placeholder
 from nbagent.engine.contracts.events import Done, Notice
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
-from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
-from tests.engine.loop.test_query_support import messages_requests
+from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop.test_query_support import make_engine, messages_requests, run
 
 
 class Load(Tool):
@@ -92,6 +92,25 @@ def test_a_masking_reads_the_prompt_before_it_from_the_cache_and_rewrites_only_t
         assert usage.cache_read_input_tokens == previous.cache_read_input_tokens + previous.cache_creation_1h
         assert usage.cache_creation_1h > 0
     a.close()
+
+
+async def test_a_retried_masking_request_still_reads_up_to_where_the_masking_started(tmp_path: Path) -> None:
+    settings: dict[str, Any] = {"context": "mask:keep=2:clear=5000", "append_system_prompt": "Work carefully. " * 400}
+    dry = SimulatedAPI(responder=responder(10), thinks_by_default=False)
+    engine = make_engine(dry, tmp_path / "a", tools=[Load()], **settings)  # same length: same prompt size
+    await run(engine, "load ten parts")
+    second = [k for k, r in enumerate(engine.session.records) if any(x.layer == "mask" for x in r.context_actions)][1]
+    number = messages_requests(dry)[second].number
+    dry_usage = engine.session.records[second].usage
+    api = SimulatedAPI(responder=responder(10), thinks_by_default=False, faults={number: Fault.overloaded()})
+    engine = make_engine(api, tmp_path / "b", tools=[Load()], **settings)
+    await run(engine, "load ten parts")
+    failed, retried = (r.body for r in messages_requests(api) if r.number in (number, number + 1))
+    assert len(one_hour_marks(failed)) == 2 and one_hour_marks(retried) == one_hour_marks(failed)
+    record = engine.session.records[second]
+    assert record.retries == 1  # and it reads what the request without the failure read
+    assert record.usage.cache_read_input_tokens == dry_usage.cache_read_input_tokens > 0
+    assert record.usage.cache_creation_1h == dry_usage.cache_creation_1h
 
 
 def test_an_endpoint_refusing_the_one_hour_ttl_keeps_five_minute_caching(tmp_path: Path) -> None:
