@@ -283,7 +283,7 @@ class QueryEngine(BetweenRuns):
             if reached is not None:
                 state.reason, state.stopped = reached
                 return
-            if self._summary.due(run.config, session.previous_usage, run.context_window):
+            if self._summary.due(run.config, session.previous_usage, run.context_window, session.history):
                 async with aclosing(self._compact(run, state.turn, None)) as events:
                     async for event in events:
                         yield event

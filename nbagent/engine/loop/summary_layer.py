@@ -9,15 +9,16 @@ turn; the next layers (truncation) then keep the conversation in the window.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Sequence
 
 from ..context import RequestUsage, get_context_window_info, should_compact_context_window
 from ..contracts.config import SessionConfig
 from ..contracts.events import Event, Notice
 from ..contracts.hooks import Hooks
+from ..contracts.messages import Message
 from ..contracts.provider import Provider
 from ..state.session import Session
-from .compaction import compact_session
+from .compaction import compact_session, hidden_end
 
 __all__ = ["SummaryLayer", "summary_trigger"]
 
@@ -37,16 +38,21 @@ class SummaryLayer:
         self.failures = 0
         """Summary compactions failed in a row (the circuit breaker counts them)."""
 
-    def due(self, config: SessionConfig, previous: RequestUsage | None, context_window: int) -> bool:
-        """Whether to compact before the next request, given the previous request's usage."""
+    def due(self, config: SessionConfig, previous: RequestUsage | None, context_window: int,
+            history: Sequence[Message]) -> bool:
+        """Whether to compact before the next request, given the previous request's usage. Not
+        while there is nothing to summarise (too little since the task or the last summary): that
+        is no failure of the summariser, and it would be a warning at every request."""
         if previous is None:
             return False
         if config.auto_compact is not None:
-            return should_compact_context_window(previous.total, context_window, config.auto_compact)
-        policy = config.context
-        if not policy.has("summary") or self.failures >= policy.options.failures:  # type: ignore[union-attr]
-            return False
-        return previous.total >= summary_trigger(config, context_window)
+            due = should_compact_context_window(previous.total, context_window, config.auto_compact)
+        else:
+            policy = config.context
+            if not policy.has("summary") or self.failures >= policy.options.failures:  # type: ignore[union-attr]
+                return False
+            due = previous.total >= summary_trigger(config, context_window)
+        return due and hidden_end(history) is not None
 
     async def compact(self, session: Session, provider: Provider, hooks: Hooks, config: SessionConfig, *,
                       turn: int, context_window: int, instructions: str | None,

@@ -172,3 +172,31 @@ def test_a_refusal_after_a_mid_turn_compaction_withdraws_the_whole_turn(tmp_path
     assert json.dumps(b.session.history) == before and b.session.compactions == []
     assert b.run_sync("hi once more").reason == "end_turn" and history_problems(b.history) == []
     b.close()
+
+
+class BigLoad(Load):
+    name = "big_load"
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> Any:
+        from nbagent.engine.contracts.tool_api import ToolOutput
+        return ToolOutput(content="cell " * 25_000)
+
+
+def test_nothing_to_summarise_yet_is_no_failure_and_no_warning(tmp_path: Path) -> None:
+    def reply(body: dict[str, Any]) -> Any:
+        results = sum(1 for m in body["messages"] if isinstance(m["content"], list)
+                      for b in m["content"] if b.get("type") == "tool_result")
+        return [tool_reply("big_load", {"part": 0}), tool_reply("load", {"part": 1})][results] if results < 2 \
+            else text_reply("loaded")
+
+    api = SimulatedAPI(responder=reply, thinks_by_default=False)
+    # Window 8k: the trigger is 8k - 1k of output - 2k of headroom, and the result (cut to ~6k tokens
+    # like any big tool output) passes it while staying under truncation's 6.4k.
+    a = Agent(**{**settings(api, tmp_path), "tools": [BigLoad(), Load()], "context_window": 8_000, "max_tokens": 1_000})
+    events = a.run_sync("load the big part")
+    # The second request passes the trigger with only the task, one call and its result in the
+    # history: before the third there is nothing to summarise, so no summary request and no warning.
+    assert [e for e in events if isinstance(e, Notice) and e.level == "warning"] == []
+    assert all("nbagent-compaction" not in str(r.body.get("system")) for r in messages_requests(api))
+    assert len(a.records) == 3 and a.records[1].usage.prompt_tokens >= 5_000
+    a.close()
