@@ -9,7 +9,8 @@ assistant turn ~120 tokens; facts are planted in the first 10 large results (``F
 these numbers): per request each policy's layers act through nbagent's engine (summary with a
 summary as long as its bound that keeps no planted fact; masking; Cline truncation), then the
 cache is charged as the API documents it (a read needs a cached breakpoint: a change early in the
-prompt rewrites everything after it) at $2/M input, $2.50/M write, $0.10/M read, $10/M output.
+prompt rewrites everything after it; a masking policy's one-hour cache anchors as nbagent sends
+them) at $2/M input, $2.50/M write (5-minute), $4/M write (one-hour), $0.10/M read, $10/M output.
 A second table adds the server layers (``server``, ``all``, ``compact``), replayed through the
 simulated API's own context editing and compaction, the cache charged on what the server processed.
 Run: ``python bench/bench_context_policies.py``.

@@ -5,7 +5,8 @@ The reference is the simulated Messages API's :class:`~nbagent.engine.api_facts.
 prompt on every request, which is O(history) of JSON encoding per request: about a second per
 200-request strategy. :class:`PrefixCache` gives the same figures for the requests the explorer
 sends (the tool definitions first, as a token count; a breakpoint on the system prompt, if any,
-and on the last block of the last message; one 5-minute TTL) while hashing each message object
+and on the last block of the last message, 5-minute; and the mask layer's one-hour anchors, with
+the system prompt's breakpoint one-hour then, as nbagent's provider places them) while hashing each message object
 only once: a block's digest is cached by message identity, and the running prefix digest is
 chained from those. ``tests/explorer/test_explorer.py``
 checks that both agree request by request.
@@ -13,7 +14,8 @@ checks that both agree request by request.
 The rules are PromptCache's: a prefix is written at a breakpoint when it has at least
 ``min_tokens``; nothing is cached when the whole prompt is shorter; a read is the longest cached
 prefix that ends at a breakpoint or up to ``LOOKBACK_BLOCKS`` blocks before one, and refreshes its
-TTL; writes are the tokens from the read up to the last breakpoint.
+TTL; writes are the tokens from the read up to the last breakpoint, one-hour up to the last
+one-hour breakpoint after the read and five-minute after it (the API's rule for mixed TTLs).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def _canonical(block: Any) -> bytes:
 
 
 class PrefixCache:
-    """Cache entries (prefix digest → expiry) with PromptCache's read/write accounting."""
+    """Cache entries (prefix digest → expiry and TTL) with PromptCache's read/write accounting."""
 
     def __init__(self, counter: TokenCounter, min_tokens: int = MIN_CACHEABLE_TOKENS,
                  ttl: float = TTL_SECONDS["5m"], lookback: int = LOOKBACK_BLOCKS) -> None:

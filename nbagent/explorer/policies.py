@@ -16,8 +16,9 @@ the model sees, the cache is charged on and the recall probe reads what the serv
 server compaction's block goes first in the reply and is sent back verbatim afterwards.
 
 Money follows the documented prompt-cache rules (:class:`~.cache.PrefixCache`: a breakpoint on
-the last block, 5-minute TTL, 20-block lookback; a read needs a cached breakpoint, so a change
-early in the prompt rewrites everything after it) at the model's prices
+the last block, 5-minute TTL, 20-block lookback, and with a mask layer the engine's one-hour cache
+anchors (:func:`~nbagent.engine.loop.request_context.mask_anchors`); a read needs a cached
+breakpoint, so a change early in the prompt rewrites everything after it) at the model's prices
 (:func:`~nbagent.engine.api_facts.cost.price_of`). A summary is as long as its bound
 (``summary:tokens``) and its request costs the summarised prompt as uncached input plus the
 summary as output; a server compaction costs what the simulator bills for it (its ``usage.iterations``

@@ -17,7 +17,7 @@ Layers, cheapest first (the order they act in; truncation is always last and alw
 ``truncate``  Cline's deleted-range truncation (half, then quarter).
 
 A policy is written ``LAYER[:key=value...]+LAYER...`` or as a preset name (:data:`PRESETS`), e.g.
-``mask:keep=3:clear=30000+summary+truncate``. The default, ``layered`` (mask, then truncation),
+``mask:keep=3:clear=10000+summary+truncate``. The default, ``layered`` (mask, then truncation),
 is what ``bench/bench_context_policies.py`` measured cheapest on a long data-analysis session
 while keeping at least 80% of the prompt read from the cache; server layers are opt-in because
 they are beta and model-dependent.
@@ -187,9 +187,11 @@ def _options(layer: str, pairs: list[str]) -> Mapping[str, Any]:
 
 
 def _inputs(value: str) -> bool | tuple[str, ...]:
-    """``edit:inputs=``: 1 (every cleared tool use's input), 0 (none) or tool names."""
-    if value in ("0", "1"):
-        return value == "1"
+    """``edit:inputs=``: 1 (every cleared tool use's input), 0 (none) or tool names; true/false
+    and yes/no read as 1/0, never as a tool of that name."""
+    flag = value.strip().lower()
+    if flag in ("0", "1", "true", "false", "yes", "no"):
+        return flag in ("1", "true", "yes")
     names = tuple(t for t in value.split(",") if t)
     if not names:
         raise ContextPolicyError("edit:inputs takes 1 (clear the cleared tool uses' inputs too), 0 (keep them) "

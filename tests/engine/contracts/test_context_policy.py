@@ -40,3 +40,9 @@ def test_an_empty_inputs_value_names_what_it_takes(spec: str) -> None:
 def test_inputs_belongs_to_the_edit_layer_only() -> None:
     with pytest.raises(ContextPolicyError, match="context layer 'mask' takes"):
         ContextPolicy.parse("mask:inputs=1")
+
+
+def test_inputs_true_and_false_read_as_flags_not_as_tool_names() -> None:
+    assert ContextPolicy.parse("edit:inputs=true").options.edit_inputs is True
+    assert ContextPolicy.parse("edit:inputs=False").options.edit_inputs is False
+    assert ContextPolicy.parse("edit:inputs=yes").options.edit_inputs is True
