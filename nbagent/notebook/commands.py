@@ -174,9 +174,14 @@ def saw(magics: Any, args: Namespace) -> None:
     sess = _need_session(magics)
     turn = args.turn
     sent = sess.saw(turn)
-    if not sent:
+    unsaved = sess.unsaved_requests(turn)
+    if unsaved:  # made by an earlier version, which did not keep what they sent in the task folder
+        print(f"nbagent: nothing to show for request(s) {', '.join(map(str, unsaved))}: the task folder was "
+              "written by an earlier nbagent version, which did not save what they sent.")
+    if not sent and not unsaved:
         raise UsageError(f"No request recorded for turn {turn}." if turn else "No request sent yet.")
-    _display(render_sent(sent))
+    if sent:
+        _display(render_sent(sent))
 
 
 @magic_arguments(name="agent reset")

@@ -238,6 +238,19 @@ class NotebookSession:
         turn = sent[-1].turn if turn is None else turn
         return [s for s in sent if s.turn == turn]
 
+    def unsaved_requests(self, turn: int | None = None) -> list[int]:
+        """Requests of ``turn`` (default: the latest turn that made one) whose content :meth:`saw`
+        cannot show: made by an earlier nbagent version, which did not save it in the task folder.
+        (The summary requests of a compaction are not the agent's: they are not counted.)"""
+        from ..engine.loop.compaction import COMPACT_KEEP
+
+        records = [r for r in self.agent.records if r.keep != COMPACT_KEEP]
+        if not records:
+            return []
+        turn = records[-1].turn if turn is None else turn
+        shown = {s.request for s in self.agent.sent}
+        return [r.request for r in records if r.turn == turn and r.request not in shown]
+
     def save(self, path: str | Path) -> Path:
         """Write a copy of the session's task folder to ``path`` (atomically, file by file)."""
         return self.agent.save(path)

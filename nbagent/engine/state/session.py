@@ -24,9 +24,9 @@ from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRe
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, as_of_request, compacted
-from .sent import SentRequest
+from .sent import SavedSent, SentRequest, from_saved, to_saved
 from .session_rollback import SessionRollback
-from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, UI_FILE, SessionStore, TurnMark
+from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SENT_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
 from .turn_notes import notes_to_keep
@@ -51,6 +51,7 @@ class Session(SessionRollback):
         self.events: list[Event] = []
         self.marks: list[TurnMark] = []
         self.sent: list[SentRequest] = []
+        self.sent_saved: list[SavedSent] = []  # ``sent`` as sent_requests.json holds it (kept in step)
         self.turn = 0
         self.truncations = 0
         self.context = ContextManager()
@@ -150,6 +151,7 @@ class Session(SessionRollback):
         session.truncations = sum(isinstance(e, ContextTruncated) for e in snap.events)
         session.compactions = points
         session.allowed_always = set(snap.allowed_always)
+        session.sent, session.sent_saved = from_saved(snap.sent, session._rebuild, session._shared), snap.sent
         session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
         session._resume_writing(snap.whole_logs)
@@ -166,7 +168,7 @@ class Session(SessionRollback):
         if self._store is None:
             return
         logs: dict[str, list[Any]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
-                                      COMPACTIONS_FILE: self.compactions}
+                                      COMPACTIONS_FILE: self.compactions, SENT_FILE: self.sent_saved}
         self._store.prime({name: items for name, items in logs.items() if name in whole_logs})
         if set(logs) - whole_logs:
             self.unsaved = True
@@ -282,11 +284,12 @@ class Session(SessionRollback):
         self.history.append(message)
         self.previous_usage = usage
         self.records.append(record)
+        self.sent_saved.append(to_saved(sent, self.sent[-1] if self.sent else None))
         self.sent.append(sent)
         self._undo_prompt = None  # the prompt was answered: it stays
         # The record first: after a killed process the request log may lead the history, never lag it.
         # session.json is not rewritten: load takes the previous usage from the newest record.
-        self._write(lambda st: st.save_records(self.records))
+        self._write(self._save_request)
         self._save_history()
         self._write(lambda st: st.sync_history_if_due())  # at most one fdatasync per request
 

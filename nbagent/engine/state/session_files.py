@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..context import ContextManager, RequestUsage
     from ..contracts.events import Event, RequestRecord, Totals
     from .compactions import RollbackPoint
+    from .sent import SavedSent
     from .store import TurnMark
     from .totals import Spent
 
@@ -35,6 +36,7 @@ class SessionFiles:
     marks: list[TurnMark]
     context: ContextManager
     compactions: list[RollbackPoint]
+    sent_saved: list[SavedSent]
     allowed_always: set[str]
     notices: list[str]
     save_failures: list[str]
@@ -57,6 +59,7 @@ class SessionFiles:
         # session.json: an earlier version's session.json holds records and points it drops.
         store.save_context(self.context.updates)
         store.save_records(self.records)
+        store.save_sent(self.sent_saved)  # after the records: load drops lines without their record
         store.save_compactions(self.compactions)
         self._save_meta(store)
         store.save_history(self.history)
@@ -69,6 +72,11 @@ class SessionFiles:
     def _save_history_and_meta(self, store: SessionStore) -> None:
         store.save_history(self.history)
         self._save_meta(store)
+
+    def _save_request(self, store: SessionStore) -> None:
+        # Appended, not synced: what a request sent is synced with the records (see SessionStore.sync).
+        store.save_records(self.records)
+        store.save_sent(self.sent_saved)
 
     def _save_context_and_meta(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
@@ -89,6 +97,7 @@ class SessionFiles:
         store.save_history(self.history)
         store.save_compactions(self.compactions)
         store.save_records(self.records)
+        store.save_sent(self.sent_saved)
         store.save_context(self.context.updates)
         self._save_meta(store)
 

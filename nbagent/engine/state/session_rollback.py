@@ -90,6 +90,7 @@ class SessionRollback(SessionFiles):
         self.context.truncate_context_history(mark.ts)
         del self.records[mark.records_len:]
         self.sent = [s for s in self.sent if s.request <= mark.records_len]
+        self.sent_saved = [s for s in self.sent_saved if s.request <= mark.records_len]  # the file follows
         self.marks = [m for m in self.marks if m.turn <= turn]
         self.turn = turn
         self.file_state.invalidate_reads()

@@ -1,8 +1,9 @@
-"""The task folder on disk: six JSON files, a lock, and the snapshot they load into.
+"""The task folder on disk: seven JSON files, a lock, and the snapshot they load into.
 
 ``api_conversation_history.json`` (the messages), ``ui_messages.json`` (the event log without
 stream deltas), ``requests.json`` (one record per API request: usage, cost, timing) and
-``compactions.json`` (what undoes each compaction, once there is one) grow by appending
+``compactions.json`` (what undoes each compaction, once there is one) and ``sent_requests.json``
+(what each request sent, as a reference into the history: ``%agent saw`` after a resume) grow by appending
 (:class:`AppendLog`), so a request writes what it added, not the whole conversation;
 ``context_history.json`` (the context manager's updates) and ``session.json`` (range, model, totals,
 turn marks; never the API key) are small and rewritten atomically when they change, which is not
@@ -27,7 +28,8 @@ from ..contracts.messages import Message, history_problems
 from ..disk.append_log import AppendLog, Reformatted, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
-from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records
+from .sent import SavedSent, matching_records
+from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records, check_sent
 from .totals import Spent
 
 __all__ = ["LOCK_FILE", "FolderLock", "TaskFolderLockedError", "TurnMark"]  # kept importable from here
@@ -38,6 +40,7 @@ CONTEXT_FILE = "context_history.json"
 SESSION_FILE = "session.json"
 REQUESTS_FILE = "requests.json"
 COMPACTIONS_FILE = "compactions.json"
+SENT_FILE = "sent_requests.json"
 NOTES_FILE = "notes.md"  # the agent's notes (engine/loop/notes.py): its file, not the session's state
 FORMAT_VERSION = 1
 HISTORY_SYNC_INTERVAL_S = 1.0
@@ -74,6 +77,8 @@ class SessionSnapshot:
     """Logs whose items loaded but not in the form appends need: the session rewrites them on load."""
     allowed_always: tuple[str, ...] = ()
     """Tools the user allowed "always" in the session (none in folders of earlier versions)."""
+    sent: list[SavedSent] = field(default_factory=list)
+    """What each request sent (none for requests made by earlier versions, which did not save it)."""
 
 
 class SessionStore:
@@ -85,12 +90,14 @@ class SessionStore:
         self._events = AppendLog(self.task_dir / UI_FILE)
         self._records = AppendLog(self.task_dir / REQUESTS_FILE)
         self._compactions = AppendLog(self.task_dir / COMPACTIONS_FILE)
+        self._sent = AppendLog(self.task_dir / SENT_FILE)
         self._history_synced_at = float("-inf")  # monotonic() of the history's last sync
 
     def remove_stale_temp_files(self) -> None:
         """Delete temp files of atomic writes a killed process left (``.<file>.*.tmp``); call it
         only while holding the folder's lock, when no write of ours is in progress."""
-        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE):
+        for name in (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE,
+                     SENT_FILE):
             for tmp in self.task_dir.glob(f".{name}.*.tmp"):
                 try:
                     tmp.unlink()
@@ -113,10 +120,15 @@ class SessionStore:
         """Append the new request records, as :meth:`save_history` does messages."""
         self._records.save(records, dumps_line)
 
+    def save_sent(self, sent: list[SavedSent]) -> None:
+        """Append what the new requests sent, as :meth:`save_records` does records (written with
+        them, synced with them: no sync of its own per request)."""
+        self._sent.save(sent, dumps_line)
+
     def prime(self, logs: dict[str, list[Any]]) -> None:
         """The named log files hold exactly these items (just loaded whole): appends go on from there."""
         by_name = {HISTORY_FILE: self._history, UI_FILE: self._events, REQUESTS_FILE: self._records,
-                   COMPACTIONS_FILE: self._compactions}
+                   COMPACTIONS_FILE: self._compactions, SENT_FILE: self._sent}
         for name, items in logs.items():
             by_name[name].prime(items)
 
@@ -130,6 +142,7 @@ class SessionStore:
         sync. The loop syncs everything at the end of a run (see also :meth:`sync_history_if_due`)."""
         self._sync_history()
         self._records.sync()
+        self._sent.sync()
         self._events.sync()
 
     def sync_history_if_due(self) -> None:
@@ -146,12 +159,12 @@ class SessionStore:
 
     def forget_files(self) -> None:
         """The files on disk are gone (a deleted folder): the next save of each log writes it whole."""
-        for log in (self._history, self._events, self._records, self._compactions):
+        for log in (self._history, self._events, self._records, self._compactions, self._sent):
             log.forget()
 
     def close(self) -> None:
         """Close the log files kept open for appends (idempotent; the next append opens again)."""
-        for log in (self._history, self._events, self._records, self._compactions):
+        for log in (self._history, self._events, self._records, self._compactions, self._sent):
             log.close()
 
     def save_meta(
@@ -206,6 +219,10 @@ class SessionStore:
         records = checked.records if checked.records is not None else log(REQUESTS_FILE, _load_records)
         compactions = checked.compactions if checked.compactions is not None else log(COMPACTIONS_FILE, read_log)
         snap = _snapshot(meta_path, checked, history, records, compactions)
+        saved_sent = log(SENT_FILE, _load_sent)
+        snap.sent = matching_records(saved_sent, snap.records)
+        if len(snap.sent) < len(saved_sent):  # lines of rolled-back requests dropped: the file must say so
+            whole.discard(SENT_FILE)
         snap.events, snap.updates, snap.notices = events, updates, notices
         if "compactions" in meta:
             snap.compactions_file = SESSION_FILE
@@ -271,6 +288,13 @@ def _load_records(path: Path, notices: list[str]) -> list[RequestRecord]:
     if not isinstance(records, list):
         raise CorruptFileError(path, "expected a list of request records")
     return check_records(path, records)
+
+
+def _load_sent(path: Path, notices: list[str]) -> list[SavedSent]:
+    lines = read_log(path, notices)
+    if not isinstance(lines, list):
+        raise CorruptFileError(path, "expected a list of sent requests")
+    return check_sent(path, lines)
 
 
 def _load_history(path: Path, notices: list[str]) -> list[Message]:

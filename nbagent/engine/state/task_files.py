@@ -23,6 +23,7 @@ from ..context.window import RequestUsage
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord, Totals, events_from_json
 from ..contracts.saved import NonNegInt, first_error, saved_record, validate_saved
+from .sent import SavedSent
 from .totals import Spent
 
 _STRICT = pydantic.ConfigDict(strict=True, extra="forbid")
@@ -150,6 +151,18 @@ def check_records(path: Path, records: Any) -> list[RequestRecord]:
         result: list[RequestRecord] = validate_saved(list[RequestRecord], records)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
+    return result
+
+
+def check_sent(path: Path, lines: Any) -> list[SavedSent]:
+    """The sent-request log validated; :class:`CorruptFileError` naming the line and field when not
+    (a first line without the system prompt too: nothing before it to take it from)."""
+    try:
+        result: list[SavedSent] = validate_saved(list[SavedSent], lines)
+    except pydantic.ValidationError as exc:
+        raise _first_error(path, exc) from None
+    if result and (result[0].system is None or result[0].tools is None):
+        raise CorruptFileError(path, "field 0: the first request has no system prompt or tools")
     return result
 
 

@@ -1,4 +1,4 @@
-"""Corrupt session files (issue 4, test 8): each of the four files of a task folder, corrupted in
+"""Corrupt session files (issue 4, test 8): each of the files of a task folder, corrupted in
 several ways, gives a ``CorruptFileError`` naming that file, and no file on disk changes."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from nbagent.engine.state.store import (
     HISTORY_FILE,
     LOCK_FILE,
     REQUESTS_FILE,
+    SENT_FILE,
     SESSION_FILE,
     UI_FILE,
     SessionStore,
@@ -51,6 +52,14 @@ CORRUPTIONS: dict[str, list[Any]] = {
         b"[{not json", b"", b"\xff\xfe\x00\x81", {"a": 1}, [{"turn": 1}], [5], "x",
         [{"turn": 1, "request": 1, "model": "m", "usage": {"input_tokens": "9"}}],
     ],
+    # (what each request sent; cut in half it is a torn last append, and loads)
+    SENT_FILE: [
+        b"[{not json", b"", {"a": 1}, [5], [{"request": 1}],
+        [{"request": 1, "turn": 1, "model": "m", "history_len": 1, "last_blocks": 1, "deleted_range": None,
+          "ts": 1, "system": "s", "tools": [], "bogus": 1}],
+        [{"request": 1, "turn": 1, "model": "m", "history_len": 1, "last_blocks": 1, "deleted_range": None,
+          "ts": 1}],  # the first line without the system prompt: nothing before it to take it from
+    ],
     SESSION_FILE: [
         b"{not json", b"", b"\xff\xfe\x00\x81", HALF,
         [], {"records": [{"turn": 1}]}, {"deleted_range": "ab"}, {"deleted_range": [2]}, {"last_ts": "soon"},
@@ -62,7 +71,7 @@ CASES = [(name, i) for name, variants in CORRUPTIONS.items() for i in range(len(
 
 @pytest.fixture(scope="module")
 def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
-    """The five files of a real two-turn session with a truncation (so every file has content)."""
+    """The six files of a real two-turn session with a truncation (so every file has content)."""
     import asyncio
 
     tmp = tmp_path_factory.mktemp("good")
@@ -78,7 +87,7 @@ def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
     asyncio.run(go())
     assert engine.session.deleted_range is not None and len(engine.session.context.updates) > 0
     files = {p.name: p.read_bytes() for p in engine.config.task_dir.iterdir() if p.name != LOCK_FILE}
-    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE}
+    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, SENT_FILE}
     return files
 
 
