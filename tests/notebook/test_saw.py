@@ -55,3 +55,28 @@ def test_saw_magic_after_a_multi_request_turn_shows_diffs(ip):  # noqa: F811
     run(ip, "%%agent\nWhat is 2 * 3 and 4 * 5?")
     out = run(ip, "%agent saw 1")
     assert "— in full" in out and "changes from request 1" in out and "changes from request 2" in out
+
+
+def test_saw_after_a_load_shows_the_requests_sent_before_it(ip, tmp_path):  # noqa: F811
+    run(ip, "%%agent\nWhat is 2 * 3 and 4 * 5?")
+    live = run(ip, "%agent saw 1")
+    folder = tmp_path / "saved"
+    run(ip, f"%agent save {folder}")
+    run(ip, "%agent reset")
+    run(ip, f"%agent load {folder}")
+    assert run(ip, "%agent saw 1") == live and run(ip, "%agent saw") == live
+
+
+def test_saw_after_loading_a_folder_of_an_earlier_version_says_there_is_nothing_to_show(ip, tmp_path):  # noqa: F811
+    run(ip, "%%agent\nWhat is 2 * 3?")
+    folder = tmp_path / "saved"
+    run(ip, f"%agent save {folder}")
+    (folder / "sent_requests.json").unlink()  # an earlier version did not save what was sent
+    run(ip, "%agent reset")
+    run(ip, f"%agent load {folder}")
+    out = run(ip, "%agent saw 1")
+    assert "nothing to show for request(s) 1, 2" in out and "earlier nbagent version" in out
+    assert "=== request" not in out and "nothing to show" in run(ip, "%agent saw")
+    run(ip, "%%agent --allow python\nWhat is 4 * 5?")  # requests made after the load are shown
+    out = run(ip, "%agent saw")
+    assert "=== request 3 (turn 2" in out and "nothing to show" not in out
