@@ -13,8 +13,8 @@ leaves the newest ``keep`` results whole (the model is still working with them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Sequence
 
 from ..api_facts.tokens import count_text_tokens
 from ..contracts.context_policy import LayerOptions
@@ -62,11 +62,10 @@ def is_placeholder(text: str) -> bool:
     return text.startswith("[Old tool result cleared to save context:")
 
 
-def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
-               options: LayerOptions) -> list[Candidate]:
-    """Results older than the newest ``keep``, after the hidden range, not yet replaced by any
-    update, not from an excluded tool, oldest first."""
-    found: list[Candidate] = []
+def _results(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+             exclude: tuple[str, ...]) -> Iterator[tuple[int, int, str, str | None]]:
+    """Each tool result after the hidden range not from an excluded tool, oldest first: (message,
+    block, tool, its text, or None when an update already replaced it)."""
     names: dict[str, str] = {}
     start = start_of_rest(deleted_range)
     # Calls are read from the first message on: the first result answers a call of the first pair.
@@ -76,10 +75,17 @@ def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, delet
                 names[str(block.get("id"))] = str(block.get("name", ""))
             elif i >= start and is_tool_result(block) and message.get("role") == "user":
                 tool = names.get(str(block.get("tool_use_id")), "")
-                if updates.latest(i, j) is None and tool not in options.exclude:
-                    found.append(Candidate(i, j, tool, count_text_tokens(tool_result_text(block, "\n"))))
-                elif tool not in options.exclude:
-                    found.append(Candidate(i, j, tool, -1))  # already replaced: counts towards keep only
+                if tool not in exclude:
+                    replaced = updates.latest(i, j) is not None
+                    yield i, j, tool, None if replaced else tool_result_text(block, "\n")
+
+
+def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+               options: LayerOptions) -> list[Candidate]:
+    """Results older than the newest ``keep``, after the hidden range, not yet replaced by any
+    update, not from an excluded tool, oldest first. (A replaced result counts towards ``keep``.)"""
+    found = [Candidate(i, j, tool, -1 if text is None else count_text_tokens(text))
+             for i, j, tool, text in _results(history, updates, deleted_range, options.exclude)]
     old = found[:-options.keep] if options.keep else found
     return [c for c in old if c.tokens > 0]
 
@@ -110,8 +116,8 @@ def next_masking_start(history: Sequence[Message], updates: ContextHistoryUpdate
     rewrites only the rest (with breakpoints on the last messages alone, the API's 20-block
     lookback cannot reach that far back, and a masking rewrote the whole prompt).
     """
-    found = candidates(history, updates, deleted_range, replace(options, keep=0))
-    return found[0].message if found else None
+    # candidates() with keep=0, without counting tokens: a result has some exactly when it has text.
+    return next((i for i, _, _, text in _results(history, updates, deleted_range, options.exclude) if text), None)
 
 
 def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...]]:

@@ -6,7 +6,6 @@ earlier version (no ``sent_requests.json``) still loads, and nothing is shown fo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,10 @@ from nbagent.engine.context.mask import is_placeholder
 from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
 from nbagent.engine.state.sent import SentRequest
 from nbagent.engine.state.store import SENT_FILE
-from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from nbagent.providers.simulated import SimulatedAPI, text_reply
 from tests.engine.loop.test_context_policy_loop import Load
 from tests.engine.loop.test_query_support import messages_requests
+from tests.engine.loop.test_rollback_across_layers import responder as three_loads
 from tests.engine.loop.test_summary_layer import sent_requests, without_breakpoints
 
 POLICY = "mask:keep=1:clear=3000"
@@ -27,18 +27,11 @@ PROMPT_WORDS = 6_000  # prompts are not clearable: the context grows until trunc
 
 
 def responder(body: dict[str, Any]) -> Any:
-    """Three ``load`` calls per prompt (ids digest the request: the same request, the same reply);
-    a summary request gets a summary."""
+    """Three ``load`` calls per prompt (:func:`test_rollback_across_layers.responder`); a summary
+    request gets a summary."""
     if "nbagent-compaction" in str(body.get("system")):
         return text_reply("the parts loaded so far")
-    last = body["messages"][-1]["content"]
-    answered = isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
-    results = sum(1 for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
-                  if isinstance(b, dict) and b.get("type") == "tool_result")
-    if answered and results % 3 == 0:
-        return text_reply("done")
-    digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:16]
-    return tool_reply("load", {"part": results}, id=f"toolu_{digest}")
+    return three_loads(body)
 
 
 def settings(api: SimulatedAPI, tmp_path: Path) -> dict[str, Any]:
