@@ -78,6 +78,8 @@ class ShellExecutor:
         self.history: collections.deque[ExecutionRecord] = collections.deque(maxlen=HISTORY_KEPT)
         self._lock = asyncio.Lock()
         self._counter = 0
+        self.before_execute: Callable[[str], Any] | None = None
+        """Called with each code before it runs (a live turn records what the code reads)."""
 
     @property
     def last_code(self) -> str | None:
@@ -92,6 +94,8 @@ class ShellExecutor:
         interrupt) while awaiting inside the code propagates.
         """
         async with self._lock:  # executions on one namespace never overlap
+            if self.before_execute is not None:
+                self.before_execute(code)
             started = time.time()
             t0 = time.monotonic()
             displays: list[dict[str, Any]] = []

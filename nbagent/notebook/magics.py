@@ -32,7 +32,7 @@ from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: s
 from .cell_transformer import run_agent_command as run_agent_command
 from .new_session import new_session
 from .options import cell_options
-from .outcome import AgentInterrupted, check_done, refused
+from .outcome import AgentCellError, AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession
 
 if TYPE_CHECKING:
@@ -88,6 +88,11 @@ class AgentMagics(Magics):
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
     cells = Bool(True, help="Each python call that ran becomes a code cell below the agent cell (with the "
                             "nbagent front-end extension; elsewhere the last code goes into one new cell).").tag(config=True)
+    replay_if_changed = Enum(["warn", "live", "fail"], "warn",
+                             help="When a replayed agent cell's inputs (variables its code read or the model was "
+                                  "shown, files it read, cells in context) changed since its answer was recorded: "
+                                  "warn (a line names what changed), live (ask the model again) or fail (the cell "
+                                  "fails, for CI).").tag(config=True)
     record = Bool(True, help="Record new sessions under .nbagent/sessions so Restart & Run All replays them "
                              "without asking the model (when task_root is not set).").tag(config=True)
     task_root = Unicode(None, allow_none=True, help="Persist new sessions in folders under this path.").tag(config=True)
@@ -127,6 +132,9 @@ class AgentMagics(Magics):
         self._session_count = 0
         self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
         self._document: Any = None
+        from .document.inputs import CellLog
+
+        self.cell_log = CellLog(shell)  # which text each cell last ran (the cells a turn had in context)
 
     @property
     def document(self) -> Any:
@@ -215,10 +223,14 @@ class AgentMagics(Magics):
                 await cell_run.replay(self, plan)
                 return None
             sess = self._session_with_options(args)
+        except AgentCellError:
+            raise
         except NbAgentError as exc:
             raise refused(exc) from None
-        done = await self._run_with_view(sess, args, prompt, output)
-        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None, done)
+        with cell_run.watch_turn(self, sess) as watch:
+            done = await self._run_with_view(sess, args, prompt, output)
+        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None, done,
+                               watch.inputs() if watch is not None else None)
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()

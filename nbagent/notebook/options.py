@@ -121,6 +121,9 @@ CELL_OPTIONS = [
              help="This prompt: keep the agent's code in its tool cards only (no new cells)."),
     argument("--live", action="store_true",
              help="Ask the model even when this cell's turn is recorded (the record forks from here)."),
+    argument("--if-changed", default=None, choices=("warn", "live", "fail"), metavar="POLICY",
+             help="When this cell replays and what its answer depended on changed: warn, live (ask again) or "
+                  "fail (default: AgentMagics.replay_if_changed)."),
     argument("--permissions", default=None, choices=PERMISSION_MODES, metavar="MODE",
              help="Permission mode for this and later prompts: " + ", ".join(PERMISSION_MODES) + "."),
     argument("--out", default=None, metavar="NAME", help="Bind the final answer to NAME in the namespace."),

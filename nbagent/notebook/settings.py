@@ -28,12 +28,12 @@ NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
     {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency", "endpoint",
      "endpoints"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
-PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells"})
+PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells", "replay_if_changed"})
 
 SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
          "session_token_budget", "context_window", "context", "notes", "effort",
-         "web_search", "allow", "insert_code", "cells", "record", "task_root", "shell_tool", "tokens_per_second",
-         "first_token_latency", "permission_mode")
+         "web_search", "allow", "insert_code", "cells", "record", "replay_if_changed", "task_root", "shell_tool",
+         "tokens_per_second", "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
 
 

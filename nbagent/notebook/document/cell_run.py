@@ -7,14 +7,16 @@ turn, :func:`materialiser` and :func:`after_run` put a live turn's code into cel
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import replace
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from ..outcome import check_done
+from ..outcome import AgentCellError, check_done
 from .bridge import executing_cell_id
 from .link import Replay, session_name
 from .replay import new_session_dir, sessions_dir
-from .shown import load_shown
+from .shown import load_shown, recorded_inputs
 
 if TYPE_CHECKING:
     from ...engine.contracts.events import Done
@@ -31,13 +33,60 @@ def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
         return None
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
     if isinstance(decision, Replay):
-        return decision
+        checked = _checked(magics, decision, args)
+        if checked is not None:
+            return checked
+        decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
     current = magics.current
     if decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume)
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     return None
+
+
+class ReplayInputsChanged(AgentCellError):
+    """A replayed agent cell whose inputs changed, under the ``fail`` policy (for CI)."""
+
+
+def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | None:
+    """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
+    to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
+    from .inputs import changed_line, changes
+
+    root = magics.document.root
+    shown = load_shown(root, decision.session, decision.turn)
+    inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
+    changed = changes(inputs, magics.shell, root) if inputs is not None else []
+    if not changed:
+        return replace(decision, shown=shown)
+    line = changed_line(changed)
+    policy = args.if_changed or magics.replay_if_changed
+    if policy == "fail":
+        raise ReplayInputsChanged(f"{line} (AgentMagics.replay_if_changed = 'fail'): run the cell with --live "
+                                  "to ask the model again")
+    if policy == "live":
+        _show_line(f"⚠ {line}: asking the model again (replay_if_changed = 'live').", "nbagent-changed")
+        return None
+    return replace(decision, shown=shown, changed=f"⚠ {line}: add --live to ask again.")
+
+
+@contextmanager
+def watch_turn(magics: "AgentMagics", sess: "NotebookSession") -> "Iterator[Any]":
+    """Record what a live turn's answer depends on (see :mod:`.inputs`); yields None when the
+    session is not recorded for replay."""
+    from .inputs import TurnWatch
+
+    if not magics.document.records(sess.agent) or sess.executor is None:
+        yield None
+        return
+    watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log)
+    sess.executor.before_execute = watch.before_code
+    try:
+        with watch:
+            yield watch
+    finally:
+        sess.executor.before_execute = None
 
 
 def fork(magics: "AgentMagics", turn: int) -> None:
@@ -61,7 +110,9 @@ async def replay(magics: "AgentMagics", decision: Replay) -> None:
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
     link = magics.document
     _show_replay_line(decision)
-    shown = load_shown(link.root, decision.session, decision.turn)
+    if decision.changed is not None:
+        _show_line(decision.changed, "nbagent-changed")
+    shown = decision.shown
     if shown is not None:
         from IPython.display import display
 
@@ -101,11 +152,14 @@ def _rebuild(magics: "AgentMagics", decision: Replay) -> "Done | None":
 
 
 def _show_replay_line(decision: Replay) -> None:
+    _show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
+               "To ask the model again, add --live to the cell's first line.", "nbagent-replayed")
+
+
+def _show_line(text: str, css: str) -> None:
     from IPython.display import display
 
-    text = (f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
-            "To ask the model again, add --live to the cell's first line.")
-    display({"text/plain": text, "text/html": f'<div class="nbagent-replayed">{escape(text)}</div>'}, raw=True)
+    display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
 
 
 def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "Materialiser":

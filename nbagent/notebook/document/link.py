@@ -8,7 +8,7 @@ first); after a live turn it writes the turn into the record's index.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,10 @@ class Replay:
 
     session: str
     turn: int
+    shown: Any = field(default=None, compare=False)
+    """The turn's signed transcript (:class:`~.shown.Shown`), once loaded; None: rebuild it."""
+    changed: str | None = field(default=None, compare=False)
+    """The line naming what changed since the turn was recorded (the ``warn`` policy)."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +100,10 @@ class DocumentLink:
             self.cursor.shown = turn
 
     # --- the record's index ----------------------------------------------------------------------
-    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None) -> None:
+    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None,
+                 inputs: Any = None) -> None:
         """After a live turn: the turn's prompt goes into the record's index, and what it showed
-        (signed) beside it."""
+        and depended on (signed) beside it."""
         name = session_name(agent)
         if name is None or not self._in_records(agent) or agent.turn < 1:
             return
@@ -106,7 +111,7 @@ class DocumentLink:
                                                            provider=agent.provider.name)
         save_index(self.root, index.with_turn(agent.turn, prompt))
         if shown is not None:
-            save_shown(self.root, name, agent.turn, shown, done)
+            save_shown(self.root, name, agent.turn, shown, done, inputs)
 
     def forked(self, old: Any, new: Any, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name."""
@@ -125,6 +130,10 @@ class DocumentLink:
         index = load_index(self.root, name) if name is not None else None
         if index is not None:
             save_index(self.root, index.up_to(turn))
+
+    def records(self, agent: Any) -> bool:
+        """Whether ``agent``'s turns are recorded for replay (its folder is under the records)."""
+        return self._in_records(agent)
 
     def _in_records(self, agent: Any) -> bool:
         task_dir = agent.session.task_dir

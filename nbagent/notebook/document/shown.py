@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.disk.persist import atomic_write_json, read_json
+from .inputs import TurnInputs
 from .replay import INDEX, RECORD_DIR
 
 KEY_BYTES = 32
@@ -62,9 +63,21 @@ def _file(root: Path, session: str, turn: int) -> Path:
     return root / RECORD_DIR / INDEX / session / f"{turn}.json"
 
 
-def _signature(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any]) -> str:
-    payload = json.dumps([session, turn, bundle, outcome], sort_keys=True, ensure_ascii=False).encode()
+def sign(*parts: Any) -> str:
+    """HMAC-SHA256 of ``parts`` (as canonical JSON) under this user's key."""
+    payload = json.dumps(list(parts), sort_keys=True, ensure_ascii=False).encode()
     return hmac.new(_key(), payload, hashlib.sha256).hexdigest()
+
+
+def signed_by_me(signature: Any, *parts: Any) -> bool:
+    """Whether ``signature`` is this user's over ``parts``."""
+    return isinstance(signature, str) and hmac.compare_digest(signature, sign(*parts))
+
+
+def _signed_parts(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any],
+                  inputs: dict[str, Any] | None) -> list[Any]:
+    # A transcript saved before inputs were recorded was signed without them: it still verifies.
+    return [session, turn, bundle, outcome] + ([inputs] if inputs is not None else [])
 
 
 @dataclass(frozen=True)
@@ -74,18 +87,25 @@ class Shown:
     bundle: dict[str, str]
     reason: str
     error: str | None = None
+    inputs: TurnInputs | None = None
+    """What the answer depended on (None: recorded before nbagent recorded it)."""
 
 
-def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done: Any) -> None:
-    """Keep what ``turn`` showed (its text and HTML transcript) and how it ended, signed."""
+def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done: Any,
+               inputs: TurnInputs | None = None) -> None:
+    """Keep what ``turn`` showed (its text and HTML transcript), how it ended and what it
+    depended on, signed."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return
     outcome = {"reason": str(done.reason), "error": done.error}
+    deps = inputs.to_json() if inputs is not None else None
     path = _file(root, session, turn)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, {"signature": _signature(session, turn, kept, outcome), "bundle": kept,
-                             "outcome": outcome})
+    saved = {"signature": sign(*_signed_parts(session, turn, kept, outcome, deps)), "bundle": kept, "outcome": outcome}
+    if deps is not None:
+        saved["inputs"] = deps
+    atomic_write_json(path, saved)
 
 
 def load_shown(root: Path, session: str, turn: int) -> Shown | None:
@@ -101,11 +121,25 @@ def load_shown(root: Path, session: str, turn: int) -> Shown | None:
         return None
     if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
-    signature = saved.get("signature")
-    if not isinstance(signature, str) or not hmac.compare_digest(signature, _signature(session, turn, bundle, outcome)):
+    deps = saved.get("inputs")
+    if not signed_by_me(saved.get("signature"), *_signed_parts(session, turn, bundle, outcome, deps)):
+        return None
+    try:
+        inputs = TurnInputs.from_json(deps) if deps is not None else None
+    except ValueError:
         return None
     error = outcome.get("error")
-    return Shown(bundle, outcome["reason"], error if isinstance(error, str) else None)
+    return Shown(bundle, outcome["reason"], error if isinstance(error, str) else None, inputs)
+
+
+def recorded_inputs(root: Path, session: str, turn: int) -> TurnInputs | None:
+    """What ``turn`` depended on as its saved file says, signed or not: used only to say that
+    something changed (a forged file can at most hide a change in an answer that is not this
+    user's anyway: such a turn is rebuilt from its events as text)."""
+    try:
+        return TurnInputs.from_json(read_json(_file(root, session, turn)).get("inputs"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def copy_shown(root: Path, old: str, new: str, turns: int) -> None:
@@ -113,4 +147,4 @@ def copy_shown(root: Path, old: str, new: str, turns: int) -> None:
     for turn in range(1, turns + 1):
         shown = load_shown(root, old, turn)
         if shown is not None:
-            save_shown(root, new, turn, shown.bundle, shown)
+            save_shown(root, new, turn, shown.bundle, shown, shown.inputs)

@@ -1,0 +1,203 @@
+"""Content fingerprints: what a recorded answer depended on, in a form a replay can compare.
+
+A fingerprint is a short digest (128 bits of SHA-256, hex) of a value's content, computed the same
+way when the answer is recorded and when its cell replays. ``~`` in front marks a *bounded* one:
+for a value or file too large to hash whole, the digest covers its shape and a sample (rows, bytes),
+so a change outside the sample can go unseen; the docs say so.
+
+- pandas objects: :func:`pandas.util.hash_pandas_object` of the rows (index included) plus the
+  columns and dtypes; beyond :data:`MAX_ROWS` rows, the first, last and evenly spaced rows.
+- numpy arrays: their bytes, dtype and shape; beyond :data:`MAX_BYTES`, an evenly strided sample.
+- scalars, strings and bytes: their repr / bytes; small containers: their elements' fingerprints.
+- functions: their code (bytecode, constants, names) and defaults.
+- anything else: no fingerprint (``None``): the replay cannot check it and does not claim to.
+
+Nothing here imports pandas or numpy: a value of theirs means they are imported already.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+DIGEST_CHARS = 32
+BOUNDED = "~"
+MAX_ROWS = 200_000
+"""Frames with more rows are fingerprinted from a sample of :data:`SAMPLE_ROWS` rows (×3)."""
+SAMPLE_ROWS = 2_000
+MAX_BYTES = 32 * 1024 * 1024
+"""Arrays and files larger than this are fingerprinted from samples."""
+SAMPLE_BLOCK = 1024 * 1024
+SAMPLE_BLOCKS = 16
+MAX_ITEMS = 10_000
+"""Containers with more items are fingerprinted from their length and first and last items."""
+MAX_DEPTH = 4
+_SCALARS = (int, float, complex, bool, type(None))
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()[:DIGEST_CHARS]
+
+
+def _root_module(value: Any) -> str:
+    return (type(value).__module__ or "").split(".")[0]
+
+
+def fingerprint(value: Any, depth: int = 0) -> str | None:
+    """The content fingerprint of ``value`` (``~``-prefixed when bounded), or None when it has none."""
+    try:
+        return _fingerprint(value, depth)
+    except Exception:  # a value whose hashing fails is unknown, never an error of the agent cell
+        return None
+
+
+def _fingerprint(value: Any, depth: int) -> str | None:
+    kind = type(value).__qualname__.encode()
+    if isinstance(value, _SCALARS):
+        return _digest(kind, repr(value).encode())
+    if isinstance(value, str):
+        return _digest(kind, value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _digest(kind, bytes(value))
+    if isinstance(value, types.FunctionType):
+        return _digest(kind, _code_bytes(value.__code__), repr(value.__defaults__).encode())
+    root = _root_module(value)
+    if root == "pandas":
+        return _pandas(value)
+    if root == "numpy":
+        return _numpy(value)
+    if depth < MAX_DEPTH and isinstance(value, (list, tuple, dict, set, frozenset)):
+        return _container(value, depth)
+    return None
+
+
+def _code_bytes(code: types.CodeType) -> bytes:
+    parts = [code.co_code, repr(code.co_names).encode()]
+    for const in code.co_consts:
+        parts.append(_code_bytes(const) if isinstance(const, types.CodeType) else repr(const).encode())
+    return b"\0".join(parts)
+
+
+def _container(value: Any, depth: int) -> str | None:
+    kind = type(value).__qualname__.encode()
+    items = list(value.items()) if isinstance(value, dict) else list(value)
+    bounded = len(items) > MAX_ITEMS
+    if bounded:
+        items = items[:100] + items[-100:]
+    prints = []
+    for item in items:
+        pair = item if isinstance(value, dict) else (item,)
+        fps = [fingerprint(part, depth + 1) for part in pair]
+        if any(fp is None for fp in fps):
+            return None  # one element we cannot check makes the whole unknown
+        prints.append("=".join(fp for fp in fps if fp is not None))
+    if isinstance(value, (set, frozenset)) or isinstance(value, dict) and not bounded:
+        prints.sort()  # sets have no order; a dict's order is part of neither its equality nor its content
+    digest = _digest(kind, str(len(value)).encode(), "\n".join(prints).encode())
+    bounded = bounded or any(p.startswith(BOUNDED) for p in prints)
+    return BOUNDED + digest if bounded else digest
+
+
+def _pandas(value: Any) -> str | None:
+    import numpy as np
+    import pandas as pd
+
+    if not isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
+        return None
+    rows = len(value)
+    bounded = rows > MAX_ROWS
+    sample = value
+    if bounded:
+        picks = np.unique(np.concatenate([np.arange(SAMPLE_ROWS), np.linspace(0, rows - 1, SAMPLE_ROWS).astype(int),
+                                          np.arange(rows - SAMPLE_ROWS, rows)]))
+        sample = value[picks] if isinstance(value, pd.Index) else value.iloc[picks]
+    try:
+        hashed = pd.util.hash_pandas_object(sample, index=not isinstance(value, pd.Index))
+    except TypeError:  # unhashable cells (lists, dicts): their text instead
+        hashed = pd.util.hash_pandas_object(sample.astype(str), index=not isinstance(value, pd.Index))
+    meta = repr((type(value).__name__, value.shape, getattr(value, "name", None),
+                 list(getattr(value, "columns", [])), [str(d) for d in _dtypes(value)])).encode()
+    digest = _digest(meta, np.ascontiguousarray(hashed.to_numpy()).tobytes())
+    return BOUNDED + digest if bounded else digest
+
+
+def _dtypes(value: Any) -> list[Any]:
+    dtypes = getattr(value, "dtypes", None)
+    return list(dtypes) if dtypes is not None and hasattr(dtypes, "__iter__") else [value.dtype]
+
+
+def _numpy(value: Any) -> str | None:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return _digest(type(value).__name__.encode(), repr(value.item()).encode())
+    if not isinstance(value, np.ndarray):
+        return None
+    meta = repr((value.dtype.str, value.shape)).encode()
+    if value.dtype.hasobject:
+        items = value.ravel().tolist()
+        return _container(items, 1)
+    if value.nbytes <= MAX_BYTES:
+        return _digest(meta, np.ascontiguousarray(value).tobytes())
+    flat = value.reshape(-1)
+    step = max(1, flat.size // (MAX_BYTES // max(1, value.itemsize)))
+    return BOUNDED + _digest(meta, np.ascontiguousarray(flat[::step]).tobytes())
+
+
+# --- what the model was shown of a variable -----------------------------------------------------------
+
+_ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "xarray", "torch", "jax",
+                              "tensorflow", "dask"})
+
+
+def shown_fingerprint(value: Any) -> str:
+    """A fingerprint of what the model is told of a variable it did not read: its type, its shape
+    (array libraries) or length (builtins), and the value of a scalar. Reads no user property."""
+    parts = [type(value).__module__ or "", type(value).__qualname__]
+    if _root_module(value) in _ARRAY_LIBRARIES:
+        try:
+            parts.append(repr(getattr(value, "shape", None)))
+            parts.append(repr(list(getattr(value, "columns", []))[:50]))
+        except Exception:
+            pass
+    elif isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)):
+        parts.append(str(len(value)))
+    elif isinstance(value, _SCALARS):
+        parts.append(repr(value))
+    return _digest("\0".join(parts).encode())
+
+
+# --- files ---------------------------------------------------------------------------------------------
+
+
+def file_fingerprint(path: Path) -> str | None:
+    """``size:digest`` of a regular file's bytes (``~`` in front: bounded, sampled blocks beyond
+    :data:`MAX_BYTES`); None when it is missing or not a regular file."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size <= MAX_BYTES:
+                return f"{size}:{_digest(f.read())}"
+            blocks = []
+            for i in range(SAMPLE_BLOCKS):
+                f.seek((size - SAMPLE_BLOCK) * i // (SAMPLE_BLOCKS - 1))
+                blocks.append(f.read(SAMPLE_BLOCK))
+            return f"{BOUNDED}{size}:{_digest(*blocks)}"
+    except (OSError, ValueError):
+        return None
+
+
+def library_paths() -> tuple[str, ...]:
+    """Where installed code lives: opening a file there is importing, not reading data."""
+    return tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+__all__ = ["BOUNDED", "file_fingerprint", "fingerprint", "library_paths", "shown_fingerprint"]

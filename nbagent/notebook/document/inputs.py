@@ -1,0 +1,292 @@
+"""What a turn's answer depended on: recorded while it runs live, compared when its cell replays.
+
+- Variables the agent's code read (every ``python`` / ``notebook_run`` execution is parsed before it
+  runs; a name read that the turn's own code did not assign first is an input): content
+  fingerprints taken before the code runs (:mod:`.fingerprint`).
+- Variables the model was shown but did not read: what it was shown of them (type, shape, length,
+  a scalar's value). One that is gone since is not reported: it was shown, not used.
+- Files read during the turn (the agent's code through ``open``, pandas and numpy included, and
+  ``read_file``): their size and SHA-256, taken when first opened; files the turn wrote are its
+  own output, not an input. Seen through a process audit hook, active only during a live turn.
+  What a ``shell`` command reads is not seen.
+- The cells it had in context: the recent cells as the user last ran them (a cell run again with
+  new text replaces its earlier text; a cell of ``%`` magics only, such as ``%config``, is set-up).
+
+A replay compares them at that point of the run: the kernel's namespace and the files as they are
+when the agent cell replays, which is the state the live turn started from when the notebook is
+unchanged (the agent's code cells run after it).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
+
+_HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
+_SKIPPED_TYPES = ("module", "type", "builtin_function_or_method")
+CONTEXT_CELLS = 5
+"""How many recent cells the model is told about (the engine's ``MAX_INPUTS``)."""
+
+
+def _is_agent_cell(source: str) -> bool:
+    return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
+
+
+def _settings_only(source: str) -> bool:
+    """A cell of line magics and comments only (``%load_ext``, ``%config``): it sets the kernel up
+    and holds no data, so its text changing (a replay policy set for CI) is no changed input."""
+    return all(line.lstrip().startswith(("%", "#")) for line in source.splitlines() if line.strip())
+
+
+def _cell_key(source: str) -> str:
+    return fingerprint(source.strip()) or ""
+
+
+@dataclass(frozen=True)
+class TurnInputs:
+    """A turn's inputs, as saved (signed) beside its transcript."""
+
+    read: dict[str, str] = field(default_factory=dict)
+    """Variable → content fingerprint (``~`` first: bounded), for variables the agent's code read."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """Variable → fingerprint of what the model was shown of it."""
+    files: dict[str, str] = field(default_factory=dict)
+    """File (relative to the notebook's folder, ``/``-separated) → ``size:digest``."""
+    cells: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell the model had in context → its first line (named when it changed)."""
+    unchecked: tuple[str, ...] = ()
+    """Variables read that have no fingerprint (objects of other libraries): not compared."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"read": self.read, "shown": self.shown, "files": self.files, "cells": self.cells,
+                "unchecked": list(self.unchecked)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "TurnInputs":
+        """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
+        keys = {"read", "shown", "files", "cells", "unchecked"}
+        if not isinstance(data, dict) or set(data) != keys:
+            raise ValueError("not a turn's inputs")
+        maps = [data[k] for k in ("read", "shown", "files", "cells")]
+        if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
+                   for m in maps):
+            raise ValueError("not a turn's inputs")
+        if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
+            raise ValueError("not a turn's inputs")
+        read, shown, files, cells = maps
+        return cls(read, shown, files, cells, tuple(data["unchecked"]))
+
+
+def user_variables(shell: Any) -> Iterable[tuple[str, Any]]:
+    """The namespace's user variables, as the model is told about them (no modules, classes, hidden names)."""
+    hidden = getattr(shell, "user_ns_hidden", {})
+    for name, value in list(shell.user_ns.items()):
+        if name.startswith("_") or name in _HIDDEN or name in hidden:
+            continue
+        if type(value).__name__ in _SKIPPED_TYPES:
+            continue
+        yield name, value
+
+
+# --- the cells the model had in context ---------------------------------------------------------
+
+
+class CellLog:
+    """Which cell (by the id JupyterLab and Notebook 7 send) ran which text, so that a cell run
+    again with new text replaces its earlier text among the cells in context. One per shell."""
+
+    def __init__(self, shell: Any) -> None:
+        self.latest: dict[str, str] = {}  # cell id -> its latest text
+        self.superseded: set[str] = set()  # texts a cell ran before it was edited and run again
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("post_run_cell", self._after_cell)
+
+    def _after_cell(self, result: Any) -> None:
+        info = getattr(result, "info", None)
+        cell_id, text = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
+        if not isinstance(cell_id, str) or not isinstance(text, str):
+            return
+        before = self.latest.get(cell_id)
+        if before is not None and before.strip() != text.strip():
+            self.superseded.add(before.strip())
+        self.latest[cell_id] = text
+        self.superseded.discard(text.strip())
+
+
+def _ran_inputs(shell: Any) -> list[str]:
+    """The cells run in this kernel so far, as typed (IPython's raw history)."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return [s for s in (raw if raw is not None else shell.user_ns.get("In", [])) if isinstance(s, str)]
+
+
+def context_cells(shell: Any, log: CellLog | None) -> dict[str, str]:
+    """The recent cells the model is told about (not agent cells; not a cell's superseded text)."""
+    superseded = log.superseded if log is not None else set()
+    recent = [s for s in _ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
+    cells = [s for s in recent if s.strip() not in superseded and not _settings_only(s)][-CONTEXT_CELLS:]
+    return {_cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
+
+
+# --- recording a live turn -------------------------------------------------------------------------
+
+
+class _Active:
+    watch: "TurnWatch | None" = None
+    hooked = False
+    busy = threading.local()
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "open":
+        return
+    watch = _Active.watch
+    if watch is None or getattr(_Active.busy, "on", False):
+        return
+    _Active.busy.on = True  # hashing opens the file again
+    try:
+        watch.opened(*args[:3])
+    except Exception:  # noqa: BLE001 - an audit hook must never break the code that opens a file
+        pass
+    finally:
+        _Active.busy.on = False
+
+
+class TurnWatch:
+    """Records one live turn's inputs: start it before the run, :meth:`before_code` before each
+    execution, ``with watch:`` around the run (files), :meth:`inputs` at the end."""
+
+    def __init__(self, shell: Any, root: Path, log: CellLog | None) -> None:
+        self.shell, self.root = shell, root.resolve()
+        self._libraries = library_paths()
+        self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
+        self.cells = context_cells(shell, log)
+        self.read: dict[str, str] = {}
+        self.unchecked: list[str] = []
+        self.assigned: set[str] = set()
+        self.files: dict[str, str] = {}
+        self.written: set[str] = set()
+
+    def before_code(self, code: str) -> None:
+        """Fingerprint the namespace's values this code reads, before it runs."""
+        try:
+            tree = ast.parse(self.shell.transform_cell(code))
+        except Exception:  # noqa: BLE001 - code that does not parse reads nothing
+            return
+        loads, stores = [], set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (loads.append(node.id) if isinstance(node.ctx, ast.Load) else stores.add(node.id))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stores.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+        ns = self.shell.user_ns
+        hidden = getattr(self.shell, "user_ns_hidden", {})
+        for name in dict.fromkeys(loads):
+            if name in self.assigned or name in self.read or name in self.unchecked or name not in ns:
+                continue
+            if name.startswith("_") or name in _HIDDEN or name in hidden or hasattr(builtins, name):
+                continue
+            value = ns[name]
+            if type(value).__name__ in _SKIPPED_TYPES:
+                continue
+            fp = fingerprint(value)
+            (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
+        self.assigned |= stores
+
+    # --- files (the audit hook) ---------------------------------------------------------------
+    def __enter__(self) -> "TurnWatch":
+        if not _Active.hooked:
+            import sys
+
+            sys.addaudithook(_audit)  # process-wide and permanent: it does nothing outside a watch
+            _Active.hooked = True
+        _Active.watch = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if _Active.watch is self:
+            _Active.watch = None
+
+    def opened(self, path: Any, mode: Any = None, flags: Any = 0) -> None:
+        if isinstance(path, int) or path is None:
+            return
+        full = os.path.realpath(os.fsdecode(os.fspath(path)))
+        rel = self._relative(full)
+        if rel is None:
+            return
+        if _writes(mode, flags):
+            self.written.add(rel)
+        elif rel not in self.written and rel not in self.files and os.path.isfile(full):
+            fp = file_fingerprint(Path(full))
+            if fp is not None:
+                self.files[rel] = fp
+
+    def _relative(self, full: str) -> str | None:
+        """The path under the notebook's folder, or None for one nbagent does not follow (outside
+        it, hidden, installed code, compiled caches)."""
+        if full.startswith(self._libraries):
+            return None
+        try:
+            rel = Path(full).relative_to(self.root)
+        except ValueError:
+            return None
+        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            return None
+        return rel.as_posix()
+
+    def inputs(self) -> TurnInputs:
+        read = dict(self.read)
+        shown = {k: v for k, v in self.shown.items() if k not in read}
+        files = {k: v for k, v in self.files.items() if k not in self.written}
+        return TurnInputs(read, shown, files, dict(self.cells), tuple(self.unchecked))
+
+
+def _writes(mode: Any, flags: Any) -> bool:
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+
+
+# --- comparing at replay -----------------------------------------------------------------------------
+
+
+def changes(inputs: TurnInputs, shell: Any, root: Path) -> list[str]:
+    """What changed since the turn was recorded, each named as a user would ("`sales`",
+    "sales.csv"); empty when everything it depended on is as it was."""
+    ns = shell.user_ns
+    changed: list[str] = []
+    for name, fp in inputs.read.items():
+        if name not in ns:
+            changed.append(f"`{name}` (no longer defined)")
+        elif fingerprint(ns[name]) != fp:
+            changed.append(f"`{name}`")
+    for name, fp in inputs.shown.items():
+        if name in ns and shown_fingerprint(ns[name]) != fp:
+            changed.append(f"`{name}`")
+    for rel, fp in inputs.files.items():
+        now = file_fingerprint(root / rel)
+        if now != fp:
+            changed.append(f"{rel} (missing)" if now is None else rel)
+    if inputs.cells:
+        ran = {_cell_key(s) for s in _ran_inputs(shell)}
+        changed += [f"the cell `{line}`" for key, line in inputs.cells.items() if key not in ran]
+    return changed
+
+
+def changed_line(changed: list[str]) -> str:
+    """One line naming what changed: "`sales` changed since this answer was recorded"."""
+    names = changed[:3] + ([f"{len(changed) - 3} more"] if len(changed) > 3 else [])
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{listed} changed since this answer was recorded"
+
+
+__all__ = ["CellLog", "TurnInputs", "TurnWatch", "changed_line", "changes", "context_cells", "user_variables"]

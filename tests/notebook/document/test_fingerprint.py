@@ -1,0 +1,78 @@
+"""Content fingerprints: equal content gives the same digest, one changed value another; large
+values and files are fingerprinted from a sample and say so (``~``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nbagent.notebook.document import fingerprint as fp_mod
+from nbagent.notebook.document.fingerprint import BOUNDED, file_fingerprint, fingerprint, shown_fingerprint
+
+
+def sales(west: float = 50.0) -> pd.DataFrame:
+    return pd.DataFrame({"region": ["north", "south", "west"], "revenue": [262.0, 100.0, west]})
+
+
+def test_a_frame_with_one_changed_row_has_another_fingerprint():
+    assert fingerprint(sales()) == fingerprint(sales())
+    assert fingerprint(sales()) != fingerprint(sales(west=871.5))
+    assert fingerprint(sales()) != fingerprint(sales().rename(columns={"revenue": "sales"}))
+    assert fingerprint(sales()) != fingerprint(sales().astype({"revenue": "float32"}))
+
+
+def test_a_series_an_index_and_a_frame_of_unhashable_cells_are_fingerprinted():
+    assert fingerprint(sales()["revenue"]) != fingerprint(sales(west=1)["revenue"])
+    assert fingerprint(pd.Index([1, 2])) != fingerprint(pd.Index([1, 3]))
+    lists = pd.DataFrame({"a": [[1, 2], [3]]})
+    assert fingerprint(lists) is not None and fingerprint(lists) != fingerprint(pd.DataFrame({"a": [[1, 2], [4]]}))
+
+
+def test_a_huge_frame_is_fingerprinted_from_a_sample_and_says_so(monkeypatch):
+    monkeypatch.setattr(fp_mod, "MAX_ROWS", 1_000)
+    monkeypatch.setattr(fp_mod, "SAMPLE_ROWS", 10)
+    big = pd.DataFrame({"x": np.arange(5_000)})
+    print_ = fingerprint(big)
+    assert print_ is not None and print_.startswith(BOUNDED)
+    changed = big.copy()
+    changed.iloc[0, 0] = -1  # the first rows are in every sample
+    assert fingerprint(changed) != print_
+
+
+def test_arrays_scalars_containers_and_functions():
+    a = np.arange(10.0)
+    b = a.copy()
+    b[3] = 0
+    assert fingerprint(a) == fingerprint(np.arange(10.0)) != fingerprint(b)
+    assert fingerprint(a) != fingerprint(a.reshape(2, 5))
+    assert fingerprint(3) != fingerprint(3.0) and fingerprint("a") != fingerprint("b")
+    assert fingerprint({"k": [1, 2]}) == fingerprint({"k": [1, 2]}) != fingerprint({"k": [1, 3]})
+    assert fingerprint({1, 2}) == fingerprint({2, 1})
+
+    def f(x):
+        return x * 2
+
+    def g(x):
+        return x * 3
+
+    assert fingerprint(f) != fingerprint(g)
+    assert fingerprint(object()) is None  # not checked: never claimed unchanged
+    assert fingerprint([object()]) is None
+
+
+def test_big_arrays_and_files_are_bounded(monkeypatch, tmp_path):
+    monkeypatch.setattr(fp_mod, "MAX_BYTES", 1024)
+    monkeypatch.setattr(fp_mod, "SAMPLE_BLOCK", 64)
+    assert fingerprint(np.zeros(10_000)).startswith(BOUNDED)
+    path = tmp_path / "big.bin"
+    path.write_bytes(bytes(4096))
+    assert file_fingerprint(path).startswith(f"{BOUNDED}4096:")
+    small = tmp_path / "small.csv"
+    small.write_text("a,b\n1,2\n")
+    assert file_fingerprint(small).startswith("8:") and file_fingerprint(tmp_path / "gone") is None
+
+
+def test_what_the_model_was_shown_changes_with_shape_and_scalar_value_only():
+    assert shown_fingerprint(sales()) == shown_fingerprint(sales(west=871.5))  # same shape and columns
+    assert shown_fingerprint(sales()) != shown_fingerprint(sales().head(2))
+    assert shown_fingerprint(5) != shown_fingerprint(6)

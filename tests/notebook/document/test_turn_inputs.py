@@ -1,0 +1,109 @@
+"""What a live turn records as its inputs (run through the notebook's executor, as the python tool
+runs the model's code), and what a replay reports as changed."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from nbagent.notebook.document.inputs import CellLog, TurnInputs, TurnWatch, changed_line, changes
+from nbagent.notebook.executor import ShellExecutor
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    shell = InteractiveShell.instance()
+    saved = dict(shell.user_ns)
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,262\nsouth,100\nwest,50\n")
+    shell.run_cell("import pandas as pd\nsales = pd.read_csv('sales.csv')\nrate = 2", store_history=True)
+    try:
+        yield shell
+    finally:
+        shell.user_ns.clear()
+        shell.user_ns.update(saved)
+
+
+def turn(ip: Any, root: Any, *codes: str) -> TurnInputs:
+    """One live turn whose model runs ``codes`` with the python tool."""
+    executor = ShellExecutor(ip)
+    watch = TurnWatch(ip, root, None)
+    executor.before_execute = watch.before_code
+
+    async def run() -> None:
+        with watch:
+            for code in codes:
+                result = await executor.execute(code)
+                assert result.error is None, result.error
+
+    asyncio.run(run())
+    return watch.inputs()
+
+
+def test_variables_the_code_read_are_fingerprinted_before_it_runs(ip, tmp_path):
+    inputs = turn(ip, tmp_path, "sales['revenue'] = sales['revenue'] * rate", "total = sales.revenue.sum()",
+                  "print(total)")
+    assert set(inputs.read) == {"sales", "rate"}  # total: the turn's own; pd: a module
+    assert changes(inputs, ip, tmp_path) == ["`sales`"]  # the code doubled it: it is not as it was read
+    ip.run_cell("sales = pd.read_csv('sales.csv')")
+    assert changes(inputs, ip, tmp_path) == []
+
+
+def test_a_variable_only_shown_counts_by_what_the_model_saw(ip, tmp_path):
+    inputs = turn(ip, tmp_path, "print(1)")
+    assert "sales" in inputs.shown and "rate" in inputs.shown and not inputs.read
+    ip.run_cell("sales.loc[2, 'revenue'] = 871.5")  # same shape: the model was not shown it
+    assert changes(inputs, ip, tmp_path) == []
+    ip.run_cell("rate = 3\ndel sales")  # a scalar's value is shown; a shown variable gone is not reported
+    assert changes(inputs, ip, tmp_path) == ["`rate`"]
+
+
+def test_files_the_code_read_count_and_files_the_turn_wrote_do_not(ip, tmp_path):
+    (tmp_path / ".hidden.csv").write_text("x\n1\n")
+    inputs = turn(ip, tmp_path, "fresh = pd.read_csv('sales.csv')",
+                  "open('out.txt', 'w').write('made here')\nprint(open('out.txt').read())",
+                  "pd.read_csv('.hidden.csv')\nimport json")
+    assert list(inputs.files) == ["sales.csv"]
+    assert changes(inputs, ip, tmp_path) == []
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,262\nsouth,100\nwest,871.5\n")
+    assert changes(inputs, ip, tmp_path) == ["sales.csv"]
+    (tmp_path / "sales.csv").unlink()
+    assert changes(inputs, ip, tmp_path) == ["sales.csv (missing)"]
+
+
+def test_opening_files_outside_a_turn_records_nothing(ip, tmp_path):
+    watch = TurnWatch(ip, tmp_path, None)
+    with watch:
+        pass
+    open(tmp_path / "sales.csv").read()
+    assert watch.inputs().files == {}
+
+
+def test_the_cells_in_context_are_the_ones_last_run_and_a_missing_one_is_named(ip, tmp_path):
+    log = CellLog(ip)
+    for text in ("x = 1  # first try", "x = 2  # fixed"):
+        ip.events.trigger("post_run_cell", SimpleNamespace(info=SimpleNamespace(cell_id="c1", raw_cell=text)))
+        ip.history_manager.input_hist_raw.append(text)
+    watch = TurnWatch(ip, tmp_path, log)
+    assert "x = 1  # first try" not in watch.cells.values() and "x = 2  # fixed" in watch.cells.values()
+    inputs = watch.inputs()
+    assert changes(inputs, ip, tmp_path) == []
+    ip.history_manager.input_hist_raw[:] = [s for s in ip.history_manager.input_hist_raw if "fixed" not in s]
+    assert changes(inputs, ip, tmp_path) == ["the cell `x = 2  # fixed`"]
+
+
+def test_inputs_round_trip_and_reject_anything_else():
+    inputs = TurnInputs({"sales": "ab"}, {"rate": "cd"}, {"sales.csv": "8:ef"}, {"01": "x = 1"}, ("model",))
+    assert TurnInputs.from_json(inputs.to_json()) == inputs
+    with pytest.raises(ValueError):
+        TurnInputs.from_json({**inputs.to_json(), "read": {"sales": 1}})
+
+
+def test_the_line_names_what_changed():
+    assert changed_line(["`sales`"]) == "`sales` changed since this answer was recorded"
+    assert changed_line(["`a`", "b.csv"]).startswith("`a` and b.csv changed")
+    assert changed_line(["`a`", "`b`", "`c`", "`d`", "`e`"]).startswith("`a`, `b`, `c` and 2 more changed")
