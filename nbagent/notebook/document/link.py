@@ -54,6 +54,9 @@ class DocumentLink:
         self.cursor: ReplayCursor | None = None
         self._asked_hello = False
         self.told_no_bridge = False
+        self.went_live = False
+        """A turn ran live in this kernel: it is no longer re-running a recorded notebook, so a
+        ``--new`` prompt is a new question, never someone else's record."""
 
     @property
     def root(self) -> Path:
@@ -80,16 +83,20 @@ class DocumentLink:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
 
         A replay needs no session: the record's index and signed transcripts are enough, so the
-        Agent (and its SDK) loads only when a turn goes live."""
-        cursor = self.cursor
-        if cursor is not None and not live and not new and cursor.next_matches(prompt):
+        Agent (and its SDK) loads only when a turn goes live. Replay belongs to re-running a
+        recorded notebook: where the front-end sends cell ids, a turn replays only in the cell that
+        asked it; once a turn ran live here, a ``--new`` prompt replays only in that cell (never
+        without cell ids: a console or a script asking again is a new question)."""
+        cursor, cell_id = self.cursor, executing_cell_id()
+        if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             return Replay(cursor.index.session, cursor.shown + 1)
         if not live and (new or (current is None and cursor is None)):
-            record = find_record(self.root, prompt, self.notebook())
+            record = find_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live)
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, 1)
         self.cursor = None
+        self.went_live = True
         if cursor is None or new:
             return Live()
         recorded = max((t.turn for t in cursor.index.turns), default=0)
@@ -109,7 +116,7 @@ class DocumentLink:
             return
         index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
                                                            provider=agent.provider.name)
-        save_index(self.root, index.with_turn(agent.turn, prompt))
+        save_index(self.root, index.with_turn(agent.turn, prompt, executing_cell_id()))
         if shown is not None:
             save_shown(self.root, name, agent.turn, shown, done, inputs)
 

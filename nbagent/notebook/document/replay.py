@@ -40,6 +40,18 @@ class RecordedTurn:
 
     turn: int
     prompt: str
+    cell_id: str | None = None
+    """The agent cell's id, where the front-end sent one (JupyterLab, Notebook 7)."""
+
+    def asked_by(self, prompt: str, cell_id: str | None, *, strict: bool = False) -> bool:
+        """Whether a cell with ``prompt`` (and ``cell_id``, if the front-end sent one) is this turn's:
+        the same prompt, and the same cell wherever both ids are known (``strict``: both must be)."""
+        if strict and (cell_id is None or self.cell_id is None):
+            return False
+        return self.prompt == prompt and (cell_id is None or self.cell_id is None or self.cell_id == cell_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "prompt": self.prompt, **({"cell_id": self.cell_id} if self.cell_id else {})}
 
 
 @dataclass(frozen=True)
@@ -53,16 +65,16 @@ class ReplayIndex:
     turns: tuple[RecordedTurn, ...] = field(default=())
     version: int = 1
 
-    def with_turn(self, turn: int, prompt: str) -> "ReplayIndex":
+    def with_turn(self, turn: int, prompt: str, cell_id: str | None = None) -> "ReplayIndex":
         kept = tuple(t for t in self.turns if t.turn < turn)
-        return replace(self, turns=(*kept, RecordedTurn(turn, prompt)))
+        return replace(self, turns=(*kept, RecordedTurn(turn, prompt, cell_id)))
 
     def up_to(self, turn: int) -> "ReplayIndex":
         return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "session": self.session, "notebook": self.notebook,
-                "provider": self.provider, "turns": [{"turn": t.turn, "prompt": t.prompt} for t in self.turns]}
+                "provider": self.provider, "turns": [t.to_json() for t in self.turns]}
 
     @classmethod
     def from_json(cls, data: Any) -> "ReplayIndex":
@@ -75,10 +87,10 @@ class ReplayIndex:
             raise ValueError("not a replay index")
         turns = []
         for t in data["turns"]:
-            if not isinstance(t, dict) or set(t) != {"turn", "prompt"} or type(t["turn"]) is not int \
-                    or t["turn"] < 1 or not isinstance(t["prompt"], str):
+            if not isinstance(t, dict) or set(t) - {"cell_id"} != {"turn", "prompt"} or type(t["turn"]) is not int \
+                    or t["turn"] < 1 or not isinstance(t["prompt"], str) or not isinstance(t.get("cell_id", ""), str):
                 raise ValueError("not a replay turn")
-            turns.append(RecordedTurn(t["turn"], t["prompt"]))
+            turns.append(RecordedTurn(t["turn"], t["prompt"], t.get("cell_id")))
         return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
 
 
@@ -110,18 +122,21 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
         return None
 
 
-def find_record(root: Path, prompt: str, notebook: str | None) -> ReplayIndex | None:
+def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
+                strict: bool = False) -> ReplayIndex | None:
     """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one
     whose first prompt it is — of this notebook when the kernel knows which notebook it runs (another
-    notebook in the folder that starts with the same question is not this one's record); of any
-    notebook under nbclient, which does not say. None when there is none on disk."""
+    notebook in the folder that starts with the same question is not this one's record), asked by
+    this cell where the front-end sends cell ids; of any notebook under nbclient, which says
+    neither. ``strict``: only a record this very cell asked (both cell ids known and equal).
+    None when there is none on disk."""
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
         return None
     found: list[tuple[float, ReplayIndex]] = []
     for path in folder.glob("*.json"):
         index = load_index(root, path.stem)
-        if index is None or not index.turns or index.turns[0].prompt != prompt:
+        if index is None or not index.turns or not index.turns[0].asked_by(prompt, cell_id, strict=strict):
             continue
         if notebook is not None and index.notebook != notebook:
             continue
@@ -138,9 +153,9 @@ class ReplayCursor:
     index: ReplayIndex
     shown: int = 0
 
-    def next_matches(self, prompt: str) -> bool:
+    def next_matches(self, prompt: str, cell_id: str | None = None) -> bool:
         nxt = self.shown + 1
-        return any(t.turn == nxt and t.prompt == prompt for t in self.index.turns)
+        return any(t.turn == nxt and t.asked_by(prompt, cell_id) for t in self.index.turns)
 
 
 def _assistant_messages(session: Any, turn: int) -> list[dict[str, Any]]:

@@ -39,3 +39,14 @@ def test_a_turn_recorded_again_drops_the_later_turns(tmp_path):
     index = ReplayIndex(session="s").with_turn(1, "a").with_turn(2, "b").with_turn(3, "c").with_turn(2, "B")
     assert [(t.turn, t.prompt) for t in index.turns] == [(1, "a"), (2, "B")]
     assert ReplayIndex.from_json(index.to_json()) == index
+
+
+def test_where_cell_ids_are_known_a_turn_replays_only_in_the_cell_that_asked_it(tmp_path):
+    (sessions_dir(tmp_path) / "s").mkdir(parents=True)
+    save_index(tmp_path, ReplayIndex(session="s", notebook="a.ipynb").with_turn(1, "q", "cell-1"))
+    assert find_record(tmp_path, "q", "a.ipynb", "cell-1").session == "s"
+    assert find_record(tmp_path, "q", "a.ipynb", "cell-2") is None  # a new cell asking the same question
+    assert find_record(tmp_path, "q", None, None).session == "s"  # nbclient sends no id: prompts only
+    assert find_record(tmp_path, "q", None, None, strict=True) is None  # after a live turn: only that very cell
+    assert find_record(tmp_path, "q", "a.ipynb", "cell-1", strict=True).session == "s"
+    assert ReplayIndex.from_json(load_index(tmp_path, "s").to_json()).turns[0].cell_id == "cell-1"
