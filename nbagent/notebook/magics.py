@@ -228,16 +228,15 @@ class AgentMagics(Magics):
         except NbAgentError as exc:
             raise refused(exc) from None
         with cell_run.watch_turn(self, sess) as watch:
-            done = await self._run_with_view(sess, args, prompt, output)
-        self.document.recorded(sess.agent, prompt, sess.view.finish() if sess.view is not None else None, done,
-                               watch.inputs() if watch is not None else None)
+            done = await self._run_with_view(sess, args, prompt, output, watch)
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()
         check_done(done, cancelled=sess.view is not None and sess.view.cancelled)
         return done
 
-    async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any) -> Done | None:
+    async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any,
+                             watch: Any = None) -> Done | None:
         from ..engine.contracts.events import Done
         from .document import cell_run
 
@@ -274,7 +273,8 @@ class AgentMagics(Magics):
         if args.out and done is not None and (output is None or done.output is not None):
             assert self.shell is not None
             self.shell.user_ns[args.out] = agent.last_output
-        await cell_run.after_run(self, cells, agent.turn)
+        record = self.document.recorded(agent, prompt, view.finish(), done, watch.inputs() if watch is not None else None)
+        await cell_run.after_run(self, cells, agent.turn, record)
         return done
 
     def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> Any:

@@ -16,7 +16,7 @@ from ..outcome import AgentCellError, check_done
 from .bridge import executing_cell_id
 from .link import Replay, session_name
 from .replay import new_session_dir, sessions_dir
-from .shown import load_shown, recorded_inputs
+from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
     from ...engine.contracts.events import Done
@@ -42,7 +42,15 @@ def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume)
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
+    if decision.no_record:  # before the session exists: no request has gone out
+        _show_line(NO_RECORD_LINE, "nbagent-no-record")
     return None
+
+
+NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
+                  "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
+                 "and nothing of it runs.")
 
 
 class ReplayInputsChanged(AgentCellError):
@@ -55,8 +63,14 @@ def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | Non
     from .inputs import changed_line, changes
 
     root = magics.document.root
-    shown = load_shown(root, decision.session, decision.turn)
-    inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
+    carried = decision.notebook
+    shown: Shown | None
+    if carried is not None:
+        shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs)
+        inputs = carried.inputs
+    else:
+        shown = load_shown(root, decision.session, decision.turn)
+        inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     changed = changes(inputs, magics.shell, root) if inputs is not None else []
     if not changed:
         return replace(decision, shown=shown)
@@ -110,6 +124,8 @@ async def replay(magics: "AgentMagics", decision: Replay) -> None:
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
     link = magics.document
     _show_replay_line(decision)
+    if decision.notebook is not None and not decision.notebook.mine:
+        _show_line(RECEIVED_LINE, "nbagent-received")
     if decision.changed is not None:
         _show_line(decision.changed, "nbagent-changed")
     shown = decision.shown
@@ -175,9 +191,11 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "
     return cells
 
 
-async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int) -> None:
-    """Tag the agent cell; without a bridge, the last code goes into one new cell."""
-    await cells.mark_agent_cell(turn)
+async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int,
+                    record: dict[str, Any] | None = None) -> None:
+    """Tag the agent cell (with the turn's signed record, which travels with the notebook); without
+    a bridge, the last code goes into one new cell."""
+    await cells.mark_agent_cell(turn, record)
     notice = cells.fallback(magics.shell)
     link = magics.document
     if notice is not None and not link.told_no_bridge:

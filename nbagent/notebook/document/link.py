@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id
+from .embedded import NotebookRecord, executing_metadata, make_record, read_record, was_recorded
 from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
 from .shown import copy_shown, save_shown
 
@@ -27,6 +28,8 @@ class Replay:
     """The turn's signed transcript (:class:`~.shown.Shown`), once loaded; None: rebuild it."""
     changed: str | None = field(default=None, compare=False)
     """The line naming what changed since the turn was recorded (the ``warn`` policy)."""
+    notebook: NotebookRecord | None = field(default=None, compare=False)
+    """The turn as the agent cell's own metadata carries it (no ``.nbagent/`` record here)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,19 @@ class Live:
 
     resume: str | None = None
     fork_at: int | None = None
+    no_record: bool = False
+    """This cell might have been recorded but no record is reachable here: say so before asking."""
+
+
+def turn_summary(agent: Any) -> dict[str, Any]:
+    """What ``%agent status`` says of a turn replayed from the notebook alone: its model, its
+    requests and tokens, and what it cost (None when a request's price is unknown, never 0)."""
+    records = [r for r in agent.records if r.turn == agent.turn]
+    costs = [r.cost_usd for r in records]
+    return {"model": agent.config.model, "requests": len(records),
+            "input_tokens": sum(r.usage.input_tokens for r in records),
+            "output_tokens": sum(r.usage.output_tokens for r in records),
+            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6)}
 
 
 def session_name(agent: Any) -> str | None:
@@ -55,6 +71,8 @@ class DocumentLink:
         self._asked_hello = False
         self.told_no_bridge = False
         self.went_live = False
+        self.from_notebook: list[NotebookRecord] = []
+        """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
         """A turn ran live in this kernel: it is no longer re-running a recorded notebook, so a
         ``--new`` prompt is a new question, never someone else's record."""
 
@@ -90,17 +108,32 @@ class DocumentLink:
         cursor, cell_id = self.cursor, executing_cell_id()
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             return Replay(cursor.index.session, cursor.shown + 1)
-        if not live and (new or (current is None and cursor is None)):
+        fresh = new or (current is None and cursor is None)
+        if not live and fresh:
             record = find_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live)
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, 1)
+        metadata = executing_metadata()
+        if not live and (new or not self.went_live):
+            carried = read_record(metadata, prompt, cell_id)
+            if carried is not None:
+                return self._from_notebook(carried)
         self.cursor = None
+        no_record = not live and fresh and not self.went_live and (cell_id is None or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
-            return Live()
+            return Live(no_record=no_record)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
+
+    def _from_notebook(self, carried: NotebookRecord) -> Replay:
+        """Replay a turn from the cell's own metadata; where its session is recorded in the folder
+        too (a renamed notebook), the next cells follow that record."""
+        index = load_index(self.root, carried.session) if carried.mine else None
+        self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
+        self.from_notebook.append(carried)
+        return Replay(carried.session, carried.turn, notebook=carried)
 
     def replayed(self, turn: int) -> None:
         if self.cursor is not None:
@@ -108,17 +141,24 @@ class DocumentLink:
 
     # --- the record's index ----------------------------------------------------------------------
     def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None,
-                 inputs: Any = None) -> None:
+                 inputs: Any = None) -> dict[str, Any] | None:
         """After a live turn: the turn's prompt goes into the record's index, and what it showed
-        and depended on (signed) beside it."""
+        and depended on (signed) beside it. Returns the same record for the agent cell's metadata
+        (:mod:`.embedded`; None where the front-end sends no cell id)."""
         name = session_name(agent)
         if name is None or not self._in_records(agent) or agent.turn < 1:
-            return
+            return None
+        cell_id = executing_cell_id()
         index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
                                                            provider=agent.provider.name)
-        save_index(self.root, index.with_turn(agent.turn, prompt, executing_cell_id()))
-        if shown is not None:
-            save_shown(self.root, name, agent.turn, shown, done, inputs)
+        save_index(self.root, index.with_turn(agent.turn, prompt, cell_id))
+        if shown is None:
+            return None
+        save_shown(self.root, name, agent.turn, shown, done, inputs)
+        if cell_id is None:
+            return None
+        return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
+                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent))
 
     def forked(self, old: Any, new: Any, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name."""

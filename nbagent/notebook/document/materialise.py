@@ -91,12 +91,15 @@ class Materialiser:
         self.after_id = str(result.get("id"))
         self.inserted.append(self.after_id)
 
-    async def mark_agent_cell(self, turn: int) -> None:
-        """Tag the agent cell with its session and turn (what rollback and a reader go by)."""
+    async def mark_agent_cell(self, turn: int, record: dict[str, Any] | None = None) -> None:
+        """Tag the agent cell with its session and turn (what rollback and a reader go by), and the
+        turn's signed record (see :mod:`.embedded`)."""
         if self.live and self.agent_cell_id is not None:
+            mark: dict[str, Any] = {"session": self.session, "turn": turn, "kind": "agent"}
+            if record is not None:
+                mark["record"] = record
             try:
-                await self.bridge.request("replace", cell_id=self.agent_cell_id,
-                                          metadata={MARK: {"session": self.session, "turn": turn, "kind": "agent"}})
+                await self.bridge.request("replace", cell_id=self.agent_cell_id, metadata={MARK: mark})
             except (BridgeUnavailable, BridgeError):
                 pass
 

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.kernel
 
 PROMPTS = ["what is 17 * 23? use python", "what is 391 + 5?", "what is 396 * 2?"]
 SETUP = "%load_ext nbagent\n%config AgentMagics.allow = ['python']\n%config AgentMagics.provider = 'auto'"
-# Lines about this kernel rather than the record (which model a live run would use; the replay mark).
-NOT_RECORDED = ("⟲ replayed: session", "ℹ No ANTHROPIC_API_KEY", "ⓘ no notebook bridge")
+# Lines about this kernel rather than the record (which model a live run would use; the replay mark;
+# that a headless run found no record to replay).
+NOT_RECORDED = ("⟲ replayed: session", "ℹ No ANTHROPIC_API_KEY", "ⓘ no notebook bridge", "ⓘ no recorded answer")
 
 
 def notebook(prompts: list[str]) -> Any:
@@ -56,6 +57,8 @@ def test_run_all_replays_a_recorded_notebook_with_no_key_and_no_request(api, tmp
     recorded = run(notebook(PROMPTS), tmp_path, kernel)
     requests = api.request_count
     assert requests >= 6 and "retry" in "\n".join(shown(c) for c in recorded.cells[1:]).lower()
+    first = recorded.cells[1].outputs[0]  # a headless run with no record says so before it asks
+    assert first.data["text/plain"].startswith("ⓘ no recorded answer for this cell here")
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     replayed = run(notebook(PROMPTS), tmp_path, kernel)

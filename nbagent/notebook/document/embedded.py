@@ -1,0 +1,155 @@
+"""The record that travels with the notebook: each agent cell's turn, signed, in its own metadata.
+
+A notebook emailed, committed or uploaded without its ``.nbagent/`` folder still replays in
+JupyterLab and Notebook 7: when a live turn ends, the bridge writes the turn's record into the
+agent cell's metadata (``metadata.nbagent.record``), and these front-ends send a cell's metadata
+with every execute request (``{...cell.metadata, cellId}``), so the kernel reads it back when the
+cell runs again — no file, no notebook path needed. nbclient sends no metadata: a headless run
+reaches only the folder.
+
+The record holds what the replay shows (the transcript, compressed), how the turn ended, what it
+depended on (:mod:`.inputs`) and a summary for ``%agent status``; it is signed with this user's
+key over all of it. A record signed by someone else (a notebook you received) is not trusted: it
+never runs anything or grants anything, its HTML is never shown — only its plain text, marked as
+received, with its inputs compared.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from .inputs import TurnInputs
+from .shown import MIMES, sign, signed_by_me
+
+VERSION = 1
+MAX_TRANSCRIPT_BYTES = 48 * 1024
+"""The compressed transcript kept per agent cell (base64); beyond it only the plain text is kept
+(itself cut to the bound), so a notebook grows by a bounded amount per agent cell."""
+
+
+def prompt_hash(prompt: str) -> str:
+    return hashlib.sha256(prompt.strip().encode()).hexdigest()[:32]
+
+
+def _pack(bundle: dict[str, str]) -> str:
+    return base64.b64encode(zlib.compress(json.dumps(bundle, ensure_ascii=False).encode(), 9)).decode("ascii")
+
+
+def _unpack(packed: str) -> dict[str, str] | None:
+    try:
+        bundle = json.loads(zlib.decompress(base64.b64decode(packed, validate=True)))
+    except (ValueError, zlib.error):
+        return None
+    if not isinstance(bundle, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bundle.items()):
+        return None
+    return bundle
+
+
+def _bounded(bundle: dict[str, str]) -> tuple[str, bool]:
+    """The packed transcript within :data:`MAX_TRANSCRIPT_BYTES`, and whether its HTML was dropped."""
+    packed = _pack(bundle)
+    if len(packed) <= MAX_TRANSCRIPT_BYTES:
+        return packed, False
+    text = bundle.get("text/plain", "")
+    while True:
+        packed = _pack({"text/plain": text})
+        if len(packed) <= MAX_TRANSCRIPT_BYTES or not text:
+            return packed, True
+        text = text[: len(text) // 2] + "\n… [cut: the record in the notebook is bounded]"
+
+
+def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider: str | None,
+                bundle: dict[str, Any], done: Any, inputs: TurnInputs | None,
+                summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The signed record of one live turn, for its agent cell's metadata (None without a transcript)."""
+    kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
+    if len(kept) != len(MIMES) or done is None:
+        return None
+    packed, text_only = _bounded(kept)
+    body = {"version": VERSION, "session": session, "turn": turn, "prompt": prompt_hash(prompt), "cell_id": cell_id,
+            "provider": provider, "outcome": {"reason": str(done.reason), "error": done.error},
+            "inputs": inputs.to_json() if inputs is not None else None, "transcript": packed,
+            "text_only": text_only, "summary": summary}
+    return {**body, "signature": sign(body)}
+
+
+@dataclass(frozen=True)
+class NotebookRecord:
+    """A turn as an agent cell's metadata carries it, checked."""
+
+    session: str
+    turn: int
+    bundle: dict[str, str]
+    reason: str
+    error: str | None
+    inputs: TurnInputs | None
+    summary: dict[str, Any]
+    provider: str | None
+    mine: bool
+    """Signed with this user's key; False: a notebook received from someone else (text only)."""
+
+
+def _fields_ok(record: dict[str, Any]) -> bool:
+    types = {"session": str, "turn": int, "prompt": str, "cell_id": str, "outcome": dict, "transcript": str,
+             "text_only": bool, "summary": dict}
+    return record.get("version") == VERSION and all(isinstance(record.get(k), t) for k, t in types.items()) \
+        and isinstance(record["outcome"].get("reason"), str) and (record.get("provider") is None or
+                                                                 isinstance(record.get("provider"), str))
+
+
+def read_record(metadata: Any, prompt: str, cell_id: str | None) -> NotebookRecord | None:
+    """The record in an executing cell's metadata, if it is this cell's and for this prompt (an
+    edited prompt is a new question); None when there is none or it is malformed."""
+    mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
+    record = mark.get("record") if isinstance(mark, dict) else None
+    if not isinstance(record, dict) or not _fields_ok(record):
+        return None
+    if record["prompt"] != prompt_hash(prompt) or cell_id is None or record["cell_id"] != cell_id:
+        return None
+    bundle = _unpack(record["transcript"])
+    try:
+        inputs = TurnInputs.from_json(record["inputs"]) if record.get("inputs") is not None else None
+    except ValueError:
+        inputs = None
+    if bundle is None or "text/plain" not in bundle:
+        return None
+    body = {k: v for k, v in record.items() if k != "signature"}
+    mine = signed_by_me(record.get("signature"), body)
+    if not mine or record["text_only"] or "text/html" not in bundle:
+        bundle = {"text/plain": bundle["text/plain"]}  # someone else's HTML never reaches the page
+    error = record["outcome"].get("error")
+    return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
+                          error if isinstance(error, str) else None, inputs, record["summary"],
+                          record.get("provider"), mine)
+
+
+def executing_metadata() -> dict[str, Any]:
+    """The metadata of the execute request being run: JupyterLab and Notebook 7 send the cell's
+    own metadata in it (nbclient and consoles send none)."""
+    try:
+        from ipykernel.kernelbase import Kernel
+    except ImportError:
+        return {}
+    if not Kernel.initialized():
+        return {}
+    try:
+        parent = Kernel.instance().get_parent("shell")
+    except Exception:  # an older signature or no parent yet
+        return {}
+    metadata = (parent or {}).get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def was_recorded(metadata: dict[str, Any]) -> bool:
+    """Whether the cell says a turn was recorded from it (nbagent's agent mark)."""
+    mark = metadata.get("nbagent")
+    return isinstance(mark, dict) and mark.get("kind") == "agent"
+
+
+__all__ = ["MAX_TRANSCRIPT_BYTES", "NotebookRecord", "executing_metadata", "make_record", "read_record",
+           "was_recorded"]

@@ -1,0 +1,142 @@
+"""The record travels with the notebook: a turn's signed record is written into its agent cell's
+metadata through the bridge, and a kernel with no ``.nbagent/`` folder replays it from the metadata
+the front-end sends with the cell (JupyterLab and Notebook 7 send ``{...cell.metadata, cellId}``).
+Someone else's record shows as plain text only; without any record the cell says so before asking."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document import cell_run, embedded, link
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.cell_run import NO_RECORD_LINE, RECEIVED_LINE
+
+from .fake_frontend import FakeFrontEnd
+
+QUESTION = "what is 17 * 23? use python"
+
+
+class Lab:
+    """An in-process kernel whose front-end holds the cells and sends each cell's id and metadata."""
+
+    def __init__(self, ip: Any, monkeypatch: Any, tmp_path: Any) -> None:
+        self.ip, self.tmp_path = ip, tmp_path
+        self.front = FakeFrontEnd([{"cell_type": "code", "source": f"%%agent\n{QUESTION}"}])
+        self.executing: dict[str, Any] | None = None
+        for module in (link, cell_run):
+            monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
+        monkeypatch.setattr(link, "executing_metadata",
+                            lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
+
+    def restart(self) -> Any:
+        magics = magics_mod.active_magics()
+        if magics.current is not None:
+            magics.current.agent.close()
+        magics.current = None
+        magics._document = link.DocumentLink(the_bridge=self.front.connect(Bridge()))
+        return magics
+
+    def run(self, cell_index: int = 0, *, expect_error: bool = False) -> str:
+        self.executing = self.front.cells[cell_index]
+        self.ip.display_pub.outputs.clear()
+        try:
+            with capture_output() as cap:
+                result = self.ip.run_cell(self.executing["source"])
+        finally:
+            self.executing = None
+        assert (result.error_in_exec is not None) == expect_error, result.error_in_exec
+        shown = [o.data.get("text/plain", "") for o in cap.outputs]
+        return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in self.ip.display_pub.outputs)])
+
+    def record(self) -> dict[str, Any]:
+        return self.front.cells[0]["metadata"]["nbagent"]["record"]
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch) -> Iterator[Lab]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))
+    shell = InteractiveShell.instance()
+    saved = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_cell("%load_ext nbagent")
+    magics = magics_mod.active_magics()
+    magics.allow = ["python"]
+    lab = Lab(shell, monkeypatch, tmp_path)
+    try:
+        lab.restart()
+        yield lab
+    finally:
+        lab.restart()
+        magics._document = None
+        magics.allow = []
+        shell.display_pub = saved
+
+
+def test_the_notebook_alone_replays_its_agent_cell_from_the_cells_metadata(lab, tmp_path):
+    live = lab.run()
+    assert "391" in live and lab.record()["turn"] == 1
+    shutil.rmtree(tmp_path / ".nbagent")  # the .ipynb alone: emailed, committed, uploaded
+    lab.restart()
+
+    again = lab.run()
+
+    assert "replayed: session" in again and "391" in again and "no recorded answer" not in again
+    assert magics_mod.active_magics().current is None  # no session, no request
+
+
+def test_someone_elses_record_shows_as_plain_text_and_a_forged_one_never_as_html(lab, tmp_path, monkeypatch):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))  # another user opens it
+    lab.restart()
+
+    again = lab.run()
+
+    assert "replayed: session" in again and RECEIVED_LINE in again and "391" in again
+    html = [o["data"] for o in lab.ip.display_pub.outputs if "text/html" in o["data"]]
+    assert not any("391" in d["text/html"] for d in html)  # their transcript's HTML never reaches the page
+
+
+def test_an_edited_prompt_is_a_new_question_not_the_carried_record(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    lab.front.cells[0]["source"] = "%%agent\nwhat is 17 * 24? use python"
+
+    out = lab.run()
+
+    assert "replayed" not in out and "408" in out
+
+
+def test_without_any_record_a_recorded_cell_says_so_before_asking(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    del lab.front.cells[0]["metadata"]["nbagent"]["record"]  # an earlier version's mark, no record
+    lab.restart()
+
+    out = lab.run()
+
+    assert NO_RECORD_LINE in out and out.index(NO_RECORD_LINE) < out.index("nbagent · ")
+    assert "replayed" not in out
+
+
+def test_the_record_is_bounded(monkeypatch):
+    class Done:
+        reason, error = "end_turn", None
+
+    monkeypatch.setattr(embedded, "MAX_TRANSCRIPT_BYTES", 2_000)
+    huge = {"text/plain": "x" * 50_000 + "".join(map(str, range(20_000))), "text/html": "<p>" + "y" * 100_000}
+    record = embedded.make_record(session="s", turn=1, prompt="q", cell_id="c", provider=None, bundle=huge,
+                                  done=Done(), inputs=None, summary={})
+    assert record is not None and record["text_only"] and len(record["transcript"]) <= 2_000
+    assert len(json.dumps(record)) < 3_000
