@@ -10,7 +10,9 @@ nbclient (what Restart & Run All or papermill costs, kernel start included):
 - code alone: only the code cells.
 
 Goal: replay ≤ 1.5× code alone. Rounds alternate their order; the ratio is the median of the
-per-round ratios. Run: ``.venv/bin/python bench/bench_replay.py [TURNS] [ROUNDS]``.
+per-round ratios. It also prints what the records carried in the agent cells' metadata (the record
+that travels with the notebook, see docs/replay.md) add to the ``.ipynb``, in bytes of JSON.
+Run: ``.venv/bin/python bench/bench_replay.py [TURNS] [ROUNDS]``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,30 @@ def recorded_code(cwd: Path) -> list[list[str]]:
         session.close()
 
 
+def notebook_record_bytes(cwd: Path) -> list[int]:
+    """The JSON size of each turn's record as its agent cell's metadata would carry it."""
+    import json
+
+    from nbagent.notebook.document.embedded import make_record
+    from nbagent.notebook.document.inputs import TurnInputs
+    from nbagent.notebook.document.replay import INDEX, RECORD_DIR
+
+    sizes = []
+    (folder,) = sorted((cwd / RECORD_DIR / INDEX).glob("*/"))
+    for path in sorted(folder.glob("*.json"), key=lambda p: int(p.stem)):
+        saved = json.loads(path.read_text())
+        outcome = saved["outcome"]
+        done = type("Done", (), {"reason": outcome["reason"], "error": outcome["error"]})()
+        inputs = TurnInputs.from_json(saved["inputs"]) if "inputs" in saved else None
+        summary = {"model": "claude-sonnet-5-5", "requests": 2, "input_tokens": 3000, "output_tokens": 200,
+                   "cost_usd": 0.0123}
+        record = make_record(session=folder.name, turn=int(path.stem), prompt="what is 1 * 7? use python",
+                             cell_id="0f8a3c1e-5b7d-4e2a-9c6f-1d2e3f4a5b6c", provider="simulated",
+                             bundle=saved["bundle"], done=done, inputs=inputs, summary=summary)
+        sizes.append(len(json.dumps({"record": record}, ensure_ascii=False).encode()))
+    return sizes
+
+
 def main(turns: int = 50, rounds: int = 3) -> None:
     os.environ.pop("ANTHROPIC_API_KEY", None)  # the offline simulated model records; replay needs none
     cwd = Path(tempfile.mkdtemp(prefix="nbagent-replay-"))
@@ -88,6 +114,9 @@ def main(turns: int = 50, rounds: int = 3) -> None:
     print(f"Run All, the {len(code_alone)} code cells alone:                {statistics.median(code_times):.2f} s")
     print(f"replay ÷ code alone = {statistics.median(ratios):.2f} (goal ≤ 1.5; per round "
           f"{', '.join(f'{x:.2f}' for x in ratios)})")
+    sizes = notebook_record_bytes(cwd)
+    print(f"records in the agent cells' metadata: {sum(sizes):,} bytes for {len(sizes)} turns "
+          f"(mean {statistics.mean(sizes):,.0f}, max {max(sizes):,} per agent cell)")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from .inputs import TurnInputs
 from .shown import MIMES, sign, signed_by_me
 
 VERSION = 1
-MAX_TRANSCRIPT_BYTES = 48 * 1024
+MAX_TRANSCRIPT_BYTES = 32 * 1024
 """The compressed transcript kept per agent cell (base64); beyond it only the plain text is kept
 (itself cut to the bound), so a notebook grows by a bounded amount per agent cell."""
 
