@@ -29,9 +29,12 @@ def _display(obj: Any) -> None:
 
 
 def _need_session(magics: Any) -> Any:
-    if magics.current is None:
+    from .document.replayed import replayed_session
+
+    sess = magics.current or replayed_session(magics)  # after a replay: the replayed session
+    if sess is None:
         raise UsageError("No agent session yet: run a %%agent cell first.")
-    return magics.current
+    return sess
 
 
 def spent_line(t: Any) -> str:
@@ -70,7 +73,13 @@ def endpoint_line(agent: Any) -> str:
 @magic_arguments(name="agent status")
 def status(magics: Any, args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
-    sess = magics.current
+    from .document.replayed import notebook_status, replayed_session
+
+    sess: Any = magics.current or replayed_session(magics)
+    carried = notebook_status(magics) if sess is None else None
+    if carried is not None:
+        print("\n".join([*carried, f"notebook     {notebook_line(magics)}"]))
+        return
     if sess is None:
         if magics.endpoint:
             print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
@@ -128,11 +137,17 @@ def notebook_line(magics: Any) -> str:
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
 def history(magics: Any, args: Namespace) -> None:
     """The per-request table."""
-    from ..display.tables import ReadableTable
+    from ..display.tables import ReadableTable, turns_df
+    from .document.replayed import notebook_history, replayed_session, shown_turns
 
+    if magics.current is None and replayed_session(magics) is None and magics.document.from_notebook:
+        _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
+        return
     sess = _need_session(magics)
+    shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
+    records = sess.records if shown is None else [r for r in sess.records if r.turn <= shown]
     # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
-    _display(ReadableTable(sess.turns_df()))
+    _display(ReadableTable(turns_df(records)))
     if args.plot:
         from ..display.charts import plot_context_and_cost
 

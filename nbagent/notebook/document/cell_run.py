@@ -159,8 +159,12 @@ def _rebuild(magics: "AgentMagics", decision: Replay) -> "Done | None":
     cursor = link.cursor
     provider = cursor.index.provider if cursor is not None else None
     view = magics.new_view(sess, session_cost=spent_before, provider=provider)
+    from ...providers.anthropic import SIMULATED_NOTICE
+
     try:
         for event in events:
+            if getattr(event, "message", None) == SIMULATED_NOTICE:
+                continue  # the live kernel's announcement, not part of the answer
             view.handle(event)
     finally:
         view.finish()  # no live widgets first: a replay has nothing to wait for

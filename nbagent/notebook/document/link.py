@@ -55,6 +55,21 @@ def turn_summary(agent: Any) -> dict[str, Any]:
             "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6)}
 
 
+def without_kernel_lines(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The transcript as recorded: without the announcement that no key is set, which belongs to
+    the kernel that ran live, not to the answer (a replay needs no key and must not repeat it)."""
+    from ...display.html import esc
+    from ...providers.anthropic import SIMULATED_NOTICE
+    from ..view.render import STYLE
+
+    plain, html = bundle.get("text/plain"), bundle.get("text/html")
+    if not isinstance(plain, str) or not isinstance(html, str):
+        return bundle
+    line = f"ℹ {SIMULATED_NOTICE}"
+    return {**bundle, "text/plain": "\n".join(ln for ln in plain.split("\n") if ln != line),
+            "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
+
+
 def session_name(agent: Any) -> str | None:
     """The recorded session's name (its folder's), or None for a session kept in memory."""
     task_dir = agent.session.task_dir
@@ -154,6 +169,7 @@ class DocumentLink:
         save_index(self.root, index.with_turn(agent.turn, prompt, cell_id))
         if shown is None:
             return None
+        shown = without_kernel_lines(shown)
         save_shown(self.root, name, agent.turn, shown, done, inputs)
         if cell_id is None:
             return None

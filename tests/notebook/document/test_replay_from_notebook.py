@@ -140,3 +140,22 @@ def test_the_record_is_bounded(monkeypatch):
                                   done=Done(), inputs=None, summary={})
     assert record is not None and record["text_only"] and len(record["transcript"]) <= 2_000
     assert len(json.dumps(record)) < 3_000
+
+
+def test_after_a_replay_from_the_notebook_status_and_history_describe_it(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    lab.run()
+
+    lab.executing = None
+    with capture_output() as status:
+        lab.ip.run_cell("%agent status")
+    with capture_output() as history:
+        lab.ip.run_cell("%agent history")
+
+    assert "no session yet" not in status.stdout
+    assert "replayed     from the notebook's own records" in status.stdout and "1 turn(s) shown" in status.stdout
+    assert "as recorded" in status.stdout
+    table = "\n".join(o.data.get("text/plain", "") for o in history.outputs)
+    assert "cost (recorded)" in table and "signed by you" in table

@@ -149,3 +149,40 @@ def test_a_transcript_not_signed_by_this_user_is_rebuilt_from_the_record_never_s
 
     assert "forged" not in again and "onerror" not in again
     assert _transcript(again) == _transcript(live)  # rebuilt from the events, as it was
+
+
+def _line(ip: Any, code: str) -> str:
+    ip.display_pub.outputs.clear()
+    with capture_output() as cap:
+        result = ip.run_cell(code)
+    assert result.error_in_exec is None, result.error_in_exec
+    shown = [o.data.get("text/plain", "") for o in cap.outputs]
+    return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in ip.display_pub.outputs)])
+
+
+def test_after_a_replay_status_and_history_describe_the_replayed_session(ip):
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    recorded = agent().session.task_dir
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)  # one of the two recorded turns replayed
+
+    status = _line(ip, "%agent status")
+    history = _line(ip, "%agent history")
+
+    assert "no session yet" not in status and "model " in status and str(recorded) in status
+    assert "replaying session" in status and "1 turn(s) shown" in status
+    assert agent().turn == 2 and len(agent().records) >= 2  # the record, loaded: no request was sent
+    rows = [ln for ln in history.splitlines() if ln.strip()[:1].isdigit()]
+    assert rows and all(ln.split()[0] == "1" for ln in rows)  # only the turn shown so far
+    assert "replayed" in cell(ip, SECOND)  # loading it for status did not stop the replay
+
+
+def test_the_no_key_notice_belongs_to_the_live_kernel_not_to_the_replay(ip):
+    live = cell(ip, FIRST)
+    assert "No ANTHROPIC_API_KEY" in live
+    restart(magics_mod.active_magics())
+
+    again = cell(ip, FIRST)
+
+    assert "replayed" in again and "No ANTHROPIC_API_KEY" not in again

@@ -79,3 +79,19 @@ def test_an_edited_prompt_makes_that_turn_and_the_later_ones_live(api, tmp_path)
     assert replayed == [True, False, False]
     assert api.request_count > requests
     assert "398" in shown(edited.cells[2])  # the edited prompt was answered live
+
+
+def test_after_run_all_replays_status_describes_the_replayed_session(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    nb = notebook(PROMPTS[:1])
+    nb.cells.append(nbformat.v4.new_code_cell("%agent status"))
+    run(nb, tmp_path, "python3")
+    again = notebook(PROMPTS[:1])
+    again.cells.append(nbformat.v4.new_code_cell("%agent status"))
+
+    run(again, tmp_path, "python3")
+
+    status = shown(again.cells[2])
+    replayed = str(again.cells[1].outputs)
+    assert "replayed: session" in replayed and "No ANTHROPIC_API_KEY" not in replayed  # the live kernel's notice
+    assert "no session yet" not in status and "turns        1" in status and "1 turn(s) shown" in status

@@ -1,0 +1,86 @@
+"""``%agent status`` / ``history`` (and cost, context, saw) after a replay: the replayed session.
+
+A replay loads no session (that is what keeps Run All fast), so after it the commands that read a
+session would say "no session yet" about a notebook whose answers are on screen. They describe
+the replayed one instead:
+
+- replayed from the ``.nbagent/`` folder: the recorded session is loaded on first use (no request
+  is sent: loading is reading its task folder), its table limited to the turns shown;
+- replayed from the notebook's own records only (no folder): what the records say of each turn
+  (model, requests, tokens, cost), marked as recorded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .replay import sessions_dir
+
+if TYPE_CHECKING:
+    from ..magics import AgentMagics
+    from ..session import NotebookSession
+
+
+def replayed_session(magics: "AgentMagics") -> "NotebookSession | None":
+    """The session the kernel replayed from the folder, loaded (None when nothing was replayed
+    from it, or its folder is gone)."""
+    link = magics.document
+    cursor = link.cursor
+    if magics.current is not None or cursor is None or cursor.shown < 1:
+        return magics.current
+    folder = sessions_dir(link.root) / cursor.index.session
+    if not folder.is_dir():
+        return None
+    magics.new_session(resume_from=folder)
+    link.cursor = cursor  # loading the record is part of replaying it
+    return magics.current
+
+
+def shown_turns(magics: "AgentMagics") -> int | None:
+    """How many turns of the current session this kernel replayed (None: it did not replay it)."""
+    from .link import session_name
+
+    cursor = magics.document.cursor
+    current = magics.current
+    if cursor is None or current is None or session_name(current.agent) != cursor.index.session:
+        return None
+    return cursor.shown
+
+
+def _money(cost: Any) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def notebook_status(magics: "AgentMagics") -> list[str] | None:
+    """``%agent status`` for turns replayed from the notebook's own records only (None: none were)."""
+    carried = magics.document.from_notebook
+    if not carried:
+        return None
+    last = carried[-1]
+    summaries = [c.summary for c in carried]
+    costs = [s.get("cost_usd") for s in summaries]
+    cost = None if any(not isinstance(c, (int, float)) for c in costs) else sum(costs)
+    requests = sum(int(s.get("requests") or 0) for s in summaries)
+    others = " (one or more recorded by someone else: not verified)" if any(not c.mine for c in carried) else ""
+    return [
+        f"replayed     from the notebook's own records{others}: session {last.session}, "
+        f"{len(carried)} turn(s) shown; no request sent in this kernel",
+        f"model        {last.summary.get('model', 'unknown')} ({last.provider or 'unknown provider'})",
+        f"requests     {requests} as recorded",
+        f"money        {_money(cost)} as recorded (nothing spent in this kernel)",
+        "conversation not here (no .nbagent/ folder): a new prompt starts a new session",
+    ]
+
+
+def notebook_history(magics: "AgentMagics") -> Any:
+    """``%agent history`` for turns replayed from the notebook's own records: one row per turn."""
+    import pandas as pd
+
+    rows = [{"turn": c.turn, "model": c.summary.get("model"), "requests": c.summary.get("requests"),
+             "input tokens": c.summary.get("input_tokens"), "output tokens": c.summary.get("output_tokens"),
+             "cost (recorded)": _money(c.summary.get("cost_usd")), "signed by you": c.mine}
+            for c in magics.document.from_notebook]
+    return pd.DataFrame(rows)
+
+
+__all__ = ["notebook_history", "notebook_status", "replayed_session", "shown_turns"]
