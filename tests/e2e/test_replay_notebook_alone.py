@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_agent_cells import _cells, _text, _wait
+from .test_agent_cells import _text, _wait
 from .test_bridge_frontend import _kernel, _open, _require_installed_bridge, _wait_saved
 from .test_jupyterlab import SHOTS, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
