@@ -132,8 +132,9 @@ class DocumentLink:
         metadata = executing_metadata()
         if not live and (new or not self.went_live):
             carried = read_record(metadata, prompt, cell_id)
-            if carried is not None:
-                return self._from_notebook(carried)
+            index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
+            if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
+                return self._from_notebook(carried, index)  # (a turn rolled back in the folder is not replayed)
         self.cursor = None
         no_record = not live and fresh and not self.went_live and (cell_id is None or was_recorded(metadata))
         self.went_live = True
@@ -142,10 +143,9 @@ class DocumentLink:
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
 
-    def _from_notebook(self, carried: NotebookRecord) -> Replay:
+    def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None) -> Replay:
         """Replay a turn from the cell's own metadata; where its session is recorded in the folder
         too (a renamed notebook), the next cells follow that record."""
-        index = load_index(self.root, carried.session) if carried.mine else None
         self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
         self.from_notebook.append(carried)
         return Replay(carried.session, carried.turn, notebook=carried)

@@ -159,3 +159,13 @@ def test_after_a_replay_from_the_notebook_status_and_history_describe_it(lab, tm
     assert "as recorded" in status.stdout
     table = "\n".join(o.data.get("text/plain", "") for o in history.outputs)
     assert "cost (recorded)" in table and "signed by you" in table
+
+
+def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp_path):
+    lab.run()
+    lab.ip.run_cell("%agent rollback 0")
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed" not in out and "391" in out  # asked again: the folder forgot that turn
