@@ -77,10 +77,10 @@ def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | Non
     line = changed_line(changed)
     policy = args.if_changed or magics.replay_if_changed
     if policy == "fail":
-        raise ReplayInputsChanged(f"{line} (AgentMagics.replay_if_changed = 'fail'): run the cell with --live "
-                                  "to ask the model again")
+        raise ReplayInputsChanged(f"{line} (replay policy 'fail'): run the cell with --live to ask the model "
+                                  "again")
     if policy == "live":
-        _show_line(f"⚠ {line}: asking the model again (replay_if_changed = 'live').", "nbagent-changed")
+        _show_line(f"⚠ {line}: asking the model again (replay policy 'live').", "nbagent-changed")
         return None
     return replace(decision, shown=shown, changed=f"⚠ {line}: add --live to ask again.")
 
