@@ -71,7 +71,7 @@ def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | Non
     else:
         shown = load_shown(root, decision.session, decision.turn)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
-    changed = changes(inputs, magics.shell, root) if inputs is not None else []
+    changed = changes(inputs, magics.shell, root, magics.cell_log) if inputs is not None else []
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)

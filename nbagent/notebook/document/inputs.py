@@ -61,27 +61,29 @@ class TurnInputs:
     """File (relative to the notebook's folder, ``/``-separated) → ``size:digest``."""
     cells: dict[str, str] = field(default_factory=dict)
     """Fingerprint of a cell the model had in context → its first line (named when it changed)."""
+    cell_ids: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell in context → the id of the cell that ran it, where the front-end sent one."""
     unchecked: tuple[str, ...] = ()
     """Variables read that have no fingerprint (objects of other libraries): not compared."""
 
     def to_json(self) -> dict[str, Any]:
         return {"read": self.read, "shown": self.shown, "files": self.files, "cells": self.cells,
-                "unchecked": list(self.unchecked)}
+                "cell_ids": self.cell_ids, "unchecked": list(self.unchecked)}
 
     @classmethod
     def from_json(cls, data: Any) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
-        keys = {"read", "shown", "files", "cells", "unchecked"}
+        keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
         if not isinstance(data, dict) or set(data) != keys:
             raise ValueError("not a turn's inputs")
-        maps = [data[k] for k in ("read", "shown", "files", "cells")]
+        maps = [data[k] for k in ("read", "shown", "files", "cells", "cell_ids")]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells = maps
-        return cls(read, shown, files, cells, tuple(data["unchecked"]))
+        read, shown, files, cells, cell_ids = maps
+        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]))
 
 
 def user_variables(shell: Any) -> Iterable[tuple[str, Any]]:
@@ -104,6 +106,7 @@ class CellLog:
 
     def __init__(self, shell: Any) -> None:
         self.latest: dict[str, str] = {}  # cell id -> its latest text
+        self.ids: dict[str, str] = {}  # a text's fingerprint -> the cell that last ran it
         self.superseded: set[str] = set()  # texts a cell ran before it was edited and run again
         events = getattr(shell, "events", None)
         if events is not None:
@@ -118,6 +121,7 @@ class CellLog:
         if before is not None and before.strip() != text.strip():
             self.superseded.add(before.strip())
         self.latest[cell_id] = text
+        self.ids[_cell_key(text)] = cell_id
         self.superseded.discard(text.strip())
 
 
@@ -168,6 +172,7 @@ class TurnWatch:
         self._libraries = library_paths()
         self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
         self.cells = context_cells(shell, log)
+        self.cell_ids = {key: log.ids[key] for key in self.cells if log is not None and key in log.ids}
         self.read: dict[str, str] = {}
         self.unchecked: list[str] = []
         self.assigned: set[str] = set()
@@ -247,7 +252,7 @@ class TurnWatch:
         read = dict(self.read)
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
-        return TurnInputs(read, shown, files, dict(self.cells), tuple(self.unchecked))
+        return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked))
 
 
 def _writes(mode: Any, flags: Any) -> bool:
@@ -259,7 +264,7 @@ def _writes(mode: Any, flags: Any) -> bool:
 # --- comparing at replay -----------------------------------------------------------------------------
 
 
-def changes(inputs: TurnInputs, shell: Any, root: Path) -> list[str]:
+def changes(inputs: TurnInputs, shell: Any, root: Path, log: CellLog | None = None) -> list[str]:
     """What changed since the turn was recorded, each named as a user would ("`sales`",
     "sales.csv"); empty when everything it depended on is as it was."""
     ns = shell.user_ns
@@ -277,8 +282,24 @@ def changes(inputs: TurnInputs, shell: Any, root: Path) -> list[str]:
         if now != fp:
             changed.append(f"{rel} (missing)" if now is None else rel)
     if inputs.cells:
-        ran = {_cell_key(s) for s in _ran_inputs(shell)}
-        changed += [f"the cell `{line}`" for key, line in inputs.cells.items() if key not in ran]
+        changed += _changed_cells(inputs, shell, log)
+    return changed
+
+
+def _changed_cells(inputs: TurnInputs, shell: Any, log: CellLog | None) -> list[str]:
+    """A cell in context whose id ran with other text by now is changed; one whose id has not run
+    here (deleted, or further down) is not reported — like a variable only shown. Without ids
+    (a headless recording) a text that has not run here by now is changed."""
+    ran = {_cell_key(s) for s in _ran_inputs(shell)}
+    changed = []
+    for key, line in inputs.cells.items():
+        cell_id = inputs.cell_ids.get(key)
+        if cell_id is not None:
+            now = log.latest.get(cell_id) if log is not None else None
+            if now is not None and _cell_key(now) != key:
+                changed.append(f"the cell `{line}`")
+        elif key not in ran:
+            changed.append(f"the cell `{line}`")
     return changed
 
 

@@ -83,21 +83,42 @@ def test_opening_files_outside_a_turn_records_nothing(ip, tmp_path):
     assert watch.inputs().files == {}
 
 
-def test_the_cells_in_context_are_the_ones_last_run_and_a_missing_one_is_named(ip, tmp_path):
+def _ran(ip: Any, log: CellLog, text: str, cell_id: str | None) -> None:
+    ip.history_manager.input_hist_raw.append(text)
+    if cell_id is not None:
+        log._after_cell(SimpleNamespace(info=SimpleNamespace(cell_id=cell_id, raw_cell=text)))
+
+
+def test_the_cells_in_context_are_the_ones_last_run_and_an_edited_one_is_named(ip, tmp_path):
     log = CellLog(ip)
-    for text in ("x = 1  # first try", "x = 2  # fixed"):
-        ip.events.trigger("post_run_cell", SimpleNamespace(info=SimpleNamespace(cell_id="c1", raw_cell=text)))
-        ip.history_manager.input_hist_raw.append(text)
+    before = list(ip.history_manager.input_hist_raw)  # the fixture's cell (sales, rate)
+    _ran(ip, log, "x = 1  # first try", "c1")
+    _ran(ip, log, "x = 2  # fixed", "c1")
+    _ran(ip, log, "y = 5", None)  # a client that sends no cell id
     watch = TurnWatch(ip, tmp_path, log)
-    assert "x = 1  # first try" not in watch.cells.values() and "x = 2  # fixed" in watch.cells.values()
+    assert "x = 1  # first try" not in watch.cells.values() and {"x = 2  # fixed", "y = 5"} <= set(watch.cells.values())
     inputs = watch.inputs()
-    assert changes(inputs, ip, tmp_path) == []
-    ip.history_manager.input_hist_raw[:] = [s for s in ip.history_manager.input_hist_raw if "fixed" not in s]
-    assert changes(inputs, ip, tmp_path) == ["the cell `x = 2  # fixed`"]
+
+    kernel = CellLog(ip)  # Run All in a new kernel: the same cells, the same ids
+    ip.history_manager.input_hist_raw[:] = before
+    _ran(ip, kernel, "x = 2  # fixed", "c1")
+    _ran(ip, kernel, "y = 5", None)
+    assert changes(inputs, ip, tmp_path, kernel) == []
+
+    ip.history_manager.input_hist_raw[:] = before
+    edited = CellLog(ip)
+    _ran(ip, edited, "x = 3  # edited since", "c1")
+    assert changes(inputs, ip, tmp_path, edited) == ["the cell `x = 2  # fixed`", "the cell `y = 5`"]
+
+    ip.history_manager.input_hist_raw[:] = before
+    deleted = CellLog(ip)
+    _ran(ip, deleted, "y = 5", None)
+    assert changes(inputs, ip, tmp_path, deleted) == []  # cell c1 is gone, or further down: only shown
 
 
 def test_inputs_round_trip_and_reject_anything_else():
-    inputs = TurnInputs({"sales": "ab"}, {"rate": "cd"}, {"sales.csv": "8:ef"}, {"01": "x = 1"}, ("model",))
+    inputs = TurnInputs({"sales": "ab"}, {"rate": "cd"}, {"sales.csv": "8:ef"}, {"01": "x = 1"}, {"01": "c1"},
+                        ("model",))
     assert TurnInputs.from_json(inputs.to_json()) == inputs
     with pytest.raises(ValueError):
         TurnInputs.from_json({**inputs.to_json(), "read": {"sales": 1}})
