@@ -94,7 +94,8 @@ class Materialiser:
     async def mark_agent_cell(self, turn: int, record: dict[str, Any] | None = None) -> None:
         """Tag the agent cell with its session and turn (what rollback and a reader go by), and the
         turn's signed record (see :mod:`.embedded`)."""
-        if self.live and self.agent_cell_id is not None:
+        # With cells off the cell is still tagged when it has a record to carry (replay needs it).
+        if self.agent_cell_id is not None and (self.live or (record is not None and self.bridge.connected)):
             mark: dict[str, Any] = {"session": self.session, "turn": turn, "kind": "agent"}
             if record is not None:
                 mark["record"] = record

@@ -169,3 +169,13 @@ def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp
     out = lab.run()
 
     assert "replayed" not in out and "391" in out  # asked again: the folder forgot that turn
+
+
+def test_with_cells_off_the_agent_cell_still_carries_its_record(lab, tmp_path):
+    lab.front.cells[0]["source"] = f"%%agent --no-cells\n{QUESTION}"
+    lab.run()
+    assert len(lab.front.cells) == 1 and lab.record()["turn"] == 1  # no code cells, but the record
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+
+    assert "replayed: session" in lab.run()
