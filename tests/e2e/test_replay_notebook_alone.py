@@ -48,6 +48,7 @@ def test_the_ipynb_alone_replays_from_its_agent_cells_metadata(browser, lab, fro
 
     shown = _text(_agent(cells)["outputs"])
     assert "391" in shown and "no recorded answer" not in shown
+    assert "recorded by someone else" not in shown  # the signature survived the front-end's JSON round trips
     assert _kernel(page, "import nbagent.notebook.magics as _m", "_m.active_magics().current is None") is True
     assert not (Path(root).expanduser() / ".nbagent" / "sessions").exists()  # nothing asked, nothing recorded
     SHOTS.mkdir(parents=True, exist_ok=True)
