@@ -128,6 +128,15 @@ def read_record(metadata: Any, prompt: str, cell_id: str | None) -> NotebookReco
                           record.get("provider"), mine)
 
 
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (not plain IPython in a terminal)."""
+    try:
+        from ipykernel.kernelbase import Kernel
+    except ImportError:
+        return False
+    return bool(Kernel.initialized())
+
+
 def executing_metadata() -> dict[str, Any]:
     """The metadata of the execute request being run: JupyterLab and Notebook 7 send the cell's
     own metadata in it (nbclient and consoles send none)."""
@@ -151,5 +160,5 @@ def was_recorded(metadata: dict[str, Any]) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "NotebookRecord", "executing_metadata", "make_record", "read_record",
+__all__ = ["MAX_TRANSCRIPT_BYTES", "NotebookRecord", "executing_metadata", "in_kernel", "make_record", "read_record",
            "was_recorded"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id
-from .embedded import NotebookRecord, executing_metadata, make_record, read_record, was_recorded
+from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
 from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
 from .shown import copy_shown, save_shown
 
@@ -136,7 +136,10 @@ class DocumentLink:
             if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
                 return self._from_notebook(carried, index)  # (a turn rolled back in the folder is not replayed)
         self.cursor = None
-        no_record = not live and fresh and not self.went_live and (cell_id is None or was_recorded(metadata))
+        # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
+        # plain IPython in a terminal, which runs no notebook.
+        headless = cell_id is None and in_kernel()
+        no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
             return Live(no_record=no_record)
