@@ -106,7 +106,7 @@ def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str
 def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
     """An undefined name: a missing import of a usual alias, else the closest variable."""
     if wrong in _IMPORTS and wrong not in view.variables:
-        fixed = f"{_IMPORTS[wrong]}\n{failure.source}"
+        fixed = f"{_IMPORTS[wrong]}\n\n{failure.source}"
         return Plan([Step("python", {"code": fixed}, f"run your cell after `{_IMPORTS[wrong]}`")], code=fixed,
                     lead=f"{failure.said()}: `{wrong}` is used before `{_IMPORTS[wrong]}` ran in this kernel.")
     right = _closest(wrong, list(view.variables))

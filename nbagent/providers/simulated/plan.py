@@ -1,52 +1,39 @@
-"""The demo brain's plan: from the user's latest prompt (and the kernel facts), the tool calls to
-make, in order. Each skill lives in its own module: fixing a failed cell (:mod:`.fixes`), loading a
-table (:mod:`.loading`), DataFrame questions (:mod:`.frames`), plots (:mod:`.plots`); reading files,
-inspecting named variables, statistics and arithmetic are here.
+"""The demo brain's plan: from the user's latest prompt, the kernel facts and the calls it already
+made in this turn, the tool calls to make, in order. Each skill lives in its own module: fixing a
+failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`),
+plots (:mod:`.plots`), the notebook tools (:mod:`.notebook`); reading files, looking at named
+variables and arithmetic are here.
+
+Every call is code a person would write: column names are resolved here, in Python, before the
+code is written; when the facts do not name them, the first call looks (``sales.dtypes``) and the
+plan made at the next request, knowing the answer, writes the code.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from functools import partial
+from typing import Any, Mapping, Sequence
 
 from . import frames
+from .columns import frame_of
 from .fixes import failure_in, fix_plan
-from .loading import load_step, tables_to_load, variable_for
+from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
-from .plots import ASKS_FOR_A_PLOT, plot_code
-from .step import Plan, Step, argument
+from .plots import ASKS_FOR_A_PLOT, plot_steps
+from .readers import result_of
+from .step import Call, Plan, Step, argument
 
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:csv|tsv|txt|md|json|jsonl|py|log|ya?ml|toml|ini|xml|html))\b")
 # Paths (a traceback's "/site-packages/pandas/core/frame.py") are not variable names.
 _PATH = re.compile(r"\S*[/\\]\S*")
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`")
 _COMMON_NAMES = re.compile(r"\b(df|data|dataset|frame|table|arr|array|result)\b")
+_SHOW = re.compile(r"\b(what(?:'s| is) in|show|look at|inspect|preview|peek|head)\b", re.I)
 # Numbers joined by at least one operator; `x`/`×` between numbers mean times, `^` means power.
 # A minus needs spaces around it, so that dates and ranges (2024-01-05) are not taken for sums.
 _ARITHMETIC = re.compile(r"[-(]*\d+(?:\.\d+)?\)*(?:(?:\s*(?:\*\*|[+*/%^x×])\s*|\s+-\s+)[-(]*\d+(?:\.\d+)?\)*)+")
-_STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
-          "min": "min", "minimum": "min", "median": "median"}
-_STAT_WHY = {"mean": "compute the mean of", "sum": "compute the sum of", "max": "find the maximum of",
-             "min": "find the minimum of", "median": "compute the median of"}
-_INTENT_WHY = {"shape": "find the shape of `{}`", "columns": "list the columns of `{}`",
-               "describe": "describe `{}` with summary statistics",
-               "largest_group": "find which group in `{}` has the largest total",
-               "missing": "count the missing values in `{}`"}
-
-
-def _inspect_code(name: str) -> str:
-    return (f"print(type({name}).__name__, getattr({name}, 'shape', ''))\n"
-            f"{name}.head() if hasattr({name}, 'head') else {name}")
-
-
-def _stat_code(name: str, stat: str) -> str:
-    if stat == "median":
-        plain = f"__import__('statistics').median({name})"
-    elif stat == "mean":
-        plain = f"sum({name}) / len({name})"
-    else:
-        plain = f"{stat}({name})"
-    return f"{name}.{stat}(numeric_only=True) if hasattr({name}, 'select_dtypes') else {plain}"
+_FRAME_TYPES = frozenset({"DataFrame"})
 
 
 def _implicit_frame(words: str, view: KernelView, loaded: list[str]) -> list[str]:
@@ -59,37 +46,66 @@ def _implicit_frame(words: str, view: KernelView, loaded: list[str]) -> list[str
     return said[:1] or [v.name for v in known[-1:]]
 
 
-def _frame_steps(name: str, prompt: str, stats: list[str], view: KernelView, inspect: bool) -> list[Step]:
-    """What the prompt asks about the variable ``name``."""
-    steps = [Step("python", {"code": _inspect_code(name)}, f"inspect `{name}`")] if inspect else []
-    for intent in frames.intents(prompt):
-        steps.append(Step("python", {"code": frames.code(name, intent, prompt)}, _INTENT_WHY[intent].format(name)))
-    if ASKS_FOR_A_PLOT.search(prompt):
-        known = view.variables.get(name)
-        code, what = plot_code(name, prompt, known.columns if known else ())
-        steps.append(Step("python", {"code": code}, f"draw {what} from `{name}` with matplotlib"))
-    for stat in dict.fromkeys(stats):
-        steps.append(Step("python", {"code": _stat_code(name, stat)}, f"{_STAT_WHY[stat]} `{name}`"))
-    return steps
+def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Call], show: bool) -> tuple[list[Step], list[str]]:
+    """What the prompt asks about the variable ``name``: the calls, and what could not be resolved."""
+    known = view.variables.get(name)
+    is_frame = known is None or bool(known.columns) or known.type in _FRAME_TYPES
+    frame = frame_of(name, view, calls)
+    steps: list[Step] = []
+    notes: list[str] = []
+    if show or (not frames.intents(prompt) and not ASKS_FOR_A_PLOT.search(prompt) and not _stats(prompt)):
+        steps.append(Step("python", {"code": f"{name}.head()" if is_frame and known else name}, f"look at `{name}`"))
+    for intent in frames.intents(prompt) if is_frame else ():
+        made = frames.frame_steps(frame, intent, prompt)
+        if isinstance(made, str):
+            notes.append(made)
+        else:
+            steps += made
+    if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
+        steps += plot_steps(frame, prompt)
+    stats = _stats(prompt)
+    if stats and is_frame and not frame.columns and not frame.looked:
+        return [*steps, frame.look()], notes  # which column "revenue" is, and whether it is a DataFrame at all
+    kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
+    steps += [frames.stat_step(name, stat, frame.columns, prompt, kind) for stat in stats]
+    return steps, notes
 
 
-def _python_steps(prompt: str, view: KernelView, loaded: list[str]) -> list[Step]:
+def _stats(prompt: str) -> list[str]:
+    found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
+    if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
+        found = [s for s in found if s not in ("sum", "max")]
+    return list(dict.fromkeys(found))
+
+
+def _names(words: str, view: KernelView) -> list[str]:
+    names = _BACKTICKED.findall(words)
+    common = [n for n in _COMMON_NAMES.findall(words) if n in view.variables or not view.variables]
+    return list(dict.fromkeys(names + common))
+
+
+def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str]) -> tuple[list[Step], list[str]]:
     # File names are not variables: `data.csv` must not make `data` a name to inspect.
     words = _PATH.sub(" ", _FILE.sub(" ", prompt))
-    names = _BACKTICKED.findall(words)
-    names += [n for n in _COMMON_NAMES.findall(words) if n not in names]
-    stats = [s for w, s in _STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
-    if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
-        stats = [s for s in stats if s not in ("sum", "max")]
-    inspect = True
+    names, show = _names(words, view), bool(_SHOW.search(words))
     if not names and (frames.intents(prompt) or ASKS_FOR_A_PLOT.search(prompt)):
-        names, inspect = _implicit_frame(words, view, loaded), False  # the facts already say what it is
-    steps = [s for name in dict.fromkeys(names) for s in _frame_steps(name, prompt, stats, view, inspect)]
+        names, show = _implicit_frame(words, view, loaded), False  # the facts already say what it is
+    steps: list[Step] = []
+    notes: list[str] = []
+    for name in names:
+        more, why_not = _variable_steps(name, prompt, view, calls, show)
+        steps += more
+        notes += why_not
     for expr in _ARITHMETIC.findall(prompt):
         code = re.sub(r"(?<=[\d)\s])[x×](?=[\s\d(-])", "*", expr.strip()).replace("^", "**")
         code = re.sub(r"(?<![\d.])0+(?=\d)", "", code)  # Python rejects leading zeros (007)
-        steps.append(Step("python", {"code": f"print({code})"}, f"compute {expr.strip()}"))
-    return steps
+        steps.append(Step("python", {"code": code}, f"compute {expr.strip()}", reads=partial(_computed, expr.strip())))
+    return steps, notes
+
+
+def _computed(expr: str, output: str) -> str | None:
+    value = result_of(output)
+    return f"{expr} = {value}" if value and "\n" not in value else None
 
 
 def _named_for(tools: Mapping[str, Mapping[str, Any]], p: Plan) -> Plan:
@@ -98,13 +114,22 @@ def _named_for(tools: Mapping[str, Mapping[str, Any]], p: Plan) -> Plan:
             "read_file": ("path", argument(tools.get("read_file") or {}, "path"))}
     steps = []
     for s in p.steps:
-        ours, theirs = keys[s.tool]
-        steps.append(Step(s.tool, {theirs if k == ours else k: v for k, v in s.input.items()}, s.why))
+        ours, theirs = keys.get(s.tool, ("", ""))
+        steps.append(Step(s.tool, {theirs if k == ours else k: v for k, v in s.input.items()}, s.why, s.reads,
+                          s.on_error))
     return Plan(steps, p.lead, p.code)
 
 
-def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None) -> Plan:
-    """What the brain will do for ``prompt``, given the tools offered and the kernel facts."""
+def _unique(steps: list[Step]) -> list[Step]:
+    """Each call once (a load's shape and a shape asked for are one call)."""
+    seen: set[str] = set()
+    return [s for s in steps if not (s.key in seen or seen.add(s.key))]  # type: ignore[func-returns-value]
+
+
+def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None,
+         calls: Sequence[Call] = ()) -> Plan:
+    """What the brain will do for ``prompt``, given the tools offered, the kernel facts and the
+    calls already made in this turn."""
     view = view if view is not None else KernelView()
     if "python" in tools:
         failure = failure_in(prompt, view)
@@ -113,10 +138,13 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView |
     files = list(dict.fromkeys(_FILE.findall(prompt)))
     tables = tables_to_load(prompt, files) if "python" in tools else []
     steps = [Step("read_file", {"path": f}, f"read {f}") for f in files if f not in tables and "read_file" in tools]
-    steps += [load_step(prompt, path, len(tables)) for path in tables]
+    for path in tables:
+        steps += load_steps(prompt, path, len(tables))
+    notes: list[str] = []
     if "python" in tools:
-        steps += _python_steps(prompt, view, [variable_for(prompt, path, len(tables)) for path in tables])
-    return _named_for(tools, Plan(steps))
+        more, notes = _python_steps(prompt, view, calls, [variable_for(prompt, path, len(tables)) for path in tables])
+        steps += more
+    return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
 
 
 __all__ = ["plan"]
