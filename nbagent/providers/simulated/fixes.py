@@ -40,9 +40,16 @@ class Failure:
     kind: str
     message: str
     source: str
+    where: str = ""
+    """How the answer names the cell ("cell [3] (id a1b2)"); ``In[cell]`` when empty."""
 
     def said(self) -> str:
-        return f"In[{self.cell}] failed with {self.kind}: {self.message}"
+        return f"{self.where or f'In[{self.cell}]'} failed with {self.kind}: {self.message}"
+
+
+def quotes_a_failure(prompt: str) -> bool:
+    """Whether the prompt carries a failed cell (what ``%agent fix`` sends)."""
+    return _FAILURE.search(prompt) is not None
 
 
 def failure_in(prompt: str, view: KernelView) -> Failure | None:
@@ -131,4 +138,4 @@ def fix_plan(failure: Failure, view: KernelView) -> Plan:
                      "misspelt column and variable names and missing imports, so I cannot fix this one.")
 
 
-__all__ = ["Failure", "failure_in", "fix_plan"]
+__all__ = ["Failure", "failure_in", "fix_plan", "quotes_a_failure"]

@@ -15,9 +15,9 @@ import re
 from functools import partial
 from typing import Any, Mapping, Sequence
 
-from . import frames
+from . import frames, notebook
 from .columns import frame_of
-from .fixes import failure_in, fix_plan
+from .fixes import failure_in, fix_plan, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ASKS_FOR_A_PLOT, plot_steps
@@ -34,6 +34,8 @@ _SHOW = re.compile(r"\b(what(?:'s| is) in|show|look at|inspect|preview|peek|head
 # A minus needs spaces around it, so that dates and ranges (2024-01-05) are not taken for sums.
 _ARITHMETIC = re.compile(r"[-(]*\d+(?:\.\d+)?\)*(?:(?:\s*(?:\*\*|[+*/%^x×])\s*|\s+-\s+)[-(]*\d+(?:\.\d+)?\)*)+")
 _FRAME_TYPES = frozenset({"DataFrame"})
+NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (notebook_read, notebook_edit, notebook_run) "
+                     "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
 
 def _implicit_frame(words: str, view: KernelView, loaded: list[str]) -> list[str]:
@@ -131,6 +133,11 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView |
     """What the brain will do for ``prompt``, given the tools offered, the kernel facts and the
     calls already made in this turn."""
     view = view if view is not None else KernelView()
+    if not quotes_a_failure(prompt) and "notebook_read" in tools:
+        if notebook.ASKS_TO_FIX_A_CELL.search(prompt):
+            return _named_for(tools, notebook.fix_cell_plan(prompt, calls, view, tools))
+        if notebook.ASKS_TO_READ.search(prompt):
+            return _named_for(tools, notebook.read_plan(calls))
     if "python" in tools:
         failure = failure_in(prompt, view)
         if failure is not None:
@@ -144,6 +151,8 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView |
     if "python" in tools:
         more, notes = _python_steps(prompt, view, calls, [variable_for(prompt, path, len(tables)) for path in tables])
         steps += more
+    if not steps and notebook.ASKS_TO_READ.search(prompt):
+        notes.append(NO_NOTEBOOK_TOOLS)
     return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
 
 
