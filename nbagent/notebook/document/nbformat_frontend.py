@@ -25,10 +25,11 @@ FRONTEND_NAME = "nbclient"
 class NotebookDocument:
     """One notebook's cells as the bridge sees them (``cells`` is the run's own list)."""
 
-    def __init__(self, cells: list[Any], path: str, make_cell: Callable[[dict[str, Any]], Any] = dict) -> None:
+    def __init__(self, cells: list[Any], path: str, make_node: Callable[[Any], Any] = copy.deepcopy) -> None:
         self.cells = cells
         self.path = path
-        self.make_cell = make_cell
+        self.make_node = make_node
+        """Turns JSON into the notebook's own type (``nbformat.from_dict``), so it writes as usual."""
         self.running: str | None = None
         """The id of the cell being executed (the agent cell asking), never deleted."""
         for cell in cells:
@@ -67,21 +68,21 @@ class NotebookDocument:
             new.setdefault("outputs", [])
             new.setdefault("execution_count", None)
         at = self._index(after_id) + 1 if after_id else len(self.cells) if index is None else min(index, len(self.cells))
-        self.cells.insert(at, self.make_cell(new))
+        self.cells.insert(at, self.make_node(new))
         return {"id": new["id"], "index": at}
 
     def _op_replace(self, cell_id: str, **changes: Any) -> dict[str, Any]:
         cell = self.cells[self._index(cell_id)]
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in changes:
-                cell[key] = copy.deepcopy(changes[key])
+                cell[key] = self.make_node(copy.deepcopy(changes[key]))
         if "metadata" in changes:
             mark = (changes["metadata"] or {}).get(MARK)
             cell.setdefault("metadata", {})
             if mark is None:
                 cell["metadata"].pop(MARK, None)
             else:
-                cell["metadata"][MARK] = copy.deepcopy(mark)
+                cell["metadata"][MARK] = self.make_node(copy.deepcopy(mark))
         return {"id": cell_id}
 
     def _op_delete(self, ids: list[str]) -> dict[str, Any]:
