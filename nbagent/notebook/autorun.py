@@ -89,12 +89,16 @@ def client_class() -> Any:
                 if info is not None and "language_info" in info["content"]:
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
                 for cell in list(self.nb.cells):
+                    self.document.sync()
                     index = next((i for i, c in enumerate(self.nb.cells) if c is cell), None)
                     if index is None:
                         continue  # deleted while an earlier cell ran
                     self.document.running = cell.get("id")
-                    await self.async_execute_cell(cell, index, execution_count=self.code_cells_executed + 1)
-                self.document.running = None
+                    try:
+                        await self.async_execute_cell(cell, index, execution_count=self.code_cells_executed + 1)
+                    finally:
+                        self.document.running = None
+                        self.document.sync()
                 self.set_widgets_metadata()
             return self.nb
 

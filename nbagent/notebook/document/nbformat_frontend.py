@@ -23,10 +23,16 @@ FRONTEND_NAME = "nbclient"
 
 
 class NotebookDocument:
-    """One notebook's cells as the bridge sees them (``cells`` is the run's own list)."""
+    """One notebook's cells as the bridge sees them.
+
+    The ops change :attr:`cells`, a list of the notebook's own cell objects; :meth:`sync` copies
+    that order into the run's list between cells, because nbclient writes a cell back to the index
+    it started at once it ends (a cell removed above the running one must not shift it meanwhile).
+    """
 
     def __init__(self, cells: list[Any], path: str, make_node: Callable[[Any], Any] = copy.deepcopy) -> None:
-        self.cells = cells
+        self.run_cells = cells
+        self.cells = list(cells)
         self.path = path
         self.make_node = make_node
         """Turns JSON into the notebook's own type (``nbformat.from_dict``), so it writes as usual."""
@@ -35,6 +41,10 @@ class NotebookDocument:
         for cell in cells:
             if not cell.get("id"):
                 cell["id"] = uuid.uuid4().hex[:8]
+
+    def sync(self) -> None:
+        """The run's list becomes the document's order (call when no cell is running)."""
+        self.run_cells[:] = self.cells
 
     def hello(self) -> dict[str, Any]:
         return {"type": "hello", "version": PROTOCOL_VERSION, "frontend": FRONTEND_NAME, "path": self.path}

@@ -59,6 +59,9 @@ def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> Non
     reply = ask(doc, "delete", ids=[agent_id, made, mine_id, "missing"])
     assert reply["result"] == {"deleted": 1}  # the count is what was really removed
     assert [c["id"] for c in doc.cells][1:] == [agent_id, mine_id]
+    assert len(doc.run_cells) == 3  # the run's list changes only at sync(), between cells
+    doc.sync()
+    assert doc.run_cells == doc.cells
 
 
 async def test_the_kernels_bridge_and_the_notebook_tools_work_on_it() -> None:
