@@ -35,7 +35,8 @@ class DemoBrain:
         prompt = prompt_text(messages[prompt_at]) if prompt_at is not None else ""
         later = messages[prompt_at + 1:] if prompt_at is not None else []
         calls = calls_in(later)  # what it did in this turn; the facts up to the prompt only
-        p = plan(prompt, tools, kernel_view(messages[:prompt_at + 1] if prompt_at is not None else []), calls)
+        before = messages[:prompt_at + 1] if prompt_at is not None else []
+        p = plan(prompt, tools, kernel_view(before), calls, calls_in(before))
         step = next_step(p.steps, calls)
         if step is not None:
             return tool_reply(step.tool, dict(step.input), text=f"{PREFIX} I will {step.why}.")

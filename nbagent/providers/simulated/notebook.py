@@ -67,10 +67,14 @@ def cells_in(text: str) -> list[ReadCell]:
     return cells
 
 
+def _summarised(output: str) -> str:
+    return ""  # the plan's lead summarises every page
+
+
 def _reads(calls: Sequence[Call]) -> tuple[list[Step], list[ReadCell], bool]:
     """The ``notebook_read`` calls to make (first page, then each page the last one says is not
     shown), the cells read so far, and whether the whole notebook is read."""
-    steps = [Step("notebook_read", {}, "read the notebook")]
+    steps = [Step("notebook_read", {}, "read the notebook", reads=_summarised)]
     cells: list[ReadCell] = []
     done = False
     for call in [c for c in calls if c.tool == "notebook_read"][:MAX_PAGES]:
@@ -81,7 +85,8 @@ def _reads(calls: Sequence[Call]) -> tuple[list[Step], list[ReadCell], bool]:
         done = more is None
         if more and len(steps) < MAX_PAGES:
             start = int(more.group(1))
-            steps.append(Step("notebook_read", {"start": start}, f"read the cells from index {start} on"))
+            steps.append(Step("notebook_read", {"start": start}, f"read the cells from index {start} on",
+                              reads=_summarised))
         elif more:
             done = True
     return steps, cells, done

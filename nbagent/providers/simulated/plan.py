@@ -38,13 +38,19 @@ NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (noteb
                      "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
 
-def _implicit_frame(words: str, view: KernelView, loaded: list[str]) -> list[str]:
+def _implicit_frame(words: str, view: KernelView, loaded: list[str], earlier: Sequence[Call]) -> list[str]:
     """The DataFrame a prompt means without naming it ("plot sales by region"): one it just
-    loaded, else one whose name is a word of the prompt, else the newest one the facts list."""
+    loaded, else one whose name is a word of the prompt, else the one the conversation's code
+    used last, else the newest one the facts list."""
     if loaded:
         return loaded[-1:]
     known = view.frames()
     said = [v.name for v in known if re.search(rf"\b{re.escape(v.name)}\b", words)]
+    for call in reversed(earlier):
+        code = " ".join(str(v) for v in call.input.values())
+        used = [v.name for v in known if re.search(rf"\b{re.escape(v.name)}\b", code)]
+        if used:
+            return said[:1] or used[:1]
     return said[:1] or [v.name for v in known[-1:]]
 
 
@@ -86,12 +92,13 @@ def _names(words: str, view: KernelView) -> list[str]:
     return list(dict.fromkeys(names + common))
 
 
-def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str]) -> tuple[list[Step], list[str]]:
+def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str],
+                  earlier: Sequence[Call]) -> tuple[list[Step], list[str]]:
     # File names are not variables: `data.csv` must not make `data` a name to inspect.
     words = _PATH.sub(" ", _FILE.sub(" ", prompt))
     names, show = _names(words, view), bool(_SHOW.search(words))
     if not names and (frames.intents(prompt) or ASKS_FOR_A_PLOT.search(prompt)):
-        names, show = _implicit_frame(words, view, loaded), False  # the facts already say what it is
+        names, show = _implicit_frame(words, view, loaded, earlier), False  # the facts already say what it is
     steps: list[Step] = []
     notes: list[str] = []
     for name in names:
@@ -129,9 +136,9 @@ def _unique(steps: list[Step]) -> list[Step]:
 
 
 def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None,
-         calls: Sequence[Call] = ()) -> Plan:
-    """What the brain will do for ``prompt``, given the tools offered, the kernel facts and the
-    calls already made in this turn."""
+         calls: Sequence[Call] = (), earlier: Sequence[Call] = ()) -> Plan:
+    """What the brain will do for ``prompt``, given the tools offered, the kernel facts, the calls
+    already made in this turn and those of the earlier turns."""
     view = view if view is not None else KernelView()
     if not quotes_a_failure(prompt) and "notebook_read" in tools:
         if notebook.ASKS_TO_FIX_A_CELL.search(prompt):
@@ -149,7 +156,8 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView |
         steps += load_steps(prompt, path, len(tables))
     notes: list[str] = []
     if "python" in tools:
-        more, notes = _python_steps(prompt, view, calls, [variable_for(prompt, path, len(tables)) for path in tables])
+        loaded = [variable_for(prompt, path, len(tables)) for path in tables]
+        more, notes = _python_steps(prompt, view, calls, loaded, earlier)
         steps += more
     if not steps and notebook.ASKS_TO_READ.search(prompt):
         notes.append(NO_NOTEBOOK_TOOLS)

@@ -49,34 +49,38 @@ def _closing(p: Plan, calls: Sequence[Call]) -> str:
     return "The corrected cell, which ran without an error:\n" + fenced(p.code, "python")
 
 
-def _said(calls: Sequence[Call], p: Plan) -> list[str]:
-    """What each call's output says, read by the step that planned it."""
+def _read(calls: Sequence[Call], p: Plan) -> list[str | None]:
+    """What each call's output says, read by the step that planned it: a sentence, "" when the
+    plan's lead already says it, None when only the output itself can say it."""
     unread: dict[str, list[Step]] = {}
     for planned_step in p.steps:
         unread.setdefault(planned_step.key, []).append(planned_step)
-    said = []
+    said: list[str | None] = []
     for call in calls:
         planned = unread.get(call.key) or []
         step = planned.pop(0) if planned else None
         reader = None if step is None else (step.on_error if call.failed else step.reads)
-        sentence = reader(call.output) if reader is not None else None
-        if sentence:
-            said.append(sentence)
+        said.append(reader(call.output) if reader is not None else None)
     return said
 
 
 def answer(calls: Sequence[Call], p: Plan) -> str:
-    """The plan's conclusion and what the calls' outputs say, then every call's output."""
-    found = _said(calls, p)
-    said = [s for s in (p.lead, "; ".join(found) + "." if found else "") if s]
-    lines = [f"{PREFIX} {' '.join(said)}"] if said else []
-    lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
-    for call in calls:
+    """The plan's conclusion and what the calls' outputs say; then the outputs that say more than
+    a sentence (a table, a file) or that failed, each in a fence. An output the answer states in
+    words is not repeated: it is in the tool card and in the cell below the agent cell."""
+    said = _read(calls, p)
+    found = [s for s in said if s]
+    lead = " ".join(s for s in (p.lead, "; ".join(found) + "." if found else "") if s)
+    lines = [f"{PREFIX} {lead}"] if lead else []
+    shown = [(c, s) for c, s in zip(calls, said, strict=True) if s is None or c.failed]
+    if shown:
+        lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
+    for call, _ in shown:
         text = call.output.strip("\n").rstrip() or "(no output)"  # keep a table header's indent
         verb = "failed" if call.failed else "returned"
         lines += [f"`{call.tool}` {verb}:", fenced(_shortened(text))]
     closing = _closing(p, calls)
-    return "\n\n".join(lines + ([closing] if closing else []))
+    return "\n\n".join(lines + ([closing] if closing else [])) or f"{PREFIX} Done."
 
 
 _HEADER = re.compile(r"^--- message (\d+) \((\w+)\) ---$", re.M)
