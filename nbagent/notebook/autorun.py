@@ -193,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", default=None)
     parser.add_argument("--kernel", default="nbagent")
     parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--cwd", default=None, help="the kernel's working directory (default: the notebook's folder)")
     args = parser.parse_args(argv)
-    nb = run_notebook(args.src, args.dst, kernel_name=args.kernel, timeout=args.timeout)
+    nb = run_notebook(args.src, args.dst, kernel_name=args.kernel, timeout=args.timeout, cwd=args.cwd)
     print(f"executed notebook: {args.dst}")
     if args.html:
         print(f"static HTML:       {export_html(nb, args.html)}")
