@@ -159,3 +159,11 @@ async def test_fix_runs_the_users_cell_with_only_the_typo_changed(tmp_path: Path
     error = failure('np.log(sales["units"])', ns)
     codes, _ = await codes_and_answer(agent_with(ns, tmp_path), FIX.format(cell=5, error=error))
     assert codes == ['import numpy as np\n\nnp.log(sales["units"])']
+
+
+async def test_fix_looks_at_the_columns_first_when_the_facts_do_not_list_them(tmp_path: Path) -> None:
+    ns: dict[str, Any] = {"sales": SALES.copy()}
+    error = failure('sales.groupby("regoin")["revenue"].sum()', ns)
+    agent = agent_with(ns, tmp_path, columns_in_facts=False)
+    codes, answer = await codes_and_answer(agent, FIX.format(cell=4, error=error))
+    assert codes == ["sales.dtypes", 'sales.groupby("region")["revenue"].sum()'] and "typo for 'region'" in answer

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import readers
-from .messages import KernelView
+from .messages import KernelView, Variable
 from .step import Call, Step
 
 
@@ -79,6 +79,16 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
     return Frame(name, columns)
 
 
+def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
+    """``view`` with the columns this turn's ``.dtypes`` looks found (the facts may list none)."""
+    seen = KernelView(dict(view.variables), view.last_error)
+    for name in {*view.variables, *(c.input.get("code", "").removesuffix(".dtypes") for c in calls if c.tool == "python")}:
+        frame = frame_of(name, view, calls)
+        if frame.dtypes:
+            seen.variables[name] = Variable(name, "DataFrame", frame.columns)
+    return seen
+
+
 def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
@@ -94,4 +104,5 @@ def named(prompt: str, columns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(c for c in found if c is not None))
 
 
-__all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named"]
+__all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
+           "view_with_looks"]

@@ -124,6 +124,18 @@ def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
     return _corrected(failure, lead, r"(?<![\w.]){}\b", wrong, right)
 
 
+_INDEXED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?:\[|\.)")
+
+
+def frames_to_look_at(failure: Failure, view: KernelView) -> list[str]:
+    """For a missing column: the names the cell indexes whose columns the facts do not list (the
+    brain looks at their ``.dtypes`` before it compares names)."""
+    if failure.kind not in ("KeyError", "AttributeError") or _frames_used(failure.source, view):
+        return []
+    named = dict.fromkeys(_INDEXED.findall(failure.source))
+    return [n for n in named if n not in _IMPORTS and (n in view.variables or not view.variables)][:2]
+
+
 def fix_plan(failure: Failure, view: KernelView) -> Plan:
     """What the brain does about ``failure`` (see the module docstring)."""
     if failure.kind == "KeyError":
@@ -138,4 +150,4 @@ def fix_plan(failure: Failure, view: KernelView) -> Plan:
                      "misspelt column and variable names and missing imports, so I cannot fix this one.")
 
 
-__all__ = ["Failure", "failure_in", "fix_plan", "quotes_a_failure"]
+__all__ = ["Failure", "failure_in", "fix_plan", "frames_to_look_at", "quotes_a_failure"]

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .fixes import Failure, fix_plan
+from .columns import frame_of, view_with_looks
+from .fixes import Failure, fix_plan, frames_to_look_at
 from .messages import KernelView
 from .step import Call, Plan, Step
 
@@ -146,7 +147,12 @@ def fix_cell_plan(prompt: str, calls: Sequence[Call], view: KernelView,
     if cell is None:
         return Plan(steps, lead="No code cell of the notebook shows an error, so I found nothing to fix.")
     kind, message = cell.error() or ("Error", "")
-    fix = fix_plan(Failure(str(cell.index), kind, message, cell.source, where="C" + cell.label[1:]), view)
+    failure = Failure(str(cell.index), kind, message, cell.source, where="C" + cell.label[1:])
+    names = frames_to_look_at(failure, view) if "python" in tools else []
+    steps += [frame_of(n, view, calls).look() for n in names]  # columns the facts do not list
+    if any(not frame_of(n, view, calls).looked for n in names):
+        return Plan(steps)
+    fix = fix_plan(failure, view_with_looks(view, calls))
     if not fix.code or "notebook_edit" not in tools:
         return Plan(steps, lead=fix.lead)
     edit = Step("notebook_edit", {"action": "replace", "cell_id": cell.id, "source": fix.code},

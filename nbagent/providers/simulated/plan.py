@@ -16,8 +16,8 @@ from functools import partial
 from typing import Any, Mapping, Sequence
 
 from . import frames, notebook
-from .columns import frame_of
-from .fixes import failure_in, fix_plan, quotes_a_failure
+from .columns import frame_of, view_with_looks
+from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ASKS_FOR_A_PLOT, plot_steps
@@ -135,6 +135,15 @@ def _unique(steps: list[Step]) -> list[Step]:
     return [s for s in steps if not (s.key in seen or seen.add(s.key))]  # type: ignore[func-returns-value]
 
 
+def _fix_with_looks(failure: Failure, view: KernelView, calls: Sequence[Call]) -> Plan:
+    """``%agent fix``, after a look at the DataFrames whose columns the facts do not list."""
+    looks = [frame_of(n, view, calls).look() for n in frames_to_look_at(failure, view)]
+    if any(not frame_of(n, view, calls).looked for n in frames_to_look_at(failure, view)):
+        return Plan(looks)
+    fixed = fix_plan(failure, view_with_looks(view, calls))
+    return Plan([*looks, *fixed.steps], fixed.lead, fixed.code)
+
+
 def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None,
          calls: Sequence[Call] = (), earlier: Sequence[Call] = ()) -> Plan:
     """What the brain will do for ``prompt``, given the tools offered, the kernel facts, the calls
@@ -148,7 +157,7 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView |
     if "python" in tools:
         failure = failure_in(prompt, view)
         if failure is not None:
-            return _named_for(tools, fix_plan(failure, view))
+            return _named_for(tools, _fix_with_looks(failure, view, calls))
     files = list(dict.fromkeys(_FILE.findall(prompt)))
     tables = tables_to_load(prompt, files) if "python" in tools else []
     steps = [Step("read_file", {"path": f}, f"read {f}") for f in files if f not in tables and "read_file" in tools]

@@ -36,12 +36,14 @@ def notebook() -> list[dict[str, Any]]:
     ]
 
 
-def agent_on(front: FakeFrontEnd, tmp_path: Path, *, with_notebook: bool = True) -> tuple[Agent, InteractiveShell]:
+def agent_on(front: FakeFrontEnd, tmp_path: Path, *, with_notebook: bool = True,
+             columns_in_facts: bool = True) -> tuple[Agent, InteractiveShell]:
     shell = InteractiveShell.instance()
     shell.user_ns["sales"] = SALES.copy()
 
     def facts() -> NotebookState:
-        return NotebookState([VariableInfo("sales", "DataFrame", f"shape {SALES.shape}, columns {list(SALES.columns)}")], [])
+        summary = f"shape {SALES.shape}, columns {list(SALES.columns)}" if columns_in_facts else "a table"
+        return NotebookState([VariableInfo("sales", "DataFrame", summary)], [])
     sources = [NotebookTools(front.connect(Bridge()), lambda: "S1")] if with_notebook else []
     agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path,
                   allow=["python", "notebook_edit", "notebook_run"], executor=ShellExecutor(shell),
@@ -105,3 +107,12 @@ async def test_without_a_front_end_it_says_it_cannot_read_the_notebook(tmp_path:
     agent, _ = agent_on(FakeFrontEnd(notebook()), tmp_path, with_notebook=False)
     calls, answer = await run(agent, "Read this notebook")
     assert calls == [] and "offered only while JupyterLab or Notebook 7" in answer
+
+
+async def test_fix_the_cell_looks_at_the_columns_when_the_facts_do_not_list_them(tmp_path: Path) -> None:
+    front = FakeFrontEnd(notebook())
+    agent, _ = agent_on(front, tmp_path, columns_in_facts=False)
+    calls, _ = await run(agent, "fix the cell with the KeyError")
+    assert [(c.name, c.input.get("code")) for c in calls] == [
+        ("notebook_read", None), ("python", "sales.dtypes"), ("notebook_edit", None), ("notebook_run", None)]
+    assert front.cells[2]["source"] == 'sales.groupby("region")["revenue"].sum()'
