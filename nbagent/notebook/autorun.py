@@ -38,7 +38,7 @@ def _need(module: str) -> Any:
 def client_class() -> Any:
     """:class:`AutoClickClient`, built on first use (nbclient is an optional dependency)."""
     NotebookClient: Any = _need("nbclient").NotebookClient
-    from nbclient.util import ensure_async, run_sync
+    from nbclient.util import run_sync
     from traitlets import List, Unicode
 
     from .document.bridge import TARGET
@@ -62,45 +62,12 @@ def client_class() -> Any:
             self.comm_open_handlers[TARGET] = self._open_bridge
 
         def _open_bridge(self, msg: dict[str, Any]) -> Any:
-            """The kernel opened the bridge: say hello, then answer its requests on the document."""
-            client, comm_id = self, msg["content"]["comm_id"]
-
-            def send(data: dict[str, Any]) -> None:
-                client.kc.shell_channel.send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
-
-            class Comm:
-                def handle_msg(self, message: dict[str, Any]) -> None:
-                    data = message["content"].get("data") or {}
-                    if data.get("type") == "request":
-                        send(client.document.answer(data))
-
-            send(self.document.hello())
-            return Comm()
+            return _bridge_comm(self, msg["content"]["comm_id"])
 
         async def async_execute(self, reset_kc: bool = False, **kwargs: Any) -> Any:
             """nbclient's run, over the cells there at the start (the agent's new cells are not run
             again), each sent with its cell id."""
-            if reset_kc and self.owns_km:
-                await self._async_cleanup_kernel()
-            self.reset_execution_trackers()
-            async with self.async_setup_kernel(**kwargs):
-                _send_cell_ids(self.kc, lambda: self.document.running)
-                info = await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
-                if info is not None and "language_info" in info["content"]:
-                    self.nb.metadata["language_info"] = info["content"]["language_info"]
-                for cell in list(self.nb.cells):
-                    self.document.sync()
-                    index = next((i for i, c in enumerate(self.nb.cells) if c is cell), None)
-                    if index is None:
-                        continue  # deleted while an earlier cell ran
-                    self.document.running = cell.get("id")
-                    try:
-                        await self.async_execute_cell(cell, index, execution_count=self.code_cells_executed + 1)
-                    finally:
-                        self.document.running = None
-                        self.document.sync()
-                self.set_widgets_metadata()
-            return self.nb
+            return await _run_queued_cells(self, reset_kc, kwargs)
 
         execute = run_sync(async_execute)  # nbclient binds its own async_execute the same way
 
@@ -126,6 +93,49 @@ def client_class() -> Any:
                 self.kc.shell_channel.send(click)
 
     return AutoClickClient
+
+
+def _bridge_comm(client: Any, comm_id: str) -> Any:
+    """The kernel opened the bridge: say hello, then answer its requests on the client's document."""
+    def send(data: dict[str, Any]) -> None:
+        client.kc.shell_channel.send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+
+    class Comm:
+        def handle_msg(self, message: dict[str, Any]) -> None:
+            data = message["content"].get("data") or {}
+            if data.get("type") == "request":
+                send(client.document.answer(data))
+
+    send(client.document.hello())
+    return Comm()
+
+
+async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any]) -> Any:
+    """``NotebookClient.async_execute`` with the document kept in step (see :mod:`.document.nbformat_frontend`)."""
+    from nbclient.util import ensure_async
+
+    if reset_kc and client.owns_km:
+        await client._async_cleanup_kernel()
+    client.reset_execution_trackers()
+    async with client.async_setup_kernel(**kwargs):
+        _send_cell_ids(client.kc, lambda: client.document.running)
+        info = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))
+        if info is not None and "language_info" in info["content"]:
+            client.nb.metadata["language_info"] = info["content"]["language_info"]
+        document = client.document
+        for cell in list(client.nb.cells):
+            document.sync()
+            index = next((i for i, c in enumerate(client.nb.cells) if c is cell), None)
+            if index is None:
+                continue  # deleted while an earlier cell ran
+            document.running = cell.get("id")
+            try:
+                await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            finally:
+                document.running = None
+                document.sync()
+        client.set_widgets_metadata()
+    return client.nb
 
 
 def _send_cell_ids(kc: Any, cell_id: Any) -> None:
