@@ -167,3 +167,11 @@ async def test_fix_looks_at_the_columns_first_when_the_facts_do_not_list_them(tm
     agent = agent_with(ns, tmp_path, columns_in_facts=False)
     codes, answer = await codes_and_answer(agent, FIX.format(cell=4, error=error))
     assert codes == ["sales.dtypes", 'sales.groupby("region")["revenue"].sum()'] and "typo for 'region'" in answer
+
+
+async def test_a_look_made_to_write_the_code_is_read_not_reported(tmp_path: Path) -> None:
+    temps = pd.DataFrame({"city": ["Oslo", "Lima"], "temp_c": [4.5, 19.0]})
+    agent = agent_with({"df": temps}, tmp_path, columns_in_facts=False)
+    codes, answer = await codes_and_answer(agent, "What is the mean temperature in `df`?")
+    assert codes == ["df.dtypes", 'df["temp_c"].mean()']  # "temperature" names temp_c
+    assert answer == "(simulated model) the mean temp_c of `df` is 11.75."  # nothing repeated below it

@@ -43,10 +43,11 @@ class Frame:
     def text(self) -> list[str]:
         return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t)]
 
-    def look(self) -> Step:
-        """The call that tells the brain the columns and their types."""
+    def look(self, quiet: bool = False) -> Step:
+        """The call that tells the brain the columns and their types (``quiet``: a look made to
+        write the next call, which the answer does not report)."""
         return Step("python", {"code": look_code(self.name)}, f"look at the columns of `{self.name}` and their types",
-                    reads=lambda out: columns_said(self.name, out))
+                    reads=(lambda out: "") if quiet else (lambda out: columns_said(self.name, out)))
 
     def unknown(self) -> str:
         if self.look_failed:
@@ -94,6 +95,10 @@ def matches(word: str, columns: Sequence[str]) -> str | None:
     w = word.lower()
     for c in columns:
         if c.lower() in (w, w.rstrip("s"), w + "s"):
+            return c
+    for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
+        stem = c.lower().split("_")[0]
+        if len(stem) >= 4 and w.startswith(stem) and "_" in c:
             return c
     return None
 

@@ -78,7 +78,7 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
         said = [c for c in said if c in frame.numeric()] or frame.numeric()
     if by is None or not said:
         if not frame.looked:
-            return [frame.look()]
+            return [frame.look(quiet=True)]
         return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
                 if not frame.look_failed else frame.unknown())
     value = said[0]

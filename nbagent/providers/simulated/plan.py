@@ -73,7 +73,9 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps += plot_steps(frame, prompt)
     stats = _stats(prompt)
     if stats and is_frame and not frame.columns and not frame.looked:
-        return [*steps, frame.look()], notes  # which column "revenue" is, and whether it is a DataFrame at all
+        return [*steps, frame.look(quiet=True)], notes  # which column "revenue" is, and whether it is a DataFrame
+    if frame.looked and "columns" not in frames.intents(prompt):
+        steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     steps += [frames.stat_step(name, stat, frame.columns, prompt, kind) for stat in stats]
     return steps, notes

@@ -60,7 +60,7 @@ def plot_steps(frame: Frame, prompt: str) -> list[Step]:
     """Draw what ``prompt`` asks of ``frame`` (after a look at its columns when they are unknown)."""
     chart = _chart(frame, prompt)
     if chart is None:
-        return [frame.look()]
+        return [frame.look(quiet=True)]
     draw, title, xlabel, ylabel = chart
     title = title[0].upper() + title[1:]
     code = "\n".join(("import matplotlib.pyplot as plt", "", draw, f"plt.title({literal(title)})",
