@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.nbagent-installed
 
-.PHONY: demo test test-all e2e bench lab kernel clean frontend
+.PHONY: demo readme-screenshot test test-all e2e bench lab kernel clean frontend
 
 # labextension/package.json names the current build: a rebuilt front-end is installed again.
 $(STAMP): pyproject.toml labextension/package.json
@@ -18,8 +18,13 @@ kernel: $(STAMP)
 
 demo: kernel
 	$(PY) -m nbagent.demo
-	$(PY) -m nbagent.notebook.autorun notebooks/01_quickstart.ipynb build/01_quickstart.ipynb --html build/01_quickstart.html
+	rm -rf build/demo && mkdir -p build/demo  # a fresh folder: its .nbagent/ record would replay the next demo
+	$(PY) -m nbagent.notebook.autorun notebooks/01_quickstart.ipynb build/01_quickstart.ipynb --html build/01_quickstart.html --cwd build/demo
 	@echo "Open the executed notebook live with: make lab   (kernel: Python 3 (nbagent))"
+
+# The README's screenshot is the static HTML `make demo` writes (headless Chromium, /usr/bin/chromium).
+readme-screenshot: demo
+	$(PY) docs/img/readme_screenshot.py build/01_quickstart.html docs/img/agent_cells.png
 
 test: $(STAMP)
 	$(PY) -m ruff check nbagent tests bench

@@ -2,7 +2,10 @@
 
 ``AutoClickClient`` watches the widget models the kernel opens; when a prompt button it is told
 to press appears (``Allow`` by default), it sends the same click a browser would send
-(``comm_msg`` ``{"method": "custom", "content": {"event": "click"}}`` on the shell channel).
+(``comm_msg`` ``{"method": "custom", "content": {"event": "click"}}`` on the shell channel). It is
+also the notebook bridge's front-end (:mod:`.document.nbformat_frontend`): it sends each cell's id
+as JupyterLab does, so the agent's code becomes cells below the agent cell and the notebook tools
+work, on the notebook being executed.
 ``python -m nbagent.notebook.autorun IN.ipynb OUT.ipynb [--html OUT.html]`` runs one notebook.
 
 nbclient, nbformat and nbconvert are the optional ``notebooks`` extra (``pip install
@@ -35,7 +38,11 @@ def _need(module: str) -> Any:
 def client_class() -> Any:
     """:class:`AutoClickClient`, built on first use (nbclient is an optional dependency)."""
     NotebookClient: Any = _need("nbclient").NotebookClient
+    from nbclient.util import run_sync
     from traitlets import List, Unicode
+
+    from .document.bridge import TARGET
+    from .document.nbformat_frontend import NotebookDocument
 
     class AutoClickClient(NotebookClient):
         """A NotebookClient that clicks every enabled button whose label is in ``click``.
@@ -45,11 +52,24 @@ def client_class() -> Any:
         """
 
         click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
+        notebook_path = Unicode("", help="The notebook's path, as the bridge's hello names it.").tag(config=True)
 
         def __init__(self, nb: Any, **kwargs: Any) -> None:
             super().__init__(nb, **kwargs)
             self.clicked: list[str] = []
             self._models: dict[str, dict[str, Any]] = {}
+            self.document = NotebookDocument(nb.cells, self.notebook_path, _need("nbformat").from_dict)
+            self.comm_open_handlers[TARGET] = self._open_bridge
+
+        def _open_bridge(self, msg: dict[str, Any]) -> Any:
+            return _bridge_comm(self, msg["content"]["comm_id"])
+
+        async def async_execute(self, reset_kc: bool = False, **kwargs: Any) -> Any:
+            """nbclient's run, over the cells there at the start (the agent's new cells are not run
+            again), each sent with its cell id."""
+            return await _run_queued_cells(self, reset_kc, kwargs)
+
+        execute = run_sync(async_execute)  # nbclient binds its own async_execute the same way
 
         def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
             super().handle_comm_msg(outs, msg, cell_index)
@@ -75,6 +95,66 @@ def client_class() -> Any:
     return AutoClickClient
 
 
+def _bridge_comm(client: Any, comm_id: str) -> Any:
+    """The kernel opened the bridge: say hello, then answer its requests on the client's document."""
+    def send(data: dict[str, Any]) -> None:
+        client.kc.shell_channel.send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+
+    class Comm:
+        def handle_msg(self, message: dict[str, Any]) -> None:
+            data = message["content"].get("data") or {}
+            if data.get("type") == "request":
+                send(client.document.answer(data))
+
+    send(client.document.hello())
+    return Comm()
+
+
+async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any]) -> Any:
+    """``NotebookClient.async_execute`` with the document kept in step (see :mod:`.document.nbformat_frontend`)."""
+    from nbclient.util import ensure_async
+
+    if reset_kc and client.owns_km:
+        await client._async_cleanup_kernel()
+    client.reset_execution_trackers()
+    async with client.async_setup_kernel(**kwargs):
+        _send_cell_ids(client.kc, lambda: client.document.running)
+        info = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))
+        if info is not None and "language_info" in info["content"]:
+            client.nb.metadata["language_info"] = info["content"]["language_info"]
+        document = client.document
+        for cell in list(client.nb.cells):
+            document.sync()
+            index = next((i for i, c in enumerate(client.nb.cells) if c is cell), None)
+            if index is None:
+                continue  # deleted while an earlier cell ran
+            document.running = cell.get("id")
+            try:
+                await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            finally:
+                document.running = None
+                document.sync()
+        client.set_widgets_metadata()
+    return client.nb
+
+
+def _send_cell_ids(kc: Any, cell_id: Any) -> None:
+    """Make ``kc.execute`` put the running cell's id in the request's metadata (``cellId``), as
+    JupyterLab and Notebook 7 do: the kernel uses it to place the agent's cells below it."""
+    def execute(code: str, silent: bool = False, store_history: bool = True, user_expressions: Any = None,
+                allow_stdin: bool | None = None, stop_on_error: bool = True) -> str:
+        content = {"code": code, "silent": silent, "store_history": store_history,
+                   "user_expressions": user_expressions or {}, "allow_stdin": bool(allow_stdin),
+                   "stop_on_error": stop_on_error}
+        msg = kc.session.msg("execute_request", content)
+        if cell_id():
+            msg["metadata"]["cellId"] = cell_id()
+        kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    kc.execute = execute
+
+
 def __getattr__(name: str) -> Any:
     if name == "AutoClickClient":
         return client_class()
@@ -87,7 +167,8 @@ def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name:
     nbformat = _need("nbformat")
     nb = nbformat.read(str(src), as_version=4)
     client = client_class()(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
-                             resources={"metadata": {"path": str(cwd or Path(src).parent)}})
+                             resources={"metadata": {"path": str(cwd or Path(src).parent)}},
+                             notebook_path=Path(src).name)
     client.execute()
     if dst is not None:
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", default=None)
     parser.add_argument("--kernel", default="nbagent")
     parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--cwd", default=None, help="the kernel's working directory (default: the notebook's folder)")
     args = parser.parse_args(argv)
-    nb = run_notebook(args.src, args.dst, kernel_name=args.kernel, timeout=args.timeout)
+    nb = run_notebook(args.src, args.dst, kernel_name=args.kernel, timeout=args.timeout, cwd=args.cwd)
     print(f"executed notebook: {args.dst}")
     if args.html:
         print(f"static HTML:       {export_html(nb, args.html)}")

@@ -1,5 +1,5 @@
 """The README's first notebook snippet runs as is, and the simulated model answers its question
-with the right group, computed by real code in the user's namespace."""
+with the right group, computed by the two one-line cells the README shows, in the user's namespace."""
 
 from __future__ import annotations
 
@@ -27,5 +27,7 @@ def test_readme_snippet_runs_as_is_and_names_the_region_with_the_largest_total(i
     assert expected == "north" and f"{expected} has the largest total revenue" in out
     answer = magics_mod.active_magics().session().agent.last_output
     assert answer.startswith("(simulated model) north has the largest total revenue")
-    assert "262.00" in out and "0 missing value" in out
+    assert "262.00" in out and "0 missing values" in out
+    ran = [r.code for r in magics_mod.active_magics().session().executor.history]
+    assert ran == ['sales.groupby("region")["revenue"].sum().sort_values(ascending=False)', "sales.isna().sum()"]
     assert not any(n.startswith("_nb_") for n in ip.user_ns)  # the brain's code leaves no names behind

@@ -70,6 +70,24 @@ def test_quickstart_shows_the_answer_and_the_table(executed):
     joined = "\n".join(_texts(nb))
     assert "391" in joined  # 17 * 23, computed by the python tool after the Allow click
     assert "permission: ✓ allowed" in joined
+    assert "north has the largest total revenue (262.00) by region; `sales` has 0 missing values." in joined
+
+
+def _agent_cells(nb) -> list[tuple[str, str]]:
+    return [(c.metadata["nbagent"]["kind"], c.source) for c in nb.cells if "nbagent" in c.metadata]
+
+
+def test_quickstart_gets_the_agents_code_as_cells_below_each_agent_cell(executed):
+    nb, _ = executed("01_quickstart")  # autorun is the notebook's front-end, as JupyterLab is
+    assert _agent_cells(nb) == [
+        ("agent", "%%agent\nWhich region has the largest total revenue in `sales`? Any missing values?"),
+        ("code", 'sales.groupby("region")["revenue"].sum().sort_values(ascending=False)'),
+        ("code", "sales.isna().sum()"),
+        ("agent", "%%agent\nWhat is 17 * 23?"),
+        ("code", "17 * 23")]
+    totals = next(c for c in nb.cells if c.source.startswith("sales.groupby"))
+    assert "north    262.0\n" in totals.outputs[0]["data"]["text/plain"]  # its output, in the cell
+    assert totals.execution_count is None  # made by the agent, not run again by the notebook run
 
 
 def test_truncation_notebook_truncates_and_shows_the_strip(executed):
@@ -107,6 +125,16 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "rolled back to the end of turn 3" in joined
     assert "plan mode: python is not read-only" in joined
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
+
+
+def test_reproducible_notebook_fixes_a_cell_with_the_notebook_tools(executed):
+    nb, _ = executed("06_reproducible_notebook")
+    fixed = next(c for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "edit")
+    assert fixed.source == 'sales.groupby("region")["revenue"].sum()'  # was sale.groupby(...): a NameError
+    assert "north    262.00" in fixed.outputs[-1]["data"]["text/plain"]  # notebook_run put its output there
+    joined = "\n".join(_texts(nb))
+    assert "there is no variable `sale`; it looks like a typo for `sales`" in joined
+    assert "The notebook has" in joined and "made by the agent" in joined  # "Read this notebook"
 
 
 def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(executed):

@@ -100,11 +100,12 @@ async def test_load_a_csv_runs_read_csv_into_a_named_variable(tmp_path: Path) ->
     ns: dict[str, Any] = {}
     agent = agent_on(ns, tmp_path)
     calls, answer = await run(agent, "Load sales.csv into a DataFrame")
-    assert [c.name for c in calls] == ["python"] and "pd.read_csv('sales.csv')" in calls[0].input["code"]
+    assert [c.input["code"] for c in calls] == ['import pandas as pd\n\nsales = pd.read_csv("sales.csv")\nsales.head()',
+                                               "sales.shape"]
     assert isinstance(ns["sales"], pd.DataFrame) and ns["sales"].shape == (3, 3)
-    assert "Loaded sales.csv into `sales`: 3 rows and 3 columns" in answer
+    assert "Loaded sales.csv into `sales`; `sales` has 3 rows and 3 columns." in answer
     calls, _ = await run(agent_on(ns, tmp_path / "x"), "Load ../sales.csv as `orders`")
-    assert "orders = pd.read_csv('../sales.csv')" in calls[0].input["code"]
+    assert 'orders = pd.read_csv("../sales.csv")' in calls[0].input["code"]
 
 
 async def test_plot_draws_the_requested_chart(tmp_path: Path) -> None:
@@ -113,8 +114,11 @@ async def test_plot_draws_the_requested_chart(tmp_path: Path) -> None:
     agent = agent_on(ns, tmp_path)
     calls, answer = await run(agent, "Plot revenue by region")
     (code,) = [c.input["code"] for c in calls]
-    assert "sales.groupby('region')['revenue'].sum()" in code and ".plot.bar(" in code
-    assert "Drew a bar chart of the total revenue by region" in answer and "sum" not in answer.split("\n")[0]
+    assert code.splitlines() == ["import matplotlib.pyplot as plt", "",
+                                 'sales.groupby("region")["revenue"].sum().sort_values(ascending=False).plot.bar()',
+                                 'plt.title("Total revenue by region")', 'plt.xlabel("region")',
+                                 'plt.ylabel("total revenue")', "plt.show()"]
+    assert 'Drew "Total revenue by region" from `sales`' in answer and "sum" not in answer.split("\n")[0]
     assert not any(r.get("is_error") for r in results(agent))
 
 
@@ -122,8 +126,10 @@ async def test_plot_without_matplotlib_says_so(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # what find_spec sees when it is not installed
     ns: dict[str, Any] = {"sales": SALES.copy()}
     agent = agent_on(ns, tmp_path)
-    _, answer = await run(agent, "Plot a histogram of units")
-    assert "matplotlib is not installed" in answer and not any(r.get("is_error") for r in results(agent))
+    calls, answer = await run(agent, "Plot a histogram of units")
+    assert calls[0].input["code"].startswith("import matplotlib.pyplot as plt\n")  # no defensive branch in the code
+    assert [r.get("is_error") for r in results(agent)] == [True]  # the import fails, as it would for the user
+    assert answer.startswith("(simulated model) I cannot draw the plot: matplotlib is not installed")
 
 
 async def test_multi_line_output_stays_multi_line_and_the_phrasing_is_plain(tmp_path: Path) -> None:
@@ -136,13 +142,13 @@ async def test_multi_line_output_stays_multi_line_and_the_phrasing_is_plain(tmp_
     table = SALES.describe().to_string()
     assert table in answer  # every line of the table, in order, each on its own line
     fence_open = answer.rindex("```\n", 0, answer.index(table))
-    assert answer[fence_open:answer.index(table)] == "```\n"  # inside a fence: Markdown keeps the lines
+    assert answer[fence_open:answer.index(table)] == "```\n[result]\n"  # inside a fence: Markdown keeps the lines
 
 
 async def test_fix_adds_a_missing_import_and_only_a_question_about_the_error_reopens_it(tmp_path: Path) -> None:
     ns: dict[str, Any] = {"df": SALES.copy()}
     calls, answer = await run(agent_on(ns, tmp_path), FIX.format(cell=1, error=failure("np.log(df['units'])", ns)))
-    assert [c.input["code"] for c in calls] == ["import numpy as np\nnp.log(df['units'])"] and "import numpy" in answer
+    assert [c.input["code"] for c in calls] == ["import numpy as np\n\nnp.log(df['units'])"] and "import numpy" in answer
     stale = failure("df['Revenue']", ns)
     calls, _ = await run(agent_on(ns, tmp_path / "b", last_error=stale), "What is the standard error of `df`?")
     assert all("Revenue" not in c.input["code"] and "revenue" not in c.input["code"] for c in calls)

@@ -246,17 +246,20 @@ def text(reply: Any) -> str:
 
 
 async def test_brain_computes_arithmetic_with_python_then_summarises() -> None:
-    replies = await run_agent(SimulatedAPI().async_client(), "what is 17 * 23", {"print(17 * 23)": "391"}, [PYTHON])
-    assert calls(replies) == [("python", {"code": "print(17 * 23)"})]
+    replies = await run_agent(SimulatedAPI().async_client(), "what is 17 * 23", {"17 * 23": "[result]\n391"}, [PYTHON])
+    assert calls(replies) == [("python", {"code": "17 * 23"})]
     assert replies[-1].stop_reason == "end_turn"
     assert "391" in text(replies[-1]) and "(simulated model)" in text(replies[-1])
 
 
-async def test_brain_inspects_then_computes_over_several_turns() -> None:
-    replies = await run_agent(SimulatedAPI().async_client(), "What is the mean revenue in `sales`?", {}, [PYTHON])
-    made = calls(replies)
-    assert len(made) == 2 and len(replies) == 3
-    assert "type(sales)" in made[0][1]["code"] and "sales.mean(numeric_only=True)" in made[1][1]["code"]
+async def test_brain_looks_then_computes_over_several_turns() -> None:
+    dtypes = "[result]\nregion         str\nrevenue    float64\ndtype: object"
+    replies = await run_agent(SimulatedAPI().async_client(), "What is the mean revenue in `sales`?",
+                              {"sales.dtypes": dtypes, 'sales["revenue"].mean()': "[result]\nnp.float64(99.875)"}, [PYTHON])
+    assert calls(replies) == [("python", {"code": "sales.dtypes"}), ("python", {"code": 'sales["revenue"].mean()'})]
+    assert len(replies) == 3 and "the mean revenue of `sales` is 99.88" in text(replies[-1])
+    replies = await run_agent(SimulatedAPI().async_client(), "What is the mean of `xs`?", {}, [PYTHON])
+    assert calls(replies)[1] == ("python", {"code": "sum(xs) / len(xs)"})  # "42" is no DataFrame's dtypes
 
 
 async def test_brain_reads_the_files_it_is_pointed_at() -> None:

@@ -14,10 +14,10 @@ import json
 from typing import Any, Mapping, Sequence
 
 from .answer import fill_schema
-from .messages import kernel_view, output_schema, prompt_text, text_of, tool_names, tool_results
+from .messages import calls_in, kernel_view, output_schema, prompt_text, text_of, tool_results
 from .plan import plan
 from .script import Reply, text_reply, tool_reply
-from .step import Plan, Step
+from .step import Plan, Step, next_step
 from .summary import PREFIX, answer, simulated_summary
 
 COMPACT_SYSTEM_TAG = "nbagent-compaction:"
@@ -33,21 +33,18 @@ class DemoBrain:
         messages = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
         prompt_at = self._prompt_index(messages)
         prompt = prompt_text(messages[prompt_at]) if prompt_at is not None else ""
-        # Facts up to the prompt only: the notebook as the user saw it when asking.
-        p = plan(prompt, tools, kernel_view(messages[:prompt_at + 1] if prompt_at is not None else []))
         later = messages[prompt_at + 1:] if prompt_at is not None else []
-        done = sum(1 for m in later if m.get("role") == "assistant" and tool_names(m))
-        if done < len(p.steps):
-            step = p.steps[done]
+        calls = calls_in(later)  # what it did in this turn; the facts up to the prompt only
+        before = messages[:prompt_at + 1] if prompt_at is not None else []
+        p = plan(prompt, tools, kernel_view(before), calls, calls_in(before))
+        step = next_step(p.steps, calls)
+        if step is not None:
             return tool_reply(step.tool, dict(step.input), text=f"{PREFIX} I will {step.why}.")
         schema = output_schema(messages[prompt_at]) if prompt_at is not None else None
         if schema is not None:
             return self._structured_answer(schema, prompt, later)
         if later and messages[-1].get("role") == "user" and tool_results(messages[-1]):
-            names: dict[str, str] = {}
-            for m in later:
-                names.update(tool_names(m))
-            return text_reply(answer([r for m in later for r in tool_results(m)], names, p))
+            return text_reply(answer(calls, p))
         if p.lead:
             return text_reply(f"{PREFIX} {p.lead}")
         return text_reply(self._explain(prompt, tools), thinking=f"{PREFIX} No rule matched; explaining myself.")

@@ -40,9 +40,16 @@ class Failure:
     kind: str
     message: str
     source: str
+    where: str = ""
+    """How the answer names the cell ("cell [3] (id a1b2)"); ``In[cell]`` when empty."""
 
     def said(self) -> str:
-        return f"In[{self.cell}] failed with {self.kind}: {self.message}"
+        return f"{self.where or f'In[{self.cell}]'} failed with {self.kind}: {self.message}"
+
+
+def quotes_a_failure(prompt: str) -> bool:
+    """Whether the prompt carries a failed cell (what ``%agent fix`` sends)."""
+    return _FAILURE.search(prompt) is not None
 
 
 def failure_in(prompt: str, view: KernelView) -> Failure | None:
@@ -106,7 +113,7 @@ def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str
 def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
     """An undefined name: a missing import of a usual alias, else the closest variable."""
     if wrong in _IMPORTS and wrong not in view.variables:
-        fixed = f"{_IMPORTS[wrong]}\n{failure.source}"
+        fixed = f"{_IMPORTS[wrong]}\n\n{failure.source}"
         return Plan([Step("python", {"code": fixed}, f"run your cell after `{_IMPORTS[wrong]}`")], code=fixed,
                     lead=f"{failure.said()}: `{wrong}` is used before `{_IMPORTS[wrong]}` ran in this kernel.")
     right = _closest(wrong, list(view.variables))
@@ -115,6 +122,18 @@ def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
                          "(or run the cell that does) first.")
     lead = f"{failure.said()}: there is no variable `{wrong}`; it looks like a typo for `{right}`."
     return _corrected(failure, lead, r"(?<![\w.]){}\b", wrong, right)
+
+
+_INDEXED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?:\[|\.)")
+
+
+def frames_to_look_at(failure: Failure, view: KernelView) -> list[str]:
+    """For a missing column: the names the cell indexes whose columns the facts do not list (the
+    brain looks at their ``.dtypes`` before it compares names)."""
+    if failure.kind not in ("KeyError", "AttributeError") or _frames_used(failure.source, view):
+        return []
+    named = dict.fromkeys(_INDEXED.findall(failure.source))
+    return [n for n in named if n not in _IMPORTS and (n in view.variables or not view.variables)][:2]
 
 
 def fix_plan(failure: Failure, view: KernelView) -> Plan:
@@ -131,4 +150,4 @@ def fix_plan(failure: Failure, view: KernelView) -> Plan:
                      "misspelt column and variable names and missing imports, so I cannot fix this one.")
 
 
-__all__ = ["Failure", "failure_in", "fix_plan"]
+__all__ = ["Failure", "failure_in", "fix_plan", "frames_to_look_at", "quotes_a_failure"]

@@ -1,16 +1,16 @@
 """The demo brain's DataFrame questions: shape, columns, describe, the group with the largest
-total, missing values. Each becomes python code that computes the real numbers in the user's
-namespace and prints them; lines starting with ``answer:`` are what the brain's summary leads with.
-
-The code only reads the variable, prints, and leaves no names behind (helpers are ``_nb_``-prefixed
-and deleted at the end).
+total, missing values, and a column's statistic. Each is one short pandas expression with the
+column names written in (``sales.groupby("region")["revenue"].sum().sort_values(ascending=False)``);
+the brain reads the printed result back into the answer's sentence (:mod:`.readers`).
 """
 
 from __future__ import annotations
 
 import re
 
-ANSWER = "answer:"
+from . import readers
+from .columns import Frame, column, literal, matches, named
+from .step import Step
 
 _SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimensions?)\b", re.I)
 _COLUMNS = re.compile(r"\b(columns?|fields?|variables in it)\b", re.I)
@@ -20,6 +20,9 @@ _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I
 _GROUP = re.compile(
     r"\b(?:which|what|top)\s+(\w+)\b.*\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
     r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)", re.I)
+STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
+         "min": "min", "minimum": "min", "median": "median"}
+_STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
 
 
 def intents(prompt: str) -> list[str]:
@@ -32,54 +35,102 @@ def intents(prompt: str) -> list[str]:
     return found
 
 
-def _words(prompt: str) -> list[str]:
-    return sorted({w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt)})
+def _shape_said(name: str, output: str) -> str | None:
+    size = readers.shape(output)
+    if size is None or len(size) != 2:
+        return None
+    return f"`{name}` has {size[0]} rows and {size[1]} columns"
 
 
-def code(name: str, intent: str, prompt: str) -> str:
-    """Python that answers ``intent`` about the DataFrame ``name`` (``print`` only)."""
-    guard = f"if not hasattr({name}, 'columns'):\n    print('{name} is not a DataFrame:', type({name}).__name__)\nelse:\n"
-    body = {
-        "shape": (f"print('{ANSWER} {name} has', {name}.shape[0], 'rows and', {name}.shape[1], 'columns')",),
-        "columns": (f"print('{ANSWER} {name} has columns', ', '.join(map(str, {name}.columns)))",
-                    f"print({name}.dtypes.to_string())"),
-        "describe": (f"print({name}.describe().to_string())",),
-        "missing": (f"_nb_na = {name}.isna().sum()",
-                    f"print('{ANSWER} {name} has', int(_nb_na.sum()), 'missing value(s)'"
-                    f" + (' (' + ', '.join(f'{{c}}: {{n}}' for c, n in _nb_na.items() if n) + ')' if _nb_na.sum() else ''))",
-                    "del _nb_na"),
-        "largest_group": _largest_group(name, prompt),
-    }[intent]
-    return guard + "\n".join("    " + line for line in body)
+def _missing_said(name: str, output: str) -> str | None:
+    found = readers.series_rows(output)
+    if found is None:
+        return None
+    rows, cut = found
+    counts = {label: int(value) for label, value in rows if value.isdigit()}
+    some = ", ".join(f"{c}: {n}" for c, n in counts.items() if n)
+    total = sum(counts.values())
+    if cut:
+        return f"`{name}` has at least {total} missing values" + (f" ({some})" if some else "")
+    return f"`{name}` has {total} missing value{'' if total == 1 else 's'}" + (f" ({some})" if some else "")
 
 
-def _largest_group(name: str, prompt: str) -> tuple[str, ...]:
+def _largest_said(by: str, value: str, output: str) -> str | None:
+    found = readers.series_rows(output)
+    if not found or not found[0]:
+        return None
+    label, total = found[0][0]
+    try:
+        return f"{label} has the largest total {value} ({readers.money(float(total))}) by {by}"
+    except ValueError:
+        return None
+
+
+def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     """Group by the column the prompt names (else the first text column) and total the numeric
-    column it names (else the first numeric one)."""
-    return (
-        f"_nb_words = {_words(prompt)!r}",
-        "_nb_named = lambda cols: [c for c in cols if str(c).lower() in _nb_words"
-        " or str(c).lower().rstrip('s') in _nb_words or str(c).lower() + 's' in _nb_words]",
-        f"_nb_num = list({name}.select_dtypes('number').columns)",
-        f"_nb_text = [c for c in {name}.columns if c not in _nb_num]",
-        "_nb_by = (_nb_named(_nb_text) or _nb_text or [None])[0]",
-        "_nb_val = (_nb_named(_nb_num) or _nb_num or [None])[0]",
-        "if _nb_by is None or _nb_val is None:",
-        "    print('no text column to group by or no numeric column to total')",
-        "else:",
-        f"    _nb_tot = {name}.groupby(_nb_by)[_nb_val].sum().sort_values(ascending=False)",
-        f"    print('{ANSWER}', _nb_tot.index[0], 'has the largest total', _nb_val,"
-        " f'({_nb_tot.iloc[0]:,.2f})', 'by', _nb_by)",
-        "    print(_nb_tot.to_string())",
-        "    del _nb_tot",
-        "del _nb_words, _nb_named, _nb_num, _nb_text, _nb_by, _nb_val",
-    )
+    column it names (else the first numeric one); look at the dtypes first when that is unknown."""
+    m = _GROUP.search(prompt)
+    word = (m.group(1) or m.group(4)) if m else ""
+    by = matches(word, frame.columns) if word else None
+    said = [c for c in named(prompt, frame.columns) if c != by]
+    if frame.dtypes is not None:
+        by = by or next(iter(frame.text()), None)
+        said = [c for c in said if c in frame.numeric()] or frame.numeric()
+    if by is None or not said:
+        if not frame.looked:
+            return [frame.look(quiet=True)]
+        return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
+                if not frame.look_failed else frame.unknown())
+    value = said[0]
+    code = f"{frame.name}.groupby({literal(by)})[{literal(value)}].sum().sort_values(ascending=False)"
+    return [Step("python", {"code": code}, f"total {value} by {by} in `{frame.name}`, largest first",
+                 reads=lambda out: _largest_said(by, value, out))]
 
 
-def answers(texts: list[str]) -> list[str]:
-    """The ``answer:`` lines printed by the tool results, without the marker."""
-    return [line.split(ANSWER, 1)[1].strip() for t in texts for line in t.splitlines()
-            if line.strip().startswith(ANSWER)]
+def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
+    """The calls answering ``intent`` about ``frame``, or why there are none."""
+    name = frame.name
+    if intent == "shape":
+        return [Step("python", {"code": f"{name}.shape"}, f"find the shape of `{name}`",
+                     reads=lambda out: _shape_said(name, out))]
+    if intent == "columns":
+        return [frame.look()]
+    if intent == "describe":
+        return [Step("python", {"code": f"{name}.describe()"}, f"describe `{name}` with summary statistics")]
+    if intent == "missing":
+        return [Step("python", {"code": f"{name}.isna().sum()"}, f"count the missing values in `{name}`",
+                     reads=lambda out: _missing_said(name, out))]
+    return _largest_group(frame, prompt)
 
 
-__all__ = ["ANSWER", "answers", "code", "intents"]
+def _stat_said(what: str, output: str) -> str | None:
+    value = readers.number(output)
+    if value is None:
+        return None
+    shown = f"{value:,.2f}" if value != int(value) else f"{int(value):,}"
+    return f"the {what} is {shown}"
+
+
+_ARRAYS = frozenset({"Series", "ndarray", "Index"})
+
+
+def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str) -> Step:
+    """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
+    Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
+    "frame" or the variable's type."""
+    word = _STAT_WORDS[stat]
+    chosen = named(prompt, columns)
+    what = f"{word} of `{name}`"
+    if kind == "frame" and chosen:
+        code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
+    elif kind == "frame":
+        code, what = f"{name}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`"
+    elif kind in _ARRAYS:
+        code = f"{name}.{stat}()" if stat != "median" or kind == "Series" else f"import numpy as np\n\nnp.median({name})"
+    else:
+        code = {"mean": f"sum({name}) / len({name})", "sum": f"sum({name})", "max": f"max({name})",
+                "min": f"min({name})", "median": f"import statistics\n\nstatistics.median({name})"}[stat]
+    return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
+
+
+__all__ = ["STATS", "frame_steps", "intents", "stat_step"]

@@ -1,7 +1,8 @@
 """The demo brain's "load sales.csv" skill: a table file becomes a pandas DataFrame in the kernel.
 
 Reading a CSV with ``read_file`` would put its text into the conversation (500 lines, ~12k tokens)
-and leave the user without a DataFrame; a data analyst runs ``pd.read_csv`` into a named variable.
+and leave the user without a DataFrame; a data analyst runs ``pd.read_csv`` into a named variable
+and looks at its first rows, then its size.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import keyword
 import re
 from pathlib import PurePosixPath
 
+from .columns import Frame, literal
+from .frames import frame_steps
 from .step import Step
 
 # "load" asks for data in the kernel; "read"/"open" only when the prompt says it wants a DataFrame,
@@ -18,8 +21,8 @@ _LOAD = re.compile(r"\b(load|import)\b|\b(dataframe|pandas|pd)\b", re.I)
 _NAMED = re.compile(r"\b(?:as|called|named|into)\s+(?:a\s+|the\s+)?(?:variable\s+|dataframe\s+)?`?([A-Za-z_]\w*)`?", re.I)
 _NOT_NAMES = frozenset({"a", "an", "the", "dataframe", "pandas", "variable", "memory", "it", "table", "frame",
                         "python", "kernel", "notebook"})
-_READERS = {".csv": "pd.read_csv({path!r})", ".tsv": "pd.read_csv({path!r}, sep='\\t')",
-            ".json": "pd.read_json({path!r})", ".jsonl": "pd.read_json({path!r}, lines=True)"}
+_READERS = {".csv": "pd.read_csv({path})", ".tsv": "pd.read_csv({path}, sep=\"\\t\")",
+            ".json": "pd.read_json({path})", ".jsonl": "pd.read_json({path}, lines=True)"}
 
 
 def tables_to_load(prompt: str, files: list[str]) -> list[str]:
@@ -41,18 +44,15 @@ def variable_for(prompt: str, path: str, count: int) -> str:
     return stem
 
 
-def load_step(prompt: str, path: str, count: int = 1) -> Step:
-    """Run ``pd.read_csv`` (or ``read_json``) into a variable and show its size, columns and head."""
+def load_steps(prompt: str, path: str, count: int = 1) -> list[Step]:
+    """``name = pd.read_csv(path)`` (or ``read_json``) and a look at its first rows; then its shape."""
     name = variable_for(prompt, path, count)
-    reader = _READERS[PurePosixPath(path).suffix.lower()].format(path=path)
-    code = "\n".join((
-        "import pandas as pd",
-        f"{name} = {reader}",
-        f"print('answer: Loaded {path} into `{name}`:', {name}.shape[0], 'rows and', {name}.shape[1], 'columns')",
-        f"print('columns:', ', '.join(map(str, {name}.columns)))",
-        f"{name}.head()",
-    ))
-    return Step("python", {"code": code}, f"load {path} into a DataFrame called `{name}` with pandas")
+    reader = _READERS[PurePosixPath(path).suffix.lower()].format(path=literal(path))
+    code = f"import pandas as pd\n\n{name} = {reader}\n{name}.head()"
+    load = Step("python", {"code": code}, f"load {path} into a DataFrame called `{name}` with pandas",
+                reads=lambda out: f"Loaded {path} into `{name}`")
+    size = frame_steps(Frame(name), "shape", prompt)
+    return [load, *(size if isinstance(size, list) else [])]
 
 
-__all__ = ["load_step", "tables_to_load", "variable_for"]
+__all__ = ["load_steps", "tables_to_load", "variable_for"]

@@ -18,6 +18,8 @@ from nbagent.engine.loop.facts import FACTS_TAG
 from nbagent.engine.loop.structured import INSTRUCTION, RETRY, schema_in_instruction
 from nbagent.engine.state.compactions import SUMMARY_MARK
 
+from .step import Call
+
 
 def text_of(content: Any, results: bool = True) -> str:
     """The text of a message's content; with ``results`` False, tool results are left out."""
@@ -78,6 +80,23 @@ def tool_names(message: Mapping[str, Any]) -> dict[str, str]:
             if isinstance(b, Mapping) and b.get("type") == "tool_use"}
 
 
+def calls_in(messages: Sequence[Mapping[str, Any]]) -> list[Call]:
+    """The tool calls of ``messages`` in order, each with the text of its result (calls not
+    answered yet are left out)."""
+    results = {str(r.get("tool_use_id")): r for m in messages if m.get("role") == "user" for r in tool_results(m)}
+    calls = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") != "assistant" or isinstance(content, str):
+            continue
+        for b in content or ():
+            if isinstance(b, Mapping) and b.get("type") == "tool_use" and str(b.get("id")) in results:
+                r = results[str(b.get("id"))]
+                calls.append(Call(str(b.get("name")), dict(b.get("input") or {}), text_of(r.get("content", "")),
+                                  bool(r.get("is_error"))))
+    return calls
+
+
 @dataclass(frozen=True)
 class Variable:
     """A user variable as the kernel facts describe it."""
@@ -99,8 +118,11 @@ class KernelView:
         return [v for v in self.variables.values() if v.columns]
 
 
-_VARIABLE = re.compile(r"^  - ([A-Za-z_]\w*): ([\w.]+)(?: \((.*)\))?$")
-_COLUMNS = re.compile(r"columns (\[.*\])")
+# "  - name: type (summary)": only the name, the type and a "columns [...]" list are read; anything
+# else the summary says (dtypes, samples) is left alone, and what is not read here the brain asks
+# the kernel for with a tool call.
+_VARIABLE = re.compile(r"^  - ([A-Za-z_]\w*): ([\w.]+)\b(.*)$")
+_COLUMNS = re.compile(r"columns:? (\[(?:'[^']*'|\"[^\"]*\"|[^\]'\"])*\])")
 
 
 def _variable(line: str) -> Variable | None:
@@ -150,4 +172,4 @@ def kernel_view(messages: Sequence[Mapping[str, Any]]) -> KernelView:
     return view
 
 
-__all__ = ["KernelView", "Variable", "kernel_view", "prompt_text", "text_of", "tool_names", "tool_results"]
+__all__ = ["KernelView", "Variable", "calls_in", "kernel_view", "prompt_text", "text_of", "tool_names", "tool_results"]

@@ -1,95 +1,122 @@
-"""The demo brain's plan: from the user's latest prompt (and the kernel facts), the tool calls to
-make, in order. Each skill lives in its own module: fixing a failed cell (:mod:`.fixes`), loading a
-table (:mod:`.loading`), DataFrame questions (:mod:`.frames`), plots (:mod:`.plots`); reading files,
-inspecting named variables, statistics and arithmetic are here.
+"""The demo brain's plan: from the user's latest prompt, the kernel facts and the calls it already
+made in this turn, the tool calls to make, in order. Each skill lives in its own module: fixing a
+failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`),
+plots (:mod:`.plots`), the notebook tools (:mod:`.notebook`); reading files, looking at named
+variables and arithmetic are here.
+
+Every call is code a person would write: column names are resolved here, in Python, before the
+code is written; when the facts do not name them, the first call looks (``sales.dtypes``) and the
+plan made at the next request, knowing the answer, writes the code.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from functools import partial
+from typing import Any, Mapping, Sequence
 
-from . import frames
-from .fixes import failure_in, fix_plan
-from .loading import load_step, tables_to_load, variable_for
+from . import frames, notebook
+from .columns import frame_of, view_with_looks
+from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
+from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
-from .plots import ASKS_FOR_A_PLOT, plot_code
-from .step import Plan, Step, argument
+from .plots import ASKS_FOR_A_PLOT, plot_steps
+from .readers import result_of
+from .step import Call, Plan, Step, argument
 
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:csv|tsv|txt|md|json|jsonl|py|log|ya?ml|toml|ini|xml|html))\b")
 # Paths (a traceback's "/site-packages/pandas/core/frame.py") are not variable names.
 _PATH = re.compile(r"\S*[/\\]\S*")
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`")
 _COMMON_NAMES = re.compile(r"\b(df|data|dataset|frame|table|arr|array|result)\b")
+_SHOW = re.compile(r"\b(what(?:'s| is) in|show|look at|inspect|preview|peek|head)\b", re.I)
 # Numbers joined by at least one operator; `x`/`×` between numbers mean times, `^` means power.
 # A minus needs spaces around it, so that dates and ranges (2024-01-05) are not taken for sums.
 _ARITHMETIC = re.compile(r"[-(]*\d+(?:\.\d+)?\)*(?:(?:\s*(?:\*\*|[+*/%^x×])\s*|\s+-\s+)[-(]*\d+(?:\.\d+)?\)*)+")
-_STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
-          "min": "min", "minimum": "min", "median": "median"}
-_STAT_WHY = {"mean": "compute the mean of", "sum": "compute the sum of", "max": "find the maximum of",
-             "min": "find the minimum of", "median": "compute the median of"}
-_INTENT_WHY = {"shape": "find the shape of `{}`", "columns": "list the columns of `{}`",
-               "describe": "describe `{}` with summary statistics",
-               "largest_group": "find which group in `{}` has the largest total",
-               "missing": "count the missing values in `{}`"}
+_FRAME_TYPES = frozenset({"DataFrame"})
+NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (notebook_read, notebook_edit, notebook_run) "
+                     "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
 
-def _inspect_code(name: str) -> str:
-    return (f"print(type({name}).__name__, getattr({name}, 'shape', ''))\n"
-            f"{name}.head() if hasattr({name}, 'head') else {name}")
-
-
-def _stat_code(name: str, stat: str) -> str:
-    if stat == "median":
-        plain = f"__import__('statistics').median({name})"
-    elif stat == "mean":
-        plain = f"sum({name}) / len({name})"
-    else:
-        plain = f"{stat}({name})"
-    return f"{name}.{stat}(numeric_only=True) if hasattr({name}, 'select_dtypes') else {plain}"
-
-
-def _implicit_frame(words: str, view: KernelView, loaded: list[str]) -> list[str]:
+def _implicit_frame(words: str, view: KernelView, loaded: list[str], earlier: Sequence[Call]) -> list[str]:
     """The DataFrame a prompt means without naming it ("plot sales by region"): one it just
-    loaded, else one whose name is a word of the prompt, else the newest one the facts list."""
+    loaded, else one whose name is a word of the prompt, else the one the conversation's code
+    used last, else the newest one the facts list."""
     if loaded:
         return loaded[-1:]
     known = view.frames()
     said = [v.name for v in known if re.search(rf"\b{re.escape(v.name)}\b", words)]
+    for call in reversed(earlier):
+        code = " ".join(str(v) for v in call.input.values())
+        used = [v.name for v in known if re.search(rf"\b{re.escape(v.name)}\b", code)]
+        if used:
+            return said[:1] or used[:1]
     return said[:1] or [v.name for v in known[-1:]]
 
 
-def _frame_steps(name: str, prompt: str, stats: list[str], view: KernelView, inspect: bool) -> list[Step]:
-    """What the prompt asks about the variable ``name``."""
-    steps = [Step("python", {"code": _inspect_code(name)}, f"inspect `{name}`")] if inspect else []
-    for intent in frames.intents(prompt):
-        steps.append(Step("python", {"code": frames.code(name, intent, prompt)}, _INTENT_WHY[intent].format(name)))
-    if ASKS_FOR_A_PLOT.search(prompt):
-        known = view.variables.get(name)
-        code, what = plot_code(name, prompt, known.columns if known else ())
-        steps.append(Step("python", {"code": code}, f"draw {what} from `{name}` with matplotlib"))
-    for stat in dict.fromkeys(stats):
-        steps.append(Step("python", {"code": _stat_code(name, stat)}, f"{_STAT_WHY[stat]} `{name}`"))
-    return steps
+def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Call], show: bool) -> tuple[list[Step], list[str]]:
+    """What the prompt asks about the variable ``name``: the calls, and what could not be resolved."""
+    known = view.variables.get(name)
+    is_frame = known is None or bool(known.columns) or known.type in _FRAME_TYPES
+    frame = frame_of(name, view, calls)
+    steps: list[Step] = []
+    notes: list[str] = []
+    if show or (not frames.intents(prompt) and not ASKS_FOR_A_PLOT.search(prompt) and not _stats(prompt)):
+        steps.append(Step("python", {"code": f"{name}.head()" if is_frame and known else name}, f"look at `{name}`"))
+    for intent in frames.intents(prompt) if is_frame else ():
+        made = frames.frame_steps(frame, intent, prompt)
+        if isinstance(made, str):
+            notes.append(made)
+        else:
+            steps += made
+    if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
+        steps += plot_steps(frame, prompt)
+    stats = _stats(prompt)
+    if stats and is_frame and not frame.columns and not frame.looked:
+        return [*steps, frame.look(quiet=True)], notes  # which column "revenue" is, and whether it is a DataFrame
+    if frame.looked and "columns" not in frames.intents(prompt):
+        steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
+    kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
+    steps += [frames.stat_step(name, stat, frame.columns, prompt, kind) for stat in stats]
+    return steps, notes
 
 
-def _python_steps(prompt: str, view: KernelView, loaded: list[str]) -> list[Step]:
+def _stats(prompt: str) -> list[str]:
+    found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
+    if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
+        found = [s for s in found if s not in ("sum", "max")]
+    return list(dict.fromkeys(found))
+
+
+def _names(words: str, view: KernelView) -> list[str]:
+    names = _BACKTICKED.findall(words)
+    common = [n for n in _COMMON_NAMES.findall(words) if n in view.variables or not view.variables]
+    return list(dict.fromkeys(names + common))
+
+
+def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str],
+                  earlier: Sequence[Call]) -> tuple[list[Step], list[str]]:
     # File names are not variables: `data.csv` must not make `data` a name to inspect.
     words = _PATH.sub(" ", _FILE.sub(" ", prompt))
-    names = _BACKTICKED.findall(words)
-    names += [n for n in _COMMON_NAMES.findall(words) if n not in names]
-    stats = [s for w, s in _STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
-    if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
-        stats = [s for s in stats if s not in ("sum", "max")]
-    inspect = True
+    names, show = _names(words, view), bool(_SHOW.search(words))
     if not names and (frames.intents(prompt) or ASKS_FOR_A_PLOT.search(prompt)):
-        names, inspect = _implicit_frame(words, view, loaded), False  # the facts already say what it is
-    steps = [s for name in dict.fromkeys(names) for s in _frame_steps(name, prompt, stats, view, inspect)]
+        names, show = _implicit_frame(words, view, loaded, earlier), False  # the facts already say what it is
+    steps: list[Step] = []
+    notes: list[str] = []
+    for name in names:
+        more, why_not = _variable_steps(name, prompt, view, calls, show)
+        steps += more
+        notes += why_not
     for expr in _ARITHMETIC.findall(prompt):
         code = re.sub(r"(?<=[\d)\s])[x×](?=[\s\d(-])", "*", expr.strip()).replace("^", "**")
         code = re.sub(r"(?<![\d.])0+(?=\d)", "", code)  # Python rejects leading zeros (007)
-        steps.append(Step("python", {"code": f"print({code})"}, f"compute {expr.strip()}"))
-    return steps
+        steps.append(Step("python", {"code": code}, f"compute {expr.strip()}", reads=partial(_computed, expr.strip())))
+    return steps, notes
+
+
+def _computed(expr: str, output: str) -> str | None:
+    value = result_of(output)
+    return f"{expr} = {value}" if value and "\n" not in value else None
 
 
 def _named_for(tools: Mapping[str, Mapping[str, Any]], p: Plan) -> Plan:
@@ -98,25 +125,54 @@ def _named_for(tools: Mapping[str, Mapping[str, Any]], p: Plan) -> Plan:
             "read_file": ("path", argument(tools.get("read_file") or {}, "path"))}
     steps = []
     for s in p.steps:
-        ours, theirs = keys[s.tool]
-        steps.append(Step(s.tool, {theirs if k == ours else k: v for k, v in s.input.items()}, s.why))
+        ours, theirs = keys.get(s.tool, ("", ""))
+        steps.append(Step(s.tool, {theirs if k == ours else k: v for k, v in s.input.items()}, s.why, s.reads,
+                          s.on_error))
     return Plan(steps, p.lead, p.code)
 
 
-def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None) -> Plan:
-    """What the brain will do for ``prompt``, given the tools offered and the kernel facts."""
+def _unique(steps: list[Step]) -> list[Step]:
+    """Each call once (a load's shape and a shape asked for are one call)."""
+    seen: set[str] = set()
+    return [s for s in steps if not (s.key in seen or seen.add(s.key))]  # type: ignore[func-returns-value]
+
+
+def _fix_with_looks(failure: Failure, view: KernelView, calls: Sequence[Call]) -> Plan:
+    """``%agent fix``, after a look at the DataFrames whose columns the facts do not list."""
+    looks = [frame_of(n, view, calls).look() for n in frames_to_look_at(failure, view)]
+    if any(not frame_of(n, view, calls).looked for n in frames_to_look_at(failure, view)):
+        return Plan(looks)
+    fixed = fix_plan(failure, view_with_looks(view, calls))
+    return Plan([*looks, *fixed.steps], fixed.lead, fixed.code)
+
+
+def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None,
+         calls: Sequence[Call] = (), earlier: Sequence[Call] = ()) -> Plan:
+    """What the brain will do for ``prompt``, given the tools offered, the kernel facts, the calls
+    already made in this turn and those of the earlier turns."""
     view = view if view is not None else KernelView()
+    if not quotes_a_failure(prompt) and "notebook_read" in tools:
+        if notebook.ASKS_TO_FIX_A_CELL.search(prompt):
+            return _named_for(tools, notebook.fix_cell_plan(prompt, calls, view, tools))
+        if notebook.ASKS_TO_READ.search(prompt):
+            return _named_for(tools, notebook.read_plan(calls))
     if "python" in tools:
         failure = failure_in(prompt, view)
         if failure is not None:
-            return _named_for(tools, fix_plan(failure, view))
+            return _named_for(tools, _fix_with_looks(failure, view, calls))
     files = list(dict.fromkeys(_FILE.findall(prompt)))
     tables = tables_to_load(prompt, files) if "python" in tools else []
     steps = [Step("read_file", {"path": f}, f"read {f}") for f in files if f not in tables and "read_file" in tools]
-    steps += [load_step(prompt, path, len(tables)) for path in tables]
+    for path in tables:
+        steps += load_steps(prompt, path, len(tables))
+    notes: list[str] = []
     if "python" in tools:
-        steps += _python_steps(prompt, view, [variable_for(prompt, path, len(tables)) for path in tables])
-    return _named_for(tools, Plan(steps))
+        loaded = [variable_for(prompt, path, len(tables)) for path in tables]
+        more, notes = _python_steps(prompt, view, calls, loaded, earlier)
+        steps += more
+    if not steps and notebook.ASKS_TO_READ.search(prompt):
+        notes.append(NO_NOTEBOOK_TOOLS)
+    return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
 
 
 __all__ = ["plan"]

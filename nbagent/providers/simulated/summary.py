@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from . import frames
 from .messages import text_of
-from .step import Plan
+from .step import Call, Plan, Step
 
 PREFIX = "(simulated model)"
 MAX_OUTPUT_CHARS = 1_200
@@ -40,29 +39,48 @@ def _shortened(text: str) -> str:
     return "\n".join(kept)
 
 
-def _closing(p: Plan, results: Sequence[Mapping[str, Any]]) -> str:
+def _closing(p: Plan, calls: Sequence[Call]) -> str:
     """The cell the answer ends with: only if the last call (the one that ran it) succeeded."""
     if not p.code:
         return ""
-    if results and results[-1].get("is_error"):
+    if calls and calls[-1].failed:
         return ("The corrected cell still failed (see its output above), so I have no working code to offer: "
                 "I only fix misspelt names.")
     return "The corrected cell, which ran without an error:\n" + fenced(p.code, "python")
 
 
-def answer(results: Sequence[Mapping[str, Any]], names: Mapping[str, str], p: Plan) -> str:
-    """The plan's conclusion and the ``answer:`` lines the tools printed, then every tool result."""
-    found = frames.answers([text_of(r.get("content", "")) for r in results if not r.get("is_error")])
-    said = [s for s in (p.lead, "; ".join(found) + "." if found else "") if s]
-    lines = [f"{PREFIX} {' '.join(said)}"] if said else []
-    lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
-    for r in results:
-        tool = names.get(str(r.get("tool_use_id")), "tool")
-        text = text_of(r.get("content", "")).strip("\n").rstrip() or "(no output)"  # keep a table header's indent
-        verb = "failed" if r.get("is_error") else "returned"
-        lines += [f"`{tool}` {verb}:", fenced(_shortened(text))]
-    closing = _closing(p, results)
-    return "\n\n".join(lines + ([closing] if closing else []))
+def _read(calls: Sequence[Call], p: Plan) -> list[str | None]:
+    """What each call's output says, read by the step that planned it: a sentence, "" when the
+    plan's lead already says it, None when only the output itself can say it."""
+    unread: dict[str, list[Step]] = {}
+    for planned_step in p.steps:
+        unread.setdefault(planned_step.key, []).append(planned_step)
+    said: list[str | None] = []
+    for call in calls:
+        planned = unread.get(call.key) or []
+        step = planned.pop(0) if planned else None
+        reader = None if step is None else (step.on_error if call.failed else step.reads)
+        said.append(reader(call.output) if reader is not None else None)
+    return said
+
+
+def answer(calls: Sequence[Call], p: Plan) -> str:
+    """The plan's conclusion and what the calls' outputs say; then the outputs that say more than
+    a sentence (a table, a file) or that failed, each in a fence. An output the answer states in
+    words is not repeated: it is in the tool card and in the cell below the agent cell."""
+    said = _read(calls, p)
+    found = [s for s in said if s]
+    lead = " ".join(s for s in (p.lead, "; ".join(found) + "." if found else "") if s)
+    lines = [f"{PREFIX} {lead}"] if lead else []
+    shown = [(c, s) for c, s in zip(calls, said, strict=True) if s is None or c.failed]
+    if shown:
+        lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
+    for call, _ in shown:
+        text = call.output.strip("\n").rstrip() or "(no output)"  # keep a table header's indent
+        verb = "failed" if call.failed else "returned"
+        lines += [f"`{call.tool}` {verb}:", fenced(_shortened(text))]
+    closing = _closing(p, calls)
+    return "\n\n".join(lines + ([closing] if closing else [])) or f"{PREFIX} Done."
 
 
 _HEADER = re.compile(r"^--- message (\d+) \((\w+)\) ---$", re.M)

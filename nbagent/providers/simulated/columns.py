@@ -1,0 +1,113 @@
+"""What the demo brain knows of a DataFrame before it writes code about it: its columns from the
+kernel facts, and their dtypes once it has looked (``sales.dtypes``) in this turn.
+
+The brain resolves column names *before* writing code, so the code names them plainly; when the
+facts do not say enough (no columns listed, or which ones are numeric), the plan's first call
+looks, and the code comes in the next request, as a person would work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from . import readers
+from .messages import KernelView, Variable
+from .step import Call, Step
+
+
+def literal(text: str) -> str:
+    """``text`` as a Python string literal in double quotes (the common style)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def column(frame: str, name: str) -> str:
+    return f"{frame}[{literal(name)}]"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A DataFrame as the brain knows it: columns (maybe none known) and dtypes (None: not looked)."""
+
+    name: str
+    columns: tuple[str, ...] = ()
+    dtypes: dict[str, str] | None = None
+    looked: bool = False
+    look_failed: bool = False
+
+    def numeric(self) -> list[str]:
+        return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
+
+    def text(self) -> list[str]:
+        return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t)]
+
+    def look(self, quiet: bool = False) -> Step:
+        """The call that tells the brain the columns and their types (``quiet``: a look made to
+        write the next call, which the answer does not report)."""
+        return Step("python", {"code": look_code(self.name)}, f"look at the columns of `{self.name}` and their types",
+                    reads=(lambda out: "") if quiet else (lambda out: columns_said(self.name, out)))
+
+    def unknown(self) -> str:
+        if self.look_failed:
+            return f"`{self.name}` does not look like a DataFrame (its `.dtypes` failed), so I wrote no pandas code for it."
+        return f"I could not tell which columns of `{self.name}` you mean."
+
+
+def look_code(name: str) -> str:
+    return f"{name}.dtypes"
+
+
+def columns_said(name: str, output: str) -> str | None:
+    found = readers.dtypes(output)
+    if found is None:
+        return None
+    listed = ", ".join(f"{c} ({t})" for c, t in found.items())
+    return f"`{name}` has {len(found)} columns: {listed}"
+
+
+def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
+    """What the facts and this turn's looks say about ``name``."""
+    known = view.variables.get(name)
+    columns = known.columns if known else ()
+    for call in calls:
+        if call.tool == "python" and look_code(name) in call.input.values():
+            found = None if call.failed else readers.dtypes(call.output)
+            if found is None:
+                return Frame(name, columns, None, looked=True, look_failed=True)
+            return Frame(name, tuple(found), found, looked=True)
+    return Frame(name, columns)
+
+
+def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
+    """``view`` with the columns this turn's ``.dtypes`` looks found (the facts may list none)."""
+    seen = KernelView(dict(view.variables), view.last_error)
+    for name in {*view.variables, *(c.input.get("code", "").removesuffix(".dtypes") for c in calls if c.tool == "python")}:
+        frame = frame_of(name, view, calls)
+        if frame.dtypes:
+            seen.variables[name] = Variable(name, "DataFrame", frame.columns)
+    return seen
+
+
+def matches(word: str, columns: Sequence[str]) -> str | None:
+    """The column ``word`` names: the same, or its singular/plural, ignoring case."""
+    w = word.lower()
+    for c in columns:
+        if c.lower() in (w, w.rstrip("s"), w + "s"):
+            return c
+    for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
+        stem = c.lower().split("_")[0]
+        if len(stem) >= 4 and w.startswith(stem) and "_" in c:
+            return c
+    return None
+
+
+def named(prompt: str, columns: Sequence[str]) -> list[str]:
+    """The columns the prompt names, in the prompt's order."""
+    found = (matches(w, columns) for w in re.findall(r"\w+", prompt))
+    return list(dict.fromkeys(c for c in found if c is not None))
+
+
+__all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
+           "view_with_looks"]

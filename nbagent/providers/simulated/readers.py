@@ -1,0 +1,85 @@
+"""Reading the output of the demo brain's own code: the brain writes plain pandas (``sales.shape``,
+``sales.isna().sum()``) and reads the printed result back, as a person reads a cell's output.
+
+The python tool returns stdout, then ``[result]`` and the repr of the last expression. Each reader
+takes that text and returns what it says (None when it is not what the code would print).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_RESULT = "[result]\n"
+_NUMBER = re.compile(r"^(?:np\.(?:float|int|uint)\d*\()?(-?[\d.e+-]+|nan|inf)\)?$")
+_FOOTER = re.compile(r"^(?:Name: .*|dtype: \w+|Length: \d+, dtype: \w+)$")
+
+
+def result_of(output: str) -> str:
+    """The repr of the last expression in a python tool's output ("" when there is none)."""
+    at = output.rfind(_RESULT)
+    if at < 0:
+        return ""
+    end = output.find("\n[error]\n", at)
+    return output[at + len(_RESULT):end if end >= 0 else None].strip("\n")
+
+
+def number(output: str) -> float | None:
+    """A scalar result (``391``, ``np.float64(99.875)``)."""
+    m = _NUMBER.match(result_of(output).strip())
+    if not m:
+        return None
+    try:
+        return float(m.group(1))
+    except ValueError:
+        return None
+
+
+def shape(output: str) -> tuple[int, ...] | None:
+    """A ``.shape`` result: ``(8, 3)``."""
+    try:
+        value = ast.literal_eval(result_of(output).strip())
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(value, tuple) and all(isinstance(n, int) for n in value):
+        return value
+    return None
+
+
+def series_rows(output: str) -> tuple[list[tuple[str, str]], bool] | None:
+    """The (label, value) rows of a Series' repr, and whether pandas cut rows out ("...")."""
+    lines = [ln for ln in result_of(output).splitlines() if ln.strip()]
+    if not lines or not _FOOTER.match(lines[-1].strip()):
+        return None
+    rows: list[tuple[str, str]] = []
+    cut = False
+    for line in lines[:-1]:
+        parts = line.rsplit(None, 1)
+        if line.strip() == "...":
+            cut = True
+        elif len(parts) == 2:
+            rows.append((parts[0].strip(), parts[1]))
+        elif not rows:
+            continue  # the index's name, on a line of its own
+        else:
+            return None
+    return rows, cut
+
+
+def dtypes(output: str) -> dict[str, str] | None:
+    """A DataFrame's ``.dtypes``: column -> dtype name (None if the output is not one)."""
+    found = series_rows(output)
+    if found is None or found[1]:
+        return None
+    return dict(found[0])
+
+
+def is_numeric(dtype: str) -> bool:
+    return dtype.lower().startswith(("int", "uint", "float", "complex"))
+
+
+def money(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+__all__ = ["dtypes", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]

@@ -1,0 +1,82 @@
+"""The bridge's front-end over an nbformat notebook (what autorun uses): the protocol's ops on the
+run's own cells, with the browser extension's guarantees (no trusted cells, only the nbagent
+metadata key touched, no user cell or running cell deleted), and the kernel's Bridge talking to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from nbagent.engine.contracts.tool_api import ToolContext
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.nbformat_frontend import NotebookDocument
+from nbagent.notebook.document.tools import NotebookTools
+
+MARK = {"session": "S", "turn": 1, "tool_use_id": "t1", "kind": "code"}
+
+
+def document() -> NotebookDocument:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"),
+                                         nbformat.v4.new_code_cell("%%agent\nhi"),
+                                         nbformat.v4.new_code_cell("mine = 1")])
+    return NotebookDocument(nb.cells, "a.ipynb", nbformat.from_dict)
+
+
+def ask(doc: NotebookDocument, op: str, **args: Any) -> dict[str, Any]:
+    return doc.answer({"type": "request", "id": 7, "op": op, **args})
+
+
+def test_insert_read_replace_move_follow_the_protocol() -> None:
+    doc = document()
+    agent_id, mine_id = doc.cells[1]["id"], doc.cells[2]["id"]
+    reply = ask(doc, "insert", cell={"cell_type": "code", "source": "x = 1", "metadata": {"nbagent": MARK, "trusted": True}},
+                after_id=agent_id)
+    assert reply["ok"] and reply["id"] == 7 and reply["result"]["index"] == 2
+    new = doc.cells[2]
+    assert new["source"] == "x = 1" and "trusted" not in new["metadata"] and new["outputs"] == []
+    cells = ask(doc, "read")["result"]["cells"]
+    assert [c["source"] for c in cells] == ["# Title", "%%agent\nhi", "x = 1", "mine = 1"]
+    ask(doc, "replace", cell_id=new["id"], outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}],
+        metadata={"nbagent": {**MARK, "kind": "edit"}})
+    assert doc.cells[2]["outputs"][0]["text"] == "1\n" and doc.cells[2]["metadata"]["nbagent"]["kind"] == "edit"
+    doc.cells[3]["metadata"]["tags"] = ["keep"]
+    ask(doc, "replace", cell_id=mine_id, metadata={"nbagent": None})
+    assert doc.cells[3]["metadata"] == {"tags": ["keep"]}  # only the nbagent key is nbagent's
+    assert ask(doc, "move", cell_id=mine_id, index=0)["result"] == {"index": 0} and doc.cells[0]["id"] == mine_id
+    assert not ask(doc, "replace", cell_id="nope", source="x")["ok"]
+    assert not ask(doc, "frobnicate")["ok"]
+
+
+def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> None:
+    doc = document()
+    agent_id, mine_id = doc.cells[1]["id"], doc.cells[2]["id"]
+    made = ask(doc, "insert", cell={"cell_type": "code", "source": "x = 1", "metadata": {"nbagent": MARK}},
+               after_id=agent_id)["result"]["id"]
+    doc.cells[1]["metadata"]["nbagent"] = {"session": "S", "turn": 1, "kind": "agent"}
+    doc.running = agent_id
+    reply = ask(doc, "delete", ids=[agent_id, made, mine_id, "missing"])
+    assert reply["result"] == {"deleted": 1}  # the count is what was really removed
+    assert [c["id"] for c in doc.cells][1:] == [agent_id, mine_id]
+    assert len(doc.run_cells) == 3  # the run's list changes only at sync(), between cells
+    doc.sync()
+    assert doc.run_cells == doc.cells
+
+
+async def test_the_kernels_bridge_and_the_notebook_tools_work_on_it() -> None:
+    doc = document()
+    bridge = Bridge()
+
+    class Comm:
+        comm_id = "c"
+
+        def send(self, data: dict[str, Any]) -> None:
+            bridge._on_data(doc.answer(data))
+
+    bridge._comm = Comm()
+    bridge._on_data(doc.hello())
+    assert bridge.connected and bridge.frontend == "nbclient" and bridge.path == "a.ipynb"
+    tools = {t.name: t for t in NotebookTools(bridge, lambda: "S").tools()}
+    out = await tools["notebook_read"].run({}, ToolContext(cwd=Path("."), turn=1, tool_use_id="t"))
+    assert "3 cells" in out.content and "mine = 1" in out.content
