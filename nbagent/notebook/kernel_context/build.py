@@ -1,0 +1,197 @@
+"""The kernel context of a prompt: ranked, described, within a token budget.
+
+The variables the prompt is about (:mod:`.rank`) are described in full first (a frame's schema,
+an object's ``_repr_llm_``), then every other variable in one line, as long as the budget
+(``SessionConfig.kernel_context_tokens``) lasts; what does not fit, or is not reached before the
+build's deadline, is named in one "Left out" line so the model can ask the python tool for it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ...engine.api_facts.tokens import count_text_tokens
+from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
+from . import figures
+from .cells import recent_inputs, recent_outputs
+from .guard import Deadline, DescribeFailed, bounded_call
+from .protocol import describe
+from .rank import ranked
+
+_HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
+_SKIPPED_TYPES = ("module", "function", "builtin_function_or_method", "type")
+#: A full description may take at most this share of the budget (a huge schema is cut to it).
+FULL_SHARE = 0.5
+#: Names the "Left out" line lists (then a count).
+LEFT_OUT_NAMES = 40
+#: Most names looked at in the namespace (a namespace of 100,000 names: the rest are counted).
+MAX_NAMES = 20_000
+
+
+@dataclass
+class ContextRecord:
+    """What one build told the model: names described in full, briefly, left out; images sent
+    (labels) and left out (notes); its size in tokens and the seconds it took."""
+
+    full: list[str] = field(default_factory=list)
+    brief: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+
+
+def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
+    """The namespace's user variables, in its order (no modules, functions, classes, hidden names)."""
+    ns = shell.user_ns
+    hidden = getattr(shell, "user_ns_hidden", {})
+    for name, value in list(ns.items())[:MAX_NAMES]:
+        if name.startswith("_") or name in _HIDDEN_NAMES or name in hidden:
+            continue
+        if type(value).__name__ in _SKIPPED_TYPES:
+            continue
+        yield name, value
+
+
+def _info(name: str, value: Any, full: bool) -> VariableInfo:
+    d = describe(value, full)
+    detail = "\n".join("    " + line for line in d.detail)
+    return VariableInfo(name, type(value).__name__, d.summary, detail)
+
+
+def _cut_to(info: VariableInfo, tokens: int) -> VariableInfo:
+    """``info`` with detail lines dropped from the end until it fits ``tokens`` (a note says so)."""
+    lines = info.detail.split("\n")
+    while lines and count_text_tokens("\n".join(lines)) > tokens:
+        lines = lines[: max(len(lines) * 3 // 4, len(lines) - 50) - 1]
+    cut = len(info.detail.split("\n")) - len(lines)
+    note = [f"    [... {cut} more lines of this description left out for the budget]"] if cut else []
+    return VariableInfo(info.name, info.type, info.summary, "\n".join([*lines, *note]))
+
+
+class Builder:
+    """One build: the running token count, and what was told and left out."""
+
+    def __init__(self, budget: int, fixed_tokens: int) -> None:
+        self.budget, self.used = budget, fixed_tokens
+        self.told: list[VariableInfo] = []
+        self.record = ContextRecord()
+        self.deadline = Deadline()
+
+    def add(self, info: VariableInfo, full: bool) -> bool:
+        cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
+        if full and cost > self.budget * FULL_SHARE:
+            info = _cut_to(info, int(self.budget * FULL_SHARE))
+            cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
+        if self.used + cost > self.budget or len(self.told) >= MAX_VARIABLES:
+            return False
+        self.used += cost
+        self.told.append(info)
+        (self.record.full if full and info.detail else self.record.brief).append(info.name)
+        return True
+
+    def describe_all(self, variables: dict[str, Any], focus: list[str]) -> None:
+        order = [*focus, *(n for n in variables if n not in set(focus))]
+        focused = set(focus)
+        for i, name in enumerate(order):
+            if len(self.told) >= MAX_VARIABLES or self.budget - self.used < 12:  # full: the rest is named only
+                self.record.left_out += order[i:]
+                return
+            if self.deadline.passed():
+                self.record.left_out += order[i:]
+                self.record.notes.append(f"the build's {self.deadline.seconds:g} s deadline passed")
+                return
+            if not self.add(_info(name, variables[name], name in focused), name in focused):
+                self.record.left_out.append(name)
+
+    def left_out_line(self, more: int) -> str:
+        names = self.record.left_out
+        if not names and not more and not self.record.notes:
+            return ""
+        shown = ", ".join(names[:LEFT_OUT_NAMES])
+        rest = len(names) - LEFT_OUT_NAMES + more
+        why = "; ".join(["the kernel context's token budget", *self.record.notes])
+        listed = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
+        return f"Left out ({why}; ask the python tool for them){listed}"
+
+
+class KernelContext:
+    """A notebook session's ``kernel_facts``: called by the engine before each prompt with the
+    prompt's :class:`~nbagent.engine.loop.facts.FactsFocus`; :attr:`last` is what it told."""
+
+    def __init__(self, shell: Any, errors: Any = None, images: figures.DisplayedImages | None = None) -> None:
+        self.shell, self.errors, self.displayed = shell, errors, images
+        self.last: ContextRecord | None = None
+        self._sent_images: set[str] = set()
+
+    def __call__(self) -> NotebookState:
+        return self.focused(FactsFocus())
+
+    def focused(self, focus: FactsFocus) -> NotebookState:
+        from ..executor import _raise_on_sigint
+
+        started = time.perf_counter()
+        with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
+            state, record = self._build(focus)
+        record.seconds = time.perf_counter() - started
+        self.last = record
+        return state
+
+    def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:
+        inputs = recent_inputs(self.shell)
+        error = getattr(self.errors, "text", None)
+        try:
+            outputs = bounded_call(lambda: recent_outputs(self.shell.user_ns.get("Out", {})))
+        except DescribeFailed as exc:
+            outputs = [f"(recent outputs left out: their repr {exc})"]
+        fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
+        builder = Builder(focus.token_budget, count_text_tokens(fixed))
+        variables: dict[str, Any] = {}
+        try:
+            variables = dict(user_variables(self.shell))
+            focus_names = ranked(list(variables), focus.prompt, focus.agent_code, inputs)
+            builder.describe_all(variables, focus_names)
+        except KeyboardInterrupt:
+            told = {v.name for v in builder.told}
+            builder.record.left_out += [n for n in variables if n not in told and n not in builder.record.left_out]
+            builder.record.notes.append("interrupted")
+            builder.record.interrupted = True
+        more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
+        images = [] if builder.record.interrupted else self._images(focus.prompt, builder.record)
+        state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more), images)
+        builder.record.tokens = count_text_tokens(FactsSnapshot.of(*state).full_text())
+        return state, builder.record
+
+    def _images(self, prompt: str, record: ContextRecord) -> list[Any]:
+        """Image blocks of the cell the prompt is about (see :mod:`.figures`)."""
+        if self.displayed is None or not figures.about_images(prompt):
+            return []
+        refs = figures.cell_refs(prompt)
+        shown = [s for cell in refs for s in self.displayed.of_cell(cell)] if refs else self.displayed.of_cell(None)
+        blocks: list[Any] = []
+        for s in shown:
+            if len(record.images) >= figures.MAX_IMAGES:
+                record.notes.append(f"an image of In[{s.cell}]: at most {figures.MAX_IMAGES} images per prompt")
+                continue
+            key = figures.digest(s.png)
+            if key in self._sent_images and not refs:
+                continue
+            try:
+                png, why = bounded_call(lambda: figures.fitted_png(s.png), 2.0)  # noqa: B023 - called at once
+            except DescribeFailed as exc:
+                png, why = None, str(exc)
+            if png is None:
+                record.notes.append(f"the image of In[{s.cell}] ({why})")
+                continue
+            label = f"Image displayed by In[{s.cell}]"
+            blocks += figures.image_blocks(png, label)
+            record.images.append(label)
+            self._sent_images.add(key)
+        return blocks
+
+
+__all__ = ["ContextRecord", "KernelContext", "user_variables"]
