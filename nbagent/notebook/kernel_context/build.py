@@ -69,7 +69,8 @@ def _cut_to(info: VariableInfo, tokens: int) -> VariableInfo:
     while lines and count_text_tokens("\n".join(lines)) > tokens:
         lines = lines[: max(len(lines) * 3 // 4, len(lines) - 50) - 1]
     cut = len(info.detail.split("\n")) - len(lines)
-    note = [f"    [... {cut} more lines of this description left out for the budget]"] if cut else []
+    note = [f"    [... {cut} more lines of this description (columns, sample rows) left out for the budget: "
+            "ask the python tool]"] if cut else []
     return VariableInfo(info.name, info.type, info.summary, "\n".join([*lines, *note]))
 
 
@@ -93,6 +94,14 @@ class Builder:
         self.told.append(info)
         (self.record.full if full and info.detail else self.record.brief).append(info.name)
         return True
+
+    def drop_last(self) -> None:
+        """Move the last variable told to the front of the left-out names."""
+        info = self.told.pop()
+        for told in (self.record.full, self.record.brief):
+            if info.name in told:
+                told.remove(info.name)
+        self.record.left_out.insert(0, info.name)
 
     def describe_all(self, variables: dict[str, Any], focus: list[str]) -> None:
         order = [*focus, *(n for n in variables if n not in set(focus))]
@@ -149,7 +158,12 @@ class KernelContext:
         except DescribeFailed as exc:
             outputs = [f"(recent outputs left out: their repr {exc})"]
         fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
-        builder = Builder(focus.token_budget, count_text_tokens(fixed))
+        while count_text_tokens(fixed) > focus.token_budget // 2 and (outputs or len(inputs) > 1):
+            # Cells and outputs take at most half the budget: the oldest output goes first, then inputs.
+            outputs, inputs = (outputs[1:], inputs) if outputs else (outputs, inputs[1:])
+            fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
+        # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
+        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), count_text_tokens(fixed))
         variables: dict[str, Any] = {}
         try:
             variables = dict(user_variables(self.shell))
@@ -162,9 +176,12 @@ class KernelContext:
             builder.record.interrupted = True
         more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
         images = [] if builder.record.interrupted else self._images(focus.prompt, builder.record)
-        state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more), images)
-        builder.record.tokens = count_text_tokens(FactsSnapshot.of(*state).full_text())
-        return state, builder.record
+        while True:  # the "Left out" line and the headers count too: the last told make room for them
+            state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more), images)
+            builder.record.tokens = count_text_tokens(FactsSnapshot.of(*state).full_text())
+            if builder.record.tokens <= focus.token_budget or not builder.told:
+                return state, builder.record
+            builder.drop_last()
 
     def _images(self, prompt: str, record: ContextRecord) -> list[Any]:
         """Image blocks of the cell the prompt is about (see :mod:`.figures`)."""

@@ -85,11 +85,13 @@ class DisplayedImages:
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         pub = getattr(shell, "display_pub", None)
         if pub is not None:
-            original = pub.publish
+            # A second %load_ext replaces the first watcher instead of stacking on it.
+            original = getattr(pub.publish, "__wrapped__", pub.publish)
 
             def publish(data: Any, *args: Any, **kwargs: Any) -> Any:
                 self.saw(data)
                 return original(data, *args, **kwargs)
+            publish.__wrapped__ = original  # type: ignore[attr-defined]
             pub.publish = publish
 
     def saw(self, data: Any) -> None:
