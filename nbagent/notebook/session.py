@@ -132,6 +132,13 @@ class NotebookSession:
         turn = sent[-1].turn if turn is None else turn
         return [s for s in sent if s.turn == turn]
 
+    def described_variables(self, turn: int | None = None) -> list[str]:
+        """The names of the variables the model had been told about when ``turn`` (default: the
+        latest) was sent (see :func:`~nbagent.notebook.kernel_context.told.described_variables`)."""
+        from .kernel_context.told import described_variables
+
+        return described_variables(self, turn)
+
     def unsaved_requests(self, turn: int | None = None) -> list[int]:
         """Requests of ``turn`` (default: the latest turn that made one) whose content :meth:`saw`
         cannot show: made by an earlier nbagent version, which did not save it in the task folder.

@@ -26,6 +26,7 @@ _SKIPPED_TYPES = ("module", "function", "builtin_function_or_method", "type")
 FULL_SHARE = 0.5
 #: Names the "Left out" line lists (then a count).
 LEFT_OUT_NAMES = 40
+BUDGET_NOTE = "the kernel context's token budget"
 #: Most names looked at in the namespace (a namespace of 100,000 names: the rest are counted).
 MAX_NAMES = 20_000
 
@@ -89,14 +90,20 @@ class Builder:
             info = _cut_to(info, int(self.budget * FULL_SHARE))
             cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
         if self.used + cost > self.budget or len(self.told) >= MAX_VARIABLES:
+            self.over_budget()
             return False
         self.used += cost
         self.told.append(info)
         (self.record.full if full and info.detail else self.record.brief).append(info.name)
         return True
 
+    def over_budget(self) -> None:
+        if BUDGET_NOTE not in self.record.notes:
+            self.record.notes.insert(0, BUDGET_NOTE)
+
     def drop_last(self) -> None:
         """Move the last variable told to the front of the left-out names."""
+        self.over_budget()
         info = self.told.pop()
         for told in (self.record.full, self.record.brief):
             if info.name in told:
@@ -109,6 +116,7 @@ class Builder:
         for i, name in enumerate(order):
             if len(self.told) >= MAX_VARIABLES or self.budget - self.used < 12:  # full: the rest is named only
                 self.record.left_out += order[i:]
+                self.over_budget()
                 return
             if self.deadline.passed():
                 self.record.left_out += order[i:]
@@ -119,11 +127,13 @@ class Builder:
 
     def left_out_line(self, more: int) -> str:
         names = self.record.left_out
-        if not names and not more and not self.record.notes:
+        if more:
+            self.over_budget()
+        if not names and not self.record.notes:
             return ""
         shown = ", ".join(names[:LEFT_OUT_NAMES])
         rest = len(names) - LEFT_OUT_NAMES + more
-        why = "; ".join(["the kernel context's token budget", *self.record.notes])
+        why = "; ".join(self.record.notes)
         listed = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
         return f"Left out ({why}; ask the python tool for them){listed}"
 
@@ -141,13 +151,17 @@ class KernelContext:
         return self.focused(FactsFocus())
 
     def focused(self, focus: FactsFocus) -> NotebookState:
-        from ..executor import _raise_on_sigint
+        from ..executor import _raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
 
         started = time.perf_counter()
         with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
             state, record = self._build(focus)
         record.seconds = time.perf_counter() - started
         self.last = record
+        if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
+            from ..outcome import AgentInterrupted
+
+            raise AgentInterrupted() from None
         return state
 
     def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:

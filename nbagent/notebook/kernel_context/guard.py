@@ -74,7 +74,7 @@ def bounded_call(fn: Callable[[], T], seconds: float = OBJECT_SECONDS) -> T:
             result = fn()
     except TimeUp:
         raise DescribeFailed(f"took longer than {seconds:g} s") from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, DescribeFailed):
         raise
     except BaseException as exc:  # noqa: BLE001 - a description never fails the prompt (SystemExit included)
         raise DescribeFailed(f"raised {type(exc).__name__}: {_first_line(exc)}") from None

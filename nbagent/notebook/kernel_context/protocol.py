@@ -127,13 +127,15 @@ def describe(value: Any, full: bool) -> Description:
         return bounded_call(lambda: _described(value, full))
     except DescribeFailed as exc:
         failed = str(exc)
-    if full:
+    if full and (_ADAPTERS.get(_key(type(value))) is not None or _own_llm_repr(value) is None):
+        # The brief form of an adapter reads less (no cells, no sample); of _repr_llm_ it is the
+        # same call again, so it is not retried.
         try:
             brief = bounded_call(lambda: _described(value, False))
-            return Description(brief.summary, (f"[full description left out: it {failed}]",))
+            return Description(brief.summary, (f"[full description left out: {failed}]",))
         except DescribeFailed:
             pass
-    return Description(f"not described: it {failed}")
+    return Description(f"not described: {failed}")
 
 
 __all__ = ["LLM_REPR", "MAX_REPR_CHARS", "describe", "register_llm_repr"]

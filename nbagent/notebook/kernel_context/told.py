@@ -99,4 +99,31 @@ def kernel_context_text(session: Any, turn: int | None = None) -> str | None:
     return "\n".join(parts)
 
 
-__all__ = ["described_variables", "image_tokens", "kernel_context_text", "told_variables"]
+def _record_lines(record: Any) -> list[str]:
+    def names(items: list[str]) -> str:
+        return ", ".join(items[:30]) + (f" and {len(items) - 30:,} more" if len(items) > 30 else "") or "none"
+
+    return [f"In full: {names(record.full)}", f"In a line: {names(record.brief)}",
+            f"Left out: {names(record.left_out)}" + (f" ({'; '.join(record.notes)})" if record.notes else ""),
+            f"Images: {names(record.images)}",
+            f"~{record.tokens:,} tokens of text, built in {record.seconds * 1000:.0f} ms"]
+
+
+def kernel_context_lines(session: Any, turn: int | None = None) -> list[str]:
+    """``%agent context``: the turn's kernel context as sent, and for the latest build what it
+    described, in full or in a line, and left out (``session``: a NotebookSession)."""
+    text = kernel_context_text(session, turn)
+    if text is None:
+        return [f"No request was sent in turn {turn}." if turn else "No request sent yet."]
+    sent = session.saw(turn)
+    head = f"Kernel context sent with turn {sent[0].turn}:" if text else \
+        f"Turn {sent[0].turn} sent nothing about the kernel (nothing had changed since the previous prompt)."
+    lines = [head, *([text] if text else [])]
+    record = getattr(getattr(session.agent, "engine", None), "kernel_facts", None)
+    last = getattr(record, "last", None)
+    if last is not None and (turn is None or turn == session.turn):
+        lines += ["", *_record_lines(last)]
+    return lines
+
+
+__all__ = ["described_variables", "image_tokens", "kernel_context_lines", "kernel_context_text", "told_variables"]

@@ -1,0 +1,66 @@
+"""``%agent context`` shows what the turn sent about the kernel; the names the model was told
+about are read back from what was sent (what the replay compares with the live kernel)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.kernel_context import described_variables
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell = InteractiveShell.instance()
+    saved = shell.display_pub
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_cell("%load_ext nbagent")
+    magics_mod.active_magics().new_session(allow=("python", "read_file"))
+    try:
+        yield shell
+    finally:
+        for name in [n for n in shell.user_ns if n.startswith("kc_")]:
+            del shell.user_ns[name]
+        magics_mod.active_magics().kernel_context_tokens = DEFAULT_KERNEL_CONTEXT_TOKENS
+        shell.display_pub = saved
+
+
+def cell(ip: Any, code: str) -> str:
+    with capture_output() as cap:
+        result = ip.run_cell(code)
+    assert result.error_in_exec is None and result.error_before_exec is None, (result, cap.stdout)
+    return cap.stdout
+
+
+def test_agent_context_shows_the_kernel_context_sent_and_what_was_left_out(ip: Any) -> None:
+    cell(ip, "import pandas as pd\nkc_sales = pd.DataFrame({'price': [1.0, None], 'region': ['n', 's']})")
+    cell(ip, "%config AgentMagics.kernel_context_tokens = 400")
+    cell(ip, "kc_many = list(range(3))\n" + "\n".join(f"kc_v{i} = {i}" for i in range(200)))
+    cell(ip, "%%agent\nWhich columns of `kc_sales` have missing values?")
+    shown = cell(ip, "%agent context")
+    assert shown.startswith("Kernel context sent with turn 1:\n<kernel-state>")
+    assert "price: float64, 1 missing" in shown and "In full: kc_sales" in shown
+    assert "Left out (the kernel context's token budget; ask the python tool for them): " in shown
+    assert "tokens of text, built in" in shown
+    sent = magics_mod.active_magics().session().saw()[0].messages[-1]["content"]
+    facts = next(b["text"] for b in sent if b.get("type") == "text" and b["text"].startswith("<kernel-state>"))
+    assert facts in shown  # exactly what was sent
+
+
+def test_described_variables_are_the_names_the_model_knew_at_that_turn(ip: Any) -> None:
+    cell(ip, "kc_a = 1\nkc_b = 2")
+    cell(ip, "%%agent\nWhat is `kc_a`?")
+    cell(ip, "del kc_b\nkc_c = 3")
+    cell(ip, "%%agent\nAnd `kc_c`?")
+    sess = magics_mod.active_magics().session()
+    first, second = described_variables(sess, 1), sess.described_variables()
+    assert {"kc_a", "kc_b"} <= set(first) and "kc_c" not in first
+    assert {"kc_a", "kc_c"} <= set(second) and "kc_b" not in second
