@@ -95,8 +95,9 @@ class NotebookSession:
     def turns_df(self) -> Any:
         """One row per API request: tokens, cost, context size, deleted range, retries."""
         from ..display.tables import turns_df
+        from .kernel_context.told import request_image_tokens
 
-        return turns_df(self.agent.records)
+        return turns_df(self.agent.records, request_image_tokens(self.agent.sent))
 
     def truncation_df(self) -> Any:
         """The requests where the context manager changed what the model sees."""

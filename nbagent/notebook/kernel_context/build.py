@@ -198,31 +198,55 @@ class KernelContext:
             builder.drop_last()
 
     def _images(self, prompt: str, record: ContextRecord) -> list[Any]:
-        """Image blocks of the cell the prompt is about (see :mod:`.figures`)."""
-        if self.displayed is None or not figures.about_images(prompt):
+        """Image blocks of what the prompt is about (see :mod:`.figures`): the cells it names
+        (``Out[n]``/``In[n]``: their displayed images, or an ``Out[n]`` figure drawn), the figures
+        it names by variable, else the newest cell's displayed images."""
+        if not figures.about_images(prompt):
             return []
-        refs = figures.cell_refs(prompt)
-        shown = [s for cell in refs for s in self.displayed.of_cell(cell)] if refs else self.displayed.of_cell(None)
+        candidates = self._named_figures(prompt)
         blocks: list[Any] = []
-        for s in shown:
+        for label, png, named in candidates:
             if len(record.images) >= figures.MAX_IMAGES:
-                record.notes.append(f"an image of In[{s.cell}]: at most {figures.MAX_IMAGES} images per prompt")
+                record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
                 continue
-            key = figures.digest(s.png)
-            if key in self._sent_images and not refs:
+            key = figures.digest(png)
+            if key in self._sent_images and not named:
                 continue
             try:
-                png, why = bounded_call(lambda: figures.fitted_png(s.png), 2.0)  # noqa: B023 - called at once
+                fitted, why = bounded_call(lambda: figures.fitted_png(png), 2.0)  # noqa: B023 - called at once
             except DescribeFailed as exc:
-                png, why = None, str(exc)
-            if png is None:
-                record.notes.append(f"the image of In[{s.cell}] ({why})")
+                fitted, why = None, str(exc)
+            if fitted is None:
+                record.notes.append(f"{label} ({why})")
                 continue
-            label = f"Image displayed by In[{s.cell}]"
-            blocks += figures.image_blocks(png, label)
+            blocks += figures.image_blocks(fitted, label)
             record.images.append(label)
             self._sent_images.add(key)
         return blocks
+
+    def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool]]:
+        """(label, PNG, named explicitly) for each image the prompt may be about, most specific first."""
+        found: list[tuple[str, bytes, bool]] = []
+        out = self.shell.user_ns.get("Out", {})
+        for cell in figures.cell_refs(prompt):
+            shown = self.displayed.of_cell(cell) if self.displayed is not None else []
+            found += [(f"Image displayed by In[{cell}]", s.png, True) for s in shown]
+            if not shown and isinstance(out, dict) and figures.is_figure(out.get(cell)):
+                found += self._drawn(f"Out[{cell}] (a figure, drawn now)", out[cell])
+        names = [n for n in ranked(list(self.shell.user_ns)[:MAX_NAMES], prompt, (), ())
+                 if figures.is_figure(self.shell.user_ns.get(n))]
+        for name in names:
+            found += self._drawn(f"Figure `{name}` (drawn now)", self.shell.user_ns[name])
+        if not found and self.displayed is not None:
+            found = [(f"Image displayed by In[{s.cell}]", s.png, False) for s in self.displayed.of_cell(None)]
+        return found
+
+    @staticmethod
+    def _drawn(label: str, fig: Any) -> list[tuple[str, bytes, bool]]:
+        try:
+            return [(label, bounded_call(lambda: figures.figure_png(fig), 2.0), True)]
+        except DescribeFailed:
+            return []
 
 
 __all__ = ["ContextRecord", "KernelContext", "user_variables"]

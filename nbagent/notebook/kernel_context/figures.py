@@ -156,6 +156,12 @@ def digest(png: bytes) -> str:
     return hashlib.sha1(png, usedforsecurity=False).hexdigest()
 
 
+def is_figure(value: Any) -> bool:
+    """A matplotlib Figure (by its exact type's name: matplotlib is not imported to ask)."""
+    kind = type(value)
+    return kind.__name__ == "Figure" and (kind.__module__ or "").startswith("matplotlib.")
+
+
 def figure_png(fig: Any) -> bytes:
     """A figure object (an ``Out[n]`` value or a variable) drawn to PNG at a bounded resolution."""
     w, h = fig.get_size_inches()
@@ -165,5 +171,5 @@ def figure_png(fig: Any) -> bytes:
     return out.getvalue()
 
 
-__all__ = ["DisplayedImages", "about_images", "cell_refs", "figure_description", "figure_png", "fitted_png",
-           "image_blocks", "png_size"]
+__all__ = ["DisplayedImages", "about_images", "cell_refs", "digest", "figure_description", "figure_png", "fitted_png",
+           "image_blocks", "is_figure", "png_size"]

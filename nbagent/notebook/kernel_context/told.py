@@ -82,6 +82,29 @@ def image_tokens(block: Mapping[str, Any]) -> int | None:
     return None if size is None else max(1, size[0] * size[1] // 750)
 
 
+def _images_in(content: Any) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "image":
+            found.append(block)
+        elif isinstance(block, dict) and block.get("type") == "tool_result":
+            found += _images_in(block.get("content"))
+    return found
+
+
+def request_image_tokens(sent: Sequence[Any]) -> dict[int, int]:
+    """Request number -> the API's estimate for the images it carried (requests with images only;
+    an image of unknown size counts as the engine's typical image)."""
+    from ...engine.api_facts.tokens import IMAGE_TOKENS
+
+    counts: dict[int, int] = {}
+    for request in sent:
+        images = [b for m in request.messages for b in _images_in(m.get("content"))]
+        if images:
+            counts[request.request] = sum(image_tokens(b) or IMAGE_TOKENS for b in images)
+    return counts
+
+
 def kernel_context_text(session: Any, turn: int | None = None) -> str | None:
     """The kernel context the turn's prompt carried, as sent (images as one line each), or None
     when no request of that turn was sent."""
@@ -126,4 +149,4 @@ def kernel_context_lines(session: Any, turn: int | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["described_variables", "image_tokens", "kernel_context_lines", "kernel_context_text", "told_variables"]
+__all__ = ["described_variables", "image_tokens", "request_image_tokens", "kernel_context_lines", "kernel_context_text", "told_variables"]

@@ -64,3 +64,25 @@ def test_described_variables_are_the_names_the_model_knew_at_that_turn(ip: Any) 
     first, second = described_variables(sess, 1), sess.described_variables()
     assert {"kc_a", "kc_b"} <= set(first) and "kc_c" not in first
     assert {"kc_a", "kc_c"} <= set(second) and "kc_b" not in second
+
+
+def test_a_displayed_plot_reaches_the_model_and_shows_in_saw_context_and_the_turn_table(ip: Any) -> None:
+    from nbagent.notebook.kernel_context.figures import DisplayedImages
+    from tests.notebook.kernel_context.test_figures import png
+
+    magics = magics_mod.active_magics()
+    magics.displayed = DisplayedImages(ip)  # on this test's display publisher
+    magics.new_session(allow=("python",))
+    ip.user_ns["kc_png"] = png(300, 200)
+    # Not under capture_output, which swaps the publisher the watcher reads (as %%capture would).
+    assert ip.run_cell("from IPython.display import Image, display\ndisplay(Image(data=kc_png))").success
+    cell(ip, "%%agent\nWhy is this plot so small?")
+    sess = magics.session()
+    prompt = sess.saw()[0].messages[-1]["content"]
+    assert [b["type"] for b in prompt][-2:] == ["text", "image"]
+    with capture_output() as saw:
+        ip.run_cell("%agent saw")
+    assert "(image, ~80 tokens)" in "".join(str(o.data) for o in saw.outputs)
+    assert "(image block, ~80 tokens)" in cell(ip, "%agent context")
+    table = sess.turns_df()
+    assert table["image tokens"].tolist()[-1] == 80

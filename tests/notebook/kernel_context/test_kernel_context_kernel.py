@@ -65,3 +65,13 @@ def test_the_interrupt_stops_the_build_and_the_session_goes_on(kernel):
     assert_interrupted(run)  # one line, no frames, "history kept"
     follow = d.wait_done(d.execute("%%agent --allow python\nWhat is 2 + 2?"), 60)
     assert follow.status == "ok", follow.text
+
+
+def test_a_plot_the_inline_backend_displayed_reaches_the_model(kernel):
+    d = kernel
+    shown = d.wait_done(d.execute("%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])"), 60)
+    assert shown.status == "ok", shown.text
+    run = d.wait_done(d.execute("%%agent --allow python\nWhy is this plot going down at the end?"), 60)
+    assert run.status == "ok", run.text
+    context = d.wait_done(d.execute("%agent context"), 30)
+    assert "<kernel-state image>Image displayed by In[" in context.text and "(image block, ~" in context.text
