@@ -149,4 +149,5 @@ def kernel_context_lines(session: Any, turn: int | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["described_variables", "image_tokens", "request_image_tokens", "kernel_context_lines", "kernel_context_text", "told_variables"]
+__all__ = ["described_variables", "image_tokens", "kernel_context_lines", "kernel_context_text", "request_image_tokens",
+           "told_variables"]
