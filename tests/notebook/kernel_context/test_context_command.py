@@ -86,3 +86,17 @@ def test_a_displayed_plot_reaches_the_model_and_shows_in_saw_context_and_the_tur
     assert "(image block, ~80 tokens)" in cell(ip, "%agent context")
     table = sess.turns_df()
     assert table["image tokens"].tolist()[-1] == 80
+
+
+def test_what_a_turn_was_shown_is_read_back_after_the_session_is_loaded_again(ip: Any) -> None:
+    cell(ip, "import pandas as pd\nkc_frame = pd.DataFrame({'a': [1.0, None]})")
+    cell(ip, "%%agent\nWhat is missing in `kc_frame`?")
+    magics = magics_mod.active_magics()
+    before = magics.session()
+    told, text = before.described_variables(1), cell(ip, "%agent context 1").split("\n\nIn full")[0]
+    folder = before.agent.session.task_dir
+    assert folder is not None and "kc_frame" in told and "a: float64, 1 missing" in text
+    cell(ip, "del kc_frame")
+    loaded = magics.new_session(resume_from=folder)
+    assert loaded is not before and loaded.described_variables(1) == told
+    assert cell(ip, "%agent context 1").startswith(text)
