@@ -9,6 +9,7 @@ is cut to ``VALUE_CHARS``. A column whose values cannot be hashed (lists, dicts)
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,16 +75,16 @@ def _head_columns(columns: Any) -> str:
 
 
 def _dtype_counts(dtypes: Any) -> str:
-    counts = dtypes.value_counts()  # hashes dtypes: fast for 100,000 columns, where str() of each is not
-    return ", ".join(f"{n} {d}" for d, n in list(counts.items())[:4]) + (", …" if len(counts) > 4 else "")
+    counts = Counter(dtypes.tolist())  # hashes dtypes: str() of each is slow for 100,000 columns
+    return ", ".join(f"{n} {d}" for d, n in counts.most_common(4)) + (", …" if len(counts) > 4 else "")
 
 
 def _memory(df: Any) -> str:
     """Shallow memory from the dtypes (``memory_usage`` builds a Series per column: seconds for a
     frame of 100,000 columns); object contents are not counted."""
     rows = len(df)
-    by_dtype = df.dtypes.value_counts()
-    total = df.index.nbytes + sum(rows * getattr(d, "itemsize", 8) * int(n) for d, n in by_dtype.items())
+    by_dtype = Counter(df.dtypes.tolist())
+    total = df.index.nbytes + sum(rows * getattr(d, "itemsize", 8) * n for d, n in by_dtype.items())
     return f"memory {size_text(total)} (without object contents)"
 
 
@@ -103,10 +104,8 @@ def dataframe_full(df: Any) -> Description:
     scope = "" if rows <= stat_rows else f" (counted in the first {stat_rows:,} rows)"
     lines = [f"index: {_index_text(df.index)}; {_memory(df)}",
              f"columns (name: dtype, missing{scope}, values):"]
-    for i in range(shown):
-        col = part.iloc[:, i]
-        lines.append(f"  {_name(sub.columns[i])}: {col.dtype}, {int(missing.iloc[i]):,} missing"
-                     f"{_values_text(col)}"[:LINE_CHARS])
+    for i, (label, col) in enumerate(part.items()):
+        lines.append(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"[:LINE_CHARS])
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed (ask: df.columns[{shown}:])")
     lines += _sample_lines(sub, rows)
