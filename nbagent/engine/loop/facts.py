@@ -41,6 +41,8 @@ class NotebookState(NamedTuple):
     """One line naming what the kernel context's budget left out (the model can ask for it)."""
     images: Sequence[ImageBlockParam] = ()
     """Images a cell displayed that the prompt is about (sent with this prompt only)."""
+    left_out_names: Sequence[str] = ()
+    """The variables ``left_out`` stands for: still in the kernel, so a change never calls them removed."""
 
 
 @dataclass(frozen=True)
@@ -107,14 +109,17 @@ class FactsSnapshot:
     last_error: str | None = None
     outputs: tuple[str, ...] = ()
     left_out: str = ""
+    left_out_names: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str], last_error: str | None = None,
-           outputs: Sequence[str] = (), left_out: str = "", images: Sequence[Any] = ()) -> "FactsSnapshot":
+           outputs: Sequence[str] = (), left_out: str = "", images: Sequence[Any] = (),
+           left_out_names: Sequence[str] = ()) -> "FactsSnapshot":
         """From a :class:`NotebookState`'s fields (``images`` travel beside the text, not in it)."""
         return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]),
                    _bounded(last_error, MAX_ERROR_CHARS) if last_error else None,
-                   tuple(_bounded(o, MAX_OUTPUT_CHARS) for o in outputs[-MAX_OUTPUTS:]), left_out)
+                   tuple(_bounded(o, MAX_OUTPUT_CHARS) for o in outputs[-MAX_OUTPUTS:]), left_out,
+                   frozenset(left_out_names))
 
     @property
     def empty(self) -> bool:
@@ -134,7 +139,7 @@ class FactsSnapshot:
     def diff_text(self, before: "FactsSnapshot") -> str | None:
         """The changes since ``before`` (None when there are none)."""
         changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
-        removed = [name for name in before.variables if name not in self.variables]
+        removed = [name for name in before.variables if name not in self.variables and name not in self.left_out_names]
         new_inputs = [src for src in self.inputs if src not in before.inputs]
         new_error = self.last_error if self.last_error != before.last_error else None
         new_outputs = tuple(o for o in self.outputs if o not in before.outputs)

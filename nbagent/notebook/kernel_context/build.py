@@ -64,6 +64,11 @@ def _info(name: str, value: Any, full: bool) -> VariableInfo:
     return VariableInfo(name, type(value).__name__, d.summary, detail)
 
 
+def _brief(info: VariableInfo) -> VariableInfo:
+    """A full description reduced to its first line (what a variable the budget cannot hold in full gets)."""
+    return VariableInfo(info.name, info.type, info.summary)
+
+
 def _cut_to(info: VariableInfo, tokens: int) -> VariableInfo:
     """``info`` with detail lines dropped from the end until it fits ``tokens`` (a note says so)."""
     lines = info.detail.split("\n")
@@ -122,20 +127,22 @@ class Builder:
                 self.record.left_out += order[i:]
                 self.record.notes.append(f"the build's {self.deadline.seconds:g} s deadline passed")
                 return
-            if not self.add(_info(name, variables[name], name in focused), name in focused):
+            full = name in focused
+            info = _info(name, variables[name], full)
+            if not self.add(info, full) and not (full and info.detail and self.add(_brief(info), False)):
                 self.record.left_out.append(name)
 
-    def left_out_line(self, more: int) -> str:
+    def left_out_line(self, more: int, listed: int = LEFT_OUT_NAMES) -> str:
         names = self.record.left_out
         if more:
             self.over_budget()
         if not names and not self.record.notes:
             return ""
-        shown = ", ".join(names[:LEFT_OUT_NAMES])
-        rest = len(names) - LEFT_OUT_NAMES + more
+        shown = ", ".join(names[:listed])
+        rest = len(names) - listed + more
         why = "; ".join(self.record.notes)
-        listed = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
-        return f"Left out ({why}; ask the python tool for them){listed}"
+        tail = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
+        return f"Left out ({why}; ask the python tool for them){tail}"
 
 
 class KernelContext:
@@ -190,12 +197,17 @@ class KernelContext:
             builder.record.interrupted = True
         more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
         images = [] if builder.record.interrupted else self._images(focus.prompt, builder.record)
-        while True:  # the "Left out" line and the headers count too: the last told make room for them
-            state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more), images)
+        listed = LEFT_OUT_NAMES
+        while True:  # the "Left out" line counts too: it names fewer, then the last told make room
+            state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more, listed), images,
+                                  tuple(builder.record.left_out))
             builder.record.tokens = count_text_tokens(FactsSnapshot.of(*state).full_text())
             if builder.record.tokens <= focus.token_budget or not builder.told:
                 return state, builder.record
-            builder.drop_last()
+            if listed > 5:
+                listed //= 2
+            else:
+                builder.drop_last()
 
     def _images(self, prompt: str, record: ContextRecord) -> list[Any]:
         """Image blocks of what the prompt is about (see :mod:`.figures`): the cells it names

@@ -53,6 +53,9 @@ def _axes_line(i: int, ax: Any) -> str:
     drawn = {"lines": len(ax.lines), "collections": len(ax.collections), "patches": len(ax.patches),
              "images": len(ax.images)}
     what = ", ".join(f"{n} {k}" for k, n in drawn.items() if n) or "EMPTY: nothing drawn"
+    if ax.lines:  # a line of no points draws nothing: the usual "empty plot" of a filter that matched no rows
+        points = sum(len(line.get_xdata()) for line in ax.lines[:50])
+        what += f" ({points:,} points)" + (": EMPTY, the lines have no data" if points == 0 else "")
     legend = ax.get_legend()
     labels = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
     xl, yl = ax.get_xlim(), ax.get_ylim()

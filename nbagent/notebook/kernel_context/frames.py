@@ -141,7 +141,7 @@ def _values_text(col: Any) -> str:
     if pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_datetime64_any_dtype(kind):
         valid = col.dropna()
         if valid.empty:
-            return ", all missing"
+            return ", all missing" if len(col) else ""
         low, high = valid.min(), valid.max()
         if pd.api.types.is_numeric_dtype(kind):
             distinct = valid.nunique()

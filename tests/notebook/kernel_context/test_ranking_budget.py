@@ -82,3 +82,23 @@ def test_long_recent_cells_take_at_most_half_the_budget_oldest_first() -> None:
     text, _ = context_text(shell_with(cells, df=frame(3)), "`df`?", budget=600)
     assert count_text_tokens(text) <= 600 and "x4 = " in text and "x0 = " not in text
     assert "col2: float64" in text
+
+
+def test_a_named_frame_the_budget_cannot_hold_in_full_still_gets_its_line() -> None:
+    ns = {"big": frame(50), **{f"v{i}": i for i in range(5)}}
+    cells = tuple(f"x{i} = '{'a' * 480}'" for i in range(5))  # recent cells take their half of the budget
+    text, ctx = context_text(shell_with(cells, **ns), "what is in `big`?", budget=600)
+    assert "\n" not in block_of(text, "big") and "columns ['col0'" in block_of(text, "big")
+    assert ctx.last is not None and "big" in ctx.last.brief
+
+
+def test_a_variable_left_out_later_is_not_told_as_removed() -> None:
+    from nbagent.engine.loop.facts import FactsFocus, FactsSnapshot
+    from nbagent.notebook.kernel_context import KernelContext
+
+    shell = shell_with(**{f"v{i}": i for i in range(30)})
+    ctx = KernelContext(shell)
+    first = FactsSnapshot.of(*ctx.focused(FactsFocus("", (), 3_000)))
+    later = FactsSnapshot.of(*ctx.focused(FactsFocus("", (), 150)))
+    diff = later.diff_text(first) or ""
+    assert "Removed variables" not in diff and "Left out" in diff and "v29" in diff
