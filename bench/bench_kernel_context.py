@@ -168,7 +168,7 @@ QUESTIONS = [
     Question("What are the totals per region (`totals`)?", lambda ns: ["dtype float64", "first 4:"]),
     Question("What does `model` say about its validation?", lambda ns: ["validation R2 0.71"]),
     Question("Why is this plot empty?", lambda ns: ["Image displayed by In[12]"], image=True),
-    Question("Why is `fig` empty?", lambda ns: ["axes 0: title 'price by day'", "EMPTY: nothing drawn"]),
+    Question("Why is `fig` empty?", lambda ns: ["axes 0: title 'price by day'", "EMPTY: nothing drawn"], image=True),
 ]
 
 

@@ -217,8 +217,8 @@ class KernelContext:
             return []
         candidates = self._named_figures(prompt)
         blocks: list[Any] = []
-        for label, png, named in candidates:
-            if len(record.images) >= figures.MAX_IMAGES:
+        for attempt, (label, png, named) in enumerate(candidates):
+            if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
                 record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
                 continue
             key = figures.digest(png)
@@ -240,14 +240,14 @@ class KernelContext:
         """(label, PNG, named explicitly) for each image the prompt may be about, most specific first."""
         found: list[tuple[str, bytes, bool]] = []
         out = self.shell.user_ns.get("Out", {})
-        for cell in figures.cell_refs(prompt):
+        for cell in figures.cell_refs(prompt)[: figures.MAX_IMAGES]:
             shown = self.displayed.of_cell(cell) if self.displayed is not None else []
             found += [(f"Image displayed by In[{cell}]", s.png, True) for s in shown]
             if not shown and isinstance(out, dict) and figures.is_figure(out.get(cell)):
                 found += self._drawn(f"Out[{cell}] (a figure, drawn now)", out[cell])
         names = [n for n in ranked(list(self.shell.user_ns)[:MAX_NAMES], prompt, (), ())
                  if figures.is_figure(self.shell.user_ns.get(n))]
-        for name in names:
+        for name in names[: figures.MAX_IMAGES]:  # each drawing takes time: no more than could be sent
             found += self._drawn(f"Figure `{name}` (drawn now)", self.shell.user_ns[name])
         if not found and self.displayed is not None:
             found = [(f"Image displayed by In[{s.cell}]", s.png, False) for s in self.displayed.of_cell(None)]
