@@ -102,3 +102,14 @@ def test_a_variable_left_out_later_is_not_told_as_removed() -> None:
     later = FactsSnapshot.of(*ctx.focused(FactsFocus("", (), 150)))
     diff = later.diff_text(first) or ""
     assert "Removed variables" not in diff and "Left out" in diff and "v29" in diff
+
+
+def test_the_budget_setting_is_checked_and_reaches_a_running_session() -> None:
+    from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS, SessionConfig
+
+    assert SessionConfig().kernel_context_tokens == DEFAULT_KERNEL_CONTEXT_TOKENS == 3_000
+    with pytest.raises(ValueError, match="kernel_context_tokens must be a positive integer"):
+        SessionConfig(kernel_context_tokens=0)
+    from nbagent.notebook.settings import LIVE
+
+    assert LIVE["kernel_context_tokens"] == "kernel_context_tokens"
