@@ -101,9 +101,9 @@ def dataframe_full(df: Any) -> Description:
     stat_rows = max(1, STATS_CELLS // max(shown, 1))
     part = sub.iloc[:stat_rows]
     missing = part.isna().sum()
-    scope = "" if rows <= stat_rows else f" (counted in the first {stat_rows:,} rows)"
+    scope = "" if rows <= stat_rows else f"; missing and values of the first {stat_rows:,} rows"
     lines = [f"index: {_index_text(df.index)}; {_memory(df)}",
-             f"columns (name: dtype, missing{scope}, values):"]
+             f"columns (name: dtype, missing, values{scope}):"]
     for i, (label, col) in enumerate(part.items()):
         lines.append(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"[:LINE_CHARS])
     if ncols > shown:
@@ -124,7 +124,9 @@ def _index_text(index: Any) -> str:
         return f"{kind}, empty"
     first, last = plain(index[0]), plain(index[-1])
     name = f" named {short(index.name)}" if index.name is not None else ""
-    return f"{kind}{name}, {len(index):,} entries, {first} .. {last}" + ("" if index.is_unique else ", not unique")
+    # Uniqueness hashes every label: asked only of an index small enough (a RangeIndex knows at once).
+    unique = index.is_unique if len(index) <= STATS_CELLS or kind == "RangeIndex" else True
+    return f"{kind}{name}, {len(index):,} entries, {first} .. {last}" + ("" if unique else ", not unique")
 
 
 def _values_text(col: Any) -> str:
@@ -171,7 +173,7 @@ def series_brief(s: Any) -> Description:
 def series_full(s: Any) -> Description:
     n = len(s)
     part = s.iloc[:STATS_CELLS]
-    scope = "" if n <= STATS_CELLS else f" (in the first {STATS_CELLS:,})"
+    scope = "" if n <= STATS_CELLS else f" (missing and values of the first {STATS_CELLS:,})"
     name = f", name {short(s.name)}" if s.name is not None else ""
     lines = [f"index: {_index_text(s.index)}; memory {size_text(s.memory_usage(deep=False))}",
              f"values: {int(part.isna().sum()):,} missing{scope}{_values_text(part)}"[:LINE_CHARS]]
@@ -190,8 +192,10 @@ def ndarray_full(a: Any) -> Description:
     import numpy as np
 
     lines = [f"memory {size_text(a.nbytes)}"]
-    flat = a.reshape(-1)[:STATS_CELLS] if a.size else a.reshape(-1)
-    scope = "" if a.size <= STATS_CELLS else f" (in the first {STATS_CELLS:,} values)"
+    # The first rows, not reshape(-1) of the whole: that copies a non-contiguous array in full.
+    rows = a if a.ndim == 0 or a.size <= STATS_CELLS else a[: max(1, STATS_CELLS // max(1, a.size // len(a)))]
+    flat = rows.reshape(-1)
+    scope = "" if a.size <= STATS_CELLS else f" (of the first {flat.size:,} values)"
     if a.size and np.issubdtype(a.dtype, np.number) and not np.issubdtype(a.dtype, np.complexfloating):
         nans = int(np.isnan(flat).sum()) if np.issubdtype(a.dtype, np.floating) else 0
         valid = flat[~np.isnan(flat)] if nans else flat

@@ -81,3 +81,18 @@ def test_polars_frames_get_their_schema_where_polars_is_installed() -> None:
     text, _ = context_text(shell_with(df=df), "`df`?")
     block = block_of(text, "df")
     assert "a: Int64, 1 null" in block and "b: String, 0 null, 2 distinct" in block
+
+
+def test_a_frame_of_ten_million_rows_is_described_from_its_first_rows_and_says_so() -> None:
+    n = 10_000_000
+    big = pd.DataFrame({"x": np.zeros(n)}, index=pd.date_range("2020", periods=n, freq="s"))
+    text, ctx = context_text(shell_with(big=big), "what is in `big`?")
+    block = block_of(text, "big")
+    assert "missing, values; missing and values of the first 2,000,000 rows" in block
+    assert "DatetimeIndex, 10,000,000 entries" in block and ctx.last is not None and ctx.last.full == ["big"]
+
+
+def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
+    arr = np.ones((4_000, 4_000))[:, ::2]
+    text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
+    assert "values: 0 NaN (of the first 2,000,000 values), 1 .. 1, mean 1" in block_of(text, "arr")
