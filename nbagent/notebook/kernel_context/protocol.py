@@ -17,10 +17,12 @@ name with a one-line note; never an error in the cell.
 
 from __future__ import annotations
 
+import reprlib
+from functools import lru_cache
 from typing import Any, Callable
 
 from . import frames
-from .cells import library_of, safe_repr, shape_of
+from .cells import library_of, shape_of
 from .frames import Description
 from .guard import DescribeFailed, bounded_call, on_main_thread
 
@@ -101,8 +103,17 @@ def _builtin(value: Any, full: bool) -> Description:
     if kind in (str, bytes):
         return Description(f"len {len(value)}" + (f", {frames.short(value, BRIEF_CHARS)}" if full else ""))
     if kind in (list, tuple, dict, set, frozenset):
-        return Description(f"len {len(value)}", (safe_repr(value)[:MAX_REPR_CHARS],) if full and value else ())
+        return Description(f"len {len(value)}", (_container_repr().repr(value),) if full and value else ())
     return Description("")
+
+
+@lru_cache(maxsize=1)
+def _container_repr() -> reprlib.Repr:
+    """A container's items, bounded: 20 items, 80 characters a string, 6 levels (a cycle ends there)."""
+    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = bounded.maxfrozenset = 20
+    bounded.maxstring = bounded.maxother = 80
+    return bounded
 
 
 def _described(value: Any, full: bool) -> Description:

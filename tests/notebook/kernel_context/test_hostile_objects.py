@@ -171,3 +171,10 @@ def test_the_interrupt_stops_the_build_and_says_what_was_left_out() -> None:
     assert time.perf_counter() - started < OBJECT_SECONDS
     assert ctx.last is not None and ctx.last.interrupted and ctx.last.left_out == ["obj", "later"]
     assert ctx.last.brief == ["first"] and ctx.last.notes == ["interrupted"]
+
+
+def test_huge_strings_in_variables_containers_and_cells_are_cut() -> None:
+    huge = "x" * 100_000_000
+    text, seconds = timed(shell_with(s=huge, items=[huge], df=pd.DataFrame({"t": [huge]})), "`s`, `items`, `df`?")
+    assert len(text) < 2_000 and seconds < 2
+    assert block_of(text, "s").startswith("  - s: str (len 100000000, 'xxx") and "len 1" in block_of(text, "items")
