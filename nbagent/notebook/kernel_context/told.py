@@ -129,7 +129,8 @@ def _record_lines(record: Any) -> list[str]:
     return [f"In full: {names(record.full)}", f"In a line: {names(record.brief)}",
             f"Left out: {names(record.left_out)}" + (f" ({'; '.join(record.notes)})" if record.notes else ""),
             f"Images: {names(record.images)}",
-            f"~{record.tokens:,} tokens of text, built in {record.seconds * 1000:.0f} ms"]
+            f"~{record.tokens:,} tokens as a whole (a later prompt sends only the change), built in "
+            f"{record.seconds * 1000:.0f} ms"]
 
 
 def kernel_context_lines(session: Any, turn: int | None = None) -> list[str]:

@@ -49,7 +49,7 @@ def test_agent_context_shows_the_kernel_context_sent_and_what_was_left_out(ip: A
     assert shown.startswith("Kernel context sent with turn 1:\n<kernel-state>")
     assert "price: float64, 1 missing" in shown and "In full: kc_sales" in shown
     assert "Left out (the kernel context's token budget; ask the python tool for them): " in shown
-    assert "tokens of text, built in" in shown
+    assert "tokens as a whole (a later prompt sends only the change), built in" in shown
     sent = magics_mod.active_magics().session().saw()[0].messages[-1]["content"]
     facts = next(b["text"] for b in sent if b.get("type") == "text" and b["text"].startswith("<kernel-state>"))
     assert facts in shown  # exactly what was sent
