@@ -53,6 +53,9 @@ class FactsFocus:
     prompt: str = ""
     agent_code: tuple[str, ...] = ()
     token_budget: int = DEFAULT_KERNEL_CONTEXT_TOKENS
+    images_seen: frozenset[int] = frozenset()
+    """``hash()`` of the base64 data of each image the model still sees in the prompts' messages
+    (an image sent before a rollback, or hidden by truncation, is not in it: it is sent again)."""
 
 
 @runtime_checkable
@@ -227,6 +230,22 @@ def agent_code(history: Sequence[Message], last: int = 20) -> tuple[str, ...]:
             if isinstance(tool_input, dict):
                 code += [v for v in tool_input.values() if isinstance(v, str)]
     return tuple(code)
+
+
+def images_seen(history: Sequence[Message], deleted_range: tuple[int, int] | None) -> frozenset[int]:
+    """The images of user messages the model still sees, by ``hash()`` of their data (cached by
+    the string: cheap on every prompt)."""
+    start = max(start_of_rest(deleted_range), 2)
+    seen = set()
+    for message in [*history[:2], *history[start:]]:
+        content = message.get("content")
+        if message.get("role") != "user" or isinstance(content, str):
+            continue
+        for block in content or ():
+            source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+            if isinstance(source, dict) and isinstance(source.get("data"), str):
+                seen.add(hash(source["data"]))
+    return frozenset(seen)
 
 
 def prompt_words(blocks: Sequence[ContentBlock]) -> str:

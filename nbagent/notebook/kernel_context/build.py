@@ -152,7 +152,6 @@ class KernelContext:
     def __init__(self, shell: Any, errors: Any = None, images: figures.DisplayedImages | None = None) -> None:
         self.shell, self.errors, self.displayed = shell, errors, images
         self.last: ContextRecord | None = None
-        self._sent_images: set[str] = set()
 
     def __call__(self) -> NotebookState:
         return self.focused(FactsFocus())
@@ -196,7 +195,7 @@ class KernelContext:
             builder.record.notes.append("interrupted")
             builder.record.interrupted = True
         more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
-        images = [] if builder.record.interrupted else self._images(focus.prompt, builder.record)
+        images = [] if builder.record.interrupted else self._images(focus, builder.record)
         listed = LEFT_OUT_NAMES
         while True:  # the "Left out" line counts too: it names fewer, then the last told make room
             state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more, listed), images,
@@ -209,20 +208,17 @@ class KernelContext:
             else:
                 builder.drop_last()
 
-    def _images(self, prompt: str, record: ContextRecord) -> list[Any]:
+    def _images(self, focus: FactsFocus, record: ContextRecord) -> list[Any]:
         """Image blocks of what the prompt is about (see :mod:`.figures`): the cells it names
         (``Out[n]``/``In[n]``: their displayed images, or an ``Out[n]`` figure drawn), the figures
         it names by variable, else the newest cell's displayed images."""
-        if not figures.about_images(prompt):
+        if not figures.about_images(focus.prompt):
             return []
-        candidates = self._named_figures(prompt)
+        candidates = self._named_figures(focus.prompt)
         blocks: list[Any] = []
         for attempt, (label, png, named) in enumerate(candidates):
             if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
                 record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
-                continue
-            key = figures.digest(png)
-            if key in self._sent_images and not named:
                 continue
             try:
                 fitted, why = bounded_call(lambda: figures.fitted_png(png), 2.0)  # noqa: B023 - called at once
@@ -231,9 +227,11 @@ class KernelContext:
             if fitted is None:
                 record.notes.append(f"{label} ({why})")
                 continue
-            blocks += figures.image_blocks(fitted, label)
+            image = figures.image_blocks(fitted, label)
+            if hash(image[1]["source"]["data"]) in focus.images_seen and not named:
+                continue  # the model still sees it in an earlier prompt
+            blocks += image
             record.images.append(label)
-            self._sent_images.add(key)
         return blocks
 
     def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool]]:

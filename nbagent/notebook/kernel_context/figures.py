@@ -7,14 +7,14 @@ backend closes its figures after the cell, so they are not in the namespace any 
 gets the images of that cell (``Out[n]``/``In[n]``) or of the newest cell that displayed one: at
 most ``MAX_IMAGES``, each scaled to at most ``MAX_SIDE`` pixels a side (with Pillow, which
 matplotlib brings) and ``MAX_IMAGE_BYTES``; one that cannot be brought within bounds is named in
-a one-line note instead. An image already sent this session is not sent again unless named.
+a one-line note instead. An image the model still sees in an earlier prompt is not sent again
+unless its cell is named (after a rollback or a truncation that hid it, it is).
 """
 
 from __future__ import annotations
 
 import base64
 import collections
-import hashlib
 import io
 import re
 import struct
@@ -155,10 +155,6 @@ def image_blocks(png: bytes, label: str) -> list[dict[str, Any]]:
                                          "data": base64.b64encode(png).decode("ascii")}}]
 
 
-def digest(png: bytes) -> str:
-    return hashlib.sha1(png, usedforsecurity=False).hexdigest()
-
-
 def is_figure(value: Any) -> bool:
     """A matplotlib Figure (by its exact type's name: matplotlib is not imported to ask)."""
     kind = type(value)
@@ -174,5 +170,5 @@ def figure_png(fig: Any) -> bytes:
     return out.getvalue()
 
 
-__all__ = ["DisplayedImages", "about_images", "cell_refs", "digest", "figure_description", "figure_png", "fitted_png",
+__all__ = ["DisplayedImages", "about_images", "cell_refs", "figure_description", "figure_png", "fitted_png",
            "image_blocks", "is_figure", "png_size"]

@@ -100,3 +100,26 @@ def test_what_a_turn_was_shown_is_read_back_after_the_session_is_loaded_again(ip
     loaded = magics.new_session(resume_from=folder)
     assert loaded is not before and loaded.described_variables(1) == told
     assert cell(ip, "%agent context 1").startswith(text)
+
+
+def test_a_plot_is_sent_once_while_the_model_sees_it_and_again_after_a_rollback(ip: Any) -> None:
+    from nbagent.notebook.kernel_context.figures import DisplayedImages
+    from tests.notebook.kernel_context.test_figures import png
+
+    magics = magics_mod.active_magics()
+    magics.displayed = DisplayedImages(ip)
+    magics.new_session(allow=("python",))
+    ip.user_ns["kc_png"] = png(120, 80)
+    assert ip.run_cell("from IPython.display import Image, display\ndisplay(Image(data=kc_png))").success
+    sess = magics.session()
+
+    def images_sent() -> int:
+        return sum(b.get("type") == "image" for b in sess.saw()[0].messages[-1]["content"])
+
+    cell(ip, "%%agent\nWhat does this plot show?")
+    assert images_sent() == 1
+    cell(ip, "%%agent\nAnd this plot's axes?")
+    assert images_sent() == 0  # still in the conversation
+    cell(ip, "%agent rollback 0")
+    cell(ip, "%%agent\nWhat does this plot show?")
+    assert images_sent() == 1
