@@ -19,6 +19,7 @@ TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
     "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
+    "image tokens",
 ]
 UNPRICED = "–"
 """A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
@@ -38,12 +39,14 @@ def _pct(value: float | None) -> float:
     return _NAN if value is None else round(100.0 * value, 1)
 
 
-def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
+def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] | None = None) -> "pd.DataFrame":
     """One row per API request, in the columns of the notebook spec.
 
     ``cost`` is a float rounded to 4 decimals, or ``"–"`` when the model has no prices;
     ``cumulative cost`` sums the known costs (``"–"`` while none is known). ``switched off`` lists
-    the request features the endpoint refused (blank, hence not shown, when none).
+    the request features the endpoint refused (blank, hence not shown, when none). ``image tokens``
+    (by request number, when given): the API's estimate for the images the request carried, part of
+    its input (blank when none, hence not shown).
     """
     import pandas as pd
 
@@ -66,6 +69,7 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "cost": UNPRICED if r.cost_usd is None else round(r.cost_usd, 4),
             "cumulative cost": round(cumulative, 4) if priced else UNPRICED,
             "context tokens": r.context_tokens,
+            "image tokens": (image_tokens or {}).get(r.request) or None,
             "% of max": pct_max,
             # Only on the request whose truncation notice shows them (blank, hence not shown, when
             # nothing was truncated): the notice's figures are then cells of the table under it.
@@ -82,7 +86,7 @@ def turns_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
             "switched off": ", ".join(r.without),
         })
     df = pd.DataFrame(rows, columns=TURN_COLUMNS)
-    for column in ("previous request tokens", "max allowed"):  # ints and blanks, never 3200.0
+    for column in ("previous request tokens", "max allowed", "image tokens"):  # ints and blanks, never 3200.0
         df[column] = pd.Series([row[column] for row in rows], dtype=object)
     return df
 

@@ -174,9 +174,14 @@ def cost(magics: Any, args: Namespace) -> None:
 
 
 @magic_arguments(name="agent context")
+@argument("turn", nargs="?", type=turn_number, metavar="TURN", help="The turn (default: the last).")
 def context(magics: Any, args: Namespace) -> None:
-    """Every history message with its size and whether the model still sees it."""
+    """What the turn's prompt told the model about the kernel (as sent), then every history
+    message with its size and whether the model still sees it."""
+    from .kernel_context.told import kernel_context_lines
+
     sess = _need_session(magics)
+    print("\n".join(kernel_context_lines(sess, args.turn)))
     _display(sess.messages_df())
 
 

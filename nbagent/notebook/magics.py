@@ -19,6 +19,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, observe, vali
 
 from ..engine.api_facts.models import DEFAULT_MODEL
 from ..engine.contracts.config import (
+    DEFAULT_KERNEL_CONTEXT_TOKENS,
     DEFAULT_MAX_BUDGET_USD,
     DEFAULT_MAX_REQUESTS,
     DEFAULT_MAX_SESSION_BUDGET_USD,
@@ -30,6 +31,7 @@ from . import admin_traits, commands, settings, waiting
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
+from .kernel_context.figures import DisplayedImages
 from .new_session import new_session
 from .options import cell_options
 from .outcome import AgentCellError, AgentInterrupted, check_done, refused
@@ -83,6 +85,9 @@ class AgentMagics(Magics):
                       "LAYER[:key=value]+LAYER with layers mask, edit, summary, compact, truncate.").tag(config=True)
     notes = Int(0, help="The agent's notes file (notes.md in the task folder, read at the start of each turn): "
                 "its bound in characters; 0 is off.").tag(config=True)
+    kernel_context_tokens = Int(DEFAULT_KERNEL_CONTEXT_TOKENS,
+                                help="Token budget of what each prompt tells the model about the kernel's variables "
+                                     "(what does not fit is named, for the model to ask).").tag(config=True)
     web_search = Bool(False, help="Offer Anthropic's web search server tool.").tag(config=True)
     allow = List(Unicode(), help="Tools allowed without asking.").tag(config=True)
     insert_code = Bool(False, help="Insert the agent's last python code as the next cell.").tag(config=True)
@@ -131,6 +136,7 @@ class AgentMagics(Magics):
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
         self._session_count = 0
         self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
+        self.displayed = DisplayedImages(shell)  # the PNGs user cells displayed, for prompts about a plot
         self._document: Any = None
         from .document.inputs import CellLog
 

@@ -31,7 +31,8 @@ def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, *
         session_token_budget=magics.session_token_budget,
         context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
         cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
-        server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes)
+        server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
+        kernel_context_tokens=magics.kernel_context_tokens)
     provider = changes.pop("provider", None) or magics.provider
     endpoint = endpoint_for(magics, changes.pop("endpoint", None), provider)
     if endpoint is not None and endpoint.model and changes.get("model") is None:
@@ -42,7 +43,7 @@ def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, *
         sim["tokens_per_second"] = magics.tokens_per_second
     executor = ShellExecutor(magics.shell)
     wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
-                  kernel_facts=kernel_facts_from(magics.shell, magics.last_error),
+                  kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
                   tool_sources=[notebook_tools(magics)])
     old = magics.current
     if resume_from is not None:

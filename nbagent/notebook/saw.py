@@ -32,6 +32,11 @@ def _block_text(block: dict[str, Any]) -> str:
         content = tool_result_text(block, "\n")
         err = " (error)" if block.get("is_error") else ""
         return f"tool_result{err} [{block.get('tool_use_id')}]: {content}"
+    if kind == "image":
+        from .kernel_context.told import image_tokens
+
+        tokens = image_tokens(block)
+        return f"(image, ~{tokens:,} tokens)" if tokens else "(image)"
     return f"({kind})"
 
 

@@ -21,6 +21,7 @@ LIVE: dict[str, str] = {
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
     "notes": "notes", "token_budget": "token_budget", "session_token_budget": "session_token_budget",
+    "kernel_context_tokens": "kernel_context_tokens",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
@@ -31,7 +32,7 @@ NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
 PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells", "replay_if_changed"})
 
 SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
-         "session_token_budget", "context_window", "context", "notes", "effort",
+         "session_token_budget", "context_window", "context", "kernel_context_tokens", "notes", "effort",
          "web_search", "allow", "insert_code", "cells", "record", "replay_if_changed", "task_root", "shell_tool",
          "tokens_per_second", "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""

@@ -29,6 +29,7 @@ def test_turns_df_columns_and_values() -> None:
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
         "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
+        "image tokens",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -51,6 +52,9 @@ def test_an_unpriced_model_shows_a_dash_never_zero_and_what_the_endpoint_switche
     shown = tables.for_display(df)
     assert shown["cost"].tolist() == ["–", "–"] and "switched off" in shown.columns
     assert "switched off" not in tables.for_display(tables.turns_df([rec(1)])).columns  # blank: not shown
+    with_images = tables.turns_df([rec(1), rec(2)], {2: 1_398})
+    assert with_images["image tokens"].tolist() == [None, 1_398]
+    assert "image tokens" not in tables.for_display(tables.turns_df([rec(1)])).columns
 
 
 def test_empty_frames_keep_their_columns() -> None:

@@ -54,7 +54,7 @@ def executed(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["01_quickstart", "02_truncation_explorer", "03_retries_and_faults",
                                   "04_permissions_and_tools", "05_compaction_and_structured_output",
-                                  "06_reproducible_notebook"])
+                                  "06_reproducible_notebook", "08_kernel_context"])
 def test_notebook_runs_offline_in_under_a_minute(executed, name):
     nb, seconds = executed(name)
     texts = _texts(nb)
@@ -143,6 +143,18 @@ def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(exe
     assert joined.count("requests sent to the API: 0") == 1  # Run All with no key: replayed
     assert "what is 17 * 23? use python      True" in joined and "what is 391 + 7?     False" in joined
     assert "(True," in joined  # the replayed transcripts equal the recorded ones
+
+
+def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer(executed):
+    nb, _ = executed("08_kernel_context")
+    joined = "\n".join(_texts(nb))
+    assert "87 missing value(s) (price: 87)" in joined  # the answer
+    assert "price: float64, 87 missing, 0.91 .. 241.87" in joined  # what the model was told of the data
+    assert "region: category, 0 missing, levels ['east', 'north', 'south', 'west']" in joined
+    assert "Forecast of daily revenue, 30 days ahead" in joined
+    assert "broken: Broken (not described: raised RuntimeError: the database is down)" in joined
+    assert "EMPTY, the lines have no data" in joined and "(image block, ~" in joined
+    assert "Left out (the kernel context's token budget; ask the python tool for them): " in joined
 
 
 def _bench(name: str):

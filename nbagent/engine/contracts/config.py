@@ -23,6 +23,9 @@ DEFAULT_MAX_BUDGET_USD: float | None = None
 DEFAULT_MAX_SESSION_BUDGET_USD: float | None = None
 """Session budget (None: none)."""
 DEFAULT_MAX_TOKENS = 8192
+DEFAULT_KERNEL_CONTEXT_TOKENS = 3_000
+"""Tokens of the kernel context (variables, recent cells, last error, outputs) a prompt carries:
+enough for the frames a prompt names in full and a line for each other variable."""
 MAX_NOTES_CHARS = 100_000  # the notes ride in every prompt: a bound past this defeats their purpose
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 DEFAULT_MAX_RETRY_DELAY_S = 60.0
@@ -138,6 +141,10 @@ class SessionConfig:
     truncation) as a preset name or ``LAYER[:key=value]+LAYER`` (see
     :class:`~nbagent.engine.contracts.context_policy.ContextPolicy`); stored parsed."""
 
+    kernel_context_tokens: int = DEFAULT_KERNEL_CONTEXT_TOKENS
+    """Token budget of what a prompt tells the model about the live kernel (see docs/kernel-context.md):
+    what does not fit is named in the request, so the model can ask for it with the python tool."""
+
     notes: int = 0
     """The agent's notes file (``notes.md`` in the task folder, the memory-tool pattern): its bound
     in characters; 0 (the default) is off. On: a ``notes`` tool, and each prompt carries the notes
@@ -159,7 +166,7 @@ class SessionConfig:
         # A setting the model refuses fails now, with what to do instead, not as a 400 later.
         reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
         server_tool_definitions(self.server_tools)
-        _check_positive(self, "max_tokens", "tool_output_limit", "tool_capture_limit")
+        _check_positive(self, "max_tokens", "tool_output_limit", "tool_capture_limit", "kernel_context_tokens")
         _check_positive(self, "max_requests", "context_window", "thinking_budget", optional=True)
         if self.permission_mode not in PERMISSION_MODES:
             raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "

@@ -8,19 +8,24 @@ variable; after the first full snapshot only the change is sent when that is sho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence, Union
+from typing import Any, Callable, NamedTuple, Protocol, Sequence, Union, runtime_checkable
 
 from ..context.window import start_of_rest
-from ..contracts.messages import ContentBlock, Message, TextBlockParam
+from ..contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
+from ..contracts.messages import ContentBlock, ImageBlockParam, Message, TextBlockParam, is_tool_use
 
 
 @dataclass(frozen=True)
 class VariableInfo:
-    """A user variable as the model is told about it: name, type and a short shape/summary."""
+    """A user variable as the model is told about it: name, type and a short shape/summary.
+
+    ``detail`` holds further lines, each indented by four spaces (a frame's columns with their
+    dtypes, missing counts and levels, sample rows): the first line keeps its parseable form."""
 
     name: str
     type: str
     summary: str = ""
+    detail: str = ""
 
 
 class NotebookState(NamedTuple):
@@ -32,10 +37,39 @@ class NotebookState(NamedTuple):
     """The last failed cell: ``In[n]``, the exception and the last frames of its traceback."""
     outputs: Sequence[str] = ()
     """Text outputs of the last few cells, each ``Out[n]: ...``, bounded."""
+    left_out: str = ""
+    """One line naming what the kernel context's budget left out (the model can ask for it)."""
+    images: Sequence[ImageBlockParam] = ()
+    """Images a cell displayed that the prompt is about (sent with this prompt only)."""
+    left_out_names: Sequence[str] = ()
+    """The variables ``left_out`` stands for: still in the kernel, so a change never calls them removed."""
+
+
+@dataclass(frozen=True)
+class FactsFocus:
+    """What a prompt is about, for a facts builder that ranks what it tells: the prompt's words,
+    the code the agent ran lately (tool inputs), and the budget in tokens."""
+
+    prompt: str = ""
+    agent_code: tuple[str, ...] = ()
+    token_budget: int = DEFAULT_KERNEL_CONTEXT_TOKENS
+    images_seen: frozenset[int] = frozenset()
+    """``hash()`` of the base64 data of each image the model still sees in the prompts' messages
+    (an image sent before a rollback, or hidden by truncation, is not in it: it is sent again)."""
+
+
+@runtime_checkable
+class FocusedKernelFacts(Protocol):
+    """A kernel-facts callable that also takes the prompt's focus (the notebook's builder)."""
+
+    def __call__(self) -> NotebookState: ...
+
+    def focused(self, focus: FactsFocus) -> NotebookState: ...
 
 
 KernelFacts = Callable[[], Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]]
-"""Returns the kernel's state for the newest prompt: (variables, inputs) or a :class:`NotebookState`."""
+"""Returns the kernel's state for the newest prompt: (variables, inputs) or a :class:`NotebookState`
+(a :class:`FocusedKernelFacts` gets the prompt's :class:`FactsFocus` too)."""
 MAX_VARIABLES = 50
 MAX_INPUTS = 5
 MAX_INPUT_CHARS = 500
@@ -46,7 +80,8 @@ FACTS_TAG = "kernel-state"
 
 
 def _variable_line(v: VariableInfo) -> str:
-    return f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "")
+    line = f"  - {v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "")
+    return f"{line}\n{v.detail}" if v.detail else line
 
 
 def _input_lines(inputs: Sequence[str]) -> list[str]:
@@ -76,17 +111,22 @@ class FactsSnapshot:
     inputs: tuple[str, ...]
     last_error: str | None = None
     outputs: tuple[str, ...] = ()
+    left_out: str = ""
+    left_out_names: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str], last_error: str | None = None,
-           outputs: Sequence[str] = ()) -> "FactsSnapshot":
+           outputs: Sequence[str] = (), left_out: str = "", images: Sequence[Any] = (),
+           left_out_names: Sequence[str] = ()) -> "FactsSnapshot":
+        """From a :class:`NotebookState`'s fields (``images`` travel beside the text, not in it)."""
         return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]),
                    _bounded(last_error, MAX_ERROR_CHARS) if last_error else None,
-                   tuple(_bounded(o, MAX_OUTPUT_CHARS) for o in outputs[-MAX_OUTPUTS:]))
+                   tuple(_bounded(o, MAX_OUTPUT_CHARS) for o in outputs[-MAX_OUTPUTS:]), left_out,
+                   frozenset(left_out_names))
 
     @property
     def empty(self) -> bool:
-        return not (self.variables or self.inputs or self.last_error or self.outputs)
+        return not (self.variables or self.inputs or self.last_error or self.outputs or self.left_out)
 
     def full_text(self) -> str:
         lines = [f"<{FACTS_TAG}>"]
@@ -95,16 +135,19 @@ class FactsSnapshot:
         if self.inputs:
             lines += ["Recent cell inputs (newest last):", *_input_lines(self.inputs)]
         lines += _error_and_output_lines(self.last_error, self.outputs)
+        if self.left_out:
+            lines.append(self.left_out)
         return "\n".join([*lines, f"</{FACTS_TAG}>"])
 
     def diff_text(self, before: "FactsSnapshot") -> str | None:
         """The changes since ``before`` (None when there are none)."""
         changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
-        removed = [name for name in before.variables if name not in self.variables]
+        removed = [name for name in before.variables if name not in self.variables and name not in self.left_out_names]
         new_inputs = [src for src in self.inputs if src not in before.inputs]
         new_error = self.last_error if self.last_error != before.last_error else None
         new_outputs = tuple(o for o in self.outputs if o not in before.outputs)
-        if not (changed or removed or new_inputs or new_error or new_outputs):
+        left_out = self.left_out if self.left_out != before.left_out else ""
+        if not (changed or removed or new_inputs or new_error or new_outputs or left_out):
             return None
         lines = [f"<{FACTS_TAG} changes-since-previous-prompt>"]
         if changed:
@@ -114,6 +157,8 @@ class FactsSnapshot:
         if new_inputs:
             lines += ["New cell inputs (newest last):", *_input_lines(new_inputs)]
         lines += _error_and_output_lines(new_error, new_outputs)
+        if left_out:
+            lines.append(left_out)
         return "\n".join([*lines, f"</{FACTS_TAG}>"])
 
 
@@ -156,12 +201,53 @@ class KernelFactsTracker:
 
 
 def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
-                 history: Sequence[Message], deleted_range: tuple[int, int] | None) -> list[ContentBlock]:
-    """The kernel facts (or their change) for the new prompt: in the newest user message, not the
-    system prompt, so the cached prefix of the conversation survives a changed variable."""
+                 history: Sequence[Message], deleted_range: tuple[int, int] | None,
+                 focus: FactsFocus | None = None) -> list[ContentBlock]:
+    """The kernel facts (or their change) for the new prompt, and the images it is about: in the
+    newest user message, not the system prompt, so the cached prefix survives a changed variable."""
     if kernel_facts is None:
         return []
     merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
     at = len(history) - 1 if merged else len(history)
-    block = tracker.block(FactsSnapshot.of(*kernel_facts()), at=at, visible_from=max(start_of_rest(deleted_range), 2))
-    return [block] if block is not None else []
+    if focus is not None and isinstance(kernel_facts, FocusedKernelFacts):
+        state: Any = kernel_facts.focused(focus)
+    else:
+        state = kernel_facts()
+    block = tracker.block(FactsSnapshot.of(*state), at=at, visible_from=max(start_of_rest(deleted_range), 2))
+    images = list(state.images) if isinstance(state, NotebookState) else []
+    return [*([block] if block is not None else []), *images]
+
+
+def agent_code(history: Sequence[Message], last: int = 20) -> tuple[str, ...]:
+    """The string inputs of the tool calls in the last ``last`` messages (the agent's own code)."""
+    code = []
+    for message in history[-last:]:
+        content = message.get("content")
+        if message.get("role") != "assistant" or isinstance(content, str):
+            continue
+        for block in content or ():
+            tool_input = block.get("input") if is_tool_use(block) else None
+            if isinstance(tool_input, dict):
+                code += [v for v in tool_input.values() if isinstance(v, str)]
+    return tuple(code)
+
+
+def images_seen(history: Sequence[Message], deleted_range: tuple[int, int] | None) -> frozenset[int]:
+    """The images of user messages the model still sees, by ``hash()`` of their data (cached by
+    the string: cheap on every prompt)."""
+    start = max(start_of_rest(deleted_range), 2)
+    seen = set()
+    for message in [*history[:2], *history[start:]]:
+        content = message.get("content")
+        if message.get("role") != "user" or isinstance(content, str):
+            continue
+        for block in content or ():
+            source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+            if isinstance(source, dict) and isinstance(source.get("data"), str):
+                seen.add(hash(source["data"]))
+    return frozenset(seen)
+
+
+def prompt_words(blocks: Sequence[ContentBlock]) -> str:
+    """The text of a prompt's blocks (what a facts builder ranks variables by)."""
+    return "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")

@@ -29,7 +29,7 @@ from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .between_runs import BetweenRuns
 from .completion import record_completed_request
-from .facts import KernelFacts, KernelFactsTracker, facts_blocks
+from .facts import FactsFocus, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, images_seen, prompt_words
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
@@ -215,7 +215,11 @@ class QueryEngine(BetweenRuns):
             session.save_events()
             return
         run = self._request_run(control, asker)
-        facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
+        focus = FactsFocus(prompt_words(new_blocks), agent_code(session.history), self._config.kernel_context_tokens,
+                           images_seen(session.history, session.deleted_range))
+        # What the kernel holds is user text too: recent cells can hold a key, so the same boundary.
+        facts = self.sanitizer().value(facts_blocks(self._facts, self.kernel_facts, session.history,
+                                                    session.deleted_range, focus))[0]
         self._notes.file(self._config.notes)  # made on first use once the setting is on
         notes = self._notes.current()  # as the agent left them (kept in the turn's mark for rollback)
         turn = session.begin_turn(new_blocks + facts + notes_blocks(notes, self._config.notes), notes=notes)

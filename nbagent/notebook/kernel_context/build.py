@@ -1,0 +1,262 @@
+"""The kernel context of a prompt: ranked, described, within a token budget.
+
+The variables the prompt is about (:mod:`.rank`) are described in full first (a frame's schema,
+an object's ``_repr_llm_``), then every other variable in one line, as long as the budget
+(``SessionConfig.kernel_context_tokens``) lasts; what does not fit, or is not reached before the
+build's deadline, is named in one "Left out" line so the model can ask the python tool for it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ...engine.api_facts.tokens import count_text_tokens
+from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
+from . import figures
+from .cells import recent_inputs, recent_outputs
+from .guard import Deadline, DescribeFailed, bounded_call
+from .protocol import describe
+from .rank import ranked
+
+_HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
+_SKIPPED_TYPES = ("module", "function", "builtin_function_or_method", "type")
+#: A full description may take at most this share of the budget (a huge schema is cut to it).
+FULL_SHARE = 0.5
+#: Names the "Left out" line lists (then a count).
+LEFT_OUT_NAMES = 40
+BUDGET_NOTE = "the kernel context's token budget"
+#: Most names looked at in the namespace (a namespace of 100,000 names: the rest are counted).
+MAX_NAMES = 20_000
+
+
+@dataclass
+class ContextRecord:
+    """What one build told the model: names described in full, briefly, left out; images sent
+    (labels) and left out (notes); its size in tokens and the seconds it took."""
+
+    full: list[str] = field(default_factory=list)
+    brief: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+
+
+def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
+    """The namespace's user variables, in its order (no modules, functions, classes, hidden names)."""
+    ns = shell.user_ns
+    hidden = getattr(shell, "user_ns_hidden", {})
+    for name, value in list(ns.items())[:MAX_NAMES]:
+        if name.startswith("_") or name in _HIDDEN_NAMES or name in hidden:
+            continue
+        if type(value).__name__ in _SKIPPED_TYPES:
+            continue
+        yield name, value
+
+
+def _info(name: str, value: Any, full: bool) -> VariableInfo:
+    d = describe(value, full)
+    detail = "\n".join("    " + line for line in d.detail)
+    return VariableInfo(name, type(value).__name__, d.summary, detail)
+
+
+def _brief(info: VariableInfo) -> VariableInfo:
+    """A full description reduced to its first line (what a variable the budget cannot hold in full gets)."""
+    return VariableInfo(info.name, info.type, info.summary)
+
+
+def _cut_to(info: VariableInfo, tokens: int) -> VariableInfo:
+    """``info`` with detail lines dropped from the end until it fits ``tokens`` (a note says so)."""
+    lines = info.detail.split("\n")
+    while lines and count_text_tokens("\n".join(lines)) > tokens:
+        lines = lines[: max(len(lines) * 3 // 4, len(lines) - 50) - 1]
+    cut = len(info.detail.split("\n")) - len(lines)
+    note = [f"    [... {cut} more lines of this description (columns, sample rows) left out for the budget: "
+            "ask the python tool]"] if cut else []
+    return VariableInfo(info.name, info.type, info.summary, "\n".join([*lines, *note]))
+
+
+class Builder:
+    """One build: the running token count, and what was told and left out."""
+
+    def __init__(self, budget: int, fixed_tokens: int) -> None:
+        self.budget, self.used = budget, fixed_tokens
+        self.told: list[VariableInfo] = []
+        self.record = ContextRecord()
+        self.deadline = Deadline()
+
+    def add(self, info: VariableInfo, full: bool) -> bool:
+        cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
+        if full and cost > self.budget * FULL_SHARE:
+            info = _cut_to(info, int(self.budget * FULL_SHARE))
+            cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
+        if self.used + cost > self.budget or len(self.told) >= MAX_VARIABLES:
+            self.over_budget()
+            return False
+        self.used += cost
+        self.told.append(info)
+        (self.record.full if full and info.detail else self.record.brief).append(info.name)
+        return True
+
+    def over_budget(self) -> None:
+        if BUDGET_NOTE not in self.record.notes:
+            self.record.notes.insert(0, BUDGET_NOTE)
+
+    def drop_last(self) -> None:
+        """Move the last variable told to the front of the left-out names."""
+        self.over_budget()
+        info = self.told.pop()
+        for told in (self.record.full, self.record.brief):
+            if info.name in told:
+                told.remove(info.name)
+        self.record.left_out.insert(0, info.name)
+
+    def describe_all(self, variables: dict[str, Any], focus: list[str]) -> None:
+        order = [*focus, *(n for n in variables if n not in set(focus))]
+        focused = set(focus)
+        for i, name in enumerate(order):
+            if len(self.told) >= MAX_VARIABLES or self.budget - self.used < 12:  # full: the rest is named only
+                self.record.left_out += order[i:]
+                self.over_budget()
+                return
+            if self.deadline.passed():
+                self.record.left_out += order[i:]
+                self.record.notes.append(f"the build's {self.deadline.seconds:g} s deadline passed")
+                return
+            full = name in focused
+            info = _info(name, variables[name], full)
+            if not self.add(info, full) and not (full and info.detail and self.add(_brief(info), False)):
+                self.record.left_out.append(name)
+
+    def left_out_line(self, more: int, listed: int = LEFT_OUT_NAMES) -> str:
+        names = self.record.left_out
+        if more:
+            self.over_budget()
+        if not names and not self.record.notes:
+            return ""
+        shown = ", ".join(names[:listed])
+        rest = len(names) - listed + more
+        why = "; ".join(self.record.notes)
+        tail = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
+        return f"Left out ({why}; ask the python tool for them){tail}"
+
+
+class KernelContext:
+    """A notebook session's ``kernel_facts``: called by the engine before each prompt with the
+    prompt's :class:`~nbagent.engine.loop.facts.FactsFocus`; :attr:`last` is what it told."""
+
+    def __init__(self, shell: Any, errors: Any = None, images: figures.DisplayedImages | None = None) -> None:
+        self.shell, self.errors, self.displayed = shell, errors, images
+        self.last: ContextRecord | None = None
+
+    def __call__(self) -> NotebookState:
+        return self.focused(FactsFocus())
+
+    def focused(self, focus: FactsFocus) -> NotebookState:
+        from ..executor import _raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
+
+        started = time.perf_counter()
+        with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
+            state, record = self._build(focus)
+        record.seconds = time.perf_counter() - started
+        self.last = record
+        if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
+            from ..outcome import AgentInterrupted
+
+            raise AgentInterrupted() from None
+        return state
+
+    def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:
+        inputs = recent_inputs(self.shell)
+        error = getattr(self.errors, "text", None)
+        try:
+            outputs = bounded_call(lambda: recent_outputs(self.shell.user_ns.get("Out", {})))
+        except DescribeFailed as exc:
+            outputs = [f"(recent outputs left out: their repr {exc})"]
+        fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
+        while count_text_tokens(fixed) > focus.token_budget // 2 and (outputs or len(inputs) > 1):
+            # Cells and outputs take at most half the budget: the oldest output goes first, then inputs.
+            outputs, inputs = (outputs[1:], inputs) if outputs else (outputs, inputs[1:])
+            fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
+        # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
+        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), count_text_tokens(fixed))
+        variables: dict[str, Any] = {}
+        try:
+            variables = dict(user_variables(self.shell))
+            focus_names = ranked(list(variables), focus.prompt, focus.agent_code, inputs)
+            builder.describe_all(variables, focus_names)
+        except KeyboardInterrupt:
+            told = {v.name for v in builder.told}
+            builder.record.left_out += [n for n in variables if n not in told and n not in builder.record.left_out]
+            builder.record.notes.append("interrupted")
+            builder.record.interrupted = True
+        more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
+        images = [] if builder.record.interrupted else self._images(focus, builder.record)
+        listed = LEFT_OUT_NAMES
+        while True:  # the "Left out" line counts too: it names fewer, then the last told make room
+            state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more, listed), images,
+                                  tuple(builder.record.left_out))
+            builder.record.tokens = count_text_tokens(FactsSnapshot.of(*state).full_text())
+            if builder.record.tokens <= focus.token_budget or not builder.told:
+                return state, builder.record
+            if listed > 5:
+                listed //= 2
+            else:
+                builder.drop_last()
+
+    def _images(self, focus: FactsFocus, record: ContextRecord) -> list[Any]:
+        """Image blocks of what the prompt is about (see :mod:`.figures`): the cells it names
+        (``Out[n]``/``In[n]``: their displayed images, or an ``Out[n]`` figure drawn), the figures
+        it names by variable, else the newest cell's displayed images."""
+        if not figures.about_images(focus.prompt):
+            return []
+        candidates = self._named_figures(focus.prompt)
+        blocks: list[Any] = []
+        for attempt, (label, png, named) in enumerate(candidates):
+            if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
+                record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
+                continue
+            try:
+                fitted, why = bounded_call(lambda: figures.fitted_png(png), 2.0)  # noqa: B023 - called at once
+            except DescribeFailed as exc:
+                fitted, why = None, str(exc)
+            if fitted is None:
+                record.notes.append(f"{label} ({why})")
+                continue
+            image = figures.image_blocks(fitted, label)
+            if hash(image[1]["source"]["data"]) in focus.images_seen and not named:
+                continue  # the model still sees it in an earlier prompt
+            blocks += image
+            record.images.append(label)
+        return blocks
+
+    def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool]]:
+        """(label, PNG, named explicitly) for each image the prompt may be about, most specific first."""
+        found: list[tuple[str, bytes, bool]] = []
+        out = self.shell.user_ns.get("Out", {})
+        for cell in figures.cell_refs(prompt)[: figures.MAX_IMAGES]:
+            shown = self.displayed.of_cell(cell) if self.displayed is not None else []
+            found += [(f"Image displayed by In[{cell}]", s.png, True) for s in shown]
+            if not shown and isinstance(out, dict) and figures.is_figure(out.get(cell)):
+                found += self._drawn(f"Out[{cell}] (a figure, drawn now)", out[cell])
+        names = [n for n in ranked(list(self.shell.user_ns)[:MAX_NAMES], prompt, (), ())
+                 if figures.is_figure(self.shell.user_ns.get(n))]
+        for name in names[: figures.MAX_IMAGES]:  # each drawing takes time: no more than could be sent
+            found += self._drawn(f"Figure `{name}` (drawn now)", self.shell.user_ns[name])
+        if not found and self.displayed is not None:
+            found = [(f"Image displayed by In[{s.cell}]", s.png, False) for s in self.displayed.of_cell(None)]
+        return found
+
+    @staticmethod
+    def _drawn(label: str, fig: Any) -> list[tuple[str, bytes, bool]]:
+        try:
+            return [(label, bounded_call(lambda: figures.figure_png(fig), 2.0), True)]
+        except DescribeFailed:
+            return []
+
+
+__all__ = ["ContextRecord", "KernelContext", "user_variables"]

@@ -1,0 +1,87 @@
+"""The recent cells as the model is told about them: their inputs as typed, and ``Out[n]`` values
+by a bounded repr that runs no user code (moved here from ``notebook.session``)."""
+
+from __future__ import annotations
+
+import inspect
+import reprlib
+from functools import lru_cache
+from typing import Any
+
+# Libraries whose ``.shape`` / ``.columns`` / repr are cheap, bounded and side-effect free.
+ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "xarray", "torch", "jax",
+                             "tensorflow", "dask"})
+
+
+def is_agent_cell(source: str) -> bool:
+    return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
+
+
+def recent_inputs(shell: Any) -> list[str]:
+    """The last five cells as the user typed them. ``In`` holds them translated (``%agent help``
+    becomes ``get_ipython().run_line_magic('agent', 'help')``), which the model would then read and
+    echo; the history's raw list runs parallel to it. Agent cells are recognised in either form."""
+    parsed = list(shell.user_ns.get("In", []))
+    raw = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or [])
+    if len(raw) != len(parsed):  # not IPython's pair of lists: the translated form is all there is
+        raw = parsed
+    pairs = list(zip(parsed, raw, strict=True))[-6:]
+    return [r for p, r in pairs if p and not (is_agent_cell(p) or is_agent_cell(r))][-5:]
+
+
+def shape_of(value: Any) -> Any:
+    """``value.shape`` without running the user's code: these facts are gathered before every
+    prompt, so a user property that loops or sleeps would hang the agent before it starts. Only a
+    plain attribute or an array library's is read."""
+    try:
+        static = inspect.getattr_static(value, "shape")
+    except AttributeError:
+        return None
+    if not hasattr(static, "__get__"):
+        return static
+    return getattr(value, "shape", None) if library_of(value) in ARRAY_LIBRARIES else None
+
+
+def library_of(value: Any) -> str:
+    """The top-level package of ``value``'s type (``pandas`` for a DataFrame)."""
+    return (getattr(type(value), "__module__", None) or "").split(".")[0]
+
+
+def recent_outputs(out: Any) -> list[str]:
+    """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
+    from ...engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS
+
+    lines = []
+    for n in sorted(out)[-MAX_OUTPUTS:] if isinstance(out, dict) else []:
+        try:
+            text = safe_repr(out[n])
+        except Exception as exc:  # a value whose repr raises is described, never fatal
+            text = f"<{type(out[n]).__name__}: repr failed: {exc}>"
+        lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
+    return lines
+
+
+@lru_cache(maxsize=1)
+def bounded_repr() -> reprlib.Repr:
+    # Built on first use: its bound is the engine's, which is not imported at kernel start.
+    from ...engine.loop.facts import MAX_OUTPUT_CHARS
+
+    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded.maxstring = bounded.maxother = MAX_OUTPUT_CHARS
+    bounded.maxlist = bounded.maxdict = bounded.maxset = 50
+    return bounded
+
+
+def safe_repr(value: Any) -> str:
+    """A bounded repr that runs no user code: builtins through ``reprlib`` (cycles end at its
+    depth limit), an array library's own (bounded by the library), anything else by its type."""
+    root = library_of(value)
+    if root == "builtins":
+        return bounded_repr().repr(value)
+    if root in ARRAY_LIBRARIES:
+        return repr(value)
+    return f"<{type(value).__module__}.{type(value).__qualname__} object>"
+
+
+__all__ = ["ARRAY_LIBRARIES", "bounded_repr", "is_agent_cell", "library_of", "recent_inputs", "recent_outputs",
+           "safe_repr", "shape_of"]

@@ -1,0 +1,174 @@
+"""Figures: what the model is told of a matplotlib figure, and the images cells displayed, sent
+as image blocks when a prompt is about them ("why is this plot empty?").
+
+A cell's displayed PNGs are kept as they pass through the shell's display publisher (the inline
+backend closes its figures after the cell, so they are not in the namespace any more): the last
+``KEPT`` images, by cell number. A prompt about a plot, a chart, a figure, "this" or an ``Out[n]``
+gets the images of that cell (``Out[n]``/``In[n]``) or of the newest cell that displayed one: at
+most ``MAX_IMAGES``, each scaled to at most ``MAX_SIDE`` pixels a side (with Pillow, which
+matplotlib brings) and ``MAX_IMAGE_BYTES``; one that cannot be brought within bounds is named in
+a one-line note instead. An image the model still sees in an earlier prompt is not sent again
+unless its cell is named (after a rollback or a truncation that hid it, it is).
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import io
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from .frames import Description, short
+
+KEPT = 8
+MAX_IMAGES = 2
+MAX_SIDE = 1_024
+MAX_IMAGE_BYTES = 1_000_000
+#: A PNG with more pixels than this is not decoded at all (a 50 MB figure): named, not sent.
+MAX_DECODE_PIXELS = 40_000_000
+MAX_AXES = 8
+
+_ABOUT_IMAGES = re.compile(r"\b(plots?|plotted|charts?|figures?|figs?|graphs?|images?|pictures?|histograms?|"
+                           r"axes|axis|legend|visuali[sz]\w*|this)\b|\b(?:Out|In)\[\d+\]", re.IGNORECASE)
+_CELL_REF = re.compile(r"\b(?:Out|In)\[(\d+)\]")
+
+
+def figure_description(fig: Any, full: bool) -> Description:
+    """A matplotlib Figure: size, and per axes its title, labels, limits and what is drawn (an
+    axes with nothing drawn is said to be empty: the usual reason a plot shows nothing)."""
+    w, h = fig.get_size_inches() * fig.dpi
+    summary = f"{w:.0f}x{h:.0f} px, {len(fig.axes)} axes"
+    if not full:
+        return Description(summary)
+    lines = [_axes_line(i, ax) for i, ax in enumerate(fig.axes[:MAX_AXES])]
+    if len(fig.axes) > MAX_AXES:
+        lines.append(f"... {len(fig.axes) - MAX_AXES} more axes")
+    return Description(summary, tuple(lines))
+
+
+def _axes_line(i: int, ax: Any) -> str:
+    drawn = {"lines": len(ax.lines), "collections": len(ax.collections), "patches": len(ax.patches),
+             "images": len(ax.images)}
+    what = ", ".join(f"{n} {k}" for k, n in drawn.items() if n) or "EMPTY: nothing drawn"
+    if ax.lines:  # a line of no points draws nothing: the usual "empty plot" of a filter that matched no rows
+        points = sum(len(line.get_xdata()) for line in ax.lines[:50])
+        what += f" ({points:,} points)" + (": EMPTY, the lines have no data" if points == 0 else "")
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
+    xl, yl = ax.get_xlim(), ax.get_ylim()
+    return (f"axes {i}: title {short(ax.get_title())}, x {short(ax.get_xlabel())} {xl[0]:.4g}..{xl[1]:.4g}, "
+            f"y {short(ax.get_ylabel())} {yl[0]:.4g}..{yl[1]:.4g}; {what}" + (f"; legend {labels!r}" if labels else ""))
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG's header (None: not a PNG)."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One image a cell displayed: its cell number and PNG bytes."""
+
+    cell: int | None
+    png: bytes
+
+
+class DisplayedImages:
+    """The PNGs user cells displayed lately (one per shell; the agent's own code publishes through
+    its executor's publisher, not this one)."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
+        pub = getattr(shell, "display_pub", None)
+        if pub is not None:
+            # A second %load_ext replaces the first watcher instead of stacking on it.
+            original = getattr(pub.publish, "__wrapped__", pub.publish)
+
+            def publish(data: Any, *args: Any, **kwargs: Any) -> Any:
+                self.saw(data)
+                return original(data, *args, **kwargs)
+            publish.__wrapped__ = original  # type: ignore[attr-defined]
+            pub.publish = publish
+
+    def saw(self, data: Any) -> None:
+        png = data.get("image/png") if isinstance(data, dict) else None
+        if isinstance(png, str):  # the kernel's form: base64 text
+            try:
+                png = base64.b64decode(png)
+            except ValueError:
+                return
+        if isinstance(png, bytes):
+            self.images.append(Shown(getattr(self.shell, "execution_count", None), png))
+
+    def of_cell(self, cell: int | None) -> list[Shown]:
+        """The images of cell ``cell`` (None: the newest cell that displayed any)."""
+        if cell is None:
+            cell = self.images[-1].cell if self.images else None
+        return [s for s in self.images if s.cell == cell]
+
+
+def about_images(prompt: str) -> bool:
+    return bool(_ABOUT_IMAGES.search(prompt))
+
+
+def cell_refs(prompt: str) -> list[int]:
+    return [int(n) for n in _CELL_REF.findall(prompt)]
+
+
+def fitted_png(data: bytes) -> tuple[bytes | None, str]:
+    """``data`` within ``MAX_SIDE`` and ``MAX_IMAGE_BYTES`` (scaled down if need be), or None and why not."""
+    size = png_size(data)
+    if size is None:
+        return None, "not a PNG"
+    w, h = size
+    if max(w, h) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
+        return data, ""
+    if w * h > MAX_DECODE_PIXELS:
+        return None, f"{w}x{h} px, {len(data) / 1e6:.1f} MB: too large to scale"
+    try:
+        from PIL import Image
+    except ImportError:
+        return None, f"{w}x{h} px, {len(data) / 1e6:.1f} MB: too large, and Pillow is not installed to scale it"
+    image = Image.open(io.BytesIO(data))
+    image.thumbnail((MAX_SIDE, MAX_SIDE))
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    if out.tell() > MAX_IMAGE_BYTES:
+        return None, f"{len(data) / 1e6:.1f} MB even scaled to {image.width}x{image.height} px"
+    return out.getvalue(), ""
+
+
+def image_blocks(png: bytes, label: str) -> list[dict[str, Any]]:
+    """A label (read as kernel context, not as the user's words) and the image block."""
+    from ...engine.loop.facts import FACTS_TAG
+
+    w, h = png_size(png) or (0, 0)
+    return [{"type": "text", "text": f"<{FACTS_TAG} image>{label} ({w}x{h} px)</{FACTS_TAG}>"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": base64.b64encode(png).decode("ascii")}}]
+
+
+def is_figure(value: Any) -> bool:
+    """A matplotlib Figure (by its exact type's name: matplotlib is not imported to ask)."""
+    kind = type(value)
+    return kind.__name__ == "Figure" and (kind.__module__ or "").startswith("matplotlib.")
+
+
+def figure_png(fig: Any) -> bytes:
+    """A figure object (an ``Out[n]`` value or a variable) drawn to PNG at a bounded resolution."""
+    w, h = fig.get_size_inches()
+    dpi = min(float(fig.dpi), MAX_SIDE / max(w, h, 0.01))
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=dpi)
+    return out.getvalue()
+
+
+__all__ = ["DisplayedImages", "about_images", "cell_refs", "figure_description", "figure_png", "fitted_png",
+           "image_blocks", "is_figure", "png_size"]

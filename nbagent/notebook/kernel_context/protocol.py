@@ -1,0 +1,152 @@
+"""What the model sees of one object: nbagent's adapters, the ``_repr_llm_`` protocol, and a
+bounded fallback.
+
+The order, for a value of type ``T``:
+
+1. an adapter registered for exactly ``T`` (shipped: pandas ``DataFrame`` and ``Series``, numpy
+   ``ndarray``, polars ``DataFrame``, matplotlib ``Figure``; add one with
+   :func:`register_llm_repr`);
+2. ``T._repr_llm_()``, if ``T`` defines it (looked up on the class, never through an instance's
+   ``__getattr__``), under a time limit and a size cap (see :mod:`.guard`);
+3. builtins (numbers, strings, containers) by a bounded repr; an array library's value by its
+   shape; anything else by its type name only (no user code runs).
+
+A description that raises or runs out of time falls back to the brief form, then to the type
+name with a one-line note; never an error in the cell.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from functools import lru_cache
+from typing import Any, Callable
+
+from . import frames
+from .cells import library_of, shape_of
+from .frames import Description
+from .guard import DescribeFailed, bounded_call, on_main_thread
+
+#: The method an object implements to say what the model sees of it (like ``_repr_html_``).
+LLM_REPR = "_repr_llm_"
+#: Most characters of one ``_repr_llm_`` result the model is shown (the rest is cut, with a note).
+MAX_REPR_CHARS = 4_000
+#: The brief form of a ``_repr_llm_`` result: its first line, cut to this.
+BRIEF_CHARS = 200
+
+Describer = Callable[[Any], Description]
+_ADAPTERS: dict[str, tuple[Describer, Describer]] = {}
+
+
+def _key(cls: type) -> str:
+    return f"{(getattr(cls, '__module__', None) or '').split('.')[0]}.{getattr(cls, '__qualname__', '?')}"
+
+
+def _text_adapter(fn: Callable[[Any], str]) -> tuple[Describer, Describer]:
+    def full(value: Any) -> Description:
+        return _from_text(fn(value), full=True)
+
+    def brief(value: Any) -> Description:
+        return _from_text(fn(value), full=False)
+    return brief, full
+
+
+def register_llm_repr(type_name: str, fn: Callable[[Any], str]) -> None:
+    """Describe values of exactly the type ``type_name`` (``"package.QualName"``, the top-level
+    package: ``"geopandas.GeoDataFrame"``) with ``fn(value) -> str``, as if the type defined
+    ``_repr_llm_``: for types you cannot add a method to. The same bounds apply."""
+    _ADAPTERS[type_name] = _text_adapter(fn)
+
+
+def _figure(value: Any, full: bool) -> Description:
+    from .figures import figure_description
+
+    return figure_description(value, full)
+
+
+_ADAPTERS.update({
+    "pandas.DataFrame": (frames.dataframe_brief, frames.dataframe_full),
+    "pandas.Series": (frames.series_brief, frames.series_full),
+    "numpy.ndarray": (frames.ndarray_brief, frames.ndarray_full),
+    "polars.DataFrame": (frames.polars_brief, frames.polars_full),
+    "matplotlib.Figure": (lambda v: _figure(v, False), lambda v: _figure(v, True)),
+})
+
+
+def _from_text(text: Any, *, full: bool) -> Description:
+    if not isinstance(text, str):
+        raise DescribeFailed(f"{LLM_REPR} returned {type(text).__name__}, not str")
+    if not full:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        return Description(first[:BRIEF_CHARS] + ("…" if len(first) > BRIEF_CHARS else ""))
+    note: tuple[str, ...] = ()
+    if len(text) > MAX_REPR_CHARS:
+        note = (f"[{LLM_REPR} gave {len(text):,} characters; the first {MAX_REPR_CHARS:,} are shown]",)
+        text = text[:MAX_REPR_CHARS]
+    return Description("", (*text.rstrip().splitlines(), *note))
+
+
+def _own_llm_repr(value: Any) -> Any:
+    """The class's ``_repr_llm_`` (None when it has none); an instance attribute is not looked at."""
+    import inspect
+
+    try:
+        method = inspect.getattr_static(type(value), LLM_REPR)
+    except AttributeError:
+        return None
+    return method if callable(method) else None
+
+
+def _builtin(value: Any, full: bool) -> Description:
+    kind = type(value)
+    if kind in (int, float, bool, complex) or value is None:
+        return Description(repr(value)[:BRIEF_CHARS])
+    if kind in (str, bytes):
+        return Description(f"len {len(value)}" + (f", {frames.short(value, BRIEF_CHARS)}" if full else ""))
+    if kind in (list, tuple, dict, set, frozenset):
+        return Description(f"len {len(value)}", (_container_repr().repr(value),) if full and value else ())
+    return Description("")
+
+
+@lru_cache(maxsize=1)
+def _container_repr() -> reprlib.Repr:
+    """A container's items, bounded: 20 items, 80 characters a string, 6 levels (a cycle ends there)."""
+    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = bounded.maxfrozenset = 20
+    bounded.maxstring = bounded.maxother = 80
+    return bounded
+
+
+def _described(value: Any, full: bool) -> Description:
+    """The description, unguarded (the caller bounds it)."""
+    adapters = _ADAPTERS.get(_key(type(value)))
+    if adapters is not None:
+        return adapters[1 if full else 0](value)
+    method = _own_llm_repr(value)
+    if method is not None:
+        if not on_main_thread():  # no timer can bound it off the main thread: not called
+            return Description(f"has {LLM_REPR}, not called off the kernel's main thread")
+        return _from_text(method(value), full=full)
+    if library_of(value) == "builtins":
+        return _builtin(value, full)
+    shape = shape_of(value)
+    return Description(f"shape {shape}" if isinstance(shape, tuple) else "")
+
+
+def describe(value: Any, full: bool) -> Description:
+    """What the model is told of ``value`` (bounded; never raises but for ``KeyboardInterrupt``)."""
+    try:
+        return bounded_call(lambda: _described(value, full))
+    except DescribeFailed as exc:
+        failed = str(exc)
+    if full and (_ADAPTERS.get(_key(type(value))) is not None or _own_llm_repr(value) is None):
+        # The brief form of an adapter reads less (no cells, no sample); of _repr_llm_ it is the
+        # same call again, so it is not retried.
+        try:
+            brief = bounded_call(lambda: _described(value, False))
+            return Description(brief.summary, (f"[full description left out: {failed}]",))
+        except DescribeFailed:
+            pass
+    return Description(f"not described: {failed}")
+
+
+__all__ = ["LLM_REPR", "MAX_REPR_CHARS", "describe", "register_llm_repr"]

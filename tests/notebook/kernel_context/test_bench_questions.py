@@ -1,0 +1,37 @@
+"""The bench's 20 schema questions: every fact each answer needs is in the request, within the
+default budget (the bench reports the timings; this keeps the facts from regressing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from nbagent.engine.api_facts.tokens import count_text_tokens
+from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
+
+
+def bench() -> Any:
+    path = Path(__file__).resolve().parents[3] / "bench" / "bench_kernel_context.py"
+    spec = importlib.util.spec_from_file_location("bench_kernel_context", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_schema_question_finds_its_facts_in_the_request_within_the_budget() -> None:
+    b = bench()
+    ns = b.namespace()
+    shell, displayed = b.shell_for(ns)
+    assert len(b.QUESTIONS) == 20
+    for q in b.QUESTIONS:
+        text, image_tokens, _, _ = b.build(b.KernelContext(shell, None, displayed), q.prompt)
+        needed = q.facts(ns)
+        assert needed and not [f for f in needed if f not in text], (q.prompt, [f for f in needed if f not in text])
+        assert count_text_tokens(text) <= DEFAULT_KERNEL_CONTEXT_TOKENS
+        assert (image_tokens > 0) == q.image, q.prompt
+    before = b.before(ns)
+    assert sum(all(f in before for f in q.facts(ns)) for q in b.QUESTIONS) == 0

@@ -1,0 +1,104 @@
+"""The images a cell displayed reach the model when the prompt is about them (a plot, a chart,
+"this", ``Out[n]``), bounded in size and count; a figure is also described in words."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from types import SimpleNamespace
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from nbagent.engine.loop.facts import FactsFocus  # noqa: E402
+from nbagent.notebook.kernel_context import KernelContext  # noqa: E402
+from nbagent.notebook.kernel_context.figures import MAX_IMAGES, MAX_SIDE, DisplayedImages, png_size  # noqa: E402
+from tests.notebook.kernel_context.support import block_of, context_text  # noqa: E402
+
+
+def png(width: int = 64, height: int = 48) -> bytes:
+    fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
+    fig.add_subplot().plot([1, 2, 3])
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out.getvalue()
+
+
+def huge_png_header(width: int, height: int, size: int) -> bytes:
+    """A PNG that says it is ``width`` x ``height`` and is ``size`` bytes (never decoded)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return b"\x89PNG\r\n\x1a\n" + chunk + b"\0" * (size - 33)
+
+
+def shell_showing(*cells: tuple[int, list[bytes]], **variables: Any) -> tuple[Any, DisplayedImages]:
+    shell = SimpleNamespace(user_ns={"In": [""], **variables}, user_ns_hidden={}, execution_count=1,
+                            display_pub=SimpleNamespace(publish=lambda data, **kw: None))
+    displayed = DisplayedImages(shell)
+    for number, images in cells:
+        shell.execution_count = number
+        for data in images:
+            shell.display_pub.publish({"image/png": data, "text/plain": "<Figure>"})
+    return shell, displayed
+
+
+def images(ctx: KernelContext, prompt: str, seen: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
+    return [b for b in ctx.focused(FactsFocus(prompt, images_seen=seen)).images if b["type"] == "image"]
+
+
+def test_a_prompt_about_the_plot_gets_the_newest_cells_images_once() -> None:
+    first, second = png(), png(80, 60)
+    shell, displayed = shell_showing((3, [first]), (5, [second]))
+    ctx = KernelContext(shell, None, displayed)
+    assert images(ctx, "what is x?") == []
+    sent = ctx.focused(FactsFocus("why is this plot empty?")).images
+    assert sent[0]["text"] == "<kernel-state image>Image displayed by In[5] (80x60 px)</kernel-state>"
+    assert sent[1]["source"]["media_type"] == "image/png" and len(sent) == 2
+    seen = frozenset({hash(sent[1]["source"]["data"])})
+    assert images(ctx, "and the chart now?", seen) == []  # the model still sees it
+    assert len(images(ctx, "and the chart now?")) == 1  # rolled back, or hidden: sent again
+    assert len(images(ctx, "compare Out[3] and In[5]", seen)) == 2  # named: sent again
+    assert ctx.last is not None and ctx.last.images == ["Image displayed by In[3]", "Image displayed by In[5]"]
+
+
+def test_images_are_bounded_in_count_and_size_and_a_50_mb_figure_is_a_note() -> None:
+    shell, displayed = shell_showing((2, [png(3000, 2000), png(), png()]), (4, [huge_png_header(20_000, 20_000,
+                                                                                               50_000_000)]))
+    ctx = KernelContext(shell, None, displayed)
+    sent = images(ctx, "the plots of In[2]")
+    assert len(sent) == MAX_IMAGES
+    import base64
+
+    width, height = png_size(base64.b64decode(sent[0]["source"]["data"])) or (0, 0)
+    assert max(width, height) <= MAX_SIDE and ctx.last is not None
+    assert any("at most 2 images" in note for note in ctx.last.notes)
+    text, _ = context_text(shell, "what about the figure of Out[4]?", images=displayed)
+    assert "Image displayed by In[4] (20000x20000 px, 50.0 MB: too large to scale)" in text
+
+
+def test_a_named_figure_is_described_in_words_and_drawn() -> None:
+    fig, (full, empty) = plt.subplots(1, 2)
+    full.plot([0, 1], [1, 0], label="trend")
+    full.set_title("Sales")
+    full.legend()
+    try:
+        shell, displayed = shell_showing(fig=fig)
+        text, ctx = context_text(shell, "why is half of `fig` empty?", images=displayed)
+        block = block_of(text, "fig")
+        assert "axes 0: title 'Sales'" in block and "1 lines" in block and "legend ['trend']" in block
+        assert "axes 1: title ''" in block and "EMPTY: nothing drawn" in block
+        assert ctx.last is not None and ctx.last.images == ["Figure `fig` (drawn now)"]
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("prompt", ["why is this empty?", "look at Out[7]", "the histogram", "fix the chart"])
+def test_what_counts_as_a_prompt_about_images(prompt: str) -> None:
+    shell, displayed = shell_showing((7, [png()]))
+    assert len(images(KernelContext(shell, None, displayed), prompt)) == 1

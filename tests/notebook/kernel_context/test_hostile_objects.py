@@ -1,0 +1,180 @@
+"""Objects that misbehave never break or stall a prompt: a raising, slow or huge ``_repr_llm_``,
+objects whose ``__len__``/``shape``/``dtypes``/repr raise or sleep, cyclic containers. Each gives
+a bounded description or a one-line note; ■ still stops the build. (Run on the main thread, where
+the time limit is a timer; see guard.py for what holds elsewhere.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from nbagent.notebook.kernel_context import register_llm_repr
+from nbagent.notebook.kernel_context.guard import OBJECT_SECONDS
+from tests.notebook.kernel_context.support import block_of, context_text, shell_with
+
+
+class Experiment:
+    def _repr_llm_(self) -> str:
+        return "Experiment e7: 12 runs, best loss 0.031\nruns: lr 1e-3 .. 1e-1"
+
+
+class Raising:
+    def _repr_llm_(self) -> str:
+        raise ValueError("boom")
+
+
+class Sleeping:
+    def _repr_llm_(self) -> str:
+        time.sleep(30)
+        return "never"
+
+
+class Swallowing:
+    def _repr_llm_(self) -> str:
+        try:
+            time.sleep(30)
+        except BaseException:  # noqa: BLE001 - the point: it swallows the time limit
+            time.sleep(0.3)
+        return "late"
+
+
+class Huge:
+    def _repr_llm_(self) -> str:
+        return "x" * 10_000_000
+
+
+class NotText:
+    def _repr_llm_(self) -> Any:
+        return {"a": 1}
+
+
+class Everything:
+    """Answers every attribute (``_repr_llm_`` included) through ``__getattr__``."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"{name} was looked up on the instance")
+
+
+class Hostile:
+    """Every usual way in sleeps."""
+
+    def __len__(self) -> int:
+        time.sleep(30)
+        return 0
+
+    @property
+    def shape(self) -> Any:
+        time.sleep(30)
+
+    @property
+    def dtypes(self) -> Any:
+        time.sleep(30)
+
+    def __repr__(self) -> str:
+        time.sleep(30)
+        return ""
+
+
+class SlowList(list):  # type: ignore[type-arg]
+    def __len__(self) -> int:
+        time.sleep(30)
+        return 0
+
+
+def timed(shell: Any, prompt: str) -> tuple[str, float]:
+    started = time.perf_counter()
+    text, _ = context_text(shell, prompt)
+    return text, time.perf_counter() - started
+
+
+def test_repr_llm_says_what_the_model_sees_briefly_or_in_full() -> None:
+    text, _ = context_text(shell_with(exp=Experiment(), other=Experiment()), "how did `exp` do?")
+    assert block_of(text, "exp") == ("  - exp: Experiment\n    Experiment e7: 12 runs, best loss 0.031\n"
+                                     "    runs: lr 1e-3 .. 1e-1")
+    assert block_of(text, "other") == "  - other: Experiment (Experiment e7: 12 runs, best loss 0.031)"
+
+
+@pytest.mark.parametrize("obj, note", [
+    (Raising(), "not described: raised ValueError: boom"),
+    (Sleeping(), f"not described: took longer than {OBJECT_SECONDS:g} s"),
+    (Swallowing(), f"not described: took longer than {OBJECT_SECONDS:g} s"),
+    (NotText(), "not described: _repr_llm_ returned dict, not str"),
+])
+def test_a_failing_or_slow_repr_llm_is_one_line_and_the_prompt_goes_on(obj: Any, note: str) -> None:
+    text, seconds = timed(shell_with(obj=obj, x=1), "what is `obj`?")
+    assert note in block_of(text, "obj") and "  - x: int (1)" in text
+    assert seconds < 2 * OBJECT_SECONDS + 0.5  # one attempt: the brief form would call it again
+
+
+def test_a_huge_repr_llm_is_cut_with_a_note() -> None:
+    text, _ = context_text(shell_with(obj=Huge()), "what is `obj`?", budget=50_000)
+    block = block_of(text, "obj")
+    assert "[_repr_llm_ gave 10,000,000 characters; the first 4,000 are shown]" in block and len(block) < 5_000
+
+
+def test_an_instance_getattr_is_never_asked_for_repr_llm() -> None:
+    text, _ = context_text(shell_with(obj=Everything()), "what is `obj`?")
+    assert "  - obj: Everything" in text
+
+
+def test_len_shape_dtypes_and_repr_that_sleep_are_never_called() -> None:
+    text, seconds = timed(shell_with(obj=Hostile(), items=SlowList([1])), "what are `obj` and `items`?")
+    assert "  - obj: Hostile\n" in text and "  - items: SlowList\n" in text and seconds < OBJECT_SECONDS
+
+
+def test_a_sleeping_repr_inside_a_container_or_a_frame_is_cut_by_the_time_limit() -> None:
+    df = pd.DataFrame({"h": [Hostile()]})
+    text, seconds = timed(shell_with(items=[Hostile()], df=df), "look at `items` and `df`")
+    assert "took longer than" in block_of(text, "items") and "took longer than" in block_of(text, "df")
+    assert "shape (1, 1)" in block_of(text, "df")  # the brief form survived the failed full one
+    assert seconds < 6 * OBJECT_SECONDS + 1
+
+
+def test_cyclic_containers_are_bounded() -> None:
+    a: list[Any] = [1]
+    a.append(a)
+    d: dict[str, Any] = {}
+    d["self"] = d
+    text, _ = context_text(shell_with(a=a, d=d), "what are `a` and `d`?")
+    assert "[1, [...]]" in block_of(text, "a") and "{'self': {...}}" in block_of(text, "d")
+
+
+def test_register_llm_repr_describes_a_type_you_cannot_change() -> None:
+    class Point:
+        def __init__(self) -> None:
+            self.x, self.y = 1, 2
+
+    register_llm_repr(f"{__name__.split('.')[0]}.{Point.__qualname__}", lambda p: f"Point at ({p.x}, {p.y})")
+    text, _ = context_text(shell_with(p=Point()), "where is `p`?")
+    assert "    Point at (1, 2)" in block_of(text, "p")
+
+
+def test_the_interrupt_stops_the_build_and_says_what_was_left_out() -> None:
+    from nbagent.engine.loop.facts import FactsFocus
+    from nbagent.notebook.kernel_context import KernelContext
+
+    class Interrupted:
+        def _repr_llm_(self) -> str:
+            os.kill(os.getpid(), signal.SIGINT)  # ■, as the kernel receives it
+            time.sleep(30)
+            return "never"
+
+    ctx = KernelContext(shell_with(first=1, obj=Interrupted(), later=2))
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        ctx.focused(FactsFocus("what is `first`, `obj`?"))
+    assert time.perf_counter() - started < OBJECT_SECONDS
+    assert ctx.last is not None and ctx.last.interrupted and ctx.last.left_out == ["obj", "later"]
+    assert ctx.last.brief == ["first"] and ctx.last.notes == ["interrupted"]
+
+
+def test_huge_strings_in_variables_containers_and_cells_are_cut() -> None:
+    huge = "x" * 100_000_000
+    text, seconds = timed(shell_with(s=huge, items=[huge], df=pd.DataFrame({"t": [huge]})), "`s`, `items`, `df`?")
+    assert len(text) < 2_000 and seconds < 2
+    assert block_of(text, "s").startswith("  - s: str (len 100000000, 'xxx") and "len 1" in block_of(text, "items")

@@ -1,0 +1,98 @@
+"""A frame the prompt is about is described as a data scientist reads it: every column with its
+dtype and missing count, levels of categorical and low-cardinality columns, ranges, sample rows,
+the index and the memory size; Series and arrays likewise. Bounded whatever the frame."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.notebook.kernel_context.support import block_of, context_text, shell_with
+
+
+@pytest.fixture
+def sales() -> pd.DataFrame:
+    df = pd.DataFrame({
+        "price": np.linspace(1.0, 100.0, 1000),
+        "day": pd.date_range("2024-01-01", periods=1000, freq="D"),
+        "region": pd.Categorical(["north", "south", "east", "west"] * 250),
+        "units": np.arange(1000) % 3,
+        "note": [f"n{i}" for i in range(1000)],
+    }, index=pd.RangeIndex(1000, name="row"))
+    df.loc[df.index % 10 == 0, "price"] = np.nan
+    return df
+
+
+def test_a_named_frame_gets_every_column_with_dtype_missing_levels_and_rows(sales: pd.DataFrame) -> None:
+    text, ctx = context_text(shell_with(sales=sales), "which columns of `sales` have missing values?")
+    block = block_of(text, "sales")
+    assert "  - sales: DataFrame (shape (1000, 5)" in block and "columns ['price', 'day', 'region', 'units', 'note']" in block
+    assert "price: float64, 100 missing, 1.0991 .. 100" in block
+    assert "day: datetime64" in block and "2024-01-01" in block
+    assert "region: category, 0 missing, levels ['east', 'north', 'south', 'west']" in block
+    assert "units: int64, 0 missing, 3 distinct: [0, 1, 2]" in block
+    assert "note: str, 0 missing, 1,000 distinct" in block or "note: object, 0 missing, 1,000 distinct" in block
+    assert "index: RangeIndex named 'row', 1,000 entries, 0 .. 999" in block and "memory" in block
+    assert "first 3 rows:" in block
+    assert ctx.last is not None and ctx.last.full == ["sales"]
+
+
+def test_a_frame_the_prompt_does_not_name_gets_one_line_with_its_dtypes(sales: pd.DataFrame) -> None:
+    text, ctx = context_text(shell_with(sales=sales, other=1), "what is other?")
+    block = block_of(text, "sales")
+    assert "\n" not in block and "dtypes" in block and "columns ['price'" in block
+    assert ctx.last is not None and "sales" in ctx.last.brief and not ctx.last.full
+
+
+def test_series_and_arrays_say_missing_values_range_and_first_values() -> None:
+    s = pd.Series([1.5, None, 3.0, 4.0], name="score")
+    a = np.array([[1.0, np.nan], [3.0, 4.0]])
+    text, _ = context_text(shell_with(s=s, a=a), "compare `s` and `a`")
+    assert "values: 1 missing, 3 distinct: [1.5, 3, 4]" in block_of(text, "s") and "name 'score'" in block_of(text, "s")
+    arr = block_of(text, "a")
+    assert "shape (2, 2), dtype float64" in arr and "1 NaN" in arr and "1 .. 4" in arr and "memory 32 B" in arr
+
+
+def test_a_frame_of_100000_columns_is_described_within_bounds_and_says_what_it_left_out() -> None:
+    wide = pd.DataFrame(np.zeros((2, 100_000)), columns=[f"c{i}" for i in range(100_000)])
+    text, ctx = context_text(shell_with(wide=wide), "describe `wide`")
+    block = block_of(text, "wide")
+    assert "c0: float64, 0 missing" in block and "left out for the budget: ask the python tool" in block
+    assert len(text) < 20_000 and ctx.last is not None and ctx.last.seconds < 5
+
+
+def test_a_frame_of_100000_columns_within_a_big_budget_counts_the_columns_it_does_not_list() -> None:
+    wide = pd.DataFrame(np.zeros((2, 100_000)), columns=[f"c{i}" for i in range(100_000)])
+    text, _ = context_text(shell_with(wide=wide), "describe `wide`", budget=50_000)
+    assert "c99: float64" in text and "c100:" not in text and "99,900 more columns not listed" in text
+
+
+def test_unhashable_cells_are_said_not_raised() -> None:
+    df = pd.DataFrame({"tags": [["a"], ["b", "c"], []], "meta": [{"k": 1}, {}, None]})
+    text, _ = context_text(shell_with(df=df), "what is in `df`?")
+    block = block_of(text, "df")
+    assert "tags: object, 0 missing, unhashable values" in block and "meta: object, 1 missing, unhashable" in block
+
+
+def test_polars_frames_get_their_schema_where_polars_is_installed() -> None:
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame({"a": [1, None, 3], "b": ["x", "y", "x"]})
+    text, _ = context_text(shell_with(df=df), "`df`?")
+    block = block_of(text, "df")
+    assert "a: Int64, 1 null" in block and "b: String, 0 null, 2 distinct" in block
+
+
+def test_a_frame_of_ten_million_rows_is_described_from_its_first_rows_and_says_so() -> None:
+    n = 10_000_000
+    big = pd.DataFrame({"x": np.zeros(n)}, index=pd.date_range("2020", periods=n, freq="s"))
+    text, ctx = context_text(shell_with(big=big), "what is in `big`?")
+    block = block_of(text, "big")
+    assert "missing, values; missing and values of the first 2,000,000 rows" in block
+    assert "DatetimeIndex, 10,000,000 entries" in block and ctx.last is not None and ctx.last.full == ["big"]
+
+
+def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
+    arr = np.ones((4_000, 4_000))[:, ::2]
+    text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
+    assert "values: 0 NaN (of the first 2,000,000 values), 1 .. 1, mean 1" in block_of(text, "arr")
