@@ -69,10 +69,11 @@ def _fingerprint(value: Any, depth: int) -> str | None:
         return _digest(kind, bytes(value))
     if isinstance(value, types.FunctionType):
         return _digest(kind, _code_bytes(value.__code__), repr(value.__defaults__).encode())
-    root = _root_module(value)
-    if root == "pandas":
+    # By isinstance, not module: a subclass from another library (a GeoDataFrame) is a frame too.
+    pandas, numpy = sys.modules.get("pandas"), sys.modules.get("numpy")
+    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
         return _pandas(value)
-    if root == "numpy":
+    if numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic)):
         return _numpy(value)
     if depth < MAX_DEPTH and isinstance(value, (list, tuple, dict, set, frozenset)):
         return _container(value, depth)

@@ -76,3 +76,14 @@ def test_what_the_model_was_shown_changes_with_shape_and_scalar_value_only():
     assert shown_fingerprint(sales()) == shown_fingerprint(sales(west=871.5))  # same shape and columns
     assert shown_fingerprint(sales()) != shown_fingerprint(sales().head(2))
     assert shown_fingerprint(5) != shown_fingerprint(6)
+
+
+def test_a_subclass_of_a_frame_from_another_library_is_a_frame_too():
+    class Geo(pd.DataFrame):
+        @property
+        def _constructor(self):
+            return Geo
+
+    Geo.__module__ = "geopandas.geodataframe"
+    assert fingerprint(Geo(sales())) is not None
+    assert fingerprint(Geo(sales())) != fingerprint(Geo(sales(west=871.5)))
