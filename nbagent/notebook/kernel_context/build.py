@@ -158,37 +158,41 @@ class KernelContext:
 
     def focused(self, focus: FactsFocus) -> NotebookState:
         from ..executor import _raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
+        from ..outcome import AgentInterrupted
 
         started = time.perf_counter()
-        with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
-            state, record = self._build(focus)
+        try:
+            with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
+                state, record = self._build(focus)
+        except KeyboardInterrupt:  # outside the variables (a repr of Out, an image): nothing kept
+            record = ContextRecord(notes=["interrupted"], interrupted=True)
         record.seconds = time.perf_counter() - started
         self.last = record
         if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
-            from ..outcome import AgentInterrupted
-
             raise AgentInterrupted() from None
         return state
 
-    def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:
-        inputs = recent_inputs(self.shell)
-        error = getattr(self.errors, "text", None)
+    def _cells(self, budget: int) -> tuple[list[str], str | None, list[str]]:
+        """Recent inputs, the last error and recent outputs, taking at most half of ``budget``."""
+        inputs, error = recent_inputs(self.shell), getattr(self.errors, "text", None)
         try:
             outputs = bounded_call(lambda: recent_outputs(self.shell.user_ns.get("Out", {})))
         except DescribeFailed as exc:
             outputs = [f"(recent outputs left out: their repr {exc})"]
-        fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
-        while count_text_tokens(fixed) > focus.token_budget // 2 and (outputs or len(inputs) > 1):
-            # Cells and outputs take at most half the budget: the oldest output goes first, then inputs.
+        while count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text()) > budget // 2 and (
+                outputs or len(inputs) > 1):  # the oldest output goes first, then the oldest inputs
             outputs, inputs = (outputs[1:], inputs) if outputs else (outputs, inputs[1:])
-            fixed = FactsSnapshot.of([], inputs, error, outputs).full_text()
+        return inputs, error, outputs
+
+    def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:
+        inputs, error, outputs = self._cells(focus.token_budget)
+        fixed = count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text())
         # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
-        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), count_text_tokens(fixed))
+        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed)
         variables: dict[str, Any] = {}
         try:
             variables = dict(user_variables(self.shell))
-            focus_names = ranked(list(variables), focus.prompt, focus.agent_code, inputs)
-            builder.describe_all(variables, focus_names)
+            builder.describe_all(variables, ranked(list(variables), focus.prompt, focus.agent_code, inputs))
         except KeyboardInterrupt:
             told = {v.name for v in builder.told}
             builder.record.left_out += [n for n in variables if n not in told and n not in builder.record.left_out]
