@@ -18,11 +18,14 @@ from typing import Any, Callable, Literal, Sequence
 
 import pydantic
 
+from ...engine.contracts.events import CallPreview
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .cells import MARK, cell_for_model, outputs_of, source_hash
+from .preview import cell_source as _source
+from .preview import edit_preview, run_preview
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""
@@ -58,6 +61,8 @@ class _Shared:
         self.bridge = bridge
         self.session_name = session_name
         self.seen: dict[str, str] = {}
+        self.shown_runs: dict[str, str] = {}
+        """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
 
     async def cells(self) -> list[dict[str, Any]]:
         try:
@@ -80,11 +85,6 @@ class _Shared:
             if cell.get("id") == cell_id:
                 return index, cell
         raise ToolExecutionError(f"No cell with id {cell_id!r} in the notebook: read it again with notebook_read.")
-
-
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 class _NotebookTool(BuiltinTool):
@@ -155,6 +155,12 @@ class NotebookEdit(_NotebookTool):
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
+    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+        """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
+        seen = self.shared.seen
+        return edit_preview(await self.shared.cells(), tool_input,
+                            lambda cell_id, source: seen.get(cell_id) == source_hash(source))
+
     async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         if params.source is None:
             raise ToolExecutionError("notebook_edit insert needs source.")
@@ -185,6 +191,13 @@ class NotebookRun(_NotebookTool):
     read_only = False
     Input = NotebookRunInput
 
+    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+        """The source that will run, for the permission question; the run then refuses other code."""
+        shown = run_preview(await self.shared.cells(), str(tool_input.get("cell_id")))
+        if shown.after is not None:
+            self.shared.shown_runs[ctx.tool_use_id] = source_hash(shown.after)
+        return shown
+
     async def call(self, params: NotebookRunInput, ctx: ToolContext) -> ToolOutput:
         _index, cell = await self.shared.read_cell(params.cell_id)
         if cell.get("cell_type") != "code":
@@ -192,6 +205,10 @@ class NotebookRun(_NotebookTool):
         if ctx.executor is None:
             raise ToolExecutionError("No kernel executor: notebook_run works inside a notebook only.")
         source = _source(cell)
+        shown = self.shared.shown_runs.pop(ctx.tool_use_id, None)
+        if shown is not None and shown != source_hash(source):
+            raise ToolExecutionError(f"Cell {params.cell_id} changed after the user was asked to allow running it: "
+                                     "not run. Call notebook_run again to ask about what it holds now.")
         with _interrupt_after(params.timeout_s):
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]

@@ -120,3 +120,52 @@ async def test_a_front_end_that_stops_answering_is_a_clear_error_once_then_no_to
     with pytest.raises(BridgeUnavailable, match="did not answer"):
         await bridge.request("read", timeout=0.2)
     assert not bridge.connected and list(NotebookTools(bridge, lambda: "S").tools()) == []
+
+
+# --- what the permission question shows (the tools' preview) -------------------------------------
+
+async def preview(tools: dict[str, Any], name: str, tmp_path: Path, **args: Any) -> Any:
+    tool = tools[name]
+    return await tool.preview(tool.validate(args), ctx(tmp_path))
+
+
+async def test_an_edit_previews_the_cell_as_it_is_and_as_it_will_be(front, tools, tmp_path):
+    await call(tools, "notebook_read", tmp_path)
+    replace = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    assert (replace.summary, replace.before, replace.after) == ("replace cell 1 (id c2, code)", "x = 40", "x = 41")
+    to_markdown = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="# x",
+                                cell_type="markdown")
+    assert to_markdown.summary.endswith("code → markdown") and to_markdown.language == "markdown"
+    delete = await preview(tools, "notebook_edit", tmp_path, action="delete", cell_id="c3")
+    assert (delete.before, delete.after) == ("plot()", None)
+    insert = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source="y = 2")
+    assert (insert.summary, insert.before, insert.after) == (
+        "insert a new code cell after cell 0 (id c1, markdown)", None, "y = 2")
+    move = await preview(tools, "notebook_edit", tmp_path, action="move", cell_id="c3", index=0)
+    assert move.summary == "move cell 2 (id c3, code) to index 0" and move.before == move.after == "plot()"
+    assert front.sources() == ["# Sales", "x = 40", "plot()"]  # a preview changes nothing
+
+
+async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):
+    await call(tools, "notebook_read", tmp_path)
+    front.cells[1]["source"] = "x = 99  # the user typed here"
+    shown = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    assert shown.before == "x = 99  # the user typed here" and "this edit will be refused" in shown.summary
+    missing = await preview(tools, "notebook_edit", tmp_path, action="delete", cell_id="nope")
+    assert "no such cell" in missing.summary
+
+
+async def test_a_run_previews_its_source_and_refuses_code_changed_after_the_question(front, tools, tmp_path):
+    shell = InteractiveShell.instance()
+    shown = await preview(tools, "notebook_run", tmp_path, cell_id="c2")
+    assert (shown.summary, shown.before, shown.after) == ("run cell 1 (id c2, code) in the kernel", "x = 40", "x = 40")
+    front.cells[1]["source"] = "x = 'not what was allowed'"
+    out = await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    assert out.is_error and "changed after the user was asked" in out.content
+    assert shell.user_ns.get("x") != "not what was allowed"
+    # Asked again, it runs what was shown.
+    await preview(tools, "notebook_run", tmp_path, cell_id="c2")
+    out = await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    assert not out.is_error and shell.user_ns["x"] == "not what was allowed"
+    markdown = await preview(tools, "notebook_run", tmp_path, cell_id="c1")
+    assert "only code cells run" in markdown.summary and markdown.after is None
