@@ -73,7 +73,7 @@ def _counts(preview: CallPreview) -> str:
     rows = diff_rows(preview.before, preview.after) if preview.before != preview.after else []
     removed, added = sum(r.tag == "-" for r in rows), sum(r.tag == "+" for r in rows)
     text = "\n".join(t for t in (preview.before, preview.after) if t is not None)
-    lines = text.count("\n") + 1 if text else 0
+    lines = len(_lines(preview.before))
     summary = f"{removed} line(s) removed, {added} added" if rows else f"{lines} line(s), unchanged by this call"
     hidden = reveal_hidden(text)[1]
     if hidden:

@@ -40,7 +40,7 @@ def test_a_run_shows_the_source_as_it_is() -> None:
     preview = CallPreview("run cell 1 (id c2, code) in the kernel", "print(x)", "print(x)")
     assert preview_plain(preview).splitlines()[1] == "  print(x)"
     html = preview_html(preview)
-    assert "nbagent-code" in html and "nbagent-diff" not in html and "unchanged by this call" in html
+    assert "nbagent-code" in html and "nbagent-diff" not in html and "1 line(s), unchanged by this call" in html
 
 
 def test_the_html_escapes_everything_and_shows_hidden_characters() -> None:
