@@ -1,6 +1,7 @@
 """The notebook tools' permission cards in real JupyterLab (headless Chromium): the edit's card shows
 the cell as it is and as it will be (a diff, readable in the Light and Dark themes), the run's card
-the source that will run, not a bare cell id.
+the source that will run, not a bare cell id; the kernel reads "Busy" while a card waits for Allow;
+the cells the agent made or ran show the execution count they ran under, not ``[ ]:``.
 """
 
 from __future__ import annotations
@@ -24,17 +25,19 @@ def brain(body):
     results = [b for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], list)
                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
     if not results:
+        return tool_reply([("python", {"code": "print('made by the agent')"})])
+    if len(results) == 1:
         return tool_reply([("notebook_read", {})])
-    first = results[0]["content"]
+    first = results[1]["content"]
     text = first if isinstance(first, str) else " ".join(x.get("text", "") for x in first)
     cell = re.search(r"id=(\S+) code\ntotal = 40", text).group(1)
     steps = [lambda: tool_reply([("notebook_edit", {"action": "replace", "cell_id": cell,
                                                     "source": "total = 42\nprint('total is', total)"})]),
              lambda: tool_reply([("notebook_run", {"cell_id": cell})]),
              lambda: text_reply("CARDS-DONE")]
-    return steps[min(len(results) - 1, 2)]()
+    return steps[min(len(results) - 2, 2)]()
 
-_m.active_magics().new_session().agent.simulated_api.responder = brain
+_m.active_magics().new_session(allow=("python",)).agent.simulated_api.responder = brain
 '''
 
 _CARD_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n')"""
@@ -43,6 +46,11 @@ _CARD_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')].map(
 def _diff_rows(page) -> list[tuple[str, str]]:
     return page.evaluate("() => [...document.querySelectorAll('table.nbagent-diff tr')].map(r => "
                          "[r.className, r.innerText.replace(/\\s+/g, ' ').trim()])")
+
+
+_COUNTS_JS = """() => window.__nb.content.widgets.filter(c => c.model.type === 'code').map(c => [
+  c.model.sharedModel.getSource().slice(0, 40), c.model.executionCount,
+  c.node.querySelector('.jp-InputArea-prompt').innerText.trim()])"""
 
 
 def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  # noqa: F811
@@ -57,6 +65,9 @@ def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  
         allow = page.locator("button:text-is('Allow'):enabled").first
         allow.wait_for(state="visible", timeout=90_000)
         page.locator("table.nbagent-diff").first.wait_for(timeout=10_000)
+        # The kernel reads busy while the card waits (the widgets' subshell messages once made it "Idle").
+        page.wait_for_function("() => window.__nb.sessionContext.session.kernel.status === 'busy'", timeout=10_000)
+        page.locator(".jp-StatusBar-TextItem", has_text="| Busy").first.wait_for(timeout=10_000)
         rows = _diff_rows(page)
         assert ["nbagent-diff-removed", "1 − total = 40"] in [list(r) for r in rows], rows
         assert ["nbagent-diff-added", "1 + total = 42"] in [list(r) for r in rows], rows
@@ -80,6 +91,12 @@ def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  
         run_allow.click()
         page.get_by_text("CARDS-DONE").first.wait_for(timeout=60_000)
         page.get_by_text("total is 42").first.wait_for(timeout=10_000)
+        page.wait_for_function("() => window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=30_000)
+        counts = {source: (count, prompt) for source, count, prompt in page.evaluate(_COUNTS_JS)}
+        agent_count = counts["%%agent\nFix the total."][0]
+        assert isinstance(agent_count, int), counts
+        assert counts["print('made by the agent')"] == (agent_count, f"[{agent_count}]:"), counts
+        assert counts["total = 42\nprint('total is', total)"] == (agent_count, f"[{agent_count}]:"), counts
     except Exception:
         page.screenshot(path=str(SHOTS / "cards_failure.png"), full_page=True)
         raise

@@ -23,7 +23,7 @@ from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLi
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable
-from .cells import MARK, cell_for_model, outputs_of, source_hash
+from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
 
@@ -212,7 +212,10 @@ class NotebookRun(_NotebookTool):
         with _interrupt_after(params.timeout_s):
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
-        await self.shared.call("replace", cell_id=params.cell_id, outputs=outputs_of(record), execution_count=None)
+        # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
+        count = record.execution_count
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
+                               execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
 

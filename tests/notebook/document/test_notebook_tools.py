@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
+from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.notebook.document.bridge import Bridge, BridgeUnavailable
@@ -169,3 +169,17 @@ async def test_a_run_previews_its_source_and_refuses_code_changed_after_the_ques
     assert not out.is_error and shell.user_ns["x"] == "not what was allowed"
     markdown = await preview(tools, "notebook_run", tmp_path, cell_id="c1")
     assert "only code cells run" in markdown.summary and markdown.after is None
+
+
+async def test_a_cell_the_agent_ran_shows_the_execution_count_it_ran_under(front, tools, tmp_path):
+    shell = InteractiveShell.instance()
+    front.cells[1]["source"] = "x * 2"
+    shell.displayhook.exec_result = ExecutionResult(None)  # as IPython does while the agent cell [9] runs
+    shell.displayhook.exec_result.execution_count = 9
+    try:
+        await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    finally:
+        shell.displayhook.exec_result = None
+    ran = front.cells[1]
+    assert ran["execution_count"] == 9
+    assert ran["outputs"][0]["output_type"] == "execute_result" and ran["outputs"][0]["execution_count"] == 9
