@@ -24,6 +24,7 @@ from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
+from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
 
@@ -112,8 +113,10 @@ class NotebookRead(_NotebookTool):
             text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
             if texts and used + len(text) > READ_CHARS:
                 break
+            kept, notes = _bounded_images(cell_images, MAX_IMAGES - len(images))
+            text += "".join(f"\n{note}" for note in notes)
             texts.append(text)
-            images.extend(cell_images[: max(0, MAX_IMAGES - len(images))])
+            images.extend(kept)
             used, end = used + len(text), index + 1
             if isinstance(cells[index].get("id"), str):
                 self.shared.seen[cells[index]["id"]] = source_hash(_source(cells[index]))
@@ -121,6 +124,24 @@ class NotebookRead(_NotebookTool):
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
         return ToolOutput([{"type": "text", "text": text}, *images] if images else text)
+
+
+def _bounded_images(blocks: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """A cell's images as they may be sent (bounded, at most ``room`` of them) and the notes that
+    say what was downscaled or left out."""
+    kept: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for position, block in enumerate(blocks):
+        if len(kept) >= room:
+            notes.append(f"[{len(blocks) - position} more image(s) of this cell not sent: at most "
+                         f"{MAX_IMAGES} per notebook_read; read this cell alone to see them]")
+            break
+        bounded, note = bounded_image(block)
+        if bounded is not None:
+            kept.append(bounded)
+        if note:
+            notes.append(note)
+    return kept, notes
 
 
 class NotebookEdit(_NotebookTool):

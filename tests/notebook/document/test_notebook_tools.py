@@ -183,3 +183,75 @@ async def test_a_cell_the_agent_ran_shows_the_execution_count_it_ran_under(front
     ran = front.cells[1]
     assert ran["execution_count"] == 9
     assert ran["outputs"][0]["output_type"] == "execute_result" and ran["outputs"][0]["execution_count"] == 9
+
+
+# --- what notebook_read sends of a cell's images ---------------------------------------------------
+
+def _png(width: int, height: int, noisy: bool = False) -> str:
+    import base64
+    import io
+    import os
+
+    from PIL import Image
+
+    image = Image.frombytes("RGB", (width, height), os.urandom(width * height * 3)) if noisy else \
+        Image.new("RGB", (width, height), (30, 120, 200))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _image_cell(*pngs: str) -> dict[str, Any]:
+    return {"cell_type": "code", "source": "show()", "outputs": [
+        {"output_type": "display_data", "data": {"image/png": p, "text/plain": "<Figure>"}, "metadata": {}} for p in pngs]}
+
+
+async def test_read_sends_a_huge_image_downscaled_and_says_so(tmp_path):
+    import base64
+    import io
+
+    from PIL import Image
+
+    from nbagent.notebook.document.images import MAX_IMAGE_BYTES, MAX_IMAGE_EDGE
+
+    huge = _png(2400, 1500, noisy=True)  # about 10 MB of noise: PNG cannot compress it
+    assert len(base64.b64decode(huge)) > 5 * MAX_IMAGE_BYTES
+    front = FakeFrontEnd([_image_cell(huge)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    text, image = out.content[0]["text"], out.content[1]
+    sent = base64.b64decode(image["source"]["data"])
+    assert len(sent) <= MAX_IMAGE_BYTES
+    with Image.open(io.BytesIO(sent)) as shown:
+        assert max(shown.size) <= MAX_IMAGE_EDGE
+    assert "image/png output of 2400×1500 px" in text and "sent downscaled to" in text
+    assert len(str(out.content)) < 2 * MAX_IMAGE_BYTES  # not the 10 MB it was
+
+
+async def test_read_sends_small_images_as_they_are_and_at_most_four(tmp_path):
+    small = _png(40, 20)
+    front = FakeFrontEnd([_image_cell(small, small, small), _image_cell(small, small, small)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    images = [b for b in out.content if b["type"] == "image"]
+    assert len(images) == 4 and all(b["source"]["data"] == small for b in images)
+    assert "[2 more image(s) of this cell not sent: at most 4 per notebook_read" in out.content[0]["text"]
+
+
+async def test_an_image_that_cannot_be_downscaled_is_left_out_with_a_note(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pillow(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "PIL" or name.startswith("PIL."):
+            raise ImportError("no Pillow here")
+        return real_import(name, *args, **kwargs)
+
+    huge = _png(2400, 1500, noisy=True)
+    monkeypatch.setattr(builtins, "__import__", no_pillow)
+    front = FakeFrontEnd([_image_cell(huge)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    assert isinstance(out.content, str)  # no image block at all
+    assert "MB left out: over the 1.0 MB notebook_read sends for one image]" in out.content
