@@ -12,6 +12,7 @@ it, or a run replaced it): the model edits what it has seen, never a cell it gue
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 from typing import Any, Callable, Literal, Sequence
@@ -113,7 +114,9 @@ class NotebookRead(_NotebookTool):
             text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
             if texts and used + len(text) > READ_CHARS:
                 break
-            kept, notes = _bounded_images(cell_images, MAX_IMAGES - len(images))
+            # Off the loop: downscaling a large image takes a second or two.
+            kept, notes = (await asyncio.to_thread(_bounded_images, cell_images, MAX_IMAGES - len(images))
+                           if cell_images else ([], []))
             text += "".join(f"\n{note}" for note in notes)
             texts.append(text)
             images.extend(kept)
