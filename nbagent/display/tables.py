@@ -204,15 +204,34 @@ def _cell(value: Any) -> str:
     return escape(str(value))
 
 
-def html_table(df: "pd.DataFrame") -> str:
-    """A compact static HTML table (no index) for transcripts; missing values are blank."""
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in df.columns)
+def html_table(df: "pd.DataFrame", *, scroll: bool = True, wrap_head: bool = False) -> str:
+    """A compact static HTML table (no index) for transcripts; missing values are blank. With
+    ``scroll=False`` its box does not scroll by itself (the caller's box does: :func:`panel_table`);
+    with ``wrap_head`` a long column name may take two lines (a narrow panel)."""
+    th = '<th style="white-space:normal;vertical-align:bottom">' if wrap_head else "<th>"
+    head = "".join(f"{th}{escape(str(c))}</th>" for c in df.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False, name=None)
     )
     # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll, and
     # the scroll is the table's own box: a wide table never runs past (and is cut by) its cell.
-    return (f'<div class="nbagent-table-box" style="overflow-x:auto;max-width:100%">'
+    box = "overflow-x:auto;max-width:100%" if scroll else ""
+    return (f'<div class="nbagent-table-box" style="{box}">'
             f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
             f'<tbody>{body}</tbody></table></div>')
+
+
+def panel_table(df: "pd.DataFrame", max_height: int | None = None, style: str = "") -> str:
+    """:func:`html_table` for a panel of a widget: column names may wrap, and the table scrolls
+    (both ways, one box) inside the panel's width and, with ``max_height``, its height.
+
+    An ipywidgets ``HTML`` lays its content out as a flex item that grows to the content's width,
+    so a table's own ``max-width:100%`` box grew with the table and the panel cut it on the right
+    (the explorer's per-strategy tables). ``contain:inline-size`` keeps the table's width out of
+    the panel's sizing: the box is as wide as the panel, and the table scrolls in it.
+    """
+    height = f"max-height:{max_height}px;" if max_height is not None else ""
+    return (f'<div class="nbagent-panel-table" style="contain:inline-size;overflow:auto;{height}{style}">'
+            f'{html_table(df, scroll=False, wrap_head=True)}</div>')
+

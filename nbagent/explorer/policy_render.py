@@ -14,7 +14,7 @@ from ..display import theme
 from ..display.charts import nice_max
 from ..display.format import fmt_tokens_short
 from ..display.html import esc
-from ..display.tables import html_table
+from ..display.tables import panel_table
 from .policies import STRIP, PolicyRecord, PolicyResult, comparison_df, recall_df
 
 LINE_COLOURS = ("#1f6fb2", "#c0392b", "#8e44ad", "#2e7d32", "#d35400", "#16a085")
@@ -177,9 +177,9 @@ def policy_column_html(index: int, result: PolicyResult, request: int) -> str:
 
 def tables_html(results: Sequence[PolicyResult]) -> str:
     """The comparison table and the recall table."""
-    return (f'{html_table(comparison_df(results))}'
+    return (f'{panel_table(comparison_df(results))}'
             f'<div style="color:{theme.TEXT};font-size:12px;margin-top:6px">first request that no longer shows each '
-            f'planted fact (blank: still shown at the end)</div>{html_table(recall_df(results))}')
+            f'planted fact (blank: still shown at the end)</div>{panel_table(recall_df(results))}')
 
 
 def charts_html(results: Sequence[PolicyResult], request: int) -> str:

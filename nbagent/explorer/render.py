@@ -16,7 +16,7 @@ from ..display import theme
 from ..display.charts import nice_max
 from ..display.format import fmt_range, fmt_tokens_short, is_hidden
 from ..display.html import clip, esc
-from ..display.tables import html_table
+from ..display.tables import html_table, panel_table
 from ..engine.context import (
     CONTINUE_NOTICE,
     DUPLICATE_FILE_READ_NOTICE,
@@ -93,8 +93,10 @@ def strip_svg(result: SimulationResult, record: RequestRecord, width: int = 300)
     # Wide enough for the caption too (about 6 px a character at 10 px): the SVG clips what it
     # does not fit, and a short history's strip is narrower than its caption.
     w = max(per_row * cell, 6.0 * len(caption))
+    # max-width: a long caption scales down with the strip in a narrow panel instead of widening it.
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
-             f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="10">']
+             f'viewBox="0 0 {w:.1f} {h:.1f}" font-family="sans-serif" font-size="10" '
+             f'style="max-width:100%;height:auto">']
     for i, status in enumerate(statuses):
         x = (i % per_row) * cell
         y = (i // per_row) * (cell + gap)
@@ -194,6 +196,11 @@ DOTS_LEGEND = (f'<div style="font-size:11px;color:{theme.MUTED}">dots: '
                f'{_dot("#c0392b")}request larger than the window; hover a dot for its range</div>')
 
 
+MESSAGE_TEXT = "white-space:pre-wrap;overflow-wrap:anywhere;margin:0"
+STRIP_TEXT = "font-size:10px;margin:0;white-space:pre-wrap;word-break:break-all"
+"""The strip as text (a character per message): it wraps at the panel's edge, never widens the panel."""
+
+
 def chart_html(result: SimulationResult, marker: int | None = None) -> str:
     """The tokens chart with the legend of its dots."""
     return tokens_chart_svg(result, marker=marker) + DOTS_LEGEND
@@ -208,10 +215,9 @@ def display_table(result: SimulationResult) -> Any:
 
 def table_html(result: SimulationResult, max_height: int | None = 320) -> str:
     """The per-request table as static HTML (scrolling when ``max_height`` is given)."""
-    table = html_table(display_table(result))
     if max_height is None:
-        return table
-    return f'<div style="max-height:{max_height}px;overflow:auto;font-size:11px">{table}</div>'
+        return html_table(display_table(result))
+    return panel_table(display_table(result), max_height, "font-size:11px")
 
 
 # --- what the model would see --------------------------------------------------------------------
@@ -270,7 +276,7 @@ def request_html(record: RequestRecord, *, limit: int = 600) -> str:
             style = _NOTICE_STYLE if notice else ""
             tag = f' <b style="color:{theme.WARN}">[{esc(notice)}]</b>' if notice else ""
             blocks.append(f'<div style="{style}"><span style="color:{theme.MUTED}">{esc(label)}</span>{tag}'
-                          f'<pre style="white-space:pre-wrap;margin:0">{esc(clip(text, limit))}</pre></div>')
+                          f'<pre style="{MESSAGE_TEXT}">{esc(clip(text, limit))}</pre></div>')
         rows.append(f'<div style="background:{colour};color:{theme.TEXT};margin:2px 0;padding:2px 4px;border-radius:3px">'
                     f'<b>{esc(role)}</b> <span style="color:{theme.MUTED}">{esc(where)}</span>{"".join(blocks)}</div>')
     return f'<div style="font-size:11px">{"".join(rows)}</div>'
@@ -296,7 +302,7 @@ def strategy_html(result: SimulationResult, request: int, *, limit: int = 300, t
     record = result.record(request)
     return (f'<div style="flex:1 1 320px;min-width:300px;border:1px solid {theme.BORDER};border-radius:4px;padding:6px">'
             f'<h4 style="margin:0 0 4px 0">{esc(result.label)}</h4>'
-            f'{strip_svg(result, record)}<pre style="font-size:10px;margin:2px 0">{esc(strip_text(record))}</pre>'
+            f'{strip_svg(result, record)}<pre style="{STRIP_TEXT};margin:2px 0">{esc(strip_text(record))}</pre>'
             f'{chart_html(result, marker=record.request)}{table_html(result, table_height)}'
             f'<details><summary>what the model sees at request {record.request}</summary>'
             f'{request_html(record, limit=limit)}</details></div>')

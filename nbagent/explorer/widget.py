@@ -22,9 +22,10 @@ from typing import Any
 from ..display import theme
 from ..display.format import fmt_range
 from ..display.html import esc
-from ..display.tables import html_table
+from ..display.tables import html_table, panel_table
 from .live import live_source
 from .render import (
+    STRIP_TEXT,
     chart_html,
     legend_html,
     legend_text,
@@ -314,7 +315,7 @@ class Explorer:
         actual = self._actual_line()
         more = "<br>" + esc(actual) if actual else ""
         self.w_status.value = f'<span style="color:{theme.MUTED}">{esc(self.describe())}{more}</span>'
-        self.w_summary.value = html_table(summary_df(list(self.results.values())))
+        self.w_summary.value = panel_table(summary_df(list(self.results.values())))
         self._columns = {}
         children = []
         for strategy, result in self.results.items():
@@ -329,10 +330,11 @@ class Explorer:
         for strategy, parts in self._columns.items():
             result = self.results[strategy]
             record = result.record(self.request)
-            parts["strip"].value = (f'{strip_svg(result, record)}'
-                                    f'<pre style="font-size:10px;margin:0">{esc(strip_text(record))}</pre>')
+            parts["strip"].value = (f'<div style="contain:inline-size">{strip_svg(result, record)}'
+                                    f'<pre style="{STRIP_TEXT}">{esc(strip_text(record))}</pre></div>')
             parts["chart"].value = chart_html(result, marker=record.request)
-            parts["request"].value = (f'<div style="max-height:360px;overflow:auto">'
+            # contain: the request's longest line scrolls in its box, it does not widen the panel.
+            parts["request"].value = (f'<div style="max-height:360px;overflow:auto;contain:inline-size">'
                                       f'{request_html(record)}</div>')
 
 

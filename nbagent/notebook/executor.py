@@ -52,6 +52,19 @@ class ExecutionRecord:
     started: float
     duration_s: float
     displays: tuple[dict[str, Any], ...] = field(default=())
+    execution_count: int | None = None
+    """The execution count of the cell whose run called the tool (the agent cell's ``[N]``), None
+    outside a cell: see :func:`running_cell_count`."""
+
+
+def running_cell_count(shell: Any) -> int | None:
+    """The execution count of the cell running now, as the front-end numbers it (``[N]``), or None
+    outside a cell. IPython adds one to ``shell.execution_count`` as a cell *starts*, so during the
+    cell that counter is already the next cell's; the running cell's own number is on the
+    ``ExecutionResult`` IPython hands its display hook for the cell's duration."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) else None
 
 
 def _jsonable(bundle: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +117,8 @@ class ShellExecutor:
                     result = await self._execute(code, displays)
             except WorkingDirectoryBusy as exc:
                 result = ExecutionResult(error=str(exc))
-            record = ExecutionRecord(code, result, started, time.monotonic() - t0, tuple(displays))
+            record = ExecutionRecord(code, result, started, time.monotonic() - t0, tuple(displays),
+                                     running_cell_count(self.shell))
             self.history.append(record)
             if self.on_execute is not None:
                 self.on_execute(record)

@@ -28,6 +28,7 @@ from ..engine.contracts.config import (
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import admin_traits, commands, settings, waiting
+from .busy import BusyHold
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
@@ -214,6 +215,10 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
+        with BusyHold():  # the front-end reads "busy" all along, a wait for Allow included
+            return await self._run_prompt(line, cell)
+
+    async def _run_prompt(self, line: str, cell: str) -> Done | None:
         args = commands.parse(self.agent_cell, line)
         if args is None:  # --help
             return None

@@ -210,3 +210,16 @@ def test_truncation_table_shows_a_whole_max_allowed_as_an_integer() -> None:
 
     r = rec(1, deleted=(2, 5))
     assert str(truncation_df([r])["max allowed"].iloc[0]) == str(int(r.max_allowed))
+
+
+def test_a_panel_table_scrolls_in_one_box_as_wide_as_its_panel() -> None:
+    import pandas as pd
+
+    html = tables.panel_table(pd.DataFrame({"replaced reads": [1], "cache-read share": ["5%"]}), 320, "font-size:11px")
+    outer, inner = html.split("<table", 1)[0].split("<div")[1:]
+    # The outer box holds the panel's width (containment) and scrolls both ways; the table's own box
+    # does not scroll (its scrollbar would sit below 320 px of rows).
+    assert "contain:inline-size" in outer and "overflow:auto" in outer and "max-height:320px" in outer
+    assert "overflow" not in inner and "font-size:11px" in outer
+    assert '<th style="white-space:normal;vertical-align:bottom">replaced reads</th>' in html
+    assert "<th>" in tables.html_table(pd.DataFrame({"a": [1]}))  # other tables are unchanged

@@ -1,6 +1,6 @@
 """A malicious model in real JupyterLab + Chromium: script in its reply, its thinking, its tool call,
 a file name in a tool call, the tool's printed result and the HTML/SVG/Markdown/JavaScript the
-tool displayed must not run in the page.
+tool displayed must not run in the page, and its CSS must not make the page fetch anything.
 
 Every payload sets ``window.__pwned``; JupyterLab renders the outputs of a running session as
 trusted, so before the fix the first ``<img onerror>`` set it while the answer streamed (and from
@@ -28,6 +28,9 @@ ATTACK = r'''ATTACK = "\n\n".join([
     '<iframe srcdoc="<script>parent.__pwned=(parent.__pwned||[]).concat([\'iframe\'])</script>"></iframe>',
     '<details open ontoggle="window.__pwned=(window.__pwned||[]).concat([\'details\'])">x</details>',
     '<style>@import url(javascript:alert(1));</style>',
+    '<div style="background:url(/nbagent-css-leak?via=style)">css</div>',
+    '<div style="background-image:image-set(\'/nbagent-css-leak?via=image-set\' 1x)">css</div>',
+    '<style>@import url(/nbagent-css-leak?via=import);</style>',
 ])'''
 
 SETUP = f'''%load_ext nbagent
@@ -51,6 +54,8 @@ s.agent.simulated_api.responder = ScriptedResponder([
 def test_script_in_anything_the_model_produces_never_runs(browser, lab, kernel):  # noqa: F811
     name = _put_notebook(lab, f"xss_{kernel}.ipynb", kernel, [SETUP, "%%agent\nShow me something."])
     page = _open(browser, lab, name)
+    leaks: list[str] = []  # CSS that fetched (the live view, the materialised cell): on the lab's own origin
+    page.on("request", lambda request: leaks.append(request.url) if "nbagent-css-leak" in request.url else None)
     _run_all(page)
     seen = []
     deadline = time.monotonic() + 120
@@ -67,6 +72,7 @@ def test_script_in_anything_the_model_produces_never_runs(browser, lab, kernel):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"xss_{kernel}.png"), full_page=True)
     assert [s for s in seen if s is not None] == []
+    assert leaks == []
     # Still readable: the payloads are shown as text, not dropped.
     assert page.locator("text=/onerror=/").count() >= 1
     page.close()

@@ -143,3 +143,15 @@ async def test_only_the_latest_executions_are_kept(executor: ShellExecutor) -> N
     for i in range(HISTORY_KEPT + 5):
         await executor.execute(f"{i}")
     assert len(executor.history) == HISTORY_KEPT and executor.last_code == f"{HISTORY_KEPT + 4}"
+
+
+def test_the_running_cells_count_is_the_number_the_front_end_shows(shell: Any) -> None:
+    from nbagent.notebook.executor import running_cell_count
+
+    shell.user_ns["_the_shell"] = shell  # (a cell naming get_ipython() would stay in the shared history)
+    result = shell.run_cell("from nbagent.notebook.executor import running_cell_count as _rcc\n"
+                            "_seen = (_rcc(_the_shell), _the_shell.execution_count)", store_history=True)
+    seen, counter = shell.user_ns["_seen"]
+    assert seen == result.execution_count  # the cell's [N] (what execute_reply reports) ...
+    assert counter == seen + 1  # ... not IPython's counter, already the next cell's during the run
+    assert running_cell_count(shell) is None  # outside a cell: no number

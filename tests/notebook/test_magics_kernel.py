@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_send_now_skips_a_rate_limit_wait(kernel):
     assert "shared rate limit" in run.text and "end_turn" in run.text
 
 
-def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> None:
+def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> Any:
     d.wait_done(d.execute(setup), 30)
     run = d.execute(prompt)
     wait_for(d)
@@ -107,6 +108,7 @@ def _interrupt_case(d: KernelDriver, setup: str, prompt: str, wait_for) -> None:
     assert follow.status == "ok", follow.text
     assert "end_turn" in follow.text
     assert state(d)["problems"] == []
+    return run
 
 
 NEW = "nbagent.notebook.magics.active_magics().new_session()"
@@ -213,7 +215,10 @@ def test_a_bad_option_in_the_first_cell_gets_an_error_reply(kernel_name, tmp_pat
 
 
 def test_interrupt_during_permission_wait(kernel):
-    _interrupt_case(kernel, NEW, "%%agent\nWhat is 3 * 3?", lambda d: d.wait_button("Allow"))
+    run = _interrupt_case(kernel, NEW, "%%agent\nWhat is 3 * 3?", lambda d: d.wait_button("Allow"))
+    # The card's final transcript (the view's last update) says the call was stopped, not still asked.
+    final = [o for o in run.outputs if o["msg_type"] == "update_display_data"][-1]["content"]["data"]["text/plain"]
+    assert "? permission asked" not in final and "not run: stopped before a decision" in final, final
 
 
 def test_interrupt_during_streaming(kernel):

@@ -144,13 +144,31 @@ class ToolUse:
 
 @saved_record
 @dataclass(frozen=True, slots=True)
+class CallPreview:
+    """What a tool call will change, shown where the user decides (a tool's optional ``preview``).
+
+    ``before`` is the text as it is and ``after`` as the call leaves it: both given and different,
+    a diff; equal, the text the call acts on (the source a run executes); ``before`` None, text the
+    call adds; ``after`` None, text it removes. ``summary`` says what and where in one line.
+    """
+
+    summary: str = ""
+    before: str | None = None
+    after: str | None = None
+    language: str = "python"
+
+
+@saved_record
+@dataclass(frozen=True, slots=True)
 class PermissionAsked:
-    """The permission gate is asking the user about a tool call."""
+    """The permission gate is asking the user about a tool call; ``preview`` (when the tool gives
+    one) shows what the call changes, read when the question is asked."""
 
     kind: Literal["permission_asked"] = field(default="permission_asked", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
     input: Any = None
+    preview: CallPreview | None = None
 
 
 @saved_record

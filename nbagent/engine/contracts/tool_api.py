@@ -17,6 +17,7 @@ import pydantic
 
 from .config import DEFAULT_TOOL_CAPTURE_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
+from .events import CallPreview
 from .messages import is_text
 
 
@@ -76,6 +77,16 @@ class ToolLike(Protocol):
     def validate(self, raw_input: Any) -> dict[str, Any]: ...
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+
+
+@runtime_checkable
+class PreviewsCalls(Protocol):
+    """A tool that can show what a call will change before the user decides (the notebook tools:
+    the cell as it is and as it will be). The loop calls ``preview`` only when it asks the user, and
+    puts the result (secrets redacted) in :class:`~.events.PermissionAsked`; a preview that fails or
+    returns None leaves the question with the input alone."""
+
+    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview | None: ...
 
 
 @runtime_checkable

@@ -9,19 +9,20 @@ answer for the interrupted call is yielded first, so the history can still be re
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Mapping, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Union
 
 from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
-from ..contracts.events import Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
+from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
 from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
-from ..contracts.tool_api import ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
+from ..contracts.tool_api import PreviewsCalls, ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
 from .sanitize import Sanitizer, TooDeepError, replaced_notice
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
@@ -47,6 +48,8 @@ class _Permitted:
 
 ToolItem = Union[Event, ToolAnswer]
 """What :func:`run_tool_call` yields: events to pass on, and the call's one answer."""
+Describe = Callable[[dict[str, Any]], Awaitable[Union[CallPreview, None]]]
+"""What a call will change, for the permission question (:func:`_describer`)."""
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -113,7 +116,8 @@ async def run_tool_call(
     call = ToolCall(tool_use_id=uid, name=name, input=with_resolved_path(tool, checked, gate.cwd),
                     read_only=bool(getattr(tool, "read_only", False)), turn=turn)
     permitted: dict[str, Any] | None = None
-    async for decided in _permission(tool, call, gate=gate, guard=guard, hooks=hooks):
+    describe = _describer(tool, lambda: make_context(uid), sanitizer, capture_limit)
+    async for decided in _permission(tool, call, gate=gate, guard=guard, hooks=hooks, describe=describe):
         if isinstance(decided, _Permitted):
             permitted = decided.input
         else:
@@ -196,8 +200,33 @@ def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | N
         return tool_input
 
 
+def _describer(tool: ToolLike, make_context: Callable[[], ToolContext], sanitizer: Sanitizer, limit: int) -> Describe:
+    """The tool's ``preview`` (:class:`PreviewsCalls`) bounded and redacted like a result (it may
+    quote the user's text, and it enters the event log); None for a tool without one or one that
+    failed: the question then shows the input alone."""
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else sanitizer.text(truncate_middle(text, limit))[0]
+
+    async def describe(tool_input: dict[str, Any]) -> CallPreview | None:
+        if not isinstance(tool, PreviewsCalls):
+            return None
+        try:
+            shown = await tool.preview(tool_input, make_context())
+        except (Aborted, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - a preview is a courtesy: the user is asked all the same
+            return None
+        if not isinstance(shown, CallPreview):
+            return None
+        return dataclasses.replace(shown, summary=clean(shown.summary) or "", before=clean(shown.before),
+                                   after=clean(shown.after))
+
+    return describe
+
+
 async def _permission(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard,
-                      hooks: Hooks) -> AsyncIterator[ToolItem | _Permitted]:
+                      hooks: Hooks, describe: Describe) -> AsyncIterator[ToolItem | _Permitted]:
     """Whether the call may run: :class:`_Permitted` at once when the rules allow it, else what
     :func:`_permit` decides (with its events, and the answer of a denial)."""
     # An abort pressed before this call answers it "not run" on either path (the slow one checks in its armed regions).
@@ -205,7 +234,7 @@ async def _permission(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, g
     if at_once is not None:
         yield _Permitted(at_once)
         return
-    async for decided in _permit(tool, call, gate=gate, guard=guard, hooks=hooks):
+    async for decided in _permit(tool, call, gate=gate, guard=guard, hooks=hooks, describe=describe):
         yield decided
 
 
@@ -219,7 +248,7 @@ def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hoo
 
 
 async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard: AbortGuard,
-                  hooks: Hooks) -> AsyncIterator[ToolItem | _Permitted]:
+                  hooks: Hooks, describe: Describe) -> AsyncIterator[ToolItem | _Permitted]:
     """The hook, then the gate: ends with :class:`_Permitted` (the input to run), or answers a denial."""
     uid, name, tool_input = call.tool_use_id, call.name, dict(call.input)
     try:
@@ -245,7 +274,13 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
     preapproved = isinstance(hook, Allow)
     asked = gate.will_ask(tool, tool_input, preapproved=preapproved)  # a protected file asks even then
     if asked:
-        yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input)
+        try:
+            with guard.armed():
+                preview = await describe(tool_input)
+        except Aborted:
+            yield ToolAnswer(error_result(uid, NOT_RUN))
+            raise
+        yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input, preview=preview)
     try:
         with guard.armed():
             decision = await gate.check(tool, uid, tool_input, call.turn, preapproved=preapproved)

@@ -53,10 +53,19 @@ def outputs_of(record: Any) -> list[dict[str, Any]]:
     return outputs
 
 
-def code_cell(source: str, outputs: list[dict[str, Any]], mark: dict[str, Any]) -> dict[str, Any]:
-    """A code cell to insert: its source exactly as run, its outputs, nbagent's metadata."""
-    return {"cell_type": "code", "source": source, "outputs": outputs, "execution_count": None,
-            "metadata": {MARK: mark}}
+def ran_as(outputs: list[dict[str, Any]], execution_count: int | None) -> list[dict[str, Any]]:
+    """``outputs`` with their ``execute_result`` numbered ``execution_count`` (as the kernel numbers
+    a cell's value)."""
+    return [{**o, "execution_count": execution_count} if o.get("output_type") == "execute_result" else o
+            for o in outputs]
+
+
+def code_cell(source: str, outputs: list[dict[str, Any]], mark: dict[str, Any],
+              execution_count: int | None = None) -> dict[str, Any]:
+    """A code cell to insert: its source exactly as run, its outputs, nbagent's metadata, and the
+    execution count it ran under (the agent cell's ``[N]``: it ran, it is not ``[ ]``)."""
+    return {"cell_type": "code", "source": source, "outputs": ran_as(outputs, execution_count),
+            "execution_count": execution_count, "metadata": {MARK: mark}}
 
 
 def _output_text(output: dict[str, Any]) -> str:

@@ -83,8 +83,8 @@ class Materialiser:
             return
         mark = {"session": self.session, "turn": self.turn(), "tool_use_id": tool_use_id, "kind": "code"}
         try:
-            result = await self.bridge.request("insert", cell=code_cell(record.code, outputs_of(record), mark),
-                                               after_id=self.after_id)
+            cell = code_cell(record.code, outputs_of(record), mark, getattr(record, "execution_count", None))
+            result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
         except (BridgeUnavailable, BridgeError):
             self.live = False
             return

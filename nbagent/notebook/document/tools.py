@@ -12,17 +12,22 @@ it, or a run replaced it): the model edits what it has seen, never a cell it gue
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 from typing import Any, Callable, Literal, Sequence
 
 import pydantic
 
+from ...engine.contracts.events import CallPreview
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable
-from .cells import MARK, cell_for_model, outputs_of, source_hash
+from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
+from .images import bounded_image
+from .preview import cell_source as _source
+from .preview import edit_preview, run_preview
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""
@@ -58,6 +63,8 @@ class _Shared:
         self.bridge = bridge
         self.session_name = session_name
         self.seen: dict[str, str] = {}
+        self.shown_runs: dict[str, str] = {}
+        """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
 
     async def cells(self) -> list[dict[str, Any]]:
         try:
@@ -80,11 +87,6 @@ class _Shared:
             if cell.get("id") == cell_id:
                 return index, cell
         raise ToolExecutionError(f"No cell with id {cell_id!r} in the notebook: read it again with notebook_read.")
-
-
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 class _NotebookTool(BuiltinTool):
@@ -112,8 +114,12 @@ class NotebookRead(_NotebookTool):
             text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
             if texts and used + len(text) > READ_CHARS:
                 break
+            # Off the loop: downscaling a large image takes a second or two.
+            kept, notes = (await asyncio.to_thread(_bounded_images, cell_images, MAX_IMAGES - len(images))
+                           if cell_images else ([], []))
+            text += "".join(f"\n{note}" for note in notes)
             texts.append(text)
-            images.extend(cell_images[: max(0, MAX_IMAGES - len(images))])
+            images.extend(kept)
             used, end = used + len(text), index + 1
             if isinstance(cells[index].get("id"), str):
                 self.shared.seen[cells[index]["id"]] = source_hash(_source(cells[index]))
@@ -121,6 +127,24 @@ class NotebookRead(_NotebookTool):
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
         return ToolOutput([{"type": "text", "text": text}, *images] if images else text)
+
+
+def _bounded_images(blocks: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """A cell's images as they may be sent (bounded, at most ``room`` of them) and the notes that
+    say what was downscaled or left out."""
+    kept: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for position, block in enumerate(blocks):
+        if len(kept) >= room:
+            notes.append(f"[{len(blocks) - position} more image(s) of this cell not sent: at most "
+                         f"{MAX_IMAGES} per notebook_read; read this cell alone to see them]")
+            break
+        bounded, note = bounded_image(block)
+        if bounded is not None:
+            kept.append(bounded)
+        if note:
+            notes.append(note)
+    return kept, notes
 
 
 class NotebookEdit(_NotebookTool):
@@ -155,6 +179,12 @@ class NotebookEdit(_NotebookTool):
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
+    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+        """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
+        seen = self.shared.seen
+        return edit_preview(await self.shared.cells(), tool_input,
+                            lambda cell_id, source: seen.get(cell_id) == source_hash(source))
+
     async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         if params.source is None:
             raise ToolExecutionError("notebook_edit insert needs source.")
@@ -185,6 +215,13 @@ class NotebookRun(_NotebookTool):
     read_only = False
     Input = NotebookRunInput
 
+    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+        """The source that will run, for the permission question; the run then refuses other code."""
+        shown = run_preview(await self.shared.cells(), str(tool_input.get("cell_id")))
+        if shown.after is not None:
+            self.shared.shown_runs[ctx.tool_use_id] = source_hash(shown.after)
+        return shown
+
     async def call(self, params: NotebookRunInput, ctx: ToolContext) -> ToolOutput:
         _index, cell = await self.shared.read_cell(params.cell_id)
         if cell.get("cell_type") != "code":
@@ -192,10 +229,17 @@ class NotebookRun(_NotebookTool):
         if ctx.executor is None:
             raise ToolExecutionError("No kernel executor: notebook_run works inside a notebook only.")
         source = _source(cell)
+        shown = self.shared.shown_runs.pop(ctx.tool_use_id, None)
+        if shown is not None and shown != source_hash(source):
+            raise ToolExecutionError(f"Cell {params.cell_id} changed after the user was asked to allow running it: "
+                                     "not run. Call notebook_run again to ask about what it holds now.")
         with _interrupt_after(params.timeout_s):
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
-        await self.shared.call("replace", cell_id=params.cell_id, outputs=outputs_of(record), execution_count=None)
+        # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
+        count = record.execution_count
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
+                               execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
 

@@ -49,6 +49,8 @@ def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
     card.started = None
     if card.input is None:
         card.set_input(e.input)
+    if e.preview is not None:
+        card.set_preview(e.preview)
     card.set_status("asking for permission")
 
 

@@ -30,6 +30,7 @@ class PermissionPrompt:
         self.tool_name = tool_name
         self.decision: waiting.Decision[Allow | Deny] = waiting.Decision()
         self.outcome: Allow | Deny | None = None
+        self.stopped: str | None = None  # why the prompt closed with no decision (■, Stop): the call never ran
         ask = f"Allow <b>{esc(tool_name)}</b> to run?"
         if reason_asked:
             ask += f' <span style="{STYLE["muted"]}">({esc(reason_asked)})</span>'
@@ -90,6 +91,8 @@ class PermissionPrompt:
     def settle(self, outcome: Allow | Deny | None, note: str = "") -> None:
         """Show the outcome and disable the controls (agent coroutine only)."""
         self.outcome = outcome
+        if outcome is None:
+            self.stopped = note or "aborted"
         waiting.unregister_decision(self.decision)
         waiting.unregister_text(self.reason.model_id)
         for control in (self.allow_button, self.always_button, self.deny_button, self.reason):
@@ -105,10 +108,10 @@ class PermissionPrompt:
             return "✓ allowed always (this session)" if o.always else "✓ allowed"
         if isinstance(o, Deny):
             return f"✗ denied: {o.reason}" if o.reason else "✗ denied (no reason given)"
-        return f"✗ no decision ({note or 'aborted'})"
+        return f"✗ not run: stopped before a decision ({note or self.stopped or 'aborted'})"
 
     def plain(self) -> str:
-        if self.outcome is None and self.pending:
+        if self.outcome is None and self.stopped is None and self.pending:
             return f"? permission asked: {self.tool_name}"
         return f"permission: {self.outcome_text()}"
 

@@ -81,7 +81,7 @@ def reveal_hidden(text: str) -> tuple[str, int]:
     return marked, sum(c in HIDDEN_CHARS for c in text)
 
 
-def _highlight_revealed(text: str, language: str) -> str:
+def highlight_revealed(text: str, language: str) -> str:
     """``highlight`` with each hidden character shown as one marked ``⟦U+202E⟧`` (a placeholder
     goes through the lexer, so the mark is not split into tokens)."""
     if HIDDEN_CHARS.isdisjoint(text):
@@ -121,7 +121,7 @@ def input_plain(tool_name: str, tool_input: Any) -> str:
 def input_html(tool_name: str, tool_input: Any) -> str:
     """HTML of a tool call's input, whole: code highlighted, other fields as highlighted JSON, in a
     box that scrolls when long, hidden characters shown, and a line saying how long it is."""
-    boxes = "".join(_highlight_revealed(text, language) for text, language in _input_parts(tool_name, tool_input))
+    boxes = "".join(highlight_revealed(text, language) for text, language in _input_parts(tool_name, tool_input))
     summary = input_summary(tool_name, tool_input)
     style = STYLE["warn"] if "⚠" in summary else STYLE["muted"]
     return (f'<div style="max-height:{INPUT_BOX_HEIGHT};overflow:auto">{boxes}</div>'

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ...display.html import clip, esc, pre
+from ...engine.contracts.events import CallPreview
+from .diff import preview_html, preview_plain
 from .render import STYLE, input_html, input_plain
 from .safe import safe_display_data, static_output_html
 
@@ -23,6 +25,7 @@ class ToolCard:
     def __init__(self, tool_use_id: str, name: str) -> None:
         self.tool_use_id, self.name = tool_use_id, name
         self.input: Any = None
+        self.preview: CallPreview | None = None  # what the call changes, shown instead of its input
         self.partial_json = ""
         self.status = "preparing…"
         self.result: str | None = None
@@ -59,6 +62,18 @@ class ToolCard:
         self._input.value = input_html(self.name, tool_input)
         self.set_status("")
 
+    def set_preview(self, preview: CallPreview) -> None:
+        """Show what the call will change (a notebook cell's diff, the source a run executes) in
+        place of its raw input: what the user is asked to allow."""
+        self.preview = preview
+        self._input.value = preview_html(preview)
+
+    def _input_html(self) -> str:
+        return preview_html(self.preview) if self.preview is not None else input_html(self.name, self.input)
+
+    def _input_plain(self) -> str:
+        return preview_plain(self.preview) if self.preview is not None else input_plain(self.name, self.input)
+
     def attach_prompt(self, prompt: PermissionPrompt) -> None:
         self.prompt = prompt
         self._prompt_box.children = (prompt.widget,)
@@ -88,7 +103,7 @@ class ToolCard:
     def plain(self) -> str:
         lines = [f"[tool] {self.name}" + (f" ({self.status})" if self.status else "")]
         if self.input is not None:
-            lines.append("  " + input_plain(self.name, self.input).replace("\n", "\n  "))
+            lines.append("  " + self._input_plain().replace("\n", "\n  "))
         if self.prompt is not None:
             lines.append("  " + self.prompt.plain())
         if self.denied is not None and (self.prompt is None or self.prompt.outcome is None):
@@ -105,7 +120,7 @@ class ToolCard:
         parts = [f'<div style="{STYLE["card"]}">', f"<b>🔧 {esc(self.name)}</b> "
                  f'<span style="{STYLE["muted"]}">{esc(self.status)}</span>']
         if self.input is not None:
-            parts.append(input_html(self.name, self.input))
+            parts.append(self._input_html())
         if self.prompt is not None:
             parts.append(self.prompt.html())
         elif self.denied is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from IPython.core.interactiveshell import InteractiveShell
+from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts import events as ev
 from nbagent.notebook.document.bridge import Bridge
@@ -94,3 +94,21 @@ async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_noti
 
     shell: Any = Shell()
     assert cells.fallback(shell) == NO_BRIDGE_NOTICE and got == ["c + 1"]
+
+
+async def test_a_materialised_cell_shows_it_ran_under_the_agent_cells_execution_count():
+    front = front_with_agent_cell()
+    shell = InteractiveShell.instance()
+    executor = ShellExecutor(shell)
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await cells.begin()
+    agent_count = 17
+    shell.displayhook.exec_result = ExecutionResult(None)  # as IPython does while the agent cell [17] runs
+    shell.displayhook.exec_result.execution_count = agent_count
+    try:
+        await call(cells, executor, "t1", "print('hi')\n6 * 7")
+    finally:
+        shell.displayhook.exec_result = None
+    made = front.cells[2]
+    assert made["execution_count"] == agent_count
+    assert [o.get("execution_count") for o in made["outputs"] if o["output_type"] == "execute_result"] == [agent_count]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
+from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.notebook.document.bridge import Bridge, BridgeUnavailable
@@ -120,3 +120,138 @@ async def test_a_front_end_that_stops_answering_is_a_clear_error_once_then_no_to
     with pytest.raises(BridgeUnavailable, match="did not answer"):
         await bridge.request("read", timeout=0.2)
     assert not bridge.connected and list(NotebookTools(bridge, lambda: "S").tools()) == []
+
+
+# --- what the permission question shows (the tools' preview) -------------------------------------
+
+async def preview(tools: dict[str, Any], name: str, tmp_path: Path, **args: Any) -> Any:
+    tool = tools[name]
+    return await tool.preview(tool.validate(args), ctx(tmp_path))
+
+
+async def test_an_edit_previews_the_cell_as_it_is_and_as_it_will_be(front, tools, tmp_path):
+    await call(tools, "notebook_read", tmp_path)
+    replace = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    assert (replace.summary, replace.before, replace.after) == ("replace cell 1 (id c2, code)", "x = 40", "x = 41")
+    to_markdown = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="# x",
+                                cell_type="markdown")
+    assert to_markdown.summary.endswith("code → markdown") and to_markdown.language == "markdown"
+    delete = await preview(tools, "notebook_edit", tmp_path, action="delete", cell_id="c3")
+    assert (delete.before, delete.after) == ("plot()", None)
+    insert = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source="y = 2")
+    assert (insert.summary, insert.before, insert.after) == (
+        "insert a new code cell after cell 0 (id c1, markdown)", None, "y = 2")
+    move = await preview(tools, "notebook_edit", tmp_path, action="move", cell_id="c3", index=0)
+    assert move.summary == "move cell 2 (id c3, code) to index 0" and move.before == move.after == "plot()"
+    assert front.sources() == ["# Sales", "x = 40", "plot()"]  # a preview changes nothing
+
+
+async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):
+    await call(tools, "notebook_read", tmp_path)
+    front.cells[1]["source"] = "x = 99  # the user typed here"
+    shown = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    assert shown.before == "x = 99  # the user typed here" and "this edit will be refused" in shown.summary
+    missing = await preview(tools, "notebook_edit", tmp_path, action="delete", cell_id="nope")
+    assert "no such cell" in missing.summary
+
+
+async def test_a_run_previews_its_source_and_refuses_code_changed_after_the_question(front, tools, tmp_path):
+    shell = InteractiveShell.instance()
+    shown = await preview(tools, "notebook_run", tmp_path, cell_id="c2")
+    assert (shown.summary, shown.before, shown.after) == ("run cell 1 (id c2, code) in the kernel", "x = 40", "x = 40")
+    front.cells[1]["source"] = "x = 'not what was allowed'"
+    out = await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    assert out.is_error and "changed after the user was asked" in out.content
+    assert shell.user_ns.get("x") != "not what was allowed"
+    # Asked again, it runs what was shown.
+    await preview(tools, "notebook_run", tmp_path, cell_id="c2")
+    out = await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    assert not out.is_error and shell.user_ns["x"] == "not what was allowed"
+    markdown = await preview(tools, "notebook_run", tmp_path, cell_id="c1")
+    assert "only code cells run" in markdown.summary and markdown.after is None
+
+
+async def test_a_cell_the_agent_ran_shows_the_execution_count_it_ran_under(front, tools, tmp_path):
+    shell = InteractiveShell.instance()
+    front.cells[1]["source"] = "x * 2"
+    shell.displayhook.exec_result = ExecutionResult(None)  # as IPython does while the agent cell [9] runs
+    shell.displayhook.exec_result.execution_count = 9
+    try:
+        await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    finally:
+        shell.displayhook.exec_result = None
+    ran = front.cells[1]
+    assert ran["execution_count"] == 9
+    assert ran["outputs"][0]["output_type"] == "execute_result" and ran["outputs"][0]["execution_count"] == 9
+
+
+# --- what notebook_read sends of a cell's images ---------------------------------------------------
+
+def _png(width: int, height: int, noisy: bool = False) -> str:
+    import base64
+    import io
+    import os
+
+    from PIL import Image
+
+    image = Image.frombytes("RGB", (width, height), os.urandom(width * height * 3)) if noisy else \
+        Image.new("RGB", (width, height), (30, 120, 200))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _image_cell(*pngs: str) -> dict[str, Any]:
+    return {"cell_type": "code", "source": "show()", "outputs": [
+        {"output_type": "display_data", "data": {"image/png": p, "text/plain": "<Figure>"}, "metadata": {}} for p in pngs]}
+
+
+async def test_read_sends_a_huge_image_downscaled_and_says_so(tmp_path):
+    import base64
+    import io
+
+    from PIL import Image
+
+    from nbagent.notebook.document.images import MAX_IMAGE_BYTES, MAX_IMAGE_EDGE
+
+    huge = _png(2400, 1500, noisy=True)  # about 10 MB of noise: PNG cannot compress it
+    assert len(base64.b64decode(huge)) > 5 * MAX_IMAGE_BYTES
+    front = FakeFrontEnd([_image_cell(huge)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    text, image = out.content[0]["text"], out.content[1]
+    sent = base64.b64decode(image["source"]["data"])
+    assert len(sent) <= MAX_IMAGE_BYTES
+    with Image.open(io.BytesIO(sent)) as shown:
+        assert max(shown.size) <= MAX_IMAGE_EDGE
+    assert "image/png output of 2400×1500 px" in text and "sent downscaled to" in text
+    assert len(str(out.content)) < 2 * MAX_IMAGE_BYTES  # not the 10 MB it was
+
+
+async def test_read_sends_small_images_as_they_are_and_at_most_four(tmp_path):
+    small = _png(40, 20)
+    front = FakeFrontEnd([_image_cell(small, small, small), _image_cell(small, small, small)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    images = [b for b in out.content if b["type"] == "image"]
+    assert len(images) == 4 and all(b["source"]["data"] == small for b in images)
+    assert "[2 more image(s) of this cell not sent: at most 4 per notebook_read" in out.content[0]["text"]
+
+
+async def test_an_image_that_cannot_be_downscaled_is_left_out_with_a_note(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pillow(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "PIL" or name.startswith("PIL."):
+            raise ImportError("no Pillow here")
+        return real_import(name, *args, **kwargs)
+
+    huge = _png(2400, 1500, noisy=True)
+    monkeypatch.setattr(builtins, "__import__", no_pillow)
+    front = FakeFrontEnd([_image_cell(huge)])
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S").tools()}
+    out = await call(tools, "notebook_read", tmp_path)
+    assert isinstance(out.content, str)  # no image block at all
+    assert "MB left out: over the 1.0 MB notebook_read sends for one image]" in out.content

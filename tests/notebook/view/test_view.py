@@ -181,7 +181,12 @@ async def test_permission_abort_denies_and_interrupt_propagates() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task2
     assert view2.permission.allow_button.disabled
-    assert "no decision (interrupted)" in view2.permission._status.value
+    assert "not run: stopped before a decision (interrupted)" in view2.permission._status.value
+    # The card and the saved transcript say so too, not "? permission asked" (issue 34).
+    assert "permission asked" not in view2.transcript() and "permission asked" not in view2.static_html()
+    assert "permission: ✗ not run: stopped before a decision (interrupted)" in view2.transcript()
+    assert "(interrupted)" in view2.transcript().splitlines()[1]  # the card's status line
+    assert "permission: ✗ not run: stopped before a decision (aborted)" in view.transcript()
 
 
 async def test_retry_countdown_and_buttons_call_the_callbacks() -> None:

@@ -1,0 +1,96 @@
+"""Images ``notebook_read`` sends the model, bounded: a cell's 7 MB PNG went whole into the request.
+
+Each image block is kept when it is small (``MAX_IMAGE_BYTES`` decoded, long edge at most
+``MAX_IMAGE_EDGE`` px: the size the Messages API works at; larger ones it scales down itself,
+after the upload). A larger one is sent downscaled when Pillow can read it (matplotlib, which
+draws most notebook images, brings it), else left out; either way the cell's text says so in one
+line, so the model knows there was an image and what became of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from typing import Any
+
+MAX_IMAGE_BYTES = 1_000_000
+"""Most bytes of one image sent (decoded; about 1.3 MB as base64)."""
+MAX_IMAGE_EDGE = 1568
+"""Longest side in pixels the Messages API uses without scaling an image down."""
+MAX_DECODED_PIXELS = 40_000_000
+"""Larger images are not decoded to be downscaled (a small file can unpack to gigabytes)."""
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size / 1000:.0f} kB"
+
+
+def _downscaled(raw: bytes) -> tuple[bytes, str, tuple[int, int], tuple[int, int]] | None:
+    """``raw`` re-encoded within the bounds: (bytes, media type, size before, size after), or None
+    when Pillow is missing or cannot read it."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            before = image.size
+            if before[0] * before[1] > MAX_DECODED_PIXELS:
+                return None
+            image.thumbnail((MAX_IMAGE_EDGE, MAX_IMAGE_EDGE))
+            for scale in (1.0, 0.7, 0.5, 0.35, 0.25):
+                size = (max(1, int(image.width * scale)), max(1, int(image.height * scale)))
+                out, media = _encode(image.resize(size) if scale < 1.0 else image)
+                if len(out) <= MAX_IMAGE_BYTES:
+                    return out, media, before, size
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return None
+
+
+def _encode(image: Any) -> tuple[bytes, str]:
+    """PNG when that is small enough (plots: flat colours), else JPEG (photographs)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    if buffer.tell() <= MAX_IMAGE_BYTES:
+        return buffer.getvalue(), "image/png"
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="JPEG", quality=85)
+    return buffer.getvalue(), "image/jpeg"
+
+
+def _edge_ok(raw: bytes) -> bool:
+    """Whether the image's long edge is within bounds (True when Pillow cannot tell: it is small)."""
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(raw)) as image:
+            return max(image.size) <= MAX_IMAGE_EDGE
+    except Exception:  # no Pillow or an unreadable header: the byte bound alone holds
+        return True
+
+
+def bounded_image(block: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """An image block within the bounds (itself, or downscaled) or None, and the note for the
+    cell's text ("" when it went as it was)."""
+    source = block.get("source") or {}
+    data, media = str(source.get("data", "")), str(source.get("media_type", "image"))
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return None, f"[{media} output left out: not valid base64]"
+    if len(raw) <= MAX_IMAGE_BYTES and _edge_ok(raw):
+        return block, ""
+    smaller = _downscaled(raw)
+    if smaller is None:
+        return None, (f"[{media} output of {_mb(len(raw))} left out: over the {_mb(MAX_IMAGE_BYTES)} "
+                      "notebook_read sends for one image]")
+    out, out_media, before, after = smaller
+    note = (f"[{media} output of {before[0]}×{before[1]} px, {_mb(len(raw))}, sent downscaled to "
+            f"{after[0]}×{after[1]} px, {_mb(len(out))}]")
+    return {"type": "image", "source": {"type": "base64", "media_type": out_media,
+                                        "data": base64.b64encode(out).decode("ascii")}}, note
+
+
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image"]
