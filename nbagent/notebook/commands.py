@@ -20,6 +20,7 @@ from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.config import PERMISSION_MODES
 from ..engine.contracts.errors import NbAgentError
 from .options import cell_options, turn_number
+from .serve import command as serve_command
 
 
 def _display(obj: Any) -> None:
@@ -71,7 +72,10 @@ def endpoint_line(agent: Any) -> str:
 def status(magics: Any, args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     sess = magics.current
+    serving = serve_command.status_line()
     if sess is None:
+        if serving:
+            print(f"serve        {serving}")
         if magics.endpoint:
             print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
                   f"(its profile's model, else {magics.model}).")
@@ -99,6 +103,8 @@ def status(magics: Any, args: Namespace) -> None:
         print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
     print(f"notebook     {notebook_line(magics)}")
+    if serving:
+        print(f"serve        {serving}")
 
 
 def notes_line(agent: Any) -> str:
@@ -127,13 +133,19 @@ def notebook_line(magics: Any) -> str:
 @magic_arguments(name="agent history")
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
 def history(magics: Any, args: Namespace) -> None:
-    """The per-request table."""
+    """The per-request table, then what external (MCP) clients did."""
     from ..display.tables import ReadableTable
+    from .serve.record import frame
 
-    sess = _need_session(magics)
+    external = serve_command.entries(magics)
+    sess = magics.current if external else _need_session(magics)
     # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
-    _display(ReadableTable(sess.turns_df()))
-    if args.plot:
+    if sess is not None:
+        _display(ReadableTable(sess.turns_df()))
+    if external:
+        print(f"External clients ({len(external)} call(s), %agent serve):")
+        _display(ReadableTable(frame(external)))
+    if args.plot and sess is not None:
         from ..display.charts import plot_context_and_cost
 
         _display(plot_context_and_cost(sess.records))
@@ -298,7 +310,8 @@ def help(magics: Any, args: Namespace) -> None:  # noqa: A001  (the command's na
 COMMANDS: dict[str, Any] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "help": help,
+    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "serve": serve_command.serve,
+    "help": help,
 }
 """Every ``%agent`` command (a function with the ``parser`` ``magic_arguments`` gave it), in the
 order ``%agent help`` lists them."""
