@@ -30,9 +30,10 @@ FRONT.connect(bridge())
 class Served:
     """One kernel with its server; ``call`` makes a client call and clicks a card's button."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, kernel_name: str = "python3", subshell_clicks: bool = False) -> None:
         self.tmp = tmp
-        self.d = KernelDriver(cwd=str(tmp), env={"JUPYTER_RUNTIME_DIR": str(tmp / "runtime")})
+        self.subshell_clicks = subshell_clicks  # as JupyterLab 4.6 sends widget comms
+        self.d = KernelDriver(kernel_name, cwd=str(tmp), env={"JUPYTER_RUNTIME_DIR": str(tmp / "runtime")})
         self.d.wait_done(self.d.execute(SETUP), 60)
         self.clicked: set[str] = set()
         self.url = self.token = ""
@@ -82,7 +83,7 @@ class Served:
             button = await asyncio.to_thread(self.fresh_button, click)
             if button is not None:
                 self.clicked.add(button)
-                await asyncio.to_thread(self.d.click, button)
+                await asyncio.to_thread(self.d.click, button, subshell=self.subshell_clicks)
                 break
             assert asyncio.get_running_loop().time() < deadline, f"no {click!r} button within 60 s"
         return await asyncio.wait_for(task, 60)

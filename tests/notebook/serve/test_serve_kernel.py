@@ -44,6 +44,8 @@ async def test_insert_and_run_a_cell_once_allowed_in_the_notebook(served):
     assert cell["outputs"][0]["text"] == "y is 2\n"  # the outputs landed in the cell
     assert cell["metadata"]["nbagent"]["kind"] == "external" and cell["metadata"]["nbagent"]["client"] == "claude-code"
     assert "session" not in cell["metadata"]["nbagent"]  # not one of nbagent's own turn cells
+    async with served.client("claude-code") as client:
+        assert f"id={new_id} code, by MCP client claude-code" in text(await served.call(client, "notebook_read", {}))
     assert served.run("print(y)").strip() == "2"  # it ran in the kernel's namespace
 
 
