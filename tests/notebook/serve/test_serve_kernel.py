@@ -80,6 +80,17 @@ async def test_a_wrong_token_gets_a_bare_401(served):
             assert "www-authenticate" not in response.headers
 
 
+async def test_a_page_on_another_origin_cannot_use_the_token(served):
+    """DNS rebinding: a right token from a page whose Host or Origin is not loopback is refused."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    auth = {"Authorization": f"Bearer {served.token}", "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        host = await http.post(served.url, headers={**auth, "Host": "evil.example:80"}, json=body)
+        origin = await http.post(served.url, headers={**auth, "Origin": "http://evil.example"}, json=body)
+    assert host.status_code == 421 and origin.status_code == 403
+
+
 async def test_nothing_runs_while_the_notebook_is_closed(served):
     served.run("FRONT.answer = False")  # the front-end went away: no reply to any request
     try:
