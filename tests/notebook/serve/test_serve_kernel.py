@@ -72,6 +72,21 @@ async def test_allow_always_covers_that_tool_of_that_client_only(served):
     assert not first.is_error and "2" in text(again)
 
 
+async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(served):
+    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+        run = asyncio.ensure_future(client.call_tool("run_code", {"code": "import time\nfor _ in range(600): time.sleep(0.1)"}))
+        stopped = None
+        while not run.done():  # until the run is under way: before that there is nothing to interrupt
+            stopped = await client.call_tool("interrupt", {})
+            if "Interrupted" in text(stopped):
+                break
+        result = await asyncio.wait_for(run, 30)
+        variables = await served.call(client, "list_variables", {})
+    assert stopped is not None and "Interrupted the code claude-code started" in text(stopped)
+    assert result.is_error and "KeyboardInterrupt" in text(result)
+    assert "A: int" in text(variables) and "FRONT: FakeFrontEnd" in text(variables)
+
+
 async def test_a_wrong_token_gets_a_bare_401(served):
     async with httpx2.AsyncClient(timeout=10) as http:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": served.token}):
