@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx2
 import mcp_types
-import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
