@@ -110,3 +110,10 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab)
     closed = calls.result(box, timeout=60)
     assert closed.is_error and "closed" in _text_of(closed), _text_of(closed)
     assert time.monotonic() - started < 30
+
+    page = _open(browser, lab, name, "jupyterlab")  # the user opens it again: the server asks there
+    box = calls.start("run_code", {"code": "print('back', x)"})
+    _click(page, "Allow")
+    again = calls.result(box)
+    assert not again.is_error and "back 40" in _text_of(again), _text_of(again)
+    page.close()

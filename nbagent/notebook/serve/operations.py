@@ -10,7 +10,9 @@ instead of an agent turn: ``%agent rollback`` and a re-run never delete them as 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +29,8 @@ from .record import ActionLog, ExternalAction, now
 EXTERNAL = "external"
 """``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
 ALIVE_TIMEOUT_S = 3.0
+PROBE_OP = "ping"
+RECONNECT_WAIT_S = 1.0
 
 
 class ClientNotebook(_Shared):
@@ -73,13 +77,30 @@ class Operations:
 
     async def alive(self) -> bool:
         """Whether a notebook front-end answers now (a closed notebook does not)."""
-        if not self.bridge.connected:
+        if not self.bridge.connected and not await self._reconnect():
             return False
         try:
-            await self.bridge.request("read", timeout=ALIVE_TIMEOUT_S)
-        except (BridgeUnavailable, BridgeError):
+            # An op the protocol does not define: every request gets one reply, an unknown op an
+            # error, so this probes the front-end without sending it the document (a read would).
+            await self.bridge.request(PROBE_OP, timeout=ALIVE_TIMEOUT_S)
+        except BridgeUnavailable:
             return False
+        except BridgeError:
+            pass  # "unknown op": the front-end answered, so the notebook is open
         return True
+
+    async def _reconnect(self) -> bool:
+        """A notebook opened again after it closed (or after a probe went unanswered): open a new
+        comm and give the front-end a moment to say hello (it answers on the kernel's loop, which
+        must not be blocked for it)."""
+        if not self.bridge.open():
+            return False
+        deadline = time.monotonic() + RECONNECT_WAIT_S
+        # The bridge signals its hello on a threading.Event (set from the shell thread or this
+        # loop); a short poll keeps this loop free to deliver it.
+        while not self.bridge.connected and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        return bool(self.bridge.connected)
 
     def _record(self, client: Client, tool: str, what: str, allowed_by: str, out: ToolOutput | None,
                 refused: str | None = None) -> None:
@@ -129,8 +150,9 @@ class Operations:
         detail = args.get("source") or ""
         if action != "insert" and cell_id:
             if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
-                return ToolOutput(f"Cell {cell_id} has not been read: read it with notebook_read before changing it.",
-                                  is_error=True)
+                why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
+                self._record(client, "notebook_edit", f"{action} cell {cell_id}", "refused", None, why)
+                return ToolOutput(why, is_error=True)
             if action != "replace":
                 detail = _source((await shared.read_cell(cell_id))[1])
         where = f" {cell_id}" if cell_id else ""

@@ -12,15 +12,17 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
 from ...engine.loop.sanitize import Sanitizer, secret_values
+from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .card import ServePanel
 from .clients import Clients
-from .gate import ServeGate
+from .gate import CallRefused, ServeGate
 from .http import BearerGuard, HttpServer, new_token
 from .kernel_loop import KernelLoop
 from .operations import Operations
@@ -68,6 +70,8 @@ class ServeServer:
         self.http.start()
         self.token_file = write_token(token, self.http.port)
         del token
+        self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
+        self._panel_comm = getattr(self.bridge, "_comm", None)
         atexit.register(self.stop)
         self.panel.set_status(f"serving {self.notebook} at {self.url} (token in {self.token_file})")
 
@@ -93,12 +97,37 @@ class ServeServer:
         return tuple(sess.agent.config.secret_env) if sess is not None else DEFAULT_SECRET_ENV
 
     async def _alive(self) -> bool:
-        return await self.ops.alive()
+        if not await self.ops.alive():
+            return False
+        await self._panel_shown()
+        return True
+
+    async def _panel_shown(self) -> None:
+        """After the notebook was closed and opened again, its serve cell shows what was saved
+        (often nothing), not the panel: a card there would wait unseen. So, once per connection of
+        the front-end, the serve cell's outputs are written again through the bridge: the lines
+        and a view of the live panel (the widget manager restores the kernel's widgets on open)."""
+        comm = getattr(self.bridge, "_comm", None)  # a new comm: a new connection of the front-end
+        if comm is self._panel_comm:
+            return
+        if self.cell_id is None:  # no cell ids (not JupyterLab / Notebook 7): nothing to write to
+            raise CallRefused("The notebook was opened again, and the %agent serve cell cannot be found in it "
+                              "to show the question: run %agent serve again.")
+        view = {"model_id": self.panel.widget.model_id, "version_major": 2, "version_minor": 0}
+        outputs = [{"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
+                   {"output_type": "display_data", "metadata": {},
+                    "data": {"application/vnd.jupyter.widget-view+json": view, "text/plain": "nbagent serve panel"}}]
+        try:
+            await self.bridge.request("replace", cell_id=self.cell_id, outputs=outputs)
+        except (BridgeError, BridgeUnavailable):
+            raise CallRefused("The %agent serve cell is no longer in the notebook, so no one would see the "
+                              "question: not run. Run %agent serve again.") from None
+        self._panel_comm = comm
 
     def paste_lines(self) -> list[str]:
         """What the user pastes into a client; the token is read from its file, never shown."""
         name = "nbagent-" + "".join(ch if ch.isalnum() else "-" for ch in Path(self.notebook).stem)[:40]
-        header = f"Authorization: Bearer $(cat {self.token_file})"
+        header = f"Authorization: Bearer $(cat {shlex.quote(str(self.token_file))})"
         vscode = {"servers": {name: {"type": "http", "url": self.url,
                                      "headers": {"Authorization": "Bearer ${input:" + name + "-token}"}}},
                   "inputs": [{"type": "promptString", "id": f"{name}-token", "password": True,

@@ -22,7 +22,8 @@ SETUP = """\
 %load_ext nbagent
 from tests.notebook.document.fake_frontend import FakeFrontEnd
 from nbagent.notebook.document.bridge import bridge
-FRONT = FakeFrontEnd([{"cell_type": "markdown", "source": "# Sales"}, {"cell_type": "code", "source": "x = 40"}])
+FRONT = FakeFrontEnd([{"cell_type": "markdown", "source": "# Sales"}, {"cell_type": "code", "source": "x = 40"},
+                      {"cell_type": "code", "source": "%agent serve", "id": "serve-cell"}])
 FRONT.connect(bridge())
 """
 
@@ -40,7 +41,8 @@ class Served:
         self.serve("--clients 4")
 
     def serve(self, options: str = "") -> str:
-        run = self.d.wait_done(self.d.execute(f"%agent serve {options}"), 60)
+        # With the cell's id, as JupyterLab sends it: the panel is written there again after a reopen.
+        run = self.d.wait_done(self.d.execute(f"%agent serve {options}", cell_id="serve-cell"), 60)
         assert run.status == "ok", run.text
         self.url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", run.text).group(1)  # type: ignore[union-attr]
         self.token_file = Path(re.search(r"the token is in (\S+) ", run.text).group(1))  # type: ignore[union-attr]

@@ -136,6 +136,12 @@ async def test_a_notebook_closed_while_the_card_waits_refuses_the_call(served):
     assert refused.is_error and "closed while the user was asked" in text(refused), text(refused)
     assert "NameError" in served.run("CLOSED_RAN")
     assert "the notebook closed" in served.html()
+    async with served.client("closer") as client:  # opened again: the serve cell shows the panel again
+        again = await served.call(client, "run_code", {"code": "CLOSED_RAN = 2"}, click="Allow")
+    assert not again.is_error
+    serve_cell = [c for c in served.cells() if c["id"] == "serve-cell"][0]
+    assert "application/vnd.jupyter.widget-view+json" in serve_cell["outputs"][1]["data"]
+    assert "claude mcp add" in serve_cell["outputs"][0]["text"]
 
 
 async def test_history_and_status_show_the_external_calls(served):

@@ -21,7 +21,7 @@ async def test_the_nbagent_kernel_asks_and_runs_with_clicks_on_a_subshell(tmp_pa
             moved = await served.call(client, "notebook_edit", {"action": "move", "cell_id": "c2", "index": 0},
                                       click="Allow")
         assert not moved.is_error, text(moved)
-        assert [c["id"] for c in served.cells()] == ["c2", "c1"]
+        assert [c["id"] for c in served.cells()] == ["c2", "c1", "serve-cell"]
         served.run("%agent serve --stop")
         assert "stopped serving analysis.ipynb" in served.html()  # the panel says so in the serve cell
     finally:
