@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx2
 import mcp_types
+import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -69,10 +70,11 @@ def _click(page, label: str) -> None:
     button.click()
 
 
-def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab):  # noqa: F811
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab, frontend):  # noqa: F811
     _require_installed_bridge()
-    name = _put_notebook(lab, "serve.ipynb", "python3", ["%load_ext nbagent", "x = 40", "%agent serve"])
-    page = _open(browser, lab, name, "jupyterlab")
+    name = _put_notebook(lab, f"serve_{frontend}.ipynb", "python3", ["%load_ext nbagent", "x = 40", "%agent serve"])
+    page = _open(browser, lab, name, frontend)
     _run_all(page)
     cells = _wait(page, lambda cs: "the token is in" in _text(cs[2]["outputs"]), "the serve cell's lines")
     printed = _text(cells[2]["outputs"])
@@ -84,7 +86,7 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab)
     box = calls.start("notebook_edit", {"action": "insert", "cell_id": cells[1]["id"], "source": "print('y is', x + 2)"})
     page.locator("text=MCP client claude-code").last.wait_for(timeout=60_000)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "serve_card.png"), full_page=False)
+    page.screenshot(path=str(SHOTS / f"serve_card_{frontend}.png"), full_page=False)
     _click(page, "Allow")
     inserted = calls.result(box)
     assert not inserted.is_error, _text_of(inserted)
@@ -111,7 +113,7 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab)
     assert closed.is_error and "closed" in _text_of(closed), _text_of(closed)
     assert time.monotonic() - started < 30
 
-    page = _open(browser, lab, name, "jupyterlab")  # the user opens it again: the server asks there
+    page = _open(browser, lab, name, frontend)  # the user opens it again: the server asks there
     box = calls.start("run_code", {"code": "print('back', x)"})
     _click(page, "Allow")
     again = calls.result(box)
