@@ -38,7 +38,7 @@ class Served:
         self.d.wait_done(self.d.execute(SETUP), 60)
         self.clicked: set[str] = set()
         self.url = self.token = ""
-        self.serve("--clients 4")
+        self.serve("--clients 8")
 
     def serve(self, options: str = "") -> str:
         # With the cell's id, as JupyterLab sends it: the panel is written there again after a reopen.

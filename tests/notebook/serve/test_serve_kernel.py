@@ -144,6 +144,20 @@ async def test_a_notebook_closed_while_the_card_waits_refuses_the_call(served):
     assert "claude mcp add" in serve_cell["outputs"][0]["text"]
 
 
+async def test_a_client_that_gives_up_leaves_no_card_waiting(served):
+    async with served.client("quitter") as client:
+        task = asyncio.ensure_future(client.call_tool("run_code", {"code": "QUIT_RAN = True"}))
+        button = None
+        while button is None and not task.done():
+            button = await asyncio.to_thread(served.fresh_button, "Deny")
+        served.clicked.add(str(button))
+        task.cancel()  # the client closes the request's stream
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    served.d.wait(lambda: "no decision (cancelled)" in served.html(), 30, "the card to settle")
+    assert "NameError" in served.run("QUIT_RAN")
+
+
 async def test_history_and_status_show_the_external_calls(served):
     history = served.run("%agent history")
     assert "claude-code" in history and "run code in the kernel" in history and "refused" in history
@@ -180,4 +194,4 @@ async def test_stop_ends_the_server_and_its_token(served):
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(httpx2.TransportError):
             await http.post(served.url, headers={"Authorization": f"Bearer {served.token}"}, json={})
-    served.serve("--clients 4")  # later tests in the module (if any) get a server again
+    served.serve("--clients 8")  # later tests in the module (if any) get a server again
