@@ -61,8 +61,8 @@ class ToolCalls:
             out = await self.kernel.run(lambda: work(client))
         except (CallRefused, ToolExecutionError) as exc:
             return _error(str(exc), self.sanitizer)
-        except RuntimeError as exc:  # the kernel's loop is gone
-            return _error(f"The notebook's kernel cannot take the call: {exc}", self.sanitizer)
+        except Exception as exc:  # noqa: BLE001 - the kernel's loop gone, or a failure of ours: said, redacted
+            return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer)
         if isinstance(out, str):
             out = ToolOutput(out)
         return CallToolResult(content=_content(out, self.sanitizer), is_error=out.is_error)

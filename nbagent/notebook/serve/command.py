@@ -5,6 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 # Process-wide on purpose: one kernel serves its one notebook, and the kernel's exit (atexit) and
@@ -51,7 +52,10 @@ def serve(magics: Any, args: Namespace) -> None:
     from .server import ServeServer
 
     magics.document.connect()  # the bridge: the notebook tools and the cards need the front-end
-    _SERVER = ServeServer(magics, max_clients=args.clients)
+    try:
+        _SERVER = ServeServer(magics, max_clients=args.clients)
+    except RuntimeError as exc:  # no kernel loop, or uvicorn did not start: one line, the cell fails
+        raise UsageError(f"nbagent: {exc}") from None
     print("\n".join(_SERVER.paste_lines()))
     display(_SERVER.panel.widget)
 

@@ -68,7 +68,11 @@ class ServeServer:
         mcp = build_server(calls, magics.shell)
         self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
         self.http.start()
-        self.token_file = write_token(token, self.http.port)
+        try:
+            self.token_file = write_token(token, self.http.port)
+        except OSError:
+            self.http.stop()  # no token file, no server: nothing would ever connect to it
+            raise
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
         self._panel_comm = getattr(self.bridge, "_comm", None)
