@@ -87,6 +87,18 @@ async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(serve
     assert "A: int" in text(variables) and "FRONT: FakeFrontEnd" in text(variables)
 
 
+async def test_the_users_stop_button_interrupts_a_clients_run_and_the_kernel_lives(served):
+    started = served.tmp / "started"
+    code = f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\nfor _ in range(600): time.sleep(0.1)"
+    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+        run = asyncio.ensure_future(client.call_tool("run_code", {"code": code}))
+        await asyncio.to_thread(served.d.wait, started.exists, 30, "the client's code to start")
+        served.d.interrupt()  # ■: SIGINT to the kernel, as the front-end sends it
+        result = await asyncio.wait_for(run, 30)
+    assert result.is_error and "KeyboardInterrupt" in text(result)
+    assert served.run("print(6 * 7)").strip() == "42"
+
+
 async def test_a_wrong_token_gets_a_bare_401(served):
     async with httpx2.AsyncClient(timeout=10) as http:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": served.token}):
