@@ -20,6 +20,7 @@ from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.config import PERMISSION_MODES
 from ..engine.contracts.errors import NbAgentError
 from .options import cell_options, turn_number
+from .serve import command as serve_command
 
 
 def _display(obj: Any) -> None:
@@ -76,11 +77,15 @@ def status(magics: Any, args: Namespace) -> None:
     from .document.replayed import notebook_status, replayed_session
 
     sess: Any = magics.current or replayed_session(magics)
+    serving = serve_command.status_line()
     carried = notebook_status(magics) if sess is None else None
     if carried is not None:
-        print("\n".join([*carried, f"notebook     {notebook_line(magics)}"]))
+        lines = [*carried, f"notebook     {notebook_line(magics)}"]
+        print("\n".join(lines + ([f"serve        {serving}"] if serving else [])))
         return
     if sess is None:
+        if serving:
+            print(f"serve        {serving}")
         if magics.endpoint:
             print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
                   f"(its profile's model, else {magics.model}).")
@@ -108,6 +113,8 @@ def status(magics: Any, args: Namespace) -> None:
         print(f"mcp          {line}")
     print(f"mode         {magics.mode}")
     print(f"notebook     {notebook_line(magics)}")
+    if serving:
+        print(f"serve        {serving}")
 
 
 def notes_line(agent: Any) -> str:
@@ -136,19 +143,26 @@ def notebook_line(magics: Any) -> str:
 @magic_arguments(name="agent history")
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
 def history(magics: Any, args: Namespace) -> None:
-    """The per-request table."""
+    """The per-request table, then what external (MCP) clients did."""
     from ..display.tables import ReadableTable, turns_df
     from .document.replayed import notebook_history, replayed_session, shown_turns
+    from .serve.record import frame
 
+    external = serve_command.entries(magics)
     if magics.current is None and replayed_session(magics) is None and magics.document.from_notebook:
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
-        return
-    sess = _need_session(magics)
-    shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
-    records = sess.records if shown is None else [r for r in sess.records if r.turn <= shown]
-    # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
-    _display(ReadableTable(turns_df(records)))
-    if args.plot:
+    else:
+        sess = (magics.current or replayed_session(magics)) if external else _need_session(magics)
+        if sess is not None:
+            shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
+            records = sess.records if shown is None else [r for r in sess.records if r.turn <= shown]
+            # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
+            _display(ReadableTable(turns_df(records)))
+    if external:
+        print(f"External clients ({len(external)} call(s), %agent serve):")
+        _display(ReadableTable(frame(external)))
+    sess = magics.current or replayed_session(magics)
+    if args.plot and sess is not None:
         from ..display.charts import plot_context_and_cost
 
         _display(plot_context_and_cost(sess.records))
@@ -318,7 +332,8 @@ def help(magics: Any, args: Namespace) -> None:  # noqa: A001  (the command's na
 COMMANDS: dict[str, Any] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
-    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "help": help,
+    "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "serve": serve_command.serve,
+    "help": help,
 }
 """Every ``%agent`` command (a function with the ``parser`` ``magic_arguments`` gave it), in the
 order ``%agent help`` lists them."""

@@ -87,7 +87,8 @@ def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
     mark = (cell.get("metadata") or {}).get(MARK)
-    origin = f", by the agent (turn {mark.get('turn')})" if isinstance(mark, dict) else ""
+    origin = "" if not isinstance(mark, dict) else (f", by MCP client {mark.get('client')}" if mark.get("kind") == "external"
+                                                     else f", by the agent (turn {mark.get('turn')})")
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{origin}"
     parts = [head, source if source else "(empty)"]
     images: list[dict[str, Any]] = []

@@ -1,0 +1,128 @@
+"""The MCP tools a client sees, as the ``mcp`` SDK's ``MCPServer`` serves them over Streamable HTTP.
+
+Each tool function runs on the server's thread: it names the client (:mod:`.clients`), hands the
+work to the kernel's loop (:mod:`.kernel_loop`) and turns nbagent's tool output into MCP content
+(text with configured secrets redacted, images as images). A refusal or a failed call is a tool
+error (``isError``) with a message the client's model can act on, never an exception.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Awaitable, Callable, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
+from pydantic import Field
+
+from ...engine.contracts.tool_api import ToolExecutionError, ToolOutput
+from ...engine.loop.sanitize import Sanitizer
+from ..document.tools import DEFAULT_RUN_TIMEOUT_S
+from .clients import Client, Clients, identify
+from .gate import CallRefused
+from .kernel_loop import KernelLoop
+from .operations import Operations
+
+INSTRUCTIONS = (
+    "Tools on a live Jupyter notebook and its kernel, served by nbagent inside the notebook. Read with "
+    "notebook_read before editing: an edit of a cell you did not read, or that changed since, is refused. "
+    "Every edit and every run asks the user in the notebook (Allow / Deny); a denied call returns an error "
+    "that says so: do not retry it unchanged.")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+
+def _content(out: ToolOutput, sanitizer: Sanitizer) -> list[ContentBlock]:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": out.content}] if isinstance(out.content, str) \
+        else out.content
+    content: list[ContentBlock] = []
+    for block in blocks:
+        if block.get("type") == "image" and isinstance(block.get("source"), dict):
+            source = block["source"]
+            content.append(ImageContent(data=str(source.get("data", "")), mime_type=str(source.get("media_type", ""))))
+        elif block.get("type") == "text":
+            content.append(TextContent(text=sanitizer.redact(str(block.get("text", "")))))
+    return content
+
+
+def _error(message: str, sanitizer: Sanitizer) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=sanitizer.redact(message))], is_error=True)
+
+
+class ToolCalls:
+    """The glue between the SDK's tool functions and :class:`Operations` (server thread)."""
+
+    def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop, sanitizer: Sanitizer) -> None:
+        self.ops, self.clients, self.kernel, self.sanitizer = ops, clients, kernel, sanitizer
+
+    async def call(self, ctx: Any, work: Callable[[Client], Awaitable[Any]]) -> CallToolResult:
+        try:
+            client = self.clients.admit(identify(ctx))
+            out = await self.kernel.run(lambda: work(client))
+        except (CallRefused, ToolExecutionError) as exc:
+            return _error(str(exc), self.sanitizer)
+        except Exception as exc:  # noqa: BLE001 - the kernel's loop gone, or a failure of ours: said, redacted
+            return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer)
+        if isinstance(out, str):
+            out = ToolOutput(out)
+        return CallToolResult(content=_content(out, self.sanitizer), is_error=out.is_error)
+
+    def now(self, ctx: Any, work: Callable[[Client], str]) -> CallToolResult:
+        """For a call that must not wait for the kernel's loop (interrupt: the loop is busy)."""
+        try:
+            return CallToolResult(content=[TextContent(text=work(self.clients.admit(identify(ctx))))])
+        except CallRefused as exc:
+            return _error(str(exc), self.sanitizer)
+
+
+def build_server(calls: ToolCalls, shell: Any) -> MCPServer:
+    """The ``MCPServer`` with nbagent's notebook tools."""
+    ops = calls.ops
+    server: MCPServer = MCPServer("nbagent", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    async def notebook_read(ctx: Context,
+                            start: Annotated[int, Field(ge=0, description="Index of the first cell.")] = 0,
+                            count: Annotated[int, Field(ge=1, le=100, description="Most cells to read.")] = 30,
+                            outputs: Annotated[bool, Field(description="Include outputs (images as images); "
+                                                                       "false: sources only.")] = True,
+                            ) -> CallToolResult:
+        """Read the live notebook's cells in pages: index, id, type, source and (unless outputs=false) outputs."""
+        return await calls.call(ctx, lambda c: ops.read(c, start, count, outputs))
+
+    async def notebook_edit(ctx: Context, action: Literal["insert", "replace", "delete", "move"],
+                            cell_id: Annotated[str | None, Field(description="The cell to replace, delete or move; "
+                                                                             "for insert, the cell to insert after.")] = None,
+                            index: Annotated[int | None, Field(ge=0, description="insert: position when no cell_id; "
+                                                                                 "move: the new position.")] = None,
+                            source: Annotated[str | None, Field(description="insert/replace: the source.")] = None,
+                            cell_type: Literal["code", "markdown"] = "code") -> CallToolResult:
+        """Insert, replace, delete or move one cell (asks the user in the notebook first)."""
+        args = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
+        return await calls.call(ctx, lambda c: ops.edit(c, args))
+
+    async def notebook_run(ctx: Context, cell_id: str,
+                           timeout_s: Annotated[int, Field(ge=1, le=3600)] = DEFAULT_RUN_TIMEOUT_S) -> CallToolResult:
+        """Run a code cell in the live kernel (asks first); its outputs land in the cell."""
+        return await calls.call(ctx, lambda c: ops.run_cell(c, cell_id, timeout_s))
+
+    async def run_code(ctx: Context, code: Annotated[str, Field(min_length=1)],
+                       timeout_s: Annotated[int, Field(ge=1, le=3600)] = DEFAULT_RUN_TIMEOUT_S) -> CallToolResult:
+        """Run Python code in the live kernel's namespace (asks first); returns output, value and errors."""
+        return await calls.call(ctx, lambda c: ops.run_code(c, code, timeout_s))
+
+    async def list_variables(ctx: Context) -> CallToolResult:
+        """The kernel's user variables: name, type and a short shape or summary."""
+
+        async def work(client: Client) -> str:
+            return ops.variables(client, shell)
+
+        return await calls.call(ctx, work)
+
+    def interrupt(ctx: Context) -> CallToolResult:
+        """Interrupt code this server's clients started (the user's own cells are never interrupted)."""
+        return calls.now(ctx, ops.interrupt)
+
+    for fn, notes in ((notebook_read, READ_ONLY), (list_variables, READ_ONLY), (notebook_edit, WRITES),
+                      (notebook_run, WRITES), (run_code, WRITES), (interrupt, None)):
+        server.add_tool(fn, annotations=notes, structured_output=False)
+    return server

@@ -1,0 +1,60 @@
+"""The serve panel: what ``%agent serve`` shows in its cell, and where a client's calls ask.
+
+No cell runs while an external client calls (the kernel is idle), so a card cannot go in "the
+running cell". It goes in the ``%agent serve`` cell's output instead: that cell displays one VBox
+(the panel) when the server starts, and each question is added to the panel's children from the
+kernel's loop. Changing a displayed widget needs no cell (it is a comm message), and the click
+comes back as a ``comm_msg`` the idle kernel handles (see :mod:`.kernel_loop`).
+
+The question itself is nbagent's own :class:`~nbagent.notebook.view.prompts.PermissionPrompt`
+(Allow / Allow always / Deny with a reason), under a line naming the client and what it asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from ...display.html import esc
+from ..view.prompts import PermissionPrompt
+from ..view.render import STYLE
+
+CARDS_KEPT = 6
+"""Settled cards kept on the panel (the record keeps every call; the panel is not a log)."""
+DETAIL_CHARS = 2_000
+
+
+class ServePanel:
+    """The widget ``%agent serve`` displays: a status line and the latest permission cards."""
+
+    def __init__(self) -> None:
+        self.status = w.HTML()
+        self.cards = w.VBox([])
+        self.widget = w.VBox([self.status, self.cards])
+
+    def set_status(self, text: str) -> None:
+        self.status.value = f'<div style="{STYLE["muted"]}">{esc(text)}</div>'
+
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
+        """Add a card asking about one call (kernel loop only); returns its prompt to await."""
+        prompt = PermissionPrompt(f"{tool} from {client}", {}, reason)
+        shown = detail if len(detail) <= DETAIL_CHARS else detail[:DETAIL_CHARS] + "\n… (cut here; the whole text runs)"
+        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>'
+                      + (f'<pre style="max-height:16em;overflow:auto;margin:2px 0">{esc(shown)}</pre>' if detail else ""))
+        card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
+        self.cards.children = (*self.cards.children[-(CARDS_KEPT - 1):], card)
+        return prompt
+
+    def close(self, note: str) -> None:
+        self.set_status(note)
+        for card in self.cards.children:
+            for child in getattr(card, "children", ()):
+                _disable(child)
+
+
+def _disable(widget: Any) -> None:
+    if hasattr(widget, "disabled"):
+        widget.disabled = True
+    for child in getattr(widget, "children", ()):
+        _disable(child)

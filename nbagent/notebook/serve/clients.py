@@ -1,0 +1,91 @@
+"""Who is connected: each client as it names itself (``clientInfo``), and how many may be at once.
+
+With the 2026 protocol a Streamable HTTP request carries the client's name in its ``_meta`` and
+there is no session; with the 2025 one the name comes from ``initialize`` and a session id tells
+two instances of one client apart. A client counts as connected while it made a call within
+``IDLE_S``. One at a time unless ``%agent serve --clients N`` allows more: a second client's call
+is refused (never queued behind the first's cards), with the command that allows it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_types import CLIENT_INFO_META_KEY
+
+from .gate import CallRefused
+
+IDLE_S = 600.0
+"""A client with no call for this long no longer counts as connected."""
+NAME_CHARS = 60
+
+
+@dataclass
+class Client:
+    """One connected client; ``state`` holds what it read (read-before-edit is per client)."""
+
+    name: str
+    key: tuple[str, str]
+    first_seen: float = field(default_factory=time.monotonic)
+    last_seen: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    state: Any = None
+
+
+def identify(ctx: Any) -> tuple[str, str]:
+    """``(name, session id)`` of the client behind an MCP request context (names are the client's
+    own claim: shown to the user, never trusted for anything else)."""
+    name, session = "", ""
+    try:
+        request = ctx.request_context
+        params = request.session.client_params  # the 2025 handshake's, or built from the 2026 envelope
+        info = getattr(params, "client_info", None)
+        if info is None and isinstance(request.meta, dict):
+            info = request.meta.get(CLIENT_INFO_META_KEY)
+        name = str((info.get("name") if isinstance(info, dict) else getattr(info, "name", "")) or "")
+        headers = getattr(request.request, "headers", None) or {}
+        session = str(headers.get("mcp-session-id") or "")
+    except Exception:  # an SDK without these attributes: an unnamed client
+        pass
+    clean = "".join(ch for ch in name if ch.isprintable()).strip()[:NAME_CHARS]
+    return clean or "unnamed client", session
+
+
+class Clients:
+    """The clients of one server (any thread)."""
+
+    def __init__(self, max_clients: int = 1) -> None:
+        self.max_clients = max_clients
+        self._lock = threading.Lock()
+        self._clients: dict[tuple[str, str], Client] = {}
+
+    def admit(self, key: tuple[str, str]) -> Client:
+        """The client for ``key``, counted as connected now; :class:`CallRefused` if it would be
+        one too many."""
+        now = time.monotonic()
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                active = [c for c in self._clients.values() if now - c.last_seen < IDLE_S]
+                if len(active) >= self.max_clients:
+                    names = ", ".join(sorted({c.name for c in active}))
+                    raise CallRefused(f"This notebook serves {self.max_clients} client(s) at a time and {names} "
+                                      f"is connected. The user can allow more with %agent serve --clients "
+                                      f"{self.max_clients + 1} (restarts the server).")
+                client = Client(self._display_name(key), key)
+                self._clients[key] = client
+            client.last_seen = now
+            client.calls += 1
+            return client
+
+    def _display_name(self, key: tuple[str, str]) -> str:
+        same = sum(1 for k in self._clients if k[0] == key[0])
+        return key[0] if same == 0 else f"{key[0]} #{same + 1}"
+
+    def connected(self) -> list[Client]:
+        now = time.monotonic()
+        with self._lock:
+            return [c for c in self._clients.values() if now - c.last_seen < IDLE_S]

@@ -1,0 +1,114 @@
+"""Who decides an external client's write or run: the admin policy, the permission mode, the user.
+
+The rules (docs/mcp.md, docs/security.md):
+
+- the admin's ``allowed_tools`` holds for clients as for nbagent's model (a client's edit is
+  ``notebook_edit``, a run of a cell ``notebook_run``, code ``python``);
+- ``plan`` mode refuses every write and run;
+- every other mode asks: ``accept_edits``, ``bypass`` and the ``allow`` list were set for nbagent's
+  own model, and a client cannot borrow them, nor raise the mode (no tool changes settings);
+- "Allow always" covers one tool of one client, until the server stops;
+- nothing is asked, and nothing runs, while no notebook front-end answers: the card would be seen
+  by nobody. While a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook
+  closed meanwhile, or no answer within ``timeout_s``, is a refusal the client is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from ...engine.contracts.errors import NbAgentError
+from ...engine.contracts.permissions import Allow, Deny
+from .. import waiting
+from .card import ServePanel
+
+ASK_TIMEOUT_S = 300.0
+"""How long a card waits for a click before the call is refused."""
+ALIVE_EVERY_S = 5.0
+
+
+class CallRefused(NbAgentError):
+    """A client's call was denied, timed out or could not be asked; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call that must be decided: which client, which nbagent tool, what it does."""
+
+    client: str
+    tool: str
+    summary: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """How the call was allowed: ``by`` says who (the record shows it)."""
+
+    by: str
+
+
+class ServeGate:
+    """Decide each write and run of the clients of one server."""
+
+    def __init__(self, panel: ServePanel, mode: Callable[[], str], alive: Callable[[], Awaitable[bool]],
+                 allowed_by_admin: Callable[[str], bool], timeout_s: float = ASK_TIMEOUT_S) -> None:
+        self.panel = panel
+        self.mode = mode
+        self.alive = alive
+        self.allowed_by_admin = allowed_by_admin
+        self.timeout_s = timeout_s
+        self._always: set[tuple[str, str]] = set()
+
+    def always(self) -> list[str]:
+        """``tool for client`` pairs allowed always (for ``%agent status``)."""
+        return [f"{tool} for {client}" for client, tool in sorted(self._always)]
+
+    async def check(self, request: Request) -> Allowed:
+        """Return how the call is allowed, or raise :class:`CallRefused` (kernel loop only)."""
+        if not self.allowed_by_admin(request.tool):
+            raise CallRefused(f"{request.tool} is not in the admin policy's allowed_tools: not run.")
+        mode = self.mode()
+        if mode == "plan":
+            raise CallRefused("The notebook is in plan mode: writes and runs are refused "
+                              "(the user can switch with %agent permissions default).")
+        if (request.client, request.tool) in self._always:
+            return Allowed("the user (Allow always, earlier)")
+        if not await self.alive():
+            raise CallRefused("The notebook is not open in a front-end with the nbagent extension, so no one can "
+                              "be asked: not run. Open the notebook in JupyterLab or Notebook 7 and try again.")
+        return await self._ask(request, mode)
+
+    async def _ask(self, request: Request, mode: str) -> Allowed:
+        reason = f"permission mode {mode}; external clients always ask"
+        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason)
+        waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
+        deadline = time.monotonic() + self.timeout_s
+        note = "cancelled"  # the client went away, or the server stopped
+        try:
+            while not waiter.done():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    note = "timed out"
+                    raise CallRefused(f"No answer in the notebook within {self.timeout_s:g} s: not run.")
+                await asyncio.wait({waiter}, timeout=min(ALIVE_EVERY_S, left))
+                if not waiter.done() and not await self.alive():
+                    note = "the notebook closed"
+                    raise CallRefused("The notebook was closed while the user was asked: not run.")
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+                prompt.settle(None, note)
+        decision = waiter.result()
+        prompt.settle(decision)
+        if isinstance(decision, Deny):
+            why = f": {decision.reason}" if decision.reason else " (no reason given)"
+            raise CallRefused(f"The user denied this {request.tool} call in the notebook{why}.")
+        assert isinstance(decision, Allow)
+        if decision.always:
+            self._always.add((request.client, request.tool))
+            return Allowed("the user (Allow always)")
+        return Allowed("the user (Allow)")

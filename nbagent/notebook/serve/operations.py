@@ -1,0 +1,211 @@
+"""What a client's calls do, on the kernel's loop: nbagent's own notebook and python tools, behind
+the serve gate, each call recorded.
+
+The notebook tools (:mod:`nbagent.notebook.document.tools`) are reused as they are: one
+:class:`ClientNotebook` per client holds what that client read, so read-before-edit holds per
+client (a client edits what it has seen, never what another client or the user changed since),
+and cells it inserts or replaces carry ``metadata.nbagent = {"kind": "external", "client": …}``
+instead of an agent turn: ``%agent rollback`` and a re-run never delete them as nbagent's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ...engine.contracts.tool_api import ToolContext, ToolOutput
+from ...tools.python import Python
+from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
+from ..document.cells import source_hash
+from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
+from ..executor import ShellExecutor, interrupt_user_code
+from .clients import Client
+from .gate import Allowed, CallRefused, Request, ServeGate
+from .record import ActionLog, ExternalAction, now
+
+EXTERNAL = "external"
+"""``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
+ALIVE_TIMEOUT_S = 3.0
+PROBE_OP = "ping"
+RECONNECT_WAIT_S = 1.0
+
+
+class ClientNotebook(_Shared):
+    """The notebook tools' shared state for one client: its reads, and its mark on cells."""
+
+    def __init__(self, the_bridge: Bridge, client: str, seen: dict[str, str] | None = None,
+                 brief: bool = False) -> None:
+        super().__init__(the_bridge, lambda: "")
+        self.client = client
+        self.brief = brief
+        if seen is not None:
+            self.seen = seen  # a brief read shares the client's reads
+
+    def mark(self, ctx: ToolContext) -> dict[str, Any]:
+        return {"kind": EXTERNAL, "client": self.client, "at": now()}
+
+    async def cells(self) -> list[dict[str, Any]]:
+        cells = await super().cells()
+        if self.brief:  # sources only: a quick look at a long notebook
+            return [{k: v for k, v in c.items() if k != "outputs"} for c in cells]
+        return cells
+
+
+class Operations:
+    """The server's calls, each run on the kernel's loop by the MCP layer."""
+
+    def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: Any,
+                 cwd: Callable[[], Path] = Path.cwd) -> None:
+        self.bridge = the_bridge
+        self.gate = gate
+        self.log = log
+        self.executor = ShellExecutor(shell)
+        self.cwd = cwd
+        self._ids = itertools.count(1)
+        self.running: str | None = None  # the client whose code runs now (interrupt acts on it only)
+
+    def _notebook(self, client: Client) -> ClientNotebook:
+        if client.state is None:
+            client.state = ClientNotebook(self.bridge, client.name)
+        return client.state  # type: ignore[no-any-return]
+
+    def _ctx(self, client: Client) -> ToolContext:
+        return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor)
+
+    async def alive(self) -> bool:
+        """Whether a notebook front-end answers now (a closed notebook does not)."""
+        if not self.bridge.connected and not await self._reconnect():
+            return False
+        try:
+            # An op the protocol does not define: every request gets one reply, an unknown op an
+            # error, so this probes the front-end without sending it the document (a read would).
+            await self.bridge.request(PROBE_OP, timeout=ALIVE_TIMEOUT_S)
+        except BridgeUnavailable:
+            return False
+        except BridgeError:
+            pass  # "unknown op": the front-end answered, so the notebook is open
+        return True
+
+    async def _reconnect(self) -> bool:
+        """A notebook opened again after it closed (or after a probe went unanswered): open a new
+        comm and give the front-end a moment to say hello (it answers on the kernel's loop, which
+        must not be blocked for it)."""
+        if not self.bridge.open():
+            return False
+        deadline = time.monotonic() + RECONNECT_WAIT_S
+        # The bridge signals its hello on a threading.Event (set from the shell thread or this
+        # loop); a short poll keeps this loop free to deliver it.
+        while not self.bridge.connected and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        return bool(self.bridge.connected)
+
+    def _record(self, client: Client, tool: str, what: str, allowed_by: str, out: ToolOutput | None,
+                refused: str | None = None) -> None:
+        if refused is not None:
+            outcome = f"refused: {refused}"
+        elif out is not None and out.is_error:
+            text = out.content if isinstance(out.content, str) else str(out.content[0].get("text", ""))
+            lines = [line for line in text.splitlines() if line.strip() and line.strip() != "[error]"]
+            outcome = "error: " + lines[-1][:200] if lines else "error"  # a traceback's last line names it
+        else:
+            outcome = "ok"
+        self.log.add(ExternalAction(at=now(), client=client.name, tool=tool, what=what, allowed_by=allowed_by,
+                                    outcome=outcome))
+
+    async def _gated(self, client: Client, request: Request, act: Callable[[Allowed], Any]) -> ToolOutput:
+        try:
+            allowed = await self.gate.check(request)
+        except CallRefused as exc:
+            self._record(client, request.tool, request.summary, "refused", None, str(exc))
+            raise
+        out: ToolOutput = await act(allowed)
+        self._record(client, request.tool, request.summary, allowed.by, out)
+        return out
+
+    # --- reading ------------------------------------------------------------------------------
+    async def read(self, client: Client, start: int, count: int, outputs: bool) -> ToolOutput:
+        shared = self._notebook(client)
+        view = ClientNotebook(self.bridge, client.name, seen=shared.seen, brief=not outputs)
+        out = await NotebookRead(view).run({"start": start, "count": count}, self._ctx(client))
+        what = f"read cells from {start} ({'with outputs' if outputs else 'sources only'})"
+        self._record(client, "notebook_read", what, "not asked (read-only)", out)
+        return out
+
+    def variables(self, client: Client, shell: Any) -> str:
+        from ..session import kernel_facts_from
+
+        state = kernel_facts_from(shell)()
+        lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") for v in state.variables]
+        self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what="list variables",
+                                    allowed_by="not asked (read-only)", outcome="ok"))
+        return "\n".join(lines) or "(no user variables)"
+
+    # --- writing and running ------------------------------------------------------------------
+    async def edit(self, client: Client, args: dict[str, Any]) -> ToolOutput:
+        shared = self._notebook(client)
+        action, cell_id = args["action"], args.get("cell_id")
+        detail = args.get("source") or ""
+        if action != "insert" and cell_id:
+            if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
+                why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
+                self._record(client, "notebook_edit", f"{action} cell {cell_id}", "refused", None, why)
+                return ToolOutput(why, is_error=True)
+            if action != "replace":
+                detail = _source((await shared.read_cell(cell_id))[1])
+        where = f" {cell_id}" if cell_id else ""
+        if action == "insert":
+            index = args.get("index")
+            where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
+        summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
+        request = Request(client.name, "notebook_edit", summary, detail)
+
+        async def act(_allowed: Allowed) -> ToolOutput:
+            return await NotebookEdit(shared).run(args, self._ctx(client))
+
+        return await self._gated(client, request, act)
+
+    async def run_cell(self, client: Client, cell_id: str, timeout_s: int) -> ToolOutput:
+        shared = self._notebook(client)
+        _index, cell = await shared.read_cell(cell_id)
+        shown = _source(cell)
+        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown)
+
+        async def act(_allowed: Allowed) -> ToolOutput:
+            _i, now_cell = await shared.read_cell(cell_id)
+            if source_hash(_source(now_cell)) != source_hash(shown):  # edited while the user was asked
+                raise CallRefused(f"Cell {cell_id} changed while the user was asked: not run. Ask again.")
+            return await self._running(client, NotebookRun(shared).run({"cell_id": cell_id, "timeout_s": timeout_s},
+                                                                       self._ctx(client)))
+
+        return await self._gated(client, request, act)
+
+    async def run_code(self, client: Client, code: str, timeout_s: int) -> ToolOutput:
+        request = Request(client.name, "python", "run code in the kernel", code)
+
+        async def act(_allowed: Allowed) -> ToolOutput:
+            with _interrupt_after(timeout_s):
+                return await self._running(client, Python().run({"code": code}, self._ctx(client)))
+
+        return await self._gated(client, request, act)
+
+    async def _running(self, client: Client, work: Any) -> ToolOutput:
+        self.running = client.name
+        try:
+            return await work  # type: ignore[no-any-return]
+        finally:
+            self.running = None
+
+    def interrupt(self, client: Client) -> str:
+        """Interrupt the code a client's run is executing (server thread: the kernel's is busy).
+        The user's own cells and nbagent's agent are never interrupted from outside."""
+        running = self.running
+        done = running is not None and interrupt_user_code(only_code=True)
+        self.log.add(ExternalAction(at=now(), client=client.name, tool="interrupt",
+                                    what=f"interrupt ({running or 'nothing'} running)", allowed_by="not asked",
+                                    outcome="ok" if done else "nothing to interrupt"))
+        if done:
+            return f"Interrupted the code {running} started."
+        return "Nothing a client started is running: nothing interrupted (the user's own cells are never interrupted)."

@@ -1,0 +1,175 @@
+"""One notebook's MCP server: started by ``%agent serve``, stopped by ``--stop`` or the kernel's exit.
+
+It owns the parts: the panel in the serve cell, the gate, the record, the clients, the HTTP server
+on its thread, and the token file. The token is never printed into the notebook (outputs are saved
+in the ``.ipynb`` and shared with it): it is written to a file only the user can read, in Jupyter's
+runtime folder, and the lines to paste read it from there (``$(cat …)``). The file goes when the
+server stops.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from ...engine.contracts.config import DEFAULT_SECRET_ENV
+from ...engine.loop.sanitize import Sanitizer, secret_values
+from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from .card import ServePanel
+from .clients import Clients
+from .gate import CallRefused, ServeGate
+from .http import BearerGuard, HttpServer, new_token
+from .kernel_loop import KernelLoop
+from .operations import Operations
+from .record import ActionLog
+
+
+def _runtime_dir() -> Path:
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    path = Path(jupyter_runtime_dir())
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def write_token(token: str, port: int) -> Path:
+    """The token in a new file readable by the user only (0600, created exclusively)."""
+    path = _runtime_dir() / f"nbagent-serve-{os.getpid()}-{port}.token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(token)
+    return path
+
+
+class ServeServer:
+    """The running server of one kernel (see :func:`start` in :mod:`.command`)."""
+
+    def __init__(self, magics: Any, *, max_clients: int = 1) -> None:
+        self.magics = magics
+        self.kernel = KernelLoop.capture()
+        self.panel = ServePanel()
+        self.bridge = magics.document.bridge
+        self.clients = Clients(max_clients)
+        self.log = ActionLog(self._task_dir)
+        self.ops = Operations(self.bridge, ServeGate(self.panel, self._mode, self._alive, _admin_allows),
+                              self.log, magics.shell)
+        self.gate = self.ops.gate
+        self.started = time.time()
+        self.notebook = magics.document.notebook() or "this notebook"
+        token = new_token()
+        from .app import ToolCalls, build_server
+
+        calls = ToolCalls(self.ops, self.clients, self.kernel, Sanitizer(secret_values(self._secret_env())))
+        mcp = build_server(calls, magics.shell)
+        self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
+        self.http.start()
+        try:
+            self.token_file = write_token(token, self.http.port)
+        except OSError:
+            self.http.stop()  # no token file, no server: nothing would ever connect to it
+            raise
+        del token
+        self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
+        self._panel_comm = getattr(self.bridge, "_comm", None)
+        atexit.register(self.stop)
+        self.panel.set_status(f"serving {self.notebook} at {self.url} (token in {self.token_file})")
+
+    @property
+    def url(self) -> str:
+        return self.http.url
+
+    @property
+    def running(self) -> bool:
+        return self.http.running
+
+    def _task_dir(self) -> Path | None:
+        sess = self.magics.current
+        folder = sess.agent.session.task_dir if sess is not None else None
+        return Path(folder) if folder is not None else None
+
+    def _mode(self) -> str:
+        sess = self.magics.current
+        return str(sess.agent.config.permission_mode if sess is not None else self.magics.permission_mode)
+
+    def _secret_env(self) -> tuple[str, ...]:
+        sess = self.magics.current
+        return tuple(sess.agent.config.secret_env) if sess is not None else DEFAULT_SECRET_ENV
+
+    async def _alive(self) -> bool:
+        if not await self.ops.alive():
+            return False
+        await self._panel_shown()
+        return True
+
+    async def _panel_shown(self) -> None:
+        """After the notebook was closed and opened again, its serve cell shows what was saved
+        (often nothing), not the panel: a card there would wait unseen. So, once per connection of
+        the front-end, the serve cell's outputs are written again through the bridge: the lines
+        and a view of the live panel (the widget manager restores the kernel's widgets on open)."""
+        comm = getattr(self.bridge, "_comm", None)  # a new comm: a new connection of the front-end
+        if comm is self._panel_comm:
+            return
+        if self.cell_id is None:  # no cell ids (not JupyterLab / Notebook 7): nothing to write to
+            raise CallRefused("The notebook was opened again, and the %agent serve cell cannot be found in it "
+                              "to show the question: run %agent serve again.")
+        view = {"model_id": self.panel.widget.model_id, "version_major": 2, "version_minor": 0}
+        outputs = [{"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
+                   {"output_type": "display_data", "metadata": {},
+                    "data": {"application/vnd.jupyter.widget-view+json": view, "text/plain": "nbagent serve panel"}}]
+        try:
+            await self.bridge.request("replace", cell_id=self.cell_id, outputs=outputs)
+        except (BridgeError, BridgeUnavailable):
+            raise CallRefused("The %agent serve cell is no longer in the notebook, so no one would see the "
+                              "question: not run. Run %agent serve again.") from None
+        self._panel_comm = comm
+
+    def paste_lines(self) -> list[str]:
+        """What the user pastes into a client; the token is read from its file, never shown."""
+        name = "nbagent-" + "".join(ch if ch.isalnum() else "-" for ch in Path(self.notebook).stem)[:40]
+        header = f"Authorization: Bearer $(cat {shlex.quote(str(self.token_file))})"
+        vscode = {"servers": {name: {"type": "http", "url": self.url,
+                                     "headers": {"Authorization": "Bearer ${input:" + name + "-token}"}}},
+                  "inputs": [{"type": "promptString", "id": f"{name}-token", "password": True,
+                              "description": f"nbagent token (cat {self.token_file})"}]}
+        return [f"nbagent: MCP server for {self.notebook} at {self.url}; the token is in {self.token_file} "
+                "(readable by you only; it ends with the server).",
+                f"Claude Code:  claude mcp add --transport http {name} {self.url} --header \"{header}\"",
+                f"VS Code (.vscode/mcp.json; Cursor: the same under mcpServers):  {json.dumps(vscode)}",
+                "Every edit and run asks here first; %agent serve --stop ends it."]
+
+    def status_line(self) -> str:
+        clients = self.clients.connected()
+        now = time.monotonic()
+        who = ", ".join(f"{c.name} ({c.calls} call(s), last {now - c.last_seen:.0f} s ago)" for c in clients)
+        always = self.gate.always()
+        return (f"{self.url} for {self.notebook}; up to {self.clients.max_clients} client(s); connected: "
+                f"{who or 'none'}" + (f"; allowed always: {', '.join(always)}" if always else ""))
+
+    def stop(self) -> None:
+        """Stop serving (idempotent): the HTTP server, the token file, the panel's cards."""
+        atexit.unregister(self.stop)
+        self.http.stop()
+        try:
+            self.token_file.unlink()
+        except FileNotFoundError:
+            pass
+        self.log.close()
+        try:
+            self.panel.close(f"stopped serving {self.notebook}")
+        except Exception:  # at interpreter exit the widgets' comms may be gone already
+            pass
+
+
+def _admin_allows(tool: str) -> bool:
+    from ...admin.policy import AdminPolicyError, admin_policy
+
+    try:
+        policy = admin_policy()
+    except AdminPolicyError:
+        return False  # a broken admin file locks everything rather than nothing
+    return policy is None or policy.tool_allowed(tool)

@@ -1,0 +1,47 @@
+"""The external actions' record and the cells clients make, without a kernel: saved in the
+session's task folder and read back, kept in memory without one, never deleted as nbagent's own."""
+
+from __future__ import annotations
+
+import json
+
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.materialise import remove_turn_cells
+from nbagent.notebook.serve.record import FILE_NAME, ActionLog, ExternalAction
+from tests.notebook.document.fake_frontend import FakeFrontEnd
+
+
+def action(what: str) -> ExternalAction:
+    return ExternalAction(at="2026-12-03T09:00:00+00:00", client="claude-code", tool="python", what=what,
+                          allowed_by="the user (Allow)", outcome="ok")
+
+
+def test_actions_go_to_the_current_sessions_folder_and_load_back(tmp_path):
+    folder = tmp_path / "S1"
+    folder.mkdir()
+    log = ActionLog(lambda: folder)
+    log.add(action("run code in the kernel"))
+    log.add(action("run cell c3"))
+    log.close()
+    saved = json.loads((folder / FILE_NAME).read_text())
+    assert [a["what"] for a in saved] == ["run code in the kernel", "run cell c3"]
+    again = ActionLog(lambda: folder)  # a new kernel resuming the session: appends after them
+    again.add(action("delete cell c4"))
+    assert [a.what for a in again.entries()] == ["run code in the kernel", "run cell c3", "delete cell c4"]
+
+
+def test_without_a_session_folder_actions_stay_in_memory(tmp_path):
+    log = ActionLog(lambda: None)
+    log.add(action("read"))
+    assert [a.what for a in log.entries()] == ["read"] and not list(tmp_path.iterdir())
+
+
+def test_a_rollback_leaves_the_cells_a_client_made():
+    front = FakeFrontEnd([
+        {"cell_type": "code", "source": "made by the agent", "metadata": {"nbagent": {"session": "S1", "turn": 2,
+                                                                                     "kind": "code"}}},
+        {"cell_type": "code", "source": "made by a client", "metadata": {"nbagent": {"kind": "external",
+                                                                                    "client": "claude-code"}}},
+    ])
+    removed = remove_turn_cells(front.connect(Bridge()), "S1", after_turn=1)
+    assert removed == 1 and front.sources() == ["made by a client"]
