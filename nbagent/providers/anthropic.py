@@ -26,6 +26,7 @@ from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
+from ..engine.contracts.messages import CompactionScan
 from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
 from .anthropic_stream import StreamAssembler
@@ -63,6 +64,7 @@ class AnthropicProvider:
         self._lock = threading.Lock()
         self._last: tuple[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] | None = None  # the latest one used
         self.name = name
+        self._compaction = CompactionScan()  # the beta header's scan, per request only the new messages
         self.endpoint: Endpoint | None = None
         """The endpoint this provider talks to, when it was made from one (see :func:`endpoint_provider`)."""
 
@@ -99,7 +101,7 @@ class AnthropicProvider:
 
         Every failure, opening the stream or during it, is raised as an ``ApiError`` (chained from
         the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
-        kwargs = _request_kwargs(request)
+        kwargs = _request_kwargs(request, self._compaction)
         endpoint = self.endpoint
         if endpoint is not None and endpoint.model_ids:  # the id the endpoint knows the model by
             kwargs["model"] = endpoint.model_ids.get(request.model, request.model)
@@ -209,7 +211,7 @@ async def _close(raw: Any) -> None:
         await raw.close()
 
 
-def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
+def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": request.messages,  # copied where the breakpoints are set
@@ -235,7 +237,7 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         kwargs["timeout"] = request.timeout_s
     if request.context_management:
         kwargs["context_management"] = dict(request.context_management)
-    betas = required_betas(request.messages, request.context_management)
+    betas = required_betas(request.messages, request.context_management, compaction)
     if betas:
         kwargs["betas"] = betas
     return kwargs

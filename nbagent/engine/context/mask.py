@@ -14,6 +14,7 @@ leaves the newest ``keep`` results whole (the model is still working with them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 from ..api_facts.tokens import count_text_tokens
@@ -58,6 +59,12 @@ def placeholder(tool: str, tokens: int) -> str:
     return PLACEHOLDER.format(tool=tool or "tool", tokens=tokens)
 
 
+@lru_cache(maxsize=4096)
+def _placeholder_tokens(tool: str, tokens: int) -> int:
+    """Tokens of a placeholder (asked again for each pending result before every request)."""
+    return count_text_tokens(placeholder(tool, tokens))
+
+
 def is_placeholder(text: str) -> bool:
     """Whether ``text`` is a masked result's placeholder."""
     return text.startswith("[Old tool result cleared to save context:")
@@ -84,12 +91,11 @@ def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates,
     found = candidates(history, updates, deleted_range, options, index)
     if not found:
         return None
-    texts = [placeholder(c.tool, c.tokens) for c in found]
-    removed = sum(c.tokens for c in found) - sum(map(count_text_tokens, texts))
+    removed = sum(c.tokens - _placeholder_tokens(c.tool, c.tokens) for c in found)
     if removed < max(options.clear, 1):
         return None
-    for c, text in zip(found, texts, strict=True):
-        updates.add(c.message, c.block, ts, text, edit_type=MASKED_RESULT)
+    for c in found:
+        updates.add(c.message, c.block, ts, placeholder(c.tool, c.tokens), edit_type=MASKED_RESULT)
     return Masked(len(found), removed, found[0].message)
 
 
