@@ -88,9 +88,11 @@ def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates,
     ``options.clear`` tokens and the previous request reached ``options.trigger``; None otherwise."""
     if options.trigger and (previous_total is None or previous_total < options.trigger):
         return None
+    index = index if index is not None else ResultIndex()
+    least = max(options.clear, 1)
+    if index.old_tokens(history, updates, deleted_range, options.exclude, options.keep, least) < least:
+        return None  # placeholders take tokens too: clearing everything would clear less than that
     found = candidates(history, updates, deleted_range, options, index)
-    if not found:
-        return None
     removed = sum(c.tokens - _placeholder_tokens(c.tool, c.tokens) for c in found)
     if removed < max(options.clear, 1):
         return None

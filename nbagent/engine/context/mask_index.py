@@ -37,11 +37,12 @@ from .window import RangeLike, start_of_rest
 class _Result:
     """One indexed tool result: where it is, its tool, and (once counted) its tokens."""
 
-    __slots__ = ("message", "block", "tool", "tokens")
+    __slots__ = ("message", "block", "tool", "tokens", "bound")
 
     def __init__(self, message: int, block: int, tool: str) -> None:
         self.message, self.block, self.tool = message, block, tool
         self.tokens: int | None = None  # counted when first needed (a result may never be a candidate)
+        self.bound: int | None = None  # its text's UTF-8 bytes: no token is shorter than a byte
 
 
 class ResultIndex:
@@ -59,6 +60,9 @@ class ResultIndex:
         self._starts: list[int] = []  # each result's message index (for bisect)
         self._front = 0  # results before it can never be cleared under ``_key``
         self._updates: ContextHistoryUpdates | None = None
+        self._cuts = 0  # how many times the history changed other than by appends
+        self._old_state: tuple[object, ...] = ()
+        self._old_found: tuple[list[_Result], int, int] = ([], 0, 0)
         self._key: tuple[object, ...] = ()
 
     # ----- questions ----------------------------------------------------------------------------
@@ -67,25 +71,51 @@ class ResultIndex:
         """(message, block, tool, tokens) of each result masking may clear: older than the newest
         ``keep`` (replaced ones count towards it), after the hidden range, not replaced, not from an
         excluded tool, with text; oldest first."""
+        return [(r.message, r.block, r.tool, self._tokens(r))
+                for r in self._old(history, updates, deleted_range, exclude, keep)[0]]
+
+    def old_tokens(self, history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+                   exclude: tuple[str, ...], keep: int, at_least: int = 0) -> int:
+        """The tokens of :meth:`old_results`, summed; when even their bytes are fewer than
+        ``at_least``, that bound instead (nothing is tokenised: a token is at least one byte)."""
+        found, bound = self._old(history, updates, deleted_range, exclude, keep)
+        return bound if bound < at_least else sum(self._tokens(r) for r in found)
+
+    def _old(self, history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
+             exclude: tuple[str, ...], keep: int) -> tuple[list[_Result], int]:
+        """The results :meth:`old_results` lists, and their bytes summed."""
         start = self._sync(history, updates, deleted_range, exclude)
+        cut = self._keep_cut(start, exclude, keep)
+        # Until an update, a cut-back of the history or a moved frontier, the results found last
+        # time still are; only those that left ``keep`` since are looked at.
+        state = (updates.clock, self._key, self._front, self._cuts, keep)
+        found, bound, done = self._old_found
+        if self._old_state != state or cut < done:
+            found, bound, done = [], 0, self._front
+        found = list(found) if done < cut else found  # a list handed out before stays as it was
+        for r in self._results[done:cut]:
+            if r.message >= start and r.tool not in exclude and updates.latest(r.message, r.block) is None:
+                size = self._bound(r)
+                if size > 0:
+                    found.append(r)
+                    bound += size
+        self._old_state, self._old_found = state, (found, bound, max(cut, done))
+        return found, bound
+
+    def _keep_cut(self, start: int, exclude: tuple[str, ...], keep: int) -> int:
+        """Where the newest ``keep`` results masking may see begin (they stay whole)."""
         results, cut, kept = self._results, len(self._results), 0
-        while keep and cut > self._front:  # the newest ``keep`` results masking may see stay whole
+        if not keep:
+            return cut
+        while cut > self._front:
             r = results[cut - 1]
             if r.message < start or r.tool in exclude:
                 cut -= 1
                 continue
             if kept == keep:
-                break
+                return cut
             kept, cut = kept + 1, cut - 1
-        if keep and kept < keep:
-            return []
-        out = []
-        for r in results[self._front:cut]:
-            if r.message >= start and r.tool not in exclude and updates.latest(r.message, r.block) is None:
-                tokens = self._tokens(r)
-                if tokens > 0:
-                    out.append((r.message, r.block, r.tool, tokens))
-        return out
+        return cut if kept == keep else self._front
 
     def next_start(self, history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
                    exclude: tuple[str, ...]) -> int | None:
@@ -112,7 +142,7 @@ class ResultIndex:
         while self._front < len(results):
             r = results[self._front]
             if not (r.message < start or r.tool in exclude or updates.latest(r.message, r.block) is not None
-                    or self._tokens(r) == 0):
+                    or self._bound(r) == 0):
                 break
             self._front += 1
         return start
@@ -137,15 +167,25 @@ class ResultIndex:
                     self._names.pop(key, None)
                 else:
                     self._names[key] = before
+        self._cuts += 1
         del self._refs[k:]
         first = bisect_left(self._starts, k)
         del self._results[first:], self._starts[first:]
         self._front = min(self._front, first)
 
+    def _text(self, r: _Result) -> str:
+        return tool_result_text(blocks(self._refs[r.message])[r.block], "\n")
+
     def _tokens(self, r: _Result) -> int:
         if r.tokens is None:
-            r.tokens = count_text_tokens(tool_result_text(blocks(self._refs[r.message])[r.block], "\n"))
+            r.tokens = count_text_tokens(self._text(r))
         return r.tokens
+
+    def _bound(self, r: _Result) -> int:
+        if r.bound is None:
+            text = self._text(r)
+            r.bound = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        return r.bound
 
 
 __all__ = ["ResultIndex"]
