@@ -131,6 +131,9 @@ def history(magics: Any, args: Namespace) -> None:
     from ..display.tables import ReadableTable
 
     sess = _need_session(magics)
+    if not sess.records:
+        print("no requests yet")
+        return
     # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
     _display(ReadableTable(sess.turns_df()))
     if args.plot:

@@ -176,9 +176,9 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
     ok = e.reason == "end_turn"
     view.body.line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
     if view.show_table and view.records:
-        from ...display.tables import for_display, turns_df
+        from ...display.tables import RUN_COST, for_display, turns_df
 
-        view.body.add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
+        view.body.add(TableBlock(for_display(turns_df(view.records, RUN_COST)), "API requests of this run"))
 
 
 HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
