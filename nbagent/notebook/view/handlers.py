@@ -146,7 +146,7 @@ def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
     h = view.header
     h.update(model=r.model or h.model, context_tokens=r.context_tokens, estimated=False,
              max_allowed=r.max_allowed or h.max_allowed, context_window=r.context_window or h.context_window,
-             cost=h.cost + (r.cost_usd or 0.0))
+             cost=h.cost + (r.cost_usd or 0.0), unpriced=h.unpriced + (r.cost_usd is None))
 
 
 def _on_done(view: "AgentView", e: ev.Done) -> None:
