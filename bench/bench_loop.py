@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pydantic  # noqa: E402
 
 from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
+from nbagent.engine.contracts.context_policy import DEFAULT_POLICY, ContextPolicy  # noqa: E402
 from nbagent.engine.contracts.events import Done  # noqa: E402
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.engine.loop.query import QueryEngine  # noqa: E402
@@ -59,6 +60,8 @@ TOOLS_PER_PROMPT = 4
 REPEATS = 21
 SYSTEM = "You are a benchmark agent. Answer briefly."
 EPHEMERAL = {"type": "ephemeral"}
+EPHEMERAL_1H = {"type": "ephemeral", "ttl": "1h"}
+API_KEY = "sk-ant-api03-bench-loop-0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 class Echo(Tool):
@@ -102,12 +105,25 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
     return cpu - start[0], wall - start[1]
 
 
-async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
-    api = SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
+class BodyLog(SimulatedAPI):
+    """The simulated API keeping every request body as the bytes the SDK sent (the check run only)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bodies: list[bytes] = []
+
+    async def handle(self, method: str, path: str, headers: Any, body: bytes, read_timeout: float | None = None) -> Any:
+        self.bodies.append(body)
+        return await super().handle(method, path, headers, body, read_timeout)
+
+
+async def run_engine(persist: bool, policy: str, api: SimulatedAPI | None = None) -> tuple[tuple[float, float], int]:
+    api = api or SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
     provider = AnthropicProvider(api.async_client, name="simulated")
     task_dir = Path(tempfile.mkdtemp(prefix="bench-loop-")) / "task" if persist else None
-    engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM, task_dir=task_dir, max_requests=None),
-                         provider=provider, tools=[Echo()])
+    engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM, task_dir=task_dir, max_requests=None,
+                                       context=policy), provider=provider, tools=[Echo()],
+                         secrets=[API_KEY])  # as an Agent does: its key is redacted from what streams back
     t0 = clocks()
     for p in prompts():
         async for event in engine.submit_message(p):
@@ -118,16 +134,23 @@ async def run_engine(persist: bool) -> tuple[tuple[float, float], int]:
     return elapsed, api.request_count
 
 
-def with_breakpoints(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_breakpoints(history: list[dict[str, Any]], anchor: bool) -> tuple[list[dict[str, Any]], str]:
     """Breakpoints where the engine puts them: the last message and the one the previous request
-    ended at (len - 3), so the server does the same cache work for both loops."""
+    ended at (len - 3), so the server does the same cache work for both loops. With ``anchor`` (the
+    default policy's mask layer), a one-hour breakpoint before the first tool result (message 1: no
+    masking ever clears here, so that is where the next one would start) once it is older than
+    those two, and the system prompt's breakpoint is then one-hour too. Returns the messages and the
+    system prompt's TTL."""
     messages = list(history)
-    for i in (len(messages) - 3, len(messages) - 1):
-        if i >= 0 and messages[i]["content"][-1]["type"] != "thinking":
-            m = messages[i]
-            messages[i] = {"role": m["role"], "content": [
-                *m["content"][:-1], {**m["content"][-1], "cache_control": EPHEMERAL}]}
-    return messages
+    one_hour = anchor and 1 < len(messages) - 3
+    marks = [(1, EPHEMERAL_1H)] if one_hour else []
+    for i in (*marks, (len(messages) - 3, EPHEMERAL), (len(messages) - 1, EPHEMERAL)):
+        index, mark = i
+        if index >= 0 and messages[index]["content"][-1]["type"] != "thinking":
+            m = messages[index]
+            messages[index] = {"role": m["role"], "content": [
+                *m["content"][:-1], {**m["content"][-1], "cache_control": mark}]}
+    return messages, "1h" if one_hour else "5m"
 
 
 async def read_reply(stream: Any) -> dict[int, dict[str, Any]]:
@@ -135,15 +158,14 @@ async def read_reply(stream: Any) -> dict[int, dict[str, Any]]:
     with their signature), tool calls with their streamed input."""
     blocks: dict[int, dict[str, Any]] = {}
     parts: dict[int, list[str]] = {}
-    starts = {"text": {"type": "text", "text": ""}, "thinking": {"type": "thinking", "thinking": "", "signature": ""}}
     fields = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
     async for ev in stream:
         if ev.type == "content_block_start":
             cb = ev.content_block
-            if cb.type in starts:
-                blocks[ev.index] = dict(starts[cb.type])
+            if cb.type in ("text", "thinking"):
+                blocks[ev.index] = cb.to_dict()  # the block as the API sent it; deltas fill it in
             elif cb.type == "tool_use":
-                blocks[ev.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
+                blocks[ev.index] = {"id": cb.id, "input": {}, "name": cb.name, "type": "tool_use"}
                 parts[ev.index] = []
         elif ev.type == "content_block_delta":
             if ev.delta.type in fields:
@@ -156,12 +178,14 @@ async def read_reply(stream: Any) -> dict[int, dict[str, Any]]:
     return blocks
 
 
-async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[float, float], int]:
+async def run_baseline(system: str, tools: list[dict[str, Any]], anchor: bool,
+                       api: SimulatedAPI | None = None) -> tuple[tuple[float, float], int]:
     """The minimal hand-written loop on the SDK (same transport, same replies, same request shape)."""
-    api = SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
+    api = api or SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
     client = api.async_client()
     history: list[dict[str, Any]] = []
-    system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    system_blocks = {ttl: [{"type": "text", "text": system, "cache_control": mark}]
+                     for ttl, mark in (("5m", EPHEMERAL), ("1h", EPHEMERAL_1H))}
     t0 = clocks()
     for p in prompts():
         if history and history[-1]["role"] == "user":
@@ -169,8 +193,9 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
         else:
             history.append({"role": "user", "content": [{"type": "text", "text": p}]})
         while True:
-            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=with_breakpoints(history),
-                                                  system=system_blocks, tools=tools, stream=True)
+            messages, ttl = with_breakpoints(history, anchor)
+            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=messages,
+                                                  system=system_blocks[ttl], tools=tools, stream=True)
             blocks = await read_reply(stream)
             content = [blocks[i] for i in sorted(blocks)]
             history.append({"role": "assistant", "content": content})
@@ -187,7 +212,26 @@ async def run_baseline(system: str, tools: list[dict[str, Any]]) -> tuple[tuple[
 def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:
     engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM), provider=None,  # type: ignore[arg-type]
                          tools=[Echo()])
-    return engine._prepare()
+    prepared = engine._prepare()
+    return prepared.system, prepared.tools
+
+
+def anchors(policy: str) -> bool:
+    """Whether the engine's requests carry the mask layer's cache anchor (the SDK loop then sends it too)."""
+    return ContextPolicy.parse(policy).has("mask")
+
+
+def check_bodies(persist: bool, policy: str, system: str, tools: list[dict[str, Any]]) -> None:
+    """Both loops send byte-identical request bodies (else the ratio compares different work)."""
+    base, eng = BodyLog(responder, request_log=1), BodyLog(responder, request_log=1)
+    asyncio.run(run_baseline(system, tools, anchors(policy), base))
+    asyncio.run(run_engine(persist, policy, eng))
+    differ = [i for i, (b, e) in enumerate(zip(base.bodies, eng.bodies, strict=True)) if b != e]
+    if differ:
+        i = differ[0]
+        raise SystemExit(f"{len(differ)} request bodies differ, the first at request {i + 1}:\n"
+                         f"SDK loop: {base.bodies[i][-600:]!r}\nengine:   {eng.bodies[i][-600:]!r}")
+    print(f"{len(eng.bodies)} request bodies checked: byte-identical in both loops")
 
 
 def timed_run(run: Callable[[], Awaitable[tuple[tuple[float, float], int]]], full: dict[str, int],
@@ -202,19 +246,20 @@ def timed_run(run: Callable[[], Awaitable[tuple[tuple[float, float], int]]], ful
 
 def main(argv: list[str]) -> int:
     persist = "--persist" in argv
+    policy = argv[argv.index("--context") + 1] if "--context" in argv else DEFAULT_POLICY
+    repeats = int(argv[argv.index("--pairs") + 1]) if "--pairs" in argv else REPEATS
     system, tools = engine_request_shape()
-    asyncio.run(run_baseline(system, tools))  # warm up: imports, tokenizer, SDK
-    asyncio.run(run_engine(persist))
+    check_bodies(persist, policy, system, tools)  # also the warm-up: imports, tokenizer, SDK
     base_times, engine_times = [], []
     full = {"baseline": 0, "engine": 0}
-    for _ in range(REPEATS):
-        t, n_base = timed_run(lambda: run_baseline(system, tools), full, "baseline")
+    for _ in range(repeats):
+        t, n_base = timed_run(lambda: run_baseline(system, tools, anchors(policy)), full, "baseline")
         base_times.append(t)
-        t, n_engine = timed_run(lambda: run_engine(persist), full, "engine")
+        t, n_engine = timed_run(lambda: run_engine(persist, policy), full, "engine")
         engine_times.append(t)
     assert n_base == n_engine == PROMPTS * (TOOLS_PER_PROMPT + 1), (n_base, n_engine)
-    label = "engine (task folder, fsync)" if persist else "engine (in memory)"
-    print(f"{n_engine} requests, {REPEATS} interleaved pairs of runs; full collections inside the timed runs: "
+    label = f"engine ({'task folder, fsync' if persist else 'in memory'}, context {policy})"
+    print(f"{n_engine} requests, {repeats} interleaved pairs of runs; full collections inside the timed runs: "
           f"SDK loop {full['baseline']}, engine {full['engine']}")
     goal = 1.3 if persist else 1.10
     for i, clock in enumerate(("CPU time", "wall time")):
@@ -223,13 +268,13 @@ def main(argv: list[str]) -> int:
         paired = statistics.median(e[i] / b[i] for e, b in zip(engine_times, base_times, strict=True))
         print(f"{clock}:")
         print(f"  minimal SDK loop:   {base * 1000:8.1f} ms  ({base / n_base * 1000:.2f} ms/request, mean)")
-        print(f"  {label + ':':<20}{eng * 1000:8.1f} ms  ({eng / n_engine * 1000:.2f} ms/request, mean)")
+        print(f"  {label + ':':<20}\n                      {eng * 1000:8.1f} ms  ({eng / n_engine * 1000:.2f} ms/request, mean)")
         print(f"  ratio engine / SDK loop: {paired:.3f}, the median of the pairs' ratios (goal <= {goal}); "
               f"ratio of the means {eng / base:.3f}; overhead {(eng - base) / n_engine * 1000:+.2f} ms/request")
     if "--profile" in argv:
         prof = cProfile.Profile()
         prof.enable()
-        asyncio.run(run_engine(persist))
+        asyncio.run(run_engine(persist, policy))
         prof.disable()
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
     return 0

@@ -8,13 +8,19 @@ collection of the whole process heap (~10 ms with two 10,000-message sessions in
 request now and then, depending on where the collector's counters stand; the worst is shown with
 and without those collections (timed by ``gc.callbacks``), so the engine's own worst is visible.
 
+P2 with tools (the issue's shape): a history of tool calls and their results (``echo``, ~1 KB
+each) at 100 and 10,000 messages, a 1M window, the default context policy; each prompt makes a
+tool call and then an answer (two requests). Shown per request: the context manager (masking's
+scan and anchors, the request build) plus the token count, timed inside the engine, and the whole
+engine; goal ≤ 3 for the first.
+
 Memory: a session grown to 10,000 messages through the engine, one request per prompt: memory
 held by the engine (tracemalloc, after a collection; the tokenizer's tables, loaded once per
 process, not counted) ÷ the history's JSON size. Goal ≤ 3. Shown for prompts and replies of ~1 KB
 each (the issue's measurement: 9.3 MiB of history) and for one-word prompts, where the fixed
 bookkeeping per request weighs most.
 
-Run: ``.venv/bin/python bench/bench_scale.py [--no-memory]``. ``NBAGENT_SRC`` points the script
+Run: ``.venv/bin/python bench/bench_scale.py [--no-memory] [--tools-only]``. ``NBAGENT_SRC`` points the script
 at another checkout (the "before" figure).
 """
 
@@ -33,9 +39,12 @@ from typing import Any, AsyncIterator
 
 sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().parents[1])))
 
+import pydantic  # noqa: E402
+
 from nbagent.engine.api_facts.cost import Usage  # noqa: E402
 from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
 from nbagent.engine.contracts.provider import MessageComplete, ModelRequest  # noqa: E402
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 
 MODEL = "claude-sonnet-5-5"
@@ -54,6 +63,102 @@ class Instant:
         text = WORDS * 14
         yield MessageComplete({"role": "assistant", "content": [{"type": "text", "text": text}]},
                               Usage(input_tokens=1_000, output_tokens=200), "end_turn", MODEL)
+
+
+class ToolThenAnswer(Instant):
+    """A tool call after each prompt, then an answer (small reported usage: no truncation)."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        last = request.messages[-1]["content"]
+        if isinstance(last, list) and last and last[0].get("type") == "tool_result":
+            async for chunk in super().stream(request):
+                yield chunk
+            return
+        n = len(request.messages)
+        yield MessageComplete({"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{n}", "name": "echo",
+                                                                 "input": {"text": WORDS}}]},
+                              Usage(input_tokens=1_000, output_tokens=50), "tool_use", MODEL)
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "Echo a text back, sixteen times."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        text: str
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        return ToolOutput(content=tool_input["text"] * 16)
+
+
+def tool_engine(messages: int) -> QueryEngine:
+    """An engine whose history holds ``messages`` messages of tool calls and ~1 KB results."""
+    engine = QueryEngine(SessionConfig(model=MODEL, context_window=1_000_000, max_requests=None),
+                         provider=ToolThenAnswer(), tools=[Echo()])
+    history = engine.session.history
+    history.append({"role": "user", "content": [{"type": "text", "text": "Look at the data."}]})
+    for i in range(1, messages, 2):
+        history.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_old_{i}", "name": "echo", "input": {"text": WORDS}}]})
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_old_{i}", "content": f"{i}: " + WORDS * 16}]})
+    return engine
+
+
+class Timed:
+    """CPU time spent in the context manager (masking's scan and anchors, the request build) and
+    the token count of one engine (wrapped where the loop calls them, also in older code)."""
+
+    def __init__(self, engine: QueryEngine) -> None:
+        self.spent = 0.0
+        self.engine = engine
+        context = engine.session.context
+        for owner, name in ((context, "get_new_context_messages_and_metadata"), (engine.counter, "count_request")):
+            setattr(owner, name, self._timed(getattr(owner, name)))
+
+    def _timed(self, method: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.spent += time.process_time() - start
+        return timed
+
+
+def time_mask_layer(timers: dict[int, Timed]) -> None:
+    """Masking's functions, as the loop calls them, charged to the engine whose history they read."""
+    from nbagent.engine.loop import request_context
+
+    def charged(function: Any) -> Any:
+        def timed(history: Any, *args: Any, **kwargs: Any) -> Any:
+            timer = next(t for t in timers.values() if t.engine.session.history is history)
+            return timer._timed(function)(history, *args, **kwargs)
+        return timed
+
+    for name in ("mask_old_results", "next_masking_start"):
+        setattr(request_context, name, charged(getattr(request_context, name)))
+
+
+async def p2_tools() -> None:
+    engines = {n: tool_engine(n) for n in SIZES}
+    timers = {n: Timed(engines[n]) for n in SIZES}
+    time_mask_layer(timers)
+    whole: dict[int, list[float]] = {n: [] for n in SIZES}
+    context: dict[int, list[float]] = {n: [] for n in SIZES}
+    for n in SIZES:  # warm up: the first masking of the old results, the token cache
+        await one_request(engines[n], -1)
+    for i in range(REQUESTS):
+        for n in SIZES:
+            before = timers[n].spent
+            whole[n].append(await one_request(engines[n], i) / 2)  # a prompt is two requests
+            context[n].append((timers[n].spent - before) / 2)
+    small, large = (statistics.median(context[n]) for n in SIZES)
+    w_small, w_large = (statistics.median(whole[n]) for n in SIZES)
+    print(f"P2 tools, window 1,000,000: context manager + token count {small * 1000:.3f} ms/request at "
+          f"{SIZES[0]} msgs, {large * 1000:.3f} at {SIZES[1]:,}; ratio {large / small:.2f} (goal <= 3); "
+          f"whole engine {w_small * 1000:.2f} -> {w_large * 1000:.2f} ms/request, ratio {w_large / w_small:.2f}")
 
 
 def engine_with(messages: int, window: int) -> QueryEngine:
@@ -130,6 +235,9 @@ async def memory(prompt: str, label: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    asyncio.run(p2_tools())
+    if "--tools-only" in argv:
+        return 0
     for window in WINDOWS:
         asyncio.run(p2(window))
     if "--no-memory" not in argv:

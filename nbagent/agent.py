@@ -184,6 +184,7 @@ class Agent:
         (structured, or the text of the last assistant message). A second run while one is in progress raises
         :class:`~nbagent.engine.loop.query.RunInProgressError`.
         """
+        self.engine.check_open()  # before anything is asked of the endpoint
         if self.engine.running_prompt is not None:
             raise RunInProgressError(self.engine.running_prompt)
         await self._learn_window()

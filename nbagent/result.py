@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Iterable
 
 from .display.format import fmt_total_cost
-from .engine.contracts.events import Done, Event, RequestCompleted, TextDelta, ToolResult
+from .engine.contracts.events import Done, Event, RequestCompleted, RequestRecord, TextDelta, ToolResult
 
 
 class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing
     """The events of one run, plus ``text`` (the assistant's text, all requests joined), ``cost``
-    (this run's cost in USD; what the session spent is ``done.totals.spent_usd``) and ``done`` (the ``Done``
+    (this run's cost in USD, None when a request had no price; what the session spent is
+    ``done.totals.spent_usd``) and ``done`` (the ``Done``
     event, None if the run did not finish)."""
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
@@ -35,9 +36,16 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         return "".join(e.text for e in self if isinstance(e, TextDelta))
 
     @property
-    def cost(self) -> float:
-        return sum((e.record.cost_usd or 0.0) for e in self
-                   if isinstance(e, RequestCompleted) and e.record is not None)
+    def cost(self) -> float | None:
+        """This run's cost in USD; None when a request of it has no price (a local or gateway
+        model): a total that left it out would read as the run's cost, and None sums as nothing."""
+        costs = [r.cost_usd for r in self._records()]
+        if any(c is None for c in costs):
+            return None
+        return sum(c for c in costs if c is not None)
+
+    def _records(self) -> list[RequestRecord]:
+        return [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]
 
     @property
     def reason(self) -> str | None:
@@ -51,10 +59,11 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         text = " ".join(self.text.split())
         if len(text) > 60:
             text = text[:57] + "…"
-        records = [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]
+        records = self._records()
         unpriced = sum(1 for r in records if r.cost_usd is None)
+        known = sum(r.cost_usd for r in records if r.cost_usd is not None)
         return (f"RunResult({self.reason or 'unfinished'}, {requests} request(s), {tools} tool call(s), "
-                f"{fmt_total_cost(self.cost, unpriced, len(records))}, text={text!r})")
+                f"{fmt_total_cost(known, unpriced, len(records))}, text={text!r})")
 
     def _repr_pretty_(self, p: object, cycle: bool) -> None:
         p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from jupyter_client.manager import KernelManager
 
+from nbagent.notebook.autorun import local_transport
+
 
 @dataclass
 class CellRun:
@@ -48,7 +50,7 @@ class KernelDriver:
     """Start a kernel, execute code, and interact with widgets from outside, like a front-end."""
 
     def __init__(self, kernel_name: str = "python3", env: dict[str, str] | None = None, cwd: str | None = None) -> None:
-        self.km = KernelManager(kernel_name=kernel_name)
+        self.km = local_transport(KernelManager(kernel_name=kernel_name))  # IPC: no TCP port, no warning
         full_env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
         full_env.update(env or {})
         self.km.start_kernel(env=full_env, cwd=cwd)

@@ -213,3 +213,26 @@ async def test_an_endpoints_token_and_header_values_never_appear_in_files_events
         clean(repr(obj), name)
         clean(str(obj), name)
     assert "GW_TOKEN" in agent.config.secret_env  # and so out of the shell tool's environment
+
+
+def test_a_closed_agent_refuses_a_prompt_before_any_request_and_says_how_to_resume(tmp_path) -> None:
+    from nbagent.engine.loop.query import SessionClosedError
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("One."), text_reply("Two.")])
+    folder = tmp_path / "task"
+    agent = Agent(provider=simulated_provider(api), task_dir=folder)
+    agent.run_sync("First.")
+    agent.close()
+    with pytest.raises(SessionClosedError) as info:
+        agent.run_sync("Second.")
+    assert str(info.value) == f"this Agent was closed; continue it with Agent.resume({str(folder)!r})"
+    assert api.request_count == 1 and "\n" not in str(info.value)
+    resumed = Agent.resume(folder, provider=simulated_provider(api))
+    assert resumed.run_sync("Second.").text == "Two."
+    resumed.close()
+    in_memory = Agent(provider="simulated")
+    in_memory.close()
+    with pytest.raises(SessionClosedError, match="start a new Agent"):
+        in_memory.run_sync("Hello?")

@@ -14,7 +14,19 @@ def test_run_sync_result_is_the_event_list_with_text_cost_and_done() -> None:
     assert isinstance(result[-1], Done) and result.done is result[-1] and result.events == list(result)
     assert "391" in result.text and result.reason == "end_turn"
     records = [r for r in agent.records]
-    assert result.cost > 0 and abs(result.cost - sum(r.cost_usd or 0 for r in records)) < 1e-9
+    assert result.cost is not None and result.cost > 0
+    assert abs(result.cost - sum(r.cost_usd or 0 for r in records)) < 1e-9
+
+
+def test_a_run_on_a_model_without_prices_has_no_cost_never_zero() -> None:
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("Hello.")], models={"llama-local": 32_768})
+    agent = Agent(provider=simulated_provider(api), model="llama-local")
+    result = agent.run_sync("Say hello.")
+    assert result.reason == "end_turn" and result.cost is None
+    assert "unknown (1 request(s) without prices)" in repr(result)
 
 
 def test_run_result_repr_is_one_short_line() -> None:
@@ -25,7 +37,7 @@ def test_run_result_repr_is_one_short_line() -> None:
     assert "\n" not in text and len(text) < 160
     assert text.startswith("RunResult(end_turn, 2 request(s), 1 tool call(s), $")
     # This run's cost, not the session's.
-    assert result.cost < result.done.totals.cost_usd
+    assert result.cost is not None and result.cost < result.done.totals.cost_usd
 
 
 def test_an_unfinished_run_says_so() -> None:

@@ -15,9 +15,12 @@ from .format import fmt_range, hidden_count, is_hidden, live_range
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+RUN_COST, SESSION_COST = "cumulative cost (run)", "cumulative cost (session)"
+"""The running total of a cell's table (its run's requests) and of ``%agent history`` and
+``turns_df()`` (the session's): two names, since the same figure means two things."""
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
-    "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
+    SESSION_COST, "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
     "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
     "image tokens",
 ]
@@ -26,7 +29,7 @@ UNPRICED = "–"
 
 
 _NAN = float("nan")
-MONEY_COLUMNS = frozenset({"cost", "cumulative cost"})
+MONEY_COLUMNS = frozenset({"cost", RUN_COST, SESSION_COST})
 
 
 def _whole(x: float) -> float | int:
@@ -39,11 +42,13 @@ def _pct(value: float | None) -> float:
     return _NAN if value is None else round(100.0 * value, 1)
 
 
-def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] | None = None) -> "pd.DataFrame":
+def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] | None = None,
+             cumulative: str = SESSION_COST) -> "pd.DataFrame":
     """One row per API request, in the columns of the notebook spec.
 
-    ``cost`` is a float rounded to 4 decimals, or ``"–"`` when the model has no prices;
-    ``cumulative cost`` sums the known costs (``"–"`` while none is known). ``switched off`` lists
+    ``cost`` is a float rounded to 4 decimals, or ``"–"`` when the model has no prices; the
+    running total (named ``cumulative``: :data:`SESSION_COST` for a session's records,
+    :data:`RUN_COST` for one run's) sums the known costs (``"–"`` while none is known). ``switched off`` lists
     the request features the endpoint refused (blank, hence not shown, when none). ``image tokens``
     (by request number, when given): the API's estimate for the images the request carried, part of
     its input (blank when none, hence not shown).
@@ -51,10 +56,10 @@ def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] |
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
-    cumulative, priced = 0.0, False
+    total, priced = 0.0, False
     for r in records:
         if r.cost_usd is not None:
-            cumulative += r.cost_usd
+            total += r.cost_usd
             priced = True
         pct_max = round(100.0 * r.context_tokens / r.max_allowed, 1) if r.max_allowed else _NAN
         rows.append({
@@ -67,7 +72,7 @@ def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] |
             "cache read": r.usage.cache_read_input_tokens,
             "cache hit %": _pct(r.usage.cache_hit_share),
             "cost": UNPRICED if r.cost_usd is None else round(r.cost_usd, 4),
-            "cumulative cost": round(cumulative, 4) if priced else UNPRICED,
+            SESSION_COST: round(total, 4) if priced else UNPRICED,
             "context tokens": r.context_tokens,
             "image tokens": (image_tokens or {}).get(r.request) or None,
             "% of max": pct_max,
@@ -86,6 +91,8 @@ def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] |
             "switched off": ", ".join(r.without),
         })
     df = pd.DataFrame(rows, columns=TURN_COLUMNS)
+    if cumulative != SESSION_COST:
+        df = df.rename(columns={SESSION_COST: cumulative})
     for column in ("previous request tokens", "max allowed", "image tokens"):  # ints and blanks, never 3200.0
         df[column] = pd.Series([row[column] for row in rows], dtype=object)
     return df

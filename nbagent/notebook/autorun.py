@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,23 @@ def _need(module: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(f"running notebooks unattended needs {module.split('.')[0]}: {INSTALL_HINT}") from exc
+
+
+def local_transport(km: Any) -> Any:
+    """``km`` (a jupyter_client kernel manager not started yet) set to talk to its kernel over
+    local IPC sockets in Jupyter's runtime folder instead of TCP on localhost: a kernel nbagent
+    starts itself then has no network port, and ipykernel has no reason to warn that it is
+    "running over TCP without encryption". The sockets go when the kernel is shut down. On
+    Windows, which has no IPC sockets for ZeroMQ, it stays on TCP."""
+    if os.name == "nt":
+        return km
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    runtime = jupyter_runtime_dir()
+    os.makedirs(runtime, mode=0o700, exist_ok=True)
+    km.transport = "ipc"
+    km.ip = os.path.join(runtime, f"nbagent-kernel-{uuid.uuid4().hex[:12]}")
+    return km
 
 
 @functools.cache
@@ -70,6 +89,9 @@ def client_class() -> Any:
             return await _run_queued_cells(self, reset_kc, kwargs)
 
         execute = run_sync(async_execute)  # nbclient binds its own async_execute the same way
+
+        def create_kernel_manager(self) -> Any:
+            return local_transport(super().create_kernel_manager())  # no TCP port, no warning
 
         def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
             super().handle_comm_msg(outs, msg, cell_index)

@@ -144,7 +144,7 @@ def notebook_line(magics: Any) -> str:
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
 def history(magics: Any, args: Namespace) -> None:
     """The per-request table, then what external (MCP) clients did."""
-    from ..display.tables import ReadableTable, turns_df
+    from ..display.tables import ReadableTable
     from .document.replayed import notebook_history, replayed_session, shown_turns
     from .serve.record import frame
 
@@ -153,11 +153,14 @@ def history(magics: Any, args: Namespace) -> None:
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
     else:
         sess = (magics.current or replayed_session(magics)) if external else _need_session(magics)
-        if sess is not None:
+        if sess is not None and sess.records:
+            table = sess.turns_df()
             shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
-            records = sess.records if shown is None else [r for r in sess.records if r.turn <= shown]
             # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
-            _display(ReadableTable(turns_df(records)))
+            _display(ReadableTable(table if shown is None else table[table["turn"] <= shown]))
+        elif not external:
+            print("no requests yet")
+            return
     if external:
         print(f"External clients ({len(external)} call(s), %agent serve):")
         _display(ReadableTable(frame(external)))

@@ -26,6 +26,7 @@ from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
+from ..engine.contracts.messages import CompactionScan
 from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
 from .anthropic_stream import StreamAssembler
@@ -63,6 +64,7 @@ class AnthropicProvider:
         self._lock = threading.Lock()
         self._last: tuple[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] | None = None  # the latest one used
         self.name = name
+        self._compaction = CompactionScan()  # the beta header's scan, per request only the new messages
         self.endpoint: Endpoint | None = None
         """The endpoint this provider talks to, when it was made from one (see :func:`endpoint_provider`)."""
 
@@ -99,7 +101,7 @@ class AnthropicProvider:
 
         Every failure, opening the stream or during it, is raised as an ``ApiError`` (chained from
         the SDK's error); cancellation and ``GeneratorExit`` pass through untouched."""
-        kwargs = _request_kwargs(request)
+        kwargs = _request_kwargs(request, self._compaction)
         endpoint = self.endpoint
         if endpoint is not None and endpoint.model_ids:  # the id the endpoint knows the model by
             kwargs["model"] = endpoint.model_ids.get(request.model, request.model)
@@ -190,6 +192,10 @@ def rate_limits_of(response: Any, retry_after_s: float | None = None) -> RateLim
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
+    raw = getattr(headers, "raw", None)
+    if isinstance(raw, list):  # httpx2's headers: decode only the rate limit ones, not all ~20 per response
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw
+                   if k[:20].lower() == b"anthropic-ratelimit-"}
     try:
         return parse_rate_limit_headers(headers, _dt.datetime.now(_dt.timezone.utc), retry_after_s)
     except Exception:  # noqa: BLE001 - headers we cannot read must not fail an answered request
@@ -209,7 +215,7 @@ async def _close(raw: Any) -> None:
         await raw.close()
 
 
-def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
+def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": request.messages,  # copied where the breakpoints are set
@@ -235,7 +241,7 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
         kwargs["timeout"] = request.timeout_s
     if request.context_management:
         kwargs["context_management"] = dict(request.context_management)
-    betas = required_betas(request.messages, request.context_management)
+    betas = required_betas(request.messages, request.context_management, compaction)
     if betas:
         kwargs["betas"] = betas
     return kwargs

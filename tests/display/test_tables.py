@@ -27,12 +27,12 @@ def test_turns_df_columns_and_values() -> None:
                           rec(3, cost=0.02)])
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
-        "cumulative cost", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
+        "cumulative cost (session)", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
         "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
         "image tokens",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
-    assert df["cumulative cost"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
+    assert df["cumulative cost (session)"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
     row = df.iloc[1]
     assert row["deleted range"] == "2–41" and row["keep"] == "half"
     assert row["% of max"] == round(100 * 172_310 / 160_000, 1)
@@ -47,7 +47,7 @@ def test_an_unpriced_model_shows_a_dash_never_zero_and_what_the_endpoint_switche
     unpriced = [dataclasses.replace(rec(i, cost=None), model="llama-local", without=("cache_control",))
                 for i in (1, 2)]
     df = tables.turns_df(unpriced)
-    assert df["cost"].tolist() == ["–", "–"] and df["cumulative cost"].tolist() == ["–", "–"]
+    assert df["cost"].tolist() == ["–", "–"] and df["cumulative cost (session)"].tolist() == ["–", "–"]
     assert df["switched off"].tolist() == ["cache_control", "cache_control"]
     shown = tables.for_display(df)
     assert shown["cost"].tolist() == ["–", "–"] and "switched off" in shown.columns
@@ -104,7 +104,14 @@ def test_plot_is_small_valid_svg() -> None:
 def test_html_table_blanks_missing_values() -> None:
     html = tables.html_table(tables.turns_df([rec(1)]))
     assert "<td>nan</td>" not in html and "<td>None</td>" not in html
-    assert "<th>cumulative cost</th>" in html
+    assert "<th>cumulative cost (session)</th>" in html
+
+
+def test_a_runs_table_and_the_sessions_name_their_running_totals_apart() -> None:
+    run = tables.turns_df([rec(1), rec(2)], tables.RUN_COST)
+    assert tables.RUN_COST in run.columns and tables.SESSION_COST not in run.columns
+    assert run[tables.RUN_COST].tolist() == [0.01, 0.02]
+    assert tables.for_display(run)[tables.RUN_COST].tolist() == ["0.0100", "0.0200"]  # money format too
 
 
 def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> None:
@@ -196,10 +203,10 @@ def test_money_has_one_format_and_the_history_table_has_no_index_or_nan() -> Non
 
     from nbagent.display.tables import ReadableTable, for_display
 
-    df = pd.DataFrame({"request": [1, 2], "cost": [0.003, 0.0031], "cumulative cost": [0.003, 0.0061],
+    df = pd.DataFrame({"request": [1, 2], "cost": [0.003, 0.0031], "cumulative cost (session)": [0.003, 0.0061],
                        "keep": ["", ""], "% of max": [float("nan"), 12.5]})
     shown = for_display(df)
-    assert list(shown["cost"]) == ["0.0030", "0.0031"] and list(shown["cumulative cost"]) == ["0.0030", "0.0061"]
+    assert list(shown["cost"]) == ["0.0030", "0.0031"] and list(shown["cumulative cost (session)"]) == ["0.0030", "0.0061"]
     table = ReadableTable(df)
     assert "NaN" not in table._repr_html_() and "keep" not in table._repr_html_()
     assert "nan" not in repr(table).lower() and repr(table).split("\n")[0].split()[0] == "request"  # no index

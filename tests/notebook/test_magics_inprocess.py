@@ -87,9 +87,11 @@ def test_saw_shows_exactly_what_the_simulated_api_received(ip):
 
 
 def test_status_history_cost_context_config_and_help(ip):
+    assert run(ip, "%agent history").strip() == "no requests yet"  # not pandas' "Empty DataFrame"
     run(ip, "%%agent\nWhat is 3 * 3?")
     assert "requests 2" in run(ip, "%agent status")
     assert "stop reason" in run(ip, "%agent history")
+    assert "cumulative cost (session)" in run(ip, "%agent history")  # a cell's table says (run)
     assert "spent $" in run(ip, "%agent cost")
     assert "cache hit" in run(ip, "%agent cost") and "per request (last 2)" in run(ip, "%agent cost")
     assert "first pair" in run(ip, "%agent context")

@@ -15,7 +15,7 @@ simulator with it:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .models import ModelInfo, get_model
 
@@ -44,12 +44,14 @@ def edit_types(context_management: Mapping[str, Any] | None) -> list[str]:
     return [str(e.get("type", "")) for e in edits if isinstance(e, Mapping)]
 
 
-def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Mapping[str, Any] | None) -> list[str]:
-    """The beta headers a request needs for its edits and for the compaction blocks it sends back."""
+def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Mapping[str, Any] | None,
+                   compaction: Callable[[Sequence[Mapping[str, Any]]], bool] | None = None) -> list[str]:
+    """The beta headers a request needs for its edits and for the compaction blocks it sends back
+    (looked for by ``compaction``, e.g. a :class:`~nbagent.engine.contracts.messages.CompactionScan`)."""
     from ..contracts.messages import has_compaction  # not at import: the kernel's start reads only the constants
 
     needed = {EDIT_BETAS[t] for t in edit_types(context_management) if t in EDIT_BETAS}
-    if has_compaction(messages):
+    if (compaction or has_compaction)(messages):
         needed.add(COMPACTION_BETA)
     return sorted(needed)
 

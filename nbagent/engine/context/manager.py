@@ -35,6 +35,7 @@ from typing import Sequence
 
 from ..contracts.messages import Message, is_text
 from .file_reads import FileReadCache, deduplicate_file_reads, percent_saved
+from .mask_index import ResultIndex
 from .request import (
     ORPHANED_RESULTS_NOTICE,
     RESULT_MISSING,
@@ -123,6 +124,8 @@ class ContextManager:
         self._updates = updates if updates is not None else ContextHistoryUpdates()
         self._memo = RequestMemo()
         self._reads = FileReadCache()
+        self.results = ResultIndex()
+        """The mask layer's index of the history's tool results (kept up to date per request)."""
 
     @property
     def updates(self) -> ContextHistoryUpdates:
@@ -243,6 +246,7 @@ class ContextManager:
         self._updates = updates
         self._memo.clear()
         self._reads.clear()
+        self.results.clear()
 
 
 def _first_text_block(message: Message) -> int:

@@ -14,13 +14,15 @@ leaves the newest ``keep`` results whole (the model is still working with them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Mapping, Sequence
 
 from ..api_facts.tokens import count_text_tokens
 from ..contracts.context_policy import LayerOptions
-from ..contracts.messages import Message, blocks, is_tool_result, is_tool_use, tool_result_text
+from ..contracts.messages import Message
+from .mask_index import ResultIndex
 from .updates import ContextHistoryUpdates
-from .window import RangeLike, start_of_rest
+from .window import RangeLike
 
 MASKED_RESULT = 5
 """Edit type of a masked tool result (after Cline's 0-4)."""
@@ -57,48 +59,42 @@ def placeholder(tool: str, tokens: int) -> str:
     return PLACEHOLDER.format(tool=tool or "tool", tokens=tokens)
 
 
+@lru_cache(maxsize=4096)
+def _placeholder_tokens(tool: str, tokens: int) -> int:
+    """Tokens of a placeholder (asked again for each pending result before every request)."""
+    return count_text_tokens(placeholder(tool, tokens))
+
+
 def is_placeholder(text: str) -> bool:
     """Whether ``text`` is a masked result's placeholder."""
     return text.startswith("[Old tool result cleared to save context:")
 
 
-def _results(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
-             exclude: tuple[str, ...]) -> Iterator[tuple[int, int, str, str | None]]:
-    """Each tool result after the hidden range not from an excluded tool, oldest first: (message,
-    block, tool, its text, or None when an update already replaced it)."""
-    names: dict[str, str] = {}
-    start = start_of_rest(deleted_range)
-    # Calls are read from the first message on: the first result answers a call of the first pair.
-    for i, message in enumerate(history):
-        for j, block in enumerate(blocks(message)):
-            if is_tool_use(block):
-                names[str(block.get("id"))] = str(block.get("name", ""))
-            elif i >= start and is_tool_result(block) and message.get("role") == "user":
-                tool = names.get(str(block.get("tool_use_id")), "")
-                if tool not in exclude:
-                    replaced = updates.latest(i, j) is not None
-                    yield i, j, tool, None if replaced else tool_result_text(block, "\n")
-
-
 def candidates(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
-               options: LayerOptions) -> list[Candidate]:
+               options: LayerOptions, index: ResultIndex | None = None) -> list[Candidate]:
     """Results older than the newest ``keep``, after the hidden range, not yet replaced by any
-    update, not from an excluded tool, oldest first. (A replaced result counts towards ``keep``.)"""
-    found = [Candidate(i, j, tool, -1 if text is None else count_text_tokens(text))
-             for i, j, tool, text in _results(history, updates, deleted_range, options.exclude)]
-    old = found[:-options.keep] if options.keep else found
-    return [c for c in old if c.tokens > 0]
+    update, not from an excluded tool, oldest first. (A replaced result counts towards ``keep``.)
+    ``index`` is the session's :class:`ResultIndex` (a request then costs what changed since the
+    last one); None walks the whole history."""
+    index = index if index is not None else ResultIndex()
+    return [Candidate(*found) for found in index.old_results(history, updates, deleted_range, options.exclude,
+                                                              options.keep)]
 
 
 def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
-                     options: LayerOptions, ts: float, previous_total: int | None) -> Masked | None:
+                     options: LayerOptions, ts: float, previous_total: int | None,
+                     index: ResultIndex | None = None) -> Masked | None:
     """Replace old results by placeholders (stored at ``ts``) when that clears at least
     ``options.clear`` tokens and the previous request reached ``options.trigger``; None otherwise."""
     if options.trigger and (previous_total is None or previous_total < options.trigger):
         return None
-    found = candidates(history, updates, deleted_range, options)
-    removed = sum(c.tokens - count_text_tokens(placeholder(c.tool, c.tokens)) for c in found)
-    if not found or removed < max(options.clear, 1):
+    index = index if index is not None else ResultIndex()
+    least = max(options.clear, 1)
+    if index.old_tokens(history, updates, deleted_range, options.exclude, options.keep, least) < least:
+        return None  # placeholders take tokens too: clearing everything would clear less than that
+    found = candidates(history, updates, deleted_range, options, index)
+    removed = sum(c.tokens - _placeholder_tokens(c.tool, c.tokens) for c in found)
+    if removed < max(options.clear, 1):
         return None
     for c in found:
         updates.add(c.message, c.block, ts, placeholder(c.tool, c.tokens), edit_type=MASKED_RESULT)
@@ -106,7 +102,7 @@ def mask_old_results(history: Sequence[Message], updates: ContextHistoryUpdates,
 
 
 def next_masking_start(history: Sequence[Message], updates: ContextHistoryUpdates, deleted_range: RangeLike,
-                       options: LayerOptions) -> int | None:
+                       options: LayerOptions, index: ResultIndex | None = None) -> int | None:
     """The history index of the message where the next masking will start changing the prompt:
     the oldest result it may clear (:func:`candidates`' rule, whatever ``keep`` leaves whole for
     now). None when there is none.
@@ -116,8 +112,8 @@ def next_masking_start(history: Sequence[Message], updates: ContextHistoryUpdate
     rewrites only the rest (with breakpoints on the last messages alone, the API's 20-block
     lookback cannot reach that far back, and a masking rewrote the whole prompt).
     """
-    # candidates() with keep=0, without counting tokens: a result has some exactly when it has text.
-    return next((i for i, _, _, text in _results(history, updates, deleted_range, options.exclude) if text), None)
+    index = index if index is not None else ResultIndex()
+    return index.next_start(history, updates, deleted_range, options.exclude)
 
 
 def masked_blocks(updates: ContextHistoryUpdates) -> Mapping[int, tuple[int, ...]]:

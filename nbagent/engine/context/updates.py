@@ -91,6 +91,7 @@ class ContextHistoryUpdates:
         self._versions: dict[int, int] = {}
         self._clock = 0
         self._sorted: list[int] | None = []
+        self._dropped = 0
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -139,6 +140,12 @@ class ContextHistoryUpdates:
     def version(self, message_index: int) -> int:
         """A number that changes whenever this message's updates change (0 = never had any)."""
         return self._versions.get(message_index, 0)
+
+    @property
+    def dropped(self) -> int:
+        """How many times updates were dropped (:meth:`truncate_after`): an update never goes
+        otherwise, so while this stays the same a replaced block stays replaced."""
+        return self._dropped
 
     @property
     def clock(self) -> int:
@@ -205,6 +212,7 @@ class ContextHistoryUpdates:
                 keep = bisect.bisect_right([u.ts for u in updates], ts)
                 if keep < len(updates):
                     changed = True
+                    self._dropped += 1
                     self._touch(message_index)
                     del updates[keep:]
                 if not updates:

@@ -136,7 +136,7 @@ class SessionConfig:
     (e.g. 0.8; None: off, only ordinary truncation)."""
     compact_model: str | None = None
     """Model of the summary request (None: the session's model)."""
-    context: ContextPolicy | str = DEFAULT_POLICY
+    context: ContextPolicy | str | Mapping[str, Any] = DEFAULT_POLICY
     """The context policy: ordered layers (mask, server edits, summary, server compaction,
     truncation) as a preset name or ``LAYER[:key=value]+LAYER`` (see
     :class:`~nbagent.engine.contracts.context_policy.ContextPolicy`); stored parsed."""

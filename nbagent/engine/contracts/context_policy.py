@@ -51,6 +51,35 @@ PRESETS: dict[str, str] = {
 """Named policies (``%%agent --context NAME``)."""
 
 
+ACCEPTED = (f"give a preset name ({', '.join(PRESETS)}), the one-line form LAYER[:key=value...]+LAYER "
+            "(e.g. 'mask:keep=3+truncate'), or a mapping of layers to their options "
+            "({'mask': {'keep': 3}, 'truncate': {}})")
+"""The accepted forms, as every error about a policy's form says them."""
+
+
+def _one_line(layers: Mapping[Any, Any]) -> str:
+    """A mapping of layers to their options as the one-line form (then parsed, checked as any)."""
+    if not layers:
+        raise ContextPolicyError(f"an empty context policy; {ACCEPTED}")
+    parts = []
+    for layer, options in layers.items():
+        if options is None or options is True:
+            options = {}
+        if not isinstance(layer, str) or not isinstance(options, Mapping):
+            raise ContextPolicyError(f"context layer {layer!r} given {options!r}: each layer takes a mapping of its "
+                                     f"options; {ACCEPTED}")
+        parts.append(":".join([layer, *(f"{key}={_option_text(value)}" for key, value in options.items())]))
+    return "+".join(parts)
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
 class ContextPolicyError(ValueError):
     """A context policy that cannot be read; the message names the part and what is accepted."""
 
@@ -110,10 +139,16 @@ class ContextPolicy:
     name: str = DEFAULT_POLICY
 
     @classmethod
-    def parse(cls, spec: "str | ContextPolicy | None") -> "ContextPolicy":
-        """A policy from its name or one-line form (None: the default)."""
+    def parse(cls, spec: "str | Mapping[str, Any] | ContextPolicy | None") -> "ContextPolicy":
+        """A policy from its name, its one-line form, or a mapping of layers to their options
+        (``{"mask": {"keep": 2}, "summary": {}}``, read as ``mask:keep=2+summary``); None: the
+        default. Anything else is a :class:`ContextPolicyError` naming the accepted forms."""
         if isinstance(spec, ContextPolicy):
             return spec
+        if isinstance(spec, Mapping):
+            spec = _one_line(spec)
+        elif spec is not None and not isinstance(spec, str):
+            raise ContextPolicyError(f"a context policy of type {type(spec).__name__}; {ACCEPTED}")
         text = (spec if spec is not None else DEFAULT_POLICY).strip()
         if not text:
             raise ContextPolicyError(f"an empty context policy; use one of {', '.join(PRESETS)} or LAYER+LAYER")

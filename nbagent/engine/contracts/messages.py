@@ -61,9 +61,31 @@ def has_compaction(messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether any message holds a server ``compaction`` block (requests then need its beta header)."""
     for m in messages:
         content = m.get("content")
-        if isinstance(content, list) and any(is_compaction(b) for b in content):
-            return True
+        if isinstance(content, list):
+            for b in content:
+                if b.get("type") == "compaction" if type(b) is dict else is_compaction(b):
+                    return True
     return False
+
+
+class CompactionScan:
+    """:func:`has_compaction` for a conversation that grows between calls: only the messages
+    after the part it shares with the previous call's are looked at (the shared part is found
+    by one list compare: identity first, at C speed)."""
+
+    def __init__(self) -> None:
+        # One tuple, read and replaced whole: a provider used from several threads stays right.
+        self._state: tuple[list[Mapping[str, Any]], bool] = ([], False)
+
+    def __call__(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        current = list(messages)
+        seen, found = self._state
+        n = len(seen)
+        if len(current) < n or current[:n] != seen:
+            found, n = False, 0
+        found = found or has_compaction(current[n:])
+        self._state = (current, found)
+        return found
 
 
 def blocks(message: MessageParam) -> list[ContentBlock]:

@@ -43,6 +43,7 @@ from .turn import (
     UNANSWERED,
     PromptLimits,
     RunInProgressError,
+    SessionClosedError,
     TurnState,
     cancelled,
     checked_prompt,
@@ -54,7 +55,7 @@ from .turn import (
     unpriced_budget_notice,
 )
 
-__all__ = ["QueryEngine", "RunInProgressError"]
+__all__ = ["QueryEngine", "RunInProgressError", "SessionClosedError"]
 
 class QueryEngine(BetweenRuns):
     """Runs the agent loop for one session (see the query-engine spec)."""
@@ -79,6 +80,8 @@ class QueryEngine(BetweenRuns):
         self._run: RunControl | None = None
         self._running_prompt: str | None = None
         self._close_after_run = False
+        self.closed = False
+        """Whether :meth:`close_session` was called: a later prompt is refused before any request."""
         self._prompt_mode: str | None = None  # the permission mode of the last prompt sent (see mode_blocks)
         self._told: set[str] = set()  # models whose unpriced-budget notice was given
         self.without: set[str] = set()
@@ -154,10 +157,16 @@ class QueryEngine(BetweenRuns):
         """Release the task folder: now, or (aborting it) when the run in progress has saved its
         end, so that no write of the run lands after the lock is gone; safe from any thread."""
         self._close_after_run = True  # first: a run ending now sees it, or we see it ended
+        self.closed = True
         if self._running_prompt is None:
             self.session.close()
         else:
             self.abort()
+
+    def check_open(self) -> None:
+        """Raise :class:`SessionClosedError` when the session was closed."""
+        if self.closed:
+            raise SessionClosedError(self.session.task_dir)
 
     def retry_now(self) -> None:
         """Cut the current retry wait short; safe to call from any thread."""
@@ -178,6 +187,7 @@ class QueryEngine(BetweenRuns):
         ``output`` (a pydantic model or JSON schema, see :mod:`~nbagent.engine.loop.structured`) asks
         for the final answer as validated data, carried by ``Done.output``.
         """
+        self.check_open()
         new_blocks = prompt_blocks(prompt)
         structured = StructuredRun(OutputSpec.of(output)) if output is not None else None
         if self._running_prompt is not None:

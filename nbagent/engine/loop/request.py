@@ -217,7 +217,7 @@ async def attempt_api_request(
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
-                               len(messages), attempts.reread)
+                               len(messages), attempts.reread, session.context.results)
         request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors)
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:

@@ -19,6 +19,7 @@ from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
 from ..context.mask import Masked, mask_old_results, next_masking_start
+from ..context.mask_index import ResultIndex
 from ..context.updates import ContextHistoryUpdates
 from ..context.window import DeletedRange, RangeLike, normalize_range, sent_position
 from ..contracts.config import SessionConfig
@@ -60,7 +61,7 @@ def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> Mas
         return None
     session = run.session
     done = mask_old_results(session.history, session.context.updates, session.deleted_range,
-                            policy.options, ts, previous.total)  # type: ignore[union-attr]
+                            policy.options, ts, previous.total, session.context.results)  # type: ignore[union-attr]
     if done is None:
         return None
     session.context_changed(session.deleted_range, truncated=False)
@@ -180,14 +181,15 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
 
 
 def mask_anchors(config: SessionConfig, history: Sequence[Message], updates: ContextHistoryUpdates,
-                 deleted_range: RangeLike, sent: int, reread: Reread | None) -> tuple[int, ...]:
+                 deleted_range: RangeLike, sent: int, reread: Reread | None,
+                 index: ResultIndex | None = None) -> tuple[int, ...]:
     """Where the mask layer wants one-hour cache breakpoints in a request of ``sent`` messages:
     before where the next masking will start (:func:`~nbagent.engine.context.mask.next_masking_start`),
     and after a masking before where it started (``reread``); empty without the layer."""
     policy = config.context
     if not policy.has("mask"):  # type: ignore[union-attr]
         return ()
-    start = next_masking_start(history, updates, deleted_range, policy.options)  # type: ignore[union-attr]
+    start = next_masking_start(history, updates, deleted_range, policy.options, index)  # type: ignore[union-attr]
     anchors = {None if start is None else sent_position(start, deleted_range) - 1,
                None if reread is None else reread.position(deleted_range)}
     return tuple(sorted(a for a in anchors if a is not None and anchorable(a, sent)))[-MAX_ANCHORS:]

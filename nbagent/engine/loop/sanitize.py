@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, cast
 
@@ -145,9 +146,17 @@ class Sanitizer:
         counter = [0]
         return self._clean(value, counter, 0), counter[0]
 
-    def _clean(self, value: Any, counter: list[int], depth: int) -> Any:
+    @property
+    def _plain_below(self) -> int:
+        """ASCII strings shorter than this are kept as they are: no lone surrogate, and too short
+        to hold any secret (with no secrets, any length)."""
+        return min(map(len, self.secrets)) if self.secrets else sys.maxsize
+
+    def _clean(self, value: Any, counter: list[int], depth: int, below: int | None = None) -> Any:
+        if below is None:
+            below = self._plain_below
         if isinstance(value, str):
-            if not self.secrets and value.isascii():  # most strings: nothing to replace
+            if len(value) < below and value.isascii():  # most strings: nothing to replace
                 return value
             text, n = self.text(value)
             counter[0] += n
@@ -155,18 +164,17 @@ class Sanitizer:
         if isinstance(value, dict):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            # With no secrets configured, plain ASCII strings (nearly every key and most values)
-            # are kept here without a call.
-            plain = not self.secrets
-            return {(k if plain and type(k) is str and k.isascii() else self._clean(k, counter, depth)
+            # Plain ASCII strings shorter than any secret (nearly every key, most values; with no
+            # secrets configured, every ASCII string) are kept here without a call.
+            return {(k if type(k) is str and len(k) < below and k.isascii() else self._clean(k, counter, depth, below)
                      if isinstance(k, str) else k):
-                    (v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1))
+                    (v if type(v) is str and len(v) < below and v.isascii()
+                     else self._clean(v, counter, depth + 1, below))
                     for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            plain = not self.secrets
-            return [v if plain and type(v) is str and v.isascii() else self._clean(v, counter, depth + 1)
+            return [v if type(v) is str and len(v) < below and v.isascii() else self._clean(v, counter, depth + 1, below)
                     for v in value]
         return value
 

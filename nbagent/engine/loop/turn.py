@@ -44,6 +44,15 @@ class RunInProgressError(NbAgentError):
                          "wait for it to finish or abort it first")
 
 
+class SessionClosedError(NbAgentError):
+    """A prompt was given to a closed session (``Agent.close()``): refused before any request."""
+
+    def __init__(self, task_dir: Any) -> None:
+        how = (f"continue it with Agent.resume({str(task_dir)!r})" if task_dir is not None
+               else "start a new Agent (a session without a task folder cannot be resumed)")
+        super().__init__(f"this Agent was closed; {how}")
+
+
 def preview(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
     text = " ".join(text.split())

@@ -288,10 +288,9 @@ class Session(SessionRollback):
         self.sent.append(sent)
         self._undo_prompt = None  # the prompt was answered: it stays
         # The record first: after a killed process the request log may lead the history, never lag it.
-        # session.json is not rewritten: load takes the previous usage from the newest record.
-        self._write(self._save_request)
-        self._save_history()
-        self._write(lambda st: st.sync_history_if_due())  # at most one fdatasync per request
+        # session.json is not rewritten: load takes the previous usage from the newest record. One
+        # write (one check of the folder's lock), at most one fdatasync per request.
+        self._write(self._save_completed_request)
 
     def append_results(self, results: Sequence[ContentBlock]) -> None:
         """The ``tool_result`` blocks answering the last assistant message."""

@@ -78,6 +78,11 @@ class SessionFiles:
         store.save_records(self.records)
         store.save_sent(self.sent_saved)
 
+    def _save_completed_request(self, store: SessionStore) -> None:
+        self._save_request(store)  # the record first: the request log may lead the history, never lag it
+        store.save_history(self.history)
+        store.sync_history_if_due()
+
     def _save_context_and_meta(self, store: SessionStore) -> None:
         store.save_context(self.context.updates)
         self._save_meta(store)

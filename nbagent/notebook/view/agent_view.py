@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 import ipywidgets as w
 
-from ...display.format import fmt_usd
 from ...display.html import esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
@@ -203,7 +202,7 @@ class AgentView:
         if session_cost is not None:
             self.header.update(cost=session_cost)
         # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
-        self.body.line(f"interrupted — session spent so far {fmt_usd(self.header.cost)}", icon="■",
+        self.body.line(f"interrupted — session spent so far {self.header.cost_text()}", icon="■",
                        style=STYLE["interrupted"])
 
     def flush(self) -> None:

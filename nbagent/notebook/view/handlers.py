@@ -148,7 +148,7 @@ def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
     h = view.header
     h.update(model=r.model or h.model, context_tokens=r.context_tokens, estimated=False,
              max_allowed=r.max_allowed or h.max_allowed, context_window=r.context_window or h.context_window,
-             cost=h.cost + (r.cost_usd or 0.0))
+             cost=h.cost + (r.cost_usd or 0.0), unpriced=h.unpriced + (r.cost_usd is None))
 
 
 def _on_done(view: "AgentView", e: ev.Done) -> None:
@@ -178,9 +178,9 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
     ok = e.reason == "end_turn"
     view.body.line(text, icon="■", style=STYLE["muted"] if ok else STYLE["error"])
     if view.show_table and view.records:
-        from ...display.tables import for_display, turns_df
+        from ...display.tables import RUN_COST, for_display, turns_df
 
-        view.body.add(TableBlock(for_display(turns_df(view.records)), "API requests of this run"))
+        view.body.add(TableBlock(for_display(turns_df(view.records, cumulative=RUN_COST)), "API requests of this run"))
 
 
 HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {

@@ -6,7 +6,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ...display.format import fmt_tokens, fmt_usd
+from ...display.format import fmt_tokens, fmt_total_cost, fmt_usd
 from ...display.html import esc
 from .render import STYLE
 
@@ -17,6 +17,7 @@ class Header:
     def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
                  cost: float, permission_mode: str = "default", context_policy: str = "") -> None:
         self.model, self.provider, self.cost = model, provider, cost
+        self.unpriced = 0  # requests of this run without a price: the cost is then a lower bound, or unknown
         self.context_policy = context_policy  # the context policy in force ('' when not told)
         self.permission_mode = permission_mode
         self.context_window, self.max_allowed = context_window, max_allowed
@@ -52,7 +53,7 @@ class Header:
         ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
         self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
         self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
-        self._cost.value = f"session cost <b>{esc(fmt_usd(self.cost))}</b>"
+        self._cost.value = f"session cost <b>{esc(self.cost_text())}</b>"
 
     def _mode_badge(self) -> str:
         """Bypass is shown in red on every run: every tool then runs without asking."""
@@ -67,7 +68,13 @@ class Header:
         mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
         policy = f" · context {self.context_policy}" if self.context_policy else ""
         return (f"nbagent · {self.model or '?'} · {self.provider}{policy}{mode} · {self.gauge_text()} · "
-                f"session cost {fmt_usd(self.cost)}")
+                f"session cost {self.cost_text()}")
+
+    def cost_text(self) -> str:
+        """The session's cost; with requests nobody could price, never a plain $0.0000."""
+        if not self.unpriced:
+            return fmt_usd(self.cost)
+        return fmt_total_cost(self.cost, self.unpriced, self.unpriced + (1 if self.cost else 0))
 
 
 MODE_LABELS = {"accept_edits": "accept edits", "plan": "plan mode (read-only tools)",

@@ -46,3 +46,30 @@ def test_inputs_true_and_false_read_as_flags_not_as_tool_names() -> None:
     assert ContextPolicy.parse("edit:inputs=true").options.edit_inputs is True
     assert ContextPolicy.parse("edit:inputs=False").options.edit_inputs is False
     assert ContextPolicy.parse("edit:inputs=yes").options.edit_inputs is True
+
+
+def test_a_policy_as_a_mapping_of_layers_reads_as_its_one_line_form() -> None:
+    from nbagent.engine.contracts.context_policy import ContextPolicy
+
+    policy = ContextPolicy.parse({"mask": {"keep": 2, "clear": 5000, "exclude": ["python", "shell"]}, "summary": {}})
+    assert policy.layers == ("mask", "summary", "truncate")
+    assert str(policy) == "mask:keep=2:clear=5000:exclude=python,shell+summary"
+    assert policy.options.keep == 2 and policy.options.exclude == ("python", "shell")
+    assert ContextPolicy.parse({"edit": {"inputs": True}}).options.edit_inputs is True
+    assert ContextPolicy.parse({"mask": None}).layers == ("mask", "truncate")
+
+
+def test_a_policy_in_any_wrong_form_names_the_accepted_forms() -> None:
+    import pytest
+
+    from nbagent import Agent
+    from nbagent.engine.contracts.context_policy import ContextPolicy, ContextPolicyError
+
+    for wrong in ({"mask": 3}, {"mask": "keep=3"}, {}, 42, ["mask", "truncate"], {"squash": {}}):
+        with pytest.raises(ContextPolicyError) as info:
+            ContextPolicy.parse(wrong)  # type: ignore[arg-type]
+        assert "mapping of layers" in str(info.value) or "layers are mask" in str(info.value), wrong
+    with pytest.raises(ContextPolicyError, match="one-line form"):
+        Agent(provider="simulated", context={"mask": 3})
+    with pytest.raises(ContextPolicyError, match="takes keep="):
+        Agent(provider="simulated", context={"mask": {"kept": 3}})
