@@ -110,11 +110,14 @@ def build_server(calls: ToolCalls, shell: Any) -> MCPServer:
         """Run Python code in the live kernel's namespace (asks first); returns output, value and errors."""
         return await calls.call(ctx, lambda c: ops.run_code(c, code, timeout_s))
 
-    async def list_variables(ctx: Context) -> CallToolResult:
-        """The kernel's user variables: name, type and a short shape or summary."""
+    async def list_variables(ctx: Context, names: Annotated[list[str] | None, Field(
+            description="Variables to describe in full (a DataFrame: every column's dtype, missing count, "
+                        "levels, sample rows); the others get one line.")] = None) -> CallToolResult:
+        """The kernel's user variables, as nbagent's own model sees them: name, type and shape, in full
+        for the ones named (or the ones recent cells use), within nbagent's kernel-context budget."""
 
         async def work(client: Client) -> str:
-            return ops.variables(client, shell)
+            return ops.variables(client, shell, names or [])
 
         return await calls.call(ctx, work)
 

@@ -134,12 +134,19 @@ class Operations:
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
         return out
 
-    def variables(self, client: Client, shell: Any) -> str:
+    def variables(self, client: Client, shell: Any, names: list[str]) -> str:
+        """The kernel context nbagent's own model gets (the schema builder, its budget and its
+        "left out" line), with ``names`` described in full as if a prompt named them."""
+        from ...engine.loop.facts import FactsFocus
         from ..session import kernel_facts_from
 
-        state = kernel_facts_from(shell)()
-        lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") for v in state.variables]
-        self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what="list variables",
+        state = kernel_facts_from(shell).focused(FactsFocus(prompt=" ".join(f"`{n}`" for n in names)))
+        lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") + (f"\n{v.detail}" if v.detail else "")
+                 for v in state.variables]
+        if state.left_out:
+            lines.append(state.left_out)
+        what = "list variables" + (f" ({', '.join(names)} in full)" if names else "")
+        self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what=what,
                                     allowed_by="not asked (read-only)", outcome="ok"))
         return "\n".join(lines) or "(no user variables)"
 

@@ -87,6 +87,17 @@ async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(serve
     assert "A: int" in text(variables) and "FRONT: FakeFrontEnd" in text(variables)
 
 
+async def test_variables_named_by_a_client_come_with_their_schema(served):
+    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+        made = await served.call(client, "run_code", {
+            "code": "import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'], 'revenue': [1.5, None]})"})
+        brief = await served.call(client, "list_variables", {})
+        full = await served.call(client, "list_variables", {"names": ["sales"]})
+    assert not made.is_error
+    assert "sales: DataFrame" in text(brief) and "1 missing" not in text(brief)
+    assert "revenue: float64, 1 missing" in text(full)  # the same schema nbagent's own model gets
+
+
 async def test_the_users_stop_button_interrupts_a_clients_run_and_the_kernel_lives(served):
     started = served.tmp / "started"
     code = f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\nfor _ in range(600): time.sleep(0.1)"
