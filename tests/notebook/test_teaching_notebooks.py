@@ -148,7 +148,7 @@ def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(exe
 def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer(executed):
     nb, _ = executed("08_kernel_context")
     joined = "\n".join(_texts(nb))
-    assert "87 missing value(s) (price: 87)" in joined  # the answer
+    assert "`sales` has 87 missing values (price: 87)" in joined  # the answer
     assert "price: float64, 87 missing, 0.91 .. 241.87" in joined  # what the model was told of the data
     assert "region: category, 0 missing, levels ['east', 'north', 'south', 'west']" in joined
     assert "Forecast of daily revenue, 30 days ahead" in joined

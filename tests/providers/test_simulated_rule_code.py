@@ -95,6 +95,8 @@ async def test_a_group_question_naming_no_value_looks_for_the_numeric_columns(tm
     ("What is the mean revenue in `sales`?", 'sales["revenue"].mean()',
      f"the mean revenue of `sales` is {SALES['revenue'].mean():,.2f}"),
     ("What is 17 * 23?", "17 * 23", "17 * 23 = 391"),
+    ("What is the mean revenue per region in `sales`?", 'sales.groupby("region")["revenue"].mean()',
+     SALES.groupby("region")["revenue"].mean().to_string().splitlines()[1]),
 ])
 async def test_one_question_is_one_short_expression(tmp_path: Path, prompt: str, code: str, said: str) -> None:
     codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path), prompt)
@@ -175,3 +177,8 @@ async def test_a_look_made_to_write_the_code_is_read_not_reported(tmp_path: Path
     codes, answer = await codes_and_answer(agent, "What is the mean temperature in `df`?")
     assert codes == ["df.dtypes", 'df["temp_c"].mean()']  # "temperature" names temp_c
     assert answer == "(simulated model) the mean temp_c of `df` is 11.75."  # nothing repeated below it
+
+
+async def test_a_question_about_a_plot_draws_nothing(tmp_path: Path) -> None:
+    calls, answer = await run(agent_with({"sales": SALES.copy()}, tmp_path), "Why is this plot empty?")
+    assert calls == [] and "not a real language model" in answer

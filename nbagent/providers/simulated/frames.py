@@ -20,6 +20,7 @@ _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I
 _GROUP = re.compile(
     r"\b(?:which|what|top)\s+(\w+)\b.*\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
     r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)", re.I)
+_PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
          "min": "min", "minimum": "min", "median": "median"}
 _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
@@ -121,6 +122,11 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     word = _STAT_WORDS[stat]
     chosen = named(prompt, columns)
     what = f"{word} of `{name}`"
+    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
+    values = [c for c in chosen if c != by]
+    if kind == "frame" and by and values:
+        code = f"{name}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
+        return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`")
     if kind == "frame" and chosen:
         code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
     elif kind == "frame":

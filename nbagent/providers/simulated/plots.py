@@ -14,7 +14,20 @@ import re
 from .columns import Frame, column, literal, named
 from .step import Step
 
-ASKS_FOR_A_PLOT = re.compile(r"\b(plot|chart|graph|draw|visuali[sz]e|histogram|scatter|bar ?chart)\b", re.I)
+_PLOT_WORDS = re.compile(r"\b(plot|chart|graph|draw|visuali[sz]e|histogram|scatter|bar ?chart)\b", re.I)
+# "Why is this plot empty?" asks about a figure; it does not ask for one.
+_ABOUT_A_PLOT = re.compile(r"\b(why|what|how)\b[^.?!]*\b(this|that|the|my)\s+(plot|chart|graph|figure)\b", re.I)
+
+
+class _AsksForAPlot:
+    """``search(prompt)``: whether the prompt asks for a chart (not about one it already has)."""
+
+    @staticmethod
+    def search(prompt: str) -> bool:
+        return bool(_PLOT_WORDS.search(prompt)) and not _ABOUT_A_PLOT.search(prompt)
+
+
+ASKS_FOR_A_PLOT = _AsksForAPlot()
 _HISTOGRAM = re.compile(r"\b(hist(?:ogram)?|distribution)\b", re.I)
 _SCATTER = re.compile(r"\b(scatter|against|vs\.?|versus)\b", re.I)
 _BY = re.compile(r"\b(?:by|per|for each|across)\s+(\w+)", re.I)
