@@ -177,7 +177,7 @@ async def test_a_client_that_gives_up_leaves_no_card_waiting(served):
         task.cancel()  # the client closes the request's stream
         with pytest.raises(asyncio.CancelledError):
             await task
-    served.d.wait(lambda: "no decision (cancelled)" in served.html(), 30, "the card to settle")
+    served.d.wait(lambda: "stopped before a decision (cancelled)" in served.html(), 30, "the card to settle")
     assert "NameError" in served.run("QUIT_RAN")
 
 
