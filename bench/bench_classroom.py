@@ -16,7 +16,14 @@ Printed, measured in one run:
 * slowest ÷ median: the slowest student's time to the answer ÷ the median one's (goal ≤ 2);
 * 429 share: requests the server refused ÷ all it received (goal ≤ 25%).
 
-Run: ``.venv/bin/python bench/bench_classroom.py [--students 60] [--time-factor 3]``;
+Two server shapes (``--server``): ``project``, the simulated API's own shared rate limit; ``docs``,
+a limiter written here from Anthropic's rate-limit documentation alone (:class:`DocsLimiter`):
+continuously refilling token buckets for requests, input and output tokens, input tokens counted
+as the docs count them (uncached input and cache writes, not cache reads), ``*-tokens-remaining``
+rounded to the nearest thousand, resets as RFC 3339 times (when the bucket is full again), the
+``tokens`` headers those of the most restrictive token bucket, and ``retry-after`` in whole seconds.
+
+Run: ``.venv/bin/python bench/bench_classroom.py [--students 60] [--time-factor 3] [--server docs]``;
 ``--agent-src /path/to/other/checkout`` runs the students on another version (the baseline), the
 server always from this one.
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -38,6 +46,8 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 PROMPT = "List the files here twice, then say how many there are."
+OUTPUT_TPM = 8_000
+"""The docs shape's output tokens per minute (tier 1's), far above what this class's replies use."""
 LATENCY_S = 1.5
 """A reply's first token after this many (uncompressed) seconds: about what a short reply takes."""
 
@@ -94,16 +104,95 @@ def student(base_url: str, task_dir: str) -> int:
     return 0
 
 
+# -- the documented server shape -----------------------------------------------------------------
+
+
+class _DocsBucket:
+    """A bucket of ``limit`` per minute that refills continuously (level may go below 0 for output)."""
+
+    def __init__(self, limit: int, minute_s: float, now: float) -> None:
+        self.limit, self.rate = limit, limit / minute_s
+        self.level, self.at = float(limit), now
+
+    def refill(self, now: float) -> None:
+        self.level, self.at = min(float(self.limit), self.level + (now - self.at) * self.rate), now
+
+
+class DocsLimiter:
+    """The ``docs`` shape (see the module docstring), with the interface the simulated API calls
+    (``admit``, ``charge_output``, ``headers``) and the counters the bench reads."""
+
+    def __init__(self, rpm: int, input_tpm: int, output_tpm: int, factor: float, clock: Any) -> None:
+        import datetime as dt
+
+        self.clock, self.factor, self._dt = clock, factor, dt
+        minute = 60.0 / factor
+        now = clock()
+        self.buckets = {"requests": _DocsBucket(rpm, minute, now), "input-tokens": _DocsBucket(input_tpm, minute, now),
+                        "output-tokens": _DocsBucket(output_tpm, minute, now)}
+        self.admitted = self.refused = self.admitted_input_tokens = 0
+
+    def _refill(self) -> float:
+        now = self.clock()
+        for b in self.buckets.values():
+            b.refill(now)
+        return now
+
+    def admit(self, uncounted_input: int) -> None:
+        """``uncounted_input``: input tokens minus cache reads (what the docs count for ITPM)."""
+        from nbagent.providers.simulated.validation import ApiError
+
+        self._refill()
+        needs = {"requests": 1.0, "input-tokens": float(uncounted_input), "output-tokens": 1.0}
+        waits = {d: max(min(needs[d], b.limit) - b.level, 0.0) / b.rate for d, b in self.buckets.items()}
+        dim, wait = max(waits.items(), key=lambda item: item[1])
+        if wait > 0:
+            self.refused += 1
+            whole = max(math.ceil(wait * self.factor), 1) / self.factor  # whole seconds, in compressed time
+            raise ApiError(429, "rate_limit_error", f"This request would exceed your organization's rate limit "
+                           f"of {self.buckets[dim].limit:,} {dim.replace('-', ' ')} per minute. [docs-shaped]", whole)
+        self.admitted += 1
+        self.admitted_input_tokens += uncounted_input
+        self.buckets["requests"].level -= 1
+        self.buckets["input-tokens"].level -= min(float(uncounted_input), self.buckets["input-tokens"].limit)
+
+    def charge_output(self, output_tokens: int) -> None:
+        self._refill()
+        self.buckets["output-tokens"].level -= output_tokens
+
+    def headers(self) -> list[tuple[str, str]]:
+        self._refill()
+        wall = self._dt.datetime.now(self._dt.timezone.utc)
+        out: list[tuple[str, str]] = []
+
+        def bucket_headers(name: str, b: _DocsBucket, thousands: bool) -> list[tuple[str, str]]:
+            remaining = max(int(b.level), 0)
+            if thousands:
+                remaining = int(round(remaining, -3))  # "rounded to the nearest thousand"
+            reset = wall + self._dt.timedelta(seconds=max(b.limit - b.level, 0.0) / b.rate)
+            stamp = reset.isoformat(timespec="seconds").replace("+00:00", "Z")
+            prefix = f"anthropic-ratelimit-{name}-"
+            return [(prefix + "limit", str(b.limit)), (prefix + "remaining", str(remaining)), (prefix + "reset", stamp)]
+
+        for name, b in self.buckets.items():
+            out += bucket_headers(name, b, name != "requests")
+        tightest = min(("input-tokens", "output-tokens"), key=lambda n: self.buckets[n].level / self.buckets[n].limit)
+        out += bucket_headers("tokens", self.buckets[tightest], True)
+        return out
+
+
 # -- the class ------------------------------------------------------------------------------------
 
 
 def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src: str | None,
-              quiet: bool = False) -> dict[str, Any]:
+              quiet: bool = False, server: str = "project") -> dict[str, Any]:
     """Serve the API, start ``students`` processes, start them together, and measure."""
     from nbagent.providers.simulated import LoopbackServer, RateLimitSettings, SimulatedAPI
 
     api = SimulatedAPI(classroom_reply, rate_limits=RateLimitSettings(rpm, input_tpm, None, factor),
                        first_token_latency=LATENCY_S / factor)
+    if server == "docs":
+        api.rate_limits = DocsLimiter(rpm, input_tpm, OUTPUT_TPM, factor, lambda: api.clock())  # type: ignore[assignment]
     env = {**os.environ, "NBAGENT_SRC": agent_src or str(HERE), "ANTHROPIC_API_KEY": ""}
     with tempfile.TemporaryDirectory(prefix="nbagent-class-") as root, LoopbackServer(api) as server:
         procs = []
@@ -155,17 +244,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--input-tpm", type=int, default=40_000)
     parser.add_argument("--time-factor", type=float, default=2.0)
     parser.add_argument("--agent-src", default=None, help="checkout the students run (default: this one)")
+    parser.add_argument("--server", choices=("project", "docs"), default="project",
+                        help="the rate limiter: the simulated API's own, or the one written from the docs")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--student", nargs=2, metavar=("BASE_URL", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.student:
         return student(*args.student)
-    r = run_class(args.students, args.rpm, args.input_tpm, args.time_factor, args.agent_src)
+    r = run_class(args.students, args.rpm, args.input_tpm, args.time_factor, args.agent_src, server=args.server)
     if args.json:
         print(json.dumps(r))
         return 0
     print(f"classroom: {r['students']} students x 3 requests, {args.rpm} requests and {args.input_tpm:,} input "
-          f"tokens per minute, time x{args.time_factor:g}" + (f", students from {args.agent_src}" if args.agent_src else ""))
+          f"tokens per minute, time x{args.time_factor:g}, server {args.server}"
+          + (f", students from {args.agent_src}" if args.agent_src else ""))
     print(f"  finished            {r['finished']}/{r['students']}   (goal: all; outcomes {', '.join(r['reasons'])})")
     print(f"  total / minimum     {r['total_over_min']:.2f}   ({r['total_s']:.1f} s / {r['minimum_s']:.1f} s; goal <= 1.3)")
     print(f"  slowest / median    {r['slowest_over_median']:.2f}   (time to the answer; goal <= 2)")
