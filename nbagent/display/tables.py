@@ -42,8 +42,8 @@ def _pct(value: float | None) -> float:
     return _NAN if value is None else round(100.0 * value, 1)
 
 
-def turns_df(records: Sequence[RequestRecord], image_tokens: Mapping[int, int] | None = None,
-             cumulative: str = SESSION_COST) -> "pd.DataFrame":
+def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *,
+             image_tokens: Mapping[int, int] | None = None) -> "pd.DataFrame":
     """One row per API request, in the columns of the notebook spec.
 
     ``cost`` is a float rounded to 4 decimals, or ``"–"`` when the model has no prices; the

@@ -97,7 +97,7 @@ class NotebookSession:
         from ..display.tables import turns_df
         from .kernel_context.told import request_image_tokens
 
-        return turns_df(self.agent.records, request_image_tokens(self.agent.sent))
+        return turns_df(self.agent.records, image_tokens=request_image_tokens(self.agent.sent))
 
     def truncation_df(self) -> Any:
         """The requests where the context manager changed what the model sees."""

@@ -52,7 +52,7 @@ def test_an_unpriced_model_shows_a_dash_never_zero_and_what_the_endpoint_switche
     shown = tables.for_display(df)
     assert shown["cost"].tolist() == ["–", "–"] and "switched off" in shown.columns
     assert "switched off" not in tables.for_display(tables.turns_df([rec(1)])).columns  # blank: not shown
-    with_images = tables.turns_df([rec(1), rec(2)], {2: 1_398})
+    with_images = tables.turns_df([rec(1), rec(2)], image_tokens={2: 1_398})
     assert with_images["image tokens"].tolist() == [None, 1_398]
     assert "image tokens" not in tables.for_display(tables.turns_df([rec(1)])).columns
 

@@ -180,7 +180,7 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
     if view.show_table and view.records:
         from ...display.tables import RUN_COST, for_display, turns_df
 
-        view.body.add(TableBlock(for_display(turns_df(view.records, cumulative=RUN_COST)), "API requests of this run"))
+        view.body.add(TableBlock(for_display(turns_df(view.records, RUN_COST)), "API requests of this run"))
 
 
 HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {

@@ -74,7 +74,8 @@ def test_compact_notice_says_tokens_before_and_after_and_what_it_cost(tmp_path: 
     from nbagent.engine.api_facts.tokens import TokenCounter
 
     agent, _ = agent_on(tmp_path)
-    chat(agent, 4)
+    for i in range(4):  # turns long enough that a summary is shorter than what it replaces
+        agent.run_sync(f"What is {i + 2} * 3? Tell me about topic {i}: " + "some context " * 40)
     before = TokenCounter().count_request(agent.history)  # nothing hidden yet: the history is what is sent
     (notice,) = [e.message for e in agent.compact_sync() if isinstance(e, Notice)]
     after = TokenCounter().count_request(agent.history)
