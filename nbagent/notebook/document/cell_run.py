@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..magics import AgentMagics
     from ..session import NotebookSession
     from .materialise import Materialiser
+    from .removal import Removal
 
 
 def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
@@ -122,8 +123,12 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "
 
 
 async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int) -> None:
-    """Tag the agent cell; without a bridge, the last code goes into one new cell."""
+    """Tag the agent cell; say which earlier cells stayed; without a bridge, the last code goes
+    into one new cell."""
     await cells.mark_agent_cell(turn)
+    kept = cells.notice()
+    if kept is not None:
+        print(kept)
     notice = cells.fallback(magics.shell)
     link = magics.document
     if notice is not None and not link.told_no_bridge:
@@ -131,10 +136,14 @@ async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int) -> 
         print(notice)
 
 
-def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> int:
-    """After ``%agent rollback``: the record's index and the document forget the later turns."""
+def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> "Removal":
+    """After ``%agent rollback``: the record's index and the document forget the later turns
+    (never the cell running the rollback)."""
     from .materialise import remove_turn_cells
+    from .removal import Removal
 
     magics.document.rolled_back(sess.agent, turn)
     name = session_name(sess.agent)
-    return remove_turn_cells(magics.document.bridge, name, turn) if name is not None else 0
+    if name is None:
+        return Removal()
+    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id())
