@@ -11,15 +11,18 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..outcome import check_done
-from .bridge import executing_cell_id
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .link import Replay, session_name
 from .replay import new_session_dir, sessions_dir
 from .shown import load_shown
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ...engine.contracts.events import Done
     from ..magics import AgentMagics
     from ..session import NotebookSession
+    from .bridge import Bridge
     from .materialise import Materialiser
     from .removal import Removal
 
@@ -134,6 +137,23 @@ async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int) -> 
     if notice is not None and not link.told_no_bridge:
         link.told_no_bridge = True  # once per kernel: it says what the front-end cannot do
         print(notice)
+
+
+def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
+    """What a view asks before it waits on a click: is the cell running now (taken here, while it
+    runs) still in the notebook? False only when the front-end answers that it is not."""
+    cell_id = executing_cell_id()
+
+    async def shown() -> bool:
+        if cell_id is None or not bridge.connected or bridge.version < 2:
+            return True
+        try:
+            found = await bridge.request("find", cell_id=cell_id)
+        except (BridgeUnavailable, BridgeError):
+            return True
+        return not isinstance(found.get("index"), int) or found["index"] >= 0
+
+    return shown
 
 
 def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> "Removal":
