@@ -26,12 +26,27 @@ function notebookOf(panel: NotebookPanel): ISharedNotebook {
   return model.sharedModel;
 }
 
+/** Outputs written by the bridge never render trusted: a cell the user ran is trusted by JupyterLab
+ * (its HTML unsanitised, its scripts run), so it is untrusted before the new outputs arrive. */
+function untrust(panel: NotebookPanel, cellId: unknown): void {
+  const cells = panel.content.model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const model = cells.get(i);
+    if (model.id === cellId) {
+      model.trusted = false;
+    }
+  }
+}
+
 function handle(panel: NotebookPanel, req: Request): JSONObject {
   const nb = notebookOf(panel);
   const nested = req.args !== null && typeof req.args === 'object' && !Array.isArray(req.args);
   const args = nested ? (req.args as Args) : (req as Args);
   // Beside the request's own "id", the target cell is "cell_id"; nested args may call it "id".
   const cellId = args.cell_id ?? (nested ? args.id : undefined);
+  if (req.op === 'replace' && args.outputs !== undefined) {
+    untrust(panel, cellId);
+  }
   return handleOp(nb, req.op, args, cellId, panel.context.localPath) as JSONObject;
 }
 

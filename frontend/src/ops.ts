@@ -100,7 +100,9 @@ export function opReplace(nb: ISharedNotebook, req: Args, cellId: unknown): Cell
       cell.setSource(req.source);
     }
     if (Array.isArray(req.outputs)) {
-      // Outputs as nbformat JSON only: a "trusted" key in an output's metadata is not ours to set.
+      // Outputs as nbformat JSON only: a "trusted" key in an output's metadata is not ours to set, and
+      // a cell the user ran (JupyterLab then marks it trusted) is untrusted again by outputs nbagent wrote.
+      cell.deleteMetadata('trusted');
       (cell as ISharedCodeCell).setOutputs(req.outputs.map(untrustedOutput) as any);
     }
     if (req.execution_count !== undefined) {

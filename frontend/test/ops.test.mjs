@@ -153,8 +153,8 @@ test('replace by the kernel restamps what it wrote: its own later source edit is
   assert.equal(opDelete(nb, { ids: [a], expect: EXPECT }).deleted, 1);
 });
 
-test('replace never lets an output carry a trusted flag', t => {
-  const nb = fresh(t, [user('x')]);
+test('replace never lets an output carry a trusted flag, and untrusts a cell the user ran', t => {
+  const nb = fresh(t, [user('x', { metadata: { trusted: true } })]);
   const id = nb.cells[0].id;
   opReplace(nb, { outputs: [{ output_type: 'display_data', data: { 'text/html': '<b>hi</b>' }, metadata: { trusted: true } }] }, id);
   assert.deepEqual(nb.cells[0].toJSON().outputs[0].metadata, {});

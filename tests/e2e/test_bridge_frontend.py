@@ -178,6 +178,17 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         assert {k: v for k, v in moved["metadata"]["nbagent"].items() if k != "made"} == new_meta["nbagent"]
         assert moved["execution_count"] == 8 and moved["outputs"][0]["text"] == "replaced\n"
 
+        # The user ran x's cell (Run All), so JupyterLab trusts it: what the bridge writes there still
+        # renders untrusted (sanitised: no onerror), and the cell is no longer trusted.
+        assert page.evaluate("() => window.__nb.content.model.cells.get(2).trusted") is True
+        html = '<b>bridge-html</b><img src="nope.png" onerror="window.__pwned = 1">'
+        bridge.ok("replace", cell_id=x_id, outputs=[
+            {"output_type": "display_data", "data": {"text/html": html, "text/plain": "html"}, "metadata": {"trusted": True}}])
+        page.locator(".jp-Notebook .jp-Cell").nth(2).get_by_text("bridge-html").wait_for(timeout=10_000)
+        assert page.evaluate("() => window.__nb.content.model.cells.get(2).trusted") is False
+        assert page.evaluate("() => window.__pwned === undefined") is True
+        assert "onerror" not in page.locator(".jp-Notebook .jp-Cell").nth(2).inner_html()
+
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         saved = _wait_saved(page, name, lambda nb: len(nb.cells) == 3)
         assert saved.cells[0].source == "print('replaced')"
