@@ -22,7 +22,7 @@ import time
 import nbformat
 import pytest
 
-from .test_bridge_frontend import _open, _require_installed_bridge, _wait_saved
+from .test_bridge_frontend import _open, _require_installed_bridge
 from .test_jupyterlab import SHOTS, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 
@@ -95,6 +95,23 @@ def _append(page, source: str) -> int:
                          source)
 
 
+def _saved(page, name: str, predicate, timeout: float = 30.0):
+    """The .ipynb on disk once it satisfies predicate; a file caught mid-write is read again."""
+    from pathlib import Path
+
+    root = page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent).serverRoot")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            nb = nbformat.read(Path(root).expanduser() / name, as_version=4)
+        except (nbformat.reader.NotJSONError, ValueError):
+            nb = None  # the server is writing it (not atomically): read it again
+        if nb is not None and predicate(nb):
+            return nb
+        time.sleep(0.2)
+    raise AssertionError(f"{name} was not saved with the expected cells")
+
+
 def _put(lab, name: str, kernel: str, cells: list) -> str:  # noqa: F811
     import urllib.request
 
@@ -114,7 +131,8 @@ def test_run_all_then_the_agent_cell_again_keeps_the_users_cell(browser, lab, fr
     name = _put(lab, f"removal_rerun_{frontend}_{kernel}.ipynb", kernel, ["%load_ext nbagent", ASK, MINE])
     page = _open(browser, lab, name, frontend)
     _run_all(page)
-    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and "my own cell" in _text(cs[-1]), "Run All did not finish")
+    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and "my own cell" in _text(cs[-1])
+                  and cs[-1]["execution_count"] is not None, "Run All did not finish")
     assert [c["source"] for c in cells] == ["%load_ext nbagent", ASK, "print(2 * 3)", "print(4 * 5)", MINE]
     mine = _bytes(cells[-1])
 
@@ -127,7 +145,7 @@ def test_run_all_then_the_agent_cell_again_keeps_the_users_cell(browser, lab, fr
 
     page.locator(".jp-Notebook").first.click()
     page.keyboard.press("Control+s")
-    saved = _wait_saved(page, name, lambda nb: len(nb.cells) == 5 and nb.cells[-1].source == MINE
+    saved = _saved(page, name, lambda nb: len(nb.cells) == 5 and nb.cells[-1].source == MINE
                         and nb.cells[2].metadata.get("nbagent", {}).get("turn") == 2)
     assert "my own cell" in saved.cells[-1].outputs[0]["text"]
     page.close()
@@ -149,7 +167,8 @@ def test_rollback_removes_only_later_turns_agent_cells_and_counts_them(browser, 
         at = _append(page, f"%agent rollback {turn}")
         before = at + 1
         _run_cell(page, at)
-        cells = _wait(page, lambda cs, at=at: "rolled back" in _text(cs[-1]), f"rollback {turn} did not answer")
+        cells = _wait(page, lambda cs: "rolled back" in _text(cs[-1]) and cs[-1]["execution_count"] is not None,
+                      f"rollback {turn} did not answer")
         gone = before - len(cells)
         message = _text(cells[-1])
         assert gone >= 1 and re.search(rf"\b{gone} agent cell\(s\) removed from the notebook", message), message
