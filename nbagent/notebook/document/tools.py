@@ -176,7 +176,7 @@ class NotebookEdit(_NotebookTool):
         nobody edited or ran since and that is not running: the user's cells are the user's to delete."""
         expect: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
         _index, cell = await self.shared.read_cell(cell_id)
-        removal = Removal(kept=[(cell_id, "not-nbagent")])
+        removal = Removal(kept=[(cell_id, "not-nbagent" if cell.get("cell_type", "code") == "code" else "not-code")])
         if matches(cell, expect):
             try:
                 removal = await remove(self.shared.bridge, [cell_id], expect, protect=[executing_cell_id()])

@@ -90,6 +90,8 @@ async def test_insert_delete_and_move(front, tools, tmp_path):
     new_id = next(c["id"] for c in front.cells if c["source"] == "y = 2")  # the model's own cell: its to delete
     gone = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id=new_id)
     assert not gone.is_error and "y = 2" not in front.sources()
+    markdown = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id="c1")
+    assert markdown.is_error and "not a code cell" in markdown.content and "# Sales" in front.sources()
 
 
 async def test_delete_refuses_the_models_own_cell_once_the_user_edited_it(front, tools, tmp_path):
