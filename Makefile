@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.nbagent-installed
 
-.PHONY: demo readme-screenshot test test-all e2e bench lab kernel clean frontend
+.PHONY: demo readme-screenshot test test-all e2e bench lab kernel clean frontend test-frontend
 
 # labextension/package.json names the current build: a rebuilt front-end is installed again.
 $(STAMP): pyproject.toml labextension/package.json
@@ -26,11 +26,29 @@ demo: kernel
 readme-screenshot: demo
 	$(PY) docs/img/readme_screenshot.py build/01_quickstart.html docs/img/agent_cells.png
 
-test: $(STAMP)
+test: $(STAMP) test-frontend
 	$(PY) -m ruff check nbagent tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 	$(PY) -m pytest -q --soak -m soak
+
+# The front-end bridge's unit tests (node's test runner, against a real @jupyter/ydoc notebook model):
+# run where node >= 20 and npm exist (npm ci on first use or after the lockfile changed), skipped
+# with one line where they do not. Users and pip never need node.
+NODE_OK := $(shell node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' 2>/dev/null && command -v npm >/dev/null 2>&1 && echo yes)
+FRONTEND_DEPS := frontend/node_modules/.nbagent-installed
+
+$(FRONTEND_DEPS): frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	touch $(FRONTEND_DEPS)
+
+ifeq ($(NODE_OK),yes)
+test-frontend: $(FRONTEND_DEPS)
+	cd frontend && npm test
+else
+test-frontend:
+	@echo "front-end unit tests skipped: they need node >= 20 and npm (see docs/notebook-bridge.md)"
+endif
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
@@ -40,8 +58,7 @@ lab: kernel
 
 # Rebuilds the committed front-end bridge (labextension/) from frontend/: needs node and npm, which
 # users and CI do not (pip installs the committed build). Against the installed JupyterLab's core.
-frontend: $(STAMP)
-	cd frontend && npm ci --no-audit --no-fund
+frontend: $(STAMP) $(FRONTEND_DEPS)
 	cd frontend && JUPYTERLAB_CORE="$$($(abspath $(PY)) -c 'import jupyterlab, pathlib; print(pathlib.Path(jupyterlab.__file__).parent / "staging")')" npm run build
 	cp frontend/install.json labextension/install.json
 	$(PY) frontend/stamp.py write

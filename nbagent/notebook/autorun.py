@@ -145,16 +145,18 @@ async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any])
         if info is not None and "language_info" in info["content"]:
             client.nb.metadata["language_info"] = info["content"]["language_info"]
         document = client.document
+        document.queued = {str(c.get("id")) for c in client.nb.cells}  # Run All's queue: never deleted
         for cell in list(client.nb.cells):
             document.sync()
             index = next((i for i, c in enumerate(client.nb.cells) if c is cell), None)
             if index is None:
-                continue  # deleted while an earlier cell ran
+                continue  # deleted while an earlier cell ran (never by nbagent: queued cells stay)
             document.running = cell.get("id")
             try:
                 await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
             finally:
                 document.running = None
+                document.queued.discard(str(cell.get("id")))
                 document.sync()
         client.set_widgets_metadata()
     return client.nb

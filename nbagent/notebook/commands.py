@@ -236,8 +236,8 @@ def rollback(magics: Any, args: Namespace) -> None:
 
     sess = _need_session(magics)
     sess.rollback(args.turn)
-    removed = rolled_back(magics, sess, args.turn)
-    cells = f"; {removed} agent cell(s) removed from the notebook" if removed else ""
+    removal = rolled_back(magics, sess, args.turn).describe()  # counted from what the notebook really lost
+    cells = f"; {removal}" if removal else ""
     print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain{cells}.")
 
 

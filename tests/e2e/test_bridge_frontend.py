@@ -7,6 +7,7 @@ them, so the front-end's replies reach it). Protocol: docs/bridge-protocol.md.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
     bridge = Bridge(page)
     try:
         hello = bridge.hello()
-        assert hello == {"type": "hello", "version": 1, "frontend": frontend, "path": name}
+        assert hello == {"type": "hello", "version": 2, "frontend": frontend, "path": name}
 
         first = bridge.ok("read")
         assert first["path"] == name
@@ -151,8 +152,10 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
         cell.get_by_text("materialised", exact=True).wait_for(timeout=10_000)
         assert cell.locator(".jp-OutputArea-output img").count() == 1
-        assert page.evaluate("() => window.__nb.content.model.sharedModel.cells[1].getMetadata('nbagent')") == \
-            MATERIALISED["metadata"]["nbagent"]
+        mark = page.evaluate("() => window.__nb.content.model.sharedModel.cells[1].getMetadata('nbagent')")
+        made = mark.pop("made")  # the front-end's stamp: the source and count as nbagent made them
+        assert mark == MATERIALISED["metadata"]["nbagent"]
+        assert made == {"source_sha256": hashlib.sha256(MATERIALISED["source"].encode()).hexdigest(), "execution_count": 7}
         assert page.evaluate("() => window.__nb.content.model.cells.get(1).trusted") is False
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"bridge_{frontend}.png"), full_page=False)
@@ -160,7 +163,7 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         missing = bridge.request("insert", cell=MATERIALISED, after_id="no-such-cell")
         assert missing["ok"] is False and "no cell with id" in missing["error"]
 
-        new_meta = {"nbagent": {"session": "s1", "turn": 2, "tool_use_id": "toolu_2"}}
+        new_meta = {"nbagent": {"origin": "e2e", "session": "s1", "turn": 2, "tool_use_id": "toolu_2", "kind": "code"}}
         assert bridge.ok("replace", cell_id=added["id"], source="print('replaced')", execution_count=8, metadata=new_meta,
                          outputs=[{"output_type": "stream", "name": "stdout", "text": "replaced\n"}]) == {"id": added["id"]}
         cell.get_by_text("replaced", exact=True).wait_for(timeout=10_000)
@@ -171,8 +174,20 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         cells = bridge.ok("read")["cells"]
         assert [c["id"] for c in cells] == [added["id"], setup_id, x_id]
         moved = cells[0]
-        assert moved["metadata"] == {"nbagent": new_meta["nbagent"], "tags": ["keep-me"]}  # other keys kept
+        assert moved["metadata"]["tags"] == ["keep-me"]  # other keys kept
+        assert {k: v for k, v in moved["metadata"]["nbagent"].items() if k != "made"} == new_meta["nbagent"]
         assert moved["execution_count"] == 8 and moved["outputs"][0]["text"] == "replaced\n"
+
+        # The user ran x's cell (Run All), so JupyterLab trusts it: what the bridge writes there still
+        # renders untrusted (sanitised: no onerror), and the cell is no longer trusted.
+        assert page.evaluate("() => window.__nb.content.model.cells.get(2).trusted") is True
+        html = '<b>bridge-html</b><img src="nope.png" onerror="window.__pwned = 1">'
+        bridge.ok("replace", cell_id=x_id, outputs=[
+            {"output_type": "display_data", "data": {"text/html": html, "text/plain": "html"}, "metadata": {"trusted": True}}])
+        page.locator(".jp-Notebook .jp-Cell").nth(2).get_by_text("bridge-html").wait_for(timeout=10_000)
+        assert page.evaluate("() => window.__nb.content.model.cells.get(2).trusted") is False
+        assert page.evaluate("() => window.__pwned === undefined") is True
+        assert "onerror" not in page.locator(".jp-Notebook .jp-Cell").nth(2).inner_html()
 
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         saved = _wait_saved(page, name, lambda nb: len(nb.cells) == 3)
@@ -183,7 +198,12 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         unknown = bridge.request("explode")
         assert unknown["ok"] is False and "unknown op" in unknown["error"]
 
-        assert bridge.ok("delete", ids=[added["id"], "no-such-cell"]) == {"deleted": 1}
+        refused = bridge.request("delete", ids=[added["id"]])  # a protocol-1 request: no expectations
+        assert refused["ok"] is False and "expect.origin" in refused["error"]
+        assert bridge.ok("delete", ids=[setup_id], expect={"origin": "e2e"}) == {
+            "deleted": 0, "removed": [], "kept": [{"id": setup_id, "reason": "not-nbagent"}]}
+        assert bridge.ok("delete", ids=[added["id"], "no-such-cell"], expect={"origin": "e2e", "session": "s1"}) == {
+            "deleted": 1, "removed": [added["id"]], "kept": [{"id": "no-such-cell", "reason": "missing"}]}
         page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 2", timeout=10_000)
         assert not any("replaced" in t for t in _cell_texts(page))
         # A new cell type rebuilds the cell in place under the same id.

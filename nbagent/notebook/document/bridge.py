@@ -27,7 +27,8 @@ from ...engine.contracts.errors import NbAgentError
 from .. import waiting
 
 TARGET = "nbagent.bridge"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""Version 2: ``delete`` checks each cell in the front-end (see :mod:`.removal`), ``find``."""
 HELLO_WAIT_S = 0.5
 """How long the first agent cell of a kernel waits for a front-end that sent a cell id (JupyterLab,
 Notebook 7) to answer; a front-end without the extension costs this once per kernel, nbclient none."""
@@ -58,6 +59,9 @@ class Bridge:
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
         self.frontend: str | None = None
         self.path: str | None = None
+        self.version = 1
+        """The protocol version the front-end's hello named (an older extension than the kernel's
+        may be installed where JupyterLab runs)."""
         self.waited_s = 0.0
         """How long agent cells waited for a hello in all (bounded: once, HELLO_WAIT_S)."""
 
@@ -107,6 +111,7 @@ class Bridge:
         if kind == "hello":
             self.frontend = str(data.get("frontend") or "jupyterlab")
             self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
+            self.version = data["version"] if isinstance(data.get("version"), int) else 1
             self._failed = False
             self._hello.set()
         elif kind == "reply" and isinstance(data.get("id"), int):

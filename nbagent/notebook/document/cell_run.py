@@ -13,16 +13,20 @@ from html import escape
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..outcome import AgentCellError, check_done
-from .bridge import executing_cell_id
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .link import Replay, session_name
 from .replay import new_session_dir, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ...engine.contracts.events import Done
     from ..magics import AgentMagics
     from ..session import NotebookSession
+    from .bridge import Bridge
     from .materialise import Materialiser
+    from .removal import Removal
 
 
 def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
@@ -197,9 +201,12 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "
 
 async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int,
                     record: dict[str, Any] | None = None) -> None:
-    """Tag the agent cell (with the turn's signed record, which travels with the notebook); without
-    a bridge, the last code goes into one new cell."""
+    """Tag the agent cell (with the turn's signed record, which travels with the notebook); say
+    which earlier cells stayed; without a bridge, the last code goes into one new cell."""
     await cells.mark_agent_cell(turn, record)
+    kept = cells.notice()
+    if kept is not None:
+        print(kept)
     notice = cells.fallback(magics.shell)
     link = magics.document
     if notice is not None and not link.told_no_bridge:
@@ -207,10 +214,31 @@ async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int,
         print(notice)
 
 
-def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> int:
-    """After ``%agent rollback``: the record's index and the document forget the later turns."""
+def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
+    """What a view asks before it waits on a click: is the cell running now (taken here, while it
+    runs) still in the notebook? False only when the front-end answers that it is not."""
+    cell_id = executing_cell_id()
+
+    async def shown() -> bool:
+        if cell_id is None or not bridge.connected or bridge.version < 2:
+            return True
+        try:
+            found = await bridge.request("find", cell_id=cell_id)
+        except (BridgeUnavailable, BridgeError):
+            return True
+        return not isinstance(found.get("index"), int) or found["index"] >= 0
+
+    return shown
+
+
+def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> "Removal":
+    """After ``%agent rollback``: the record's index and the document forget the later turns
+    (never the cell running the rollback)."""
     from .materialise import remove_turn_cells
+    from .removal import Removal
 
     magics.document.rolled_back(sess.agent, turn)
     name = session_name(sess.agent)
-    return remove_turn_cells(magics.document.bridge, name, turn) if name is not None else 0
+    if name is None:
+        return Removal()
+    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id())

@@ -1,9 +1,10 @@
 """Materialised code: each ``python`` call that ran becomes a real code cell below the agent cell.
 
 The cell holds the source exactly as run and its outputs, with metadata
-``{"nbagent": {"session", "turn", "tool_use_id", "kind": "code"}}`` (``kind`` tells these cells
-from the agent cell, ``"agent"``, and from a cell the model changed with notebook_edit, ``"edit"``),
-so the document shows the agent's work and
+``{"nbagent": {"origin", "session", "turn", "tool_use_id", "kind": "code", "agent_cell"}}`` (``kind``
+tells these cells from the agent cell, ``"agent"``, from a cell the model inserted with notebook_edit,
+``"new"``, and from a user's cell it changed, ``"edit"``; ``origin`` is this kernel's, see
+:mod:`.removal`), so the document shows the agent's work and
 Restart & Run All rebuilds the kernel's state from it. A call the user denied never ran, so it
 never becomes a cell. Where no front-end answers, the last code goes into one
 ``set_next_input`` cell (front-ends that take the payload insert it) with a one-line notice.
@@ -16,6 +17,7 @@ from typing import Any, Callable
 from ...engine.contracts import events as ev
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .cells import MARK, code_cell, outputs_of
+from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cells_after
 
 NO_BRIDGE_NOTICE = ("ⓘ no notebook bridge answers here (nbclient, VS Code, Colab, classic Notebook): the agent's "
                     "last code goes into one new cell where the front-end supports it.")
@@ -33,28 +35,37 @@ class Materialiser:
         self.after_id = agent_cell_id
         self.inserted: list[str] = []
         self.codes: list[str] = []
+        self.removal = Removal()
+        self._marked_turn: int | None = None
         self._calls: dict[str, tuple[str, Any]] = {}
 
     async def begin(self) -> None:
         """Replace this agent cell's earlier cells: an agent cell run again (live) owns only the
-        cells of its latest turn."""
+        cells of its latest turn. Only the cells this kernel made for this agent cell in the turn
+        its mark names are asked for, and the front-end keeps any the user edited, ran again, or
+        that is running or queued (:mod:`.removal`)."""
         if not self.live:
             return
         try:
             cells = (await self.bridge.request("read")).get("cells", [])
-            ids = [c.get("id") for c in cells]
-            if self.agent_cell_id not in ids:
+            agent = next((c for c in cells if c.get("id") == self.agent_cell_id), None)
+            if agent is None:
                 self.live = False
                 return
-            below: list[str] = []
-            for cell in cells[ids.index(self.agent_cell_id) + 1:]:
-                if not _materialised(cell):
-                    break
-                below.append(str(cell.get("id")))
-            if below:
-                await self.bridge.request("delete", ids=below)
+            expect = _earlier_turn(agent)
+            if expect is not None:
+                ids = [str(c.get("id")) for c in cells if matches(c, expect)]
+                self.removal = await remove(self.bridge, ids, expect, protect=[self.agent_cell_id])
         except (BridgeUnavailable, BridgeError):
             self.live = False
+
+    def notice(self) -> str | None:
+        """One line when cells of the earlier run stayed (the user's now, or still running)."""
+        reasons = self.removal.kept_reasons()
+        if not reasons:
+            return None
+        kept = sum(1 for _i, r in self.removal.kept if r != "missing")
+        return f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)})."
 
     async def handle(self, event: Any) -> None:
         """Note a ``python`` call when it is made; insert its cell once it ran."""
@@ -81,7 +92,11 @@ class Materialiser:
         self.codes.append(record.code)
         if not self.live:
             return
-        mark = {"session": self.session, "turn": self.turn(), "tool_use_id": tool_use_id, "kind": "code"}
+        turn = self.turn()
+        if self._marked_turn != turn:
+            await self.mark_agent_cell(turn)  # before its cells: an interrupted run's cells are found again
+        mark = {"origin": ORIGIN, "session": self.session, "turn": turn, "tool_use_id": tool_use_id,
+                "kind": "code", "agent_cell": self.agent_cell_id}
         try:
             cell = code_cell(record.code, outputs_of(record), mark, getattr(record, "execution_count", None))
             result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
@@ -96,7 +111,8 @@ class Materialiser:
         turn's signed record (see :mod:`.embedded`)."""
         # With cells off the cell is still tagged when it has a record to carry (replay needs it).
         if self.agent_cell_id is not None and (self.live or (record is not None and self.bridge.connected)):
-            mark: dict[str, Any] = {"session": self.session, "turn": turn, "kind": "agent"}
+            self._marked_turn = turn
+            mark: dict[str, Any] = {"origin": ORIGIN, "session": self.session, "turn": turn, "kind": "agent"}
             if record is not None:
                 mark["record"] = record
             try:
@@ -112,28 +128,19 @@ class Materialiser:
         return NO_BRIDGE_NOTICE
 
 
-def _materialised(cell: dict[str, Any]) -> bool:
-    """A cell nbagent made from a python call (not an agent cell, not a user cell the model edited)."""
-    mark = (cell.get("metadata") or {}).get(MARK)
-    return isinstance(mark, dict) and mark.get("kind") == "code"
+def _earlier_turn(agent: dict[str, Any]) -> Expect | None:
+    """What the agent cell's earlier run made, from its mark: None when this kernel did not run it
+    (a received notebook, a run before a restart: those cells are not ours to remove)."""
+    mark = mark_of(agent)
+    if mark is None or mark.get("origin") != ORIGIN or mark.get("kind") != "agent":
+        return None
+    if not isinstance(mark.get("turn"), int) or not isinstance(mark.get("session"), str):
+        return None
+    return {"origin": ORIGIN, "session": mark["session"], "agent_cell": str(agent.get("id")),
+            "turns": [mark["turn"]], "kinds": ["code"]}
 
 
-def _turn(cell: dict[str, Any]) -> int:
-    turn = cell["metadata"][MARK].get("turn")
-    return turn if isinstance(turn, int) else 0
-
-
-def remove_turn_cells(bridge: Bridge, session: str, after_turn: int) -> int:
-    """Delete the cells of ``session``'s turns after ``after_turn`` (``%agent rollback``); returns
-    how many went. Nothing happens (0) where no front-end answers."""
-    if not bridge.connected:
-        return 0
-    try:
-        cells = bridge.request_sync("read").get("cells", [])
-        ids = [str(c.get("id")) for c in cells if _materialised(c)
-               and c["metadata"][MARK].get("session") == session and _turn(c) > after_turn]
-        if ids:
-            bridge.request_sync("delete", ids=ids)
-        return len(ids)
-    except (BridgeUnavailable, BridgeError):
-        return 0
+def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None) -> Removal:
+    """Remove the cells ``session`` made in this kernel in turns after ``after_turn`` (``%agent
+    rollback``), never ``protect`` (the cell running the rollback); says what really went."""
+    return turn_cells_after(bridge, session, after_turn, protect)

@@ -3,16 +3,20 @@ demo``, ``python -m nbagent.notebook.autorun``, the teaching-notebook tests) get
 and the notebook tools, as JupyterLab does.
 
 :class:`NotebookDocument` answers the protocol of docs/bridge-protocol.md on the notebook being
-executed: ``read``, ``insert``, ``replace``, ``delete``, ``move``. Like the browser extension it
-never marks a cell trusted (``insert`` drops ``metadata.trusted``; ``replace`` touches only the
-``nbagent`` metadata key), and, the notebook being the user's, it never deletes the cell that is
-running or a cell without nbagent's metadata mark. The run executes the cells that were there
-when it started (as Run All in JupyterLab runs the cells it queued), never the ones inserted.
+executed: ``read``, ``insert``, ``replace``, ``delete``, ``move``, ``find`` (protocol 2). Like the
+browser extension it never marks a cell trusted (``insert`` drops ``metadata.trusted``; ``replace``
+touches only the ``nbagent`` metadata key), stamps what nbagent made (``made``: the source's sha256
+and the execution count, computed here, never taken from a request), and removes a cell only where
+the browser extension's guard would (``frontend/src/guard.ts``): a code cell carrying the expected
+mark, unedited and not run again since, not protected, not running and not queued. The run
+executes the cells that were there when it started (as Run All in JupyterLab runs the cells it
+queued), never the ones inserted.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import uuid
 from typing import Any, Callable
 
@@ -38,6 +42,8 @@ class NotebookDocument:
         """Turns JSON into the notebook's own type (``nbformat.from_dict``), so it writes as usual."""
         self.running: str | None = None
         """The id of the cell being executed (the agent cell asking), never deleted."""
+        self.queued: set[str] = set()
+        """Ids of the cells the run will still execute (Run All's queue): never deleted either."""
         for cell in cells:
             if not cell.get("id"):
                 cell["id"] = uuid.uuid4().hex[:8]
@@ -77,12 +83,16 @@ class NotebookDocument:
         if new.get("cell_type", "code") == "code":
             new.setdefault("outputs", [])
             new.setdefault("execution_count", None)
+        mark = new["metadata"].get(MARK)
+        if isinstance(mark, dict):
+            new["metadata"][MARK] = {**mark, "made": _made(new, source=True, count=True)}
         at = self._index(after_id) + 1 if after_id else len(self.cells) if index is None else min(index, len(self.cells))
         self.cells.insert(at, self.make_node(new))
         return {"id": new["id"], "index": at}
 
     def _op_replace(self, cell_id: str, **changes: Any) -> dict[str, Any]:
         cell = self.cells[self._index(cell_id)]
+        before = dict(_mark(cell) or {}).get("made")
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in changes:
                 cell[key] = self.make_node(copy.deepcopy(changes[key]))
@@ -93,20 +103,84 @@ class NotebookDocument:
                 cell["metadata"].pop(MARK, None)
             else:
                 cell["metadata"][MARK] = self.make_node(copy.deepcopy(mark))
+        mark = _mark(cell)
+        if mark is not None:  # ``made`` is this front-end's: kept, updated for what the replace wrote
+            made = {**(before if isinstance(before, dict) else {}),
+                    **_made(cell, source="source" in changes, count="execution_count" in changes)}
+            cell["metadata"][MARK] = self.make_node({**{k: v for k, v in mark.items() if k != "made"},
+                                                     **({"made": made} if made else {})})
         return {"id": cell_id}
 
-    def _op_delete(self, ids: list[str]) -> dict[str, Any]:
-        doomed = {i for i in ids if i != self.running}
-        keep = [c for c in self.cells if c.get("id") not in doomed or not (c.get("metadata") or {}).get(MARK)]
-        deleted = len(self.cells) - len(keep)
-        self.cells[:] = keep
-        return {"deleted": deleted}
+    def _op_delete(self, ids: list[str], expect: dict[str, Any], protect: list[str] | None = None) -> dict[str, Any]:
+        if not isinstance(expect, dict) or not expect.get("origin"):
+            raise ValueError("delete needs expect.origin (bridge protocol 2)")
+        removed: list[str] = []
+        kept: list[dict[str, str]] = []
+        for cell_id in dict.fromkeys(ids):  # each looked up as it goes
+            at = next((i for i, c in enumerate(self.cells) if c.get("id") == cell_id), None)
+            reason = "missing" if at is None else self._why_kept(self.cells[at], expect, set(protect or ()))
+            if reason is not None:
+                kept.append({"id": cell_id, "reason": reason})
+                continue
+            del self.cells[at]  # type: ignore[arg-type]
+            removed.append(cell_id)
+        return {"deleted": len(removed), "removed": removed, "kept": kept}
+
+    def _why_kept(self, cell: Any, expect: dict[str, Any], protect: set[str]) -> str | None:
+        """The browser guard's reasons (guard.ts ``whyKept``), in the same order."""
+        cell_id = cell.get("id")
+        if cell_id in protect:
+            return "protected"
+        if cell.get("cell_type", "code") != "code":
+            return "not-code"
+        if cell_id == self.running or cell_id in self.queued:
+            return "running"
+        mark = _mark(cell)
+        if mark is None or mark.get("origin") != expect["origin"]:
+            return "not-nbagent" if mark is None else "other-origin"
+        for key in ("session", "agent_cell"):
+            if key in expect and mark.get(key) != expect[key]:
+                return f"other-{key.replace('_', '-')}"
+        if mark.get("kind") not in expect.get("kinds", ["code"]):
+            return "other-kind"
+        turn = mark.get("turn")
+        if ("turns" in expect and turn not in expect["turns"]) or (
+                "after_turn" in expect and not (isinstance(turn, int) and turn > expect["after_turn"])):
+            return "other-turn"
+        made: dict[str, Any] = mark["made"] if isinstance(mark.get("made"), dict) else {}
+        if made.get("source_sha256") != _sha256(cell.get("source", "")):
+            return "edited"
+        count = cell.get("execution_count")
+        return "re-run" if count is not None and count != made.get("execution_count") else None
+
+    def _op_find(self, cell_id: str) -> dict[str, Any]:
+        at = next((i for i, c in enumerate(self.cells) if c.get("id") == cell_id), -1)
+        return {"index": at, "running": at >= 0 and (cell_id == self.running or cell_id in self.queued)}
 
     def _op_move(self, cell_id: str, index: int) -> dict[str, Any]:
         cell = self.cells.pop(self._index(cell_id))
         at = max(0, min(int(index), len(self.cells)))
         self.cells.insert(at, cell)
         return {"index": at}
+
+
+def _mark(cell: Any) -> dict[str, Any] | None:
+    mark = (cell.get("metadata") or {}).get(MARK)
+    return mark if isinstance(mark, dict) else None
+
+
+def _sha256(source: Any) -> str:
+    return hashlib.sha256(("".join(source) if isinstance(source, list) else str(source)).encode()).hexdigest()
+
+
+def _made(cell: Any, *, source: bool, count: bool) -> dict[str, Any]:
+    """The stamps of what nbagent wrote: the source's hash, the execution count."""
+    made: dict[str, Any] = {}
+    if source:
+        made["source_sha256"] = _sha256(cell.get("source", ""))
+    if count and cell.get("cell_type", "code") == "code":
+        made["execution_count"] = cell.get("execution_count")
+    return made
 
 
 __all__ = ["FRONTEND_NAME", "NotebookDocument"]

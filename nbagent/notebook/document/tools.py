@@ -23,11 +23,12 @@ from ...engine.contracts.events import CallPreview
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
-from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
+from .removal import MADE_KINDS, ORIGIN, Expect, Removal, matches, remove
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""
@@ -79,8 +80,11 @@ class _Shared:
         except (BridgeUnavailable, BridgeError) as exc:
             raise ToolExecutionError(str(exc)) from None
 
-    def mark(self, ctx: ToolContext) -> dict[str, Any]:
-        return {"session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id, "kind": "edit"}
+    def mark(self, ctx: ToolContext, kind: str = "edit") -> dict[str, Any]:
+        """``"new"`` for a cell the model inserted (nbagent's), ``"edit"`` for a user's cell it changed
+        (still the user's: never removed by nbagent)."""
+        return {"origin": ORIGIN, "session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id,
+                "kind": kind}
 
     async def read_cell(self, cell_id: str) -> tuple[int, dict[str, Any]]:
         for index, cell in enumerate(await self.cells()):
@@ -152,7 +156,9 @@ class NotebookEdit(_NotebookTool):
 
     name = "notebook_edit"
     description = ("Change the open notebook: insert a cell (after cell_id, or at index), or replace, delete or "
-                   "move a cell you read with notebook_read. A cell changed since you read it must be read again.")
+                   "move a cell you read with notebook_read. A cell changed since you read it must be read again. "
+                   "delete removes only code cells you made in this session that nobody changed since; the "
+                   "user's cells are the user's to delete.")
     read_only = False
     Input = NotebookEditInput
 
@@ -171,9 +177,7 @@ class NotebookEdit(_NotebookTool):
             self.shared.seen[new_id] = source_hash(params.source)
             return ToolOutput(f"Replaced cell {new_id}.")
         if params.action == "delete":
-            await self.shared.call("delete", ids=[params.cell_id])
-            self.shared.seen.pop(params.cell_id, None)
-            return ToolOutput(f"Deleted cell {params.cell_id}.")
+            return await self._delete(params.cell_id)
         if params.index is None:
             raise ToolExecutionError("notebook_edit move needs index (the cell's new position).")
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
@@ -188,13 +192,32 @@ class NotebookEdit(_NotebookTool):
     async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         if params.source is None:
             raise ToolExecutionError("notebook_edit insert needs source.")
-        cell: dict[str, Any] = {"cell_type": params.cell_type, "source": params.source, "metadata": {MARK: self.shared.mark(ctx)}}
+        mark = self.shared.mark(ctx, "new")
+        cell: dict[str, Any] = {"cell_type": params.cell_type, "source": params.source, "metadata": {MARK: mark}}
         if params.cell_type == "code":
             cell.update(outputs=[], execution_count=None)
         result = await self.shared.call("insert", cell=cell, after_id=params.cell_id, index=params.index)
         new_id = str(result.get("id"))
         self.shared.seen[new_id] = source_hash(params.source)
         return ToolOutput(f"Inserted {params.cell_type} cell {new_id} at index {result.get('index')}.")
+
+    async def _delete(self, cell_id: str) -> ToolOutput:
+        """Only a code cell nbagent made in this kernel (materialised, or inserted by the model), that
+        nobody edited or ran since and that is not running: the user's cells are the user's to delete."""
+        expect: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
+        _index, cell = await self.shared.read_cell(cell_id)
+        removal = Removal(kept=[(cell_id, "not-nbagent" if cell.get("cell_type", "code") == "code" else "not-code")])
+        if matches(cell, expect):
+            try:
+                removal = await remove(self.shared.bridge, [cell_id], expect, protect=[executing_cell_id()])
+            except (BridgeUnavailable, BridgeError) as exc:
+                raise ToolExecutionError(str(exc)) from None
+        if removal.count:
+            self.shared.seen.pop(cell_id, None)
+            return ToolOutput(f"Deleted cell {cell_id}.")
+        why = ", ".join(removal.kept_reasons()) or "not a cell the agent made in this session"
+        raise ToolExecutionError(f"Cell {cell_id} was not deleted ({why}): notebook_edit deletes only code cells the "
+                                 "agent made in this session that nobody changed since. Ask the user to delete it.")
 
     async def _check_unchanged(self, cell_id: str) -> None:
         if cell_id not in self.shared.seen:

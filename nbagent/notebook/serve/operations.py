@@ -44,7 +44,9 @@ class ClientNotebook(_Shared):
         if seen is not None:
             self.seen = seen  # a brief read shares the client's reads
 
-    def mark(self, ctx: ToolContext) -> dict[str, Any]:
+    def mark(self, ctx: ToolContext, kind: str = "edit") -> dict[str, Any]:
+        """Every cell a client writes is marked external, whatever the kind: never nbagent's own
+        (no origin), so no re-run or rollback removes it."""
         return {"kind": EXTERNAL, "client": self.client, "at": now()}
 
     async def cells(self) -> list[dict[str, Any]]:

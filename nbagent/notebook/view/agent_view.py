@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import ipywidgets as w
@@ -35,6 +35,8 @@ from .retry import FailurePrompt, RetryStatus
 from .text import TextBlock, ThinkingBlock
 from .tools import ToolCard
 
+UNSEEN_PROMPT = ("Denied without asking: the cell running this agent is no longer in the notebook (deleted while "
+                 "it was queued?), so nobody could see Allow / Deny.")
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
 MIN_INTERVAL = 0.05  # at most 20 stream updates per second
 
@@ -55,12 +57,14 @@ class AgentView:
         on_retry_now: Callable[[], Any] | None = None,
         on_cancel: Callable[[], Any] | None = None,
         on_new_session: Callable[[], Any] | None = None,
+        cell_shown: Callable[[], Awaitable[bool]] | None = None,
         abort: asyncio.Event | None = None,
         show_table: bool = True,
         min_interval: float = MIN_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.on_retry_now, self.on_cancel, self.on_new_session = on_retry_now, on_cancel, on_new_session
+        self.cell_shown = cell_shown  # False: the cell showing this view left the notebook
         self.abort, self.show_table = abort, show_table
         self.clock = clock
         self.records: list[RequestRecord] = []
@@ -137,6 +141,11 @@ class AgentView:
         closed.
         """
         tool_use_id = getattr(request, "tool_use_id", "") or f"ask-{len(self._prompts)}"
+        if self.cell_shown is not None and not await self.cell_shown():
+            # A cell deleted while queued still runs: a prompt in it would wait for a click that cannot come.
+            self.handle(ev.Notice(level="warning", message=UNSEEN_PROMPT))
+            self.card(tool_use_id, tool_name).set_status("denied")
+            return Deny(UNSEEN_PROMPT)
         prompt = PermissionPrompt(tool_name, tool_input, getattr(request, "reason_asked", ""))
         card = self.card(tool_use_id, tool_name)
         if card.input is None:
@@ -168,6 +177,8 @@ class AgentView:
         An ``on_api_failure`` callback; *Start new session* answers ``"cancel"`` and calls the
         view's ``on_new_session``.
         """
+        if self.cell_shown is not None and not await self.cell_shown():
+            return "cancel"  # nobody can see Retry / Cancel: cancel rather than wait for ever
         prompt = next((f for f in reversed(self._failures) if f.event is event and f.outcome is None), None)
         if prompt is None:
             prompt = self.show_failure(event)

@@ -1,18 +1,24 @@
 """A front-end for the bridge protocol in Python, for tests without a browser: a list of cells
-that answers each request the way docs/notebook-bridge.md says (the real extension is tested in
-JupyterLab and Notebook 7 by tests/e2e)."""
+that answers each request the way docs/bridge-protocol.md says (the real extension's operations
+are unit-tested against a real YNotebook in frontend/test/, and in JupyterLab and Notebook 7 by
+tests/e2e). ``delete`` applies the same guard as frontend/src/guard.ts, so the kernel's tests see
+the cells a real front-end would keep; ``version=1`` plays an old extension."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import json
 from typing import Any
 
 from nbagent.notebook.document.bridge import Bridge
 
 
 class FakeFrontEnd:
-    def __init__(self, cells: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, cells: list[dict[str, Any]] | None = None, version: int = 2) -> None:
+        self.version = version
+        self.running: set[str] = set()  # ids of cells running or queued ([*])
         self._ids = itertools.count(1)
         self.cells = [self._with_id(c) for c in (cells or [])]
         self.requests: list[dict[str, Any]] = []
@@ -42,7 +48,7 @@ class FakeFrontEnd:
                 pass
 
         bridge._comm = Comm()
-        bridge._on_data({"type": "hello", "version": 1, "frontend": "jupyterlab", "path": path})
+        bridge._on_data({"type": "hello", "version": self.version, "frontend": "jupyterlab", "path": path})
         return bridge
 
     def _index(self, cell_id: Any) -> int:
@@ -63,6 +69,12 @@ class FakeFrontEnd:
 
     def op_insert(self, r: dict[str, Any]) -> dict[str, Any]:
         cell = self._with_id(r["cell"])
+        mark = cell["metadata"].get("nbagent")
+        if isinstance(mark, dict) and self.version >= 2:
+            made = {"source_sha256": _hash(cell["source"])}
+            if cell.get("cell_type", "code") == "code":
+                made["execution_count"] = cell.get("execution_count")
+            cell["metadata"]["nbagent"] = {**mark, "made": made}
         at = self._index(r["after_id"]) + 1 if r.get("after_id") else r.get("index")
         at = len(self.cells) if at is None else at
         self.cells.insert(at, cell)
@@ -70,6 +82,7 @@ class FakeFrontEnd:
 
     def op_replace(self, r: dict[str, Any]) -> dict[str, Any]:
         cell = self.cells[self._index(r["cell_id"])]
+        before = (cell["metadata"].get("nbagent") or {}).get("made")
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in r:
                 cell[key] = r[key]
@@ -77,13 +90,68 @@ class FakeFrontEnd:
             if r["metadata"].get("nbagent") is None:
                 cell["metadata"].pop("nbagent", None)
             else:
-                cell["metadata"]["nbagent"] = r["metadata"]["nbagent"]
+                cell["metadata"]["nbagent"] = dict(r["metadata"]["nbagent"])
+        mark = cell["metadata"].get("nbagent")
+        if isinstance(mark, dict) and self.version >= 2:
+            made = dict(before or {})
+            if "source" in r:
+                made["source_sha256"] = _hash(cell["source"])
+            if "execution_count" in r:
+                made["execution_count"] = cell.get("execution_count")
+            mark.pop("made", None)
+            if made:
+                mark["made"] = made
         return {"id": cell["id"]}
 
     def op_delete(self, r: dict[str, Any]) -> dict[str, Any]:
-        before = len(self.cells)
-        self.cells = [c for c in self.cells if c["id"] not in r["ids"]]
-        return {"deleted": before - len(self.cells)}
+        if self.version < 2:  # the old extension: deletes whatever it is sent
+            before = len(self.cells)
+            self.cells = [c for c in self.cells if c["id"] not in r["ids"]]
+            return {"deleted": before - len(self.cells)}
+        expect = r.get("expect")
+        if not isinstance(expect, dict) or not expect.get("origin"):
+            raise KeyError("delete needs expect.origin")
+        removed, kept = [], []
+        for cell_id in dict.fromkeys(r["ids"]):
+            cell = next((c for c in self.cells if c["id"] == cell_id), None)
+            reason = "missing" if cell is None else self._why_kept(cell, expect, set(r.get("protect") or []))
+            if reason is None:
+                self.cells.remove(cell)
+                removed.append(cell_id)
+            else:
+                kept.append({"id": cell_id, "reason": reason})
+        return {"deleted": len(removed), "removed": removed, "kept": kept}
+
+    def _why_kept(self, cell: dict[str, Any], expect: dict[str, Any], protect: set[str]) -> str | None:
+        mark = cell["metadata"].get("nbagent")
+        if cell["id"] in protect:
+            return "protected"
+        if cell.get("cell_type", "code") != "code":
+            return "not-code"
+        if cell["id"] in self.running:
+            return "running"
+        if not isinstance(mark, dict):
+            return "not-nbagent"
+        for key, reason in (("origin", "other-origin"), ("session", "other-session"),
+                            ("agent_cell", "other-agent-cell")):
+            if key in expect and mark.get(key) != expect[key]:
+                return reason
+        if mark.get("kind") not in expect.get("kinds", ["code"]):
+            return "other-kind"
+        if "turns" in expect and mark.get("turn") not in expect["turns"]:
+            return "other-turn"
+        if "after_turn" in expect and not (isinstance(mark.get("turn"), int) and mark["turn"] > expect["after_turn"]):
+            return "other-turn"
+        made = mark.get("made") or {}
+        if made.get("source_sha256") != _hash(cell["source"]):
+            return "edited"
+        if cell.get("execution_count") is not None and cell["execution_count"] != made.get("execution_count"):
+            return "re-run"
+        return None
+
+    def op_find(self, r: dict[str, Any]) -> dict[str, Any]:
+        index = next((i for i, c in enumerate(self.cells) if c["id"] == r["cell_id"]), -1)
+        return {"index": index, "running": r["cell_id"] in self.running}
 
     def op_move(self, r: dict[str, Any]) -> dict[str, Any]:
         cell = self.cells.pop(self._index(r["cell_id"]))
@@ -92,3 +160,12 @@ class FakeFrontEnd:
 
     def sources(self) -> list[str]:
         return [c["source"] for c in self.cells]
+
+
+def _hash(source: Any) -> str:
+    return hashlib.sha256(("".join(source) if isinstance(source, list) else str(source)).encode()).hexdigest()
+
+
+def dumps(cell: dict[str, Any]) -> str:
+    """A cell as bytes to compare: "byte-identical" is equal JSON."""
+    return json.dumps(cell, sort_keys=True)

@@ -11,6 +11,7 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 from nbagent.engine.contracts import events as ev
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE, Materialiser, remove_turn_cells
+from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.executor import ShellExecutor
 
 from .fake_frontend import FakeFrontEnd
@@ -41,7 +42,9 @@ async def test_each_python_call_that_ran_becomes_a_cell_in_order_with_outputs_an
     first, second = front.cells[2], front.cells[3]
     assert first["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
     assert second["outputs"][0]["output_type"] == "execute_result" and second["outputs"][0]["data"]["text/plain"] == "7"
-    assert first["metadata"]["nbagent"] == {"session": "S", "turn": 2, "tool_use_id": "t1", "kind": "code"}
+    mark = first["metadata"]["nbagent"]
+    assert {k: mark[k] for k in ("session", "turn", "tool_use_id", "kind", "agent_cell", "origin")} == {
+        "session": "S", "turn": 2, "tool_use_id": "t1", "kind": "code", "agent_cell": "c2", "origin": ORIGIN}
 
 
 async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a_turns_cells():
@@ -54,9 +57,9 @@ async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a
         await call(cells, executor, f"t{turn}", f"b = {turn}")
         await cells.mark_agent_cell(turn)
     assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 2", "the user's notes"]
-    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S", "turn": 2, "kind": "agent"}
+    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S", "turn": 2, "kind": "agent", "origin": ORIGIN}
 
-    assert remove_turn_cells(bridge, "S", 1) == 1
+    assert remove_turn_cells(bridge, "S", 1).count == 1
     assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes"]
 
 

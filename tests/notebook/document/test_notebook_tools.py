@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.notebook.document.bridge import Bridge, BridgeUnavailable
+from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.document.tools import NotebookTools
 from nbagent.notebook.executor import ShellExecutor
 
@@ -73,7 +74,9 @@ async def test_replace_needs_a_read_and_refuses_a_cell_changed_since(front, tool
     await call(tools, "notebook_read", tmp_path)
     done = await call(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
     assert not done.is_error and front.cells[1]["source"] == "x = 41"
-    assert front.cells[1]["metadata"]["nbagent"] == {"session": "S1", "turn": 3, "tool_use_id": "toolu_1", "kind": "edit"}
+    mark = front.cells[1]["metadata"]["nbagent"]
+    assert {k: mark[k] for k in ("session", "turn", "tool_use_id", "kind", "origin")} == {
+        "session": "S1", "turn": 3, "tool_use_id": "toolu_1", "kind": "edit", "origin": ORIGIN}
 
 
 async def test_insert_delete_and_move(front, tools, tmp_path):
@@ -82,8 +85,24 @@ async def test_insert_delete_and_move(front, tools, tmp_path):
     assert not added.is_error and front.sources() == ["# Sales", "y = 2", "x = 40", "plot()"]
     moved = await call(tools, "notebook_edit", tmp_path, action="move", cell_id="c3", index=0)
     assert not moved.is_error and front.sources()[0] == "plot()"
-    gone = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id="c2")
-    assert not gone.is_error and "x = 40" not in front.sources()
+    refused = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id="c2")
+    assert refused.is_error and "Ask the user to delete it" in refused.content and "x = 40" in front.sources()
+    new_id = next(c["id"] for c in front.cells if c["source"] == "y = 2")  # the model's own cell: its to delete
+    gone = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id=new_id)
+    assert not gone.is_error and "y = 2" not in front.sources()
+    markdown = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id="c1")
+    assert markdown.is_error and "not a code cell" in markdown.content and "# Sales" in front.sources()
+
+
+async def test_delete_refuses_the_models_own_cell_once_the_user_edited_it(front, tools, tmp_path):
+    await call(tools, "notebook_read", tmp_path)
+    await call(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source="y = 2")
+    new_id = front.cells[1]["id"]
+    front.cells[1]["source"] = "y = 3  # mine now"
+    await call(tools, "notebook_read", tmp_path)
+    refused = await call(tools, "notebook_edit", tmp_path, action="delete", cell_id=new_id)
+    assert refused.is_error and "edited by you" in refused.content
+    assert "y = 3  # mine now" in front.sources()
 
 
 async def test_run_puts_the_outputs_in_the_document(front, tools, tmp_path):

@@ -1,0 +1,209 @@
+/**
+ * The bridge's operations on a notebook's shared model (docs/bridge-protocol.md), kept apart from
+ * the plugin's wiring so they run, and are tested, against a real `@jupyter/ydoc` YNotebook
+ * without JupyterLab (frontend/test/).
+ *
+ * The rule they enforce: a cell nbagent did not make in this kernel is never deleted. `delete`
+ * resolves each id when it removes it and checks, at that moment, what the cell's own metadata
+ * and state say (see guard.ts); the kernel's list of ids is a wish, never an authority.
+ */
+import type { ISharedCell, ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
+import { BridgeError, MARK, madeOf, parseExpect, restamp, stampNew, whyKept, type Kept } from './guard.js';
+
+export { BridgeError } from './guard.js';
+
+/** The protocol version this front-end speaks (sent in the hello). */
+export const VERSION = 2;
+const CELL_TYPES = ['code', 'markdown', 'raw'];
+
+/** A request's arguments (beside type/id/op, or nested under "args"). */
+export type Args = { [key: string]: any };
+type CellJSON = { [key: string]: any };
+
+function indexOf(nb: ISharedNotebook, id: unknown): number {
+  if (typeof id !== 'string') {
+    throw new BridgeError('cell_id (the target cell\'s id, a string) is required; "id" is the request\'s own number');
+  }
+  return nb.cells.findIndex(cell => cell.id === id);
+}
+
+function requireIndex(nb: ISharedNotebook, id: unknown): number {
+  const index = indexOf(nb, id);
+  if (index < 0) {
+    throw new BridgeError(`no cell with id ${JSON.stringify(id)}: read the notebook again`);
+  }
+  return index;
+}
+
+/** The cell as JupyterLab's insertCell wants it; a kernel-chosen id is dropped so ids stay unique. */
+function toNewCell(cell: CellJSON, id?: string): CellJSON {
+  if (!cell || typeof cell !== 'object' || !CELL_TYPES.includes(cell.cell_type)) {
+    throw new BridgeError(`cell_type must be one of ${CELL_TYPES.join(', ')}`);
+  }
+  const source = Array.isArray(cell.source) ? cell.source.join('') : String(cell.source ?? '');
+  // "trusted" would let JupyterLab run the cell's HTML/JS outputs unsanitised: never from a request.
+  const { trusted: _ignored, ...metadata } = cell.metadata ?? {};
+  const out: CellJSON = { cell_type: cell.cell_type, source, metadata };
+  if (id) {
+    out.id = id;
+  }
+  if (cell.cell_type === 'code') {
+    out.outputs = cell.outputs ?? [];
+    out.execution_count = cell.execution_count ?? null;
+  }
+  return out;
+}
+
+/** A cell as nbformat JSON, without JupyterLab's in-memory "trusted" flag (it flips when the user
+ * runs a cell, which would look like an edit to the kernel's read-before-edit check). */
+export function readCell(cell: ISharedCell): CellJSON {
+  const json = cell.toJSON() as CellJSON;
+  const { trusted: _ignored, ...metadata } = json.metadata ?? {};
+  return { ...json, metadata };
+}
+
+export function opRead(nb: ISharedNotebook): CellJSON[] {
+  return nb.cells.map(readCell);
+}
+
+export function opInsert(nb: ISharedNotebook, req: Args): CellJSON {
+  let index = nb.cells.length;
+  if (req.after_id !== undefined && req.after_id !== null) {
+    index = requireIndex(nb, req.after_id) + 1;
+  } else if (typeof req.index === 'number') {
+    index = Math.max(0, Math.min(req.index, nb.cells.length));
+  }
+  const cell = toNewCell(req.cell as CellJSON);
+  stampNew(cell); // what removal later compares: the source and count as nbagent made them
+  const made = nb.insertCell(index, cell as any);
+  return { id: made.id, index };
+}
+
+export function opReplace(nb: ISharedNotebook, req: Args, cellId: unknown): CellJSON {
+  const index = requireIndex(nb, cellId);
+  let cell: ISharedCell = nb.cells[index];
+  if (typeof req.cell_type === 'string' && req.cell_type !== cell.cell_type) {
+    // A Y cell cannot change type in place: rebuild it at the same place, keeping its id.
+    const old = readCell(cell);
+    const rebuilt = toNewCell({ ...old, cell_type: req.cell_type, outputs: [], execution_count: null }, cell.id);
+    nb.transact(() => {
+      nb.deleteCell(index);
+      cell = nb.insertCell(index, rebuilt as any);
+    });
+  }
+  if ((req.outputs !== undefined || req.execution_count !== undefined) && cell.cell_type !== 'code') {
+    throw new BridgeError(`cell ${cell.id} is a ${cell.cell_type} cell: only code cells have outputs`);
+  }
+  const before = madeOf(cell);
+  cell.transact(() => {
+    if (typeof req.source === 'string') {
+      cell.setSource(req.source);
+    }
+    if (Array.isArray(req.outputs)) {
+      // Outputs as nbformat JSON only: a "trusted" key in an output's metadata is not ours to set, and
+      // a cell the user ran (JupyterLab then marks it trusted) is untrusted again by outputs nbagent wrote.
+      cell.deleteMetadata('trusted');
+      (cell as ISharedCodeCell).setOutputs(req.outputs.map(untrustedOutput) as any);
+    }
+    if (req.execution_count !== undefined) {
+      (cell as ISharedCodeCell).execution_count = req.execution_count as number | null;
+    }
+    if (req.metadata && typeof req.metadata === 'object') {
+      // Only nbagent's own key: tags, collapsed state and other extensions' keys are the user's.
+      const value = req.metadata[MARK];
+      if (value === undefined || value === null) {
+        cell.deleteMetadata(MARK);
+      } else {
+        cell.setMetadata(MARK, value);
+      }
+    }
+    restamp(cell, before, {
+      source: typeof req.source === 'string',
+      count: req.execution_count !== undefined
+    });
+  });
+  return { id: cell.id };
+}
+
+function untrustedOutput(output: any): any {
+  if (!output || typeof output !== 'object' || !output.metadata || typeof output.metadata !== 'object') {
+    return output;
+  }
+  const { trusted: _ignored, ...metadata } = output.metadata;
+  return { ...output, metadata };
+}
+
+/** Remove the listed cells that are nbagent's to remove (guard.ts), one at a time, each looked up
+ * when it goes. Replies with what really went and what stayed, and why. */
+export function opDelete(nb: ISharedNotebook, req: Args): CellJSON {
+  if (!Array.isArray(req.ids) || !req.ids.every((id: unknown) => typeof id === 'string')) {
+    throw new BridgeError('ids must be a list of cell ids');
+  }
+  const expect = parseExpect(req.expect);
+  const protect = new Set<string>(Array.isArray(req.protect) ? req.protect.filter((p: unknown) => typeof p === 'string') : []);
+  const removed: string[] = [];
+  const kept: Kept[] = [];
+  for (const id of new Set<string>(req.ids)) {
+    // Resolved now, from the model as it is after the previous removal (never a stale index).
+    const index = nb.cells.findIndex(cell => cell.id === id);
+    if (index < 0) {
+      kept.push({ id, reason: 'missing' });
+      continue;
+    }
+    const reason = whyKept(nb.cells[index], expect, protect);
+    if (reason !== null) {
+      kept.push({ id, reason });
+      continue;
+    }
+    const before = nb.cells.length;
+    nb.deleteCell(index);
+    removed.push(id);
+    if (nb.cells.length !== before - 1) {
+      // Inside someone's transaction the cell list is only updated at its end, so the next index
+      // would be stale: stop rather than risk the wrong cell.
+      throw new BridgeError('delete cannot run inside a transaction of the notebook model');
+    }
+  }
+  return { deleted: removed.length, removed, kept };
+}
+
+export function opMove(nb: ISharedNotebook, req: Args, cellId: unknown): CellJSON {
+  const from = requireIndex(nb, cellId);
+  if (typeof req.index !== 'number') {
+    throw new BridgeError('index (a number) is required');
+  }
+  const to = Math.max(0, Math.min(req.index, nb.cells.length - 1));
+  if (to !== from) {
+    nb.moveCell(from, to);
+  }
+  return { index: to };
+}
+
+/** Where a cell is and whether it runs: what the kernel asks before it waits on a prompt shown
+ * in that cell (a cell deleted while queued still runs in the kernel, and nobody sees its output). */
+export function opFind(nb: ISharedNotebook, cellId: unknown): CellJSON {
+  const index = indexOf(nb, cellId);
+  const cell = index >= 0 ? nb.cells[index] : null;
+  const running = cell !== null && cell.cell_type === 'code' && (cell as ISharedCodeCell).executionState === 'running';
+  return { index, running };
+}
+
+/** One request against the notebook: what index.ts calls with a comm message's data. */
+export function handleOp(nb: ISharedNotebook, op: string, args: Args, cellId: unknown, path: string): CellJSON {
+  switch (op) {
+    case 'read':
+      return { path, cells: opRead(nb) };
+    case 'insert':
+      return opInsert(nb, args);
+    case 'replace':
+      return opReplace(nb, args, cellId);
+    case 'delete':
+      return opDelete(nb, args);
+    case 'move':
+      return opMove(nb, args, cellId);
+    case 'find':
+      return opFind(nb, cellId);
+    default:
+      throw new BridgeError(`unknown op ${JSON.stringify(op)} (bridge version ${VERSION})`);
+  }
+}

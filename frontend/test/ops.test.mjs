@@ -1,0 +1,176 @@
+// The bridge's operations against a real @jupyter/ydoc YNotebook (node --test; see Makefile `test-frontend`).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { opDelete, opFind, opInsert, opReplace, handleOp } from './build/ops.js';
+import { sourceHash } from './build/guard.js';
+import { ORIGIN, SESSION, agentInsert, byId, bytes, ids, mark, notebook, sources, user } from './helpers.mjs';
+
+const EXPECT = { origin: ORIGIN, session: SESSION, kinds: ['code'] };
+
+function fresh(t, cells) {
+  const nb = notebook(cells);
+  t.after(() => nb.dispose());
+  return nb;
+}
+
+test('the issue\'s reproduction: deleting two agent cells above a user cell removes exactly those two', t => {
+  const nb = fresh(t, [user('%load_ext nbagent'), user('%%agent --allow python\nWhat is 2 * 3 and 4 * 5?')]);
+  const agentCell = nb.cells[1].id;
+  const a = agentInsert(nb, 'print(2 * 3)', 1, { after: agentCell });
+  const b = agentInsert(nb, 'print(4 * 5)', 1, { after: a });
+  nb.insertCell(4, user('my_result = "my own cell"\nprint(my_result)'));
+  const mine = bytes(nb.cells[4]);
+
+  const result = opDelete(nb, { ids: [a, b], expect: { ...EXPECT, turns: [1] } });
+
+  assert.deepEqual(result, { deleted: 2, removed: [a, b], kept: [] });
+  assert.deepEqual(sources(nb), ['%load_ext nbagent', '%%agent --allow python\nWhat is 2 * 3 and 4 * 5?',
+    'my_result = "my own cell"\nprint(my_result)']);
+  assert.equal(bytes(nb.cells[2]), mine);
+});
+
+test('user cells interleaved with agent cells stay, whatever ids the kernel sends', t => {
+  const nb = fresh(t, [user('u0')]);
+  const a = agentInsert(nb, 'a', 1);
+  nb.insertCell(2, user('u1'));
+  const b = agentInsert(nb, 'b', 1);
+  nb.insertCell(4, { cell_type: 'markdown', source: '# notes', metadata: {} });
+  const c = agentInsert(nb, 'c', 1);
+  const before = nb.cells.filter(x => ![a, b, c].includes(x.id)).map(bytes);
+
+  const result = opDelete(nb, { ids: ids(nb), expect: EXPECT });
+
+  assert.deepEqual(result.removed, [a, b, c]);
+  assert.equal(result.deleted, 3);
+  assert.deepEqual(sources(nb), ['u0', 'u1', '# notes']);
+  assert.deepEqual(nb.cells.map(bytes), before);
+  assert.deepEqual(result.kept.map(k => k.reason), ['not-nbagent', 'not-nbagent', 'not-code']);
+});
+
+test('a moved agent cell is still the agent\'s; an edited one is the user\'s', t => {
+  const nb = fresh(t, [user('u0')]);
+  const a = agentInsert(nb, 'a = 1', 1);
+  const b = agentInsert(nb, 'b = 2', 1);
+  nb.insertCell(3, user('u1'));
+  nb.moveCell(2, 0); // the user moves b to the top
+  byId(nb, a).setSource('a = 1  # my fix');
+
+  const result = opDelete(nb, { ids: [a, b], expect: EXPECT });
+
+  assert.deepEqual(result.removed, [b]);
+  assert.deepEqual(result.kept, [{ id: a, reason: 'edited' }]);
+  assert.deepEqual(sources(nb), ['u0', 'a = 1  # my fix', 'u1']);
+});
+
+test('an agent cell the user ran again is kept', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a = 1', 1);
+  byId(nb, a).execution_count = 7;
+  assert.deepEqual(opDelete(nb, { ids: [a], expect: EXPECT }).kept, [{ id: a, reason: 're-run' }]);
+});
+
+test('running or queued cells and the protected cell are never deleted', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a', 1);
+  const b = agentInsert(nb, 'b', 1);
+  const c = agentInsert(nb, 'c', 1);
+  byId(nb, a).executionState = 'running'; // JupyterLab: running, or queued by Run All ([*])
+
+  const result = opDelete(nb, { ids: [a, b, c], expect: EXPECT, protect: [b] });
+
+  assert.deepEqual(result.removed, [c]);
+  assert.deepEqual(result.kept, [{ id: a, reason: 'running' }, { id: b, reason: 'protected' }]);
+});
+
+test('a markdown cell is never deleted, even with an nbagent mark', t => {
+  const nb = fresh(t, []);
+  const { id } = opInsert(nb, { cell: { cell_type: 'markdown', source: '## by the model', metadata: { nbagent: mark(1, { kind: 'new' }) } } });
+  const result = opDelete(nb, { ids: [id], expect: { ...EXPECT, kinds: ['code', 'new'] } });
+  assert.deepEqual(result.kept, [{ id, reason: 'not-code' }]);
+});
+
+test('cells of another kernel, session, turn, agent cell or kind are not ours', t => {
+  const nb = fresh(t, []);
+  // A received notebook: the same kind of mark, from another kernel's origin.
+  nb.insertCell(0, { cell_type: 'code', source: 'theirs', metadata: { nbagent: { ...mark(1), origin: 'elsewhere', made: { source_sha256: sourceHash('theirs') } } }, outputs: [], execution_count: null });
+  const theirs = nb.cells[0].id;
+  const other = agentInsert(nb, 'x', 1, { session: 's-2', agent_cell: 'A1' });
+  const later = agentInsert(nb, 'y', 3, { agent_cell: 'A1' });
+  const cellOf = agentInsert(nb, 'z', 1, { agent_cell: 'A2' });
+  const edit = agentInsert(nb, 'w', 1, { kind: 'edit', agent_cell: 'A1' });
+
+  const result = opDelete(nb, { ids: ids(nb), expect: { ...EXPECT, turns: [1], agent_cell: 'A1' } });
+
+  assert.equal(result.deleted, 0);
+  assert.deepEqual(Object.fromEntries(result.kept.map(k => [k.id, k.reason])), {
+    [theirs]: 'other-origin', [other]: 'other-session', [later]: 'other-turn', [cellOf]: 'other-agent-cell',
+    [edit]: 'other-kind'
+  });
+  const rollback = opDelete(nb, { ids: ids(nb), expect: { ...EXPECT, after_turn: 1 } });
+  assert.deepEqual(rollback.removed, [later]);
+});
+
+test('missing and repeated ids: counted once, reported as missing', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a', 1);
+  const result = opDelete(nb, { ids: [a, a, 'gone'], expect: EXPECT });
+  assert.deepEqual(result, { deleted: 1, removed: [a], kept: [{ id: 'gone', reason: 'missing' }] });
+});
+
+test('delete without the kernel\'s expectations (an older kernel) deletes nothing', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a', 1);
+  assert.throws(() => opDelete(nb, { ids: [a] }), /expect\.origin/);
+  assert.deepEqual(ids(nb), [a]);
+});
+
+test('inside an outer transaction delete stops after one cell instead of using a stale index', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a', 1);
+  const b = agentInsert(nb, 'b', 1);
+  nb.insertCell(2, user('mine'));
+  assert.throws(() => nb.transact(() => opDelete(nb, { ids: [a, b], expect: EXPECT })), /transaction/);
+  assert.deepEqual(sources(nb), ['b', 'mine']);
+});
+
+test('the stamp is the front-end\'s: a forged one in insert or replace is discarded', t => {
+  const nb = fresh(t, [user('mine')]);
+  const mine = nb.cells[0].id;
+  const forged = { ...mark(1), made: { source_sha256: sourceHash('mine'), execution_count: null } };
+  // The model's notebook_edit replace marks a user's cell "edit"; even marked "code", a forged stamp does not count.
+  opReplace(nb, { metadata: { nbagent: forged } }, mine);
+  assert.equal(nb.cells[0].getMetadata('nbagent').made, undefined);
+  assert.deepEqual(opDelete(nb, { ids: [mine], expect: EXPECT }).kept, [{ id: mine, reason: 'edited' }]);
+
+  const { id } = opInsert(nb, { cell: { cell_type: 'code', source: 'real', metadata: { nbagent: { ...mark(1), made: { source_sha256: 'x' } } } } });
+  assert.equal(byId(nb, id).getMetadata('nbagent').made.source_sha256, sourceHash('real'));
+});
+
+test('replace by the kernel restamps what it wrote: its own later source edit is not the user\'s', t => {
+  const nb = fresh(t, []);
+  const a = agentInsert(nb, 'a = 1', 1);
+  opReplace(nb, { source: 'a = 2', outputs: [{ output_type: 'stream', name: 'stdout', text: 'ok\n' }], execution_count: 4 }, a);
+  assert.equal(opDelete(nb, { ids: [a], expect: EXPECT }).deleted, 1);
+});
+
+test('replace never lets an output carry a trusted flag, and untrusts a cell the user ran', t => {
+  const nb = fresh(t, [user('x', { metadata: { trusted: true } })]);
+  const id = nb.cells[0].id;
+  opReplace(nb, { outputs: [{ output_type: 'display_data', data: { 'text/html': '<b>hi</b>' }, metadata: { trusted: true } }] }, id);
+  assert.deepEqual(nb.cells[0].toJSON().outputs[0].metadata, {});
+  assert.equal(nb.cells[0].getMetadata('trusted'), undefined);
+});
+
+test('find says where a cell is and whether it runs or waits to run', t => {
+  const nb = fresh(t, [user('a'), user('b')]);
+  const b = nb.cells[1].id;
+  assert.deepEqual(opFind(nb, b), { index: 1, running: false });
+  nb.cells[1].executionState = 'running';
+  assert.deepEqual(opFind(nb, b), { index: 1, running: true });
+  assert.deepEqual(opFind(nb, 'gone'), { index: -1, running: false });
+});
+
+test('an unknown op is an error naming the protocol version', t => {
+  const nb = fresh(t, []);
+  assert.throws(() => handleOp(nb, 'explode', {}, undefined, 'x.ipynb'), /unknown op "explode" \(bridge version 2\)/);
+});

@@ -1,0 +1,150 @@
+"""Removing nbagent's own cells from the live notebook: the front-end decides, the kernel asks.
+
+The rule (docs/notebook-bridge.md): nbagent never deletes a cell it did not make in this kernel.
+Every cell nbagent makes carries ``metadata.nbagent.origin`` = :data:`ORIGIN`, a random token of this
+kernel process, so a received notebook's marks, or marks from before a restart, are never ours.
+The kernel picks the cells it believes are its own and sends them with what it expects of each
+(origin, session, turn, agent cell, kind); the front-end checks each cell at the moment it removes
+it and keeps any that is not the agent's any more: edited or run again by the user, running or
+queued, a markdown cell, the cell running the command (bridge protocol 2, docs/bridge-protocol.md).
+What comes back is what really went, and what stayed and why: messages count from that.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable, TypedDict
+
+from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .cells import MARK
+
+ORIGIN = uuid.uuid4().hex
+"""This kernel process's token in the marks of the cells it makes (never reused, never guessed)."""
+SAFE_DELETE_VERSION = 2
+"""The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
+MADE_KINDS = ("code", "new")
+"""Kinds of cells nbagent made itself: materialised code, and cells the model inserted with
+notebook_edit. An agent cell ("agent") and a user's cell the model changed ("edit") are the user's."""
+
+REASONS = {
+    "edited": "edited by you", "re-run": "run again by you", "running": "running or queued",
+    "protected": "the cell running this command", "not-code": "not a code cell", "missing": "already gone",
+    "old-frontend": "the notebook's nbagent extension is older than the kernel's: update nbagent where "
+                    "JupyterLab runs",
+}
+"""The front-end's reason codes in words; any other code means "not this turn's cell"."""
+
+
+class Expect(TypedDict, total=False):
+    """What every cell asked for must carry (the front-end checks each field given)."""
+
+    origin: str
+    session: str
+    agent_cell: str
+    turns: list[int]
+    after_turn: int
+    kinds: list[str]
+
+
+@dataclass
+class Removal:
+    """What a removal really did."""
+
+    removed: list[str] = field(default_factory=list)
+    kept: list[tuple[str, str]] = field(default_factory=list)
+    """(cell id, reason code) of cells asked for that stayed."""
+
+    @property
+    def count(self) -> int:
+        return len(self.removed)
+
+    def kept_reasons(self) -> list[str]:
+        """Why cells stayed, in words, each once (a cell already gone is not worth a word)."""
+        words: list[str] = []
+        for _id, reason in self.kept:
+            text = REASONS.get(reason, "not the agent's")
+            if reason != "missing" and text not in words:
+                words.append(text)
+        return words
+
+    def describe(self) -> str:
+        """``2 agent cell(s) removed from the notebook; 1 kept (edited by you)``, or ``""``."""
+        kept = [k for k in self.kept if k[1] != "missing"]
+        parts = [f"{self.count} agent cell(s) removed from the notebook"] if self.count else []
+        if kept:
+            parts.append(f"{len(kept)} kept ({', '.join(self.kept_reasons())})")
+        return "; ".join(parts)
+
+
+def mark_of(cell: dict[str, Any]) -> dict[str, Any] | None:
+    mark = (cell.get("metadata") or {}).get(MARK)
+    return mark if isinstance(mark, dict) else None
+
+
+def matches(cell: dict[str, Any], expect: Expect) -> bool:
+    """Whether a cell as read carries what ``expect`` asks (the kernel's pre-selection; the
+    front-end checks again, with the cell's state, when it removes it)."""
+    mark = mark_of(cell)
+    if mark is None or cell.get("cell_type", "code") != "code":
+        return False
+    for key in ("origin", "session", "agent_cell"):
+        if key in expect and mark.get(key) != expect[key]:  # type: ignore[literal-required]
+            return False
+    turn = mark.get("turn")
+    if "turns" in expect and turn not in expect["turns"]:
+        return False
+    if "after_turn" in expect and not (isinstance(turn, int) and turn > expect["after_turn"]):
+        return False
+    return mark.get("kind") in expect.get("kinds", ["code"])
+
+
+def _args(ids: Iterable[str], expect: Expect, protect: Iterable[str | None]) -> dict[str, Any]:
+    return {"ids": list(ids), "expect": {"origin": ORIGIN, **expect}, "protect": [p for p in protect if p]}
+
+
+def _result(reply: dict[str, Any], ids: list[str]) -> Removal:
+    removed = [str(i) for i in reply.get("removed") or []]
+    kept = [(str(k.get("id")), str(k.get("reason"))) for k in reply.get("kept") or [] if isinstance(k, dict)]
+    return Removal(removed=[i for i in removed if i in ids], kept=kept)
+
+
+def _refused(bridge: Bridge, ids: list[str]) -> Removal | None:
+    """Nothing is asked of a front-end that would not check (protocol 1 deleted whatever it was sent)."""
+    if bridge.version < SAFE_DELETE_VERSION:
+        return Removal(kept=[(i, "old-frontend") for i in ids])
+    return None
+
+
+async def remove(bridge: Bridge, ids: list[str], expect: Expect, protect: Iterable[str | None] = ()) -> Removal:
+    """Ask the front-end to remove ``ids`` where each still is what ``expect`` says."""
+    if not ids:
+        return Removal()
+    refused = _refused(bridge, ids)
+    if refused is not None:
+        return refused
+    return _result(await bridge.request("delete", **_args(ids, expect, protect)), ids)
+
+
+def remove_sync(bridge: Bridge, ids: list[str], expect: Expect, protect: Iterable[str | None] = ()) -> Removal:
+    """The same from a line magic (synchronous, on the kernel's main thread)."""
+    if not ids:
+        return Removal()
+    refused = _refused(bridge, ids)
+    if refused is not None:
+        return refused
+    return _result(bridge.request_sync("delete", **_args(ids, expect, protect)), ids)
+
+
+def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str | None) -> Removal:
+    """``%agent rollback``: remove the cells ``session`` made in this kernel in turns after
+    ``after_turn``; nothing (an empty :class:`Removal`) where no front-end answers."""
+    if not bridge.connected:
+        return Removal()
+    expect: Expect = {"origin": ORIGIN, "session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}
+    try:
+        cells = bridge.request_sync("read").get("cells", [])
+        ids = [str(c.get("id")) for c in cells if matches(c, expect)]
+        return remove_sync(bridge, ids, expect, protect=[protect])
+    except (BridgeUnavailable, BridgeError):
+        return Removal()
