@@ -52,16 +52,38 @@ def test_insert_read_replace_move_follow_the_protocol() -> None:
 def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> None:
     doc = document()
     agent_id, mine_id = doc.cells[1]["id"], doc.cells[2]["id"]
-    made = ask(doc, "insert", cell={"cell_type": "code", "source": "x = 1", "metadata": {"nbagent": MARK}},
-               after_id=agent_id)["result"]["id"]
-    doc.cells[1]["metadata"]["nbagent"] = {"session": "S", "turn": 1, "kind": "agent"}
+    mark = {**MARK, "origin": "O"}
+    made = [ask(doc, "insert", cell={"cell_type": "code", "source": f"x = {i}", "metadata": {"nbagent": mark}},
+                after_id=agent_id)["result"]["id"] for i in range(3)]
+    stamp = doc.cells[2]["metadata"]["nbagent"]["made"]
+    assert stamp["source_sha256"] and "execution_count" in stamp  # stamped here, not by the request
+    doc.cells[1]["metadata"]["nbagent"] = {"origin": "O", "session": "S", "turn": 1, "kind": "agent"}
     doc.running = agent_id
-    reply = ask(doc, "delete", ids=[agent_id, made, mine_id, "missing"])
-    assert reply["result"] == {"deleted": 1}  # the count is what was really removed
-    assert [c["id"] for c in doc.cells][1:] == [agent_id, mine_id]
+    edited = next(c for c in doc.cells if c["id"] == made[1])
+    edited["source"] = "x = 'mine now'"  # the user typed in it: theirs
+    doc.cells[2]["metadata"]["nbagent"]["origin"] = "another kernel"  # before a restart: not ours
+    reply = ask(doc, "delete", ids=[agent_id, *made, mine_id, "missing"], expect={"origin": "O", "kinds": ["code"]},
+                protect=[])["result"]
+    assert reply["removed"] == [made[0]] and reply["deleted"] == 1  # the count is what was really removed
+    assert dict((k["id"], k["reason"]) for k in reply["kept"]) == {
+        agent_id: "running", made[2]: "other-origin", made[1]: "edited", mine_id: "not-nbagent", "missing": "missing"}
+    assert [c["id"] for c in doc.cells][1:] == [agent_id, made[2], made[1], mine_id]
     assert len(doc.run_cells) == 3  # the run's list changes only at sync(), between cells
     doc.sync()
     assert doc.run_cells == doc.cells
+
+
+def test_a_queued_cell_is_never_deleted_and_find_says_it_runs() -> None:
+    doc = document()
+    queued = doc.cells[2]
+    queued["metadata"]["nbagent"] = {"origin": "O", "session": "S", "turn": 1, "kind": "code",
+                                     "made": {"source_sha256": "whatever"}}
+    doc.queued = {queued["id"]}  # Run All's queue: it will still run
+    reply = ask(doc, "delete", ids=[queued["id"]], expect={"origin": "O"})["result"]
+    assert reply["removed"] == [] and reply["kept"] == [{"id": queued["id"], "reason": "running"}]
+    assert ask(doc, "find", cell_id=queued["id"])["result"] == {"index": 2, "running": True}
+    assert ask(doc, "find", cell_id="gone")["result"] == {"index": -1, "running": False}
+    assert not ask(doc, "delete", ids=[queued["id"]])["ok"]  # protocol 1's delete (no expect) is refused
 
 
 async def test_the_kernels_bridge_and_the_notebook_tools_work_on_it() -> None:

@@ -3,10 +3,12 @@ session's task folder and read back, kept in memory without one, never deleted a
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.materialise import remove_turn_cells
+from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.serve.record import FILE_NAME, ActionLog, ExternalAction
 from tests.notebook.document.fake_frontend import FakeFrontEnd
 
@@ -37,11 +39,12 @@ def test_without_a_session_folder_actions_stay_in_memory(tmp_path):
 
 
 def test_a_rollback_leaves_the_cells_a_client_made():
+    made = {"source_sha256": hashlib.sha256(b"made by the agent").hexdigest(), "execution_count": None}
     front = FakeFrontEnd([
-        {"cell_type": "code", "source": "made by the agent", "metadata": {"nbagent": {"session": "S1", "turn": 2,
-                                                                                     "kind": "code"}}},
+        {"cell_type": "code", "source": "made by the agent",
+         "metadata": {"nbagent": {"origin": ORIGIN, "session": "S1", "turn": 2, "kind": "code", "made": made}}},
         {"cell_type": "code", "source": "made by a client", "metadata": {"nbagent": {"kind": "external",
                                                                                     "client": "claude-code"}}},
     ])
     removed = remove_turn_cells(front.connect(Bridge()), "S1", after_turn=1)
-    assert removed == 1 and front.sources() == ["made by a client"]
+    assert removed.count == 1 and front.sources() == ["made by a client"]
