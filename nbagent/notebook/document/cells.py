@@ -82,14 +82,27 @@ def _output_text(output: dict[str, Any]) -> str:
     return text + (f" [{images[0]} shown below]" if images else "")
 
 
+def _origin(cell: dict[str, Any]) -> str:
+    """Who wrote the cell, as the model reads it: the user typed an agent cell (its mark only holds
+    the record) and every cell the model edited; only materialised cells are the agent's own."""
+    mark = (cell.get("metadata") or {}).get(MARK)
+    if not isinstance(mark, dict):
+        return ""
+    kind, turn = mark.get("kind"), mark.get("turn")
+    if kind == "external":
+        return f", by MCP client {mark.get('client')}"
+    if kind == "agent":
+        return f", the user's agent prompt (turn {turn})"
+    if kind == "edit":
+        return f", edited by the agent (turn {turn})"
+    return f", by the agent (turn {turn})"
+
+
 def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple[str, list[dict[str, Any]]]:
     """One cell as text for the model, plus its images as image blocks."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
-    mark = (cell.get("metadata") or {}).get(MARK)
-    origin = "" if not isinstance(mark, dict) else (f", by MCP client {mark.get('client')}" if mark.get("kind") == "external"
-                                                     else f", by the agent (turn {mark.get('turn')})")
-    head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{origin}"
+    head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
     images: list[dict[str, Any]] = []
     texts: list[str] = []
