@@ -152,7 +152,9 @@ def history(magics: Any, args: Namespace) -> None:
     if magics.current is None and replayed_session(magics) is None and magics.document.from_notebook:
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
     else:
-        sess = (magics.current or replayed_session(magics)) if external else _need_session(magics)
+        # Before the first %%agent cell there is no session yet: that is "no requests yet" (as the
+        # README says), not an error that fails the cell and stops Run All.
+        sess = magics.current or replayed_session(magics)
         if sess is not None and sess.records:
             table = sess.turns_df()
             shown = shown_turns(magics)  # replayed: the turns shown, not the whole record

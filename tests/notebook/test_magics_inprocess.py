@@ -390,3 +390,9 @@ def test_out_of_range_options_are_refused_with_the_allowed_range(ip, option, exp
     before = len(session().agent.history)
     assert expected in fails(ip, f"%%agent {option}\nhi")
     assert len(session().agent.history) == before  # nothing was sent, nothing half-changed
+
+
+def test_history_on_a_fresh_kernel_says_no_requests_yet_and_does_not_fail(ip):
+    # A fresh kernel: the extension loaded, no %%agent cell run yet, so no session at all.
+    magics_mod.active_magics().current = None
+    assert run(ip, "%agent history").strip() == "no requests yet"

@@ -8,13 +8,17 @@ enters the document, so a materialised cell can never carry script.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from typing import Any
 
 from ...engine.contracts.tool_api import truncate_middle
 from ..view.safe import RASTER_IMAGES, safe_display_data
 
 MARK = "nbagent"
-"""The cell-metadata key nbagent owns: ``{"session", "turn", "tool_use_id", "kind"}``."""
+"""The cell-metadata key nbagent owns: ``{"origin", "session", "turn", "tool_use_id", "kind", ...}``."""
+ORIGIN = uuid.uuid4().hex
+"""This kernel process's token in the marks of the cells it makes (never reused, never guessed):
+a received notebook's marks, or marks from before a restart, are never this kernel's."""
 
 
 def source_hash(source: str) -> str:
@@ -82,14 +86,29 @@ def _output_text(output: dict[str, Any]) -> str:
     return text + (f" [{images[0]} shown below]" if images else "")
 
 
+def _origin(cell: dict[str, Any]) -> str:
+    """Who wrote the cell, as the model reads it: the user typed an agent cell (its mark only holds
+    the record) and every cell the model edited; only materialised cells are the agent's own."""
+    mark = (cell.get("metadata") or {}).get(MARK)
+    if not isinstance(mark, dict):
+        return ""
+    kind, turn = mark.get("kind"), mark.get("turn")
+    if kind == "external":
+        return f", by MCP client {mark.get('client')}"
+    if kind == "agent":
+        return f", the user's agent prompt (turn {turn})"
+    if kind == "edit":
+        return f", edited by the agent (turn {turn})"
+    if mark.get("origin") != ORIGIN:  # a received notebook's mark (or one from before a restart): a claim only
+        return f", marked as an agent's (turn {turn}; not made in this kernel)"
+    return f", by the agent (turn {turn})"
+
+
 def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple[str, list[dict[str, Any]]]:
     """One cell as text for the model, plus its images as image blocks."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
-    mark = (cell.get("metadata") or {}).get(MARK)
-    origin = "" if not isinstance(mark, dict) else (f", by MCP client {mark.get('client')}" if mark.get("kind") == "external"
-                                                     else f", by the agent (turn {mark.get('turn')})")
-    head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{origin}"
+    head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
     images: list[dict[str, Any]] = []
     texts: list[str] = []

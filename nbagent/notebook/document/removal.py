@@ -12,15 +12,12 @@ What comes back is what really went, and what stayed and why: messages count fro
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TypedDict
 
 from .bridge import Bridge, BridgeError, BridgeUnavailable
-from .cells import MARK
+from .cells import MARK, ORIGIN
 
-ORIGIN = uuid.uuid4().hex
-"""This kernel process's token in the marks of the cells it makes (never reused, never guessed)."""
 SAFE_DELETE_VERSION = 2
 """The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
 MADE_KINDS = ("code", "new")

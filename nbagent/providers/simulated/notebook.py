@@ -24,7 +24,9 @@ ASKS_TO_READ = re.compile(r"\b(read|summari[sz]e|go through|review|what(?:'s| is
                           re.I)
 ASKS_TO_FIX_A_CELL = re.compile(r"\b(fix|repair|correct)\w*\b[^.?!]*\bcells?\b", re.I)
 MAX_PAGES = 5
-_HEAD = re.compile(r"^\[(\d+)\] id=(\S+) (code|markdown|raw)(, by the agent \(turn [^)]*\))?$", re.M)
+# The origin after the type: "by the agent" (made by it), or another author (the user's agent
+# prompt, an edit, an MCP client), so a cell's head is always found.
+_HEAD = re.compile(r"^\[(\d+)\] id=(\S+) (code|markdown|raw)(?:(, by the agent \(turn [^)]*\))|, [^\n]*)?$", re.M)
 _MORE = re.compile(r"\n*\(cells \d+–\d+ not shown: read again with start=(\d+)\)\s*$")
 _ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$", re.M)
 _ASSIGNED = re.compile(r"^([A-Za-z_]\w*)\s*=[^=]", re.M)
