@@ -215,10 +215,16 @@ class QueryEngine(BetweenRuns):
             session.save_events()
             return
         run = self._request_run(control, asker)
-        facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range)
+        sanitizer = self.sanitizer()
+        kernel = self.kernel_facts
+        # The kernel's state (cell inputs, outputs, the last error, variables' reprs) is user text:
+        # redacted before it is cut to size, and the blocks again as they enter the history.
+        facts = facts_blocks(self._facts, (lambda: sanitizer.strings(kernel())) if kernel is not None else None,
+                             session.history, session.deleted_range)
         self._notes.file(self._config.notes)  # made on first use once the setting is on
         notes = self._notes.current()  # as the agent left them (kept in the turn's mark for rollback)
-        turn = session.begin_turn(new_blocks + facts + notes_blocks(notes, self._config.notes), notes=notes)
+        kernel_blocks, _ = sanitizer.value(facts + notes_blocks(notes, self._config.notes))
+        turn = session.begin_turn(new_blocks + kernel_blocks, notes=notes)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -364,7 +370,8 @@ class QueryEngine(BetweenRuns):
         offered = self.tools
         if (notes := self._notes.tool(self._config.notes)) is not None:
             offered[NOTES_TOOL] = notes
-        system = self._prompt.system(self._config, self.session.turn, tuple(offered))
+        # Rules files are user text: a key pasted into AGENTS.md is not sent either.
+        system = self.sanitizer().redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     @classmethod
