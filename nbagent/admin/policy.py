@@ -125,9 +125,26 @@ class AdminPolicy:
         return self.allowed_tools is None or name in self.allowed_tools
 
 
+def _at_process_start(name: str) -> str | None:
+    """``name`` in the environment the process started with (Linux keeps it in /proc, where a later
+    ``os.environ`` change does not reach); elsewhere, as it is when nbagent is first imported."""
+    try:
+        raw = Path("/proc/self/environ").read_bytes()
+    except OSError:
+        return os.environ.get(name)
+    prefix = name.encode() + b"="
+    found = [item[len(prefix):] for item in raw.split(b"\0") if item.startswith(prefix)]
+    return os.fsdecode(found[0]) if found else None
+
+
+ADMIN_CONFIG_AT_START: str | None = _at_process_start(ADMIN_CONFIG_ENV)
+"""``$NBAGENT_ADMIN_CONFIG`` as the process started: a cell that sets ``os.environ[...]`` later
+(``"mine.json"``) must not choose which file locks it (issue 33)."""
+
+
 def admin_config_path() -> Path:
-    """``$NBAGENT_ADMIN_CONFIG`` if set, else ``/etc/nbagent/admin.json``."""
-    return Path(os.environ.get(ADMIN_CONFIG_ENV) or DEFAULT_ADMIN_CONFIG).expanduser()
+    """``$NBAGENT_ADMIN_CONFIG`` as set when the kernel started, else ``/etc/nbagent/admin.json``."""
+    return Path(ADMIN_CONFIG_AT_START or DEFAULT_ADMIN_CONFIG).expanduser()
 
 
 def admin_policy() -> AdminPolicy | None:
@@ -136,7 +153,7 @@ def admin_policy() -> AdminPolicy | None:
     try:
         stat = path.stat()
     except FileNotFoundError:
-        if os.environ.get(ADMIN_CONFIG_ENV):  # named explicitly: a missing file is a mistake, not "no policy"
+        if ADMIN_CONFIG_AT_START:  # named explicitly: a missing file is a mistake, not "no policy"
             raise AdminPolicyError(f"{path} (from ${ADMIN_CONFIG_ENV}) does not exist") from None
         return None
     return _load(str(path), stat.st_mtime_ns)

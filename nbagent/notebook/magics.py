@@ -294,8 +294,10 @@ class AgentMagics(Magics):
         from .view import AgentView
 
         agent = sess.agent
+        if provider is None:  # an endpoint is named with its host: a profile name alone says not where keys go
+            provider = agent.provider.name + (f" at {agent.endpoint.where}" if agent.endpoint is not None else "")
         view = AgentView(
-            model=agent.config.model, provider=provider or agent.provider.name, context_window=agent.context_window,
+            model=agent.config.model, provider=provider, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window),
             session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
             permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),

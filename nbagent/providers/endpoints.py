@@ -4,8 +4,8 @@ An :class:`Endpoint` is a base URL, a key (``x-api-key``) or a bearer token (``A
 Bearer``, as gateways such as the LiteLLM proxy take them), extra headers, a per-request timeout,
 and optionally the model and window to use there. Named profiles come from
 ``~/.nbagent/endpoints.json``, then ``<cwd>/.nbagent/endpoints.json`` (both optional; a write to
-either always asks, as for everything under ``.nbagent/``), then ``AgentMagics.endpoints``; a later
-source wins per name::
+either always asks, as for everything under ``.nbagent/``; what a project file may do is limited,
+see :mod:`.endpoint_trust`), then ``AgentMagics.endpoints``; a later source wins per name::
 
     {"endpoints": {"gateway": {"base_url": "http://127.0.0.1:4000", "auth_token_env": "LITELLM_KEY",
                                "model": "local-model", "headers": {"X-Team": "data"}, "timeout_s": 120}}}
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..engine.contracts.errors import NbAgentError
+from .endpoint_trust import EndpointError, check_project_row, check_trusted
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 RESERVED_NAMES = frozenset({"auto", "simulated", "anthropic"})
@@ -34,10 +34,6 @@ KINDS = ("anthropic", "bedrock", "vertex")
 """``anthropic``: any server of the Messages API; ``bedrock`` / ``vertex``: the SDK's own clients
 for Amazon Bedrock (SigV4 from AWS's credential chain) and Google Vertex AI (a bearer token, or
 Google's application-default credentials)."""
-
-
-class EndpointError(NbAgentError):
-    """An endpoint profile is unknown or malformed; the message says where profiles are read from."""
 
 
 @dataclass(frozen=True)
@@ -135,13 +131,24 @@ def profile_files(cwd: str | Path | None = None) -> list[Path]:
 
 def load_profiles(cwd: str | Path | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Every named profile (raw rows, secrets not yet read): the files, then ``extra``."""
+    return _load(cwd, extra)[0]
+
+
+def _load(cwd: str | Path | None, extra: Mapping[str, Any] | None) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The profiles, and for each one from the project file, that file (see :mod:`.endpoint_trust`)."""
     rows: dict[str, dict[str, Any]] = {}
-    for path in profile_files(cwd):
-        if path.is_file():
-            rows.update(_read(path))
+    from_project: dict[str, str] = {}
+    user_file, project_file = profile_files(cwd)
+    if user_file.is_file():
+        rows.update(_read(user_file))
+    if project_file.is_file() and project_file.resolve() != user_file.resolve():
+        for name, row in _read(project_file).items():
+            check_project_row(name, row, str(project_file), set(rows))
+            rows[name], from_project[name] = row, str(project_file)
     for name, row in dict(extra or {}).items():
         rows[str(name)] = _checked_row(str(name), row, "AgentMagics.endpoints")
-    return rows
+        from_project.pop(str(name), None)
+    return rows, from_project
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
@@ -198,12 +205,14 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
     """``endpoint`` itself, or the named profile (secrets read from the environment now)."""
     if isinstance(endpoint, Endpoint):
         return endpoint
-    profiles = load_profiles(cwd, extra)
+    profiles, from_project = _load(cwd, extra)
     if endpoint not in profiles:
         known = ", ".join(sorted(profiles)) or "none"
         files = " or ".join(str(p) for p in profile_files(cwd))
         raise EndpointError(f"no endpoint profile named {endpoint!r} (known: {known}); add it to {files} "
                             "or to %config AgentMagics.endpoints")
+    if endpoint in from_project:
+        check_trusted(endpoint, profiles[endpoint], from_project[endpoint])
     return endpoint_from_row(endpoint, profiles[endpoint])
 
 

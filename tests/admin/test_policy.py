@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import nbagent.admin.policy as admin_policy_module
 from nbagent import Agent, RunLimits
 from nbagent.admin import AdminLockedError, AdminPolicyError, DailyLedger, admin_policy
 from nbagent.admin.enforce import DailyBudgetSpentError
@@ -24,7 +26,7 @@ def admin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     def write(**keys: Any) -> Path:
         keys.setdefault("ledger_dir", str(tmp_path / "ledger"))
         path.write_text(json.dumps(keys))
-        monkeypatch.setenv("NBAGENT_ADMIN_CONFIG", str(path))
+        monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", str(path))  # as the kernel started
         return path
 
     return write
@@ -36,7 +38,7 @@ def agent(tmp_path: Path, replies: Any = None, **settings: Any) -> Agent:
 
 
 def test_without_a_file_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NBAGENT_ADMIN_CONFIG", raising=False)
+    monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", None)
     assert admin_policy() is None or Path("/etc/nbagent/admin.json").exists()
 
 
@@ -99,3 +101,26 @@ def test_a_bad_admin_file_is_an_error_not_an_open_door(tmp_path: Path, admin: An
     admin(max_budget_usd=-1)
     with pytest.raises(AdminPolicyError, match="max_budget_usd"):
         agent(tmp_path)
+
+
+def test_a_cell_changing_the_variable_later_does_not_move_the_lock(tmp_path: Path, admin: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    admin(permission_mode="default", max_budget_usd=0.5)
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"max_budget_usd": 1000}))
+    monkeypatch.setenv("NBAGENT_ADMIN_CONFIG", str(mine))  # os.environ[...] = "mine.json" in a cell
+    policy = admin_policy()
+    assert policy is not None and policy.max_budget_usd == 0.5
+    with pytest.raises(AdminLockedError):
+        agent(tmp_path, max_budget_usd=100)
+
+
+def test_the_location_is_the_one_the_process_started_with(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import os; os.environ['NBAGENT_ADMIN_CONFIG'] = 'mine.json'\n"
+            "from nbagent.admin import policy; print(policy.ADMIN_CONFIG_AT_START)")
+    env = {**os.environ, "NBAGENT_ADMIN_CONFIG": str(tmp_path / "admin.json")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(tmp_path / "admin.json")

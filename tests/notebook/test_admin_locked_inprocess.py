@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import nbagent.admin.policy as admin_policy_module
 from nbagent.notebook import magics as magics_mod
 
 from .test_magics_inprocess import ip, run  # noqa: F401  (ip is a fixture)
@@ -14,7 +15,7 @@ from .test_magics_inprocess import ip, run  # noqa: F401  (ip is a fixture)
 def locked(tmp_path: Any, monkeypatch: Any, **keys: Any) -> str:
     path = tmp_path / "admin.json"
     path.write_text(json.dumps(keys))
-    monkeypatch.setenv("NBAGENT_ADMIN_CONFIG", str(path))
+    monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", str(path))  # as the kernel started
     return str(path)
 
 
@@ -30,7 +31,7 @@ def test_config_beyond_the_admin_policy_fails_naming_it(ip, tmp_path, monkeypatc
     assert magics.permission_mode == "default" and magics.max_budget == before  # unchanged
     run(ip, "%config AgentMagics.max_budget = 0.25")  # within it: fine
     assert magics.max_budget == 0.25
-    monkeypatch.delenv("NBAGENT_ADMIN_CONFIG")
+    monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", None)
     magics.max_budget = before
 
 

@@ -52,6 +52,7 @@ def local(ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
 def test_a_cell_on_an_endpoint_profile_reports_endpoint_window_and_what_was_switched_off(ip, local):  # noqa: F811
     out = run(ip, "%%agent --endpoint local --allow python\nWhat is 17 * 23?")
     assert "391" in out and "done: end_turn" in out and out.count("switched off for this endpoint") == 1
+    assert f"· local at {local.base_url} ·" in out  # the header names the host, not only the profile
     s = session()
     assert s.agent.endpoint.name == "local" and s.agent.config.model == "llama-local"
     sent = [r for r in local.api.requests if r.path.endswith("/v1/messages")]

@@ -38,6 +38,16 @@ _PROTECTED_NAMES = {
     "ipython_kernel_config.py": "configures the IPython kernel",
 }
 _JUPYTER_CONFIG = re.compile(r"^jupyter(_\w+)?_config\.(py|json)$")
+# Files that run code when a shell, Python or a login starts, or that hold trust (issue 33): what
+# they have in common is that writing them acts later, outside this session and its prompts.
+_STARTUP_NAMES = {
+    **{name: "runs code when a shell starts" for name in (
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+        ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc", ".inputrc", ".envrc")},
+    "sitecustomize.py": "runs code when Python starts",
+    "usercustomize.py": "runs code when Python starts",
+}
+_PROTECTED_LOWER = {name.lower(): why for name, why in {**_PROTECTED_NAMES, **_STARTUP_NAMES}.items()}
 
 
 def resolve_tool_path(raw: str, cwd: Path) -> Path:
@@ -64,7 +74,16 @@ def kernel_config_roots() -> list[tuple[Path, str]]:
     data = os.environ.get("JUPYTER_DATA_DIR") or (
         str(home / "Library" / "Jupyter") if sys.platform == "darwin"
         else os.path.join(os.environ.get("XDG_DATA_HOME") or str(home / ".local" / "share"), "jupyter"))
+    import site
+
+    sites = [*site.getsitepackages(), site.getusersitepackages()] if hasattr(site, "getsitepackages") else []
     roots = [
+        (str(home / ".ssh"), "holds SSH keys and who may log in"),
+        (str(home / NBAGENT_DIR), "configures nbagent for you (endpoints, trusted hosts)"),
+        (str(home / ".config" / "fish"), "runs code when a shell starts"),
+        (data, "is Jupyter's data (kernelspecs, runtime secrets, nbagent's signing key)"),
+        *(((key, "is nbagent's signing key"),) if (key := os.environ.get("NBAGENT_REPLAY_KEY_FILE")) else ()),
+        *((p, "is Python's site-packages (its .pth files run code when Python starts)") for p in sites),
         (os.environ.get("IPYTHONDIR") or str(home / ".ipython"), "is IPython's config (profiles, startup files)"),
         (os.environ.get("JUPYTER_CONFIG_DIR") or str(home / ".jupyter"), "is Jupyter's config"),
         (os.path.join(data, "kernels"), "holds kernelspecs (how kernels start)"),
@@ -80,12 +99,15 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, str]]) -> str | None:
-    why = _PROTECTED_NAMES.get(path.name)
-    if why is None and _JUPYTER_CONFIG.match(path.name):
+    name = path.name.lower()  # case-insensitive file systems (macOS, Windows) open AGENTS.md as agents.md
+    why = _PROTECTED_LOWER.get(name)
+    if why is None and _JUPYTER_CONFIG.match(name):
         why = "configures Jupyter"
+    if why is None and name.endswith(".pth"):
+        why = "is a .pth file (Python runs its import lines at every start)"
     if why is not None:
         return f"`{path.name}` {why}"
-    if NBAGENT_DIR in path.parts:
+    if NBAGENT_DIR in (part.lower() for part in path.parts):
         return f"`{path}` is inside `{NBAGENT_DIR}/`, which configures nbagent"
     if task_dir is not None and _under(path, task_dir):
         return f"`{path}` is inside this session's task folder, which records the session"

@@ -202,9 +202,10 @@ class KernelFactsTracker:
 
 def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
                  history: Sequence[Message], deleted_range: tuple[int, int] | None,
-                 focus: FactsFocus | None = None) -> list[ContentBlock]:
+                 focus: FactsFocus | None = None, redact: Callable[[Any], Any] | None = None) -> list[ContentBlock]:
     """The kernel facts (or their change) for the new prompt, and the images it is about: in the
-    newest user message, not the system prompt, so the cached prefix survives a changed variable."""
+    newest user message, not the system prompt, so the cached prefix survives a changed variable.
+    ``redact`` cleans the state as it is read (every string in it), before it is compared or shown."""
     if kernel_facts is None:
         return []
     merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
@@ -213,6 +214,8 @@ def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
         state: Any = kernel_facts.focused(focus)
     else:
         state = kernel_facts()
+    if redact is not None:
+        state = redact(state)
     block = tracker.block(FactsSnapshot.of(*state), at=at, visible_from=max(start_of_rest(deleted_range), 2))
     images = list(state.images) if isinstance(state, NotebookState) else []
     return [*([block] if block is not None else []), *images]

@@ -225,14 +225,17 @@ class QueryEngine(BetweenRuns):
             session.save_events()
             return
         run = self._request_run(control, asker)
+        sanitizer = self.sanitizer()
         focus = FactsFocus(prompt_words(new_blocks), agent_code(session.history), self._config.kernel_context_tokens,
                            images_seen(session.history, session.deleted_range))
-        # What the kernel holds is user text too: recent cells can hold a key, so the same boundary.
-        facts = self.sanitizer().value(facts_blocks(self._facts, self.kernel_facts, session.history,
-                                                    session.deleted_range, focus))[0]
+        # The kernel's state (cell inputs, outputs, the last error, variables' reprs) is user text:
+        # redacted as it is read, and the blocks again as they enter the history.
+        facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range, focus,
+                             redact=sanitizer.strings)
         self._notes.file(self._config.notes)  # made on first use once the setting is on
         notes = self._notes.current()  # as the agent left them (kept in the turn's mark for rollback)
-        turn = session.begin_turn(new_blocks + facts + notes_blocks(notes, self._config.notes), notes=notes)
+        kernel_blocks, _ = sanitizer.value(facts + notes_blocks(notes, self._config.notes))
+        turn = session.begin_turn(new_blocks + kernel_blocks, notes=notes)
         for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
             yield session.log(Notice(level="warning", message=notice))
         session.notices.clear()
@@ -378,7 +381,8 @@ class QueryEngine(BetweenRuns):
         offered = self.tools
         if (notes := self._notes.tool(self._config.notes)) is not None:
             offered[NOTES_TOOL] = notes
-        system = self._prompt.system(self._config, self.session.turn, tuple(offered))
+        # Rules files are user text: a key pasted into AGENTS.md is not sent either.
+        system = self.sanitizer().redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     @classmethod

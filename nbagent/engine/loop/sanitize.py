@@ -6,10 +6,16 @@ named ``b"report-\\xff.csv"``, ``print('\\udcff')``) are replaced by U+FFFD and 
 raised on; secret values are replaced by ``[redacted]``; JSON nested deeper than a limit is
 refused. A model reply also gets unique tool_use ids here (a reused id would make the saved
 history invalid).
+
+Secrets are known two ways: by value (every ``secret_env`` variable, read at each request, and
+every credential the Agent's endpoint uses) and by shape (:data:`KEY_SHAPES`: an Anthropic key or a
+bearer token, whatever variable holds it, or none: a key typed into a cell). The shape check costs
+two substring scans per string when neither occurs (see :func:`may_hold_key`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -23,6 +29,19 @@ REDACTED = "[redacted]"
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
 MIN_SECRET_CHARS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
+KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*")
+"""Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``) and bearer tokens
+(``Authorization: Bearer …``, ``curl -H "Authorization: Bearer …"``)."""
+
+
+def may_hold_key(text: str) -> bool:
+    """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex)."""
+    return "sk-ant-" in text or "earer " in text
+
+
+def redact_shapes(text: str) -> str:
+    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``."""
+    return KEY_SHAPES.sub(REDACTED, text) if may_hold_key(text) else text
 
 
 class TooDeepError(ValueError):
@@ -69,7 +88,9 @@ class StreamRedactor:
 
     Per content block, the last ``len(longest secret) - 1`` characters are held back until more
     text arrives or the block ends: a secret that began in them is then redacted whole, so the
-    view never shows it, not even in pieces.
+    view never shows it, not even in pieces. A key known by its shape has no fixed length: the run
+    of key characters at the cut (up to :data:`SHAPE_HOLD`, with a ``Bearer `` before it) is held
+    back too, so the shape is checked on the whole run.
     """
 
     def __init__(self, sanitizer: "Sanitizer") -> None:
@@ -79,18 +100,39 @@ class StreamRedactor:
 
     def feed(self, index: int, text: str) -> str:
         """The text of block ``index`` that is safe to show now."""
-        buf = self._sanitizer.redact(self._held.get(index, "") + text)
-        cut = max(len(buf) - self._hold, 0)
+        buf = self._sanitizer.redact_values(self._held.get(index, "") + text)
+        cut = _run_start(buf, max(len(buf) - self._hold, 0))
         self._held[index] = buf[cut:]
-        return buf[:cut]
+        return redact_shapes(buf[:cut])
 
     def flush(self, index: int) -> str:
-        """The rest of block ``index`` at its end (already redacted: it holds no whole secret)."""
-        return self._held.pop(index, "")
+        """The rest of block ``index`` at its end (it holds no whole secret of a listed value)."""
+        return redact_shapes(self._held.pop(index, ""))
 
     def held(self) -> list[int]:
         """The blocks with text still held back."""
         return [i for i, text in self._held.items() if text]
+
+
+SHAPE_HOLD = 256
+"""How far back a run of key characters at a stream's cut is held (keys are ~110 characters)."""
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
+
+
+def _run_start(buf: str, cut: int) -> int:
+    """``cut``, moved back to the start of a run of key characters that crosses it (or ends there,
+    and may go on in the next delta), and before a ``Bearer `` that precedes the run."""
+    start = cut
+    if cut > 0 and buf[cut - 1] in _KEY_CHARS and (cut == len(buf) or buf[cut] in _KEY_CHARS):
+        floor = max(cut - SHAPE_HOLD, 0)
+        while start > floor and buf[start - 1] in _KEY_CHARS:
+            start -= 1
+    for word in ("Bearer ", "bearer "):  # the token's marker stays with it (also cut just after it)
+        if buf.endswith(word, 0, start):
+            return start - 7
+        if buf.endswith(word[:-1], 0, start) and start == cut:
+            return start - 6
+    return start
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
@@ -134,11 +176,33 @@ class Sanitizer:
         return fix_surrogates(self.redact(text))
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret replaced by ``[redacted]`` (e.g. an error body echoing the key)."""
+        """``text`` with every secret replaced by ``[redacted]`` (e.g. an error body echoing the key),
+        by value and by shape."""
+        return redact_shapes(self.redact_values(text))
+
+    def redact_values(self, text: str) -> str:
+        """``text`` with the listed secret values replaced (not shapes: see :class:`StreamRedactor`)."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+    def strings(self, value: Any) -> Any:
+        """``value`` with every string in it redacted, rebuilt as it was (tuples, named tuples, lists,
+        dicts, dataclass instances): for what the notebook tells the model about the kernel, before
+        it is cut to size (a cut key would no longer match its value)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return type(value)(*(self.strings(v) for v in value))
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.strings(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.strings(v) for k, v in value.items()}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.replace(value, **{f.name: self.strings(getattr(value, f.name))
+                                                 for f in dataclasses.fields(value) if f.init})
+        return value
 
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it
@@ -156,7 +220,7 @@ class Sanitizer:
         if below is None:
             below = self._plain_below
         if isinstance(value, str):
-            if len(value) < below and value.isascii():  # most strings: nothing to replace
+            if len(value) < below and value.isascii() and not may_hold_key(value):  # most strings: nothing to replace
                 return value
             text, n = self.text(value)
             counter[0] += n
@@ -164,18 +228,18 @@ class Sanitizer:
         if isinstance(value, dict):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            # Plain ASCII strings shorter than any secret (nearly every key, most values; with no
-            # secrets configured, every ASCII string) are kept here without a call.
-            return {(k if type(k) is str and len(k) < below and k.isascii() else self._clean(k, counter, depth, below)
-                     if isinstance(k, str) else k):
-                    (v if type(v) is str and len(v) < below and v.isascii()
+            # Plain ASCII strings shorter than any secret and of no key's shape (nearly every key,
+            # most values; with no secrets configured, every such string) are kept without a call.
+            return {(k if type(k) is str and len(k) < below and k.isascii() and not may_hold_key(k)
+                     else self._clean(k, counter, depth, below) if isinstance(k, str) else k):
+                    (v if type(v) is str and len(v) < below and v.isascii() and not may_hold_key(v)
                      else self._clean(v, counter, depth + 1, below))
                     for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             if depth >= self.max_depth:
                 raise TooDeepError(self.max_depth)
-            return [v if type(v) is str and len(v) < below and v.isascii() else self._clean(v, counter, depth + 1, below)
-                    for v in value]
+            return [v if type(v) is str and len(v) < below and v.isascii() and not may_hold_key(v)
+                    else self._clean(v, counter, depth + 1, below) for v in value]
         return value
 
 

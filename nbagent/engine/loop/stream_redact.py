@@ -18,8 +18,9 @@ from .sanitize import Sanitizer, StreamRedactor
 
 
 def redacted_error(error: ApiError, sanitizer: Sanitizer | None) -> ApiError:
-    """``error`` with configured secrets removed from its message (the same error when none occurs)."""
-    if sanitizer is None or not sanitizer.secrets:
+    """``error`` with secrets (configured, or by shape) removed from its message (the same error
+    when none occurs)."""
+    if sanitizer is None:
         return error
     message = sanitizer.redact(error.message)
     if message == error.message:

@@ -28,6 +28,7 @@ from ..contracts.messages import Message, history_problems
 from ..disk.append_log import AppendLog, Reformatted, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
+from .grants import signed_grants, trusted_grants
 from .sent import SavedSent, matching_records
 from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records, check_sent
 from .totals import Spent
@@ -184,7 +185,7 @@ class SessionStore:
             "last_ts": last_ts,
             "previous_usage": previous_usage,
             "spent": dataclasses.asdict(spent),  # as of records_len (load adds the newer records)
-            "allowed_always": sorted(allowed_always),
+            **signed_grants(self.task_dir, allowed_always),
         })
 
     def load(self) -> SessionSnapshot:
@@ -219,6 +220,7 @@ class SessionStore:
         records = checked.records if checked.records is not None else log(REQUESTS_FILE, _load_records)
         compactions = checked.compactions if checked.compactions is not None else log(COMPACTIONS_FILE, read_log)
         snap = _snapshot(meta_path, checked, history, records, compactions)
+        snap.allowed_always = trusted_grants(self.task_dir, checked, notices)
         saved_sent = log(SENT_FILE, _load_sent)
         snap.sent = matching_records(saved_sent, snap.records)
         if len(snap.sent) < len(saved_sent):  # lines of rolled-back requests dropped: the file must say so
@@ -257,7 +259,6 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
     return SessionSnapshot(
         history=history, model=meta.model, deleted_range=deleted_range, records=list(records), marks=marks,
         last_ts=last_ts, previous_usage=previous_usage, compactions=points, spent=meta.spent, records_len=described,
-        allowed_always=tuple(meta.allowed_always or ()),
     )
 
 

@@ -72,6 +72,7 @@ class SessionMeta(pydantic.BaseModel):
     records: Optional[list[RequestRecord]] = None  # folders of earlier versions kept them here
     compactions: Optional[list[Any]] = None  # likewise (parsed by the session: RollbackPoint)
     allowed_always: Optional[list[str]] = None  # "Allow always" answers; absent in earlier folders: none
+    allowed_always_signature: Optional[str] = None  # by this user's key (see disk/user_key); else dropped
 
 
 class _TextBlock(pydantic.BaseModel):

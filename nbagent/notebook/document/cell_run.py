@@ -193,7 +193,8 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "
     wanted = (magics.cells and not args.no_cells) or bool(args.insert_code) or magics.insert_code
     name = session_name(sess.agent) or "(in memory)"
     cells = Materialiser(magics.document.bridge, sess.executor if wanted else None, session=name,
-                         turn=lambda: sess.agent.turn, agent_cell_id=executing_cell_id())
+                         turn=lambda: sess.agent.turn, agent_cell_id=executing_cell_id(),
+                         redact=lambda outputs: sess.agent.engine.sanitizer().strings(outputs))
     if not wanted:
         cells.live = False
     return cells

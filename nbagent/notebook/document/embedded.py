@@ -23,8 +23,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
-from .shown import MIMES, sign, signed_by_me
+from .shown import MIMES
 
 VERSION = 1
 MAX_TRANSCRIPT_BYTES = 32 * 1024
@@ -119,7 +120,7 @@ def read_record(metadata: Any, prompt: str, cell_id: str | None) -> NotebookReco
     if bundle is None or "text/plain" not in bundle:
         return None
     body = {k: v for k, v in record.items() if k != "signature"}
-    mine = signed_by_me(record.get("signature"), body)
+    mine = signed_by_user(record.get("signature"), body)
     if not mine or record["text_only"] or "text/html" not in bundle:
         bundle = {"text/plain": bundle["text/plain"]}  # someone else's HTML never reaches the page
     error = record["outcome"].get("error")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...engine.contracts import events as ev
+from ...engine.loop.sanitize import Sanitizer
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .cells import MARK, code_cell, outputs_of
 from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cells_after
@@ -27,8 +28,10 @@ class Materialiser:
     """Turns one run's executed ``python`` calls into cells, as the events arrive."""
 
     def __init__(self, bridge: Bridge, executor: Any, *, session: str, turn: Callable[[], int],
-                 agent_cell_id: str | None) -> None:
+                 agent_cell_id: str | None, redact: Callable[[Any], Any] = Sanitizer().strings) -> None:
         self.bridge, self.executor = bridge, executor
+        self.redact = redact
+        """Cleans the outputs as the tool card shows them (the session's secrets; by default key shapes)."""
         self.session, self.turn = session, turn
         self.agent_cell_id = agent_cell_id
         self.live = bridge.connected and agent_cell_id is not None
@@ -98,7 +101,7 @@ class Materialiser:
         mark = {"origin": ORIGIN, "session": self.session, "turn": turn, "tool_use_id": tool_use_id,
                 "kind": "code", "agent_cell": self.agent_cell_id}
         try:
-            cell = code_cell(record.code, outputs_of(record), mark, getattr(record, "execution_count", None))
+            cell = code_cell(record.code, self.redact(outputs_of(record)), mark, getattr(record, "execution_count", None))
             result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
         except (BridgeUnavailable, BridgeError):
             self.live = False

@@ -11,67 +11,20 @@ sanitiser like a live run.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...engine.disk.persist import atomic_write_json, read_json
+from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
 from .replay import INDEX, RECORD_DIR
 
-KEY_BYTES = 32
 MIMES = ("text/plain", "text/html")
-
-
-def _key_file() -> Path:
-    from jupyter_core.paths import jupyter_data_dir
-
-    return Path(os.environ.get("NBAGENT_REPLAY_KEY_FILE") or Path(jupyter_data_dir()) / "nbagent" / "replay_key")
-
-
-def _key() -> bytes:
-    """This user's signing key, made on first use (0600, created exclusively: two kernels racing to
-    make it end up with the same one)."""
-    path = _key_file()
-    for _ in range(2):
-        try:
-            key = path.read_bytes()
-            if len(key) >= KEY_BYTES:
-                return key
-        except FileNotFoundError:
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue  # another kernel is writing it: read theirs
-        with os.fdopen(fd, "wb") as f:
-            f.write(os.urandom(KEY_BYTES))
-            f.flush()
-            os.fsync(f.fileno())
-    key = path.read_bytes()
-    if len(key) < KEY_BYTES:
-        raise OSError(f"nbagent's replay key {path} is damaged: delete it (saved transcripts will be rebuilt)")
-    return key
 
 
 def _file(root: Path, session: str, turn: int) -> Path:
     return root / RECORD_DIR / INDEX / session / f"{turn}.json"
-
-
-def sign(*parts: Any) -> str:
-    """HMAC-SHA256 of ``parts`` (as canonical JSON) under this user's key."""
-    payload = json.dumps(list(parts), sort_keys=True, ensure_ascii=False).encode()
-    return hmac.new(_key(), payload, hashlib.sha256).hexdigest()
-
-
-def signed_by_me(signature: Any, *parts: Any) -> bool:
-    """Whether ``signature`` is this user's over ``parts``."""
-    return isinstance(signature, str) and hmac.compare_digest(signature, sign(*parts))
 
 
 def _signed_parts(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any],
@@ -100,9 +53,12 @@ def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done
         return
     outcome = {"reason": str(done.reason), "error": done.error}
     deps = inputs.to_json() if inputs is not None else None
+    signature = sign(*_signed_parts(session, turn, kept, outcome, deps))
+    if signature is None:  # no safe key: nothing is kept that a replay would trust
+        return
     path = _file(root, session, turn)
     path.parent.mkdir(parents=True, exist_ok=True)
-    saved = {"signature": sign(*_signed_parts(session, turn, kept, outcome, deps)), "bundle": kept, "outcome": outcome}
+    saved = {"signature": signature, "bundle": kept, "outcome": outcome}
     if deps is not None:
         saved["inputs"] = deps
     atomic_write_json(path, saved)
@@ -122,7 +78,7 @@ def load_shown(root: Path, session: str, turn: int) -> Shown | None:
     if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
     deps = saved.get("inputs")
-    if not signed_by_me(saved.get("signature"), *_signed_parts(session, turn, bundle, outcome, deps)):
+    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, bundle, outcome, deps)):
         return None
     try:
         inputs = TurnInputs.from_json(deps) if deps is not None else None

@@ -153,3 +153,35 @@ def test_the_lexical_and_the_real_path_are_both_checked(tmp_path: Path) -> None:
     assert protected_reason("AGENTS.md", tmp_path) is not None
     assert protected_reason("real.md", tmp_path) is None
     assert protected_reason("data.csv", tmp_path) is None
+
+
+@pytest.mark.parametrize("target,shown", [
+    (".venv/lib/python3.11/site-packages/evil.pth", ".pth file"),
+    ("EVIL.PTH", ".pth file"),
+    (".bashrc", "runs code when a shell starts"),
+    (".profile", "runs code when a shell starts"),
+    ("sitecustomize.py", "runs code when Python starts"),
+    (".MCP.json", "configures nbagent's MCP servers"),
+    ("agents.md", "holds rules nbagent sends"),
+    (".NBAGENT/rules/x.md", "which configures nbagent"),
+])
+async def test_accept_edits_asks_before_writing_files_that_run_code_later_in_any_case(
+        tmp_path: Path, target: str, shown: str) -> None:
+    user = User()
+    await write_with(tmp_path, target, user=user)
+    (request,) = user.requests
+    assert shown in request.reason_asked
+
+
+@pytest.mark.parametrize("where", ["home/.ssh/authorized_keys", "home/.local/share/jupyter/nbagent/replay_key",
+                                   "home/.local/share/jupyter/runtime/jupyter_cookie_secret",
+                                   "site/evil_module.py", "home/.config/fish/config.fish"])
+def test_trust_and_startup_folders_are_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    import site
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("JUPYTER_DATA_DIR", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path / "site")])
+    assert protected_reason(str(tmp_path / where), tmp_path) is not None
+    assert protected_reason(str(tmp_path / "home" / "notes.txt"), tmp_path) is None

@@ -69,3 +69,78 @@ def test_a_folder_without_allowed_always_loads_with_none(tmp_path: Path) -> None
     resumed.run_sync("write b")
     assert user.asked == ["b.txt"]
     resumed.close()
+
+
+def planted(tmp_path: Path, grants: list[str]) -> None:
+    """``session.json`` as a folder someone else made would have it: grants, no signature of ours."""
+    meta_path = tmp_path / "task" / "session.json"
+    meta = json.loads(meta_path.read_text())
+    meta["allowed_always"] = grants
+    meta.pop("allowed_always_signature", None)
+    meta_path.write_text(json.dumps(meta))
+
+
+def test_a_received_folder_s_grants_are_dropped_with_a_notice_and_the_tool_asks(tmp_path: Path) -> None:
+    first = agent(tmp_path, writes("a.txt"), User(Allow()))
+    first.run_sync("write a")
+    first.close()
+    planted(tmp_path, ["python", "shell", "write_file"])
+
+    user = User(Deny("no"))
+    resumed = agent(tmp_path, writes("b.txt"), user, resume=True)
+    assert resumed.allowed_always == frozenset()
+    result = resumed.run_sync("write b")
+    assert user.asked == ["b.txt"] and not (tmp_path / "b.txt").exists()
+    notices = [e.message for e in result.events if type(e).__name__ == "Notice"]
+    assert any("python, shell, write_file" in n and "ask again" in n for n in notices)
+    resumed.close()
+    assert json.loads((tmp_path / "task" / "session.json").read_text())["allowed_always"] == []
+
+
+def test_grants_signed_by_another_user_s_key_are_dropped(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    first = agent(tmp_path, writes("a.txt"), User(Allow(always=True)))
+    first.run_sync("write a")  # their "Allow always", signed with their key
+    first.close()
+    assert json.loads((tmp_path / "task" / "session.json").read_text())["allowed_always_signature"]
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))
+
+    user = User(Deny("no"))
+    resumed = agent(tmp_path, writes("b.txt"), user, resume=True)
+    resumed.run_sync("write b")
+    assert user.asked == ["b.txt"]
+    resumed.close()
+
+
+def test_a_grant_signed_for_another_session_folder_does_not_carry_over(tmp_path: Path) -> None:
+    first = agent(tmp_path, writes("a.txt"), User(Allow(always=True)))
+    first.run_sync("write a")
+    first.close()
+    mine = json.loads((tmp_path / "task" / "session.json").read_text())
+    (tmp_path / "task").rename(tmp_path / "received")  # another session folder, with my signed grant copied in
+
+    assert SessionStore(tmp_path / "received").load().allowed_always == ()
+    (tmp_path / "received").rename(tmp_path / "task")
+    assert SessionStore(tmp_path / "task").load().allowed_always == tuple(mine["allowed_always"])
+
+
+def test_a_resumed_batch_item_does_not_take_the_folder_s_grants(tmp_path: Path) -> None:
+    from nbagent.batch.item import ItemSpec, run_item
+    from nbagent.engine.state.session import Session
+
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    spec = ItemSpec(item=str(data), folder=str(tmp_path / "item"), prompt="what is 17 * 23? use python",
+                    provider="simulated")
+    run_item(spec)  # headless: python is denied
+    task = tmp_path / "item" / "task"
+    (tmp_path / "item" / "result.json").unlink()  # as if interrupted: the next run resumes the folder
+    meta = json.loads((task / "session.json").read_text())
+    meta["allowed_always"] = ["python"]
+    (task / "session.json").write_text(json.dumps(meta))
+
+    assert run_item(spec)["resumed"] is True
+    blocks = [b for m in Session.load(task).history for b in m["content"] if isinstance(b, dict)]
+    python = {b["id"] for b in blocks if b.get("type") == "tool_use" and b.get("name") == "python"}
+    results = [b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in python]
+    assert len(results) >= 2 and all(r.get("is_error") for r in results)  # denied both times, never run

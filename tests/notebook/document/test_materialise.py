@@ -115,3 +115,22 @@ async def test_a_materialised_cell_shows_it_ran_under_the_agent_cells_execution_
     made = front.cells[2]
     assert made["execution_count"] == agent_count
     assert [o.get("execution_count") for o in made["outputs"] if o["output_type"] == "execute_result"] == [agent_count]
+
+
+KEY = "sk-ant-api03-" + "Mm4" * 30
+
+
+async def test_a_key_printed_by_the_agent_s_code_is_redacted_in_its_cell_as_on_its_card(monkeypatch):
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await call(cells, executor, "t1", f"print('KEY={KEY}')\n'{KEY}'")  # known by its shape
+    assert KEY not in str(front.cells[2]["outputs"]) and "KEY=[redacted]" in str(front.cells[2]["outputs"])
+
+    listed = "gateway-secret-value-123"  # known by value: the session's sanitizer, as cell_run passes it
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2",
+                         redact=Sanitizer(secrets=(listed,)).strings)
+    await call(cells, executor, "t2", "print('gateway-secret-' + 'value-123')")
+    assert listed not in str(front.cells[3]["outputs"]) and "[redacted]" in str(front.cells[3]["outputs"])

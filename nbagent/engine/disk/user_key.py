@@ -1,0 +1,100 @@
+"""This user's signing key: what tells a file nbagent wrote for you from one you received.
+
+A task folder or a replay record may come from anyone (a shared drive, a repository, a model with
+file tools). What in it would act by itself if believed — a saved transcript shown as trusted HTML,
+an "Allow always" answer — is signed with HMAC-SHA256 under a key only this user can read (the
+scheme of Jupyter's own notebook trust, ``nbformat.sign``), and ignored when the signature does not
+match. The key lives in the user's Jupyter data dir (``$NBAGENT_REPLAY_KEY_FILE`` overrides it).
+
+The key is refused — nothing verifies, nothing is signed — when it is not a regular file of this
+user readable by no one else: a symlink to a world-readable file would let anyone who can read it
+sign for you.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+KEY_BYTES = 32
+KEY_FILE_ENV = "NBAGENT_REPLAY_KEY_FILE"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class UnsafeKeyError(OSError):
+    """The signing key file is not one only this user can read: it signs and verifies nothing."""
+
+
+def key_file() -> Path:
+    """Where the key is: ``$NBAGENT_REPLAY_KEY_FILE``, else ``<jupyter data dir>/nbagent/replay_key``."""
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(os.environ.get(KEY_FILE_ENV) or Path(jupyter_data_dir()) / "nbagent" / "replay_key")
+
+
+def _read(path: Path) -> bytes:
+    """The key's bytes, if ``path`` is a regular file owned by this user with no group/other access."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        if os.path.islink(path):
+            raise UnsafeKeyError(f"nbagent's signing key {path} is a symbolic link: delete it "
+                                 "(a new key is made; saved transcripts and grants are then not trusted)") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()) \
+                or st.st_mode & 0o077:
+            raise UnsafeKeyError(f"nbagent's signing key {path} is not a file only you can read: delete it "
+                                 "(a new key is made; saved transcripts and grants are then not trusted)")
+        return f.read(4096)
+
+
+def user_key() -> bytes:
+    """This user's key, made on first use (0600, created exclusively: two kernels racing to make it
+    end up with the same one). :class:`UnsafeKeyError` when the file is not safe to trust."""
+    path = key_file()
+    for _ in range(2):
+        try:
+            key = _read(path)
+            if len(key) >= KEY_BYTES:
+                return key
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue  # another kernel is writing it: read theirs
+        with os.fdopen(fd, "wb") as f:
+            f.write(os.urandom(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+    key = _read(path)
+    if len(key) < KEY_BYTES:
+        raise OSError(f"nbagent's signing key {path} is damaged: delete it (saved transcripts will be rebuilt)")
+    return key
+
+
+def sign(*parts: Any) -> str | None:
+    """The signature of ``parts`` (JSON values) under this user's key; None when the key is unusable."""
+    try:
+        key = user_key()
+    except OSError:
+        return None
+    payload = json.dumps(list(parts), sort_keys=True, ensure_ascii=False).encode()
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def signed_by_user(signature: Any, *parts: Any) -> bool:
+    """Whether ``signature`` is this user's signature of ``parts`` (False for any doubt)."""
+    expected = sign(*parts)
+    return isinstance(signature, str) and expected is not None and hmac.compare_digest(signature, expected)
+
+
+__all__ = ["KEY_BYTES", "KEY_FILE_ENV", "UnsafeKeyError", "key_file", "sign", "signed_by_user", "user_key"]

@@ -1,0 +1,85 @@
+"""What a project's ``.nbagent/endpoints.json`` may do (issue 33): a repository is not the user.
+
+A project file may add profiles, but may not redefine one of ``~/.nbagent/endpoints.json`` (the
+user's bearer token or key would follow a planted ``base_url``), may name in ``*_env`` only
+environment variables of :data:`PROJECT_ENV_PREFIX` (never ``AWS_SECRET_ACCESS_KEY``), and a
+``base_url`` it names is used only once the user trusted that host, which is remembered per user
+in ``~/.nbagent/trusted_endpoints.json`` (never in the project folder).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..engine.contracts.errors import NbAgentError
+from ..engine.disk.persist import atomic_write_json
+
+PROJECT_ENV_PREFIX = "NBAGENT_"
+TRUST_FILE = Path(".nbagent") / "trusted_endpoints.json"
+
+
+class EndpointError(NbAgentError):
+    """An endpoint profile is unknown or malformed; the message says where profiles are read from."""
+
+
+class UntrustedEndpointError(EndpointError):
+    """A project file's profile points at a host the user has not trusted yet."""
+
+
+def host_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url`` (what trust is given to)."""
+    parsed = urllib.parse.urlsplit(url)
+    return f"{parsed.scheme}://{parsed.hostname or '?'}{f':{parsed.port}' if parsed.port else ''}"
+
+
+def _trust_file() -> Path:
+    return Path.home() / TRUST_FILE
+
+
+def trusted_hosts() -> set[str]:
+    """The hosts this user trusted for profiles of project files."""
+    try:
+        data = json.loads(_trust_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    hosts = data.get("hosts") if isinstance(data, dict) else None
+    return {h for h in hosts if isinstance(h, str)} if isinstance(hosts, list) else set()
+
+
+def trust_host(url: str) -> None:
+    """Trust ``url``'s host for endpoint profiles of project files (remembered for this user)."""
+    path = _trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"hosts": sorted(trusted_hosts() | {host_of(url)})})
+
+
+def check_project_row(name: str, row: Mapping[str, Any], where: str, user_names: set[str]) -> None:
+    """A project file's profile row may not redefine a user profile nor read other variables."""
+    if name in user_names:
+        raise EndpointError(f"{where}: endpoint {name!r} is defined in ~/.nbagent/endpoints.json; a project "
+                            "file may not redefine it (give the project's profile another name)")
+    for key in ("api_key_env", "auth_token_env"):
+        var = row.get(key)
+        if var is not None and not str(var).startswith(PROJECT_ENV_PREFIX):
+            raise EndpointError(f"{where}: endpoint {name!r}: a project file may name only variables starting "
+                                f"with {PROJECT_ENV_PREFIX} in {key} (got {var}); put the profile in "
+                                "~/.nbagent/endpoints.json to use another")
+
+
+def check_trusted(name: str, row: Mapping[str, Any], where: str) -> None:
+    """Before a project profile's first use: its ``base_url`` host must be one the user trusted."""
+    url = row.get("base_url")
+    if not isinstance(url, str) or host_of(url) in trusted_hosts():
+        return
+    host = host_of(url)
+    raise UntrustedEndpointError(
+        f"endpoint {name!r} comes from the project file {where} and would send your credentials to {host}, "
+        f"a host you have not trusted. If you trust it, run once: from nbagent.providers.endpoint_trust "
+        f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
+
+
+__all__ = ["EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "check_project_row", "check_trusted", "host_of",
+           "trust_host", "trusted_hosts"]

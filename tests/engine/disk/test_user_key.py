@@ -1,0 +1,45 @@
+"""The user's signing key (transcripts, "Allow always" grants) signs and verifies only when it is a
+regular file of this user that no one else can read (issue 33: a symlink to a world-readable file
+would let anyone who reads it sign for you)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nbagent.engine.disk.user_key import UnsafeKeyError, sign, signed_by_user, user_key
+
+
+@pytest.fixture
+def key_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "keys" / "replay_key"
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(path))
+    return path
+
+
+def test_the_key_is_made_private_on_first_use_and_signatures_verify(key_path: Path) -> None:
+    signature = sign("a", 1, {"b": "c"})
+    assert signature is not None and signed_by_user(signature, "a", 1, {"b": "c"})
+    assert not signed_by_user(signature, "a", 2, {"b": "c"}) and not signed_by_user(None, "a")
+    assert key_path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_symlink_to_a_world_readable_key_is_refused(key_path: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared_key"
+    shared.write_bytes(os.urandom(32))
+    shared.chmod(0o644)
+    key_path.parent.mkdir(parents=True)
+    key_path.symlink_to(shared)
+    with pytest.raises(UnsafeKeyError, match="symbolic link"):
+        user_key()
+    assert sign("x") is None and not signed_by_user("0" * 64, "x")
+
+
+def test_a_key_others_can_read_is_refused(key_path: Path) -> None:
+    user_key()
+    key_path.chmod(0o644)
+    with pytest.raises(UnsafeKeyError, match="only you can read"):
+        user_key()
+    assert sign("x") is None

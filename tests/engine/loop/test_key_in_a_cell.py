@@ -1,0 +1,87 @@
+"""Issue 33: a key set in a cell (``os.environ["ANTHROPIC_API_KEY"] = "sk-ant-…"``) never reaches the
+model or the task folder: every channel that carries user text to the model — the prompt, recent
+cell inputs (also one cut to size), outputs, the last error, variables' reprs, rules files — is
+redacted by value (every ``secret_env`` variable, read at each request) and by shape (``sk-ant-…``
+keys and bearer tokens held by no listed variable). The real loop, the real SDK, the simulated API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbagent.engine.loop.facts import MAX_INPUT_CHARS, NotebookState, VariableInfo
+from nbagent.engine.loop.sanitize import REDACTED, Sanitizer
+from nbagent.providers.simulated import SimulatedAPI, text_reply
+from tests.engine.loop.test_hostile_input import folder_text
+from tests.engine.loop.test_query_support import done_of, make_engine, run
+
+KEY = "sk-ant-api03-" + "Zq7" * 30  # as a user would paste it, set in a cell after the Agent started
+TOKEN = "a1b2c3d4e5f6g7h8i9j0k1l2"  # a gateway's bearer token, in no listed variable
+CUSTOM = "custom-gateway-secret-98765"  # a value listed in secret_env
+
+
+def sent_text(api: SimulatedAPI) -> str:
+    return "\n".join(json.dumps(r.body) for r in api.requests)
+
+
+async def test_a_key_set_in_a_cell_reaches_neither_the_model_nor_the_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    api = SimulatedAPI(lambda body: text_reply("ok"))
+    long_cell = "x = 1\n" * (MAX_INPUT_CHARS // 6 - 3) + f'os.environ["ANTHROPIC_API_KEY"] = "{KEY}"'
+    state = NotebookState(
+        variables=[VariableInfo("key", "str", repr(KEY)), VariableInfo("headers", "dict",
+                                                                      f"{{'Authorization': 'Bearer {TOKEN}'}}")],
+        inputs=[f'os.environ["ANTHROPIC_API_KEY"] = "{KEY}"', long_cell, f"os.environ['GW'] = '{CUSTOM}'"],
+        last_error=f"AuthenticationError: invalid x-api-key {KEY}",
+        outputs=[f"Out[3]: '{KEY}'", f"Out[4]: {CUSTOM}"])
+    (tmp_path / "AGENTS.md").write_text(f"Use the key {KEY} for the gateway.\n")
+    engine = make_engine(api, tmp_path, kernel_facts=lambda: state, secret_env=("ANTHROPIC_API_KEY", "GW"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # what the cell did
+    monkeypatch.setenv("GW", CUSTOM)
+
+    ev = await run(engine, f"why does curl -H 'Authorization: Bearer {TOKEN}' fail with {KEY}?")
+
+    assert done_of(ev).reason == "end_turn"
+    sent = sent_text(api)
+    assert "kernel-state" in sent and REDACTED in sent
+    for secret in (KEY, KEY[:40], TOKEN, CUSTOM):  # KEY[:40]: the cut cell kept no piece of it either
+        assert secret not in sent
+        assert secret not in folder_text(tmp_path / "task")  # api_conversation_history.json and the rest
+        assert secret not in json.dumps(engine.session.history)
+
+
+def test_shapes_are_redacted_without_any_configured_secret() -> None:
+    clean = Sanitizer()
+    assert clean.redact(f"k={KEY} h=Bearer {TOKEN} end") == f"k={REDACTED} h=Bearer {REDACTED} end"
+    value, _ = clean.value({"a": [f"x {KEY}"], f"Bearer {TOKEN}": 1})
+    assert value == {"a": [f"x {REDACTED}"], f"Bearer {REDACTED}": 1}
+    assert clean.redact("sk-ant- is a prefix; a bearer token is sent as Bearer <token>") == \
+        "sk-ant- is a prefix; a bearer token is sent as Bearer <token>"
+
+
+def test_strings_keeps_the_structure_of_what_it_redacts() -> None:
+    state = NotebookState([VariableInfo("k", "str", KEY)], (KEY,), KEY, [KEY])
+    out = Sanitizer().strings(state)
+    assert isinstance(out, NotebookState) and isinstance(out.variables[0], VariableInfo)
+    assert out == NotebookState([VariableInfo("k", "str", REDACTED)], (REDACTED,), REDACTED, [REDACTED])
+
+
+def test_a_key_known_by_its_shape_split_anywhere_in_a_stream_never_shows() -> None:
+    import random
+
+    from nbagent.engine.loop.sanitize import StreamRedactor
+
+    sanitizer = Sanitizer(secrets=(CUSTOM,))
+    text = f"use {KEY} with Bearer {TOKEN} and {CUSTOM}, then sk-ant- alone"
+    rng = random.Random(3)
+    for _ in range(300):
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 12)))
+        redactor, out = StreamRedactor(sanitizer), []
+        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
+            out.append(redactor.feed(0, text[a:b]))
+        shown = "".join(out) + redactor.flush(0)
+        assert shown == sanitizer.redact(text) == \
+            f"use {REDACTED} with Bearer {REDACTED} and {REDACTED}, then sk-ant- alone"

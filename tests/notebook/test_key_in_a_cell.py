@@ -1,0 +1,51 @@
+"""Issue 33: ``os.environ["ANTHROPIC_API_KEY"] = "sk-ant-…"`` in a cell, then ``%%agent``: the key is
+not in what the model is sent (recent cell inputs, outputs, variables), nor in the history or the
+task folder. An in-process shell with the offline simulated API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from nbagent.notebook import magics as magics_mod
+
+KEY = "sk-ant-api03-" + "Kx9" * 30
+
+
+@pytest.fixture
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell = InteractiveShell.instance()
+    with capture_output():
+        shell.run_cell("%load_ext nbagent")
+    magics = magics_mod.active_magics()
+    if magics.current is not None:
+        magics.current.agent.close()
+    magics.current, magics._document = None, None
+    magics.allow = ["python"]  # the model's look at `key` runs (its output is redacted too)
+    yield shell
+    magics.allow = []
+    if magics.current is not None:
+        magics.current.agent.close()
+    magics.current, magics._document = None, None
+
+
+def test_a_key_set_in_a_cell_is_not_sent_nor_saved(ip: Any, tmp_path: Path) -> None:
+    with capture_output():
+        for cell in ["import os", f'os.environ["ANTHROPIC_API_KEY"] = "{KEY}"', "key = os.environ['ANTHROPIC_API_KEY']",
+                     "key", "%%agent --simulated\nwhat is in `key`?"]:
+            result = ip.run_cell(cell, store_history=True)
+            assert result.error_in_exec is None
+    agent = magics_mod.active_magics().current.agent
+    sent = "\n".join(json.dumps(r.body) for r in agent.simulated_api.requests)
+    assert "kernel-state" in sent and "[redacted]" in sent and KEY not in sent
+    assert KEY not in json.dumps(list(agent.history))
+    saved = "".join(p.read_text(errors="replace") for p in Path(agent.session.task_dir).rglob("*") if p.is_file())
+    assert "api_conversation_history" in " ".join(p.name for p in Path(agent.session.task_dir).iterdir())
+    assert KEY not in saved
