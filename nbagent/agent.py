@@ -56,7 +56,8 @@ class Agent:
     simulated API), ``"simulated"``, ``"anthropic"`` or a Provider object. ``hooks`` is a
     :class:`~nbagent.engine.contracts.hooks.HookMap`: hook names (``pre_tool_use``,
     ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to sync or async callables
-    with that hook's signature (see :mod:`nbagent.engine.contracts.hooks`).
+    with that hook's signature (see :mod:`nbagent.engine.contracts.hooks`). ``start_mcp=False``
+    starts the MCP servers (``.mcp.json``, ``mcp_servers``) with the first request instead of now.
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class Agent:
         api_key: str | None = None,
         simulated_options: Mapping[str, Any] | None = None,
         mcp_servers: Mapping[str, Any] | None = None,
+        start_mcp: bool = True,
         tools: Sequence[ToolLike] | None = None,
         tool_sources: Sequence[ToolSource] = (),
         asker: Asker | None = None,
@@ -108,8 +110,10 @@ class Agent:
             tools = list(builtin_tools(shell=config.shell))
         from .tools.mcp import build_mcp_manager  # no mcp SDK import unless servers are configured
 
-        # Connecting starts now, in the background; None when no server is configured.
-        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, wait_timeout=config.tool_wait_s,
+        # Connecting starts now, in the background (or with the first request); None when no server
+        # is configured.
+        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, start=start_mcp,
+                                     wait_timeout=config.tool_wait_s,
                                      call_timeout=config.mcp_call_timeout_s,
                                      secrets=secret_values(config.secret_env, secrets))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
     from .magics import AgentMagics
 
 
-def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession:
+def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, replaying: bool = False,
+                **changes: Any) -> NotebookSession:
     """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
-    is closed (its tool servers stopped, its folder released) once the new one exists."""
+    is closed (its tool servers stopped, its folder released) once the new one exists.
+    ``replaying``: loaded to show a record, which starts nothing (the MCP servers of ``.mcp.json``
+    start with the first live request)."""
     from ..agent import Agent
     from .executor import ShellExecutor
 
@@ -44,7 +47,7 @@ def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, *
     executor = ShellExecutor(magics.shell)
     wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                   kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
-                  tool_sources=[notebook_tools(magics)])
+                  tool_sources=[notebook_tools(magics)], start_mcp=not replaying)
     old = magics.current
     if resume_from is not None:
         if old is not None and old.agent.session.task_dir is not None and \

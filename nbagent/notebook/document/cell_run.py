@@ -154,7 +154,7 @@ def _rebuild(magics: "AgentMagics", decision: Replay) -> "Done | None":
     current = magics.current
     if current is None or session_name(current.agent) != decision.session:
         cursor = link.cursor
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.session, replaying=True)
         link.cursor = cursor  # loading the record is part of replaying it
     sess = magics.current
     assert sess is not None

@@ -31,7 +31,7 @@ def replayed_session(magics: "AgentMagics") -> "NotebookSession | None":
     folder = sessions_dir(link.root) / cursor.index.session
     if not folder.is_dir():
         return None
-    magics.new_session(resume_from=folder)
+    magics.new_session(resume_from=folder, replaying=True)
     link.cursor = cursor  # loading the record is part of replaying it
     return magics.current
 

@@ -240,16 +240,18 @@ def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_j
 
 
 def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-                      read_mcp_json: bool = True, **options: Any) -> "McpManager | None":
-    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, started if a loop is
-    running (else on first use), or None when no server is configured."""
+                      read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
+    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
+    server is configured. Started now, unless ``start`` is False: then with the first request (a
+    replay shows a record and runs nothing, not even a server of a received ``.mcp.json``)."""
     servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
     if not servers:
         return None
     from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
 
-    manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, **options)
-    manager.start()
+    manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, start_with_first_request=not start, **options)
+    if start:
+        manager.start()
     return manager
 
 

@@ -66,14 +66,17 @@ class McpManager:
     """The session's MCP servers: background connections, their tools, the bounded wait.
 
     ``start()`` (done by :func:`~nbagent.tools.mcp.config.build_mcp_manager`) begins connecting
-    at once, whether or not an event loop is running in the caller.
+    at once, whether or not an event loop is running in the caller; a manager built with
+    ``start=False`` (a replayed session) starts with the first request (:meth:`ready`).
     """
 
     def __init__(self, servers: Sequence[ServerConfig], *, cwd: Path | None = None,
                  wait_timeout: float = DEFAULT_WAIT_TIMEOUT, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  call_timeout: float = DEFAULT_MCP_CALL_TIMEOUT_S, close_timeout: float = 10.0,
                  max_tools: int = DEFAULT_MAX_MCP_TOOLS,
-                 secrets: Sequence[str] = ()) -> None:
+                 secrets: Sequence[str] = (), start_with_first_request: bool = False) -> None:
+        self.start_with_first_request = start_with_first_request
+        """Not started yet, :meth:`ready` starts it (a replayed session: see ``build_mcp_manager``)."""
         self.wait_timeout = wait_timeout
         """Longest wait before a request for servers still connecting (once per server)."""
         self.close_timeout = close_timeout
@@ -146,6 +149,8 @@ class McpManager:
         Each connection is waited for once: a server that misses the wait is skipped (its tools
         appear in a later request if it connects). Never raises, except on cancellation.
         """
+        if self._thread is None and self.start_with_first_request:
+            self.start()  # a replayed session's servers start with its first live request
         if self._thread is None or self._closed:
             return []
         try:

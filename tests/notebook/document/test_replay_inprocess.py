@@ -186,3 +186,26 @@ def test_the_no_key_notice_belongs_to_the_live_kernel_not_to_the_replay(ip):
     again = cell(ip, FIRST)
 
     assert "replayed" in again and "No ANTHROPIC_API_KEY" not in again
+
+
+def _received_mcp_json(tmp_path: Path) -> None:
+    """A ``.mcp.json`` that came with the folder: its server would run a command."""
+    server = {"command": "python", "args": ["-c", "open('server-ran', 'w').close()"]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+
+
+def test_a_replay_starts_no_mcp_server_of_the_folder_until_a_live_request(ip, tmp_path):
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    name = Path(agent().session.task_dir).name
+    (tmp_path / ".nbagent" / "replay" / name / "1.json").unlink()  # rebuilt from the record: a session loads
+    _received_mcp_json(tmp_path)
+    restart(magics_mod.active_magics())
+
+    assert "replayed" in cell(ip, FIRST)
+    _line(ip, "%agent status")
+
+    manager = agent().mcp
+    assert manager is not None and manager.state("planted") == "pending"  # the command was never started
+    assert "replayed" not in cell(ip, "a new question, asked live")
+    assert agent().mcp.state("planted") != "pending"  # the first live request starts it
