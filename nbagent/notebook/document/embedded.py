@@ -25,6 +25,7 @@ from typing import Any
 
 from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
+from .replay import is_session_name
 from .shown import MIMES
 
 VERSION = 1
@@ -98,9 +99,10 @@ class NotebookRecord:
 def _fields_ok(record: dict[str, Any]) -> bool:
     types = {"session": str, "turn": int, "prompt": str, "cell_id": str, "outcome": dict, "transcript": str,
              "text_only": bool, "summary": dict}
+    provider = record.get("provider")
     return record.get("version") == VERSION and all(isinstance(record.get(k), t) for k, t in types.items()) \
-        and isinstance(record["outcome"].get("reason"), str) and (record.get("provider") is None or
-                                                                 isinstance(record.get("provider"), str))
+        and is_session_name(record["session"]) and isinstance(record["outcome"].get("reason"), str) \
+        and (provider is None or isinstance(provider, str))
 
 
 def read_record(metadata: Any, prompt: str, cell_id: str | None) -> NotebookRecord | None:

@@ -20,6 +20,7 @@ agent left.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,9 @@ from ...engine.disk.persist import atomic_write_json, read_json
 RECORD_DIR = ".nbagent"
 SESSIONS = "sessions"
 INDEX = "replay"
+# A session is a folder beside the index, named by nbagent (time, pid, count): never a path. A name
+# with a separator or ``..`` in a received index would load another project's session.
+_SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 # Plain dataclasses, checked by hand: a replayed Run All should not pay for importing pydantic and
 # the engine's models (they load when a turn goes live).
 
@@ -82,7 +86,7 @@ class ReplayIndex:
         if not isinstance(data, dict) or set(data) != {"version", "session", "notebook", "provider", "turns"}:
             raise ValueError("not a replay index")
         texts = (data["notebook"], data["provider"])
-        if data["version"] != 1 or not isinstance(data["session"], str) or not all(
+        if data["version"] != 1 or not is_session_name(data["session"]) or not all(
                 t is None or isinstance(t, str) for t in texts) or not isinstance(data["turns"], list):
             raise ValueError("not a replay index")
         turns = []
@@ -92,6 +96,11 @@ class ReplayIndex:
                 raise ValueError("not a replay turn")
             turns.append(RecordedTurn(t["turn"], t["prompt"], t.get("cell_id")))
         return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
+
+
+def is_session_name(name: Any) -> bool:
+    """Whether ``name`` can name a session folder: a plain name, no path (no ``/``, ``\\``, ``..``)."""
+    return isinstance(name, str) and _SESSION_NAME.fullmatch(name) is not None and ".." not in name
 
 
 def sessions_dir(root: Path) -> Path:
@@ -116,10 +125,15 @@ def save_index(root: Path, index: ReplayIndex) -> None:
 
 
 def load_index(root: Path, session: str) -> ReplayIndex | None:
+    """The index of ``session`` (None: none, damaged, or not naming itself: an index is the
+    session's own, so a received one cannot point at another folder)."""
+    if not is_session_name(session):
+        return None
     try:
-        return ReplayIndex.from_json(read_json(_index_file(root, session)))
+        index = ReplayIndex.from_json(read_json(_index_file(root, session)))
     except (OSError, ValueError, TypeError):
         return None
+    return index if index.session == session else None
 
 
 def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
@@ -211,5 +225,5 @@ def turn_events(session: Any, turn: int) -> list[Any]:
     return out
 
 
-__all__ = ["RecordedTurn", "ReplayCursor", "ReplayIndex", "find_record", "load_index", "new_session_dir",
-           "save_index", "sessions_dir", "turn_events"]
+__all__ = ["RecordedTurn", "ReplayCursor", "ReplayIndex", "find_record", "is_session_name", "load_index",
+           "new_session_dir", "save_index", "sessions_dir", "turn_events"]

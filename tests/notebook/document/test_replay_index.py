@@ -50,3 +50,17 @@ def test_where_cell_ids_are_known_a_turn_replays_only_in_the_cell_that_asked_it(
     assert find_record(tmp_path, "q", None, None, strict=True) is None  # after a live turn: only that very cell
     assert find_record(tmp_path, "q", "a.ipynb", "cell-1", strict=True).session == "s"
     assert ReplayIndex.from_json(load_index(tmp_path, "s").to_json()).turns[0].cell_id == "cell-1"
+
+
+def test_a_session_path_in_a_received_index_loads_no_other_projects_session(tmp_path):
+    project, other = tmp_path / "project", tmp_path / "other"
+    record(other, "theirs", "a.ipynb", ["load the data"], 100)
+    folder = project / ".nbagent" / "replay"
+    folder.mkdir(parents=True)
+    target = sessions_dir(other) / "theirs"
+    for n, session in enumerate((os.path.relpath(target, sessions_dir(project)), str(target))):
+        body = {**ReplayIndex(session=session, notebook="a.ipynb").with_turn(1, "load the data").to_json()}
+        (folder / f"evil{n}.json").write_text(json.dumps(body))
+        assert find_record(project, "load the data", "a.ipynb") is None
+        assert load_index(project, f"evil{n}") is None and load_index(project, session) is None
+    assert find_record(other, "load the data", "a.ipynb").session == "theirs"  # a plain name still loads
