@@ -37,6 +37,8 @@ DEFAULT_MCP_CALL_TIMEOUT_S = 300.0
 malformed JSON-RPC, or another request's id) then gives the model an error, not a hang until abort."""
 DEFAULT_TOOL_CAPTURE_LIMIT = 2_000_000
 DEFAULT_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the variables the SDK reads credentials from
+CREDENTIAL_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""The SDK's credential variables: never in a tool's child process, whatever ``secret_env`` says."""
 # JSON nesting accepted into history (tool inputs) and from task files; real data is far shallower,
 # and a bound keeps every recursive walk (pydantic, dataclasses.asdict, json) far from the stack limit.
 MAX_JSON_DEPTH = 64

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncGenerator, Callable, Mapping
 
+from ..contracts.config import CREDENTIAL_ENV
 from ..contracts.events import Event
 from ..contracts.hooks import Hooks
 from ..contracts.messages import ToolUseBlockParam
@@ -55,7 +56,7 @@ def tool_context_factory(run: RequestRun, state: TurnState, executor: Any,
 
     def make(tool_use_id: str) -> ToolContext:
         if state.child_env is None:  # once per turn, copied when a tool first reads it
-            state.child_env = ChildEnvironment(cfg.secret_env, secrets)
+            state.child_env = ChildEnvironment((*CREDENTIAL_ENV, *cfg.secret_env), secrets)
         return ToolContext(
             cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=run.session.file_state,
             allowed_paths=cfg.allowed_paths, executor=executor, shell_enabled=cfg.shell,

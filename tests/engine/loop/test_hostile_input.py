@@ -309,3 +309,18 @@ async def test_a_secret_set_in_the_environment_between_prompts_is_redacted_from_
     monkeypatch.setenv("MY_TOKEN_COPY", "token-value-67890")  # the same value under another name
     second = await run(engine, "after")
     assert next(e for e in second if isinstance(e, ToolResult)).content == "[redacted]"
+
+
+async def test_the_shell_sees_no_credential_and_no_configured_secret_whatever_secret_env_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "bearer-token-value-987")
+    monkeypatch.setenv("MY_TOKEN", "token-value-12345")
+    dump = tmp_path / "seen.env"
+    api = scripted(tool_reply("shell", {"command": f"env > '{dump}'"}))
+    engine = make_engine(api, tmp_path, tools=[Shell()], shell=True, allow=("shell",), secret_env=("MY_TOKEN",))
+    await run(engine, "show the environment")
+    seen = dump.read_text()
+    assert "PATH=" in seen  # the rest of the environment is there
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MY_TOKEN"):
+        assert f"{name}=" not in seen
