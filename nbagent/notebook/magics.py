@@ -129,6 +129,11 @@ class AgentMagics(Magics):
         """``%config AgentMagics.notes = -1`` fails at once with the range (as ``--notes`` does)."""
         return settings.checked_notes(proposal["value"])
 
+    @validate("endpoints")
+    def _no_literal_secrets(self, proposal: Any) -> Any:
+        """``%config AgentMagics.endpoints`` refuses a literal key or token (``%config`` prints it)."""
+        return settings.checked_endpoints(proposal["value"])
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         admin_traits.start_from_admin_values(self)

@@ -50,6 +50,23 @@ def checked_notes(value: Any) -> int:
         raise TraitError(str(exc)) from None
 
 
+def checked_endpoints(value: Any) -> Any:
+    """The ``endpoints`` trait's value, or a ``TraitError``: a literal key or token in a trait is
+    printed by ``%config AgentMagics`` (and saved with that cell's output), so a profile set here
+    names the variable that holds it (``auth_token_env`` / ``api_key_env``) instead."""
+    from traitlets import TraitError
+
+    for name, row in (value or {}).items():
+        literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
+        if literal:
+            key = literal[0]
+            raise TraitError(f"AgentMagics.endpoints[{name!r}]: a literal {key} would be shown by %config and "
+                             f"saved in the notebook; put it in an environment variable and name it: "
+                             f"{{\"{key}_env\": \"MY_VARIABLE\"}} (or write the profile in "
+                             f"~/.nbagent/endpoints.json, see docs/endpoints.md)")
+    return value
+
+
 def session_value(name: str, value: Any, config: Any) -> Any:
     """What the trait ``name`` set to ``value`` becomes in a session whose settings are ``config``."""
     if name == "allow":

@@ -84,3 +84,17 @@ def test_a_dollar_budget_on_the_unpriced_endpoint_model_fails_the_cell_and_a_tok
 def test_an_unknown_profile_and_endpoint_with_simulated_fail_the_cell_clearly(ip):  # noqa: F811
     assert "no endpoint profile named 'nowhere'" in error_of(ip, "%%agent --endpoint nowhere\nhi")
     assert "leave out --simulated" in fails(ip, "%%agent --endpoint x --simulated\nhi")
+
+
+def test_a_literal_token_in_the_endpoints_setting_is_refused_and_never_printed(ip, caplog):  # noqa: F811
+    from IPython.utils.capture import capture_output
+
+    magics = magics_mod.active_magics()
+    with capture_output() as cap:
+        ip.run_cell('%config AgentMagics.endpoints = {"gw": {"base_url": "http://127.0.0.1:4000", '
+                    f'"auth_token": "{TOKEN}"}}}}')
+        ip.run_cell("%config AgentMagics")
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("literal auth_token" in e and "auth_token_env" in e for e in errors), errors
+    assert magics.endpoints == {}
+    assert TOKEN not in cap.stdout and not any(TOKEN in e for e in errors)
