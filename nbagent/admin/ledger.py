@@ -1,8 +1,8 @@
 """What a user spent today, across sessions and kernels: the per-day budget's ledger.
 
 One small JSON file per user and day (``spend-USER-YYYY-MM-DD.json`` under the policy's
-``ledger_dir``), updated under an exclusive ``flock`` by every kernel of that user, written
-atomically. Money spent is never un-spent: entries only grow.
+``ledger_dir``; USER is the operating system's account of the process, not ``$USER``), updated
+under an exclusive ``flock`` by every kernel of that user, written atomically. Money spent is never un-spent: entries only grow.
 """
 
 from __future__ import annotations
@@ -11,10 +11,26 @@ import datetime as _dt
 import fcntl
 import getpass
 import json
+import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
+
+
+def os_user() -> str:
+    """Who runs the kernel, as the operating system says: the name of ``os.getuid()`` (its number
+    when the account has no name, as in some containers). Not ``$USER``/``$LOGNAME``, which a cell
+    can set to start a fresh day's budget; ``getpass`` only where there are no uids (Windows)."""
+    if not hasattr(os, "getuid"):
+        return getpass.getuser()
+    import pwd
+
+    uid = os.getuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 class DailyLedger:
@@ -23,7 +39,7 @@ class DailyLedger:
     def __init__(self, folder: str | Path, user: str | None = None,
                  today: Callable[[], _dt.date] = _dt.date.today) -> None:
         self.folder = Path(folder).expanduser()
-        self.user = re.sub(r"[^A-Za-z0-9_.-]", "_", user or getpass.getuser())
+        self.user = re.sub(r"[^A-Za-z0-9_.-]", "_", user or os_user())
         self.today = today
 
     @property

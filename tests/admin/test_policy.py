@@ -124,3 +124,16 @@ def test_the_location_is_the_one_the_process_started_with(tmp_path: Path) -> Non
     env = {**os.environ, "NBAGENT_ADMIN_CONFIG": str(tmp_path / "admin.json")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(tmp_path / "admin.json")
+
+
+def test_the_day_ledger_keys_on_the_os_account_not_on_user_variables(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    DailyLedger(tmp_path).add(4.0)
+    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):  # what a cell can set to start a fresh day
+        monkeypatch.setenv(name, "someone-else")
+    ledger = DailyLedger(tmp_path)
+    assert ledger.user == me and ledger.spent() == 4.0
