@@ -103,6 +103,7 @@ class AdminPolicy:
         self.check_setting("permission_mode", config.permission_mode)
         self.check_setting("allow", config.allow)
         self.check_setting("max_budget_usd", config.max_budget_usd)
+        self.check_setting("server_tools", config.server_tools)
 
     def check_limits(self, limits: RunLimits | None) -> None:
         """A prompt's own limits (``--max-budget``, ``RunLimits``) within the policy."""
@@ -118,6 +119,12 @@ class AdminPolicy:
             outside = [t for t in value if t not in self.allowed_tools]
             if outside:
                 raise AdminLockedError(name, list(value), "allowed_tools", list(self.allowed_tools), self.source)
+        if name == "server_tools" and self.allowed_tools is not None:
+            # Anthropic's server tools (web_search) run at Anthropic, where no permission check can
+            # stop a call: one outside allowed_tools is never offered.
+            names = [t.get("name") if isinstance(t, Mapping) else t for t in value]
+            if any(n not in self.allowed_tools for n in names):
+                raise AdminLockedError(name, names, "allowed_tools", list(self.allowed_tools), self.source)
         if name == "max_budget_usd" and self.max_budget_usd is not None and (value is None or value > self.max_budget_usd):
             raise AdminLockedError(name, value, "max_budget_usd", self.max_budget_usd, self.source)
 

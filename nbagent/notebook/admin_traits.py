@@ -10,7 +10,8 @@ from traitlets import TraitError
 from ..admin import AdminLockedError, admin_policy
 
 #: Trait → the ``SessionConfig`` setting the policy checks.
-CHECKED = {"permission_mode": "permission_mode", "allow": "allow", "max_budget": "max_budget_usd"}
+CHECKED = {"permission_mode": "permission_mode", "allow": "allow", "max_budget": "max_budget_usd",
+           "web_search": "server_tools"}
 
 
 def checked(trait: str, value: Any) -> Any:
@@ -18,7 +19,8 @@ def checked(trait: str, value: Any) -> Any:
     policy = admin_policy()
     if policy is not None:
         try:
-            policy.check_setting(CHECKED[trait], value)
+            checked_value = (("web_search",) if value else ()) if trait == "web_search" else value
+            policy.check_setting(CHECKED[trait], checked_value)
         except AdminLockedError as exc:
             raise TraitError(str(exc)) from None
     return value

@@ -119,7 +119,7 @@ class AgentMagics(Magics):
         if line:
             print(line)
 
-    @validate("permission_mode", "allow", "max_budget")
+    @validate("permission_mode", "allow", "max_budget", "web_search")
     def _within_admin_policy(self, proposal: Any) -> Any:
         """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
         return admin_traits.checked(proposal["trait"].name, proposal["value"])

@@ -137,3 +137,17 @@ def test_the_day_ledger_keys_on_the_os_account_not_on_user_variables(tmp_path: P
         monkeypatch.setenv(name, "someone-else")
     ledger = DailyLedger(tmp_path)
     assert ledger.user == me and ledger.spent() == 4.0
+
+
+def test_web_search_outside_allowed_tools_is_refused_naming_the_setting(tmp_path: Path, admin: Any) -> None:
+    path = admin(allowed_tools=["python", "read_file"])
+    with pytest.raises(AdminLockedError) as err:
+        agent(tmp_path, server_tools=("web_search",))
+    assert "server_tools=['web_search']" in str(err.value) and "allowed_tools" in str(err.value)
+    assert str(path) in str(err.value)
+    quiet = agent(tmp_path)
+    with pytest.raises(AdminLockedError):
+        quiet.reconfigure(server_tools=({"type": "web_search_20250305", "name": "web_search"},))
+    assert quiet.config.server_tools == ()
+    admin(allowed_tools=["python", "web_search"])
+    assert agent(tmp_path, server_tools=("web_search",)).config.server_tools == ("web_search",)

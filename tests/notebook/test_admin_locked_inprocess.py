@@ -42,3 +42,16 @@ def test_agent_cell_options_beyond_the_admin_policy_are_refused(ip, tmp_path, mo
         result = ip.run_cell(cell)
         assert type(result.error_in_exec).__name__ == "AgentRunRefused"  # the cell fails: Run All stops
         assert f"administrator locked {key}" in str(result.error_in_exec)
+
+
+def test_web_search_is_refused_when_the_admin_leaves_it_out(ip, tmp_path, monkeypatch, caplog):  # noqa: F811
+    locked(tmp_path, monkeypatch, allowed_tools=["python", "read_file"])
+    magics = magics_mod.active_magics()
+    result = ip.run_cell("%%agent --web-search\nWhat is 2 * 3?")
+    assert type(result.error_in_exec).__name__ == "AgentRunRefused"
+    assert "administrator locked allowed_tools" in str(result.error_in_exec)
+    ip.run_cell("%config AgentMagics.web_search = True")
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("administrator locked allowed_tools" in e for e in errors), errors
+    assert magics.web_search is False
+    assert magics.current is None or "web_search" not in magics.current.agent.config.server_tools
