@@ -87,7 +87,9 @@ def test_quickstart_gets_the_agents_code_as_cells_below_each_agent_cell(executed
         ("code", "17 * 23")]
     totals = next(c for c in nb.cells if c.source.startswith("sales.groupby"))
     assert "north    262.0\n" in totals.outputs[0]["data"]["text/plain"]  # its output, in the cell
-    assert totals.execution_count is None  # made by the agent, not run again by the notebook run
+    agent = next(c for c in nb.cells if c.source.startswith("%%agent\nWhich region"))
+    # Made by the agent during the agent cell's execution (its count), not run again by the notebook run.
+    assert totals.execution_count == agent.execution_count is not None
 
 
 def test_truncation_notebook_truncates_and_shows_the_strip(executed):

@@ -18,7 +18,14 @@ from nbagent.notebook.executor import ShellExecutor
 def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     monkeypatch.chdir(tmp_path)
     shell = InteractiveShell.instance()
+    # The shell is shared with other in-process tests: start from no user variables, and leave its
+    # namespace, its history lists and its post-run hooks as they were.
     saved = dict(shell.user_ns)
+    history = shell.history_manager
+    raw, parsed = list(history.input_hist_raw), list(history.input_hist_parsed)
+    hooks = list(shell.events.callbacks["post_run_cell"])
+    for name in [n for n in shell.user_ns if not n.startswith("_") and n not in shell.user_ns_hidden]:
+        del shell.user_ns[name]
     (tmp_path / "sales.csv").write_text("region,revenue\nnorth,262\nsouth,100\nwest,50\n")
     shell.run_cell("import pandas as pd\nsales = pd.read_csv('sales.csv')\nrate = 2", store_history=True)
     try:
@@ -26,6 +33,8 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     finally:
         shell.user_ns.clear()
         shell.user_ns.update(saved)
+        history.input_hist_raw[:], history.input_hist_parsed[:] = raw, parsed
+        shell.events.callbacks["post_run_cell"][:] = hooks
 
 
 def turn(ip: Any, root: Any, *codes: str) -> TurnInputs:

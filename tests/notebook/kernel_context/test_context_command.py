@@ -22,13 +22,18 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     shell = InteractiveShell.instance()
     saved = shell.display_pub
     shell.display_pub = CapturingDisplayPublisher()
+    # The shell is shared with other in-process tests: their variables (one named like a word of a
+    # prompt is ranked first) would change what fits the budget here.
+    namespace = dict(shell.user_ns)
+    for name in [n for n in shell.user_ns if not n.startswith("_") and n not in shell.user_ns_hidden]:
+        del shell.user_ns[name]
     shell.run_cell("%load_ext nbagent")
     magics_mod.active_magics().new_session(allow=("python", "read_file"))
     try:
         yield shell
     finally:
-        for name in [n for n in shell.user_ns if n.startswith("kc_")]:
-            del shell.user_ns[name]
+        shell.user_ns.clear()
+        shell.user_ns.update(namespace)
         magics_mod.active_magics().kernel_context_tokens = DEFAULT_KERNEL_CONTEXT_TOKENS
         shell.display_pub = saved
 

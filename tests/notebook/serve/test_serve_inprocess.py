@@ -17,9 +17,9 @@ from nbagent.notebook.serve import command
 @pytest.fixture
 def magics(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    shell = InteractiveShell.instance()
-    yield magics_mod.load(shell)
-    magics_mod.unload(shell)
+    # Loaded, never unloaded: the shell is shared with the other in-process tests, and IPython's
+    # extension manager would still call nbagent loaded after an unload.
+    return magics_mod.load(InteractiveShell.instance())
 
 
 def test_serving_outside_a_kernel_fails_the_cell_with_one_line(magics):
