@@ -62,7 +62,8 @@ class Bridge:
         self._ids = itertools.count(1)
         self._pending: dict[int, waiting.Decision[dict[str, Any]]] = {}
         self._hellos = threading.Condition()
-        self._said_hello = False  # a front-end said hello on the current comm
+        self._said_hello = False  # a front-end said hello (on this comm or an earlier one)
+        self._hello_here = False  # ... on the current comm
         self._clients: set[str] = set()
         """The sessions (one per page's kernel connection) that said hello on the current comm."""
         self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
@@ -86,7 +87,8 @@ class Bridge:
     # --- opening ----------------------------------------------------------------------------
     def open(self) -> bool:
         """Open (or re-open) the comm; ``False`` where the process has no kernel to open it on.
-        A new comm needs its own hello: until one comes the bridge is not connected."""
+        ``connected`` is unchanged: :meth:`ensure` and a retried request wait for the new comm's
+        hello themselves, and ``%agent serve``'s reconnect probes the new comm."""
         try:
             from comm import create_comm
             from ipykernel.kernelbase import Kernel
@@ -99,7 +101,7 @@ class Bridge:
             waiting.unregister_comm_handler(old.comm_id)
             old.close()
         with self._hellos:
-            self._said_hello = False
+            self._hello_here = False
             self._clients.clear()
         comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION})
         waiting.register_comm_handler(comm.comm_id, self._on_data)
@@ -128,7 +130,8 @@ class Bridge:
         wait_s = max(wait_s, HELLO_WAIT_S) if new_page else wait_s
         if wait_s <= 0:
             return self.connected
-        self._wait_hello(client if new_page else None, wait_s)
+        if not self._wait_hello(client if new_page else None, wait_s) and not self._hello_here:
+            self._failed = True  # nobody answers the new comm: an earlier page's hello counts for nothing
         return self.connected
 
     def _wait_hello(self, client: str | None, wait_s: float) -> bool:
@@ -136,7 +139,7 @@ class Bridge:
         started = time.monotonic()
         with self._hellos:
             answered = self._hellos.wait_for(
-                lambda: client in self._clients if client is not None else self._said_hello, wait_s)
+                lambda: client in self._clients if client is not None else self._hello_here, wait_s)
         self.waited_s += time.monotonic() - started
         return answered
 
@@ -151,7 +154,7 @@ class Bridge:
             with self._hellos:
                 if session:
                     self._clients.add(session)
-                self._said_hello = True
+                self._said_hello = self._hello_here = True
                 self._hellos.notify_all()
         elif kind == "reply" and isinstance(data.get("id"), int):
             with self._lock:
