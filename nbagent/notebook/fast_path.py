@@ -30,7 +30,9 @@ def offer_to_fast_path(session: Any, msg: Any) -> bool:
     if peek["header"].get("msg_type") != "comm_msg":
         return False
     content = session.unpack(peek["content"])
-    return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"))
+    session = peek["header"].get("session")
+    return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"),
+                                   session if isinstance(session, str) else None)
 
 
 def install_on_running_kernel(kernel: Any = None) -> bool:

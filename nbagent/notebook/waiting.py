@@ -252,12 +252,13 @@ def _run_action(comm_id: str) -> bool:
     return True
 
 
-_comm_handlers: dict[str, Callable[[dict[str, Any]], Any]] = {}
+_comm_handlers: dict[str, Callable[[dict[str, Any], str | None], Any]] = {}
 
 
-def register_comm_handler(comm_id: str, handler: Callable[[dict[str, Any]], Any]) -> None:
-    """Give every message of the comm ``comm_id`` to ``handler`` on the fast path too (thread-safe,
-    quick): the notebook bridge's replies must arrive while the agent cell still runs."""
+def register_comm_handler(comm_id: str, handler: Callable[[dict[str, Any], str | None], Any]) -> None:
+    """Give every message of the comm ``comm_id`` to ``handler(data, session)`` on the fast path
+    too (thread-safe, quick): the notebook bridge's replies must arrive while the agent cell still
+    runs, and its hello says which page (client session) sent it."""
     with _registry_lock:
         _comm_handlers[comm_id] = handler
 
@@ -268,9 +269,9 @@ def unregister_comm_handler(comm_id: str) -> None:
         _comm_handlers.pop(comm_id, None)
 
 
-def handle_comm_msg(comm_id: Any, data: Any) -> bool:
+def handle_comm_msg(comm_id: Any, data: Any, session: str | None = None) -> bool:
     """The kernel fast path: note Text edits, resolve clicks of registered buttons, hand the
-    bridge's messages to its handler.
+    bridge's messages to its handler (with ``session``, the sending client's).
 
     Tiny and non-blocking; returns ``True`` if a decision was resolved. The message still takes
     its normal route afterwards (the widget's own handler then finds the decision already made).
@@ -280,7 +281,7 @@ def handle_comm_msg(comm_id: Any, data: Any) -> bool:
     with _registry_lock:
         handler = _comm_handlers.get(comm_id)
     if handler is not None:
-        handler(data)
+        handler(data, session)
         return True
     if data.get("method") == "update":
         state = data.get("state")

@@ -11,6 +11,13 @@ answers ``hello``; requests ``{"type": "request", "id", "op", ...}`` get one ``r
 nothing answers (VS Code, Colab, classic Notebook, nbclient) ``connected`` stays False and nothing
 waits: a request then fails at once with :class:`BridgeUnavailable`.
 
+A page that goes away (a browser reload, the notebook's tab closed and opened again) leaves the
+comm with nobody listening, and the new page never saw its ``comm_open``. Every message a page
+sends carries its kernel connection's ``session`` in its header, the hello and the execute request
+alike: so an agent cell run from a session that has not said hello on the current comm reopens
+the comm and waits (``HELLO_WAIT_S``) for that page's hello before any request (:meth:`Bridge.ensure`),
+and a request that times out reopens the comm and is sent once more before the bridge gives up.
+
 Replies arrive on the kernel's shell-channel thread (the fast path, :mod:`..waiting`) while the
 agent cell still runs; the same message reaches the comm's own handler later, when the kernel is
 idle, and is ignored then (each reply resolves its request once).
@@ -54,7 +61,12 @@ class Bridge:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, waiting.Decision[dict[str, Any]]] = {}
-        self._hello = threading.Event()
+        self._hellos = threading.Condition()
+        self._said_hello = False  # a front-end said hello (on this comm or an earlier one)
+        self._hello_here = False  # ... on the current comm
+        self._clients: set[str] = set()
+        """The sessions (one per page's kernel connection) that said hello on the current comm."""
+        self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
         self._comm: Any = None
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
         self.frontend: str | None = None
@@ -63,16 +75,20 @@ class Bridge:
         """The protocol version the front-end's hello named (an older extension than the kernel's
         may be installed where JupyterLab runs)."""
         self.waited_s = 0.0
-        """How long agent cells waited for a hello in all (bounded: once, HELLO_WAIT_S)."""
+        """How long agent cells waited for a hello in all (bounded: HELLO_WAIT_S once per page)."""
+        self.reopened = 0
+        """How often the comm was reopened for a new page or after an unanswered request."""
 
     @property
     def connected(self) -> bool:
         """Whether a front-end with the extension said hello (and has not stopped answering)."""
-        return self._hello.is_set() and not self._failed
+        return self._said_hello and not self._failed
 
     # --- opening ----------------------------------------------------------------------------
     def open(self) -> bool:
-        """Open (or re-open) the comm; ``False`` where the process has no kernel to open it on."""
+        """Open (or re-open) the comm; ``False`` where the process has no kernel to open it on.
+        ``connected`` is unchanged: :meth:`ensure` and a retried request wait for the new comm's
+        hello themselves, and ``%agent serve``'s reconnect probes the new comm."""
         try:
             from comm import create_comm
             from ipykernel.kernelbase import Kernel
@@ -84,36 +100,62 @@ class Bridge:
         if old is not None:
             waiting.unregister_comm_handler(old.comm_id)
             old.close()
+        with self._hellos:
+            self._hello_here = False
+            self._clients.clear()
         comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION})
         waiting.register_comm_handler(comm.comm_id, self._on_data)
-        comm.on_msg(lambda msg: self._on_data(msg.get("content", {}).get("data") or {}))
+        comm.on_msg(lambda msg: self._on_data(msg.get("content", {}).get("data") or {}, _session_of(msg)))
         self._comm = comm
         self._failed = False
         return True
 
-    def ensure(self, *, wait_s: float = 0.0) -> bool:
+    def ensure(self, *, wait_s: float = 0.0, client: str | None = None) -> bool:
         """Be connected if a front-end can answer: open the comm if no hello came yet, then wait
-        up to ``wait_s`` for it (the fast path delivers it while the cell runs)."""
-        if self.connected:
+        up to ``wait_s`` for it (the fast path delivers it while the cell runs).
+
+        ``client``: the session of the page running the cell. A page that has not said hello on
+        this comm (the page was reloaded, or the notebook reopened) gets a new comm and up to
+        ``HELLO_WAIT_S`` for its hello, once per page; the old page's hello counts for nothing."""
+        if self.connected and (client is None or not self._clients or client in self._clients
+                               or client in self._asked):
             return True
+        new_page = client is not None and client not in self._asked
+        if client is not None:
+            self._asked.add(client)
+        if new_page and self.connected:
+            self.reopened += 1
         if not self.open():
             return False
+        wait_s = max(wait_s, HELLO_WAIT_S) if new_page else wait_s
         if wait_s <= 0:
-            return self._hello.is_set()
+            return self.connected
+        if not self._wait_hello(client if new_page else None, wait_s) and not self._hello_here:
+            self._failed = True  # nobody answers the new comm: an earlier page's hello counts for nothing
+        return self.connected
+
+    def _wait_hello(self, client: str | None, wait_s: float) -> bool:
+        """Wait for a hello on the current comm (from ``client``'s page, when given)."""
         started = time.monotonic()
-        answered = self._hello.wait(wait_s)
+        with self._hellos:
+            answered = self._hellos.wait_for(
+                lambda: client in self._clients if client is not None else self._hello_here, wait_s)
         self.waited_s += time.monotonic() - started
         return answered
 
-    def _on_data(self, data: dict[str, Any]) -> None:
-        """A message from the front-end (any thread)."""
+    def _on_data(self, data: dict[str, Any], session: str | None = None) -> None:
+        """A message from the front-end (any thread); ``session``: its sender's, when known."""
         kind = data.get("type")
         if kind == "hello":
             self.frontend = str(data.get("frontend") or "jupyterlab")
             self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
             self.version = data["version"] if isinstance(data.get("version"), int) else 1
             self._failed = False
-            self._hello.set()
+            with self._hellos:
+                if session:
+                    self._clients.add(session)
+                self._said_hello = self._hello_here = True
+                self._hellos.notify_all()
         elif kind == "reply" and isinstance(data.get("id"), int):
             with self._lock:
                 decision = self._pending.pop(data["id"], None)
@@ -140,25 +182,50 @@ class Bridge:
         result = reply.get("result")
         return result if isinstance(result, dict) else {}
 
-    async def request(self, op: str, timeout: float = REQUEST_TIMEOUT_S, **args: Any) -> dict[str, Any]:
-        """Send one request and await its reply (interruptible; ``BridgeUnavailable`` on timeout)."""
+    async def request(self, op: str, timeout: float = REQUEST_TIMEOUT_S, *, retry: bool = True,
+                      **args: Any) -> dict[str, Any]:
+        """Send one request and await its reply (interruptible). Unanswered within ``timeout``: the
+        comm is reopened and, if a page says hello, the request is sent once more (``retry``);
+        else ``BridgeUnavailable``."""
         import asyncio
 
-        decision = self._send(op, args)
-        try:
-            reply = await asyncio.wait_for(waiting.wait_for_decision(decision), timeout)
-        except asyncio.TimeoutError:
-            self._failed = True
-            raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s") from None
-        return self._result(op, reply)
+        for attempt in (1, 2):
+            decision = self._send(op, args)
+            try:
+                reply = await asyncio.wait_for(waiting.wait_for_decision(decision), timeout)
+            except asyncio.TimeoutError:
+                if attempt == 1 and retry and self._reopen() and await asyncio.to_thread(self._wait_hello, None, HELLO_WAIT_S):
+                    continue
+                self._failed = True
+                raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s") from None
+            return self._result(op, reply)
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def request_sync(self, op: str, timeout: float = REQUEST_TIMEOUT_S, **args: Any) -> dict[str, Any]:
+    def request_sync(self, op: str, timeout: float = REQUEST_TIMEOUT_S, *, retry: bool = True,
+                     **args: Any) -> dict[str, Any]:
         """The same from synchronous code on the kernel's main thread (a line magic)."""
-        decision = self._send(op, args)
-        if not decision.wait_sync(timeout):
-            self._failed = True
-            raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s")
-        return self._result(op, decision.value)
+        for attempt in (1, 2):
+            decision = self._send(op, args)
+            if decision.wait_sync(timeout):
+                return self._result(op, decision.value)
+            if not (attempt == 1 and retry and self._reopen() and self._wait_hello(None, HELLO_WAIT_S)):
+                break
+        self._failed = True
+        raise BridgeUnavailable(f"the notebook front-end did not answer a {op} within {timeout:g} s")
+
+    def _reopen(self) -> bool:
+        """A request went unanswered: maybe its page is gone and another one listens (a reload
+        this kernel did not see). Open a new comm (opened here, on the kernel's loop)."""
+        if not self.open():
+            return False
+        self.reopened += 1
+        return True
+
+
+def _session_of(msg: Any) -> str | None:
+    """The session of the client that sent ``msg`` (its page's kernel connection)."""
+    session = (msg.get("header") or {}).get("session") if isinstance(msg, dict) else None
+    return session if isinstance(session, str) and session else None
 
 
 _BRIDGE: Bridge | None = None
@@ -172,18 +239,29 @@ def bridge() -> Bridge:
     return _BRIDGE
 
 
-def executing_cell_id() -> str | None:
-    """The id of the cell the kernel is executing, as JupyterLab and Notebook 7 send it in the
-    request's metadata (``cellId``); None under nbclient and other clients, which do not."""
+def _executing_request() -> dict[str, Any]:
+    """The shell request the kernel is executing (empty outside a kernel)."""
     try:
         from ipykernel.kernelbase import Kernel
     except ImportError:
-        return None
+        return {}
     if not Kernel.initialized():
-        return None
+        return {}
     try:
         parent = Kernel.instance().get_parent("shell")
     except Exception:  # an older signature or no parent yet
-        return None
-    cell_id = (parent or {}).get("metadata", {}).get("cellId")
+        return {}
+    return parent if isinstance(parent, dict) else {}
+
+
+def executing_client() -> str | None:
+    """The session of the client whose request the kernel is executing: one per page's kernel
+    connection (a reload or a reopened notebook makes a new one)."""
+    return _session_of(_executing_request())
+
+
+def executing_cell_id() -> str | None:
+    """The id of the cell the kernel is executing, as JupyterLab and Notebook 7 send it in the
+    request's metadata (``cellId``); None under nbclient and other clients, which do not."""
+    cell_id = _executing_request().get("metadata", {}).get("cellId")
     return cell_id if isinstance(cell_id, str) and cell_id else None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id
+from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
 from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
 from .shown import copy_shown, save_shown
@@ -97,13 +97,14 @@ class DocumentLink:
         return self._root if self._root is not None else Path.cwd()
 
     def connect(self) -> bool:
-        """Be connected if a front-end can answer. Only the first agent cell of a kernel whose
-        front-end sends cell ids (JupyterLab, Notebook 7) waits, briefly, for the hello."""
+        """Be connected if a front-end can answer. Only the first agent cell of each page whose
+        front-end sends cell ids (JupyterLab, Notebook 7) waits, briefly, for the hello: a page
+        reloaded, or the notebook closed and opened again, is a new page (a new client session)."""
         if executing_cell_id() is None:  # nbclient, a console: no front-end that holds cells
             return self.bridge.connected
         wait = 0.0 if self._asked_hello else HELLO_WAIT_S
         self._asked_hello = True
-        return self.bridge.ensure(wait_s=wait)
+        return self.bridge.ensure(wait_s=wait, client=executing_client())
 
     def notebook(self) -> str | None:
         """The notebook's file name, from the front-end or Jupyter Server's ``JPY_SESSION_NAME``."""

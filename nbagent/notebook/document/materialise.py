@@ -22,6 +22,10 @@ from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cel
 
 NO_BRIDGE_NOTICE = ("ⓘ no notebook bridge answers here (nbclient, VS Code, Colab, classic Notebook): the agent's "
                     "last code goes into one new cell where the front-end supports it.")
+SILENT_PAGE_NOTICE = ("ⓘ no notebook bridge answers here: the notebook sent this cell's id, as JupyterLab and "
+                      "Notebook 7 do, but its page did not answer the kernel (is nbagent installed where the "
+                      "Jupyter server runs?): the agent's last code goes into one new cell.")
+"""Where the front-end sent a cell id: naming nbclient or VS Code there would be untrue."""
 
 
 class Materialiser:
@@ -128,7 +132,7 @@ class Materialiser:
         if self.live or not self.codes or shell is None:
             return None
         shell.set_next_input(self.codes[-1], replace=False)
-        return NO_BRIDGE_NOTICE
+        return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
 
 def _earlier_turn(agent: dict[str, Any]) -> Expect | None:

@@ -84,7 +84,7 @@ class Operations:
         try:
             # An op the protocol does not define: every request gets one reply, an unknown op an
             # error, so this probes the front-end without sending it the document (a read would).
-            await self.bridge.request(PROBE_OP, timeout=ALIVE_TIMEOUT_S)
+            await self.bridge.request(PROBE_OP, timeout=ALIVE_TIMEOUT_S, retry=False)
         except BridgeUnavailable:
             return False
         except BridgeError:

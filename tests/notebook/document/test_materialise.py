@@ -10,7 +10,7 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts import events as ev
 from nbagent.notebook.document.bridge import Bridge
-from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE, Materialiser, remove_turn_cells
+from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE, SILENT_PAGE_NOTICE, Materialiser, remove_turn_cells
 from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.executor import ShellExecutor
 
@@ -97,6 +97,21 @@ async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_noti
 
     shell: Any = Shell()
     assert cells.fallback(shell) == NO_BRIDGE_NOTICE and got == ["c + 1"]
+
+
+async def test_a_page_that_sent_a_cell_id_but_does_not_answer_is_not_called_nbclient():
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(Bridge(), executor, session="S", turn=lambda: 1, agent_cell_id="agent-cell")
+    await call(cells, executor, "t1", "d = 2")
+    got: list[str] = []
+
+    class Shell:
+        def set_next_input(self, text: str, replace: bool = False) -> None:
+            got.append(text)
+
+    shell: Any = Shell()
+    notice = cells.fallback(shell)
+    assert notice == SILENT_PAGE_NOTICE and "nbclient" not in notice and got == ["d = 2"]
 
 
 async def test_a_materialised_cell_shows_it_ran_under_the_agent_cells_execution_count():

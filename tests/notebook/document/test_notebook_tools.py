@@ -141,6 +141,19 @@ async def test_a_front_end_that_stops_answering_is_a_clear_error_once_then_no_to
     assert not bridge.connected and list(NotebookTools(bridge, lambda: "S").tools()) == []
 
 
+async def test_an_unanswered_request_reopens_the_comm_and_goes_to_the_page_that_answers(front, monkeypatch):
+    """A page reloaded where the kernel could not tell (no session to compare): the request on the
+    old comm goes unanswered, the kernel opens a new comm, the new page says hello, and the same
+    request is sent once more instead of the bridge giving up."""
+    bridge = front.connect(Bridge())
+    front.answer = False  # the old page is gone
+    reloaded = FakeFrontEnd([{"cell_type": "code", "source": "x = 1"}])
+    monkeypatch.setattr(Bridge, "open", lambda self: reloaded.connect(self) is self)  # its comm_open, its hello
+    result = await bridge.request("read", timeout=0.2)
+    assert [c["source"] for c in result["cells"]] == ["x = 1"]
+    assert bridge.connected and bridge.reopened == 1 and [r["op"] for r in reloaded.requests] == ["read"]
+
+
 # --- what the permission question shows (the tools' preview) -------------------------------------
 
 async def preview(tools: dict[str, Any], name: str, tmp_path: Path, **args: Any) -> Any:

@@ -1,0 +1,69 @@
+"""A browser reload, and the notebook closed and opened again, on a running kernel (JupyterLab 4,
+headless Chromium): the new page (a new kernel connection) never saw the kernel's ``comm_open``, yet
+the first agent cell after it gets its code cells below it, its mark and its record at once, with no
+"no notebook bridge" notice (before: a 10 s stall, then one plain ``set_next_input`` cell and no
+record)."""
+
+from __future__ import annotations
+
+import time
+
+from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
+
+from .test_bridge_frontend import _require_installed_bridge
+from .test_cell_removal import _append, _made, _put, _run_all, _run_cell, _text, _wait
+from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
+
+pytestmark = _lab_marks
+
+FIRST = "%%agent --allow python\nWhat is 2 * 3?"
+NOTICE = "no notebook bridge"
+
+
+def _ready(page, name: str) -> None:
+    page.wait_for_function(
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; "
+        "if (!w || !w.context || w.context.path !== name) return false; "
+        "const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel; "
+        "if (k && k.status === 'idle') { window.__nb = w; return true; } return false; }", arg=name, timeout=60_000)
+
+
+def test_the_first_agent_cell_after_a_reload_or_a_reopen_gets_its_cells_at_once(browser, lab):  # noqa: F811
+    _require_installed_bridge()
+    base, token = lab
+    name = _put(lab, "reload_first_agent_cell.ipynb", "python3", ["%load_ext nbagent", FIRST])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    _ready(page, name)
+    _run_all(page)
+    _wait(page, lambda cs: len(_made(cs)) == 1, "the first agent cell made no cell")
+    _save(page)
+    page.reload()  # same kernel, new page: a new kernel connection that never saw the comm open
+    _ready(page, name)
+    _agent_cell_gets_its_cells_at_once(page, "%%agent --allow python\nWhat is 4 * 5?", "4 * 5")
+    _save(page)
+    page.evaluate("() => window.__nb.close()")  # the tab closed, the kernel left running
+    page.evaluate("(name) => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
+    _ready(page, name)
+    _agent_cell_gets_its_cells_at_once(page, "%%agent --allow python\nWhat is 6 * 7?", "6 * 7")
+    page.close()
+
+
+def _save(page) -> None:
+    page.locator(".jp-Notebook").first.click()
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !window.__nb.context.model.dirty", timeout=30_000)
+
+
+def _agent_cell_gets_its_cells_at_once(page, source: str, code: str) -> None:
+    at = _append(page, source)
+    started = time.monotonic()
+    _run_cell(page, at)
+    cells = _wait(page, lambda cs: len(cs) > at + 1 and cs[at + 1]["metadata"].get("nbagent", {}).get("agent_cell")
+                  == cs[at]["id"] and "done:" in _text(cs[at]), "the first agent cell on the new page made no cell")
+    took = time.monotonic() - started
+    agent = cells[at]
+    assert NOTICE not in _text(agent) and took < REQUEST_TIMEOUT_S, (took, _text(agent)[-400:])
+    assert agent["metadata"]["nbagent"]["kind"] == "agent" and "record" in agent["metadata"]["nbagent"]
+    assert cells[at + 1]["metadata"]["nbagent"]["kind"] == "code" and code in cells[at + 1]["source"]
