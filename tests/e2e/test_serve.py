@@ -113,7 +113,10 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     assert closed.is_error and "closed" in _text_of(closed), _text_of(closed)
     assert time.monotonic() - started < 30
 
-    page = _open(browser, lab, name, frontend)  # the user opens it again: the server asks there
+    page = _open(browser, lab, name, frontend)  # the user opens it again: nothing shows the cards yet
+    refused = calls.result(calls.start("run_code", {"code": "print('unseen')"}))
+    assert refused.is_error and "run that cell again" in _text_of(refused).lower(), _text_of(refused)
+    _run_all(page)  # the serve cell again: the same server shows its cards there
     box = calls.start("run_code", {"code": "print('back', x)"})
     _click(page, "Allow")
     again = calls.result(box)

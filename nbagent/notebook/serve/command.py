@@ -29,8 +29,8 @@ def _clients(text: str) -> int:
 
 @magic_arguments(name="agent serve")
 @argument("--stop", action="store_true", help="Stop serving.")
-@argument("--clients", type=_clients, default=1, metavar="N",
-          help="How many MCP clients may be connected at once (default 1).")
+@argument("--clients", type=_clients, default=None, metavar="N",
+          help="How many MCP clients may be connected at once (default 1; given while serving, a restart).")
 def serve(magics: Any, args: Namespace) -> None:
     """Serve this notebook to MCP clients (Claude Code, VS Code, Cursor) on 127.0.0.1; every edit
     and run asks here first."""
@@ -46,14 +46,23 @@ def serve(magics: Any, args: Namespace) -> None:
         _SERVER = None
         print(f"nbagent: stopped serving {running.notebook}; the token no longer works.")
         return
-    if running is not None:  # a second %agent serve restarts: a new port and token, the old ones end
+    if running is not None and args.clients in (None, running.clients.max_clients):
+        # Run again (the notebook was reopened, say): the same server shows its panel here.
+        magics.document.connect()
+        running.show_panel_here()
+        print("\n".join(running.paste_lines()))
+        print("nbagent: already serving; its permission cards show below (`%agent serve --stop`, then "
+              "`%agent serve`, for a new port and token).")
+        display(running.panel.widget)
+        return
+    if running is not None:  # another --clients: a restart, with a new port and token
         running.stop()
         print("nbagent: the earlier server stopped; its token no longer works.")
     from .server import ServeServer
 
     magics.document.connect()  # the bridge: the notebook tools and the cards need the front-end
     try:
-        _SERVER = ServeServer(magics, max_clients=args.clients)
+        _SERVER = ServeServer(magics, max_clients=args.clients or 1)
     except RuntimeError as exc:  # no kernel loop, or uvicorn did not start: one line, the cell fails
         raise UsageError(f"nbagent: {exc}") from None
     print("\n".join(_SERVER.paste_lines()))

@@ -76,6 +76,7 @@ class ServeServer:
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
         self._panel_comm = getattr(self.bridge, "_comm", None)
+        self._told_comm: Any = None  # the connection already told to run the serve cell again
         atexit.register(self.stop)
         self.panel.set_status(f"serving {self.notebook} at {self.url} (token in {self.token_file})")
 
@@ -107,26 +108,32 @@ class ServeServer:
         return True
 
     async def _panel_shown(self) -> None:
-        """After the notebook was closed and opened again, its serve cell shows what was saved
-        (often nothing), not the panel: a card there would wait unseen. So, once per connection of
-        the front-end, the serve cell's outputs are written again through the bridge: the lines
-        and a view of the live panel (the widget manager restores the kernel's widgets on open)."""
+        """After the notebook was closed and opened again, its serve cell shows what was saved, not
+        the panel, and outputs written through the bridge are never trusted (so a widget there is not
+        drawn): a card would wait unseen. So a call is refused until the user runs the serve cell
+        again (:meth:`show_panel_here`); once per connection the cell says so in one line."""
         comm = getattr(self.bridge, "_comm", None)  # a new comm: a new connection of the front-end
         if comm is self._panel_comm:
             return
-        if self.cell_id is None:  # no cell ids (not JupyterLab / Notebook 7): nothing to write to
-            raise CallRefused("The notebook was opened again, and the %agent serve cell cannot be found in it "
-                              "to show the question: run %agent serve again.")
-        view = {"model_id": self.panel.widget.model_id, "version_major": 2, "version_minor": 0}
-        outputs = [{"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
-                   {"output_type": "display_data", "metadata": {},
-                    "data": {"application/vnd.jupyter.widget-view+json": view, "text/plain": "nbagent serve panel"}}]
-        try:
-            await self.bridge.request("replace", cell_id=self.cell_id, outputs=outputs)
-        except (BridgeError, BridgeUnavailable):
-            raise CallRefused("The %agent serve cell is no longer in the notebook, so no one would see the "
-                              "question: not run. Run %agent serve again.") from None
-        self._panel_comm = comm
+        why = ("The notebook was opened again, so its %agent serve cell no longer shows the permission "
+               "cards: not run. Run that cell again (the server and its token stay), then call again.")
+        if self.cell_id is not None and comm is not self._told_comm:
+            notice = ("nbagent: the notebook was opened again: run this cell again to show the permission "
+                      "cards of MCP clients here (the server and its token stay).\n")
+            outputs = [{"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
+                       {"output_type": "stream", "name": "stderr", "text": notice}]
+            try:
+                await self.bridge.request("replace", cell_id=self.cell_id, outputs=outputs)
+                self._told_comm = comm
+            except (BridgeError, BridgeUnavailable):
+                pass
+        raise CallRefused(why)
+
+    def show_panel_here(self) -> None:
+        """``%agent serve`` run again while serving: the panel is displayed by the running cell, for
+        the front-end connected now (the server, its port and its token stay)."""
+        self.cell_id = executing_cell_id()
+        self._panel_comm = getattr(self.bridge, "_comm", None)
 
     def paste_lines(self) -> list[str]:
         """What the user pastes into a client; the token is read from its file, never shown."""
