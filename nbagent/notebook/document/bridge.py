@@ -239,7 +239,7 @@ def bridge() -> Bridge:
     return _BRIDGE
 
 
-def _executing_request() -> dict[str, Any]:
+def executing_request() -> dict[str, Any]:
     """The shell request the kernel is executing (empty outside a kernel)."""
     try:
         from ipykernel.kernelbase import Kernel
@@ -257,11 +257,11 @@ def _executing_request() -> dict[str, Any]:
 def executing_client() -> str | None:
     """The session of the client whose request the kernel is executing: one per page's kernel
     connection (a reload or a reopened notebook makes a new one)."""
-    return _session_of(_executing_request())
+    return _session_of(executing_request())
 
 
 def executing_cell_id() -> str | None:
     """The id of the cell the kernel is executing, as JupyterLab and Notebook 7 send it in the
     request's metadata (``cellId``); None under nbclient and other clients, which do not."""
-    cell_id = _executing_request().get("metadata", {}).get("cellId")
+    cell_id = executing_request().get("metadata", {}).get("cellId")
     return cell_id if isinstance(cell_id, str) and cell_id else None

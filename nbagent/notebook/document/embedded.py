@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine.disk.user_key import sign, signed_by_user
+from .bridge import executing_request
 from .inputs import TurnInputs
 from .replay import is_session_name
 from .shown import MIMES
@@ -143,17 +144,7 @@ def in_kernel() -> bool:
 def executing_metadata() -> dict[str, Any]:
     """The metadata of the execute request being run: JupyterLab and Notebook 7 send the cell's
     own metadata in it (nbclient and consoles send none)."""
-    try:
-        from ipykernel.kernelbase import Kernel
-    except ImportError:
-        return {}
-    if not Kernel.initialized():
-        return {}
-    try:
-        parent = Kernel.instance().get_parent("shell")
-    except Exception:  # an older signature or no parent yet
-        return {}
-    metadata = (parent or {}).get("metadata")
+    metadata = executing_request().get("metadata")
     return metadata if isinstance(metadata, dict) else {}
 
 
