@@ -20,7 +20,10 @@ KEY = "sk-ant-api03-" + "Kx9" * 30
 @pytest.fixture
 def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # setenv first, so that the teardown removes the key the test's cell sets in this process's
+    # environment (a leaked key would send every later kernel of the run to the real API).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
     shell = InteractiveShell.instance()
     with capture_output():
         shell.run_cell("%load_ext nbagent")
