@@ -28,6 +28,8 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     for name in [n for n in shell.user_ns if not n.startswith("_") and n not in shell.user_ns_hidden]:
         del shell.user_ns[name]
     shell.run_cell("%load_ext nbagent")
+    errors = magics_mod.active_magics().last_error
+    errors.text, errors.cell = None, None  # an earlier test's failed cell would take the budget here
     magics_mod.active_magics().new_session(allow=("python", "read_file"))
     try:
         yield shell
