@@ -222,7 +222,13 @@ def test_bridge_answers_again_after_a_kernel_restart(browser, lab, frontend):  #
     _require_installed_bridge()
     name = _put_notebook(lab, f"bridge_restart_{frontend}.ipynb", "python3", ["x = 1"])
     page = _open(browser, lab, name, frontend)
-    page.evaluate("() => window.__nb.sessionContext.session.kernel.restart()")
+    # The kernel_info round trip after the restart makes the kernel publish its status again: on a
+    # loaded machine the status message of the new kernel can come before the page reconnects.
+    status = page.evaluate(
+        "async () => { const k = window.__nb.sessionContext.session.kernel; await k.restart();"
+        " const timeout = new Promise(resolve => setTimeout(() => resolve('no kernel_info reply'), 60000));"
+        " return await Promise.race([k.requestKernelInfo().then(() => 'replied'), timeout]); }")
+    assert status == "replied", status
     page.wait_for_function("window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=60_000)
     _kernel(page, SETUP)
     assert Bridge(page).hello()["frontend"] == frontend
