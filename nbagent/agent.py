@@ -31,7 +31,7 @@ from .engine.contracts.provider import Provider
 from .engine.contracts.tool_api import ToolLike, ToolSource
 from .engine.loop.facts import KernelFacts
 from .engine.loop.query import QueryEngine, RunInProgressError
-from .engine.loop.request import Sleep
+from .engine.loop.request_run import Sleep
 from .engine.loop.sanitize import secret_values
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest

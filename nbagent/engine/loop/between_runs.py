@@ -17,7 +17,7 @@ from ..contracts.provider import Provider
 from ..state.session import Session
 from .facts import KernelFactsTracker
 from .notes import SessionNotes
-from .request import RequestRun
+from .request_run import RequestRun
 from .summary_layer import SummaryLayer
 from .turn import RunInProgressError
 
