@@ -373,15 +373,11 @@ def test_the_module_graph_counts_deferred_and_type_checking_imports(tmp_path: Pa
     assert "nbagent.engine.loop.query" in graph["nbagent.agent"]
 
 
-STILL_TO_BREAK = {  # issue 37: shrinks to nothing, one circle a commit
-    "nbagent.notebook.cell_transformer",
-}
-
 
 def test_no_module_of_the_package_imports_itself_back_through_others() -> None:
     graph = module_graph()
     circles = [
         " <-> ".join(component) + "\n    " + ", ".join(
             f"{a} -> {b}" for a in component for b in sorted(graph[a] & set(component)))
-        for component in strongly_connected(graph) if component[0] not in STILL_TO_BREAK]
+        for component in strongly_connected(graph)]
     assert circles == [], "import circles (and the imports that close them):\n" + "\n".join(circles)
