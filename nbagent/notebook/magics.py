@@ -351,9 +351,10 @@ class AgentMagics(Magics):
             raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
                              "cancelled or interrupted prompt. To ask again, run its cell again.")
         if sess.turn > 0:
+            from ..engine.loop.rollback import rollback
             from .document.cell_run import rolled_back
 
-            sess.rollback(sess.turn - 1)
+            rollback(sess.agent.engine, sess.turn - 1)
             rolled_back(self, sess, sess.turn)
         await self.run_prompt("", sess.last_prompt)
 

@@ -110,6 +110,8 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[Any]":
 def fork(magics: "MagicsApi", turn: int) -> None:
     """Continue from a copy of the current record rolled back to ``turn``: the record of the
     notebook as it was stays whole, the edited notebook gets its own."""
+    from ...engine.loop.rollback import rollback
+
     old = magics.current
     assert old is not None
     magics._session_count += 1
@@ -118,7 +120,7 @@ def fork(magics: "MagicsApi", turn: int) -> None:
     magics.new_session(resume_from=target)
     new = magics.current
     assert new is not None
-    new.rollback(turn)
+    rollback(new.agent.engine, turn)
     magics.document.forked(old.agent, new.agent, turn)
 
 
