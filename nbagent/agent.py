@@ -31,7 +31,8 @@ from .engine.contracts.provider import Provider
 from .engine.contracts.tool_api import ToolLike, ToolSource
 from .engine.loop.facts import KernelFacts
 from .engine.loop.query import QueryEngine, RunInProgressError
-from .engine.loop.request import Sleep
+from .engine.loop.request_run import Sleep
+from .engine.loop.rollback import rollback
 from .engine.loop.sanitize import secret_values
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
@@ -278,8 +279,8 @@ class Agent:
         """Return the session to the end of ``turn`` (0 empties it), the notes file included.
         ``totals.spent_usd`` is not lowered: the requests rolled back were billed (``totals.cost_usd``
         is the history's).
-        Raises :class:`RunInProgressError` during a run (see :meth:`QueryEngine.rollback`)."""
-        self.engine.rollback(turn)
+        Raises :class:`RunInProgressError` during a run (see :func:`~nbagent.engine.loop.rollback.rollback`)."""
+        rollback(self.engine, turn)
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write the session's task folder (or a copy into ``path``); returns the folder."""

@@ -277,3 +277,107 @@ def test_display_imports_no_front_end_and_no_widgets() -> None:
            if mod.split(".")[0] in ("ipywidgets", "ipykernel")
            or node_of(mod, package_nodes()) not in (None, "display", "engine")]
     assert bad == []
+
+
+# --- the module graph: no import circle between files (issue 37) ---------------------------------
+# One node per module of nbagent/ (a package is its __init__.py). Every import counts, wherever it is:
+# at the top, under ``if TYPE_CHECKING:`` (a circle there is still two modules that each need the other
+# to be understood, and mypy follows it) and inside a function (a deferred import hides a circle from
+# Python's loader, not from a reader). ``from pkg import name`` is an edge to ``pkg.name`` when that is
+# a module and to ``pkg`` otherwise; importing a submodule is not counted as importing its parent
+# package's __init__ (Python runs it first, but that is the loader's order, not a dependency).
+
+
+def module_name(path: Path) -> str:
+    parts = path.resolve().relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(path: Path, known: set[str], package: str | None = None) -> set[str]:
+    """The modules of ``known`` that one source file imports, at any depth."""
+    package = package or package_of(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            module = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+            found |= {f"{module}.{a.name}" if f"{module}.{a.name}" in known else module for a in node.names}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            found.add(str(node.args[0].value))
+    return found & known
+
+
+def module_graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    known = set(files)
+    return {name: module_imports(path, known) - {name} for name, path in files.items()}
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node, each sorted (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            nxt = next((t for t in targets if t not in index or t in on_stack), None)
+            if nxt is not None and nxt not in index:
+                index[nxt] = low[nxt] = len(index)
+                stack.append(nxt)
+                on_stack.add(nxt)
+                work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+            elif nxt is not None:
+                low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def test_the_component_finder_finds_every_circle_and_only_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": {"f", "a"}, "g": set()}
+    assert strongly_connected(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_module_graph_counts_deferred_and_type_checking_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from typing import TYPE_CHECKING\nfrom . import a\nfrom .b import name\n"
+                      "if TYPE_CHECKING:\n    from .c import C\ndef f():\n    from ..d import e\n")
+    known = {"p.q", "p.q.a", "p.q.b", "p.q.c", "p.d", "p.d.e"}
+    assert module_imports(sample, known, package="p.q") == {"p.q.a", "p.q.b", "p.q.c", "p.d.e"}
+    graph = module_graph()
+    assert "nbagent.engine.loop.query" in graph["nbagent.agent"]
+
+
+
+def test_no_module_of_the_package_imports_itself_back_through_others() -> None:
+    graph = module_graph()
+    circles = [
+        " <-> ".join(component) + "\n    " + ", ".join(
+            f"{a} -> {b}" for a in component for b in sorted(graph[a] & set(component)))
+        for component in strongly_connected(graph)]
+    assert circles == [], "import circles (and the imports that close them):\n" + "\n".join(circles)

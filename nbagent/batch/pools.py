@@ -1,6 +1,6 @@
 """Where a fleet's items run: a local process pool, or a Ray cluster (``--ray ADDRESS``).
 
-Both take :func:`~.item.run_item` and :class:`~.item.ItemSpec` (plain data) and hand back its
+Both take :func:`~.worker.run_item` and :class:`~.item.ItemSpec` (plain data) and hand back its
 result dict; the fleet's scheduling, budget and table are the same whichever runs them.
 """
 
@@ -10,7 +10,8 @@ import concurrent.futures as cf
 import multiprocessing
 from typing import Any, Protocol
 
-from .item import ItemSpec, run_item
+from .item import ItemSpec
+from .worker import run_item
 
 
 class Pool(Protocol):

@@ -42,7 +42,8 @@ from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import hidden_end
-from ..engine.loop.request_context import Reread, mask_anchors, reread_after
+from ..engine.loop.request_context import mask_anchors, reread_after
+from ..engine.loop.request_run import Reread
 from ..engine.loop.summary_layer import summary_trigger
 from ..engine.state.compactions import compacted
 from .cache import PrefixCache

@@ -3,34 +3,30 @@
 A cell magic cannot await, so this cleanup transformer rewrites a ``%%agent`` cell into
 ``await run_agent_cell(line, cell)`` (and ``%agent retry`` / ``fix`` into ``run_agent_command``);
 IPython then runs it as a top-level-await cell, which lets widget clicks reach it on ipykernel 7.4.
-The magics (:mod:`.magics`) do the rest.
+The magics (:mod:`.magics`, seen through :class:`~.magics_api.MagicsApi`) do the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
 
+from .magics_api import MagicsApi, active
 from .outcome import AgentInterrupted
-
-if TYPE_CHECKING:
-    from .magics import AgentMagics
 
 RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_cell"
 COMMAND_RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_command"
 
 
-def _active() -> "AgentMagics | None":
-    from . import magics
-
-    return magics._ACTIVE
+def _active() -> MagicsApi | None:
+    return active()
 
 
-def _magics() -> "AgentMagics":
-    from .magics import active_magics
-
-    return active_magics()
+def _magics() -> MagicsApi:
+    magics = active()
+    if magics is None:
+        raise RuntimeError("nbagent is not loaded: run %load_ext nbagent first.")
+    return magics
 
 
 async def run_agent_cell(line: str, cell: str) -> None:

@@ -234,10 +234,11 @@ def reset(magics: Any, args: Namespace) -> None:
 @argument("turn", type=turn_number, metavar="TURN", help="A turn number; 0 empties the conversation.")
 def rollback(magics: Any, args: Namespace) -> None:
     """Return the session to the end of a turn."""
+    from ..engine.loop.rollback import rollback
     from .document.cell_run import rolled_back
 
     sess = _need_session(magics)
-    sess.rollback(args.turn)
+    rollback(sess.agent.engine, args.turn)
     removal = rolled_back(magics, sess, args.turn).describe()  # counted from what the notebook really lost
     cells = f"; {removal}" if removal else ""
     print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain{cells}.")

@@ -27,7 +27,7 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
-from . import admin_traits, commands, settings, waiting
+from . import admin_traits, commands, magics_api, settings, waiting
 from .busy import BusyHold
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
@@ -45,16 +45,17 @@ if TYPE_CHECKING:
 # engine (defaults, errors): the Agent, the loop and their pydantic models are imported by the first
 # session, so a kernel that never runs a prompt never pays for them (issue 28, P6).
 
-# Process-wide on purpose: IPython runs one shell per process, and the input transformer (a plain
-# function IPython calls with lines only) and the rewritten ``await run_agent_cell(...)`` calls have
-# no other way to find its magics. Once-only state of a conversation lives on its Agent instead.
-_ACTIVE: "AgentMagics | None" = None
+# The active instance is process-wide on purpose (see :mod:`.magics_api`): the input transformer
+# and the rewritten ``await run_agent_cell(...)`` calls have no other way to find its magics.
+# Once-only state of a conversation lives on its Agent instead.
 
 def active_magics() -> "AgentMagics":
     """The magics instance registered by ``%load_ext nbagent``."""
-    if _ACTIVE is None:
+    magics = magics_api.active()
+    if magics is None:
         raise RuntimeError("nbagent is not loaded: run %load_ext nbagent first.")
-    return _ACTIVE
+    assert isinstance(magics, AgentMagics)  # the one implementation of MagicsApi
+    return magics
 
 
 @magics_class
@@ -350,9 +351,10 @@ class AgentMagics(Magics):
             raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
                              "cancelled or interrupted prompt. To ask again, run its cell again.")
         if sess.turn > 0:
+            from ..engine.loop.rollback import rollback
             from .document.cell_run import rolled_back
 
-            sess.rollback(sess.turn - 1)
+            rollback(sess.agent.engine, sess.turn - 1)
             rolled_back(self, sess, sess.turn)
         await self.run_prompt("", sess.last_prompt)
 
@@ -375,9 +377,9 @@ def _max_allowed(window: int) -> float:
 
 def load(shell: Any) -> AgentMagics:
     """Register magics and the transformer on ``shell`` (idempotent)."""
-    global _ACTIVE
-    if _ACTIVE is not None and _ACTIVE.shell is shell:
-        return _ACTIVE
+    active = magics_api.active()
+    if isinstance(active, AgentMagics) and active.shell is shell:
+        return active
     magics = AgentMagics(shell=shell)
     shell.register_magics(magics)
     transforms = shell.input_transformer_manager.cleanup_transforms
@@ -385,14 +387,13 @@ def load(shell: Any) -> AgentMagics:
         # Right after IPython drops leading blank lines, but before it strips indentation and
         # pasted ">>> " prompts, which belong to the prompt text of an %%agent cell.
         transforms.insert(1 if transforms else 0, agent_cell_transformer)
-    _ACTIVE = magics
+    magics_api.set_active(magics)
     return magics
 
 
 def unload(shell: Any) -> None:
     """Remove the transformer (magics stay registered, as IPython offers no unregister)."""
-    global _ACTIVE
     transforms = shell.input_transformer_manager.cleanup_transforms
     if agent_cell_transformer in transforms:
         transforms.remove(agent_cell_transformer)
-    _ACTIVE = None
+    magics_api.set_active(None)

@@ -16,10 +16,10 @@ from .session import NotebookSession, kernel_facts_from
 from .settings import endpoint_for
 
 if TYPE_CHECKING:
-    from .magics import AgentMagics
+    from .magics_api import MagicsApi
 
 
-def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, replaying: bool = False,
+def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, replaying: bool = False,
                 **changes: Any) -> NotebookSession:
     """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
     is closed (its tool servers stopped, its folder released) once the new one exists.
@@ -70,7 +70,7 @@ def new_session(magics: AgentMagics, *, resume_from: str | Path | None = None, r
     return magics.current
 
 
-def notebook_tools(magics: AgentMagics) -> Any:
+def notebook_tools(magics: MagicsApi) -> Any:
     """The notebook tools of a new session (cells read and edited through the front-end bridge)."""
     from .document.link import session_name
     from .document.tools import NotebookTools

@@ -122,8 +122,10 @@ class NotebookSession:
 
     def rollback(self, turn: int) -> None:
         """Return to the end of ``turn`` (history, range, records and what the model saw): the
-        Agent's rollback, which is :meth:`QueryEngine.rollback`."""
-        self.agent.rollback(turn)
+        one rollback, :func:`~nbagent.engine.loop.rollback.rollback`."""
+        from ..engine.loop.rollback import rollback
+
+        rollback(self.agent.engine, turn)
 
     def saw(self, turn: int | None = None) -> list[SentRequest]:
         """The exact requests sent during ``turn`` (default: the latest turn)."""

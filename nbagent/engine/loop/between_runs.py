@@ -1,6 +1,6 @@
 """What a :class:`~nbagent.engine.loop.query.QueryEngine` does to its session between runs:
-:meth:`~BetweenRuns.rollback` (the agent's notes file included) and :meth:`~BetweenRuns.compact`,
-both refused while a run is in progress, and the compaction a run makes itself (``_compact``).
+:meth:`~BetweenRuns.compact`, refused while a run is in progress, and the compaction a run makes
+itself (``_compact``). Rollback is :func:`nbagent.engine.loop.rollback.rollback`.
 
 A mixin (moved out of query.py) so that the loop and the session's undo/summary operations read
 apart; :class:`QueryEngine` sets the attributes declared here.
@@ -17,7 +17,7 @@ from ..contracts.provider import Provider
 from ..state.session import Session
 from .facts import KernelFactsTracker
 from .notes import SessionNotes
-from .request import RequestRun
+from .request_run import RequestRun
 from .summary_layer import SummaryLayer
 from .turn import RunInProgressError
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class BetweenRuns:
-    """Rollback and compaction for :class:`~nbagent.engine.loop.query.QueryEngine` (which sets these)."""
+    """Compaction for :class:`~nbagent.engine.loop.query.QueryEngine` (which sets these)."""
 
     provider: Provider
     session: Session
@@ -42,20 +42,6 @@ class BetweenRuns:
 
     def sanitizer(self) -> Sanitizer:
         raise NotImplementedError
-
-    def rollback(self, turn: int) -> None:
-        """Return the session to the end of ``turn`` (not while a run is in progress), the agent's
-        notes file included (as it stood before the later turns ran; see :mod:`.notes`).
-
-        The one rollback: :meth:`Agent.rollback`, the notebook's ``session().rollback`` and
-        ``%agent rollback`` call it; :meth:`Session.rollback` is the state change it makes."""
-        if self._running_prompt is not None:
-            raise RunInProgressError(self._running_prompt)
-        notes = self.session.notes_before(turn)  # checks the turn first: a bad one changes nothing
-        if notes is not None:  # written first: if it fails, nothing is rolled back
-            self._notes.restore(notes)
-        self.session.rollback(turn)
-        self._facts.forget()  # what the model was told may be gone: the next prompt tells it all
 
     async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
         """Summarise what truncation would hide now (``%agent compact``); not during a run.

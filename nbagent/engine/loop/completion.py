@@ -10,7 +10,8 @@ from ..contracts.events import ContextAction, Notice, RequestRecord
 from ..contracts.messages import blocks, clean_assistant, is_compaction
 from ..contracts.provider import MessageComplete
 from ..state.session import Session
-from .request import RequestOutcome, RequestRun
+from .request import RequestOutcome
+from .request_run import RequestRun
 from .sanitize import Sanitizer, clean_reply, replaced_notice
 from .turn import TurnState
 

@@ -12,7 +12,7 @@ sizes, so the agent shortens its notes instead of losing their end.
 
 A rollback undoes the notes with the rest of the session: each turn's mark (``session.json``)
 keeps the notes as the turn began (only when they changed since the last mark that kept them), and
-:meth:`QueryEngine.rollback` writes back, atomically and before anything else changes, the notes as
+:func:`~.rollback.rollback` writes back, atomically and before anything else changes, the notes as
 they stood before the rolled-back turns ran, also in a session resumed from its folder. Only a
 turn whose process was killed before its end leaves no mark, so a rollback past it keeps the file.
 """

@@ -33,7 +33,8 @@ from .facts import FactsFocus, KernelFacts, KernelFactsTracker, agent_code, fact
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
-from .request import Prepared, RequestCancelled, RequestOutcome, RequestRun, Sleep, attempt_api_request
+from .request import Prepared, RequestCancelled, RequestOutcome, attempt_api_request
+from .request_run import RequestRun, Sleep
 from .sanitize import Sanitizer, replaced_notice, secret_values, short_secret_notices
 from .structured import OutputSpec, StructuredRun
 from .summary_layer import SummaryLayer

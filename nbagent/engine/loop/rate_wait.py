@@ -9,14 +9,12 @@ injected sleep, cut short by *Retry now*, abortable.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, AsyncGenerator
+from typing import AsyncGenerator
 
 from ..contracts.errors import ApiError, ErrorKind
 from ..contracts.events import Event, RateLimitWait
 from .pacing import full_jitter_backoff
-
-if TYPE_CHECKING:
-    from .request import RequestRun, StreamEnd, _Attempts
+from .request_run import RequestRun, StreamEnd, _Attempts
 
 
 async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: int) -> AsyncGenerator[Event, None]:

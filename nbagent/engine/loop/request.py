@@ -23,12 +23,10 @@ import asyncio
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence, Union
+from typing import Any, AsyncGenerator, Callable, Mapping, Union
 
-from ..api_facts.tokens import TokenCounter
 from ..context import ContextResult
-from ..contracts.abort import Aborted, AbortGuard, RunControl
-from ..contracts.config import SessionConfig
+from ..contracts.abort import Aborted
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
 from ..contracts.events import (
     ApiRequestFailed,
@@ -45,12 +43,9 @@ from ..contracts.events import (
     ToolUseDelta,
 )
 from ..contracts.messages import Message
-from ..contracts.permissions import OnApiFailure
-from ..contracts.provider import MessageComplete, ModelRequest, Provider
-from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
-from ..state.session import Session
+from ..contracts.provider import MessageComplete, ModelRequest
+from ..contracts.tool_api import StaticTools, ToolLike
 from .degrade import is_budget_stop, switch_off
-from .pacing import RatePacer
 from .rate_wait import (
     jittered_retry_delay,
     observe_rate_limits,
@@ -60,7 +55,6 @@ from .rate_wait import (
     wait_out_rate_limit,
 )
 from .request_context import (
-    Reread,
     fit_context,
     mask_action,
     mask_anchors,
@@ -72,10 +66,10 @@ from .request_context import (
     unsupported_notices,
     with_less,
 )
+from .request_run import RequestRun, StreamEnd, _Attempts
 from .sanitize import Sanitizer
 from .stream_redact import redacted_error, redacted_stream
 
-Sleep = Callable[[float], Awaitable[Any]]
 Delta = Union[TextDelta, ThinkingDelta, ToolUseDelta]
 TOOL_WAIT_MARGIN_S = 2.0
 """The engine's safety net behind a tool source's own bounded wait (which names the late server)."""
@@ -112,55 +106,6 @@ class RequestOutcome:
     """What the client-side context layers did to this request (server layers are read from the reply)."""
     rate_limit_wait_s: float = 0.0
     """Seconds spent waiting for the shared rate limit before this request was answered."""
-
-
-@dataclass(frozen=True)
-class RequestRun:
-    """What one request works with: the run's settings, the session, and the run's collaborators."""
-
-    config: SessionConfig
-    provider: Provider
-    session: Session
-    guard: AbortGuard
-    control: RunControl
-    counter: TokenCounter
-    ask_failure: OnApiFailure
-    sleep: Sleep
-    sources: Sequence[ToolSource]
-    context_window: int
-    without: set[str] = field(default_factory=set)
-    """Request features this endpoint refused (see :mod:`.degrade`): left out of every request;
-    the engine's own set, shared by its runs, so a feature stays off for the session."""
-    pacer: RatePacer = field(default_factory=RatePacer)
-    """What the client knows of the key's shared rate limit (one per provider)."""
-    paced: list[int] = field(default_factory=lambda: [0])
-    """How many paced waits this run had (a run that waited waits less: see ``pacing.AGEING``)."""
-
-
-@dataclass
-class _Attempts:
-    """The retry state of one request."""
-
-    model: str
-    streak: int = 0  # automatic retries in the current failure streak
-    total: int = 0
-    overflow_recovered: bool = False
-    started: float = field(default_factory=time.perf_counter)
-    truncation: ContextTruncated | None = None  # the last change of what the model sees, for the record
-    actions: list[ContextAction] = field(default_factory=list)  # client-side layers that acted
-    rate_wait_s: float = 0.0  # waited for the shared rate limit so far (bounded by max_rate_limit_wait_s)
-    reread: Reread | None = None  # where this request's masking started: a retry reads up to there too
-
-
-@dataclass(frozen=True)
-class StreamEnd:
-    """What one stream produced, :func:`stream_with_probe`'s last item (not an event): the complete
-    message, or the error and how far the stream got."""
-
-    complete: MessageComplete | None = None
-    error: ApiError | None = None
-    got_first: bool = False
-    partial_text: str = ""  # the text shown before a mid-stream failure
 
 
 @dataclass(frozen=True)

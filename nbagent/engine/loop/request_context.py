@@ -10,8 +10,7 @@ action becomes a :class:`ContextAction` on the request's record.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from ..api_facts.caching import MAX_ANCHORS, anchorable
 from ..api_facts.context_edits import unsupported_edits, without_edits
@@ -21,14 +20,12 @@ from ..context import ContextResult, Keep, RequestUsage, get_context_window_info
 from ..context.mask import Masked, mask_old_results, next_masking_start
 from ..context.mask_index import ResultIndex
 from ..context.updates import ContextHistoryUpdates
-from ..context.window import DeletedRange, RangeLike, normalize_range, sent_position
+from ..context.window import RangeLike, normalize_range, sent_position
 from ..contracts.config import SessionConfig
 from ..contracts.events import ContextAction, ContextTruncated, Notice
 from ..contracts.messages import Message
 from ..contracts.provider import ModelRequest
-
-if TYPE_CHECKING:
-    from .request import RequestRun
+from .request_run import RequestRun, Reread
 
 
 def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
@@ -71,23 +68,6 @@ def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> Mas
 def mask_action(done: Masked) -> ContextAction:
     """A masking as a context action on the request's record."""
     return ContextAction(layer="mask", tokens_removed=done.tokens_removed, detail=done.detail)
-
-
-@dataclass(frozen=True)
-class Reread:
-    """Where a masking started changing the prompt (the history index of the first message it
-    changed) and the hidden range then. Until truncation changes the prompt, a request reads
-    what comes before that message from the cache, through a one-hour breakpoint the requests
-    before the masking placed there (:func:`mask_anchors`); a retry of the request too."""
-
-    first_message: int
-    deleted_range: DeletedRange | None
-
-    def position(self, deleted_range: RangeLike) -> int | None:
-        """The sent message just before the change, or None once the hidden range moved."""
-        if normalize_range(deleted_range) != self.deleted_range:
-            return None
-        return sent_position(self.first_message, deleted_range) - 1
 
 
 def reread_after(done: Masked | None, before: Reread | None, deleted_range: RangeLike,

@@ -73,7 +73,7 @@ class SessionRollback(SessionFiles):
         context manager's updates newer than that turn are dropped; a compaction after it is
         undone). ``0`` empties it. What was spent is not: the requests taken out of the records
         were billed, so they stay in :attr:`spent` (kept in ``dropped``, saved in session.json).
-        The state change only: callers go through :meth:`QueryEngine.rollback`, which refuses during
+        The state change only: callers go through :func:`nbagent.engine.loop.rollback.rollback`, which refuses during
         a run and makes the next prompt tell the model the kernel's facts again."""
         mark = self._mark(turn)
         self._undo_compactions(turn)
@@ -99,7 +99,7 @@ class SessionRollback(SessionFiles):
 
     def notes_before(self, turn: int) -> str | None:
         """The agent's notes file as it stood before the turns after ``turn`` ran: what
-        :meth:`QueryEngine.rollback` writes back before rolling back to ``turn``. None when there
+        :func:`nbagent.engine.loop.rollback.rollback` writes back before rolling back to ``turn``. None when there
         is nothing to restore (no later turn ran with the notes on, or its mark was never written:
         a process killed during it). Raises ``ValueError`` for a turn there is no rolling back to."""
         self._mark(turn)

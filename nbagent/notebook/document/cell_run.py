@@ -22,14 +22,14 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from ...engine.contracts.events import Done
-    from ..magics import AgentMagics
+    from ..magics_api import MagicsApi
     from ..session import NotebookSession
     from .bridge import Bridge
     from .materialise import Materialiser
     from .removal import Removal
 
 
-def plan(magics: "AgentMagics", prompt: str, args: Any) -> Replay | None:
+def plan(magics: "MagicsApi", prompt: str, args: Any) -> Replay | None:
     """A :class:`Replay` to show, or None to run live (continuing or forking the record first)."""
     link = magics.document
     link.connect()
@@ -61,7 +61,7 @@ class ReplayInputsChanged(AgentCellError):
     """A replayed agent cell whose inputs changed, under the ``fail`` policy (for CI)."""
 
 
-def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | None:
+def _checked(magics: "MagicsApi", decision: Replay, args: Any) -> Replay | None:
     """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
     to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
     from .inputs import changed_line, changes
@@ -90,7 +90,7 @@ def _checked(magics: "AgentMagics", decision: Replay, args: Any) -> Replay | Non
 
 
 @contextmanager
-def watch_turn(magics: "AgentMagics", sess: "NotebookSession") -> "Iterator[Any]":
+def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[Any]":
     """Record what a live turn's answer depends on (see :mod:`.inputs`); yields None when the
     session is not recorded for replay."""
     from .inputs import TurnWatch
@@ -107,9 +107,11 @@ def watch_turn(magics: "AgentMagics", sess: "NotebookSession") -> "Iterator[Any]
         sess.executor.before_execute = None
 
 
-def fork(magics: "AgentMagics", turn: int) -> None:
+def fork(magics: "MagicsApi", turn: int) -> None:
     """Continue from a copy of the current record rolled back to ``turn``: the record of the
     notebook as it was stays whole, the edited notebook gets its own."""
+    from ...engine.loop.rollback import rollback
+
     old = magics.current
     assert old is not None
     magics._session_count += 1
@@ -118,11 +120,11 @@ def fork(magics: "AgentMagics", turn: int) -> None:
     magics.new_session(resume_from=target)
     new = magics.current
     assert new is not None
-    new.rollback(turn)
+    rollback(new.agent.engine, turn)
     magics.document.forked(old.agent, new.agent, turn)
 
 
-async def replay(magics: "AgentMagics", decision: Replay) -> None:
+async def replay(magics: "MagicsApi", decision: Replay) -> None:
     """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
     signed transcript and how the run ended are enough; without them, rebuilt from the events).
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
@@ -145,7 +147,7 @@ async def replay(magics: "AgentMagics", decision: Replay) -> None:
     check_done(done)
 
 
-def _rebuild(magics: "AgentMagics", decision: Replay) -> "Done | None":
+def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
     from ...engine.contracts.events import Done
     from .replay import turn_events
@@ -186,7 +188,7 @@ def _show_line(text: str, css: str) -> None:
     display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
 
 
-def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "Materialiser":
+def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Any) -> "Materialiser":
     """The run's cell maker (inactive when cells are off: it then only notes nothing)."""
     from .materialise import Materialiser
 
@@ -200,7 +202,7 @@ def materialiser(magics: "AgentMagics", sess: "NotebookSession", args: Any) -> "
     return cells
 
 
-async def after_run(magics: "AgentMagics", cells: "Materialiser", turn: int,
+async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
                     record: dict[str, Any] | None = None) -> None:
     """Tag the agent cell (with the turn's signed record, which travels with the notebook); say
     which earlier cells stayed; without a bridge, the last code goes into one new cell."""
@@ -232,7 +234,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     return shown
 
 
-def rolled_back(magics: "AgentMagics", sess: "NotebookSession", turn: int) -> "Removal":
+def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int) -> "Removal":
     """After ``%agent rollback``: the record's index and the document forget the later turns
     (never the cell running the rollback)."""
     from .materialise import remove_turn_cells

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from .replay import sessions_dir
 
 if TYPE_CHECKING:
-    from ..magics import AgentMagics
+    from ..magics_api import MagicsApi
     from ..session import NotebookSession
 
 
-def replayed_session(magics: "AgentMagics") -> "NotebookSession | None":
+def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     """The session the kernel replayed from the folder, loaded (None when nothing was replayed
     from it, or its folder is gone)."""
     link = magics.document
@@ -36,7 +36,7 @@ def replayed_session(magics: "AgentMagics") -> "NotebookSession | None":
     return magics.current
 
 
-def shown_turns(magics: "AgentMagics") -> int | None:
+def shown_turns(magics: "MagicsApi") -> int | None:
     """How many turns of the current session this kernel replayed (None: it did not replay it)."""
     from .link import session_name
 
@@ -51,7 +51,7 @@ def _money(cost: Any) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
-def notebook_status(magics: "AgentMagics") -> list[str] | None:
+def notebook_status(magics: "MagicsApi") -> list[str] | None:
     """``%agent status`` for turns replayed from the notebook's own records only (None: none were)."""
     carried = magics.document.from_notebook
     if not carried:
@@ -72,7 +72,7 @@ def notebook_status(magics: "AgentMagics") -> list[str] | None:
     ]
 
 
-def notebook_history(magics: "AgentMagics") -> Any:
+def notebook_history(magics: "MagicsApi") -> Any:
     """``%agent history`` for turns replayed from the notebook's own records: one row per turn."""
     import pandas as pd
 

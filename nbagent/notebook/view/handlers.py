@@ -1,7 +1,8 @@
 """How the agent view renders each engine event: one ``_on_<kind>`` function per event kind.
 
 Functions of the :class:`~nbagent.notebook.view.agent_view.AgentView` (which owns the widgets,
-the questions it asks and its life cycle); ``AgentView.handle`` dispatches through ``HANDLERS``.
+the questions it asks and its life cycle), seen through :class:`~.run_view.RunView`; ``AgentView.handle``
+dispatches through ``HANDLERS``.
 They use the view's public methods and attributes only (``view.body`` holds the run's parts; a
 test checks that no handler reaches a ``view._`` member), and every kind of the engine's ``Event``
 union has one (a test checks that too).
@@ -9,41 +10,39 @@ union has one (a test checks that too).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ...display.format import fmt_total_cost, truncation_line
 from ...engine.contracts import events as ev
 from .render import STYLE, error_line
+from .run_view import RunView
 from .text import TableBlock, TextBlock, ThinkingBlock
 from .tools import ToolCard
 
-if TYPE_CHECKING:
-    from .agent_view import AgentView
 
-
-def _on_text_delta(view: "AgentView", e: ev.TextDelta) -> None:
+def _on_text_delta(view: RunView, e: ev.TextDelta) -> None:
     part = view.body.stream_part("text", e.index)
     part.append(e.text)
     view.body.mark_dirty(part)
 
 
-def _on_thinking_delta(view: "AgentView", e: ev.ThinkingDelta) -> None:
+def _on_thinking_delta(view: RunView, e: ev.ThinkingDelta) -> None:
     part = view.body.stream_part("thinking", e.index)
     part.append(e.text)
     view.body.mark_dirty(part)
 
 
-def _on_tool_use_delta(view: "AgentView", e: ev.ToolUseDelta) -> None:
+def _on_tool_use_delta(view: RunView, e: ev.ToolUseDelta) -> None:
     card = view.card(e.tool_use_id, e.name)
     card.add_partial(e.partial_json)
     view.body.mark_dirty(card)
 
 
-def _on_tool_use(view: "AgentView", e: ev.ToolUse) -> None:
+def _on_tool_use(view: RunView, e: ev.ToolUse) -> None:
     view.card(e.tool_use_id, e.name).set_input(e.input)
 
 
-def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
+def _on_permission_asked(view: RunView, e: ev.PermissionAsked) -> None:
     view.activity.stop()
     card = view.card(e.tool_use_id, e.name)
     card.started = None
@@ -54,14 +53,14 @@ def _on_permission_asked(view: "AgentView", e: ev.PermissionAsked) -> None:
     card.set_status("asking for permission")
 
 
-def _on_permission_denied(view: "AgentView", e: ev.PermissionDenied) -> None:
+def _on_permission_denied(view: RunView, e: ev.PermissionDenied) -> None:
     card = view.card(e.tool_use_id, e.name)
     if card.input is None:
         card.set_input(e.input)
     card.deny(e.reason)
 
 
-def _on_tool_result(view: "AgentView", e: ev.ToolResult) -> None:
+def _on_tool_result(view: RunView, e: ev.ToolResult) -> None:
     card = view.card(e.tool_use_id, e.name)
     # The engine's duration (the run alone, not the permission wait): the recorded figure, so a
     # replayed card reads as the live one did.
@@ -69,7 +68,7 @@ def _on_tool_result(view: "AgentView", e: ev.ToolResult) -> None:
     view.start_next_tool()
 
 
-def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
+def _on_server_tool_result(view: RunView, e: ev.ServerToolResult) -> None:
     """A tool the API ran itself: its card (made by the streamed input) gets the sources."""
     card = view.card(e.tool_use_id, e.name)
     if card.input is None:
@@ -79,7 +78,7 @@ def _on_server_tool_result(view: "AgentView", e: ev.ServerToolResult) -> None:
     card.set_status("run by the API" if e.error is None else f"failed: {e.error}")
 
 
-def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
+def _on_api_request_started(view: RunView, e: ev.ApiRequestStarted) -> None:
     view.begin_request()
     if e.model:
         view.header.update(model=e.model)
@@ -87,17 +86,17 @@ def _on_api_request_started(view: "AgentView", e: ev.ApiRequestStarted) -> None:
         view.header.update(context_tokens=e.estimated_input_tokens, estimated=True)
 
 
-def _on_retry_scheduled(view: "AgentView", e: ev.RetryScheduled) -> None:
+def _on_retry_scheduled(view: RunView, e: ev.RetryScheduled) -> None:
     view.activity.stop()  # the countdown says what is happening now
     view.schedule_retry(e)
 
 
-def _on_rate_limit_wait(view: "AgentView", e: ev.RateLimitWait) -> None:
+def _on_rate_limit_wait(view: RunView, e: ev.RateLimitWait) -> None:
     view.activity.stop()  # the same countdown as a retry's, worded as a wait, not a failure
     view.schedule_retry(e)
 
 
-def _on_stream_interrupted(view: "AgentView", e: ev.StreamInterrupted) -> None:
+def _on_stream_interrupted(view: RunView, e: ev.StreamInterrupted) -> None:
     view.activity.stop()
     streamed = [p for p in view.body.request_parts if isinstance(p, (TextBlock, ThinkingBlock))]
     if not streamed and e.partial_text:
@@ -115,31 +114,31 @@ def _on_stream_interrupted(view: "AgentView", e: ev.StreamInterrupted) -> None:
     view.body.close_request()
 
 
-def _on_api_request_failed(view: "AgentView", e: ev.ApiRequestFailed) -> None:
+def _on_api_request_failed(view: RunView, e: ev.ApiRequestFailed) -> None:
     view.activity.stop()
     view.show_failure(e)
 
 
-def _on_context_truncated(view: "AgentView", e: ev.ContextTruncated) -> None:
+def _on_context_truncated(view: RunView, e: ev.ContextTruncated) -> None:
     if e.max_allowed:
         view.header.update(max_allowed=e.max_allowed)
     view.body.line(truncation_line(e.deleted_range, e.keep, e.previous_tokens, e.max_allowed,
                                e.file_read_saving, e.reason), icon="✂", style=STYLE["warn"])
 
 
-def _on_model_fallback(view: "AgentView", e: ev.ModelFallback) -> None:
+def _on_model_fallback(view: RunView, e: ev.ModelFallback) -> None:
     view.header.update(model=e.to_model)
     view.body.line(f"model fallback: {e.from_model} → {e.to_model} ({e.reason})", icon="↪", style=STYLE["warn"])
 
 
-def _on_notice(view: "AgentView", e: ev.Notice) -> None:
+def _on_notice(view: RunView, e: ev.Notice) -> None:
     if e.level == "warning":
         view.body.line(e.message, icon="⚠", style=STYLE["warn"])
     else:
         view.body.line(e.message)
 
 
-def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
+def _on_request_completed(view: RunView, e: ev.RequestCompleted) -> None:
     view.run_tools_of_request()
     r = e.record
     if r is None:
@@ -151,7 +150,7 @@ def _on_request_completed(view: "AgentView", e: ev.RequestCompleted) -> None:
              cost=h.cost + (r.cost_usd or 0.0), unpriced=h.unpriced + (r.cost_usd is None))
 
 
-def _on_done(view: "AgentView", e: ev.Done) -> None:
+def _on_done(view: RunView, e: ev.Done) -> None:
     if e.reason == "aborted" and not view.cancelled:
         # ■ or Stop, whichever kernel saw it first: one ending, the short one (running tools
         # marked interrupted, one line with the spend so far; the cell's error line says the rest).
@@ -183,7 +182,7 @@ def _on_done(view: "AgentView", e: ev.Done) -> None:
         view.body.add(TableBlock(for_display(turns_df(view.records, RUN_COST)), "API requests of this run"))
 
 
-HANDLERS: dict[str, Callable[["AgentView", Any], None]] = {
+HANDLERS: dict[str, Callable[[RunView, Any], None]] = {
     "text_delta": _on_text_delta,
     "thinking_delta": _on_thinking_delta,
     "tool_use_delta": _on_tool_use_delta,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import AsyncIterator, Sequence
+from typing import AsyncIterator, Mapping, Protocol, Sequence
 
 from .faults import Fault, FaultKind
 from .framing import Frame
@@ -43,6 +43,14 @@ class AppResponse:
     status: int
     headers: tuple[tuple[str, str], ...]
     body: AsyncIterator[bytes]
+
+
+class RequestHandler(Protocol):
+    """What ``server.py`` serves (the :class:`~.app.SimulatedAPI`): named here, so the transports
+    need not import the app that makes them."""
+
+    async def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes,
+                     read_timeout: float | None = None) -> AppResponse: ...
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from .app import ConnectionDroppedSignal, ConnectionRefusedSignal, ReadTimeoutSignal, SimulatedAPI
+from .responses import ConnectionDroppedSignal, ConnectionRefusedSignal, ReadTimeoutSignal, RequestHandler
 
 LOOPBACK = "127.0.0.1"
 _MAX_BODY = 64 * 1024 * 1024
@@ -61,9 +61,9 @@ class _Body(httpx2.AsyncByteStream):
 
 
 class SimulatedTransport(httpx2.AsyncBaseTransport):
-    """An ``httpx2`` transport that hands every request to a :class:`SimulatedAPI` in-process."""
+    """An ``httpx2`` transport that hands every request to a :class:`~.app.SimulatedAPI` in-process."""
 
-    def __init__(self, api: SimulatedAPI) -> None:
+    def __init__(self, api: RequestHandler) -> None:
         self.api = api
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -156,7 +156,7 @@ async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         return
 
 
-async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+async def _serve_connection(api: RequestHandler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                             connections: set[asyncio.StreamWriter],
                             limits: tuple[int, float] = (_MAX_BODY, READ_TIMEOUT_S)) -> None:
     """Serve requests on one keep-alive connection until the client closes it (or sends a request
@@ -210,7 +210,7 @@ async def _serve_connection(api: SimulatedAPI, reader: asyncio.StreamReader, wri
             writer.close()
 
 
-async def start_server(api: SimulatedAPI, port: int = 0, connections: set[asyncio.StreamWriter] | None = None,
+async def start_server(api: RequestHandler, port: int = 0, connections: set[asyncio.StreamWriter] | None = None,
                        *, max_body: int = _MAX_BODY, read_timeout_s: float = READ_TIMEOUT_S) -> asyncio.Server:
     """Serve ``api`` on ``127.0.0.1:port`` (0 picks a free port) in the running event loop.
 
@@ -247,7 +247,7 @@ class LoopbackServer:
             client = anthropic.AsyncAnthropic(api_key="x", base_url=server.base_url)
     """
 
-    def __init__(self, api: SimulatedAPI, port: int = 0, *, max_body: int = _MAX_BODY,
+    def __init__(self, api: RequestHandler, port: int = 0, *, max_body: int = _MAX_BODY,
                  read_timeout_s: float = READ_TIMEOUT_S) -> None:
         self.api = api
         self.port = port

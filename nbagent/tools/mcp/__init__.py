@@ -1,7 +1,7 @@
 """The MCP bridge: the tools of MCP servers as one :class:`~nbagent.engine.contracts.tool_api.ToolSource`.
 
 - :mod:`.config`: the ``mcpServers`` JSON (``.mcp.json``, ``Agent(mcp_servers=...)``) as frozen
-  records, and :func:`build_mcp_manager`;
+  records; :mod:`.build`: :func:`build_mcp_manager`;
 - :mod:`.manager`: :class:`McpManager`, the ``ToolSource`` (``ready()``, ``tools()``) that owns the
   connections on its own event-loop thread;
 - :mod:`.connection`: one server's connection task and its tools (:class:`McpTool`);
@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .build import build_mcp_manager
 from .config import (
     DEFAULT_WAIT_TIMEOUT,
     MCP_JSON,
@@ -25,7 +26,6 @@ from .config import (
     McpConfigError,
     ServerConfig,
     StdioServer,
-    build_mcp_manager,
     load_mcp_json,
     mcp_tool_name,
     parse_server,

@@ -13,7 +13,7 @@ directory; a server configured explicitly replaces one of the same name in ``.mc
 ``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment, so secrets need
 not be written into the file. Any mistake raises :class:`McpConfigError` naming the server, the
 field and where it was configured. This module does not import ``mcp`` (importing it costs about
-a second); :func:`build_mcp_manager` does, and only when there is a server to run.
+a second); :func:`~.build.build_mcp_manager` does, and only when there is a server to run.
 """
 
 from __future__ import annotations
@@ -25,14 +25,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Union
+from typing import Any, Mapping, Union
 
 from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
 from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
-
-if TYPE_CHECKING:
-    from .manager import McpManager
 
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
@@ -239,23 +236,7 @@ def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_j
     return tuple(servers.values())
 
 
-def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-                      read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
-    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
-    server is configured. Started now, unless ``start`` is False: then with the first request (a
-    replay shows a record and runs nothing, not even a server of a received ``.mcp.json``)."""
-    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
-    if not servers:
-        return None
-    from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
-
-    manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, start_with_first_request=not start, **options)
-    if start:
-        manager.start()
-    return manager
-
-
 __all__ = [
     "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
-    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "resolve_servers", "build_mcp_manager",
+    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "resolve_servers",
 ]

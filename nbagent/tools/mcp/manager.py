@@ -65,7 +65,7 @@ class McpClosedError(RuntimeError):
 class McpManager:
     """The session's MCP servers: background connections, their tools, the bounded wait.
 
-    ``start()`` (done by :func:`~nbagent.tools.mcp.config.build_mcp_manager`) begins connecting
+    ``start()`` (done by :func:`~nbagent.tools.mcp.build.build_mcp_manager`) begins connecting
     at once, whether or not an event loop is running in the caller; a manager built with
     ``start=False`` (a replayed session) starts with the first request (:meth:`ready`).
     """

@@ -9,7 +9,8 @@ from nbagent.engine.context.mask import mask_old_results, next_masking_start
 from nbagent.engine.context.updates import ContextHistoryUpdates, EditType
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.context_policy import LayerOptions
-from nbagent.engine.loop.request_context import Reread, mask_anchors
+from nbagent.engine.loop.request_context import mask_anchors
+from nbagent.engine.loop.request_run import Reread
 
 
 def history(results: list[tuple[str, Any]]) -> list[dict[str, Any]]:

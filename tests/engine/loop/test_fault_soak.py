@@ -19,6 +19,7 @@ import pytest
 from nbagent.engine.contracts.events import ApiRequestFailed, Done, Event, RetryScheduled
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.contracts.permissions import CallbackAsker
+from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import ALL_FAULTS, FaultSchedule, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.python import Python
@@ -108,7 +109,7 @@ async def soak_session(tmp_path: Path, seed: int, prompts: int = 4) -> tuple[lis
                 engine.session.close()
                 engine = engine_for(True)
             elif action < 0.45 and engine.session.marks:
-                engine.rollback(rng.choice(engine.session.marks).turn)
+                rollback(engine, rng.choice(engine.session.marks).turn)
                 problems += [f"seed {seed} rollback: {p}" for p in check(engine, task, [Done()])]
         except Exception as exc:  # noqa: BLE001 - counting them is the point
             escaped += 1

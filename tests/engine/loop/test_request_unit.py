@@ -11,7 +11,8 @@ from nbagent.engine.contracts.abort import AbortGuard, RunControl
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.events import Notice, ThinkingDelta
 from nbagent.engine.contracts.permissions import cancel_on_failure
-from nbagent.engine.loop.request import TOOL_WAIT_MARGIN_S, Prepared, RequestOutcome, RequestRun, attempt_api_request
+from nbagent.engine.loop.request import TOOL_WAIT_MARGIN_S, Prepared, RequestOutcome, attempt_api_request
+from nbagent.engine.loop.request_run import RequestRun
 from nbagent.engine.state.session import Session
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply

@@ -125,7 +125,8 @@ def test_a_grant_signed_for_another_session_folder_does_not_carry_over(tmp_path:
 
 
 def test_a_resumed_batch_item_does_not_take_the_folder_s_grants(tmp_path: Path) -> None:
-    from nbagent.batch.item import ItemSpec, run_item
+    from nbagent.batch.item import ItemSpec
+    from nbagent.batch.worker import run_item
     from nbagent.engine.state.session import Session
 
     data = tmp_path / "data.csv"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from nbagent.engine.contracts.messages import text_of
+from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import (
@@ -72,7 +73,7 @@ async def test_rollback_restores_history_range_records_and_what_the_model_saw(tm
     requests = messages_requests(api)
     turn2_last = requests[3].body
 
-    engine.rollback(2)
+    rollback(engine, 2)
     assert engine.session.history == snaps[1]["history"]
     assert engine.session.deleted_range is None
     assert engine.session.records == snaps[1]["records"] and engine.session.turn == 2
@@ -96,18 +97,18 @@ async def test_rollback_to_turn_one_and_to_zero(tmp_path: Path) -> None:
     api = SimulatedAPI(turn_script(1) + turn_script(2) + turn_script(3) + [text_reply("fresh")])
     engine, snaps = await three_turns(tmp_path, api)
     turn1_last = messages_requests(api)[1].body
-    engine.rollback(1)
+    rollback(engine, 1)
     assert engine.session.history == snaps[0]["history"] and engine.session.records == snaps[0]["records"]
     assert seen_after(engine) == without_cache_control(turn1_last["messages"]) + [engine.session.history[-1]]
     assert_persisted_valid(engine.config.task_dir, engine)
-    engine.rollback(0)
+    rollback(engine, 0)
     assert engine.session.history == [] and engine.session.records == [] and engine.session.turn == 0
     assert engine.session.context.updates.to_json() == []
     ev = await run(engine, "start over")
     assert done_of(ev).reason == "end_turn" and len(engine.session.history) == 2
     assert messages_requests(api)[-1].body["messages"][0]["content"][0]["text"] == "start over"
     with pytest.raises(ValueError, match="no turn 7"):
-        engine.rollback(7)
+        rollback(engine, 7)
 
 
 async def test_a_failed_prompt_stays_its_own_turn_and_rollback_restores_it(tmp_path: Path) -> None:
@@ -122,7 +123,7 @@ async def test_a_failed_prompt_stays_its_own_turn_and_rollback_restores_it(tmp_p
     assert done_of(await run(engine, "second prompt")).reason == "end_turn"
     assert text_of(engine.session.history[0]) == "first prompt"
     assert text_of(engine.session.history[2]) == "second prompt"
-    engine.rollback(1)
+    rollback(engine, 1)
     assert engine.session.history == after_turn_1
     assert_history_valid(engine.session.history)
     assert SessionStore(engine.config.task_dir).load().history == after_turn_1

@@ -12,6 +12,7 @@ import pytest
 
 from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.events import Totals
+from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.totals import Spent
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
 from tests.engine.loop.test_query_support import make_engine, messages_requests, run
@@ -44,7 +45,7 @@ async def test_totals_are_running_sums_that_follow_a_rollback(tmp_path: Path) ->
     session = engine.session
     assert session.totals == totals_from_records(session.records, truncations=session.truncations)
     spent = session.totals.spent_usd
-    engine.rollback(1)
+    rollback(engine, 1)
     assert session.totals == totals_from_records(session.records, truncations=session.truncations,
                                                  dropped=session.dropped)
     assert session.totals.spent_usd == pytest.approx(spent)  # rolled back, but billed all the same

@@ -12,6 +12,7 @@ import pytest
 
 from nbagent.engine.contracts.config import RunLimits, SessionConfig
 from nbagent.engine.contracts.errors import CorruptFileError
+from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.session import Session
 from nbagent.engine.state.store import SESSION_FILE
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
@@ -42,11 +43,11 @@ async def test_rollback_keeps_spent_and_lowers_only_the_history_cost(tmp_path: A
     engine = await three_paid_turns(tmp_path)
     before = engine.totals
     assert before.spent_usd == pytest.approx(before.cost_usd) and before.spent_requests == 6
-    engine.rollback(1)
+    rollback(engine, 1)
     after = engine.totals
     assert after.requests == 2 and after.cost_usd < before.cost_usd  # the current history
     assert after.spent_requests == 6 and after.spent_usd == pytest.approx(before.spent_usd)  # billed
-    engine.rollback(0)
+    rollback(engine, 0)
     assert engine.totals.spent_usd == pytest.approx(before.spent_usd) and engine.totals.cost_usd == 0
     # The next prompt adds to what was spent, never restarts it.
     done = done_of(await run(engine, "again"))
@@ -56,7 +57,7 @@ async def test_rollback_keeps_spent_and_lowers_only_the_history_cost(tmp_path: A
 async def test_spent_survives_save_and_load(tmp_path: Any) -> None:
     engine = await three_paid_turns(tmp_path)
     spent = engine.totals.spent_usd
-    engine.rollback(1)
+    rollback(engine, 1)
     engine.session.close()
     loaded = Session.load(engine.config.task_dir)
     assert loaded.totals.spent_usd == pytest.approx(spent) and loaded.totals.spent_requests == 6
@@ -95,7 +96,7 @@ async def test_a_negative_spent_on_disk_is_refused_naming_the_field(tmp_path: An
 async def test_the_session_budget_counts_rolled_back_requests(tmp_path: Any) -> None:
     engine = await three_paid_turns(tmp_path)
     spent = engine.totals.spent_usd
-    engine.rollback(0)
+    rollback(engine, 0)
     sent = len(messages_requests(engine.api))
     engine.reconfigure(max_session_budget_usd=spent * 0.99)  # below what was billed, above the history's 0
     done = done_of(await run(engine, "more"))

@@ -27,7 +27,7 @@ from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.engine.loop.query import QueryEngine
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import Reply, SimulatedAPI, text_reply, tool_reply
-from nbagent.tools.mcp.config import build_mcp_manager
+from nbagent.tools.mcp.build import build_mcp_manager
 
 SERVERS = Path(__file__).parent / "servers"
 DEMO = str(SERVERS / "demo_server.py")

@@ -11,12 +11,12 @@ import pytest
 from nbagent import Agent, SessionConfig
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
+from nbagent.tools.mcp.build import build_mcp_manager
 from nbagent.tools.mcp.config import (
     DEFAULT_WAIT_TIMEOUT,
     HttpServer,
     McpConfigError,
     StdioServer,
-    build_mcp_manager,
     load_mcp_json,
     mcp_tool_name,
     parse_servers,

@@ -1,0 +1,53 @@
+"""Run one fleet item in a worker process (a local pool's or a Ray worker's).
+
+:func:`run_item` is a top-level function of plain data, and it writes the item's ``result.json``
+atomically when the item is done, so an interrupted run leaves no result and a later run continues
+that item's task folder.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .item import TASK_FOLDER, ItemResult, ItemSpec, prompt_for, write_result
+
+
+def run_item(spec: ItemSpec) -> dict[str, Any]:
+    """Run one item to its end and record it; returns the result as a dict. Never raises for the
+    item's own failure (that is its outcome); a worker killed mid-way leaves no result."""
+    if spec.notebook is not None:
+        from .notebook_item import run_notebook_item
+
+        return run_notebook_item(spec)
+    from ..agent import Agent
+
+    folder, item, started = Path(spec.folder), Path(spec.item), time.monotonic()
+    if not item.is_file():
+        return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
+    task = folder / TASK_FOLDER
+    resumed = task.is_dir() and any(task.iterdir())
+    settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow, "max_budget_usd": spec.max_budget_usd}
+    if spec.model:
+        settings["model"] = spec.model
+    if spec.max_requests:
+        settings["max_requests"] = spec.max_requests
+    try:
+        agent = Agent.resume(task, provider=spec.provider, **settings) if resumed else \
+            Agent(provider=spec.provider, task_dir=task, **settings)
+        try:
+            done = agent.run_sync(prompt_for(spec.prompt, item)).done
+            totals, records = agent.totals, list(agent.session.records)
+        finally:
+            agent.close()  # releases the task folder's lock
+    except Exception as exc:  # noqa: BLE001 - an item's failure is its row, not the fleet's end
+        return write_result(folder, ItemResult(spec.item, "error", error=f"{type(exc).__name__}: {exc}",
+                                                seconds=time.monotonic() - started, resumed=resumed))
+    outcome = done.reason if done is not None else "error"
+    error = (done.error or done.stopped) if done is not None else "the run ended without a Done event"
+    return write_result(folder, ItemResult(
+        spec.item, outcome, cost_usd=round(totals.spent_usd, 6), requests=totals.spent_requests,
+        retries=totals.retries, truncations=totals.truncations,
+        rate_limit_wait_s=round(sum(r.rate_limit_wait_s for r in records), 3),
+        seconds=round(time.monotonic() - started, 3), error=error, resumed=resumed))

@@ -1,0 +1,34 @@
+"""The MCP manager for the configured servers, made and started in one call (:func:`build_mcp_manager`).
+
+Apart from :mod:`.config`, which the manager and the connections import: the ``mcp`` SDK loads
+here only when there is a server to run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .config import DEFAULT_WAIT_TIMEOUT, resolve_servers
+
+if TYPE_CHECKING:
+    from .manager import McpManager
+
+
+def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+                      read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
+    """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
+    server is configured. Started now, unless ``start`` is False: then with the first request (a
+    replay shows a record and runs nothing, not even a server of a received ``.mcp.json``)."""
+    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
+    if not servers:
+        return None
+    from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
+
+    manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, start_with_first_request=not start, **options)
+    if start:
+        manager.start()
+    return manager
+
+
+__all__ = ["build_mcp_manager"]
