@@ -96,7 +96,7 @@ class DisplayedImages:
     """The PNGs user cells displayed lately (one per shell; the agent's own code publishes through
     its executor's publisher, not this one)."""
 
-    def __init__(self, shell: "InteractiveShell") -> None:
+    def __init__(self, shell: "InteractiveShell | None") -> None:
         self.shell = shell
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         pub = getattr(shell, "display_pub", None)
