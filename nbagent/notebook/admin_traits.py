@@ -3,7 +3,7 @@ admin's values, and ``%config`` beyond them fails at once with the admin setting
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol, TypeVar
 
 from traitlets import TraitError
 
@@ -14,7 +14,19 @@ CHECKED = {"permission_mode": "permission_mode", "allow": "allow", "max_budget":
            "web_search": "server_tools"}
 
 
-def checked(trait: str, value: Any) -> Any:
+T = TypeVar("T")
+
+
+class AdminTraits(Protocol):
+    """The traits set here (of :class:`~nbagent.notebook.magics.AgentMagics`, which imports this module)."""
+
+    @property
+    def max_budget(self) -> float | None: ...
+
+    def set_trait(self, name: str, value: object) -> None: ...
+
+
+def checked(trait: str, value: T) -> T:
     """``value`` for ``trait``, or a ``TraitError`` naming the admin setting it would exceed."""
     policy = admin_policy()
     if policy is not None:
@@ -26,12 +38,12 @@ def checked(trait: str, value: Any) -> Any:
     return value
 
 
-def start_from_admin_values(magics: Any) -> None:
+def start_from_admin_values(magics: AdminTraits) -> None:
     """Set the traits the admin file sets (bypass is never a notebook default)."""
     policy = admin_policy()
     if policy is None:
         return
     if policy.permission_mode is not None and policy.permission_mode != "bypass":
-        magics.permission_mode = policy.permission_mode
+        magics.set_trait("permission_mode", policy.permission_mode)  # as setting it: validated, observed
     if policy.max_budget_usd is not None and (magics.max_budget is None or magics.max_budget > policy.max_budget_usd):
-        magics.max_budget = policy.max_budget_usd
+        magics.set_trait("max_budget", policy.max_budget_usd)

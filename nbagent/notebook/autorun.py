@@ -21,12 +21,23 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from jupyter_client.client import KernelClient
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbformat import NotebookNode
+
+    from .document.nbformat_frontend import NotebookDocument
+
+    AutoClickClient: type[NotebookClient]  # made by client_class() on first use
 
 INSTALL_HINT = "pip install 'nbagent[notebooks]'"
 
 
-def _need(module: str) -> Any:
+def _need(module: str) -> ModuleType:
     """Import an optional package of the ``notebooks`` extra, or say how to install it."""
     import importlib
 
@@ -36,7 +47,7 @@ def _need(module: str) -> Any:
         raise ImportError(f"running notebooks unattended needs {module.split('.')[0]}: {INSTALL_HINT}") from exc
 
 
-def local_transport(km: Any) -> Any:
+def local_transport(km: "KernelManager") -> "KernelManager":
     """``km`` (a jupyter_client kernel manager not started yet) set to talk to its kernel over
     local IPC sockets in Jupyter's runtime folder instead of TCP on localhost: a kernel nbagent
     starts itself then has no network port, and ipykernel has no reason to warn that it is
@@ -54,9 +65,10 @@ def local_transport(km: Any) -> Any:
 
 
 @functools.cache
-def client_class() -> Any:
+def client_class() -> "type[NotebookClient]":
     """:class:`AutoClickClient`, built on first use (nbclient is an optional dependency)."""
-    NotebookClient: Any = _need("nbclient").NotebookClient
+    _need("nbclient")
+    from nbclient import NotebookClient
     from nbclient.util import run_sync
     from traitlets import List, Unicode
 
@@ -73,27 +85,28 @@ def client_class() -> Any:
         click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
         notebook_path = Unicode("", help="The notebook's path, as the bridge's hello names it.").tag(config=True)
 
-        def __init__(self, nb: Any, **kwargs: Any) -> None:
+        def __init__(self, nb: "NotebookNode", **kwargs: Any) -> None:  # nbclient's own traits
             super().__init__(nb, **kwargs)
             self.clicked: list[str] = []
-            self._models: dict[str, dict[str, Any]] = {}
+            self._models: dict[str, dict[str, object]] = {}
             self.document = NotebookDocument(nb.cells, self.notebook_path, _need("nbformat").from_dict)
             self.comm_open_handlers[TARGET] = self._open_bridge
 
-        def _open_bridge(self, msg: dict[str, Any]) -> Any:
-            return _bridge_comm(self, msg["content"]["comm_id"])
+        # Jupyter messages are nbclient's dict[str, Any]: JSON off the wire, read by key.
+        def _open_bridge(self, msg: dict[str, Any]) -> _BridgeComm:
+            return _bridge_comm(self, self.document, msg["content"]["comm_id"])
 
-        async def async_execute(self, reset_kc: bool = False, **kwargs: Any) -> Any:
+        async def async_execute(self, reset_kc: bool = False, **kwargs: object) -> "NotebookNode":
             """nbclient's run, over the cells there at the start (the agent's new cells are not run
             again), each sent with its cell id."""
-            return await _run_queued_cells(self, reset_kc, kwargs)
+            return await _run_queued_cells(self, self.document, reset_kc, kwargs)
 
         execute = run_sync(async_execute)  # nbclient binds its own async_execute the same way
 
-        def create_kernel_manager(self) -> Any:
+        def create_kernel_manager(self) -> "KernelManager":
             return local_transport(super().create_kernel_manager())  # no TCP port, no warning
 
-        def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
+        def handle_comm_msg(self, outs: "list[NotebookNode]", msg: dict[str, Any], cell_index: int) -> None:
             super().handle_comm_msg(outs, msg, cell_index)
             content = msg["content"]
             data = content.get("data", {})
@@ -107,7 +120,7 @@ def client_class() -> Any:
             if 0 <= cell_index < len(self.nb.cells):
                 wanted = self.nb.cells[cell_index].metadata.get("nbagent", {}).get("click", wanted)
             if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
-                    and not model.get("disabled") and comm_id not in self.clicked):
+                    and not model.get("disabled") and comm_id not in self.clicked and self.kc is not None):
                 self.clicked.append(comm_id)
                 click = self.kc.session.msg("comm_msg", {
                     "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
@@ -117,22 +130,32 @@ def client_class() -> Any:
     return AutoClickClient
 
 
-def _bridge_comm(client: Any, comm_id: str) -> Any:
+class _BridgeComm:
+    """The bridge's comm on the client side: nbclient gives it the kernel's messages."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], document: "NotebookDocument") -> None:
+        self.send, self.document = send, document
+
+    def handle_msg(self, message: dict[str, Any]) -> None:
+        match message["content"].get("data"):
+            case {"type": "request"} as request:
+                self.send(self.document.answer(request))
+
+
+def _bridge_comm(client: "NotebookClient", document: "NotebookDocument", comm_id: str) -> _BridgeComm:
     """The kernel opened the bridge: say hello, then answer its requests on the client's document."""
     def send(data: dict[str, Any]) -> None:
-        client.kc.shell_channel.send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+        kc = client.kc
+        if kc is None:  # the run ended: nobody is listening
+            return
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
 
-    class Comm:
-        def handle_msg(self, message: dict[str, Any]) -> None:
-            data = message["content"].get("data") or {}
-            if data.get("type") == "request":
-                send(client.document.answer(data))
-
-    send(client.document.hello())
-    return Comm()
+    send(document.hello())
+    return _BridgeComm(send, document)
 
 
-async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any]) -> Any:
+async def _run_queued_cells(client: "NotebookClient", document: "NotebookDocument", reset_kc: bool,
+                            kwargs: dict[str, object]) -> "NotebookNode":
     """``NotebookClient.async_execute`` with the document kept in step (see :mod:`.document.nbformat_frontend`)."""
     from nbclient.util import ensure_async
 
@@ -140,11 +163,12 @@ async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any])
         await client._async_cleanup_kernel()
     client.reset_execution_trackers()
     async with client.async_setup_kernel(**kwargs):
-        _send_cell_ids(client.kc, lambda: client.document.running)
-        info = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))
+        kc = client.kc
+        assert kc is not None  # async_setup_kernel made it
+        _send_cell_ids(kc, lambda: document.running)
+        info = await client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
         if info is not None and "language_info" in info["content"]:
             client.nb.metadata["language_info"] = info["content"]["language_info"]
-        document = client.document
         document.queued = {str(c.get("id")) for c in client.nb.cells}  # Run All's queue: never deleted
         for cell in list(client.nb.cells):
             document.sync()
@@ -162,10 +186,11 @@ async def _run_queued_cells(client: Any, reset_kc: bool, kwargs: dict[str, Any])
     return client.nb
 
 
-def _send_cell_ids(kc: Any, cell_id: Any) -> None:
+def _send_cell_ids(kc: "KernelClient", cell_id: Callable[[], str | None]) -> None:
     """Make ``kc.execute`` put the running cell's id in the request's metadata (``cellId``), as
     JupyterLab and Notebook 7 do: the kernel uses it to place the agent's cells below it."""
-    def execute(code: str, silent: bool = False, store_history: bool = True, user_expressions: Any = None,
+    def execute(code: str, silent: bool = False, store_history: bool = True,
+                user_expressions: dict[str, object] | None = None,
                 allow_stdin: bool | None = None, stop_on_error: bool = True) -> str:
         content = {"code": code, "silent": silent, "store_history": store_history,
                    "user_expressions": user_expressions or {}, "allow_stdin": bool(allow_stdin),
@@ -176,17 +201,17 @@ def _send_cell_ids(kc: Any, cell_id: Any) -> None:
         kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
 
-    kc.execute = execute
+    setattr(kc, "execute", execute)  # noqa: B010 - this client's execute, not the class's
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "AutoClickClient":
         return client_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name: str = "nbagent",
-                 timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> Any:
+                 timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> "NotebookNode":
     """Execute ``src`` (answering prompts), write it to ``dst`` if given, return the notebook."""
     nbformat = _need("nbformat")
     nb = nbformat.read(str(src), as_version=4)
@@ -200,7 +225,7 @@ def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name:
     return nb
 
 
-def export_html(nb: Any, dst: str | Path) -> Path:
+def export_html(nb: "NotebookNode", dst: str | Path) -> Path:
     """Static HTML of an executed notebook (the transcript and tables show without widgets)."""
     import copy
 

@@ -19,13 +19,16 @@ the first agent cell (stock ipykernel after ``%load_ext nbagent`` and the nbagen
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ipykernel.kernelbase import Kernel
 
 _lock = threading.Lock()
-_running: list[dict[str, Any]] = []  # the execute_request headers of the agent cells running, innermost last
+_running: list[dict[str, object]] = []  # the execute_request headers of the agent cells running, innermost last
 
 
-def _kernel() -> Any:
+def _kernel() -> "Kernel | None":
     try:
         from ipykernel.kernelbase import Kernel
     except ImportError:
@@ -33,20 +36,20 @@ def _kernel() -> Any:
     return Kernel.instance() if Kernel.initialized() else None
 
 
-def _msg_id(parent: Any) -> Any:
+def _msg_id(parent: object) -> object:
     return (parent or {}).get("header", {}).get("msg_id") if isinstance(parent, dict) else None
 
 
-def install(kernel: Any) -> bool:
+def install(kernel: "Kernel") -> bool:
     """Wrap ``kernel._publish_status`` (once) so an idle for another request while an agent cell
     runs is followed by busy for the cell; ``False`` where the kernel has no such method."""
     if getattr(kernel, "_nbagent_busy", False):
         return True
-    original: Callable[..., Any] | None = getattr(kernel, "_publish_status", None)
+    original: Callable[[str, str, object], object] | None = getattr(kernel, "_publish_status", None)
     if original is None:
         return False
 
-    def publish_status(status: str, channel: str, parent: Any = None) -> None:
+    def publish_status(status: str, channel: str, parent: object = None) -> None:
         original(status, channel, parent)
         if status != "idle":
             return
@@ -58,8 +61,9 @@ def install(kernel: Any) -> bool:
         if _msg_id(ended) != _msg_id(running):
             original("busy", "shell", running)
 
-    kernel._publish_status = publish_status
-    kernel._nbagent_busy = True
+    # Patched on the instance (not a method of ours: ipykernel's Kernel has no hook for it).
+    setattr(kernel, "_publish_status", publish_status)  # noqa: B010
+    setattr(kernel, "_nbagent_busy", True)  # noqa: B010
     return True
 
 
@@ -69,7 +73,7 @@ class BusyHold:
     "busy" once more for the cell. Nothing happens outside a kernel."""
 
     def __init__(self) -> None:
-        self.parent: dict[str, Any] | None = None
+        self.parent: dict[str, object] | None = None
 
     def start(self) -> "BusyHold":
         kernel = _kernel()
@@ -102,7 +106,7 @@ class BusyHold:
     def __enter__(self) -> "BusyHold":
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

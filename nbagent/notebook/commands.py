@@ -9,27 +9,34 @@ cell. The docstring of each command is its description in that help.
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 from IPython.utils.process import arg_split
 from IPython.utils.text import dedent
 
 from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.config import PERMISSION_MODES
+from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.errors import NbAgentError
 from .options import cell_options, turn_number
 from .serve import command as serve_command
 
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..engine.contracts.events import Totals
+    from .magics_api import MagicsApi
+    from .session import NotebookSession
 
-def _display(obj: Any) -> None:
+
+def _display(obj: object) -> None:
     from IPython.display import display
 
     display(obj)
 
 
-def _need_session(magics: Any) -> Any:
+def _need_session(magics: "MagicsApi") -> "NotebookSession":
     from .document.replayed import replayed_session
 
     sess = magics.current or replayed_session(magics)  # after a replay: the replayed session
@@ -38,7 +45,7 @@ def _need_session(magics: Any) -> Any:
     return sess
 
 
-def spent_line(t: Any) -> str:
+def spent_line(t: "Totals") -> str:
     """What the session spent (every request billed; a rollback never lowers it) and, when a
     rollback made them differ, what the requests of the current history cost."""
     line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
@@ -48,7 +55,7 @@ def spent_line(t: Any) -> str:
     return line
 
 
-def endpoint_line(agent: Any) -> str:
+def endpoint_line(agent: "Agent") -> str:
     """Which endpoint answers, where the window comes from and what the endpoint switched off;
     never a key, token or header value."""
     from ..engine.api_facts.models import get_model
@@ -72,11 +79,11 @@ def endpoint_line(agent: Any) -> str:
 
 
 @magic_arguments(name="agent status")
-def status(magics: Any, args: Namespace) -> None:
+def status(magics: "MagicsApi", args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     from .document.replayed import notebook_status, replayed_session
 
-    sess: Any = magics.current or replayed_session(magics)
+    sess = magics.current or replayed_session(magics)
     serving = serve_command.status_line()
     carried = notebook_status(magics) if sess is None else None
     if carried is not None:
@@ -102,7 +109,8 @@ def status(magics: Any, args: Namespace) -> None:
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"money        {spent_line(t)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
-    print(f"policy       {agent.config.context} ({' → '.join(agent.config.context.layers)})")
+    policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
+    print(f"policy       {policy} ({' → '.join(policy.layers)})")
     print(f"notes        {notes_line(agent)}")
     print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
     print(f"tools        {', '.join(agent.tools)}")
@@ -117,7 +125,7 @@ def status(magics: Any, args: Namespace) -> None:
         print(f"serve        {serving}")
 
 
-def notes_line(agent: Any) -> str:
+def notes_line(agent: "Agent") -> str:
     """The notes setting: off, or its bound and how much of it the file holds now."""
     bound = agent.config.notes
     if not bound:
@@ -127,7 +135,7 @@ def notes_line(agent: Any) -> str:
     return f"on, bound {bound:,} characters; {len(agent.notes):,} used ({where})"
 
 
-def notebook_line(magics: Any) -> str:
+def notebook_line(magics: "MagicsApi") -> str:
     """What the kernel can do with its notebook: the bridge, cells, the record and replay."""
     link = magics.document
     bridge = link.bridge
@@ -142,7 +150,7 @@ def notebook_line(magics: Any) -> str:
 
 @magic_arguments(name="agent history")
 @argument("--plot", action="store_true", help="Add the context and cost plot.")
-def history(magics: Any, args: Namespace) -> None:
+def history(magics: "MagicsApi", args: Namespace) -> None:
     """The per-request table, then what external (MCP) clients did."""
     from ..display.tables import ReadableTable
     from .document.replayed import notebook_history, replayed_session, shown_turns
@@ -177,7 +185,7 @@ COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 
 
 @magic_arguments(name="agent cost")
-def cost(magics: Any, args: Namespace) -> None:
+def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
     sess = _need_session(magics)
     t = sess.totals
@@ -194,7 +202,7 @@ def cost(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent context")
 @argument("turn", nargs="?", type=turn_number, metavar="TURN", help="The turn (default: the last).")
-def context(magics: Any, args: Namespace) -> None:
+def context(magics: "MagicsApi", args: Namespace) -> None:
     """What the turn's prompt told the model about the kernel (as sent), then every history
     message with its size and whether the model still sees it."""
     from .kernel_context.told import kernel_context_lines
@@ -206,7 +214,7 @@ def context(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent saw")
 @argument("turn", nargs="?", type=turn_number, metavar="TURN", help="The turn (default: the last).")
-def saw(magics: Any, args: Namespace) -> None:
+def saw(magics: "MagicsApi", args: Namespace) -> None:
     """The exact request(s) of a turn: system prompt and messages after truncation."""
     from .saw import render_sent
 
@@ -224,7 +232,7 @@ def saw(magics: Any, args: Namespace) -> None:
 
 
 @magic_arguments(name="agent reset")
-def reset(magics: Any, args: Namespace) -> None:
+def reset(magics: "MagicsApi", args: Namespace) -> None:
     """Start a new conversation."""
     magics.new_session()
     print("nbagent: new session started.")
@@ -232,7 +240,7 @@ def reset(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent rollback")
 @argument("turn", type=turn_number, metavar="TURN", help="A turn number; 0 empties the conversation.")
-def rollback(magics: Any, args: Namespace) -> None:
+def rollback(magics: "MagicsApi", args: Namespace) -> None:
     """Return the session to the end of a turn."""
     from ..engine.loop.rollback import rollback
     from .document.cell_run import rolled_back
@@ -246,7 +254,7 @@ def rollback(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent save")
 @argument("path", metavar="PATH", help="The folder to write.")
-def save(magics: Any, args: Namespace) -> None:
+def save(magics: "MagicsApi", args: Namespace) -> None:
     """Write the session's task folder."""
     sess = _need_session(magics)
     path = sess.save(args.path)
@@ -255,7 +263,7 @@ def save(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent load")
 @argument("path", metavar="PATH", help="A saved session's folder.")
-def load(magics: Any, args: Namespace) -> None:
+def load(magics: "MagicsApi", args: Namespace) -> None:
     """Continue a saved session (its folder becomes the session's task folder)."""
     sess = magics.new_session(resume_from=args.path)
     print(f"nbagent: loaded {args.path}/ — {len(sess.agent.history)} messages, {sess.turn} turns, "
@@ -263,7 +271,7 @@ def load(magics: Any, args: Namespace) -> None:
 
 
 @magic_arguments(name="agent explore")
-def explore(magics: Any, args: Namespace) -> None:
+def explore(magics: "MagicsApi", args: Namespace) -> None:
     """Open the truncation explorer (on the live session's history when there is one)."""
     from ..explorer import explore as open_explorer
 
@@ -271,7 +279,7 @@ def explore(magics: Any, args: Namespace) -> None:
 
 
 @magic_arguments(name="agent config")
-def config(magics: Any, args: Namespace) -> None:
+def config(magics: "MagicsApi", args: Namespace) -> None:
     """Each %config AgentMagics setting once, and where the running session differs."""
     from .settings import config_lines
 
@@ -281,7 +289,7 @@ def config(magics: Any, args: Namespace) -> None:
 @magic_arguments(name="agent mode")
 @argument("mode", choices=("chat", "python"), metavar="chat|python",
           help="chat: plain cells are prompts; python: cells run as code.")
-def mode(magics: Any, args: Namespace) -> None:
+def mode(magics: "MagicsApi", args: Namespace) -> None:
     """Chat mode: plain cells are prompts (%%python runs code); python mode: back to normal."""
     magics.mode = args.mode
     print("nbagent: chat mode — plain cells are prompts; start a cell with %%python to run code."
@@ -291,7 +299,7 @@ def mode(magics: Any, args: Namespace) -> None:
 @magic_arguments(name="agent permissions")
 @argument("mode", nargs="?", choices=PERMISSION_MODES, metavar="|".join(PERMISSION_MODES),
           help="The mode to set (none: show the current one).")
-def permissions(magics: Any, args: Namespace) -> None:
+def permissions(magics: "MagicsApi", args: Namespace) -> None:
     """Show or set the session's permission mode (bypass only when named here or in a cell)."""
     sess = magics.session()
     if args.mode:
@@ -303,7 +311,7 @@ def permissions(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent compact")
 @argument("instructions", nargs="*", metavar="INSTRUCTIONS", help="What the summary should keep.")
-def compact(magics: Any, args: Namespace) -> None:
+def compact(magics: "MagicsApi", args: Namespace) -> None:
     """Summarise the earlier conversation now."""
     from ..engine.contracts.events import Notice
 
@@ -314,14 +322,14 @@ def compact(magics: Any, args: Namespace) -> None:
 
 
 @magic_arguments(name="agent retry")
-def retry(magics: Any, args: Namespace) -> None:
+def retry(magics: "MagicsApi", args: Namespace) -> None:
     """Send a failed, cancelled or interrupted prompt again, from where its turn began."""
     # Normally the cell is rewritten to await retry_async: reaching the line magic means it was not.
     raise UsageError("%agent retry must be alone in its cell (it runs the agent).")
 
 
 @cell_options(name="agent fix")
-def fix(magics: Any, args: Namespace) -> None:
+def fix(magics: "MagicsApi", args: Namespace) -> None:
     """Explain and fix the last failed cell (its traceback is sent); takes the %%agent options
     (--insert-code: the corrected cell goes below)."""
     # Normally the cell is rewritten to await fix_async: reaching the line magic means it was not.
@@ -330,12 +338,15 @@ def fix(magics: Any, args: Namespace) -> None:
 
 @magic_arguments(name="agent help")
 @argument("command", nargs="?", metavar="COMMAND", help="A command to explain (none: all of them).")
-def help(magics: Any, args: Namespace) -> None:  # noqa: A001  (the command's name)
+def help(magics: "MagicsApi", args: Namespace) -> None:  # noqa: A001  (the command's name)
     """This help; %agent COMMAND --help explains one command."""
     print(help_text(COMMANDS[args.command]) if args.command in COMMANDS else overview(magics.agent_cell))
 
 
-COMMANDS: dict[str, Any] = {
+Command = Callable[["MagicsApi", Namespace], None]
+"""A ``%agent`` command; ``magic_arguments`` gave it its ``parser``."""
+
+COMMANDS: dict[str, Command] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
     "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "serve": serve_command.serve,
@@ -351,34 +362,42 @@ FOOTER = """Settings: %config AgentMagics.model = "claude-haiku-4-5" (also max_r
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)"""
 
 
-def usage_line(command: Any) -> str:
+def _parser(command: object) -> MagicArgumentParser:
+    """The parser ``magic_arguments`` (or ``cell_options``) put on a command or the cell magic."""
+    parser = getattr(command, "parser", None)
+    if not isinstance(parser, MagicArgumentParser):
+        raise TypeError(f"{command!r} declares no magic arguments")
+    return parser
+
+
+def usage_line(command: object) -> str:
     """``%agent rollback TURN``: the usage IPython's formatter generates, without its rst prefix."""
-    return str(command.parser.format_usage()).replace("::", "").strip()
+    return str(_parser(command).format_usage()).replace("::", "").strip()
 
 
-def help_text(command: Any) -> str:
+def help_text(command: object) -> str:
     """A command's whole help (usage, description, arguments), from its declarations."""
-    text = str(command.parser.format_help()).replace("::", "", 1).strip("\n")
+    text = str(_parser(command).format_help()).replace("::", "", 1).strip("\n")
     return "usage: " + dedent(text).strip()
 
 
-def overview(cell_magic: Any) -> str:
+def overview(cell_magic: object) -> str:
     """``%agent help`` and ``%agent?``: the ``%%agent`` help, then each command's usage and description."""
     usages = {name: _short_usage(c) for name, c in COMMANDS.items()}
     width = max(map(len, usages.values())) + 2
-    rows = [f"  {usages[name]:<{width}}{' '.join((c.parser.description or '').split())}"
+    rows = [f"  {usages[name]:<{width}}{' '.join((_parser(c).description or '').split())}"
             for name, c in COMMANDS.items()]
     return "\n".join([help_text(cell_magic), "", "%agent COMMAND (%agent COMMAND --help explains one):",
                       *rows, "", FOOTER])
 
 
-def _short_usage(command: Any) -> str:
+def _short_usage(command: object) -> str:
     """The usage line, or ``PROG [options]`` when the options would not fit the overview's column."""
     line = " ".join(usage_line(command).split())
-    return line if len(line) <= 60 else f"%{command.parser.prog} [options]"
+    return line if len(line) <= 60 else f"%{_parser(command).prog} [options]"
 
 
-def parse(command: Any, argstring: str) -> Namespace | None:
+def parse(command: object, argstring: str) -> Namespace | None:
     """Parse a command's arguments; ``--help`` prints its help and returns None. A bad argument is
     a ``UsageError`` with the usage line (IPython shows it in one line and the cell fails)."""
     try:
@@ -389,12 +408,12 @@ def parse(command: Any, argstring: str) -> Namespace | None:
         print(help_text(command))
         return None
     try:
-        return command.parser.parse_args(argv)  # type: ignore[no-any-return]
+        return _parser(command).parse_args(argv)
     except UsageError as exc:
         raise UsageError(f"{exc} — usage: {usage_line(command)}") from None
 
 
-def run(magics: Any, line: str) -> Any:
+def run(magics: "MagicsApi", line: str) -> None:
     """Dispatch ``%agent COMMAND ARGS``; a wrong use fails the cell with a one-line message."""
     name, _, rest = line.strip().partition(" ")
     if name in ("", *HELP_FLAGS):
@@ -405,9 +424,9 @@ def run(magics: Any, line: str) -> Any:
                          "See %agent help.")
     args = parse(fn, rest)
     if args is None:
-        return None
+        return
     try:
-        return fn(magics, args)
+        fn(magics, args)
     except (OSError, ValueError, NbAgentError) as exc:
         # IPython shows a UsageError as one line, and the cell fails (Run All stops there).
         raise UsageError(f"nbagent: {exc}") from None

@@ -32,15 +32,28 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING, Callable, Mapping, TypedDict, Union
 
 from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
 HISTORY_KEPT = 64
 
 _RECURSIVE = ("%%agent", "%agent")
+
+
+class CapturedDisplay(TypedDict, total=False):
+    """One ``display()`` call of the model's code, as IPython's capturing publisher keeps it."""
+
+    data: dict[str, object]
+    metadata: dict[str, object]
+    transient: dict[str, object] | None
+    update: bool
 
 
 @dataclass(frozen=True)
@@ -51,13 +64,13 @@ class ExecutionRecord:
     result: ExecutionResult
     started: float
     duration_s: float
-    displays: tuple[dict[str, Any], ...] = field(default=())
+    displays: tuple[CapturedDisplay, ...] = field(default=())
     execution_count: int | None = None
     """The execution count of the cell whose run called the tool (the agent cell's ``[N]``), None
     outside a cell: see :func:`running_cell_count`."""
 
 
-def running_cell_count(shell: Any) -> int | None:
+def running_cell_count(shell: "InteractiveShell") -> int | None:
     """The execution count of the cell running now, as the front-end numbers it (``[N]``), or None
     outside a cell. IPython adds one to ``shell.execution_count`` as a cell *starts*, so during the
     cell that counter is already the next cell's; the running cell's own number is on the
@@ -67,9 +80,9 @@ def running_cell_count(shell: Any) -> int | None:
     return count if isinstance(count, int) else None
 
 
-def _jsonable(bundle: dict[str, Any]) -> dict[str, Any]:
+def _jsonable(bundle: Mapping[str, object]) -> dict[str, object]:
     """Binary MIME data (e.g. PNG bytes) as base64 text, like the kernel would send it."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for mime, value in bundle.items():
         out[mime] = base64.b64encode(value).decode("ascii") if isinstance(value, (bytes, bytearray)) else value
     return out
@@ -82,7 +95,7 @@ class ShellExecutor:
     with each record, on the loop's thread, after the code ran.
     """
 
-    def __init__(self, shell: Any, *, on_execute: Callable[[ExecutionRecord], Any] | None = None,
+    def __init__(self, shell: "InteractiveShell", *, on_execute: Callable[[ExecutionRecord], object] | None = None,
                  capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT) -> None:
         self.shell = shell
         self.on_execute = on_execute
@@ -91,7 +104,7 @@ class ShellExecutor:
         self.history: collections.deque[ExecutionRecord] = collections.deque(maxlen=HISTORY_KEPT)
         self._lock = asyncio.Lock()
         self._counter = 0
-        self.before_execute: Callable[[str], Any] | None = None
+        self.before_execute: Callable[[str], object] | None = None
         """Called with each code before it runs (a live turn records what the code reads)."""
 
     @property
@@ -111,7 +124,7 @@ class ShellExecutor:
                 self.before_execute(code)
             started = time.time()
             t0 = time.monotonic()
-            displays: list[dict[str, Any]] = []
+            displays: list[CapturedDisplay] = []
             try:
                 with working_directory(cwd):
                     result = await self._execute(code, displays)
@@ -126,7 +139,7 @@ class ShellExecutor:
 
     # --- the steps ------------------------------------------------------------------------------
 
-    def _compile(self, code: str) -> tuple[Any, Any, str]:
+    def _compile(self, code: str) -> tuple[CodeType, CodeType | None, str]:
         """Transform and compile: (body code object, tail expression code object or None, filename)."""
         shell = self.shell
         self._counter += 1
@@ -145,7 +158,7 @@ class ShellExecutor:
         tail = compile(tail_tree, filename, "eval", flags=flags, dont_inherit=True) if tail_tree is not None else None
         return body, tail, filename
 
-    async def _execute(self, code: str, displays: list[dict[str, Any]]) -> ExecutionResult:
+    async def _execute(self, code: str, displays: list[CapturedDisplay]) -> ExecutionResult:
         stripped = code.lstrip()
         if stripped.startswith(_RECURSIVE):
             return ExecutionResult(error="The python tool cannot run %agent/%%agent: the agent is already running.")
@@ -157,7 +170,7 @@ class ShellExecutor:
         # Bounded like the namespace executor: a print of 200 MB must not fill the kernel's memory.
         out, err = BoundedText(self.capture_limit), BoundedText(self.capture_limit)
         error: str | None = None
-        value: Any = None
+        value: object = None
         with _Capture(self.shell, out, err, displays):
             try:
                 await self._run(body)
@@ -174,7 +187,7 @@ class ShellExecutor:
         return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
                                error=error, rich=rich)
 
-    async def _run(self, code_obj: Any) -> Any:
+    async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
         with _raise_on_sigint():
             value = eval(code_obj, self.shell.user_global_ns, ns)  # noqa: S307 - running the model's code is the point
@@ -182,7 +195,7 @@ class ShellExecutor:
             value = await value  # top-level await in the model's code: other tasks run meanwhile
         return value
 
-    def _format_interruptible(self, value: Any, filename: str) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    def _format_interruptible(self, value: object, filename: str) -> tuple[str | None, dict[str, object] | None, str | None]:
         """Format the tail value; its ``__repr__`` is the model's code too, so ■ must reach it."""
         try:
             with _raise_on_sigint():
@@ -191,9 +204,12 @@ class ShellExecutor:
         except KeyboardInterrupt as exc:
             return None, None, format_user_traceback(exc, filename)
 
-    def _format(self, value: Any) -> tuple[str | None, dict[str, Any] | None]:
+    def _format(self, value: object) -> tuple[str | None, dict[str, object] | None]:
         try:
-            data, _md = self.shell.display_formatter.format(value)
+            formatter = self.shell.display_formatter
+            if formatter is None:  # not an IPython shell's: reported as a failed repr
+                raise AttributeError("the shell has no display formatter")
+            data, _md = formatter.format(value)
         except Exception as exc:  # noqa: BLE001 - a broken repr is the code's problem, reported as such
             return f"<repr failed: {type(exc).__name__}: {exc}>", None
         text = data.get("text/plain")
@@ -205,8 +221,8 @@ class ShellExecutor:
         return text, (_jsonable(rich) if rich else None)
 
     @staticmethod
-    def _merge_rich(displays: list[dict[str, Any]], rich: dict[str, Any] | None) -> dict[str, Any] | None:
-        merged: dict[str, Any] = {}
+    def _merge_rich(displays: list[CapturedDisplay], rich: dict[str, object] | None) -> dict[str, object] | None:
+        merged: dict[str, object] = {}
         for d in displays:  # later displays win; the result's own bundle wins over displays
             merged.update({k: v for k, v in d.get("data", {}).items() if k != "text/plain"})
         if rich:
@@ -226,7 +242,8 @@ class _Capture:
     also replaces ``sys.displayhook``, which the executor does not use (it formats the value itself).
     """
 
-    def __init__(self, shell: Any, out: io.TextIOBase, err: io.TextIOBase, displays: list[dict[str, Any]]) -> None:
+    def __init__(self, shell: "InteractiveShell", out: io.TextIOBase, err: io.TextIOBase,
+                 displays: list[CapturedDisplay]) -> None:
         self.shell, self.out, self.err, self.displays = shell, out, err, displays
 
     def __enter__(self) -> None:
@@ -238,7 +255,7 @@ class _Capture:
         sys.stdout, sys.stderr = self.out, self.err
         self.shell.display_pub = pub
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -279,17 +296,21 @@ def interrupt_user_code(*, only_code: bool = False) -> bool:
         return True
 
 
+_Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
+"""A signal handler as ``signal.getsignal`` returns it."""
+
+
 class _raise_on_sigint:
     """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
     after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
 
     def __enter__(self) -> None:
-        self.previous: Any = None
+        self.previous: _Handler = None
         if threading.current_thread() is not threading.main_thread():
             return
         previous = signal.getsignal(signal.SIGINT)
 
-        def handler(signum: int, frame: Any) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
             if _UserCode.only_code:
                 _UserCode.only_code = False
             elif callable(previous) and previous is not signal.default_int_handler:
@@ -305,7 +326,7 @@ class _raise_on_sigint:
         with _UserCode.lock:
             _UserCode.running = True
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
                 _UserCode.running = False

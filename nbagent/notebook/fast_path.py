@@ -14,12 +14,17 @@ the same step on the running kernel with :func:`install_on_running_kernel`.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import waiting
 
+if TYPE_CHECKING:
+    import zmq
+    from ipykernel.kernelbase import Kernel
+    from jupyter_client.session import Session
 
-def offer_to_fast_path(session: Any, msg: Any) -> bool:
+
+def offer_to_fast_path(session: "Session | None", msg: "list[zmq.Message]") -> bool:
     """Peek at one raw shell message; ``True`` if a registered widget acted on it."""
     if session is None:
         return False
@@ -30,12 +35,12 @@ def offer_to_fast_path(session: Any, msg: Any) -> bool:
     if peek["header"].get("msg_type") != "comm_msg":
         return False
     content = session.unpack(peek["content"])
-    session = peek["header"].get("session")
+    sender = peek["header"].get("session")
     return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"),
-                                   session if isinstance(session, str) else None)
+                                   sender if isinstance(sender, str) else None)
 
 
-def install_on_running_kernel(kernel: Any = None) -> bool:
+def install_on_running_kernel(kernel: "Kernel | None" = None) -> bool:
     """Route the running ipykernel's shell messages through the fast path first; ``False`` (and
     nothing changed) when the kernel has no shell-channel thread or already has the step."""
     if kernel is None:
@@ -45,11 +50,11 @@ def install_on_running_kernel(kernel: Any = None) -> bool:
     thread = getattr(kernel, "shell_channel_thread", None)
     stream = getattr(kernel, "shell_stream", None)
     route = getattr(kernel, "shell_channel_thread_main", None)
-    if thread is None or stream is None or route is None or getattr(kernel, "_nbagent_fast_path", False):
+    if kernel is None or thread is None or stream is None or route is None or getattr(kernel, "_nbagent_fast_path", False):
         return False
-    kernel._nbagent_fast_path = True
+    setattr(kernel, "_nbagent_fast_path", True)  # noqa: B010 - marked on the instance, as installed
 
-    async def first_the_fast_path(msg: Any) -> None:
+    async def first_the_fast_path(msg: "list[zmq.Message]") -> None:
         try:
             offer_to_fast_path(kernel.session, msg)
         except Exception:  # never lose a message to the fast path

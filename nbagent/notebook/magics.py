@@ -10,6 +10,7 @@ How a new session is built from the settings is in :mod:`.new_session`.
 from __future__ import annotations
 
 import asyncio
+from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,13 @@ from .outcome import AgentCellError, AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.utils.bunch import Bunch
+
     from ..engine.contracts.events import Done
+    from .document.inputs import TurnWatch
+    from .document.link import DocumentLink
+    from .view import AgentView
 
 # Loading the extension (every nbagent kernel's start) imports only plain-data settings from the
 # engine (defaults, errors): the Agent, the loop and their pydantic models are imported by the first
@@ -113,7 +120,7 @@ class AgentMagics(Magics):
                                 "session).").tag(config=True)
 
     @observe(*settings.LIVE, *settings.NEW_SESSIONS_ONLY)
-    def _setting_changed(self, change: Any) -> None:
+    def _setting_changed(self, change: "Bunch") -> None:
         """``%config AgentMagics.X = …``: the running session takes it at its next prompt, or a
         line says it waits for a new session (see :mod:`.settings`)."""
         line = settings.apply_change(self, change["name"], change["old"], change["new"])
@@ -121,21 +128,21 @@ class AgentMagics(Magics):
             print(line)
 
     @validate("permission_mode", "allow", "max_budget", "web_search")
-    def _within_admin_policy(self, proposal: Any) -> Any:
+    def _within_admin_policy(self, proposal: "Bunch") -> object:
         """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
         return admin_traits.checked(proposal["trait"].name, proposal["value"])
 
     @validate("notes")
-    def _valid_notes(self, proposal: Any) -> Any:
+    def _valid_notes(self, proposal: "Bunch") -> object:
         """``%config AgentMagics.notes = -1`` fails at once with the range (as ``--notes`` does)."""
         return settings.checked_notes(proposal["value"])
 
     @validate("endpoints")
-    def _no_literal_secrets(self, proposal: Any) -> Any:
+    def _no_literal_secrets(self, proposal: "Bunch") -> object:
         """``%config AgentMagics.endpoints`` refuses a literal key or token (``%config`` prints it)."""
         return settings.checked_endpoints(proposal["value"])
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+    def __init__(self, shell: "InteractiveShell | None" = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         admin_traits.start_from_admin_values(self)
         self.current: NotebookSession | None = None
@@ -144,13 +151,13 @@ class AgentMagics(Magics):
         self._session_count = 0
         self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
         self.displayed = DisplayedImages(shell)  # the PNGs user cells displayed, for prompts about a plot
-        self._document: Any = None
+        self._document: "DocumentLink | None" = None
         from .document.inputs import CellLog
 
         self.cell_log = CellLog(shell)  # which text each cell last ran (the cells a turn had in context)
 
     @property
-    def document(self) -> Any:
+    def document(self) -> "DocumentLink":
         """The kernel's :class:`~nbagent.notebook.document.link.DocumentLink` (made on first use)."""
         if self._document is None:
             from .document.link import DocumentLink
@@ -169,7 +176,7 @@ class AgentMagics(Magics):
         """The active session (created on first use)."""
         return self.current or self.new_session()
 
-    def _session_for(self, args: Any) -> NotebookSession:
+    def _session_for(self, args: Namespace) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None
         changes = {"model": args.model, "context_window": args.window, "effort": args.effort, "context": args.context,
                    "notes": args.notes,
@@ -186,7 +193,7 @@ class AgentMagics(Magics):
             current.agent.reconfigure(**changes)
         return current
 
-    def _session_with_options(self, args: Any) -> NotebookSession:
+    def _session_with_options(self, args: Namespace) -> NotebookSession:
         """The session, with the cell's ``--allow`` added; the cell's options checked against the
         admin policy before anything is shown (an ``AdminLockedError`` names the admin setting)."""
         sess = self._session_for(args)
@@ -252,8 +259,8 @@ class AgentMagics(Magics):
         check_done(done, cancelled=sess.view is not None and sess.view.cancelled)
         return done
 
-    async def _run_with_view(self, sess: NotebookSession, args: Any, prompt: str, output: Any,
-                             watch: Any = None) -> Done | None:
+    async def _run_with_view(self, sess: NotebookSession, args: Namespace, prompt: str, output: object,
+                             watch: "TurnWatch | None" = None) -> Done | None:
         from ..engine.contracts.events import Done
         from .document import cell_run
 
@@ -294,7 +301,7 @@ class AgentMagics(Magics):
         await cell_run.after_run(self, cells, agent.turn, record)
         return done
 
-    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> Any:
+    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> "AgentView":
         """An :class:`AgentView` for one prompt of ``sess`` (live or replayed), shown in the cell."""
         from .document import cell_run
         from .view import AgentView
@@ -315,7 +322,7 @@ class AgentMagics(Magics):
 
     _new_session_wanted = False
 
-    def _namespace_value(self, name: str, option: str) -> Any:
+    def _namespace_value(self, name: str, option: str) -> object:
         from IPython.core.error import UsageError
 
         assert self.shell is not None
@@ -360,9 +367,9 @@ class AgentMagics(Magics):
 
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")  # type: ignore[arg-type]
-    def agent_line(self, line: str) -> Any:
+    def agent_line(self, line: str) -> None:
         """Replaced below by the help generated from the commands' declarations (``%agent?``)."""
-        return commands.run(self, line)
+        commands.run(self, line)
 
 
 # %agent? shows this docstring: the same text as %agent help, generated from the declarations.
@@ -375,7 +382,7 @@ def _max_allowed(window: int) -> float:
     return get_context_window_info(window).max_allowed_size
 
 
-def load(shell: Any) -> AgentMagics:
+def load(shell: "InteractiveShell") -> AgentMagics:
     """Register magics and the transformer on ``shell`` (idempotent)."""
     active = magics_api.active()
     if isinstance(active, AgentMagics) and active.shell is shell:
@@ -391,7 +398,7 @@ def load(shell: Any) -> AgentMagics:
     return magics
 
 
-def unload(shell: Any) -> None:
+def unload(shell: "InteractiveShell") -> None:
     """Remove the transformer (magics stay registered, as IPython offers no unregister)."""
     transforms = shell.input_transformer_manager.cleanup_transforms
     if agent_cell_transformer in transforms:

@@ -10,7 +10,7 @@ where the magics pass themselves). Settings are read-only properties here: they 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -108,7 +108,17 @@ class MagicsApi(Protocol):
     @property
     def permission_mode(self) -> str: ...
 
+    @property
+    def endpoint(self) -> str | None: ...
+
+    @property
+    def endpoints(self) -> Mapping[str, object]: ...
+
     # --- what the magics do ------------------------------------------------------------------------
+    def session(self) -> NotebookSession: ...
+
+    def agent_cell(self, line: str, cell: str) -> None: ...
+
     def new_session(self, *, resume_from: str | Path | None = None, **changes: Any) -> NotebookSession: ...
 
     def new_view(self, sess: NotebookSession, *, session_cost: float | None = None,

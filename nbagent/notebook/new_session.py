@@ -16,6 +16,7 @@ from .session import NotebookSession, kernel_facts_from
 from .settings import endpoint_for
 
 if TYPE_CHECKING:
+    from .document.tools import NotebookTools
     from .magics_api import MagicsApi
 
 
@@ -41,11 +42,12 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, rep
     if endpoint is not None and endpoint.model and changes.get("model") is None:
         settings.pop("model")  # the profile's model, unless this cell names one
     settings.update({k: v for k, v in changes.items() if v is not None})
-    sim: dict[str, Any] = {"first_token_latency": magics.first_token_latency}
+    sim: dict[str, float] = {"first_token_latency": magics.first_token_latency}
     if magics.tokens_per_second:
         sim["tokens_per_second"] = magics.tokens_per_second
+    assert magics.shell is not None  # the magics of a loaded extension have their shell
     executor = ShellExecutor(magics.shell)
-    wiring = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
+    wiring: dict[str, Any] = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                   kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
                   tool_sources=[notebook_tools(magics)], start_mcp=not replaying)
     old = magics.current
@@ -70,7 +72,7 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, rep
     return magics.current
 
 
-def notebook_tools(magics: MagicsApi) -> Any:
+def notebook_tools(magics: MagicsApi) -> "NotebookTools":
     """The notebook tools of a new session (cells read and edited through the front-end bridge)."""
     from .document.link import session_name
     from .document.tools import NotebookTools

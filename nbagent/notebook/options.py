@@ -12,13 +12,13 @@ one-line ``UsageError`` that fails the cell.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..engine.contracts.config import PERMISSION_MODES
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 #: Below this the system prompt and tool definitions (about 1,000 tokens) leave no room to talk.
 MIN_WINDOW = 2_000

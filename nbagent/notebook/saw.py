@@ -10,9 +10,9 @@ import difflib
 import json
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
-from ..engine.contracts.messages import content_blocks, tool_result_text
+from ..engine.contracts.messages import ContentBlock, MessageParam, tool_result_text
 from ..engine.state.compactions import SUMMARY_MARK
 from ..engine.state.sent import SentRequest
 
@@ -20,28 +20,29 @@ _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting th
             "[[NOTE] This file read has been removed", SUMMARY_MARK)
 
 
-def _block_text(block: dict[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "text":
+def _block_text(block: ContentBlock) -> str:
+    if block["type"] == "text":
         return block.get("text", "")
-    if kind == "thinking":
+    if block["type"] == "thinking":
         return "(thinking) " + (block.get("thinking") or "[text omitted by the API; signature kept]")
-    if kind == "tool_use":
+    if block["type"] == "tool_use":
         return f"tool_use {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}  [{block.get('id')}]"
-    if kind == "tool_result":
+    if block["type"] == "tool_result":
         content = tool_result_text(block, "\n")
         err = " (error)" if block.get("is_error") else ""
         return f"tool_result{err} [{block.get('tool_use_id')}]: {content}"
-    if kind == "image":
+    if block["type"] == "image":
         from .kernel_context.told import image_tokens
 
         tokens = image_tokens(block)
         return f"(image, ~{tokens:,} tokens)" if tokens else "(image)"
-    return f"({kind})"
+    return f"({block['type']})"
 
 
-def _blocks(message: Mapping[str, Any]) -> list[str]:
-    return [_block_text(b) for b in content_blocks(message) if isinstance(b, dict)]
+def _blocks(message: MessageParam) -> list[str]:
+    content = message.get("content", "")
+    # A string is one text block, even an empty one (as sent); a list as is.
+    return [content] if isinstance(content, str) else [_block_text(b) for b in content if isinstance(b, dict)]
 
 
 # Bounds: a turn of many requests used to put every request in full into the notebook (14 MiB
@@ -141,7 +142,7 @@ class SentView:
                 parts.append(_item_html(i))
         return "".join(parts)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         return {"text/plain": self.plain(), "text/html": self.html()}
 
 

@@ -8,19 +8,27 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .kernel_context.cells import is_agent_cell
 
 if TYPE_CHECKING:
     # Annotations only: the kernel builds LastError at start (``%load_ext``), before any prompt
     # needs the engine; its loop, state and pydantic models load with the first session.
+    import pandas as pd
+    from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
+
     from ..agent import Agent
-    from ..engine.contracts.events import Event, RequestRecord
+    from ..engine.contracts.events import Event, RequestRecord, Totals
     from ..engine.state.session import SentRequest
+    from .executor import ShellExecutor
+    from .kernel_context import KernelContext
+    from .kernel_context.figures import DisplayedImages
+    from .view import AgentView
 
 
-def kernel_facts_from(shell: Any, errors: "LastError | None" = None, images: Any = None) -> Any:
+def kernel_facts_from(shell: "InteractiveShell", errors: "LastError | None" = None,
+                      images: "DisplayedImages | None" = None) -> "KernelContext":
     """A ``kernel_facts`` callable (:class:`~nbagent.notebook.kernel_context.KernelContext`): user
     variables ranked by the prompt and described within a token budget, recent cell inputs, the
     last error (from ``errors``, one watcher per shell), recent outputs and the images the prompt
@@ -35,14 +43,14 @@ class LastError:
 
     Registered once per shell as a ``post_run_cell`` hook."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: "InteractiveShell | None") -> None:
         self.text: str | None = None
         self.cell: int | None = None
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("post_run_cell", self._after_cell)
 
-    def _after_cell(self, result: Any) -> None:
+    def _after_cell(self, result: "ExecutionResult") -> None:
         error = getattr(result, "error_in_exec", None)
         source = str(getattr(getattr(result, "info", None), "raw_cell", "") or "")
         if error is None or is_agent_cell(source) or isinstance(error, KeyboardInterrupt):
@@ -59,13 +67,13 @@ class NotebookSession:
     Agent's public API.
     """
 
-    def __init__(self, agent: Agent, *, executor: Any = None) -> None:
+    def __init__(self, agent: Agent, *, executor: "ShellExecutor | None" = None) -> None:
         self.agent = agent
         self.executor = executor
         self.last_prompt: str | None = None
         self.last_outcome: str | None = None
         """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""
-        self.view: Any = None
+        self.view: "AgentView | None" = None
         """The view of the latest prompt (earlier ones are static output by then)."""
 
     # --- what users ask of a session -----------------------------------------------------------
@@ -89,23 +97,23 @@ class NotebookSession:
         return self.agent.totals.spent_usd
 
     @property
-    def totals(self) -> Any:
+    def totals(self) -> "Totals":
         return self.agent.totals
 
-    def turns_df(self) -> Any:
+    def turns_df(self) -> "pd.DataFrame":
         """One row per API request: tokens, cost, context size, deleted range, retries."""
         from ..display.tables import turns_df
         from .kernel_context.told import request_image_tokens
 
         return turns_df(self.agent.records, image_tokens=request_image_tokens(self.agent.sent))
 
-    def truncation_df(self) -> Any:
+    def truncation_df(self) -> "pd.DataFrame":
         """The requests where the context manager changed what the model sees."""
         from ..display.tables import truncation_df
 
         return truncation_df(self.agent.records)
 
-    def messages_df(self) -> Any:
+    def messages_df(self) -> "pd.DataFrame":
         """One row per history message: role, size, and whether the model still sees it."""
         from ..display.tables import messages_df
 

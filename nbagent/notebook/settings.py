@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Mapping, Protocol
 
 from ..engine.contracts.errors import NbAgentError
+
+if TYPE_CHECKING:
+    from ..engine.contracts.config import SessionConfig
+    from ..providers.endpoints import Endpoint
+    from .session import NotebookSession
 
 #: Trait → the ``SessionConfig`` setting it becomes (the session takes these between prompts).
 LIVE: dict[str, str] = {
@@ -38,7 +43,21 @@ SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_ses
 """The traits ``%agent config`` lists, in this order."""
 
 
-def checked_notes(value: Any) -> int:
+class SettingsHost(Protocol):
+    """What is read here of :class:`~nbagent.notebook.magics.AgentMagics` (a protocol: the magics
+    module imports this one)."""
+
+    @property
+    def current(self) -> "NotebookSession | None": ...
+
+    @property
+    def endpoint(self) -> str | None: ...
+
+    @property
+    def endpoints(self) -> Mapping[str, object]: ...
+
+
+def checked_notes(value: object) -> int:
     """The ``notes`` trait's value, or a ``TraitError`` naming the range (the session's own check)."""
     from traitlets import TraitError
 
@@ -50,7 +69,7 @@ def checked_notes(value: Any) -> int:
         raise TraitError(str(exc)) from None
 
 
-def checked_endpoints(value: Any) -> Any:
+def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object] | None:
     """The ``endpoints`` trait's value, or a ``TraitError``: a literal key or token in a trait is
     printed by ``%config AgentMagics`` (and saved with that cell's output), so a profile set here
     names the variable that holds it (``auth_token_env`` / ``api_key_env``) instead."""
@@ -67,9 +86,9 @@ def checked_endpoints(value: Any) -> Any:
     return value
 
 
-def session_value(name: str, value: Any, config: Any) -> Any:
+def session_value(name: str, value: object, config: "SessionConfig") -> object:
     """What the trait ``name`` set to ``value`` becomes in a session whose settings are ``config``."""
-    if name == "allow":
+    if name == "allow" and isinstance(value, (list, tuple)):  # the trait is a list of tool names
         return tuple(dict.fromkeys((*config.allow, *value)))
     if name == "web_search":
         others = tuple(t for t in config.server_tools if t != "web_search")
@@ -77,7 +96,7 @@ def session_value(name: str, value: Any, config: Any) -> Any:
     return value
 
 
-def _trait_in_session(name: str, config: Any) -> Any:
+def _trait_in_session(name: str, config: "SessionConfig") -> object:
     """The session's value of a live trait, in the trait's terms (for comparison and display)."""
     value = getattr(config, LIVE[name])
     if name == "web_search":
@@ -89,7 +108,7 @@ def _trait_in_session(name: str, config: Any) -> Any:
     return value
 
 
-def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
+def apply_change(magics: SettingsHost, name: str, old: object, new: object) -> str | None:
     """Carry one trait change to the running session; returns the line to show, if any."""
     sess = getattr(magics, "current", None)  # None too while IPython's config loads the traits
     if sess is None or name in PER_PROMPT:
@@ -101,7 +120,8 @@ def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
         return None
     config = sess.agent.config
     if name == "allow":  # what the trait used to allow goes; what a cell's --allow added stays
-        config = config.replace(allow=tuple(t for t in config.allow if t not in old))
+        allowed_before = old if isinstance(old, (list, tuple)) else ()
+        config = config.replace(allow=tuple(t for t in config.allow if t not in allowed_before))
     try:
         sess.agent.reconfigure(**{LIVE[name]: session_value(name, new, config)})
     except (ValueError, TypeError, NbAgentError) as exc:
@@ -109,7 +129,7 @@ def apply_change(magics: Any, name: str, old: Any, new: Any) -> str | None:
     return None
 
 
-def _session_note(name: str, trait: Any, sess: Any) -> str:
+def _session_note(name: str, trait: object, sess: "NotebookSession") -> str:
     """What ``%agent config`` adds after a trait when a session runs ('' when nothing to add)."""
     if name in NEW_SESSIONS_ONLY:
         provider = f"; this session: {sess.agent.provider.name}" if name in ("provider", "endpoint") else ""
@@ -119,12 +139,12 @@ def _session_note(name: str, trait: Any, sess: Any) -> str:
     mine = _trait_in_session(name, sess.agent.config)
     if mine == trait:
         return ""
-    if name == "allow" and set(trait) <= set(mine):
+    if name == "allow" and isinstance(trait, list) and isinstance(mine, list) and set(trait) <= set(mine):
         return f"   (this session also allows: {', '.join(t for t in mine if t not in trait)})"
     return f"   (this session: {mine!r}, set in a cell or by a command)"
 
 
-def endpoint_for(magics: Any, name: str | None, provider: str) -> Any:
+def endpoint_for(magics: SettingsHost, name: str | None, provider: str) -> "Endpoint | None":
     """The endpoint of a new session: a cell's ``--endpoint``, else the ``endpoint`` trait unless
     the cell asked for ``--simulated`` / ``--anthropic``; profiles as in docs/endpoints.md."""
     name = name or (magics.endpoint if provider == "auto" else None)
@@ -139,7 +159,7 @@ def endpoint_for(magics: Any, name: str | None, provider: str) -> Any:
     return resolve_endpoint(name, Path.cwd(), magics.endpoints)
 
 
-def config_lines(magics: Any) -> list[str]:
+def config_lines(magics: SettingsHost) -> list[str]:
     """``%agent config``: each trait once, with the running session's value only where it differs
     (a cell option such as ``--model`` changed it), and which settings wait for a new session."""
     sess = magics.current

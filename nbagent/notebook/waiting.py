@@ -20,11 +20,16 @@ import collections
 import itertools
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Generic, Iterator, TypeVar, Union
+from typing import Any, Callable, Generic, Iterator, Literal, TypeVar, Union, overload
 
 T = TypeVar("T")
 
-_UNSET: Any = object()
+
+class _Unset:
+    """The type of :data:`_UNSET`: no value decided yet (None may be a decided value)."""
+
+
+_UNSET = _Unset()
 
 
 class WaitAborted(Exception):
@@ -42,7 +47,7 @@ class Decision(Generic[T]):
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._lock = threading.Lock()
         self._done = threading.Event()
-        self._value: Any = _UNSET
+        self._value: T | _Unset = _UNSET
         if loop is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -50,7 +55,7 @@ class Decision(Generic[T]):
                 loop = None
         self._loop = loop
         # Created on the loop's thread only (by __init__ on a running loop, or by the waiter).
-        self._future: asyncio.Future[Any] | None = loop.create_future() if loop is not None else None
+        self._future: asyncio.Future[T] | None = loop.create_future() if loop is not None else None
 
     @property
     def resolved(self) -> bool:
@@ -60,14 +65,15 @@ class Decision(Generic[T]):
     @property
     def value(self) -> T:
         """The decided value; ``LookupError`` if it is not decided yet."""
-        if not self._done.is_set():
+        value = self._value
+        if not self._done.is_set() or isinstance(value, _Unset):
             raise LookupError("decision not made yet")
-        return self._value
+        return value
 
     def resolve(self, value: T) -> bool:
         """Set the value (thread-safe). Returns ``False`` if it was already set."""
         with self._lock:
-            if self._value is not _UNSET:
+            if not isinstance(self._value, _Unset):
                 return False
             self._value = value
             self._done.set()
@@ -83,16 +89,17 @@ class Decision(Generic[T]):
         """Block the calling thread until decided (for synchronous waits); ``True`` if decided."""
         return self._done.wait(timeout)
 
-    def _future_on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+    def _future_on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[T]:
         with self._lock:
             if self._future is None or self._loop is not loop:
-                self._loop, self._future = loop, loop.create_future()
-                if self._value is not _UNSET:
-                    self._future.set_result(self._value)
+                future: asyncio.Future[T] = loop.create_future()
+                self._loop, self._future = loop, future
+                if not isinstance(self._value, _Unset):
+                    future.set_result(self._value)
             return self._future
 
 
-def _set_result(fut: asyncio.Future[Any], value: Any) -> None:
+def _set_result(fut: asyncio.Future[T], value: T) -> None:
     if not fut.done():
         fut.set_result(value)
 
@@ -120,23 +127,37 @@ async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | Non
 
 # --- prompt buttons (the kernel's shell-channel fast path) -------------------------------------
 
-ValueOrFactory = Union[Any, Callable[[], Any]]
-
 # Process-wide on purpose: the kernel resolves a click on its shell-channel thread from nothing but
 # the comm's widget model id, with no view or session at hand, and model ids are unique per process.
 _registry_lock = threading.Lock()
-_buttons: dict[str, tuple[Decision[Any], ValueOrFactory, bool]] = {}
+_buttons: dict[str, tuple[object, Callable[[], bool]]] = {}
+"""Button model id → (the decision it resolves, for :func:`unregister_decision`; the call resolving it)."""
 _texts: dict[str, str | None] = {}
 _early_clicks: collections.deque[str] = collections.deque(maxlen=64)  # clicks of not-yet-registered buttons
 
 
-def register_button(button_model_id: str, decision: Decision[Any], value: ValueOrFactory, *, factory: bool = False) -> None:
+@overload
+def register_button(button_model_id: str, decision: Decision[T], value: Callable[[], T], *,
+                    factory: Literal[True]) -> None: ...
+
+
+@overload
+def register_button(button_model_id: str, decision: Decision[T], value: T, *, factory: Literal[False] = False) -> None: ...
+
+
+def register_button(button_model_id: str, decision: Decision[T], value: Any, *, factory: bool = False) -> None:
     """Route a click of the widget ``button_model_id`` to ``decision.resolve(value)``.
 
     With ``factory=True``, ``value`` is called at click time (e.g. to read a reason field).
     """
+    # ``value`` is a T or makes one (the overloads say which): one parameter, two shapes.
+    make: Callable[[], T] = value if factory else lambda: value
+
+    def resolve() -> bool:
+        return not decision.resolved and decision.resolve(make())
+
     with _registry_lock:
-        _buttons[button_model_id] = (decision, value, factory)
+        _buttons[button_model_id] = (decision, resolve)
         early = button_model_id in _early_clicks
         if early:
             _early_clicks.remove(button_model_id)
@@ -160,10 +181,10 @@ def observed_text(text_model_id: str) -> str | None:
         return _texts.get(text_model_id)
 
 
-def unregister_decision(decision: Decision[Any]) -> None:
+def unregister_decision(decision: object) -> None:
     """Drop every button route that leads to ``decision``."""
     with _registry_lock:
-        for key in [k for k, (d, _, _) in _buttons.items() if d is decision]:
+        for key in [k for k, (d, _) in _buttons.items() if d is decision]:
             del _buttons[key]
 
 
@@ -188,13 +209,11 @@ def resolve_by_button(model_id: str) -> bool:
             # registered: a click that fast is kept and applied by register_button.
             _early_clicks.append(model_id)
             return False
-    decision, value, factory = entry
-    if decision.resolved:
-        return False
-    return decision.resolve(value() if factory else value)
+    _, resolve = entry
+    return resolve()
 
 
-def is_click(data: Any) -> bool:
+def is_click(data: object) -> bool:
     """Whether a comm message's ``data`` is a widget button click."""
     return (
         isinstance(data, dict)
@@ -204,7 +223,7 @@ def is_click(data: Any) -> bool:
     )
 
 
-def is_submit(data: Any) -> bool:
+def is_submit(data: object) -> bool:
     """Whether a comm message's ``data`` is Enter pressed in a Text widget."""
     return (
         isinstance(data, dict)
@@ -227,10 +246,10 @@ def submit_soon(model_id: str, delay: float = SUBMIT_GRACE_S) -> None:
     timer.start()
 
 
-_actions: dict[str, Callable[[], Any]] = {}
+_actions: dict[str, Callable[[], object]] = {}
 
 
-def register_action(button_model_id: str, action: Callable[[], Any]) -> None:
+def register_action(button_model_id: str, action: Callable[[], object]) -> None:
     """Run ``action`` (thread-safe, quick) when the kernel's fast path sees a click of this button:
     Stop must act while the model's code blocks the main thread, where the click's normal route waits."""
     with _registry_lock:
@@ -252,10 +271,13 @@ def _run_action(comm_id: str) -> bool:
     return True
 
 
-_comm_handlers: dict[str, Callable[[dict[str, Any], str | None], Any]] = {}
+CommHandler = Callable[[dict[str, object], Union[str, None]], object]
+"""Takes a comm message's ``data`` and the sending client's session."""
+
+_comm_handlers: dict[str, CommHandler] = {}
 
 
-def register_comm_handler(comm_id: str, handler: Callable[[dict[str, Any], str | None], Any]) -> None:
+def register_comm_handler(comm_id: str, handler: CommHandler) -> None:
     """Give every message of the comm ``comm_id`` to ``handler(data, session)`` on the fast path
     too (thread-safe, quick): the notebook bridge's replies must arrive while the agent cell still
     runs, and its hello says which page (client session) sent it."""
@@ -269,7 +291,7 @@ def unregister_comm_handler(comm_id: str) -> None:
         _comm_handlers.pop(comm_id, None)
 
 
-def handle_comm_msg(comm_id: Any, data: Any, session: str | None = None) -> bool:
+def handle_comm_msg(comm_id: object, data: object, session: str | None = None) -> bool:
     """The kernel fast path: note Text edits, resolve clicks of registered buttons, hand the
     bridge's messages to its handler (with ``session``, the sending client's).
 
@@ -299,7 +321,7 @@ def handle_comm_msg(comm_id: Any, data: Any, session: str | None = None) -> bool
 
 # --- interrupt → abort ---------------------------------------------------------------------------
 
-AbortTarget = Union[asyncio.Event, Callable[[], Any]]
+AbortTarget = Union[asyncio.Event, Callable[[], object]]
 
 # Process-wide for the same reason: the kernel's interrupt handler (maybe a signal handler) must
 # reach every running agent without knowing which session or cell started it.

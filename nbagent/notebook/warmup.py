@@ -26,7 +26,7 @@ import importlib
 import logging
 import os
 import threading
-from typing import Any, Iterator
+from typing import Callable, Iterator
 
 # What a first ``%%agent`` imports beyond the magics (tests/notebook/test_warmup.py checks the list):
 # the Agent and the engine, the provider (the Anthropic SDK, also used against the offline simulated
@@ -101,7 +101,7 @@ def _load_encoding() -> None:
     encoding()
 
 
-def _step(what: str, action: Any, *args: Any) -> bool:
+def _step(what: str, action: Callable[..., object], *args: object) -> bool:
     try:
         action(*args)
     except Exception:

@@ -39,7 +39,7 @@ class NotebookState(NamedTuple):
     """Text outputs of the last few cells, each ``Out[n]: ...``, bounded."""
     left_out: str = ""
     """One line naming what the kernel context's budget left out (the model can ask for it)."""
-    images: Sequence[ImageBlockParam] = ()
+    images: Sequence[TextBlockParam | ImageBlockParam] = ()
     """Images a cell displayed that the prompt is about (sent with this prompt only)."""
     left_out_names: Sequence[str] = ()
     """The variables ``left_out`` stands for: still in the kernel, so a change never calls them removed."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..outcome import AgentCellError, check_done
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
-from .link import Replay, session_name
+from .link import Live, Replay, session_name
 from .replay import new_session_dir, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -41,6 +41,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Any) -> Replay | None:
         if checked is not None:
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
+    assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
     if decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume)

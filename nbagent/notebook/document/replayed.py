@@ -59,7 +59,7 @@ def notebook_status(magics: "MagicsApi") -> list[str] | None:
     last = carried[-1]
     summaries = [c.summary for c in carried]
     costs = [s.get("cost_usd") for s in summaries]
-    cost = None if any(not isinstance(c, (int, float)) for c in costs) else sum(costs)
+    cost = None if any(not isinstance(c, (int, float)) for c in costs) else sum(c for c in costs if isinstance(c, (int, float)))
     requests = sum(int(s.get("requests") or 0) for s in summaries)
     others = " (one or more recorded by someone else: not verified)" if any(not c.mine for c in carried) else ""
     return [

@@ -9,14 +9,23 @@ Imported at kernel start (the watchers are made at ``%load_ext``): the heavy par
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers
+    from .build import ContextRecord as ContextRecord
+    from .build import KernelContext as KernelContext
+    from .figures import DisplayedImages as DisplayedImages
+    from .protocol import LLM_REPR as LLM_REPR
+    from .protocol import register_llm_repr as register_llm_repr
+    from .told import described_variables as described_variables
+    from .told import kernel_context_text as kernel_context_text
 
 _LAZY = {"KernelContext": "build", "ContextRecord": "build", "register_llm_repr": "protocol",
          "LLM_REPR": "protocol", "DisplayedImages": "figures", "described_variables": "told",
          "kernel_context_text": "told"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         from importlib import import_module
 

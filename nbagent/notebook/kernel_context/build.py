@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ...engine.api_facts.tokens import count_text_tokens
 from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
@@ -19,6 +19,12 @@ from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call
 from .protocol import describe
 from .rank import ranked
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from matplotlib.figure import Figure
+
+    from ...engine.contracts.messages import ImageBlockParam, TextBlockParam
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 _SKIPPED_TYPES = ("module", "function", "builtin_function_or_method", "type")
@@ -46,7 +52,7 @@ class ContextRecord:
     interrupted: bool = False
 
 
-def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
+def user_variables(shell: "InteractiveShell") -> Iterator[tuple[str, object]]:
     """The namespace's user variables, in its order (no modules, functions, classes, hidden names)."""
     ns = shell.user_ns
     hidden = getattr(shell, "user_ns_hidden", {})
@@ -58,7 +64,7 @@ def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
         yield name, value
 
 
-def _info(name: str, value: Any, full: bool) -> VariableInfo:
+def _info(name: str, value: object, full: bool) -> VariableInfo:
     d = describe(value, full)
     detail = "\n".join("    " + line for line in d.detail)
     return VariableInfo(name, type(value).__name__, d.summary, detail)
@@ -115,7 +121,7 @@ class Builder:
                 told.remove(info.name)
         self.record.left_out.insert(0, info.name)
 
-    def describe_all(self, variables: dict[str, Any], focus: list[str]) -> None:
+    def describe_all(self, variables: dict[str, object], focus: list[str]) -> None:
         order = [*focus, *(n for n in variables if n not in set(focus))]
         focused = set(focus)
         for i, name in enumerate(order):
@@ -149,7 +155,9 @@ class KernelContext:
     """A notebook session's ``kernel_facts``: called by the engine before each prompt with the
     prompt's :class:`~nbagent.engine.loop.facts.FactsFocus`; :attr:`last` is what it told."""
 
-    def __init__(self, shell: Any, errors: Any = None, images: figures.DisplayedImages | None = None) -> None:
+    def __init__(self, shell: "InteractiveShell", errors: object = None,
+                 images: figures.DisplayedImages | None = None) -> None:
+        # ``errors``: the shell's LastError watcher (its ``text``); not imported, session.py imports this module
         self.shell, self.errors, self.displayed = shell, errors, images
         self.last: ContextRecord | None = None
 
@@ -189,7 +197,7 @@ class KernelContext:
         fixed = count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text())
         # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
         builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed)
-        variables: dict[str, Any] = {}
+        variables: dict[str, object] = {}
         try:
             variables = dict(user_variables(self.shell))
             builder.describe_all(variables, ranked(list(variables), focus.prompt, focus.agent_code, inputs))
@@ -212,14 +220,14 @@ class KernelContext:
             else:
                 builder.drop_last()
 
-    def _images(self, focus: FactsFocus, record: ContextRecord) -> list[Any]:
+    def _images(self, focus: FactsFocus, record: ContextRecord) -> "list[TextBlockParam | ImageBlockParam]":
         """Image blocks of what the prompt is about (see :mod:`.figures`): the cells it names
         (``Out[n]``/``In[n]``: their displayed images, or an ``Out[n]`` figure drawn), the figures
         it names by variable, else the newest cell's displayed images."""
         if not figures.about_images(focus.prompt):
             return []
         candidates = self._named_figures(focus.prompt)
-        blocks: list[Any] = []
+        blocks: list[TextBlockParam | ImageBlockParam] = []
         for attempt, (label, png, named) in enumerate(candidates):
             if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
                 record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
@@ -245,18 +253,19 @@ class KernelContext:
         for cell in figures.cell_refs(prompt)[: figures.MAX_IMAGES]:
             shown = self.displayed.of_cell(cell) if self.displayed is not None else []
             found += [(f"Image displayed by In[{cell}]", s.png, True) for s in shown]
-            if not shown and isinstance(out, dict) and figures.is_figure(out.get(cell)):
-                found += self._drawn(f"Out[{cell}] (a figure, drawn now)", out[cell])
-        names = [n for n in ranked(list(self.shell.user_ns)[:MAX_NAMES], prompt, (), ())
-                 if figures.is_figure(self.shell.user_ns.get(n))]
-        for name in names[: figures.MAX_IMAGES]:  # each drawing takes time: no more than could be sent
-            found += self._drawn(f"Figure `{name}` (drawn now)", self.shell.user_ns[name])
+            value = out.get(cell) if isinstance(out, dict) else None
+            if not shown and figures.is_figure(value):
+                found += self._drawn(f"Out[{cell}] (a figure, drawn now)", value)
+        named = [(n, v) for n in ranked(list(self.shell.user_ns)[:MAX_NAMES], prompt, (), ())
+                 if figures.is_figure(v := self.shell.user_ns.get(n))]
+        for name, fig in named[: figures.MAX_IMAGES]:  # each drawing takes time: no more than could be sent
+            found += self._drawn(f"Figure `{name}` (drawn now)", fig)
         if not found and self.displayed is not None:
             found = [(f"Image displayed by In[{s.cell}]", s.png, False) for s in self.displayed.of_cell(None)]
         return found
 
     @staticmethod
-    def _drawn(label: str, fig: Any) -> list[tuple[str, bytes, bool]]:
+    def _drawn(label: str, fig: "Figure") -> list[tuple[str, bytes, bool]]:
         try:
             return [(label, bounded_call(lambda: figures.figure_png(fig), 2.0), True)]
         except DescribeFailed:

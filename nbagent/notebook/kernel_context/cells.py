@@ -6,7 +6,10 @@ from __future__ import annotations
 import inspect
 import reprlib
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 # Libraries whose ``.shape`` / ``.columns`` / repr are cheap, bounded and side-effect free.
 ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "xarray", "torch", "jax",
@@ -17,7 +20,7 @@ def is_agent_cell(source: str) -> bool:
     return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
 
 
-def recent_inputs(shell: Any) -> list[str]:
+def recent_inputs(shell: "InteractiveShell") -> list[str]:
     """The last five cells as the user typed them. ``In`` holds them translated (``%agent help``
     becomes ``get_ipython().run_line_magic('agent', 'help')``), which the model would then read and
     echo; the history's raw list runs parallel to it. Agent cells are recognised in either form."""
@@ -29,7 +32,7 @@ def recent_inputs(shell: Any) -> list[str]:
     return [r for p, r in pairs if p and not (is_agent_cell(p) or is_agent_cell(r))][-5:]
 
 
-def shape_of(value: Any) -> Any:
+def shape_of(value: object) -> object:
     """``value.shape`` without running the user's code: these facts are gathered before every
     prompt, so a user property that loops or sleeps would hang the agent before it starts. Only a
     plain attribute or an array library's is read."""
@@ -42,21 +45,22 @@ def shape_of(value: Any) -> Any:
     return getattr(value, "shape", None) if library_of(value) in ARRAY_LIBRARIES else None
 
 
-def library_of(value: Any) -> str:
+def library_of(value: object) -> str:
     """The top-level package of ``value``'s type (``pandas`` for a DataFrame)."""
     return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
-def recent_outputs(out: Any) -> list[str]:
+def recent_outputs(out: object) -> list[str]:
     """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
     from ...engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS
 
     lines = []
-    for n in sorted(out)[-MAX_OUTPUTS:] if isinstance(out, dict) else []:
+    outputs = out if isinstance(out, dict) else {}
+    for n in sorted(outputs)[-MAX_OUTPUTS:]:
         try:
-            text = safe_repr(out[n])
+            text = safe_repr(outputs[n])
         except Exception as exc:  # a value whose repr raises is described, never fatal
-            text = f"<{type(out[n]).__name__}: repr failed: {exc}>"
+            text = f"<{type(outputs[n]).__name__}: repr failed: {exc}>"
         lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
     return lines
 
@@ -72,7 +76,7 @@ def bounded_repr() -> reprlib.Repr:
     return bounded
 
 
-def safe_repr(value: Any) -> str:
+def safe_repr(value: object) -> str:
     """A bounded repr that runs no user code: builtins through ``reprlib`` (cycles end at its
     depth limit), an array library's own (bounded by the library), anything else by its type."""
     root = library_of(value)

@@ -18,10 +18,19 @@ import collections
 import io
 import re
 import struct
+from collections.abc import Sized
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .frames import Description, short
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from typing_extensions import TypeGuard
+
+    from ...engine.contracts.messages import ImageBlockParam, TextBlockParam
 
 KEPT = 8
 MAX_IMAGES = 2
@@ -36,7 +45,7 @@ _ABOUT_IMAGES = re.compile(r"\b(plots?|plotted|charts?|figures?|figs?|graphs?|im
 _CELL_REF = re.compile(r"\b(?:Out|In)\[(\d+)\]")
 
 
-def figure_description(fig: Any, full: bool) -> Description:
+def figure_description(fig: "Figure", full: bool) -> Description:
     """A matplotlib Figure: size, and per axes its title, labels, limits and what is drawn (an
     axes with nothing drawn is said to be empty: the usual reason a plot shows nothing)."""
     w, h = fig.get_size_inches() * fig.dpi
@@ -49,12 +58,16 @@ def figure_description(fig: Any, full: bool) -> Description:
     return Description(summary, tuple(lines))
 
 
-def _axes_line(i: int, ax: Any) -> str:
+def _points(data: object) -> int:
+    return len(data) if isinstance(data, Sized) else 0  # an array or a list of x values
+
+
+def _axes_line(i: int, ax: "Axes") -> str:
     drawn = {"lines": len(ax.lines), "collections": len(ax.collections), "patches": len(ax.patches),
              "images": len(ax.images)}
     what = ", ".join(f"{n} {k}" for k, n in drawn.items() if n) or "EMPTY: nothing drawn"
     if ax.lines:  # a line of no points draws nothing: the usual "empty plot" of a filter that matched no rows
-        points = sum(len(line.get_xdata()) for line in ax.lines[:50])
+        points = sum(_points(line.get_xdata()) for line in ax.lines[:50])
         what += f" ({points:,} points)" + (": EMPTY, the lines have no data" if points == 0 else "")
     legend = ax.get_legend()
     labels = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
@@ -83,7 +96,7 @@ class DisplayedImages:
     """The PNGs user cells displayed lately (one per shell; the agent's own code publishes through
     its executor's publisher, not this one)."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: "InteractiveShell | None") -> None:
         self.shell = shell
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         pub = getattr(shell, "display_pub", None)
@@ -91,13 +104,13 @@ class DisplayedImages:
             # A second %load_ext replaces the first watcher instead of stacking on it.
             original = getattr(pub.publish, "__wrapped__", pub.publish)
 
-            def publish(data: Any, *args: Any, **kwargs: Any) -> Any:
+            def publish(data: object, *args: object, **kwargs: object) -> object:
                 self.saw(data)
                 return original(data, *args, **kwargs)
             publish.__wrapped__ = original  # type: ignore[attr-defined]
             pub.publish = publish
 
-    def saw(self, data: Any) -> None:
+    def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
         if isinstance(png, str):  # the kernel's form: base64 text
             try:
@@ -145,23 +158,23 @@ def fitted_png(data: bytes) -> tuple[bytes | None, str]:
     return out.getvalue(), ""
 
 
-def image_blocks(png: bytes, label: str) -> list[dict[str, Any]]:
+def image_blocks(png: bytes, label: str) -> "tuple[TextBlockParam, ImageBlockParam]":
     """A label (read as kernel context, not as the user's words) and the image block."""
     from ...engine.loop.facts import FACTS_TAG
 
     w, h = png_size(png) or (0, 0)
-    return [{"type": "text", "text": f"<{FACTS_TAG} image>{label} ({w}x{h} px)</{FACTS_TAG}>"},
+    return ({"type": "text", "text": f"<{FACTS_TAG} image>{label} ({w}x{h} px)</{FACTS_TAG}>"},
             {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": base64.b64encode(png).decode("ascii")}}]
+                                         "data": base64.b64encode(png).decode("ascii")}})
 
 
-def is_figure(value: Any) -> bool:
+def is_figure(value: object) -> "TypeGuard[Figure]":
     """A matplotlib Figure (by its exact type's name: matplotlib is not imported to ask)."""
     kind = type(value)
     return kind.__name__ == "Figure" and (kind.__module__ or "").startswith("matplotlib.")
 
 
-def figure_png(fig: Any) -> bytes:
+def figure_png(fig: "Figure") -> bytes:
     """A figure object (an ``Out[n]`` value or a variable) drawn to PNG at a bounded resolution."""
     w, h = fig.get_size_inches()
     dpi = min(float(fig.dpi), MAX_SIDE / max(w, h, 0.01))

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import polars as pl
+    from numpy.typing import NDArray
 
 #: Columns named on a variable's first line (as before this module: the offline model reads them).
 HEAD_COLUMNS = 12
@@ -35,7 +41,7 @@ class Description:
     detail: tuple[str, ...] = ()
 
 
-def short(value: Any, limit: int = VALUE_CHARS) -> str:
+def short(value: object, limit: int = VALUE_CHARS) -> str:
     """A repr of at most ``limit`` characters (a long string is cut before its repr is made)."""
     if isinstance(value, str) and len(value) > limit:
         value = value[:limit]
@@ -43,7 +49,7 @@ def short(value: Any, limit: int = VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def plain(value: Any) -> str:
+def plain(value: object) -> str:
     """A value as a reader writes it: ``3.142`` not ``np.float64(3.14159…)``, dates as text."""
     item = getattr(value, "item", None)
     if type(value).__module__.split(".")[0] == "numpy" and callable(item):
@@ -57,7 +63,7 @@ def plain(value: Any) -> str:
     return short(value)
 
 
-def _name(label: Any) -> str:
+def _name(label: object) -> str:
     return label if isinstance(label, str) and label.isidentifier() else short(label)
 
 
@@ -69,17 +75,17 @@ def size_text(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _head_columns(columns: Any) -> str:
+def _head_columns(columns: "pd.Index | list[str]") -> str:
     names = [str(c) if not isinstance(c, (str, int, float)) else c for c in list(columns[:HEAD_COLUMNS])]
     return f"columns {names!r}"
 
 
-def _dtype_counts(dtypes: Any) -> str:
+def _dtype_counts(dtypes: "pd.Series") -> str:
     counts = Counter(dtypes.tolist())  # hashes dtypes: str() of each is slow for 100,000 columns
     return ", ".join(f"{n} {d}" for d, n in counts.most_common(4)) + (", …" if len(counts) > 4 else "")
 
 
-def _memory(df: Any) -> str:
+def _memory(df: "pd.DataFrame") -> str:
     """Shallow memory from the dtypes (``memory_usage`` builds a Series per column: seconds for a
     frame of 100,000 columns); object contents are not counted."""
     rows = len(df)
@@ -88,12 +94,12 @@ def _memory(df: Any) -> str:
     return f"memory {size_text(total)} (without object contents)"
 
 
-def dataframe_brief(df: Any) -> Description:
+def dataframe_brief(df: "pd.DataFrame") -> Description:
     return Description(f"shape {df.shape}, dtypes {_dtype_counts(df.dtypes)}, "
                        f"{_head_columns(df.columns)}")
 
 
-def dataframe_full(df: Any) -> Description:
+def dataframe_full(df: "pd.DataFrame") -> Description:
     """A pandas DataFrame's schema, column by column."""
     rows, ncols = df.shape
     shown = min(ncols, MAX_COLUMNS)
@@ -113,12 +119,12 @@ def dataframe_full(df: Any) -> Description:
     return Description(summary, tuple(lines))
 
 
-def _missing_count(missing: Any) -> str:
+def _missing_count(missing: "pd.Series") -> str:
     n = int((missing > 0).sum())
     return f"{n} column" + ("" if n == 1 else "s")
 
 
-def _index_text(index: Any) -> str:
+def _index_text(index: "pd.Index") -> str:
     kind = type(index).__name__
     if len(index) == 0:
         return f"{kind}, empty"
@@ -129,7 +135,7 @@ def _index_text(index: Any) -> str:
     return f"{kind}{name}, {len(index):,} entries, {first} .. {last}" + ("" if unique else ", not unique")
 
 
-def _values_text(col: Any) -> str:
+def _values_text(col: "pd.Series") -> str:
     """Levels, a range or a distinct count of one column (pandas Series)."""
     import pandas as pd
 
@@ -159,18 +165,18 @@ def _values_text(col: Any) -> str:
     return f", {distinct:,} distinct"
 
 
-def _sample_lines(sub: Any, rows: int) -> list[str]:
+def _sample_lines(sub: "pd.DataFrame", rows: int) -> list[str]:
     if rows == 0:
         return ["(no rows)"]
     text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
     return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + line[:LINE_CHARS] for line in text.splitlines())]
 
 
-def series_brief(s: Any) -> Description:
+def series_brief(s: "pd.Series") -> Description:
     return Description(f"shape {s.shape}, dtype {s.dtype}")
 
 
-def series_full(s: Any) -> Description:
+def series_full(s: "pd.Series") -> Description:
     n = len(s)
     part = s.iloc[:STATS_CELLS]
     scope = "" if n <= STATS_CELLS else f" (missing and values of the first {STATS_CELLS:,})"
@@ -183,11 +189,11 @@ def series_full(s: Any) -> Description:
     return Description(f"shape {s.shape}, dtype {s.dtype}{name}", tuple(lines))
 
 
-def ndarray_brief(a: Any) -> Description:
+def ndarray_brief(a: "NDArray[np.generic]") -> Description:
     return Description(f"shape {a.shape}, dtype {a.dtype}")
 
 
-def ndarray_full(a: Any) -> Description:
+def ndarray_full(a: "NDArray[np.generic]") -> Description:
     """A numpy array: dtype, size, NaN count and range of numbers, the first values."""
     import numpy as np
 
@@ -208,11 +214,11 @@ def ndarray_full(a: Any) -> Description:
     return Description(f"shape {a.shape}, dtype {a.dtype}", tuple(lines))
 
 
-def polars_brief(df: Any) -> Description:
+def polars_brief(df: "pl.DataFrame") -> Description:
     return Description(f"shape {df.shape}, {_head_columns(df.columns)}")
 
 
-def polars_full(df: Any) -> Description:
+def polars_full(df: "pl.DataFrame") -> Description:
     """A polars DataFrame: its schema with null counts, levels of low-cardinality columns, sample rows."""
     rows, ncols = df.shape
     shown = min(ncols, MAX_COLUMNS)

@@ -22,7 +22,8 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from types import FrameType
+from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -48,7 +49,7 @@ def on_main_thread() -> bool:
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
     """``TimeUp`` after ``seconds`` (main thread only); the previous handler and timer come back."""
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: "FrameType | None") -> None:
         raise TimeUp
 
     previous = signal.signal(signal.SIGALRM, handler)

@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import reprlib
 from functools import lru_cache
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import frames
 from .cells import library_of, shape_of
 from .frames import Description
 from .guard import DescribeFailed, bounded_call, on_main_thread
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+T = TypeVar("T")
 
 #: The method an object implements to say what the model sees of it (like ``_repr_html_``).
 LLM_REPR = "_repr_llm_"
@@ -33,6 +38,7 @@ MAX_REPR_CHARS = 4_000
 #: The brief form of a ``_repr_llm_`` result: its first line, cut to this.
 BRIEF_CHARS = 200
 
+# An adapter is looked up by its value's exact type, so it is only ever called with that type.
 Describer = Callable[[Any], Description]
 _ADAPTERS: dict[str, tuple[Describer, Describer]] = {}
 
@@ -41,23 +47,23 @@ def _key(cls: type) -> str:
     return f"{(getattr(cls, '__module__', None) or '').split('.')[0]}.{getattr(cls, '__qualname__', '?')}"
 
 
-def _text_adapter(fn: Callable[[Any], str]) -> tuple[Describer, Describer]:
-    def full(value: Any) -> Description:
+def _text_adapter(fn: Callable[[T], str]) -> tuple[Callable[[T], Description], Callable[[T], Description]]:
+    def full(value: T) -> Description:
         return _from_text(fn(value), full=True)
 
-    def brief(value: Any) -> Description:
+    def brief(value: T) -> Description:
         return _from_text(fn(value), full=False)
     return brief, full
 
 
-def register_llm_repr(type_name: str, fn: Callable[[Any], str]) -> None:
+def register_llm_repr(type_name: str, fn: Callable[[T], str]) -> None:
     """Describe values of exactly the type ``type_name`` (``"package.QualName"``, the top-level
     package: ``"geopandas.GeoDataFrame"``) with ``fn(value) -> str``, as if the type defined
     ``_repr_llm_``: for types you cannot add a method to. The same bounds apply."""
     _ADAPTERS[type_name] = _text_adapter(fn)
 
 
-def _figure(value: Any, full: bool) -> Description:
+def _figure(value: "Figure", full: bool) -> Description:
     from .figures import figure_description
 
     return figure_description(value, full)
@@ -72,7 +78,7 @@ _ADAPTERS.update({
 })
 
 
-def _from_text(text: Any, *, full: bool) -> Description:
+def _from_text(text: object, *, full: bool) -> Description:
     if not isinstance(text, str):
         raise DescribeFailed(f"{LLM_REPR} returned {type(text).__name__}, not str")
     if not full:
@@ -85,7 +91,7 @@ def _from_text(text: Any, *, full: bool) -> Description:
     return Description("", (*text.rstrip().splitlines(), *note))
 
 
-def _own_llm_repr(value: Any) -> Any:
+def _own_llm_repr(value: object) -> Callable[[object], object] | None:
     """The class's ``_repr_llm_`` (None when it has none); an instance attribute is not looked at."""
     import inspect
 
@@ -96,13 +102,13 @@ def _own_llm_repr(value: Any) -> Any:
     return method if callable(method) else None
 
 
-def _builtin(value: Any, full: bool) -> Description:
+def _builtin(value: object, full: bool) -> Description:
     kind = type(value)
     if kind in (int, float, bool, complex) or value is None:
         return Description(repr(value)[:BRIEF_CHARS])
-    if kind in (str, bytes):
+    if kind in (str, bytes) and isinstance(value, (str, bytes)):  # exactly str or bytes: no user __len__
         return Description(f"len {len(value)}" + (f", {frames.short(value, BRIEF_CHARS)}" if full else ""))
-    if kind in (list, tuple, dict, set, frozenset):
+    if kind in (list, tuple, dict, set, frozenset) and isinstance(value, (list, tuple, dict, set, frozenset)):
         return Description(f"len {len(value)}", (_container_repr().repr(value),) if full and value else ())
     return Description("")
 
@@ -116,7 +122,7 @@ def _container_repr() -> reprlib.Repr:
     return bounded
 
 
-def _described(value: Any, full: bool) -> Description:
+def _described(value: object, full: bool) -> Description:
     """The description, unguarded (the caller bounds it)."""
     adapters = _ADAPTERS.get(_key(type(value)))
     if adapters is not None:
@@ -132,7 +138,7 @@ def _described(value: Any, full: bool) -> Description:
     return Description(f"shape {shape}" if isinstance(shape, tuple) else "")
 
 
-def describe(value: Any, full: bool) -> Description:
+def describe(value: object, full: bool) -> Description:
     """What the model is told of ``value`` (bounded; never raises but for ``KeyboardInterrupt``)."""
     try:
         return bounded_call(lambda: _described(value, full))

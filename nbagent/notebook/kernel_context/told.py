@@ -9,29 +9,47 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
+from ...engine.contracts.messages import ContentBlock, ImageBlockParam, MessageParam, ToolResultContent, is_text
 from ...engine.loop.facts import FACTS_TAG
 from .figures import png_size
+
+if TYPE_CHECKING:
+    from ...engine.state.sent import SentRequest
+    from .build import ContextRecord
 
 _VARIABLE = re.compile(r"^  - ([A-Za-z_]\w*): ")
 _REMOVED = "Removed variables: "
 
 
-def _text_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+class SentLog(Protocol):
+    """What is read of a :class:`~nbagent.notebook.session.NotebookSession` here (a protocol: the
+    session module imports this one)."""
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def agent(self) -> object: ...
+
+    def saw(self, turn: int | None = None) -> list[SentRequest]: ...
+
+
+def _blocks(message: MessageParam) -> list[ContentBlock]:
     content = message.get("content")
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def told_variables(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def told_variables(messages: Sequence[MessageParam]) -> dict[str, str]:
     """Variable name -> the lines describing it, as the kernel contexts in ``messages`` left them
     (a full snapshot replaces what came before; a change adds, replaces or removes)."""
     told: dict[str, str] = {}
     for message in messages:
         if message.get("role") != "user":
             continue
-        for block in _text_blocks(message):
-            text = str(block.get("text", "")) if block.get("type") == "text" else ""
+        for block in _blocks(message):
+            text = str(block.get("text", "")) if is_text(block) else ""
             if not text.startswith(f"<{FACTS_TAG}") or text.startswith(f"<{FACTS_TAG} image"):
                 continue
             if text.startswith(f"<{FACTS_TAG}>"):
@@ -56,12 +74,12 @@ def _apply(text: str, told: dict[str, str]) -> None:
                     told.pop(name.strip(), None)
 
 
-def _first_request(session: Any, turn: int | None) -> Any:
+def _first_request(session: SentLog, turn: int | None) -> "SentRequest | None":
     sent = session.saw(turn)
     return sent[0] if sent else None
 
 
-def described_variables(session: Any, turn: int | None = None) -> list[str]:
+def described_variables(session: SentLog, turn: int | None = None) -> list[str]:
     """The names of the variables the model had been told about when turn ``turn`` (default: the
     latest) was sent: its kernel context and the earlier ones it builds on. ``session`` is a
     :class:`~nbagent.notebook.session.NotebookSession` (``nbagent.session()``)."""
@@ -69,7 +87,7 @@ def described_variables(session: Any, turn: int | None = None) -> list[str]:
     return list(told_variables(first.messages)) if first is not None else []
 
 
-def image_tokens(block: Mapping[str, Any]) -> int | None:
+def image_tokens(block: ImageBlockParam) -> int | None:
     """The API's estimate for an image block, (width x height) / 750 (None: size unknown)."""
     source = block.get("source") or {}
     data = source.get("data") if isinstance(source, dict) else None
@@ -82,17 +100,17 @@ def image_tokens(block: Mapping[str, Any]) -> int | None:
     return None if size is None else max(1, size[0] * size[1] // 750)
 
 
-def _images_in(content: Any) -> list[Mapping[str, Any]]:
-    found: list[Mapping[str, Any]] = []
+def _images_in(content: str | Sequence[ContentBlock | ToolResultContent] | None) -> list[ImageBlockParam]:
+    found: list[ImageBlockParam] = []
     for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict) and block.get("type") == "image":
+        if block["type"] == "image":
             found.append(block)
-        elif isinstance(block, dict) and block.get("type") == "tool_result":
+        elif block["type"] == "tool_result":
             found += _images_in(block.get("content"))
     return found
 
 
-def request_image_tokens(sent: Sequence[Any]) -> dict[int, int]:
+def request_image_tokens(sent: Sequence["SentRequest"]) -> dict[int, int]:
     """Request number -> the API's estimate for the images it carried (requests with images only;
     an image of unknown size counts as the engine's typical image)."""
     from ...engine.api_facts.tokens import IMAGE_TOKENS
@@ -105,7 +123,7 @@ def request_image_tokens(sent: Sequence[Any]) -> dict[int, int]:
     return counts
 
 
-def kernel_context_text(session: Any, turn: int | None = None) -> str | None:
+def kernel_context_text(session: SentLog, turn: int | None = None) -> str | None:
     """The kernel context the turn's prompt carried, as sent (images as one line each), or None
     when no request of that turn was sent."""
     first = _first_request(session, turn)
@@ -113,16 +131,16 @@ def kernel_context_text(session: Any, turn: int | None = None) -> str | None:
         return None
     prompt = first.messages[-1]
     parts = []
-    for block in _text_blocks(prompt):
-        if block.get("type") == "text" and str(block.get("text", "")).startswith(f"<{FACTS_TAG}"):
+    for block in _blocks(prompt):
+        if is_text(block) and str(block.get("text", "")).startswith(f"<{FACTS_TAG}"):
             parts.append(str(block["text"]))
-        elif block.get("type") == "image":
+        elif block["type"] == "image":
             tokens = image_tokens(block)
             parts.append(f"(image block, ~{tokens:,} tokens)" if tokens else "(image block)")
     return "\n".join(parts)
 
 
-def _record_lines(record: Any) -> list[str]:
+def _record_lines(record: "ContextRecord") -> list[str]:
     def names(items: list[str]) -> str:
         return ", ".join(items[:30]) + (f" and {len(items) - 30:,} more" if len(items) > 30 else "") or "none"
 
@@ -133,7 +151,7 @@ def _record_lines(record: Any) -> list[str]:
             f"{record.seconds * 1000:.0f} ms"]
 
 
-def kernel_context_lines(session: Any, turn: int | None = None) -> list[str]:
+def kernel_context_lines(session: SentLog, turn: int | None = None) -> list[str]:
     """``%agent context``: the turn's kernel context as sent, and for the latest build what it
     described, in full or in a line, and left out (``session``: a NotebookSession)."""
     text = kernel_context_text(session, turn)
