@@ -13,10 +13,9 @@ lock: the kernel is one process, and its working directory is shared by everythi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
-
 import pydantic
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
@@ -43,9 +42,9 @@ def format_execution(result: ExecutionResult) -> str:
     return "\n".join(parts) if parts else "(no output)"
 
 
-def _content(result: ExecutionResult) -> str | list[dict[str, Any]]:
+def _content(result: ExecutionResult) -> str | list[JSONObject]:
     text = format_execution(result)
-    images = [
+    images: list[JSONObject] = [
         {"type": "image", "source": {"type": "base64", "media_type": mime, "data": result.rich[mime]}}
         for mime in _IMAGE_TYPES
         if result.rich and isinstance(result.rich.get(mime), str)
@@ -80,8 +79,8 @@ class Python(BuiltinTool):
 
     async def call(self, params: PythonInput, ctx: ToolContext) -> ToolOutput:
         executor = self.executor_for(ctx)
-        execute: Any = executor.execute  # ``cwd=`` is optional in the Executor protocol: checked first
-        run = execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else execute(params.code)
+        # ``cwd=`` is optional in the Executor protocol: checked first
+        run = executor.execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else executor.execute(params.code)
         result = await wait_or_abort(run, ctx.abort)
         content = _content(result)
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
