@@ -241,7 +241,7 @@ def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mc
     return tuple(servers.values())
 
 
-def build_mcp_manager(explicit: Mapping[str, object] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
                       read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
     """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
     server is configured. Started now, unless ``start`` is False: then with the first request (a
