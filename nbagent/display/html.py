@@ -7,6 +7,7 @@ Pure strings, no widgets, so static transcripts (nbconvert, GitHub) and live wid
 from __future__ import annotations
 
 from html import escape
+
 PREVIEW_CHARS = 4000
 
 

@@ -31,8 +31,8 @@ from typing import Iterator
 from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
-from ..notebook import waiting, warmup
 from ..engine.contracts.json_types import JSONObject
+from ..notebook import waiting, warmup
 from ..notebook.fast_path import offer_to_fast_path
 
 EXTENSION = "nbagent"

@@ -13,6 +13,7 @@ lock: the kernel is one process, and its working directory is shared by everythi
 from __future__ import annotations
 
 import dataclasses
+
 import pydantic
 
 from nbagent.engine.contracts.json_types import JSONObject

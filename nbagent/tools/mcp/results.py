@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 import mcp.types as mcp_types
 
 from nbagent.engine.contracts.json_types import JSONObject
