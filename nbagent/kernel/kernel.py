@@ -74,14 +74,14 @@ class NbAgentKernel(IPythonKernel):
             return False
         return True
 
-    async def kernel_info_request(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+    async def kernel_info_request(self, *args: object, **kwargs: object) -> None:
         """ipykernel's reply, then the warm-up (once): started after the reply is sent, so the
         client's wait for a started kernel never shares the CPU with it."""
         await super().kernel_info_request(*args, **kwargs)
         if self.extension_loaded:
             warmup.start_once()
 
-    async def do_execute(self, *args: object, **kwargs: object) -> JSONObject:  # type: ignore[override]
+    async def do_execute(self, *args: object, **kwargs: object) -> JSONObject:
         """ipykernel's ``do_execute``, with the shell's last traceback reset first, and an interrupted
         cell always answered.
 
@@ -128,7 +128,7 @@ class NbAgentKernel(IPythonKernel):
 
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
-    async def shell_channel_thread_main(self, msg: object) -> None:  # type: ignore[override]
+    async def shell_channel_thread_main(self, msg: object) -> None:
         """Resolve registered widget clicks on the shell-channel thread, then route as usual."""
         try:
             offer_to_fast_path(self.session, msg)

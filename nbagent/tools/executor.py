@@ -79,7 +79,7 @@ class _ThreadRouter(io.TextIOBase):
         buf = getattr(_capture, self._which, None)
         return buf if buf is not None else self.original
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         return self._target().write(s)
 
     def writelines(self, lines: Iterable[str]) -> None:  # type: ignore[override]

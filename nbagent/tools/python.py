@@ -73,7 +73,7 @@ class Python(BuiltinTool):
     def executor_for(self, ctx: ToolContext) -> Executor:
         """``ctx.executor`` if set, else this tool's own persistent :class:`NamespaceExecutor`."""
         if ctx.executor is not None:
-            return ctx.executor  # type: ignore[no-any-return]
+            return ctx.executor
         if self._fallback is None:
             self._fallback = NamespaceExecutor(capture_limit=ctx.capture_limit)
         return self._fallback

@@ -35,8 +35,8 @@ from nbagent.engine.contracts.json_types import JSONObject, JSONValue
 from nbagent.engine.contracts.tool_api import ToolInputError
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
-    from jsonschema.protocols import Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
     from referencing import Registry
 
 log = logging.getLogger("nbagent.mcp")
@@ -86,9 +86,9 @@ def input_check(schema: object) -> InputCheck:
     ``validator=None`` and the reason)."""
     if not isinstance(schema, (Mapping, bool)):
         return InputCheck(None, f"the input schema is a {type(schema).__name__}, not a JSON Schema")
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+    from jsonschema.validators import validator_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # an unknown $schema: the default is used
@@ -116,7 +116,7 @@ def _bounded_patterns(cls: type[Validator]) -> type[Validator]:
     """``cls`` with ``pattern`` checked by the ``regex`` module, with a time limit and without
     holding the GIL (``re`` holds it: a validation in a worker thread would still stop the event loop,
     and with it the abort)."""
-    import regex  # type: ignore[import-untyped]
+    import regex
     from jsonschema.exceptions import ValidationError
     from jsonschema.validators import extend
 
@@ -147,7 +147,7 @@ def _short(value: str) -> str:
 def _local_registry(schema: Mapping[str, object], cls: type[Validator]) -> tuple[Registry[JSONValue], str | None]:
     """A registry of the schema and the metaschemas only (so no reference is ever fetched), and
     the first ``$ref`` it cannot resolve, if any."""
-    import jsonschema_specifications  # type: ignore[import-untyped]
+    import jsonschema_specifications
     import referencing
     import referencing.exceptions
     import referencing.jsonschema
