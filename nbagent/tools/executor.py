@@ -24,10 +24,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import Iterable, Iterator, Protocol, TextIO, TypeGuard, runtime_checkable
+from typing import Iterable, Iterator, Mapping, Protocol, TextIO, TypeGuard, runtime_checkable
 
 from nbagent.engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
-from nbagent.engine.contracts.json_types import JSONObject
 
 from .capture import BoundedText
 
@@ -45,7 +44,7 @@ class ExecutionResult:
     stderr: str = ""
     result_repr: str | None = None
     error: str | None = None
-    rich: JSONObject | None = None
+    rich: Mapping[str, object] | None = None
 
 
 @runtime_checkable

@@ -45,10 +45,11 @@ def format_execution(result: ExecutionResult) -> str:
 
 def _content(result: ExecutionResult) -> str | list[JSONObject]:
     text = format_execution(result)
+    bundle = result.rich or {}
     images: list[JSONObject] = [
-        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": result.rich[mime]}}
+        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
         for mime in _IMAGE_TYPES
-        if result.rich and isinstance(result.rich.get(mime), str)
+        if isinstance(data := bundle.get(mime), str)
     ]
     if not images:
         return text
