@@ -37,7 +37,6 @@ from ..engine.api_facts.server_context import apply, blocks_of
 from ..engine.api_facts.tokens import TokenCounter, count_text_tokens
 from ..engine.contracts.config import SessionConfig
 from ..engine.contracts.context_policy import ContextPolicyError
-from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import Message, has_compaction, is_tool_result
 from ..engine.loop.request_context import server_edits
 
@@ -66,7 +65,7 @@ class ServerLayers:
     def __init__(self, config: SessionConfig, info: ModelInfo, counter: TokenCounter, system: str | None,
                  extra_tokens: int) -> None:
         self.info, self.counter = info, counter
-        self.body: JSONObject = {"model": info.id, "context_management": server_edits(config, info.id)}
+        self.body: dict[str, object] = {"model": info.id, "context_management": server_edits(config, info.id)}
         self.fixed = (count_text_tokens(system) if system else 0) + extra_tokens
         # Edited copies by content: the same edit on the same messages yields the same objects, so
         # the prompt cache and the token counter find them by identity (O(new messages) per request).

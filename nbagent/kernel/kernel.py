@@ -26,7 +26,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from types import FrameType
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ipykernel.ipkernel import IPythonKernel
 
@@ -34,6 +34,9 @@ from .. import __version__
 from ..engine.contracts.json_types import JSONObject
 from ..notebook import waiting, warmup
 from ..notebook.fast_path import offer_to_fast_path
+
+if TYPE_CHECKING:
+    import zmq
 
 EXTENSION = "nbagent"
 
@@ -128,7 +131,7 @@ class NbAgentKernel(IPythonKernel):
 
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
-    async def shell_channel_thread_main(self, msg: object) -> None:
+    async def shell_channel_thread_main(self, msg: list[zmq.Message]) -> None:
         """Resolve registered widget clicks on the shell-channel thread, then route as usual."""
         try:
             offer_to_fast_path(self.session, msg)
