@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Awaitable, Mapping
 
 from ..engine.contracts.config import RunLimits, SessionConfig
 from ..engine.contracts.errors import NbAgentError
-from ..engine.contracts.hooks import HOOK_NAMES, Hooks, ToolCall
+from ..engine.contracts.hooks import HOOK_NAMES, HookMap, Hooks, PreToolDecision, ToolCall
 from ..engine.contracts.permissions import Deny
 from .ledger import DailyLedger
 from .policy import AdminPolicy
@@ -17,7 +17,7 @@ class DailyBudgetSpentError(NbAgentError):
     """Today's admin budget is spent: no prompt is sent until tomorrow."""
 
 
-def session_config(policy: AdminPolicy | None, config: SessionConfig | None, settings: Mapping[str, Any]) -> SessionConfig:
+def session_config(policy: AdminPolicy | None, config: SessionConfig | None, settings: Mapping[str, object]) -> SessionConfig:
     """The session's settings: the admin's values as defaults (when no ``config`` is given), then
     ``settings``; raises :class:`~.policy.AdminLockedError` when they exceed the policy."""
     if config is None:
@@ -28,7 +28,7 @@ def session_config(policy: AdminPolicy | None, config: SessionConfig | None, set
     return config
 
 
-def guarded_hooks(policy: AdminPolicy | None, hooks: Any) -> Any:
+def guarded_hooks(policy: AdminPolicy | None, hooks: HookMap | Hooks | None) -> HookMap | Hooks | None:
     """``hooks`` with a ``pre_tool_use`` guard in front that denies tools outside ``allowed_tools``."""
     if policy is None or policy.allowed_tools is None:
         return hooks
@@ -36,13 +36,13 @@ def guarded_hooks(policy: AdminPolicy | None, hooks: Any) -> Any:
     theirs = by_name.get("pre_tool_use")
     allowed = ", ".join(policy.allowed_tools) or "none"
 
-    def admin_guard(call: ToolCall) -> Any:
+    def admin_guard(call: ToolCall) -> PreToolDecision | Awaitable[PreToolDecision]:
         if not policy.tool_allowed(call.name):
             return Deny(f"the administrator allows only these tools here: {allowed} (allowed_tools in {policy.source})")
         return theirs(call) if theirs is not None else None
 
     by_name["pre_tool_use"] = admin_guard
-    return {name: by_name[name] for name in HOOK_NAMES if name in by_name}
+    return Hooks.from_mapping({name: by_name[name] for name in HOOK_NAMES if name in by_name})
 
 
 def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,

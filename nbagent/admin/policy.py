@@ -23,9 +23,9 @@ import os
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
-from ..engine.contracts.config import PERMISSION_MODES, RunLimits, SessionConfig
+from ..engine.contracts.config import PERMISSION_MODES, PermissionMode, RunLimits, SessionConfig
 from ..engine.contracts.errors import NbAgentError
 
 ADMIN_CONFIG_ENV = "NBAGENT_ADMIN_CONFIG"
@@ -42,17 +42,24 @@ class AdminPolicyError(NbAgentError):
 class AdminLockedError(NbAgentError, ValueError):
     """A setting would exceed what the admin allows; the message names the admin setting."""
 
-    def __init__(self, setting: str, asked: Any, admin_key: str, admin_value: Any, source: str) -> None:
+    def __init__(self, setting: str, asked: object, admin_key: str, admin_value: object, source: str) -> None:
         self.setting, self.admin_key = setting, admin_key
         super().__init__(f"{setting}={asked!r} is not allowed here: the administrator locked {admin_key} to "
                          f"{admin_value!r} in {source}; ask them to change it, or choose a value within it.")
+
+
+class AdminDefaults(TypedDict, total=False):
+    """The settings the admin file gives a new session (:meth:`AdminPolicy.defaults`)."""
+
+    permission_mode: PermissionMode
+    max_budget_usd: float
 
 
 @dataclass(frozen=True)
 class AdminPolicy:
     """The admin's settings (None: not locked) and the file they came from."""
 
-    permission_mode: str | None = None
+    permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] | None = None
     max_budget_usd: float | None = None
     max_daily_budget_usd: float | None = None
@@ -89,9 +96,9 @@ class AdminPolicy:
 
     # -- defaults and checks ------------------------------------------------------------------
 
-    def defaults(self) -> dict[str, Any]:
+    def defaults(self) -> AdminDefaults:
         """The settings a new session starts from (the admin's values where they are set)."""
-        out: dict[str, Any] = {}
+        out: AdminDefaults = {}
         if self.permission_mode is not None:
             out["permission_mode"] = self.permission_mode
         if self.max_budget_usd is not None:

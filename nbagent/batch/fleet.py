@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from .item import ItemResult, ItemSpec, read_result, slug
+from .item import ItemResult, ItemRow, ItemSpec, read_result, slug
 from .pools import Pool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,7 +58,7 @@ class Fleet:
         return [results[s.folder] for s in specs]
 
     def _schedule(self, todo: list[ItemSpec], results: dict[str, ItemResult], spent: float, pool: Pool) -> float:
-        running: dict[Any, tuple[ItemSpec, float]] = {}
+        running: dict[object, tuple[ItemSpec, float]] = {}
         try:
             while todo or running:
                 while todo and len(running) < self.jobs:
@@ -82,7 +82,7 @@ class Fleet:
         pool.close()
         return spent
 
-    def _share(self, spent: float, running: dict[Any, tuple[ItemSpec, float]], left: int) -> float | None:
+    def _share(self, spent: float, running: dict[object, tuple[ItemSpec, float]], left: int) -> float | None:
         if self.budget_usd is None:
             return None
         free = self.budget_usd - spent - sum(held for _spec, held in running.values())
@@ -94,7 +94,7 @@ def _lower(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
 
 
-def _as_result(spec: ItemSpec, outcome: dict[str, Any] | BaseException) -> ItemResult:
+def _as_result(spec: ItemSpec, outcome: ItemRow | BaseException) -> ItemResult:
     if isinstance(outcome, BaseException):  # the worker itself died (killed, out of memory)
         return ItemResult(spec.item, "error", error=f"the worker failed: {type(outcome).__name__}: {outcome}")
     return ItemResult(**outcome)

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict, cast
 
 RESULT_FILE = "result.json"
 TASK_FOLDER = "task"
@@ -50,6 +50,21 @@ class ItemResult:
     resumed: bool = False
 
 
+class ItemRow(TypedDict):
+    """:class:`ItemResult` as the dict a worker hands back (``asdict``; a test keeps the two alike)."""
+
+    item: str
+    outcome: str
+    cost_usd: float
+    requests: int
+    retries: int
+    truncations: int
+    rate_limit_wait_s: float
+    seconds: float
+    error: str | None
+    resumed: bool
+
+
 def slug(item: str, index: int) -> str:
     """A folder name for the ``index``-th item: readable, unique, safe on any file system."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(item).name).strip("._") or "item"
@@ -71,9 +86,10 @@ def read_result(folder: Path) -> ItemResult | None:
         return None
 
 
-def write_result(folder: Path, result: ItemResult) -> dict[str, Any]:
+def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.disk.persist import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / RESULT_FILE, json.dumps(asdict(result)))
-    return asdict(result)
+    # asdict of an ItemResult has ItemRow's keys and types (test_item_row_has_the_fields_of_item_result)
+    return cast("ItemRow", asdict(result))

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .item import TASK_FOLDER, ItemResult, ItemSpec, write_result
+from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, write_result
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 EXECUTED = "executed.ipynb"
 
@@ -33,7 +36,7 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
     ])
 
 
-def with_parameters(nb: Any, source: str) -> Any:
+def with_parameters(nb: NotebookNode, source: str) -> NotebookNode:
     """``nb`` with the parameters cell after the one tagged ``parameters`` (else first)."""
     import nbformat
 
@@ -43,7 +46,7 @@ def with_parameters(nb: Any, source: str) -> Any:
     return nb
 
 
-def run_notebook_item(spec: ItemSpec) -> dict[str, Any]:
+def run_notebook_item(spec: ItemSpec) -> ItemRow:
     """Execute the notebook for one item and record its row (a failing cell is the item's error)."""
     from ..classroom import _folder_figures
     from ..notebook.autorun import run_notebook

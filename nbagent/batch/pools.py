@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-from typing import Any, Protocol
+from typing import Protocol
 
-from .item import ItemSpec
+from .item import ItemRow, ItemSpec
 from .worker import run_item
 
 
 class Pool(Protocol):
     """Runs items; :meth:`wait` returns finished handles and their results (or exceptions)."""
 
-    def submit(self, spec: ItemSpec) -> Any: ...
+    def submit(self, spec: ItemSpec) -> object: ...
 
-    def wait(self, handles: list[Any]) -> list[tuple[Any, dict[str, Any] | BaseException]]: ...
+    def wait(self, handles: list[object]) -> list[tuple[object, ItemRow | BaseException]]: ...
 
     def close(self, cancel: bool = False) -> None: ...
 
@@ -30,11 +30,12 @@ class LocalPool:
     def __init__(self, jobs: int) -> None:
         self._pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
 
-    def submit(self, spec: ItemSpec) -> Any:
+    def submit(self, spec: ItemSpec) -> object:
         return self._pool.submit(run_item, spec)
 
-    def wait(self, handles: list[Any]) -> list[tuple[Any, dict[str, Any] | BaseException]]:
-        done, _ = cf.wait(handles, return_when=cf.FIRST_COMPLETED)
+    def wait(self, handles: list[object]) -> list[tuple[object, ItemRow | BaseException]]:
+        futures = [h for h in handles if isinstance(h, cf.Future)]  # all of them: what submit returned
+        done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
         return [(h, h.exception() or h.result()) for h in done]
 
     def close(self, cancel: bool = False) -> None:
@@ -52,18 +53,20 @@ class RayPool:
             raise SystemExit("--ray needs Ray: pip install 'nbagent[ray]'") from exc
         self._ray = ray
         if not ray.is_initialized():
-            local: dict[str, Any] = {"_node_ip_address": "127.0.0.1"} if address == "local" else {}
-            # A local instance binds loopback only: nothing of a laptop's or CI's run leaves the machine.
-            ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False, **local)
+            if address == "local":
+                # A local instance binds loopback only: nothing of a laptop's or CI's run leaves the machine.
+                ray.init(address=None, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         _node_ip_address="127.0.0.1")
+            else:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         self._remote = ray.remote(run_item)
 
-    def submit(self, spec: ItemSpec) -> Any:
+    def submit(self, spec: ItemSpec) -> object:
         return self._remote.remote(spec)
 
-    def wait(self, handles: list[Any]) -> list[tuple[Any, dict[str, Any] | BaseException]]:
+    def wait(self, handles: list[object]) -> list[tuple[object, ItemRow | BaseException]]:
         ready, _ = self._ray.wait(handles, num_returns=1)
-        out: list[tuple[Any, dict[str, Any] | BaseException]] = []
+        out: list[tuple[object, ItemRow | BaseException]] = []
         for h in ready:
             try:
                 out.append((h, self._ray.get(h)))

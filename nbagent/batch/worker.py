@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .item import TASK_FOLDER, ItemResult, ItemSpec, prompt_for, write_result
+from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, prompt_for, write_result
 
 
-def run_item(spec: ItemSpec) -> dict[str, Any]:
+def run_item(spec: ItemSpec) -> ItemRow:
     """Run one item to its end and record it; returns the result as a dict. Never raises for the
     item's own failure (that is its outcome); a worker killed mid-way leaves no result."""
     if spec.notebook is not None:

@@ -7,12 +7,11 @@ Pure strings, no widgets, so static transcripts (nbconvert, GitHub) and live wid
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 PREVIEW_CHARS = 4000
 
 
-def esc(text: Any) -> str:
+def esc(text: object) -> str:
     """HTML-escape any value's ``str``."""
     return escape("" if text is None else str(text))
 

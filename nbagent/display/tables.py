@@ -7,7 +7,7 @@ the session's ``*_df()`` methods and the truncation explorer, so a table reads t
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..engine.contracts.events import RequestRecord
 from .format import fmt_range, hidden_count, is_hidden, live_range
@@ -55,7 +55,7 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     """
     import pandas as pd
 
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     total, priced = 0.0, False
     for r in records:
         if r.cost_usd is not None:
@@ -132,7 +132,7 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     """The requests at which the hidden range changed (the first request counts if it hides any)."""
     import pandas as pd
 
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     previous: tuple[int, int] | None = None
     for r in records:
         current = live_range(r.deleted_range)
@@ -155,20 +155,24 @@ def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=columns)
 
 
-def _kinds(message: Mapping[str, Any]) -> str:
+def _kinds(message: Mapping[str, object]) -> str:
     content = message.get("content", "")
     if isinstance(content, str):
         return "text"
     kinds: list[str] = []
-    for block in content:
-        kind = str(block.get("type", "?")) if isinstance(block, Mapping) else "?"
+    for block in content if isinstance(content, Iterable) else ():
+        match block:
+            case {"type": found}:
+                kind = str(found)
+            case _:
+                kind = "?"
         if kind not in kinds:
             kinds.append(kind)
     return ", ".join(kinds)
 
 
 def messages_df(
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, object]],
     deleted_range: tuple[int, int] | None,
     replaced: Iterable[int] = frozenset(),
 ) -> "pd.DataFrame":
@@ -184,7 +188,7 @@ def messages_df(
     from ..engine.contracts.messages import message_text
 
     replaced_set = set(replaced)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for i, m in enumerate(history):
         if i < 2:
             status = "first pair"
@@ -205,7 +209,7 @@ def messages_df(
     return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None or (isinstance(value, float) and value != value):  # None or NaN: blank
         return ""
     return escape(str(value))

@@ -24,7 +24,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.api_facts.caching import (
     LOOKBACK_BLOCKS,
@@ -34,6 +34,9 @@ from ..engine.api_facts.caching import (
 )
 from ..engine.api_facts.tokens import TokenCounter, count_text_tokens
 from ..engine.contracts.messages import content_blocks
+
+if TYPE_CHECKING:
+    from ..engine.contracts.messages import Message
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class _Layout:
         self.digests: list[bytes] = []
         self.ends: list[int] = []
         self.partial: dict[int, tuple[int, int]] = {}  # position → (message index, blocks in prefix)
-        self.messages: list[Mapping[str, Any]] = []
+        self.messages: list[Message] = []
         self.chain: list[bytes] = [b"prefix"]  # digest before message 0, after each message
         self.running: list[int] = [0]  # prefix tokens before message 0, after each message
         self.positions: list[int] = [0]  # block positions before message 0, after each message
@@ -79,7 +82,7 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _canonical(block: Any) -> bytes:
+def _canonical(block: object) -> bytes:
     # cache_control marks where to cache; it is not part of what is cached (as in PromptCache).
     if isinstance(block, dict):
         block = {k: v for k, v in block.items() if k != "cache_control"}
@@ -98,11 +101,11 @@ class PrefixCache:
         self._entries: dict[bytes, tuple[float, float]] = {}  # digest → (expiry, TTL)
         # id(message) → (message, role marker, block digests, tokens); holding the message keeps
         # its id from being reused while cached.
-        self._meta: dict[int, tuple[Mapping[str, Any], bytes, list[bytes], int]] = {}
+        self._meta: dict[int, tuple[Message, bytes, list[bytes], int]] = {}
         self._system: tuple[str, int] | None = None
         self._last: _Layout | None = None
 
-    def _message(self, message: Mapping[str, Any]) -> tuple[bytes, list[bytes], int]:
+    def _message(self, message: Message) -> tuple[bytes, list[bytes], int]:
         hit = self._meta.get(id(message))
         if hit is None or hit[0] is not message:
             role = str(message.get("role")).encode()
@@ -116,7 +119,7 @@ class PrefixCache:
             self._system = (system, count_text_tokens(system))
         return self._system[1]
 
-    def _layout(self, messages: Sequence[Mapping[str, Any]], system: str | None) -> _Layout:
+    def _layout(self, messages: Sequence[Message], system: str | None) -> _Layout:
         """The prompt's block positions, reusing the previous request's for the messages that are
         the same objects (a replay mostly appends, so this is O(new messages))."""
         prev = self._last
@@ -155,7 +158,7 @@ class PrefixCache:
         self._last = lay
         return lay
 
-    def account(self, messages: Sequence[Mapping[str, Any]], system: str | None, now: float,
+    def account(self, messages: Sequence[Message], system: str | None, now: float,
                 extra_tokens: int = 0, breakpoint_on_last: bool = True, anchors: Sequence[int] = ()) -> RequestTokens:
         """Count the request, look its prefixes up, store its breakpoints, return both.
 
@@ -179,7 +182,7 @@ class PrefixCache:
             return RequestTokens(total, CacheUsage())
         return RequestTokens(total, self._usage(lay, messages, breakpoints, now, extra_tokens, total))
 
-    def _usage(self, lay: _Layout, messages: Sequence[Mapping[str, Any]], breakpoints: list[tuple[int, float]],
+    def _usage(self, lay: _Layout, messages: Sequence[Message], breakpoints: list[tuple[int, float]],
                now: float, extra_tokens: int, total: int) -> CacheUsage:
         """PromptCache's accounting: the longest cached prefix is read (its TTL refreshed), the
         tokens up to the last one-hour breakpoint after it are one-hour writes, the rest up to the
@@ -215,13 +218,16 @@ class PrefixCache:
         return CacheUsage(read=read, write_5m=max(written - write_1h, 0), write_1h=max(write_1h, 0))
 
 
-def markable(message: Mapping[str, Any]) -> bool:
+def markable(message: Mapping[str, object]) -> bool:
     """Whether nbagent's Anthropic provider puts a breakpoint on the message's last block: not on
     an empty string, an empty list, or a thinking block."""
     content = message.get("content", "")
     if isinstance(content, str):
         return bool(content)
-    if not content:
+    if not isinstance(content, Sequence) or not content:
         return False
-    last = content[-1]
-    return not (isinstance(last, Mapping) and last.get("type") in ("thinking", "redacted_thinking"))
+    match content[-1]:
+        case {"type": "thinking" | "redacted_thinking"}:
+            return False
+        case _:
+            return True

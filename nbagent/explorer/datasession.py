@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..engine.contracts.messages import Message
 from .synth import filler
 
 
@@ -54,13 +55,13 @@ def planted_facts(shape: AnalysisShape | None = None) -> tuple[str, ...]:
     return tuple(f"FACT-{k}: region {k} revenue {1_000 + 137 * k} k$" for k in range(shape.planted))
 
 
-def data_analysis_session(shape: AnalysisShape | None = None, **fields: Any) -> list[dict[str, Any]]:
+def data_analysis_session(shape: AnalysisShape | None = None, **fields: Any) -> list[Message]:
     """The session's history (``2 × requests`` messages, ending on the analysis); keywords are :class:`AnalysisShape`
     fields (``requests=100``, ``large_tokens=3000``, …)."""
     shape = replace(shape or AnalysisShape(), **fields)
     facts = planted_facts(shape)
     large = {step: k for k, step in enumerate(shape.large_at())}
-    history: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "Analyse the sales data."}]}]
+    history: list[Message] = [{"role": "user", "content": [{"type": "text", "text": "Analyse the sales data."}]}]
     for step in range(shape.requests - 1):
         history.append({"role": "assistant", "content": [
             {"type": "text", "text": filler(shape.assistant_tokens, step)},

@@ -8,11 +8,44 @@ The surface (guaranteed by :class:`~nbagent.agent.Agent`): ``history`` (the mess
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
 from ..engine.api_facts.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from ..engine.contracts.events import RequestRecord
+    from ..engine.contracts.messages import Message
+    from ..engine.state.sent import SentRequest
+
+
+class AgentSurface(Protocol):
+    """What the explorer reads of an :class:`~nbagent.agent.Agent` (its public surface)."""
+
+    @property
+    def history(self) -> Sequence[Message]: ...
+
+    @property
+    def sent(self) -> Sequence[SentRequest]: ...
+
+    @property
+    def records(self) -> Sequence[RequestRecord]: ...
+
+    @property
+    def context_window(self) -> int: ...
+
+
+@runtime_checkable
+class HoldsAgent(Protocol):
+    """A session that holds its Agent as ``.agent`` (the notebook's session)."""
+
+    @property
+    def agent(self) -> AgentSurface: ...
+
+
+LiveSession = Union[AgentSurface, HoldsAgent]
+"""What the explorers replay: an Agent, or a session holding one."""
 
 
 @dataclass(frozen=True)
@@ -25,7 +58,7 @@ class LiveSource:
     as ``(request, range, keep)``, for comparison with the replay (which uses estimates).
     """
 
-    history: tuple[Mapping[str, Any], ...]
+    history: tuple[Message, ...]
     window: int
     system: str | None = None
     extra_tokens: int = 0
@@ -33,9 +66,9 @@ class LiveSource:
     actual: tuple[tuple[int, tuple[int, int] | None, str | None], ...] = ()
 
 
-def live_source(session: Any) -> LiveSource:
+def live_source(session: LiveSession) -> LiveSource:
     """Read an ``Agent``, or anything with an ``.agent`` (the notebook session)."""
-    agent = getattr(session, "agent", session)
+    agent = session.agent if isinstance(session, HoldsAgent) else session
     history = tuple(agent.history)
     sent = list(agent.sent)
     records = list(agent.records)
@@ -44,7 +77,8 @@ def live_source(session: Any) -> LiveSource:
     if sent and records and records[-1].estimated_input_tokens:
         shown = TokenCounter().count_request(sent[-1].messages, sent[-1].system)
         extra = max(records[-1].estimated_input_tokens - shown, 0)
-    actual, previous = [], None
+    actual: list[tuple[int, tuple[int, int] | None, str | None]] = []
+    previous: tuple[int, int] | None = None
     for r in records:
         if r.deleted_range != previous:
             actual.append((r.request, r.deleted_range, r.keep))
@@ -53,4 +87,4 @@ def live_source(session: Any) -> LiveSource:
     return LiveSource(history, int(agent.context_window), system, extra, str(provider), tuple(actual))
 
 
-__all__ = ["LiveSource", "live_source"]
+__all__ = ["AgentSurface", "HoldsAgent", "LiveSession", "LiveSource", "live_source"]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from ..display.format import is_hidden
 from ..engine.api_facts.cost import Usage, price_of
@@ -53,6 +53,7 @@ from .synth import filler
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from typing_extensions import Unpack
 
 DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000")
 """What :func:`compare_policies` compares unless told otherwise: the default, Cline's truncation
@@ -62,6 +63,18 @@ STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool 
          "e": "tool result cleared by the server (context editing)",
          "c": "summarised by the server (before its compaction block)"}
 """Strip characters, one per history message, and what they mean."""
+
+
+class PolicyOptions(TypedDict, total=False):
+    """The keywords :func:`compare_policies` passes on to :func:`simulate_policy`."""
+
+    facts: Sequence[str]
+    model: str
+    max_tokens: int | None
+    system: str | None
+    extra_tokens: int
+    counter: TokenCounter | None
+    seconds_between_requests: float
 
 
 @dataclass(frozen=True)
@@ -89,11 +102,11 @@ class PolicyRecord:
     tokens_removed: int
     strip: str
     facts_seen: tuple[bool, ...]
-    sent: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    sent: tuple[Message, ...] = field(default=(), repr=False, compare=False)
     cache_anchors: tuple[int, ...] = ()
     """The mask layer's one-hour cache breakpoints in ``sent`` (message indices), as nbagent's
     provider places them."""
-    seen: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    seen: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def cache_hit_share(self) -> float:
@@ -111,7 +124,7 @@ class PolicyResult:
     model: str
     facts: tuple[str, ...]
     records: tuple[PolicyRecord, ...]
-    history: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    history: tuple[Message, ...] = field(repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -154,7 +167,7 @@ class PolicyResult:
             out.append(lost)
         return out
 
-    def summary_row(self, server: bool = False) -> dict[str, Any]:
+    def summary_row(self, server: bool = False) -> dict[str, object]:
         """One row of the comparison table (:func:`comparison_df`); ``server`` adds the server
         layers' columns (``edit``, ``compact``)."""
         recs = self.records
@@ -217,9 +230,9 @@ class _FactProbe:
 
     def __init__(self, facts: Sequence[str]) -> None:
         self.facts = tuple(facts)
-        self._seen: dict[int, tuple[Mapping[str, Any], frozenset[int]]] = {}
+        self._seen: dict[int, tuple[Message, frozenset[int]]] = {}
 
-    def of(self, message: Mapping[str, Any]) -> frozenset[int]:
+    def of(self, message: Message) -> frozenset[int]:
         hit = self._seen.get(id(message))
         if hit is None or hit[0] is not message:
             text = json.dumps(message, ensure_ascii=False, default=str)
@@ -227,7 +240,7 @@ class _FactProbe:
             self._seen[id(message)] = hit
         return hit[1]
 
-    def seen(self, messages: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
+    def seen(self, messages: Sequence[Message]) -> tuple[bool, ...]:
         found: set[int] = set()
         for m in messages:
             found |= self.of(m)
@@ -297,7 +310,7 @@ class _PolicyReplay:
 
 def simulate_policy(
     policy: "str | ContextPolicy",
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, object]],
     window: int = 200_000,
     *,
     facts: Sequence[str] = (),
@@ -349,10 +362,10 @@ def simulate_policy(
 
 
 def compare_policies(
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, object]],
     policies: Sequence["str | ContextPolicy"] = DEFAULT_POLICIES,
     window: int = 200_000,
-    **options: Any,
+    **options: Unpack[PolicyOptions],
 ) -> list[PolicyResult]:
     """:func:`simulate_policy` for each policy, in order, sharing one token counter."""
     if not policies:

@@ -13,14 +13,18 @@ drawn by :mod:`.policy_render`::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..display import theme
 from ..display.html import esc
 from .datasession import AnalysisShape, data_analysis_session, planted_facts
-from .live import live_source
+from .live import LiveSession, live_source
 from .policies import DEFAULT_POLICIES, PolicyResult, compare_policies, comparison_df, recall_df
 from .policy_render import charts_html, comparison_html, comparison_text, panels_html, tables_html
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ipywidgets as W
+    import pandas as pd
 
 DEFAULT_WINDOW = 200_000
 
@@ -31,7 +35,7 @@ class PolicyExplorer:
     ``results`` holds a :class:`~.policies.PolicyResult` per policy, in the order given;
     ``request`` is the request the strips show (default: the last)."""
 
-    def __init__(self, session: Any = None, *, history: Sequence[Mapping[str, Any]] | None = None,
+    def __init__(self, session: LiveSession | None = None, *, history: Sequence[Mapping[str, object]] | None = None,
                  policies: Sequence[str] = DEFAULT_POLICIES, window: int | None = None,
                  facts: Sequence[str] | None = None, request: int | None = None, **options: Any) -> None:
         """``session``: a live session to replay; ``history``: messages to replay instead; neither:
@@ -62,7 +66,7 @@ class PolicyExplorer:
         self.results: list[PolicyResult] = compare_policies(self.history, policies, self.window,
                                                             facts=tuple(facts or ()), **options)
         self.request = self._clamp(request if request is not None else self.requests)
-        self._widget: Any = None
+        self._widget: W.VBox | None = None
 
     @property
     def requests(self) -> int:
@@ -72,11 +76,11 @@ class PolicyExplorer:
     def _clamp(self, request: int) -> int:
         return min(max(int(request), 1), max(self.requests, 1))
 
-    def comparison(self) -> Any:
+    def comparison(self) -> pd.DataFrame:
         """One row per policy (pandas): dollars, ratio to the first, cache hits, layers, facts."""
         return comparison_df(self.results)
 
-    def recall(self) -> Any:
+    def recall(self) -> pd.DataFrame:
         """Per planted fact, the request at which each policy stopped showing it (pandas)."""
         return recall_df(self.results)
 
@@ -102,7 +106,7 @@ class PolicyExplorer:
         return f"<nbagent context-policy explorer: {self.describe()}>"
 
     @property
-    def widget(self) -> Any:
+    def widget(self) -> W.VBox:
         """The ipywidgets view: the comparison, and a request slider that moves the strips."""
         if self._widget is None:
             import ipywidgets as W
@@ -127,7 +131,7 @@ class PolicyExplorer:
             self._panels.value = panels_html(self.results, self.request)
         return self
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, object]:
         try:
             data = dict(self.widget._repr_mimebundle_() or {})
         except ImportError:  # no ipywidgets: the static forms only
@@ -137,7 +141,7 @@ class PolicyExplorer:
         return data
 
 
-def explore_policies(session: Any = None, **kwargs: Any) -> PolicyExplorer:
+def explore_policies(session: LiveSession | None = None, **kwargs: Any) -> PolicyExplorer:
     """Compare context policies on one session (see :class:`PolicyExplorer` for the keywords)."""
     return PolicyExplorer(session, **kwargs)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..display import theme
 from ..display.charts import nice_max
@@ -27,6 +27,9 @@ from ..engine.context import (
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.messages import content_blocks, tool_result_text
 from .simulate import RequestRecord, SimulationResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 # Message status → (colour, strip character, legend text).
 STATUS: dict[str, tuple[str, str, str]] = {
@@ -206,7 +209,7 @@ def chart_html(result: SimulationResult, marker: int | None = None) -> str:
     return tokens_chart_svg(result, marker=marker) + DOTS_LEGEND
 
 
-def display_table(result: SimulationResult) -> Any:
+def display_table(result: SimulationResult) -> pd.DataFrame:
     """:meth:`SimulationResult.table` with the cache-read share as a percentage string."""
     df = result.table()
     df["cache-read share"] = [f"{v:.0%}" for v in df["cache-read share"]]
@@ -240,23 +243,26 @@ def _notice_of(text: str, summary: str | None) -> str | None:
     return "missing result" if text == RESULT_MISSING else None
 
 
-def _block_parts(block: Any, limit: int) -> tuple[str, str]:
+def _block_parts(block: object, limit: int) -> tuple[str, str]:
     """(label, text) of one content block."""
     if not isinstance(block, Mapping):
         return "?", str(block)
-    kind = block.get("type")
-    if kind == "text":
-        return "text", str(block.get("text", ""))
-    if kind == "tool_use":
-        args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True, default=str)
-        return f"tool_use {block.get('name', '')}", clip(args, limit)
-    if kind == "tool_result":
-        return "tool_result", tool_result_text(block, "\n")
-    if kind == "thinking":
-        return "thinking", str(block.get("thinking") or "[text omitted by the API]")
-    if kind == "image":
-        return "image", "[image]"
-    return str(kind), json.dumps(block, default=str)[:limit]
+    match block:
+        case {"type": "text"}:
+            return "text", str(block.get("text", ""))
+        case {"type": "tool_use"}:
+            args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True, default=str)
+            return f"tool_use {block.get('name', '')}", clip(args, limit)
+        case {"type": "tool_result"}:
+            return "tool_result", tool_result_text(block, "\n")
+        case {"type": "thinking"}:
+            return "thinking", str(block.get("thinking") or "[text omitted by the API]")
+        case {"type": "image"}:
+            return "image", "[image]"
+        case {"type": kind}:
+            return str(kind), json.dumps(block, default=str)[:limit]
+        case _:
+            return "None", json.dumps(block, default=str)[:limit]
 
 
 def request_html(record: RequestRecord, *, limit: int = 600) -> str:
@@ -308,7 +314,7 @@ def strategy_html(result: SimulationResult, request: int, *, limit: int = 300, t
             f'{request_html(record, limit=limit)}</details></div>')
 
 
-def summary_df(results: Sequence[SimulationResult]) -> Any:
+def summary_df(results: Sequence[SimulationResult]) -> pd.DataFrame:
     """One row per strategy: truncations, hidden messages, peak and total tokens, cache reads."""
     import pandas as pd
 

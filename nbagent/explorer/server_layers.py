@@ -26,17 +26,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from ..display.format import is_hidden
-from ..engine.api_facts.context_edits import CLEAR_TOOL_USES, CLEARED_PLACEHOLDER, unsupported_edits
+from ..engine.api_facts import context_edits
+from ..engine.api_facts.context_edits import CLEARED_PLACEHOLDER, unsupported_edits
 from ..engine.api_facts.cost import Usage, price_of
 from ..engine.api_facts.models import ModelInfo
 from ..engine.api_facts.server_context import apply, blocks_of
 from ..engine.api_facts.tokens import TokenCounter, count_text_tokens
 from ..engine.contracts.config import SessionConfig
 from ..engine.contracts.context_policy import ContextPolicyError
-from ..engine.contracts.messages import Message, has_compaction
+from ..engine.contracts.messages import Message, has_compaction, is_tool_result
 from ..engine.loop.request_context import server_edits
 
 SERVER_LAYERS = ("edit", "compact")
@@ -54,7 +55,7 @@ class ServerStep:
     tokens_removed: int = 0
     cleared: frozenset[str] = frozenset()
     dropped: int = 0
-    compaction: Mapping[str, Any] | None = None
+    compaction: Mapping[str, object] | None = None
     compaction_usd: float = 0.0
 
 
@@ -64,11 +65,11 @@ class ServerLayers:
     def __init__(self, config: SessionConfig, info: ModelInfo, counter: TokenCounter, system: str | None,
                  extra_tokens: int) -> None:
         self.info, self.counter = info, counter
-        self.body: dict[str, Any] = {"model": info.id, "context_management": server_edits(config, info.id)}
+        self.body: dict[str, object] = {"model": info.id, "context_management": server_edits(config, info.id)}
         self.fixed = (count_text_tokens(system) if system else 0) + extra_tokens
         # Edited copies by content: the same edit on the same messages yields the same objects, so
         # the prompt cache and the token counter find them by identity (O(new messages) per request).
-        self._interned: dict[tuple[Any, ...], Message] = {}
+        self._interned: dict[tuple[object, ...], Message] = {}
 
     @classmethod
     def of(cls, config: SessionConfig, info: ModelInfo, counter: TokenCounter, system: str | None,
@@ -86,7 +87,7 @@ class ServerLayers:
                 "takes them")
         return cls(config, info, counter, system, extra_tokens)
 
-    def count(self, messages: Sequence[Mapping[str, Any]]) -> int:
+    def count(self, messages: Sequence[Mapping[str, object]]) -> int:
         """Prompt tokens as the replay's cache counts them (system prompt and tools included)."""
         return self.counter.count_messages(messages) + self.fixed
 
@@ -97,12 +98,12 @@ class ServerLayers:
         actions: list[str] = []
         removed = 0
         cleared: frozenset[str] = frozenset()
-        edits = [e for e in managed.applied if e.get("type") == CLEAR_TOOL_USES]
+        edits = [e for e in managed.applied if _clears_tool_uses(e)]
         if edits:
             actions.append("edit")
             removed += sum(int(e.get("cleared_input_tokens") or 0) for e in edits)
             cleared = frozenset(str(b.get("tool_use_id")) for m in seen for b in blocks_of(m)
-                                if b.get("type") == "tool_result" and b.get("content") == CLEARED_PLACEHOLDER)
+                                if is_tool_result(b) and b.get("content") == CLEARED_PLACEHOLDER)
         dropped = next((j for j in range(len(sent) - 1, -1, -1) if has_compaction([sent[j]])), 0)
         usd = 0.0
         if managed.compaction is not None:
@@ -128,7 +129,15 @@ class ServerLayers:
         return out
 
 
-def with_compaction(reply: Mapping[str, Any], block: Mapping[str, Any]) -> Message:
+def _clears_tool_uses(edit: Mapping[str, object]) -> bool:
+    match edit:
+        case {"type": context_edits.CLEAR_TOOL_USES}:
+            return True
+        case _:
+            return False
+
+
+def with_compaction(reply: Mapping[str, object], block: Mapping[str, object]) -> Message:
     """The reply as the client keeps it: the server's compaction block first (sent back verbatim)."""
     content = reply.get("content")
     rest = list(content) if isinstance(content, list) else ([{"type": "text", "text": content}] if content else [])
@@ -147,7 +156,7 @@ def overlay_strip(strip: str, view: Sequence[Message], folded: int, rng: tuple[i
         if 0 <= v < cut and c != ".":
             chars[i] = "c"
         elif c in "Kr" and 0 <= v < len(view) and step.cleared and any(
-                b.get("type") == "tool_result" and str(b.get("tool_use_id")) in step.cleared for b in blocks_of(view[v])):
+                is_tool_result(b) and str(b.get("tool_use_id")) in step.cleared for b in blocks_of(view[v])):
             chars[i] = "e"
     return "".join(chars)
 

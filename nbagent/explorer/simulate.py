@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from ..display.format import fmt_range, hidden_count
 from ..engine.api_facts.caching import MIN_CACHEABLE_TOKENS, PromptCache
@@ -40,6 +40,7 @@ from ..engine.context import (
     should_compact_context_window,
 )
 from ..engine.context.window import start_of_rest
+from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
 from ..engine.state.compactions import compacted, folded, summary_text
@@ -47,6 +48,7 @@ from .cache import PrefixCache, markable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from typing_extensions import Unpack
 
 Strategy = Literal["cline", "last_two", "none", "auto_condense", "baseline"]
 STRATEGIES: tuple[Strategy, ...] = ("cline", "last_two", "none", "auto_condense", "baseline")
@@ -57,15 +59,28 @@ STRATEGY_LABELS: dict[str, str] = {
     "auto_condense": "auto-condense (summary)",
     "baseline": "no truncation (baseline)",
 }
-Summarize = Callable[[Sequence[Mapping[str, Any]]], str]
+Summarize = Callable[[Sequence[Message]], str]
 TABLE_COLUMNS = ["request", "history", "messages", "deleted range", "keep", "replaced reads",
                  "tokens sent", "cache-read share"]
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-def placeholder_summary(messages: Sequence[Mapping[str, Any]]) -> str:
+def placeholder_summary(messages: Sequence[Message]) -> str:
     """The default summariser: an honest placeholder, not a fake summary."""
     return f"[simulated summary of {len(messages)} messages]"
+
+
+class SimulateOptions(TypedDict, total=False):
+    """The keywords :func:`simulate_all` passes on to :func:`simulate`."""
+
+    summarize: Summarize | None
+    counter: TokenCounter | None
+    system: str | None
+    extra_tokens: int
+    condense_threshold: float | None
+    seconds_between_requests: float
+    cache_min_tokens: int
+    cache_model: Literal["prefix", "prompt_cache"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ class RequestRecord:
     newly_replaced: frozenset[int] = frozenset()
     file_read_saving: float | None = None
     summary: str | None = None
-    sent: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    sent: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def hidden(self) -> int:
@@ -115,7 +130,7 @@ class SimulationResult:
     strategy: Strategy
     window: ContextWindowInfo
     records: tuple[RequestRecord, ...]
-    history: tuple[Mapping[str, Any], ...] = field(repr=False, compare=False)
+    history: tuple[Message, ...] = field(repr=False, compare=False)
     seconds: float = 0.0
 
     @property
@@ -151,7 +166,7 @@ class SimulationResult:
         } for r in self.records]
         return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
-    def summary_row(self) -> dict[str, Any]:
+    def summary_row(self) -> dict[str, object]:
         """Totals for the comparison table: truncations, peak and total tokens, cache reads."""
         sent = sum(r.tokens_sent for r in self.records)
         read = sum(r.cache_read_tokens for r in self.records)
@@ -167,7 +182,7 @@ class SimulationResult:
         }
 
 
-def request_points(history: Sequence[Mapping[str, Any]]) -> list[int]:
+def request_points(history: Sequence[Mapping[str, object]]) -> list[int]:
     """History index of the last message of every request: each user message that is answered
     by an assistant message, or that ends the history (the request about to be sent)."""
     n = len(history)
@@ -175,15 +190,15 @@ def request_points(history: Sequence[Mapping[str, Any]]) -> list[int]:
             if m.get("role") == "user" and (i + 1 == n or history[i + 1].get("role") == "assistant")]
 
 
-def with_cache_breakpoint(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def with_cache_breakpoint(messages: Sequence[Message]) -> list[Mapping[str, object]]:
     """A copy whose last message's last block carries ``cache_control`` (inputs untouched), as
     nbagent's Anthropic provider marks every request."""
-    out = list(messages)
+    out: list[Mapping[str, object]] = list(messages)
     if not out or not markable(out[-1]):
         return out
-    last = out[-1]
+    last = messages[-1]
     content = last.get("content")
-    blocks: list[dict[str, Any]] = (
+    blocks: list[dict[str, object]] = (
         [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content or ()])
     blocks[-1]["cache_control"] = _EPHEMERAL
     out[-1] = {"role": last.get("role"), "content": blocks}
@@ -194,7 +209,7 @@ def with_cache_breakpoint(messages: Sequence[Mapping[str, Any]]) -> list[Mapping
 class _Step:
     """What a strategy decided for one request."""
 
-    messages: list[Mapping[str, Any]]
+    messages: list[Message]
     keep: str | None = None
     condensed: bool = False
     newly_replaced: frozenset[int] = frozenset()
@@ -265,7 +280,7 @@ class _Replay:
         return frozenset(i for i in self.manager.replaced_reads() if first <= i < n)
 
 
-_TOOLS_STANDIN: dict[str, Any] = {"name": "tool_definitions"}
+_TOOLS_STANDIN: JSONObject = {"name": "tool_definitions"}
 
 
 class _ToolsCounted(TokenCounter):
@@ -276,15 +291,15 @@ class _ToolsCounted(TokenCounter):
         super().__init__()
         self._inner, self._extra = inner, extra_tokens
 
-    def count_request(self, messages: Sequence[Mapping[str, Any]],
-                      system: str | Sequence[Mapping[str, Any]] | None = None,
-                      tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+    def count_request(self, messages: Sequence[Mapping[str, object]],
+                      system: str | Sequence[Mapping[str, object]] | None = None,
+                      tools: Sequence[Mapping[str, object]] | None = None) -> int:
         return self._inner.count_request(messages, system) + (self._extra if tools else 0)
 
 
 def simulate(
     strategy: Strategy,
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, object]],
     window: int | None,
     *,
     summarize: Summarize | None = None,
@@ -331,7 +346,7 @@ def simulate(
             tokens, cached = counted.tokens, counted.cache
         else:
             tokens = counter.count_request(messages, system) + extra_tokens
-            body: dict[str, Any] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
+            body: dict[str, object] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
             if extra_tokens:
                 body["tools"] = [_TOOLS_STANDIN]
             if system_blocks:
@@ -352,10 +367,10 @@ def simulate(
 
 
 def simulate_all(
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, object]],
     window: int | None,
     strategies: Sequence[Strategy] = STRATEGIES,
-    **options: Any,
+    **options: Unpack[SimulateOptions],
 ) -> dict[Strategy, SimulationResult]:
     """:func:`simulate` for each strategy, sharing one token counter (same options for all)."""
     options.setdefault("counter", TokenCounter())

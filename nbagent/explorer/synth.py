@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+
+from ..engine.contracts.messages import Message, TextBlockParam, ToolUseBlockParam
 
 # Short common words that cl100k encodes as one token each (with their leading space), so a
 # message of N words is close to N tokens; the explorer's sizes are meant in tokens.
@@ -75,18 +76,18 @@ def _file_body(path: str, tokens: int) -> str:
     return f"File {path}:\n{filler(max(tokens - 6, 1), seed)}"
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> TextBlockParam:
     return {"type": "text", "text": text}
 
 
-def synthetic_history(shape: ConversationShape = ConversationShape()) -> list[dict[str, Any]]:
+def synthetic_history(shape: ConversationShape = ConversationShape()) -> list[Message]:
     """A conversation of ``2 * shape.requests`` messages (see :class:`ConversationShape`).
 
     Every ``tool_use`` but possibly the very last is answered by a ``tool_result`` in the next
     message, the first message is the task, and roles alternate, so every prefix that ends in a
     user message is a valid request and the message after it is that request's reply.
     """
-    history: list[dict[str, Any]] = []
+    history: list[Message] = []
     target = 2 * shape.requests
     for message in _messages(shape):
         history.append(message)
@@ -95,7 +96,7 @@ def synthetic_history(shape: ConversationShape = ConversationShape()) -> list[di
     raise AssertionError("unreachable: _messages is endless")  # pragma: no cover
 
 
-def _messages(shape: ConversationShape) -> Iterator[dict[str, Any]]:
+def _messages(shape: ConversationShape) -> Iterator[Message]:
     """The endless conversation that :func:`synthetic_history` cuts to length."""
     u, a = shape.user_tokens, shape.assistant_tokens
     call = read = 0
@@ -108,7 +109,7 @@ def _messages(shape: ConversationShape) -> Iterator[dict[str, Any]]:
                 read += 1
                 path = (shape.read_paths[(read - 1) % len(shape.read_paths)] if shape.repeated_reads
                         else f"notes/part_{read:04d}.md")
-                use = {"type": "tool_use", "id": tool_id, "name": "read_file", "input": {"path": path}}
+                use: ToolUseBlockParam = {"type": "tool_use", "id": tool_id, "name": "read_file", "input": {"path": path}}
                 output = _file_body(path, shape.file_tokens)
             else:
                 use = {"type": "tool_use", "id": tool_id, "name": "python",

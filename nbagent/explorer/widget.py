@@ -17,13 +17,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..display import theme
 from ..display.format import fmt_range
 from ..display.html import esc
 from ..display.tables import html_table, panel_table
-from .live import live_source
+from .live import LiveSession, live_source
 from .render import (
     STRIP_TEXT,
     chart_html,
@@ -40,12 +40,19 @@ from .render import (
 from .simulate import (
     STRATEGIES,
     STRATEGY_LABELS,
+    SimulateOptions,
     SimulationResult,
     Strategy,
     Summarize,
     simulate_all,
 )
 from .synth import ConversationShape, synthetic_history
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ipywidgets as W
+    import pandas as pd
+
+    from ..engine.contracts.messages import Message
 
 __all__ = ["DEFAULT_WINDOW", "WINDOW_CHOICES", "Explorer", "explore"]
 
@@ -67,7 +74,7 @@ class Explorer:
 
     def __init__(
         self,
-        session: Any = None,
+        session: LiveSession | None = None,
         *,
         window: int | None = None,
         shape: ConversationShape | None = None,
@@ -98,7 +105,7 @@ class Explorer:
         self.strategies: tuple[Strategy, ...] = tuple(s for s in STRATEGIES if s in strategies)
         self.summarize = summarize  # None: the honest placeholder (also for a simulated provider)
         self.results: dict[Strategy, SimulationResult] = {}
-        self._history: tuple[Mapping[str, Any], ...] = ()
+        self._history: tuple[Message, ...] = ()
         self.seconds = 0.0
         self.request = 0
         self._syncing = False
@@ -109,7 +116,7 @@ class Explorer:
     # --- the model ------------------------------------------------------------------------------
 
     @property
-    def history(self) -> Sequence[Mapping[str, Any]]:
+    def history(self) -> Sequence[Message]:
         """The conversation being replayed (the live history, or the synthetic one)."""
         return self._history
 
@@ -124,12 +131,13 @@ class Explorer:
     def _compute(self) -> None:
         started = time.perf_counter()
         if self.use_session and self.live is not None:
-            history: Sequence[Mapping[str, Any]] = self.live.history
-            options: dict[str, Any] = {"system": self.live.system, "extra_tokens": self.live.extra_tokens}
+            history: Sequence[Message] = self.live.history
+            options: SimulateOptions = {"system": self.live.system, "extra_tokens": self.live.extra_tokens}
         else:
             history, options = synthetic_history(self.shape), {}
+        options["summarize"] = self.summarize
         self._history = tuple(history)
-        self.results = simulate_all(history, self.window, self.strategies, summarize=self.summarize, **options)
+        self.results = simulate_all(history, self.window, self.strategies, **options)
         self.seconds = time.perf_counter() - started
 
     def update(self, **changes: Any) -> "Explorer":
@@ -154,7 +162,7 @@ class Explorer:
         self._render()
         return self
 
-    def tables(self) -> dict[Strategy, Any]:
+    def tables(self) -> dict[Strategy, pd.DataFrame]:
         """Each strategy's per-request table (pandas)."""
         return {s: r.table() for s, r in self.results.items()}
 
@@ -214,7 +222,7 @@ class Explorer:
     def __repr__(self) -> str:
         return f"<nbagent truncation explorer: {self.describe()}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, object]:
         data = dict(self.widget._repr_mimebundle_() or {})
         data["text/plain"] = self.to_text()
         data["text/html"] = self.to_html()
@@ -249,7 +257,7 @@ class Explorer:
         self.w_summary = W.HTML()
         self.w_columns = W.GridBox(layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(320px, 1fr))",
                                                    grid_gap="8px"))
-        self._columns: dict[Strategy, dict[str, Any]] = {}
+        self._columns: dict[Strategy, dict[str, W.HTML]] = {}
         for w in (self.w_window, self.w_custom, self.w_source, self.w_requests, self.w_user, self.w_assistant,
                   self.w_file, self.w_tools, self.w_reads, *self.w_strategies.values()):
             w.observe(self._on_control, names="value")
@@ -264,7 +272,7 @@ class Explorer:
         self._sync_controls()
         self._render()
 
-    def _on_control(self, change: Mapping[str, Any]) -> None:
+    def _on_control(self, change: Mapping[str, object]) -> None:
         if self._syncing:
             return
         picked = self.w_window.value
@@ -272,7 +280,7 @@ class Explorer:
         window = picked or self.w_custom.value
         if change.get("owner") is self.w_source and change.get("new") and self.live is not None:
             window = self.live.window  # switching to the session: start from its own window
-        changes: dict[str, Any] = {
+        changes: dict[str, object] = {
             "window": window, "use_session": self.w_source.value,
             "strategies": [st for st, box in self.w_strategies.items() if box.value],
             "requests": self.w_requests.value, "user_tokens": self.w_user.value,
@@ -284,9 +292,10 @@ class Explorer:
             changes["request"] = self.request
         self.update(**changes)
 
-    def _on_request(self, change: Mapping[str, Any]) -> None:
-        if not self._syncing:
-            self.request = self._clamp(change["new"])
+    def _on_request(self, change: Mapping[str, object]) -> None:
+        new = change["new"]
+        if not self._syncing and isinstance(new, int):  # the slider's value
+            self.request = self._clamp(new)
             self._render_request()
 
     def _sync_controls(self) -> None:
@@ -338,7 +347,7 @@ class Explorer:
                                       f'{request_html(record)}</div>')
 
 
-def explore(session: Any = None, **kwargs: Any) -> Explorer:
+def explore(session: LiveSession | None = None, **kwargs: Any) -> Explorer:
     """Open the truncation explorer; with a ``session`` it starts on that session's history and
     window (see :class:`Explorer` for the keyword arguments)."""
     return Explorer(session, **kwargs)

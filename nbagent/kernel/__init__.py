@@ -7,14 +7,17 @@ ipykernel's kernel machinery.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .kernel import NbAgentKernel
 
 __all__ = ["NbAgentKernel", "install", "KERNEL_NAME"]
 
 KERNEL_NAME = "nbagent"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "NbAgentKernel":
         from .kernel import NbAgentKernel
 

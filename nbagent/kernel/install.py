@@ -13,15 +13,25 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 KERNEL_NAME = "nbagent"
 RESOURCES = Path(__file__).with_name("resources")
 
 
-def kernel_json(executable: str | None = None) -> dict[str, Any]:
+class KernelSpecJSON(TypedDict):
+    """The ``kernel.json`` of ``resources/``, as Jupyter reads it."""
+
+    argv: list[str]
+    display_name: str
+    language: str
+    interrupt_mode: str
+    metadata: dict[str, bool]
+
+
+def kernel_json(executable: str | None = None) -> KernelSpecJSON:
     """The kernelspec's ``kernel.json`` with ``argv[0]`` set to ``executable`` (default: this Python)."""
-    spec = json.loads((RESOURCES / "kernel.json").read_text(encoding="utf-8"))
+    spec: KernelSpecJSON = json.loads((RESOURCES / "kernel.json").read_text(encoding="utf-8"))
     spec["argv"][0] = executable or sys.executable
     return spec
 

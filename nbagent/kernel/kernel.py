@@ -25,13 +25,18 @@ import asyncio
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from types import FrameType
+from typing import TYPE_CHECKING, Iterator
 
 from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
+from ..engine.contracts.json_types import JSONObject
 from ..notebook import waiting, warmup
 from ..notebook.fast_path import offer_to_fast_path
+
+if TYPE_CHECKING:
+    import zmq
 
 EXTENSION = "nbagent"
 
@@ -50,7 +55,7 @@ class NbAgentKernel(IPythonKernel):
 
     _nbagent_fast_path = True  # the subclass's own step below: %load_ext installs none
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.extension_loaded = self._load_extension()
 
@@ -72,14 +77,14 @@ class NbAgentKernel(IPythonKernel):
             return False
         return True
 
-    async def kernel_info_request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    async def kernel_info_request(self, *args: object, **kwargs: object) -> None:
         """ipykernel's reply, then the warm-up (once): started after the reply is sent, so the
         client's wait for a started kernel never shares the CPU with it."""
         await super().kernel_info_request(*args, **kwargs)
         if self.extension_loaded:
             warmup.start_once()
 
-    async def do_execute(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    async def do_execute(self, *args: object, **kwargs: object) -> JSONObject:
         """ipykernel's ``do_execute``, with the shell's last traceback reset first, and an interrupted
         cell always answered.
 
@@ -109,11 +114,11 @@ class NbAgentKernel(IPythonKernel):
         finally:
             _too_late_to_interrupt()
 
-    def _interrupted_reply(self) -> dict[str, Any]:
+    def _interrupted_reply(self) -> JSONObject:
         """The reply ipykernel gives a cell that raised ``KeyboardInterrupt`` (status ``error``, so
         Run All and nbclient stop)."""
         shell = self.shell
-        reply: dict[str, Any] = {
+        reply: JSONObject = {
             "status": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": [],
             "engine_info": {"engine_uuid": self.ident, "engine_id": self.int_id, "method": "execute"},
             "user_expressions": {}, "payload": [],
@@ -126,7 +131,7 @@ class NbAgentKernel(IPythonKernel):
 
     # --- 2. the shell-channel fast path --------------------------------------------------------
 
-    async def shell_channel_thread_main(self, msg: Any) -> None:  # type: ignore[override]
+    async def shell_channel_thread_main(self, msg: list[zmq.Message]) -> None:
         """Resolve registered widget clicks on the shell-channel thread, then route as usual."""
         try:
             offer_to_fast_path(self.session, msg)
@@ -137,13 +142,13 @@ class NbAgentKernel(IPythonKernel):
     # --- 3. interrupt → abort ----------------------------------------------------------------------
 
     @contextmanager
-    def _cancel_on_sigint(self, future: Any) -> Iterator[None]:
+    def _cancel_on_sigint(self, future: asyncio.Future[object]) -> Iterator[None]:
         """ipykernel's SIGINT-cancels-the-async-cell handler, with the aborts set first."""
         try:
             with super()._cancel_on_sigint(future):
                 inner = signal.getsignal(signal.SIGINT)
 
-                def handler(signum: int, frame: Any) -> None:
+                def handler(signum: int, frame: FrameType | None) -> None:
                     waiting.trigger_aborts()
                     if callable(inner):
                         inner(signum, frame)
@@ -159,12 +164,12 @@ class NbAgentKernel(IPythonKernel):
         signal.signal(signal.SIGINT, _abort_then_interrupt)
 
 
-def _abort_then_interrupt(signum: int, frame: Any) -> None:
+def _abort_then_interrupt(signum: int, frame: FrameType | None) -> None:
     waiting.trigger_aborts()
     raise KeyboardInterrupt
 
 
-def _abort_only(signum: int, frame: Any) -> None:
+def _abort_only(signum: int, frame: FrameType | None) -> None:
     waiting.trigger_aborts()
 
 

@@ -15,6 +15,7 @@ from typing import Any, Awaitable, ClassVar, TypeVar
 import pydantic
 
 from nbagent.engine.context.file_state import FileChangedError
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import Tool, ToolContext, ToolExecutionError, ToolInputError, ToolOutput
 
 T = TypeVar("T")
@@ -74,7 +75,7 @@ class BuiltinTool(Tool):
 
     Input: ClassVar[type[ToolInput]]
 
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, tool_input: JSONObject, ctx: ToolContext) -> ToolOutput:
         """Validate, call, and shape the output; never raises except ``CancelledError``."""
         try:
             try:

@@ -30,7 +30,7 @@ class BoundedText(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         n = len(s)
         self.total += n
         room = self._head_max - self._head_len

@@ -23,7 +23,8 @@ import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Protocol, TextIO, runtime_checkable
+from types import CodeType
+from typing import Iterable, Iterator, Mapping, Protocol, TextIO, TypeGuard, runtime_checkable
 
 from nbagent.engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 
@@ -43,7 +44,7 @@ class ExecutionResult:
     stderr: str = ""
     result_repr: str | None = None
     error: str | None = None
-    rich: dict[str, Any] | None = None
+    rich: Mapping[str, object] | None = None
 
 
 @runtime_checkable
@@ -52,6 +53,12 @@ class Executor(Protocol):
     ``error``); may be cancelled (an abort) at its ``await``."""
 
     async def execute(self, code: str) -> ExecutionResult: ...
+
+
+class ExecutorWithCwd(Protocol):
+    """An :class:`Executor` whose ``execute`` also takes the working directory (``cwd=``)."""
+
+    async def execute(self, code: str, *, cwd: str | Path | None = None) -> ExecutionResult: ...
 
 
 class _ThreadRouter(io.TextIOBase):
@@ -71,10 +78,10 @@ class _ThreadRouter(io.TextIOBase):
         buf = getattr(_capture, self._which, None)
         return buf if buf is not None else self.original
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         return self._target().write(s)
 
-    def writelines(self, lines: Any) -> None:  # type: ignore[override]
+    def writelines(self, lines: Iterable[str]) -> None:  # type: ignore[override]
         for line in lines:
             self.write(line)
 
@@ -87,7 +94,7 @@ class _ThreadRouter(io.TextIOBase):
     def isatty(self) -> bool:
         return False
 
-    def __getattr__(self, name: str) -> Any:  # encoding, fileno, ... of the real stream
+    def __getattr__(self, name: str) -> object:  # encoding, fileno, ... of the real stream
         return getattr(self.original, name)
 
 
@@ -193,7 +200,7 @@ def working_directory(cwd: str | Path | None) -> Iterator[None]:
         claim.release()
 
 
-def takes_cwd(executor: Any) -> bool:
+def takes_cwd(executor: Executor) -> TypeGuard[ExecutorWithCwd]:
     """Whether ``executor.execute`` accepts ``cwd=`` (executors written before it do not)."""
     try:
         return "cwd" in inspect.signature(executor.execute).parameters
@@ -230,10 +237,10 @@ class NamespaceExecutor:
     after :data:`BUSY_GRACE_S` reports that instead of waiting for it.
     """
 
-    def __init__(self, namespace: dict[str, Any] | None = None, *,
+    def __init__(self, namespace: dict[str, object] | None = None, *,
                  capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT) -> None:
         self.capture_limit = capture_limit  # characters of stdout (and of stderr, and of a repr) kept
-        self.namespace: dict[str, Any] = namespace if namespace is not None else {"__name__": "__main__"}
+        self.namespace: dict[str, object] = namespace if namespace is not None else {"__name__": "__main__"}
         self.namespace.setdefault("__builtins__", builtins)
         self._lock = threading.Lock()
         self._state = threading.Lock()  # guards _in_user_code against the interrupting thread
@@ -252,19 +259,23 @@ class NamespaceExecutor:
         future: asyncio.Future[ExecutionResult] = loop.create_future()
         context = contextvars.copy_context()  # as asyncio.to_thread does
 
-        def deliver(setter: Any, value: Any) -> None:
-            if not future.done():  # the waiter may have been cancelled (an abort)
-                setter(value)
+        def deliver(outcome: ExecutionResult | BaseException) -> None:
+            if future.done():  # the waiter may have been cancelled (an abort)
+                return
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
 
         def work() -> None:
             try:
                 result = context.run(self._execute_locked, code, cwd)
             except BaseException as exc:  # noqa: BLE001 - an executor bug; hand it to the waiter
-                outcome: tuple[Any, Any] = (future.set_exception, exc)
+                outcome: ExecutionResult | BaseException = exc
             else:
-                outcome = (future.set_result, result)
+                outcome = result
             try:
-                loop.call_soon_threadsafe(deliver, *outcome)
+                loop.call_soon_threadsafe(deliver, outcome)
             except RuntimeError:  # the loop closed while the code ran: nobody is waiting
                 pass
 
@@ -346,7 +357,7 @@ class NamespaceExecutor:
         except Exception as exc:  # noqa: BLE001
             return None, f"repr() of the result failed: {type(exc).__name__}: {exc}"
 
-    def _eval(self, code_obj: Any) -> Any:
+    def _eval(self, code_obj: CodeType) -> object:
         with self._state:
             self._in_user_code = threading.get_ident()
         try:

@@ -13,10 +13,10 @@ lock: the kernel is one process, and its working directory is shared by everythi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import pydantic
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
@@ -43,12 +43,13 @@ def format_execution(result: ExecutionResult) -> str:
     return "\n".join(parts) if parts else "(no output)"
 
 
-def _content(result: ExecutionResult) -> str | list[dict[str, Any]]:
+def _content(result: ExecutionResult) -> str | list[JSONObject]:
     text = format_execution(result)
-    images = [
-        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": result.rich[mime]}}
+    bundle = result.rich or {}
+    images: list[JSONObject] = [
+        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
         for mime in _IMAGE_TYPES
-        if result.rich and isinstance(result.rich.get(mime), str)
+        if isinstance(data := bundle.get(mime), str)
     ]
     if not images:
         return text
@@ -73,15 +74,15 @@ class Python(BuiltinTool):
     def executor_for(self, ctx: ToolContext) -> Executor:
         """``ctx.executor`` if set, else this tool's own persistent :class:`NamespaceExecutor`."""
         if ctx.executor is not None:
-            return ctx.executor  # type: ignore[no-any-return]
+            return ctx.executor
         if self._fallback is None:
             self._fallback = NamespaceExecutor(capture_limit=ctx.capture_limit)
         return self._fallback
 
     async def call(self, params: PythonInput, ctx: ToolContext) -> ToolOutput:
         executor = self.executor_for(ctx)
-        execute: Any = executor.execute  # ``cwd=`` is optional in the Executor protocol: checked first
-        run = execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else execute(params.code)
+        # ``cwd=`` is optional in the Executor protocol: checked first
+        run = executor.execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else executor.execute(params.code)
         result = await wait_or_abort(run, ctx.abort)
         content = _content(result)
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's

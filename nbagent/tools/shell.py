@@ -11,7 +11,7 @@ import asyncio
 import codecs
 import os
 import signal
-from typing import Any, Optional
+from typing import Literal, Optional
 
 import pydantic
 
@@ -125,7 +125,7 @@ class Shell(BuiltinTool):
             env=dict(ctx.env) if ctx.env is not None else None,  # without the API key and other secrets
         )
         communicate = asyncio.ensure_future(_communicate(proc, ctx.capture_limit))
-        waiters: set[asyncio.Future[Any]] = {communicate}
+        waiters: set[asyncio.Future[tuple[str, str]] | asyncio.Future[Literal[True]]] = {communicate}
         abort_wait = asyncio.ensure_future(ctx.abort.wait()) if ctx.abort is not None else None
         if abort_wait is not None:
             waiters.add(abort_wait)

@@ -99,3 +99,17 @@ def test_bad_options_are_refused_with_a_usage_line(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit):
         main(["p", "a.csv", "--jobs", "0"])
     assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_item_row_has_the_fields_of_item_result(tmp_path: Path) -> None:
+    # A worker hands back write_result's dict as an ItemRow: the TypedDict and the dataclass must not drift.
+    import dataclasses
+    import typing
+
+    from nbagent.batch.item import ItemResult, ItemRow, write_result
+
+    hints = typing.get_type_hints(ItemResult)
+    assert typing.get_type_hints(ItemRow) == hints
+    row = write_result(tmp_path, ItemResult("a.csv", "end_turn", cost_usd=0.5, error=None))
+    assert set(row) == {f.name for f in dataclasses.fields(ItemResult)} == set(hints)
+    assert ItemResult(**row) == ItemResult("a.csv", "end_turn", cost_usd=0.5)

@@ -16,7 +16,7 @@ the names from :mod:`.manager`, :mod:`.connection` and :mod:`.schema` load on fi
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .build import build_mcp_manager
 from .config import (
@@ -45,7 +45,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

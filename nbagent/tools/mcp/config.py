@@ -116,7 +116,7 @@ def _expand(value: str, name: str, source: str, field_name: str) -> str:
     return _VAR.sub(sub, value)
 
 
-def _string(entry: Mapping[str, Any], key: str, name: str, source: str, required: bool = True) -> str | None:
+def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:
     value = entry.get(key)
     if value is None and not required:
         return None
@@ -126,7 +126,7 @@ def _string(entry: Mapping[str, Any], key: str, name: str, source: str, required
     return _expand(value, name, source, key)
 
 
-def _string_list(entry: Mapping[str, Any], key: str, name: str, source: str) -> tuple[str, ...]:
+def _string_list(entry: Mapping[str, object], key: str, name: str, source: str) -> tuple[str, ...]:
     value = entry.get(key, [])
     if not isinstance(value, (list, tuple)):
         raise _error(name, source, key, f"must be a list of strings, got {type(value).__name__}")
@@ -138,7 +138,7 @@ def _string_list(entry: Mapping[str, Any], key: str, name: str, source: str) -> 
     return tuple(out)
 
 
-def _string_map(entry: Mapping[str, Any], key: str, name: str, source: str) -> Mapping[str, str]:
+def _string_map(entry: Mapping[str, object], key: str, name: str, source: str) -> Mapping[str, str]:
     value = entry.get(key) or {}
     if not isinstance(value, Mapping):
         raise _error(name, source, key, f"must be an object of strings, got {type(value).__name__}")
@@ -151,7 +151,7 @@ def _string_map(entry: Mapping[str, Any], key: str, name: str, source: str) -> M
     return MappingProxyType(out)
 
 
-def parse_server(name: Any, entry: Any, source: str) -> ServerConfig | None:
+def parse_server(name: object, entry: object, source: str) -> ServerConfig | None:
     """One server entry as a record (None when it says ``"disabled": true``)."""
     if not isinstance(name, str) or not name.strip():
         raise McpConfigError(f"MCP server names must be non-empty strings (in {source}): got {name!r}")
@@ -186,19 +186,21 @@ def parse_server(name: Any, entry: Any, source: str) -> ServerConfig | None:
                        env=_string_map(entry, "env", name, source), cwd=Path(cwd) if cwd else None, source=source)
 
 
-def parse_servers(raw: Mapping[str, Any] | None, source: str) -> dict[str, ServerConfig]:
+def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, ServerConfig]:
     """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped."""
     if not raw:
         return {}
     if not isinstance(raw, Mapping):
         raise McpConfigError(f"MCP servers (in {source}) must be an object of server entries, got {type(raw).__name__}")
+    entries: Mapping[str, object] = raw
     if set(raw) == {"mcpServers"}:
-        raw = raw["mcpServers"]
-        if not isinstance(raw, Mapping):
+        inner = raw["mcpServers"]
+        if not isinstance(inner, Mapping):
             raise McpConfigError(f"'mcpServers' (in {source}) must be an object of server entries, "
-                                 f"got {type(raw).__name__}")
+                                 f"got {type(inner).__name__}")
+        entries = inner
     servers: dict[str, ServerConfig] = {}
-    for name, entry in raw.items():
+    for name, entry in entries.items():
         server = parse_server(name, entry, source)
         if server is not None:
             servers[name] = server
@@ -221,7 +223,7 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
     return parse_servers(data.get("mcpServers", {}), str(path))
 
 
-def resolve_servers(explicit: Mapping[str, Any] | None, cwd: Path, *, read_mcp_json: bool = True,
+def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
                     source: str = "mcp_servers") -> tuple[ServerConfig, ...]:
     """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name."""
     servers = load_mcp_json(cwd) if read_mcp_json else {}

@@ -11,22 +11,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+import io
 import logging
 import math
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Literal
+from types import TracebackType
+from typing import AsyncIterator, Awaitable, Callable, Coroutine, Literal, TextIO
 
 import anyio
 import httpx2
 import mcp.types as mcp_types
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
+from mcp.client._transport import ReadStream, TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
@@ -38,7 +44,8 @@ log = logging.getLogger("nbagent.mcp")
 _TRANSPORT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream,
                      httpx2.TransportError)
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped", "closed"]
-Bridge = Callable[[Coroutine[Any, Any, ToolOutput]], Awaitable[ToolOutput]]
+Bridge = Callable[[Coroutine[object, None, ToolOutput]], Awaitable[ToolOutput]]
+_Received = SessionMessage | Exception
 _STDERR_TAIL = 600
 
 
@@ -89,7 +96,7 @@ class McpTool:
     def __repr__(self) -> str:
         return f"McpTool({self.name!r}, read_only={self.read_only})"
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         """The server's JSON schema, as sent to the model."""
         return dict(self._schema)
 
@@ -97,11 +104,11 @@ class McpTool:
     """The server's schema may hold any regex (``^(a+)+$``): the loop validates in a worker thread,
     so a catastrophic pattern cannot block the event loop (and with it the abort)."""
 
-    def validate(self, raw_input: Any) -> dict[str, Any]:
+    def validate(self, raw_input: object) -> JSONObject:
         """Check the input against the server's schema (``jsonschema``), or raise ``ToolInputError``."""
         return self.checker.validate(self.name, raw_input)
 
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, tool_input: JSONObject, ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server; failures come back as ``is_error`` outputs, never raised."""
         conn = self._connection
         return await conn.bridge(conn.call(self, tool_input))
@@ -110,14 +117,14 @@ class McpTool:
 class _EofWatch:
     """A transport's read stream that reports its end: for stdio, that is the server exiting."""
 
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+    def __init__(self, inner: ReadStream[_Received], on_eof: Callable[[], None]) -> None:
         self._inner = inner
         self._on_eof = on_eof
 
-    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context``, read by the dispatcher
+    def __getattr__(self, name: str) -> object:  # e.g. ``last_context``, read by the dispatcher
         return getattr(self._inner, name)
 
-    async def receive(self) -> Any:
+    async def receive(self) -> _Received:
         try:
             return await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -127,7 +134,7 @@ class _EofWatch:
     def __aiter__(self) -> "_EofWatch":
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> _Received:
         try:
             return await self.receive()
         except anyio.EndOfStream:
@@ -139,7 +146,8 @@ class _EofWatch:
     async def __aenter__(self) -> "_EofWatch":
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
+                        exc_tb: TracebackType | None) -> None:
         await self.aclose()
 
 
@@ -170,7 +178,7 @@ class ServerConnection:
         self.ready = asyncio.Event()  # set when it leaves "connecting"
         self.wake = asyncio.Event()  # set to make serve() leave its connection
         self.stopping = False
-        self.errlog: Any = None
+        self.errlog: TextIO | None = None
 
     # -- lifecycle (inside the serve task) ------------------------------------------------------
     def start(self) -> None:
@@ -213,12 +221,12 @@ class ServerConnection:
                 self.errlog = None
             self.ready.set()
 
-    async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
+    async def _transport(self, stack: contextlib.AsyncExitStack[bool | None]) -> Transport:
         cfg = self.config
         if isinstance(cfg, StdioServer):
             # A file of our own for the server's stderr: Jupyter's sys.stderr has no file descriptor,
             # and its last lines explain a server that fails.
-            self.errlog = tempfile.TemporaryFile()
+            self.errlog = io.TextIOWrapper(tempfile.TemporaryFile(), encoding="utf-8")  # only its fd is used
             params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None,
                                            cwd=str(cfg.cwd or self.cwd))
             return _watched(stdio_client(params, errlog=self.errlog), self._on_eof)
@@ -264,7 +272,7 @@ class ServerConnection:
         return f" (stderr: …{' | '.join(line.strip() for line in lines)})" if lines else ""
 
     # -- calls (run in the manager's loop through ``bridge``) -------------------------------------
-    async def call(self, tool: McpTool, arguments: dict[str, Any]) -> ToolOutput:
+    async def call(self, tool: McpTool, arguments: JSONObject) -> ToolOutput:
         client = self.client
         if self.state != "connected" or client is None:
             why = f": {self.error}" if self.error else ""
@@ -303,7 +311,7 @@ class ServerConnection:
 
 
 @contextlib.asynccontextmanager
-async def _watched(transport: Any, on_eof: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+async def _watched(transport: Transport, on_eof: Callable[[], None]) -> AsyncIterator[TransportStreams]:
     async with transport as (read_stream, write_stream):
         yield _EofWatch(read_stream, on_eof), write_stream
 

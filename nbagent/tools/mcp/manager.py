@@ -35,7 +35,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Coroutine, Sequence, TypeVar
+from typing import Coroutine, Sequence, TypeVar
 
 from nbagent.engine.contracts.config import DEFAULT_MCP_CALL_TIMEOUT_S
 from nbagent.engine.contracts.tool_api import ToolOutput
@@ -122,7 +122,7 @@ class McpManager:
         _LIVE.add(self)
         _warm_imports()
 
-    async def _in_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+    async def _in_loop(self, coro: Coroutine[object, None, T]) -> T:
         """Run ``coro`` in the manager's loop; await it from the caller's (cancelling it there
         if the caller is cancelled, e.g. by an abort)."""
         loop = self._loop
@@ -136,7 +136,7 @@ class McpManager:
             raise McpClosedError("the MCP servers of this session are closed") from None
         return await asyncio.wrap_future(future)
 
-    async def _call_bridge(self, coro: Coroutine[Any, Any, ToolOutput]) -> ToolOutput:
+    async def _call_bridge(self, coro: Coroutine[object, None, ToolOutput]) -> ToolOutput:
         try:
             return await self._in_loop(coro)
         except McpClosedError as exc:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import mcp.types as mcp_types
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolOutput
 
 # Images the Messages API accepts inside a tool_result; other media are described in text.
 _IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 
 
-def _block(item: Any) -> dict[str, Any]:
+def _block(item: mcp_types.ContentBlock) -> JSONObject:
     if isinstance(item, mcp_types.TextContent):
         return {"type": "text", "text": item.text}
     if isinstance(item, mcp_types.ImageContent) and item.mime_type in _IMAGE_TYPES:
@@ -37,9 +37,10 @@ def to_tool_output(result: mcp_types.CallToolResult) -> ToolOutput:
     blocks = [_block(item) for item in result.content]
     if not blocks and result.structured_content is not None:
         blocks = [{"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)}]
-    content: str | list[dict[str, Any]]
-    if all(b["type"] == "text" for b in blocks):
-        content = "\n".join(b["text"] for b in blocks) or "(no output)"
+    content: str | list[JSONObject]
+    texts = [b["text"] for b in blocks if b["type"] == "text" and isinstance(b["text"], str)]
+    if len(texts) == len(blocks):
+        content = "\n".join(texts) or "(no output)"
     else:
         content = blocks
     return ToolOutput(content=content, is_error=bool(result.is_error))  # the loop cuts long output

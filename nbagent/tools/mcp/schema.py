@@ -27,15 +27,17 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nbagent.engine.contracts.json_types import JSONObject, JSONValue
 from nbagent.engine.contracts.tool_api import ToolInputError
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
-    from jsonschema.protocols import Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+    from referencing import Registry
 
 log = logging.getLogger("nbagent.mcp")
 
@@ -58,7 +60,7 @@ class InputCheck:
     unchecked: str | None = None
     """Why the inputs go to the server unchecked (None when they are checked)."""
 
-    def validate(self, tool_name: str, raw_input: Any) -> dict[str, Any]:
+    def validate(self, tool_name: str, raw_input: object) -> JSONObject:
         """``raw_input``, checked against the schema, as the dict to send to the server."""
         if not isinstance(raw_input, dict):
             raise ToolInputError(
@@ -79,14 +81,14 @@ class InputCheck:
         return dict(raw_input)
 
 
-def input_check(schema: Any) -> InputCheck:
+def input_check(schema: object) -> InputCheck:
     """The check for a tool's ``inputSchema``; never raises (a schema it cannot use gives
     ``validator=None`` and the reason)."""
     if not isinstance(schema, (Mapping, bool)):
         return InputCheck(None, f"the input schema is a {type(schema).__name__}, not a JSON Schema")
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+    from jsonschema.validators import validator_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # an unknown $schema: the default is used
@@ -110,16 +112,16 @@ PATTERN_TIMEOUT_S = 1.0
 """Longest a schema's ``pattern`` may take on one input string (a server's ``^(a+)+$`` can take ages)."""
 
 
-def _bounded_patterns(cls: Any) -> Any:
+def _bounded_patterns(cls: type[Validator]) -> type[Validator]:
     """``cls`` with ``pattern`` checked by the ``regex`` module, with a time limit and without
     holding the GIL (``re`` holds it: a validation in a worker thread would still stop the event loop,
     and with it the abort)."""
-    import regex  # type: ignore[import-untyped]
+    import regex
     from jsonschema.exceptions import ValidationError
     from jsonschema.validators import extend
 
-    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
-        if not validator.is_type(instance, "string"):
+    def pattern(validator: Validator, patrn: str, instance: JSONValue, schema: JSONObject) -> Iterator[ValidationError]:
+        if not isinstance(instance, str):  # what the validator's type check "string" tests
             return
         try:
             found = regex.search(patrn, instance, timeout=PATTERN_TIMEOUT_S, concurrent=True)
@@ -142,10 +144,10 @@ def _short(value: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _local_registry(schema: Mapping[str, Any], cls: Any) -> tuple[Any, str | None]:
+def _local_registry(schema: Mapping[str, object], cls: type[Validator]) -> tuple[Registry[JSONValue], str | None]:
     """A registry of the schema and the metaschemas only (so no reference is ever fetched), and
     the first ``$ref`` it cannot resolve, if any."""
-    import jsonschema_specifications  # type: ignore[import-untyped]
+    import jsonschema_specifications
     import referencing
     import referencing.exceptions
     import referencing.jsonschema
@@ -164,7 +166,7 @@ def _local_registry(schema: Mapping[str, Any], cls: Any) -> tuple[Any, str | Non
     return registry, None
 
 
-def _refs(node: Any, named: bool = False) -> Iterator[str]:
+def _refs(node: object, named: bool = False) -> Iterator[str]:
     """Every ``$ref`` string in a schema (``named``: ``node`` maps names to schemas)."""
     if isinstance(node, Mapping):
         for key, value in node.items():
@@ -179,7 +181,7 @@ def _refs(node: Any, named: bool = False) -> Iterator[str]:
             yield from _refs(item)
 
 
-def _path(path: Any) -> str:
+def _path(path: Iterable[str | int]) -> str:
     return ".".join(str(p) for p in path) or "(input)"
 
 
@@ -187,7 +189,7 @@ def _describe(error: ValidationError) -> str:
     """``path: message``, and for ``anyOf``/``oneOf`` what each alternative objected to."""
     text = f"{_path(error.absolute_path)}: {error.message}"
     if error.context and error.validator in ("anyOf", "oneOf"):
-        first: dict[Any, ValidationError] = {}
+        first: dict[str | int | None, ValidationError] = {}
         for sub in error.context:  # the first complaint of each alternative
             first.setdefault(sub.relative_schema_path[0] if sub.relative_schema_path else None, sub)
         text += " (" + "; or ".join(f"{_path(s.absolute_path)}: {s.message}" for s in first.values()) + ")"
