@@ -299,7 +299,7 @@ def _block_at(messages: Sequence[Message], index: int, block: int) -> ContentBlo
 # -- characters --------------------------------------------------------------------------------
 
 
-def block_chars(block: object) -> int:
+def block_chars(block: ContentBlock) -> int:
     """Characters a block puts in the prompt; images count their base64 length."""
     match block:
         case {"type": "text", "text": str(text)}:

@@ -54,7 +54,7 @@ class SessionClosedError(NbAgentError):
         super().__init__(f"this Agent was closed; {how}")
 
 
-def preview(prompt: str | Sequence[Mapping[str, object]]) -> str:
+def preview(prompt: str | Sequence[ContentBlock]) -> str:
     text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
