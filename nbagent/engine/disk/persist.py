@@ -11,14 +11,11 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.errors import CorruptFileError
 from .safe_open import read_regular
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
 # Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
 # levels of their own; anything deeper was not written by nbagent.
@@ -109,7 +106,7 @@ def _json_default(value: object) -> object:
         entry = _FIELDS.get(cls)
         if entry is None:
             omit = set(getattr(cls, OMIT_WHEN_DEFAULT, ()))
-            fields = dataclasses.fields(cast("DataclassInstance", value))  # its class has dataclass fields
+            fields = dataclasses.fields(value) if dataclasses.is_dataclass(value) else ()  # once per class
             entry = _FIELDS[cls] = (tuple(f.name for f in fields),
                                     {f.name: _default(f) for f in fields if f.name in omit})
         names, defaults = entry
