@@ -26,9 +26,18 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence, cast
+from typing import Literal, Mapping, Sequence, cast
 
-from ..contracts.messages import ContentBlock, Message, TextBlockParam, is_text, is_tool_result, is_tool_use, tool_result_text
+from ..contracts.messages import (
+    ContentBlock,
+    Message,
+    TextBlockParam,
+    ToolResultBlockParam,
+    is_text,
+    is_tool_result,
+    is_tool_use,
+    tool_result_text,
+)
 from .request import RequestMemo, edited_message, replace_block_text
 from .updates import DUPLICATE_FILE_READ_NOTICE, ContextHistoryUpdates, EditType
 
@@ -80,10 +89,10 @@ class FileReadCache:
     __slots__ = ("_by_index", "_chars")
 
     def __init__(self) -> None:
-        self._by_index: dict[int, tuple[Any, Any, bool, tuple[FileRead, ...]]] = {}
-        self._chars: dict[int, tuple[Any, int]] = {}
+        self._by_index: dict[int, tuple[Message | None, Message, bool, tuple[FileRead, ...]]] = {}
+        self._chars: dict[int, tuple[Message, int]] = {}
 
-    def reads(self, prev: Any, message: Any, index: int, results_hidden: bool) -> tuple[FileRead, ...]:
+    def reads(self, prev: Message | None, message: Message, index: int, results_hidden: bool) -> tuple[FileRead, ...]:
         hit = self._by_index.get(index)
         if hit is not None and hit[0] is prev and hit[1] is message and hit[2] == results_hidden:
             return hit[3]
@@ -135,7 +144,7 @@ def _tool_reads(prev: Message, content: list[ContentBlock], index: int) -> list[
     prev_content = prev.get("content")
     if not isinstance(prev_content, list):
         return []
-    results: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    results: dict[str, tuple[int, ToolResultBlockParam]] = {}
     for j, block in enumerate(content):
         if is_tool_result(block):
             results[block.get("tool_use_id", "")] = (j, block)  # the last duplicate is the one sent
@@ -164,7 +173,7 @@ def _tool_reads(prev: Message, content: list[ContentBlock], index: int) -> list[
     return found
 
 
-def _input_path(tool_input: Mapping[str, Any]) -> str | None:
+def _input_path(tool_input: Mapping[str, object]) -> str | None:
     for key in _PATH_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value:
@@ -172,7 +181,7 @@ def _input_path(tool_input: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _scope(tool_input: Mapping[str, Any]) -> str | None:
+def _scope(tool_input: Mapping[str, object]) -> str | None:
     extra = {k: v for k, v in tool_input.items() if k not in _PATH_KEYS and v is not None}
     if extra.get("offset") == 1 and "limit" not in extra:
         del extra["offset"]  # read_file's lines are 1-based: from line 1 to the end is the whole file
@@ -290,35 +299,26 @@ def _block_at(messages: Sequence[Message], index: int, block: int) -> ContentBlo
 # -- characters --------------------------------------------------------------------------------
 
 
-def block_chars(block: Any) -> int:
+def block_chars(block: ContentBlock) -> int:
     """Characters a block puts in the prompt; images count their base64 length."""
-    if not isinstance(block, (dict, Mapping)):
-        return 0
-    kind = block.get("type")
-    if kind == "text":
-        return len(block.get("text") or "")
-    if kind == "image":
-        source = block.get("source")
-        if isinstance(source, (dict, Mapping)) and source.get("type") == "base64":
-            return len(source.get("data") or "")
-        return 0
-    if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, str):
+    match block:
+        case {"type": "text", "text": str(text)}:
+            return len(text)
+        case {"type": "image", "source": {"type": "base64", "data": str(data)}}:
+            return len(data)
+        case {"type": "tool_result", "content": str(content)}:
             return len(content)
-        if isinstance(content, list):
+        case {"type": "tool_result", "content": list(content)}:
             return sum(block_chars(b) for b in content)
-        return 0
-    if kind == "tool_use":
-        return len(block.get("name") or "") + _leaf_chars(block.get("input"))
-    if kind == "thinking":
-        return len(block.get("thinking") or "")
-    if kind == "redacted_thinking":
-        return len(block.get("data") or "")
+        case {"type": "tool_use", **fields}:
+            name = fields.get("name")
+            return (len(name) if isinstance(name, str) else 0) + _leaf_chars(fields.get("input"))
+        case {"type": "thinking", "thinking": str(text)} | {"type": "redacted_thinking", "data": str(text)}:
+            return len(text)
     return 0
 
 
-def _leaf_chars(value: Any) -> int:
+def _leaf_chars(value: object) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, (dict, Mapping)):

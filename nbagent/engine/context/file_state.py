@@ -98,7 +98,7 @@ class FileStateCache:
         return len(self._snapshots)
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, (str, os.PathLike)) and _key(path) in self._snapshots  # type: ignore[arg-type]
+        return isinstance(path, (str, os.PathLike)) and _key(path) in self._snapshots
 
     def get(self, path: PathArg) -> FileSnapshot | None:
         """The last snapshot of ``path``, or None if the session never read or wrote it."""

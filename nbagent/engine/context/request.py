@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..contracts.messages import ContentBlock, Message, TextBlockParam, ToolResultBlockParam, is_tool_result, is_tool_use
+from ..contracts.messages import (
+    ContentBlock,
+    Message,
+    TextBlockParam,
+    ToolResultBlockParam,
+    is_text,
+    is_tool_result,
+    is_tool_use,
+)
 from .updates import ContextHistoryUpdates, ContextUpdate
 from .window import RangeLike, sent_position, start_of_rest
 
@@ -223,16 +231,14 @@ def apply_block_updates(message: Message, latest: Mapping[int, ContextUpdate]) -
 
 def replace_block_text(block: ContentBlock, text: str) -> ContentBlock | None:
     """A copy of ``block`` whose replaceable text is ``text``, or None if it has none."""
-    if not isinstance(block, (dict, Mapping)):
-        return None
-    kind = block.get("type")
-    if kind == "text":
-        return {**block, "text": text}  # type: ignore[return-value]  # the same block, its text replaced
-    if kind == "tool_result":
-        return {**block, "content": text}  # type: ignore[return-value]
-    tool_input = block.get("input")
-    if kind == "tool_use" and isinstance(tool_input, (dict, Mapping)) and "content" in tool_input:
-        return {**block, "input": {**tool_input, "content": text}}  # type: ignore[return-value]
+    if is_text(block):
+        return {**block, "text": text}  # the same block, its text replaced
+    if is_tool_result(block):
+        return {**block, "content": text}
+    if is_tool_use(block):
+        tool_input = block.get("input")
+        if isinstance(tool_input, (dict, Mapping)) and "content" in tool_input:
+            return {**block, "input": {**tool_input, "content": text}}
     return None
 
 

@@ -16,9 +16,10 @@ import os
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..contracts.errors import CorruptFileError
+from ..contracts.json_types import JSONArray, JSONValue
 from ..disk.persist import atomic_write_text, read_json
 
 CONTEXT_HISTORY_FILE = "context_history.json"
@@ -64,9 +65,10 @@ class ContextUpdate:
         """The replacement text."""
         return self.content[0] if self.content else ""
 
-    def to_json(self) -> list[Any]:
+    def to_json(self) -> JSONArray:
         """``[ts, kind, [content…], [[metadata…]…]]``."""
-        return [self.ts, self.kind, list(self.content), [list(m) for m in self.metadata]]
+        metadata: JSONArray = [list[JSONValue](m) for m in self.metadata]
+        return [self.ts, self.kind, list[JSONValue](self.content), metadata]
 
 
 class _MessageEdits:
@@ -235,48 +237,50 @@ class ContextHistoryUpdates:
 
     # -- JSON ----------------------------------------------------------------------------------
 
-    def to_json(self) -> list[Any]:
+    def to_json(self) -> JSONArray:
         """``[[message_index, [edit_type, [[block_index, [update…]]…]]]…]`` in insertion order."""
-        return [
-            [i, [e.edit_type, [[b, [u.to_json() for u in ups]] for b, ups in e.blocks.items()]]]
-            for i, e in self._messages.items()
-        ]
+        return [[i, [e.edit_type, _blocks_json(e)]] for i, e in self._messages.items()]
 
     @classmethod
-    def from_json(cls, data: Any) -> "ContextHistoryUpdates":
+    def from_json(cls, data: JSONValue) -> "ContextHistoryUpdates":
         """Rebuild from :meth:`to_json` output; raises ValueError on any other shape."""
         out = cls()
         for entry in _as_list(data, "the top level"):
-            message_index, inner = _pair(entry, "a message entry")
-            edit_type, blocks = _pair(inner, f"message {message_index}")
-            _require_int(message_index, "a message index")
-            _require_int(edit_type, f"the edit type of message {message_index}")
+            raw_index, inner = _pair(entry, "a message entry")
+            raw_type, blocks = _pair(inner, f"message {raw_index}")
+            message_index = _require_int(raw_index, "a message index")
+            edit_type = _require_int(raw_type, f"the edit type of message {message_index}")
             for block in _as_list(blocks, f"the blocks of message {message_index}"):
-                block_index, updates = _pair(block, f"a block of message {message_index}")
-                _require_int(block_index, f"a block index of message {message_index}")
+                raw_block, updates = _pair(block, f"a block of message {message_index}")
+                block_index = _require_int(raw_block, f"a block index of message {message_index}")
                 for raw in _as_list(updates, f"the updates of block {message_index}.{block_index}"):
                     out._insert(message_index, edit_type, block_index, _update_from_json(raw))
         return out
 
 
-def _as_list(value: Any, what: str) -> list[Any]:
+def _blocks_json(edits: _MessageEdits) -> JSONArray:
+    return [[b, [u.to_json() for u in ups]] for b, ups in edits.blocks.items()]
+
+
+def _as_list(value: JSONValue, what: str) -> JSONArray:
     if not isinstance(value, list):
         raise ValueError(f"{what} is not an array")
     return value
 
 
-def _pair(value: Any, what: str) -> tuple[Any, Any]:
+def _pair(value: JSONValue, what: str) -> tuple[JSONValue, JSONValue]:
     if not isinstance(value, list) or len(value) != 2:
         raise ValueError(f"{what} is not a two-element array")
     return value[0], value[1]
 
 
-def _require_int(value: Any, what: str) -> None:
+def _require_int(value: JSONValue, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"{what} is not an integer: {value!r}")
+    return value
 
 
-def _update_from_json(raw: Any) -> ContextUpdate:
+def _update_from_json(raw: JSONValue) -> ContextUpdate:
     if not isinstance(raw, list) or len(raw) != 4:
         raise ValueError(f"an update is not [ts, kind, content, metadata]: {raw!r}")
     ts, kind, content, metadata = raw
@@ -290,7 +294,8 @@ def _update_from_json(raw: Any) -> ContextUpdate:
         isinstance(m, list) and all(isinstance(s, str) for s in m) for m in metadata
     ):
         raise ValueError("an update's metadata is not an array of string arrays")
-    return ContextUpdate(ts, kind, tuple(content), tuple(tuple(m) for m in metadata))
+    return ContextUpdate(ts, kind, tuple(str(c) for c in content),
+                         tuple(tuple(str(s) for s in m) for m in metadata if isinstance(m, list)))
 
 
 # -- the file --------------------------------------------------------------------------------

@@ -12,11 +12,14 @@ import errno
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Sequence, TypeVar
 
 from ..contracts.errors import CorruptFileError, TaskFolderError
+from ..contracts.json_types import JSONValue
 from .persist import MAX_FILE_DEPTH, atomic_write_text, depth_exceeds, read_json
 from .safe_open import open_regular, read_regular
+
+_Item = TypeVar("_Item")
 
 
 class AppendLog:
@@ -32,12 +35,12 @@ class AppendLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._written: list[Any] | None = None  # the items now in the file (the same objects)
+        self._written: list[object] | None = None  # the items now in the file (the same objects)
         self._unsynced = False
         self._fd: int | None = None  # open for appends, positioned by _end
         self._end = 0  # where the closing "\n]" starts
 
-    def prime(self, items: list[Any]) -> None:
+    def prime(self, items: Sequence[object]) -> None:
         """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
         self._written = list(items)
 
@@ -46,7 +49,7 @@ class AppendLog:
         self.close()
         self._written = None
 
-    def save(self, items: list[Any], line: Callable[[Any], str]) -> None:
+    def save(self, items: list[_Item], line: Callable[[_Item], str]) -> None:
         done, self._written = self._written, None  # a failed write leaves the file unknown: rewrite next
         if not items and not done and (done is not None or not self.path.exists()):
             self._written = []  # nothing to keep, and the file (if any) already says so
@@ -125,7 +128,7 @@ class AppendLog:
             os.close(fd)
 
 
-def _torn_log(path: Path) -> list[Any] | None:
+def _torn_log(path: Path) -> list[JSONValue] | None:
     """The items of a log whose last append was cut short by a crash, or None if it is not that."""
     try:
         raw = read_regular(path)
@@ -134,7 +137,7 @@ def _torn_log(path: Path) -> list[Any] | None:
         return None
     if len(lines) < 2 or lines[0] != "[":
         return None
-    items = []
+    items: list[JSONValue] = []
     for i, line in enumerate(lines[1:], start=1):
         try:
             items.append(json.loads(line.rstrip(",")))
@@ -162,12 +165,12 @@ def as_written(path: Path, items: int) -> bool:
     return raw.startswith(b"[\n") and raw.endswith(b"\n]") and raw.count(b"\n") == items + 1
 
 
-def read_log(path: Path, notices: list[str] | None = None) -> Any:
+def read_log(path: Path, notices: list[str] | None = None) -> JSONValue:
     """An :class:`AppendLog` file's JSON; a torn last append (a crash mid-write) is dropped and
     said in ``notices``, and so is a file reformatted by an editor or ``jq`` (its items load; it must
     be rewritten whole before anything is appended to it)."""
     try:
-        items = read_json(path, default=[])
+        items: JSONValue = read_json(path, default=[])
     except CorruptFileError:
         items = _torn_log(path)
         if items is None:

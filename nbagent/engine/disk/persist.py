@@ -87,29 +87,28 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def dumps_line(value: Any) -> str:
+def dumps_line(value: object) -> str:
     """One value as compact JSON on one line (newlines in strings are escaped). Dataclass
     instances (events, records) are written as objects of their fields, as ``dataclasses.asdict``
     would, but by the C encoder: a recursive conversion per event was most of a request's save."""
     return _LINE_ENCODER.encode(value)
 
 
-_FIELDS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
+_FIELDS: dict[type, tuple[tuple[str, ...], dict[str, object]]] = {}
 OMIT_WHEN_DEFAULT = "__omit_when_default__"
 """A dataclass attribute naming fields written only when they differ from their default: fields a
 newer version added, so that a folder of an earlier version is written back byte for byte."""
 
 
-def _json_default(value: Any) -> Any:
+def _json_default(value: object) -> object:
     cls = type(value)
     if hasattr(cls, "__dataclass_fields__"):
         entry = _FIELDS.get(cls)
         if entry is None:
             omit = set(getattr(cls, OMIT_WHEN_DEFAULT, ()))
-            fields = dataclasses.fields(value)
+            fields = dataclasses.fields(value) if dataclasses.is_dataclass(value) else ()  # once per class
             entry = _FIELDS[cls] = (tuple(f.name for f in fields),
-                                    {f.name: f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc,operator]
-                                     else f.default for f in fields if f.name in omit})
+                                    {f.name: _default(f) for f in fields if f.name in omit})
         names, defaults = entry
         if not defaults:
             return {name: getattr(value, name) for name in names}
@@ -121,11 +120,18 @@ def _json_default(value: Any) -> Any:
 _NO_DEFAULT = object()
 
 
+def _default(f: dataclasses.Field[object]) -> object:
+    """A field's default value (its factory's product); a field with neither always differs."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else _NO_DEFAULT
+
+
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
 """Made once: ``json.dumps`` with options builds a new encoder on every call."""
 
 
-def dumps_by_line(data: Any) -> str:
+def dumps_by_line(data: object) -> str:
     """JSON with one top-level list item (or object member) per line, the rest compact.
 
     As readable as a diff needs, and written by the C encoder: ``indent=`` would switch ``json``
@@ -141,7 +147,7 @@ def dumps_by_line(data: Any) -> str:
     return one(data)
 
 
-def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
+def atomic_write_json(path: str | os.PathLike[str], data: object) -> None:
     """Serialise ``data`` as JSON (see :func:`dumps_by_line`) and write it atomically."""
     atomic_write_text(path, dumps_by_line(data))
 
@@ -172,9 +178,9 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
     return data
 
 
-def depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: object, limit: int) -> bool:
     # Iterative: the point is not to recurse through whatever the file holds.
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, (dict, list)):

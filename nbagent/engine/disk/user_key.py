@@ -19,7 +19,6 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 KEY_BYTES = 32
 KEY_FILE_ENV = "NBAGENT_REPLAY_KEY_FILE"
@@ -81,7 +80,7 @@ def user_key() -> bytes:
     return key
 
 
-def sign(*parts: Any) -> str | None:
+def sign(*parts: object) -> str | None:
     """The signature of ``parts`` (JSON values) under this user's key; None when the key is unusable."""
     try:
         key = user_key()
@@ -91,7 +90,7 @@ def sign(*parts: Any) -> str | None:
     return hmac.new(key, payload, hashlib.sha256).hexdigest()
 
 
-def signed_by_user(signature: Any, *parts: Any) -> bool:
+def signed_by_user(signature: object, *parts: object) -> bool:
     """Whether ``signature`` is this user's signature of ``parts`` (False for any doubt)."""
     expected = sign(*parts)
     return isinstance(signature, str) and expected is not None and hmac.compare_digest(signature, expected)

@@ -18,16 +18,21 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Sequence
+from typing import AsyncIterator, Mapping, Sequence
 
 from ..api_facts.cost import cost_of
+from ..api_facts.models import ModelInfo
 from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
+from ..contracts.config import SessionConfig
+from ..contracts.context_policy import ContextPolicy
 from ..contracts.errors import NbAgentError
-from ..contracts.events import ContextAction, Notice, RequestCompleted, RequestRecord
+from ..contracts.events import ContextAction, Event, Notice, RequestCompleted, RequestRecord
+from ..contracts.hooks import Hooks
 from ..contracts.messages import Message, blocks, is_tool_result, message_text, tool_uses
 from ..contracts.provider import MessageComplete, ModelRequest, Provider
 from ..state.compactions import SUMMARY_MARK, compacted, folded
+from ..state.session import Session
 
 COMPACT_SYSTEM = (
     "nbagent-compaction: You summarise a conversation between a user and a coding/data agent so that "
@@ -100,7 +105,8 @@ def transcript(messages: Sequence[Message], start: int, instructions: str | None
 
 async def summarise(
     history: Sequence[Message], *, provider: Provider, model: str, max_tokens: int, turn: int,
-    request_no: int, context_window: int, prices: Any = None, instructions: str | None = None,
+    request_no: int, context_window: int, prices: Mapping[str, ModelInfo] | None = None,
+    instructions: str | None = None,
 ) -> Compaction:
     """One summary request over what compaction would hide; raises :class:`CompactionFailed`."""
     end = hidden_end(history)
@@ -134,8 +140,8 @@ __all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed
            "compacted_notice", "hidden_end", "transcript", "summarise"]
 
 
-async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, *, turn: int, context_window: int,
-                          instructions: str | None) -> AsyncIterator[Any]:
+async def compact_session(session: Session, provider: Provider, hooks: Hooks, config: SessionConfig, *, turn: int,
+                          context_window: int, instructions: str | None) -> AsyncIterator[Event]:
     """Compact ``session`` now: the ``pre_compact`` hook, one summary request, the summary in the
     history and its record in the table; a failure is a warning and ordinary truncation applies."""
     end = hidden_end(session.history)
@@ -144,7 +150,8 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
         yield Notice(level="warning", message=warning)
     try:
         # The summary's size is bounded by the summary layer's option when the policy has it.
-        bound = config.context.options.summary_tokens if config.context.has("summary") else config.max_tokens
+        policy = ContextPolicy.parse(config.context)  # stored parsed: returned as it is
+        bound = policy.options.summary_tokens if policy.has("summary") else config.max_tokens
         made = await summarise(session.history, provider=provider, model=config.compact_model or config.model,
                                max_tokens=min(bound, config.max_tokens), turn=turn, request_no=len(session.records) + 1,
                                context_window=context_window, prices=config.prices, instructions=instructions)
@@ -161,7 +168,7 @@ async def compact_session(session: Any, provider: Any, hooks: Any, config: Any, 
     yield Notice(level="info", message=compacted_notice(made, before, _sent_tokens(session)))
 
 
-def _sent_tokens(session: Any) -> int:
+def _sent_tokens(session: Session) -> int:
     """Estimated tokens of the history as the next request sends it (hidden range applied)."""
     return TokenCounter().count_request(session.context.get_truncated_messages(session.history, session.deleted_range))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Mapping
 
 from ..api_facts.cost import cost_of
+from ..api_facts.models import ModelInfo
 from ..context import RequestUsage, get_context_window_info
 from ..contracts.events import ContextAction, Notice, RequestRecord
 from ..contracts.messages import blocks, clean_assistant, is_compaction
@@ -38,7 +39,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
         context_actions=(*outcome.actions, *server_actions(c)), compaction_usage=c.compaction_usage,
     )
     sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
-                                tools=tuple(t["name"] for t in outcome.tools), ts=outcome.ts)
+                                tools=tuple(str(t["name"]) for t in outcome.tools), ts=outcome.ts)
     reply = clean_reply(clean_assistant(c.message), sanitizer, session.tool_use_ids())
     state.refused = reply.refused
     session.complete_request(reply.message, record, RequestUsage.from_usage(outcome.ts, u), sent)
@@ -47,7 +48,7 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
     return record, notice
 
 
-def _cost(c: MessageComplete, model: str, prices: Any) -> float | None:
+def _cost(c: MessageComplete, model: str, prices: Mapping[str, ModelInfo] | None) -> float | None:
     """The request's price: its usage plus the server's compaction iterations (billed apart)."""
     cost = cost_of(c.usage, model, prices)
     if c.compaction_usage is None or cost is None:
@@ -67,7 +68,7 @@ def server_actions(c: MessageComplete) -> tuple[ContextAction, ...]:
     return tuple(actions)
 
 
-def _edit_detail(edit: Any) -> str:
+def _edit_detail(edit: Mapping[str, object]) -> str:
     counts = {k: v for k, v in edit.items() if k.startswith("cleared_") and k != "cleared_input_tokens"}
     return f"{edit.get('type', '?')}: " + ", ".join(f"{k.removeprefix('cleared_')} {v}" for k, v in counts.items())
 

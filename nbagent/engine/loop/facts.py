@@ -8,11 +8,11 @@ variable; after the first full snapshot only the change is sent when that is sho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Protocol, Sequence, Union, runtime_checkable
+from typing import Callable, NamedTuple, Protocol, Sequence, Union, runtime_checkable
 
 from ..context.window import start_of_rest
 from ..contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
-from ..contracts.messages import ContentBlock, ImageBlockParam, Message, TextBlockParam, is_tool_use
+from ..contracts.messages import ContentBlock, ImageBlockParam, Message, TextBlockParam, is_text, is_tool_use
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class FocusedKernelFacts(Protocol):
     def focused(self, focus: FactsFocus) -> NotebookState: ...
 
 
-KernelFacts = Callable[[], Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]]
+KernelState = Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]
+"""What kernel facts return: (variables, inputs) or a :class:`NotebookState`."""
+KernelFacts = Callable[[], KernelState]
 """Returns the kernel's state for the newest prompt: (variables, inputs) or a :class:`NotebookState`
 (a :class:`FocusedKernelFacts` gets the prompt's :class:`FactsFocus` too)."""
 MAX_VARIABLES = 50
@@ -116,7 +118,7 @@ class FactsSnapshot:
 
     @classmethod
     def of(cls, variables: Sequence[VariableInfo], inputs: Sequence[str], last_error: str | None = None,
-           outputs: Sequence[str] = (), left_out: str = "", images: Sequence[Any] = (),
+           outputs: Sequence[str] = (), left_out: str = "", images: Sequence[TextBlockParam | ImageBlockParam] = (),
            left_out_names: Sequence[str] = ()) -> "FactsSnapshot":
         """From a :class:`NotebookState`'s fields (``images`` travel beside the text, not in it)."""
         return cls({v.name: _variable_line(v) for v in variables[:MAX_VARIABLES]}, tuple(inputs[-MAX_INPUTS:]),
@@ -202,7 +204,8 @@ class KernelFactsTracker:
 
 def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
                  history: Sequence[Message], deleted_range: tuple[int, int] | None,
-                 focus: FactsFocus | None = None, redact: Callable[[Any], Any] | None = None) -> list[ContentBlock]:
+                 focus: FactsFocus | None = None,
+                 redact: Callable[[KernelState], KernelState] | None = None) -> list[ContentBlock]:
     """The kernel facts (or their change) for the new prompt, and the images it is about: in the
     newest user message, not the system prompt, so the cached prefix survives a changed variable.
     ``redact`` cleans the state as it is read (every string in it), before it is compared or shown."""
@@ -211,7 +214,7 @@ def facts_blocks(tracker: KernelFactsTracker, kernel_facts: KernelFacts | None,
     merged = bool(history) and history[-1]["role"] == "user"  # begin_turn extends that message
     at = len(history) - 1 if merged else len(history)
     if focus is not None and isinstance(kernel_facts, FocusedKernelFacts):
-        state: Any = kernel_facts.focused(focus)
+        state: KernelState = kernel_facts.focused(focus)
     else:
         state = kernel_facts()
     if redact is not None:
@@ -245,12 +248,12 @@ def images_seen(history: Sequence[Message], deleted_range: tuple[int, int] | Non
         if message.get("role") != "user" or isinstance(content, str):
             continue
         for block in content or ():
-            source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
-            if isinstance(source, dict) and isinstance(source.get("data"), str):
-                seen.add(hash(source["data"]))
+            match block:
+                case {"type": "image", "source": {"data": str(data)}}:
+                    seen.add(hash(data))
     return frozenset(seen)
 
 
 def prompt_words(blocks: Sequence[ContentBlock]) -> str:
     """The text of a prompt's blocks (what a facts builder ranks variables by)."""
-    return "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(str(b.get("text", "")) for b in blocks if is_text(b))

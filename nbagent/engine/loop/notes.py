@@ -20,15 +20,17 @@ turn whose process was killed before its end leaves no mark, so a rollback past 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pydantic
 
 from ..contracts.errors import NbAgentError
+from ..contracts.json_types import JSONObject
 from ..contracts.messages import ContentBlock, TextBlockParam
 from ..contracts.tool_api import Tool, ToolContext, ToolOutput
 from ..disk.persist import atomic_write_text
 from ..disk.safe_open import read_regular
+from ..state.session import Session
 from ..state.store import NOTES_FILE
 
 NOTES_TOOL = "notes"
@@ -81,7 +83,7 @@ class NotesTool(Tool):
     def __init__(self, notes: NotesFile, limit: int) -> None:
         self.notes, self.limit = notes, limit
 
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, tool_input: JSONObject, ctx: ToolContext) -> ToolOutput:
         command, text = tool_input["command"], str(tool_input.get("text", ""))
         current = self.notes.read()
         if command == "view":
@@ -106,7 +108,7 @@ class NotesNotRestoredError(NbAgentError):
 class SessionNotes:
     """A session's notes, made on first use once the setting is on (in its task folder, or in memory)."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Session) -> None:
         self._session = session
         self._file: NotesFile | None = None
 

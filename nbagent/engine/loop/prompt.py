@@ -13,9 +13,10 @@ import platform
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence, Union
 
 from ..contracts.config import SessionConfig
+from ..contracts.json_types import JSONObject
 from ..contracts.messages import ContentBlock, Message
 from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
 from ..contracts.protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
@@ -127,7 +128,12 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
     return "\n".join(lines)
 
 
-def _stat_key(path: str | Path) -> tuple[int, int] | None:
+_StatKey = Union[tuple[int, int], None]
+_Fingerprint = tuple[tuple[_StatKey, ...], _StatKey, tuple[tuple[str, _StatKey], ...], _StatKey]
+"""The stat keys of the rules files, the rules folder, its files and the ignore file."""
+
+
+def _stat_key(path: str | Path) -> _StatKey:
     try:
         st = os.stat(path)
     except OSError:
@@ -141,7 +147,7 @@ class RulesCache:
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
-        self._key: tuple[Any, ...] | None = None
+        self._key: _Fingerprint | None = None
         self._value: tuple[str, list[str]] = ("", [])
         self._warnings: list[str] = []  # of the last read, until taken
         # Joined once: looked at every turn, and pathlib's joins cost more than the stat calls.
@@ -149,10 +155,10 @@ class RulesCache:
         self._dir = os.path.join(cwd, RULES_DIR)
         self._ignore = os.path.join(cwd, IGNORE_FILE)
 
-    def _fingerprint(self) -> tuple[Any, ...]:
+    def _fingerprint(self) -> _Fingerprint:
         files = tuple(_stat_key(path) for path in self._files)
         dir_key = _stat_key(self._dir)
-        in_dir: tuple[Any, ...] = ()
+        in_dir: tuple[tuple[str, _StatKey], ...] = ()
         if dir_key is not None:  # most projects have no rules folder: nothing to list
             try:
                 entries = sorted(e.name for e in os.scandir(self._dir) if e.name.endswith(".md"))
@@ -214,9 +220,9 @@ class RequestPrompt:
     def __init__(self) -> None:
         self._rules: RulesCache | None = None
         self._rules_seen: tuple[int, tuple[str, list[str]]] | None = None  # (turn, rules lookup)
-        self._key: tuple[Any, ...] | None = None
+        self._key: tuple[SessionConfig, tuple[str, list[str]], tuple[str, ...]] | None = None
         self._system = ""
-        self._definitions: dict[int, tuple[ToolLike, dict[str, Any]]] = {}
+        self._definitions: dict[int, tuple[ToolLike, JSONObject]] = {}
 
     def _rules_value(self, config: SessionConfig, turn: int) -> tuple[str, list[str]]:
         if self._rules is None or self._rules.cwd != config.cwd:
@@ -248,14 +254,14 @@ class RequestPrompt:
         self._key = (config, rules_value, tool_names)
         return self._system
 
-    def definitions(self, tools: Iterable[ToolLike]) -> list[dict[str, Any]]:
+    def definitions(self, tools: Iterable[ToolLike]) -> list[JSONObject]:
         """The tools' API definitions, each built once per tool object (schemas do not change)."""
         return [self._definition(t) for t in tools]
 
-    def _definition(self, tool: ToolLike) -> dict[str, Any]:
+    def _definition(self, tool: ToolLike) -> JSONObject:
         hit = self._definitions.get(id(tool))
         if hit is not None and hit[0] is tool:
             return hit[1]
-        definition = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
+        definition: JSONObject = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
         self._definitions[id(tool)] = (tool, definition)
         return definition

@@ -14,7 +14,7 @@ import asyncio
 import os
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any, AsyncGenerator, AsyncIterator, Sequence
+from typing import TYPE_CHECKING, AsyncGenerator, AsyncIterator, Sequence
 
 from ..api_facts.models import context_window_for
 from ..api_facts.tokens import TokenCounter
@@ -28,6 +28,7 @@ from ..contracts.provider import Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
 from .between_runs import BetweenRuns
+from .collaborators import Collaborators
 from .completion import record_completed_request
 from .facts import FactsFocus, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, images_seen, prompt_words
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
@@ -56,6 +57,9 @@ from .turn import (
     unpriced_budget_notice,
 )
 
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
+
 __all__ = ["QueryEngine", "RunInProgressError", "SessionClosedError"]
 
 class QueryEngine(BetweenRuns):
@@ -63,7 +67,7 @@ class QueryEngine(BetweenRuns):
 
     def __init__(
         self, config: SessionConfig, *, provider: Provider, tools: Sequence[ToolLike] = (),
-        tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: Any = None,
+        tool_sources: Sequence[ToolSource] = (), session: Session | None = None, executor: object = None,
         kernel_facts: KernelFacts | None = None, sleep: Sleep = asyncio.sleep, hooks: Hooks | None = None,
         secrets: Sequence[str | None] = (),
     ) -> None:
@@ -100,7 +104,7 @@ class QueryEngine(BetweenRuns):
         """The settings in force for the next prompt (read-only: use :meth:`reconfigure`)."""
         return self._config
 
-    def reconfigure(self, **changes: Any) -> SessionConfig:
+    def reconfigure(self, **changes: object) -> SessionConfig:
         """Change settings for later prompts (a run in progress keeps the settings it started with)."""
         if "task_dir" in changes and changes["task_dir"] != self._config.task_dir:
             raise ValueError("task_dir cannot change during a session: save a copy with save(path), "
@@ -177,8 +181,8 @@ class QueryEngine(BetweenRuns):
 
     # ----- the loop ---------------------------------------------------------------------------
     async def submit_message(
-        self, prompt: str | list[dict[str, Any]], *, limits: RunLimits | None = None, asker: Asker | None = None,
-        output: Any = None,
+        self, prompt: str | Sequence[ContentBlock], *, limits: RunLimits | None = None, asker: Asker | None = None,
+        output: object = None,
     ) -> AsyncIterator[Event]:
         """Send ``prompt`` and run the loop until the model ends its turn (see module docstring).
 
@@ -387,7 +391,7 @@ class QueryEngine(BetweenRuns):
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     @classmethod
-    def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Any) -> "QueryEngine":
+    def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Unpack[Collaborators]) -> "QueryEngine":
         """An engine continuing the session saved in ``task_dir`` (see :meth:`Session.load`)."""
         session = Session.load(task_dir)
         return cls(config.replace(task_dir=Path(task_dir)), session=session, **collaborators)

@@ -23,7 +23,7 @@ import asyncio
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Callable, Mapping, Union
+from typing import AsyncGenerator, AsyncIterator, Callable, Mapping, Union
 
 from ..context import ContextResult
 from ..contracts.abort import Aborted
@@ -39,11 +39,10 @@ from ..contracts.events import (
     RetryScheduled,
     StreamInterrupted,
     TextDelta,
-    ThinkingDelta,
-    ToolUseDelta,
 )
+from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
-from ..contracts.provider import MessageComplete, ModelRequest
+from ..contracts.provider import Chunk, MessageComplete, ModelRequest
 from ..contracts.tool_api import StaticTools, ToolLike
 from .degrade import is_budget_stop, switch_off
 from .rate_wait import (
@@ -68,9 +67,8 @@ from .request_context import (
 )
 from .request_run import RequestRun, StreamEnd, _Attempts
 from .sanitize import Sanitizer
-from .stream_redact import redacted_error, redacted_stream
+from .stream_redact import Delta, redacted_error, redacted_stream
 
-Delta = Union[TextDelta, ThinkingDelta, ToolUseDelta]
 TOOL_WAIT_MARGIN_S = 2.0
 """The engine's safety net behind a tool source's own bounded wait (which names the late server)."""
 
@@ -97,7 +95,7 @@ class RequestOutcome:
     model: str
     sent_messages: list[Message] = field(repr=False, default_factory=list)
     system: str = field(repr=False, default="")
-    tools: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    tools: list[JSONObject] = field(repr=False, default_factory=list)
     truncation: ContextTruncated | None = None
     """What the context manager changed for this request (the record shows the same figures)."""
     offered: Mapping[str, ToolLike] = field(repr=False, default_factory=dict)
@@ -114,7 +112,7 @@ class Prepared:
     the tool definitions, and the tools they offer (what the reply's calls may run)."""
 
     system: str
-    tools: list[dict[str, Any]]
+    tools: list[JSONObject]
     offered: Mapping[str, ToolLike] = field(default_factory=dict)
 
 
@@ -214,7 +212,7 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     failure after the complete message arrived (e.g. while closing) loses nothing. Abort and
     cancellation propagate (no :class:`StreamEnd` then).
     """
-    stream: Any = run.provider.stream(request)
+    stream: AsyncIterator[Chunk] = run.provider.stream(request)
     if sanitizer is not None and sanitizer.secrets:  # no extra layer per delta when none is set
         stream = redacted_stream(stream, sanitizer)
     armed, next_chunk = run.guard.armed(), stream.__anext__  # looked up once, used per chunk
@@ -224,7 +222,7 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     got_first = False
     try:
         with armed:  # the first-chunk probe
-            chunk: Any = await next_chunk()
+            chunk = await next_chunk()
         got_first = True
         while True:
             if isinstance(chunk, MessageComplete):
@@ -320,7 +318,7 @@ async def _ask_user(run: RequestRun, attempts: _Attempts, error: ApiError, messa
     attempts.streak = 0
 
 
-async def _aclose(stream: Any) -> None:
+async def _aclose(stream: object) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         try:

@@ -22,7 +22,9 @@ from ..context.mask_index import ResultIndex
 from ..context.updates import ContextHistoryUpdates
 from ..context.window import RangeLike, normalize_range, sent_position
 from ..contracts.config import SessionConfig
+from ..contracts.context_policy import ContextPolicy
 from ..contracts.events import ContextAction, ContextTruncated, Notice
+from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
 from ..contracts.provider import ModelRequest
 from .request_run import RequestRun, Reread
@@ -53,12 +55,12 @@ def unsupported_notices(run: RequestRun, model: str) -> list[Notice]:
 def mask_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> Masked | None:
     """The mask layer: old tool results become placeholders, recorded at ``ts`` (see
     :mod:`~nbagent.engine.context.mask`); the session saves the updates at once."""
-    policy = run.config.context
-    if previous is None or not policy.has("mask"):  # type: ignore[union-attr]
+    policy = ContextPolicy.parse(run.config.context)  # stored parsed: returned as it is
+    if previous is None or not policy.has("mask"):
         return None
     session = run.session
     done = mask_old_results(session.history, session.context.updates, session.deleted_range,
-                            policy.options, ts, previous.total, session.context.results)  # type: ignore[union-attr]
+                            policy.options, ts, previous.total, session.context.results)
     if done is None:
         return None
     session.context_changed(session.deleted_range, truncated=False)
@@ -98,7 +100,7 @@ def truncate_action(event: ContextTruncated) -> ContextAction:
     return ContextAction(layer="truncate", tokens_removed=0, detail=f"{event.reason}: {what}")
 
 
-def fit_context(run: RequestRun, previous: Any, ts: int) -> tuple[ContextResult, ContextTruncated | None]:
+def fit_context(run: RequestRun, previous: RequestUsage | None, ts: int) -> tuple[ContextResult, ContextTruncated | None]:
     """Step 1: the request the model sees, and the event to show if the context manager changed it.
 
     Updates made now are recorded at this request's timestamp, so a rollback to the end of an
@@ -144,7 +146,7 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
 
 
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
-                  tools: list[dict[str, Any]], without: frozenset[str] = frozenset(),
+                  tools: list[JSONObject], without: frozenset[str] = frozenset(),
                   cache_anchors: tuple[int, ...] = ()) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
@@ -166,10 +168,10 @@ def mask_anchors(config: SessionConfig, history: Sequence[Message], updates: Con
     """Where the mask layer wants one-hour cache breakpoints in a request of ``sent`` messages:
     before where the next masking will start (:func:`~nbagent.engine.context.mask.next_masking_start`),
     and after a masking before where it started (``reread``); empty without the layer."""
-    policy = config.context
-    if not policy.has("mask"):  # type: ignore[union-attr]
+    policy = ContextPolicy.parse(config.context)
+    if not policy.has("mask"):
         return ()
-    start = next_masking_start(history, updates, deleted_range, policy.options, index)  # type: ignore[union-attr]
+    start = next_masking_start(history, updates, deleted_range, policy.options, index)
     anchors = {None if start is None else sent_position(start, deleted_range) - 1,
                None if reread is None else reread.position(deleted_range)}
     return tuple(sorted(a for a in anchors if a is not None and anchorable(a, sent)))[-MAX_ANCHORS:]

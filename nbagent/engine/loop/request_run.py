@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 from ..api_facts.tokens import TokenCounter
 from ..context.window import DeletedRange, RangeLike, normalize_range, sent_position
@@ -22,7 +22,7 @@ from ..contracts.tool_api import ToolSource
 from ..state.session import Session
 from .pacing import RatePacer
 
-Sleep = Callable[[float], Awaitable[Any]]
+Sleep = Callable[[float], Awaitable[object]]
 
 
 @dataclass(frozen=True)

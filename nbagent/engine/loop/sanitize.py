@@ -20,10 +20,13 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, cast
+from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
+
+_T = TypeVar("_T")
+_Block = TypeVar("_Block", bound=Mapping[str, object])
 
 REDACTED = "[redacted]"
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
@@ -187,7 +190,13 @@ class Sanitizer:
                 text = text.replace(secret, REDACTED)
         return text
 
-    def strings(self, value: Any) -> Any:
+    @overload
+    def strings(self, value: str) -> str: ...
+
+    @overload
+    def strings(self, value: _T) -> _T: ...
+
+    def strings(self, value: object) -> object:
         """``value`` with every string in it redacted, rebuilt as it was (tuples, named tuples, lists,
         dicts, dataclass instances): for what the notebook tells the model about the kernel, before
         it is cut to size (a cut key would no longer match its value)."""
@@ -204,9 +213,19 @@ class Sanitizer:
                                                  for f in dataclasses.fields(value) if f.init})
         return value
 
-    def value(self, value: Any) -> tuple[Any, int]:
-        """A JSON-like ``value`` with every string (keys too) cleaned; :class:`TooDeepError` when it
-        nests deeper than ``max_depth`` (found on the way down, so cleaning never recurses further)."""
+    @overload
+    def value(self, value: str) -> tuple[str, int]: ...
+
+    @overload
+    def value(self, value: list[_Block]) -> tuple[list[_Block], int]: ...
+
+    @overload
+    def value(self, value: _Block) -> tuple[_Block, int]: ...
+
+    def value(self, value: object) -> tuple[object, int]:
+        """A JSON-like ``value`` with every string (keys too) cleaned, rebuilt in the same shape (a
+        tuple becomes a list); :class:`TooDeepError` when it nests deeper than ``max_depth`` (found
+        on the way down, so cleaning never recurses further)."""
         counter = [0]
         return self._clean(value, counter, 0), counter[0]
 
@@ -216,7 +235,7 @@ class Sanitizer:
         to hold any secret (with no secrets, any length)."""
         return min(map(len, self.secrets)) if self.secrets else sys.maxsize
 
-    def _clean(self, value: Any, counter: list[int], depth: int, below: int | None = None) -> Any:
+    def _clean(self, value: object, counter: list[int], depth: int, below: int | None = None) -> object:
         if below is None:
             below = self._plain_below
         if isinstance(value, str):
@@ -253,7 +272,7 @@ class CleanReply:
     replaced: int = 0
 
 
-def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[str]) -> CleanReply:
+def clean_reply(message: Mapping[str, object], sanitizer: Sanitizer, used_ids: set[str]) -> CleanReply:
     """The reply with text cleaned, over-deep tool inputs dropped and reused tool_use ids renamed.
 
     ``used_ids`` (every tool_use id already in history) is updated. A renamed or dropped call is
@@ -261,7 +280,8 @@ def clean_reply(message: Mapping[str, Any], sanitizer: Sanitizer, used_ids: set[
     """
     content: list[ContentBlock] = []
     out = CleanReply(message={"role": "assistant", "content": content})
-    for block in message.get("content", []):
+    blocks = message.get("content", [])
+    for block in blocks if isinstance(blocks, Iterable) else ():
         if not isinstance(block, dict):  # the cleaning below copies a dict; anything else becomes one
             block = dict(block) if isinstance(block, Mapping) else {"type": "text", "text": str(block)}
         uid = block.get("id")

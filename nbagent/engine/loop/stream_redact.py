@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from contextlib import aclosing
-from typing import Any, AsyncIterator
+from typing import AsyncIterator, Union
 
 from ..contracts.errors import ApiError
 from ..contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
-from ..contracts.provider import MessageComplete
+from ..contracts.provider import Chunk, MessageComplete
 from .sanitize import Sanitizer, StreamRedactor
 
 
@@ -29,7 +29,10 @@ def redacted_error(error: ApiError, sanitizer: Sanitizer | None) -> ApiError:
                     request_id=error.request_id)
 
 
-def _with_text(delta: Any, text: str) -> Any:
+Delta = Union[TextDelta, ThinkingDelta, ToolUseDelta]
+
+
+def _with_text(delta: Delta, text: str) -> Delta:
     # Built directly: dataclasses.replace costs several times more, once per streamed delta.
     if type(delta) is TextDelta:
         return TextDelta(text=text, index=delta.index)
@@ -41,18 +44,18 @@ def _with_text(delta: Any, text: str) -> Any:
         else dataclasses.replace(delta, text=text)
 
 
-def _text_of(delta: Any) -> str:
-    return delta.partial_json if isinstance(delta, ToolUseDelta) else delta.text  # type: ignore[no-any-return]
+def _text_of(delta: Delta) -> str:
+    return delta.partial_json if isinstance(delta, ToolUseDelta) else delta.text
 
 
-async def redacted_stream(stream: AsyncIterator[Any], sanitizer: Sanitizer) -> AsyncIterator[Any]:
+async def redacted_stream(stream: AsyncIterator[Chunk], sanitizer: Sanitizer) -> AsyncIterator[Chunk]:
     """``stream``'s chunks with secrets redacted from text, thinking and tool-input deltas.
 
     Blocks stream one after another, so a delta of another block (or the complete message) ends
     the held-back text of the previous one; text held back when the stream fails is dropped (it
     may be the start of a secret, and the partial reply never enters history anyway)."""
     redactor = StreamRedactor(sanitizer)
-    last: dict[int, Any] = {}  # index -> its latest delta, the shape a flushed rest is sent in
+    last: dict[int, Delta] = {}  # index -> its latest delta, the shape a flushed rest is sent in
     previous = -1  # the block of the previous delta: the only one that can hold text back
     deltas = (TextDelta, ThinkingDelta, ToolUseDelta)
     async with aclosing(stream) as chunks:  # type: ignore[type-var]

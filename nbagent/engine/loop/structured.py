@@ -20,11 +20,15 @@ import copy
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence, cast
 
 import pydantic
 
 from ..contracts.errors import NbAgentError
+from ..contracts.json_types import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeForm
 
 MAX_OUTPUT_ATTEMPTS = 2
 # The schema follows this text in the prompt's message (see OutputSpec.instruction / schema_in_instruction).
@@ -38,6 +42,30 @@ _RETRY_TAIL = (". Reply with the corrected answer alone: one JSON value matching
 _FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL | re.IGNORECASE)
 
 
+class _SchemaError(Protocol):
+    """What is used of a ``jsonschema`` validation error."""
+
+    @property
+    def absolute_path(self) -> Sequence[str | int]: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+class _SchemaValidator(Protocol):
+    """What is used of a ``jsonschema`` validator."""
+
+    def iter_errors(self, instance: JSONValue) -> Iterable[_SchemaError]: ...
+
+
+class _ValidatorClass(Protocol):
+    """What is used of a ``jsonschema`` validator class (jsonschema ships no type information)."""
+
+    def __call__(self, schema: JSONObject) -> _SchemaValidator: ...
+
+    def check_schema(self, schema: JSONObject) -> None: ...
+
+
 class StructuredOutputError(NbAgentError):
     """The model's final answer did not match the schema (after the one retry), or never came."""
 
@@ -46,11 +74,11 @@ class StructuredOutputError(NbAgentError):
 class OutputSpec:
     """What the final answer must look like: a JSON schema, and the pydantic type to build (if any)."""
 
-    schema: dict[str, Any]
-    adapter: pydantic.TypeAdapter[Any] | None = None
+    schema: JSONObject
+    adapter: pydantic.TypeAdapter[object] | None = None
 
     @classmethod
-    def of(cls, schema: Any) -> "OutputSpec":
+    def of(cls, schema: object) -> "OutputSpec":
         """From a pydantic model / type, a JSON schema dict, or an :class:`OutputSpec`."""
         if isinstance(schema, OutputSpec):
             return schema
@@ -58,7 +86,8 @@ class OutputSpec:
             _validator_for(schema).check_schema(schema)
             return cls(schema=copy.deepcopy(schema))
         try:
-            adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(schema)
+            # Any object goes in: pydantic refuses what is no type it can validate (caught below).
+            adapter: pydantic.TypeAdapter[object] = pydantic.TypeAdapter(cast("TypeForm[object]", schema))
             return cls(schema=adapter.json_schema(), adapter=adapter)
         except (pydantic.PydanticSchemaGenerationError, TypeError) as exc:
             raise TypeError(f"output must be a pydantic model, a type pydantic can validate, or a JSON "
@@ -68,13 +97,13 @@ class OutputSpec:
         """The text block a structured prompt carries: what to do, then the schema as JSON."""
         return f"{INSTRUCTION}\n{json.dumps(self.schema, ensure_ascii=False)}"
 
-    def answer_of(self, text: str) -> tuple[Any, Any]:
+    def answer_of(self, text: str) -> tuple[object, JSONValue]:
         """``(value, data)`` of the text a model ended its turn with: the validated answer (a pydantic
         object for a pydantic type) and its JSON-ready form; raises :class:`StructuredOutputError`
         naming every problem."""
         return self.validate(json_in(text))
 
-    def validate(self, data: Any) -> tuple[Any, Any]:
+    def validate(self, data: JSONValue) -> tuple[object, JSONValue]:
         """``(value, data)`` for a candidate answer (parsed JSON); raises :class:`StructuredOutputError`."""
         if self.adapter is not None:
             try:
@@ -82,7 +111,8 @@ class OutputSpec:
             except pydantic.ValidationError as exc:
                 problems = [f"{'.'.join(str(x) for x in e['loc']) or '(answer)'}: {e['msg']}" for e in exc.errors()]
                 raise StructuredOutputError("; ".join(problems)) from None
-            return value, self.adapter.dump_python(value, mode="json")
+            dumped: JSONValue = self.adapter.dump_python(value, mode="json")
+            return value, dumped
         validator = _validator_for(self.schema)(self.schema)
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         if errors:
@@ -90,12 +120,12 @@ class OutputSpec:
                 f"{'.'.join(str(p) for p in e.absolute_path) or '(answer)'}: {e.message}" for e in errors))
         return data, data
 
-    def parse(self, data: Any) -> Any:
+    def parse(self, data: JSONValue) -> object:
         """The value for JSON-ready ``data`` (e.g. ``Done.output``): a pydantic object or the data."""
         return self.adapter.validate_python(data) if self.adapter is not None else data
 
 
-def json_in(text: str) -> Any:
+def json_in(text: str) -> JSONValue:
     """The one JSON value ``text`` is (or its one fenced code block holds); raises
     :class:`StructuredOutputError` saying what is wrong and what is wanted."""
     blocks = _FENCE.findall(text)
@@ -105,12 +135,13 @@ def json_in(text: str) -> Any:
     if not candidate:
         raise StructuredOutputError("the answer is empty; give one JSON value")
     try:
-        return json.loads(candidate)
+        value: JSONValue = json.loads(candidate)
     except json.JSONDecodeError as exc:
         raise StructuredOutputError(f"the answer is not one JSON value ({exc.msg} at line {exc.lineno} "
                                     f"column {exc.colno})") from None
     except RecursionError:
         raise StructuredOutputError("the answer's JSON is nested too deeply") from None
+    return value
 
 
 def retry_message(problem: str) -> str:
@@ -118,12 +149,12 @@ def retry_message(problem: str) -> str:
     return f"{RETRY}{problem}{_RETRY_TAIL}"
 
 
-def schema_in_instruction(text: str) -> dict[str, Any] | None:
+def schema_in_instruction(text: str) -> JSONObject | None:
     """The schema of a prompt's :meth:`OutputSpec.instruction` block, or None for any other text."""
     if not text.startswith(INSTRUCTION + "\n"):
         return None
     try:
-        schema = json.loads(text[len(INSTRUCTION) + 1:])
+        schema: JSONValue = json.loads(text[len(INSTRUCTION) + 1:])
     except ValueError:
         return None
     return schema if isinstance(schema, dict) else None
@@ -135,8 +166,8 @@ class StructuredRun:
 
     spec: OutputSpec
     attempts: int = 0
-    value: Any = None
-    data: Any = None
+    value: object = None
+    data: JSONValue = None
     error: str | None = None
     answered: bool = False
 
@@ -160,9 +191,10 @@ class StructuredRun:
         return None
 
 
-def _validator_for(schema: dict[str, Any]) -> Any:
+def _validator_for(schema: JSONObject) -> _ValidatorClass:
     # Imported on first use: jsonschema's import costs about a second (its format checkers),
     # which %load_ext and the kernel's start must not pay for a feature most prompts never use.
     import jsonschema
 
-    return jsonschema.validators.validator_for(schema)
+    validator: _ValidatorClass = jsonschema.validators.validator_for(schema)
+    return validator

@@ -13,6 +13,7 @@ from typing import AsyncIterator, Callable, Sequence
 
 from ..context import RequestUsage, get_context_window_info, should_compact_context_window
 from ..contracts.config import SessionConfig
+from ..contracts.context_policy import ContextPolicy
 from ..contracts.events import Event, Notice
 from ..contracts.hooks import Hooks
 from ..contracts.messages import Message
@@ -26,7 +27,7 @@ __all__ = ["SummaryLayer", "summary_trigger"]
 def summary_trigger(config: SessionConfig, context_window: int) -> int:
     """Where the summary layer acts: the previous request reached window − max_tokens − headroom
     (Claude Code's rule), but never later than truncation would (Cline's max allowed size)."""
-    headroom = config.context.options.headroom  # type: ignore[union-attr]
+    headroom = ContextPolicy.parse(config.context).options.headroom  # stored parsed: returned as it is
     room = context_window - config.max_tokens - headroom
     return int(min(max(room, 1), get_context_window_info(context_window).max_allowed_size - 1))
 
@@ -48,8 +49,8 @@ class SummaryLayer:
         if config.auto_compact is not None:
             due = should_compact_context_window(previous.total, context_window, config.auto_compact)
         else:
-            policy = config.context
-            if not policy.has("summary") or self.failures >= policy.options.failures:  # type: ignore[union-attr]
+            policy = ContextPolicy.parse(config.context)
+            if not policy.has("summary") or self.failures >= policy.options.failures:
                 return False
             due = previous.total >= summary_trigger(config, context_window)
         return due and hidden_end(history) is not None
@@ -65,8 +66,9 @@ class SummaryLayer:
                                            context_window=context_window, instructions=instructions):
             yield Notice(level=event.level, message=redact(event.message)) if isinstance(event, Notice) else event
         self.failures = 0 if len(session.compactions) > before else self.failures + 1
-        limit = config.context.options.failures  # type: ignore[union-attr]
-        if self.failures == limit and config.context.has("summary"):  # type: ignore[union-attr]
+        policy = ContextPolicy.parse(config.context)
+        limit = policy.options.failures
+        if self.failures == limit and policy.has("summary"):
             yield Notice(level="warning", message=(
                 f"Summary compaction failed {limit} times in a row and is off for this session; "
                 "the next layers of the context policy (truncation) keep the conversation in the window."))

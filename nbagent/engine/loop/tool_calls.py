@@ -7,7 +7,7 @@ joins the next user message.
 
 from __future__ import annotations
 
-from typing import Any, AsyncGenerator, Callable, Mapping
+from typing import AsyncGenerator, Callable, Mapping
 
 from ..contracts.config import CREDENTIAL_ENV
 from ..contracts.events import Event
@@ -23,7 +23,7 @@ from .turn import TurnState, refuse_call
 
 async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUseBlockParam],
                             tools: Mapping[str, ToolLike], *, gate: PermissionGate, hooks: Hooks,
-                            executor: Any, sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
+                            executor: object, sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
     """Answer ``uses`` in order with ``tools`` (what the request offered) and append the answers
     as the next user message.
 
@@ -49,7 +49,7 @@ async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUs
     state.answered = []
 
 
-def tool_context_factory(run: RequestRun, state: TurnState, executor: Any,
+def tool_context_factory(run: RequestRun, state: TurnState, executor: object,
                          secrets: tuple[str, ...]) -> Callable[[str], ToolContext]:
     """What each call of the turn runs with (the run's settings, the session's file state)."""
     cfg = run.config

@@ -19,6 +19,7 @@ from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
+from ..contracts.json_types import JSONObject
 from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_result
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
@@ -43,16 +44,16 @@ class ToolAnswer:
 class _Permitted:
     """:func:`_permit`'s last item when the call may run: the input to run it with."""
 
-    input: dict[str, Any]
+    input: JSONObject
 
 
 ToolItem = Union[Event, ToolAnswer]
 """What :func:`run_tool_call` yields: events to pass on, and the call's one answer."""
-Describe = Callable[[dict[str, Any]], Awaitable[Union[CallPreview, None]]]
+Describe = Callable[[JSONObject], Awaitable[Union[CallPreview, None]]]
 """What a call will change, for the permission question (:func:`_describer`)."""
 
 
-def _short(value: Any, limit: int = 200) -> str:
+def _short(value: object, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -115,7 +116,7 @@ async def run_tool_call(
         return
     call = ToolCall(tool_use_id=uid, name=name, input=with_resolved_path(tool, checked, gate.cwd),
                     read_only=bool(getattr(tool, "read_only", False)), turn=turn)
-    permitted: dict[str, Any] | None = None
+    permitted: JSONObject | None = None
     describe = _describer(tool, lambda: make_context(uid), sanitizer, capture_limit)
     async for decided in _permission(tool, call, gate=gate, guard=guard, hooks=hooks, describe=describe):
         if isinstance(decided, _Permitted):
@@ -129,7 +130,7 @@ async def run_tool_call(
         yield item
 
 
-async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: dict[str, Any],
+async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
                          make_context: Callable[[str], ToolContext], *, guard: AbortGuard,
                          hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int]) -> AsyncIterator[ToolItem]:
     """Run a permitted call: its answer (what enters history, bounded and sanitised), its
@@ -149,6 +150,7 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: dict[str, A
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
     out = limit_output(out, output_limit)
+    # The tool's blocks go into the tool_result as it made them (ToolOutput's contract says dicts).
     content: Any = out.content
     display = out.display  # bounded by _sanitized (or the content, which is)
     block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": uid, "content": content}
@@ -165,7 +167,7 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: dict[str, A
         yield Notice(level="warning", message=warning)
 
 
-async def _checked_input(tool: ToolLike, raw: Any, guard: AbortGuard, name: str) -> dict[str, Any] | str:
+async def _checked_input(tool: ToolLike, raw: object, guard: AbortGuard, name: str) -> JSONObject | str:
     """The validated input, or the message refusing it (the model's bad input, whatever the
     validator raised); an abort or a cancellation propagates."""
     try:
@@ -178,7 +180,7 @@ async def _checked_input(tool: ToolLike, raw: Any, guard: AbortGuard, name: str)
         return f"Invalid input for tool {name!r}: {type(exc).__name__}: {exc}"
 
 
-async def _validated(tool: ToolLike, raw: Any, guard: AbortGuard) -> dict[str, Any]:
+async def _validated(tool: ToolLike, raw: object, guard: AbortGuard) -> JSONObject:
     """``tool.validate(raw)``; in a worker thread for a tool whose schema comes from elsewhere
     (``validates_slowly``, MCP): a catastrophic regex then spins there, and an abort is not delayed."""
     if not getattr(tool, "validates_slowly", False):
@@ -187,7 +189,7 @@ async def _validated(tool: ToolLike, raw: Any, guard: AbortGuard) -> dict[str, A
         return await asyncio.to_thread(tool.validate, raw)
 
 
-def with_resolved_path(tool: ToolLike, tool_input: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
+def with_resolved_path(tool: ToolLike, tool_input: JSONObject, cwd: Path | None) -> JSONObject:
     """``tool_input`` with its ``path`` resolved once (``~``, ``..``, symlinks), for a tool that
     declares ``resolves_path``: the hooks, the permission check and the tool then see the same
     file (a hook's prefix guard on ``sub/../secrets`` would otherwise see what is not written)."""
@@ -208,7 +210,7 @@ def _describer(tool: ToolLike, make_context: Callable[[], ToolContext], sanitize
     def clean(text: str | None) -> str | None:
         return None if text is None else sanitizer.text(truncate_middle(text, limit))[0]
 
-    async def describe(tool_input: dict[str, Any]) -> CallPreview | None:
+    async def describe(tool_input: JSONObject) -> CallPreview | None:
         if not isinstance(tool, PreviewsCalls):
             return None
         try:
@@ -238,7 +240,7 @@ async def _permission(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, g
         yield decided
 
 
-def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> dict[str, Any] | None:
+def _permitted_at_once(tool: ToolLike, call: ToolCall, gate: PermissionGate, hooks: Hooks) -> JSONObject | None:
     """The input to run when the call may run with no hook to hear and no one to ask (the gate's
     rules allow it: most calls), else None for :func:`_permit` to decide, with its events."""
     if "pre_tool_use" in hooks.by_name:
@@ -297,7 +299,7 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
     yield _Permitted(tool_input)
 
 
-def _normalised(out: Any, name: str) -> ToolOutput:
+def _normalised(out: object, name: str) -> ToolOutput:
     """What a tool returned as a :class:`ToolOutput` whose content is text or content blocks."""
     if not isinstance(out, ToolOutput):
         return ToolOutput(content=f"{name} returned {type(out).__name__}, not a ToolOutput", is_error=True)
@@ -310,7 +312,7 @@ def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tup
     """The output as it may enter history and disk: cut to ``capture_limit`` (a tool or server that
     does not bound what it returns must not fill memory and the task folder), then secrets
     redacted and invalid characters replaced; with the count of the latter."""
-    content: Any = out.content
+    content = out.content
     if isinstance(content, str):
         content = truncate_middle(content, capture_limit)
     display, n_display = (sanitizer.text(truncate_middle(out.display, capture_limit)) if out.display is not None

@@ -4,7 +4,7 @@ raise before it starts (the loop in :mod:`~nbagent.engine.loop.query` uses them)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import AsyncIterator, Mapping, Sequence
 
 from ..api_facts.models import get_model, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
@@ -12,7 +12,8 @@ from ..context import get_context_window_info
 from ..contracts.config import RunLimits, SessionConfig, unpriced_budget_refusal
 from ..contracts.errors import ErrorKind, NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
-from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result
+from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result, is_text
+from ..contracts.provider import MessageComplete
 from ..state.session import Session
 from .degrade import budget_stop_message
 from .request import RequestCancelled
@@ -47,13 +48,13 @@ class RunInProgressError(NbAgentError):
 class SessionClosedError(NbAgentError):
     """A prompt was given to a closed session (``Agent.close()``): refused before any request."""
 
-    def __init__(self, task_dir: Any) -> None:
+    def __init__(self, task_dir: object) -> None:
         how = (f"continue it with Agent.resume({str(task_dir)!r})" if task_dir is not None
                else "start a new Agent (a session without a task folder cannot be resumed)")
         super().__init__(f"this Agent was closed; {how}")
 
 
-def preview(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+def preview(prompt: str | Sequence[ContentBlock]) -> str:
     text = prompt if isinstance(prompt, str) else " ".join(str(b.get("text", "")) for b in prompt)
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
@@ -96,7 +97,7 @@ STOP_NOTICES = {
 }
 
 
-def stop_notice(complete: Any) -> Notice | None:
+def stop_notice(complete: MessageComplete) -> Notice | None:
     """What the user should be told about a request's stop reason (None: nothing unusual)."""
     stop = complete.stop_reason
     if stop == "refusal":
@@ -238,7 +239,7 @@ def take_structured_answer(session: Session, structured: StructuredRun | None) -
         return False
     content = session.history[-1].get("content") if session.history else None
     text = content if isinstance(content, str) else "\n".join(
-        str(b.get("text", "")) for b in content or () if b.get("type") == "text")
+        str(b.get("text", "")) for b in content or () if is_text(b))
     told = structured.take(text)
     if told is None:
         return False

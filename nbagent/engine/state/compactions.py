@@ -8,9 +8,13 @@ rolls back compactions through this module, and the truncation explorer compacts
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence, TypedDict, cast
 
+from ..contracts.json_types import JSONArray
 from ..contracts.messages import ContentBlock, Message, TextBlockParam, blocks, is_tool_result, tool_uses
+
+if TYPE_CHECKING:  # typing.NotRequired is 3.11+
+    from typing_extensions import NotRequired
 
 SUMMARY_MARK = "[Summary of the earlier conversation, written by nbagent's compaction]"
 
@@ -48,6 +52,15 @@ def compacted(history: Sequence[Message], end: int, summary: str) -> list[Messag
     return [*history[:2], summary_message(summary, history, end), *history[end + 1:]]
 
 
+class SavedRollbackPoint(TypedDict):
+    """One line of ``compactions.json`` (:meth:`RollbackPoint.to_json`)."""
+
+    turns: list[int]
+    replaced: list[Message]
+    updates: JSONArray
+    records: NotRequired[int]
+
+
 @dataclass(frozen=True)
 class RollbackPoint:
     """What undoes one compaction, kept in ``compactions.json`` (one line each) so that a resumed
@@ -58,7 +71,7 @@ class RollbackPoint:
 
     turns: tuple[int, ...]
     replaced: tuple[Message, ...]
-    updates: list[Any]
+    updates: JSONArray
     records: int | None = None
 
     def restore(self, history: Sequence[Message]) -> list[Message]:
@@ -66,12 +79,14 @@ class RollbackPoint:
         messages, then everything after the summary message."""
         return [*history[:2], *self.replaced, *history[3:]]
 
-    def to_json(self) -> dict[str, Any]:
-        out = {"turns": list(self.turns), "replaced": list(self.replaced), "updates": self.updates}
-        return out if self.records is None else {**out, "records": self.records}
+    def to_json(self) -> SavedRollbackPoint:
+        out = SavedRollbackPoint(turns=list(self.turns), replaced=list(self.replaced), updates=self.updates)
+        if self.records is not None:
+            out["records"] = self.records
+        return out
 
     @classmethod
-    def from_json(cls, data: Any) -> "RollbackPoint":
+    def from_json(cls, data: object) -> "RollbackPoint":
         """From :meth:`to_json` output; raises ValueError on any other shape."""
         if not isinstance(data, dict):
             raise ValueError("a compaction entry is not an object")
@@ -85,11 +100,13 @@ class RollbackPoint:
         records = data.get("records")
         if records is not None and (not isinstance(records, int) or isinstance(records, bool) or records < 0):
             raise ValueError("a compaction's request count is not a non-negative integer")
-        return cls(turns=tuple(turns), replaced=tuple(replaced), updates=updates, records=records)
+        # The replaced messages are only checked to be objects here: a rollback puts them back in
+        # the history, whose own check (check_history) refuses a malformed one on the next load.
+        return cls(turns=tuple(turns), replaced=tuple(cast("list[Message]", replaced)), updates=updates, records=records)
 
 
 def as_of_request(points: Sequence[RollbackPoint], request: int,
-                  history: Sequence[Message]) -> tuple[Sequence[Message], list[Any] | None]:
+                  history: Sequence[Message]) -> tuple[Sequence[Message], JSONArray | None]:
     """``history`` as request number ``request`` indexed it: the compactions recorded after it
     undone (latest first), and the context manager's updates then (JSON; None: the current ones)."""
     later = [p for p in points if p.records is not None and p.records >= request]

@@ -10,15 +10,25 @@ this user's signature is dropped on load, with a one-line notice: the resumed se
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable, TypedDict
 
 from ..disk.user_key import sign, signed_by_user
 from .task_files import SessionMeta
 
+if TYPE_CHECKING:  # typing.NotRequired is 3.11+
+    from typing_extensions import NotRequired
+
 _PURPOSE = "nbagent allowed_always v1"
 
 
-def signed_grants(task_dir: Path, allowed_always: Iterable[str]) -> dict[str, Any]:
+class SavedGrants(TypedDict):
+    """The ``session.json`` fields that keep the "Allow always" answers."""
+
+    allowed_always: list[str]
+    allowed_always_signature: NotRequired[str | None]
+
+
+def signed_grants(task_dir: Path, allowed_always: Iterable[str]) -> SavedGrants:
     """The ``session.json`` fields that keep ``allowed_always`` (signed; none when it is empty)."""
     grants = sorted(allowed_always)
     if not grants:

@@ -4,8 +4,9 @@ that reference is saved in the task folder (``sent_requests.json``) so it surviv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Callable, ClassVar, Sequence
 
+from ..contracts.events import RequestRecord
 from ..contracts.messages import Message
 from ..contracts.saved import NonNegInt, saved_record
 
@@ -61,6 +62,19 @@ class SavedSent:
     """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 
+@dataclass
+class SharedValues:
+    """One object per distinct system prompt and tool list, shared by every request that sent it
+    (a copy per request would be kept 10,000 times in a long session)."""
+
+    systems: dict[str, str] = field(default_factory=dict)
+    tools: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+
+    def share(self, system: str, tools: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+        """The shared objects equal to ``system`` and ``tools`` (these, the first time)."""
+        return self.systems.setdefault(system, system), self.tools.setdefault(tools, tools)
+
+
 def to_saved(sent: SentRequest, before: SentRequest | None) -> SavedSent:
     """The line saving ``sent``, the request saved just before it being ``before`` (None: the first)."""
     same_system = before is not None and (before.system is sent.system or before.system == sent.system)
@@ -71,7 +85,7 @@ def to_saved(sent: SentRequest, before: SentRequest | None) -> SavedSent:
 
 
 def from_saved(lines: Sequence[SavedSent], rebuild: Callable[[SentRequest], list[Message]],
-               shared: dict[Any, Any]) -> list[SentRequest]:
+               shared: SharedValues) -> list[SentRequest]:
     """The requests ``lines`` save, each rebuilt with ``rebuild``; ``system`` and ``tools`` objects
     are shared through ``shared`` (as :meth:`Session.sent_request` shares them). A first line
     without them is refused (``ValueError``): nothing came before it to take them from."""
@@ -83,13 +97,13 @@ def from_saved(lines: Sequence[SavedSent], rebuild: Callable[[SentRequest], list
         tools = line.tools if line.tools is not None else tools
         if system is None or tools is None:
             raise ValueError(f"request {line.request} has no system prompt or tools, and no line before it has")
-        system, tools = shared.setdefault(system, system), shared.setdefault(tools, tools)
+        system, tools = shared.share(system, tools)
         out.append(SentRequest(line.request, line.turn, line.model, system, tools, line.history_len,
                                line.last_blocks, line.deleted_range, line.ts, rebuild))
     return out
 
 
-def matching_records(lines: Sequence[SavedSent], records: Sequence[Any]) -> list[SavedSent]:
+def matching_records(lines: Sequence[SavedSent], records: Sequence[RequestRecord]) -> list[SavedSent]:
     """The lines that describe ``records`` (matched by request number, turn and time). A process
     killed between a rollback's rewrite of the request log and of this one leaves lines of requests
     rolled back: they, and every line after the first such one, are dropped."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ..context import ContextManager, RequestUsage
 from ..context.file_state import FileStateCache
@@ -24,7 +24,7 @@ from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRe
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, as_of_request, compacted
-from .sent import SavedSent, SentRequest, from_saved, to_saved
+from .sent import SavedSent, SentRequest, SharedValues, from_saved, to_saved
 from .session_rollback import SessionRollback
 from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SENT_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
@@ -64,11 +64,11 @@ class Session(SessionRollback):
         self._totals = RunningTotals()
         # What rollbacks took out of ``records``: billed all the same, so it stays in what was spent.
         self.dropped = Spent()
-        self._ids: tuple[int, Any, set[str]] | None = None  # (history length, last message, ids)
+        self._ids: tuple[int, Message | None, set[str]] | None = None  # (history length, last message, ids)
         # Shared by every SentRequest (a bound method, a tool list or a system prompt per request
         # would be kept 10,000 times in a long session).
         self._rebuild = self._rebuild_sent
-        self._shared: dict[Any, Any] = {}
+        self._shared = SharedValues()
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._undo_prompt: tuple[int, int | None] | None = None
@@ -99,7 +99,7 @@ class Session(SessionRollback):
                      ts: int) -> SentRequest:
         """A :class:`SentRequest` for the request about to be recorded (the history as it is now)."""
         last_blocks = len(blocks(self.history[-1])) if self.history else 0
-        system, tools = self._shared.setdefault(system, system), self._shared.setdefault(tools, tools)
+        system, tools = self._shared.share(system, tools)
         return SentRequest(request, turn, model, system, tools, len(self.history), last_blocks,
                            self.deleted_range, ts, self._rebuild)
 
@@ -167,7 +167,7 @@ class Session(SessionRollback):
         folder of an earlier version) makes the next write a whole one."""
         if self._store is None:
             return
-        logs: dict[str, list[Any]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
+        logs: dict[str, Sequence[object]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
                                       COMPACTIONS_FILE: self.compactions, SENT_FILE: self.sent_saved}
         self._store.prime({name: items for name, items in logs.items() if name in whole_logs})
         if set(logs) - whole_logs:

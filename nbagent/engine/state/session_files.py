@@ -8,7 +8,7 @@ A mixin so that the session's state changes (session.py) and its file writes rea
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
@@ -106,7 +106,7 @@ class SessionFiles:
         store.save_context(self.context.updates)
         self._save_meta(store)
 
-    def _write(self, change: Callable[[SessionStore], Any]) -> None:
+    def _write(self, change: Callable[[SessionStore], object]) -> None:
         """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
         state stays in memory, and the next write saves everything again."""
         if self._store is None:

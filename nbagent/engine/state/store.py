@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ..context.updates import ContextHistoryUpdates, load_updates, save_updates
 from ..contracts.errors import CorruptFileError
@@ -28,6 +28,7 @@ from ..contracts.messages import Message, history_problems
 from ..disk.append_log import AppendLog, Reformatted, read_log
 from ..disk.persist import atomic_write_json, dumps_line, read_json
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
+from .compactions import RollbackPoint
 from .grants import signed_grants, trusted_grants
 from .sent import SavedSent, matching_records
 from .task_files import SessionMeta, TurnMark, check_events, check_history, check_meta, check_records, check_sent
@@ -48,6 +49,7 @@ HISTORY_SYNC_INTERVAL_S = 1.0
 """A request syncs the history when the last sync is this old (every request at API speed, where
 one takes seconds): requests that follow faster share the next sync, so the disk's wait stays a
 negligible share of a run however fast its requests come."""
+_Loaded = TypeVar("_Loaded")
 
 
 @dataclass
@@ -63,7 +65,7 @@ class SessionSnapshot:
     last_ts: int = 0
     previous_usage: dict[str, int] | None = None
     updates: ContextHistoryUpdates = field(default_factory=ContextHistoryUpdates)
-    compactions: list[dict[str, Any]] = field(default_factory=list)
+    compactions: list[object] = field(default_factory=list)
     """What rollback needs to undo each compaction (parsed by the session: RollbackPoint)."""
     compactions_file: str = COMPACTIONS_FILE
     """The file the compactions came from (``session.json`` in folders of earlier versions)."""
@@ -126,14 +128,14 @@ class SessionStore:
         them, synced with them: no sync of its own per request)."""
         self._sent.save(sent, dumps_line)
 
-    def prime(self, logs: dict[str, list[Any]]) -> None:
+    def prime(self, logs: Mapping[str, Sequence[object]]) -> None:
         """The named log files hold exactly these items (just loaded whole): appends go on from there."""
         by_name = {HISTORY_FILE: self._history, UI_FILE: self._events, REQUESTS_FILE: self._records,
                    COMPACTIONS_FILE: self._compactions, SENT_FILE: self._sent}
         for name, items in logs.items():
             by_name[name].prime(items)
 
-    def save_compactions(self, points: list[Any]) -> None:
+    def save_compactions(self, points: list[RollbackPoint]) -> None:
         """Append what undoes a new compaction (one line each, written once: it holds the messages
         the compaction replaced); a rollback that used points up rewrites the file."""
         self._compactions.save(points, lambda p: dumps_line(p.to_json()))
@@ -199,7 +201,7 @@ class SessionStore:
         whole: set[str] = set()  # logs read whole: the session appends to them as they are
         reformatted: set[str] = set()
 
-        def log(name: str, load: Callable[[Path, list[str]], Any]) -> Any:
+        def log(name: str, load: Callable[[Path, list[str]], _Loaded]) -> _Loaded:
             before = len(notices)
             items = load(self.task_dir / name, notices)
             if len(notices) == before:
@@ -219,7 +221,9 @@ class SessionStore:
         # Folders written before the request and compaction logs kept both in session.json.
         records = checked.records if checked.records is not None else log(REQUESTS_FILE, _load_records)
         compactions = checked.compactions if checked.compactions is not None else log(COMPACTIONS_FILE, read_log)
-        snap = _snapshot(meta_path, checked, history, records, compactions)
+        if not isinstance(compactions, list):
+            raise CorruptFileError(meta_path, "bad session data: compactions is not a list")
+        snap = _snapshot(checked, history, records, compactions)
         snap.allowed_always = trusted_grants(self.task_dir, checked, notices)
         saved_sent = log(SENT_FILE, _load_sent)
         snap.sent = matching_records(saved_sent, snap.records)
@@ -234,8 +238,8 @@ class SessionStore:
         return snap
 
 
-def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], records: list[RequestRecord],
-              compactions: Any) -> SessionSnapshot:
+def _snapshot(meta: SessionMeta, history: list[Message], records: list[RequestRecord],
+              compactions: Sequence[object]) -> SessionSnapshot:
     """The session.json fields, checked against the logs (a crash between writes is repaired)."""
     last_ts, previous_usage = meta.last_ts, meta.previous_usage
     described = meta.records_len
@@ -245,8 +249,6 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
         previous_usage = {"ts": last.ts, **{k: int(v) for k, v in dataclasses.asdict(last.usage).items()
                                             if k in _PREVIOUS_USAGE_FIELDS}}
         last_ts = max(last_ts, last.ts)
-    if not isinstance(compactions, list):
-        raise CorruptFileError(meta_path, "bad session data: compactions is not a list")
     # Files are written one by one; after a crash between writes, keep the range within history.
     deleted_range = meta.deleted_range
     if deleted_range and deleted_range[1] >= len(history):
@@ -254,7 +256,7 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
     points = _applied(compactions, history)
     # Turn marks beyond the history are dropped (session.json may lead it after a crash), except
     # those of turns before a compaction (they describe the history it replaced).
-    compacted_turns = {t for c in points if isinstance(c, dict) for t in c.get("turns", ())}
+    compacted_turns = {t for c in points if isinstance(c, dict) for t in _turns(c)}
     marks = [m for m in meta.marks if m.history_len <= len(history) or m.turn in compacted_turns]
     return SessionSnapshot(
         history=history, model=meta.model, deleted_range=deleted_range, records=list(records), marks=marks,
@@ -262,7 +264,13 @@ def _snapshot(meta_path: Path, meta: SessionMeta, history: list[Message], record
     )
 
 
-def _applied(points: list[Any], history: list[Message]) -> list[Any]:
+def _turns(point: dict[str, object]) -> list[object]:
+    """A saved compaction point's turns (checked when the session parses the point)."""
+    turns = point.get("turns", ())
+    return list(turns) if isinstance(turns, (list, tuple)) else []
+
+
+def _applied(points: Sequence[object], history: list[Message]) -> list[object]:
     """The compaction points the history reflects. A point is written before the history it
     compacts, and a rollback restores the history before it drops the point: after a crash in
     between, the newest point may describe a compaction the history does not have (its replaced
@@ -305,14 +313,14 @@ def _load_history(path: Path, notices: list[str]) -> list[Message]:
         and isinstance(m.get("content"), (str, list)) for m in history
     ):
         raise CorruptFileError(path, "expected a list of messages")
-    check_history(path, history)
+    messages = check_history(path, history)
     try:
-        problems = history_problems(history, allow_trailing_tool_use=True) if history else []
+        problems = history_problems(messages, allow_trailing_tool_use=True) if messages else []
     except Exception as exc:  # noqa: BLE001 - malformed blocks: the file is corrupt, not the loader
         raise CorruptFileError(path, f"invalid conversation: {type(exc).__name__}: {exc}") from None
     if problems:
         raise CorruptFileError(path, "invalid conversation: " + problems[0])
-    return history
+    return messages
 
 
 def _load_events(path: Path, notices: list[str]) -> list[Event]:

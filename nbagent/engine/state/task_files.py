@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import ClassVar, Literal, Optional, Union, cast
 
 import pydantic
 
 from ..context.window import RequestUsage
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord, Totals, events_from_json
+from ..contracts.json_types import JSONValue
+from ..contracts.messages import Message
 from ..contracts.saved import NonNegInt, first_error, saved_record, validate_saved
 from .sent import SavedSent
 from .totals import Spent
@@ -70,7 +72,7 @@ class SessionMeta(pydantic.BaseModel):
     previous_usage: Optional[dict[str, NonNegInt]] = None
     spent: Optional[Spent] = None  # absent in folders of earlier versions: their records' sum
     records: Optional[list[RequestRecord]] = None  # folders of earlier versions kept them here
-    compactions: Optional[list[Any]] = None  # likewise (parsed by the session: RollbackPoint)
+    compactions: Optional[list[object]] = None  # likewise (parsed by the session: RollbackPoint)
     allowed_always: Optional[list[str]] = None  # "Allow always" answers; absent in earlier folders: none
     allowed_always_signature: Optional[str] = None  # by this user's key (see disk/user_key); else dropped
 
@@ -86,14 +88,14 @@ class _ToolUseBlock(pydantic.BaseModel):
     type: Literal["tool_use"]
     id: str = pydantic.Field(min_length=1)
     name: str  # whatever the model sent is kept as sent (the loop answered it with an error)
-    input: Any = None
+    input: object = None
 
 
 class _ToolResultBlock(pydantic.BaseModel):
     model_config = _BLOCK
     type: Literal["tool_result"]
     tool_use_id: str = pydantic.Field(min_length=1)
-    content: Union[str, list[dict[str, Any]]] = ""
+    content: Union[str, list[dict[str, object]]] = ""
     is_error: bool = False
 
 
@@ -110,11 +112,11 @@ _KNOWN: dict[str, type[pydantic.BaseModel]] = {"text": _TextBlock, "tool_use": _
 class _MessageModel(pydantic.BaseModel):
     model_config = _BLOCK
     role: Literal["user", "assistant"]
-    content: Union[str, list[dict[str, Any]]]
+    content: Union[str, list[dict[str, object]]]
 
     @pydantic.field_validator("content")
     @classmethod
-    def _blocks(cls, content: Any) -> Any:
+    def _blocks(cls, content: Union[str, list[dict[str, object]]]) -> Union[str, list[dict[str, object]]]:
         if isinstance(content, str):
             if not content.strip():
                 raise ValueError("empty text")
@@ -122,12 +124,19 @@ class _MessageModel(pydantic.BaseModel):
         if not content:
             raise ValueError("no content blocks")
         for i, block in enumerate(content):
+            match block:  # the known kinds have their own model; any other only needs a type
+                case {"type": "text" | "tool_use" | "tool_result" as kind}:
+                    model = _KNOWN[kind]
+                case {"type": kind}:
+                    model = _OtherBlock
+                case _:
+                    kind, model = None, _OtherBlock
             try:
-                _KNOWN.get(str(block.get("type")), _OtherBlock).model_validate(block)
+                model.model_validate(block)
             except pydantic.ValidationError as exc:
                 err = exc.errors()[0]
                 where = ".".join(str(x) for x in err.get("loc", ()))
-                raise ValueError(f"block {i} ({block.get('type')!r}) {where}: {err.get('msg')}") from None
+                raise ValueError(f"block {i} ({kind!r}) {where}: {err.get('msg')}") from None
         return content
 
 
@@ -138,7 +147,7 @@ def _first_error(path: Path, exc: pydantic.ValidationError) -> CorruptFileError:
     return CorruptFileError(path, first_error(exc))
 
 
-def check_meta(path: Path, meta: Any) -> SessionMeta:
+def check_meta(path: Path, meta: JSONValue) -> SessionMeta:
     """``session.json`` validated; :class:`CorruptFileError` naming the field when it is wrong."""
     try:
         return SessionMeta.model_validate_json(json.dumps(meta))  # JSON mode: see saved.validate_saved
@@ -146,7 +155,7 @@ def check_meta(path: Path, meta: Any) -> SessionMeta:
         raise _first_error(path, exc) from None
 
 
-def check_records(path: Path, records: Any) -> list[RequestRecord]:
+def check_records(path: Path, records: JSONValue) -> list[RequestRecord]:
     """The request log validated; :class:`CorruptFileError` naming the record and field when not."""
     try:
         result: list[RequestRecord] = validate_saved(list[RequestRecord], records)
@@ -155,7 +164,7 @@ def check_records(path: Path, records: Any) -> list[RequestRecord]:
     return result
 
 
-def check_sent(path: Path, lines: Any) -> list[SavedSent]:
+def check_sent(path: Path, lines: JSONValue) -> list[SavedSent]:
     """The sent-request log validated; :class:`CorruptFileError` naming the line and field when not
     (a first line without the system prompt too: nothing before it to take it from)."""
     try:
@@ -167,7 +176,7 @@ def check_sent(path: Path, lines: Any) -> list[SavedSent]:
     return result
 
 
-def check_events(path: Path, events: Any) -> list[Event]:
+def check_events(path: Path, events: list[JSONValue]) -> list[Event]:
     """The event log validated; :class:`CorruptFileError` naming the event and field when not."""
     try:
         return events_from_json(events)
@@ -175,9 +184,10 @@ def check_events(path: Path, events: Any) -> list[Event]:
         raise CorruptFileError(path, f"bad event: {first_error(exc)}") from None
 
 
-def check_history(path: Path, history: Any) -> None:
-    """Raise :class:`CorruptFileError` naming the message and field of a malformed history."""
+def check_history(path: Path, history: list[JSONValue]) -> list[Message]:
+    """``history`` as messages; :class:`CorruptFileError` naming the message and field of a malformed one."""
     try:
         _HISTORY.validate_python(history)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
+    return cast("list[Message]", history)  # each item just validated as a message (_MessageModel)

@@ -82,7 +82,8 @@ async def test_list_of_objects_json_schema_is_sent_whole_and_its_answer_returned
 def test_list_of_pydantic_objects_keeps_defs_at_the_root() -> None:
     spec = OutputSpec.of(list[City])
     schema = schema_in_instruction(spec.instruction())
-    assert schema is not None and schema["items"] == {"$ref": "#/$defs/City"} and "City" in schema["$defs"]
+    assert schema is not None and schema["items"] == {"$ref": "#/$defs/City"}
+    assert isinstance(schema["$defs"], dict) and "City" in schema["$defs"]
     assert spec.answer_of('[{"name": "A", "population": 1}]')[0] == [City(name="A", population=1)]
 
 
