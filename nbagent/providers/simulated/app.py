@@ -278,8 +278,9 @@ class SimulatedAPI:
             thinks_by_default=self.thinks_by_default)
         context_edits.add_to_message(message, managed)
         for block in message["content"]:
-            if block["type"] == "thinking":
-                self._signed.setdefault(block["signature"], set()).add(block["thinking"])
+            match block:
+                case {"type": "thinking", "signature": str(signature), "thinking": str(thinking)}:
+                    self._signed.setdefault(signature, set()).add(thinking)
         if self.rate_limits is not None:
             self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
         if request.get("stream") is not True:
