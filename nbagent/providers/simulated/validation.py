@@ -28,7 +28,8 @@ class RequestBody(TypedDict, total=False):
     """A Messages request as :func:`validate` let it through: the fields it checked have these
     shapes; the others are the client's JSON, read with a narrowing check."""
 
-    model: Required[str]
+    model: str
+    """Always there once validated; not ``Required`` so that a responder can be called without one."""
     messages: Required[list[MessageParam]]
     max_tokens: int
     system: Union[str, list[TextBlockParam]]
