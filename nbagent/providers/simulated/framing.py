@@ -20,7 +20,7 @@ from nbagent.engine.api_facts.tokens import count_text_tokens, encoding
 from nbagent.engine.contracts.messages import block_text
 
 from ...engine.api_facts.caching import CacheUsage
-from ...engine.contracts.json_types import JSONObject, JSONValue
+from ...engine.contracts.json_types import JSONObject
 from .script import RawBlock, Reply, TextBlock, ThinkingBlock
 from .validation import RequestBody
 
@@ -33,7 +33,7 @@ DEFAULT_THINKING = "(simulated model) No real reasoning happens here; the reply 
 PING_EVERY = 20  # content deltas between keep-alive pings
 _USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 
-Block = JSONObject  # a content block as JSON
+Block = dict[str, object]  # a content block as JSON (as the responder gave it, for a RawBlock)
 
 
 class SimUsage(TypedDict, total=False):
@@ -61,7 +61,7 @@ class SimMessage(TypedDict, total=False):
     stop_reason: Required[str]
     stop_sequence: Required[Union[str, None]]
     usage: Required[SimUsage]
-    stop_details: JSONObject
+    stop_details: dict[str, object]
     context_management: JSONObject
 
 
@@ -208,7 +208,7 @@ def _text_pieces(text: str, per_piece: int = 3) -> list[tuple[str, int]]:
     return pieces
 
 
-def _json_pieces(value: JSONValue) -> list[str]:
+def _json_pieces(value: object) -> list[str]:
     text = json.dumps(value, ensure_ascii=False)
     size = max(1, -(-len(text) // max(3, -(-len(text) // 12))))  # several fragments of ≤ 12 chars
     return [text[i:i + size] for i in range(0, len(text), size)]
@@ -224,9 +224,9 @@ def stream_frames(message: SimMessage) -> list[Frame]:
     deltas = 0
     for index, block in enumerate(message["content"]):
         kind = block["type"]
-        pieces: list[tuple[str, str, JSONValue, int]]
+        pieces: list[tuple[str, str, object, int]]
         if kind == "text":
-            opening: JSONObject = {"type": "text", "text": ""}
+            opening: Block = {"type": "text", "text": ""}
             pieces = [("text_delta", "text", p, n) for p, n in _text_pieces(str(block["text"]))]
             citations = block.get("citations")
             pieces += [("citations_delta", "citation", c, 0) for c in (citations if isinstance(citations, list) else ())]

@@ -11,7 +11,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping, Sequence, Union
 
-from ...engine.contracts.json_types import JSONValue
 from .validation import RequestBody
 
 
@@ -27,7 +26,7 @@ class ToolUseBlock:
     """A ``tool_use`` content block; ``id`` None means the app assigns ``toolu_sim_…``."""
 
     name: str
-    input: Mapping[str, JSONValue]
+    input: Mapping[str, object]
     id: str | None = None
 
 
@@ -46,7 +45,7 @@ class RawBlock:
     fragments), a text block with ``citations`` (each as a ``citations_delta``), a
     ``web_search_tool_result``, or a type nbagent does not know (sent whole at block start)."""
 
-    data: Mapping[str, JSONValue]
+    data: Mapping[str, object]
 
 
 Block = Union[TextBlock, ToolUseBlock, ThinkingBlock, RawBlock]
@@ -73,7 +72,7 @@ class Reply:
     content: tuple[Block, ...] = ()
     stop_reason: str | None = None
     error: ReplyError | None = None
-    stop_details: Mapping[str, JSONValue] | None = None
+    stop_details: Mapping[str, object] | None = None
     """Sent with the stop reason in ``message_delta`` (a refusal's category and explanation)."""
 
     @property
@@ -89,12 +88,12 @@ def text_reply(text: str, *, thinking: str | None = None, stop_reason: str | Non
     return Reply(tuple(blocks), stop_reason)
 
 
-ToolCall = tuple[str, Mapping[str, JSONValue]]
+ToolCall = tuple[str, Mapping[str, object]]
 
 
 def tool_reply(
     name: str | Sequence[ToolCall],
-    input: Mapping[str, JSONValue] | None = None,
+    input: Mapping[str, object] | None = None,
     text: str | None = None,
     id: str | None = None,
 ) -> Reply:
