@@ -16,8 +16,8 @@ import dataclasses
 import datetime as _dt
 import os
 import threading
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import anthropic
 import httpx2
@@ -26,8 +26,9 @@ from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.contracts.errors import ApiError
-from ..engine.contracts.messages import CompactionScan
-from ..engine.contracts.provider import Chunk, ModelRequest
+from ..engine.contracts.json_types import JSONObject
+from ..engine.contracts.messages import CacheControlEphemeralParam, CompactionScan
+from ..engine.contracts.provider import Chunk, MessageComplete, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
 from .anthropic_stream import StreamAssembler
 from .endpoints import Endpoint
@@ -39,7 +40,38 @@ SIMULATED_NOTICE = (
     "Set ANTHROPIC_API_KEY (or pass --anthropic with a key) to use Claude."
 )
 
+if TYPE_CHECKING:  # typing.Required is 3.11+
+    from typing_extensions import Required, TypedDict
+
+    from .simulated import SimulatedAPI
+else:
+    from typing import TypedDict
+
 ClientFactory = Callable[[], anthropic.AsyncAnthropic]
+
+MessageJSON = Mapping[str, object]
+"""A message as sent: the engine's :class:`~nbagent.engine.contracts.messages.MessageParam`, or
+a copy of one with cache breakpoints set."""
+
+
+class RequestKwargs(TypedDict, total=False):
+    """The keyword arguments of one ``messages.create`` call (the request body, ``betas`` and ``timeout``)."""
+
+    model: Required[str]
+    messages: Required[Sequence[MessageJSON]]
+    max_tokens: Required[int]
+    stream: Required[bool]
+    system: Union[str, list[dict[str, object]]]
+    tools: list[JSONObject]
+    thinking: JSONObject
+    output_config: JSONObject
+    timeout: float
+    context_management: JSONObject
+    betas: list[str]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
 
 
 def api_key_from_env() -> str | None:
@@ -110,6 +142,7 @@ class AnthropicProvider:
             # Server-side context management and compaction blocks are beta: their requests go
             # through the beta resource, which sends the ``anthropic-beta`` header and parses replies
             # with the beta types (compaction blocks and deltas, ``applied_edits``).
+            # Any: the SDK's overloaded create() is typed per literal argument, and the body is built.
             messages: Any = client.beta.messages if "betas" in kwargs else client.messages
             raw = await messages.create(**kwargs)
         except Exception as exc:
@@ -145,7 +178,7 @@ class AnthropicProvider:
         return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
 
 
-def _features_sent(kwargs: dict[str, Any], request: ModelRequest) -> frozenset[str]:
+def _features_sent(kwargs: RequestKwargs, request: ModelRequest) -> frozenset[str]:
     """The optional request features ``kwargs`` carry (what a refusal may name)."""
     sent = {"thinking"} if "thinking" in kwargs else set()
     if "output_config" in kwargs:
@@ -187,7 +220,7 @@ def _mapped(exc: Exception) -> ApiError:
     return error
 
 
-def rate_limits_of(response: Any, retry_after_s: float | None = None) -> RateLimitSnapshot | None:
+def rate_limits_of(response: object, retry_after_s: float | None = None) -> RateLimitSnapshot | None:
     """The ``anthropic-ratelimit-*`` headers of an ``httpx2`` response, read now (None without them)."""
     headers = getattr(response, "headers", None)
     if headers is None:
@@ -202,21 +235,21 @@ def rate_limits_of(response: Any, retry_after_s: float | None = None) -> RateLim
         return None
 
 
-def with_rate_limits(complete: Any, response: Any) -> Any:
+def with_rate_limits(complete: MessageComplete, response: object) -> MessageComplete:
     """``complete`` with the response's rate limit headers attached (the engine paces on them)."""
     snapshot = rate_limits_of(response)
     return complete if snapshot is None else dataclasses.replace(complete, rate_limits=snapshot)
 
 
-async def _close(raw: Any) -> None:
+async def _close(raw: _Closable) -> None:
     """Close the response. The stream's outcome is already decided (a complete message or an
     error that is being raised), so a failure while closing is not reported."""
     with contextlib.suppress(Exception):
         await raw.close()
 
 
-def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {
+def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = None) -> RequestKwargs:
+    kwargs: RequestKwargs = {
         "model": request.model,
         "messages": request.messages,  # copied where the breakpoints are set
         "max_tokens": request.max_tokens,
@@ -247,8 +280,8 @@ def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = N
     return kwargs
 
 
-_EPHEMERAL = {"type": "ephemeral"}
-_EPHEMERAL_1H = {"type": "ephemeral", "ttl": "1h"}
+_EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
+_EPHEMERAL_1H: CacheControlEphemeralParam = {"type": "ephemeral", "ttl": "1h"}
 
 
 def _anchors(request: ModelRequest) -> tuple[int, ...]:
@@ -257,11 +290,12 @@ def _anchors(request: ModelRequest) -> tuple[int, ...]:
     :data:`MAX_ANCHORS` of them (so a request keeps to the API's four breakpoints)."""
     n = len(request.messages)
     usable = sorted(a for a in set(request.cache_anchors)
-                    if anchorable(a, n) and _marked(dict(request.messages[a])) is not None)
+                    if anchorable(a, n) and _marked(request.messages[a]) is not None)
     return tuple(usable[-MAX_ANCHORS:])
 
 
-def _with_cache_breakpoint_system(system: Any, one_hour: bool = False) -> list[dict[str, Any]]:
+def _with_cache_breakpoint_system(system: str | Sequence[Mapping[str, object]],
+                                  one_hour: bool = False) -> list[dict[str, object]]:
     # With a one-hour anchor after it, the system prompt's breakpoint is one-hour too: the API
     # takes longer TTLs only before shorter ones.
     mark = _EPHEMERAL_1H if one_hour else _EPHEMERAL
@@ -273,7 +307,7 @@ def _with_cache_breakpoint_system(system: Any, one_hour: bool = False) -> list[d
     return blocks
 
 
-def _with_cache_breakpoints(messages: list[dict[str, Any]], anchors: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+def _with_cache_breakpoints(messages: Sequence[MessageJSON], anchors: tuple[int, ...] = ()) -> list[MessageJSON]:
     """A copy with cache breakpoints on the last message and on the message before the last
     assistant reply, and one-hour ones on ``anchors`` (inputs untouched).
 
@@ -299,18 +333,21 @@ def _with_cache_breakpoints(messages: list[dict[str, Any]], anchors: tuple[int, 
     return out
 
 
-def _marked(message: dict[str, Any], mark: dict[str, str] = _EPHEMERAL) -> dict[str, Any] | None:
+def _marked(message: MessageJSON, mark: CacheControlEphemeralParam = _EPHEMERAL) -> MessageJSON | None:
     """``message`` with a breakpoint on its last block, or None when it cannot carry one."""
-    content = message.get("content")
-    if isinstance(content, str):
-        if not content:
+    raw = message.get("content")
+    if isinstance(raw, str):
+        if not raw:
             return None
-        content = [{"type": "text", "text": content}]
+        content: list[dict[str, object]] = [{"type": "text", "text": raw}]
     else:
-        content = [dict(b) for b in content or ()]
-    if not content or content[-1].get("type") in ("thinking", "redacted_thinking"):
+        content = [dict(b) for b in raw or () if isinstance(b, Mapping)] if isinstance(raw, (list, tuple)) else []
+    if not content:
         return None
-    content[-1]["cache_control"] = dict(mark)
+    match content[-1]:
+        case {"type": "thinking" | "redacted_thinking"}:  # the API refuses a breakpoint on thinking
+            return None
+    content[-1]["cache_control"] = mark.copy()
     return {"role": message["role"], "content": content}
 
 
@@ -347,7 +384,7 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
     return provider
 
 
-def simulated_provider(api: Any = None, **sim_options: Any) -> AnthropicProvider:
+def simulated_provider(api: SimulatedAPI | None = None, **sim_options: Any) -> AnthropicProvider:
     """A provider whose SDK client talks to the in-process simulated Messages API.
 
     ``api`` is a :class:`nbagent.providers.simulated.SimulatedAPI` (a new one with the demo brain

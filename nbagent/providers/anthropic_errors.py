@@ -13,7 +13,7 @@ import html
 import math
 import re
 from email.utils import parsedate_to_datetime
-from typing import Any, AsyncIterator
+from typing import AsyncIterator, Protocol
 
 import anthropic
 import httpx2
@@ -132,9 +132,9 @@ def _error_type(exc: BaseException) -> str | None:
         return t
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("type"), str):
-            return err["type"]
+        match body.get("error"):
+            case {"type": str(kind)}:
+                return kind
     return None
 
 
@@ -174,11 +174,19 @@ def request_id_of(exc: BaseException) -> str | None:
     return rid if isinstance(rid, str) and rid else None
 
 
-def _number(text: Any) -> float | None:
+class _Headers(Protocol):
+    """What is read of a response's headers (``httpx2.Headers``, or any mapping of strings)."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def _number(text: str | None) -> float | None:
     """A finite, non-negative number of a header value, or None."""
+    if text is None:
+        return None
     try:
         value = float(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # a header value of another type (a test double) is no number either
         return None
     return max(value, 0.0) if math.isfinite(value) else None
 
@@ -186,7 +194,7 @@ def _number(text: Any) -> float | None:
 def retry_after_of(exc: BaseException) -> float | None:
     """The server's requested wait in seconds (``retry-after-ms`` wins over ``retry-after``), or None."""
     response = getattr(exc, "response", None)
-    headers: Any = getattr(response, "headers", None)
+    headers: _Headers | None = getattr(response, "headers", None)
     if headers is None:
         return None
     ms = _number(headers.get("retry-after-ms"))
@@ -210,7 +218,7 @@ def retry_after_of(exc: BaseException) -> float | None:
 class _Prefix(httpx2.AsyncByteStream):
     """The first ``limit`` bytes of a response body; the rest is never read (the connection is closed)."""
 
-    def __init__(self, inner: Any, limit: int) -> None:
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
         self._inner, self._limit = inner, limit
 
     async def __aiter__(self) -> AsyncIterator[bytes]:

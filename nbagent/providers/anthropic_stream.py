@@ -17,14 +17,23 @@ fragment (quadratic in the input's length).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Union
 
 from ..engine.api_facts.cost import Usage
 from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
-from ..engine.contracts.messages import is_compaction
+from ..engine.contracts.json_types import JSONObject, JSONValue
 from ..engine.contracts.provider import Chunk, MessageComplete
+
+if TYPE_CHECKING:
+    from anthropic.types import RawContentBlockDelta, RawMessageDeltaEvent, RawMessageStreamEvent
+    from anthropic.types.beta import BetaRawContentBlockDelta, BetaRawMessageDeltaEvent, BetaRawMessageStreamEvent
+    from pydantic import BaseModel
+
+    StreamEvent = Union[RawMessageStreamEvent, BetaRawMessageStreamEvent]
+    """A raw stream event, of the plain or the beta resource (told apart by ``type``)."""
+    BlockDelta = Union[RawContentBlockDelta, BetaRawContentBlockDelta]
 
 _EMPTY_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature")}
 """Blocks that open empty and fill with deltas: the fields they must carry even when empty."""
@@ -44,14 +53,15 @@ def reply_char_limit(max_tokens: int) -> int:
     return max(max_tokens, 0) * MAX_CHARS_PER_TOKEN + REPLY_SLACK_CHARS
 
 
-def parse_tool_input(text: str) -> Any:
+def parse_tool_input(text: str) -> JSONValue:
     """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
     raw text under ``_unparsed_input`` (an object, as the API requires in later requests; the
     tool's schema rejects the key, so the model is told) instead of failing the request."""
     if not text.strip():
         return {}
     try:
-        return json.loads(text)
+        parsed: JSONValue = json.loads(text)
+        return parsed
     except json.JSONDecodeError:
         return {"_unparsed_input": text}
 
@@ -59,22 +69,22 @@ def parse_tool_input(text: str) -> Any:
 _PLAIN = frozenset({str, int, float, bool})
 
 
-def _dump(obj: Any) -> dict[str, Any]:
+def _dump(obj: BaseModel | Mapping[str, JSONValue]) -> JSONObject:
     """An SDK model (unknown types keep their extra fields) or a plain dict, as JSON data."""
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         return {k: v for k, v in obj.items() if v is not None}
     flat = _flat(obj)
     return flat if flat is not None else obj.model_dump(exclude_none=True, mode="json")
 
 
-def _flat(obj: Any) -> dict[str, Any] | None:
+def _flat(obj: object) -> JSONObject | None:
     """What ``model_dump(exclude_none=True, mode="json")`` gives for a model whose fields are
     scalars, empty containers or such models (most stream events), without its per-call cost;
     None for anything else."""
     fields = getattr(obj, "__dict__", None)
     if fields is None or getattr(obj, "__pydantic_extra__", None):
         return None
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for key, value in fields.items():
         kind = type(value)
         if value is None:
@@ -100,28 +110,26 @@ class StreamAssembler:
         # Characters the reply may still stream (see MAX_CHARS_PER_TOKEN); None: no bound.
         self.room = reply_char_limit(max_tokens) if max_tokens is not None else None
         self.max_tokens = max_tokens
-        self.blocks: dict[int, dict[str, Any]] = {}
+        self.blocks: dict[int, JSONObject] = {}
         # index -> (id, name, input fragments) of each block whose input streams (tool calls)
         self.tool_inputs: dict[int, tuple[str, str, list[str]]] = {}
         # Streamed text and thinking by block, joined when the block stops: appending to the
         # block's string would copy it on every delta (quadratic in a long answer).
         self.texts: dict[int, list[str]] = {}
         self.thoughts: dict[int, list[str]] = {}
-        self.usage: dict[str, Any] = {}
+        self.usage: JSONObject = {}
         self.model = requested_model
         self.message_id: str | None = None
         self.stop_reason: str | None = None
-        self.stop_details: dict[str, Any] | None = None
-        self.applied_edits: tuple[dict[str, Any], ...] = ()
+        self.stop_details: JSONObject | None = None
+        self.applied_edits: tuple[JSONObject, ...] = ()
         self.stopped = False
 
-    def feed(self, event: Any) -> Chunk | None:
+    def feed(self, event: StreamEvent) -> Chunk | None:
         """The chunk one raw event produces, if any (``ping`` and unknown events produce none)."""
-        kind = getattr(event, "type", "")
-        if kind == "content_block_delta":  # nearly every event: its two usual kinds handled inline
+        if event.type == "content_block_delta":  # nearly every event: its two usual kinds handled inline
             i, d = event.index, event.delta
-            dkind = d.type
-            if dkind == "text_delta":
+            if d.type == "text_delta":
                 parts = self.texts.get(i)
                 text = d.text
                 room = self.room
@@ -131,7 +139,7 @@ class StreamAssembler:
                         self._spend(0)
                 (parts if parts is not None else _parts(self.texts, self._block(i), i, "text")).append(text)
                 return TextDelta(text, i)
-            if dkind == "input_json_delta":
+            if d.type == "input_json_delta":
                 call = self.tool_inputs.get(i)
                 if call is None:
                     self._block(i)  # a block never started is named as such
@@ -141,10 +149,19 @@ class StreamAssembler:
                 call[2].append(d.partial_json)
                 return ToolUseDelta(call[0], call[1], d.partial_json, i)
             return self._delta(i, d)
-        # A class-level table of plain functions: bound methods kept on the instance would make
-        # each request's assembler a reference cycle, left for the garbage collector.
-        handler = _HANDLERS.get(kind)
-        return handler(self, event) if handler else None
+        if event.type == "content_block_start":
+            self._block_start(event.index, _dump(event.content_block))
+        elif event.type == "content_block_stop":
+            self._block_stop(event.index)
+        elif event.type == "message_start":
+            m = event.message
+            self.message_id, self.model = m.id, m.model or self.model
+            self.usage = _dump(m.usage)
+        elif event.type == "message_delta":
+            self._message_delta(event)
+        elif event.type == "message_stop":
+            self.stopped = True
+        return None  # every event but a delta only builds the message
 
     def complete(self) -> MessageComplete:
         """The assembled message; a stream cut before ``message_stop`` is a connection error."""
@@ -161,57 +178,51 @@ class StreamAssembler:
             compaction_usage=compaction_usage(self.usage.get("iterations")))
 
     # ----- events -----------------------------------------------------------------------------
-    def _message_start(self, ev: Any) -> Chunk | None:
-        m = ev.message
-        self.message_id, self.model = m.id, m.model or self.model
-        self.usage = _dump(m.usage)
-        return None
-
-    def _block_start(self, ev: Any) -> Chunk | None:
-        index = ev.index
+    def _block_start(self, index: int, block: JSONObject) -> None:
         if index in self.blocks:  # started again without a stop (a proxy?): the new block replaces it whole
             self.texts.pop(index, None)
             self.thoughts.pop(index, None)
             self.tool_inputs.pop(index, None)
-        block = _dump(ev.content_block)
-        kind = block.get("type", "")
+        kind = _kind_of(block)
         for key in _EMPTY_FIELDS.get(kind, ()):
             block.setdefault(key, "")
         if kind == "text":
-            self.texts[index] = [block["text"]]
+            self.texts[index] = [str(block["text"])]
         elif kind == "thinking":
-            self.thoughts[index] = [block["thinking"]]
+            self.thoughts[index] = [str(block["thinking"])]
         if "input" in block:  # tool_use, server_tool_use, mcp_tool_use...: input may stream
             self.tool_inputs[index] = (str(block.get("id", "")), str(block.get("name", "")), [])
         block.pop("caller", None)  # response-only metadata: not part of the block passed back
         self.blocks[index] = block
-        return None
 
-    def _delta(self, i: int, d: Any) -> Chunk | None:
+    def _delta(self, i: int, d: BlockDelta) -> Chunk | None:
         """The rarer deltas (text and tool input are handled in :meth:`feed`)."""
-        kind = d.type
         block = self._block(i)
-        if kind == "thinking_delta":
+        if d.type == "thinking_delta":
             self._spend(len(d.thinking))
             _parts(self.thoughts, block, i, "thinking").append(d.thinking)
             return ThinkingDelta(text=d.thinking, index=i)
-        if kind == "signature_delta":
+        if d.type == "signature_delta":
             self._spend(len(d.signature))
-            block["signature"] = block.get("signature", "") + d.signature
-        elif kind == "citations_delta":
+            block["signature"] = str(block.get("signature", "")) + d.signature
+        elif d.type == "citations_delta":
             citation = _dump(d.citation)
             self._spend(len(json.dumps(citation)))
-            block.setdefault("citations", []).append(citation)
-        elif kind == "compaction_delta":
+            citations = block.setdefault("citations", [])
+            if not isinstance(citations, list):  # a proxy's block with other citations: the stream is broken
+                raise ApiError(ErrorKind.CONNECTION, f"the stream sent a citation for block {i}, whose citations "
+                               "are not a list")
+            citations.append(citation)
+        elif d.type == "compaction_delta":
             self._compaction_delta(i, block, _dump(d))
         return None
 
-    def _compaction_delta(self, i: int, block: dict[str, Any], delta: dict[str, Any]) -> None:
+    def _compaction_delta(self, i: int, block: JSONObject, delta: JSONObject) -> None:
         """A compaction's summary arrives whole in one delta (pieces are joined all the same); it
         must go back verbatim, so it is never cut or changed."""
-        if not is_compaction(block):
+        if _kind_of(block) != "compaction":
             raise ApiError(ErrorKind.CONNECTION, f"the stream sent a compaction delta for block {i}, "
-                           f"a {block.get('type', 'typeless')} block")
+                           f"a {_kind_of(block)} block")
         for key in ("content", "encrypted_content"):
             piece = delta.get(key)
             if isinstance(piece, str):
@@ -228,7 +239,7 @@ class StreamAssembler:
             raise ApiError(ErrorKind.CONNECTION, f"the reply streamed more than {limit:,} characters, more than "
                            f"max_tokens={self.max_tokens:,} allows: the stream is broken and was stopped")
 
-    def _block(self, index: int) -> dict[str, Any]:
+    def _block(self, index: int) -> JSONObject:
         block = self.blocks.get(index)
         if block is None:  # a broken stream (a proxy?): retried like one cut short
             raise ApiError(ErrorKind.CONNECTION, f"the stream sent a delta for block {index}, which it never started")
@@ -242,8 +253,7 @@ class StreamAssembler:
         if parts is not None:
             self.blocks[index]["thinking"] = "".join(parts)
 
-    def _block_stop(self, ev: Any) -> Chunk | None:
-        index = ev.index
+    def _block_stop(self, index: int) -> None:
         if index not in self.blocks:  # a broken stream (a proxy?): retried like one cut short
             raise ApiError(ErrorKind.CONNECTION, f"the stream stopped block {index}, which it never started")
         self._join(index)
@@ -252,9 +262,8 @@ class StreamAssembler:
             text = "".join(call[2])
             if text.strip():  # input that arrived whole in content_block_start (some proxies) stays
                 self.blocks[index]["input"] = parse_tool_input(text)
-        return None
 
-    def _message_delta(self, ev: Any) -> Chunk | None:
+    def _message_delta(self, ev: RawMessageDeltaEvent | BetaRawMessageDeltaEvent) -> None:
         self.stop_reason = ev.delta.stop_reason or self.stop_reason
         details = getattr(ev.delta, "stop_details", None)
         if details is not None:
@@ -265,16 +274,20 @@ class StreamAssembler:
         edits = managed.get("applied_edits")
         if isinstance(edits, list):
             self.applied_edits = tuple(e for e in edits if isinstance(e, dict))
-        return None
-
-    def _message_stop(self, ev: Any) -> Chunk | None:
-        self.stopped = True
-        return None
 
 
-def compaction_usage(iterations: Any) -> Usage | None:
+def _kind_of(block: Mapping[str, object]) -> str:
+    """A block's (or usage entry's) ``type``; "typeless" without one."""
+    match block:
+        case {"type": str(kind)}:
+            return kind
+    return "typeless"
+
+
+def compaction_usage(iterations: JSONValue | None) -> Usage | None:
     """The summed usage of the ``compaction`` entries of ``usage.iterations`` (None: there are none)."""
-    entries = [e for e in iterations or () if isinstance(e, dict) and e.get("type") == "compaction"]
+    listed = iterations if isinstance(iterations, list) else []
+    entries = [e for e in listed if isinstance(e, dict) and _kind_of(e) == "compaction"]
     if not entries:
         return None
     total = Usage()
@@ -283,7 +296,7 @@ def compaction_usage(iterations: Any) -> Usage | None:
     return total
 
 
-def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, field: str) -> list[str]:
+def _parts(streamed: dict[int, list[str]], block: JSONObject, index: int, field: str) -> list[str]:
     """The parts of ``block[field]`` streamed so far, started again from the joined text for a delta
     after the block's stop. A block without that field (a text delta for a thinking block) would be
     invalid to send back: the stream is broken."""
@@ -291,13 +304,7 @@ def _parts(streamed: dict[int, list[str]], block: dict[str, Any], index: int, fi
     if parts is None:
         if field not in block:
             raise ApiError(ErrorKind.CONNECTION,
-                           f"the stream sent {field} for a {block.get('type', 'typeless')} block (block {index})")
-        parts = streamed[index] = [block[field]]
+                           f"the stream sent {field} for a {_kind_of(block)} block (block {index})")
+        parts = streamed[index] = [str(block[field])]
     return parts
 
-
-_HANDLERS: dict[str, Callable[[StreamAssembler, Any], Chunk | None]] = {
-    "message_start": StreamAssembler._message_start, "content_block_start": StreamAssembler._block_start,
-    "content_block_stop": StreamAssembler._block_stop,
-    "message_delta": StreamAssembler._message_delta, "message_stop": StreamAssembler._message_stop,
-}

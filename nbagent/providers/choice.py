@@ -6,11 +6,16 @@ Nothing here imports the SDK: :mod:`.anthropic` loads when a provider is made.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from ..engine.contracts.config import SessionConfig
 from ..engine.contracts.errors import MissingApiKeyError, NbAgentError
 from ..engine.contracts.provider import Provider
+
+if TYPE_CHECKING:
+    from .endpoints import Endpoint
 
 ProviderChoice = Literal["auto", "simulated", "anthropic"]
 
@@ -40,7 +45,7 @@ class UnknownWindowError(NbAgentError):
             "Agent(context_window=N), or \"context_window\" in the endpoint's profile.")
 
 
-def endpoint_of(endpoint: Any, provider: Any, settings: Mapping[str, Any]) -> Any:
+def endpoint_of(endpoint: str | Endpoint | None, provider: object, settings: Mapping[str, object]) -> Endpoint | None:
     """The Agent's :class:`~nbagent.providers.endpoints.Endpoint` (a profile name is looked up in
     the ``cwd`` setting's ``.nbagent/endpoints.json`` and the home one), or None."""
     if endpoint is None:
@@ -50,13 +55,16 @@ def endpoint_of(endpoint: Any, provider: Any, settings: Mapping[str, Any]) -> An
                          "(nbagent.providers.anthropic.endpoint_provider makes one to pass as provider=)")
     from .endpoints import resolve_endpoint
 
-    return resolve_endpoint(endpoint, settings.get("cwd"))
+    cwd = settings.get("cwd")
+    if isinstance(cwd, os.PathLike) and not isinstance(cwd, Path):
+        cwd = Path(cwd)
+    return resolve_endpoint(endpoint, cwd if isinstance(cwd, (str, Path)) else None)
 
 
-def endpoint_settings(config: SessionConfig, endpoint: Any, *, model_chosen: bool) -> SessionConfig:
+def endpoint_settings(config: SessionConfig, endpoint: Endpoint, *, model_chosen: bool) -> SessionConfig:
     """``config`` with what the endpoint brings: its model (unless one was chosen), its model's
     window, and the environment variables its secrets came from (kept from tools)."""
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}
     if endpoint.model and not model_chosen:
         changes["model"] = endpoint.model
     if endpoint.context_window and endpoint.model:

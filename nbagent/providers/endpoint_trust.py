@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from ..engine.contracts.errors import NbAgentError
 from ..engine.disk.persist import atomic_write_json
@@ -56,7 +56,7 @@ def trust_host(url: str) -> None:
     atomic_write_json(path, {"hosts": sorted(trusted_hosts() | {host_of(url)})})
 
 
-def check_project_row(name: str, row: Mapping[str, Any], where: str, user_names: set[str]) -> None:
+def check_project_row(name: str, row: Mapping[str, object], where: str, user_names: set[str]) -> None:
     """A project file's profile row may not redefine a user profile nor read other variables."""
     if name in user_names:
         raise EndpointError(f"{where}: endpoint {name!r} is defined in ~/.nbagent/endpoints.json; a project "
@@ -69,7 +69,7 @@ def check_project_row(name: str, row: Mapping[str, Any], where: str, user_names:
                                 "~/.nbagent/endpoints.json to use another")
 
 
-def check_trusted(name: str, row: Mapping[str, Any], where: str) -> None:
+def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
     """Before a project profile's first use: its ``base_url`` host must be one the user trusted."""
     url = row.get("base_url")
     if not isinstance(url, str) or host_of(url) in trusted_hosts():

@@ -29,6 +29,7 @@ from .script import (
     tool_reply,
 )
 from .server import LoopbackServer, SimulatedTransport, start_server
+from .validation import RequestBody
 
 __all__ = [
     "ALL_FAULTS",
@@ -44,6 +45,7 @@ __all__ = [
     "RawBlock",
     "RecordedRequest",
     "Reply",
+    "RequestBody",
     "ReplyError",
     "ScriptedResponder",
     "SimulatedAPI",

@@ -22,7 +22,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Literal, Mapping
+
+from ...engine.contracts.json_types import JSONValue
+
+Schema = Mapping[str, JSONValue]
+"""A JSON schema (the request's, untrusted: every keyword is narrowed before use)."""
+_EMPTY: Schema = {}
 
 MAX_ITEMS = 10
 _NUMBER = re.compile(r"(?<![\w.-])(?:(?<=\s)-|^-)?\d+(?:,\d{3})*(?:\.\d+)?(?![\w]|\.\d)")
@@ -79,17 +85,17 @@ class Facts:
         strings = strings_in_prompt(prompt) + [s for text in results for s in quoted_in(text)]
         return cls(numbers=numbers, strings=strings)
 
-    def take(self, kind: str) -> Any:
+    def take(self, kind: Literal["numbers", "strings"]) -> int | float | str | None:
         """The next unused fact of ``kind`` ("numbers" or "strings"), or None when none is left."""
-        pool: list[Any] = getattr(self, kind)
+        pool: list[int | float] | list[str] = self.numbers if kind == "numbers" else self.strings
         i = self.used[kind]
         if i >= len(pool):
             return None
         self.used[kind] = i + 1
         return pool[i]
 
-    def left(self, kind: str) -> int:
-        return len(getattr(self, kind)) - self.used[kind]
+    def left(self, kind: Literal["numbers", "strings"]) -> int:
+        return len(self.numbers if kind == "numbers" else self.strings) - self.used[kind]
 
     def consumed(self) -> int:
         return sum(self.used.values())
@@ -98,47 +104,51 @@ class Facts:
 class SchemaFiller:
     """Fills one JSON schema (with its ``$defs``) from :class:`Facts`."""
 
-    def __init__(self, root: Mapping[str, Any], facts: Facts) -> None:
+    def __init__(self, root: Schema, facts: Facts) -> None:
         self.root = root
         self.facts = facts
 
-    def fill(self, schema: Mapping[str, Any] | None = None, name: str = "answer") -> Any:
+    def fill(self, schema: Schema | None = None, name: str = "answer") -> JSONValue:
         """A value for ``schema`` (the root schema when None)."""
         s = self._resolve(self.root if schema is None else schema)
         if "const" in s:
             return s["const"]
-        if s.get("enum"):
-            return s["enum"][0]
+        enum = s.get("enum")
+        if isinstance(enum, list) and enum:
+            return enum[0]
         kind = s.get("type")
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), "null")
         if kind == "object" or (kind is None and "properties" in s):
-            return {key: self.fill(sub, key) for key, sub in (s.get("properties") or {}).items()}
+            properties = s.get("properties") or {}
+            return {key: self.fill(sub if isinstance(sub, Mapping) else _EMPTY, key)
+                    for key, sub in (properties.items() if isinstance(properties, Mapping) else ())}
         if kind == "array":
             return self._array(s, name)
         return self._scalar(kind, name)
 
-    def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    def _resolve(self, schema: Schema) -> Schema:
         """Follow ``$ref`` (within the root), and take the first non-null ``anyOf``/``oneOf``/``allOf``."""
         for _ in range(32):  # a bound, in case of a reference cycle
             ref = schema.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/"):
-                target: Any = self.root
+                target: JSONValue | Schema = self.root
                 for part in ref[2:].split("/"):
                     target = target.get(part, {}) if isinstance(target, Mapping) else {}
-                schema = target
+                schema = target if isinstance(target, Mapping) else _EMPTY
                 continue
             options = schema.get("anyOf") or schema.get("oneOf") or schema.get("allOf")
             if isinstance(options, list) and options:
-                schema = next((o for o in options if o.get("type") != "null"), options[0])
+                schemas = [o if isinstance(o, Mapping) else _EMPTY for o in options]
+                schema = next((o for o in schemas if not _is_null(o)), schemas[0])
                 continue
             return schema
         return {}
 
-    def _scalar(self, kind: Any, name: str) -> Any:
+    def _scalar(self, kind: JSONValue, name: str) -> JSONValue:
         if kind in ("integer", "number"):
             value = self.facts.take("numbers")
-            if value is None:
+            if not isinstance(value, (int, float)):
                 return 0
             return int(round(value)) if kind == "integer" else value
         if kind == "boolean":
@@ -148,15 +158,16 @@ class SchemaFiller:
         value = self.facts.take("strings")
         return value if value is not None else f"simulated {name}"
 
-    def _array(self, schema: Mapping[str, Any], name: str) -> list[Any]:
-        items = self._resolve(schema.get("items") or {})
-        least = max(1, int(schema.get("minItems", 1)))
+    def _array(self, schema: Schema, name: str) -> list[JSONValue]:
+        raw_items = schema.get("items")
+        items = self._resolve(raw_items if isinstance(raw_items, Mapping) else _EMPTY)
+        least = max(1, int(_number(schema.get("minItems", 1))))
         kind = items.get("type")
         if kind in ("integer", "number", "string") and "enum" not in items and "const" not in items:
-            pool = "strings" if kind == "string" else "numbers"
+            pool: Literal["numbers", "strings"] = "strings" if kind == "string" else "numbers"
             count = min(max(least, self.facts.left(pool)), MAX_ITEMS)
             return [self._scalar(kind, name) for _ in range(count)]
-        values: list[Any] = []
+        values: list[JSONValue] = []
         while len(values) < MAX_ITEMS:
             before = self.facts.consumed()
             value = self.fill(items, name)
@@ -166,7 +177,20 @@ class SchemaFiller:
         return values
 
 
-def fill_schema(schema: Mapping[str, Any], prompt: str, results: Iterable[str] = ()) -> Any:
+def _is_null(schema: Schema) -> bool:
+    """A ``{"type": "null"}`` option of an ``anyOf``/``oneOf``."""
+    match schema:
+        case {"type": "null"}:
+            return True
+    return False
+
+
+def _number(value: JSONValue) -> int | float:
+    """A schema keyword's number (``minItems``), 1 when it is not a number."""
+    return value if isinstance(value, (int, float)) else 1
+
+
+def fill_schema(schema: Schema, prompt: str, results: Iterable[str] = ()) -> JSONValue:
     """A deterministic value for ``schema`` from the prompt and the tool results (module docstring)."""
     return SchemaFiller(schema, Facts.of(prompt, results)).fill()
 

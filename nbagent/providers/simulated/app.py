@@ -18,12 +18,14 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence, cast
 
 from nbagent.engine.api_facts.models import context_window_for, get_model
 from nbagent.engine.api_facts.tokens import TokenCounter
 
 from ...engine.api_facts.caching import PromptCache
+from ...engine.contracts.json_types import JSONObject, JSONValue
+from ...engine.contracts.message_types import MessageParam
 from . import context_edits
 from .brain import DemoBrain
 from .endpoint import check_rejectable, model_info, refuse_features
@@ -41,7 +43,7 @@ from .responses import (
     json_headers,
 )
 from .script import Reply, Responder, ResponderFn, ScriptedResponder, respond
-from .validation import ApiError, validate
+from .validation import ApiError, RequestBody, validate
 
 if TYPE_CHECKING:
     import anthropic
@@ -63,7 +65,7 @@ class RecordedRequest:
 
     number: int
     path: str
-    body: dict[str, Any]
+    body: JSONObject
     headers: Mapping[str, str]
     fault: Fault | None = None
     reply: Reply | None = None
@@ -101,7 +103,7 @@ class SimulatedAPI:
         context_window: int | None = None,
         faults: FaultSchedule | Mapping[int, FaultLike] | None = None,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         tokens_per_second: float | None = None,
         first_token_latency: float = 0.0,
         thinks_by_default: bool = True,
@@ -211,7 +213,8 @@ class SimulatedAPI:
         except ApiError as err:
             return error_response(err, request_id, self._json_headers(request_id))
 
-    def _admit(self, method: str, path: str, headers: Mapping[str, str], body: Any, fault: Fault | None) -> bool:
+    def _admit(self, method: str, path: str, headers: Mapping[str, str], body: JSONValue,
+               fault: Fault | None) -> bool:
         """The checks before a Messages request is read (route, key, body, an HTTP fault); returns
         whether it only counts tokens."""
         route = path.rstrip("/")
@@ -227,7 +230,7 @@ class SimulatedAPI:
             raise self._fault_error(fault, body)
         return count_only
 
-    async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: Any,
+    async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: JSONValue,
                        fault: Fault | None, number: int, request_id: str) -> AppResponse:
         route = path.rstrip("/")
         if method.upper() == "GET" and "/v1/models/" in route:
@@ -235,27 +238,30 @@ class SimulatedAPI:
             info = model_info(model, self.models, self.window_for(model))
             return finish(None, json_headers(request_id), json.dumps(info))
         count_only = self._admit(method, path, headers, body, fault)
-        validate(body, count_only, self._signed)
-        refuse_features(body, self.rejects)
-        model = str(body["model"])
+        assert isinstance(body, dict)  # _admit refused any other body
+        checked = validate(body, count_only, self._signed)
+        refuse_features(checked, self.rejects)
+        model = checked["model"]
         if get_model(model) is None and not model.startswith("claude-") and model not in self.models:
             raise ApiError(404, "not_found_error", f"model: {model}")
-        context_edits.check(body, headers)
-        managed = context_edits.apply(body, lambda ms: self._counter.count_request(
-            ms, body.get("system") or None, body.get("tools") or None))
-        body = {**body, "messages": managed.messages}  # what the model sees after the server's edits
-        input_tokens = self._counter.count_request(body["messages"], body.get("system") or None,
-                                                   body.get("tools") or None)
+        context_edits.check(checked, headers)
+        managed = context_edits.apply(checked, lambda ms: self._counter.count_request(
+            ms, checked.get("system") or None, checked.get("tools") or None))
+        # What the model sees after the server's edits: the validated messages, some blocks
+        # cleared or dropped (server_context.apply types them as plain dicts).
+        request: RequestBody = {**checked, "messages": cast("list[MessageParam]", managed.messages)}
+        input_tokens = self._counter.count_request(request["messages"], request.get("system") or None,
+                                                   request.get("tools") or None)
         if count_only:
             return finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
         window = self.window_for(model)
         if input_tokens > window:
             raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
         if self.rate_limits is not None:  # cache reads do not count towards the input token limit
-            self.rate_limits.admit(input_tokens - self.cache.peek_read(body, input_tokens))
+            self.rate_limits.admit(input_tokens - self.cache.peek_read(request, input_tokens))
 
         try:
-            reply = await respond(self.responder, body)
+            reply = await respond(self.responder, request)
         except Exception as exc:
             # A bug in a test's responder should read as one, not as a network error of the SDK.
             _log.exception("the simulated API's responder raised")
@@ -264,19 +270,20 @@ class SimulatedAPI:
         if reply.error is not None:
             e = reply.error
             raise ApiError(e.status, e.type, e.message, e.retry_after)
-        cache = self.cache.account(body, input_tokens)  # only an answered request reads or writes
-        self._tools = max(self._tools, _highest_tool_number(body))
+        cache = self.cache.account(request, input_tokens)  # only an answered request reads or writes
+        self._tools = max(self._tools, _highest_tool_number(request))
         message = build_message(
-            body, reply, input_tokens, cache, window,
+            request, reply, input_tokens, cache, window,
             message_id=self._next_id("msg"), tool_id=lambda: self._next_id("toolu"),
             thinks_by_default=self.thinks_by_default)
         context_edits.add_to_message(message, managed)
         for block in message["content"]:
-            if block["type"] == "thinking":
-                self._signed.setdefault(block["signature"], set()).add(block["thinking"])
+            match block:
+                case {"type": "thinking", "signature": str(signature), "thinking": str(thinking)}:
+                    self._signed.setdefault(signature, set()).add(thinking)
         if self.rate_limits is not None:
             self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
-        if body.get("stream") is not True:
+        if request.get("stream") is not True:
             return finish(fault, self._json_headers(request_id), json.dumps(message))
         frames = stream_frames(message)
         headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
@@ -291,7 +298,7 @@ class SimulatedAPI:
         self._tools += 1
         return f"toolu_sim_{self._tools:06d}"
 
-    def _fault_error(self, fault: Fault, body: Mapping[str, Any]) -> ApiError:
+    def _fault_error(self, fault: Fault, body: Mapping[str, Any]) -> ApiError:  # not validated yet
         model = str(body.get("model", ""))
         if fault.name == "not_found":
             return ApiError(fault.status, fault.error_type, f"model: {model}")
@@ -336,21 +343,18 @@ class SimulatedAPI:
 _SIM_TOOL_ID = re.compile(r"^toolu_sim_(\d+)$")
 
 
-def _highest_tool_number(body: Mapping[str, Any]) -> int:
+def _highest_tool_number(body: RequestBody) -> int:
     """The highest ``toolu_sim_N`` already in the conversation.
 
     Ids stay deterministic (counters) yet unique within a conversation even when a new API object
     continues it (a resumed session): the real API never repeats a tool_use id.
     """
     best = 0
-    for message in body.get("messages") or ():
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if isinstance(block, Mapping) and block.get("type") == "tool_use":
-                m = _SIM_TOOL_ID.match(str(block.get("id", "")))
-                if m:
+    for message in body["messages"]:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            match block:
+                case {"type": "tool_use", "id": str(tool_id)} if (m := _SIM_TOOL_ID.match(tool_id)):
                     best = max(best, int(m.group(1)))
     return best
 

@@ -11,14 +11,16 @@ no state and multi-turn tool use (inspect, then compute) falls out naturally.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from .answer import fill_schema
-from .messages import calls_in, kernel_view, output_schema, prompt_text, text_of, tool_results
+from ...engine.contracts.json_types import JSONValue
+from .answer import Schema, fill_schema
+from .messages import MessageLike, calls_in, kernel_view, output_schema, prompt_text, text_of, tool_results
 from .plan import plan
 from .script import Reply, text_reply, tool_reply
 from .step import Plan, Step, next_step
 from .summary import PREFIX, answer, simulated_summary
+from .validation import RequestBody
 
 COMPACT_SYSTEM_TAG = "nbagent-compaction:"
 
@@ -26,11 +28,11 @@ COMPACT_SYSTEM_TAG = "nbagent-compaction:"
 class DemoBrain:
     """The offline default responder (see the module docstring). Call it with a request body."""
 
-    def __call__(self, request: dict[str, Any]) -> Reply:
+    def __call__(self, request: RequestBody) -> Reply:
         if COMPACT_SYSTEM_TAG in str(request.get("system") or ""):
             return text_reply(simulated_summary(request))
         tools = {str(t.get("name")): t for t in request.get("tools") or () if isinstance(t, Mapping)}
-        messages = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
+        messages: list[MessageLike] = [m for m in request.get("messages") or () if isinstance(m, Mapping)]
         prompt_at = self._prompt_index(messages)
         prompt = prompt_text(messages[prompt_at]) if prompt_at is not None else ""
         later = messages[prompt_at + 1:] if prompt_at is not None else []
@@ -50,7 +52,7 @@ class DemoBrain:
         return text_reply(self._explain(prompt, tools), thinking=f"{PREFIX} No rule matched; explaining myself.")
 
     @staticmethod
-    def _prompt_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    def _prompt_index(messages: Sequence[MessageLike]) -> int | None:
         """The last user message that is a prompt (not just tool results or the loop's reminders)."""
         for i in range(len(messages) - 1, -1, -1):
             m = messages[i]
@@ -58,8 +60,7 @@ class DemoBrain:
                 return i
         return None
 
-    def _structured_answer(self, schema: Mapping[str, Any], prompt: str,
-                           later: Sequence[Mapping[str, Any]]) -> Reply:
+    def _structured_answer(self, schema: Schema, prompt: str, later: Sequence[MessageLike]) -> Reply:
         """The prompt's schema filled from the prompt and the tool results (:mod:`.answer`), as a
         structured answer's one fenced JSON block after a line saying it is simulated; one not
         accepted is given again, unchanged."""
@@ -70,7 +71,7 @@ class DemoBrain:
                           f"```json\n{answer}\n```")
 
     @staticmethod
-    def _explain(prompt: str, tools: Mapping[str, Any]) -> str:
+    def _explain(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]]) -> str:
         understood = " ".join(prompt.split())
         if len(understood) > 200:
             understood = understood[:200] + " …"

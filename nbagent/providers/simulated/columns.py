@@ -83,7 +83,7 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
 def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
     """``view`` with the columns this turn's ``.dtypes`` looks found (the facts may list none)."""
     seen = KernelView(dict(view.variables), view.last_error)
-    for name in {*view.variables, *(c.input.get("code", "").removesuffix(".dtypes") for c in calls if c.tool == "python")}:
+    for name in {*view.variables, *(str(c.input.get("code", "")).removesuffix(".dtypes") for c in calls if c.tool == "python")}:
         frame = frame_of(name, view, calls)
         if frame.dtypes:
             seen.variables[name] = Variable(name, "DataFrame", frame.columns)

@@ -11,19 +11,22 @@ shared with the context-policy explorer's replay (re-exported here with :class:`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from nbagent.engine.api_facts.context_edits import required_betas, unsupported_edits
 from nbagent.engine.api_facts.server_context import Managed, apply, blocks_of, sign
 
-from .validation import ApiError
+from .validation import ApiError, RequestBody
+
+if TYPE_CHECKING:
+    from .framing import SimMessage
 
 
 def _bad(message: str) -> ApiError:
     return ApiError(400, "invalid_request_error", message)
 
 
-def check(body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+def check(body: RequestBody, headers: Mapping[str, str]) -> None:
     """The 400s: a beta header missing for an edit or a compaction block, an edit the model does
     not take, a compaction block whose summary differs from what its signature vouches for."""
     sent = {b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()}
@@ -34,28 +37,32 @@ def check(body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
             raise _bad(f"{what} requires the beta header `anthropic-beta: {beta}`")
     for kind in unsupported_edits(str(body.get("model", "")), managed):
         raise _bad(f"context_management: the edit `{kind}` is not supported for model {body.get('model')}")
-    for k, edit in enumerate((managed or {}).get("edits") or ()):
+    edits = (managed or {}).get("edits")
+    for k, edit in enumerate(edits if isinstance(edits, list) else ()):
         which = edit.get("clear_tool_inputs") if isinstance(edit, Mapping) else None
         if which is not None and not isinstance(which, bool) and not (
                 isinstance(which, list) and all(isinstance(t, str) for t in which)):
             raise _bad(f"context_management.edits.{k}.clear_tool_inputs: Input should be a valid boolean "
                        "or a list of tool names")
-    for i, message in enumerate(body.get("messages") or []):
+    for i, message in enumerate(body["messages"]):
         for j, block in enumerate(blocks_of(message)):
-            if block.get("type") == "compaction" and block.get("content") is not None:
-                if block.get("signature") != sign(str(block["content"])):
-                    raise _bad(f"messages.{i}.content.{j}: the `compaction` block's `content` differs from the "
-                               "text its `signature` recorded (compaction_content_mismatch)")
+            match block:
+                case {"type": "compaction", "content": content} if content is not None:
+                    if block.get("signature") != sign(str(content)):
+                            raise _bad(f"messages.{i}.content.{j}: the `compaction` block's `content` differs from "
+                                   "the text its `signature` recorded (compaction_content_mismatch)")
 
 
-def add_to_message(message: dict[str, Any], managed: Managed) -> None:
+def add_to_message(message: SimMessage, managed: Managed) -> None:
     """The compaction block first in the reply, its iteration in ``usage``, the applied edits."""
     if managed.compaction is not None:
         message["content"] = [dict(managed.compaction), *message["content"]]
-        last = {k: message["usage"][k] for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                                                 "cache_creation_input_tokens")}
-        message["usage"]["iterations"] = [{"type": "compaction", **(managed.compaction_usage or {})},
-                                          {"type": "message", **last}]
+        usage = message["usage"]
+        message["usage"]["iterations"] = [
+            {"type": "compaction", **(managed.compaction_usage or {})},
+            {"type": "message", "input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
+             "cache_read_input_tokens": usage["cache_read_input_tokens"],
+             "cache_creation_input_tokens": usage["cache_creation_input_tokens"]}]
     if managed.applied:
         message["context_management"] = {"applied_edits": list(managed.applied)}
 

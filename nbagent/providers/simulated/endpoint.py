@@ -10,11 +10,12 @@ with ``max_input_tokens`` as the LiteLLM proxy does (an unlisted, unknown model 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Mapping
 
 from nbagent.engine.api_facts.models import get_model
 
-from .validation import ApiError
+from ...engine.contracts.json_types import JSONObject
+from .validation import ApiError, RequestBody
 
 REJECTABLE = ("cache_control", "cache_ttl", "thinking", "effort", "tool_choice", "server_tools", "context_management")
 """Features a simulated endpoint can be told to refuse."""
@@ -27,7 +28,7 @@ def check_rejectable(rejects: tuple[str, ...]) -> tuple[str, ...]:
     return rejects
 
 
-def _carries(body: Mapping[str, Any], feature: str) -> str | None:
+def _carries(body: RequestBody, feature: str) -> str | None:
     """Where ``body`` carries ``feature`` (the field path a server names), or None."""
     if feature == "cache_control":
         return "system.0.cache_control" if '"cache_control"' in json.dumps(body) else None
@@ -40,12 +41,13 @@ def _carries(body: Mapping[str, Any], feature: str) -> str | None:
     if feature in ("tool_choice", "context_management"):
         return feature if feature in body else None
     for i, tool in enumerate(body.get("tools") or ()):
-        if isinstance(tool, Mapping) and str(tool.get("type", "")).startswith(("web_search", "web_fetch")):
-            return f"tools.{i}.type: server tool {tool.get('type')}"
+        match tool:
+            case {"type": str(kind)} if kind.startswith(("web_search", "web_fetch")):
+                return f"tools.{i}.type: server tool {kind}"
     return None
 
 
-def refuse_features(body: Mapping[str, Any], rejects: tuple[str, ...]) -> None:
+def refuse_features(body: RequestBody, rejects: tuple[str, ...]) -> None:
     """Raise the 400 a server that does not take one of ``rejects`` answers for ``body``."""
     for feature in rejects:
         where = _carries(body, feature)
@@ -53,7 +55,7 @@ def refuse_features(body: Mapping[str, Any], rejects: tuple[str, ...]) -> None:
             raise ApiError(400, "invalid_request_error", f"{where}: Extra inputs are not permitted")
 
 
-def model_info(model: str, models: Mapping[str, int], window: int | None) -> dict[str, Any]:
+def model_info(model: str, models: Mapping[str, int], window: int | None) -> JSONObject:
     """``GET /v1/models/{id}``: the model's id and ``max_input_tokens``; 404 for an unknown model."""
     if model not in models and get_model(model) is None:
         raise ApiError(404, "not_found_error", f"model: {model}")

@@ -13,20 +13,56 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, Union
 
 from nbagent.engine.api_facts.models import get_model
 from nbagent.engine.api_facts.tokens import count_text_tokens, encoding
 from nbagent.engine.contracts.messages import block_text
 
 from ...engine.api_facts.caching import CacheUsage
+from ...engine.contracts.json_types import JSONObject
 from .script import RawBlock, Reply, TextBlock, ThinkingBlock
+from .validation import RequestBody
+
+if TYPE_CHECKING:  # typing.Required is 3.11+
+    from typing_extensions import Required, TypedDict
+else:
+    from typing import TypedDict
 
 DEFAULT_THINKING = "(simulated model) No real reasoning happens here; the reply follows fixed rules or a script."
 PING_EVERY = 20  # content deltas between keep-alive pings
 _USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 
-Block = dict[str, Any]  # a content block as JSON
+Block = dict[str, object]  # a content block as JSON (as the responder gave it, for a RawBlock)
+
+
+class SimUsage(TypedDict, total=False):
+    """A reply's ``usage``, as the API reports it."""
+
+    input_tokens: Required[int]
+    cache_creation_input_tokens: Required[int]
+    cache_read_input_tokens: Required[int]
+    cache_creation: Required[dict[str, int]]
+    output_tokens: Required[int]
+    service_tier: Required[str]
+    server_tool_use: dict[str, int]
+    iterations: list[JSONObject]
+    """A server compaction's iteration, then the message's (see ``context_edits.add_to_message``)."""
+
+
+class SimMessage(TypedDict, total=False):
+    """The assistant message the simulated API answers (and streams, :func:`stream_frames`)."""
+
+    id: Required[str]
+    type: Required[str]
+    role: Required[str]
+    model: Required[str]
+    content: Required[list[Block]]
+    stop_reason: Required[str]
+    stop_sequence: Required[Union[str, None]]
+    usage: Required[SimUsage]
+    stop_details: dict[str, object]
+    context_management: JSONObject
 
 
 @dataclass(frozen=True)
@@ -35,7 +71,7 @@ class Frame:
     marks a non-empty piece of a tool call's input."""
 
     event: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
     tokens: int = 0
     json_fragment: bool = False
 
@@ -44,7 +80,7 @@ class Frame:
         return f"event: {self.event}\ndata: {json.dumps(self.data, ensure_ascii=False)}\n\n".encode()
 
 
-def _tokens(block: Mapping[str, Any]) -> int:
+def _tokens(block: Block) -> int:
     return count_text_tokens(block_text(block))
 
 
@@ -65,7 +101,8 @@ def _fit(content: list[Block], limit: int) -> tuple[list[Block], bool]:
             continue
         room, key = limit - used, block["type"]  # the text of a text/thinking block is under its type
         if key in ("text", "thinking") and room > 0:
-            out.append({**block, key: encoding().decode(encoding().encode(block[key], disallowed_special=())[:room])})
+            text = str(block[key])
+            out.append({**block, key: encoding().decode(encoding().encode(text, disallowed_special=())[:room])})
         return out, True
     return out, False
 
@@ -75,19 +112,25 @@ def _stop_at_sequence(content: list[Block], stops: Sequence[str]) -> tuple[list[
     for k, block in enumerate(content):
         if block["type"] != "text":
             continue
-        hits = [(block["text"].find(s), s) for s in stops if s and s in block["text"]]
+        text = str(block["text"])
+        hits = [(text.find(s), s) for s in stops if s and s in text]
         if hits:
             at, seq = min(hits)
-            return [*content[:k], {**block, "text": block["text"][:at]}], seq
+            return [*content[:k], {**block, "text": text[:at]}], seq
     return content, None
 
 
-def thinking_mode(body: Mapping[str, Any], thinks_by_default: bool = True) -> tuple[bool, bool]:
+def thinking_mode(body: RequestBody, thinks_by_default: bool = True) -> tuple[bool, bool]:
     """``(thinks, shows its thinking)``: a budget or adaptive request thinks; adaptive-only models
     (5.x) think unasked, with the thinking text omitted unless ``display`` asks for it."""
     thinking = body.get("thinking")
-    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
-    info = get_model(str(body.get("model", "")))
+    kind: str | None
+    match thinking:
+        case {"type": str(kind)}:
+            pass
+        case _:
+            kind = None
+    info = get_model(body["model"])
     default_on = thinks_by_default and info is not None and info.capabilities.thinks_by_default
     if kind == "enabled" or (kind == "adaptive" and not default_on):
         return True, True
@@ -96,8 +139,8 @@ def thinking_mode(body: Mapping[str, Any], thinks_by_default: bool = True) -> tu
     return True, thinking.get("display") == "summarized" if isinstance(thinking, Mapping) else False
 
 
-def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cache: CacheUsage, window: int,
-                  message_id: str, tool_id: Callable[[], str], thinks_by_default: bool = True) -> dict[str, Any]:
+def build_message(body: RequestBody, reply: Reply, input_tokens: int, cache: CacheUsage, window: int,
+                  message_id: str, tool_id: Callable[[], str], thinks_by_default: bool = True) -> SimMessage:
     """The complete assistant message for ``reply``, with stop reason and usage as the API reports."""
     thinking_on, display = thinking_mode(body, thinks_by_default)
     content: list[Block] = []
@@ -116,15 +159,16 @@ def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cach
     if not display:  # display omitted: the thinking text is not returned, its signature is
         content = [{**c, "thinking": ""} if c["type"] == "thinking" else c for c in content]
     stop_reason = reply.stop_reason or ("tool_use" if any(c["type"] == "tool_use" for c in content) else "end_turn")
-    content, stop_sequence = _stop_at_sequence(content, list(body.get("stop_sequences") or ()))
+    stops = body.get("stop_sequences")
+    content, stop_sequence = _stop_at_sequence(content, [str(s) for s in stops] if isinstance(stops, list) else [])
     if stop_sequence is not None:
         stop_reason = "stop_sequence"
-    max_tokens = int(body["max_tokens"])
+    max_tokens = body["max_tokens"]
     limit = min(max_tokens, max(window - input_tokens, 1))
     content, cut = _fit(content, limit)
     if cut:
         stop_reason, stop_sequence = ("max_tokens" if limit == max_tokens else "model_context_window_exceeded"), None
-    usage = {
+    usage: SimUsage = {
         "input_tokens": max(input_tokens - cache.read - cache.write, 0),
         "cache_creation_input_tokens": cache.write,
         "cache_read_input_tokens": cache.read,
@@ -136,7 +180,7 @@ def build_message(body: Mapping[str, Any], reply: Reply, input_tokens: int, cach
     searches = sum(1 for c in content if c["type"] == "server_tool_use" and c.get("name") == "web_search")
     if searches:
         usage["server_tool_use"] = {"web_search_requests": searches, "web_fetch_requests": 0}
-    message = {"id": message_id, "type": "message", "role": "assistant", "model": str(body["model"]),
+    message: SimMessage = {"id": message_id, "type": "message", "role": "assistant", "model": body["model"],
                "content": content, "stop_reason": stop_reason, "stop_sequence": stop_sequence, "usage": usage}
     if reply.stop_details is not None:
         message["stop_details"] = dict(reply.stop_details)
@@ -164,13 +208,13 @@ def _text_pieces(text: str, per_piece: int = 3) -> list[tuple[str, int]]:
     return pieces
 
 
-def _json_pieces(value: Mapping[str, Any]) -> list[str]:
+def _json_pieces(value: object) -> list[str]:
     text = json.dumps(value, ensure_ascii=False)
     size = max(1, -(-len(text) // max(3, -(-len(text) // 12))))  # several fragments of ≤ 12 chars
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
+def stream_frames(message: SimMessage) -> list[Frame]:
     """The SSE event sequence that streams ``message``, as in the API's streaming documentation."""
     usage = message["usage"]
     start = {**{k: v for k, v in message.items() if k not in ("stop_details", "context_management")},
@@ -180,13 +224,15 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
     deltas = 0
     for index, block in enumerate(message["content"]):
         kind = block["type"]
+        pieces: list[tuple[str, str, object, int]]
         if kind == "text":
-            opening: dict[str, Any] = {"type": "text", "text": ""}
-            pieces = [("text_delta", "text", p, n) for p, n in _text_pieces(block["text"])]
-            pieces += [("citations_delta", "citation", c, 0) for c in block.get("citations") or ()]
+            opening: Block = {"type": "text", "text": ""}
+            pieces = [("text_delta", "text", p, n) for p, n in _text_pieces(str(block["text"]))]
+            citations = block.get("citations")
+            pieces += [("citations_delta", "citation", c, 0) for c in (citations if isinstance(citations, list) else ())]
         elif kind == "thinking":
             opening = {"type": "thinking", "thinking": "", "signature": ""}
-            pieces = [("thinking_delta", "thinking", p, n) for p, n in _text_pieces(block["thinking"])]
+            pieces = [("thinking_delta", "thinking", p, n) for p, n in _text_pieces(str(block["thinking"]))]
             pieces.append(("signature_delta", "signature", block["signature"], 0))
         elif kind == "compaction":  # its summary arrives in one compaction_delta
             opening = {k: v for k, v in block.items() if k not in ("content", "encrypted_content")}
@@ -212,7 +258,7 @@ def stream_frames(message: Mapping[str, Any]) -> list[Frame]:
         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"],
                   **({"stop_details": message["stop_details"]} if "stop_details" in message else {})},
         # cumulative, as the API sends them
-        "usage": {k: usage[k] for k in (*_USAGE_KEYS, "server_tool_use", "iterations") if k in usage},
+        "usage": {k: v for k, v in usage.items() if k in (*_USAGE_KEYS, "server_tool_use", "iterations")},
         **({"context_management": message["context_management"]} if "context_management" in message else {}),
     }))
     frames.append(Frame("message_stop", {"type": "message_stop"}))

@@ -37,7 +37,7 @@ def variable_for(prompt: str, path: str, count: int) -> str:
     ``sales``): a name the user will recognise. With several files the stem always wins."""
     named = [n for n in _NAMED.findall(prompt) if n.lower() not in _NOT_NAMES]
     if named and count == 1:
-        return named[0]
+        return str(named[0])
     stem = re.sub(r"\W+", "_", PurePosixPath(path).stem).strip("_").lower()
     if not stem.isidentifier() or keyword.iskeyword(stem):
         return "df"

@@ -12,25 +12,45 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from nbagent.engine.loop.facts import FACTS_TAG
 from nbagent.engine.loop.structured import INSTRUCTION, RETRY, schema_in_instruction
 from nbagent.engine.state.compactions import SUMMARY_MARK
 
+from ...engine.contracts.json_types import JSONObject
 from .step import Call
 
+Block = Mapping[str, object]
+"""A content block of a request (validated: an object with a ``type``)."""
+MessageLike = Mapping[str, object]
+"""A message of a request (a :class:`~nbagent.engine.contracts.messages.MessageParam`, or JSON of its shape)."""
 
-def text_of(content: Any, results: bool = True) -> str:
+
+def _blocks(content: object, kind: str) -> list[Block]:
+    """The blocks of ``kind`` of a message's list content (none for string content)."""
+    if not isinstance(content, (list, tuple)):
+        return []
+    return [b for b in content if isinstance(b, Mapping) and _is(b, kind)]
+
+
+def _is(block: Block, kind: str) -> bool:
+    match block:
+        case {"type": str(found)}:
+            return found == kind
+    return False
+
+
+def text_of(content: object, results: bool = True) -> str:
     """The text of a message's content; with ``results`` False, tool results are left out."""
     if isinstance(content, str):
         return content
     parts = []
-    for block in content or ():
-        if isinstance(block, Mapping):
-            if block.get("type") == "text":
+    for block in content if isinstance(content, (list, tuple)) else ():
+        match block:
+            case {"type": "text"}:
                 parts.append(str(block.get("text", "")))
-            elif block.get("type") == "tool_result" and results:
+            case {"type": "tool_result"} if results:
                 parts.append(text_of(block.get("content", "")))
     return "\n".join(parts)
 
@@ -40,14 +60,14 @@ def text_of(content: Any, results: bool = True) -> str:
 _NOT_THE_PROMPT = (SUMMARY_MARK, f"<{FACTS_TAG}")
 
 
-def _text_blocks(message: Mapping[str, Any]) -> list[str]:
+def _text_blocks(message: MessageLike) -> list[str]:
     content = message.get("content")
     if isinstance(content, str):
         return [content]
-    return [str(b.get("text", "")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text"]
+    return [str(b.get("text", "")) for b in _blocks(content, "text")]
 
 
-def prompt_text(message: Mapping[str, Any]) -> str:
+def prompt_text(message: MessageLike) -> str:
     """The user's words in a message: its text blocks, without the loop's structured-output asks,
     a compaction's summary or kernel facts (which share the message of the prompt)."""
     if isinstance(message.get("content"), str):
@@ -55,7 +75,7 @@ def prompt_text(message: Mapping[str, Any]) -> str:
     return "\n".join(t for t in _text_blocks(message) if not t.startswith((INSTRUCTION, RETRY, *_NOT_THE_PROMPT)))
 
 
-def output_schema(message: Mapping[str, Any]) -> dict[str, Any] | None:
+def output_schema(message: MessageLike) -> JSONObject | None:
     """The JSON schema a prompt's message asks the final answer to match (structured output), or None."""
     for text in _text_blocks(message):
         schema = schema_in_instruction(text)
@@ -64,36 +84,29 @@ def output_schema(message: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def tool_results(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return []
-    return [b for b in content or () if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+def tool_results(message: MessageLike) -> list[Block]:
+    return _blocks(message.get("content"), "tool_result")
 
 
-def tool_names(message: Mapping[str, Any]) -> dict[str, str]:
+def tool_names(message: MessageLike) -> dict[str, str]:
     """Tool-use id -> tool name, for the tool calls of an assistant message."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return {}
-    return {str(b.get("id")): str(b.get("name")) for b in content or ()
-            if isinstance(b, Mapping) and b.get("type") == "tool_use"}
+    return {str(b.get("id")): str(b.get("name")) for b in _blocks(message.get("content"), "tool_use")}
 
 
-def calls_in(messages: Sequence[Mapping[str, Any]]) -> list[Call]:
+def calls_in(messages: Sequence[MessageLike]) -> list[Call]:
     """The tool calls of ``messages`` in order, each with the text of its result (calls not
     answered yet are left out)."""
     results = {str(r.get("tool_use_id")): r for m in messages if m.get("role") == "user" for r in tool_results(m)}
     calls = []
     for m in messages:
-        content = m.get("content")
-        if m.get("role") != "assistant" or isinstance(content, str):
+        if m.get("role") != "assistant":
             continue
-        for b in content or ():
-            if isinstance(b, Mapping) and b.get("type") == "tool_use" and str(b.get("id")) in results:
+        for b in _blocks(m.get("content"), "tool_use"):
+            if str(b.get("id")) in results:
                 r = results[str(b.get("id"))]
-                calls.append(Call(str(b.get("name")), dict(b.get("input") or {}), text_of(r.get("content", "")),
-                                  bool(r.get("is_error"))))
+                tool_input = b.get("input") or {}
+                calls.append(Call(str(b.get("name")), dict(tool_input) if isinstance(tool_input, Mapping) else {},
+                                  text_of(r.get("content", "")), bool(r.get("is_error"))))
     return calls
 
 
@@ -160,7 +173,7 @@ def _read_facts(text: str, view: KernelView) -> None:
             view.last_error = textwrap.dedent("\n".join(block))
 
 
-def kernel_view(messages: Sequence[Mapping[str, Any]]) -> KernelView:
+def kernel_view(messages: Sequence[MessageLike]) -> KernelView:
     """The notebook as the kernel facts of ``messages`` describe it, the newest facts last."""
     view = KernelView()
     for m in messages:

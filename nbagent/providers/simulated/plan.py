@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from ...engine.contracts.json_types import JSONValue
 from . import frames, notebook
 from .columns import frame_of, view_with_looks
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
@@ -119,7 +120,7 @@ def _computed(expr: str, output: str) -> str | None:
     return f"{expr} = {value}" if value and "\n" not in value else None
 
 
-def _named_for(tools: Mapping[str, Mapping[str, Any]], p: Plan) -> Plan:
+def _named_for(tools: Mapping[str, Mapping[str, JSONValue]], p: Plan) -> Plan:
     """The plan with each call's argument named as the offered tool's schema names it."""
     keys = {"python": ("code", argument(tools.get("python") or {}, "code")),
             "read_file": ("path", argument(tools.get("read_file") or {}, "path"))}
@@ -146,7 +147,7 @@ def _fix_with_looks(failure: Failure, view: KernelView, calls: Sequence[Call]) -
     return Plan([*looks, *fixed.steps], fixed.lead, fixed.code)
 
 
-def plan(prompt: str, tools: Mapping[str, Mapping[str, Any]], view: KernelView | None = None,
+def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: KernelView | None = None,
          calls: Sequence[Call] = (), earlier: Sequence[Call] = ()) -> Plan:
     """What the brain will do for ``prompt``, given the tools offered, the kernel facts, the calls
     already made in this turn and those of the earlier turns."""

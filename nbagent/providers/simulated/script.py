@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, Union
+from typing import Awaitable, Callable, Iterable, Mapping, Sequence, Union
+
+from .validation import RequestBody
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class ToolUseBlock:
     """A ``tool_use`` content block; ``id`` None means the app assigns ``toolu_sim_…``."""
 
     name: str
-    input: Mapping[str, Any]
+    input: Mapping[str, object]
     id: str | None = None
 
 
@@ -43,7 +45,7 @@ class RawBlock:
     fragments), a text block with ``citations`` (each as a ``citations_delta``), a
     ``web_search_tool_result``, or a type nbagent does not know (sent whole at block start)."""
 
-    data: Mapping[str, Any]
+    data: Mapping[str, object]
 
 
 Block = Union[TextBlock, ToolUseBlock, ThinkingBlock, RawBlock]
@@ -70,7 +72,7 @@ class Reply:
     content: tuple[Block, ...] = ()
     stop_reason: str | None = None
     error: ReplyError | None = None
-    stop_details: Mapping[str, Any] | None = None
+    stop_details: Mapping[str, object] | None = None
     """Sent with the stop reason in ``message_delta`` (a refusal's category and explanation)."""
 
     @property
@@ -86,12 +88,12 @@ def text_reply(text: str, *, thinking: str | None = None, stop_reason: str | Non
     return Reply(tuple(blocks), stop_reason)
 
 
-ToolCall = tuple[str, Mapping[str, Any]]
+ToolCall = tuple[str, Mapping[str, object]]
 
 
 def tool_reply(
     name: str | Sequence[ToolCall],
-    input: Mapping[str, Any] | None = None,
+    input: Mapping[str, object] | None = None,
     text: str | None = None,
     id: str | None = None,
 ) -> Reply:
@@ -121,7 +123,10 @@ def error_reply(status: int, type: str, message: str, retry_after: float | None 
 
 SCRIPT_EXHAUSTED = "[simulated] script exhausted: no scripted reply is left for this request."
 
-ResponderFn = Callable[[dict[str, Any]], Union[Reply, Awaitable[Reply]]]
+ResponderFn = Callable[..., Union[Reply, Awaitable[Reply]]]
+"""Called with one argument, the request as validated (a :class:`~.validation.RequestBody`, a plain
+dict at run time). Spelled ``...`` so that responders written against ``dict[str, Any]`` (as the
+tests and benchmarks are) still fit: a ``Callable[[RequestBody], ...]`` would refuse them."""
 Responder = Union[ResponderFn, Sequence[Reply], None]
 
 
@@ -144,14 +149,14 @@ class ScriptedResponder:
         """How many scripted replies are left."""
         return len(self._replies)
 
-    def __call__(self, request: dict[str, Any]) -> Reply:
+    def __call__(self, request: RequestBody) -> Reply:
         if self._replies:
             return self._replies.pop(0)
         self.exhausted += 1
         return text_reply(SCRIPT_EXHAUSTED)
 
 
-async def respond(responder: ResponderFn, request: dict[str, Any]) -> Reply:
+async def respond(responder: ResponderFn, request: RequestBody) -> Reply:
     """Call a responder, sync or async, and check that it answered a :class:`Reply`."""
     reply = responder(request)
     if inspect.isawaitable(reply):

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
+
+from ...engine.contracts.json_types import JSONValue
+
+ToolInput = Mapping[str, JSONValue]
+"""A tool call's input (JSON)."""
 
 Reader = Callable[[str], Optional[str]]
 """Turns a successful call's output text into one sentence of the answer (None: nothing to say)."""
@@ -17,7 +22,7 @@ class Step:
     reads the output (``reads``) and a failure (``on_error``) into a sentence of the answer."""
 
     tool: str
-    input: Mapping[str, Any]
+    input: ToolInput
     why: str
     reads: Reader | None = None
     on_error: Reader | None = None
@@ -32,7 +37,7 @@ class Call:
     """A tool call the brain made earlier in this turn, with the text of its result."""
 
     tool: str
-    input: Mapping[str, Any]
+    input: ToolInput
     output: str
     failed: bool
 
@@ -55,7 +60,7 @@ class Plan:
     code: str = ""
 
 
-def call_key(tool: str, tool_input: Mapping[str, Any]) -> str:
+def call_key(tool: str, tool_input: ToolInput) -> str:
     return tool + json.dumps(dict(tool_input), sort_keys=True, default=str)
 
 
@@ -72,14 +77,14 @@ def next_step(steps: Iterable[Step], calls: Iterable[Call]) -> Step | None:
     return None
 
 
-def argument(tool: Mapping[str, Any], preferred: str) -> str:
+def argument(tool: Mapping[str, JSONValue], preferred: str) -> str:
     """The name of the tool's main argument: ``preferred`` if it has it, else its first required one."""
     schema = tool.get("input_schema") or {}
-    props = schema.get("properties") or {}
-    if preferred in props or not props:
+    props = (schema.get("properties") or {}) if isinstance(schema, dict) else {}
+    if not isinstance(props, dict) or preferred in props or not props:
         return preferred
-    required = schema.get("required") or list(props)
-    return str(required[0])
+    required = schema.get("required") if isinstance(schema, dict) else None
+    return str(required[0] if isinstance(required, list) and required else list(props)[0])
 
 
-__all__ = ["Call", "Plan", "Reader", "Step", "argument", "call_key", "next_step"]
+__all__ = ["Call", "Plan", "Reader", "Step", "ToolInput", "argument", "call_key", "next_step"]

@@ -7,10 +7,11 @@ output (a table, a traceback) is therefore quoted in a fenced block, so it keeps
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from .messages import text_of
 from .step import Call, Plan, Step
+from .validation import RequestBody
 
 PREFIX = "(simulated model)"
 MAX_OUTPUT_CHARS = 1_200
@@ -86,10 +87,10 @@ def answer(calls: Sequence[Call], p: Plan) -> str:
 _HEADER = re.compile(r"^--- message (\d+) \((\w+)\) ---$", re.M)
 
 
-def simulated_summary(request: Mapping[str, Any]) -> str:
+def simulated_summary(request: RequestBody) -> str:
     """A deterministic stand-in for a summary: the first line of each summarised message."""
-    messages = request.get("messages") or [{}]
-    text = text_of(messages[-1].get("content"))
+    messages = request.get("messages")
+    text = text_of(messages[-1].get("content")) if messages else ""
     parts = _HEADER.split(text)
     lines = [f"{PREFIX} Summary (simulated: the first line of each earlier message):"]
     for i in range(1, len(parts) - 2, 3):

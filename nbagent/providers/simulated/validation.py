@@ -10,11 +10,35 @@ no stray results).
 
 from __future__ import annotations
 
-from typing import Any, Collection, Mapping
+from typing import TYPE_CHECKING, Collection, Literal, Mapping, Union, cast
 
 from nbagent.engine.api_facts.models import ModelInfo, get_model
 
 from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints, ttl_order_error
+from ...engine.contracts.json_types import JSONObject, JSONValue
+from ...engine.contracts.message_types import MessageParam, TextBlockParam
+
+if TYPE_CHECKING:  # typing.Required is 3.11+
+    from typing_extensions import Required, TypedDict
+else:
+    from typing import TypedDict
+
+
+class RequestBody(TypedDict, total=False):
+    """A Messages request as :func:`validate` let it through: the fields it checked have these
+    shapes; the others are the client's JSON, read with a narrowing check."""
+
+    model: str
+    """Always there once validated; not ``Required`` so that a responder can be called without one."""
+    messages: Required[list[MessageParam]]
+    max_tokens: int
+    system: Union[str, list[TextBlockParam]]
+    tools: list[JSONObject]
+    thinking: JSONObject
+    output_config: JSONObject
+    tool_choice: JSONObject
+    context_management: JSONObject
+    stream: bool
 
 
 class ApiError(Exception):
@@ -33,9 +57,10 @@ Signed = Mapping[str, Collection[str]]
 """Signatures the API issued, each with the thinking text(s) it was sent with."""
 
 
-def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed | None = None) -> None:
-    """Reject what the API rejects on the basics, with messages shaped like its own. ``signed``: the
-    thinking blocks this API issued; one passed back with other thinking fails its signature check."""
+def validate(body: JSONObject, count_only: bool = False, signed: Signed | None = None) -> RequestBody:
+    """Reject what the API rejects on the basics, with messages shaped like its own, and return the
+    body typed as what it was checked to be. ``signed``: the thinking blocks this API issued; one
+    passed back with other thinking fails its signature check."""
     if not body.get("model"):
         raise _bad("model: Field required")
     max_tokens = body.get("max_tokens")
@@ -49,12 +74,8 @@ def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed |
             raise _bad(f"max_tokens: {max_tokens} > {info.max_output}, which is the maximum allowed "
                        f"number of output tokens for {info.id}")
     thinking = body.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
-        budget = thinking.get("budget_tokens")
-        if not isinstance(budget, int) or budget < 1024:
-            raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
-        if isinstance(max_tokens, int) and budget >= max_tokens:
-            raise _bad("`max_tokens` must be greater than `thinking.budget_tokens`")
+    if isinstance(thinking, dict) and _kind(thinking) == "enabled":
+        _check_budget(thinking.get("budget_tokens"), max_tokens)
     system = body.get("system")
     if system is not None and not isinstance(system, (str, list)):
         raise _bad("system: Input should be a valid string or a list of text blocks")
@@ -70,13 +91,31 @@ def validate(body: Mapping[str, Any], count_only: bool = False, signed: Signed |
         raise _bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.")
     if (order := ttl_order_error(body)) is not None:
         raise _bad(order)
+    # The checks above make it true: model a non-empty string (read as one), messages a list of
+    # user/assistant messages of well-formed blocks, system a string or list, tools named objects.
+    return cast("RequestBody", body)
 
 
-def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:
+def _check_budget(budget: JSONValue | None, max_tokens: JSONValue | None) -> None:
+    """An ``enabled`` thinking budget: at least 1024, below ``max_tokens``."""
+    if not isinstance(budget, int) or budget < 1024:
+        raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    if isinstance(max_tokens, int) and budget >= max_tokens:
+        raise _bad("`max_tokens` must be greater than `thinking.budget_tokens`")
+
+
+def _kind(value: object) -> str | None:
+    """The ``type`` of an object of the request (a block, ``thinking``, ``tool_choice``), if it has one."""
+    match value:
+        case {"type": str(kind)}:
+            return kind
+    return None
+
+
+def _validate_capabilities(body: JSONObject, info: ModelInfo) -> None:
     """The 400s a model answers for parameters it refuses (the model table's capabilities)."""
     caps, name = info.capabilities, info.id
-    thinking = body.get("thinking")
-    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    kind = _kind(body.get("thinking"))
     if kind == "enabled" and not caps.thinking_budget:
         raise _bad(f'thinking.type: "enabled" is not supported for {name}; use thinking.type "adaptive" '
                    "and output_config.effort to control thinking depth")
@@ -84,28 +123,30 @@ def _validate_capabilities(body: Mapping[str, Any], info: ModelInfo) -> None:
         raise _bad(f'thinking.type: "adaptive" is not supported for {name}')
     if kind == "disabled" and caps.thinking_always_on:
         raise _bad(f"thinking cannot be disabled for {name}")
-    effort = (body.get("output_config") or {}).get("effort")
+    output_config = body.get("output_config") or {}
+    effort = output_config.get("effort") if isinstance(output_config, dict) else None
     if effort is not None and effort not in caps.effort_levels:
         raise _bad(f"output_config.effort: {effort!r} is not supported for {name}")
     if not caps.sampling and any(k in body for k in ("temperature", "top_p", "top_k")):
         raise _bad(f"temperature, top_p and top_k cannot be set for {name}")
-    if not caps.forced_tool_choice and (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+    if not caps.forced_tool_choice and _kind(body.get("tool_choice")) in ("any", "tool"):
         raise _bad(f"forced tool use (tool_choice any/tool) is not supported for {name}")
     messages = body.get("messages")
     if not caps.prefill and isinstance(messages, list) and messages and _is_prefill(messages[-1]):
         raise _bad(f"assistant message prefill is not supported for {name}; the last message must be from the user")
 
 
-def _is_prefill(message: Any) -> bool:
+def _is_prefill(message: JSONValue) -> bool:
     """A final assistant message, except a paused server-tool turn sent back to continue."""
-    if not isinstance(message, dict) or message.get("role") != "assistant":
-        return False
-    content = message.get("content")
-    return not (isinstance(content, list)
-                and any(isinstance(b, dict) and b.get("type") == "server_tool_use" for b in content))
+    match message:
+        case {"role": "assistant", "content": list(content)}:
+            return not any(_kind(b) == "server_tool_use" for b in content)
+        case {"role": "assistant"}:
+            return True
+    return False
 
 
-def _check_thinking(where: str, block: Mapping[str, Any], signed: Signed) -> None:
+def _check_thinking(where: str, block: JSONObject, signed: Signed) -> None:
     """A thinking block comes back as it was sent: its text (empty when display was omitted) and
     the signature that vouches for it."""
     if not isinstance(block.get("thinking"), str):
@@ -117,21 +158,22 @@ def _check_thinking(where: str, block: Mapping[str, Any], signed: Signed) -> Non
         raise _bad(f"{where}: Invalid `signature` in `thinking` block")
 
 
-_Located = list[tuple[int, int, Mapping[str, Any]]]  # (message index, block index, block)
+_Located = list[tuple[int, int, JSONObject]]  # (message index, block index, block)
+Role = Literal["user", "assistant"]
 
 
-def _message_blocks(i: int, message: Any, last: bool, signed: Signed) -> tuple[str, _Located]:
+def _message_blocks(i: int, message: JSONValue, last: bool, signed: Signed) -> tuple[Role, _Located]:
     if not isinstance(message, dict):
         raise _bad(f"messages.{i}: Input should be an object")
     role = message.get("role")
     if role == "system":
         raise _bad('messages: Unexpected role "system". The Messages API accepts a top-level `system` '
                    'parameter, not "system" as an input message role.')
-    if role not in ("user", "assistant"):
+    if role != "user" and role != "assistant":
         raise _bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
     content = message.get("content")
     if isinstance(content, str):
-        blocks: list[Any] = [{"type": "text", "text": content}] if content else []
+        blocks: list[JSONValue] = [{"type": "text", "text": content}] if content else []
     elif isinstance(content, list):
         blocks = content
     else:
@@ -139,29 +181,38 @@ def _message_blocks(i: int, message: Any, last: bool, signed: Signed) -> tuple[s
     if not blocks and not (last and role == "assistant"):
         raise _bad(f"messages.{i}: all messages must have non-empty content except for the optional "
                    "final assistant message")
+    located: _Located = []
     for j, b in enumerate(blocks):
-        if not isinstance(b, dict) or not isinstance(b.get("type"), str):
+        if not isinstance(b, dict) or _kind(b) is None:
             raise _bad(f"messages.{i}.content.{j}: Input should be a content block object with a `type`")
-        if b["type"] == "text":
-            text = b.get("text")
+        _check_block(f"messages.{i}.content.{j}", b, signed)
+        located.append((i, j, b))
+    return ("user" if role == "user" else "assistant"), located
+
+
+def _check_block(where: str, block: JSONObject, signed: Signed) -> None:
+    """A text block has text that is not blank, a thinking block its signed thinking, a redacted
+    one its data."""
+    match block:
+        case {"type": "text"}:
+            text = block.get("text")
             if not isinstance(text, str) or not text:
-                raise _bad(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
+                raise _bad(f"{where}.text: text content blocks must be non-empty")
             if text.isspace():
-                raise _bad(f"messages.{i}.content.{j}.text: text content blocks must contain non-whitespace text")
-        elif b["type"] == "thinking":
-            _check_thinking(f"messages.{i}.content.{j}", b, signed)
-        elif b["type"] == "redacted_thinking" and not (isinstance(b.get("data"), str) and b["data"]):
-            raise _bad(f"messages.{i}.content.{j}.redacted_thinking.data: Field required")
-    return str(role), [(i, j, b) for j, b in enumerate(blocks)]
+                raise _bad(f"{where}.text: text content blocks must contain non-whitespace text")
+        case {"type": "thinking"}:
+            _check_thinking(where, block, signed)
+        case {"type": "redacted_thinking"} if not (isinstance(block.get("data"), str) and block["data"]):
+            raise _bad(f"{where}.redacted_thinking.data: Field required")
 
 
-def _validate_messages(messages: Any, signed: Signed) -> None:
+def _validate_messages(messages: JSONValue | None, signed: Signed) -> None:
     if messages is None:
         raise _bad("messages: Field required")
     if not isinstance(messages, list) or not messages:
         raise _bad("messages: at least one message is required")
     # Consecutive messages of one role are merged, as the API does, before pairing tool calls.
-    merged: list[tuple[str, _Located]] = []
+    merged: list[tuple[Role, _Located]] = []
     for i, message in enumerate(messages):
         role, blocks = _message_blocks(i, message, i == len(messages) - 1, signed)
         if merged and merged[-1][0] == role:
