@@ -19,7 +19,7 @@ from .messages import Message
 class MessageComplete:
     """The assembled assistant message of one request, with the API's truth about it."""
 
-    message: dict[str, Any]
+    message: Message
     usage: Usage
     stop_reason: str | None
     model: str
