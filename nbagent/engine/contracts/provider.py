@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 
+from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.cost import Usage
 from ..api_facts.rate_limits import RateLimitSnapshot
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
@@ -55,7 +56,7 @@ class ModelRequest:
     server_tools: Sequence[dict[str, Any]] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
-    context_management: Mapping[str, Any] | None = None
+    context_management: ContextManagementParam | None = None
     """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
     The provider adds the beta headers it and the messages need
     (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from ..api_facts.caching import MAX_ANCHORS, anchorable
+from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from .request import RequestRun
 
 
-def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
+def server_edits(config: SessionConfig, model: str) -> ContextManagementParam | None:
     """The policy's server layers as the ``context_management`` parameter, without the edits
     ``model`` does not take (the client-side layers stand in for them)."""
     info = get_model(model, config.prices)
