@@ -12,7 +12,9 @@ from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
 from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.cost import Usage
 from ..api_facts.rate_limits import RateLimitSnapshot
+from ..api_facts.request_params import ThinkingParam
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
+from .json_types import JSONObject
 from .messages import Message
 
 
@@ -49,11 +51,11 @@ class ModelRequest:
     system: str | list[dict[str, Any]] | None
     tools: Sequence[dict[str, Any]]
     max_tokens: int
-    thinking: Mapping[str, Any] | None = None
+    thinking: ThinkingParam | None = None
     """The API's ``thinking`` parameter, built from the model table (None: not sent)."""
     effort: str | None = None
     """``output_config.effort`` (None: not sent)."""
-    server_tools: Sequence[dict[str, Any]] = ()
+    server_tools: Sequence[JSONObject] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
     context_management: ContextManagementParam | None = None
