@@ -7,7 +7,7 @@ ends with one :class:`MessageComplete` holding the assembled assistant message a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
+from typing import AsyncIterator, Mapping, Protocol, Sequence, Union
 
 from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.cost import Usage
@@ -15,7 +15,7 @@ from ..api_facts.rate_limits import RateLimitSnapshot
 from ..api_facts.request_params import ThinkingParam
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
 from .json_types import JSONObject
-from .messages import Message
+from .messages import Message, TextBlockParam
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,9 @@ class MessageComplete:
     stop_reason: str | None
     model: str
     request_id: str | None = None
-    stop_details: Mapping[str, Any] | None = None
+    stop_details: Mapping[str, object] | None = None
     """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
-    applied_edits: tuple[Mapping[str, Any], ...] = ()
+    applied_edits: tuple[Mapping[str, object], ...] = ()
     """What server-side context editing cleared (``context_management.applied_edits`` of the final
     ``message_delta``), as received."""
     compaction_usage: Usage | None = None
@@ -48,8 +48,8 @@ class ModelRequest:
 
     model: str
     messages: Sequence[Message]
-    system: str | list[dict[str, Any]] | None
-    tools: Sequence[dict[str, Any]]
+    system: str | list[TextBlockParam] | None
+    tools: Sequence[JSONObject]
     max_tokens: int
     thinking: ThinkingParam | None = None
     """The API's ``thinking`` parameter, built from the model table (None: not sent)."""
