@@ -5,6 +5,7 @@ renamed or retyped field (``clear_tool_inputs`` is a bool or a list of names) fa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic.types.beta as beta
@@ -20,8 +21,8 @@ EDIT_TYPES: dict[str, Any] = {
 }
 
 
-def check_shape(edit: dict[str, Any]) -> None:
-    sdk = EDIT_TYPES[edit["type"]]
+def check_shape(edit: Mapping[str, object]) -> None:
+    sdk = EDIT_TYPES[str(edit["type"])]
     assert set(edit) <= set(sdk.__annotations__), f"keys the SDK does not know: {set(edit) - set(sdk.__annotations__)}"
     assert {"type"} <= set(edit)
     pydantic.TypeAdapter(sdk).validate_python(edit)  # each value as the SDK types it
