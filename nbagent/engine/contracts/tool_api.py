@@ -35,9 +35,10 @@ class ToolExecutionError(NbAgentError):
 
 @dataclass(frozen=True)
 class ToolOutput:
-    """What a tool returns: ``content`` goes to the model, ``display`` (if any) to the notebook."""
+    """What a tool returns: ``content`` goes to the model, ``display`` (if any) to the notebook.
+    List content holds a tool result's blocks (text, image, document: ``ToolResultContent``'s shapes)."""
 
-    content: str | list[dict[str, Any]]
+    content: str | list[JSONObject]
     is_error: bool = False
     display: str | None = None
 
@@ -215,7 +216,7 @@ def limit_output(output: ToolOutput, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> 
             return output
         display = output.display if output.display is not None else content
         return dataclasses.replace(output, content=truncate_middle(content, limit), display=display)
-    blocks: list[dict[str, Any]] = []
+    blocks: list[JSONObject] = []
     for block in content:
         text = block.get("text") if is_text(block) else None
         blocks.append({**block, "text": truncate_middle(text, limit)} if isinstance(text, str) and len(text) > limit
