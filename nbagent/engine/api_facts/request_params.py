@@ -9,12 +9,14 @@ before anything is sent. An unknown model gets what the user asked for, unchecke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from ..contracts.errors import NbAgentError
 from .models import ModelInfo, get_model
 
 if TYPE_CHECKING:  # the kernel's start imports this module: annotations only
+    from typing_extensions import Required  # typing.Required is 3.11+
+
     from ..contracts.json_types import JSONObject, JSONValue
 
 SERVER_TOOLS: dict[str, JSONObject] = {
@@ -24,17 +26,19 @@ SERVER_TOOLS: dict[str, JSONObject] = {
 }
 
 
-class ThinkingConfigEnabledParam(TypedDict):
-    """Extended thinking with a token budget (the SDK's ``ThinkingConfigEnabledParam``)."""
+class ThinkingConfigEnabledParam(TypedDict, total=False):
+    """Extended thinking with a token budget (the SDK's ``ThinkingConfigEnabledParam``; a test compares them)."""
 
-    type: Literal["enabled"]
-    budget_tokens: int
+    budget_tokens: Required[int]
+    type: Required[Literal["enabled"]]
+    display: Optional[Literal["summarized", "omitted"]]
 
 
-class ThinkingConfigAdaptiveParam(TypedDict):
-    """Thinking as deep as the model judges (its depth steered by ``effort``)."""
+class ThinkingConfigAdaptiveParam(TypedDict, total=False):
+    """Thinking as deep as the model judges, its depth steered by ``effort`` (the SDK's ``ThinkingConfigAdaptiveParam``)."""
 
-    type: Literal["adaptive"]
+    type: Required[Literal["adaptive"]]
+    display: Optional[Literal["summarized", "omitted"]]
 
 
 ThinkingParam = Union[ThinkingConfigEnabledParam, ThinkingConfigAdaptiveParam]
