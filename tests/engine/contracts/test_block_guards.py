@@ -9,6 +9,8 @@ from collections import OrderedDict
 import pytest
 
 from nbagent.engine.contracts.messages import (
+    ServerToolUseBlockParam,
+    WebFetchToolResultBlockParam,
     block_text,
     block_type,
     content_blocks,
@@ -44,9 +46,11 @@ def test_a_server_tool_result_is_any_server_kind_and_never_a_client_tool_result(
 
 
 def test_server_tool_calls_pair_each_call_with_its_result() -> None:
-    call = {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}}
-    result = {"type": "web_fetch_tool_result", "tool_use_id": "s1", "content": {"url": "https://x"}}
-    lone = {"type": "server_tool_use", "id": "s2", "name": "web_fetch", "input": {}}
+    call: ServerToolUseBlockParam = {"type": "server_tool_use", "id": "s1", "name": "web_search",
+                                     "input": {"query": "q"}}
+    result: WebFetchToolResultBlockParam = {"type": "web_fetch_tool_result", "tool_use_id": "s1",
+                                            "content": {"url": "https://x"}}
+    lone: ServerToolUseBlockParam = {"type": "server_tool_use", "id": "s2", "name": "web_fetch", "input": {}}
     assert server_tool_calls({"role": "assistant", "content": [call, result, lone]}) == [(call, result), (lone, None)]
 
 
