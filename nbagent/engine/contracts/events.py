@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence, Union, get_args
 
 import pydantic
 
@@ -139,7 +139,7 @@ class ToolUse:
     kind: Literal["tool_use"] = field(default="tool_use", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
-    input: Any = None
+    input: object = None
 
 
 @saved_record
@@ -167,7 +167,7 @@ class PermissionAsked:
     kind: Literal["permission_asked"] = field(default="permission_asked", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
-    input: Any = None
+    input: object = None
     preview: CallPreview | None = None
 
 
@@ -179,7 +179,7 @@ class PermissionDenied:
     kind: Literal["permission_denied"] = field(default="permission_denied", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
-    input: Any = None
+    input: object = None
     reason: str = ""
 
 
@@ -303,7 +303,7 @@ class ServerToolResult:
     kind: Literal["server_tool_result"] = field(default="server_tool_result", kw_only=True)
     tool_use_id: str = ""
     name: str = ""
-    input: Any = None
+    input: object = None
     sources: tuple[str, ...] = ()
     error: str | None = None
 
@@ -348,7 +348,7 @@ class Done:
     reason: DoneReason = "end_turn"
     totals: Totals = field(default_factory=Totals)
     error: str | None = None
-    output: Any = None
+    output: object = None
     """A structured run's validated final answer, JSON-ready (``OutputSpec.parse`` rebuilds the object)."""
     stopped: str | None = None
     """For a run a limit ended: which limit and what was spent against it (``stopped: …``)."""
@@ -360,10 +360,7 @@ Event = Union[
     ModelFallback, Notice, RequestCompleted, ServerToolResult, Done,
 ]
 
-EVENT_TYPES: dict[str, type] = {
-    cls.__dataclass_fields__["kind"].default: cls  # type: ignore[attr-defined]
-    for cls in Event.__args__  # type: ignore[attr-defined]
-}
+EVENT_TYPES: dict[str, type] = {cls.__dataclass_fields__["kind"].default: cls for cls in get_args(Event)}
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
@@ -378,7 +375,7 @@ SavedEvent = Annotated[Event, pydantic.Field(discriminator="kind")]
 """The ``Event`` union as pydantic validates it: the ``kind`` tag picks the class."""
 
 
-def _renamed(data: Any) -> Any:
+def _renamed(data: object) -> object:
     """An event dict of an earlier version in today's names (other data is left to validation)."""
     if not isinstance(data, dict):
         return data
@@ -390,7 +387,7 @@ def _renamed(data: Any) -> Any:
     return data
 
 
-def events_from_json(data: list[Any]) -> list[Event]:
+def events_from_json(data: Sequence[object]) -> list[Event]:
     """Inverse of :func:`event_to_dict` for a whole event log, through the one ``TypeAdapter`` of
     :data:`SavedEvent`; raises ``pydantic.ValidationError`` (a ``ValueError``) naming the event and
     field of the first problem, an unknown ``kind`` included."""
@@ -398,6 +395,6 @@ def events_from_json(data: list[Any]) -> list[Event]:
     return events
 
 
-def event_from_dict(data: dict[str, Any]) -> Event:
+def event_from_dict(data: Mapping[str, object]) -> Event:
     """Inverse of :func:`event_to_dict` for one event (see :func:`events_from_json`)."""
     return events_from_json([data])[0]

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Mapping, TypedDict, Union, cast
+from typing import Awaitable, Callable, Mapping, TypedDict, Union, cast
 
 from .abort import Aborted
 from .errors import NbAgentError
 from .events import Done, ToolResult
+from .json_types import JSONValue
+from .messages import MessageParam
 from .permissions import Allow, Deny
 
 HOOK_NAMES = ("pre_tool_use", "post_tool_use", "pre_request", "pre_compact", "on_done")
 """``pre_tool_use(call)``, ``post_tool_use(call, result)``, ``pre_request(turn, request_no)``,
 ``pre_compact(turn, hidden_messages)``, ``on_done(done)``."""
 
-Hook = Callable[..., Any]
+Hook = Callable[..., object]
 """Any one hook, whatever its name: what :class:`Hooks` stores and calls (its signature depends on
 the name; :class:`HookMap` spells each one out)."""
 
@@ -44,7 +46,7 @@ class ToolCall:
 
     tool_use_id: str
     name: str
-    input: Mapping[str, Any]
+    input: Mapping[str, JSONValue]
     read_only: bool
     turn: int
 
@@ -53,7 +55,7 @@ class ToolCall:
 class RewriteInput:
     """A ``pre_tool_use`` answer: run the tool with ``input`` instead (validated like the model's)."""
 
-    input: Mapping[str, Any]
+    input: Mapping[str, JSONValue]
 
 
 PreToolDecision = Union[None, Allow, Deny, RewriteInput]
@@ -66,7 +68,7 @@ PostToolUseHook = Callable[[ToolCall, ToolResult], object]
 """``post_tool_use(call, result)``: after the tool ran; ``call.input`` is the input it ran with."""
 PreRequestHook = Callable[[int, int], object]
 """``pre_request(turn, request_no)``: before each API request (``request_no`` counts the session's)."""
-PreCompactHook = Callable[[int, list[dict[str, Any]]], object]
+PreCompactHook = Callable[[int, list[MessageParam]], object]
 """``pre_compact(turn, hidden_messages)``: before a compaction summarises ``hidden_messages``."""
 OnDoneHook = Callable[[Done], object]
 """``on_done(done)``: after a run ended, with its ``Done`` event."""
@@ -118,7 +120,7 @@ class Hooks:
     def __bool__(self) -> bool:
         return bool(self.by_name)
 
-    async def call(self, name: str, *args: Any) -> Any:
+    async def call(self, name: str, *args: object) -> object:
         """Call hook ``name`` (sync or async); its failure raises :class:`HookFailed`. No hook: None."""
         fn = self.by_name.get(name)
         if fn is None:
@@ -135,7 +137,7 @@ class Hooks:
             raise HookInterrupted(name) from exc
         return result
 
-    async def notify(self, name: str, *args: Any) -> str | None:
+    async def notify(self, name: str, *args: object) -> str | None:
         """Call an observing hook; returns a warning message if it failed (None: fine or absent)."""
         if name not in self.by_name:  # the usual case, on every request and tool call
             return None
@@ -161,7 +163,7 @@ class Hooks:
             return answer
         return Deny(f"the pre_tool_use hook returned {answer!r}, not None, Allow, Deny or RewriteInput; not run")
 
-    async def post_tool_use(self, call: ToolCall, tool_input: dict[str, Any], result: Any) -> str | None:
+    async def post_tool_use(self, call: ToolCall, tool_input: Mapping[str, JSONValue], result: object) -> str | None:
         """Tell the ``post_tool_use`` hook that ``call`` ran with ``tool_input`` (maybe rewritten);
         a warning message if the hook failed."""
         if "post_tool_use" not in self.by_name:

@@ -5,11 +5,16 @@ A message is ``{"role": "user" | "assistant", "content": str | list[block]}``. T
 the SDK's param types (``anthropic.types.MessageParam``, ``TextBlockParam``, …: same names, same
 fields, ``total=False`` with ``Required`` where the SDK has them; a test compares the two) because
 the engine does not import the SDK. They cost nothing at run time: a message is a plain dict.
+Nested shapes the engine only passes along (an image's ``source``, citations, a server tool's
+result content, a tool call's ``input``) are typed as JSON (:mod:`.json_types`): read them after
+narrowing with ``isinstance``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, Optional, TypedDict, Union
+
+from .json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:  # annotations are strings at run time; typing.Required is 3.11+
     from typing_extensions import Required
@@ -28,25 +33,25 @@ class TextBlockParam(TypedDict, total=False):
     text: Required[str]
     type: Required[Literal["text"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    citations: Optional[list[dict[str, Any]]]
+    citations: Optional[list[JSONObject]]
 
 
 class ImageBlockParam(TypedDict, total=False):
     """An image (base64 or URL ``source``)."""
 
-    source: Required[dict[str, Any]]
+    source: Required[JSONObject]
     type: Required[Literal["image"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    transformations: Optional[dict[str, Any]]
+    transformations: Optional[JSONObject]
 
 
 class DocumentBlockParam(TypedDict, total=False):
     """A document (PDF, plain text, …)."""
 
-    source: Required[dict[str, Any]]
+    source: Required[JSONObject]
     type: Required[Literal["document"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    citations: Optional[dict[str, Any]]
+    citations: Optional[JSONObject]
     context: Optional[str]
     title: Optional[str]
 
@@ -70,11 +75,11 @@ class ToolUseBlockParam(TypedDict, total=False):
     """A tool call of the model (``input`` as the model sent it)."""
 
     id: Required[str]
-    input: Required[dict[str, Any]]
+    input: Required[JSONObject]
     name: Required[str]
     type: Required[Literal["tool_use"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    caller: dict[str, Any]
+    caller: JSONObject
     toolset_name: Optional[str]
 
 
@@ -97,31 +102,31 @@ class ServerToolUseBlockParam(TypedDict, total=False):
     """A tool the API runs itself (web search, web fetch, code execution)."""
 
     id: Required[str]
-    input: Required[dict[str, Any]]
+    input: Required[JSONObject]
     name: Required[str]
     type: Required[Literal["server_tool_use"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    caller: dict[str, Any]
+    caller: JSONObject
 
 
 class WebSearchToolResultBlockParam(TypedDict, total=False):
     """What a server web search returned (a list of results, or an error object)."""
 
-    content: Required[Any]
+    content: Required[JSONValue]
     tool_use_id: Required[str]
     type: Required[Literal["web_search_tool_result"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    caller: dict[str, Any]
+    caller: JSONObject
 
 
 class WebFetchToolResultBlockParam(TypedDict, total=False):
     """What a server web fetch returned (a document, or an error object)."""
 
-    content: Required[Any]
+    content: Required[JSONValue]
     tool_use_id: Required[str]
     type: Required[Literal["web_fetch_tool_result"]]
     cache_control: Optional[CacheControlEphemeralParam]
-    caller: dict[str, Any]
+    caller: JSONObject
 
 
 class CompactionBlockParam(TypedDict, total=False):
@@ -135,7 +140,7 @@ class CompactionBlockParam(TypedDict, total=False):
     content: Optional[str]
     encrypted_content: Optional[str]
     signature: Optional[str]
-    tool_changes: Optional[list[dict[str, Any]]]
+    tool_changes: Optional[list[JSONObject]]
 
 
 ContentBlock = Union[

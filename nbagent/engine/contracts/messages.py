@@ -9,7 +9,7 @@ helpers from one place. Nothing here mutates its input.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Mapping, Sequence, Union
 
 from .message_types import (
     CacheControlEphemeralParam,
@@ -33,37 +33,52 @@ from .message_types import (
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard
 
-# ``isinstance(x, (dict, Mapping))`` across the engine: history's blocks are dicts, and the exact
-# type check answers them before the ABC machinery (a measurable share of a request otherwise).
+ServerToolResult = Union[WebSearchToolResultBlockParam, WebFetchToolResultBlockParam]
+"""The result block of a server tool."""
+
+def block_type(block: object) -> str | None:
+    """The ``type`` of a content block: None for a non-mapping or a block without a string type.
+    The one place a block's kind is read; the TypeGuards below are built on it."""
+    match block:
+        case {"type": str() as kind}:
+            return kind
+    return None
 
 
 def is_text(block: object) -> TypeGuard[TextBlockParam]:
     """A ``text`` block (anything else, a non-dict included, is not)."""
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "text"
+    return block_type(block) == "text"
 
 
 def is_tool_use(block: object) -> TypeGuard[ToolUseBlockParam]:
     """A ``tool_use`` block (anything else, a non-dict included, is not)."""
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_use"
+    return block_type(block) == "tool_use"
 
 
 def is_tool_result(block: object) -> TypeGuard[ToolResultBlockParam]:
     """A ``tool_result`` block (anything else, a non-dict included, is not)."""
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "tool_result"
+    return block_type(block) == "tool_result"
 
 
 def is_compaction(block: object) -> TypeGuard[CompactionBlockParam]:
     """A server ``compaction`` block (anything else, a non-dict included, is not)."""
-    return isinstance(block, (dict, Mapping)) and block.get("type") == "compaction"
+    return block_type(block) == "compaction"
 
 
-def has_compaction(messages: Sequence[Mapping[str, Any]]) -> bool:
+def is_server_tool_result(block: object) -> TypeGuard[ServerToolResult]:
+    """The result block of a server tool (``web_search_tool_result``, ``web_fetch_tool_result``, and
+    any later ``*_tool_result`` the API adds; a client ``tool_result`` is not one)."""
+    kind = block_type(block)
+    return kind is not None and kind.endswith("_tool_result") and kind != "tool_result"
+
+
+def has_compaction(messages: Sequence[Mapping[str, object]]) -> bool:
     """Whether any message holds a server ``compaction`` block (requests then need its beta header)."""
     for m in messages:
         content = m.get("content")
         if isinstance(content, list):
             for b in content:
-                if b.get("type") == "compaction" if type(b) is dict else is_compaction(b):
+                if is_compaction(b):
                     return True
     return False
 
@@ -75,9 +90,9 @@ class CompactionScan:
 
     def __init__(self) -> None:
         # One tuple, read and replaced whole: a provider used from several threads stays right.
-        self._state: tuple[list[Mapping[str, Any]], bool] = ([], False)
+        self._state: tuple[list[Mapping[str, object]], bool] = ([], False)
 
-    def __call__(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+    def __call__(self, messages: Sequence[Mapping[str, object]]) -> bool:
         current = list(messages)
         seen, found = self._state
         n = len(seen)
@@ -101,34 +116,31 @@ def tool_uses(message: MessageParam) -> list[ToolUseBlockParam]:
     return [b for b in blocks(message) if is_tool_use(b)]
 
 
-ServerToolResult = Union[WebSearchToolResultBlockParam, WebFetchToolResultBlockParam]
-
-
 def server_tool_calls(message: MessageParam) -> list[tuple[ServerToolUseBlockParam, ServerToolResult | None]]:
     """Each ``server_tool_use`` block of an assistant message with its result block (or None)."""
     results: dict[object, ServerToolResult] = {}
     calls: list[ServerToolUseBlockParam] = []
     for b in blocks(message):
-        kind = str(b.get("type", ""))
-        if kind.endswith("_tool_result") and kind != "tool_result":
-            results[b.get("tool_use_id")] = b  # type: ignore[assignment]  # any server tool's result
+        if is_server_tool_result(b):
+            results[b.get("tool_use_id")] = b
         elif b["type"] == "server_tool_use":
             calls.append(b)
     return [(b, results.get(b.get("id"))) for b in calls]
 
 
-def result_sources(result: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
+def result_sources(result: Mapping[str, object] | None) -> tuple[tuple[str, ...], str | None]:
     """The "title — url" lines of a server tool's result block, and its error code if it failed."""
     if result is None:
         return (), "no result"
     content = result.get("content")
+    items: list[object] = content if isinstance(content, list) else []
     if isinstance(content, (dict, Mapping)):  # an error object, or a single fetched document
         code = content.get("error_code")
         if code:
             return (), str(code)
-        content = [content]
+        items = [content]
     sources = []
-    for item in content if isinstance(content, list) else []:
+    for item in items:
         if isinstance(item, (dict, Mapping)) and item.get("url"):
             title = str(item.get("title") or "").strip()
             sources.append(f"{title} — {item['url']}" if title else str(item["url"]))
@@ -145,51 +157,56 @@ def text_of(message: MessageParam) -> str:
     return "".join(b.get("text", "") for b in blocks(message) if is_text(b))
 
 
-def content_blocks(message: Mapping[str, Any]) -> list[Any]:
+def content_blocks(message: Mapping[str, object]) -> list[object]:
     """The content exactly as sent: a string is one text block (even an empty one), a list is
     copied as is (unlike :func:`blocks`, nothing is dropped; any message-shaped mapping)."""
     content = message.get("content", "")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+    if isinstance(content, str):
+        return [TextBlockParam(type="text", text=content)]
+    return list(content) if isinstance(content, (list, tuple)) else []
 
 
-def block_text(block: Mapping[str, Any]) -> str:
+def block_text(block: Mapping[str, object]) -> str:
     """The text that a content block contributes to the prompt, for counting and searching
     (images contribute nothing). Takes any block-shaped mapping: the simulator and the explorer
     count blocks of requests and files that were never typed."""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "thinking":
-        return str(block.get("thinking", ""))
-    if kind == "redacted_thinking":
-        return str(block.get("data", ""))
-    if kind == "compaction":
-        return str(block.get("content") or "")
-    if kind == "tool_use":
-        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
-    if kind == "tool_result":
-        content = block.get("content", "")
-        if isinstance(content, str):
-            return content
-        return "".join(block_text(b) for b in content if isinstance(b, (dict, Mapping)) and b.get("type") != "image")
+    match block:
+        case {"type": "text"}:
+            return str(block.get("text", ""))
+        case {"type": "thinking"}:
+            return str(block.get("thinking", ""))
+        case {"type": "redacted_thinking"}:
+            return str(block.get("data", ""))
+        case {"type": "compaction"}:
+            return str(block.get("content") or "")
+        case {"type": "tool_use"}:
+            return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
+        case {"type": "tool_result"}:
+            content = block.get("content", "")
+            if isinstance(content, str):
+                return content
+            return "".join(block_text(b) for b in content if isinstance(b, (dict, Mapping))
+                           and block_type(b) != "image") if isinstance(content, list) else ""
     return ""
 
 
-def message_text(message: Mapping[str, Any]) -> str:
+def message_text(message: Mapping[str, object]) -> str:
     """All countable text of a message (any message-shaped mapping, as :func:`block_text`)."""
     content = message.get("content", "")
     if isinstance(content, str):
         return content
+    if not isinstance(content, (list, tuple)):
+        return ""
     return "\n".join(block_text(b) for b in content if isinstance(b, (dict, Mapping)))
 
 
-def tool_result_text(block: Mapping[str, Any], sep: str = "") -> str:
+def tool_result_text(block: Mapping[str, object], sep: str = "") -> str:
     """The text of a ``tool_result`` block: its string content, or its text blocks joined by ``sep``."""
     content = block.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return sep.join(b.get("text", "") for b in content if isinstance(b, (dict, Mapping)) and is_text(b))
+        return sep.join(b.get("text", "") for b in content if is_text(b))
     return ""
 
 
@@ -268,27 +285,38 @@ def _id_problems(i: int, uses: list[object], seen_ids: set[str]) -> list[str]:
     return problems
 
 
-def is_blank_text(block: Mapping[str, Any]) -> bool:
+def is_blank_text(block: object) -> bool:
     """An empty or whitespace-only text block (the API rejects both)."""
     return is_text(block) and not str(block.get("text", "")).strip()
 
 
-def prompt_blocks(prompt: str | Sequence[Mapping[str, Any]]) -> list[ContentBlock]:
+def is_content_block(block: object) -> TypeGuard[ContentBlock]:
+    """A mapping with a string ``type``: shaped like a content block (its fields are the sender's to get right)."""
+    return block_type(block) is not None
+
+
+def prompt_blocks(prompt: str | Sequence[Mapping[str, object]]) -> list[ContentBlock]:
     """The user's prompt as it enters the history: content blocks, blank text left out;
     ``ValueError`` if nothing is left (an empty text block would be rejected on this and every
-    later request)."""
-    raw: list[Any] = [TextBlockParam(type="text", text=prompt)] if isinstance(prompt, str) else list(prompt)
-    kept: list[ContentBlock] = [b for b in raw if not is_blank_text(b)]
+    later request) or if an item is not a block (a mapping with a ``type``)."""
+    if isinstance(prompt, str):
+        return prompt_blocks([TextBlockParam(type="text", text=prompt)])
+    kept: list[ContentBlock] = []
+    for b in prompt:
+        if not is_content_block(b):
+            raise ValueError(f"a prompt block must be a dict with a 'type' (such as 'text'), got {b!r:.80}")
+        if not is_blank_text(b):
+            kept.append(b)
     if not kept:
         raise ValueError("the prompt is empty: write something for the agent to do")
     return kept
 
 
-def clean_assistant(message: Mapping[str, Any]) -> MessageParam:
+def clean_assistant(message: MessageParam) -> MessageParam:
     """The provider's reply as it enters the history. The API rejects empty and whitespace-only
     text blocks in later requests (and Claude does send ``"\n\n"`` before a tool call): drop
     them, keeping one block if nothing else is left."""
-    content: list[ContentBlock] = [b for b in message.get("content", []) if not is_blank_text(b)]
+    content = [b for b in blocks(message) if not is_blank_text(b)]
     if not content:
         content = [TextBlockParam(type="text", text="(no reply)")]
     return {"role": "assistant", "content": content}
@@ -303,8 +331,9 @@ __all__ = [  # the shapes from message_types.py included: importable from here a
     "CacheControlEphemeralParam", "CompactionBlockParam", "ContentBlock", "DocumentBlockParam", "ImageBlockParam",
     "Message", "MessageParam", "RedactedThinkingBlockParam", "ServerToolResult", "ServerToolUseBlockParam",
     "TextBlockParam", "ThinkingBlockParam", "ToolResultBlockParam", "ToolResultContent", "ToolUseBlockParam",
-    "WebFetchToolResultBlockParam", "WebSearchToolResultBlockParam", "block_text", "blocks", "clean_assistant",
-    "content_blocks", "error_result", "has_compaction", "history_problems", "is_blank_text", "is_compaction",
-    "is_text", "is_tool_result", "is_tool_use", "merge_consecutive", "message_text", "prompt_blocks",
-    "result_sources", "server_tool_calls", "text_of", "tool_result_ids", "tool_result_text", "tool_uses",
+    "WebFetchToolResultBlockParam", "WebSearchToolResultBlockParam", "block_text", "block_type", "blocks",
+    "clean_assistant", "content_blocks", "error_result", "has_compaction", "history_problems", "is_blank_text",
+    "is_compaction", "is_content_block", "is_server_tool_result", "is_text", "is_tool_result", "is_tool_use",
+    "merge_consecutive", "message_text", "prompt_blocks", "result_sources", "server_tool_calls", "text_of",
+    "tool_result_ids", "tool_result_text", "tool_uses",
 ]

@@ -13,12 +13,13 @@ import inspect
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
+from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
 from .config import DEFAULT_PERMISSION_MODE
 from .events import ApiRequestFailed
+from .json_types import JSONValue
 from .protected import protected_reason, resolve_tool_path, written_path
-from .tool_api import ToolLike
+from .tool_api import ToolInput, ToolLike
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,13 @@ class PermissionRequest:
 
     tool_use_id: str
     tool_name: str
-    input: Mapping[str, Any]
+    input: Mapping[str, JSONValue]
     read_only: bool
     turn: int
     reason_asked: str
 
 
-CanUseTool = Callable[[str, dict[str, Any], PermissionRequest], Awaitable[PermissionDecision]]
+CanUseTool = Callable[[str, ToolInput, PermissionRequest], Awaitable[PermissionDecision]]
 """``async (tool_name, tool_input, request) -> Allow | Deny``: the user's (or a policy's) answer."""
 
 
@@ -71,7 +72,7 @@ class Asker(Protocol):
     a person; an abort of the run cancels the wait.
     """
 
-    async def ask_permission(self, tool_name: str, tool_input: dict[str, Any],
+    async def ask_permission(self, tool_name: str, tool_input: ToolInput,
                              request: PermissionRequest) -> PermissionDecision: ...
 
     async def ask_api_failure(self, event: ApiRequestFailed) -> FailureChoice: ...
@@ -85,7 +86,7 @@ class CallbackAsker:
         self.can_use_tool = can_use_tool
         self.on_api_failure = on_api_failure
 
-    async def ask_permission(self, tool_name: str, tool_input: dict[str, Any],
+    async def ask_permission(self, tool_name: str, tool_input: ToolInput,
                              request: PermissionRequest) -> PermissionDecision:
         if self.can_use_tool is None:
             return Deny(f"No one to approve {tool_name!r}.")
@@ -114,19 +115,19 @@ class PermissionDenial:
     """One denied tool call, kept for audit. ``ts`` is milliseconds since the epoch."""
 
     tool: str
-    input: Any
+    input: object
     reason: str
     ts: int
     tool_use_id: str = ""
     turn: int = 0
 
 
-async def allow_all(tool_name: str, tool_input: dict[str, Any], request: PermissionRequest) -> PermissionDecision:
+async def allow_all(tool_name: str, tool_input: ToolInput, request: PermissionRequest) -> PermissionDecision:
     """A ``can_use_tool`` that allows every call (trusted scripts, tests)."""
     return Allow()
 
 
-async def deny_all(tool_name: str, tool_input: dict[str, Any], request: PermissionRequest) -> PermissionDecision:
+async def deny_all(tool_name: str, tool_input: ToolInput, request: PermissionRequest) -> PermissionDecision:
     """A ``can_use_tool`` that denies every call that would otherwise need asking."""
     return Deny(f"{tool_name} was denied by the deny_all policy")
 
@@ -140,7 +141,7 @@ PLAN_MODE_OFF_PROMPT = (
 )
 
 
-def _inside(path: Any, cwd: Path | None) -> bool:
+def _inside(path: object, cwd: Path | None) -> bool:
     if not isinstance(path, str) or not path or cwd is None:
         return False
     try:  # resolved as the tools resolve it (``~`` too), so the check is about the file they write
@@ -150,7 +151,7 @@ def _inside(path: Any, cwd: Path | None) -> bool:
     return True
 
 
-def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, Any] | None,
+def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None,
                    cwd: Path | None, task_dir: Path | None = None) -> PermissionDecision | None:
     """What the permission ``mode`` alone decides for a call (None: the allow list / the user decide).
 
@@ -226,13 +227,13 @@ class PermissionGate:
 
     # -- policy -------------------------------------------------------------------------------
 
-    def protected_reason(self, tool: ToolLike, tool_input: Mapping[str, Any] | None) -> str | None:
+    def protected_reason(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None) -> str | None:
         """Why this call always asks: it writes a file that configures or records nbagent (None: it does not)."""
         if self.mode == "bypass":
             return None
         return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
 
-    def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None,
+    def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None = None,
                                *, preapproved: bool = False) -> PermissionDecision | None:
         name = tool.name
         if name in self.deny:
@@ -256,11 +257,11 @@ class PermissionGate:
             )
         return None
 
-    def allows_at_once(self, tool: ToolLike, tool_input: Mapping[str, Any]) -> bool:
+    def allows_at_once(self, tool: ToolLike, tool_input: Mapping[str, JSONValue]) -> bool:
         """Whether :meth:`check` would allow this call by the rules alone (no one asked, nothing to record)."""
         return isinstance(self._decide_without_asking(tool, tool_input), Allow)
 
-    def will_ask(self, tool: ToolLike, tool_input: Mapping[str, Any] | None = None, *,
+    def will_ask(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None = None, *,
                  preapproved: bool = False) -> bool:
         """Whether :meth:`check` would call ``can_use_tool`` for this tool (emit ``PermissionAsked`` first)."""
         return self._decide_without_asking(tool, tool_input, preapproved=preapproved) is None
@@ -269,7 +270,7 @@ class PermissionGate:
         self,
         tool: ToolLike,
         tool_use_id: str,
-        tool_input: Mapping[str, Any],
+        tool_input: Mapping[str, JSONValue],
         turn: int,
         *,
         reason: str | None = None,
@@ -294,7 +295,7 @@ class PermissionGate:
         return decision
 
     async def _ask(
-        self, tool: ToolLike, tool_use_id: str, tool_input: Mapping[str, Any], turn: int, reason: str | None
+        self, tool: ToolLike, tool_use_id: str, tool_input: Mapping[str, JSONValue], turn: int, reason: str | None
     ) -> PermissionDecision:
         assert self.can_use_tool is not None
         read_only = bool(getattr(tool, "read_only", False))
@@ -308,7 +309,7 @@ class PermissionGate:
         )
         try:
             # A copy, so a callback that edits its argument cannot change what the tool runs.
-            answer: Any = self.can_use_tool(tool.name, dict(tool_input), request)
+            answer: object = self.can_use_tool(tool.name, dict(tool_input), request)
             if inspect.isawaitable(answer):  # tolerate plain functions as well as coroutines
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - any callback failure is a denial, never a crash
@@ -318,7 +319,7 @@ class PermissionGate:
         return Deny(f"The permission check for {tool.name!r} returned {answer!r}, not Allow or Deny; not run.")
 
     def record_denial(
-        self, tool: str, tool_input: Any, reason: str, *, tool_use_id: str = "", turn: int = 0
+        self, tool: str, tool_input: object, reason: str, *, tool_use_id: str = "", turn: int = 0
     ) -> PermissionDenial:
         """Add a denial to the audit log (the loop may record denials decided elsewhere too)."""
         # Copy a mapping so the audit record does not change if the caller's dict does.

@@ -19,7 +19,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 MCP_CONFIG = ".mcp.json"
 RULES_FILES = ("AGENTS.md",)
@@ -117,7 +117,7 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
     return None
 
 
-def protected_reason(raw: Any, cwd: Path | None, task_dir: Path | None = None) -> str | None:
+def protected_reason(raw: object, cwd: Path | None, task_dir: Path | None = None) -> str | None:
     """Why writing the tool path ``raw`` always asks (None: it is not a protected file).
 
     Both the path as written and its real path are checked, so neither ``sub/../AGENTS.md``,
@@ -140,7 +140,7 @@ def protected_reason(raw: Any, cwd: Path | None, task_dir: Path | None = None) -
     return None
 
 
-def written_path(tool: Any, tool_input: Mapping[str, Any] | None) -> Any:
+def written_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
     """The ``path`` a tool that may write would write (None for a read-only tool or no path)."""
     if getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
         return None

@@ -7,26 +7,29 @@ ends with one :class:`MessageComplete` holding the assembled assistant message a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Protocol, Sequence, Union
+from typing import AsyncIterator, Mapping, Protocol, Sequence, Union
 
+from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.cost import Usage
 from ..api_facts.rate_limits import RateLimitSnapshot
+from ..api_facts.request_params import ThinkingParam
 from .events import TextDelta, ThinkingDelta, ToolUseDelta
-from .messages import Message
+from .json_types import JSONObject
+from .messages import Message, TextBlockParam
 
 
 @dataclass(frozen=True)
 class MessageComplete:
     """The assembled assistant message of one request, with the API's truth about it."""
 
-    message: dict[str, Any]
+    message: Message
     usage: Usage
     stop_reason: str | None
     model: str
     request_id: str | None = None
-    stop_details: Mapping[str, Any] | None = None
+    stop_details: Mapping[str, object] | None = None
     """The API's ``stop_details`` (a refusal's ``category`` and ``explanation``), as received."""
-    applied_edits: tuple[Mapping[str, Any], ...] = ()
+    applied_edits: tuple[Mapping[str, object], ...] = ()
     """What server-side context editing cleared (``context_management.applied_edits`` of the final
     ``message_delta``), as received."""
     compaction_usage: Usage | None = None
@@ -45,17 +48,17 @@ class ModelRequest:
 
     model: str
     messages: Sequence[Message]
-    system: str | list[dict[str, Any]] | None
-    tools: Sequence[dict[str, Any]]
+    system: str | list[TextBlockParam] | None
+    tools: Sequence[JSONObject]
     max_tokens: int
-    thinking: Mapping[str, Any] | None = None
+    thinking: ThinkingParam | None = None
     """The API's ``thinking`` parameter, built from the model table (None: not sent)."""
     effort: str | None = None
     """``output_config.effort`` (None: not sent)."""
-    server_tools: Sequence[dict[str, Any]] = ()
+    server_tools: Sequence[JSONObject] = ()
     """Server tool definitions (web search, web fetch), sent after the client tools."""
     timeout_s: float | None = None
-    context_management: Mapping[str, Any] | None = None
+    context_management: ContextManagementParam | None = None
     """The API's ``context_management`` parameter (server-side edits and compaction; None: not sent).
     The provider adds the beta headers it and the messages need
     (:func:`~nbagent.engine.api_facts.context_edits.required_betas`)."""

@@ -42,12 +42,12 @@ def saved_record(cls: type[_T]) -> type[_T]:
 
 
 @lru_cache(maxsize=None)
-def adapter(shape: Any) -> pydantic.TypeAdapter[Any]:
+def adapter(shape: Any) -> pydantic.TypeAdapter[Any]:  # Any: a type form (a class, list[X], Annotated[...])
     """The one ``TypeAdapter`` of ``shape`` (built once: building one costs milliseconds)."""
     return pydantic.TypeAdapter(shape)
 
 
-def validate_saved(shape: Any, data: Any) -> Any:
+def validate_saved(shape: object, data: object) -> Any:
     """``data`` (loaded from JSON) validated as ``shape``; raises ``pydantic.ValidationError``.
 
     Validated as the JSON it came from: strict mode in Python mode would refuse a dict for a

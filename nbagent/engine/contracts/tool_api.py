@@ -11,14 +11,18 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeAlias, runtime_checkable
 
 import pydantic
 
 from .config import DEFAULT_TOOL_CAPTURE_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT
 from .errors import NbAgentError
 from .events import CallPreview
+from .json_types import JSONObject, JSONValue
 from .messages import is_text
+
+ToolInput: TypeAlias = "dict[str, JSONValue]"
+"""A tool call's input once validated: the JSON object its schema allows (what ``run`` gets)."""
 
 
 class ToolInputError(NbAgentError):
@@ -31,9 +35,10 @@ class ToolExecutionError(NbAgentError):
 
 @dataclass(frozen=True)
 class ToolOutput:
-    """What a tool returns: ``content`` goes to the model, ``display`` (if any) to the notebook."""
+    """What a tool returns: ``content`` goes to the model, ``display`` (if any) to the notebook.
+    List content holds a tool result's blocks (text, image, document: ``ToolResultContent``'s shapes)."""
 
-    content: str | list[dict[str, Any]]
+    content: str | list[JSONObject]
     is_error: bool = False
     display: str | None = None
 
@@ -72,11 +77,11 @@ class ToolLike(Protocol):
     @property
     def read_only(self) -> bool: ...
 
-    def schema(self) -> dict[str, Any]: ...
+    def schema(self) -> JSONObject: ...
 
-    def validate(self, raw_input: Any) -> dict[str, Any]: ...
+    def validate(self, raw_input: object) -> ToolInput: ...
 
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+    async def run(self, tool_input: ToolInput, ctx: ToolContext) -> ToolOutput: ...
 
 
 @runtime_checkable
@@ -86,7 +91,7 @@ class PreviewsCalls(Protocol):
     puts the result (secrets redacted) in :class:`~.events.PermissionAsked`; a preview that fails or
     returns None leaves the question with the input alone."""
 
-    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview | None: ...
+    async def preview(self, tool_input: ToolInput, ctx: ToolContext) -> CallPreview | None: ...
 
 
 @runtime_checkable
@@ -132,7 +137,7 @@ class Tool:
     (``~``, ``..``, symlinks) and hooks, the permission check and the tool all get the real path."""
     Input: ClassVar[type[pydantic.BaseModel]]
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         """The JSON schema sent to the model as ``input_schema``."""
         s = self.Input.model_json_schema()
         s.pop("title", None)
@@ -140,19 +145,19 @@ class Tool:
             prop.pop("title", None)
         return s
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> JSONObject:
         """The tool as the Messages API's ``tools`` list expects it."""
         return {"name": self.name, "description": self.description, "input_schema": self.schema()}
 
-    def validate(self, raw_input: Any) -> dict[str, Any]:
+    def validate(self, raw_input: object) -> ToolInput:
         """Validated input, or :class:`ToolInputError` with a message the model can act on."""
         return validate_with_model(self.name, self.Input, raw_input)
 
-    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:  # pragma: no cover
+    async def run(self, tool_input: ToolInput, ctx: ToolContext) -> ToolOutput:  # pragma: no cover
         raise NotImplementedError
 
 
-def validate_with_model(tool_name: str, model: type[pydantic.BaseModel], raw_input: Any) -> dict[str, Any]:
+def validate_with_model(tool_name: str, model: type[pydantic.BaseModel], raw_input: object) -> ToolInput:
     """Validate ``raw_input`` against ``model``; errors name each bad field and what was expected."""
     if not isinstance(raw_input, dict):
         raise ToolInputError(
@@ -211,7 +216,7 @@ def limit_output(output: ToolOutput, limit: int = DEFAULT_TOOL_OUTPUT_LIMIT) -> 
             return output
         display = output.display if output.display is not None else content
         return dataclasses.replace(output, content=truncate_middle(content, limit), display=display)
-    blocks: list[dict[str, Any]] = []
+    blocks: list[JSONObject] = []
     for block in content:
         text = block.get("text") if is_text(block) else None
         blocks.append({**block, "text": truncate_middle(text, limit)} if isinstance(text, str) and len(text) > limit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..api_facts.context_edits import cleared_tokens
 from ..api_facts.cost import cost_of
 from ..api_facts.models import ModelInfo
 from ..context import RequestUsage, get_context_window_info
@@ -59,7 +60,7 @@ def _cost(c: MessageComplete, model: str, prices: Mapping[str, ModelInfo] | None
 
 def server_actions(c: MessageComplete) -> tuple[ContextAction, ...]:
     """What the server's layers did, as the reply reports it: cleared edits and a compaction block."""
-    actions = [ContextAction(layer="server_edit", tokens_removed=int(e.get("cleared_input_tokens") or 0),
+    actions = [ContextAction(layer="server_edit", tokens_removed=cleared_tokens((e,)),
                              detail=_edit_detail(e), reported=True) for e in c.applied_edits]
     if any(is_compaction(b) for b in blocks(c.message)):  # type: ignore[arg-type]
         summarised = c.compaction_usage.input_tokens if c.compaction_usage is not None else 0

@@ -10,9 +10,10 @@ action becomes a :class:`ContextAction` on the request's record.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Literal, Sequence
 
 from ..api_facts.caching import MAX_ANCHORS, anchorable
+from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
@@ -30,7 +31,7 @@ from ..contracts.provider import ModelRequest
 from .request_run import RequestRun, Reread
 
 
-def server_edits(config: SessionConfig, model: str) -> dict[str, Any] | None:
+def server_edits(config: SessionConfig, model: str) -> ContextManagementParam | None:
     """The policy's server layers as the ``context_management`` parameter, without the edits
     ``model`` does not take (the client-side layers stand in for them)."""
     info = get_model(model, config.prices)

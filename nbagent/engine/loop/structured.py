@@ -120,7 +120,7 @@ class OutputSpec:
                 f"{'.'.join(str(p) for p in e.absolute_path) or '(answer)'}: {e.message}" for e in errors))
         return data, data
 
-    def parse(self, data: JSONValue) -> object:
+    def parse(self, data: object) -> object:
         """The value for JSON-ready ``data`` (e.g. ``Done.output``): a pydantic object or the data."""
         return self.adapter.validate_python(data) if self.adapter is not None else data
 

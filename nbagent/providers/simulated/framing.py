@@ -20,6 +20,7 @@ from nbagent.engine.api_facts.tokens import count_text_tokens, encoding
 from nbagent.engine.contracts.messages import block_text
 
 from ...engine.api_facts.caching import CacheUsage
+from ...engine.api_facts.context_edit_types import AppliedEdit
 from ...engine.contracts.json_types import JSONObject
 from .script import RawBlock, Reply, TextBlock, ThinkingBlock
 from .validation import RequestBody
@@ -50,6 +51,12 @@ class SimUsage(TypedDict, total=False):
     """A server compaction's iteration, then the message's (see ``context_edits.add_to_message``)."""
 
 
+class SimContextManagement(TypedDict):
+    """A reply's ``context_management``: the edits the server applied."""
+
+    applied_edits: list[AppliedEdit]
+
+
 class SimMessage(TypedDict, total=False):
     """The assistant message the simulated API answers (and streams, :func:`stream_frames`)."""
 
@@ -62,7 +69,7 @@ class SimMessage(TypedDict, total=False):
     stop_sequence: Required[Union[str, None]]
     usage: Required[SimUsage]
     stop_details: dict[str, object]
-    context_management: JSONObject
+    context_management: SimContextManagement
 
 
 @dataclass(frozen=True)

@@ -187,3 +187,29 @@ def test_prices_with_many_decimals_are_still_exact() -> None:
     odd = replace(base, id="odd-model", prices=replace(base.prices, input=0.1234567, output=12.3456789, cache_read=0.01))
     usage = Usage(input_tokens=987_654, output_tokens=12_345, cache_read_input_tokens=55_555)
     assert cost_of(usage, "odd-model", {"odd-model": odd}) == _decimal_cost(usage, "odd-model", {"odd-model": odd})
+
+
+def test_a_model_table_row_that_is_not_a_table_is_a_clear_error() -> None:
+    from nbagent.engine.api_facts.models import ModelTableError, load_models
+
+    with pytest.raises(ModelTableError, match="'my-model': a row is a table"):
+        load_models({"models": {"my-model": 3}})
+    with pytest.raises(ModelTableError, match="'models' must be a table"):
+        load_models({"models": ["my-model"]})
+    with pytest.raises(ModelTableError, match="numeric input and output"):
+        load_models({"my-model": {"input": "cheap", "output": 1}})
+    [row] = load_models({"my-model": {"input": "2", "output": 10, "context_window": 50_000}}).values()
+    assert (row.prices.input, row.context_window) == (2.0, 50_000)
+
+
+def test_usage_reads_a_dict_or_an_sdk_object_and_missing_counts_are_zero() -> None:
+    class Server:
+        web_search_requests = 2
+
+    class SdkUsage:
+        input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens = 10, 5, None, 3
+        cache_creation = {"ephemeral_1h_input_tokens": 4}
+        server_tool_use = Server()
+
+    assert Usage.from_api(SdkUsage()) == Usage(10, 5, 0, 3, 4, 2, 0)
+    assert Usage.from_api({"input_tokens": 1}) == Usage(1, 0, 0, 0, 0, 0, 0)

@@ -3,12 +3,14 @@ tool names, goes into ``context_management`` only when set, and a bad value name
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from nbagent.engine.contracts.context_policy import ContextPolicy, ContextPolicyError
 
 
-def clear_edit(spec: str) -> dict:
+def clear_edit(spec: str) -> Mapping[str, object]:
     edits = ContextPolicy.parse(spec).server_edits(thinks=False)
     assert edits is not None
     [edit] = [e for e in edits["edits"] if e["type"] == "clear_tool_uses_20250919"]
