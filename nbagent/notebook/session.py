@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
     from ..engine.contracts.events import Event, RequestRecord, Totals
-    from ..engine.state.session import SentRequest
+    from ..engine.state.sent import SentRequest
     from .executor import ShellExecutor
     from .kernel_context import KernelContext
     from .kernel_context.figures import DisplayedImages

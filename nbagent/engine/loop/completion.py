@@ -62,7 +62,7 @@ def server_actions(c: MessageComplete) -> tuple[ContextAction, ...]:
     """What the server's layers did, as the reply reports it: cleared edits and a compaction block."""
     actions = [ContextAction(layer="server_edit", tokens_removed=cleared_tokens((e,)),
                              detail=_edit_detail(e), reported=True) for e in c.applied_edits]
-    if any(is_compaction(b) for b in blocks(c.message)):  # type: ignore[arg-type]
+    if any(is_compaction(b) for b in blocks(c.message)):
         summarised = c.compaction_usage.input_tokens if c.compaction_usage is not None else 0
         actions.append(ContextAction(layer="server_compaction", tokens_removed=summarised,
                                      detail="the server summarised the conversation", reported=True))
