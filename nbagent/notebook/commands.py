@@ -12,14 +12,13 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Callable
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
-from IPython.utils.process import arg_split
-from IPython.utils.text import dedent
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.config import PERMISSION_MODES
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.errors import NbAgentError
+from .command_args import HELP_FLAGS, help_text, parse, parser_of, short_usage
 from .options import cell_options, turn_number
 from .serve import command as serve_command
 
@@ -355,62 +354,19 @@ COMMANDS: dict[str, Command] = {
 """Every ``%agent`` command (a function with the ``parser`` ``magic_arguments`` gave it), in the
 order ``%agent help`` lists them."""
 
-HELP_FLAGS = ("-h", "--help")
-
 FOOTER = """Settings: %config AgentMagics.model = "claude-haiku-4-5" (also max_requests, max_budget, max_session_budget,
   allow, ...; %agent config lists them and what the running session uses)
 Session object: nbagent.session() -> turns_df(), truncation_df(), messages_df(), cost, rollback(turn)"""
 
 
-def _parser(command: object) -> MagicArgumentParser:
-    """The parser ``magic_arguments`` (or ``cell_options``) put on a command or the cell magic."""
-    parser = getattr(command, "parser", None)
-    if not isinstance(parser, MagicArgumentParser):
-        raise TypeError(f"{command!r} declares no magic arguments")
-    return parser
-
-
-def usage_line(command: object) -> str:
-    """``%agent rollback TURN``: the usage IPython's formatter generates, without its rst prefix."""
-    return str(_parser(command).format_usage()).replace("::", "").strip()
-
-
-def help_text(command: object) -> str:
-    """A command's whole help (usage, description, arguments), from its declarations."""
-    text = str(_parser(command).format_help()).replace("::", "", 1).strip("\n")
-    return "usage: " + dedent(text).strip()
-
-
 def overview(cell_magic: object) -> str:
     """``%agent help`` and ``%agent?``: the ``%%agent`` help, then each command's usage and description."""
-    usages = {name: _short_usage(c) for name, c in COMMANDS.items()}
+    usages = {name: short_usage(c) for name, c in COMMANDS.items()}
     width = max(map(len, usages.values())) + 2
-    rows = [f"  {usages[name]:<{width}}{' '.join((_parser(c).description or '').split())}"
+    rows = [f"  {usages[name]:<{width}}{' '.join((parser_of(c).description or '').split())}"
             for name, c in COMMANDS.items()]
     return "\n".join([help_text(cell_magic), "", "%agent COMMAND (%agent COMMAND --help explains one):",
                       *rows, "", FOOTER])
-
-
-def _short_usage(command: object) -> str:
-    """The usage line, or ``PROG [options]`` when the options would not fit the overview's column."""
-    line = " ".join(usage_line(command).split())
-    return line if len(line) <= 60 else f"%{_parser(command).prog} [options]"
-
-
-def parse(command: object, argstring: str) -> Namespace | None:
-    """Parse a command's arguments; ``--help`` prints its help and returns None. A bad argument is
-    a ``UsageError`` with the usage line (IPython shows it in one line and the cell fails)."""
-    try:
-        argv = arg_split(argstring, strict=True)
-    except ValueError as exc:  # an unclosed quote
-        raise UsageError(f"{exc} — usage: {usage_line(command)}") from None
-    if any(a in HELP_FLAGS for a in argv):
-        print(help_text(command))
-        return None
-    try:
-        return _parser(command).parse_args(argv)
-    except UsageError as exc:
-        raise UsageError(f"{exc} — usage: {usage_line(command)}") from None
 
 
 def run(magics: "MagicsApi", line: str) -> None:

@@ -28,7 +28,7 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
-from . import admin_traits, commands, magics_api, settings, waiting
+from . import admin_traits, command_args, commands, magics_api, settings, waiting
 from .busy import BusyHold
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
@@ -232,7 +232,7 @@ class AgentMagics(Magics):
             return await self._run_prompt(line, cell)
 
     async def _run_prompt(self, line: str, cell: str) -> Done | None:
-        args = commands.parse(self.agent_cell, line)
+        args = command_args.parse(self.agent_cell, line)
         if args is None:  # --help
             return None
         prompt = cell.strip()
@@ -336,7 +336,7 @@ class AgentMagics(Magics):
 
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (its traceback is sent)."""
-        if commands.parse(commands.fix, options) is None:  # --help
+        if command_args.parse(commands.fix, options) is None:  # --help
             return None
         if self.last_error.text is None:
             raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
@@ -345,7 +345,7 @@ class AgentMagics(Magics):
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began."""
-        if commands.parse(commands.retry, line) is None:  # --help
+        if command_args.parse(commands.retry, line) is None:  # --help
             return
         sess = self.current
         if sess is None or not sess.last_prompt:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from IPython.utils.capture import capture_output
 
-from nbagent.notebook import commands
+from nbagent.notebook import command_args, commands
 from nbagent.notebook import magics as magics_mod
 
 from .test_magics_inprocess import fails, ip, run  # noqa: F401  (ip is a fixture)
@@ -29,14 +29,14 @@ def test_help_command_and_question_mark_show_the_same_generated_text(ip):  # noq
     for name, command in commands.COMMANDS.items():
         assert f"%agent {name}" in overview
         for option in _declared(command):
-            assert option in commands.help_text(command)
+            assert option in command_args.help_text(command)
     for option in _declared(magics_mod.AgentMagics.agent_cell):
         assert option in overview
 
 
 @pytest.mark.parametrize("name", sorted(commands.COMMANDS))
 def test_every_command_explains_itself_with_help(ip, name):  # noqa: F811
-    text = commands.help_text(commands.COMMANDS[name])
+    text = command_args.help_text(commands.COMMANDS[name])
     assert text.startswith(f"usage: %agent {name}")
     assert run(ip, f"%agent {name} --help").strip() == text
     assert run(ip, f"%agent help {name}").strip() == text
@@ -44,7 +44,7 @@ def test_every_command_explains_itself_with_help(ip, name):  # noqa: F811
 
 def test_cell_help_prints_the_options_and_sends_nothing(ip):  # noqa: F811
     sent = len(magics_mod.active_magics().session().agent.sent)
-    assert run(ip, "%%agent --help\n").strip() == commands.help_text(magics_mod.AgentMagics.agent_cell)
+    assert run(ip, "%%agent --help\n").strip() == command_args.help_text(magics_mod.AgentMagics.agent_cell)
     assert len(magics_mod.active_magics().session().agent.sent) == sent
 
 
