@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import TYPE_CHECKING, Mapping, cast
+from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
 from ...engine.contracts.json_types import JSONObject
@@ -36,7 +36,6 @@ from .. import waiting
 from .bridge_types import BridgeRequest, BridgeResult, RequestArgs
 
 if TYPE_CHECKING:
-    from comm.base_comm import BaseComm
     from typing_extensions import Unpack
 
 TARGET = "nbagent.bridge"
@@ -60,6 +59,17 @@ class BridgeError(NbAgentError):
     """The front-end refused or failed a request (its message says why)."""
 
 
+class CommChannel(Protocol):
+    """What the bridge uses of its comm (``comm.base_comm.BaseComm``; a fake one in tests)."""
+
+    @property
+    def comm_id(self) -> str: ...
+
+    def send(self, data: dict[str, object]) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Bridge:
     """One kernel's comm to the front-end (process-wide: one per kernel)."""
 
@@ -73,7 +83,7 @@ class Bridge:
         self._clients: set[str] = set()
         """The sessions (one per page's kernel connection) that said hello on the current comm."""
         self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
-        self._comm: BaseComm | None = None
+        self._comm: CommChannel | None = None
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
         self.frontend: str | None = None
         self.path: str | None = None
@@ -151,23 +161,26 @@ class Bridge:
 
     def _on_data(self, data: Mapping[str, object], session: str | None = None) -> None:
         """A message from the front-end (any thread); ``session``: its sender's, when known."""
-        kind = data.get("type")
-        if kind == "hello":
-            self.frontend = str(data.get("frontend") or "jupyterlab")
-            self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
-            version = data.get("version")
-            self.version = version if isinstance(version, int) else 1
-            self._failed = False
-            with self._hellos:
-                if session:
-                    self._clients.add(session)
-                self._said_hello = self._hello_here = True
-                self._hellos.notify_all()
-        elif kind == "reply" and isinstance(reply_id := data.get("id"), int):
-            with self._lock:
-                decision = self._pending.pop(reply_id, None)
-            if decision is not None:
-                decision.resolve(data)
+        match data:
+            case {"type": "hello"}:
+                self._on_hello(data, session)
+            case {"type": "reply", "id": int() as reply_id}:
+                with self._lock:
+                    decision = self._pending.pop(reply_id, None)
+                if decision is not None:
+                    decision.resolve(data)
+
+    def _on_hello(self, data: Mapping[str, object], session: str | None) -> None:
+        self.frontend = str(data.get("frontend") or "jupyterlab")
+        self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
+        version = data.get("version")
+        self.version = version if isinstance(version, int) else 1
+        self._failed = False
+        with self._hellos:
+            if session:
+                self._clients.add(session)
+            self._said_hello = self._hello_here = True
+            self._hellos.notify_all()
 
     # --- requests ---------------------------------------------------------------------------
     def _send(self, op: str, args: RequestArgs) -> waiting.Decision[Mapping[str, object]]:

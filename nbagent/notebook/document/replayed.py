@@ -12,11 +12,13 @@ the replayed one instead:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .replay import sessions_dir
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..magics import AgentMagics
     from ..session import NotebookSession
 
@@ -47,7 +49,7 @@ def shown_turns(magics: "AgentMagics") -> int | None:
     return cursor.shown
 
 
-def _money(cost: Any) -> str:
+def _money(cost: object) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
@@ -72,7 +74,7 @@ def notebook_status(magics: "AgentMagics") -> list[str] | None:
     ]
 
 
-def notebook_history(magics: "AgentMagics") -> Any:
+def notebook_history(magics: "AgentMagics") -> pd.DataFrame:
     """``%agent history`` for turns replayed from the notebook's own records: one row per turn."""
     import pandas as pd
 
