@@ -31,12 +31,13 @@ import time
 from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
-from ...engine.contracts.json_types import JSONObject
 from .. import waiting
 from .bridge_types import BridgeRequest, BridgeResult, RequestArgs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from ...engine.contracts.json_types import JSONObject
 
 TARGET = "nbagent.bridge"
 PROTOCOL_VERSION = 2

@@ -8,9 +8,10 @@ value (``isinstance``) before using it, as a received notebook may hold anything
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
-from ...engine.contracts.json_types import JSONObject
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 
 class OutputJSON(TypedDict, total=False):

@@ -11,13 +11,13 @@ import hashlib
 import uuid
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.json_types import JSONObject
-from ...engine.contracts.message_types import ImageBlockParam
 from ...engine.contracts.tool_api import truncate_middle
 from ..view.safe import RASTER_IMAGES, safe_display_data
 from .bridge_types import CellJSON, OutputJSON
 
 if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
+    from ...engine.contracts.message_types import ImageBlockParam
     from ..executor import ExecutionRecord
 
 MARK = "nbagent"

@@ -21,14 +21,16 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from ...engine.contracts.json_types import JSONObject
 from ...engine.disk.user_key import sign, signed_by_user
 from .bridge import executing_request
 from .inputs import TurnInputs
 from .replay import is_session_name
 from .shown import MIMES, Ended
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 VERSION = 1
 MAX_TRANSCRIPT_BYTES = 32 * 1024

@@ -14,10 +14,10 @@ import binascii
 import io
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.message_types import ImageBlockParam
-
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
+
+    from ...engine.contracts.message_types import ImageBlockParam
 
 MAX_IMAGE_BYTES = 1_000_000
 """Most bytes of one image sent (decoded; about 1.3 MB as base64)."""

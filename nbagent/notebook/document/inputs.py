@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from ...engine.contracts.json_types import JSONObject
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
 
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 _SKIPPED_TYPES = ("module", "type", "builtin_function_or_method")

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.json_types import JSONObject
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
 from .inputs import TurnInputs
@@ -21,6 +20,7 @@ from .shown import Ended, Shown, copy_shown, save_shown
 
 if TYPE_CHECKING:
     from ...agent import Agent
+    from ...engine.contracts.json_types import JSONObject
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from ...engine.contracts import events as ev
-from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.sanitize import Sanitizer
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .bridge_types import CellJSON, OutputJSON
@@ -23,6 +22,7 @@ from .cells import MARK, code_cell, outputs_of
 from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cells_after
 
 if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
     from ..executor import ExecutionRecord, ShellExecutor
 
 NO_BRIDGE_NOTICE = ("ⓘ no notebook bridge answers here (nbclient, VS Code, Colab, classic Notebook): the agent's "

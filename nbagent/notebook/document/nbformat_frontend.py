@@ -18,12 +18,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
-from typing import Mapping, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Mapping, Protocol, TypeVar, cast
 
-from ...engine.contracts.json_types import JSONObject, JSONValue
 from .bridge import PROTOCOL_VERSION
 from .bridge_types import BridgeReply, BridgeResult, CellJSON, Hello, KeptCell
 from .cells import MARK
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject, JSONValue
 
 T = TypeVar("T")
 

@@ -13,12 +13,14 @@ What comes back is what really went, and what stayed and why: messages count fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from ...engine.contracts.json_types import JSONObject
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .bridge_types import BridgeResult, CellJSON, Expect, RequestArgs
 from .cells import MARK, ORIGIN
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 __all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of", "matches", "remove",
            "remove_sync", "turn_cells_after"]

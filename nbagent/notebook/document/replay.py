@@ -26,11 +26,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from ...engine.contracts.json_types import JSONObject
 from ...engine.disk.persist import atomic_write_json, read_json
 
 if TYPE_CHECKING:
     from ...engine.contracts.events import Event
+    from ...engine.contracts.json_types import JSONObject
     from ...engine.contracts.message_types import Message
     from ...engine.state.session import Session
 

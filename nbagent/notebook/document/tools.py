@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
 import pydantic
 
 from ...engine.contracts.events import CallPreview
-from ...engine.contracts.json_types import JSONObject
-from ...engine.contracts.message_types import ImageBlockParam
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
@@ -35,6 +33,9 @@ from .removal import MADE_KINDS, ORIGIN, Expect, Removal, matches, remove
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from ...engine.contracts.json_types import JSONObject
+    from ...engine.contracts.message_types import ImageBlockParam
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""

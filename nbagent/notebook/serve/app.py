@@ -14,7 +14,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ...engine.contracts.json_types import JSONObject
 from ...engine.contracts.tool_api import ToolExecutionError, ToolOutput
 from ...engine.loop.sanitize import Sanitizer
 from ..document.tools import DEFAULT_RUN_TIMEOUT_S
@@ -25,6 +24,8 @@ from .operations import Operations
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
 
 INSTRUCTIONS = (
     "Tools on a live Jupyter notebook and its kernel, served by nbagent inside the notebook. Read with "

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from ...engine.contracts.json_types import JSONObject
 from ...engine.contracts.tool_api import ToolContext, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
@@ -30,6 +29,8 @@ from .record import ActionLog, ExternalAction, now
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
 
 EXTERNAL = "external"
 """``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
