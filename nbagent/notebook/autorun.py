@@ -19,7 +19,7 @@ import functools
 import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
@@ -133,7 +133,7 @@ def client_class() -> "type[NotebookClient]":
 class _BridgeComm:
     """The bridge's comm on the client side: nbclient gives it the kernel's messages."""
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], document: "NotebookDocument") -> None:
+    def __init__(self, send: Callable[[Mapping[str, object]], None], document: "NotebookDocument") -> None:
         self.send, self.document = send, document
 
     def handle_msg(self, message: dict[str, Any]) -> None:
@@ -144,11 +144,11 @@ class _BridgeComm:
 
 def _bridge_comm(client: "NotebookClient", document: "NotebookDocument", comm_id: str) -> _BridgeComm:
     """The kernel opened the bridge: say hello, then answer its requests on the client's document."""
-    def send(data: dict[str, Any]) -> None:
+    def send(data: Mapping[str, object]) -> None:
         kc = client.kc
         if kc is None:  # the run ended: nobody is listening
             return
-        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": dict(data)}))
 
     send(document.hello())
     return _BridgeComm(send, document)

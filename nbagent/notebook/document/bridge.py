@@ -28,10 +28,16 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
 from .. import waiting
+from .bridge_types import BridgeRequest, BridgeResult, RequestArgs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ...engine.contracts.json_types import JSONObject
 
 TARGET = "nbagent.bridge"
 PROTOCOL_VERSION = 2
@@ -54,20 +60,31 @@ class BridgeError(NbAgentError):
     """The front-end refused or failed a request (its message says why)."""
 
 
+class CommChannel(Protocol):
+    """What the bridge uses of its comm (``comm.base_comm.BaseComm``; a fake one in tests)."""
+
+    @property
+    def comm_id(self) -> str: ...
+
+    def send(self, data: dict[str, object]) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Bridge:
     """One kernel's comm to the front-end (process-wide: one per kernel)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._pending: dict[int, waiting.Decision[dict[str, Any]]] = {}
+        self._pending: dict[int, waiting.Decision[Mapping[str, object]]] = {}
         self._hellos = threading.Condition()
         self._said_hello = False  # a front-end said hello (on this comm or an earlier one)
         self._hello_here = False  # ... on the current comm
         self._clients: set[str] = set()
         """The sessions (one per page's kernel connection) that said hello on the current comm."""
         self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
-        self._comm: Any = None
+        self._comm: CommChannel | None = None
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
         self.frontend: str | None = None
         self.path: str | None = None
@@ -143,47 +160,54 @@ class Bridge:
         self.waited_s += time.monotonic() - started
         return answered
 
-    def _on_data(self, data: dict[str, Any], session: str | None = None) -> None:
+    def _on_data(self, data: Mapping[str, object], session: str | None = None) -> None:
         """A message from the front-end (any thread); ``session``: its sender's, when known."""
-        kind = data.get("type")
-        if kind == "hello":
-            self.frontend = str(data.get("frontend") or "jupyterlab")
-            self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
-            self.version = data["version"] if isinstance(data.get("version"), int) else 1
-            self._failed = False
-            with self._hellos:
-                if session:
-                    self._clients.add(session)
-                self._said_hello = self._hello_here = True
-                self._hellos.notify_all()
-        elif kind == "reply" and isinstance(data.get("id"), int):
-            with self._lock:
-                decision = self._pending.pop(data["id"], None)
-            if decision is not None:
-                decision.resolve(data)
+        match data:
+            case {"type": "hello"}:
+                self._on_hello(data, session)
+            case {"type": "reply", "id": int() as reply_id}:
+                with self._lock:
+                    decision = self._pending.pop(reply_id, None)
+                if decision is not None:
+                    decision.resolve(data)
+
+    def _on_hello(self, data: Mapping[str, object], session: str | None) -> None:
+        self.frontend = str(data.get("frontend") or "jupyterlab")
+        self.path = str(data["path"]) if isinstance(data.get("path"), str) else None
+        version = data.get("version")
+        self.version = version if isinstance(version, int) else 1
+        self._failed = False
+        with self._hellos:
+            if session:
+                self._clients.add(session)
+            self._said_hello = self._hello_here = True
+            self._hellos.notify_all()
 
     # --- requests ---------------------------------------------------------------------------
-    def _send(self, op: str, args: dict[str, Any]) -> waiting.Decision[dict[str, Any]]:
+    def _send(self, op: str, args: RequestArgs) -> waiting.Decision[Mapping[str, object]]:
         if {"type", "id", "op"} & args.keys():  # the envelope's keys: a cell is "cell_id", never "id"
             raise ValueError(f"bridge request arguments may not be named type, id or op: {sorted(args)}")
         if not self.connected or self._comm is None:
             raise BridgeUnavailable()
         request_id = next(self._ids)
-        decision: waiting.Decision[dict[str, Any]] = waiting.Decision()
+        decision: waiting.Decision[Mapping[str, object]] = waiting.Decision()
         with self._lock:
             self._pending[request_id] = decision
-        self._comm.send({"type": "request", "id": request_id, "op": op, **args})
+        message: BridgeRequest = {"type": "request", "id": request_id, "op": op, **args}
+        self._comm.send(dict(message))
         return decision
 
     @staticmethod
-    def _result(op: str, reply: dict[str, Any]) -> dict[str, Any]:
+    def _result(op: str, reply: Mapping[str, object]) -> BridgeResult:
         if not reply.get("ok"):
             raise BridgeError(f"notebook {op} failed: {reply.get('error') or 'no reason given'}")
         result = reply.get("result")
-        return result if isinstance(result, dict) else {}
+        # The validating boundary: a dict result holds the keys BridgeResult names for ``op``
+        # (ops.ts); the readers still check each value's type, as a front-end's answer is untrusted.
+        return cast("BridgeResult", result) if isinstance(result, dict) else {}
 
     async def request(self, op: str, timeout: float = REQUEST_TIMEOUT_S, *, retry: bool = True,
-                      **args: Any) -> dict[str, Any]:
+                      **args: Unpack[RequestArgs]) -> BridgeResult:
         """Send one request and await its reply (interruptible). Unanswered within ``timeout``: the
         comm is reopened and, if a page says hello, the request is sent once more (``retry``);
         else ``BridgeUnavailable``."""
@@ -202,7 +226,7 @@ class Bridge:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def request_sync(self, op: str, timeout: float = REQUEST_TIMEOUT_S, *, retry: bool = True,
-                     **args: Any) -> dict[str, Any]:
+                     **args: Unpack[RequestArgs]) -> BridgeResult:
         """The same from synchronous code on the kernel's main thread (a line magic)."""
         for attempt in (1, 2):
             decision = self._send(op, args)
@@ -222,9 +246,10 @@ class Bridge:
         return True
 
 
-def _session_of(msg: Any) -> str | None:
+def _session_of(msg: object) -> str | None:
     """The session of the client that sent ``msg`` (its page's kernel connection)."""
-    session = (msg.get("header") or {}).get("session") if isinstance(msg, dict) else None
+    header = msg.get("header") if isinstance(msg, dict) else None
+    session = header.get("session") if isinstance(header, dict) else None
     return session if isinstance(session, str) and session else None
 
 
@@ -239,7 +264,7 @@ def bridge() -> Bridge:
     return _BRIDGE
 
 
-def executing_request() -> dict[str, Any]:
+def executing_request() -> JSONObject:
     """The shell request the kernel is executing (empty outside a kernel)."""
     try:
         from ipykernel.kernelbase import Kernel
@@ -263,5 +288,6 @@ def executing_client() -> str | None:
 def executing_cell_id() -> str | None:
     """The id of the cell the kernel is executing, as JupyterLab and Notebook 7 send it in the
     request's metadata (``cellId``); None under nbclient and other clients, which do not."""
-    cell_id = executing_request().get("metadata", {}).get("cellId")
+    metadata = executing_request().get("metadata")
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
     return cell_id if isinstance(cell_id, str) and cell_id else None

@@ -7,10 +7,11 @@ turn, :func:`materialiser` and :func:`after_run` put a live turn's code into cel
 
 from __future__ import annotations
 
+from argparse import Namespace
 from contextlib import contextmanager
 from dataclasses import replace
 from html import escape
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
@@ -22,14 +23,16 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from ...engine.contracts.events import Done
+    from ...engine.contracts.json_types import JSONObject
     from ..magics_api import MagicsApi
     from ..session import NotebookSession
     from .bridge import Bridge
+    from .inputs import TurnWatch
     from .materialise import Materialiser
     from .removal import Removal
 
 
-def plan(magics: "MagicsApi", prompt: str, args: Any) -> Replay | None:
+def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
     """A :class:`Replay` to show, or None to run live (continuing or forking the record first)."""
     link = magics.document
     link.connect()
@@ -62,7 +65,7 @@ class ReplayInputsChanged(AgentCellError):
     """A replayed agent cell whose inputs changed, under the ``fail`` policy (for CI)."""
 
 
-def _checked(magics: "MagicsApi", decision: Replay, args: Any) -> Replay | None:
+def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay | None:
     """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
     to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
     from .inputs import changed_line, changes
@@ -76,7 +79,8 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Any) -> Replay | None:
     else:
         shown = load_shown(root, decision.session, decision.turn)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
-    changed = changes(inputs, magics.shell, root, magics.cell_log) if inputs is not None else []
+    shell = magics.shell
+    changed = changes(inputs, shell, root, magics.cell_log) if inputs is not None and shell is not None else []
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)
@@ -91,12 +95,12 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Any) -> Replay | None:
 
 
 @contextmanager
-def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[Any]":
+def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWatch | None]":
     """Record what a live turn's answer depends on (see :mod:`.inputs`); yields None when the
     session is not recorded for replay."""
     from .inputs import TurnWatch
 
-    if not magics.document.records(sess.agent) or sess.executor is None:
+    if not magics.document.records(sess.agent) or sess.executor is None or magics.shell is None:
         yield None
         return
     watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log)
@@ -189,7 +193,7 @@ def _show_line(text: str, css: str) -> None:
     display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
 
 
-def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Any) -> "Materialiser":
+def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Namespace) -> "Materialiser":
     """The run's cell maker (inactive when cells are off: it then only notes nothing)."""
     from .materialise import Materialiser
 
@@ -204,7 +208,7 @@ def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Any) -> "Ma
 
 
 async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
-                    record: dict[str, Any] | None = None) -> None:
+                    record: JSONObject | None = None) -> None:
     """Tag the agent cell (with the turn's signed record, which travels with the notebook); say
     which earlier cells stayed; without a bridge, the last code goes into one new cell."""
     await cells.mark_agent_cell(turn, record)
@@ -230,7 +234,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             found = await bridge.request("find", cell_id=cell_id)
         except (BridgeUnavailable, BridgeError):
             return True
-        return not isinstance(found.get("index"), int) or found["index"] >= 0
+        index = found.get("index")
+        return not isinstance(index, int) or index >= 0
 
     return shown
 

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...engine.contracts.tool_api import truncate_middle
 from ..view.safe import RASTER_IMAGES, safe_display_data
+from .bridge_types import CellJSON, OutputJSON
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
+    from ...engine.contracts.message_types import ImageBlockParam
+    from ..executor import ExecutionRecord
 
 MARK = "nbagent"
 """The cell-metadata key nbagent owns: ``{"origin", "session", "turn", "tool_use_id", "kind", ...}``."""
@@ -30,18 +36,18 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def _error_output(error: str) -> dict[str, Any]:
+def _error_output(error: str) -> OutputJSON:
     last = error.rstrip("\n").splitlines()[-1] if error.strip() else "Error"
     name, _, value = last.partition(":")
     return {"output_type": "error", "ename": name.strip() or "Error", "evalue": value.strip(),
             "traceback": error.rstrip("\n").splitlines()}
 
 
-def outputs_of(record: Any) -> list[dict[str, Any]]:
+def outputs_of(record: ExecutionRecord) -> list[OutputJSON]:
     """An execution (:class:`~nbagent.notebook.executor.ExecutionRecord`) as nbformat outputs, in
     the order a cell shows them: stdout, stderr, displays, the value, the error."""
     result = record.result
-    outputs: list[dict[str, Any]] = []
+    outputs: list[OutputJSON] = []
     for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
         if text:
             outputs.append({"output_type": "stream", "name": name, "text": text})
@@ -57,22 +63,22 @@ def outputs_of(record: Any) -> list[dict[str, Any]]:
     return outputs
 
 
-def ran_as(outputs: list[dict[str, Any]], execution_count: int | None) -> list[dict[str, Any]]:
+def ran_as(outputs: list[OutputJSON], execution_count: int | None) -> list[OutputJSON]:
     """``outputs`` with their ``execute_result`` numbered ``execution_count`` (as the kernel numbers
     a cell's value)."""
     return [{**o, "execution_count": execution_count} if o.get("output_type") == "execute_result" else o
             for o in outputs]
 
 
-def code_cell(source: str, outputs: list[dict[str, Any]], mark: dict[str, Any],
-              execution_count: int | None = None) -> dict[str, Any]:
+def code_cell(source: str, outputs: list[OutputJSON], mark: JSONObject,
+              execution_count: int | None = None) -> CellJSON:
     """A code cell to insert: its source exactly as run, its outputs, nbagent's metadata, and the
     execution count it ran under (the agent cell's ``[N]``: it ran, it is not ``[ ]``)."""
     return {"cell_type": "code", "source": source, "outputs": ran_as(outputs, execution_count),
             "execution_count": execution_count, "metadata": {MARK: mark}}
 
 
-def _output_text(output: dict[str, Any]) -> str:
+def _output_text(output: OutputJSON) -> str:
     kind = output.get("output_type")
     if kind == "stream":
         text = output.get("text", "")
@@ -86,7 +92,7 @@ def _output_text(output: dict[str, Any]) -> str:
     return text + (f" [{images[0]} shown below]" if images else "")
 
 
-def _origin(cell: dict[str, Any]) -> str:
+def _origin(cell: CellJSON) -> str:
     """Who wrote the cell, as the model reads it: the user typed an agent cell (its mark only holds
     the record) and every cell the model edited; only materialised cells are the agent's own."""
     mark = (cell.get("metadata") or {}).get(MARK)
@@ -104,13 +110,13 @@ def _origin(cell: dict[str, Any]) -> str:
     return f", by the agent (turn {turn})"
 
 
-def cell_for_model(index: int, cell: dict[str, Any], output_chars: int) -> tuple[str, list[dict[str, Any]]]:
+def cell_for_model(index: int, cell: CellJSON, output_chars: int) -> tuple[str, list[ImageBlockParam]]:
     """One cell as text for the model, plus its images as image blocks."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
-    images: list[dict[str, Any]] = []
+    images: list[ImageBlockParam] = []
     texts: list[str] = []
     for output in cell.get("outputs") or []:
         texts.append(_output_text(output))

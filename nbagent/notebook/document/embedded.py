@@ -21,13 +21,16 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Mapping
 
 from ...engine.disk.user_key import sign, signed_by_user
 from .bridge import executing_request
 from .inputs import TurnInputs
 from .replay import is_session_name
-from .shown import MIMES
+from .shown import MIMES, Ended
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 VERSION = 1
 MAX_TRANSCRIPT_BYTES = 32 * 1024
@@ -67,14 +70,14 @@ def _bounded(bundle: dict[str, str]) -> tuple[str, bool]:
 
 
 def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider: str | None,
-                bundle: dict[str, Any], done: Any, inputs: TurnInputs | None,
-                summary: dict[str, Any]) -> dict[str, Any] | None:
+                bundle: Mapping[str, str], done: Ended | None, inputs: TurnInputs | None,
+                summary: JSONObject) -> JSONObject | None:
     """The signed record of one live turn, for its agent cell's metadata (None without a transcript)."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return None
     packed, text_only = _bounded(kept)
-    body = {"version": VERSION, "session": session, "turn": turn, "prompt": prompt_hash(prompt), "cell_id": cell_id,
+    body: JSONObject = {"version": VERSION, "session": session, "turn": turn, "prompt": prompt_hash(prompt), "cell_id": cell_id,
             "provider": provider, "outcome": {"reason": str(done.reason), "error": done.error},
             "inputs": inputs.to_json() if inputs is not None else None, "transcript": packed,
             "text_only": text_only, "summary": summary}
@@ -91,22 +94,22 @@ class NotebookRecord:
     reason: str
     error: str | None
     inputs: TurnInputs | None
-    summary: dict[str, Any]
+    summary: JSONObject
     provider: str | None
     mine: bool
     """Signed with this user's key; False: a notebook received from someone else (text only)."""
 
 
-def _fields_ok(record: dict[str, Any]) -> bool:
+def _fields_ok(record: JSONObject) -> bool:
     types = {"session": str, "turn": int, "prompt": str, "cell_id": str, "outcome": dict, "transcript": str,
              "text_only": bool, "summary": dict}
-    provider = record.get("provider")
+    provider, outcome = record.get("provider"), record.get("outcome")
     return record.get("version") == VERSION and all(isinstance(record.get(k), t) for k, t in types.items()) \
-        and is_session_name(record["session"]) and isinstance(record["outcome"].get("reason"), str) \
+        and is_session_name(record["session"]) and isinstance(outcome, dict) and isinstance(outcome.get("reason"), str) \
         and (provider is None or isinstance(provider, str))
 
 
-def read_record(metadata: Any, prompt: str, cell_id: str | None) -> NotebookRecord | None:
+def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookRecord | None:
     """The record in an executing cell's metadata, if it is this cell's and for this prompt (an
     edited prompt is a new question); None when there is none or it is malformed."""
     mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
@@ -141,14 +144,14 @@ def in_kernel() -> bool:
     return bool(Kernel.initialized())
 
 
-def executing_metadata() -> dict[str, Any]:
+def executing_metadata() -> JSONObject:
     """The metadata of the execute request being run: JupyterLab and Notebook 7 send the cell's
     own metadata in it (nbclient and consoles send none)."""
     metadata = executing_request().get("metadata")
     return metadata if isinstance(metadata, dict) else {}
 
 
-def was_recorded(metadata: dict[str, Any]) -> bool:
+def was_recorded(metadata: JSONObject) -> bool:
     """Whether the cell says a turn was recorded from it (nbagent's agent mark)."""
     mark = metadata.get("nbagent")
     return isinstance(mark, dict) and mark.get("kind") == "agent"

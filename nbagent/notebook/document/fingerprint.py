@@ -22,7 +22,10 @@ import os
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Collection
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DIGEST_CHARS = 32
 BOUNDED = "~"
@@ -47,11 +50,11 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()[:DIGEST_CHARS]
 
 
-def _root_module(value: Any) -> str:
+def _root_module(value: object) -> str:
     return (type(value).__module__ or "").split(".")[0]
 
 
-def fingerprint(value: Any, depth: int = 0) -> str | None:
+def fingerprint(value: object, depth: int = 0) -> str | None:
     """The content fingerprint of ``value`` (``~``-prefixed when bounded), or None when it has none."""
     try:
         return _fingerprint(value, depth)
@@ -59,7 +62,7 @@ def fingerprint(value: Any, depth: int = 0) -> str | None:
         return None
 
 
-def _fingerprint(value: Any, depth: int) -> str | None:
+def _fingerprint(value: object, depth: int) -> str | None:
     kind = type(value).__qualname__.encode()
     if isinstance(value, _SCALARS):
         return _digest(kind, repr(value).encode())
@@ -87,15 +90,14 @@ def _code_bytes(code: types.CodeType) -> bytes:
     return b"\0".join(parts)
 
 
-def _container(value: Any, depth: int) -> str | None:
+def _container(value: Collection[object], depth: int) -> str | None:
     kind = type(value).__qualname__.encode()
-    items = list(value.items()) if isinstance(value, dict) else list(value)
+    items: list[tuple[object, ...]] = list(value.items()) if isinstance(value, dict) else [(v,) for v in value]
     bounded = len(items) > MAX_ITEMS
     if bounded:
         items = items[:100] + items[-100:]
     prints = []
-    for item in items:
-        pair = item if isinstance(value, dict) else (item,)
+    for pair in items:  # (key, value) in a dict, (element,) elsewhere
         fps = [fingerprint(part, depth + 1) for part in pair]
         if any(fp is None for fp in fps):
             return None  # one element we cannot check makes the whole unknown
@@ -107,7 +109,7 @@ def _container(value: Any, depth: int) -> str | None:
     return BOUNDED + digest if bounded else digest
 
 
-def _pandas(value: Any) -> str | None:
+def _pandas(value: object) -> str | None:
     import numpy as np
     import pandas as pd
 
@@ -130,12 +132,12 @@ def _pandas(value: Any) -> str | None:
     return BOUNDED + digest if bounded else digest
 
 
-def _dtypes(value: Any) -> list[Any]:
+def _dtypes(value: pd.DataFrame | pd.Series | pd.Index) -> list[object]:
     dtypes = getattr(value, "dtypes", None)
     return list(dtypes) if dtypes is not None and hasattr(dtypes, "__iter__") else [value.dtype]
 
 
-def _numpy(value: Any) -> str | None:
+def _numpy(value: object) -> str | None:
     import numpy as np
 
     if isinstance(value, np.generic):
@@ -159,7 +161,7 @@ _ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "
                               "tensorflow", "dask"})
 
 
-def shown_fingerprint(value: Any) -> str:
+def shown_fingerprint(value: object) -> str:
     """A fingerprint of what the model is told of a variable it did not read: its type, its shape
     (array libraries) or length (builtins), and the value of a scalar. Reads no user property."""
     parts = [type(value).__module__ or "", type(value).__qualname__]

@@ -12,7 +12,12 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+
+    from ...engine.contracts.message_types import ImageBlockParam
 
 MAX_IMAGE_BYTES = 1_000_000
 """Most bytes of one image sent (decoded; about 1.3 MB as base64)."""
@@ -49,7 +54,7 @@ def _downscaled(raw: bytes) -> tuple[bytes, str, tuple[int, int], tuple[int, int
     return None
 
 
-def _encode(image: Any) -> tuple[bytes, str]:
+def _encode(image: PILImage) -> tuple[bytes, str]:
     """PNG when that is small enough (plots: flat colours), else JPEG (photographs)."""
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
@@ -71,7 +76,7 @@ def _edge_ok(raw: bytes) -> bool:
         return True
 
 
-def bounded_image(block: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def bounded_image(block: ImageBlockParam) -> tuple[ImageBlockParam | None, str]:
     """An image block within the bounds (itself, or downscaled) or None, and the note for the
     cell's text ("" when it went as it was)."""
     source = block.get("source") or {}

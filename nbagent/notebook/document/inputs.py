@@ -25,9 +25,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
 
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 _SKIPPED_TYPES = ("module", "type", "builtin_function_or_method")
@@ -66,12 +71,12 @@ class TurnInputs:
     unchecked: tuple[str, ...] = ()
     """Variables read that have no fingerprint (objects of other libraries): not compared."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"read": self.read, "shown": self.shown, "files": self.files, "cells": self.cells,
-                "cell_ids": self.cell_ids, "unchecked": list(self.unchecked)}
+    def to_json(self) -> JSONObject:
+        return {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
+                "cells": dict(self.cells), "cell_ids": dict(self.cell_ids), "unchecked": list(self.unchecked)}
 
     @classmethod
-    def from_json(cls, data: Any) -> "TurnInputs":
+    def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
         if not isinstance(data, dict) or set(data) != keys:
@@ -86,7 +91,7 @@ class TurnInputs:
         return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]))
 
 
-def user_variables(shell: Any) -> Iterable[tuple[str, Any]]:
+def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
     """The namespace's user variables, as the model is told about them (no modules, classes, hidden names)."""
     hidden = getattr(shell, "user_ns_hidden", {})
     for name, value in list(shell.user_ns.items()):
@@ -104,7 +109,7 @@ class CellLog:
     """Which cell (by the id JupyterLab and Notebook 7 send) ran which text, so that a cell run
     again with new text replaces its earlier text among the cells in context. One per shell."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None) -> None:
         self.latest: dict[str, str] = {}  # cell id -> its latest text
         self.ids: dict[str, str] = {}  # a text's fingerprint -> the cell that last ran it
         self.superseded: set[str] = set()  # texts a cell ran before it was edited and run again
@@ -112,7 +117,7 @@ class CellLog:
         if events is not None:
             events.register("post_run_cell", self._after_cell)
 
-    def _after_cell(self, result: Any) -> None:
+    def _after_cell(self, result: object) -> None:
         info = getattr(result, "info", None)
         cell_id, text = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
         if not isinstance(cell_id, str) or not isinstance(text, str):
@@ -125,13 +130,13 @@ class CellLog:
         self.superseded.discard(text.strip())
 
 
-def _ran_inputs(shell: Any) -> list[str]:
+def _ran_inputs(shell: InteractiveShell) -> list[str]:
     """The cells run in this kernel so far, as typed (IPython's raw history)."""
     raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
     return [s for s in (raw if raw is not None else shell.user_ns.get("In", [])) if isinstance(s, str)]
 
 
-def context_cells(shell: Any, log: CellLog | None) -> dict[str, str]:
+def context_cells(shell: InteractiveShell, log: CellLog | None) -> dict[str, str]:
     """The recent cells the model is told about (not agent cells; not a cell's superseded text)."""
     superseded = log.superseded if log is not None else set()
     recent = [s for s in _ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
@@ -148,7 +153,7 @@ class _Active:
     busy = threading.local()
 
 
-def _audit(event: str, args: tuple[Any, ...]) -> None:
+def _audit(event: str, args: tuple[object, ...]) -> None:
     if event != "open":
         return
     watch = _Active.watch
@@ -167,7 +172,7 @@ class TurnWatch:
     """Records one live turn's inputs: start it before the run, :meth:`before_code` before each
     execution, ``with watch:`` around the run (files), :meth:`inputs` at the end."""
 
-    def __init__(self, shell: Any, root: Path, log: CellLog | None) -> None:
+    def __init__(self, shell: InteractiveShell, root: Path, log: CellLog | None) -> None:
         self.shell, self.root = shell, root.resolve()
         self._libraries = library_paths()
         self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
@@ -217,12 +222,12 @@ class TurnWatch:
         _Active.watch = self
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if _Active.watch is self:
             _Active.watch = None
 
-    def opened(self, path: Any, mode: Any = None, flags: Any = 0) -> None:
-        if isinstance(path, int) or path is None:
+    def opened(self, path: object, mode: object = None, flags: object = 0) -> None:
+        if not isinstance(path, (str, bytes, os.PathLike)):  # a file descriptor, or nothing to name
             return
         full = os.path.realpath(os.fsdecode(os.fspath(path)))
         rel = self._relative(full)
@@ -255,7 +260,7 @@ class TurnWatch:
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked))
 
 
-def _writes(mode: Any, flags: Any) -> bool:
+def _writes(mode: object, flags: object) -> bool:
     if isinstance(mode, str):
         return any(c in mode for c in "wax+")
     return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
@@ -264,7 +269,7 @@ def _writes(mode: Any, flags: Any) -> bool:
 # --- comparing at replay -----------------------------------------------------------------------------
 
 
-def changes(inputs: TurnInputs, shell: Any, root: Path, log: CellLog | None = None) -> list[str]:
+def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLog | None = None) -> list[str]:
     """What changed since the turn was recorded, each named as a user would ("`sales`",
     "sales.csv"); empty when everything it depended on is as it was."""
     ns = shell.user_ns
@@ -286,7 +291,7 @@ def changes(inputs: TurnInputs, shell: Any, root: Path, log: CellLog | None = No
     return changed
 
 
-def _changed_cells(inputs: TurnInputs, shell: Any, log: CellLog | None) -> list[str]:
+def _changed_cells(inputs: TurnInputs, shell: InteractiveShell, log: CellLog | None) -> list[str]:
     """A cell in context whose id ran with other text by now is changed; one whose id has not run
     here (deleted, or further down) is not reported — like a variable only shown. Without ids
     (a headless recording) a text that has not run here by now is changed."""

@@ -10,12 +10,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
+from .inputs import TurnInputs
 from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
-from .shown import copy_shown, save_shown
+from .shown import Ended, Shown, copy_shown, save_shown
+
+if TYPE_CHECKING:
+    from ...agent import Agent
+    from ...engine.contracts.json_types import JSONObject
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,7 @@ class Replay:
 
     session: str
     turn: int
-    shown: Any = field(default=None, compare=False)
+    shown: Shown | None = field(default=None, compare=False)
     """The turn's signed transcript (:class:`~.shown.Shown`), once loaded; None: rebuild it."""
     changed: str | None = field(default=None, compare=False)
     """The line naming what changed since the turn was recorded (the ``warn`` policy)."""
@@ -44,18 +49,19 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
 
 
-def turn_summary(agent: Any) -> dict[str, Any]:
+def turn_summary(agent: Agent) -> JSONObject:
     """What ``%agent status`` says of a turn replayed from the notebook alone: its model, its
     requests and tokens, and what it cost (None when a request's price is unknown, never 0)."""
     records = [r for r in agent.records if r.turn == agent.turn]
     costs = [r.cost_usd for r in records]
+    known = [c for c in costs if c is not None]
     return {"model": agent.config.model, "requests": len(records),
             "input_tokens": sum(r.usage.input_tokens for r in records),
             "output_tokens": sum(r.usage.output_tokens for r in records),
-            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6)}
+            "cost_usd": None if len(known) < len(costs) else round(sum(known), 6)}
 
 
-def without_kernel_lines(bundle: dict[str, Any]) -> dict[str, Any]:
+def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:
     """The transcript as recorded: without the announcement that no key is set, which belongs to
     the kernel that ran live, not to the answer (a replay needs no key and must not repeat it)."""
     from ...display.html import esc
@@ -70,7 +76,7 @@ def without_kernel_lines(bundle: dict[str, Any]) -> dict[str, Any]:
             "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
 
 
-def session_name(agent: Any) -> str | None:
+def session_name(agent: Agent) -> str | None:
     """The recorded session's name (its folder's), or None for a session kept in memory."""
     task_dir = agent.session.task_dir
     return Path(task_dir).name if task_dir is not None else None
@@ -113,7 +119,7 @@ class DocumentLink:
         return Path(path).name if path else None
 
     # --- the decision --------------------------------------------------------------------------
-    def plan(self, prompt: str, *, live: bool, new: bool, current: Any) -> Replay | Live:
+    def plan(self, prompt: str, *, live: bool, new: bool, current: object) -> Replay | Live:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
 
         A replay needs no session: the record's index and signed transcripts are enough, so the
@@ -159,8 +165,8 @@ class DocumentLink:
             self.cursor.shown = turn
 
     # --- the record's index ----------------------------------------------------------------------
-    def recorded(self, agent: Any, prompt: str, shown: dict[str, Any] | None, done: Any = None,
-                 inputs: Any = None) -> dict[str, Any] | None:
+    def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,
+                 inputs: TurnInputs | None = None) -> JSONObject | None:
         """After a live turn: the turn's prompt goes into the record's index, and what it showed
         and depended on (signed) beside it. Returns the same record for the agent cell's metadata
         (:mod:`.embedded`; None where the front-end sends no cell id)."""
@@ -180,7 +186,7 @@ class DocumentLink:
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
                            bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent))
 
-    def forked(self, old: Any, new: Any, turn: int) -> None:
+    def forked(self, old: Agent, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name."""
         old_name, new_name = session_name(old), session_name(new)
         if old_name is None or new_name is None:
@@ -191,17 +197,17 @@ class DocumentLink:
                                           provider=index.provider if index is not None else None))
         copy_shown(self.root, old_name, new_name, turn)
 
-    def rolled_back(self, agent: Any, turn: int) -> None:
+    def rolled_back(self, agent: Agent, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""
         name = session_name(agent)
         index = load_index(self.root, name) if name is not None else None
         if index is not None:
             save_index(self.root, index.up_to(turn))
 
-    def records(self, agent: Any) -> bool:
+    def records(self, agent: Agent) -> bool:
         """Whether ``agent``'s turns are recorded for replay (its folder is under the records)."""
         return self._in_records(agent)
 
-    def _in_records(self, agent: Any) -> bool:
+    def _in_records(self, agent: Agent) -> bool:
         task_dir = agent.session.task_dir
         return task_dir is not None and Path(task_dir).resolve().parent == sessions_dir(self.root).resolve()

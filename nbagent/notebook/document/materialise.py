@@ -12,13 +12,18 @@ never becomes a cell. Where no front-end answers, the last code goes into one
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ...engine.contracts import events as ev
 from ...engine.loop.sanitize import Sanitizer
 from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .bridge_types import CellJSON, OutputJSON
 from .cells import MARK, code_cell, outputs_of
 from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cells_after
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
+    from ..executor import ExecutionRecord, ShellExecutor
 
 NO_BRIDGE_NOTICE = ("ⓘ no notebook bridge answers here (nbclient, VS Code, Colab, classic Notebook): the agent's "
                     "last code goes into one new cell where the front-end supports it.")
@@ -28,11 +33,17 @@ SILENT_PAGE_NOTICE = ("ⓘ no notebook bridge answers here: the notebook sent th
 """Where the front-end sent a cell id: naming nbclient or VS Code there would be untrue."""
 
 
+class _NextInput(Protocol):
+    """What the fallback uses of IPython's shell."""
+
+    def set_next_input(self, text: str, replace: bool = False) -> None: ...
+
+
 class Materialiser:
     """Turns one run's executed ``python`` calls into cells, as the events arrive."""
 
-    def __init__(self, bridge: Bridge, executor: Any, *, session: str, turn: Callable[[], int],
-                 agent_cell_id: str | None, redact: Callable[[Any], Any] = Sanitizer().strings) -> None:
+    def __init__(self, bridge: Bridge, executor: ShellExecutor | None, *, session: str, turn: Callable[[], int],
+                 agent_cell_id: str | None, redact: Callable[[list[OutputJSON]], list[OutputJSON]] = Sanitizer().strings) -> None:
         self.bridge, self.executor = bridge, executor
         self.redact = redact
         """Cleans the outputs as the tool card shows them (the session's secrets; by default key shapes)."""
@@ -44,7 +55,7 @@ class Materialiser:
         self.codes: list[str] = []
         self.removal = Removal()
         self._marked_turn: int | None = None
-        self._calls: dict[str, tuple[str, Any]] = {}
+        self._calls: dict[str, tuple[str, ExecutionRecord | None]] = {}
 
     async def begin(self) -> None:
         """Replace this agent cell's earlier cells: an agent cell run again (live) owns only the
@@ -74,7 +85,7 @@ class Materialiser:
         kept = sum(1 for _i, r in self.removal.kept if r != "missing")
         return f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)})."
 
-    async def handle(self, event: Any) -> None:
+    async def handle(self, event: object) -> None:
         """Note a ``python`` call when it is made; insert its cell once it ran."""
         if isinstance(event, ev.ToolUse) and event.name == "python":
             code = event.input.get("code") if isinstance(event.input, dict) else None
@@ -86,23 +97,23 @@ class Materialiser:
             if record is not None:
                 await self._insert(record, event.tool_use_id)
 
-    def _latest(self) -> Any:
+    def _latest(self) -> ExecutionRecord | None:
         history = self.executor.history if self.executor is not None else ()
         return history[-1] if history else None
 
-    def _ran(self, code: str, before: Any) -> Any:
+    def _ran(self, code: str, before: ExecutionRecord | None) -> ExecutionRecord | None:
         """The execution of this call, or None when it did not run (denied, refused)."""
         record = self._latest()
         return record if record is not None and record is not before and record.code == code else None
 
-    async def _insert(self, record: Any, tool_use_id: str) -> None:
+    async def _insert(self, record: ExecutionRecord, tool_use_id: str) -> None:
         self.codes.append(record.code)
         if not self.live:
             return
         turn = self.turn()
         if self._marked_turn != turn:
             await self.mark_agent_cell(turn)  # before its cells: an interrupted run's cells are found again
-        mark = {"origin": ORIGIN, "session": self.session, "turn": turn, "tool_use_id": tool_use_id,
+        mark: JSONObject = {"origin": ORIGIN, "session": self.session, "turn": turn, "tool_use_id": tool_use_id,
                 "kind": "code", "agent_cell": self.agent_cell_id}
         try:
             cell = code_cell(record.code, self.redact(outputs_of(record)), mark, getattr(record, "execution_count", None))
@@ -113,13 +124,13 @@ class Materialiser:
         self.after_id = str(result.get("id"))
         self.inserted.append(self.after_id)
 
-    async def mark_agent_cell(self, turn: int, record: dict[str, Any] | None = None) -> None:
+    async def mark_agent_cell(self, turn: int, record: JSONObject | None = None) -> None:
         """Tag the agent cell with its session and turn (what rollback and a reader go by), and the
         turn's signed record (see :mod:`.embedded`)."""
         # With cells off the cell is still tagged when it has a record to carry (replay needs it).
         if self.agent_cell_id is not None and (self.live or (record is not None and self.bridge.connected)):
             self._marked_turn = turn
-            mark: dict[str, Any] = {"origin": ORIGIN, "session": self.session, "turn": turn, "kind": "agent"}
+            mark: JSONObject = {"origin": ORIGIN, "session": self.session, "turn": turn, "kind": "agent"}
             if record is not None:
                 mark["record"] = record
             try:
@@ -127,7 +138,7 @@ class Materialiser:
             except (BridgeUnavailable, BridgeError):
                 pass
 
-    def fallback(self, shell: Any) -> str | None:
+    def fallback(self, shell: _NextInput | None) -> str | None:
         """Without a bridge: the last code as the next input; returns the notice to show."""
         if self.live or not self.codes or shell is None:
             return None
@@ -135,16 +146,17 @@ class Materialiser:
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
 
-def _earlier_turn(agent: dict[str, Any]) -> Expect | None:
+def _earlier_turn(agent: CellJSON) -> Expect | None:
     """What the agent cell's earlier run made, from its mark: None when this kernel did not run it
     (a received notebook, a run before a restart: those cells are not ours to remove)."""
     mark = mark_of(agent)
     if mark is None or mark.get("origin") != ORIGIN or mark.get("kind") != "agent":
         return None
-    if not isinstance(mark.get("turn"), int) or not isinstance(mark.get("session"), str):
+    turn, session = mark.get("turn"), mark.get("session")
+    if not isinstance(turn, int) or not isinstance(session, str):
         return None
-    return {"origin": ORIGIN, "session": mark["session"], "agent_cell": str(agent.get("id")),
-            "turns": [mark["turn"]], "kinds": ["code"]}
+    return {"origin": ORIGIN, "session": session, "agent_cell": str(agent.get("id")),
+            "turns": [turn], "kinds": ["code"]}
 
 
 def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None) -> Removal:

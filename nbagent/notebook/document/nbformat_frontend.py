@@ -18,10 +18,22 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Mapping, Protocol, TypeVar, cast
 
 from .bridge import PROTOCOL_VERSION
+from .bridge_types import BridgeReply, BridgeResult, CellJSON, Hello, KeptCell
 from .cells import MARK
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject, JSONValue
+
+T = TypeVar("T")
+
+
+class MakeNode(Protocol):
+    """Turns JSON into the notebook's own type (``nbformat.from_dict``: a dict becomes a dict subclass)."""
+
+    def __call__(self, value: T, /) -> T: ...
 
 FRONTEND_NAME = "nbclient"
 
@@ -34,7 +46,7 @@ class NotebookDocument:
     it started at once it ends (a cell removed above the running one must not shift it meanwhile).
     """
 
-    def __init__(self, cells: list[Any], path: str, make_node: Callable[[Any], Any] = copy.deepcopy) -> None:
+    def __init__(self, cells: list[JSONObject], path: str, make_node: MakeNode = copy.deepcopy) -> None:
         self.run_cells = cells
         self.cells = list(cells)
         self.path = path
@@ -52,81 +64,96 @@ class NotebookDocument:
         """The run's list becomes the document's order (call when no cell is running)."""
         self.run_cells[:] = self.cells
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> Hello:
         return {"type": "hello", "version": PROTOCOL_VERSION, "frontend": FRONTEND_NAME, "path": self.path}
 
-    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, request: Mapping[str, object]) -> BridgeReply:
         """The reply to one request (every request gets exactly one)."""
-        args = {**(request.get("args") or {}), **{k: v for k, v in request.items() if k not in ("type", "id", "op", "args")}}
+        nested = request.get("args")
+        args = {**(nested if isinstance(nested, dict) else {}),
+                **{k: v for k, v in request.items() if k not in ("type", "id", "op", "args")}}
+        given = request.get("id")
+        reply: BridgeReply = {"type": "reply", "id": given} if isinstance(given, int) else {"type": "reply"}
         op = getattr(self, f"_op_{request.get('op')}", None)
         if op is None:
-            return {"type": "reply", "id": request.get("id"), "ok": False, "error": f"unknown op {request.get('op')!r}"}
+            return {**reply, "ok": False, "error": f"unknown op {request.get('op')!r}"}
         try:
-            result = op(**args)
+            result: BridgeResult = op(**args)
         except (KeyError, ValueError, TypeError) as exc:
-            return {"type": "reply", "id": request.get("id"), "ok": False, "error": str(exc).strip("'\"")}
-        return {"type": "reply", "id": request.get("id"), "ok": True, "result": result}
+            return {**reply, "ok": False, "error": str(exc).strip("'\"")}
+        return {**reply, "ok": True, "result": result}
 
-    def _index(self, cell_id: Any) -> int:
+    def _index(self, cell_id: object) -> int:
         for i, cell in enumerate(self.cells):
             if cell.get("id") == cell_id:
                 return i
         raise KeyError(f"no cell with id {cell_id}")
 
-    def _op_read(self) -> dict[str, Any]:
-        return {"path": self.path, "cells": [copy.deepcopy(dict(c)) for c in self.cells]}
+    def _op_read(self) -> BridgeResult:
+        # nbformat validated these cells when it read the notebook, and the ops keep their shape.
+        return {"path": self.path, "cells": [cast("CellJSON", copy.deepcopy(dict(c))) for c in self.cells]}
 
-    def _op_insert(self, cell: dict[str, Any], after_id: str | None = None, index: int | None = None) -> dict[str, Any]:
+    def _op_insert(self, cell: JSONObject, after_id: str | None = None, index: int | None = None) -> BridgeResult:
         new = copy.deepcopy(dict(cell))
-        new["id"] = uuid.uuid4().hex[:8]
-        new["metadata"] = {k: v for k, v in (new.get("metadata") or {}).items() if k != "trusted"}
+        new["id"] = new_id = uuid.uuid4().hex[:8]
+        given = new.get("metadata")
+        metadata: JSONObject = {k: v for k, v in given.items() if k != "trusted"} if isinstance(given, dict) else {}
+        new["metadata"] = metadata
         if new.get("cell_type", "code") == "code":
             new.setdefault("outputs", [])
             new.setdefault("execution_count", None)
-        mark = new["metadata"].get(MARK)
+        mark = metadata.get(MARK)
         if isinstance(mark, dict):
-            new["metadata"][MARK] = {**mark, "made": _made(new, source=True, count=True)}
+            metadata[MARK] = {**mark, "made": _made(new, source=True, count=True)}
         at = self._index(after_id) + 1 if after_id else len(self.cells) if index is None else min(index, len(self.cells))
         self.cells.insert(at, self.make_node(new))
-        return {"id": new["id"], "index": at}
+        return {"id": new_id, "index": at}
 
-    def _op_replace(self, cell_id: str, **changes: Any) -> dict[str, Any]:
+    def _op_replace(self, cell_id: str, **changes: JSONValue) -> BridgeResult:
         cell = self.cells[self._index(cell_id)]
         before = dict(_mark(cell) or {}).get("made")
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in changes:
                 cell[key] = self.make_node(copy.deepcopy(changes[key]))
         if "metadata" in changes:
-            mark = (changes["metadata"] or {}).get(MARK)
-            cell.setdefault("metadata", {})
+            given = changes["metadata"]
+            mark = given.get(MARK) if isinstance(given, dict) else None
+            metadata = self._metadata(cell)
             if mark is None:
-                cell["metadata"].pop(MARK, None)
+                metadata.pop(MARK, None)
             else:
-                cell["metadata"][MARK] = self.make_node(copy.deepcopy(mark))
+                metadata[MARK] = self.make_node(copy.deepcopy(mark))
         mark = _mark(cell)
         if mark is not None:  # ``made`` is this front-end's: kept, updated for what the replace wrote
-            made = {**(before if isinstance(before, dict) else {}),
-                    **_made(cell, source="source" in changes, count="execution_count" in changes)}
-            cell["metadata"][MARK] = self.make_node({**{k: v for k, v in mark.items() if k != "made"},
+            made: JSONObject = {**(before if isinstance(before, dict) else {}),
+                                **_made(cell, source="source" in changes, count="execution_count" in changes)}
+            self._metadata(cell)[MARK] = self.make_node({**{k: v for k, v in mark.items() if k != "made"},
                                                      **({"made": made} if made else {})})
         return {"id": cell_id}
 
-    def _op_delete(self, ids: list[str], expect: dict[str, Any], protect: list[str] | None = None) -> dict[str, Any]:
+    def _metadata(self, cell: JSONObject) -> JSONObject:
+        """The cell's metadata, made (in the notebook's own type) where it has none."""
+        metadata = cell.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = cell["metadata"] = self.make_node({})
+        return metadata
+
+    def _op_delete(self, ids: list[str], expect: JSONObject, protect: list[str] | None = None) -> BridgeResult:
         if not isinstance(expect, dict) or not expect.get("origin"):
             raise ValueError("delete needs expect.origin (bridge protocol 2)")
         removed: list[str] = []
-        kept: list[dict[str, str]] = []
+        kept: list[KeptCell] = []
         for cell_id in dict.fromkeys(ids):  # each looked up as it goes
             at = next((i for i, c in enumerate(self.cells) if c.get("id") == cell_id), None)
             reason = "missing" if at is None else self._why_kept(self.cells[at], expect, set(protect or ()))
-            if reason is not None:
-                kept.append({"id": cell_id, "reason": reason})
+            if reason is not None or at is None:
+                kept.append({"id": cell_id, "reason": reason or "missing"})
                 continue
-            del self.cells[at]  # type: ignore[arg-type]
+            del self.cells[at]
             removed.append(cell_id)
         return {"deleted": len(removed), "removed": removed, "kept": kept}
 
-    def _why_kept(self, cell: Any, expect: dict[str, Any], protect: set[str]) -> str | None:
+    def _why_kept(self, cell: JSONObject, expect: JSONObject, protect: set[str]) -> str | None:
         """The browser guard's reasons (guard.ts ``whyKept``), in the same order."""
         cell_id = cell.get("id")
         if cell_id in protect:
@@ -141,41 +168,44 @@ class NotebookDocument:
         for key in ("session", "agent_cell"):
             if key in expect and mark.get(key) != expect[key]:
                 return f"other-{key.replace('_', '-')}"
-        if mark.get("kind") not in expect.get("kinds", ["code"]):
+        kinds, turns, after = expect.get("kinds", ["code"]), expect.get("turns"), expect.get("after_turn")
+        if not isinstance(kinds, list) or mark.get("kind") not in kinds:
             return "other-kind"
         turn = mark.get("turn")
-        if ("turns" in expect and turn not in expect["turns"]) or (
-                "after_turn" in expect and not (isinstance(turn, int) and turn > expect["after_turn"])):
+        if ("turns" in expect and not (isinstance(turns, list) and turn in turns)) or ("after_turn" in expect and not (
+                isinstance(turn, int) and isinstance(after, int) and turn > after)):
             return "other-turn"
-        made: dict[str, Any] = mark["made"] if isinstance(mark.get("made"), dict) else {}
+        stamps = mark.get("made")
+        made = stamps if isinstance(stamps, dict) else {}
         if made.get("source_sha256") != _sha256(cell.get("source", "")):
             return "edited"
         count = cell.get("execution_count")
         return "re-run" if count is not None and count != made.get("execution_count") else None
 
-    def _op_find(self, cell_id: str) -> dict[str, Any]:
+    def _op_find(self, cell_id: str) -> BridgeResult:
         at = next((i for i, c in enumerate(self.cells) if c.get("id") == cell_id), -1)
         return {"index": at, "running": at >= 0 and (cell_id == self.running or cell_id in self.queued)}
 
-    def _op_move(self, cell_id: str, index: int) -> dict[str, Any]:
+    def _op_move(self, cell_id: str, index: int) -> BridgeResult:
         cell = self.cells.pop(self._index(cell_id))
         at = max(0, min(int(index), len(self.cells)))
         self.cells.insert(at, cell)
         return {"index": at}
 
 
-def _mark(cell: Any) -> dict[str, Any] | None:
-    mark = (cell.get("metadata") or {}).get(MARK)
+def _mark(cell: JSONObject) -> JSONObject | None:
+    metadata = cell.get("metadata")
+    mark = metadata.get(MARK) if isinstance(metadata, dict) else None
     return mark if isinstance(mark, dict) else None
 
 
-def _sha256(source: Any) -> str:
+def _sha256(source: object) -> str:
     return hashlib.sha256(("".join(source) if isinstance(source, list) else str(source)).encode()).hexdigest()
 
 
-def _made(cell: Any, *, source: bool, count: bool) -> dict[str, Any]:
+def _made(cell: JSONObject, *, source: bool, count: bool) -> JSONObject:
     """The stamps of what nbagent wrote: the source's hash, the execution count."""
-    made: dict[str, Any] = {}
+    made: JSONObject = {}
     if source:
         made["source_sha256"] = _sha256(cell.get("source", ""))
     if count and cell.get("cell_type", "code") == "code":

@@ -8,42 +8,43 @@ so the tools (:mod:`.tools`) only fetch the cells and remember what was shown.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, Mapping
 
 from ...engine.contracts.events import CallPreview
+from .bridge_types import CellJSON
 
 
-def cell_source(cell: dict[str, Any]) -> str:
+def cell_source(cell: CellJSON) -> str:
     """A cell's source as one string (nbformat allows a list of lines)."""
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _find(cells: list[dict[str, Any]], cell_id: str | None) -> tuple[int, dict[str, Any]] | None:
+def _find(cells: list[CellJSON], cell_id: object) -> tuple[int, CellJSON] | None:
     for index, cell in enumerate(cells):
         if cell_id is not None and cell.get("id") == cell_id:
             return index, cell
     return None
 
 
-def _language(cell_type: Any) -> str:
+def _language(cell_type: object) -> str:
     return "markdown" if cell_type == "markdown" else "python"
 
 
-def _where(index: int, cell: dict[str, Any]) -> str:
+def _where(index: int, cell: CellJSON) -> str:
     return f"cell {index} (id {cell.get('id')}, {cell.get('cell_type', 'code')})"
 
 
-def _insert_place(cells: list[dict[str, Any]], after_id: str | None, index: int | None) -> str:
+def _insert_place(cells: list[CellJSON], after_id: object, index: object) -> str:
     if after_id:
         found = _find(cells, after_id)
         return f"after {_where(*found)}" if found else f"after cell {after_id}, which is not in the notebook (it will fail)"
-    if index is None or index >= len(cells):
+    if not isinstance(index, int) or index >= len(cells):
         return "at the end of the notebook"
     return f"at index {index}"
 
 
-def edit_preview(cells: list[dict[str, Any]], tool_input: dict[str, Any],
+def edit_preview(cells: list[CellJSON], tool_input: Mapping[str, object],
                  unchanged: Callable[[str, str], bool]) -> CallPreview:
     """The ``notebook_edit`` call ``tool_input`` against the document's ``cells``.
 
@@ -51,7 +52,8 @@ def edit_preview(cells: list[dict[str, Any]], tool_input: dict[str, Any],
     summary warns when the edit will be refused because it does not.
     """
     action, cell_id = tool_input.get("action"), tool_input.get("cell_id")
-    source, cell_type = tool_input.get("source"), tool_input.get("cell_type") or "code"
+    given, cell_type = tool_input.get("source"), tool_input.get("cell_type") or "code"
+    source = given if isinstance(given, str) else None
     if action == "insert":
         place = _insert_place(cells, cell_id, tool_input.get("index"))
         return CallPreview(f"insert a new {cell_type} cell {place}", None, source, _language(cell_type))
@@ -74,7 +76,7 @@ def edit_preview(cells: list[dict[str, Any]], tool_input: dict[str, Any],
                        _language(cell.get("cell_type")))
 
 
-def run_preview(cells: list[dict[str, Any]], cell_id: str) -> CallPreview:
+def run_preview(cells: list[CellJSON], cell_id: str) -> CallPreview:
     """The ``notebook_run`` of ``cell_id``: the source that will run (as it is now)."""
     found = _find(cells, cell_id)
     if found is None:

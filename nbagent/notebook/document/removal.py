@@ -13,10 +13,17 @@ What comes back is what really went, and what stayed and why: messages count fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, TypedDict
+from typing import TYPE_CHECKING, Iterable
 
 from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .bridge_types import BridgeResult, CellJSON, Expect, RequestArgs
 from .cells import MARK, ORIGIN
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
+
+__all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of", "matches", "remove",
+           "remove_sync", "turn_cells_after"]
 
 SAFE_DELETE_VERSION = 2
 """The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
@@ -31,17 +38,6 @@ REASONS = {
                     "JupyterLab runs",
 }
 """The front-end's reason codes in words; any other code means "not this turn's cell"."""
-
-
-class Expect(TypedDict, total=False):
-    """What every cell asked for must carry (the front-end checks each field given)."""
-
-    origin: str
-    session: str
-    agent_cell: str
-    turns: list[int]
-    after_turn: int
-    kinds: list[str]
 
 
 @dataclass
@@ -74,19 +70,20 @@ class Removal:
         return "; ".join(parts)
 
 
-def mark_of(cell: dict[str, Any]) -> dict[str, Any] | None:
+def mark_of(cell: CellJSON) -> JSONObject | None:
+    """nbagent's mark in a cell's metadata, where it holds one (a claim: check its origin)."""
     mark = (cell.get("metadata") or {}).get(MARK)
     return mark if isinstance(mark, dict) else None
 
 
-def matches(cell: dict[str, Any], expect: Expect) -> bool:
+def matches(cell: CellJSON, expect: Expect) -> bool:
     """Whether a cell as read carries what ``expect`` asks (the kernel's pre-selection; the
     front-end checks again, with the cell's state, when it removes it)."""
     mark = mark_of(cell)
     if mark is None or cell.get("cell_type", "code") != "code":
         return False
     for key in ("origin", "session", "agent_cell"):
-        if key in expect and mark.get(key) != expect[key]:  # type: ignore[literal-required]
+        if key in expect and mark.get(key) != expect.get(key):
             return False
     turn = mark.get("turn")
     if "turns" in expect and turn not in expect["turns"]:
@@ -96,11 +93,11 @@ def matches(cell: dict[str, Any], expect: Expect) -> bool:
     return mark.get("kind") in expect.get("kinds", ["code"])
 
 
-def _args(ids: Iterable[str], expect: Expect, protect: Iterable[str | None]) -> dict[str, Any]:
+def _args(ids: Iterable[str], expect: Expect, protect: Iterable[str | None]) -> RequestArgs:
     return {"ids": list(ids), "expect": {"origin": ORIGIN, **expect}, "protect": [p for p in protect if p]}
 
 
-def _result(reply: dict[str, Any], ids: list[str]) -> Removal:
+def _result(reply: BridgeResult, ids: list[str]) -> Removal:
     removed = [str(i) for i in reply.get("removed") or []]
     kept = [(str(k.get("id")), str(k.get("reason"))) for k in reply.get("kept") or [] if isinstance(k, dict)]
     return Removal(removed=[i for i in removed if i in ids], kept=kept)

@@ -24,9 +24,15 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ...engine.disk.persist import atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from ...engine.contracts.events import Event
+    from ...engine.contracts.json_types import JSONObject
+    from ...engine.contracts.message_types import Message
+    from ...engine.state.session import Session
 
 RECORD_DIR = ".nbagent"
 SESSIONS = "sessions"
@@ -54,7 +60,7 @@ class RecordedTurn:
             return False
         return self.prompt == prompt and (cell_id is None or self.cell_id is None or self.cell_id == cell_id)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"turn": self.turn, "prompt": self.prompt, **({"cell_id": self.cell_id} if self.cell_id else {})}
 
 
@@ -76,12 +82,12 @@ class ReplayIndex:
     def up_to(self, turn: int) -> "ReplayIndex":
         return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"version": self.version, "session": self.session, "notebook": self.notebook,
                 "provider": self.provider, "turns": [t.to_json() for t in self.turns]}
 
     @classmethod
-    def from_json(cls, data: Any) -> "ReplayIndex":
+    def from_json(cls, data: object) -> "ReplayIndex":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         if not isinstance(data, dict) or set(data) != {"version", "session", "notebook", "provider", "turns"}:
             raise ValueError("not a replay index")
@@ -98,7 +104,7 @@ class ReplayIndex:
         return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
 
 
-def is_session_name(name: Any) -> bool:
+def is_session_name(name: object) -> bool:
     """Whether ``name`` can name a session folder: a plain name, no path (no ``/``, ``\\``, ``..``)."""
     return isinstance(name, str) and _SESSION_NAME.fullmatch(name) is not None and ".." not in name
 
@@ -172,7 +178,7 @@ class ReplayCursor:
         return any(t.turn == nxt and t.asked_by(prompt, cell_id) for t in self.index.turns)
 
 
-def _assistant_messages(session: Any, turn: int) -> list[dict[str, Any]]:
+def _assistant_messages(session: Session, turn: int) -> list[Message]:
     marks = {m.turn: m for m in session.marks}
     if turn not in marks:
         return []
@@ -180,11 +186,11 @@ def _assistant_messages(session: Any, turn: int) -> list[dict[str, Any]]:
     return [m for m in session.history[start:marks[turn].history_len] if m.get("role") == "assistant"]
 
 
-def _segment(events: Sequence[Any], turn: int) -> list[Any]:
+def _segment(events: Sequence[Event], turn: int) -> list[Event]:
     """The events of the last run of ``turn``: from after the previous ``Done`` to its ``Done``."""
     from ...engine.contracts import events as ev
 
-    runs: list[list[Any]] = [[]]
+    runs: list[list[Event]] = [[]]
     for event in events:
         runs[-1].append(event)
         if isinstance(event, ev.Done):
@@ -193,29 +199,29 @@ def _segment(events: Sequence[Any], turn: int) -> list[Any]:
     return of_turn[-1] if of_turn else []
 
 
-def _deltas(message: dict[str, Any]) -> list[Any]:
+def _deltas(message: Message) -> list[Event]:
     """The streamed text and thinking of one assistant message, as one delta per block."""
     from ...engine.contracts import events as ev
 
-    out: list[Any] = []
-    for i, block in enumerate(message.get("content") or []):
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and block.get("text"):
-            out.append(ev.TextDelta(index=i, text=block["text"]))
-        elif block.get("type") == "thinking" and block.get("thinking"):
-            out.append(ev.ThinkingDelta(index=i, text=block["thinking"]))
+    out: list[Event] = []
+    content = message.get("content") or []
+    for i, block in enumerate(content if isinstance(content, list) else []):
+        match block:
+            case {"type": "text", "text": str() as text} if text:
+                out.append(ev.TextDelta(index=i, text=text))
+            case {"type": "thinking", "thinking": str() as thinking} if thinking:
+                out.append(ev.ThinkingDelta(index=i, text=thinking))
     return out
 
 
-def turn_events(session: Any, turn: int) -> list[Any]:
+def turn_events(session: Session, turn: int) -> list[Event]:
     """The events a live run of ``turn`` showed, rebuilt from the task folder: the logged events,
     with each request's text put back before its completion (stream deltas are not logged)."""
     from ...engine.contracts import events as ev
     from ...engine.loop.compaction import COMPACT_KEEP
 
     messages = iter(_assistant_messages(session, turn))
-    out: list[Any] = []
+    out: list[Event] = []
     for event in _segment(session.events, turn):
         if isinstance(event, ev.RequestCompleted) and event.record is not None and event.record.keep != COMPACT_KEEP:
             message = next(messages, None)

@@ -12,11 +12,13 @@ the replayed one instead:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .replay import sessions_dir
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..magics_api import MagicsApi
     from ..session import NotebookSession
 
@@ -47,7 +49,7 @@ def shown_turns(magics: "MagicsApi") -> int | None:
     return cursor.shown
 
 
-def _money(cost: Any) -> str:
+def _money(cost: object) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
@@ -72,7 +74,7 @@ def notebook_status(magics: "MagicsApi") -> list[str] | None:
     ]
 
 
-def notebook_history(magics: "MagicsApi") -> Any:
+def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     """``%agent history`` for turns replayed from the notebook's own records: one row per turn."""
     import pandas as pd
 

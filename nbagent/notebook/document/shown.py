@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Mapping, Protocol
 
 from ...engine.disk.persist import atomic_write_json, read_json
 from ...engine.disk.user_key import sign, signed_by_user
@@ -27,8 +27,18 @@ def _file(root: Path, session: str, turn: int) -> Path:
     return root / RECORD_DIR / INDEX / session / f"{turn}.json"
 
 
-def _signed_parts(session: str, turn: int, bundle: dict[str, str], outcome: dict[str, Any],
-                  inputs: dict[str, Any] | None) -> list[Any]:
+class Ended(Protocol):
+    """How a turn ended, as a record keeps it (the loop's ``Done`` event, or a :class:`Shown`)."""
+
+    @property
+    def reason(self) -> object: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+def _signed_parts(session: str, turn: int, bundle: Mapping[str, object], outcome: Mapping[str, object],
+                  inputs: object) -> list[object]:
     # A transcript saved before inputs were recorded was signed without them: it still verifies.
     return [session, turn, bundle, outcome] + ([inputs] if inputs is not None else [])
 
@@ -44,7 +54,7 @@ class Shown:
     """What the answer depended on (None: recorded before nbagent recorded it)."""
 
 
-def save_shown(root: Path, session: str, turn: int, bundle: dict[str, Any], done: Any,
+def save_shown(root: Path, session: str, turn: int, bundle: Mapping[str, str], done: Ended | None,
                inputs: TurnInputs | None = None) -> None:
     """Keep what ``turn`` showed (its text and HTML transcript), how it ended and what it
     depended on, signed."""

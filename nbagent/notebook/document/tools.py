@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from typing import Any, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence, cast
 
 import pydantic
 
@@ -24,11 +24,18 @@ from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLi
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
+from .bridge_types import BridgeResult, CellJSON, RequestArgs
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
 from .removal import MADE_KINDS, ORIGIN, Expect, Removal, matches, remove
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ...engine.contracts.json_types import JSONObject
+    from ...engine.contracts.message_types import ImageBlockParam
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""
@@ -67,26 +74,26 @@ class _Shared:
         self.shown_runs: dict[str, str] = {}
         """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
 
-    async def cells(self) -> list[dict[str, Any]]:
+    async def cells(self) -> list[CellJSON]:
         try:
             result = await self.bridge.request("read")
         except (BridgeUnavailable, BridgeError) as exc:
             raise ToolExecutionError(str(exc)) from None
         return [c for c in result.get("cells", []) if isinstance(c, dict)]
 
-    async def call(self, op: str, **args: Any) -> dict[str, Any]:
+    async def call(self, op: str, **args: Unpack[RequestArgs]) -> BridgeResult:
         try:
             return await self.bridge.request(op, **args)
         except (BridgeUnavailable, BridgeError) as exc:
             raise ToolExecutionError(str(exc)) from None
 
-    def mark(self, ctx: ToolContext, kind: str = "edit") -> dict[str, Any]:
+    def mark(self, ctx: ToolContext, kind: str = "edit") -> JSONObject:
         """``"new"`` for a cell the model inserted (nbagent's), ``"edit"`` for a user's cell it changed
         (still the user's: never removed by nbagent)."""
         return {"origin": ORIGIN, "session": self.session_name(), "turn": ctx.turn, "tool_use_id": ctx.tool_use_id,
                 "kind": kind}
 
-    async def read_cell(self, cell_id: str) -> tuple[int, dict[str, Any]]:
+    async def read_cell(self, cell_id: str) -> tuple[int, CellJSON]:
         for index, cell in enumerate(await self.cells()):
             if cell.get("id") == cell_id:
                 return index, cell
@@ -112,7 +119,7 @@ class NotebookRead(_NotebookTool):
     async def call(self, params: NotebookReadInput, ctx: ToolContext) -> ToolOutput:
         cells = await self.shared.cells()
         texts: list[str] = []
-        images: list[dict[str, Any]] = []
+        images: list[ImageBlockParam] = []
         used, end = 0, params.start
         for index in range(params.start, min(len(cells), params.start + params.count)):
             text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
@@ -125,18 +132,18 @@ class NotebookRead(_NotebookTool):
             texts.append(text)
             images.extend(kept)
             used, end = used + len(text), index + 1
-            if isinstance(cells[index].get("id"), str):
-                self.shared.seen[cells[index]["id"]] = source_hash(_source(cells[index]))
+            if isinstance(cell_id := cells[index].get("id"), str):
+                self.shared.seen[cell_id] = source_hash(_source(cells[index]))
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
-        return ToolOutput([{"type": "text", "text": text}, *images] if images else text)
+        return ToolOutput([{"type": "text", "text": text}, *(_json_block(image) for image in images)] if images else text)
 
 
-def _bounded_images(blocks: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], list[str]]:
+def _bounded_images(blocks: list[ImageBlockParam], room: int) -> tuple[list[ImageBlockParam], list[str]]:
     """A cell's images as they may be sent (bounded, at most ``room`` of them) and the notes that
     say what was downscaled or left out."""
-    kept: list[dict[str, Any]] = []
+    kept: list[ImageBlockParam] = []
     notes: list[str] = []
     for position, block in enumerate(blocks):
         if len(kept) >= room:
@@ -183,7 +190,7 @@ class NotebookEdit(_NotebookTool):
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
-    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+    async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
         seen = self.shared.seen
         return edit_preview(await self.shared.cells(), tool_input,
@@ -193,9 +200,9 @@ class NotebookEdit(_NotebookTool):
         if params.source is None:
             raise ToolExecutionError("notebook_edit insert needs source.")
         mark = self.shared.mark(ctx, "new")
-        cell: dict[str, Any] = {"cell_type": params.cell_type, "source": params.source, "metadata": {MARK: mark}}
+        cell: CellJSON = {"cell_type": params.cell_type, "source": params.source, "metadata": {MARK: mark}}
         if params.cell_type == "code":
-            cell.update(outputs=[], execution_count=None)
+            cell.update({"outputs": [], "execution_count": None})
         result = await self.shared.call("insert", cell=cell, after_id=params.cell_id, index=params.index)
         new_id = str(result.get("id"))
         self.shared.seen[new_id] = source_hash(params.source)
@@ -238,7 +245,7 @@ class NotebookRun(_NotebookTool):
     read_only = False
     Input = NotebookRunInput
 
-    async def preview(self, tool_input: dict[str, Any], ctx: ToolContext) -> CallPreview:
+    async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The source that will run, for the permission question; the run then refuses other code."""
         shown = run_preview(await self.shared.cells(), str(tool_input.get("cell_id")))
         if shown.after is not None:
@@ -285,7 +292,7 @@ class _interrupt_after:
         if hasattr(signal, "pthread_kill"):
             self.timer.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.timer.cancel()
 
 
@@ -304,3 +311,8 @@ class NotebookTools:
 
     def tools(self) -> Sequence[ToolLike]:
         return self._tools if self.shared.bridge.connected else []
+
+
+def _json_block(image: ImageBlockParam) -> JSONObject:
+    """An image block as a tool result's JSON block (bounded_image built it: plain JSON values)."""
+    return cast("JSONObject", dict(image))

@@ -8,7 +8,7 @@ error (``isError``) with a message the client's model can act on, never an excep
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Annotated, Awaitable, Callable, Literal, Mapping, Sequence
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
@@ -22,6 +22,11 @@ from .gate import CallRefused
 from .kernel_loop import KernelLoop
 from .operations import Operations
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
+
 INSTRUCTIONS = (
     "Tools on a live Jupyter notebook and its kernel, served by nbagent inside the notebook. Read with "
     "notebook_read before editing: an edit of a cell you did not read, or that changed since, is refused. "
@@ -33,15 +38,16 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world
 
 
 def _content(out: ToolOutput, sanitizer: Sanitizer) -> list[ContentBlock]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": out.content}] if isinstance(out.content, str) \
-        else out.content
+    blocks: Sequence[Mapping[str, object]] = [{"type": "text", "text": out.content}] \
+        if isinstance(out.content, str) else out.content
     content: list[ContentBlock] = []
     for block in blocks:
-        if block.get("type") == "image" and isinstance(block.get("source"), dict):
-            source = block["source"]
-            content.append(ImageContent(data=str(source.get("data", "")), mime_type=str(source.get("media_type", ""))))
-        elif block.get("type") == "text":
-            content.append(TextContent(text=sanitizer.redact(str(block.get("text", "")))))
+        match block:
+            case {"type": "image", "source": dict() as source}:
+                content.append(ImageContent(data=str(source.get("data", "")),
+                                            mime_type=str(source.get("media_type", ""))))
+            case {"type": "text"}:
+                content.append(TextContent(text=sanitizer.redact(str(block.get("text", "")))))
     return content
 
 
@@ -55,7 +61,7 @@ class ToolCalls:
     def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop, sanitizer: Sanitizer) -> None:
         self.ops, self.clients, self.kernel, self.sanitizer = ops, clients, kernel, sanitizer
 
-    async def call(self, ctx: Any, work: Callable[[Client], Awaitable[Any]]) -> CallToolResult:
+    async def call(self, ctx: Context, work: Callable[[Client], Awaitable[ToolOutput | str]]) -> CallToolResult:
         try:
             client = self.clients.admit(identify(ctx))
             out = await self.kernel.run(lambda: work(client))
@@ -67,7 +73,7 @@ class ToolCalls:
             out = ToolOutput(out)
         return CallToolResult(content=_content(out, self.sanitizer), is_error=out.is_error)
 
-    def now(self, ctx: Any, work: Callable[[Client], str]) -> CallToolResult:
+    def now(self, ctx: Context, work: Callable[[Client], str]) -> CallToolResult:
         """For a call that must not wait for the kernel's loop (interrupt: the loop is busy)."""
         try:
             return CallToolResult(content=[TextContent(text=work(self.clients.admit(identify(ctx))))])
@@ -75,7 +81,7 @@ class ToolCalls:
             return _error(str(exc), self.sanitizer)
 
 
-def build_server(calls: ToolCalls, shell: Any) -> MCPServer:
+def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:
     """The ``MCPServer`` with nbagent's notebook tools."""
     ops = calls.ops
     server: MCPServer = MCPServer("nbagent", instructions=INSTRUCTIONS, log_level="WARNING")
@@ -97,7 +103,7 @@ def build_server(calls: ToolCalls, shell: Any) -> MCPServer:
                             source: Annotated[str | None, Field(description="insert/replace: the source.")] = None,
                             cell_type: Literal["code", "markdown"] = "code") -> CallToolResult:
         """Insert, replace, delete or move one cell (asks the user in the notebook first)."""
-        args = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
+        args: JSONObject = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
         return await calls.call(ctx, lambda c: ops.edit(c, args))
 
     async def notebook_run(ctx: Context, cell_id: str,

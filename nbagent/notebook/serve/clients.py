@@ -32,7 +32,8 @@ class Client:
     first_seen: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
     calls: int = 0
-    state: Any = None
+    state: object = None
+    """The client's :class:`~.operations.ClientNotebook`, made on its first call."""
 
 
 def identify(ctx: Any) -> tuple[str, str]:

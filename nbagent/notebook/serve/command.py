@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
+if TYPE_CHECKING:
+    from ..magics import AgentMagics
+    from ..magics_api import MagicsApi
+    from .record import ExternalAction
+    from .server import ServeServer
+
 # Process-wide on purpose: one kernel serves its one notebook, and the kernel's exit (atexit) and
 # %agent status must find the server without a session (serving needs none).
-_SERVER: Any = None
+_SERVER: ServeServer | None = None
 
 
-def current() -> Any:
+def current() -> ServeServer | None:
     """The running server, or None."""
     return _SERVER if _SERVER is not None and _SERVER.running else None
 
@@ -31,7 +37,7 @@ def _clients(text: str) -> int:
 @argument("--stop", action="store_true", help="Stop serving.")
 @argument("--clients", type=_clients, default=None, metavar="N",
           help="How many MCP clients may be connected at once (default 1; given while serving, a restart).")
-def serve(magics: Any, args: Namespace) -> None:
+def serve(magics: AgentMagics, args: Namespace) -> None:
     """Serve this notebook to MCP clients (Claude Code, VS Code, Cursor) on 127.0.0.1; every edit
     and run asks here first."""
     global _SERVER
@@ -75,11 +81,11 @@ def status_line() -> str | None:
     return running.status_line() if running is not None else None
 
 
-def entries(magics: Any) -> list[Any]:
+def entries(magics: MagicsApi) -> list[ExternalAction]:
     """The current session's external actions (its folder's record, and the server's in memory),
     for ``%agent history``; also after a restart of the kernel, from the folder."""
     if _SERVER is not None:
-        return _SERVER.log.entries()  # type: ignore[no-any-return]
+        return _SERVER.log.entries()
     from pathlib import Path
 
     from .record import ActionLog

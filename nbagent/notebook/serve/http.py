@@ -13,15 +13,14 @@ import hmac
 import secrets
 import socket
 import threading
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # starlette comes with mcp; only its ASGI types are used
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 LOOPBACK = "127.0.0.1"
 PATH = "/mcp"
 START_TIMEOUT_S = 10.0
-
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
 
 def new_token() -> str:
     """A bearer token: 32 random bytes, URL-safe (what a client pastes into a header)."""
@@ -36,11 +35,11 @@ class BearerGuard:
     session manager starts there).
     """
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self._expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
             await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
@@ -50,7 +49,7 @@ class BearerGuard:
             return
         await self.app(scope, receive, send)
 
-    def _authorised(self, scope: dict[str, Any]) -> bool:
+    def _authorised(self, scope: Scope) -> bool:
         given = b""
         for name, value in scope.get("headers") or ():
             if name.lower() == b"authorization":
@@ -62,7 +61,7 @@ class BearerGuard:
 class HttpServer:
     """uvicorn serving ``app`` on ``127.0.0.1:<port>`` from a daemon thread; :meth:`stop` ends it."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         import uvicorn
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

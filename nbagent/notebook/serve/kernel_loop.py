@@ -19,7 +19,7 @@ Cancelling the server-side await (the client went away) cancels the coroutine on
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -47,5 +47,5 @@ class KernelLoop:
         return await asyncio.wrap_future(future)
 
 
-async def _call(work: Callable[[], Awaitable[Any]]) -> Any:
+async def _call(work: Callable[[], Awaitable[T]]) -> T:
     return await work()

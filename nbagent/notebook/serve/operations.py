@@ -14,17 +14,23 @@ import asyncio
 import itertools
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ...engine.contracts.tool_api import ToolContext, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
+from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate
 from .record import ActionLog, ExternalAction, now
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ...engine.contracts.json_types import JSONObject
 
 EXTERNAL = "external"
 """``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
@@ -44,22 +50,28 @@ class ClientNotebook(_Shared):
         if seen is not None:
             self.seen = seen  # a brief read shares the client's reads
 
-    def mark(self, ctx: ToolContext, kind: str = "edit") -> dict[str, Any]:
+    def mark(self, ctx: ToolContext, kind: str = "edit") -> JSONObject:
         """Every cell a client writes is marked external, whatever the kind: never nbagent's own
         (no origin), so no re-run or rollback removes it."""
         return {"kind": EXTERNAL, "client": self.client, "at": now()}
 
-    async def cells(self) -> list[dict[str, Any]]:
+    async def cells(self) -> list[CellJSON]:
         cells = await super().cells()
         if self.brief:  # sources only: a quick look at a long notebook
-            return [{k: v for k, v in c.items() if k != "outputs"} for c in cells]
+            return [_without_outputs(c) for c in cells]
         return cells
+
+
+def _without_outputs(cell: CellJSON) -> CellJSON:
+    short = cell.copy()
+    short.pop("outputs", None)
+    return short
 
 
 class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
-    def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: Any,
+    def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: InteractiveShell,
                  cwd: Callable[[], Path] = Path.cwd) -> None:
         self.bridge = the_bridge
         self.gate = gate
@@ -70,9 +82,9 @@ class Operations:
         self.running: str | None = None  # the client whose code runs now (interrupt acts on it only)
 
     def _notebook(self, client: Client) -> ClientNotebook:
-        if client.state is None:
+        if not isinstance(client.state, ClientNotebook):  # None until the client's first call
             client.state = ClientNotebook(self.bridge, client.name)
-        return client.state  # type: ignore[no-any-return]
+        return client.state
 
     def _ctx(self, client: Client) -> ToolContext:
         return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor)
@@ -117,7 +129,8 @@ class Operations:
         self.log.add(ExternalAction(at=now(), client=client.name, tool=tool, what=what, allowed_by=allowed_by,
                                     outcome=outcome))
 
-    async def _gated(self, client: Client, request: Request, act: Callable[[Allowed], Any]) -> ToolOutput:
+    async def _gated(self, client: Client, request: Request,
+                     act: Callable[[Allowed], Awaitable[ToolOutput]]) -> ToolOutput:
         try:
             allowed = await self.gate.check(request)
         except CallRefused as exc:
@@ -136,7 +149,7 @@ class Operations:
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
         return out
 
-    def variables(self, client: Client, shell: Any, names: list[str]) -> str:
+    def variables(self, client: Client, shell: InteractiveShell, names: list[str]) -> str:
         """The kernel context nbagent's own model gets (the schema builder, its budget and its
         "left out" line), with ``names`` described in full as if a prompt named them."""
         from ...engine.loop.facts import FactsFocus
@@ -153,10 +166,11 @@ class Operations:
         return "\n".join(lines) or "(no user variables)"
 
     # --- writing and running ------------------------------------------------------------------
-    async def edit(self, client: Client, args: dict[str, Any]) -> ToolOutput:
+    async def edit(self, client: Client, args: JSONObject) -> ToolOutput:
         shared = self._notebook(client)
-        action, cell_id = args["action"], args.get("cell_id")
-        detail = args.get("source") or ""
+        action, given = args["action"], args.get("cell_id")
+        cell_id = given if isinstance(given, str) else None  # the SDK validated it: a str or None
+        detail = str(args.get("source") or "")
         if action != "insert" and cell_id:
             if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
                 why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
@@ -200,10 +214,10 @@ class Operations:
 
         return await self._gated(client, request, act)
 
-    async def _running(self, client: Client, work: Any) -> ToolOutput:
+    async def _running(self, client: Client, work: Awaitable[ToolOutput]) -> ToolOutput:
         self.running = client.name
         try:
-            return await work  # type: ignore[no-any-return]
+            return await work
         finally:
             self.running = None
 

@@ -18,10 +18,13 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...engine.contracts.errors import NbAgentError
 from ...engine.disk.append_log import AppendLog, read_log
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FILE_NAME = "external_actions.json"
 
@@ -52,7 +55,7 @@ class ActionLog:
         self._task_dir = task_dir
         self._lock = threading.Lock()
         self._memory: list[ExternalAction] = []
-        self._files: dict[Path, tuple[AppendLog, list[Any]]] = {}
+        self._files: dict[Path, tuple[AppendLog, list[object]]] = {}
 
     def add(self, action: ExternalAction) -> None:
         """Record ``action`` (kernel loop; a write that fails keeps it in memory, never raises)."""
@@ -68,13 +71,13 @@ class ActionLog:
             except (OSError, NbAgentError):  # an unreadable folder: the entry is kept, in memory
                 self._memory.append(action)
 
-    def _file(self, folder: Path) -> tuple[AppendLog, list[Any]]:
+    def _file(self, folder: Path) -> tuple[AppendLog, list[object]]:
         entry = self._files.get(folder)
         if entry is None:
             path = folder / FILE_NAME
             notices: list[str] = []
             loaded = read_log(path, notices) if path.exists() else []  # CorruptFileError: caller keeps it in memory
-            items = list(loaded) if isinstance(loaded, list) else []
+            items: list[object] = list(loaded) if isinstance(loaded, list) else []
             log = AppendLog(path)
             if not notices:  # a torn or reformatted file is rewritten whole by the first save
                 log.prime(items)
@@ -86,7 +89,7 @@ class ActionLog:
         folder = self._task_dir()
         with self._lock:
             try:
-                saved: list[Any] = list(self._file(folder)[1]) if folder is not None else []
+                saved: list[object] = list(self._file(folder)[1]) if folder is not None else []
             except (OSError, NbAgentError):
                 saved = []
             memory = list(self._memory)
@@ -102,7 +105,7 @@ class ActionLog:
             self._files.clear()
 
 
-def frame(entries: list[ExternalAction]) -> Any:
+def frame(entries: list[ExternalAction]) -> pd.DataFrame:
     """The entries as a table (pandas) for ``%agent history``."""
     import pandas as pd
 

@@ -15,11 +15,12 @@ import os
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
 from ...engine.loop.sanitize import Sanitizer, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from ..document.bridge_types import OutputJSON
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
@@ -27,6 +28,9 @@ from .http import BearerGuard, HttpServer, new_token
 from .kernel_loop import KernelLoop
 from .operations import Operations
 from .record import ActionLog
+
+if TYPE_CHECKING:
+    from ..magics import AgentMagics
 
 
 def _runtime_dir() -> Path:
@@ -49,15 +53,17 @@ def write_token(token: str, port: int) -> Path:
 class ServeServer:
     """The running server of one kernel (see :func:`start` in :mod:`.command`)."""
 
-    def __init__(self, magics: Any, *, max_clients: int = 1) -> None:
-        self.magics = magics
+    def __init__(self, magics: AgentMagics, *, max_clients: int = 1) -> None:
+        if magics.shell is None:  # only a bare AgentMagics() made outside IPython has none
+            raise RuntimeError("%agent serve needs the IPython shell the magics were loaded into")
+        self.magics, self.shell = magics, magics.shell
         self.kernel = KernelLoop.capture()
         self.panel = ServePanel()
         self.bridge = magics.document.bridge
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         self.ops = Operations(self.bridge, ServeGate(self.panel, self._mode, self._alive, _admin_allows),
-                              self.log, magics.shell)
+                              self.log, self.shell)
         self.gate = self.ops.gate
         self.started = time.time()
         self.notebook = magics.document.notebook() or "this notebook"
@@ -65,7 +71,7 @@ class ServeServer:
         from .app import ToolCalls, build_server
 
         calls = ToolCalls(self.ops, self.clients, self.kernel, Sanitizer(secret_values(self._secret_env())))
-        mcp = build_server(calls, magics.shell)
+        mcp = build_server(calls, self.shell)
         self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
         self.http.start()
         try:
@@ -76,7 +82,7 @@ class ServeServer:
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
         self._panel_comm = getattr(self.bridge, "_comm", None)
-        self._told_comm: Any = None  # the connection already told to run the serve cell again
+        self._told_comm: object = None  # the connection already told to run the serve cell again
         atexit.register(self.stop)
         self.panel.set_status(f"serving {self.notebook} at {self.url} (token in {self.token_file})")
 
@@ -120,8 +126,9 @@ class ServeServer:
         if self.cell_id is not None and comm is not self._told_comm:
             notice = ("nbagent: the notebook was opened again: run this cell again to show the permission "
                       "cards of MCP clients here (the server and its token stay).\n")
-            outputs = [{"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
-                       {"output_type": "stream", "name": "stderr", "text": notice}]
+            outputs: list[OutputJSON] = [
+                {"output_type": "stream", "name": "stdout", "text": "\n".join(self.paste_lines()) + "\n"},
+                {"output_type": "stream", "name": "stderr", "text": notice}]
             try:
                 await self.bridge.request("replace", cell_id=self.cell_id, outputs=outputs)
                 self._told_comm = comm

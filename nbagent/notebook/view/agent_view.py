@@ -16,16 +16,16 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, Mapping
 
 import ipywidgets as w
 
 from ...display.html import esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
-from ...engine.contracts.permissions import Allow, Deny
+from ...engine.contracts.permissions import Allow, Deny, PermissionRequest
 from .. import waiting
-from .body import RunBody
+from .body import Part, RunBody
 from .handlers import HANDLERS
 from .header import Header
 from .progress import TICK_S, Activity
@@ -34,6 +34,11 @@ from .render import STYLE
 from .retry import FailurePrompt, RetryStatus
 from .text import TextBlock, ThinkingBlock
 from .tools import ToolCard
+
+if TYPE_CHECKING:
+    from IPython.display import DisplayHandle
+
+    from ..executor import ExecutionRecord
 
 UNSEEN_PROMPT = ("Denied without asking: the cell running this agent is no longer in the notebook (deleted while "
                  "it was queued?), so nobody could see Allow / Deny.")
@@ -54,9 +59,9 @@ class AgentView:
         session_cost: float = 0.0,
         permission_mode: str = "default",
         context_policy: str = "",
-        on_retry_now: Callable[[], Any] | None = None,
-        on_cancel: Callable[[], Any] | None = None,
-        on_new_session: Callable[[], Any] | None = None,
+        on_retry_now: Callable[[], object] | None = None,
+        on_cancel: Callable[[], object] | None = None,
+        on_new_session: Callable[[], object] | None = None,
         cell_shown: Callable[[], Awaitable[bool]] | None = None,
         abort: asyncio.Event | None = None,
         show_table: bool = True,
@@ -77,7 +82,7 @@ class AgentView:
         self._failures: list[FailurePrompt] = []
         self._retries: list[RetryStatus] = []
         self._ticker: asyncio.Task[None] | None = None
-        self._handle: Any = None
+        self._handle: DisplayHandle | None = None
         self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode,
                              context_policy)
         self.gauge = self.header.gauge
@@ -133,7 +138,8 @@ class AgentView:
         if handler is not None:
             handler(self, event)
 
-    async def ask_permission(self, tool_name: str, tool_input: Any, request: Any = None) -> Allow | Deny:
+    async def ask_permission(self, tool_name: str, tool_input: Mapping[str, object],
+                             request: PermissionRequest | None = None) -> Allow | Deny:
         """Show a permission prompt for a tool call and wait for the user's answer.
 
         A ``can_use_tool`` callback. An abort (the view's ``abort`` event) before a decision
@@ -220,7 +226,7 @@ class AgentView:
         """Send pending stream updates now (the last update is never dropped)."""
         self.body.flush()
 
-    def show_execution(self, record: Any) -> None:
+    def show_execution(self, record: ExecutionRecord) -> None:
         """Show what the python tool's code displayed (plots, HTML) in its card.
 
         Meant as a :class:`~nbagent.notebook.executor.ShellExecutor` ``on_execute`` hook (it runs
@@ -298,7 +304,7 @@ class AgentView:
         return (f'<div class="nbagent-transcript" style="font-family:sans-serif">'
                 f'<div style="{STYLE["muted"]}">{esc(self.header.plain())}</div>{body}</div>')
 
-    def display(self) -> Any:
+    def display(self) -> DisplayHandle | None:
         """Display the live view (with fallbacks) and remember the handle for :meth:`finish`."""
         from IPython.display import display
 
@@ -336,7 +342,7 @@ class AgentView:
             display(bundle, raw=True)
         return bundle
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, object]:
         data = dict(self.widget._repr_mimebundle_() or {})
         data["text/plain"] = self.transcript()
         data["text/html"] = self.static_html()
@@ -350,7 +356,7 @@ class AgentView:
     # --- what the event handlers change (handlers.py uses these, ``body`` and the parts' own API) --
 
     @property
-    def parts(self) -> list[Any]:
+    def parts(self) -> list[Part]:
         """Everything the run shows, in order (lines, blocks, cards, prompts)."""
         return self.body.parts
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol, TypeVar, Union
 
 import ipywidgets as w
 
@@ -18,26 +18,42 @@ from .text import Line, TextBlock, ThinkingBlock
 from .tools import ToolCard
 
 
+class Part(Protocol):
+    """One part of a run's view: its widget, and its plain and HTML faces (for the static copy)."""
+
+    @property
+    def widget(self) -> w.Widget: ...
+
+    def plain(self) -> str: ...
+
+    def html(self) -> str: ...
+
+
+P = TypeVar("P", bound=Part)
+Streamed = Union[TextBlock, ThinkingBlock, ToolCard]
+"""A part that changes while it streams (pushed by :meth:`RunBody.flush`)."""
+
+
 class RunBody:
     """The parts of one run and the parts of the request being streamed."""
 
     def __init__(self, min_interval: float, clock: Callable[[], float]) -> None:
         self.min_interval, self.clock = min_interval, clock
         self.widget = w.VBox()
-        self.parts: list[Any] = []
+        self.parts: list[Part] = []
         self.stream_updates = 0  # widget pushes of streamed content (≤ 1 per min_interval)
         self._stream: dict[tuple[str, int], TextBlock | ThinkingBlock] = {}
-        self._request_parts: list[Any] = []
-        self._dirty: list[Any] = []
+        self._request_parts: list[Part] = []
+        self._dirty: list[Streamed] = []
         self._last_push = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
 
     @property
-    def request_parts(self) -> tuple[Any, ...]:
+    def request_parts(self) -> tuple[Part, ...]:
         """The blocks and tool cards of the request being streamed, in order."""
         return tuple(self._request_parts)
 
-    def add(self, part: Any, *, of_request: bool = False) -> Any:
+    def add(self, part: P, *, of_request: bool = False) -> P:
         """Append a part (a line, a block, a card, a prompt); ``of_request``: it belongs to the
         request being streamed. Returns the part."""
         self.parts.append(part)
@@ -64,7 +80,7 @@ class RunBody:
         self._stream.clear()
         self._request_parts = []
 
-    def mark_dirty(self, part: Any) -> None:
+    def mark_dirty(self, part: Streamed) -> None:
         """A streamed part changed: push it now, or soon (at most one push per ``min_interval``)."""
         if part not in self._dirty:
             self._dirty.append(part)

@@ -106,9 +106,9 @@ def _on_stream_interrupted(view: RunView, e: ev.StreamInterrupted) -> None:
     note = error_line(e.error_kind, None, e.message) if e.error_kind or e.message else ""
     for part in streamed:
         part.interrupt(note)
-    for part in view.body.request_parts:
-        if isinstance(part, ToolCard) and part.input is None:
-            part.set_status("interrupted")
+    for card in view.body.request_parts:
+        if isinstance(card, ToolCard) and card.input is None:
+            card.set_status("interrupted")
     if not streamed:
         view.body.line(f"stream interrupted — {note}", icon="⚠", style=STYLE["interrupted"])
     view.body.close_request()

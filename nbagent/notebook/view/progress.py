@@ -8,7 +8,7 @@ view's ticker refreshes it (and the running tool card) from the agent's loop.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import ipywidgets as w
 
@@ -22,7 +22,7 @@ TICK_S = 0.5
 class Activity:
     """One line: "waiting for the first token (12 s)" / "running python (4 s)", and Stop (aborts the run)."""
 
-    def __init__(self, on_cancel: Callable[[], Any] | None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, on_cancel: Callable[[], object] | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.what: str | None = None
         self.since = 0.0

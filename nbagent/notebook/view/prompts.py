@@ -9,8 +9,6 @@ from the agent's event loop.
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipywidgets as w
 
 from ...display.html import esc
@@ -26,7 +24,7 @@ DEFAULT_DENY_REASON = ""
 class PermissionPrompt:
     """Allow / Allow always (this session) / Deny (+ reason), resolved once from any thread."""
 
-    def __init__(self, tool_name: str, tool_input: Any, reason_asked: str = "") -> None:
+    def __init__(self, tool_name: str, tool_input: object, reason_asked: str = "") -> None:
         self.tool_name = tool_name
         self.decision: waiting.Decision[Allow | Deny] = waiting.Decision()
         self.outcome: Allow | Deny | None = None
@@ -76,7 +74,7 @@ class PermissionPrompt:
         """Deny this call (``reason`` defaults to the reason field); ``False`` if already decided."""
         return self.decision.resolve(Deny(reason) if reason else self._deny_value())
 
-    def _on_reason_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _on_reason_msg(self, _widget: object, content: object, _buffers: object) -> None:
         if waiting.is_submit({"method": "custom", "content": content}) and self.pending:
             waiting.submit_soon(self.reason.model_id)
 

@@ -8,7 +8,6 @@ widgets are built from the same strings.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ...display import theme
 from ...display.html import esc
@@ -52,7 +51,7 @@ def highlight(code: str, language: str = "python") -> str:
             f"{inner}</pre>")
 
 
-def code_of(tool_name: str, tool_input: Any) -> tuple[str, str] | None:
+def code_of(tool_name: str, tool_input: object) -> tuple[str, str] | None:
     """``(code, language)`` when the tool input is essentially a piece of code, else ``None``."""
     if not isinstance(tool_input, dict):
         return None
@@ -93,16 +92,16 @@ def highlight_revealed(text: str, language: str) -> str:
     return pieces[0] + "".join(m + p for m, p in zip(marks, pieces[1:], strict=True))
 
 
-def _input_parts(tool_name: str, tool_input: Any) -> list[tuple[str, str]]:
+def _input_parts(tool_name: str, tool_input: object) -> list[tuple[str, str]]:
     """A tool input as ``(text, language)`` parts: its code, then its other fields as JSON."""
     code = code_of(tool_name, tool_input)
-    if code is None:
+    if code is None or not isinstance(tool_input, dict):  # (code_of finds code in a dict only)
         return [(json.dumps(tool_input, indent=2, ensure_ascii=False, default=str), "json")]
     rest = {k: v for k, v in tool_input.items() if k not in CODE_KEYS}
     return [code] + ([(json.dumps(rest, indent=2, ensure_ascii=False, default=str), "json")] if rest else [])
 
 
-def input_summary(tool_name: str, tool_input: Any) -> str:
+def input_summary(tool_name: str, tool_input: object) -> str:
     """How long the input is and what in it is hidden: ``6,117 characters, 140 lines; ⚠ 2 …``."""
     text = "\n".join(t for t, _ in _input_parts(tool_name, tool_input))
     _, hidden = reveal_hidden(text)
@@ -113,12 +112,12 @@ def input_summary(tool_name: str, tool_input: Any) -> str:
     return summary
 
 
-def input_plain(tool_name: str, tool_input: Any) -> str:
+def input_plain(tool_name: str, tool_input: object) -> str:
     """A tool call's input as plain text, whole (it is what the user approves), hidden characters shown."""
     return "\n".join(reveal_hidden(text)[0] for text, _ in _input_parts(tool_name, tool_input))
 
 
-def input_html(tool_name: str, tool_input: Any) -> str:
+def input_html(tool_name: str, tool_input: object) -> str:
     """HTML of a tool call's input, whole: code highlighted, other fields as highlighted JSON, in a
     box that scrolls when long, hidden characters shown, and a line saying how long it is."""
     boxes = "".join(highlight_revealed(text, language) for text, language in _input_parts(tool_name, tool_input))

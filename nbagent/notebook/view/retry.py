@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 import ipywidgets as w
 
 from ...display.html import esc
+from ...engine.contracts import events as ev
 from .. import waiting
 from .render import STYLE
 
@@ -26,8 +26,8 @@ class RetryStatus:
     ("waiting for the shared rate limit (12 s)"), worded as a wait, not as a failure, with
     **Send now** and **Cancel**."""
 
-    def __init__(self, event: Any, on_retry_now: Callable[[], Any] | None, on_cancel: Callable[[], Any] | None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, event: ev.RetryScheduled | ev.RateLimitWait, on_retry_now: Callable[[], object] | None,
+                 on_cancel: Callable[[], object] | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.event, self.clock = event, clock
         self._on_retry_now, self._on_cancel = on_retry_now, on_cancel
         self.started = clock()
@@ -64,7 +64,7 @@ class RetryStatus:
 
     def headline(self) -> str:
         e = self.event
-        if self.is_rate_wait:
+        if isinstance(e, ev.RateLimitWait):  # is_rate_wait
             return f"⏳ {e.headline}"
         code = f" ({e.status})" if e.status is not None else ""
         return f"⟳ {e.error_kind}{code}: {e.message} — retry {e.attempt}/{e.max_attempts}"
@@ -105,7 +105,7 @@ class RetryStatus:
 class FailurePrompt:
     """A failed request: the error, and **Retry** / **Cancel** (/ *Start new session*)."""
 
-    def __init__(self, event: Any, on_new_session: Callable[[], Any] | None = None) -> None:
+    def __init__(self, event: ev.ApiRequestFailed, on_new_session: Callable[[], object] | None = None) -> None:
         self.event = event
         self.decision: waiting.Decision[str] = waiting.Decision()
         self.outcome: str | None = None

@@ -31,7 +31,7 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache
 from html import escape
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import nh3
 
@@ -188,28 +188,29 @@ def _svg_img(svg: str) -> str:
     return f'<img src="data:image/svg+xml;base64,{data}" style="max-width:100%"/>'
 
 
-def safe_display_data(data: dict[str, Any]) -> dict[str, Any]:
+def safe_display_data(data: Mapping[str, object]) -> dict[str, str]:
     """One display bundle from a tool, reduced to what the front-end may render.
 
     Raster images pass (JupyterLab shows them as ``<img>``); SVG becomes an image; HTML is cleaned;
     Markdown is rendered as model text; other mime types are dropped for their text/plain.
     """
-    safe: dict[str, Any] = {}
+    safe: dict[str, str] = {}
     for mime in RASTER_IMAGES:
-        if isinstance(data.get(mime), str):
-            safe[mime] = data[mime]
-    if isinstance(data.get("image/svg+xml"), str):
-        safe["text/html"] = _svg_img(data["image/svg+xml"])
-    elif isinstance(data.get("text/html"), str):
-        safe["text/html"] = clean_html(data["text/html"])
-    elif isinstance(data.get("text/markdown"), str):
-        safe["text/html"] = markdown_html(data["text/markdown"])
+        if isinstance(image := data.get(mime), str):
+            safe[mime] = image
+    svg, html, markdown = data.get("image/svg+xml"), data.get("text/html"), data.get("text/markdown")
+    if isinstance(svg, str):
+        safe["text/html"] = _svg_img(svg)
+    elif isinstance(html, str):
+        safe["text/html"] = clean_html(html)
+    elif isinstance(markdown, str):
+        safe["text/html"] = markdown_html(markdown)
     plain = data.get("text/plain")
     safe["text/plain"] = plain if isinstance(plain, str) else f"[output: {', '.join(map(str, data)) or 'empty'}]"
     return safe
 
 
-def static_output_html(data: dict[str, Any]) -> str:
+def static_output_html(data: Mapping[str, object]) -> str:
     """A tool's display bundle as static HTML: an image, the cleaned HTML, or the plain text."""
     safe = safe_display_data(data)
     for mime in RASTER_IMAGES:

@@ -5,7 +5,7 @@ and a static ``html()``; widgets change only through methods the view calls from
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
@@ -13,6 +13,9 @@ from ...display.html import esc, pre
 from .render import STYLE
 from .safe import markdown_html
 from .stream import StreamedMarkdown
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class TextBlock:
@@ -111,7 +114,7 @@ class Line:
 class TableBlock:
     """A pandas table (the per-request accounting) shown after a turn."""
 
-    def __init__(self, df: Any, title: str) -> None:
+    def __init__(self, df: pd.DataFrame, title: str) -> None:
         from ...display.tables import html_table
 
         self.df, self.title = df, title
@@ -130,7 +133,7 @@ class TableBlock:
         return f"<b>{esc(self.title)}</b>{self._static}"
 
 
-def _df_html(df: Any) -> str:
+def _df_html(df: pd.DataFrame) -> str:
     try:
         table = str(df.to_html(index=False, na_rep="", border=0)).replace("<table", '<table style="white-space:nowrap"', 1)
         # A wide run table scrolls in its own box instead of being cut at the cell's edge.

@@ -5,7 +5,7 @@ transcript and a static ``html()``; the interactive prompts are in :mod:`.prompt
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Mapping, Sequence, TypedDict
 
 import ipywidgets as w
 
@@ -19,12 +19,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from .prompts import PermissionPrompt
 
 
+class DisplayOutput(TypedDict):
+    """A rich output the tool's code displayed, as the card shows it (nbformat ``display_data``)."""
+
+    output_type: str
+    data: dict[str, str]
+    metadata: dict[str, object]
+
+
 class ToolCard:
     """One tool call: name and status, its input (code highlighted), permission and result."""
 
     def __init__(self, tool_use_id: str, name: str) -> None:
         self.tool_use_id, self.name = tool_use_id, name
-        self.input: Any = None
+        self.input: object = None
         self.preview: CallPreview | None = None  # what the call changes, shown instead of its input
         self.partial_json = ""
         self.status = "preparing…"
@@ -34,7 +42,7 @@ class ToolCard:
         self.started: float | None = None  # when the call could run (after any permission click)
         self.prompt: PermissionPrompt | None = None
         self.denied: str | None = None
-        self.outputs: list[dict[str, Any]] = []  # rich display outputs of a python execution
+        self.outputs: list[DisplayOutput] = []  # rich display outputs of a python execution
         self._head = w.HTML()
         self._input = w.HTML()
         self._prompt_box = w.VBox()
@@ -57,7 +65,7 @@ class ToolCard:
     def push_partial(self) -> None:
         self._input.value = pre(clip(self.partial_json, 2000), STYLE["muted"])
 
-    def set_input(self, tool_input: Any) -> None:
+    def set_input(self, tool_input: object) -> None:
         self.input = tool_input
         self._input.value = input_html(self.name, tool_input)
         self.set_status("")
@@ -92,11 +100,11 @@ class ToolCard:
             return
         self.set_status(f"{'error' if is_error else 'done'} in {duration_s:.2f} s")
 
-    def add_outputs(self, bundles: list[dict[str, Any]]) -> None:
+    def add_outputs(self, bundles: Sequence[Mapping[str, object]]) -> None:
         """Show rich outputs (``{"data": ..., "metadata": ...}``) the tool's code displayed."""
         # Only what cannot run script reaches the page (see .safe); the transcript keeps the same.
-        new = [{"output_type": "display_data", "data": safe_display_data(b["data"]), "metadata": {}}
-               for b in bundles if isinstance(b.get("data"), dict) and b["data"]]
+        new: list[DisplayOutput] = [{"output_type": "display_data", "data": safe_display_data(data), "metadata": {}}
+                                    for b in bundles if isinstance(data := b.get("data"), dict) and data]
         self.outputs.extend(new)
         self._rich.outputs = tuple(self.outputs)
 

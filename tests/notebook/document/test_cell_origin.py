@@ -3,11 +3,13 @@ the user's own agent cell and a cell the model only edited are not "by the agent
 
 from __future__ import annotations
 
+from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.notebook.document.bridge_types import CellJSON
 from nbagent.notebook.document.cells import ORIGIN, cell_for_model
 from nbagent.providers.simulated.notebook import cells_in
 
 
-def _cell(cid: str, source: str, mark: dict | None) -> dict:
+def _cell(cid: str, source: str, mark: JSONObject | None) -> CellJSON:
     return {"id": cid, "cell_type": "code", "source": source, "outputs": [],
             "metadata": {"nbagent": mark} if mark else {}}
 

@@ -24,44 +24,49 @@ def document() -> NotebookDocument:
     return NotebookDocument(nb.cells, "a.ipynb", nbformat.from_dict)
 
 
-def ask(doc: NotebookDocument, op: str, **args: Any) -> dict[str, Any]:
+def ask(doc: NotebookDocument, op: str, **args: Any) -> Any:
     return doc.answer({"type": "request", "id": 7, "op": op, **args})
+
+
+def cells_of(doc: NotebookDocument) -> list[Any]:
+    """The document's cells, for tests that look deep into them."""
+    return doc.cells
 
 
 def test_insert_read_replace_move_follow_the_protocol() -> None:
     doc = document()
-    agent_id, mine_id = doc.cells[1]["id"], doc.cells[2]["id"]
+    agent_id, mine_id = cells_of(doc)[1]["id"], cells_of(doc)[2]["id"]
     reply = ask(doc, "insert", cell={"cell_type": "code", "source": "x = 1", "metadata": {"nbagent": MARK, "trusted": True}},
                 after_id=agent_id)
     assert reply["ok"] and reply["id"] == 7 and reply["result"]["index"] == 2
-    new = doc.cells[2]
+    new = cells_of(doc)[2]
     assert new["source"] == "x = 1" and "trusted" not in new["metadata"] and new["outputs"] == []
     cells = ask(doc, "read")["result"]["cells"]
     assert [c["source"] for c in cells] == ["# Title", "%%agent\nhi", "x = 1", "mine = 1"]
     ask(doc, "replace", cell_id=new["id"], outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}],
         metadata={"nbagent": {**MARK, "kind": "edit"}})
-    assert doc.cells[2]["outputs"][0]["text"] == "1\n" and doc.cells[2]["metadata"]["nbagent"]["kind"] == "edit"
-    doc.cells[3]["metadata"]["tags"] = ["keep"]
+    assert cells_of(doc)[2]["outputs"][0]["text"] == "1\n" and cells_of(doc)[2]["metadata"]["nbagent"]["kind"] == "edit"
+    cells_of(doc)[3]["metadata"]["tags"] = ["keep"]
     ask(doc, "replace", cell_id=mine_id, metadata={"nbagent": None})
-    assert doc.cells[3]["metadata"] == {"tags": ["keep"]}  # only the nbagent key is nbagent's
-    assert ask(doc, "move", cell_id=mine_id, index=0)["result"] == {"index": 0} and doc.cells[0]["id"] == mine_id
+    assert cells_of(doc)[3]["metadata"] == {"tags": ["keep"]}  # only the nbagent key is nbagent's
+    assert ask(doc, "move", cell_id=mine_id, index=0)["result"] == {"index": 0} and cells_of(doc)[0]["id"] == mine_id
     assert not ask(doc, "replace", cell_id="nope", source="x")["ok"]
     assert not ask(doc, "frobnicate")["ok"]
 
 
 def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> None:
     doc = document()
-    agent_id, mine_id = doc.cells[1]["id"], doc.cells[2]["id"]
+    agent_id, mine_id = cells_of(doc)[1]["id"], cells_of(doc)[2]["id"]
     mark = {**MARK, "origin": "O"}
     made = [ask(doc, "insert", cell={"cell_type": "code", "source": f"x = {i}", "metadata": {"nbagent": mark}},
                 after_id=agent_id)["result"]["id"] for i in range(3)]
-    stamp = doc.cells[2]["metadata"]["nbagent"]["made"]
+    stamp = cells_of(doc)[2]["metadata"]["nbagent"]["made"]
     assert stamp["source_sha256"] and "execution_count" in stamp  # stamped here, not by the request
-    doc.cells[1]["metadata"]["nbagent"] = {"origin": "O", "session": "S", "turn": 1, "kind": "agent"}
+    cells_of(doc)[1]["metadata"]["nbagent"] = {"origin": "O", "session": "S", "turn": 1, "kind": "agent"}
     doc.running = agent_id
     edited = next(c for c in doc.cells if c["id"] == made[1])
     edited["source"] = "x = 'mine now'"  # the user typed in it: theirs
-    doc.cells[2]["metadata"]["nbagent"]["origin"] = "another kernel"  # before a restart: not ours
+    cells_of(doc)[2]["metadata"]["nbagent"]["origin"] = "another kernel"  # before a restart: not ours
     reply = ask(doc, "delete", ids=[agent_id, *made, mine_id, "missing"], expect={"origin": "O", "kinds": ["code"]},
                 protect=[])["result"]
     assert reply["removed"] == [made[0]] and reply["deleted"] == 1  # the count is what was really removed
@@ -75,7 +80,7 @@ def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> Non
 
 def test_a_queued_cell_is_never_deleted_and_find_says_it_runs() -> None:
     doc = document()
-    queued = doc.cells[2]
+    queued = cells_of(doc)[2]
     queued["metadata"]["nbagent"] = {"origin": "O", "session": "S", "turn": 1, "kind": "code",
                                      "made": {"source_sha256": "whatever"}}
     doc.queued = {queued["id"]}  # Run All's queue: it will still run
@@ -95,6 +100,9 @@ async def test_the_kernels_bridge_and_the_notebook_tools_work_on_it() -> None:
 
         def send(self, data: dict[str, Any]) -> None:
             bridge._on_data(doc.answer(data))
+
+        def close(self) -> None:
+            pass
 
     bridge._comm = Comm()
     bridge._on_data(doc.hello())

@@ -13,6 +13,7 @@ import pytest
 from nbagent.engine.contracts import events as ev
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.safe import clean_html, markdown_html, safe_display_data
+from nbagent.notebook.view.tools import ToolCard
 
 PAYLOADS = (
     '<img src=x onerror="window.__pwned=1">',
@@ -171,6 +172,7 @@ def test_the_permission_card_shows_all_of_a_long_input_and_says_how_long() -> No
     view = AgentView(model="claude-sonnet-4-5", provider="simulated", context_window=200_000, max_allowed=160_000)
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": code}))
     card = view.parts[0]
+    assert isinstance(card, ToolCard)
     assert "important.csv" in card._input.value and "important.csv" in view.transcript()
     assert "important.csv" in view.static_html()
     assert f"{len(code):,} characters, 1,001 lines" in card._input.value
@@ -182,6 +184,7 @@ def test_invisible_and_bidi_characters_in_code_are_shown_and_warned_about() -> N
     view = AgentView(model="claude-sonnet-4-5", provider="simulated", context_window=200_000, max_allowed=160_000)
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": code}))
     card = view.parts[0]
+    assert isinstance(card, ToolCard)
     for shown in (card._input.value, view.transcript(), view.static_html()):
         assert "⟦U+202E⟧" in shown and "⟦U+200B⟧" in shown and "\u202e" not in shown and "\u200b" not in shown
     assert "⚠ 5 invisible or direction-changing character(s)" in card._input.value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -15,8 +15,19 @@ from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.render import STYLE
+from nbagent.notebook.view.text import TableBlock, TextBlock, ThinkingBlock
+from nbagent.notebook.view.tools import ToolCard
 
 CLICK = {"method": "custom", "content": {"event": "click"}}
+
+P = TypeVar("P")
+
+
+def _part(view: AgentView, index: int, kind: type[P]) -> P:
+    """The view's part at ``index``, checked to be a ``kind``."""
+    part = view.parts[index]
+    assert isinstance(part, kind), part
+    return part
 
 
 class FakeClock:
@@ -49,7 +60,7 @@ def test_stream_updates_are_coalesced_and_the_last_is_sent() -> None:
     for i in range(100):  # 100 deltas within 0.5 s: at most 0.5 / 0.05 + 1 pushes
         clock.t += 0.005
         view.handle(ev.TextDelta(text=f"{i} "))
-    block = view.parts[0]
+    block = _part(view, 0, TextBlock)
     assert block.pushed <= 11
     assert view.stream_updates == block.pushed
     view.handle(ev.RequestCompleted(record=record()))  # a non-stream event flushes the tail
@@ -60,7 +71,7 @@ async def test_trailing_update_is_sent_when_the_stream_pauses() -> None:
     view = make_view(min_interval=0.05)
     view.handle(ev.TextDelta(text="a"))
     view.handle(ev.TextDelta(text="b"))  # within the interval: held back
-    block = view.parts[0]
+    block = _part(view, 0, TextBlock)
     assert block.shown() == "a"
     await asyncio.sleep(0.12)
     assert block.shown() == "ab"
@@ -86,7 +97,7 @@ def test_thinking_is_folded_and_tool_card_shows_highlighted_code_and_result() ->
     view.handle(ev.ToolUseDelta(tool_use_id="t1", name="python", partial_json='{"code": "import m'))
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "import math\nmath.pi"}))
     view.handle(ev.ToolResult(tool_use_id="t1", name="python", content="3.14159", duration_s=0.02))
-    thinking, card = view.parts[0], view.parts[1]
+    thinking, card = _part(view, 0, ThinkingBlock), _part(view, 1, ToolCard)
     assert thinking.widget.selected_index is None  # folded
     assert thinking.widget.get_title(0) == "Thinking"
     assert "<span" in card._input.value and "import" in card._input.value  # pygments markup
@@ -101,13 +112,13 @@ def test_interrupted_stream_is_greyed_and_labelled() -> None:
     view.handle(ev.ApiRequestStarted(request=1))
     view.handle(ev.TextDelta(text="half an ans"))
     view.handle(ev.StreamInterrupted(error_kind="connection", message="ReadError", partial_text="half an ans"))
-    block = view.parts[0]
+    block = _part(view, 0, TextBlock)
     html = block.widget.children[0].outputs[0]["data"]["text/html"]
     assert "interrupted" in html and STYLE["interrupted"] in html  # greyed: the faint text colour
     assert "[interrupted]" in view.transcript()
     view.handle(ev.ApiRequestStarted(request=1, attempt=1))
     view.handle(ev.TextDelta(text="fresh"))
-    assert view.parts[-1] is not block and view.parts[-1].text == "fresh"
+    assert view.parts[-1] is not block and _part(view, -1, TextBlock).text == "fresh"
 
 
 def test_truncation_fallback_and_notice_lines() -> None:
@@ -127,7 +138,7 @@ async def test_permission_allow_by_click() -> None:
     task = asyncio.create_task(view.ask_permission("python", {"code": "1+1"}, request()))
     await asyncio.sleep(0.01)
     prompt = view.permission
-    assert view.parts[0].prompt is prompt  # the prompt sits in the tool's card
+    assert _part(view, 0, ToolCard).prompt is prompt  # the prompt sits in the tool's card
     prompt.allow_button.click()
     assert await task == Allow()
     assert prompt.allow_button.disabled and prompt.deny_button.disabled and prompt.reason.disabled
@@ -146,7 +157,7 @@ async def test_permission_programmatic_gestures(gesture: Any, expected: Any) -> 
     await asyncio.sleep(0.01)
     gesture(view.permission)
     assert await task == expected
-    assert view.parts[0].input == {"path": "a.txt", "content": "x"}
+    assert _part(view, 0, ToolCard).input == {"path": "a.txt", "content": "x"}
 
 
 async def test_permission_deny_through_the_kernel_fast_path_reads_the_typed_reason() -> None:
@@ -246,7 +257,7 @@ def test_done_adds_the_per_request_table_and_transcript() -> None:
     view.handle(ev.TextDelta(text="Hello **world**"))
     view.handle(ev.RequestCompleted(record=record()))
     view.handle(ev.Done(reason="end_turn", totals=ev.Totals(requests=1, cost_usd=0.0042)))
-    table = view.parts[-1]
+    table = _part(view, -1, TableBlock)
     assert list(table.df["request"]) == [1]
     assert "text/html" in table.widget.outputs[0]["data"]
     text = view.transcript()
@@ -304,7 +315,7 @@ def test_show_execution_puts_rich_outputs_in_the_matching_card() -> None:
     png = "iVBORw0KGgo="
     view.show_execution(ExecutionRecord("plot()", ExecutionResult(), 0.0, 0.1,
                                         ({"data": {"image/png": png, "text/plain": "<Figure>"}, "metadata": {}},)))
-    card = view.parts[0]
+    card = _part(view, 0, ToolCard)
     assert card._rich.outputs[0]["data"]["image/png"] == png
     assert "[output] <Figure>" in view.transcript()
     assert f"data:image/png;base64,{png}" in view.static_html()
@@ -344,7 +355,7 @@ def test_an_interrupted_run_marks_partial_text_and_shows_the_cost_so_far() -> No
     view.interrupted(session_cost=0.0123)
     text = view.transcript()
     assert "Half a sent\n  [interrupted]" in text
-    assert "python (interrupted)" in text or "interrupted" in view.parts[1].status
+    assert "python (interrupted)" in text or "interrupted" in _part(view, 1, ToolCard).status
     assert "interrupted — session spent so far $0.0123" in text
     assert view.header.cost == 0.0123
 
@@ -378,7 +389,7 @@ async def test_a_tool_shows_its_running_time_and_its_recorded_duration_when_done
     await task
     clock.t += 4
     view.tick()
-    card = view.parts[0]
+    card = _part(view, 0, ToolCard)
     assert card.status == "running (4 s)" and view.activity.text() == "running python (4 s)"
     clock.t += 0.25
     # The engine's figure (the run alone, the permission wait excluded): what a replay shows too.
@@ -457,7 +468,7 @@ def test_streamed_text_is_sent_append_only_and_settled_chunks_never_again() -> N
         for at in range(0, len(text), 20):
             clock.t += 0.01
             view.handle(ev.TextDelta(text=text[at:at + 20]))
-            block = view.parts[0]
+            block = _part(view, 0, TextBlock)
             chunks = [o for g in block.widget.children for o in g.children][:-1]
             for out in chunks:  # once a chunk has settled, its widget is never sent again
                 settled.setdefault(out.comm.comm_id, sent[out.comm.comm_id])
