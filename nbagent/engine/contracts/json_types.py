@@ -3,7 +3,9 @@
 Use these where a value really is arbitrary JSON (a tool's input schema, an MCP result, a saved
 record read back before validation). Unlike `Any`, they make the reader narrow a value
 (`isinstance(v, dict)`) before using it. Where the API or nbagent defines the shape, use that
-shape's TypedDict instead (`message_types.py`).
+shape's TypedDict instead (`message_types.py`). pydantic cannot build a schema from this
+implicitly recursive alias (it recurses without end): a field pydantic validates keeps `object`
+(as `Done.output` does) and is narrowed where it is read.
 """
 
 from __future__ import annotations
