@@ -212,10 +212,14 @@ def test_run_all_live_never_deletes_the_next_agent_cell_nor_hangs(browser, lab, 
         if allow.count():
             # Nothing of theirs or the user's went, and the queued second agent cell is still there.
             assert [c["id"] for c in _cells(page) if c["id"] in expected] == expected
-            allow.first.click()
+            button = allow.first.element_handle()
+            button.click()
             answered += 1
-            page.wait_for_function("(n) => document.querySelectorAll(\"button.jp-mod-disabled, button:disabled\").length >= n",
-                                   arg=answered, timeout=30_000)  # the answered prompt closed
+            # This prompt closed (the kernel disables its buttons when it takes the click). Counting
+            # disabled buttons instead passed at once from the second prompt on (each closed prompt
+            # leaves several), and the next turn clicked this button again as the kernel disabled it.
+            page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                                   arg=button, timeout=30_000)
         else:
             time.sleep(0.25)
     cells = _cells(page)

@@ -9,7 +9,6 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 if TYPE_CHECKING:
-    from ..magics import AgentMagics
     from ..magics_api import MagicsApi
     from .record import ExternalAction
     from .server import ServeServer
@@ -37,7 +36,7 @@ def _clients(text: str) -> int:
 @argument("--stop", action="store_true", help="Stop serving.")
 @argument("--clients", type=_clients, default=None, metavar="N",
           help="How many MCP clients may be connected at once (default 1; given while serving, a restart).")
-def serve(magics: AgentMagics, args: Namespace) -> None:
+def serve(magics: MagicsApi, args: Namespace) -> None:
     """Serve this notebook to MCP clients (Claude Code, VS Code, Cursor) on 127.0.0.1; every edit
     and run asks here first."""
     global _SERVER

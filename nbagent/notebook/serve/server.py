@@ -30,7 +30,7 @@ from .operations import Operations
 from .record import ActionLog
 
 if TYPE_CHECKING:
-    from ..magics import AgentMagics
+    from ..magics_api import MagicsApi
 
 
 def _runtime_dir() -> Path:
@@ -53,7 +53,7 @@ def write_token(token: str, port: int) -> Path:
 class ServeServer:
     """The running server of one kernel (see :func:`start` in :mod:`.command`)."""
 
-    def __init__(self, magics: AgentMagics, *, max_clients: int = 1) -> None:
+    def __init__(self, magics: MagicsApi, *, max_clients: int = 1) -> None:
         if magics.shell is None:  # only a bare AgentMagics() made outside IPython has none
             raise RuntimeError("%agent serve needs the IPython shell the magics were loaded into")
         self.magics, self.shell = magics, magics.shell
