@@ -8,7 +8,9 @@ steps they come back in step and the server refuses most of them again. Three ru
   went down by more than this client spent), the client waits for the share it used to come back,
   times a random factor: kernels spread out instead of arriving together. Alone, it waits only
   when its next request does not fit.
-* **Honour ``retry-after``** (:meth:`RatePacer.retry_after_delay`): exactly, plus a little jitter.
+* **Honour ``retry-after``** (:meth:`RatePacer.retry_after_delay`): exactly, plus a little jitter;
+  a 429 without headers still tells the pacer its buckets are empty (:meth:`RatePacer.refused`),
+  so the resend is paced like any other.
 * **Jittered backoff** (:func:`full_jitter_backoff`) for failures without a server wait.
 
 Pure: the clock and the random source are injected (tests fix both).
@@ -35,6 +37,9 @@ waited waits less, so the students unlucky early are not also the last (in a sim
 this cut the time to the last answer by a tenth and the slowest student's wait, at the same 429s)."""
 RETRY_AFTER_JITTER = 0.1
 """``retry-after`` is honoured exactly plus up to this share of it (at most 1 s) at random."""
+BLIND_SPREAD_CAP_S = 30.0
+"""Refused again and again with no budget ever stated, a kernel adds up to ``retry-after × (2^(n-1) - 1)``
+(at most this) at random on its n-th refusal in a row: it knows nothing of the others but that they win."""
 BACKOFF_BASE_S = 2.0
 PACED = ("requests", "input-tokens", "output-tokens")
 """The buckets paced on (``tokens`` is the tightest of the token buckets, already covered)."""
@@ -76,6 +81,7 @@ class RatePacer:
         self._at = 0.0
         self._sent: deque[float] = deque()  # when this client sent its recent requests
         self._need_input = 0  # the uncached input tokens of its last answered request
+        self._refusals = 0  # 429s in a row (an answer ends the run)
         self.shared = False
         """Whether others were seen using the same buckets (they went down by more than this client spent)."""
 
@@ -89,13 +95,26 @@ class RatePacer:
     def observe(self, snapshot: RateLimitSnapshot | None, uncached_input: int | None = None) -> None:
         """Take a response's rate limit headers (and, when answered, its uncached input tokens)."""
         if uncached_input is not None:
-            self._need_input = uncached_input
+            self._need_input, self._refusals = uncached_input, 0
         if snapshot is None or not snapshot.buckets:
             return
         requests = snapshot.buckets.get("requests")
         if requests is not None and requests.limit - requests.remaining > len(self._sent) + 1:
             self.shared = True  # more used than this client sent this minute: another kernel uses the key
         self._seen, self._at = snapshot, self.clock()
+
+    def refused(self, snapshot: RateLimitSnapshot | None) -> None:
+        """Take a 429. With headers it is observed like any response. Without them it is still news:
+        every bucket the pacer knew is, as far as it can tell, empty now (refilling at the rate it
+        saw). Otherwise the last answer's budget aged into "plenty" while the server kept refusing,
+        and refused kernels came back together: on the bench's ``docs`` server with headerless 429s,
+        87% of a class's requests were refused instead of 19%."""
+        self._refusals += 1
+        if snapshot is not None and snapshot.buckets:
+            self.observe(snapshot)
+        elif self._seen is not None:
+            emptied = {dim: Bucket(b.limit, 0, b.limit / b.rate) for dim, b in self._seen.buckets.items()}
+            self._seen, self._at = RateLimitSnapshot(emptied), self.clock()
 
     def pace_delay(self, estimated_input: int, age: int = 0) -> PaceDecision:
         """How long to wait before the next request (see the module docstring); ``age`` is how
@@ -130,8 +149,13 @@ class RatePacer:
         return low if self.uniform is None else self.uniform(low, high)
 
     def retry_after_delay(self, retry_after_s: float) -> float:
-        """The server's wait, exactly, plus a little jitter (so refused kernels do not return together)."""
-        return retry_after_s + self._draw(0.0, min(RETRY_AFTER_JITTER * retry_after_s, 1.0))
+        """The server's wait, exactly, plus a little jitter (so refused kernels do not return together).
+        Refused repeatedly without ever being told a budget (no headers), it spreads wider each time
+        (:data:`BLIND_SPREAD_CAP_S`): otherwise every such kernel came back each ``retry-after``."""
+        jitter = min(RETRY_AFTER_JITTER * retry_after_s, 1.0)
+        if self._seen is None and self._refusals > 1:
+            jitter = max(jitter, min(retry_after_s * (2.0 ** (self._refusals - 1) - 1.0), BLIND_SPREAD_CAP_S))
+        return retry_after_s + self._draw(0.0, jitter)
 
 
 _PACERS: "weakref.WeakKeyDictionary[object, RatePacer]" = weakref.WeakKeyDictionary()

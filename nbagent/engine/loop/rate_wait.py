@@ -36,6 +36,8 @@ def observe_rate_limits(run: RequestRun, streamed: StreamEnd) -> None:
     if streamed.complete is not None:
         u = streamed.complete.usage
         run.pacer.observe(streamed.complete.rate_limits, u.input_tokens + u.cache_creation_input_tokens)
+    elif streamed.error is not None and streamed.error.kind is ErrorKind.RATE_LIMIT:
+        run.pacer.refused(streamed.error.rate_limits)
     elif streamed.error is not None:
         run.pacer.observe(streamed.error.rate_limits)
 

@@ -101,3 +101,47 @@ def test_sessions_of_one_provider_share_one_pacer() -> None:
     a, b = Provider(), Provider()
     assert pacing.pacer_for(a) is pacing.pacer_for(a)
     assert pacing.pacer_for(a) is not pacing.pacer_for(b)
+
+
+def test_a_429_without_headers_empties_the_known_buckets_so_the_resend_is_paced() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    pacer.sent()
+    pacer.observe(snapshot(remaining=30, reset_s=24.0))  # 20 used, one its own: shared, plenty left
+    clock.now += 30  # the answer's headers are old: by now they say the bucket is full
+    assert pacer.pace_delay(10).delay_s == 0
+    pacer.refused(RateLimitSnapshot(retry_after_s=1.0))  # refused, and the 429 carried no budget
+    decision = pacer.pace_delay(10)
+    rate = 20 / 24.0
+    assert decision.dimension == "requests" and decision.remaining == 0
+    assert decision.delay_s == pytest.approx(50 / rate * (1 + pacing.SPREAD))  # the whole bucket's refill, spread
+
+
+def test_a_429_with_headers_is_observed_like_an_answer() -> None:
+    clock = Clock()
+    pacer, refused = RatePacer(clock, upper), RatePacer(clock, upper)
+    for p in (pacer, refused):
+        p.sent()
+    pacer.observe(snapshot(remaining=2, reset_s=57.6))
+    refused.refused(snapshot(remaining=2, reset_s=57.6))
+    assert refused.pace_delay(10) == pacer.pace_delay(10)
+
+
+def test_a_429_before_any_headers_changes_nothing() -> None:
+    pacer = RatePacer(Clock(), upper)
+    pacer.refused(None)
+    assert pacer.pace_delay(10).delay_s == 0
+
+
+def test_refused_again_and_again_with_no_budget_stated_it_spreads_wider_each_time() -> None:
+    pacer = RatePacer(Clock(), upper)
+    spreads = []
+    for _ in range(8):
+        pacer.refused(RateLimitSnapshot(retry_after_s=2.0))  # a server that sends no budget with its 429s
+        spreads.append(pacer.retry_after_delay(2.0) - 2.0)
+    assert spreads[0] == pytest.approx(0.2)  # the first: a tenth, as always
+    assert spreads[1:4] == pytest.approx([2.0, 6.0, 14.0])  # then retry-after × (2^(n-1) - 1)
+    assert spreads[-1] == pacing.BLIND_SPREAD_CAP_S
+    pacer.observe(None, uncached_input=100)  # answered: the run of refusals is over
+    pacer.refused(RateLimitSnapshot(retry_after_s=2.0))
+    assert pacer.retry_after_delay(2.0) == pytest.approx(2.2)
