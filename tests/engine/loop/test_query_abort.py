@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from nbagent.engine.contracts.permissions import Allow
 from nbagent.engine.loop.query import QueryEngine
 from nbagent.engine.loop.tool_runner import INTERRUPTED, NOT_RUN
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop._blocks import tool_results
 from tests.engine.loop.test_query_support import (
     BlockingSleep,
     Echo,
@@ -38,17 +40,17 @@ LEAD = " ".join(f"lead{i}" for i in range(40))
 CATEGORIES = ("stream", "tool", "retry_wait")
 
 
-def case(category: str, tmp_path: Any, name: str) -> tuple[QueryEngine, Any]:
+def case(category: str, tmp_path: Any, name: str) -> tuple[QueryEngine, SimulatedAPI, Any]:
     if category == "stream":
         api = SimulatedAPI([tool_reply("echo", {"text": "quick"}, text=LEAD), text_reply(LONG)], tokens_per_second=500)
-        return make_engine(api, tmp_path, tools=[Echo()], task=name), None
+        return make_engine(api, tmp_path, tools=[Echo()], task=name), api, None
     if category == "tool":
         slow = Slow()
         api = SimulatedAPI([tool_reply("slow", {"seconds": 30}, text=LEAD), text_reply("never")], tokens_per_second=2_000)
-        return make_engine(api, tmp_path, tools=[slow], task=name), slow
+        return make_engine(api, tmp_path, tools=[slow], task=name), api, slow
     sleep = BlockingSleep()
     api = SimulatedAPI([text_reply("never")], faults={1: Fault.overloaded()})
-    return make_engine(api, tmp_path, sleep=sleep, task=name), sleep
+    return make_engine(api, tmp_path, sleep=sleep, task=name), api, sleep
 
 
 async def abort_after(engine: QueryEngine, delay: float) -> tuple[list, float]:
@@ -70,6 +72,7 @@ async def abort_after(engine: QueryEngine, delay: float) -> tuple[list, float]:
 async def resume_and_continue(engine: QueryEngine, tmp_path: Any) -> None:
     api = SimulatedAPI([text_reply("Resumed and done.")])
     engine.session.close()
+    assert engine.config.task_dir is not None
     resumed = make_engine(api, tmp_path, tools=[Echo()], task=engine.config.task_dir.name, resume=True)
     assert resumed.session.history == engine.session.history
     ev = await run(resumed, "carry on")
@@ -86,7 +89,7 @@ SEEDED = [(CATEGORIES[i % 3], random.Random(i).uniform(0.02, 0.35)) for i in ran
 
 @pytest.mark.parametrize("category, delay", SEEDED, ids=[f"{c}-{d:.3f}s" for c, d in SEEDED])
 async def test_abort_at_a_random_moment(tmp_path: Any, category: str, delay: float) -> None:
-    engine, probe = case(category, tmp_path, "task")
+    engine, api, probe = case(category, tmp_path, "task")
     events, took = await abort_after(engine, delay)
     done = done_of(events)
     assert done.reason == "aborted", [e.kind for e in events]
@@ -96,13 +99,13 @@ async def test_abort_at_a_random_moment(tmp_path: Any, category: str, delay: flo
     assert_persisted_valid(engine.config.task_dir, engine)
     if category == "tool" and probe.started.is_set():
         assert probe.cancelled == 1 and probe.finished == 0
-        (result,) = [e for e in events if isinstance(e, ToolResult)] or [None]
-        answer = engine.session.history[-1]["content"][0]
+        results = [e for e in events if isinstance(e, ToolResult)]
+        answer = tool_results(engine.session.history[-1])[0]
         assert answer["is_error"] and answer["content"] in (INTERRUPTED, NOT_RUN)
-        assert result is None  # an interrupted call shows no result row; the model is told in history
+        assert results == []  # an interrupted call shows no result row; the model is told in history
     if category == "retry_wait":
         assert probe.delays == [2.0]  # it was waiting for the first retry
-        assert len(messages_requests(engine.provider.api)) == 1
+        assert len(messages_requests(api)) == 1
     await resume_and_continue(engine, tmp_path)
 
 
@@ -143,7 +146,7 @@ async def test_abort_while_the_user_is_asked_for_permission(tmp_path: Any) -> No
     events = await asyncio.wait_for(task, 5)
     assert time.monotonic() - t0 < 1.0
     assert done_of(events).reason == "aborted" and write.calls == []
-    last = engine.session.history[-1]["content"]
+    last = tool_results(engine.session.history[-1])
     assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in last] == [
         (tool_uses(engine.session.history[-2])[0]["id"], NOT_RUN, True)]
     assert_persisted_valid(engine.config.task_dir, engine)
@@ -178,7 +181,7 @@ async def test_a_kernel_interrupt_propagates_after_the_history_is_repaired(tmp_p
         await task
     assert slow.cancelled == 1
     assert not any(isinstance(e, Done) for e in events)
-    results = engine.session.history[-1]["content"]
+    results = tool_results(engine.session.history[-1])
     assert [b["content"] for b in results] == ["x", INTERRUPTED, NOT_RUN]
     assert_history_valid(engine.session.history)
     assert_persisted_valid(engine.config.task_dir, engine)
@@ -192,9 +195,10 @@ async def test_closing_the_event_stream_early_still_answers_every_tool_call(tmp_
     async for e in gen:
         if e.kind == "request_completed":
             break  # the consumer stops listening right after the tool call arrived
+    assert isinstance(gen, AsyncGenerator)  # submit_message is an async generator function
     await gen.aclose()
     assert_history_valid(engine.session.history)
-    assert engine.session.history[-1]["content"][0]["content"] == NOT_RUN
+    assert tool_results(engine.session.history[-1])[0]["content"] == NOT_RUN
     assert_persisted_valid(engine.config.task_dir, engine)
 
 
@@ -209,6 +213,6 @@ async def test_abort_when_a_tool_call_is_shown_answers_it_not_run_on_the_rules_p
         if e.kind == "tool_use":
             engine.abort()
     assert done_of(events).reason == "aborted"
-    results = engine.session.history[-1]["content"]
+    results = tool_results(engine.session.history[-1])
     assert [b["content"] for b in results] == [NOT_RUN]
     assert_persisted_valid(engine.config.task_dir, engine)

@@ -25,7 +25,7 @@ from nbagent.engine.contracts.events import (
     ToolUseDelta,
     Totals,
 )
-from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.contracts.messages import MessageParam, history_problems
 from nbagent.engine.contracts.permissions import Asker, CallbackAsker
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
 from nbagent.engine.loop.query import QueryEngine
@@ -222,7 +222,8 @@ def messages_requests(api: SimulatedAPI) -> list[Any]:
 
 # ----- normalisation and checks ----------------------------------------------------------------
 
-_DELTA_KEY = {TextDelta: "text", ThinkingDelta: "text", ToolUseDelta: "partial_json"}
+_DELTA_KEY: dict[type[Event], str] = {TextDelta: "text", ThinkingDelta: "text", ToolUseDelta: "partial_json"}
+_DELTAS = (TextDelta, ThinkingDelta, ToolUseDelta)
 
 
 def normalise(events: Iterable[Event]) -> list[Event]:
@@ -236,8 +237,9 @@ def normalise(events: Iterable[Event]) -> list[Event]:
         elif isinstance(e, ToolResult):
             e = dataclasses.replace(e, duration_s=0.0)
         key = _DELTA_KEY.get(type(e))
-        if key is not None and out and type(out[-1]) is type(e) and out[-1].index == e.index:  # type: ignore[attr-defined]
-            prev = out[-1]
+        prev = out[-1] if out else None
+        if (key is not None and isinstance(e, _DELTAS) and isinstance(prev, _DELTAS) and type(prev) is type(e)
+                and prev.index == e.index):
             out[-1] = dataclasses.replace(prev, **{key: getattr(prev, key) + getattr(e, key)})
             continue
         out.append(e)
@@ -258,13 +260,15 @@ def done_of(events: Sequence[Event]) -> Done:
     return events[-1]
 
 
-def assert_history_valid(history: list[dict[str, Any]]) -> None:
+def assert_history_valid(history: Sequence[MessageParam]) -> None:
     assert history_problems(history) == [], history
 
 
-def assert_persisted_valid(task_dir: Path, engine: QueryEngine | None = None) -> None:
+def assert_persisted_valid(task_dir: Path | None, engine: QueryEngine | None = None) -> None:
     """The task folder loads, its history is a valid conversation, and (given the engine) it holds
-    exactly the engine's history, records and range: nothing complete was lost."""
+    exactly the engine's history, records and range: nothing complete was lost. (``task_dir`` is
+    a config's optional folder: these tests always set one.)"""
+    assert task_dir is not None
     snap = SessionStore(task_dir).load()
     assert not snap.history or history_problems(snap.history) == [], snap.history
     if engine is not None:
@@ -292,7 +296,7 @@ def totals_for(records: Sequence[RequestRecord], truncations: int = 0) -> Totals
 
 
 def test_normalise_joins_deltas_per_block_and_zeroes_clocks() -> None:
-    evs = [TextDelta(text="a", index=0), TextDelta(text="b", index=0), TextDelta(text="c", index=1),
+    evs: list[Event] = [TextDelta(text="a", index=0), TextDelta(text="b", index=0), TextDelta(text="c", index=1),
            ToolUseDelta(tool_use_id="t", name="n", partial_json="{", index=2),
            ToolUseDelta(tool_use_id="t", name="n", partial_json="}", index=2),
            ToolResult(tool_use_id="t", name="n", content="x", duration_s=3.0)]
