@@ -9,6 +9,7 @@ from __future__ import annotations
 from nbagent.engine.contracts.messages import (
     ContentBlock,
     MessageParam,
+    ServerToolUseBlockParam,
     TextBlockParam,
     ThinkingBlockParam,
     ToolResultBlockParam,
@@ -35,6 +36,11 @@ def as_thinking(block: ContentBlock) -> ThinkingBlockParam:
 
 def as_tool_use(block: ContentBlock) -> ToolUseBlockParam:
     assert block["type"] == "tool_use", block
+    return block
+
+
+def as_server_tool_use(block: ContentBlock) -> ServerToolUseBlockParam:
+    assert block["type"] == "server_tool_use", block
     return block
 
 

@@ -342,7 +342,9 @@ async def test_overflow_of_a_conversation_that_cannot_be_shortened_asks_at_once(
     engine = make_engine(api, tmp_path, on_api_failure=answers)
     ev = await run(engine, "hello")
     assert kinds(ev) == ["api_request_started", "api_request_failed", "done"]
-    assert "cannot be shortened further" in ev[1].message and not ev[1].can_shorten
+    failed = ev[1]
+    assert isinstance(failed, ApiRequestFailed)
+    assert "cannot be shortened further" in failed.message and not failed.can_shorten
     assert len(answers.asked) == 1 and len(messages_requests(api)) == 1
     assert engine.session.history == []  # the prompt was withdrawn (issue 12, D7)
     assert_persisted_valid(engine.config.task_dir, engine)

@@ -11,6 +11,7 @@ from nbagent.engine.api_facts.request_params import SettingNotSupported
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.events import Notice, StreamInterrupted
 from nbagent.providers.simulated import RawBlock, Reply, SimulatedAPI, TextBlock, text_reply, tool_reply
+from tests.engine.loop._blocks import as_server_tool_use, as_text, as_thinking, content_list
 from tests.engine.loop.test_query_support import assert_persisted_valid, done_of, kinds, make_engine, messages_requests, run
 
 REFUSAL = {"type": "refusal", "category": "cyber", "explanation": "This request was declined because it could "
@@ -61,8 +62,8 @@ async def test_pause_turn_sends_the_content_back_and_counts_against_max_requests
     ev = await run(engine, "search it")
     assert done_of(ev).reason == "end_turn" and kinds(ev).count("request_completed") == 2
     second = messages_requests(api)[1].body
-    paused = engine.session.history[1]["content"]  # the default model's thinking, then the search
-    assert [b["type"] for b in paused] == ["thinking", "server_tool_use"] and paused[0]["signature"]
+    paused = content_list(engine.session.history[1])  # the default model's thinking, then the search
+    assert [b["type"] for b in paused] == ["thinking", "server_tool_use"] and as_thinking(paused[0])["signature"]
     sent = second["messages"][-1]
     assert sent["role"] == "assistant"  # sent back as it came (plus the cache breakpoint on its last block)
     assert [{k: v for k, v in b.items() if k != "cache_control"} for b in sent["content"]] == paused
@@ -77,10 +78,12 @@ async def test_server_tool_blocks_and_citations_enter_history_and_searches_are_c
     engine = make_engine(api, tmp_path, server_tools=("web_search",))
     ev = await run(engine, "search it")
     assert done_of(ev).reason == "end_turn"
-    content = engine.session.history[-1]["content"]
+    content = content_list(engine.session.history[-1])
     assert [b["type"] for b in content] == ["thinking", "server_tool_use", "web_search_tool_result", "text"]
-    assert content[0]["thinking"] == "" and content[0]["signature"]  # thought unasked, text omitted
-    assert content[1]["input"] == {"query": "nbagent"} and content[3]["citations"] == [CITATION]
+    thinking = as_thinking(content[0])
+    assert thinking["thinking"] == "" and thinking["signature"]  # thought unasked, text omitted
+    assert as_server_tool_use(content[1])["input"] == {"query": "nbagent"}
+    assert as_text(content[3])["citations"] == [CITATION]
     record = engine.session.records[-1]
     assert record.usage.web_search_requests == 1
     found = [e for e in ev if e.kind == "server_tool_result"]
@@ -108,7 +111,7 @@ async def test_three_thinking_requests_on_sonnet_5_5_send_nothing_refused_and_pa
         assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "low"}
         assert not {"temperature", "top_p", "top_k", "tool_choice"} & set(body)
         assert body["messages"][-1]["role"] == "user"
-    first_thinking = engine.session.history[1]["content"][0]
+    first_thinking = content_list(engine.session.history[1])[0]
     assert first_thinking["type"] == "thinking" and first_thinking["signature"]
     assert bodies[2]["messages"][1]["content"][0] == first_thinking  # byte-identical
     assert_persisted_valid(engine.config.task_dir, engine)
