@@ -6,16 +6,29 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from nbagent import Agent
 from nbagent.engine.contracts.events import Notice
-from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
+from nbagent.engine.contracts.messages import history_problems, is_text
+from nbagent.engine.loop.compaction import COMPACT_KEEP
+from nbagent.engine.state.compactions import SUMMARY_MARK
 from nbagent.providers.simulated import SimulatedAPI
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_query_support import messages_requests
 
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
 
-def agent_on(tmp_path: Path, **settings: object) -> tuple[Agent, SimulatedAPI]:
+
+class WindowSettings(TypedDict, total=False):
+    """The session settings these tests vary (SessionConfig fields, passed on to the Agent)."""
+
+    context_window: int
+    auto_compact: float
+
+
+def agent_on(tmp_path: Path, **settings: Unpack[WindowSettings]) -> tuple[Agent, SimulatedAPI]:
     api = SimulatedAPI()  # the demo brain
     return Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, allow=["python"],
                  **settings), api
@@ -34,7 +47,7 @@ def test_compact_summarises_the_hidden_part_and_rollback_restores(tmp_path: Path
     summary_request = messages_requests(api)[-1].body
     assert "nbagent-compaction" in str(summary_request["system"]) and "keep the numbers" in str(summary_request)
     assert any(isinstance(e, Notice) and "Compacted messages" in e.message for e in events)
-    (marked,) = [b["text"] for b in agent.history[2]["content"] if b.get("type") == "text" and SUMMARY_MARK in b["text"]]
+    (marked,) = [b["text"] for b in content_list(agent.history[2]) if is_text(b) and SUMMARY_MARK in b["text"]]
     assert "(simulated model) Summary (simulated" in marked and history_problems(agent.history) == []
     assert len(agent.history) < len(before) and agent.history[:2] == before[:2]
     assert agent.history[-1]["content"] == before[-1]["content"] or history_problems(agent.history) == []

@@ -12,7 +12,8 @@ from typing import Any
 
 from nbagent import Agent
 from nbagent.engine.context.mask import is_placeholder
-from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
+from nbagent.engine.loop.compaction import COMPACT_KEEP
+from nbagent.engine.state.compactions import SUMMARY_MARK
 from nbagent.engine.state.sent import SentRequest
 from nbagent.engine.state.store import SENT_FILE
 from nbagent.providers.simulated import SimulatedAPI, text_reply

@@ -16,7 +16,8 @@ from typing import Any
 from nbagent import Agent
 from nbagent.engine.contracts.events import Notice
 from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
+from nbagent.engine.loop.compaction import COMPACT_KEEP
+from nbagent.engine.state.compactions import SUMMARY_MARK
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_context_policy_loop import Load
 from tests.engine.loop.test_query_support import messages_requests
