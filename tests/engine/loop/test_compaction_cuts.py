@@ -5,18 +5,20 @@ restores the history exactly; :func:`hidden_end` keeps the latest call and its r
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.engine.contracts.messages import blocks, history_problems, is_tool_result, tool_uses
+from nbagent.engine.contracts.messages import MessageParam, blocks, history_problems, is_tool_result, tool_uses
 from nbagent.engine.loop.compaction import MIN_HIDDEN, hidden_end
 from nbagent.engine.state.compactions import SUMMARY_MARK, RollbackPoint, compacted, folded
 from tests.engine.context.test_context_policy_property import sessions
+from tests.engine.loop._blocks import content_list
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[dict]:
+def histories(draw: st.DrawFn) -> list[MessageParam]:
     """A session as the loop holds it: before a request (it ends with a user message) or after a
     finished turn (a final text reply); many of them one long turn of tool calls."""
     history = draw(sessions())
@@ -25,19 +27,19 @@ def histories(draw: st.DrawFn) -> list[dict]:
     return history
 
 
-def cuts(history: list[dict]) -> list[int]:
+def cuts(history: Sequence[MessageParam]) -> list[int]:
     """Every place a cut could end: a user message after index 2 that an assistant message follows."""
     return [k for k in range(3, len(history) - 1)
             if history[k]["role"] == "user" and history[k + 1]["role"] == "assistant"]
 
 
-def point(history: list[dict], end: int) -> RollbackPoint:
+def point(history: Sequence[MessageParam], end: int) -> RollbackPoint:
     return RollbackPoint(turns=(), replaced=tuple(history[2:end + 1]), updates=[])
 
 
 @settings(max_examples=150, deadline=None)
 @given(histories())
-def test_every_cut_keeps_the_history_api_valid_and_is_undone_exactly(history: list[dict]) -> None:
+def test_every_cut_keeps_the_history_api_valid_and_is_undone_exactly(history: list[MessageParam]) -> None:
     for end in cuts(history):
         out = compacted(history, end, "what happened")
         assert history_problems(out) == [], end
@@ -50,9 +52,10 @@ def test_every_cut_keeps_the_history_api_valid_and_is_undone_exactly(history: li
 
 @settings(max_examples=150, deadline=None)
 @given(histories(), st.lists(sessions(), min_size=1, max_size=3))
-def test_repeated_compactions_at_hidden_end_stay_valid_and_roll_back_exactly(history: list[dict],
-                                                                             more: list[list[dict]]) -> None:
-    original, points = copy.deepcopy(history), []
+def test_repeated_compactions_at_hidden_end_stay_valid_and_roll_back_exactly(
+        history: list[MessageParam], more: list[list[MessageParam]]) -> None:
+    original = copy.deepcopy(history)
+    points: list[RollbackPoint] = []
     for step, extra in enumerate(more):
         end = hidden_end(history)
         if end is not None:
@@ -75,23 +78,27 @@ def test_repeated_compactions_at_hidden_end_stay_valid_and_roll_back_exactly(his
     assert undone[:len(original)] == original
 
 
-def _renamed(message: dict, step: int) -> dict:
+def _renamed(message: MessageParam, step: int) -> MessageParam:
+    """The message with its tool ids prefixed by ``step`` (each session numbers its calls from t1)."""
     out = copy.deepcopy(message)
-    for b in out["content"]:
-        for key in ("id", "tool_use_id"):
-            if key in b:
-                b[key] = f"s{step}-{b[key]}"
+    for b in content_list(out):
+        if b["type"] == "tool_use":
+            b["id"] = f"s{step}-{b['id']}"
+        elif b["type"] == "tool_result":
+            b["tool_use_id"] = f"s{step}-{b['tool_use_id']}"
+        else:
+            assert "id" not in b and "tool_use_id" not in b, b  # no other block of a session has an id
     return out
 
 
 def test_a_long_turn_is_cut_before_its_latest_call() -> None:
-    def call(n: int) -> dict:
+    def call(n: int) -> MessageParam:
         return {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{n}", "name": "python", "input": {}}]}
 
-    def result(n: int) -> dict:
+    def result(n: int) -> MessageParam:
         return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": f"r{n}"}]}
 
-    history: list[dict] = [{"role": "user", "content": "task"}]
+    history: list[MessageParam] = [{"role": "user", "content": "task"}]
     for n in range(1, 6):
         history += [call(n), result(n)]
     assert hidden_end(history[:5]) is None  # the first call, then only the latest exchange
@@ -99,5 +106,5 @@ def test_a_long_turn_is_cut_before_its_latest_call() -> None:
     assert hidden_end(history) == len(history) - 3
     out = compacted(history, hidden_end(history) or 0, "s")
     assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant", "user"]
-    assert out[2]["content"][0] == result(1)["content"][0] and out[3:] == [call(5), result(5)]
+    assert content_list(out[2])[0] == content_list(result(1))[0] and out[3:] == [call(5), result(5)]
     assert history_problems(out) == []
