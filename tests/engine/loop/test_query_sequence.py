@@ -11,6 +11,7 @@ from nbagent.engine.context import get_context_window_info
 from nbagent.engine.contracts.events import (
     ApiRequestStarted,
     Done,
+    Event,
     PermissionAsked,
     PermissionDenied,
     RequestCompleted,
@@ -23,6 +24,7 @@ from nbagent.engine.contracts.events import (
 from nbagent.engine.contracts.permissions import Allow, Deny
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, ToolUseBlock, text_reply
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_query_support import (
     MODEL,
     Add,
@@ -33,6 +35,7 @@ from tests.engine.loop.test_query_support import (
     make_engine,
     messages_requests,
     normalise,
+    records_of,
     request_tokens,
     run,
     totals_for,
@@ -89,7 +92,7 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
     # claude-sonnet-5-5 thinks unasked with its thinking omitted: every reply opens with a thinking
     # block at index 0 that yields no delta, so the scripted blocks stream from index 1.
     denied = "The user denied this write call: not now"
-    turn1 = [
+    turn1: list[Event] = [
         started(1, 1, 1),
         TextDelta(text="Adding.", index=1),
         ToolUseDelta(tool_use_id="toolu_r1", name="add", partial_json=json.dumps({"a": 2, "b": 3}), index=2),
@@ -111,9 +114,9 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         TextDelta(text="The sum is 5.", index=1),
         completed(1, 3, "end_turn"),
     ]
-    records1 = [e.record for e in turn1 if isinstance(e, RequestCompleted)]
+    records1 = records_of(turn1)  # completed() always makes a record
     turn1.append(Done(reason="end_turn", totals=totals_for(records1)))
-    turn2 = [
+    turn2: list[Event] = [
         started(2, 4, 7),
         ToolUseDelta(tool_use_id="toolu_r4", name="write", partial_json=json.dumps(write_input), index=1),
         completed(2, 4, "tool_use"),
@@ -124,7 +127,7 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
         TextDelta(text="Saved.", index=1),
         completed(2, 5, "end_turn"),
     ]
-    records2 = records1 + [e.record for e in turn2 if isinstance(e, RequestCompleted)]
+    records2 = records1 + records_of(turn2)
     turn2.append(Done(reason="end_turn", totals=totals_for(records2)))
 
     assert normalise(raw1) == turn1
@@ -145,12 +148,14 @@ async def test_five_requests_give_the_exact_event_sequence(tmp_path: Any) -> Non
     assert len(engine.session.history) == 10
     # Each answer opens with its thinking block (text omitted, signature set), passed back unchanged.
     answers = engine.session.history[1::2]
-    thinking = [m["content"][0] for m in answers]
+    thinking = [content_list(m)[0] for m in answers]
     assert all(t["type"] == "thinking" and t["thinking"] == "" and t["signature"] for t in thinking)
     for n, body in enumerate(bodies[1:], start=1):
         assert [m["content"][0] for m in body["messages"][1::2]] == thinking[:n]
-    assert_persisted_valid(engine.config.task_dir, engine)
+    task_dir = engine.config.task_dir
+    assert_persisted_valid(task_dir, engine)
+    assert task_dir is not None
     # The event log on disk is the non-delta events, in order.
-    snap = SessionStore(engine.config.task_dir).load()
+    snap = SessionStore(task_dir).load()
     assert [type(e) for e in snap.events] == [type(e) for e in turn1 + turn2 if not isinstance(e, (TextDelta, ToolUseDelta))]
     assert normalise(snap.events) == [e for e in turn1 + turn2 if not isinstance(e, (TextDelta, ToolUseDelta))]
