@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nbagent.engine.loop.facts import FactsSnapshot, KernelFactsTracker, VariableInfo
 from nbagent.engine.loop.prompt import SystemPromptContext, build_system_prompt
+from tests.engine.loop._blocks import as_text, content_list
 
 
 def snap(*names: str, inputs: tuple[str, ...] = ()) -> FactsSnapshot:
@@ -69,9 +70,9 @@ async def test_changing_variables_keep_the_system_prompt_and_the_cached_prefix()
             pass
     bodies = [r.body for r in api.requests]
     assert len({str(b["system"]) for b in bodies}) == 1
-    last_prompt = engine.session.history[-2]["content"]
-    assert [b["type"] for b in last_prompt] == ["text", "text"] and "x2: int" in last_prompt[1]["text"]
-    assert "x1" not in last_prompt[1]["text"]  # only the change since the previous prompt
+    last_prompt = content_list(engine.session.history[-2])
+    assert [b["type"] for b in last_prompt] == ["text", "text"] and "x2: int" in as_text(last_prompt[1])["text"]
+    assert "x1" not in as_text(last_prompt[1])["text"]  # only the change since the previous prompt
     assert engine.session.records[-1].usage.cache_read_input_tokens > 0
 
 

@@ -16,6 +16,7 @@ from nbagent.engine.loop.request_run import RequestRun
 from nbagent.engine.state.session import Session
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_query_support import (
     MODEL,
     Add,
@@ -80,7 +81,7 @@ async def test_thinking_streams_and_is_kept_with_its_signature(tmp_path: Any) ->
     engine = make_engine(api, tmp_path, model="claude-haiku-4-5", thinking_budget=2_048)  # a budget model
     ev = await run(engine, "think")
     assert "".join(e.text for e in ev if isinstance(e, ThinkingDelta)) == "Let me think about it."
-    block = engine.session.history[1]["content"][0]
+    block = content_list(engine.session.history[1])[0]
     assert block["type"] == "thinking" and block["thinking"] == "Let me think about it." and block["signature"]
     await run(engine, "again")
     sent = messages_requests(api)[1].body
