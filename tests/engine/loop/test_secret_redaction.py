@@ -7,14 +7,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from nbagent.engine.contracts.events import (
     ApiRequestFailed,
     Done,
+    Event,
     Notice,
     RetryScheduled,
     StreamInterrupted,
@@ -25,14 +26,15 @@ from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, StreamRedactor
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from nbagent.providers.simulated.faults import Fault, FaultKind
 from nbagent.tools.python import Python
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_hostile_input import SECRET, folder_text, scripted
 from tests.engine.loop.test_query_support import done_of, make_engine, run
 
 TOKEN = "token-value-12345"
 
 
-def shown(events: list[Any], kind: type) -> str:
-    return "".join(e.partial_json if kind is ToolUseDelta else e.text for e in events if isinstance(e, kind))
+def shown(events: Sequence[Event], kind: type[TextDelta] | type[ToolUseDelta]) -> str:
+    return "".join(e.partial_json if isinstance(e, ToolUseDelta) else e.text for e in events if isinstance(e, kind))
 
 
 def test_split_anywhere_a_secret_never_reaches_the_shown_text() -> None:
@@ -58,7 +60,7 @@ async def test_a_key_in_a_streamed_reply_is_redacted_in_the_deltas_too(tmp_path:
     assert sum(isinstance(e, TextDelta) for e in ev) > 3  # the simulator streams it in pieces
     assert shown(ev, TextDelta) == f"The key is {REDACTED}, see{tail}"
     assert SECRET not in shown(ev, ToolUseDelta) and REDACTED in shown(ev, ToolUseDelta)
-    assert [b["text"] for b in engine.session.history[-1]["content"] if b["type"] == "text"] == [shown(ev, TextDelta)]
+    assert [b["text"] for b in content_list(engine.session.history[-1]) if b["type"] == "text"] == [shown(ev, TextDelta)]
 
 
 async def test_a_401_body_echoing_the_key_is_redacted_in_the_failure_done_and_the_folder(tmp_path: Path) -> None:
