@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -14,8 +15,16 @@ from hypothesis import strategies as st
 
 from nbagent.engine.contracts.abort import AbortGuard
 from nbagent.engine.contracts.events import PermissionAsked, PermissionDenied, ToolResult, ToolUse
-from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.contracts.permissions import Allow, Deny, PermissionDenial, PermissionGate, allow_all
+from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.engine.contracts.messages import MessageParam, ToolResultBlockParam, ToolUseBlockParam, history_problems
+from nbagent.engine.contracts.permissions import (
+    Allow,
+    Deny,
+    PermissionDenial,
+    PermissionGate,
+    PermissionRequest,
+    allow_all,
+)
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.engine.loop.tool_runner import ToolAnswer, run_tool_call
 from nbagent.providers.simulated import Reply, SimulatedAPI, ToolUseBlock, text_reply, tool_reply
@@ -211,14 +220,14 @@ def test_500_malformed_tool_inputs_are_each_answered_with_an_error(call: tuple[A
     write = Write()
     tools = {t.name: t for t in (Add(), Echo(), write)}
     gate = PermissionGate(allow_all)
-    use = {"type": "tool_use", "id": "toolu_x", "name": name, "input": raw}
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_x", "name": name, "input": raw}  # malformed: drawn
 
     async def go() -> list[Any]:
         guard = AbortGuard(asyncio.Event())
         guard.start()
         try:
             return [e async for e in run_tool_call(
-                use, tools=tools, gate=gate, guard=guard, make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid),
+                use, tools=tools, gate=gate, guard=guard, make_context=lambda uid: ToolContext(cwd=Path("."), tool_use_id=uid),
                 turn=1, output_limit=30_000)]
         finally:
             guard.stop()
@@ -228,8 +237,8 @@ def test_500_malformed_tool_inputs_are_each_answered_with_an_error(call: tuple[A
     assert [type(e) for e in events] == [ToolUse, ToolResult]
     assert events[1].is_error and events[1].content
     assert len(answered) == 1 and answered[0]["is_error"] is True and answered[0]["tool_use_id"] == "toolu_x"
-    history = [{"role": "user", "content": [{"type": "text", "text": "go"}]},
-               {"role": "assistant", "content": [use]}, {"role": "user", "content": answered}]
+    history: list[MessageParam] = [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                                   {"role": "assistant", "content": [use]}, {"role": "user", "content": list(answered)}]
     assert history_problems(history) == []
     json.dumps(history)  # and it can be persisted
 
@@ -254,20 +263,20 @@ def test_malformed_tool_calls_through_the_real_sdk_never_break_the_loop(tmp_path
     assert_persisted_valid(engine.config.task_dir, engine)
 
 
-async def _one_call(tool: Any, gate: PermissionGate, tool_input: dict[str, Any]) -> tuple[list[Any], list[dict]]:
+async def _one_call(tool: Any, gate: PermissionGate, tool_input: JSONObject) -> tuple[list[Any], list[ToolResultBlockParam]]:
     guard = AbortGuard(asyncio.Event())
     guard.start()
-    use = {"type": "tool_use", "id": "toolu_1", "name": tool.name, "input": tool_input}
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_1", "name": tool.name, "input": tool_input}
     try:
         items = [e async for e in run_tool_call(
             use, tools={tool.name: tool}, gate=gate, guard=guard,
-            make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid), turn=1, output_limit=30_000)]
+            make_context=lambda uid: ToolContext(cwd=Path("."), tool_use_id=uid), turn=1, output_limit=30_000)]
     finally:
         guard.stop()
     return _answers(items)
 
 
-def _answers(items: list[Any]) -> tuple[list[Any], list[dict]]:
+def _answers(items: list[Any]) -> tuple[list[Any], list[ToolResultBlockParam]]:
     """The events of one call and its answer blocks (exactly one, before its ToolResult)."""
     answers = [i for i in items if isinstance(i, ToolAnswer)]
     events = [i for i in items if not isinstance(i, ToolAnswer)]
@@ -278,7 +287,7 @@ def _answers(items: list[Any]) -> tuple[list[Any], list[dict]]:
 async def test_a_call_the_rules_allow_runs_without_asking_and_a_denied_read_only_tool_does_not_run() -> None:
     asked: list[str] = []
 
-    def asker(name: str, tool_input: dict, request: Any) -> Allow:
+    async def asker(name: str, tool_input: JSONObject, request: PermissionRequest) -> Allow:
         asked.append(name)
         return Allow()
 
