@@ -17,6 +17,7 @@ from nbagent.engine.contracts.events import Done, Notice
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_query_support import make_engine, messages_requests, run
 
 
@@ -222,7 +223,7 @@ def test_server_edits_with_inputs_clear_the_tool_uses_inputs_the_history_keeps_t
     assert edit["type"] == "clear_tool_uses_20250919" and edit["clear_tool_inputs"] is True
     inputs = [b["input"] for m in seen if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert {} in inputs and inputs[-2:] == [{"part": 6}, {"part": 7}]  # cleared ones emptied, the kept 2 whole
-    kept = [b["input"] for m in a.history if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    kept = [b["input"] for m in a.history if m["role"] == "assistant" for b in content_list(m) if b["type"] == "tool_use"]
     assert kept == [{"part": i} for i in range(8)] and history_problems(list(a.history)) == []  # client side intact
     assert any(x.layer == "server_edit" for r in a.records for x in r.context_actions)
     a.close()

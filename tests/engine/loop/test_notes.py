@@ -22,6 +22,7 @@ from nbagent.engine.loop.notes import (
     notes_blocks,
 )
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop._blocks import as_text
 from tests.engine.loop.test_context_policy_loop import Load
 from tests.engine.loop.test_query_support import messages_requests
 
@@ -104,7 +105,7 @@ def test_a_write_past_the_bound_is_refused_whole_with_the_sizes(tmp_path: Path) 
 def test_notes_grown_past_the_bound_outside_the_tool_are_cut_in_the_prompt(tmp_path: Path) -> None:
     notes = NotesFile(tmp_path)
     (tmp_path / NOTES_FILE).write_text("y" * 50)
-    [block] = notes_blocks(notes.read(), 10)
+    [block] = [as_text(b) for b in notes_blocks(notes.read(), 10)]
     assert block["text"].startswith(f"{NOTES_HEADER}\n{'y' * 10}\n[…") and "bound of 10" in block["text"]
     assert notes_blocks(NotesFile(None).read(), 10) == [] and notes_blocks(None, 10) == []
     assert notes_blocks("kept", 0) == []  # off: not in the prompt, whatever the file holds
