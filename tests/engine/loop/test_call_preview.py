@@ -5,12 +5,14 @@ event round-trips through the saved event log."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pydantic
 
 from nbagent.engine.contracts.abort import AbortGuard
 from nbagent.engine.contracts.events import CallPreview, PermissionAsked, ToolResult, event_to_dict, events_from_json
+from nbagent.engine.contracts.messages import ToolUseBlockParam
 from nbagent.engine.contracts.permissions import Allow, PermissionGate
 from nbagent.engine.contracts.tool_api import Tool, ToolContext, ToolOutput
 from nbagent.engine.loop.sanitize import Sanitizer
@@ -47,10 +49,11 @@ class Replace(Tool):
 async def _call(tool: Replace, gate: PermissionGate, limit: int = 2_000_000) -> list[Any]:
     guard = AbortGuard(asyncio.Event())
     guard.start()
-    use = {"type": "tool_use", "id": "toolu_p", "name": tool.name, "input": {"text": "new"}}
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_p", "name": tool.name, "input": {"text": "new"}}
     try:
         return [e async for e in run_tool_call(
-            use, tools={tool.name: tool}, gate=gate, guard=guard, make_context=lambda uid: ToolContext(cwd=".", tool_use_id=uid),
+            use, tools={tool.name: tool}, gate=gate, guard=guard,
+            make_context=lambda uid: ToolContext(cwd=Path("."), tool_use_id=uid),
             turn=1, output_limit=30_000, sanitizer=Sanitizer(secrets=(SECRET,)), capture_limit=limit)
             if not isinstance(e, ToolAnswer)]
     finally:

@@ -18,7 +18,7 @@ import pytest
 
 from nbagent.engine.contracts.events import ApiRequestFailed, Done, Event, RetryScheduled
 from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.contracts.permissions import CallbackAsker
+from nbagent.engine.contracts.permissions import CallbackAsker, FailureChoice
 from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import ALL_FAULTS, FaultSchedule, SimulatedAPI, text_reply, tool_reply
@@ -88,7 +88,8 @@ async def soak_session(tmp_path: Path, seed: int, prompts: int = 4) -> tuple[lis
     rng = random.Random(seed)
     api = SimulatedAPI(responder(rng), sleep=RecordingSleep(), faults=FaultSchedule(
         probability=0.3, seed=seed, kinds=tuple(ALL_FAULTS)))
-    answers = iter(rng.choices(["retry", "cancel"], k=100))
+    choices: list[FailureChoice] = ["retry", "cancel"]
+    answers = iter(rng.choices(choices, k=100))
     task_name = f"task{seed}"
     task = tmp_path / task_name
 

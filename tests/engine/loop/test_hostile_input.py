@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,8 @@ async def test_a_failed_save_ends_the_run_with_an_error_keeps_history_and_is_ret
     real = SessionStore.save_history
     monkeypatch.setattr(SessionStore, "save_history", lambda self, h: (_ for _ in ()).throw(OSError(28, "No space")))
     done = done_of(await run(engine, "hello"))
-    assert done.reason == "error" and "No space" in done.error and "kept in memory" in done.error
+    assert done.reason == "error" and done.error is not None
+    assert "No space" in done.error and "kept in memory" in done.error
     assert len(engine.session.history) == 2
     monkeypatch.setattr(SessionStore, "save_history", real)
     assert done_of(await run(engine, "again")).reason == "end_turn"
@@ -125,7 +127,8 @@ async def test_a_prompt_larger_than_the_window_is_refused_and_the_next_one_works
     api = SimulatedAPI(lambda body: text_reply("ok"), context_window=50_000)
     engine = make_engine(api, tmp_path, context_window=50_000)
     done = done_of(await run(engine, "word " * 60_000))
-    assert done.reason == "error" and "tokens" in done.error and "50,000" in done.error
+    assert done.reason == "error" and done.error is not None
+    assert "tokens" in done.error and "50,000" in done.error
     assert engine.session.history == [] and list(api.requests) == []
     assert done_of(await run(engine, "a short one")).reason == "end_turn"
     assert len(engine.session.history) == 2
@@ -255,10 +258,17 @@ async def test_a_secret_given_to_the_engine_and_a_listed_variable_are_redacted(
 async def test_the_request_record_is_written_before_the_history_it_describes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     order: list[str] = []
-    for name in ("save_records", "save_history"):
+
+    def recording(name: str) -> Callable[..., None]:
         real = getattr(SessionStore, name)
-        monkeypatch.setattr(SessionStore, name,
-                            lambda self, *a, _r=real, _n=name, **k: (order.append(_n), _r(self, *a, **k)))
+
+        def save(self: SessionStore, *args: object, **kwargs: object) -> None:
+            order.append(name)
+            real(self, *args, **kwargs)
+        return save
+
+    for name in ("save_records", "save_history"):
+        monkeypatch.setattr(SessionStore, name, recording(name))
     engine = make_engine(scripted(), tmp_path)
     order.clear()
     await run(engine, "hi")

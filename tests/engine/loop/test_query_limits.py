@@ -11,6 +11,7 @@ from nbagent.engine.api_facts.cost import Usage, cost_of
 from nbagent.engine.api_facts.models import get_model
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop._blocks import content_list
 from tests.engine.loop.test_query_support import (
     MODEL,
     assert_history_valid,
@@ -37,7 +38,7 @@ async def test_max_requests_stops_after_that_many_requests(tmp_path: Any) -> Non
     assert done_of(ev).reason == "max_requests"
     assert len(messages_requests(api)) == 2
     assert_history_valid(engine.session.history)  # ends with the answered tool results
-    assert engine.session.history[-1]["content"][0]["type"] == "tool_result"
+    assert content_list(engine.session.history[-1])[0]["type"] == "tool_result"
     assert_persisted_valid(engine.config.task_dir, engine)
     # The limit is per prompt: the next prompt gets two more requests.
     ev2 = await run(engine, "continue")
@@ -89,7 +90,9 @@ async def test_cost_totals_are_the_sum_of_per_request_costs(tmp_path: Any) -> No
     assert done_of(ev).totals == expected
     assert expected.retries == 1 and expected.requests == 5 and expected.turns == 2
     # The price table by hand for one request (the model's published prices per million tokens).
-    prices = get_model(MODEL).prices
+    model = get_model(MODEL)
+    assert model is not None
+    prices = model.prices
     u = records[1].usage
     by_hand = (Decimal(u.input_tokens) * Decimal(str(prices.input))
                + Decimal(u.cache_creation_input_tokens) * Decimal(str(prices.cache_write_5m))
@@ -97,6 +100,7 @@ async def test_cost_totals_are_the_sum_of_per_request_costs(tmp_path: Any) -> No
                + Decimal(u.output_tokens) * Decimal(str(prices.output))) / Decimal(1_000_000)
     assert records[1].cost_usd == float(by_hand)
     # The totals on disk are the same sums.
+    assert engine.config.task_dir is not None
     meta = SessionStore(engine.config.task_dir).load()
     assert meta.records == records
     assert_persisted_valid(engine.config.task_dir, engine)

@@ -57,7 +57,8 @@ def test_a_dollar_budget_on_a_model_without_any_price_is_refused_with_what_to_do
     with pytest.raises(UnpricedBudgetError, match="token budget"):
         SessionConfig(max_session_budget_usd=1.0).replace(model=LOCAL)
     # Priced by the user: fine; an unknown Claude model keeps its family's stand-in price.
-    SessionConfig(model=LOCAL, max_budget_usd=1.0, prices={LOCAL: {"input": 0.1, "output": 0.2}})
+    # Plain rows are documented (docs/models.md), but SessionConfig.prices is typed as ModelInfo rows only.
+    SessionConfig(model=LOCAL, max_budget_usd=1.0, prices={LOCAL: {"input": 0.1, "output": 0.2}})  # type: ignore[dict-item]
     SessionConfig(model="claude-opus-4-1-20250805", max_budget_usd=1.0)
 
 

@@ -58,5 +58,7 @@ def test_truncate_output_keeps_full_text_in_display() -> None:
     assert len(out.content) <= 50 and out.display == text
     assert truncate_output(ToolOutput("short"), 50) == ToolOutput("short")
     blocks = truncate_output(ToolOutput([{"type": "text", "text": text}, {"type": "image", "source": {}}]), 50)
-    assert isinstance(blocks.content, list) and len(blocks.content[0]["text"]) <= 50
+    assert isinstance(blocks.content, list)
+    first_text = blocks.content[0]["text"]
+    assert isinstance(first_text, str) and len(first_text) <= 50
     assert blocks.content[1] == {"type": "image", "source": {}} and blocks.display == text
