@@ -220,7 +220,8 @@ def test_500_malformed_tool_inputs_are_each_answered_with_an_error(call: tuple[A
     write = Write()
     tools = {t.name: t for t in (Add(), Echo(), write)}
     gate = PermissionGate(allow_all)
-    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_x", "name": name, "input": raw}  # malformed: drawn
+    # Deliberately malformed: the drawn name and input (typed Any) are what a broken model might send.
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_x", "name": name, "input": raw}
 
     async def go() -> list[Any]:
         guard = AbortGuard(asyncio.Event())

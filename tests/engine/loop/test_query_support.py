@@ -297,9 +297,9 @@ def totals_for(records: Sequence[RequestRecord], truncations: int = 0) -> Totals
 
 def test_normalise_joins_deltas_per_block_and_zeroes_clocks() -> None:
     evs: list[Event] = [TextDelta(text="a", index=0), TextDelta(text="b", index=0), TextDelta(text="c", index=1),
-           ToolUseDelta(tool_use_id="t", name="n", partial_json="{", index=2),
-           ToolUseDelta(tool_use_id="t", name="n", partial_json="}", index=2),
-           ToolResult(tool_use_id="t", name="n", content="x", duration_s=3.0)]
+                        ToolUseDelta(tool_use_id="t", name="n", partial_json="{", index=2),
+                        ToolUseDelta(tool_use_id="t", name="n", partial_json="}", index=2),
+                        ToolResult(tool_use_id="t", name="n", content="x", duration_s=3.0)]
     assert normalise(evs) == [TextDelta(text="ab", index=0), TextDelta(text="c", index=1),
                               ToolUseDelta(tool_use_id="t", name="n", partial_json="{}", index=2),
                               ToolResult(tool_use_id="t", name="n", content="x")]
