@@ -142,7 +142,7 @@ class KernelDriver:
                 and not st.get("disabled")]
 
     def wait_button(self, description: str, timeout: float = 60.0) -> str:
-        return self.wait(lambda: (self.buttons(description) or [None])[-1], timeout, f"button {description!r}")
+        return self.wait(lambda: next(reversed(self.buttons(description)), None), timeout, f"button {description!r}")
 
     def click(self, comm_id: str, *, subshell: bool = False) -> None:
         """Click a button; with ``subshell`` on a kernel subshell, as JupyterLab 4.6 sends widget comms

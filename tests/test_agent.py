@@ -13,6 +13,7 @@ from nbagent import Agent
 from nbagent.agent import last_done, make_provider
 from nbagent.engine.contracts.errors import MissingApiKeyError
 from nbagent.engine.contracts.events import Done, Notice, event_to_dict
+from nbagent.engine.contracts.hooks import HookMap
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.contracts.permissions import allow_all
 from nbagent.engine.state.store import SessionStore
@@ -97,7 +98,8 @@ async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> No
                   executor=NamespaceExecutor(namespace))
     assert await agent.ask("17 * 23?") == "It is 391."
     assert namespace["x"] == 391
-    assert last_done(agent.events).reason == "end_turn"
+    done = last_done(agent.events)
+    assert done is not None and done.reason == "end_turn"
     assert history_problems(agent.history) == []
     assert agent.simulated_api is api
 
@@ -140,14 +142,15 @@ def test_hooks_and_permission_mode_are_agent_keywords(tmp_path: Path) -> None:
 
     api = SimulatedAPI([tool_reply("python", {"code": "print(1)"}), text_reply("ok")])
     seen: list[str] = []
+    hooks: HookMap = {"pre_tool_use": lambda call: Deny("hooked") if call.name == "python" else None,
+                      "on_done": lambda done: seen.append(done.reason)}
     agent = Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, permission_mode="bypass",
-                  hooks={"pre_tool_use": lambda call: Deny("hooked") if call.name == "python" else None,
-                         "on_done": lambda done: seen.append(done.reason)})
+                  hooks=hooks)
     assert agent.config.permission_mode == "bypass"
     done_of(agent.run_sync("run it"))
     assert [d.reason for d in agent.denials] == ["hooked"] and seen == ["end_turn"]
     with pytest.raises(UnknownHookError):
-        Agent(provider="simulated", hooks={"before_everything": print})
+        Agent(provider="simulated", hooks={"before_everything": print})  # type: ignore[arg-type]  # deliberately wrong: an unknown hook
 
 
 def test_agent_rollback_keeps_spent_and_the_session_budget_counts_it(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 
@@ -59,7 +59,8 @@ def test_reconfigure_is_seen_everywhere_at_once(tmp_path: Path) -> None:
 def test_settings_are_validated_with_a_message_that_names_them() -> None:
     with pytest.raises(ValueError, match="max_requests must be a positive integer"):
         SessionConfig(max_requests=0)
-    assert SessionConfig(cwd=".", allow="python").allow == ("python",)
+    # deliberately loose: a str cwd and one allowed tool as a str are accepted and normalised
+    assert SessionConfig(cwd=".", allow="python").allow == ("python",)  # type: ignore[arg-type]
 
 
 def test_run_limits_hold_for_one_prompt_only(tmp_path: Path) -> None:
@@ -174,7 +175,8 @@ def test_context_history_is_written_once_per_truncation(tmp_path: Path, monkeypa
 def test_history_records_events_and_sent_are_read_only_live_views(tmp_path: Path) -> None:
     agent = agent_on(SimulatedAPI([text_reply("a"), text_reply("b")]), tmp_path)
     agent.run_sync("one")
-    views = {"history": agent.history, "records": agent.records, "events": agent.events, "sent": agent.sent}
+    views: dict[str, Sequence[object]] = {"history": agent.history, "records": agent.records,
+                                          "events": agent.events, "sent": agent.sent}
     session = agent.session
     for name, view in views.items():
         live = getattr(session, name)

@@ -37,7 +37,7 @@ def test_run_result_repr_is_one_short_line() -> None:
     assert "\n" not in text and len(text) < 160
     assert text.startswith("RunResult(end_turn, 2 request(s), 1 tool call(s), $")
     # This run's cost, not the session's.
-    assert result.cost is not None and result.cost < result.done.totals.cost_usd
+    assert result.cost is not None and result.done is not None and result.cost < result.done.totals.cost_usd
 
 
 def test_an_unfinished_run_says_so() -> None:

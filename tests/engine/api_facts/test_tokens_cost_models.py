@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import warnings
+from typing import Mapping
 
 import pytest
 
 from nbagent.engine.api_facts.cost import Usage, cost_of
 from nbagent.engine.api_facts.models import context_window_for, get_model
 from nbagent.engine.api_facts.tokens import TokenCounter, count_text_tokens, encoding
+from nbagent.engine.contracts.messages import MessageParam
+
+
+def set_breakpoint(message: MessageParam) -> None:
+    """Put a cache breakpoint on the message's first block (a text block)."""
+    content = message["content"]
+    assert isinstance(content, list)
+    block = content[0]
+    assert block["type"] == "text"
+    block["cache_control"] = {"type": "ephemeral"}
 
 
 def test_the_genuine_offline_cl100k_encoding_is_used():
@@ -99,11 +110,17 @@ def test_a_request_that_only_grew_is_counted_from_the_previous_sum() -> None:
     from nbagent.engine.api_facts.tokens import TokenCounter
 
     counter = TokenCounter()
-    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(1_000)]
+    history: list[MessageParam] = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"}
+                                   for i in range(1_000)]
     first = counter.count_request(history)
     looked_up: list[int] = []
     original = counter.count_message
-    counter.count_message = lambda m: looked_up.append(1) or original(m)  # type: ignore[method-assign]
+
+    def counting(message: Mapping[str, object]) -> int:
+        looked_up.append(1)
+        return original(message)
+
+    counter.count_message = counting  # type: ignore[method-assign]  # spying on the lookups of this one counter
     history.append({"role": "user", "content": "one more"})
     grown = counter.count_request(history)
     assert len(looked_up) == 1 and grown == TokenCounter().count_request(history) > first
@@ -119,18 +136,24 @@ def test_a_resent_conversation_whose_breakpoint_moved_counts_only_after_the_shar
     from nbagent.engine.api_facts.tokens import TokenCounter
 
     counter = TokenCounter()
-    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"type": "text", "text": f"m {i}"}]}
-               for i in range(2_001)]
+    history: list[MessageParam] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": [{"type": "text", "text": f"m {i}"}]}
+        for i in range(2_001)]
     wire = copy.deepcopy(history)
-    wire[-1]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    set_breakpoint(wire[-1])
     first = counter.count_request(wire)
     history += [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
                 {"role": "user", "content": [{"type": "text", "text": "next"}]}]
     wire = copy.deepcopy(history)  # new objects; the old breakpoint is gone, a new one is set
-    wire[-1]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    set_breakpoint(wire[-1])
     looked_up: list[int] = []
     original = counter.count_message
-    counter.count_message = lambda m: looked_up.append(1) or original(m)  # type: ignore[method-assign]
+
+    def counting(message: Mapping[str, object]) -> int:
+        looked_up.append(1)
+        return original(message)
+
+    counter.count_message = counting  # type: ignore[method-assign]  # spying on the lookups of this one counter
     second = counter.count_request(wire)
     assert len(looked_up) == 3  # the old last message (its breakpoint moved) and the two after it
     assert second == TokenCounter().count_request(wire) > first

@@ -21,7 +21,7 @@ from nbagent.engine.context import (
 )
 from nbagent.engine.context.updates import load_updates, save_updates
 from nbagent.engine.contracts.errors import CorruptFileError
-from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.contracts.messages import MessageParam, history_problems
 from tests.engine.context.test_context_support import assistant, chat, read_turn, result, text, use, user
 
 
@@ -244,7 +244,7 @@ def test_mention_in_string_content_counts_but_is_not_edited():
 def _session(turns: int, window: int = 6_000):
     """A session where every request comes close to a small window: truncations and read updates."""
     cm = ContextManager()
-    history: list[dict] = chat(1)
+    history: list[MessageParam] = chat(1)
     rng = None
     prev = None
     log = []

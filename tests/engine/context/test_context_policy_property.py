@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from nbagent.engine.context import ContextManager, RequestUsage, get_next_truncation_range
 from nbagent.engine.context.mask import mask_old_results
 from nbagent.engine.contracts.context_policy import ContextPolicy
-from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.contracts.messages import ContentBlock, MessageParam, history_problems
 
 TOOLS = ("python", "read_file", "shell")
 
 
 @st.composite
-def sessions(draw: st.DrawFn) -> list[dict]:
+def sessions(draw: st.DrawFn) -> list[MessageParam]:
     """A valid history: a task, then turns of text or parallel tool calls with results."""
-    history: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
+    history: list[MessageParam] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
     n = 0
     for _ in range(draw(st.integers(1, 14))):
         calls = draw(st.integers(0, 3))
@@ -27,7 +27,8 @@ def sessions(draw: st.DrawFn) -> list[dict]:
             history.append({"role": "assistant", "content": [{"type": "text", "text": "thinking aloud"}]})
             history.append({"role": "user", "content": [{"type": "text", "text": "go on"}]})
             continue
-        uses, results = [], []
+        uses: list[ContentBlock] = []
+        results: list[ContentBlock] = []
         for _ in range(calls):
             n += 1
             uses.append({"type": "tool_use", "id": f"t{n}", "name": draw(st.sampled_from(TOOLS)), "input": {}})
@@ -46,7 +47,7 @@ policies = st.builds(
 
 @settings(max_examples=60, deadline=None)
 @given(sessions(), policies, st.lists(st.sampled_from(["half", "quarter"]), max_size=3))
-def test_every_layer_keeps_the_history_api_valid_and_rollback_is_exact(history: list[dict], spec: str,
+def test_every_layer_keeps_the_history_api_valid_and_rollback_is_exact(history: list[MessageParam], spec: str,
                                                                        cuts: list[str]) -> None:
     policy = ContextPolicy.parse(spec)
     manager, rng = ContextManager(), None

@@ -20,7 +20,15 @@ from nbagent.engine.context import (
     get_truncated_messages,
 )
 from nbagent.engine.context.request import apply_block_updates
-from nbagent.engine.contracts.messages import history_problems
+from nbagent.engine.context.window import Keep
+from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.engine.contracts.messages import (
+    ContentBlock,
+    MessageParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+    history_problems,
+)
 from tests.engine.context.test_context_support import mention
 
 PATHS = ["a.py", "./a.py", "b.py", "d/../b.py"]
@@ -31,10 +39,10 @@ body = st.integers(0, 400).map(lambda n: "x" * n)
 
 
 @st.composite
-def tool_call(draw: Any, tool_id: str) -> dict:
+def tool_call(draw: Any, tool_id: str) -> ToolUseBlockParam:
     name = draw(st.sampled_from(TOOLS))
     path = draw(st.sampled_from(PATHS))
-    tool_input: dict[str, Any] = {"path": path}
+    tool_input: JSONObject = {"path": path}
     if name == "write_file":
         tool_input["content"] = draw(body)
     elif name == "edit_file":
@@ -47,7 +55,7 @@ def tool_call(draw: Any, tool_id: str) -> dict:
 
 
 @st.composite
-def user_text(draw: Any) -> Any:
+def user_text(draw: Any) -> str | list[ContentBlock]:
     words = draw(st.sampled_from(["hi", "please continue", "look at this"]))
     if draw(st.booleans()):
         words += " " + mention(draw(st.sampled_from(PATHS)), draw(body))
@@ -57,21 +65,22 @@ def user_text(draw: Any) -> Any:
 
 
 @st.composite
-def histories(draw: Any) -> list[dict]:
+def histories(draw: Any) -> list[MessageParam]:
     """Valid conversations: alternating turns (sometimes a user turn split in two), tool calls
     answered in the next message (results in any order, sometimes errors, sometimes with text)."""
     counter = iter(range(10_000))
-    msgs: list[dict] = [{"role": "user", "content": draw(user_text())}]
+    msgs: list[MessageParam] = [{"role": "user", "content": draw(user_text())}]
     pending: list[str] = []
     for turn in range(draw(st.integers(0, 30))):
         if turn:
             if pending:
-                results = [
-                    {"type": "tool_result", "tool_use_id": t, "content": draw(body),
-                     **({"is_error": True} if draw(st.integers(0, 6)) == 0 else {})}
-                    for t in draw(st.permutations(pending))
-                ]
-                extra = [{"type": "text", "text": "note"}] if draw(st.integers(0, 5)) == 0 else []
+                results: list[ContentBlock] = []
+                for t in draw(st.permutations(pending)):
+                    result: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": t, "content": draw(body)}
+                    if draw(st.integers(0, 6)) == 0:
+                        result["is_error"] = True
+                    results.append(result)
+                extra: list[ContentBlock] = [{"type": "text", "text": "note"}] if draw(st.integers(0, 5)) == 0 else []
                 msgs.append({"role": "user", "content": results + extra})
                 if draw(st.integers(0, 8)) == 0:
                     msgs.append({"role": "user", "content": draw(user_text())})
@@ -79,7 +88,7 @@ def histories(draw: Any) -> list[dict]:
                 msgs.append({"role": "user", "content": draw(user_text())})
         ids = [f"t{next(counter)}" for _ in range(draw(st.integers(0, 3)))]
         if ids:
-            blocks = [{"type": "text", "text": "ok"}] if draw(st.booleans()) else []
+            blocks: list[ContentBlock] = [{"type": "text", "text": "ok"}] if draw(st.booleans()) else []
             blocks += [draw(tool_call(i)) for i in ids]
             msgs.append({"role": "assistant", "content": blocks})
         else:
@@ -88,13 +97,13 @@ def histories(draw: Any) -> list[dict]:
     return msgs
 
 
-def request_points(history: list[dict]) -> list[int]:
+def request_points(history: list[MessageParam]) -> list[int]:
     """Lengths at which a request is made: the history then ends with a user message."""
     return [n for n in range(1, len(history) + 1)
             if history[n - 1]["role"] == "user" and (n == len(history) or history[n]["role"] != "user")]
 
 
-def check_request(request: list[dict], history: list[dict], cm: ContextManager) -> None:
+def check_request(request: list[MessageParam], history: list[MessageParam], cm: ContextManager) -> None:
     assert history_problems(request) == [], history_problems(request)
     if len(history) <= 1:
         assert request == history  # returned as they are, as in Cline
@@ -105,7 +114,7 @@ def check_request(request: list[dict], history: list[dict], cm: ContextManager) 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(full=histories(), data=st.data())
-def test_sessions_stay_valid_and_roll_back_exactly(full, data):
+def test_sessions_stay_valid_and_roll_back_exactly(full: list[MessageParam], data: st.DataObject) -> None:
     frozen = copy.deepcopy(full)
     points = request_points(full)
     window = data.draw(st.sampled_from(WINDOWS))
@@ -115,7 +124,7 @@ def test_sessions_stay_valid_and_roll_back_exactly(full, data):
     watermark = 0  # the largest timestamp any update could carry so far
     prev: RequestUsage | None = None
     rng = None
-    log: list[tuple[int, Any, int, list[dict]]] = []
+    log: list[tuple[int, Any, int, list[MessageParam]]] = []
     point = 0
     for _ in range(data.draw(st.integers(1, 12))):
         op = data.draw(st.sampled_from(["request", "request", "request", "overflow", "rollback", "any_range"]))
@@ -166,12 +175,13 @@ def test_sessions_stay_valid_and_roll_back_exactly(full, data):
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(full=histories(), data=st.data())
-def test_any_range_any_keep_gives_a_valid_request(full, data):
+def test_any_range_any_keep_gives_a_valid_request(full: list[MessageParam], data: st.DataObject) -> None:
     frozen = copy.deepcopy(full)
     points = request_points(full)
     history = full[: data.draw(st.sampled_from(points))]
     rng = data.draw(st.one_of(st.none(), st.tuples(st.just(2), st.integers(-3, len(history) - 2))))
-    keep = data.draw(st.sampled_from(["none", "last_two", "half", "quarter"]))
+    keeps: list[Keep] = ["none", "last_two", "half", "quarter"]
+    keep = data.draw(st.sampled_from(keeps))
     nxt = get_next_truncation_range(history, rng, keep)
     request = get_truncated_messages(history, nxt)
     assert history_problems(request) == []
@@ -183,7 +193,7 @@ def test_any_range_any_keep_gives_a_valid_request(full, data):
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(full=histories(), data=st.data())
-def test_stale_ranges_follow_cline(full, data):
+def test_stale_ranges_follow_cline(full: list[MessageParam], data: st.DataObject) -> None:
     """A range reaching past the history (left over from a rollback that did not restore it)
     hides everything after the pair, as in Cline; the request is still well-formed apart from
     possibly ending on message 1. Sessions restore the range with the history to avoid this."""
@@ -196,7 +206,7 @@ def test_stale_ranges_follow_cline(full, data):
 
 @settings(max_examples=100, deadline=None)
 @given(full=histories(), data=st.data())
-def test_ensure_repairs_any_cut_of_a_valid_history(full, data):
+def test_ensure_repairs_any_cut_of_a_valid_history(full: list[MessageParam], data: st.DataObject) -> None:
     """Dropping arbitrary messages (keeping the first) and repairing gives a valid conversation."""
     keep = [full[0]] + [m for m in full[1:] if data.draw(st.booleans())]
     if keep[-1]["role"] == "assistant":

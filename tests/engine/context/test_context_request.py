@@ -139,7 +139,7 @@ def test_updates_apply_to_text_tool_result_and_write_content_only():
 
 
 def test_building_mutates_nothing():
-    h = chat(2) + [user(text("go")), assistant(use("t1"), use("t2")), user(result("t2", "b"), "odd"), assistant("x")]
+    h = chat(2) + [user(text("go")), assistant(use("t1"), use("t2")), user(result("t2", "b")), assistant("x")]
     h[-2]["content"] = [result("t2", "b"), result("zz", "unknown")]
     up = ContextHistoryUpdates()
     up.add(1, 0, 1, "N")

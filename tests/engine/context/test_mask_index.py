@@ -16,12 +16,12 @@ from nbagent.engine.context.mask_index import ResultIndex
 from nbagent.engine.context.updates import ContextHistoryUpdates
 from nbagent.engine.context.window import start_of_rest
 from nbagent.engine.contracts.context_policy import LayerOptions
-from nbagent.engine.contracts.messages import blocks, is_tool_result, is_tool_use, tool_result_text
+from nbagent.engine.contracts.messages import MessageParam, blocks, is_tool_result, is_tool_use, tool_result_text
 
 TOOLS = ("python", "read_file", "shell")
 
 
-def walk(history: list[dict], updates: ContextHistoryUpdates, rng: Any,
+def walk(history: list[MessageParam], updates: ContextHistoryUpdates, rng: Any,
          options: LayerOptions) -> tuple[list[tuple[int, int, str, int]], int | None]:
     """The reference: the full walk masking did before the index (candidates, next start)."""
     names: dict[str, str] = {}
@@ -42,7 +42,7 @@ def walk(history: list[dict], updates: ContextHistoryUpdates, rng: Any,
     return [c for c in counted if c[3] > 0], nxt
 
 
-def turn(n: int, calls: int, sizes: Iterator[int], names: Iterator[str]) -> list[dict]:
+def turn(n: int, calls: int, sizes: Iterator[int], names: Iterator[str]) -> list[MessageParam]:
     if not calls:
         return [{"role": "assistant", "content": [{"type": "text", "text": "thinking aloud"}]},
                 {"role": "user", "content": [{"type": "text", "text": "go on"}]}]
@@ -65,7 +65,7 @@ options = st.builds(LayerOptions, keep=st.integers(0, 4), clear=st.integers(0, 3
 def test_the_index_answers_what_a_full_walk_answers_after_any_change(
         ops: list[str], opts: LayerOptions, sizes: list[int], names: list[str], calls: list[int]) -> None:
     size_it, name_it, call_it = iter(sizes * 10), iter(names * 10), iter(calls * 10)
-    history: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
+    history: list[MessageParam] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
     history += turn(0, 1, size_it, name_it)
     updates, rng, index = ContextHistoryUpdates(), None, ResultIndex()
     marks: list[tuple[int, float, Any]] = [(len(history), 0.0, None)]
@@ -98,8 +98,13 @@ def test_the_index_answers_what_a_full_walk_answers_after_any_change(
 def test_a_request_tokenises_only_the_results_that_arrived_since_the_last_one(monkeypatch: Any) -> None:
     counted: list[str] = []
     real = tokens.count_text_tokens
-    monkeypatch.setattr("nbagent.engine.context.mask_index.count_text_tokens", lambda t: counted.append(t) or real(t))
-    history: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return real(text)
+
+    monkeypatch.setattr("nbagent.engine.context.mask_index.count_text_tokens", counting)
+    history: list[MessageParam] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
     it_sizes, it_names = iter([40] * 10_000), iter(["python"] * 10_000)
     for n in range(500):
         history += turn(n, 1, it_sizes, it_names)

@@ -67,6 +67,7 @@ def test_a_policy_in_any_wrong_form_names_the_accepted_forms() -> None:
     from nbagent import Agent
     from nbagent.engine.contracts.context_policy import ContextPolicy, ContextPolicyError
 
+    wrong: object
     for wrong in ({"mask": 3}, {"mask": "keep=3"}, {}, 42, ["mask", "truncate"], {"squash": {}}):
         with pytest.raises(ContextPolicyError) as info:
             ContextPolicy.parse(wrong)  # type: ignore[arg-type]

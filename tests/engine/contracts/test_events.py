@@ -14,7 +14,7 @@ RECORD = ev.RequestRecord(turn=1, request=2, model="claude-sonnet-5-5", usage=Us
                        context_tokens=15, max_allowed=98000.0, context_window=128000, deleted_range=(2, 5),
                        keep="half", file_read_saving=0.31, retries=1, stop_reason="end_turn", duration_s=0.5, ts=123)
 
-SAMPLES = [
+SAMPLES: list[ev.Event] = [
     ev.TextDelta(text="hi", index=0), ev.ThinkingDelta(text="hmm"),
     ev.ToolUseDelta(tool_use_id="t", name="python", partial_json='{"co'),
     ev.ToolUse(tool_use_id="t", name="python", input={"code": "1"}), ev.PermissionAsked(tool_use_id="t", name="python", input={}),

@@ -12,11 +12,12 @@ import pytest
 
 from nbagent import Agent
 from nbagent.engine.contracts.events import Done, Notice, ToolResult
+from nbagent.engine.contracts.hooks import HookMap
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 
 
-def agent_with(tmp_path: Path, hooks: dict[str, Any]) -> Agent:
+def agent_with(tmp_path: Path, hooks: HookMap) -> Agent:
     api = SimulatedAPI([tool_reply("python", {"code": "ran = 1"}), text_reply("ok"), text_reply("again")])
     return Agent(provider="simulated", simulated_options={"api": api}, cwd=tmp_path, permission_mode="bypass",
                  hooks=hooks)
@@ -46,9 +47,10 @@ def test_a_hook_calling_sys_exit_is_a_hook_failure_and_the_run_goes_on(tmp_path:
     assert result.is_error and "SystemExit(3)" in result.content  # denied, not run
 
 
-@pytest.mark.parametrize("hook", ["pre_request", "pre_tool_use", "post_tool_use"])
-def test_a_keyboard_interrupt_in_a_hook_aborts_the_run_with_a_valid_history(tmp_path: Path, hook: str) -> None:
-    agent = agent_with(tmp_path, {hook: interrupted})
+@pytest.mark.parametrize("hooks", [{"pre_request": interrupted}, {"pre_tool_use": interrupted},
+                                   {"post_tool_use": interrupted}], ids=["pre_request", "pre_tool_use", "post_tool_use"])
+def test_a_keyboard_interrupt_in_a_hook_aborts_the_run_with_a_valid_history(tmp_path: Path, hooks: HookMap) -> None:
+    agent = agent_with(tmp_path, hooks)
     events = agent.run_sync("go")
     assert done(events).reason == "aborted"
     assert history_problems(agent.history) == []

@@ -3,7 +3,7 @@ a conversation that changed instead of growing."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from nbagent.engine.contracts import messages as messages_module
 from nbagent.engine.contracts.messages import CompactionScan, has_compaction
@@ -18,7 +18,12 @@ def text(i: int, role: str = "user") -> dict[str, Any]:
 def test_a_growing_conversation_is_scanned_once_and_a_changed_one_again(monkeypatch: Any) -> None:
     scanned: list[int] = []
     real = messages_module.has_compaction
-    monkeypatch.setattr(messages_module, "has_compaction", lambda ms: scanned.append(len(ms)) or real(ms))
+
+    def counting(ms: Sequence[Mapping[str, object]]) -> bool:
+        scanned.append(len(ms))
+        return real(ms)
+
+    monkeypatch.setattr(messages_module, "has_compaction", counting)
     scan = CompactionScan()
     history = [text(i) for i in range(50)]
     assert scan(history) is False and scanned == [50]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,8 @@ from nbagent.engine.contracts.config import PERMISSION_MODES, SessionConfig
 from nbagent.engine.contracts.events import PermissionDenied
 from nbagent.engine.contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT, Allow, Deny, PermissionGate
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from tests.engine.contracts._fake_tool import FakeTool
 from tests.engine.loop.test_query_support import Write, done_of, make_engine, messages_requests, run
-
-
-@dataclass
-class FakeTool:
-    name: str
-    read_only: bool = False
-    edits_files: bool = False
-    description: str = ""
-
 
 READ = (FakeTool("read_file", read_only=True), {"path": "a.txt"})
 EDIT_IN = (FakeTool("write_file", edits_files=True), {"path": "sub/a.txt", "content": "x"})

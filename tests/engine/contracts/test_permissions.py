@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 import pytest
@@ -17,14 +17,7 @@ from nbagent.engine.contracts.permissions import (
     allow_all,
     deny_all,
 )
-
-
-@dataclass
-class FakeTool:
-    name: str
-    read_only: bool = False
-    description: str = ""
-
+from tests.engine.contracts._fake_tool import FakeTool
 
 READ = FakeTool("read_file", read_only=True)
 WRITE = FakeTool("write_file")

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from nbagent import Agent
+from nbagent.engine.contracts.events import Notice
+from nbagent.engine.contracts.messages import is_tool_result, is_tool_use
 from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
@@ -19,7 +21,8 @@ class User:
     """A ``can_use_tool`` that records the paths it was asked about and answers ``answer``."""
 
     def __init__(self, answer: Any) -> None:
-        self.answer, self.asked = answer, []
+        self.answer = answer
+        self.asked: list[str] = []
 
     async def __call__(self, name: str, tool_input: dict, request: PermissionRequest) -> Any:
         self.asked.append(Path(tool_input["path"]).name)
@@ -91,7 +94,7 @@ def test_a_received_folder_s_grants_are_dropped_with_a_notice_and_the_tool_asks(
     assert resumed.allowed_always == frozenset()
     result = resumed.run_sync("write b")
     assert user.asked == ["b.txt"] and not (tmp_path / "b.txt").exists()
-    notices = [e.message for e in result.events if type(e).__name__ == "Notice"]
+    notices = [e.message for e in result.events if isinstance(e, Notice)]
     assert any("python, shell, write_file" in n and "ask again" in n for n in notices)
     resumed.close()
     assert json.loads((tmp_path / "task" / "session.json").read_text())["allowed_always"] == []
@@ -142,6 +145,6 @@ def test_a_resumed_batch_item_does_not_take_the_folder_s_grants(tmp_path: Path) 
 
     assert run_item(spec)["resumed"] is True
     blocks = [b for m in Session.load(task).history for b in m["content"] if isinstance(b, dict)]
-    python = {b["id"] for b in blocks if b.get("type") == "tool_use" and b.get("name") == "python"}
-    results = [b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in python]
+    python = {b["id"] for b in blocks if is_tool_use(b) and b.get("name") == "python"}
+    results = [b for b in blocks if is_tool_result(b) and b.get("tool_use_id") in python]
     assert len(results) >= 2 and all(r.get("is_error") for r in results)  # denied both times, never run

@@ -13,7 +13,8 @@ import pytest
 from nbagent import Agent
 from nbagent.engine.contracts.errors import CorruptFileError
 from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.loop.compaction import COMPACT_KEEP, SUMMARY_MARK
+from nbagent.engine.loop.compaction import COMPACT_KEEP
+from nbagent.engine.state.compactions import SUMMARY_MARK
 from nbagent.engine.state.store import COMPACTIONS_FILE, HISTORY_FILE, SESSION_FILE
 from nbagent.providers.simulated import SimulatedAPI
 

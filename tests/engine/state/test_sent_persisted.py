@@ -12,8 +12,9 @@ from nbagent.providers.simulated import SimulatedAPI, text_reply
 
 
 def agent(api: SimulatedAPI, task: Path, resume: bool = False) -> Agent:
-    settings = {"provider": "simulated", "simulated_options": {"api": api}, "cwd": task.parent}
-    return Agent.resume(task, **settings) if resume else Agent(task_dir=task, **settings)
+    if resume:
+        return Agent.resume(task, provider="simulated", simulated_options={"api": api}, cwd=task.parent)
+    return Agent(task_dir=task, provider="simulated", simulated_options={"api": api}, cwd=task.parent)
 
 
 def lines(task: Path) -> list[str]:

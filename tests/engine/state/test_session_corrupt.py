@@ -86,7 +86,9 @@ def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
 
     asyncio.run(go())
     assert engine.session.deleted_range is not None and len(engine.session.context.updates) > 0
-    files = {p.name: p.read_bytes() for p in engine.config.task_dir.iterdir() if p.name != LOCK_FILE}
+    task = engine.config.task_dir
+    assert task is not None
+    files = {p.name: p.read_bytes() for p in task.iterdir() if p.name != LOCK_FILE}
     assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, SENT_FILE}
     return files
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import nbagent.engine.disk.append_log as append_log
+import nbagent.engine.disk.persist as persist
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.state.session import Session
 from tests.engine.loop.test_query_support import make_engine, run
@@ -29,7 +30,8 @@ class Writes:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, kill_at: int | None, torn: bool) -> None:
         self.count, self.kill_at, self.torn = 0, kill_at, torn
-        real_atomic, real_append = append_log.atomic_write_text, append_log.AppendLog._append
+        # The real writers, read from where they are defined (the modules below import them by name).
+        real_atomic, real_append = persist.atomic_write_text, append_log.AppendLog._append
 
         def atomic(path: Path, text: str) -> None:
             self._before_write()
@@ -48,7 +50,7 @@ class Writes:
         monkeypatch.setattr(append_log, "atomic_write_text", atomic)
         monkeypatch.setattr(append_log.AppendLog, "_append", append)
         import nbagent.engine.state.store as store
-        real_meta = store.atomic_write_json
+        real_meta = persist.atomic_write_json
 
         def meta(path: Path, data: Any) -> None:
             self._before_write()

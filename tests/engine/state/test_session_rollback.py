@@ -126,4 +126,5 @@ async def test_a_failed_prompt_stays_its_own_turn_and_rollback_restores_it(tmp_p
     rollback(engine, 1)
     assert engine.session.history == after_turn_1
     assert_history_valid(engine.session.history)
+    assert engine.config.task_dir is not None
     assert SessionStore(engine.config.task_dir).load().history == after_turn_1

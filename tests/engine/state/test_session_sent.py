@@ -12,6 +12,7 @@ import pytest
 
 from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.events import Totals
+from nbagent.engine.contracts.messages import MessageParam
 from nbagent.engine.loop.rollback import rollback
 from nbagent.engine.state.totals import Spent
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
@@ -55,7 +56,7 @@ async def test_totals_are_running_sums_that_follow_a_rollback(tmp_path: Path) ->
 def test_tool_use_ids_follow_the_history_as_it_grows_shrinks_and_changes() -> None:
     from nbagent.engine.state.session import Session
 
-    def call(uid: str) -> dict:
+    def call(uid: str) -> MessageParam:
         return {"role": "assistant", "content": [{"type": "tool_use", "id": uid, "name": "x", "input": {}}]}
 
     s = Session()

@@ -6,7 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -33,13 +33,20 @@ def four_calls_then_answer() -> SimulatedAPI:
     return SimulatedAPI(reply)
 
 
+def counting(calls: list[int], real: Callable[[int], None]) -> Callable[[int], None]:
+    """``real`` (a sync call) that first notes its file descriptor in ``calls``."""
+    def sync(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+    return sync
+
+
 def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """fsync and fdatasync calls (appends use the latter where it exists)."""
     calls: list[int] = []
     for name in ("fsync", "fdatasync"):
         if hasattr(os, name):
-            real = getattr(os, name)
-            monkeypatch.setattr(os, name, lambda fd, _real=real: (calls.append(fd), _real(fd))[1])
+            monkeypatch.setattr(os, name, counting(calls, getattr(os, name)))
     return calls
 
 
@@ -60,8 +67,6 @@ class DiskLog:
     """What happens to each task-folder file, in order: ("append" | "sync", file name)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, task: Path) -> None:
-        import nbagent.engine.disk.append_log as append_log
-
         self.ops: list[tuple[str, str]] = []
         real_pwrite, real_sync = os.pwrite, getattr(os, "fdatasync", os.fsync)
 
@@ -74,7 +79,7 @@ class DiskLog:
             real_sync(fd)
 
         self._names = {(task / n).stat().st_ino: n for n in (HISTORY_FILE, REQUESTS_FILE) if (task / n).exists()}
-        monkeypatch.setattr(append_log.os, "pwrite", pwrite)
+        monkeypatch.setattr("nbagent.engine.disk.append_log.os.pwrite", pwrite)
         monkeypatch.setattr(os, "fdatasync" if hasattr(os, "fdatasync") else "fsync", sync)
 
     def _name(self, fd: int) -> str:
@@ -167,8 +172,6 @@ async def test_a_rollback_rewrites_the_logs_to_what_remains(tmp_path: Path) -> N
 
 async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nbagent.engine.disk.append_log as append_log
-
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "one")
     real = os.pwrite
@@ -177,10 +180,10 @@ async def test_an_append_that_fails_half_way_is_repaired_by_the_next_save(
         real(fd, data[: len(data) // 2], offset)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(append_log.os, "pwrite", disk_full)
+    monkeypatch.setattr("nbagent.engine.disk.append_log.os.pwrite", disk_full)
     events = await run(engine, "two")
     assert any("No space" in str(getattr(e, "error", "") or getattr(e, "message", "")) for e in events)
-    monkeypatch.setattr(append_log.os, "pwrite", real)
+    monkeypatch.setattr("nbagent.engine.disk.append_log.os.pwrite", real)
     await run(engine, "three")
     history = list(engine.session.history)
     engine.session.close()

@@ -30,10 +30,8 @@ def two_requests_per_turn(body: dict) -> Any:
     return text_reply("done") if answered else tool_reply("echo", {"text": "x " * 50})
 
 
-async def three_paid_turns(tmp_path: Any, **settings: Any) -> Any:
-    api = SimulatedAPI(two_requests_per_turn)
-    engine = make_engine(api, tmp_path, **settings)
-    engine.api = api
+async def three_paid_turns(tmp_path: Any, api: SimulatedAPI | None = None, **settings: Any) -> Any:
+    engine = make_engine(api or SimulatedAPI(two_requests_per_turn), tmp_path, **settings)
     for t in (1, 2, 3):
         assert done_of(await run(engine, f"task {t}")).reason == "end_turn"
     return engine
@@ -94,13 +92,14 @@ async def test_a_negative_spent_on_disk_is_refused_naming_the_field(tmp_path: An
 
 
 async def test_the_session_budget_counts_rolled_back_requests(tmp_path: Any) -> None:
-    engine = await three_paid_turns(tmp_path)
+    api = SimulatedAPI(two_requests_per_turn)
+    engine = await three_paid_turns(tmp_path, api)
     spent = engine.totals.spent_usd
     rollback(engine, 0)
-    sent = len(messages_requests(engine.api))
+    sent = len(messages_requests(api))
     engine.reconfigure(max_session_budget_usd=spent * 0.99)  # below what was billed, above the history's 0
     done = done_of(await run(engine, "more"))
-    assert done.reason == "max_budget" and len(messages_requests(engine.api)) == sent
+    assert done.reason == "max_budget" and len(messages_requests(api)) == sent
     assert done.stopped == (f"stopped: the session budget ${spent * 0.99:.4f} reached "
                             f"(${spent:.4f} spent in this session)")
 

@@ -15,6 +15,7 @@ import pytest
 
 from nbagent.engine.contracts.errors import CorruptFileError
 from nbagent.engine.contracts.events import Done, Notice
+from nbagent.engine.contracts.messages import MessageParam
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
 from nbagent.engine.state.session import Session
 from nbagent.engine.state.store import HISTORY_FILE, LOCK_FILE, REQUESTS_FILE, SESSION_FILE
@@ -53,7 +54,7 @@ def done(events: list[Any]) -> Done:
     return next(e for e in reversed(events) if isinstance(e, Done))
 
 
-def reloaded(engine: Any) -> list[dict[str, Any]]:
+def reloaded(engine: Any) -> list[MessageParam]:
     task = engine.session.task_dir
     engine.session.close()
     return Session.load(task).history
@@ -74,7 +75,12 @@ async def test_a_folder_deleted_mid_run_is_written_again_whole_and_the_user_told
 
 async def test_every_file_deleted_mid_run_lock_included_is_written_again_whole(tmp_path: Path) -> None:
     task = tmp_path / "task"
-    engine = vandal_run(tmp_path, lambda: [p.unlink() for p in task.iterdir()])
+
+    def empty() -> None:
+        for p in task.iterdir():
+            p.unlink()
+
+    engine = vandal_run(tmp_path, empty)
     await run(engine, "one")
     events = await run(engine, "two: the tool empties the folder")
     assert any("its lock file was deleted" in n for n in notices(events))
