@@ -188,7 +188,7 @@ async def test_closing_the_stream_early_raises_nothing() -> None:
 
 def test_the_provider_takes_a_factory_and_shows_no_key() -> None:
     with pytest.raises(TypeError):
-        AnthropicProvider(anthropic.AsyncAnthropic(api_key=KEY))  # type: ignore[arg-type]
+        AnthropicProvider(anthropic.AsyncAnthropic(api_key=KEY))  # type: ignore[arg-type]  # deliberately a client, not a factory
     provider = anthropic_provider(KEY, base_url="http://127.0.0.1:9")
     assert KEY not in repr(provider) and KEY not in str(provider)
     assert all(KEY not in repr(v) for v in vars(provider).values())
