@@ -4,25 +4,33 @@ mask layer's one-hour anchors (within the API's four breakpoints and its TTL ord
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 from nbagent.engine.api_facts.caching import count_breakpoints, ttl_order_error
 from nbagent.engine.contracts.errors import ApiError, ErrorKind
+from nbagent.engine.contracts.messages import ContentBlock, Message
 from nbagent.engine.contracts.provider import ModelRequest
-from nbagent.providers.anthropic import _features_sent, _request_kwargs, _with_cache_breakpoints
+from nbagent.providers.anthropic import RequestKwargs, _features_sent, _request_kwargs, _with_cache_breakpoints
 from nbagent.providers.anthropic_errors import refused_feature
 
 
-def marked(messages: list[dict[str, Any]]) -> list[int]:
+def marked(messages: Sequence[Mapping[str, object]]) -> list[int]:
     return [i for i, m in enumerate(messages)
             if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"])]
 
 
-def conversation(calls: int) -> list[dict[str, Any]]:
-    uses = [{"type": "tool_use", "id": f"t{k}", "name": "run", "input": {}} for k in range(calls)]
-    results = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"} for k in range(calls)]
+def last_block(message: Mapping[str, object]) -> Mapping[str, object]:
+    """The last block of a message the provider built (its list content, as JSON)."""
+    content = message["content"]
+    assert isinstance(content, list) and isinstance(content[-1], dict), message
+    return content[-1]
+
+
+def conversation(calls: int) -> list[Message]:
+    uses: list[ContentBlock] = [{"type": "tool_use", "id": f"t{k}", "name": "run", "input": {}} for k in range(calls)]
+    results: list[ContentBlock] = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"} for k in range(calls)]
     return [{"role": "user", "content": [{"type": "text", "text": "go"}]},
             {"role": "assistant", "content": uses}, {"role": "user", "content": results}]
 
@@ -31,8 +39,8 @@ def test_the_last_message_and_the_end_of_the_previous_request_carry_breakpoints(
     messages = conversation(12)  # 24 blocks after the previous request's end: beyond the lookback
     out = _with_cache_breakpoints(messages)
     assert marked(out) == [0, 2]
-    assert out[0]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert out[2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert last_block(out[0])["cache_control"] == {"type": "ephemeral"}
+    assert last_block(out[2])["cache_control"] == {"type": "ephemeral"}
 
 
 def test_the_inputs_are_not_changed() -> None:
@@ -47,29 +55,43 @@ def test_a_first_request_has_one_breakpoint_and_string_content_is_converted() ->
 
 
 def test_a_thinking_block_last_gets_no_breakpoint() -> None:
-    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]},
-                {"role": "user", "content": "next"}]
-    messages[0]["content"] = [{"type": "text", "text": "q"}]
+    # As the provider takes it (JSON): the thinking block has no signature, which does not matter here.
+    messages: list[Mapping[str, object]] = [
+        {"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]},
+        {"role": "user", "content": "next"}]
     out = _with_cache_breakpoints(messages)
     assert marked(out) == [0, 2]
     out = _with_cache_breakpoints(messages[:2])
     assert marked(out) == []
 
 
-def long_conversation(pairs: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+def long_conversation(pairs: int) -> list[Message]:
+    out: list[Message] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
     for k in range(pairs):
         out.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "run", "input": {}}]})
         out.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"}]})
     return out
 
 
-def ttls(messages: list[dict[str, Any]]) -> dict[int, str]:
-    return {i: m["content"][-1]["cache_control"].get("ttl", "5m") for i, m in enumerate(messages)
-            if isinstance(m["content"], list) and "cache_control" in m["content"][-1]}
+def ttls(messages: Sequence[Mapping[str, object]]) -> dict[int, object]:
+    return {i: ttl_of(last_block(m)["cache_control"]) for i, m in enumerate(messages)
+            if isinstance(m["content"], list) and "cache_control" in last_block(m)}
 
 
-def body(anchors: tuple[int, ...], pairs: int = 8, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+def ttl_of(mark: object) -> object:
+    assert isinstance(mark, dict), mark
+    return mark.get("ttl", "5m")
+
+
+def system_mark(kwargs: RequestKwargs) -> object:
+    """The ``cache_control`` of the last block of the request's system prompt (a list of blocks)."""
+    system = kwargs["system"]
+    assert not isinstance(system, str), system
+    return system[-1]["cache_control"]
+
+
+def body(anchors: tuple[int, ...], pairs: int = 8, without: frozenset[str] = frozenset()) -> RequestKwargs:
     request = ModelRequest(model="claude-sonnet-5-5", messages=long_conversation(pairs), system="sys", tools=[],
                            max_tokens=100, cache_anchors=anchors, without=without)
     return _request_kwargs(request)
@@ -78,7 +100,7 @@ def body(anchors: tuple[int, ...], pairs: int = 8, without: frozenset[str] = fro
 def test_one_anchor_is_a_one_hour_breakpoint_and_the_system_prompt_follows_its_ttl() -> None:
     kwargs = body((3,))
     assert ttls(kwargs["messages"]) == {3: "1h", 14: "5m", 16: "5m"}
-    assert kwargs["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert system_mark(kwargs) == {"type": "ephemeral", "ttl": "1h"}
     assert count_breakpoints(kwargs) == 4 and ttl_order_error(kwargs) is None
 
 
@@ -92,7 +114,7 @@ def test_two_anchors_after_a_masking_replace_the_previous_requests_end_within_fo
 def test_anchors_among_the_last_three_messages_or_outside_are_left_out(anchors: tuple[int, ...]) -> None:
     kwargs = body(anchors)
     assert ttls(kwargs["messages"]) == {14: "5m", 16: "5m"}
-    assert kwargs["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert system_mark(kwargs) == {"type": "ephemeral"}
 
 
 def test_an_endpoint_that_refused_caching_gets_no_anchor() -> None:

@@ -102,7 +102,8 @@ def test_an_api_error_passes_through() -> None:
 def test_request_id_comes_from_the_header_or_the_body() -> None:
     assert to_api_error(status_error(429, "rate_limit_error", headers={"request-id": "req_hdr"})).request_id == "req_hdr"
     err = status_error(529, "overloaded_error")
-    err.body = {**err.body, "request_id": "req_body"}  # type: ignore[dict-item]
+    assert isinstance(err.body, dict)
+    err.body = {**err.body, "request_id": "req_body"}
     assert to_api_error(err).request_id == "req_body"
 
 

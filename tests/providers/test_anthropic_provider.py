@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anthropic
@@ -145,19 +146,18 @@ async def test_a_stream_closed_before_message_stop_is_a_connection_error() -> No
     assert isinstance(chunks[-1], MessageComplete) and chunks[-1].message["content"] == [{"type": "text", "text": "half"}]
 
 
-class _Ev:
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
-
-
 def test_an_assembled_stream_without_message_stop_is_a_connection_error() -> None:
     from nbagent.providers.anthropic_stream import StreamAssembler
 
     assembler = StreamAssembler(MODEL)
     chunks = [assembler.feed(event) for event in (
-        _Ev(type="message_start", message=_Ev(id="m1", model=MODEL, usage=_Ev(model_dump=lambda **k: {"input_tokens": 3}))),
-        _Ev(type="content_block_start", index=0, content_block=_Ev(model_dump=lambda **k: {"type": "text", "text": ""})),
-        _Ev(type="content_block_delta", index=0, delta=_Ev(type="text_delta", text="half")),
+        anthropic.types.RawMessageStartEvent.model_validate({"type": "message_start", "message": {
+            "id": "m1", "type": "message", "role": "assistant", "model": MODEL, "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 0}}}),
+        anthropic.types.RawContentBlockStartEvent.model_validate(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        anthropic.types.RawContentBlockDeltaEvent.model_validate(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "half"}}),
     )]
     assert chunks == [None, None, TextDelta(text="half", index=0)]
     with pytest.raises(ApiError) as caught:
@@ -177,6 +177,7 @@ async def test_cancellation_passes_through_untouched() -> None:
 async def test_closing_the_stream_early_raises_nothing() -> None:
     provider = simulated_provider(SimulatedAPI([text_reply(LONG)] * 2))
     stream = provider.stream(REQUEST)
+    assert isinstance(stream, AsyncGenerator)  # an async generator: closable
     assert isinstance(await stream.__anext__(), TextDelta)
     await stream.aclose()  # GeneratorExit inside: not turned into an ApiError
     assert isinstance((await collect(provider))[-1], MessageComplete)
@@ -187,7 +188,7 @@ async def test_closing_the_stream_early_raises_nothing() -> None:
 
 def test_the_provider_takes_a_factory_and_shows_no_key() -> None:
     with pytest.raises(TypeError):
-        AnthropicProvider(anthropic.AsyncAnthropic(api_key=KEY))  # type: ignore[arg-type]
+        AnthropicProvider(anthropic.AsyncAnthropic(api_key=KEY))  # type: ignore[arg-type]  # deliberately a client, not a factory
     provider = anthropic_provider(KEY, base_url="http://127.0.0.1:9")
     assert KEY not in repr(provider) and KEY not in str(provider)
     assert all(KEY not in repr(v) for v in vars(provider).values())
@@ -223,7 +224,7 @@ def test_five_asyncio_runs_over_loopback_each_succeed_first_time() -> None:
         provider = anthropic_provider(KEY, base_url=server.base_url)
         errors, clients = run_five_times(provider)
         assert errors == []
-        assert len(server.api.requests) == 5  # one attempt each
+        assert isinstance(server.api, SimulatedAPI) and len(server.api.requests) == 5  # one attempt each
         assert len({id(c) for c in clients}) == 5  # a new client for every loop
         assert all(c.is_closed() for c in clients)  # each closed on its own loop when that loop shut down
 
@@ -267,11 +268,13 @@ def test_block_starts_are_dumped_as_model_dump_would(raw: dict[str, Any]) -> Non
     it does not cover (non-empty containers, unknown fields) still goes through model_dump."""
     from nbagent.providers.anthropic_stream import _dump
 
-    model = {"text": anthropic.types.TextBlock, "thinking": anthropic.types.ThinkingBlock,
-             "tool_use": anthropic.types.ToolUseBlock}[raw["type"]].model_validate(raw)
+    kinds: dict[str, type[anthropic.types.TextBlock | anthropic.types.ThinkingBlock | anthropic.types.ToolUseBlock]] = {
+        "text": anthropic.types.TextBlock, "thinking": anthropic.types.ThinkingBlock, "tool_use": anthropic.types.ToolUseBlock}
+    model = kinds[raw["type"]].model_validate(raw)
     dumped = _dump(model)
     assert dumped == model.model_dump(exclude_none=True, mode="json")
     if isinstance(raw.get("input"), dict):
+        assert isinstance(model, anthropic.types.ToolUseBlock)
         assert dumped["input"] is not model.input  # the assembler fills it: never the SDK's own dict
 
 
@@ -335,4 +338,5 @@ async def test_text_streamed_after_its_block_stopped_is_kept_in_order() -> None:
         {"type": "content_block_stop", "index": 0},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " and more"}}) + END_TURN
     chunks = await collect(byte_level(body))
+    assert isinstance(chunks[-1], MessageComplete)
     assert chunks[-1].message["content"] == [{"type": "text", "text": "half and more"}]

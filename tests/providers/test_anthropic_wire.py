@@ -14,6 +14,8 @@ import httpx2
 from nbagent.engine.contracts.provider import MessageComplete, ModelRequest
 from nbagent.providers.anthropic import AnthropicProvider
 
+from ._messages import list_content
+
 MODEL = "claude-sonnet-5-5"
 REQUEST = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}], system=None, tools=(),
                        max_tokens=200)
@@ -87,17 +89,21 @@ async def test_server_tool_use_results_and_citations_are_assembled_and_searches_
          {"type": "citations_delta", "citation": CITATION}],
     ], "end_turn", usage={"server_tool_use": {"web_search_requests": 1}})
     done = await complete(body)
-    content = done.message["content"]
+    content = list_content(done.message)
     assert [b["type"] for b in content] == ["server_tool_use", "web_search_tool_result", "text"]
-    assert content[0]["input"] == {"query": "nbagent"}
-    assert content[1]["content"][0]["url"] == "https://example.org/a"
-    assert content[2] == {"type": "text", "text": "It runs agents.", "citations": [CITATION]}
+    use, result, text = content
+    assert use["type"] == "server_tool_use" and use["input"] == {"query": "nbagent"}
+    assert result["type"] == "web_search_tool_result" and isinstance(result["content"], list)
+    hit = result["content"][0]
+    assert isinstance(hit, dict) and hit["url"] == "https://example.org/a"
+    assert text == {"type": "text", "text": "It runs agents.", "citations": [CITATION]}
     assert done.usage.web_search_requests == 1
 
 
 async def test_tool_input_given_whole_at_block_start_is_kept() -> None:
     body = stream([[{"type": "tool_use", "id": "toolu_1", "name": "python", "input": {"code": "1+1"}}]], "tool_use")
-    assert (await complete(body)).message["content"][0]["input"] == {"code": "1+1"}
+    use = list_content((await complete(body)).message)[0]
+    assert use["type"] == "tool_use" and use["input"] == {"code": "1+1"}
 
 
 async def test_a_refusal_keeps_its_stop_details() -> None:
@@ -123,7 +129,7 @@ async def test_thinking_redacted_thinking_and_unknown_blocks_are_kept_as_receive
         [{"type": "redacted_thinking", "data": "opaque"}],
         [{"type": "future_block", "payload": {"x": 1}}],
     ], "end_turn")
-    content = (await complete(body)).message["content"]
+    content = list_content((await complete(body)).message)
     assert content[0] == {"type": "thinking", "thinking": "hm", "signature": "c2ln"}
     assert content[1] == {"type": "redacted_thinking", "data": "opaque"}
     assert content[2] == {"type": "future_block", "payload": {"x": 1}}
@@ -133,7 +139,8 @@ async def test_pause_turn_is_a_complete_message_with_its_server_tool_call() -> N
     body = stream([[{"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {}},
                     {"type": "input_json_delta", "partial_json": '{"query": "x"}'}]], "pause_turn")
     done = await complete(body)
-    assert done.stop_reason == "pause_turn" and done.message["content"][0]["input"] == {"query": "x"}
+    use = list_content(done.message)[0]
+    assert done.stop_reason == "pause_turn" and use["type"] == "server_tool_use" and use["input"] == {"query": "x"}
 
 
 RATE_HEADERS = {

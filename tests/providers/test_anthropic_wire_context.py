@@ -12,6 +12,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from nbagent.engine.api_facts.context_edit_types import ContextManagementParam
 from nbagent.engine.api_facts.context_edits import COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA
 from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.context_policy import ContextPolicy
@@ -113,10 +114,11 @@ async def test_context_edits_are_sent_with_their_header_and_applied_edits_are_re
     body = with_context_management(
         stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "ok"}]], "end_turn"), APPLIED)
     fake = Fake(body)
-    edits = {"edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},
-                       {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 30_000},
-                        "keep": {"type": "tool_uses", "value": 3},
-                        "clear_at_least": {"type": "input_tokens", "value": 10_000}, "exclude_tools": ["python"]}]}
+    edits: ContextManagementParam = {"edits": [
+        {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},
+        {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 30_000},
+         "keep": {"type": "tool_uses", "value": 3},
+         "clear_at_least": {"type": "input_tokens", "value": 10_000}, "exclude_tools": ["python"]}]}
     done = await fake.complete(ModelRequest(model=MODEL, messages=REQUEST.messages, system=None, tools=(),
                                             max_tokens=200, context_management=edits))
     _, headers, sent = fake.requests[0]

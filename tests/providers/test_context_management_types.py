@@ -39,7 +39,9 @@ def test_the_policys_context_management_has_the_sdk_shape(spec: str, thinks: boo
 
 
 def test_clear_tool_inputs_is_typed_as_the_sdk_types_it() -> None:
-    [edit] = ContextPolicy.parse("edit:inputs=python").server_edits(thinks=False)["edits"]  # type: ignore[index]
+    edits = ContextPolicy.parse("edit:inputs=python").server_edits(thinks=False)
+    assert edits is not None
+    [edit] = edits["edits"]
     check_shape(edit)
     with pytest.raises(pydantic.ValidationError):  # the SDK refuses what the policy never sends
         check_shape({**edit, "clear_tool_inputs": 3})

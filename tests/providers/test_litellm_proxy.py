@@ -38,6 +38,8 @@ from nbagent.providers.simulated.server import LoopbackServer
 from nbagent.tools import NamespaceExecutor
 from tests.engine.loop.test_query_support import RecordingSleep
 
+from ._messages import list_content
+
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("litellm") is None,
                        reason="litellm is not installed (pip install -e '.[test,gateway]'; make test installs it)"),
@@ -118,6 +120,12 @@ def upstream() -> Iterator[LoopbackServer]:
         yield server
 
 
+def api_of(server: LoopbackServer) -> SimulatedAPI:
+    """The simulated API the upstream serves."""
+    assert isinstance(server.api, SimulatedAPI)
+    return server.api
+
+
 @pytest.fixture(scope="session")
 def proxy(upstream: LoopbackServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("litellm")
@@ -172,7 +180,7 @@ async def test_a_three_prompt_session_through_the_proxy_matches_the_direct_one(
     direct = Agent(provider=simulated_provider(SimulatedAPI(script())), model="claude-sonnet-5-5", cwd=tmp_path,
                    executor=NamespaceExecutor({}), can_use_tool=allow_all, sleep=RecordingSleep())
     direct_events = await session_of(direct)
-    upstream.api.reset(script())
+    api_of(upstream).reset(script())
     agent = gateway_agent(proxy, f"sk-user-{uuid.uuid4().hex}", tmp_path)
     events = await session_of(agent)
 
@@ -183,14 +191,14 @@ async def test_a_three_prompt_session_through_the_proxy_matches_the_direct_one(
     assert {r.model for r in agent.records} == {ALIAS}  # the proxy answers with its alias
     assert agent.context_window == 1_000_000  # learned from GET /v1/models/sim-sonnet
     assert all(r.cost_usd is None for r in agent.records)  # unpriced: "–", never Claude's price
-    sent = [r for r in upstream.api.requests if r.path.endswith("/v1/messages")]
+    sent = [r for r in api_of(upstream).requests if r.path.endswith("/v1/messages")]
     assert len(sent) == len(agent.records) == 5 and {r.body["model"] for r in sent} == {"claude-sonnet-5-5"}
     assert not [e for e in direct_events + events if isinstance(e, RetryScheduled)]
 
 
 async def test_the_gateways_own_429_gets_a_countdown_and_the_request_then_succeeds(
         proxy: str, upstream: LoopbackServer, tmp_path: Path) -> None:
-    upstream.api.reset(script())
+    api_of(upstream).reset(script())
     agent = gateway_agent(proxy, f"sk-burst-{uuid.uuid4().hex}", tmp_path)
     events = [e async for e in agent.run(PROMPTS[0])]
     retries = [e for e in events if isinstance(e, RetryScheduled)]
@@ -200,14 +208,15 @@ async def test_the_gateways_own_429_gets_a_countdown_and_the_request_then_succee
     assert 0 < retry.delay_s <= 2.0  # the proxy drops retry-after: a jittered first backoff step
     assert "Rate limit exceeded" in retry.message
     assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
-    assert agent.history[-1]["content"][-1]["text"] == "It is 42."
+    last = list_content(agent.history[-1])[-1]
+    assert last["type"] == "text" and last["text"] == "It is 42."
 
 
 async def test_the_gateways_budget_error_ends_the_run_as_a_budget_stop_in_one_line(
         proxy: str, upstream: LoopbackServer, tmp_path: Path) -> None:
     # The key's budget (0.0001 USD) is spent by its first request; the proxy records that spend
     # after answering, so the refusal comes at the next request it admits (within the session).
-    upstream.api.reset(script())
+    api_of(upstream).reset(script())
     agent = gateway_agent(proxy, f"sk-broke-{uuid.uuid4().hex}", tmp_path)
     dones: list[Done] = []
     events: list[Any] = []
@@ -221,7 +230,7 @@ async def test_the_gateways_budget_error_ends_the_run_as_a_budget_stop_in_one_li
     assert done.stopped is not None and "\n" not in done.stopped
     assert done.stopped.startswith("stopped: the endpoint's budget for this key is spent (Budget has been exceeded")
     assert not [e for e in events if e.kind in ("retry_scheduled", "api_request_failed")]
-    answered = [r for r in upstream.api.requests if r.path.endswith("/v1/messages")]
+    answered = [r for r in api_of(upstream).requests if r.path.endswith("/v1/messages")]
     assert len(answered) == len(agent.records) >= 1  # the refused request never reached the upstream
     assert agent.history[-1]["role"] == "user"  # history stays valid: the refusal is answered
 
@@ -232,7 +241,7 @@ async def test_one_student_over_budget_stops_in_one_line_while_the_others_go_on(
     spent gets a budget stop; the students beside them, on the same gateway, are not affected."""
     import asyncio
 
-    upstream.api.reset(responder=lambda body: text_reply("Here you are."))
+    api_of(upstream).reset(responder=lambda body: text_reply("Here you are."))
     kinds = {"ana": "user", "ben": "broke", "eva": "user"}
     for name in kinds:
         (tmp_path / name).mkdir()
@@ -240,9 +249,10 @@ async def test_one_student_over_budget_stops_in_one_line_while_the_others_go_on(
                 for name, kind in kinds.items()}
 
     async def two_prompts(agent: Agent) -> list[str]:
-        reasons = []
+        reasons: list[str] = []
         for prompt in ("Hello.", "Once more."):
             done = [e async for e in agent.run(prompt)][-1]
+            assert isinstance(done, Done), done
             reasons.append(done.reason)
         return reasons
 

@@ -38,8 +38,11 @@ class Checked(pydantic.BaseModel):
     note: Optional[str] = None
 
 
-def demo_agent(tmp_path: Path, **kwargs: object) -> Agent:
-    return Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, **kwargs)
+def demo_agent(tmp_path: Path, allow: list[str] | None = None) -> Agent:
+    """An Agent on the demo brain; ``allow`` is passed on only when given (else the default holds)."""
+    if allow is None:
+        return Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path)
+    return Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, allow=allow)
 
 
 async def test_the_brain_answers_a_flat_schema_from_the_prompt(tmp_path: Path) -> None:

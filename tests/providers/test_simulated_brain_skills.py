@@ -17,9 +17,12 @@ import pytest
 
 from nbagent import Agent
 from nbagent.engine.contracts.events import Done, ToolUse
+from nbagent.engine.contracts.messages import ToolResultBlockParam
 from nbagent.engine.loop.facts import NotebookState, VariableInfo
 from nbagent.providers.simulated import SimulatedAPI
 from nbagent.tools.executor import NamespaceExecutor
+
+from ._messages import list_content
 
 SALES = pd.DataFrame({"region": ["north", "south", "north"], "revenue": [120.0, 95.5, 130.25], "units": [12, 9, 13]})
 # What ``%agent fix`` sends (nbagent.notebook.cell_transformer.FIX_PROMPT), kept literal: the brain must read it as sent.
@@ -55,14 +58,26 @@ async def run(agent: Agent, prompt: str) -> tuple[list[ToolUse], str]:
     events = [e async for e in agent.run(prompt)]
     done = events[-1]
     assert isinstance(done, Done) and done.reason == "end_turn", done
-    texts = [b["text"] for m in agent.history if m["role"] == "assistant" for b in m["content"] if b["type"] == "text"]
+    texts = assistant_texts(agent)
     assert texts and all(t.startswith("(simulated model)") for t in texts)  # honest in every reply
     return [e for e in events if isinstance(e, ToolUse)], texts[-1]
 
 
-def results(agent: Agent) -> list[dict[str, Any]]:
+def assistant_texts(agent: Agent) -> list[str]:
+    return [b["text"] for m in agent.history if m["role"] == "assistant" for b in list_content(m) if b["type"] == "text"]
+
+
+def results(agent: Agent) -> list[ToolResultBlockParam]:
     return [b for m in agent.history if m["role"] == "user" and isinstance(m["content"], list)
-            for b in m["content"] if b.get("type") == "tool_result"]
+            for b in m["content"] if b["type"] == "tool_result"]
+
+
+def code_of(call: ToolUse) -> str:
+    """The code of a python tool call."""
+    assert isinstance(call.input, dict), call
+    code = call.input["code"]
+    assert isinstance(code, str), call
+    return code
 
 
 async def test_fix_names_the_misspelt_column_and_runs_the_corrected_cell(tmp_path: Path) -> None:
@@ -75,13 +90,13 @@ async def test_fix_names_the_misspelt_column_and_runs_the_corrected_cell(tmp_pat
     assert not any(r.get("is_error") for r in results(agent))  # no NameError on a `frame` from a path
     assert "'regoin'" in answer and "typo for 'region'" in answer
     assert answer.rstrip().endswith("```python\ndf.groupby('region')['revenue'].sum()\n```")
-    exec(calls[-1].input["code"], dict(ns))  # the code --insert-code would insert runs
+    exec(code_of(calls[-1]), dict(ns))  # the code --insert-code would insert runs
 
 
 async def test_fix_corrects_a_misspelt_variable_and_admits_what_it_cannot_fix(tmp_path: Path) -> None:
     ns: dict[str, Any] = {"sales": SALES.copy()}
     calls, answer = await run(agent_on(ns, tmp_path), FIX.format(cell=2, error=failure("sale.head()", ns)))
-    assert [c.input["code"] for c in calls] == ["sales.head()"] and "typo for `sales`" in answer
+    assert [code_of(c) for c in calls] == ["sales.head()"] and "typo for `sales`" in answer
     calls, answer = await run(agent_on(ns, tmp_path / "b"), FIX.format(cell=3, error=failure("sales['zzz']", ns)))
     assert calls == [] and "cannot guess" in answer and "region, revenue, units" in answer
     calls, answer = await run(agent_on(ns, tmp_path / "c"), FIX.format(cell=5, error=failure("1 / 0", ns)))
@@ -92,7 +107,7 @@ async def test_why_did_my_cell_fail_uses_the_last_error_in_the_facts(tmp_path: P
     ns: dict[str, Any] = {"df": SALES.copy()}
     agent = agent_on(ns, tmp_path, last_error=failure("df['Revenue'].mean()", ns))
     calls, answer = await run(agent, "Why did my cell fail?")
-    assert [c.input["code"] for c in calls] == ["df['revenue'].mean()"] and "typo for 'revenue'" in answer
+    assert [code_of(c) for c in calls] == ["df['revenue'].mean()"] and "typo for 'revenue'" in answer
 
 
 async def test_load_a_csv_runs_read_csv_into_a_named_variable(tmp_path: Path) -> None:
@@ -100,12 +115,12 @@ async def test_load_a_csv_runs_read_csv_into_a_named_variable(tmp_path: Path) ->
     ns: dict[str, Any] = {}
     agent = agent_on(ns, tmp_path)
     calls, answer = await run(agent, "Load sales.csv into a DataFrame")
-    assert [c.input["code"] for c in calls] == ['import pandas as pd\n\nsales = pd.read_csv("sales.csv")\nsales.head()',
+    assert [code_of(c) for c in calls] == ['import pandas as pd\n\nsales = pd.read_csv("sales.csv")\nsales.head()',
                                                "sales.shape"]
     assert isinstance(ns["sales"], pd.DataFrame) and ns["sales"].shape == (3, 3)
     assert "Loaded sales.csv into `sales`; `sales` has 3 rows and 3 columns." in answer
     calls, _ = await run(agent_on(ns, tmp_path / "x"), "Load ../sales.csv as `orders`")
-    assert 'orders = pd.read_csv("../sales.csv")' in calls[0].input["code"]
+    assert 'orders = pd.read_csv("../sales.csv")' in code_of(calls[0])
 
 
 async def test_plot_draws_the_requested_chart(tmp_path: Path) -> None:
@@ -113,7 +128,7 @@ async def test_plot_draws_the_requested_chart(tmp_path: Path) -> None:
     ns: dict[str, Any] = {"sales": SALES.copy()}
     agent = agent_on(ns, tmp_path)
     calls, answer = await run(agent, "Plot revenue by region")
-    (code,) = [c.input["code"] for c in calls]
+    (code,) = [code_of(c) for c in calls]
     assert code.splitlines() == ["import matplotlib.pyplot as plt", "",
                                  'sales.groupby("region")["revenue"].sum().sort_values(ascending=False).plot.bar()',
                                  'plt.title("Total revenue by region")', 'plt.xlabel("region")',
@@ -127,7 +142,7 @@ async def test_plot_without_matplotlib_says_so(tmp_path: Path, monkeypatch: pyte
     ns: dict[str, Any] = {"sales": SALES.copy()}
     agent = agent_on(ns, tmp_path)
     calls, answer = await run(agent, "Plot a histogram of units")
-    assert calls[0].input["code"].startswith("import matplotlib.pyplot as plt\n")  # no defensive branch in the code
+    assert code_of(calls[0]).startswith("import matplotlib.pyplot as plt\n")  # no defensive branch in the code
     assert [r.get("is_error") for r in results(agent)] == [True]  # the import fails, as it would for the user
     assert answer.startswith("(simulated model) I cannot draw the plot: matplotlib is not installed")
 
@@ -136,7 +151,7 @@ async def test_multi_line_output_stays_multi_line_and_the_phrasing_is_plain(tmp_
     ns: dict[str, Any] = {"df": SALES.copy()}
     agent = agent_on(ns, tmp_path)
     _, answer = await run(agent, "describe `df` and count its missing values")
-    said = [b["text"] for m in agent.history if m["role"] == "assistant" for b in m["content"] if b["type"] == "text"]
+    said = assistant_texts(agent)
     assert "(simulated model) I will count the missing values in `df`." in said
     assert "(simulated model) I will describe `df` with summary statistics." in said
     table = SALES.describe().to_string()
@@ -148,7 +163,7 @@ async def test_multi_line_output_stays_multi_line_and_the_phrasing_is_plain(tmp_
 async def test_fix_adds_a_missing_import_and_only_a_question_about_the_error_reopens_it(tmp_path: Path) -> None:
     ns: dict[str, Any] = {"df": SALES.copy()}
     calls, answer = await run(agent_on(ns, tmp_path), FIX.format(cell=1, error=failure("np.log(df['units'])", ns)))
-    assert [c.input["code"] for c in calls] == ["import numpy as np\n\nnp.log(df['units'])"] and "import numpy" in answer
+    assert [code_of(c) for c in calls] == ["import numpy as np\n\nnp.log(df['units'])"] and "import numpy" in answer
     stale = failure("df['Revenue']", ns)
     calls, _ = await run(agent_on(ns, tmp_path / "b", last_error=stale), "What is the standard error of `df`?")
-    assert all("Revenue" not in c.input["code"] and "revenue" not in c.input["code"] for c in calls)
+    assert all("Revenue" not in code_of(c) and "revenue" not in code_of(c) for c in calls)

@@ -58,7 +58,8 @@ async def test_second_identical_request_reads_what_the_first_wrote(client: anthr
     total = first.input_tokens + first.cache_creation_input_tokens
     assert second.input_tokens + second.cache_read_input_tokens == total
     # Cost figures become meaningful offline: the cached request is cheaper.
-    assert cost_of(Usage.from_api(second), MODEL) < cost_of(Usage.from_api(first), MODEL)
+    cached, uncached = cost_of(Usage.from_api(second), MODEL), cost_of(Usage.from_api(first), MODEL)
+    assert cached is not None and uncached is not None and cached < uncached
 
 
 async def test_a_changed_prefix_is_not_read(client: anthropic.AsyncAnthropic) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from anthropic.types import MessageParam
 
 from nbagent.engine.contracts.errors import ErrorKind
 from nbagent.providers.anthropic_errors import to_api_error
@@ -22,8 +23,10 @@ from nbagent.providers.simulated import (
     tool_reply,
 )
 
+from ._sdk import text_of
+
 MODEL = "claude-sonnet-5-5"
-USER = [{"role": "user", "content": "hi"}]
+USER: list[MessageParam] = [{"role": "user", "content": "hi"}]
 REPLY = tool_reply("python", {"code": "print(sum(range(10)))  # a tool call long enough to cut"},
                    text="Let me run a little code for you now.")
 
@@ -98,7 +101,7 @@ async def test_status_errors_carry_body_request_id_and_retry_after() -> None:
     with pytest.raises(anthropic.RateLimitError) as caught:
         await helper_stream(client)
     err = caught.value
-    assert err.type == "rate_limit_error"
+    assert err.type == "rate_limit_error" and isinstance(err.body, dict)
     assert err.body["type"] == "error" and err.body["request_id"].startswith("req_sim_")
     mapped = to_api_error(err)
     assert mapped.request_id == err.response.headers["request-id"] == err.body["request_id"]
@@ -212,6 +215,6 @@ async def test_faults_count_every_request_including_count_tokens() -> None:
     with pytest.raises(anthropic.OverloadedError):
         await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
     message = await client.messages.create(model=MODEL, max_tokens=10, messages=USER)
-    assert [b.type for b in message.content] == ["thinking", "text"] and message.content[1].text == "ok"
+    assert [b.type for b in message.content] == ["thinking", "text"] and text_of(message.content[1]) == "ok"
     assert [(r.number, r.path, r.fault.name if r.fault else None) for r in api.requests] == [
         (1, "/v1/messages/count_tokens", None), (2, "/v1/messages", "overloaded"), (3, "/v1/messages", None)]

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
+from anthropic.types import MessageParam, ToolParam
 
 from nbagent.engine.contracts.errors import ErrorKind
+from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.engine.contracts.messages import Message
 from nbagent.providers.anthropic_errors import to_api_error
 from nbagent.providers.simulated import (
     DemoBrain,
     Reply,
     ScriptedResponder,
     SimulatedAPI,
+    TextBlock,
     error_reply,
     text_reply,
     tool_reply,
@@ -23,11 +28,13 @@ from nbagent.providers.simulated import (
 from nbagent.providers.simulated.app import BASE_URL
 from nbagent.providers.simulated.script import SCRIPT_EXHAUSTED
 
+from ._sdk import text_of, tool_use
+
 MODEL = "claude-sonnet-5-5"
-USER = [{"role": "user", "content": "hi"}]
-PYTHON = {"name": "python", "description": "Run Python in the kernel.",
+USER: list[MessageParam] = [{"role": "user", "content": "hi"}]
+PYTHON: ToolParam = {"name": "python", "description": "Run Python in the kernel.",
           "input_schema": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}
-READ_FILE = {"name": "read_file", "description": "Read a file.",
+READ_FILE: ToolParam = {"name": "read_file", "description": "Read a file.",
              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
 
 
@@ -43,7 +50,7 @@ async def post(api: SimulatedAPI, body: dict, path: str = "/v1/messages", key: s
 async def test_a_request_over_the_window_gets_the_exact_400() -> None:
     api = SimulatedAPI([text_reply("never sent")], context_window=500)
     client = api.async_client()
-    messages = [{"role": "user", "content": "tell me about the data " * 200}]
+    messages: list[MessageParam] = [{"role": "user", "content": "tell me about the data " * 200}]
     counted = (await client.messages.count_tokens(model=MODEL, messages=messages)).input_tokens
     with pytest.raises(anthropic.BadRequestError) as caught:
         await client.messages.create(model=MODEL, max_tokens=100, messages=messages)
@@ -169,9 +176,9 @@ async def test_scripted_replies_are_consumed_in_order_then_say_the_script_is_exh
     first = await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
     second = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
     third = await client.messages.create(model=MODEL, max_tokens=50, messages=USER)
-    assert first.content[0].text == "one"
-    assert second.content[0].id == "toolu_fixed" and second.stop_reason == "tool_use"
-    assert third.content[0].text == SCRIPT_EXHAUSTED
+    assert text_of(first.content[0]) == "one"
+    assert tool_use(second.content[0]).id == "toolu_fixed" and second.stop_reason == "tool_use"
+    assert text_of(third.content[0]) == SCRIPT_EXHAUSTED
     assert isinstance(api.responder, ScriptedResponder) and api.responder.exhausted == 1
     assert api.requests[2].reply == text_reply(SCRIPT_EXHAUSTED)  # the exhausted answer is recorded
 
@@ -185,7 +192,7 @@ async def test_the_function_hook_sees_the_request_and_may_be_async() -> None:
 
     client = SimulatedAPI(respond, thinks_by_default=False).async_client()
     message = await client.messages.create(model=MODEL, max_tokens=50, messages=USER, tools=[PYTHON])
-    assert message.content[0].text == "1 message(s), tools: ['python']"
+    assert text_of(message.content[0]) == "1 message(s), tools: ['python']"
     assert seen[0]["model"] == MODEL and seen[0]["messages"] == USER
 
 
@@ -217,9 +224,9 @@ async def test_every_request_is_recorded_without_the_api_key() -> None:
 
 
 async def run_agent(client: anthropic.AsyncAnthropic, prompt: str, results: dict[str, str],
-                    tools: list[dict]) -> list[Any]:
+                    tools: list[ToolParam]) -> list[Any]:
     """Drive the brain like the agent loop does: answer each tool call from ``results``."""
-    messages: list[dict] = [{"role": "user", "content": prompt}]
+    messages: list[MessageParam] = [{"role": "user", "content": prompt}]
     replies = []
     for _ in range(6):
         async with client.messages.stream(model=MODEL, max_tokens=500, messages=messages, tools=tools) as stream:
@@ -227,7 +234,7 @@ async def run_agent(client: anthropic.AsyncAnthropic, prompt: str, results: dict
         replies.append(reply)
         if reply.stop_reason != "tool_use":
             return replies
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+        messages.append(reply.to_param())
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": b.id,
              "content": results.get(str(b.input.get("code", b.input.get("path"))), "42")}
@@ -276,10 +283,24 @@ async def test_brain_without_a_matching_rule_explains_that_it_is_simulated() -> 
     assert "(simulated model)" in said and "not a real language model" in said and "poem about autumn" in said
 
 
+def last_text(reply: Reply) -> str:
+    """The text of the reply's last block, which the test expects to be a text block."""
+    last = reply.content[-1]
+    assert isinstance(last, TextBlock), last
+    return last.text
+
+
+def as_json(tool: ToolParam) -> JSONObject:
+    """A tool definition as the API receives it: parsed JSON."""
+    parsed = json.loads(json.dumps(tool))
+    assert isinstance(parsed, dict)
+    return parsed
+
+
 def test_brain_only_uses_tools_it_is_offered() -> None:
     reply = DemoBrain()({"messages": [{"role": "user", "content": "what is 2 + 2 in `df`? read notes.txt"}]})
     assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
-    assert re.search(r"Tools offered: none", reply.content[-1].text)
+    assert re.search(r"Tools offered: none", last_text(reply))
 
 
 async def test_settings_can_be_changed_on_a_live_api() -> None:
@@ -320,10 +341,10 @@ async def test_the_request_log_keeps_the_newest_requests_and_counts_all() -> Non
 def test_brain_does_not_read_a_compaction_summary_or_kernel_facts_as_the_prompt() -> None:
     from nbagent.engine.state.compactions import summary_text
 
-    prompt = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
+    prompt: Message = {"role": "user", "content": [{"type": "text", "text": summary_text("- user 2: what is 2 + 2")},
                                           {"type": "text", "text": "<kernel-state>\n- `df`: 3 * 4\n</kernel-state>"},
                                           {"type": "text", "text": "Write a haiku."}]}
     reply = DemoBrain()({"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
-                                      prompt], "tools": [PYTHON]})
+                                      prompt], "tools": [as_json(PYTHON)]})
     assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
-    assert 'understood your message as: "Write a haiku."' in reply.content[-1].text
+    assert 'understood your message as: "Write a haiku."' in last_text(reply)

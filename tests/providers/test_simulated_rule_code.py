@@ -22,7 +22,7 @@ from nbagent.providers.simulated import SimulatedAPI
 from nbagent.tools.executor import NamespaceExecutor
 
 from .person_code import assert_person_code
-from .test_simulated_brain_skills import FIX, failure, results, run
+from .test_simulated_brain_skills import FIX, code_of, failure, results, run
 
 SALES = pd.DataFrame({
     "region": ["north", "south", "east", "west", "north", "east", "south", "west"],
@@ -46,7 +46,7 @@ def agent_with(ns: dict[str, Any], tmp_path: Path, *, columns_in_facts: bool = T
 
 async def codes_and_answer(agent: Agent, prompt: str) -> tuple[list[str], str]:
     calls, answer = await run(agent, prompt)
-    codes = [c.input["code"] for c in calls]
+    codes = [code_of(c) for c in calls]
     assert_person_code(codes)
     assert not [r for r in results(agent) if r.get("is_error")], results(agent)  # every cell ran
     return codes, answer

@@ -12,6 +12,7 @@ from pathlib import Path
 import anthropic
 import httpx2
 import pytest
+from anthropic.types import MessageParam
 from pytest_socket import SocketConnectBlockedError
 
 from nbagent.engine.contracts.errors import ErrorKind
@@ -24,13 +25,15 @@ from nbagent.providers.simulated import (
     tool_reply,
 )
 
+from ._sdk import text_of, tool_use
+
 MODEL = "claude-sonnet-5-5"
-USER = [{"role": "user", "content": "hi"}]
+USER: list[MessageParam] = [{"role": "user", "content": "hi"}]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def sdk(base_url: str, **kwargs: object) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(api_key="sk-loopback", base_url=base_url, max_retries=0, **kwargs)
+def sdk(base_url: str, timeout: float | httpx2.Timeout | anthropic.NotGiven = anthropic.NOT_GIVEN) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(api_key="sk-loopback", base_url=base_url, max_retries=0, timeout=timeout)
 
 
 async def test_the_real_sdk_streams_over_loopback() -> None:
@@ -44,9 +47,10 @@ async def test_the_real_sdk_streams_over_loopback() -> None:
             counted = await client.messages.count_tokens(model=MODEL, messages=USER)
     # claude-sonnet-5-5 thinks unasked (thinking omitted): each reply opens with its thinking block.
     assert [b.type for b in first.content] == ["thinking", "text", "tool_use"]
-    assert first.stop_reason == "tool_use" and first.content[2].input == {"code": "print('over the wire')"}
-    assert [b.type for b in second.content] == ["thinking", "text"] and second.content[1].text == "Done."
+    assert first.stop_reason == "tool_use" and tool_use(first.content[2]).input == {"code": "print('over the wire')"}
+    assert [b.type for b in second.content] == ["thinking", "text"] and text_of(second.content[1]) == "Done."
     assert counted.input_tokens == second.usage.input_tokens
+    assert isinstance(server.api, SimulatedAPI)
     assert [r.path for r in server.api.requests] == ["/v1/messages", "/v1/messages", "/v1/messages/count_tokens"]
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
+import anthropic
 import httpx2
 import pytest
+from anthropic.types import MessageParam, TextBlockParam, ToolParam
 
 from nbagent.providers.simulated import Reply, SimulatedAPI, TextBlock, ThinkingBlock, text_reply, tool_reply
 from nbagent.providers.simulated.app import BASE_URL
 
 MODEL = "claude-sonnet-5-5"
-USER = [{"role": "user", "content": "hello"}]
-TOOLS = [{"name": "python", "description": "Run Python code.",
+USER: list[MessageParam] = [{"role": "user", "content": "hello"}]
+TOOLS: list[ToolParam] = [{"name": "python", "description": "Run Python code.",
           "input_schema": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}]
 LONG_INPUT = {"code": "import pandas as pd\ndf = pd.read_csv('data.csv')\nprint(df.describe())", "timeout": 30,
               "tags": ["inspect", "ünïcode ✓"], "nested": {"a": [1, 2.5, None, True]}}
@@ -187,12 +189,13 @@ async def test_output_reaching_the_window_stops_with_model_context_window_exceed
 
 
 async def test_usage_with_cache_parses_the_same_streamed_and_not() -> None:
-    system = [{"type": "text", "text": "You are a careful analyst. " * 300, "cache_control": {"type": "ephemeral"}}]
+    system: list[TextBlockParam] = [{"type": "text", "text": "You are a careful analyst. " * 300,
+                                     "cache_control": {"type": "ephemeral"}}]
     replies = [text_reply("first"), text_reply("second")]
 
     async def both(stream: bool) -> list[Any]:
         client = SimulatedAPI(list(replies)).async_client()
-        out = []
+        out: list[anthropic.types.Message] = []
         for _ in range(2):
             if stream:
                 async with client.messages.stream(model=MODEL, max_tokens=100, system=system, messages=USER) as s:
@@ -211,9 +214,18 @@ async def test_usage_with_cache_parses_the_same_streamed_and_not() -> None:
     assert second.usage.input_tokens == first.usage.input_tokens  # the uncached tail: the user message
 
 
+class CountedParams(TypedDict):
+    """What a request and its token count share."""
+
+    model: str
+    messages: list[MessageParam]
+    system: str
+    tools: list[ToolParam]
+
+
 async def test_count_tokens_matches_the_usage_of_an_uncached_request() -> None:
     client = SimulatedAPI([text_reply("ok")]).async_client()
-    params = {"model": MODEL, "messages": USER, "system": "Be brief.", "tools": TOOLS}
+    params: CountedParams = {"model": MODEL, "messages": USER, "system": "Be brief.", "tools": TOOLS}
     counted = await client.messages.count_tokens(**params)
     message = await client.messages.create(max_tokens=50, **params)
     assert counted.input_tokens == message.usage.input_tokens > 0

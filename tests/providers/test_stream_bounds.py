@@ -13,14 +13,16 @@ import pytest
 
 from nbagent.engine.contracts.errors import ApiError, ErrorKind
 from nbagent.engine.contracts.events import TextDelta
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.provider import MessageComplete
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.anthropic_errors import MAX_ERROR_BODY_BYTES
 from nbagent.providers.anthropic_stream import reply_char_limit
 
+from ._messages import list_content
 from .test_anthropic_wire import MODEL, REQUEST, frame, stream
 
-START = [{"type": "message_start", "message": {
+START: list[JSONObject] = [{"type": "message_start", "message": {
     "id": "msg_x", "type": "message", "role": "assistant", "model": MODEL, "content": [],
     "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}}},
     {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
@@ -74,11 +76,12 @@ async def test_an_endless_text_stream_ends_as_a_broken_stream_at_what_max_tokens
 
 
 async def test_endless_thinking_and_tool_input_are_bounded_too() -> None:
-    for start, delta in [({"type": "thinking", "thinking": "", "signature": ""},
-                          {"type": "thinking_delta", "thinking": "y" * 500}),
-                         ({"type": "tool_use", "id": "toolu_1", "name": "python", "input": {}},
-                          {"type": "input_json_delta", "partial_json": "z" * 500})]:
-        async def endless(start: dict[str, Any] = start, delta: dict[str, Any] = delta) -> AsyncIterator[bytes]:
+    cases: list[tuple[JSONObject, JSONObject]] = [
+        ({"type": "thinking", "thinking": "", "signature": ""}, {"type": "thinking_delta", "thinking": "y" * 500}),
+        ({"type": "tool_use", "id": "toolu_1", "name": "python", "input": {}},
+         {"type": "input_json_delta", "partial_json": "z" * 500})]
+    for start, delta in cases:
+        async def endless(start: JSONObject = start, delta: JSONObject = delta) -> AsyncIterator[bytes]:
             yield frame(START[0]) + frame({"type": "content_block_start", "index": 0, "content_block": start})
             while True:
                 yield frame({"type": "content_block_delta", "index": 0, "delta": delta})
@@ -97,7 +100,9 @@ async def test_a_reply_within_max_tokens_is_untouched() -> None:
         yield stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": text}]], "end_turn")
 
     chunks = [c async for c in provider(200, _Lazy(once)).stream(REQUEST)]
-    assert isinstance(chunks[-1], MessageComplete) and chunks[-1].message["content"][0]["text"] == text
+    assert isinstance(chunks[-1], MessageComplete)
+    block = list_content(chunks[-1].message)[0]
+    assert block["type"] == "text" and block["text"] == text
 
 
 async def test_reading_stops_at_message_stop_when_the_server_keeps_the_connection_open() -> None:
