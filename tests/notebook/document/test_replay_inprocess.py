@@ -12,6 +12,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+from nbagent import Agent
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document.replay import load_index, sessions_dir
 
@@ -55,8 +56,10 @@ def cell(ip: Any, prompt: str, line: str = "") -> str:
     return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in ip.display_pub.outputs)])
 
 
-def agent() -> Any:
-    return magics_mod.active_magics().current.agent
+def agent() -> Agent:
+    session = magics_mod.active_magics().current
+    assert session is not None
+    return session.agent
 
 
 def test_a_fresh_kernel_replays_recorded_turns_with_no_request(ip, tmp_path):
