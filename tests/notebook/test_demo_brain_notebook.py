@@ -35,7 +35,7 @@ def last_answer() -> str:
     return "\n".join(b["text"] for b in list_content(history[-1]) if b["type"] == "text")
 
 
-def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip, sales):  # noqa: F811
+def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip: Any, sales: None) -> None:  # noqa: F811
     payloads: list[str] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
     cell(ip, "import pandas as pd\ndf = pd.read_csv('sales.csv')")
