@@ -216,6 +216,7 @@ async def run_baseline(system: str, tools: list[JSONObject], anchor: bool,
 
 
 def engine_request_shape() -> tuple[str, list[JSONObject]]:
+    # No provider: only _prepare() runs, which builds the request shape without one.
     engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM), provider=None,  # type: ignore[arg-type]
                          tools=[Echo()])
     prepared = engine._prepare()

@@ -80,7 +80,7 @@ class Hostile:
         return ""
 
 
-class SlowList(list):  # type: ignore[type-arg]
+class SlowList(list[int]):
     def __len__(self) -> int:
         time.sleep(30)
         return 0
