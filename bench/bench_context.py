@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nbagent.engine.api_facts.tokens import TokenCounter, count_text_tokens  # noqa: E402
 from nbagent.engine.context import ContextManager, RequestUsage, get_context_window_info  # noqa: E402
+from nbagent.engine.contracts.messages import ContentBlock, Message  # noqa: E402
 
 SIZES = (100, 1_000, 10_000)
 WINDOWS = (200_000, 1_000_000)
@@ -52,7 +53,7 @@ def run_session(window: int, n_messages: int, seed: int = 7) -> tuple[dict[int, 
     bodies = _file_bodies(rng)
     cm = ContextManager()
     counter = TokenCounter()
-    history: list[dict] = [
+    history: list[Message] = [
         {"role": "user", "content": [{"type": "text", "text": "Analyse the project and fix the failing tests."}]},
         {"role": "assistant", "content": [{"type": "text", "text": "I'll start by reading the files."},
                                           {"type": "tool_use", "id": "t0", "name": "read_file", "input": {"path": "src/f0.py"}}]},
@@ -63,9 +64,10 @@ def run_session(window: int, n_messages: int, seed: int = 7) -> tuple[dict[int, 
     all_times: dict[int, list[float]] = {}
     stats = {"truncations": 0, "reads_replaced": 0, "max_kept": 0}
     ts = 0
-    pending = ("t0", 0)
+    pending: tuple[str, int] | None = ("t0", 0)
     while len(history) < n_messages:
         # the user message answers the pending tool call (or, without one, asks something)
+        user: Message
         if pending is not None:
             tool_id, f = pending
             output = bodies[f] if f >= 0 else f"out[{ts}]: " + "0.25 1.5 -3 " * rng.randint(15, 250)
@@ -89,7 +91,7 @@ def run_session(window: int, n_messages: int, seed: int = 7) -> tuple[dict[int, 
         stats["max_kept"] = max(stats["max_kept"], len(result.truncated_messages))
         # the reply: some text and, most of the time, the next tool call
         reply_text = f"Step {ts}: " + "the file shows the problem is in the loop; " * rng.randint(1, 6)
-        content: list[dict] = [{"type": "text", "text": reply_text}]
+        content: list[ContentBlock] = [{"type": "text", "text": reply_text}]
         pending = None
         dice = rng.random()
         if dice < 0.45:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
 from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 from nbagent.providers.anthropic import simulated_provider  # noqa: E402
-from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply  # noqa: E402
+from nbagent.providers.simulated import Reply, RequestBody, SimulatedAPI, text_reply, tool_reply  # noqa: E402
 from nbagent.tools.python import Python  # noqa: E402
 
 MB = 1024 * 1024
@@ -40,7 +40,7 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def responder(body: dict) -> object:
+def responder(body: RequestBody) -> Reply:
     last = body["messages"][-1]["content"]
     text = last if isinstance(last, str) else " ".join(str(b.get("text", "")) for b in last)
     if "print a lot" in text:
@@ -59,7 +59,7 @@ async def session(which: str) -> tuple[float, float, float, float, float]:
     """(short prompt before, the big call, short prompt after, RSS growth MB, folder MB)."""
     with tempfile.TemporaryDirectory() as tmp:
         task = Path(tmp) / "task"
-        config = SessionConfig(cwd=tmp, task_dir=task, allow=("python",), max_requests=None)
+        config = SessionConfig(cwd=Path(tmp), task_dir=task, allow=("python",), max_requests=None)
         engine = QueryEngine(config, provider=simulated_provider(SimulatedAPI(responder)), tools=[Python()])
         before = [await prompt(engine, f"short {i}") for i in range(SHORT_PROMPTS)]
         rss0 = rss_mb()

@@ -173,8 +173,10 @@ QUESTIONS = [
 
 
 def shell_for(ns: dict[str, Any]) -> tuple[Any, DisplayedImages]:
-    shell = SimpleNamespace(user_ns={"In": [""] * 12 + ["fig.savefig('p.png')"], **ns}, user_ns_hidden={},
-                            execution_count=12, display_pub=SimpleNamespace(publish=lambda data, **kw: None))
+    # A stand-in for the InteractiveShell, with the attributes the kernel context and DisplayedImages
+    # read (DisplayedImages is typed for the real shell only).
+    shell: Any = SimpleNamespace(user_ns={"In": [""] * 12 + ["fig.savefig('p.png')"], **ns}, user_ns_hidden={},
+                                 execution_count=12, display_pub=SimpleNamespace(publish=lambda data, **kw: None))
     displayed = DisplayedImages(shell)
     out = io.BytesIO()
     ns["fig"].savefig(out, format="png")

@@ -40,15 +40,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable, Coroutine, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pydantic  # noqa: E402
+from anthropic.types import CacheControlEphemeralParam, MessageParam, TextBlockParam, ToolParam  # noqa: E402
 
 from nbagent.engine.contracts.config import SessionConfig  # noqa: E402
 from nbagent.engine.contracts.context_policy import DEFAULT_POLICY, ContextPolicy  # noqa: E402
 from nbagent.engine.contracts.events import Done  # noqa: E402
+from nbagent.engine.contracts.json_types import JSONObject  # noqa: E402
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput  # noqa: E402
 from nbagent.engine.loop.query import QueryEngine  # noqa: E402
 from nbagent.providers.anthropic import AnthropicProvider  # noqa: E402
@@ -59,8 +61,8 @@ PROMPTS = 20
 TOOLS_PER_PROMPT = 4
 REPEATS = 21
 SYSTEM = "You are a benchmark agent. Answer briefly."
-EPHEMERAL = {"type": "ephemeral"}
-EPHEMERAL_1H = {"type": "ephemeral", "ttl": "1h"}
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
+EPHEMERAL_1H: CacheControlEphemeralParam = {"type": "ephemeral", "ttl": "1h"}
 API_KEY = "sk-ant-api03-bench-loop-0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -178,14 +180,14 @@ async def read_reply(stream: Any) -> dict[int, dict[str, Any]]:
     return blocks
 
 
-async def run_baseline(system: str, tools: list[dict[str, Any]], anchor: bool,
+async def run_baseline(system: str, tools: list[JSONObject], anchor: bool,
                        api: SimulatedAPI | None = None) -> tuple[tuple[float, float], int]:
     """The minimal hand-written loop on the SDK (same transport, same replies, same request shape)."""
     api = api or SimulatedAPI(responder, request_log=1)  # the server's log is not client heap
     client = api.async_client()
     history: list[dict[str, Any]] = []
-    system_blocks = {ttl: [{"type": "text", "text": system, "cache_control": mark}]
-                     for ttl, mark in (("5m", EPHEMERAL), ("1h", EPHEMERAL_1H))}
+    system_blocks: dict[str, list[TextBlockParam]] = {
+        ttl: [{"type": "text", "text": system, "cache_control": mark}] for ttl, mark in (("5m", EPHEMERAL), ("1h", EPHEMERAL_1H))}
     t0 = clocks()
     for p in prompts():
         if history and history[-1]["role"] == "user":
@@ -194,8 +196,12 @@ async def run_baseline(system: str, tools: list[dict[str, Any]], anchor: bool,
             history.append({"role": "user", "content": [{"type": "text", "text": p}]})
         while True:
             messages, ttl = with_breakpoints(history, anchor)
-            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=messages,
-                                                  system=system_blocks[ttl], tools=tools, stream=True)
+            # The body is built as JSON, as a hand-written loop builds it: the messages are the API's
+            # MessageParam shape (blocks as the API sent them, results as above) and the tools are
+            # the engine's definitions, the API's ToolParam shape (check_bodies compares the bytes).
+            stream = await client.messages.create(model=MODEL, max_tokens=8192, messages=cast("list[MessageParam]", messages),
+                                                  system=system_blocks[ttl], tools=cast("list[ToolParam]", tools),
+                                                  stream=True)
             blocks = await read_reply(stream)
             content = [blocks[i] for i in sorted(blocks)]
             history.append({"role": "assistant", "content": content})
@@ -209,7 +215,8 @@ async def run_baseline(system: str, tools: list[dict[str, Any]], anchor: bool,
     return elapsed, api.request_count
 
 
-def engine_request_shape() -> tuple[str, list[dict[str, Any]]]:
+def engine_request_shape() -> tuple[str, list[JSONObject]]:
+    # No provider: only _prepare() runs, which builds the request shape without one.
     engine = QueryEngine(SessionConfig(model=MODEL, custom_system_prompt=SYSTEM), provider=None,  # type: ignore[arg-type]
                          tools=[Echo()])
     prepared = engine._prepare()
@@ -221,7 +228,7 @@ def anchors(policy: str) -> bool:
     return ContextPolicy.parse(policy).has("mask")
 
 
-def check_bodies(persist: bool, policy: str, system: str, tools: list[dict[str, Any]]) -> None:
+def check_bodies(persist: bool, policy: str, system: str, tools: list[JSONObject]) -> None:
     """Both loops send byte-identical request bodies (else the ratio compares different work)."""
     base, eng = BodyLog(responder, request_log=1), BodyLog(responder, request_log=1)
     asyncio.run(run_baseline(system, tools, anchors(policy), base))
@@ -234,7 +241,7 @@ def check_bodies(persist: bool, policy: str, system: str, tools: list[dict[str, 
     print(f"{len(eng.bodies)} request bodies checked: byte-identical in both loops")
 
 
-def timed_run(run: Callable[[], Awaitable[tuple[tuple[float, float], int]]], full: dict[str, int],
+def timed_run(run: Callable[[], Coroutine[Any, Any, tuple[tuple[float, float], int]]], full: dict[str, int],
               name: str) -> tuple[tuple[float, float], int]:
     """One run, started from a collected heap; counts the full collections that fell inside it."""
     gc.collect()

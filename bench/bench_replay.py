@@ -67,6 +67,7 @@ def notebook_record_bytes(cwd: Path) -> list[int]:
     """The JSON size of each turn's record as its agent cell's metadata would carry it."""
     import json
 
+    from nbagent.engine.contracts.json_types import JSONObject
     from nbagent.notebook.document.embedded import make_record
     from nbagent.notebook.document.inputs import TurnInputs
     from nbagent.notebook.document.replay import INDEX, RECORD_DIR
@@ -78,8 +79,8 @@ def notebook_record_bytes(cwd: Path) -> list[int]:
         outcome = saved["outcome"]
         done = type("Done", (), {"reason": outcome["reason"], "error": outcome["error"]})()
         inputs = TurnInputs.from_json(saved["inputs"]) if "inputs" in saved else None
-        summary = {"model": "claude-sonnet-5-5", "requests": 2, "input_tokens": 3000, "output_tokens": 200,
-                   "cost_usd": 0.0123}
+        summary: JSONObject = {"model": "claude-sonnet-5-5", "requests": 2, "input_tokens": 3000, "output_tokens": 200,
+                               "cost_usd": 0.0123}
         record = make_record(session=folder.name, turn=int(path.stem), prompt="what is 1 * 7? use python",
                              cell_id="0f8a3c1e-5b7d-4e2a-9c6f-1d2e3f4a5b6c", provider="simulated",
                              bundle=saved["bundle"], done=done, inputs=inputs, summary=summary)

@@ -35,7 +35,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Literal
 
 sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().parents[1])))
 
@@ -166,7 +166,7 @@ def engine_with(messages: int, window: int) -> QueryEngine:
                          provider=Instant())
     history = engine.session.history
     for i in range(messages):
-        role = "user" if i % 2 == 0 else "assistant"
+        role: Literal["user", "assistant"] = "user" if i % 2 == 0 else "assistant"
         history.append({"role": role, "content": [{"type": "text", "text": f"{i}: " + WORDS * 14}]})
     return engine
 

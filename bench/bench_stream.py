@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().parents[1])))
 
@@ -23,6 +24,7 @@ import comm  # noqa: E402
 
 from nbagent.engine.contracts import events as ev  # noqa: E402
 from nbagent.notebook.view import AgentView  # noqa: E402
+from nbagent.notebook.view.text import TextBlock  # noqa: E402
 
 SIZE = 150_000
 DELTA = 20
@@ -30,7 +32,8 @@ SPEEDS = (100.0, 300.0, 1_000.0, 10_000.0)  # chars/s: slow model, typical, fast
 
 
 def answer(size: int = SIZE) -> str:
-    parts, i = [], 0
+    parts: list[str] = []
+    i = 0
     while sum(map(len, parts)) < size:
         i += 1
         parts.append(f"## Step {i}\n\nThe measured value changed by **{i}%** between the runs, "
@@ -48,10 +51,12 @@ class Counter:
 
     def __enter__(self) -> Counter:
         self._orig = comm.DummyComm.publish_msg
+        counter = self
 
-        def publish(c: object, msg_type: str, data: object = None, *args: object, **kw: object) -> None:
-            self.bytes += len(json.dumps(data, default=str))
-            self.messages += 1
+        def publish(self: comm.DummyComm, msg_type: str, data: dict[str, Any] | None = None,
+                    metadata: dict[str, Any] | None = None, buffers: list[bytes] | None = None, **keys: Any) -> None:
+            counter.bytes += len(json.dumps(data, default=str))
+            counter.messages += 1
 
         comm.DummyComm.publish_msg = publish  # type: ignore[method-assign]
         return self
@@ -77,6 +82,7 @@ def run(text: str, speed: float) -> dict[str, float]:
         pushes.append(clock[0])
         duration = clock[0] - start
     block = view.parts[0]
+    assert isinstance(block, TextBlock)
     shown = block.shown() if hasattr(block, "shown") else block.text  # the "before" checkout
     gaps = [b - a for a, b in zip([start, *pushes], pushes, strict=False)]
     return {"ratio": counter.bytes / len(text), "mib": counter.bytes / 2**20, "updates": view.stream_updates,

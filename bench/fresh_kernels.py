@@ -65,6 +65,8 @@ def cpu_seconds(km: KernelManager) -> float | None:
     ``None``). Read right after the reply, it is the start's cost with the machine's other load
     left out, which wall-clock time on a shared machine is not (10 ms resolution)."""
     process = getattr(km.provisioner, "process", None)
+    if process is None:
+        return None
     try:
         fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (AttributeError, OSError, IndexError):

@@ -72,7 +72,8 @@ def test_reconfigure_and_a_prompts_limits_cannot_raise_it_either(tmp_path: Path,
     assert a.config.permission_mode == "default"  # unchanged
     with pytest.raises(AdminLockedError, match="max_budget_usd"):
         a.run_sync("hi", limits=RunLimits(max_budget_usd=2.0))
-    assert a.run_sync("hi", limits=RunLimits(max_budget_usd=0.2)).done.reason == "end_turn"
+    done = a.run_sync("hi", limits=RunLimits(max_budget_usd=0.2)).done
+    assert done is not None and done.reason == "end_turn"
 
 
 def test_a_tool_outside_allowed_tools_is_denied_before_it_runs(tmp_path: Path, admin: Any) -> None:

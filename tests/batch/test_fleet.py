@@ -89,6 +89,7 @@ def test_the_total_budget_is_shared_and_items_past_it_are_skipped(tmp_path: Path
             pass
 
     fleet = Fleet(items=data_files(tmp_path, 5), prompt="p", out=tmp_path / "o", jobs=2, budget_usd=1.0)
+    # Inline hands back partial rows (the fields the budget reads): not a Pool to the type checker.
     results = fleet.run(lambda jobs: Inline())  # type: ignore[arg-type, return-value]
     assert [r.outcome for r in results] == ["end_turn"] * 4 + ["skipped"]
     # two at a time: each an equal share of what is neither spent nor held, given back when done

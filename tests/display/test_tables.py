@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from nbagent.display import charts, tables
 from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.events import RequestRecord
+from nbagent.engine.contracts.messages import Message
 
 
 def rec(request: int, *, turn: int = 1, cost: float | None = 0.01, tokens: int = 1000,
@@ -73,7 +74,7 @@ def test_truncation_df_lists_only_changes() -> None:
 
 
 def test_messages_df_statuses() -> None:
-    history = [
+    history: list[Message] = [
         {"role": "user", "content": "task"},
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {"role": "user", "content": "more"},
@@ -128,11 +129,13 @@ def test_every_number_in_a_truncation_notice_equals_its_table_cell(tmp_path) -> 
     api = SimulatedAPI([tool_reply("echo", {"text": words}) for _ in range(8)] + [text_reply("done")])
     engine = make_engine(api, tmp_path, context_window=2_000, custom_system_prompt="x " * 700)
     events = asyncio.run(run(engine, "go"))
-    pairs, pending = [], None
+    pairs: list[tuple[ContextTruncated, RequestRecord]] = []
+    pending: ContextTruncated | None = None
     for e in events:
         if isinstance(e, ContextTruncated):
             pending = e
         elif isinstance(e, RequestCompleted) and pending is not None:
+            assert e.record is not None
             pairs.append((pending, e.record))
             pending = None
     assert pairs, "the session must truncate at least once"

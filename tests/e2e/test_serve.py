@@ -57,7 +57,9 @@ class Calls:
         box["thread"].join(timeout)
         assert "error" not in box, box.get("error")
         assert "result" in box, f"no answer within {timeout} s"
-        return box["result"]  # type: ignore[no-any-return]
+        result = box["result"]
+        assert isinstance(result, mcp_types.CallToolResult), result
+        return result
 
 
 def _text_of(result: mcp_types.CallToolResult) -> str:

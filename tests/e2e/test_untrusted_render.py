@@ -11,12 +11,16 @@ and after the run, and checks that the payloads are still shown as text.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import _put_notebook
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = _lab_marks
 
@@ -51,7 +55,8 @@ s.agent.simulated_api.responder = ScriptedResponder([
 
 
 @pytest.mark.parametrize("kernel", ["nbagent", "python3"])
-def test_script_in_anything_the_model_produces_never_runs(browser, lab, kernel):  # noqa: F811
+def test_script_in_anything_the_model_produces_never_runs(browser: Browser, lab: tuple[str, str],  # noqa: F811
+                                                          kernel: str) -> None:
     name = _put_notebook(lab, f"xss_{kernel}.ipynb", kernel, [SETUP, "%%agent\nShow me something."])
     page = _open(browser, lab, name)
     leaks: list[str] = []  # CSS that fetched (the live view, the materialised cell): on the lab's own origin

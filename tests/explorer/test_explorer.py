@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,6 +26,7 @@ from nbagent.engine.context import (
 )
 from nbagent.engine.context.window import start_of_rest
 from nbagent.engine.contracts.events import RequestRecord as EngineRecord
+from nbagent.engine.contracts.messages import ContentBlock, Message
 from nbagent.engine.loop.compaction import COMPACT_KEEP, hidden_end
 from nbagent.engine.state.compactions import SUMMARY_MARK, summary_text
 from nbagent.engine.state.session import Session
@@ -40,6 +41,7 @@ from nbagent.explorer.render import (
 )
 from nbagent.explorer.simulate import (
     STRATEGIES,
+    Strategy,
     placeholder_summary,
     request_points,
     simulate,
@@ -52,7 +54,7 @@ SUMMARY = "[test summary]"
 
 
 @pytest.fixture(scope="module")
-def history() -> list[dict[str, Any]]:
+def history() -> list[Message]:
     """200 messages: tool calls with re-reads of the same files."""
     h = synthetic_history(ConversationShape(requests=100))
     assert len(h) == 200
@@ -67,7 +69,14 @@ def compaction_record(request: int) -> EngineRecord:
                         file_read_saving=None, retries=0, stop_reason="end_turn", duration_s=0, ts=0)
 
 
-def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> list[tuple[Any, ...]]:
+def list_content(message: Message) -> list[ContentBlock]:
+    """A message's list content (every message these tests read has one)."""
+    content = message["content"]
+    assert isinstance(content, list)
+    return content
+
+
+def drive(strategy: Strategy, history: Sequence[Message], window: int) -> list[tuple[Any, ...]]:
     """Per request: (range, keep fired, tokens sent, visible replaced reads)."""
     counter = TokenCounter()
     info = get_context_window_info(window)
@@ -81,7 +90,7 @@ def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> l
         hist = list(history[: i + 1])
         ts = k * 10_000.0
         usage = RequestUsage(ts=ts, input_tokens=previous[0], output_tokens=previous[1]) if previous else None
-        keep = None
+        keep: str | None = None
         replaced: frozenset[int] = frozenset()
         if strategy == "cline":
             res = manager.get_new_context_messages_and_metadata(hist, rng, usage, context_window=window)
@@ -92,7 +101,7 @@ def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> l
         elif strategy in ("last_two", "none"):
             if usage is not None and usage.total >= info.max_allowed_size:
                 manager.apply_truncation_notice(ts, hist)
-                rng = get_next_truncation_range(hist, rng, strategy)  # type: ignore[arg-type]
+                rng = get_next_truncation_range(hist, rng, strategy)
                 keep = strategy
             messages = get_truncated_messages(hist, rng, manager.updates)
         elif strategy == "auto_condense":
@@ -115,8 +124,8 @@ def drive(strategy: str, history: Sequence[Mapping[str, Any]], window: int) -> l
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_replay_reports_what_the_engine_decides(history: list[dict[str, Any]], strategy: str) -> None:
-    result = simulate(strategy, history, WINDOW, summarize=lambda messages: SUMMARY)  # type: ignore[arg-type]
+def test_replay_reports_what_the_engine_decides(history: list[Message], strategy: Strategy) -> None:
+    result = simulate(strategy, history, WINDOW, summarize=lambda messages: SUMMARY)
     expected = drive(strategy, history, WINDOW)
     got = [(r.deleted_range, r.keep, r.tokens_sent, r.replaced_reads) for r in result.records]
     assert got == expected
@@ -125,14 +134,14 @@ def test_replay_reports_what_the_engine_decides(history: list[dict[str, Any]], s
         assert any(keep for _, keep, _, _ in expected), "the window must be small enough to truncate"
 
 
-def test_cline_shows_file_reads_replaced_instead_of_truncating(history: list[dict[str, Any]]) -> None:
+def test_cline_shows_file_reads_replaced_instead_of_truncating(history: list[Message]) -> None:
     records = simulate("cline", history, WINDOW).records
     skipped = [r for r in records if r.newly_replaced and r.keep is None]
     assert skipped and all(r.file_read_saving is not None and r.file_read_saving >= 0.3 for r in skipped)
     assert any(r.replaced_reads for r in records)
 
 
-def test_strip_counts_match_the_table(history: list[dict[str, Any]]) -> None:
+def test_strip_counts_match_the_table(history: list[Message]) -> None:
     for strategy, result in simulate_all(history, WINDOW).items():
         table = result.table()
         for record, row in zip(result.records, table.itertuples(index=False), strict=False):
@@ -150,7 +159,7 @@ def test_strip_counts_match_the_table(history: list[dict[str, Any]]) -> None:
             assert text.count(".") + text.count("s") == hidden and text.count("r") == counts["replaced read"]
 
 
-def test_baseline_never_hides_and_cline_stays_under_the_limits(history: list[dict[str, Any]]) -> None:
+def test_baseline_never_hides_and_cline_stays_under_the_limits(history: list[Message]) -> None:
     results = simulate_all(history, WINDOW)
     info = get_context_window_info(WINDOW)
     base = results["baseline"].records
@@ -177,10 +186,10 @@ def test_fast_cache_model_agrees_with_prompt_cache() -> None:
     assert any(r.cache_read_share > 0.5 for r in cline)
 
 
-def test_auto_condense_uses_the_summariser_and_never_condenses_a_summary_again(history: list[dict[str, Any]]) -> None:
+def test_auto_condense_uses_the_summariser_and_never_condenses_a_summary_again(history: list[Message]) -> None:
     seen: list[int] = []
 
-    def summarize(messages: Sequence[Mapping[str, Any]]) -> str:
+    def summarize(messages: Sequence[Message]) -> str:
         seen.append(len(messages))
         return placeholder_summary(messages)
 
@@ -188,11 +197,11 @@ def test_auto_condense_uses_the_summariser_and_never_condenses_a_summary_again(h
     condensed = [r for r in result.records if r.condensed]
     assert len(condensed) == len(seen) > 1
     assert condensed[0].summary == summary_text(f"[simulated summary of {seen[0]} messages]")
-    assert all(r.summary in [b.get("text") for b in r.sent[2]["content"]] for r in result.records if r.summary)
+    assert all(r.summary in [b.get("text") for b in list_content(r.sent[2])] for r in result.records if r.summary)
     assert "[summary]" in request_text(condensed[-1]) and "summary" in request_html(condensed[-1])
 
 
-def test_auto_condense_is_the_engines_compaction(history: list[dict[str, Any]]) -> None:
+def test_auto_condense_is_the_engines_compaction(history: list[Message]) -> None:
     """At each compaction the explorer sends what a session compacted by the engine holds: the
     marked summary after the task pair, hiding from message 2 to just before the latest prompt."""
     result = simulate("auto_condense", history, WINDOW, summarize=lambda messages: SUMMARY)
@@ -203,15 +212,15 @@ def test_auto_condense_is_the_engines_compaction(history: list[dict[str, Any]]) 
     assert end is not None and first.deleted_range == (2, end - 1) and first.keep == COMPACT_KEEP
     session.compact(end, SUMMARY, compaction_record(first.request))
     assert list(first.sent) == session.history
-    assert f"{SUMMARY_MARK}\n{SUMMARY}" in [b.get("text") for b in first.sent[2]["content"]]
+    assert f"{SUMMARY_MARK}\n{SUMMARY}" in [b.get("text") for b in list_content(first.sent[2])]
     later = [r for r in result.records if r.condensed][1]
     # The second summary covers the first one: its range starts at 2 and ends before the latest prompt.
     prompt = max(i for i in range(later.history_len) if history[i]["role"] == "user"
-                 and not any(b.get("type") == "tool_result" for b in history[i]["content"]))
+                 and not any(b["type"] == "tool_result" for b in list_content(history[i])))
     assert later.deleted_range == (2, prompt - 1)
 
 
-def test_request_view_shows_the_exact_messages_with_notices(history: list[dict[str, Any]]) -> None:
+def test_request_view_shows_the_exact_messages_with_notices(history: list[Message]) -> None:
     record = next(r for r in simulate("cline", history, WINDOW).records if r.keep is not None)
     html, text = request_html(record, limit=10_000), request_text(record, limit=10_000)
     assert f"request {record.request}: {record.messages_sent} messages" in text
@@ -313,8 +322,10 @@ def test_widget_builds_without_a_kernel_and_falls_back_to_text_and_html() -> Non
     bundle = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     html, text = bundle["text/html"], bundle["text/plain"]
+    assert isinstance(html, str) and isinstance(text, str)
     cline = ex.results["cline"]
     first_range = next(r.deleted_range for r in cline.records if r.keep is not None)
+    assert first_range is not None
     assert "deleted range" in html and "cache-read share" in html and f"{first_range[0]}–{first_range[1]}" in html
     assert "deleted range" in text and f"{first_range[0]}–{first_range[1]}" in text
     assert "<svg" in html and "Cline automatic" in html and "no truncation" in text
@@ -336,12 +347,12 @@ def test_explore_takes_shape_fields_and_rejects_unknown_settings() -> None:
     assert ex.shape.requests == 12 and ex.shape.user_tokens == 100 and ex.requests == 12
     assert list(ex.results) == ["cline", "baseline"]
     with pytest.raises(ValueError, match="unknown strategy"):
-        explore(strategies=["half"])  # type: ignore[list-item]
+        explore(strategies=["half"])  # type: ignore[list-item]  # deliberately wrong: an unknown strategy
     with pytest.raises(TypeError, match="unknown settings: colour"):
         explore(colour="red")
 
 
-def test_a_short_strip_is_wide_enough_for_its_caption(history: list[dict[str, Any]]) -> None:
+def test_a_short_strip_is_wide_enough_for_its_caption(history: list[Message]) -> None:
     # "request 4: 7 messages, …" was cut: an SVG clips what lies outside its width.
     result = simulate("cline", history, WINDOW)
     svg = ET.fromstring(strip_svg(result, result.record(4)))

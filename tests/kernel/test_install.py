@@ -129,7 +129,9 @@ def test_fast_path_resolves_a_synchronous_wait(kernel: tuple[Any, Any]) -> None:
         "_d = _W.Decision(); _b = _w.Button(description='ok'); _W.register_button(_b.model_id, _d, 'clicked')\n"
         "_b.model_id"
     ))
-    model_id = _result(outputs).strip("'")  # type: ignore[union-attr]
+    result = _result(outputs)
+    assert result is not None
+    model_id = result.strip("'")
     # A synchronous wait blocks the main thread: only the shell-channel fast path can answer it.
     msg_id = kc.execute("_ok = _d.wait_sync(20); (_ok, _d.value)")
     time.sleep(0.3)

@@ -13,6 +13,7 @@ from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
 from tests.kernel_driver import KernelDriver
+from tests.notebook.support import list_content
 from tests.notebook.test_magics_inprocess import ip  # noqa: F401  (fixture)
 
 CSV = "region,revenue,units\nnorth,120.0,12\nsouth,95.5,9\nnorth,130.25,13\n"
@@ -31,10 +32,10 @@ def cell(shell: Any, code: str) -> Any:
 
 def last_answer() -> str:
     history = magics_mod.active_magics().session().agent.history
-    return "\n".join(b["text"] for b in history[-1]["content"] if b["type"] == "text")
+    return "\n".join(b["text"] for b in list_content(history[-1]) if b["type"] == "text")
 
 
-def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip, sales):  # noqa: F811
+def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip: Any, sales: None) -> None:  # noqa: F811
     payloads: list[str] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
     cell(ip, "import pandas as pd\ndf = pd.read_csv('sales.csv')")

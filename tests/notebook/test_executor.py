@@ -84,7 +84,7 @@ async def test_rich_repr_and_displays_are_captured(executor: ShellExecutor, shel
 async def test_png_bytes_become_base64(executor: ShellExecutor) -> None:
     png = (b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
     res = await executor.execute(f"from IPython.display import Image\nImage(data={png!r}, format='png')")
-    assert isinstance(res.rich["image/png"], str)  # type: ignore[index]
+    assert res.rich is not None and isinstance(res.rich["image/png"], str)
 
 
 async def test_records_code_and_calls_hook(shell: Any) -> None:

@@ -45,10 +45,14 @@ def test_a_key_set_in_a_cell_is_not_sent_nor_saved(ip: Any, tmp_path: Path) -> N
                      "key", "%%agent --simulated\nwhat is in `key`?"]:
             result = ip.run_cell(cell, store_history=True)
             assert result.error_in_exec is None
-    agent = magics_mod.active_magics().current.agent
+    session = magics_mod.active_magics().current
+    assert session is not None
+    agent = session.agent
     sent = "\n".join(json.dumps(r.body) for r in agent.simulated_api.requests)
     assert "kernel-state" in sent and "[redacted]" in sent and KEY not in sent
     assert KEY not in json.dumps(list(agent.history))
-    saved = "".join(p.read_text(errors="replace") for p in Path(agent.session.task_dir).rglob("*") if p.is_file())
-    assert "api_conversation_history" in " ".join(p.name for p in Path(agent.session.task_dir).iterdir())
+    task_dir = agent.session.task_dir
+    assert task_dir is not None
+    saved = "".join(p.read_text(errors="replace") for p in Path(task_dir).rglob("*") if p.is_file())
+    assert "api_conversation_history" in " ".join(p.name for p in Path(task_dir).iterdir())
     assert KEY not in saved

@@ -142,7 +142,7 @@ def test_chat_mode_makes_plain_cells_prompts(ip):
     assert ip.user_ns["plain_value"] == 1
 
 
-def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip):
+def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip: Any) -> None:
     payloads: list[Any] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
     run(ip, "%%agent --insert-code\nWhat is 12 * 3?")
@@ -350,7 +350,7 @@ def test_the_last_error_and_recent_outputs_reach_the_model(ip):
     assert "Out[" in sent and ": 42" in sent
 
 
-def test_agent_fix_sends_the_traceback_and_inserts_the_corrected_cell(ip):
+def test_agent_fix_sends_the_traceback_and_inserts_the_corrected_cell(ip: Any) -> None:
     from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
 
     with capture_output():

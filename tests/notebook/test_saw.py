@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
-from nbagent.engine.state.session import SentRequest
+from nbagent.engine.contracts.messages import Message
+from nbagent.engine.state.sent import SentRequest
 from nbagent.notebook.saw import TOTAL_CHARS, render_sent
 
 from .test_magics_inprocess import ip, run  # noqa: F401  (fixture)
 
 
+def _fixed(messages: list[Message]) -> Callable[[SentRequest], list[Message]]:
+    """A ``rebuild`` that gives back these messages."""
+    return lambda sent: messages
+
+
 def _requests(n: int, result_chars: int) -> list[SentRequest]:
     """A turn of ``n`` requests, each after one more tool call whose result is ``result_chars`` long."""
-    history: list[dict[str, Any]] = [{"role": "user", "content": "count the rows"}]
+    history: list[Message] = [{"role": "user", "content": "count the rows"}]
     sent = []
     for k in range(1, n + 1):
-        msgs = [dict(m) for m in history]
+        msgs = [m.copy() for m in history]
         sent.append(SentRequest(k, 1, "m", "SYSTEM " * 50, ("python",), len(msgs), -1, None, k,
-                                rebuild=lambda s, msgs=msgs: msgs))
+                                rebuild=_fixed(msgs)))
         history.append({"role": "assistant", "content": [
             {"type": "tool_use", "id": f"t{k}", "name": "python", "input": {"code": f"step({k})"}}]})
         history.append({"role": "user", "content": [

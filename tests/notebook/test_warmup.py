@@ -77,7 +77,11 @@ def test_a_threshold_the_user_sets_meanwhile_is_kept(thresholds: tuple[int, int,
 def fresh_warmup(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(warmup, "_thread", None)
-    monkeypatch.setattr(warmup, "import_all", lambda modules=warmup.MODULES, later=(): calls.append(modules) or [])
+
+    def import_all(modules: tuple[str, ...] = warmup.MODULES, later: tuple[str, ...] = ()) -> list[str]:
+        calls.append(modules)
+        return []
+    monkeypatch.setattr(warmup, "import_all", import_all)
     monkeypatch.delenv(warmup.DISABLE_ENV, raising=False)
     return calls
 

@@ -100,7 +100,7 @@ async def test_write_creates_parents_and_confirms(tmp_path: Path) -> None:
     assert out.content == "Created sub/dir/new.py (2 lines, 18 bytes)."
     assert (tmp_path / "sub/dir/new.py").read_text() == "print(1)\nprint(2)\n"
     out = await WriteFile().run({"path": "sub/dir/new.py", "content": "é"}, ctx)
-    assert out.content.startswith("Overwrote sub/dir/new.py (1 lines, 2 bytes)")
+    assert isinstance(out.content, str) and out.content.startswith("Overwrote sub/dir/new.py (1 lines, 2 bytes)")
     assert (tmp_path / "sub/dir/new.py").read_text(encoding="utf-8") == "é"
     assert [p.name for p in (tmp_path / "sub/dir").iterdir()] == ["new.py"]  # no temp files left
 
@@ -186,7 +186,7 @@ async def test_edit_not_found_and_ambiguous(tmp_path: Path) -> None:
     f.write_text("x = 0\nx = 0\n")
     ctx = make_ctx(tmp_path)
     nf = await EditFile().run({"path": "m.py", "old": "y = 0", "new": "y = 1"}, ctx)
-    assert nf.is_error and nf.content.startswith("old text not found in m.py")
+    assert nf.is_error and isinstance(nf.content, str) and nf.content.startswith("old text not found in m.py")
     amb = await EditFile().run({"path": "m.py", "old": "x = 0", "new": "x = 1"}, ctx)
     assert amb.is_error and "occurs 2 times in m.py" in amb.content and "replace_all" in amb.content
     assert f.read_text() == "x = 0\nx = 0\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.contracts.tool_api import ToolContext
+from nbagent.engine.contracts.json_types import JSONValue
+from nbagent.engine.contracts.tool_api import ToolContext, ToolInput
 from nbagent.tools import ListFiles
 from nbagent.tools.ignore import IgnoreRules, parse_ignore
 
@@ -25,9 +26,10 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def listing(cwd: Path, **inp: object) -> list[str]:
+async def listing(cwd: Path, **inp: JSONValue) -> list[str]:
     out = await ListFiles().run(dict(inp), ToolContext(cwd=cwd))
     assert not out.is_error, out.content
+    assert isinstance(out.content, str)
     return out.content.splitlines()
 
 
@@ -72,6 +74,7 @@ async def test_cap_with_a_note(tmp_path: Path) -> None:
     tool = ListFiles()
     tool.max_entries = 10
     out = await tool.run({}, ToolContext(cwd=tmp_path))
+    assert isinstance(out.content, str)
     lines = out.content.splitlines()
     assert lines[:10] == [f"f{i:02d}.txt" for i in range(10)]
     assert lines[10] == "[showing 10 of 30 entries; narrow the pattern or path to see the rest]"
@@ -93,12 +96,13 @@ async def test_errors_and_empty(tree: Path) -> None:
     ctx = ToolContext(cwd=tree)
     empty = await ListFiles().run({"pattern": "*.nothing"}, ctx)
     assert not empty.is_error and "No entries match" in empty.content
-    for inp, msg in [
+    cases: list[tuple[ToolInput, str]] = [
         ({"path": "README.md"}, "not a directory"),
         ({"pattern": "/etc/*"}, "must be relative"),
         ({"pattern": "../*"}, "must not contain '..'"),
         ({"path": "missing"}, "not a directory"),
-    ]:
+    ]
+    for inp, msg in cases:
         out = await ListFiles().run(inp, ctx)
         assert out.is_error and msg in out.content, inp
 

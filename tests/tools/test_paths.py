@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.contracts.tool_api import ToolContext
+from nbagent.engine.contracts.tool_api import Tool, ToolContext, ToolInput
 from nbagent.tools import ListFiles, ReadFile, WriteFile
 from nbagent.tools.paths import PathRefusedError, display_path, resolve_path
 
@@ -81,11 +81,12 @@ def test_nul_and_loops_are_refused(layout: tuple[Path, Path]) -> None:
 async def test_tools_answer_refusals_as_errors(layout: tuple[Path, Path]) -> None:
     cwd, outside = layout
     ctx = ToolContext(cwd=cwd)
-    for tool, inp in [
+    cases: list[tuple[Tool, ToolInput]] = [
         (ReadFile(), {"path": "../outside/secret.txt"}),
         (WriteFile(), {"path": "../outside/new.txt", "content": "x"}),
         (ListFiles(), {"path": "../outside"}),
-    ]:
+    ]
+    for tool, inp in cases:
         out = await tool.run(inp, ctx)
         assert out.is_error and "outside the working directory" in out.content, tool.name
     assert not (outside / "new.txt").exists()

@@ -25,7 +25,9 @@ async def aborted_call(ex: NamespaceExecutor, code: str, tmp_path: Path) -> None
     """Run ``code`` (which sets ``started``) through the tool, and abort it once it runs."""
     abort = asyncio.Event()
     task = asyncio.ensure_future(Python().run({"code": code}, ToolContext(cwd=tmp_path, abort=abort, executor=ex)))
-    await asyncio.to_thread(ex.namespace["started"].wait)
+    started = ex.namespace["started"]
+    assert isinstance(started, threading.Event)
+    await asyncio.to_thread(started.wait)
     abort.set()
     out = await task
     assert out.is_error and "Aborted" in out.content
@@ -45,7 +47,9 @@ async def test_an_aborted_runaway_loop_is_stopped_and_the_next_call_runs(tmp_pat
     await aborted_call(ex, "started.set()\nwhile True:\n    n[0] += 1", tmp_path)
     out = await guarded_call(ex, "1 + 1", tmp_path)
     assert not out.is_error and "[result]\n2" in out.content
-    spins = ex.namespace["n"][0]
+    counter = ex.namespace["n"]
+    assert isinstance(counter, list)
+    spins = counter[0]
     assert (await guarded_call(ex, "n[0]", tmp_path)).content == f"[result]\n{spins}"  # the loop is gone
 
 

@@ -17,8 +17,9 @@ def test_builtin_tools() -> None:
     for t in builtin_tools(shell=True):
         assert isinstance(t, Tool) and isinstance(t, ToolLike)
         d = t.definition()
-        assert d["name"] == t.name and d["description"] and d["input_schema"]["type"] == "object"
-        assert d["input_schema"]["additionalProperties"] is False
+        schema = d["input_schema"]
+        assert d["name"] == t.name and d["description"] and isinstance(schema, dict) and schema["type"] == "object"
+        assert schema["additionalProperties"] is False
     read_only = {t.name for t in builtin_tools(shell=True) if t.read_only}
     assert read_only == {"read_file", "list_files"}
 

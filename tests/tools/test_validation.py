@@ -8,11 +8,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbagent.engine.contracts.tool_api import ToolInputError
+from nbagent.engine.contracts.tool_api import Tool, ToolInputError
 from nbagent.tools import builtin_tools
 
 TOOLS = builtin_tools(shell=True)
-FIELDS = sorted({k for t in TOOLS for k in t.schema().get("properties", {})} | {"extra"})
+
+
+def property_names(tool: Tool) -> list[str]:
+    props = tool.schema().get("properties", {})
+    assert isinstance(props, dict)
+    return list(props)
+
+
+FIELDS = sorted({k for t in TOOLS for k in property_names(t)} | {"extra"})
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
 json_values = st.recursive(

@@ -12,6 +12,7 @@ import itertools
 import json
 from typing import Any
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.notebook.document.bridge import Bridge
 
 
@@ -71,7 +72,7 @@ class FakeFrontEnd:
         cell = self._with_id(r["cell"])
         mark = cell["metadata"].get("nbagent")
         if isinstance(mark, dict) and self.version >= 2:
-            made = {"source_sha256": _hash(cell["source"])}
+            made: JSONObject = {"source_sha256": _hash(cell["source"])}
             if cell.get("cell_type", "code") == "code":
                 made["execution_count"] = cell.get("execution_count")
             cell["metadata"]["nbagent"] = {**mark, "made": made}
@@ -116,6 +117,7 @@ class FakeFrontEnd:
             cell = next((c for c in self.cells if c["id"] == cell_id), None)
             reason = "missing" if cell is None else self._why_kept(cell, expect, set(r.get("protect") or []))
             if reason is None:
+                assert cell is not None  # a missing cell has its reason
                 self.cells.remove(cell)
                 removed.append(cell_id)
             else:

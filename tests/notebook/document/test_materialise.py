@@ -83,7 +83,7 @@ async def test_script_in_an_output_never_enters_the_document():
     assert "onerror" not in text and "alert(2)" not in text and "<b>ok</b>" in text
 
 
-async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_notice():
+async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_notice() -> None:
     executor = ShellExecutor(InteractiveShell.instance())
     cells = Materialiser(Bridge(), executor, session="S", turn=lambda: 1, agent_cell_id=None)
     await cells.begin()
@@ -99,7 +99,7 @@ async def test_without_a_front_end_the_last_code_is_the_next_input_with_one_noti
     assert cells.fallback(shell) == NO_BRIDGE_NOTICE and got == ["c + 1"]
 
 
-async def test_a_page_that_sent_a_cell_id_but_does_not_answer_is_not_called_nbclient():
+async def test_a_page_that_sent_a_cell_id_but_does_not_answer_is_not_called_nbclient() -> None:
     executor = ShellExecutor(InteractiveShell.instance())
     cells = Materialiser(Bridge(), executor, session="S", turn=lambda: 1, agent_cell_id="agent-cell")
     await call(cells, executor, "t1", "d = 2")

@@ -51,6 +51,12 @@ def agent_on(front: FakeFrontEnd, tmp_path: Path, *, with_notebook: bool = True,
     return agent, shell
 
 
+def input_of(call: ToolUse) -> dict[str, object]:
+    """A tool call's input (an object for every tool these tests call)."""
+    assert isinstance(call.input, dict), call.input
+    return call.input
+
+
 async def run(agent: Agent, prompt: str) -> tuple[list[ToolUse], str]:
     events = [e async for e in agent.run(prompt)]
     assert isinstance(events[-1], Done) and events[-1].reason == "end_turn", events[-1]
@@ -71,7 +77,8 @@ async def test_a_long_notebook_is_read_page_by_page(tmp_path: Path) -> None:
     cells = [{"cell_type": "code", "source": f"x{i} = '{'y' * 3000}'", "outputs": []} for i in range(20)]
     agent, _ = agent_on(FakeFrontEnd(cells), tmp_path)
     calls, answer = await run(agent, "summarise the notebook")
-    assert [c.name for c in calls] == ["notebook_read"] * 3 and calls[1].input == {"start": calls[1].input["start"]}
+    assert [c.name for c in calls] == ["notebook_read"] * 3
+    assert isinstance(calls[1].input, dict) and set(calls[1].input) == {"start"}
     assert "The notebook has 20 cells (20 code, 0 markdown)." in answer
 
 
@@ -113,6 +120,6 @@ async def test_fix_the_cell_looks_at_the_columns_when_the_facts_do_not_list_them
     front = FakeFrontEnd(notebook())
     agent, _ = agent_on(front, tmp_path, columns_in_facts=False)
     calls, _ = await run(agent, "fix the cell with the KeyError")
-    assert [(c.name, c.input.get("code")) for c in calls] == [
+    assert [(c.name, input_of(c).get("code")) for c in calls] == [
         ("notebook_read", None), ("python", "sales.dtypes"), ("notebook_edit", None), ("notebook_run", None)]
     assert front.cells[2]["source"] == 'sales.groupby("region")["revenue"].sum()'

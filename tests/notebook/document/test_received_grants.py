@@ -61,7 +61,9 @@ def _python_ran_in_turn_2(a: Any) -> bool:
 def test_run_all_then_a_live_prompt_asks_again_despite_the_folder_s_grants(ip: Any) -> None:
     magics = magics_mod.active_magics()
     cell(ip, FIRST)  # the record, as whoever made the folder ran it (python allowed)
-    _plant_grants(Path(agent().session.task_dir))
+    folder = agent().session.task_dir
+    assert folder is not None
+    _plant_grants(folder)
     restart(magics)
     magics.allow = []  # this user allowed nothing
 
@@ -79,7 +81,8 @@ def test_run_all_then_a_live_prompt_asks_again_despite_the_folder_s_grants(ip: A
 def test_agent_load_of_a_received_folder_asks_again(ip: Any) -> None:
     magics = magics_mod.active_magics()
     cell(ip, FIRST)
-    task = Path(agent().session.task_dir)
+    task = agent().session.task_dir
+    assert task is not None
     _plant_grants(task)
     restart(magics)
     magics.allow = []

@@ -12,6 +12,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+from nbagent import Agent
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document.replay import load_index, sessions_dir
 
@@ -55,8 +56,10 @@ def cell(ip: Any, prompt: str, line: str = "") -> str:
     return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in ip.display_pub.outputs)])
 
 
-def agent() -> Any:
-    return magics_mod.active_magics().current.agent
+def agent() -> Agent:
+    session = magics_mod.active_magics().current
+    assert session is not None
+    return session.agent
 
 
 def test_a_fresh_kernel_replays_recorded_turns_with_no_request(ip, tmp_path):
@@ -113,7 +116,7 @@ def test_an_edited_prompt_forks_the_record_and_runs_live_from_there(ip, tmp_path
     assert [t.prompt for t in load_index(tmp_path, original.name).turns] == [FIRST, SECOND]  # intact
 
 
-def test_live_asks_the_model_even_for_a_recorded_turn(ip):
+def test_live_asks_the_model_even_for_a_recorded_turn(ip: Any) -> None:
     cell(ip, FIRST)
     requests = len(agent().records)
     restart(magics_mod.active_magics())
@@ -124,7 +127,7 @@ def test_live_asks_the_model_even_for_a_recorded_turn(ip):
     assert agent().turn == 1 and requests >= 1
 
 
-def test_without_a_front_end_the_code_goes_into_one_next_input_with_a_notice(ip):
+def test_without_a_front_end_the_code_goes_into_one_next_input_with_a_notice(ip: Any) -> None:
     payloads: list[str] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
     try:

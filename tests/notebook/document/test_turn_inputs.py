@@ -22,6 +22,7 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     # namespace, its history lists and its post-run hooks as they were.
     saved = dict(shell.user_ns)
     history = shell.history_manager
+    assert history is not None
     raw, parsed = list(history.input_hist_raw), list(history.input_hist_parsed)
     hooks = list(shell.events.callbacks["post_run_cell"])
     for name in [n for n in shell.user_ns if not n.startswith("_") and n not in shell.user_ns_hidden]:

@@ -9,7 +9,8 @@ from nbagent.engine.loop.facts import FactsFocus, FactsSnapshot
 from nbagent.notebook.kernel_context import KernelContext
 
 
-def shell_with(inputs: tuple[str, ...] = (), **variables: Any) -> Any:
+def shell_with(inputs: tuple[str, ...] = (), /, **variables: Any) -> Any:
+    # ``inputs`` is positional-only: a namespace spread as ``**ns`` fills only the variables.
     return SimpleNamespace(user_ns={"In": ["", *inputs], **variables}, user_ns_hidden={}, execution_count=1)
 
 

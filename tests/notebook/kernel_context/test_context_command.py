@@ -13,6 +13,7 @@ from IPython.utils.capture import capture_output
 from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.kernel_context import described_variables
+from tests.notebook.support import list_content
 
 
 @pytest.fixture
@@ -57,8 +58,8 @@ def test_agent_context_shows_the_kernel_context_sent_and_what_was_left_out(ip: A
     assert "price: float64, 1 missing" in shown and "In full: kc_sales" in shown
     assert "Left out (the kernel context's token budget; ask the python tool for them): " in shown
     assert "tokens as a whole (a later prompt sends only the change), built in" in shown
-    sent = magics_mod.active_magics().session().saw()[0].messages[-1]["content"]
-    facts = next(b["text"] for b in sent if b.get("type") == "text" and b["text"].startswith("<kernel-state>"))
+    sent = list_content(magics_mod.active_magics().session().saw()[0].messages[-1])
+    facts = next(b["text"] for b in sent if b["type"] == "text" and b["text"].startswith("<kernel-state>"))
     assert facts in shown  # exactly what was sent
 
 
@@ -85,7 +86,7 @@ def test_a_displayed_plot_reaches_the_model_and_shows_in_saw_context_and_the_tur
     assert ip.run_cell("from IPython.display import Image, display\ndisplay(Image(data=kc_png))").success
     cell(ip, "%%agent\nWhy is this plot so small?")
     sess = magics.session()
-    prompt = sess.saw()[0].messages[-1]["content"]
+    prompt = list_content(sess.saw()[0].messages[-1])
     assert [b["type"] for b in prompt][-2:] == ["text", "image"]
     with capture_output() as saw:
         ip.run_cell("%agent saw")
@@ -121,7 +122,7 @@ def test_a_plot_is_sent_once_while_the_model_sees_it_and_again_after_a_rollback(
     sess = magics.session()
 
     def images_sent() -> int:
-        return sum(b.get("type") == "image" for b in sess.saw()[0].messages[-1]["content"])
+        return sum(b["type"] == "image" for b in list_content(sess.saw()[0].messages[-1]))
 
     cell(ip, "%%agent\nWhat does this plot show?")
     assert images_sent() == 1

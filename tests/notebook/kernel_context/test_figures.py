@@ -15,10 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
+from nbagent.engine.contracts.messages import ImageBlockParam  # noqa: E402
 from nbagent.engine.loop.facts import FactsFocus  # noqa: E402
 from nbagent.notebook.kernel_context import KernelContext  # noqa: E402
 from nbagent.notebook.kernel_context.figures import MAX_IMAGES, MAX_SIDE, DisplayedImages, png_size  # noqa: E402
-from tests.notebook.kernel_context.support import block_of, context_text  # noqa: E402
+from tests.notebook.kernel_context.support import block_of, context_text, shell_with  # noqa: E402
 
 
 def png(width: int = 64, height: int = 48) -> bytes:
@@ -38,8 +39,8 @@ def huge_png_header(width: int, height: int, size: int) -> bytes:
 
 
 def shell_showing(*cells: tuple[int, list[bytes]], **variables: Any) -> tuple[Any, DisplayedImages]:
-    shell = SimpleNamespace(user_ns={"In": [""], **variables}, user_ns_hidden={}, execution_count=1,
-                            display_pub=SimpleNamespace(publish=lambda data, **kw: None))
+    shell = shell_with(**variables)
+    shell.display_pub = SimpleNamespace(publish=lambda data, **kw: None)
     displayed = DisplayedImages(shell)
     for number, images in cells:
         shell.execution_count = number
@@ -48,7 +49,7 @@ def shell_showing(*cells: tuple[int, list[bytes]], **variables: Any) -> tuple[An
     return shell, displayed
 
 
-def images(ctx: KernelContext, prompt: str, seen: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
+def images(ctx: KernelContext, prompt: str, seen: frozenset[int] = frozenset()) -> list[ImageBlockParam]:
     return [b for b in ctx.focused(FactsFocus(prompt, images_seen=seen)).images if b["type"] == "image"]
 
 
@@ -58,9 +59,11 @@ def test_a_prompt_about_the_plot_gets_the_newest_cells_images_once() -> None:
     ctx = KernelContext(shell, None, displayed)
     assert images(ctx, "what is x?") == []
     sent = ctx.focused(FactsFocus("why is this plot empty?")).images
-    assert sent[0]["text"] == "<kernel-state image>Image displayed by In[5] (80x60 px)</kernel-state>"
-    assert sent[1]["source"]["media_type"] == "image/png" and len(sent) == 2
-    seen = frozenset({hash(sent[1]["source"]["data"])})
+    assert len(sent) == 2
+    note, image = sent
+    assert note["type"] == "text" and note["text"] == "<kernel-state image>Image displayed by In[5] (80x60 px)</kernel-state>"
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    seen = frozenset({hash(image["source"]["data"])})
     assert images(ctx, "and the chart now?", seen) == []  # the model still sees it
     assert len(images(ctx, "and the chart now?")) == 1  # rolled back, or hidden: sent again
     assert len(images(ctx, "compare Out[3] and In[5]", seen)) == 2  # named: sent again
@@ -75,7 +78,9 @@ def test_images_are_bounded_in_count_and_size_and_a_50_mb_figure_is_a_note() -> 
     assert len(sent) == MAX_IMAGES
     import base64
 
-    width, height = png_size(base64.b64decode(sent[0]["source"]["data"])) or (0, 0)
+    data = sent[0]["source"]["data"]
+    assert isinstance(data, str)
+    width, height = png_size(base64.b64decode(data)) or (0, 0)
     assert max(width, height) <= MAX_SIDE and ctx.last is not None
     assert any("at most 2 images" in note for note in ctx.last.notes)
     text, _ = context_text(shell, "what about the figure of Out[4]?", images=displayed)

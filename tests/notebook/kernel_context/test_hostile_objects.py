@@ -80,7 +80,7 @@ class Hostile:
         return ""
 
 
-class SlowList(list):  # type: ignore[type-arg]
+class SlowList(list[int]):
     def __len__(self) -> int:
         time.sleep(30)
         return 0
@@ -149,7 +149,10 @@ def test_register_llm_repr_describes_a_type_you_cannot_change() -> None:
         def __init__(self) -> None:
             self.x, self.y = 1, 2
 
-    register_llm_repr(f"{__name__.split('.')[0]}.{Point.__qualname__}", lambda p: f"Point at ({p.x}, {p.y})")
+    def describe(p: Point) -> str:
+        return f"Point at ({p.x}, {p.y})"
+
+    register_llm_repr(f"{__name__.split('.')[0]}.{Point.__qualname__}", describe)
     text, _ = context_text(shell_with(p=Point()), "where is `p`?")
     assert "    Point at (1, 2)" in block_of(text, "p")
 

@@ -44,8 +44,10 @@ class Served:
         # With the cell's id, as JupyterLab sends it: the panel is written there again after a reopen.
         run = self.d.wait_done(self.d.execute(f"%agent serve {options}", cell_id="serve-cell"), 60)
         assert run.status == "ok", run.text
-        self.url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", run.text).group(1)  # type: ignore[union-attr]
-        self.token_file = Path(re.search(r"the token is in (\S+) ", run.text).group(1))  # type: ignore[union-attr]
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", run.text)
+        token_file = re.search(r"the token is in (\S+) ", run.text)
+        assert url is not None and token_file is not None, run.text
+        self.url, self.token_file = url.group(1), Path(token_file.group(1))
         self.token = self.token_file.read_text()
         return run.text
 
@@ -55,7 +57,8 @@ class Served:
 
     def cells(self) -> list[dict[str, Any]]:
         text = self.run("import json; print('CELLS' + json.dumps(FRONT.cells))")
-        return json.loads([line for line in text.splitlines() if line.startswith("CELLS")][-1][5:])  # type: ignore[no-any-return]
+        cells: list[dict[str, Any]] = json.loads([line for line in text.splitlines() if line.startswith("CELLS")][-1][5:])
+        return cells
 
     def html(self) -> str:
         """Every HTML widget's text (the panel's cards), after reading what arrived."""

@@ -5,12 +5,10 @@ kept); each display is cleaned once, however many places show it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from nbagent.notebook.document.cells import outputs_of
-from nbagent.notebook.executor import ExecutionRecord
+from nbagent.notebook.executor import CapturedDisplay, ExecutionRecord
 from nbagent.notebook.view import safe
 from nbagent.notebook.view.safe import MAX_HTML_CHARS, MAX_HTML_DEPTH, clean_html, nesting_depth, safe_display_data
 from nbagent.notebook.view.tools import ToolCard
@@ -82,8 +80,8 @@ def test_a_table_nests_shallow_however_many_rows_it_has() -> None:
 
 def test_each_display_is_cleaned_once_for_the_card_its_transcript_and_its_cell(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _count_cleaning(monkeypatch)
-    bundle: dict[str, Any] = {"data": {"text/html": "<table><tr><td>a unique display 7f3a</td></tr></table>",
-                                       "text/plain": "t"}, "metadata": {}}
+    bundle: CapturedDisplay = {"data": {"text/html": "<table><tr><td>a unique display 7f3a</td></tr></table>",
+                                        "text/plain": "t"}, "metadata": {}}
     card = ToolCard("t1", "python")
     card.add_outputs([bundle])  # the live card
     assert "a unique display 7f3a" in card.html()  # its static transcript

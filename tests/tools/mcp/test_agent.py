@@ -22,11 +22,12 @@ import pytest
 from nbagent import Agent
 from nbagent.engine.contracts.config import SessionConfig
 from nbagent.engine.contracts.events import Done, Notice, PermissionAsked, ToolResult
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.engine.loop.query import QueryEngine
 from nbagent.providers.anthropic import simulated_provider
-from nbagent.providers.simulated import Reply, SimulatedAPI, text_reply, tool_reply
+from nbagent.providers.simulated import RecordedRequest, Reply, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.mcp.build import build_mcp_manager
 
 SERVERS = Path(__file__).parent / "servers"
@@ -59,6 +60,14 @@ def wait_dead(pid: int, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def offered_tools(request: RecordedRequest) -> list[JSONObject]:
+    """The tool definitions a recorded request offered (the body is the client's JSON: narrowed)."""
+    tools = request.body.get("tools", [])
+    assert isinstance(tools, list)
+    assert all(isinstance(t, dict) for t in tools)
+    return [t for t in tools if isinstance(t, dict)]
 
 
 def make_agent(api: SimulatedAPI, tmp_path: Path, **kw: Any) -> Agent:
@@ -113,12 +122,13 @@ async def test_stdio_server_from_mcp_json_with_permission_prompts(tmp_path: Path
     assert not warnings(events)
 
     # The first request already offered the server's tools, with the server's own JSON schemas.
-    offered = {t["name"]: t for t in api.requests[0].body["tools"]}
+    offered = {t["name"]: t for t in offered_tools(api.requests[0])}
     assert {"mcp__demo__add", "mcp__demo__write_note", "mcp__demo__pid"} <= set(offered)
-    assert offered["mcp__demo__add"]["input_schema"]["required"] == ["a", "b"]
+    add_schema = offered["mcp__demo__add"]["input_schema"]
+    assert isinstance(add_schema, dict) and add_schema["required"] == ["a", "b"]
     # The results went back to the model in history.
     answers = [b for m in agent.history if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
+               for b in m["content"] if b["type"] == "tool_result"]
     assert answers[0]["content"] == "5" and not answers[0].get("is_error")
     assert answers[2]["is_error"] is True
     assert status[0].startswith("demo (stdio: ") and "connected, 5 tools" in status[0]
@@ -184,7 +194,7 @@ async def test_a_server_killed_mid_session_gives_an_error_result_and_one_warning
     assert warnings(events) + warnings(later) == [
         "MCP server demo stopped; its tools are removed: its process exited"]
     assert isinstance(events[-1], Done) and events[-1].reason == "end_turn"
-    assert not any(t["name"].startswith("mcp__") for t in api.requests[-1].body.get("tools", []))
+    assert not any(str(t["name"]).startswith("mcp__") for t in offered_tools(api.requests[-1]))
 
 
 async def test_abort_stops_a_running_mcp_tool_and_the_server_stays_usable(tmp_path: Path) -> None:
@@ -253,7 +263,7 @@ async def test_a_manager_is_the_engines_tool_source_and_it_waits_for_it(tmp_path
     finally:
         await manager.aclose()
     assert results(events)[0].content == "3"
-    assert "mcp__demo__add" in [t["name"] for t in api.requests[1].body["tools"]]
+    assert "mcp__demo__add" in [t["name"] for t in offered_tools(api.requests[1])]
 
 
 def _free_port() -> int:

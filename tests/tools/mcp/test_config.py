@@ -38,7 +38,7 @@ def test_both_shapes_parse_into_frozen_records() -> None:
     assert isinstance(docs, HttpServer) and docs.url.endswith("/mcp")
     assert "Bearer" not in repr(docs) and docs.describe() == "http://127.0.0.1:8000/mcp"
     with pytest.raises(dataclasses.FrozenInstanceError):
-        files.command = "other"  # type: ignore[misc]
+        files.command = "other"  # type: ignore[misc]  # deliberately wrong: a server's settings are frozen
 
 
 def test_the_wrapped_mcpServers_object_is_accepted_too() -> None:
@@ -72,8 +72,9 @@ def test_environment_variables_are_expanded(monkeypatch: pytest.MonkeyPatch) -> 
         "a": {"command": "x", "env": {"T": "${NBAGENT_TEST_TOKEN}"}, "args": ["${NBAGENT_TEST_MISSING:-dflt}"]},
         "b": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${NBAGENT_TEST_TOKEN}"}},
     }, "test")
-    assert servers["a"].env["T"] == "s3cret" and servers["a"].args == ("dflt",)  # type: ignore[union-attr]
-    assert servers["b"].headers["Authorization"] == "Bearer s3cret"  # type: ignore[union-attr]
+    a, b = servers["a"], servers["b"]
+    assert isinstance(a, StdioServer) and a.env["T"] == "s3cret" and a.args == ("dflt",)
+    assert isinstance(b, HttpServer) and b.headers["Authorization"] == "Bearer s3cret"
 
 
 def test_mcp_json_is_discovered_and_explicit_servers_win(tmp_path: Path) -> None:
@@ -82,7 +83,8 @@ def test_mcp_json_is_discovered_and_explicit_servers_win(tmp_path: Path) -> None
     }}))
     servers = {s.name: s for s in resolve_servers({"shared": {"command": "explicit"}}, tmp_path)}
     assert set(servers) == {"shared", "only_file"}
-    assert servers["shared"].command == "explicit"  # type: ignore[union-attr]
+    shared = servers["shared"]
+    assert isinstance(shared, StdioServer) and shared.command == "explicit"
     assert servers["only_file"].source == str(tmp_path / ".mcp.json")
     assert resolve_servers(None, tmp_path, read_mcp_json=False) == ()
 

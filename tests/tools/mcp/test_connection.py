@@ -53,4 +53,7 @@ async def test_a_catastrophic_schema_regex_does_not_block_the_loop(tmp_path: Pat
         await agent.aclose()
     assert [e for e in events if isinstance(e, ToolResult)] == []  # not "invalid input": the abort came first
     assert isinstance(events[-1], Done) and events[-1].reason == "aborted"
-    assert agent.history[-1]["content"][0]["content"] == NOT_RUN
+    last = agent.history[-1]["content"]
+    assert isinstance(last, list)
+    answer = last[0]
+    assert answer["type"] == "tool_result" and answer["content"] == NOT_RUN

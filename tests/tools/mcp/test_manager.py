@@ -15,7 +15,7 @@ import pytest
 
 from nbagent.providers.simulated import SimulatedAPI, text_reply
 
-from .test_agent import SERVERS, alive, make_agent, wait_dead, warnings
+from .test_agent import SERVERS, alive, make_agent, offered_tools, wait_dead, warnings
 
 HOSTILE = str(SERVERS / "hostile_server.py")
 KEY = "sk-ant-test-0123456789abcdef"
@@ -51,7 +51,7 @@ async def test_thousands_of_mcp_tools_are_capped_with_a_notice(tmp_path: Path) -
         events = [e async for e in agent.run("hello")]
     finally:
         await agent.aclose()
-    assert len(api.requests[0].body["tools"]) == 200
+    assert len(offered_tools(api.requests[0])) == 200
     assert any("MCP servers offer 5,000 tools; only the first 200" in w for w in warnings(events))
 
 

@@ -35,7 +35,8 @@ def test_images_are_kept_as_image_blocks_other_media_described() -> None:
                                 mcp_types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav")))
     assert isinstance(out.content, list)
     assert out.content[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
-    assert out.content[2]["text"].startswith("[audio (audio/wav)")
+    audio = out.content[2]["text"]
+    assert isinstance(audio, str) and audio.startswith("[audio (audio/wav)")
 
 
 def test_structured_only_results_become_json_and_empty_ones_say_so() -> None:

@@ -16,13 +16,13 @@ from mcp.types import ToolAnnotations
 server = MCPServer("demo")
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def pid() -> int:
     """The server's process id (tests kill it with this)."""
     return os.getpid()
@@ -36,7 +36,7 @@ def write_note(path: str, text: str, mode: str = "w") -> str:
     return f"wrote {len(text)} characters to {path}"
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 async def sleep(seconds: float) -> str:
     """Sleep, then say so (tests abort it)."""
     await anyio.sleep(seconds)
