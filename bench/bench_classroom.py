@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
@@ -68,12 +68,24 @@ def classroom_reply(body: dict[str, Any]) -> Any:
 # -- one student (a worker process) ---------------------------------------------------------------
 
 
+class StudentResult(TypedDict, total=False):
+    """The JSON line a student prints when its prompt ends."""
+
+    waits: float
+    retry_waits: float
+    failed: int
+    reason: str | None
+    elapsed: float
+    finished_at: float
+
+
 def student(base_url: str, task_dir: str) -> int:
     """Build the agent, say ``ready``, wait for ``go`` on stdin, run the prompt, print one JSON line."""
     sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(HERE)))
     import asyncio
 
     from nbagent import Agent
+    from nbagent.engine.contracts.events import ApiRequestFailed, Done, RateLimitWait, RetryScheduled
     from nbagent.providers.anthropic import anthropic_provider, simulated_provider
     from nbagent.providers.simulated import SimulatedAPI
 
@@ -86,18 +98,17 @@ def student(base_url: str, task_dir: str) -> int:
     print("ready", flush=True)
     sys.stdin.readline()
     started = time.monotonic()
-    result: dict[str, Any] = {"waits": 0.0, "retry_waits": 0.0, "failed": 0, "reason": None}
+    result: StudentResult = {"waits": 0.0, "retry_waits": 0.0, "failed": 0, "reason": None}
 
     async def go() -> None:
         async for event in agent.run(PROMPT):
-            kind = getattr(event, "kind", "")
-            if kind == "rate_limit_wait":
-                result["waits"] += float(event.delay_s)
-            elif kind == "retry_scheduled":
-                result["retry_waits"] += float(event.delay_s)
-            elif kind == "api_request_failed":
+            if isinstance(event, RateLimitWait):
+                result["waits"] += event.delay_s
+            elif isinstance(event, RetryScheduled):
+                result["retry_waits"] += event.delay_s
+            elif isinstance(event, ApiRequestFailed):
                 result["failed"] += 1
-            elif kind == "done":
+            elif isinstance(event, Done):
                 result["reason"] = event.reason
 
     asyncio.run(go())
@@ -204,12 +215,12 @@ def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src:
         api.rate_limits = DocsLimiter(rpm, input_tpm, OUTPUT_TPM, factor, lambda: api.clock(),
                                       bare_refusals=server == "docs-bare")  # type: ignore[assignment]
     env = {**os.environ, "NBAGENT_SRC": agent_src or str(HERE), "ANTHROPIC_API_KEY": ""}
-    with tempfile.TemporaryDirectory(prefix="nbagent-class-") as root, LoopbackServer(api) as server:
+    with tempfile.TemporaryDirectory(prefix="nbagent-class-") as root, LoopbackServer(api) as loopback:
         procs = []
         for i in range(students):
             folder = Path(root) / f"student-{i:03d}"
             folder.mkdir()
-            procs.append(subprocess.Popen([sys.executable, __file__, "--student", server.base_url, str(folder)],
+            procs.append(subprocess.Popen([sys.executable, __file__, "--student", loopback.base_url, str(folder)],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
         for p in procs:  # every agent built before the class starts
             assert p.stdout is not None and p.stdout.readline().strip() == "ready", "a student failed to start"
@@ -222,11 +233,12 @@ def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src:
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        results = []
+        results: list[StudentResult] = []
         for p in procs:
             out, _ = p.communicate(timeout=1800)
             lines = [line for line in out.splitlines() if line.startswith("{")]
-            results.append(json.loads(lines[-1]) if lines else {"reason": "crashed", "elapsed": 0.0, "failed": 1})
+            crashed: StudentResult = {"reason": "crashed", "elapsed": 0.0, "failed": 1}
+            results.append(json.loads(lines[-1]) if lines else crashed)
         # The last answer, not the last process exit (an interpreter's shutdown is no student's wait).
         total = max(r.get("finished_at", time.monotonic()) for r in results) - started
         limits = api.rate_limits
@@ -235,7 +247,7 @@ def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src:
                       0.0) + LATENCY_S / factor
         received = limits.admitted + limits.refused
     finished = [r for r in results if r.get("reason") == "end_turn" and not r.get("failed")]
-    elapsed = sorted(r["elapsed"] for r in results)
+    elapsed = sorted(r.get("elapsed", 0.0) for r in results)
     return {
         "students": students, "finished": len(finished), "total_s": total, "minimum_s": minimum,
         "total_over_min": total / minimum if minimum else float("nan"),
