@@ -117,14 +117,55 @@ def test_a_429_without_headers_empties_the_known_buckets_so_the_resend_is_paced(
     assert decision.delay_s == pytest.approx(50 / rate * (1 + pacing.SPREAD))  # the whole bucket's refill, spread
 
 
-def test_a_429_with_headers_is_observed_like_an_answer() -> None:
+def test_a_429_with_headers_is_observed_like_an_answer_and_lengthens_the_paced_waits() -> None:
     clock = Clock()
     pacer, refused = RatePacer(clock, upper), RatePacer(clock, upper)
     for p in (pacer, refused):
         p.sent()
     pacer.observe(snapshot(remaining=2, reset_s=57.6))
     refused.refused(snapshot(remaining=2, reset_s=57.6))
-    assert refused.pace_delay(10) == pacer.pace_delay(10)
+    answered, after_refusal = pacer.pace_delay(10), refused.pace_delay(10)
+    assert (after_refusal.dimension, after_refusal.remaining) == (answered.dimension, answered.remaining)
+    assert answered.delay_s == pytest.approx(57.6 * (1 + pacing.SPREAD))
+    assert after_refusal.delay_s == pytest.approx(57.6 * pacing.WIDEN * (1 + pacing.SPREAD))
+
+
+def test_each_refusal_lengthens_the_waits_up_to_a_bound_while_the_bucket_stays_empty() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    for _ in range(5):
+        pacer.refused(snapshot(remaining=0, reset_s=60.0, limit=50))
+    assert pacer.pace_delay(10).delay_s == pytest.approx(60.0 * pacing.WIDEST * (1 + pacing.SPREAD))
+    pacer.observe(snapshot(remaining=1, reset_s=58.8), uncached_input=10)  # answered, the bucket still empty
+    assert pacer.pace_delay(10).delay_s == pytest.approx(58.8 * pacing.WIDEST * (1 + pacing.SPREAD))
+    for _ in range(4):  # answered with the bucket refilling: the crowd has gone, the waits shorten
+        pacer.observe(snapshot(remaining=10, reset_s=48.0), uncached_input=10)
+    assert pacer.pace_delay(10).delay_s == pytest.approx(48.0 * (1 + pacing.SPREAD))
+
+
+def test_a_refusal_marks_the_key_shared_when_the_headers_state_no_requests_bucket() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    tokens = RateLimitSnapshot({"input-tokens": Bucket(40_000, 39_000, 1.5)})
+    pacer.sent()
+    pacer.observe(tokens, uncached_input=700)
+    assert not pacer.shared and pacer.pace_delay(700).delay_s == 0
+    pacer.refused(RateLimitSnapshot(tokens.buckets, retry_after_s=1.0))  # refused by a bucket it is not told of
+    assert pacer.shared
+    assert pacer.pace_delay(700).delay_s > 1.5  # spread over the budget's refill, not sent at once
+
+
+def test_a_reset_that_says_the_bucket_is_full_far_sooner_than_retry_after_allows_is_not_believed() -> None:
+    clock = Clock()
+    pacer, honest = RatePacer(clock, upper), RatePacer(clock, upper)
+    # "full again in 0.6 s" for an empty bucket of 50 (83 a second), while retry-after says 1 s for one
+    pacer.refused(RateLimitSnapshot({"requests": Bucket(50, 0, 0.6)}, retry_after_s=1.0))
+    assert pacer.pace_delay(10).delay_s == pytest.approx(50.0 * pacing.WIDEN * (1 + pacing.SPREAD))
+    pacer.observe(RateLimitSnapshot({"requests": Bucket(50, 10, 0.5)}), uncached_input=10)
+    assert pacer.pace_delay(10).delay_s == pytest.approx(40.0 * (1 + pacing.SPREAD))  # still at 1 a second
+    # a reset consistent with retry-after (the documented "full again") is taken as stated
+    honest.refused(RateLimitSnapshot({"requests": Bucket(50, 0, 60.0)}, retry_after_s=2.0))
+    assert honest.pace_delay(10).delay_s == pytest.approx(60.0 * pacing.WIDEN * (1 + pacing.SPREAD))
 
 
 def test_a_429_before_any_headers_changes_nothing() -> None:
@@ -140,7 +181,7 @@ def test_refused_again_and_again_with_no_budget_stated_it_spreads_wider_each_tim
         pacer.refused(RateLimitSnapshot(retry_after_s=2.0))  # a server that sends no budget with its 429s
         spreads.append(pacer.retry_after_delay(2.0) - 2.0)
     assert spreads[0] == pytest.approx(0.2)  # the first: a tenth, as always
-    assert spreads[1:4] == pytest.approx([2.0, 6.0, 14.0])  # then retry-after × (2^(n-1) - 1)
+    assert spreads[1:3] == pytest.approx([6.0, 30.0])  # then retry-after × (4^(n-1) - 1)
     assert spreads[-1] == pacing.BLIND_SPREAD_CAP_S
     pacer.observe(None, uncached_input=100)  # answered: the run of refusals is over
     pacer.refused(RateLimitSnapshot(retry_after_s=2.0))

@@ -1,0 +1,60 @@
+"""The pacer of sixty kernels on one key, against four ways a server may state its buckets:
+bench/bench_class_sim.py's class in virtual time (seconds, the same figures on any machine)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "bench_class_sim.py"
+
+
+@pytest.fixture(scope="module")
+def sim() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_class_sim", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_class_sim"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# Per shape, the most it may refuse, and the most the last answer and the slowest student may take
+# (x the least the buckets allow, x the median student): the medians of five seeded classes. ``docs``
+# and ``bare`` are held to the goals (25%, 1.3 to 1.5, 2); the two readings outside the documentation
+# were refused 95% and 96% of the time before the pacer took a 429 as news about the key, and are held
+# where they are now (slower: the pacer learns their buckets from refusals).
+BOUNDS = {"docs": (0.20, 1.5, 2.0), "bare": (0.25, 1.5, 2.0), "no-requests": (0.27, 1.6, 2.0),
+          "next-unit": (0.35, 2.2, 3.0)}
+
+
+@pytest.mark.parametrize("shape", sorted(BOUNDS))
+def test_a_class_of_sixty_is_refused_seldom_and_is_not_slowed(sim: ModuleType, shape: str) -> None:
+    share, total_over_minimum, slowest_over_median = sim.medians(sim.ClassSettings(), shape, seeds=5)
+    most_refused, most_total, most_slowest = BOUNDS[shape]
+    assert share <= most_refused, f"{shape}: {share:.0%} of the requests refused"
+    assert total_over_minimum <= most_total, f"{shape}: the last answer came {total_over_minimum:.2f}x the least"
+    assert slowest_over_median <= most_slowest, f"{shape}: the slowest took {slowest_over_median:.2f}x the median"
+
+
+def test_a_class_three_times_over_its_budget_learns_the_crowd_from_its_refusals(sim: ModuleType) -> None:
+    # 60 students on 20 requests a minute: 60% of the requests were refused before refusals lengthened
+    # the paced waits (the figure an independent limiter measured was 53%)
+    share, total_over_minimum, slowest_over_median = sim.medians(sim.ClassSettings(rpm=20), "docs", seeds=5)
+    assert share <= 0.38 and total_over_minimum <= 1.3 and slowest_over_median <= 2.0
+
+
+def test_the_simulated_server_refuses_what_its_buckets_cannot_hold(sim: ModuleType) -> None:
+    settings = sim.ClassSettings(rpm=2, input_tpm=100_000, minute_s=60.0)
+    server = sim.Server(settings, "docs")
+    assert [server.request(0.0)[0] for _ in range(3)] == [True, True, False]
+    admitted, snapshot, retry_after = server.request(0.0)
+    assert not admitted and retry_after == 30.0  # one request back in 30 s, in whole seconds
+    assert snapshot is not None and snapshot.buckets["requests"].remaining == 0
+    assert snapshot.buckets["requests"].reset_s == pytest.approx(60.0)  # full again in a minute
+    assert server.request(30.0)[0]
+    assert sim.Server(settings, "bare").request(0.0)[1] is not None  # answered: headers
