@@ -50,7 +50,9 @@ def _diff_rows(page) -> list[tuple[str, str]]:
 
 _COUNTS_JS = """() => window.__nb.content.widgets.filter(c => c.model.type === 'code').map(c => [
   c.model.sharedModel.getSource().slice(0, 40), c.model.executionCount,
-  c.node.querySelector('.jp-InputArea-prompt').innerText.trim()])"""
+  c.node.querySelector('.jp-InputArea-prompt').textContent.trim()])"""
+# textContent: a cell scrolled out of JupyterLab's windowed view is not rendered, and innerText reads it as ''.
+_PROMPTS_SHOWN_JS = f"() => ({_COUNTS_JS})().every(([, count, prompt]) => count === null || prompt === `[${{count}}]:`)"
 
 
 def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  # noqa: F811
@@ -92,6 +94,7 @@ def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  
         page.get_by_text("CARDS-DONE").first.wait_for(timeout=60_000)
         page.get_by_text("total is 42").first.wait_for(timeout=10_000)
         page.wait_for_function("() => window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=30_000)
+        page.wait_for_function(_PROMPTS_SHOWN_JS, timeout=10_000)  # the prompts follow the model's counts
         counts = {source: (count, prompt) for source, count, prompt in page.evaluate(_COUNTS_JS)}
         agent_count = counts["%%agent\nFix the total."][0]
         assert isinstance(agent_count, int), counts
