@@ -9,9 +9,10 @@ steps they come back in step and the server refuses most of them again. Three ru
   times a random factor: kernels spread out instead of arriving together. Alone, it waits only
   when its next request does not fit.
 * **Honour ``retry-after``** (:meth:`RatePacer.retry_after_delay`): exactly, plus a little jitter.
-  A 429 is news (:meth:`RatePacer.refused`): the key is shared, the window of the next paced waits
-  widens, a 429 without headers says the buckets are empty, and one whose headers say the bucket
-  refills far faster than ``retry-after`` does is not believed about the rate.
+  A 429 is news (:meth:`RatePacer.refused`): a shared key's next paced waits grow longer, a 429
+  without headers says the buckets are empty, one without a ``requests`` bucket that others may use
+  the key, and one whose headers say the bucket refills far faster than ``retry-after`` does is not
+  believed about the rate.
 * **Jittered backoff** (:func:`full_jitter_backoff`) for failures without a server wait.
 
 Pure: the clock and the random source are injected (tests fix both).
@@ -131,7 +132,8 @@ class RatePacer:
         and refused kernels came back together: on the bench's ``docs`` server with headerless 429s,
         87% of a class's requests were refused instead of 19%."""
         self._refusals += 1
-        self.shared = True  # refused: others use the key (the headers may not have said so: no requests bucket)
+        if snapshot is None or "requests" not in snapshot.buckets:
+            self.shared = True  # refused, and no requests bucket to tell whether others use the key: assume so
         if snapshot is not None and snapshot.buckets:
             self._widen = min(self._widen * WIDEN, WIDEST)  # (without headers the buckets are emptied instead)
             self._doubt_rates(snapshot)

@@ -155,6 +155,18 @@ def test_a_refusal_marks_the_key_shared_when_the_headers_state_no_requests_bucke
     assert pacer.pace_delay(700).delay_s > 1.5  # spread over the budget's refill, not sent at once
 
 
+def test_a_kernel_alone_refused_by_its_own_budget_still_waits_only_for_its_deficit() -> None:
+    clock = Clock()
+    pacer = RatePacer(clock, upper)
+    pacer.sent()  # its one request this minute, and the requests bucket says just that
+    pacer.refused(RateLimitSnapshot({"requests": Bucket(50, 49, 1.2), "input-tokens": Bucket(30_000, 10_000, 40.0)},
+                                    retry_after_s=20.0))
+    assert not pacer.shared
+    decision = pacer.pace_delay(20_000)
+    assert decision.dimension == "input-tokens"
+    assert decision.delay_s == pytest.approx(10_000 / (20_000 / 40.0))  # the deficit's refill, no more
+
+
 def test_a_reset_that_says_the_bucket_is_full_far_sooner_than_retry_after_allows_is_not_believed() -> None:
     clock = Clock()
     pacer, honest = RatePacer(clock, upper), RatePacer(clock, upper)
