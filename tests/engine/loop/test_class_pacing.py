@@ -3,24 +3,16 @@ bench/bench_class_sim.py's class in virtual time (seconds, the same figures on a
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[3] / "bench" / "bench_class_sim.py"
+from tests.bench_module import load_bench
 
 
 @pytest.fixture(scope="module")
 def sim() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_class_sim", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_class_sim"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_class_sim")
 
 
 # Per shape, the most it may refuse, and the most the last answer and the slowest student may take

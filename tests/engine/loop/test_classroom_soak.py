@@ -4,22 +4,14 @@ agent processes against a loopback server whose limits are scaled to the class (
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[3] / "bench" / "bench_classroom.py"
+from tests.bench_module import load_bench
 
 
 @pytest.mark.soak
 def test_a_class_of_twelve_all_finish_without_a_failure_and_few_requests_are_refused() -> None:
-    spec = importlib.util.spec_from_file_location("bench_classroom", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_classroom"] = bench
-    spec.loader.exec_module(bench)
+    bench = load_bench("bench_classroom")
     result = bench.run_class(students=12, rpm=10, input_tpm=8_000, factor=6.0, agent_src=None)
     assert result["finished"] == 12, result
     assert result["reasons"] == ["end_turn"], result

@@ -3,23 +3,15 @@ default budget (the bench reports the timings; this keeps the facts from regress
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from nbagent.engine.api_facts.tokens import count_text_tokens
 from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
+from tests.bench_module import load_bench
 
 
-def bench() -> Any:
-    path = Path(__file__).resolve().parents[3] / "bench" / "bench_kernel_context.py"
-    spec = importlib.util.spec_from_file_location("bench_kernel_context", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+def bench() -> ModuleType:
+    return load_bench("bench_kernel_context")
 
 
 def test_every_schema_question_finds_its_facts_in_the_request_within_the_budget() -> None:
