@@ -19,7 +19,10 @@ Run: ``.venv/bin/python bench/bench_class_sim.py [--seeds 5] [--sweep]``. It pri
 share of requests refused (goal <= 25%), the time to the last answer over the least the buckets
 allow (goal <= 1.3) and the slowest student's time over the median's (goal <= 2), the medians over
 the seeds; ``--sweep`` adds classes the default is not (no latency, a real minute, 30 and 200
-students, 20 requests a minute, input tokens as the tighter limit).
+students, 20 requests a minute, a busy machine whose requests reach the server up to a second late,
+input tokens as the tighter limit). ``--one-machine`` runs the kernels as the processes of one machine
+do, sharing a budget (:mod:`nbagent.engine.loop.shared_budget`); without it each paces alone, as on
+separate machines.
 ``tests/engine/loop/test_class_pacing.py`` holds the default class and the one at 20 requests a
 minute to their figures.
 """
@@ -27,6 +30,7 @@ minute to their figures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import functools
 import heapq
@@ -42,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nbagent.engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers  # noqa: E402
 from nbagent.engine.loop.pacing import RatePacer  # noqa: E402
+from nbagent.engine.loop.shared_budget import MemoryStore, SharedBudget  # noqa: E402
 
 SHAPES = ("docs", "bare", "next-unit", "no-requests")
 EPOCH = dt.datetime(2026, 12, 3, tzinfo=dt.timezone.utc)
@@ -57,11 +62,18 @@ class ClassSettings:
     input_tpm: int = 40_000
     output_tpm: int = 8_000
     input_per_request: int = 700
+    counted_per_request: int = 1000
+    """A request's whole input as the client counts it; the server charges ``input_per_request`` (the
+    rest is read from the cache other students wrote)."""
     output_per_request: int = 40
     minute_s: float = 30.0
     latency_s: float = 0.75
     start_spread_s: float = 0.2
     """The students' first requests arrive within this many seconds (processes started together)."""
+    lag_s: float = 0.0
+    """A busy machine: each request reaches the server up to this many seconds after its kernel sent it."""
+    one_machine: bool = False
+    """The kernels run on one machine and share a budget (:mod:`nbagent.engine.loop.shared_budget`)."""
 
 
 class Bucket:
@@ -140,7 +152,8 @@ class ClassRun:
     def __init__(self, settings: ClassSettings, shape: str, seed: int) -> None:
         self.settings, self.rng, self.now = settings, random.Random(seed), 0.0
         self.server = Server(settings, shape)
-        self.students = [Student(RatePacer(clock=lambda: self.now, uniform=self.rng.uniform))
+        machine = SharedBudget(MemoryStore()) if settings.one_machine else None
+        self.students = [Student(RatePacer(clock=lambda: self.now, uniform=self.rng.uniform, budget=machine))
                          for _ in range(settings.students)]
         self.events: list[tuple[float, int, Callable[[], None]]] = []
         self.order = 0
@@ -152,16 +165,25 @@ class ClassRun:
     def attempt(self, i: int) -> None:
         """The engine's step before sending: the pacer's wait, if any, then the request."""
         st = self.students[i]
-        delay = st.pacer.pace_delay(self.settings.input_per_request, age=st.age).delay_s
-        if delay > 0:
+        decision = st.pacer.pace_delay(self.settings.counted_per_request, age=st.age)
+        delay = decision.delay_s
+        if decision.again:  # another kernel's first answer is awaited: ask again after the wait
+            self.at(self.now + delay, functools.partial(self.attempt, i))
+        elif delay > 0:
             st.age += 1
             self.at(self.now + delay, functools.partial(self.send, i))
         else:
             self.send(i)
 
     def send(self, i: int) -> None:
+        self.students[i].pacer.sent()
+        if self.settings.lag_s:
+            self.at(self.now + self.rng.uniform(0.0, self.settings.lag_s), functools.partial(self.arrive, i))
+        else:
+            self.arrive(i)
+
+    def arrive(self, i: int) -> None:
         pacer = self.students[i].pacer
-        pacer.sent()
         ok, snapshot, retry_after = self.server.request(self.now)
         if ok:
             self.at(self.now + self.settings.latency_s, functools.partial(self.answered, i, snapshot))
@@ -207,6 +229,7 @@ SWEEP: dict[str, ClassSettings] = {
     "30 students": ClassSettings(students=30),
     "200 students": ClassSettings(students=200),
     "20 requests/min": ClassSettings(rpm=20),
+    "a busy machine": ClassSettings(lag_s=1.0),
     "tokens tighter": ClassSettings(rpm=500, input_tpm=20_000),
 }
 
@@ -222,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sweep", action="store_true", help="also the classes of SWEEP")
+    parser.add_argument("--one-machine", action="store_true", help="the kernels share one machine's budget")
     args = parser.parse_args(argv)
-    default = ClassSettings()
+    default = ClassSettings(one_machine=args.one_machine)
     print(f"simulated class: {default.students} students x {default.requests_per_prompt} requests, "
           f"{default.rpm} requests / {default.input_tpm:,} input tokens per {default.minute_s:g} s, "
           f"median of {args.seeds} seeds; each cell: 429 share, total / minimum, slowest / median")
     print(f"  {'class':<16}" + "".join(f"{shape:>24}" for shape in SHAPES))
-    for label, settings in {"default": default, **(SWEEP if args.sweep else {})}.items():
+    sweep = {label: dataclasses.replace(s, one_machine=args.one_machine) for label, s in SWEEP.items()}
+    for label, settings in {"default": default, **(sweep if args.sweep else {})}.items():
         cells = (medians(settings, shape, args.seeds) for shape in SHAPES)
         print(f"  {label:<16}" + "".join(f"{share:>10.0%}  x{ratio:4.2f}  x{tail:4.2f}" for share, ratio, tail in cells))
     return 0

@@ -26,6 +26,10 @@ rounded to the nearest thousand, resets as RFC 3339 times (when the bucket is fu
 headers (the reading that came nearest the independent limiter's figure: 87% refused before the
 pacer took a headerless 429 as news, 38% after).
 
+The students share one machine's rate limit budget (:mod:`nbagent.engine.loop.shared_budget`, a
+pacing folder new for each run); ``--separate-machines`` gives each its own, as students on their own
+laptops (each kernel then paces alone).
+
 Run: ``.venv/bin/python bench/bench_classroom.py [--students 60] [--time-factor 3] [--server docs]``;
 ``--agent-src /path/to/other/checkout`` runs the students on another version (the baseline), the
 server always from this one.
@@ -205,8 +209,11 @@ class DocsLimiter:
 
 
 def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src: str | None,
-              quiet: bool = False, server: str = "project") -> dict[str, Any]:
-    """Serve the API, start ``students`` processes, start them together, and measure."""
+              quiet: bool = False, server: str = "project", separate: bool = False) -> dict[str, Any]:
+    """Serve the API, start ``students`` processes, start them together, and measure. The students
+    share a machine's rate limit budget (a pacing folder new for the run), unless ``separate``: each
+    its own folder, as students on their own laptops."""
+    from nbagent.engine.disk.shared_file import PACING_DIR_ENV
     from nbagent.providers.simulated import LoopbackServer, RateLimitSettings, SimulatedAPI
 
     api = SimulatedAPI(classroom_reply, rate_limits=RateLimitSettings(rpm, input_tpm, None, factor),
@@ -220,8 +227,10 @@ def run_class(students: int, rpm: int, input_tpm: int, factor: float, agent_src:
         for i in range(students):
             folder = Path(root) / f"student-{i:03d}"
             folder.mkdir()
+            pacing = {PACING_DIR_ENV: str(Path(root) / ("pacing-" + (f"{i:03d}" if separate else "machine")))}
             procs.append(subprocess.Popen([sys.executable, __file__, "--student", loopback.base_url, str(folder)],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                          env={**env, **pacing}))
         for p in procs:  # every agent built before the class starts
             assert p.stdout is not None and p.stdout.readline().strip() == "ready", "a student failed to start"
         assert api.rate_limits is not None
@@ -269,17 +278,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", choices=("project", "docs", "docs-bare"), default="project",
                         help="the rate limiter: the simulated API's own, the one written from the docs, "
                              "or that one with bare 429s")
+    parser.add_argument("--separate-machines", action="store_true",
+                        help="each student paces alone, as on its own machine (default: one machine's shared budget)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--student", nargs=2, metavar=("BASE_URL", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.student:
         return student(*args.student)
-    r = run_class(args.students, args.rpm, args.input_tpm, args.time_factor, args.agent_src, server=args.server)
+    r = run_class(args.students, args.rpm, args.input_tpm, args.time_factor, args.agent_src, server=args.server,
+                  separate=args.separate_machines)
     if args.json:
         print(json.dumps(r))
         return 0
     print(f"classroom: {r['students']} students x 3 requests, {args.rpm} requests and {args.input_tpm:,} input "
-          f"tokens per minute, time x{args.time_factor:g}, server {args.server}"
+          f"tokens per minute, time x{args.time_factor:g}, server {args.server}, "
+          f"{'separate machines' if args.separate_machines else 'one machine'}"
           + (f", students from {args.agent_src}" if args.agent_src else ""))
     print(f"  finished            {r['finished']}/{r['students']}   (goal: all; outcomes {', '.join(r['reasons'])})")
     print(f"  total / minimum     {r['total_over_min']:.2f}   ({r['total_s']:.1f} s / {r['minimum_s']:.1f} s; goal <= 1.3)")

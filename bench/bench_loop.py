@@ -24,8 +24,9 @@ same code with the minimum, ±0.03 with the mean). Measured over 30 runs each, b
 the same number of full collections (10 and 10; the engine makes ~4% more young-generation
 collections, which the timed runs include), so starting both from the same state takes out the
 luck, not a cost of the engine. Goals: engine / baseline ≤ 1.10 in memory, ≤ 1.3 with a task
-folder. ``--profile`` prints the engine's cProfile top functions.
-Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--profile]``.
+folder. ``--profile`` prints the engine's cProfile top functions; ``--writes`` the CPU inside each
+task-folder write per request and the waits for the disk per run.
+Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--profile] [--writes]``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import asyncio
 import cProfile
 import gc
 import json
+import os
 import pstats
 import statistics
 import sys
@@ -251,6 +253,64 @@ def timed_run(run: Callable[[], Coroutine[Any, Any, tuple[tuple[float, float], i
     return result
 
 
+STORE_WRITES = ("write_all", "save_history", "save_events", "save_records", "save_sent", "save_marks", "save_meta",
+                "save_context_and_meta", "save_compactions", "sync", "sync_history_if_due")
+
+
+def write_costs(policy: str, runs: int = 10) -> None:
+    """``--writes``: the CPU inside each task-folder write, per request, and the waits for the disk
+    per run (syncs in a row count as one). Only the calls: a wait also costs the process its warm
+    caches (it sleeps), which shows in the ratio, not here."""
+    from nbagent.engine.state.store import SessionStore
+
+    spent: dict[str, float] = dict.fromkeys(STORE_WRITES, 0.0)
+    calls = dict.fromkeys(STORE_WRITES, 0)
+    syncs: list[str] = []  # the write each sync fell in
+    current = [""]
+
+    def timed(name: str, write: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start, outer, current[0] = time.process_time(), current[0], current[0] or name
+            try:
+                return write(*args, **kwargs)
+            finally:
+                current[0] = outer
+                if not outer:  # a write's own cost, not again inside the one that called it
+                    spent[name] += time.process_time() - start
+                    calls[name] += 1
+        return call
+
+    def counted(sync: Callable[[int], None]) -> Callable[[int], None]:
+        def call(fd: int) -> None:
+            syncs.append(f"{current[0]}:{calls[current[0]] if current[0] else 0}")
+            sync(fd)
+        return call
+
+    originals = {name: getattr(SessionStore, name) for name in STORE_WRITES if hasattr(SessionStore, name)}  # or older
+    os_syncs = {name: getattr(os, name) for name in ("fsync", "fdatasync") if hasattr(os, name)}
+    for name, write in originals.items():
+        setattr(SessionStore, name, timed(name, write))
+    for name, sync in os_syncs.items():
+        setattr(os, name, counted(sync))
+    try:
+        for _ in range(runs):
+            gc.collect()
+            asyncio.run(run_engine(True, policy))
+    finally:
+        for name, write in originals.items():
+            setattr(SessionStore, name, write)
+        for name, sync in os_syncs.items():
+            setattr(os, name, sync)
+    requests = runs * PROMPTS * (TOOLS_PER_PROMPT + 1)
+    print(f"Task-folder writes, CPU inside each call ({runs} runs of {PROMPTS} turns, {requests // runs} requests):")
+    for name in sorted(spent, key=lambda n: -spent[n]):
+        if calls[name]:
+            print(f"  {name:<20} {spent[name] / requests * 1e6:6.1f} us per request  "
+                  f"({calls[name] / runs:5.1f} calls per run, {spent[name] / calls[name] * 1e6:6.1f} us each)")
+    print(f"  total                {sum(spent.values()) / requests * 1e6:6.1f} us per request; "
+          f"{len(syncs) / runs:.0f} syncs and {len(set(syncs)) / runs:.0f} waits for the disk per run")
+
+
 def main(argv: list[str]) -> int:
     persist = "--persist" in argv
     policy = argv[argv.index("--context") + 1] if "--context" in argv else DEFAULT_POLICY
@@ -284,6 +344,8 @@ def main(argv: list[str]) -> int:
         asyncio.run(run_engine(persist, policy))
         prof.disable()
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+    if "--writes" in argv:
+        write_costs(policy)
     return 0
 
 

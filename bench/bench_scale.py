@@ -35,7 +35,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncIterator, Callable, Literal
 
 sys.path.insert(0, os.environ.get("NBAGENT_SRC", str(Path(__file__).resolve().parents[1])))
 
@@ -127,33 +127,44 @@ class Timed:
         return timed
 
 
-def time_mask_layer(timers: dict[int, Timed]) -> None:
-    """Masking's functions, as the loop calls them, charged to the engine whose history they read."""
+def time_mask_layer(timers: dict[int, Timed]) -> Callable[[], None]:
+    """Masking's functions, as the loop calls them, charged to the engine whose history they read;
+    returns what puts the originals back (the benches after this one time other engines)."""
     from nbagent.engine.loop import request_context
 
     def charged(function: Any) -> Any:
         def timed(history: Any, *args: Any, **kwargs: Any) -> Any:
-            timer = next(t for t in timers.values() if t.engine.session.history is history)
-            return timer._timed(function)(history, *args, **kwargs)
+            timer = next((t for t in timers.values() if t.engine.session.history is history), None)
+            return (function if timer is None else timer._timed(function))(history, *args, **kwargs)
         return timed
 
-    for name in ("mask_old_results", "next_masking_start"):
-        setattr(request_context, name, charged(getattr(request_context, name)))
+    names = ("mask_old_results", "next_masking_start")
+    originals = {name: getattr(request_context, name) for name in names}
+    for name in names:
+        setattr(request_context, name, charged(originals[name]))
+
+    def restore() -> None:
+        for name, function in originals.items():
+            setattr(request_context, name, function)
+    return restore
 
 
 async def p2_tools() -> None:
     engines = {n: tool_engine(n) for n in SIZES}
     timers = {n: Timed(engines[n]) for n in SIZES}
-    time_mask_layer(timers)
+    restore = time_mask_layer(timers)
     whole: dict[int, list[float]] = {n: [] for n in SIZES}
     context: dict[int, list[float]] = {n: [] for n in SIZES}
-    for n in SIZES:  # warm up: the first masking of the old results, the token cache
-        await one_request(engines[n], -1)
-    for i in range(REQUESTS):
-        for n in SIZES:
-            before = timers[n].spent
-            whole[n].append(await one_request(engines[n], i) / 2)  # a prompt is two requests
-            context[n].append((timers[n].spent - before) / 2)
+    try:
+        for n in SIZES:  # warm up: the first masking of the old results, the token cache
+            await one_request(engines[n], -1)
+        for i in range(REQUESTS):
+            for n in SIZES:
+                before = timers[n].spent
+                whole[n].append(await one_request(engines[n], i) / 2)  # a prompt is two requests
+                context[n].append((timers[n].spent - before) / 2)
+    finally:
+        restore()
     small, large = (statistics.median(context[n]) for n in SIZES)
     w_small, w_large = (statistics.median(whole[n]) for n in SIZES)
     print(f"P2 tools, window 1,000,000: context manager + token count {small * 1000:.3f} ms/request at "

@@ -30,3 +30,12 @@ def no_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
     from nbagent.engine.loop import pacing
 
     monkeypatch.setattr(pacing, "JITTER", False)
+
+
+@pytest.fixture(autouse=True)
+def own_pacing_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's kernels share a rate limit budget of their own (engine/loop/shared_budget.py): one
+    test's bookings on a loopback server's key never delay the next test, nor the user's kernels."""
+    from nbagent.engine.disk.shared_file import PACING_DIR_ENV
+
+    monkeypatch.setenv(PACING_DIR_ENV, str(tmp_path_factory.mktemp("pacing")))

@@ -49,7 +49,13 @@ class CellRun:
 class KernelDriver:
     """Start a kernel, execute code, and interact with widgets from outside, like a front-end."""
 
-    def __init__(self, kernel_name: str = "python3", env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+    refuse_targets: tuple[str, ...] = ()
+
+    def __init__(self, kernel_name: str = "python3", env: dict[str, str] | None = None, cwd: str | None = None,
+                 refuse_targets: tuple[str, ...] = ()) -> None:
+        """``refuse_targets``: comm targets this front-end lacks; it closes their comms at once, as
+        JupyterLab's kernel connection does for a target nobody registered."""
+        self.refuse_targets = refuse_targets
         self.km = local_transport(KernelManager(kernel_name=kernel_name))  # IPC: no TCP port, no warning
         full_env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
         full_env.update(env or {})
@@ -106,6 +112,9 @@ class KernelDriver:
         t = msg["msg_type"]
         c = msg["content"]
         if t == "comm_open":
+            if c.get("target_name") in self.refuse_targets:
+                self.kc.shell_channel.send(self.kc.session.msg("comm_close", {"comm_id": c["comm_id"], "data": {}}))
+                return
             self.comms[c["comm_id"]] = dict(c.get("data", {}).get("state", {}))
             return
         if t == "comm_msg":

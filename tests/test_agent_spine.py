@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,6 @@ import pytest
 from nbagent import Agent, RunLimits, SessionConfig
 from nbagent.engine.contracts.events import RequestCompleted, TextDelta
 from nbagent.engine.contracts.messages import history_problems
-from nbagent.engine.disk import persist
 from nbagent.engine.loop.query import RunInProgressError
 from nbagent.engine.state.store import CONTEXT_FILE, LOCK_FILE, TaskFolderLockedError
 from nbagent.providers.anthropic import simulated_provider
@@ -155,13 +155,13 @@ def test_a_second_process_gets_a_clear_error_and_a_dead_ones_lock_is_taken_over(
 
 def test_context_history_is_written_once_per_truncation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     writes: list[str] = []
-    real = persist.atomic_write_bytes
+    real = os.replace
 
-    def counting(path: Any, data: bytes) -> None:
-        writes.append(Path(path).name)
-        real(path, data)
+    def counting(src: Any, dst: Any) -> None:  # the rename that ends each atomic write
+        writes.append(Path(dst).name)
+        real(src, dst)
 
-    monkeypatch.setattr(persist, "atomic_write_bytes", counting)
+    monkeypatch.setattr(os, "replace", counting)
     words = " ".join(f"word{i}" for i in range(60))
     api = SimulatedAPI([tool_reply("echo", {"text": words}) for _ in range(6)] + [text_reply("done")])
     agent = agent_on(api, tmp_path, task_dir=tmp_path / "task", context_window=2_000,

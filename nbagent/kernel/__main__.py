@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+from typing import Iterator
 
 
 def main(argv: list[str] | None = None) -> int | None:
@@ -17,8 +20,27 @@ def main(argv: list[str] | None = None) -> int | None:
 
     from .kernel import NbAgentKernel
 
-    IPKernelApp.launch_instance(argv=args, kernel_class=NbAgentKernel)
+    app = IPKernelApp.instance(kernel_class=NbAgentKernel)
+    with _interrupts_to_the_main_thread():
+        app.initialize(args)  # starts ipykernel's threads: iopub, heartbeat, control, shell channel
+    app.start()
     return None
+
+
+@contextlib.contextmanager
+def _interrupts_to_the_main_thread() -> Iterator[None]:
+    """Threads started inside keep SIGINT blocked (a thread inherits its creator's signal mask), so
+    an interrupt is delivered to the main thread, where cells run. One delivered to another thread
+    only sets Python's flag, and a cell in ``time.sleep`` sees it when its sleep ends (a loaded test
+    run once waited the whole 10 s)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: interrupts are not signals there
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ shell (or a subshell). A widget's ``comm_msg`` goes where its comm last publishe
 agent's widgets, the main shell, which is busy while the python tool runs synchronous code. So a
 click on Allow, Deny or Stop would wait for that code to end. Here the shell-channel thread first
 offers each ``comm_msg`` to :func:`nbagent.notebook.waiting.handle_comm_msg` (tiny, thread-safe:
-it resolves a prompt's decision or runs Stop's action), then routes it as usual.
+it resolves a prompt's decision or runs Stop's action), and each ``comm_close`` to
+:func:`~nbagent.notebook.waiting.handle_comm_close` (the bridge's wait for a hello ends when the
+front-end refuses the comm), then routes it as usual.
 
 The nbagent kernel does this in its subclass; ``%load_ext nbagent`` in a stock ipykernel installs
 the same step on the running kernel with :func:`install_on_running_kernel`.
@@ -25,16 +27,19 @@ if TYPE_CHECKING:
 
 
 def offer_to_fast_path(session: "Session | None", msg: "list[zmq.Message]") -> bool:
-    """Peek at one raw shell message; ``True`` if a registered widget acted on it."""
+    """Peek at one raw shell message; ``True`` if a registered widget or comm acted on it."""
     if session is None:
         return False
     _idents, frames = session.feed_identities(msg, copy=False)
     # content=False only peeks: the signature is checked but not recorded, so the main thread's
     # full deserialize of the same message does not see a "duplicate signature".
     peek = session.deserialize(frames, content=False, copy=False)
-    if peek["header"].get("msg_type") != "comm_msg":
+    msg_type = peek["header"].get("msg_type")
+    if msg_type not in ("comm_msg", "comm_close"):
         return False
     content = session.unpack(peek["content"])
+    if msg_type == "comm_close":  # a front-end without the bridge's target refuses its comm at once
+        return waiting.handle_comm_close(content.get("comm_id"))
     sender = peek["header"].get("session")
     return waiting.handle_comm_msg(content.get("comm_id"), content.get("data"),
                                    sender if isinstance(sender, str) else None)

@@ -275,20 +275,38 @@ CommHandler = Callable[[dict[str, object], Union[str, None]], object]
 """Takes a comm message's ``data`` and the sending client's session."""
 
 _comm_handlers: dict[str, CommHandler] = {}
+_close_handlers: dict[str, Callable[[], object]] = {}
 
 
-def register_comm_handler(comm_id: str, handler: CommHandler) -> None:
+def register_comm_handler(comm_id: str, handler: CommHandler, on_close: Callable[[], object] | None = None) -> None:
     """Give every message of the comm ``comm_id`` to ``handler(data, session)`` on the fast path
     too (thread-safe, quick): the notebook bridge's replies must arrive while the agent cell still
-    runs, and its hello says which page (client session) sent it."""
+    runs, and its hello says which page (client session) sent it. ``on_close``: called when the
+    front-end closes the comm (one without the comm's target closes it at once)."""
     with _registry_lock:
         _comm_handlers[comm_id] = handler
+        if on_close is not None:
+            _close_handlers[comm_id] = on_close
 
 
 def unregister_comm_handler(comm_id: str) -> None:
-    """Forget a comm's handler (unknown ids are ignored)."""
+    """Forget a comm's handlers (unknown ids are ignored)."""
     with _registry_lock:
         _comm_handlers.pop(comm_id, None)
+        _close_handlers.pop(comm_id, None)
+
+
+def handle_comm_close(comm_id: object) -> bool:
+    """The kernel fast path for a ``comm_close`` from the front-end: ``True`` if a registered
+    comm's ``on_close`` ran (the message still takes its normal route afterwards)."""
+    if not isinstance(comm_id, str):
+        return False
+    with _registry_lock:
+        on_close = _close_handlers.get(comm_id)
+    if on_close is None:
+        return False
+    on_close()
+    return True
 
 
 def handle_comm_msg(comm_id: object, data: object, session: str | None = None) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import datetime as _dt
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
@@ -25,15 +25,16 @@ import httpx2
 from ..engine.api_facts.caching import MAX_ANCHORS, anchorable
 from ..engine.api_facts.context_edit_types import ContextManagementParam
 from ..engine.api_facts.context_edits import required_betas
-from ..engine.api_facts.rate_limits import RateLimitSnapshot, parse_rate_limit_headers
 from ..engine.api_facts.request_params import ThinkingParam
 from ..engine.contracts.errors import ApiError
 from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import CacheControlEphemeralParam, CompactionScan
-from ..engine.contracts.provider import Chunk, MessageComplete, ModelRequest
+from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
-from .anthropic_stream import StreamAssembler
+from .anthropic_stream import StreamAssembler, read_to_end
 from .endpoints import Endpoint
+from .rate_headers import rate_limits_of
+from .rate_scope import rate_scope
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SIMULATED_NOTICE = (
@@ -101,6 +102,8 @@ class AnthropicProvider:
         self._compaction = CompactionScan()  # the beta header's scan, per request only the new messages
         self.endpoint: Endpoint | None = None
         """The endpoint this provider talks to, when it was made from one (see :func:`endpoint_provider`)."""
+        self.rate_scope: str | None = None
+        """Names the key's shared rate limit (:mod:`.rate_scope`); None: this process paces alone."""
 
     def __repr__(self) -> str:  # a client's or factory's repr could carry a key: never show it
         return f"AnthropicProvider(name={self.name!r})"
@@ -152,16 +155,25 @@ class AnthropicProvider:
             error.rejected = refused_feature(error, _features_sent(kwargs, request))
             raise error from exc
         assembler = StreamAssembler(request.model, request.max_tokens)
+        events = aiter(raw)
         try:
-            async for event in raw:  # translated here, not in a nested generator: one layer less per delta
+            # Read when the response's head arrives: its reset times count from there, not from the end
+            # of a long stream (a rate measured from the end came out too fast by the stream's length).
+            limits, head_at = rate_limits_of(getattr(raw, "response", None)), time.monotonic()
+            if limits is not None and request.on_rate_limits is not None:
+                request.on_rate_limits(limits)  # the machine's other kernels need not wait for the stream's end
+            async for event in events:  # translated here, not in a nested generator: one layer less per delta
                 chunk = assembler.feed(event)
                 if chunk is not None:
                     yield chunk
                 elif assembler.stopped:
-                    # message_stop ends the message: a server keeping the connection open after it
-                    # must not hang the run (the response is closed below).
+                    # message_stop ends the message; what follows is normally only the stream's end.
+                    await read_to_end(events)
                     break
-            yield with_rate_limits(assembler.complete(), getattr(raw, "response", None))
+            complete = assembler.complete()
+            if limits is not None:
+                limits = dataclasses.replace(limits, age_s=time.monotonic() - head_at)
+            yield complete if limits is None else dataclasses.replace(complete, rate_limits=limits)
         except ApiError:
             raise
         except Exception as exc:
@@ -220,27 +232,6 @@ def _mapped(exc: Exception) -> ApiError:
     if error.rate_limits is None:  # a 429 (or any answered error) states what remains too
         error.rate_limits = rate_limits_of(getattr(exc, "response", None), error.retry_after_s)
     return error
-
-
-def rate_limits_of(response: object, retry_after_s: float | None = None) -> RateLimitSnapshot | None:
-    """The ``anthropic-ratelimit-*`` headers of an ``httpx2`` response, read now (None without them)."""
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    raw = getattr(headers, "raw", None)
-    if isinstance(raw, list):  # httpx2's headers: decode only the rate limit ones, not all ~20 per response
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw
-                   if k[:20].lower() == b"anthropic-ratelimit-"}
-    try:
-        return parse_rate_limit_headers(headers, _dt.datetime.now(_dt.timezone.utc), retry_after_s)
-    except Exception:  # noqa: BLE001 - headers we cannot read must not fail an answered request
-        return None
-
-
-def with_rate_limits(complete: MessageComplete, response: object) -> MessageComplete:
-    """``complete`` with the response's rate limit headers attached (the engine paces on them)."""
-    snapshot = rate_limits_of(response)
-    return complete if snapshot is None else dataclasses.replace(complete, rate_limits=snapshot)
 
 
 async def _close(raw: _Closable) -> None:
@@ -359,7 +350,9 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
     def new_client() -> anthropic.AsyncAnthropic:  # a closure: the key is in no repr
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
 
-    return AnthropicProvider(new_client, name="anthropic")
+    provider = AnthropicProvider(new_client, name="anthropic")
+    provider.rate_scope = rate_scope(base_url, api_key)
+    return provider
 
 
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
@@ -383,6 +376,8 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
 
     provider = AnthropicProvider(new_client, name=endpoint.name)
     provider.endpoint = endpoint
+    if endpoint.kind not in ("bedrock", "vertex"):  # (the clouds' limits are the cloud account's)
+        provider.rate_scope = rate_scope(endpoint.base_url, endpoint.api_key or endpoint.auth_token)
     return provider
 
 

@@ -16,8 +16,11 @@ fragment (quadratic in the input's length).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Union
 
 from ..engine.api_facts.cost import Usage
@@ -309,3 +312,21 @@ def _parts(streamed: dict[int, list[str]], block: JSONObject, index: int, field:
         parts = streamed[index] = [str(block[field])]
     return parts
 
+
+AFTER_STOP_S = 0.5
+"""How long the end of a stream may follow its ``message_stop`` (see :func:`read_to_end`)."""
+
+
+async def read_to_end(events: AsyncIterator[object]) -> None:
+    """Read once more after ``message_stop``: normally the stream ends there, and the SDK's generators
+    finish as written. Left unfinished, each costs the event loop a thread-safe wake-up (a write to
+    its socket) and a task to close it, on every request. The read is bounded: a server
+    that keeps the connection open waits ``AFTER_STOP_S`` at most, one that sends more after the
+    message gets one event read (then the response is closed), and nothing after the message (an
+    error event too) is of consequence."""
+    with contextlib.suppress(Exception):  # StopAsyncIteration (the stream's end) included
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(AFTER_STOP_S):
+                await anext(events)
+        else:  # no asyncio.timeout yet: the read gets a task of its own
+            await asyncio.wait_for(anext(events), AFTER_STOP_S)

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from .test_bridge_frontend import _kernel, _open, _require_installed_bridge, _wait_saved
-from .test_jupyterlab import SHOTS, browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import SHOTS, browser, lab, server_log_tail  # noqa: F401  (fixtures)
 from .test_newcomer import _put_notebook
 
 BRAIN = r'''
@@ -82,7 +82,7 @@ def _wait(page, predicate, what: str, timeout: float = 90.0):
         time.sleep(0.2)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"agent_cells_failure_{int(time.time())}.png"), full_page=True)
-    raise AssertionError(f"{what}: {json.dumps(_cells(page))[:3000]}")
+    raise AssertionError(f"{what}: {json.dumps(_cells(page))[:3000]}\nthe server's log ends:\n{server_log_tail(page.url)}")
 
 
 def _text(outputs: list[dict]) -> str:
@@ -117,10 +117,12 @@ def test_the_agents_work_becomes_cells_and_run_all_replays_it(browser, lab, fron
     x_id = next(c["id"] for c in _cells(page) if c["source"] == "x = 1")
     page.evaluate("(id) => window.__nb.content.model.sharedModel.cells.find(c => c.id === id)"
                   ".setSource('x = 1  # mine')", x_id)
+    first = allow.element_handle()
     allow.click()
-    # Refused: the model reads again and asks again.
-    page.locator("button:text-is('Allow'):enabled").first.wait_for(state="visible", timeout=60_000)
-    page.locator("button:text-is('Allow'):enabled").first.click()
+    # Refused: the model reads again and asks again. The first card's buttons are disabled once the
+    # kernel has its answer (until then they still match ``:enabled``), and the new card comes after it.
+    page.wait_for_function("(b) => !b.isConnected || b.disabled", arg=first, timeout=60_000)
+    page.locator("button:text-is('Allow'):enabled").last.click(timeout=60_000)
     cells = _wait(page, lambda cs: any("x is 2" in _text(c["outputs"]) for c in cs)
                   and any((c["meta"] or {}).get("kind") == "agent" for c in cs), "the turn did not finish")
 

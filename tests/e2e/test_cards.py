@@ -81,10 +81,14 @@ def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  
             page.screenshot(path=str(SHOTS / f"card_edit_diff_{label}.png"))
             found[label] = page.evaluate(_READABLE_JS, MIN_RATIO)
         _set_theme(page, LIGHT)
+        first = allow.element_handle()
         allow.click()
 
         page.get_by_text("in the kernel", exact=False).first.wait_for(timeout=60_000)
-        run_allow = page.locator("button:text-is('Allow'):enabled").first
+        # The edit card's buttons are disabled once the kernel has its answer; until then they still
+        # match ``:enabled`` (a click resolved to one waited on it for 30 s). The run card comes after it.
+        page.wait_for_function("(b) => !b.isConnected || b.disabled", arg=first, timeout=60_000)
+        run_allow = page.locator("button:text-is('Allow'):enabled").last
         run_allow.wait_for(state="visible", timeout=60_000)
         text = page.evaluate(_CARD_JS)
         assert "run cell 1 (id " in text and "print('total is', total)" in text
@@ -94,7 +98,10 @@ def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(browser, lab):  
         page.get_by_text("CARDS-DONE").first.wait_for(timeout=60_000)
         page.get_by_text("total is 42").first.wait_for(timeout=10_000)
         page.wait_for_function("() => window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=30_000)
-        page.wait_for_function(_PROMPTS_SHOWN_JS, timeout=10_000)  # the prompts follow the model's counts
+        # The agent cell's count comes with its execute_reply, on the shell channel: the page can see the
+        # kernel idle (iopub) before it. So: the count, then the prompts following the model's counts.
+        page.wait_for_function(f"() => ({_COUNTS_JS})().some(([source, count]) => source.startsWith('%%agent') "
+                               f"&& count !== null) && ({_PROMPTS_SHOWN_JS})()", timeout=10_000)
         counts = {source: (count, prompt) for source, count, prompt in page.evaluate(_COUNTS_JS)}
         agent_count = counts["%%agent\nFix the total."][0]
         assert isinstance(agent_count, int), counts

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import nbformat
 import pytest
@@ -22,6 +23,17 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
+LOGS = ROOT / "build" / "e2e-logs"  # each server's log, named by its port, for a failure's report
+
+
+def server_log_tail(url: str, lines: int = 40) -> str:
+    """The end of the log of the server behind ``url`` (what a failure report quotes: kernel deaths,
+    restarts and refused requests are only visible there)."""
+    try:
+        return "\n".join((LOGS / f"jupyterlab-{urlsplit(url).port}.log").read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
 
 pytestmark = [
     pytest.mark.e2e,
@@ -53,12 +65,14 @@ def lab(tmp_path_factory):
     labconfig.mkdir(parents=True)
     (labconfig / "page_config.json").write_text(
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / f"jupyterlab-{port}.log", "wb")  # noqa: SIM115 (open for the server's life)
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
          "--LabApp.news_url=", "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/ too
          "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work}"],
-        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -70,13 +84,15 @@ def lab(tmp_path_factory):
             time.sleep(0.3)
     else:
         proc.kill()
-        pytest.fail("JupyterLab did not start")
+        log.close()
+        pytest.fail(f"JupyterLab did not start:\n{server_log_tail(base)}")
     yield base, token
     proc.terminate()
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    log.close()
 
 
 @pytest.fixture(scope="module")

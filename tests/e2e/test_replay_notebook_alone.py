@@ -40,8 +40,8 @@ def test_the_ipynb_alone_replays_from_its_agent_cells_metadata(browser, lab, fro
     _wait_saved(page, name, lambda nb: any("record" in (c.metadata.get("nbagent") or {}) for c in nb.cells))
     page.evaluate("() => window.__nb.sessionContext.restartKernel()")
     page.wait_for_function("() => window.__nb.sessionContext.session.kernel.status === 'idle'", timeout=60_000)
-    root = page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent).serverRoot")
-    shutil.rmtree(Path(root).expanduser() / ".nbagent")  # the notebook alone
+    root = _kernel(page, "import os", "os.getcwd()")  # the notebook's folder, where its .nbagent/ is
+    shutil.rmtree(Path(root) / ".nbagent")  # the notebook alone
 
     page.evaluate(RUN_ALL)
     # The replay's header is shown first and the recorded answer after it: wait for both.
@@ -52,7 +52,7 @@ def test_the_ipynb_alone_replays_from_its_agent_cells_metadata(browser, lab, fro
     assert "no recorded answer" not in shown
     assert "recorded by someone else" not in shown  # the signature survived the front-end's JSON round trips
     assert _kernel(page, "import nbagent.notebook.magics as _m", "_m.active_magics().current is None") is True
-    assert not (Path(root).expanduser() / ".nbagent" / "sessions").exists()  # nothing asked, nothing recorded
+    assert not (Path(root) / ".nbagent" / "sessions").exists()  # nothing asked, nothing recorded
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"replay_notebook_alone_{frontend}.png"), full_page=True)
     page.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import filecmp
 import json
 import os
@@ -141,6 +142,27 @@ def test_fast_path_resolves_a_synchronous_wait(kernel: tuple[Any, Any]) -> None:
     assert time.monotonic() - start < 5
     _, outputs = _run(kc, "(_ok, _d.value)")
     assert _result(outputs) == "(True, 'clicked')"
+
+
+SIGINT_BLOCKED = """import os, threading
+from ipykernel.kernelapp import IPKernelApp
+def _sigint_blocked(thread):  # SigBlk in /proc: a hex mask, SIGINT (2) its second bit
+    status = open(f"/proc/self/task/{thread.native_id}/status").read()
+    return bool(int(status.split("SigBlk:")[1].split()[0], 16) & 2)
+_app = IPKernelApp.instance()
+_threads = {"main": threading.main_thread(), "iopub": _app.iopub_thread.thread, "heartbeat": _app.heartbeat,
+            "control": _app.kernel.control_thread, "shell channel": _app.kernel.shell_channel_thread}
+"""
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the threads' signal masks in /proc")
+def test_only_the_main_thread_takes_an_interrupt(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    reply, outputs = _run(kc, SIGINT_BLOCKED + "{name: _sigint_blocked(t) for name, t in _threads.items()}")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert ast.literal_eval(_result(outputs) or "None") == {
+        "main": False, "iopub": True, "heartbeat": True, "control": True, "shell channel": True}
 
 
 @pytest.mark.kernel

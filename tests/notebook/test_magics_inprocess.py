@@ -111,7 +111,7 @@ def test_rollback_reset_save_and_load(ip, tmp_path):
     assert "saved" in run(ip, f"%agent save {folder}")
     assert sorted(p.name for p in folder.iterdir()) == [
         "api_conversation_history.json", "context_history.json", "requests.json", "sent_requests.json", "session.json",
-        "ui_messages.json"]
+        "turn_marks.json", "ui_messages.json"]
     run(ip, "%agent reset")
     assert session().turn == 0
     assert "loaded" in run(ip, f"%agent load {folder}")

@@ -4,6 +4,7 @@ from the SDK's error; cancellation passes through; one SDK client per event loop
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import json
 from collections.abc import AsyncGenerator
@@ -60,6 +61,30 @@ async def test_a_rate_limit_carries_status_retry_after_and_request_id() -> None:
     assert err.request_id == "req_sim_000001" and seen == []
     assert isinstance(err.__cause__, anthropic.RateLimitError)
     assert isinstance((await collect(provider))[-1], MessageComplete)  # the next request goes through
+
+
+async def test_a_long_answer_s_rate_limits_count_from_its_head_not_its_end() -> None:
+    from nbagent.providers.simulated import RateLimitSettings
+
+    api = SimulatedAPI([text_reply(LONG)], rate_limits=RateLimitSettings(requests_per_minute=60),
+                       first_token_latency=0.8)  # the head at once, the text 0.8 s later
+    complete = (await collect(simulated_provider(api)))[-1]
+    assert isinstance(complete, MessageComplete) and complete.rate_limits is not None
+    requests = complete.rate_limits.buckets["requests"]
+    assert requests.remaining == 59 and requests.reset_s > 0.6  # 1 s from the head (0.2 s read at the end)
+    assert complete.rate_limits.age_s >= 0.7  # handed over at the end: this long after the head
+
+
+async def test_the_rate_limits_are_handed_to_the_pacer_at_the_head_before_the_stream() -> None:
+    from nbagent.providers.simulated import RateLimitSettings
+
+    seen: list[str] = []
+    api = SimulatedAPI([text_reply(LONG)], rate_limits=RateLimitSettings(requests_per_minute=60))
+    request = dataclasses.replace(
+        REQUEST, on_rate_limits=lambda limits: seen.append(f"head {limits.buckets['requests'].remaining}"))
+    async for chunk in simulated_provider(api).stream(request):
+        seen.append(type(chunk).__name__)
+    assert seen[0] == "head 59" and seen.count("head 59") == 1 and seen[-1] == "MessageComplete"
 
 
 async def test_an_overloaded_529() -> None:

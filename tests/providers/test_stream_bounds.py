@@ -4,6 +4,10 @@ test_anthropic_wire) that produces its body lazily and counts what the client pu
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -17,7 +21,7 @@ from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.provider import MessageComplete
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.anthropic_errors import MAX_ERROR_BODY_BYTES
-from nbagent.providers.anthropic_stream import reply_char_limit
+from nbagent.providers.anthropic_stream import AFTER_STOP_S, reply_char_limit
 
 from ._messages import list_content
 from .test_anthropic_wire import MODEL, REQUEST, frame, stream
@@ -41,6 +45,12 @@ class _Lazy(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+def _first_text(complete: MessageComplete) -> str:
+    block = list_content(complete.message)[0]
+    assert block["type"] == "text"
+    return block["text"]
 
 
 def provider(status: int, body: _Lazy) -> AnthropicProvider:
@@ -105,21 +115,75 @@ async def test_a_reply_within_max_tokens_is_untouched() -> None:
     assert block["type"] == "text" and block["text"] == text
 
 
-async def test_reading_stops_at_message_stop_when_the_server_keeps_the_connection_open() -> None:
-    asked_after_stop = []
+async def test_a_server_keeping_the_connection_open_after_message_stop_does_not_hang_the_run() -> None:
+    never = asyncio.Event()
 
     async def open_after_stop() -> AsyncIterator[bytes]:
         yield stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "done"}]], "end_turn")
-        # A server that keeps the connection open: a client asking for more would wait forever.
-        # Here the request is recorded and the body ends, so a failing test fails instead of hanging.
-        asked_after_stop.append(True)
-        yield b": keep-alive comment\n\n"
+        await never.wait()  # a server that keeps the connection open: asking for more waits forever
+        yield b""
 
     body = _Lazy(open_after_stop)
+    started = time.monotonic()
     chunks = [c async for c in provider(200, body).stream(REQUEST)]
     assert isinstance(chunks[-1], MessageComplete) and chunks[-1].stop_reason == "end_turn"
-    assert asked_after_stop == []
+    assert time.monotonic() - started < AFTER_STOP_S + 5  # the wait for the stream's end is bounded
     assert body.closed  # the response was closed, not left open
+
+
+async def test_a_server_streaming_on_after_message_stop_is_not_read_for_long() -> None:
+    async def chatty_after_stop() -> AsyncIterator[bytes]:
+        yield stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "done"}]], "end_turn")
+        while True:  # comments forever, each after a turn of the event loop
+            await asyncio.sleep(0)
+            yield b": keep-alive comment\n\n"
+
+    body = _Lazy(chatty_after_stop)
+    chunks = [c async for c in provider(200, body).stream(REQUEST)]
+    assert isinstance(chunks[-1], MessageComplete) and _first_text(chunks[-1]) == "done"
+    assert body.closed
+
+
+async def test_events_after_message_stop_are_read_once_and_change_nothing() -> None:
+    after = frame({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}})
+    sent_after: list[int] = []
+
+    async def flood_after_stop() -> AsyncIterator[bytes]:
+        yield stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "done"}]], "end_turn")
+        while True:  # events at once, forever: only a bound on what is read ends this
+            sent_after.append(1)
+            yield after
+
+    body = _Lazy(flood_after_stop)
+    chunks = [c async for c in provider(200, body).stream(REQUEST)]
+    assert isinstance(chunks[-1], MessageComplete) and _first_text(chunks[-1]) == "done"
+    assert not any(isinstance(c, TextDelta) and c.text == "late" for c in chunks)
+    assert len(sent_after) <= 2 and body.closed
+
+
+async def test_a_stream_read_to_its_end_leaves_no_generator_for_the_garbage_collector() -> None:
+    """The SDK's generators over a stream finish with it. Left unfinished at ``message_stop``,
+    each cost the event loop a thread-safe wake-up and a task to close it, on every request."""
+    async def whole() -> AsyncIterator[bytes]:
+        yield stream([[{"type": "text", "text": ""}, {"type": "text_delta", "text": "done"}]], "end_turn")
+
+    firstiter, finalizer = sys.get_asyncgen_hooks()
+    finalized: list[str] = []
+
+    def counted(generator: Any) -> None:
+        finalized.append(generator.ag_code.co_name)
+        if finalizer is not None:
+            finalizer(generator)
+
+    sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=counted)
+    sdk = provider(200, _Lazy(whole))  # held: its client's closer is suspended for the loop's lifetime
+    try:
+        chunks = [c async for c in sdk.stream(REQUEST)]
+        gc.collect()
+    finally:
+        sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
+    assert isinstance(chunks[-1], MessageComplete)
+    assert finalized == []
 
 
 async def test_a_huge_error_body_is_read_only_up_to_its_bound() -> None:

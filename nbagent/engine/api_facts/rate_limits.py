@@ -53,6 +53,9 @@ class RateLimitSnapshot:
 
     buckets: Mapping[str, Bucket] = field(default_factory=dict)
     retry_after_s: float | None = None
+    age_s: float = 0.0
+    """Seconds from receipt to when the client took them: a streamed answer's headers are read at its
+    head and handed over at its end (``remaining`` is as of receipt, ``reset_s`` counts from it)."""
 
     def __bool__(self) -> bool:
         return bool(self.buckets) or self.retry_after_s is not None

@@ -29,7 +29,7 @@ from bisect import bisect_left
 from typing import Sequence
 
 from ..api_facts.tokens import count_text_tokens
-from ..contracts.messages import Message, blocks, is_tool_result, is_tool_use, tool_result_text
+from ..contracts.messages import Message, blocks, first_replaced, is_tool_result, is_tool_use, tool_result_text
 from .updates import ContextHistoryUpdates
 from .window import RangeLike, start_of_rest
 
@@ -128,10 +128,9 @@ class ResultIndex:
               exclude: tuple[str, ...]) -> int:
         """Index what changed in the history, move the frontier; returns the first visible index."""
         source = history if isinstance(history, list) else list(history)
-        n = len(self._refs)
-        if len(source) < n or source[:n] != self._refs:  # list == compares identity first, in C
-            self._cut(next((i for i, (a, b) in enumerate(zip(source, self._refs, strict=False)) if a is not b),
-                           min(n, len(source))))
+        changed = first_replaced(source, self._refs)
+        if changed is not None:
+            self._cut(changed)
         for i in range(len(self._refs), len(source)):
             self._index(i, source[i])
         start = start_of_rest(deleted_range)

@@ -301,10 +301,15 @@ def _update_from_json(raw: JSONValue) -> ContextUpdate:
 # -- the file --------------------------------------------------------------------------------
 
 
+def updates_text(updates: ContextHistoryUpdates) -> str:
+    """What ``context_history.json`` holds for ``updates``."""
+    return json.dumps(updates.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
 def save_updates(updates: ContextHistoryUpdates, task_dir: str | os.PathLike[str]) -> Path:
     """Write ``context_history.json`` into ``task_dir`` atomically; returns its path."""
     path = Path(task_dir) / CONTEXT_HISTORY_FILE
-    atomic_write_text(path, json.dumps(updates.to_json(), ensure_ascii=False, separators=(",", ":")))
+    atomic_write_text(path, updates_text(updates))
     return path
 
 

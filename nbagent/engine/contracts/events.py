@@ -233,8 +233,8 @@ class RateLimitWait:
 
     ``reason`` is ``"paced"`` (the headers said little remains, so it waits before sending) or
     ``"retry_after"`` (the server answered 429 and said how long to wait; such waits do not count
-    against the automatic retry limit). ``dimension`` names the bucket (``requests``,
-    ``input-tokens``, ``output-tokens``); ``remaining``/``limit`` are what its headers last said."""
+    against the automatic retry limit). ``dimension`` names the bucket (``requests``, ``input-tokens``,
+    ``output-tokens``; ``first answer``: another kernel asks first); ``remaining``/``limit``: its last headers."""
 
     kind: Literal["rate_limit_wait"] = field(default="rate_limit_wait", kw_only=True)
     delay_s: Number = 0.0
@@ -249,9 +249,9 @@ class RateLimitWait:
     @property
     def headline(self) -> str:
         """``waiting for the shared rate limit (12 s)`` and why, in one line."""
-        why = "the server asked to wait (429)" if self.reason == "retry_after" else "paced before sending"
-        left = f"; {self.remaining} of {self.limit} {self.dimension} left" \
-            if self.remaining is not None and self.limit and self.dimension else ""
+        why = "the server asked to wait (429)" if self.reason == "retry_after" else "another kernel on this " \
+            "machine asks first" if self.dimension == "first answer" else "paced before sending"
+        left = f"; {self.remaining} of {self.limit} {self.dimension} left" if self.limit and self.dimension else ""
         return f"waiting for the shared rate limit ({self.delay_s:.0f} s): {why}{left}"
 
 

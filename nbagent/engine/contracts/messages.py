@@ -83,6 +83,18 @@ def has_compaction(messages: Sequence[Mapping[str, object]]) -> bool:
     return False
 
 
+def first_replaced(current: Sequence[object], indexed: Sequence[object]) -> int | None:
+    """Where ``current`` stops being ``indexed`` followed by new items: the first index whose item
+    is another object (or the end of the shorter list); None when ``indexed`` is a prefix of
+    ``current``. Messages are replaced, never changed in place, so an index kept up with a growing
+    history redoes only from there (after a rollback, a merged prompt, a compaction)."""
+    n = len(indexed)
+    if len(current) >= n and current[:n] == indexed:  # list == compares identity first, in C
+        return None
+    return next((i for i, (a, b) in enumerate(zip(current, indexed, strict=False)) if a is not b),
+                min(n, len(current)))
+
+
 class CompactionScan:
     """:func:`has_compaction` for a conversation that grows between calls: only the messages
     after the part it shares with the previous call's are looked at (the shared part is found

@@ -6,8 +6,8 @@ ends with one :class:`MessageComplete` holding the assembled assistant message a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import AsyncIterator, Mapping, Protocol, Sequence, Union
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence, Union
 
 from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.cost import Usage
@@ -71,6 +71,9 @@ class ModelRequest:
     without: frozenset[str] = frozenset()
     """Features the endpoint refused (see ``engine.loop.degrade``): the provider leaves them out
     (``cache_control``: no cache breakpoints)."""
+    on_rate_limits: Callable[[RateLimitSnapshot], None] | None = field(default=None, compare=False, repr=False)
+    """Called with the response's rate limit headers as soon as its head arrives (before the stream):
+    the pacer shares them with the machine's other kernels (``engine.loop.shared_budget``)."""
 
 
 class Provider(Protocol):

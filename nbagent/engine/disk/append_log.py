@@ -39,6 +39,7 @@ class AppendLog:
         self._unsynced = False
         self._fd: int | None = None  # open for appends, positioned by _end
         self._end = 0  # where the closing "\n]" starts
+        self._opened: tuple[int, int] = (0, 0)  # the open file's st_dev, st_ino (what the path must still name)
 
     def prime(self, items: Sequence[object]) -> None:
         """The file holds exactly ``items`` (just loaded whole): the next save appends to it."""
@@ -55,17 +56,28 @@ class AppendLog:
             self._written = []  # nothing to keep, and the file (if any) already says so
             return
         # A list compare (identity, else equality, per element at C speed): an item replaced by a
-        # different one is seen; items are replaced, never changed in place.
-        if done is not None and 0 < len(done) <= len(items) and items[:len(done)] == done:
+        # different one is seen; items are replaced, never changed in place. A log that has no item
+        # yet is appended to when its file is there ("[]", see SessionStore.start), else written.
+        if done is not None and len(done) <= len(items) and items[:len(done)] == done and (done or self._opens()):
             if len(done) < len(items):
                 self._append([line(x) for x in items[len(done):]])
                 self._unsynced = True
         else:
-            lines = [line(x) for x in items]
+            text = self.text(items, line)
             self.close()  # the rewrite replaces the file: appends go to the new one
-            atomic_write_text(self.path, "[\n" + ",\n".join(lines) + "\n]" if lines else "[]")
+            atomic_write_text(self.path, text)
             self._unsynced = False
         self._written = list(items)
+
+    @staticmethod
+    def text(items: Sequence[_Item], line: Callable[[_Item], str]) -> str:
+        """The whole file holding ``items``, for a caller writing several files at once."""
+        return "[\n" + ",\n".join(line(x) for x in items) + "\n]" if items else "[]"
+
+    def written(self, items: Sequence[object]) -> None:
+        """The caller just wrote the file whole and durably (:meth:`text`): it holds ``items``."""
+        self.close()
+        self._written, self._unsynced = list(items), False
 
     def _append(self, lines: list[str]) -> None:
         """Replace the closing bracket by ``lines`` and a new bracket; a crash mid-append leaves
@@ -76,7 +88,7 @@ class AppendLog:
             else:
                 self._check_same_file()
             assert self._fd is not None
-            data = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
+            data = ((",\n" if self._end > 1 else "\n") + ",\n".join(lines) + "\n]").encode("utf-8")
             if os.pwrite(self._fd, data, self._end) != len(data):
                 raise OSError(errno.ENOSPC, f"{self.path}: the append was cut short")
             self._end += len(data) - 2
@@ -87,24 +99,36 @@ class AppendLog:
     def _open(self) -> None:
         fd = open_regular(self.path, os.O_RDWR)  # never a symlink: appends stay inside the folder
         try:
-            size = os.fstat(fd).st_size
-            if size < 2 or os.pread(fd, 2, size - 2) != b"\n]":
+            st = os.fstat(fd)
+            size, self._opened = st.st_size, (st.st_dev, st.st_ino)
+            end = os.pread(fd, 2, size - 2) if size >= 2 else b""
+            if end != b"\n]" and not (size == 2 and end == b"[]"):
                 raise ValueError(f"{self.path} does not end as nbagent writes it; not appended to")
         except BaseException:
             os.close(fd)
             raise
-        self._fd, self._end = fd, size - 2
+        self._fd, self._end = fd, size - 2 if end == b"\n]" else 1  # "[]": the first item goes after "["
+
+    def _opens(self) -> bool:
+        """Whether the file of a log with no item yet is there, as ``[]``, to append to (kept open)."""
+        if self._fd is None:
+            try:
+                self._open()
+            except (FileNotFoundError, ValueError):
+                return False  # not made yet (or not ours): written whole
+        if self._end != 1:  # items this log does not know of: written whole, as any other change
+            self.close()
+            return False
+        return True
 
     def _check_same_file(self) -> None:
         """The open file is still the one at :attr:`path`: appends to a file deleted or replaced by
         another program would be lost without a word."""
-        assert self._fd is not None
-        held = os.fstat(self._fd)
         try:
             now = os.stat(self.path, follow_symlinks=False)
         except FileNotFoundError:
             now = None
-        if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        if now is None or (now.st_dev, now.st_ino) != self._opened:
             raise TaskFolderError(self.path, f"{self.path} was {'deleted' if now is None else 'replaced'} by another "
                                              "program while this session appended to it; it is written whole again")
 

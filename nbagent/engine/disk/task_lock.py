@@ -68,6 +68,7 @@ class FolderLock:
         self.path = self.task_dir / LOCK_FILE
         self._fd: int | None = None
         self._folder: tuple[int, int] | None = None  # the locked folder's st_dev, st_ino
+        self._locked: tuple[int, int] | None = None  # the lock file's, read once: checked before every write
 
     @property
     def held(self) -> bool:
@@ -97,11 +98,11 @@ class FolderLock:
             os.ftruncate(fd, 0)
             if os.pwrite(fd, str(os.getpid()).encode("ascii"), 0) <= 0:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            self._folder = _identity(os.stat(self.task_dir))
+            self._folder, locked = _identity(os.stat(self.task_dir)), _identity(os.fstat(fd))
         except OSError as exc:
             os.close(fd)
             raise TaskFolderUnwritableError(self.task_dir, exc) from None
-        self._fd = fd
+        self._fd, self._locked = fd, locked
         owner = _pid(left)
         if not left or owner == os.getpid():
             return None
@@ -162,7 +163,7 @@ class FolderLock:
     def _lock_file_intact(self) -> bool:
         assert self._fd is not None
         try:
-            return _identity(os.stat(self.path, follow_symlinks=False)) == _identity(os.fstat(self._fd))
+            return _identity(os.stat(self.path, follow_symlinks=False)) == self._locked
         except FileNotFoundError:
             return False
 

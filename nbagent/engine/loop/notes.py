@@ -10,7 +10,7 @@ cannot measure, while its cost is certain (the tool's definition in every reques
 every prompt). The file is bounded: a write that would pass the bound is refused whole, with the
 sizes, so the agent shortens its notes instead of losing their end.
 
-A rollback undoes the notes with the rest of the session: each turn's mark (``session.json``)
+A rollback undoes the notes with the rest of the session: each turn's mark (``turn_marks.json``)
 keeps the notes as the turn began (only when they changed since the last mark that kept them), and
 :func:`~.rollback.rollback` writes back, atomically and before anything else changes, the notes as
 they stood before the rolled-back turns ran, also in a session resumed from its folder. Only a

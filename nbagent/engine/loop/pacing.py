@@ -15,6 +15,10 @@ steps they come back in step and the server refuses most of them again. Three ru
   believed about the rate.
 * **Jittered backoff** (:func:`full_jitter_backoff`) for failures without a server wait.
 
+The kernels of one machine on one key need not guess about each other: their pacers book every send in
+a budget they share (:mod:`.shared_budget`, :func:`budget_for`), and the rules above are left for the
+users of the key elsewhere.
+
 Pure: the clock and the random source are injected (tests fix both).
 """
 
@@ -25,9 +29,11 @@ import time
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..api_facts.rate_limits import SECONDS_PER_WINDOW, Bucket, RateLimitSnapshot
+from ..disk.shared_file import SharedFile, pacing_dir
+from .shared_budget import RATE_DOUBT, Booking, Outcome, SharedBudget
 
 LOW_SHARE = 0.5
 """Below this share of a bucket left, a shared key is paced (the bucket is being emptied)."""
@@ -50,15 +56,12 @@ headers show a bucket's level, never how many kernels wait for it: a refusal is 
 came than it holds, and while the bucket stays empty the crowd is still there. (In the simulated class,
 ``bench/bench_class_sim.py``, 60 kernels on 20 requests a minute were refused 60% → 35% of the time, and
 the default class of 50 finished sooner; doubling instead of 1.5 refused 29% but made it 4% slower.)"""
-RATE_DOUBT = 4.0
-"""A refused request's bucket that, by its reset time, would refill more than this many times faster
-than ``retry-after`` says is capped at the ``retry-after`` rate: a server whose reset means "the next
-unit" instead of "full again" made every kernel believe its bucket full in a second (95% refused)."""
 BACKOFF_BASE_S = 2.0
 PACED = ("requests", "input-tokens", "output-tokens")
 """The buckets paced on (``tokens`` is the tightest of the token buckets, already covered)."""
 
 Uniform = Callable[[float, float], float]
+T = TypeVar("T")
 JITTER = True
 """Whether new pacers draw random jitter; tests that check the exact schedule (2/4/8 s, a
 ``retry-after`` to the second) turn it off: backoff is then its ceiling and a server's wait exact."""
@@ -81,14 +84,21 @@ class PaceDecision:
     remaining: int = 0
     limit: int = 0
     shared: bool = False
+    again: bool = False
+    """Wait ``delay_s``, then ask again: another kernel's first answer will state the budget."""
 
 
 class RatePacer:
     """What this client knows of the key's buckets: the last headers, when they came, and what it
     sent since. One per provider (all sessions of a process share it, as they share the key)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, uniform: Uniform | None = random.uniform) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, uniform: Uniform | None = random.uniform,
+                 budget: SharedBudget | None = None) -> None:
         self.clock = clock
+        self.budget = budget
+        """The budget this machine's kernels on the same key share (None: this pacer knows only its own sends)."""
+        self._slot: float | None = None  # when the budget booked the request being sent
+        self._unsent = False  # booked and not sent yet
         self.uniform: Uniform | None = uniform if JITTER else None
         """The random source of every jitter (None: none, the deterministic schedule)."""
         self._seen: RateLimitSnapshot | None = None
@@ -106,6 +116,7 @@ class RatePacer:
         """Count a request this client is sending now."""
         now = self.clock()
         self._sent.append(now)
+        self._unsent = False
         while self._sent and now - self._sent[0] > SECONDS_PER_WINDOW:
             self._sent.popleft()
 
@@ -115,15 +126,56 @@ class RatePacer:
             self._need_input, self._refusals = uncached_input, 0
             if snapshot is None or not _saturated(snapshot):
                 self._widen = max(1.0, self._widen / WIDEN)
-        if snapshot is None or not snapshot.buckets:
-            return
+        charged = (uncached_input, self._estimate) if uncached_input is not None else None
+        outcome: Outcome = "answered" if uncached_input is not None else "failed"
+        if snapshot is not None and snapshot.buckets:
+            self._observe_headers(snapshot, outcome, charged)
+        else:
+            self._reconcile(None, outcome, charged)  # no headers: still news (the probe is back)
+
+    def failed(self, snapshot: RateLimitSnapshot | None) -> None:
+        """Take a failure that was not a 429 (its booking is given back: it most likely took nothing)."""
+        self.observe(snapshot)
+
+    def at_head(self, snapshot: RateLimitSnapshot) -> None:
+        """Take the headers of a response whose stream has just begun: the machine's other kernels
+        book against them at once (the answer itself is taken by :meth:`observe` at its end)."""
+        if self._slot is not None and snapshot.buckets:
+            self._call_budget(lambda budget, slot: budget.reconcile(self.clock(), snapshot, slot, "head"))
+
+    def _observe_headers(self, snapshot: RateLimitSnapshot, outcome: Outcome,
+                         charged: tuple[int, int] | None = None) -> None:
+        local = self._reconcile(snapshot, outcome, charged)  # the budget doubts rates on its own
         if self._rate_cap:
             snapshot = RateLimitSnapshot({dim: self._believed(dim, b) for dim, b in snapshot.buckets.items()},
-                                         snapshot.retry_after_s)
+                                         snapshot.retry_after_s, snapshot.age_s)
         requests = snapshot.buckets.get("requests")
-        if requests is not None and requests.limit - requests.remaining > len(self._sent) + 1:
-            self.shared = True  # more used than this client sent this minute: another kernel uses the key
-        self._seen, self._at = snapshot, self.clock()
+        if requests is not None and requests.limit - requests.remaining > max(local, len(self._sent)) + 1:
+            self.shared = True  # more used than this machine sent this minute: another kernel uses the key
+        self._seen, self._at = snapshot, self.clock() - snapshot.age_s
+
+    def _reconcile(self, snapshot: RateLimitSnapshot | None, outcome: Outcome,
+                   charged: tuple[int, int] | None = None) -> int:
+        """Tell the shared budget what became of the booked send; how many sends this machine booked
+        this minute. The booking is settled: a later one is the next request's."""
+        slot = self._slot if self._slot is not None else (self._sent[-1] if self._sent else None)
+        self._slot = None
+        if slot is None:
+            return 0
+        local = self._call_budget(lambda budget, s: budget.reconcile(self.clock(), snapshot, s, outcome, charged), slot)
+        return local or 0
+
+    def _call_budget(self, call: Callable[[SharedBudget, float], T], slot: float | None = None) -> T | None:
+        """``call`` on the shared budget; a budget that fails (its file gone bad, replaced, a full disk)
+        is dropped and this kernel paces alone, as without one: pacing never fails a request."""
+        slot = self._slot if slot is None else slot
+        if self.budget is None or slot is None:
+            return None
+        try:
+            return call(self.budget, slot)
+        except Exception:  # noqa: BLE001 - a file another process wrote may hold anything
+            self.budget = None
+            return None
 
     def refused(self, snapshot: RateLimitSnapshot | None) -> None:
         """Take a 429. With headers it is observed like any response. Without them it is still news:
@@ -132,13 +184,17 @@ class RatePacer:
         and refused kernels came back together: on the bench's ``docs`` server with headerless 429s,
         87% of a class's requests were refused instead of 19%."""
         self._refusals += 1
-        if snapshot is None or "requests" not in snapshot.buckets:
-            self.shared = True  # refused, and no requests bucket to tell whether others use the key: assume so
+        if not _counts_requests(snapshot) and (self.budget is None or not _counts_requests(self._seen)):
+            # Refused, and no requests bucket to tell whether others use the key: assume so. (With a
+            # machine's budget, the answers' requests bucket tells, against all the machine sent.)
+            self.shared = True
         if snapshot is not None and snapshot.buckets:
             self._widen = min(self._widen * WIDEN, WIDEST)  # (without headers the buckets are emptied instead)
             self._doubt_rates(snapshot)
-            self.observe(snapshot)
-        elif self._seen is not None:
+            self._observe_headers(snapshot, "refused")
+            return
+        self._reconcile(None, "refused")
+        if self._seen is not None:
             emptied = {dim: Bucket(b.limit, 0, b.limit / b.rate) for dim, b in self._seen.buckets.items()}
             self._seen, self._at = RateLimitSnapshot(emptied), self.clock()
 
@@ -164,10 +220,32 @@ class RatePacer:
         """How long to wait before the next request (see the module docstring); ``age`` is how
         many paced waits the prompt already had."""
         self._estimate = estimated_input
+        need_input = self._need_input or estimated_input
+        best = self._own_delay(need_input, age)
+        # Booked at the share of its count the machine's answers were charged: a kernel's last charge
+        # says little of its next one (in a class, one request writes the cache and the next reads it).
+        if self._slot is not None and self._unsent:  # booked, then stopped before sending: give it back
+            self._reconcile(None, "dropped")
+        self._slot = None  # (sent and stopped before its answer: it took its place, the booking stays)
+        booking = self._book(estimated_input, counted=True)
+        if booking is not None and booking["again"]:
+            return PaceDecision(max(booking["delay_s"], best.delay_s), booking["dimension"], shared=True, again=True)
+        if booking is not None:
+            self._slot, self._unsent = booking["slot"], True
+            if booking["delay_s"] > best.delay_s:
+                bucket = self._seen.buckets.get(booking["dimension"]) if self._seen is not None else None
+                best = PaceDecision(booking["delay_s"], booking["dimension"], bucket.remaining if bucket else 0,
+                                    bucket.limit if bucket else 0, True)
+        return best
+
+    def _book(self, need_input: int, counted: bool) -> Booking | None:
+        return self._call_budget(lambda budget, _: budget.reserve(self.clock(), need_input, counted), 0.0)
+
+    def _own_delay(self, need_input: int, age: int) -> PaceDecision:
+        """The wait this pacer's own answers call for (see the module docstring)."""
         if self._seen is None:
             return PaceDecision()
         elapsed = self.clock() - self._at
-        need_input = self._need_input or estimated_input
         best = PaceDecision()
         for dim in PACED:
             bucket = self._seen.buckets.get(dim)
@@ -204,6 +282,10 @@ class RatePacer:
         return retry_after_s + self._draw(0.0, jitter)
 
 
+def _counts_requests(snapshot: RateLimitSnapshot | None) -> bool:
+    return snapshot is not None and "requests" in snapshot.buckets
+
+
 def _saturated(snapshot: RateLimitSnapshot) -> bool:
     """Whether a paced bucket of ``snapshot`` has less than :data:`SATURATED` of its size left."""
     return any(b.remaining < SATURATED * b.limit for dim, b in snapshot.buckets.items() if dim in PACED)
@@ -213,14 +295,27 @@ _PACERS: "weakref.WeakKeyDictionary[object, RatePacer]" = weakref.WeakKeyDiction
 
 
 def pacer_for(provider: object) -> RatePacer:
-    """The pacer of ``provider`` (made on first use): sessions sharing a provider share its key."""
+    """The pacer of ``provider`` (made on first use): sessions sharing a provider share its key, and
+    the kernels of this machine share a budget per ``provider.rate_scope`` (see :func:`budget_for`)."""
     try:
         pacer = _PACERS.get(provider)
         if pacer is None:
-            pacer = _PACERS[provider] = RatePacer()
+            pacer = _PACERS[provider] = RatePacer(budget=budget_for(getattr(provider, "rate_scope", None)))
         return pacer
     except TypeError:  # a provider that cannot be weakly referenced gets its own
-        return RatePacer()
+        return RatePacer(budget=budget_for(getattr(provider, "rate_scope", None)))
 
 
-__all__ = ["PaceDecision", "RatePacer", "full_jitter_backoff", "pacer_for"]
+def budget_for(scope: object) -> SharedBudget | None:
+    """The budget shared by this user's kernels on the key ``scope`` names (a digest of the endpoint
+    and key; None: a provider with no shared limit, such as the in-process simulated API), kept in
+    :func:`~nbagent.engine.disk.shared_file.pacing_dir`; None when that folder cannot be used."""
+    if not isinstance(scope, str) or not scope.isalnum():
+        return None
+    try:
+        return SharedBudget(SharedFile(pacing_dir() / f"{scope}.json"))
+    except OSError:  # no folder of the user's own: each kernel paces alone, as before
+        return None
+
+
+__all__ = ["PaceDecision", "RatePacer", "budget_for", "full_jitter_backoff", "pacer_for"]

@@ -30,7 +30,7 @@ from ..state.session import Session
 from .between_runs import BetweenRuns
 from .collaborators import Collaborators
 from .completion import record_completed_request
-from .facts import FactsFocus, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, images_seen, prompt_words
+from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, prompt_words
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
@@ -94,6 +94,7 @@ class QueryEngine(BetweenRuns):
         self._short_told: set[str] = set()  # secret_env names told to be too short to redact
         self._structured: StructuredRun | None = None
         self._facts = KernelFactsTracker()
+        self._images_seen = ImagesSeen()  # kept up with the history, not scanned per prompt
         self._notes = SessionNotes(self.session)
         self._prompt = RequestPrompt()
         self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
@@ -232,7 +233,7 @@ class QueryEngine(BetweenRuns):
         run = self._request_run(control, asker)
         sanitizer = self.sanitizer()
         focus = FactsFocus(prompt_words(new_blocks), agent_code(session.history), self._config.kernel_context_tokens,
-                           images_seen(session.history, session.deleted_range))
+                           self._images_seen(session.history, session.deleted_range))
         # The kernel's state (cell inputs, outputs, the last error, variables' reprs) is user text:
         # redacted as it is read, and the blocks again as they enter the history.
         facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range, focus,
@@ -386,8 +387,9 @@ class QueryEngine(BetweenRuns):
         offered = self.tools
         if (notes := self._notes.tool(self._config.notes)) is not None:
             offered[NOTES_TOOL] = notes
-        # Rules files are user text: a key pasted into AGENTS.md is not sent either.
-        system = self.sanitizer().redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
+        # Rules files are user text: a key in AGENTS.md is not sent either (the request's sanitizer, just made).
+        sanitizer = self._sanitizer[1] if self._sanitizer is not None and self._run is not None else self.sanitizer()
+        system = sanitizer.redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
         return Prepared(system, self._prompt.definitions(offered.values()), offered)
 
     @classmethod

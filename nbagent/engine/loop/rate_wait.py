@@ -13,14 +13,21 @@ from typing import AsyncGenerator
 
 from ..contracts.errors import ApiError, ErrorKind
 from ..contracts.events import Event, RateLimitWait
-from .pacing import full_jitter_backoff
+from .pacing import PaceDecision, full_jitter_backoff
 from .request_run import RequestRun, StreamEnd, _Attempts
+from .shared_budget import FIRST_ANSWER_POLL_S, FIRST_ANSWER_WAIT_S
 
 
 async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: int) -> AsyncGenerator[Event, None]:
     """Wait before sending when the last headers say the shared budget is nearly used up
     (bounded by what is left of ``max_rate_limit_wait_s``; *Retry now* sends at once)."""
-    decision = run.pacer.pace_delay(estimate, age=run.paced[0])
+    decisions = [run.pacer.pace_delay(estimate, age=run.paced[0])]
+    if decisions[-1].again and attempts.rate_wait_s < run.config.max_rate_limit_wait_s:
+        async for event in wait_for_first_answer(run, attempts, estimate, decisions):
+            yield event
+    decision = decisions[-1]
+    if decision.again:  # *Retry now* cut the wait short, or no answer came in time: send
+        return
     left = run.config.max_rate_limit_wait_s - attempts.rate_wait_s
     delay = min(decision.delay_s, max(left, 0.0))
     if delay <= 0:
@@ -31,6 +38,27 @@ async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: in
     attempts.rate_wait_s += await wait_or_skip(run, delay)
 
 
+async def wait_for_first_answer(run: RequestRun, attempts: _Attempts, estimate: int,
+                                decisions: list[PaceDecision]) -> AsyncGenerator[Event, None]:
+    """Another kernel of this machine sent the first request on this key, and its answer will state
+    the budget (:mod:`.shared_budget`): ask again every little while until the budget books this
+    send (at most :data:`FIRST_ANSWER_WAIT_S`); the decision that ends it is appended to ``decisions``."""
+    limit = min(FIRST_ANSWER_WAIT_S, run.config.max_rate_limit_wait_s - attempts.rate_wait_s)
+    yield RateLimitWait(delay_s=limit, reason="paced", dimension=decisions[-1].dimension, waited_s=attempts.rate_wait_s)
+    started = attempts.rate_wait_s
+    for _ in range(int(FIRST_ANSWER_WAIT_S / FIRST_ANSWER_POLL_S) + 1):
+        delay = min(decisions[-1].delay_s, FIRST_ANSWER_POLL_S, limit - (attempts.rate_wait_s - started))
+        if delay <= 0:
+            return
+        waited = await wait_or_skip(run, delay)
+        attempts.rate_wait_s += waited
+        if waited < delay:  # *Retry now*
+            return
+        decisions.append(run.pacer.pace_delay(estimate, age=run.paced[0]))
+        if not decisions[-1].again:
+            return
+
+
 def observe_rate_limits(run: RequestRun, streamed: StreamEnd) -> None:
     """Feed the response's rate limit headers (answered or refused) to the client-side budget."""
     if streamed.complete is not None:
@@ -39,7 +67,7 @@ def observe_rate_limits(run: RequestRun, streamed: StreamEnd) -> None:
     elif streamed.error is not None and streamed.error.kind is ErrorKind.RATE_LIMIT:
         run.pacer.refused(streamed.error.rate_limits)
     elif streamed.error is not None:
-        run.pacer.observe(streamed.error.rate_limits)
+        run.pacer.failed(streamed.error.rate_limits)
 
 
 def rate_limit_wait_applies(run: RequestRun, attempts: _Attempts, error: ApiError) -> bool:

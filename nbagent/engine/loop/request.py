@@ -161,7 +161,8 @@ async def attempt_api_request(
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
                                len(messages), attempts.reread, session.context.results)
-        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors)
+        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors,
+                                run.pacer.at_head)
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:

@@ -10,12 +10,13 @@ action becomes a :class:`ContextAction` on the request's record.
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from ..api_facts.caching import MAX_ANCHORS, anchorable
 from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.context_edits import unsupported_edits, without_edits
 from ..api_facts.models import get_model
+from ..api_facts.rate_limits import RateLimitSnapshot
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
 from ..context.mask import Masked, mask_old_results, next_masking_start
@@ -148,11 +149,12 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
 
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
                   tools: list[JSONObject], without: frozenset[str] = frozenset(),
-                  cache_anchors: tuple[int, ...] = ()) -> ModelRequest:
+                  cache_anchors: tuple[int, ...] = (),
+                  on_rate_limits: Callable[[RateLimitSnapshot], None] | None = None) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
     the features the endpoint refused (``without``), with the mask layer's ``cache_anchors``
-    (:func:`mask_anchors`)."""
+    (:func:`mask_anchors`), and the pacer's ``on_rate_limits`` for the headers at the response's head."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
@@ -160,7 +162,8 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
                         effort=None if "effort" in without else params.effort,
                         server_tools=server_tools, timeout_s=config.request_timeout_s, without=without,
                         context_management=None if "context_management" in without else server_edits(config, model),
-                        cache_anchors=() if without & {"cache_control", "cache_ttl"} else cache_anchors)
+                        cache_anchors=() if without & {"cache_control", "cache_ttl"} else cache_anchors,
+                        on_rate_limits=on_rate_limits)
 
 
 def mask_anchors(config: SessionConfig, history: Sequence[Message], updates: ContextHistoryUpdates,

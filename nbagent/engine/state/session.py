@@ -26,7 +26,7 @@ from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, as_of_request, compacted
 from .sent import SavedSent, SentRequest, SharedValues, from_saved, to_saved
 from .session_rollback import SessionRollback
-from .store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SENT_FILE, UI_FILE, SessionStore, TurnMark
+from .store import COMPACTIONS_FILE, HISTORY_FILE, MARKS_FILE, REQUESTS_FILE, SENT_FILE, UI_FILE, SessionStore, TurnMark
 from .task_copy import same_folder, save_copy
 from .totals import RunningTotals, Spent
 from .turn_notes import notes_to_keep
@@ -71,6 +71,7 @@ class Session(SessionRollback):
         self._shared = SharedValues()
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
+        self._marks_in_meta = False  # session.json holds the marks (version 1): the next save of them moves them
         self._undo_prompt: tuple[int, int | None] | None = None
         self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)
         self._store: SessionStore | None = None
@@ -154,6 +155,7 @@ class Session(SessionRollback):
         session.sent, session.sent_saved = from_saved(snap.sent, session._rebuild, session._shared), snap.sent
         session.notices.extend(snap.notices)
         session.turn = max([m.turn for m in snap.marks] + [r.turn for r in snap.records] + [0])
+        session._marks_in_meta = snap.marks_in_meta
         session._resume_writing(snap.whole_logs)
         if snap.reformatted:  # repaired now (all files, atomically), not left to fail the first append
             session._write(lambda st: None)
@@ -168,7 +170,9 @@ class Session(SessionRollback):
         if self._store is None:
             return
         logs: dict[str, Sequence[object]] = {HISTORY_FILE: self.history, UI_FILE: self.events, REQUESTS_FILE: self.records,
-                                      COMPACTIONS_FILE: self.compactions, SENT_FILE: self.sent_saved}
+                                             COMPACTIONS_FILE: self.compactions, SENT_FILE: self.sent_saved}
+        if not self._marks_in_meta:  # else the marks log is written whole with the first change of the marks
+            logs[MARKS_FILE] = self.marks
         self._store.prime({name: items for name, items in logs.items() if name in whole_logs})
         if set(logs) - whole_logs:
             self.unsaved = True
@@ -212,8 +216,8 @@ class Session(SessionRollback):
         as the turn begins (None: the session has none), kept in the turn's mark for rollback."""
         self.turn += 1
         self._turn_notes = notes
-        if self.turn == 1 and not self.history:
-            self._write(self._save_context_and_meta)
+        if self.turn == 1 and not self.history:  # a new session: every file made at once
+            self._write(self._write_all)
         last = self.history[-1] if self.history else None
         self._undo_prompt = (len(self.history), len(blocks(last)) if last is not None else None)
         if self.history and self.history[-1]["role"] == "user":
@@ -321,7 +325,7 @@ class Session(SessionRollback):
         self.marks.append(TurnMark(turn=turn, history_len=len(self.history), deleted_range=self.deleted_range,
                                    ts=self.last_ts, records_len=len(self.records), previous_usage=self.previous_usage,
                                    last_blocks=last_blocks, notes=notes))
-        self._write(self._save_meta_and_events)
+        self._write(self._save_turn_end)
 
     def save_events(self) -> None:
         """Save the event log and make every append so far durable (the end of a run)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
-from .store import SessionStore
+from .store import SavedLogs, SavedMeta, SessionStore
 
 if TYPE_CHECKING:
     from ..context import ContextManager, RequestUsage
@@ -41,6 +41,7 @@ class SessionFiles:
     notices: list[str]
     save_failures: list[str]
     unsaved: bool
+    _marks_in_meta: bool
     _store: SessionStore | None
     _lock: FolderLock | None
 
@@ -53,17 +54,14 @@ class SessionFiles:
         raise NotImplementedError
 
     def _write_all(self, store: SessionStore) -> None:
-        # Records, compaction points and session.json before the history: after a process is
-        # killed between two writes they may lead the history (load trims marks beyond it and drops
-        # a point the history does not reflect), never lag it (a reply's cost lost). The logs before
-        # session.json: an earlier version's session.json holds records and points it drops.
-        store.save_context(self.context.updates)
-        store.save_records(self.records)
-        store.save_sent(self.sent_saved)  # after the records: load drops lines without their record
-        store.save_compactions(self.compactions)
-        self._save_meta(store)
-        store.save_history(self.history)
-        store.save_events(self.events)
+        # Records, compaction points, turn marks and session.json before the history: after a
+        # process is killed between two renames they may lead the history (load trims marks beyond
+        # it and drops a point the history does not reflect), never lag it (a reply's cost lost). The
+        # logs before session.json: an earlier version's session.json holds records, points and marks it drops.
+        store.write_all(self.context.updates, self._meta(), SavedLogs(
+            history=self.history, events=self.events, records=self.records, sent=self.sent_saved,
+            compactions=self.compactions, marks=self.marks))
+        self._marks_in_meta = False
 
     # ----- the files ------------------------------------------------------------------------
     def _save_history(self) -> None:
@@ -84,13 +82,16 @@ class SessionFiles:
         store.sync_history_if_due()
 
     def _save_context_and_meta(self, store: SessionStore) -> None:
-        store.save_context(self.context.updates)
-        self._save_meta(store)
+        self._save_context_then_meta(store)
         store.save_records(self.records)
         store.save_compactions(self.compactions)
 
-    def _save_meta_and_events(self, store: SessionStore) -> None:
-        self._save_meta(store)
+    def _save_turn_end(self, store: SessionStore) -> None:
+        # The mark is appended, and synced with the history it points into at the run's end (see
+        # SessionStore.sync): one wait for the disk per run, where the rewrite of session.json it
+        # replaces added a second. session.json only when the model, range or grants changed.
+        store.save_marks(self.marks)
+        self._save_meta(store, when_changed=not self._marks_in_meta)
         store.save_events(self.events)
 
     def _save_events_and_sync(self, store: SessionStore) -> None:
@@ -103,8 +104,7 @@ class SessionFiles:
         store.save_compactions(self.compactions)
         store.save_records(self.records)
         store.save_sent(self.sent_saved)
-        store.save_context(self.context.updates)
-        self._save_meta(store)
+        self._save_context_then_meta(store)
 
     def _write(self, change: Callable[[SessionStore], object]) -> None:
         """Save a change; a failure (disk full, a permission) is kept for the loop to report, the
@@ -134,9 +134,21 @@ class SessionFiles:
             self._store.forget_files()
             self.unsaved = True
 
-    def _save_meta(self, store: SessionStore) -> None:
+    def _save_meta(self, store: SessionStore, *, when_changed: bool = False) -> None:
+        # The marks log first: written whole when session.json still holds the marks (a folder of
+        # version 1), which the rewrite below drops; else nothing new (end_turn appended the mark).
+        store.save_marks(self.marks)
+        store.save_meta(self._meta(), when_changed=when_changed)
+        self._marks_in_meta = False
+
+    def _save_context_then_meta(self, store: SessionStore) -> None:
+        store.save_marks(self.marks)  # before session.json, as in _save_meta
+        store.save_context_and_meta(self.context.updates, self._meta())  # one wait for the disk
+        self._marks_in_meta = False
+
+    def _meta(self) -> SavedMeta:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
-        store.save_meta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
-                        records_len=len(self.records), marks=self.marks, last_ts=self.last_ts, previous_usage=pu,
-                        spent=self.spent, allowed_always=self.allowed_always)
+        return SavedMeta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
+                         records_len=len(self.records), last_ts=self.last_ts, previous_usage=pu, spent=self.spent,
+                         allowed_always=sorted(self.allowed_always))
 

@@ -28,6 +28,18 @@ from ..contracts.saved import NonNegInt, first_error, saved_record, validate_sav
 from .sent import SavedSent
 from .totals import Spent
 
+HISTORY_FILE = "api_conversation_history.json"
+UI_FILE = "ui_messages.json"
+CONTEXT_FILE = "context_history.json"
+SESSION_FILE = "session.json"
+REQUESTS_FILE = "requests.json"
+COMPACTIONS_FILE = "compactions.json"
+SENT_FILE = "sent_requests.json"
+MARKS_FILE = "turn_marks.json"
+NOTES_FILE = "notes.md"  # the agent's notes (engine/loop/notes.py): its file, not the session's state
+FORMAT_VERSION = 2
+"""2: the turn marks left ``session.json`` for ``turn_marks.json`` (version 1 folders still load)."""
+
 _STRICT = pydantic.ConfigDict(strict=True, extra="forbid")
 # Message blocks keep whatever keys the API sent (citations, cache_control, …): only the fields the
 # loop relies on are checked, the rest is the API's and is sent back as it came.
@@ -67,7 +79,7 @@ class SessionMeta(pydantic.BaseModel):
     deleted_range: Optional[_Range] = None
     totals: Optional[Totals] = None  # written for a reader of the file; load recomputes it
     records_len: Optional[NonNegInt] = None
-    marks: list[TurnMark] = []
+    marks: Optional[list[TurnMark]] = None  # folders of earlier versions kept them here (now turn_marks.json)
     last_ts: int = 0
     previous_usage: Optional[dict[str, NonNegInt]] = None
     spent: Optional[Spent] = None  # absent in folders of earlier versions: their records' sum
@@ -159,6 +171,15 @@ def check_records(path: Path, records: JSONValue) -> list[RequestRecord]:
     """The request log validated; :class:`CorruptFileError` naming the record and field when not."""
     try:
         result: list[RequestRecord] = validate_saved(list[RequestRecord], records)
+    except pydantic.ValidationError as exc:
+        raise _first_error(path, exc) from None
+    return result
+
+
+def check_marks(path: Path, lines: JSONValue) -> list[TurnMark]:
+    """The turn-mark log validated; :class:`CorruptFileError` naming the mark and field when not."""
+    try:
+        result: list[TurnMark] = validate_saved(list[TurnMark], lines)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
     return result

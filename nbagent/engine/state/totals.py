@@ -4,7 +4,7 @@ session has been billed, which a rollback never lowers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import pydantic
@@ -49,7 +49,8 @@ class Spent:
         return total
 
     def __add__(self, other: "Spent") -> "Spent":
-        return Spent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Spent)))
+        return Spent(self.requests + other.requests, self.cost_usd + other.cost_usd, self.budget_usd + other.budget_usd,
+                     self.unpriced_requests + other.unpriced_requests, self.tokens + other.tokens)
 
     def less(self, other: "Spent") -> "Spent":
         """``self - other``, never below zero (a saved figure older than its records)."""
@@ -79,6 +80,7 @@ class RunningTotals:
         self._retries = 0
         self._turns = 0
         self._last_turn: int | None = None
+        self._spent: tuple[Spent, int, Spent] | None = None  # (dropped, records, their sum) last read
 
     def _advance(self, records: Sequence[RequestRecord]) -> None:
         n = len(records)
@@ -101,7 +103,11 @@ class RunningTotals:
     def spent(self, records: Sequence[RequestRecord], dropped: Spent) -> Spent:
         """Everything billed: ``records`` plus ``dropped`` (requests rolled back out of them)."""
         self._advance(records)
-        return Spent(len(records), self._cost, self._budget, self._unpriced, self._usage.total_tokens) + dropped
+        if self._spent is None or self._spent[0] is not dropped or self._spent[1] != len(records):
+            # Made once per change (read before every request): a Spent is validated as it is built.
+            self._spent = (dropped, len(records), Spent(len(records), self._cost, self._budget, self._unpriced,
+                                                        self._usage.total_tokens) + dropped)
+        return self._spent[2]
 
     def of(self, records: Sequence[RequestRecord], truncations: int, dropped: Spent = Spent()) -> Totals:
         self._advance(records)

@@ -1,8 +1,9 @@
 """The agent's notes file in the turn marks: what a rollback writes back.
 
 Each turn's mark keeps ``notes.md`` as the turn began, only when it changed since the last mark
-that kept it (``session.json`` is rewritten at every turn's end, and notes may be 100,000
-characters), so the notes as any turn began are the newest text kept up to its mark.
+that kept it (notes may be 100,000 characters, and a copy per turn would grow ``turn_marks.json``
+and the memory of a long session by that much), so the notes as any turn began are the newest
+text kept up to its mark.
 """
 
 from __future__ import annotations

@@ -25,9 +25,11 @@ idle, and is ignored then (each reply resolves its request once).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
+import uuid
 from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
@@ -42,9 +44,11 @@ if TYPE_CHECKING:
 TARGET = "nbagent.bridge"
 PROTOCOL_VERSION = 2
 """Version 2: ``delete`` checks each cell in the front-end (see :mod:`.removal`), ``find``."""
-HELLO_WAIT_S = 0.5
-"""How long the first agent cell of a kernel waits for a front-end that sent a cell id (JupyterLab,
-Notebook 7) to answer; a front-end without the extension costs this once per kernel, nbclient none."""
+HELLO_WAIT_S = 2.0
+"""How long the first agent cell of a page waits for a front-end that sent a cell id (JupyterLab,
+Notebook 7, autorun) to say hello. A front-end without the extension closes the comm at once, which
+ends the wait; only one that neither answers nor closes costs all of it, once per page. (0.5 s was
+missed by a loaded machine's first agent cell, which then lost its cells to the fallback.)"""
 REQUEST_TIMEOUT_S = 10.0
 
 
@@ -81,6 +85,7 @@ class Bridge:
         self._hellos = threading.Condition()
         self._said_hello = False  # a front-end said hello (on this comm or an earlier one)
         self._hello_here = False  # ... on the current comm
+        self._closed: set[str] = set()  # comms the front-end closed (no target there: no extension)
         self._clients: set[str] = set()
         """The sessions (one per page's kernel connection) that said hello on the current comm."""
         self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
@@ -120,9 +125,18 @@ class Bridge:
         with self._hellos:
             self._hello_here = False
             self._clients.clear()
-        comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION})
-        waiting.register_comm_handler(comm.comm_id, self._on_data)
+        # Registered before the comm_open goes out: the front-end's answer (a hello, or a close) can
+        # reach the fast path before create_comm returns. By id: self._comm is not the new comm yet.
+        comm_id = uuid.uuid4().hex
+        closed = functools.partial(self._on_closed, comm_id)
+        waiting.register_comm_handler(comm_id, self._on_data, on_close=closed)
+        try:
+            comm = create_comm(target_name=TARGET, data={"version": PROTOCOL_VERSION}, comm_id=comm_id)
+        except BaseException:
+            waiting.unregister_comm_handler(comm_id)
+            raise
         comm.on_msg(lambda msg: self._on_data(msg.get("content", {}).get("data") or {}, _session_of(msg)))
+        comm.on_close(lambda _msg: closed())
         self._comm = comm
         self._failed = False
         return True
@@ -152,13 +166,26 @@ class Bridge:
         return self.connected
 
     def _wait_hello(self, client: str | None, wait_s: float) -> bool:
-        """Wait for a hello on the current comm (from ``client``'s page, when given)."""
+        """Wait for a hello on the current comm (from ``client``'s page, when given); a front-end
+        that closes the comm (it has no such target) ends the wait at once, unanswered."""
+        def hello() -> bool:
+            return client in self._clients if client is not None else self._hello_here
+
         started = time.monotonic()
         with self._hellos:
-            answered = self._hellos.wait_for(
-                lambda: client in self._clients if client is not None else self._hello_here, wait_s)
+            self._hellos.wait_for(lambda: hello() or self._closed_here(), wait_s)
+            answered = hello()
         self.waited_s += time.monotonic() - started
         return answered
+
+    def _closed_here(self) -> bool:
+        return self._comm is not None and self._comm.comm_id in self._closed
+
+    def _on_closed(self, comm_id: str) -> None:
+        """The front-end closed the comm ``comm_id`` (any thread): no hello will come on it."""
+        with self._hellos:
+            self._closed.add(comm_id)
+            self._hellos.notify_all()
 
     def _on_data(self, data: Mapping[str, object], session: str | None = None) -> None:
         """A message from the front-end (any thread); ``session``: its sender's, when known."""

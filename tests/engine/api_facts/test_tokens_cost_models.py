@@ -236,3 +236,15 @@ def test_usage_reads_a_dict_or_an_sdk_object_and_missing_counts_are_zero() -> No
 
     assert Usage.from_api(SdkUsage()) == Usage(10, 5, 0, 3, 4, 2, 0)
     assert Usage.from_api({"input_tokens": 1}) == Usage(1, 0, 0, 0, 0, 0, 0)
+
+
+def test_usage_counts_of_other_integer_kinds_are_read_and_anything_else_is_refused() -> None:
+    class Count:  # an integer-like count (numpy's, a proxy's): read through __int__
+        def __int__(self) -> int:
+            return 12
+
+    usage = Usage.from_api({"input_tokens": Count(), "output_tokens": "7", "cache_read_input_tokens": True})
+    assert usage == Usage(12, 7, 0, 1, 0, 0, 0)
+    assert all(type(v) is int for v in (usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens))
+    with pytest.raises(TypeError, match="usage.input_tokens is not a count"):
+        Usage.from_api({"input_tokens": [1]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from nbagent.engine.contracts import messages as messages_module
-from nbagent.engine.contracts.messages import CompactionScan, has_compaction
+from nbagent.engine.contracts.messages import CompactionScan, first_replaced, has_compaction
 
 COMPACTION = {"role": "assistant", "content": [{"type": "compaction", "content": "summary", "signature": "s"}]}
 
@@ -41,3 +41,14 @@ def test_the_plain_scan_reads_dicts_and_other_mappings() -> None:
 
     assert has_compaction([{"role": "assistant", "content": [MappingProxyType({"type": "compaction"})]}])
     assert not has_compaction([{"role": "user", "content": "compaction"}, text(1)])
+
+
+def test_first_replaced_finds_where_a_growing_list_stopped_being_the_one_indexed() -> None:
+    a, b, c, d = ({"role": "user", "content": str(i)} for i in range(4))
+    indexed = [a, b, c]
+    assert first_replaced([a, b, c, d], indexed) is None  # it grew
+    assert first_replaced([a, b, c], indexed) is None
+    assert first_replaced([a, b], indexed) == 2  # shortened (a rollback)
+    assert first_replaced([a, {"role": "user", "content": "x"}, c, d], indexed) == 1  # replaced
+    assert first_replaced([a, dict(b), c], indexed) is None  # an equal copy counts as the same message
+    assert first_replaced([], indexed) == 0

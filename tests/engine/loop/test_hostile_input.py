@@ -20,7 +20,7 @@ from nbagent.engine.contracts.errors import CorruptFileError, ErrorKind, as_api_
 from nbagent.engine.contracts.events import Notice, ToolResult
 from nbagent.engine.contracts.messages import history_problems, tool_uses
 from nbagent.engine.state.session import Session
-from nbagent.engine.state.store import HISTORY_FILE, REQUESTS_FILE, SESSION_FILE, UI_FILE, SessionStore
+from nbagent.engine.state.store import HISTORY_FILE, MARKS_FILE, REQUESTS_FILE, SESSION_FILE, UI_FILE, SessionStore
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.executor import NamespaceExecutor
 from nbagent.tools.files import ReadFile
@@ -68,13 +68,17 @@ async def test_a_prompt_with_a_lone_surrogate_runs_and_every_later_prompt_too(tm
 async def test_a_failed_save_ends_the_run_with_an_error_keeps_history_and_is_retried(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = make_engine(scripted(), tmp_path)
-    real = SessionStore.save_history
-    monkeypatch.setattr(SessionStore, "save_history", lambda self, h: (_ for _ in ()).throw(OSError(28, "No space")))
-    done = done_of(await run(engine, "hello"))
+
+    def disk_full(*args: Any) -> None:
+        raise OSError(28, "No space")
+
+    with monkeypatch.context() as m:  # the history's appends and the writes of every file fail
+        m.setattr(SessionStore, "save_history", disk_full)
+        m.setattr(SessionStore, "write_all", disk_full)
+        done = done_of(await run(engine, "hello"))
     assert done.reason == "error" and done.error is not None
     assert "No space" in done.error and "kept in memory" in done.error
     assert len(engine.session.history) == 2
-    monkeypatch.setattr(SessionStore, "save_history", real)
     assert done_of(await run(engine, "again")).reason == "end_turn"
     assert_persisted_valid(tmp_path / "task", engine)
     assert len(SessionStore(tmp_path / "task").load().history) == 4
@@ -154,7 +158,7 @@ def edit_json(path: Path, change: Any) -> bytes:
 @pytest.mark.parametrize("name, change, field", [
     (REQUESTS_FILE, lambda r: r[0].__setitem__("cost_usd", "0.01"), "0.cost_usd"),
     (REQUESTS_FILE, lambda r: r[0]["usage"].__setitem__("input_tokens", "12"), "0.usage.input_tokens"),
-    (SESSION_FILE, lambda m: m["marks"][0].__setitem__("history_len", "four"), "marks.0.history_len"),
+    (MARKS_FILE, lambda m: m[0].__setitem__("history_len", "four"), "0.history_len"),
 ])
 async def test_wrong_typed_session_fields_are_refused_naming_file_and_field(
         tmp_path: Path, name: str, change: Any, field: str) -> None:
@@ -173,7 +177,7 @@ async def test_bad_text_blocks_in_history_are_refused_naming_the_file(tmp_path: 
         Session.load(task)
 
 
-@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, SESSION_FILE, REQUESTS_FILE, "context_history.json"])
+@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, SESSION_FILE, REQUESTS_FILE, MARKS_FILE, "context_history.json"])
 async def test_deeply_nested_json_in_any_task_file_is_a_corrupt_file_error(tmp_path: Path, name: str) -> None:
     task = await saved_folder(tmp_path)
     (task / name).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
@@ -181,7 +185,7 @@ async def test_deeply_nested_json_in_any_task_file_is_a_corrupt_file_error(tmp_p
         Session.load(task)
 
 
-@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, REQUESTS_FILE])
+@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, REQUESTS_FILE, MARKS_FILE])
 async def test_a_torn_log_with_a_deeply_nested_entry_is_still_a_corrupt_file_error(tmp_path: Path, name: str) -> None:
     task = await saved_folder(tmp_path)
     deep = json.dumps(nested(300))  # parses, but deeper than any task file nbagent writes
@@ -279,12 +283,13 @@ async def test_the_request_record_is_written_before_the_history_it_describes(
 async def test_stale_temp_files_are_removed_and_leading_marks_trimmed_on_open(tmp_path: Path) -> None:
     task = await saved_folder(tmp_path)
     (task / f".{HISTORY_FILE}.abc123.tmp").write_text("half", encoding="utf-8")
-    edit_json(task / SESSION_FILE, lambda m: m["marks"].append({**m["marks"][0], "turn": 2, "history_len": 99}))
+    edit_json(task / MARKS_FILE, lambda m: m.append({**m[0], "turn": 2, "history_len": 99}))
     session = Session.load(task)
     assert not list(task.glob(".*.tmp")) and [m.turn for m in session.marks] == [1]
 
 
-@pytest.mark.parametrize("name, attr", [(UI_FILE, "events"), (HISTORY_FILE, "history"), (REQUESTS_FILE, "records")])
+@pytest.mark.parametrize("name, attr", [(UI_FILE, "events"), (HISTORY_FILE, "history"), (REQUESTS_FILE, "records"),
+                                        (MARKS_FILE, "marks")])
 async def test_each_log_is_appended_to_and_a_torn_last_append_loads_with_a_notice(
         tmp_path: Path, name: str, attr: str) -> None:
     engine = make_engine(scripted(), tmp_path)

@@ -162,7 +162,7 @@ def test_a_resumed_session_rolls_its_notes_back_too(tmp_path: Path) -> None:
     three_noted_turns(a)
     a.run_sync("nothing to note")  # a turn that leaves the notes as they were keeps no copy of them
     a.close()
-    marks = json.loads((tmp_path / "task" / "session.json").read_text())["marks"]
+    marks = json.loads((tmp_path / "task" / "turn_marks.json").read_text())
     assert [m["notes"] for m in marks] == ["", "A", "A\nB", "A\nB\nC"]
     b = Agent.resume(tmp_path / "task", provider="simulated", simulated_options={"api": api}, tools=[Load()], notes=500)
     b.rollback(3)  # turn 4 changed nothing: the notes stay

@@ -4,8 +4,10 @@ prompt), never in the system prompt, so the cached prefix of a conversation surv
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
-from nbagent.engine.loop.facts import FactsSnapshot, KernelFactsTracker, VariableInfo
+from nbagent.engine.contracts.messages import Message
+from nbagent.engine.loop.facts import FactsSnapshot, ImagesSeen, KernelFactsTracker, VariableInfo
 from nbagent.engine.loop.prompt import SystemPromptContext, build_system_prompt
 from tests.engine.loop._blocks import as_text, content_list
 
@@ -87,3 +89,48 @@ def test_the_last_error_and_outputs_are_told_once_and_again_only_when_they_chang
     diff = tracker.block(later, at=4, visible_from=2)["text"]  # type: ignore[index]
     assert "Out[6]" in diff and "Out[4]" not in diff and "Last error" not in diff
     assert len(FactsSnapshot.of([], [], "e" * 100_000).full_text()) < 4_000  # bounded
+
+
+def _image_message(data: str) -> Message:
+    return {"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        {"type": "text", "text": "look"}]}
+
+
+def _reply(text: str) -> Message:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def test_images_seen_follow_the_history_as_it_grows_is_hidden_and_is_rolled_back() -> None:
+    seen = ImagesSeen()
+    history: list[Message] = [_image_message("first"), _reply("ok")]
+    assert seen(history, None) == {hash("first")}
+    history += [_image_message("second"), _reply("ok"), _image_message("third"), _reply("ok")]
+    assert seen(history, None) == {hash("first"), hash("second"), hash("third")}
+    # Hidden from the model (a truncation of messages 2 and 3): the first two stay visible.
+    assert seen(history, (2, 3)) == {hash("first"), hash("third")}
+    # A rollback and another prompt in the same places: the replaced messages are read again.
+    del history[4:]
+    history += [_image_message("other"), _reply("ok")]
+    assert seen(history, None) == {hash("first"), hash("second"), hash("other")}
+    # A prompt merged into the last user message replaces that message: its new image counts.
+    history[-2] = {"role": "user", "content": [*content_list(history[-2]), *content_list(_image_message("merged"))]}
+    assert seen(history, None) == {hash("first"), hash("second"), hash("other"), hash("merged")}
+    # A shorter history (a compaction that replaced everything).
+    assert seen([_reply("summary")], None) == frozenset()
+
+
+def test_images_seen_indexes_only_the_new_messages_of_a_long_history() -> None:
+    seen = ImagesSeen()
+    history: list[Message] = [m for i in range(2_000) for m in (_image_message(f"i{i}"), _reply("ok"))]
+    assert len(seen(history, None)) == 2_000
+    read: list[int] = []
+
+    class Counted(dict):  # type: ignore[type-arg]
+        def get(self, key: object, default: object = None) -> object:
+            read.append(1)
+            return super().get(key, default)
+
+    history += cast("list[Message]", [Counted(_image_message("new")), Counted(_reply("ok"))])
+    assert hash("new") in seen(history, None)
+    assert len(read) <= 4  # the two new messages, not the 4,000 before them

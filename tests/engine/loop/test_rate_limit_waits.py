@@ -4,11 +4,13 @@ retry, and the turn table shows the wait per request."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from nbagent import Agent
 from nbagent.display.tables import turns_df
 from nbagent.engine.contracts.events import RateLimitWait, RetryScheduled
+from nbagent.engine.loop.shared_budget import MemoryStore, SharedBudget
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import RateLimitSettings, SimulatedAPI, text_reply, tool_reply
 
@@ -69,3 +71,24 @@ async def test_when_others_emptied_the_bucket_it_paces_before_sending_instead_of
     assert sim.rate_limits.refused == 0
     assert events[-1].reason == "end_turn"  # type: ignore[union-attr]
     assert agent.session.records[1].rate_limit_wait_s == round(paced[0].delay_s, 3)
+
+
+async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_path: Any) -> None:
+    clock = Clock()
+    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
+    assert sim.rate_limits is not None
+    sim.rate_limits.buckets["requests"].level = 2.0  # room for two of the four requests now
+    budget = SharedBudget(MemoryStore())  # what the kernels of one machine share through a file
+    agents = [agent_on(sim, clock, tmp_path / name) for name in ("a", "b")]
+    for agent in agents:
+        agent.engine.pacer.budget = budget  # type: ignore[attr-defined]
+
+    async def run(agent: Agent) -> list[Any]:
+        return [e async for e in agent.run("go")]
+
+    runs = await asyncio.gather(*(run(agent) for agent in agents))
+    waits = [e for e in runs[1] if isinstance(e, RateLimitWait)]
+    assert waits[0].dimension == "first answer"  # b waited for a's answer, then booked against its headers
+    assert "another kernel on this machine asks first" in waits[0].headline
+    assert sim.rate_limits.refused == 0
+    assert all(events[-1].reason == "end_turn" for events in runs)

@@ -14,6 +14,7 @@ from nbagent.engine.state.store import (
     CONTEXT_FILE,
     HISTORY_FILE,
     LOCK_FILE,
+    MARKS_FILE,
     REQUESTS_FILE,
     SENT_FILE,
     SESSION_FILE,
@@ -60,6 +61,13 @@ CORRUPTIONS: dict[str, list[Any]] = {
         [{"request": 1, "turn": 1, "model": "m", "history_len": 1, "last_blocks": 1, "deleted_range": None,
           "ts": 1}],  # the first line without the system prompt: nothing before it to take it from
     ],
+    # (the turn marks; cut in half it is a torn last append, and loads)
+    MARKS_FILE: [
+        b"[{not json", b"", {"a": 1}, [5], [{"turn": 1}], "x",
+        [{"turn": 1, "history_len": -1, "deleted_range": None, "ts": 1, "records_len": 0}],
+        [{"turn": 1, "history_len": 2, "deleted_range": None, "ts": 1, "records_len": 0, "bogus": 1}],
+    ],
+    # ("marks" in session.json: a folder of version 1, which kept them there)
     SESSION_FILE: [
         b"{not json", b"", b"\xff\xfe\x00\x81", HALF,
         [], {"records": [{"turn": 1}]}, {"deleted_range": "ab"}, {"deleted_range": [2]}, {"last_ts": "soon"},
@@ -71,7 +79,7 @@ CASES = [(name, i) for name, variants in CORRUPTIONS.items() for i in range(len(
 
 @pytest.fixture(scope="module")
 def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
-    """The six files of a real two-turn session with a truncation (so every file has content)."""
+    """The seven files of a real two-turn session with a truncation (so every file has content)."""
     import asyncio
 
     tmp = tmp_path_factory.mktemp("good")
@@ -89,7 +97,7 @@ def good_session(tmp_path_factory: Any) -> dict[str, bytes]:
     task = engine.config.task_dir
     assert task is not None
     files = {p.name: p.read_bytes() for p in task.iterdir() if p.name != LOCK_FILE}
-    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, SENT_FILE}
+    assert set(files) == {HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, SENT_FILE, MARKS_FILE}
     return files
 
 

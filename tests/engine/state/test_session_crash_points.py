@@ -13,7 +13,7 @@ from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.disk.append_log import AppendLog, read_log
 from nbagent.engine.disk.persist import dumps_line
 from nbagent.engine.state.session import Session
-from nbagent.engine.state.store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SESSION_FILE, UI_FILE
+from nbagent.engine.state.store import COMPACTIONS_FILE, HISTORY_FILE, MARKS_FILE, REQUESTS_FILE, SESSION_FILE, UI_FILE
 from tests.engine.loop.test_query_support import make_engine, run
 from tests.engine.state.test_session_writes import four_calls_then_answer
 
@@ -35,9 +35,10 @@ def to_earlier_layout(task: Path) -> None:
     meta.pop("records_len")
     meta["records"] = json.loads((task / REQUESTS_FILE).read_text(encoding="utf-8"))
     meta["compactions"] = json.loads((task / COMPACTIONS_FILE).read_text(encoding="utf-8"))
+    meta["marks"] = json.loads((task / MARKS_FILE).read_text(encoding="utf-8"))
     (task / SESSION_FILE).write_text(json.dumps(meta), encoding="utf-8")
-    (task / REQUESTS_FILE).unlink()
-    (task / COMPACTIONS_FILE).unlink()
+    for name in (REQUESTS_FILE, COMPACTIONS_FILE, MARKS_FILE):
+        (task / name).unlink()
 
 
 async def test_a_folder_of_the_earlier_layout_keeps_records_and_compactions_after_a_failed_turn(

@@ -8,13 +8,13 @@ killed process). Complements ``test_session_kill.py`` (real SIGKILLs at random m
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import nbagent.engine.disk.append_log as append_log
-import nbagent.engine.disk.persist as persist
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.state.session import Session
 from tests.engine.loop.test_query_support import make_engine, run
@@ -26,37 +26,31 @@ class Killed(BaseException):
 
 
 class Writes:
-    """Counts the folder's writes; from write ``kill_at`` on, the process is dead."""
+    """Counts the folder's writes; from write ``kill_at`` on, the process is dead. A write is an
+    append, or the rename that ends an atomic write (several in a row when a write replaces
+    several files at once: a kill may fall between any two)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, kill_at: int | None, torn: bool) -> None:
         self.count, self.kill_at, self.torn = 0, kill_at, torn
-        # The real writers, read from where they are defined (the modules below import them by name).
-        real_atomic, real_append = persist.atomic_write_text, append_log.AppendLog._append
+        real_replace, real_append = os.replace, append_log.AppendLog._append
 
-        def atomic(path: Path, text: str) -> None:
+        def replace(src: Any, dst: Any) -> None:
             self._before_write()
-            real_atomic(path, text)
+            real_replace(src, dst)
 
         def append(log: append_log.AppendLog, lines: list[str]) -> None:
             if self._before_write(raise_now=not self.torn):
-                payload = (",\n" + ",\n".join(lines) + "\n]").encode("utf-8")
                 with open(log.path, "r+b") as f:  # half the append reaches the disk
-                    f.seek(-2, 2)
+                    empty = f.read() == b"[]"  # the first item goes after "[", as AppendLog writes it
+                    payload = (("\n" if empty else ",\n") + ",\n".join(lines) + "\n]").encode("utf-8")
+                    f.seek(1 if empty else -2, 0 if empty else 2)
                     f.write(payload[: len(payload) // 2])
                     f.truncate()
                 raise Killed
             real_append(log, lines)
 
-        monkeypatch.setattr(append_log, "atomic_write_text", atomic)
+        monkeypatch.setattr(os, "replace", replace)
         monkeypatch.setattr(append_log.AppendLog, "_append", append)
-        import nbagent.engine.state.store as store
-        real_meta = persist.atomic_write_json
-
-        def meta(path: Path, data: Any) -> None:
-            self._before_write()
-            real_meta(path, data)
-
-        monkeypatch.setattr(store, "atomic_write_json", meta)
 
     def _before_write(self, raise_now: bool = True) -> bool:
         self.count += 1

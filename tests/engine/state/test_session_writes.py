@@ -10,8 +10,19 @@ from typing import Any, Callable
 
 import pytest
 
+import nbagent.engine.disk.persist as persist
+import nbagent.engine.state.store as store
 from nbagent.engine.state.session import Session
-from nbagent.engine.state.store import COMPACTIONS_FILE, HISTORY_FILE, REQUESTS_FILE, SESSION_FILE
+from nbagent.engine.state.store import (
+    COMPACTIONS_FILE,
+    CONTEXT_FILE,
+    HISTORY_FILE,
+    MARKS_FILE,
+    REQUESTS_FILE,
+    SENT_FILE,
+    SESSION_FILE,
+    UI_FILE,
+)
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import make_engine, run
 
@@ -101,8 +112,6 @@ class FakeClock:
 
 
 async def test_at_api_speed_every_request_syncs_the_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nbagent.engine.state.store as store
-
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "warm up: creates the files")
     disk = DiskLog(monkeypatch, tmp_path / "task")
@@ -112,8 +121,6 @@ async def test_at_api_speed_every_request_syncs_the_history(tmp_path: Path, monk
 
 
 async def test_fast_requests_share_a_sync_and_the_run_ends_durable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nbagent.engine.state.store as store
-
     engine = make_engine(four_calls_then_answer(), tmp_path)
     await run(engine, "warm up: creates the files")
     disk = DiskLog(monkeypatch, tmp_path / "task")
@@ -246,3 +253,46 @@ def test_saving_into_its_own_folder_by_path_keeps_the_appends_that_follow(tmp_pa
     session.begin_turn([{"type": "text", "text": "two"}])
     session.close()
     assert len(Session.load(tmp_path).history) == 3
+
+
+def test_a_new_sessions_files_are_made_at_once_and_appended_to_from_the_first_prompt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task = tmp_path / "task"
+    session = Session(task, model="claude-sonnet-4-5")
+    made: list[list[str]] = []
+    real = persist.atomic_write_files
+
+    def batch(folder: Any, files: Any) -> None:
+        made.append(list(files))
+        real(folder, files)
+
+    monkeypatch.setattr(store, "atomic_write_files", batch)
+    monkeypatch.setattr(persist, "atomic_write_files", batch)  # single files go through it too
+    session.begin_turn([{"type": "text", "text": "one"}])
+    # One write of every file (one wait for the disk); the prompt is then appended to the history.
+    assert made == [[CONTEXT_FILE, REQUESTS_FILE, SENT_FILE, MARKS_FILE, SESSION_FILE, HISTORY_FILE, UI_FILE]]
+    session.close_unanswered("no reply")
+    session.end_turn(1)
+    session.save_events()
+    assert len(made) == 1, made  # the turn's end appended its mark and events
+    session.close()
+    loaded = Session.load(task)
+    assert loaded.history == session.history and loaded.marks == session.marks and loaded.events == session.events
+
+
+def test_a_context_change_writes_its_two_files_with_one_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = Session(tmp_path / "task", model="claude-sonnet-4-5")
+    session.begin_turn([{"type": "text", "text": "one"}])
+    made: list[list[str]] = []
+    real = persist.atomic_write_files
+
+    def batch(folder: Any, files: Any) -> None:
+        made.append(list(files))
+        real(folder, files)
+
+    monkeypatch.setattr(store, "atomic_write_files", batch)
+    monkeypatch.setattr(persist, "atomic_write_files", batch)
+    session.context_changed((2, 3), truncated=True)
+    assert made == [[CONTEXT_FILE, SESSION_FILE]]  # the updates first, as before, in one batch
+    session.close()
+    assert json.loads((tmp_path / "task" / SESSION_FILE).read_text(encoding="utf-8"))["deleted_range"] == [2, 3]
