@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 import math
 import re
 from email.utils import parsedate_to_datetime
@@ -122,8 +123,26 @@ def _classify_status(exc: anthropic.APIStatusError) -> ErrorKind:
 
 
 def _raw_message(exc: BaseException) -> str:
-    msg = getattr(exc, "api_message", None) or getattr(exc, "message", None) or str(exc)
-    return str(msg)
+    msg = getattr(exc, "api_message", None)
+    if not msg and isinstance(exc, anthropic.APIStatusError):
+        return _status_text(exc)
+    return str(msg or getattr(exc, "message", None) or str(exc))
+
+
+def _status_text(exc: anthropic.APIStatusError) -> str:
+    """What an HTTP error without the API's ``error.message`` says, read from its body.
+
+    Not the SDK's message: its form changes between releases ("Error code: 403 - {...}" until 2.16,
+    "403 {...} (request_id: …, path: …)" from 2.17), and what a user reads should not."""
+    body, status = exc.body, exc.status_code
+    if isinstance(body, str) and body.strip():
+        return body  # a page or plain text, not JSON: shown as it is (an HTML page by its title)
+    if isinstance(body, dict):
+        match body:  # the clouds' gateways answer {"message": ...} (Bedrock) or {"Message": ...}
+            case {"message": str(text)} | {"Message": str(text)} if text.strip():
+                return f"HTTP {status}: {text}"
+        return f"HTTP {status}: {json.dumps(body, separators=(',', ':'), ensure_ascii=False, default=str)}"
+    return f"HTTP {status} with no body" if body == "" else f"HTTP {status}"
 
 
 def _error_type(exc: BaseException) -> str | None:

@@ -17,7 +17,10 @@ import pytest
 
 from .test_bridge_frontend import _kernel, _open, _require_installed_bridge, _wait_saved
 from .test_jupyterlab import SHOTS, browser, lab, server_log_tail  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import _put_notebook
+
+pytestmark = _lab_marks
 
 BRAIN = r'''
 import re

@@ -154,3 +154,17 @@ def test_a_huge_plain_text_body_is_cut_to_one_short_line() -> None:
     response = httpx2.Response(500, request=request, text="x" * 5000 + "\nsecond line")
     error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response))
     assert len(error.message) <= 300 and "\n" not in error.message
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"message":"not with these credentials"}', "HTTP 403: not with these credentials"),  # Bedrock's gateway
+    ('{"detail":"forbidden"}', 'HTTP 403: {"detail":"forbidden"}'),
+    ("", "HTTP 403 with no body"),
+])
+def test_an_error_without_the_apis_message_reads_the_same_whatever_the_sdks_wording(text: str, message: str) -> None:
+    response = httpx2.Response(403, request=REQUEST, text=text, headers={"request-id": "req_1"})
+    built = anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response)
+    # The SDK's own message for the same response: "Error code: 403 - {...}" until 2.16, "403 {...} (...)" since.
+    for sdk_wording in (str(built), f"Error code: 403 - {built.body}", "403 {} (request_id: req_1)"):
+        error = to_api_error(anthropic.PermissionDeniedError(sdk_wording, response=response, body=built.body))
+        assert (error.message, error.kind, error.request_id) == (message, ErrorKind.AUTH, "req_1")

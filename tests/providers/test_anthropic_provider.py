@@ -24,6 +24,8 @@ from nbagent.providers.anthropic import (
 )
 from nbagent.providers.simulated import Fault, LoopbackServer, SimulatedAPI, text_reply
 
+from ._sdk import transport_error
+
 MODEL = "claude-sonnet-5-5"
 REQUEST = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}], system="Be brief.", tools=(),
                        max_tokens=200)
@@ -106,7 +108,7 @@ async def test_a_dropped_connection_mid_stream() -> None:
     err, seen = await fail(faulty(Fault.drop(after_events=MID)))
     assert any(isinstance(c, TextDelta) for c in seen)
     assert (err.kind, err.status) == (ErrorKind.CONNECTION, None)
-    assert isinstance(err.__cause__, httpx2.TransportError)
+    assert isinstance(transport_error(err.__cause__), httpx2.TransportError)
 
 
 async def test_a_dropped_connection_over_loopback() -> None:
@@ -115,7 +117,7 @@ async def test_a_dropped_connection_over_loopback() -> None:
         provider = anthropic_provider(KEY, base_url=server.base_url)
         err, seen = await fail(provider)
         assert err.kind is ErrorKind.CONNECTION and seen
-        assert isinstance(err.__cause__, httpx2.TransportError)
+        assert isinstance(transport_error(err.__cause__), httpx2.TransportError)
         assert isinstance((await collect(provider))[-1], MessageComplete)
 
 

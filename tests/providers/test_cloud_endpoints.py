@@ -68,7 +68,8 @@ def test_bedrock_requests_are_sigv4_signed_with_the_model_in_the_path_and_the_cl
     assert "model" not in body and body["anthropic_version"] and body["messages"][0]["role"] == "user"
     assert body["max_tokens"] == agent.config.max_tokens and "system" in body
     done = events[-1]
-    assert isinstance(done, Done) and done.reason == "error" and (done.error or "").startswith("auth: Error code: 403")
+    assert isinstance(done, Done) and done.reason == "error"
+    assert (done.error or "").startswith("auth: HTTP 403: not with these credentials")
     assert AWS_SECRET not in repr(events) and "Bedrock (us-east-1)" in endpoint.describe()
 
 

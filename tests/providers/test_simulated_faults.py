@@ -23,7 +23,7 @@ from nbagent.providers.simulated import (
     tool_reply,
 )
 
-from ._sdk import text_of
+from ._sdk import text_of, transport_error
 
 MODEL = "claude-sonnet-5-5"
 USER: list[MessageParam] = [{"role": "user", "content": "hi"}]
@@ -45,7 +45,7 @@ EXPECTED: dict[str, tuple[type[BaseException], ErrorKind]] = {
     "stall": (anthropic.APITimeoutError, ErrorKind.TIMEOUT),
     # An `event: error` frame inside a 200 stream: the SDK raises the base APIStatusError.
     "sse_error": (anthropic.APIStatusError, ErrorKind.OVERLOADED),
-    # A stream that dies mid-way: the SDK does not wrap it, the raw transport error reaches us.
+    # A stream that dies mid-way: the raw transport error, or (anthropic >= 2.17) an APIConnectionError it caused.
     "drop": (httpx2.ReadError, ErrorKind.CONNECTION),
     "cut_tool_json": (httpx2.ReadError, ErrorKind.CONNECTION),
 }
@@ -89,7 +89,8 @@ async def test_fault_surfaces_as_the_sdk_exception_and_kind(name: str, consume: 
     api, client = faulty(ALL_FAULTS[name]())
     with pytest.raises(BaseException) as caught:
         await consume(client)
-    assert type(caught.value) is exc_type, f"{name}: got {type(caught.value).__name__}: {caught.value}"
+    raised = transport_error(caught.value) if issubclass(exc_type, httpx2.TransportError) else caught.value
+    assert type(raised) is exc_type, f"{name}: got {type(raised).__name__}: {caught.value}"
     assert to_api_error(caught.value).kind is kind
     assert api.requests[0].fault is not None and api.requests[0].fault.name == name
     # The fault hit request 1 only: the next request goes through.
@@ -155,7 +156,7 @@ async def test_cut_tool_json_breaks_inside_the_input_fragments() -> None:
     fragments: list[str] = []
     started: list[str] = []
     stopped: list[int] = []
-    with pytest.raises(httpx2.ReadError):
+    with pytest.raises(BaseException) as caught:
         async for event in stream:
             if event.type == "content_block_start":
                 started.append(event.content_block.type)
@@ -163,6 +164,7 @@ async def test_cut_tool_json_breaks_inside_the_input_fragments() -> None:
                 fragments.append(event.delta.partial_json)
             if event.type == "content_block_stop":
                 stopped.append(event.index)
+    assert type(transport_error(caught.value)) is httpx2.ReadError, repr(caught.value)
     # The model's thinking and its text ended; the tool call (block 2) never did.
     assert started == ["thinking", "text", "tool_use"] and stopped == [0, 1]
     assert any(fragments)

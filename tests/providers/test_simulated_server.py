@@ -25,7 +25,7 @@ from nbagent.providers.simulated import (
     tool_reply,
 )
 
-from ._sdk import text_of, tool_use
+from ._sdk import text_of, tool_use, transport_error
 
 MODEL = "claude-sonnet-5-5"
 USER: list[MessageParam] = [{"role": "user", "content": "hi"}]
@@ -70,7 +70,8 @@ async def test_faults_over_loopback(fault: Fault, exc_type: type, kind: ErrorKin
             with pytest.raises(BaseException) as caught:
                 async with client.messages.stream(model=MODEL, max_tokens=100, messages=USER) as stream:
                     await stream.get_final_message()
-            assert type(caught.value) is exc_type, repr(caught.value)
+            raised = transport_error(caught.value) if issubclass(exc_type, httpx2.TransportError) else caught.value
+            assert type(raised) is exc_type, repr(caught.value)
             assert to_api_error(caught.value).kind is kind
             # The connection pool recovers: the next request works.
             assert (await client.messages.create(model=MODEL, max_tokens=100, messages=USER)).content

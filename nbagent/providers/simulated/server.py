@@ -10,6 +10,9 @@ ReadTimeoutSignal             ``httpx2.ReadTimeout``              (not raised: t
 ConnectionDroppedSignal       ``httpx2.ReadError`` from the body  connection aborted mid chunked body
 ============================  ==================================  =====================================
 
+(The SDK passes a body's read error on bare up to anthropic 2.16; from 2.17 it raises an
+``APIConnectionError`` caused by it. Both are a connection failure to the engine.)
+
 The loopback server is a small stdlib asyncio HTTP/1.1 server bound to 127.0.0.1 only; bodies are
 sent with chunked transfer encoding so that a dropped stream is detectable by the client (a
 close-delimited body would just look finished).
