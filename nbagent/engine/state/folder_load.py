@@ -13,6 +13,7 @@ from typing import Callable, Sequence, TypeVar
 from ..context.updates import ContextHistoryUpdates, load_updates
 from ..contracts.errors import CorruptFileError
 from ..contracts.events import Event, RequestRecord
+from ..contracts.json_types import JSONValue
 from ..contracts.messages import Message, history_problems
 from ..disk.append_log import Reformatted, read_log
 from ..disk.persist import read_json
@@ -188,25 +189,23 @@ def _applied(points: Sequence[object], history: list[Message]) -> list[object]:
 _PREVIOUS_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
+def _read_list(path: Path, notices: list[str], what: str) -> list[JSONValue]:
+    lines = read_log(path, notices)
+    if not isinstance(lines, list):
+        raise CorruptFileError(path, f"expected a list of {what}")
+    return lines
+
+
 def _load_records(path: Path, notices: list[str]) -> list[RequestRecord]:
-    records = read_log(path, notices)
-    if not isinstance(records, list):
-        raise CorruptFileError(path, "expected a list of request records")
-    return check_records(path, records)
+    return check_records(path, _read_list(path, notices, "request records"))
 
 
 def _load_marks(path: Path, notices: list[str]) -> list[TurnMark]:
-    lines = read_log(path, notices)
-    if not isinstance(lines, list):
-        raise CorruptFileError(path, "expected a list of turn marks")
-    return check_marks(path, lines)
+    return check_marks(path, _read_list(path, notices, "turn marks"))
 
 
 def _load_sent(path: Path, notices: list[str]) -> list[SavedSent]:
-    lines = read_log(path, notices)
-    if not isinstance(lines, list):
-        raise CorruptFileError(path, "expected a list of sent requests")
-    return check_sent(path, lines)
+    return check_sent(path, _read_list(path, notices, "sent requests"))
 
 
 def _load_history(path: Path, notices: list[str]) -> list[Message]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal, Optional, Union, cast
+from typing import Any, ClassVar, Literal, Optional, Union, cast
 
 import pydantic
 
@@ -167,31 +167,30 @@ def check_meta(path: Path, meta: JSONValue) -> SessionMeta:
         raise _first_error(path, exc) from None
 
 
-def check_records(path: Path, records: JSONValue) -> list[RequestRecord]:
-    """The request log validated; :class:`CorruptFileError` naming the record and field when not."""
+def _validated(path: Path, shape: object, lines: JSONValue) -> Any:
+    """``lines`` validated as ``shape``; :class:`CorruptFileError` naming the line and field when not."""
     try:
-        result: list[RequestRecord] = validate_saved(list[RequestRecord], records)
+        return validate_saved(shape, lines)
     except pydantic.ValidationError as exc:
         raise _first_error(path, exc) from None
+
+
+def check_records(path: Path, records: JSONValue) -> list[RequestRecord]:
+    """The request log validated; :class:`CorruptFileError` naming the record and field when not."""
+    result: list[RequestRecord] = _validated(path, list[RequestRecord], records)
     return result
 
 
 def check_marks(path: Path, lines: JSONValue) -> list[TurnMark]:
     """The turn-mark log validated; :class:`CorruptFileError` naming the mark and field when not."""
-    try:
-        result: list[TurnMark] = validate_saved(list[TurnMark], lines)
-    except pydantic.ValidationError as exc:
-        raise _first_error(path, exc) from None
+    result: list[TurnMark] = _validated(path, list[TurnMark], lines)
     return result
 
 
 def check_sent(path: Path, lines: JSONValue) -> list[SavedSent]:
     """The sent-request log validated; :class:`CorruptFileError` naming the line and field when not
     (a first line without the system prompt too: nothing before it to take it from)."""
-    try:
-        result: list[SavedSent] = validate_saved(list[SavedSent], lines)
-    except pydantic.ValidationError as exc:
-        raise _first_error(path, exc) from None
+    result: list[SavedSent] = _validated(path, list[SavedSent], lines)
     if result and (result[0].system is None or result[0].tools is None):
         raise CorruptFileError(path, "field 0: the first request has no system prompt or tools")
     return result

@@ -255,10 +255,8 @@ def test_saving_into_its_own_folder_by_path_keeps_the_appends_that_follow(tmp_pa
     assert len(Session.load(tmp_path).history) == 3
 
 
-def test_a_new_sessions_files_are_made_at_once_and_appended_to_from_the_first_prompt(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    task = tmp_path / "task"
-    session = Session(task, model="claude-sonnet-4-5")
+def _batches_written(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The names of each batch of files written atomically from now on (single files go through it too)."""
     made: list[list[str]] = []
     real = persist.atomic_write_files
 
@@ -267,7 +265,15 @@ def test_a_new_sessions_files_are_made_at_once_and_appended_to_from_the_first_pr
         real(folder, files)
 
     monkeypatch.setattr(store, "atomic_write_files", batch)
-    monkeypatch.setattr(persist, "atomic_write_files", batch)  # single files go through it too
+    monkeypatch.setattr(persist, "atomic_write_files", batch)
+    return made
+
+
+def test_a_new_sessions_files_are_made_at_once_and_appended_to_from_the_first_prompt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task = tmp_path / "task"
+    session = Session(task, model="claude-sonnet-4-5")
+    made = _batches_written(monkeypatch)
     session.begin_turn([{"type": "text", "text": "one"}])
     # One write of every file (one wait for the disk); the prompt is then appended to the history.
     assert made == [[CONTEXT_FILE, REQUESTS_FILE, SENT_FILE, MARKS_FILE, SESSION_FILE, HISTORY_FILE, UI_FILE]]
@@ -283,15 +289,7 @@ def test_a_new_sessions_files_are_made_at_once_and_appended_to_from_the_first_pr
 def test_a_context_change_writes_its_two_files_with_one_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = Session(tmp_path / "task", model="claude-sonnet-4-5")
     session.begin_turn([{"type": "text", "text": "one"}])
-    made: list[list[str]] = []
-    real = persist.atomic_write_files
-
-    def batch(folder: Any, files: Any) -> None:
-        made.append(list(files))
-        real(folder, files)
-
-    monkeypatch.setattr(store, "atomic_write_files", batch)
-    monkeypatch.setattr(persist, "atomic_write_files", batch)
+    made = _batches_written(monkeypatch)
     session.context_changed((2, 3), truncated=True)
     assert made == [[CONTEXT_FILE, SESSION_FILE]]  # the updates first, as before, in one batch
     session.close()
