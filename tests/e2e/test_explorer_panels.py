@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.soak import first_by_default
+
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import DARK, LIGHT, _put_notebook, _set_theme
@@ -33,7 +35,7 @@ _FIT_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output .nbagent
                        Math.round(e.getBoundingClientRect().width)])}; })"""
 
 
-@pytest.mark.parametrize("kind", ["explorer", "policies"])
+@pytest.mark.parametrize("kind", first_by_default(["explorer", "policies"]))
 def test_the_explorers_tables_fit_their_panels_in_both_themes(browser, lab, kind):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
     name = _put_notebook(lab, f"panels_{kind}.ipynb", "nbagent", {"explorer": EXPLORER, "policies": POLICIES}[kind])

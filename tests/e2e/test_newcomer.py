@@ -14,6 +14,8 @@ import urllib.request
 import nbformat
 import pytest
 
+from tests.soak import first_by_default
+
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 
@@ -74,7 +76,7 @@ def _set_theme(page, theme: str) -> None:
     time.sleep(0.8)  # the theme's stylesheet settles
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", first_by_default(KERNELS[::-1]))  # the stock kernel by default
 def test_typed_deny_reason_arrives_whole(browser, lab, kernel):  # noqa: F811
     page = _pending_prompt_page(browser, lab, kernel, "typed")
     box = page.locator("input[placeholder^='reason for denying']").first
@@ -92,7 +94,7 @@ def test_typed_deny_reason_arrives_whole(browser, lab, kernel):  # noqa: F811
     page.close()
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", first_by_default(KERNELS[::-1]))  # the stock kernel by default
 def test_pending_prompt_code_is_readable_in_light_and_dark_theme(browser, lab, kernel):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = _pending_prompt_page(browser, lab, kernel, "theme")
@@ -111,7 +113,7 @@ def test_pending_prompt_code_is_readable_in_light_and_dark_theme(browser, lab, k
     page.close()
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", first_by_default(KERNELS[::-1]))  # the stock kernel by default
 def test_interrupt_ends_a_tools_infinite_loop_and_keeps_the_kernel(browser, lab, kernel):  # noqa: F811
     name = _put_notebook(lab, f"interrupt_{kernel}.ipynb", kernel, [
         "%load_ext nbagent\nimport nbagent\nkept = 41",

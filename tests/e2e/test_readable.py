@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from tests.soak import first_by_default
+
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import DARK, LIGHT, _put_notebook, _set_theme
@@ -215,7 +217,7 @@ def _open_details(page) -> None:
     page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output details').forEach(d => d.open = true)")
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", first_by_default(KERNELS))  # the python3 kernel: in the soak run
 @pytest.mark.parametrize("kind", ["explorer", "policies", "run"])
 def test_every_text_nbagent_renders_is_readable_in_light_and_dark(browser, lab, kind, kernel):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)

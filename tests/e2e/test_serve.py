@@ -16,6 +16,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.soak import first_by_default
+
 from .test_agent_cells import _cells, _text, _wait
 from .test_bridge_frontend import _open, _require_installed_bridge
 from .test_jupyterlab import SHOTS, _run_all, browser, lab  # noqa: F401  (fixtures)
@@ -72,7 +74,7 @@ def _click(page, label: str) -> None:
     button.click()
 
 
-@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+@pytest.mark.parametrize("frontend", first_by_default(["jupyterlab", "notebook"]))
 def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab, frontend):  # noqa: F811
     _require_installed_bridge()
     name = _put_notebook(lab, f"serve_{frontend}.ipynb", "python3", ["%load_ext nbagent", "x = 40", "%agent serve"])

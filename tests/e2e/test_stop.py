@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from tests.soak import first_by_default
+
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import _put_notebook
@@ -24,7 +26,7 @@ slow = Sleepy()
 nbagent.notebook.magics.active_magics().new_session(allow=("python",))'''
 
 
-@pytest.mark.parametrize("kernel", ["nbagent", "python3"])
+@pytest.mark.parametrize("kernel", first_by_default(["nbagent", "python3"]))
 def test_stop_ends_a_running_python_tool_and_its_clock_advances(browser, lab, kernel):  # noqa: F811
     name = _put_notebook(lab, f"stop_{kernel}.ipynb", kernel, [SLOW, "%%agent\nWhat is in `slow`?", "after = 42"])
     page = _open(browser, lab, name)

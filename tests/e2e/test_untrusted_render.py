@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.soak import first_by_default
+
 from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import _put_notebook
@@ -54,7 +56,7 @@ s.agent.simulated_api.responder = ScriptedResponder([
 ])'''
 
 
-@pytest.mark.parametrize("kernel", ["nbagent", "python3"])
+@pytest.mark.parametrize("kernel", first_by_default(["nbagent", "python3"]))
 def test_script_in_anything_the_model_produces_never_runs(browser: Browser, lab: tuple[str, str],  # noqa: F811
                                                           kernel: str) -> None:
     name = _put_notebook(lab, f"xss_{kernel}.ipynb", kernel, [SETUP, "%%agent\nShow me something."])

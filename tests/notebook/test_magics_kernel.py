@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.kernel_driver import KernelDriver
+from tests.soak import sample_by_default
 
 pytestmark = pytest.mark.kernel
 
@@ -241,19 +242,20 @@ def nbagent_kernel(tmp_path_factory):
     d.close()
 
 
-def test_twenty_random_interrupts_on_the_nbagent_kernel(nbagent_kernel):
+@pytest.mark.parametrize("count", sample_by_default(6, 20))
+def test_random_interrupts_on_the_nbagent_kernel(nbagent_kernel, count):
     d = nbagent_kernel
     rng = random.Random(20261129)
     d.wait_done(d.execute(NEW + ".agent.simulated_api.tokens_per_second = 40.0"), 30)
     alive = valid = 0
-    for i in range(20):
+    for i in range(count):
         run = d.execute(f"%%agent --allow python\nWhat is {i} * 7? Then explain it at length.")
         time.sleep(rng.uniform(0.0, 1.2))
         d.interrupt()
         d.wait_done(run, 30)
         alive += d.is_alive()
         valid += state(d)["problems"] == []
-    assert (alive, valid) == (20, 20)
+    assert (alive, valid) == (count, count)
 
 
 def test_sync_wait_receives_a_click_on_the_nbagent_kernel(tmp_path):

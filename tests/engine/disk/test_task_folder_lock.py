@@ -24,6 +24,7 @@ from nbagent.engine.state.store import HISTORY_FILE, LOCK_FILE, TaskFolderLocked
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import Slow
+from tests.soak import sample_by_default
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -42,10 +43,11 @@ CONTENDER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_taking_over_a_stale_lock_make_exactly_one_writer_in_20_trials(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trials", sample_by_default(5, 20))
+def test_two_processes_taking_over_a_stale_lock_make_exactly_one_writer_in_every_trial(tmp_path: Path, trials: int) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True).stdout.strip()
-    for trial in range(20):
+    for trial in range(trials):
         task = tmp_path / f"t{trial}"
         task.mkdir()
         (task / LOCK_FILE).write_text(dead)  # left by a process that is gone

@@ -19,6 +19,7 @@ from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.state.session import Session
 from tests.engine.loop.test_query_support import make_engine, run
 from tests.engine.state.test_session_writes import four_calls_then_answer
+from tests.soak import sample_by_default
 
 
 class Killed(BaseException):
@@ -91,14 +92,15 @@ def check_folder(task: Path) -> None:
 
 
 @pytest.mark.parametrize("torn", [False, True], ids=["killed before a write", "killed half way through an append"])
+@pytest.mark.parametrize("every", sample_by_default(3, 1), ids=["every third write", "every write"])
 async def test_killed_at_any_write_the_folder_resumes_and_rolls_back_validly(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, torn: bool) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, torn: bool, every: int) -> None:
     with monkeypatch.context() as m:
         total = Writes(m, None, torn)
         await scenario(tmp_path / "count")
     assert total.count > 40
     failures = []
-    for k in range(1, total.count + 1):
+    for k in range(1, total.count + 1, every):  # the soak run kills at every write
         folder = tmp_path / f"kill-{k}"
         with monkeypatch.context() as m:
             Writes(m, k, torn)
