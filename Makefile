@@ -26,11 +26,16 @@ demo: kernel
 readme-screenshot: demo
 	$(PY) docs/img/readme_screenshot.py build/01_quickstart.html docs/img/agent_cells.png
 
+# pytest rewrites every test module's asserts at each run unless it may keep the result in __pycache__:
+# where PYTHONDONTWRITEBYTECODE is set (this project's machines) that was ~10 s of every collection,
+# the soak run's included.
+TEST_ENV = env -u PYTHONDONTWRITEBYTECODE
+
 test: $(STAMP) test-frontend
 	$(PY) -m ruff check nbagent tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q
-	$(PY) -m pytest -q --soak -m soak
+	$(TEST_ENV) $(PY) -m pytest -q
+	$(TEST_ENV) $(PY) -m pytest -q --soak -m soak
 
 # The front-end bridge's unit tests (node's test runner, against a real @jupyter/ydoc notebook model):
 # run where node >= 20 and npm exist (npm ci on first use or after the lockfile changed), skipped
