@@ -15,10 +15,9 @@ SOAK = pytest.mark.soak
 
 
 def first_by_default(values: Sequence[object]) -> list[object]:
-    """``values`` as parameters: the first in the default run, the others in the soak run. A tuple
-    is one case of several arguments (``parametrize("frontend, kernel", ...)``)."""
-    return [value if i == 0 else pytest.param(*(value if isinstance(value, tuple) else (value,)), marks=SOAK)
-            for i, value in enumerate(values)]
+    """``values`` (one argument each) as parameters: the first in the default run, the others in
+    the soak run."""
+    return [value if i == 0 else pytest.param(value, marks=SOAK) for i, value in enumerate(values)]
 
 
 def sample_by_default(sample: object, whole: object) -> list[object]:
