@@ -1,8 +1,9 @@
 """The cases of a parametrized test that only the soak run takes (``make test`` runs both).
 
-The default ``pytest`` run stays short (the brief asks for about fifteen minutes on two cores): a check repeated on a second
-kernel or front-end, or the whole of an exhaustive sweep, runs in the soak run (``--soak -m soak``),
-and the default run keeps one case or a sample that can fail the same way.
+The default ``pytest`` run stays short (the brief asks for about fifteen minutes on two cores): a
+check repeated on a second kernel or front-end, or the whole of an exhaustive sweep, runs in the
+soak run (``--soak -m soak``), and the default run keeps one case or a sample that can fail the
+same way.
 """
 
 from __future__ import annotations
