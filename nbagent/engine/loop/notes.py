@@ -111,6 +111,7 @@ class SessionNotes:
     def __init__(self, session: Session) -> None:
         self._session = session
         self._file: NotesFile | None = None
+        self._tool: NotesTool | None = None  # one object while the bound stays: its definition is built once
 
     def file(self, limit: int) -> NotesFile | None:
         """The notes file, or None while the setting (``limit``) is 0."""
@@ -144,7 +145,11 @@ class SessionNotes:
     def tool(self, limit: int) -> NotesTool | None:
         """The ``notes`` tool to offer (None while off)."""
         notes = self.file(limit)
-        return NotesTool(notes, limit) if notes is not None else None
+        if notes is None:
+            return None
+        if self._tool is None or self._tool.notes is not notes or self._tool.limit != limit:
+            self._tool = NotesTool(notes, limit)
+        return self._tool
 
 
 def notes_blocks(text: str | None, limit: int) -> list[ContentBlock]:

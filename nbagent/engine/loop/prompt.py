@@ -255,13 +255,14 @@ class RequestPrompt:
         return self._system
 
     def definitions(self, tools: Iterable[ToolLike]) -> list[JSONObject]:
-        """The tools' API definitions, each built once per tool object (schemas do not change)."""
-        return [self._definition(t) for t in tools]
+        """The tools' API definitions, each built once per tool object (schemas do not change).
+        Only the tools offered now stay cached: a tool no longer offered is not kept alive."""
+        cache, self._definitions = self._definitions, {}
+        return [self._definition(t, cache) for t in tools]
 
-    def _definition(self, tool: ToolLike) -> JSONObject:
-        hit = self._definitions.get(id(tool))
-        if hit is not None and hit[0] is tool:
-            return hit[1]
-        definition: JSONObject = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
-        self._definitions[id(tool)] = (tool, definition)
-        return definition
+    def _definition(self, tool: ToolLike, cache: dict[int, tuple[ToolLike, JSONObject]]) -> JSONObject:
+        hit = cache.get(id(tool))
+        if hit is None or hit[0] is not tool:
+            hit = (tool, {"name": tool.name, "description": tool.description, "input_schema": tool.schema()})
+        self._definitions[id(tool)] = hit
+        return hit[1]

@@ -124,6 +124,21 @@ def test_a_session_without_a_task_folder_keeps_its_notes_in_memory() -> None:
     a.close()
 
 
+def test_the_notes_tools_definition_is_built_once_while_its_bound_stays(monkeypatch) -> None:
+    built: list[int] = []
+    schema = NotesTool.schema
+    monkeypatch.setattr(NotesTool, "schema", lambda self: built.append(self.limit) or schema(self))
+    api = SimulatedAPI(responder=scripted, thinks_by_default=False)
+    a = Agent(provider="simulated", simulated_options={"api": api}, notes=500)
+    for prompt in ("note one", "note two", "and now?"):
+        a.run_sync(prompt)
+    assert len(messages_requests(api)) == 5 and built == [500]  # was one schema (and one kept tool) per request
+    a.reconfigure(notes=800)  # a new bound: a new tool, whose definition says so
+    a.run_sync("note three")
+    assert built == [500, 800] and "notes" in tool_names(messages_requests(api)[-1])
+    a.close()
+
+
 def test_a_bad_bound_is_refused_with_the_range() -> None:
     with pytest.raises(ValueError, match="0 \\(off\\) to 100,000"):
         SessionConfig(notes=-1)

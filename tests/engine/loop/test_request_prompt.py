@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import weakref
 from pathlib import Path
 
 from nbagent.engine.contracts.config import SessionConfig
@@ -38,3 +40,15 @@ def test_tool_definitions_are_built_once_per_tool_object() -> None:
     again = prompt.definitions([echo])
     assert again[0] is first[0] and first[0]["name"] == "echo" and "input_schema" in first[0]
     assert prompt.definitions([Echo()])[0] is not first[0]  # another object: its own definition
+
+
+def test_a_tool_no_longer_offered_is_not_kept_alive_by_the_definitions() -> None:
+    prompt, echo = RequestPrompt(), Echo()
+    for _ in range(50):  # e.g. a tool made anew for each request
+        gone = Add()
+        prompt.definitions([echo, gone])
+    ref = weakref.ref(gone)
+    kept = prompt.definitions([echo])
+    del gone
+    gc.collect()
+    assert ref() is None and len(prompt._definitions) == 1 and kept[0]["name"] == "echo"
