@@ -24,9 +24,11 @@ same code with the minimum, ±0.03 with the mean). Measured over 30 runs each, b
 the same number of full collections (10 and 10; the engine makes ~4% more young-generation
 collections, which the timed runs include), so starting both from the same state takes out the
 luck, not a cost of the engine. Goals: engine / baseline ≤ 1.10 in memory, ≤ 1.3 with a task
-folder. ``--profile`` prints the engine's cProfile top functions; ``--writes`` the CPU inside each
+folder. ``--control`` runs the SDK loop a second time in each pair and prints it against the first
+(the same code: what the machine's noise does to the median; ``bench_loop_instructions.py`` counts
+instructions, which do not move). ``--profile`` prints the engine's cProfile top functions; ``--writes`` the CPU inside each
 task-folder write per request and the waits for the disk per run.
-Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--profile] [--writes]``.
+Run: ``.venv/bin/python bench/bench_loop.py [--persist] [--control] [--profile] [--writes]``.
 """
 
 from __future__ import annotations
@@ -317,13 +319,15 @@ def main(argv: list[str]) -> int:
     repeats = int(argv[argv.index("--pairs") + 1]) if "--pairs" in argv else REPEATS
     system, tools = engine_request_shape()
     check_bodies(persist, policy, system, tools)  # also the warm-up: imports, tokenizer, SDK
-    base_times, engine_times = [], []
-    full = {"baseline": 0, "engine": 0}
+    base_times, engine_times, control_times = [], [], []
+    full = {"baseline": 0, "engine": 0, "control": 0}
     for _ in range(repeats):
         t, n_base = timed_run(lambda: run_baseline(system, tools, anchors(policy)), full, "baseline")
         base_times.append(t)
         t, n_engine = timed_run(lambda: run_engine(persist, policy), full, "engine")
         engine_times.append(t)
+        if "--control" in argv:  # the SDK loop again, after the engine: what the same code reads
+            control_times.append(timed_run(lambda: run_baseline(system, tools, anchors(policy)), full, "control")[0])
     assert n_base == n_engine == PROMPTS * (TOOLS_PER_PROMPT + 1), (n_base, n_engine)
     label = f"engine ({'task folder, fsync' if persist else 'in memory'}, context {policy})"
     print(f"{n_engine} requests, {repeats} interleaved pairs of runs; full collections inside the timed runs: "
@@ -338,6 +342,11 @@ def main(argv: list[str]) -> int:
         print(f"  {label + ':':<20}\n                      {eng * 1000:8.1f} ms  ({eng / n_engine * 1000:.2f} ms/request, mean)")
         print(f"  ratio engine / SDK loop: {paired:.3f}, the median of the pairs' ratios (goal <= {goal}); "
               f"ratio of the means {eng / base:.3f}; overhead {(eng - base) / n_engine * 1000:+.2f} ms/request")
+    if control_times:
+        paired = statistics.median(c[0] / b[0] for c, b in zip(control_times, base_times, strict=True))
+        means = statistics.mean(t[0] for t in control_times) / statistics.mean(t[0] for t in base_times)
+        print(f"control, the SDK loop against itself (CPU): {paired:.3f}, the median of the pairs' ratios; "
+              f"ratio of the means {means:.3f} (1.000 on a quiet machine: how far this run's figures can move)")
     if "--profile" in argv:
         prof = cProfile.Profile()
         prof.enable()
