@@ -127,7 +127,12 @@ def test_a_session_without_a_task_folder_keeps_its_notes_in_memory() -> None:
 def test_the_notes_tools_definition_is_built_once_while_its_bound_stays(monkeypatch) -> None:
     built: list[int] = []
     schema = NotesTool.schema
-    monkeypatch.setattr(NotesTool, "schema", lambda self: built.append(self.limit) or schema(self))
+
+    def counted(self: NotesTool) -> Any:
+        built.append(self.limit)
+        return schema(self)
+
+    monkeypatch.setattr(NotesTool, "schema", counted)
     api = SimulatedAPI(responder=scripted, thinks_by_default=False)
     a = Agent(provider="simulated", simulated_options={"api": api}, notes=500)
     for prompt in ("note one", "note two", "and now?"):
