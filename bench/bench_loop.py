@@ -321,13 +321,16 @@ def main(argv: list[str]) -> int:
     check_bodies(persist, policy, system, tools)  # also the warm-up: imports, tokenizer, SDK
     base_times, engine_times, control_times = [], [], []
     full = {"baseline": 0, "engine": 0, "control": 0}
+    def baseline() -> Coroutine[Any, Any, tuple[tuple[float, float], int]]:
+        return run_baseline(system, tools, anchors(policy))
+
     for _ in range(repeats):
-        t, n_base = timed_run(lambda: run_baseline(system, tools, anchors(policy)), full, "baseline")
+        t, n_base = timed_run(baseline, full, "baseline")
         base_times.append(t)
         t, n_engine = timed_run(lambda: run_engine(persist, policy), full, "engine")
         engine_times.append(t)
         if "--control" in argv:  # the SDK loop again, after the engine: what the same code reads
-            control_times.append(timed_run(lambda: run_baseline(system, tools, anchors(policy)), full, "control")[0])
+            control_times.append(timed_run(baseline, full, "control")[0])
     assert n_base == n_engine == PROMPTS * (TOOLS_PER_PROMPT + 1), (n_base, n_engine)
     label = f"engine ({'task folder, fsync' if persist else 'in memory'}, context {policy})"
     print(f"{n_engine} requests, {repeats} interleaved pairs of runs; full collections inside the timed runs: "
