@@ -4,9 +4,10 @@
  * nbagent marks the cells it makes with `metadata.nbagent` = {origin, session, turn, kind, ...}:
  * `origin` is a random token of the kernel process that made the cell, so a received notebook,
  * or one from before a restart, carries marks that are never "ours". At insert this front-end adds
- * `made` = {source_sha256, execution_count}: the cell as nbagent made it. A cell whose source
- * no longer hashes the same was edited by the user; one with another execution count was run
- * again by the user: both are the user's now.
+ * `made` = {cell_id, source_sha256, execution_count}: the cell as nbagent made it. A cell with
+ * another id is a copy the user made (copy and paste, Duplicate keep the metadata, not the id); one
+ * whose source no longer hashes the same was edited by the user; one with another execution count
+ * was run again by the user: all are the user's now.
  */
 import type { ISharedCell, ISharedCodeCell } from '@jupyter/ydoc';
 import { sha256 } from '@noble/hashes/sha256';
@@ -31,7 +32,7 @@ export type Expect = {
 /** A cell that stayed, and the reason (a short code the kernel words for the user). */
 export type Kept = { id: string; reason: string };
 
-type Made = { source_sha256?: string; execution_count?: number | null };
+type Made = { cell_id?: string; source_sha256?: string; execution_count?: number | null };
 
 /** sha256 of the source's UTF-8 bytes, hex: the same as Python's hashlib. */
 export function sourceHash(source: string): string {
@@ -101,7 +102,13 @@ export function whyKept(cell: ISharedCell, expect: Expect, protect: Set<string>)
     return 'other-turn';
   }
   const made: unknown = mark.made;
-  if (!isObject(made) || typeof made.source_sha256 !== 'string' || made.source_sha256 !== sourceHash(cell.getSource())) {
+  if (!isObject(made)) {
+    return 'edited'; // no stamp: nbagent never made this cell whole
+  }
+  if (made.cell_id !== cell.id) {
+    return 'copied'; // pasted or duplicated by the user (or stamped before stamps carried the id)
+  }
+  if (typeof made.source_sha256 !== 'string' || made.source_sha256 !== sourceHash(cell.getSource())) {
     return 'edited';
   }
   const count = code.execution_count ?? null;
@@ -111,14 +118,14 @@ export function whyKept(cell: ISharedCell, expect: Expect, protect: Set<string>)
   return null;
 }
 
-/** Stamp a cell about to be inserted (nbformat JSON): `made` is computed here, never taken from
- * the request. Cells without an nbagent mark are left alone. */
+/** Stamp a cell about to be inserted (nbformat JSON, with the id it will have): `made` is computed
+ * here, never taken from the request. Cells without an nbagent mark are left alone. */
 export function stampNew(cell: { [key: string]: any }): void {
   const mark = cell.metadata?.[MARK];
   if (!isObject(mark)) {
     return;
   }
-  const made: Made = { source_sha256: sourceHash(String(cell.source ?? '')) };
+  const made: Made = { cell_id: String(cell.id), source_sha256: sourceHash(String(cell.source ?? '')) };
   if (cell.cell_type === 'code') {
     made.execution_count = cell.execution_count ?? null;
   }

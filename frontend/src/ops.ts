@@ -8,6 +8,7 @@
  * and state say (see guard.ts); the kernel's list of ids is a wish, never an authority.
  */
 import type { ISharedCell, ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
+import { UUID } from '@lumino/coreutils';
 import { BridgeError, MARK, madeOf, parseExpect, restamp, stampNew, whyKept, type Kept } from './guard.js';
 
 export { BridgeError } from './guard.js';
@@ -73,8 +74,10 @@ export function opInsert(nb: ISharedNotebook, req: Args): CellJSON {
   } else if (typeof req.index === 'number') {
     index = Math.max(0, Math.min(req.index, nb.cells.length));
   }
-  const cell = toNewCell(req.cell as CellJSON);
-  stampNew(cell); // what removal later compares: the source and count as nbagent made them
+  // A fresh id chosen here (the kernel's is dropped, so ids stay unique) and stamped with the rest:
+  // a copy the user pastes gets another id, so removal can tell it from the cell nbagent made.
+  const cell = toNewCell(req.cell as CellJSON, UUID.uuid4());
+  stampNew(cell); // what removal later compares: the id, source and count as nbagent made them
   const made = nb.insertCell(index, cell as any);
   return { id: made.id, index };
 }

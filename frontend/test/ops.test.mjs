@@ -133,6 +133,21 @@ test('inside an outer transaction delete stops after one cell instead of using a
   assert.deepEqual(sources(nb), ['b', 'mine']);
 });
 
+test('a copy of an agent cell (pasted or duplicated: same metadata, new id) is the user\'s', t => {
+  const nb = fresh(t, [user('%%agent\nask')]);
+  const a = agentInsert(nb, '2 * 3', 1, { after: nb.cells[0].id });
+  const { id: _id, ...json } = byId(nb, a).toJSON(); // what JupyterLab's paste and Duplicate insert
+  nb.insertCell(2, json);
+  nb.insertCell(3, json);
+  const copies = [nb.cells[2].id, nb.cells[3].id];
+  assert.deepEqual(nb.cells[2].getMetadata('nbagent'), byId(nb, a).getMetadata('nbagent'));
+
+  const result = opDelete(nb, { ids: [a, ...copies], expect: { ...EXPECT, turns: [1] } });
+
+  assert.deepEqual(result, { deleted: 1, removed: [a], kept: copies.map(id => ({ id, reason: 'copied' })) });
+  assert.deepEqual(sources(nb), ['%%agent\nask', '2 * 3', '2 * 3']);
+});
+
 test('the stamp is the front-end\'s: a forged one in insert or replace is discarded', t => {
   const nb = fresh(t, [user('mine')]);
   const mine = nb.cells[0].id;

@@ -1,6 +1,6 @@
 // Property: whatever the user and the agent do, in any order, every user cell survives byte-identical.
 //
-// Random sequences of user actions (insert, edit, move, run, Run All's queue) and the kernel's
+// Random sequences of user actions (insert, edit, move, run, Run All's queue, copy and paste) and the kernel's
 // (agent turns, re-runs of an agent cell, rollbacks, retries), against a real YNotebook. The kernel
 // side here is deliberately careless: it asks to delete EVERY cell id, with only its expectations
 // (origin, session, turn, agent cell) to go by, so the front-end's guard alone must keep the user's cells.
@@ -15,7 +15,8 @@ const userAction = fc.oneof(
   fc.record({ type: fc.constant('edit'), pick: fc.nat(), text: fc.string({ minLength: 1, maxLength: 8 }) }),
   fc.record({ type: fc.constant('move'), pick: fc.nat(), to: fc.nat() }),
   fc.record({ type: fc.constant('run'), pick: fc.nat() }),
-  fc.record({ type: fc.constant('queue'), pick: fc.nat() })
+  fc.record({ type: fc.constant('queue'), pick: fc.nat() }),
+  fc.record({ type: fc.constant('copy'), pick: fc.nat(), at: fc.nat() })
 );
 const kernelAction = fc.oneof(
   fc.record({ type: fc.constant('turn'), agent: fc.nat(1), cells: fc.integer({ min: 0, max: 3 }) }),
@@ -65,6 +66,10 @@ class World {
     } else if (cell && action.type === 'run' && cell.cell_type === 'code') {
       cell.execution_count = this.count++;
       this.own(cell);
+    } else if (cell && action.type === 'copy') {
+      // Copy and paste (and Duplicate): JupyterLab inserts the cell's JSON, metadata and all, under a new id.
+      const { id: _id, ...json } = cell.toJSON();
+      this.own(nb.insertCell(action.at % (nb.cells.length + 1), json));
     } else if (cell && action.type === 'queue' && cell.cell_type === 'code') {
       cell.executionState = 'running'; // Run All queued it: it must survive the next request
       this.queued.add(cell);

@@ -20,7 +20,7 @@ import collections
 import itertools
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Generic, Iterator, Literal, TypeVar, Union, overload
+from typing import Any, Awaitable, Callable, Generic, Iterator, Literal, TypeVar, Union, overload
 
 T = TypeVar("T")
 
@@ -34,6 +34,14 @@ _UNSET = _Unset()
 
 class WaitAborted(Exception):
     """The abort event was set before the decision arrived."""
+
+
+class WaitUnseen(Exception):
+    """The prompt left every page while waiting (reloaded or closed): no click can come."""
+
+
+SHOWN_EVERY_S = 5.0
+"""How often a wait asks whether its prompt is still shown (a reload leaves the kernel waiting)."""
 
 
 class Decision(Generic[T]):
@@ -104,20 +112,29 @@ def _set_result(fut: asyncio.Future[T], value: T) -> None:
         fut.set_result(value)
 
 
-async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | None = None, tick: float = 0.1) -> T:
+async def wait_for_decision(decision: Decision[T], *, abort: asyncio.Event | None = None, tick: float = 0.1,
+                            shown: Callable[[], Awaitable[bool]] | None = None,
+                            shown_every: float | None = None) -> T:
     """Wait until ``decision`` is resolved and return its value.
 
     Waits in ``tick``-second slices so a kernel interrupt (which arrives as ``CancelledError``) is
     seen within one tick; the cancellation is never swallowed. Raises :class:`WaitAborted` when
-    ``abort`` is set first.
+    ``abort`` is set first, and :class:`WaitUnseen` when ``shown`` (asked every ``shown_every``
+    seconds, :data:`SHOWN_EVERY_S` by default) says the prompt is no longer on any page.
     """
     loop = asyncio.get_running_loop()
     fut = decision._future_on(loop)
+    every = SHOWN_EVERY_S if shown_every is None else shown_every
+    check_at = loop.time() + every
     try:
         while not fut.done():
             if abort is not None and abort.is_set():
                 raise WaitAborted("aborted while waiting for a decision")
             await asyncio.wait({fut}, timeout=tick)
+            if shown is not None and not fut.done() and loop.time() >= check_at:
+                if not await shown() and not decision.wait_sync(0):  # a click during the check still counts
+                    raise WaitUnseen("the prompt is no longer shown on any page")
+                check_at = loop.time() + every
         return fut.result()
     finally:
         # The future belongs to the decision: never cancel it here (a late click must still be

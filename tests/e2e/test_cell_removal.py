@@ -10,6 +10,9 @@ cell it did not make in this kernel.
     the second is not deleted and the kernel never hangs Busy; and a queued agent cell the user
     deletes does not leave the kernel waiting on a prompt nobody sees.
 
+And a copy of an agent cell the user pasted or duplicated (the same metadata under a new id) is the
+user's: a re-run and a rollback leave it byte-identical.
+
 One JupyterLab server for the module (the ``lab`` fixture); the default offline model answers.
 """
 
@@ -175,6 +178,42 @@ def test_rollback_removes_only_later_turns_agent_cells_and_counts_them(browser, 
                 assert _bytes(c) == users[c["id"]]  # every user cell, byte for byte
         assert set(users) <= {c["id"] for c in cells}
         users = {c["id"]: _bytes(c) for c in cells if _kind(c) is None}
+    page.close()
+
+
+def _command(page, index: int, command: str) -> None:
+    """JupyterLab's own command on the cell at ``index`` (what the menu, the toolbar and C/V do)."""
+    page.evaluate("([i, c]) => { window.__nb.content.activeCellIndex = i; "
+                  "return window.jupyterapp.commands.execute(c); }", [index, command])
+
+
+@pytest.mark.parametrize("frontend, kernel", CONFIGS)
+def test_the_users_copies_of_agent_cells_survive_a_re_run_and_a_rollback(browser, lab, frontend, kernel):  # noqa: F811
+    _require_installed_bridge()
+    name = _put(lab, f"removal_copies_{frontend}_{kernel}.ipynb", kernel, ["%load_ext nbagent", ASK, MINE])
+    page = _open(browser, lab, name, frontend)
+    _run_all(page)
+    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and "my own cell" in _text(cs[-1])
+                  and cs[-1]["execution_count"] is not None, "Run All did not finish")
+    originals = [cells[2]["id"], cells[3]["id"]]
+    _command(page, 3, "notebook:copy-cell")  # `4 * 5`, pasted below the user's cell
+    _command(page, 4, "notebook:paste-cell-below")
+    _command(page, 2, "notebook:duplicate-below")  # `2 * 3`, duplicated in place
+    cells = _wait(page, lambda cs: len(cs) == 7, "the copies were not made")
+    copies = {c["id"]: _bytes(c) for c in (cells[3], cells[6])}
+    assert [cells[3]["source"], cells[6]["source"]] == ["2 * 3", "4 * 5"] and not set(copies) & set(originals)
+
+    _run_cell(page, 1)  # the agent cell again: its earlier cells go, the user's copies of them stay
+    cells = _wait(page, lambda cs: any(c["metadata"]["nbagent"]["turn"] == 2 for c in _made(cs))
+                  and "copied by you" in _text(cs[1]), "the re-run did not finish")
+    assert not set(originals) & {c["id"] for c in cells}
+    assert {c["id"]: _bytes(c) for c in cells if c["id"] in copies} == copies
+
+    at = _append(page, "%agent rollback 0")
+    _run_cell(page, at)
+    cells = _wait(page, lambda cs: "rolled back" in _text(cs[-1]), "the rollback did not answer")
+    assert {c["id"]: _bytes(c) for c in cells if c["id"] in copies} == copies
+    assert [c["source"] for c in cells] == ["%load_ext nbagent", ASK, "2 * 3", MINE, "4 * 5", "%agent rollback 0"]
     page.close()
 
 

@@ -2,7 +2,9 @@
 headless Chromium): the new page (a new kernel connection) never saw the kernel's ``comm_open``, yet
 the first agent cell after it gets its code cells below it, its mark and its record at once, with no
 "no notebook bridge" notice (before: a 10 s stall, then one plain ``set_next_input`` cell and no
-record)."""
+record). And a reload while Allow / Deny waits never leaves the kernel Busy on a prompt that no page
+shows: the kernel asks every few seconds whether the page still runs the cell, and denies the call
+with a notice when it does not."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import time
 from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
 
 from .test_bridge_frontend import _require_installed_bridge
-from .test_cell_removal import _append, _made, _put, _run_all, _run_cell, _text, _wait
+from .test_cell_removal import MINE, _append, _made, _put, _run_all, _run_cell, _text, _wait
 from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 
@@ -47,6 +49,27 @@ def test_the_first_agent_cell_after_a_reload_or_a_reopen_gets_its_cells_at_once(
     page.evaluate("(name) => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
     _ready(page, name)
     _agent_cell_gets_its_cells_at_once(page, "%%agent --allow python\nWhat is 6 * 7?", "6 * 7")
+    page.close()
+
+
+def test_a_reload_while_allow_deny_waits_never_leaves_the_kernel_busy(browser, lab):  # noqa: F811
+    _require_installed_bridge()
+    base, token = lab
+    name = _put(lab, "reload_during_prompt.ipynb", "python3", ["%load_ext nbagent", "%%agent\nWhat is 17 * 23?", MINE])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    _ready(page, name)
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _run_cell(page, 1)
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=60_000)
+    page.reload()  # the prompt's page is gone; the kernel still runs the agent cell
+    page.wait_for_function("(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; "
+                           "if (w && w.context && w.context.path === name && w.sessionContext.isReady) "
+                           "{ window.__nb = w; return true; } return false; }", arg=name, timeout=60_000)
+    assert page.locator("button:text-is('Allow'):enabled").count() == 0  # no page shows the prompt
+    _run_cell(page, 2)  # queued behind the agent cell, which must end by itself
+    _wait(page, lambda cs: "my own cell" in _text(cs[2]), "the kernel kept waiting on the lost prompt", 90)
     page.close()
 
 

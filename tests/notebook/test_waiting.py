@@ -65,6 +65,25 @@ async def test_abort_event_raises_wait_aborted() -> None:
         await wait_for_decision(d, abort=abort, tick=0.01)
 
 
+async def test_a_prompt_no_longer_shown_raises_wait_unseen_and_a_click_during_the_check_still_wins() -> None:
+    checks: list[bool] = []
+
+    async def gone() -> bool:
+        checks.append(False)
+        return False
+
+    with pytest.raises(waiting.WaitUnseen):
+        await wait_for_decision(Decision[str](), tick=0.01, shown=gone, shown_every=0.02)
+    clicked: Decision[str] = Decision()
+
+    async def clicked_while_asked() -> bool:
+        clicked.resolve("allow")  # the answer arrives while the front-end is being asked
+        return False
+
+    assert await wait_for_decision(clicked, tick=0.01, shown=clicked_while_asked, shown_every=0.02) == "allow"
+    assert checks == [False]
+
+
 async def test_cancellation_propagates_and_cleans_up() -> None:
     d: Decision[str] = Decision()
     waiting.register_button("btn-cancel", d, "x")

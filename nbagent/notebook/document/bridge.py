@@ -106,6 +106,18 @@ class Bridge:
         """Whether a front-end with the extension said hello (and has not stopped answering)."""
         return self._said_hello and not self._failed
 
+    @property
+    def ever_connected(self) -> bool:
+        """Whether a front-end with the extension said hello in this kernel at all."""
+        return self._said_hello
+
+    async def reconnect(self) -> bool:
+        """Open a new comm and wait (``HELLO_WAIT_S`` at most, off the loop) for a page's hello:
+        after a reload or a reopen, the page now showing the notebook never saw the old comm."""
+        import asyncio
+
+        return self._reopen() and await asyncio.to_thread(self._wait_hello, None, HELLO_WAIT_S)
+
     # --- opening ----------------------------------------------------------------------------
     def open(self) -> bool:
         """Open (or re-open) the comm; ``False`` where the process has no kernel to open it on.

@@ -223,19 +223,25 @@ async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
 
 
 def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
-    """What a view asks before it waits on a click: is the cell running now (taken here, while it
-    runs) still in the notebook? False only when the front-end answers that it is not."""
+    """What a view asks before it waits on a click, and every few seconds while it waits: is the
+    cell running now (taken here, while it runs) still in the notebook, and running there? False
+    only when the front-end answers that it is not: deleted while queued, or the page was reloaded
+    or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
     cell_id = executing_cell_id()
 
     async def shown() -> bool:
-        if cell_id is None or not bridge.connected or bridge.version < 2:
+        if cell_id is None or not bridge.ever_connected or bridge.version < 2:
             return True
+        if not bridge.connected and not await bridge.reconnect():
+            return True  # no page answers now: nothing says the prompt is gone (asked again later)
         try:
             found = await bridge.request("find", cell_id=cell_id)
         except (BridgeUnavailable, BridgeError):
             return True
         index = found.get("index")
-        return not isinstance(index, int) or index >= 0
+        if isinstance(index, int) and index < 0:
+            return False
+        return found.get("running") is not False
 
     return shown
 

@@ -76,6 +76,16 @@ def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:
             "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
 
 
+def _latest(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None) -> int:
+    """The turn to replay for a cell whose next recorded turn is ``turn``: a later turn of the same
+    record when the cell's own metadata names one (the cell was run again: the notebook shows that
+    answer, and the one it replaced must not come back as current)."""
+    if carried is None or not carried.mine or carried.session != index.session or carried.turn <= turn:
+        return turn
+    asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
+    return carried.turn if asked else turn
+
+
 def session_name(agent: Agent) -> str | None:
     """The recorded session's name (its folder's), or None for a session kept in memory."""
     task_dir = agent.session.task_dir
@@ -128,17 +138,17 @@ class DocumentLink:
         asked it; once a turn ran live here, a ``--new`` prompt replays only in that cell (never
         without cell ids: a console or a script asking again is a new question)."""
         cursor, cell_id = self.cursor, executing_cell_id()
+        metadata = executing_metadata()
+        carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            return Replay(cursor.index.session, cursor.shown + 1)
+            return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id))
         fresh = new or (current is None and cursor is None)
         if not live and fresh:
             record = find_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live)
             if record is not None:
                 self.cursor = ReplayCursor(record)
-                return Replay(record.session, 1)
-        metadata = executing_metadata()
+                return Replay(record.session, _latest(carried, record, 1, prompt, cell_id))
         if not live and (new or not self.went_live):
-            carried = read_record(metadata, prompt, cell_id)
             index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
             if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
                 return self._from_notebook(carried, index)  # (a turn rolled back in the folder is not replayed)

@@ -5,10 +5,10 @@ and the notebook tools, as JupyterLab does.
 :class:`NotebookDocument` answers the protocol of docs/bridge-protocol.md on the notebook being
 executed: ``read``, ``insert``, ``replace``, ``delete``, ``move``, ``find`` (protocol 2). Like the
 browser extension it never marks a cell trusted (``insert`` drops ``metadata.trusted``; ``replace``
-touches only the ``nbagent`` metadata key), stamps what nbagent made (``made``: the source's sha256
-and the execution count, computed here, never taken from a request), and removes a cell only where
+touches only the ``nbagent`` metadata key), stamps what nbagent made (``made``: the cell's id, the
+source's sha256 and the execution count, computed here, never taken from a request), and removes a cell only where
 the browser extension's guard would (``frontend/src/guard.ts``): a code cell carrying the expected
-mark, unedited and not run again since, not protected, not running and not queued. The run
+mark, not a copy, unedited and not run again since, not protected, not running and not queued. The run
 executes the cells that were there when it started (as Run All in JupyterLab runs the cells it
 queued), never the ones inserted.
 """
@@ -104,7 +104,7 @@ class NotebookDocument:
             new.setdefault("execution_count", None)
         mark = metadata.get(MARK)
         if isinstance(mark, dict):
-            metadata[MARK] = {**mark, "made": _made(new, source=True, count=True)}
+            metadata[MARK] = {**mark, "made": {"cell_id": new_id, **_made(new, source=True, count=True)}}
         at = self._index(after_id) + 1 if after_id else len(self.cells) if index is None else min(index, len(self.cells))
         self.cells.insert(at, self.make_node(new))
         return {"id": new_id, "index": at}
@@ -175,8 +175,11 @@ class NotebookDocument:
         if ("turns" in expect and not (isinstance(turns, list) and turn in turns)) or ("after_turn" in expect and not (
                 isinstance(turn, int) and isinstance(after, int) and turn > after)):
             return "other-turn"
-        stamps = mark.get("made")
-        made = stamps if isinstance(stamps, dict) else {}
+        made = mark.get("made")
+        if not isinstance(made, dict):
+            return "edited"
+        if made.get("cell_id") != cell_id:  # a copy: same metadata, another id
+            return "copied"
         if made.get("source_sha256") != _sha256(cell.get("source", "")):
             return "edited"
         count = cell.get("execution_count")

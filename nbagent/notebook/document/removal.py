@@ -5,8 +5,9 @@ Every cell nbagent makes carries ``metadata.nbagent.origin`` = :data:`ORIGIN`, a
 kernel process, so a received notebook's marks, or marks from before a restart, are never ours.
 The kernel picks the cells it believes are its own and sends them with what it expects of each
 (origin, session, turn, agent cell, kind); the front-end checks each cell at the moment it removes
-it and keeps any that is not the agent's any more: edited or run again by the user, running or
-queued, a markdown cell, the cell running the command (bridge protocol 2, docs/bridge-protocol.md).
+it and keeps any that is not the agent's any more: a copy the user pasted or duplicated, a cell
+edited or run again by the user, running or queued, a markdown cell, the cell running the command
+(bridge protocol 2, docs/bridge-protocol.md).
 What comes back is what really went, and what stayed and why: messages count from that.
 """
 
@@ -32,7 +33,7 @@ MADE_KINDS = ("code", "new")
 notebook_edit. An agent cell ("agent") and a user's cell the model changed ("edit") are the user's."""
 
 REASONS = {
-    "edited": "edited by you", "re-run": "run again by you", "running": "running or queued",
+    "edited": "edited by you", "copied": "copied by you", "re-run": "run again by you", "running": "running or queued",
     "protected": "the cell running this command", "not-code": "not a code cell", "missing": "already gone",
     "old-frontend": "the notebook's nbagent extension is older than the kernel's: update nbagent where "
                     "JupyterLab runs",

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 UNSEEN_PROMPT = ("Denied without asking: the cell running this agent is no longer in the notebook (deleted while "
                  "it was queued?), so nobody could see Allow / Deny.")
+LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed while it waited, so nobody could "
+               "answer it. Run the agent cell again to be asked again.")
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
 MIN_INTERVAL = 0.05  # at most 20 stream updates per second
 
@@ -160,7 +162,7 @@ class AgentView:
         self._prompts.append(prompt)
         settled = False
         try:
-            outcome = await waiting.wait_for_decision(prompt.decision, abort=self.abort)
+            outcome = await waiting.wait_for_decision(prompt.decision, abort=self.abort, shown=self.cell_shown)
             prompt.settle(outcome)
             settled = True
             card.set_status("allowed" if isinstance(outcome, Allow) else "denied")
@@ -172,6 +174,13 @@ class AgentView:
             settled = True
             card.set_status("aborted")
             return Deny("The run was aborted before the user decided.")
+        except waiting.WaitUnseen:
+            denied = Deny(LOST_PROMPT)
+            prompt.settle(denied)
+            settled = True
+            card.set_status("denied")
+            self.handle(ev.Notice(level="warning", message=LOST_PROMPT))
+            return denied
         finally:
             if not settled:  # interrupted: close the prompt, let the CancelledError go on
                 prompt.settle(None, "interrupted")
@@ -191,8 +200,8 @@ class AgentView:
         prompt.ask()
         choice = "interrupted"
         try:
-            choice = await waiting.wait_for_decision(prompt.decision, abort=self.abort)
-        except waiting.WaitAborted:
+            choice = await waiting.wait_for_decision(prompt.decision, abort=self.abort, shown=self.cell_shown)
+        except (waiting.WaitAborted, waiting.WaitUnseen):  # unseen: nobody can click Retry any more
             choice = "cancel"
         finally:
             prompt.settle(choice)

@@ -78,6 +78,20 @@ def test_delete_removes_only_agent_made_cells_and_never_the_running_one() -> Non
     assert doc.run_cells == doc.cells
 
 
+def test_a_copy_of_an_agent_cell_is_kept_as_the_users() -> None:
+    doc = document()
+    agent_id = cells_of(doc)[1]["id"]
+    made = ask(doc, "insert", cell={"cell_type": "code", "source": "2 * 3", "metadata": {"nbagent": {**MARK, "origin": "O"}}},
+               after_id=agent_id)["result"]["id"]
+    original = next(c for c in cells_of(doc) if c["id"] == made)
+    assert original["metadata"]["nbagent"]["made"]["cell_id"] == made
+    copy = nbformat.from_dict({**original, "id": "pasted1"})  # paste and Duplicate: the metadata, another id
+    doc.cells.append(copy)
+    reply = ask(doc, "delete", ids=[made, "pasted1"], expect={"origin": "O", "kinds": ["code"]})["result"]
+    assert reply["removed"] == [made] and reply["kept"] == [{"id": "pasted1", "reason": "copied"}]
+    assert doc.cells[-1] is copy
+
+
 def test_a_queued_cell_is_never_deleted_and_find_says_it_runs() -> None:
     doc = document()
     queued = cells_of(doc)[2]

@@ -161,6 +161,24 @@ def test_after_a_replay_from_the_notebook_status_and_history_describe_it(lab, tm
     assert "cost (recorded)" in table and "signed by you" in table
 
 
+def test_a_cell_run_again_replays_its_latest_answer_not_the_one_it_replaced(lab, tmp_path):
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nwhat is 6 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    lab.run()  # the same cell again, live: turn 2 replaces turn 1's answer in the notebook
+    assert lab.record()["turn"] == 2
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")  # below the agent's cells
+    assert "42" in lab.run(later)  # the next cell: turn 3
+    lab.restart()
+
+    again = lab.run()  # Restart & Run All, with the folder's record beside the notebook
+
+    assert "replayed: session" in again and ", turn 2" in again and ", turn 1" not in again
+    assert "changed since" not in again
+    after = lab.run(later)
+    assert ", turn 3" in after and "42" in after  # the record goes on after the replayed turn
+
+
 def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp_path):
     lab.run()
     lab.ip.run_cell("%agent rollback 0")

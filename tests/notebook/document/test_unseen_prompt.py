@@ -1,6 +1,8 @@
 """A prompt nobody can see is never waited on: when the cell running the agent left the notebook
 (deleted while Run All had it queued), a permission is denied with a notice and a failed request
-is cancelled, instead of the kernel waiting Busy for ever."""
+is cancelled, instead of the kernel waiting Busy for ever; and a prompt already shown is given up
+the same way when its page is reloaded or closed and opened again (the cell is there, idle: the
+new page never ran it, so it shows no prompt)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import pytest
 
 from nbagent.engine.contracts import events as ev
 from nbagent.engine.contracts.permissions import Deny, PermissionRequest
+from nbagent.notebook import waiting
 from nbagent.notebook.document import cell_run
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.view import AgentView
-from nbagent.notebook.view.agent_view import UNSEEN_PROMPT
+from nbagent.notebook.view.agent_view import LOST_PROMPT, UNSEEN_PROMPT
 
 from .fake_frontend import FakeFrontEnd
 
@@ -43,11 +46,53 @@ async def test_the_check_asks_the_front_end_for_the_running_cell(monkeypatch) ->
     front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}, {"cell_type": "code", "source": "x"}])
     bridge = front.connect(Bridge())
     monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    front.running.add("c1")  # JupyterLab marks the cell it runs (and the ones it queued) [*]
     shown = cell_run.shown_check(bridge)
     assert await shown() is True
     front.cells.pop(0)  # the user deleted the queued agent cell
     assert await shown() is False
     assert [r["op"] for r in front.requests] == ["find", "find"]
+
+
+async def test_the_check_says_unseen_once_the_page_showing_the_cell_no_longer_runs_it(monkeypatch) -> None:
+    front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
+    bridge = front.connect(Bridge())
+    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    front.running.add("c1")
+    shown = cell_run.shown_check(bridge)
+    assert await shown() is True
+    front.running.clear()  # reloaded: the page loaded the notebook from disk, the cell idle in it
+    assert await shown() is False
+
+
+class Flips:
+    """Shown for the check before the prompt, gone at the first check while it waits."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self) -> bool:
+        self.asked += 1
+        return self.asked == 1
+
+
+async def test_a_prompt_whose_page_was_reloaded_while_it_waited_is_denied_with_a_notice(monkeypatch) -> None:
+    monkeypatch.setattr(waiting, "SHOWN_EVERY_S", 0.05)
+    flips = Flips()
+    view = AgentView(cell_shown=flips)
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
+    request = PermissionRequest("t1", "python", {"code": "1+1"}, False, 1, "python is not read-only")
+    outcome = await asyncio.wait_for(view.ask_permission("python", {"code": "1+1"}, request), 5)
+    assert outcome == Deny(LOST_PROMPT) and flips.asked == 2
+    assert view.permission.outcome == Deny(LOST_PROMPT)  # the prompt was shown, then closed as denied
+    assert "reloaded or closed" in view.transcript()
+
+
+async def test_retry_cancel_whose_page_was_reloaded_is_cancelled(monkeypatch) -> None:
+    monkeypatch.setattr(waiting, "SHOWN_EVERY_S", 0.05)
+    view = AgentView(cell_shown=Flips())
+    failed = ev.ApiRequestFailed(error_kind="api_error", message="boom")
+    assert await asyncio.wait_for(view.ask_api_failure(failed), 5) == "cancel"
 
 
 async def test_without_a_cell_id_or_with_an_older_front_end_it_never_blocks_a_prompt(monkeypatch) -> None:
