@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,8 @@ from typing import Any, Mapping
 from .endpoint_trust import EndpointError, check_project_row, check_trusted
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
+_REGION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]*")
 RESERVED_NAMES = frozenset({"auto", "simulated", "anthropic"})
 """Provider choices, not endpoint names (``%%agent --endpoint anthropic`` would be ambiguous)."""
 _FIELDS = frozenset({"base_url", "api_key", "api_key_env", "auth_token", "auth_token_env", "headers",
@@ -74,8 +77,17 @@ class Endpoint:
             raise EndpointError(f"endpoint {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.kind != "anthropic" and not self.region:
             raise EndpointError(f"endpoint {self.name!r}: a {self.kind} endpoint needs a region")
+        # The SDKs build the host from these (bedrock-runtime.{region}.amazonaws.com): anything but a
+        # plain name would let a profile, a received project file's too, pick the host the cloud
+        # credential goes to (region "evil.example/" or "evil.example#").
+        if self.region is not None and not _REGION.fullmatch(self.region):
+            raise EndpointError(f"endpoint {self.name!r}: region must be a region name such as us-east-1 "
+                                f"(letters, digits and dashes), got {self.region!r}")
         if self.kind == "vertex" and not self.project_id:
             raise EndpointError(f"endpoint {self.name!r}: a vertex endpoint needs a project_id")
+        if self.project_id is not None and not _PROJECT_ID.fullmatch(self.project_id):
+            raise EndpointError(f"endpoint {self.name!r}: project_id must be a Google Cloud project id "
+                                f"(letters, digits, dashes, dots and colons), got {self.project_id!r}")
         if self.base_url is not None:
             parsed = urllib.parse.urlsplit(self.base_url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:

@@ -56,3 +56,27 @@ def test_a_key_set_in_a_cell_is_not_sent_nor_saved(ip: Any, tmp_path: Path) -> N
     saved = "".join(p.read_text(errors="replace") for p in Path(task_dir).rglob("*") if p.is_file())
     assert "api_conversation_history" in " ".join(p.name for p in Path(task_dir).iterdir())
     assert KEY not in saved
+
+
+def test_a_token_known_only_by_its_value_is_not_given_away_cut_short(ip: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # No key shape: only its value (a gateway's token in secret_env) tells it; a DataFrame's levels
+    # are shown cut to 38 characters + "…", and the cut start must not reach the model either.
+    token = "Zq7abcdefghijkLMNOPQRSTUVWxyz0123456789A"
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", token)
+    with capture_output():
+        for cell in ["import os, pandas as pd",
+                     "accounts = pd.DataFrame({'user': ['ann', 'bob'], 'token': [os.environ['ANTHROPIC_AUTH_TOKEN']] * 2})",
+                     "%%agent --simulated\nWhat columns does `accounts` have?"]:
+            assert ip.run_cell(cell, store_history=True).error_in_exec is None
+        context = ip.run_cell("%agent context", store_history=True)
+    session = magics_mod.active_magics().current
+    assert session is not None
+    agent = session.agent
+    task_dir = agent.session.task_dir
+    assert task_dir is not None
+    sent = "\n".join(json.dumps(r.body) for r in agent.simulated_api.requests)
+    saved = "".join(p.read_text(errors="replace") for p in Path(task_dir).rglob("*") if p.is_file())
+    assert "token: str" in sent and "[redacted]" in sent
+    for text in (sent, saved, str(context.result)):
+        assert token[:12] not in text

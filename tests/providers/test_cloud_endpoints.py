@@ -16,7 +16,7 @@ import pytest
 from nbagent import Agent
 from nbagent.engine.contracts.events import Done
 from nbagent.providers.anthropic import endpoint_provider
-from nbagent.providers.endpoints import Endpoint, EndpointError, endpoint_from_row
+from nbagent.providers.endpoints import Endpoint, EndpointError, endpoint_from_row, resolve_endpoint
 from tests.providers.test_anthropic_wire import _Chunked, stream
 
 AWS_SECRET = "fakeSecretKeySENTINEL0123456789abcdefgh"
@@ -100,3 +100,21 @@ def test_vertex_requests_carry_the_bearer_token_to_stream_raw_predict_and_the_ru
 def test_a_cloud_endpoint_without_its_region_or_project_is_a_clear_error(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(EndpointError, match=message):
         Endpoint(name="cloud", **fields)
+
+
+@pytest.mark.parametrize("fields", [
+    {"kind": "bedrock", "region": "attacker.example:8443/"},  # bedrock-runtime.attacker.example:8443/.amazonaws.com
+    {"kind": "bedrock", "region": "evil.example#"},
+    {"kind": "vertex", "region": "evil.example/x?", "project_id": "p"},
+    {"kind": "vertex", "region": "us-east5", "project_id": "p/../../x?"},
+])
+def test_a_region_or_project_that_would_pick_the_host_is_refused_before_any_client(tmp_path: Path, monkeypatch,
+                                                                                   fields: dict[str, Any]) -> None:
+    # A received folder's profile: the cloud SDKs build the host from the region, and the request
+    # would carry the user's AWS or Google credential there.
+    (tmp_path / ".nbagent").mkdir()
+    (tmp_path / ".nbagent" / "endpoints.json").write_text(json.dumps({"endpoints": {"team": fields}}))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user profiles, no trusted hosts
+    with pytest.raises(EndpointError, match="must be a"):
+        resolve_endpoint("team", cwd=tmp_path)
+

@@ -4,7 +4,8 @@ Why: a write to one of them is not an "edit" of the user's project but a change 
 ``.mcp.json`` starts commands in the next session (with the user's environment); ``AGENTS.md`` and
 ``.nbagent/`` enter the next system prompt; the task folder is the session's record (history,
 costs, the budget); the kernel's config (IPython profile and startup files, Jupyter config,
-kernelspecs) runs code in the user's kernel at its next start. So ``accept_edits``, the ``allow``
+kernelspecs) runs code in the user's kernel at its next start; ``.git/`` (config, hooks) runs
+commands at the user's next git command. So ``accept_edits``, the ``allow``
 list, an "Allow always" answer and a ``pre_tool_use`` hook's Allow do not cover writes to them: the
 user is asked every time, with the reason (:func:`protected_reason`); with no one to ask the
 write is denied. Only ``permission_mode="bypass"`` writes them without asking.
@@ -27,6 +28,8 @@ RULES_FILES = ("AGENTS.md",)
 NBAGENT_DIR = ".nbagent"
 """Rules (``.nbagent/rules/*.md``) and any later configuration of nbagent in a project."""
 IGNORE_FILE = ".nbagentignore"
+GIT_DIR = ".git"
+"""A repository's own folder (config, hooks): what is written there runs at the next git command."""
 
 # By name, wherever they are: a sub-folder of cwd becomes the working directory of a later Agent,
 # and Jupyter/IPython read these from the directory they start in.
@@ -107,8 +110,11 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
         why = "is a .pth file (Python runs its import lines at every start)"
     if why is not None:
         return f"`{path.name}` {why}"
-    if NBAGENT_DIR in (part.lower() for part in path.parts):
+    parts = [part.lower() for part in path.parts]
+    if NBAGENT_DIR in parts:
         return f"`{path}` is inside `{NBAGENT_DIR}/`, which configures nbagent"
+    if GIT_DIR in parts:  # core.fsmonitor, core.pager, hooks/*: run by the user's next git command
+        return f"`{path}` is inside `{GIT_DIR}/`, whose config and hooks run commands when git runs"
     if task_dir is not None and _under(path, task_dir):
         return f"`{path}` is inside this session's task folder, which records the session"
     for root, root_why in roots:

@@ -117,6 +117,27 @@ class StreamRedactor:
         return [i for i, text in self._held.items() if text]
 
 
+def _cut_head(secret: str) -> int:
+    """How much of a secret's start, cut short, is still redacted: two thirds, at most 16
+    characters (a 40-character token cut to 38 gives away all but two)."""
+    return max(MIN_SECRET_CHARS, min(16, len(secret) * 2 // 3))
+
+
+def _redact_cut(text: str, secret: str, head: str) -> str:
+    """``text`` with every start of ``secret`` (from ``head`` on) that a cut marker ends replaced."""
+    out, at = [], 0
+    while (i := text.find(head, at)) >= 0:
+        k = len(head)
+        while i + k < len(text) and k < len(secret) and text[i + k] == secret[k]:
+            k += 1
+        if text.startswith(("…", "..."), i + k):
+            out.append(text[at:i] + REDACTED)
+        else:
+            out.append(text[at:i + k])
+        at = i + k
+    return "".join(out) + text[at:]
+
+
 SHAPE_HOLD = 256
 """How far back a run of key characters at a stream's cut is held (keys are ~110 characters)."""
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
@@ -184,10 +205,15 @@ class Sanitizer:
         return redact_shapes(self.redact_values(text))
 
     def redact_values(self, text: str) -> str:
-        """``text`` with the listed secret values replaced (not shapes: see :class:`StreamRedactor`)."""
+        """``text`` with the listed secret values replaced (not shapes: see :class:`StreamRedactor`),
+        and a secret cut short where text is shortened (``…`` or ``...`` right after a long
+        enough start of it: a DataFrame's value, pandas' column width)."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+            head = secret[:_cut_head(secret)]
+            if head in text and ("…" in text or "..." in text):
+                text = _redact_cut(text, secret, head)
         return text
 
     @overload

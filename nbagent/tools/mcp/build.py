@@ -20,7 +20,7 @@ def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_tim
     """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
     server is configured. Started now, unless ``start`` is False: then with the first request (a
     replay shows a record and runs nothing, not even a server of a received ``.mcp.json``)."""
-    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json)
+    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json, secrets=tuple(options.get("secrets", ())))
     if not servers:
         return None
     from .manager import McpManager  # imports the mcp SDK: only when there is a server to run

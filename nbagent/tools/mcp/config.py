@@ -223,10 +223,35 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
     return parse_servers(data.get("mcpServers", {}), str(path))
 
 
+def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
+    """The fields of ``server`` whose value holds one of ``secrets`` (never the value itself)."""
+    if isinstance(server, HttpServer):
+        fields = {"url": server.url, **{f"headers.{k}": v for k, v in server.headers.items()}}
+    else:
+        fields = {"command": server.command, **{f"args[{i}]": a for i, a in enumerate(server.args)},
+                  **{f"env.{k}": v for k, v in server.env.items()}}
+    return [name for name, value in fields.items() if any(secret in value for secret in secrets)]
+
+
+def refuse_secrets(servers: Mapping[str, ServerConfig], secrets: tuple[str, ...]) -> None:
+    """A project's ``.mcp.json`` (a file the user may have received) never gets a configured secret:
+    ``${ANTHROPIC_API_KEY}`` in a header would send the key to a URL the file names, in ``env`` hand
+    it to a command. Servers given in code (``Agent(mcp_servers=...)``) may: the user wrote them."""
+    for name, server in servers.items():
+        found = _secret_fields(server, secrets)
+        if found:
+            raise McpConfigError(f"MCP server {name!r} (in {server.source}): field {found[0]!r} would carry a "
+                                 "configured secret (a variable of secret_env, or the API key): a project file "
+                                 "may not send it to a server (give it in code, Agent(mcp_servers=...), if you "
+                                 "mean to)")
+
+
 def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
-                    source: str = "mcp_servers") -> tuple[ServerConfig, ...]:
-    """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name."""
+                    source: str = "mcp_servers", secrets: tuple[str, ...] = ()) -> tuple[ServerConfig, ...]:
+    """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name.
+    ``secrets``: values no server of ``.mcp.json`` may carry (:func:`refuse_secrets`)."""
     servers = load_mcp_json(cwd) if read_mcp_json else {}
+    refuse_secrets(servers, secrets)
     servers.update(parse_servers(explicit, source))
     tool_prefixes: dict[str, str] = {}
     for name in servers:

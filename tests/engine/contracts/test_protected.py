@@ -164,6 +164,9 @@ def test_the_lexical_and_the_real_path_are_both_checked(tmp_path: Path) -> None:
     (".MCP.json", "configures nbagent's MCP servers"),
     ("agents.md", "holds rules nbagent sends"),
     (".NBAGENT/rules/x.md", "which configures nbagent"),
+    (".git/config", "run commands when git runs"),  # core.fsmonitor: the user's next `git status` runs it
+    (".git/hooks/pre-commit", "run commands when git runs"),
+    ("sub/.GIT/hooks/post-checkout", "run commands when git runs"),
 ])
 async def test_accept_edits_asks_before_writing_files_that_run_code_later_in_any_case(
         tmp_path: Path, target: str, shown: str) -> None:

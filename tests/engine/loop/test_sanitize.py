@@ -62,3 +62,12 @@ def test_the_child_environment_is_copied_when_first_read_without_the_secrets(mon
     assert copied["NBAGENT_TEST_OTHER"] == os.environ["NBAGENT_TEST_OTHER"]  # only exact secret values go
     monkeypatch.setenv("NBAGENT_TEST_AFTER", "x")
     assert "NBAGENT_TEST_AFTER" not in env and len(env) == len(copied)  # one copy, kept
+
+
+def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
+    token = "Zq7abcdefghijkLMNOPQRSTUVWxyz0123456789A"
+    s = Sanitizer((token,))
+    text = f"levels: ['{token[:38]}…', 'x'], pandas: {token[:20]}..., short: {token[:10]}…, whole: {token}"
+    assert s.redact_values(text) == "levels: ['[redacted]…', 'x'], pandas: [redacted]..., short: Zq7abcdefg…, whole: [redacted]"
+    assert s.redact_values(f"{token[:30]} goes on") == f"{token[:30]} goes on"  # no cut: not this rule's
+    assert s.redact_values("plain text ... nothing secret…") == "plain text ... nothing secret…"

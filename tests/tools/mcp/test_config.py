@@ -104,6 +104,29 @@ def test_agent_with_an_invalid_server_fails_at_construction(tmp_path: Path) -> N
               mcp_servers={"web": {"url": 8000}})
 
 
+KEY = "sk-ant-api03-" + "k" * 95
+
+
+@pytest.mark.parametrize("entry", [
+    {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}},
+    {"url": "http://127.0.0.1:9/mcp?key=${ANTHROPIC_API_KEY}"},
+    {"command": "python", "args": ["-c", "pass"], "env": {"K": "${ANTHROPIC_API_KEY}"}},
+    {"command": "python", "args": ["--token", "${ANTHROPIC_API_KEY}"]},
+])
+def test_a_received_mcp_json_never_gets_the_key_into_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               entry: dict) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
+    with pytest.raises(McpConfigError, match=r"'docs' \(in .*\.mcp\.json\): field .* configured secret") as caught:
+        Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path)
+    assert KEY not in str(caught.value)
+    # Given in code, by the user, the same server is theirs to configure.
+    agent = Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path / "elsewhere",
+                  mcp_servers={"docs": entry}, start_mcp=False)
+    assert agent.mcp is not None
+    agent.close()
+
+
 def test_no_servers_no_manager(tmp_path: Path) -> None:
     assert build_mcp_manager({}, tmp_path) is None
     agent = Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path)
