@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from .embedded import in_kernel
 from .link import Live, Replay, session_name
 from .replay import new_session_dir, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
@@ -228,6 +229,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     only when the front-end answers that it is not: deleted while queued, or the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
     cell_id = executing_cell_id()
+    if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
+        return _nowhere
 
     async def shown() -> bool:
         if cell_id is None or not bridge.ever_connected or bridge.version < 2:
@@ -244,6 +247,10 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         return found.get("running") is not False
 
     return shown
+
+
+async def _nowhere() -> bool:
+    return False
 
 
 def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int) -> "Removal":

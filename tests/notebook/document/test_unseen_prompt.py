@@ -25,6 +25,18 @@ async def gone() -> bool:
     return False
 
 
+@pytest.fixture(autouse=True)
+def in_a_kernel(monkeypatch) -> None:
+    """The checks below run as in a kernel (the test process is plain Python)."""
+    monkeypatch.setattr(cell_run, "in_kernel", lambda: True)
+
+
+async def test_outside_a_kernel_no_prompt_is_waited_on(monkeypatch) -> None:
+    # Plain IPython (a terminal, a script driving a shell): no page can show Allow / Deny.
+    monkeypatch.setattr(cell_run, "in_kernel", lambda: False)
+    assert await cell_run.shown_check(FakeFrontEnd().connect(Bridge()))() is False
+
+
 async def test_a_permission_asked_from_a_cell_no_longer_in_the_notebook_is_denied_at_once() -> None:
     view = AgentView(cell_shown=gone)
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
