@@ -168,7 +168,8 @@ def test_bridge_edits_the_live_notebook_and_the_saved_file(browser, lab, fronten
         mark = page.evaluate("() => window.__nb.content.model.sharedModel.cells[1].getMetadata('nbagent')")
         made = mark.pop("made")  # the front-end's stamp: the source and count as nbagent made them
         assert mark == MATERIALISED["metadata"]["nbagent"]
-        assert made == {"source_sha256": hashlib.sha256(MATERIALISED["source"].encode()).hexdigest(), "execution_count": 7}
+        assert made == {"cell_id": added["id"], "execution_count": 7,  # the id it made the cell with: a copy has another
+                        "source_sha256": hashlib.sha256(MATERIALISED["source"].encode()).hexdigest()}
         assert page.evaluate("() => window.__nb.content.model.cells.get(1).trusted") is False
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"bridge_{frontend}.png"), full_page=False)

@@ -9,10 +9,20 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document import cell_run
 from tests.notebook.document.test_replay_inprocess import FIRST, agent, cell, ip, restart
 
 __all__ = ["ip"]  # the in-process shell fixture
+
+
+@pytest.fixture(autouse=True)
+def shown_as_in_a_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's click comes from the thread below, as a notebook page's would: the in-process
+    shell stands in for a kernel whose page shows the prompt (plain IPython would deny unasked)."""
+    monkeypatch.setattr(cell_run, "in_kernel", lambda: True)
 SECOND = "what is 6 * 7? use python"  # the simulated model answers it with a python call
 
 

@@ -3,7 +3,6 @@ of MCP tools offered is capped with a notice; ``Agent.close()`` then exit leaves
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,13 +22,12 @@ KEY = "sk-ant-test-0123456789abcdef"
 
 async def test_a_secret_expanded_into_mcp_config_is_redacted_everywhere(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given in code (a project's .mcp.json may not carry a secret at all: test_config.py).
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "missing": {"command": "${ANTHROPIC_API_KEY}"},
-        "up": {"command": sys.executable, "args": [HOSTILE, "ok", "--key=${ANTHROPIC_API_KEY}"]},
-    }}))
+    servers = {"missing": {"command": "${ANTHROPIC_API_KEY}"},
+               "up": {"command": sys.executable, "args": [HOSTILE, "ok", "--key=${ANTHROPIC_API_KEY}"]}}
     api = SimulatedAPI([text_reply("hi")])
-    agent = make_agent(api, tmp_path, task_dir=tmp_path / "task")
+    agent = make_agent(api, tmp_path, task_dir=tmp_path / "task", mcp_servers=servers)
     try:
         events = [e async for e in agent.run("hello")]
         status = "\n".join(agent.mcp_status())
