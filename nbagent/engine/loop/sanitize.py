@@ -211,9 +211,10 @@ class Sanitizer:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-            head = secret[:_cut_head(secret)]
-            if head in text and ("…" in text or "..." in text):
-                text = _redact_cut(text, secret, head)
+            if "…" in text or "..." in text:  # most text has no cut marker: no slicing on the stream's path
+                head = secret[:_cut_head(secret)]
+                if head in text:
+                    text = _redact_cut(text, secret, head)
         return text
 
     @overload

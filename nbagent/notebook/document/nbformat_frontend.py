@@ -6,9 +6,10 @@ and the notebook tools, as JupyterLab does.
 executed: ``read``, ``insert``, ``replace``, ``delete``, ``move``, ``find`` (protocol 2). Like the
 browser extension it never marks a cell trusted (``insert`` drops ``metadata.trusted``; ``replace``
 touches only the ``nbagent`` metadata key), stamps what nbagent made (``made``: the cell's id, the
-source's sha256 and the execution count, computed here, never taken from a request), and removes a cell only where
-the browser extension's guard would (``frontend/src/guard.ts``): a code cell carrying the expected
-mark, not a copy, unedited and not run again since, not protected, not running and not queued. The run
+source's sha256 and the execution count, computed here, never taken from a request), and removes a
+cell only where the browser extension's guard would (``frontend/src/guard.ts``): a code cell
+carrying the expected mark, not a copy, unedited and not run again since, not protected, not
+running and not queued. The run
 executes the cells that were there when it started (as Run All in JupyterLab runs the cells it
 queued), never the ones inserted.
 """
