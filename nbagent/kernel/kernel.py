@@ -9,7 +9,7 @@
    the message takes its normal route. So a prompt is answered even when the main thread is
    blocked by a synchronous wait, whatever route the front-end uses for widget comms.
 3. Interrupt → clean abort: SIGINT first sets every registered abort
-   (:func:`nbagent.notebook.waiting.trigger_aborts`, thread- and signal-safe), then does what
+   (:func:`nbagent.notebook.aborts.trigger_aborts`, thread- and signal-safe), then does what
    ipykernel does (cancel the running async cell / raise ``KeyboardInterrupt`` in a sync one), so
    the agent stops cleanly and the cell still sees the interrupt. Once the cell's code is over, an
    interrupt only sets the aborts: ``KeyboardInterrupt`` in ipykernel's own reply code would lose
@@ -32,7 +32,7 @@ from ipykernel.ipkernel import IPythonKernel
 
 from .. import __version__
 from ..engine.contracts.json_types import JSONObject
-from ..notebook import waiting, warmup
+from ..notebook import aborts, warmup
 from ..notebook.fast_path import offer_to_fast_path
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class NbAgentKernel(IPythonKernel):
                 inner = signal.getsignal(signal.SIGINT)
 
                 def handler(signum: int, frame: FrameType | None) -> None:
-                    waiting.trigger_aborts()
+                    aborts.trigger_aborts()
                     if callable(inner):
                         inner(signum, frame)
 
@@ -165,12 +165,12 @@ class NbAgentKernel(IPythonKernel):
 
 
 def _abort_then_interrupt(signum: int, frame: FrameType | None) -> None:
-    waiting.trigger_aborts()
+    aborts.trigger_aborts()
     raise KeyboardInterrupt
 
 
 def _abort_only(signum: int, frame: FrameType | None) -> None:
-    waiting.trigger_aborts()
+    aborts.trigger_aborts()
 
 
 def _too_late_to_interrupt() -> None:

@@ -28,7 +28,7 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
-from . import admin_traits, command_args, commands, magics_api, settings, waiting
+from . import aborts, admin_traits, command_args, commands, magics_api, settings
 from .busy import BusyHold
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
@@ -275,7 +275,7 @@ class AgentMagics(Magics):
         done: Done | None = None
         limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget,  # this prompt only
                            token_budget=args.token_budget)
-        token = waiting.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
+        token = aborts.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         before, sess.last_outcome = sess.last_outcome, "interrupted"  # until a Done says otherwise
         try:
@@ -292,7 +292,7 @@ class AgentMagics(Magics):
             raise
         finally:
             self.running -= 1
-            waiting.unregister_abort(token)
+            aborts.unregister_abort(token)
             view.finish()
         if args.out and done is not None and (output is None or done.output is not None):
             assert self.shell is not None

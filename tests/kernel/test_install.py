@@ -183,8 +183,8 @@ def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, An
 
     # An awaiting cell: the registered abort is set, and the cell still sees the interrupt.
     msg_id = kc.execute(
-        "import asyncio\nfrom nbagent.notebook import waiting as _W\n_ev = asyncio.Event()\n"
-        "with _W.abort_scope(_ev):\n    await _W.wait_for_decision(_W.Decision())",
+        "import asyncio\nfrom nbagent.notebook import aborts as _A, waiting as _W\n_ev = asyncio.Event()\n"
+        "with _A.abort_scope(_ev):\n    await _W.wait_for_decision(_W.Decision())",
         stop_on_error=False,
     )
     _wait_started(kc, msg_id)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.notebook import waiting
+from nbagent.notebook import aborts
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ async def test_an_interrupt_after_the_cells_code_sets_the_aborts_and_raises_noth
         with kernel._cancel_on_sigint(cell):
             pass
         # Until post_handler_hook restores the idle handler, ipykernel builds and sends the reply.
-        with waiting.abort_scope(lambda: hits.append("abort")):
+        with aborts.abort_scope(lambda: hits.append("abort")):
             signal.raise_signal(signal.SIGINT)  # a KeyboardInterrupt here would fail the test
         assert hits == ["abort"]
     finally:
@@ -50,7 +50,7 @@ def test_an_interrupt_during_a_synchronous_cell_still_raises(kernel_class: Any) 
     hits: list[str] = []
     try:
         kernel.pre_handler_hook()
-        with waiting.abort_scope(lambda: hits.append("abort")):
+        with aborts.abort_scope(lambda: hits.append("abort")):
             try:
                 signal.raise_signal(signal.SIGINT)
             except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""Decisions resolved from any thread, the interruptible wait, the button and abort registries."""
+"""Decisions resolved from any thread, the interruptible wait, the button registry."""
 
 from __future__ import annotations
 
@@ -126,36 +126,6 @@ def test_is_click_shapes() -> None:
     assert not waiting.is_click({"method": "custom", "content": "click"})
     assert not waiting.is_click(None)
     assert waiting.handle_comm_msg(None, CLICK) is False
-
-
-async def test_abort_registry_sets_events_thread_safely() -> None:
-    ev = asyncio.Event()
-    called: list[int] = []
-    with waiting.abort_scope(ev), waiting.abort_scope(lambda: called.append(1)):
-        t = threading.Thread(target=waiting.trigger_aborts)
-        t.start()
-        t.join()
-        await asyncio.wait_for(ev.wait(), 1.0)
-        assert called == [1]
-    assert waiting.trigger_aborts() == 0 or all(
-        target is not ev for target, _ in waiting.ACTIVE_ABORTS.values()
-    )
-
-
-def test_broken_abort_target_does_not_stop_the_others() -> None:
-    hits: list[str] = []
-
-    def broken() -> None:
-        raise RuntimeError("boom")
-
-    t1 = waiting.register_abort(broken)
-    t2 = waiting.register_abort(lambda: hits.append("ok"))
-    try:
-        assert waiting.trigger_aborts() >= 2
-        assert hits == ["ok"]
-    finally:
-        waiting.unregister_abort(t1)
-        waiting.unregister_abort(t2)
 
 
 def test_a_click_after_the_waiting_loop_closed_is_harmless(caplog: pytest.LogCaptureFixture) -> None:
