@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 import types
 from pathlib import Path
@@ -184,11 +185,21 @@ def shown_fingerprint(value: object) -> str:
 def file_fingerprint(path: Path) -> str | None:
     """``size:digest`` of a regular file's bytes (``~`` in front: bounded, sampled blocks beyond
     :data:`MAX_BYTES`); None when it is missing or not a regular file."""
+    # A path may come from a received record: opened without blocking and without following a last
+    # symlink, and only a regular file is read (a FIFO would block, /dev/zero never end), at most its size.
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        with open(fd, "rb", closefd=True) as f:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            size = info.st_size
             if size <= MAX_BYTES:
-                return f"{size}:{_digest(f.read())}"
+                return f"{size}:{_digest(f.read(size))}"
             blocks = []
             for i in range(SAMPLE_BLOCKS):
                 f.seek((size - SAMPLE_BLOCK) * i // (SAMPLE_BLOCKS - 1))

@@ -25,7 +25,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 
@@ -241,23 +241,27 @@ class TurnWatch:
                 self.files[rel] = fp
 
     def _relative(self, full: str) -> str | None:
-        """The path under the notebook's folder, or None for one nbagent does not follow (outside
-        it, hidden, installed code, compiled caches)."""
-        if full.startswith(self._libraries):
-            return None
-        try:
-            rel = Path(full).relative_to(self.root)
-        except ValueError:
-            return None
-        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-            return None
-        return rel.as_posix()
+        return followed(full, self.root, self._libraries)
 
     def inputs(self) -> TurnInputs:
         read = dict(self.read)
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked))
+
+
+def followed(full: str, root: Path, libraries: tuple[str, ...]) -> str | None:
+    """``full`` (a resolved path) relative to the notebook's folder ``root`` (resolved), or None for
+    a file nbagent does not follow (outside it, hidden, installed code, compiled caches)."""
+    if full.startswith(libraries):
+        return None
+    try:
+        rel = Path(full).relative_to(root)
+    except ValueError:
+        return None
+    if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+        return None
+    return rel.as_posix()
 
 
 def _writes(mode: object, flags: object) -> bool:
@@ -282,12 +286,27 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
     for name, fp in inputs.shown.items():
         if name in ns and shown_fingerprint(ns[name]) != fp:
             changed.append(f"`{name}`")
-    for rel, fp in inputs.files.items():
-        now = file_fingerprint(root / rel)
-        if now != fp:
-            changed.append(f"{rel} (missing)" if now is None else rel)
+    changed += _changed_files(inputs.files, root)
     if inputs.cells:
         changed += _changed_cells(inputs, shell, log)
+    return changed
+
+
+def _changed_files(files: Mapping[str, str], root: Path) -> list[str]:
+    """The recorded files whose bytes differ now. A record may be received: a name that would not
+    have been recorded here (absolute, ``..``, hidden, through a symlink) is never opened."""
+    root, libraries = root.resolve(), library_paths()
+    changed = []
+    for rel, fp in files.items():
+        full = os.path.realpath(root / rel)
+        if followed(full, root, libraries) != rel:
+            changed.append(f"{rel} (not a file of this folder)")
+            continue
+        now = file_fingerprint(Path(full))
+        if now is None:
+            changed.append(f"{rel} (not a regular file)" if os.path.lexists(full) else f"{rel} (missing)")
+        elif now != fp:
+            changed.append(rel)
     return changed
 
 

@@ -3,6 +3,8 @@ values and files are fingerprinted from a sample and say so (``~``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -70,6 +72,14 @@ def test_big_arrays_and_files_are_bounded(monkeypatch, tmp_path):
     small = tmp_path / "small.csv"
     small.write_text("a,b\n1,2\n")
     assert file_fingerprint(small).startswith("8:") and file_fingerprint(tmp_path / "gone") is None
+
+
+def test_only_a_regular_file_is_read_and_a_last_symlink_is_not_followed(tmp_path):
+    (tmp_path / "link.csv").symlink_to(tmp_path / "small.csv")
+    (tmp_path / "small.csv").write_text("a\n")
+    # A device is never read: /dev/zero would never end (a FIFO, tested with replays, would block).
+    assert file_fingerprint(Path("/dev/null")) is None and file_fingerprint(tmp_path / "link.csv") is None
+    assert file_fingerprint(tmp_path / "small.csv") == file_fingerprint(tmp_path.resolve() / "small.csv")
 
 
 def test_what_the_model_was_shown_changes_with_shape_and_scalar_value_only():

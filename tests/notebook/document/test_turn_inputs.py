@@ -4,6 +4,8 @@ runs the model's code), and what a replay reports as changed."""
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 from types import SimpleNamespace
 from typing import Any, Iterator
 
@@ -83,6 +85,25 @@ def test_files_the_code_read_count_and_files_the_turn_wrote_do_not(ip, tmp_path)
     assert changes(inputs, ip, tmp_path) == ["sales.csv"]
     (tmp_path / "sales.csv").unlink()
     assert changes(inputs, ip, tmp_path) == ["sales.csv (missing)"]
+
+
+def test_a_received_record_never_makes_a_replay_read_outside_the_folder_or_block(ip, tmp_path):
+    outside = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    outside.write_text("the user's own file")
+    (tmp_path / "link.csv").symlink_to(outside)
+    (tmp_path / ".hidden.csv").write_text("x")
+    os.mkfifo(tmp_path / "data.csv")  # a tar archive carries FIFOs: opening one for reading blocks
+    empty = "0:" + "0" * 32
+    named = ["/dev/null", f"../{outside.name}", str(outside), "link.csv", ".hidden.csv", "data.csv"]
+    inputs = TurnInputs({}, {}, {rel: empty for rel in named}, {}, {}, ())
+    found: list[list[str]] = []
+    reader = threading.Thread(target=lambda: found.append(changes(inputs, ip, tmp_path)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    if reader.is_alive():  # the old behaviour: release the blocked open before failing
+        os.close(os.open(tmp_path / "data.csv", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("the replay blocked on a FIFO named by the record")
+    assert found == [[*(f"{rel} (not a file of this folder)" for rel in named[:5]), "data.csv (not a regular file)"]]
 
 
 def test_opening_files_outside_a_turn_records_nothing(ip, tmp_path):
