@@ -2,7 +2,7 @@
 
 Each tool function runs on the server's thread: it names the client (:mod:`.clients`), hands the
 work to the kernel's loop (:mod:`.kernel_loop`) and turns nbagent's tool output into MCP content
-(text with configured secrets redacted, images as images). A refusal or a failed call is a tool
+(text with the configured secrets redacted as they are at the call, images as images). A refusal or a failed call is a tool
 error (``isError``) with a message the client's model can act on, never an exception.
 """
 
@@ -56,9 +56,13 @@ def _error(message: str, sanitizer: Sanitizer) -> CallToolResult:
 
 
 class ToolCalls:
-    """The glue between the SDK's tool functions and :class:`Operations` (server thread)."""
+    """The glue between the SDK's tool functions and :class:`Operations` (server thread).
 
-    def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop, sanitizer: Sanitizer) -> None:
+    ``sanitizer`` is asked at each reply, not once: a secret set after the server started (a key
+    put in ``os.environ``, a new session's ``api_key`` or wider ``secret_env``) is redacted too."""
+
+    def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop,
+                 sanitizer: Callable[[], Sanitizer]) -> None:
         self.ops, self.clients, self.kernel, self.sanitizer = ops, clients, kernel, sanitizer
 
     async def call(self, ctx: Context, work: Callable[[Client], Awaitable[ToolOutput | str]]) -> CallToolResult:
@@ -66,19 +70,20 @@ class ToolCalls:
             client = self.clients.admit(identify(ctx))
             out = await self.kernel.run(lambda: work(client))
         except (CallRefused, ToolExecutionError) as exc:
-            return _error(str(exc), self.sanitizer)
+            return _error(str(exc), self.sanitizer())
         except Exception as exc:  # noqa: BLE001 - the kernel's loop gone, or a failure of ours: said, redacted
-            return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer)
+            return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer())
         if isinstance(out, str):
             out = ToolOutput(out)
-        return CallToolResult(content=_content(out, self.sanitizer), is_error=out.is_error)
+        return CallToolResult(content=_content(out, self.sanitizer()), is_error=out.is_error)
 
     def now(self, ctx: Context, work: Callable[[Client], str]) -> CallToolResult:
         """For a call that must not wait for the kernel's loop (interrupt: the loop is busy)."""
         try:
-            return CallToolResult(content=[TextContent(text=work(self.clients.admit(identify(ctx))))])
+            text = work(self.clients.admit(identify(ctx)))
         except CallRefused as exc:
-            return _error(str(exc), self.sanitizer)
+            return _error(str(exc), self.sanitizer())
+        return CallToolResult(content=[TextContent(text=self.sanitizer().redact(text))])
 
 
 def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:

@@ -7,7 +7,9 @@ kernel's loop. Changing a displayed widget needs no cell (it is a comm message),
 comes back as a ``comm_msg`` the idle kernel handles (see :mod:`.kernel_loop`).
 
 The question itself is nbagent's own :class:`~nbagent.notebook.view.prompts.PermissionPrompt`
-(Allow / Allow always / Deny with a reason), under a line naming the client and what it asks.
+(Allow / Allow always / Deny with a reason), under a line naming the client and what it asks and
+the text it acts on, shown as nbagent's own cards show a tool's input (:func:`input_html`): whole,
+in a box that scrolls, with invisible and direction-changing characters marked and warned of.
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ import ipywidgets as w
 
 from ...display.html import esc
 from ..view.prompts import PermissionPrompt
-from ..view.render import STYLE
+from ..view.render import STYLE, input_html
 
 CARDS_KEPT = 6
 """Settled cards kept on the panel (the record keeps every call; the panel is not a log)."""
-DETAIL_CHARS = 2_000
 
 
 class ServePanel:
@@ -39,9 +40,9 @@ class ServePanel:
     def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
         """Add a card asking about one call (kernel loop only); returns its prompt to await."""
         prompt = PermissionPrompt(f"{tool} from {client}", {}, reason)
-        shown = detail if len(detail) <= DETAIL_CHARS else detail[:DETAIL_CHARS] + "\n… (cut here; the whole text runs)"
+        # Under the key "code" the input renderer shows the text alone, highlighted as Python.
         head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>'
-                      + (f'<pre style="max-height:16em;overflow:auto;margin:2px 0">{esc(shown)}</pre>' if detail else ""))
+                      + (input_html(tool, {"code": detail}) if detail else ""))
         card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
         self.cards.children = (*self.cards.children[-(CARDS_KEPT - 1):], card)
         return prompt

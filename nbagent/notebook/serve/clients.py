@@ -83,8 +83,14 @@ class Clients:
             return client
 
     def _display_name(self, key: tuple[str, str]) -> str:
-        same = sum(1 for k in self._clients if k[0] == key[0])
-        return key[0] if same == 0 else f"{key[0]} #{same + 1}"
+        # Unique among the names shown: a client claiming "claude-code #2" is not shown as the
+        # second session of claude-code (the user tells clients apart by these names).
+        shown = {c.name for c in self._clients.values()}
+        name, n = key[0], 1
+        while name in shown:
+            n += 1
+            name = f"{key[0]} #{n}"
+        return name
 
     def connected(self) -> list[Client]:
         now = time.monotonic()

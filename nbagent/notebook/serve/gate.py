@@ -7,7 +7,9 @@ The rules (docs/mcp.md, docs/security.md):
 - ``plan`` mode refuses every write and run;
 - every other mode asks: ``accept_edits``, ``bypass`` and the ``allow`` list were set for nbagent's
   own model, and a client cannot borrow them, nor raise the mode (no tool changes settings);
-- "Allow always" covers one tool of one client, until the server stops;
+- "Allow always" covers one tool of one client, until the server stops: of the client as
+  :mod:`.clients` keys it (its claimed name *and* its MCP session), never of a name alone, which
+  another client could claim (see :class:`Request`);
 - nothing is asked, and nothing runs, while no notebook front-end answers: the card would be seen
   by nobody. While a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook
   closed meanwhile, or no answer within ``timeout_s``, is a refusal the client is told.
@@ -42,6 +44,9 @@ class Request:
     tool: str
     summary: str
     detail: str = ""
+    key: tuple[str, str] = ("", "")
+    """Whom an "Allow always" is given to: the client's ``(name, MCP session id)``. A client with
+    no session (the stateless protocol) has only its claimed name to be known by."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +66,11 @@ class ServeGate:
         self.alive = alive
         self.allowed_by_admin = allowed_by_admin
         self.timeout_s = timeout_s
-        self._always: set[tuple[str, str]] = set()
+        self._always: dict[tuple[tuple[str, str], str], str] = {}  # (client key, tool) -> its shown name
 
     def always(self) -> list[str]:
         """``tool for client`` pairs allowed always (for ``%agent status``)."""
-        return [f"{tool} for {client}" for client, tool in sorted(self._always)]
+        return sorted(f"{tool} for {name}" for (_key, tool), name in self._always.items())
 
     async def check(self, request: Request) -> Allowed:
         """Return how the call is allowed, or raise :class:`CallRefused` (kernel loop only)."""
@@ -75,7 +80,7 @@ class ServeGate:
         if mode == "plan":
             raise CallRefused("The notebook is in plan mode: writes and runs are refused "
                               "(the user can switch with %agent permissions default).")
-        if (request.client, request.tool) in self._always:
+        if (request.key, request.tool) in self._always:
             return Allowed("the user (Allow always, earlier)")
         if not await self.alive():
             raise CallRefused("The notebook is not open in a front-end with the nbagent extension, so no one can "
@@ -109,6 +114,6 @@ class ServeGate:
             raise CallRefused(f"The user denied this {request.tool} call in the notebook{why}.")
         assert isinstance(decision, Allow)
         if decision.always:
-            self._always.add((request.client, request.tool))
+            self._always[(request.key, request.tool)] = request.client
             return Allowed("the user (Allow always)")
         return Allowed("the user (Allow)")

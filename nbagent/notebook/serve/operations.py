@@ -183,7 +183,7 @@ class Operations:
             index = args.get("index")
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
-        request = Request(client.name, "notebook_edit", summary, detail)
+        request = Request(client.name, "notebook_edit", summary, detail, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))
@@ -194,7 +194,7 @@ class Operations:
         shared = self._notebook(client)
         _index, cell = await shared.read_cell(cell_id)
         shown = _source(cell)
-        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown)
+        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
             _i, now_cell = await shared.read_cell(cell_id)
@@ -206,7 +206,7 @@ class Operations:
         return await self._gated(client, request, act)
 
     async def run_code(self, client: Client, code: str, timeout_s: int) -> ToolOutput:
-        request = Request(client.name, "python", "run code in the kernel", code)
+        request = Request(client.name, "python", "run code in the kernel", code, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
             with _interrupt_after(timeout_s):

@@ -70,7 +70,7 @@ class ServeServer:
         token = new_token()
         from .app import ToolCalls, build_server
 
-        calls = ToolCalls(self.ops, self.clients, self.kernel, Sanitizer(secret_values(self._secret_env())))
+        calls = ToolCalls(self.ops, self.clients, self.kernel, self._sanitizer)
         mcp = build_server(calls, self.shell)
         self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
         self.http.start()
@@ -103,9 +103,17 @@ class ServeServer:
         sess = self.magics.current
         return str(sess.agent.config.permission_mode if sess is not None else self.magics.permission_mode)
 
-    def _secret_env(self) -> tuple[str, ...]:
+    def _sanitizer(self) -> Sanitizer:
+        """The secrets as nbagent's own model has them now (server thread, at each reply): the
+        session's engine reads its ``secret_env`` and its secrets given in code (``api_key``, an
+        endpoint's credentials) and makes its sanitizer again only when a value changed. It keeps
+        that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
+        on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        return tuple(sess.agent.config.secret_env) if sess is not None else DEFAULT_SECRET_ENV
+        if sess is not None:
+            return sess.agent.engine.sanitizer()
+        # No session: no secret given in code. Reading two variables costs what comparing them would.
+        return Sanitizer(secret_values(DEFAULT_SECRET_ENV))
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():

@@ -1,0 +1,49 @@
+"""Whom "Allow always" covers: the client as :class:`Clients` keys it (its name and its MCP
+session), never a name another client can claim."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbagent.notebook.serve.card import ServePanel
+from nbagent.notebook.serve.clients import Client, Clients
+from nbagent.notebook.serve.gate import CallRefused, Request, ServeGate
+from nbagent.notebook.view.prompts import PermissionPrompt
+
+
+class AnsweringPanel(ServePanel):
+    """Clicks "Allow always" on the first card and Deny on the others, as soon as each is shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
+        prompt = super().ask(client, tool, summary, detail, reason)
+        _ = prompt.deny("no") if self.asked else prompt.allow_always()
+        self.asked.append(client)
+        return prompt
+
+
+async def _alive() -> bool:
+    return True
+
+
+def _run(client: Client) -> Request:
+    return Request(client.name, "python", "run code in the kernel", "x = 1", client.key)
+
+
+async def test_allow_always_is_not_inherited_by_a_client_claiming_another_ones_shown_name() -> None:
+    clients = Clients(max_clients=8)
+    clients.admit(("claude-code", "session-1"))
+    second = clients.admit(("claude-code", "session-2"))
+    impostor = clients.admit(("claude-code #2", "session-3"))  # claims the name the second one is shown by
+    assert second.name == "claude-code #2" and impostor.name != second.name
+    panel = AnsweringPanel()
+    gate = ServeGate(panel, lambda: "default", _alive, lambda _tool: True)
+    assert (await gate.check(_run(second))).by == "the user (Allow always)"
+    assert (await gate.check(_run(second))).by == "the user (Allow always, earlier)"
+    with pytest.raises(CallRefused, match="denied"):  # asked, not allowed by the other one's grant
+        await gate.check(_run(impostor))
+    assert panel.asked == ["claude-code #2", impostor.name]
+    assert gate.always() == ["python for claude-code #2"]

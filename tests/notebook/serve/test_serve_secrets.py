@@ -1,0 +1,43 @@
+"""What ``%agent serve`` sends back has the secrets redacted as they are at the call, from the same
+sources as nbagent's own model (the session's ``secret_env`` and the secrets given in code): not
+only those set when the server started. A real kernel and client (see :mod:`.served`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .served import Served, text
+
+pytestmark = pytest.mark.kernel
+
+LATE = "PostServeTok_zyxwvutsrqponmlkjih987"
+GIVEN = "CodeGivenKey_abcdefghijklmnop12345"
+DB = "DbPassword_qrstuvwxyzabcdefgh678"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    s = Served(tmp_path_factory.mktemp("serve-secrets"))
+    yield s
+    s.close()
+
+
+async def test_a_key_put_in_the_environment_after_serve_started_is_redacted_in_list_variables(served):
+    served.run(f"import os, pandas as pd\nos.environ['ANTHROPIC_AUTH_TOKEN'] = {LATE!r}\n"
+               "late = os.environ['ANTHROPIC_AUTH_TOKEN']\ndf = pd.DataFrame({'t': [late] * 3, 'n': [1, 2, 3]})")
+    async with served.client() as client:
+        listed = await served.call(client, "list_variables", {"names": ["late", "df"]})
+    assert not listed.is_error and "late: str" in text(listed) and "df: DataFrame" in text(listed)
+    assert "[redacted]" in text(listed) and "PostServeTok" not in text(listed)
+
+
+async def test_a_session_started_later_adds_its_api_key_and_wider_secret_env(served):
+    served.run("from nbagent.notebook.magics import active_magics\n"
+               f"active_magics().new_session(provider='simulated', api_key={GIVEN!r}, secret_env=("
+               "'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DB_PASSWORD'))\n"
+               f"os.environ['DB_PASSWORD'] = {DB!r}\n"
+               f"given = {GIVEN!r}\ndb = os.environ['DB_PASSWORD']\nkeys = pd.DataFrame({{'k': [given, db]}})")
+    async with served.client() as client:
+        listed = await served.call(client, "list_variables", {"names": ["given", "db", "keys"]})
+    assert not listed.is_error and "keys: DataFrame" in text(listed)
+    assert "CodeGivenKey" not in text(listed) and "DbPassword" not in text(listed)
