@@ -10,6 +10,7 @@ import os
 import queue
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -52,9 +53,11 @@ class KernelDriver:
     refuse_targets: tuple[str, ...] = ()
 
     def __init__(self, kernel_name: str = "python3", env: dict[str, str] | None = None, cwd: str | None = None,
-                 refuse_targets: tuple[str, ...] = ()) -> None:
+                 refuse_targets: tuple[str, ...] = (), widgets: bool = True) -> None:
         """``refuse_targets``: comm targets this front-end lacks; it closes their comms at once, as
-        JupyterLab's kernel connection does for a target nobody registered."""
+        JupyterLab's kernel connection does for a target nobody registered. ``widgets``: it renders
+        widgets, so it opens ipywidgets' control comm on connecting, as a widget manager does (False:
+        a client that shows nothing, as nbclient)."""
         self.refuse_targets = refuse_targets
         self.km = local_transport(KernelManager(kernel_name=kernel_name))  # IPC: no TCP port, no warning
         full_env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
@@ -63,6 +66,12 @@ class KernelDriver:
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
+        if widgets:
+            # ipywidgets registers the control target when imported (a page loaded after that opens it).
+            self.kc.execute_interactive("__import__('ipywidgets')", silent=True, timeout=60)
+            self.kc.shell_channel.send(self.kc.session.msg(
+                "comm_open", {"comm_id": uuid.uuid4().hex, "target_name": "jupyter.widget.control", "data": {}},
+                metadata={"version": "1.0.0"}))
         self.runs: dict[str, CellRun] = {}
         self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> widget state
         self.order: list[str] = []

@@ -12,7 +12,7 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
-import { BridgeError, VERSION, handleOp, type Args } from './ops.js';
+import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
 
 const TARGET = 'nbagent.bridge';
 
@@ -50,10 +50,10 @@ function handle(panel: NotebookPanel, req: Request): JSONObject {
   return handleOp(nb, req.op, args, cellId, panel.context.localPath) as JSONObject;
 }
 
-function onRequest(panel: NotebookPanel, comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
+function onRequest(panel: NotebookPanel, comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg, clientId: string): void {
   const req = msg.content.data as Request;
-  if (!req || req.type !== 'request') {
-    return; // not ours to answer: only requests get replies
+  if (!req || req.type !== 'request' || !addressedHere(req.client, clientId)) {
+    return; // not ours to answer: only requests get replies, from the page they are for
   }
   let reply: JSONObject;
   try {
@@ -72,7 +72,7 @@ function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
     // The registry lives on the kernel connection and survives restarts; a new connection
     // (kernel switched) needs its own registration, which kernelChanged gives us.
     kernel?.registerCommTarget(TARGET, comm => {
-      comm.onMsg = msg => onRequest(panel, comm, msg);
+      comm.onMsg = msg => onRequest(panel, comm, msg, kernel.clientId);
       comm.send({ type: 'hello', version: VERSION, frontend, path: panel.context.localPath });
     });
   };

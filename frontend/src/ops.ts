@@ -191,6 +191,13 @@ export function opFind(nb: ISharedNotebook, cellId: unknown): CellJSON {
   return { index, running };
 }
 
+/** Whether a request is this page's to apply and answer: the kernel addresses what a running cell
+ * asks to the page that runs it (`client`: that page's kernel session), so another window on the
+ * same notebook, or a second view of a shared document, neither applies it twice nor answers for it. */
+export function addressedHere(client: unknown, clientId: string): boolean {
+  return typeof client !== 'string' || client === clientId;
+}
+
 /** One request against the notebook: what index.ts calls with a comm message's data. */
 export function handleOp(nb: ISharedNotebook, op: string, args: Args, cellId: unknown, path: string): CellJSON {
   switch (op) {

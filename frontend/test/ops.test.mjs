@@ -1,7 +1,7 @@
 // The bridge's operations against a real @jupyter/ydoc YNotebook (node --test; see Makefile `test-frontend`).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { opDelete, opFind, opInsert, opReplace, handleOp } from './build/ops.js';
+import { addressedHere, opDelete, opFind, opInsert, opReplace, handleOp } from './build/ops.js';
 import { sourceHash } from './build/guard.js';
 import { ORIGIN, SESSION, agentInsert, byId, bytes, ids, mark, notebook, sources, user } from './helpers.mjs';
 
@@ -183,6 +183,12 @@ test('find says where a cell is and whether it runs or waits to run', t => {
   nb.cells[1].executionState = 'running';
   assert.deepEqual(opFind(nb, b), { index: 1, running: true });
   assert.deepEqual(opFind(nb, 'gone'), { index: -1, running: false });
+});
+
+test('a request addressed to another page is neither applied nor answered here; an unaddressed one is', () => {
+  assert.equal(addressedHere('page-a', 'page-a'), true);
+  assert.equal(addressedHere('page-a', 'page-b'), false);
+  assert.equal(addressedHere(undefined, 'page-b'), true); // %agent serve's requests, an older kernel's
 });
 
 test('an unknown op is an error naming the protocol version', t => {

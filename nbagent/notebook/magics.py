@@ -33,6 +33,7 @@ from .busy import BusyHold
 from .cell_transformer import FIX_PROMPT, agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
+from .document.bridge import address_cell
 from .kernel_context.figures import DisplayedImages
 from .new_session import new_session
 from .options import cell_options
@@ -389,6 +390,8 @@ def load(shell: "InteractiveShell") -> AgentMagics:
         return active
     magics = AgentMagics(shell=shell)
     shell.register_magics(magics)
+    if address_cell not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", address_cell)  # two pages on one notebook: the running one
     transforms = shell.input_transformer_manager.cleanup_transforms
     if agent_cell_transformer not in transforms:
         # Right after IPython drops leading blank lines, but before it strips indentation and
@@ -403,4 +406,6 @@ def unload(shell: "InteractiveShell") -> None:
     transforms = shell.input_transformer_manager.cleanup_transforms
     if agent_cell_transformer in transforms:
         transforms.remove(agent_cell_transformer)
+    if address_cell in shell.events.callbacks["pre_run_cell"]:
+        shell.events.unregister("pre_run_cell", address_cell)
     magics_api.set_active(None)

@@ -18,6 +18,14 @@ alike: so an agent cell run from a session that has not said hello on the curren
 the comm and waits (``HELLO_WAIT_S``) for that page's hello before any request (:meth:`Bridge.ensure`),
 and a request that times out reopens the comm and is sent once more before the bridge gives up.
 
+Every page showing the notebook handles the comm (two windows on one notebook, or a shared
+collaborative document), so a request made while a cell runs is addressed to the page that runs it
+(``client``: its session, :func:`address_cell`): another page neither applies it nor answers for it,
+and the kernel takes a reply only from the page it addressed (an extension older than that field
+answers every request; its other pages' replies are then dropped here). A page that did not say
+hello on the current comm (it was reloaded) is addressed no more: the page showing the notebook now
+answers, as when only one page ever does.
+
 Replies arrive on the kernel's shell-channel thread (the fast path, :mod:`..waiting`) while the
 agent cell still runs; the same message reaches the comm's own handler later, when the kernel is
 idle, and is ignored then (each reply resolves its request once).
@@ -30,6 +38,7 @@ import itertools
 import threading
 import time
 import uuid
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
@@ -50,6 +59,10 @@ Notebook 7, autorun) to say hello. A front-end without the extension closes the 
 ends the wait; only one that neither answers nor closes costs all of it, once per page. (0.5 s was
 missed by a loaded machine's first agent cell, which then lost its cells to the fallback.)"""
 REQUEST_TIMEOUT_S = 10.0
+
+_PAGE: ContextVar[str | None] = ContextVar("nbagent_bridge_page", default=None)
+"""The session of the page whose cell is running (set per cell by :func:`address_cell`); unset in
+``%agent serve``'s calls, which no cell makes (they go to every page, as before)."""
 
 
 class BridgeUnavailable(NbAgentError):
@@ -81,7 +94,8 @@ class Bridge:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._pending: dict[int, waiting.Decision[Mapping[str, object]]] = {}
+        self._pending: dict[int, tuple[waiting.Decision[Mapping[str, object]], str | None]] = {}
+        """Request id → (its decision, the session of the page it was addressed to)."""
         self._hellos = threading.Condition()
         self._said_hello = False  # a front-end said hello (on this comm or an earlier one)
         self._hello_here = False  # ... on the current comm
@@ -206,9 +220,11 @@ class Bridge:
                 self._on_hello(data, session)
             case {"type": "reply", "id": int() as reply_id}:
                 with self._lock:
-                    decision = self._pending.pop(reply_id, None)
-                if decision is not None:
-                    decision.resolve(data)
+                    pending = self._pending.get(reply_id)
+                    if pending is None or None not in (pending[1], session) and session != pending[1]:
+                        return  # answered already, or by a page it was not addressed to
+                    del self._pending[reply_id]
+                pending[0].resolve(data)
 
     def _on_hello(self, data: Mapping[str, object], session: str | None) -> None:
         self.frontend = str(data.get("frontend") or "jupyterlab")
@@ -224,15 +240,21 @@ class Bridge:
 
     # --- requests ---------------------------------------------------------------------------
     def _send(self, op: str, args: RequestArgs) -> waiting.Decision[Mapping[str, object]]:
-        if {"type", "id", "op"} & args.keys():  # the envelope's keys: a cell is "cell_id", never "id"
-            raise ValueError(f"bridge request arguments may not be named type, id or op: {sorted(args)}")
+        if {"type", "id", "op", "client"} & args.keys():  # the envelope's keys: a cell is "cell_id", never "id"
+            raise ValueError(f"bridge request arguments may not be named type, id, op or client: {sorted(args)}")
         if not self.connected or self._comm is None:
             raise BridgeUnavailable()
         request_id = next(self._ids)
         decision: waiting.Decision[Mapping[str, object]] = waiting.Decision()
+        page = _PAGE.get()
+        with self._hellos:
+            if page not in self._clients:  # that page is gone (reloaded): whichever page shows the notebook now
+                page = None
         with self._lock:
-            self._pending[request_id] = decision
+            self._pending[request_id] = (decision, page)
         message: BridgeRequest = {"type": "request", "id": request_id, "op": op, **args}
+        if page is not None:
+            message["client"] = page
         self._comm.send(dict(message))
         return decision
 
@@ -301,6 +323,11 @@ def bridge() -> Bridge:
     if _BRIDGE is None:
         _BRIDGE = Bridge()
     return _BRIDGE
+
+
+def address_cell(*_: object) -> None:
+    """A ``pre_run_cell`` hook: the bridge requests this cell makes go to the page that runs it."""
+    _PAGE.set(executing_client())
 
 
 def executing_request() -> JSONObject:

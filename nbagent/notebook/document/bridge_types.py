@@ -77,6 +77,8 @@ class BridgeRequest(RequestArgs, total=False):
     type: Literal["request"]
     id: int
     op: str
+    client: str
+    """The session of the page the request is for (the one running the cell); absent: every page."""
 
 
 class KeptCell(TypedDict):

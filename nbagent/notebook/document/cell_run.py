@@ -60,6 +60,8 @@ NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ recor
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
+UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
+                 "rebuilt from the folder's events as plain text, and nothing of it runs.")
 
 
 class ReplayInputsChanged(AgentCellError):
@@ -138,6 +140,8 @@ async def replay(magics: "MagicsApi", decision: Replay) -> None:
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:
         _show_line(RECEIVED_LINE, "nbagent-received")
+    elif decision.notebook is None and decision.shown is None:  # the folder's transcript is missing or forged
+        _show_line(UNSIGNED_LINE, "nbagent-received")
     if decision.changed is not None:
         _show_line(decision.changed, "nbagent-changed")
     shown = decision.shown
@@ -231,6 +235,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     cell_id = executing_cell_id()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
+    if cell_id is None and not bridge.ever_connected and not _widgets_shown():
+        return _nowhere  # nbclient, papermill, nbconvert: a client that shows nothing
 
     async def shown() -> bool:
         if cell_id is None or not bridge.ever_connected or bridge.version < 2:
@@ -238,7 +244,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         if not bridge.connected and not await bridge.reconnect():
             return True  # no page answers now: nothing says the prompt is gone (asked again later)
         try:
-            found = await bridge.request("find", cell_id=cell_id)
+            found = await bridge.request("find", cell_id=cell_id)  # asks the page running the cell
         except (BridgeUnavailable, BridgeError):
             return True
         index = found.get("index")
@@ -251,6 +257,15 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
 
 async def _nowhere() -> bool:
     return False
+
+
+def _widgets_shown() -> bool:
+    """Whether a front-end that renders widgets opened ipywidgets' control comm here (its widget
+    manager does on connecting, where ipywidgets was imported by then). For a client that sends no
+    cell id (JupyterLab and Notebook 7 do): nbclient, papermill and nbconvert open none."""
+    from ipywidgets import Widget
+
+    return getattr(Widget, "_control_comm", None) is not None
 
 
 def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int) -> "Removal":

@@ -14,6 +14,7 @@ from IPython.utils.capture import capture_output
 
 from nbagent import Agent
 from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document.cell_run import UNSIGNED_LINE
 from nbagent.notebook.document.replay import load_index, sessions_dir
 
 FIRST = "what is 17 * 23? use python"
@@ -152,6 +153,7 @@ def test_a_transcript_not_signed_by_this_user_is_rebuilt_from_the_record_never_s
 
     assert "forged" not in again and "onerror" not in again
     assert _transcript(again) == _transcript(live)  # rebuilt from the events, as it was
+    assert UNSIGNED_LINE in again and UNSIGNED_LINE not in live  # never shown as this user's own record
 
 
 def _line(ip: Any, code: str) -> str:

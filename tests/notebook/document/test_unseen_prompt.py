@@ -7,12 +7,14 @@ new page never ran it, so it shows no prompt)."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 
 import pytest
 
 from nbagent.engine.contracts import events as ev
 from nbagent.engine.contracts.permissions import Deny, PermissionRequest
 from nbagent.notebook import waiting
+from nbagent.notebook.document import bridge as bridge_mod
 from nbagent.notebook.document import cell_run
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.view import AgentView
@@ -113,3 +115,60 @@ async def test_without_a_cell_id_or_with_an_older_front_end_it_never_blocks_a_pr
     monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c9")
     old = FakeFrontEnd(version=1)
     assert await cell_run.shown_check(old.connect(Bridge()))() is True and old.requests == []
+
+
+class _TwoPages:
+    """Two windows on one notebook: each page's extension gets every request on the comm; the
+    window that did not run the cell answers first (it says the cell is idle there)."""
+
+    comm_id = "two-pages"
+
+    def __init__(self, bridge: Bridge, running: FakeFrontEnd, other: FakeFrontEnd) -> None:
+        self.bridge, self.pages = bridge, (("page-b", other), ("page-a", running))
+
+    def send(self, data: dict[str, object]) -> None:
+        for session, page in self.pages:
+            if data.get("client") in (None, session):  # what the extension's addressedHere does
+                page.requests.append(dict(data))
+                self.bridge._on_data(page.reply(dict(data)), session)
+
+    def close(self) -> None:
+        pass
+
+
+async def test_with_the_notebook_open_in_two_windows_only_the_running_page_is_asked(monkeypatch) -> None:
+    cells = [{"cell_type": "code", "source": "%%agent\nq"}]
+    running, other = FakeFrontEnd(cells), FakeFrontEnd(cells)
+    running.running.add("c1")  # [*] in the window that ran it; idle in the other one
+    bridge = Bridge()
+    for session in ("page-a", "page-b"):
+        bridge._on_data({"type": "hello", "version": 2, "frontend": "jupyterlab", "path": "a.ipynb"}, session)
+    bridge._comm = _TwoPages(bridge, running, other)
+    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(bridge_mod, "executing_client", lambda: "page-a")
+    bridge_mod.address_cell()  # the pre_run_cell hook of the cell the page-a window ran
+    assert await cell_run.shown_check(bridge)() is True
+    assert other.requests == [] and running.requests[0]["client"] == "page-a"
+
+
+def test_a_reply_from_a_page_the_request_was_not_addressed_to_is_ignored(monkeypatch) -> None:
+    contextvars.copy_context().run(_replies_from_two_pages, monkeypatch)  # the cell's page stays in here
+
+
+def _replies_from_two_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    bridge = Bridge()
+    for session in ("page-a", "page-b"):
+        bridge._on_data({"type": "hello", "version": 2}, session)
+    sent: list[dict[str, object]] = []
+    bridge._comm = type("Comm", (), {"comm_id": "c", "send": lambda self, d: sent.append(d), "close": lambda self: None})()
+    monkeypatch.setattr(bridge_mod, "executing_client", lambda: "page-a")
+    bridge_mod.address_cell()
+    decision = bridge._send("read", {})
+    bridge._on_data({"type": "reply", "id": sent[0]["id"], "ok": True, "result": {"path": "b"}}, "page-b")
+    assert not decision.resolved  # an older extension in the other window answered: not taken
+    bridge._on_data({"type": "reply", "id": sent[0]["id"], "ok": True, "result": {"path": "a"}}, "page-a")
+    assert decision.value["result"] == {"path": "a"}
+    monkeypatch.setattr(bridge_mod, "executing_client", lambda: "reloaded-page")
+    bridge_mod.address_cell()  # a page that said no hello on this comm: whichever page shows it now
+    bridge._send("read", {})
+    assert "client" not in sent[1]

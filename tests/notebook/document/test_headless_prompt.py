@@ -1,0 +1,27 @@
+"""A headless run (nbclient, papermill, nbconvert) of an agent cell with no recorded answer: no page
+can show Allow / Deny, so a tool call that would ask is denied at once and the cell ends; the kernel
+never waits for a click that cannot come."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.mark.parametrize("kernel", ["python3", "nbagent"])
+def test_a_never_run_agent_notebook_runs_headless_to_the_end_without_waiting(tmp_path, monkeypatch, kernel):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the embedded simulated model, on loopback
+    cells = ["%load_ext nbagent", "%%agent\nwhat is 17 * 23? use python", "print('END')"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    # The old behaviour waited for a click until nbclient's timeout: a bounded run says it ended.
+    NotebookClient(nb, timeout=90, kernel_name=kernel, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    texts = []
+    for out in nb.cells[1].outputs:
+        text = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
+        texts.append(text if isinstance(text, str) else "".join(text))
+    shown = "\n".join(texts)
+    assert "Denied without asking: nobody could see Allow / Deny" in shown, shown
+    assert nb.cells[2].outputs[0]["text"] == "END\n"
