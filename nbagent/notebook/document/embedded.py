@@ -36,19 +36,39 @@ VERSION = 1
 MAX_TRANSCRIPT_BYTES = 32 * 1024
 """The compressed transcript kept per agent cell (base64); beyond it only the plain text is kept
 (itself cut to the bound), so a notebook grows by a bounded amount per agent cell."""
+MAX_UNPACKED_BYTES = 2 * 1024 * 1024
+"""The transcript uncompressed (its JSON, UTF-8), at most: zlib packs up to about 1000:1, so a
+record within :data:`MAX_TRANSCRIPT_BYTES` could otherwise unpack to tens of MB, and a forged one
+in a received notebook (decompression bomb) to far more. Kept like the compressed bound, and a
+record past either is refused unread."""
+_CUT_NOTE = "\n… [cut: the record in the notebook is bounded]"
 
 
 def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(prompt.strip().encode()).hexdigest()[:32]
 
 
-def _pack(bundle: dict[str, str]) -> str:
-    return base64.b64encode(zlib.compress(json.dumps(bundle, ensure_ascii=False).encode(), 9)).decode("ascii")
+def _pack(bundle: dict[str, str]) -> str | None:
+    """The bundle as JSON, zlib-compressed and base64-encoded; None when it is beyond either bound."""
+    raw = json.dumps(bundle, ensure_ascii=False).encode()
+    if len(raw) > MAX_UNPACKED_BYTES:
+        return None
+    packed = base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return packed if len(packed) <= MAX_TRANSCRIPT_BYTES else None
 
 
 def _unpack(packed: str) -> dict[str, str] | None:
+    """The bundle a record carries; None when it is malformed or beyond the bounds :func:`_pack`
+    keeps, checked before decoding and while inflating (never more than the bound is allocated)."""
+    if len(packed) > MAX_TRANSCRIPT_BYTES:
+        return None
+    inflate = zlib.decompressobj()
     try:
-        bundle = json.loads(zlib.decompress(base64.b64decode(packed, validate=True)))
+        # One byte past the bound tells "exactly at the bound" from "more than it".
+        raw = inflate.decompress(base64.b64decode(packed, validate=True), MAX_UNPACKED_BYTES + 1)
+        if len(raw) > MAX_UNPACKED_BYTES or not inflate.eof:  # past the bound, or truncated
+            return None
+        bundle = json.loads(raw)
     except (ValueError, zlib.error):
         return None
     if not isinstance(bundle, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bundle.items()):
@@ -57,16 +77,14 @@ def _unpack(packed: str) -> dict[str, str] | None:
 
 
 def _bounded(bundle: dict[str, str]) -> tuple[str, bool]:
-    """The packed transcript within :data:`MAX_TRANSCRIPT_BYTES`, and whether its HTML was dropped."""
+    """The packed transcript within the bounds, and whether its HTML was dropped."""
     packed = _pack(bundle)
-    if len(packed) <= MAX_TRANSCRIPT_BYTES:
+    if packed is not None:
         return packed, False
     text = bundle.get("text/plain", "")
-    while True:
-        packed = _pack({"text/plain": text})
-        if len(packed) <= MAX_TRANSCRIPT_BYTES or not text:
-            return packed, True
-        text = text[: len(text) // 2] + "\n… [cut: the record in the notebook is bounded]"
+    while (packed := _pack({"text/plain": text})) is None:
+        text = text[: len(text) // 2] + _CUT_NOTE
+    return packed, True
 
 
 def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider: str | None,
@@ -157,5 +175,5 @@ def was_recorded(metadata: JSONObject) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "NotebookRecord", "executing_metadata", "in_kernel", "make_record", "read_record",
-           "was_recorded"]
+__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata", "in_kernel",
+           "make_record", "read_record", "was_recorded"]

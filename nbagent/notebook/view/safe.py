@@ -37,8 +37,8 @@ import nh3
 
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 RASTER_IMAGES = ("image/png", "image/jpeg", "image/gif")
-# Inline style a table or a coloured cell may keep; no positioning, so no output can lay itself
-# over the permission buttons.
+# Inline style a table or a coloured cell may keep; no positioning and no negative margin
+# (:func:`safe_style`), so no output can lay itself over the permission buttons.
 STYLE_PROPERTIES = frozenset({
     "color", "background-color", "background", "font-weight", "font-style", "font-family", "font-size",
     "text-align", "vertical-align", "white-space", "border", "border-collapse", "border-bottom", "border-top",
@@ -56,15 +56,26 @@ _NO_IMAGES = frozenset(nh3.ALLOWED_TAGS) - {"img", "map", "area"}
 
 
 _CSS_CALL = re.compile(r"([A-Za-z0-9_-]*)\s*\(")
+_URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_URL_TRIMMED = "".join(map(chr, range(0x21)))  # C0 controls and space, which a URL parser strips at either end
 
 
-def fetch_free_style(style: str) -> str:
+def _pulls_over(declaration: str) -> bool:
+    # A "-" anywhere in a margin's value: -9999px, -.5em, calc(0px - 1em), var(--x, -1em). A positive
+    # margin never needs one (a page variable in a margin is dropped too, as it could be negative).
+    name, _, value = declaration.partition(":")
+    return name.strip().lower().startswith("margin") and "-" in value
+
+
+def safe_style(style: str) -> str:
     """A ``style`` attribute without the declarations that could fetch: those calling a CSS function
     outside :data:`CSS_FUNCTIONS` (``url``, ``image-set``, ``image``, ``element`` …) or holding a
-    backslash or a comment, with which ``url(`` can be spelt otherwise."""
+    backslash or a comment, with which ``url(`` can be spelt otherwise; and without a negative
+    margin, with which an output could pull itself over what is shown above it."""
     kept = []
     for declaration in style.split(";"):
-        if "\\" in declaration or "/*" in declaration:
+        if "\\" in declaration or "/*" in declaration or _pulls_over(declaration):
             continue
         if any(name.lower() not in CSS_FUNCTIONS for name in _CSS_CALL.findall(declaration)):
             continue
@@ -72,14 +83,25 @@ def fetch_free_style(style: str) -> str:
     return ";".join(kept)
 
 
+def _url_scheme(url: str) -> str:
+    """The scheme a browser reads in ``url``, lower-case ("" for a relative URL): the URL standard
+    strips C0 controls and spaces at either end and drops every tab and newline first."""
+    match = _SCHEME.match(re.sub(r"[\t\n\r]", "", url).strip(_URL_TRIMMED))
+    return match.group(1).lower() if match else ""
+
+
 def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
-    """nh3 attribute filter: an ``img`` keeps a ``src`` only when it is a raster ``data:`` URI; a
-    ``style`` keeps what cannot fetch (:func:`fetch_free_style`)."""
+    """nh3 attribute filter: an ``img`` keeps a ``src`` only when it is a raster ``data:`` URI; any
+    other URL (a link's ``href``, a quote's ``cite``) only when it is relative or in
+    :data:`LINK_SCHEMES` — the cleaner lets ``data:`` through for the images; a ``style`` keeps what
+    :func:`safe_style` keeps."""
     if tag == "img" and attribute == "src":
         head = value[:32].lower()
         return value if any(head.startswith(f"data:{mime};") for mime in RASTER_IMAGES) else None
+    if attribute in _URL_ATTRIBUTES:
+        return value if _url_scheme(value) in LINK_SCHEMES | {""} else None
     if attribute == "style":
-        return fetch_free_style(value) or None
+        return safe_style(value) or None
     return value
 
 
@@ -221,5 +243,5 @@ def static_output_html(data: Mapping[str, object]) -> str:
     return f'<pre style="white-space:pre-wrap">{escape(str(safe["text/plain"]))}</pre>'
 
 
-__all__ = ["clean_html", "fetch_free_style", "markdown_html", "nesting_depth", "safe_display_data",
-           "static_output_html", "too_big"]
+__all__ = ["clean_html", "markdown_html", "nesting_depth", "safe_display_data", "safe_style", "static_output_html",
+           "too_big"]

@@ -5,8 +5,11 @@ Someone else's record shows as plain text only; without any record the cell says
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
+import tracemalloc
+import zlib
 from typing import Any, Iterator
 
 import pytest
@@ -130,16 +133,66 @@ def test_without_any_record_a_recorded_cell_says_so_before_asking(lab, tmp_path)
     assert "replayed" not in out
 
 
-def test_the_record_is_bounded(monkeypatch):
-    class Done:
-        reason, error = "end_turn", None
+def _inflating_to(megabytes: int) -> str:
+    """A record's transcript field that inflates to ``megabytes`` MB of text (compressed a MB at a time)."""
+    squeeze, chunk = zlib.compressobj(9), b"A" * (1 << 20)
+    parts = [squeeze.compress(b'{"text/plain": "'), *(squeeze.compress(chunk) for _ in range(megabytes))]
+    return base64.b64encode(b"".join([*parts, squeeze.compress(b'"}'), squeeze.flush()])).decode("ascii")
 
+
+class Done:
+    reason, error = "end_turn", None
+
+
+def test_the_record_is_bounded(monkeypatch):
     monkeypatch.setattr(embedded, "MAX_TRANSCRIPT_BYTES", 2_000)
     huge = {"text/plain": "x" * 50_000 + "".join(map(str, range(20_000))), "text/html": "<p>" + "y" * 100_000}
     record = embedded.make_record(session="s", turn=1, prompt="q", cell_id="c", provider=None, bundle=huge,
                                   done=Done(), inputs=None, summary={})
     assert record is not None and record["text_only"] and len(record["transcript"]) <= 2_000
     assert len(json.dumps(record)) < 3_000
+
+
+@pytest.mark.parametrize("megabytes", [20, 50], ids=["within-the-field-bound", "past-the-field-bound"])
+def test_a_record_that_would_inflate_past_the_bound_is_refused_unread(monkeypatch, tmp_path, megabytes):
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    record = embedded.make_record(session="20990101-000000-1-1", turn=1, prompt="q", cell_id="c", provider=None,
+                                  bundle={"text/plain": "x", "text/html": "x"}, done=Done(), inputs=None, summary={})
+    assert record is not None
+    record["transcript"] = bomb = _inflating_to(megabytes)  # a received notebook's forged record
+    assert (len(bomb) <= embedded.MAX_TRANSCRIPT_BYTES) == (megabytes == 20)
+    tracemalloc.start()
+    try:
+        read = embedded.read_record({"nbagent": {"kind": "agent", "record": record}}, "q", "c")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert read is None and peak < 4 * embedded.MAX_UNPACKED_BYTES  # not the megabytes it would inflate to
+
+
+def test_a_recorded_cell_whose_record_would_inflate_past_the_bound_says_so_before_asking(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.record()["transcript"] = _inflating_to(20)
+    lab.restart()
+
+    out = lab.run()
+
+    assert NO_RECORD_LINE in out and out.index(NO_RECORD_LINE) < out.index("nbagent · ")
+    assert "replayed" not in out and "AAAA" not in out
+
+
+def test_a_transcript_that_would_unpack_past_the_bound_is_kept_as_its_plain_text(monkeypatch, tmp_path):
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))
+    monkeypatch.setattr(embedded, "MAX_UNPACKED_BYTES", 100_000)
+    bundle = {"text/plain": "391\n" + "." * 150_000, "text/html": "<p>" + "y" * 150_000}  # packs into a few KB
+    record = embedded.make_record(session="20990101-000000-1-1", turn=1, prompt="q", cell_id="c", provider=None,
+                                  bundle=bundle, done=Done(), inputs=None, summary={})
+
+    assert record is not None and record["text_only"]
+    read = embedded.read_record({"nbagent": {"kind": "agent", "record": record}}, "q", "c")
+    assert read is not None and read.mine and read.bundle["text/plain"].startswith("391\n")
+    assert len(json.dumps(read.bundle)) <= 100_000
 
 
 def test_after_a_replay_from_the_notebook_status_and_history_describe_it(lab, tmp_path):

@@ -1,7 +1,8 @@
-"""Displayed HTML cannot make the page fetch through CSS, and cleaning it is bounded: a style's
-``url()`` (however spelt) and ``<style>``/``@import`` are dropped in the live view and in
-materialised cells; HTML too long or nested too deep is left out with a one-line note (its text
-kept); each display is cleaned once, however many places show it."""
+"""Displayed HTML cannot make the page fetch through CSS nor pull itself over what is shown above
+it, and cleaning it is bounded: a style's ``url()`` (however spelt), a negative margin and
+``<style>``/``@import`` are dropped in the live view and in materialised cells; HTML too long or
+nested too deep is left out with a one-line note (its text kept); each display is cleaned once,
+however many places show it."""
 
 from __future__ import annotations
 
@@ -32,6 +33,24 @@ def test_a_style_that_could_fetch_is_dropped_and_colours_stay(style: str) -> Non
     cleaned = clean_html(f"<table><tr>{html}</tr></table>")
     assert "attacker" not in cleaned and "url" not in cleaned.lower() and "image-set" not in cleaned
     assert "color:rgb(200, 0, 0)" in cleaned and "background-color:var(--jp-layout-color2)" in cleaned
+
+
+PULLING_MARGINS = (
+    "margin:-9999px 0 0 -9999px",
+    "margin: 0 0 0 -.5em",
+    "MARGIN : 0 -100vw",
+    "margin:calc(-1 * 100vh)",
+    "margin:calc(0px - 100vh) 0",
+    "margin:var(--gap, -50px)",
+    "margin-top:-500px",
+    "margin-left:-9999px",
+)
+
+
+@pytest.mark.parametrize("margin", PULLING_MARGINS)
+def test_a_negative_margin_is_dropped_and_a_positive_one_stays(margin: str) -> None:
+    cleaned = clean_html(f'<div style="{margin};color:red">over</div><div style="margin:2px 0 4px">under</div>')
+    assert cleaned == '<div style="color:red">over</div><div style="margin:2px 0 4px">under</div>'
 
 
 def test_style_elements_and_imports_are_dropped() -> None:

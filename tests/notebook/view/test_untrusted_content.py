@@ -151,6 +151,20 @@ def test_tool_html_keeps_a_dataframe_table_and_data_images() -> None:
     assert "x.example" not in cleaned
 
 
+NON_LINK_URLS = ("data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "DATA:text/html,x",
+                 "  data:text/html,x", "da&#9;ta:text/html,x", "d&#10;ata:image/svg+xml,x", "data:image/png;base64,AAAA")
+
+
+@pytest.mark.parametrize("url", NON_LINK_URLS)
+def test_tool_html_links_keep_only_http_https_and_mailto_while_images_keep_data(url: str) -> None:
+    cleaned = clean_html(f'<a href="{url}">data</a><blockquote cite="{url}">q</blockquote>'
+                         '<a href="https://ok.example/">web</a><a href="mailto:me@ok.example">mail</a>'
+                         '<img src="data:image/png;base64,AAAA">')
+    assert audit(cleaned) == [] and "data:text" not in cleaned and ">data</a>" in cleaned
+    assert 'href="https://ok.example/"' in cleaned and 'href="mailto:me@ok.example"' in cleaned
+    assert '<img src="data:image/png;base64,AAAA">' in cleaned
+
+
 def test_rich_outputs_of_a_python_call_reach_the_card_cleaned() -> None:
     from nbagent.notebook.executor import ExecutionRecord
     from nbagent.tools.executor import ExecutionResult
