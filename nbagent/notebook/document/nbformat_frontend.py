@@ -72,7 +72,7 @@ class NotebookDocument:
         """The reply to one request (every request gets exactly one)."""
         nested = request.get("args")
         args = {**(nested if isinstance(nested, dict) else {}),
-                **{k: v for k, v in request.items() if k not in ("type", "id", "op", "args")}}
+                **{k: v for k, v in request.items() if k not in ("type", "id", "op", "args", "client")}}
         given = request.get("id")
         reply: BridgeReply = {"type": "reply", "id": given} if isinstance(given, int) else {"type": "reply"}
         op = getattr(self, f"_op_{request.get('op')}", None)

@@ -33,6 +33,13 @@ def cells_of(doc: NotebookDocument) -> list[Any]:
     return doc.cells
 
 
+def test_a_request_addressed_to_this_client_is_answered() -> None:
+    # The kernel addresses a running cell's requests to the page running it (its session): autorun
+    # is that page, so "client" is part of the envelope, not an argument of the op.
+    reply = document().answer({"type": "request", "id": 3, "op": "read", "client": "autorun-session"})
+    assert reply["ok"] and reply["id"] == 3 and len(reply["result"]["cells"]) == 3
+
+
 def test_insert_read_replace_move_follow_the_protocol() -> None:
     doc = document()
     agent_id, mine_id = cells_of(doc)[1]["id"], cells_of(doc)[2]["id"]

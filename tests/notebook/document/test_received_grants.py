@@ -21,8 +21,12 @@ __all__ = ["ip"]  # the in-process shell fixture
 @pytest.fixture(autouse=True)
 def shown_as_in_a_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's click comes from the thread below, as a notebook page's would: the in-process
-    shell stands in for a kernel whose page shows the prompt (plain IPython would deny unasked)."""
+    shell stands in for a kernel whose page shows the prompt (plain IPython, or a client that shows
+    no widgets, would deny unasked)."""
     monkeypatch.setattr(cell_run, "in_kernel", lambda: True)
+    monkeypatch.setattr(cell_run, "_widgets_shown", lambda: True)
+
+
 SECOND = "what is 6 * 7? use python"  # the simulated model answers it with a python call
 
 

@@ -1,0 +1,49 @@
+"""The same notebook open in two windows (two kernel connections on one kernel, no collaboration):
+every page's extension gets the kernel's requests, yet an agent cell run in one window asks Allow /
+Deny there, and its code cells land there, once (before: the other window answered first that the
+cell was idle there, so every call was denied unasked, and its inserts went to the wrong page)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ..soak import SOAK
+from .test_bridge_frontend import _open, _require_installed_bridge
+from .test_cell_removal import CONFIGS, _cells, _idle, _made, _put, _run_cell, _text, _wait
+from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
+
+pytestmark = _lab_marks
+
+ASKS = "%%agent\nWhat is 2 * 3 and 4 * 5?"  # no --allow: each of its two python calls asks
+
+
+@pytest.mark.parametrize("frontend, kernel", [CONFIGS[0], pytest.param(*CONFIGS[1], marks=SOAK)])
+def test_an_agent_cell_run_in_one_of_two_windows_asks_and_lands_there(browser, lab, frontend, kernel):  # noqa: F811
+    _require_installed_bridge()
+    name = _put(lab, f"two_windows_{frontend}_{kernel}.ipynb", kernel, ["%load_ext nbagent", ASKS])
+    running = _open(browser, lab, name, frontend)
+    other = _open(browser, lab, name, frontend)  # opened before the run: it says hello to the same comm
+    _run_cell(running, 0)
+    _wait(running, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _run_cell(running, 1)
+    deadline, answered = time.monotonic() + 180, 0
+    while not ("done:" in _text(_cells(running)[1]) and _idle(running)):
+        assert time.monotonic() < deadline, f"the agent cell did not finish after {answered} prompt(s)"
+        assert "nobody could see" not in _text(_cells(running)[1]), "a prompt was denied unasked"
+        allow = running.locator("button:text-is('Allow'):enabled")
+        if allow.count():
+            button = allow.first.element_handle()
+            button.click()
+            answered += 1
+            running.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                                      arg=button, timeout=30_000)
+        else:
+            time.sleep(0.25)
+    made = [c["source"] for c in _made(_cells(running))]
+    assert answered == 2 and made == ["2 * 3", "4 * 5"], (answered, made)
+    assert _made(_cells(other)) == []  # the other window applied none of it (its own copy of the file)
+    running.close()
+    other.close()
