@@ -142,14 +142,22 @@ class Agent:
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig | None = None, **kwargs: Any) -> "Agent":
-        """Continue the session saved in ``task_dir`` (which this Agent then writes and locks)."""
+        """Continue the session saved in ``task_dir`` (which this Agent then writes and locks).
+
+        Its model is the saved one unless ``model`` (or a ``config``) is given; a different one is
+        said in a notice at the next prompt."""
         session = Session.load(task_dir)
-        settings: dict[str, Any] = {"model": session.model} if session.model and config is None and "model" not in kwargs else {}
+        saved = session.model
+        settings: dict[str, Any] = {"model": saved} if saved and config is None and "model" not in kwargs else {}
         try:
-            return cls(config, session=session, task_dir=Path(task_dir), **settings, **kwargs)
+            agent = cls(config, session=session, task_dir=Path(task_dir), **settings, **kwargs)
         except BaseException:
             session.close()
             raise
+        if saved and agent.config.model != saved:
+            session.notices.append(f"Continuing this session with {agent.config.model}, as set here "
+                                   f"(it was recorded with {saved}).")
+        return agent
 
     # ----- settings ---------------------------------------------------------------------------
     @property

@@ -55,7 +55,9 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, rep
         if old is not None and old.agent.session.task_dir is not None and \
                 Path(old.agent.session.task_dir).resolve() == Path(resume_from).resolve():
             old.agent.close()  # loading the folder this session writes: hand it over
-        settings.pop("model")  # the saved session's model, unless changed later
+        # Your model (the cell's, the endpoint profile's or AgentMagics.model), never the folder's: a
+        # received session.json must not pick what your key pays for (the notice names both).
+        settings.setdefault("model", endpoint.model if endpoint is not None and endpoint.model else magics.model)
         agent = Agent.resume(resume_from, **wiring, **settings)
     else:
         magics._session_count += 1
@@ -80,4 +82,4 @@ def notebook_tools(magics: MagicsApi) -> "NotebookTools":
     def name() -> str:
         return (session_name(magics.current.agent) if magics.current is not None else None) or "(in memory)"
 
-    return NotebookTools(magics.document.bridge, name)
+    return NotebookTools(magics.document.bridge, name, on_ran=magics.cell_log.ran)

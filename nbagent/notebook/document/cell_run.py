@@ -52,12 +52,14 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     if decision.no_record:  # before the session exists: no request has gone out
-        _show_line(NO_RECORD_LINE, "nbagent-no-record")
+        _show_line(ROLLED_BACK_LINE if decision.rolled_back else NO_RECORD_LINE, "nbagent-no-record")
     return None
 
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback, so it is not shown again: "
+                    "asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "

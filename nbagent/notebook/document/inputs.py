@@ -120,8 +120,12 @@ class CellLog:
     def _after_cell(self, result: object) -> None:
         info = getattr(result, "info", None)
         cell_id, text = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
-        if not isinstance(cell_id, str) or not isinstance(text, str):
-            return
+        if isinstance(cell_id, str) and isinstance(text, str):
+            self.ran(cell_id, text)
+
+    def ran(self, cell_id: str, text: str) -> None:
+        """Cell ``cell_id`` ran ``text``: by the user (a ``post_run_cell``), or by the agent's
+        ``notebook_run``, which no hook sees (its earlier text is no longer the cell's)."""
         before = self.latest.get(cell_id)
         if before is not None and before.strip() != text.strip():
             self.superseded.add(before.strip())

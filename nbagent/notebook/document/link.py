@@ -47,6 +47,8 @@ class Live:
     fork_at: int | None = None
     no_record: bool = False
     """This cell might have been recorded but no record is reachable here: say so before asking."""
+    rolled_back: bool = False
+    """The cell's own record names a turn ``%agent rollback`` removed from the folder (not replayed)."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -148,6 +150,7 @@ class DocumentLink:
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id))
+        index = None
         if not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
             if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
@@ -159,7 +162,7 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
-            return Live(no_record=no_record)
+            return Live(no_record=no_record, rolled_back=no_record and index is not None)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
 

@@ -67,9 +67,12 @@ class NotebookRunInput(ToolInput):
 class _Shared:
     """What the three tools share: the bridge, the hashes of the cells the model read, the mark."""
 
-    def __init__(self, bridge: Bridge, session_name: Callable[[], str]) -> None:
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str],
+                 on_ran: Callable[[str, str], None] | None = None) -> None:
         self.bridge = bridge
         self.session_name = session_name
+        self.on_ran = on_ran
+        """Told ``(cell id, source)`` after ``notebook_run`` ran a cell (the kernel's cell log)."""
         self.seen: dict[str, str] = {}
         self.shown_runs: dict[str, str] = {}
         """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
@@ -271,6 +274,8 @@ class NotebookRun(_NotebookTool):
         await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
                                execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
+        if self.shared.on_ran is not None:
+            self.shared.on_ran(params.cell_id, source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
 
 
@@ -299,8 +304,9 @@ class _interrupt_after:
 class NotebookTools:
     """A tool source: the three notebook tools while a front-end answers, none otherwise."""
 
-    def __init__(self, bridge: Bridge, session_name: Callable[[], str]) -> None:
-        self.shared = _Shared(bridge, session_name)
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str],
+                 on_ran: Callable[[str, str], None] | None = None) -> None:
+        self.shared = _Shared(bridge, session_name, on_ran)
         self._tools: list[ToolLike] = [NotebookRead(self.shared), NotebookEdit(self.shared), NotebookRun(self.shared)]
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.notebook.document.bridge import Bridge, BridgeUnavailable
+from nbagent.notebook.document.inputs import CellLog
 from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.document.tools import NotebookTools
 from nbagent.notebook.executor import ShellExecutor
@@ -113,6 +114,17 @@ async def test_run_puts_the_outputs_in_the_document(front, tools, tmp_path):
     out = await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
     assert "42" in out.content
     assert front.cells[1]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
+
+
+async def test_a_cell_the_agent_ran_is_logged_with_the_text_it_ran(front, tmp_path):
+    # No post_run_cell hook sees notebook_run: without this, the text the user last ran stayed the
+    # cell's among the cells in context, and a replay called the cell changed once fixed.
+    log = CellLog(None)
+    log.ran("c2", "x = 4O  # the user's typo")
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S", on_ran=log.ran).tools()}
+    out = await call(tools, "notebook_run", tmp_path, ShellExecutor(InteractiveShell.instance()), cell_id="c2")
+    assert not out.is_error and log.latest["c2"] == "x = 40"
+    assert "x = 4O  # the user's typo" in log.superseded
 
 
 async def test_a_run_past_its_timeout_is_interrupted_and_the_agent_goes_on(front, tools, tmp_path):

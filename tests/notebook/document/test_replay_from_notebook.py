@@ -20,7 +20,7 @@ from IPython.utils.capture import capture_output
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document import cell_run, embedded, link
 from nbagent.notebook.document.bridge import Bridge
-from nbagent.notebook.document.cell_run import NO_RECORD_LINE, RECEIVED_LINE
+from nbagent.notebook.document.cell_run import NO_RECORD_LINE, RECEIVED_LINE, ROLLED_BACK_LINE
 
 from .fake_frontend import FakeFrontEnd
 
@@ -240,6 +240,7 @@ def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp
     out = lab.run()
 
     assert "replayed" not in out and "391" in out  # asked again: the folder forgot that turn
+    assert ROLLED_BACK_LINE in out and NO_RECORD_LINE not in out  # the cell has a record: it was undone
 
 
 def test_with_cells_off_the_agent_cell_still_carries_its_record(lab, tmp_path):

@@ -101,6 +101,24 @@ def test_a_new_prompt_after_the_replayed_ones_continues_the_record(ip):
     assert agent().session.task_dir == recorded and agent().turn == 2
 
 
+def test_a_record_continued_live_uses_your_model_never_the_folders(ip):
+    magics = magics_mod.active_magics()
+    yours = magics.model
+    try:
+        magics.model = "claude-opus-5-5"  # the model the folder was recorded with (received, say)
+        cell(ip, FIRST)
+        restart(magics)
+        magics.model = "claude-haiku-4-5"  # your setting in this kernel
+        cell(ip, FIRST)  # replayed: no session loaded
+
+        out = cell(ip, SECOND)  # continues the record live
+
+        assert agent().config.model == "claude-haiku-4-5" and agent().turn == 2
+        assert "Continuing this session with claude-haiku-4-5, as set here (it was recorded with claude-opus-5-5)" in out
+    finally:
+        magics.model = yours
+
+
 def test_an_edited_prompt_forks_the_record_and_runs_live_from_there(ip, tmp_path):
     cell(ip, FIRST)
     cell(ip, SECOND)
