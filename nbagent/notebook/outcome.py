@@ -86,6 +86,11 @@ def check_done(done: Ending | None, *, cancelled: bool = False) -> None:
         raise AgentInterrupted()
 
 
+def fails(done: Ending | None) -> bool:
+    """Whether :func:`check_done` fails the cell for this ending (a failure or a cancel)."""
+    return done is not None and done.reason in ("error", "aborted")
+
+
 def refused(exc: NbAgentError) -> AgentRunRefused:
     """A refusal to start, as one line (``raise refused(exc) from None``)."""
     return AgentRunRefused(str(exc))
@@ -93,4 +98,4 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
 
 __all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
            "AgentRunRefused",
-           "check_done", "refused"]
+           "check_done", "fails", "refused"]
