@@ -348,6 +348,9 @@ class AgentMagics(Magics):
         """``%agent retry``: run the last prompt again from where its failed turn began."""
         if command_args.parse(commands.retry, line) is None:  # --help
             return
+        from .document.cell_run import replayed_retry
+        if await replayed_retry(self):  # Run All of a recorded notebook: shown, never sent
+            return
         sess = self.current
         if sess is None or not sess.last_prompt:
             raise UsageError("Nothing to retry: no prompt has run in this session.")

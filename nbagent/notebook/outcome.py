@@ -67,6 +67,10 @@ class AgentInterrupted(KeyboardInterrupt):
 AgentInterrupted.__name__ = "KeyboardInterrupt"
 
 
+FAILING_REASONS = ("error", "aborted")
+"""The ends of a run that fail its cell; ``end_turn`` and the limits end it normally."""
+
+
 def check_done(done: Ending | None, *, cancelled: bool = False) -> None:
     """Raise for a run that must fail its cell; return quietly for one that ended normally.
 
@@ -74,16 +78,20 @@ def check_done(done: Ending | None, *, cancelled: bool = False) -> None:
     it was allowed to. ``error`` fails the cell; ``aborted`` ends it as a cancelled run when the
     user clicked Cancel (``cancelled``), else (■, an interrupt the engine saw first) like an interrupt.
     """
-    if done is None:
+    if done is None or not fails(done):
         return
     if done.reason == "error":
         detail = done.error or "the request failed"
         raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
                              "or run the cell again.")
-    if done.reason == "aborted" and cancelled:
+    if cancelled:
         raise AgentRunCancelled(CANCELLED_MESSAGE)
-    if done.reason == "aborted":
-        raise AgentInterrupted()
+    raise AgentInterrupted()  # aborted by ■, or an interrupt the engine saw first
+
+
+def fails(done: Ending | None) -> bool:
+    """Whether :func:`check_done` fails the cell for this ending (a failure, a cancel, an abort)."""
+    return done is not None and done.reason in FAILING_REASONS
 
 
 def refused(exc: NbAgentError) -> AgentRunRefused:
@@ -93,4 +101,4 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
 
 __all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
            "AgentRunRefused",
-           "check_done", "refused"]
+           "check_done", "fails", "refused"]

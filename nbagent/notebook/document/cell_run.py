@@ -13,7 +13,7 @@ from dataclasses import replace
 from html import escape
 from typing import TYPE_CHECKING, Iterator
 
-from ..outcome import AgentCellError, check_done
+from ..outcome import AgentCellError, check_done, fails
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .embedded import in_kernel
 from .link import Live, Replay, session_name
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ...engine.contracts.events import Done
     from ...engine.contracts.json_types import JSONObject
     from ..magics_api import MagicsApi
+    from ..outcome import Ending
     from ..session import NotebookSession
     from .bridge import Bridge
     from .inputs import TurnWatch
@@ -62,6 +63,10 @@ ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollba
                     "asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
+RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
+                      "there): the cell does not fail again, so Run All goes on.")
+RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
+                    "no request sent.")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
                  "rebuilt from the folder's events as plain text, and nothing of it runs.")
 
@@ -138,7 +143,6 @@ async def replay(magics: "MagicsApi", decision: Replay) -> None:
     """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
     signed transcript and how the run ended are enough; without them, rebuilt from the events).
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
-    link = magics.document
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:
         _show_line(RECEIVED_LINE, "nbagent-received")
@@ -151,12 +155,43 @@ async def replay(magics: "MagicsApi", decision: Replay) -> None:
         from IPython.display import display
 
         display(shown.bundle, raw=True)
-        link.replayed(decision.turn)
-        check_done(shown)
+        _ended(magics, decision, shown)
         return
     done = _rebuild(magics, decision)  # not saved, or not signed by this user: rebuilt and sanitised
-    link.replayed(decision.turn)
-    check_done(done)
+    _ended(magics, decision, done)
+
+
+def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> None:
+    """A replayed turn that failed fails its cell again, so Run All stops where it stopped; but not
+    one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
+    failed = fails(ending)
+    magics.document.replayed(decision.turn, failed=failed)
+    if failed and decision.retried:
+        _show_line(RETRIED_BELOW_LINE, "nbagent-retried")
+        return
+    check_done(ending)
+
+
+async def replayed_retry(magics: "MagicsApi") -> bool:
+    """``%agent retry`` in a kernel replaying a record (no turn ran live here, so no session holds
+    a prompt to retry): the retried turn is shown, never asked again. From the retry cell's own
+    record where the front-end sends it; else the folder's turn, which the agent cell above has just
+    replayed (a retry rewrites its turn in the folder), so one line says so. False: not replaying
+    (a live session, or nothing shown yet): ``%agent retry`` works as it does live."""
+    from IPython.core.error import UsageError
+
+    link = magics.document
+    last = link.last_replayed
+    if link.went_live or last is None:
+        return False
+    if link.retry_replays():
+        await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
+        return True
+    if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
+        raise UsageError(f"Nothing to retry: turn {last.turn} was replayed as recorded, and no prompt has run "
+                         "in this session. To ask the model again, run its cell with --live.")
+    _show_line(RETRY_SHOWN_LINE.format(turn=last.turn), "nbagent-replayed")
+    return True
 
 
 def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":

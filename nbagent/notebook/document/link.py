@@ -35,6 +35,18 @@ class Replay:
     """The line naming what changed since the turn was recorded (the ``warn`` policy)."""
     notebook: NotebookRecord | None = field(default=None, compare=False)
     """The turn as the agent cell's own metadata carries it (no ``.nbagent/`` record here)."""
+    retried: bool = field(default=False, compare=False)
+    """The cell's own record is of a turn ``%agent retry`` redid in another cell: a failure it
+    shows was followed by the retry's answer below, so it does not fail the cell again."""
+
+
+@dataclass(frozen=True)
+class ReplayedTurn:
+    """The turn a replaying kernel showed last, and the prompt of the cell that showed it."""
+
+    prompt: str
+    turn: int
+    failed: bool
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,16 @@ def _latest(carried: NotebookRecord | None, index: ReplayIndex, turn: int, promp
     return carried.turn if asked else turn
 
 
+def _retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, cell_id: str | None) -> bool:
+    """Whether ``%agent retry`` redid the carried turn: the record's turn of that number has the
+    same prompt but was asked by another cell (a retry records the cell it ran in, and the folder
+    keeps the retry's turn; without cell ids the two cannot be told apart)."""
+    if index is None or cell_id is None:
+        return False
+    return any(t.turn == carried.turn and t.prompt == prompt and t.cell_id not in (None, cell_id)
+               for t in index.turns)
+
+
 def session_name(agent: Agent) -> str | None:
     """The recorded session's name (its folder's), or None for a session kept in memory."""
     task_dir = agent.session.task_dir
@@ -104,10 +126,13 @@ class DocumentLink:
         self._asked_hello = False
         self.told_no_bridge = False
         self.went_live = False
-        self.from_notebook: list[NotebookRecord] = []
-        """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
         """A turn ran live in this kernel: it is no longer re-running a recorded notebook, so a
         ``--new`` prompt is a new question, never someone else's record."""
+        self.from_notebook: list[NotebookRecord] = []
+        """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
+        self.last_replayed: ReplayedTurn | None = None
+        """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
+        self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
 
     @property
     def root(self) -> Path:
@@ -141,6 +166,7 @@ class DocumentLink:
         without cell ids: a console or a script asking again is a new question)."""
         cursor, cell_id = self.cursor, executing_cell_id()
         metadata = executing_metadata()
+        self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id))
@@ -154,7 +180,8 @@ class DocumentLink:
         if not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
             if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
-                return self._from_notebook(carried, index)  # (a turn rolled back in the folder is not replayed)
+                # (a turn rolled back in the folder is not replayed)
+                return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
         # plain IPython in a terminal, which runs no notebook.
@@ -166,16 +193,31 @@ class DocumentLink:
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
 
-    def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None) -> Replay:
+    def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None, *, retried: bool = False) -> Replay:
         """Replay a turn from the cell's own metadata; where its session is recorded in the folder
         too (a renamed notebook), the next cells follow that record."""
         self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
         self.from_notebook.append(carried)
-        return Replay(carried.session, carried.turn, notebook=carried)
+        return Replay(carried.session, carried.turn, notebook=carried, retried=retried)
 
-    def replayed(self, turn: int) -> None:
+    def replayed(self, turn: int, *, failed: bool = False) -> None:
         if self.cursor is not None:
             self.cursor.shown = turn
+        self.last_replayed = ReplayedTurn(self._asking, turn, failed)
+
+    def retry_replays(self) -> bool:
+        """Whether the ``%agent retry`` cell running in this replaying kernel carries the retried
+        turn in its own metadata (the front-end sends it): the record of the prompt replayed last,
+        asked by this cell, and not rolled back in the folder. It then replays as an agent cell
+        with that prompt would, from that record."""
+        last = self.last_replayed
+        if self.went_live or last is None:
+            return False
+        carried = read_record(executing_metadata(), last.prompt, executing_cell_id())
+        if carried is None:
+            return False
+        index = load_index(self.root, carried.session) if carried.mine else None
+        return index is None or any(t.turn == carried.turn for t in index.turns)
 
     # --- the record's index ----------------------------------------------------------------------
     def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,

@@ -251,3 +251,69 @@ def test_with_cells_off_the_agent_cell_still_carries_its_record(lab, tmp_path):
     lab.restart()
 
     assert "replayed: session" in lab.run()
+
+
+FAILING = "What is 4 * 5?"
+
+
+def _a_failed_turn(lab: Lab) -> int:
+    """Turn 1 answered, then a turn whose request fails (401: Cancel, as nobody can click here):
+    returns the failing agent cell's index."""
+    from nbagent.providers.simulated import Fault
+
+    lab.front.cells.append({"cell_type": "code", "id": "c-failing", "source": f"%%agent\n{FAILING}",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    api = magics_mod.active_magics().current.agent.simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}
+    failing = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-failing")
+    lab.run(failing, expect_error=True)
+    return failing
+
+
+def _retried(lab: Lab) -> tuple[int, int]:
+    """A failed turn, then ``%agent retry`` in a cell below it: the two cells' indices."""
+    failing = _a_failed_turn(lab)
+    lab.front.cells.append({"cell_type": "code", "id": "c-retry", "source": "%agent retry", "metadata": {},
+                            "outputs": [], "execution_count": None})
+    retry = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-retry")
+    assert "20" in lab.run(retry)
+    return failing, retry
+
+
+def test_a_failed_turn_redone_by_agent_retry_replays_as_the_user_left_it(lab):
+    failing, retry = _retried(lab)
+    lab.restart()
+
+    lab.run()
+    original = lab.run(failing)  # its failure, as recorded, without failing the cell: Run All goes on
+    again = lab.run(retry)
+
+    assert "replayed: session" in original and cell_run.RETRIED_BELOW_LINE in original
+    assert "replayed: session" in again and ", turn 2" in again and "20" in again
+    assert cell_run.RETRIED_BELOW_LINE not in again
+    assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
+
+
+def test_a_failed_turn_not_retried_still_fails_its_cell_on_replay(lab):
+    failing = _a_failed_turn(lab)
+    lab.restart()
+
+    lab.run()
+    out = lab.run(failing, expect_error=True)
+
+    assert "replayed: session" in out and cell_run.RETRIED_BELOW_LINE not in out
+    assert magics_mod.active_magics().current is None
+
+
+def test_without_the_folder_a_retried_failure_fails_again_and_the_retry_cell_still_replays(lab, tmp_path):
+    failing, retry = _retried(lab)
+    shutil.rmtree(tmp_path / ".nbagent")  # the .ipynb alone: nothing says the turn was retried
+    lab.restart()
+
+    lab.run()
+    lab.run(failing, expect_error=True)
+    again = lab.run(retry)  # run by hand after Run All stopped
+
+    assert "replayed: session" in again and "20" in again
+    assert magics_mod.active_magics().current is None

@@ -232,3 +232,41 @@ def test_a_replay_starts_no_mcp_server_of_the_folder_until_a_live_request(ip, tm
     assert manager is not None and manager.state("planted") == "pending"  # the command was never started
     assert "replayed" not in cell(ip, "a new question, asked live")
     assert agent().mcp.state("planted") != "pending"  # the first live request starts it
+
+
+def test_a_replayed_agent_retry_whose_turn_the_cell_above_showed_says_so_and_sends_nothing(ip):
+    from nbagent.notebook.document.cell_run import RETRY_SHOWN_LINE
+    from nbagent.providers.simulated import Fault
+
+    cell(ip, FIRST)
+    api = agent().simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}  # 401: Cancel (nobody can click here)
+    assert ip.run_cell(f"%%agent\n{SECOND}").error_in_exec is not None
+    assert "done: end_turn" in _line(ip, "%agent retry")
+    restart(magics_mod.active_magics())
+
+    cell(ip, FIRST)
+    original = cell(ip, SECOND)  # the folder's turn 2 is the retry's: no cell id tells them apart
+    again = _line(ip, "%agent retry")
+
+    assert "replayed: session" in original and "done: end_turn" in original
+    assert RETRY_SHOWN_LINE.format(turn=2) in again and "nbagent · " not in again
+    assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
+
+
+def test_agent_retry_after_a_replayed_failure_sends_nothing_and_says_how_to_ask_again(ip):
+    from nbagent.providers.simulated import Fault
+
+    cell(ip, FIRST)
+    api = agent().simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}
+    assert ip.run_cell(f"%%agent\n{SECOND}").error_in_exec is not None
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    assert ip.run_cell(f"%%agent\n{SECOND}").error_in_exec is not None  # the failure, replayed: the cell fails
+
+    with capture_output():
+        result = ip.run_cell("%agent retry")
+
+    assert "turn 2 was replayed as recorded" in str(result.error_in_exec) and "--live" in str(result.error_in_exec)
+    assert magics_mod.active_magics().current is None
