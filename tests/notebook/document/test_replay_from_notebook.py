@@ -264,7 +264,9 @@ def _a_failed_turn(lab: Lab) -> int:
     lab.front.cells.append({"cell_type": "code", "id": "c-failing", "source": f"%%agent\n{FAILING}",
                             "metadata": {}, "outputs": [], "execution_count": None})
     lab.run()
-    api = magics_mod.active_magics().current.agent.simulated_api
+    current = magics_mod.active_magics().current
+    assert current is not None
+    api = current.agent.simulated_api
     api.faults = {len(api.requests) + 1: Fault.auth()}
     failing = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-failing")
     lab.run(failing, expect_error=True)
