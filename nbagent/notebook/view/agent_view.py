@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
     from ..executor import ExecutionRecord
 
-UNSEEN_PROMPT = ("Denied without asking: nobody could see Allow / Deny (the cell running this agent is no longer in "
-                 "the notebook, deleted while it was queued?, or this IPython is not a kernel with a notebook to show "
-                 "it in). To let a tool run without asking, allow it up front: %%agent --allow python.")
+UNSEEN_PROMPT = ("Denied without asking: nobody could see Allow / Deny here (a run with no notebook page, as "
+                 "nbconvert, nbclient, papermill or plain IPython; a page reloaded or closed; or this cell deleted "
+                 "while it was queued). To let a tool run without asking, allow it up front: %%agent --allow python.")
 LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed while it waited, so nobody could "
                "answer it. Run the agent cell again to be asked again.")
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})

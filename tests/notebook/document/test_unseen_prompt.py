@@ -47,7 +47,7 @@ async def test_a_permission_asked_from_a_cell_no_longer_in_the_notebook_is_denie
     assert outcome == Deny(UNSEEN_PROMPT)
     with pytest.raises(LookupError):
         _ = view.permission  # no prompt was shown, so none waits
-    assert "no longer in the notebook" in view.transcript()
+    assert "deleted while it was queued" in view.transcript()
 
 
 async def test_a_failed_request_from_a_cell_no_longer_in_the_notebook_is_cancelled() -> None:
