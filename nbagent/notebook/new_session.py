@@ -82,4 +82,4 @@ def notebook_tools(magics: MagicsApi) -> "NotebookTools":
     def name() -> str:
         return (session_name(magics.current.agent) if magics.current is not None else None) or "(in memory)"
 
-    return NotebookTools(magics.document.bridge, name, on_ran=magics.cell_log.ran)
+    return NotebookTools(magics.document.bridge, name, log=magics.cell_log)

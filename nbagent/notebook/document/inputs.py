@@ -70,25 +70,36 @@ class TurnInputs:
     """Fingerprint of a cell in context → the id of the cell that ran it, where the front-end sent one."""
     unchecked: tuple[str, ...] = ()
     """Variables read that have no fingerprint (objects of other libraries): not compared."""
+    left_cells: dict[str, str] = field(default_factory=dict)
+    """Id of a cell in context that this turn's own ``notebook_edit`` / ``notebook_run`` changed →
+    fingerprint of the text the turn left it with: that text is the turn's work, not a change."""
+    left_values: dict[str, str] = field(default_factory=dict)
+    """A variable of ``read`` or ``shown`` that the turn's own code changed → its fingerprint (of the
+    same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All."""
 
     def to_json(self) -> JSONObject:
-        return {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
-                "cells": dict(self.cells), "cell_ids": dict(self.cell_ids), "unchecked": list(self.unchecked)}
+        data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
+                            "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
+                            "unchecked": list(self.unchecked)}
+        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values)):
+            if left:  # only when there is one, so that a record without them reads as before
+                data[key] = dict(left)
+        return data
 
     @classmethod
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        if not isinstance(data, dict) or set(data) != keys:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values"}:
             raise ValueError("not a turn's inputs")
-        maps = [data[k] for k in ("read", "shown", "files", "cells", "cell_ids")]
+        maps = [data.get(k, {}) for k in ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values")]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids = maps
-        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]))
+        read, shown, files, cells, cell_ids, left_cells, left_values = maps
+        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -113,6 +124,7 @@ class CellLog:
         self.latest: dict[str, str] = {}  # cell id -> its latest text
         self.ids: dict[str, str] = {}  # a text's fingerprint -> the cell that last ran it
         self.superseded: set[str] = set()  # texts a cell ran before it was edited and run again
+        self.agent_texts: dict[str, str] = {}  # cell id -> the text nbagent's notebook tools last gave it
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("post_run_cell", self._after_cell)
@@ -132,6 +144,15 @@ class CellLog:
         self.latest[cell_id] = text
         self.ids[_cell_key(text)] = cell_id
         self.superseded.discard(text.strip())
+
+    def agent_ran(self, cell_id: str, text: str) -> None:
+        """The agent's ``notebook_run`` ran ``text`` in cell ``cell_id``."""
+        self.ran(cell_id, text)
+        self.agent_texts[cell_id] = text
+
+    def agent_edited(self, cell_id: str, text: str) -> None:
+        """The agent's ``notebook_edit`` gave cell ``cell_id`` the text ``text`` (not run yet)."""
+        self.agent_texts[cell_id] = text
 
 
 def _ran_inputs(shell: InteractiveShell) -> list[str]:
@@ -182,6 +203,8 @@ class TurnWatch:
         self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
         self.cells = context_cells(shell, log)
         self.cell_ids = {key: log.ids[key] for key in self.cells if log is not None and key in log.ids}
+        self.log = log
+        self._agent_texts = dict(log.agent_texts) if log is not None else {}
         self.read: dict[str, str] = {}
         self.unchecked: list[str] = []
         self.assigned: set[str] = set()
@@ -251,7 +274,25 @@ class TurnWatch:
         read = dict(self.read)
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
-        return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked))
+        return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
+                          self._left_cells(), self._left_values(read, shown))
+
+    def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
+        """The inputs whose value differs at the turn's end (its own code's work), as they are now."""
+        ns, left = self.shell.user_ns, {}
+        for names, fingerprint_of in ((read, fingerprint), (shown, shown_fingerprint)):
+            for name, found in names.items():
+                now = fingerprint_of(ns[name]) if name in ns else None
+                if now is not None and now != found:
+                    left[name] = now
+        return left
+
+    def _left_cells(self) -> dict[str, str]:
+        """The cells in context this turn's own notebook tools changed, with the text it left them with."""
+        now = self.log.agent_texts if self.log is not None else {}
+        in_context = set(self.cell_ids.values())
+        return {cell_id: _cell_key(text) for cell_id, text in now.items()
+                if cell_id in in_context and self._agent_texts.get(cell_id) != text}
 
 
 def followed(full: str, root: Path, libraries: tuple[str, ...]) -> str | None:
@@ -285,15 +326,20 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
     for name, fp in inputs.read.items():
         if name not in ns:
             changed.append(f"`{name}` (no longer defined)")
-        elif fingerprint(ns[name]) != fp:
+        elif not _as_found_or_left(fingerprint(ns[name]), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     for name, fp in inputs.shown.items():
-        if name in ns and shown_fingerprint(ns[name]) != fp:
+        if name in ns and not _as_found_or_left(shown_fingerprint(ns[name]), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     changed += _changed_files(inputs.files, root)
     if inputs.cells:
         changed += _changed_cells(inputs, shell, log)
     return changed
+
+
+def _as_found_or_left(now: str | None, found: str, left: str | None) -> bool:
+    """As the turn found it, or as its own work left it (a cell it fixed, above the agent cell)."""
+    return now is not None and now in (found, left)
 
 
 def _changed_files(files: Mapping[str, str], root: Path) -> list[str]:
@@ -324,7 +370,7 @@ def _changed_cells(inputs: TurnInputs, shell: InteractiveShell, log: CellLog | N
         cell_id = inputs.cell_ids.get(key)
         if cell_id is not None:
             now = log.latest.get(cell_id) if log is not None else None
-            if now is not None and _cell_key(now) != key:
+            if now is not None and not _as_found_or_left(_cell_key(now), key, inputs.left_cells.get(cell_id)):
                 changed.append(f"the cell `{line}`")
         elif key not in ran:
             changed.append(f"the cell `{line}`")

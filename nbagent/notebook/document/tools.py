@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from ...engine.contracts.json_types import JSONObject
     from ...engine.contracts.message_types import ImageBlockParam
+    from .inputs import CellLog
 
 READ_CHARS = 24_000
 """Most characters one notebook_read returns (about 6k tokens); more is paged."""
@@ -67,12 +68,11 @@ class NotebookRunInput(ToolInput):
 class _Shared:
     """What the three tools share: the bridge, the hashes of the cells the model read, the mark."""
 
-    def __init__(self, bridge: Bridge, session_name: Callable[[], str],
-                 on_ran: Callable[[str, str], None] | None = None) -> None:
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str], log: CellLog | None = None) -> None:
         self.bridge = bridge
         self.session_name = session_name
-        self.on_ran = on_ran
-        """Told ``(cell id, source)`` after ``notebook_run`` ran a cell (the kernel's cell log)."""
+        self.log = log
+        """The kernel's cell log, told what ``notebook_run`` ran and ``notebook_edit`` wrote (no hook sees them)."""
         self.seen: dict[str, str] = {}
         self.shown_runs: dict[str, str] = {}
         """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
@@ -185,6 +185,8 @@ class NotebookEdit(_NotebookTool):
                                             cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
+            if self.shared.log is not None:
+                self.shared.log.agent_edited(new_id, params.source)
             return ToolOutput(f"Replaced cell {new_id}.")
         if params.action == "delete":
             return await self._delete(params.cell_id)
@@ -274,8 +276,8 @@ class NotebookRun(_NotebookTool):
         await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
                                execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
-        if self.shared.on_ran is not None:
-            self.shared.on_ran(params.cell_id, source)
+        if self.shared.log is not None:
+            self.shared.log.agent_ran(params.cell_id, source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
 
 
@@ -304,9 +306,8 @@ class _interrupt_after:
 class NotebookTools:
     """A tool source: the three notebook tools while a front-end answers, none otherwise."""
 
-    def __init__(self, bridge: Bridge, session_name: Callable[[], str],
-                 on_ran: Callable[[str, str], None] | None = None) -> None:
-        self.shared = _Shared(bridge, session_name, on_ran)
+    def __init__(self, bridge: Bridge, session_name: Callable[[], str], log: CellLog | None = None) -> None:
+        self.shared = _Shared(bridge, session_name, log)
         self._tools: list[ToolLike] = [NotebookRead(self.shared), NotebookEdit(self.shared), NotebookRun(self.shared)]
 
     def __repr__(self) -> str:

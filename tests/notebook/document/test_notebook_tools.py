@@ -121,10 +121,21 @@ async def test_a_cell_the_agent_ran_is_logged_with_the_text_it_ran(front, tmp_pa
     # cell's among the cells in context, and a replay called the cell changed once fixed.
     log = CellLog(None)
     log.ran("c2", "x = 4O  # the user's typo")
-    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S", on_ran=log.ran).tools()}
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S", log=log).tools()}
     out = await call(tools, "notebook_run", tmp_path, ShellExecutor(InteractiveShell.instance()), cell_id="c2")
     assert not out.is_error and log.latest["c2"] == "x = 40"
     assert "x = 4O  # the user's typo" in log.superseded
+    assert log.agent_texts == {"c2": "x = 40"}
+
+
+async def test_a_cell_the_agent_edited_is_logged_as_its_work_not_as_run(front, tmp_path):
+    log = CellLog(None)
+    log.ran("c2", "x = 4O")
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S", log=log).tools()}
+    await call(tools, "notebook_read", tmp_path)
+    out = await call(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    assert not out.is_error and log.agent_texts == {"c2": "x = 41"}
+    assert log.latest["c2"] == "x = 4O"  # the kernel still holds what the old text made
 
 
 async def test_a_run_past_its_timeout_is_interrupted_and_the_agent_goes_on(front, tools, tmp_path):

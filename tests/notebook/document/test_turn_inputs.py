@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from nbagent.notebook.document.fingerprint import fingerprint
 from nbagent.notebook.document.inputs import CellLog, TurnInputs, TurnWatch, changed_line, changes
 from nbagent.notebook.executor import ShellExecutor
 
@@ -60,9 +61,11 @@ def test_variables_the_code_read_are_fingerprinted_before_it_runs(ip, tmp_path):
     inputs = turn(ip, tmp_path, "sales['revenue'] = sales['revenue'] * rate", "total = sales.revenue.sum()",
                   "print(total)")
     assert set(inputs.read) == {"sales", "rate"}  # total: the turn's own; pd: a module
-    assert changes(inputs, ip, tmp_path) == ["`sales`"]  # the code doubled it: it is not as it was read
     ip.run_cell("sales = pd.read_csv('sales.csv')")
+    assert inputs.read["sales"] == fingerprint(ip.user_ns["sales"])  # as it was read, not as doubled
     assert changes(inputs, ip, tmp_path) == []
+    ip.run_cell("sales = sales.iloc[::-1]")
+    assert changes(inputs, ip, tmp_path) == ["`sales`"]
 
 
 def test_a_variable_only_shown_counts_by_what_the_model_saw(ip, tmp_path):
@@ -145,6 +148,54 @@ def test_the_cells_in_context_are_the_ones_last_run_and_an_edited_one_is_named(i
     deleted = CellLog(ip)
     _ran(ip, deleted, "y = 5", None)
     assert changes(inputs, ip, tmp_path, deleted) == []  # cell c1 is gone, or further down: only shown
+
+
+def test_a_cell_the_turn_fixed_itself_is_not_changed_when_its_answer_replays(ip, tmp_path):
+    # The turn had the user's broken cell in context and fixed it (notebook_edit, then notebook_run):
+    # Run All runs the fixed text above the agent cell, which is the turn's own work.
+    log = CellLog(ip)
+    before = list(ip.history_manager.input_hist_raw)
+    _ran(ip, log, "total = sales.revenue.sum(", "c1")
+    _ran(ip, log, "y = 5", "c2")
+    log.agent_texts["c2"] = "y = 4"  # an earlier turn's edit: not this turn's
+    watch = TurnWatch(ip, tmp_path, log)
+    log.agent_edited("c1", "total = sales.revenue.sum()")
+    log.agent_ran("c1", "total = sales.revenue.sum()")
+    inputs = watch.inputs()
+    assert set(inputs.left_cells) == {"c1"}
+    assert TurnInputs.from_json(inputs.to_json()) == inputs
+
+    for c1, expected in [("total = sales.revenue.sum()", []),  # as the turn left it
+                         ("total = sales.revenue.sum(", []),  # as the turn found it
+                         ("total = sales.revenue.max()", ["the cell `total = sales.revenue.sum(`"])]:
+        ip.history_manager.input_hist_raw[:] = before
+        kernel = CellLog(ip)
+        _ran(ip, kernel, c1, "c1")
+        _ran(ip, kernel, "y = 5", "c2")
+        assert changes(inputs, ip, tmp_path, kernel) == expected, c1
+
+
+def test_a_value_the_turns_own_code_changed_is_not_changed_when_its_answer_replays(ip, tmp_path):
+    # notebook_run of a cell above the agent cell ("rate = 3") sets `rate` before the replay compares.
+    inputs = turn(ip, tmp_path, "print(sales.shape)", "sales['revenue'] = sales['revenue'] * 2\nrate = 3")
+    assert set(inputs.left_values) == {"sales", "rate"} and "sales" in inputs.read and "rate" in inputs.shown
+    assert changes(inputs, ip, tmp_path) == []  # as the turn left them
+    ip.run_cell("sales = pd.read_csv('sales.csv')\nrate = 2")
+    assert changes(inputs, ip, tmp_path) == []  # as the turn found them
+    ip.run_cell("sales = sales.head(1)\nrate = 4")
+    assert changes(inputs, ip, tmp_path) == ["`sales`", "`rate`"]
+    ip.run_cell("sales = object()")  # no fingerprint now: changed, not "as found"
+    assert changes(inputs, ip, tmp_path)[0] == "`sales`"
+
+
+def test_a_record_written_before_the_turns_own_edits_were_kept_still_reads():
+    old = {"read": {}, "shown": {}, "files": {}, "cells": {"01": "x = 1"}, "cell_ids": {"01": "c1"},
+           "unchecked": []}
+    assert TurnInputs.from_json(old) == TurnInputs(cells={"01": "x = 1"}, cell_ids={"01": "c1"})
+    assert TurnInputs.from_json(old).to_json() == old
+    for bad in ({"left_cells": {"c1": 3}}, {"left": {"c1": "01"}}):
+        with pytest.raises(ValueError):
+            TurnInputs.from_json({**old, **bad})
 
 
 def test_inputs_round_trip_and_reject_anything_else():
