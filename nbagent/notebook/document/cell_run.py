@@ -175,8 +175,9 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
 async def replayed_retry(magics: "MagicsApi") -> bool:
     """``%agent retry`` in a kernel replaying a record (no turn ran live here, so no session holds
     a prompt to retry): the retried turn is shown, never asked again. From the retry cell's own
-    record where the front-end sends it; else the folder's turn, which the agent cell above has just
-    replayed (a retry rewrites its turn in the folder), so one line says so. False: not replaying
+    record where the front-end sends it (a retry cell whose metadata holds none retried nothing:
+    it fails as it did); else the folder's turn, which the agent cell above has just replayed (a
+    retry rewrites its turn in the folder), so one line says so. False: not replaying
     (a live session, or nothing shown yet): ``%agent retry`` works as it does live."""
     from IPython.core.error import UsageError
 
@@ -190,6 +191,11 @@ async def replayed_retry(magics: "MagicsApi") -> bool:
     if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
         raise UsageError(f"Nothing to retry: turn {last.turn} was replayed as recorded, and no prompt has run "
                          "in this session. To ask the model again, run its cell with --live.")
+    if executing_cell_id() is not None:
+        # This front-end sends the cell's metadata, and this cell's holds no turn: it retried
+        # nothing when it ran (the prompt above was answered), and says so again.
+        raise UsageError(f"Nothing to retry: the last prompt was answered (turn {last.turn}, replayed above as "
+                         "recorded); %agent retry re-sends a failed, cancelled or interrupted prompt.")
     _show_line(RETRY_SHOWN_LINE.format(turn=last.turn), "nbagent-replayed")
     return True
 

@@ -34,6 +34,7 @@ class Lab:
         self.ip, self.tmp_path = ip, tmp_path
         self.front = FakeFrontEnd([{"cell_type": "code", "source": f"%%agent\n{QUESTION}"}])
         self.executing: dict[str, Any] | None = None
+        self.error = ""  # the last cell's error, as the user reads it
         for module in (link, cell_run):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
         monkeypatch.setattr(link, "executing_metadata",
@@ -56,6 +57,7 @@ class Lab:
         finally:
             self.executing = None
         assert (result.error_in_exec is not None) == expect_error, result.error_in_exec
+        self.error = str(result.error_in_exec or "")
         shown = [o.data.get("text/plain", "") for o in cap.outputs]
         return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in self.ip.display_pub.outputs)])
 
@@ -295,6 +297,27 @@ def test_a_failed_turn_redone_by_agent_retry_replays_as_the_user_left_it(lab):
     assert "replayed: session" in again and ", turn 2" in again and "20" in again
     assert cell_run.RETRIED_BELOW_LINE not in again
     assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
+
+
+def test_a_second_agent_retry_that_retried_nothing_fails_again_on_replay(lab):
+    # Live, the second retry found the prompt answered and failed; Run All must not claim it
+    # showed the retried turn.
+    failing, retry = _retried(lab)
+    lab.front.cells.append({"cell_type": "code", "id": "c-retry-2", "source": "%agent retry", "metadata": {},
+                            "outputs": [], "execution_count": None})
+    second = len(lab.front.cells) - 1
+    lab.run(second, expect_error=True)
+    assert "was answered" in lab.error
+    lab.restart()
+
+    lab.run()
+    lab.run(failing)
+    assert "20" in lab.run(retry)
+    again = lab.run(second, expect_error=True)
+
+    assert "Nothing to retry: the last prompt was answered (turn 2" in lab.error
+    assert "is the one replayed above" not in again + lab.error
+    assert magics_mod.active_magics().current is None
 
 
 def test_a_failed_turn_not_retried_still_fails_its_cell_on_replay(lab):
