@@ -11,7 +11,8 @@ cell it did not make in this kernel.
     deletes does not leave the kernel waiting on a prompt nobody sees.
 
 And a copy of an agent cell the user pasted or duplicated (the same metadata under a new id) is the
-user's: a re-run and a rollback leave it byte-identical.
+user's: a re-run and a rollback leave it byte-identical; an Undo after a re-run brings back the run
+before, which the next re-run replaces too (the user's cell untouched).
 
 One JupyterLab server for the module (the ``lab`` fixture); the default offline model answers.
 """
@@ -280,4 +281,33 @@ def test_a_deleted_queued_agent_cell_never_leaves_the_kernel_waiting(browser, la
     # The deleted cell still runs in the kernel; its prompt would be shown nowhere: denied, not awaited.
     cells = _wait(page, lambda cs: "my own cell" in _text(cs[-1]), "the kernel waited on an invisible prompt", 120)
     assert not any("19 * 21" in c["source"] for c in cells)
+    page.close()
+
+
+
+@pytest.mark.parametrize("frontend, kernel", [("jupyterlab", "python3")])
+def test_undo_after_a_re_run_brings_back_cells_the_next_re_run_replaces(browser, lab, frontend, kernel):  # noqa: F811
+    _require_installed_bridge()
+    name = _put(lab, f"removal_undo_{frontend}_{kernel}.ipynb", kernel, ["%load_ext nbagent", ASK, MINE])
+    page = _open(browser, lab, name, frontend)
+    _run_all(page)
+    _wait(page, lambda cs: len(_made(cs)) == 2 and "my own cell" in _text(cs[-1])
+          and cs[-1]["execution_count"] is not None, "Run All did not finish")
+    _run_cell(page, 1)
+    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and all(c["metadata"]["nbagent"]["turn"] == 2 for c in _made(cs)),
+                  "the re-run did not replace the turn's cells")
+    mine = _bytes(cells[-1])
+
+    # Undo, as the user presses it (Z in command mode): the first run's cells come back.
+    page.evaluate("() => { window.__nb.content.mode = 'command'; window.__nb.content.activate(); }")
+    page.keyboard.press("Escape")
+    page.keyboard.press("z")
+    _wait(page, lambda cs: [c["metadata"]["nbagent"]["turn"] for c in _made(cs)] == [1, 1], "Undo did not bring them back")
+
+    _run_cell(page, 1)  # the agent cell again: what Undo brought back is its earlier run's too
+    cells = _wait(page, lambda cs: any(c["metadata"]["nbagent"]["turn"] == 3 for c in _made(cs))
+                  and "done:" in _text(cs[1]), "the second re-run did not finish")
+    assert [c["metadata"]["nbagent"]["turn"] for c in _made(cells)] == [3, 3]
+    assert [c["source"] for c in cells] == ["%load_ext nbagent", ASK, "2 * 3", "4 * 5", MINE]
+    assert _bytes(cells[-1]) == mine
     page.close()

@@ -70,7 +70,7 @@ class Materialiser:
             if agent is None:
                 self.live = False
                 return
-            expect = _earlier_turn(agent)
+            expect = _earlier_runs(agent)
             if expect is not None:
                 ids = [str(c.get("id")) for c in cells if matches(c, expect)]
                 self.removal = await remove(self.bridge, ids, expect, protect=[self.agent_cell_id])
@@ -146,17 +146,17 @@ class Materialiser:
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
 
-def _earlier_turn(agent: CellJSON) -> Expect | None:
-    """What the agent cell's earlier run made, from its mark: None when this kernel did not run it
-    (a received notebook, a run before a restart: those cells are not ours to remove)."""
+def _earlier_runs(agent: CellJSON) -> Expect | None:
+    """What the agent cell's earlier runs made, from its mark: None when this kernel did not run it
+    (a received notebook, a run before a restart: those cells are not ours to remove). Every
+    earlier run of this kernel, not only the turn its mark names: an Undo after a re-run brings
+    back the run before, under the mark of the run it undid."""
     mark = mark_of(agent)
     if mark is None or mark.get("origin") != ORIGIN or mark.get("kind") != "agent":
         return None
-    turn, session = mark.get("turn"), mark.get("session")
-    if not isinstance(turn, int) or not isinstance(session, str):
+    if not isinstance(mark.get("turn"), int) or not isinstance(mark.get("session"), str):
         return None
-    return {"origin": ORIGIN, "session": session, "agent_cell": str(agent.get("id")),
-            "turns": [turn], "kinds": ["code"]}
+    return {"origin": ORIGIN, "agent_cell": str(agent.get("id")), "kinds": ["code"]}
 
 
 def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None) -> Removal:

@@ -1,6 +1,7 @@
 """Materialised code: each python call that ran becomes a cell below the agent cell (source as run,
 outputs, metadata); a denied call does not; running the agent cell again replaces its cells;
-rollback removes the cells of the turns it undoes; without a front-end, one next-input cell."""
+(every earlier run's, an Undo's included); rollback removes the cells of the turns it undoes; without a
+front-end, one next-input cell."""
 
 from __future__ import annotations
 
@@ -61,6 +62,25 @@ async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a
 
     assert remove_turn_cells(bridge, "S", 1).count == 1
     assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes"]
+
+
+async def test_a_re_run_also_replaces_an_earlier_run_that_undo_brought_back():
+    front = front_with_agent_cell()
+    bridge = front.connect(Bridge())
+    executor = ShellExecutor(InteractiveShell.instance())
+    undone: list[dict[str, Any]] = []
+    for turn in (1, 2, 3):
+        if turn == 2:
+            undone = [dict(c) for c in front.cells if c["source"] == "b = 1"]
+        if turn == 3:  # Undo after turn 2's re-run: turn 1's cell is back, the agent cell's mark says 2
+            front.cells[2:3] = undone
+            assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 1", "the user's notes"]
+        cells = Materialiser(bridge, executor, session="S", turn=lambda t=turn: t, agent_cell_id="c2")
+        await cells.begin()
+        await call(cells, executor, f"t{turn}", f"b = {turn}")
+        await cells.mark_agent_cell(turn)
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 3", "the user's notes"]
+    assert cells.notice() is None
 
 
 async def test_an_error_becomes_an_error_output():
