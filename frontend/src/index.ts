@@ -13,6 +13,7 @@ import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
+import { kernelGone, retirePrompts } from './prompts.js';
 
 const TARGET = 'nbagent.bridge';
 
@@ -77,7 +78,15 @@ function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
     });
   };
   register(panel.sessionContext.session?.kernel);
-  panel.sessionContext.kernelChanged.connect((_, change) => register(change.newValue));
+  panel.sessionContext.kernelChanged.connect((_, change) => {
+    retirePrompts(panel.content.node); // another kernel (or none): the old one's questions are gone
+    register(change.newValue);
+  });
+  panel.sessionContext.statusChanged.connect((_, status) => {
+    if (kernelGone(status)) {
+      retirePrompts(panel.content.node);
+    }
+  });
 }
 
 function watchConsole(kernel: Kernel.IKernelConnection | null | undefined): void {

@@ -4,7 +4,8 @@ the first agent cell after it gets its code cells below it, its mark and its rec
 "no notebook bridge" notice (before: a 10 s stall, then one plain ``set_next_input`` cell and no
 record). And a reload while Allow / Deny waits never leaves the kernel Busy on a prompt that no page
 shows: the kernel asks every few seconds whether the page still runs the cell, and denies the call
-with a notice when it does not."""
+with a notice when it does not. A kernel restart while Allow / Deny waits retires the prompt on the
+page (disabled, and a line saying the call never ran)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,24 @@ def _agent_cell_gets_its_cells_at_once(page, source: str, code: str) -> None:
     assert NOTICE not in _text(agent) and took < REQUEST_TIMEOUT_S, (took, _text(agent)[-400:])
     assert agent["metadata"]["nbagent"]["kind"] == "agent" and "record" in agent["metadata"]["nbagent"]
     assert cells[at + 1]["metadata"]["nbagent"]["kind"] == "code" and code in cells[at + 1]["source"]
+
+
+def test_a_kernel_restart_while_allow_deny_waits_retires_the_prompt(browser, lab):  # noqa: F811
+    # The widgets of a restarted kernel stay on the page looking live; a click on them reached
+    # nothing. The page now disables them and says the call never ran.
+    _require_installed_bridge()
+    base, token = lab
+    name = _put(lab, "restart_during_prompt.ipynb", "python3", ["%load_ext nbagent", "%%agent\nWhat is 17 * 23?", MINE])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    _ready(page, name)
+    _run_all(page)
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=60_000)
+    page.evaluate("() => window.__nb.sessionContext.restartKernel()")
+    page.locator(".nbagent-prompt-retired-note").first.wait_for(timeout=60_000)
+    assert page.locator(".nbagent-prompt button:enabled").count() == 0
+    assert "never ran" in page.locator(".nbagent-prompt-retired-note").first.inner_text()
+    _ready(page, name)
+    _run_cell(page, 2)  # the restarted kernel runs the user's next cell
+    _wait(page, lambda cs: "my own cell" in _text(cs[2]), "the restarted kernel did not run the next cell", 60)
+    page.close()

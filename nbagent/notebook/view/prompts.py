@@ -19,6 +19,8 @@ from .render import STYLE
 # No reason typed: the engine then tells the model "The user denied this python call." (a default
 # reason here used to read "The user denied this python call: The user denied this tool call.").
 DEFAULT_DENY_REASON = ""
+PROMPT_CLASS = "nbagent-prompt"
+"""The CSS class of a permission prompt's box (the front-end's bridge looks for it)."""
 
 
 class PermissionPrompt:
@@ -52,6 +54,9 @@ class PermissionPrompt:
             w.HBox([self.allow_button, self.always_button, self.deny_button, self.reason]),
             self._status,
         ])
+        # The front-end retires a prompt whose kernel restarted or stopped (frontend/src/prompts.ts):
+        # the widgets of a dead kernel still look live, and a click on them goes nowhere.
+        self.widget.add_class(PROMPT_CLASS)
         # The kernel's fast path resolves these clicks on the shell-channel thread.
         waiting.register_button(self.allow_button.model_id, self.decision, Allow())
         waiting.register_button(self.always_button.model_id, self.decision, Allow(always=True))
