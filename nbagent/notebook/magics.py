@@ -188,7 +188,7 @@ class AgentMagics(Magics):
             (provider and provider != current.agent.provider.name)
             or (args.endpoint and args.endpoint != getattr(current.agent.endpoint, "name", None)))
         if args.new or current is None or switch:
-            return self.new_session(provider=provider, endpoint=args.endpoint, **changes)
+            return self.new_session(provider=provider, endpoint=args.endpoint, for_prompt=True, **changes)
         changes = {k: v for k, v in changes.items() if v is not None}
         if changes:  # --model / --window / --effort / --context / --notes / --web-search / … hold for later prompts
             current.agent.reconfigure(**changes)

@@ -20,12 +20,14 @@ if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 
-def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, replaying: bool = False,
+def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for_prompt: bool = False,
                 **changes: Any) -> NotebookSession:
     """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
     is closed (its tool servers stopped, its folder released) once the new one exists.
-    ``replaying``: loaded to show a record, which starts nothing (the MCP servers of ``.mcp.json``
-    start with the first live request)."""
+    ``for_prompt``: made to send the prompt of the cell now running, so the MCP servers start now,
+    while it is being sent. A session made for anything else (a replay, ``%agent permissions``,
+    ``%agent reset``, ``nbagent.session()``) starts nothing: a received ``.mcp.json``'s commands
+    start with the first live request, never by a settings command."""
     from ..agent import Agent
     from .executor import ShellExecutor
 
@@ -49,7 +51,7 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, rep
     executor = ShellExecutor(magics.shell)
     wiring: dict[str, Any] = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                   kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
-                  tool_sources=[notebook_tools(magics)], start_mcp=not replaying)
+                  tool_sources=[notebook_tools(magics)], start_mcp=for_prompt)
     old = magics.current
     if resume_from is not None:
         if old is not None and old.agent.session.task_dir is not None and \

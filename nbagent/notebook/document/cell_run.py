@@ -49,7 +49,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
     assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
     if decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     if decision.no_record:  # before the session exists: no request has gone out
@@ -132,7 +132,7 @@ def fork(magics: "MagicsApi", turn: int) -> None:
     magics._session_count += 1
     target = new_session_dir(magics.document.root, magics._session_count)
     old.agent.save(target)
-    magics.new_session(resume_from=target)
+    magics.new_session(resume_from=target, for_prompt=True)
     new = magics.current
     assert new is not None
     rollback(new.agent.engine, turn)
@@ -209,7 +209,7 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     current = magics.current
     if current is None or session_name(current.agent) != decision.session:
         cursor = link.cursor
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.session, replaying=True)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
         link.cursor = cursor  # loading the record is part of replaying it
     sess = magics.current
     assert sess is not None

@@ -33,7 +33,7 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     folder = sessions_dir(link.root) / cursor.index.session
     if not folder.is_dir():
         return None
-    magics.new_session(resume_from=folder, replaying=True)
+    magics.new_session(resume_from=folder)
     link.cursor = cursor  # loading the record is part of replaying it
     return magics.current
 

@@ -270,3 +270,16 @@ def test_agent_retry_after_a_replayed_failure_sends_nothing_and_says_how_to_ask_
 
     assert "turn 2 was replayed as recorded" in str(result.error_in_exec) and "--live" in str(result.error_in_exec)
     assert magics_mod.active_magics().current is None
+
+
+def test_a_settings_command_in_a_received_folder_starts_no_mcp_server(ip, tmp_path):
+    # Checking the permission mode before the first prompt used to start the folder's commands.
+    _received_mcp_json(tmp_path)
+    restart(magics_mod.active_magics())
+    for command in ("%agent permissions", "%agent permissions default", "%agent reset"):
+        _line(ip, command)
+        manager = agent().mcp
+        assert manager is not None and manager.state("planted") == "pending", command
+    assert not (tmp_path / "server-ran").exists()
+    cell(ip, "a question, asked live")
+    assert agent().mcp.state("planted") != "pending"  # the first live request starts it
