@@ -10,6 +10,7 @@ its tools) says so, in one line, when it changes, and ``%agent config`` marks it
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Protocol
 
@@ -83,7 +84,17 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
                              f"saved in the notebook; put it in an environment variable and name it: "
                              f"{{\"{key}_env\": \"MY_VARIABLE\"}} (or write the profile in "
                              f"~/.nbagent/endpoints.json, see docs/endpoints.md)")
+        headers = row.get("headers") if isinstance(row, dict) else None
+        secret = [h for h in (headers if isinstance(headers, dict) else {}) if _CREDENTIAL_HEADER.search(str(h))]
+        if secret:
+            raise TraitError(f"AgentMagics.endpoints[{name!r}]: the header {secret[0]!r} carries a credential, "
+                             f"which %config would show and the notebook would save; write the profile with its "
+                             f"headers in ~/.nbagent/endpoints.json (see docs/endpoints.md)")
     return value
+
+
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)
+"""Header names that carry a credential (``Authorization``, ``x-api-key``, ``Cookie``, ``X-Auth-Token``)."""
 
 
 def session_value(name: str, value: object, config: "SessionConfig") -> object:

@@ -98,3 +98,17 @@ def test_a_literal_token_in_the_endpoints_setting_is_refused_and_never_printed(i
     assert any("literal auth_token" in e and "auth_token_env" in e for e in errors), errors
     assert magics.endpoints == {}
     assert TOKEN not in cap.stdout and not any(TOKEN in e for e in errors)
+
+
+def test_a_credential_header_in_the_endpoints_setting_is_refused_and_never_printed(ip, caplog):  # noqa: F811
+    from IPython.utils.capture import capture_output
+
+    magics = magics_mod.active_magics()
+    with capture_output() as cap:
+        ip.run_cell('%config AgentMagics.endpoints = {"gw": {"base_url": "http://127.0.0.1:4000", '
+                    f'"headers": {{"X-Course": "nb-101", "x-api-key": "{TOKEN}"}}}}}}')
+        ip.run_cell("%config AgentMagics")
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("'x-api-key' carries a credential" in e for e in errors), errors
+    assert magics.endpoints == {}
+    assert TOKEN not in cap.stdout and not any(TOKEN in e for e in errors)
