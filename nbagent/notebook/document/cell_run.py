@@ -87,7 +87,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs)
         inputs = carried.inputs
     else:
-        shown = load_shown(root, decision.session, decision.turn)
+        shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
     changed = changes(inputs, shell, root, magics.cell_log) if inputs is not None and shell is not None else []

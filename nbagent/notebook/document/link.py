@@ -38,6 +38,8 @@ class Replay:
     retried: bool = field(default=False, compare=False)
     """The cell's own record is of a turn ``%agent retry`` redid in another cell: a failure it
     shows was followed by the retry's answer below, so it does not fail the cell again."""
+    prompt: str = field(default="", compare=False)
+    """The replaying cell's prompt: the folder's transcript must be signed for it."""
 
 
 @dataclass(frozen=True)
@@ -169,13 +171,14 @@ class DocumentLink:
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id))
+            return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id),
+                          prompt=prompt)
         fresh = new or (current is None and cursor is None)
         if not live and fresh:
             record = find_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live)
             if record is not None:
                 self.cursor = ReplayCursor(record)
-                return Replay(record.session, _latest(carried, record, 1, prompt, cell_id))
+                return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
         index = None
         if not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
@@ -235,7 +238,7 @@ class DocumentLink:
         if shown is None:
             return None
         shown = without_kernel_lines(shown)
-        save_shown(self.root, name, agent.turn, shown, done, inputs)
+        save_shown(self.root, name, agent.turn, prompt, shown, done, inputs)
         if cell_id is None:
             return None
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
@@ -250,7 +253,7 @@ class DocumentLink:
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
         save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns,
                                           provider=index.provider if index is not None else None))
-        copy_shown(self.root, old_name, new_name, turn)
+        copy_shown(self.root, old_name, new_name, {t.turn: t.prompt for t in turns})
 
     def rolled_back(self, agent: Agent, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""

@@ -11,6 +11,7 @@ sanitiser like a live run.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol
@@ -37,10 +38,13 @@ class Ended(Protocol):
     def error(self) -> str | None: ...
 
 
-def _signed_parts(session: str, turn: int, bundle: Mapping[str, object], outcome: Mapping[str, object],
+def _signed_parts(session: str, turn: int, prompt: str, bundle: Mapping[str, object], outcome: Mapping[str, object],
                   inputs: object) -> list[object]:
-    # A transcript saved before inputs were recorded was signed without them: it still verifies.
-    return [session, turn, bundle, outcome] + ([inputs] if inputs is not None else [])
+    # The prompt is signed too: the index that maps prompts to turns is a plain file, and a
+    # transcript must not replay under another question. (A transcript saved before the prompt
+    # was signed no longer verifies: it is rebuilt from its events, as plain text.)
+    asked = {"prompt_sha256": hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()}
+    return [session, turn, asked, bundle, outcome] + ([inputs] if inputs is not None else [])
 
 
 @dataclass(frozen=True)
@@ -54,16 +58,16 @@ class Shown:
     """What the answer depended on (None: recorded before nbagent recorded it)."""
 
 
-def save_shown(root: Path, session: str, turn: int, bundle: Mapping[str, str], done: Ended | None,
+def save_shown(root: Path, session: str, turn: int, prompt: str, bundle: Mapping[str, str], done: Ended | None,
                inputs: TurnInputs | None = None) -> None:
-    """Keep what ``turn`` showed (its text and HTML transcript), how it ended and what it
-    depended on, signed."""
+    """Keep what ``turn`` (asked with ``prompt``) showed (its text and HTML transcript), how it
+    ended and what it depended on, signed."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return
     outcome = {"reason": str(done.reason), "error": done.error}
     deps = inputs.to_json() if inputs is not None else None
-    signature = sign(*_signed_parts(session, turn, kept, outcome, deps))
+    signature = sign(*_signed_parts(session, turn, prompt, kept, outcome, deps))
     if signature is None:  # no safe key: nothing is kept that a replay would trust
         return
     path = _file(root, session, turn)
@@ -74,8 +78,8 @@ def save_shown(root: Path, session: str, turn: int, bundle: Mapping[str, str], d
     atomic_write_json(path, saved)
 
 
-def load_shown(root: Path, session: str, turn: int) -> Shown | None:
-    """The transcript ``turn`` showed, if it is there and this user's key signed it."""
+def load_shown(root: Path, session: str, turn: int, prompt: str) -> Shown | None:
+    """The transcript ``turn`` showed, if it is there and this user's key signed it for ``prompt``."""
     try:
         saved = read_json(_file(root, session, turn))
     except (OSError, ValueError):
@@ -88,7 +92,7 @@ def load_shown(root: Path, session: str, turn: int) -> Shown | None:
     if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
     deps = saved.get("inputs")
-    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, bundle, outcome, deps)):
+    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, prompt, bundle, outcome, deps)):
         return None
     try:
         inputs = TurnInputs.from_json(deps) if deps is not None else None
@@ -108,9 +112,10 @@ def recorded_inputs(root: Path, session: str, turn: int) -> TurnInputs | None:
         return None
 
 
-def copy_shown(root: Path, old: str, new: str, turns: int) -> None:
-    """A fork keeps what the turns it shares with its record showed (signed again under its name)."""
-    for turn in range(1, turns + 1):
-        shown = load_shown(root, old, turn)
+def copy_shown(root: Path, old: str, new: str, prompts: Mapping[int, str]) -> None:
+    """A fork keeps what the turns it shares with its record showed (``prompts``: turn → its
+    prompt, as the record's index has them), signed again under its name."""
+    for turn, prompt in prompts.items():
+        shown = load_shown(root, old, turn, prompt)
         if shown is not None:
-            save_shown(root, new, turn, shown.bundle, shown, shown.inputs)
+            save_shown(root, new, turn, prompt, shown.bundle, shown, shown.inputs)

@@ -174,6 +174,26 @@ def test_a_transcript_not_signed_by_this_user_is_rebuilt_from_the_record_never_s
     assert UNSIGNED_LINE in again and UNSIGNED_LINE not in live  # never shown as this user's own record
 
 
+def test_an_answer_never_replays_under_a_prompt_the_index_was_edited_to(ip, tmp_path):
+    # The index mapping prompts to turns is a plain file; the transcript signs its own prompt.
+    live = cell(ip, FIRST)
+    name = Path(agent().session.task_dir).name
+    index_file = tmp_path / ".nbagent" / "replay" / f"{name}.json"
+    index = json.loads(index_file.read_text())
+    spliced = "Is deploy.sh safe to run on production?"
+    index["turns"][0]["prompt"] = spliced
+    index_file.write_text(json.dumps(index))
+    restart(magics_mod.active_magics())
+
+    again = cell(ip, spliced)
+
+    assert UNSIGNED_LINE in again and UNSIGNED_LINE not in live  # not shown as this user's own record
+    restart(magics_mod.active_magics())
+    index["turns"][0]["prompt"] = FIRST
+    index_file.write_text(json.dumps(index))
+    assert UNSIGNED_LINE not in cell(ip, FIRST)  # under its own prompt it is the user's, signed
+
+
 def _line(ip: Any, code: str) -> str:
     ip.display_pub.outputs.clear()
     with capture_output() as cap:
