@@ -1,10 +1,11 @@
 """Who may run which tool: decisions, the ``can_use_tool`` callback, the session gate, the audit log.
 
-The default policy (query-engine spec): read-only tools run without asking, everything else asks
-the user through ``can_use_tool``. With no one to ask (a headless script) a non-read-only tool is
-denied with a message that says how to permit it. "Allow always" lives in one
-:class:`PermissionGate` — one session — which tells the session (``on_always``) so that the task
-folder keeps it: a resumed session does not ask again about a tool the user already allowed.
+The default policy (query-engine spec): read-only tools run without asking (except a read of a file
+that holds credentials, :mod:`.credentials`), everything else asks the user through
+``can_use_tool``. With no one to ask (a headless script) a non-read-only tool is denied with a
+message that says how to permit it. "Allow always" lives in one :class:`PermissionGate` — one
+session — which tells the session (``on_always``) so that the task folder keeps it: a resumed
+session does not ask again about a tool the user already allowed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
 from .config import DEFAULT_PERMISSION_MODE
+from .credentials import read_path, secret_reason
 from .events import ApiRequestFailed
 from .json_types import JSONValue
 from .protected import protected_reason, resolve_tool_path, written_path
@@ -155,11 +157,15 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue
                    cwd: Path | None, task_dir: Path | None = None) -> PermissionDecision | None:
     """What the permission ``mode`` alone decides for a call (None: the allow list / the user decide).
 
-    Read-only tools run in every mode. ``plan`` denies every other tool; ``bypass`` allows it;
-    ``accept_edits`` allows a file-editing tool (``edits_files``) whose ``path`` is inside ``cwd``
-    and is not a protected file (:mod:`.protected`: those always ask).
+    Read-only tools run in every mode, except a read of a file that holds credentials
+    (:mod:`.credentials`), which asks in every mode but ``bypass``. ``plan`` denies every other
+    tool; ``bypass`` allows it; ``accept_edits`` allows a file-editing tool (``edits_files``) whose
+    ``path`` is inside ``cwd`` and is an ordinary file of the project (:mod:`.protected`: the others
+    always ask).
     """
     if getattr(tool, "read_only", False):
+        if mode != "bypass" and secret_reason(read_path(tool, tool_input), cwd) is not None:
+            return None  # the user decides, each time (PermissionGate.protected_reason)
         return Allow()
     if mode == "plan":
         return Deny(f"plan mode: {tool.name} is not read-only, so it does not run while planning "
@@ -228,9 +234,12 @@ class PermissionGate:
     # -- policy -------------------------------------------------------------------------------
 
     def protected_reason(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None) -> str | None:
-        """Why this call always asks: it writes a file that configures or records nbagent (None: it does not)."""
+        """Why this call always asks: it writes a file that is not an ordinary file of the project,
+        or reads one that holds credentials (None: it does neither)."""
         if self.mode == "bypass":
             return None
+        if getattr(tool, "read_only", False):
+            return secret_reason(read_path(tool, tool_input), self.cwd)
         return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
 
     def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None = None,

@@ -5,7 +5,11 @@ Why: a write to one of them is not an "edit" of the user's project but a change 
 ``.nbagent/`` enter the next system prompt; the task folder is the session's record (history,
 costs, the budget); the kernel's config (IPython profile and startup files, Jupyter config,
 kernelspecs) runs code in the user's kernel at its next start; ``.git/`` (config, hooks) runs
-commands at the user's next git command. So ``accept_edits``, the ``allow``
+commands at the user's next git command. Beyond these names, only an ordinary file of the project
+is an "edit" (:func:`_place_reason`): a hidden file or folder (``~/.gitconfig``, ``.githooks/``), a
+Python environment (``bin/``, ``share/jupyter/`` with the JavaScript JupyterLab loads), Jupyter's
+folders, an executable file and a notebook (``.ipynb``: its cells are edited through the live
+document, with undo and the cell guard) all act later or behind the user's back. So ``accept_edits``, the ``allow``
 list, an "Allow always" answer and a ``pre_tool_use`` hook's Allow do not cover writes to them: the
 user is asked every time, with the reason (:func:`protected_reason`); with no one to ask the
 write is denied. Only ``permission_mode="bypass"`` writes them without asking.
@@ -64,15 +68,28 @@ def resolve_tool_path(raw: str, cwd: Path) -> Path:
     return path.resolve()
 
 
-def _lexical(raw: str, cwd: Path) -> Path:
+def lexical_path(raw: str, cwd: Path) -> Path:
     """The path as written (``~`` and ``..`` applied, symlinks not followed): a write through a
     symlink named ``AGENTS.md`` changes what nbagent reads as ``AGENTS.md``."""
     return Path(os.path.normpath(os.path.join(Path(cwd).absolute(), os.path.expanduser(raw))))
 
 
+def _jupyter_roots() -> list[tuple[str, str]]:
+    """Every folder ``jupyter --paths`` lists: config, data (kernelspecs, the extensions JupyterLab
+    loads into the page with the server token in reach, nbextensions) and runtime (secrets)."""
+    try:
+        from jupyter_core import paths
+    except ImportError:  # an environment without Jupyter: the folders below, found by hand, remain
+        return []
+    return [*((p, "is Jupyter's config") for p in paths.jupyter_config_path()),
+            *((p, "is a Jupyter data folder (kernelspecs, extensions the page loads)") for p in paths.jupyter_path()),
+            (paths.jupyter_runtime_dir(), "is Jupyter's runtime folder (server tokens, kernel keys)")]
+
+
 def kernel_config_roots() -> list[tuple[Path, str]]:
-    """Folders whose files configure the kernel (IPython profiles and startup, Jupyter config,
-    kernelspecs), from the same environment variables Jupyter and IPython use."""
+    """Folders whose files configure the kernel, Jupyter or the user's session (IPython profiles and
+    startup, every folder ``jupyter --paths`` lists, kernelspecs, site-packages, ``~/.ssh``, the
+    user's application config), from the same environment variables Jupyter and IPython use."""
     home = Path.home()
     data = os.environ.get("JUPYTER_DATA_DIR") or (
         str(home / "Library" / "Jupyter") if sys.platform == "darwin"
@@ -93,6 +110,14 @@ def kernel_config_roots() -> list[tuple[Path, str]]:
         (os.path.join(sys.prefix, "share", "jupyter", "kernels"), "holds kernelspecs (how kernels start)"),
         (os.path.join(sys.prefix, "etc", "jupyter"), "is Jupyter's config"),
         (os.path.join(sys.prefix, "etc", "ipython"), "is IPython's config"),
+        *_jupyter_roots(),
+        # The user's configuration outside dot-folders: macOS (not all of ~/Library: iCloud Drive
+        # projects live in it), Windows, a moved XDG folder.
+        *((str(home / "Library" / name), "holds your applications' configuration")
+          for name in ("LaunchAgents", "Preferences", "Application Support")),
+        (str(home / "AppData"), "holds your applications' configuration"),
+        *((xdg, "holds your applications' configuration")
+          for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME") if (xdg := os.environ.get(var))),
     ]
     return [(Path(p).expanduser().resolve(), why) for p, why in roots]
 
@@ -108,6 +133,11 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
         why = "configures Jupyter"
     if why is None and name.endswith(".pth"):
         why = "is a .pth file (Python runs its import lines at every start)"
+    if why is None and name.endswith(".ipynb"):
+        # The open notebook's cells change through notebook_edit (undo, the cell guard); its file
+        # is what JupyterLab loads next (reopen, revert, nbconvert), whoever wrote it.
+        why = ("is a notebook file: writing it replaces cells without JupyterLab's undo or the cell guard "
+               "(notebook_edit keeps both)")
     if why is not None:
         return f"`{path.name}` {why}"
     parts = [part.lower() for part in path.parts]
@@ -123,8 +153,66 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
     return None
 
 
+def _hidden_part(path: Path, cwd: Path) -> str | None:
+    """The first dot-name of ``path`` below cwd (else below home, else from the root)."""
+    home = Path.home()
+    base = next((b for b in (cwd, home, home.resolve()) if _under(path, b)), None)
+    rel = path.relative_to(base).parts if base is not None else path.parts[1:]
+    return next((part for part in rel if part.startswith(".") and part not in (".", "..")), None)
+
+
+def _environment(path: Path, cwd: Path) -> Path | None:
+    """The Python environment ``path`` is in: the running one, or a folder with ``pyvenv.cfg`` or
+    ``conda-meta/`` (a project's ``.venv``, ``conda create -p ./env``). An environment that holds
+    cwd itself counts only by its own folders (``bin``, ``lib``, ``share``, ...)."""
+    prefixes = dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix))
+    for root in prefixes:
+        if _under(path, root) and (not _under(cwd, root) or _in_env_folder(path, root)):
+            return root
+    for parent in path.parents:
+        if _under(cwd, parent):
+            break
+        if (parent / "pyvenv.cfg").is_file() or (parent / "conda-meta").is_dir():
+            return parent
+    return None
+
+
+_ENV_FOLDERS = {"bin", "scripts", "lib", "lib64", "share", "etc", "include", "libexec", "conda-meta"}
+
+
+def _in_env_folder(path: Path, root: Path) -> bool:
+    rel = path.relative_to(root).parts
+    return bool(rel) and rel[0].lower() in _ENV_FOLDERS
+
+
+def _executable(path: Path) -> bool:
+    try:
+        return path.is_file() and bool(path.stat().st_mode & 0o111)
+    except OSError:
+        return False
+
+
+def _place_reason(path: Path, cwd: Path) -> str | None:
+    """Why ``path`` is not an ordinary file of the project, by where it is or what it is (None: it is).
+
+    A name list cannot be complete (``~/.bash_aliases``, ``core.hooksPath=.githooks``, systemd
+    units, a labextension's JavaScript), so the rule is by kind: dot-files configure tools that act
+    later, an environment's files run when Python or Jupyter starts, an executable runs when called.
+    """
+    hidden = _hidden_part(path, cwd)
+    if hidden is not None:
+        where = "is a dot-file" if hidden == path.name else f"is inside the hidden folder `{hidden}/`"
+        return f"`{path}` {where}, and dot-files configure tools that act later (git, shells, editors)"
+    env = _environment(path, cwd)
+    if env is not None:
+        return f"`{path}` is inside the Python environment `{env}`, whose files run when Python or Jupyter starts"
+    if _executable(path):
+        return f"`{path}` is executable: it runs when something calls it (a git hook, a script)"
+    return None
+
+
 def protected_reason(raw: object, cwd: Path | None, task_dir: Path | None = None) -> str | None:
-    """Why writing the tool path ``raw`` always asks (None: it is not a protected file).
+    """Why writing the tool path ``raw`` always asks (None: it is an ordinary file of the project).
 
     Both the path as written and its real path are checked, so neither ``sub/../AGENTS.md``,
     ``~/.ipython/...`` nor a symlink to (or named as) a protected file gets past.
@@ -133,14 +221,14 @@ def protected_reason(raw: object, cwd: Path | None, task_dir: Path | None = None
         return None
     base = cwd if cwd is not None else Path.cwd()
     try:
-        real = resolve_tool_path(raw, base)
-        candidates = [real, _lexical(raw, base)]
+        # Each with cwd as it was resolved: a symlinked cwd (macOS /tmp) must not hide a dot-folder.
+        candidates = [(resolve_tool_path(raw, base), base.resolve()), (lexical_path(raw, base), Path(base).absolute())]
         task = Path(task_dir).expanduser().resolve() if task_dir is not None else None
     except (OSError, RuntimeError, ValueError):
         return f"`{raw}` cannot be resolved, so it cannot be shown not to configure nbagent"
     roots = kernel_config_roots()
-    for path in candidates:
-        why = _reason_for(path, task, roots)
+    for path, where in candidates:
+        why = _reason_for(path, task, roots) or _place_reason(path, where)
         if why is not None:
             return f"{why}: writes to it always ask"
     return None
@@ -153,5 +241,5 @@ def written_path(tool: object, tool_input: Mapping[str, object] | None) -> objec
     return tool_input.get("path")
 
 
-__all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "resolve_tool_path", "protected_reason",
+__all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "resolve_tool_path", "lexical_path", "protected_reason",
            "kernel_config_roots", "written_path"]

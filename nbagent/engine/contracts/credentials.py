@@ -1,0 +1,108 @@
+"""Files that hold credentials: a read-only tool that reads one asks first (every mode but ``bypass``).
+
+Why: what a tool reads goes to the model, and from there one prompt injection away from anyone (a
+link the user clicks, a server-side web search). Reading is otherwise free, so the rule is narrow:
+keys and tokens by where they are kept (``~/.ssh``, ``~/.aws``, ``.git/config`` with a token in a
+remote URL, ``.env`` files, Jupyter's runtime folder with the server token, nbagent's own key and
+endpoint tokens), not every dot-file. Like a protected write (:mod:`.protected`), neither the
+``allow`` list, "Allow always" nor a hook's Allow covers such a read: the user is asked each time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Mapping
+
+from .protected import NBAGENT_DIR, lexical_path, resolve_tool_path
+
+# Folders that hold keys or tokens, wherever they are (a copied home, a container's mounted config).
+_SECRET_DIRS = {
+    ".ssh": "holds SSH keys", ".gnupg": "holds GnuPG keys", ".aws": "holds AWS credentials",
+    ".azure": "holds Azure credentials", ".kube": "holds Kubernetes credentials",
+    ".docker": "holds registry logins", ".password-store": "holds passwords",
+}
+# Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials).
+_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone"}
+_SECRET_NAMES = {
+    ".netrc", "_netrc", ".pgpass", ".my.cnf", ".git-credentials", ".gitconfig", ".pypirc", ".npmrc",
+    ".envrc", "credentials", "credentials.json", "credentials.toml", "notebook_secret",
+    "jupyter_cookie_secret",
+}
+_SECRET_PATTERNS = (
+    re.compile(r"^\.env(\..+)?$|^.+\.env$"),  # .env, .env.local, prod.env: dotenv files
+    re.compile(r"^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$"),  # private SSH keys copied anywhere
+    re.compile(r".+\.(pem|key|p12|pfx|jks|keystore)$"),
+)
+_GIT_SECRETS = {"config", "config.worktree", "credentials"}  # a remote URL or http.extraheader with a token
+
+
+def _secret_roots() -> list[tuple[Path, str]]:
+    """Folders that hold credentials as a whole: Jupyter's user data and runtime folders (server
+    tokens, kernel keys, the notebook-trust secret, nbagent's signing key), Jupyter's and IPython's
+    kernel security folders, and nbagent's own configuration (endpoint tokens)."""
+    home = Path.home()
+    roots = [(str(home / NBAGENT_DIR), "configures nbagent (endpoint tokens)")]
+    if key := os.environ.get("NBAGENT_REPLAY_KEY_FILE"):
+        roots.append((key, "is nbagent's signing key"))
+    try:
+        from jupyter_core import paths
+    except ImportError:  # without Jupyter there is no Jupyter secret to protect
+        pass
+    else:
+        roots += [(paths.jupyter_data_dir(), "is Jupyter's data folder (its secrets, nbagent's signing key)"),
+                  (paths.jupyter_runtime_dir(), "is Jupyter's runtime folder (server tokens, kernel keys)"),
+                  (paths.jupyter_config_dir(), "is Jupyter's config (server tokens, password hashes)")]
+    return [(Path(p).expanduser().resolve(), why) for p, why in roots]
+
+
+def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
+    name = path.name.lower()  # case-insensitive file systems open .SSH as .ssh
+    parts = [part.lower() for part in path.parts]
+    if name in _SECRET_NAMES or any(p.match(name) for p in _SECRET_PATTERNS):
+        return f"`{path.name}` usually holds a password, token or key"
+    for part in parts:  # the folder itself too: list_files of `.ssh` shows what keys there are
+        if part in _SECRET_DIRS:
+            return f"`{path}` is inside `{part}/`, which {_SECRET_DIRS[part]}"
+    if any(a == ".config" and b in _CONFIG_SECRET_DIRS for a, b in zip(parts, parts[1:], strict=False)):
+        return f"`{path}` is in a `.config/` folder that holds login tokens"
+    if ".git" in parts[:-1] and name in _GIT_SECRETS:
+        return f"`{path}` is a git config, which may hold a token (in a remote URL or a header)"
+    if "security" in parts and any(part.startswith("profile_") for part in parts):
+        return f"`{path}` is in an IPython profile's security folder (kernel keys)"
+    for root, why in roots:
+        if path == root or path.is_relative_to(root):
+            return f"`{path}` is inside `{root}`, which {why}"
+    return None
+
+
+def secret_reason(raw: object, cwd: Path | None) -> str | None:
+    """Why reading the tool path ``raw`` always asks: it holds credentials (None: it does not).
+
+    As for a protected write, the path as written and its real path are both checked, so a
+    symlink inside the project that points at ``~/.ssh/id_rsa`` asks too.
+    """
+    if not isinstance(raw, str) or not raw or "\x00" in raw:
+        return None
+    base = cwd if cwd is not None else Path.cwd()
+    try:
+        candidates = [resolve_tool_path(raw, base), lexical_path(raw, base)]
+    except (OSError, RuntimeError, ValueError):
+        return f"`{raw}` cannot be resolved, so it cannot be shown not to hold credentials"
+    roots = _secret_roots()
+    for path in candidates:
+        why = _reason_for(path, roots)
+        if why is not None:
+            return f"{why}: reading it always asks, as its content would go to the model"
+    return None
+
+
+def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
+    """The ``path`` a read-only tool would read (None for a tool that may write, or no path)."""
+    if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
+        return None
+    return tool_input.get("path")
+
+
+__all__ = ["secret_reason", "read_path"]

@@ -1,0 +1,122 @@
+"""A read-only tool's read of a file that holds credentials asks first, in every mode but bypass, and
+nothing of it reaches the model unless the user allows it (attacker pass 3, F3)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent.engine.contracts.credentials import secret_reason
+from nbagent.engine.contracts.events import ToolResult
+from nbagent.engine.contracts.permissions import Allow
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from nbagent.tools.files import ReadFile
+from nbagent.tools.list_files import ListFiles
+from tests.engine.contracts.test_protected import User
+from tests.engine.loop.test_query_support import make_engine, messages_requests, run
+
+SECRET = "SECRET_VALUE_4f9a2c"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder that is also the working folder (a notebook in ``~``)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "XDG_DATA_HOME",
+                "NBAGENT_REPLAY_KEY_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+def plant(root: Path, rel: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(f"token = {SECRET}\n")
+
+
+async def read_with(cwd: Path, paths: list[str], *, user: Any = None, tools: Any = None,
+                    **settings: Any) -> tuple[list[Any], SimulatedAPI]:
+    """``read_file`` of each path through the loop; the events and the API (what the model was sent)."""
+    api = SimulatedAPI([*(tool_reply("read_file", {"path": p}, id=f"toolu_{i}") for i, p in enumerate(paths)),
+                        text_reply("ok")])
+    engine = make_engine(api, cwd, tools=tools or [ReadFile()], can_use_tool=user, **settings)
+    return await run(engine, "summarise this folder"), api
+
+
+def sent(api: SimulatedAPI) -> str:
+    return json.dumps([r.body for r in messages_requests(api)])
+
+
+@pytest.mark.parametrize("target", [
+    ".local/share/jupyter/runtime/jpserver-4242.json", ".local/share/jupyter/notebook_secret",
+    ".local/share/jupyter/nbagent/replay_key", ".nbagent/endpoints.json", ".ssh/id_ed25519",
+    "proj/.git/config", ".netrc", ".aws/credentials", ".config/gcloud/credentials.db", "proj/.env",
+    "proj/.env.local", ".git-credentials", ".jupyter/jupyter_server_config.json",
+])
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "plan"])
+async def test_reading_a_credential_file_asks_and_sends_nothing(home: Path, target: str, mode: str) -> None:
+    plant(home, target)
+    user = User()
+    events, api = await read_with(home, [target], user=user, permission_mode=mode)
+    (request,) = user.requests
+    assert request.reason_asked.endswith("reading it always asks, as its content would go to the model")
+    assert SECRET not in sent(api)
+
+
+async def test_an_ordinary_read_still_runs_without_asking(home: Path) -> None:
+    for rel in ("proj/data.csv", "proj/.gitignore", "proj/.git/HEAD", "proj/environment.yml"):
+        plant(home, rel)
+    user = User()
+    _, api = await read_with(home, ["proj/data.csv", "proj/.gitignore", "proj/.git/HEAD", "proj/environment.yml"],
+                             user=user)
+    assert user.requests == [] and SECRET in sent(api)
+
+
+async def test_neither_allow_always_nor_the_allow_list_covers_a_credential_read(home: Path) -> None:
+    plant(home, ".ssh/id_rsa")
+    plant(home, ".ssh/config")
+    user = User(Allow(always=True))
+    await read_with(home, [".ssh/id_rsa", ".ssh/config"], user=user, allow=["read_file"])
+    assert len(user.requests) == 2
+
+
+async def test_a_headless_credential_read_is_denied_saying_how_to_permit(home: Path) -> None:
+    plant(home, ".ssh/id_rsa")
+    events, api = await read_with(home, [".ssh/id_rsa"])
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.is_error and "bypass" in result.content and SECRET not in sent(api)
+
+
+async def test_bypass_reads_a_credential_file_without_asking(home: Path) -> None:
+    plant(home, ".ssh/id_rsa")
+    user = User()
+    _, api = await read_with(home, [".ssh/id_rsa"], user=user, permission_mode="bypass")
+    assert user.requests == [] and SECRET in sent(api)
+
+
+async def test_a_symlink_in_the_project_to_a_key_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    plant(tmp_path, ".ssh/config")
+    os.symlink(tmp_path / ".ssh" / "config", tmp_path / "notes.txt")
+    user = User()
+    _, api = await read_with(tmp_path, ["notes.txt"], user=user)
+    assert ".ssh/" in user.requests[0].reason_asked and SECRET not in sent(api)
+
+
+async def test_listing_a_credential_folder_asks_too(home: Path) -> None:
+    plant(home, ".ssh/id_rsa")
+    api = SimulatedAPI([tool_reply("list_files", {"path": ".ssh"}, id="toolu_l"), text_reply("ok")])
+    user = User()
+    await run(make_engine(api, home, tools=[ListFiles()], can_use_tool=user), "look")
+    assert len(user.requests) == 1
+
+
+def test_the_replay_key_file_named_by_the_environment_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "keys" / "mine"))
+    assert secret_reason(str(tmp_path / "keys" / "mine"), tmp_path) is not None
+    assert secret_reason(str(tmp_path / "keys" / "other"), tmp_path) is None
