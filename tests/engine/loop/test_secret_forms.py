@@ -4,6 +4,7 @@ where a display or a tool cut it short with or without a marker (F4, F5 of the t
 from __future__ import annotations
 
 import json
+import reprlib
 from pathlib import Path
 from typing import cast
 from urllib.parse import quote, quote_plus
@@ -116,3 +117,20 @@ async def test_a_call_preview_is_redacted_before_it_is_cut() -> None:
     shown = await describe({})
     assert shown is not None and shown.before is not None
     assert TOKEN[:10] not in shown.before and REDACTED in shown.before
+
+
+def test_a_secret_cut_by_reprlib_or_the_output_capture_is_redacted_on_both_sides() -> None:
+    from nbagent.tools.capture import BoundedText
+
+    s = Sanitizer((TOKEN,))
+    bounded = reprlib.Repr()
+    bounded.maxstring = 80  # what the kernel facts show of a string in a container
+    for value in ("x" * 10 + TOKEN + "y" * 90, "x" * 90 + TOKEN + "y" * 10):
+        shown = bounded.repr([value])
+        assert "..." in shown and s.redact(shown).count(REDACTED) == 1, shown
+        assert not any(TOKEN[i:i + 16] in s.redact(shown) for i in range(len(TOKEN) - 15))
+    for before in (16, 30):  # the capture keeps the head and the tail of a long output
+        capture = BoundedText(500)
+        capture.write("x" * (210 - before) + TOKEN + "y" * 1000 + TOKEN + "z" * (210 - 40 + before))
+        shown = capture.getvalue()
+        assert "not captured" in shown and not any(TOKEN[i:i + 16] in s.redact(shown) for i in range(25))
