@@ -57,7 +57,11 @@ class LastError:
             return
         frames = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=-3))
         self.cell = getattr(result, "execution_count", None)
-        self.text = f"In[{self.cell}] raised {type(error).__name__}: {error}\n{source.strip()[:1_000]}\n{frames}"
+        source = source.strip()
+        # Cut with a marker right at the cut: a secret's start cut there is recognised and redacted
+        # when the facts cross the boundary (the lines after it would hide a bare cut).
+        source = source[:1_000] + "…" if len(source) > 1_000 else source
+        self.text = f"In[{self.cell}] raised {type(error).__name__}: {error}\n{source}\n{frames}"
 
 
 class NotebookSession:

@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeAlias, runtime_checkable
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeAlias, runtime_checkable
 
 import pydantic
 
@@ -62,6 +62,9 @@ class ToolContext:
     """Environment for processes a tool starts (secrets removed); None: the process's own."""
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT
     """Most characters of output a tool should capture (the loop cuts anything longer anyway)."""
+    redact: Callable[[str], str] | None = None
+    """The loop's redaction of secrets (None: none known). A tool that cuts text it shows (a cell's
+    output) redacts it first: a secret cut in two would no longer match its value."""
 
 
 @runtime_checkable

@@ -8,7 +8,8 @@ refused. A model reply also gets unique tool_use ids here (a reused id would mak
 history invalid).
 
 Secrets are known two ways: by value (every ``secret_env`` variable, read at each request, and
-every credential the Agent's endpoint uses) and by shape (:data:`KEY_SHAPES`: an Anthropic key or a
+every credential the Agent's endpoint uses; each also in the escaped and URL-quoted forms of
+:mod:`.secret_forms`, and cut short by a display) and by shape (:data:`KEY_SHAPES`: an Anthropic key or a
 bearer token, whatever variable holds it, or none: a key typed into a cell). The shape check costs
 two substring scans per string when neither occurs (see :func:`may_hold_key`).
 """
@@ -24,11 +25,12 @@ from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
+from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
+from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
 _T = TypeVar("_T")
 _Block = TypeVar("_Block", bound=Mapping[str, object])
 
-REDACTED = "[redacted]"
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
 MIN_SECRET_CHARS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -89,53 +91,37 @@ def short_secret_notices(env_names: Iterable[str], told: set[str]) -> list[str]:
 class StreamRedactor:
     """Redacts secrets from streamed text, where a secret may be split across deltas.
 
-    Per content block, the last ``len(longest secret) - 1`` characters are held back until more
-    text arrives or the block ends: a secret that began in them is then redacted whole, so the
-    view never shows it, not even in pieces. A key known by its shape has no fixed length: the run
-    of key characters at the cut (up to :data:`SHAPE_HOLD`, with a ``Bearer `` before it) is held
-    back too, so the shape is checked on the whole run.
+    Per content block, the last ``len(longest form) - 1`` characters of a secret (its escaped
+    forms included), plus the start of a cut marker, are held back until more text arrives or the
+    block ends: a secret that began in them is then redacted whole, so the view never shows it,
+    not even in pieces; a start of one that ends the block is redacted as a cut one would be. A
+    key known by its shape has no fixed length: the run of key characters at the cut (up to
+    :data:`SHAPE_HOLD`, with a ``Bearer `` before it) is held back too, so the shape is checked
+    on the whole run.
     """
 
     def __init__(self, sanitizer: "Sanitizer") -> None:
         self._sanitizer = sanitizer
-        self._hold = max(len(s) for s in sanitizer.secrets) - 1 if sanitizer.secrets else 0
+        forms = sanitizer.forms
+        self._hold = len(forms[0].text) - 1 + MARKER_HOLD if forms else 0
         self._held: dict[int, str] = {}
 
     def feed(self, index: int, text: str) -> str:
         """The text of block ``index`` that is safe to show now."""
-        buf = self._sanitizer.redact_values(self._held.get(index, "") + text)
+        # Not ended: a start of a secret at the buffer's end may go on in the next delta.
+        buf = self._sanitizer.redact_values(self._held.get(index, "") + text, ended=False)
         cut = _run_start(buf, max(len(buf) - self._hold, 0))
         self._held[index] = buf[cut:]
         return redact_shapes(buf[:cut])
 
     def flush(self, index: int) -> str:
-        """The rest of block ``index`` at its end (it holds no whole secret of a listed value)."""
-        return redact_shapes(self._held.pop(index, ""))
+        """The rest of block ``index`` at its end (it holds no whole secret of a listed value, but
+        may end with a start of one, redacted as the whole block will be)."""
+        return self._sanitizer.redact(self._held.pop(index, ""))
 
     def held(self) -> list[int]:
         """The blocks with text still held back."""
         return [i for i, text in self._held.items() if text]
-
-
-def _cut_head(secret: str) -> int:
-    """How much of a secret's start, cut short, is still redacted: two thirds, at most 16
-    characters (a 40-character token cut to 38 gives away all but two)."""
-    return max(MIN_SECRET_CHARS, min(16, len(secret) * 2 // 3))
-
-
-def _redact_cut(text: str, secret: str, head: str) -> str:
-    """``text`` with every start of ``secret`` (from ``head`` on) that a cut marker ends replaced."""
-    out, at = [], 0
-    while (i := text.find(head, at)) >= 0:
-        k = len(head)
-        while i + k < len(text) and k < len(secret) and text[i + k] == secret[k]:
-            k += 1
-        if text.startswith(("…", "..."), i + k):
-            out.append(text[at:i] + REDACTED)
-        else:
-            out.append(text[at:i + k])
-        at = i + k
-    return "".join(out) + text[at:]
 
 
 SHAPE_HOLD = 256
@@ -194,6 +180,16 @@ class Sanitizer:
 
     secrets: tuple[str, ...] = ()
     max_depth: int = MAX_JSON_DEPTH
+    forms: tuple[Form, ...] = field(init=False, repr=False, compare=False)
+    """Every form of every secret, longest first (:func:`~.secret_forms.forms_of`)."""
+    _plain_below: int = field(init=False, repr=False, compare=False)
+    """ASCII strings shorter than this are kept as they are: no lone surrogate, and too short to
+    hold any form of a secret or its cut head (with no secrets, any length)."""
+
+    def __post_init__(self) -> None:
+        forms = forms_of(self.secrets)  # cached per secret set: a request's sanitizer costs no escaping
+        object.__setattr__(self, "forms", forms)
+        object.__setattr__(self, "_plain_below", min(len(f.head) for f in forms) if forms else sys.maxsize)
 
     def text(self, text: str) -> tuple[str, int]:
         """``text`` with secrets redacted and lone surrogates replaced; the count of the latter."""
@@ -204,17 +200,23 @@ class Sanitizer:
         by value and by shape."""
         return redact_shapes(self.redact_values(text))
 
-    def redact_values(self, text: str) -> str:
-        """``text`` with the listed secret values replaced (not shapes: see :class:`StreamRedactor`),
-        and a secret cut short where text is shortened (``…`` or ``...`` right after a long
-        enough start of it: a DataFrame's value, pandas' column width)."""
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-            if "…" in text or "..." in text:  # most text has no cut marker: no slicing on the stream's path
-                head = secret[:_cut_head(secret)]
-                if head in text:
-                    text = _redact_cut(text, secret, head)
+    def redact_values(self, text: str, *, ended: bool = True) -> str:
+        """``text`` with every form of the listed secret values replaced (not shapes: see
+        :class:`StreamRedactor`), and a form cut short where text is shortened: its head right
+        before a cut marker (``…``, ``...``, ``\\n... [``; a DataFrame's value, pandas' column width,
+        :func:`truncate_middle`) or at the end of ``text`` when ``ended`` (a field cut with no
+        marker), and its tail right after a marker."""
+        marked = "…" in text or "..." in text  # most text has no cut marker: one short scan at the end
+        for form in self.forms:
+            if form.text in text:
+                text = text.replace(form.text, REDACTED)
+            if not marked:
+                text = redact_end(text, form) if ended else text
+                continue
+            if form.head in text:
+                text = redact_cut(text, form, ended)
+            if form.tail in text:
+                text = redact_cut_tail(text, form)
         return text
 
     @overload
@@ -255,12 +257,6 @@ class Sanitizer:
         on the way down, so cleaning never recurses further)."""
         counter = [0]
         return self._clean(value, counter, 0), counter[0]
-
-    @property
-    def _plain_below(self) -> int:
-        """ASCII strings shorter than this are kept as they are: no lone surrogate, and too short
-        to hold any secret (with no secrets, any length)."""
-        return min(map(len, self.secrets)) if self.secrets else sys.maxsize
 
     def _clean(self, value: object, counter: list[int], depth: int, below: int | None = None) -> object:
         if below is None:

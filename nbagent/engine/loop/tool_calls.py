@@ -31,7 +31,7 @@ async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUs
     where the turn's repair (:meth:`Session.answer_dangling`) finds them."""
     session = run.session
     state.answered = []
-    make_context = tool_context_factory(run, state, executor, sanitizer.secrets)
+    make_context = tool_context_factory(run, state, executor, sanitizer)
     for use in uses:
         run.guard.check()
         refused = state.refused.get(str(use.get("id")))
@@ -50,18 +50,19 @@ async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUs
 
 
 def tool_context_factory(run: RequestRun, state: TurnState, executor: object,
-                         secrets: tuple[str, ...]) -> Callable[[str], ToolContext]:
+                         sanitizer: Sanitizer) -> Callable[[str], ToolContext]:
     """What each call of the turn runs with (the run's settings, the session's file state)."""
     cfg = run.config
 
     def make(tool_use_id: str) -> ToolContext:
         if state.child_env is None:  # once per turn, copied when a tool first reads it
-            state.child_env = ChildEnvironment((*CREDENTIAL_ENV, *cfg.secret_env), secrets)
+            state.child_env = ChildEnvironment((*CREDENTIAL_ENV, *cfg.secret_env), sanitizer.secrets)
         return ToolContext(
             cwd=cfg.cwd, turn=state.turn, abort=run.control.abort_event, file_state=run.session.file_state,
             allowed_paths=cfg.allowed_paths, executor=executor, shell_enabled=cfg.shell,
             max_output_chars=cfg.tool_output_limit, tool_use_id=tool_use_id,
             env=state.child_env, capture_limit=cfg.tool_capture_limit,
+            redact=sanitizer.redact,
         )
 
     return make

@@ -208,7 +208,8 @@ def _describer(tool: ToolLike, make_context: Callable[[], ToolContext], sanitize
     failed: the question then shows the input alone."""
 
     def clean(text: str | None) -> str | None:
-        return None if text is None else sanitizer.text(truncate_middle(text, limit))[0]
+        # Redacted before it is cut: a secret the cut would split no longer matches its value.
+        return None if text is None else truncate_middle(sanitizer.text(text)[0], limit)
 
     async def describe(tool_input: JSONObject) -> CallPreview | None:
         if not isinstance(tool, PreviewsCalls):
@@ -309,17 +310,18 @@ def _normalised(out: object, name: str) -> ToolOutput:
 
 
 def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tuple[ToolOutput, int]:
-    """The output as it may enter history and disk: cut to ``capture_limit`` (a tool or server that
-    does not bound what it returns must not fill memory and the task folder), then secrets
-    redacted and invalid characters replaced; with the count of the latter."""
-    content = out.content
-    if isinstance(content, str):
-        content = truncate_middle(content, capture_limit)
-    display, n_display = (sanitizer.text(truncate_middle(out.display, capture_limit)) if out.display is not None
-                          else (None, 0))
+    """The output as it may enter history and disk: secrets redacted and invalid characters
+    replaced (before any cut: a secret cut in two would no longer match its value), then cut to
+    ``capture_limit`` (a tool or server that does not bound what it returns must not fill the
+    task folder); with the count of replaced characters."""
+    display, n_display = sanitizer.text(out.display) if out.display is not None else (None, 0)
+    if display is not None:
+        display = truncate_middle(display, capture_limit)
     try:
-        content, n = sanitizer.value(content)
+        content, n = sanitizer.value(out.content)
     except TooDeepError as exc:
         content, n = f"The tool's result was {exc}; not kept.", 0
         return ToolOutput(content=content, is_error=True, display=display), n_display
+    if isinstance(content, str):
+        content = truncate_middle(content, capture_limit)
     return ToolOutput(content=content, is_error=out.is_error, display=display), n + n_display

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ...engine.contracts.tool_api import truncate_middle
 from ..view.safe import RASTER_IMAGES, safe_display_data
@@ -110,8 +110,11 @@ def _origin(cell: CellJSON) -> str:
     return f", by the agent (turn {turn})"
 
 
-def cell_for_model(index: int, cell: CellJSON, output_chars: int) -> tuple[str, list[ImageBlockParam]]:
-    """One cell as text for the model, plus its images as image blocks."""
+def cell_for_model(index: int, cell: CellJSON, output_chars: int,
+                   redact: Callable[[str], str] | None = None) -> tuple[str, list[ImageBlockParam]]:
+    """One cell as text for the model, plus its images as image blocks; its outputs are
+    redacted with ``redact`` (the loop's :attr:`~nbagent.engine.contracts.tool_api.ToolContext.redact`)
+    before they are cut to ``output_chars``, so a secret the cut would split is redacted whole."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
@@ -127,5 +130,6 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int) -> tuple[str, 
                                                            "data": data[mime].replace("\n", "")}})
                 break
     if texts:
-        parts.append("outputs:\n" + truncate_middle("\n".join(t for t in texts if t), output_chars))
+        shown = "\n".join(t for t in texts if t)
+        parts.append("outputs:\n" + truncate_middle(redact(shown) if redact else shown, output_chars))
     return "\n".join(parts), images

@@ -125,7 +125,7 @@ class NotebookRead(_NotebookTool):
         images: list[ImageBlockParam] = []
         used, end = 0, params.start
         for index in range(params.start, min(len(cells), params.start + params.count)):
-            text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS)
+            text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS, ctx.redact)
             if texts and used + len(text) > READ_CHARS:
                 break
             # Off the loop: downscaling a large image takes a second or two.

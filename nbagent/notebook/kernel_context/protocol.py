@@ -87,7 +87,9 @@ def _from_text(text: object, *, full: bool) -> Description:
     note: tuple[str, ...] = ()
     if len(text) > MAX_REPR_CHARS:
         note = (f"[{LLM_REPR} gave {len(text):,} characters; the first {MAX_REPR_CHARS:,} are shown]",)
-        text = text[:MAX_REPR_CHARS]
+        # The cut is marked right where it falls: a secret's start cut there is then recognised
+        # and redacted at the boundary (a bare cut followed by the note's line would not be).
+        text = text[:MAX_REPR_CHARS] + "…"
     return Description("", (*text.rstrip().splitlines(), *note))
 
 

@@ -72,12 +72,13 @@ class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
     def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: InteractiveShell,
-                 cwd: Callable[[], Path] = Path.cwd) -> None:
+                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None) -> None:
         self.bridge = the_bridge
         self.gate = gate
         self.log = log
         self.executor = ShellExecutor(shell)
         self.cwd = cwd
+        self.redact = redact  # what a tool redacts before it cuts (the reply is redacted again whole)
         self._ids = itertools.count(1)
         self.running: str | None = None  # the client whose code runs now (interrupt acts on it only)
 
@@ -87,7 +88,8 @@ class Operations:
         return client.state
 
     def _ctx(self, client: Client) -> ToolContext:
-        return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor)
+        return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor,
+                           redact=self.redact)
 
     async def alive(self) -> bool:
         """Whether a notebook front-end answers now (a closed notebook does not)."""

@@ -63,7 +63,7 @@ class ServeServer:
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         self.ops = Operations(self.bridge, ServeGate(self.panel, self._mode, self._alive, _admin_allows),
-                              self.log, self.shell)
+                              self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
         self.gate = self.ops.gate
         self.started = time.time()
         self.notebook = magics.document.notebook() or "this notebook"

@@ -310,3 +310,20 @@ async def test_an_image_that_cannot_be_downscaled_is_left_out_with_a_note(tmp_pa
     out = await call(tools, "notebook_read", tmp_path)
     assert isinstance(out.content, str)  # no image block at all
     assert "MB left out: over the 1.0 MB notebook_read sends for one image]" in out.content
+
+
+async def test_read_redacts_a_cell_output_before_cutting_it(tmp_path):
+    from nbagent.engine.contracts.tool_api import truncate_middle
+    from nbagent.engine.loop.sanitize import REDACTED, Sanitizer
+    from nbagent.notebook.document.tools import CELL_OUTPUT_CHARS
+
+    token = "gw_live_4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+    head_len = truncate_middle("A" * 8_000, CELL_OUTPUT_CHARS).index("\n")
+    line = "x" * (head_len - 10) + token + "y" * 8_000  # 10 characters of it before the cut
+    front = FakeFrontEnd([{"cell_type": "code", "source": "print(cfg)", "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": line}]}])
+    read = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S1").tools()}["notebook_read"]
+    context = ToolContext(cwd=tmp_path, tool_use_id="toolu_1", redact=Sanitizer((token,)).redact)
+    out = await read.run({}, context)
+    text = out.content if isinstance(out.content, str) else out.content[0]["text"]
+    assert REDACTED in text and token[:10] not in text
