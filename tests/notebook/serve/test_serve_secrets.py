@@ -41,3 +41,24 @@ async def test_a_session_started_later_adds_its_api_key_and_wider_secret_env(ser
         listed = await served.call(client, "list_variables", {"names": ["given", "db", "keys"]})
     assert not listed.is_error and "keys: DataFrame" in text(listed)
     assert "CodeGivenKey" not in text(listed) and "DbPassword" not in text(listed)
+
+
+async def test_a_key_straddling_notebook_reads_cut_never_reaches_a_client(served):
+    # Cut first and redacted whole afterwards, a key across notebook_read's cut kept its first
+    # characters; now it is redacted before the cut (and a head left before the marker is caught).
+    from nbagent.engine.contracts.tool_api import truncate_middle
+    from nbagent.notebook.document.tools import CELL_OUTPUT_CHARS
+
+    def straddles(offset: int) -> bool:
+        cut = truncate_middle("a" * offset + LATE + "b" * 3000, CELL_OUTPUT_CHARS)
+        return LATE[:12] in cut and LATE not in cut
+
+    offset = next(o for o in range(CELL_OUTPUT_CHARS) if straddles(o))
+    served.run(f"import os\nos.environ['ANTHROPIC_AUTH_TOKEN'] = {LATE!r}\n"
+               "FRONT.cells.append({'cell_type': 'code', 'id': 'c-long', 'source': 'print(log)', 'metadata': {}, "
+               "'execution_count': 1, 'outputs': [{'output_type': 'stream', 'name': 'stdout', "
+               f"'text': 'a' * {offset} + {LATE!r} + 'b' * 3000}}]}})")
+    async with served.client() as client:
+        read = await served.call(client, "notebook_read", {})
+    assert not read.is_error and "id=c-long" in text(read)
+    assert LATE[:8] not in text(read)
