@@ -54,36 +54,53 @@ class Materialiser:
         self.inserted: list[str] = []
         self.codes: list[str] = []
         self.removal = Removal()
+        self.moved = 0
+        """Cells of the earlier run that went from where the user had moved them (still nbagent's)."""
+        self.older = 0
+        """Cells this agent cell made in an earlier kernel: not this kernel's to remove, so they stay."""
         self._marked_turn: int | None = None
         self._calls: dict[str, tuple[str, ExecutionRecord | None]] = {}
 
     async def begin(self) -> None:
         """Replace this agent cell's earlier cells: an agent cell run again (live) owns only the
-        cells of its latest turn. Only the cells this kernel made for this agent cell in the turn
-        its mark names are asked for, and the front-end keeps any the user edited, ran again, or
-        that is running or queued (:mod:`.removal`)."""
+        cells of its latest run. Only the cells this kernel made for this agent cell are asked
+        for, and the front-end keeps any the user edited, ran again, or that is running or queued
+        (:mod:`.removal`); cells it made in an earlier kernel stay, and are counted for the notice."""
         if not self.live:
             return
         try:
             cells = (await self.bridge.request("read")).get("cells", [])
-            agent = next((c for c in cells if c.get("id") == self.agent_cell_id), None)
-            if agent is None:
+            at = next((i for i, c in enumerate(cells) if c.get("id") == self.agent_cell_id), None)
+            if at is None:
                 self.live = False
                 return
-            expect = _earlier_runs(agent)
+            self.older = sum(1 for c in cells if _made_by(c, self.agent_cell_id, other_kernel=True))
+            expect = _earlier_runs(cells[at])
             if expect is not None:
                 ids = [str(c.get("id")) for c in cells if matches(c, expect)]
                 self.removal = await remove(self.bridge, ids, expect, protect=[self.agent_cell_id])
+                below = _block_below(cells, at, set(ids))
+                self.moved = sum(1 for i in self.removal.removed if i not in below)
         except (BridgeUnavailable, BridgeError):
             self.live = False
 
     def notice(self) -> str | None:
-        """One line when cells of the earlier run stayed (the user's now, or still running)."""
+        """What the re-run did to the earlier run's cells beyond replacing them below the agent
+        cell: cells kept (the user's now, or still running), cells removed from where the user
+        had moved them, cells of an earlier kernel left in place. None when there is nothing to say."""
+        lines = []
         reasons = self.removal.kept_reasons()
-        if not reasons:
-            return None
-        kept = sum(1 for _i, r in self.removal.kept if r != "missing")
-        return f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)})."
+        if reasons:
+            kept = sum(1 for _i, r in self.removal.kept if r != "missing")
+            lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
+        if self.moved:
+            lines.append(f"ⓘ {self.moved} cell(s) of this cell's earlier run removed from where you had moved them "
+                         "(a moved cell is still the agent's; copy one, or edit it, to keep it).")
+        if self.older:
+            lines.append(f"ⓘ {self.older} cell(s) this cell made before the kernel restarted stay in the notebook "
+                         "(nbagent removes only cells it made in this kernel): delete them if this run replaces "
+                         "them, or Run All will run them too.")
+        return "\n".join(lines) or None
 
     async def handle(self, event: object) -> None:
         """Note a ``python`` call when it is made; insert its cell once it ran."""
@@ -144,6 +161,25 @@ class Materialiser:
             return None
         shell.set_next_input(self.codes[-1], replace=False)
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
+
+
+def _made_by(cell: CellJSON, agent_cell_id: str | None, *, other_kernel: bool) -> bool:
+    """A code cell whose mark says it was made (materialised) for the agent cell ``agent_cell_id``
+    (``other_kernel``: by a kernel other than this one, as before a restart)."""
+    mark = mark_of(cell)
+    if mark is None or cell.get("cell_type", "code") != "code" or mark.get("kind") != "code":
+        return False
+    return mark.get("agent_cell") == agent_cell_id and (mark.get("origin") != ORIGIN) == other_kernel
+
+
+def _block_below(cells: list[CellJSON], at: int, ids: set[str]) -> set[str]:
+    """The asked-for cells right below the agent cell at ``at``, where a run puts them."""
+    block: set[str] = set()
+    for cell in cells[at + 1:]:
+        if str(cell.get("id")) not in ids:
+            break
+        block.add(str(cell.get("id")))
+    return block
 
 
 def _earlier_runs(agent: CellJSON) -> Expect | None:

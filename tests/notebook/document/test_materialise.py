@@ -83,6 +83,32 @@ async def test_a_re_run_also_replaces_an_earlier_run_that_undo_brought_back():
     assert cells.notice() is None
 
 
+async def test_a_re_run_says_it_removed_a_cell_the_user_had_moved_and_what_an_earlier_kernel_left():
+    front = front_with_agent_cell()
+    theirs = {"origin": "an-earlier-kernel", "session": "S0", "turn": 1, "kind": "code", "agent_cell": "c2"}
+    front.cells.append({"cell_type": "code", "id": "old", "source": "b = 0", "metadata": {"nbagent": theirs},
+                        "outputs": [], "execution_count": None})
+    bridge = front.connect(Bridge())
+    executor = ShellExecutor(InteractiveShell.instance())
+    first = Materialiser(bridge, executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await first.begin()
+    await call(first, executor, "t1", "b = 1")
+    await call(first, executor, "t2", "b = 2")
+    await first.mark_agent_cell(1)
+    notice = first.notice()
+    assert notice is not None and "1 cell(s) this cell made before the kernel restarted stay" in notice
+    assert "moved" not in notice
+    front.cells.insert(0, front.cells.pop(front.sources().index("b = 2")))  # the user moves one to the top
+
+    again = Materialiser(bridge, executor, session="S", turn=lambda: 2, agent_cell_id="c2")
+    await again.begin()
+
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes", "b = 0"]
+    notice = again.notice()
+    assert notice is not None and "1 cell(s) of this cell's earlier run removed from where you had moved them" in notice
+    assert "before the kernel restarted" in notice
+
+
 async def test_an_error_becomes_an_error_output():
     front = front_with_agent_cell()
     executor = ShellExecutor(InteractiveShell.instance())
