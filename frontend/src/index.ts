@@ -13,7 +13,7 @@ import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
-import { kernelGone, retirePrompts } from './prompts.js';
+import { kernelGone, retireAll } from './prompts.js';
 
 const TARGET = 'nbagent.bridge';
 
@@ -79,12 +79,16 @@ function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
   };
   register(panel.sessionContext.session?.kernel);
   panel.sessionContext.kernelChanged.connect((_, change) => {
-    retirePrompts(panel.content.node); // another kernel (or none): the old one's questions are gone
+    if (change.oldValue) {
+      // Another kernel (or none) instead of one this page held: that one's questions and runs are
+      // gone. Not on the page's first connection: a reloaded page shows a live kernel's run again.
+      retireAll(panel.content.node);
+    }
     register(change.newValue);
   });
   panel.sessionContext.statusChanged.connect((_, status) => {
     if (kernelGone(status)) {
-      retirePrompts(panel.content.node);
+      retireAll(panel.content.node);
     }
   });
 }

@@ -13,7 +13,7 @@ import time
 
 from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
 
-from .test_bridge_frontend import _require_installed_bridge
+from .test_bridge_frontend import _kernel, _require_installed_bridge
 from .test_cell_removal import MINE, _append, _made, _put, _run_all, _run_cell, _text, _wait
 from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
@@ -111,4 +111,34 @@ def test_a_kernel_restart_while_allow_deny_waits_retires_the_prompt(browser, lab
     _ready(page, name)
     _run_cell(page, 2)  # the restarted kernel runs the user's next cell
     _wait(page, lambda cs: "my own cell" in _text(cs[2]), "the restarted kernel did not run the next cell", 60)
+    page.close()
+
+
+SLOW = r"""
+import nbagent.notebook.magics as _m
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+_m.active_magics().new_session(allow=("python",)).agent.simulated_api.responder = ScriptedResponder([
+    tool_reply([("python", {"code": "import time\\nfor _ in range(1200): time.sleep(0.05)"})]), text_reply("done")])
+"""
+
+
+def test_a_kernel_restart_while_a_turn_runs_marks_it_never_finished(browser, lab):  # noqa: F811
+    # The live view of a run cut by a restart stayed on the page as if it went on (a Stop button,
+    # a running card); now the page says the turn never finished.
+    _require_installed_bridge()
+    base, token = lab
+    name = _put(lab, "restart_during_run.ipynb", "python3", ["%load_ext nbagent", "%%agent\nCount slowly.", MINE])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    _ready(page, name)
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _kernel(page, SLOW)
+    _run_cell(page, 1)
+    page.locator(".nbagent-run").first.wait_for(timeout=60_000)
+    page.evaluate("() => window.__nb.sessionContext.restartKernel()")
+    note = page.locator(".nbagent-run-retired-note").first
+    note.wait_for(timeout=60_000)
+    assert "never finished" in note.inner_text()
+    assert page.locator(".nbagent-run button:enabled").count() == 0
     page.close()

@@ -53,12 +53,17 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     if decision.no_record:  # before the session exists: no request has gone out
-        _show_line(ROLLED_BACK_LINE if decision.rolled_back else NO_RECORD_LINE, "nbagent-no-record")
+        line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
+        _show_line(ROLLED_BACK_LINE if decision.rolled_back else line, "nbagent-no-record")
     return None
 
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
+                   "short by a kernel restart, for instance), or its record was removed: asking the model.")
+"""Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
+folder or a front-end that sends no metadata would be untrue."""
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback, so it is not shown again: "
                     "asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "

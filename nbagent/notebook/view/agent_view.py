@@ -29,7 +29,7 @@ from .body import Part, RunBody
 from .handlers import HANDLERS
 from .header import Header
 from .progress import TICK_S, Activity
-from .prompts import PermissionPrompt
+from .prompts import RUN_CLASS, PermissionPrompt
 from .render import STYLE
 from .retry import FailurePrompt, RetryStatus
 from .text import TextBlock, ThinkingBlock
@@ -96,6 +96,9 @@ class AgentView:
         self._last_tick = time.monotonic()
         self._finished_event = threading.Event()  # ends the clock thread
         self.widget = w.VBox([self.header.widget, self.body.widget, self.activity.widget])
+        # While the run lasts the live widget is on the page (finish() replaces it with the static
+        # transcript): the front-end marks one still there when its kernel restarts as never finished.
+        self.widget.add_class(RUN_CLASS)
 
     # --- the public surface -------------------------------------------------------------------
 

@@ -21,6 +21,8 @@ from .render import STYLE
 DEFAULT_DENY_REASON = ""
 PROMPT_CLASS = "nbagent-prompt"
 """The CSS class of a permission prompt's box (the front-end's bridge looks for it)."""
+RUN_CLASS = "nbagent-run"
+"""The CSS class of a running agent view's box (the front-end's bridge looks for it)."""
 
 
 class PermissionPrompt:
