@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
 
 from .test_bridge_frontend import _kernel, _require_installed_bridge
@@ -122,6 +124,7 @@ _m.active_magics().new_session(allow=("python",)).agent.simulated_api.responder 
 """
 
 
+@pytest.mark.soak  # the page's state, not the user's cells: the restart during Allow stays in the default run
 def test_a_kernel_restart_while_a_turn_runs_marks_it_never_finished(browser, lab):  # noqa: F811
     # The live view of a run cut by a restart stayed on the page as if it went on (a Stop button,
     # a running card); now the page says the turn never finished.
