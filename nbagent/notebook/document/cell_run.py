@@ -21,7 +21,7 @@ from .replay import new_session_dir, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
     from ...engine.contracts.events import Done
     from ...engine.contracts.json_types import JSONObject
@@ -53,12 +53,25 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
     if decision.fork_at is not None:
         fork(magics, decision.fork_at)
     if decision.no_record:  # before the session exists: no request has gone out
-        _show_line(ROLLED_BACK_LINE if decision.rolled_back else NO_RECORD_LINE, "nbagent-no-record")
+        line = ambiguous_line(decision.ambiguous) if decision.ambiguous else NO_RECORD_LINE
+        _show_line(ROLLED_BACK_LINE if decision.rolled_back else line, "nbagent-no-record")
     return None
 
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
+                  "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
+
+
+def ambiguous_line(notebooks: Sequence[str | None]) -> str:
+    """The line of a headless cell whose prompt several notebooks' records start with."""
+    names = [n for n in notebooks if n is not None] + (["a headless run of an unnamed notebook"]
+                                                       if None in notebooks else [])
+    which = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    return AMBIGUOUS_LINE.format(which=which)
+
+
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback, so it is not shown again: "
                     "asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
