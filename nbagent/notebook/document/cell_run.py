@@ -21,7 +21,7 @@ from .replay import new_session_dir, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
     from ...engine.contracts.events import Done
     from ...engine.contracts.json_types import JSONObject
@@ -54,6 +54,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
         fork(magics, decision.fork_at)
     if decision.no_record:  # before the session exists: no request has gone out
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
+        if decision.ambiguous:
+            line = ambiguous_line(decision.ambiguous)
         _show_line(ROLLED_BACK_LINE if decision.rolled_back else line, "nbagent-no-record")
     return None
 
@@ -64,6 +66,18 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
+                  "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
+
+
+def ambiguous_line(notebooks: Sequence[str | None]) -> str:
+    """The line of a headless cell whose prompt several notebooks' records start with."""
+    names = [n for n in notebooks if n is not None] + (["a headless run of an unnamed notebook"]
+                                                       if None in notebooks else [])
+    which = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    return AMBIGUOUS_LINE.format(which=which)
+
+
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback, so it is not shown again: "
                     "asking the model.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
+from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
-from .replay import ReplayCursor, ReplayIndex, find_record, load_index, save_index, sessions_dir
+from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, save_index, sessions_dir
 from .shown import Ended, Shown, copy_shown, save_shown
 
 if TYPE_CHECKING:
@@ -63,6 +65,8 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     rolled_back: bool = False
     """The cell's own record names a turn ``%agent rollback`` removed from the folder (not replayed)."""
+    ambiguous: tuple[str | None, ...] = ()
+    """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -157,6 +161,12 @@ class DocumentLink:
         path = path or os.environ.get("JPY_SESSION_NAME")
         return Path(path).name if path else None
 
+    def _recording_as(self) -> str | None:
+        """The notebook name a live turn's record keeps: the front-end's, else (headless) the one
+        notebook of the folder that has the executing cell, so a later headless run can tell this
+        notebook's record from another's that starts with the same question."""
+        return self.notebook() or notebook_with_cell(self.root, executing_code())
+
     # --- the decision --------------------------------------------------------------------------
     def plan(self, prompt: str, *, live: bool, new: bool, current: object) -> Replay | Live:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
@@ -174,8 +184,12 @@ class DocumentLink:
             return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id),
                           prompt=prompt)
         fresh = new or (current is None and cursor is None)
+        ambiguous: tuple[str | None, ...] = ()
         if not live and fresh:
-            record = find_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live)
+            code = executing_code()
+            found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live,
+                                  holds=cache(lambda name: holds_cell(self.root, name, prompt, code)))
+            record, ambiguous = found.index, found.ambiguous
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
@@ -192,7 +206,8 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
-            return Live(no_record=no_record, rolled_back=no_record and index is not None)
+            return Live(no_record=no_record, rolled_back=no_record and index is not None,
+                        ambiguous=ambiguous if no_record else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
 
@@ -232,7 +247,7 @@ class DocumentLink:
         if name is None or not self._in_records(agent) or agent.turn < 1:
             return None
         cell_id = executing_cell_id()
-        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self.notebook(),
+        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self._recording_as(),
                                                            provider=agent.provider.name)
         save_index(self.root, index.with_turn(agent.turn, prompt, cell_id))
         if shown is None:
@@ -251,7 +266,7 @@ class DocumentLink:
             return
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
-        save_index(self.root, ReplayIndex(session=new_name, notebook=self.notebook(), turns=turns,
+        save_index(self.root, ReplayIndex(session=new_name, notebook=self._recording_as(), turns=turns,
                                           provider=index.provider if index is not None else None))
         copy_shown(self.root, old_name, new_name, {t.turn: t.prompt for t in turns})
 

@@ -6,7 +6,8 @@ prompt). Why not cell ids in cell metadata: nbclient cannot send a cell id with 
 headless run would have no key; why not a record embedded in the notebook: the kernel cannot read
 the notebook under nbclient either. What every client sends is the cell's text, so a fresh kernel
 matches prompts in order: the first ``%%agent`` cell picks the latest record whose first prompt is
-its prompt (the same notebook's first, when the front-end says which notebook it is), and each
+its prompt (the same notebook's first, when the front-end says which notebook it is; headless, the
+notebook of the folder that has this very cell, or none when that is ambiguous), and each
 next cell replays the next turn while its prompt is the recorded one. An edited prompt (or
 ``--live``) runs live from there, in a copy of the record rolled back to that point: the record of
 the notebook as it was stays intact.
@@ -24,7 +25,7 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...engine.disk.persist import atomic_write_json, read_json
 
@@ -142,28 +143,65 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
     return index if index.session == session else None
 
 
-def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
-                strict: bool = False) -> ReplayIndex | None:
-    """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one
-    whose first prompt it is — of this notebook when the kernel knows which notebook it runs (another
-    notebook in the folder that starts with the same question is not this one's record), asked by
-    this cell where the front-end sends cell ids; of any notebook under nbclient, which says
-    neither. ``strict``: only a record this very cell asked (both cell ids known and equal).
-    None when there is none on disk."""
+@dataclass(frozen=True)
+class Found:
+    """What a first agent cell found to replay."""
+
+    index: ReplayIndex | None = None
+    ambiguous: tuple[str | None, ...] = ()
+    """The notebooks whose records of this prompt a headless kernel cannot tell apart (``None``:
+    a headless run that could not name its notebook); none of them is replayed."""
+
+
+def _candidates(root: Path, prompt: str, cell_id: str | None, strict: bool) -> list[tuple[float, ReplayIndex]]:
+    """The records whose first turn this cell could have asked, with their index's time."""
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
-        return None
+        return []
     found: list[tuple[float, ReplayIndex]] = []
     for path in folder.glob("*.json"):
         index = load_index(root, path.stem)
         if index is None or not index.turns or not index.turns[0].asked_by(prompt, cell_id, strict=strict):
             continue
-        if notebook is not None and index.notebook != notebook:
-            continue
         if not (sessions_dir(root) / index.session).is_dir():
             continue
         found.append((path.stat().st_mtime, index))
-    return max(found, key=lambda item: item[0])[1] if found else None
+    return found
+
+
+def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
+                  strict: bool = False, holds: Callable[[str], bool] | None = None) -> Found:
+    """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one
+    whose first prompt it is, asked by this cell where the front-end sends cell ids (``strict``:
+    only a record this very cell asked, both ids known and equal), and of this notebook:
+
+    - where the kernel knows which notebook it runs (the front-end, ``JPY_SESSION_NAME``), only
+      that notebook's records;
+    - headless (nbclient, papermill: no name), a record naming a notebook is this one's only where
+      ``holds(name)``: that notebook is in the folder and has this very cell. Records of several
+      such notebooks, or a record that names none (a headless run that could not tell) newer than
+      this notebook's own, are ambiguous: none is replayed, rather than another notebook's answer.
+    """
+    found = _candidates(root, prompt, cell_id, strict)
+    if notebook is not None:
+        found = [(t, i) for t, i in found if i.notebook == notebook]
+        return Found(max(found, key=lambda item: item[0])[1] if found else None)
+    mine = [(t, i) for t, i in found if i.notebook is not None and (holds is None or holds(i.notebook))]
+    unnamed = [(t, i) for t, i in found if i.notebook is None]
+    owners = sorted({i.notebook for _, i in mine if i.notebook is not None})
+    pool = mine + unnamed
+    if not pool:
+        return Found()
+    latest = max(pool, key=lambda item: item[0])[1]
+    if len(owners) > 1 or (owners and latest.notebook is None):
+        return Found(ambiguous=(*owners, *((None,) if unnamed else ())))
+    return Found(latest)
+
+
+def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
+                strict: bool = False, holds: Callable[[str], bool] | None = None) -> ReplayIndex | None:
+    """The record :func:`choose_record` picks (None when there is none, or when it is ambiguous)."""
+    return choose_record(root, prompt, notebook, cell_id, strict=strict, holds=holds).index
 
 
 @dataclass
@@ -231,5 +269,5 @@ def turn_events(session: Session, turn: int) -> list[Event]:
     return out
 
 
-__all__ = ["RecordedTurn", "ReplayCursor", "ReplayIndex", "find_record", "is_session_name", "load_index",
-           "new_session_dir", "save_index", "sessions_dir", "turn_events"]
+__all__ = ["Found", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record", "is_session_name",
+           "load_index", "new_session_dir", "save_index", "sessions_dir", "turn_events"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import os
 
-from nbagent.notebook.document.replay import ReplayIndex, find_record, load_index, save_index, sessions_dir
+import nbformat
+
+from nbagent.notebook.document.cell_run import ambiguous_line
+from nbagent.notebook.document.headless import holds_cell, notebook_with_cell
+from nbagent.notebook.document.replay import Found, ReplayIndex, choose_record, find_record, load_index, save_index, sessions_dir
 
 
 def record(root, name: str, notebook: str | None, prompts: list[str], mtime: float) -> None:
@@ -23,7 +27,8 @@ def test_the_latest_record_of_this_notebook_whose_first_prompt_matches(tmp_path)
     record(tmp_path, "other", "b.ipynb", ["load the data"], 300)
     assert find_record(tmp_path, "load the data", "a.ipynb").session == "new"
     assert find_record(tmp_path, "load the data", "c.ipynb") is None  # another notebook's is not its record
-    assert find_record(tmp_path, "load the data", None).session == "other"  # nbclient: any notebook's
+    assert find_record(tmp_path, "load the data", None) is None  # headless: a.ipynb's or b.ipynb's, who knows
+    assert find_record(tmp_path, "load the data", None, holds=lambda name: name == "a.ipynb").session == "new"
     assert find_record(tmp_path, "plot it", "a.ipynb") is None  # only a first prompt starts a replay
 
 
@@ -64,3 +69,67 @@ def test_a_session_path_in_a_received_index_loads_no_other_projects_session(tmp_
         assert find_record(project, "load the data", "a.ipynb") is None
         assert load_index(project, f"evil{n}") is None and load_index(project, session) is None
     assert find_record(other, "load the data", "a.ipynb").session == "theirs"  # a plain name still loads
+
+
+def write(folder, name: str, *agent_cells: str) -> None:
+    cells = [nbformat.v4.new_code_cell("import pandas as pd")] + [nbformat.v4.new_code_cell(c) for c in agent_cells]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / name)
+
+
+def test_headless_a_record_is_this_notebooks_only_if_its_notebook_here_has_this_very_cell(tmp_path):
+    write(tmp_path, "p1.ipynb", "%%agent --if-changed fail\nq")
+    write(tmp_path, "p2.ipynb", "%%agent --if-changed live\nq")
+    record(tmp_path, "one", "p1.ipynb", ["q"], 100)
+    record(tmp_path, "two", "p2.ipynb", ["q"], 200)
+    record(tmp_path, "gone", "deleted.ipynb", ["q"], 300)
+
+    def found(code):
+        return choose_record(tmp_path, "q", None, holds=lambda name: holds_cell(tmp_path, name, "q", code))
+
+    assert found("%%agent --if-changed fail\nq").index.session == "one"  # not p2's newer record
+    assert found("%%agent --if-changed live\nq").index.session == "two"
+    assert found(None).ambiguous == ("p1.ipynb", "p2.ipynb")  # by prompt alone both notebooks ask it
+    assert found("%%agent\nq") == Found()  # a third notebook's cell: no record of it at all
+
+
+def test_headless_a_record_naming_no_notebook_newer_than_this_notebooks_is_ambiguous(tmp_path):
+    write(tmp_path, "p1.ipynb", "%%agent\nq")
+    record(tmp_path, "mine", "p1.ipynb", ["q"], 100)
+    record(tmp_path, "unnamed", None, ["q"], 200)  # a headless run that could not tell its notebook
+
+    chosen = choose_record(tmp_path, "q", None, holds=lambda name: holds_cell(tmp_path, name, "q", "%%agent\nq"))
+    assert chosen.index is None and chosen.ambiguous == ("p1.ipynb", None)
+    assert "p1.ipynb and a headless run of an unnamed notebook recorded this prompt" in ambiguous_line(
+        chosen.ambiguous)
+    record(tmp_path, "mine", "p1.ipynb", ["q"], 300)  # asked again here since: this notebook's is the latest
+    assert choose_record(tmp_path, "q", None, holds=lambda name: True).index.session == "mine"
+
+
+def test_headless_records_that_name_no_notebook_replay_as_before(tmp_path):
+    record(tmp_path, "old", None, ["q"], 100)  # a notebook run headless only, or by an older nbagent
+    record(tmp_path, "new", None, ["q"], 200)
+    assert choose_record(tmp_path, "q", None, holds=lambda name: False).index.session == "new"
+
+
+def test_a_headless_live_turn_names_the_one_notebook_here_with_its_cell(tmp_path):
+    write(tmp_path, "p1.ipynb", "%%agent\nq")
+    write(tmp_path, "p1.nbconvert.ipynb", "%%agent\nq")  # nbconvert's output of p1: the same notebook
+    write(tmp_path, "p2.ipynb", "%%agent --if-changed live\nq")
+    assert notebook_with_cell(tmp_path, "%%agent\nq") == "p1.ipynb"
+    assert notebook_with_cell(tmp_path, "%%agent --if-changed live\nq") == "p2.ipynb"
+    out = nbformat.read(tmp_path / "p1.ipynb", as_version=4)
+    out.metadata["papermill"] = {"input_path": "p1.ipynb", "output_path": "out.ipynb"}
+    nbformat.write(out, tmp_path / "out.ipynb")  # papermill's output of p1, written as it runs
+    assert notebook_with_cell(tmp_path, "%%agent\nq") == "p1.ipynb"
+    write(tmp_path, "p1-Copy1.ipynb", "%%agent\nq")
+    assert notebook_with_cell(tmp_path, "%%agent\nq") is None  # two notebooks with this cell: no name
+    assert notebook_with_cell(tmp_path, None) is None  # not in a kernel
+
+
+def test_a_received_index_naming_a_path_never_reads_outside_the_folder(tmp_path):
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "x.ipynb", "%%agent\nq")
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    (tmp_path / "link.ipynb").symlink_to(tmp_path / "sub" / "x.ipynb")
+    for name in ("sub/x.ipynb", "../x.ipynb", str(tmp_path / "sub" / "x.ipynb"), "fifo.ipynb", ".x.ipynb", "link.ipynb"):
+        assert not holds_cell(tmp_path, name, "q", None)

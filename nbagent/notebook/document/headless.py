@@ -1,0 +1,91 @@
+"""Which notebook a headless kernel runs, as far as the folder can tell.
+
+nbclient, papermill and ``nbconvert --execute`` tell the kernel neither the notebook's path nor a
+cell id: the execute request carries the cell's text and nothing else, the kernel's environment
+and argv are the caller's, and only the working directory (the notebook's folder) is set. So two
+notebooks of one folder that start with the same question are told apart by their files: a record
+is this notebook's only if the notebook it names is in the folder and has a cell with this agent
+cell's very text (the prompt with its ``%%agent`` options). A headless live turn records the name
+of the one notebook of the folder that has its cell, where exactly one does, so that the next
+headless run can tell its record from another notebook's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .bridge import executing_request
+
+# A notebook larger than this is not read to look for a cell (a received folder could hold anything).
+_MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+# nbconvert's default output beside its input: a copy of the notebook that ran, not another notebook.
+_NBCONVERT_OUTPUT = ".nbconvert.ipynb"
+
+
+def executing_code() -> str | None:
+    """The text of the cell the kernel is executing, as every client sends it (None outside a kernel)."""
+    content = executing_request().get("content")
+    code = content.get("code") if isinstance(content, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _read(path: Path) -> dict[str, object]:
+    """The notebook at ``path`` ({} when it is not a readable notebook)."""
+    try:
+        # never a FIFO or a device, nor a symlink out of the folder
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _copy_of(path: Path) -> str | None:
+    """The notebook that ``path`` is an output of: papermill names its input in the output's
+    metadata (``papermill.input_path``), and writes the output as the run goes."""
+    metadata = _read(path).get("metadata")
+    papermill = metadata.get("papermill") if isinstance(metadata, dict) else None
+    source = papermill.get("input_path") if isinstance(papermill, dict) else None
+    return Path(source).name if isinstance(source, str) and source else None
+
+
+def _sources(path: Path) -> list[str]:
+    """The code cells' texts of the notebook at ``path`` ([] when it is not a readable notebook)."""
+    cells = _read(path).get("cells")
+    out = []
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source") if isinstance(cell, dict) and cell.get("cell_type") == "code" else None
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if isinstance(source, str):
+            out.append(source)
+    return out
+
+
+def holds_cell(root: Path, name: str, prompt: str, code: str | None) -> bool:
+    """Whether the notebook ``name`` is in the folder ``root`` and has this agent cell: a code cell
+    whose text is ``code`` (the executing cell's), or, where that is unknown, one asking ``prompt``."""
+    if not name or Path(name).name != name or name.startswith(".") or not name.endswith(".ipynb"):
+        return False  # a name from a received index never leads out of the folder
+    sources = _sources(root / name)
+    if code is not None:
+        return any(s.strip() == code.strip() for s in sources)
+    return any(prompt in s for s in sources)
+
+
+def notebook_with_cell(root: Path, code: str | None) -> str | None:
+    """The one notebook of the folder with a cell whose text is ``code`` (None: none, or several),
+    not counting an output of another one found (``X.nbconvert.ipynb`` beside ``X.ipynb``, or a
+    papermill output naming its input): a copy of the notebook that ran is not another notebook."""
+    if code is None or not code.strip():
+        return None
+    found = {p.name for p in root.glob("*.ipynb") if holds_cell(root, p.name, "", code)}
+    outputs = {n for n in found if n.endswith(_NBCONVERT_OUTPUT) and n[:-len(_NBCONVERT_OUTPUT)] + ".ipynb" in found}
+    outputs |= {n for n in found if _copy_of(root / n) in found - {n}}
+    rest = found - outputs
+    return rest.pop() if len(rest) == 1 else None
+
+
+__all__ = ["executing_code", "holds_cell", "notebook_with_cell"]
