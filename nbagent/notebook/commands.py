@@ -245,7 +245,7 @@ def rollback(magics: "MagicsApi", args: Namespace) -> None:
     from .document.cell_run import rolled_back
     from .document.fork import replayed_rollback
 
-    note, copied = replayed_rollback(magics, args.turn)  # in a replaying kernel (see the function)
+    note, more = replayed_rollback(magics, args.turn)  # in a replaying kernel (see the function)
     if note:
         print(note)
         return
@@ -254,8 +254,8 @@ def rollback(magics: "MagicsApi", args: Namespace) -> None:
     removal = rolled_back(magics, sess, args.turn).describe()  # counted from what the notebook really lost
     cells = f"; {removal}" if removal else ""
     magics.document.went_live, magics.document.cursor = True, None  # the session is this kernel's: nothing replays
-    print(f"nbagent: rolled back to the end of turn {args.turn}{copied}; {len(sess.agent.history)} messages "
-          f"remain{cells}.")
+    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages "
+          f"remain{cells}{more}.")
 
 
 @magic_arguments(name="agent save")

@@ -84,7 +84,8 @@ def adopt(magics: "MagicsApi") -> None:
 
 def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     """``%agent rollback`` in a kernel that is replaying (no turn ran live in it): what it says
-    instead of rolling back, or "" to roll back, and what the rollback's line adds.
+    instead of rolling back, or "" to roll back, and what the rollback's line adds (a copy was
+    rolled back; the undone turns' cells, made by an earlier kernel, stay).
 
     A rollback to a turn this kernel has not replayed past is already in the record: Run All
     reached a ``%agent rollback`` cell after the turns it kept, and the turns recorded after it are
@@ -98,11 +99,31 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
         return (f"nbagent: nothing rolled back: this kernel is replaying the record and has shown {cursor.shown} "
                 f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: its later turns "
                 "are the answers of the cells below)."), ""
+    earlier = _earlier_cells(magics, cursor.index.session, turn)
+    left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
+        if earlier else ""
     if link.owns(cursor.index):
-        return "", ""
+        return "", left
     fork(magics, cursor.shown, cursor.index.session, for_prompt=False)
     name = cursor.index.notebook
-    return "", f" (in a copy: the record of {name} stays whole)" if name else " (in a copy: the record stays whole)"
+    return "", f" (in a copy: the record of {name or 'the notebook that made it'} stays whole){left}"
+
+
+def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
+    """How many cells ``session`` made in turns after ``after_turn`` in an earlier kernel: a rollback
+    never removes those (only cells made in this kernel: see .removal), so its line says they stay."""
+    from .bridge import BridgeError, BridgeUnavailable
+    from .removal import MADE_KINDS, ORIGIN, Expect, mark_of, matches
+
+    bridge = magics.document.bridge
+    if not bridge.connected:
+        return 0
+    try:
+        cells = bridge.request_sync("read").get("cells", [])
+    except (BridgeUnavailable, BridgeError):
+        return 0
+    expect: Expect = {"session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}
+    return sum(1 for c in cells if matches(c, expect) and (mark_of(c) or {}).get("origin") != ORIGIN)
 
 
 __all__ = ["adopt", "copy_session", "fork", "replayed_rollback"]

@@ -164,3 +164,20 @@ def test_a_kept_rollback_cell_and_its_undone_question_run_again_without_changing
 
     assert ROLLED_BACK_LINE in undone and "replayed" not in undone
     assert _prompts(lab, session) == [QUESTION, THIRD]
+
+
+def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
+    session = _two_turns(lab)
+    for c in lab.front.cells:  # what a restart does to them: made by another kernel process
+        mark = c["metadata"].get("nbagent")
+        if isinstance(mark, dict):
+            mark["origin"] = "an-earlier-kernel"
+    lab.restart()
+    lab.run()
+    _run(lab, "c-q2")
+
+    out = _line(lab, "%agent rollback 1")
+
+    assert "rolled back to the end of turn 1" in out and "stays whole" not in out
+    assert "1 agent cell(s) of the undone turns, made before this kernel started, left in place" in out
+    assert _prompts(lab, session) == [QUESTION]  # the notebook's own record: undone as asked
