@@ -243,12 +243,19 @@ def rollback(magics: "MagicsApi", args: Namespace) -> None:
     """Return the session to the end of a turn."""
     from ..engine.loop.rollback import rollback
     from .document.cell_run import rolled_back
+    from .document.fork import replayed_rollback
 
+    note, more = replayed_rollback(magics, args.turn)  # in a replaying kernel (see the function)
+    if note:
+        print(note)
+        return
     sess = _need_session(magics)
     rollback(sess.agent.engine, args.turn)
     removal = rolled_back(magics, sess, args.turn).describe()  # counted from what the notebook really lost
     cells = f"; {removal}" if removal else ""
-    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages remain{cells}.")
+    magics.document.went_live, magics.document.cursor = True, None  # the session is this kernel's: nothing replays
+    print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages "
+          f"remain{cells}{more}.")
 
 
 @magic_arguments(name="agent save")

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Iterator
 from ..outcome import AgentCellError, check_done, fails
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .embedded import in_kernel
+from .fork import fork
 from .link import Live, Replay, session_name
-from .replay import new_session_dir, sessions_dir
+from .replay import sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
@@ -48,11 +49,11 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
     assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
-    if decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
+    if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
+        fork(magics, decision.fork_at, decision.resume)
+    elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
-    if decision.fork_at is not None:
-        fork(magics, decision.fork_at)
-    if decision.no_record:  # before the session exists: no request has gone out
+    if decision.rolled_back or decision.no_record:  # before the session exists: no request has gone out
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
         if decision.ambiguous:
             line = ambiguous_line(decision.ambiguous)
@@ -139,23 +140,6 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
             yield watch
     finally:
         sess.executor.before_execute = None
-
-
-def fork(magics: "MagicsApi", turn: int) -> None:
-    """Continue from a copy of the current record rolled back to ``turn``: the record of the
-    notebook as it was stays whole, the edited notebook gets its own."""
-    from ...engine.loop.rollback import rollback
-
-    old = magics.current
-    assert old is not None
-    magics._session_count += 1
-    target = new_session_dir(magics.document.root, magics._session_count)
-    old.agent.save(target)
-    magics.new_session(resume_from=target, for_prompt=True)
-    new = magics.current
-    assert new is not None
-    rollback(new.agent.engine, turn)
-    magics.document.forked(old.agent, new.agent, turn)
 
 
 async def replay(magics: "MagicsApi", decision: Replay) -> None:

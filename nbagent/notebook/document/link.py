@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..outcome import fails
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
@@ -57,14 +58,16 @@ class ReplayedTurn:
 class Live:
     """Ask the model. ``resume``: first continue the recorded session of that name (a replay was
     shown from it); ``fork_at``: from a copy of it rolled back to that turn (this prompt differs
-    from the recorded one, or ``--live`` was given, before the record's end)."""
+    from the recorded one, or ``--live`` was given, before the record's end; or the record is
+    another notebook's, which is never written)."""
 
     resume: str | None = None
     fork_at: int | None = None
     no_record: bool = False
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     rolled_back: bool = False
-    """The cell's own record names a turn ``%agent rollback`` removed from the folder (not replayed)."""
+    """The cell's own record names a turn ``%agent rollback`` removed from the folder (not replayed):
+    the cell says so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
 
@@ -104,6 +107,16 @@ def _latest(carried: NotebookRecord | None, index: ReplayIndex, turn: int, promp
         return turn
     asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
     return carried.turn if asked else turn
+
+
+def _kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str | None) -> bool:
+    """Whether the folder's record still holds the carried turn. The turn's number is not enough:
+    after ``%agent rollback`` the next prompt reuses it. So the record's turn of that number must
+    have been asked with this prompt, by this cell where both ids are known; or by the ``%agent
+    retry`` cell that redid it (a retry records its own cell, and redoes only a failed turn)."""
+    failed = fails(Shown(carried.bundle, carried.reason, carried.error, carried.inputs))
+    return any(t.turn == carried.turn and (t.asked_by(prompt, cell_id) or (failed and t.prompt == prompt))
+               for t in index.turns)
 
 
 def _retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, cell_id: str | None) -> bool:
@@ -193,12 +206,12 @@ class DocumentLink:
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
-        index = None
-        if not live and (new or not self.went_live):
-            index = load_index(self.root, carried.session) if carried is not None and carried.mine else None
-            if carried is not None and (index is None or any(t.turn == carried.turn for t in index.turns)):
-                # (a turn rolled back in the folder is not replayed)
+        undone = False
+        if carried is not None and not live and (new or not self.went_live):
+            index = load_index(self.root, carried.session) if carried.mine else None
+            if index is None or _kept(carried, index, prompt, cell_id):
                 return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
+            undone = True  # a turn rolled back in the folder is not replayed, and the cell says so
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
         # plain IPython in a terminal, which runs no notebook.
@@ -206,10 +219,20 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
-            return Live(no_record=no_record, rolled_back=no_record and index is not None,
-                        ambiguous=ambiguous if no_record else ())
+            return Live(no_record=no_record, rolled_back=undone, ambiguous=ambiguous if no_record else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if cursor.shown < recorded else None)
+        # Another notebook's record (this one is a copy) is never written: forked even at its end.
+        fork = cursor.shown < recorded or not self.owns(cursor.index)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, rolled_back=undone)
+
+    def owns(self, index: ReplayIndex) -> bool:
+        """Whether the record is this notebook's own, which this kernel may continue and roll back:
+        it names this notebook, and this kernel knows its notebook's name. A copy of a notebook
+        (File > Duplicate) or a renamed one replays the original's record but never writes it; nor
+        does a kernel that does not know which notebook it runs (nbclient, papermill: it cannot
+        tell a copy from the original)."""
+        name = self.notebook()
+        return name is not None and index.notebook == name
 
     def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None, *, retried: bool = False) -> Replay:
         """Replay a turn from the cell's own metadata; where its session is recorded in the folder
@@ -235,7 +258,7 @@ class DocumentLink:
         if carried is None:
             return False
         index = load_index(self.root, carried.session) if carried.mine else None
-        return index is None or any(t.turn == carried.turn for t in index.turns)
+        return index is None or _kept(carried, index, last.prompt, executing_cell_id())
 
     # --- the record's index ----------------------------------------------------------------------
     def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,
@@ -259,10 +282,11 @@ class DocumentLink:
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
                            bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent))
 
-    def forked(self, old: Agent, new: Agent, turn: int) -> None:
-        """A fork's index: the old record's turns up to ``turn``, under the new session's name."""
-        old_name, new_name = session_name(old), session_name(new)
-        if old_name is None or new_name is None:
+    def forked(self, old_name: str, new: Agent, turn: int) -> None:
+        """A fork's index: the old record's turns up to ``turn``, under the new session's name and
+        this notebook's."""
+        new_name = session_name(new)
+        if new_name is None:
             return
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()

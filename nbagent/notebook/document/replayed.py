@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     """The session the kernel replayed from the folder, loaded (None when nothing was replayed
-    from it, or its folder is gone)."""
+    from it, or its folder is gone); another notebook's record is never loaded, but a copy of it
+    (:func:`.fork.adopt`), which this kernel then replays on from."""
     link = magics.document
     cursor = link.cursor
     if magics.current is not None or cursor is None or cursor.shown < 1:
@@ -33,6 +34,11 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     folder = sessions_dir(link.root) / cursor.index.session
     if not folder.is_dir():
         return None
+    if not link.owns(cursor.index):  # another notebook's record: loading it would lock it (see .fork)
+        from .fork import adopt
+
+        adopt(magics)
+        return magics.current
     magics.new_session(resume_from=folder)
     link.cursor = cursor  # loading the record is part of replaying it
     return magics.current

@@ -40,12 +40,13 @@ class Lab:
         monkeypatch.setattr(link, "executing_metadata",
                             lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 
-    def restart(self) -> Any:
+    def restart(self, notebook: str = "analysis.ipynb") -> Any:
+        """A fresh kernel for this notebook (``notebook``: the file's name, e.g. a copy's)."""
         magics = magics_mod.active_magics()
         if magics.current is not None:
             magics.current.agent.close()
         magics.current = None
-        magics._document = link.DocumentLink(the_bridge=self.front.connect(Bridge()))
+        magics._document = link.DocumentLink(the_bridge=self.front.connect(Bridge(), path=notebook))
         return magics
 
     def run(self, cell_index: int = 0, *, expect_error: bool = False) -> str:

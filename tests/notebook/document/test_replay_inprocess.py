@@ -89,7 +89,8 @@ def _transcript(output: str) -> str:
     return "\n".join(line for line in final.splitlines() if not line.startswith(_NOT_RECORDED)).strip()
 
 
-def test_a_new_prompt_after_the_replayed_ones_continues_the_record(ip):
+def test_a_new_prompt_after_the_replayed_ones_continues_the_notebooks_own_record(ip, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # Jupyter Server says which notebook
     cell(ip, FIRST)
     recorded = agent().session.task_dir
     restart(magics_mod.active_magics())
@@ -99,6 +100,22 @@ def test_a_new_prompt_after_the_replayed_ones_continues_the_record(ip):
 
     assert "replayed" not in out
     assert agent().session.task_dir == recorded and agent().turn == 2
+
+
+def test_a_kernel_that_does_not_know_its_notebook_goes_on_in_a_copy_never_in_the_record(ip, tmp_path):
+    # nbclient, papermill: no notebook name, so it cannot tell a copy of the notebook from the original
+    cell(ip, FIRST)
+    recorded = Path(agent().session.task_dir)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed" not in out
+    copied = Path(agent().session.task_dir)
+    assert copied != recorded and agent().turn == 2
+    assert [t.prompt for t in load_index(tmp_path, copied.name).turns] == [FIRST, SECOND]
+    assert [t.prompt for t in load_index(tmp_path, recorded.name).turns] == [FIRST]  # the record stays whole
 
 
 def test_a_record_continued_live_uses_your_model_never_the_folders(ip):
@@ -203,7 +220,8 @@ def _line(ip: Any, code: str) -> str:
     return "\n".join([cap.stdout, *shown, *(o["data"].get("text/plain", "") for o in ip.display_pub.outputs)])
 
 
-def test_after_a_replay_status_and_history_describe_the_replayed_session(ip):
+def test_after_a_replay_status_and_history_describe_the_replayed_session(ip, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # the notebook's own record (a copy's: test_replay_copy)
     cell(ip, FIRST)
     cell(ip, SECOND)
     recorded = agent().session.task_dir

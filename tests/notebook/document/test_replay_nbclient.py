@@ -95,3 +95,22 @@ def test_after_run_all_replays_status_describes_the_replayed_session(tmp_path, m
     replayed = str(again.cells[1].outputs)
     assert "replayed: session" in replayed and "No ANTHROPIC_API_KEY" not in replayed  # the live kernel's notice
     assert "no session yet" not in status and "turns        1" in status and "1 turn(s) shown" in status
+
+
+def test_a_headless_run_that_goes_live_never_writes_the_record_of_a_named_notebook(api, tmp_path, monkeypatch):
+    from nbagent.engine.disk.persist import read_json
+    from nbagent.notebook.document.replay import ReplayIndex
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "nb.ipynb")  # recorded under Jupyter Server, which names the notebook
+    run(notebook(PROMPTS[:2]), tmp_path, "python3")
+    indexes = tmp_path / ".nbagent" / "replay"
+    [original] = [ReplayIndex.from_json(read_json(p)) for p in indexes.glob("*.json")]
+    monkeypatch.delenv("JPY_SESSION_NAME")  # nbconvert --execute of the notebook or a copy of it: no name
+
+    again = run(notebook(PROMPTS), tmp_path, "python3")
+
+    assert ["replayed: session" in str(c.outputs) for c in again.cells[1:]] == [True, True, False]
+    after = {i.session: i for i in (ReplayIndex.from_json(read_json(p)) for p in indexes.glob("*.json"))}
+    assert after[original.session] == original  # the record stays whole
+    [copy] = [i for name, i in after.items() if name != original.session]
+    assert [t.prompt for t in copy.turns] == PROMPTS and copy.notebook is None

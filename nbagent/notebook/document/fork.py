@@ -1,0 +1,129 @@
+"""Forking a record: this kernel goes on in a copy of a recorded session, never in the record.
+
+A record is written only by the notebook that made it (:meth:`DocumentLink.owns`). An edited
+prompt or ``--live`` before the record's end forks it (the record of the notebook as it was stays
+whole, the edited notebook gets its own); so does anything that would write another notebook's
+record: a copy of the notebook (File > Duplicate) going live, rolling back, or loading the session
+for ``%agent status``. The copy is made from the files on disk, without loading the record: loading
+takes its writer's lock, which would keep the notebook that owns it (its kernel may be running)
+from going live, and a rollback there would cut that notebook's turns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...engine.disk.persist import atomic_write_bytes
+from ...engine.disk.safe_open import read_regular
+from ...engine.state.task_files import (
+    COMPACTIONS_FILE,
+    CONTEXT_FILE,
+    HISTORY_FILE,
+    MARKS_FILE,
+    NOTES_FILE,
+    REQUESTS_FILE,
+    SENT_FILE,
+    SESSION_FILE,
+    UI_FILE,
+)
+from .link import session_name
+from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
+
+if TYPE_CHECKING:
+    from ..magics_api import MagicsApi
+
+_TASK_FILES = (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE, SENT_FILE,
+               MARKS_FILE, NOTES_FILE)
+"""A task folder's files (never its lock file, nor a writer's temp files)."""
+
+
+def copy_session(folder: Path, target: Path) -> None:
+    """Copy a task folder's files into ``target`` without taking its lock (another kernel may hold
+    it). Files are read as a load reads them: regular files only, never through a symlink."""
+    for name in _TASK_FILES:
+        data = read_regular(folder / name)
+        if data is not None:
+            atomic_write_bytes(target / name, data)
+
+
+def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_prompt: bool = True) -> None:
+    """Continue from a copy of the record ``source`` (default: the current session's) rolled back
+    to ``turn``; the copy's index names this notebook. The current session, when it is that
+    record, is copied from memory; any other record from its folder, unloaded."""
+    from ...engine.loop.rollback import rollback
+
+    old, root = magics.current, magics.document.root
+    name = source or (session_name(old.agent) if old is not None else None)
+    assert name is not None
+    magics._session_count += 1
+    target = new_session_dir(root, magics._session_count)
+    if old is not None and session_name(old.agent) == name:
+        old.agent.save(target)
+    else:
+        copy_session(sessions_dir(root) / name, target)
+    magics.new_session(resume_from=target, for_prompt=for_prompt)
+    new = magics.current
+    assert new is not None
+    rollback(new.agent.engine, turn)
+    magics.document.forked(name, new.agent, turn)
+
+
+def adopt(magics: "MagicsApi") -> None:
+    """A replaying kernel about to load another notebook's record (``%agent status``, ``history``):
+    load a whole copy of it instead, as this notebook's own record, and replay on from the copy."""
+    link = magics.document
+    cursor = link.cursor
+    assert cursor is not None
+    fork(magics, max((t.turn for t in cursor.index.turns), default=0), cursor.index.session, for_prompt=False)
+    current = magics.current
+    name = session_name(current.agent) if current is not None else None
+    index = load_index(link.root, name) if name is not None else None
+    link.cursor = ReplayCursor(index, cursor.shown) if index is not None else None
+
+
+def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
+    """``%agent rollback`` in a kernel that is replaying (no turn ran live in it): what it says
+    instead of rolling back, or "" to roll back, and what the rollback's line adds (a copy was
+    rolled back; the undone turns' cells, made by an earlier kernel, stay).
+
+    A rollback to a turn this kernel has not replayed past is already in the record: Run All
+    reached a ``%agent rollback`` cell after the turns it kept, and the turns recorded after it are
+    the answers of the cells below, which it must not cut. An earlier turn is rolled back in this
+    notebook's own record, or in a copy of another notebook's (forked here first)."""
+    link = magics.document
+    cursor = link.cursor
+    if link.went_live or cursor is None:
+        return "", ""
+    if turn >= cursor.shown:
+        return (f"nbagent: nothing rolled back: this kernel is replaying the record and has shown {cursor.shown} "
+                f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: its later turns "
+                "are the answers of the cells below)."), ""
+    earlier = _earlier_cells(magics, cursor.index.session, turn)
+    left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
+        if earlier else ""
+    if link.owns(cursor.index):
+        return "", left
+    fork(magics, cursor.shown, cursor.index.session, for_prompt=False)
+    name = cursor.index.notebook
+    return "", f" (in a copy: the record of {name or 'the notebook that made it'} stays whole){left}"
+
+
+def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
+    """How many cells ``session`` made in turns after ``after_turn`` in an earlier kernel: a rollback
+    never removes those (only cells made in this kernel: see .removal), so its line says they stay."""
+    from .bridge import BridgeError, BridgeUnavailable
+    from .removal import MADE_KINDS, ORIGIN, Expect, mark_of, matches
+
+    bridge = magics.document.bridge
+    if not bridge.connected:
+        return 0
+    try:
+        cells = bridge.request_sync("read").get("cells", [])
+    except (BridgeUnavailable, BridgeError):
+        return 0
+    expect: Expect = {"session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}
+    return sum(1 for c in cells if matches(c, expect) and (mark_of(c) or {}).get("origin") != ORIGIN)
+
+
+__all__ = ["adopt", "copy_session", "fork", "replayed_rollback"]

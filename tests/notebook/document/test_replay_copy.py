@@ -1,0 +1,183 @@
+"""A record is written only by the notebook that made it, and an undone turn never replays.
+
+A copy of a notebook (File > Duplicate: the same cells, ids and metadata, another file name)
+replays the original's record, but going live or rolling back there forks it: the original's
+Run All still replays all of its turns, and its session folder is never locked by the copy's
+kernel. A turn ``%agent rollback`` undid does not replay when a later prompt reuses its number,
+and a rollback cell that Run All reaches in a replaying kernel cuts nothing recorded after it.
+"""
+
+from __future__ import annotations
+
+from IPython.utils.capture import capture_output
+
+from nbagent.engine.disk.task_lock import FolderLock
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE
+from nbagent.notebook.document.replay import load_index, sessions_dir
+
+from . import test_replay_from_notebook
+from .test_replay_from_notebook import QUESTION, Lab
+
+lab = test_replay_from_notebook.lab  # the in-process JupyterLab kernel (fixture)
+
+SECOND = "what is 6 * 7? use python"
+THIRD = "what is 5 * 5? use python"
+
+
+def _add(lab: Lab, cell_id: str, source: str) -> None:
+    lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": source, "metadata": {}, "outputs": [],
+                            "execution_count": None})
+
+
+def _at(lab: Lab, cell_id: str) -> int:
+    return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+
+def _run(lab: Lab, cell_id: str) -> str:
+    return lab.run(_at(lab, cell_id))
+
+
+def _two_turns(lab: Lab) -> str:
+    """Q1 and Q2 run live in analysis.ipynb: returns the record's session."""
+    _add(lab, "c-q2", f"%%agent\n{SECOND}")
+    lab.run()
+    _run(lab, "c-q2")
+    current = magics_mod.active_magics().current
+    assert current is not None and current.agent.session.task_dir is not None
+    return current.agent.session.task_dir.name
+
+
+def _prompts(lab: Lab, session: str) -> list[str]:
+    index = load_index(lab.tmp_path, session)
+    assert index is not None
+    return [t.prompt for t in index.turns]
+
+
+def _unlocked(lab: Lab, session: str) -> bool:
+    lock = FolderLock(sessions_dir(lab.tmp_path) / session)
+    try:
+        lock.acquire()
+    except Exception:
+        return False
+    lock.release()
+    return True
+
+
+def _line(lab: Lab, line: str) -> str:
+    with capture_output() as cap:
+        result = lab.ip.run_cell(line)
+    assert result.error_in_exec is None, result.error_in_exec
+    return cap.stdout
+
+
+def test_rolling_back_in_a_copy_of_a_notebook_leaves_the_originals_record_whole(lab):
+    session = _two_turns(lab)
+    lab.restart("analysis-Copy1.ipynb")  # the duplicate, opened and Run All
+    assert "replayed: session" in lab.run() and "replayed: session" in _run(lab, "c-q2")
+
+    out = _line(lab, "%agent rollback 1")
+
+    assert "rolled back to the end of turn 1" in out and "the record of analysis.ipynb stays whole" in out
+    assert _prompts(lab, session) == [QUESTION, SECOND]
+    assert _unlocked(lab, session)  # the copy's kernel, still running, does not hold the original's folder
+    lab.restart()  # the original, Run All
+    assert ", turn 1" in lab.run() and ", turn 2" in _run(lab, "c-q2")
+
+
+def test_a_new_prompt_in_a_copy_goes_on_in_a_record_of_its_own(lab):
+    session = _two_turns(lab)
+    lab.restart("analysis-Copy1.ipynb")
+    lab.run()
+    _run(lab, "c-q2")
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+
+    out = _run(lab, "c-q3")
+
+    assert "replayed" not in out and "25" in out
+    current = magics_mod.active_magics().current
+    assert current is not None and current.agent.session.task_dir is not None
+    copied = current.agent.session.task_dir.name
+    assert copied != session and _prompts(lab, copied) == [QUESTION, SECOND, THIRD]
+    copy_index = load_index(lab.tmp_path, copied)
+    assert copy_index is not None and copy_index.notebook == "analysis-Copy1.ipynb"
+    assert _prompts(lab, session) == [QUESTION, SECOND]
+    assert _unlocked(lab, session)
+
+
+def test_status_in_a_copy_never_locks_the_originals_record_and_the_copy_replays_on(lab):
+    session = _two_turns(lab)
+    lab.restart("analysis-Copy1.ipynb")
+    lab.run()
+
+    status = _line(lab, "%agent status")
+
+    assert "replaying session" in status and "1 turn(s) shown" in status
+    assert _unlocked(lab, session)
+    assert "replayed: session" in _run(lab, "c-q2")
+
+
+def test_an_undone_turn_whose_number_a_later_prompt_reused_is_not_replayed(lab):
+    session = _two_turns(lab)
+    _line(lab, "%agent rollback 1")  # the rollback cell deleted before saving
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    assert "25" in _run(lab, "c-q3")  # turn 2 again
+    lab.restart()  # Restart & Run All
+
+    assert ", turn 1" in lab.run()
+    undone = _run(lab, "c-q2")
+
+    assert ROLLED_BACK_LINE in undone and "replayed" not in undone
+    assert _prompts(lab, session) == [QUESTION, THIRD]  # the record is as the user left it
+
+
+def test_a_rollback_cell_run_all_reaches_while_replaying_cuts_nothing_recorded_after_it(lab):
+    session = _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    del lab.front.cells[_at(lab, "c-q2")]  # the undone question deleted; the rollback cell kept
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    _run(lab, "c-q3")
+    lab.restart()
+
+    lab.run()
+    said = _run(lab, "c-rollback")
+    again = _run(lab, "c-q3")
+
+    assert "nothing rolled back" in said
+    assert _prompts(lab, session) == [QUESTION, THIRD]
+    assert "replayed: session" in again and ", turn 2" in again and ROLLED_BACK_LINE not in again
+
+
+def test_a_kept_rollback_cell_and_its_undone_question_run_again_without_changing_the_record(lab):
+    session = _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    _run(lab, "c-q3")
+    lab.restart()
+
+    lab.run()
+    undone = _run(lab, "c-q2")
+    _run(lab, "c-rollback")
+    _run(lab, "c-q3")
+
+    assert ROLLED_BACK_LINE in undone and "replayed" not in undone
+    assert _prompts(lab, session) == [QUESTION, THIRD]
+
+
+def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
+    session = _two_turns(lab)
+    for c in lab.front.cells:  # what a restart does to them: made by another kernel process
+        mark = c["metadata"].get("nbagent")
+        if isinstance(mark, dict):
+            mark["origin"] = "an-earlier-kernel"
+    lab.restart()
+    lab.run()
+    _run(lab, "c-q2")
+
+    out = _line(lab, "%agent rollback 1")
+
+    assert "rolled back to the end of turn 1" in out and "stays whole" not in out
+    assert "1 agent cell(s) of the undone turns, made before this kernel started, left in place" in out
+    assert _prompts(lab, session) == [QUESTION]  # the notebook's own record: undone as asked
