@@ -17,7 +17,7 @@ from ..outcome import AgentCellError, check_done, fails
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from .embedded import in_kernel
 from .fork import fork
-from .link import Live, Replay, session_name
+from .link import Live, Replay, Undone, session_name
 from .replay import sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -35,13 +35,16 @@ if TYPE_CHECKING:
     from .removal import Removal
 
 
-def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
-    """A :class:`Replay` to show, or None to run live (continuing or forking the record first)."""
+def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone | None:
+    """A :class:`Replay` to show, an :class:`Undone` turn to say was undone, or None to run live
+    (continuing or forking the record first)."""
     link = magics.document
     link.connect()
     if not magics.record:
         return None
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
+    if isinstance(decision, Undone):
+        return decision
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
@@ -53,11 +56,9 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | None:
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
-    if decision.rolled_back or decision.no_record:  # before the session exists: no request has gone out
+    if decision.no_record:  # before the session exists: no request has gone out
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
-        if decision.ambiguous:
-            line = ambiguous_line(decision.ambiguous)
-        _show_line(ROLLED_BACK_LINE if decision.rolled_back else line, "nbagent-no-record")
+        _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
     return None
 
 
@@ -79,8 +80,9 @@ def ambiguous_line(notebooks: Sequence[str | None]) -> str:
     return AMBIGUOUS_LINE.format(which=which)
 
 
-ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback, so it is not shown again: "
-                    "asking the model.")
+ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback: it is neither shown nor asked "
+                    "again (no request sent), as you left it. To ask the model again, add --live to the cell's "
+                    "first line.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
 RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
@@ -142,10 +144,14 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
         sess.executor.before_execute = None
 
 
-async def replay(magics: "MagicsApi", decision: Replay) -> None:
+async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
     signed transcript and how the run ended are enough; without them, rebuilt from the events).
-    Only what this needs is imported: a replayed Run All does not load the engine or the SDK."""
+    Only what this needs is imported: a replayed Run All does not load the engine or the SDK.
+    An :class:`Undone` turn shows one line and nothing else."""
+    if isinstance(decision, Undone):
+        _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
+        return
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:
         _show_line(RECEIVED_LINE, "nbagent-received")

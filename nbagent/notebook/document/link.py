@@ -55,6 +55,15 @@ class ReplayedTurn:
 
 
 @dataclass(frozen=True)
+class Undone:
+    """The cell's own record names a turn ``%agent rollback`` undid (the folder's turn of that
+    number is another prompt's, or gone): neither shown nor asked again, as the user left it; the
+    replay goes on with the next cells (``--live`` asks again)."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
 class Live:
     """Ask the model. ``resume``: first continue the recorded session of that name (a replay was
     shown from it); ``fork_at``: from a copy of it rolled back to that turn (this prompt differs
@@ -65,9 +74,6 @@ class Live:
     fork_at: int | None = None
     no_record: bool = False
     """This cell might have been recorded but no record is reachable here: say so before asking."""
-    rolled_back: bool = False
-    """The cell's own record names a turn ``%agent rollback`` removed from the folder (not replayed):
-    the cell says so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
 
@@ -181,7 +187,7 @@ class DocumentLink:
         return self.notebook() or notebook_with_cell(self.root, executing_code())
 
     # --- the decision --------------------------------------------------------------------------
-    def plan(self, prompt: str, *, live: bool, new: bool, current: object) -> Replay | Live:
+    def plan(self, prompt: str, *, live: bool, new: bool, current: object) -> Replay | Undone | Live:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
 
         A replay needs no session: the record's index and signed transcripts are enough, so the
@@ -206,12 +212,13 @@ class DocumentLink:
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
-        undone = False
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
             if index is None or _kept(carried, index, prompt, cell_id):
                 return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
-            undone = True  # a turn rolled back in the folder is not replayed, and the cell says so
+            # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
+            # goes on, so the cells after it find their turns (the cursor is left as it is).
+            return Undone(carried.turn)
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
         # plain IPython in a terminal, which runs no notebook.
@@ -219,11 +226,11 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         if cursor is None or new:
-            return Live(no_record=no_record, rolled_back=undone, ambiguous=ambiguous if no_record else ())
+            return Live(no_record=no_record, ambiguous=ambiguous if no_record else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, rolled_back=undone)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None)
 
     def owns(self, index: ReplayIndex) -> bool:
         """Whether the record is this notebook's own, which this kernel may continue and roll back:

@@ -159,11 +159,16 @@ def test_a_kept_rollback_cell_and_its_undone_question_run_again_without_changing
 
     lab.run()
     undone = _run(lab, "c-q2")
-    _run(lab, "c-rollback")
-    _run(lab, "c-q3")
+    said = _run(lab, "c-rollback")
+    later = _run(lab, "c-q3")
 
+    # Run All reproduces what the user left: the undone question says so and asks nothing, the
+    # rollback is already in the record, and the later question replays its turn.
     assert ROLLED_BACK_LINE in undone and "replayed" not in undone
+    assert "nothing rolled back" in said
+    assert "replayed: session" in later and ", turn 2" in later
     assert _prompts(lab, session) == [QUESTION, THIRD]
+    assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
 def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):

@@ -243,8 +243,9 @@ def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp
 
     out = lab.run()
 
-    assert "replayed" not in out and "391" in out  # asked again: the folder forgot that turn
+    assert "replayed" not in out and "391" not in out  # undone: neither shown nor asked again
     assert ROLLED_BACK_LINE in out and UNFINISHED_LINE not in out  # the cell has a record: it was undone
+    assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
 def test_with_cells_off_the_agent_cell_still_carries_its_record(lab, tmp_path):
