@@ -212,6 +212,8 @@ class DocumentLink:
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
+        if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
+            return Undone(carried.turn)
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
             if index is None or _kept(carried, index, prompt, cell_id):
@@ -231,6 +233,18 @@ class DocumentLink:
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None)
+
+    def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
+        """Whether the cell carries another notebook's turn that this notebook's own record, which
+        the replay follows now, left out: a copy of a notebook that rolled that turn back (its
+        record forked before it) — the original's answer is not the copy's any more."""
+        cursor = self.cursor
+        if cursor is None or carried.session == cursor.index.session or not self.owns(cursor.index):
+            return False
+        theirs = load_index(self.root, carried.session) if carried.mine else None
+        if theirs is None or self.owns(theirs):
+            return False  # this notebook's own other session (after %agent reset), or unknown
+        return not any(t.asked_by(prompt, cell_id, strict=True) for t in cursor.index.turns)
 
     def owns(self, index: ReplayIndex) -> bool:
         """Whether the record is this notebook's own, which this kernel may continue and roll back:

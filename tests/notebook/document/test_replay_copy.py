@@ -186,3 +186,28 @@ def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
     assert "rolled back to the end of turn 1" in out and "stays whole" not in out
     assert "1 agent cell(s) of the undone turns, made before this kernel started, left in place" in out
     assert _prompts(lab, session) == [QUESTION]  # the notebook's own record: undone as asked
+
+
+def test_a_copy_that_rolled_a_turn_back_replays_as_it_was_left(lab):
+    # The copy's cells still carry the original's records: the turn the copy undid must not come
+    # back from the original's record on the copy's own Restart & Run All.
+    _two_turns(lab)
+    lab.restart("analysis-Copy1.ipynb")
+    lab.run()
+    _run(lab, "c-q2")
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    assert "25" in _run(lab, "c-q3")
+    lab.restart("analysis-Copy1.ipynb")
+
+    first = lab.run()
+    undone = _run(lab, "c-q2")
+    said = _run(lab, "c-rollback")
+    later = _run(lab, "c-q3")
+
+    assert "replayed: session" in first and ", turn 1" in first
+    assert ROLLED_BACK_LINE in undone and "replayed" not in undone and "42" not in undone
+    assert "nothing rolled back" in said
+    assert "replayed: session" in later and ", turn 2" in later
+    assert magics_mod.active_magics().current is None  # no request could go out
