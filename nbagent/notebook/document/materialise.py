@@ -94,8 +94,8 @@ class Materialiser:
             kept = sum(1 for _i, r in self.removal.kept if r != "missing")
             lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
         if self.moved:
-            lines.append(f"ⓘ {self.moved} cell(s) of this cell's earlier run removed from where you had moved them "
-                         "(a moved cell is still the agent's; copy one, or edit it, to keep it).")
+            lines.append(f"ⓘ {self.moved} cell(s) of this cell's earlier runs removed from elsewhere in the notebook "
+                         "(moved there, or brought back by Undo: still the agent's; copy one, or edit it, to keep it).")
         if self.older:
             lines.append(f"ⓘ {self.older} cell(s) this cell made before the kernel restarted stay in the notebook "
                          "(nbagent removes only cells it made in this kernel): delete them if this run replaces "

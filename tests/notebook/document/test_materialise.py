@@ -105,7 +105,7 @@ async def test_a_re_run_says_it_removed_a_cell_the_user_had_moved_and_what_an_ea
 
     assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes", "b = 0"]
     notice = again.notice()
-    assert notice is not None and "1 cell(s) of this cell's earlier run removed from where you had moved them" in notice
+    assert notice is not None and "1 cell(s) of this cell's earlier runs removed from elsewhere in the notebook" in notice
     assert "before the kernel restarted" in notice
 
 
