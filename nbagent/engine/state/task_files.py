@@ -37,6 +37,9 @@ COMPACTIONS_FILE = "compactions.json"
 SENT_FILE = "sent_requests.json"
 MARKS_FILE = "turn_marks.json"
 NOTES_FILE = "notes.md"  # the agent's notes (engine/loop/notes.py): its file, not the session's state
+TASK_FILES = (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE, SENT_FILE,
+              MARKS_FILE, NOTES_FILE)
+"""Every file of a task folder (not its lock file, nor a writer's temp files): what a copy copies."""
 FORMAT_VERSION = 2
 """2: the turn marks left ``session.json`` for ``turn_marks.json`` (version 1 folders still load)."""
 

@@ -16,32 +16,18 @@ from typing import TYPE_CHECKING
 
 from ...engine.disk.persist import atomic_write_bytes
 from ...engine.disk.safe_open import read_regular
-from ...engine.state.task_files import (
-    COMPACTIONS_FILE,
-    CONTEXT_FILE,
-    HISTORY_FILE,
-    MARKS_FILE,
-    NOTES_FILE,
-    REQUESTS_FILE,
-    SENT_FILE,
-    SESSION_FILE,
-    UI_FILE,
-)
+from ...engine.state.task_files import TASK_FILES
 from .link import session_name
 from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
 
-_TASK_FILES = (HISTORY_FILE, UI_FILE, CONTEXT_FILE, SESSION_FILE, REQUESTS_FILE, COMPACTIONS_FILE, SENT_FILE,
-               MARKS_FILE, NOTES_FILE)
-"""A task folder's files (never its lock file, nor a writer's temp files)."""
-
 
 def copy_session(folder: Path, target: Path) -> None:
     """Copy a task folder's files into ``target`` without taking its lock (another kernel may hold
     it). Files are read as a load reads them: regular files only, never through a symlink."""
-    for name in _TASK_FILES:
+    for name in TASK_FILES:
         data = read_regular(folder / name)
         if data is not None:
             atomic_write_bytes(target / name, data)
