@@ -14,6 +14,8 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from .test_replay_changed_nbclient import text
+
 pytestmark = pytest.mark.kernel
 
 QUESTION = "Which region has the largest total revenue in sales?"
@@ -31,14 +33,6 @@ def run(folder: Path, name: str) -> Any:
     nb = nbformat.read(folder / name, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     return nb
-
-
-def text(cell: Any) -> str:
-    parts = []
-    for out in cell.outputs:
-        value = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
-        parts.append(value if isinstance(value, str) else "".join(value or ""))
-    return "\n".join(parts)
 
 
 def notebooks_recorded(folder: Path) -> list[str | None]:
