@@ -202,8 +202,16 @@ class Operations:
             _i, now_cell = await shared.read_cell(cell_id)
             if source_hash(_source(now_cell)) != source_hash(shown):  # edited while the user was asked
                 raise CallRefused(f"Cell {cell_id} changed while the user was asked: not run. Ask again.")
-            return await self._running(client, NotebookRun(shared).run({"cell_id": cell_id, "timeout_s": timeout_s},
-                                                                       self._ctx(client)))
+            # The run reads the cell once more to run it, and the loop serves other calls (another
+            # client's edit, this one's allowed always) while it awaits: what it runs is compared with
+            # what the card showed there, where it is read, not only here.
+            ctx = self._ctx(client)
+            shared.shown_runs[ctx.tool_use_id] = source_hash(shown)
+            try:
+                return await self._running(client, NotebookRun(shared).run({"cell_id": cell_id, "timeout_s": timeout_s},
+                                                                           ctx))
+            finally:
+                shared.shown_runs.pop(ctx.tool_use_id, None)
 
         return await self._gated(client, request, act)
 
