@@ -19,6 +19,8 @@ from typing import Any
 import ipywidgets as w
 
 from ...display.html import esc
+from ...engine.contracts.events import CallPreview
+from ..view.diff import preview_html
 from ..view.prompts import PermissionPrompt
 from ..view.render import STYLE, input_html
 
@@ -37,12 +39,15 @@ class ServePanel:
     def set_status(self, text: str) -> None:
         self.status.value = f'<div style="{STYLE["muted"]}">{esc(text)}</div>'
 
-    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
-        """Add a card asking about one call (kernel loop only); returns its prompt to await."""
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str,
+            preview: CallPreview | None = None) -> PermissionPrompt:
+        """Add a card asking about one call (kernel loop only); returns its prompt to await.
+
+        ``preview`` (an edit's): which cell, as it is and as it will be, shown instead of ``detail``."""
         prompt = PermissionPrompt(f"{tool} from {client}", {}, reason)
         # Under the key "code" the input renderer shows the text alone, highlighted as Python.
-        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>'
-                      + (input_html(tool, {"code": detail}) if detail else ""))
+        body = preview_html(preview) if preview is not None else input_html(tool, {"code": detail}) if detail else ""
+        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>' + body)
         card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
         self.cards.children = (*self.cards.children[-(CARDS_KEPT - 1):], card)
         return prompt

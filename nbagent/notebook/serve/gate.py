@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from ...engine.contracts.errors import NbAgentError
+from ...engine.contracts.events import CallPreview
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
 from .card import ServePanel
@@ -47,6 +48,9 @@ class Request:
     key: tuple[str, str] = ("", "")
     """Whom an "Allow always" is given to: the client's ``(name, MCP session id)``. A client with
     no session (the stateless protocol) has only its claimed name to be known by."""
+    preview: CallPreview | None = None
+    """What an edit changes, read from the document when asked (which cell, as it is and as it
+    will be): the card shows it instead of ``detail``, as nbagent's own cards do."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,8 @@ class ServeGate:
 
     async def _ask(self, request: Request, mode: str) -> Allowed:
         reason = f"permission mode {mode}; external clients always ask"
-        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason)
+        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason,
+                                preview=request.preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
         deadline = time.monotonic() + self.timeout_s
         note = "cancelled"  # the client went away, or the server stopped

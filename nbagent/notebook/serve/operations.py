@@ -21,6 +21,7 @@ from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
+from ..document.preview import edit_preview
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
@@ -180,12 +181,22 @@ class Operations:
                 return ToolOutput(why, is_error=True)
             if action != "replace":
                 detail = _source((await shared.read_cell(cell_id))[1])
+        cells = await shared.cells()
+        if action == "insert" and cell_id and not any(c.get("id") == cell_id for c in cells):
+            # Refused before asking too: the id would be shown in the card as the client wrote it.
+            why = f"No cell with id {cell_id!r} in the notebook: read it with notebook_read and insert after a cell it lists."
+            self._record(client, "notebook_edit", "insert a cell", "refused", None, why)
+            return ToolOutput(why, is_error=True)
+        # Which cell, as it is and as it will be (nbagent's own cards show the same): cell ids are
+        # not shown in the notebook, so "replace cell 3f2a…" alone would not say which of the user's
+        # cells it overwrites, nor a move where to.
+        preview = edit_preview(cells, args, lambda cid, source: shared.seen.get(cid) == source_hash(source))
         where = f" {cell_id}" if cell_id else ""
         if action == "insert":
             index = args.get("index")
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
-        request = Request(client.name, "notebook_edit", summary, detail, client.key)
+        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview)
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from nbagent.engine.contracts.events import CallPreview
 from nbagent.notebook.serve.card import ServePanel
 from nbagent.notebook.serve.clients import Client, Clients
 from nbagent.notebook.serve.gate import CallRefused, Request, ServeGate
@@ -18,8 +19,9 @@ class AnsweringPanel(ServePanel):
         super().__init__()
         self.asked: list[str] = []
 
-    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
-        prompt = super().ask(client, tool, summary, detail, reason)
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str,
+            preview: CallPreview | None = None) -> PermissionPrompt:
+        prompt = super().ask(client, tool, summary, detail, reason, preview)
         _ = prompt.deny("no") if self.asked else prompt.allow_always()
         self.asked.append(client)
         return prompt
