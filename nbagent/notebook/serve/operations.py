@@ -146,9 +146,13 @@ class Operations:
     # --- reading ------------------------------------------------------------------------------
     async def read(self, client: Client, start: int, count: int, outputs: bool) -> ToolOutput:
         shared = self._notebook(client)
+        what = f"read cells from {start} ({'with outputs' if outputs else 'sources only'})"
+        if not self.gate.allowed_by_admin("notebook_read"):  # as for nbagent's model: nothing asks, nothing is read
+            why = "notebook_read is not in the admin policy's allowed_tools: not read."
+            self._record(client, "notebook_read", what, "refused", None, why)
+            return ToolOutput(why, is_error=True)
         view = ClientNotebook(self.bridge, client.name, seen=shared.seen, brief=not outputs)
         out = await NotebookRead(view).run({"start": start, "count": count}, self._ctx(client))
-        what = f"read cells from {start} ({'with outputs' if outputs else 'sources only'})"
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
         return out
 
