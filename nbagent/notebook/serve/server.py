@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -81,6 +82,7 @@ class ServeServer:
             raise
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
+        self.cell_count = self._execution_count()  # ... while that cell is still the one that ran it
         self._panel_comm = getattr(self.bridge, "_comm", None)
         self._told_comm: object = None  # the connection already told to run the serve cell again
         atexit.register(self.stop)
@@ -131,7 +133,7 @@ class ServeServer:
             return
         why = ("The notebook was opened again, so its %agent serve cell no longer shows the permission "
                "cards: not run. Run that cell again (the server and its token stay), then call again.")
-        if self.cell_id is not None and comm is not self._told_comm:
+        if self.cell_id is not None and comm is not self._told_comm and await self._still_serve_cell():
             notice = ("nbagent: the notebook was opened again: run this cell again to show the permission "
                       "cards of MCP clients here (the server and its token stay).\n")
             outputs: list[OutputJSON] = [
@@ -144,10 +146,32 @@ class ServeServer:
                 pass
         raise CallRefused(why)
 
+    async def _still_serve_cell(self) -> bool:
+        """Whether the cell the panel was shown in still is the ``%agent serve`` cell: its source
+        runs the command and it was not run again since (its execution count, where the front-end
+        keeps one). A cell the user rewrote and ran holds the user's outputs: nbagent does not write
+        over them (the call is refused all the same)."""
+        try:
+            cells = (await self.bridge.request("read")).get("cells", [])
+        except (BridgeError, BridgeUnavailable):
+            return False
+        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == self.cell_id), None)
+        if cell is None:
+            return False
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        count = cell.get("execution_count")
+        return bool(_SERVE_LINE.search(source)) and (not isinstance(count, int) or count == self.cell_count)
+
+    def _execution_count(self) -> int | None:
+        count = getattr(self.shell, "execution_count", None)  # the running cell's number, as the front-end shows it
+        return count if isinstance(count, int) else None
+
     def show_panel_here(self) -> None:
         """``%agent serve`` run again while serving: the panel is displayed by the running cell, for
         the front-end connected now (the server, its port and its token stay)."""
         self.cell_id = executing_cell_id()
+        self.cell_count = self._execution_count()
         self._panel_comm = getattr(self.bridge, "_comm", None)
 
     def paste_lines(self) -> list[str]:
@@ -185,6 +209,9 @@ class ServeServer:
             self.panel.close(f"stopped serving {self.notebook}")
         except Exception:  # at interpreter exit the widgets' comms may be gone already
             pass
+
+
+_SERVE_LINE = re.compile(r"^\s*%agent\s+serve\b", re.MULTILINE)
 
 
 def _admin_allows(tool: str) -> bool:
