@@ -76,9 +76,13 @@ HIDDEN_CHARS = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c
 # the line and paragraph separators, and letters that draw blank but may name a variable (the
 # Hangul fillers) or marks that draw nothing (the grapheme joiner, the Mongolian vowel separator).
 _BLANK = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180e")
-_SHOWN_CONTROLS = frozenset("\t\n\r")  # the page breaks a line at \r as Python does
+# A carriage return ends a line on the page (HTML reads it as a line feed) and for Python, but not
+# for the shell: "ls \r# ; curl … | sh" shows a comment on its second line, and sh runs the curl.
+# So a lone one is marked; a Windows line end (\r\n) is not.
+_SHOWN_CONTROLS = frozenset("\t\n\r")
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
-_ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+_LONE_CR = re.compile(r"\r(?!\n)")
 _PLACEHOLDER = "\ue000"  # a private-use character no lexer splits
 INPUT_BOX_HEIGHT = "24em"  # a long input scrolls inside its card: all of it is there to read
 
@@ -93,7 +97,12 @@ def is_hidden(char: str) -> bool:
 def _has_hidden(text: str) -> bool:
     if text.isascii():  # the common case: one scan, no lookups
         return _ASCII_HIDDEN.search(text) is not None
-    return any(map(is_hidden, text))
+    return _LONE_CR.search(text) is not None or any(map(is_hidden, text))
+
+
+def _hidden_flags(text: str) -> list[bool]:
+    """Per character of ``text``: is it shown marked (:func:`is_hidden`, or a lone ``\r``)?"""
+    return [text[i + 1:i + 2] != "\n" if c == "\r" else is_hidden(c) for i, c in enumerate(text)]
 
 
 def reveal_hidden(text: str) -> tuple[str, int]:
@@ -101,8 +110,9 @@ def reveal_hidden(text: str) -> tuple[str, int]:
     how many there were."""
     if not _has_hidden(text):
         return text, 0
-    marked = "".join(f"⟦U+{ord(c):04X}⟧" if is_hidden(c) else c for c in text)
-    return marked, sum(map(is_hidden, text))
+    flags = _hidden_flags(text)
+    marked = "".join(f"⟦U+{ord(c):04X}⟧" if hidden else c for c, hidden in zip(text, flags, strict=True))
+    return marked, sum(flags)
 
 
 def highlight_revealed(text: str, language: str) -> str:
@@ -111,8 +121,9 @@ def highlight_revealed(text: str, language: str) -> str:
     if not _has_hidden(text):
         return highlight(text, language)
     text = text.replace(_PLACEHOLDER, " ")
-    hidden = [c for c in text if is_hidden(c)]
-    html = highlight("".join(_PLACEHOLDER if is_hidden(c) else c for c in text), language)
+    flags = _hidden_flags(text)
+    hidden = [c for c, flag in zip(text, flags, strict=True) if flag]
+    html = highlight("".join(_PLACEHOLDER if flag else c for c, flag in zip(text, flags, strict=True)), language)
     pieces = html.split(_PLACEHOLDER)
     marks = [f'<mark style="{STYLE["warn"]}">⟦U+{ord(c):04X}⟧</mark>' for c in hidden]
     return pieces[0] + "".join(m + p for m, p in zip(marks, pieces[1:], strict=True))
