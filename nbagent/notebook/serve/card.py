@@ -25,7 +25,8 @@ from ..view.prompts import PermissionPrompt
 from ..view.render import STYLE, input_html
 
 CARDS_KEPT = 6
-"""Settled cards kept on the panel (the record keeps every call; the panel is not a log)."""
+"""Settled cards kept on the panel (the record keeps every call; the panel is not a log). A card
+still waiting for a click always stays: one dropped could never be answered."""
 
 
 class ServePanel:
@@ -34,6 +35,7 @@ class ServePanel:
     def __init__(self) -> None:
         self.status = w.HTML()
         self.cards = w.VBox([])
+        self._prompts: dict[int, PermissionPrompt] = {}  # id(card) -> its prompt
         self.widget = w.VBox([self.status, self.cards])
 
     def set_status(self, text: str) -> None:
@@ -49,14 +51,28 @@ class ServePanel:
         body = preview_html(preview) if preview is not None else input_html(tool, {"code": detail}) if detail else ""
         head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>' + body)
         card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
-        self.cards.children = (*self.cards.children[-(CARDS_KEPT - 1):], card)
+        self._prompts[id(card)] = prompt
+        self.cards.children = self._kept(self.cards.children) + (card,)
         return prompt
+
+    def _kept(self, cards: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``cards`` without the oldest settled ones beyond CARDS_KEPT - 1; waiting ones all stay."""
+        settled = [c for c in cards if _settled(self._prompts[id(c)])]
+        drop = {id(c) for c in settled[:max(len(settled) - (CARDS_KEPT - 1), 0)]}
+        for key in drop:
+            del self._prompts[key]
+        return tuple(c for c in cards if id(c) not in drop)
 
     def close(self, note: str) -> None:
         self.set_status(note)
         for card in self.cards.children:
             for child in getattr(card, "children", ()):
                 _disable(child)
+
+
+def _settled(prompt: PermissionPrompt) -> bool:
+    """Answered, or closed without an answer (timed out, cancelled): nothing waits on it any more."""
+    return prompt.outcome is not None or prompt.stopped is not None
 
 
 def _disable(widget: Any) -> None:
