@@ -56,8 +56,12 @@ class ServePanel:
         return prompt
 
     def _kept(self, cards: tuple[Any, ...]) -> tuple[Any, ...]:
-        """``cards`` without the oldest settled ones beyond CARDS_KEPT - 1; waiting ones all stay."""
+        """``cards`` without the oldest settled ones beyond CARDS_KEPT - 1, and all of them while a
+        card waits: a card dropped above it would move its buttons under the user's pointer as a
+        new call arrives (a client chooses when its calls arrive)."""
         settled = [c for c in cards if _settled(self._prompts[id(c)])]
+        if len(settled) < len(cards):
+            return cards
         drop = {id(c) for c in settled[:max(len(settled) - (CARDS_KEPT - 1), 0)]}
         for key in drop:
             del self._prompts[key]
