@@ -189,7 +189,7 @@ class ShellExecutor:
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
-        with _raise_on_sigint():
+        with _raise_on_sigint(self):
             value = eval(code_obj, self.shell.user_global_ns, ns)  # noqa: S307 - running the model's code is the point
         if inspect.CO_COROUTINE & code_obj.co_flags:
             value = await value  # top-level await in the model's code: other tasks run meanwhile
@@ -198,7 +198,7 @@ class ShellExecutor:
     def _format_interruptible(self, value: object, filename: str) -> tuple[str | None, dict[str, object] | None, str | None]:
         """Format the tail value; its ``__repr__`` is the model's code too, so ■ must reach it."""
         try:
-            with _raise_on_sigint():
+            with _raise_on_sigint(self):
                 text, rich = self._format(value)
             return text, rich, None
         except KeyboardInterrupt as exc:
@@ -276,15 +276,21 @@ class _UserCode:
     lock = threading.Lock()
     running = False
     only_code = False  # a timeout: interrupt the code, not the cell (the agent goes on)
+    owner: object = None
+    """The executor whose code runs now: a timeout or a client's interrupt names the executor it
+    is for, and never reaches another's (a client's run that awaits leaves the loop to the agent)."""
 
 
-def interrupt_user_code(*, only_code: bool = False) -> bool:
+def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> bool:
     """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs.
 
     ``only_code``: raise in the code only (a tool's timeout), without the kernel's own interrupt
-    handler, which would also cancel the cell and so the agent's run."""
+    handler, which would also cancel the cell and so the agent's run. ``owner``: only code that
+    executor runs (``None``: any, as ■ and Stop)."""
     with _UserCode.lock:
         if not _UserCode.running or threading.current_thread() is threading.main_thread():
+            return False
+        if owner is not None and _UserCode.owner is not owner:
             return False
         _UserCode.only_code = only_code
         # A real signal to the main thread, as ■ sends: it also wakes a blocking call (time.sleep,
@@ -303,6 +309,9 @@ _Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
 class _raise_on_sigint:
     """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
     after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
+
+    def __init__(self, owner: object = None) -> None:
+        self.owner = owner
 
     def __enter__(self) -> None:
         self.previous: _Handler = None
@@ -324,12 +333,12 @@ class _raise_on_sigint:
             self.previous = None
             return
         with _UserCode.lock:
-            _UserCode.running = True
+            _UserCode.running, _UserCode.owner = True, self.owner
 
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
-                _UserCode.running = False
+                _UserCode.running, _UserCode.owner = False, None
             signal.signal(signal.SIGINT, self.previous)
 
 

@@ -234,7 +234,7 @@ class Operations:
         request = Request(client.name, "python", "run code in the kernel", code, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
-            with _interrupt_after(timeout_s):
+            with _interrupt_after(timeout_s, self.executor):
                 return await self._running(client, Python().run({"code": code}, self._ctx(client)))
 
         return await self._gated(client, request, act)
@@ -250,7 +250,7 @@ class Operations:
         """Interrupt the code a client's run is executing (server thread: the kernel's is busy).
         The user's own cells and nbagent's agent are never interrupted from outside."""
         running = self.running
-        done = running is not None and interrupt_user_code(only_code=True)
+        done = running is not None and interrupt_user_code(only_code=True, owner=self.executor)
         self.log.add(ExternalAction(at=now(), client=client.name, tool="interrupt",
                                     what=f"interrupt ({running or 'nothing'} running)", allowed_by="not asked",
                                     outcome="ok" if done else "nothing to interrupt"))
