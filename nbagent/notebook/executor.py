@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
@@ -102,7 +103,6 @@ class ShellExecutor:
         self.capture_limit = capture_limit  # characters of stdout (and of stderr) kept per execution
         # The latest executions only: each holds its (bounded) output, and a session runs many.
         self.history: collections.deque[ExecutionRecord] = collections.deque(maxlen=HISTORY_KEPT)
-        self._lock = asyncio.Lock()
         self._counter = 0
         self.before_execute: Callable[[str], object] | None = None
         """Called with each code before it runs (a live turn records what the code reads)."""
@@ -119,7 +119,7 @@ class ShellExecutor:
         :func:`~nbagent.tools.executor.working_directory`). A cancellation (abort / kernel
         interrupt) while awaiting inside the code propagates.
         """
-        async with self._lock:  # executions on one namespace never overlap
+        async with _namespace_lock(self.shell):  # executions on one namespace never overlap
             if self.before_execute is not None:
                 self.before_execute(code)
             started = time.time()
@@ -230,10 +230,29 @@ class ShellExecutor:
         return _jsonable(merged) if merged else None
 
 
+_NAMESPACE_LOCKS: weakref.WeakKeyDictionary[object, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _namespace_lock(shell: object) -> asyncio.Lock:
+    """The lock of ``shell``'s namespace on the running loop, shared by every executor on it.
+
+    One per executor was not enough: nbagent's agent and a ``%agent serve`` client each have one,
+    and while one's code awaited the other's ran, each swapping the process-wide streams
+    (:class:`_Capture`) and restoring them out of order: one's output went into the other's result
+    and stdout was left on a finished run's buffer."""
+    loop = asyncio.get_running_loop()
+    per_loop = _NAMESPACE_LOCKS.setdefault(shell, weakref.WeakKeyDictionary())
+    lock = per_loop.get(loop)
+    if lock is None:
+        lock = per_loop[loop] = asyncio.Lock()
+    return lock
+
+
 class _Capture:
     """Swap stdout/stderr and the shell's display publisher for the duration of one execution.
 
-    Executions are serialised by the executor's lock, and synchronous code blocks the loop, so a
+    Executions are serialised by the namespace's lock, and synchronous code blocks the loop, so a
     process-wide swap only catches foreign output while the model's code itself awaits.
 
     Not ``IPython.utils.capture.capture_output``: that one swaps the display publisher of
