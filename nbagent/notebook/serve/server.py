@@ -42,6 +42,14 @@ def _runtime_dir() -> Path:
     return path
 
 
+def shown_name(name: str) -> str:
+    """The notebook's file name as the printed lines show it: a received notebook's name is not the
+    user's, and a newline in it would add a line of its own to what is pasted into a terminal (a
+    fake "Claude Code:" command), a terminal escape or a direction mark would hide or reorder text.
+    Each character that is not printable is shown as ``?``."""
+    return "".join(ch if ch.isprintable() else "?" for ch in name)
+
+
 def write_token(token: str, port: int) -> Path:
     """The token in a new file readable by the user only (0600, created exclusively)."""
     path = _runtime_dir() / f"nbagent-serve-{os.getpid()}-{port}.token"
@@ -67,7 +75,7 @@ class ServeServer:
                               self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
         self.gate = self.ops.gate
         self.started = time.time()
-        self.notebook = magics.document.notebook() or "this notebook"
+        self.notebook = shown_name(magics.document.notebook() or "this notebook")
         token = new_token()
         from .app import ToolCalls, build_server
 
