@@ -230,6 +230,10 @@ class ShellExecutor:
         return _jsonable(merged) if merged else None
 
 
+class _NamespaceLocks:
+    """The key of the locks of shells that cannot be weakly referenced."""
+
+
 _NAMESPACE_LOCKS: weakref.WeakKeyDictionary[object, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
     weakref.WeakKeyDictionary()
 
@@ -242,7 +246,10 @@ def _namespace_lock(shell: object) -> asyncio.Lock:
     (:class:`_Capture`) and restoring them out of order: one's output went into the other's result
     and stdout was left on a finished run's buffer."""
     loop = asyncio.get_running_loop()
-    per_loop = _NAMESPACE_LOCKS.setdefault(shell, weakref.WeakKeyDictionary())
+    try:
+        per_loop = _NAMESPACE_LOCKS.setdefault(shell, weakref.WeakKeyDictionary())
+    except TypeError:  # a shell object with no weak references (a stand-in): one lock per loop for all
+        per_loop = _NAMESPACE_LOCKS.setdefault(_NamespaceLocks, weakref.WeakKeyDictionary())
     lock = per_loop.get(loop)
     if lock is None:
         lock = per_loop[loop] = asyncio.Lock()
