@@ -11,8 +11,9 @@ The rules (docs/mcp.md, docs/security.md):
   :mod:`.clients` keys it (its claimed name *and* its MCP session), never of a name alone, which
   another client could claim (see :class:`Request`);
 - nothing is asked, and nothing runs, while no notebook front-end answers: the card would be seen
-  by nobody. While a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook
-  closed meanwhile, or no answer within ``timeout_s``, is a refusal the client is told.
+  by nobody, and a call allowed always does not run either (the user closed the notebook). While
+  a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook closed meanwhile, or
+  no answer within ``timeout_s``, is a refusal the client is told.
 """
 
 from __future__ import annotations
@@ -84,11 +85,13 @@ class ServeGate:
         if mode == "plan":
             raise CallRefused("The notebook is in plan mode: writes and runs are refused "
                               "(the user can switch with %agent permissions default).")
-        if (request.key, request.tool) in self._always:
-            return Allowed("the user (Allow always, earlier)")
+        # Before a grant is looked at: "nothing runs while the notebook is closed" holds for calls
+        # allowed always too (the user closed the tab; the kernel, and the server, live on).
         if not await self.alive():
             raise CallRefused("The notebook is not open in a front-end with the nbagent extension, so no one can "
                               "be asked: not run. Open the notebook in JupyterLab or Notebook 7 and try again.")
+        if (request.key, request.tool) in self._always:
+            return Allowed("the user (Allow always, earlier)")
         return await self._ask(request, mode)
 
     async def _ask(self, request: Request, mode: str) -> Allowed:
