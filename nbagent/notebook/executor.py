@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
@@ -102,7 +103,6 @@ class ShellExecutor:
         self.capture_limit = capture_limit  # characters of stdout (and of stderr) kept per execution
         # The latest executions only: each holds its (bounded) output, and a session runs many.
         self.history: collections.deque[ExecutionRecord] = collections.deque(maxlen=HISTORY_KEPT)
-        self._lock = asyncio.Lock()
         self._counter = 0
         self.before_execute: Callable[[str], object] | None = None
         """Called with each code before it runs (a live turn records what the code reads)."""
@@ -119,7 +119,7 @@ class ShellExecutor:
         :func:`~nbagent.tools.executor.working_directory`). A cancellation (abort / kernel
         interrupt) while awaiting inside the code propagates.
         """
-        async with self._lock:  # executions on one namespace never overlap
+        async with _namespace_lock(self.shell):  # executions on one namespace never overlap
             if self.before_execute is not None:
                 self.before_execute(code)
             started = time.time()
@@ -189,7 +189,7 @@ class ShellExecutor:
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
-        with _raise_on_sigint():
+        with _raise_on_sigint(self):
             value = eval(code_obj, self.shell.user_global_ns, ns)  # noqa: S307 - running the model's code is the point
         if inspect.CO_COROUTINE & code_obj.co_flags:
             value = await value  # top-level await in the model's code: other tasks run meanwhile
@@ -198,7 +198,7 @@ class ShellExecutor:
     def _format_interruptible(self, value: object, filename: str) -> tuple[str | None, dict[str, object] | None, str | None]:
         """Format the tail value; its ``__repr__`` is the model's code too, so ■ must reach it."""
         try:
-            with _raise_on_sigint():
+            with _raise_on_sigint(self):
                 text, rich = self._format(value)
             return text, rich, None
         except KeyboardInterrupt as exc:
@@ -230,10 +230,36 @@ class ShellExecutor:
         return _jsonable(merged) if merged else None
 
 
+class _NamespaceLocks:
+    """The key of the locks of shells that cannot be weakly referenced."""
+
+
+_NAMESPACE_LOCKS: weakref.WeakKeyDictionary[object, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _namespace_lock(shell: object) -> asyncio.Lock:
+    """The lock of ``shell``'s namespace on the running loop, shared by every executor on it.
+
+    One per executor was not enough: nbagent's agent and a ``%agent serve`` client each have one,
+    and while one's code awaited the other's ran, each swapping the process-wide streams
+    (:class:`_Capture`) and restoring them out of order: one's output went into the other's result
+    and stdout was left on a finished run's buffer."""
+    loop = asyncio.get_running_loop()
+    try:
+        per_loop = _NAMESPACE_LOCKS.setdefault(shell, weakref.WeakKeyDictionary())
+    except TypeError:  # a shell object with no weak references (a stand-in): one lock per loop for all
+        per_loop = _NAMESPACE_LOCKS.setdefault(_NamespaceLocks, weakref.WeakKeyDictionary())
+    lock = per_loop.get(loop)
+    if lock is None:
+        lock = per_loop[loop] = asyncio.Lock()
+    return lock
+
+
 class _Capture:
     """Swap stdout/stderr and the shell's display publisher for the duration of one execution.
 
-    Executions are serialised by the executor's lock, and synchronous code blocks the loop, so a
+    Executions are serialised by the namespace's lock, and synchronous code blocks the loop, so a
     process-wide swap only catches foreign output while the model's code itself awaits.
 
     Not ``IPython.utils.capture.capture_output``: that one swaps the display publisher of
@@ -276,15 +302,21 @@ class _UserCode:
     lock = threading.Lock()
     running = False
     only_code = False  # a timeout: interrupt the code, not the cell (the agent goes on)
+    owner: object = None
+    """The executor whose code runs now: a timeout or a client's interrupt names the executor it
+    is for, and never reaches another's (a client's run that awaits leaves the loop to the agent)."""
 
 
-def interrupt_user_code(*, only_code: bool = False) -> bool:
+def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> bool:
     """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs.
 
     ``only_code``: raise in the code only (a tool's timeout), without the kernel's own interrupt
-    handler, which would also cancel the cell and so the agent's run."""
+    handler, which would also cancel the cell and so the agent's run. ``owner``: only code that
+    executor runs (``None``: any, as ■ and Stop)."""
     with _UserCode.lock:
         if not _UserCode.running or threading.current_thread() is threading.main_thread():
+            return False
+        if owner is not None and _UserCode.owner is not owner:
             return False
         _UserCode.only_code = only_code
         # A real signal to the main thread, as ■ sends: it also wakes a blocking call (time.sleep,
@@ -303,6 +335,9 @@ _Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
 class _raise_on_sigint:
     """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
     after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
+
+    def __init__(self, owner: object = None) -> None:
+        self.owner = owner
 
     def __enter__(self) -> None:
         self.previous: _Handler = None
@@ -324,12 +359,12 @@ class _raise_on_sigint:
             self.previous = None
             return
         with _UserCode.lock:
-            _UserCode.running = True
+            _UserCode.running, _UserCode.owner = True, self.owner
 
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
-                _UserCode.running = False
+                _UserCode.running, _UserCode.owner = False, None
             signal.signal(signal.SIGINT, self.previous)
 
 

@@ -120,6 +120,9 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     page = _open(browser, lab, name, frontend)  # the user opens it again: nothing shows the cards yet
     refused = calls.result(calls.start("run_code", {"code": "print('unseen')"}))
     assert refused.is_error and "run that cell again" in _text_of(refused).lower(), _text_of(refused)
+    # Still the cell that ran %agent serve (its source and execution count): the notice goes there.
+    _wait(page, lambda cs: any("run this cell again" in _text(c["outputs"]) for c in cs
+                               if c["source"].startswith("%agent serve")), "the serve cell's notice")
     _run_all(page)  # the serve cell again: the same server shows its cards there
     box = calls.start("run_code", {"code": "print('back', x)"})
     _click(page, "Allow")

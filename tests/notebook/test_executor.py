@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import threading
 from typing import Any, Iterator
 
@@ -155,3 +156,26 @@ def test_the_running_cells_count_is_the_number_the_front_end_shows(shell: Any) -
     assert seen == result.execution_count  # the cell's [N] (what execute_reply reports) ...
     assert counter == seen + 1  # ... not IPython's counter, already the next cell's during the run
     assert running_cell_count(shell) is None  # outside a cell: no number
+
+
+async def test_two_executors_on_one_namespace_never_overlap(shell: Any) -> None:
+    """nbagent's agent and a ``%agent serve`` client each have an executor on the same namespace:
+    while one's code awaits, the other's does not start. Overlapping, each swapped the streams in
+    turn and restored them out of order: the agent's output went into the client's result (or the
+    other way round), and the kernel's stdout was left pointing at a finished run's buffer."""
+    first, second = ShellExecutor(shell), ShellExecutor(shell)
+    started, release, b_started, b_release = (asyncio.Event() for _ in range(4))
+    shell.user_ns.update(started=started, release=release, b_started=b_started, b_release=b_release)
+    stdout = sys.stdout
+    a = asyncio.ensure_future(first.execute("started.set()\nawait release.wait()\nprint('from the agent')"))
+    await started.wait()
+    b = asyncio.ensure_future(second.execute("print('from the client')\nb_started.set()\nawait b_release.wait()"))
+    for _ in range(3):  # b's task gets the loop: it must wait for a's run to end
+        await asyncio.sleep(0)
+    b_ran_meanwhile = b_started.is_set()
+    release.set()
+    b_release.set()
+    ra, rb = await a, await b
+    assert not b_ran_meanwhile
+    assert ra.stdout == "from the agent\n" and rb.stdout == "from the client\n"
+    assert sys.stdout is stdout

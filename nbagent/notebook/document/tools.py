@@ -268,7 +268,7 @@ class NotebookRun(_NotebookTool):
         if shown is not None and shown != source_hash(source):
             raise ToolExecutionError(f"Cell {params.cell_id} changed after the user was asked to allow running it: "
                                      "not run. Call notebook_run again to ask about what it holds now.")
-        with _interrupt_after(params.timeout_s):
+        with _interrupt_after(params.timeout_s, ctx.executor):
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
         # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
@@ -285,15 +285,15 @@ class _interrupt_after:
     """Interrupt the kernel's main thread after ``seconds`` (synchronous code blocks the loop, so
     an asyncio timeout would never fire): the same SIGINT the Stop button sends."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, owner: object = None) -> None:
+        self.owner = owner  # the executor running the code: another's code is never interrupted
         self.timer = threading.Timer(seconds, self._fire)
         self.timer.daemon = True
 
-    @staticmethod
-    def _fire() -> None:
+    def _fire(self) -> None:
         from ..executor import interrupt_user_code
 
-        interrupt_user_code(only_code=True)
+        interrupt_user_code(only_code=True, owner=self.owner)
 
     def __enter__(self) -> None:
         if hasattr(signal, "pthread_kill"):

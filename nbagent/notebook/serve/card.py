@@ -19,11 +19,14 @@ from typing import Any
 import ipywidgets as w
 
 from ...display.html import esc
+from ...engine.contracts.events import CallPreview
+from ..view.diff import preview_html
 from ..view.prompts import PermissionPrompt
 from ..view.render import STYLE, input_html
 
 CARDS_KEPT = 6
-"""Settled cards kept on the panel (the record keeps every call; the panel is not a log)."""
+"""Settled cards kept on the panel (the record keeps every call; the panel is not a log). A card
+still waiting for a click always stays: one dropped could never be answered."""
 
 
 class ServePanel:
@@ -32,26 +35,48 @@ class ServePanel:
     def __init__(self) -> None:
         self.status = w.HTML()
         self.cards = w.VBox([])
+        self._prompts: dict[int, PermissionPrompt] = {}  # id(card) -> its prompt
         self.widget = w.VBox([self.status, self.cards])
 
     def set_status(self, text: str) -> None:
         self.status.value = f'<div style="{STYLE["muted"]}">{esc(text)}</div>'
 
-    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
-        """Add a card asking about one call (kernel loop only); returns its prompt to await."""
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str,
+            preview: CallPreview | None = None) -> PermissionPrompt:
+        """Add a card asking about one call (kernel loop only); returns its prompt to await.
+
+        ``preview`` (an edit's): which cell, as it is and as it will be, shown instead of ``detail``."""
         prompt = PermissionPrompt(f"{tool} from {client}", {}, reason)
         # Under the key "code" the input renderer shows the text alone, highlighted as Python.
-        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>'
-                      + (input_html(tool, {"code": detail}) if detail else ""))
+        body = preview_html(preview) if preview is not None else input_html(tool, {"code": detail}) if detail else ""
+        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>' + body)
         card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
-        self.cards.children = (*self.cards.children[-(CARDS_KEPT - 1):], card)
+        self._prompts[id(card)] = prompt
+        self.cards.children = self._kept(self.cards.children) + (card,)
         return prompt
+
+    def _kept(self, cards: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``cards`` without the oldest settled ones beyond CARDS_KEPT - 1, and all of them while a
+        card waits: a card dropped above it would move its buttons under the user's pointer as a
+        new call arrives (a client chooses when its calls arrive)."""
+        settled = [c for c in cards if _settled(self._prompts[id(c)])]
+        if len(settled) < len(cards):
+            return cards
+        drop = {id(c) for c in settled[:max(len(settled) - (CARDS_KEPT - 1), 0)]}
+        for key in drop:
+            del self._prompts[key]
+        return tuple(c for c in cards if id(c) not in drop)
 
     def close(self, note: str) -> None:
         self.set_status(note)
         for card in self.cards.children:
             for child in getattr(card, "children", ()):
                 _disable(child)
+
+
+def _settled(prompt: PermissionPrompt) -> bool:
+    """Answered, or closed without an answer (timed out, cancelled): nothing waits on it any more."""
+    return prompt.outcome is not None or prompt.stopped is not None
 
 
 def _disable(widget: Any) -> None:

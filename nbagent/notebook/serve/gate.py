@@ -11,8 +11,9 @@ The rules (docs/mcp.md, docs/security.md):
   :mod:`.clients` keys it (its claimed name *and* its MCP session), never of a name alone, which
   another client could claim (see :class:`Request`);
 - nothing is asked, and nothing runs, while no notebook front-end answers: the card would be seen
-  by nobody. While a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook
-  closed meanwhile, or no answer within ``timeout_s``, is a refusal the client is told.
+  by nobody, and a call allowed always does not run either (the user closed the notebook). While
+  a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook closed meanwhile, or
+  no answer within ``timeout_s``, is a refusal the client is told.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from ...engine.contracts.errors import NbAgentError
+from ...engine.contracts.events import CallPreview
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
 from .card import ServePanel
@@ -47,6 +49,9 @@ class Request:
     key: tuple[str, str] = ("", "")
     """Whom an "Allow always" is given to: the client's ``(name, MCP session id)``. A client with
     no session (the stateless protocol) has only its claimed name to be known by."""
+    preview: CallPreview | None = None
+    """What an edit changes, read from the document when asked (which cell, as it is and as it
+    will be): the card shows it instead of ``detail``, as nbagent's own cards do."""
 
 
 @dataclass(frozen=True)
@@ -80,16 +85,19 @@ class ServeGate:
         if mode == "plan":
             raise CallRefused("The notebook is in plan mode: writes and runs are refused "
                               "(the user can switch with %agent permissions default).")
-        if (request.key, request.tool) in self._always:
-            return Allowed("the user (Allow always, earlier)")
+        # Before a grant is looked at: "nothing runs while the notebook is closed" holds for calls
+        # allowed always too (the user closed the tab; the kernel, and the server, live on).
         if not await self.alive():
             raise CallRefused("The notebook is not open in a front-end with the nbagent extension, so no one can "
                               "be asked: not run. Open the notebook in JupyterLab or Notebook 7 and try again.")
+        if (request.key, request.tool) in self._always:
+            return Allowed("the user (Allow always, earlier)")
         return await self._ask(request, mode)
 
     async def _ask(self, request: Request, mode: str) -> Allowed:
         reason = f"permission mode {mode}; external clients always ask"
-        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason)
+        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason,
+                                preview=request.preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
         deadline = time.monotonic() + self.timeout_s
         note = "cancelled"  # the client went away, or the server stopped

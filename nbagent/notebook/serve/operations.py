@@ -21,6 +21,7 @@ from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
+from ..document.preview import edit_preview
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
@@ -145,9 +146,13 @@ class Operations:
     # --- reading ------------------------------------------------------------------------------
     async def read(self, client: Client, start: int, count: int, outputs: bool) -> ToolOutput:
         shared = self._notebook(client)
+        what = f"read cells from {start} ({'with outputs' if outputs else 'sources only'})"
+        if not self.gate.allowed_by_admin("notebook_read"):  # as for nbagent's model: nothing asks, nothing is read
+            why = "notebook_read is not in the admin policy's allowed_tools: not read."
+            self._record(client, "notebook_read", what, "refused", None, why)
+            return ToolOutput(why, is_error=True)
         view = ClientNotebook(self.bridge, client.name, seen=shared.seen, brief=not outputs)
         out = await NotebookRead(view).run({"start": start, "count": count}, self._ctx(client))
-        what = f"read cells from {start} ({'with outputs' if outputs else 'sources only'})"
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
         return out
 
@@ -180,12 +185,22 @@ class Operations:
                 return ToolOutput(why, is_error=True)
             if action != "replace":
                 detail = _source((await shared.read_cell(cell_id))[1])
+        cells = await shared.cells()
+        if action == "insert" and cell_id and not any(c.get("id") == cell_id for c in cells):
+            # Refused before asking too: the id would be shown in the card as the client wrote it.
+            why = f"No cell with id {cell_id!r} in the notebook: read it with notebook_read and insert after a cell it lists."
+            self._record(client, "notebook_edit", "insert a cell", "refused", None, why)
+            return ToolOutput(why, is_error=True)
+        # Which cell, as it is and as it will be (nbagent's own cards show the same): cell ids are
+        # not shown in the notebook, so "replace cell 3f2a…" alone would not say which of the user's
+        # cells it overwrites, nor a move where to.
+        preview = edit_preview(cells, args, lambda cid, source: shared.seen.get(cid) == source_hash(source))
         where = f" {cell_id}" if cell_id else ""
         if action == "insert":
             index = args.get("index")
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
-        request = Request(client.name, "notebook_edit", summary, detail, client.key)
+        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview)
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))
@@ -202,8 +217,16 @@ class Operations:
             _i, now_cell = await shared.read_cell(cell_id)
             if source_hash(_source(now_cell)) != source_hash(shown):  # edited while the user was asked
                 raise CallRefused(f"Cell {cell_id} changed while the user was asked: not run. Ask again.")
-            return await self._running(client, NotebookRun(shared).run({"cell_id": cell_id, "timeout_s": timeout_s},
-                                                                       self._ctx(client)))
+            # The run reads the cell once more to run it, and the loop serves other calls (another
+            # client's edit, this one's allowed always) while it awaits: what it runs is compared with
+            # what the card showed there, where it is read, not only here.
+            ctx = self._ctx(client)
+            shared.shown_runs[ctx.tool_use_id] = source_hash(shown)
+            try:
+                return await self._running(client, NotebookRun(shared).run({"cell_id": cell_id, "timeout_s": timeout_s},
+                                                                           ctx))
+            finally:
+                shared.shown_runs.pop(ctx.tool_use_id, None)
 
         return await self._gated(client, request, act)
 
@@ -211,7 +234,7 @@ class Operations:
         request = Request(client.name, "python", "run code in the kernel", code, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
-            with _interrupt_after(timeout_s):
+            with _interrupt_after(timeout_s, self.executor):
                 return await self._running(client, Python().run({"code": code}, self._ctx(client)))
 
         return await self._gated(client, request, act)
@@ -227,7 +250,7 @@ class Operations:
         """Interrupt the code a client's run is executing (server thread: the kernel's is busy).
         The user's own cells and nbagent's agent are never interrupted from outside."""
         running = self.running
-        done = running is not None and interrupt_user_code(only_code=True)
+        done = running is not None and interrupt_user_code(only_code=True, owner=self.executor)
         self.log.add(ExternalAction(at=now(), client=client.name, tool="interrupt",
                                     what=f"interrupt ({running or 'nothing'} running)", allowed_by="not asked",
                                     outcome="ok" if done else "nothing to interrupt"))

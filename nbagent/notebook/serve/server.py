@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -41,6 +42,14 @@ def _runtime_dir() -> Path:
     return path
 
 
+def shown_name(name: str) -> str:
+    """The notebook's file name as the printed lines show it: a received notebook's name is not the
+    user's, and a newline in it would add a line of its own to what is pasted into a terminal (a
+    fake "Claude Code:" command), a terminal escape or a direction mark would hide or reorder text.
+    Each character that is not printable is shown as ``?``."""
+    return "".join(ch if ch.isprintable() else "?" for ch in name)
+
+
 def write_token(token: str, port: int) -> Path:
     """The token in a new file readable by the user only (0600, created exclusively)."""
     path = _runtime_dir() / f"nbagent-serve-{os.getpid()}-{port}.token"
@@ -66,7 +75,7 @@ class ServeServer:
                               self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
         self.gate = self.ops.gate
         self.started = time.time()
-        self.notebook = magics.document.notebook() or "this notebook"
+        self.notebook = shown_name(magics.document.notebook() or "this notebook")
         token = new_token()
         from .app import ToolCalls, build_server
 
@@ -81,6 +90,7 @@ class ServeServer:
             raise
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
+        self.cell_count = self._execution_count()  # ... while that cell is still the one that ran it
         self._panel_comm = getattr(self.bridge, "_comm", None)
         self._told_comm: object = None  # the connection already told to run the serve cell again
         atexit.register(self.stop)
@@ -131,7 +141,7 @@ class ServeServer:
             return
         why = ("The notebook was opened again, so its %agent serve cell no longer shows the permission "
                "cards: not run. Run that cell again (the server and its token stay), then call again.")
-        if self.cell_id is not None and comm is not self._told_comm:
+        if self.cell_id is not None and comm is not self._told_comm and await self._still_serve_cell():
             notice = ("nbagent: the notebook was opened again: run this cell again to show the permission "
                       "cards of MCP clients here (the server and its token stay).\n")
             outputs: list[OutputJSON] = [
@@ -144,10 +154,32 @@ class ServeServer:
                 pass
         raise CallRefused(why)
 
+    async def _still_serve_cell(self) -> bool:
+        """Whether the cell the panel was shown in still is the ``%agent serve`` cell: its source
+        runs the command and it was not run again since (its execution count, where the front-end
+        keeps one). A cell the user rewrote and ran holds the user's outputs: nbagent does not write
+        over them (the call is refused all the same)."""
+        try:
+            cells = (await self.bridge.request("read")).get("cells", [])
+        except (BridgeError, BridgeUnavailable):
+            return False
+        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == self.cell_id), None)
+        if cell is None:
+            return False
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        count = cell.get("execution_count")
+        return bool(_SERVE_LINE.search(source)) and (not isinstance(count, int) or count == self.cell_count)
+
+    def _execution_count(self) -> int | None:
+        count = getattr(self.shell, "execution_count", None)  # the running cell's number, as the front-end shows it
+        return count if isinstance(count, int) else None
+
     def show_panel_here(self) -> None:
         """``%agent serve`` run again while serving: the panel is displayed by the running cell, for
         the front-end connected now (the server, its port and its token stay)."""
         self.cell_id = executing_cell_id()
+        self.cell_count = self._execution_count()
         self._panel_comm = getattr(self.bridge, "_comm", None)
 
     def paste_lines(self) -> list[str]:
@@ -185,6 +217,9 @@ class ServeServer:
             self.panel.close(f"stopped serving {self.notebook}")
         except Exception:  # at interpreter exit the widgets' comms may be gone already
             pass
+
+
+_SERVE_LINE = re.compile(r"^\s*%agent\s+serve\b", re.MULTILINE)
 
 
 def _admin_allows(tool: str) -> bool:

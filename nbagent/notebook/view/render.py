@@ -8,6 +8,8 @@ widgets are built from the same strings.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 
 from ...display import theme
 from ...display.html import esc
@@ -67,26 +69,61 @@ def code_of(tool_name: str, tool_input: object) -> tuple[str, str] | None:
 # CVE-2021-42574), zero-width characters and the BOM. Shown as visible marks where code is approved.
 HIDDEN_CHARS = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                          "\u2060\u2066\u2067\u2068\u2069\ufeff")
+# Besides them, every character the page shows as nothing, or as a line break the code does not
+# have: control characters but tab and the line ends (a form feed in an indentation resets Python's
+# count, so a line shown inside an ``if`` block runs outside it, and the browser draws the form feed
+# as nothing), format characters (Unicode Cf: soft hyphen, invisible operators, tag characters),
+# the line and paragraph separators, and letters that draw blank but may name a variable (the
+# Hangul fillers) or marks that draw nothing (the grapheme joiner, the Mongolian vowel separator).
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180e")
+# A carriage return ends a line on the page (HTML reads it as a line feed) and for Python, but not
+# for the shell: "ls \r# ; curl … | sh" shows a comment on its second line, and sh runs the curl.
+# So a lone one is marked; a Windows line end (\r\n) is not.
+_SHOWN_CONTROLS = frozenset("\t\n\r")
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+_ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+_LONE_CR = re.compile(r"\r(?!\n)")
 _PLACEHOLDER = "\ue000"  # a private-use character no lexer splits
 INPUT_BOX_HEIGHT = "24em"  # a long input scrolls inside its card: all of it is there to read
+
+
+def is_hidden(char: str) -> bool:
+    """Whether ``char`` is shown as ``⟦U+…⟧`` where code is approved (see :data:`HIDDEN_CHARS`)."""
+    if char in HIDDEN_CHARS or char in _BLANK:
+        return True
+    return char not in _SHOWN_CONTROLS and unicodedata.category(char) in _HIDDEN_CATEGORIES
+
+
+def _has_hidden(text: str) -> bool:
+    if text.isascii():  # the common case: one scan, no lookups
+        return _ASCII_HIDDEN.search(text) is not None
+    return _LONE_CR.search(text) is not None or any(map(is_hidden, text))
+
+
+def _hidden_flags(text: str) -> list[bool]:
+    """Per character of ``text``: is it shown marked (:func:`is_hidden`, or a lone ``\r``)?"""
+    return [text[i + 1:i + 2] != "\n" if c == "\r" else is_hidden(c) for i, c in enumerate(text)]
 
 
 def reveal_hidden(text: str) -> tuple[str, int]:
     """``text`` with each invisible or direction-changing character shown as ``⟦U+202E⟧``, and
     how many there were."""
-    if HIDDEN_CHARS.isdisjoint(text):
+    if not _has_hidden(text):
         return text, 0
-    marked = "".join(f"⟦U+{ord(c):04X}⟧" if c in HIDDEN_CHARS else c for c in text)
-    return marked, sum(c in HIDDEN_CHARS for c in text)
+    flags = _hidden_flags(text)
+    marked = "".join(f"⟦U+{ord(c):04X}⟧" if hidden else c for c, hidden in zip(text, flags, strict=True))
+    return marked, sum(flags)
 
 
 def highlight_revealed(text: str, language: str) -> str:
     """``highlight`` with each hidden character shown as one marked ``⟦U+202E⟧`` (a placeholder
     goes through the lexer, so the mark is not split into tokens)."""
-    if HIDDEN_CHARS.isdisjoint(text):
+    if not _has_hidden(text):
         return highlight(text, language)
-    hidden = [c for c in text if c in HIDDEN_CHARS]
-    html = highlight("".join(_PLACEHOLDER if c in HIDDEN_CHARS else c for c in text.replace(_PLACEHOLDER, " ")), language)
+    text = text.replace(_PLACEHOLDER, " ")
+    flags = _hidden_flags(text)
+    hidden = [c for c, flag in zip(text, flags, strict=True) if flag]
+    html = highlight("".join(_PLACEHOLDER if flag else c for c, flag in zip(text, flags, strict=True)), language)
     pieces = html.split(_PLACEHOLDER)
     marks = [f'<mark style="{STYLE["warn"]}">⟦U+{ord(c):04X}⟧</mark>' for c in hidden]
     return pieces[0] + "".join(m + p for m, p in zip(marks, pieces[1:], strict=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from nbagent.engine.contracts.events import CallPreview
 from nbagent.notebook.serve.card import ServePanel
 from nbagent.notebook.serve.clients import Client, Clients
 from nbagent.notebook.serve.gate import CallRefused, Request, ServeGate
@@ -18,8 +19,9 @@ class AnsweringPanel(ServePanel):
         super().__init__()
         self.asked: list[str] = []
 
-    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str) -> PermissionPrompt:
-        prompt = super().ask(client, tool, summary, detail, reason)
+    def ask(self, client: str, tool: str, summary: str, detail: str, reason: str,
+            preview: CallPreview | None = None) -> PermissionPrompt:
+        prompt = super().ask(client, tool, summary, detail, reason, preview)
         _ = prompt.deny("no") if self.asked else prompt.allow_always()
         self.asked.append(client)
         return prompt
@@ -47,3 +49,22 @@ async def test_allow_always_is_not_inherited_by_a_client_claiming_another_ones_s
         await gate.check(_run(impostor))
     assert panel.asked == ["claude-code #2", impostor.name]
     assert gate.always() == ["python for claude-code #2"]
+
+
+async def test_allow_always_runs_nothing_while_no_front_end_answers() -> None:
+    """"Keep the notebook open: nothing runs while it is closed" holds for a grant too: an "Allow
+    always" given earlier does not run a client's code once the notebook is closed (or opened
+    again without its serve cell run again, which :meth:`ServeServer._alive` refuses)."""
+    open_now = [True]
+
+    async def alive() -> bool:
+        return open_now[0]
+
+    client = Clients().admit(("claude-code", "s1"))
+    gate = ServeGate(AnsweringPanel(), lambda: "default", alive, lambda _tool: True)
+    assert (await gate.check(_run(client))).by == "the user (Allow always)"
+    open_now[0] = False  # the user closed the notebook's tab
+    with pytest.raises(CallRefused, match="not open"):
+        await gate.check(_run(client))
+    open_now[0] = True
+    assert (await gate.check(_run(client))).by == "the user (Allow always, earlier)"

@@ -4,6 +4,7 @@ like a front-end clicks them (see :mod:`.served`)."""
 from __future__ import annotations
 
 import asyncio
+import html
 
 import httpx2
 import pytest
@@ -35,7 +36,8 @@ async def test_insert_and_run_a_cell_once_allowed_in_the_notebook(served):
         inserted = await served.call(client, "notebook_edit", {"action": "insert", "cell_id": "c2",
                                                                "source": "y = 2\nprint('y is', y)"}, click="Allow")
         assert not inserted.is_error, text(inserted)
-        assert "MCP client claude-code" in served.html() and "'y is'" in served.html()
+        shown = html.unescape(served.html())  # the card shows the new cell as a diff's added lines
+        assert "MCP client claude-code" in shown and "'y is'" in shown and "insert a new code cell after cell 1" in shown
         new_id = text(inserted).split()[3]
         ran = await served.call(client, "notebook_run", {"cell_id": new_id}, click="Allow")
     assert not ran.is_error, text(ran)

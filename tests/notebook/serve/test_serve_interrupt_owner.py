@@ -1,0 +1,64 @@
+"""A client's ``interrupt`` (and its run's timeout) stops the code *its* run executes, never code
+another executor runs meanwhile: a client's run that awaits (top-level ``await``) leaves the
+kernel's loop free, and nbagent's own agent may run its code then."""
+
+from __future__ import annotations
+
+import threading
+
+from IPython.core.interactiveshell import InteractiveShell
+
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.executor import ShellExecutor
+from nbagent.notebook.serve.clients import Clients
+from nbagent.notebook.serve.gate import ServeGate
+from nbagent.notebook.serve.operations import Operations
+from nbagent.notebook.serve.record import ActionLog
+from tests.notebook.document.fake_frontend import FakeFrontEnd
+
+from .test_serve_grants import AnsweringPanel
+
+
+async def _alive() -> bool:
+    return True
+
+
+def _ops(shell: InteractiveShell) -> Operations:
+    gate = ServeGate(AnsweringPanel(), lambda: "default", _alive, lambda _t: True)
+    return Operations(FakeFrontEnd([]).connect(Bridge()), gate, ActionLog(lambda: None), shell)
+
+
+def _interrupting(ops: Operations, shell: InteractiveShell) -> None:
+    """``interrupt_now()`` in the code calls the client's interrupt from the server's thread."""
+    client = Clients().admit(("claude-code", "s1"))
+
+    def interrupt_now() -> str:
+        said: list[str] = []
+        thread = threading.Thread(target=lambda: said.append(ops.interrupt(client)))
+        thread.start()
+        thread.join()
+        return said[0]
+
+    shell.user_ns["interrupt_now"] = interrupt_now
+
+
+async def test_a_clients_interrupt_does_not_reach_the_agents_code() -> None:
+    shell = InteractiveShell.instance()
+    ops = _ops(shell)
+    _interrupting(ops, shell)
+    ops.running = "claude-code"  # its run awaits: the agent's code runs meanwhile
+    agent = ShellExecutor(shell)
+    result = await agent.execute("SAID = interrupt_now()\nfor _ in range(10_000): pass\nAGENT_DONE = True")
+    assert result.error is None, result.error
+    assert shell.user_ns["AGENT_DONE"] is True and "nothing interrupted" in shell.user_ns["SAID"]
+
+
+async def test_a_clients_interrupt_stops_its_own_code() -> None:
+    shell = InteractiveShell.instance()
+    ops = _ops(shell)
+    _interrupting(ops, shell)
+    ops.running = "claude-code"
+    shell.user_ns.pop("CLIENT_DONE", None)
+    result = await ops.executor.execute("interrupt_now()\nfor _ in range(10_000_000): pass\nCLIENT_DONE = True")
+    assert result.error is not None and "KeyboardInterrupt" in result.error
+    assert "CLIENT_DONE" not in shell.user_ns
