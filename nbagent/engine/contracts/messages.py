@@ -39,10 +39,15 @@ ServerToolResult = Union[WebSearchToolResultBlockParam, WebFetchToolResultBlockP
 def block_type(block: object) -> str | None:
     """The ``type`` of a content block: None for a non-mapping or a block without a string type.
     The one place a block's kind is read; the TypeGuards below are built on it."""
-    match block:
-        case {"type": str() as kind}:
-            return kind
-    return None
+    # Not a mapping pattern (``case {"type": str()}``): that costs three times as much, and this
+    # runs ~40 times a request.
+    if isinstance(block, dict):
+        kind = block.get("type")
+    elif isinstance(block, Mapping):
+        kind = block.get("type")
+    else:
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 def is_text(block: object) -> TypeGuard[TextBlockParam]:
