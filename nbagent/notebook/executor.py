@@ -25,6 +25,7 @@ import base64
 import collections
 import inspect
 import io
+import logging
 import signal
 import sys
 import threading
@@ -278,6 +279,8 @@ class _Capture:
         self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
         pub = CapturingDisplayPublisher()
         pub.outputs = self.displays
+        self.kernel_log = _KernelLogAside(self.saved[1])
+        COMM_LOG.addFilter(self.kernel_log)
         sys.stdout, sys.stderr = self.out, self.err
         self.shell.display_pub = pub
 
@@ -288,6 +291,32 @@ class _Capture:
             except Exception:  # noqa: BLE001
                 pass
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
+        COMM_LOG.removeFilter(self.kernel_log)
+
+
+COMM_LOG = logging.getLogger("Comm")
+"""The ``comm`` package's logger: ipykernel's comm manager logs there from the thread that handles
+comm messages (e.g. "No such comm", for a widget of a page that was reloaded)."""
+
+
+class _KernelLogAside(logging.Filter):
+    """Keeps the kernel's comm log lines out of a capture: with no handler configured, logging
+    writes them to whatever ``sys.stderr`` is at that moment, which during an execution is the
+    model's captured output (they would reach the model as the code's stderr). They are written
+    where they would have gone without the capture."""
+
+    def __init__(self, stderr: object) -> None:
+        super().__init__()
+        self.stderr = stderr
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        write = getattr(self.stderr, "write", None)
+        if write is not None and record.levelno >= logging.WARNING:
+            try:
+                write(record.getMessage() + "\n")
+            except Exception:  # noqa: BLE001 - a log line must never fail the comm's handling
+                pass
+        return False
 
 
 class _UserCode:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import signal
 import sys
@@ -179,3 +181,35 @@ async def test_two_executors_on_one_namespace_never_overlap(shell: Any) -> None:
     assert not b_ran_meanwhile
     assert ra.stdout == "from the agent\n" and rb.stdout == "from the client\n"
     assert sys.stdout is stdout
+
+
+@contextlib.contextmanager
+def kernel_logging() -> Iterator[None]:
+    """Logging as in a kernel: no handler anywhere (pytest's, added to the root logger for the test's
+    call, is taken off), so a record goes to ``logging.lastResort``, which writes to the current
+    ``sys.stderr``."""
+    root = logging.getLogger()
+    saved, root.handlers = root.handlers, []
+    try:
+        yield
+    finally:
+        root.handlers = saved
+
+
+async def test_the_kernels_comm_log_lines_stay_out_of_the_captured_output(executor: ShellExecutor, capsys: Any) -> None:
+    # After a page reload, ipykernel's comm manager logs "No such comm" from the thread that handles
+    # the old page's widget messages; with no handler, logging writes to the *current* sys.stderr.
+    code = ("import threading\nfrom comm.base_comm import CommManager\n"
+            "t = threading.Thread(target=lambda: CommManager().get_comm('gone-after-reload'))\n"
+            "t.start(); t.join()\nprint('done')")
+    with kernel_logging():
+        res = await executor.execute(code)
+    assert res.stdout == "done\n"
+    assert "No such comm" not in res.stderr  # the model never sees the kernel's own log line
+    assert "No such comm: gone-after-reload" in capsys.readouterr().err  # where it would have gone
+
+
+async def test_the_models_own_log_lines_are_still_captured(executor: ShellExecutor) -> None:
+    with kernel_logging():
+        res = await executor.execute("import logging\nlogging.getLogger('mine').warning('careful')")
+    assert "careful" in res.stderr

@@ -39,10 +39,15 @@ ServerToolResult = Union[WebSearchToolResultBlockParam, WebFetchToolResultBlockP
 def block_type(block: object) -> str | None:
     """The ``type`` of a content block: None for a non-mapping or a block without a string type.
     The one place a block's kind is read; the TypeGuards below are built on it."""
-    match block:
-        case {"type": str() as kind}:
-            return kind
-    return None
+    # Not a mapping pattern (``case {"type": str()}``): that costs three times as much, and this
+    # runs ~40 times a request.
+    if isinstance(block, dict):
+        kind = block.get("type")
+    elif isinstance(block, Mapping):
+        kind = block.get("type")
+    else:
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 def is_text(block: object) -> TypeGuard[TextBlockParam]:
@@ -182,23 +187,23 @@ def block_text(block: Mapping[str, object]) -> str:
     """The text that a content block contributes to the prompt, for counting and searching
     (images contribute nothing). Takes any block-shaped mapping: the simulator and the explorer
     count blocks of requests and files that were never typed."""
-    match block:
-        case {"type": "text"}:
-            return str(block.get("text", ""))
-        case {"type": "thinking"}:
-            return str(block.get("thinking", ""))
-        case {"type": "redacted_thinking"}:
-            return str(block.get("data", ""))
-        case {"type": "compaction"}:
-            return str(block.get("content") or "")
-        case {"type": "tool_use"}:
-            return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
-        case {"type": "tool_result"}:
-            content = block.get("content", "")
-            if isinstance(content, str):
-                return content
-            return "".join(block_text(b) for b in content if isinstance(b, (dict, Mapping))
-                           and block_type(b) != "image") if isinstance(content, list) else ""
+    kind = block_type(block)  # one read of the type, not a mapping pattern per kind
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "redacted_thinking":
+        return str(block.get("data", ""))
+    if kind == "compaction":
+        return str(block.get("content") or "")
+    if kind == "tool_use":
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True, default=str)
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, str):
+            return content
+        return "".join(block_text(b) for b in content if isinstance(b, (dict, Mapping))
+                       and block_type(b) != "image") if isinstance(content, list) else ""
     return ""
 
 

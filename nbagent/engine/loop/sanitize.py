@@ -126,7 +126,9 @@ class StreamRedactor:
 
 SHAPE_HOLD = 256
 """How far back a run of key characters at a stream's cut is held (keys are ~110 characters)."""
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
+_KEY_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-"
+"""What a key of :data:`KEY_SHAPES` is made of (either shape)."""
+_KEY_CHARS = frozenset(_KEY_TEXT)
 
 
 def _run_start(buf: str, cut: int) -> int:
@@ -135,13 +137,12 @@ def _run_start(buf: str, cut: int) -> int:
     start = cut
     if cut > 0 and buf[cut - 1] in _KEY_CHARS and (cut == len(buf) or buf[cut] in _KEY_CHARS):
         floor = max(cut - SHAPE_HOLD, 0)
-        while start > floor and buf[start - 1] in _KEY_CHARS:
-            start -= 1
-    for word in ("Bearer ", "bearer "):  # the token's marker stays with it (also cut just after it)
-        if buf.endswith(word, 0, start):
-            return start - 7
-        if buf.endswith(word[:-1], 0, start) and start == cut:
-            return start - 6
+        start = floor + len(buf[floor:cut].rstrip(_KEY_TEXT))  # the run, found in C: once per delta
+    # The token's marker stays with it (also one cut just after it, before the space).
+    if buf.endswith(("Bearer ", "bearer "), 0, start):
+        return start - 7
+    if start == cut and buf.endswith(("Bearer", "bearer"), 0, start):
+        return start - 6
     return start
 
 
