@@ -298,8 +298,9 @@ class AgentMagics(Magics):
         if args.out and done is not None and (output is None or done.output is not None):
             assert self.shell is not None
             self.shell.user_ns[args.out] = agent.last_output
-        record = self.document.recorded(agent, prompt, view.finish(), done, watch.inputs() if watch is not None else None)
-        await cell_run.after_run(self, cells, agent.turn, record)
+        shown = view.finish()
+        record = self.document.recorded(agent, prompt, shown, done, watch.inputs() if watch is not None else None)
+        await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 
     def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> "AgentView":

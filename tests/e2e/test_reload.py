@@ -14,6 +14,7 @@ import time
 import pytest
 
 from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
+from nbagent.notebook.document.cell_run import RELOADED_NOTE
 
 from .test_bridge_frontend import _kernel, _require_installed_bridge
 from .test_cell_removal import MINE, _append, _made, _put, _run_all, _run_cell, _text, _wait
@@ -72,7 +73,11 @@ def test_a_reload_while_allow_deny_waits_never_leaves_the_kernel_busy(browser, l
                            "{ window.__nb = w; return true; } return false; }", arg=name, timeout=60_000)
     assert page.locator("button:text-is('Allow'):enabled").count() == 0  # no page shows the prompt
     _run_cell(page, 2)  # queued behind the agent cell, which must end by itself
-    _wait(page, lambda cs: "my own cell" in _text(cs[2]), "the kernel kept waiting on the lost prompt", 90)
+    cells = _wait(page, lambda cs: "my own cell" in _text(cs[2]), "the kernel kept waiting on the lost prompt", 90)
+    # The turn's outputs went to the page that ran the cell: the new page (and what it saves) gets
+    # the turn as it ended, written into the agent cell, instead of what was saved before it.
+    agent = _text(cells[1])
+    assert RELOADED_NOTE.strip() in agent and "done:" in agent, agent[-600:]
     page.close()
 
 

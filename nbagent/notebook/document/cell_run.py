@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_request
 from .embedded import in_kernel
 from .fork import fork
 from .link import Live, Replay, Undone, session_name
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..outcome import Ending
     from ..session import NotebookSession
     from .bridge import Bridge
+    from .bridge_types import OutputJSON
     from .inputs import TurnWatch
     from .materialise import Materialiser
     from .removal import Removal
@@ -265,10 +266,13 @@ def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Namespace) 
 
 
 async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
-                    record: JSONObject | None = None) -> None:
-    """Tag the agent cell (with the turn's signed record, which travels with the notebook); say
-    which earlier cells stayed; without a bridge, the last code goes into one new cell."""
+                    record: JSONObject | None = None, shown: "dict[str, str] | None" = None) -> None:
+    """Tag the agent cell (with the turn's signed record, which travels with the notebook); write
+    what the turn showed into it where its page was reloaded meanwhile; say which earlier cells
+    stayed; without a bridge, the last code goes into one new cell."""
     await cells.mark_agent_cell(turn, record)
+    if shown is not None:
+        await show_on_reloaded_page(magics.document.bridge, shown)
     kept = cells.notice()
     if kept is not None:
         print(kept)
@@ -305,6 +309,46 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         return found.get("running") is not False
 
     return shown
+
+
+RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while this turn ran: the turn's "
+                 "live view went to the page that ran the cell. Here is the turn as it ended.\n")
+
+
+async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bool:
+    """Write the turn's final transcript (``shown``) into the running agent cell when the page
+    now showing the notebook did not run it (reloaded, or the notebook opened again): a cell's
+    outputs go only to the page that ran it, so the new page, and the notebook it saves, would
+    keep what was saved before the turn (no answer under the turn's cells). Only while the cell
+    still holds the code that ran; True when written."""
+    cell_id, ran = executing_cell_id(), _ran_code()
+    if cell_id is None or ran is None or not in_kernel() or not bridge.ever_connected or bridge.version < 2:
+        return False
+    try:
+        if not bridge.connected and not await bridge.reconnect():
+            return False
+        found = await bridge.request("find", cell_id=cell_id)
+        index = found.get("index")
+        if not isinstance(index, int) or index < 0 or found.get("running") is not False:
+            return False  # deleted, or still running in the page that ran it (its view is live there)
+        cells = (await bridge.request("read")).get("cells", [])
+        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
+        source = cell.get("source", "") if cell is not None else None
+        if ("".join(source) if isinstance(source, list) else source) != ran:
+            return False  # edited meanwhile: the answer is not to this cell's text any more
+        outputs: list[OutputJSON] = [{"output_type": "stream", "name": "stdout", "text": RELOADED_NOTE},
+                   {"output_type": "display_data", "data": dict(shown), "metadata": {}}]
+        await bridge.request("replace", cell_id=cell_id, outputs=outputs)
+    except (BridgeUnavailable, BridgeError):
+        return False
+    return True
+
+
+def _ran_code() -> str | None:
+    """The code of the cell the kernel is executing, as the page sent it."""
+    content = executing_request().get("content")
+    code = content.get("code") if isinstance(content, dict) else None
+    return code if isinstance(code, str) else None
 
 
 async def _nowhere() -> bool:

@@ -172,3 +172,43 @@ def _replies_from_two_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     bridge_mod.address_cell()  # a page that said no hello on this comm: whichever page shows it now
     bridge._send("read", {})
     assert "client" not in sent[1]
+
+
+BUNDLE = {"text/plain": "agent: 23 + 17 = 40", "text/html": "<div>23 + 17 = 40</div>"}
+AGENT_SOURCE = "%%agent --allow python\nwhat is 23 + 17?"
+
+
+def _running(monkeypatch: pytest.MonkeyPatch, source: str = AGENT_SOURCE) -> tuple[FakeFrontEnd, Bridge]:
+    """A page showing the agent cell ``c1``, which the kernel runs with ``AGENT_SOURCE``."""
+    front = FakeFrontEnd([{"cell_type": "code", "source": source, "outputs": [{"output_type": "stream",
+                                                                              "name": "stdout", "text": "saved before"}]}])
+    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(cell_run, "executing_request", lambda: {"content": {"code": AGENT_SOURCE}})
+    return front, front.connect(Bridge())
+
+
+async def test_a_turn_that_ends_after_a_reload_writes_its_transcript_into_the_agent_cell(monkeypatch) -> None:
+    # The page was reloaded while the turn ran: the cell is there, idle (the new page never ran it),
+    # and the turn's outputs go to the page that did: the new page would keep what was saved before.
+    front, bridge = _running(monkeypatch)
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is True
+    outputs = front.cells[0]["outputs"]
+    assert outputs[0]["text"] == cell_run.RELOADED_NOTE
+    assert outputs[1] == {"output_type": "display_data", "data": BUNDLE, "metadata": {}}
+
+
+async def test_a_turn_whose_page_still_runs_the_cell_writes_nothing(monkeypatch) -> None:
+    front, bridge = _running(monkeypatch)
+    front.running.add("c1")  # the page that ran the cell shows the live view, and keeps it
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert [r["op"] for r in front.requests] == ["find"]
+    assert front.cells[0]["outputs"][0]["text"] == "saved before"
+
+
+async def test_an_agent_cell_edited_or_deleted_meanwhile_gets_no_transcript(monkeypatch) -> None:
+    front, bridge = _running(monkeypatch, source="%%agent\nanother question, typed in the new page")
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert front.cells[0]["outputs"][0]["text"] == "saved before"
+    front.cells.clear()
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert "replace" not in [r["op"] for r in front.requests]
