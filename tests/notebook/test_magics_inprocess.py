@@ -396,3 +396,12 @@ def test_history_on_a_fresh_kernel_says_no_requests_yet_and_does_not_fail(ip):
     # A fresh kernel: the extension loaded, no %%agent cell run yet, so no session at all.
     magics_mod.active_magics().current = None
     assert run(ip, "%agent history").strip() == "no requests yet"
+
+
+def test_allow_given_twice_allows_both_tools(ip):
+    """``--allow python --allow read_file`` allows both, as ``--allow python read_file`` does (it kept
+    the last one only: the python call asked, or was denied where nobody could answer)."""
+    magics_mod.active_magics().new_session(allow=())
+    out = run(ip, "%%agent --allow python --allow read_file\nWhat is 2 * 3?")
+    assert set(session().agent.config.allow) == {"python", "read_file"}
+    assert "denied" not in out and "6" in out
