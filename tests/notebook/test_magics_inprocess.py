@@ -405,3 +405,20 @@ def test_allow_given_twice_allows_both_tools(ip):
     out = run(ip, "%%agent --allow python --allow read_file\nWhat is 2 * 3?")
     assert set(session().agent.config.allow) == {"python", "read_file"}
     assert "denied" not in out and "6" in out
+
+
+def test_a_failed_agent_command_is_not_the_users_failed_cell(ip):
+    """``%agent fix`` with nothing to fix fails; a second ``%agent fix`` used to ask the model to fix
+    the first (billed, its traceback through nbagent sent), and every later prompt reported it as
+    the user's last error. The user's own failure before it stays the one to fix."""
+    magics_mod.active_magics().last_error.text = None
+    assert "No failed cell to fix" in fails(ip, "%agent fix")
+    run(ip, "x = 1")
+    assert "No failed cell to fix" in fails(ip, "%agent fix")
+    with capture_output():
+        assert ip.run_cell("{'apple': 1}['pear']").error_in_exec is not None
+    with capture_output():
+        assert ip.run_cell("%agent rollback 99").error_in_exec is not None
+        assert ip.run_cell("get_ipython().run_line_magic('agent', 'rollback 99')").error_in_exec is not None
+    last = magics_mod.active_magics().last_error.text or ""
+    assert "raised KeyError: 'pear'" in last and "rollback" not in last
