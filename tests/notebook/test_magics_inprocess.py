@@ -422,3 +422,19 @@ def test_a_failed_agent_command_is_not_the_users_failed_cell(ip):
         assert ip.run_cell("get_ipython().run_line_magic('agent', 'rollback 99')").error_in_exec is not None
     last = magics_mod.active_magics().last_error.text or ""
     assert "raised KeyError: 'pear'" in last and "rollback" not in last
+
+
+def test_a_model_that_does_not_exist_is_named_in_the_next_cells_failure(ip):
+    """A cell's --model holds for later prompts: after ``--model no-such-model`` the next cell, with no
+    --model of its own, fails too. Its line used to say "Fix the cause and run %agent retry, or run
+    the cell again", which both ask for the same model again; it names the model and --model."""
+    from nbagent.notebook.outcome import AgentRunFailed
+
+    for code in ("%%agent --model no-such-model\nWhat is 2 * 3?", "%%agent\nWhat is 4 * 5?"):
+        exc, _shown = _fails_with(ip, code)
+        assert isinstance(exc, AgentRunFailed) and "not_found" in str(exc)
+        assert "The session's model is 'no-such-model' (a cell's --model holds for the later prompts too)" in str(exc)
+        assert "Fix the cause and run %agent retry" not in str(exc)
+    exc, _shown = _fails_with(ip, "%agent retry")
+    assert "'no-such-model'" in str(exc)
+    run(ip, "%%agent --model claude-sonnet-5-5\nWhat is 6 * 7?")  # the way out the line names
