@@ -140,6 +140,10 @@ class Materialiser:
                 "kind": "code", "agent_cell": self.agent_cell_id}
         try:
             cell = code_cell(record.code, self.redact(outputs_of(record)), mark, getattr(record, "execution_count", None))
+            if any(o.get("output_type") == "error" for o in cell["outputs"]):
+                # The agent's attempt that raised (it then tried again): Jupyter's own tag lets Run All,
+                # nbclient and papermill run it and go on, as the turn did, instead of stopping there.
+                cell["metadata"]["tags"] = [RAISES]
             result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
         except (BridgeUnavailable, BridgeError):
             self.live = False
@@ -167,6 +171,11 @@ class Materialiser:
             return None
         shell.set_next_input(self.codes[-1], replace=False)
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
+
+
+RAISES = "raises-exception"
+"""The tag JupyterLab, Notebook 7, nbclient, papermill and ``nbconvert --execute`` read as "this cell
+is expected to raise": the execution goes on after it (``stop_on_error`` off, ``allow_error``)."""
 
 
 def _made_by(cell: CellJSON, agent_cell_id: str | None, *, other_kernel: bool) -> bool:

@@ -118,6 +118,20 @@ async def test_an_error_becomes_an_error_output():
     assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
 
 
+async def test_an_attempt_that_raised_is_tagged_so_run_all_goes_on_past_it():
+    """The agent's failed attempt is a cell that raises again on Run All: without Jupyter's
+    ``raises-exception`` tag, Restart & Run All (and nbclient, papermill) stopped there, short of the
+    state the turn left; a call that ran cleanly carries no tag."""
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await call(cells, executor, "t1", "total = undefined_name + 1")
+    await call(cells, executor, "t2", "total = 1 + 1")
+    failed, fixed = front.cells[2], front.cells[3]
+    assert failed["outputs"][-1]["output_type"] == "error" and failed["metadata"]["tags"] == ["raises-exception"]
+    assert "tags" not in fixed["metadata"]
+
+
 async def test_script_in_an_output_never_enters_the_document():
     front = front_with_agent_cell()
     executor = ShellExecutor(InteractiveShell.instance())
