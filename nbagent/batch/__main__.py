@@ -27,7 +27,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=None, help="total budget in USD over all items")
     p.add_argument("--provider", choices=["auto", "simulated", "anthropic"], default="auto")
     p.add_argument("--model", default=None)
-    p.add_argument("--allow", nargs="*", default=[], metavar="TOOL", help="tools that run without asking")
+    p.add_argument("--allow", nargs="*", action="extend", default=[], metavar="TOOL",
+                   help="tools that run without asking (--allow a b, or --allow a --allow b)")
     p.add_argument("--max-requests", type=int, default=None, help="most API requests per item")
     p.add_argument("--notebook", type=Path, default=None, metavar="NB.ipynb",
                    help="run this parameterised agent notebook per item (item, prompt and the task folder "

@@ -257,7 +257,7 @@ class AgentMagics(Magics):
         if self._new_session_wanted:
             self._new_session_wanted = False
             self.new_session()
-        check_done(done, cancelled=sess.view is not None and sess.view.cancelled)
+        check_done(done, cancelled=sess.view is not None and sess.view.cancelled, model=sess.agent.config.model)
         return done
 
     async def _run_with_view(self, sess: NotebookSession, args: Namespace, prompt: str, output: object,

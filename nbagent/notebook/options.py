@@ -103,7 +103,8 @@ CELL_OPTIONS = [
              help="Send requests to this endpoint profile (.nbagent/endpoints.json, AgentMagics.endpoints); "
                   "a new session when it changes."),
     argument("--new", action="store_true", help="Start a new conversation."),
-    argument("--allow", nargs="+", default=None, metavar="TOOL", help="Allow these tools without asking."),
+    argument("--allow", nargs="+", action="extend", default=None, metavar="TOOL",
+             help="Allow these tools without asking (--allow a b, or --allow a --allow b)."),
     argument("--simulated", action="store_true", help="Use the offline simulated Messages API."),
     argument("--anthropic", action="store_true", help="Use the Anthropic API (needs ANTHROPIC_API_KEY)."),
     argument("--window", type=window_tokens, default=None, help="Context window override, e.g. 4000 to see truncation."),

@@ -71,17 +71,24 @@ FAILING_REASONS = ("error", "aborted")
 """The ends of a run that fail its cell; ``end_turn`` and the limits end it normally."""
 
 
-def check_done(done: Ending | None, *, cancelled: bool = False) -> None:
+def check_done(done: Ending | None, *, cancelled: bool = False, model: str | None = None) -> None:
     """Raise for a run that must fail its cell; return quietly for one that ended normally.
 
     ``end_turn`` and the limits (``max_requests``, ``budget``) are normal ends: the run did what
     it was allowed to. ``error`` fails the cell; ``aborted`` ends it as a cancelled run when the
     user clicked Cancel (``cancelled``), else (■, an interrupt the engine saw first) like an interrupt.
+    ``model``: the session's model, named when the endpoint did not find it (``--model`` sticks).
     """
     if done is None or not fails(done):
         return
     if done.reason == "error":
         detail = done.error or "the request failed"
+        if model and detail.startswith("not_found") and model in detail:
+            # --model holds for later prompts: a retry, or the cell run again, asks for it again.
+            raise AgentRunFailed(f"the agent run failed: {detail}. The session's model is {model!r} (a cell's "
+                                 "--model holds for the later prompts too): run the cell with --model set to a "
+                                 "model id that exists; %agent retry or the cell run as it is would ask for it "
+                                 "again.")
         raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
                              "or run the cell again.")
     if cancelled:

@@ -10,7 +10,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from .kernel_context.cells import is_agent_cell
+from .kernel_context.cells import is_agent_cell, is_agent_command
 
 if TYPE_CHECKING:
     # Annotations only: the kernel builds LastError at start (``%load_ext``), before any prompt
@@ -39,7 +39,9 @@ def kernel_facts_from(shell: "InteractiveShell", errors: "LastError | None" = No
 
 
 class LastError:
-    """The last cell that raised, as the model is told about it (agent cells are not user errors).
+    """The last cell that raised, as the model is told about it (agent cells and ``%agent`` commands
+    are not user errors: a second ``%agent fix`` would ask the model to fix the first one's "No
+    failed cell to fix", and every prompt would report it as the user's last error).
 
     Registered once per shell as a ``post_run_cell`` hook."""
 
@@ -53,7 +55,7 @@ class LastError:
     def _after_cell(self, result: "ExecutionResult") -> None:
         error = getattr(result, "error_in_exec", None)
         source = str(getattr(getattr(result, "info", None), "raw_cell", "") or "")
-        if error is None or is_agent_cell(source) or isinstance(error, KeyboardInterrupt):
+        if error is None or is_agent_cell(source) or is_agent_command(source) or isinstance(error, KeyboardInterrupt):
             return
         frames = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=-3))
         self.cell = getattr(result, "execution_count", None)

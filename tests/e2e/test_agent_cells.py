@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from . import test_cell_removal as removal
 from .test_bridge_frontend import _kernel, _open, _require_installed_bridge, _wait_saved
 from .test_jupyterlab import SHOTS, browser, lab, server_log_tail  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
@@ -171,4 +172,39 @@ def test_the_agents_work_becomes_cells_and_run_all_replays_it(browser, lab, fron
                     "(_m.active_magics().current is None, 'ANTHROPIC_API_KEY' in os.environ)")
     assert state == (True, False)  # no Agent was made: nothing could send a request; no key
     page.screenshot(path=str(SHOTS / f"agent_cells_replayed_{frontend}.png"), full_page=True)
+    page.close()
+
+
+RETRIES = ("%load_ext nbagent\nimport nbagent\n"
+           "from nbagent.providers.simulated.script import ScriptedResponder, tool_reply, text_reply\n"
+           "nbagent.notebook.magics.active_magics().new_session(allow=('python',))\n"
+           "nbagent.session().agent.simulated_api.responder = ScriptedResponder([\n"
+           "    tool_reply('python', {'code': 'total = undefined_name + 1'}),\n"
+           "    tool_reply('python', {'code': 'total = 1 + 1\\ntotal'}), text_reply('total is 2')])")
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab"])
+def test_restart_and_run_all_goes_past_the_agents_attempt_that_raised(browser, lab, frontend):  # noqa: F811
+    """The agent's first try raised (NameError) and its second worked: both are cells. Restart & Run
+    All ran the first, which raised again, and stopped there, short of the state the turn left and of
+    the user's cells below. Tagged ``raises-exception``, it shows its error and Run All goes on."""
+    _require_installed_bridge()
+    name = _put_notebook(lab, f"attempt_raised_{frontend}.ipynb", "python3",
+                         [RETRIES, "%%agent\nCompute the total.", "print('after', total)"])
+    page = _open(browser, lab, name, frontend)
+    removal._run_all(page)
+    cells = removal._wait(page, lambda cs: "after 2" in removal._text(cs[-1]), "the live run did not finish")
+    assert [c["source"] for c in removal._made(cells)] == ["total = undefined_name + 1", "total = 1 + 1\ntotal"]
+    assert removal._made(cells)[0]["metadata"]["tags"] == ["raises-exception"]
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _wait_saved(page, name, lambda nb: len(nb.cells) == 5)
+
+    page.evaluate("() => window.__nb.sessionContext.session.kernel.restart()")
+    page.wait_for_function("() => { const k = window.__nb.sessionContext.session.kernel; "
+                           "return k.status === 'idle' && k.connectionStatus === 'connected'; }", timeout=60_000)
+    removal._run_all(page)
+    cells = removal._wait(page, lambda cs: "after 2" in removal._text(cs[-1]) and cs[-1]["execution_count"] == 5,
+                          "Restart & Run All stopped at the agent's attempt that raised")
+    assert "replayed" in removal._text(cells[1])
+    assert "NameError" in removal._text(cells[2]) and cells[2]["execution_count"] == 3
     page.close()

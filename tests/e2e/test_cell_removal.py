@@ -311,3 +311,27 @@ def test_undo_after_a_re_run_brings_back_cells_the_next_re_run_replaces(browser,
     assert [c["source"] for c in cells] == ["%load_ext nbagent", ASK, "2 * 3", "4 * 5", MINE]
     assert _bytes(cells[-1]) == mine
     page.close()
+
+
+def test_rollback_says_the_users_cell_the_agent_fixed_keeps_the_fix(browser, lab):  # noqa: F811
+    """The agent fixed the user's failing cell (notebook_edit, notebook_run); ``%agent rollback 0``
+    leaves that cell as the agent left it (it is the user's) and now says so, instead of a line that
+    read as if everything of the turn was undone."""
+    _require_installed_bridge()
+    broken = "import pandas as pd\ndf = pd.DataFrame({'price': [1, 2, 3]})\ndf['prise'].sum()"
+    name = _put(lab, "removal_rollback_fix.ipynb", "python3", ["%load_ext nbagent", broken])
+    page = _open(browser, lab, name, "jupyterlab")
+    _run_all(page)  # stops at the KeyError
+    _wait(page, lambda cs: cs[1]["execution_count"] is not None, "the broken cell did not run")
+    at = _append(page, "%%agent --allow notebook_edit notebook_run\nfix the cell that fails with a KeyError")
+    _run_cell(page, at)
+    cells = _wait(page, lambda cs: "done:" in _text(cs[at]), "the fix did not finish")
+    assert "df['price'].sum()" in cells[1]["source"] and _kind(cells[1]) == "edit"
+    fixed = _bytes(cells[1])
+
+    at = _append(page, "%agent rollback 0")
+    _run_cell(page, at)
+    cells = _wait(page, lambda cs: "rolled back" in _text(cs[at]), "the rollback did not answer")
+    assert "1 of your cell(s) the agent changed in the undone turn(s) keep(s) its change" in _text(cells[at])
+    assert _bytes(cells[1]) == fixed  # the user's cell, as the agent left it: never rewritten by nbagent
+    page.close()

@@ -396,3 +396,45 @@ def test_history_on_a_fresh_kernel_says_no_requests_yet_and_does_not_fail(ip):
     # A fresh kernel: the extension loaded, no %%agent cell run yet, so no session at all.
     magics_mod.active_magics().current = None
     assert run(ip, "%agent history").strip() == "no requests yet"
+
+
+def test_allow_given_twice_allows_both_tools(ip):
+    """``--allow python --allow read_file`` allows both, as ``--allow python read_file`` does (it kept
+    the last one only: the python call asked, or was denied where nobody could answer)."""
+    magics_mod.active_magics().new_session(allow=())
+    out = run(ip, "%%agent --allow python --allow read_file\nWhat is 2 * 3?")
+    assert set(session().agent.config.allow) == {"python", "read_file"}
+    assert "denied" not in out and "6" in out
+
+
+def test_a_failed_agent_command_is_not_the_users_failed_cell(ip):
+    """``%agent fix`` with nothing to fix fails; a second ``%agent fix`` used to ask the model to fix
+    the first (billed, its traceback through nbagent sent), and every later prompt reported it as
+    the user's last error. The user's own failure before it stays the one to fix."""
+    magics_mod.active_magics().last_error.text = None
+    assert "No failed cell to fix" in fails(ip, "%agent fix")
+    run(ip, "x = 1")
+    assert "No failed cell to fix" in fails(ip, "%agent fix")
+    with capture_output():
+        assert ip.run_cell("{'apple': 1}['pear']").error_in_exec is not None
+    with capture_output():
+        assert ip.run_cell("%agent rollback 99").error_in_exec is not None
+        assert ip.run_cell("get_ipython().run_line_magic('agent', 'rollback 99')").error_in_exec is not None
+    last = magics_mod.active_magics().last_error.text or ""
+    assert "raised KeyError: 'pear'" in last and "rollback" not in last
+
+
+def test_a_model_that_does_not_exist_is_named_in_the_next_cells_failure(ip):
+    """A cell's --model holds for later prompts: after ``--model no-such-model`` the next cell, with no
+    --model of its own, fails too. Its line used to say "Fix the cause and run %agent retry, or run
+    the cell again", which both ask for the same model again; it names the model and --model."""
+    from nbagent.notebook.outcome import AgentRunFailed
+
+    for code in ("%%agent --model no-such-model\nWhat is 2 * 3?", "%%agent\nWhat is 4 * 5?"):
+        exc, _shown = _fails_with(ip, code)
+        assert isinstance(exc, AgentRunFailed) and "not_found" in str(exc)
+        assert "The session's model is 'no-such-model' (a cell's --model holds for the later prompts too)" in str(exc)
+        assert "Fix the cause and run %agent retry" not in str(exc)
+    exc, _shown = _fails_with(ip, "%agent retry")
+    assert "'no-such-model'" in str(exc)
+    run(ip, "%%agent --model claude-sonnet-5-5\nWhat is 6 * 7?")  # the way out the line names

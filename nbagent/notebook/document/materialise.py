@@ -55,6 +55,8 @@ class Materialiser:
         self.codes: list[str] = []
         self.removal = Removal()
         self.moved = 0
+        self.apart = 0
+        """Removed cells of earlier runs below this agent cell, past cells of the user's (not moved)."""
         """Cells of the earlier run that went from where the user had moved them (still nbagent's)."""
         self.older = 0
         """Cells this agent cell made in an earlier kernel: not this kernel's to remove, so they stay."""
@@ -79,8 +81,9 @@ class Materialiser:
             if expect is not None:
                 ids = [str(c.get("id")) for c in cells if matches(c, expect)]
                 self.removal = await remove(self.bridge, ids, expect, protect=[self.agent_cell_id])
-                below = _block_below(cells, at, set(ids))
-                self.moved = sum(1 for i in self.removal.removed if i not in below)
+                below, section = _block_below(cells, at, set(ids)), _section_below(cells, at)
+                self.moved = sum(1 for i in self.removal.removed if i not in below and i not in section)
+                self.apart = sum(1 for i in self.removal.removed if i not in below and i in section)
         except (BridgeUnavailable, BridgeError):
             self.live = False
 
@@ -93,6 +96,9 @@ class Materialiser:
         if reasons:
             kept = sum(1 for _i, r in self.removal.kept if r != "missing")
             lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
+        if self.apart:
+            lines.append(f"ⓘ {self.apart} cell(s) of this cell's earlier runs removed from below cells of yours among "
+                         "them (still the agent's: copy one, or edit it, to keep it).")
         if self.moved:
             lines.append(f"ⓘ {self.moved} cell(s) of this cell's earlier runs removed from elsewhere in the notebook "
                          "(moved there, or brought back by Undo: still the agent's; copy one, or edit it, to keep it).")
@@ -134,6 +140,10 @@ class Materialiser:
                 "kind": "code", "agent_cell": self.agent_cell_id}
         try:
             cell = code_cell(record.code, self.redact(outputs_of(record)), mark, getattr(record, "execution_count", None))
+            if any(o.get("output_type") == "error" for o in cell["outputs"]):
+                # The agent's attempt that raised (it then tried again): Jupyter's own tag lets Run All,
+                # nbclient and papermill run it and go on, as the turn did, instead of stopping there.
+                cell["metadata"]["tags"] = [RAISES]
             result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
         except (BridgeUnavailable, BridgeError):
             self.live = False
@@ -163,6 +173,11 @@ class Materialiser:
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
 
+RAISES = "raises-exception"
+"""The tag JupyterLab, Notebook 7, nbclient, papermill and ``nbconvert --execute`` read as "this cell
+is expected to raise": the execution goes on after it (``stop_on_error`` off, ``allow_error``)."""
+
+
 def _made_by(cell: CellJSON, agent_cell_id: str | None, *, other_kernel: bool) -> bool:
     """A code cell whose mark says it was made (materialised) for the agent cell ``agent_cell_id``
     (``other_kernel``: by a kernel other than this one, as before a restart)."""
@@ -180,6 +195,20 @@ def _block_below(cells: list[CellJSON], at: int, ids: set[str]) -> set[str]:
             break
         block.add(str(cell.get("id")))
     return block
+
+
+def _section_below(cells: list[CellJSON], at: int) -> set[str]:
+    """The ids of the cells below the agent cell at ``at`` up to the next agent cell: where its runs'
+    cells still are when the user only put cells of their own among them (not moved away)."""
+    section: set[str] = set()
+    for cell in cells[at + 1:]:
+        mark = mark_of(cell)
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        if (mark is not None and mark.get("kind") == "agent") or text.lstrip().startswith("%%agent"):
+            break
+        section.add(str(cell.get("id")))
+    return section
 
 
 def _earlier_runs(agent: CellJSON) -> Expect | None:

@@ -48,6 +48,9 @@ class Removal:
     removed: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)
     """(cell id, reason code) of cells asked for that stayed."""
+    changed: list[str] = field(default_factory=list)
+    """Ids of the user's cells the model changed (``notebook_edit``) in the undone turns: they stay
+    as the model left them (nbagent never rewrites a user's cell back), and the message says so."""
 
     @property
     def count(self) -> int:
@@ -68,6 +71,9 @@ class Removal:
         parts = [f"{self.count} agent cell(s) removed from the notebook"] if self.count else []
         if kept:
             parts.append(f"{len(kept)} kept ({', '.join(self.kept_reasons())})")
+        if self.changed:
+            parts.append(f"{len(self.changed)} of your cell(s) the agent changed in the undone turn(s) keep(s) "
+                         "its change (nbagent never rewrites your cells: Undo in the notebook, or edit it back)")
         return "; ".join(parts)
 
 
@@ -140,6 +146,17 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
     try:
         cells = bridge.request_sync("read").get("cells", [])
         ids = [str(c.get("id")) for c in cells if matches(c, expect)]
-        return remove_sync(bridge, ids, expect, protect=[protect])
+        removal = remove_sync(bridge, ids, expect, protect=[protect])
     except (BridgeUnavailable, BridgeError):
         return Removal()
+    removal.changed = [str(c.get("id")) for c in cells if _changed_after(mark_of(c), session, after_turn)]
+    return removal
+
+
+def _changed_after(mark: JSONObject | None, session: str, after_turn: int) -> bool:
+    """Whether a cell's mark says the model changed this user's cell (code or markdown) in this
+    kernel's ``session`` after ``after_turn``."""
+    if mark is None or mark.get("kind") != "edit" or mark.get("origin") != ORIGIN or mark.get("session") != session:
+        return False
+    turn = mark.get("turn")
+    return isinstance(turn, int) and turn > after_turn

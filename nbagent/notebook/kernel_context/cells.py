@@ -4,6 +4,7 @@ by a bounded repr that runs no user code (moved here from ``notebook.session``).
 from __future__ import annotations
 
 import inspect
+import re
 import reprlib
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -18,6 +19,15 @@ ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "scipy", "x
 
 def is_agent_cell(source: str) -> bool:
     return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
+
+
+_AGENT_COMMAND = re.compile(r"^[ \t]*%agent\b|run_line_magic\(\s*['\"]agent['\"]", re.MULTILINE)
+
+
+def is_agent_command(source: str) -> bool:
+    """An ``%agent`` command cell (``%agent fix``, ``%agent rollback 9``), as typed or as IPython
+    translated it: its failure is nbagent's answer, not a failed cell of the user's."""
+    return _AGENT_COMMAND.search(source) is not None
 
 
 def recent_inputs(shell: "InteractiveShell") -> list[str]:

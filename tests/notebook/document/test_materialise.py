@@ -118,6 +118,20 @@ async def test_an_error_becomes_an_error_output():
     assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
 
 
+async def test_an_attempt_that_raised_is_tagged_so_run_all_goes_on_past_it():
+    """The agent's failed attempt is a cell that raises again on Run All: without Jupyter's
+    ``raises-exception`` tag, Restart & Run All (and nbclient, papermill) stopped there, short of the
+    state the turn left; a call that ran cleanly carries no tag."""
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await call(cells, executor, "t1", "total = undefined_name + 1")
+    await call(cells, executor, "t2", "total = 1 + 1")
+    failed, fixed = front.cells[2], front.cells[3]
+    assert failed["outputs"][-1]["output_type"] == "error" and failed["metadata"]["tags"] == ["raises-exception"]
+    assert "tags" not in fixed["metadata"]
+
+
 async def test_script_in_an_output_never_enters_the_document():
     front = front_with_agent_cell()
     executor = ShellExecutor(InteractiveShell.instance())
@@ -195,3 +209,31 @@ async def test_a_key_printed_by_the_agent_s_code_is_redacted_in_its_cell_as_on_i
                          redact=Sanitizer(secrets=(listed,)).strings)
     await call(cells, executor, "t2", "print('gateway-secret-' + 'value-123')")
     assert listed not in str(front.cells[3]["outputs"]) and "[redacted]" in str(front.cells[3]["outputs"])
+
+
+async def test_a_re_run_past_the_users_cells_among_the_agents_does_not_say_they_were_moved():
+    """The user put a cell of their own between the agent's first two cells: the
+    re-run removes the second where it stands and says it was below the user's cells, not that it
+    was "moved there, or brought back by Undo"; a cell moved below the next agent cell still is."""
+    front = front_with_agent_cell()
+    bridge = front.connect(Bridge())
+    executor = ShellExecutor(InteractiveShell.instance())
+    first = Materialiser(bridge, executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await first.begin()
+    await call(first, executor, "t1", "a = 1")
+    await call(first, executor, "t2", "a = 2")
+    await call(first, executor, "t3", "a = 3")
+    await first.mark_agent_cell(1)
+    at = front.sources().index("a = 2")
+    front.cells.insert(at, {"id": "mine", "cell_type": "code", "source": "mine = 1", "metadata": {}, "outputs": [],
+                            "execution_count": None})
+    front.cells.append({"id": "next-agent", "cell_type": "code", "source": "%%agent\nnext question", "metadata": {},
+                        "outputs": [], "execution_count": None})
+    front.cells.append(front.cells.pop(front.sources().index("a = 3")))  # moved below the next agent cell
+
+    again = Materialiser(bridge, executor, session="S", turn=lambda: 2, agent_cell_id="c2")
+    await again.begin()
+    assert "a = 2" not in front.sources() and "a = 3" not in front.sources() and "mine = 1" in front.sources()
+    notice = again.notice() or ""
+    assert "ⓘ 1 cell(s) of this cell's earlier runs removed from below cells of yours among them" in notice
+    assert "ⓘ 1 cell(s) of this cell's earlier runs removed from elsewhere in the notebook (moved there" in notice

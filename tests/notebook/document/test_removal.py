@@ -91,6 +91,32 @@ async def test_rollback_counts_only_what_the_front_end_really_removed():
     assert "a = 1  # mine" in front.sources() and "b = 2" not in front.sources()
 
 
+async def test_rollback_says_which_of_the_users_cells_keep_the_agents_change():
+    """A user's cell the model changed with notebook_edit in an undone turn stays as the model left it
+    (it is the user's: nbagent never rewrites it back); the rollback's line says so instead of
+    nothing (it read as if the rollback had undone everything)."""
+    from nbagent.notebook.document.removal import ORIGIN
+
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["a = 1"])
+    fixed = {"origin": ORIGIN, "session": "S", "turn": 2, "tool_use_id": "t2-e", "kind": "edit"}
+    front.cells[-1]["source"] = "fixed by the agent"
+    front.cells[-1]["metadata"]["nbagent"] = fixed
+    front.cells.append({"id": "u-md", "cell_type": "markdown", "source": "# edited too", "outputs": [],
+                        "metadata": {"nbagent": {**fixed, "turn": 1}}})
+    front.cells.append({"id": "u-other", "cell_type": "code", "source": "y = 2", "outputs": [], "execution_count": 5,
+                        "metadata": {"nbagent": {**fixed, "session": "another"}}})
+    before = [dumps(c) for c in front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "edit"]
+
+    assert remove_turn_cells(bridge, "S", 1).describe() == (
+        "1 of your cell(s) the agent changed in the undone turn(s) keep(s) its change (nbagent never rewrites "
+        "your cells: Undo in the notebook, or edit it back)")
+    removal = remove_turn_cells(bridge, "S", 0)
+    assert removal.count == 1 and removal.changed == [front.cells[-3]["id"], "u-md"]
+    assert removal.describe().startswith("1 agent cell(s) removed from the notebook; 2 of your cell(s) the agent ")
+    assert [dumps(c) for c in front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "edit"] == before
+
+
 async def test_an_older_front_end_is_never_asked_to_delete():
     front, bridge = issue_notebook(version=1)
     await agent_turn(bridge, 1, ["a = 1"])
