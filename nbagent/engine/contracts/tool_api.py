@@ -21,6 +21,10 @@ from .events import CallPreview
 from .json_types import JSONObject, JSONValue
 from .messages import is_text
 
+MCP_TOOL_PREFIX = "mcp__"
+"""How the name of an MCP server's tool starts (``mcp__SERVER__TOOL``): such tools come and go with
+their server's connection."""
+
 ToolInput: TypeAlias = "dict[str, JSONValue]"
 """A tool call's input once validated: the JSON object its schema allows (what ``run`` gets)."""
 

@@ -54,6 +54,7 @@ from .turn import (
     save_outcome,
     stop_notice,
     take_structured_answer,
+    unknown_tool_notices,
     unpriced_budget_notice,
 )
 
@@ -390,7 +391,8 @@ class QueryEngine(BetweenRuns):
         # Rules files are user text: a key in AGENTS.md is not sent either (the request's sanitizer, just made).
         sanitizer = self._sanitizer[1] if self._sanitizer is not None and self._run is not None else self.sanitizer()
         system = sanitizer.redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
-        return Prepared(system, self._prompt.definitions(offered.values()), offered)
+        return Prepared(system, self._prompt.definitions(offered.values()), offered,
+                        tuple(unknown_tool_notices(self._config, offered, self._told)))
 
     @classmethod
     def resume(cls, task_dir: str | Path, config: SessionConfig, **collaborators: Unpack[Collaborators]) -> "QueryEngine":

@@ -114,6 +114,8 @@ class Prepared:
     system: str
     tools: list[JSONObject]
     offered: Mapping[str, ToolLike] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """Shown before the request: e.g. an ``allow`` entry that names none of the tools."""
 
 
 async def attempt_api_request(
@@ -130,6 +132,8 @@ async def attempt_api_request(
     for warning in await wait_for_tools(run):
         yield Notice(level="warning", message=warning)
     prepared = prepare()
+    for warning in prepared.warnings:
+        yield Notice(level="warning", message=warning)
     system, tools = prepared.system, prepared.tools
     attempts = _Attempts(model=model)
     # The previous request's size decides truncation once per request: a retry must not truncate

@@ -4,7 +4,7 @@ raise before it starts (the loop in :mod:`~nbagent.engine.loop.query` uses them)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Mapping, Sequence
+from typing import AsyncIterator, Iterable, Mapping, Sequence
 
 from ..api_facts.models import get_model, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
@@ -14,6 +14,7 @@ from ..contracts.errors import ErrorKind, NbAgentError
 from ..contracts.events import Done, DoneReason, Event, Notice, ToolResult, ToolUse, Totals
 from ..contracts.messages import ContentBlock, ToolResultBlockParam, ToolUseBlockParam, error_result, is_text
 from ..contracts.provider import MessageComplete
+from ..contracts.tool_api import MCP_TOOL_PREFIX
 from ..state.session import Session
 from .degrade import budget_stop_message
 from .request import RequestCancelled
@@ -230,6 +231,24 @@ def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[s
     return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
             f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
             "with its row to make both exact."]
+
+
+def unknown_tool_notices(config: SessionConfig, offered: Iterable[str], told: set[str]) -> list[str]:
+    """Once per entry (``told`` remembers): an ``allow`` or ``deny`` entry that names no tool of this
+    session. Rules match names exactly, so ``--allow pythn`` allowed nothing and a mistyped deny
+    denied nothing, without a word. An MCP tool's name is not checked: its server may still be
+    connecting, or have stopped (which it says itself)."""
+    known = {*offered, *(t if isinstance(t, str) else str(t.get("name", "")) for t in config.server_tools)}
+    listed = f"tool names: {', '.join(sorted(known))}" if known else "it has no tools"
+    notices = []
+    for rule, names, effect in (("allow", config.allow, "allows nothing"), ("deny", config.deny, "denies nothing")):
+        for name in names:
+            if name in known or name.startswith(MCP_TOOL_PREFIX) or f"{rule}:{name}" in told:
+                continue
+            told.add(f"{rule}:{name}")
+            notices.append(f"{rule} names {name!r}, but this session has no tool of that name, so it {effect} "
+                           f"({listed}).")
+    return notices
 
 
 def take_structured_answer(session: Session, structured: StructuredRun | None) -> bool:

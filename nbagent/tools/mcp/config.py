@@ -30,6 +30,7 @@ from typing import Mapping, Union
 from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_TIMEOUT
 from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
+from nbagent.engine.contracts.tool_api import MCP_TOOL_PREFIX
 
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
@@ -91,7 +92,7 @@ def mcp_tool_name(server: str, tool: str) -> str:
     Characters the API rejects become ``_``; a name that is still too long keeps its start and gets
     a short hash of the full name, so two long names stay distinct.
     """
-    name = f"mcp__{_NAME_BAD.sub('_', server)}__{_NAME_BAD.sub('_', tool)}"
+    name = f"{MCP_TOOL_PREFIX}{_NAME_BAD.sub('_', server)}__{_NAME_BAD.sub('_', tool)}"
     if len(name) <= _MAX_TOOL_NAME:
         return name
     digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nbagent.engine.contracts.abort import AbortGuard
-from nbagent.engine.contracts.events import PermissionAsked, PermissionDenied, ToolResult, ToolUse
+from nbagent.engine.contracts.events import Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.messages import MessageParam, ToolResultBlockParam, ToolUseBlockParam, history_problems
 from nbagent.engine.contracts.permissions import (
@@ -300,3 +300,23 @@ async def test_a_call_the_rules_allow_runs_without_asking_and_a_denied_read_only
     events, answered = await _one_call(Echo(), gate, {"text": "hi"})
     assert [type(e) for e in events] == [ToolUse, PermissionDenied, ToolResult] and events[2].is_error
     assert asked == [] and [d.tool for d in gate.denials] == ["echo"]
+
+
+async def test_an_allow_or_deny_naming_no_tool_is_said_once_instead_of_doing_nothing_silently(tmp_path: Any) -> None:
+    # `--allow pythn` allowed nothing and a mistyped deny denied nothing, without a word.
+    write = Write()
+    api = SimulatedAPI([tool_reply("write", WRITE_INPUT), text_reply("ok"), text_reply("again")])
+    engine = make_engine(api, tmp_path, tools=[write], allow=("wrte",), deny=("write_file",))
+    ev = await run(engine, "save")
+    notices = [e.message for e in ev if isinstance(e, Notice)]
+    assert notices == [
+        "allow names 'wrte', but this session has no tool of that name, so it allows nothing (tool names: write).",
+        "deny names 'write_file', but this session has no tool of that name, so it denies nothing (tool names: write)."]
+    assert write.calls == []  # the typo allowed nothing, as before: now the user knows why it asked
+    assert not [e for e in await run(engine, "again") if isinstance(e, Notice)]  # once per entry
+
+
+async def test_allow_and_deny_naming_the_sessions_tools_say_nothing(tmp_path: Any) -> None:
+    api = SimulatedAPI([text_reply("ok")])
+    engine = make_engine(api, tmp_path, tools=[Write(), Echo()], allow=("echo",), deny=("write",))
+    assert not [e for e in await run(engine, "hi") if isinstance(e, Notice)]
