@@ -32,6 +32,19 @@ from .card import ServePanel
 ASK_TIMEOUT_S = 300.0
 """How long a card waits for a click before the call is refused."""
 ALIVE_EVERY_S = 5.0
+MAX_INPUT_CHARS = 100_000
+"""The longest ``source`` (``notebook_edit``) or ``code`` (``run_code``) a client may send. The card
+shows it whole, highlighted on the kernel's loop before anyone is asked: a multi-MB input would
+stall the kernel for seconds. A longer one is refused before asking (:func:`too_long`)."""
+
+
+def too_long(field: str, text: str) -> str | None:
+    """Why a client's ``field`` is refused before asking (over :data:`MAX_INPUT_CHARS`), else None."""
+    if len(text) <= MAX_INPUT_CHARS:
+        return None
+    return (f"The {field} is {len(text):,} characters; at most {MAX_INPUT_CHARS:,} are accepted (the user reads "
+            f"it whole in the notebook before it runs): not asked, not run. Send a shorter one, or split it "
+            f"(several cells, or code that reads a file).")
 
 
 class CallRefused(NbAgentError):

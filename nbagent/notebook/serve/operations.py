@@ -25,7 +25,7 @@ from ..document.preview import edit_preview
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
-from .gate import Allowed, CallRefused, Request, ServeGate
+from .gate import Allowed, CallRefused, Request, ServeGate, too_long
 from .record import ActionLog, ExternalAction, now
 
 if TYPE_CHECKING:
@@ -178,6 +178,9 @@ class Operations:
         action, given = args["action"], args.get("cell_id")
         cell_id = given if isinstance(given, str) else None  # the SDK validated it: a str or None
         detail = str(args.get("source") or "")
+        if (why := too_long("source", detail)) is not None:  # before the card highlights it
+            self._record(client, "notebook_edit", f"{action} a cell ({len(detail):,} characters)", "refused", None, why)
+            return ToolOutput(why, is_error=True)
         if action != "insert" and cell_id:
             if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
                 why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
@@ -231,6 +234,9 @@ class Operations:
         return await self._gated(client, request, act)
 
     async def run_code(self, client: Client, code: str, timeout_s: int) -> ToolOutput:
+        if (why := too_long("code", code)) is not None:  # before the card highlights it
+            self._record(client, "python", f"run code ({len(code):,} characters)", "refused", None, why)
+            return ToolOutput(why, is_error=True)
         request = Request(client.name, "python", "run code in the kernel", code, client.key)
 
         async def act(_allowed: Allowed) -> ToolOutput:
