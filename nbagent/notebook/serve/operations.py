@@ -26,7 +26,7 @@ from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate, too_long
-from .record import ActionLog, ExternalAction, now
+from .record import ActionLog, ExternalAction, now, shown_names
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -167,7 +167,7 @@ class Operations:
                  for v in state.variables]
         if state.left_out:
             lines.append(state.left_out)
-        what = "list variables" + (f" ({', '.join(names)} in full)" if names else "")
+        what = "list variables" + (f" ({shown_names(names)} in full)" if names else "")
         self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what=what,
                                     allowed_by="not asked (read-only)", outcome="ok"))
         return "\n".join(lines) or "(no user variables)"
