@@ -151,6 +151,11 @@ class Operations:
             why = "notebook_read is not in the admin policy's allowed_tools: not read."
             self._record(client, "notebook_read", what, "refused", None, why)
             return ToolOutput(why, is_error=True)
+        try:  # the user's deny list and pre_tool_use hook hold for reads as for nbagent's model
+            await self.gate.by_rules("notebook_read", {"start": start, "count": count})
+        except CallRefused as exc:
+            self._record(client, "notebook_read", what, "refused", None, str(exc))
+            return ToolOutput(str(exc), is_error=True)
         view = ClientNotebook(self.bridge, client.name, seen=shared.seen, brief=not outputs)
         out = await NotebookRead(view).run({"start": start, "count": count}, self._ctx(client))
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
@@ -203,7 +208,8 @@ class Operations:
             index = args.get("index")
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
-        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview)
+        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview,
+                          input={k: v for k, v in args.items() if v is not None})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))
@@ -214,7 +220,8 @@ class Operations:
         shared = self._notebook(client)
         _index, cell = await shared.read_cell(cell_id)
         shown = _source(cell)
-        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key)
+        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key,
+                          input={"cell_id": cell_id, "timeout_s": timeout_s})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             _i, now_cell = await shared.read_cell(cell_id)
@@ -237,7 +244,7 @@ class Operations:
         if (why := too_long("code", code)) is not None:  # before the card highlights it
             self._record(client, "python", f"run code ({len(code):,} characters)", "refused", None, why)
             return ToolOutput(why, is_error=True)
-        request = Request(client.name, "python", "run code in the kernel", code, client.key)
+        request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             with _interrupt_after(timeout_s, self.executor):
