@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from ...engine.contracts.tool_api import ToolContext, ToolOutput
+from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
-from ..document.preview import edit_preview
+from ..document.preview import edit_preview, run_preview
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
@@ -218,9 +218,14 @@ class Operations:
 
     async def run_cell(self, client: Client, cell_id: str, timeout_s: int) -> ToolOutput:
         shared = self._notebook(client)
-        _index, cell = await shared.read_cell(cell_id)
-        shown = _source(cell)
-        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key,
+        # Which cell, as nbagent's own card says it (its place and type: ids are not shown in
+        # JupyterLab), and the source that will run.
+        preview = run_preview(await shared.cells(), cell_id)
+        if preview.before is None:  # refused before asking: no such cell, or not a code cell
+            await shared.read_cell(cell_id)  # raises "no cell with id …"
+            raise ToolExecutionError(f"Cell {cell_id} is not a code cell: only code cells run. Not run.")
+        shown = preview.before
+        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key, preview,
                           input={"cell_id": cell_id, "timeout_s": timeout_s})
 
         async def act(_allowed: Allowed) -> ToolOutput:
