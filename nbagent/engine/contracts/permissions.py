@@ -242,11 +242,17 @@ class PermissionGate:
             return secret_reason(read_path(tool, tool_input), self.cwd)
         return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
 
+    def denied(self, name: str) -> Deny | None:
+        """The deny list's answer for tool ``name`` (None: not on it). It holds in every mode."""
+        if name in self.deny:
+            return Deny(f"{name} is denied by this session's configuration (deny={sorted(self.deny)!r})")
+        return None
+
     def _decide_without_asking(self, tool: ToolLike, tool_input: Mapping[str, JSONValue] | None = None,
                                *, preapproved: bool = False) -> PermissionDecision | None:
         name = tool.name
-        if name in self.deny:
-            return Deny(f"{name} is denied by this session's configuration (deny={sorted(self.deny)!r})")
+        if (denied := self.denied(name)) is not None:
+            return denied
         mode_decision = decide_by_mode(self.mode, tool, tool_input, self.cwd, self.task_dir)
         if mode_decision is not None:
             return mode_decision

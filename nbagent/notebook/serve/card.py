@@ -22,7 +22,7 @@ from ...display.html import esc
 from ...engine.contracts.events import CallPreview
 from ..view.diff import preview_html
 from ..view.prompts import PermissionPrompt
-from ..view.render import STYLE, input_html
+from ..view.render import STYLE, input_html, reveal_hidden
 
 CARDS_KEPT = 6
 """Settled cards kept on the panel (the record keeps every call; the panel is not a log). A card
@@ -49,7 +49,7 @@ class ServePanel:
         prompt = PermissionPrompt(f"{tool} from {client}", {}, reason)
         # Under the key "code" the input renderer shows the text alone, highlighted as Python.
         body = preview_html(preview) if preview is not None else input_html(tool, {"code": detail}) if detail else ""
-        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(summary)}</div>' + body)
+        head = w.HTML(f'<div><b>MCP client {esc(client)}</b> asks: {esc(reveal_hidden(summary)[0])}</div>' + body)
         card = w.VBox([head, prompt.widget], layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"))
         self._prompts[id(card)] = prompt
         self.cards.children = self._kept(self.cards.children) + (card,)

@@ -5,6 +5,9 @@ The rules (docs/mcp.md, docs/security.md):
 - the admin's ``allowed_tools`` holds for clients as for nbagent's model (a client's edit is
   ``notebook_edit``, a run of a cell ``notebook_run``, code ``python``);
 - ``plan`` mode refuses every write and run;
+- the user's own rules, which hold for nbagent's model in every mode (``bypass`` too), hold for
+  clients: the session's ``deny`` list and its ``pre_tool_use`` hook refuse a call before anyone is
+  asked (``rules``, :func:`nbagent.engine.loop.tool_runner.refused_by_user_rules`);
 - every other mode asks: ``accept_edits``, ``bypass`` and the ``allow`` list were set for nbagent's
   own model, and a client cannot borrow them, nor raise the mode (no tool changes settings);
 - "Allow always" covers one tool of one client, until the server stops: of the client as
@@ -25,13 +28,34 @@ from typing import Awaitable, Callable
 
 from ...engine.contracts.errors import NbAgentError
 from ...engine.contracts.events import CallPreview
+from ...engine.contracts.json_types import JSONObject
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
 from .card import ServePanel
 
+Rules = Callable[[str, JSONObject], Awaitable["str | None"]]
+"""``rules(tool, tool_input)``: why the user's deny list or ``pre_tool_use`` hook refuses the call (None: they do not)."""
+
+
+async def no_rules(_tool: str, _input: JSONObject) -> str | None:
+    return None
+
 ASK_TIMEOUT_S = 300.0
 """How long a card waits for a click before the call is refused."""
 ALIVE_EVERY_S = 5.0
+MAX_INPUT_CHARS = 100_000
+"""The longest ``source`` (``notebook_edit``) or ``code`` (``run_code``) a client may send. The card
+shows it whole, highlighted on the kernel's loop before anyone is asked: a multi-MB input would
+stall the kernel for seconds. A longer one is refused before asking (:func:`too_long`)."""
+
+
+def too_long(field: str, text: str) -> str | None:
+    """Why a client's ``field`` is refused before asking (over :data:`MAX_INPUT_CHARS`), else None."""
+    if len(text) <= MAX_INPUT_CHARS:
+        return None
+    return (f"The {field} is {len(text):,} characters; at most {MAX_INPUT_CHARS:,} are accepted (the user reads "
+            f"it whole in the notebook before it runs): not asked, not run. Send a shorter one, or split it "
+            f"(several cells, or code that reads a file).")
 
 
 class CallRefused(NbAgentError):
@@ -52,6 +76,8 @@ class Request:
     preview: CallPreview | None = None
     """What an edit changes, read from the document when asked (which cell, as it is and as it
     will be): the card shows it instead of ``detail``, as nbagent's own cards do."""
+    input: JSONObject | None = None
+    """The call as nbagent's own tool ``tool`` takes it: what the user's hooks see."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +91,10 @@ class ServeGate:
     """Decide each write and run of the clients of one server."""
 
     def __init__(self, panel: ServePanel, mode: Callable[[], str], alive: Callable[[], Awaitable[bool]],
-                 allowed_by_admin: Callable[[str], bool], timeout_s: float = ASK_TIMEOUT_S) -> None:
+                 allowed_by_admin: Callable[[str], bool], timeout_s: float = ASK_TIMEOUT_S,
+                 rules: Rules = no_rules) -> None:
         self.panel = panel
+        self.rules = rules
         self.mode = mode
         self.alive = alive
         self.allowed_by_admin = allowed_by_admin
@@ -85,6 +113,7 @@ class ServeGate:
         if mode == "plan":
             raise CallRefused("The notebook is in plan mode: writes and runs are refused "
                               "(the user can switch with %agent permissions default).")
+        await self.by_rules(request.tool, request.input or {})
         # Before a grant is looked at: "nothing runs while the notebook is closed" holds for calls
         # allowed always too (the user closed the tab; the kernel, and the server, live on).
         if not await self.alive():
@@ -93,6 +122,12 @@ class ServeGate:
         if (request.key, request.tool) in self._always:
             return Allowed("the user (Allow always, earlier)")
         return await self._ask(request, mode)
+
+    async def by_rules(self, tool: str, tool_input: JSONObject) -> None:
+        """Raise :class:`CallRefused` when the user's deny list or ``pre_tool_use`` hook refuses the call."""
+        why = await self.rules(tool, tool_input)
+        if why is not None:
+            raise CallRefused(f"{why} (the user's own rules hold for MCP clients too: not asked, not run)")
 
     async def _ask(self, request: Request, mode: str) -> Allowed:
         reason = f"permission mode {mode}; external clients always ask"

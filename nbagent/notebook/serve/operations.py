@@ -16,17 +16,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from ...engine.contracts.tool_api import ToolContext, ToolOutput
+from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
-from ..document.preview import edit_preview
+from ..document.preview import edit_preview, run_preview
 from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
-from .gate import Allowed, CallRefused, Request, ServeGate
-from .record import ActionLog, ExternalAction, now
+from .gate import Allowed, CallRefused, Request, ServeGate, too_long
+from .record import ActionLog, ExternalAction, now, shown_names
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -151,6 +151,11 @@ class Operations:
             why = "notebook_read is not in the admin policy's allowed_tools: not read."
             self._record(client, "notebook_read", what, "refused", None, why)
             return ToolOutput(why, is_error=True)
+        try:  # the user's deny list and pre_tool_use hook hold for reads as for nbagent's model
+            await self.gate.by_rules("notebook_read", {"start": start, "count": count})
+        except CallRefused as exc:
+            self._record(client, "notebook_read", what, "refused", None, str(exc))
+            return ToolOutput(str(exc), is_error=True)
         view = ClientNotebook(self.bridge, client.name, seen=shared.seen, brief=not outputs)
         out = await NotebookRead(view).run({"start": start, "count": count}, self._ctx(client))
         self._record(client, "notebook_read", what, "not asked (read-only)", out)
@@ -167,7 +172,7 @@ class Operations:
                  for v in state.variables]
         if state.left_out:
             lines.append(state.left_out)
-        what = "list variables" + (f" ({', '.join(names)} in full)" if names else "")
+        what = "list variables" + (f" ({shown_names(names)} in full)" if names else "")
         self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what=what,
                                     allowed_by="not asked (read-only)", outcome="ok"))
         return "\n".join(lines) or "(no user variables)"
@@ -178,6 +183,9 @@ class Operations:
         action, given = args["action"], args.get("cell_id")
         cell_id = given if isinstance(given, str) else None  # the SDK validated it: a str or None
         detail = str(args.get("source") or "")
+        if (why := too_long("source", detail)) is not None:  # before the card highlights it
+            self._record(client, "notebook_edit", f"{action} a cell ({len(detail):,} characters)", "refused", None, why)
+            return ToolOutput(why, is_error=True)
         if action != "insert" and cell_id:
             if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
                 why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
@@ -200,7 +208,8 @@ class Operations:
             index = args.get("index")
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
-        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview)
+        request = Request(client.name, "notebook_edit", summary, detail, client.key, preview,
+                          input={k: v for k, v in args.items() if v is not None})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))
@@ -209,9 +218,15 @@ class Operations:
 
     async def run_cell(self, client: Client, cell_id: str, timeout_s: int) -> ToolOutput:
         shared = self._notebook(client)
-        _index, cell = await shared.read_cell(cell_id)
-        shown = _source(cell)
-        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key)
+        # Which cell, as nbagent's own card says it (its place and type: ids are not shown in
+        # JupyterLab), and the source that will run.
+        preview = run_preview(await shared.cells(), cell_id)
+        if preview.before is None:  # refused before asking: no such cell, or not a code cell
+            await shared.read_cell(cell_id)  # raises "no cell with id …"
+            raise ToolExecutionError(f"Cell {cell_id} is not a code cell: only code cells run. Not run.")
+        shown = preview.before
+        request = Request(client.name, "notebook_run", f"run cell {cell_id}", shown, client.key, preview,
+                          input={"cell_id": cell_id, "timeout_s": timeout_s})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             _i, now_cell = await shared.read_cell(cell_id)
@@ -231,7 +246,10 @@ class Operations:
         return await self._gated(client, request, act)
 
     async def run_code(self, client: Client, code: str, timeout_s: int) -> ToolOutput:
-        request = Request(client.name, "python", "run code in the kernel", code, client.key)
+        if (why := too_long("code", code)) is not None:  # before the card highlights it
+            self._record(client, "python", f"run code ({len(code):,} characters)", "refused", None, why)
+            return ToolOutput(why, is_error=True)
+        request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})
 
         async def act(_allowed: Allowed) -> ToolOutput:
             with _interrupt_after(timeout_s, self.executor):

@@ -27,6 +27,26 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FILE_NAME = "external_actions.json"
+NAMES_SHOWN = 20
+"""At most this many names a client gave are written in an entry's ``what`` (then "and N more")."""
+NAME_CHARS = 80
+"""... each cut to this many characters."""
+
+
+def shown_names(names: list[str]) -> str:
+    """Names a client gave, as the record shows them: bounded (:data:`NAMES_SHOWN` names of
+    :data:`NAME_CHARS` characters; a client could send megabytes per call, and the log lives in
+    the task folder) and escaped (a newline, a terminal escape or a direction mark shown as
+    ``⟦U+202E⟧``, as the cards show them: ``%agent history`` prints them)."""
+    from ..view.render import is_hidden
+
+    def one(name: str) -> str:
+        cut = name[:NAME_CHARS]
+        marked = "".join(c if c.isprintable() and not is_hidden(c) else f"⟦U+{ord(c):04X}⟧" for c in cut)
+        return marked + ("…" if len(name) > NAME_CHARS else "")
+
+    listed = ", ".join(one(n) for n in names[:NAMES_SHOWN])
+    return listed + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
+from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.sanitize import Sanitizer, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
@@ -71,7 +72,8 @@ class ServeServer:
         self.bridge = magics.document.bridge
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
-        self.ops = Operations(self.bridge, ServeGate(self.panel, self._mode, self._alive, _admin_allows),
+        gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules)
+        self.ops = Operations(self.bridge, gate,
                               self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
         self.gate = self.ops.gate
         self.started = time.time()
@@ -112,6 +114,20 @@ class ServeServer:
     def _mode(self) -> str:
         sess = self.magics.current
         return str(sess.agent.config.permission_mode if sess is not None else self.magics.permission_mode)
+
+    async def _user_rules(self, tool: str, tool_input: JSONObject) -> str | None:
+        """What the current session's ``deny`` list and ``pre_tool_use`` hook say of a client's call,
+        as they would of its model's (kernel loop; no session: neither exists)."""
+        from ...engine.contracts.hooks import ToolCall
+        from ...engine.loop.tool_runner import refused_by_user_rules
+
+        sess = self.magics.current
+        if sess is None:
+            return None
+        engine = sess.agent.engine
+        call = ToolCall(tool_use_id=f"mcp-{tool}", name=tool, input=tool_input, read_only=tool == "notebook_read",
+                        turn=engine.session.turn)
+        return await refused_by_user_rules(call, engine.gate, engine.hooks)
 
     def _sanitizer(self) -> Sanitizer:
         """The secrets as nbagent's own model has them now (server thread, at each reply): the

@@ -84,7 +84,7 @@ def _counts(preview: CallPreview) -> str:
 
 def preview_plain(preview: CallPreview) -> str:
     """The preview as plain text: the summary, then ``- `` / ``+ `` lines (or the code as it is)."""
-    lines = [preview.summary]
+    lines = [reveal_hidden(preview.summary)[0]]  # it may hold an id the model or a client gave
     if preview.before is not None and preview.before == preview.after:
         lines += ["  " + line for line in reveal_hidden(preview.before)[0].split("\n")]
     elif preview.before is not None or preview.after is not None:
@@ -123,7 +123,7 @@ def _diff_html(preview: CallPreview) -> str:
 def preview_html(preview: CallPreview) -> str:
     """The preview as HTML that runs nothing: the summary, the diff (or the code that will run) in a
     box that scrolls when long, and a line with what changes and any hidden characters."""
-    head = f'<div class="nbagent-preview-summary" style="font-weight:bold">{esc(preview.summary)}</div>'
+    head = f'<div class="nbagent-preview-summary" style="font-weight:bold">{esc(reveal_hidden(preview.summary)[0])}</div>'
     if preview.before is None and preview.after is None:
         return head
     if preview.before == preview.after:

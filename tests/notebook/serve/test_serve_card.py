@@ -66,3 +66,12 @@ def test_no_card_above_a_waiting_one_is_dropped_while_it_waits() -> None:
         panel.ask("claude-code", "python", "run code in the kernel", f"z = {i}", "permission mode default")
         assert panel.cards.children[:len(above)] == above
     assert waiting.pending
+
+
+def test_the_cards_summary_marks_hidden_characters() -> None:
+    from nbagent.notebook.serve.card import ServePanel
+
+    panel = ServePanel()
+    panel.ask("claude-code", "notebook_run", "run cell c\u202eX", "x = 1", "asked")
+    head = str(panel.cards.children[-1].children[0].value)
+    assert "\u202e" not in head and "c⟦U+202E⟧X" in head

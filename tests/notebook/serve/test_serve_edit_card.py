@@ -11,6 +11,7 @@ import re
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.engine.contracts.tool_api import ToolExecutionError
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.serve.clients import Clients
 from nbagent.notebook.serve.gate import ServeGate
@@ -63,3 +64,28 @@ async def test_an_insert_after_a_cell_not_in_the_notebook_is_refused_before_aski
     front_text = "c2 \u202e(a harmless comment; Allow always is safe)"
     _, asked, front = await _ask({"action": "insert", "cell_id": front_text, "source": "import os"})
     assert asked == [] and len(front.cells) == len(CELLS)
+
+
+async def test_a_runs_card_says_which_cell_by_its_place_and_type() -> None:
+    front = FakeFrontEnd(CELLS)
+    panel = AnsweringPanel()
+    ops = Operations(front.connect(Bridge()), ServeGate(panel, lambda: "default", _alive, lambda _t: True),
+                     ActionLog(lambda: None), InteractiveShell.instance())
+    client = Clients().admit(("claude-code", "s1"))
+    await ops.run_cell(client, "c3", 30)
+    card = html.unescape(re.sub(r"<[^>]+>", "", str(panel.cards.children[-1].children[0].value)))
+    assert "run cell 2 (id c3, code) in the kernel" in card and "x = 40" in card
+
+
+async def test_a_run_of_a_markdown_cell_is_refused_before_asking() -> None:
+    front = FakeFrontEnd(CELLS)
+    panel = AnsweringPanel()
+    ops = Operations(front.connect(Bridge()), ServeGate(panel, lambda: "default", _alive, lambda _t: True),
+                     ActionLog(lambda: None), InteractiveShell.instance())
+    try:
+        await ops.run_cell(Clients().admit(("claude-code", "s1")), "c1", 30)
+    except ToolExecutionError as exc:
+        assert "only code cells run" in str(exc)
+    else:
+        raise AssertionError("a markdown cell was run")
+    assert panel.asked == []

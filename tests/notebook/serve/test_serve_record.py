@@ -48,3 +48,24 @@ def test_a_rollback_leaves_the_cells_a_client_made():
     ])
     removed = remove_turn_cells(front.connect(Bridge()), "S1", after_turn=1)
     assert removed.count == 1 and front.sources() == ["made by a client"]
+
+
+def test_the_names_a_client_asks_for_are_bounded_and_escaped_in_the_record() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbagent.notebook.serve.clients import Clients
+    from nbagent.notebook.serve.gate import ServeGate
+    from nbagent.notebook.serve.operations import Operations
+    from nbagent.notebook.serve.record import NAME_CHARS, NAMES_SHOWN
+
+    async def alive() -> bool:
+        return True
+
+    ops = Operations(Bridge(), ServeGate(None, lambda: "default", alive, lambda _t: True),  # type: ignore[arg-type]
+                     ActionLog(lambda: None), InteractiveShell.instance())
+    names = ["df\u202e\n| fake row", "n" * 100_000] + [f"v{i}" for i in range(100)]
+    ops.variables(Clients().admit(("claude-code", "s1")), InteractiveShell.instance(), names)
+    what = ops.log.entries()[-1].what
+    assert "⟦U+202E⟧⟦U+000A⟧| fake row" in what and "\u202e" not in what and "\n" not in what
+    assert len(what) < (NAMES_SHOWN + 2) * (NAME_CHARS + 12)
+    assert what.endswith(f"and {len(names) - NAMES_SHOWN} more in full)")

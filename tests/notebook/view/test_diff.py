@@ -69,3 +69,12 @@ def test_without_a_preview_the_card_shows_the_input() -> None:
     view = AgentView()
     view.handle(PermissionAsked(tool_use_id="t1", name="notebook_run", input={"cell_id": "c2"}))
     assert '"cell_id"' in view.transcript()
+
+
+def test_a_summary_with_a_given_id_marks_its_hidden_characters() -> None:
+    from nbagent.notebook.document.preview import run_preview
+    from nbagent.notebook.view.diff import preview_html, preview_plain
+
+    shown = run_preview([{"id": "a", "cell_type": "code", "source": "x"}], "c\u202eX")  # an id no cell has
+    for text in (preview_html(shown), preview_plain(shown)):
+        assert "\u202e" not in text and "c⟦U+202E⟧X" in text
