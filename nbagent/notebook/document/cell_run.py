@@ -136,7 +136,8 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     if not magics.document.records(sess.agent) or sess.executor is None or magics.shell is None:
         yield None
         return
-    watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log)
+    watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log,
+                      redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
     try:
         with watch:
