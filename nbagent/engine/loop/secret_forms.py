@@ -17,6 +17,7 @@ marker are redacted too once they are long enough (:func:`cut_head`) to be told 
 from __future__ import annotations
 
 import base64
+import html
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,11 +42,12 @@ def secret_forms(secret: str) -> tuple[str, ...]:
     """``secret`` first, then each form other formatting gives it where that differs from it:
     ``repr()``'s escaping in either quote style, JSON's (``\\uXXXX`` or not), a repr inside JSON
     (code quoting the value in a tool's input), URL quoting (``quote`` with its default
-    ``safe='/'`` and with ``safe=''``, ``quote_plus``) and base64 (:func:`_base64_forms`)."""
+    ``safe='/'`` and with ``safe=''``, ``quote_plus``), HTML's escaping (a table's ``&amp;``) and
+    base64 (:func:`_base64_forms`)."""
     reprs = (_escaped(secret, "'"), _escaped(secret, '"'))
     forms = (secret, *reprs, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
              *(json.dumps(r)[1:-1] for r in reprs), quote(secret), quote(secret, safe=""), quote_plus(secret),
-             *_base64_forms(secret))
+             html.escape(secret), html.escape(secret, quote=False), *_base64_forms(secret))
     return tuple(dict.fromkeys(forms))  # no form twice, the value first
 
 
