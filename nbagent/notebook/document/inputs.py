@@ -164,14 +164,17 @@ def _ran_inputs(shell: InteractiveShell) -> list[str]:
 def context_cells(shell: InteractiveShell, log: CellLog | None,
                   redact: Callable[[str], str] | None = None) -> dict[str, str]:
     """The recent cells the model is told about (not agent cells; not a cell's superseded text),
-    each by its first line: the name a replay gives it when it changed. That line is saved in the
-    task folder and the notebook's record, so it is ``redact``-ed whole before it is cut to 60
-    characters (``key = "sk-ant-…"`` cut there would no longer match the key's value)."""
+    each by its first line: the name a replay gives it when it changed. Line and digest are saved
+    in the task folder and the notebook's record, so a cell in which ``redact`` finds a secret is
+    left out (not compared at a replay): its first line cut to 60 characters kept the start of a
+    key (``key = "sk-ant-…"``), and its unsalted digest would let whoever receives the notebook
+    check guesses of a password set in a one-line cell."""
     superseded = log.superseded if log is not None else set()
     recent = [s for s in _ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
     cells = [s for s in recent if s.strip() not in superseded and not _settings_only(s)][-CONTEXT_CELLS:]
-    clean = redact or (lambda text: text)
-    return {_cell_key(s): clean(s.strip().splitlines()[0])[:60] for s in cells}
+    if redact is not None:  # its key, the cell's digest, would let a short password be guessed offline
+        cells = [s for s in cells if redact(s) == s]
+    return {_cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
 def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
