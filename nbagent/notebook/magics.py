@@ -271,7 +271,7 @@ class AgentMagics(Magics):
         await cells.begin()
         sess.last_prompt = prompt
         if sess.executor is not None:
-            sess.executor.on_execute = view.show_execution  # plots the code displayed go in its card
+            sess.executor.on_execute = cell_run.execution_shown(view, sess)  # what its code displayed, in its card
         view.display()
         done: Done | None = None
         limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget,  # this prompt only

@@ -438,3 +438,20 @@ def test_a_model_that_does_not_exist_is_named_in_the_next_cells_failure(ip):
     exc, _shown = _fails_with(ip, "%agent retry")
     assert "'no-such-model'" in str(exc)
     run(ip, "%%agent --model claude-sonnet-5-5\nWhat is 6 * 7?")  # the way out the line names
+
+
+def test_a_key_the_agents_code_displays_is_redacted_in_the_run_shown_and_saved(ip: Any) -> None:
+    """The python tool's displays (a DataFrame's HTML table) reach the card through the executor's
+    hook, which magics wires to the view: redacted there (they were shown and saved as displayed)."""
+    from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+
+    key = "sk-ant-api03-" + "Qw7Lm3Np5Rt8Vy2Kb6Hd4Zx9" * 4
+    with capture_output():
+        ip.run_cell(f"import pandas as pd\ncreds = pd.DataFrame({{'service': ['api'], 'secret': [{key!r}]}})")
+    api = session().agent.simulated_api
+    api.responder = ScriptedResponder([tool_reply("python", {"code": "display(creds)"}), text_reply("shown")])
+    ip.display_pub.outputs.clear()
+    out = run(ip, "%%agent\nShow me creds")
+    assert "done: end_turn" in out
+    shown = out.split("[output]", 1)[1]  # the card's output: the displayed table
+    assert "[redacted]" in shown.split("shown", 1)[0] and key[:20] not in out

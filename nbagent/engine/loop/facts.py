@@ -56,6 +56,9 @@ class FactsFocus:
     images_seen: frozenset[int] = frozenset()
     """``hash()`` of the base64 data of each image the model still sees in the prompts' messages
     (an image sent before a rollback, or hidden by truncation, is not in it: it is sent again)."""
+    redact: Callable[[str], str] | None = None
+    """The request's redaction of secrets: an image whose drawn text holds one (a plot titled with
+    a key, tick labels of tokens) is left out, as pixels cannot be redacted."""
 
 
 @runtime_checkable

@@ -234,7 +234,7 @@ class QueryEngine(BetweenRuns):
         run = self._request_run(control, asker)
         sanitizer = self.sanitizer()
         focus = FactsFocus(prompt_words(new_blocks), agent_code(session.history), self._config.kernel_context_tokens,
-                           self._images_seen(session.history, session.deleted_range))
+                           self._images_seen(session.history, session.deleted_range), sanitizer.redact)
         # The kernel's state (cell inputs, outputs, the last error, variables' reprs) is user text:
         # redacted as it is read, and the blocks again as they enter the history.
         facts = facts_blocks(self._facts, self.kernel_facts, session.history, session.deleted_range, focus,

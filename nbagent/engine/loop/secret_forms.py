@@ -16,6 +16,8 @@ marker are redacted too once they are long enough (:func:`cut_head`) to be told 
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,12 +41,29 @@ def _escaped(secret: str, quote_char: str) -> str:
 def secret_forms(secret: str) -> tuple[str, ...]:
     """``secret`` first, then each form other formatting gives it where that differs from it:
     ``repr()``'s escaping in either quote style, JSON's (``\\uXXXX`` or not), a repr inside JSON
-    (code quoting the value in a tool's input), and URL quoting (``quote`` with its default
-    ``safe='/'`` and with ``safe=''``, ``quote_plus``)."""
+    (code quoting the value in a tool's input), URL quoting (``quote`` with its default
+    ``safe='/'`` and with ``safe=''``, ``quote_plus``), HTML's escaping (a table's ``&amp;``) and
+    base64 (:func:`_base64_forms`)."""
     reprs = (_escaped(secret, "'"), _escaped(secret, '"'))
     forms = (secret, *reprs, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
-             *(json.dumps(r)[1:-1] for r in reprs), quote(secret), quote(secret, safe=""), quote_plus(secret))
+             *(json.dumps(r)[1:-1] for r in reprs), quote(secret), quote(secret, safe=""), quote_plus(secret),
+             html.escape(secret), html.escape(secret, quote=False), *_base64_forms(secret))
     return tuple(dict.fromkeys(forms))  # no form twice, the value first
+
+
+def _base64_forms(secret: str) -> tuple[str, ...]:
+    """The base64 text that encodes ``secret`` wherever it sits in what is encoded: HTTP Basic
+    auth (``Authorization: Basic base64("user:password")``), a ``.dockerconfigjson``'s ``auth``,
+    a Kubernetes secret. Its bytes start at any offset modulo 3, so for each the characters that
+    depend on the secret's bytes alone (whole 4-character groups), standard and URL-safe alphabets."""
+    data, forms = secret.encode("utf-8", "surrogatepass"), []
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data).decode("ascii")
+        whole = (offset + len(data)) // 3 * 4  # the last group, if partial, depends on what follows
+        middle = encoded[4 if offset else 0:whole]  # the first group, if shared, on what precedes
+        if len(middle) >= 8:
+            forms += [middle, middle.replace("+", "-").replace("/", "_")]
+    return tuple(forms)
 
 
 def cut_head(form: str) -> int:

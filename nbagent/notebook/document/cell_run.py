@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
     from ...engine.contracts.events import Done
     from ...engine.contracts.json_types import JSONObject
+    from ..executor import ExecutionRecord
     from ..magics_api import MagicsApi
     from ..outcome import Ending
     from ..session import NotebookSession
+    from ..view import AgentView
     from .bridge import Bridge
     from .bridge_types import OutputJSON
     from .inputs import TurnWatch
@@ -136,7 +138,8 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     if not magics.document.records(sess.agent) or sess.executor is None or magics.shell is None:
         yield None
         return
-    watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log)
+    watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log,
+                      redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
     try:
         with watch:
@@ -249,6 +252,21 @@ def _show_line(text: str, css: str) -> None:
     from IPython.display import display
 
     display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
+
+
+def execution_shown(view: "AgentView", sess: "NotebookSession") -> "Callable[[ExecutionRecord], None]":
+    """The executor's ``on_execute`` hook: what the python tool's code displayed (a table, a
+    plot's text, a value's HTML), redacted with the session's secrets as they are at that call,
+    into its card; the card is the run's transcript, saved in the notebook and its record."""
+
+    def show(record: "ExecutionRecord") -> None:
+        strings = sess.agent.engine.sanitizer().strings
+        rich = record.result.rich
+        view.show_execution(replace(
+            record, displays=tuple(strings(list(record.displays))),
+            result=replace(record.result, rich=strings(dict(rich))) if rich else record.result))
+
+    return show
 
 
 def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Namespace) -> "Materialiser":

@@ -25,7 +25,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 
@@ -161,12 +161,30 @@ def _ran_inputs(shell: InteractiveShell) -> list[str]:
     return [s for s in (raw if raw is not None else shell.user_ns.get("In", [])) if isinstance(s, str)]
 
 
-def context_cells(shell: InteractiveShell, log: CellLog | None) -> dict[str, str]:
-    """The recent cells the model is told about (not agent cells; not a cell's superseded text)."""
+def context_cells(shell: InteractiveShell, log: CellLog | None,
+                  redact: Callable[[str], str] | None = None) -> dict[str, str]:
+    """The recent cells the model is told about (not agent cells; not a cell's superseded text),
+    each by its first line: the name a replay gives it when it changed. Line and digest are saved
+    in the task folder and the notebook's record, so a cell in which ``redact`` finds a secret is
+    left out (not compared at a replay): its first line cut to 60 characters kept the start of a
+    key (``key = "sk-ant-…"``), and its unsalted digest would let whoever receives the notebook
+    check guesses of a password set in a one-line cell."""
     superseded = log.superseded if log is not None else set()
     recent = [s for s in _ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
     cells = [s for s in recent if s.strip() not in superseded and not _settings_only(s)][-CONTEXT_CELLS:]
+    if redact is not None:  # its key, the cell's digest, would let a short password be guessed offline
+        cells = [s for s in cells if redact(s) == s]
     return {_cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
+
+
+def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
+    """Whether ``value`` is a string (or bytes) in which ``redact`` finds a secret: its content
+    fingerprint, an unsalted digest saved in the notebook's record, would let whoever receives the
+    notebook check guesses of a short password offline."""
+    if redact is None or not isinstance(value, (str, bytes, bytearray)):
+        return False
+    text = value if isinstance(value, str) else bytes(value).decode("utf-8", "replace")
+    return redact(text) != text
 
 
 # --- recording a live turn -------------------------------------------------------------------------
@@ -197,11 +215,13 @@ class TurnWatch:
     """Records one live turn's inputs: start it before the run, :meth:`before_code` before each
     execution, ``with watch:`` around the run (files), :meth:`inputs` at the end."""
 
-    def __init__(self, shell: InteractiveShell, root: Path, log: CellLog | None) -> None:
-        self.shell, self.root = shell, root.resolve()
+    def __init__(self, shell: InteractiveShell, root: Path, log: CellLog | None,
+                 redact: Callable[[str], str] | None = None) -> None:
+        # ``redact``: the session's sanitizer (its secrets as of this turn); what is saved holds none
+        self.shell, self.root, self._redact = shell, root.resolve(), redact
         self._libraries = library_paths()
         self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
-        self.cells = context_cells(shell, log)
+        self.cells = context_cells(shell, log, redact)
         self.cell_ids = {key: log.ids[key] for key in self.cells if log is not None and key in log.ids}
         self.log = log
         self._agent_texts = dict(log.agent_texts) if log is not None else {}
@@ -235,7 +255,7 @@ class TurnWatch:
             value = ns[name]
             if type(value).__name__ in _SKIPPED_TYPES:
                 continue
-            fp = fingerprint(value)
+            fp = None if _holds_secret(value, self._redact) else fingerprint(value)
             (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
         self.assigned |= stores
 

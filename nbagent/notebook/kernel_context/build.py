@@ -228,9 +228,12 @@ class KernelContext:
             return []
         candidates = self._named_figures(focus.prompt)
         blocks: list[TextBlockParam | ImageBlockParam] = []
-        for attempt, (label, png, named) in enumerate(candidates):
+        for attempt, (label, png, named, texts) in enumerate(candidates):
             if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
                 record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
+                continue
+            if figures.shows_secret(texts, focus.redact):  # pixels cannot be redacted
+                record.notes.append(f"{label} (left out: its text holds a secret)")
                 continue
             try:
                 fitted, why = bounded_call(lambda: figures.fitted_png(png), 2.0)  # noqa: B023 - called at once
@@ -246,13 +249,14 @@ class KernelContext:
             record.images.append(label)
         return blocks
 
-    def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool]]:
-        """(label, PNG, named explicitly) for each image the prompt may be about, most specific first."""
-        found: list[tuple[str, bytes, bool]] = []
+    def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool, tuple[str, ...] | None]]:
+        """(label, PNG, named explicitly, the texts it draws) for each image the prompt may be
+        about, most specific first."""
+        found: list[tuple[str, bytes, bool, tuple[str, ...] | None]] = []
         out = self.shell.user_ns.get("Out", {})
         for cell in figures.cell_refs(prompt)[: figures.MAX_IMAGES]:
             shown = self.displayed.of_cell(cell) if self.displayed is not None else []
-            found += [(f"Image displayed by In[{cell}]", s.png, True) for s in shown]
+            found += [(f"Image displayed by In[{cell}]", s.png, True, s.texts) for s in shown]
             value = out.get(cell) if isinstance(out, dict) else None
             if not shown and figures.is_figure(value):
                 found += self._drawn(f"Out[{cell}] (a figure, drawn now)", value)
@@ -261,15 +265,16 @@ class KernelContext:
         for name, fig in named[: figures.MAX_IMAGES]:  # each drawing takes time: no more than could be sent
             found += self._drawn(f"Figure `{name}` (drawn now)", fig)
         if not found and self.displayed is not None:
-            found = [(f"Image displayed by In[{s.cell}]", s.png, False) for s in self.displayed.of_cell(None)]
+            found = [(f"Image displayed by In[{s.cell}]", s.png, False, s.texts) for s in self.displayed.of_cell(None)]
         return found
 
     @staticmethod
-    def _drawn(label: str, fig: "Figure") -> list[tuple[str, bytes, bool]]:
+    def _drawn(label: str, fig: "Figure") -> list[tuple[str, bytes, bool, tuple[str, ...] | None]]:
         try:
-            return [(label, bounded_call(lambda: figures.figure_png(fig), 2.0), True)]
+            png = bounded_call(lambda: figures.figure_png(fig), 2.0)
         except DescribeFailed:
             return []
+        return [(label, png, True, figures.drawn_texts(fig))]  # read once drawn: tick labels are made then
 
 
 __all__ = ["ContextRecord", "KernelContext", "user_variables"]

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from .frames import Description, short
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from IPython.core.interactiveshell import InteractiveShell
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -90,6 +92,8 @@ class Shown:
 
     cell: int | None
     png: bytes
+    texts: tuple[str, ...] | None = None
+    """The texts the figure drew (None: not a figure, or not known), checked for secrets."""
 
 
 class DisplayedImages:
@@ -109,6 +113,18 @@ class DisplayedImages:
                 return original(data, *args, **kwargs)
             publish.__wrapped__ = original  # type: ignore[attr-defined]
             pub.publish = publish
+        self._texts: tuple[str, ...] | None = None
+        formatter = getattr(shell, "display_formatter", None)
+        if formatter is not None:
+            # display() formats, then publishes: the figure's texts, read once it is drawn, go with its PNG.
+            original_format = getattr(formatter.format, "__wrapped__", formatter.format)
+
+            def format(obj: object, *args: object, **kwargs: object) -> object:
+                result = original_format(obj, *args, **kwargs)
+                self._texts = drawn_texts(obj) if is_figure(obj) else None
+                return result
+            format.__wrapped__ = original_format  # type: ignore[attr-defined]
+            formatter.format = format
 
     def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
@@ -117,8 +133,9 @@ class DisplayedImages:
                 png = base64.b64decode(png)
             except ValueError:
                 return
+        texts, self._texts = self._texts, None
         if isinstance(png, bytes):
-            self.images.append(Shown(getattr(self.shell, "execution_count", None), png))
+            self.images.append(Shown(getattr(self.shell, "execution_count", None), png, texts))
 
     def of_cell(self, cell: int | None) -> list[Shown]:
         """The images of cell ``cell`` (None: the newest cell that displayed any)."""
@@ -172,6 +189,22 @@ def is_figure(value: object) -> "TypeGuard[Figure]":
     """A matplotlib Figure (by its exact type's name: matplotlib is not imported to ask)."""
     kind = type(value)
     return kind.__name__ == "Figure" and (kind.__module__ or "").startswith("matplotlib.")
+
+
+def drawn_texts(fig: object) -> tuple[str, ...] | None:
+    """Every text a figure draws (titles, axis and tick labels, legend, annotations), read after it
+    was drawn (tick labels are made then); None when they cannot be read."""
+    try:
+        from matplotlib.text import Text
+
+        return tuple(str(t.get_text()) for t in fig.findobj(Text))  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a figure that cannot be walked: its image is not checked
+        return None
+
+
+def shows_secret(texts: tuple[str, ...] | None, redact: "Callable[[str], str] | None") -> bool:
+    """Whether one of a figure's ``texts`` holds a secret ``redact`` finds."""
+    return redact is not None and texts is not None and any(redact(t) != t for t in texts)
 
 
 def figure_png(fig: "Figure") -> bytes:

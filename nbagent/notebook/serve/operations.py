@@ -121,10 +121,13 @@ class Operations:
 
     def _record(self, client: Client, tool: str, what: str, allowed_by: str, out: ToolOutput | None,
                 refused: str | None = None) -> None:
+        # The record is saved in the task folder and printed by ``%agent history``: redacted whole
+        # (the tool's output is not: the reply is redacted after), before its last line is cut.
+        clean = self.redact or (lambda text: text)
         if refused is not None:
-            outcome = f"refused: {refused}"
+            outcome = f"refused: {clean(refused)}"
         elif out is not None and out.is_error:
-            text = out.content if isinstance(out.content, str) else str(out.content[0].get("text", ""))
+            text = clean(out.content if isinstance(out.content, str) else str(out.content[0].get("text", "")))
             lines = [line for line in text.splitlines() if line.strip() and line.strip() != "[error]"]
             outcome = "error: " + lines[-1][:200] if lines else "error"  # a traceback's last line names it
         else:

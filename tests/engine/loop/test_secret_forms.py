@@ -43,7 +43,9 @@ def test_a_secret_is_redacted_json_escaped_and_url_quoted() -> None:
 
 
 def test_forms_are_only_those_that_differ_and_are_made_once_per_secret_set() -> None:
-    assert secret_forms(TOKEN) == (TOKEN,)  # nothing to escape or quote: one scan, as before
+    # Nothing to escape or quote: the value, then its base64 at the three offsets (no '+' or '/'
+    # in them here, so the URL-safe alphabet adds none).
+    assert secret_forms(TOKEN)[0] == TOKEN and len(secret_forms(TOKEN)) == 4
     assert len(secret_forms(PASSWORD)) > 1
     assert Sanitizer((PASSWORD, TOKEN)).forms is Sanitizer((PASSWORD, TOKEN)).forms
     assert [len(f.text) for f in forms_of((PASSWORD, TOKEN))] == sorted(
@@ -134,3 +136,27 @@ def test_a_secret_cut_by_reprlib_or_the_output_capture_is_redacted_on_both_sides
         capture.write("x" * (210 - before) + TOKEN + "y" * 1000 + TOKEN + "z" * (210 - 40 + before))
         shown = capture.getvalue()
         assert "not captured" in shown and not any(TOKEN[i:i + 16] in s.redact(shown) for i in range(25))
+
+
+def test_a_secret_is_redacted_in_base64_as_http_basic_auth_and_docker_configs_carry_it() -> None:
+    """``Authorization: Basic base64("user:password")`` (a request's headers printed, an error
+    echoing them, a variable the kernel facts describe) carried the password encoded: no form
+    matched it. Every offset of the secret in what is encoded, both base64 alphabets."""
+    import base64
+
+    s = Sanitizer((TOKEN, URL_PASSWORD))
+    for user in ("", "a", "al", "alice", "etl-user"):
+        for secret in (TOKEN, URL_PASSWORD):
+            raw = f"{user}:{secret}".encode()
+            for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+                headers = repr({"Authorization": f"Basic {encoded}"})
+                out = s.redact(headers)
+                assert REDACTED in out, (user, secret, out)
+                # what is left of the encoding: the user name's, the group it shares, the last group
+                left = out.split("Basic ")[1].replace(REDACTED, "").rstrip("'}=")
+                assert len(left) <= len(base64.b64encode(f"{user}:".encode()).decode()) + 8, out
+    streamed = StreamRedactor(s)
+    text = "auth: " + base64.b64encode(f"etl:{TOKEN}".encode()).decode() + " done"
+    shown = "".join(streamed.feed(0, text[i:i + 5]) for i in range(0, len(text), 5)) + streamed.flush(0)
+    assert REDACTED in shown and shown.endswith(" done")
+    assert s.redact("a basic understanding of 12345678 QUJDREVGR0g=") == "a basic understanding of 12345678 QUJDREVGR0g="

@@ -210,3 +210,41 @@ def test_the_line_names_what_changed():
     assert changed_line(["`sales`"]) == "`sales` changed since this answer was recorded"
     assert changed_line(["`a`", "b.csv"]).startswith("`a` and b.csv changed")
     assert changed_line(["`a`", "`b`", "`c`", "`d`", "`e`"]).startswith("`a`, `b`, `c` and 2 more changed")
+
+
+KEY = "sk-ant-api03-" + "Qw7Lm3Np5Rt8Vy2Kb6Hd4Zx9" * 4
+PASSWORD = "Tr0ub4dor&3-horse"
+
+
+def test_a_secret_in_a_cell_or_a_variable_the_code_read_is_not_saved_in_the_record(ip, tmp_path):
+    """The record (task folder and notebook metadata) names each cell in context by its first
+    line, cut to 60 characters, and keeps an unsalted digest of each variable the code read: a key
+    set in a cell was saved there (its first 53 characters), and a password's digest could be
+    checked offline by whoever received the notebook. Through ``watch_turn``, as a live turn records."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.document.cell_run import watch_turn
+
+    ip.run_cell(f'key = "{KEY}"', store_history=True)
+    ip.run_cell(f'password = "{PASSWORD}"  # from the vault', store_history=True)
+    executor = ShellExecutor(ip)
+    sanitizer = Sanitizer((PASSWORD,))  # the session's secret_env value; the key by its shape
+    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
+    magics = SimpleNamespace(shell=ip, cell_log=None,
+                             document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
+
+    async def run() -> TurnInputs:
+        with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
+            assert watch is not None
+            result = await executor.execute("n = len(password) + len(key) + rate")
+            assert result.error is None, result.error
+            return watch.inputs()
+
+    inputs = asyncio.run(run())
+    saved = repr(inputs.to_json())
+    assert KEY[:20] not in saved and PASSWORD not in saved
+    assert not any("key" in line or "password" in line for line in inputs.cells.values())
+    for source in (f'key = "{KEY}"', f'password = "{PASSWORD}"  # from the vault'):
+        assert fingerprint(source) not in saved  # the cell's digest: guesses of the password checked offline
+    assert "import pandas as pd" in inputs.cells.values()  # the fixture's cell, no secret in it: kept
+    assert fingerprint(PASSWORD) not in saved and fingerprint(KEY) not in saved
+    assert {"password", "key"} <= set(inputs.unchecked) and "rate" in inputs.read  # not compared at a replay

@@ -107,3 +107,54 @@ def test_a_named_figure_is_described_in_words_and_drawn() -> None:
 def test_what_counts_as_a_prompt_about_images(prompt: str) -> None:
     shell, displayed = shell_showing((7, [png()]))
     assert len(images(KernelContext(shell, None, displayed), prompt)) == 1
+
+
+KEY = "sk-ant-api03-" + "Qw7Lm3Np5Rt8Vy2Kb6Hd4Zx9" * 4
+
+
+def test_a_figure_whose_text_holds_a_secret_is_not_sent_as_an_image() -> None:
+    """Pixels cannot be redacted: a plot titled with a key, or a bar chart of usage by token (its
+    tick labels), went to the model as an image. The figure's drawn texts are checked with the
+    request's redaction, for a figure displayed by a cell (through IPython's display, as the inline
+    backend shows it) and for one named by variable."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.pylabtools import select_figure_formats
+    from IPython.display import display
+    from matplotlib.figure import Figure
+
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    redact = Sanitizer(()).redact  # the key by its shape
+    shell = InteractiveShell.instance()
+    formatter = shell.display_formatter
+    assert formatter is not None
+    saved_pub = shell.display_pub
+    png_formatter = formatter.formatters["image/png"]
+    secret_fig, plain_fig = plt.subplots()[0], plt.subplots()[0]
+    secret_fig.axes[0].bar([f"{KEY[:20]}…", "other"], [3, 1])  # tick labels: tokens cut short
+    plain_fig.axes[0].set_title("Sales")
+    try:
+        shell.display_pub = SimpleNamespace(publish=lambda data, **kw: None)
+        displayed = DisplayedImages(shell)
+        select_figure_formats(shell, {"png"})
+        shell.execution_count = 7
+        display(plain_fig)
+        shell.execution_count = 8
+        display(secret_fig)
+        assert [s.cell for s in displayed.images] == [7, 8] and displayed.images[0].texts is not None
+        shell.user_ns["chart"] = secret_fig
+        ctx = KernelContext(shell, None, displayed)
+        for prompt in ("what does the plot of In[8] show?", "why is this chart odd?", "look at `chart`, the plot"):
+            sent = ctx.focused(FactsFocus(prompt, redact=redact)).images
+            assert not [b for b in sent if b["type"] == "image"], prompt
+            assert ctx.last is not None and any("left out: its text holds a secret" in n for n in ctx.last.notes)
+        assert len(images(ctx, "what does the plot of In[7] show?")) == 1  # no secret in it: sent
+        assert len([b for b in ctx.focused(FactsFocus("the plot of In[7]", redact=redact)).images
+                    if b["type"] == "image"]) == 1
+    finally:
+        shell.display_pub = saved_pub
+        vars(formatter).pop("format", None)  # the class's method again
+        png_formatter.pop(Figure, None)
+        shell.user_ns.pop("chart", None)
+        plt.close(secret_fig)
+        plt.close(plain_fig)

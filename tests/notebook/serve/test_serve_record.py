@@ -69,3 +69,46 @@ def test_the_names_a_client_asks_for_are_bounded_and_escaped_in_the_record() -> 
     assert "⟦U+202E⟧⟦U+000A⟧| fake row" in what and "\u202e" not in what and "\n" not in what
     assert len(what) < (NAMES_SHOWN + 2) * (NAME_CHARS + 12)
     assert what.endswith(f"and {len(names) - NAMES_SHOWN} more in full)")
+
+
+def test_a_key_in_a_failed_runs_last_line_is_not_saved_in_the_record() -> None:
+    """The record's outcome of a failed call is the last line of the tool's output (a traceback's
+    ``ValueError: …``), which the python tool does not redact (the reply is redacted whole after):
+    a client's code failing with the key in its message saved it in ``external_actions.json`` and
+    ``%agent history`` showed it."""
+    import asyncio
+    import os
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.executor import ShellExecutor
+    from nbagent.notebook.serve.clients import Clients
+    from nbagent.notebook.serve.gate import Allowed
+    from nbagent.notebook.serve.operations import Operations
+
+    key = "sk-ant-api03-" + "Qw7Lm3Np5Rt8Vy2Kb6Hd4Zx9" * 4
+    password = "DbPassword_qrstuvwxyzabcdefgh678"
+
+    class Allow:
+        async def check(self, _request: object) -> Allowed:
+            return Allowed("the user (Allow)")
+
+    shell = InteractiveShell.instance()
+    sanitizer = Sanitizer((password,))
+    ops = Operations(Bridge(), Allow(), ActionLog(lambda: None), shell,  # type: ignore[arg-type]
+                     redact=sanitizer.redact)
+    ops.executor = ShellExecutor(shell)
+    os.environ["NBAGENT_TEST_DB"] = password
+    try:
+        client = Clients().admit(("claude-code", "s1"))
+        for code in (f"raise ValueError('bad key ' + {key!r})",
+                     "import os\nraise ConnectionError('login failed for ' + os.environ['NBAGENT_TEST_DB'])"):
+            out = asyncio.run(ops.run_code(client, code, 30))
+            assert out.is_error
+    finally:
+        del os.environ["NBAGENT_TEST_DB"]
+    outcomes = [a.outcome for a in ops.log.entries()]
+    assert outcomes[0].startswith("error: ValueError") and outcomes[1].startswith("error: ConnectionError")
+    assert all("[redacted]" in o for o in outcomes), outcomes
+    assert not any(key[:16] in o or password[:12] in o for o in outcomes), outcomes
