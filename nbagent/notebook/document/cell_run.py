@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_request
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_client, executing_request
 from .embedded import in_kernel
 from .fork import fork
 from .link import Live, Replay, Undone, session_name
@@ -288,7 +288,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     cell running now (taken here, while it runs) still in the notebook, and running there? False
     only when the front-end answers that it is not: deleted while queued, or the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
-    cell_id = executing_cell_id()
+    cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
     if cell_id is None and not bridge.ever_connected and not _widgets_shown():
@@ -306,7 +306,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         index = found.get("index")
         if isinstance(index, int) and index < 0:
             return False
-        return found.get("running") is not False
+        return found.get("running") is not False or _still_there(bridge, client)
 
     return shown
 
@@ -321,7 +321,7 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
     outputs go only to the page that ran it, so the new page, and the notebook it saves, would
     keep what was saved before the turn (no answer under the turn's cells). Only while the cell
     still holds the code that ran; True when written."""
-    cell_id, ran = executing_cell_id(), _ran_code()
+    cell_id, ran, client = executing_cell_id(), _ran_code(), executing_client()
     if cell_id is None or ran is None or not in_kernel() or not bridge.ever_connected or bridge.version < 2:
         return False
     try:
@@ -331,6 +331,8 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
         index = found.get("index")
         if not isinstance(index, int) or index < 0 or found.get("running") is not False:
             return False  # deleted, or still running in the page that ran it (its view is live there)
+        if _still_there(bridge, client):
+            return False  # the page that ran it answered: not reloaded, its view is live there
         cells = (await bridge.request("read")).get("cells", [])
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
         source = cell.get("source", "") if cell is not None else None
@@ -342,6 +344,16 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
     except (BridgeUnavailable, BridgeError):
         return False
     return True
+
+
+def _still_there(bridge: "Bridge", client: str | None) -> bool:
+    """Whether the page that runs the cell (its kernel session ``client``) is still connected, so
+    it shows the cell's live view: a cell it runs is not idle there, whatever ``find`` said.
+    JupyterLab marks every cell Run All queued idle ([ ]) once one cell fails, yet runs them on
+    when that cell is tagged ``raises-exception`` (as the agent's failed attempts are): ``running``
+    False then is no sign of a reload. A reloaded page is a new session, so after a reload this
+    is False and ``find`` decides."""
+    return bridge.page_here(client)
 
 
 def _ran_code() -> str | None:
