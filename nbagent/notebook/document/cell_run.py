@@ -171,6 +171,28 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     _ended(magics, decision, done)
 
 
+def replayed_output(magics: "MagicsApi", decision: Replay | Undone) -> object:
+    """The structured answer (``Done.output``, JSON data) the replayed turn ended with, from its
+    task folder's event log; None where there is none (a text answer, an undone turn, no folder)."""
+    if isinstance(decision, Undone):
+        return None
+    from ...engine.contracts.events import Done, event_from_dict
+    from ...engine.disk.append_log import read_log
+    from ...engine.state.task_files import UI_FILE
+    from .replay import _segment
+
+    path = sessions_dir(magics.document.root) / decision.session / UI_FILE
+    if not path.is_file():
+        return None
+    try:
+        items = read_log(path)
+        events = [event_from_dict(e) for e in items if isinstance(e, dict)] if isinstance(items, list) else []
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    done = next((e for e in reversed(_segment(events, decision.turn)) if isinstance(e, Done)), None)
+    return done.output if done is not None else None
+
+
 def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> None:
     """A replayed turn that failed fails its cell again, so Run All stops where it stopped; but not
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
