@@ -246,6 +246,8 @@ class AgentMagics(Magics):
             plan = cell_run.plan(self, prompt, args)
             if plan is not None:  # a recorded turn: shown again, no request sent
                 await cell_run.replay(self, plan)
+                if args.out:
+                    self._bind_replayed(args.out, cell_run.replayed_output(self, plan), output)
                 return None
             sess = self._session_with_options(args)
         except AgentCellError:
@@ -259,6 +261,19 @@ class AgentMagics(Magics):
             self.new_session()
         check_done(done, cancelled=sess.view is not None and sess.view.cancelled, model=sess.agent.config.model)
         return done
+
+    def _bind_replayed(self, name: str, data: object, output: object) -> None:
+        """``--out NAME`` of a replayed cell: the recorded structured answer, validated again by the
+        cell's ``--schema`` (Run All's next cells read ``NAME`` as they did live); nothing recorded
+        (a text answer, or no folder record) leaves ``NAME`` as it was and says so."""
+        if data is None:
+            print(f"nbagent: {name} is not set by a replay (no structured answer recorded for this turn); "
+                  "add --live to ask again.")
+            return
+        from ..engine.loop.structured import OutputSpec
+
+        assert self.shell is not None
+        self.shell.user_ns[name] = OutputSpec.of(output).parse(data) if output is not None else data
 
     async def _run_with_view(self, sess: NotebookSession, args: Namespace, prompt: str, output: object,
                              watch: "TurnWatch | None" = None) -> Done | None:

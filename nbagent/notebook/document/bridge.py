@@ -125,6 +125,12 @@ class Bridge:
         """Whether a front-end with the extension said hello in this kernel at all."""
         return self._said_hello
 
+    def page_here(self, client: str | None) -> bool:
+        """Whether the page of kernel session ``client`` said hello on the current comm: still
+        there, not reloaded (a reloaded page's new connection is a new session)."""
+        with self._hellos:
+            return client is not None and client in self._clients
+
     async def reconnect(self) -> bool:
         """Open a new comm and wait (``HELLO_WAIT_S`` at most, off the loop) for a page's hello:
         after a reload or a reopen, the page now showing the notebook never saw the old comm."""

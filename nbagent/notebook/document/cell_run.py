@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_request
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_client, executing_request
 from .embedded import in_kernel
 from .fork import fork
 from .link import Live, Replay, Undone, session_name
@@ -174,6 +174,28 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     _ended(magics, decision, done)
 
 
+def replayed_output(magics: "MagicsApi", decision: Replay | Undone) -> object:
+    """The structured answer (``Done.output``, JSON data) the replayed turn ended with, from its
+    task folder's event log; None where there is none (a text answer, an undone turn, no folder)."""
+    if isinstance(decision, Undone):
+        return None
+    from ...engine.contracts.events import Done, event_from_dict
+    from ...engine.disk.append_log import read_log
+    from ...engine.state.task_files import UI_FILE
+    from .replay import _segment
+
+    path = sessions_dir(magics.document.root) / decision.session / UI_FILE
+    if not path.is_file():
+        return None
+    try:
+        items = read_log(path)
+        events = [event_from_dict(e) for e in items if isinstance(e, dict)] if isinstance(items, list) else []
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    done = next((e for e in reversed(_segment(events, decision.turn)) if isinstance(e, Done)), None)
+    return done.output if done is not None else None
+
+
 def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> None:
     """A replayed turn that failed fails its cell again, so Run All stops where it stopped; but not
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
@@ -306,7 +328,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     cell running now (taken here, while it runs) still in the notebook, and running there? False
     only when the front-end answers that it is not: deleted while queued, or the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
-    cell_id = executing_cell_id()
+    cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
     if cell_id is None and not bridge.ever_connected and not _widgets_shown():
@@ -324,7 +346,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         index = found.get("index")
         if isinstance(index, int) and index < 0:
             return False
-        return found.get("running") is not False
+        return found.get("running") is not False or _still_there(bridge, client)
 
     return shown
 
@@ -339,7 +361,7 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
     outputs go only to the page that ran it, so the new page, and the notebook it saves, would
     keep what was saved before the turn (no answer under the turn's cells). Only while the cell
     still holds the code that ran; True when written."""
-    cell_id, ran = executing_cell_id(), _ran_code()
+    cell_id, ran, client = executing_cell_id(), _ran_code(), executing_client()
     if cell_id is None or ran is None or not in_kernel() or not bridge.ever_connected or bridge.version < 2:
         return False
     try:
@@ -349,6 +371,8 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
         index = found.get("index")
         if not isinstance(index, int) or index < 0 or found.get("running") is not False:
             return False  # deleted, or still running in the page that ran it (its view is live there)
+        if _still_there(bridge, client):
+            return False  # the page that ran it answered: not reloaded, its view is live there
         cells = (await bridge.request("read")).get("cells", [])
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
         source = cell.get("source", "") if cell is not None else None
@@ -360,6 +384,16 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
     except (BridgeUnavailable, BridgeError):
         return False
     return True
+
+
+def _still_there(bridge: "Bridge", client: str | None) -> bool:
+    """Whether the page that runs the cell (its kernel session ``client``) is still connected, so
+    it shows the cell's live view: a cell it runs is not idle there, whatever ``find`` said.
+    JupyterLab marks every cell Run All queued idle ([ ]) once one cell fails, yet runs them on
+    when that cell is tagged ``raises-exception`` (as the agent's failed attempts are): ``running``
+    False then is no sign of a reload. A reloaded page is a new session, so after a reload this
+    is False and ``find`` decides."""
+    return bridge.page_here(client)
 
 
 def _ran_code() -> str | None:

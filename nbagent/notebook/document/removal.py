@@ -51,6 +51,9 @@ class Removal:
     changed: list[str] = field(default_factory=list)
     """Ids of the user's cells the model changed (``notebook_edit``) in the undone turns: they stay
     as the model left them (nbagent never rewrites a user's cell back), and the message says so."""
+    changed_where: list[str] = field(default_factory=list)
+    """Each of ``changed`` as the line names it: its place after the removal (0-based, as
+    ``notebook_read`` numbers cells) and its first line, so the user can find it."""
 
     @property
     def count(self) -> int:
@@ -72,8 +75,9 @@ class Removal:
         if kept:
             parts.append(f"{len(kept)} kept ({', '.join(self.kept_reasons())})")
         if self.changed:
+            where = f": {', '.join(self.changed_where)}" if self.changed_where else ""
             parts.append(f"{len(self.changed)} of your cell(s) the agent changed in the undone turn(s) keep(s) "
-                         "its change (nbagent never rewrites your cells: Undo in the notebook, or edit it back)")
+                         f"its change{where} (nbagent never rewrites your cells: Undo in the notebook, or edit it back)")
         return "; ".join(parts)
 
 
@@ -149,8 +153,25 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
         removal = remove_sync(bridge, ids, expect, protect=[protect])
     except (BridgeUnavailable, BridgeError):
         return Removal()
-    removal.changed = [str(c.get("id")) for c in cells if _changed_after(mark_of(c), session, after_turn)]
+    gone = set(removal.removed)
+    left = [c for c in cells if str(c.get("id")) not in gone]
+    for index, cell in enumerate(left):
+        if _changed_after(mark_of(cell), session, after_turn):
+            removal.changed.append(str(cell.get("id")))
+            removal.changed_where.append(_named(index, cell))
     return removal
+
+
+def _named(index: int, cell: CellJSON) -> str:
+    """``cell [3] "df['price'].sum()"``: a cell's place and first non-empty line (at most 40
+    characters, hidden characters shown as codes), for a line the user reads."""
+    from ..view.render import reveal_hidden
+
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = first if len(first) <= 40 else first[:39] + "…"
+    return f'cell [{index}] "{reveal_hidden(first)[0]}"' if first else f"cell [{index}] (empty)"
 
 
 def _changed_after(mark: JSONObject | None, session: str, after_turn: int) -> bool:

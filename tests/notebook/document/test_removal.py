@@ -108,12 +108,17 @@ async def test_rollback_says_which_of_the_users_cells_keep_the_agents_change():
                         "metadata": {"nbagent": {**fixed, "session": "another"}}})
     before = [dumps(c) for c in front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "edit"]
 
+    fixed_at = len(front.cells) - 3
     assert remove_turn_cells(bridge, "S", 1).describe() == (
-        "1 of your cell(s) the agent changed in the undone turn(s) keep(s) its change (nbagent never rewrites "
-        "your cells: Undo in the notebook, or edit it back)")
+        "1 of your cell(s) the agent changed in the undone turn(s) keep(s) its change: "
+        f'cell [{fixed_at}] "fixed by the agent" (nbagent never rewrites your cells: Undo in the notebook, or edit it back)')
     removal = remove_turn_cells(bridge, "S", 0)
     assert removal.count == 1 and removal.changed == [front.cells[-3]["id"], "u-md"]
+    # Which ones, by their place once the agent's cell above them is gone and their first line:
+    # the count alone did not say which of several cells to Undo or edit back.
     assert removal.describe().startswith("1 agent cell(s) removed from the notebook; 2 of your cell(s) the agent ")
+    assert f'its change: cell [{fixed_at - 1}] "fixed by the agent", cell [{fixed_at}] "# edited too" (' \
+        in removal.describe()
     assert [dumps(c) for c in front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "edit"] == before
 
 

@@ -321,3 +321,29 @@ def test_a_settings_command_in_a_received_folder_starts_no_mcp_server(ip, tmp_pa
     assert not (tmp_path / "server-ran").exists()
     cell(ip, "a question, asked live")
     assert agent().mcp.state("planted") != "pending"  # the first live request starts it
+
+
+def test_a_replayed_out_schema_cell_binds_the_recorded_answer_again(ip):
+    # Notebook 05 under Restart & Run All: the replayed `--out city --schema City` cell left `city`
+    # unset, so the next cell failed with NameError and Run All stopped there.
+    ip.run_cell("import pydantic\nclass City(pydantic.BaseModel):\n    name: str\n    population: int")
+    prompt = "'Paris' has 2100000 people. Give me the city and its population."
+    cell(ip, prompt, "--out city --schema City")
+    assert ip.user_ns["city"].population == 2100000
+    restart(magics_mod.active_magics())
+    del ip.user_ns["city"]
+
+    replayed = cell(ip, prompt, "--out city --schema City")
+
+    assert "replayed: session" in replayed
+    assert type(ip.user_ns["city"]).__name__ == "City"
+    assert ip.user_ns["city"].model_dump() == {"name": "Paris", "population": 2100000}
+
+
+def test_a_replayed_out_cell_with_a_text_answer_says_it_is_not_set(ip):
+    cell(ip, FIRST, "--out answer")
+    restart(magics_mod.active_magics())
+    ip.user_ns.pop("answer", None)
+    replayed = cell(ip, FIRST, "--out answer")
+    assert "answer is not set by a replay" in replayed
+    assert "answer" not in ip.user_ns

@@ -212,3 +212,35 @@ async def test_an_agent_cell_edited_or_deleted_meanwhile_gets_no_transcript(monk
     front.cells.clear()
     assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
     assert "replace" not in [r["op"] for r in front.requests]
+
+
+def _after_a_failed_cell_under_run_all(monkeypatch: pytest.MonkeyPatch) -> tuple[FakeFrontEnd, Bridge]:
+    """The page that runs the agent cell (session ``page-a``) is there and said hello, but shows
+    the cell idle: JupyterLab marks every cell Run All queued idle once one fails, and runs them on
+    when the failed one is tagged ``raises-exception`` (as the agent's failed attempts are)."""
+    front, bridge = _running(monkeypatch)
+    bridge._on_data({"type": "hello", "version": 2}, "page-a")
+    monkeypatch.setattr(cell_run, "executing_client", lambda: "page-a")
+    return front, bridge
+
+
+async def test_a_prompt_after_a_raises_exception_cell_under_run_all_is_shown(monkeypatch) -> None:
+    # Was: denied without asking ("a page reloaded or closed; …"), in the page that showed it.
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    assert await cell_run.shown_check(bridge)() is True
+    assert [r["op"] for r in front.requests] == ["find"]
+
+
+async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
+    # Was: its live view replaced by the transcript under "The page was reloaded …", never reloaded.
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert front.cells[0]["outputs"][0]["text"] == "saved before"
+
+
+async def test_a_reloaded_page_is_a_new_session_and_gets_the_transcript(monkeypatch) -> None:
+    front, bridge = _running(monkeypatch)
+    bridge._on_data({"type": "hello", "version": 2}, "page-b")  # the new page; page-a, which ran it, is gone
+    monkeypatch.setattr(cell_run, "executing_client", lambda: "page-a")
+    assert await cell_run.shown_check(bridge)() is False
+    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is True
