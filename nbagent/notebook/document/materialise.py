@@ -92,10 +92,17 @@ class Materialiser:
         cell: cells kept (the user's now, or still running), cells removed from where the user
         had moved them, cells of an earlier kernel left in place. None when there is nothing to say."""
         lines = []
-        reasons = self.removal.kept_reasons()
+        queued = sum(1 for _i, r in self.removal.kept if r == "running")
+        others = Removal(kept=[k for k in self.removal.kept if k[1] != "running"])
+        reasons = others.kept_reasons()
         if reasons:
-            kept = sum(1 for _i, r in self.removal.kept if r != "missing")
+            kept = sum(1 for _i, r in others.kept if r != "missing")
             lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
+        if queued:
+            # Run All queued them below: nbagent never removes a queued cell, so they stay and run again.
+            lines.append(f"ⓘ {queued} cell(s) of this cell's earlier run stay: Run All has them queued, so they run "
+                         "again after this cell's new ones. Delete them once Run All ends; or use Restart & Run All, "
+                         "which replays the recorded turns without asking the model again.")
         if self.apart:
             lines.append(f"ⓘ {self.apart} cell(s) of this cell's earlier runs removed from below cells of yours among "
                          "them (still the agent's: copy one, or edit it, to keep it).")
