@@ -115,6 +115,11 @@ def test_permissions_notebook_denies_and_resumes(executed):
     assert "outside" in joined
     assert "'max_requests'" in joined and "'max_budget'" in joined
     assert "'aborted'" in joined and "'end_turn'" in joined
+    # The rollback lesson runs in a session of its own: the lesson's earlier answers stay recorded,
+    # so Restart & Run All replays them instead of showing six cells as undone.
+    assert "rolled back to the end of turn 1" in joined and "25" in joined
+    sessions = {c.metadata["nbagent"]["session"] for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "agent"}
+    assert len(sessions) == 2, sessions
 
 
 def test_compaction_notebook_binds_data_compacts_and_denies(executed):

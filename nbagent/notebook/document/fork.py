@@ -74,8 +74,8 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     rolled back; the undone turns' cells, made by an earlier kernel, stay).
 
     A rollback to a turn this kernel has not replayed past is already in the record: Run All
-    reached a ``%agent rollback`` cell after the turns it kept, and the turns recorded after it are
-    the answers of the cells below, which it must not cut. An earlier turn is rolled back in this
+    reached a ``%agent rollback`` cell after the turns it kept, and a turn recorded after it is the
+    answer of an agent cell Run All has not reached yet, which it must not cut. An earlier turn is rolled back in this
     notebook's own record, or in a copy of another notebook's (forked here first)."""
     link = magics.document
     cursor = link.cursor
@@ -83,8 +83,8 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
         return "", ""
     if turn >= cursor.shown:
         return (f"nbagent: nothing rolled back: this kernel is replaying the record and has shown {cursor.shown} "
-                f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: its later turns "
-                "are the answers of the cells below)."), ""
+                f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: a later turn it "
+                "holds is the answer of an agent cell Run All has not reached yet)."), ""
     earlier = _earlier_cells(magics, cursor.index.session, turn)
     left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
         if earlier else ""
