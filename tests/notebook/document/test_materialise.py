@@ -5,6 +5,7 @@ front-end, one next-input cell."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
@@ -53,7 +54,7 @@ async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a
     bridge = front.connect(Bridge())
     executor = ShellExecutor(InteractiveShell.instance())
     for turn in (1, 2):
-        cells = Materialiser(bridge, executor, session="S", turn=lambda t=turn: t, agent_cell_id="c2")
+        cells = Materialiser(bridge, executor, session="S", turn=functools.partial(int, turn), agent_cell_id="c2")
         await cells.begin()
         await call(cells, executor, f"t{turn}", f"b = {turn}")
         await cells.mark_agent_cell(turn)
@@ -64,7 +65,7 @@ async def test_an_agent_cell_run_again_replaces_its_cells_and_rollback_removes_a
     assert front.sources() == ["import pandas", "%%agent\nplot it", "the user's notes"]
 
 
-async def test_a_re_run_also_replaces_an_earlier_run_that_undo_brought_back():
+async def test_a_re_run_also_replaces_an_earlier_run_that_undo_brought_back() -> None:
     front = front_with_agent_cell()
     bridge = front.connect(Bridge())
     executor = ShellExecutor(InteractiveShell.instance())
@@ -75,7 +76,7 @@ async def test_a_re_run_also_replaces_an_earlier_run_that_undo_brought_back():
         if turn == 3:  # Undo after turn 2's re-run: turn 1's cell is back, the agent cell's mark says 2
             front.cells[2:3] = undone
             assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 1", "the user's notes"]
-        cells = Materialiser(bridge, executor, session="S", turn=lambda t=turn: t, agent_cell_id="c2")
+        cells = Materialiser(bridge, executor, session="S", turn=functools.partial(int, turn), agent_cell_id="c2")
         await cells.begin()
         await call(cells, executor, f"t{turn}", f"b = {turn}")
         await cells.mark_agent_cell(turn)

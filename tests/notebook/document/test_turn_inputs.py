@@ -90,7 +90,7 @@ def test_files_the_code_read_count_and_files_the_turn_wrote_do_not(ip, tmp_path)
     assert changes(inputs, ip, tmp_path) == ["sales.csv (missing)"]
 
 
-def test_a_received_record_never_makes_a_replay_read_outside_the_folder_or_block(ip, tmp_path):
+def test_a_received_record_never_makes_a_replay_read_outside_the_folder_or_block(ip, tmp_path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-secret.txt"
     outside.write_text("the user's own file")
     (tmp_path / "link.csv").symlink_to(outside)
