@@ -320,7 +320,7 @@ class AgentMagics(Magics):
 
     def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> "AgentView":
         """An :class:`AgentView` for one prompt of ``sess`` (live or replayed), shown in the cell."""
-        from .document import cell_run
+        from .document.page import shown_check
         from .view import AgentView
 
         agent = sess.agent
@@ -332,7 +332,7 @@ class AgentMagics(Magics):
             session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
             permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),
             on_retry_now=agent.retry_now, on_cancel=sess.stop,
-            on_new_session=self._schedule_new_session, cell_shown=cell_run.shown_check(self.document.bridge),
+            on_new_session=self._schedule_new_session, cell_shown=shown_check(self.document.bridge),
         )
         sess.view = view
         return view

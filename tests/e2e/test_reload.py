@@ -14,7 +14,7 @@ import time
 import pytest
 
 from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
-from nbagent.notebook.document.cell_run import RELOADED_NOTE
+from nbagent.notebook.document.page import RELOADED_NOTE
 
 from .test_bridge_frontend import _kernel, _require_installed_bridge
 from .test_cell_removal import MINE, _append, _made, _put, _run_all, _run_cell, _text, _wait

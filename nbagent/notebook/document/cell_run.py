@@ -14,15 +14,15 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_client, executing_request
-from .embedded import in_kernel
+from .bridge import executing_cell_id
 from .fork import fork
 from .link import Live, Replay, Undone, session_name
+from .page import show_on_reloaded_page
 from .replay import sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Callable, Sequence
 
     from ...engine.contracts.events import Done
     from ...engine.contracts.json_types import JSONObject
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from ..outcome import Ending
     from ..session import NotebookSession
     from ..view import AgentView
-    from .bridge import Bridge
-    from .bridge_types import OutputJSON
     from .inputs import TurnWatch
     from .materialise import Materialiser
     from .removal import Removal
@@ -321,99 +319,6 @@ async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
     if notice is not None and not link.told_no_bridge:
         link.told_no_bridge = True  # once per kernel: it says what the front-end cannot do
         print(notice)
-
-
-def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
-    """What a view asks before it waits on a click, and every few seconds while it waits: is the
-    cell running now (taken here, while it runs) still in the notebook, and running there? False
-    only when the front-end answers that it is not: deleted while queued, or the page was reloaded
-    or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
-    cell_id, client = executing_cell_id(), executing_client()
-    if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
-        return _nowhere
-    if cell_id is None and not bridge.ever_connected and not _widgets_shown():
-        return _nowhere  # nbclient, papermill, nbconvert: a client that shows nothing
-
-    async def shown() -> bool:
-        if cell_id is None or not bridge.ever_connected or bridge.version < 2:
-            return True
-        if not bridge.connected and not await bridge.reconnect():
-            return True  # no page answers now: nothing says the prompt is gone (asked again later)
-        try:
-            found = await bridge.request("find", cell_id=cell_id)  # asks the page running the cell
-        except (BridgeUnavailable, BridgeError):
-            return True
-        index = found.get("index")
-        if isinstance(index, int) and index < 0:
-            return False
-        return found.get("running") is not False or _still_there(bridge, client)
-
-    return shown
-
-
-RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while this turn ran: the turn's "
-                 "live view went to the page that ran the cell. Here is the turn as it ended.\n")
-
-
-async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bool:
-    """Write the turn's final transcript (``shown``) into the running agent cell when the page
-    now showing the notebook did not run it (reloaded, or the notebook opened again): a cell's
-    outputs go only to the page that ran it, so the new page, and the notebook it saves, would
-    keep what was saved before the turn (no answer under the turn's cells). Only while the cell
-    still holds the code that ran; True when written."""
-    cell_id, ran, client = executing_cell_id(), _ran_code(), executing_client()
-    if cell_id is None or ran is None or not in_kernel() or not bridge.ever_connected or bridge.version < 2:
-        return False
-    try:
-        if not bridge.connected and not await bridge.reconnect():
-            return False
-        found = await bridge.request("find", cell_id=cell_id)
-        index = found.get("index")
-        if not isinstance(index, int) or index < 0 or found.get("running") is not False:
-            return False  # deleted, or still running in the page that ran it (its view is live there)
-        if _still_there(bridge, client):
-            return False  # the page that ran it answered: not reloaded, its view is live there
-        cells = (await bridge.request("read")).get("cells", [])
-        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
-        source = cell.get("source", "") if cell is not None else None
-        if ("".join(source) if isinstance(source, list) else source) != ran:
-            return False  # edited meanwhile: the answer is not to this cell's text any more
-        outputs: list[OutputJSON] = [{"output_type": "stream", "name": "stdout", "text": RELOADED_NOTE},
-                   {"output_type": "display_data", "data": dict(shown), "metadata": {}}]
-        await bridge.request("replace", cell_id=cell_id, outputs=outputs)
-    except (BridgeUnavailable, BridgeError):
-        return False
-    return True
-
-
-def _still_there(bridge: "Bridge", client: str | None) -> bool:
-    """Whether the page that runs the cell (its kernel session ``client``) is still connected, so
-    it shows the cell's live view: a cell it runs is not idle there, whatever ``find`` said.
-    JupyterLab marks every cell Run All queued idle ([ ]) once one cell fails, yet runs them on
-    when that cell is tagged ``raises-exception`` (as the agent's failed attempts are): ``running``
-    False then is no sign of a reload. A reloaded page is a new session, so after a reload this
-    is False and ``find`` decides."""
-    return bridge.page_here(client)
-
-
-def _ran_code() -> str | None:
-    """The code of the cell the kernel is executing, as the page sent it."""
-    content = executing_request().get("content")
-    code = content.get("code") if isinstance(content, dict) else None
-    return code if isinstance(code, str) else None
-
-
-async def _nowhere() -> bool:
-    return False
-
-
-def _widgets_shown() -> bool:
-    """Whether a front-end that renders widgets opened ipywidgets' control comm here (its widget
-    manager does on connecting, where ipywidgets was imported by then). For a client that sends no
-    cell id (JupyterLab and Notebook 7 do): nbclient, papermill and nbconvert open none."""
-    from ipywidgets import Widget
-
-    return getattr(Widget, "_control_comm", None) is not None
 
 
 def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int) -> "Removal":

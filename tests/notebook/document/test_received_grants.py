@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run
+from nbagent.notebook.document import page
 from tests.notebook.document.test_replay_inprocess import FIRST, agent, cell, ip, restart
 
 __all__ = ["ip"]  # the in-process shell fixture
@@ -23,8 +23,8 @@ def shown_as_in_a_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's click comes from the thread below, as a notebook page's would: the in-process
     shell stands in for a kernel whose page shows the prompt (plain IPython, or a client that shows
     no widgets, would deny unasked)."""
-    monkeypatch.setattr(cell_run, "in_kernel", lambda: True)
-    monkeypatch.setattr(cell_run, "_widgets_shown", lambda: True)
+    monkeypatch.setattr(page, "in_kernel", lambda: True)
+    monkeypatch.setattr(page, "_widgets_shown", lambda: True)
 
 
 SECOND = "what is 6 * 7? use python"  # the simulated model answers it with a python call

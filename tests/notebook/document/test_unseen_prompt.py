@@ -15,7 +15,7 @@ from nbagent.engine.contracts import events as ev
 from nbagent.engine.contracts.permissions import Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.document import bridge as bridge_mod
-from nbagent.notebook.document import cell_run
+from nbagent.notebook.document import page
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.agent_view import LOST_PROMPT, UNSEEN_PROMPT
@@ -30,13 +30,13 @@ async def gone() -> bool:
 @pytest.fixture(autouse=True)
 def in_a_kernel(monkeypatch) -> None:
     """The checks below run as in a kernel (the test process is plain Python)."""
-    monkeypatch.setattr(cell_run, "in_kernel", lambda: True)
+    monkeypatch.setattr(page, "in_kernel", lambda: True)
 
 
 async def test_outside_a_kernel_no_prompt_is_waited_on(monkeypatch) -> None:
     # Plain IPython (a terminal, a script driving a shell): no page can show Allow / Deny.
-    monkeypatch.setattr(cell_run, "in_kernel", lambda: False)
-    assert await cell_run.shown_check(FakeFrontEnd().connect(Bridge()))() is False
+    monkeypatch.setattr(page, "in_kernel", lambda: False)
+    assert await page.shown_check(FakeFrontEnd().connect(Bridge()))() is False
 
 
 async def test_a_permission_asked_from_a_cell_no_longer_in_the_notebook_is_denied_at_once() -> None:
@@ -59,9 +59,9 @@ async def test_a_failed_request_from_a_cell_no_longer_in_the_notebook_is_cancell
 async def test_the_check_asks_the_front_end_for_the_running_cell(monkeypatch) -> None:
     front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}, {"cell_type": "code", "source": "x"}])
     bridge = front.connect(Bridge())
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
     front.running.add("c1")  # JupyterLab marks the cell it runs (and the ones it queued) [*]
-    shown = cell_run.shown_check(bridge)
+    shown = page.shown_check(bridge)
     assert await shown() is True
     front.cells.pop(0)  # the user deleted the queued agent cell
     assert await shown() is False
@@ -71,9 +71,9 @@ async def test_the_check_asks_the_front_end_for_the_running_cell(monkeypatch) ->
 async def test_the_check_says_unseen_once_the_page_showing_the_cell_no_longer_runs_it(monkeypatch) -> None:
     front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
     bridge = front.connect(Bridge())
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
     front.running.add("c1")
-    shown = cell_run.shown_check(bridge)
+    shown = page.shown_check(bridge)
     assert await shown() is True
     front.running.clear()  # reloaded: the page loaded the notebook from disk, the cell idle in it
     assert await shown() is False
@@ -110,11 +110,11 @@ async def test_retry_cancel_whose_page_was_reloaded_is_cancelled(monkeypatch) ->
 
 
 async def test_without_a_cell_id_or_with_an_older_front_end_it_never_blocks_a_prompt(monkeypatch) -> None:
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: None)
-    assert await cell_run.shown_check(FakeFrontEnd().connect(Bridge()))() is True  # nbclient: no cell id
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c9")
+    monkeypatch.setattr(page, "executing_cell_id", lambda: None)
+    assert await page.shown_check(FakeFrontEnd().connect(Bridge()))() is True  # nbclient: no cell id
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c9")
     old = FakeFrontEnd(version=1)
-    assert await cell_run.shown_check(old.connect(Bridge()))() is True and old.requests == []
+    assert await page.shown_check(old.connect(Bridge()))() is True and old.requests == []
 
 
 class _TwoPages:
@@ -127,10 +127,10 @@ class _TwoPages:
         self.bridge, self.pages = bridge, (("page-b", other), ("page-a", running))
 
     def send(self, data: dict[str, object]) -> None:
-        for session, page in self.pages:
+        for session, front in self.pages:
             if data.get("client") in (None, session):  # what the extension's addressedHere does
-                page.requests.append(dict(data))
-                self.bridge._on_data(page.reply(dict(data)), session)
+                front.requests.append(dict(data))
+                self.bridge._on_data(front.reply(dict(data)), session)
 
     def close(self) -> None:
         pass
@@ -144,10 +144,10 @@ async def test_with_the_notebook_open_in_two_windows_only_the_running_page_is_as
     for session in ("page-a", "page-b"):
         bridge._on_data({"type": "hello", "version": 2, "frontend": "jupyterlab", "path": "a.ipynb"}, session)
     bridge._comm = _TwoPages(bridge, running, other)
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
     monkeypatch.setattr(bridge_mod, "executing_client", lambda: "page-a")
     bridge_mod.address_cell()  # the pre_run_cell hook of the cell the page-a window ran
-    assert await cell_run.shown_check(bridge)() is True
+    assert await page.shown_check(bridge)() is True
     assert other.requests == [] and running.requests[0]["client"] == "page-a"
 
 
@@ -182,8 +182,8 @@ def _running(monkeypatch: pytest.MonkeyPatch, source: str = AGENT_SOURCE) -> tup
     """A page showing the agent cell ``c1``, which the kernel runs with ``AGENT_SOURCE``."""
     front = FakeFrontEnd([{"cell_type": "code", "source": source, "outputs": [{"output_type": "stream",
                                                                               "name": "stdout", "text": "saved before"}]}])
-    monkeypatch.setattr(cell_run, "executing_cell_id", lambda: "c1")
-    monkeypatch.setattr(cell_run, "executing_request", lambda: {"content": {"code": AGENT_SOURCE}})
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(page, "executing_request", lambda: {"content": {"code": AGENT_SOURCE}})
     return front, front.connect(Bridge())
 
 
@@ -191,26 +191,26 @@ async def test_a_turn_that_ends_after_a_reload_writes_its_transcript_into_the_ag
     # The page was reloaded while the turn ran: the cell is there, idle (the new page never ran it),
     # and the turn's outputs go to the page that did: the new page would keep what was saved before.
     front, bridge = _running(monkeypatch)
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is True
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
     outputs = front.cells[0]["outputs"]
-    assert outputs[0]["text"] == cell_run.RELOADED_NOTE
+    assert outputs[0]["text"] == page.RELOADED_NOTE
     assert outputs[1] == {"output_type": "display_data", "data": BUNDLE, "metadata": {}}
 
 
 async def test_a_turn_whose_page_still_runs_the_cell_writes_nothing(monkeypatch) -> None:
     front, bridge = _running(monkeypatch)
     front.running.add("c1")  # the page that ran the cell shows the live view, and keeps it
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
     assert [r["op"] for r in front.requests] == ["find"]
     assert front.cells[0]["outputs"][0]["text"] == "saved before"
 
 
 async def test_an_agent_cell_edited_or_deleted_meanwhile_gets_no_transcript(monkeypatch) -> None:
     front, bridge = _running(monkeypatch, source="%%agent\nanother question, typed in the new page")
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
     assert front.cells[0]["outputs"][0]["text"] == "saved before"
     front.cells.clear()
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
     assert "replace" not in [r["op"] for r in front.requests]
 
 
@@ -220,27 +220,27 @@ def _after_a_failed_cell_under_run_all(monkeypatch: pytest.MonkeyPatch) -> tuple
     when the failed one is tagged ``raises-exception`` (as the agent's failed attempts are)."""
     front, bridge = _running(monkeypatch)
     bridge._on_data({"type": "hello", "version": 2}, "page-a")
-    monkeypatch.setattr(cell_run, "executing_client", lambda: "page-a")
+    monkeypatch.setattr(page, "executing_client", lambda: "page-a")
     return front, bridge
 
 
 async def test_a_prompt_after_a_raises_exception_cell_under_run_all_is_shown(monkeypatch) -> None:
     # Was: denied without asking ("a page reloaded or closed; …"), in the page that showed it.
     front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
-    assert await cell_run.shown_check(bridge)() is True
+    assert await page.shown_check(bridge)() is True
     assert [r["op"] for r in front.requests] == ["find"]
 
 
 async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
     # Was: its live view replaced by the transcript under "The page was reloaded …", never reloaded.
     front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
     assert front.cells[0]["outputs"][0]["text"] == "saved before"
 
 
 async def test_a_reloaded_page_is_a_new_session_and_gets_the_transcript(monkeypatch) -> None:
     front, bridge = _running(monkeypatch)
     bridge._on_data({"type": "hello", "version": 2}, "page-b")  # the new page; page-a, which ran it, is gone
-    monkeypatch.setattr(cell_run, "executing_client", lambda: "page-a")
-    assert await cell_run.shown_check(bridge)() is False
-    assert await cell_run.show_on_reloaded_page(bridge, BUNDLE) is True
+    monkeypatch.setattr(page, "executing_client", lambda: "page-a")
+    assert await page.shown_check(bridge)() is False
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
