@@ -24,6 +24,7 @@ from .shown import Ended, Shown, copy_shown, save_shown
 if TYPE_CHECKING:
     from ...agent import Agent
     from ...engine.contracts.json_types import JSONObject
+    from ..session import NotebookSession
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ class DocumentLink:
         return self.notebook() or notebook_with_cell(self.root, executing_code())
 
     # --- the decision --------------------------------------------------------------------------
-    def plan(self, prompt: str, *, live: bool, new: bool, current: object) -> Replay | Undone | Live:
+    def plan(self, prompt: str, *, live: bool, new: bool, current: NotebookSession | None) -> Replay | Undone | Live:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
 
         A replay needs no session: the record's index and signed transcripts are enough, so the
@@ -202,7 +203,9 @@ class DocumentLink:
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id),
                           prompt=prompt)
-        fresh = new or (current is None and cursor is None)
+        # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
+        # none: Run All replays the record, or says it asks, as for the notebook that makes none.
+        fresh = new or (cursor is None and (current is None or current.turn == 0))
         ambiguous: tuple[str | None, ...] = ()
         if not live and fresh:
             code = executing_code()

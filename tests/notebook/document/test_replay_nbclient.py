@@ -116,3 +116,25 @@ def test_a_headless_run_that_goes_live_never_writes_the_record_of_a_named_notebo
     [copy] = [i for name, i in after.items() if name != original.session]
     # Named after the one notebook of the folder that holds these cells (see document/headless.py).
     assert [t.prompt for t in copy.turns] == PROMPTS and copy.notebook == "nb.ipynb"
+
+
+CODE_SESSION = "import nbagent\ns = nbagent.notebook.magics.active_magics().new_session()"
+
+
+def test_a_session_made_in_code_still_replays_and_says_when_it_asks(api, tmp_path, monkeypatch):
+    """Notebook 04 makes its session in a cell (to reach ``s.agent``): a headless Run All of it
+    replays the record like any other notebook, and says so before it asks when there is none."""
+    def made_in_code(prompts: list[str]) -> Any:
+        nb = notebook(prompts)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(CODE_SESSION))
+        return nb
+
+    recorded = run(made_in_code(PROMPTS[:2]), tmp_path, "python3")
+    requests = api.request_count
+    assert recorded.cells[2].outputs[0].data["text/plain"].startswith("ⓘ no recorded answer for this cell here")
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    replayed = run(made_in_code(PROMPTS[:2]), tmp_path, "python3")
+
+    assert api.request_count == requests
+    assert ["replayed: session" in str(c.outputs) for c in replayed.cells[2:]] == [True, True]
