@@ -247,7 +247,8 @@ class AgentMagics(Magics):
             if plan is not None:  # a recorded turn: shown again, no request sent
                 await cell_run.replay(self, plan)
                 if args.out:
-                    self._bind_replayed(args.out, cell_run.replayed_output(self, plan), output)
+                    self._bind_replayed(args.out, cell_run.replayed_output(self, plan, structured=output is not None),
+                                        output)
                 return None
             sess = self._session_with_options(args)
         except AgentCellError:
@@ -263,11 +264,12 @@ class AgentMagics(Magics):
         return done
 
     def _bind_replayed(self, name: str, data: object, output: object) -> None:
-        """``--out NAME`` of a replayed cell: the recorded structured answer, validated again by the
-        cell's ``--schema`` (Run All's next cells read ``NAME`` as they did live); nothing recorded
-        (a text answer, or no folder record) leaves ``NAME`` as it was and says so."""
+        """``--out NAME`` of a replayed cell: the recorded answer (structured, validated again by the
+        cell's ``--schema``; else its text), so Run All's next cells read ``NAME`` as they did live;
+        nothing recorded (a turn undone by rollback, an unreadable folder) leaves ``NAME`` as it was
+        and says so."""
         if data is None:
-            print(f"nbagent: {name} is not set by a replay (no structured answer recorded for this turn); "
+            print(f"nbagent: {name} is not set by a replay (no answer recorded for this turn); "
                   "add --live to ask again.")
             return
         from ..engine.loop.structured import OutputSpec

@@ -172,26 +172,30 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     _ended(magics, decision, done)
 
 
-def replayed_output(magics: "MagicsApi", decision: Replay | Undone) -> object:
-    """The structured answer (``Done.output``, JSON data) the replayed turn ended with, from its
-    task folder's event log; None where there is none (a text answer, an undone turn, no folder)."""
+def replayed_output(magics: "MagicsApi", decision: Replay | Undone, *, structured: bool) -> object:
+    """What ``--out`` bound live (:attr:`Agent.last_output`), from the replayed turn's task folder:
+    the structured answer (``Done.output``, JSON data) or the text of the turn's last answer; None
+    where there is none (an undone turn, no folder or an unreadable one, a turn that did not end)."""
     if isinstance(decision, Undone):
         return None
-    from ...engine.contracts.events import Done, event_from_dict
-    from ...engine.disk.append_log import read_log
-    from ...engine.state.task_files import UI_FILE
-    from .replay import _segment
+    from ...engine.contracts.errors import CorruptFileError
+    from ...engine.contracts.events import Done
+    from ...engine.contracts.messages import text_of
+    from ...engine.state.folder_load import load_folder
+    from .replay import _assistant_messages, _segment
 
-    path = sessions_dir(magics.document.root) / decision.session / UI_FILE
-    if not path.is_file():
+    folder = sessions_dir(magics.document.root) / decision.session
+    if not folder.is_dir():
         return None
     try:
-        items = read_log(path)
-        events = [event_from_dict(e) for e in items if isinstance(e, dict)] if isinstance(items, list) else []
-    except (OSError, ValueError, KeyError, TypeError):
+        snapshot = load_folder(folder)
+    except (CorruptFileError, OSError, ValueError):
         return None
-    done = next((e for e in reversed(_segment(events, decision.turn)) if isinstance(e, Done)), None)
-    return done.output if done is not None else None
+    done = next((e for e in reversed(_segment(snapshot.events, decision.turn)) if isinstance(e, Done)), None)
+    if done is None or structured:
+        return done.output if done is not None else None
+    answers = _assistant_messages(snapshot, decision.turn)
+    return text_of(answers[-1]) if answers else None
 
 
 def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> None:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ...engine.contracts.events import Event
     from ...engine.contracts.json_types import JSONObject
     from ...engine.contracts.message_types import Message
+    from ...engine.state.folder_load import SessionSnapshot
     from ...engine.state.session import Session
 
 RECORD_DIR = ".nbagent"
@@ -216,7 +217,7 @@ class ReplayCursor:
         return any(t.turn == nxt and t.asked_by(prompt, cell_id) for t in self.index.turns)
 
 
-def _assistant_messages(session: Session, turn: int) -> list[Message]:
+def _assistant_messages(session: Session | SessionSnapshot, turn: int) -> list[Message]:
     marks = {m.turn: m for m in session.marks}
     if turn not in marks:
         return []

@@ -345,3 +345,35 @@ def test_without_the_folder_a_retried_failure_fails_again_and_the_retry_cell_sti
 
     assert "replayed: session" in again and "20" in again
     assert magics_mod.active_magics().current is None
+
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_the_notebook_alone_binds_a_replayed_out_cells_answer_again(lab, tmp_path, schema):
+    if schema:
+        lab.ip.run_cell("import pydantic\nclass Product(pydantic.BaseModel):\n    value: int")
+    question = "what is 17 * 23? give the value" if schema else QUESTION
+    lab.front.cells[0]["source"] = f"%%agent --out answer{' --schema Product' if schema else ''}\n{question}"
+    lab.run()
+    live = lab.ip.user_ns.pop("answer")
+    assert live is not None
+    shutil.rmtree(tmp_path / ".nbagent")  # the .ipynb alone
+    lab.restart()
+
+    again = lab.run()
+
+    assert "replayed: session" in again and "not set by a replay" not in again
+    assert lab.ip.user_ns["answer"] == live
+
+
+def test_a_rolled_back_out_cell_leaves_its_name_as_it_was_and_says_so(lab):
+    lab.front.cells[0]["source"] = f"%%agent --out answer\n{QUESTION}"
+    lab.run()
+    lab.ip.run_cell("%agent rollback 0")
+    lab.restart()
+    lab.ip.user_ns["answer"] = "the user's own value"
+
+    out = lab.run()
+
+    assert ROLLED_BACK_LINE in out and "answer is not set by a replay" in out
+    assert lab.ip.user_ns["answer"] == "the user's own value"

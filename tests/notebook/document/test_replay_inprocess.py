@@ -340,10 +340,16 @@ def test_a_replayed_out_schema_cell_binds_the_recorded_answer_again(ip):
     assert ip.user_ns["city"].model_dump() == {"name": "Paris", "population": 2100000}
 
 
-def test_a_replayed_out_cell_with_a_text_answer_says_it_is_not_set(ip):
+def test_a_replayed_out_cell_with_a_text_answer_binds_the_recorded_text_again(ip):
+    # Restart & Run All left `answer` unset, so a cell below reading it failed with NameError.
     cell(ip, FIRST, "--out answer")
+    live = ip.user_ns["answer"]
+    assert isinstance(live, str) and live
     restart(magics_mod.active_magics())
     ip.user_ns.pop("answer", None)
+
     replayed = cell(ip, FIRST, "--out answer")
-    assert "answer is not set by a replay" in replayed
-    assert "answer" not in ip.user_ns
+
+    assert "replayed: session" in replayed and "not set by a replay" not in replayed
+    assert ip.user_ns["answer"] == live
+
