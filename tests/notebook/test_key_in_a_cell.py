@@ -80,3 +80,22 @@ def test_a_token_known_only_by_its_value_is_not_given_away_cut_short(ip: Any, tm
     assert "token: str" in sent and "[redacted]" in sent
     for text in (sent, saved, str(context.result)):
         assert token[:12] not in text
+
+
+def test_a_key_typed_into_an_agent_cell_is_not_saved_in_the_record_and_the_cell_still_replays(
+        ip: Any, tmp_path: Path) -> None:
+    cell = f"%%agent --simulated\nThe key {KEY} was pasted here by mistake. What is 2 + 2?"
+    with capture_output():
+        assert ip.run_cell(cell, store_history=True).error_in_exec is None
+    magics = magics_mod.active_magics()
+    assert magics.current is not None
+    magics.current.agent.close()
+    magics.current, magics._document = None, None  # a fresh kernel for the same notebook
+    saved = "".join(p.read_text(errors="replace") for p in (tmp_path / ".nbagent").rglob("*") if p.is_file())
+    assert "[redacted] was pasted here" in saved and KEY not in saved
+
+    with capture_output() as again:
+        assert ip.run_cell(cell, store_history=True).error_in_exec is None
+
+    assert "replayed: session" in again.stdout + "".join(str(o.data) for o in again.outputs)
+    assert magics.current is None  # nothing was asked

@@ -122,7 +122,7 @@ def _kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str
     have been asked with this prompt, by this cell where both ids are known; or by the ``%agent
     retry`` cell that redid it (a retry records its own cell, and redoes only a failed turn)."""
     failed = fails(Shown(carried.bundle, carried.reason, carried.error, carried.inputs))
-    return any(t.turn == carried.turn and (t.asked_by(prompt, cell_id) or (failed and t.prompt == prompt))
+    return any(t.turn == carried.turn and (t.asked_by(prompt, cell_id) or (failed and t.asks(prompt)))
                for t in index.turns)
 
 
@@ -132,7 +132,7 @@ def _retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, ce
     keeps the retry's turn; without cell ids the two cannot be told apart)."""
     if index is None or cell_id is None:
         return False
-    return any(t.turn == carried.turn and t.prompt == prompt and t.cell_id not in (None, cell_id)
+    return any(t.turn == carried.turn and t.asks(prompt) and t.cell_id not in (None, cell_id)
                for t in index.turns)
 
 
@@ -296,7 +296,8 @@ class DocumentLink:
         cell_id = executing_cell_id()
         index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self._recording_as(),
                                                            provider=agent.provider.name)
-        save_index(self.root, index.with_turn(agent.turn, prompt, cell_id))
+        said = agent.engine.sanitizer().redact(prompt)  # a key typed into the cell is not saved again
+        save_index(self.root, index.with_turn(agent.turn, prompt, cell_id, said=said))
         if shown is None:
             return None
         shown = without_kernel_lines(shown)
@@ -316,7 +317,7 @@ class DocumentLink:
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
         save_index(self.root, ReplayIndex(session=new_name, notebook=self._recording_as(), turns=turns,
                                           provider=index.provider if index is not None else None))
-        copy_shown(self.root, old_name, new_name, {t.turn: t.prompt for t in turns})
+        copy_shown(self.root, old_name, new_name, {t.turn: t.digest() for t in turns})
 
     def rolled_back(self, agent: Agent, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""

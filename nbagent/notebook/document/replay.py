@@ -20,6 +20,7 @@ agent left.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -42,8 +43,14 @@ INDEX = "replay"
 # A session is a folder beside the index, named by nbagent (time, pid, count): never a path. A name
 # with a separator or ``..`` in a received index would load another project's session.
 _SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 # Plain dataclasses, checked by hand: a replayed Run All should not pay for importing pydantic and
 # the engine's models (they load when a turn goes live).
+
+
+def prompt_sha256(prompt: str) -> str:
+    """The SHA-256 of a prompt, as records keep it where the prompt itself must not be saved."""
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -52,18 +59,43 @@ class RecordedTurn:
 
     turn: int
     prompt: str
+    """The prompt as asked; redacted where it held a secret (then ``prompt_sha256`` matches it)."""
     cell_id: str | None = None
     """The agent cell's id, where the front-end sent one (JupyterLab, Notebook 7)."""
+    prompt_sha256: str | None = None
+    """The asked prompt's digest, kept only where ``prompt`` is its redacted form: a key typed into
+    an agent cell is not saved again in ``.nbagent/``, and the cell still finds its turn."""
+
+    def asks(self, prompt: str) -> bool:
+        """Whether ``prompt`` is this turn's prompt."""
+        return self.prompt == prompt if self.prompt_sha256 is None else self.prompt_sha256 == prompt_sha256(prompt)
+
+    def digest(self) -> str:
+        """The asked prompt's SHA-256 (what its saved transcript's signature covers)."""
+        return self.prompt_sha256 or prompt_sha256(self.prompt)
 
     def asked_by(self, prompt: str, cell_id: str | None, *, strict: bool = False) -> bool:
         """Whether a cell with ``prompt`` (and ``cell_id``, if the front-end sent one) is this turn's:
         the same prompt, and the same cell wherever both ids are known (``strict``: both must be)."""
         if strict and (cell_id is None or self.cell_id is None):
             return False
-        return self.prompt == prompt and (cell_id is None or self.cell_id is None or self.cell_id == cell_id)
+        return self.asks(prompt) and (cell_id is None or self.cell_id is None or self.cell_id == cell_id)
 
     def to_json(self) -> JSONObject:
-        return {"turn": self.turn, "prompt": self.prompt, **({"cell_id": self.cell_id} if self.cell_id else {})}
+        return {"turn": self.turn, "prompt": self.prompt, **({"cell_id": self.cell_id} if self.cell_id else {}),
+                **({"prompt_sha256": self.prompt_sha256} if self.prompt_sha256 else {})}
+
+    @classmethod
+    def from_json(cls, data: object) -> "RecordedTurn":
+        """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
+        if not isinstance(data, dict) or set(data) - {"cell_id", "prompt_sha256"} != {"turn", "prompt"} \
+                or type(data["turn"]) is not int or data["turn"] < 1 or not isinstance(data["prompt"], str) \
+                or not isinstance(data.get("cell_id", ""), str):
+            raise ValueError("not a replay turn")
+        digest = data.get("prompt_sha256")
+        if digest is not None and not (isinstance(digest, str) and _SHA256.fullmatch(digest)):
+            raise ValueError("not a replay turn")
+        return cls(data["turn"], data["prompt"], data.get("cell_id"), data.get("prompt_sha256"))
 
 
 @dataclass(frozen=True)
@@ -77,9 +109,14 @@ class ReplayIndex:
     turns: tuple[RecordedTurn, ...] = field(default=())
     version: int = 1
 
-    def with_turn(self, turn: int, prompt: str, cell_id: str | None = None) -> "ReplayIndex":
+    def with_turn(self, turn: int, prompt: str, cell_id: str | None = None, *, said: str | None = None) -> "ReplayIndex":
+        """The index with ``turn`` asked by ``prompt`` (``said``: the prompt redacted, kept instead
+        of it where it differs), and without the turns it replaced."""
         kept = tuple(t for t in self.turns if t.turn < turn)
-        return replace(self, turns=(*kept, RecordedTurn(turn, prompt, cell_id)))
+        hidden = said is not None and said != prompt
+        asked = RecordedTurn(turn, said, cell_id, prompt_sha256(prompt)) if hidden and said is not None \
+            else RecordedTurn(turn, prompt, cell_id)
+        return replace(self, turns=(*kept, asked))
 
     def up_to(self, turn: int) -> "ReplayIndex":
         return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
@@ -97,13 +134,8 @@ class ReplayIndex:
         if data["version"] != 1 or not is_session_name(data["session"]) or not all(
                 t is None or isinstance(t, str) for t in texts) or not isinstance(data["turns"], list):
             raise ValueError("not a replay index")
-        turns = []
-        for t in data["turns"]:
-            if not isinstance(t, dict) or set(t) - {"cell_id"} != {"turn", "prompt"} or type(t["turn"]) is not int \
-                    or t["turn"] < 1 or not isinstance(t["prompt"], str) or not isinstance(t.get("cell_id", ""), str):
-                raise ValueError("not a replay turn")
-            turns.append(RecordedTurn(t["turn"], t["prompt"], t.get("cell_id")))
-        return cls(data["session"], data["notebook"], data["provider"], tuple(turns))
+        turns = tuple(RecordedTurn.from_json(t) for t in data["turns"])
+        return cls(data["session"], data["notebook"], data["provider"], turns)
 
 
 def is_session_name(name: object) -> bool:
@@ -271,4 +303,4 @@ def turn_events(session: Session, turn: int) -> list[Event]:
 
 
 __all__ = ["Found", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record", "is_session_name",
-           "load_index", "new_session_dir", "save_index", "sessions_dir", "turn_events"]
+           "load_index", "new_session_dir", "prompt_sha256", "save_index", "sessions_dir", "turn_events"]

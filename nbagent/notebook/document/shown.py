@@ -11,7 +11,6 @@ sanitiser like a live run.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol
@@ -19,7 +18,7 @@ from typing import Mapping, Protocol
 from ...engine.disk.persist import atomic_write_json, read_json
 from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
-from .replay import INDEX, RECORD_DIR
+from .replay import INDEX, RECORD_DIR, prompt_sha256
 
 MIMES = ("text/plain", "text/html")
 
@@ -38,12 +37,12 @@ class Ended(Protocol):
     def error(self) -> str | None: ...
 
 
-def _signed_parts(session: str, turn: int, prompt: str, bundle: Mapping[str, object], outcome: Mapping[str, object],
+def _signed_parts(session: str, turn: int, digest: str, bundle: Mapping[str, object], outcome: Mapping[str, object],
                   inputs: object) -> list[object]:
-    # The prompt is signed too: the index that maps prompts to turns is a plain file, and a
-    # transcript must not replay under another question. (A transcript saved before the prompt
-    # was signed no longer verifies: it is rebuilt from its events, as plain text.)
-    asked = {"prompt_sha256": hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()}
+    # The prompt is signed too (``digest``: its SHA-256): the index that maps prompts to turns is a
+    # plain file, and a transcript must not replay under another question. (A transcript saved
+    # before the prompt was signed no longer verifies: it is rebuilt from its events, as plain text.)
+    asked = {"prompt_sha256": digest}
     return [session, turn, asked, bundle, outcome] + ([inputs] if inputs is not None else [])
 
 
@@ -62,12 +61,17 @@ def save_shown(root: Path, session: str, turn: int, prompt: str, bundle: Mapping
                inputs: TurnInputs | None = None) -> None:
     """Keep what ``turn`` (asked with ``prompt``) showed (its text and HTML transcript), how it
     ended and what it depended on, signed."""
+    _save_shown(root, session, turn, prompt_sha256(prompt), bundle, done, inputs)
+
+
+def _save_shown(root: Path, session: str, turn: int, digest: str, bundle: Mapping[str, str], done: Ended | None,
+                inputs: TurnInputs | None) -> None:
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return
     outcome = {"reason": str(done.reason), "error": done.error}
     deps = inputs.to_json() if inputs is not None else None
-    signature = sign(*_signed_parts(session, turn, prompt, kept, outcome, deps))
+    signature = sign(*_signed_parts(session, turn, digest, kept, outcome, deps))
     if signature is None:  # no safe key: nothing is kept that a replay would trust
         return
     path = _file(root, session, turn)
@@ -80,6 +84,10 @@ def save_shown(root: Path, session: str, turn: int, prompt: str, bundle: Mapping
 
 def load_shown(root: Path, session: str, turn: int, prompt: str) -> Shown | None:
     """The transcript ``turn`` showed, if it is there and this user's key signed it for ``prompt``."""
+    return _load_shown(root, session, turn, prompt_sha256(prompt))
+
+
+def _load_shown(root: Path, session: str, turn: int, digest: str) -> Shown | None:
     try:
         saved = read_json(_file(root, session, turn))
     except (OSError, ValueError):
@@ -92,7 +100,7 @@ def load_shown(root: Path, session: str, turn: int, prompt: str) -> Shown | None
     if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
     deps = saved.get("inputs")
-    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, prompt, bundle, outcome, deps)):
+    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, digest, bundle, outcome, deps)):
         return None
     try:
         inputs = TurnInputs.from_json(deps) if deps is not None else None
@@ -112,10 +120,10 @@ def recorded_inputs(root: Path, session: str, turn: int) -> TurnInputs | None:
         return None
 
 
-def copy_shown(root: Path, old: str, new: str, prompts: Mapping[int, str]) -> None:
-    """A fork keeps what the turns it shares with its record showed (``prompts``: turn → its
-    prompt, as the record's index has them), signed again under its name."""
-    for turn, prompt in prompts.items():
-        shown = load_shown(root, old, turn, prompt)
+def copy_shown(root: Path, old: str, new: str, digests: Mapping[int, str]) -> None:
+    """A fork keeps what the turns it shares with its record showed (``digests``: turn → its
+    prompt's SHA-256, as the record's index has them), signed again under its name."""
+    for turn, digest in digests.items():
+        shown = _load_shown(root, old, turn, digest)
         if shown is not None:
-            save_shown(root, new, turn, prompt, shown.bundle, shown, shown.inputs)
+            _save_shown(root, new, turn, digest, shown.bundle, shown, shown.inputs)

@@ -133,3 +133,27 @@ def test_a_received_index_naming_a_path_never_reads_outside_the_folder(tmp_path)
     (tmp_path / "link.ipynb").symlink_to(tmp_path / "sub" / "x.ipynb")
     for name in ("sub/x.ipynb", "../x.ipynb", str(tmp_path / "sub" / "x.ipynb"), "fifo.ipynb", ".x.ipynb", "link.ipynb"):
         assert not holds_cell(tmp_path, name, "q", None)
+
+
+def test_a_prompt_that_held_a_secret_is_kept_redacted_and_still_found_by_its_digest(tmp_path):
+    asked = "use sk-ant-api03-SECRET to load the data"
+    index = ReplayIndex(session="s", notebook="a.ipynb").with_turn(1, asked, said="use [redacted] to load the data")
+    (sessions_dir(tmp_path) / "s").mkdir(parents=True)
+    save_index(tmp_path, index)
+
+    assert "SECRET" not in (tmp_path / ".nbagent" / "replay" / "s.json").read_text()
+    assert load_index(tmp_path, "s") == index
+    assert find_record(tmp_path, asked, "a.ipynb") == index
+    assert find_record(tmp_path, "use [redacted] to load the data", "a.ipynb") is None  # not the asked prompt
+    unchanged = ReplayIndex(session="t").with_turn(1, "q", said="q")
+    assert unchanged.to_json()["turns"] == [{"turn": 1, "prompt": "q"}]  # no digest where nothing was hidden
+
+
+def test_an_index_with_a_malformed_prompt_digest_is_no_record(tmp_path):
+    record(tmp_path, "s", "a.ipynb", ["q"], 100)
+    path = tmp_path / ".nbagent" / "replay" / "s.json"
+    for digest in ("not hex", 5, "A" * 64):
+        data = json.loads(path.read_text())
+        data["turns"][0]["prompt_sha256"] = digest
+        path.write_text(json.dumps(data))
+        assert load_index(tmp_path, "s") is None
