@@ -146,10 +146,19 @@ def _run_start(buf: str, cut: int) -> int:
     return start
 
 
+# Variables named as credentials are (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD,
+# HF_TOKEN): the tool's process never gets them, whatever they hold.
+CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?)(?:_.*)?")
+
+
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
-    """``os.environ`` without the secret variables (by name, and any other holding a secret value)."""
-    names, values = set(env_names), set(secrets)
-    return {k: v for k, v in os.environ.items() if k not in names and v not in values}
+    """``os.environ`` without the secret variables: the listed names, names of credentials
+    (:data:`CREDENTIAL_NAME`), and any other variable whose value holds a secret value (a URL with
+    the token in it) or a credential of :data:`KEY_SHAPES`."""
+    names, values = set(env_names), tuple(secrets)
+    return {k: v for k, v in os.environ.items()
+            if k not in names and not CREDENTIAL_NAME.fullmatch(k) and not any(s in v for s in values)
+            and not (may_hold_key(v) and KEY_SHAPES.search(v))}
 
 
 class ChildEnvironment(Mapping[str, str]):

@@ -3,7 +3,6 @@ lazily copied child environment."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -59,9 +58,24 @@ def test_the_child_environment_is_copied_when_first_read_without_the_secrets(mon
     monkeypatch.setenv("NBAGENT_TEST_LATER", "set before the first read")
     copied = dict(env)
     assert "NBAGENT_TEST_KEY" not in copied and copied["NBAGENT_TEST_LATER"] == "set before the first read"
-    assert copied["NBAGENT_TEST_OTHER"] == os.environ["NBAGENT_TEST_OTHER"]  # only exact secret values go
     monkeypatch.setenv("NBAGENT_TEST_AFTER", "x")
     assert "NBAGENT_TEST_AFTER" not in env and len(env) == len(copied)  # one copy, kept
+
+
+def test_the_child_environment_holds_no_credential_by_name_by_value_or_by_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_TEST_URL", "postgres://ann:value-of-the-key@db/prod")  # holds a secret value
+    monkeypatch.setenv("NBAGENT_TEST_HEADER", "Authorization: Bearer abcdefghijklmnop0123")  # a token's shape
+    monkeypatch.setenv("NBAGENT_TEST_PASTED", "sk-ant-api03-abcdefghijklmnop")  # a key no one configured
+    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "hf_token", "JUPYTER_TOKEN"):
+        monkeypatch.setenv(name, "anything")
+    monkeypatch.setenv("NBAGENT_TEST_PLAIN", "https://example.org/data.csv")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # a word that starts like one is no credential
+
+    copied = dict(ChildEnvironment([], ["value-of-the-key"]))
+
+    assert {"NBAGENT_TEST_PLAIN", "TOKENIZERS_PARALLELISM", "PATH"} <= set(copied)
+    assert not {"NBAGENT_TEST_URL", "NBAGENT_TEST_HEADER", "NBAGENT_TEST_PASTED", "OPENAI_API_KEY", "GITHUB_TOKEN",
+                "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "hf_token", "JUPYTER_TOKEN"} & set(copied)
 
 
 def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
