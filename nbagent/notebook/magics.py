@@ -30,7 +30,7 @@ from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import aborts, admin_traits, command_args, commands, magics_api, settings
 from .busy import BusyHold
-from .cell_transformer import FIX_PROMPT, agent_cell_transformer
+from .cell_transformer import agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
 from .document.bridge import address_cell
@@ -247,8 +247,7 @@ class AgentMagics(Magics):
             if plan is not None:  # a recorded turn: shown again, no request sent
                 await cell_run.replay(self, plan)
                 if args.out:
-                    self._bind_replayed(args.out, cell_run.replayed_output(self, plan, structured=output is not None),
-                                        output)
+                    cell_run.bind_replayed(self, args.out, plan, output)
                 return None
             sess = self._session_with_options(args)
         except AgentCellError:
@@ -262,20 +261,6 @@ class AgentMagics(Magics):
             self.new_session()
         check_done(done, cancelled=sess.view is not None and sess.view.cancelled, model=sess.agent.config.model)
         return done
-
-    def _bind_replayed(self, name: str, data: object, output: object) -> None:
-        """``--out NAME`` of a replayed cell: the recorded answer (structured, validated again by the
-        cell's ``--schema``; else its text), so Run All's next cells read ``NAME`` as they did live;
-        nothing recorded (a turn undone by rollback, an unreadable folder) leaves ``NAME`` as it was
-        and says so."""
-        if data is None:
-            print(f"nbagent: {name} is not set by a replay (no answer recorded for this turn); "
-                  "add --live to ask again.")
-            return
-        from ..engine.loop.structured import OutputSpec
-
-        assert self.shell is not None
-        self.shell.user_ns[name] = OutputSpec.of(output).parse(data) if output is not None else data
 
     async def _run_with_view(self, sess: NotebookSession, args: Namespace, prompt: str, output: object,
                              watch: "TurnWatch | None" = None) -> Done | None:
@@ -354,38 +339,16 @@ class AgentMagics(Magics):
         self._new_session_wanted = True
 
     async def fix_async(self, options: str) -> Done | None:
-        """``%agent fix [--insert-code]``: explain and fix the last failed cell (its traceback is sent)."""
-        if command_args.parse(commands.fix, options) is None:  # --help
-            return None
-        if self.last_error.text is None:
-            raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
-        prompt = FIX_PROMPT.format(cell=self.last_error.cell, error=self.last_error.text)
-        return await self.run_prompt(options, prompt)
+        """``%agent fix [--insert-code]``: explain and fix the last failed cell (see :mod:`.again`)."""
+        from .again import fix
+
+        return await fix(self, options)
 
     async def retry_async(self, line: str) -> None:
-        """``%agent retry``: run the last prompt again from where its failed turn began."""
-        if command_args.parse(commands.retry, line) is None:  # --help
-            return
-        from .document.cell_run import replayed_retry
-        if await replayed_retry(self):  # Run All of a recorded notebook: shown, never sent
-            return
-        sess = self.current
-        if sess is None or not sess.last_prompt:
-            raise UsageError("Nothing to retry: no prompt has run in this session.")
-        outcome = sess.last_outcome
-        if outcome not in ("error", "aborted", "interrupted"):
-            # Sending an answered prompt again would bill it again for nothing the user asked for.
-            how = {"end_turn": "was answered", "refusal": "was refused by the model"}.get(
-                str(outcome), f"stopped at a limit ({outcome})")
-            raise UsageError(f"Nothing to retry: the last prompt {how}; %agent retry re-sends a failed, "
-                             "cancelled or interrupted prompt. To ask again, run its cell again.")
-        if sess.turn > 0:
-            from ..engine.loop.rollback import rollback
-            from .document.cell_run import rolled_back
+        """``%agent retry``: run the last prompt again from where its failed turn began (see :mod:`.again`)."""
+        from .again import retry
 
-            rollback(sess.agent.engine, sess.turn - 1)
-            rolled_back(self, sess, sess.turn)
-        await self.run_prompt("", sess.last_prompt)
+        await retry(self, line)
 
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")  # type: ignore[arg-type]

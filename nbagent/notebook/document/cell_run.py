@@ -198,6 +198,22 @@ def replayed_output(magics: "MagicsApi", decision: Replay | Undone, *, structure
     return text_of(answers[-1]) if answers else None
 
 
+def bind_replayed(magics: "MagicsApi", name: str, decision: Replay | Undone, output: object) -> None:
+    """``--out NAME`` of a replayed cell: the recorded answer (structured, validated again by the
+    cell's ``--schema`` ``output``; else its text), so Run All's next cells read ``NAME`` as they
+    did live; nothing recorded (a turn undone by rollback, an unreadable folder) leaves ``NAME`` as
+    it was and says so."""
+    data = replayed_output(magics, decision, structured=output is not None)
+    if data is None:
+        print(f"nbagent: {name} is not set by a replay (no answer recorded for this turn); "
+              "add --live to ask again.")
+        return
+    from ...engine.loop.structured import OutputSpec
+
+    assert magics.shell is not None
+    magics.shell.user_ns[name] = OutputSpec.of(output).parse(data) if output is not None else data
+
+
 def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> None:
     """A replayed turn that failed fails its cell again, so Run All stops where it stopped; but not
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
