@@ -29,6 +29,8 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         f"prompt = {spec.prompt!r}",
         f"%config AgentMagics.task_root = {str(task_root)!r}",
         f"%config AgentMagics.provider = {spec.provider!r}",
+        # The item's folder (the kernel's working folder) is data, not the user's project.
+        "%config AgentMagics.mcp_json = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
         *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),

@@ -51,7 +51,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
     executor = ShellExecutor(magics.shell)
     wiring: dict[str, Any] = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                   kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
-                  tool_sources=[notebook_tools(magics)], start_mcp=for_prompt)
+                  tool_sources=[notebook_tools(magics)], start_mcp=for_prompt,
+                  read_mcp_json=magics.mcp_json)
     old = magics.current
     if resume_from is not None:
         if old is not None and old.agent.session.task_dir is not None and \
