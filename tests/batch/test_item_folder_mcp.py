@@ -34,3 +34,25 @@ def test_a_prompt_item_does_not_start_the_mcp_json_of_its_folder(tmp_path: Path)
 def test_a_notebook_item_reads_no_mcp_json_from_its_folder(tmp_path: Path) -> None:
     spec = ItemSpec(item=str(tmp_path / "data.csv"), folder=str(tmp_path), prompt="p", provider="simulated")
     assert "%config AgentMagics.mcp_json = False" in parameters_source(spec, tmp_path / "task").splitlines()
+
+
+def test_a_notebook_item_denies_what_allow_does_not_name(tmp_path: Path, monkeypatch) -> None:
+    """Autorun presses Allow by default: the batch's unattended notebook run presses Deny, so the
+    model's calls run only by --allow, as in a prompt item (attacker pass 6, F3)."""
+    import nbformat
+
+    from nbagent.batch import notebook_item
+    from nbagent.notebook import autorun
+
+    pressed: list[tuple[str, ...]] = []
+
+    def run_notebook(src: Path, dst: Path, **kwargs: object) -> None:
+        pressed.append(tuple(kwargs.get("click", ("Allow",))))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(autorun, "run_notebook", run_notebook)
+    template = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), str(template))
+    (tmp_path / "data.csv").write_text("a\n1\n")
+    notebook_item.run_notebook_item(ItemSpec(item=str(tmp_path / "data.csv"), folder=str(tmp_path / "out"),
+                                             prompt="p", provider="simulated", notebook=str(template)))
+    assert pressed == [("Deny",)]
