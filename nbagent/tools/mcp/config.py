@@ -261,6 +261,14 @@ def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mc
             raise McpConfigError(f"MCP servers {tool_prefixes[prefix]!r} and {name!r} would give their tools the "
                                  f"same names ({prefix}…): rename one of them")
         tool_prefixes[prefix] = name
+    # "a" and "a__b": tool "b__c" of the first and tool "c" of the second are both mcp__a__b__c, so
+    # one server could take another's tool name (its "Allow always", its place in ``allow``).
+    for prefix, name in tool_prefixes.items():
+        for other, other_name in tool_prefixes.items():
+            if other != prefix and other.startswith(prefix):
+                raise McpConfigError(f"MCP servers {name!r} and {other_name!r} could give their tools the same "
+                                     f"names ({other}…: a tool of {name!r} may be named like one of "
+                                     f"{other_name!r}): rename one of them")
     return tuple(servers.values())
 
 
