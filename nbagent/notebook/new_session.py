@@ -67,9 +67,10 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         if magics.task_root:
             settings["task_dir"] = Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
         elif magics.record and "task_dir" not in settings:
-            from .document.replay import new_session_dir
+            from .document.replay import new_session_dir, record_dir_problem
 
-            settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+            if record_dir_problem(magics.document.root) is None:  # else unrecorded (the agent cell says why)
+                settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
         agent = Agent(**wiring, **settings)
     if old is not None:
         old.agent.close()
