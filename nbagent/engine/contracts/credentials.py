@@ -58,8 +58,8 @@ def _secret_roots() -> list[tuple[Path, str]]:
 
 
 def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
-    name = path.name.lower()  # case-insensitive file systems open .SSH as .ssh
-    parts = [part.lower() for part in path.parts]
+    name = path.name.casefold()  # case-insensitive file systems open .SSH, and .ſſh (ſ folds to s), as .ssh
+    parts = [part.casefold() for part in path.parts]
     if name in _SECRET_NAMES or any(p.match(name) for p in _SECRET_PATTERNS):
         return f"`{path.name}` usually holds a password, token or key"
     for part in parts:  # the folder itself too: list_files of `.ssh` shows what keys there are

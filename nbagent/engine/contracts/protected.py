@@ -54,7 +54,7 @@ _STARTUP_NAMES = {
     "sitecustomize.py": "runs code when Python starts",
     "usercustomize.py": "runs code when Python starts",
 }
-_PROTECTED_LOWER = {name.lower(): why for name, why in {**_PROTECTED_NAMES, **_STARTUP_NAMES}.items()}
+_PROTECTED_LOWER = {name.casefold(): why for name, why in {**_PROTECTED_NAMES, **_STARTUP_NAMES}.items()}
 
 
 def resolve_tool_path(raw: str, cwd: Path) -> Path:
@@ -127,7 +127,8 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, str]]) -> str | None:
-    name = path.name.lower()  # case-insensitive file systems (macOS, Windows) open AGENTS.md as agents.md
+    name = path.name.casefold()  # case-insensitive file systems (macOS, Windows) open AGENTS.md as agents.md,
+    # and AGENTſ.md too: they fold case as Unicode does (ſ is s, the Kelvin sign K is k), which .lower() does not
     why = _PROTECTED_LOWER.get(name)
     if why is None and _JUPYTER_CONFIG.match(name):
         why = "configures Jupyter"
@@ -140,7 +141,7 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
                "(notebook_edit keeps both)")
     if why is not None:
         return f"`{path.name}` {why}"
-    parts = [part.lower() for part in path.parts]
+    parts = [part.casefold() for part in path.parts]
     if NBAGENT_DIR in parts:
         return f"`{path}` is inside `{NBAGENT_DIR}/`, which configures nbagent"
     if GIT_DIR in parts:  # core.fsmonitor, core.pager, hooks/*: run by the user's next git command
@@ -182,7 +183,7 @@ _ENV_FOLDERS = {"bin", "scripts", "lib", "lib64", "share", "etc", "include", "li
 
 def _in_env_folder(path: Path, root: Path) -> bool:
     rel = path.relative_to(root).parts
-    return bool(rel) and rel[0].lower() in _ENV_FOLDERS
+    return bool(rel) and rel[0].casefold() in _ENV_FOLDERS
 
 
 def _executable(path: Path) -> bool:
