@@ -50,6 +50,11 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
     if isinstance(decision, Undone):
         return decision
+    if isinstance(decision, Replay) and record_dir_problem(link.root, decision.session) is not None:
+        # its folder (or its shown turns') points elsewhere: nothing is read through it, nor written
+        _show_line(UNSAFE_RECORD_LINE.format(problem=record_dir_problem(link.root, decision.session)),
+                   "nbagent-no-record")
+        return None
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:

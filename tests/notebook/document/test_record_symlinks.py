@@ -53,3 +53,21 @@ def test_a_symlinked_session_folder_is_named_and_refused(tmp_path: Path) -> None
         save_index(tmp_path, ReplayIndex(session="s1", notebook="n.ipynb", provider=None, turns=()))
     (tmp_path / ".nbagent" / "replay").write_text("")
     assert record_dir_problem(tmp_path) == ".nbagent/replay is not a folder"
+
+
+def test_a_recorded_session_whose_folder_is_a_link_is_neither_replayed_nor_continued(ip, tmp_path):  # noqa: F811
+    cell(ip, FIRST)
+    recorded = Path(agent().session.task_dir)
+    restart(magics_mod.active_magics())
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    shutil.move(str(recorded), elsewhere)  # the received folder's session: a link to a folder outside
+    recorded.symlink_to(elsewhere, target_is_directory=True)
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir() if p.is_file()}
+    try:
+        out = cell(ip, FIRST)
+        assert "replayed" not in out and f".nbagent/sessions/{recorded.name} is a symbolic link" in out
+        assert {p.name: p.read_bytes() for p in elsewhere.iterdir() if p.is_file()} == before
+        assert Path(agent().session.task_dir).parent == sessions_dir(tmp_path)  # a new record of its own
+        assert Path(agent().session.task_dir) != recorded
+    finally:
+        shutil.rmtree(elsewhere)
