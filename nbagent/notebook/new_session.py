@@ -67,10 +67,13 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         if magics.task_root:
             settings["task_dir"] = Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
         elif magics.record and "task_dir" not in settings:
-            from .document.replay import new_session_dir, record_dir_problem
+            from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
 
             if record_dir_problem(magics.document.root) is None:  # else unrecorded (the agent cell says why)
-                settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+                try:
+                    settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+                except RecordFolderError:
+                    pass  # a link where its folder would go: this session is not recorded
         agent = Agent(**wiring, **settings)
     if old is not None:
         old.agent.close()

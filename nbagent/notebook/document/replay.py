@@ -189,8 +189,9 @@ def sessions_dir(root: Path) -> Path:
 
 def new_session_dir(root: Path, count: int) -> Path:
     """A new session's folder: the time, then the process and a count (kernels share the folder)."""
-    refuse_unsafe(root)
-    return sessions_dir(root) / time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+    name = time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+    refuse_unsafe(root, name)  # a link planted under the name it would get is never followed either
+    return sessions_dir(root) / name
 
 
 def _index_file(root: Path, session: str) -> Path:

@@ -71,3 +71,15 @@ def test_a_recorded_session_whose_folder_is_a_link_is_neither_replayed_nor_conti
         assert Path(agent().session.task_dir) != recorded
     finally:
         shutil.rmtree(elsewhere)
+
+
+def test_a_link_planted_under_a_new_sessions_name_is_not_followed(tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    from nbagent.notebook.document.replay import new_session_dir
+
+    monkeypatch.setattr(time, "strftime", lambda fmt: "20261205-080000-42-1")  # the name it would get
+    sessions_dir(tmp_path).mkdir(parents=True)
+    (sessions_dir(tmp_path) / "20261205-080000-42-1").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(RecordFolderError, match="20261205-080000-42-1 is a symbolic link"):
+        new_session_dir(tmp_path, 1)
