@@ -127,3 +127,8 @@ def test_names_a_case_insensitive_file_system_folds_to_a_secret_ask(raw: str, tm
     """macOS (APFS) and Windows (NTFS) fold case as Unicode does: ``.ſſh/id_rſa`` opens
     ``.ssh/id_rsa`` there, and the read ran without asking (attacker pass 6, F6)."""
     assert secret_reason(raw, tmp_path) is not None
+
+
+@pytest.mark.parametrize("raw", ["~/.ssh./id_rsa.", "~/.ssh /id_rsa ", ".env.", "id_ed25519::$DATA"])
+def test_names_windows_opens_as_a_secret_ask(raw: str, tmp_path: Path) -> None:
+    assert secret_reason(raw, tmp_path) is not None
