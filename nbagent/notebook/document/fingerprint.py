@@ -237,9 +237,10 @@ def shown_fingerprint(value: object) -> str:
 # --- files ---------------------------------------------------------------------------------------------
 
 
-def file_fingerprint(path: Path) -> str | None:
+def file_fingerprint(path: Path, secret: Secret | None = None) -> str | None:
     """``size:digest`` of a regular file's bytes (``~`` in front: bounded, sampled blocks beyond
-    :data:`MAX_BYTES`); None when it is missing or not a regular file."""
+    :data:`MAX_BYTES`); None when it is missing or not a regular file, or (with ``secret``) when
+    the bytes hashed hold a secret (a config file's password: its template is often known)."""
     # A path may come from a received record: opened without blocking and without following a last
     # symlink, and only a regular file is read (a FIFO would block, /dev/zero never end), at most its size.
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -254,11 +255,16 @@ def file_fingerprint(path: Path) -> str | None:
                 return None
             size = info.st_size
             if size <= MAX_BYTES:
-                return f"{size}:{_digest(f.read(size))}"
+                data = f.read(size)
+                if secret is not None and secret(data.decode("utf-8", "replace")):
+                    return None
+                return f"{size}:{_digest(data)}"
             blocks = []
             for i in range(SAMPLE_BLOCKS):
                 f.seek((size - SAMPLE_BLOCK) * i // (SAMPLE_BLOCKS - 1))
                 blocks.append(f.read(SAMPLE_BLOCK))
+            if secret is not None and any(secret(b.decode("utf-8", "replace")) for b in blocks):
+                return None
             return f"{BOUNDED}{size}:{_digest(*blocks)}"
     except (OSError, ValueError):
         return None

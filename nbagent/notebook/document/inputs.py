@@ -285,7 +285,7 @@ class TurnWatch:
         if _writes(mode, flags):
             self.written.add(rel)
         elif rel not in self.written and rel not in self.files and os.path.isfile(full):
-            fp = file_fingerprint(Path(full))
+            fp = file_fingerprint(Path(full), self._secret)
             if fp is not None:
                 self.files[rel] = fp
 

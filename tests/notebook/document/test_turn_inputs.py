@@ -269,6 +269,7 @@ def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip
         plain={"host": "db", "user": "ana"},
     )
     ip.run_cell(f'def login():\n    return "{PASSWORD}"', store_history=True)
+    (tmp_path / "db.ini").write_text(f"[db]\nhost = db\nuser = ana\npassword = {PASSWORD}\n")
     executor = ShellExecutor(ip)
     sanitizer = Sanitizer((PASSWORD,))
     sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
@@ -278,7 +279,8 @@ def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip
     async def run() -> TurnInputs:
         with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
             assert watch is not None
-            result = await executor.execute("x = (conn, pair, users, labelled, names, login, plain, rate)")
+            result = await executor.execute("x = (conn, pair, users, labelled, names, login, plain, rate)\n"
+                                            "cfg = open('db.ini').read(); rows = open('sales.csv').read()")
             assert result.error is None, result.error
             return watch.inputs()
 
@@ -287,3 +289,4 @@ def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip
     for name in ("conn", "pair", "users", "labelled", "names", "login"):
         assert name in inputs.unchecked and fingerprint(ip.user_ns[name]) not in saved, name
     assert {"plain", "rate"} <= set(inputs.read)  # holding no secret: compared at a replay as before
+    assert list(inputs.files) == ["sales.csv"]  # db.ini, with the password in it, leaves no digest
