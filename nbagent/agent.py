@@ -58,7 +58,9 @@ class Agent:
     :class:`~nbagent.engine.contracts.hooks.HookMap`: hook names (``pre_tool_use``,
     ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to sync or async callables
     with that hook's signature (see :mod:`nbagent.engine.contracts.hooks`). ``start_mcp=False``
-    starts the MCP servers (``.mcp.json``, ``mcp_servers``) with the first request instead of now.
+    starts the MCP servers (``.mcp.json``, ``mcp_servers``) with the first request instead of now;
+    ``read_mcp_json=False`` reads no ``.mcp.json`` from ``cwd`` (a folder of data, not a project of
+    yours: ``python -m nbagent.batch`` runs each item in its file's folder), only ``mcp_servers``.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Agent:
         simulated_options: Mapping[str, Any] | None = None,
         mcp_servers: Mapping[str, Any] | None = None,
         start_mcp: bool = True,
+        read_mcp_json: bool = True,
         tools: Sequence[ToolLike] | None = None,
         tool_sources: Sequence[ToolSource] = (),
         asker: Asker | None = None,
@@ -113,7 +116,7 @@ class Agent:
 
         # Connecting starts now, in the background (or with the first request); None when no server
         # is configured.
-        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, start=start_mcp,
+        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, start=start_mcp, read_mcp_json=read_mcp_json,
                                      wait_timeout=config.tool_wait_s,
                                      call_timeout=config.mcp_call_timeout_s,
                                      secrets=secret_values(config.secret_env, secrets))

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from nbformat import NotebookNode
 
 EXECUTED = "executed.ipynb"
+UNATTENDED_CLICK = ("Deny",)
+"""What the run presses on a permission question: what ``--allow`` does not name is denied."""
 
 
 def parameters_source(spec: ItemSpec, task_root: Path) -> str:
@@ -29,6 +31,8 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         f"prompt = {spec.prompt!r}",
         f"%config AgentMagics.task_root = {str(task_root)!r}",
         f"%config AgentMagics.provider = {spec.provider!r}",
+        # The item's folder (the kernel's working folder) is data, not the user's project.
+        "%config AgentMagics.mcp_json = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
         *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),
@@ -63,7 +67,11 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     nbformat.write(nb, str(source))
     outcome, error = "end_turn", None
     try:
-        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).resolve().parent)
+        # Nobody watches: a question is answered Deny, as a prompt item's is (no one to ask), so only
+        # the tools of --allow run. Autorun's default, Allow, let the model (and whatever the item's
+        # data told it) run code, shell commands and protected writes unasked.
+        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).resolve().parent,
+                     click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
         outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
     figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]

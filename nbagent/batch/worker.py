@@ -33,9 +33,11 @@ def run_item(spec: ItemSpec) -> ItemRow:
         settings["model"] = spec.model
     if spec.max_requests:
         settings["max_requests"] = spec.max_requests
+    # The item's folder is where the data came from (a download, a shared drive, a class's
+    # submissions), not a project of the user's: its .mcp.json would start commands for every item.
+    wiring: dict[str, Any] = {"provider": spec.provider, "read_mcp_json": False}
     try:
-        agent = Agent.resume(task, provider=spec.provider, **settings) if resumed else \
-            Agent(provider=spec.provider, task_dir=task, **settings)
+        agent = Agent.resume(task, **wiring, **settings) if resumed else Agent(task_dir=task, **wiring, **settings)
         try:
             done = agent.run_sync(prompt_for(spec.prompt, item)).done
             totals, records = agent.totals, list(agent.session.records)

@@ -100,6 +100,9 @@ class MagicsApi(Protocol):
     def shell_tool(self) -> bool: ...
 
     @property
+    def mcp_json(self) -> bool: ...
+
+    @property
     def tokens_per_second(self) -> float | None: ...
 
     @property

@@ -51,7 +51,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
     executor = ShellExecutor(magics.shell)
     wiring: dict[str, Any] = dict(provider=provider, simulated_options=sim, executor=executor, endpoint=endpoint,
                   kernel_facts=kernel_facts_from(magics.shell, magics.last_error, magics.displayed),
-                  tool_sources=[notebook_tools(magics)], start_mcp=for_prompt)
+                  tool_sources=[notebook_tools(magics)], start_mcp=for_prompt,
+                  read_mcp_json=magics.mcp_json)
     old = magics.current
     if resume_from is not None:
         if old is not None and old.agent.session.task_dir is not None and \
@@ -66,9 +67,13 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         if magics.task_root:
             settings["task_dir"] = Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
         elif magics.record and "task_dir" not in settings:
-            from .document.replay import new_session_dir
+            from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
 
-            settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+            if record_dir_problem(magics.document.root) is None:  # else unrecorded (the agent cell says why)
+                try:
+                    settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
+                except RecordFolderError:
+                    pass  # a link where its folder would go: this session is not recorded
         agent = Agent(**wiring, **settings)
     if old is not None:
         old.agent.close()

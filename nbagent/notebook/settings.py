@@ -32,15 +32,15 @@ LIVE: dict[str, str] = {
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
 NEW_SESSIONS_ONLY: frozenset[str] = frozenset(
-    {"provider", "task_root", "record", "shell_tool", "tokens_per_second", "first_token_latency", "endpoint",
-     "endpoints"})
+    {"provider", "task_root", "record", "shell_tool", "mcp_json", "tokens_per_second", "first_token_latency",
+     "endpoint", "endpoints"})
 #: Traits the magics read at every prompt themselves (no session setting behind them).
 PER_PROMPT: frozenset[str] = frozenset({"insert_code", "cells", "replay_if_changed"})
 
 SHOWN = ("model", "provider", "endpoint", "max_requests", "max_budget", "max_session_budget", "token_budget",
          "session_token_budget", "context_window", "context", "kernel_context_tokens", "notes", "effort",
          "web_search", "allow", "insert_code", "cells", "record", "replay_if_changed", "task_root", "shell_tool",
-         "tokens_per_second", "first_token_latency", "permission_mode")
+         "mcp_json", "tokens_per_second", "first_token_latency", "permission_mode")
 """The traits ``%agent config`` lists, in this order."""
 
 

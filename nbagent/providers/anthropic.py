@@ -344,11 +344,23 @@ def _marked(message: MessageJSON, mark: CacheControlEphemeralParam = _EPHEMERAL)
     return {"role": message["role"], "content": content}
 
 
+def no_redirects() -> httpx2.AsyncClient:
+    """The SDK's own transport, but never following a redirect.
+
+    The SDK follows redirects by default, and httpx drops only ``Authorization`` when one leads to
+    another host: an endpoint's other headers (treated as secrets: a gateway's ``x-api-key``, a
+    cookie) and the whole conversation went wherever a ``Location`` pointed, past the trust a
+    project file's ``base_url`` needs. The Messages API never redirects; a 3xx is an error that
+    names its status."""
+    return anthropic.DefaultAsyncHttpxClient(follow_redirects=False)
+
+
 def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: float = 600.0) -> AnthropicProvider:
     """A provider for the real API (``max_retries=0``; nbagent owns retries), one client per event loop."""
 
     def new_client() -> anthropic.AsyncAnthropic:  # a closure: the key is in no repr
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
+                                        http_client=no_redirects())
 
     provider = AnthropicProvider(new_client, name="anthropic")
     provider.rate_scope = rate_scope(base_url, api_key)
@@ -364,7 +376,7 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
     def new_client() -> anthropic.AsyncAnthropic:  # a closure: the secrets are in no repr
         common: dict[str, Any] = dict(
             base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
-            default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else None)
+            default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else no_redirects())
         if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
             return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
                 aws_region=endpoint.region, api_key=endpoint.api_key, **common)

@@ -24,9 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..engine.disk.safe_open import read_capped
 from .endpoint_trust import EndpointError, check_project_row, check_trusted
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
+MAX_PROFILES_BYTES = 1_000_000
+"""The largest endpoints file read (profiles, not data)."""
 _REGION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]*")
 RESERVED_NAMES = frozenset({"auto", "simulated", "anthropic"})
@@ -164,10 +167,15 @@ def _load(cwd: str | Path | None, extra: Mapping[str, Any] | None) -> tuple[dict
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
+    # A project's file may have been received: a regular file, within a bound, any nesting refused.
+    data = read_capped(path, MAX_PROFILES_BYTES + 1)
+    if data is None or len(data) > MAX_PROFILES_BYTES:
+        raise EndpointError(f"cannot read endpoint profiles from {path}: not a regular file of at most "
+                            f"{MAX_PROFILES_BYTES:,} bytes")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EndpointError(f"cannot read endpoint profiles from {path}: {exc}") from exc
+        raw = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise EndpointError(f"cannot read endpoint profiles from {path}: {type(exc).__name__}: {exc}") from None
     table = raw.get("endpoints", raw) if isinstance(raw, dict) else None
     if not isinstance(table, dict):
         raise EndpointError(f"{path}: expected {{\"endpoints\": {{NAME: {{\"base_url\": ...}}}}}}")

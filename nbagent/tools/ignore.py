@@ -19,13 +19,26 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from nbagent.engine.disk.safe_open import read_capped
+
 IGNORE_FILE = ".nbagentignore"
+MAX_IGNORE_BYTES = 1_000_000
+"""At most this much of an ignore file is read (patterns, not data)."""
 
 # Never worth listing: version control, environments, caches, notebook checkpoints.
 ALWAYS_SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "__pycache__", ".ipynb_checkpoints",
     ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules",
 })
+
+
+def read_ignore_text(directory: Path) -> str:
+    """``directory/.nbagentignore`` as text ("" when missing, unreadable or not a regular file), at
+    most :data:`MAX_IGNORE_BYTES`: a received folder's ``.nbagentignore`` that is a FIFO blocked
+    ``list_files`` (a read-only tool, run unasked) on the kernel's main thread until the kernel was
+    restarted, and a huge one was read whole."""
+    raw = read_capped(directory / IGNORE_FILE, MAX_IGNORE_BYTES)
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
 
 
 @dataclass(frozen=True)
@@ -74,11 +87,7 @@ class IgnoreRules:
     @classmethod
     def load(cls, directory: Path) -> "IgnoreRules":
         """Rules from ``directory/.nbagentignore`` (none if it is missing or unreadable)."""
-        try:
-            text = (directory / IGNORE_FILE).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return cls()
-        return cls(parse_ignore(text))
+        return cls(parse_ignore(read_ignore_text(directory)))
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         """Whether ``rel_path`` itself is ignored (its parents are the walker's business)."""
@@ -92,4 +101,5 @@ class IgnoreRules:
         return result
 
 
-__all__ = ["IGNORE_FILE", "ALWAYS_SKIPPED_DIRS", "IgnoreRule", "IgnoreRules", "parse_ignore"]
+__all__ = ["IGNORE_FILE", "ALWAYS_SKIPPED_DIRS", "IgnoreRule", "IgnoreRules", "MAX_IGNORE_BYTES", "parse_ignore",
+           "read_ignore_text"]

@@ -61,3 +61,28 @@ def test_a_notebook_per_item_fills_the_same_table(tmp_path: Path) -> None:
     assert len(answered) == 2 and all(r["requests"] >= 1 and r["cost_usd"] > 0 for r in answered)
     executed = nbformat.read(str(sorted(out.iterdir())[0] / "executed.ipynb"), as_version=4)
     assert "6" in json.dumps(executed.cells[-1].outputs)  # the agent answered in the notebook
+
+
+@pytest.mark.kernel
+def test_a_notebook_item_runs_the_models_code_only_when_allow_names_it(tmp_path: Path) -> None:
+    """Nobody watches a fleet: the model's python call is denied unless --allow names it (autorun
+    pressed Allow on every question; attacker pass 6, F3)."""
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,1\nsouth,2\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('item = "x.csv"', metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import pandas as pd\nsales = pd.read_csv(item)"),
+                nbformat.v4.new_code_cell('get_ipython().run_cell_magic("agent", "", '
+                                          '"Which region has the largest total revenue in `sales`?")')]
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    made = {}
+    for name, extra in (("denied", []), ("allowed", ["--allow", "python"])):
+        out = tmp_path / name
+        done = subprocess.run([sys.executable, "-m", "nbagent.batch", "p", str(tmp_path / "sales.csv"), "--out",
+                               str(out), "--provider", "simulated", "--notebook", str(tmp_path / "nb.ipynb"), *extra],
+                              capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        executed = nbformat.read(str(next(out.glob("*/executed.ipynb"))), as_version=4)
+        made[name] = [c for c in executed.cells if c.metadata.get("nbagent", {}).get("kind") == "code"]
+    assert made["denied"] == []  # on the old code the groupby ran and became a cell
+    assert len(made["allowed"]) == 1 and "south" in json.dumps(made["allowed"][0].outputs)

@@ -97,3 +97,20 @@ def test_a_setting_for_new_sessions_says_so_once_and_agent_config_marks_it(ip): 
 def test_every_setting_is_live_new_sessions_only_or_read_per_prompt():
     traits = set(magics_mod.AgentMagics.class_trait_names(config=True))
     assert traits == set(LIVE) | NEW_SESSIONS_ONLY | PER_PROMPT
+
+
+def test_mcp_json_off_reads_no_mcp_json_of_the_working_folder(ip, tmp_path):  # noqa: F811
+    """``python -m nbagent.batch --notebook`` sets it: an item's folder is data (attacker pass 6, F1)."""
+    import json
+    import sys
+
+    mark = tmp_path / "STARTED"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(mark)!r}, 'w').close()"]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": server}}))
+    run(ip, "%config AgentMagics.mcp_json = False")
+    try:
+        run(ip, "%agent reset")
+        run(ip, "%%agent\nWhat is 2 * 3?")
+        assert session().agent.mcp is None and not mark.exists()
+    finally:
+        magics_mod.active_magics().mcp_json = True

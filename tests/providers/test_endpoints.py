@@ -223,3 +223,17 @@ def test_an_endpoints_repr_and_description_carry_no_secret() -> None:
     for text in (repr(endpoint), str(endpoint), endpoint.describe(), repr(endpoint_provider(endpoint))):
         assert TOKEN not in text and HEADER not in text
     assert endpoint.describe() == "gateway at http://gateway.test:4000 (bearer token, headers X-Team)"
+
+
+def test_a_projects_endpoints_file_is_read_within_bounds(tmp_path: Path) -> None:
+    """Too large or too deeply nested: an EndpointError naming the file (attacker pass 6, F10)."""
+    from nbagent.providers.endpoints import MAX_PROFILES_BYTES
+
+    path = tmp_path / ".nbagent" / "endpoints.json"
+    path.parent.mkdir()
+    path.write_text('{"endpoints": {}, "pad": "' + "x" * MAX_PROFILES_BYTES + '"}')
+    with pytest.raises(EndpointError, match="at most"):
+        load_profiles(tmp_path)
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(EndpointError, match="RecursionError"):
+        load_profiles(tmp_path)

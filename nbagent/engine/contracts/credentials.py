@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from .protected import NBAGENT_DIR, lexical_path, resolve_tool_path
+from .protected import NBAGENT_DIR, lexical_path, name_key, resolve_tool_path
 
 # Folders that hold keys or tokens, wherever they are (a copied home, a container's mounted config).
 _SECRET_DIRS = {
@@ -58,8 +58,8 @@ def _secret_roots() -> list[tuple[Path, str]]:
 
 
 def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
-    name = path.name.lower()  # case-insensitive file systems open .SSH as .ssh
-    parts = [part.lower() for part in path.parts]
+    name = name_key(path.name)  # case-insensitive file systems open .SSH, .ſſh (ſ folds to s) and .ssh. as .ssh
+    parts = [name_key(part) for part in path.parts]
     if name in _SECRET_NAMES or any(p.match(name) for p in _SECRET_PATTERNS):
         return f"`{path.name}` usually holds a password, token or key"
     for part in parts:  # the folder itself too: list_files of `.ssh` shows what keys there are

@@ -54,7 +54,17 @@ _STARTUP_NAMES = {
     "sitecustomize.py": "runs code when Python starts",
     "usercustomize.py": "runs code when Python starts",
 }
-_PROTECTED_LOWER = {name.lower(): why for name, why in {**_PROTECTED_NAMES, **_STARTUP_NAMES}.items()}
+def name_key(name: str) -> str:
+    """A path component as a case-insensitive file system finds it: Unicode case folding (``ſ`` is
+    ``s`` on APFS and NTFS), and without what Windows drops or reads as a stream of the file:
+    trailing dots and spaces (``AGENTS.md.`` opens ``AGENTS.md``) and ``:stream`` (``AGENTS.md::$DATA``
+    is its content). Over-cautious elsewhere, never less cautious."""
+    if name in (".", ".."):
+        return name
+    return name.split(":", 1)[0].rstrip(". ").casefold()
+
+
+_PROTECTED_LOWER = {name_key(name): why for name, why in {**_PROTECTED_NAMES, **_STARTUP_NAMES}.items()}
 
 
 def resolve_tool_path(raw: str, cwd: Path) -> Path:
@@ -127,7 +137,8 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, str]]) -> str | None:
-    name = path.name.lower()  # case-insensitive file systems (macOS, Windows) open AGENTS.md as agents.md
+    name = name_key(path.name)  # case-insensitive file systems (macOS, Windows) open AGENTS.md as agents.md,
+    # and AGENTſ.md too: they fold case as Unicode does (ſ is s, the Kelvin sign K is k), which .lower() does not
     why = _PROTECTED_LOWER.get(name)
     if why is None and _JUPYTER_CONFIG.match(name):
         why = "configures Jupyter"
@@ -140,7 +151,7 @@ def _reason_for(path: Path, task_dir: Path | None, roots: Iterable[tuple[Path, s
                "(notebook_edit keeps both)")
     if why is not None:
         return f"`{path.name}` {why}"
-    parts = [part.lower() for part in path.parts]
+    parts = [name_key(part) for part in path.parts]
     if NBAGENT_DIR in parts:
         return f"`{path}` is inside `{NBAGENT_DIR}/`, which configures nbagent"
     if GIT_DIR in parts:  # core.fsmonitor, core.pager, hooks/*: run by the user's next git command
@@ -182,7 +193,7 @@ _ENV_FOLDERS = {"bin", "scripts", "lib", "lib64", "share", "etc", "include", "li
 
 def _in_env_folder(path: Path, root: Path) -> bool:
     rel = path.relative_to(root).parts
-    return bool(rel) and rel[0].lower() in _ENV_FOLDERS
+    return bool(rel) and name_key(rel[0]) in _ENV_FOLDERS
 
 
 def _executable(path: Path) -> bool:
@@ -242,4 +253,4 @@ def written_path(tool: object, tool_input: Mapping[str, object] | None) -> objec
 
 
 __all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "resolve_tool_path", "lexical_path", "protected_reason",
-           "kernel_config_roots", "written_path"]
+           "kernel_config_roots", "name_key", "written_path"]

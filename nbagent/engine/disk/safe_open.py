@@ -73,6 +73,29 @@ def read_regular(path: Path) -> bytes | None:
         os.close(fd)
 
 
+def read_capped(path: Path, cap: int) -> bytes | None:
+    """At most ``cap`` bytes of ``path`` if it is a regular file (links followed), else None: for a
+    small settings file of a folder that may have been received (``.nbagentignore``). Opened
+    without blocking and checked on the descriptor, so a FIFO in its place cannot hang the kernel."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while total < cap and (chunk := os.read(fd, min(1 << 20, cap - total))):
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _too_big(path: Path) -> CorruptFileError:
     return CorruptFileError(path, f"larger than the {MAX_TASK_FILE_BYTES:,} bytes a task file may hold "
                                   "(MAX_TASK_FILE_BYTES in nbagent.engine.disk.safe_open)")

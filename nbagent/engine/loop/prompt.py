@@ -21,6 +21,7 @@ from ..contracts.messages import ContentBlock, Message
 from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
 from ..contracts.protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from ..contracts.tool_api import ToolLike
+from ..disk.safe_open import read_capped
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
 
 RULES_DIR = Path(NBAGENT_DIR) / "rules"
@@ -92,12 +93,16 @@ def _read_rules_file(path: Path, root: Path, label: str, max_chars: int) -> tupl
     return data.decode("utf-8", errors="replace")[:max_chars], None
 
 
+MAX_IGNORE_BYTES = 1_000_000
+"""At most this much of ``.nbagentignore`` is read (patterns, not data)."""
+
+
 def read_ignore_patterns(cwd: Path) -> list[str]:
     """Patterns from ``.nbagentignore`` (blank lines and ``#`` comments skipped)."""
-    p = cwd / IGNORE_FILE
-    if not p.is_file():
+    raw = read_capped(cwd / IGNORE_FILE, MAX_IGNORE_BYTES)  # never a FIFO's wait, never a huge file whole
+    if raw is None:
         return []
-    lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = raw.decode("utf-8", errors="replace").splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
 
 

@@ -18,7 +18,7 @@ from .bridge import executing_cell_id
 from .fork import fork
 from .link import Live, Replay, Undone, session_name
 from .page import show_on_reloaded_page
-from .replay import sessions_dir
+from .replay import record_dir_problem, sessions_dir
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
@@ -43,9 +43,18 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     link.connect()
     if not magics.record:
         return None
+    problem = record_dir_problem(link.root)
+    if problem is not None:  # nothing replayed from it, nor written through it: a live turn, unrecorded
+        _show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
+        return None
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
     if isinstance(decision, Undone):
         return decision
+    if isinstance(decision, Replay) and record_dir_problem(link.root, decision.session) is not None:
+        # its folder (or its shown turns') points elsewhere: nothing is read through it, nor written
+        _show_line(UNSAFE_RECORD_LINE.format(problem=record_dir_problem(link.root, decision.session)),
+                   "nbagent-no-record")
+        return None
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
@@ -53,6 +62,10 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
     assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
+    problem = record_dir_problem(link.root, decision.resume) if decision.resume is not None else None
+    if problem is not None:  # the record's own folder points elsewhere: not continued, not written to
+        _show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
+        return None
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
@@ -63,6 +76,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     return None
 
 
+UNSAFE_RECORD_LINE = ("ⓘ no replay and no record here: {problem} (a folder that came with the notebook may point "
+                      "it elsewhere, and nbagent writes nothing through it): asking the model, unrecorded.")
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "

@@ -23,7 +23,7 @@ import stat
 import sys
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Callable, Collection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,33 +55,59 @@ def _root_module(value: object) -> str:
     return (type(value).__module__ or "").split(".")[0]
 
 
-def fingerprint(value: object, depth: int = 0) -> str | None:
-    """The content fingerprint of ``value`` (``~``-prefixed when bounded), or None when it has none."""
+Secret = Callable[[str], bool]
+"""Whether a text holds a secret (the session's sanitizer finds one in it)."""
+
+
+def fingerprint(value: object, depth: int = 0, secret: Secret | None = None) -> str | None:
+    """The content fingerprint of ``value`` (``~``-prefixed when bounded), or None when it has none.
+
+    With ``secret``, a value that holds a text in which ``secret`` finds one has none either: a
+    string, or one inside a list, dict, tuple or set, a DataFrame's cells, labels or name, a string
+    array, a function's constants or defaults. The fingerprint is an unsalted digest saved in the
+    notebook's record, and whoever receives it knows the rest of ``{"host": …, "password": …}``
+    from the cell that made it: it would check guesses of the password offline."""
     try:
-        return _fingerprint(value, depth)
+        return _fingerprint(value, depth, secret)
     except Exception:  # a value whose hashing fails is unknown, never an error of the agent cell
         return None
 
 
-def _fingerprint(value: object, depth: int) -> str | None:
+def _fingerprint(value: object, depth: int, secret: Secret | None = None) -> str | None:
     kind = type(value).__qualname__.encode()
     if isinstance(value, _SCALARS):
         return _digest(kind, repr(value).encode())
     if isinstance(value, str):
-        return _digest(kind, value.encode("utf-8", "surrogatepass"))
+        return None if secret is not None and secret(value) else _digest(kind, value.encode("utf-8", "surrogatepass"))
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _digest(kind, bytes(value))
+        raw = bytes(value)
+        return None if secret is not None and secret(raw.decode("utf-8", "replace")) else _digest(kind, raw)
     if isinstance(value, types.FunctionType):
+        if secret is not None and secret("\n".join(_code_texts(value.__code__) + [repr(value.__defaults__)])):
+            return None
         return _digest(kind, _code_bytes(value.__code__), repr(value.__defaults__).encode())
     # By isinstance, not module: a subclass from another library (a GeoDataFrame) is a frame too.
     pandas, numpy = sys.modules.get("pandas"), sys.modules.get("numpy")
     if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
-        return _pandas(value)
+        return _pandas(value, secret)
     if numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic)):
-        return _numpy(value)
+        return _numpy(value, secret)
     if depth < MAX_DEPTH and isinstance(value, (list, tuple, dict, set, frozenset)):
-        return _container(value, depth)
+        return _container(value, depth, secret)
     return None
+
+
+def _code_texts(code: types.CodeType) -> list[str]:
+    """The text constants of a function's code, nested code included."""
+    texts: list[str] = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            texts += _code_texts(const)
+        elif isinstance(const, (str, bytes)):
+            texts.append(const if isinstance(const, str) else const.decode("utf-8", "replace"))
+        elif isinstance(const, (tuple, frozenset)):
+            texts.append(repr(const))
+    return texts
 
 
 def _code_bytes(code: types.CodeType) -> bytes:
@@ -91,7 +117,7 @@ def _code_bytes(code: types.CodeType) -> bytes:
     return b"\0".join(parts)
 
 
-def _container(value: Collection[object], depth: int) -> str | None:
+def _container(value: Collection[object], depth: int, secret: Secret | None = None) -> str | None:
     kind = type(value).__qualname__.encode()
     items: list[tuple[object, ...]] = list(value.items()) if isinstance(value, dict) else [(v,) for v in value]
     bounded = len(items) > MAX_ITEMS
@@ -99,7 +125,7 @@ def _container(value: Collection[object], depth: int) -> str | None:
         items = items[:100] + items[-100:]
     prints = []
     for pair in items:  # (key, value) in a dict, (element,) elsewhere
-        fps = [fingerprint(part, depth + 1) for part in pair]
+        fps = [fingerprint(part, depth + 1, secret) for part in pair]
         if any(fp is None for fp in fps):
             return None  # one element we cannot check makes the whole unknown
         prints.append("=".join(fp for fp in fps if fp is not None))
@@ -110,11 +136,13 @@ def _container(value: Collection[object], depth: int) -> str | None:
     return BOUNDED + digest if bounded else digest
 
 
-def _pandas(value: object) -> str | None:
+def _pandas(value: object, secret: Secret | None = None) -> str | None:
     import numpy as np
     import pandas as pd
 
     if not isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
+        return None
+    if secret is not None and _pandas_holds(value, secret):
         return None
     rows = len(value)
     bounded = rows > MAX_ROWS
@@ -133,22 +161,49 @@ def _pandas(value: object) -> str | None:
     return BOUNDED + digest if bounded else digest
 
 
+def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) -> bool:
+    """Whether a frame's text cells (of the rows its fingerprint covers), its labels or its name
+    hold a secret: one scan of their joined text per column."""
+    import pandas as pd
+
+    rows = value if len(value) <= MAX_ROWS else None
+    if rows is None:  # only the sampled rows go into the digest (see _pandas): only they can be guessed at
+        picks = sorted({*range(SAMPLE_ROWS), *range(len(value) - SAMPLE_ROWS, len(value)),
+                        *(i * (len(value) - 1) // (SAMPLE_ROWS - 1) for i in range(SAMPLE_ROWS))})
+        rows = value[picks] if isinstance(value, pd.Index) else value.iloc[picks]
+    columns = [rows[c] for c in rows.columns] if isinstance(rows, pd.DataFrame) else [rows]
+    labels: list[object] = [getattr(value, "name", None), *getattr(value, "columns", [])]
+    if not isinstance(value, pd.Index):
+        labels += list(rows.index) if rows.index.dtype.kind in "OSU" else []
+    texts = ["\n".join(map(str, labels))]
+    texts += ["\n".join(map(str, column.tolist())) for column in columns if column.dtype.kind not in "biufcmM"]
+    return any(secret(text) for text in texts)
+
+
 def _dtypes(value: pd.DataFrame | pd.Series | pd.Index) -> list[object]:
     dtypes = getattr(value, "dtypes", None)
     return list(dtypes) if dtypes is not None and hasattr(dtypes, "__iter__") else [value.dtype]
 
 
-def _numpy(value: object) -> str | None:
+def _numpy(value: object, secret: Secret | None = None) -> str | None:
     import numpy as np
 
     if isinstance(value, np.generic):
-        return _digest(type(value).__name__.encode(), repr(value.item()).encode())
+        item = value.item()
+        if secret is not None and isinstance(item, (str, bytes)) and _fingerprint(item, 0, secret) is None:
+            return None
+        return _digest(type(value).__name__.encode(), repr(item).encode())
     if not isinstance(value, np.ndarray):
         return None
     meta = repr((value.dtype.str, value.shape)).encode()
     if value.dtype.hasobject:
         items = value.ravel().tolist()
-        return _container(items, 1)
+        return _container(items, 1, secret)
+    if secret is not None and value.dtype.kind in "SU":  # text arrays: '<U', '|S'
+        flat = value.reshape(-1)
+        shown = flat if value.nbytes <= MAX_BYTES else flat[::max(1, flat.size // (MAX_BYTES // max(1, value.itemsize)))]
+        if secret("\n".join(str(v) for v in shown.tolist())):
+            return None
     if value.nbytes <= MAX_BYTES:
         return _digest(meta, np.ascontiguousarray(value).tobytes())
     flat = value.reshape(-1)
@@ -182,9 +237,10 @@ def shown_fingerprint(value: object) -> str:
 # --- files ---------------------------------------------------------------------------------------------
 
 
-def file_fingerprint(path: Path) -> str | None:
+def file_fingerprint(path: Path, secret: Secret | None = None) -> str | None:
     """``size:digest`` of a regular file's bytes (``~`` in front: bounded, sampled blocks beyond
-    :data:`MAX_BYTES`); None when it is missing or not a regular file."""
+    :data:`MAX_BYTES`); None when it is missing or not a regular file, or (with ``secret``) when
+    the bytes hashed hold a secret (a config file's password: its template is often known)."""
     # A path may come from a received record: opened without blocking and without following a last
     # symlink, and only a regular file is read (a FIFO would block, /dev/zero never end), at most its size.
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -199,11 +255,16 @@ def file_fingerprint(path: Path) -> str | None:
                 return None
             size = info.st_size
             if size <= MAX_BYTES:
-                return f"{size}:{_digest(f.read(size))}"
+                data = f.read(size)
+                if secret is not None and secret(data.decode("utf-8", "replace")):
+                    return None
+                return f"{size}:{_digest(data)}"
             blocks = []
             for i in range(SAMPLE_BLOCKS):
                 f.seek((size - SAMPLE_BLOCK) * i // (SAMPLE_BLOCKS - 1))
                 blocks.append(f.read(SAMPLE_BLOCK))
+            if secret is not None and any(secret(b.decode("utf-8", "replace")) for b in blocks):
+                return None
             return f"{BOUNDED}{size}:{_digest(*blocks)}"
     except (OSError, ValueError):
         return None

@@ -219,6 +219,8 @@ class TurnWatch:
                  redact: Callable[[str], str] | None = None) -> None:
         # ``redact``: the session's sanitizer (its secrets as of this turn); what is saved holds none
         self.shell, self.root, self._redact = shell, root.resolve(), redact
+        self._secret = (lambda text: redact(text) != text) if redact is not None else None
+        """Whether a text holds a secret: a value holding one anywhere gets no fingerprint."""
         self._libraries = library_paths()
         self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
         self.cells = context_cells(shell, log, redact)
@@ -255,7 +257,7 @@ class TurnWatch:
             value = ns[name]
             if type(value).__name__ in _SKIPPED_TYPES:
                 continue
-            fp = None if _holds_secret(value, self._redact) else fingerprint(value)
+            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
             (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
         self.assigned |= stores
 
@@ -283,7 +285,7 @@ class TurnWatch:
         if _writes(mode, flags):
             self.written.add(rel)
         elif rel not in self.written and rel not in self.files and os.path.isfile(full):
-            fp = file_fingerprint(Path(full))
+            fp = file_fingerprint(Path(full), self._secret)
             if fp is not None:
                 self.files[rel] = fp
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ...engine.contracts.errors import NbAgentError
 from ...engine.disk.persist import atomic_write_json, read_json
 
 if TYPE_CHECKING:
@@ -143,6 +145,43 @@ def is_session_name(name: object) -> bool:
     return isinstance(name, str) and _SESSION_NAME.fullmatch(name) is not None and ".." not in name
 
 
+class RecordFolderError(NbAgentError):
+    """``.nbagent/`` (or a folder of it nbagent writes) is a symlink or not a folder: nothing is written."""
+
+
+def record_dir_problem(root: Path, session: str | None = None) -> str | None:
+    """Why nbagent will not record (nor continue a record) under ``root`` (None: it may).
+
+    Writing goes into ``.nbagent/``, ``.nbagent/replay/`` and ``.nbagent/sessions/`` (and a session's
+    folders in both). A folder received with the notebook may make any of them a symlink, and every
+    write would then land where it points, outside the project (a replay index, whose ``notebook``
+    and prompts are text from the received folder, in a folder a shell sources whole such as
+    ``~/.bashrc.d``). Each one that exists must be a real folder."""
+    names = [RECORD_DIR, f"{RECORD_DIR}/{INDEX}", f"{RECORD_DIR}/{SESSIONS}"]
+    if session is not None:
+        names += [f"{RECORD_DIR}/{INDEX}/{session}", f"{RECORD_DIR}/{SESSIONS}/{session}"]
+    for name in names:
+        try:
+            mode = os.lstat(root / name).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{name} cannot be checked ({exc.strerror})"
+        if stat.S_ISLNK(mode):
+            return f"{name} is a symbolic link"
+        if not stat.S_ISDIR(mode):
+            return f"{name} is not a folder"
+    return None
+
+
+def refuse_unsafe(root: Path, session: str | None = None) -> None:
+    """:class:`RecordFolderError` where :func:`record_dir_problem` names a problem."""
+    problem = record_dir_problem(root, session)
+    if problem is not None:
+        raise RecordFolderError(f"nbagent writes no record here: {problem} (a folder that came with the notebook "
+                                "may point it elsewhere)")
+
+
 def sessions_dir(root: Path) -> Path:
     """Where notebook sessions are recorded (under the kernel's working directory)."""
     return root / RECORD_DIR / SESSIONS
@@ -150,7 +189,9 @@ def sessions_dir(root: Path) -> Path:
 
 def new_session_dir(root: Path, count: int) -> Path:
     """A new session's folder: the time, then the process and a count (kernels share the folder)."""
-    return sessions_dir(root) / time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+    name = time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+    refuse_unsafe(root, name)  # a link planted under the name it would get is never followed either
+    return sessions_dir(root) / name
 
 
 def _index_file(root: Path, session: str) -> Path:
@@ -159,6 +200,7 @@ def _index_file(root: Path, session: str) -> Path:
 
 def save_index(root: Path, index: ReplayIndex) -> None:
     """Write the index atomically (one small file per session; its kernel is its one writer)."""
+    refuse_unsafe(root, index.session)
     path = _index_file(root, index.session)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, index.to_json())
@@ -302,5 +344,6 @@ def turn_events(session: Session, turn: int) -> list[Event]:
     return out
 
 
-__all__ = ["Found", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record", "is_session_name",
-           "load_index", "new_session_dir", "prompt_sha256", "save_index", "sessions_dir", "turn_events"]
+__all__ = ["Found", "RecordFolderError", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record",
+           "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem", "refuse_unsafe",
+           "save_index", "sessions_dir", "turn_events"]

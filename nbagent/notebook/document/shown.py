@@ -18,7 +18,7 @@ from typing import Mapping, Protocol
 from ...engine.disk.persist import atomic_write_json, read_json
 from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
-from .replay import INDEX, RECORD_DIR, prompt_sha256
+from .replay import INDEX, RECORD_DIR, prompt_sha256, refuse_unsafe
 
 MIMES = ("text/plain", "text/html")
 
@@ -74,6 +74,7 @@ def _save_shown(root: Path, session: str, turn: int, digest: str, bundle: Mappin
     signature = sign(*_signed_parts(session, turn, digest, kept, outcome, deps))
     if signature is None:  # no safe key: nothing is kept that a replay would trust
         return
+    refuse_unsafe(root, session)
     path = _file(root, session, turn)
     path.parent.mkdir(parents=True, exist_ok=True)
     saved = {"signature": signature, "bundle": kept, "outcome": outcome}

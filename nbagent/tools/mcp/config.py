@@ -31,6 +31,7 @@ from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_
 from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
 from nbagent.engine.contracts.tool_api import MCP_TOOL_PREFIX
+from nbagent.engine.disk.safe_open import read_capped
 
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
@@ -38,6 +39,8 @@ _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_TOOL_NAME = 64  # the Messages API's limit on tool names
+MAX_MCP_JSON_BYTES = 1_000_000
+"""The largest ``.mcp.json`` read (server entries, not data)."""
 
 
 class McpConfigError(NbAgentError):
@@ -213,12 +216,19 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
     path = Path(cwd) / MCP_JSON
     if not path.is_file():
         return {}
+    # A file that may have been received: read as a regular file, within a bound (never a FIFO's
+    # wait, never gigabytes whole), and its nesting may not crash the parser.
+    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    if raw is None:
+        raise McpConfigError(f"cannot read {path}: not a readable regular file")
+    if len(raw) > MAX_MCP_JSON_BYTES:
+        raise McpConfigError(f"{path} is larger than {MAX_MCP_JSON_BYTES:,} bytes; not read")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-    except OSError as exc:
-        raise McpConfigError(f"cannot read {path}: {exc}") from None
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
     return parse_servers(data.get("mcpServers", {}), str(path))
@@ -261,6 +271,14 @@ def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mc
             raise McpConfigError(f"MCP servers {tool_prefixes[prefix]!r} and {name!r} would give their tools the "
                                  f"same names ({prefix}…): rename one of them")
         tool_prefixes[prefix] = name
+    # "a" and "a__b": tool "b__c" of the first and tool "c" of the second are both mcp__a__b__c, so
+    # one server could take another's tool name (its "Allow always", its place in ``allow``).
+    for prefix, name in tool_prefixes.items():
+        for other, other_name in tool_prefixes.items():
+            if other != prefix and other.startswith(prefix):
+                raise McpConfigError(f"MCP servers {name!r} and {other_name!r} could give their tools the same "
+                                     f"names ({other}…: a tool of {name!r} may be named like one of "
+                                     f"{other_name!r}): rename one of them")
     return tuple(servers.values())
 
 

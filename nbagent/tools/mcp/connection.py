@@ -256,7 +256,7 @@ class ServerConnection:
         if state != "closed":
             # info, not warning: the user hears about it as a Notice; a warning would also reach
             # logging's last-resort handler, i.e. the notebook's stderr.
-            log.info("MCP server %r %s: %s", self.config.name, state, error)
+            log.info("MCP server %r %s: %s", self.config.name, state, self.error)  # redacted: logs reach outputs
 
     def _stderr_tail(self) -> str:
         if self.errlog is None:

@@ -120,3 +120,15 @@ def test_the_replay_key_file_named_by_the_environment_asks(tmp_path: Path, monke
     monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "keys" / "mine"))
     assert secret_reason(str(tmp_path / "keys" / "mine"), tmp_path) is not None
     assert secret_reason(str(tmp_path / "keys" / "other"), tmp_path) is None
+
+
+@pytest.mark.parametrize("raw", ["~/.ſſh/id_rſa", "~/.\u212aube/config", ".ENV", "aws/credentialſ.json"])
+def test_names_a_case_insensitive_file_system_folds_to_a_secret_ask(raw: str, tmp_path: Path) -> None:
+    """macOS (APFS) and Windows (NTFS) fold case as Unicode does: ``.ſſh/id_rſa`` opens
+    ``.ssh/id_rsa`` there, and the read ran without asking (attacker pass 6, F6)."""
+    assert secret_reason(raw, tmp_path) is not None
+
+
+@pytest.mark.parametrize("raw", ["~/.ssh./id_rsa.", "~/.ssh /id_rsa ", ".env.", "id_ed25519::$DATA"])
+def test_names_windows_opens_as_a_secret_ask(raw: str, tmp_path: Path) -> None:
+    assert secret_reason(raw, tmp_path) is not None

@@ -188,3 +188,19 @@ def test_trust_and_startup_folders_are_protected(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path / "site")])
     assert protected_reason(str(tmp_path / where), tmp_path) is not None
     assert protected_reason(str(tmp_path / "home" / "notes.txt"), tmp_path) is None
+
+
+@pytest.mark.parametrize("raw", ["AGENTſ.md", "jupyter_ſerver_config.py", "ſitecustomize.py", "bin/../ipython_config.py"])
+def test_names_a_case_insensitive_file_system_folds_to_a_protected_file_ask(raw: str, tmp_path: Path) -> None:
+    """``jupyter_ſerver_config.py`` is ``jupyter_server_config.py`` on APFS and NTFS (ſ folds to s),
+    which Jupyter runs from the working folder at its next start: accept_edits wrote it unasked
+    (attacker pass 6, F6)."""
+    assert protected_reason(raw, tmp_path) is not None
+
+
+@pytest.mark.parametrize("raw", ["AGENTS.md.", "AGENTS.md ", "AGENTS.md::$DATA", "jupyter_server_config.py.",
+                                 "sitecustomize.py:x", "report.ipynb. "])
+def test_names_windows_opens_as_a_protected_file_ask(raw: str, tmp_path: Path) -> None:
+    """Windows drops trailing dots and spaces and reads ``name:stream`` as the file: these open the
+    protected file there (attacker pass 6, F6)."""
+    assert protected_reason(raw, tmp_path) is not None

@@ -148,3 +148,19 @@ def test_a_resumed_batch_item_does_not_take_the_folder_s_grants(tmp_path: Path) 
     python = {b["id"] for b in blocks if is_tool_use(b) and b.get("name") == "python"}
     results = [b for b in blocks if is_tool_result(b) and b.get("tool_use_id") in python]
     assert len(results) >= 2 and all(r.get("is_error") for r in results)  # denied both times, never run
+
+
+def test_my_signed_grant_copied_into_another_project_under_the_same_name_is_dropped(tmp_path: Path) -> None:
+    """Recorded sessions travel with notebooks (a repository's .nbagent/sessions/); a session.json I
+    published, copied under the same folder name beside someone else's history, kept my "Allow
+    always" when I continued it (attacker pass 6, F7)."""
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    first = agent(mine, writes("a.txt"), User(Allow(always=True)))
+    first.run_sync("write a")
+    first.close()
+    (theirs / "task").mkdir(parents=True)
+    for name in ("session.json",):
+        (theirs / "task" / name).write_bytes((mine / "task" / name).read_bytes())
+    assert SessionStore(mine / "task").load().allowed_always == ("write_file",)  # my own folder: kept
+    assert SessionStore(theirs / "task").load().allowed_always == ()  # same name, another folder: dropped

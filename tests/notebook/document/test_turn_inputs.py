@@ -248,3 +248,45 @@ def test_a_secret_in_a_cell_or_a_variable_the_code_read_is_not_saved_in_the_reco
     assert "import pandas as pd" in inputs.cells.values()  # the fixture's cell, no secret in it: kept
     assert fingerprint(PASSWORD) not in saved and fingerprint(KEY) not in saved
     assert {"password", "key"} <= set(inputs.unchecked) and "rate" in inputs.read  # not compared at a replay
+
+
+def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip, tmp_path):
+    """``conn = {"host": "db", "user": "ana", "password": os.environ["DB_PASSWORD"]}``: the cell
+    shows everything but the password, so the dict's digest in the record let whoever received the
+    notebook check guesses of it offline (attacker pass 6, F11). Only a top-level string was spared."""
+    import numpy as np
+    import pandas as pd
+
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.document.cell_run import watch_turn
+
+    ip.user_ns.update(
+        conn={"host": "db", "user": "ana", "password": PASSWORD},
+        pair=("ana", [PASSWORD]),
+        users=pd.DataFrame({"user": ["ana"], "pw": [PASSWORD]}),
+        labelled=pd.Series([1], index=[PASSWORD]),
+        names=np.array(["ana", PASSWORD]),
+        plain={"host": "db", "user": "ana"},
+    )
+    ip.run_cell(f'def login():\n    return "{PASSWORD}"', store_history=True)
+    (tmp_path / "db.ini").write_text(f"[db]\nhost = db\nuser = ana\npassword = {PASSWORD}\n")
+    executor = ShellExecutor(ip)
+    sanitizer = Sanitizer((PASSWORD,))
+    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
+    magics = SimpleNamespace(shell=ip, cell_log=None,
+                             document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
+
+    async def run() -> TurnInputs:
+        with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
+            assert watch is not None
+            result = await executor.execute("x = (conn, pair, users, labelled, names, login, plain, rate)\n"
+                                            "cfg = open('db.ini').read(); rows = open('sales.csv').read()")
+            assert result.error is None, result.error
+            return watch.inputs()
+
+    inputs = asyncio.run(run())
+    saved = repr(inputs.to_json())
+    for name in ("conn", "pair", "users", "labelled", "names", "login"):
+        assert name in inputs.unchecked and fingerprint(ip.user_ns[name]) not in saved, name
+    assert {"plain", "rate"} <= set(inputs.read)  # holding no secret: compared at a replay as before
+    assert list(inputs.files) == ["sales.csv"]  # db.ini, with the password in it, leaves no digest

@@ -151,3 +151,27 @@ def test_the_default_wait_is_ten_seconds() -> None:
     assert DEFAULT_WAIT_TIMEOUT == 10.0
     assert SessionConfig().tool_wait_s == 10.0
     assert McpManager([]).wait_timeout == 10.0
+
+
+def test_servers_one_of_whose_names_extends_the_other_are_refused(tmp_path: Path) -> None:
+    """Tool "b__c" of server "a" and tool "c" of server "a__b" are both mcp__a__b__c: a received
+    .mcp.json's URL server "a" could take the name of a tool of yours (attacker pass 6, F4)."""
+    assert mcp_tool_name("a", "b__c") == mcp_tool_name("a__b", "c")
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"a": {"url": "http://127.0.0.1:9/mcp"}}}))
+    with pytest.raises(McpConfigError, match="could give their tools the same names"):
+        resolve_servers({"a__b": {"command": "x"}}, tmp_path)
+    assert len(resolve_servers({"ab": {"command": "x"}}, tmp_path)) == 2  # no name extends the other's
+
+
+def test_a_received_mcp_json_is_read_within_bounds(tmp_path: Path) -> None:
+    """Too large or too deeply nested: an McpConfigError naming the file, never gigabytes read whole
+    nor a RecursionError out of the parser (attacker pass 6, F10)."""
+    from nbagent.tools.mcp.config import MAX_MCP_JSON_BYTES, load_mcp_json
+
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"mcpServers": {}, "pad": "' + "x" * MAX_MCP_JSON_BYTES + '"}')
+    with pytest.raises(McpConfigError, match="larger than"):
+        load_mcp_json(tmp_path)
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(McpConfigError, match="not valid JSON"):
+        load_mcp_json(tmp_path)

@@ -75,3 +75,21 @@ def test_close_then_exit_stops_the_server(tmp_path: Path) -> None:
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)  # the server this test started
+
+
+async def test_a_failed_servers_log_line_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The "nbagent.mcp" logger got the error before redaction: a notebook that logs at INFO
+    (``logging.basicConfig(level=logging.INFO)``) printed the key into the cell's output (attacker pass 6, F8)."""
+    import logging
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    caplog.set_level(logging.INFO, logger="nbagent.mcp")
+    agent = make_agent(SimulatedAPI([text_reply("hi")]), tmp_path, mcp_servers={"missing": {"command": "${ANTHROPIC_API_KEY}"}})
+    try:
+        events = [e async for e in agent.run("hello")]
+    finally:
+        await agent.aclose()
+    assert "command not found: [redacted]" in "\n".join(warnings(events))
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "missing" in logged and KEY not in logged
