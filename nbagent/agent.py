@@ -59,8 +59,10 @@ class Agent:
     ``post_tool_use``, ``pre_request``, ``pre_compact``, ``on_done``) to sync or async callables
     with that hook's signature (see :mod:`nbagent.engine.contracts.hooks`). ``start_mcp=False``
     starts the MCP servers (``.mcp.json``, ``mcp_servers``) with the first request instead of now;
-    ``read_mcp_json=False`` reads no ``.mcp.json`` from ``cwd`` (a folder of data, not a project of
-    yours: ``python -m nbagent.batch`` runs each item in its file's folder), only ``mcp_servers``.
+    ``cwd``'s ``.mcp.json`` is read only once the user trusts it as it is
+    (:func:`~nbagent.tools.mcp.trust_mcp_json`; an untrusted one starts nothing, and the first
+    prompt says so); ``read_mcp_json=False`` reads none (a folder of data, not a project of yours:
+    ``python -m nbagent.batch`` runs each item in its file's folder), only ``mcp_servers``.
     """
 
     def __init__(
@@ -112,7 +114,7 @@ class Agent:
             from .tools import builtin_tools
 
             tools = list(builtin_tools(shell=config.shell))
-        from .tools.mcp import build_mcp_manager  # no mcp SDK import unless servers are configured
+        from .tools.mcp import build_mcp_manager, untrusted_mcp_json  # no mcp SDK import unless servers are configured
 
         # Connecting starts now, in the background (or with the first request); None when no server
         # is configured.
@@ -127,6 +129,9 @@ class Agent:
                                   secrets=secrets)
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
+        untrusted = untrusted_mcp_json(config.cwd) if read_mcp_json else None
+        if untrusted is not None:  # said at the first prompt, where a missing tool would puzzle
+            self.engine.session.notices.append(UNTRUSTED_MCP_JSON.format(path=untrusted))
         # Once per Agent, not per process: each new session (``%agent reset``, a second Agent in
         # the same kernel) says again which model answers it.
         self._announce = self.provider.name == "simulated"
@@ -393,6 +398,11 @@ class Agent:
         self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
+
+
+UNTRUSTED_MCP_JSON = ("{path} names MCP servers (commands to run, URLs to connect to); none was started: nbagent "
+                      "starts a project's servers only once you trust its .mcp.json as it is. Read it, then run "
+                      "%agent mcp trust (in code: nbagent.tools.mcp.trust_mcp_json(folder)) and start a new session.")
 
 
 def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:

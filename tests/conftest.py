@@ -39,3 +39,11 @@ def own_pacing_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     from nbagent.engine.disk.shared_file import PACING_DIR_ENV
 
     monkeypatch.setenv(PACING_DIR_ENV, str(tmp_path_factory.mktemp("pacing")))
+
+
+@pytest.fixture(autouse=True)
+def own_mcp_trust_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Approvals of ``.mcp.json`` files go to a file of the test's own, never the user's."""
+    from nbagent.tools.mcp.trust import TRUST_FILE_ENV
+
+    monkeypatch.setenv(TRUST_FILE_ENV, str(tmp_path_factory.mktemp("mcp-trust") / "mcp_trust.json"))

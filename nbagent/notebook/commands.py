@@ -19,6 +19,7 @@ from ..engine.contracts.config import PERMISSION_MODES
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.errors import NbAgentError
 from .command_args import HELP_FLAGS, help_text, parse, parser_of, short_usage
+from .mcp_command import mcp as mcp_command
 from .options import cell_options, turn_number
 from .serve import command as serve_command
 
@@ -356,7 +357,7 @@ COMMANDS: dict[str, Command] = {
     "status": status, "history": history, "cost": cost, "context": context, "saw": saw, "reset": reset,
     "rollback": rollback, "save": save, "load": load, "explore": explore, "config": config, "mode": mode,
     "retry": retry, "fix": fix, "permissions": permissions, "compact": compact, "serve": serve_command.serve,
-    "help": help,
+    "mcp": mcp_command, "help": help,
 }
 """Every ``%agent`` command (a function with the ``parser`` ``magic_arguments`` gave it), in the
 order ``%agent help`` lists them."""

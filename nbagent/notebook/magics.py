@@ -113,8 +113,9 @@ class AgentMagics(Magics):
     task_root = Unicode(None, allow_none=True, help="Persist new sessions in folders under this path.").tag(config=True)
     shell_tool = Bool(False, help="Offer new sessions the shell tool (asks before each command).").tag(config=True)
     mcp_json = Bool(True, help="New sessions start the MCP servers of the working folder's .mcp.json (with the "
-                               "first live prompt); False reads none (python -m nbagent.batch sets it: an item's "
-                               "folder is data, not your project).").tag(config=True)
+                               "first live prompt) once you trust it (%agent mcp trust); False reads none "
+                               "(python -m nbagent.batch sets it: an item's folder is data, not your project)."
+                    ).tag(config=True)
     tokens_per_second = Float(None, allow_none=True,
                               help="Simulated model pacing of new sessions (None: instant).").tag(config=True)
     first_token_latency = Float(0.0, help="Simulated model first-token latency of new sessions, in seconds.").tag(config=True)

@@ -1,7 +1,8 @@
 """The MCP bridge: the tools of MCP servers as one :class:`~nbagent.engine.contracts.tool_api.ToolSource`.
 
 - :mod:`.config`: the ``mcpServers`` JSON (``.mcp.json``, ``Agent(mcp_servers=...)``) as frozen
-  records; :mod:`.build`: :func:`build_mcp_manager`;
+  records; :mod:`.build`: :func:`build_mcp_manager`; :mod:`.trust`: which ``.mcp.json`` files the
+  user trusts to start their servers;
 - :mod:`.manager`: :class:`McpManager`, the ``ToolSource`` (``ready()``, ``tools()``) that owns the
   connections on its own event-loop thread;
 - :mod:`.connection`: one server's connection task and its tools (:class:`McpTool`);
@@ -32,6 +33,7 @@ from .config import (
     parse_servers,
     resolve_servers,
 )
+from .trust import TRUST_FILE_ENV, is_trusted, trust_mcp_json, untrusted_mcp_json
 
 if TYPE_CHECKING:
     from .connection import McpTool, ServerState, ServerStatus
@@ -68,11 +70,15 @@ __all__ = [
     "ServerState",
     "ServerStatus",
     "StdioServer",
+    "TRUST_FILE_ENV",
     "build_mcp_manager",
     "input_check",
+    "is_trusted",
     "load_mcp_json",
     "mcp_tool_name",
     "parse_server",
     "parse_servers",
     "resolve_servers",
+    "trust_mcp_json",
+    "untrusted_mcp_json",
 ]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .config import DEFAULT_WAIT_TIMEOUT, resolve_servers
+from .trust import untrusted_mcp_json
 
 if TYPE_CHECKING:
     from .manager import McpManager
@@ -19,7 +20,9 @@ def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_tim
                       read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
     """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
     server is configured. Started now, unless ``start`` is False: then with the first request (a
-    replay shows a record and runs nothing, not even a server of a received ``.mcp.json``)."""
+    replay shows a record and runs nothing, not even a server of a received ``.mcp.json``). The
+    folder's ``.mcp.json`` is read only where the user trusts it as it is now (:mod:`.trust`)."""
+    read_mcp_json = read_mcp_json and untrusted_mcp_json(cwd) is None
     servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json, secrets=tuple(options.get("secrets", ())))
     if not servers:
         return None

@@ -249,10 +249,31 @@ def test_the_no_key_notice_belongs_to_the_live_kernel_not_to_the_replay(ip):
     assert "replayed" in again and "No ANTHROPIC_API_KEY" not in again
 
 
-def _received_mcp_json(tmp_path: Path) -> None:
-    """A ``.mcp.json`` that came with the folder: its server would run a command."""
+def _received_mcp_json(tmp_path: Path, *, trusted: bool = True) -> None:
+    """A ``.mcp.json`` that came with the folder: its server would run a command (``trusted``:
+    the user read it and ran ``%agent mcp trust``)."""
+    from nbagent.tools.mcp.trust import trust_mcp_json
+
     server = {"command": "python", "args": ["-c", "open('server-ran', 'w').close()"]}
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+    if trusted:
+        trust_mcp_json(tmp_path)
+
+
+def test_an_untrusted_mcp_json_runs_nothing_until_agent_mcp_trust(ip, tmp_path):
+    _received_mcp_json(tmp_path, trusted=False)
+    restart(magics_mod.active_magics())
+
+    shown = _line(ip, "%agent mcp")
+    asked = cell(ip, "a question, asked live")
+
+    assert "not trusted" in shown and '"planted": {"command": "python"' in shown
+    assert "none was started" in asked and agent().mcp is None
+    assert "trusted" in _line(ip, "%agent mcp trust")
+    _line(ip, "%agent reset")
+    cell(ip, "another question, asked live")
+    manager = agent().mcp
+    assert manager is not None and manager.state("planted") != "pending"  # trusted: it starts
 
 
 def test_a_replay_starts_no_mcp_server_of_the_folder_until_a_live_request(ip, tmp_path):

@@ -29,6 +29,7 @@ from nbagent.engine.loop.query import QueryEngine
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import RecordedRequest, Reply, SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.mcp.build import build_mcp_manager
+from nbagent.tools.mcp.trust import is_trusted, trust_file, trust_mcp_json
 
 SERVERS = Path(__file__).parent / "servers"
 DEMO = str(SERVERS / "demo_server.py")
@@ -83,8 +84,48 @@ def warnings(events: list[Any]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
 
 
+def test_an_untrusted_mcp_json_starts_nothing_and_the_first_prompt_says_so(tmp_path: Path) -> None:
+    ran = tmp_path / "server-ran"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(ran)!r}, 'w')"]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+
+    agent = make_agent(SimulatedAPI([text_reply("ok")]), tmp_path)
+    events = agent.run_sync("hello").events
+
+    assert agent.mcp is None and not ran.exists()
+    assert any("none was started" in w and "%agent mcp trust" in w for w in warnings(events))
+    assert not is_trusted(tmp_path)
+    trust_mcp_json(tmp_path)
+    assert is_trusted(tmp_path)
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server, "more": server}}))
+    assert not is_trusted(tmp_path)  # changed since it was trusted: asks again
+    agent.close()
+
+
+def test_a_received_mcp_json_linked_to_a_trusted_one_is_not_trusted(tmp_path: Path) -> None:
+    project, received = tmp_path / "project", tmp_path / "received"
+    project.mkdir()
+    received.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"local": {"command": "python",
+                                                                              "args": ["server.py"]}}}))
+    trust_mcp_json(project)
+    (received / ".mcp.json").symlink_to(project / ".mcp.json")  # would run received/server.py
+    assert is_trusted(project) and not is_trusted(received)
+
+
+def test_a_trust_entry_not_signed_with_the_users_key_trusts_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    trust_mcp_json(tmp_path)
+    store = json.loads(trust_file().read_text())
+    for entry in store.values():
+        entry["signature"] = "0" * 64  # planted by someone else (or the model's file tools)
+    trust_file().write_text(json.dumps(store))
+    assert not is_trusted(tmp_path)
+
+
 async def test_stdio_server_from_mcp_json_with_permission_prompts(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo_entry()}}))
+    trust_mcp_json(tmp_path)  # the user read the file and trusts it
     asked: list[tuple[str, dict[str, Any]]] = []
 
     async def can_use_tool(name: str, tool_input: dict[str, Any], request: PermissionRequest) -> Allow | Deny:

@@ -22,6 +22,7 @@ from nbagent.tools.mcp.config import (
     parse_servers,
     resolve_servers,
 )
+from nbagent.tools.mcp.trust import trust_mcp_json
 
 
 def test_both_shapes_parse_into_frozen_records() -> None:
@@ -117,6 +118,7 @@ def test_a_received_mcp_json_never_gets_the_key_into_a_server(tmp_path: Path, mo
                                                                entry: dict) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
+    trust_mcp_json(tmp_path)  # even a file the user trusts
     with pytest.raises(McpConfigError, match=r"'docs' \(in .*\.mcp\.json\): field .* configured secret") as caught:
         Agent(provider=simulated_provider(SimulatedAPI([])), tools=[], cwd=tmp_path)
     assert KEY not in str(caught.value)

@@ -1,0 +1,95 @@
+"""Which projects' ``.mcp.json`` files the user trusts: a received folder runs no command of its own.
+
+A ``.mcp.json`` names commands to start and URLs to connect to. It comes with the folder (a
+repository, a course's zip, a shared drive), so nbagent starts its servers only once the user has
+read them and said so: ``%agent mcp trust`` in a notebook, :func:`trust_mcp_json` in code. What is
+trusted is the file as it was then (its SHA-256, by its real path): a file changed since asks again.
+
+The approvals live beside the replay key in the user's Jupyter data dir
+(``$NBAGENT_MCP_TRUST_FILE`` overrides it), each signed with that key, so a file planted there by
+anyone else (or by the model's tools) approves nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from nbagent.engine.disk.persist import atomic_write_json
+from nbagent.engine.disk.safe_open import read_capped
+from nbagent.engine.disk.user_key import key_file, sign, signed_by_user
+
+from .config import MAX_MCP_JSON_BYTES, MCP_JSON, McpConfigError
+
+TRUST_FILE_ENV = "NBAGENT_MCP_TRUST_FILE"
+_PURPOSE = "nbagent .mcp.json trusted"  # signed with each entry: a signature made for anything else never fits
+
+
+def trust_file() -> Path:
+    """Where approvals are kept: ``$NBAGENT_MCP_TRUST_FILE``, else beside the replay key."""
+    return Path(os.environ.get(TRUST_FILE_ENV) or key_file().parent / "mcp_trust.json")
+
+
+def _where(cwd_or_file: Path) -> Path:
+    """The file, named by its folder's real path. The file itself is not resolved: a received
+    folder's ``.mcp.json`` that links to a project's trusted one is not that project (its relative
+    ``command`` would run the received folder's files)."""
+    path = Path(cwd_or_file)
+    path = path / MCP_JSON if path.is_dir() else path
+    return path.parent.resolve() / path.name
+
+
+def _digest(path: Path) -> str | None:
+    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    return hashlib.sha256(raw).hexdigest() if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
+
+
+def _entries() -> dict[str, object]:
+    raw = read_capped(trust_file(), 4 * MAX_MCP_JSON_BYTES)
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def is_trusted(cwd_or_file: Path) -> bool:
+    """Whether the ``.mcp.json`` (of a folder, or the file) is trusted as it is now."""
+    path = _where(cwd_or_file)
+    digest = _digest(path)
+    entry = _entries().get(str(path))
+    return digest is not None and isinstance(entry, dict) and entry.get("sha256") == digest \
+        and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
+
+
+def untrusted_mcp_json(cwd: Path) -> Path | None:
+    """The folder's ``.mcp.json`` when there is one and it is not trusted as it is now."""
+    path = Path(cwd) / MCP_JSON
+    return path if path.is_file() and not is_trusted(path) else None
+
+
+def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
+    """Trust the ``.mcp.json`` of a folder (or the file) as it is now: new sessions and Agents
+    with that working folder start its servers. Returns the file. Raises
+    :class:`~nbagent.tools.mcp.config.McpConfigError` when there is no readable file, or when
+    this user's signing key is unusable (then nothing could be trusted)."""
+    path = _where(Path(cwd_or_file))
+    digest = _digest(path)
+    if digest is None:
+        raise McpConfigError(f"{path}: no readable .mcp.json (a regular file within {MAX_MCP_JSON_BYTES:,} bytes)")
+    signature = sign(_PURPOSE, str(path), digest)
+    if signature is None:
+        raise McpConfigError(f"cannot trust {path}: nbagent's signing key {key_file()} is unusable")
+    entries = _entries()
+    entries[str(path)] = {"sha256": digest, "signature": signature}
+    target = trust_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(target, entries)
+    return path
+
+
+__all__ = ["TRUST_FILE_ENV", "is_trusted", "trust_file", "trust_mcp_json", "untrusted_mcp_json"]
