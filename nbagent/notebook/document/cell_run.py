@@ -57,9 +57,24 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
-    if decision.no_record:  # before the session exists: no request has gone out
-        line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
-        _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
+    line = _live_line(decision, session_name(current.agent) if current is not None else None)
+    if line is not None:  # before the session exists: no request has gone out
+        _show_line(line, "nbagent-no-record")
+    return None
+
+
+def _live_line(decision: Live, going_on: str | None) -> str | None:
+    """The line a cell that could have replayed says before it asks the model (never a silent
+    live run): its prompt was edited, a turn above went live (the session ``going_on`` is not the
+    one its record followed), or no record is reachable here."""
+    if decision.edited is not None:
+        return EDITED_LINE.format(turn=decision.edited)
+    if decision.no_record:
+        if decision.ambiguous:
+            return ambiguous_line(decision.ambiguous)
+        return NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
+    if decision.carried is not None and decision.carried[0] != going_on:
+        return AFTER_LIVE_LINE.format(turn=decision.carried[1])
     return None
 
 
@@ -69,6 +84,9 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
+                   "model in this kernel, so the conversation that answer followed has changed: asking the model.")
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
                   "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 

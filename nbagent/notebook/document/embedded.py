@@ -153,6 +153,17 @@ def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookR
                           record.get("provider"), mine)
 
 
+def edited_turn(metadata: object, prompt: str, cell_id: str | None) -> int | None:
+    """The turn this cell's own record answered when the cell's prompt has been edited since (the
+    record is this cell's, for another prompt); None otherwise. What a cell going live says: its
+    prompt changed, not that its last run did not finish."""
+    mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
+    record = mark.get("record") if isinstance(mark, dict) else None
+    if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None or record["cell_id"] != cell_id:
+        return None
+    return record["turn"] if record["prompt"] != prompt_hash(prompt) else None
+
+
 def in_kernel() -> bool:
     """Whether this process is a Jupyter kernel (not plain IPython in a terminal)."""
     try:
@@ -175,5 +186,5 @@ def was_recorded(metadata: JSONObject) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata", "in_kernel",
-           "make_record", "read_record", "was_recorded"]
+__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "edited_turn", "executing_metadata",
+           "in_kernel", "make_record", "read_record", "was_recorded"]

@@ -345,3 +345,75 @@ def test_without_the_folder_a_retried_failure_fails_again_and_the_retry_cell_sti
 
     assert "replayed: session" in again and "20" in again
     assert magics_mod.active_magics().current is None
+
+
+def test_an_edited_prompt_says_it_was_edited_not_that_its_run_did_not_finish(lab, tmp_path):
+    """Restart & Run All after the user edited a recorded agent cell's prompt: the cell asks the
+    model and says why (its prompt changed), not that its last run was cut short or its record
+    removed (the record is there, for the prompt as it was)."""
+    lab.run()
+    lab.restart()
+    lab.front.cells[0]["source"] = "%%agent\nwhat is 17 * 24? use python"
+
+    out = lab.run()
+
+    assert "408" in out and "replayed" not in out
+    line = cell_run.EDITED_LINE.format(turn=1)
+    assert line in out and out.index(line) < out.index("nbagent · ")
+    assert UNFINISHED_LINE not in out and NO_RECORD_LINE not in out
+
+
+def test_a_recorded_cell_after_an_edited_one_says_why_it_asks_the_model(lab, tmp_path):
+    """The second agent cell was not edited, but the first one was and went live: the second's
+    recorded answer followed a conversation that is no longer this kernel's, so it asks the model,
+    and says so before the request (never a silent live run)."""
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nwhat is 6 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+    assert "42" in lab.run(later) and lab.front.cells[later]["metadata"]["nbagent"]["record"]["turn"] == 2
+    lab.restart()
+    lab.front.cells[0]["source"] = "%%agent\nwhat is 17 * 24? use python"
+    assert "408" in lab.run()
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+
+    out = lab.run(later)
+
+    assert "42" in out and "replayed: session" not in out
+    line = cell_run.AFTER_LIVE_LINE.format(turn=2)
+    assert line in out and out.index(line) < out.index("nbagent · ")
+
+
+def test_an_agent_cell_run_again_in_its_own_live_session_says_nothing_more(lab, tmp_path):
+    """The ordinary re-run of an agent cell in the kernel that answered it is no replay either, and
+    needs no line: the cell asks again, as the user asked."""
+    lab.run()
+
+    out = lab.run()
+
+    assert "391" in out and "replayed" not in out
+    assert "ⓘ this cell's" not in out and "ⓘ no recorded answer" not in out
+
+
+def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(lab, tmp_path):
+    """Restart & Run All after the second of three agent cells was edited: the first replays, the
+    second says its prompt was edited (the record forks there), the third says why it asks again."""
+    for cell_id, question in (("c-two", "what is 6 * 7? use python"), ("c-three", "what is 5 * 5? use python")):
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    lab.run()
+    lab.run(at("c-two"))
+    lab.run(at("c-three"))
+    lab.restart()
+    lab.front.cells[at("c-two")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+
+    first, second, third = lab.run(), lab.run(at("c-two")), lab.run(at("c-three"))
+
+    assert "replayed: session" in first and "ⓘ this cell's" not in first
+    assert cell_run.EDITED_LINE.format(turn=2) in second and "48" in second
+    assert cell_run.AFTER_LIVE_LINE.format(turn=3) in third and "25" in third
+    assert "replayed: session" not in second + third
