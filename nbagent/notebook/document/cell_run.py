@@ -65,10 +65,14 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
 
 def _live_line(decision: Live, going_on: str | None) -> str | None:
     """The line a cell that could have replayed says before it asks the model (never a silent
-    live run): its prompt was edited, a turn above went live (the session ``going_on`` is not the
-    one its record followed), or no record is reachable here."""
-    if decision.edited is not None:
-        return EDITED_LINE.format(turn=decision.edited)
+    live run): its prompt was edited, it is a copy of another agent cell (only where it could have
+    replayed: a fresh kernel's first agent cell), a turn above went live (the session ``going_on``
+    is not the one its record followed), or no record is reachable here."""
+    why, turn = decision.other or ("", 0)
+    if why == "edited":
+        return EDITED_LINE.format(turn=turn)
+    if why == "copied" and decision.no_record:
+        return COPIED_LINE
     if decision.no_record:
         if decision.ambiguous:
             return ambiguous_line(decision.ambiguous)
@@ -85,6 +89,8 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
+               "which replays there): asking the model.")
 AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
                    "model in this kernel, so the conversation that answer followed has changed: asking the model.")
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "

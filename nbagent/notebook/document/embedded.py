@@ -153,15 +153,18 @@ def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookR
                           record.get("provider"), mine)
 
 
-def edited_turn(metadata: object, prompt: str, cell_id: str | None) -> int | None:
-    """The turn this cell's own record answered when the cell's prompt has been edited since (the
-    record is this cell's, for another prompt); None otherwise. What a cell going live says: its
-    prompt changed, not that its last run did not finish."""
+def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:
+    """Why the record in the cell's metadata is not replayed for it, with the turn it answered:
+    ``"edited"`` (this cell's record, for the prompt before the user edited it) or ``"copied"``
+    (the record of another cell: this one is a copy the user pasted or duplicated); None where it
+    carries no such record. What a cell going live says, instead of "its last run did not finish"."""
     mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
     record = mark.get("record") if isinstance(mark, dict) else None
-    if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None or record["cell_id"] != cell_id:
+    if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None:
         return None
-    return record["turn"] if record["prompt"] != prompt_hash(prompt) else None
+    if record["cell_id"] != cell_id:
+        return "copied", record["turn"]
+    return ("edited", record["turn"]) if record["prompt"] != prompt_hash(prompt) else None
 
 
 def in_kernel() -> bool:
@@ -186,5 +189,5 @@ def was_recorded(metadata: JSONObject) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "edited_turn", "executing_metadata",
-           "in_kernel", "make_record", "read_record", "was_recorded"]
+__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata",
+           "in_kernel", "make_record", "not_this_cells", "read_record", "was_recorded"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..outcome import fails
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .embedded import NotebookRecord, edited_turn, executing_metadata, in_kernel, make_record, read_record, was_recorded
+from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
 from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, save_index, sessions_dir
@@ -76,8 +76,9 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
-    edited: int | None = None
-    """The turn the cell's own record answered, for the prompt as it was before the user edited it."""
+    other: tuple[str, int] | None = None
+    """The record the cell's metadata carries but that is not for it, and why: ``("edited", turn)``
+    (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
     carried: tuple[str, int] | None = None
     """The cell's own record of this very prompt (session, turn), not replayed because a turn already
     ran live in this kernel: where the session going on is another, the cell says why it asks."""
@@ -232,16 +233,17 @@ class DocumentLink:
         headless = cell_id is None and in_kernel()
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
-        # Why a recorded cell asks the model, for its line: its prompt was edited, or a turn above
+        # Why a recorded cell asks the model, for its line: its prompt was edited, it is a copy of
+        # another agent cell, or a turn above
         # already went live (the conversation its record followed is not this kernel's any more).
-        edited = edited_turn(metadata, prompt, cell_id) if not live else None
+        other = not_this_cells(metadata, prompt, cell_id) if not live else None
         own = (carried.session, carried.turn) if carried is not None else None
         if cursor is None or new:
-            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), edited=edited, carried=own)
+            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, edited=edited, carried=own)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own)
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which

@@ -417,3 +417,19 @@ def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(
     assert cell_run.EDITED_LINE.format(turn=2) in second and "48" in second
     assert cell_run.AFTER_LIVE_LINE.format(turn=3) in third and "25" in third
     assert "replayed: session" not in second + third
+
+
+def test_a_pasted_copy_of_an_agent_cell_says_it_is_a_copy_not_that_its_run_did_not_finish(lab, tmp_path):
+    """Copy and paste of a recorded agent cell (JupyterLab keeps the metadata, with the original's
+    record, under a new id), run first in a fresh kernel: it asks the model, and says it is a copy."""
+    lab.run()
+    pasted = json.loads(json.dumps(lab.front.cells[0]))
+    pasted["id"] = "c-pasted"
+    lab.front.cells.append(pasted)
+    lab.restart()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "391" in out and "replayed: session" not in out
+    assert cell_run.COPIED_LINE in out and out.index(cell_run.COPIED_LINE) < out.index("nbagent · ")
+    assert UNFINISHED_LINE not in out
