@@ -433,3 +433,22 @@ def test_a_pasted_copy_of_an_agent_cell_says_it_is_a_copy_not_that_its_run_did_n
     assert "391" in out and "replayed: session" not in out
     assert cell_run.COPIED_LINE in out and out.index(cell_run.COPIED_LINE) < out.index("nbagent · ")
     assert UNFINISHED_LINE not in out
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_a_rollback_cell_of_a_notebook_received_without_its_folder_does_not_stop_run_all(lab, tmp_path, turn):
+    """A notebook emailed without ``.nbagent/`` with a ``%agent rollback`` cell in it: Run All
+    replays the agent cells from their metadata, and the rollback cell says there is no
+    conversation here to roll back instead of failing with "No agent session yet: run a %%agent
+    cell first" (one had just run) and stopping Run All."""
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-rollback", "source": f"%agent rollback {turn}",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "nothing rolled back" in out and "no .nbagent/ folder" in out
+    assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
