@@ -51,6 +51,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         if checked is not None:
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
+        decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
     assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
@@ -78,7 +79,7 @@ def _live_line(decision: Live, going_on: str | None) -> str | None:
             return ambiguous_line(decision.ambiguous)
         return NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
     if decision.carried is not None and decision.carried[0] != going_on:
-        return AFTER_LIVE_LINE.format(turn=decision.carried[1])
+        return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1])
     return None
 
 
@@ -89,6 +90,8 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (turn {turn}) is not replayed "
+             "(without --live, Restart & Run All replays it with no request).")
 COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
                "which replays there): asking the model.")
 AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "

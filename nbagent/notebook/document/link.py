@@ -81,7 +81,10 @@ class Live:
     (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
     carried: tuple[str, int] | None = None
     """The cell's own record of this very prompt (session, turn), not replayed because a turn already
-    ran live in this kernel: where the session going on is another, the cell says why it asks."""
+    ran live in this kernel, or ``--live`` asked: where the session going on is another, the cell
+    says why it asks."""
+    live: bool = False
+    """``--live`` (or the ``live`` replay policy) asked the model."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -237,13 +240,16 @@ class DocumentLink:
         # another agent cell, or a turn above
         # already went live (the conversation its record followed is not this kernel's any more).
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
-        own = (carried.session, carried.turn) if carried is not None else None
+        mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
+        own = (mine.session, mine.turn) if mine is not None else None
         if cursor is None or new:
-            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own)
+            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own,
+                        live=live)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
+                    live=live)
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which

@@ -452,3 +452,18 @@ def test_a_rollback_cell_of_a_notebook_received_without_its_folder_does_not_stop
 
     assert "nothing rolled back" in out and "no .nbagent/ folder" in out
     assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
+
+
+def test_a_cell_left_with_live_says_it_asks_again_under_restart_and_run_all(lab, tmp_path):
+    """``--live`` added once to ask again, and left in the cell: each Restart & Run All asks the model
+    (a billed request with a key), and the cell says so, naming the recorded answer it does not
+    replay; run again in the kernel that answered it, it says nothing more."""
+    lab.run()
+    lab.front.cells[0]["source"] = f"%%agent --live\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    line = cell_run.LIVE_LINE.format(turn=1)
+    assert "391" in out and line in out and out.index(line) < out.index("nbagent · ")
+    assert "ⓘ --live" not in lab.run()  # this kernel's own answer now
