@@ -164,6 +164,8 @@ class DocumentLink:
         ``--new`` prompt is a new question, never someone else's record."""
         self.from_notebook: list[NotebookRecord] = []
         """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
+        self.undone_shown = 0
+        """Agent cells this replaying kernel said were undone (their turns are not in the record)."""
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
@@ -222,6 +224,7 @@ class DocumentLink:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
+            self.undone_shown += 1
             return Undone(carried.turn)
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
@@ -229,6 +232,7 @@ class DocumentLink:
                 return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
             # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
             # goes on, so the cells after it find their turns (the cursor is left as it is).
+            self.undone_shown += 1
             return Undone(carried.turn)
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not

@@ -467,3 +467,24 @@ def test_a_cell_left_with_live_says_it_asks_again_under_restart_and_run_all(lab,
     line = cell_run.LIVE_LINE.format(turn=1)
     assert "391" in out and line in out and out.index(line) < out.index("nbagent · ")
     assert "ⓘ --live" not in lab.run()  # this kernel's own answer now
+
+
+def test_restart_and_run_all_after_a_rollback_of_every_turn_does_not_stop_at_the_rollback_cell(lab, tmp_path):
+    """The notebook's own ``%agent rollback 0`` cell undid its only turn; Restart & Run All: the agent
+    cell says its turn was undone, and the rollback cell, reached again, has nothing to undo. Was:
+    it failed with "No agent session yet: run a %%agent cell first" (one had just run) and Run All
+    stopped there, before the user's cells below it."""
+    lab.front.cells.append({"cell_type": "code", "id": "c-rollback", "source": "%agent rollback 0",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    def rollback() -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-rollback")
+
+    lab.run()
+    assert "rolled back to the end of turn 0" in lab.run(rollback())
+    lab.restart()
+    assert ROLLED_BACK_LINE in lab.run()
+
+    out = lab.run(rollback())
+
+    assert "nothing rolled back" in out
+    assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
