@@ -488,3 +488,20 @@ def test_restart_and_run_all_after_a_rollback_of_every_turn_does_not_stop_at_the
 
     assert "nothing rolled back" in out
     assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
+
+
+def test_an_agent_cost_cell_of_a_notebook_received_without_its_folder_does_not_stop_run_all(lab, tmp_path):
+    """01_quickstart ends with ``%agent cost``: received without ``.nbagent/``, its Run All replays the
+    agent cells from their metadata, then the cost cell gives the recorded totals. Was: "No agent
+    session yet: run a %%agent cell first", and Run All stopped there."""
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-cost", "source": "%agent cost",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "as recorded" in out and "requests" in out and "nothing spent in this kernel" in out
+    assert magics_mod.active_magics().current is None
