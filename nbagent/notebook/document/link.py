@@ -241,8 +241,8 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
         # Why a recorded cell asks the model, for its line: its prompt was edited, it is a copy of
-        # another agent cell, or a turn above
-        # already went live (the conversation its record followed is not this kernel's any more).
+        # another agent cell, --live, or a turn above already went live (the conversation its
+        # record followed is not this kernel's any more).
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
         own = (mine.session, mine.turn) if mine is not None else None

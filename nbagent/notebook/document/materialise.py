@@ -112,8 +112,8 @@ class Materialiser:
         if self.older:
             lines.append(f"ⓘ {self.older} cell(s) this cell made in an earlier kernel (before a restart, or in the "
                          "notebook this one was copied from) stay in the notebook (nbagent removes only cells it "
-                         "made in this kernel): delete them if this run replaces "
-                         "them, or Run All will run them too.")
+                         "made in this kernel): delete them if this run replaces them, or Run All will run them "
+                         "too.")
         return "\n".join(lines) or None
 
     async def handle(self, event: object) -> None:
