@@ -187,6 +187,19 @@ COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 @magic_arguments(name="agent cost")
 def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
+    from .document.replayed import notebook_status, replayed_session
+
+    if magics.current is None and replayed_session(magics) is None:
+        # A replaying kernel with no session to load: a notebook received without its .nbagent/
+        # folder (its turns replayed from the cells' own records), or one whose turns were all
+        # undone. A `%agent cost` cell left in it must not fail and stop Run All there.
+        carried = notebook_status(magics)
+        if carried is not None:
+            print("\n".join(line for line in carried if line.startswith(("replayed", "requests", "money"))))
+            return
+        if magics.document.undone_shown:
+            print("no requests yet: the agent cells this kernel reached were undone with %agent rollback")
+            return
     sess = _need_session(magics)
     t = sess.totals
     u = t.usage

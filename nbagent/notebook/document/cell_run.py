@@ -60,6 +60,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         if checked is not None:
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
+        decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
     assert isinstance(decision, Live)  # a live plan never replays
     current = magics.current
     problem = record_dir_problem(link.root, decision.resume) if decision.resume is not None else None
@@ -70,9 +71,28 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
-    if decision.no_record:  # before the session exists: no request has gone out
-        line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
-        _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
+    line = _live_line(decision, session_name(current.agent) if current is not None else None)
+    if line is not None:  # before the session exists: no request has gone out
+        _show_line(line, "nbagent-no-record")
+    return None
+
+
+def _live_line(decision: Live, going_on: str | None) -> str | None:
+    """The line a cell that could have replayed says before it asks the model (never a silent
+    live run): its prompt was edited, it is a copy of another agent cell (only where it could have
+    replayed: a fresh kernel's first agent cell), a turn above went live (the session ``going_on``
+    is not the one its record followed), or no record is reachable here."""
+    why, turn = decision.other or ("", 0)
+    if why == "edited":
+        return EDITED_LINE.format(turn=turn)
+    if why == "copied" and decision.no_record:
+        return COPIED_LINE
+    if decision.no_record:
+        if decision.ambiguous:
+            return ambiguous_line(decision.ambiguous)
+        return NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
+    if decision.carried is not None and decision.carried[0] != going_on:
+        return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1])
     return None
 
 
@@ -84,6 +104,13 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (turn {turn}) is not replayed "
+             "(without --live, Restart & Run All replays it with no request).")
+COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
+               "which replays there): asking the model.")
+AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
+                   "model in this kernel, so the conversation that answer followed has changed: asking the model.")
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
                   "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 

@@ -153,6 +153,20 @@ def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookR
                           record.get("provider"), mine)
 
 
+def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:
+    """Why the record in the cell's metadata is not replayed for it, with the turn it answered:
+    ``"edited"`` (this cell's record, for the prompt before the user edited it) or ``"copied"``
+    (the record of another cell: this one is a copy the user pasted or duplicated); None where it
+    carries no such record. What a cell going live says, instead of "its last run did not finish"."""
+    mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
+    record = mark.get("record") if isinstance(mark, dict) else None
+    if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None:
+        return None
+    if record["cell_id"] != cell_id:
+        return "copied", record["turn"]
+    return ("edited", record["turn"]) if record["prompt"] != prompt_hash(prompt) else None
+
+
 def in_kernel() -> bool:
     """Whether this process is a Jupyter kernel (not plain IPython in a terminal)."""
     try:
@@ -175,5 +189,5 @@ def was_recorded(metadata: JSONObject) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata", "in_kernel",
-           "make_record", "read_record", "was_recorded"]
+__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata",
+           "in_kernel", "make_record", "not_this_cells", "read_record", "was_recorded"]

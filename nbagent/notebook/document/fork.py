@@ -73,12 +73,27 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     instead of rolling back, or "" to roll back, and what the rollback's line adds (a copy was
     rolled back; the undone turns' cells, made by an earlier kernel, stay).
 
+    A kernel that replayed only from the cells' own metadata (no folder), or whose agent cells were
+    all undone (the rollback cell's own earlier run undid them), has nothing to roll back: it says so
+    rather than fail the cell and stop Run All.
+
     A rollback to a turn this kernel has not replayed past is already in the record: Run All
     reached a ``%agent rollback`` cell after the turns it kept, and a turn recorded after it is the
     answer of an agent cell Run All has not reached yet, which it must not cut. An earlier turn is rolled back in this
     notebook's own record, or in a copy of another notebook's (forked here first)."""
     link = magics.document
     cursor = link.cursor
+    if not link.went_live and cursor is None and magics.current is None and link.from_notebook:
+        # Replayed from the agent cells' own metadata only (a notebook received without its folder):
+        # no conversation is here to roll back, and the cell must not stop Run All.
+        return (f"nbagent: nothing rolled back: this kernel replayed {len(link.from_notebook)} turn(s) from the "
+                "notebook's own records, and with no .nbagent/ folder here the conversation they belong to is "
+                "not in this kernel (the answers stay as recorded; a new prompt starts a new session)."), ""
+    if not link.went_live and cursor is None and magics.current is None and link.undone_shown:
+        # Every agent cell above was undone (this rollback cell, run before, undid them): the record
+        # holds nothing this kernel showed, so there is nothing to roll back and Run All goes on.
+        return (f"nbagent: nothing rolled back: this kernel is replaying the record, and the {link.undone_shown} "
+                "agent cell(s) it reached were undone already (each said so), so nothing is here to undo."), ""
     if link.went_live or cursor is None:
         return "", ""
     if turn >= cursor.shown:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..outcome import fails
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, read_record, was_recorded
+from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
 from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, save_index, sessions_dir
@@ -77,6 +77,15 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    other: tuple[str, int] | None = None
+    """The record the cell's metadata carries but that is not for it, and why: ``("edited", turn)``
+    (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
+    carried: tuple[str, int] | None = None
+    """The cell's own record of this very prompt (session, turn), not replayed because a turn already
+    ran live in this kernel, or ``--live`` asked: where the session going on is another, the cell
+    says why it asks."""
+    live: bool = False
+    """``--live`` (or the ``live`` replay policy) asked the model."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -156,6 +165,8 @@ class DocumentLink:
         ``--new`` prompt is a new question, never someone else's record."""
         self.from_notebook: list[NotebookRecord] = []
         """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
+        self.undone_shown = 0
+        """Agent cells this replaying kernel said were undone (their turns are not in the record)."""
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
@@ -216,6 +227,7 @@ class DocumentLink:
                 self.cursor = ReplayCursor(record)
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
+            self.undone_shown += 1
             return Undone(carried.turn)
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
@@ -223,6 +235,7 @@ class DocumentLink:
                 return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
             # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
             # goes on, so the cells after it find their turns (the cursor is left as it is).
+            self.undone_shown += 1
             return Undone(carried.turn)
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
@@ -230,12 +243,20 @@ class DocumentLink:
         headless = cell_id is None and in_kernel()
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         self.went_live = True
+        # Why a recorded cell asks the model, for its line: its prompt was edited, it is a copy of
+        # another agent cell, --live, or a turn above already went live (the conversation its
+        # record followed is not this kernel's any more).
+        other = not_this_cells(metadata, prompt, cell_id) if not live else None
+        mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
+        own = (mine.session, mine.turn) if mine is not None else None
         if cursor is None or new:
-            return Live(no_record=no_record, ambiguous=ambiguous if no_record else ())
+            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own,
+                        live=live)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
+                    live=live)
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which

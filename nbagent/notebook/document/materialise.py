@@ -110,9 +110,10 @@ class Materialiser:
             lines.append(f"ⓘ {self.moved} cell(s) of this cell's earlier runs removed from elsewhere in the notebook "
                          "(moved there, or brought back by Undo: still the agent's; copy one, or edit it, to keep it).")
         if self.older:
-            lines.append(f"ⓘ {self.older} cell(s) this cell made before the kernel restarted stay in the notebook "
-                         "(nbagent removes only cells it made in this kernel): delete them if this run replaces "
-                         "them, or Run All will run them too.")
+            lines.append(f"ⓘ {self.older} cell(s) this cell made in an earlier kernel (before a restart, or in the "
+                         "notebook this one was copied from) stay in the notebook (nbagent removes only cells it "
+                         "made in this kernel): delete them if this run replaces them, or Run All will run them "
+                         "too.")
         return "\n".join(lines) or None
 
     async def handle(self, event: object) -> None:

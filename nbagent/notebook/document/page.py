@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     """What a view asks before it waits on a click, and every few seconds while it waits: is the
     cell running now (taken here, while it runs) still in the notebook, and running there? False
-    only when the front-end answers that it is not: deleted while queued, or the page was reloaded
-    or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it)."""
+    only when the front-end answers that it is not: deleted while queued, the page was reloaded
+    or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it),
+    or the page that runs it shows it idle with its outputs cleared (Edit > Clear Outputs)."""
     cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
@@ -39,9 +40,26 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         index = found.get("index")
         if isinstance(index, int) and index < 0:
             return False
-        return found.get("running") is not False or _still_there(bridge, client)
+        if found.get("running") is not False:
+            return True
+        if not _still_there(bridge, client):
+            return False  # reloaded, or opened again: the page now showing the cell never ran it
+        return await _has_outputs(bridge, cell_id)
 
     return shown
+
+
+async def _has_outputs(bridge: "Bridge", cell_id: str) -> bool:
+    """Whether the cell still has outputs (the prompt among them) in the page that runs it, which
+    shows it idle: after a failed ``raises-exception`` cell under Run All it does, with the prompt;
+    after Edit > Clear Outputs (of the cell, or of all cells) it has none, and the prompt is gone from
+    every page while the kernel would wait Busy for ever."""
+    try:
+        cells = (await bridge.request("read")).get("cells", [])
+    except (BridgeUnavailable, BridgeError):
+        return True
+    cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
+    return cell is None or bool(cell.get("outputs"))
 
 
 RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while this turn ran: the turn's "

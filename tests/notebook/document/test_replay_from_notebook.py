@@ -377,3 +377,163 @@ def test_a_rolled_back_out_cell_leaves_its_name_as_it_was_and_says_so(lab):
 
     assert ROLLED_BACK_LINE in out and "answer is not set by a replay" in out
     assert lab.ip.user_ns["answer"] == "the user's own value"
+
+
+def test_an_edited_prompt_says_it_was_edited_not_that_its_run_did_not_finish(lab, tmp_path):
+    """Restart & Run All after the user edited a recorded agent cell's prompt: the cell asks the
+    model and says why (its prompt changed), not that its last run was cut short or its record
+    removed (the record is there, for the prompt as it was)."""
+    lab.run()
+    lab.restart()
+    lab.front.cells[0]["source"] = "%%agent\nwhat is 17 * 24? use python"
+
+    out = lab.run()
+
+    assert "408" in out and "replayed" not in out
+    line = cell_run.EDITED_LINE.format(turn=1)
+    assert line in out and out.index(line) < out.index("nbagent · ")
+    assert UNFINISHED_LINE not in out and NO_RECORD_LINE not in out
+
+
+def test_a_recorded_cell_after_an_edited_one_says_why_it_asks_the_model(lab, tmp_path):
+    """The second agent cell was not edited, but the first one was and went live: the second's
+    recorded answer followed a conversation that is no longer this kernel's, so it asks the model,
+    and says so before the request (never a silent live run)."""
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nwhat is 6 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+    assert "42" in lab.run(later) and lab.front.cells[later]["metadata"]["nbagent"]["record"]["turn"] == 2
+    lab.restart()
+    lab.front.cells[0]["source"] = "%%agent\nwhat is 17 * 24? use python"
+    assert "408" in lab.run()
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+
+    out = lab.run(later)
+
+    assert "42" in out and "replayed: session" not in out
+    line = cell_run.AFTER_LIVE_LINE.format(turn=2)
+    assert line in out and out.index(line) < out.index("nbagent · ")
+
+
+def test_an_agent_cell_run_again_in_its_own_live_session_says_nothing_more(lab, tmp_path):
+    """The ordinary re-run of an agent cell in the kernel that answered it is no replay either, and
+    needs no line: the cell asks again, as the user asked."""
+    lab.run()
+
+    out = lab.run()
+
+    assert "391" in out and "replayed" not in out
+    assert "ⓘ this cell's" not in out and "ⓘ no recorded answer" not in out
+
+
+def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(lab, tmp_path):
+    """Restart & Run All after the second of three agent cells was edited: the first replays, the
+    second says its prompt was edited (the record forks there), the third says why it asks again."""
+    for cell_id, question in (("c-two", "what is 6 * 7? use python"), ("c-three", "what is 5 * 5? use python")):
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    lab.run()
+    lab.run(at("c-two"))
+    lab.run(at("c-three"))
+    lab.restart()
+    lab.front.cells[at("c-two")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+
+    first, second, third = lab.run(), lab.run(at("c-two")), lab.run(at("c-three"))
+
+    assert "replayed: session" in first and "ⓘ this cell's" not in first
+    assert cell_run.EDITED_LINE.format(turn=2) in second and "48" in second
+    assert cell_run.AFTER_LIVE_LINE.format(turn=3) in third and "25" in third
+    assert "replayed: session" not in second + third
+
+
+def test_a_pasted_copy_of_an_agent_cell_says_it_is_a_copy_not_that_its_run_did_not_finish(lab, tmp_path):
+    """Copy and paste of a recorded agent cell (JupyterLab keeps the metadata, with the original's
+    record, under a new id), run first in a fresh kernel: it asks the model, and says it is a copy."""
+    lab.run()
+    pasted = json.loads(json.dumps(lab.front.cells[0]))
+    pasted["id"] = "c-pasted"
+    lab.front.cells.append(pasted)
+    lab.restart()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "391" in out and "replayed: session" not in out
+    assert cell_run.COPIED_LINE in out and out.index(cell_run.COPIED_LINE) < out.index("nbagent · ")
+    assert UNFINISHED_LINE not in out
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_a_rollback_cell_of_a_notebook_received_without_its_folder_does_not_stop_run_all(lab, tmp_path, turn):
+    """A notebook emailed without ``.nbagent/`` with a ``%agent rollback`` cell in it: Run All
+    replays the agent cells from their metadata, and the rollback cell says there is no
+    conversation here to roll back instead of failing with "No agent session yet: run a %%agent
+    cell first" (one had just run) and stopping Run All."""
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-rollback", "source": f"%agent rollback {turn}",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "nothing rolled back" in out and "no .nbagent/ folder" in out
+    assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
+
+
+def test_a_cell_left_with_live_says_it_asks_again_under_restart_and_run_all(lab, tmp_path):
+    """``--live`` added once to ask again, and left in the cell: each Restart & Run All asks the model
+    (a billed request with a key), and the cell says so, naming the recorded answer it does not
+    replay; run again in the kernel that answered it, it says nothing more."""
+    lab.run()
+    lab.front.cells[0]["source"] = f"%%agent --live\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    line = cell_run.LIVE_LINE.format(turn=1)
+    assert "391" in out and line in out and out.index(line) < out.index("nbagent · ")
+    assert "ⓘ --live" not in lab.run()  # this kernel's own answer now
+
+
+def test_restart_and_run_all_after_a_rollback_of_every_turn_does_not_stop_at_the_rollback_cell(lab, tmp_path):
+    """The notebook's own ``%agent rollback 0`` cell undid its only turn; Restart & Run All: the agent
+    cell says its turn was undone, and the rollback cell, reached again, has nothing to undo. Was:
+    it failed with "No agent session yet: run a %%agent cell first" (one had just run) and Run All
+    stopped there, before the user's cells below it."""
+    lab.front.cells.append({"cell_type": "code", "id": "c-rollback", "source": "%agent rollback 0",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    def rollback() -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-rollback")
+
+    lab.run()
+    assert "rolled back to the end of turn 0" in lab.run(rollback())
+    lab.restart()
+    assert ROLLED_BACK_LINE in lab.run()
+
+    out = lab.run(rollback())
+
+    assert "nothing rolled back" in out
+    assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
+
+
+def test_an_agent_cost_cell_of_a_notebook_received_without_its_folder_does_not_stop_run_all(lab, tmp_path):
+    """01_quickstart ends with ``%agent cost``: received without ``.nbagent/``, its Run All replays the
+    agent cells from their metadata, then the cost cell gives the recorded totals. Was: "No agent
+    session yet: run a %%agent cell first", and Run All stopped there."""
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-cost", "source": "%agent cost",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "as recorded" in out and "requests" in out and "nothing spent in this kernel" in out
+    assert magics_mod.active_magics().current is None

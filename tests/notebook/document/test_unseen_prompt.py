@@ -228,7 +228,19 @@ async def test_a_prompt_after_a_raises_exception_cell_under_run_all_is_shown(mon
     # Was: denied without asking ("a page reloaded or closed; …"), in the page that showed it.
     front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
     assert await page.shown_check(bridge)() is True
-    assert [r["op"] for r in front.requests] == ["find"]
+    assert [r["op"] for r in front.requests] == ["find", "read"]  # its outputs (the prompt) are there
+
+
+async def test_a_prompt_whose_outputs_the_user_cleared_while_it_waited_is_given_up(monkeypatch) -> None:
+    """Edit > Clear Outputs (of the cell, or of all cells) while Allow / Deny waits: JupyterLab and
+    Notebook 7 empty the cell's outputs and show it idle ([ ]) though the kernel still runs it, so
+    the prompt is gone from the page that ran the cell. Was: that page still answered, so the kernel
+    waited Busy for ever on a prompt nobody could see."""
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    shown = page.shown_check(bridge)
+    assert await shown() is True
+    front.cells[0]["outputs"] = []  # cleared
+    assert await shown() is False
 
 
 async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
