@@ -14,18 +14,15 @@ from typing import TYPE_CHECKING, Callable
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..display.format import fmt_range, fmt_total_cost
 from ..engine.contracts.config import PERMISSION_MODES
-from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.errors import NbAgentError
 from .command_args import HELP_FLAGS, help_text, parse, parser_of, short_usage
 from .mcp_command import mcp as mcp_command
 from .options import cell_options, turn_number
 from .serve import command as serve_command
+from .status import spent_line, status
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..engine.contracts.events import Totals
     from .magics_api import MagicsApi
     from .session import NotebookSession
 
@@ -45,107 +42,13 @@ def _need_session(magics: "MagicsApi") -> "NotebookSession":
     return sess
 
 
-def spent_line(t: "Totals") -> str:
-    """What the session spent (every request billed; a rollback never lowers it) and, when a
-    rollback made them differ, what the requests of the current history cost."""
-    line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
-    if t.spent_requests != t.requests:
-        line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
-                 f"({t.requests} request(s); rolled-back requests stay spent)")
-    return line
+def _said_nothing_loaded(magics: "MagicsApi") -> bool:
+    from .document.replayed import nothing_loaded
 
-
-def endpoint_line(agent: "Agent") -> str:
-    """Which endpoint answers, where the window comes from and what the endpoint switched off;
-    never a key, token or header value."""
-    from ..engine.api_facts.models import get_model
-
-    config = agent.config
-    endpoint = agent.endpoint
-    where = endpoint.describe() if endpoint is not None else (
-        "the simulated Messages API (in process)" if agent.provider.name == "simulated" else "the Anthropic API")
-    if config.context_window:
-        source = "set for this session"
-    elif get_model(config.model, config.prices) is not None:
-        source = "model table"
-    elif config.model in (config.known_windows or {}):
-        source = "reported by the endpoint or its profile"
-    else:
-        source = "assumed: the model is unknown"
-    line = f"{where}; window {agent.context_window:,} ({source})"
-    if agent.without:
-        line += f"; switched off: {', '.join(sorted(agent.without))}"
-    return line
-
-
-@magic_arguments(name="agent status")
-def status(magics: "MagicsApi", args: Namespace) -> None:
-    """Model, provider, turns, requests, cost, context range, tools."""
-    from .document.replayed import notebook_status, replayed_session
-
-    sess = magics.current or replayed_session(magics)
-    serving = serve_command.status_line()
-    carried = notebook_status(magics) if sess is None else None
-    if carried is not None:
-        lines = [*carried, f"notebook     {notebook_line(magics)}"]
-        print("\n".join(lines + ([f"serve        {serving}"] if serving else [])))
-        return
-    if sess is None:
-        if serving:
-            print(f"serve        {serving}")
-        if magics.endpoint:
-            print(f"nbagent: no session yet. Next %%agent uses the endpoint {magics.endpoint!r} "
-                  f"(its profile's model, else {magics.model}).")
-        else:
-            print(f"nbagent: no session yet. Next %%agent uses {magics.model} via {magics.provider} provider.")
-        return
-    agent = sess.agent
-    t = agent.totals
-    rng = agent.deleted_range
-    hidden = fmt_range(rng, "none")
-    last = agent.records[-1].context_tokens if agent.records else 0
-    print(f"model        {agent.config.model} ({agent.provider.name})")
-    print(f"endpoint     {endpoint_line(agent)}")
-    print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"money        {spent_line(t)}")
-    print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
-    policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
-    print(f"policy       {policy} ({' → '.join(policy.layers)})")
-    print(f"notes        {notes_line(agent)}")
-    print(f"history      {len(agent.history)} messages; task dir {agent.session.task_dir or '(in memory)'}")
-    print(f"tools        {', '.join(agent.tools)}")
-    always = sorted(agent.allowed_always | set(agent.config.allow))
-    print(f"allowed      {', '.join(always) or '(read-only tools only)'}")
-    print(f"permissions  {agent.config.permission_mode}")
-    for line in agent.mcp_status():
-        print(f"mcp          {line}")
-    print(f"mode         {magics.mode}")
-    print(f"notebook     {notebook_line(magics)}")
-    if serving:
-        print(f"serve        {serving}")
-
-
-def notes_line(agent: "Agent") -> str:
-    """The notes setting: off, or its bound and how much of it the file holds now."""
-    bound = agent.config.notes
-    if not bound:
-        return "off (%%agent --notes CHARS or AgentMagics.notes turns them on)"
-    folder = agent.session.task_dir
-    where = f"{folder}/notes.md" if folder is not None else "in memory"
-    return f"on, bound {bound:,} characters; {len(agent.notes):,} used ({where})"
-
-
-def notebook_line(magics: "MagicsApi") -> str:
-    """What the kernel can do with its notebook: the bridge, cells, the record and replay."""
-    link = magics.document
-    bridge = link.bridge
-    where = (f"bridge to {bridge.frontend} ({bridge.path})" if bridge.connected
-             else "no bridge (notebook tools off; code goes into one new cell where supported)")
-    cells = "code cells on" if magics.cells else "code cells off"
-    record = "recorded for replay" if magics.record and not magics.task_root else "not recorded for replay"
-    cursor = link.cursor
-    replay = f"; replaying session {cursor.index.session}, {cursor.shown} turn(s) shown" if cursor is not None else ""
-    return f"{where}; {cells}; {record}{replay}"
+    said = nothing_loaded(magics) if magics.current is None else None
+    if said:
+        print(said)
+    return said is not None
 
 
 @magic_arguments(name="agent history")
@@ -220,6 +123,8 @@ def context(magics: "MagicsApi", args: Namespace) -> None:
     message with its size and whether the model still sees it."""
     from .kernel_context.told import kernel_context_lines
 
+    if _said_nothing_loaded(magics):
+        return
     sess = _need_session(magics)
     print("\n".join(kernel_context_lines(sess, args.turn)))
     _display(sess.messages_df())
@@ -231,6 +136,8 @@ def saw(magics: "MagicsApi", args: Namespace) -> None:
     """The exact request(s) of a turn: system prompt and messages after truncation."""
     from .saw import render_sent
 
+    if _said_nothing_loaded(magics):
+        return
     sess = _need_session(magics)
     turn = args.turn
     sent = sess.saw(turn)

@@ -55,6 +55,23 @@ def shown_turns(magics: "MagicsApi") -> int | None:
     return cursor.shown
 
 
+def nothing_loaded(magics: "MagicsApi") -> str | None:
+    """What an inspection command (``%agent context``, ``saw``) says in a replaying kernel that has
+    no session to load: a notebook received without its ``.nbagent/`` folder (its turns replayed from
+    the cells' own records), or one whose turns were all undone. Such a cell left in the notebook
+    must not fail and stop Run All there. None: there is a session, or nothing was replayed."""
+    link = magics.document
+    if replayed_session(magics) is not None:
+        return None
+    if link.from_notebook:
+        return (f"nbagent: nothing to show: this kernel replayed {len(link.from_notebook)} turn(s) from the "
+                "notebook's own records, and no .nbagent/ folder here holds their session (what was sent is "
+                "not in the notebook); %agent status and %agent cost give the recorded totals.")
+    if link.undone_shown:
+        return "nbagent: nothing to show: the agent cells this kernel reached were undone with %agent rollback."
+    return None
+
+
 def _money(cost: object) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
@@ -91,4 +108,4 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["notebook_history", "notebook_status", "replayed_session", "shown_turns"]
+__all__ = ["nothing_loaded", "notebook_history", "notebook_status", "replayed_session", "shown_turns"]

@@ -537,3 +537,18 @@ def test_an_agent_cost_cell_of_a_notebook_received_without_its_folder_does_not_s
 
     assert "as recorded" in out and "requests" in out and "nothing spent in this kernel" in out
     assert magics_mod.active_magics().current is None
+
+
+@pytest.mark.parametrize("command", ["%agent context", "%agent saw"])
+def test_an_inspection_cell_of_a_notebook_received_without_its_folder_does_not_stop_run_all(lab, tmp_path, command):
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-look", "source": command,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)  # expect_error=False: the cell does not fail
+
+    assert "nothing to show: this kernel replayed 1 turn(s) from the notebook's own records" in out
+    assert magics_mod.active_magics().current is None
