@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..session import NotebookSession
     from ..view import AgentView
     from .inputs import TurnWatch
+    from .link import DocumentLink
     from .materialise import Materialiser
     from .removal import Removal
 
@@ -49,6 +50,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
+            _replayed_allow(link, checked.session, args)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
     assert isinstance(decision, Live)  # a live plan never replays
@@ -57,14 +59,30 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
+    if decision.resume is not None and magics.current is not None:
+        allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
+        agent = magics.current.agent
+        if allowed and not set(allowed) <= set(agent.config.allow):
+            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *allowed))))
     if decision.no_record:  # before the session exists: no request has gone out
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
         _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
+    elif decision.past_record:
+        _show_line(PAST_RECORD_LINE, "nbagent-no-record")
     return None
+
+
+def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
+    """Keep a replayed cell's ``--allow`` for its session (``--new`` starts the session's list)."""
+    before = () if args.new else link.replayed_allow.get(session, ())
+    link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
 
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record replayed above has no next turn with "
+                    "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
+                    "run cannot tell apart): asking the model.")
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing

@@ -77,6 +77,10 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    past_record: bool = False
+    """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
+    new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
+    cannot tell apart): say so before asking, never a silent live request."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -159,6 +163,9 @@ class DocumentLink:
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
+        self.replayed_allow: dict[str, tuple[str, ...]] = {}
+        """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
+        recorded session: a turn that goes on live from that session allows them again, as live."""
 
     @property
     def root(self) -> Path:
@@ -229,13 +236,14 @@ class DocumentLink:
         # plain IPython in a terminal, which runs no notebook.
         headless = cell_id is None and in_kernel()
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
-        self.went_live = True
+        replaying, self.went_live = not self.went_live, True
         if cursor is None or new:
             return Live(no_record=no_record, ambiguous=ambiguous if no_record else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None)
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None,
+                    past_record=headless and replaying and not live)
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which

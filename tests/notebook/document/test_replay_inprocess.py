@@ -353,3 +353,35 @@ def test_a_replayed_out_cell_with_a_text_answer_binds_the_recorded_text_again(ip
     assert "replayed: session" in replayed and "not set by a replay" not in replayed
     assert ip.user_ns["answer"] == live
 
+
+
+def test_a_headless_replay_that_reaches_a_prompt_past_the_record_says_it_asks(ip, monkeypatch):
+    # nbconvert --execute of notebook 04: its rollback lesson cut the last turn from the record, so
+    # the next headless run replays up to there and then asks the model: never silently
+    from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document.cell_run import PAST_RECORD_LINE
+
+    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and PAST_RECORD_LINE in out
+    assert out.index(PAST_RECORD_LINE) < out.index("(simulated model)")  # said before the answer
+
+
+def test_a_replayed_cells_allow_holds_when_its_session_goes_on_live(ip):
+    # notebook 04: `%%agent --new --allow python` replayed, then the next cell asks live: python is
+    # still allowed for that session, as it was when the notebook ran live
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    cell(ip, FIRST, "--allow python")
+    restart(magics)
+    assert "replayed: session" in cell(ip, FIRST, "--allow python")
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and "python" in agent().config.allow
+    assert "denied" not in out.lower()
