@@ -77,6 +77,9 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    stale: int | None = None
+    """The turn the cell's own record names, recorded before a turn this replay showed above it (a
+    cell above was edited and run again since): out of date, so asked again, and said so."""
     past_record: bool = False
     """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
     new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
@@ -224,6 +227,11 @@ class DocumentLink:
                 return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
             return Undone(carried.turn)
+        stale = (carried.turn if carried is not None and not live and not new and cursor is not None
+                 and not self.went_live and carried.mine and carried.session == cursor.index.session
+                 and carried.turn < cursor.shown else None)
+        if stale is not None:
+            carried = None  # its answer predates one shown above it: asked again, below
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
             if index is None or _kept(carried, index, prompt, cell_id):
@@ -242,7 +250,7 @@ class DocumentLink:
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
-        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None,
+        return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, stale=stale,
                     past_record=headless and replaying and not live)
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:

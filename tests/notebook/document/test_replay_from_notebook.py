@@ -377,3 +377,33 @@ def test_a_rolled_back_out_cell_leaves_its_name_as_it_was_and_says_so(lab):
 
     assert ROLLED_BACK_LINE in out and "answer is not set by a replay" in out
     assert lab.ip.user_ns["answer"] == "the user's own value"
+
+
+def test_a_later_cells_answer_older_than_an_edited_cell_above_it_is_asked_again_and_said_so(lab):
+    # notebook 04 in JupyterLab: Run All, Restart & Run All, edit one prompt and run only that cell,
+    # then Restart & Run All: the edited cell replays its new answer, and the cells below it, whose
+    # answers were recorded before that edit, must not replay them as current
+    from nbagent.notebook.document.cell_run import STALE_LINE
+
+    for i, question in enumerate(["what is 6 * 7? use python", "what is 2 * 9? use python"]):
+        lab.front.cells.append({"cell_type": "code", "id": f"c-{i}", "source": f"%%agent\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:  # the agent's code cells go in below each agent cell: find it by id
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    first = lab.front.cells[0]["id"]
+    ids = [first, "c-0", "c-1"]
+    for cell_id in ids:  # Run All, live: turns 1, 2, 3
+        lab.run(at(cell_id))
+    lab.restart()
+    assert all("replayed: session" in lab.run(at(cell_id)) for cell_id in ids)  # Restart & Run All
+    lab.front.cells[at("c-0")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+    assert "48" in lab.run(at("c-0"))  # run alone, live: turn 4
+    lab.restart()
+
+    shown = [lab.run(at(cell_id)) for cell_id in ids]  # Restart & Run All again
+
+    assert "replayed: session" in shown[0] and "replayed: session" in shown[1] and "48" in shown[1]
+    assert "replayed: session" not in shown[2] and "18" in shown[2]  # asked again, not the old answer
+    assert STALE_LINE.format(turn=3, shown=4) in shown[2]
