@@ -68,16 +68,10 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
         _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
     elif decision.stale is not None:
-        _show_line(STALE_LINE.format(turn=decision.stale, shown=_shown(link)), "nbagent-changed")
+        _show_line(STALE_LINE.format(turn=decision.stale), "nbagent-changed")
     elif decision.past_record:
         _show_line(PAST_RECORD_LINE, "nbagent-no-record")
     return None
-
-
-def _shown(link: "DocumentLink") -> int:
-    """The last turn this replay showed (for the stale line)."""
-    last = link.last_replayed
-    return last.turn if last is not None else 0
 
 
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
@@ -88,8 +82,8 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
-STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than the answer replayed above it (turn "
-              "{shown}: a cell above was edited or run again since), so it is out of date: asking the model.")
+STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer replayed above it: a cell "
+              "above was edited or run again after it, so it is out of date: asking the model.")
 PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record replayed above has no next turn with "
                     "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
                     "run cannot tell apart): asking the model.")

@@ -166,6 +166,8 @@ class DocumentLink:
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
+        self.shown_cells: dict[str, tuple[str, int]] = {}
+        """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
         """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
         recorded session: a turn that goes on live from that session allows them again, as live."""
@@ -211,8 +213,8 @@ class DocumentLink:
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id),
-                          prompt=prompt)
+            return self._shows(Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt,
+                                                                    cell_id), prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         fresh = new or (cursor is None and (current is None or current.turn == 0))
@@ -224,18 +226,18 @@ class DocumentLink:
             record, ambiguous = found.index, found.ambiguous
             if record is not None:
                 self.cursor = ReplayCursor(record)
-                return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
+                return self._shows(Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt),
+                                   cell_id)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
             return Undone(carried.turn)
-        stale = (carried.turn if carried is not None and not live and not new and cursor is not None
-                 and not self.went_live and carried.mine and carried.session == cursor.index.session
-                 and carried.turn < cursor.shown else None)
+        stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None
         if stale is not None:
             carried = None  # its answer predates one shown above it: asked again, below
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
             if index is None or _kept(carried, index, prompt, cell_id):
-                return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
+                return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
+                                   cell_id)
             # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
             # goes on, so the cells after it find their turns (the cursor is left as it is).
             return Undone(carried.turn)
@@ -252,6 +254,28 @@ class DocumentLink:
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, stale=stale,
                     past_record=headless and replaying and not live)
+
+    def _shows(self, decision: Replay, cell_id: str | None) -> Replay:
+        if cell_id is not None:
+            self.shown_cells[cell_id] = (decision.session, decision.turn)
+        return decision
+
+    def _stale(self, carried: NotebookRecord) -> bool:
+        """Whether the cell's own record is older than an answer this replay showed above it: a
+        cell whose turn came before it in the carried turn's conversation showed another answer
+        here (it was edited, or run again after this turn, and its new answer is the one shown),
+        so this answer was computed from a conversation the notebook no longer holds."""
+        if self.went_live or not carried.mine:
+            return False
+        index = load_index(self.root, carried.session)
+        if index is None:
+            return False
+        for before in index.turns:
+            shown = self.shown_cells.get(before.cell_id) if before.cell_id is not None else None
+            if before.turn < carried.turn and shown is not None and (
+                    shown[0] != carried.session or shown[1] > carried.turn):
+                return True
+        return False
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which
