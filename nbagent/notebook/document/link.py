@@ -77,6 +77,10 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    own_session: int = 0
+    """The turns the active session, made and asked by the notebook's own code in this kernel
+    (``magics.new_session()`` then ``s.agent.run_sync(...)``, as notebook 05 does), has: the cell
+    continues it live, never a record (which would replace it), and says so."""
     stale: int | None = None
     """The turn the cell's own record names, recorded before a turn this replay showed above it (a
     cell above was edited and run again since): out of date, so asked again, and said so."""
@@ -228,6 +232,12 @@ class DocumentLink:
                 self.cursor = ReplayCursor(record)
                 return self._shows(Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt),
                                    cell_id)
+        if (not live and not new and not self.went_live and current is not None and current.turn > 0
+                and (cursor is None or session_name(current.agent) != cursor.index.session)):
+            # Not a session this kernel loaded for a replay: the notebook's code made it and asked
+            # the model with it, so the kernel is asking its own questions from here on.
+            self.went_live, self.cursor = True, None
+            return Live(own_session=current.turn)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
             return Undone(carried.turn)
         stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None

@@ -385,3 +385,24 @@ def test_a_replayed_cells_allow_holds_when_its_session_goes_on_live(ip):
 
     assert "replayed: session" not in out and "python" in agent().config.allow
     assert "denied" not in out.lower()
+
+
+def test_a_session_the_notebooks_code_made_and_asked_is_continued_live_never_replaced_by_a_record(ip):
+    # notebook 05: `s = magics.new_session(...)`, `s.agent.run_sync(...)` three times, then an agent
+    # cell and `%agent rollback 3`; its second headless run resumed the record of the first agent
+    # cell instead, so the rollback cell failed ("no turn 3 to roll back to") and Run All stopped
+    from nbagent.notebook.document.cell_run import OWN_SESSION_LINE
+
+    code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()\ns.agent.run_sync('what is 2 + 2?')"
+    cell(ip, FIRST)
+    ip.run_cell(code)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST)
+    ip.run_cell(code)  # the notebook's code asks the model itself, on every run
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and OWN_SESSION_LINE.format(turns=1) in out
+    assert magics_mod.active_magics().current is ip.user_ns["s"] and agent().turn == 2
+    assert ip.run_cell("%agent rollback 1").error_in_exec is None
