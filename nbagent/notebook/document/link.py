@@ -170,6 +170,9 @@ class DocumentLink:
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
+        self._current: NotebookSession | None = None  # the active session of the cell being planned
+        self._session_at_replay: NotebookSession | None = None
+        """The active session when this kernel last showed a replay (a session made after it is fresh)."""
         self.shown_cells: dict[str, tuple[str, int]] = {}
         """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
@@ -213,6 +216,7 @@ class DocumentLink:
         asked it; once a turn ran live here, a ``--new`` prompt replays only in that cell (never
         without cell ids: a console or a script asking again is a new question)."""
         cursor, cell_id = self.cursor, executing_cell_id()
+        self._current = current
         metadata = executing_metadata()
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
@@ -221,7 +225,11 @@ class DocumentLink:
                                                                     cell_id), prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
-        fresh = new or (cursor is None and (current is None or current.turn == 0))
+        # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
+        # its cell starts from the records, or goes live in it, never in the replayed session.
+        made_after = (cursor is not None and current is not None and current.turn == 0
+                      and current is not self._session_at_replay)
+        fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
         ambiguous: tuple[str | None, ...] = ()
         if not live and fresh:
             code = executing_code()
@@ -257,7 +265,7 @@ class DocumentLink:
         headless = cell_id is None and in_kernel()
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         replaying, self.went_live = not self.went_live, True
-        if cursor is None or new:
+        if cursor is None or new or made_after:
             return Live(no_record=no_record, ambiguous=ambiguous if no_record else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
@@ -266,6 +274,7 @@ class DocumentLink:
                     past_record=headless and replaying and not live)
 
     def _shows(self, decision: Replay, cell_id: str | None) -> Replay:
+        self._session_at_replay = self._current
         if cell_id is not None:
             self.shown_cells[cell_id] = (decision.session, decision.turn)
         return decision

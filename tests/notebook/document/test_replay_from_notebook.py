@@ -438,3 +438,29 @@ def test_an_answer_older_than_an_edited_cell_above_that_went_to_a_later_session_
     assert "replayed: session" in shown[1] and "48" in shown[1]
     assert "replayed: session" not in shown[2] and "18" in shown[2]
     assert STALE_LINE.format(turn=3) in shown[2]
+
+
+def test_a_session_made_in_code_after_a_replayed_cell_is_fresh_and_never_replaced_by_the_replayed_one(lab):
+    # notebook 05's end in JupyterLab, in a kernel that asked the model already: `s = new_session()`,
+    # an agent cell (replayed), `s = new_session(hooks=...)`, an agent cell. The last one continued
+    # the replayed session instead (live, without the hook, so the hook lesson ran 1000 * 3)
+    new = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
+    lab.front.cells[0]["source"] = f"%%agent --live\n{QUESTION}"
+    for cell_id, source in [("c-s1", new), ("c-a", "%%agent\nwhat is 6 * 7? use python"), ("c-s2", new),
+                            ("c-b", "%%agent\nwhat is 2 * 9? use python")]:
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": source, "metadata": {}, "outputs": [],
+                                "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    ids = [lab.front.cells[0]["id"], "c-s1", "c-a", "c-s2", "c-b"]
+    for cell_id in ids:
+        lab.run(at(cell_id))
+    lab.restart()
+
+    shown = [lab.run(at(cell_id)) for cell_id in ids]  # Restart & Run All: the first cell asks (--live)
+
+    assert "replayed: session" in shown[2] and "42" in shown[2]
+    assert "replayed: session" in shown[4] and "18" in shown[4]  # its own record, not a live turn elsewhere
+    assert magics_mod.active_magics().current is lab.ip.user_ns["s"]  # the session the code made stays
