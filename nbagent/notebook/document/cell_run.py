@@ -67,6 +67,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if decision.no_record:  # before the session exists: no request has gone out
         line = NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
         _show_line(ambiguous_line(decision.ambiguous) if decision.ambiguous else line, "nbagent-no-record")
+    elif decision.new_question:
+        _show_line(NEW_QUESTION_LINE, "nbagent-no-record")
     elif decision.own_session:
         _show_line(OWN_SESSION_LINE.format(turns=decision.own_session), "nbagent-no-record")
     elif decision.stale is not None:
@@ -84,6 +86,8 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+NEW_QUESTION_LINE = ("ⓘ not replayed: this kernel has asked the model already, and a headless run (no cell ids) "
+                     "cannot tell this cell's recorded answer from a new question: asking the model.")
 OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this kernel, which has asked the model "
                     "here already ({turns} turn(s)), not a recorded one: asking the model.")
 STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer replayed above it: a cell "

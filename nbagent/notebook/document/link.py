@@ -77,6 +77,9 @@ class Live:
     """This cell might have been recorded but no record is reachable here: say so before asking."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    new_question: bool = False
+    """Headless, in a kernel that asked the model already: the folder has an answer for this cell's
+    prompt, which a run without cell ids takes as a new question (not replayed): say so."""
     own_session: int = 0
     """The turns the active session, made and asked by the notebook's own code in this kernel
     (``magics.new_session()`` then ``s.agent.run_sync(...)``, as notebook 05 does), has: the cell
@@ -231,11 +234,17 @@ class DocumentLink:
                       and current is not self._session_at_replay)
         fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
         ambiguous: tuple[str | None, ...] = ()
+        shadowed = None
         if not live and fresh:
             code = executing_code()
             found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live,
                                   holds=cache(lambda name: holds_cell(self.root, name, prompt, code)))
             record, ambiguous = found.index, found.ambiguous
+            if record is None and self.went_live and cell_id is None and in_kernel():
+                # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
+                # asked, but not silently when the folder holds an answer this cell would have shown.
+                shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False,
+                                         holds=cache(lambda name: holds_cell(self.root, name, prompt, code))).index
             if record is not None:
                 self.cursor = ReplayCursor(record)
                 return self._shows(Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt),
@@ -266,7 +275,7 @@ class DocumentLink:
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
         replaying, self.went_live = not self.went_live, True
         if cursor is None or new or made_after:
-            return Live(no_record=no_record, ambiguous=ambiguous if no_record else ())
+            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), new_question=shadowed is not None)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)

@@ -406,3 +406,23 @@ def test_a_session_the_notebooks_code_made_and_asked_is_continued_live_never_rep
     assert "replayed: session" not in out and OWN_SESSION_LINE.format(turns=1) in out
     assert magics_mod.active_magics().current is ip.user_ns["s"] and agent().turn == 2
     assert ip.run_cell("%agent rollback 1").error_in_exec is None
+
+
+def test_headless_a_recorded_prompt_asked_after_a_live_turn_says_it_asks(ip, monkeypatch):
+    # notebook 05's second headless run: once a cell went live, the cells after a session made in
+    # code (plan mode, the hook) are new questions (rule 3), and now say so rather than ask silently
+    from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document.cell_run import NEW_QUESTION_LINE
+
+    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)
+    code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
+    cell(ip, FIRST)
+    ip.run_cell(code)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--live")
+    ip.run_cell(code)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and NEW_QUESTION_LINE in out
