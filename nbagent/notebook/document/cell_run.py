@@ -86,13 +86,13 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
 
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
-NEW_QUESTION_LINE = ("ⓘ not replayed: this kernel has asked the model already, and a headless run (no cell ids) "
-                     "cannot tell this cell's recorded answer from a new question: asking the model.")
+NEW_QUESTION_LINE = ("ⓘ asking the model as a new question: this kernel has asked the model already, and a headless "
+                     "run (no cell ids) cannot tell this cell's recorded answer from a new question.")
 OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this kernel, which has asked the model "
                     "here already ({turns} turn(s)), not a recorded one: asking the model.")
-STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer replayed above it: a cell "
+STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer shown above it: a cell "
               "above was edited or run again after it, so it is out of date: asking the model.")
-PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record replayed above has no next turn with "
+PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown above has no next turn with "
                     "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
                     "run cannot tell apart): asking the model.")
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
