@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..session import NotebookSession
     from ..view import AgentView
     from .inputs import TurnWatch
+    from .link import DocumentLink
     from .materialise import Materialiser
     from .removal import Removal
 
@@ -58,6 +59,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
+            _replayed_allow(link, checked.session, args)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -71,28 +73,49 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
+    if decision.resume is not None and magics.current is not None:
+        allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
+        agent = magics.current.agent
+        if allowed and not set(allowed) <= set(agent.config.allow):
+            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *allowed))))
     line = _live_line(decision, session_name(current.agent) if current is not None else None)
     if line is not None:  # before the session exists: no request has gone out
-        _show_line(line, "nbagent-no-record")
+        _show_line(*line)
     return None
 
 
-def _live_line(decision: Live, going_on: str | None) -> str | None:
-    """The line a cell that could have replayed says before it asks the model (never a silent
-    live run): its prompt was edited, it is a copy of another agent cell (only where it could have
-    replayed: a fresh kernel's first agent cell), a turn above went live (the session ``going_on``
-    is not the one its record followed), or no record is reachable here."""
+def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
+    """Keep a replayed cell's ``--allow`` for its session (``--new`` starts the session's list)."""
+    before = () if args.new else link.replayed_allow.get(session, ())
+    link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
+
+
+def _live_line(decision: Live, going_on: str | None) -> tuple[str, str] | None:
+    """The line (and its output's tag) a cell that could have replayed says before it asks the
+    model (never a silent live run): its prompt was edited, it is a copy of another agent cell (only
+    where it could have replayed: a fresh kernel's first agent cell), no record is reachable here, a
+    headless new question, the notebook's own session, an out-of-date answer, the record's end, or
+    a turn above went live (the session ``going_on`` is not the one its record followed)."""
     why, turn = decision.other or ("", 0)
+    tag = "nbagent-no-record"
     if why == "edited":
-        return EDITED_LINE.format(turn=turn)
+        return EDITED_LINE.format(turn=turn), tag
     if why == "copied" and decision.no_record:
-        return COPIED_LINE
+        return COPIED_LINE, tag
     if decision.no_record:
         if decision.ambiguous:
-            return ambiguous_line(decision.ambiguous)
-        return NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE
+            return ambiguous_line(decision.ambiguous), tag
+        return NO_RECORD_LINE if executing_cell_id() is None else UNFINISHED_LINE, tag
+    if decision.new_question:
+        return NEW_QUESTION_LINE, tag
+    if decision.own_session:
+        return OWN_SESSION_LINE.format(turns=decision.own_session), tag
+    if decision.stale is not None:
+        return STALE_LINE.format(turn=decision.stale), "nbagent-changed"
+    if decision.past_record:
+        return PAST_RECORD_LINE, tag
     if decision.carried is not None and decision.carried[0] != going_on:
-        return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1])
+        return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1]), tag
     return None
 
 
@@ -104,6 +127,21 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+NEW_QUESTION_LINE = ("ⓘ asking the model as a new question: this kernel has asked the model already, and a headless "
+                     "run (no cell ids) cannot tell this cell's recorded answer from a new question.")
+OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this kernel, which has asked the model "
+                    "here already ({turns} turn(s)), not a recorded one: asking the model.")
+STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer shown above it: a cell "
+              "above was edited or run again after it, so it is out of date: asking the model.")
+PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown above has no next turn with "
+                    "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
+                    "run cannot tell apart): asking the model.")
+UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
+                   "short by a kernel restart, for instance), or its record was removed: asking the model.")
+"""Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
+folder or a front-end that sends no metadata would be untrue."""
+AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
+                  "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
 LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (turn {turn}) is not replayed "
              "(without --live, Restart & Run All replays it with no request).")

@@ -86,6 +86,20 @@ class Live:
     says why it asks."""
     live: bool = False
     """``--live`` (or the ``live`` replay policy) asked the model."""
+    new_question: bool = False
+    """Headless, in a kernel that asked the model already: the folder has an answer for this cell's
+    prompt, which a run without cell ids takes as a new question (not replayed): say so."""
+    own_session: int = 0
+    """The turns the active session, made and asked by the notebook's own code in this kernel
+    (``magics.new_session()`` then ``s.agent.run_sync(...)``, as notebook 05 does), has: the cell
+    continues it live, never a record (which would replace it), and says so."""
+    stale: int | None = None
+    """The turn the cell's own record names, recorded before a turn this replay showed above it (a
+    cell above was edited and run again since): out of date, so asked again, and said so."""
+    past_record: bool = False
+    """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
+    new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
+    cannot tell apart): say so before asking, never a silent live request."""
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -165,11 +179,19 @@ class DocumentLink:
         ``--new`` prompt is a new question, never someone else's record."""
         self.from_notebook: list[NotebookRecord] = []
         """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
-        self.undone_shown = 0
-        """Agent cells this replaying kernel said were undone (their turns are not in the record)."""
         self.last_replayed: ReplayedTurn | None = None
         """What ``%agent retry`` would retry in a kernel that is replaying (it has no session)."""
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
+        self.undone_shown = 0
+        """Agent cells this replaying kernel said were undone (their turns are not in the record)."""
+        self._current: NotebookSession | None = None  # the active session of the cell being planned
+        self._session_at_replay: NotebookSession | None = None
+        """The active session when this kernel last showed a replay (a session made after it is fresh)."""
+        self.shown_cells: dict[str, tuple[str, int]] = {}
+        """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
+        self.replayed_allow: dict[str, tuple[str, ...]] = {}
+        """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
+        recorded session: a turn that goes on live from that session allows them again, as live."""
 
     @property
     def root(self) -> Path:
@@ -208,31 +230,53 @@ class DocumentLink:
         asked it; once a turn ran live here, a ``--new`` prompt replays only in that cell (never
         without cell ids: a console or a script asking again is a new question)."""
         cursor, cell_id = self.cursor, executing_cell_id()
+        self._current = current
         metadata = executing_metadata()
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            return Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt, cell_id),
-                          prompt=prompt)
+            return self._shows(Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt,
+                                                                    cell_id), prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
-        fresh = new or (cursor is None and (current is None or current.turn == 0))
+        # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
+        # its cell starts from the records, or goes live in it, never in the replayed session.
+        made_after = (cursor is not None and current is not None and current.turn == 0
+                      and current is not self._session_at_replay)
+        fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
         ambiguous: tuple[str | None, ...] = ()
+        shadowed = None
         if not live and fresh:
             code = executing_code()
             found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live,
                                   holds=cache(lambda name: holds_cell(self.root, name, prompt, code)))
             record, ambiguous = found.index, found.ambiguous
+            if record is None and self.went_live and cell_id is None and in_kernel():
+                # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
+                # asked, but not silently when the folder holds an answer this cell would have shown.
+                shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False,
+                                         holds=cache(lambda name: holds_cell(self.root, name, prompt, code))).index
             if record is not None:
                 self.cursor = ReplayCursor(record)
-                return Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
+                return self._shows(Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt),
+                                   cell_id)
+        if (not live and not new and not self.went_live and current is not None and current.turn > 0
+                and (cursor is None or session_name(current.agent) != cursor.index.session)):
+            # Not a session this kernel loaded for a replay: the notebook's code made it and asked
+            # the model with it, so the kernel is asking its own questions from here on.
+            self.went_live, self.cursor = True, None
+            return Live(own_session=current.turn)
         if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
             self.undone_shown += 1
             return Undone(carried.turn)
+        stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None
+        if stale is not None:
+            carried = None  # its answer predates one shown above it: asked again, below
         if carried is not None and not live and (new or not self.went_live):
             index = load_index(self.root, carried.session) if carried.mine else None
             if index is None or _kept(carried, index, prompt, cell_id):
-                return self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id))
+                return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
+                                   cell_id)
             # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
             # goes on, so the cells after it find their turns (the cursor is left as it is).
             self.undone_shown += 1
@@ -242,21 +286,44 @@ class DocumentLink:
         # plain IPython in a terminal, which runs no notebook.
         headless = cell_id is None and in_kernel()
         no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
-        self.went_live = True
+        replaying, self.went_live = not self.went_live, True
         # Why a recorded cell asks the model, for its line: its prompt was edited, it is a copy of
         # another agent cell, --live, or a turn above already went live (the conversation its
         # record followed is not this kernel's any more).
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
         own = (mine.session, mine.turn) if mine is not None else None
-        if cursor is None or new:
+        if cursor is None or new or made_after:
             return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own,
-                        live=live)
+                        live=live, new_question=shadowed is not None)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
-                    live=live)
+                    live=live, stale=stale, past_record=headless and replaying and not live)
+
+    def _shows(self, decision: Replay, cell_id: str | None) -> Replay:
+        self._session_at_replay = self._current
+        if cell_id is not None:
+            self.shown_cells[cell_id] = (decision.session, decision.turn)
+        return decision
+
+    def _stale(self, carried: NotebookRecord) -> bool:
+        """Whether the cell's own record is older than an answer this replay showed above it: a
+        cell whose turn came before it in the carried turn's conversation showed another answer
+        here (it was edited, or run again after this turn, and its new answer is the one shown),
+        so this answer was computed from a conversation the notebook no longer holds."""
+        if self.went_live or not carried.mine:
+            return False
+        index = load_index(self.root, carried.session)
+        if index is None:
+            return False
+        for before in index.turns:
+            shown = self.shown_cells.get(before.cell_id) if before.cell_id is not None else None
+            if before.turn < carried.turn and shown is not None and (
+                    shown[0] != carried.session or shown[1] > carried.turn):
+                return True
+        return False
 
     def _outside_own_record(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> bool:
         """Whether the cell carries another notebook's turn that this notebook's own record, which

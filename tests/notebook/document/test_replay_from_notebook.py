@@ -552,3 +552,90 @@ def test_an_inspection_cell_of_a_notebook_received_without_its_folder_does_not_s
 
     assert "nothing to show: this kernel replayed 1 turn(s) from the notebook's own records" in out
     assert magics_mod.active_magics().current is None
+
+
+def test_a_later_cells_answer_older_than_an_edited_cell_above_it_is_asked_again_and_said_so(lab):
+    # notebook 04 in JupyterLab: Run All, Restart & Run All, edit one prompt and run only that cell,
+    # then Restart & Run All: the edited cell replays its new answer, and the cells below it, whose
+    # answers were recorded before that edit, must not replay them as current
+    from nbagent.notebook.document.cell_run import STALE_LINE
+
+    for i, question in enumerate(["what is 6 * 7? use python", "what is 2 * 9? use python"]):
+        lab.front.cells.append({"cell_type": "code", "id": f"c-{i}", "source": f"%%agent\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:  # the agent's code cells go in below each agent cell: find it by id
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    first = lab.front.cells[0]["id"]
+    ids = [first, "c-0", "c-1"]
+    for cell_id in ids:  # Run All, live: turns 1, 2, 3
+        lab.run(at(cell_id))
+    lab.restart()
+    assert all("replayed: session" in lab.run(at(cell_id)) for cell_id in ids)  # Restart & Run All
+    lab.front.cells[at("c-0")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+    assert "48" in lab.run(at("c-0"))  # run alone, live: turn 4
+    lab.restart()
+
+    shown = [lab.run(at(cell_id)) for cell_id in ids]  # Restart & Run All again
+
+    assert "replayed: session" in shown[0] and "replayed: session" in shown[1] and "48" in shown[1]
+    assert "replayed: session" not in shown[2] and "18" in shown[2]  # asked again, not the old answer
+    assert STALE_LINE.format(turn=3) in shown[2]
+
+
+def test_an_answer_older_than_an_edited_cell_above_that_went_to_a_later_session_is_asked_again(lab):
+    # notebook 04's shape: a `--new` session at the end is the kernel's current one, so an edited
+    # cell run alone is answered there; the cells below the edited one, in the first session, hold
+    # answers recorded before the edit
+    from nbagent.notebook.document.cell_run import STALE_LINE
+
+    for cell_id, source in [("c-0", "what is 6 * 7? use python"), ("c-1", "what is 2 * 9? use python"),
+                            ("c-new", "--new\nwhat is 5 * 5? use python")]:
+        line, _, question = source.rpartition("\n")
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent {line}\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    ids = [lab.front.cells[0]["id"], "c-0", "c-1", "c-new"]
+    for cell_id in ids:
+        lab.run(at(cell_id))
+    lab.restart()
+    assert all("replayed: session" in lab.run(at(cell_id)) for cell_id in ids)
+    lab.front.cells[at("c-0")]["source"] = "%%agent \nwhat is 6 * 8? use python"
+    assert "48" in lab.run(at("c-0"))  # answered in the --new session, the kernel's current one
+    lab.restart()
+
+    shown = [lab.run(at(cell_id)) for cell_id in ids]
+
+    assert "replayed: session" in shown[1] and "48" in shown[1]
+    assert "replayed: session" not in shown[2] and "18" in shown[2]
+    assert STALE_LINE.format(turn=3) in shown[2]
+
+
+def test_a_session_made_in_code_after_a_replayed_cell_is_fresh_and_never_replaced_by_the_replayed_one(lab):
+    # notebook 05's end in JupyterLab, in a kernel that asked the model already: `s = new_session()`,
+    # an agent cell (replayed), `s = new_session(hooks=...)`, an agent cell. The last one continued
+    # the replayed session instead (live, without the hook, so the hook lesson ran 1000 * 3)
+    new = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
+    lab.front.cells[0]["source"] = f"%%agent --live\n{QUESTION}"
+    for cell_id, source in [("c-s1", new), ("c-a", "%%agent\nwhat is 6 * 7? use python"), ("c-s2", new),
+                            ("c-b", "%%agent\nwhat is 2 * 9? use python")]:
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": source, "metadata": {}, "outputs": [],
+                                "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    ids = [lab.front.cells[0]["id"], "c-s1", "c-a", "c-s2", "c-b"]
+    for cell_id in ids:
+        lab.run(at(cell_id))
+    lab.restart()
+
+    shown = [lab.run(at(cell_id)) for cell_id in ids]  # Restart & Run All: the first cell asks (--live)
+
+    assert "replayed: session" in shown[2] and "42" in shown[2]
+    assert "replayed: session" in shown[4] and "18" in shown[4]  # its own record, not a live turn elsewhere
+    assert magics_mod.active_magics().current is lab.ip.user_ns["s"]  # the session the code made stays

@@ -374,3 +374,76 @@ def test_a_replayed_out_cell_with_a_text_answer_binds_the_recorded_text_again(ip
     assert "replayed: session" in replayed and "not set by a replay" not in replayed
     assert ip.user_ns["answer"] == live
 
+
+
+def test_a_headless_replay_that_reaches_a_prompt_past_the_record_says_it_asks(ip, monkeypatch):
+    # nbconvert --execute of notebook 04: its rollback lesson cut the last turn from the record, so
+    # the next headless run replays up to there and then asks the model: never silently
+    from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document.cell_run import PAST_RECORD_LINE
+
+    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and PAST_RECORD_LINE in out
+    assert out.index(PAST_RECORD_LINE) < out.index("(simulated model)")  # said before the answer
+
+
+def test_a_replayed_cells_allow_holds_when_its_session_goes_on_live(ip):
+    # notebook 04: `%%agent --new --allow python` replayed, then the next cell asks live: python is
+    # still allowed for that session, as it was when the notebook ran live
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    cell(ip, FIRST, "--allow python")
+    restart(magics)
+    assert "replayed: session" in cell(ip, FIRST, "--allow python")
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and "python" in agent().config.allow
+    assert "denied" not in out.lower()
+
+
+def test_a_session_the_notebooks_code_made_and_asked_is_continued_live_never_replaced_by_a_record(ip):
+    # notebook 05: `s = magics.new_session(...)`, `s.agent.run_sync(...)` three times, then an agent
+    # cell and `%agent rollback 3`; its second headless run resumed the record of the first agent
+    # cell instead, so the rollback cell failed ("no turn 3 to roll back to") and Run All stopped
+    from nbagent.notebook.document.cell_run import OWN_SESSION_LINE
+
+    code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()\ns.agent.run_sync('what is 2 + 2?')"
+    cell(ip, FIRST)
+    ip.run_cell(code)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST)
+    ip.run_cell(code)  # the notebook's code asks the model itself, on every run
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and OWN_SESSION_LINE.format(turns=1) in out
+    assert magics_mod.active_magics().current is ip.user_ns["s"] and agent().turn == 2
+    assert ip.run_cell("%agent rollback 1").error_in_exec is None
+
+
+def test_headless_a_recorded_prompt_asked_after_a_live_turn_says_it_asks(ip, monkeypatch):
+    # notebook 05's second headless run: once a cell went live, the cells after a session made in
+    # code (plan mode, the hook) are new questions (rule 3), and now say so rather than ask silently
+    from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document.cell_run import NEW_QUESTION_LINE
+
+    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)
+    code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
+    cell(ip, FIRST)
+    ip.run_cell(code)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--live")
+    ip.run_cell(code)
+
+    out = cell(ip, SECOND)
+
+    assert "replayed: session" not in out and NEW_QUESTION_LINE in out
