@@ -18,9 +18,10 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, embedded, link
+from nbagent.notebook.document import cell_run, embedded, link, live_lines
 from nbagent.notebook.document.bridge import Bridge
-from nbagent.notebook.document.cell_run import NO_RECORD_LINE, RECEIVED_LINE, ROLLED_BACK_LINE, UNFINISHED_LINE
+from nbagent.notebook.document.cell_run import RECEIVED_LINE, ROLLED_BACK_LINE
+from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
 
 from .fake_frontend import FakeFrontEnd
 
@@ -390,7 +391,7 @@ def test_an_edited_prompt_says_it_was_edited_not_that_its_run_did_not_finish(lab
     out = lab.run()
 
     assert "408" in out and "replayed" not in out
-    line = cell_run.EDITED_LINE.format(turn=1)
+    line = live_lines.EDITED_LINE.format(turn=1)
     assert line in out and out.index(line) < out.index("nbagent · ")
     assert UNFINISHED_LINE not in out and NO_RECORD_LINE not in out
 
@@ -412,7 +413,7 @@ def test_a_recorded_cell_after_an_edited_one_says_why_it_asks_the_model(lab, tmp
     out = lab.run(later)
 
     assert "42" in out and "replayed: session" not in out
-    line = cell_run.AFTER_LIVE_LINE.format(turn=2)
+    line = live_lines.AFTER_LIVE_LINE.format(turn=2)
     assert line in out and out.index(line) < out.index("nbagent · ")
 
 
@@ -446,8 +447,8 @@ def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(
     first, second, third = lab.run(), lab.run(at("c-two")), lab.run(at("c-three"))
 
     assert "replayed: session" in first and "ⓘ this cell's" not in first
-    assert cell_run.EDITED_LINE.format(turn=2) in second and "48" in second
-    assert cell_run.AFTER_LIVE_LINE.format(turn=3) in third and "25" in third
+    assert live_lines.EDITED_LINE.format(turn=2) in second and "48" in second
+    assert live_lines.AFTER_LIVE_LINE.format(turn=3) in third and "25" in third
     assert "replayed: session" not in second + third
 
 
@@ -463,7 +464,7 @@ def test_a_pasted_copy_of_an_agent_cell_says_it_is_a_copy_not_that_its_run_did_n
     out = lab.run(len(lab.front.cells) - 1)
 
     assert "391" in out and "replayed: session" not in out
-    assert cell_run.COPIED_LINE in out and out.index(cell_run.COPIED_LINE) < out.index("nbagent · ")
+    assert live_lines.COPIED_LINE in out and out.index(live_lines.COPIED_LINE) < out.index("nbagent · ")
     assert UNFINISHED_LINE not in out
 
 
@@ -496,7 +497,7 @@ def test_a_cell_left_with_live_says_it_asks_again_under_restart_and_run_all(lab,
 
     out = lab.run()
 
-    line = cell_run.LIVE_LINE.format(turn=1)
+    line = live_lines.LIVE_LINE.format(turn=1)
     assert "391" in out and line in out and out.index(line) < out.index("nbagent · ")
     assert "ⓘ --live" not in lab.run()  # this kernel's own answer now
 
@@ -558,7 +559,7 @@ def test_a_later_cells_answer_older_than_an_edited_cell_above_it_is_asked_again_
     # notebook 04 in JupyterLab: Run All, Restart & Run All, edit one prompt and run only that cell,
     # then Restart & Run All: the edited cell replays its new answer, and the cells below it, whose
     # answers were recorded before that edit, must not replay them as current
-    from nbagent.notebook.document.cell_run import STALE_LINE
+    from nbagent.notebook.document.live_lines import STALE_LINE
 
     for i, question in enumerate(["what is 6 * 7? use python", "what is 2 * 9? use python"]):
         lab.front.cells.append({"cell_type": "code", "id": f"c-{i}", "source": f"%%agent\n{question}",
@@ -588,7 +589,7 @@ def test_an_answer_older_than_an_edited_cell_above_that_went_to_a_later_session_
     # notebook 04's shape: a `--new` session at the end is the kernel's current one, so an edited
     # cell run alone is answered there; the cells below the edited one, in the first session, hold
     # answers recorded before the edit
-    from nbagent.notebook.document.cell_run import STALE_LINE
+    from nbagent.notebook.document.live_lines import STALE_LINE
 
     for cell_id, source in [("c-0", "what is 6 * 7? use python"), ("c-1", "what is 2 * 9? use python"),
                             ("c-new", "--new\nwhat is 5 * 5? use python")]:

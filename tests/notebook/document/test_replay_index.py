@@ -7,8 +7,8 @@ import os
 
 import nbformat
 
-from nbagent.notebook.document.cell_run import ambiguous_line
 from nbagent.notebook.document.headless import holds_cell, notebook_with_cell
+from nbagent.notebook.document.live_lines import ambiguous_line
 from nbagent.notebook.document.replay import Found, ReplayIndex, choose_record, find_record, load_index, save_index, sessions_dir
 
 

@@ -380,7 +380,7 @@ def test_a_headless_replay_that_reaches_a_prompt_past_the_record_says_it_asks(ip
     # nbconvert --execute of notebook 04: its rollback lesson cut the last turn from the record, so
     # the next headless run replays up to there and then asks the model: never silently
     from nbagent.notebook.document import link as link_mod
-    from nbagent.notebook.document.cell_run import PAST_RECORD_LINE
+    from nbagent.notebook.document.live_lines import PAST_RECORD_LINE
 
     monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
     cell(ip, FIRST)
@@ -412,7 +412,7 @@ def test_a_session_the_notebooks_code_made_and_asked_is_continued_live_never_rep
     # notebook 05: `s = magics.new_session(...)`, `s.agent.run_sync(...)` three times, then an agent
     # cell and `%agent rollback 3`; its second headless run resumed the record of the first agent
     # cell instead, so the rollback cell failed ("no turn 3 to roll back to") and Run All stopped
-    from nbagent.notebook.document.cell_run import OWN_SESSION_LINE
+    from nbagent.notebook.document.live_lines import OWN_SESSION_LINE
 
     code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()\ns.agent.run_sync('what is 2 + 2?')"
     cell(ip, FIRST)
@@ -433,7 +433,7 @@ def test_headless_a_recorded_prompt_asked_after_a_live_turn_says_it_asks(ip, mon
     # notebook 05's second headless run: once a cell went live, the cells after a session made in
     # code (plan mode, the hook) are new questions (rule 3), and now say so rather than ask silently
     from nbagent.notebook.document import link as link_mod
-    from nbagent.notebook.document.cell_run import NEW_QUESTION_LINE
+    from nbagent.notebook.document.live_lines import NEW_QUESTION_LINE
 
     monkeypatch.setattr(link_mod, "in_kernel", lambda: True)
     code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"

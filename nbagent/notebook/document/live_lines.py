@@ -1,0 +1,79 @@
+"""Why an agent cell that could have replayed asks the model instead: one line, said before the
+request (never a silent live run). :func:`live_line` picks it from a :class:`~.link.Live` plan."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .link import Live
+
+
+def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[str, str] | None:
+    """The line (and its output's tag) a cell that could have replayed says before it asks the
+    model (never a silent live run): its prompt was edited, it is a copy of another agent cell (only
+    where it could have replayed: a fresh kernel's first agent cell), no record is reachable here, a
+    headless new question, the notebook's own session, an out-of-date answer, the record's end, or
+    a turn above went live (the session ``going_on`` is not the one its record followed).
+    ``cell_ids``: the front-end sends cell ids and metadata (JupyterLab, Notebook 7)."""
+    why, turn = decision.other or ("", 0)
+    tag = "nbagent-no-record"
+    if why == "edited":
+        return EDITED_LINE.format(turn=turn), tag
+    if why == "copied" and decision.no_record:
+        return COPIED_LINE, tag
+    if decision.no_record:
+        if decision.ambiguous:
+            return ambiguous_line(decision.ambiguous), tag
+        return (UNFINISHED_LINE if cell_ids else NO_RECORD_LINE), tag
+    if decision.new_question:
+        return NEW_QUESTION_LINE, tag
+    if decision.own_session:
+        return OWN_SESSION_LINE.format(turns=decision.own_session), tag
+    if decision.stale is not None:
+        return STALE_LINE.format(turn=decision.stale), "nbagent-changed"
+    if decision.past_record:
+        return PAST_RECORD_LINE, tag
+    if decision.carried is not None and decision.carried[0] != going_on:
+        return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1]), tag
+    return None
+
+
+UNSAFE_RECORD_LINE = ("ⓘ no replay and no record here: {problem} (a folder that came with the notebook may point "
+                      "it elsewhere, and nbagent writes nothing through it): asking the model, unrecorded.")
+NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
+                  "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
+                   "short by a kernel restart, for instance), or its record was removed: asking the model.")
+"""Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
+folder or a front-end that sends no metadata would be untrue."""
+NEW_QUESTION_LINE = ("ⓘ asking the model as a new question: this kernel has asked the model already, and a headless "
+                     "run (no cell ids) cannot tell this cell's recorded answer from a new question.")
+OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this kernel, which has asked the model "
+                    "here already ({turns} turn(s)), not a recorded one: asking the model.")
+STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer shown above it: a cell "
+              "above was edited or run again after it, so it is out of date: asking the model.")
+PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown above has no next turn with "
+                    "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
+                    "run cannot tell apart): asking the model.")
+AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
+                  "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
+EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (turn {turn}) is not replayed "
+             "(without --live, Restart & Run All replays it with no request).")
+COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
+               "which replays there): asking the model.")
+AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
+                   "model in this kernel, so the conversation that answer followed has changed: asking the model.")
+
+
+def ambiguous_line(notebooks: Sequence[str | None]) -> str:
+    """The line of a headless cell whose prompt several notebooks' records start with."""
+    names = [n for n in notebooks if n is not None] + (["a headless run of an unnamed notebook"]
+                                                       if None in notebooks else [])
+    which = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    return AMBIGUOUS_LINE.format(which=which)
+
+
+__all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "LIVE_LINE", "NEW_QUESTION_LINE",
+           "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE",
+           "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]
