@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
 from .bridge import executing_cell_id
+from .decisions import Live, Replay, Undone
 from .fork import fork
-from .link import Live, Replay, Undone, session_name
+from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir

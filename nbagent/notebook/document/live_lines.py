@@ -1,11 +1,11 @@
 """Why an agent cell that could have replayed asks the model instead: one line, said before the
-request (never a silent live run). :func:`live_line` picks it from a :class:`~.link.Live` plan."""
+request (never a silent live run). :func:`live_line` picks it from a :class:`~.decisions.Live` plan."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from .link import Live
+from .decisions import Live
 
 
 def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[str, str] | None:

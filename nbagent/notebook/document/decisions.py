@@ -1,0 +1,87 @@
+"""What an agent cell does, as :meth:`~.link.DocumentLink.plan` decides it: replay a recorded
+turn, say that a turn was undone, or ask the model (and why, for the line it says first)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .embedded import NotebookRecord
+from .shown import Shown
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Show ``turn`` of the recorded ``session``."""
+
+    session: str
+    turn: int
+    shown: Shown | None = field(default=None, compare=False)
+    """The turn's signed transcript (:class:`~.shown.Shown`), once loaded; None: rebuild it."""
+    changed: str | None = field(default=None, compare=False)
+    """The line naming what changed since the turn was recorded (the ``warn`` policy)."""
+    notebook: NotebookRecord | None = field(default=None, compare=False)
+    """The turn as the agent cell's own metadata carries it (no ``.nbagent/`` record here)."""
+    retried: bool = field(default=False, compare=False)
+    """The cell's own record is of a turn ``%agent retry`` redid in another cell: a failure it
+    shows was followed by the retry's answer below, so it does not fail the cell again."""
+    prompt: str = field(default="", compare=False)
+    """The replaying cell's prompt: the folder's transcript must be signed for it."""
+
+
+@dataclass(frozen=True)
+class ReplayedTurn:
+    """The turn a replaying kernel showed last, and the prompt of the cell that showed it."""
+
+    prompt: str
+    turn: int
+    failed: bool
+
+
+@dataclass(frozen=True)
+class Undone:
+    """The cell's own record names a turn ``%agent rollback`` undid (the folder's turn of that
+    number is another prompt's, or gone): neither shown nor asked again, as the user left it; the
+    replay goes on with the next cells (``--live`` asks again)."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
+class Live:
+    """Ask the model. ``resume``: first continue the recorded session of that name (a replay was
+    shown from it); ``fork_at``: from a copy of it rolled back to that turn (this prompt differs
+    from the recorded one, or ``--live`` was given, before the record's end; or the record is
+    another notebook's, which is never written)."""
+
+    resume: str | None = None
+    fork_at: int | None = None
+    no_record: bool = False
+    """This cell might have been recorded but no record is reachable here: say so before asking."""
+    ambiguous: tuple[str | None, ...] = ()
+    """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    other: tuple[str, int] | None = None
+    """The record the cell's metadata carries but that is not for it, and why: ``("edited", turn)``
+    (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
+    carried: tuple[str, int] | None = None
+    """The cell's own record of this very prompt (session, turn), not replayed because a turn already
+    ran live in this kernel, or ``--live`` asked: where the session going on is another, the cell
+    says why it asks."""
+    live: bool = False
+    """``--live`` (or the ``live`` replay policy) asked the model."""
+    new_question: bool = False
+    """Headless, in a kernel that asked the model already: the folder has an answer for this cell's
+    prompt, which a run without cell ids takes as a new question (not replayed): say so."""
+    own_session: int = 0
+    """The turns the active session, made and asked by the notebook's own code in this kernel
+    (``magics.new_session()`` then ``s.agent.run_sync(...)``, as notebook 05 does), has: the cell
+    continues it live, never a record (which would replace it), and says so."""
+    stale: int | None = None
+    """The turn the cell's own record names, recorded before a turn this replay showed above it (a
+    cell above was edited and run again since): out of date, so asked again, and said so."""
+    past_record: bool = False
+    """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
+    new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
+    cannot tell apart): say so before asking, never a silent live request."""
+
+
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone"]
