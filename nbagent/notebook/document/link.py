@@ -8,6 +8,7 @@ first); after a live turn it writes the turn into the record's index.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,6 +91,16 @@ def session_name(agent: Agent) -> str | None:
     return Path(task_dir).name if task_dir is not None else None
 
 
+@dataclass(frozen=True)
+class _Lookup:
+    """What a fresh agent cell's look for its record found: the replay, or why none (headless:
+    several notebooks' records it cannot tell apart; a recorded answer a live kernel asks anew)."""
+
+    replay: Replay | None = None
+    ambiguous: tuple[str | None, ...] = ()
+    shadowed: bool = False
+
+
 class DocumentLink:
     """What a kernel knows of its notebook."""
 
@@ -169,43 +180,72 @@ class DocumentLink:
         made_after = (cursor is not None and current is not None and current.turn == 0
                       and current is not self._session_at_replay)
         fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
-        ambiguous: tuple[str | None, ...] = ()
-        shadowed = None
+        found = _Lookup()
         if not live and fresh:
-            code = executing_code()
-            found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live,
-                                  holds=cache(lambda name: holds_cell(self.root, name, prompt, code)))
-            record, ambiguous = found.index, found.ambiguous
-            if record is None and self.went_live and cell_id is None and in_kernel():
-                # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
-                # asked, but not silently when the folder holds an answer this cell would have shown.
-                shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False,
-                                         holds=cache(lambda name: holds_cell(self.root, name, prompt, code))).index
-            if record is not None:
-                self.cursor = ReplayCursor(record)
-                return self._shows(Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt),
-                                   cell_id)
-        if (not live and not new and not self.went_live and current is not None and current.turn > 0
+            found = self._lookup(prompt, cell_id, carried)
+            if found.replay is not None:
+                return found.replay
+        if not live and not new:
+            decided = self._own_or_carried(carried, current, prompt, cell_id)
+            if decided is not None:
+                return decided
+        stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None
+        if stale is not None:
+            carried = None  # its answer predates one shown above it: asked again, below
+        if carried is not None and not live and (new or not self.went_live):
+            return self._carried(carried, prompt, cell_id)
+        return self._live(prompt, metadata, cursor, carried, found, live=live, new=new, fresh=fresh,
+                          made_after=made_after, stale=stale)
+
+    def _lookup(self, prompt: str, cell_id: str | None, carried: NotebookRecord | None) -> _Lookup:
+        """The record a fresh agent cell replays (its first prompt is this one), or why none does."""
+        code = executing_code()
+        holds = cache(lambda name: holds_cell(self.root, name, prompt, code))
+        found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live, holds=holds)
+        record, shadowed = found.index, None
+        if record is None and self.went_live and cell_id is None and in_kernel():
+            # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
+            # asked, but not silently when the folder holds an answer this cell would have shown.
+            shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False, holds=holds).index
+        if record is None:
+            return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None)
+        self.cursor = ReplayCursor(record)
+        replay = Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
+        return _Lookup(replay=self._shows(replay, cell_id))
+
+    def _own_or_carried(self, carried: NotebookRecord | None, current: NotebookSession | None, prompt: str,
+                        cell_id: str | None) -> Live | Undone | None:
+        """The session the notebook's code made and asked with, continued live; or the cell's
+        record of another notebook's turn that this notebook's own record left out (undone)."""
+        cursor = self.cursor
+        if (not self.went_live and current is not None and current.turn > 0
                 and (cursor is None or session_name(current.agent) != cursor.index.session)):
             # Not a session this kernel loaded for a replay: the notebook's code made it and asked
             # the model with it, so the kernel is asking its own questions from here on.
             self.went_live, self.cursor = True, None
             return Live(own_session=current.turn)
-        if carried is not None and not live and not new and self._outside_own_record(carried, prompt, cell_id):
+        if carried is not None and self._outside_own_record(carried, prompt, cell_id):
             self.undone_shown += 1
             return Undone(carried.turn)
-        stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None
-        if stale is not None:
-            carried = None  # its answer predates one shown above it: asked again, below
-        if carried is not None and not live and (new or not self.went_live):
-            index = load_index(self.root, carried.session) if carried.mine else None
-            if index is None or _kept(carried, index, prompt, cell_id):
-                return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
-                                   cell_id)
-            # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
-            # goes on, so the cells after it find their turns (the cursor is left as it is).
-            self.undone_shown += 1
-            return Undone(carried.turn)
+        return None
+
+    def _carried(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> Replay | Undone:
+        """The turn the cell's own metadata carries: replayed, or undone where the folder's record
+        rolled it back."""
+        index = load_index(self.root, carried.session) if carried.mine else None
+        if index is None or _kept(carried, index, prompt, cell_id):
+            return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
+                               cell_id)
+        # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
+        # goes on, so the cells after it find their turns (the cursor is left as it is).
+        self.undone_shown += 1
+        return Undone(carried.turn)
+
+    def _live(self, prompt: str, metadata: JSONObject, cursor: ReplayCursor | None,
+              carried: NotebookRecord | None, found: _Lookup, *, live: bool, new: bool, fresh: bool,
+              made_after: bool, stale: int | None) -> Live:
+        """A live turn, with what its line needs to say why (never a silent live run)."""
+        cell_id = executing_cell_id()
         self.cursor = None
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
         # plain IPython in a terminal, which runs no notebook.
@@ -219,8 +259,8 @@ class DocumentLink:
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
         own = (mine.session, mine.turn) if mine is not None else None
         if cursor is None or new or made_after:
-            return Live(no_record=no_record, ambiguous=ambiguous if no_record else (), other=other, carried=own,
-                        live=live, new_question=shadowed is not None)
+            return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
+                        live=live, new_question=found.shadowed)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
