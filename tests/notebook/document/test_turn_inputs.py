@@ -221,25 +221,10 @@ def test_a_secret_in_a_cell_or_a_variable_the_code_read_is_not_saved_in_the_reco
     line, cut to 60 characters, and keeps an unsalted digest of each variable the code read: a key
     set in a cell was saved there (its first 53 characters), and a password's digest could be
     checked offline by whoever received the notebook. Through ``watch_turn``, as a live turn records."""
-    from nbagent.engine.loop.sanitize import Sanitizer
-    from nbagent.notebook.document.cell_run import watch_turn
 
     ip.run_cell(f'key = "{KEY}"', store_history=True)
     ip.run_cell(f'password = "{PASSWORD}"  # from the vault', store_history=True)
-    executor = ShellExecutor(ip)
-    sanitizer = Sanitizer((PASSWORD,))  # the session's secret_env value; the key by its shape
-    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
-    magics = SimpleNamespace(shell=ip, cell_log=None,
-                             document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
-
-    async def run() -> TurnInputs:
-        with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
-            assert watch is not None
-            result = await executor.execute("n = len(password) + len(key) + rate")
-            assert result.error is None, result.error
-            return watch.inputs()
-
-    inputs = asyncio.run(run())
+    inputs = _inputs_of(ip, tmp_path, "n = len(password) + len(key) + rate")  # the key found by its shape
     saved = repr(inputs.to_json())
     assert KEY[:20] not in saved and PASSWORD not in saved
     assert not any("key" in line or "password" in line for line in inputs.cells.values())
@@ -250,6 +235,28 @@ def test_a_secret_in_a_cell_or_a_variable_the_code_read_is_not_saved_in_the_reco
     assert {"password", "key"} <= set(inputs.unchecked) and "rate" in inputs.read  # not compared at a replay
 
 
+def _inputs_of(ip: Any, tmp_path: Any, code: str) -> TurnInputs:
+    """What one turn whose python call runs ``code`` depended on, with ``PASSWORD`` as the session's
+    ``secret_env`` value (a key is found by its shape)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.document.cell_run import watch_turn
+
+    executor = ShellExecutor(ip)
+    sanitizer = Sanitizer((PASSWORD,))
+    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
+    magics = SimpleNamespace(shell=ip, cell_log=None,
+                             document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
+
+    async def run() -> TurnInputs:
+        with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
+            assert watch is not None
+            result = await executor.execute(code)
+            assert result.error is None, result.error
+            return watch.inputs()
+
+    return asyncio.run(run())
+
+
 def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip, tmp_path):
     """``conn = {"host": "db", "user": "ana", "password": os.environ["DB_PASSWORD"]}``: the cell
     shows everything but the password, so the dict's digest in the record let whoever received the
@@ -257,8 +264,6 @@ def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip
     import numpy as np
     import pandas as pd
 
-    from nbagent.engine.loop.sanitize import Sanitizer
-    from nbagent.notebook.document.cell_run import watch_turn
 
     ip.user_ns.update(
         conn={"host": "db", "user": "ana", "password": PASSWORD},
@@ -270,21 +275,8 @@ def test_a_secret_inside_a_container_frame_array_or_function_leaves_no_digest(ip
     )
     ip.run_cell(f'def login():\n    return "{PASSWORD}"', store_history=True)
     (tmp_path / "db.ini").write_text(f"[db]\nhost = db\nuser = ana\npassword = {PASSWORD}\n")
-    executor = ShellExecutor(ip)
-    sanitizer = Sanitizer((PASSWORD,))
-    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
-    magics = SimpleNamespace(shell=ip, cell_log=None,
-                             document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
-
-    async def run() -> TurnInputs:
-        with watch_turn(magics, sess) as watch:  # type: ignore[arg-type]
-            assert watch is not None
-            result = await executor.execute("x = (conn, pair, users, labelled, names, login, plain, rate)\n"
-                                            "cfg = open('db.ini').read(); rows = open('sales.csv').read()")
-            assert result.error is None, result.error
-            return watch.inputs()
-
-    inputs = asyncio.run(run())
+    inputs = _inputs_of(ip, tmp_path, "x = (conn, pair, users, labelled, names, login, plain, rate)\n"
+                                      "cfg = open('db.ini').read(); rows = open('sales.csv').read()")
     saved = repr(inputs.to_json())
     for name in ("conn", "pair", "users", "labelled", "names", "login"):
         assert name in inputs.unchecked and fingerprint(ip.user_ns[name]) not in saved, name
