@@ -165,7 +165,8 @@ async def _run_queued_cells(client: "NotebookClient", document: "NotebookDocumen
     async with client.async_setup_kernel(**kwargs):
         kc = client.kc
         assert kc is not None  # async_setup_kernel made it
-        _send_cell_ids(kc, lambda: document.running)
+        running: list[NotebookNode | None] = [None]  # the cell executing now
+        _send_cell_ids(kc, lambda: running[0])
         info = await client.async_wait_for_reply(await ensure_async(kc.kernel_info()))
         if info is not None and "language_info" in info["content"]:
             client.nb.metadata["language_info"] = info["content"]["language_info"]
@@ -175,20 +176,21 @@ async def _run_queued_cells(client: "NotebookClient", document: "NotebookDocumen
             index = next((i for i, c in enumerate(client.nb.cells) if c is cell), None)
             if index is None:
                 continue  # deleted while an earlier cell ran (never by nbagent: queued cells stay)
-            document.running = cell.get("id")
+            document.running, running[0] = cell.get("id"), cell
             try:
                 await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
             finally:
-                document.running = None
+                document.running, running[0] = None, None
                 document.queued.discard(str(cell.get("id")))
                 document.sync()
         client.set_widgets_metadata()
     return client.nb
 
 
-def _send_cell_ids(kc: "KernelClient", cell_id: Callable[[], str | None]) -> None:
-    """Make ``kc.execute`` put the running cell's id in the request's metadata (``cellId``), as
-    JupyterLab and Notebook 7 do: the kernel uses it to place the agent's cells below it."""
+def _send_cell_ids(kc: "KernelClient", running: Callable[[], "NotebookNode | None"]) -> None:
+    """Make ``kc.execute`` put the running cell's metadata and id (``cellId``) in the request's
+    metadata, as JupyterLab and Notebook 7 do: the kernel places the agent's cells below it, and
+    replays (or says why it does not) from the record the cell carries."""
     def execute(code: str, silent: bool = False, store_history: bool = True,
                 user_expressions: dict[str, object] | None = None,
                 allow_stdin: bool | None = None, stop_on_error: bool = True) -> str:
@@ -196,8 +198,10 @@ def _send_cell_ids(kc: "KernelClient", cell_id: Callable[[], str | None]) -> Non
                    "user_expressions": user_expressions or {}, "allow_stdin": bool(allow_stdin),
                    "stop_on_error": stop_on_error}
         msg = kc.session.msg("execute_request", content)
-        if cell_id():
-            msg["metadata"]["cellId"] = cell_id()
+        cell = running()
+        if cell is not None and cell.get("id"):
+            msg["metadata"].update(dict(cell.get("metadata") or {}))
+            msg["metadata"]["cellId"] = cell["id"]
         kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
 

@@ -36,7 +36,7 @@ def _display(obj: object) -> None:
 def _need_session(magics: "MagicsApi") -> "NotebookSession":
     from .document.replayed import replayed_session
 
-    sess = magics.current or replayed_session(magics)  # after a replay: the replayed session
+    sess = replayed_session(magics)  # after a replay: the replayed session
     if sess is None:
         raise UsageError("No agent session yet: run a %%agent cell first.")
     return sess
@@ -45,7 +45,7 @@ def _need_session(magics: "MagicsApi") -> "NotebookSession":
 def _said_nothing_loaded(magics: "MagicsApi") -> bool:
     from .document.replayed import nothing_loaded
 
-    said = nothing_loaded(magics) if magics.current is None else None
+    said = nothing_loaded(magics)
     if said:
         print(said)
     return said is not None
@@ -60,12 +60,12 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
     from .serve.record import frame
 
     external = serve_command.entries(magics)
-    if magics.current is None and replayed_session(magics) is None and magics.document.from_notebook:
+    if replayed_session(magics) is None and magics.document.from_notebook:
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
     else:
         # Before the first %%agent cell there is no session yet: that is "no requests yet" (as the
         # README says), not an error that fails the cell and stops Run All.
-        sess = magics.current or replayed_session(magics)
+        sess = replayed_session(magics)
         if sess is not None and sess.records:
             table = sess.turns_df()
             shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
@@ -77,7 +77,7 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
     if external:
         print(f"External clients ({len(external)} call(s), %agent serve):")
         _display(ReadableTable(frame(external)))
-    sess = magics.current or replayed_session(magics)
+    sess = replayed_session(magics)
     if args.plot and sess is not None:
         from ..display.charts import plot_context_and_cost
 
@@ -92,7 +92,7 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
     from .document.replayed import notebook_status, replayed_session
 
-    if magics.current is None and replayed_session(magics) is None:
+    if replayed_session(magics) is None:
         # A replaying kernel with no session to load: a notebook received without its .nbagent/
         # folder (its turns replayed from the cells' own records), or one whose turns were all
         # undone. A `%agent cost` cell left in it must not fail and stop Run All there.

@@ -55,7 +55,7 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     from .document.replayed import notebook_status, replayed_session
 
-    sess = magics.current or replayed_session(magics)
+    sess = replayed_session(magics)
     serving = serve_command.status_line()
     carried = notebook_status(magics) if sess is None else None
     if carried is not None:

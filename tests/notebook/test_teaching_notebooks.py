@@ -40,14 +40,20 @@ def executed(tmp_path_factory):
     work = tmp_path_factory.mktemp("notebooks")
     results = {}
 
-    def run(name: str):
-        if name not in results:
+    def run(name: str, again: bool = False):
+        """``again``: Restart & Run All of the notebook as the first run saved it (outputs, metadata)."""
+        if (name, again) not in results:
             src = work / f"{name}.ipynb"
-            shutil.copy(NOTEBOOKS / f"{name}.ipynb", src)
+            if again:
+                run(name)
+                shutil.copy(work / f"{name}.out.ipynb", src)
+            else:
+                shutil.copy(NOTEBOOKS / f"{name}.ipynb", src)
             t0 = time.monotonic()
-            nb = run_notebook(src, work / f"{name}.out.ipynb", kernel_name="nbagent", timeout=120, cwd=work)
-            results[name] = (nb, time.monotonic() - t0)
-        return results[name]
+            out = work / f"{name}.{'again' if again else 'out'}.ipynb"
+            nb = run_notebook(src, out, kernel_name="nbagent", timeout=120, cwd=work)
+            results[name, again] = (nb, time.monotonic() - t0)
+        return results[name, again]
 
     return run
 
@@ -120,6 +126,31 @@ def test_permissions_notebook_denies_and_resumes(executed):
     assert "rolled back to the end of turn 1" in joined and "25" in joined
     sessions = {c.metadata["nbagent"]["session"] for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "agent"}
     assert len(sessions) == 2, sessions
+
+
+def _outputs(cell) -> str:
+    return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
+
+def test_permissions_notebook_run_again_replays_and_reads_the_replayed_sessions(executed):
+    nb, _ = executed("04_permissions_and_tools", again=True)
+    agent_cells = [c for c in nb.cells if c.source.startswith("%%agent")]
+    undone = [c for c in agent_cells if "was undone with %agent rollback" in _outputs(c)]
+    assert [c.source.splitlines()[-1] for c in undone] == ["What is 6 * 6?"]  # the rollback lesson's turn
+    assert all("⟲ replayed" in _outputs(c) for c in agent_cells if c not in undone)  # no request sent
+    # The session the first cell made asked nothing: the notebook's session is the replayed one,
+    # with the denial it recorded, and its done events.
+    denials = next(c for c in nb.cells if c.source == "nbagent.session().agent.denials")
+    assert "PermissionDenial(tool='python', input={'code': '4 * 4'}" in _outputs(denials)
+    done = next(c for c in nb.cells if "nbagent.session().events" in c.source)
+    assert "'max_requests'" in _outputs(done) and "'max_budget'" in _outputs(done)
+    # After the rollback lesson's --new cell replayed, status and rollback read its session (shown
+    # to turn 1), never the first one: nothing is rolled back, the first session keeps its turns.
+    status, rollback = (next(c for c in nb.cells if c.source == src) for src in ("%agent status", "%agent rollback 1"))
+    assert "turns        1 " in _outputs(status) and "turns        0 " not in _outputs(status)
+    assert "nothing rolled back" in _outputs(rollback)
+    first_session = agent_cells[0].metadata["nbagent"]["session"]
+    assert f"replaying session {first_session}" not in _outputs(status)
 
 
 def test_compaction_notebook_binds_data_compacts_and_denies(executed):

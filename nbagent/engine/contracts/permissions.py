@@ -18,7 +18,7 @@ from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Un
 
 from .config import DEFAULT_PERMISSION_MODE
 from .credentials import read_path, secret_reason
-from .events import ApiRequestFailed
+from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
 from .protected import protected_reason, resolve_tool_path, written_path
 from .tool_api import ToolInput, ToolLike
@@ -124,6 +124,24 @@ class PermissionDenial:
     turn: int = 0
 
 
+def denials_in(events: Iterable[Event]) -> list[PermissionDenial]:
+    """The denials an event log records: a resumed session's audit log (an Agent resumed from its
+    task folder, a notebook's replayed session) keeps the ones its runs recorded. The log has no
+    time of its own for a denial: each gets its turn and the time of the request that asked for the
+    tool (0 when none completed)."""
+    found: list[PermissionDenial] = []
+    turn = ts = 0
+    for event in events:
+        if isinstance(event, ApiRequestStarted):
+            turn = event.turn
+        elif isinstance(event, RequestCompleted) and event.record is not None:
+            turn, ts = event.record.turn, event.record.ts
+        elif isinstance(event, PermissionDenied):
+            found.append(PermissionDenial(tool=event.name, input=event.input, reason=event.reason, ts=ts,
+                                          tool_use_id=event.tool_use_id, turn=turn))
+    return found
+
+
 async def allow_all(tool_name: str, tool_input: ToolInput, request: PermissionRequest) -> PermissionDecision:
     """A ``can_use_tool`` that allows every call (trusted scripts, tests)."""
     return Allow()
@@ -200,6 +218,7 @@ class PermissionGate:
         *,
         always: Iterable[str] = (),
         on_always: Callable[[str], None] | None = None,
+        denials: Iterable[PermissionDenial] = (),
     ) -> None:
         self.can_use_tool = can_use_tool
         self.allow: frozenset[str] = frozenset(allow)
@@ -210,7 +229,7 @@ class PermissionGate:
         """The session's task folder: writes into it always ask (see :mod:`.protected`)."""
         self._always: set[str] = set(always)
         self._on_always = on_always
-        self._denials: list[PermissionDenial] = []
+        self._denials: list[PermissionDenial] = list(denials)
 
     # -- what the session knows --------------------------------------------------------------
 
@@ -349,5 +368,5 @@ class PermissionGate:
 __all__ = [
     "Asker", "CallbackAsker", "FailureChoice", "OnApiFailure", "cancel_on_failure", "permission_callback",
     "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
-    "PermissionGate", "allow_all", "deny_all", "decide_by_mode", "PLAN_MODE_PROMPT", "PLAN_MODE_OFF_PROMPT",
+    "PermissionGate", "allow_all", "deny_all", "denials_in", "decide_by_mode", "PLAN_MODE_PROMPT", "PLAN_MODE_OFF_PROMPT",
 ]

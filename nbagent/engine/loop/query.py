@@ -23,7 +23,7 @@ from ..contracts.config import RunLimits, SessionConfig
 from ..contracts.events import STREAM_DELTAS, Done, Event, ModelFallback, Notice, RequestCompleted, ServerToolResult, Totals
 from ..contracts.hooks import Hooks
 from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
-from ..contracts.permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, permission_callback
+from ..contracts.permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, denials_in, permission_callback
 from ..contracts.provider import Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
@@ -79,7 +79,8 @@ class QueryEngine(BetweenRuns):
         self._secrets = tuple(secrets)  # e.g. the Agent's api_key; never in the config or on disk
         self.counter = TokenCounter()
         self._summary = SummaryLayer()
-        self.gate = PermissionGate(None, always=self.session.allowed_always, on_always=self.session.allow_always)
+        self.gate = PermissionGate(None, always=self.session.allowed_always, on_always=self.session.allow_always,
+                                   denials=denials_in(self.session.events))
         self.hooks = Hooks.from_mapping(hooks)
         self._config = config
         self._apply(config)

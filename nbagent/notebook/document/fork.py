@@ -83,13 +83,15 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     notebook's own record, or in a copy of another notebook's (forked here first)."""
     link = magics.document
     cursor = link.cursor
-    if not link.went_live and cursor is None and magics.current is None and link.from_notebook:
+    # A session made in a cell that asked nothing (notebook 04's first cell) has nothing to undo either.
+    asked_nothing = magics.current is None or magics.current.turn == 0
+    if not link.went_live and cursor is None and asked_nothing and link.from_notebook:
         # Replayed from the agent cells' own metadata only (a notebook received without its folder):
         # no conversation is here to roll back, and the cell must not stop Run All.
         return (f"nbagent: nothing rolled back: this kernel replayed {len(link.from_notebook)} turn(s) from the "
                 "notebook's own records, and with no .nbagent/ folder here the conversation they belong to is "
                 "not in this kernel (the answers stay as recorded; a new prompt starts a new session)."), ""
-    if not link.went_live and cursor is None and magics.current is None and link.undone_shown:
+    if not link.went_live and cursor is None and asked_nothing and link.undone_shown:
         # Every agent cell above was undone (this rollback cell, run before, undid them): the record
         # holds nothing this kernel showed, so there is nothing to roll back and Run All goes on.
         return (f"nbagent: nothing rolled back: this kernel is replaying the record, and the {link.undone_shown} "

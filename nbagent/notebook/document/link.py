@@ -120,6 +120,8 @@ class DocumentLink:
         self._asking = ""  # the prompt of the agent cell being planned, for last_replayed
         self.undone_shown = 0
         """Agent cells this replaying kernel said were undone (their turns are not in the record)."""
+        self.loaded: NotebookSession | None = None
+        """The session last loaded from the record a replay showed (``%agent status``, ``nbagent.session()``)."""
         self._current: NotebookSession | None = None  # the active session of the cell being planned
         self._session_at_replay: NotebookSession | None = None
         """The active session when this kernel last showed a replay (a session made after it is fresh)."""
@@ -128,6 +130,18 @@ class DocumentLink:
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
         """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
         recorded session: a turn that goes on live from that session allows them again, as live."""
+
+    def superseded(self, current: NotebookSession | None) -> bool:
+        """Whether the replayed session, not ``current``, is the notebook's now: ``current`` was made
+        in a cell (``magics.new_session()``) and asked nothing before this kernel replayed in its
+        place, or was loaded for a replayed session the kernel has left since (a ``--new`` cell
+        replayed another: a rollback must not undo the earlier one's turns)."""
+        cursor = self.cursor
+        if cursor is None or cursor.shown < 1 or current is None:
+            return False
+        if current.turn == 0 and current is self._session_at_replay:
+            return True
+        return current is self.loaded and session_name(current.agent) != cursor.index.session
 
     @property
     def root(self) -> Path:
@@ -218,10 +232,11 @@ class DocumentLink:
         """The session the notebook's code made and asked with, continued live; or the cell's
         record of another notebook's turn that this notebook's own record left out (undone)."""
         cursor = self.cursor
-        if (not self.went_live and current is not None and current.turn > 0
+        if (not self.went_live and current is not None and current.turn > 0 and current is not self.loaded
                 and (cursor is None or session_name(current.agent) != cursor.index.session)):
-            # Not a session this kernel loaded for a replay: the notebook's code made it and asked
-            # the model with it, so the kernel is asking its own questions from here on.
+            # Not a session this kernel loaded for a replay (``%agent status`` loads the replayed
+            # one, which a later ``--new`` cell's replay leaves behind): the notebook's code made it
+            # and asked the model with it, so the kernel is asking its own questions from here on.
             self.went_live, self.cursor = True, None
             return Live(own_session=current.turn)
         if carried is not None and self._outside_own_record(carried, prompt, cell_id):

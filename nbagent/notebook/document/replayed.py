@@ -24,12 +24,15 @@ if TYPE_CHECKING:
 
 
 def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
-    """The session the kernel replayed from the folder, loaded (None when nothing was replayed
-    from it, or its folder is gone); another notebook's record is never loaded, but a copy of it
+    """The notebook's session: the active one, else the one the kernel replayed from the folder,
+    loaded (None when there is neither, or its folder is gone). A session made in a cell that asked
+    nothing before the replay (``s = magics.new_session()``), or one loaded for a replayed session
+    the kernel has left since (a ``--new`` cell replayed another), is not the notebook's: the
+    replayed one is. Another notebook's record is never loaded, but a copy of it
     (:func:`.fork.adopt`), which this kernel then replays on from."""
     link = magics.document
     cursor = link.cursor
-    if magics.current is not None or cursor is None or cursor.shown < 1:
+    if (magics.current is not None and not link.superseded(magics.current)) or cursor is None or cursor.shown < 1:
         return magics.current
     folder = sessions_dir(link.root) / cursor.index.session
     if not folder.is_dir():
@@ -38,9 +41,10 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
         from .fork import adopt
 
         adopt(magics)
-        return magics.current
-    magics.new_session(resume_from=folder)
-    link.cursor = cursor  # loading the record is part of replaying it
+    else:
+        magics.new_session(resume_from=folder)
+        link.cursor = cursor  # loading the record is part of replaying it
+    link.loaded = magics.current
     return magics.current
 
 
