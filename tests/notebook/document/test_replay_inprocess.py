@@ -447,3 +447,41 @@ def test_headless_a_recorded_prompt_asked_after_a_live_turn_says_it_asks(ip, mon
     out = cell(ip, SECOND)
 
     assert "replayed: session" not in out and NEW_QUESTION_LINE in out
+
+
+def test_a_rollback_after_a_new_cell_replayed_another_session_never_undoes_the_one_status_loaded(ip, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    first = Path(agent().session.task_dir).name
+    cell(ip, "what is 5 * 5? use python", "--new")
+    second = Path(agent().session.task_dir).name
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    _line(ip, "%agent status")  # loads the first session (the replayed one so far)
+    assert "replayed" in cell(ip, "what is 5 * 5? use python", "--new")
+
+    status = _line(ip, "%agent status")
+    rolled = _line(ip, "%agent rollback 0")
+
+    assert second in status and first not in status  # the session the replay is in now
+    assert "rolled back to the end of turn 0" in rolled and Path(agent().session.task_dir).name == second
+    index = load_index(Path.cwd(), first)
+    assert index is not None and [t.turn for t in index.turns] == [1, 2]  # the first session's record is whole
+
+
+def test_nbagent_session_after_a_replay_is_the_replayed_session_not_an_empty_one_a_cell_made(ip, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    cell(ip, "what is 4 * 4? use python", "--allow read_file")  # python is allowed by the fixture
+    recorded = Path(agent().session.task_dir).name
+    restart(magics_mod.active_magics())
+    magics = magics_mod.active_magics()
+    made = magics.new_session()  # as notebook 04's first cell
+    assert "replayed" in cell(ip, "what is 4 * 4? use python", "--allow read_file")
+
+    import nbagent
+
+    assert Path(nbagent.session().agent.session.task_dir).name == recorded
+    assert nbagent.session() is not made and nbagent.session().turn == 1
+    assert "turns        1 " in _line(ip, "%agent status")
