@@ -52,7 +52,7 @@ async def retry(magics: "MagicsApi", line: str) -> None:
         from .document.cell_run import rolled_back
 
         rollback(sess.agent.engine, sess.turn - 1)
-        rolled_back(magics, sess, sess.turn)
+        rolled_back(magics, sess, sess.turn, undone=False)
     await magics.run_prompt("", sess.last_prompt)
 
 

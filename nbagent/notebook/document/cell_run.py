@@ -353,14 +353,17 @@ async def after_run(magics: "MagicsApi", cells: "Materialiser", turn: int,
         print(notice)
 
 
-def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int) -> "Removal":
+def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int, *, undone: bool = True) -> "Removal":
     """After ``%agent rollback``: the record's index and the document forget the later turns
-    (never the cell running the rollback)."""
+    (never the cell running the rollback), and their agent cells say they were undone (not for
+    ``%agent retry``, ``undone=False``: its cell below answers the failed turn again)."""
     from .materialise import remove_turn_cells
-    from .removal import Removal
+    from .removal import Removal, mark_undone
 
     magics.document.rolled_back(sess.agent, turn)
     name = session_name(sess.agent)
     if name is None:
         return Removal()
+    if undone:
+        mark_undone(magics.document.bridge, name, turn)
     return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id())

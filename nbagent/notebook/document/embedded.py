@@ -116,6 +116,8 @@ class NotebookRecord:
     provider: str | None
     mine: bool
     """Signed with this user's key; False: a notebook received from someone else (text only)."""
+    undone: bool = False
+    """The cell's mark says ``%agent rollback`` undid this turn (the record travels without the folder)."""
 
 
 def _fields_ok(record: JSONObject) -> bool:
@@ -150,7 +152,7 @@ def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookR
     error = record["outcome"].get("error")
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, record["summary"],
-                          record.get("provider"), mine)
+                          record.get("provider"), mine, undone=isinstance(mark, dict) and mark.get("undone") is True)
 
 
 def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:

@@ -246,9 +246,9 @@ class DocumentLink:
 
     def _carried(self, carried: NotebookRecord, prompt: str, cell_id: str | None) -> Replay | Undone:
         """The turn the cell's own metadata carries: replayed, or undone where the folder's record
-        rolled it back."""
+        rolled it back (without the folder: where the cell's mark says a rollback undid it)."""
         index = load_index(self.root, carried.session) if carried.mine else None
-        if index is None or _kept(carried, index, prompt, cell_id):
+        if (index is None and not carried.undone) or (index is not None and _kept(carried, index, prompt, cell_id)):
             return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
                                cell_id)
         # Undone by the user: not shown (stale), not asked (the rollback said so); the replay

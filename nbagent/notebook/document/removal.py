@@ -23,8 +23,8 @@ from .cells import MARK, ORIGIN
 if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
 
-__all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of", "matches", "remove",
-           "remove_sync", "turn_cells_after"]
+__all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of", "mark_undone",
+           "matches", "remove", "remove_sync", "turn_cells_after"]
 
 SAFE_DELETE_VERSION = 2
 """The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
@@ -160,6 +160,25 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
             removal.changed.append(str(cell.get("id")))
             removal.changed_where.append(_named(index, cell))
     return removal
+
+
+def mark_undone(bridge: Bridge, session: str, after_turn: int) -> None:
+    """``%agent rollback``: say in the agent cells of the undone turns that they were undone
+    (``undone`` in nbagent's own mark, beside the signed record), so that a notebook sent without
+    its ``.nbagent/`` folder, whose record says so, does not replay an answer its author rolled
+    back. The cells' text and outputs stay as they are; a cell run again writes a new mark."""
+    if not bridge.connected:
+        return
+    try:
+        for cell in bridge.request_sync("read").get("cells", []):
+            mark = mark_of(cell)
+            turn = mark.get("turn") if mark is not None else None
+            if mark is None or mark.get("kind") != "agent" or mark.get("session") != session \
+                    or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
+                continue
+            bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True}})
+    except (BridgeUnavailable, BridgeError):
+        return
 
 
 def _named(index: int, cell: CellJSON) -> str:

@@ -249,6 +249,29 @@ def test_a_turn_rolled_back_in_the_folder_is_not_replayed_from_the_cell(lab, tmp
     assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
+def test_a_turn_its_author_rolled_back_is_not_replayed_from_a_notebook_sent_without_its_folder(lab, tmp_path):
+    lab.run()
+    lab.ip.run_cell("%agent rollback 0")
+    assert lab.front.cells[0]["metadata"]["nbagent"]["undone"] is True  # beside the signed record
+    shutil.rmtree(tmp_path / ".nbagent")  # the .ipynb alone, as it was saved after the rollback
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed" not in out and "391" not in out and ROLLED_BACK_LINE in out
+    assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
+
+
+def test_an_undone_cell_run_again_live_carries_its_new_turn_not_the_undone_mark(lab):
+    lab.run()
+    lab.ip.run_cell("%agent rollback 0")
+
+    assert "391" in lab.run()  # asked again in the session that rolled back
+
+    mark = lab.front.cells[0]["metadata"]["nbagent"]
+    assert "undone" not in mark and mark["turn"] == 1 and mark["record"]["turn"] == 1
+
+
 def test_with_cells_off_the_agent_cell_still_carries_its_record(lab, tmp_path):
     lab.front.cells[0]["source"] = f"%%agent --no-cells\n{QUESTION}"
     lab.run()
