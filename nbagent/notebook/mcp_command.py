@@ -17,13 +17,34 @@ if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
-"""What each server is shown with: ``env`` and ``headers`` by their names only (their values are
-``${VAR}`` references at best, secrets at worst)."""
+"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`_masked`."""
+_LITERAL = "…"
+
+
+def _masked(value: object) -> object:
+    """An ``env`` or ``headers`` value as the trust view shows it: each ``${VAR}`` it reads kept (a
+    received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL, which the
+    user must see before trusting it), the literal text around it (and a default) shown as ``…``
+    (the user's own file may hold a token written out; the output is saved in the notebook)."""
+    from ..tools.mcp.config import VAR_REFERENCE
+
+    if not isinstance(value, str):
+        return value  # refused when parsed; shown as it is
+    parts, end = [], 0
+    for match in VAR_REFERENCE.finditer(value):
+        if match.start() > end:
+            parts.append(_LITERAL)
+        parts.append("${" + match.group(1) + (":-" + _LITERAL if match.group(2) is not None else "") + "}")
+        end = match.end()
+    if end < len(value):
+        parts.append(_LITERAL)
+    return "".join(parts)
 
 
 def _entries(path: Path) -> list[str]:
-    """One line per server, as the file writes it (``${VAR}`` not expanded), escaped to ASCII so
-    that no character the page would hide (a right-to-left mark, a form feed) goes unseen."""
+    """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
+    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
+    the page would hide (a right-to-left mark, a form feed) goes unseen."""
     from ..engine.disk.safe_open import read_capped
     from ..tools.mcp.config import MAX_MCP_JSON_BYTES
 
@@ -40,7 +61,7 @@ def _entries(path: Path) -> list[str]:
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
         for hidden in ("env", "headers"):
             if isinstance(entry, dict) and isinstance(entry.get(hidden), dict):
-                shown[hidden] = sorted(entry[hidden])  # type: ignore[index]
+                shown[hidden] = {k: _masked(v) for k, v in sorted(entry[hidden].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
     return lines or ["  (no servers)"]
 

@@ -36,7 +36,8 @@ from nbagent.engine.disk.safe_open import read_capped
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+"""``${VAR}`` or ``${VAR:-default}`` in a string of a server entry (read from the environment)."""
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_TOOL_NAME = 64  # the Messages API's limit on tool names
 MAX_MCP_JSON_BYTES = 1_000_000
@@ -117,7 +118,7 @@ def _expand(value: str, name: str, source: str, field_name: str) -> str:
             return default
         raise _error(name, source, field_name, f"uses ${{{var}}}, which is not set in the environment "
                                                f"(write ${{{var}:-default}} to give a default)")
-    return _VAR.sub(sub, value)
+    return VAR_REFERENCE.sub(sub, value)
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:
@@ -164,7 +165,12 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
     if not isinstance(entry, Mapping):
         raise McpConfigError(f"MCP server {name!r} (in {source}): expected an object with 'command' or 'url', "
                              f"got {type(entry).__name__}")
-    if entry.get("disabled") is True:
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        # "disabled": "true" reads as disabled in the trust view; starting it anyway would run a
+        # command the user was told is off.
+        raise _error(name, source, "disabled", f"must be true or false, got {type(disabled).__name__} {disabled!r}")
+    if disabled:
         return None
     kind = entry.get("type")
     if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
