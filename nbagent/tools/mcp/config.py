@@ -217,14 +217,15 @@ def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, Se
     return servers
 
 
-def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
-    """Servers of ``cwd/.mcp.json`` (empty when there is no such file)."""
+def load_mcp_json(cwd: Path, raw: bytes | None = None) -> dict[str, ServerConfig]:
+    """Servers of ``cwd/.mcp.json`` (empty when there is no such file); ``raw``: the file's bytes
+    as already read (and checked: :func:`~.trust.trusted_mcp_json`), parsed instead of reading it."""
     path = Path(cwd) / MCP_JSON
-    if not path.is_file():
+    if raw is None and not path.is_file():
         return {}
     # A file that may have been received: read as a regular file, within a bound (never a FIFO's
     # wait, never gigabytes whole), and its nesting may not crash the parser.
-    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1) if raw is None else raw
     if raw is None:
         raise McpConfigError(f"cannot read {path}: not a readable regular file")
     if len(raw) > MAX_MCP_JSON_BYTES:
@@ -264,10 +265,12 @@ def refuse_secrets(servers: Mapping[str, ServerConfig], secrets: tuple[str, ...]
 
 
 def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
-                    source: str = "mcp_servers", secrets: tuple[str, ...] = ()) -> tuple[ServerConfig, ...]:
+                    source: str = "mcp_servers", secrets: tuple[str, ...] = (),
+                    mcp_json: bytes | None = None) -> tuple[ServerConfig, ...]:
     """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name.
-    ``secrets``: values no server of ``.mcp.json`` may carry (:func:`refuse_secrets`)."""
-    servers = load_mcp_json(cwd) if read_mcp_json else {}
+    ``secrets``: values no server of ``.mcp.json`` may carry (:func:`refuse_secrets`); ``mcp_json``:
+    the file's bytes as already read and checked (else it is read here)."""
+    servers = load_mcp_json(cwd, mcp_json) if read_mcp_json else {}
     refuse_secrets(servers, secrets)
     servers.update(parse_servers(explicit, source))
     tool_prefixes: dict[str, str] = {}
