@@ -131,8 +131,10 @@ def test_a_cell_id_a_client_made_up_is_bounded_and_escaped_in_the_record() -> No
 
     ops = Operations(Bridge(), ServeGate(None, lambda: "default", alive, lambda _t: True),  # type: ignore[arg-type]
                      ActionLog(lambda: None), InteractiveShell.instance())
+    from nbagent.engine.contracts.json_types import JSONObject
+
     made_up = "c1\u202e\n| fake row" + "x" * 1_000_000
-    args = {"action": "replace", "cell_id": made_up, "index": None, "source": "1", "cell_type": "code"}
+    args: JSONObject = {"action": "replace", "cell_id": made_up, "index": None, "source": "1", "cell_type": "code"}
     out = asyncio.run(ops.edit(Clients().admit(("claude-code", "s1")), args))
     entry = ops.log.entries()[-1]
     assert out.is_error and entry.allowed_by == "refused"
