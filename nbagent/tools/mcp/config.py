@@ -62,12 +62,16 @@ class StdioServer:
     """Working directory of the process (None: the agent's cwd)."""
     source: str = ""
     """Where this server was configured (for error messages and ``%agent status``)."""
+    written: str = ""
+    """The command line as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
 
     transport = "stdio"
 
     def describe(self) -> str:
-        """The command line, for status lines (never the environment)."""
-        return " ".join([self.command, *self.args])
+        """The command line as written, for status lines (never the environment, nor a ``${VAR}``'s value)."""
+        return self.written or " ".join([self.command, *self.args])
 
 
 @dataclass(frozen=True)
@@ -79,12 +83,16 @@ class HttpServer:
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Sent with every request (typically ``Authorization``); not in repr."""
     source: str = ""
+    written: str = ""
+    """The URL as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
 
     transport = "http"
 
     def describe(self) -> str:
-        """The URL, for status lines (never the headers)."""
-        return self.url
+        """The URL as written, for status lines (never the headers, nor a ``${VAR}``'s value)."""
+        return self.written or self.url
 
 
 ServerConfig = Union[StdioServer, HttpServer]
@@ -119,6 +127,21 @@ def _expand(value: str, name: str, source: str, field_name: str) -> str:
         raise _error(name, source, field_name, f"uses ${{{var}}}, which is not set in the environment "
                                                f"(write ${{{var}:-default}} to give a default)")
     return VAR_REFERENCE.sub(sub, value)
+
+
+def _from_environment(entry: Mapping[str, object]) -> tuple[str, ...]:
+    """The values the entry's ``${VAR}`` references take from the environment (not defaults): a
+    token kept out of the file this way must not come back in a status line or an error (a URL's
+    ``?key=${DOCS_KEY}``, an argument ``--token ${GH_TOKEN}`` echoed by the server's stderr)."""
+    strings: list[object] = [entry.get("command"), entry.get("url"), entry.get("cwd")]
+    args = entry.get("args")
+    strings += list(args) if isinstance(args, (list, tuple)) else []
+    for key in ("env", "headers"):
+        value = entry.get(key)
+        strings += list(value.values()) if isinstance(value, Mapping) else []
+    found = {os.environ[m.group(1)] for text in strings if isinstance(text, str)
+             for m in VAR_REFERENCE.finditer(text) if m.group(1) in os.environ}
+    return tuple(sorted(found))
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:
@@ -185,15 +208,20 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
         assert url is not None
         if not re.match(r"https?://[^/\s]+", url):
             raise _error(name, source, "url", f"must be an http:// or https:// URL, got {url!r}")
-        return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source)
+        return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source,
+                          written=str(entry["url"]), expanded=_from_environment(entry))
     if not has_command:
         raise McpConfigError(f"MCP server {name!r} (in {source}): needs 'command' (a program to start) or "
                              f"'url' (a streamable HTTP endpoint)")
     command = _string(entry, "command", name, source)
     assert command is not None
     cwd = _string(entry, "cwd", name, source, required=False)
-    return StdioServer(name=name, command=command, args=_string_list(entry, "args", name, source),
-                       env=_string_map(entry, "env", name, source), cwd=Path(cwd) if cwd else None, source=source)
+    args = _string_list(entry, "args", name, source)
+    raw_args = entry.get("args") or ()
+    written = " ".join([str(entry["command"]), *(str(a) for a in raw_args if isinstance(raw_args, (list, tuple)))])
+    return StdioServer(name=name, command=command, args=args, env=_string_map(entry, "env", name, source),
+                       cwd=Path(cwd) if cwd else None, source=source, written=written,
+                       expanded=_from_environment(entry))
 
 
 def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, ServerConfig]:
