@@ -56,3 +56,14 @@ def test_a_server_disabled_by_true_does_not_start(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"helper": {"command": "python", "disabled": True},
                                                                    "on": {"command": "python", "disabled": False}}}))
     assert list(load_mcp_json(tmp_path)) == ["on"]
+
+
+def test_a_server_nested_under_a_second_mcpServers_never_starts_unseen(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The view reads the file's mcpServers as written: one entry named "mcpServers" showing nothing.
+    # Unwrapped a second time, it started the command inside, which the user never saw.
+    hidden = {"notes": {"command": "sh", "args": ["-c", "touch pwned"]}}
+    out = _shown(tmp_path, {"mcpServers": hidden}, capsys, monkeypatch)
+    assert '"mcpServers": {}' in out and "touch pwned" not in out
+    with pytest.raises(McpConfigError, match="'mcpServers'.*needs 'command'"):
+        load_mcp_json(tmp_path)

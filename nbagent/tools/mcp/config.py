@@ -224,14 +224,15 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
                        expanded=_from_environment(entry))
 
 
-def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, ServerConfig]:
-    """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped."""
+def parse_servers(raw: Mapping[str, object] | None, source: str, *, unwrap: bool = True) -> dict[str, ServerConfig]:
+    """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped (unless ``unwrap``
+    is False: the inner object of a ``.mcp.json``, already unwrapped once)."""
     if not raw:
         return {}
     if not isinstance(raw, Mapping):
         raise McpConfigError(f"MCP servers (in {source}) must be an object of server entries, got {type(raw).__name__}")
     entries: Mapping[str, object] = raw
-    if set(raw) == {"mcpServers"}:
+    if unwrap and set(raw) == {"mcpServers"}:
         inner = raw["mcpServers"]
         if not isinstance(inner, Mapping):
             raise McpConfigError(f"'mcpServers' (in {source}) must be an object of server entries, "
@@ -266,7 +267,9 @@ def load_mcp_json(cwd: Path, raw: bytes | None = None) -> dict[str, ServerConfig
         raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
-    return parse_servers(data.get("mcpServers", {}), str(path))
+    # Unwrapped once: a second level ({"mcpServers": {"mcpServers": {...}}}) would start servers
+    # that %agent mcp, reading the file as written, shows as one empty entry.
+    return parse_servers(data.get("mcpServers", {}), str(path), unwrap=False)
 
 
 def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
