@@ -42,13 +42,19 @@ def _masked(value: object) -> object:
 
 
 def _entries(path: Path) -> list[str]:
-    """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
-    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
-    the page would hide (a right-to-left mark, a form feed) goes unseen."""
+    """:func:`_entries_of` the file as it is now."""
     from ..engine.disk.safe_open import read_capped
     from ..tools.mcp.config import MAX_MCP_JSON_BYTES
 
-    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    return _entries_of(read_capped(path, MAX_MCP_JSON_BYTES + 1))
+
+
+def _entries_of(raw: bytes | None) -> list[str]:
+    """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
+    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
+    the page would hide (a right-to-left mark, a form feed) goes unseen."""
+    from ..tools.mcp.config import MAX_MCP_JSON_BYTES
+
     try:
         data = json.loads(raw.decode("utf-8")) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
     except (ValueError, RecursionError):
@@ -73,7 +79,7 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     """Show the servers of the working folder's .mcp.json and whether you trust it (a received
     folder's servers never start until you do); ``trust`` trusts the file as it is now."""
     from ..tools.mcp.config import MCP_JSON
-    from ..tools.mcp.trust import is_trusted, trust_mcp_json
+    from ..tools.mcp.trust import is_trusted, trust_mcp_json, trusted_mcp_json
 
     path = Path.cwd() / MCP_JSON
     if not path.is_file():
@@ -82,8 +88,12 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     if args.action == "trust":
         trust_mcp_json(path)
         running = magics.current is not None
-        print(f"nbagent: trusted {path} as it is now: new sessions start its servers"
-              + ("; %agent reset starts one now." if running else "."))
+        # What was trusted, from the bytes the approval holds: the file may have changed since the
+        # user last ran %agent mcp (or they trusted it straight from the notice, without reading).
+        trusted = trusted_mcp_json(Path.cwd())
+        shown = _entries_of(trusted) if trusted is not None else ["  (changed again since: not trusted as it is now)"]
+        print("\n".join([f"nbagent: trusted {path} as it is now: new sessions start its servers"
+                         + ("; %agent reset starts one now:" if running else ":"), *shown]))
         return
     state = "trusted (as it is now): new sessions start its servers" if is_trusted(path) else \
         "not trusted: its servers do not start (read them, then %agent mcp trust)"

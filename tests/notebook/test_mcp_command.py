@@ -67,3 +67,15 @@ def test_a_server_nested_under_a_second_mcpServers_never_starts_unseen(
     assert '"mcpServers": {}' in out and "touch pwned" not in out
     with pytest.raises(McpConfigError, match="'mcpServers'.*needs 'command'"):
         load_mcp_json(tmp_path)
+
+
+def test_trusting_shows_the_servers_trusted(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Straight from the first prompt's notice, or after the file changed since the user read it:
+    # what the approval covers is on the screen when it is given.
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"files": {"command": "python",
+                                                                             "args": ["server.py"]}}}))
+    monkeypatch.chdir(tmp_path)
+    mcp(Namespace(current=None), Namespace(action="trust"))  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert out.startswith("nbagent: trusted ") and '"files": {"command": "python", "args": ["server.py"]}' in out
