@@ -72,6 +72,17 @@ def _entries_of(raw: bytes | None) -> list[str]:
     return lines or ["  (no servers)"]
 
 
+def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
+    """Print ``lines`` with the secrets redacted as the model's text is: the file is shown as it
+    is written, and a key written out in it (refused when parsed) would go into the notebook."""
+    from ..engine.contracts.config import DEFAULT_SECRET_ENV
+    from ..engine.loop.sanitize import Sanitizer, secret_values
+
+    sess = getattr(magics, "current", None)
+    sanitizer = sess.agent.engine.sanitizer() if sess is not None else Sanitizer(secret_values(DEFAULT_SECRET_ENV))
+    print(sanitizer.redact("\n".join(lines)))
+
+
 @magic_arguments(name="agent mcp")
 @argument("action", nargs="?", choices=("trust",), metavar="trust",
           help="Trust this folder's .mcp.json as it is now: new sessions start its servers.")
@@ -92,12 +103,12 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
         # user last ran %agent mcp (or they trusted it straight from the notice, without reading).
         trusted = trusted_mcp_json(Path.cwd())
         shown = _entries_of(trusted) if trusted is not None else ["  (changed again since: not trusted as it is now)"]
-        print("\n".join([f"nbagent: trusted {path} as it is now: new sessions start its servers"
-                         + ("; %agent reset starts one now:" if running else ":"), *shown]))
+        _printed(magics, [f"nbagent: trusted {path} as it is now: new sessions start its servers"
+                          + ("; %agent reset starts one now:" if running else ":"), *shown])
         return
     state = "trusted (as it is now): new sessions start its servers" if is_trusted(path) else \
         "not trusted: its servers do not start (read them, then %agent mcp trust)"
-    print("\n".join([f"nbagent: {path}: {state}", *_entries(path)]))
+    _printed(magics, [f"nbagent: {path}: {state}", *_entries(path)])
 
 
 __all__ = ["mcp"]

@@ -79,3 +79,13 @@ def test_trusting_shows_the_servers_trusted(tmp_path: Path, capsys: pytest.Captu
     mcp(Namespace(current=None), Namespace(action="trust"))  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert out.startswith("nbagent: trusted ") and '"files": {"command": "python", "args": ["server.py"]}' in out
+
+
+def test_a_key_written_out_in_the_file_is_not_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Such a server is refused when parsed (refuse_secrets), but the view prints the file as written.
+    key = "sk-ant-api03-" + "Zq8Wm2Lp4Nr6Ty1Ub3Hc5Jd7" * 4
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    out = _shown(tmp_path, {"docs": {"url": f"http://127.0.0.1:9/mcp?k={key}"},
+                            "run": {"command": "python", "args": ["--key", key[:40]]}}, capsys, monkeypatch)
+    assert key not in out and key[:40] not in out and "[redacted]" in out
