@@ -66,6 +66,8 @@ class StdioServer:
     """The command line as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
     expanded: tuple[str, ...] = field(default=(), repr=False)
     """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
+    credentials: tuple[str, ...] = field(default=(), repr=False)
+    """Those of them that are credentials (:func:`_credentials`): secrets for the model too."""
 
     transport = "stdio"
 
@@ -87,6 +89,8 @@ class HttpServer:
     """The URL as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
     expanded: tuple[str, ...] = field(default=(), repr=False)
     """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
+    credentials: tuple[str, ...] = field(default=(), repr=False)
+    """Those of them that are credentials (:func:`_credentials`): secrets for the model too."""
 
     transport = "http"
 
@@ -141,6 +145,25 @@ def _from_environment(entry: Mapping[str, object]) -> tuple[str, ...]:
         strings += list(value.values()) if isinstance(value, Mapping) else []
     found = {os.environ[m.group(1)] for text in strings if isinstance(text, str)
              for m in VAR_REFERENCE.finditer(text) if m.group(1) in os.environ}
+    return tuple(sorted(found))
+
+
+_CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|pwd|auth|cred|cookie|session", re.IGNORECASE)
+
+
+def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
+    """The environment values that are credentials: every ``${VAR}`` of a header (that is where a
+    server's auth goes), and of an ``env`` entry or variable named like one (``"TOKEN":
+    "${FILES_TOKEN}"``). A server echoing one in a tool result must not hand it to the model;
+    a ``${HOME}`` in ``PYTHONPATH`` is no credential, and redacting it would hide every path."""
+    pairs: list[tuple[str, object]] = []
+    for key in ("headers", "env"):
+        value = entry.get(key)
+        if isinstance(value, Mapping):
+            pairs += [("auth" if key == "headers" else str(k), v) for k, v in value.items()]
+    found = {os.environ[m.group(1)] for name, text in pairs if isinstance(text, str)
+             for m in VAR_REFERENCE.finditer(text)
+             if m.group(1) in os.environ and (_CREDENTIAL_NAME.search(name) or _CREDENTIAL_NAME.search(m.group(1)))}
     return tuple(sorted(found))
 
 
@@ -209,7 +232,8 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
         if not re.match(r"https?://[^/\s]+", url):
             raise _error(name, source, "url", f"must be an http:// or https:// URL, got {url!r}")
         return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source,
-                          written=str(entry["url"]), expanded=_from_environment(entry))
+                          written=str(entry["url"]), expanded=_from_environment(entry),
+                          credentials=_credentials(entry))
     if not has_command:
         raise McpConfigError(f"MCP server {name!r} (in {source}): needs 'command' (a program to start) or "
                              f"'url' (a streamable HTTP endpoint)")
@@ -221,7 +245,7 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
     written = " ".join([str(entry["command"]), *(str(a) for a in raw_args if isinstance(raw_args, (list, tuple)))])
     return StdioServer(name=name, command=command, args=args, env=_string_map(entry, "env", name, source),
                        cwd=Path(cwd) if cwd else None, source=source, written=written,
-                       expanded=_from_environment(entry))
+                       expanded=_from_environment(entry), credentials=_credentials(entry))
 
 
 def parse_servers(raw: Mapping[str, object] | None, source: str, *, unwrap: bool = True) -> dict[str, ServerConfig]:

@@ -222,6 +222,12 @@ class McpManager:
         """The configured server names."""
         return tuple(c.config.name for c in self._connections)
 
+    @property
+    def credentials(self) -> tuple[str, ...]:
+        """The credentials the servers' ``${VAR}`` took from the environment (a header's, a
+        ``TOKEN`` in ``env``): the Agent redacts them from everything the model reads."""
+        return tuple(value for c in self._connections for value in getattr(c.config, "credentials", ()))
+
     def state(self, server: str) -> ServerState:
         """One server's state: pending, connecting, connected, failed, stopped or closed."""
         return next(c.state for c in self._connections if c.config.name == server)
