@@ -153,10 +153,13 @@ _CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|pwd|auth|cred|cookie|sess
 
 def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
     """The environment values that are credentials: every ``${VAR}`` of a header (that is where a
-    server's auth goes), and of an ``env`` entry or variable named like one (``"TOKEN":
-    "${FILES_TOKEN}"``). A server echoing one in a tool result must not hand it to the model;
-    a ``${HOME}`` in ``PYTHONPATH`` is no credential, and redacting it would hide every path."""
-    pairs: list[tuple[str, object]] = []
+    server's auth goes), and of an ``env`` entry, the URL, the command or an argument whose own
+    name or variable's name reads like one (``"TOKEN": "${FILES_TOKEN}"``, ``--token ${GH_TOKEN}``).
+    A server echoing one in a tool result must not hand it to the model; a ``${HOME}`` in
+    ``PYTHONPATH`` is no credential, and redacting it would hide every path."""
+    pairs: list[tuple[str, object]] = [("", entry.get(key)) for key in ("url", "command")]
+    args = entry.get("args")
+    pairs += [("", a) for a in args] if isinstance(args, (list, tuple)) else []
     for key in ("headers", "env"):
         value = entry.get(key)
         if isinstance(value, Mapping):
