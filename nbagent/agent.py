@@ -123,6 +123,8 @@ class Agent:
                                      call_timeout=config.mcp_call_timeout_s,
                                      secrets=secret_values(config.secret_env, secrets))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
+        # A server echoing its token in a tool result must not hand it to the model.
+        secrets = (*secrets, *(self.mcp.credentials if self.mcp is not None else ()))
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
                                   sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),

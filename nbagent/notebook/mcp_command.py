@@ -17,17 +17,44 @@ if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
-"""What each server is shown with: ``env`` and ``headers`` by their names only (their values are
-``${VAR}`` references at best, secrets at worst)."""
+"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`_masked`."""
+_LITERAL = "…"
+
+
+def _masked(value: object) -> object:
+    """An ``env`` or ``headers`` value as the trust view shows it: each ``${VAR}`` it reads kept (a
+    received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL, which the
+    user must see before trusting it), the literal text around it (and a default) shown as ``…``
+    (the user's own file may hold a token written out; the output is saved in the notebook)."""
+    from ..tools.mcp.config import VAR_REFERENCE
+
+    if not isinstance(value, str):
+        return value  # refused when parsed; shown as it is
+    parts, end = [], 0
+    for match in VAR_REFERENCE.finditer(value):
+        if match.start() > end:
+            parts.append(_LITERAL)
+        parts.append("${" + match.group(1) + (":-" + _LITERAL if match.group(2) is not None else "") + "}")
+        end = match.end()
+    if end < len(value):
+        parts.append(_LITERAL)
+    return "".join(parts)
 
 
 def _entries(path: Path) -> list[str]:
-    """One line per server, as the file writes it (``${VAR}`` not expanded), escaped to ASCII so
-    that no character the page would hide (a right-to-left mark, a form feed) goes unseen."""
+    """:func:`_entries_of` the file as it is now."""
     from ..engine.disk.safe_open import read_capped
     from ..tools.mcp.config import MAX_MCP_JSON_BYTES
 
-    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    return _entries_of(read_capped(path, MAX_MCP_JSON_BYTES + 1))
+
+
+def _entries_of(raw: bytes | None) -> list[str]:
+    """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
+    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
+    the page would hide (a right-to-left mark, a form feed) goes unseen."""
+    from ..tools.mcp.config import MAX_MCP_JSON_BYTES
+
     try:
         data = json.loads(raw.decode("utf-8")) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
     except (ValueError, RecursionError):
@@ -40,9 +67,20 @@ def _entries(path: Path) -> list[str]:
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
         for hidden in ("env", "headers"):
             if isinstance(entry, dict) and isinstance(entry.get(hidden), dict):
-                shown[hidden] = sorted(entry[hidden])  # type: ignore[index]
+                shown[hidden] = {k: _masked(v) for k, v in sorted(entry[hidden].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
     return lines or ["  (no servers)"]
+
+
+def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
+    """Print ``lines`` with the secrets redacted as the model's text is: the file is shown as it
+    is written, and a key written out in it (refused when parsed) would go into the notebook."""
+    from ..engine.contracts.config import DEFAULT_SECRET_ENV
+    from ..engine.loop.sanitize import Sanitizer, secret_values
+
+    sess = getattr(magics, "current", None)
+    sanitizer = sess.agent.engine.sanitizer() if sess is not None else Sanitizer(secret_values(DEFAULT_SECRET_ENV))
+    print(sanitizer.redact("\n".join(lines)))
 
 
 @magic_arguments(name="agent mcp")
@@ -52,7 +90,7 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     """Show the servers of the working folder's .mcp.json and whether you trust it (a received
     folder's servers never start until you do); ``trust`` trusts the file as it is now."""
     from ..tools.mcp.config import MCP_JSON
-    from ..tools.mcp.trust import is_trusted, trust_mcp_json
+    from ..tools.mcp.trust import is_trusted, trust_mcp_json, trusted_mcp_json
 
     path = Path.cwd() / MCP_JSON
     if not path.is_file():
@@ -61,12 +99,16 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     if args.action == "trust":
         trust_mcp_json(path)
         running = magics.current is not None
-        print(f"nbagent: trusted {path} as it is now: new sessions start its servers"
-              + ("; %agent reset starts one now." if running else "."))
+        # What was trusted, from the bytes the approval holds: the file may have changed since the
+        # user last ran %agent mcp (or they trusted it straight from the notice, without reading).
+        trusted = trusted_mcp_json(Path.cwd())
+        shown = _entries_of(trusted) if trusted is not None else ["  (changed again since: not trusted as it is now)"]
+        _printed(magics, [f"nbagent: trusted {path} as it is now: new sessions start its servers"
+                          + ("; %agent reset starts one now:" if running else ":"), *shown])
         return
     state = "trusted (as it is now): new sessions start its servers" if is_trusted(path) else \
         "not trusted: its servers do not start (read them, then %agent mcp trust)"
-    print("\n".join([f"nbagent: {path}: {state}", *_entries(path)]))
+    _printed(magics, [f"nbagent: {path}: {state}", *_entries(path)])
 
 
 __all__ = ["mcp"]

@@ -7,7 +7,7 @@ import inspect
 import re
 import reprlib
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -75,12 +75,54 @@ def recent_outputs(out: object) -> list[str]:
     return lines
 
 
+class NoUserCodeRepr(reprlib.Repr):
+    """``reprlib`` that runs no user code inside a container either: plain ``Repr`` calls the
+    ``__repr__`` of each item it does not know (a list of connections, a dataclass holding a token,
+    which described alone is only its type name) and sorts a set's or dict's items (their
+    ``__lt__``). Here an item of a type not of ``builtins`` is its type name (an array library's
+    value keeps its own bounded repr), and a set or dict of such items is listed unsorted."""
+
+    def repr1(self, x: object, level: int) -> str:
+        if library_of(x) != "builtins":  # a user class named ``list`` is not reprlib's list
+            return self.repr_instance(x, level)
+        return super().repr1(x, level)
+
+    def repr_instance(self, x: object, level: int) -> str:
+        if library_of(x) in ARRAY_LIBRARIES:
+            return super().repr_instance(x, level)
+        return f"<{type(x).__module__}.{type(x).__qualname__} object>"
+
+    def repr_set(self, x: set[object], level: int) -> str:
+        if not x or _all_builtin(x):
+            return super().repr_set(x, level)
+        return self._repr_iterable(list(x), level, "{", "}", self.maxset)  # type: ignore[attr-defined]
+
+    def repr_frozenset(self, x: frozenset[object], level: int) -> str:
+        if not x or _all_builtin(x):
+            return super().repr_frozenset(x, level)
+        return self._repr_iterable(list(x), level, "frozenset({", "})", self.maxfrozenset)  # type: ignore[attr-defined]
+
+    def repr_dict(self, x: dict[object, object], level: int) -> str:
+        if not x or _all_builtin(x):
+            return super().repr_dict(x, level)
+        if level <= 0:
+            return "{...}"
+        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in list(x.items())[:self.maxdict]]
+        return "{" + ", ".join(pieces) + (", ..." if len(x) > self.maxdict else "") + "}"
+
+
+def _all_builtin(items: Iterable[object]) -> bool:
+    """Whether every item (a set's members, a dict's keys) is of a builtin type: sorting them
+    then runs no user ``__lt__``."""
+    return all(library_of(item) == "builtins" for item in items)
+
+
 @lru_cache(maxsize=1)
 def bounded_repr() -> reprlib.Repr:
     # Built on first use: its bound is the engine's, which is not imported at kernel start.
     from ...engine.loop.facts import MAX_OUTPUT_CHARS
 
-    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded = NoUserCodeRepr()  # keyword arguments need Python 3.12
     bounded.maxstring = bounded.maxother = MAX_OUTPUT_CHARS
     bounded.maxlist = bounded.maxdict = bounded.maxset = 50
     return bounded
@@ -97,5 +139,5 @@ def safe_repr(value: object) -> str:
     return f"<{type(value).__module__}.{type(value).__qualname__} object>"
 
 
-__all__ = ["ARRAY_LIBRARIES", "bounded_repr", "is_agent_cell", "library_of", "recent_inputs", "recent_outputs",
+__all__ = ["ARRAY_LIBRARIES", "NoUserCodeRepr", "bounded_repr", "is_agent_cell", "library_of", "recent_inputs", "recent_outputs",
            "safe_repr", "shape_of"]

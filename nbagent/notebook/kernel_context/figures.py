@@ -192,12 +192,16 @@ def is_figure(value: object) -> "TypeGuard[Figure]":
 
 
 def drawn_texts(fig: object) -> tuple[str, ...] | None:
-    """Every text a figure draws (titles, axis and tick labels, legend, annotations), read after it
-    was drawn (tick labels are made then); None when they cannot be read."""
+    """Every text a figure draws (titles, axis and tick labels, legend, annotations, the cells of a
+    table), read after it was drawn (tick labels are made then); None when they cannot be read."""
     try:
+        from matplotlib.table import Cell
         from matplotlib.text import Text
 
-        return tuple(str(t.get_text()) for t in fig.findobj(Text))  # type: ignore[attr-defined]
+        # A table's cell draws its Text without listing it among its children, so findobj(Text)
+        # misses it: ``ax.table`` / ``df.plot(table=True)`` of a key went to the model as pixels.
+        found = fig.findobj(lambda a: isinstance(a, (Text, Cell)))  # type: ignore[attr-defined]
+        return tuple(str((a.get_text() if isinstance(a, Cell) else a).get_text()) for a in found)
     except Exception:  # noqa: BLE001 - a figure that cannot be walked: its image is not checked
         return None
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import frames
-from .cells import library_of, shape_of
+from .cells import NoUserCodeRepr, library_of, shape_of
 from .frames import Description
 from .guard import DescribeFailed, bounded_call, on_main_thread
 
@@ -118,7 +118,7 @@ def _builtin(value: object, full: bool) -> Description:
 @lru_cache(maxsize=1)
 def _container_repr() -> reprlib.Repr:
     """A container's items, bounded: 20 items, 80 characters a string, 6 levels (a cycle ends there)."""
-    bounded = reprlib.Repr()  # keyword arguments need Python 3.12
+    bounded = NoUserCodeRepr()  # keyword arguments need Python 3.12; no item's own __repr__ or __lt__ runs
     bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = bounded.maxfrozenset = 20
     bounded.maxstring = bounded.maxother = 80
     return bounded

@@ -191,8 +191,11 @@ class Operations:
             return ToolOutput(why, is_error=True)
         if action != "insert" and cell_id:
             if cell_id not in shared.seen:  # refused before asking: the user is not asked about a guess
-                why = f"Cell {cell_id} has not been read: read it with notebook_read before changing it."
-                self._record(client, "notebook_edit", f"{action} cell {cell_id}", "refused", None, why)
+                # Not a cell's id: any string the client sent (up to the SDK's 4 MiB body), so the
+                # record (task folder, %agent history) holds it bounded and escaped, as it does names.
+                shown = shown_names([cell_id])
+                why = f"Cell {shown} has not been read: read it with notebook_read before changing it."
+                self._record(client, "notebook_edit", f"{action} cell {shown}", "refused", None, why)
                 return ToolOutput(why, is_error=True)
             if action != "replace":
                 detail = _source((await shared.read_cell(cell_id))[1])

@@ -33,7 +33,7 @@ from .config import (
     parse_servers,
     resolve_servers,
 )
-from .trust import TRUST_FILE_ENV, is_trusted, trust_mcp_json, untrusted_mcp_json
+from .trust import TRUST_FILE_ENV, is_trusted, trust_mcp_json, trusted_mcp_json, untrusted_mcp_json
 
 if TYPE_CHECKING:
     from .connection import McpTool, ServerState, ServerStatus
@@ -80,5 +80,6 @@ __all__ = [
     "parse_servers",
     "resolve_servers",
     "trust_mcp_json",
+    "trusted_mcp_json",
     "untrusted_mcp_json",
 ]

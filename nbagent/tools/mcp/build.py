@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .config import DEFAULT_WAIT_TIMEOUT, resolve_servers
-from .trust import untrusted_mcp_json
+from .trust import trusted_mcp_json
 
 if TYPE_CHECKING:
     from .manager import McpManager
@@ -22,8 +22,11 @@ def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_tim
     server is configured. Started now, unless ``start`` is False: then with the first request (a
     replay shows a record and runs nothing, not even a server of a received ``.mcp.json``). The
     folder's ``.mcp.json`` is read only where the user trusts it as it is now (:mod:`.trust`)."""
-    read_mcp_json = read_mcp_json and untrusted_mcp_json(cwd) is None
-    servers = resolve_servers(explicit, cwd, read_mcp_json=read_mcp_json, secrets=tuple(options.get("secrets", ())))
+    # The bytes that were checked are the ones parsed: a file swapped between the check and a
+    # second read (a sync, another process) would start servers nobody trusted.
+    content = trusted_mcp_json(cwd) if read_mcp_json else None
+    servers = resolve_servers(explicit, cwd, read_mcp_json=content is not None, mcp_json=content,
+                              secrets=tuple(options.get("secrets", ())))
     if not servers:
         return None
     from .manager import McpManager  # imports the mcp SDK: only when there is a server to run

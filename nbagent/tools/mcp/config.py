@@ -36,7 +36,8 @@ from nbagent.engine.disk.safe_open import read_capped
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+"""``${VAR}`` or ``${VAR:-default}`` in a string of a server entry (read from the environment)."""
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_TOOL_NAME = 64  # the Messages API's limit on tool names
 MAX_MCP_JSON_BYTES = 1_000_000
@@ -61,12 +62,18 @@ class StdioServer:
     """Working directory of the process (None: the agent's cwd)."""
     source: str = ""
     """Where this server was configured (for error messages and ``%agent status``)."""
+    written: str = ""
+    """The command line as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
+    credentials: tuple[str, ...] = field(default=(), repr=False)
+    """Those of them that are credentials (:func:`_credentials`): secrets for the model too."""
 
     transport = "stdio"
 
     def describe(self) -> str:
-        """The command line, for status lines (never the environment)."""
-        return " ".join([self.command, *self.args])
+        """The command line as written, for status lines (never the environment, nor a ``${VAR}``'s value)."""
+        return self.written or " ".join([self.command, *self.args])
 
 
 @dataclass(frozen=True)
@@ -78,12 +85,18 @@ class HttpServer:
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Sent with every request (typically ``Authorization``); not in repr."""
     source: str = ""
+    written: str = ""
+    """The URL as the configuration writes it (``${VAR}`` not expanded): what status lines show."""
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """The values ``${VAR}`` brought in from the environment: redacted wherever the server is described."""
+    credentials: tuple[str, ...] = field(default=(), repr=False)
+    """Those of them that are credentials (:func:`_credentials`): secrets for the model too."""
 
     transport = "http"
 
     def describe(self) -> str:
-        """The URL, for status lines (never the headers)."""
-        return self.url
+        """The URL as written, for status lines (never the headers, nor a ``${VAR}``'s value)."""
+        return self.written or self.url
 
 
 ServerConfig = Union[StdioServer, HttpServer]
@@ -117,7 +130,44 @@ def _expand(value: str, name: str, source: str, field_name: str) -> str:
             return default
         raise _error(name, source, field_name, f"uses ${{{var}}}, which is not set in the environment "
                                                f"(write ${{{var}:-default}} to give a default)")
-    return _VAR.sub(sub, value)
+    return VAR_REFERENCE.sub(sub, value)
+
+
+def _from_environment(entry: Mapping[str, object]) -> tuple[str, ...]:
+    """The values the entry's ``${VAR}`` references take from the environment (not defaults): a
+    token kept out of the file this way must not come back in a status line or an error (a URL's
+    ``?key=${DOCS_KEY}``, an argument ``--token ${GH_TOKEN}`` echoed by the server's stderr)."""
+    strings: list[object] = [entry.get("command"), entry.get("url"), entry.get("cwd")]
+    args = entry.get("args")
+    strings += list(args) if isinstance(args, (list, tuple)) else []
+    for key in ("env", "headers"):
+        value = entry.get(key)
+        strings += list(value.values()) if isinstance(value, Mapping) else []
+    found = {os.environ[m.group(1)] for text in strings if isinstance(text, str)
+             for m in VAR_REFERENCE.finditer(text) if m.group(1) in os.environ}
+    return tuple(sorted(found))
+
+
+_CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|pwd|auth|cred|cookie|session", re.IGNORECASE)
+
+
+def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
+    """The environment values that are credentials: every ``${VAR}`` of a header (that is where a
+    server's auth goes), and of an ``env`` entry, the URL, the command or an argument whose own
+    name or variable's name reads like one (``"TOKEN": "${FILES_TOKEN}"``, ``--token ${GH_TOKEN}``).
+    A server echoing one in a tool result must not hand it to the model; a ``${HOME}`` in
+    ``PYTHONPATH`` is no credential, and redacting it would hide every path."""
+    pairs: list[tuple[str, object]] = [("", entry.get(key)) for key in ("url", "command")]
+    args = entry.get("args")
+    pairs += [("", a) for a in args] if isinstance(args, (list, tuple)) else []
+    for key in ("headers", "env"):
+        value = entry.get(key)
+        if isinstance(value, Mapping):
+            pairs += [("auth" if key == "headers" else str(k), v) for k, v in value.items()]
+    found = {os.environ[m.group(1)] for name, text in pairs if isinstance(text, str)
+             for m in VAR_REFERENCE.finditer(text)
+             if m.group(1) in os.environ and (_CREDENTIAL_NAME.search(name) or _CREDENTIAL_NAME.search(m.group(1)))}
+    return tuple(sorted(found))
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:
@@ -164,7 +214,12 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
     if not isinstance(entry, Mapping):
         raise McpConfigError(f"MCP server {name!r} (in {source}): expected an object with 'command' or 'url', "
                              f"got {type(entry).__name__}")
-    if entry.get("disabled") is True:
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        # "disabled": "true" reads as disabled in the trust view; starting it anyway would run a
+        # command the user was told is off.
+        raise _error(name, source, "disabled", f"must be true or false, got {type(disabled).__name__} {disabled!r}")
+    if disabled:
         return None
     kind = entry.get("type")
     if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
@@ -179,25 +234,32 @@ def parse_server(name: object, entry: object, source: str) -> ServerConfig | Non
         assert url is not None
         if not re.match(r"https?://[^/\s]+", url):
             raise _error(name, source, "url", f"must be an http:// or https:// URL, got {url!r}")
-        return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source)
+        return HttpServer(name=name, url=url, headers=_string_map(entry, "headers", name, source), source=source,
+                          written=str(entry["url"]), expanded=_from_environment(entry),
+                          credentials=_credentials(entry))
     if not has_command:
         raise McpConfigError(f"MCP server {name!r} (in {source}): needs 'command' (a program to start) or "
                              f"'url' (a streamable HTTP endpoint)")
     command = _string(entry, "command", name, source)
     assert command is not None
     cwd = _string(entry, "cwd", name, source, required=False)
-    return StdioServer(name=name, command=command, args=_string_list(entry, "args", name, source),
-                       env=_string_map(entry, "env", name, source), cwd=Path(cwd) if cwd else None, source=source)
+    args = _string_list(entry, "args", name, source)
+    raw_args = entry.get("args") or ()
+    written = " ".join([str(entry["command"]), *(str(a) for a in raw_args if isinstance(raw_args, (list, tuple)))])
+    return StdioServer(name=name, command=command, args=args, env=_string_map(entry, "env", name, source),
+                       cwd=Path(cwd) if cwd else None, source=source, written=written,
+                       expanded=_from_environment(entry), credentials=_credentials(entry))
 
 
-def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, ServerConfig]:
-    """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped."""
+def parse_servers(raw: Mapping[str, object] | None, source: str, *, unwrap: bool = True) -> dict[str, ServerConfig]:
+    """Servers of one mapping, by name; ``{"mcpServers": {...}}`` is unwrapped (unless ``unwrap``
+    is False: the inner object of a ``.mcp.json``, already unwrapped once)."""
     if not raw:
         return {}
     if not isinstance(raw, Mapping):
         raise McpConfigError(f"MCP servers (in {source}) must be an object of server entries, got {type(raw).__name__}")
     entries: Mapping[str, object] = raw
-    if set(raw) == {"mcpServers"}:
+    if unwrap and set(raw) == {"mcpServers"}:
         inner = raw["mcpServers"]
         if not isinstance(inner, Mapping):
             raise McpConfigError(f"'mcpServers' (in {source}) must be an object of server entries, "
@@ -211,14 +273,15 @@ def parse_servers(raw: Mapping[str, object] | None, source: str) -> dict[str, Se
     return servers
 
 
-def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
-    """Servers of ``cwd/.mcp.json`` (empty when there is no such file)."""
+def load_mcp_json(cwd: Path, raw: bytes | None = None) -> dict[str, ServerConfig]:
+    """Servers of ``cwd/.mcp.json`` (empty when there is no such file); ``raw``: the file's bytes
+    as already read (and checked: :func:`~.trust.trusted_mcp_json`), parsed instead of reading it."""
     path = Path(cwd) / MCP_JSON
-    if not path.is_file():
+    if raw is None and not path.is_file():
         return {}
     # A file that may have been received: read as a regular file, within a bound (never a FIFO's
     # wait, never gigabytes whole), and its nesting may not crash the parser.
-    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1) if raw is None else raw
     if raw is None:
         raise McpConfigError(f"cannot read {path}: not a readable regular file")
     if len(raw) > MAX_MCP_JSON_BYTES:
@@ -231,7 +294,9 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
         raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
-    return parse_servers(data.get("mcpServers", {}), str(path))
+    # Unwrapped once: a second level ({"mcpServers": {"mcpServers": {...}}}) would start servers
+    # that %agent mcp, reading the file as written, shows as one empty entry.
+    return parse_servers(data.get("mcpServers", {}), str(path), unwrap=False)
 
 
 def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
@@ -258,10 +323,12 @@ def refuse_secrets(servers: Mapping[str, ServerConfig], secrets: tuple[str, ...]
 
 
 def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
-                    source: str = "mcp_servers", secrets: tuple[str, ...] = ()) -> tuple[ServerConfig, ...]:
+                    source: str = "mcp_servers", secrets: tuple[str, ...] = (),
+                    mcp_json: bytes | None = None) -> tuple[ServerConfig, ...]:
     """All configured servers: ``.mcp.json`` first, replaced by explicit entries of the same name.
-    ``secrets``: values no server of ``.mcp.json`` may carry (:func:`refuse_secrets`)."""
-    servers = load_mcp_json(cwd) if read_mcp_json else {}
+    ``secrets``: values no server of ``.mcp.json`` may carry (:func:`refuse_secrets`); ``mcp_json``:
+    the file's bytes as already read and checked (else it is read here)."""
+    servers = load_mcp_json(cwd, mcp_json) if read_mcp_json else {}
     refuse_secrets(servers, secrets)
     servers.update(parse_servers(explicit, source))
     tool_prefixes: dict[str, str] = {}

@@ -39,7 +39,7 @@ from typing import Coroutine, Sequence, TypeVar
 
 from nbagent.engine.contracts.config import DEFAULT_MCP_CALL_TIMEOUT_S
 from nbagent.engine.contracts.tool_api import ToolOutput
-from nbagent.engine.loop.sanitize import Sanitizer
+from nbagent.engine.loop.sanitize import Sanitizer, secret_values
 
 from .config import DEFAULT_WAIT_TIMEOUT, ServerConfig
 from .connection import McpTool, ServerConnection, ServerState, ServerStatus
@@ -85,8 +85,10 @@ class McpManager:
         self._cap_reported = False
         cwd = (cwd or Path.cwd()).resolve()
         # ``${VAR}`` in the config puts secrets into command lines and URLs, and from there into
-        # errors ("command not found: sk-…"): every status, warning and error is redacted.
-        redact = Sanitizer(tuple(secrets)).text
+        # errors ("command not found: sk-…", a server's stderr echoing its --token): every status,
+        # warning and error is redacted, of the configured secrets and of every ``${VAR}``'s value.
+        from_config = (value for server in servers for value in getattr(server, "expanded", ()))
+        redact = Sanitizer(secret_values((), (*secrets, *from_config))).text
         self._connections = [ServerConnection(s, cwd, connect_timeout, call_timeout, self._call_bridge,
                                               redact=lambda text: redact(text)[0])
                              for s in servers]
@@ -219,6 +221,12 @@ class McpManager:
     def servers(self) -> tuple[str, ...]:
         """The configured server names."""
         return tuple(c.config.name for c in self._connections)
+
+    @property
+    def credentials(self) -> tuple[str, ...]:
+        """The credentials the servers' ``${VAR}`` took from the environment (a header's, a
+        ``TOKEN`` in ``env``): the Agent redacts them from everything the model reads."""
+        return tuple(value for c in self._connections for value in getattr(c.config, "credentials", ()))
 
     def state(self, server: str) -> ServerState:
         """One server's state: pending, connecting, connected, failed, stopped or closed."""

@@ -57,13 +57,29 @@ def _entries() -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
+def _trusted_bytes(path: Path) -> bytes | None:
+    """The file's bytes, read once, when they are the ones the user trusted at this path."""
+    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
+    if raw is None or len(raw) > MAX_MCP_JSON_BYTES:
+        return None
+    digest = hashlib.sha256(raw).hexdigest()
+    entry = _entries().get(str(path))
+    trusted = isinstance(entry, dict) and entry.get("sha256") == digest \
+        and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
+    return raw if trusted else None
+
+
 def is_trusted(cwd_or_file: Path) -> bool:
     """Whether the ``.mcp.json`` (of a folder, or the file) is trusted as it is now."""
-    path = _where(cwd_or_file)
-    digest = _digest(path)
-    entry = _entries().get(str(path))
-    return digest is not None and isinstance(entry, dict) and entry.get("sha256") == digest \
-        and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
+    return _trusted_bytes(_where(cwd_or_file)) is not None
+
+
+def trusted_mcp_json(cwd: Path) -> bytes | None:
+    """The folder's ``.mcp.json`` as the bytes that were checked, when it is trusted as it is now
+    (None: no file, or not trusted). Parse these, never the file again: a file swapped between a
+    check and a second read would start servers nobody trusted."""
+    path = Path(cwd) / MCP_JSON
+    return _trusted_bytes(_where(path)) if path.is_file() else None
 
 
 def untrusted_mcp_json(cwd: Path) -> Path | None:
@@ -92,4 +108,4 @@ def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
     return path
 
 
-__all__ = ["TRUST_FILE_ENV", "is_trusted", "trust_file", "trust_mcp_json", "untrusted_mcp_json"]
+__all__ = ["TRUST_FILE_ENV", "is_trusted", "trust_file", "trust_mcp_json", "trusted_mcp_json", "untrusted_mcp_json"]

@@ -158,3 +158,22 @@ def test_a_figure_whose_text_holds_a_secret_is_not_sent_as_an_image() -> None:
         shell.user_ns.pop("chart", None)
         plt.close(secret_fig)
         plt.close(plain_fig)
+
+
+def test_a_figure_whose_table_holds_a_secret_is_not_sent_as_an_image() -> None:
+    """A table's cells (``ax.table``, ``df.plot(table=True)``) draw their text without listing it
+    among the figure's artists: a table of keys went to the model as pixels."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    shell = shell_with()
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    ax.table(cellText=[["token", KEY]], loc="bottom")
+    shell.user_ns["chart"] = fig
+    try:
+        ctx = KernelContext(shell, None, DisplayedImages(shell))
+        sent = ctx.focused(FactsFocus("look at `chart`, the plot", redact=Sanitizer(()).redact)).images
+        assert not [b for b in sent if b["type"] == "image"]
+        assert ctx.last is not None and any("left out: its text holds a secret" in n for n in ctx.last.notes)
+    finally:
+        plt.close(fig)

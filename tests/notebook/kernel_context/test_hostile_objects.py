@@ -127,12 +127,46 @@ def test_len_shape_dtypes_and_repr_that_sleep_are_never_called() -> None:
     assert "  - obj: Hostile\n" in text and "  - items: SlowList\n" in text and seconds < OBJECT_SECONDS
 
 
-def test_a_sleeping_repr_inside_a_container_or_a_frame_is_cut_by_the_time_limit() -> None:
+def test_a_sleeping_repr_inside_a_frame_is_cut_by_the_time_limit_and_one_in_a_container_never_runs() -> None:
     df = pd.DataFrame({"h": [Hostile()]})
     text, seconds = timed(shell_with(items=[Hostile()], df=df), "look at `items` and `df`")
-    assert "took longer than" in block_of(text, "items") and "took longer than" in block_of(text, "df")
+    assert f"[<{__name__}.Hostile object>]" in block_of(text, "items") and "took longer than" in block_of(text, "df")
     assert "shape (1, 1)" in block_of(text, "df")  # the brief form survived the failed full one
     assert seconds < 6 * OBJECT_SECONDS + 1
+
+
+def test_no_user_code_runs_for_the_items_of_a_container_variable_or_output() -> None:
+    """Plain reprlib called each item's ``__repr__`` (a lazy connection describing itself by a
+    query, a dataclass showing its token, which alone is described by its type name) and sorted a
+    set's or a dict's items by their ``__lt__``: user code nbagent ran, unasked, before each prompt
+    (or at an MCP client's ``list_variables``)."""
+    from dataclasses import dataclass
+
+    ran: list[str] = []
+
+    class Conn:
+        def __repr__(self) -> str:
+            ran.append("__repr__")
+            return "Conn(open)"
+
+        def __lt__(self, other: object) -> bool:
+            ran.append("__lt__")
+            return True
+
+        def __hash__(self) -> int:
+            return id(self)
+
+    @dataclass
+    class Config:
+        token: str
+
+    shell = shell_with(conns=[Conn()], pool={Conn(), Conn()}, by_key={Conn(): 1, Conn(): 2},
+                       configs=[Config("ghp_TOKEN1234567890abcdef")], plain={"b": 2, "a": 1})
+    shell.user_ns["Out"] = {3: [Conn()]}
+    text, _ = context_text(shell, "what are `conns`, `pool`, `by_key`, `configs` and `plain`?")
+    assert ran == [] and "Conn(open)" not in text and "ghp_TOKEN" not in text
+    assert "Conn object>" in block_of(text, "pool") and "Config object>" in block_of(text, "configs")
+    assert "{'a': 1, 'b': 2}" in block_of(text, "plain")  # builtins as before, sorted
 
 
 def test_cyclic_containers_are_bounded() -> None:

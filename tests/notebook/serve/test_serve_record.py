@@ -112,3 +112,31 @@ def test_a_key_in_a_failed_runs_last_line_is_not_saved_in_the_record() -> None:
     assert outcomes[0].startswith("error: ValueError") and outcomes[1].startswith("error: ConnectionError")
     assert all("[redacted]" in o for o in outcomes), outcomes
     assert not any(key[:16] in o or password[:12] in o for o in outcomes), outcomes
+
+
+def test_a_cell_id_a_client_made_up_is_bounded_and_escaped_in_the_record() -> None:
+    """A replace of a cell the client never read is refused before asking, and recorded: the id is
+    any string the client sent (megabytes, a newline, a direction mark), not a cell's."""
+    import asyncio
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbagent.notebook.serve.clients import Clients
+    from nbagent.notebook.serve.gate import ServeGate
+    from nbagent.notebook.serve.operations import Operations
+    from nbagent.notebook.serve.record import NAME_CHARS
+
+    async def alive() -> bool:
+        return True
+
+    ops = Operations(Bridge(), ServeGate(None, lambda: "default", alive, lambda _t: True),  # type: ignore[arg-type]
+                     ActionLog(lambda: None), InteractiveShell.instance())
+    from nbagent.engine.contracts.json_types import JSONObject
+
+    made_up = "c1\u202e\n| fake row" + "x" * 1_000_000
+    args: JSONObject = {"action": "replace", "cell_id": made_up, "index": None, "source": "1", "cell_type": "code"}
+    out = asyncio.run(ops.edit(Clients().admit(("claude-code", "s1")), args))
+    entry = ops.log.entries()[-1]
+    assert out.is_error and entry.allowed_by == "refused"
+    for text in (entry.what, entry.outcome):
+        assert "⟦U+202E⟧⟦U+000A⟧| fake row" in text and "\n" not in text and len(text) < 4 * NAME_CHARS

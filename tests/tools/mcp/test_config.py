@@ -177,3 +177,17 @@ def test_a_received_mcp_json_is_read_within_bounds(tmp_path: Path) -> None:
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(McpConfigError, match="not valid JSON"):
         load_mcp_json(tmp_path)
+
+
+def test_credentials_from_the_environment_are_told_apart_from_other_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the Agent redacts model-side (F10 of attack 7): headers, and what is named like a key."""
+    for var, value in {"GH_TOKEN": "gh-token-value-123", "DOCS_KEY": "docs-key-value-456",
+                       "AUTHZ": "header-value-789", "LIB_DIR": "/opt/libraries", "MODE": "fast-mode"}.items():
+        monkeypatch.setenv(var, value)
+    servers = parse_servers({
+        "a": {"command": "python", "args": ["--token", "${GH_TOKEN}", "--lib", "${LIB_DIR}"],
+              "env": {"MODE": "${MODE}", "PYTHONPATH": "${LIB_DIR}", "SERVICE_PASSWORD": "${MODE}"}},
+        "b": {"url": "http://127.0.0.1:9/mcp?k=${DOCS_KEY}", "headers": {"X-Team": "${AUTHZ}"}},
+    }, "test")
+    assert set(servers["a"].credentials) == {"gh-token-value-123", "fast-mode"}  # MODE by its entry's name
+    assert set(servers["b"].credentials) == {"docs-key-value-456", "header-value-789"}

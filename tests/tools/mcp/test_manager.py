@@ -3,6 +3,7 @@ of MCP tools offered is capped with a notice; ``Agent.close()`` then exit leaves
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -34,9 +35,63 @@ async def test_a_secret_expanded_into_mcp_config_is_redacted_everywhere(tmp_path
     finally:
         await agent.aclose()
     assert "could not be started: command not found: [redacted]" in "\n".join(warnings(events))
-    assert "--key=[redacted]" in status and KEY not in status
+    assert "--key=${ANTHROPIC_API_KEY}" in status and KEY not in status  # the command line as written
     assert all(KEY not in str(e) for e in events)
     assert all(KEY not in p.read_text(errors="replace") for p in (tmp_path / "task").iterdir() if p.is_file())
+
+
+async def test_a_token_a_server_gets_from_the_environment_is_never_shown(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``${VAR}`` keeps a token out of the file; status lines and warnings showed it again: the
+    expanded command line and URL, and a server's stderr echoing its argument (any variable, not
+    only a configured secret: GH_TOKEN is none)."""
+    token, key = "ghp_TOKENFROMTHEENVIRONMENT12345", "docs-key-FROM-THE-ENV-0987"
+    monkeypatch.setenv("GH_TOKEN", token)
+    monkeypatch.setenv("DOCS_KEY", key)
+    echo = "import sys; sys.stderr.write('bad token ' + sys.argv[1] + chr(10)); sys.exit(3)"
+    servers = {"gh": {"command": sys.executable, "args": ["-c", echo, "${GH_TOKEN}"]},
+               "docs": {"url": "http://127.0.0.1:9/mcp?key=${DOCS_KEY}"}}
+    api = SimulatedAPI([text_reply("hi")])
+    agent = make_agent(api, tmp_path, mcp_servers=servers)
+    try:
+        events = [e async for e in agent.run("hello")]
+        status = "\n".join(agent.mcp_status())
+    finally:
+        await agent.aclose()
+    shown = status + "\n".join(warnings(events))
+    assert token not in shown and key not in shown
+    assert "${GH_TOKEN}" in status and "mcp?key=${DOCS_KEY}" in status
+    assert "bad token [redacted]" in shown  # the server's stderr, as the warning quotes it
+
+
+async def test_a_servers_token_echoed_in_a_tool_result_never_reaches_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token given to a server by ``${VAR}`` (in ``env`` named like one, or any header) is the
+    user's credential: a server answering "invalid token <it>" handed it to the model, its
+    history and the task folder. A ``${VAR}`` that is no credential (a path) is not redacted."""
+    from nbagent.engine.contracts.permissions import Allow
+    from nbagent.providers.simulated import tool_reply
+
+    token, home = "files-token-FROM-THE-ENV-1234567", str(tmp_path / "lib")
+    monkeypatch.setenv("FILES_TOKEN", token)
+    monkeypatch.setenv("LIB_DIR", home)
+    servers = {"h": {"command": sys.executable, "args": [HOSTILE, "echoenv", "API_TOKEN"],
+                     "env": {"API_TOKEN": "${FILES_TOKEN}", "PYTHONPATH": "${LIB_DIR}"}}}
+    api = SimulatedAPI([tool_reply("mcp__h__echo", {"s": "x"}), text_reply(f"done in {home}")])
+
+    async def allow(*_: object) -> Allow:
+        return Allow()
+
+    agent = make_agent(api, tmp_path, task_dir=tmp_path / "task", mcp_servers=servers, can_use_tool=allow)
+    try:
+        events = [e async for e in agent.run("call it")]
+    finally:
+        await agent.aclose()
+    assert len(api.requests) == 2 and "invalid token [redacted]" in json.dumps(api.requests[1].body)
+    assert all(token not in json.dumps(r.body) for r in api.requests)
+    assert all(token not in str(e) for e in events)
+    assert all(token not in p.read_text(errors="replace") for p in (tmp_path / "task").iterdir() if p.is_file())
+    assert any(home in str(e) for e in events)  # a path is not a secret: the answer naming it is shown
 
 
 async def test_thousands_of_mcp_tools_are_capped_with_a_notice(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@
 - ``wrongid``: answers ``tools/call`` with another request id;
 - ``regex``: offers a tool whose schema has a catastrophic regex (``^(a|a)+$``), answers calls;
 - ``many``: offers N tools (default 5000), answers calls;
+- ``echoenv VAR``: answers every call with the value of its environment variable VAR (a server
+  echoing its token: "invalid token …");
 - ``pid FILE``: writes its pid to FILE, answers calls, and stays after its stdin closes (until
   SIGTERM), as a server that does not notice its client is gone.
 """
@@ -54,6 +56,9 @@ def answer(request: dict) -> None:
             sys.stdout.flush()
         elif MODE == "wrongid":
             send({"jsonrpc": "2.0", "id": 987654, "result": {"content": [{"type": "text", "text": "x"}]}})
+        elif MODE == "echoenv":
+            said = f"invalid token {os.environ.get(sys.argv[2], '')}"
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": said}]}})
         else:
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "ok"}]}})
     else:

@@ -1,0 +1,47 @@
+"""The ``.mcp.json`` trust gate: what starts is the file the user trusted, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbagent.engine.disk import safe_open
+from nbagent.tools.mcp import trust
+from nbagent.tools.mcp.build import build_mcp_manager
+from nbagent.tools.mcp.trust import trust_mcp_json, trusted_mcp_json
+
+TRUSTED = json.dumps({"mcpServers": {"good": {"command": "python", "args": ["server.py"]}}}).encode()
+SWAPPED = json.dumps({"mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch pwned"]}}}).encode()
+
+
+def _swap_after_the_check(monkeypatch: pytest.MonkeyPatch, file: Path) -> None:
+    """A writer (a sync, another process) replaces the file right after the trust check read it."""
+    def read_then_swap(path: Path, limit: int) -> bytes | None:
+        raw = safe_open.read_capped(path, limit)
+        if Path(path).name == ".mcp.json":
+            file.write_bytes(SWAPPED)
+        return raw
+
+    monkeypatch.setattr(trust, "read_capped", read_then_swap)
+
+
+def test_a_file_swapped_after_the_trust_check_does_not_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    file = tmp_path / ".mcp.json"
+    file.write_bytes(TRUSTED)
+    trust_mcp_json(tmp_path)
+    _swap_after_the_check(monkeypatch, file)
+    manager = build_mcp_manager({}, tmp_path, start=False)
+    assert manager is not None and manager.servers == ("good",)  # the bytes checked, not the file read again
+    manager.close(wait=True)
+
+
+def test_trusted_bytes_are_none_once_the_file_changed(tmp_path: Path) -> None:
+    file = tmp_path / ".mcp.json"
+    file.write_bytes(TRUSTED)
+    trust_mcp_json(tmp_path)
+    assert trusted_mcp_json(tmp_path) == TRUSTED
+    file.write_bytes(SWAPPED)
+    assert trusted_mcp_json(tmp_path) is None
+    assert trusted_mcp_json(tmp_path / "elsewhere") is None  # no file: nothing to start
