@@ -178,8 +178,10 @@ class AgentMagics(Magics):
         return new_session(self, resume_from=resume_from, **changes)
 
     def session(self) -> NotebookSession:
-        """The active session (created on first use)."""
-        return self.current or self.new_session()
+        """The active session (after a replay, the replayed one; else created on first use)."""
+        from .document.replayed import replayed_session
+
+        return self.current or replayed_session(self) or self.new_session()
 
     def _session_for(self, args: Namespace) -> NotebookSession:
         provider = "simulated" if args.simulated else "anthropic" if args.anthropic else None

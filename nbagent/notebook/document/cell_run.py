@@ -21,6 +21,7 @@ from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
+from .replayed import fill_stand_in
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
     failed = fails(ending)
     magics.document.replayed(decision.turn, failed=failed)
+    fill_stand_in(magics)  # the session the notebook's code made and holds reads the replayed one
     if failed and decision.retried:
         _show_line(RETRIED_BELOW_LINE, "nbagent-retried")
         return
@@ -272,7 +274,7 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 
     link = magics.document
     current = magics.current
-    if current is None or session_name(current.agent) != decision.session:
+    if (current is None or session_name(current.agent) != decision.session) and not fill_stand_in(magics):
         cursor = link.cursor
         magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
         link.cursor = cursor  # loading the record is part of replaying it

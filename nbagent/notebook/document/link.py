@@ -130,6 +130,11 @@ class DocumentLink:
         recorded session: a turn that goes on live from that session allows them again, as live."""
 
     @property
+    def session_at_replay(self) -> NotebookSession | None:
+        """The active session when this kernel last showed a replay."""
+        return self._session_at_replay
+
+    @property
     def root(self) -> Path:
         """Where records live: the given folder, else the kernel's working directory (the notebook's)."""
         return self._root if self._root is not None else Path.cwd()
