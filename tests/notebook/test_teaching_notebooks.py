@@ -108,6 +108,27 @@ def test_faults_notebook_retries_and_recovers(executed):
         assert needle in joined, needle
 
 
+def _markdown(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _retries_by_request(nb) -> dict[int, int]:
+    """The `retries` column of 03's `s.turns_df()[["request", "retries", …]]` cell, by request."""
+    table = next(c for c in nb.cells if c.source.startswith('s.turns_df()[["request", "retries"'))
+    rows = table.outputs[0]["data"]["text/plain"].splitlines()[1:]
+    return {int(r.split()[1]): int(r.split()[2]) for r in rows}
+
+
+def test_faults_notebook_says_what_its_retries_column_counts(executed):
+    # The markdown said the 429 was "not counted as a retry" and the overflow "no retry counted", while
+    # the table it shows says retries 2 and 1 for those requests (the column counts every resend).
+    nb, _ = executed("03_retries_and_faults")
+    retries, text = _retries_by_request(nb), _markdown(nb)
+    assert retries[1] == 2 and retries[6] == 1  # 529 + 429 before request 1; the overflow's resend
+    assert "no retry counted" not in text and "does not count it as a retry" not in text
+    assert "counts every resend, so that request's row says 2" in text and "counts the resend: 1" in text
+
+
 def test_permissions_notebook_denies_and_resumes(executed):
     nb, _ = executed("04_permissions_and_tools")
     joined = "\n".join(_texts(nb))
