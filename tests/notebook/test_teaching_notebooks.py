@@ -173,6 +173,20 @@ def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(exe
     assert "(True," in joined  # the replayed transcripts equal the recorded ones
 
 
+def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_first_again(tmp_path):
+    # Its step 3 said "we run it once live", but a second run of the notebook (Restart & Run All, a
+    # second nbconvert) found the first run's analysis_run/ records: the "live" run replayed, 2
+    # requests instead of 4. And the child kernels' TCP warning was printed into the lesson.
+    shutil.copy(NOTEBOOKS / "06_reproducible_notebook.ipynb", tmp_path / "06.ipynb")
+    runs = [run_notebook(tmp_path / "06.ipynb", tmp_path / f"run{n}.ipynb", kernel_name="nbagent", timeout=120,
+                         cwd=tmp_path) for n in (1, 2)]
+    for nb in runs:
+        joined = "\n".join(_texts(nb))
+        live = next(c for c in nb.cells if c.source.startswith("live = analysis(PROMPTS)"))
+        assert "requests sent to the API: 4" in "\n".join(o.get("text", "") for o in live.outputs)
+        assert "without encryption" not in joined
+
+
 def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer(executed):
     nb, _ = executed("08_kernel_context")
     joined = "\n".join(_texts(nb))
