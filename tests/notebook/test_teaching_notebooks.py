@@ -99,6 +99,17 @@ def test_truncation_notebook_truncates_and_shows_the_strip(executed):
     assert "<svg" in joined or "nbagent-strip" in joined  # the static strip of the explorer
 
 
+def test_truncation_notebook_shows_the_file_read_de_duplication_it_promises(executed):
+    # Its markdown promises the de-duplication of repeated reads of notes.txt; with the notebook tools
+    # offered (JupyterLab, autorun) every truncation had hidden the older read already: saving 0 in every row.
+    nb, _ = executed("02_truncation_explorer")
+    table = next(c for c in nb.cells if c.source.startswith("s.truncation_df()"))
+    rows = table.outputs[0]["data"]["text/plain"]
+    assert "duplicate file reads replaced (file-read saving" in "\n".join(_texts(nb))
+    savings = [float(ln.split()[-1]) for ln in rows.splitlines() if ln.strip()[:1].isdigit() and "half" in ln]
+    assert any(v > 0 for v in savings), rows
+
+
 def test_faults_notebook_retries_and_recovers(executed):
     nb, _ = executed("03_retries_and_faults")
     joined = "\n".join(_texts(nb))
