@@ -367,13 +367,16 @@ class DocumentLink:
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and
-        this notebook's."""
+        this notebook's. Headless, where the executing cell does not tell which notebook runs (a
+        ``%agent context`` cell that several notebooks have), the copy names the notebook the
+        replayed record names: a headless replay only follows a record of a notebook that has its cell."""
         new_name = session_name(new)
         if new_name is None:
             return
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
-        save_index(self.root, ReplayIndex(session=new_name, notebook=self._recording_as(), turns=turns,
+        notebook = self._recording_as() or (index.notebook if index is not None else None)
+        save_index(self.root, ReplayIndex(session=new_name, notebook=notebook, turns=turns,
                                           provider=index.provider if index is not None else None))
         copy_shown(self.root, old_name, new_name, {t.turn: t.digest() for t in turns})
 
