@@ -198,6 +198,15 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
         assert "without encryption" not in joined
 
 
+@pytest.mark.parametrize("name", ["01_quickstart", "06_reproducible_notebook", "08_kernel_context"])
+def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
+    # 08's cells showed Allow / Deny cards its markdown never mentioned (and headless, denials it never explained)
+    nb, _ = executed(name)
+    assert "permission: ✓ allowed" in "\n".join(_texts(nb))  # a card was answered (autorun clicks Allow)
+    text = _markdown(nb)
+    assert "**Allow**" in text and ("unattended" in text or "Unattended" in text)
+
+
 def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer(executed):
     nb, _ = executed("08_kernel_context")
     joined = "\n".join(_texts(nb))
