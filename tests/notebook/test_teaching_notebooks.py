@@ -248,3 +248,18 @@ def test_context_policies_notebook_prints_the_bench_tables(executed):
     server_rows = server.results(server.SERVER_POLICIES)
     assert comparison_df(server_rows).to_string(index=False) in joined  # the server layers' table too
     assert "nbagent-policy-explorer" in joined and "<svg" in joined  # the static fallback of the explorer
+
+
+def test_context_policies_notebook_quotes_the_prices_its_numbers_are_computed_with():
+    # Its dollars include one-hour cache writes (the cache anchors) at $4 per million, which it did not quote.
+    import nbformat
+
+    from nbagent.engine.api_facts.models import get_model
+
+    nb = nbformat.read(NOTEBOOKS / "07_context_policies.ipynb", as_version=4)
+    model = get_model("claude-sonnet-5-5")
+    assert model is not None
+    p = model.prices
+    quoted = f"${p.input:g} per million input tokens, ${p.cache_write_5m:.2f} to write the cache (${p.cache_write_1h:g} for " \
+             f"the one-hour breakpoints"
+    assert quoted in " ".join(_markdown(nb).split()), quoted
