@@ -21,7 +21,7 @@ from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
-from .replayed import fill_stand_in
+from .replayed import fill_stand_in, keep_code_session
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
+    keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
         agent = magics.current.agent

@@ -123,6 +123,8 @@ class DocumentLink:
         self._current: NotebookSession | None = None  # the active session of the cell being planned
         self._session_at_replay: NotebookSession | None = None
         """The active session when this kernel last showed a replay (a session made after it is fresh)."""
+        self.code_session: NotebookSession | None = None
+        """The session the notebook's code made that a replay filled (:func:`.replayed.fill_stand_in`)."""
         self.shown_cells: dict[str, tuple[str, int]] = {}
         """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
         self.replayed_allow: dict[str, tuple[str, ...]] = {}

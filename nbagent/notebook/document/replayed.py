@@ -79,13 +79,31 @@ def fill_stand_in(magics: "MagicsApi") -> bool:
     magics.current = current
     if loaded is None:
         return False
-    own = current.agent.config
+    _hand_over(current, loaded)
+    link.code_session = current
+    return True
+
+
+def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> None:
+    """After a live cell forked or resumed the record: the session the notebook's code made and a
+    replay filled (``before``) goes on in the new agent, as the active session, with the settings
+    the code gave it (02's 4,000-token window and its allowed tools, not the defaults)."""
+    new = magics.current
+    if before is None or new is None or new is before or before is not magics.document.code_session:
+        return
+    _hand_over(before, new)
+    magics.current = before
+
+
+def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
+    """``session`` takes ``loaded``'s agent, keeping its own settings (its old agent is closed)."""
+    own = session.agent.config
     keep = {k: getattr(own, k) for k in _CARRIED if getattr(own, k) != getattr(loaded.agent.config, k)}
     if keep:
         loaded.agent.reconfigure(**keep)
-    current.agent.close()
-    current.agent, current.executor = loaded.agent, loaded.executor
-    return True
+    if session.agent is not loaded.agent:
+        session.agent.close()
+    session.agent, session.executor = loaded.agent, loaded.executor
 
 
 def shown_turns(magics: "MagicsApi") -> int | None:
@@ -150,4 +168,5 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["fill_stand_in", "nothing_loaded", "notebook_history", "notebook_status", "replayed_session", "shown_turns"]
+__all__ = ["fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
+           "replayed_session", "shown_turns"]

@@ -53,3 +53,25 @@ def test_nbagent_session_after_a_replay_is_the_replayed_session_not_a_new_empty_
     s = ip.user_ns["s"]
     # the record (or, where the kernel does not know its notebook's name, a copy of it): no request sent
     assert s.turn == 2 and len(s.turns_df()) == requests
+
+
+def test_an_edited_cell_after_a_replay_goes_on_live_in_the_codes_session_with_its_window_and_allow(ip):  # noqa: F811
+    # 02 with one prompt edited, Restart & Run All: the turns after the edit ran in a fork made with the
+    # defaults — a 1,000,000-token window (the truncation lesson stopped truncating) and no allowed tools
+    # (Allow cards in JupyterLab, denials headless) — and `s` was no longer the active session.
+    made = MADE_IN_CODE.replace("context_window=4000", "context_window=4000, allow=('python',)")
+    ip.run_cell(made)
+    cell(ip, FIRST, "--no-cells")
+    cell(ip, SECOND, "--no-cells")
+    magics = magics_mod.active_magics()
+    magics.allow = []  # the notebook's own settings are the code's, not the kernel's
+    restart(magics)
+    ip.run_cell(made)
+    assert "replayed: session" in cell(ip, FIRST, "--no-cells")
+
+    out = cell(ip, SECOND.replace("5", "6"), "--no-cells")
+
+    s = ip.user_ns["s"]
+    assert "replayed: session" not in out and "denied" not in out.lower()
+    assert magics.current is s and s.turn == 2
+    assert s.agent.config.context_window == 4000 and "python" in s.agent.config.allow
