@@ -105,6 +105,17 @@ def test_truncation_notebook_truncates_and_shows_the_strip(executed):
     assert "<svg" in joined or "nbagent-strip" in joined  # the static strip of the explorer
 
 
+def test_truncation_notebook_shows_the_file_read_de_duplication_it_promises(executed):
+    # Its markdown promises the de-duplication of repeated reads of notes.txt; with the notebook tools
+    # offered (JupyterLab, autorun) every truncation had hidden the older read already: saving 0 in every row.
+    nb, _ = executed("02_truncation_explorer")
+    table = next(c for c in nb.cells if c.source.startswith("s.truncation_df()"))
+    rows = table.outputs[0]["data"]["text/plain"]
+    assert "duplicate file reads replaced (file-read saving" in "\n".join(_texts(nb))
+    savings = [float(ln.split()[-1]) for ln in rows.splitlines() if ln.strip()[:1].isdigit() and "half" in ln]
+    assert any(v > 0 for v in savings), rows
+
+
 def test_faults_notebook_retries_and_recovers(executed):
     nb, _ = executed("03_retries_and_faults")
     joined = "\n".join(_texts(nb))
@@ -112,6 +123,27 @@ def test_faults_notebook_retries_and_recovers(executed):
     for needle in ("overloaded (529)", "waiting for the shared rate limit", "interrupted", "history is valid",
                    "auth (401)"):
         assert needle in joined, needle
+
+
+def _markdown(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _retries_by_request(nb) -> dict[int, int]:
+    """The `retries` column of 03's `s.turns_df()[["request", "retries", …]]` cell, by request."""
+    table = next(c for c in nb.cells if c.source.startswith('s.turns_df()[["request", "retries"'))
+    rows = table.outputs[0]["data"]["text/plain"].splitlines()[1:]
+    return {int(r.split()[1]): int(r.split()[2]) for r in rows}
+
+
+def test_faults_notebook_says_what_its_retries_column_counts(executed):
+    # The markdown said the 429 was "not counted as a retry" and the overflow "no retry counted", while
+    # the table it shows says retries 2 and 1 for those requests (the column counts every resend).
+    nb, _ = executed("03_retries_and_faults")
+    retries, text = _retries_by_request(nb), _markdown(nb)
+    assert retries[1] == 2 and retries[6] == 1  # 529 + 429 before request 1; the overflow's resend
+    assert "no retry counted" not in text and "does not count it as a retry" not in text
+    assert "counts every resend, so that request's row says 2" in text and "counts the resend: 1" in text
 
 
 def test_permissions_notebook_denies_and_resumes(executed):
@@ -183,6 +215,29 @@ def test_reproducible_notebook_replays_with_no_request_and_an_edit_goes_live(exe
     assert "(True," in joined  # the replayed transcripts equal the recorded ones
 
 
+def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_first_again(tmp_path):
+    # Its step 3 said "we run it once live", but a second run of the notebook (Restart & Run All, a
+    # second nbconvert) found the first run's analysis_run/ records: the "live" run replayed, 2
+    # requests instead of 4. And the child kernels' TCP warning was printed into the lesson.
+    shutil.copy(NOTEBOOKS / "06_reproducible_notebook.ipynb", tmp_path / "06.ipynb")
+    runs = [run_notebook(tmp_path / "06.ipynb", tmp_path / f"run{n}.ipynb", kernel_name="nbagent", timeout=120,
+                         cwd=tmp_path) for n in (1, 2)]
+    for nb in runs:
+        joined = "\n".join(_texts(nb))
+        live = next(c for c in nb.cells if c.source.startswith("live = analysis(PROMPTS)"))
+        assert "requests sent to the API: 4" in "\n".join(o.get("text", "") for o in live.outputs)
+        assert "without encryption" not in joined
+
+
+@pytest.mark.parametrize("name", ["01_quickstart", "06_reproducible_notebook", "08_kernel_context"])
+def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
+    # 08's cells showed Allow / Deny cards its markdown never mentioned (and headless, denials it never explained)
+    nb, _ = executed(name)
+    assert "permission: ✓ allowed" in "\n".join(_texts(nb))  # a card was answered (autorun clicks Allow)
+    text = _markdown(nb)
+    assert "**Allow**" in text and ("unattended" in text or "Unattended" in text)
+
+
 def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer(executed):
     nb, _ = executed("08_kernel_context")
     joined = "\n".join(_texts(nb))
@@ -224,3 +279,18 @@ def test_context_policies_notebook_prints_the_bench_tables(executed):
     server_rows = server.results(server.SERVER_POLICIES)
     assert comparison_df(server_rows).to_string(index=False) in joined  # the server layers' table too
     assert "nbagent-policy-explorer" in joined and "<svg" in joined  # the static fallback of the explorer
+
+
+def test_context_policies_notebook_quotes_the_prices_its_numbers_are_computed_with():
+    # Its dollars include one-hour cache writes (the cache anchors) at $4 per million, which it did not quote.
+    import nbformat
+
+    from nbagent.engine.api_facts.models import get_model
+
+    nb = nbformat.read(NOTEBOOKS / "07_context_policies.ipynb", as_version=4)
+    model = get_model("claude-sonnet-5-5")
+    assert model is not None
+    p = model.prices
+    quoted = f"${p.input:g} per million input tokens, ${p.cache_write_5m:.2f} to write the cache (${p.cache_write_1h:g} for " \
+             f"the one-hour breakpoints"
+    assert quoted in " ".join(_markdown(nb).split()), quoted

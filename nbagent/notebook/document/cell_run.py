@@ -21,6 +21,7 @@ from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
+from .replayed import fill_stand_in, keep_code_session
 from .shown import Shown, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
+    keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
         agent = magics.current.agent
@@ -231,6 +233,7 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
     failed = fails(ending)
     magics.document.replayed(decision.turn, failed=failed)
+    fill_stand_in(magics)  # the session the notebook's code made and holds reads the replayed one
     if failed and decision.retried:
         _show_line(RETRIED_BELOW_LINE, "nbagent-retried")
         return
@@ -272,7 +275,7 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 
     link = magics.document
     current = magics.current
-    if current is None or session_name(current.agent) != decision.session:
+    if (current is None or session_name(current.agent) != decision.session) and not fill_stand_in(magics):
         cursor = link.cursor
         magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
         link.cursor = cursor  # loading the record is part of replaying it

@@ -125,6 +125,8 @@ class DocumentLink:
         self._current: NotebookSession | None = None  # the active session of the cell being planned
         self._session_at_replay: NotebookSession | None = None
         """The active session when this kernel last showed a replay (a session made after it is fresh)."""
+        self.code_session: NotebookSession | None = None
+        """The session the notebook's code made that a replay filled (:func:`.replayed.fill_stand_in`)."""
         self.shown_cells: dict[str, tuple[str, int]] = {}
         """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
@@ -142,6 +144,11 @@ class DocumentLink:
         if current.turn == 0 and current is self._session_at_replay:
             return True
         return current is self.loaded and session_name(current.agent) != cursor.index.session
+
+    @property
+    def session_at_replay(self) -> NotebookSession | None:
+        """The active session when this kernel last showed a replay."""
+        return self._session_at_replay
 
     @property
     def root(self) -> Path:
@@ -377,13 +384,16 @@ class DocumentLink:
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and
-        this notebook's."""
+        this notebook's. Headless, where the executing cell does not tell which notebook runs (a
+        ``%agent context`` cell that several notebooks have), the copy names the notebook the
+        replayed record names: a headless replay only follows a record of a notebook that has its cell."""
         new_name = session_name(new)
         if new_name is None:
             return
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
-        save_index(self.root, ReplayIndex(session=new_name, notebook=self._recording_as(), turns=turns,
+        notebook = self._recording_as() or (index.notebook if index is not None else None)
+        save_index(self.root, ReplayIndex(session=new_name, notebook=notebook, turns=turns,
                                           provider=index.provider if index is not None else None))
         copy_shown(self.root, old_name, new_name, {t.turn: t.digest() for t in turns})
 

@@ -61,6 +61,8 @@ class Materialiser:
         self.older = 0
         """Cells this agent cell made in an earlier kernel: not this kernel's to remove, so they stay."""
         self._marked_turn: int | None = None
+        self._authors: JSONObject = {}
+        """What the notebook's author put in the agent cell's mark (``click``): kept when it is marked."""
         self._calls: dict[str, tuple[str, ExecutionRecord | None]] = {}
 
     async def begin(self) -> None:
@@ -76,6 +78,7 @@ class Materialiser:
             if at is None:
                 self.live = False
                 return
+            self._authors = _authors_keys(cells[at])
             self.older = sum(1 for c in cells if _made_by(c, self.agent_cell_id, other_kernel=True))
             expect = _earlier_runs(cells[at])
             if expect is not None:
@@ -165,7 +168,7 @@ class Materialiser:
         # With cells off the cell is still tagged when it has a record to carry (replay needs it).
         if self.agent_cell_id is not None and (self.live or (record is not None and self.bridge.connected)):
             self._marked_turn = turn
-            mark: JSONObject = {"origin": ORIGIN, "session": self.session, "turn": turn, "kind": "agent"}
+            mark: JSONObject = {**self._authors, "origin": ORIGIN, "session": self.session, "turn": turn, "kind": "agent"}
             if record is not None:
                 mark["record"] = record
             try:
@@ -179,6 +182,17 @@ class Materialiser:
             return None
         shell.set_next_input(self.codes[-1], replace=False)
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
+
+
+_KERNEL_KEYS = frozenset({"origin", "session", "turn", "kind", "record", "agent_cell", "made", "tool_use_id", "undone"})
+
+
+def _authors_keys(cell: CellJSON) -> JSONObject:
+    """The keys of a cell's ``nbagent`` metadata that nbagent does not write (03's ``"click":
+    ["Cancel"]``, the answers an unattended run gives): marking the agent cell keeps them."""
+    metadata = cell.get("metadata")
+    mark = metadata.get(MARK) if isinstance(metadata, dict) else None
+    return {k: v for k, v in mark.items() if k not in _KERNEL_KEYS} if isinstance(mark, dict) else {}
 
 
 RAISES = "raises-exception"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .link import session_name
 from .replay import sessions_dir
 
 if TYPE_CHECKING:
@@ -48,10 +49,69 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     return magics.current
 
 
+# What a session the notebook's code made says of itself and keeps once the replay fills it.
+_CARRIED = ("allow", "deny", "permission_mode", "context_window", "effort", "max_requests", "max_budget_usd",
+            "max_session_budget_usd", "token_budget", "session_token_budget")
+
+
+def fill_stand_in(magics: "MagicsApi") -> bool:
+    """Load the replayed session into the session the notebook's code made and the replay stood
+    in for (``s = magics.new_session(...)`` or ``nbagent.session()`` before its agent cells): a
+    fresh one that asked nothing, while this kernel showed another session's turns in its place.
+
+    The code holds that object (``s.turns_df()``, ``s.events``, ``s.agent.history``), so it gets
+    the replayed session's agent, with the settings the code gave it (its window, its allow), and
+    stays the active session: the notebook's audit cells read what the live run read, not an
+    empty session. True when it was filled (the record is loaded once: no request is sent)."""
+    link = magics.document
+    current, cursor = magics.current, link.cursor
+    if (current is None or cursor is None or current.turn or current is not link.session_at_replay
+            or session_name(current.agent) == cursor.index.session):
+        return False
+    folder = sessions_dir(link.root) / cursor.index.session
+    if not folder.is_dir():
+        return False
+    magics.current = None  # so loading it neither closes nor replaces the code's session
+    if link.owns(cursor.index):
+        magics.new_session(resume_from=folder)
+        link.cursor = cursor  # loading the record is part of replaying it
+    else:
+        from .fork import adopt
+
+        adopt(magics)  # another notebook's record: a copy of it, never the record itself
+    loaded = magics.current
+    magics.current = current
+    if loaded is None:
+        return False
+    _hand_over(current, loaded)
+    link.code_session = link.loaded = current  # loaded for the replay: a later --new replay leaves it
+    return True
+
+
+def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> None:
+    """After a live cell forked or resumed the record: the session the notebook's code made and a
+    replay filled (``before``) goes on in the new agent, as the active session, with the settings
+    the code gave it (02's 4,000-token window and its allowed tools, not the defaults)."""
+    new = magics.current
+    if before is None or new is None or new is before or before is not magics.document.code_session:
+        return
+    _hand_over(before, new)
+    magics.current = before
+
+
+def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
+    """``session`` takes ``loaded``'s agent, keeping its own settings (its old agent is closed)."""
+    own = session.agent.config
+    keep = {k: getattr(own, k) for k in _CARRIED if getattr(own, k) != getattr(loaded.agent.config, k)}
+    if keep:
+        loaded.agent.reconfigure(**keep)
+    if session.agent is not loaded.agent:
+        session.agent.close()
+    session.agent, session.executor = loaded.agent, loaded.executor
+
+
 def shown_turns(magics: "MagicsApi") -> int | None:
     """How many turns of the current session this kernel replayed (None: it did not replay it)."""
-    from .link import session_name
-
     cursor = magics.document.cursor
     current = magics.current
     if cursor is None or current is None or session_name(current.agent) != cursor.index.session:
@@ -112,4 +172,5 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["nothing_loaded", "notebook_history", "notebook_status", "replayed_session", "shown_turns"]
+__all__ = ["fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
+           "replayed_session", "shown_turns"]

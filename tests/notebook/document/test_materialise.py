@@ -239,3 +239,21 @@ async def test_a_re_run_past_the_users_cells_among_the_agents_does_not_say_they_
     notice = again.notice() or ""
     assert "ⓘ 1 cell(s) of this cell's earlier runs removed from below cells of yours among them" in notice
     assert "ⓘ 1 cell(s) of this cell's earlier runs removed from elsewhere in the notebook (moved there" in notice
+
+
+async def test_marking_the_agent_cell_keeps_what_the_notebooks_author_put_in_its_mark():
+    # Notebook 03's agent cells carry {"nbagent": {"click": ["Cancel"]}} (what an unattended run answers);
+    # one live run in JupyterLab replaced the whole mark, so the next unattended run lost those answers.
+    front = front_with_agent_cell()
+    front.cells[1]["metadata"] = {"nbagent": {"click": ["Send now", "Allow"]}, "tags": ["raises-exception"]}
+    bridge = front.connect(Bridge())
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(bridge, executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await cells.begin()
+    await call(cells, executor, "t1", "b = 1")
+
+    await cells.mark_agent_cell(1)
+
+    assert front.cells[1]["metadata"]["nbagent"] == {"click": ["Send now", "Allow"], "session": "S", "turn": 1,
+                                                     "kind": "agent", "origin": ORIGIN}
+    assert front.cells[1]["metadata"]["tags"] == ["raises-exception"]

@@ -1,0 +1,77 @@
+"""After a replay, the session the notebook's code made (and holds) reads the replayed turns.
+
+Notebooks 02–05 make their session in code (``s = magics.new_session(...)``) and read it after
+their agent cells (``s.turns_df()``, ``s.events``, ``s.agent.history``, ``%agent saw``). A replay
+loads no session, so under Restart & Run All those cells read the fresh, empty session: empty
+tables, ``history is empty``, and ``%agent saw`` failed with "No request sent yet", stopping Run All.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagent.notebook import magics as magics_mod
+
+from .test_replay_inprocess import FIRST, SECOND, agent, cell, ip, restart  # noqa: F401  (ip is a fixture)
+
+MADE_IN_CODE = "s = __import__('nbagent').notebook.magics.active_magics().new_session(context_window=4000)"
+
+
+def _record(shell: Any) -> tuple[int, int]:
+    """Run the notebook live once: its code makes the session, two agent cells ask."""
+    shell.run_cell(MADE_IN_CODE)
+    cell(shell, FIRST)
+    cell(shell, SECOND)
+    return agent().turn, len(agent().records)
+
+
+def test_the_session_the_notebooks_code_made_reads_the_replayed_turns_after_restart_and_run_all(ip):  # noqa: F811
+    turns, requests = _record(ip)
+    restart(magics_mod.active_magics())
+    ip.run_cell(MADE_IN_CODE)
+
+    outs = [cell(ip, FIRST), cell(ip, SECOND)]
+
+    assert all("replayed: session" in out for out in outs)
+    s = ip.user_ns["s"]
+    assert magics_mod.active_magics().current is s  # still the code's session, and the active one
+    assert s.turn == turns and len(s.turns_df()) == requests  # the recorded requests, none sent here
+    assert s.agent.history and s.agent.config.context_window == 4000  # the code's own settings hold
+    assert ip.run_cell("%agent saw").error_in_exec is None  # was "No request sent yet": Run All stopped
+
+
+def test_nbagent_session_after_a_replay_is_the_replayed_session_not_a_new_empty_one(ip):  # noqa: F811
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+
+    ip.run_cell("s = __import__('nbagent').session()")
+
+    s = ip.user_ns["s"]
+    # the record (or, where the kernel does not know its notebook's name, a copy of it): no request sent
+    assert s.turn == 2 and len(s.turns_df()) == requests
+
+
+def test_an_edited_cell_after_a_replay_goes_on_live_in_the_codes_session_with_its_window_and_allow(ip):  # noqa: F811
+    # 02 with one prompt edited, Restart & Run All: the turns after the edit ran in a fork made with the
+    # defaults — a 1,000,000-token window (the truncation lesson stopped truncating) and no allowed tools
+    # (Allow cards in JupyterLab, denials headless) — and `s` was no longer the active session.
+    made = MADE_IN_CODE.replace("context_window=4000", "context_window=4000, allow=('python',)")
+    ip.run_cell(made)
+    cell(ip, FIRST, "--no-cells")
+    cell(ip, SECOND, "--no-cells")
+    magics = magics_mod.active_magics()
+    magics.allow = []  # the notebook's own settings are the code's, not the kernel's
+    restart(magics)
+    ip.run_cell(made)
+    assert "replayed: session" in cell(ip, FIRST, "--no-cells")
+
+    out = cell(ip, SECOND.replace("5", "6"), "--no-cells")
+
+    s = ip.user_ns["s"]
+    assert "replayed: session" not in out and "denied" not in out.lower()
+    assert magics.current is s and s.turn == 2
+    assert s.agent.config.context_window == 4000 and "python" in s.agent.config.allow
