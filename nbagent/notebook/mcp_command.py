@@ -11,6 +11,7 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 if TYPE_CHECKING:
@@ -21,20 +22,26 @@ SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
 ``${VAR}`` references at best, secrets at worst)."""
 
 
+def _unreadable(path: Path) -> str | None:
+    """What is wrong with the file as JSON (not valid JSON, where; not an ``mcpServers`` object), or None."""
+    from ..tools.mcp.config import McpConfigError, read_mcp_json
+
+    try:
+        read_mcp_json(path)
+    except McpConfigError as exc:
+        return str(exc)
+    return None
+
+
 def _entries(path: Path) -> list[str]:
     """One line per server, as the file writes it (``${VAR}`` not expanded), escaped to ASCII so
     that no character the page would hide (a right-to-left mark, a form feed) goes unseen."""
-    from ..engine.disk.safe_open import read_capped
-    from ..tools.mcp.config import MAX_MCP_JSON_BYTES
+    from ..tools.mcp.config import read_mcp_json
 
-    raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
-    try:
-        data = json.loads(raw.decode("utf-8")) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
-    except (ValueError, RecursionError):
-        data = None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        return ["  (not a readable mcpServers object: nothing would start)"]
+    problem = _unreadable(path)
+    if problem is not None:
+        return [f"  (nothing would start, and every %%agent cell would fail once trusted: {problem})"]
+    servers = read_mcp_json(path)
     lines = []
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
@@ -59,6 +66,9 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
         print(f"nbagent: no {MCP_JSON} in {Path.cwd()}.")
         return
     if args.action == "trust":
+        problem = _unreadable(path)
+        if problem is not None:  # trusted, it would fail every %%agent cell of every new session
+            raise UsageError(f"not trusted: {problem}. Fix the file, then %agent mcp trust.")
         trust_mcp_json(path)
         running = magics.current is not None
         print(f"nbagent: trusted {path} as it is now: new sessions start its servers"

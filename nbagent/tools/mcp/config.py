@@ -216,6 +216,12 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
     path = Path(cwd) / MCP_JSON
     if not path.is_file():
         return {}
+    return parse_servers(read_mcp_json(path), str(path))
+
+
+def read_mcp_json(path: Path) -> Mapping[str, object]:
+    """The ``mcpServers`` object of the ``.mcp.json`` at ``path`` ({} where it has none), as
+    written; a :class:`McpConfigError` saying what is wrong with the file otherwise."""
     # A file that may have been received: read as a regular file, within a bound (never a FIFO's
     # wait, never gigabytes whole), and its nesting may not crash the parser.
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
@@ -229,9 +235,10 @@ def load_mcp_json(cwd: Path) -> dict[str, ServerConfig]:
         raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except (UnicodeDecodeError, RecursionError) as exc:
         raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
-    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
+    servers = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
+    if not isinstance(servers, Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
-    return parse_servers(data.get("mcpServers", {}), str(path))
+    return servers
 
 
 def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
