@@ -126,8 +126,26 @@ def context(magics: "MagicsApi", args: Namespace) -> None:
     if _said_nothing_loaded(magics):
         return
     sess = _need_session(magics)
+    _check_turn(sess, args.turn)
     print("\n".join(kernel_context_lines(sess, args.turn)))
     _display(sess.messages_df())
+
+
+def _check_turn(sess: "NotebookSession", turn: int | None) -> None:
+    """Fail the cell (a ``UsageError``: Run All stops there) for a ``TURN`` the session has no
+    request of because it is none of its turns: 0 (before the first prompt) or past the latest.
+    A turn of the session that sent nothing (a refused prompt) is no error: it is said."""
+    if turn is None or 0 < turn <= sess.turn:
+        return
+    raise UsageError(_no_such_turn(turn, sess.turn))
+
+
+def _no_such_turn(turn: int, latest: int) -> str:
+    """Why ``turn`` names no request: turn 0 is the start, before any prompt; or there is no such turn."""
+    turns = f"turns 1-{latest}" if latest > 1 else ("turn 1" if latest == 1 else "no turns yet")
+    if turn == 0:
+        return f"turn 0 is the start of the conversation, before the first prompt: no request belongs to it ({turns})."
+    return f"no turn {turn} in this session ({turns}): %agent history lists the requests of each turn."
 
 
 @magic_arguments(name="agent saw")
@@ -146,7 +164,8 @@ def saw(magics: "MagicsApi", args: Namespace) -> None:
         print(f"nbagent: nothing to show for request(s) {', '.join(map(str, unsaved))}: the task folder was "
               "written by an earlier nbagent version, which did not save what they sent.")
     if not sent and not unsaved:
-        raise UsageError(f"No request recorded for turn {turn}." if turn else "No request sent yet.")
+        _check_turn(sess, turn)
+        raise UsageError("No request sent yet." if turn is None else f"No request recorded for turn {turn}.")
     if sent:
         _display(render_sent(sent))
 

@@ -11,6 +11,7 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 if TYPE_CHECKING:
@@ -46,22 +47,19 @@ def _entries(path: Path) -> list[str]:
     from ..engine.disk.safe_open import read_capped
     from ..tools.mcp.config import MAX_MCP_JSON_BYTES
 
-    return _entries_of(read_capped(path, MAX_MCP_JSON_BYTES + 1))
+    return _entries_of(read_capped(path, MAX_MCP_JSON_BYTES + 1), path)
 
 
-def _entries_of(raw: bytes | None) -> list[str]:
+def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
     with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
-    the page would hide (a right-to-left mark, a form feed) goes unseen."""
-    from ..tools.mcp.config import MAX_MCP_JSON_BYTES
+    the page would hide (a right-to-left mark, a form feed) goes unseen; or what is wrong with it."""
+    from ..tools.mcp.config import McpConfigError, mcp_servers_object
 
     try:
-        data = json.loads(raw.decode("utf-8")) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
-    except (ValueError, RecursionError):
-        data = None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        return ["  (not a readable mcpServers object: nothing would start)"]
+        servers = mcp_servers_object(raw, path)
+    except McpConfigError as exc:
+        return [f"  (nothing would start, and every %%agent cell would fail once trusted: {exc})"]
     lines = []
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
@@ -70,6 +68,19 @@ def _entries_of(raw: bytes | None) -> list[str]:
                 shown[hidden] = {k: _masked(v) for k, v in sorted(entry[hidden].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
     return lines or ["  (no servers)"]
+
+
+def _problem(path: Path) -> str | None:
+    """What is wrong with the file as a ``.mcp.json`` (not valid JSON, and where; no ``mcpServers``
+    object), or None."""
+    from ..engine.disk.safe_open import read_capped
+    from ..tools.mcp.config import MAX_MCP_JSON_BYTES, McpConfigError, mcp_servers_object
+
+    try:
+        mcp_servers_object(read_capped(path, MAX_MCP_JSON_BYTES + 1), path)
+    except McpConfigError as exc:
+        return str(exc)
+    return None
 
 
 def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
@@ -97,12 +108,15 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
         print(f"nbagent: no {MCP_JSON} in {Path.cwd()}.")
         return
     if args.action == "trust":
+        problem = _problem(path)
+        if problem is not None:  # trusted, it would fail every %%agent cell of every new session
+            raise UsageError(f"not trusted: {problem}. Fix the file, then %agent mcp trust.")
         trust_mcp_json(path)
         running = magics.current is not None
         # What was trusted, from the bytes the approval holds: the file may have changed since the
         # user last ran %agent mcp (or they trusted it straight from the notice, without reading).
         trusted = trusted_mcp_json(Path.cwd())
-        shown = _entries_of(trusted) if trusted is not None else ["  (changed again since: not trusted as it is now)"]
+        shown = _entries_of(trusted, path) if trusted is not None else ["  (changed again since: not trusted as it is now)"]
         _printed(magics, [f"nbagent: trusted {path} as it is now: new sessions start its servers"
                           + ("; %agent reset starts one now:" if running else ":"), *shown])
         return

@@ -19,7 +19,7 @@ from .decisions import Live, Replay, ReplayedTurn, Undone
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
-from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, save_index, sessions_dir
+from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, recorded_turn, save_index, sessions_dir
 from .shown import Ended, Shown, copy_shown, save_shown
 
 if TYPE_CHECKING:
@@ -280,6 +280,10 @@ class DocumentLink:
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
         own = (mine.session, mine.turn) if mine is not None else None
+        if own is None and headless and not replaying and not live and not new:
+            # No metadata headless: the folder's record of this cell, so its line says why it asks.
+            code = executing_code()
+            own = recorded_turn(self.root, prompt, cache(lambda name: holds_cell(self.root, name, prompt, code)))
         if cursor is None or new or made_after:
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
                         live=live, new_question=found.shadowed)

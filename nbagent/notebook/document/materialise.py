@@ -60,6 +60,9 @@ class Materialiser:
         """Cells of the earlier run that went from where the user had moved them (still nbagent's)."""
         self.older = 0
         """Cells this agent cell made in an earlier kernel: not this kernel's to remove, so they stay."""
+        self.copied = 0
+        """Copies of another agent cell's code cells below this one (pasted with a copy of that agent
+        cell, or duplicated): the user's, so they stay, and Run All runs them after this run's cells."""
         self._marked_turn: int | None = None
         self._authors: JSONObject = {}
         """What the notebook's author put in the agent cell's mark (``click``): kept when it is marked."""
@@ -80,11 +83,13 @@ class Materialiser:
                 return
             self._authors = _authors_keys(cells[at])
             self.older = sum(1 for c in cells if _made_by(c, self.agent_cell_id, other_kernel=True))
+            section = _section_below(cells, at)
+            self.copied = sum(1 for c in cells if str(c.get("id")) in section and _copied_along(c, self.agent_cell_id))
             expect = _earlier_runs(cells[at])
             if expect is not None:
                 ids = [str(c.get("id")) for c in cells if matches(c, expect)]
                 self.removal = await remove(self.bridge, ids, expect, protect=[self.agent_cell_id])
-                below, section = _block_below(cells, at, set(ids)), _section_below(cells, at)
+                below = _block_below(cells, at, set(ids))
                 self.moved = sum(1 for i in self.removal.removed if i not in below and i not in section)
                 self.apart = sum(1 for i in self.removal.removed if i not in below and i in section)
         except (BridgeUnavailable, BridgeError):
@@ -117,6 +122,10 @@ class Materialiser:
                          "notebook this one was copied from) stay in the notebook (nbagent removes only cells it "
                          "made in this kernel): delete them if this run replaces them, or Run All will run them "
                          "too.")
+        if self.copied:
+            lines.append(f"ⓘ {self.copied} cell(s) below this one are copies of another agent cell's code (pasted "
+                         "with a copy of that cell, or duplicated): they are yours, so they stay. Delete them if "
+                         "this run's cells replace them, or Run All will run them too.")
         return "\n".join(lines) or None
 
     async def handle(self, event: object) -> None:
@@ -207,6 +216,21 @@ def _made_by(cell: CellJSON, agent_cell_id: str | None, *, other_kernel: bool) -
     if mark is None or cell.get("cell_type", "code") != "code" or mark.get("kind") != "code":
         return False
     return mark.get("agent_cell") == agent_cell_id and (mark.get("origin") != ORIGIN) == other_kernel
+
+
+def _copied_along(cell: CellJSON, agent_cell_id: str | None) -> bool:
+    """A copy of a code cell made for another agent cell: its mark names another agent cell, and it
+    is not the cell nbagent made (its id is not the one the front-end stored) or another kernel made
+    it. A cell this kernel made for another agent cell and the user only moved here is not one: that
+    agent cell's re-run or a rollback still removes it."""
+    mark = mark_of(cell)
+    if mark is None or cell.get("cell_type", "code") != "code" or mark.get("kind") != "code":
+        return False
+    if not isinstance(mark.get("agent_cell"), str) or mark.get("agent_cell") == agent_cell_id:
+        return False
+    made = mark.get("made")
+    copy = isinstance(made, dict) and made.get("cell_id") not in (None, cell.get("id"))
+    return copy or mark.get("origin") != ORIGIN
 
 
 def _block_below(cells: list[CellJSON], at: int, ids: set[str]) -> set[str]:

@@ -89,9 +89,10 @@ def mark_of(cell: CellJSON) -> JSONObject | None:
 
 def matches(cell: CellJSON, expect: Expect) -> bool:
     """Whether a cell as read carries what ``expect`` asks (the kernel's pre-selection; the
-    front-end checks again, with the cell's state, when it removes it)."""
+    front-end checks again, with the cell's state, when it removes it). A made cell the user turned
+    into markdown is asked for too: the front-end keeps it ("not-code"), and the message says so."""
     mark = mark_of(cell)
-    if mark is None or cell.get("cell_type", "code") != "code":
+    if mark is None:
         return False
     for key in ("origin", "session", "agent_cell"):
         if key in expect and mark.get(key) != expect.get(key):

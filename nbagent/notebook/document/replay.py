@@ -244,6 +244,25 @@ def _candidates(root: Path, prompt: str, cell_id: str | None, strict: bool) -> l
     return found
 
 
+def recorded_turn(root: Path, prompt: str, holds: Callable[[str], bool]) -> tuple[str, int] | None:
+    """The latest recorded turn (session, turn) that asked ``prompt`` in a notebook of the folder
+    that ``holds(name)`` (has this very cell), or in a headless run that named none (as
+    :func:`choose_record` takes them), at any turn, not only the first: what a headless cell that
+    goes live after a live turn above it would have replayed, named in its line."""
+    folder = root / RECORD_DIR / INDEX
+    if not folder.is_dir():
+        return None
+    found: list[tuple[float, str, int]] = []
+    for path in folder.glob("*.json"):
+        index = load_index(root, path.stem)
+        if index is None or (index.notebook is not None and not holds(index.notebook)):
+            continue
+        turns = [t.turn for t in index.turns if t.asks(prompt)]
+        if turns and (sessions_dir(root) / index.session).is_dir():
+            found.append((path.stat().st_mtime, index.session, max(turns)))
+    return max(found)[1:] if found else None
+
+
 def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
                   strict: bool = False, holds: Callable[[str], bool] | None = None) -> Found:
     """The record a fresh kernel replays for a first agent cell with ``prompt``: the latest one

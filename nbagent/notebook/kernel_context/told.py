@@ -156,7 +156,7 @@ def kernel_context_lines(session: SentLog, turn: int | None = None) -> list[str]
     described, in full or in a line, and left out (``session``: a NotebookSession)."""
     text = kernel_context_text(session, turn)
     if text is None:
-        return [f"No request was sent in turn {turn}." if turn else "No request sent yet."]
+        return ["No request sent yet." if turn is None else f"No request was sent in turn {turn}."]
     sent = session.saw(turn)
     head = f"Kernel context sent with turn {sent[0].turn}:" if text else \
         f"Turn {sent[0].turn} sent nothing about the kernel (nothing had changed since the previous prompt)."

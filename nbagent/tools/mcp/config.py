@@ -282,6 +282,15 @@ def load_mcp_json(cwd: Path, raw: bytes | None = None) -> dict[str, ServerConfig
     # A file that may have been received: read as a regular file, within a bound (never a FIFO's
     # wait, never gigabytes whole), and its nesting may not crash the parser.
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1) if raw is None else raw
+    # Unwrapped once: a second level ({"mcpServers": {"mcpServers": {...}}}) would start servers
+    # that %agent mcp, reading the file as written, shows as one empty entry.
+    return parse_servers(mcp_servers_object(raw, path), str(path), unwrap=False)
+
+
+def mcp_servers_object(raw: bytes | None, path: Path) -> Mapping[str, object]:
+    """The ``mcpServers`` object of a ``.mcp.json``'s bytes (``{}`` where it has none), as written:
+    the one reading of the file that the servers and ``%agent mcp``'s view both come from. A
+    :class:`McpConfigError` saying what is wrong with it otherwise (``path`` names it)."""
     if raw is None:
         raise McpConfigError(f"cannot read {path}: not a readable regular file")
     if len(raw) > MAX_MCP_JSON_BYTES:
@@ -292,11 +301,10 @@ def load_mcp_json(cwd: Path, raw: bytes | None = None) -> dict[str, ServerConfig
         raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except (UnicodeDecodeError, RecursionError) as exc:
         raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
-    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers", {}), Mapping):
+    servers = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
+    if not isinstance(servers, Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")
-    # Unwrapped once: a second level ({"mcpServers": {"mcpServers": {...}}}) would start servers
-    # that %agent mcp, reading the file as written, shows as one empty entry.
-    return parse_servers(data.get("mcpServers", {}), str(path), unwrap=False)
+    return servers
 
 
 def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
@@ -351,5 +359,5 @@ def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mc
 
 __all__ = [
     "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
-    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "resolve_servers",
+    "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "mcp_servers_object", "resolve_servers",
 ]

@@ -111,6 +111,33 @@ async def test_a_re_run_says_it_removed_a_cell_the_user_had_moved_and_what_an_ea
     assert "made in an earlier kernel (before a restart" in notice
 
 
+async def test_a_copied_agent_cells_pasted_code_cells_stay_and_the_run_says_they_will_run_too():
+    """A user copied an agent cell with its code cell into another notebook and ran it: it asks the
+    model (a copy), its new cell lands right below it and the pasted code cell stays below that, so
+    Run All ran the same code twice, and nothing said so. A cell this kernel made for another agent
+    cell that the user only moved here is not counted: that cell's re-run still removes it."""
+    from nbagent.notebook.document.removal import ORIGIN
+
+    front = front_with_agent_cell()
+    pasted = {"origin": "the-other-notebooks-kernel", "session": "S0", "turn": 1, "kind": "code",
+              "agent_cell": "their-agent-cell", "made": {"cell_id": "their-cell"}}
+    moved = {"origin": ORIGIN, "session": "S", "turn": 1, "kind": "code", "agent_cell": "c9", "made": {"cell_id": "mv"}}
+    front.cells[2:2] = [{"cell_type": "code", "id": "pasted", "source": "b = 0", "metadata": {"nbagent": pasted},
+                         "outputs": [], "execution_count": 3},
+                        {"cell_type": "code", "id": "mv", "source": "m = 0", "metadata": {"nbagent": moved},
+                         "outputs": [], "execution_count": 4}]
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await cells.begin()
+    await call(cells, executor, "t1", "b = 1")
+    await cells.mark_agent_cell(1)
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "b = 1", "b = 0", "m = 0", "the user's notes"]
+    assert cells.notice() == (
+        "ⓘ 1 cell(s) below this one are copies of another agent cell's code (pasted with a copy of that cell, or "
+        "duplicated): they are yours, so they stay. Delete them if this run's cells replace them, or Run All will "
+        "run them too.")
+
+
 async def test_an_error_becomes_an_error_output():
     front = front_with_agent_cell()
     executor = ShellExecutor(InteractiveShell.instance())

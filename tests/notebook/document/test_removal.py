@@ -94,6 +94,17 @@ async def test_rollback_counts_only_what_the_front_end_really_removed():
     assert "a = 1  # mine" in front.sources() and "b = 2" not in front.sources()
 
 
+async def test_rollback_says_an_agent_cell_the_user_turned_into_markdown_stays():
+    """An agent cell of the undone turn that the user changed to markdown stayed (the front-end never
+    removes a markdown cell) and the rollback said nothing of it: the kernel did not even ask."""
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["a = 1", "b = 2"])
+    front.cells[2]["cell_type"] = "markdown"  # Change to Markdown keeps the cell's id and metadata
+    removal = remove_turn_cells(bridge, "S", 0)
+    assert removal.describe() == "1 agent cell(s) removed from the notebook; 1 kept (not a code cell)"
+    assert front.sources()[2] == "a = 1" and "b = 2" not in front.sources()
+
+
 async def test_rollback_says_which_of_the_users_cells_keep_the_agents_change():
     """A user's cell the model changed with notebook_edit in an undone turn stays as the model left it
     (it is the user's: nbagent never rewrites it back); the rollback's line says so instead of

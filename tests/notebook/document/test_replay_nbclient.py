@@ -79,6 +79,9 @@ def test_an_edited_prompt_makes_that_turn_and_the_later_ones_live(api, tmp_path)
     assert replayed == [True, False, False]
     assert api.request_count > requests
     assert "398" in shown(edited.cells[2])  # the edited prompt was answered live
+    # The later recorded cell says why it asks (it went live with no line before: no metadata headless).
+    assert ("ⓘ this cell's recorded answer (turn 3) is not replayed: an agent cell before it asked the model in "
+            "this kernel") in str(edited.cells[3].outputs)
 
 
 def test_after_run_all_replays_status_describes_the_replayed_session(tmp_path, monkeypatch):

@@ -90,3 +90,27 @@ def test_identical_notebooks_recorded_apart_are_not_guessed_headless(tmp_path, m
     assert ("ⓘ no recorded answer for this cell here: nb-Copy1.ipynb and nb.ipynb recorded this prompt, and a "
             "headless run (nbclient, papermill, nbconvert --execute) cannot tell which notebook it is") in out
     assert "north has the largest total revenue (262.00)" in out  # asked the model again
+
+
+def test_a_recorded_cell_after_one_that_could_not_replay_says_why_it_asks_headless(tmp_path, monkeypatch):
+    """The first agent cell's question is in two notebooks' records, so a headless run cannot tell
+    which is this one and asks (saying so); the next agent cell, whose turn only this notebook
+    recorded, went live too with no line at all (a silent live run where a replay was expected)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(ROWS)
+    for name in ("nb.ipynb", "nb-Copy1.ipynb"):
+        write(tmp_path, name, "warn")
+    nb = nbformat.read(tmp_path / "nb.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("%%agent\nWhat is 12 * 12?"))
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    for name in ("nb.ipynb", "nb-Copy1.ipynb"):  # each recorded in the browser
+        monkeypatch.setenv("JPY_SESSION_NAME", name)
+        run(tmp_path, name)
+    monkeypatch.delenv("JPY_SESSION_NAME")
+
+    cells = run(tmp_path, "nb.ipynb").cells
+    assert "cannot tell which notebook it is" in text(cells[2])
+    later = text(cells[3])
+    assert ("ⓘ this cell's recorded answer (turn 2) is not replayed: an agent cell before it asked the model in "
+            "this kernel, so the conversation that answer followed has changed: asking the model.") in later
+    assert "12 * 12 = 144" in later

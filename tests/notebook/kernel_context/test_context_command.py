@@ -131,3 +131,17 @@ def test_a_plot_is_sent_once_while_the_model_sees_it_and_again_after_a_rollback(
     cell(ip, "%agent rollback 0")
     cell(ip, "%%agent\nWhat does this plot show?")
     assert images_sent() == 1
+
+
+def test_a_turn_the_session_does_not_have_fails_the_context_and_saw_cells(ip: Any) -> None:
+    """``%agent context 9`` after one turn printed "No request was sent in turn 9." with the history
+    table and passed (Run All went on), while ``%agent saw 9`` and ``%agent rollback 9`` failed; and
+    ``%agent context 0`` / ``saw 0`` said "No request sent yet." after a request had been sent."""
+    from tests.notebook.test_magics_inprocess import fails
+
+    cell(ip, "%%agent\nWhat is 2 * 3?")
+    assert fails(ip, "%agent context 9") == "no turn 9 in this session (turn 1): %agent history lists the requests of each turn."
+    for command in ("%agent context 0", "%agent saw 0"):
+        assert fails(ip, command).startswith("turn 0 is the start of the conversation, before the first prompt")
+    assert fails(ip, "%agent saw 9").startswith("no turn 9 in this session (turn 1)")
+    assert cell(ip, "%agent context 1").startswith(("Kernel context sent with turn 1:", "Turn 1 sent nothing"))
