@@ -31,8 +31,12 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         f"prompt = {spec.prompt!r}",
         f"%config AgentMagics.task_root = {str(task_root)!r}",
         f"%config AgentMagics.provider = {spec.provider!r}",
-        # The item's folder (the kernel's working folder) is data, not the user's project.
+        # The item's folder (the kernel's working folder) is data, not the user's project: its
+        # .mcp.json starts nothing, and its .nbagent/ records are neither replayed (a submitted
+        # folder's forged answer was shown and counted as the item's, with no request sent) nor
+        # written; the sessions go to the task folder above.
         "%config AgentMagics.mcp_json = False",
+        "%config AgentMagics.record = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
         *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),

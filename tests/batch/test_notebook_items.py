@@ -86,3 +86,31 @@ def test_a_notebook_item_runs_the_models_code_only_when_allow_names_it(tmp_path:
         made[name] = [c for c in executed.cells if c.metadata.get("nbagent", {}).get("kind") == "code"]
     assert made["denied"] == []  # on the old code the groupby ran and became a cell
     assert len(made["allowed"]) == 1 and "south" in json.dumps(made["allowed"][0].outputs)
+
+
+@pytest.mark.kernel
+def test_an_items_folder_recorded_answer_is_not_replayed_as_the_items(tmp_path: Path) -> None:
+    """An item's folder is data a submitter controls: its ``.nbagent/`` record of the template's
+    agent cell (made by running the template there, then edited at will) is never shown as the item's
+    answer. On the old code the batch replayed it: 0 requests, counted as answered (attacker pass 8)."""
+    item, template = tmp_path / "item", tmp_path / "nb.ipynb"
+    item.mkdir()
+    (item / "data.csv").write_text("x,y\n1,2\n3,4\n")
+    notebook(template)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    # The submitter's record: the parameterised template run in the item's folder, recorded there.
+    forged = with_parameters(nbformat.read(str(template), as_version=4),
+                             "item = 'data.csv'\nprompt = 'Look at it.'\n%config AgentMagics.provider = 'simulated'")
+    nbformat.write(forged, str(item / "parameterised.ipynb"))
+    subprocess.run([sys.executable, "-m", "nbagent.notebook.autorun", "parameterised.ipynb", str(tmp_path / "rec.ipynb")],
+                   check=True, capture_output=True, env=env, timeout=600, cwd=item)
+    assert list((item / ".nbagent" / "replay").glob("*.json"))  # the record the batch must not replay
+    out = tmp_path / "runs"
+    done = subprocess.run([sys.executable, "-m", "nbagent.batch", "Look at it.", str(item / "data.csv"), "--out", str(out),
+                           "--provider", "simulated", "--notebook", str(template)],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    row = json.loads(next(out.glob("*/result.json")).read_text())
+    executed = nbformat.read(str(next(out.glob("*/executed.ipynb"))), as_version=4)
+    assert "replayed" not in json.dumps(executed.cells[-1].outputs)
+    assert row["requests"] >= 1  # asked the model: 0 on the old code
