@@ -74,7 +74,9 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         # Nobody watches: a question is answered Deny, as a prompt item's is (no one to ask), so only
         # the tools of --allow run. Autorun's default, Allow, let the model (and whatever the item's
         # data told it) run code, shell commands and protected writes unasked.
-        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).resolve().parent,
+        # The folder the item is listed in, as for a prompt item: never where a symlinked item points
+        # (a submitted ``data.csv -> ~/project/x`` put the kernel, and the model's tools, in that folder).
+        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).parent.resolve(),
                      click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
         outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"

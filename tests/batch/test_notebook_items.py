@@ -114,3 +114,26 @@ def test_an_items_folder_recorded_answer_is_not_replayed_as_the_items(tmp_path: 
     executed = nbformat.read(str(next(out.glob("*/executed.ipynb"))), as_version=4)
     assert "replayed" not in json.dumps(executed.cells[-1].outputs)
     assert row["requests"] >= 1  # asked the model: 0 on the old code
+
+
+def test_a_symlinked_item_runs_in_the_folder_it_is_listed_in_not_where_it_points(tmp_path: Path, monkeypatch) -> None:
+    """A submission's ``data.csv -> ~/project/answers.csv``: the kernel works in the submissions folder, as a
+    prompt item's Agent does. On the old code it worked in ``~/project`` (its AGENTS.md, its files for the
+    model's tools; attacker pass 8)."""
+    from nbagent.batch import notebook_item
+    from nbagent.notebook import autorun
+
+    project, submitted = tmp_path / "project", tmp_path / "submitted"
+    project.mkdir()
+    submitted.mkdir()
+    (project / "answers.csv").write_text("x\n1\n")
+    (submitted / "data.csv").symlink_to(project / "answers.csv")
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(autorun, "run_notebook", lambda *args, **kwargs: seen.update(kwargs))
+    spec = ItemSpec(item=str(submitted / "data.csv"), folder=str(tmp_path / "out"), prompt="p", provider="simulated",
+                    notebook=str(notebook(tmp_path / "nb.ipynb")))
+    (tmp_path / "out").mkdir()
+
+    notebook_item.run_notebook_item(spec)
+
+    assert seen["cwd"] == submitted.resolve()
