@@ -59,7 +59,9 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     from ..classroom import _folder_figures
     from ..notebook.autorun import run_notebook
 
-    folder, started = Path(spec.folder), time.monotonic()
+    # Absolute: the kernel works in the item's folder, where a relative task folder (--out runs)
+    # put the item's sessions into the item's folder and counted none of them (0 requests, $0).
+    folder, started = Path(spec.folder).resolve(), time.monotonic()
     if not Path(spec.item).is_file():
         return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
     import nbformat

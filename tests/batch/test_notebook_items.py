@@ -137,3 +137,33 @@ def test_a_symlinked_item_runs_in_the_folder_it_is_listed_in_not_where_it_points
     notebook_item.run_notebook_item(spec)
 
     assert seen["cwd"] == submitted.resolve()
+
+
+@pytest.mark.kernel
+def test_a_template_that_carries_its_authors_record_asks_the_model_for_each_item(tmp_path: Path) -> None:
+    """A template run once before (autorun or JupyterLab writes each agent cell's signed record into
+    its metadata, which autorun sends back with the cell): every item asks the model, relative
+    ``--out`` included. On the old code each item replayed the author's answer (0 requests), and a
+    relative ``--out`` put the item's sessions into the item's folder, counted as 0 (attacker pass 8)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    (tmp_path / "example.csv").write_text("x,y\n1,2\n")
+    dev = notebook(tmp_path / "dev.ipynb")
+    dev_nb = nbformat.read(str(dev), as_version=4)
+    dev_nb.cells[0].source += "\n%config AgentMagics.provider = 'simulated'"
+    nbformat.write(dev_nb, str(dev))
+    subprocess.run([sys.executable, "-m", "nbagent.notebook.autorun", "dev.ipynb", "template.ipynb"],
+                   check=True, capture_output=True, env=env, timeout=600, cwd=tmp_path)
+    template = nbformat.read(str(tmp_path / "template.ipynb"), as_version=4)
+    assert any("record" in c.metadata.get("nbagent", {}) for c in template.cells)
+    items = tmp_path / "items"
+    items.mkdir()
+    (items / "d.csv").write_text("x,y\n5,6\n")
+
+    done = subprocess.run([sys.executable, "-m", "nbagent.batch", "Look at it.", "items/d.csv", "--out", "runs",
+                           "--provider", "simulated", "--notebook", "template.ipynb"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    row = json.loads(next((tmp_path / "runs").glob("*/result.json")).read_text())
+    assert row["requests"] >= 1 and row["cost_usd"] > 0
+    assert sorted(p.name for p in items.iterdir()) == ["d.csv"]  # nothing written into the item's folder
