@@ -527,3 +527,19 @@ def test_nbagent_session_after_a_replay_keeps_the_settings_of_the_session_a_cell
     loaded = nbagent.session().agent
     assert loaded is not ip.user_ns["s"].agent and loaded.turn == 1
     assert loaded.config.permission_mode == "plan" and loaded.config.deny == ("shell",)
+
+
+def test_agent_permissions_plan_above_the_replayed_cells_holds_for_the_turn_that_goes_on_live(ip, monkeypatch):
+    # the notebook's first cell is `%agent permissions plan`: on the old code the record was resumed in
+    # `default` mode when Run All went past the replayed cells, and the model's python ran (attacker pass 8)
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    ip.run_cell("%agent permissions plan")
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    ip.run_cell("%agent permissions plan")
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = cell(ip, "what is 6 * 7? use python")
+
+    assert "replayed: session" not in out and agent().config.permission_mode == "plan"
+    assert "→ result: [result]\n    42" not in out
