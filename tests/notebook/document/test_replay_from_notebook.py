@@ -689,3 +689,28 @@ def test_a_received_records_summary_keeps_only_what_a_summary_holds():
                                  "cost_usd": float("nan"), "extra": "x"})
     assert summary == {"model": "claude", "requests": 2, "cost_usd": None}
     assert embedded._summary({"cost_usd": 0.25})["cost_usd"] == 0.25
+
+
+@pytest.mark.parametrize("folder", ["kept", "not sent"])
+def test_a_turn_rolled_back_in_a_copy_of_the_notebook_is_not_replayed_in_that_copy(lab, tmp_path, folder):
+    """File > Duplicate, replay, ``%agent rollback 0``: the rollback forks (a copy never writes the
+    original's record), and its agent cell carries the original's session name. On the old code the
+    cell was not marked undone, and Restart & Run All of the copy (with the folder, which still holds
+    the original's record, or without it) showed the undone answer again (attacker pass 8)."""
+    lab.run()
+    lab.restart(notebook="copy.ipynb")
+    assert "replayed: session" in lab.run()
+    lab.executing = None
+    assert lab.ip.run_cell("%agent rollback 0").error_in_exec is None
+    assert lab.front.cells[0]["metadata"]["nbagent"].get("undone") is True
+    if folder == "not sent":
+        shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart(notebook="copy.ipynb")
+
+    out = lab.run()
+
+    assert "replayed" not in out and "391" not in out and ROLLED_BACK_LINE in out
+    lab.restart()  # the original, which nobody rolled back, still replays where its folder is kept
+    if folder == "kept":
+        lab.front.cells[0]["metadata"]["nbagent"].pop("undone")  # the original's own cell has no mark
+        assert "replayed: session" in lab.run()
