@@ -31,8 +31,12 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         f"prompt = {spec.prompt!r}",
         f"%config AgentMagics.task_root = {str(task_root)!r}",
         f"%config AgentMagics.provider = {spec.provider!r}",
-        # The item's folder (the kernel's working folder) is data, not the user's project.
+        # The item's folder (the kernel's working folder) is data, not the user's project: its
+        # .mcp.json starts nothing, and its .nbagent/ records are neither replayed (a submitted
+        # folder's forged answer was shown and counted as the item's, with no request sent) nor
+        # written; the sessions go to the task folder above.
         "%config AgentMagics.mcp_json = False",
+        "%config AgentMagics.record = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
         *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),
@@ -55,7 +59,9 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     from ..classroom import _folder_figures
     from ..notebook.autorun import run_notebook
 
-    folder, started = Path(spec.folder), time.monotonic()
+    # Absolute: the kernel works in the item's folder, where a relative task folder (--out runs)
+    # put the item's sessions into the item's folder and counted none of them (0 requests, $0).
+    folder, started = Path(spec.folder).resolve(), time.monotonic()
     if not Path(spec.item).is_file():
         return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
     import nbformat
@@ -70,7 +76,9 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         # Nobody watches: a question is answered Deny, as a prompt item's is (no one to ask), so only
         # the tools of --allow run. Autorun's default, Allow, let the model (and whatever the item's
         # data told it) run code, shell commands and protected writes unasked.
-        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).resolve().parent,
+        # The folder the item is listed in, as for a prompt item: never where a symlinked item points
+        # (a submitted ``data.csv -> ~/project/x`` put the kernel, and the model's tools, in that folder).
+        run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).parent.resolve(),
                      click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
         outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"

@@ -116,9 +116,9 @@ def client_class() -> "type[NotebookClient]":
             comm_id = content["comm_id"]
             model = self._models.setdefault(comm_id, {})
             model.update(state)
-            wanted = self.click
+            wanted = list(self.click)
             if 0 <= cell_index < len(self.nb.cells):
-                wanted = self.nb.cells[cell_index].metadata.get("nbagent", {}).get("click", wanted)
+                wanted = cell_clicks(self.nb.cells[cell_index].get("metadata"), wanted)
             if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
                     and not model.get("disabled") and comm_id not in self.clicked and self.kc is not None):
                 self.clicked.append(comm_id)
@@ -128,6 +128,16 @@ def client_class() -> "type[NotebookClient]":
                 self.kc.shell_channel.send(click)
 
     return AutoClickClient
+
+
+def cell_clicks(metadata: object, default: list[str]) -> list[str]:
+    """The buttons a cell's ``{"nbagent": {"click": [...]}}`` names, else ``default``. Only a list of
+    strings counts: a string was matched by substring (``"Allow always (this session)"`` pressed
+    *Allow* too), and an ``nbagent`` key that is not an object raised in the message handler and
+    ended the run."""
+    mark = metadata.get("nbagent") if isinstance(metadata, Mapping) else None
+    click = mark.get("click", default) if isinstance(mark, Mapping) else default
+    return list(click) if isinstance(click, list) and all(isinstance(c, str) for c in click) else default
 
 
 class _BridgeComm:

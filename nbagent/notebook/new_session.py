@@ -21,13 +21,17 @@ if TYPE_CHECKING:
 
 
 def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for_prompt: bool = False,
-                **changes: Any) -> NotebookSession:
+                keep_settings: bool = False, **changes: Any) -> NotebookSession:
     """Start a fresh conversation, or continue the one saved in ``resume_from``; the old one
     is closed (its tool servers stopped, its folder released) once the new one exists.
     ``for_prompt``: made to send the prompt of the cell now running, so the MCP servers start now,
     while it is being sent. A session made for anything else (a replay, ``%agent permissions``,
     ``%agent reset``, ``nbagent.session()``) starts nothing: a received ``.mcp.json``'s commands
-    start with the first live request, never by a settings command."""
+    start with the first live request, never by a settings command.
+
+    Continuing a folder in place of a session the notebook's code made and asked nothing with
+    (``s = magics.new_session(hooks=...)`` above a replayed cell), or of the session it forks
+    (``keep_settings``), keeps that session's settings and hooks (see :func:`_kept_settings`)."""
     from ..agent import Agent
     from .executor import ShellExecutor
 
@@ -61,6 +65,9 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         # Your model (the cell's, the endpoint profile's or AgentMagics.model), never the folder's: a
         # received session.json must not pick what your key pays for (the notice names both).
         settings.setdefault("model", endpoint.model if endpoint is not None and endpoint.model else magics.model)
+        if old is not None and (old.turn == 0 or keep_settings):
+            kept, wiring["hooks"] = _kept_settings(old)
+            settings = {**settings, **kept, **{k: v for k, v in changes.items() if v is not None}}
         agent = Agent.resume(resume_from, **wiring, **settings)
     else:
         magics._session_count += 1
@@ -79,6 +86,19 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         old.agent.close()
     magics.current = NotebookSession(agent, executor=executor)
     return magics.current
+
+
+def _kept_settings(old: NotebookSession) -> tuple[dict[str, Any], Any]:
+    """The settings and hooks a continued conversation keeps from the session it replaces: the
+    session the user made in a cell (its ``pre_tool_use`` hook, its permission mode, ``allow`` and
+    ``deny`` lists, model, budgets), as the turns it goes on from ran live in it. Replaced by one
+    made from the ``AgentMagics`` settings, a Run All of a notebook whose first cell made a session
+    with a deny hook went live past the replayed cells without the hook (attacker pass 8)."""
+    import dataclasses
+
+    config = old.agent.config
+    kept = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "task_dir"}
+    return kept, old.agent.engine.hooks
 
 
 def notebook_tools(magics: MagicsApi) -> "NotebookTools":

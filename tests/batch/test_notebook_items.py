@@ -86,3 +86,84 @@ def test_a_notebook_item_runs_the_models_code_only_when_allow_names_it(tmp_path:
         made[name] = [c for c in executed.cells if c.metadata.get("nbagent", {}).get("kind") == "code"]
     assert made["denied"] == []  # on the old code the groupby ran and became a cell
     assert len(made["allowed"]) == 1 and "south" in json.dumps(made["allowed"][0].outputs)
+
+
+@pytest.mark.kernel
+def test_an_items_folder_recorded_answer_is_not_replayed_as_the_items(tmp_path: Path) -> None:
+    """An item's folder is data a submitter controls: its ``.nbagent/`` record of the template's
+    agent cell (made by running the template there, then edited at will) is never shown as the item's
+    answer. On the old code the batch replayed it: 0 requests, counted as answered (attacker pass 8)."""
+    item, template = tmp_path / "item", tmp_path / "nb.ipynb"
+    item.mkdir()
+    (item / "data.csv").write_text("x,y\n1,2\n3,4\n")
+    notebook(template)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    # The submitter's record: the parameterised template run in the item's folder, recorded there.
+    forged = with_parameters(nbformat.read(str(template), as_version=4),
+                             "item = 'data.csv'\nprompt = 'Look at it.'\n%config AgentMagics.provider = 'simulated'")
+    nbformat.write(forged, str(item / "parameterised.ipynb"))
+    subprocess.run([sys.executable, "-m", "nbagent.notebook.autorun", "parameterised.ipynb", str(tmp_path / "rec.ipynb")],
+                   check=True, capture_output=True, env=env, timeout=600, cwd=item)
+    assert list((item / ".nbagent" / "replay").glob("*.json"))  # the record the batch must not replay
+    out = tmp_path / "runs"
+    done = subprocess.run([sys.executable, "-m", "nbagent.batch", "Look at it.", str(item / "data.csv"), "--out", str(out),
+                           "--provider", "simulated", "--notebook", str(template)],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    row = json.loads(next(out.glob("*/result.json")).read_text())
+    executed = nbformat.read(str(next(out.glob("*/executed.ipynb"))), as_version=4)
+    assert "replayed" not in json.dumps(executed.cells[-1].outputs)
+    assert row["requests"] >= 1  # asked the model: 0 on the old code
+
+
+def test_a_symlinked_item_runs_in_the_folder_it_is_listed_in_not_where_it_points(tmp_path: Path, monkeypatch) -> None:
+    """A submission's ``data.csv -> ~/project/answers.csv``: the kernel works in the submissions folder, as a
+    prompt item's Agent does. On the old code it worked in ``~/project`` (its AGENTS.md, its files for the
+    model's tools; attacker pass 8)."""
+    from nbagent.batch import notebook_item
+    from nbagent.notebook import autorun
+
+    project, submitted = tmp_path / "project", tmp_path / "submitted"
+    project.mkdir()
+    submitted.mkdir()
+    (project / "answers.csv").write_text("x\n1\n")
+    (submitted / "data.csv").symlink_to(project / "answers.csv")
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(autorun, "run_notebook", lambda *args, **kwargs: seen.update(kwargs))
+    spec = ItemSpec(item=str(submitted / "data.csv"), folder=str(tmp_path / "out"), prompt="p", provider="simulated",
+                    notebook=str(notebook(tmp_path / "nb.ipynb")))
+    (tmp_path / "out").mkdir()
+
+    notebook_item.run_notebook_item(spec)
+
+    assert seen["cwd"] == submitted.resolve()
+
+
+@pytest.mark.kernel
+def test_a_template_that_carries_its_authors_record_asks_the_model_for_each_item(tmp_path: Path) -> None:
+    """A template run once before (autorun or JupyterLab writes each agent cell's signed record into
+    its metadata, which autorun sends back with the cell): every item asks the model, relative
+    ``--out`` included. On the old code each item replayed the author's answer (0 requests), and a
+    relative ``--out`` put the item's sessions into the item's folder, counted as 0 (attacker pass 8)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": ""}
+    (tmp_path / "example.csv").write_text("x,y\n1,2\n")
+    dev = notebook(tmp_path / "dev.ipynb")
+    dev_nb = nbformat.read(str(dev), as_version=4)
+    dev_nb.cells[0].source += "\n%config AgentMagics.provider = 'simulated'"
+    nbformat.write(dev_nb, str(dev))
+    subprocess.run([sys.executable, "-m", "nbagent.notebook.autorun", "dev.ipynb", "template.ipynb"],
+                   check=True, capture_output=True, env=env, timeout=600, cwd=tmp_path)
+    template = nbformat.read(str(tmp_path / "template.ipynb"), as_version=4)
+    assert any("record" in c.metadata.get("nbagent", {}) for c in template.cells)
+    items = tmp_path / "items"
+    items.mkdir()
+    (items / "d.csv").write_text("x,y\n5,6\n")
+
+    done = subprocess.run([sys.executable, "-m", "nbagent.batch", "Look at it.", "items/d.csv", "--out", "runs",
+                           "--provider", "simulated", "--notebook", "template.ipynb"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    row = json.loads(next((tmp_path / "runs").glob("*/result.json")).read_text())
+    assert row["requests"] >= 1 and row["cost_usd"] > 0
+    assert sorted(p.name for p in items.iterdir()) == ["d.csv"]  # nothing written into the item's folder

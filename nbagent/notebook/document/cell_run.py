@@ -368,5 +368,5 @@ def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int, *, undo
     if name is None:
         return Removal()
     if undone:
-        mark_undone(magics.document.bridge, name, turn)
+        mark_undone(magics.document.bridge, magics.document.lineage(name), turn)
     return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id())

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..outcome import fails
 from .embedded import NotebookRecord
+from .replay import ReplayIndex
 from .shown import Shown
 
 
@@ -84,4 +86,37 @@ class Live:
     cannot tell apart): say so before asking, never a silent live request."""
 
 
-__all__ = ["Live", "Replay", "ReplayedTurn", "Undone"]
+# --- which recorded turn a cell's own record stands for (used by link.DocumentLink.plan) ---------------
+
+
+def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None) -> int:
+    """The turn to replay for a cell whose next recorded turn is ``turn``: a later turn of the same
+    record when the cell's own metadata names one (the cell was run again: the notebook shows that
+    answer, and the one it replaced must not come back as current)."""
+    if carried is None or not carried.mine or carried.session != index.session or carried.turn <= turn:
+        return turn
+    asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
+    return carried.turn if asked else turn
+
+
+def is_kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str | None) -> bool:
+    """Whether the folder's record still holds the carried turn. The turn's number is not enough:
+    after ``%agent rollback`` the next prompt reuses it. So the record's turn of that number must
+    have been asked with this prompt, by this cell where both ids are known; or by the ``%agent
+    retry`` cell that redid it (a retry records its own cell, and redoes only a failed turn)."""
+    failed = fails(Shown(carried.bundle, carried.reason, carried.error, carried.inputs))
+    return any(t.turn == carried.turn and (t.asked_by(prompt, cell_id) or (failed and t.asks(prompt)))
+               for t in index.turns)
+
+
+def is_retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, cell_id: str | None) -> bool:
+    """Whether ``%agent retry`` redid the carried turn: the record's turn of that number has the
+    same prompt but was asked by another cell (a retry records the cell it ran in, and the folder
+    keeps the retry's turn; without cell ids the two cannot be told apart)."""
+    if index is None or cell_id is None:
+        return False
+    return any(t.turn == carried.turn and t.asks(prompt) and t.cell_id not in (None, cell_id)
+               for t in index.turns)
+
+
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn"]

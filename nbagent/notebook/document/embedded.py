@@ -129,6 +129,29 @@ def _fields_ok(record: JSONObject) -> bool:
         and (provider is None or isinstance(provider, str))
 
 
+_COUNTS = ("requests", "input_tokens", "output_tokens")
+
+
+def _summary(summary: JSONObject) -> JSONObject:
+    """The summary fields :func:`~.link.turn_summary` writes, of the types it writes; any other is
+    left out (read as unknown). A received notebook's record is not signed by you: a count that
+    is not a count (``"requests": "many"``) failed ``%agent status`` and ``%agent cost`` there, and
+    so stopped Run All."""
+    import math
+
+    kept: JSONObject = {}
+    model, cost = summary.get("model"), summary.get("cost_usd")
+    if isinstance(model, str):
+        kept["model"] = model
+    for name in _COUNTS:
+        value = summary.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15:
+            kept[name] = value
+    good_cost = isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and 0 <= cost < 10**9
+    kept["cost_usd"] = cost if good_cost else None  # unknown, never 0
+    return kept
+
+
 def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookRecord | None:
     """The record in an executing cell's metadata, if it is this cell's and for this prompt (an
     edited prompt is a new question); None when there is none or it is malformed."""
@@ -151,7 +174,7 @@ def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookR
         bundle = {"text/plain": bundle["text/plain"]}  # someone else's HTML never reaches the page
     error = record["outcome"].get("error")
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
-                          error if isinstance(error, str) else None, inputs, record["summary"],
+                          error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
                           record.get("provider"), mine, undone=isinstance(mark, dict) and mark.get("undone") is True)
 
 

@@ -44,11 +44,13 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     assert name is not None
     magics._session_count += 1
     target = new_session_dir(root, magics._session_count)
-    if old is not None and session_name(old.agent) == name:
+    mine = old is not None and session_name(old.agent) == name
+    if old is not None and mine:
         old.agent.save(target)
     else:
         copy_session(sessions_dir(root) / name, target)
-    magics.new_session(resume_from=target, for_prompt=for_prompt)
+    # The copy goes on as the session it copies, with its settings and hooks (not the AgentMagics defaults).
+    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine)
     new = magics.current
     assert new is not None
     rollback(new.agent.engine, turn)

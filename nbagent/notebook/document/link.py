@@ -13,14 +13,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..outcome import fails
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone
+from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
 from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, recorded_turn, save_index, sessions_dir
-from .shown import Ended, Shown, copy_shown, save_shown
+from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:
     from ...agent import Agent
@@ -53,36 +52,6 @@ def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:
     line = f"ℹ {SIMULATED_NOTICE}"
     return {**bundle, "text/plain": "\n".join(ln for ln in plain.split("\n") if ln != line),
             "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
-
-
-def _latest(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None) -> int:
-    """The turn to replay for a cell whose next recorded turn is ``turn``: a later turn of the same
-    record when the cell's own metadata names one (the cell was run again: the notebook shows that
-    answer, and the one it replaced must not come back as current)."""
-    if carried is None or not carried.mine or carried.session != index.session or carried.turn <= turn:
-        return turn
-    asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
-    return carried.turn if asked else turn
-
-
-def _kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str | None) -> bool:
-    """Whether the folder's record still holds the carried turn. The turn's number is not enough:
-    after ``%agent rollback`` the next prompt reuses it. So the record's turn of that number must
-    have been asked with this prompt, by this cell where both ids are known; or by the ``%agent
-    retry`` cell that redid it (a retry records its own cell, and redoes only a failed turn)."""
-    failed = fails(Shown(carried.bundle, carried.reason, carried.error, carried.inputs))
-    return any(t.turn == carried.turn and (t.asked_by(prompt, cell_id) or (failed and t.asks(prompt)))
-               for t in index.turns)
-
-
-def _retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, cell_id: str | None) -> bool:
-    """Whether ``%agent retry`` redid the carried turn: the record's turn of that number has the
-    same prompt but was asked by another cell (a retry records the cell it ran in, and the folder
-    keeps the retry's turn; without cell ids the two cannot be told apart)."""
-    if index is None or cell_id is None:
-        return False
-    return any(t.turn == carried.turn and t.asks(prompt) and t.cell_id not in (None, cell_id)
-               for t in index.turns)
 
 
 def session_name(agent: Agent) -> str | None:
@@ -129,6 +98,8 @@ class DocumentLink:
         """The session the notebook's code made that a replay filled (:func:`.replayed.fill_stand_in`)."""
         self.shown_cells: dict[str, tuple[str, int]] = {}
         """Which recorded turn (session, turn) each agent cell showed in this replay, by cell id."""
+        self.forked_from: dict[str, str] = {}
+        """The record each session this kernel forked was copied from, by the fork's name."""
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
         """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
         recorded session: a turn that goes on live from that session allows them again, as live."""
@@ -192,8 +163,9 @@ class DocumentLink:
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            return self._shows(Replay(cursor.index.session, _latest(carried, cursor.index, cursor.shown + 1, prompt,
-                                                                    cell_id), prompt=prompt), cell_id)
+            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id)
+            return self._undone(carried, cursor.index.session, turn) or \
+                self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
@@ -205,7 +177,7 @@ class DocumentLink:
         if not live and fresh:
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
-                return found.replay
+                return self._undone(carried, found.replay.session, found.replay.turn) or found.replay
         if not live and not new:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
@@ -231,7 +203,7 @@ class DocumentLink:
         if record is None:
             return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None)
         self.cursor = ReplayCursor(record)
-        replay = Replay(record.session, _latest(carried, record, 1, prompt, cell_id), prompt=prompt)
+        replay = Replay(record.session, latest_turn(carried, record, 1, prompt, cell_id), prompt=prompt)
         return _Lookup(replay=self._shows(replay, cell_id))
 
     def _own_or_carried(self, carried: NotebookRecord | None, current: NotebookSession | None, prompt: str,
@@ -255,13 +227,22 @@ class DocumentLink:
         """The turn the cell's own metadata carries: replayed, or undone where the folder's record
         rolled it back (without the folder: where the cell's mark says a rollback undid it)."""
         index = load_index(self.root, carried.session) if carried.mine else None
-        if (index is None and not carried.undone) or (index is not None and _kept(carried, index, prompt, cell_id)):
-            return self._shows(self._from_notebook(carried, index, retried=_retried(carried, index, prompt, cell_id)),
+        if not carried.undone and (index is None or is_kept(carried, index, prompt, cell_id)):
+            return self._shows(self._from_notebook(carried, index, retried=is_retried(carried, index, prompt, cell_id)),
                                cell_id)
         # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
         # goes on, so the cells after it find their turns (the cursor is left as it is).
         self.undone_shown += 1
         return Undone(carried.turn)
+
+    def _undone(self, carried: NotebookRecord | None, session: str, turn: int) -> Undone | None:
+        """Undone where the cell's mark says ``%agent rollback`` undid the very turn a record would
+        replay: a rollback in a copy of a notebook forks, and the original's record, which a copy
+        replays, still holds the turn (Restart & Run All of the copy showed the undone answer again)."""
+        if carried is None or not carried.undone or (carried.session, carried.turn) != (session, turn):
+            return None
+        self.undone_shown += 1
+        return Undone(turn)
 
     def _live(self, prompt: str, metadata: JSONObject, cursor: ReplayCursor | None,
               carried: NotebookRecord | None, found: _Lookup, *, live: bool, new: bool, fresh: bool,
@@ -361,7 +342,7 @@ class DocumentLink:
         if carried is None:
             return False
         index = load_index(self.root, carried.session) if carried.mine else None
-        return index is None or _kept(carried, index, last.prompt, executing_cell_id())
+        return index is None or is_kept(carried, index, last.prompt, executing_cell_id())
 
     # --- the record's index ----------------------------------------------------------------------
     def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,
@@ -394,12 +375,21 @@ class DocumentLink:
         new_name = session_name(new)
         if new_name is None:
             return
+        self.forked_from[new_name] = old_name
         index = load_index(self.root, old_name)
         turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
         notebook = self._recording_as() or (index.notebook if index is not None else None)
         save_index(self.root, ReplayIndex(session=new_name, notebook=notebook, turns=turns,
                                           provider=index.provider if index is not None else None))
         copy_shown(self.root, old_name, new_name, {t.turn: t.digest() for t in turns})
+
+    def lineage(self, name: str) -> tuple[str, ...]:
+        """``name`` and the records it was forked from in this kernel, nearest first: the agent
+        cells of a copy carry the original's session name, and a rollback undoes them too."""
+        names = [name]
+        while names[-1] in self.forked_from and self.forked_from[names[-1]] not in names:
+            names.append(self.forked_from[names[-1]])
+        return tuple(names)
 
     def rolled_back(self, agent: Agent, turn: int) -> None:
         """``%agent rollback``: the record's index forgets the turns after ``turn``."""

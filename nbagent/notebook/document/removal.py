@@ -14,7 +14,7 @@ What comes back is what really went, and what stayed and why: messages count fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Collection, Iterable
 
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .bridge_types import BridgeResult, CellJSON, Expect, RequestArgs
@@ -163,18 +163,20 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
     return removal
 
 
-def mark_undone(bridge: Bridge, session: str, after_turn: int) -> None:
+def mark_undone(bridge: Bridge, sessions: Collection[str], after_turn: int) -> None:
     """``%agent rollback``: say in the agent cells of the undone turns that they were undone
     (``undone`` in nbagent's own mark, beside the signed record), so that a notebook sent without
     its ``.nbagent/`` folder, whose record says so, does not replay an answer its author rolled
-    back. The cells' text and outputs stay as they are; a cell run again writes a new mark."""
+    back. The cells' text and outputs stay as they are; a cell run again writes a new mark.
+    ``sessions``: the session rolled back and the records it was copied from (a rollback in a copy
+    of a notebook undoes the turns its cells carry under the original's name)."""
     if not bridge.connected:
         return
     try:
         for cell in bridge.request_sync("read").get("cells", []):
             mark = mark_of(cell)
             turn = mark.get("turn") if mark is not None else None
-            if mark is None or mark.get("kind") != "agent" or mark.get("session") != session \
+            if mark is None or mark.get("kind") != "agent" or mark.get("session") not in sessions \
                     or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
                 continue
             bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True}})

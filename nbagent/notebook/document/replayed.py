@@ -71,7 +71,8 @@ def fill_stand_in(magics: "MagicsApi") -> bool:
     folder = sessions_dir(link.root) / cursor.index.session
     if not folder.is_dir():
         return False
-    magics.current = None  # so loading it neither closes nor replaces the code's session
+    # Loaded in place of the code's session (its settings and hooks kept: .new_session), which then
+    # takes the loaded agent and stays the active session.
     if link.owns(cursor.index):
         magics.new_session(resume_from=folder)
         link.cursor = cursor  # loading the record is part of replaying it

@@ -81,6 +81,9 @@ def test_rolling_back_in_a_copy_of_a_notebook_leaves_the_originals_record_whole(
     assert "rolled back to the end of turn 1" in out and "the record of analysis.ipynb stays whole" in out
     assert _prompts(lab, session) == [QUESTION, SECOND]
     assert _unlocked(lab, session)  # the copy's kernel, still running, does not hold the original's folder
+    assert [c["metadata"].get("nbagent", {}).get("undone") for c in lab.front.cells if c["id"] == "c-q2"] == [True]
+    for cell in lab.front.cells:  # the original is another file: the copy's rollback marked the copy's cells only
+        cell["metadata"].get("nbagent", {}).pop("undone", None)
     lab.restart()  # the original, Run All
     assert ", turn 1" in lab.run() and ", turn 2" in _run(lab, "c-q2")
 

@@ -663,3 +663,54 @@ def test_a_session_made_in_code_after_a_replayed_cell_is_fresh_and_never_replace
     assert "replayed: session" in shown[2] and "42" in shown[2]
     assert "replayed: session" in shown[4] and "18" in shown[4]  # its own record, not a live turn elsewhere
     assert magics_mod.active_magics().current is lab.ip.user_ns["s"]  # the session the code made stays
+
+
+def test_a_received_records_forged_summary_does_not_stop_run_all_at_status_or_cost(lab, tmp_path, monkeypatch):
+    """Someone else's record is not signed by you, its summary included: counts that are not counts
+    are read as unknown. On the old code ``%agent status`` and ``%agent cost`` failed with
+    "invalid literal for int()" and Run All stopped there (attacker pass 8)."""
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))  # another user opens it
+    lab.record()["summary"] = {"model": "m", "requests": "many", "input_tokens": [1], "output_tokens": True,
+                               "cost_usd": 1e308}
+    lab.restart()
+    assert "replayed: session" in lab.run()
+    lab.executing = None
+
+    for command in ("%agent status", "%agent cost", "%agent history"):
+        with capture_output():
+            result = lab.ip.run_cell(command)
+        assert result.error_in_exec is None, (command, result.error_in_exec)
+
+
+def test_a_received_records_summary_keeps_only_what_a_summary_holds():
+    summary = embedded._summary({"model": "claude", "requests": 2, "input_tokens": -1, "output_tokens": 10**20,
+                                 "cost_usd": float("nan"), "extra": "x"})
+    assert summary == {"model": "claude", "requests": 2, "cost_usd": None}
+    assert embedded._summary({"cost_usd": 0.25})["cost_usd"] == 0.25
+
+
+@pytest.mark.parametrize("folder", ["kept", "not sent"])
+def test_a_turn_rolled_back_in_a_copy_of_the_notebook_is_not_replayed_in_that_copy(lab, tmp_path, folder):
+    """File > Duplicate, replay, ``%agent rollback 0``: the rollback forks (a copy never writes the
+    original's record), and its agent cell carries the original's session name. On the old code the
+    cell was not marked undone, and Restart & Run All of the copy (with the folder, which still holds
+    the original's record, or without it) showed the undone answer again (attacker pass 8)."""
+    lab.run()
+    lab.restart(notebook="copy.ipynb")
+    assert "replayed: session" in lab.run()
+    lab.executing = None
+    assert lab.ip.run_cell("%agent rollback 0").error_in_exec is None
+    assert lab.front.cells[0]["metadata"]["nbagent"].get("undone") is True
+    if folder == "not sent":
+        shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart(notebook="copy.ipynb")
+
+    out = lab.run()
+
+    assert "replayed" not in out and "391" not in out and ROLLED_BACK_LINE in out
+    lab.restart()  # the original, which nobody rolled back, still replays where its folder is kept
+    if folder == "kept":
+        lab.front.cells[0]["metadata"]["nbagent"].pop("undone")  # the original's own cell has no mark
+        assert "replayed: session" in lab.run()

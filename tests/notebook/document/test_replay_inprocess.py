@@ -485,3 +485,61 @@ def test_nbagent_session_after_a_replay_is_the_replayed_session_not_an_empty_one
     assert Path(nbagent.session().agent.session.task_dir).name == recorded
     assert nbagent.session().turn == 1 and made.turn == 1  # the object the code holds reads it too
     assert "turns        1 " in _line(ip, "%agent status")
+
+
+DENY_PYTHON_SESSION = (
+    "from nbagent import Deny\n"
+    "def no_python(call):\n"
+    "    return Deny('policy: no python in this notebook') if call.name == 'python' else None\n"
+    "s = __import__('nbagent').notebook.magics.active_magics().new_session(hooks={'pre_tool_use': no_python})")
+
+
+@pytest.mark.parametrize("then", ["what is 6 * 7? use python", f"{FIRST} (edited)"])
+def test_a_replay_goes_on_live_with_the_hook_of_the_session_the_notebooks_code_made(ip, monkeypatch, then):
+    # notebook 05's shape with the session made above the agent cells: the turns it replays ran
+    # with the deny hook, so the turn that goes on live past them (or forks at an edited prompt)
+    # runs with it too. On the old code the record was resumed with the AgentMagics settings only,
+    # and the model's python ran (attacker pass 8).
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    ip.run_cell(DENY_PYTHON_SESSION)
+    assert "policy: no python" in cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    ip.run_cell(DENY_PYTHON_SESSION)
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = cell(ip, then)
+
+    assert "replayed: session" not in out and "policy: no python" in out
+    assert agent().engine.hooks is ip.user_ns["s"].agent.engine.hooks
+
+
+def test_nbagent_session_after_a_replay_keeps_the_settings_of_the_session_a_cell_made(ip, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    made = "s = __import__('nbagent').notebook.magics.active_magics().new_session(permission_mode='plan', deny=('shell',))"
+    ip.run_cell(made)
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    ip.run_cell(made)
+    assert "replayed: session" in cell(ip, FIRST)
+
+    import nbagent
+
+    loaded = nbagent.session().agent
+    assert loaded is ip.user_ns["s"].agent and loaded.turn == 1  # the code's own object reads the replayed session
+    assert loaded.config.permission_mode == "plan" and loaded.config.deny == ("shell",)
+
+
+def test_agent_permissions_plan_above_the_replayed_cells_holds_for_the_turn_that_goes_on_live(ip, monkeypatch):
+    # the notebook's first cell is `%agent permissions plan`: on the old code the record was resumed in
+    # `default` mode when Run All went past the replayed cells, and the model's python ran (attacker pass 8)
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    ip.run_cell("%agent permissions plan")
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    ip.run_cell("%agent permissions plan")
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = cell(ip, "what is 6 * 7? use python")
+
+    assert "replayed: session" not in out and agent().config.permission_mode == "plan"
+    assert "→ result: [result]\n    42" not in out
