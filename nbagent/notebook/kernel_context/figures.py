@@ -17,7 +17,6 @@ import base64
 import collections
 import io
 import re
-import struct
 from collections.abc import Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,14 +75,6 @@ def _axes_line(i: int, ax: "Axes") -> str:
     xl, yl = ax.get_xlim(), ax.get_ylim()
     return (f"axes {i}: title {short(ax.get_title())}, x {short(ax.get_xlabel())} {xl[0]:.4g}..{xl[1]:.4g}, "
             f"y {short(ax.get_ylabel())} {yl[0]:.4g}..{yl[1]:.4g}; {what}" + (f"; legend {labels!r}" if labels else ""))
-
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from a PNG's header (None: not a PNG)."""
-    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n":
-        return None
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)
 
 
 @dataclass(frozen=True)
@@ -154,6 +145,8 @@ def cell_refs(prompt: str) -> list[int]:
 
 def fitted_png(data: bytes) -> tuple[bytes | None, str]:
     """``data`` within ``MAX_SIDE`` and ``MAX_IMAGE_BYTES`` (scaled down if need be), or None and why not."""
+    from ...engine.api_facts.images import png_size  # the engine loads with the first prompt, not the kernel
+
     size = png_size(data)
     if size is None:
         return None, "not a PNG"
@@ -177,6 +170,7 @@ def fitted_png(data: bytes) -> tuple[bytes | None, str]:
 
 def image_blocks(png: bytes, label: str) -> "tuple[TextBlockParam, ImageBlockParam]":
     """A label (read as kernel context, not as the user's words) and the image block."""
+    from ...engine.api_facts.images import png_size
     from ...engine.loop.facts import FACTS_TAG
 
     w, h = png_size(png) or (0, 0)
@@ -221,4 +215,4 @@ def figure_png(fig: "Figure") -> bytes:
 
 
 __all__ = ["DisplayedImages", "about_images", "cell_refs", "figure_description", "figure_png", "fitted_png",
-           "image_blocks", "is_figure", "png_size"]
+           "image_blocks", "is_figure"]

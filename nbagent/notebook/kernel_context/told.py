@@ -7,13 +7,13 @@ stale answer: the names of the variables the model knew about when it answered.
 
 from __future__ import annotations
 
-import base64
 import re
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from ...engine.api_facts.images import image_tokens as engine_image_tokens
+from ...engine.api_facts.images import known_image_tokens
 from ...engine.contracts.messages import ContentBlock, ImageBlockParam, MessageParam, ToolResultContent, is_text
 from ...engine.loop.facts import FACTS_TAG
-from .figures import png_size
 
 if TYPE_CHECKING:
     from ...engine.state.sent import SentRequest
@@ -88,16 +88,10 @@ def described_variables(session: SentLog, turn: int | None = None) -> list[str]:
 
 
 def image_tokens(block: ImageBlockParam) -> int | None:
-    """The API's estimate for an image block, (width x height) / 750 (None: size unknown)."""
-    source = block.get("source") or {}
-    data = source.get("data") if isinstance(source, dict) else None
-    if not isinstance(data, str):
-        return None
-    try:
-        size = png_size(base64.b64decode(data[:64]))
-    except ValueError:
-        return None
-    return None if size is None else max(1, size[0] * size[1] // 750)
+    """The API's estimate for an image block, (width x height) / 750 after the API's scaling (None:
+    size unknown): :func:`~nbagent.engine.api_facts.images.known_image_tokens`, the estimate the
+    context manager counts too."""
+    return known_image_tokens(block)
 
 
 def _images_in(content: str | Sequence[ContentBlock | ToolResultContent] | None) -> list[ImageBlockParam]:
@@ -113,13 +107,11 @@ def _images_in(content: str | Sequence[ContentBlock | ToolResultContent] | None)
 def request_image_tokens(sent: Sequence["SentRequest"]) -> dict[int, int]:
     """Request number -> the API's estimate for the images it carried (requests with images only;
     an image of unknown size counts as the engine's typical image)."""
-    from ...engine.api_facts.tokens import IMAGE_TOKENS
-
     counts: dict[int, int] = {}
     for request in sent:
         images = [b for m in request.messages for b in _images_in(m.get("content"))]
         if images:
-            counts[request.request] = sum(image_tokens(b) or IMAGE_TOKENS for b in images)
+            counts[request.request] = sum(engine_image_tokens(b) for b in images)
     return counts
 
 

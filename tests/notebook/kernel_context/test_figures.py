@@ -15,10 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
+from nbagent.engine.api_facts.images import png_size  # noqa: E402
 from nbagent.engine.contracts.messages import ImageBlockParam  # noqa: E402
 from nbagent.engine.loop.facts import FactsFocus  # noqa: E402
 from nbagent.notebook.kernel_context import KernelContext  # noqa: E402
-from nbagent.notebook.kernel_context.figures import MAX_IMAGES, MAX_SIDE, DisplayedImages, png_size  # noqa: E402
+from nbagent.notebook.kernel_context.figures import MAX_IMAGES, MAX_SIDE, DisplayedImages  # noqa: E402
 from tests.notebook.kernel_context.support import block_of, context_text, shell_with  # noqa: E402
 
 
