@@ -43,6 +43,7 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
         server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
         kernel_context_tokens=magics.kernel_context_tokens)
+    asked_for = changes.get("provider") is not None or changes.get("endpoint") is not None
     provider = changes.pop("provider", None) or magics.provider
     endpoint = endpoint_for(magics, changes.pop("endpoint", None), provider)
     if endpoint is not None and endpoint.model and changes.get("model") is None:
@@ -68,6 +69,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         if old is not None and (old.turn == 0 or keep_settings):
             kept, wiring["hooks"] = _kept_settings(old)
             settings = {**settings, **kept, **{k: v for k, v in changes.items() if v is not None}}
+            if not asked_for:  # and its provider: the simulated API it set faults on, its endpoint
+                wiring["provider"], wiring["endpoint"] = old.agent.provider, None
         agent = Agent.resume(resume_from, **wiring, **settings)
     else:
         magics._session_count += 1
@@ -93,7 +96,11 @@ def _kept_settings(old: NotebookSession) -> tuple[dict[str, Any], Any]:
     session the user made in a cell (its ``pre_tool_use`` hook, its permission mode, ``allow`` and
     ``deny`` lists, model, budgets), as the turns it goes on from ran live in it. Replaced by one
     made from the ``AgentMagics`` settings, a Run All of a notebook whose first cell made a session
-    with a deny hook went live past the replayed cells without the hook (attacker pass 8)."""
+    with a deny hook went live past the replayed cells without the hook (attacker pass 8). Its
+    provider is kept too, unless the cell names one (see :func:`new_session`): a session made with
+    ``provider="simulated"`` or an ``endpoint=`` went on live through the ``AgentMagics`` provider
+    (the real API, with the user's key), and notebook 03's faults, set on the code's simulated API,
+    were lost."""
     import dataclasses
 
     config = old.agent.config

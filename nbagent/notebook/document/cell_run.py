@@ -163,8 +163,9 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
 async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     """Show ``decision.turn`` of the record: no request, no key, and no session loaded (the
     signed transcript and how the run ended are enough; without them, rebuilt from the events).
-    Only what this needs is imported: a replayed Run All does not load the engine or the SDK.
-    An :class:`Undone` turn shows one line and nothing else."""
+    Only what this needs is imported: a replayed Run All does not load the engine or the SDK,
+    except once where the notebook's code made a session before its agent cells (it is given the
+    replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
     if isinstance(decision, Undone):
         _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
         return
@@ -232,8 +233,13 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
     """A replayed turn that failed fails its cell again, so Run All stops where it stopped; but not
     one that ``%agent retry`` redid below: Run All goes on to the retry, as the user did."""
     failed = fails(ending)
+    from ...engine.contracts.errors import NbAgentError
+
     magics.document.replayed(decision.turn, failed=failed)
-    fill_stand_in(magics)  # the session the notebook's code made and holds reads the replayed one
+    try:
+        fill_stand_in(magics)  # the session the notebook's code made and holds reads the replayed one
+    except (NbAgentError, OSError, ValueError) as exc:  # shown already: a record that cannot load fails no cell
+        _show_line(STAND_IN_LINE.format(error=f"{type(exc).__name__}: {exc}"), "nbagent-no-record")
     if failed and decision.retried:
         _show_line(RETRIED_BELOW_LINE, "nbagent-retried")
         return
@@ -301,6 +307,10 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 def _show_replay_line(decision: Replay) -> None:
     _show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
                "To ask the model again, add --live to the cell's first line.", "nbagent-replayed")
+
+
+STAND_IN_LINE = ("ⓘ the session your code made could not be given the replayed record ({error}): it stays as "
+                 "it was, and the replay goes on.")
 
 
 def _show_line(text: str, css: str) -> None:

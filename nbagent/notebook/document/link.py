@@ -153,7 +153,8 @@ class DocumentLink:
         """Replay or live, for an agent cell with ``prompt`` (``current``: the active session).
 
         A replay needs no session: the record's index and signed transcripts are enough, so the
-        Agent (and its SDK) loads only when a turn goes live. Replay belongs to re-running a
+        Agent (and its SDK) loads only when a turn goes live, or when the notebook's code reads the
+        session (:mod:`.replayed`). Replay belongs to re-running a
         recorded notebook: where the front-end sends cell ids, a turn replays only in the cell that
         asked it; once a turn ran live here, a ``--new`` prompt replays only in that cell (never
         without cell ids: a console or a script asking again is a new question)."""
@@ -182,7 +183,9 @@ class DocumentLink:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
                 return decided
-        stale = carried.turn if carried is not None and not live and not new and self._stale(carried) else None
+        # An undone turn stays undone (the user's rollback), however old its answer is.
+        stale = carried.turn if carried is not None and not carried.undone and not live and not new \
+            and self._stale(carried) else None
         if stale is not None:
             carried = None  # its answer predates one shown above it: asked again, below
         if carried is not None and not live and (new or not self.went_live):

@@ -126,8 +126,9 @@ def nothing_loaded(magics: "MagicsApi") -> str | None:
     the cells' own records), or one whose turns were all undone. Such a cell left in the notebook
     must not fail and stop Run All there. None: there is a session, or nothing was replayed."""
     link = magics.document
-    if replayed_session(magics) is not None:
-        return None
+    loaded = replayed_session(magics)
+    if loaded is not None and loaded.turn > 0:
+        return None  # a session that asked (or was loaded from the record): it has something to show
     if link.from_notebook:
         return (f"nbagent: nothing to show: this kernel replayed {len(link.from_notebook)} turn(s) from the "
                 "notebook's own records, and no .nbagent/ folder here holds their session (what was sent is "

@@ -88,7 +88,9 @@ class NoUserCodeRepr(reprlib.Repr):
         return super().repr1(x, level)
 
     def repr_instance(self, x: object, level: int) -> str:
-        if library_of(x) in ARRAY_LIBRARIES:
+        # A builtin scalar (3.14, True, None, b"ab") is its bounded repr, which runs no user code;
+        # another builtin (an exception holding a user object, a bound method) its type name.
+        if type(x) in _SCALARS or library_of(x) in ARRAY_LIBRARIES:
             return super().repr_instance(x, level)
         return f"<{type(x).__module__}.{type(x).__qualname__} object>"
 
@@ -111,10 +113,13 @@ class NoUserCodeRepr(reprlib.Repr):
         return "{" + ", ".join(pieces) + (", ..." if len(x) > self.maxdict else "") + "}"
 
 
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None), type(...)})
+
+
 def _all_builtin(items: Iterable[object]) -> bool:
-    """Whether every item (a set's members, a dict's keys) is of a builtin type: sorting them
-    then runs no user ``__lt__``."""
-    return all(library_of(item) == "builtins" for item in items)
+    """Whether every item (a set's members, a dict's keys) is a builtin scalar: sorting them then
+    runs no user ``__lt__`` (a tuple's comparison compares what it holds, which may be user objects)."""
+    return all(type(item) in _SCALARS for item in items)
 
 
 @lru_cache(maxsize=1)

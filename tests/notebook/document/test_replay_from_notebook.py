@@ -578,6 +578,24 @@ def test_an_inspection_cell_of_a_notebook_received_without_its_folder_does_not_s
     assert magics_mod.active_magics().current is None
 
 
+@pytest.mark.parametrize("command", ["%agent context 1", "%agent saw"])
+def test_an_inspection_cell_after_a_session_the_code_made_does_not_stop_run_all_without_the_folder(lab, tmp_path,
+                                                                                                   command):
+    # Notebook 05 received without .nbagent/: its first cell makes a session (which asks nothing
+    # here), its agent cells replay from their metadata, and `%agent saw` failed with "No request
+    # sent yet." (and `%agent context 1` with "no turn 1"): the empty session counted as one to show.
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-look", "source": command,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart().new_session()  # as the notebook's first cell does
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)  # expect_error=False: the cell does not fail
+
+    assert "nothing to show: this kernel replayed 1 turn(s) from the notebook's own records" in out
+
+
 def test_a_later_cells_answer_older_than_an_edited_cell_above_it_is_asked_again_and_said_so(lab):
     # notebook 04 in JupyterLab: Run All, Restart & Run All, edit one prompt and run only that cell,
     # then Restart & Run All: the edited cell replays its new answer, and the cells below it, whose
@@ -714,3 +732,30 @@ def test_a_turn_rolled_back_in_a_copy_of_the_notebook_is_not_replayed_in_that_co
     if folder == "kept":
         lab.front.cells[0]["metadata"]["nbagent"].pop("undone")  # the original's own cell has no mark
         assert "replayed: session" in lab.run()
+
+
+def test_turns_undone_after_an_edit_stay_undone_under_restart_and_run_all(lab, tmp_path):
+    """Three agent cells; the second edited and run (the record forks there), then ``%agent rollback 1``:
+    Restart & Run All shows the second and the third as undone. The third carries the original
+    session's turn, older than the fork shown above it, and was asked again as out of date."""
+    for cell_id, question in (("c-two", "what is 6 * 7? use python"), ("c-three", "what is 5 * 5? use python")):
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent\n{question}",
+                                "metadata": {}, "outputs": [], "execution_count": None})
+
+    def at(cell_id: str) -> int:
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    lab.run()
+    lab.run(at("c-two"))
+    lab.run(at("c-three"))
+    lab.restart()
+    lab.front.cells[at("c-two")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+    lab.run(), lab.run(at("c-two"))
+    lab.ip.run_cell("%agent rollback 1")
+    lab.restart()
+
+    first, second, third = lab.run(), lab.run(at("c-two")), lab.run(at("c-three"))
+
+    assert "replayed: session" in first
+    assert ROLLED_BACK_LINE in second and ROLLED_BACK_LINE in third
+    assert "48" not in second + third and "25" not in second + third  # neither shown nor asked again

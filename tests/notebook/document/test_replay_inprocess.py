@@ -543,3 +543,40 @@ def test_agent_permissions_plan_above_the_replayed_cells_holds_for_the_turn_that
 
     assert "replayed: session" not in out and agent().config.permission_mode == "plan"
     assert "→ result: [result]\n    42" not in out
+
+
+def test_a_session_a_cell_made_keeps_its_provider_when_the_replay_fills_it(ip, monkeypatch):
+    # Its provider was the AgentMagics one after the replay: a session made with provider="simulated"
+    # (or an endpoint) went on live through the real API, and notebook 03's faults, set on the code's
+    # simulated API, were gone from the live request.
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    made = "s = __import__('nbagent').notebook.magics.active_magics().new_session(provider='simulated')"
+    ip.run_cell(made)
+    cell(ip, FIRST)
+    restart(magics_mod.active_magics())
+    ip.run_cell(made)
+    api = ip.user_ns["s"].agent.simulated_api
+
+    assert "replayed: session" in cell(ip, FIRST)
+
+    assert ip.user_ns["s"].turn == 1 and ip.user_ns["s"].agent.simulated_api is api
+
+
+def test_a_record_that_cannot_be_loaded_for_the_code_session_fails_no_replayed_cell(ip, monkeypatch):
+    # Filling the code's session loads the record; a record another kernel holds (or a damaged one)
+    # raised there, after the replay was shown, and failed the cell: Run All stopped.
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    made = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
+    ip.run_cell(made)
+    cell(ip, FIRST)
+    folder = agent().session.task_dir
+    restart(magics_mod.active_magics())
+    ip.run_cell(made)
+    holder = Agent.resume(folder)  # another kernel going on from this record holds its folder
+    try:
+        out = cell(ip, FIRST)  # fails the test if the cell fails
+    finally:
+        holder.close()
+
+    assert "replayed: session" in out and "could not be given the replayed record" in out
+    assert ip.user_ns["s"].turn == 0  # as it was

@@ -169,6 +169,28 @@ def test_no_user_code_runs_for_the_items_of_a_container_variable_or_output() -> 
     assert "{'a': 1, 'b': 2}" in block_of(text, "plain")  # builtins as before, sorted
 
 
+def test_builtin_values_inside_containers_keep_their_repr_and_tuples_of_user_objects_are_not_sorted() -> None:
+    """The container guard named every builtin that reprlib has no method for by its type: the
+    model read ``(<builtins.float object>, <builtins.float object>)`` for ``(1.5, 2.5)``. And a set
+    of tuples was sorted as builtins, so the user objects inside the tuples were compared."""
+    ran: list[str] = []
+
+    class Key:
+        def __lt__(self, other: object) -> bool:
+            ran.append("__lt__")
+            return True
+
+        def __hash__(self) -> int:
+            return id(self)
+
+    shell = shell_with(point=(1.5, 2.5), flags=[True, None, b"ab", 3j], prices={"a": 1.25}, pairs={(1, Key()), (2, Key())})
+    shell.user_ns["Out"] = {4: [0.5, 2.0]}
+    text, _ = context_text(shell, "what are `point`, `flags`, `prices` and `pairs`?")
+    assert "(1.5, 2.5)" in block_of(text, "point") and "[True, None, b'ab', 3j]" in block_of(text, "flags")
+    assert "{'a': 1.25}" in block_of(text, "prices") and "Out[4]: [0.5, 2.0]" in text
+    assert "builtins.float" not in text and ran == []
+
+
 def test_cyclic_containers_are_bounded() -> None:
     a: list[Any] = [1]
     a.append(a)
