@@ -10,7 +10,7 @@ import json
 import shutil
 import tracemalloc
 import zlib
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
@@ -451,9 +451,9 @@ def test_an_agent_cell_run_again_in_its_own_live_session_says_nothing_more(lab, 
     assert "ⓘ this cell's" not in out and "ⓘ no recorded answer" not in out
 
 
-def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(lab, tmp_path):
-    """Restart & Run All after the second of three agent cells was edited: the first replays, the
-    second says its prompt was edited (the record forks there), the third says why it asks again."""
+def _three_cells_the_second_edited(lab: Lab) -> Callable[[str], int]:
+    """Three agent cells run live, then a fresh kernel with the second one's prompt edited; returns
+    where a cell is, by id."""
     for cell_id, question in (("c-two", "what is 6 * 7? use python"), ("c-three", "what is 5 * 5? use python")):
         lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent\n{question}",
                                 "metadata": {}, "outputs": [], "execution_count": None})
@@ -466,6 +466,13 @@ def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(
     lab.run(at("c-three"))
     lab.restart()
     lab.front.cells[at("c-two")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+    return at
+
+
+def test_a_middle_prompt_edited_says_so_and_the_cells_after_it_say_why_they_ask(lab, tmp_path):
+    """Restart & Run All after the second of three agent cells was edited: the first replays, the
+    second says its prompt was edited (the record forks there), the third says why it asks again."""
+    at = _three_cells_the_second_edited(lab)
 
     first, second, third = lab.run(), lab.run(at("c-two")), lab.run(at("c-three"))
 
@@ -738,18 +745,7 @@ def test_turns_undone_after_an_edit_stay_undone_under_restart_and_run_all(lab, t
     """Three agent cells; the second edited and run (the record forks there), then ``%agent rollback 1``:
     Restart & Run All shows the second and the third as undone. The third carries the original
     session's turn, older than the fork shown above it, and was asked again as out of date."""
-    for cell_id, question in (("c-two", "what is 6 * 7? use python"), ("c-three", "what is 5 * 5? use python")):
-        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": f"%%agent\n{question}",
-                                "metadata": {}, "outputs": [], "execution_count": None})
-
-    def at(cell_id: str) -> int:
-        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
-
-    lab.run()
-    lab.run(at("c-two"))
-    lab.run(at("c-three"))
-    lab.restart()
-    lab.front.cells[at("c-two")]["source"] = "%%agent\nwhat is 6 * 8? use python"
+    at = _three_cells_the_second_edited(lab)
     lab.run(), lab.run(at("c-two"))
     lab.ip.run_cell("%agent rollback 1")
     lab.restart()

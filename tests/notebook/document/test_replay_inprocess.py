@@ -513,13 +513,23 @@ def test_a_replay_goes_on_live_with_the_hook_of_the_session_the_notebooks_code_m
     assert agent().engine.hooks is ip.user_ns["s"].agent.engine.hooks
 
 
+def _recorded_then_run_again(ip: Any, first_cell: str) -> Path:
+    """A notebook whose first cell is ``first_cell`` (a session made in code, a setting) and whose
+    agent cell asked FIRST live, then a fresh kernel that runs the first cell again; returns the
+    recorded session's folder."""
+    ip.run_cell(first_cell)
+    cell(ip, FIRST)
+    folder = agent().session.task_dir
+    assert folder is not None  # recorded
+    restart(magics_mod.active_magics())
+    ip.run_cell(first_cell)
+    return Path(folder)
+
+
 def test_nbagent_session_after_a_replay_keeps_the_settings_of_the_session_a_cell_made(ip, monkeypatch):
     monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
     made = "s = __import__('nbagent').notebook.magics.active_magics().new_session(permission_mode='plan', deny=('shell',))"
-    ip.run_cell(made)
-    cell(ip, FIRST)
-    restart(magics_mod.active_magics())
-    ip.run_cell(made)
+    _recorded_then_run_again(ip, made)
     assert "replayed: session" in cell(ip, FIRST)
 
     import nbagent
@@ -533,10 +543,7 @@ def test_agent_permissions_plan_above_the_replayed_cells_holds_for_the_turn_that
     # the notebook's first cell is `%agent permissions plan`: on the old code the record was resumed in
     # `default` mode when Run All went past the replayed cells, and the model's python ran (attacker pass 8)
     monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
-    ip.run_cell("%agent permissions plan")
-    cell(ip, FIRST)
-    restart(magics_mod.active_magics())
-    ip.run_cell("%agent permissions plan")
+    _recorded_then_run_again(ip, "%agent permissions plan")
     assert "replayed: session" in cell(ip, FIRST)
 
     out = cell(ip, "what is 6 * 7? use python")
@@ -551,10 +558,7 @@ def test_a_session_a_cell_made_keeps_its_provider_when_the_replay_fills_it(ip, m
     # simulated API, were gone from the live request.
     monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
     made = "s = __import__('nbagent').notebook.magics.active_magics().new_session(provider='simulated')"
-    ip.run_cell(made)
-    cell(ip, FIRST)
-    restart(magics_mod.active_magics())
-    ip.run_cell(made)
+    _recorded_then_run_again(ip, made)
     api = ip.user_ns["s"].agent.simulated_api
 
     assert "replayed: session" in cell(ip, FIRST)
@@ -566,12 +570,7 @@ def test_a_record_that_cannot_be_loaded_for_the_code_session_fails_no_replayed_c
     # Filling the code's session loads the record; a record another kernel holds (or a damaged one)
     # raised there, after the replay was shown, and failed the cell: Run All stopped.
     monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
-    made = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
-    ip.run_cell(made)
-    cell(ip, FIRST)
-    folder = agent().session.task_dir
-    restart(magics_mod.active_magics())
-    ip.run_cell(made)
+    folder = _recorded_then_run_again(ip, "s = __import__('nbagent').notebook.magics.active_magics().new_session()")
     holder = Agent.resume(folder)  # another kernel going on from this record holds its folder
     try:
         out = cell(ip, FIRST)  # fails the test if the cell fails
