@@ -49,11 +49,6 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     return magics.current
 
 
-# What a session the notebook's code made says of itself and keeps once the replay fills it.
-_CARRIED = ("allow", "deny", "permission_mode", "context_window", "effort", "max_requests", "max_budget_usd",
-            "max_session_budget_usd", "token_budget", "session_token_budget")
-
-
 def fill_stand_in(magics: "MagicsApi") -> bool:
     """Load the replayed session into the session the notebook's code made and the replay stood
     in for (``s = magics.new_session(...)`` or ``nbagent.session()`` before its agent cells): a
@@ -101,11 +96,9 @@ def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> 
 
 
 def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
-    """``session`` takes ``loaded``'s agent, keeping its own settings (its old agent is closed)."""
-    own = session.agent.config
-    keep = {k: getattr(own, k) for k in _CARRIED if getattr(own, k) != getattr(loaded.agent.config, k)}
-    if keep:
-        loaded.agent.reconfigure(**keep)
+    """``session`` takes ``loaded``'s agent (its old agent is closed). ``loaded`` was made with
+    ``session``'s settings and hooks already (``new_session``'s ``keep_settings``: one place says
+    what a continued conversation keeps)."""
     if session.agent is not loaded.agent:
         session.agent.close()
     session.agent, session.executor = loaded.agent, loaded.executor
