@@ -191,3 +191,14 @@ def test_credentials_from_the_environment_are_told_apart_from_other_values(monke
     }, "test")
     assert set(servers["a"].credentials) == {"gh-token-value-123", "fast-mode"}  # MODE by its entry's name
     assert set(servers["b"].credentials) == {"docs-key-value-456", "header-value-789"}
+
+
+def test_a_value_shaped_like_a_token_is_a_credential_whatever_its_variable_is_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``"X_SVC": "${MY_SVC}"`` holding a generated token: named like nothing, it was not redacted
+    model-side, so a server echoing it handed it to the model. Paths, words and short values are not."""
+    values = {"MY_SVC": "ghp_9fQ2xL7mN4pR8sT1vW6yZ3bC5dE0gH", "LIB_DIR": "/opt/libraries/v2024-11-05",
+              "PATHS": "/opt/a1:/srv/b2/lib3", "REGION": "eu-west-1", "MODE": "production", "BUILD": "20241105"}
+    for var, value in values.items():
+        monkeypatch.setenv(var, value)
+    servers = parse_servers({"a": {"command": "python", "env": {f"X_{v}": f"${{{v}}}" for v in values}}}, "test")
+    assert servers["a"].credentials == ("ghp_9fQ2xL7mN4pR8sT1vW6yZ3bC5dE0gH",)
