@@ -403,7 +403,8 @@ class Agent:
 
 
 UNTRUSTED_MCP_JSON = ("{path} names MCP servers (commands to run, URLs to connect to); none was started: nbagent "
-                      "starts a project's servers only once you trust its .mcp.json as it is. Read it, then run "
+                      "starts a project's servers only once you trust its .mcp.json as it is (and the project's files "
+                      "its commands run). Read them, then run "
                       "%agent mcp trust (in code: nbagent.tools.mcp.trust_mcp_json(folder)) and start a new session.")
 
 

@@ -3,7 +3,8 @@
 A ``.mcp.json`` names commands to start and URLs to connect to. It comes with the folder (a
 repository, a course's zip, a shared drive), so nbagent starts its servers only once the user has
 read them and said so: ``%agent mcp trust`` in a notebook, :func:`trust_mcp_json` in code. What is
-trusted is the file as it was then (its SHA-256, by its real path): a file changed since asks again.
+trusted is the file as it was then (its SHA-256, by its real path), with the project's files its
+command lines name (``"args": ["server.py"]``): a file changed since, or a script it runs, asks again.
 
 The approvals live beside the replay key in the user's Jupyter data dir
 (``$NBAGENT_MCP_TRUST_FILE`` overrides it), each signed with that key, so a file planted there by
@@ -43,7 +44,57 @@ def _where(cwd_or_file: Path) -> Path:
 
 def _digest(path: Path) -> str | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
-    return hashlib.sha256(raw).hexdigest() if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
+    return _digest_of(path, raw) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
+
+
+def _digest_of(path: Path, raw: bytes) -> str:
+    """The SHA-256 of the file's bytes and of each project file its servers' command lines name:
+    trusting ``python server.py`` trusted ``server.py`` as it was (a ``git pull`` that changed it
+    ran new code under the old approval)."""
+    digest = hashlib.sha256(raw)
+    for name, file_digest in _named_files(path.parent, raw):
+        digest.update(f"\0{name}\0{file_digest}".encode())
+    return digest.hexdigest()
+
+
+def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
+    """(as written, SHA-256) of each regular file a server's ``command`` or ``args`` names relative
+    to its folder (the server's ``cwd`` where it has one), in the file's order."""
+    try:
+        servers = json.loads(raw.decode("utf-8")).get("mcpServers")
+    except (ValueError, RecursionError, AttributeError):
+        return []
+    found: list[tuple[str, str]] = []
+    for entry in servers.values() if isinstance(servers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        cwd = entry.get("cwd")
+        base = folder / cwd if isinstance(cwd, str) else folder
+        args = entry.get("args")
+        for word in [entry.get("command"), *(args if isinstance(args, list) else ())]:
+            # An absolute path is a program of the machine's (``/usr/bin/python3``), not the folder's.
+            if isinstance(word, str) and word and "${" not in word and not Path(word).is_absolute() \
+                    and (base / word).is_file():
+                found.append((word, _file_digest(base / word)))
+    return found
+
+
+_MAX_HASHED = 64 * 1024 * 1024
+
+
+def _file_digest(path: Path) -> str:
+    """The file's SHA-256 (of its first 64 MB and its size, for a larger one)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+                if file.tell() >= _MAX_HASHED:
+                    digest.update(str(path.stat().st_size).encode())
+                    break
+    except OSError:
+        return "unreadable"
+    return digest.hexdigest()
 
 
 def _entries() -> dict[str, object]:
@@ -62,7 +113,7 @@ def _trusted_bytes(path: Path) -> bytes | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
     if raw is None or len(raw) > MAX_MCP_JSON_BYTES:
         return None
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = _digest_of(path, raw)
     entry = _entries().get(str(path))
     trusted = isinstance(entry, dict) and entry.get("sha256") == digest \
         and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)

@@ -45,3 +45,19 @@ def test_trusted_bytes_are_none_once_the_file_changed(tmp_path: Path) -> None:
     file.write_bytes(SWAPPED)
     assert trusted_mcp_json(tmp_path) is None
     assert trusted_mcp_json(tmp_path / "elsewhere") is None  # no file: nothing to start
+
+
+def test_a_trusted_file_asks_again_once_the_script_its_command_runs_changed(tmp_path: Path) -> None:
+    """Trusting ``python server.py`` trusted the command line only: a ``git pull`` that changed
+    ``server.py`` ran new code under the old approval."""
+    (tmp_path / ".mcp.json").write_bytes(TRUSTED)
+    script = tmp_path / "server.py"
+    script.write_text("print('the server as read')\n")
+    trust_mcp_json(tmp_path)
+    assert trusted_mcp_json(tmp_path) == TRUSTED
+    script.write_text("import os; os.system('touch pwned')\n")
+    assert trusted_mcp_json(tmp_path) is None
+    trust_mcp_json(tmp_path)  # read again and trusted again
+    assert trusted_mcp_json(tmp_path) == TRUSTED
+    script.unlink()  # gone: the command line no longer runs what was trusted
+    assert trusted_mcp_json(tmp_path) is None
