@@ -12,10 +12,11 @@ the replayed one instead:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .link import session_name
-from .replay import sessions_dir
+from .replay import drop_if_unused, sessions_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,7 +80,7 @@ def fill_stand_in(magics: "MagicsApi") -> bool:
     magics.current = current
     if loaded is None:
         return False
-    _hand_over(current, loaded)
+    _hand_over(current, loaded, link.root)
     link.code_session = link.loaded = current  # loaded for the replay: a later --new replay leaves it
     return True
 
@@ -91,16 +92,17 @@ def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> 
     new = magics.current
     if before is None or new is None or new is before or before is not magics.document.code_session:
         return
-    _hand_over(before, new)
+    _hand_over(before, new, magics.document.root)
     magics.current = before
 
 
-def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
-    """``session`` takes ``loaded``'s agent (its old agent is closed). ``loaded`` was made with
-    ``session``'s settings and hooks already (``new_session``'s ``keep_settings``: one place says
-    what a continued conversation keeps)."""
+def _hand_over(session: "NotebookSession", loaded: "NotebookSession", root: Path) -> None:
+    """``session`` takes ``loaded``'s agent (its old agent is closed, and its folder goes if it
+    holds nothing). ``loaded`` was made with ``session``'s settings and hooks already
+    (``new_session``'s ``keep_settings``: one place says what a continued conversation keeps)."""
     if session.agent is not loaded.agent:
         session.agent.close()
+        drop_if_unused(root, session.agent.session.task_dir)
     session.agent, session.executor = loaded.agent, loaded.executor
 
 

@@ -40,6 +40,22 @@ def test_the_session_the_notebooks_code_made_reads_the_replayed_turns_after_rest
     assert ip.run_cell("%agent saw").error_in_exec is None  # was "No request sent yet": Run All stopped
 
 
+def test_the_code_sessions_own_unused_folder_goes_when_the_replay_fills_it(ip):  # noqa: F811
+    """The code's session, made before the replay filled it, never wrote its folder: it was left
+    empty in .nbagent/sessions/, one more at each headless Run All (notebook 04 run three times: four)."""
+    from nbagent.notebook.document.replay import sessions_dir
+
+    _record(ip)
+    root = magics_mod.active_magics().document.root
+    for _ in range(2):
+        restart(magics_mod.active_magics())
+        ip.run_cell(MADE_IN_CODE)
+        cell(ip, FIRST)
+        cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    assert [p.name for p in sessions_dir(root).iterdir() if not any(p.iterdir())] == []
+
+
 def test_nbagent_session_after_a_replay_is_the_replayed_session_not_a_new_empty_one(ip):  # noqa: F811
     cell(ip, FIRST)
     cell(ip, SECOND)
