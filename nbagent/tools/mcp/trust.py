@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbagent.engine.disk.persist import atomic_write_json
@@ -25,6 +26,10 @@ from nbagent.engine.disk.user_key import key_file, sign, signed_by_user
 from .config import MAX_MCP_JSON_BYTES, MCP_JSON, McpConfigError
 
 TRUST_FILE_ENV = "NBAGENT_MCP_TRUST_FILE"
+UNTRUSTED_MCP_JSON = ("{path} names MCP servers (commands to run, URLs to connect to); none was started: nbagent "
+                      "starts a project's servers only once you trust its .mcp.json as it is (and the project's files "
+                      "its commands run). Read them, then run "
+                      "%agent mcp trust (in code: nbagent.tools.mcp.trust_mcp_json(folder)) and start a new session.")
 _PURPOSE = "nbagent .mcp.json trusted"  # signed with each entry: a signature made for anything else never fits
 
 
@@ -133,6 +138,29 @@ def trusted_mcp_json(cwd: Path) -> bytes | None:
     return _trusted_bytes(_where(path)) if path.is_file() else None
 
 
+@dataclass(frozen=True)
+class ProjectMcpJson:
+    """A folder's ``.mcp.json`` as one trust check saw it: the bytes to parse where it is trusted
+    as it is, else the file that is there untrusted (both None: no file)."""
+
+    trusted: bytes | None = None
+    untrusted: Path | None = None
+
+    def notice(self) -> str:
+        """What the first prompt says of an untrusted file (where a missing tool would puzzle)."""
+        return UNTRUSTED_MCP_JSON.format(path=self.untrusted)
+
+
+def project_mcp_json(cwd: Path) -> ProjectMcpJson:
+    """The folder's ``.mcp.json``, checked once for both what starts and what the first prompt
+    says (each check reads the file and hashes the scripts its commands name)."""
+    path = Path(cwd) / MCP_JSON
+    if not path.is_file():
+        return ProjectMcpJson()
+    trusted = _trusted_bytes(_where(path))
+    return ProjectMcpJson(trusted=trusted, untrusted=path if trusted is None else None)
+
+
 def untrusted_mcp_json(cwd: Path) -> Path | None:
     """The folder's ``.mcp.json`` when there is one and it is not trusted as it is now."""
     path = Path(cwd) / MCP_JSON
@@ -159,4 +187,5 @@ def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
     return path
 
 
-__all__ = ["TRUST_FILE_ENV", "is_trusted", "trust_file", "trust_mcp_json", "trusted_mcp_json", "untrusted_mcp_json"]
+__all__ = ["TRUST_FILE_ENV", "ProjectMcpJson", "is_trusted", "project_mcp_json", "trust_file", "trust_mcp_json",
+           "trusted_mcp_json", "untrusted_mcp_json"]

@@ -61,3 +61,25 @@ def test_a_trusted_file_asks_again_once_the_script_its_command_runs_changed(tmp_
     assert trusted_mcp_json(tmp_path) == TRUSTED
     script.unlink()  # gone: the command line no longer runs what was trusted
     assert trusted_mcp_json(tmp_path) is None
+
+
+def test_an_agent_checks_its_folders_mcp_json_once_for_the_servers_and_the_notice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check reads the file and hashes the scripts it names: it was made twice per Agent."""
+    from nbagent.agent import Agent
+
+    (tmp_path / ".mcp.json").write_bytes(TRUSTED)
+    checks: list[Path] = []
+    real = trust._trusted_bytes
+
+    def counted(path: Path) -> bytes | None:
+        checks.append(path)
+        return real(path)
+
+    monkeypatch.setattr(trust, "_trusted_bytes", counted)
+    agent = Agent(provider="simulated", cwd=tmp_path, start_mcp=False)
+    try:
+        assert len(checks) == 1 and agent.mcp is None  # untrusted: nothing starts
+        assert any(".mcp.json names MCP servers" in n for n in agent.engine.session.notices)
+    finally:
+        agent.close()
