@@ -75,8 +75,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True,
-                           keep_settings=current is not None and current is link.code_session)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
     keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live

@@ -49,10 +49,8 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
         old.agent.save(target)
     else:
         copy_session(sessions_dir(root) / name, target)
-    # The copy goes on as the session it copies, or as the session the notebook's code made and a
-    # replay filled, with its settings and hooks (not the AgentMagics defaults).
-    code_session = old is not None and old is magics.document.code_session
-    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine or code_session)
+    # The copy goes on as the session it copies, with its settings and hooks (not the AgentMagics defaults).
+    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine)
     new = magics.current
     assert new is not None
     rollback(new.agent.engine, turn)

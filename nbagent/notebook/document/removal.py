@@ -181,7 +181,12 @@ def _mark_undone(bridge: Bridge, cells: list[CellJSON], sessions: Collection[str
         if mark is None or mark.get("kind") != "agent" or mark.get("session") not in sessions \
                 or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
             continue
-        bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True}})
+        try:
+            bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True}})
+        except BridgeError:  # that cell is gone (a collaborator deleted it): the others, and the removal, go on
+            continue
+        except BridgeUnavailable:  # no answer: marking stops, the removal still tries (as before one read served both)
+            return
 
 
 def _named(index: int, cell: CellJSON) -> str:

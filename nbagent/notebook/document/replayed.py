@@ -12,11 +12,10 @@ the replayed one instead:
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .link import session_name
-from .replay import drop_if_unused, sessions_dir
+from .replay import sessions_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +79,7 @@ def fill_stand_in(magics: "MagicsApi") -> bool:
     magics.current = current
     if loaded is None:
         return False
-    _hand_over(current, loaded, link.root)
+    _hand_over(current, loaded)
     link.code_session = link.loaded = current  # loaded for the replay: a later --new replay leaves it
     return True
 
@@ -92,17 +91,20 @@ def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> 
     new = magics.current
     if before is None or new is None or new is before or before is not magics.document.code_session:
         return
-    _hand_over(before, new, magics.document.root)
+    # Only a copy of the code's own record goes on in it: a record a later --new cell started was
+    # made, live, with the AgentMagics settings and none of the code's hooks, and goes on so.
+    if session_name(before.agent) not in magics.document.lineage(session_name(new.agent) or ""):
+        return
+    _hand_over(before, new)
     magics.current = before
 
 
-def _hand_over(session: "NotebookSession", loaded: "NotebookSession", root: Path) -> None:
-    """``session`` takes ``loaded``'s agent (its old agent is closed, and its folder goes if it
-    holds nothing). ``loaded`` was made with ``session``'s settings and hooks already
-    (``new_session``'s ``keep_settings``: one place says what a continued conversation keeps)."""
+def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
+    """``session`` takes ``loaded``'s agent. ``loaded`` replaced it (its old agent is closed
+    already) and was made with its settings and hooks (``new_session``'s ``keep_settings``, or a
+    session that had asked nothing: one place says what a continued conversation keeps)."""
     if session.agent is not loaded.agent:
         session.agent.close()
-        drop_if_unused(root, session.agent.session.task_dir)
     session.agent, session.executor = loaded.agent, loaded.executor
 
 

@@ -84,7 +84,8 @@ class Shown:
     cell: int | None
     png: bytes
     texts: tuple[str, ...] | None = None
-    """The texts the figure drew (None: not a figure, or not known), checked for secrets."""
+    """The texts the figure drew, checked for secrets (None: not a figure; :data:`UNREAD`: a figure
+    whose texts could not be read, never sent)."""
 
 
 class DisplayedImages:
@@ -206,9 +207,9 @@ def drawn_texts(fig: object) -> tuple[str, ...]:
 
 
 def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] | None") -> str | None:
-    """Why a figure drawing ``texts`` must not be sent as pixels (which cannot be redacted) while
-    ``redact`` holds secrets: one of its texts holds one, or its texts could not be read (it
-    was sent unchecked). None: nothing found, or not a figure (``texts`` None: nothing to read)."""
+    """Why a figure drawing ``texts`` must not be sent as pixels (which cannot be redacted): one of
+    its texts holds a secret ``redact`` finds, or its texts could not be read (it was sent
+    unchecked). None: nothing found, or not a figure (``texts`` None: nothing to read)."""
     if redact is None or texts is None:
         return None
     if texts is UNREAD:

@@ -172,18 +172,23 @@ def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_\-+/=.~:]{16,}")
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
 
 def looks_like_token(value: str) -> bool:
     """Whether an environment value is shaped like a generated credential, whatever its variable is
-    called (``"X_SVC": "${MY_SVC}"`` holding ``ghp_…``): 16 or more characters with no space, letters
-    and digits both, and not a path or a list of paths (``${LIB_DIR}``: redacting one would hide
-    your files' names in every result)."""
-    if not _TOKEN_SHAPE.fullmatch(value) or not any(c.isdigit() for c in value) \
-            or not any(c.isalpha() for c in value):
+    called (``"X_SVC": "${MY_SVC}"`` holding ``ghp_…``): 16 or more characters of a token's alphabet
+    (no space, no ``:``), letters and digits both, and mixed as random text mixes them: the
+    class of character (lower, upper, digit) changes at 3 of 10 letters or digits or more. Names,
+    paths, versions, dates, URLs and model ids (``claude-sonnet-4-5-20250929``: one change) change
+    class seldom; redacting one would hide it from the model in every result and prompt."""
+    if not _TOKEN_SHAPE.fullmatch(value):
         return False
-    return not all(part.startswith(("/", "~", ".")) for part in value.split(os.pathsep) if part)
+    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in value if c.isascii() and c.isalnum()]
+    if 2 not in classes or len(set(classes)) < 2:
+        return False
+    changes = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    return changes >= 0.3 * len(classes)
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:

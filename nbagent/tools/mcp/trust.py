@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,13 +64,15 @@ def _digest_of(path: Path, raw: bytes) -> str:
 
 
 def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
-    """(as written, SHA-256) of each regular file a server's ``command`` or ``args`` names relative
-    to its folder (the server's ``cwd`` where it has one), in the file's order."""
+    """(as written, digest) of each file of code a server's ``command`` or ``args`` names relative
+    to its folder (the server's ``cwd`` where it has one), in the file's order, at most
+    :data:`_MAX_NAMED` of them. Data files it names (``--db-path test.db``, which the server itself
+    writes) are left out: trust would be asked again after every session."""
     try:
         servers = json.loads(raw.decode("utf-8")).get("mcpServers")
     except (ValueError, RecursionError, AttributeError):
         return []
-    found: list[tuple[str, str]] = []
+    found: dict[str, str] = {}
     for entry in servers.values() if isinstance(servers, dict) else ():
         if not isinstance(entry, dict):
             continue
@@ -78,28 +81,40 @@ def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
         args = entry.get("args")
         for word in [entry.get("command"), *(args if isinstance(args, list) else ())]:
             # An absolute path is a program of the machine's (``/usr/bin/python3``), not the folder's.
-            if isinstance(word, str) and word and "${" not in word and not Path(word).is_absolute() \
-                    and (base / word).is_file():
-                found.append((word, _file_digest(base / word)))
-    return found
+            if isinstance(word, str) and 0 < len(word) <= 1024 and "${" not in word and word not in found \
+                    and not Path(word).is_absolute() and len(found) < _MAX_NAMED and _is_code(base / word):
+                found[word] = _file_digest(base / word)
+    return list(found.items())
 
 
-_MAX_HASHED = 64 * 1024 * 1024
+_CODE_SUFFIXES = frozenset({".py", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php",
+                            ".jar", ".lua", ".r", ".ps1", ".bat", ".cmd"})
+_MAX_NAMED = 32
+"""Files hashed per ``.mcp.json``: a received file naming thousands cannot stall a check."""
+_MAX_HASHED = 8 * 1024 * 1024
+
+
+def _is_code(path: Path) -> bool:
+    """A regular file a command line runs as code: a script by its suffix, or any executable file."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # a name too long for the system, a loop of links, a NUL: not a file
+        return False
+    return stat.S_ISREG(mode) and (path.suffix.lower() in _CODE_SUFFIXES or bool(mode & 0o111))
 
 
 def _file_digest(path: Path) -> str:
-    """The file's SHA-256 (of its first 64 MB and its size, for a larger one)."""
-    digest = hashlib.sha256()
+    """The file's SHA-256; for one over 8 MB its size and modification time (not read at each check)."""
+    data = read_capped(path, _MAX_HASHED + 1)
+    if data is None:
+        return "unreadable"
+    if len(data) <= _MAX_HASHED:
+        return hashlib.sha256(data).hexdigest()
     try:
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
-                if file.tell() >= _MAX_HASHED:
-                    digest.update(str(path.stat().st_size).encode())
-                    break
+        info = path.stat()
     except OSError:
         return "unreadable"
-    return digest.hexdigest()
+    return f"{info.st_size} bytes, modified {info.st_mtime_ns}"
 
 
 def _entries() -> dict[str, object]:
@@ -118,10 +133,11 @@ def _trusted_bytes(path: Path) -> bytes | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
     if raw is None or len(raw) > MAX_MCP_JSON_BYTES:
         return None
-    digest = _digest_of(path, raw)
     entry = _entries().get(str(path))
-    trusted = isinstance(entry, dict) and entry.get("sha256") == digest \
-        and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
+    if not isinstance(entry, dict):  # never trusted here: nothing to hash (a received file is not read further)
+        return None
+    digest = _digest_of(path, raw)
+    trusted = entry.get("sha256") == digest and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
     return raw if trusted else None
 
 

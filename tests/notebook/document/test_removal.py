@@ -96,6 +96,20 @@ async def test_rollback_marks_the_undone_agent_cell_and_removes_its_cells_from_o
     assert [r["op"] for r in front.requests].count("read") == 1
 
 
+async def test_rollback_removes_the_undone_turns_cells_even_when_its_agent_cell_cannot_be_marked():
+    """A collaborator deleted the undone turn's agent cell between the read and the mark: the
+    removal stopped with it once one read served both (0 removed; 1 before)."""
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["print(2 * 3)"])
+
+    def gone(r: dict) -> dict:
+        raise KeyError(f"no cell with id {r['cell_id']}")
+
+    front.op_replace = gone  # type: ignore[method-assign]
+    removal = remove_turn_cells(bridge, "S", 0, undone_in=["S"])
+    assert removal.count == 1 and "print(2 * 3)" not in front.sources()
+
+
 async def test_rollback_counts_only_what_the_front_end_really_removed():
     front, bridge = issue_notebook()
     await agent_turn(bridge, 1, ["a = 1", "b = 2"])

@@ -83,3 +83,30 @@ def test_an_agent_checks_its_folders_mcp_json_once_for_the_servers_and_the_notic
         assert any(".mcp.json names MCP servers" in n for n in agent.engine.session.notices)
     finally:
         agent.close()
+
+
+def test_a_long_argument_a_data_file_and_an_untrusted_file_cost_the_check_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the script digest: an argument over the system's name limit (``python -c "<code>"``)
+    raised ``File name too long`` from every Agent of the folder; a database the server writes
+    (``--db-path test.db``) made the file untrusted after each session; an untrusted file's named
+    files were all hashed before the lookup that finds no approval."""
+    code = "import sys; " + "x = 1; " * 200
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {
+        "command": "python", "args": ["-c", code, "server.py", "--db-path", "test.db"]}}}))
+    (tmp_path / "server.py").write_text("print('serve')\n")
+    (tmp_path / "test.db").write_bytes(b"before")
+    hashed: list[str] = []
+    real = trust._file_digest
+
+    def counted(path: Path) -> str:
+        hashed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(trust, "_file_digest", counted)
+
+    assert trusted_mcp_json(tmp_path) is None and hashed == []  # not trusted: nothing hashed
+    trust_mcp_json(tmp_path)
+    assert hashed == ["server.py"]  # the script, not the database
+    (tmp_path / "test.db").write_bytes(b"written by the server")
+    assert trusted_mcp_json(tmp_path) is not None
