@@ -14,6 +14,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Mapping
 
+import httpx2
+
 from ..engine.contracts.errors import NbAgentError
 from ..engine.disk.persist import atomic_write_json
 
@@ -30,9 +32,26 @@ class UntrustedEndpointError(EndpointError):
 
 
 def host_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url`` (what trust is given to)."""
+    """``scheme://host[:port]`` of ``url`` (what trust is given to, and what messages show)."""
     parsed = urllib.parse.urlsplit(url)
-    return f"{parsed.scheme}://{parsed.hostname or '?'}{f':{parsed.port}' if parsed.port else ''}"
+    return f"{parsed.scheme}://{ascii_host(parsed.hostname)}{f':{parsed.port}' if parsed.port else ''}"
+
+
+def ascii_host(host: str | None) -> str:
+    """``host`` as the SDK's transport connects to it: IDNA-encoded (``xn--…``) when it is not ASCII.
+
+    Shown as written, a letter of another script that looks like a Latin one (``аpi.anthropic.com``
+    with a Cyrillic ``а``, a fullwidth dot) made another host read as one the user knows, and
+    ``trust_host`` then sent the API key there (a project profile without a key falls back to
+    ``ANTHROPIC_API_KEY``)."""
+    if not host:
+        return "?"
+    if host.isascii():
+        return host
+    try:
+        return httpx2.URL(f"http://{host}/").raw_host.decode("ascii")
+    except httpx2.InvalidURL:  # no request can go there either: shown escaped, never as it draws
+        return ascii(host)[1:-1]
 
 
 def _trust_file() -> Path:
@@ -81,5 +100,5 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
 
 
-__all__ = ["EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "check_project_row", "check_trusted", "host_of",
-           "trust_host", "trusted_hosts"]
+__all__ = ["EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host", "check_project_row", "check_trusted",
+           "host_of", "trust_host", "trusted_hosts"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..engine.disk.safe_open import read_capped
-from .endpoint_trust import EndpointError, check_project_row, check_trusted
+from .endpoint_trust import EndpointError, check_project_row, check_trusted, host_of
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 MAX_PROFILES_BYTES = 1_000_000
@@ -114,9 +114,7 @@ class Endpoint:
             return f"Google Vertex AI ({self.region}, project {self.project_id})"
         if self.base_url is None:
             return "the Anthropic API"
-        parsed = urllib.parse.urlsplit(self.base_url)
-        host = parsed.hostname or "?"
-        return f"{parsed.scheme}://{host}{f':{parsed.port}' if parsed.port else ''}"
+        return host_of(self.base_url)  # the host as the request goes there (IDNA: a look-alike shows)
 
     @property
     def auth(self) -> str:

@@ -197,6 +197,24 @@ def test_a_project_base_url_is_used_only_once_its_host_is_trusted_per_user(
     assert not (repo / ".nbagent" / "trusted_endpoints.json").exists()
 
 
+@pytest.mark.parametrize("look_alike", ["https://\u0430pi.anthropic.com",  # a Cyrillic a
+                                        "https://api.anthropic\uff0ecom.evil.test",  # a fullwidth dot
+                                        "https://api.anthropic.com\u3002evil.test"])  # an ideographic one
+def test_a_project_base_url_that_looks_like_another_host_is_shown_as_the_host_it_reaches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, look_alike: str) -> None:
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError, trust_host
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)  # what the SDK would fall back to
+    repo = _project(tmp_path, {"lab": {"base_url": look_alike}})
+    reached = httpx2.URL(look_alike).raw_host.decode("ascii")  # where the SDK's transport connects
+    with pytest.raises(UntrustedEndpointError) as refused:
+        resolve_endpoint("lab", repo)
+    assert str(refused.value).isascii() and f"https://{reached}" in str(refused.value)
+    trust_host(f"https://{reached}")  # the line the message gives trusts the host the key would go to
+    endpoint = resolve_endpoint("lab", repo)
+    assert endpoint.where == f"https://{reached}" and endpoint.describe().isascii()
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"base_url": "ftp://x"}, "http"),
     ({"base_url": "http://user:pw@host"}, "not in base_url"),
