@@ -87,3 +87,17 @@ def test_a_trusted_mcp_json_refused_for_carrying_a_token_prints_no_token(project
     text = verbose_traceback(lambda: Agent(endpoint=None, secret_env=("ANTHROPIC_API_KEY", "GW_TOKEN")))
     assert "would carry a configured secret" in text
     assert_no_secret(text)
+
+
+def test_the_objects_that_carry_secrets_show_none_in_their_repr() -> None:
+    from nbagent.engine.loop.sanitize import Sanitizer, secret_values
+    from nbagent.providers.endpoints import ProfileRow
+    from nbagent.tools.mcp.config import HttpServer, StdioServer
+
+    sanitizer = Sanitizer(secret_values((), (KEY,)))
+    shown = [secret_values((), (KEY, TOKEN)), sanitizer, sanitizer.redact, sanitizer.forms,
+             Sanitizer((KEY,)), ProfileRow({"auth_token": LITERAL, "api_key": LITERAL, "headers": {"X-Team": HEADER}}),
+             StdioServer("s", command=TOKEN, args=("--token", TOKEN), written="srv --token ${GW_TOKEN}"),
+             HttpServer("h", url=f"http://127.0.0.1:9/mcp?key={TOKEN}", written="http://127.0.0.1:9/mcp?key=${GW_TOKEN}")]
+    assert_no_secret(repr(shown))
+    assert "ProfileRow({'auth_token': '…', 'api_key': '…', 'headers': {'X-Team': '…'}})" in repr(shown)
