@@ -36,7 +36,7 @@ from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, attempt_api_request
 from .request_run import RequestRun, Sleep
-from .sanitize import Sanitizer, replaced_notice, secret_values, short_secret_notices
+from .sanitize import Sanitizer, credential_env_values, replaced_notice, secret_values, short_secret_notices
 from .structured import OutputSpec, StructuredRun
 from .summary_layer import SummaryLayer
 from .tool_calls import answer_tool_calls
@@ -275,9 +275,10 @@ class QueryEngine(BetweenRuns):
 
     def sanitizer(self) -> Sanitizer:
         """The boundary for this request: secrets are looked up now (the environment may have changed)."""
-        values = (*(os.environ.get(name) for name in self._config.secret_env), *self._secrets)
+        extra = (*self._secrets, *credential_env_values())
+        values = (*(os.environ.get(name) for name in self._config.secret_env), *extra)
         if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
-            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, self._secrets)))
+            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, extra)))
             self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
         return self._sanitizer[1]
 

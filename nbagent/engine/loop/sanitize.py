@@ -162,6 +162,15 @@ def _run_start(buf: str, cut: int) -> int:
 CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?)(?:_.*)?")
 
 
+def credential_env_values() -> tuple[str, ...]:
+    """The values of the environment's variables named as credentials (:data:`CREDENTIAL_NAME`):
+    secrets for the model too, not only kept from the shell tool. A cell's ``env = dict(os.environ)``
+    or ``print(os.environ)`` sent ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``JUPYTER_TOKEN``
+    (which runs code in any kernel of the server) to the model in the kernel context."""
+    # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
+    return tuple(value for name in list(os.environ) if CREDENTIAL_NAME.fullmatch(name) and (value := os.environ.get(name)))
+
+
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
     """``os.environ`` without the secret variables: the listed names, names of credentials
     (:data:`CREDENTIAL_NAME`), and any other variable whose value holds a secret value (a URL with
