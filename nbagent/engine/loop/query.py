@@ -393,7 +393,10 @@ class QueryEngine(BetweenRuns):
         # Rules files are user text: a key in AGENTS.md is not sent either (the request's sanitizer, just made).
         sanitizer = self._sanitizer[1] if self._sanitizer is not None and self._run is not None else self.sanitizer()
         system = sanitizer.redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
-        return Prepared(system, self._prompt.definitions(offered.values()), offered,
+        # So are an MCP server's tool descriptions and schemas ("queries the database at postgresql://
+        # app:<password>@…", a token as a default): every request carries them, and sent_requests.json.
+        definitions = sanitizer.strings(self._prompt.definitions(offered.values()))
+        return Prepared(system, definitions, offered,
                         tuple(unknown_tool_notices(self._config, offered, self._told)))
 
     @classmethod
