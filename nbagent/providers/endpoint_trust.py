@@ -10,6 +10,7 @@ in ``~/.nbagent/trusted_endpoints.json`` (never in the project folder).
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from pathlib import Path
 from typing import Mapping
@@ -88,10 +89,34 @@ def check_project_row(name: str, row: Mapping[str, object], where: str, user_nam
                                 "~/.nbagent/endpoints.json to use another")
 
 
+CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)
+"""Header names that carry a credential (``Authorization``, ``x-api-key``, ``Cookie``, ``X-Auth-Token``)."""
+
+
+def own_credential(row: Mapping[str, object]) -> str | None:
+    """The field of ``row`` that brings a credential of the file's own: a literal ``api_key`` or
+    ``auth_token``, or a header named like one (None: the profile uses the user's)."""
+    literal = [key for key in ("api_key", "auth_token") if row.get(key)]
+    headers = row.get("headers")
+    named = [f"headers[{h!r}]" for h in (headers if isinstance(headers, dict) else {}) if CREDENTIAL_HEADER.search(str(h))]
+    return next(iter(literal + named), None)
+
+
 def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
-    """Before a project profile's first use: its ``base_url`` host must be one the user trusted."""
+    """Before a project profile's first use: its ``base_url`` host must be one the user trusted;
+    without one (the SDK's own host: Anthropic's API, Bedrock's, Vertex's), it may not bring a
+    credential of its own."""
     url = row.get("base_url")
-    if not isinstance(url, str) or host_of(url) in trusted_hosts():
+    if not isinstance(url, str):
+        # No host to trust, but a key of the file's author would run the user's conversations on the
+        # author's account, which may log them (Bedrock's and Vertex's request logging).
+        if (field := own_credential(row)) is not None:
+            raise UntrustedEndpointError(
+                f"endpoint {name!r} comes from the project file {where} and brings its own credential "
+                f"({field}): your prompts, data and files would go to the account of whoever wrote it. "
+                "If the profile is yours, put it in ~/.nbagent/endpoints.json")
+        return
+    if host_of(url) in trusted_hosts():
         return
     host = host_of(url)
     raise UntrustedEndpointError(
@@ -100,5 +125,5 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
 
 
-__all__ = ["EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host", "check_project_row", "check_trusted",
-           "host_of", "trust_host", "trusted_hosts"]
+__all__ = ["CREDENTIAL_HEADER", "EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host",
+           "check_project_row", "check_trusted", "host_of", "own_credential", "trust_host", "trusted_hosts"]
