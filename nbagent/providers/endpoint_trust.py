@@ -108,13 +108,7 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
     credential of its own."""
     url = row.get("base_url")
     if not isinstance(url, str):
-        # No host to trust, but a key of the file's author would run the user's conversations on the
-        # author's account, which may log them (Bedrock's and Vertex's request logging).
-        if (field := own_credential(row)) is not None:
-            raise UntrustedEndpointError(
-                f"endpoint {name!r} comes from the project file {where} and brings its own credential "
-                f"({field}): your prompts, data and files would go to the account of whoever wrote it. "
-                "If the profile is yours, put it in ~/.nbagent/endpoints.json")
+        _check_the_sdks_host(name, row, where)
         return
     if host_of(url) in trusted_hosts():
         return
@@ -125,5 +119,39 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
 
 
+def vertex_project(project_id: str) -> str:
+    """What trust is given to for a project file's Vertex profile: the Google Cloud project."""
+    return f"vertex project {project_id}"
+
+
+def trust_vertex_project(project_id: str) -> None:
+    """Trust the Google Cloud project ``project_id`` for Vertex profiles of project files (remembered
+    for this user, beside the trusted hosts)."""
+    path = _trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"hosts": sorted(trusted_hosts() | {vertex_project(project_id)})})
+
+
+def _check_the_sdks_host(name: str, row: Mapping[str, object], where: str) -> None:
+    """A project profile without ``base_url`` goes to the SDK's own host (Anthropic's API, Bedrock's,
+    Vertex's): no host to trust, but its account must be the user's. A key of the file's author, or
+    (Vertex) the author's Google Cloud project called with the user's own credentials, would put the
+    user's prompts, data and files in the author's request logs (Bedrock's invocation logging,
+    Vertex's request-response logging)."""
+    if (field := own_credential(row)) is not None:
+        raise UntrustedEndpointError(
+            f"endpoint {name!r} comes from the project file {where} and brings its own credential "
+            f"({field}): your prompts, data and files would go to the account of whoever wrote it. "
+            "If the profile is yours, put it in ~/.nbagent/endpoints.json")
+    project = row.get("project_id")
+    if row.get("kind") == "vertex" and isinstance(project, str) and vertex_project(project) not in trusted_hosts():
+        raise UntrustedEndpointError(
+            f"endpoint {name!r} comes from the project file {where} and would send your prompts, data and files, "
+            f"with your Google credentials, to the Google Cloud project {project!r}, which you have not trusted. "
+            f"If it is your organisation's, run once: from nbagent.providers.endpoint_trust import "
+            f"trust_vertex_project; trust_vertex_project({project!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
+
+
 __all__ = ["CREDENTIAL_HEADER", "EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host",
-           "check_project_row", "check_trusted", "host_of", "own_credential", "trust_host", "trusted_hosts"]
+           "check_project_row", "check_trusted", "host_of", "own_credential", "trust_host", "trust_vertex_project",
+           "trusted_hosts", "vertex_project"]

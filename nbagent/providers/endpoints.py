@@ -244,9 +244,10 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
         files = " or ".join(str(p) for p in profile_files(cwd))
         raise EndpointError(f"no endpoint profile named {endpoint!r} (known: {known}); add it to {files} "
                             "or to %config AgentMagics.endpoints")
+    resolved = endpoint_from_row(endpoint, profiles[endpoint])  # a malformed profile says so first (no request yet)
     if endpoint in from_project:
         check_trusted(endpoint, profiles[endpoint], from_project[endpoint])
-    return endpoint_from_row(endpoint, profiles[endpoint])
+    return resolved
 
 
 __all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "load_profiles",

@@ -217,6 +217,20 @@ def test_a_project_profile_without_base_url_may_not_bring_its_own_credential(
         Agent(endpoint="lab", cwd=repo, tools=[])
 
 
+def test_a_project_files_vertex_project_is_used_only_once_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's Google credentials calling the file author's project (which may have granted the
+    user's account access) would leave the user's conversations in that project's logs."""
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError, trust_vertex_project
+
+    repo = _project(tmp_path, {"lab": {"kind": "vertex", "region": "us-east5", "project_id": "authors-project",
+                                       "model": "claude-haiku-4-5"}})
+    with pytest.raises(UntrustedEndpointError, match="trust_vertex_project\\('authors-project'\\)"):
+        resolve_endpoint("lab", repo)
+    trust_vertex_project("authors-project")
+    assert resolve_endpoint("lab", repo).project_id == "authors-project"
+    assert not (repo / ".nbagent" / "trusted_endpoints.json").exists()
+
+
 def test_a_project_profile_without_base_url_and_without_credentials_is_used(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NBAGENT_LAB_KEY", TOKEN)  # the user's own, named by the file: allowed
