@@ -33,7 +33,7 @@ from .engine.loop.facts import KernelFacts
 from .engine.loop.query import QueryEngine, RunInProgressError
 from .engine.loop.request_run import Sleep
 from .engine.loop.rollback import rollback
-from .engine.loop.sanitize import secret_values
+from .engine.loop.sanitize import SecretValues, secret_values
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
 from .engine.state.session import Session
@@ -105,7 +105,10 @@ class Agent:
         hooks = guarded_hooks(policy, hooks)
         self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
             if isinstance(provider, str) else provider
-        secrets = (api_key, *(self.endpoint.secrets() if self.endpoint else ()))
+        # A SecretValues, and the parameter gone: a traceback in %xmode Verbose prints each frame's
+        # arguments and locals (a typo in mcp_servers printed the key into the notebook's output).
+        secrets = SecretValues(v for v in (api_key, *(self.endpoint.secrets() if self.endpoint else ())) if v)
+        del api_key
         if asker is None and (can_use_tool is not None or on_api_failure is not None):
             asker = CallbackAsker(can_use_tool, on_api_failure)
         self.asker = asker
@@ -125,7 +128,7 @@ class Agent:
                                      secrets=secret_values(config.secret_env, secrets))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
         # A server echoing its token in a tool result must not hand it to the model.
-        secrets = (*secrets, *(self.mcp.credentials if self.mcp is not None else ()))
+        secrets = SecretValues((*secrets, *(self.mcp.credentials if self.mcp is not None else ())))
         self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
                                   sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),

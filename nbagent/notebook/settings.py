@@ -10,7 +10,6 @@ its tools) says so, in one line, when it changes, and ``%agent config`` marks it
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Protocol
 
@@ -76,6 +75,8 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
     names the variable that holds it (``auth_token_env`` / ``api_key_env``) instead."""
     from traitlets import TraitError
 
+    from ..providers.endpoint_trust import CREDENTIAL_HEADER
+
     for name, row in (value or {}).items():
         literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
         if literal:
@@ -85,16 +86,13 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
                              f"{{\"{key}_env\": \"MY_VARIABLE\"}} (or write the profile in "
                              f"~/.nbagent/endpoints.json, see docs/endpoints.md)")
         headers = row.get("headers") if isinstance(row, dict) else None
-        secret = [h for h in (headers if isinstance(headers, dict) else {}) if _CREDENTIAL_HEADER.search(str(h))]
+        secret = [h for h in (headers if isinstance(headers, dict) else {}) if CREDENTIAL_HEADER.search(str(h))]
         if secret:
             raise TraitError(f"AgentMagics.endpoints[{name!r}]: the header {secret[0]!r} carries a credential, "
                              f"which %config would show and the notebook would save; write the profile with its "
                              f"headers in ~/.nbagent/endpoints.json (see docs/endpoints.md)")
     return value
 
-
-_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)
-"""Header names that carry a credential (``Authorization``, ``x-api-key``, ``Cookie``, ``X-Auth-Token``)."""
 
 
 def session_value(name: str, value: object, config: "SessionConfig") -> object:

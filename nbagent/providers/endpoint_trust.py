@@ -10,9 +10,12 @@ in ``~/.nbagent/trusted_endpoints.json`` (never in the project folder).
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from pathlib import Path
 from typing import Mapping
+
+import httpx2
 
 from ..engine.contracts.errors import NbAgentError
 from ..engine.disk.persist import atomic_write_json
@@ -30,9 +33,26 @@ class UntrustedEndpointError(EndpointError):
 
 
 def host_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url`` (what trust is given to)."""
+    """``scheme://host[:port]`` of ``url`` (what trust is given to, and what messages show)."""
     parsed = urllib.parse.urlsplit(url)
-    return f"{parsed.scheme}://{parsed.hostname or '?'}{f':{parsed.port}' if parsed.port else ''}"
+    return f"{parsed.scheme}://{ascii_host(parsed.hostname)}{f':{parsed.port}' if parsed.port else ''}"
+
+
+def ascii_host(host: str | None) -> str:
+    """``host`` as the SDK's transport connects to it: IDNA-encoded (``xn--…``) when it is not ASCII.
+
+    Shown as written, a letter of another script that looks like a Latin one (``аpi.anthropic.com``
+    with a Cyrillic ``а``, a fullwidth dot) made another host read as one the user knows, and
+    ``trust_host`` then sent the API key there (a project profile without a key falls back to
+    ``ANTHROPIC_API_KEY``)."""
+    if not host:
+        return "?"
+    if host.isascii():
+        return host
+    try:
+        return httpx2.URL(f"http://{host}/").raw_host.decode("ascii")
+    except httpx2.InvalidURL:  # no request can go there either: shown escaped, never as it draws
+        return ascii(host)[1:-1]
 
 
 def _trust_file() -> Path:
@@ -69,10 +89,28 @@ def check_project_row(name: str, row: Mapping[str, object], where: str, user_nam
                                 "~/.nbagent/endpoints.json to use another")
 
 
+CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)
+"""Header names that carry a credential (``Authorization``, ``x-api-key``, ``Cookie``, ``X-Auth-Token``)."""
+
+
+def own_credential(row: Mapping[str, object]) -> str | None:
+    """The field of ``row`` that brings a credential of the file's own: a literal ``api_key`` or
+    ``auth_token``, or a header named like one (None: the profile uses the user's)."""
+    literal = [key for key in ("api_key", "auth_token") if row.get(key)]
+    headers = row.get("headers")
+    named = [f"headers[{h!r}]" for h in (headers if isinstance(headers, dict) else {}) if CREDENTIAL_HEADER.search(str(h))]
+    return next(iter(literal + named), None)
+
+
 def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
-    """Before a project profile's first use: its ``base_url`` host must be one the user trusted."""
+    """Before a project profile's first use: its ``base_url`` host must be one the user trusted;
+    without one (the SDK's own host: Anthropic's API, Bedrock's, Vertex's), it may not bring a
+    credential of its own."""
     url = row.get("base_url")
-    if not isinstance(url, str) or host_of(url) in trusted_hosts():
+    if not isinstance(url, str):
+        _check_the_sdks_host(name, row, where)
+        return
+    if host_of(url) in trusted_hosts():
         return
     host = host_of(url)
     raise UntrustedEndpointError(
@@ -81,5 +119,39 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
 
 
-__all__ = ["EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "check_project_row", "check_trusted", "host_of",
-           "trust_host", "trusted_hosts"]
+def vertex_project(project_id: str) -> str:
+    """What trust is given to for a project file's Vertex profile: the Google Cloud project."""
+    return f"vertex project {project_id}"
+
+
+def trust_vertex_project(project_id: str) -> None:
+    """Trust the Google Cloud project ``project_id`` for Vertex profiles of project files (remembered
+    for this user, beside the trusted hosts)."""
+    path = _trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"hosts": sorted(trusted_hosts() | {vertex_project(project_id)})})
+
+
+def _check_the_sdks_host(name: str, row: Mapping[str, object], where: str) -> None:
+    """A project profile without ``base_url`` goes to the SDK's own host (Anthropic's API, Bedrock's,
+    Vertex's): no host to trust, but its account must be the user's. A key of the file's author, or
+    (Vertex) the author's Google Cloud project called with the user's own credentials, would put the
+    user's prompts, data and files in the author's request logs (Bedrock's invocation logging,
+    Vertex's request-response logging)."""
+    if (field := own_credential(row)) is not None:
+        raise UntrustedEndpointError(
+            f"endpoint {name!r} comes from the project file {where} and brings its own credential "
+            f"({field}): your prompts, data and files would go to the account of whoever wrote it. "
+            "If the profile is yours, put it in ~/.nbagent/endpoints.json")
+    project = row.get("project_id")
+    if row.get("kind") == "vertex" and isinstance(project, str) and vertex_project(project) not in trusted_hosts():
+        raise UntrustedEndpointError(
+            f"endpoint {name!r} comes from the project file {where} and would send your prompts, data and files, "
+            f"with your Google credentials, to the Google Cloud project {project!r}, which you have not trusted. "
+            f"If it is your organisation's, run once: from nbagent.providers.endpoint_trust import "
+            f"trust_vertex_project; trust_vertex_project({project!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
+
+
+__all__ = ["CREDENTIAL_HEADER", "EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host",
+           "check_project_row", "check_trusted", "host_of", "own_credential", "trust_host", "trust_vertex_project",
+           "trusted_hosts", "vertex_project"]

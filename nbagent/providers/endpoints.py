@@ -16,6 +16,7 @@ Keys, tokens and header values are secrets: no repr, event, file or tool output 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..engine.disk.safe_open import read_capped
-from .endpoint_trust import EndpointError, check_project_row, check_trusted
+from .endpoint_trust import EndpointError, check_project_row, check_trusted, host_of
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 MAX_PROFILES_BYTES = 1_000_000
@@ -113,9 +114,7 @@ class Endpoint:
             return f"Google Vertex AI ({self.region}, project {self.project_id})"
         if self.base_url is None:
             return "the Anthropic API"
-        parsed = urllib.parse.urlsplit(self.base_url)
-        host = parsed.hostname or "?"
-        return f"{parsed.scheme}://{host}{f':{parsed.port}' if parsed.port else ''}"
+        return host_of(self.base_url)  # the host as the request goes there (IDNA: a look-alike shows)
 
     @property
     def auth(self) -> str:
@@ -182,7 +181,19 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
     return {str(name): _checked_row(str(name), row, str(path)) for name, row in table.items()}
 
 
-def _checked_row(name: str, row: Any, where: str) -> dict[str, Any]:
+class ProfileRow(dict[str, Any]):
+    """A profile's settings as read, whose repr leaves out what a file may write literally as a
+    secret (``api_key``, ``auth_token``, header values): a traceback in ``%xmode Verbose`` prints
+    the arguments of its frames, and a typo in a profile fails in frames that are passed its row."""
+
+    def __repr__(self) -> str:
+        shown = {key: "…" if key in ("api_key", "auth_token") else
+                 {name: "…" for name in value} if key == "headers" and isinstance(value, dict) else value
+                 for key, value in self.items()}
+        return f"ProfileRow({shown!r})"
+
+
+def _checked_row(name: str, row: Any, where: str) -> ProfileRow:
     if not isinstance(row, dict):
         raise EndpointError(f"{where}: endpoint {name!r} must be an object of settings")
     unknown = sorted(set(row) - _FIELDS)
@@ -192,7 +203,7 @@ def _checked_row(name: str, row: Any, where: str) -> dict[str, Any]:
     headers = row.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise EndpointError(f"{where}: endpoint {name!r}: headers must map names to string values")
-    return dict(row)
+    return ProfileRow(row)
 
 
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
@@ -210,14 +221,16 @@ def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, s
             return value
         return row.get(key) or None
 
-    api_key, auth_token = secret("api_key"), secret("auth_token")
     timeout = row.get("timeout_s")
     window = row.get("context_window")
-    return Endpoint(name=name, base_url=row.get("base_url"), api_key=api_key, auth_token=auth_token,
-                    headers=dict(row.get("headers", {})), timeout_s=float(timeout) if timeout is not None else None,
-                    model=row.get("model"), context_window=int(window) if window is not None else None,
-                    secret_env=tuple(secret_env), kind=str(row.get("kind", "anthropic")), region=row.get("region"),
-                    project_id=row.get("project_id"), model_ids=dict(row.get("model_ids", {})))
+    # Checked before any secret is read: a traceback in %xmode Verbose prints the arguments of the
+    # frame that failed, and a typo (a base_url without http://) failed in Endpoint(auth_token=…).
+    checked = Endpoint(name=name, base_url=row.get("base_url"), timeout_s=float(timeout) if timeout is not None else None,
+                       model=row.get("model"), context_window=int(window) if window is not None else None,
+                       kind=str(row.get("kind", "anthropic")), region=row.get("region"),
+                       project_id=row.get("project_id"), model_ids=dict(row.get("model_ids", {})))
+    return dataclasses.replace(checked, api_key=secret("api_key"), auth_token=secret("auth_token"),
+                               headers=dict(row.get("headers", {})), secret_env=tuple(secret_env))
 
 
 def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
@@ -231,10 +244,11 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
         files = " or ".join(str(p) for p in profile_files(cwd))
         raise EndpointError(f"no endpoint profile named {endpoint!r} (known: {known}); add it to {files} "
                             "or to %config AgentMagics.endpoints")
+    resolved = endpoint_from_row(endpoint, profiles[endpoint])  # a malformed profile says so first (no request yet)
     if endpoint in from_project:
         check_trusted(endpoint, profiles[endpoint], from_project[endpoint])
-    return endpoint_from_row(endpoint, profiles[endpoint])
+    return resolved
 
 
-__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "endpoint_from_row", "load_profiles", "profile_files",
-           "resolve_endpoint"]
+__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "load_profiles",
+           "profile_files", "resolve_endpoint"]

@@ -99,3 +99,26 @@ def test_a_key_typed_into_an_agent_cell_is_not_saved_in_the_record_and_the_cell_
 
     assert "replayed: session" in again.stdout + "".join(str(o.data) for o in again.outputs)
     assert magics.current is None  # nothing was asked
+
+
+CREDENTIALS = {"GITHUB_TOKEN": "ghp_" + "Gh7" * 12, "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "Aw5" * 4,
+               "JUPYTER_TOKEN": "9f8e7d6c5b4a3928" * 3}
+
+
+def test_a_credential_named_variable_of_the_environment_a_cell_shows_is_not_sent(
+        ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell tool never gets them; nor does the model, when a cell copies or prints the environment."""
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PLAIN_SETTING", "a-plain-value-1234")  # not a credential's name: kept
+    with capture_output():
+        for cell in ["import os", "env = dict(os.environ)", "gh = os.environ['GITHUB_TOKEN']",
+                     "print({k: v for k, v in os.environ.items() if k.endswith(('KEY', 'TOKEN'))})",
+                     "%%agent --simulated\nwhy do `env` and `gh` not work? see the output above"]:
+            assert ip.run_cell(cell, store_history=True).error_in_exec is None
+    session = magics_mod.active_magics().current
+    assert session is not None
+    sent = "\n".join(json.dumps(r.body) for r in session.agent.simulated_api.requests)
+    assert "kernel-state" in sent and "a-plain-value-1234" in sent
+    for value in CREDENTIALS.values():
+        assert json.dumps(value)[1:-1] not in sent and value[:12] not in sent

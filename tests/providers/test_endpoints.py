@@ -197,6 +197,66 @@ def test_a_project_base_url_is_used_only_once_its_host_is_trusted_per_user(
     assert not (repo / ".nbagent" / "trusted_endpoints.json").exists()
 
 
+@pytest.mark.parametrize("row", [
+    {"kind": "bedrock", "region": "us-east-1", "api_key": "the-authors-bedrock-key", "model": "claude-sonnet-4-5"},
+    {"kind": "vertex", "region": "us-east5", "project_id": "authors-project", "auth_token": "ya29.the-authors-token"},
+    {"model": "claude-sonnet-4-5", "headers": {"x-api-key": "the-authors-anthropic-key"}},
+    {"model": "claude-sonnet-4-5", "api_key": "the-authors-anthropic-key"},
+])
+def test_a_project_profile_without_base_url_may_not_bring_its_own_credential(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row: dict[str, Any]) -> None:
+    """No host to trust (the SDK's own: Anthropic's, Bedrock's, Vertex's), but the file's key would
+    run the user's conversations on its author's account, whose request logging keeps them."""
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)
+    repo = _project(tmp_path, {"lab": row})
+    with pytest.raises(UntrustedEndpointError, match="brings its own credential"):
+        resolve_endpoint("lab", repo)
+    with pytest.raises(UntrustedEndpointError):
+        Agent(endpoint="lab", cwd=repo, tools=[])
+
+
+def test_a_project_files_vertex_project_is_used_only_once_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's Google credentials calling the file author's project (which may have granted the
+    user's account access) would leave the user's conversations in that project's logs."""
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError, trust_vertex_project
+
+    repo = _project(tmp_path, {"lab": {"kind": "vertex", "region": "us-east5", "project_id": "authors-project",
+                                       "model": "claude-haiku-4-5"}})
+    with pytest.raises(UntrustedEndpointError, match="trust_vertex_project\\('authors-project'\\)"):
+        resolve_endpoint("lab", repo)
+    trust_vertex_project("authors-project")
+    assert resolve_endpoint("lab", repo).project_id == "authors-project"
+    assert not (repo / ".nbagent" / "trusted_endpoints.json").exists()
+
+
+def test_a_project_profile_without_base_url_and_without_credentials_is_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_LAB_KEY", TOKEN)  # the user's own, named by the file: allowed
+    repo = _project(tmp_path, {"lab": {"model": "claude-sonnet-4-5", "api_key_env": "NBAGENT_LAB_KEY",
+                                       "headers": {"X-Course": "intro"}}})
+    assert resolve_endpoint("lab", repo).base_url is None
+
+
+@pytest.mark.parametrize("look_alike", ["https://\u0430pi.anthropic.com",  # a Cyrillic a
+                                        "https://api.anthropic\uff0ecom.evil.test",  # a fullwidth dot
+                                        "https://api.anthropic.com\u3002evil.test"])  # an ideographic one
+def test_a_project_base_url_that_looks_like_another_host_is_shown_as_the_host_it_reaches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, look_alike: str) -> None:
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError, trust_host
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)  # what the SDK would fall back to
+    repo = _project(tmp_path, {"lab": {"base_url": look_alike}})
+    reached = httpx2.URL(look_alike).raw_host.decode("ascii")  # where the SDK's transport connects
+    with pytest.raises(UntrustedEndpointError) as refused:
+        resolve_endpoint("lab", repo)
+    assert str(refused.value).isascii() and f"https://{reached}" in str(refused.value)
+    trust_host(f"https://{reached}")  # the line the message gives trusts the host the key would go to
+    endpoint = resolve_endpoint("lab", repo)
+    assert endpoint.where == f"https://{reached}" and endpoint.describe().isascii()
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"base_url": "ftp://x"}, "http"),
     ({"base_url": "http://user:pw@host"}, "not in base_url"),

@@ -36,7 +36,7 @@ from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import Prepared, RequestCancelled, RequestOutcome, attempt_api_request
 from .request_run import RequestRun, Sleep
-from .sanitize import Sanitizer, replaced_notice, secret_values, short_secret_notices
+from .sanitize import Sanitizer, credential_env_values, replaced_notice, secret_values, short_secret_notices
 from .structured import OutputSpec, StructuredRun
 from .summary_layer import SummaryLayer
 from .tool_calls import answer_tool_calls
@@ -275,9 +275,10 @@ class QueryEngine(BetweenRuns):
 
     def sanitizer(self) -> Sanitizer:
         """The boundary for this request: secrets are looked up now (the environment may have changed)."""
-        values = (*(os.environ.get(name) for name in self._config.secret_env), *self._secrets)
+        extra = (*self._secrets, *credential_env_values())
+        values = (*(os.environ.get(name) for name in self._config.secret_env), *extra)
         if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
-            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, self._secrets)))
+            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, extra)))
             self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
         return self._sanitizer[1]
 
@@ -392,7 +393,10 @@ class QueryEngine(BetweenRuns):
         # Rules files are user text: a key in AGENTS.md is not sent either (the request's sanitizer, just made).
         sanitizer = self._sanitizer[1] if self._sanitizer is not None and self._run is not None else self.sanitizer()
         system = sanitizer.redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
-        return Prepared(system, self._prompt.definitions(offered.values()), offered,
+        # So are an MCP server's tool descriptions and schemas ("queries the database at postgresql://
+        # app:<password>@…", a token as a default): every request carries them, and sent_requests.json.
+        definitions = sanitizer.strings(self._prompt.definitions(offered.values()))
+        return Prepared(system, definitions, offered,
                         tuple(unknown_tool_notices(self._config, offered, self._told)))
 
     @classmethod

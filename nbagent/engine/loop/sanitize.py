@@ -67,11 +67,22 @@ def fix_surrogates(text: str) -> tuple[str, int]:
     return text, 0
 
 
-def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+class SecretValues(tuple[str, ...]):
+    """Secret values, as a tuple whose repr never shows them: a traceback in ``%xmode Verbose``
+    prints every frame's arguments and locals with ``repr`` (a typo in ``Agent(mcp_servers=...)``
+    printed the API key read from the environment into the notebook's output)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} secret values>"
+
+
+def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> SecretValues:
     """The values to redact: those of the listed environment variables, plus ``extra`` (e.g. the
     Agent's ``api_key``); longest first, so a secret containing another is redacted whole."""
     values = {os.environ.get(name) for name in env_names} | set(extra)
-    return tuple(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
+    return SecretValues(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
 
 
 def short_secret_names(env_names: Iterable[str]) -> list[str]:
@@ -151,6 +162,15 @@ def _run_start(buf: str, cut: int) -> int:
 CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?)(?:_.*)?")
 
 
+def credential_env_values() -> tuple[str, ...]:
+    """The values of the environment's variables named as credentials (:data:`CREDENTIAL_NAME`):
+    secrets for the model too, not only kept from the shell tool. A cell's ``env = dict(os.environ)``
+    or ``print(os.environ)`` sent ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``JUPYTER_TOKEN``
+    (which runs code in any kernel of the server) to the model in the kernel context."""
+    # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
+    return tuple(value for name in list(os.environ) if CREDENTIAL_NAME.fullmatch(name) and (value := os.environ.get(name)))
+
+
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
     """``os.environ`` without the secret variables: the listed names, names of credentials
     (:data:`CREDENTIAL_NAME`), and any other variable whose value holds a secret value (a URL with
@@ -188,7 +208,8 @@ class ChildEnvironment(Mapping[str, str]):
 class Sanitizer:
     """Cleans text and JSON values; ``replaced`` counts are reported to the user as a notice."""
 
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Not in repr: a bound ``Sanitizer.redact`` is an argument of many frames a traceback shows."""
     max_depth: int = MAX_JSON_DEPTH
     forms: tuple[Form, ...] = field(init=False, repr=False, compare=False)
     """Every form of every secret, longest first (:func:`~.secret_forms.forms_of`)."""

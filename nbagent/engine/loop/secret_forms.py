@@ -72,9 +72,10 @@ def cut_head(form: str) -> int:
     return max(8, min(16, len(form) * 2 // 3))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Form:
-    """One form of a secret, with the start and end long enough to be redacted when cut."""
+    """One form of a secret, with the start and end long enough to be redacted when cut (no repr
+    of its text: a traceback in ``%xmode Verbose`` prints the locals of the frames it passes)."""
 
     text: str
     head: str

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
 from ...engine.contracts.json_types import JSONObject
-from ...engine.loop.sanitize import Sanitizer, secret_values
+from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
 from .card import ServePanel
@@ -139,7 +139,7 @@ class ServeServer:
         if sess is not None:
             return sess.agent.engine.sanitizer()
         # No session: no secret given in code. Reading two variables costs what comparing them would.
-        return Sanitizer(secret_values(DEFAULT_SECRET_ENV))
+        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ...engine.loop.sanitize import SecretValues
 from .config import DEFAULT_WAIT_TIMEOUT, resolve_servers
 from .trust import ProjectMcpJson, project_mcp_json
 
@@ -30,7 +31,7 @@ def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_tim
     if read_mcp_json:
         content = (project if project is not None else project_mcp_json(cwd)).trusted
     servers = resolve_servers(explicit, cwd, read_mcp_json=content is not None, mcp_json=content,
-                              secrets=tuple(options.get("secrets", ())))
+                              secrets=SecretValues(options.get("secrets", ())))
     if not servers:
         return None
     from .manager import McpManager  # imports the mcp SDK: only when there is a server to run

@@ -53,8 +53,10 @@ class StdioServer:
     """A server started as a subprocess and spoken to over its stdin/stdout."""
 
     name: str
-    command: str
-    args: tuple[str, ...] = ()
+    command: str = field(repr=False)
+    """As expanded (``${VAR}`` read), like ``args``: not in repr, whose ``written`` shows the command
+    line as configured (a traceback in ``%xmode Verbose`` prints the records it passes)."""
+    args: tuple[str, ...] = field(default=(), repr=False)
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Extra environment variables (merged over the SDK's small safe default set). Not in repr:
     they often hold tokens."""
@@ -81,7 +83,8 @@ class HttpServer:
     """A server reached over streamable HTTP at ``url``."""
 
     name: str
-    url: str
+    url: str = field(repr=False)
+    """As expanded: not in repr (``written`` is), as for a stdio server's command line."""
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Sent with every request (typically ``Authorization``); not in repr."""
     source: str = ""

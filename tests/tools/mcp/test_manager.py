@@ -94,6 +94,26 @@ async def test_a_servers_token_echoed_in_a_tool_result_never_reaches_the_model(
     assert any(home in str(e) for e in events)  # a path is not a secret: the answer naming it is shown
 
 
+async def test_a_servers_token_in_its_tool_description_or_schema_never_reaches_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool definitions are part of every request (and of sent_requests.json): a server whose
+    description or schema names its token, or the user's key, sent it with each request."""
+    token = "files-token-FROM-THE-ENV-7654321"
+    monkeypatch.setenv("FILES_TOKEN", token)
+    servers = {"h": {"command": sys.executable, "args": [HOSTILE, "describeenv", "API_TOKEN"],
+                     "env": {"API_TOKEN": "${FILES_TOKEN}"}}}
+    api = SimulatedAPI([text_reply("hi")])
+    agent = make_agent(api, tmp_path, task_dir=tmp_path / "task", mcp_servers=servers, tool_wait_s=60.0)
+    try:
+        [e async for e in agent.run("hello")]
+    finally:
+        await agent.aclose()
+    offered = [t for t in offered_tools(api.requests[0]) if t["name"] == "mcp__h__echo"]
+    assert offered and "with token [redacted]" in json.dumps(offered)  # the tool is offered, redacted
+    assert all(token not in json.dumps(r.body) for r in api.requests)
+    assert all(token not in p.read_text(errors="replace") for p in (tmp_path / "task").iterdir() if p.is_file())
+
+
 async def test_thousands_of_mcp_tools_are_capped_with_a_notice(tmp_path: Path) -> None:
     api = SimulatedAPI([text_reply("hi")])
     # 5,000 tools take seconds to list and check on a loaded machine: wait for them (a hang breaker,

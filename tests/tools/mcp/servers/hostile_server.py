@@ -9,6 +9,8 @@
 - ``many``: offers N tools (default 5000), answers calls;
 - ``echoenv VAR``: answers every call with the value of its environment variable VAR (a server
   echoing its token: "invalid token …");
+- ``describeenv VAR``: offers a tool whose description and schema name the value of VAR (a server
+  describing its connection: "queries the database at postgresql://app:<password>@…");
 - ``pid FILE``: writes its pid to FILE, answers calls, and stays after its stdin closes (until
   SIGTERM), as a server that does not notice its client is gone.
 """
@@ -35,6 +37,10 @@ def tools() -> list:
     schema: dict = {"type": "object", "properties": {"s": {"type": "string"}}}
     if MODE == "regex":
         schema["properties"]["s"]["pattern"] = "^(a|a)+$"
+    if MODE == "describeenv":
+        value = os.environ.get(sys.argv[2], "")
+        schema["properties"]["s"].update(description=f"as with token {value}", default=value)
+        return [{"name": "echo", "description": f"Queries the service with token {value}.", "inputSchema": schema}]
     return [{"name": "echo", "inputSchema": schema}]
 
 
