@@ -100,6 +100,7 @@ class QueryEngine(BetweenRuns):
         self._notes = SessionNotes(self.session)
         self._prompt = RequestPrompt()
         self._sanitizer: tuple[tuple[str | None, ...], Sanitizer] | None = None  # by the secrets' values
+        self._run_env: tuple[str, ...] | None = None  # the credential-named variables' values, read at the run's start
 
     # ----- settings ---------------------------------------------------------------------------
     @property
@@ -203,6 +204,7 @@ class QueryEngine(BetweenRuns):
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, preview(prompt)
+        self._run_env = credential_env_values()
         self._structured = structured
         mode = self._config.permission_mode
         previous = self._prompt_mode or last_prompt_mode(self.session.history)
@@ -217,7 +219,7 @@ class QueryEngine(BetweenRuns):
                 async for event in events:
                     yield event
         finally:
-            self._run = self._running_prompt = self._structured = None
+            self._run = self._running_prompt = self._structured = self._run_env = None
             if self._close_after_run:  # close() came during the run: the run has saved its end
                 self.session.close()
 
@@ -275,7 +277,10 @@ class QueryEngine(BetweenRuns):
 
     def sanitizer(self) -> Sanitizer:
         """The boundary for this request: secrets are looked up now (the environment may have changed)."""
-        extra = (*self._secrets, *credential_env_values())
+        # The credential-named variables are read once per run (walking the environment and
+        # matching each name cost ~25 µs a request), the configured secret_env at each request.
+        env = self._run_env if self._run_env is not None else credential_env_values()
+        extra = (*self._secrets, *env)
         values = (*(os.environ.get(name) for name in self._config.secret_env), *extra)
         if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
             self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, extra)))
