@@ -197,6 +197,23 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
 
 
+def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
+    # Run by plain nbclient (nbconvert --execute, CI: no front-end, so no notebook tools in the
+    # requests) the third request stayed under 55 % of the window: no summary, no `compact` row, an
+    # empty rollback lesson, under a markdown cell saying "used more than 55 %… (see the notice)".
+    import nbclient
+    import nbformat
+
+    shutil.copy(NOTEBOOKS / "05_compaction_and_structured_output.ipynb", tmp_path / "05.ipynb")
+    nb = nbformat.read(tmp_path / "05.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    oceans = next(c for c in nb.cells if c.source.endswith("And what about oceans?"))
+    assert "ℹ Compacted messages 2-" in _outputs(oceans)
+    table = next(c for c in nb.cells if c.source.startswith("s.turns_df()"))
+    assert "compact" in _outputs(table)
+
+
 def test_reproducible_notebook_fixes_a_cell_with_the_notebook_tools(executed):
     nb, _ = executed("06_reproducible_notebook")
     fixed = next(c for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "edit")
