@@ -158,6 +158,8 @@ def test_permissions_notebook_denies_and_resumes(executed):
     assert "rolled back to the end of turn 1" in joined and "25" in joined
     sessions = {c.metadata["nbagent"]["session"] for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "agent"}
     assert len(sessions) == 2, sessions
+    # Run by nbconvert every lesson's call was "Denied without asking", which no markdown explained
+    assert "nbconvert" in _markdown(nb) and "denied" in _markdown(nb)
 
 
 def _outputs(cell) -> str:
@@ -246,7 +248,8 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
         assert "without encryption" not in joined
 
 
-@pytest.mark.parametrize("name", ["01_quickstart", "06_reproducible_notebook", "08_kernel_context"])
+@pytest.mark.parametrize("name", ["01_quickstart", "04_permissions_and_tools", "06_reproducible_notebook",
+                                  "08_kernel_context"])
 def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
     # 08's cells showed Allow / Deny cards its markdown never mentioned (and headless, denials it never explained)
     nb, _ = executed(name)
