@@ -133,6 +133,9 @@ class Agent:
                                   session=session, executor=executor, kernel_facts=kernel_facts,
                                   sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),
                                   secrets=secrets)
+        continues = getattr(self.simulated_api, "continues", None)
+        if session is not None and callable(continues):  # a saved conversation: its tool ids stay used
+            continues(self.engine.session.history)
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
         if project is not None and project.untrusted is not None:  # said at the first prompt, where a missing tool would puzzle

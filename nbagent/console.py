@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from .display.format import fmt_total_cost, truncation_line
+from .engine.api_facts.cost import Usage
 from .engine.contracts import events as ev
 
 
@@ -53,8 +54,7 @@ def format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.RequestCompleted) and event.record is not None:
         r = event.record
         cost = "n/a" if r.cost_usd is None else f"${r.cost_usd:.4f}"
-        tokens = f"{r.usage.input_tokens} in / {r.usage.output_tokens} out"
-        return f"\n  · request {r.request}: {tokens}, {cost}, stop={r.stop_reason}\n"
+        return f"\n  · request {r.request}: {_tokens(r.usage)}, {cost}, stop={r.stop_reason}\n"
     if isinstance(event, ev.Done):
         t = event.totals
         extra = f" ({event.error or event.stopped})" if event.error or event.stopped else ""
@@ -65,6 +65,18 @@ def format_event(event: ev.Event) -> str | None:
         return f"\n  ◆ {event.name} (run by the API) {_short(event.input)} → {found}\n" + \
             "".join(f"    {s}\n" for s in event.sources[:10])
     return None
+
+
+def _tokens(usage: Usage) -> str:
+    """``991 in / 18 out``, with the cache's parts of the prompt where there are any: the API's
+    ``input_tokens`` leaves them out, and "0 in / 21 out, $0.0029" (the demo's second request, a
+    1,062-token cache write) read as a price for 21 tokens."""
+    parts = [f"{usage.input_tokens:,} in"]
+    if usage.cache_creation_input_tokens:
+        parts.append(f"{usage.cache_creation_input_tokens:,} cache write")
+    if usage.cache_read_input_tokens:
+        parts.append(f"{usage.cache_read_input_tokens:,} cache read")
+    return f"{' + '.join(parts)} / {usage.output_tokens:,} out"
 
 
 def print_event(event: ev.Event, file: TextIO | None = None) -> None:

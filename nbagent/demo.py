@@ -23,7 +23,7 @@ async def _approve_and_say(tool_name: str, tool_input: dict, request: Permission
 async def main(prompts: list[str] | None = None) -> int:
     import pandas as pd
 
-    from .display.tables import for_display, turns_df
+    from .display.tables import for_display, text_table, turns_df
     from .tools.python import NamespaceExecutor
 
     namespace = {"df": pd.DataFrame({"city": ["Oslo", "Lima", "Pune", "Kyiv"], "temp_c": [4.5, 19.0, 31.2, 7.9]})}
@@ -38,7 +38,7 @@ async def main(prompts: list[str] | None = None) -> int:
             print_event(event)
     print("\nPer-request table (tokens from the API's usage; cost from the price table):\n")
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(for_display(turns_df(agent.records)).to_string(index=False, na_rep=""))
+        print(text_table(for_display(turns_df(agent.records))))
     print("\nNext: `make lab` opens the notebooks; `%load_ext nbagent` then `%%agent` in any cell.")
     return 0
 

@@ -125,7 +125,14 @@ class ReadableTable:
         return html_table(self.df)
 
     def __repr__(self) -> str:
-        return str(self.df.to_string(index=False, na_rep=""))
+        return text_table(self.df)
+
+
+def text_table(df: "pd.DataFrame") -> str:
+    """The frame as plain text, no index, missing values blank: ``na_rep`` leaves a None in a column
+    of ints as "None" (notebook 03's row after the overflow recovery read "None None" under
+    previous request tokens and max allowed)."""
+    return str(df.astype(object).where(df.notna(), "").to_string(index=False))
 
 
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":

@@ -215,6 +215,18 @@ def test_money_has_one_format_and_the_history_table_has_no_index_or_nan() -> Non
     assert "nan" not in repr(table).lower() and repr(table).split("\n")[0].split()[0] == "request"  # no index
 
 
+def test_the_text_of_a_run_table_leaves_a_request_without_a_truncation_blank_not_none() -> None:
+    # Notebook 03's table (text/plain, as nbconvert and static readers show it): the request after
+    # the overflow recovery read "None None" under previous request tokens and max allowed.
+    from dataclasses import replace
+
+    from nbagent.display.tables import ReadableTable
+
+    records = [replace(rec(1, deleted=(2, 7), keep="quarter"), trigger_tokens=2120), rec(2, deleted=(2, 7))]
+    text = repr(ReadableTable(tables.turns_df(records)))
+    assert "None" not in text and "2120" in text and "160000" in text
+
+
 def test_truncation_table_shows_a_whole_max_allowed_as_an_integer() -> None:
     from nbagent.display.tables import truncation_df
 

@@ -158,6 +158,8 @@ def test_permissions_notebook_denies_and_resumes(executed):
     assert "rolled back to the end of turn 1" in joined and "25" in joined
     sessions = {c.metadata["nbagent"]["session"] for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "agent"}
     assert len(sessions) == 2, sessions
+    # Run by nbconvert every lesson's call was "Denied without asking", which no markdown explained
+    assert "nbconvert" in _markdown(nb) and "denied" in _markdown(nb)
 
 
 def _outputs(cell) -> str:
@@ -197,6 +199,23 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
 
 
+def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
+    # Run by plain nbclient (nbconvert --execute, CI: no front-end, so no notebook tools in the
+    # requests) the third request stayed under 55 % of the window: no summary, no `compact` row, an
+    # empty rollback lesson, under a markdown cell saying "used more than 55 %… (see the notice)".
+    import nbclient
+    import nbformat
+
+    shutil.copy(NOTEBOOKS / "05_compaction_and_structured_output.ipynb", tmp_path / "05.ipynb")
+    nb = nbformat.read(tmp_path / "05.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    oceans = next(c for c in nb.cells if c.source.endswith("And what about oceans?"))
+    assert "ℹ Compacted messages 2-" in _outputs(oceans)
+    table = next(c for c in nb.cells if c.source.startswith("s.turns_df()"))
+    assert "compact" in _outputs(table)
+
+
 def test_reproducible_notebook_fixes_a_cell_with_the_notebook_tools(executed):
     nb, _ = executed("06_reproducible_notebook")
     fixed = next(c for c in nb.cells if c.metadata.get("nbagent", {}).get("kind") == "edit")
@@ -229,7 +248,8 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
         assert "without encryption" not in joined
 
 
-@pytest.mark.parametrize("name", ["01_quickstart", "06_reproducible_notebook", "08_kernel_context"])
+@pytest.mark.parametrize("name", ["01_quickstart", "04_permissions_and_tools", "06_reproducible_notebook",
+                                  "08_kernel_context"])
 def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
     # 08's cells showed Allow / Deny cards its markdown never mentioned (and headless, denials it never explained)
     nb, _ = executed(name)

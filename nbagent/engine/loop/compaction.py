@@ -114,8 +114,12 @@ async def summarise(
         raise CompactionFailed("nothing to compact: too few messages since the task (or only a summary)")
     started, ts = time.perf_counter(), int(time.time() * 1000)
     hidden = folded(history, end)
+    # No cache breakpoints: this prompt is sent once and no later request starts with it, so a
+    # cache write (1.25x the input price) bought nothing (notebook 05's summary row: "cache write
+    # 2,280, cache read 0"); the policy explorer prices it as uncached input too.
     request = ModelRequest(model=model, system=COMPACT_SYSTEM, tools=[], max_tokens=max_tokens,
-                           messages=[{"role": "user", "content": transcript(hidden, 2, instructions)}])
+                           messages=[{"role": "user", "content": transcript(hidden, 2, instructions)}],
+                           without=frozenset({"cache_control"}))
     complete: MessageComplete | None = None
     try:
         async for chunk in provider.stream(request):

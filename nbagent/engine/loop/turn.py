@@ -3,6 +3,7 @@ raise before it starts (the loop in :mod:`~nbagent.engine.loop.query` uses them)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable, Mapping, Sequence
 
@@ -167,8 +168,13 @@ def cancelled(state: TurnState, exc: RequestCancelled, session: Session) -> None
 
 
 def usd(amount: float) -> str:
-    """``$0.0012``: money in stop messages (4 decimals, as every cost nbagent shows)."""
-    return f"${amount:.4f}"
+    """``$0.0012``: money in stop messages (4 decimals, as every cost nbagent shows). An amount
+    above zero that 4 decimals would round to ``$0.0000`` (a budget of $0.000001, as notebook 04
+    sets) keeps two significant digits: a limit the user set must never read as zero."""
+    if amount <= 0 or amount >= 0.00005:
+        return f"${amount:.4f}"
+    digits = 1 - math.floor(math.log10(amount))  # two significant digits
+    return "$" + f"{amount:.{digits}f}".rstrip("0")
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class Live:
     fork_at: int | None = None
     no_record: bool = False
     """This cell might have been recorded but no record is reachable here: say so before asking."""
+    records_here: bool = False
+    """Headless, ``no_record``: the folder has records (an edited first cell's prompt begins none of
+    them), so the line must not say there is no record beside the notebook."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
     other: tuple[str, int] | None = None

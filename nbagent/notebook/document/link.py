@@ -18,7 +18,16 @@ from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, 
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
-from .replay import ReplayCursor, ReplayIndex, choose_record, load_index, recorded_turn, save_index, sessions_dir
+from .replay import (
+    ReplayCursor,
+    ReplayIndex,
+    choose_record,
+    has_records,
+    load_index,
+    recorded_turn,
+    save_index,
+    sessions_dir,
+)
 from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:
@@ -262,20 +271,43 @@ class DocumentLink:
         # another agent cell, --live, or a turn above already went live (the conversation its
         # record followed is not this kernel's any more).
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
+        other, earlier = self._one_of_many(other, metadata, prompt, cell_id, cursor)
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
-        own = (mine.session, mine.turn) if mine is not None else None
+        own = (mine.session, mine.turn) if mine is not None else earlier
         if own is None and headless and not replaying and not live and not new:
             # No metadata headless: the folder's record of this cell, so its line says why it asks.
             code = executing_code()
             own = recorded_turn(self.root, prompt, cache(lambda name: holds_cell(self.root, name, prompt, code)))
         if cursor is None or new or made_after:
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
-                        live=live, new_question=found.shadowed)
+                        live=live, new_question=found.shadowed,
+                        records_here=no_record and headless and has_records(self.root))
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
                     live=live, stale=stale, past_record=headless and replaying and not live)
+
+    def _one_of_many(self, other: tuple[str, int] | None, metadata: JSONObject, prompt: str, cell_id: str | None,
+                     cursor: ReplayCursor | None) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+        """``(other, own)`` for a cell whose code asks several prompts (notebook 02's loop calls
+        ``run_agent_cell`` twelve times): its metadata carries only its last prompt's record, so
+        with one prompt edited, every prompt but the last said "edited since its recorded answer
+        (turn 12)". A prompt the record's index has from this cell was not edited: its own turn
+        (the line then says an earlier prompt asked the model); one it has not is the edited one,
+        at the turn the replay was to show next (0: not known)."""
+        code = executing_code()
+        if other is None or other[0] != "edited" or code is None or code.lstrip().startswith("%%") \
+                or code.strip() == prompt.strip():  # an agent cell, or chat mode's plain cell: one prompt
+            return other, None
+        mark = metadata.get("nbagent")
+        record = mark.get("record") if isinstance(mark, dict) else None
+        session = record.get("session") if isinstance(record, dict) else None
+        index = load_index(self.root, session) if isinstance(session, str) else None
+        turns = [t.turn for t in index.turns if t.asked_by(prompt, cell_id, strict=True)] if index else []
+        if index is not None and turns:
+            return None, (index.session, max(turns))
+        return ("edited", cursor.shown + 1 if cursor is not None else 0), None
 
     def _shows(self, decision: Replay, cell_id: str | None) -> Replay:
         self._session_at_replay = self._current

@@ -18,13 +18,15 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
     why, turn = decision.other or ("", 0)
     tag = "nbagent-no-record"
     if why == "edited":
-        return EDITED_LINE.format(turn=turn), tag
+        return (EDITED_LINE.format(turn=turn) if turn else EDITED_PROMPT_LINE), tag
     if why == "copied" and decision.no_record:
         return COPIED_LINE, tag
     if decision.no_record:
         if decision.ambiguous:
             return ambiguous_line(decision.ambiguous), tag
-        return (UNFINISHED_LINE if cell_ids else NO_RECORD_LINE), tag
+        if cell_ids:
+            return UNFINISHED_LINE, tag
+        return (NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE), tag
     if decision.new_question:
         return NEW_QUESTION_LINE, tag
     if decision.own_session:
@@ -42,6 +44,10 @@ UNSAFE_RECORD_LINE = ("ⓘ no replay and no record here: {problem} (a folder tha
                       "it elsewhere, and nbagent writes nothing through it): asking the model, unrecorded.")
 NO_RECORD_LINE = ("ⓘ no recorded answer for this cell here (no .nbagent/ record beside the notebook, none in the "
                   "cell's metadata, which only JupyterLab and Notebook 7 send): asking the model.")
+NO_MATCH_LINE = ("ⓘ no recorded answer for this cell here: no record beside the notebook (.nbagent/) begins with "
+                 "this prompt (a new or edited cell; a headless run sends no cell ids to tell which): asking the model.")
+"""Headless, where the folder has records but none this first agent cell could replay (notebook 05
+with its structured-output prompt edited said there was no .nbagent/ record at all)."""
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
@@ -58,6 +64,8 @@ PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
                   "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
+EDITED_PROMPT_LINE = "ⓘ this prompt of the cell was edited since its answers were recorded: asking the model."
+"""A cell whose code asks several prompts, where the turn the edited one replaced is not known."""
 LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (turn {turn}) is not replayed "
              "(without --live, Restart & Run All replays it with no request).")
 COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
@@ -74,6 +82,6 @@ def ambiguous_line(notebooks: Sequence[str | None]) -> str:
     return AMBIGUOUS_LINE.format(which=which)
 
 
-__all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "LIVE_LINE", "NEW_QUESTION_LINE",
-           "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE",
-           "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]
+__all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "LIVE_LINE",
+           "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE",
+           "UNFINISHED_LINE", "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]

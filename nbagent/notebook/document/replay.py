@@ -255,6 +255,13 @@ def _candidates(root: Path, prompt: str, cell_id: str | None, strict: bool) -> l
     return found
 
 
+def has_records(root: Path) -> bool:
+    """Whether the folder holds any replay record (of any notebook): a headless first cell that
+    finds none of its own must not then say there is no .nbagent/ record beside the notebook."""
+    folder = root / RECORD_DIR / INDEX
+    return folder.is_dir() and any(folder.glob("*.json"))
+
+
 def recorded_turn(root: Path, prompt: str, holds: Callable[[str], bool]) -> tuple[str, int] | None:
     """The latest recorded turn (session, turn) that asked ``prompt`` in a notebook of the folder
     that ``holds(name)`` (has this very cell), or in a headless run that named none (as
@@ -375,5 +382,5 @@ def turn_events(session: Session, turn: int) -> list[Event]:
 
 
 __all__ = ["Found", "RecordFolderError", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record",
-           "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem", "refuse_unsafe",
-           "save_index", "sessions_dir", "turn_events"]
+           "has_records", "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem",
+           "refuse_unsafe", "save_index", "sessions_dir", "turn_events"]

@@ -127,7 +127,9 @@ class TableBlock:
         },)
 
     def plain(self) -> str:
-        return f"{self.title}\n{self.df.to_string(index=False, na_rep='')}"
+        from ...display.tables import text_table
+
+        return f"{self.title}\n{text_table(self.df)}"
 
     def html(self) -> str:
         return f"<b>{esc(self.title)}</b>{self._static}"

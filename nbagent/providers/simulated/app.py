@@ -290,6 +290,14 @@ class SimulatedAPI:
                        ("request-id", request_id), *self._limit_headers())
         return AppResponse(200, headers_out, self._stream(frames, fault, request_id))
 
+    def continues(self, messages: Sequence[Any]) -> None:
+        """An Agent goes on with a saved conversation through this API (resumed, forked, or a
+        replay's session going live): its tool ids go on above the whole history's. A request
+        shows only what truncation left, so after ``keep quarter`` hid messages 2-7 the next id
+        repeated a hidden one (notebook 03's edited overflow cell: "tool_use id … was already
+        used", and the tool did not run); the real API never repeats an id."""
+        self._tools = max(self._tools, _highest_tool_number(cast(RequestBody, {"messages": list(messages)})))
+
     def _next_id(self, prefix: str) -> str:
         # Counters, not randomness: two runs of the same conversation produce the same ids.
         if prefix == "msg":

@@ -60,6 +60,18 @@ def test_compact_summarises_the_hidden_part_and_rollback_restores(tmp_path: Path
     assert agent.history == before and len(agent.records) == records
 
 
+def test_the_summary_request_is_sent_without_cache_breakpoints_and_billed_as_plain_input(tmp_path: Path) -> None:
+    # Notebook 05's summary row read "cache write 2,280, cache read 0": a one-off prompt written to
+    # the cache at 1.25x the input price, which no later request reads.
+    agent, api = agent_on(tmp_path)
+    chat(agent, 3)
+    agent.compact_sync()
+    body = messages_requests(api)[-1].body
+    assert "nbagent-compaction" in str(body["system"]) and "cache_control" not in str(body)
+    usage = agent.records[-1].usage
+    assert usage.cache_creation_input_tokens == 0 and usage.cache_read_input_tokens == 0 and usage.input_tokens > 0
+
+
 def test_a_summary_is_not_summarised_again_and_failure_is_a_notice(tmp_path: Path) -> None:
     agent, api = agent_on(tmp_path)
     chat(agent, 3)

@@ -9,6 +9,7 @@ from typing import Any
 
 from nbagent.engine.api_facts.cost import Usage, cost_of
 from nbagent.engine.api_facts.models import get_model
+from nbagent.engine.loop.turn import PromptLimits
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop._blocks import content_list
@@ -24,6 +25,18 @@ from tests.engine.loop.test_query_support import (
     run,
     totals_for,
 )
+
+
+def test_a_budget_below_a_hundredth_of_a_cent_is_said_as_set_never_as_zero() -> None:
+    # Notebook 04's `%%agent --max-budget 0.000001` said "this prompt's budget $0.0000 reached":
+    # the limit the student typed read as zero. Amounts 4 decimals show stay as they were.
+    limits = PromptLimits(None, 0.000001, None, 0.01, None, None, 0)
+    reached = limits.reached(1, 0.0106)
+    assert reached is not None and reached[1] == "stopped: this prompt's budget $0.000001 reached ($0.0006 spent in this prompt)"
+    small = PromptLimits(None, 0.0000234, None, 0.0, None, None, 0).reached(1, 0.5)
+    assert small is not None and "budget $0.000023 reached" in small[1]
+    assert PromptLimits(None, 0.25, None, 0.0, None, None, 0).reached(1, 0.5) == (
+        "max_budget", "stopped: this prompt's budget $0.2500 reached ($0.5000 spent in this prompt)")
 
 
 def always_tools(body: dict) -> Any:
@@ -53,7 +66,7 @@ async def test_max_budget_stops_before_the_next_request(tmp_path: Any) -> None:
     assert kinds(ev) == ["api_request_started", "request_completed", "tool_use", "tool_result", "done"]
     done = done_of(ev)
     assert done.reason == "max_budget" and done.totals.cost_usd >= 1e-9
-    assert done.stopped is not None and done.stopped.startswith("stopped: this prompt's budget $0.0000 reached")
+    assert done.stopped is not None and done.stopped.startswith("stopped: this prompt's budget $0.000000001 reached")
     assert len(messages_requests(api)) == 1
     assert_history_valid(engine.session.history)
     # The budget is the prompt's: a new prompt gets its own (one more request), not none.

@@ -117,7 +117,7 @@ async def test_the_prompt_budget_counts_this_prompt_only(tmp_path: Any) -> None:
     done = done_of(await run_with(engine, "five", RunLimits(max_budget_usd=1e-6)))
     assert done.reason == "max_budget" and done.totals.spent_requests == 9
     in_prompt = done.totals.spent_usd - before
-    assert done.stopped == f"stopped: this prompt's budget $0.0000 reached (${in_prompt:.4f} spent in this prompt)"
+    assert done.stopped == f"stopped: this prompt's budget $0.000001 reached (${in_prompt:.4f} spent in this prompt)"
 
 
 def test_budgets_are_checked_settings_with_one_default() -> None:

@@ -755,3 +755,28 @@ def test_turns_undone_after_an_edit_stay_undone_under_restart_and_run_all(lab, t
     assert "replayed: session" in first
     assert ROLLED_BACK_LINE in second and ROLLED_BACK_LINE in third
     assert "48" not in second + third and "25" not in second + third  # neither shown nor asked again
+
+
+def test_a_cell_asking_several_prompts_says_which_one_was_edited_and_the_turn_of_each(lab, monkeypatch):
+    # Notebook 02's loop asks twelve prompts from one code cell; its metadata carries the last turn's
+    # record only. With prompt 4 edited, prompts 4-11 each said "this cell's prompt was edited since
+    # its recorded answer (turn 12)": only one was edited, and none of them is turn 12.
+    loop = ("import nbagent\nfor p in PROMPTS:\n"
+            "    await nbagent.notebook.magics.run_agent_cell('', p)")
+    lab.front.cells[0]["source"] = loop
+    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 5? use python", "what is 6 * 7? use python"]
+    lab.run()
+    assert lab.record()["turn"] == 3
+    lab.restart()
+    lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 9? use python", "what is 6 * 7? use python"]
+    # The execute request carries the metadata the cell had when it was sent, for all its prompts.
+    sent = json.loads(json.dumps(lab.front.cells[0]["metadata"]))
+    monkeypatch.setattr(link, "executing_metadata", lambda: dict(sent, cellId=lab.front.cells[0]["id"]))
+
+    out = lab.run()
+
+    assert "replayed: session" in out.split("what is 4 * 9")[0]  # the first prompt replays
+    assert live_lines.EDITED_LINE.format(turn=2) in out and "(turn 3): asking" not in out
+    assert live_lines.AFTER_LIVE_LINE.format(turn=3) in out  # the last: not edited, asked after the edit
+    assert out.count("was edited since") == 1

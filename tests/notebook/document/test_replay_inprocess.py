@@ -393,6 +393,22 @@ def test_a_headless_replay_that_reaches_a_prompt_past_the_record_says_it_asks(ip
     assert out.index(PAST_RECORD_LINE) < out.index("(simulated model)")  # said before the answer
 
 
+def test_a_headless_edited_first_cell_says_no_record_begins_with_it_not_that_there_is_no_record(ip, monkeypatch):
+    # nbconvert --execute of notebook 05 with its first prompt edited ("'Lyon' has 520000 people"):
+    # the line said "no .nbagent/ record beside the notebook", in a folder full of its records
+    from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document.live_lines import NO_MATCH_LINE, NO_RECORD_LINE
+
+    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
+    assert NO_RECORD_LINE in cell(ip, FIRST)  # a folder with no record yet: that line is true
+    restart(magics_mod.active_magics())
+
+    out = cell(ip, "what is 19 * 21? use python")
+
+    assert NO_RECORD_LINE not in out and NO_MATCH_LINE in out
+    assert out.index(NO_MATCH_LINE) < out.index("(simulated model)")  # said before the answer
+
+
 def test_a_replayed_cells_allow_holds_when_its_session_goes_on_live(ip):
     # notebook 04: `%%agent --new --allow python` replayed, then the next cell asks live: python is
     # still allowed for that session, as it was when the notebook ran live
