@@ -98,6 +98,9 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback: it is neither shown nor asked "
                     "again (no request sent), as you left it. To ask the model again, add --live to the cell's "
                     "first line.")
+UNDONE_CELLS_LINE = ("ⓘ {count} cell(s) of this undone turn's code are still in the notebook (brought back by "
+                     "Undo after the rollback, or kept by it): Run All runs them, so the kernel gets what they do. "
+                     "Delete them to leave the turn undone.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
 RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
@@ -168,6 +171,11 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
     if isinstance(decision, Undone):
         _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
+        from .removal import undone_turn_cells
+
+        left = await undone_turn_cells(magics.document.bridge, executing_cell_id(), decision.turn)
+        if left:  # Run All runs them: the turn is undone in the record, not in the kernel
+            _show_line(UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
         return
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:

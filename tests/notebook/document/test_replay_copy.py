@@ -13,7 +13,7 @@ from IPython.utils.capture import capture_output
 
 from nbagent.engine.disk.task_lock import FolderLock
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE
+from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE, UNDONE_CELLS_LINE
 from nbagent.notebook.document.replay import load_index, sessions_dir
 
 from . import test_replay_from_notebook
@@ -214,3 +214,36 @@ def test_a_copy_that_rolled_a_turn_back_replays_as_it_was_left(lab):
     assert "nothing rolled back" in said
     assert "replayed: session" in later and ", turn 2" in later
     assert magics_mod.active_magics().current is None  # no request could go out
+
+
+def test_an_undone_cell_says_its_turns_cells_brought_back_by_undo_run_under_run_all(lab):
+    # %agent rollback 1 removed turn 2's code cell, then Edit > Undo brought it back. The agent cell
+    # replays nothing ("undone"), but Run All runs that cell: the kernel gets the undone turn's
+    # effects, and the cell above must say so rather than "as you left it" alone.
+    _two_turns(lab)
+    made = [dict(c) for c in lab.front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "code"
+            and c["metadata"]["nbagent"].get("turn") == 2]
+    assert len(made) == 1
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    assert all(c["id"] != made[0]["id"] for c in lab.front.cells)  # removed by the rollback
+    lab.front.cells.insert(_at(lab, "c-q2") + 1, made[0])  # Undo
+    lab.restart()
+
+    lab.run()
+    undone = _run(lab, "c-q2")
+
+    assert ROLLED_BACK_LINE in undone and "replayed" not in undone
+    assert UNDONE_CELLS_LINE.format(count=1) in undone
+
+
+def test_an_undone_cell_whose_turns_cells_are_gone_says_only_that_it_was_undone(lab):
+    _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    lab.restart()
+
+    lab.run()
+    undone = _run(lab, "c-q2")
+
+    assert ROLLED_BACK_LINE in undone and "still in the notebook" not in undone
