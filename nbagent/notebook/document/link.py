@@ -324,13 +324,19 @@ class DocumentLink:
     def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None, *, retried: bool = False) -> Replay:
         """Replay a turn from the cell's own metadata; where its session is recorded in the folder
         too (a renamed notebook), the next cells follow that record."""
-        self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
+        cursor = self.cursor
+        ahead = cursor is not None and index is not None and cursor.index.session == index.session \
+            and cursor.shown >= carried.turn  # a later turn of this record was shown above: cells moved
+        if not ahead:
+            self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
         self.from_notebook.append(carried)
         return Replay(carried.session, carried.turn, notebook=carried, retried=retried)
 
     def replayed(self, turn: int, *, failed: bool = False) -> None:
         if self.cursor is not None:
-            self.cursor.shown = turn
+            # Never back: a turn replayed below a later one (the user moved its cell down) leaves
+            # the conversation where the later one ended, as both are shown above the next cell.
+            self.cursor.shown = max(self.cursor.shown, turn)
         self.last_replayed = ReplayedTurn(self._asking, turn, failed)
 
     def retry_replays(self) -> bool:

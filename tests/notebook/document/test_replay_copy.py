@@ -247,3 +247,23 @@ def test_an_undone_cell_whose_turns_cells_are_gone_says_only_that_it_was_undone(
     undone = _run(lab, "c-q2")
 
     assert ROLLED_BACK_LINE in undone and "still in the notebook" not in undone
+
+
+def test_agent_cells_moved_out_of_order_replay_and_the_next_prompt_follows_both(lab):
+    # The user dragged turn 2's agent cell above turn 1's. Restart & Run All replays both (turn 2,
+    # then turn 1); a new prompt after them must go on from the conversation both belong to, not
+    # fork silently at turn 1 and drop turn 2, whose answer the notebook shows above it.
+    session = _two_turns(lab)
+    moved = lab.front.cells.pop(_at(lab, "c-q2"))
+    lab.front.cells.insert(0, moved)
+    lab.restart()
+
+    assert ", turn 2" in _run(lab, "c-q2")
+    first = lab.front.cells[_at(lab, "c-q2") + 1:]
+    assert ", turn 1" in lab.run(lab.front.cells.index(next(c for c in first if c["source"].startswith("%%agent"))))
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    assert "25" in _run(lab, "c-q3")
+
+    assert _prompts(lab, session) == [QUESTION, SECOND, THIRD]  # continued, not forked at turn 1
+    history = magics_mod.active_magics().current.agent.history
+    assert any(SECOND in str(m.get("content")) for m in history)
