@@ -267,3 +267,31 @@ def test_agent_cells_moved_out_of_order_replay_and_the_next_prompt_follows_both(
     assert _prompts(lab, session) == [QUESTION, SECOND, THIRD]  # continued, not forked at turn 1
     history = magics_mod.active_magics().current.agent.history
     assert any(SECOND in str(m.get("content")) for m in history)
+
+
+def test_a_rollback_cell_after_its_own_rollback_does_not_speak_of_a_later_turn_the_record_lacks(lab):
+    # `%agent rollback 1` left in the notebook under its undone question: under Restart & Run All it
+    # cuts nothing, and the record ends at turn 1, so "a later turn it holds is the answer of an
+    # agent cell Run All has not reached yet" was untrue.
+    _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    lab.restart()
+    lab.run()
+    _run(lab, "c-q2")
+
+    said = _run(lab, "c-rollback")
+
+    assert "nothing rolled back" in said and "holds no turn after turn 1" in said
+    assert "Run All has not reached" not in said
+
+
+def test_a_rollback_in_a_fresh_kernel_of_a_recorded_notebook_says_run_all_replays_first(lab):
+    # The notebook opened again the next day: `%agent rollback 1` before anything ran. "Run a %%agent
+    # cell first" alone read as "ask a new question"; Run All replays the recorded turns, asking nothing.
+    _two_turns(lab)
+    lab.restart()
+
+    result = lab.ip.run_cell("%agent rollback 1")
+
+    assert result.error_in_exec is not None and "Run All replays" in str(result.error_in_exec)
