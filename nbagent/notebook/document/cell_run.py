@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Iterator
 from ..outcome import AgentCellError, check_done, fails
 from .bridge import executing_cell_id
 from .decisions import Live, Replay, Undone
+from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line
+from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
@@ -63,6 +64,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         checked = _checked(magics, decision, args)
         if checked is not None:
             _replayed_allow(link, checked.session, args)
+            _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -87,6 +89,17 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if line is not None:  # before the session exists: no request has gone out
         _show_line(*line)
     return None
+
+
+def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
+    """One line where the replayed cell's ``--model`` is not the model its recorded answer came from
+    (as its own metadata says: the record it carries for this very turn)."""
+    carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
+    if carried is None or (carried.session, carried.turn) != (decision.session, decision.turn):
+        return
+    line = other_model_line(args.model, carried.summary.get("model"))
+    if line is not None:
+        _show_line(line, "nbagent-changed")
 
 
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:

@@ -77,3 +77,23 @@ def ambiguous_line(notebooks: Sequence[str | None]) -> str:
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "LIVE_LINE", "NEW_QUESTION_LINE",
            "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE",
            "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]
+
+
+OTHER_MODEL_LINE = ("ⓘ this cell names --model {wanted}, and its recorded answer is {recorded}'s: replayed as "
+                    "recorded (a replay asks no model). Add --live to ask {wanted}.")
+
+
+def other_model_line(wanted: str | None, recorded: object) -> str | None:
+    """The line a replayed cell says when its ``--model`` (added since, say: the user wants another
+    model's answer) names another model than the one that answered; None when they are the same
+    (by id or alias) or either is unknown."""
+    from ...engine.api_facts.models import get_model
+
+    if not wanted or not isinstance(recorded, str) or not recorded:
+        return None
+
+    def same(model: str) -> str:
+        info = get_model(model)
+        return info.id if info is not None else model
+
+    return None if same(wanted) == same(recorded) else OTHER_MODEL_LINE.format(wanted=wanted, recorded=recorded)

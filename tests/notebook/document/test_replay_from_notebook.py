@@ -38,8 +38,9 @@ class Lab:
         self.error = ""  # the last cell's error, as the user reads it
         for module in (link, cell_run):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
-        monkeypatch.setattr(link, "executing_metadata",
-                            lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
+        for module in (link, cell_run):
+            monkeypatch.setattr(module, "executing_metadata",
+                                lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 
     def restart(self, notebook: str = "analysis.ipynb") -> Any:
         """A fresh kernel for this notebook (``notebook``: the file's name, e.g. a copy's)."""
@@ -755,3 +756,23 @@ def test_turns_undone_after_an_edit_stay_undone_under_restart_and_run_all(lab, t
     assert "replayed: session" in first
     assert ROLLED_BACK_LINE in second and ROLLED_BACK_LINE in third
     assert "48" not in second + third and "25" not in second + third  # neither shown nor asked again
+
+
+def test_a_replayed_cell_whose_model_option_names_another_model_says_so(lab):
+    # The user added --model to ask a better model; Restart & Run All replays the recorded answer
+    # (a replay asks no model), and was silent that it is another model's.
+    from nbagent.notebook.document.live_lines import OTHER_MODEL_LINE
+
+    lab.run()
+    recorded = lab.record()["summary"]["model"]
+    lab.front.cells[0]["source"] = f"%%agent --model claude-opus-5\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed: session" in out
+    assert OTHER_MODEL_LINE.format(wanted="claude-opus-5", recorded=recorded) in out
+    lab.front.cells[0]["source"] = f"%%agent --model {recorded}\n{QUESTION}"
+    lab.restart()
+    same = lab.run()
+    assert "replayed: session" in same and "this cell names --model" not in same
