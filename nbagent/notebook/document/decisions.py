@@ -80,6 +80,10 @@ class Live:
     stale: int | None = None
     """The turn the cell's own record names, recorded before a turn this replay showed above it (a
     cell above was edited and run again since): out of date, so asked again, and said so."""
+    notebook_only: int = 0
+    """The turns this kernel replayed from the agent cells' own records only (a notebook received
+    without its ``.nbagent/`` folder): no conversation is behind them, so this prompt starts a new
+    one, which the model answers without them: say so."""
     past_record: bool = False
     """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
     new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids

@@ -269,8 +269,10 @@ class DocumentLink:
             code = executing_code()
             own = recorded_turn(self.root, prompt, cache(lambda name: holds_cell(self.root, name, prompt, code)))
         if cursor is None or new or made_after:
+            alone = len({(c.session, c.turn) for c in self.from_notebook}) \
+                if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
-                        live=live, new_question=found.shadowed)
+                        live=live, new_question=found.shadowed, notebook_only=alone)
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)

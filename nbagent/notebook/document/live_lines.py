@@ -35,6 +35,8 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
         return PAST_RECORD_LINE, tag
     if decision.carried is not None and decision.carried[0] != going_on:
         return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1]), tag
+    if decision.notebook_only:
+        return NOTEBOOK_ONLY_LINE.format(turns=decision.notebook_only), tag
     return None
 
 
@@ -62,6 +64,8 @@ LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (t
              "(without --live, Restart & Run All replays it with no request).")
 COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
                "which replays there): asking the model.")
+NOTEBOOK_ONLY_LINE = ("ⓘ a new conversation: the {turns} turn(s) replayed above came from the agent cells' own "
+                      "records (no .nbagent/ folder here), so the model does not have them: asking the model.")
 AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
                    "model in this kernel, so the conversation that answer followed has changed: asking the model.")
 
@@ -75,7 +79,7 @@ def ambiguous_line(notebooks: Sequence[str | None]) -> str:
 
 
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "LIVE_LINE", "NEW_QUESTION_LINE",
-           "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE",
+           "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE",
            "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]
 
 

@@ -776,3 +776,22 @@ def test_a_replayed_cell_whose_model_option_names_another_model_says_so(lab):
     lab.restart()
     same = lab.run()
     assert "replayed: session" in same and "this cell names --model" not in same
+
+
+def test_a_new_prompt_after_turns_replayed_from_the_notebook_alone_says_the_model_lacks_them(lab, tmp_path):
+    """A notebook received without ``.nbagent/``: Run All replays its agent cells from their
+    metadata, then the user asks something new below. That starts a new conversation (no folder,
+    no history), and was silent: the user asking about "the result above" got a model that never
+    saw it."""
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-new", "source": "%%agent\nwhat is 6 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "42" in out and live_lines.NOTEBOOK_ONLY_LINE.format(turns=1) in out
+    again = lab.run(len(lab.front.cells) - 1)  # the kernel's own conversation now: nothing more to say
+    assert "a new conversation" not in again
