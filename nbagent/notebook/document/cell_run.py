@@ -118,6 +118,8 @@ RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its a
                  "and nothing of it runs.")
 RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
                       "there): the cell does not fail again, so Run All goes on.")
+RETRIED_UNFINISHED_LINE = ("ⓘ this cell's run did not finish (interrupted) and was retried below with %agent retry "
+                           "(its answer is replayed there): nothing is asked here, and Run All goes on.")
 RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
                     "no request sent.")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
@@ -182,6 +184,9 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK,
     except once where the notebook's code made a session before its agent cells (it is given the
     replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
+    if isinstance(decision, Undone) and decision.retried:
+        _show_line(RETRIED_UNFINISHED_LINE, "nbagent-retried")
+        return
     if isinstance(decision, Undone):
         _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
         from .removal import undone_turn_cells

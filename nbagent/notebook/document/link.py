@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn
+from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
@@ -179,6 +179,10 @@ class DocumentLink:
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
                 return self._undone(carried, found.replay.session, found.replay.turn) or found.replay
+            if carried is None and not new and not self.went_live:
+                retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
+                if retried is not None:
+                    return retried
         if not live and not new:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
@@ -237,6 +241,18 @@ class DocumentLink:
         # goes on, so the cells after it find their turns (the cursor is left as it is).
         self.undone_shown += 1
         return Undone(carried.turn)
+
+    def _retried_below(self, mark: object, prompt: str, cell_id: str | None) -> Undone | None:
+        """A cell whose run did not finish (interrupted) and that ``%agent retry`` redid below: its
+        turn is the retry cell's to replay, so this one asks nothing, and the retry cell finds it."""
+        session = mark.get("session") if isinstance(mark, dict) else None
+        index = load_index(self.root, session) if isinstance(session, str) else None
+        turn = retried_unrecorded(mark, index, prompt, cell_id)
+        if index is None or turn is None:
+            return None
+        self.cursor = ReplayCursor(index, turn - 1)
+        self.last_replayed = ReplayedTurn(prompt, turn, True)
+        return Undone(turn, retried=True)
 
     def _undone(self, carried: NotebookRecord | None, session: str, turn: int) -> Undone | None:
         """Undone where the cell's mark says ``%agent rollback`` undid the very turn a record would

@@ -295,3 +295,27 @@ def test_a_rollback_in_a_fresh_kernel_of_a_recorded_notebook_says_run_all_replay
     result = lab.ip.run_cell("%agent rollback 1")
 
     assert result.error_in_exec is not None and "Run All replays" in str(result.error_in_exec)
+
+
+def test_an_interrupted_cell_that_retry_redid_below_asks_nothing_and_the_retry_cell_replays(lab):
+    # Interrupted (■ while Allow waited: no record, only the mark), then `%agent retry` in a cell
+    # below answered it. Restart & Run All: was the interrupted cell asking the model again ("its last
+    # run did not finish … asking the model") and the retry cell failing "Nothing to retry", which
+    # stopped Run All before the retried answer's cells.
+    from nbagent.notebook.document.cell_run import RETRIED_UNFINISHED_LINE
+
+    lab.run()
+    retry = lab.front.cells[0]  # the retry cell: it recorded turn 1 and carries it
+    session = retry["metadata"]["nbagent"]["session"]
+    retry["source"] = "%agent retry"
+    lab.front.cells.insert(0, {"cell_type": "code", "id": "c-interrupted", "source": f"%%agent\n{QUESTION}",
+                               "outputs": [], "execution_count": None,
+                               "metadata": {"nbagent": {"origin": "an-earlier-kernel", "session": session,
+                                                        "turn": 1, "kind": "agent"}}})
+    lab.restart()
+
+    first = _run(lab, "c-interrupted")
+    assert RETRIED_UNFINISHED_LINE in first and "no recorded answer" not in first
+    assert magics_mod.active_magics().current is None  # nothing asked
+    again = _run(lab, retry["id"])
+    assert "replayed: session" in again and ", turn 1" in again
