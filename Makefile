@@ -34,8 +34,8 @@ TEST_ENV = env -u PYTHONDONTWRITEBYTECODE
 test: $(STAMP) test-frontend
 	$(PY) -m ruff check nbagent tests bench
 	$(PY) -m mypy
-	$(TEST_ENV) $(PY) -m pytest -q
-	$(TEST_ENV) $(PY) -m pytest -q --soak -m soak
+	$(TEST_ENV) $(PY) -m pytest -q --durations=25
+	$(TEST_ENV) $(PY) -m pytest -q --soak -m soak --durations=10
 
 # The front-end bridge's unit tests (node's test runner, against a real @jupyter/ydoc notebook model):
 # run where node >= 20 and npm exist (npm ci on first use or after the lockfile changed), skipped

@@ -114,12 +114,13 @@ class Agent:
             from .tools import builtin_tools
 
             tools = list(builtin_tools(shell=config.shell))
-        from .tools.mcp import build_mcp_manager, untrusted_mcp_json  # no mcp SDK import unless servers are configured
+        from .tools.mcp import build_mcp_manager, project_mcp_json  # no mcp SDK import unless servers are configured
 
         # Connecting starts now, in the background (or with the first request); None when no server
-        # is configured.
+        # is configured. The folder's .mcp.json is checked once, for the servers and the notice.
+        project = project_mcp_json(config.cwd) if read_mcp_json else None
         self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, start=start_mcp, read_mcp_json=read_mcp_json,
-                                     wait_timeout=config.tool_wait_s,
+                                     project=project, wait_timeout=config.tool_wait_s,
                                      call_timeout=config.mcp_call_timeout_s,
                                      secrets=secret_values(config.secret_env, secrets))
         sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
@@ -131,9 +132,8 @@ class Agent:
                                   secrets=secrets)
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
-        untrusted = untrusted_mcp_json(config.cwd) if read_mcp_json else None
-        if untrusted is not None:  # said at the first prompt, where a missing tool would puzzle
-            self.engine.session.notices.append(UNTRUSTED_MCP_JSON.format(path=untrusted))
+        if project is not None and project.untrusted is not None:  # said at the first prompt, where a missing tool would puzzle
+            self.engine.session.notices.append(project.notice())
         # Once per Agent, not per process: each new session (``%agent reset``, a second Agent in
         # the same kernel) says again which model answers it.
         self._announce = self.provider.name == "simulated"
@@ -400,11 +400,6 @@ class Agent:
         self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
-
-
-UNTRUSTED_MCP_JSON = ("{path} names MCP servers (commands to run, URLs to connect to); none was started: nbagent "
-                      "starts a project's servers only once you trust its .mcp.json as it is. Read it, then run "
-                      "%agent mcp trust (in code: nbagent.tools.mcp.trust_mcp_json(folder)) and start a new session.")
 
 
 def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:

@@ -87,6 +87,9 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         agent = Agent(**wiring, **settings)
     if old is not None:
         old.agent.close()
+        from .document.replay import drop_if_unused
+
+        drop_if_unused(magics.document.root, old.agent.session.task_dir)
     magics.current = NotebookSession(agent, executor=executor)
     return magics.current
 

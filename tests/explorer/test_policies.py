@@ -185,7 +185,7 @@ def test_cache_figures_agree_with_the_simulated_apis_prompt_cache_on_the_provide
     from nbagent.engine.api_facts.caching import PromptCache
     from nbagent.engine.api_facts.tokens import TokenCounter
     from nbagent.engine.contracts.provider import ModelRequest
-    from nbagent.providers.anthropic import _request_kwargs
+    from nbagent.providers.anthropic_request import request_kwargs
 
     system = "You analyse data with care and say what you did. " * 60
     result = simulate_policy("mask:keep=2:clear=3000", data_analysis_session(SHAPE), 200_000, system=system)
@@ -196,7 +196,7 @@ def test_cache_figures_agree_with_the_simulated_apis_prompt_cache_on_the_provide
     reference = PromptCache(lambda: now[0], counter)
     for r in result.records:
         now[0] = r.request * 10.0  # simulate_policy's default spacing
-        body = _request_kwargs(ModelRequest(model=result.model, messages=list(r.sent), system=system, tools=[],
+        body = request_kwargs(ModelRequest(model=result.model, messages=list(r.sent), system=system, tools=[],
                                             max_tokens=100, cache_anchors=r.cache_anchors))
         usage = reference.account(body, counter.count_request(list(r.sent), system))
         assert (usage.read, usage.write) == (r.cache_read_tokens, r.cache_write_tokens), r.request

@@ -12,8 +12,8 @@ from nbagent.engine.api_facts.caching import count_breakpoints, ttl_order_error
 from nbagent.engine.contracts.errors import ApiError, ErrorKind
 from nbagent.engine.contracts.messages import ContentBlock, Message
 from nbagent.engine.contracts.provider import ModelRequest
-from nbagent.providers.anthropic import RequestKwargs, _features_sent, _request_kwargs, _with_cache_breakpoints
 from nbagent.providers.anthropic_errors import refused_feature
+from nbagent.providers.anthropic_request import RequestKwargs, features_sent, request_kwargs, with_cache_breakpoints
 
 
 def marked(messages: Sequence[Mapping[str, object]]) -> list[int]:
@@ -37,7 +37,7 @@ def conversation(calls: int) -> list[Message]:
 
 def test_the_last_message_and_the_end_of_the_previous_request_carry_breakpoints() -> None:
     messages = conversation(12)  # 24 blocks after the previous request's end: beyond the lookback
-    out = _with_cache_breakpoints(messages)
+    out = with_cache_breakpoints(messages)
     assert marked(out) == [0, 2]
     assert last_block(out[0])["cache_control"] == {"type": "ephemeral"}
     assert last_block(out[2])["cache_control"] == {"type": "ephemeral"}
@@ -45,12 +45,12 @@ def test_the_last_message_and_the_end_of_the_previous_request_carry_breakpoints(
 
 def test_the_inputs_are_not_changed() -> None:
     messages = conversation(3)
-    _with_cache_breakpoints(messages)
+    with_cache_breakpoints(messages)
     assert marked(messages) == []
 
 
 def test_a_first_request_has_one_breakpoint_and_string_content_is_converted() -> None:
-    out = _with_cache_breakpoints([{"role": "user", "content": "hi"}])
+    out = with_cache_breakpoints([{"role": "user", "content": "hi"}])
     assert out == [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
 
 
@@ -60,9 +60,9 @@ def test_a_thinking_block_last_gets_no_breakpoint() -> None:
         {"role": "user", "content": [{"type": "text", "text": "q"}]},
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]},
         {"role": "user", "content": "next"}]
-    out = _with_cache_breakpoints(messages)
+    out = with_cache_breakpoints(messages)
     assert marked(out) == [0, 2]
-    out = _with_cache_breakpoints(messages[:2])
+    out = with_cache_breakpoints(messages[:2])
     assert marked(out) == []
 
 
@@ -94,7 +94,7 @@ def system_mark(kwargs: RequestKwargs) -> object:
 def body(anchors: tuple[int, ...], pairs: int = 8, without: frozenset[str] = frozenset()) -> RequestKwargs:
     request = ModelRequest(model="claude-sonnet-5-5", messages=long_conversation(pairs), system="sys", tools=[],
                            max_tokens=100, cache_anchors=anchors, without=without)
-    return _request_kwargs(request)
+    return request_kwargs(request)
 
 
 def test_one_anchor_is_a_one_hour_breakpoint_and_the_system_prompt_follows_its_ttl() -> None:
@@ -125,12 +125,12 @@ def test_an_endpoint_that_refused_caching_gets_no_anchor() -> None:
 def test_a_refused_ttl_names_the_one_hour_cache_not_caching_as_a_whole() -> None:
     request = ModelRequest(model="m", messages=long_conversation(8), system="s", tools=[], max_tokens=1,
                            cache_anchors=(3,))
-    sent = _features_sent(_request_kwargs(request), request)
+    sent = features_sent(request_kwargs(request), request)
     assert {"cache_ttl", "cache_control"} <= sent
     error = ApiError(ErrorKind.INVALID_REQUEST, "cache_control.ttl: Input should be '5m'", status=400)
     assert refused_feature(error, sent) == "cache_ttl"
     plain = ModelRequest(model="m", messages=long_conversation(8), system="s", tools=[], max_tokens=1)
-    assert "cache_ttl" not in _features_sent(_request_kwargs(plain), plain)
+    assert "cache_ttl" not in features_sent(request_kwargs(plain), plain)
 
 
 def test_more_anchors_than_two_keep_the_newest_two_within_four_breakpoints() -> None:

@@ -397,12 +397,11 @@ def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int, *, undo
     (never the cell running the rollback), and their agent cells say they were undone (not for
     ``%agent retry``, ``undone=False``: its cell below answers the failed turn again)."""
     from .materialise import remove_turn_cells
-    from .removal import Removal, mark_undone
+    from .removal import Removal
 
     magics.document.rolled_back(sess.agent, turn)
     name = session_name(sess.agent)
     if name is None:
         return Removal()
-    if undone:
-        mark_undone(magics.document.bridge, magics.document.lineage(name), turn)
-    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id())
+    undone_in = magics.document.lineage(name) if undone else ()
+    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id(), undone_in=undone_in)

@@ -12,7 +12,7 @@ never becomes a cell. Where no front-end answers, the last code goes into one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Collection, Protocol
 
 from ...engine.contracts import events as ev
 from ...engine.loop.sanitize import Sanitizer
@@ -270,7 +270,9 @@ def _earlier_runs(agent: CellJSON) -> Expect | None:
     return {"origin": ORIGIN, "agent_cell": str(agent.get("id")), "kinds": ["code"]}
 
 
-def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None) -> Removal:
+def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None,
+                      undone_in: Collection[str] = ()) -> Removal:
     """Remove the cells ``session`` made in this kernel in turns after ``after_turn`` (``%agent
-    rollback``), never ``protect`` (the cell running the rollback); says what really went."""
-    return turn_cells_after(bridge, session, after_turn, protect)
+    rollback``), never ``protect`` (the cell running the rollback); says what really went. The
+    agent cells of those turns in ``undone_in``'s sessions say they were undone."""
+    return turn_cells_after(bridge, session, after_turn, protect, undone_in)

@@ -23,9 +23,8 @@ from .cells import MARK, ORIGIN
 if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
 
-__all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of", "mark_undone",
-           "matches", "remove", "remove_sync", "turn_cells_after",
-           "undone_turn_cells"]
+__all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of",
+           "matches", "remove", "remove_sync", "turn_cells_after", "undone_turn_cells"]
 
 SAFE_DELETE_VERSION = 2
 """The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
@@ -143,14 +142,19 @@ def remove_sync(bridge: Bridge, ids: list[str], expect: Expect, protect: Iterabl
     return _result(bridge.request_sync("delete", **_args(ids, expect, protect)), ids)
 
 
-def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str | None) -> Removal:
+def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str | None,
+                     undone_in: Collection[str] = ()) -> Removal:
     """``%agent rollback``: remove the cells ``session`` made in this kernel in turns after
-    ``after_turn``; nothing (an empty :class:`Removal`) where no front-end answers."""
+    ``after_turn``; nothing (an empty :class:`Removal`) where no front-end answers.
+
+    ``undone_in``: the sessions whose agent cells of those turns say they were undone (see
+    :func:`_mark_undone`); the notebook is read once for both."""
     if not bridge.connected:
         return Removal()
     expect: Expect = {"origin": ORIGIN, "session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}
     try:
         cells = bridge.request_sync("read").get("cells", [])
+        _mark_undone(bridge, cells, undone_in, after_turn)
         ids = [str(c.get("id")) for c in cells if matches(c, expect)]
         removal = remove_sync(bridge, ids, expect, protect=[protect])
     except (BridgeUnavailable, BridgeError):
@@ -164,25 +168,25 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
     return removal
 
 
-def mark_undone(bridge: Bridge, sessions: Collection[str], after_turn: int) -> None:
-    """``%agent rollback``: say in the agent cells of the undone turns that they were undone
-    (``undone`` in nbagent's own mark, beside the signed record), so that a notebook sent without
-    its ``.nbagent/`` folder, whose record says so, does not replay an answer its author rolled
-    back. The cells' text and outputs stay as they are; a cell run again writes a new mark.
-    ``sessions``: the session rolled back and the records it was copied from (a rollback in a copy
-    of a notebook undoes the turns its cells carry under the original's name)."""
-    if not bridge.connected:
-        return
-    try:
-        for cell in bridge.request_sync("read").get("cells", []):
-            mark = mark_of(cell)
-            turn = mark.get("turn") if mark is not None else None
-            if mark is None or mark.get("kind") != "agent" or mark.get("session") not in sessions \
-                    or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
-                continue
+def _mark_undone(bridge: Bridge, cells: list[CellJSON], sessions: Collection[str], after_turn: int) -> None:
+    """Say in the agent cells of the undone turns that they were undone (``undone`` in nbagent's
+    own mark, beside the signed record), so that a notebook sent without its ``.nbagent/``
+    folder, whose record says so, does not replay an answer its author rolled back. The cells'
+    text and outputs stay as they are; a cell run again writes a new mark. ``sessions``: the
+    session rolled back and the records it was copied from (a rollback in a copy of a notebook
+    undoes the turns its cells carry under the original's name)."""
+    for cell in cells:
+        mark = mark_of(cell)
+        turn = mark.get("turn") if mark is not None else None
+        if mark is None or mark.get("kind") != "agent" or mark.get("session") not in sessions \
+                or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
+            continue
+        try:
             bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True}})
-    except (BridgeUnavailable, BridgeError):
-        return
+        except BridgeError:  # that cell is gone (a collaborator deleted it): the others, and the removal, go on
+            continue
+        except BridgeUnavailable:  # no answer: marking stops, the removal still tries (as before one read served both)
+            return
 
 
 async def undone_turn_cells(bridge: Bridge, agent_cell_id: str | None, turn: int) -> int:

@@ -20,6 +20,7 @@ agent left.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -185,6 +186,16 @@ def refuse_unsafe(root: Path, session: str | None = None) -> None:
 def sessions_dir(root: Path) -> Path:
     """Where notebook sessions are recorded (under the kernel's working directory)."""
     return root / RECORD_DIR / SESSIONS
+
+
+def drop_if_unused(root: Path, task_dir: str | Path | None) -> None:
+    """Remove a closed session's folder in this notebook's record when it holds nothing: a session
+    made and replaced before it asked anything (the code's ``s = magics.new_session()``, filled by
+    a replay) left an empty folder, one more in ``.nbagent/sessions/`` at each headless Run All."""
+    if task_dir is None or Path(task_dir).resolve().parent != sessions_dir(root).resolve():
+        return
+    with contextlib.suppress(OSError):
+        os.rmdir(task_dir)  # only ever removes an empty folder
 
 
 def new_session_dir(root: Path, count: int) -> Path:

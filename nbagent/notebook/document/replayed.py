@@ -49,11 +49,6 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     return magics.current
 
 
-# What a session the notebook's code made says of itself and keeps once the replay fills it.
-_CARRIED = ("allow", "deny", "permission_mode", "context_window", "effort", "max_requests", "max_budget_usd",
-            "max_session_budget_usd", "token_budget", "session_token_budget")
-
-
 def fill_stand_in(magics: "MagicsApi") -> bool:
     """Load the replayed session into the session the notebook's code made and the replay stood
     in for (``s = magics.new_session(...)`` or ``nbagent.session()`` before its agent cells): a
@@ -96,16 +91,18 @@ def keep_code_session(magics: "MagicsApi", before: "NotebookSession | None") -> 
     new = magics.current
     if before is None or new is None or new is before or before is not magics.document.code_session:
         return
+    # Only a copy of the code's own record goes on in it: a record a later --new cell started was
+    # made, live, with the AgentMagics settings and none of the code's hooks, and goes on so.
+    if session_name(before.agent) not in magics.document.lineage(session_name(new.agent) or ""):
+        return
     _hand_over(before, new)
     magics.current = before
 
 
 def _hand_over(session: "NotebookSession", loaded: "NotebookSession") -> None:
-    """``session`` takes ``loaded``'s agent, keeping its own settings (its old agent is closed)."""
-    own = session.agent.config
-    keep = {k: getattr(own, k) for k in _CARRIED if getattr(own, k) != getattr(loaded.agent.config, k)}
-    if keep:
-        loaded.agent.reconfigure(**keep)
+    """``session`` takes ``loaded``'s agent. ``loaded`` replaced it (its old agent is closed
+    already) and was made with its settings and hooks (``new_session``'s ``keep_settings``, or a
+    session that had asked nothing: one place says what a continued conversation keeps)."""
     if session.agent is not loaded.agent:
         session.agent.close()
     session.agent, session.executor = loaded.agent, loaded.executor

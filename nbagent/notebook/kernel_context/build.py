@@ -232,8 +232,9 @@ class KernelContext:
             if len(record.images) >= figures.MAX_IMAGES or attempt >= 2 * figures.MAX_IMAGES:  # bounded time too
                 record.notes.append(f"{label}: at most {figures.MAX_IMAGES} images per prompt")
                 continue
-            if figures.shows_secret(texts, focus.redact):  # pixels cannot be redacted
-                record.notes.append(f"{label} (left out: its text holds a secret)")
+            problem = figures.secret_problem(texts, focus.redact)  # pixels cannot be redacted
+            if problem is not None:
+                record.notes.append(f"{label} (left out: {problem})")
                 continue
             try:
                 fitted, why = bounded_call(lambda: figures.fitted_png(png), 2.0)  # noqa: B023 - called at once

@@ -84,7 +84,8 @@ class Shown:
     cell: int | None
     png: bytes
     texts: tuple[str, ...] | None = None
-    """The texts the figure drew (None: not a figure, or not known), checked for secrets."""
+    """The texts the figure drew, checked for secrets (None: not a figure; :data:`UNREAD`: a figure
+    whose texts could not be read, never sent)."""
 
 
 class DisplayedImages:
@@ -185,9 +186,14 @@ def is_figure(value: object) -> "TypeGuard[Figure]":
     return kind.__name__ == "Figure" and (kind.__module__ or "").startswith("matplotlib.")
 
 
-def drawn_texts(fig: object) -> tuple[str, ...] | None:
+UNREAD: tuple[str, ...] = ("",)
+"""What :func:`drawn_texts` gives for a figure whose texts could not be read (an artist that
+raises): told apart by identity, so that such a figure is left out rather than sent unchecked."""
+
+
+def drawn_texts(fig: object) -> tuple[str, ...]:
     """Every text a figure draws (titles, axis and tick labels, legend, annotations, the cells of a
-    table), read after it was drawn (tick labels are made then); None when they cannot be read."""
+    table), read after it was drawn (tick labels are made then); :data:`UNREAD` when they cannot be read."""
     try:
         from matplotlib.table import Cell
         from matplotlib.text import Text
@@ -196,13 +202,19 @@ def drawn_texts(fig: object) -> tuple[str, ...] | None:
         # misses it: ``ax.table`` / ``df.plot(table=True)`` of a key went to the model as pixels.
         found = fig.findobj(lambda a: isinstance(a, (Text, Cell)))  # type: ignore[attr-defined]
         return tuple(str((a.get_text() if isinstance(a, Cell) else a).get_text()) for a in found)
-    except Exception:  # noqa: BLE001 - a figure that cannot be walked: its image is not checked
+    except Exception:  # noqa: BLE001 - any artist's failure: the figure's text is not known
+        return UNREAD
+
+
+def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] | None") -> str | None:
+    """Why a figure drawing ``texts`` must not be sent as pixels (which cannot be redacted): one of
+    its texts holds a secret ``redact`` finds, or its texts could not be read (it was sent
+    unchecked). None: nothing found, or not a figure (``texts`` None: nothing to read)."""
+    if redact is None or texts is None:
         return None
-
-
-def shows_secret(texts: tuple[str, ...] | None, redact: "Callable[[str], str] | None") -> bool:
-    """Whether one of a figure's ``texts`` holds a secret ``redact`` finds."""
-    return redact is not None and texts is not None and any(redact(t) != t for t in texts)
+    if texts is UNREAD:
+        return "its text could not be read to check it for a secret"
+    return "its text holds a secret" if any(redact(t) != t for t in texts) else None
 
 
 def figure_png(fig: "Figure") -> bytes:
@@ -214,5 +226,5 @@ def figure_png(fig: "Figure") -> bytes:
     return out.getvalue()
 
 
-__all__ = ["DisplayedImages", "about_images", "cell_refs", "figure_description", "figure_png", "fitted_png",
-           "image_blocks", "is_figure"]
+__all__ = ["UNREAD", "DisplayedImages", "about_images", "cell_refs", "drawn_texts", "figure_description", "figure_png",
+           "fitted_png", "image_blocks", "is_figure", "secret_problem"]

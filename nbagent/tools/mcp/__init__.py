@@ -33,7 +33,15 @@ from .config import (
     parse_servers,
     resolve_servers,
 )
-from .trust import TRUST_FILE_ENV, is_trusted, trust_mcp_json, trusted_mcp_json, untrusted_mcp_json
+from .trust import (
+    TRUST_FILE_ENV,
+    ProjectMcpJson,
+    is_trusted,
+    project_mcp_json,
+    trust_mcp_json,
+    trusted_mcp_json,
+    untrusted_mcp_json,
+)
 
 if TYPE_CHECKING:
     from .connection import McpTool, ServerState, ServerStatus
@@ -66,6 +74,7 @@ __all__ = [
     "McpConfigError",
     "McpManager",
     "McpTool",
+    "ProjectMcpJson",
     "ServerConfig",
     "ServerState",
     "ServerStatus",
@@ -78,6 +87,7 @@ __all__ = [
     "mcp_tool_name",
     "parse_server",
     "parse_servers",
+    "project_mcp_json",
     "resolve_servers",
     "trust_mcp_json",
     "trusted_mcp_json",

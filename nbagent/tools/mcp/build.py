@@ -10,21 +10,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .config import DEFAULT_WAIT_TIMEOUT, resolve_servers
-from .trust import trusted_mcp_json
+from .trust import ProjectMcpJson, project_mcp_json
 
 if TYPE_CHECKING:
     from .manager import McpManager
 
 
 def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-                      read_mcp_json: bool = True, start: bool = True, **options: Any) -> "McpManager | None":
+                      read_mcp_json: bool = True, start: bool = True, project: ProjectMcpJson | None = None,
+                      **options: Any) -> "McpManager | None":
     """An :class:`~nbagent.tools.mcp.manager.McpManager` for the configured servers, or None when no
     server is configured. Started now, unless ``start`` is False: then with the first request (a
     replay shows a record and runs nothing, not even a server of a received ``.mcp.json``). The
-    folder's ``.mcp.json`` is read only where the user trusts it as it is now (:mod:`.trust`)."""
+    folder's ``.mcp.json`` is read only where the user trusts it as it is now (:mod:`.trust`);
+    ``project``: that check, made already by the caller."""
     # The bytes that were checked are the ones parsed: a file swapped between the check and a
     # second read (a sync, another process) would start servers nobody trusted.
-    content = trusted_mcp_json(cwd) if read_mcp_json else None
+    content = None
+    if read_mcp_json:
+        content = (project if project is not None else project_mcp_json(cwd)).trusted
     servers = resolve_servers(explicit, cwd, read_mcp_json=content is not None, mcp_json=content,
                               secrets=tuple(options.get("secrets", ())))
     if not servers:

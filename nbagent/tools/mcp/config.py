@@ -154,7 +154,8 @@ _CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|pwd|auth|cred|cookie|sess
 def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
     """The environment values that are credentials: every ``${VAR}`` of a header (that is where a
     server's auth goes), and of an ``env`` entry, the URL, the command or an argument whose own
-    name or variable's name reads like one (``"TOKEN": "${FILES_TOKEN}"``, ``--token ${GH_TOKEN}``).
+    name or variable's name reads like one (``"TOKEN": "${FILES_TOKEN}"``, ``--token ${GH_TOKEN}``)
+    or whose value is shaped like one (:func:`looks_like_token`).
     A server echoing one in a tool result must not hand it to the model; a ``${HOME}`` in
     ``PYTHONPATH`` is no credential, and redacting it would hide every path."""
     pairs: list[tuple[str, object]] = [("", entry.get(key)) for key in ("url", "command")]
@@ -166,8 +167,28 @@ def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
             pairs += [("auth" if key == "headers" else str(k), v) for k, v in value.items()]
     found = {os.environ[m.group(1)] for name, text in pairs if isinstance(text, str)
              for m in VAR_REFERENCE.finditer(text)
-             if m.group(1) in os.environ and (_CREDENTIAL_NAME.search(name) or _CREDENTIAL_NAME.search(m.group(1)))}
+             if m.group(1) in os.environ and (_CREDENTIAL_NAME.search(name) or _CREDENTIAL_NAME.search(m.group(1))
+                                              or looks_like_token(os.environ[m.group(1)]))}
     return tuple(sorted(found))
+
+
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether an environment value is shaped like a generated credential, whatever its variable is
+    called (``"X_SVC": "${MY_SVC}"`` holding ``ghp_…``): 16 or more characters of a token's alphabet
+    (no space, no ``:``), letters and digits both, and mixed as random text mixes them: the
+    class of character (lower, upper, digit) changes at 3 of 10 letters or digits or more. Names,
+    paths, versions, dates, URLs and model ids (``claude-sonnet-4-5-20250929``: one change) change
+    class seldom; redacting one would hide it from the model in every result and prompt."""
+    if not _TOKEN_SHAPE.fullmatch(value):
+        return False
+    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in value if c.isascii() and c.isalnum()]
+    if 2 not in classes or len(set(classes)) < 2:
+        return False
+    changes = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    return changes >= 0.3 * len(classes)
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:

@@ -3,7 +3,8 @@
 A ``.mcp.json`` names commands to start and URLs to connect to. It comes with the folder (a
 repository, a course's zip, a shared drive), so nbagent starts its servers only once the user has
 read them and said so: ``%agent mcp trust`` in a notebook, :func:`trust_mcp_json` in code. What is
-trusted is the file as it was then (its SHA-256, by its real path): a file changed since asks again.
+trusted is the file as it was then (its SHA-256, by its real path), with the project's files its
+command lines name (``"args": ["server.py"]``): a file changed since, or a script it runs, asks again.
 
 The approvals live beside the replay key in the user's Jupyter data dir
 (``$NBAGENT_MCP_TRUST_FILE`` overrides it), each signed with that key, so a file planted there by
@@ -15,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbagent.engine.disk.persist import atomic_write_json
@@ -24,6 +27,10 @@ from nbagent.engine.disk.user_key import key_file, sign, signed_by_user
 from .config import MAX_MCP_JSON_BYTES, MCP_JSON, McpConfigError
 
 TRUST_FILE_ENV = "NBAGENT_MCP_TRUST_FILE"
+UNTRUSTED_MCP_JSON = ("{path} names MCP servers (commands to run, URLs to connect to); none was started: nbagent "
+                      "starts a project's servers only once you trust its .mcp.json as it is (and the project's files "
+                      "its commands run). Read them, then run "
+                      "%agent mcp trust (in code: nbagent.tools.mcp.trust_mcp_json(folder)) and start a new session.")
 _PURPOSE = "nbagent .mcp.json trusted"  # signed with each entry: a signature made for anything else never fits
 
 
@@ -43,7 +50,71 @@ def _where(cwd_or_file: Path) -> Path:
 
 def _digest(path: Path) -> str | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
-    return hashlib.sha256(raw).hexdigest() if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
+    return _digest_of(path, raw) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
+
+
+def _digest_of(path: Path, raw: bytes) -> str:
+    """The SHA-256 of the file's bytes and of each project file its servers' command lines name:
+    trusting ``python server.py`` trusted ``server.py`` as it was (a ``git pull`` that changed it
+    ran new code under the old approval)."""
+    digest = hashlib.sha256(raw)
+    for name, file_digest in _named_files(path.parent, raw):
+        digest.update(f"\0{name}\0{file_digest}".encode())
+    return digest.hexdigest()
+
+
+def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
+    """(as written, digest) of each file of code a server's ``command`` or ``args`` names relative
+    to its folder (the server's ``cwd`` where it has one), in the file's order, at most
+    :data:`_MAX_NAMED` of them. Data files it names (``--db-path test.db``, which the server itself
+    writes) are left out: trust would be asked again after every session."""
+    try:
+        servers = json.loads(raw.decode("utf-8")).get("mcpServers")
+    except (ValueError, RecursionError, AttributeError):
+        return []
+    found: dict[str, str] = {}
+    for entry in servers.values() if isinstance(servers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        cwd = entry.get("cwd")
+        base = folder / cwd if isinstance(cwd, str) else folder
+        args = entry.get("args")
+        for word in [entry.get("command"), *(args if isinstance(args, list) else ())]:
+            # An absolute path is a program of the machine's (``/usr/bin/python3``), not the folder's.
+            if isinstance(word, str) and 0 < len(word) <= 1024 and "${" not in word and word not in found \
+                    and not Path(word).is_absolute() and len(found) < _MAX_NAMED and _is_code(base / word):
+                found[word] = _file_digest(base / word)
+    return list(found.items())
+
+
+_CODE_SUFFIXES = frozenset({".py", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php",
+                            ".jar", ".lua", ".r", ".ps1", ".bat", ".cmd"})
+_MAX_NAMED = 32
+"""Files hashed per ``.mcp.json``: a received file naming thousands cannot stall a check."""
+_MAX_HASHED = 8 * 1024 * 1024
+
+
+def _is_code(path: Path) -> bool:
+    """A regular file a command line runs as code: a script by its suffix, or any executable file."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # a name too long for the system, a loop of links, a NUL: not a file
+        return False
+    return stat.S_ISREG(mode) and (path.suffix.lower() in _CODE_SUFFIXES or bool(mode & 0o111))
+
+
+def _file_digest(path: Path) -> str:
+    """The file's SHA-256; for one over 8 MB its size and modification time (not read at each check)."""
+    data = read_capped(path, _MAX_HASHED + 1)
+    if data is None:
+        return "unreadable"
+    if len(data) <= _MAX_HASHED:
+        return hashlib.sha256(data).hexdigest()
+    try:
+        info = path.stat()
+    except OSError:
+        return "unreadable"
+    return f"{info.st_size} bytes, modified {info.st_mtime_ns}"
 
 
 def _entries() -> dict[str, object]:
@@ -62,10 +133,11 @@ def _trusted_bytes(path: Path) -> bytes | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
     if raw is None or len(raw) > MAX_MCP_JSON_BYTES:
         return None
-    digest = hashlib.sha256(raw).hexdigest()
     entry = _entries().get(str(path))
-    trusted = isinstance(entry, dict) and entry.get("sha256") == digest \
-        and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
+    if not isinstance(entry, dict):  # never trusted here: nothing to hash (a received file is not read further)
+        return None
+    digest = _digest_of(path, raw)
+    trusted = entry.get("sha256") == digest and signed_by_user(entry.get("signature"), _PURPOSE, str(path), digest)
     return raw if trusted else None
 
 
@@ -80,6 +152,29 @@ def trusted_mcp_json(cwd: Path) -> bytes | None:
     check and a second read would start servers nobody trusted."""
     path = Path(cwd) / MCP_JSON
     return _trusted_bytes(_where(path)) if path.is_file() else None
+
+
+@dataclass(frozen=True)
+class ProjectMcpJson:
+    """A folder's ``.mcp.json`` as one trust check saw it: the bytes to parse where it is trusted
+    as it is, else the file that is there untrusted (both None: no file)."""
+
+    trusted: bytes | None = None
+    untrusted: Path | None = None
+
+    def notice(self) -> str:
+        """What the first prompt says of an untrusted file (where a missing tool would puzzle)."""
+        return UNTRUSTED_MCP_JSON.format(path=self.untrusted)
+
+
+def project_mcp_json(cwd: Path) -> ProjectMcpJson:
+    """The folder's ``.mcp.json``, checked once for both what starts and what the first prompt
+    says (each check reads the file and hashes the scripts its commands name)."""
+    path = Path(cwd) / MCP_JSON
+    if not path.is_file():
+        return ProjectMcpJson()
+    trusted = _trusted_bytes(_where(path))
+    return ProjectMcpJson(trusted=trusted, untrusted=path if trusted is None else None)
 
 
 def untrusted_mcp_json(cwd: Path) -> Path | None:
@@ -108,4 +203,5 @@ def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
     return path
 
 
-__all__ = ["TRUST_FILE_ENV", "is_trusted", "trust_file", "trust_mcp_json", "trusted_mcp_json", "untrusted_mcp_json"]
+__all__ = ["TRUST_FILE_ENV", "ProjectMcpJson", "is_trusted", "project_mcp_json", "trust_file", "trust_mcp_json",
+           "trusted_mcp_json", "untrusted_mcp_json"]

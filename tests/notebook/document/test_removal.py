@@ -85,6 +85,31 @@ async def test_rollback_removes_only_later_turns_agent_cells_and_counts_what_wen
     assert [c["source"] for c in front.cells][-3:] == ["%agent status", "x = 1", "%agent rollback 0"]
 
 
+async def test_rollback_marks_the_undone_agent_cell_and_removes_its_cells_from_one_read_of_the_notebook():
+    """The undone turn's agent cell says so in its mark and its made cells go; the notebook is read
+    once for both (it was read twice: once to mark, once to remove)."""
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["print(2 * 3)"])
+    front.requests.clear()
+    removal = remove_turn_cells(bridge, "S", 0, undone_in=["S"])
+    assert removal.count == 1 and front.cells[1]["metadata"]["nbagent"]["undone"] is True
+    assert [r["op"] for r in front.requests].count("read") == 1
+
+
+async def test_rollback_removes_the_undone_turns_cells_even_when_its_agent_cell_cannot_be_marked():
+    """A collaborator deleted the undone turn's agent cell between the read and the mark: the
+    removal stopped with it once one read served both (0 removed; 1 before)."""
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["print(2 * 3)"])
+
+    def gone(r: dict) -> dict:
+        raise KeyError(f"no cell with id {r['cell_id']}")
+
+    front.op_replace = gone  # type: ignore[method-assign]
+    removal = remove_turn_cells(bridge, "S", 0, undone_in=["S"])
+    assert removal.count == 1 and "print(2 * 3)" not in front.sources()
+
+
 async def test_rollback_counts_only_what_the_front_end_really_removed():
     front, bridge = issue_notebook()
     await agent_turn(bridge, 1, ["a = 1", "b = 2"])

@@ -178,3 +178,27 @@ def test_a_figure_whose_table_holds_a_secret_is_not_sent_as_an_image() -> None:
         assert ctx.last is not None and any("left out: its text holds a secret" in n for n in ctx.last.notes)
     finally:
         plt.close(fig)
+
+
+def test_a_figure_whose_texts_cannot_be_read_is_left_out_not_sent_unchecked() -> None:
+    """An artist that raises when the figure's texts are read: the figure went to the model as
+    pixels with no check (a key in its title reached the model)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    shell = shell_with()
+    fig, ax = plt.subplots()
+    ax.set_title(KEY)
+
+    def broken(*args: object, **kwargs: object) -> list[object]:
+        raise RuntimeError("a custom artist's failure")
+
+    fig.findobj = broken  # type: ignore[method-assign, assignment]
+    shell.user_ns["chart"] = fig
+    try:
+        ctx = KernelContext(shell, None, DisplayedImages(shell))
+        sent = ctx.focused(FactsFocus("look at `chart`, the plot", redact=Sanitizer(()).redact)).images
+        assert not [b for b in sent if b["type"] == "image"]
+        assert ctx.last is not None and any("left out: its text could not be read" in n for n in ctx.last.notes)
+        assert len(images(ctx, "look at `chart`, the plot")) == 1  # no secret configured: nothing to check
+    finally:
+        plt.close(fig)

@@ -191,3 +191,21 @@ def test_credentials_from_the_environment_are_told_apart_from_other_values(monke
     }, "test")
     assert set(servers["a"].credentials) == {"gh-token-value-123", "fast-mode"}  # MODE by its entry's name
     assert set(servers["b"].credentials) == {"docs-key-value-456", "header-value-789"}
+
+
+def test_a_value_shaped_like_a_token_is_a_credential_whatever_its_variable_is_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``"X_SVC": "${MY_SVC}"`` holding a generated token: named like nothing, it was not redacted
+    model-side, so a server echoing it handed it to the model. Paths, words and short values are not."""
+    tokens = {"MY_SVC": "ghp_9fQ2xL7mN4pR8sT1vW6yZ3bC5dE0gH", "HEX": "3f786850e387550fdab836ed7e6dc881de23001b",
+              "JWT": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"}
+    # Review: a first shape (16+ characters with letters and digits) hid these from the model everywhere.
+    ordinary = {"LIB_DIR": "/opt/libraries/v2024-11-05", "PATHS": "/opt/a1:/srv/b2/lib3", "REGION": "eu-west-1",
+                "MODE": "production", "BUILD": "20241105", "URL": "http://localhost:8080/mcp",
+                "HOST": "db01.prod.example.com", "MODEL": "claude-sonnet-4-5-20250929", "AT": "2024-11-05T10:00:00Z",
+                "REL": "data/raw/export_2024", "VERSION": "v2024.11.05-build17", "WIN": "C:/Users/me/project1",
+                "NAME": "MyService2024Production", "MODULE": "my_package.settings.prod2"}
+    for var, value in {**tokens, **ordinary}.items():
+        monkeypatch.setenv(var, value)
+    env = {f"X_{v}": f"${{{v}}}" for v in {**tokens, **ordinary}}
+    servers = parse_servers({"a": {"command": "python", "env": env}}, "test")
+    assert set(servers["a"].credentials) == set(tokens.values())

@@ -45,3 +45,68 @@ def test_trusted_bytes_are_none_once_the_file_changed(tmp_path: Path) -> None:
     file.write_bytes(SWAPPED)
     assert trusted_mcp_json(tmp_path) is None
     assert trusted_mcp_json(tmp_path / "elsewhere") is None  # no file: nothing to start
+
+
+def test_a_trusted_file_asks_again_once_the_script_its_command_runs_changed(tmp_path: Path) -> None:
+    """Trusting ``python server.py`` trusted the command line only: a ``git pull`` that changed
+    ``server.py`` ran new code under the old approval."""
+    (tmp_path / ".mcp.json").write_bytes(TRUSTED)
+    script = tmp_path / "server.py"
+    script.write_text("print('the server as read')\n")
+    trust_mcp_json(tmp_path)
+    assert trusted_mcp_json(tmp_path) == TRUSTED
+    script.write_text("import os; os.system('touch pwned')\n")
+    assert trusted_mcp_json(tmp_path) is None
+    trust_mcp_json(tmp_path)  # read again and trusted again
+    assert trusted_mcp_json(tmp_path) == TRUSTED
+    script.unlink()  # gone: the command line no longer runs what was trusted
+    assert trusted_mcp_json(tmp_path) is None
+
+
+def test_an_agent_checks_its_folders_mcp_json_once_for_the_servers_and_the_notice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check reads the file and hashes the scripts it names: it was made twice per Agent."""
+    from nbagent.agent import Agent
+
+    (tmp_path / ".mcp.json").write_bytes(TRUSTED)
+    checks: list[Path] = []
+    real = trust._trusted_bytes
+
+    def counted(path: Path) -> bytes | None:
+        checks.append(path)
+        return real(path)
+
+    monkeypatch.setattr(trust, "_trusted_bytes", counted)
+    agent = Agent(provider="simulated", cwd=tmp_path, start_mcp=False)
+    try:
+        assert len(checks) == 1 and agent.mcp is None  # untrusted: nothing starts
+        assert any(".mcp.json names MCP servers" in n for n in agent.engine.session.notices)
+    finally:
+        agent.close()
+
+
+def test_a_long_argument_a_data_file_and_an_untrusted_file_cost_the_check_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the script digest: an argument over the system's name limit (``python -c "<code>"``)
+    raised ``File name too long`` from every Agent of the folder; a database the server writes
+    (``--db-path test.db``) made the file untrusted after each session; an untrusted file's named
+    files were all hashed before the lookup that finds no approval."""
+    code = "import sys; " + "x = 1; " * 200
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {
+        "command": "python", "args": ["-c", code, "server.py", "--db-path", "test.db"]}}}))
+    (tmp_path / "server.py").write_text("print('serve')\n")
+    (tmp_path / "test.db").write_bytes(b"before")
+    hashed: list[str] = []
+    real = trust._file_digest
+
+    def counted(path: Path) -> str:
+        hashed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(trust, "_file_digest", counted)
+
+    assert trusted_mcp_json(tmp_path) is None and hashed == []  # not trusted: nothing hashed
+    trust_mcp_json(tmp_path)
+    assert hashed == ["server.py"]  # the script, not the database
+    (tmp_path / "test.db").write_bytes(b"written by the server")
+    assert trusted_mcp_json(tmp_path) is not None
