@@ -38,7 +38,9 @@ def _need_session(magics: "MagicsApi") -> "NotebookSession":
 
     sess = replayed_session(magics)  # after a replay: the replayed session
     if sess is None:
-        raise UsageError("No agent session yet: run a %%agent cell first.")
+        raise UsageError("No agent session yet in this kernel: run a %%agent cell first (after a restart, Run All "
+                         "replays the notebook's recorded agent cells without asking the model, and then this "
+                         "command reads their session).")
     return sess
 
 

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Iterator
 from ..outcome import AgentCellError, check_done, fails
 from .bridge import executing_cell_id
 from .decisions import Live, Replay, Undone
+from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line
+from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
@@ -63,6 +64,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         checked = _checked(magics, decision, args)
         if checked is not None:
             _replayed_allow(link, checked.session, args)
+            _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -89,6 +91,17 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     return None
 
 
+def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
+    """One line where the replayed cell's ``--model`` is not the model its recorded answer came from
+    (as its own metadata says: the record it carries for this very turn)."""
+    carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
+    if carried is None or (carried.session, carried.turn) != (decision.session, decision.turn):
+        return
+    line = other_model_line(args.model, carried.summary.get("model"))
+    if line is not None:
+        _show_line(line, "nbagent-changed")
+
+
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
     """Keep a replayed cell's ``--allow`` for its session (``--new`` starts the session's list)."""
     before = () if args.new else link.replayed_allow.get(session, ())
@@ -98,10 +111,15 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback: it is neither shown nor asked "
                     "again (no request sent), as you left it. To ask the model again, add --live to the cell's "
                     "first line.")
+UNDONE_CELLS_LINE = ("ⓘ {count} cell(s) of this undone turn's code are still in the notebook (brought back by "
+                     "Undo after the rollback, or kept by it): Run All runs them, so the kernel gets what they do. "
+                     "Delete them to leave the turn undone.")
 RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
                  "and nothing of it runs.")
 RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
                       "there): the cell does not fail again, so Run All goes on.")
+RETRIED_UNFINISHED_LINE = ("ⓘ this cell's run did not finish (interrupted) and was retried below with %agent retry "
+                           "(its answer is replayed there): nothing is asked here, and Run All goes on.")
 RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
                     "no request sent.")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
@@ -166,8 +184,16 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     Only what this needs is imported: a replayed Run All does not load the engine or the SDK,
     except once where the notebook's code made a session before its agent cells (it is given the
     replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
+    if isinstance(decision, Undone) and decision.retried:
+        _show_line(RETRIED_UNFINISHED_LINE, "nbagent-retried")
+        return
     if isinstance(decision, Undone):
         _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
+        from .removal import undone_turn_cells
+
+        left = await undone_turn_cells(magics.document.bridge, executing_cell_id(), decision.turn)
+        if left:  # Run All runs them: the turn is undone in the record, not in the kernel
+            _show_line(UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
         return
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:

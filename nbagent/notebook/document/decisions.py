@@ -46,6 +46,9 @@ class Undone:
     replay goes on with the next cells (``--live`` asks again)."""
 
     turn: int
+    retried: bool = False
+    """Not undone but unfinished (interrupted, cut short) and redone below by ``%agent retry``,
+    whose cell replays the answer: this one says so, and neither fails nor asks."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,10 @@ class Live:
     stale: int | None = None
     """The turn the cell's own record names, recorded before a turn this replay showed above it (a
     cell above was edited and run again since): out of date, so asked again, and said so."""
+    notebook_only: int = 0
+    """The turns this kernel replayed from the agent cells' own records only (a notebook received
+    without its ``.nbagent/`` folder): no conversation is behind them, so this prompt starts a new
+    one, which the model answers without them: say so."""
     past_record: bool = False
     """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
     new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
@@ -122,4 +129,17 @@ def is_retried(carried: NotebookRecord, index: ReplayIndex | None, prompt: str, 
                for t in index.turns)
 
 
-__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn"]
+def retried_unrecorded(mark: object, index: ReplayIndex | None, prompt: str, cell_id: str | None) -> int | None:
+    """The turn an agent cell's mark names (``kind`` agent, no record: its run did not finish, as
+    an interrupted one) when the folder's record holds that turn with this prompt asked by another
+    cell: ``%agent retry`` redid it there. None otherwise."""
+    if not isinstance(mark, dict) or mark.get("kind") != "agent" or "record" in mark or mark.get("undone") is True:
+        return None
+    turn = mark.get("turn")
+    if index is None or cell_id is None or not isinstance(turn, int) or mark.get("session") != index.session:
+        return None
+    retried = any(t.turn == turn and t.asks(prompt) and t.cell_id not in (None, cell_id) for t in index.turns)
+    return turn if retried else None
+
+
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn", "retried_unrecorded"]

@@ -101,9 +101,11 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     if link.went_live or cursor is None:
         return "", ""
     if turn >= cursor.shown:
+        later = any(t.turn > cursor.shown for t in cursor.index.turns)  # said only where it holds one
+        why = ("a later turn it holds is the answer of an agent cell Run All has not reached yet" if later
+               else f"it holds no turn after turn {cursor.shown}")
         return (f"nbagent: nothing rolled back: this kernel is replaying the record and has shown {cursor.shown} "
-                f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: a later turn it "
-                "holds is the answer of an agent cell Run All has not reached yet)."), ""
+                f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: {why})."), ""
     earlier = _earlier_cells(magics, cursor.index.session, turn)
     left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
         if earlier else ""

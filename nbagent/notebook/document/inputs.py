@@ -393,7 +393,10 @@ def _changed_cells(inputs: TurnInputs, shell: InteractiveShell, log: CellLog | N
         if cell_id is not None:
             now = log.latest.get(cell_id) if log is not None else None
             if now is not None and not _as_found_or_left(_cell_key(now), key, inputs.left_cells.get(cell_id)):
-                changed.append(f"the cell `{line}`")
+                # Named as it reads now, where the user can find it (the turn may have fixed its first
+                # line since: the recorded one names a text no longer in the notebook).
+                first = now.strip().splitlines()[0][:60] if now.strip() else line
+                changed.append(f"the cell `{first}`")
         elif key not in ran:
             changed.append(f"the cell `{line}`")
     return changed

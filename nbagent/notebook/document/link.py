@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn
+from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
 from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
 from .inputs import TurnInputs
@@ -188,6 +188,10 @@ class DocumentLink:
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
                 return self._undone(carried, found.replay.session, found.replay.turn) or found.replay
+            if carried is None and not new and not self.went_live:
+                retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
+                if retried is not None:
+                    return retried
         if not live and not new:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
@@ -247,6 +251,18 @@ class DocumentLink:
         self.undone_shown += 1
         return Undone(carried.turn)
 
+    def _retried_below(self, mark: object, prompt: str, cell_id: str | None) -> Undone | None:
+        """A cell whose run did not finish (interrupted) and that ``%agent retry`` redid below: its
+        turn is the retry cell's to replay, so this one asks nothing, and the retry cell finds it."""
+        session = mark.get("session") if isinstance(mark, dict) else None
+        index = load_index(self.root, session) if isinstance(session, str) else None
+        turn = retried_unrecorded(mark, index, prompt, cell_id)
+        if index is None or turn is None:
+            return None
+        self.cursor = ReplayCursor(index, turn - 1)
+        self.last_replayed = ReplayedTurn(prompt, turn, True)
+        return Undone(turn, retried=True)
+
     def _undone(self, carried: NotebookRecord | None, session: str, turn: int) -> Undone | None:
         """Undone where the cell's mark says ``%agent rollback`` undid the very turn a record would
         replay: a rollback in a copy of a notebook forks, and the original's record, which a copy
@@ -279,8 +295,10 @@ class DocumentLink:
             code = executing_code()
             own = recorded_turn(self.root, prompt, cache(lambda name: holds_cell(self.root, name, prompt, code)))
         if cursor is None or new or made_after:
+            alone = len({(c.session, c.turn) for c in self.from_notebook}) \
+                if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
-                        live=live, new_question=found.shadowed,
+                        live=live, new_question=found.shadowed, notebook_only=alone,
                         records_here=no_record and headless and has_records(self.root))
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
@@ -356,13 +374,19 @@ class DocumentLink:
     def _from_notebook(self, carried: NotebookRecord, index: ReplayIndex | None, *, retried: bool = False) -> Replay:
         """Replay a turn from the cell's own metadata; where its session is recorded in the folder
         too (a renamed notebook), the next cells follow that record."""
-        self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
+        cursor = self.cursor
+        ahead = cursor is not None and index is not None and cursor.index.session == index.session \
+            and cursor.shown >= carried.turn  # a later turn of this record was shown above: cells moved
+        if not ahead:
+            self.cursor = ReplayCursor(index, carried.turn - 1) if index is not None else None
         self.from_notebook.append(carried)
         return Replay(carried.session, carried.turn, notebook=carried, retried=retried)
 
     def replayed(self, turn: int, *, failed: bool = False) -> None:
         if self.cursor is not None:
-            self.cursor.shown = turn
+            # Never back: a turn replayed below a later one (the user moved its cell down) leaves
+            # the conversation where the later one ended, as both are shown above the next cell.
+            self.cursor.shown = max(self.cursor.shown, turn)
         self.last_replayed = ReplayedTurn(self._asking, turn, failed)
 
     def retry_replays(self) -> bool:

@@ -37,6 +37,8 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
         return PAST_RECORD_LINE, tag
     if decision.carried is not None and decision.carried[0] != going_on:
         return (LIVE_LINE if decision.live else AFTER_LIVE_LINE).format(turn=decision.carried[1]), tag
+    if decision.notebook_only:
+        return NOTEBOOK_ONLY_LINE.format(turns=decision.notebook_only), tag
     return None
 
 
@@ -70,6 +72,8 @@ LIVE_LINE = ("ⓘ --live: asking the model again; this cell's recorded answer (t
              "(without --live, Restart & Run All replays it with no request).")
 COPIED_LINE = ("ⓘ this cell is a copy of another agent cell (the recorded answer it carries is that cell's, "
                "which replays there): asking the model.")
+NOTEBOOK_ONLY_LINE = ("ⓘ a new conversation: the {turns} turn(s) replayed above came from the agent cells' own "
+                      "records (no .nbagent/ folder here), so the model does not have them: asking the model.")
 AFTER_LIVE_LINE = ("ⓘ this cell's recorded answer (turn {turn}) is not replayed: an agent cell before it asked the "
                    "model in this kernel, so the conversation that answer followed has changed: asking the model.")
 
@@ -82,6 +86,27 @@ def ambiguous_line(notebooks: Sequence[str | None]) -> str:
     return AMBIGUOUS_LINE.format(which=which)
 
 
+OTHER_MODEL_LINE = ("ⓘ this cell names --model {wanted}, and its recorded answer is {recorded}'s: replayed as "
+                    "recorded (a replay asks no model). Add --live to ask {wanted}.")
+
+
+def other_model_line(wanted: str | None, recorded: object) -> str | None:
+    """The line a replayed cell says when its ``--model`` (added since, say: the user wants another
+    model's answer) names another model than the one that answered; None when they are the same
+    (by id or alias) or either is unknown."""
+    from ...engine.api_facts.models import get_model
+
+    if not wanted or not isinstance(recorded, str) or not recorded:
+        return None
+
+    def same(model: str) -> str:
+        info = get_model(model)
+        return info.id if info is not None else model
+
+    return None if same(wanted) == same(recorded) else OTHER_MODEL_LINE.format(wanted=wanted, recorded=recorded)
+
+
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "LIVE_LINE",
-           "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE",
-           "UNFINISHED_LINE", "UNSAFE_RECORD_LINE", "ambiguous_line", "live_line"]
+           "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
+           "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",
+           "ambiguous_line", "live_line", "other_model_line"]

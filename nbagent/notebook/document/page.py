@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from .bridge import Bridge
-    from .bridge_types import OutputJSON
+    from .bridge_types import CellJSON, OutputJSON
 
 
 def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
@@ -66,12 +66,19 @@ RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while
                  "live view went to the page that ran the cell. Here is the turn as it ended.\n")
 
 
+MOVED_NOTE = ("ⓘ This cell's outputs stopped following its run (it was moved, or its outputs cleared, while the "
+              "turn ran): here is the turn as it ended.\n")
+
+
 async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bool:
     """Write the turn's final transcript (``shown``) into the running agent cell when the page
     now showing the notebook did not run it (reloaded, or the notebook opened again): a cell's
     outputs go only to the page that ran it, so the new page, and the notebook it saves, would
-    keep what was saved before the turn (no answer under the turn's cells). Only while the cell
-    still holds the code that ran; True when written."""
+    keep what was saved before the turn (no answer under the turn's cells). Also where the page
+    that ran it shows it idle without the transcript: a cell moved while it ran (dragged, or cut
+    and pasted) is a new cell there, whose outputs stopped at the move, and the saved notebook
+    would keep the live view's first line only. Only while the cell still holds the code that
+    ran; True when written."""
     cell_id, ran, client = executing_cell_id(), _ran_code(), executing_client()
     if cell_id is None or ran is None or not in_kernel() or not bridge.ever_connected or bridge.version < 2:
         return False
@@ -82,19 +89,32 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
         index = found.get("index")
         if not isinstance(index, int) or index < 0 or found.get("running") is not False:
             return False  # deleted, or still running in the page that ran it (its view is live there)
-        if _still_there(bridge, client):
-            return False  # the page that ran it answered: not reloaded, its view is live there
         cells = (await bridge.request("read")).get("cells", [])
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
         source = cell.get("source", "") if cell is not None else None
-        if ("".join(source) if isinstance(source, list) else source) != ran:
+        if cell is None or ("".join(source) if isinstance(source, list) else source) != ran:
             return False  # edited meanwhile: the answer is not to this cell's text any more
-        outputs: list[OutputJSON] = [{"output_type": "stream", "name": "stdout", "text": RELOADED_NOTE},
+        here = _still_there(bridge, client)
+        if here and _holds(cell, shown):
+            return False  # the page that ran it shows it idle (Run All after a raises-exception cell), live
+        note = MOVED_NOTE if here else RELOADED_NOTE
+        outputs: list[OutputJSON] = [{"output_type": "stream", "name": "stdout", "text": note},
                    {"output_type": "display_data", "data": dict(shown), "metadata": {}}]
         await bridge.request("replace", cell_id=cell_id, outputs=outputs)
     except (BridgeUnavailable, BridgeError):
         return False
     return True
+
+
+def _holds(cell: "CellJSON", shown: "dict[str, str]") -> bool:
+    """Whether the cell's outputs hold the turn's final transcript (its live view, replaced in place)."""
+    outputs = cell.get("outputs")
+    for output in outputs if isinstance(outputs, list) else []:
+        data = output.get("data") if isinstance(output, dict) else None
+        text = data.get("text/plain") if isinstance(data, dict) else None
+        if ("".join(text) if isinstance(text, list) else text) == shown.get("text/plain"):
+            return True
+    return False
 
 
 def _still_there(bridge: "Bridge", client: str | None) -> bool:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
 
 __all__ = ["Expect", "MADE_KINDS", "ORIGIN", "REASONS", "Removal", "SAFE_DELETE_VERSION", "mark_of",
-           "matches", "remove", "remove_sync", "turn_cells_after"]
+           "matches", "remove", "remove_sync", "turn_cells_after", "undone_turn_cells"]
 
 SAFE_DELETE_VERSION = 2
 """The first bridge protocol whose front-end checks a removal itself; an older one is never asked."""
@@ -187,6 +187,22 @@ def _mark_undone(bridge: Bridge, cells: list[CellJSON], sessions: Collection[str
             continue
         except BridgeUnavailable:  # no answer: marking stops, the removal still tries (as before one read served both)
             return
+
+
+async def undone_turn_cells(bridge: Bridge, agent_cell_id: str | None, turn: int) -> int:
+    """How many code cells made for the agent cell ``agent_cell_id`` in its undone ``turn`` are in
+    the notebook: an Undo after ``%agent rollback`` brings them back (a rollback keeps them too where
+    an earlier kernel made them, or the user edited them), and Run All runs them although the agent
+    cell replays nothing. 0 where no front-end holds the cells."""
+    if agent_cell_id is None or not bridge.connected:
+        return 0
+    try:
+        cells = (await bridge.request("read")).get("cells", [])
+    except (BridgeUnavailable, BridgeError):
+        return 0
+    return sum(1 for c in cells if c.get("cell_type", "code") == "code" and (mark := mark_of(c)) is not None
+               and mark.get("kind") == "code" and mark.get("agent_cell") == agent_cell_id
+               and mark.get("turn") == turn)
 
 
 def _named(index: int, cell: CellJSON) -> str:

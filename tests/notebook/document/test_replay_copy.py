@@ -13,7 +13,7 @@ from IPython.utils.capture import capture_output
 
 from nbagent.engine.disk.task_lock import FolderLock
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE
+from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE, UNDONE_CELLS_LINE
 from nbagent.notebook.document.replay import load_index, sessions_dir
 
 from . import test_replay_from_notebook
@@ -214,3 +214,108 @@ def test_a_copy_that_rolled_a_turn_back_replays_as_it_was_left(lab):
     assert "nothing rolled back" in said
     assert "replayed: session" in later and ", turn 2" in later
     assert magics_mod.active_magics().current is None  # no request could go out
+
+
+def test_an_undone_cell_says_its_turns_cells_brought_back_by_undo_run_under_run_all(lab):
+    # %agent rollback 1 removed turn 2's code cell, then Edit > Undo brought it back. The agent cell
+    # replays nothing ("undone"), but Run All runs that cell: the kernel gets the undone turn's
+    # effects, and the cell above must say so rather than "as you left it" alone.
+    _two_turns(lab)
+    made = [dict(c) for c in lab.front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "code"
+            and c["metadata"]["nbagent"].get("turn") == 2]
+    assert len(made) == 1
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    assert all(c["id"] != made[0]["id"] for c in lab.front.cells)  # removed by the rollback
+    lab.front.cells.insert(_at(lab, "c-q2") + 1, made[0])  # Undo
+    lab.restart()
+
+    lab.run()
+    undone = _run(lab, "c-q2")
+
+    assert ROLLED_BACK_LINE in undone and "replayed" not in undone
+    assert UNDONE_CELLS_LINE.format(count=1) in undone
+
+
+def test_an_undone_cell_whose_turns_cells_are_gone_says_only_that_it_was_undone(lab):
+    _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    lab.restart()
+
+    lab.run()
+    undone = _run(lab, "c-q2")
+
+    assert ROLLED_BACK_LINE in undone and "still in the notebook" not in undone
+
+
+def test_agent_cells_moved_out_of_order_replay_and_the_next_prompt_follows_both(lab):
+    # The user dragged turn 2's agent cell above turn 1's. Restart & Run All replays both (turn 2,
+    # then turn 1); a new prompt after them must go on from the conversation both belong to, not
+    # fork silently at turn 1 and drop turn 2, whose answer the notebook shows above it.
+    session = _two_turns(lab)
+    moved = lab.front.cells.pop(_at(lab, "c-q2"))
+    lab.front.cells.insert(0, moved)
+    lab.restart()
+
+    assert ", turn 2" in _run(lab, "c-q2")
+    first = lab.front.cells[_at(lab, "c-q2") + 1:]
+    assert ", turn 1" in lab.run(lab.front.cells.index(next(c for c in first if c["source"].startswith("%%agent"))))
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    assert "25" in _run(lab, "c-q3")
+
+    assert _prompts(lab, session) == [QUESTION, SECOND, THIRD]  # continued, not forked at turn 1
+    history = magics_mod.active_magics().current.agent.history
+    assert any(SECOND in str(m.get("content")) for m in history)
+
+
+def test_a_rollback_cell_after_its_own_rollback_does_not_speak_of_a_later_turn_the_record_lacks(lab):
+    # `%agent rollback 1` left in the notebook under its undone question: under Restart & Run All it
+    # cuts nothing, and the record ends at turn 1, so "a later turn it holds is the answer of an
+    # agent cell Run All has not reached yet" was untrue.
+    _two_turns(lab)
+    _add(lab, "c-rollback", "%agent rollback 1")
+    _run(lab, "c-rollback")
+    lab.restart()
+    lab.run()
+    _run(lab, "c-q2")
+
+    said = _run(lab, "c-rollback")
+
+    assert "nothing rolled back" in said and "holds no turn after turn 1" in said
+    assert "Run All has not reached" not in said
+
+
+def test_a_rollback_in_a_fresh_kernel_of_a_recorded_notebook_says_run_all_replays_first(lab):
+    # The notebook opened again the next day: `%agent rollback 1` before anything ran. "Run a %%agent
+    # cell first" alone read as "ask a new question"; Run All replays the recorded turns, asking nothing.
+    _two_turns(lab)
+    lab.restart()
+
+    result = lab.ip.run_cell("%agent rollback 1")
+
+    assert result.error_in_exec is not None and "Run All replays" in str(result.error_in_exec)
+
+
+def test_an_interrupted_cell_that_retry_redid_below_asks_nothing_and_the_retry_cell_replays(lab):
+    # Interrupted (■ while Allow waited: no record, only the mark), then `%agent retry` in a cell
+    # below answered it. Restart & Run All: was the interrupted cell asking the model again ("its last
+    # run did not finish … asking the model") and the retry cell failing "Nothing to retry", which
+    # stopped Run All before the retried answer's cells.
+    from nbagent.notebook.document.cell_run import RETRIED_UNFINISHED_LINE
+
+    lab.run()
+    retry = lab.front.cells[0]  # the retry cell: it recorded turn 1 and carries it
+    session = retry["metadata"]["nbagent"]["session"]
+    retry["source"] = "%agent retry"
+    lab.front.cells.insert(0, {"cell_type": "code", "id": "c-interrupted", "source": f"%%agent\n{QUESTION}",
+                               "outputs": [], "execution_count": None,
+                               "metadata": {"nbagent": {"origin": "an-earlier-kernel", "session": session,
+                                                        "turn": 1, "kind": "agent"}}})
+    lab.restart()
+
+    first = _run(lab, "c-interrupted")
+    assert RETRIED_UNFINISHED_LINE in first and "no recorded answer" not in first
+    assert magics_mod.active_magics().current is None  # nothing asked
+    again = _run(lab, retry["id"])
+    assert "replayed: session" in again and ", turn 1" in again

@@ -38,8 +38,9 @@ class Lab:
         self.error = ""  # the last cell's error, as the user reads it
         for module in (link, cell_run):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
-        monkeypatch.setattr(link, "executing_metadata",
-                            lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
+        for module in (link, cell_run):
+            monkeypatch.setattr(module, "executing_metadata",
+                                lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 
     def restart(self, notebook: str = "analysis.ipynb") -> Any:
         """A fresh kernel for this notebook (``notebook``: the file's name, e.g. a copy's)."""
@@ -780,3 +781,42 @@ def test_a_cell_asking_several_prompts_says_which_one_was_edited_and_the_turn_of
     assert live_lines.EDITED_LINE.format(turn=2) in out and "(turn 3): asking" not in out
     assert live_lines.AFTER_LIVE_LINE.format(turn=3) in out  # the last: not edited, asked after the edit
     assert out.count("was edited since") == 1
+
+
+def test_a_replayed_cell_whose_model_option_names_another_model_says_so(lab):
+    # The user added --model to ask a better model; Restart & Run All replays the recorded answer
+    # (a replay asks no model), and was silent that it is another model's.
+    from nbagent.notebook.document.live_lines import OTHER_MODEL_LINE
+
+    lab.run()
+    recorded = lab.record()["summary"]["model"]
+    lab.front.cells[0]["source"] = f"%%agent --model claude-opus-5\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed: session" in out
+    assert OTHER_MODEL_LINE.format(wanted="claude-opus-5", recorded=recorded) in out
+    lab.front.cells[0]["source"] = f"%%agent --model {recorded}\n{QUESTION}"
+    lab.restart()
+    same = lab.run()
+    assert "replayed: session" in same and "this cell names --model" not in same
+
+
+def test_a_new_prompt_after_turns_replayed_from_the_notebook_alone_says_the_model_lacks_them(lab, tmp_path):
+    """A notebook received without ``.nbagent/``: Run All replays its agent cells from their
+    metadata, then the user asks something new below. That starts a new conversation (no folder,
+    no history), and was silent: the user asking about "the result above" got a model that never
+    saw it."""
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-new", "source": "%%agent\nwhat is 6 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "42" in out and live_lines.NOTEBOOK_ONLY_LINE.format(turns=1) in out
+    again = lab.run(len(lab.front.cells) - 1)  # the kernel's own conversation now: nothing more to say
+    assert "a new conversation" not in again

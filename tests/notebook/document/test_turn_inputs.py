@@ -142,7 +142,8 @@ def test_the_cells_in_context_are_the_ones_last_run_and_an_edited_one_is_named(i
     ip.history_manager.input_hist_raw[:] = before
     edited = CellLog(ip)
     _ran(ip, edited, "x = 3  # edited since", "c1")
-    assert changes(inputs, ip, tmp_path, edited) == ["the cell `x = 2  # fixed`", "the cell `y = 5`"]
+    # Named as it reads now (where the user finds it); the cell without an id as it was recorded.
+    assert changes(inputs, ip, tmp_path, edited) == ["the cell `x = 3  # edited since`", "the cell `y = 5`"]
 
     ip.history_manager.input_hist_raw[:] = before
     deleted = CellLog(ip)
@@ -167,7 +168,8 @@ def test_a_cell_the_turn_fixed_itself_is_not_changed_when_its_answer_replays(ip,
 
     for c1, expected in [("total = sales.revenue.sum()", []),  # as the turn left it
                          ("total = sales.revenue.sum(", []),  # as the turn found it
-                         ("total = sales.revenue.max()", ["the cell `total = sales.revenue.sum(`"])]:
+                         # named as it reads now: was by the broken text the turn fixed, no longer there
+                         ("total = sales.revenue.max()", ["the cell `total = sales.revenue.max()`"])]:
         ip.history_manager.input_hist_raw[:] = before
         kernel = CellLog(ip)
         _ran(ip, kernel, c1, "c1")

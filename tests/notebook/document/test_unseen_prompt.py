@@ -245,9 +245,26 @@ async def test_a_prompt_whose_outputs_the_user_cleared_while_it_waited_is_given_
 
 async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
     # Was: its live view replaced by the transcript under "The page was reloaded …", never reloaded.
+    # Its outputs follow the run there: the live view was replaced in place by the transcript.
     front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    live = [{"output_type": "display_data", "data": {"text/plain": BUNDLE["text/plain"].splitlines(True)},
+             "metadata": {}}]
+    front.cells[0]["outputs"] = live
     assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
-    assert front.cells[0]["outputs"][0]["text"] == "saved before"
+    assert front.cells[0]["outputs"] == live
+
+
+async def test_an_agent_cell_moved_while_it_ran_gets_its_transcript_written(monkeypatch) -> None:
+    """Dragged (or cut and pasted) while Allow waited: JupyterLab makes it a new cell, idle, whose
+    outputs stop at the move; the turn's end went to the old one. Was: the saved notebook kept only
+    the live view's first line ("nbagent · … session cost $0.0000"), the answer lost from it."""
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    front.cells[0]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                  "data": {"text/plain": "nbagent · claude · session cost $0.0000"}}]
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
+    outputs = front.cells[0]["outputs"]
+    assert outputs[0]["text"] == page.MOVED_NOTE
+    assert outputs[1] == {"output_type": "display_data", "data": BUNDLE, "metadata": {}}
 
 
 async def test_a_reloaded_page_is_a_new_session_and_gets_the_transcript(monkeypatch) -> None:
