@@ -133,7 +133,7 @@ _COUNTS = ("requests", "input_tokens", "output_tokens")
 
 
 def _summary(summary: JSONObject) -> JSONObject:
-    """The summary fields :func:`~.link.turn_summary` writes, of the types it writes; any other is
+    """The summary fields :func:`~.recording.turn_summary` writes, of the types it writes; any other is
     left out (read as unknown). A received notebook's record is not signed by you: a count that
     is not a count (``"requests": "many"``) failed ``%agent status`` and ``%agent cost`` there, and
     so stopped Run All."""

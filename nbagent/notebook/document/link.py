@@ -2,7 +2,8 @@
 
 One per kernel (the magics own it). For each ``%%agent`` cell it answers one question before
 anything runs: replay a recorded turn, or run live (and if live, whether the record must fork
-first); after a live turn it writes the turn into the record's index.
+first); after a live turn it writes the turn into the record's index (its writing half,
+:class:`~.recording.RecordKeeper`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
-from .embedded import NotebookRecord, executing_metadata, in_kernel, make_record, not_this_cells, read_record, was_recorded
+from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell
-from .inputs import TurnInputs
+from .recording import RecordKeeper, session_name
 from .replay import (
     ReplayCursor,
     ReplayIndex,
@@ -25,48 +26,11 @@ from .replay import (
     has_records,
     load_index,
     recorded_turn,
-    save_index,
-    sessions_dir,
 )
-from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:
-    from ...agent import Agent
     from ...engine.contracts.json_types import JSONObject
     from ..session import NotebookSession
-
-
-def turn_summary(agent: Agent) -> JSONObject:
-    """What ``%agent status`` says of a turn replayed from the notebook alone: its model, its
-    requests and tokens, and what it cost (None when a request's price is unknown, never 0)."""
-    records = [r for r in agent.records if r.turn == agent.turn]
-    costs = [r.cost_usd for r in records]
-    known = [c for c in costs if c is not None]
-    return {"model": agent.config.model, "requests": len(records),
-            "input_tokens": sum(r.usage.input_tokens for r in records),
-            "output_tokens": sum(r.usage.output_tokens for r in records),
-            "cost_usd": None if len(known) < len(costs) else round(sum(known), 6)}
-
-
-def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:
-    """The transcript as recorded: without the announcement that no key is set, which belongs to
-    the kernel that ran live, not to the answer (a replay needs no key and must not repeat it)."""
-    from ...display.html import esc
-    from ...providers.anthropic import SIMULATED_NOTICE
-    from ..view.render import STYLE
-
-    plain, html = bundle.get("text/plain"), bundle.get("text/html")
-    if not isinstance(plain, str) or not isinstance(html, str):
-        return bundle
-    line = f"ℹ {SIMULATED_NOTICE}"
-    return {**bundle, "text/plain": "\n".join(ln for ln in plain.split("\n") if ln != line),
-            "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
-
-
-def session_name(agent: Agent) -> str | None:
-    """The recorded session's name (its folder's), or None for a session kept in memory."""
-    task_dir = agent.session.task_dir
-    return Path(task_dir).name if task_dir is not None else None
 
 
 @dataclass(frozen=True)
@@ -79,7 +43,7 @@ class _Lookup:
     shadowed: bool = False
 
 
-class DocumentLink:
+class DocumentLink(RecordKeeper):
     """What a kernel knows of its notebook."""
 
     def __init__(self, root: Path | None = None, the_bridge: Bridge | None = None) -> None:
@@ -402,65 +366,3 @@ class DocumentLink:
             return False
         index = load_index(self.root, carried.session) if carried.mine else None
         return index is None or is_kept(carried, index, last.prompt, executing_cell_id())
-
-    # --- the record's index ----------------------------------------------------------------------
-    def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,
-                 inputs: TurnInputs | None = None) -> JSONObject | None:
-        """After a live turn: the turn's prompt goes into the record's index, and what it showed
-        and depended on (signed) beside it. Returns the same record for the agent cell's metadata
-        (:mod:`.embedded`; None where the front-end sends no cell id)."""
-        name = session_name(agent)
-        if name is None or not self._in_records(agent) or agent.turn < 1:
-            return None
-        cell_id = executing_cell_id()
-        index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self._recording_as(),
-                                                           provider=agent.provider.name)
-        said = agent.engine.sanitizer().redact(prompt)  # a key typed into the cell is not saved again
-        save_index(self.root, index.with_turn(agent.turn, prompt, cell_id, said=said))
-        if shown is None:
-            return None
-        shown = without_kernel_lines(shown)
-        save_shown(self.root, name, agent.turn, prompt, shown, done, inputs)
-        if cell_id is None:
-            return None
-        return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
-                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent))
-
-    def forked(self, old_name: str, new: Agent, turn: int) -> None:
-        """A fork's index: the old record's turns up to ``turn``, under the new session's name and
-        this notebook's. Headless, where the executing cell does not tell which notebook runs (a
-        ``%agent context`` cell that several notebooks have), the copy names the notebook the
-        replayed record names: a headless replay only follows a record of a notebook that has its cell."""
-        new_name = session_name(new)
-        if new_name is None:
-            return
-        self.forked_from[new_name] = old_name
-        index = load_index(self.root, old_name)
-        turns = tuple(t for t in index.turns if t.turn <= turn) if index is not None else ()
-        notebook = self._recording_as() or (index.notebook if index is not None else None)
-        save_index(self.root, ReplayIndex(session=new_name, notebook=notebook, turns=turns,
-                                          provider=index.provider if index is not None else None))
-        copy_shown(self.root, old_name, new_name, {t.turn: t.digest() for t in turns})
-
-    def lineage(self, name: str) -> tuple[str, ...]:
-        """``name`` and the records it was forked from in this kernel, nearest first: the agent
-        cells of a copy carry the original's session name, and a rollback undoes them too."""
-        names = [name]
-        while names[-1] in self.forked_from and self.forked_from[names[-1]] not in names:
-            names.append(self.forked_from[names[-1]])
-        return tuple(names)
-
-    def rolled_back(self, agent: Agent, turn: int) -> None:
-        """``%agent rollback``: the record's index forgets the turns after ``turn``."""
-        name = session_name(agent)
-        index = load_index(self.root, name) if name is not None else None
-        if index is not None:
-            save_index(self.root, index.up_to(turn))
-
-    def records(self, agent: Agent) -> bool:
-        """Whether ``agent``'s turns are recorded for replay (its folder is under the records)."""
-        return self._in_records(agent)
-
-    def _in_records(self, agent: Agent) -> bool:
-        task_dir = agent.session.task_dir
-        return task_dir is not None and Path(task_dir).resolve().parent == sessions_dir(self.root).resolve()
