@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, embedded, link, live_lines
+from nbagent.notebook.document import cell_run, embedded, link, live_lines, recording
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.cell_run import RECEIVED_LINE, ROLLED_BACK_LINE
 from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
@@ -36,7 +36,7 @@ class Lab:
         self.front = FakeFrontEnd([{"cell_type": "code", "source": f"%%agent\n{QUESTION}"}])
         self.executing: dict[str, Any] | None = None
         self.error = ""  # the last cell's error, as the user reads it
-        for module in (link, cell_run):
+        for module in (link, recording, cell_run):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
         for module in (link, cell_run):
             monkeypatch.setattr(module, "executing_metadata",
