@@ -23,6 +23,7 @@ from ..contracts.protected import IGNORE_FILE, NBAGENT_DIR, RULES_FILES
 from ..contracts.tool_api import ToolLike
 from ..disk.safe_open import read_capped
 from .facts import FACTS_TAG, KernelFacts, VariableInfo  # noqa: F401 - re-exported: the prompt's inputs
+from .sanitize import Sanitizer
 
 RULES_DIR = Path(NBAGENT_DIR) / "rules"
 MAX_RULES_CHARS = 20_000
@@ -135,6 +136,8 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
 
 _StatKey = Union[tuple[int, int], None]
 _Fingerprint = tuple[tuple[_StatKey, ...], _StatKey, tuple[tuple[str, _StatKey], ...], _StatKey]
+_Definition = tuple[ToolLike, "Sanitizer | None", JSONObject]
+"""A tool, the sanitizer its definition was redacted with, and the definition as sent."""
 """The stat keys of the rules files, the rules folder, its files and the ignore file."""
 
 
@@ -227,7 +230,7 @@ class RequestPrompt:
         self._rules_seen: tuple[int, tuple[str, list[str]]] | None = None  # (turn, rules lookup)
         self._key: tuple[SessionConfig, tuple[str, list[str]], tuple[str, ...]] | None = None
         self._system = ""
-        self._definitions: dict[int, tuple[ToolLike, JSONObject]] = {}
+        self._definitions: dict[int, _Definition] = {}
 
     def _rules_value(self, config: SessionConfig, turn: int) -> tuple[str, list[str]]:
         if self._rules is None or self._rules.cwd != config.cwd:
@@ -259,15 +262,19 @@ class RequestPrompt:
         self._key = (config, rules_value, tool_names)
         return self._system
 
-    def definitions(self, tools: Iterable[ToolLike]) -> list[JSONObject]:
-        """The tools' API definitions, each built once per tool object (schemas do not change).
-        Only the tools offered now stay cached: a tool no longer offered is not kept alive."""
+    def definitions(self, tools: Iterable[ToolLike], sanitizer: Sanitizer | None = None) -> list[JSONObject]:
+        """The tools' API definitions, each built once per tool object (schemas do not change) and
+        redacted once per ``sanitizer`` (an MCP server's description or schema may name its token;
+        the request's sanitizer is made again only when a secret changes): walking every schema's
+        strings at each request cost ~0.1 ms a request. Only the tools offered now stay cached: a
+        tool no longer offered is not kept alive."""
         cache, self._definitions = self._definitions, {}
-        return [self._definition(t, cache) for t in tools]
+        return [self._definition(t, cache, sanitizer) for t in tools]
 
-    def _definition(self, tool: ToolLike, cache: dict[int, tuple[ToolLike, JSONObject]]) -> JSONObject:
+    def _definition(self, tool: ToolLike, cache: dict[int, _Definition], sanitizer: Sanitizer | None) -> JSONObject:
         hit = cache.get(id(tool))
-        if hit is None or hit[0] is not tool:
-            hit = (tool, {"name": tool.name, "description": tool.description, "input_schema": tool.schema()})
+        if hit is None or hit[0] is not tool or hit[1] is not sanitizer:
+            definition: JSONObject = {"name": tool.name, "description": tool.description, "input_schema": tool.schema()}
+            hit = (tool, sanitizer, sanitizer.strings(definition) if sanitizer is not None else definition)
         self._definitions[id(tool)] = hit
-        return hit[1]
+        return hit[2]

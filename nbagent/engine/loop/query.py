@@ -400,7 +400,7 @@ class QueryEngine(BetweenRuns):
         system = sanitizer.redact(self._prompt.system(self._config, self.session.turn, tuple(offered)))
         # So are an MCP server's tool descriptions and schemas ("queries the database at postgresql://
         # app:<password>@…", a token as a default): every request carries them, and sent_requests.json.
-        definitions = sanitizer.strings(self._prompt.definitions(offered.values()))
+        definitions = self._prompt.definitions(offered.values(), sanitizer)
         return Prepared(system, definitions, offered,
                         tuple(unknown_tool_notices(self._config, offered, self._told)))
 

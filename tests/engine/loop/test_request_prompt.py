@@ -52,3 +52,20 @@ def test_a_tool_no_longer_offered_is_not_kept_alive_by_the_definitions() -> None
     del gone
     gc.collect()
     assert ref() is None and len(prompt._definitions) == 1 and kept[0]["name"] == "echo"
+
+
+def test_tool_definitions_are_redacted_once_per_sanitizer_not_at_each_request() -> None:
+    """An MCP server's description may name its token: each definition goes through the request's
+    sanitizer, which walked every schema's strings at each request (~0.1 ms a request)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    class Leaky(Echo):
+        description = "Echoes; authenticates with tok-Qw7Lm3Np5Rt8Vy2Kb6Hd4"
+
+    prompt, tool = RequestPrompt(), Leaky()
+    sanitizer = Sanitizer(("tok-Qw7Lm3Np5Rt8Vy2Kb6Hd4",))
+    first = prompt.definitions([tool], sanitizer)
+    assert "tok-Qw7" not in str(first) and "[redacted]" in str(first[0]["description"])
+    assert prompt.definitions([tool], sanitizer)[0] is first[0]  # the same sanitizer: not walked again
+    other = Sanitizer(("Echoes",))  # a secret changed: a new sanitizer, redacted again
+    assert str(prompt.definitions([tool], other)[0]["description"]).startswith("[redacted]")
