@@ -33,7 +33,7 @@ from .engine.loop.facts import KernelFacts
 from .engine.loop.query import QueryEngine, RunInProgressError
 from .engine.loop.request_run import Sleep
 from .engine.loop.rollback import rollback
-from .engine.loop.sanitize import SecretValues, secret_values
+from .engine.loop.sanitize import SecretValues, hidden, secret_values
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
 from .engine.state.session import Session
@@ -88,6 +88,7 @@ class Agent:
         endpoint: Any = None,
         **settings: Any,
     ) -> None:
+        api_key = hidden(api_key)  # first: a Verbose traceback from any line below prints the arguments
         chosen = config is not None  # a config names its model: an endpoint's model does not replace it
         resolved = endpoint_of(endpoint, provider, settings)
         if resolved is not None:
@@ -107,7 +108,7 @@ class Agent:
             if isinstance(provider, str) else provider
         # A SecretValues, and the parameter gone: a traceback in %xmode Verbose prints each frame's
         # arguments and locals (a typo in mcp_servers printed the key into the notebook's output).
-        secrets = SecretValues(v for v in (api_key, *(self.endpoint.secrets() if self.endpoint else ())) if v)
+        secrets = SecretValues(str(v) for v in (api_key, *(self.endpoint.secrets() if self.endpoint else ())) if v)
         del api_key
         if asker is None and (can_use_tool is not None or on_api_failure is not None):
             asker = CallbackAsker(can_use_tool, on_api_failure)
@@ -162,6 +163,8 @@ class Agent:
 
         Its model is the saved one unless ``model`` (or a ``config``) is given; a different one is
         said in a notice at the next prompt."""
+        if kwargs.get("api_key") is not None:  # this frame's kwargs print in a Verbose traceback too
+            kwargs["api_key"] = hidden(kwargs["api_key"])
         session = Session.load(task_dir)
         saved = session.model
         settings: dict[str, Any] = {"model": saved} if saved and config is None and "model" not in kwargs else {}

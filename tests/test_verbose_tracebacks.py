@@ -7,6 +7,7 @@ or in an endpoint profile printed the API key read from the environment, or the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -101,3 +102,40 @@ def test_the_objects_that_carry_secrets_show_none_in_their_repr() -> None:
              HttpServer("h", url=f"http://127.0.0.1:9/mcp?key={TOKEN}", written="http://127.0.0.1:9/mcp?key=${GW_TOKEN}")]
     assert_no_secret(repr(shown))
     assert "ProfileRow({'auth_token': '…', 'api_key': '…', 'headers': {'X-Team': '…'}})" in repr(shown)
+
+
+def test_a_key_given_to_an_agent_that_fails_at_once_is_not_in_its_arguments(project: Path) -> None:
+    def key_from_a_vault() -> str:
+        return KEY
+
+    text = verbose_traceback(lambda: Agent(api_key=key_from_a_vault(), endpoint="not_a_number", read_mcp_json=False))
+    assert "api_key=<secret>" in text  # the argument is there, as what it is
+    assert_no_secret(text)
+
+
+def test_a_key_given_to_resume_is_not_in_its_keyword_arguments(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "task"
+    agent = Agent(task_dir=folder, read_mcp_json=False, provider="simulated")
+
+    async def one_turn() -> None:
+        async for _ in agent.run("what is 6 * 7?"):
+            pass
+
+    asyncio.run(one_turn())
+    agent.close()
+
+    def key_from_a_vault() -> str:
+        return KEY
+
+    text = verbose_traceback(lambda: Agent.resume(folder, api_key=key_from_a_vault(), read_mcp_json=False,
+                                                  mcp_servers={"docs": {"command": "srv", "cwd": 3}}))
+    assert "McpConfigError" in text and "'api_key': <secret>" in text
+    assert_no_secret(text)
+
+
+def test_the_hidden_key_is_the_plain_value_where_it_is_sent() -> None:
+    from nbagent.engine.loop.sanitize import hidden
+
+    secret = hidden(KEY)
+    assert repr(secret) == "<secret>" and repr({"api_key": secret}) == "{'api_key': <secret>}"
+    assert str(secret) == KEY and type(str(secret)) is str and hidden(None) is None

@@ -210,7 +210,7 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
     """A provider for the real API (``max_retries=0``; nbagent owns retries), one client per event loop."""
 
     def new_client() -> anthropic.AsyncAnthropic:  # a closure: the key is in no repr
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
+        return anthropic.AsyncAnthropic(api_key=str(api_key), base_url=base_url, max_retries=0, timeout=timeout_s,
                                         http_client=no_redirects())
 
     provider = AnthropicProvider(new_client, name="anthropic")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 from ..engine.contracts.config import SessionConfig
 from ..engine.contracts.errors import MissingApiKeyError, NbAgentError
 from ..engine.contracts.provider import Provider
+from ..engine.loop.sanitize import hidden
 
 if TYPE_CHECKING:
     from .endpoints import Endpoint
@@ -27,7 +28,7 @@ def make_provider(choice: ProviderChoice = "auto", *, api_key: str | None = None
 
     if choice not in ("auto", "simulated", "anthropic"):
         raise ValueError(f"provider must be 'auto', 'simulated', 'anthropic' or a Provider, got {choice!r}")
-    key = api_key or api_key_from_env()
+    key = hidden(api_key or api_key_from_env())  # shown as <secret> in a Verbose traceback
     if choice == "anthropic" and not key:
         raise MissingApiKeyError()
     if choice != "simulated" and key:

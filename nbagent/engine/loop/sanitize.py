@@ -78,6 +78,23 @@ class SecretValues(tuple[str, ...]):
         return f"<{len(self)} secret values>"
 
 
+class SecretText(str):
+    """A secret string whose repr never shows it (see :class:`SecretValues`): what a public
+    entry point turns a secret argument into first, so that its own frame and every frame it is
+    passed to print ``<secret>`` (``Agent.resume(folder, api_key=...)`` printed the key in
+    ``kwargs``). ``str(secret)`` is the plain value, for the one place that sends it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+
+def hidden(value: str | None) -> str | None:
+    """``value`` as a :class:`SecretText` (None stays None)."""
+    return None if value is None else SecretText(value)
+
+
 def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) -> SecretValues:
     """The values to redact: those of the listed environment variables, plus ``extra`` (e.g. the
     Agent's ``api_key``); longest first, so a secret containing another is redacted whole."""
