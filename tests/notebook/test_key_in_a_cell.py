@@ -122,3 +122,23 @@ def test_a_credential_named_variable_of_the_environment_a_cell_shows_is_not_sent
     assert "kernel-state" in sent and "a-plain-value-1234" in sent
     for value in CREDENTIALS.values():
         assert json.dumps(value)[1:-1] not in sent and value[:12] not in sent
+
+
+PASSWORD, NESTED = "Tr0ub4dor&3-" + "pw9" * 4, "xoxb-" + "4s1" * 10
+
+
+def test_a_credential_named_variable_of_the_notebook_is_not_sent(ip: Any, tmp_path: Path) -> None:
+    """Not only the environment's: ``db_password = "…"`` typed in a cell, a config dict's token, in the
+    cell's input, its output, the variables' descriptions and the model's own look at them."""
+    with capture_output():
+        for cell in [f'db_password = "{PASSWORD}"', f'settings = {{"slack": {{"bot_token": "{NESTED}"}}}}',
+                     "token = 'the cat sat'", "print(db_password, settings)",
+                     "%%agent --simulated\nwhy can I not connect with db_password and settings?"]:
+            assert ip.run_cell(cell, store_history=True).error_in_exec is None
+    session = magics_mod.active_magics().current
+    assert session is not None
+    sent = "\n".join(json.dumps(r.body) for r in session.agent.simulated_api.requests)
+    assert "kernel-state" in sent and "db_password" in sent and "[redacted]" in sent
+    assert "the cat sat" in sent  # text with spaces in it is not taken for a credential
+    for value in (PASSWORD, NESTED):
+        assert json.dumps(value)[1:-1] not in sent and value[:10] not in sent

@@ -70,6 +70,19 @@ class FocusedKernelFacts(Protocol):
     def focused(self, focus: FactsFocus) -> NotebookState: ...
 
 
+@runtime_checkable
+class KernelSecrets(Protocol):
+    """Kernel facts that also name the secrets the kernel holds (the notebook's: its variables
+    named as credentials), redacted from every request of a run as configured secrets are."""
+
+    def secrets(self) -> tuple[str, ...]: ...
+
+
+def kernel_secrets(kernel_facts: object) -> tuple[str, ...]:
+    """What ``kernel_facts`` names as secrets (none, when it names none)."""
+    return kernel_facts.secrets() if isinstance(kernel_facts, KernelSecrets) else ()
+
+
 KernelState = Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]
 """What kernel facts return: (variables, inputs) or a :class:`NotebookState`."""
 KernelFacts = Callable[[], KernelState]

@@ -30,7 +30,7 @@ from ..state.session import Session
 from .between_runs import BetweenRuns
 from .collaborators import Collaborators
 from .completion import record_completed_request
-from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, prompt_words
+from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, kernel_secrets, prompt_words
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
@@ -204,7 +204,8 @@ class QueryEngine(BetweenRuns):
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, preview(prompt)
-        self._run_env = credential_env_values()
+        # The kernel's credential-named variables too: a cell's db_password = "…" is in its input
+        self._run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
         self._structured = structured
         mode = self._config.permission_mode
         previous = self._prompt_mode or last_prompt_mode(self.session.history)

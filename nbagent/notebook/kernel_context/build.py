@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Iterator
 
 from ...engine.api_facts.tokens import count_text_tokens
 from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
+from ...engine.loop.sanitize import credential_variable_values
 from . import figures
 from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call
@@ -179,6 +181,12 @@ class KernelContext:
         if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
             raise AgentInterrupted() from None
         return state
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values of the namespace's variables named as credentials (``db_password = "…"``,
+        ``_token``, ``config["db"]["password"]``): the engine redacts them from the run's requests
+        (recent inputs, outputs, variables, tool results) as it does the environment's."""
+        return credential_variable_values(list(islice(self.shell.user_ns.items(), MAX_NAMES)))
 
     def _cells(self, budget: int) -> tuple[list[str], str | None, list[str]]:
         """Recent inputs, the last error and recent outputs, taking at most half of ``budget``."""
