@@ -54,6 +54,7 @@ def endpoint_line(agent: "Agent") -> str:
 def status(magics: "MagicsApi", args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
     from .document.replayed import notebook_status, replayed_session
+    from .view.render import marked_line  # not at the kernel's start: the view package loads the engine
 
     sess = replayed_session(magics)
     serving = serve_command.status_line()
@@ -76,7 +77,8 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     rng = agent.deleted_range
     hidden = fmt_range(rng, "none")
     last = agent.records[-1].context_tokens if agent.records else 0
-    print(f"model        {agent.config.model} ({agent.provider.name})")
+    # One line each: a replayed session's model is a received record's text
+    print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
     print(f"money        {spent_line(t)}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..view.render import marked_line
 from .link import session_name
 from .replay import sessions_dir
 
@@ -151,9 +152,11 @@ def notebook_status(magics: "MagicsApi") -> list[str] | None:
     requests = sum(int(s.get("requests") or 0) for s in summaries)
     others = " (one or more recorded by someone else: not verified)" if any(not c.mine for c in carried) else ""
     return [
-        f"replayed     from the notebook's own records{others}: session {last.session}, "
+        f"replayed     from the notebook's own records{others}: session {marked_line(last.session)}, "
         f"{len(carried)} turn(s) shown; no request sent in this kernel",
-        f"model        {last.summary.get('model', 'unknown')} ({last.provider or 'unknown provider'})",
+        # The notebook's text, maybe someone else's: one line each (a newline could add lines here)
+        f"model        {marked_line(last.summary.get('model', 'unknown'))} "
+        f"({marked_line(last.provider or 'unknown provider')})",
         f"requests     {requests} as recorded",
         f"money        {_money(cost)} as recorded (nothing spent in this kernel)",
         "conversation not here (no .nbagent/ folder): a new prompt starts a new session",

@@ -38,14 +38,9 @@ def shown_names(names: list[str]) -> str:
     :data:`NAME_CHARS` characters; a client could send megabytes per call, and the log lives in
     the task folder) and escaped (a newline, a terminal escape or a direction mark shown as
     ``⟦U+202E⟧``, as the cards show them: ``%agent history`` prints them)."""
-    from ..view.render import is_hidden
+    from ..view.render import marked_line
 
-    def one(name: str) -> str:
-        cut = name[:NAME_CHARS]
-        marked = "".join(c if c.isprintable() and not is_hidden(c) else f"⟦U+{ord(c):04X}⟧" for c in cut)
-        return marked + ("…" if len(name) > NAME_CHARS else "")
-
-    listed = ", ".join(one(n) for n in names[:NAMES_SHOWN])
+    listed = ", ".join(marked_line(n, NAME_CHARS) for n in names[:NAMES_SHOWN])
     return listed + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
 
 

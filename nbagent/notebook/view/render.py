@@ -94,6 +94,16 @@ def is_hidden(char: str) -> bool:
     return char not in _SHOWN_CONTROLS and unicodedata.category(char) in _HIDDEN_CATEGORIES
 
 
+def marked_line(text: object, limit: int = 80) -> str:
+    """``text`` as one line to print: at most ``limit`` characters (then ``…``), a newline, a
+    terminal escape or a direction mark shown as ``⟦U+202E⟧``, as the cards show them: for strings
+    a received file gave (a record's model name could add lines under the real one)."""
+    text = str(text)
+    cut = text[:limit]
+    marked = "".join(c if c.isprintable() and not is_hidden(c) else f"⟦U+{ord(c):04X}⟧" for c in cut)
+    return marked + ("…" if len(text) > limit else "")
+
+
 def _has_hidden(text: str) -> bool:
     if text.isascii():  # the common case: one scan, no lookups
         return _ASCII_HIDDEN.search(text) is not None

@@ -710,6 +710,26 @@ def test_a_received_records_forged_summary_does_not_stop_run_all_at_status_or_co
         assert result.error_in_exec is None, (command, result.error_in_exec)
 
 
+def test_a_received_records_model_text_is_one_line_in_status(lab, tmp_path, monkeypatch):
+    """A model name with a newline and a terminal escape could add lines under ``%agent status``'s
+    own (``verified: yes``): shown as one line, the characters marked (attacker pass 9)."""
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    lab.record()["summary"]["model"] = "claude-sonnet-4-5\nverified     yes: recorded by you\x1b[2K"
+    lab.restart()
+    assert "replayed: session" in lab.run()
+    lab.executing = None
+
+    with capture_output() as shown:
+        assert lab.ip.run_cell("%agent status").error_in_exec is None
+
+    lines = shown.stdout.splitlines()
+    assert not any(line.startswith("verified") for line in lines) and "\x1b" not in shown.stdout
+    model = next(line for line in lines if line.startswith("model"))
+    assert "claude-sonnet-4-5⟦U+000A⟧verified     yes: recorded by you⟦U+001B⟧[2K" in model
+
+
 def test_a_received_records_summary_keeps_only_what_a_summary_holds():
     summary = embedded._summary({"model": "claude", "requests": 2, "input_tokens": -1, "output_tokens": 10**20,
                                  "cost_usd": float("nan"), "extra": "x"})
