@@ -323,6 +323,7 @@ class AgentMagics(Magics):
             model=agent.config.model, provider=provider, context_window=agent.context_window,
             max_allowed=_max_allowed(agent.context_window),
             session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
+            recorded_spend=sess.recorded_spend if session_cost is None else 0.0,  # a replay shows its own
             permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),
             on_retry_now=agent.retry_now, on_cancel=sess.stop,
             on_new_session=self._schedule_new_session, cell_shown=shown_check(self.document.bridge),

@@ -90,7 +90,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         from .document.replay import drop_if_unused
 
         drop_if_unused(magics.document.root, old.agent.session.task_dir)
-    magics.current = NotebookSession(agent, executor=executor)
+    recorded = agent.totals.spent_usd if resume_from is not None else 0.0
+    magics.current = NotebookSession(agent, executor=executor, recorded_spend=recorded)
     return magics.current
 
 

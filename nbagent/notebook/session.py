@@ -73,9 +73,12 @@ class NotebookSession:
     Agent's public API.
     """
 
-    def __init__(self, agent: Agent, *, executor: "ShellExecutor | None" = None) -> None:
+    def __init__(self, agent: Agent, *, executor: "ShellExecutor | None" = None, recorded_spend: float = 0.0) -> None:
         self.agent = agent
         self.executor = executor
+        self.recorded_spend = recorded_spend
+        """What a loaded record had spent before this kernel (a replayed conversation going on live):
+        part of the session's spend, said where that is shown (it was not spent here)."""
         self.last_prompt: str | None = None
         self.last_outcome: str | None = None
         """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""

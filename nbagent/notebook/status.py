@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.magic_arguments import magic_arguments
 
-from ..display.format import fmt_range, fmt_total_cost
+from ..display.format import fmt_range, fmt_total_cost, fmt_usd
 from ..engine.contracts.context_policy import ContextPolicy
 from .serve import command as serve_command
 
@@ -17,10 +17,13 @@ if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 
-def spent_line(t: "Totals") -> str:
-    """What the session spent (every request billed; a rollback never lowers it) and, when a
-    rollback made them differ, what the requests of the current history cost."""
+def spent_line(t: "Totals", recorded: float = 0.0) -> str:
+    """What the session spent (every request billed; a rollback never lowers it), what of it was
+    spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
+    them differ, what the requests of the current history cost."""
     line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
+    if recorded:
+        line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
         line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
                  f"({t.requests} request(s); rolled-back requests stay spent)")
@@ -81,7 +84,7 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"money        {spent_line(t)}")
+    print(f"money        {spent_line(t, sess.recorded_spend)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")

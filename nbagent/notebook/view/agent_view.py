@@ -60,6 +60,7 @@ class AgentView:
         context_window: int | None = None,
         max_allowed: float | None = None,
         session_cost: float = 0.0,
+        recorded_spend: float = 0.0,
         permission_mode: str = "default",
         context_policy: str = "",
         on_retry_now: Callable[[], object] | None = None,
@@ -87,7 +88,7 @@ class AgentView:
         self._ticker: asyncio.Task[None] | None = None
         self._handle: DisplayHandle | None = None
         self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode,
-                             context_policy)
+                             context_policy, recorded_spend)
         self.gauge = self.header.gauge
         self.body = RunBody(min_interval, clock)
         self.activity = Activity(on_cancel, clock=clock)
@@ -232,7 +233,7 @@ class AgentView:
         if session_cost is not None:
             self.header.update(cost=session_cost)
         # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
-        self.body.line(f"interrupted — session spent so far {self.header.cost_text()}", icon="■",
+        self.body.line(f"interrupted — session spent so far {self.header.cost_text()}{self.header.recorded_note()}", icon="■",
                        style=STYLE["interrupted"])
 
     def flush(self) -> None:

@@ -170,7 +170,7 @@ def _on_done(view: RunView, e: ev.Done) -> None:
     counts = f"this run {answered} request(s)" if view.attempted <= answered else \
         f"this run {view.attempted} request(s) attempted, {answered} answered"
     head = "cancelled" if view.cancelled and e.reason == "aborted" else f"done: {e.reason}"
-    text = f"{head} — {counts}, {run_retries} retries; session spent {cost}"
+    text = f"{head} — {counts}, {run_retries} retries; session spent {cost}{view.header.recorded_note()}"
     for why in (e.stopped, e.error):
         if why:
             text += f" — {why}"

@@ -15,8 +15,10 @@ class Header:
     """Model, provider, the context gauge (last request's tokens / max allowed / window) and cost."""
 
     def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
-                 cost: float, permission_mode: str = "default", context_policy: str = "") -> None:
+                 cost: float, permission_mode: str = "default", context_policy: str = "",
+                 recorded_spend: float = 0.0) -> None:
         self.model, self.provider, self.cost = model, provider, cost
+        self.recorded_spend = recorded_spend  # of ``cost``: spent when a loaded record's turns ran
         self.unpriced = 0  # requests of this run without a price: the cost is then a lower bound, or unknown
         self.context_policy = context_policy  # the context policy in force ('' when not told)
         self.permission_mode = permission_mode
@@ -53,7 +55,8 @@ class Header:
         ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
         self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
         self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
-        self._cost.value = f"session cost <b>{esc(self.cost_text())}</b>"
+        self._cost.value = (f"session cost <b>{esc(self.cost_text())}</b>"
+                            f"<span style='{STYLE['muted']}'>{esc(self.recorded_note())}</span>")
 
     def _mode_badge(self) -> str:
         """Bypass is shown in red on every run: every tool then runs without asking."""
@@ -68,13 +71,22 @@ class Header:
         mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
         policy = f" · context {self.context_policy}" if self.context_policy else ""
         return (f"nbagent · {self.model or '?'} · {self.provider}{policy}{mode} · {self.gauge_text()} · "
-                f"session cost {self.cost_text()}")
+                f"session cost {self.cost_text()}{self.recorded_note()}")
 
     def cost_text(self) -> str:
         """The session's cost; with requests nobody could price, never a plain $0.0000."""
         if not self.unpriced:
             return fmt_usd(self.cost)
         return fmt_total_cost(self.cost, self.unpriced, self.unpriced + (1 if self.cost else 0))
+
+
+    def recorded_note(self) -> str:
+        """What of the session's cost was spent before this kernel, when its replayed turns were
+        recorded: the first live turn after a Restart & Run All showed the whole record's spend as
+        the session's, with no word of where it came from."""
+        if not self.recorded_spend:
+            return ""
+        return f" ({fmt_usd(self.recorded_spend)} of it spent before this kernel, when the record's turns ran)"
 
 
 MODE_LABELS = {"accept_edits": "accept edits", "plan": "plan mode (read-only tools)",

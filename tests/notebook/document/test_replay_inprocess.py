@@ -595,3 +595,27 @@ def test_a_record_that_cannot_be_loaded_for_the_code_session_fails_no_replayed_c
 
     assert "replayed: session" in out and "could not be given the replayed record" in out
     assert ip.user_ns["s"].turn == 0  # as it was
+
+
+def test_the_first_live_turn_after_a_replay_says_what_of_the_session_cost_was_spent_when_recorded(ip):
+    """Restart & Run All, then a new prompt: the session's spend is the record's and this turn's
+    (money spent is never un-spent), and the cell, ``%agent status`` and ``%agent cost`` say which
+    part was spent before this kernel (it showed the whole record's spend with no word)."""
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    recorded = agent().totals.spent_usd
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+
+    live = cell(ip, "and what is 3 * 3? use python")
+
+    note = f"(${recorded:.4f} of it spent before this kernel, when the record's turns ran"
+    done = next(line for line in live.splitlines() if line.startswith("■ done"))
+    assert f"session spent ${agent().totals.spent_usd:.4f} {note})" in done and agent().totals.spent_usd > recorded
+    for command in ("%agent status", "%agent cost"):
+        with capture_output() as shown:
+            ip.run_cell(command)
+        assert f"{note})" in shown.stdout, command
+    restart(magics_mod.active_magics())  # a session that never replayed says nothing of the kind
+    assert "before this kernel" not in cell(ip, "what is 2 * 2? use python", "--new")
