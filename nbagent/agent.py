@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence, TypeVar
 
 from .admin import admin_policy
-from .admin.enforce import guarded_hooks, prompt_limits, session_config
+from .admin.enforce import prompt_limits
 from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
@@ -33,15 +33,16 @@ from .engine.loop.facts import KernelFacts
 from .engine.loop.query import QueryEngine, RunInProgressError
 from .engine.loop.request_run import Sleep
 from .engine.loop.rollback import rollback
-from .engine.loop.sanitize import SecretValues, hidden, secret_values
+from .engine.loop.sanitize import SecretValues, hidden
 from .engine.loop.structured import OutputSpec, StructuredOutputError
 from .engine.state.sent import SentRequest
 from .engine.state.session import Session
-from .providers.choice import ProviderChoice, endpoint_of, endpoint_settings
+from .providers.choice import ProviderChoice
 from .providers.choice import UnknownWindowError as UnknownWindowError  # re-exported: part of the API
 from .providers.choice import make_provider as make_provider
 from .result import RunResult
 from .views import ReadOnlyView
+from .wiring import settings_in_force, tool_wiring
 
 T = TypeVar("T")
 _CHANGE_THROUGH_AGENT = ("change the session through the Agent (run, rollback, compact, reconfigure), "
@@ -89,23 +90,12 @@ class Agent:
         **settings: Any,
     ) -> None:
         api_key = hidden(api_key)  # first: a Verbose traceback from any line below prints the arguments
-        chosen = config is not None  # a config names its model: an endpoint's model does not replace it
-        resolved = endpoint_of(endpoint, provider, settings)
-        if resolved is not None:
-            from .providers.anthropic import endpoint_provider
-
-            provider = endpoint_provider(resolved, timeout_s=settings.get("request_timeout_s") or 600.0)
-        self.endpoint = getattr(provider, "endpoint", None)
+        wanted = settings_in_force(config, provider, endpoint, hooks, settings)
+        config = wanted.config
+        self.endpoint = wanted.endpoint
         """The endpoint this Agent talks to (None: the simulated API, or Anthropic's through ``api_key``)."""
-        policy = admin_policy()
-        config = session_config(policy, config, settings)  # the admin's defaults and limits hold
-        if self.endpoint is not None:
-            config = endpoint_settings(config, self.endpoint, model_chosen="model" in settings or chosen)
-            if policy is not None:
-                policy.check_config(config)
-        hooks = guarded_hooks(policy, hooks)
-        self.provider: Provider = make_provider(provider, api_key=api_key, simulated_options=simulated_options) \
-            if isinstance(provider, str) else provider
+        self.provider: Provider = make_provider(wanted.provider, api_key=api_key, simulated_options=simulated_options) \
+            if isinstance(wanted.provider, str) else wanted.provider
         # A SecretValues, and the parameter gone: a traceback in %xmode Verbose prints each frame's
         # arguments and locals (a typo in mcp_servers printed the key into the notebook's output).
         secrets = SecretValues(str(v) for v in (api_key, *(self.endpoint.secrets() if self.endpoint else ())) if v)
@@ -114,33 +104,20 @@ class Agent:
             asker = CallbackAsker(can_use_tool, on_api_failure)
         self.asker = asker
         """Asked during runs that do not pass their own ``asker`` (None: headless, deny and cancel)."""
-        if tools is None:
-            from .tools import builtin_tools
-
-            tools = list(builtin_tools(shell=config.shell))
-        from .tools.mcp import build_mcp_manager, project_mcp_json  # no mcp SDK import unless servers are configured
-
-        # Connecting starts now, in the background (or with the first request); None when no server
-        # is configured. The folder's .mcp.json is checked once, for the servers and the notice.
-        project = project_mcp_json(config.cwd) if read_mcp_json else None
-        self.mcp = build_mcp_manager(dict(mcp_servers or {}), config.cwd, start=start_mcp, read_mcp_json=read_mcp_json,
-                                     project=project, wait_timeout=config.tool_wait_s,
-                                     call_timeout=config.mcp_call_timeout_s,
-                                     secrets=secret_values(config.secret_env, secrets))
-        sources = [*tool_sources, *([self.mcp] if self.mcp is not None else [])]
-        # A server echoing its token in a tool result must not hand it to the model.
-        secrets = SecretValues((*secrets, *(self.mcp.credentials if self.mcp is not None else ())))
-        self.engine = QueryEngine(config, provider=self.provider, tools=tools, tool_sources=sources,
+        wired = tool_wiring(config, tools, tool_sources, mcp_servers, start_mcp=start_mcp,
+                            read_mcp_json=read_mcp_json, secrets=secrets)
+        self.mcp = wired.mcp
+        self.engine = QueryEngine(config, provider=self.provider, tools=wired.tools, tool_sources=wired.sources,
                                   session=session, executor=executor, kernel_facts=kernel_facts,
-                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(hooks),
-                                  secrets=secrets)
+                                  sleep=sleep or asyncio.sleep, hooks=Hooks.from_mapping(wanted.hooks),
+                                  secrets=wired.secrets)
         continues = getattr(self.simulated_api, "continues", None)
         if session is not None and callable(continues):  # a saved conversation: its tool ids stay used
             continues(self.engine.session.history)
         if self.mcp is not None:
             self.mcp.close_with(self)  # a dropped Agent does not leave servers running
-        if project is not None and project.untrusted is not None:  # said at the first prompt, where a missing tool would puzzle
-            self.engine.session.notices.append(project.notice())
+        if wired.project is not None and wired.project.untrusted is not None:  # said at the first prompt
+            self.engine.session.notices.append(wired.project.notice())
         # Once per Agent, not per process: each new session (``%agent reset``, a second Agent in
         # the same kernel) says again which model answers it.
         self._announce = self.provider.name == "simulated"

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 from ..engine.contracts.config import SessionConfig
 from ..engine.contracts.errors import MissingApiKeyError, NbAgentError
 from ..engine.contracts.provider import Provider
-from ..engine.loop.sanitize import hidden
 
 if TYPE_CHECKING:
     from .endpoints import Endpoint
@@ -24,6 +23,7 @@ ProviderChoice = Literal["auto", "simulated", "anthropic"]
 def make_provider(choice: ProviderChoice = "auto", *, api_key: str | None = None,
                   simulated_options: Mapping[str, Any] | None = None) -> Provider:
     """The provider asked for: a real key → Anthropic; no key (``auto``) → the simulated API."""
+    from ..engine.loop.sanitize import hidden  # here: the kernel's start imports this module, not the loop
     from .anthropic import anthropic_provider, api_key_from_env, simulated_provider
 
     if choice not in ("auto", "simulated", "anthropic"):
