@@ -52,16 +52,26 @@ def local_transport(km: "KernelManager") -> "KernelManager":
     local IPC sockets in Jupyter's runtime folder instead of TCP on localhost: a kernel nbagent
     starts itself then has no network port, and ipykernel has no reason to warn that it is
     "running over TCP without encryption". The sockets go when the kernel is shut down. On
-    Windows, which has no IPC sockets for ZeroMQ, it stays on TCP."""
+    Windows, which has no IPC sockets for ZeroMQ, it stays on TCP, and so it does where the runtime
+    folder's path is too long for a socket's address (:data:`IPC_PATH_MAX`)."""
     if os.name == "nt":
         return km
     from jupyter_core.paths import jupyter_runtime_dir
 
     runtime = jupyter_runtime_dir()
+    path = os.path.join(runtime, f"nbagent-kernel-{uuid.uuid4().hex[:12]}")
+    if len(os.fsencode(path)) + len("-99") > IPC_PATH_MAX:  # each channel's socket is path-1 … path-5
+        return km  # the kernel would not start ("File name too long"): TCP, warning and all
     os.makedirs(runtime, mode=0o700, exist_ok=True)
     km.transport = "ipc"
-    km.ip = os.path.join(runtime, f"nbagent-kernel-{uuid.uuid4().hex[:12]}")
+    km.ip = path
     return km
+
+
+IPC_PATH_MAX = 103
+"""The longest address of an IPC socket (``sun_path``: 108 bytes on Linux, 104 on macOS, with its
+NUL): a deep ``JUPYTER_RUNTIME_DIR`` (a test runner's temporary folders) made the runner's kernel
+fail to start."""
 
 
 @functools.cache
