@@ -24,7 +24,7 @@ from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLi
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
-from .bridge_types import BridgeResult, CellJSON, RequestArgs
+from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
 from .images import bounded_image
 from .preview import cell_source as _source
@@ -273,12 +273,31 @@ class NotebookRun(_NotebookTool):
         record = ctx.executor.history[-1]
         # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
         count = record.execution_count
-        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
-                               execution_count=count)
+        # Written into the document by nbagent, so saved with the notebook: redacted, as a
+        # materialised cell's outputs are (the model, or a client, may have made the cell print a key).
+        outputs = _redacted(outputs_of(record), ctx.redact)
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs, count), execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
         if self.shared.log is not None:
             self.shared.log.agent_ran(params.cell_id, source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
+
+
+def _redacted(outputs: list[OutputJSON], redact: Callable[[str], str] | None) -> list[OutputJSON]:
+    """``outputs`` with every string in them (stream text, each mime's data, an error's lines) redacted."""
+    if redact is None:
+        return outputs
+
+    def walk(value: object) -> object:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return cast("list[OutputJSON]", walk(outputs))
 
 
 class _interrupt_after:

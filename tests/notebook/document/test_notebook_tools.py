@@ -116,6 +116,26 @@ async def test_run_puts_the_outputs_in_the_document(front, tools, tmp_path):
     assert front.cells[1]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
 
 
+async def test_a_run_writes_its_outputs_into_the_document_redacted(front, tools, tmp_path):
+    """notebook_run's outputs are written into the cell by nbagent (the bridge), as a materialised
+    cell's are, and saved with the notebook: redacted like them. The model (or an MCP client) that
+    edited a cell to print the key and ran it left the key in the notebook's file (attacker pass 10)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    secret = "Zq8rT2vLx9Wm4Kp7Hs3N"
+    shell = InteractiveShell.instance()
+    shell.user_ns["db"] = {"password": secret}
+    front.cells[1]["source"] = ("import sys\nprint(db['password'])\nprint(db, file=sys.stderr)\n"
+                                "display({'text/html': '<b>' + db['password'] + '</b>', 'text/plain': 'pw'}, raw=True)\n"
+                                "raise ValueError(db['password'])")
+    redacting = ToolContext(cwd=tmp_path, turn=3, tool_use_id="toolu_1", executor=ShellExecutor(shell),
+                            redact=Sanitizer((secret,)).redact)
+    out = await tools["notebook_run"].run({"cell_id": "c2"}, redacting)
+    assert out.is_error
+    saved = str(front.cells[1]["outputs"])
+    assert secret not in saved and "[redacted]" in saved and "ValueError" in saved
+
+
 async def test_a_cell_the_agent_ran_is_logged_with_the_text_it_ran(front, tmp_path):
     # No post_run_cell hook sees notebook_run: without this, the text the user last ran stayed the
     # cell's among the cells in context, and a replay called the cell changed once fixed.
