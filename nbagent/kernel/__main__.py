@@ -30,9 +30,17 @@ def main(argv: list[str] | None = None) -> int | None:
     from .kernel import NbAgentKernel
 
     app = IPKernelApp.instance(kernel_class=NbAgentKernel)
+    add_folder = app.init_path
+
+    def init_path() -> None:
+        # Right where IPython adds the folder: before the startup files, extensions and exec_lines
+        # run. (A subclass of the app would rename its configuration: ``-f`` is IPKernelApp's alias.)
+        add_folder()
+        _installed_first()
+
+    app.init_path = init_path  # type: ignore[method-assign]  # this instance only (see above)
     with _interrupts_to_the_main_thread():
         app.initialize(args)  # starts ipykernel's threads: iopub, heartbeat, control, shell channel
-    _installed_first()
     app.start()
     return None
 
