@@ -140,14 +140,28 @@ def client_class() -> "type[NotebookClient]":
     return AutoClickClient
 
 
+GRANTING = frozenset({"Allow", "Allow always (this session)"})
+"""The prompt buttons that let a tool run (the others deny, retry, cancel or stop)."""
+
+
 def cell_clicks(metadata: object, default: list[str]) -> list[str]:
     """The buttons a cell's ``{"nbagent": {"click": [...]}}`` names, else ``default``. Only a list of
     strings counts: a string was matched by substring (``"Allow always (this session)"`` pressed
     *Allow* too), and an ``nbagent`` key that is not an object raised in the message handler and
-    ended the run."""
+    ended the run.
+
+    The cell's list is the notebook's, which may have come from anyone: it picks among answers, it
+    never grants what the run does not. Where ``default`` presses no granting button (the batch's
+    ``Deny``: only ``--allow`` runs), the cell's *Allow* and *Allow always* are dropped, and a list
+    left empty by that is ``default``."""
     mark = metadata.get("nbagent") if isinstance(metadata, Mapping) else None
     click = mark.get("click", default) if isinstance(mark, Mapping) else default
-    return list(click) if isinstance(click, list) and all(isinstance(c, str) for c in click) else default
+    if not (isinstance(click, list) and all(isinstance(c, str) for c in click)):
+        return default
+    if GRANTING.isdisjoint(default):
+        kept = [c for c in click if c not in GRANTING]
+        return kept if kept or not click else default
+    return list(click)
 
 
 class _BridgeComm:

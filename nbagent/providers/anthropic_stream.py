@@ -60,13 +60,15 @@ def reply_char_limit(max_tokens: int) -> int:
 def parse_tool_input(text: str) -> JSONValue:
     """A tool call's JSON input. Output cut at ``max_tokens`` can leave it unfinished: keep the
     raw text under ``_unparsed_input`` (an object, as the API requires in later requests; the
-    tool's schema rejects the key, so the model is told) instead of failing the request."""
+    tool's schema rejects the key, so the model is told) instead of failing the request. So is an
+    input nested deeper than the parser follows (the model is untrusted: a prompt injection can
+    make it write ``[[[…``, and the RecursionError ended the turn)."""
     if not text.strip():
         return {}
     try:
         parsed: JSONValue = json.loads(text)
         return parsed
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: ``[[[…`` past the parser's stack
         return {"_unparsed_input": text}
 
 

@@ -32,7 +32,8 @@ def test_kernel_json_and_logos() -> None:
     spec = json.loads((CANONICAL / "kernel.json").read_text())
     assert spec["display_name"] == "Python 3 (nbagent)"
     assert spec["interrupt_mode"] == "signal" and spec["language"] == "python"
-    assert spec["argv"][1:] == ["-m", "nbagent.kernel", "-f", "{connection_file}"]
+    assert spec["argv"][1] == "-c" and "nbagent.kernel.__main__" in spec["argv"][2]
+    assert spec["argv"][3:] == ["-f", "{connection_file}"]
     assert inst.kernel_json()["argv"][0] == sys.executable
     for size in (32, 64):
         data = (CANONICAL / f"logo-{size}x{size}.png").read_bytes()
@@ -55,6 +56,44 @@ def test_install_with_prefix_is_listed(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 # --- the real kernel ---------------------------------------------------------------------------
+
+SHADOWS = {
+    "nbagent/__init__.py": "open({marker!r}, 'a').write('nbagent ')",  # the kernel's own package
+    "traitlets/__init__.py": "open({marker!r}, 'a').write('traitlets ')",  # one ipykernel imports at start
+    "mistune.py": "open({marker!r}, 'a').write('mistune ')",  # one the warm-up imports
+}
+
+
+@pytest.mark.kernel
+def test_a_received_folders_packages_run_nothing_when_the_kernel_starts_there(tmp_path: Path) -> None:
+    """``-m nbagent.kernel`` put the notebook's folder first on ``sys.path``: a received folder holding
+    ``nbagent/`` or ``traitlets/`` ran its code as the kernel started, and (IPython puts the folder
+    before site-packages) a ``mistune.py`` ran when the kernel warmed up (attacker pass 10)."""
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    prefix, folder, marker = tmp_path / "prefix", tmp_path / "received", tmp_path / "ran.txt"
+    inst.install(prefix=str(prefix))
+    for name, code in SHADOWS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(code.format(marker=str(marker)) + "\n")
+    (folder / "helpers.py").write_text("ANSWER = 42\n")  # the user's own module still imports
+    ksm = KernelSpecManager(kernel_dirs=[str(prefix / "share" / "jupyter" / "kernels")])
+    km = KernelManager(kernel_name="nbagent", kernel_spec_manager=ksm)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    km.start_kernel(env=env, cwd=str(folder))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        code = "from nbagent.notebook import warmup\n_ = warmup._thread is None or warmup._thread.join(60)\n"
+        reply, outputs = _run(kc, code + "import helpers\nhelpers.ANSWER")
+        assert reply["content"]["status"] == "ok", outputs
+        assert _result(outputs) == "42"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert not marker.exists(), marker.read_text()
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:

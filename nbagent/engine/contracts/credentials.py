@@ -22,14 +22,23 @@ _SECRET_DIRS = {
     ".ssh": "holds SSH keys", ".gnupg": "holds GnuPG keys", ".aws": "holds AWS credentials",
     ".azure": "holds Azure credentials", ".kube": "holds Kubernetes credentials",
     ".docker": "holds registry logins", ".password-store": "holds passwords",
+    # What data work keeps in the home folder: the people a notebook serves have these more often
+    # than an SSH key (a Kaggle or Hugging Face token opens their accounts as much).
+    ".kaggle": "holds a Kaggle API key", ".huggingface": "holds a Hugging Face token",
+    ".terraform.d": "holds Terraform Cloud tokens", ".snowflake": "holds Snowflake connections",
+    ".dbt": "holds database profiles (passwords)", ".oci": "holds Oracle Cloud keys",
+    ".databricks": "holds Databricks tokens",
 }
 # Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials).
-_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone"}
+_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone", "pypoetry", "ngrok", "gspread", "snowflake"}
 _SECRET_NAMES = {
     ".netrc", "_netrc", ".pgpass", ".my.cnf", ".git-credentials", ".gitconfig", ".pypirc", ".npmrc",
     ".envrc", "credentials", "credentials.json", "credentials.toml", "notebook_secret",
-    "jupyter_cookie_secret",
+    "jupyter_cookie_secret", ".databrickscfg", ".s3cfg", ".boto", ".yarnrc.yml", "kaggle.json",
 }
+# Hugging Face keeps its token in its cache folder (``~/.cache/huggingface/token``), beside models
+# that read freely: these names there only.
+_HF_TOKENS = {"token", "stored_tokens"}
 _SECRET_PATTERNS = (
     re.compile(r"^\.env(\..+)?$|^.+\.env$"),  # .env, .env.local, prod.env: dotenv files
     re.compile(r"^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$"),  # private SSH keys copied anywhere
@@ -67,6 +76,8 @@ def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
             return f"`{path}` is inside `{part}/`, which {_SECRET_DIRS[part]}"
     if any(a == ".config" and b in _CONFIG_SECRET_DIRS for a, b in zip(parts, parts[1:], strict=False)):
         return f"`{path}` is in a `.config/` folder that holds login tokens"
+    if "huggingface" in parts[:-1] and name in _HF_TOKENS:
+        return f"`{path}` is Hugging Face's token file"
     if ".git" in parts[:-1] and name in _GIT_SECRETS:
         return f"`{path}` is a git config, which may hold a token (in a remote URL or a header)"
     if "security" in parts and any(part.startswith("profile_") for part in parts):

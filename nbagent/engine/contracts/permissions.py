@@ -259,6 +259,11 @@ class PermissionGate:
             return None
         if getattr(tool, "read_only", False):
             return secret_reason(read_path(tool, tool_input), self.cwd)
+        # A tool's own reason to ask each time, where no path tells it (notebook_edit's Markdown cell
+        # that makes the page fetch from the web).
+        own = getattr(tool, "always_asks", None)
+        if callable(own) and isinstance(why := own(tool_input or {}), str):
+            return why
         return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
 
     def denied(self, name: str) -> Deny | None:

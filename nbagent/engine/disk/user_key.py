@@ -91,8 +91,15 @@ def sign(*parts: object) -> str | None:
 
 
 def signed_by_user(signature: object, *parts: object) -> bool:
-    """Whether ``signature`` is this user's signature of ``parts`` (False for any doubt)."""
-    expected = sign(*parts)
+    """Whether ``signature`` is this user's signature of ``parts`` (False for any doubt).
+
+    ``parts`` may come from a file or a notebook someone else wrote: a value nested deeper than the
+    encoder's stack (a received cell's metadata, parsed by the execute request's shallower parser)
+    or one JSON cannot encode is not signed by anyone, not a failed cell."""
+    try:
+        expected = sign(*parts)
+    except (RecursionError, ValueError, TypeError):
+        return False
     return isinstance(signature, str) and expected is not None and hmac.compare_digest(signature, expected)
 
 

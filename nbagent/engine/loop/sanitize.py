@@ -176,8 +176,11 @@ def _run_start(buf: str, cut: int) -> int:
 
 
 # Variables named as credentials are (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD,
-# HF_TOKEN): the tool's process never gets them, whatever they hold.
-CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?)(?:_.*)?")
+# HF_TOKEN): the tool's process never gets them, whatever they hold. Also the ones tools name their
+# own way, which the words miss: PostgreSQL's PGPASSWORD and MySQL's MYSQL_PWD (PWD alone is the
+# working folder), KAGGLE_KEY, an Azure storage ACCOUNT_KEY, a GitHub PAT, a Slack WEBHOOK_URL.
+CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?"
+                             r"|ACCOUNT_KEY|STORAGE_KEY|PAT|WEBHOOK_URL)(?:_.*)?|PGPASSWORD|MYSQL_PWD|KAGGLE_KEY")
 
 
 def credential_env_values() -> tuple[str, ...]:

@@ -69,7 +69,7 @@ def _unpack(packed: str) -> dict[str, str] | None:
         if len(raw) > MAX_UNPACKED_BYTES or not inflate.eof:  # past the bound, or truncated
             return None
         bundle = json.loads(raw)
-    except (ValueError, zlib.error):
+    except (ValueError, zlib.error, RecursionError):  # RecursionError: ``[[[…`` nested past the parser's stack
         return None
     if not isinstance(bundle, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bundle.items()):
         return None

@@ -37,7 +37,7 @@ def _read(path: Path) -> dict[str, object]:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
             return {}
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: ``[[[…`` past the parser's stack
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 
 from ...engine.contracts.events import CallPreview
 from .bridge_types import CellJSON
+from .fetches import fetch_warning
 
 
 def cell_source(cell: CellJSON) -> str:
@@ -54,9 +55,10 @@ def edit_preview(cells: list[CellJSON], tool_input: Mapping[str, object],
     action, cell_id = tool_input.get("action"), tool_input.get("cell_id")
     given, cell_type = tool_input.get("source"), tool_input.get("cell_type") or "code"
     source = given if isinstance(given, str) else None
+    fetches = fetch_warning(source) if cell_type == "markdown" and source and action in ("insert", "replace") else ""
     if action == "insert":
         place = _insert_place(cells, cell_id, tool_input.get("index"))
-        return CallPreview(f"insert a new {cell_type} cell {place}", None, source, _language(cell_type))
+        return CallPreview(f"insert a new {cell_type} cell {place}{fetches}", None, source, _language(cell_type))
     found = _find(cells, cell_id)
     if found is None:
         return CallPreview(f"{action} cell {cell_id}: no such cell in the notebook (the edit will fail)",
@@ -68,7 +70,8 @@ def edit_preview(cells: list[CellJSON], tool_input: Mapping[str, object],
     if action == "replace":
         kind = cell.get("cell_type", "code")
         change = f", {kind} → {cell_type}" if kind != cell_type else ""
-        return CallPreview(f"replace {_where(index, cell)}{change}{stale}", current, source or "", _language(cell_type))
+        return CallPreview(f"replace {_where(index, cell)}{change}{stale}{fetches}", current, source or "",
+                           _language(cell_type))
     if action == "delete":
         return CallPreview(f"delete {_where(index, cell)}{stale}", current, None, _language(cell.get("cell_type")))
     to = tool_input.get("index")

