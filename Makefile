@@ -34,7 +34,7 @@ TEST_ENV = env -u PYTHONDONTWRITEBYTECODE
 test: $(STAMP) test-frontend
 	$(PY) -m ruff check nbagent tests bench
 	$(PY) -m mypy
-	$(TEST_ENV) $(PY) -m pytest -q --durations=25
+	$(TEST_ENV) $(PY) -m pytest -q -n 2 --dist loadscope --durations=25  # two workers: see tests/conftest.py
 	$(TEST_ENV) $(PY) -m pytest -q --soak -m soak --durations=10
 
 # The front-end bridge's unit tests (node's test runner, against a real @jupyter/ydoc notebook model):

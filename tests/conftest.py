@@ -23,6 +23,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+class ModulesAndBrowserScheduling:
+    """How ``make test`` shares its tests between pytest-xdist's two workers (``-n 2 --dist
+    loadscope``): a module's tests on one worker, in order, so its module-scoped kernels, servers
+    and executed notebooks are made once; and every browser test (``tests/e2e/``) on the same one, so
+    that two Chromiums and two JupyterLabs never starve each other (their waits are clocks) while
+    the other worker runs the rest. (xdist's own ``loadgroup`` marks do not reach its scheduler
+    under pytest 9: the node ids it suffixes are read-only there.)"""
+
+    @staticmethod
+    def scope(nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return "tests/e2e/" if path.startswith("tests/e2e/") else path
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> object:
+        if config.getvalue("dist") != "loadscope":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        scope = self.scope
+
+        class Scheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return scope(nodeid)
+
+        return Scheduling(config, log)  # type: ignore[arg-type]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):  # an extra of the tests: a plain pytest runs without it
+        config.pluginmanager.register(ModulesAndBrowserScheduling(), "nbagent-scheduling")
+
+
 @pytest.fixture
 def no_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
     """The deterministic retry schedule (2/4/8 s backoff, a server's ``retry-after`` exactly), for

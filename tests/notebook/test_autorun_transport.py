@@ -52,7 +52,8 @@ def test_a_runtime_folder_too_deep_for_a_socket_address_keeps_the_kernel_on_tcp(
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(deep))
     km = local_transport(KernelManager(kernel_name="python3"))
     assert km.transport == "tcp" and not deep.exists()  # it would have failed "File name too long"
-    short = tmp_path / "rt"
+    short = Path(tempfile.mkdtemp(prefix="rt-"))
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(short))
     km = local_transport(KernelManager(kernel_name="python3"))
+    shutil.rmtree(short)
     assert km.transport == "ipc" and len(km.ip) + 3 <= IPC_PATH_MAX and km.ip.startswith(str(short))
