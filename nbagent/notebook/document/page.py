@@ -66,8 +66,8 @@ RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while
                  "live view went to the page that ran the cell. Here is the turn as it ended.\n")
 
 
-MOVED_NOTE = ("ⓘ This cell's outputs stopped following its run (it was moved, or its outputs cleared, while the "
-              "turn ran): here is the turn as it ended.\n")
+MOVED_NOTE = ("ⓘ This cell's outputs stopped following its run (it was moved, deleted and brought back, or its "
+              "outputs cleared or reverted, while the turn ran): here is the turn as it ended.\n")
 
 
 async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bool:
