@@ -98,10 +98,15 @@ export function opReplace(nb: ISharedNotebook, req: Args, cellId: unknown): Cell
     throw new BridgeError(`cell ${cell.id} is a ${cell.cell_type} cell: only code cells have outputs`);
   }
   const before = madeOf(cell);
+  if (typeof req.source === 'string') {
+    // The model's edit of a cell's text: an undo step, as the user's own typing is.
+    const source = req.source;
+    cell.transact(() => cell.setSource(source));
+  }
+  // Outputs and counts are not undo steps in JupyterLab; nbagent's mark and record must not be
+  // either: a cell's undo manager covers its metadata, so Ctrl+Z in an agent cell that just ran
+  // silently took its signed record away, then its mark, before any of the user's typing.
   cell.transact(() => {
-    if (typeof req.source === 'string') {
-      cell.setSource(req.source);
-    }
     if (Array.isArray(req.outputs)) {
       // Outputs as nbformat JSON only: a "trusted" key in an output's metadata is not ours to set, and
       // a cell the user ran (JupyterLab then marks it trusted) is untrusted again by outputs nbagent wrote.
@@ -124,7 +129,7 @@ export function opReplace(nb: ISharedNotebook, req: Args, cellId: unknown): Cell
       source: typeof req.source === 'string',
       count: req.execution_count !== undefined
     });
-  });
+  }, false);
   return { id: cell.id };
 }
 

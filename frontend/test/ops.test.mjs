@@ -1,6 +1,7 @@
 // The bridge's operations against a real @jupyter/ydoc YNotebook (node --test; see Makefile `test-frontend`).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { YNotebook } from '@jupyter/ydoc';
 import { addressedHere, opDelete, opFind, opInsert, opReplace, handleOp } from './build/ops.js';
 import { sourceHash } from './build/guard.js';
 import { ORIGIN, SESSION, agentInsert, byId, bytes, ids, mark, notebook, sources, user } from './helpers.mjs';
@@ -194,4 +195,37 @@ test('a request addressed to another page is neither applied nor answered here; 
 test('an unknown op is an error naming the protocol version', t => {
   const nb = fresh(t, []);
   assert.throws(() => handleOp(nb, 'explode', {}, undefined, 'x.ipynb'), /unknown op "explode" \(bridge version 2\)/);
+});
+
+test('the kernel\'s mark and record are not undo steps: Ctrl+Z in a cell never takes them away', t => {
+  // JupyterLab's default: each cell has its own undo manager, over its whole model (source and
+  // metadata); nbagent's metadata written as an undoable change was the first thing Ctrl+Z undid.
+  for (const disableDocumentWideUndoRedo of [true, false]) {
+    const nb = new YNotebook({ disableDocumentWideUndoRedo });
+    t.after(() => nb.dispose());
+    nb.insertCells(0, [user('%%agent\nWhat is 2 * 3?')]);
+    const cell = nb.cells[0];
+    cell.undoManager.stopCapturing(); // each step its own, as a user's are (seconds apart)
+    cell.setSource('%%agent\nWhat is 2 * 4?'); // the user's typing: undoable
+    cell.undoManager.stopCapturing();
+    const record = { session: SESSION, turn: 1 };
+    opReplace(nb, { metadata: { nbagent: { ...mark(1, { kind: 'agent' }) } } }, cell.id);
+    opReplace(nb, { metadata: { nbagent: { ...mark(1, { kind: 'agent' }), record } } }, cell.id);
+    const undo = disableDocumentWideUndoRedo ? cell : nb;
+    undo.undo();
+    assert.deepEqual(cell.getMetadata('nbagent').record, record, `document-wide undo ${!disableDocumentWideUndoRedo}`);
+    assert.equal(cell.getSource(), '%%agent\nWhat is 2 * 3?', 'the first undo is the user\'s typing');
+  }
+});
+
+test('a source the kernel replaced is still undoable, its metadata is not', t => {
+  const nb = new YNotebook({ disableDocumentWideUndoRedo: true });
+  t.after(() => nb.dispose());
+  nb.insertCells(0, [user('a = 1')]);
+  const cell = nb.cells[0];
+  cell.undoManager.stopCapturing();
+  opReplace(nb, { source: 'a = 2', metadata: { nbagent: mark(1) } }, cell.id);
+  cell.undo();
+  assert.equal(cell.getSource(), 'a = 1');
+  assert.equal(cell.getMetadata('nbagent').turn, 1);
 });

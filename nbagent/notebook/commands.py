@@ -185,7 +185,8 @@ def rollback(magics: "MagicsApi", args: Namespace) -> None:
     """Return the session to the end of a turn."""
     from ..engine.loop.rollback import rollback
     from .document.cell_run import rolled_back
-    from .document.fork import replayed_rollback
+    from .document.fork import mark_rollback_cell, replayed_rollback
+    from .document.link import session_name
 
     note, more = replayed_rollback(magics, args.turn)  # in a replaying kernel (see the function)
     if note:
@@ -196,6 +197,7 @@ def rollback(magics: "MagicsApi", args: Namespace) -> None:
     removal = rolled_back(magics, sess, args.turn).describe()  # counted from what the notebook really lost
     cells = f"; {removal}" if removal else ""
     magics.document.went_live, magics.document.cursor = True, None  # the session is this kernel's: nothing replays
+    mark_rollback_cell(magics, session_name(sess.agent), args.turn)
     print(f"nbagent: rolled back to the end of turn {args.turn}; {len(sess.agent.history)} messages "
           f"remain{cells}{more}.")
 

@@ -103,6 +103,8 @@ def _origin(cell: CellJSON) -> str:
         return f", by MCP client {mark.get('client')}"
     if kind == "agent":
         return f", the user's agent prompt (turn {turn})"
+    if kind == "rollback":  # the user's %agent rollback cell: the mark says only what it rolled back
+        return ""
     if kind == "edit":
         return f", edited by the agent (turn {turn})"
     if mark.get("origin") != ORIGIN:  # a received notebook's mark (or one from before a restart): a claim only

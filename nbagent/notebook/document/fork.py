@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 from ...engine.disk.persist import atomic_write_bytes
 from ...engine.disk.safe_open import read_regular
 from ...engine.state.task_files import TASK_FILES
+from .bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from .cells import MARK, ORIGIN
+from .embedded import executing_metadata
 from .link import session_name
 from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
 
@@ -106,6 +109,11 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
                else f"it holds no turn after turn {cursor.shown}")
         return (f"nbagent: nothing rolled back: this kernel is replaying the record and has shown {cursor.shown} "
                 f"turn(s), so nothing after turn {turn} is here to undo (the record is unchanged: {why})."), ""
+    if _ran_before(cursor.index.session, turn):
+        return (f"nbagent: nothing rolled back: this cell rolled the record back to turn {turn} when it ran, and "
+                f"the turn(s) after turn {turn} shown above were asked after that (an agent cell above was run "
+                "again since): the record keeps them. To undo them now, run %agent rollback "
+                f"{turn} in a new cell."), ""
     earlier = _earlier_cells(magics, cursor.index.session, turn)
     left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
         if earlier else ""
@@ -116,11 +124,32 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     return "", f" (in a copy: the record of {name or 'the notebook that made it'} stays whole){left}"
 
 
+def mark_rollback_cell(magics: "MagicsApi", session: str | None, turn: int) -> None:
+    """After a live ``%agent rollback``: its cell says which record it rolled back to which turn
+    (JupyterLab and Notebook 7 send the mark back with the cell). Under Restart & Run All the cell
+    then knows its rollback is already in the record: the turns after it that a replay shows were
+    asked after it ran (the user ran the undone agent cell again), and are not cut again."""
+    cell_id, bridge = executing_cell_id(), magics.document.bridge
+    if cell_id is None or session is None or not bridge.connected:
+        return
+    mark = {"origin": ORIGIN, "session": session, "turn": turn, "kind": "rollback"}
+    try:
+        bridge.request_sync("replace", cell_id=cell_id, metadata={MARK: mark})
+    except (BridgeUnavailable, BridgeError):
+        pass
+
+
+def _ran_before(session: str, turn: int) -> bool:
+    """Whether the running rollback cell already rolled ``session`` back to ``turn`` (its mark)."""
+    mark = executing_metadata().get(MARK)
+    return isinstance(mark, dict) and mark.get("kind") == "rollback" and mark.get("session") == session \
+        and mark.get("turn") == turn
+
+
 def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
     """How many cells ``session`` made in turns after ``after_turn`` in an earlier kernel: a rollback
     never removes those (only cells made in this kernel: see .removal), so its line says they stay."""
-    from .bridge import BridgeError, BridgeUnavailable
-    from .removal import MADE_KINDS, ORIGIN, Expect, mark_of, matches
+    from .removal import MADE_KINDS, Expect, mark_of, matches
 
     bridge = magics.document.bridge
     if not bridge.connected:
@@ -133,4 +162,4 @@ def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
     return sum(1 for c in cells if matches(c, expect) and (mark_of(c) or {}).get("origin") != ORIGIN)
 
 
-__all__ = ["adopt", "copy_session", "fork", "replayed_rollback"]
+__all__ = ["adopt", "copy_session", "fork", "mark_rollback_cell", "replayed_rollback"]

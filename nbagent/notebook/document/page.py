@@ -66,8 +66,8 @@ RELOADED_NOTE = ("ⓘ The page was reloaded (or the notebook opened again) while
                  "live view went to the page that ran the cell. Here is the turn as it ended.\n")
 
 
-MOVED_NOTE = ("ⓘ This cell's outputs stopped following its run (it was moved, or its outputs cleared, while the "
-              "turn ran): here is the turn as it ended.\n")
+MOVED_NOTE = ("ⓘ This cell's outputs stopped following its run (it was moved, deleted and brought back, or its "
+              "outputs cleared or reverted, while the turn ran): here is the turn as it ended.\n")
 
 
 async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bool:
@@ -87,16 +87,20 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
             return False
         found = await bridge.request("find", cell_id=cell_id)
         index = found.get("index")
-        if not isinstance(index, int) or index < 0 or found.get("running") is not False:
-            return False  # deleted, or still running in the page that ran it (its view is live there)
+        here = _still_there(bridge, client)
+        if not isinstance(index, int) or index < 0 or (found.get("running") is not False and not here):
+            return False  # deleted, or running in a page whose live view we cannot see from here
         cells = (await bridge.request("read")).get("cells", [])
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
         source = cell.get("source", "") if cell is not None else None
         if cell is None or ("".join(source) if isinstance(source, list) else source) != ran:
             return False  # edited meanwhile: the answer is not to this cell's text any more
-        here = _still_there(bridge, client)
         if here and _holds(cell, shown):
-            return False  # the page that ran it shows it idle (Run All after a raises-exception cell), live
+            # Its live view, replaced in place by the transcript: it followed the run (it still
+            # runs there, or shows idle under Run All after a raises-exception cell). A cell the user
+            # deleted and brought back (dd, then z) while it ran shows as running with the live
+            # view's first line only: the turn's end went to the deleted cell's outputs.
+            return False
         note = MOVED_NOTE if here else RELOADED_NOTE
         outputs: list[OutputJSON] = [{"output_type": "stream", "name": "stdout", "text": note},
                    {"output_type": "display_data", "data": dict(shown), "metadata": {}}]

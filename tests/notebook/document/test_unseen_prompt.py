@@ -273,3 +273,27 @@ async def test_a_reloaded_page_is_a_new_session_and_gets_the_transcript(monkeypa
     monkeypatch.setattr(page, "executing_client", lambda: "page-a")
     assert await page.shown_check(bridge)() is False
     assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
+
+
+async def test_an_agent_cell_deleted_and_brought_back_while_it_ran_gets_its_transcript_written(monkeypatch) -> None:
+    """dd, then z, while Allow waited: JupyterLab brings the cell back with its id, its outputs as
+    they were (the live view, whose prompt still works) and its running state, but the turn's end
+    goes to the deleted cell's outputs. Was: "still running there", nothing written, and the saved
+    notebook kept the live view's first line only, the answer lost from it."""
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    front.running.add("c1")
+    front.cells[0]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                  "data": {"text/plain": "nbagent · claude · session cost $0.0000"}}]
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
+    outputs = front.cells[0]["outputs"]
+    assert outputs[0]["text"] == page.MOVED_NOTE
+    assert outputs[1] == {"output_type": "display_data", "data": BUNDLE, "metadata": {}}
+
+
+async def test_a_running_cell_whose_live_view_became_the_transcript_is_left_as_it_is(monkeypatch) -> None:
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    front.running.add("c1")
+    live = [{"output_type": "display_data", "data": dict(BUNDLE), "metadata": {}}]
+    front.cells[0]["outputs"] = live
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert front.cells[0]["outputs"] == live
