@@ -79,8 +79,14 @@ class KernelSecrets(Protocol):
 
 
 def kernel_secrets(kernel_facts: object) -> tuple[str, ...]:
-    """What ``kernel_facts`` names as secrets (none, when it names none)."""
-    return kernel_facts.secrets() if isinstance(kernel_facts, KernelSecrets) else ()
+    """What ``kernel_facts`` names as secrets (none, when it names none or cannot read them: a
+    namespace a thread changes while it is read must not fail the prompt)."""
+    if not isinstance(kernel_facts, KernelSecrets):
+        return ()
+    try:
+        return tuple(kernel_facts.secrets())
+    except Exception:  # noqa: BLE001 - the redaction of the environment's and configured secrets still holds
+        return ()
 
 
 KernelState = Union[tuple[Sequence[VariableInfo], Sequence[str]], NotebookState]

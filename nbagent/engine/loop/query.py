@@ -201,11 +201,13 @@ class QueryEngine(BetweenRuns):
         structured = StructuredRun(OutputSpec.of(output)) if output is not None else None
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
+        # Read before the run is marked as running (nothing here may leave it marked): the
+        # kernel's credential variables too, a cell's db_password = "…" is in its input.
+        run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, preview(prompt)
-        # The kernel's credential-named variables too: a cell's db_password = "…" is in its input
-        self._run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
+        self._run_env = run_env
         self._structured = structured
         mode = self._config.permission_mode
         previous = self._prompt_mode or last_prompt_mode(self.session.history)

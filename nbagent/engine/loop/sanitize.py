@@ -21,7 +21,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
@@ -190,38 +189,6 @@ def credential_env_values() -> tuple[str, ...]:
     (which runs code in any kernel of the server) to the model in the kernel context."""
     # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
     return tuple(value for name in list(os.environ) if CREDENTIAL_NAME.fullmatch(name) and (value := os.environ.get(name)))
-
-
-#: Most characters a variable's value may have to be taken for a credential (a document named
-#: ``token_text`` is not one), and most names and mapping items looked at per run.
-MAX_CREDENTIAL_CHARS = 4096
-_MAX_CREDENTIAL_ITEMS = 20_000
-_SPACE = re.compile(r"\s")
-
-
-def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
-    """The string values of ``variables`` (a kernel's names and values) named as credentials
-    (:data:`CREDENTIAL_NAME`: ``db_password``, ``api_key``, ``GITHUB_TOKEN``), and those of the
-    mappings among them one and two levels down (``config["db"]["password"]``): secrets for the
-    model as the environment's are. A value with white space in it is text, not a credential
-    (``token = "the cat"`` in a tokenizer's notebook stays readable)."""
-    found: list[str] = []
-    budget = [_MAX_CREDENTIAL_ITEMS]
-
-    def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
-        for name, value in items:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return
-            if isinstance(value, str):
-                if MIN_SECRET_CHARS <= len(value) <= MAX_CREDENTIAL_CHARS and isinstance(name, str) \
-                        and CREDENTIAL_NAME.fullmatch(name) and not _SPACE.search(value):
-                    found.append(value)
-            elif depth < 2 and type(value) is dict:  # plain dicts only: no user code runs
-                walk(list(islice(value.items(), max(budget[0], 0))), depth + 1)
-
-    walk(variables, 0)
-    return tuple(found)
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:

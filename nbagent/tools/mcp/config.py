@@ -32,6 +32,7 @@ from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
 from nbagent.engine.contracts.tool_api import MCP_TOOL_PREFIX
 from nbagent.engine.disk.safe_open import read_capped
+from nbagent.engine.loop.kernel_secrets import looks_like_token
 
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 
@@ -173,25 +174,6 @@ def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
              if m.group(1) in os.environ and (_CREDENTIAL_NAME.search(name) or _CREDENTIAL_NAME.search(m.group(1))
                                               or looks_like_token(os.environ[m.group(1)]))}
     return tuple(sorted(found))
-
-
-_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
-
-
-def looks_like_token(value: str) -> bool:
-    """Whether an environment value is shaped like a generated credential, whatever its variable is
-    called (``"X_SVC": "${MY_SVC}"`` holding ``ghp_…``): 16 or more characters of a token's alphabet
-    (no space, no ``:``), letters and digits both, and mixed as random text mixes them: the
-    class of character (lower, upper, digit) changes at 3 of 10 letters or digits or more. Names,
-    paths, versions, dates, URLs and model ids (``claude-sonnet-4-5-20250929``: one change) change
-    class seldom; redacting one would hide it from the model in every result and prompt."""
-    if not _TOKEN_SHAPE.fullmatch(value):
-        return False
-    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in value if c.isascii() and c.isalnum()]
-    if 2 not in classes or len(set(classes)) < 2:
-        return False
-    changes = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
-    return changes >= 0.3 * len(classes)
 
 
 def _string(entry: Mapping[str, object], key: str, name: str, source: str, required: bool = True) -> str | None:

@@ -103,15 +103,3 @@ def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
     assert s.redact_values(f"{token[:30]} goes on") == f"{token[:30]} goes on"  # no cut: not this rule's
     assert s.redact_values("plain text ... nothing secret…") == "plain text ... nothing secret…"
 
-
-def test_the_credential_named_variables_of_a_kernel_are_found_two_levels_into_plain_dicts() -> None:
-    from nbagent.engine.loop.sanitize import credential_variable_values
-
-    class Settings(dict):  # a dict subclass may run code on access: not walked
-        pass
-
-    namespace = {"db_password": "hunter2-hunter2", "_token": "tok-1234567890", "api_key": "short",
-                 "token": "the cat sat", "tokens": "abcdefghijk", "n_rows": "1234567890",
-                 "config": {"db": {"password": "pw-in-a-dict-1"}, "deeper": {"x": {"secret": "three-levels"}}},
-                 "wrapped": Settings(secret="subclassed-123"), "long_token": "x" * 5000, 7: "not-a-name-1"}
-    assert credential_variable_values(namespace.items()) == ("hunter2-hunter2", "tok-1234567890", "pw-in-a-dict-1")

@@ -1,0 +1,87 @@
+"""The secrets a notebook's kernel holds in its variables, and what a generated token looks like.
+
+A notebook keeps credentials in variables (``db_password = "…"``, ``config = dotenv_values()``), not
+only in the environment: their values are redacted from what the model reads like the environment's
+(see :func:`credential_variable_values`). The rule is stricter than the environment's, because a
+notebook's names are not a deployment's: ``pat`` is a regex pattern, ``eos_token`` is
+``"<|endoftext|>"``, ``token_dir`` a path, and redacting such a value would hide it from the model
+in every cell, output and result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict, defaultdict
+from itertools import islice
+from typing import Iterable
+
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether a value is shaped like a generated credential, whatever its variable is called
+    (``"X_SVC": "${MY_SVC}"`` holding ``ghp_…``): 16 or more characters of a token's alphabet
+    (no space, no ``:``), letters and digits both, and mixed as random text mixes them: the
+    class of character (lower, upper, digit) changes at 3 of 10 letters or digits or more. Names,
+    paths, versions, dates, URLs and model ids (``claude-sonnet-4-5-20250929``: one change) change
+    class seldom; redacting one would hide it from the model in every result and prompt."""
+    if not _TOKEN_SHAPE.fullmatch(value):
+        return False
+    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in value if c.isascii() and c.isalnum()]
+    if 2 not in classes or len(set(classes)) < 2:
+        return False
+    changes = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    return changes >= 0.3 * len(classes)
+
+
+# A secret by its name alone (any value, passphrases with spaces included) ...
+_PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?")
+# ... and a name that holds a secret only when its value is shaped like a generated one.
+_TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
+                         r"|WEBHOOK_URL|DSN)(?:_.*)?")
+MIN_CHARS, MAX_CHARS = 8, 4096
+"""A value shorter (could not be told apart from text) or longer (a document) is not taken."""
+_PATH_START = ("/", "~", "./", "../")
+MAX_ITEMS_PER_MAPPING = 1_000
+"""Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
+use up what the mappings after it get)."""
+MAX_MAPPINGS = 500
+_MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
+
+
+def _is_secret(name: str, value: str) -> bool:
+    if not MIN_CHARS <= len(value) <= MAX_CHARS or value.startswith(_PATH_START):
+        return False
+    if _PASSWORD_NAME.fullmatch(name):
+        return True
+    return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
+
+
+def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
+    """The string values of ``variables`` (a kernel's names and values) named as credentials, and
+    of the plain mappings among them one and two levels down (``config["db"]["password"]``,
+    ``dotenv_values()``'s ``OrderedDict``): secrets for the model as the environment's are.
+
+    A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
+    or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
+    one (or a URL with credentials in it). Paths are never taken. Objects are looked at by their
+    exact type only (``type(value)``): reading ``__class__`` runs code in lazy proxies (Django's
+    ``settings``), and no user code runs here."""
+    found: list[str] = []
+    mappings = [0]
+
+    def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
+        for name, value in items:
+            kind = type(value)
+            if kind is str:
+                if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
+                    found.append(value)  # type: ignore[arg-type]
+            elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
+                mappings[0] += 1
+                walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
+
+    walk(variables, 0)
+    return tuple(found)
+
+
+__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "looks_like_token"]

@@ -1,0 +1,77 @@
+"""What a notebook's variables hold that is a secret (``db_password = "…"``, ``dotenv_values()``),
+and what is not (``eos_token = "<|endoftext|>"``, ``pat = r"…"``, ``token_dir = "/home/…"``)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from typing import Any
+
+from nbagent import Agent
+from nbagent.engine.loop.facts import VariableInfo
+from nbagent.engine.loop.kernel_secrets import MAX_ITEMS_PER_MAPPING, credential_variable_values, looks_like_token
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI
+from tests.engine.loop.test_query_support import done_of
+
+API_KEY = "sk-proj-4fT9xQ2mLp8ZrW1vNc7YhK3s"
+HF_TOKEN = "hf_aZ3kQ9xLm2PqR7sT4vW8yB1nC6dE"
+
+
+class LazySettings:
+    """Django's ``settings`` before it is configured: reading ``__class__`` raises."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> Any:  # noqa: D105
+        raise RuntimeError("settings are not configured")
+
+
+def test_passwords_by_name_and_tokens_by_name_and_shape() -> None:
+    namespace = {"db_password": "hunter2-hunter2", "wifi_passphrase": "correct horse battery staple",
+                 "api_key": API_KEY, "HF_TOKEN": HF_TOKEN, "_secret": "s3cr3t-value",
+                 "short_password": "abc", "token_dir": "/home/alice/tokens", "password_file": "~/.pgpass",
+                 "eos_token": "<|endoftext|>", "token": "tokenization", "pat": r"[A-Za-z]+\d{16,}abcdefgh",
+                 "api_key_name": "OPENAI_API_KEY", "model": "claude-sonnet-4-5-20250929", 7: "not-a-name-1",
+                 "database_dsn": "postgres://app:pw-9xQ@db.internal/sales"}
+    assert credential_variable_values(namespace.items()) == (
+        "hunter2-hunter2", "correct horse battery staple", API_KEY, HF_TOKEN, "s3cr3t-value",
+        "postgres://app:pw-9xQ@db.internal/sales")
+
+
+def test_mappings_are_walked_two_levels_down_each_within_its_own_bound() -> None:
+    vocabulary = {f"w{i}": f"word{i}" for i in range(30_000)}  # a big dict first uses up nothing of the rest
+    env = OrderedDict(OPENAI_API_KEY=API_KEY, DB_PASSWORD="pg-pass-1234")  # what dotenv_values() returns
+    nested = {"db": {"password": "in-a-dict-99"}, "deeper": {"x": {"secret": "three-levels-down"}}}
+    counts: defaultdict[str, str] = defaultdict(str, {"auth_token": HF_TOKEN})
+    namespace = {"vocabulary": vocabulary, "config": env, "settings": nested, "counts": counts,
+                 "later_password": "after-the-big-one", "wrapped": type("Cfg", (dict,), {})(secret="subclassed-1")}
+    assert credential_variable_values(namespace.items()) == (
+        API_KEY, "pg-pass-1234", "in-a-dict-99", HF_TOKEN, "after-the-big-one")
+    beyond = {f"k{i}": "x" for i in range(MAX_ITEMS_PER_MAPPING)} | {"password": "past-the-bound"}
+    assert credential_variable_values([("big", beyond)]) == ()
+
+
+def test_a_lazy_proxy_is_not_touched() -> None:
+    assert credential_variable_values([("settings", LazySettings()), ("db_password", "hunter2-hunter2")]) == (
+        "hunter2-hunter2",)
+
+
+def test_a_generated_token_is_told_from_names_paths_and_versions() -> None:
+    assert looks_like_token(API_KEY) and looks_like_token(HF_TOKEN)
+    assert not any(map(looks_like_token, ["claude-sonnet-4-5-20250929", "/home/alice/data", "tokenization_v2",
+                                          "2024-01-01T00:00:00", "ENDOFTEXT"]))
+
+
+async def test_kernel_facts_whose_secrets_cannot_be_read_fail_no_prompt_and_leave_no_run_marked() -> None:
+    """A namespace read that raises (a thread changing it, an object it cannot look at) left the
+    Agent marked as running: every later prompt failed "a run is already in progress"."""
+
+    class Facts:
+        def __call__(self) -> tuple[list[VariableInfo], list[str]]:
+            return [], []
+
+        def secrets(self) -> tuple[str, ...]:
+            raise RuntimeError("dictionary changed size during iteration")
+
+    agent = Agent(provider=simulated_provider(SimulatedAPI()), kernel_facts=Facts(), read_mcp_json=False)
+    for prompt in ("what is 2 + 2?", "and 3 + 3?"):
+        assert done_of([e async for e in agent.run(prompt)]).reason == "end_turn"
