@@ -28,7 +28,7 @@ from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
 from ..engine.contracts.json_types import JSONObject, JSONValue
 from ..engine.contracts.messages import is_content_block
-from ..engine.contracts.provider import Chunk, MessageComplete
+from ..engine.contracts.provider import Chunk, MessageComplete, StreamStarted
 
 if TYPE_CHECKING:
     from anthropic.types import RawContentBlockDelta, RawMessageDeltaEvent, RawMessageStreamEvent
@@ -163,6 +163,7 @@ class StreamAssembler:
             m = event.message
             self.message_id, self.model = m.id, m.model or self.model
             self.usage = _dump(m.usage)
+            return StreamStarted(Usage.from_api(self.usage))
         elif event.type == "message_delta":
             self._message_delta(event)
         elif event.type == "message_stop":

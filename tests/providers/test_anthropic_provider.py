@@ -14,9 +14,10 @@ import anthropic
 import httpx2
 import pytest
 
+from nbagent.engine.api_facts.cost import Usage
 from nbagent.engine.contracts.errors import ApiError, ErrorKind
 from nbagent.engine.contracts.events import TextDelta
-from nbagent.engine.contracts.provider import Chunk, MessageComplete, ModelRequest
+from nbagent.engine.contracts.provider import Chunk, MessageComplete, ModelRequest, StreamStarted
 from nbagent.providers.anthropic import (
     AnthropicProvider,
     anthropic_provider,
@@ -186,7 +187,8 @@ def test_an_assembled_stream_without_message_stop_is_a_connection_error() -> Non
         anthropic.types.RawContentBlockDeltaEvent.model_validate(
             {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "half"}}),
     )]
-    assert chunks == [None, None, TextDelta(text="half", index=0)]
+    # message_start: the input usage it reports (what an interrupted answer was billed for at least)
+    assert chunks == [StreamStarted(Usage(input_tokens=3)), None, TextDelta(text="half", index=0)]
     with pytest.raises(ApiError) as caught:
         assembler.complete()
     assert caught.value.kind is ErrorKind.CONNECTION
@@ -205,6 +207,7 @@ async def test_closing_the_stream_early_raises_nothing() -> None:
     provider = simulated_provider(SimulatedAPI([text_reply(LONG)] * 2))
     stream = provider.stream(REQUEST)
     assert isinstance(stream, AsyncGenerator)  # an async generator: closable
+    assert isinstance(await stream.__anext__(), StreamStarted)
     assert isinstance(await stream.__anext__(), TextDelta)
     await stream.aclose()  # GeneratorExit inside: not turned into an ApiError
     assert isinstance((await collect(provider))[-1], MessageComplete)

@@ -39,7 +39,15 @@ class MessageComplete:
     """The response's ``anthropic-ratelimit-*`` headers (None when it had none)."""
 
 
-Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, MessageComplete]
+@dataclass(frozen=True)
+class StreamStarted:
+    """The answer began (``message_start``): its input usage as the API reported it then. What a
+    request interrupted after this point was billed for at least (the loop keeps it as spent)."""
+
+    usage: Usage
+
+
+Chunk = Union[TextDelta, ThinkingDelta, ToolUseDelta, StreamStarted, MessageComplete]
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,14 @@ shared budget is nearly used up (see :mod:`.pacing`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import AsyncGenerator, AsyncIterator, Callable, Mapping, Union
 
+from ..api_facts.cost import Usage
+from ..api_facts.tokens import count_text_tokens
 from ..context import ContextResult
 from ..contracts.abort import Aborted
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
@@ -42,8 +45,9 @@ from ..contracts.events import (
 )
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
-from ..contracts.provider import Chunk, MessageComplete, ModelRequest
+from ..contracts.provider import Chunk, MessageComplete, ModelRequest, StreamStarted
 from ..contracts.tool_api import StaticTools, ToolLike
+from ..state.totals import Spent
 from .degrade import is_budget_stop, switch_off
 from .rate_wait import (
     jittered_retry_delay,
@@ -223,18 +227,23 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     armed, next_chunk = run.guard.armed(), stream.__anext__  # looked up once, used per chunk
     partial: list[str] = []
     complete: MessageComplete | None = None
+    started: StreamStarted | None = None
     error: ApiError | None = None
     got_first = False
     try:
         with armed:  # the first-chunk probe
             chunk = await next_chunk()
-        got_first = True
         while True:
-            if isinstance(chunk, MessageComplete):
-                complete = chunk
+            if isinstance(chunk, TextDelta):
+                got_first = True
+                partial.append(chunk.text)
+                yield chunk
+            elif isinstance(chunk, MessageComplete):
+                got_first, complete = True, chunk
+            elif isinstance(chunk, StreamStarted):  # not a part of the answer yet: kept for the bill
+                started = chunk
             else:
-                if isinstance(chunk, TextDelta):
-                    partial.append(chunk.text)
+                got_first = True
                 yield chunk
             with armed:  # checks for an abort first, also one pressed during the yield
                 try:
@@ -244,6 +253,8 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
         if complete is None:
             raise ApiError(ErrorKind.UNKNOWN, "the stream ended without a complete message")
     except (asyncio.CancelledError, GeneratorExit, Aborted):
+        if started is not None and complete is None:  # ■ after the answer began: the API billed it
+            bill_interrupted(run, request.model, started.usage, "".join(partial))
         raise
     except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
         if complete is None:
@@ -253,6 +264,16 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
     # and the context manager shortens the conversation before the next request.
     yield StreamEnd(complete=complete, error=error, got_first=got_first, partial_text="".join(partial))
+
+
+def bill_interrupted(run: RequestRun, model: str, started: Usage, text: str) -> None:
+    """Keep as spent what a request stopped after its answer began was billed for at least: its
+    input as ``message_start`` reported it, and the text streamed so far counted as output (tool
+    input and thinking are not counted: a lower bound). Its answer never enters the history, so
+    no record holds it; the session keeps it with the money rollbacks took out of its records."""
+    output = count_text_tokens(text) if text else 0
+    usage = dataclasses.replace(started, output_tokens=max(started.output_tokens, output))
+    run.session.bill(Spent.unfinished(usage, model, run.config.prices))
 
 
 async def decide_after_failure(

@@ -96,6 +96,11 @@ class Session(SessionRollback):
         """Every request billed in this session, rolled-back ones included (what budgets count)."""
         return self._totals.spent(self.records, self.dropped)
 
+    def bill(self, spent: Spent) -> None:
+        """Keep ``spent`` as billed though no record holds it (a request stopped after its answer
+        began): with what rollbacks took out of the records, saved in session.json at the turn's end."""
+        self.dropped = self.dropped + spent
+
     def sent_request(self, *, request: int, turn: int, model: str, system: str, tools: tuple[str, ...],
                      ts: int) -> SentRequest:
         """A :class:`SentRequest` for the request about to be recorded (the history as it is now)."""

@@ -77,7 +77,8 @@ class SavedMeta:
     @property
     def stable(self) -> tuple[object, ...]:
         """What no log gives: a change of it is what makes a turn's end rewrite the file."""
-        return self.model, self.deleted_range, self.allowed_always
+        # spent.requests beyond the records: a request stopped mid-answer was billed (no log has it)
+        return self.model, self.deleted_range, self.allowed_always, self.spent.requests - self.records_len
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ session has been billed, which a rollback never lowers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pydantic
 
-from ..api_facts.cost import Usage, price_of
-from ..api_facts.models import most_expensive_of_family
+from ..api_facts.cost import Usage, cost_of, price_of
+from ..api_facts.models import ModelInfo, most_expensive_of_family
 from ..contracts.events import RequestRecord, Totals
 from ..contracts.saved import SAVED_CONFIG, Money, NonNegInt
 
@@ -47,6 +47,13 @@ class Spent:
         for r in records:
             total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None), r.usage.total_tokens)
         return total
+
+    @classmethod
+    def unfinished(cls, usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None) -> "Spent":
+        """One request stopped after its answer began, billed for ``usage`` (no record holds it)."""
+        cost = cost_of(usage, model, prices)
+        budget = cost if cost is not None else price_of(usage, most_expensive_of_family(model))
+        return cls(1, cost or 0.0, budget, int(cost is None), usage.total_tokens)
 
     def __add__(self, other: "Spent") -> "Spent":
         return Spent(self.requests + other.requests, self.cost_usd + other.cost_usd, self.budget_usd + other.budget_usd,

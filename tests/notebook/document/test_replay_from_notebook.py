@@ -862,7 +862,7 @@ def test_a_record_whose_transcript_nests_deep_is_refused_not_a_recursion_error(l
 def test_a_record_whose_summary_nests_deep_is_refused_not_a_recursion_error(lab, tmp_path):
     lab.run()
     shutil.rmtree(tmp_path / ".nbagent")
-    nested: Any = []
+    nested = []  # (an untyped test: mypy would only note an annotation here)
     for _ in range(980):  # within what the execute request's JSON parser takes, past what signing can dump
         nested = [nested]
     lab.record()["summary"] = {"model": nested}

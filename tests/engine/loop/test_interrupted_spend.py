@@ -1,0 +1,92 @@
+"""A request stopped with ■ after its answer began was billed by the API (its input as
+``message_start`` reported it, and what it generated): the session keeps it as spent, though no
+record holds it (its answer never enters the history). It counted nothing before (newcomer pass 9)."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from pathlib import Path
+
+from nbagent import Agent
+from nbagent.engine.api_facts.cost import Usage, cost_of
+from nbagent.engine.contracts.events import Event, TextDelta
+from nbagent.engine.state.session import Session
+from nbagent.engine.state.totals import Spent
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+from tests.engine.loop.test_query_support import done_of
+
+LONG = " ".join(f"w{i}" for i in range(600))
+
+
+async def _stopped_mid_answer(agent: Agent, deltas: int = 3) -> list[Event]:
+    events: list[Event] = []
+    seen = 0
+    async for event in agent.run("tell me a long story"):
+        events.append(event)
+        if isinstance(event, TextDelta):
+            seen += 1
+            if seen == deltas:
+                agent.abort()
+    return events
+
+
+async def test_a_request_stopped_mid_answer_stays_spent_in_the_session_and_its_folder(tmp_path: Path) -> None:
+    api = SimulatedAPI([text_reply(LONG), text_reply("again")], tokens_per_second=2_000)
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, task_dir=tmp_path / "task", read_mcp_json=False)
+
+    events = await _stopped_mid_answer(agent)
+
+    done = done_of(events)
+    assert done.reason == "aborted" and agent.records == []  # no record: its answer is not in the history
+    assert done.totals.spent_requests == 1 and done.totals.spent_usd > 0  # was 0 requests, $0
+    assert agent.session.spent.tokens > 0
+    spent = agent.totals.spent_usd
+    agent.close()
+    loaded = Session.load(tmp_path / "task")
+    assert loaded.totals.spent_usd == spent and loaded.totals.spent_requests == 1  # session.json says so
+    loaded.close()
+
+    again = Agent.resume(tmp_path / "task", provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False)
+    assert done_of([e async for e in again.run("a short one")]).reason == "end_turn"
+    assert again.totals.spent_requests == 2 and again.totals.spent_usd > spent  # never un-spent
+    again.close()
+
+
+async def test_a_stop_before_any_answer_began_bills_nothing(tmp_path: Path) -> None:
+    """Refused (overloaded, no ``message_start``), then ■ during the wait before the retry."""
+    api = SimulatedAPI([text_reply("late")], faults={1: Fault.overloaded()})
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()  # the retry's wait, until ■
+
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=sleep)
+    run = asyncio.ensure_future(_collect(agent))
+    await waiting.wait()
+    agent.abort()
+
+    done = done_of(await run)
+    assert done.reason == "aborted" and done.totals.spent_requests == 0 and done.totals.spent_usd == 0
+
+
+async def _collect(agent: Agent) -> list[Event]:
+    return [e async for e in agent.run("hello")]
+
+
+def test_the_spend_of_a_stopped_request_is_its_reported_input_and_the_text_it_streamed() -> None:
+    from nbagent.engine.api_facts.tokens import count_text_tokens
+
+    started = Usage(input_tokens=1_000, cache_read_input_tokens=4_000, output_tokens=1)
+    streamed = count_text_tokens(LONG)
+    billed = Usage(input_tokens=1_000, cache_read_input_tokens=4_000, output_tokens=streamed)
+    spent = Spent.unfinished(billed, "claude-sonnet-4-5", None)
+    assert spent.requests == 1 and spent.cost_usd == cost_of(billed, "claude-sonnet-4-5") and spent.unpriced_requests == 0
+    before = cost_of(started, "claude-sonnet-4-5")
+    assert spent.tokens == 5_000 + streamed and before is not None and before < spent.cost_usd
+    with warnings.catch_warnings():  # "no prices for model …", said once per model
+        warnings.simplefilter("ignore")
+        unpriced = Spent.unfinished(billed, "claude-sonnet-9-unknown", None)  # budgets: its family's dearest price
+    assert unpriced.cost_usd == 0 and unpriced.unpriced_requests == 1 and unpriced.budget_usd > 0
