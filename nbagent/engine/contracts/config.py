@@ -179,10 +179,7 @@ class SessionConfig:
         check_notes_bound(self.notes)
         if self.auto_compact is not None and not 0 < self.auto_compact <= 1:
             raise ValueError(f"auto_compact must be a fraction of the window in (0, 1], got {self.auto_compact!r}")
-        for name in ("max_budget_usd", "max_session_budget_usd"):
-            value = getattr(self, name)
-            if value is not None and not value >= 0:
-                raise ValueError(f"{name} must be >= 0 (USD), got {value!r}")
+        _check_usd(self, "max_budget_usd", "max_session_budget_usd")
         _check_positive(self, "token_budget", "session_token_budget", optional=True)
         if self.known_windows is not None:
             set_(self, "known_windows", {str(k): int(v) for k, v in dict(self.known_windows).items()})
@@ -208,6 +205,12 @@ class RunLimits:
     max_budget_usd: float | None = None
     token_budget: int | None = None
     """Tokens this prompt may use (None: the session's ``token_budget``)."""
+
+    def __post_init__(self) -> None:
+        # Checked here too: RunLimits(max_budget_usd=nan) compared False with every cost, a budget
+        # that never stopped anything.
+        _check_positive(self, "max_requests", "token_budget", optional=True)
+        _check_usd(self, "max_budget_usd")
 
     def resolve(self, config: SessionConfig) -> tuple[int | None, float | None]:
         """``(max_requests, max_budget_usd)`` in force for a run under ``config``."""
@@ -247,9 +250,16 @@ def setting_names() -> list[str]:
     return [f.name for f in dataclasses.fields(SessionConfig)]
 
 
-def _check_positive(config: SessionConfig, *names: str, optional: bool = False) -> None:
+def _check_usd(settings: SessionConfig | RunLimits, *names: str) -> None:
     for name in names:
-        value = getattr(config, name)
+        value = getattr(settings, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0):
+            raise ValueError(f"{name} must be >= 0 (USD), got {value!r}")
+
+
+def _check_positive(settings: SessionConfig | RunLimits, *names: str, optional: bool = False) -> None:
+    for name in names:
+        value = getattr(settings, name)
         if value is None and optional:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

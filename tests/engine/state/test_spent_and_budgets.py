@@ -124,3 +124,12 @@ def test_budgets_are_checked_settings_with_one_default() -> None:
     assert SessionConfig().max_session_budget_usd is None and SessionConfig().max_budget_usd is None
     with pytest.raises(ValueError, match="max_session_budget_usd must be >= 0"):
         SessionConfig(max_session_budget_usd=-1)
+
+
+@pytest.mark.parametrize("limits", [{"max_budget_usd": float("nan")}, {"max_budget_usd": -0.5},
+                                    {"max_budget_usd": "1"}, {"max_requests": 0}, {"token_budget": -1}])
+def test_a_prompts_limits_that_could_never_stop_it_are_refused(limits: dict[str, Any]) -> None:
+    # A NaN budget compared False with every cost: a prompt given one ran without a budget.
+    with pytest.raises(ValueError, match=f"{next(iter(limits))} must be"):
+        RunLimits(**limits)
+    assert RunLimits(max_budget_usd=0.0, max_requests=1, token_budget=1).max_budget_usd == 0.0
