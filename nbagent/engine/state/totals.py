@@ -18,9 +18,11 @@ from ..contracts.saved import SAVED_CONFIG, Money, NonNegInt
 def budget_cost(record: RequestRecord) -> float:
     """What a budget counts for one request: its cost, or, for a model with no prices, its cost at
     the most expensive known model of its family (a budget is never silently off)."""
-    if record.cost_usd is not None:
-        return record.cost_usd
-    return price_of(record.usage, most_expensive_of_family(record.model))
+    return _counted(record.cost_usd, record.usage, record.model)
+
+
+def _counted(cost_usd: float | None, usage: Usage, model: str) -> float:
+    return cost_usd if cost_usd is not None else price_of(usage, most_expensive_of_family(model))
 
 
 # Unlike every other saved record, unknown keys are ignored (as before records were validated
@@ -52,8 +54,7 @@ class Spent:
     def unfinished(cls, usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None) -> "Spent":
         """One request stopped after its answer began, billed for ``usage`` (no record holds it)."""
         cost = cost_of(usage, model, prices)
-        budget = cost if cost is not None else price_of(usage, most_expensive_of_family(model))
-        return cls(1, cost or 0.0, budget, int(cost is None), usage.total_tokens)
+        return cls(1, cost or 0.0, _counted(cost, usage, model), int(cost is None), usage.total_tokens)
 
     def __add__(self, other: "Spent") -> "Spent":
         return Spent(self.requests + other.requests, self.cost_usd + other.cost_usd, self.budget_usd + other.budget_usd,
