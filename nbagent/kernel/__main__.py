@@ -4,18 +4,28 @@
 The kernelspec does not start it with ``-m``: Python puts the working folder (the notebook's, which
 may have come from anyone) first on ``sys.path`` for ``-m``, so a received folder holding an
 ``nbagent/`` or ``traitlets/`` package ran its code in the kernel as it started, when the notebook
-was opened (or as a batch item's folder, under ``nbagent.batch --notebook``). Its ``-c`` line drops
-that entry before importing anything, and :func:`_installed_first` keeps the folder IPython then adds
-for the user's own modules behind the installed packages, which the warm-up and nbagent import
-later (a ``mistune.py`` there ran when the kernel warmed up).
+was opened (or as a batch item's folder, under ``nbagent.batch --notebook``). Its ``-c`` line moves
+every entry naming that folder behind the installed packages before importing anything: ``-c``'s
+``''``, and the folder's own path, which an empty ``PYTHONPATH`` entry adds (``export
+PYTHONPATH=$PYTHONPATH:/lib`` with none set). :func:`_installed_first` does it again once IPython
+has added ``''`` for the user's own modules, which the warm-up and nbagent import later (a
+``mistune.py`` there ran when the kernel warmed up).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Iterator
+
+OLD_KERNELSPEC = (
+    "nbagent: this kernel was started with `python -m nbagent.kernel`, by a kernelspec older than "
+    "nbagent's (or by hand): `-m` imports nbagent from the notebook's folder first, so a received "
+    "folder holding an `nbagent/` package runs its code as the kernel starts. Reinstall the "
+    "kernelspec: python -m nbagent.kernel install --user")
 
 
 def main(argv: list[str] | None = None) -> int | None:
@@ -25,6 +35,9 @@ def main(argv: list[str] | None = None) -> int | None:
         from .install import main as install_main
 
         return install_main(args[1:])
+    if Path(sys.argv[0]).name == "__main__.py":  # ``-m``: a kernelspec installed before the -c line
+        _installed_first()  # ipykernel's own imports, at least, come from the installed packages
+        print(OLD_KERNELSPEC, file=sys.stderr)
     from ipykernel.kernelapp import IPKernelApp
 
     from .kernel import NbAgentKernel
@@ -47,12 +60,12 @@ def main(argv: list[str] | None = None) -> int | None:
 
 def _installed_first() -> None:
     """Move the working folder (``""``, which IPython puts before site-packages so that a notebook
-    imports its own modules) to the end of ``sys.path``: the user's ``helpers.py`` still imports, but
-    a ``pandas.py`` or ``mistune.py`` in a received folder no longer replaces the installed package
-    that nbagent imports while it warms up or replays."""
-    if "" in sys.path:
-        sys.path.remove("")
-        sys.path.append("")
+    imports its own modules, or its path) to the end of ``sys.path``: the user's ``helpers.py`` still
+    imports, but a ``pandas.py`` or ``mistune.py`` in a received folder no longer replaces the
+    installed package that nbagent imports while it warms up or replays. (The kernelspec's ``-c``
+    line does the same, written out there because it runs before nbagent is imported.)"""
+    folder = ("", os.getcwd())
+    sys.path.sort(key=lambda entry: entry in folder)  # stable: every other entry keeps its order
 
 
 @contextlib.contextmanager

@@ -64,23 +64,37 @@ SHADOWS = {
 }
 
 
+OLD_ARGV = ["python", "-m", "nbagent.kernel", "-f", "{connection_file}"]  # the kernelspec before attacker pass 10
+
+
 @pytest.mark.kernel
-def test_a_received_folders_packages_run_nothing_when_the_kernel_starts_there(tmp_path: Path) -> None:
+@pytest.mark.parametrize("empty_entry, old_kernelspec", [(False, False), (True, False), (False, True)],
+                         ids=["installed", "empty PYTHONPATH entry", "old -m kernelspec"])
+def test_a_received_folders_packages_run_nothing_when_the_kernel_starts_there(
+        tmp_path: Path, empty_entry: bool, old_kernelspec: bool) -> None:
     """``-m nbagent.kernel`` put the notebook's folder first on ``sys.path``: a received folder holding
     ``nbagent/`` or ``traitlets/`` ran its code as the kernel started, and (IPython puts the folder
-    before site-packages) a ``mistune.py`` ran when the kernel warmed up (attacker pass 10)."""
+    before site-packages) a ``mistune.py`` ran when the kernel warmed up (attacker pass 10). An empty
+    ``PYTHONPATH`` entry (``export PYTHONPATH=$PYTHONPATH:/lib`` with none set) puts the folder's
+    path there too; a kernelspec installed before still starts with ``-m``, where only nbagent
+    itself is beyond reach."""
     from jupyter_client import KernelManager
     from jupyter_client.kernelspec import KernelSpecManager
 
     prefix, folder, marker = tmp_path / "prefix", tmp_path / "received", tmp_path / "ran.txt"
-    inst.install(prefix=str(prefix))
+    installed = Path(inst.install(prefix=str(prefix)))
+    if old_kernelspec:
+        spec = json.loads((installed / "kernel.json").read_text())
+        (installed / "kernel.json").write_text(json.dumps({**spec, "argv": [sys.executable, *OLD_ARGV[1:]]}))
     for name, code in SHADOWS.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(code.format(marker=str(marker)) + "\n")
+        if not (old_kernelspec and name.startswith("nbagent/")):
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(code.format(marker=str(marker)) + "\n")
     (folder / "helpers.py").write_text("ANSWER = 42\n")  # the user's own module still imports
     ksm = KernelSpecManager(kernel_dirs=[str(prefix / "share" / "jupyter" / "kernels")])
     km = KernelManager(kernel_name="nbagent", kernel_spec_manager=ksm)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    paths = ["" if empty_entry else None, str(REPO), os.environ.get("PYTHONPATH") or None]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p is not None)}
     km.start_kernel(env=env, cwd=str(folder))
     kc = km.client()
     kc.start_channels()
