@@ -24,7 +24,7 @@ from ...display.html import esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
 from ...engine.contracts.permissions import Allow, Deny, PermissionRequest
-from .. import waiting
+from . import questions
 from .body import Part, RunBody
 from .handlers import HANDLERS
 from .header import Header
@@ -40,11 +40,6 @@ if TYPE_CHECKING:
 
     from ..executor import ExecutionRecord
 
-UNSEEN_PROMPT = ("Denied without asking: nobody could see Allow / Deny here (a run with no notebook page, as "
-                 "nbconvert, nbclient, papermill or plain IPython; a page reloaded or closed; or this cell deleted "
-                 "while it was queued). To let a tool run without asking, allow it up front: %%agent --allow python.")
-LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed (or the cell's outputs cleared) "
-               "while it waited, so nobody could answer it. Run the agent cell again to be asked again.")
 STREAM_KINDS = frozenset({"text_delta", "thinking_delta", "tool_use_delta"})
 MIN_INTERVAL = 0.05  # at most 20 stream updates per second
 
@@ -82,8 +77,8 @@ class AgentView:
         self.done: ev.Done | None = None
         self.finished = False
         self._cards: dict[str, ToolCard] = {}
-        self._prompts: list[PermissionPrompt] = []
-        self._failures: list[FailurePrompt] = []
+        self.prompts_shown: list[PermissionPrompt] = []  # every permission prompt of the run, in order
+        self.failures_shown: list[FailurePrompt] = []  # every failed request's card, in order
         self._retries: list[RetryStatus] = []
         self._ticker: asyncio.Task[None] | None = None
         self._handle: DisplayHandle | None = None
@@ -106,16 +101,16 @@ class AgentView:
     @property
     def permission(self) -> PermissionPrompt:
         """The latest permission prompt (``view.permission.allow()`` etc.)."""
-        if not self._prompts:
+        if not self.prompts_shown:
             raise LookupError("no permission prompt has been shown yet")
-        return self._prompts[-1]
+        return self.prompts_shown[-1]
 
     @property
     def failure(self) -> FailurePrompt:
         """The latest failed-request card (``view.failure.retry()`` / ``.cancel()``)."""
-        if not self._failures:
+        if not self.failures_shown:
             raise LookupError("no request has failed yet")
-        return self._failures[-1]
+        return self.failures_shown[-1]
 
     @property
     def retry_status(self) -> RetryStatus:
@@ -147,70 +142,14 @@ class AgentView:
 
     async def ask_permission(self, tool_name: str, tool_input: Mapping[str, object],
                              request: PermissionRequest | None = None) -> Allow | Deny:
-        """Show a permission prompt for a tool call and wait for the user's answer.
-
-        A ``can_use_tool`` callback. An abort (the view's ``abort`` event) before a decision
-        denies the call; a kernel interrupt (``CancelledError``) propagates after the prompt is
-        closed.
-        """
-        tool_use_id = getattr(request, "tool_use_id", "") or f"ask-{len(self._prompts)}"
-        if self.cell_shown is not None and not await self.cell_shown():
-            # A cell deleted while queued still runs: a prompt in it would wait for a click that cannot come.
-            self.handle(ev.Notice(level="warning", message=UNSEEN_PROMPT))
-            self.card(tool_use_id, tool_name).set_status("denied")
-            return Deny(UNSEEN_PROMPT)
-        prompt = PermissionPrompt(tool_name, tool_input, getattr(request, "reason_asked", ""))
-        card = self.card(tool_use_id, tool_name)
-        if card.input is None:
-            card.set_input(tool_input)
-        card.attach_prompt(prompt)
-        self._prompts.append(prompt)
-        settled = False
-        try:
-            outcome = await waiting.wait_for_decision(prompt.decision, abort=self.abort, shown=self.cell_shown)
-            prompt.settle(outcome)
-            settled = True
-            card.set_status("allowed" if isinstance(outcome, Allow) else "denied")
-            if isinstance(outcome, Allow):
-                self._start_tool(card)  # its time starts now: the wait for the click is not the tool's
-            return outcome
-        except waiting.WaitAborted:
-            prompt.settle(None, "aborted")
-            settled = True
-            card.set_status("aborted")
-            return Deny("The run was aborted before the user decided.")
-        except waiting.WaitUnseen:
-            denied = Deny(LOST_PROMPT)
-            prompt.settle(denied)
-            settled = True
-            card.set_status("denied")
-            self.handle(ev.Notice(level="warning", message=LOST_PROMPT))
-            return denied
-        finally:
-            if not settled:  # interrupted: close the prompt, let the CancelledError go on
-                prompt.settle(None, "interrupted")
-                card.set_status("interrupted")
+        """Show a permission prompt for a tool call and wait for the user's answer (a ``can_use_tool``
+        callback; see :func:`.questions.ask_permission`)."""
+        return await questions.ask_permission(self, tool_name, tool_input, request)
 
     async def ask_api_failure(self, event: ev.ApiRequestFailed) -> Literal["retry", "cancel"]:
-        """Offer **Retry** / **Cancel** (and *Start new session*) for a failed request.
-
-        An ``on_api_failure`` callback; *Start new session* answers ``"cancel"`` and calls the
-        view's ``on_new_session``.
-        """
-        if self.cell_shown is not None and not await self.cell_shown():
-            return "cancel"  # nobody can see Retry / Cancel: cancel rather than wait for ever
-        prompt = next((f for f in reversed(self._failures) if f.event is event and f.outcome is None), None)
-        if prompt is None:
-            prompt = self.show_failure(event)
-        prompt.ask()
-        choice = "interrupted"
-        try:
-            choice = await waiting.wait_for_decision(prompt.decision, abort=self.abort, shown=self.cell_shown)
-        except (waiting.WaitAborted, waiting.WaitUnseen):  # unseen: nobody can click Retry any more
-            choice = "cancel"
-        finally:
-            prompt.settle(choice)
-        return "retry" if choice == "retry" else "cancel"
+        """Offer **Retry** / **Cancel** (and *Start new session*) for a failed request (an
+        ``on_api_failure`` callback; see :func:`.questions.ask_api_failure`)."""
+        return await questions.ask_api_failure(self, event)
 
     def interrupted(self, session_cost: float | None = None) -> None:
         """The run was interrupted (■): mark what was streaming, show the cost so far, one line.
@@ -293,7 +232,8 @@ class AgentView:
             if time.monotonic() - self._last_tick > 2 * TICK_S:
                 self.tick()  # widget updates are thread-safe (ipykernel's iopub thread sends them)
 
-    def _start_tool(self, card: ToolCard) -> None:
+    def start_tool(self, card: ToolCard) -> None:
+        """Start a call's clock (it runs now: after its Allow, or at its turn in the request)."""
         card.started = self.clock()
         card.set_status("running (0 s)")
         self.activity.start(f"running {card.name}")
@@ -304,7 +244,7 @@ class AgentView:
         for card in self._tools_to_run:
             if card.result is None and card.denied is None:
                 if card.started is None and card.prompt is None:
-                    self._start_tool(card)
+                    self.start_tool(card)
                 return
         self.activity.stop()
 
@@ -415,7 +355,7 @@ class AgentView:
     def show_failure(self, event: ev.ApiRequestFailed) -> FailurePrompt:
         """Show a failed request's card (its Retry / Cancel ask only if the loop asks)."""
         prompt = self.body.add(FailurePrompt(event, self.on_new_session))
-        self._failures.append(prompt)
+        self.failures_shown.append(prompt)
         return prompt
 
     def _end_retry(self, outcome: str) -> None:

@@ -18,7 +18,7 @@ from nbagent.notebook.document import bridge as bridge_mod
 from nbagent.notebook.document import page
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.view import AgentView
-from nbagent.notebook.view.agent_view import LOST_PROMPT, UNSEEN_PROMPT
+from nbagent.notebook.view.questions import LOST_PROMPT, UNSEEN_PROMPT
 
 from .fake_frontend import FakeFrontEnd
 
