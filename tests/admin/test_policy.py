@@ -95,6 +95,20 @@ def test_the_day_budget_caps_each_prompt_and_stops_when_spent(tmp_path: Path, ad
         a.run_sync("again")
 
 
+def test_the_day_budget_counts_a_model_without_prices_at_its_stand_in_price(tmp_path: Path, admin: Any) -> None:
+    # An unknown Claude model's cost is unknown (None); its prompts are capped at its family's
+    # highest price, and the day's ledger must grow by that too, not by $0 for ever.
+    admin(max_daily_budget_usd=0.01)
+    a = agent(tmp_path, [text_reply("ok " * 50)] * 5, model="claude-opus-9-9")
+    with pytest.warns(UserWarning, match="no prices"):
+        a.run_sync("hi")
+    spent = DailyLedger(tmp_path / "ledger").spent()
+    assert spent > 0 and spent == pytest.approx(a.session.spent.budget_usd)
+    with pytest.raises(DailyBudgetSpentError, match="max_daily_budget_usd"):
+        for _ in range(4):
+            a.run_sync("again")
+
+
 def test_a_bad_admin_file_is_an_error_not_an_open_door(tmp_path: Path, admin: Any) -> None:
     admin(permision_mode="plan")  # a typo must not unlock anything
     with pytest.raises(AdminPolicyError, match="unknown key"):
