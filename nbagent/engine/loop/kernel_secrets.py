@@ -14,6 +14,7 @@ import re
 from collections import OrderedDict, defaultdict
 from itertools import islice
 from typing import Iterable
+from urllib.parse import unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -49,6 +50,27 @@ MAX_MAPPINGS = 500
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 
 
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def url_password(value: str) -> str | None:
+    """The password a URL carries (``postgresql://analyst:…@db/sales``), whatever holds it: a
+    notebook's ``DATABASE_URL``, ``MONGO_URI`` or ``redis_url`` are named as no credential, and the
+    URL went whole to the model. Its password as the driver reads it (unquoted: the sanitizer also
+    redacts its URL-quoted forms); one shorter than :data:`MIN_CHARS` as it stands in the URL,
+    between ``:`` and ``@`` (redacting a short word everywhere would hide it from every text)."""
+    if len(value) > MAX_CHARS or "@" not in value or not _URL_START.match(value):
+        return None
+    try:
+        raw = urlsplit(value).password
+    except ValueError:  # a malformed host ('http://[x'): no URL
+        return None
+    if not raw:
+        return None
+    password = unquote(raw)
+    return password if len(password) >= MIN_CHARS else f":{raw}@"
+
+
 def _is_secret(name: str, value: str) -> bool:
     if not MIN_CHARS <= len(value) <= MAX_CHARS or value.startswith(_PATH_START):
         return False
@@ -64,7 +86,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
     A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
-    one (or a URL with credentials in it). Paths are never taken. Objects are looked at by their
+    one (or a URL with credentials in it); any other URL with a password gives its password
+    (:func:`url_password`). Paths are never taken. Objects are looked at by their
     exact type only (``type(value)``): reading ``__class__`` runs code in lazy proxies (Django's
     ``settings``), and no user code runs here."""
     found: list[str] = []
@@ -76,6 +99,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             if kind is str:
                 if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
+                elif password := url_password(value):  # type: ignore[arg-type]
+                    found.append(password)
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
                 mappings[0] += 1
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
@@ -84,4 +109,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return tuple(found)
 
 
-__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "looks_like_token"]
+__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "looks_like_token", "url_password"]

@@ -8,7 +8,12 @@ from typing import Any
 
 from nbagent import Agent
 from nbagent.engine.loop.facts import VariableInfo
-from nbagent.engine.loop.kernel_secrets import MAX_ITEMS_PER_MAPPING, credential_variable_values, looks_like_token
+from nbagent.engine.loop.kernel_secrets import (
+    MAX_ITEMS_PER_MAPPING,
+    credential_variable_values,
+    looks_like_token,
+    url_password,
+)
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
 from tests.engine.loop.test_query_support import done_of
@@ -48,6 +53,17 @@ def test_mappings_are_walked_two_levels_down_each_within_its_own_bound() -> None
         API_KEY, "pg-pass-1234", "in-a-dict-99", HF_TOKEN, "after-the-big-one")
     beyond = {f"k{i}": "x" for i in range(MAX_ITEMS_PER_MAPPING)} | {"password": "past-the-bound"}
     assert credential_variable_values([("big", beyond)]) == ()
+
+
+def test_the_password_of_a_url_is_a_secret_whatever_its_variable_is_called() -> None:
+    """``DATABASE_URL``, ``MONGO_URI``, ``redis_url`` name no credential: the URL, password and all,
+    went to the model in the variables and the cell that typed it (attacker pass 11)."""
+    namespace = {"DATABASE_URL": "postgresql://analyst:Tr0ub4dor-x9@db.internal:5432/sales",
+                 "conf": {"broker": "amqp://etl:p%40ss-w0rd-99@mq/vhost"}, "redis_url": "redis://:pw@cache:6379/0",
+                 "site": "https://example.com/a@b", "user_only": "ftp://anonymous@ftp.example.org/",
+                 "bad": "http://[::1:80@x", "text": "see postgres://u:longpassword@h in the logs"}
+    assert credential_variable_values(namespace.items()) == ("Tr0ub4dor-x9", "p@ss-w0rd-99", ":pw@")
+    assert url_password("mongodb+srv://etl:kP3wq9ZzA1@cluster0.example.net/prod") == "kP3wq9ZzA1"
 
 
 def test_a_lazy_proxy_is_not_touched() -> None:
