@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
 from ...engine.contracts.json_types import JSONObject
+from ...engine.loop.facts import kernel_secrets
 from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
+from ..kernel_context import KernelContext
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
@@ -137,9 +139,13 @@ class ServeServer:
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
         if sess is not None:
-            return sess.agent.engine.sanitizer()
-        # No session: no secret given in code. Reading two variables costs what comparing them would.
-        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+            configured = sess.agent.engine.sanitizer()
+        else:  # no session: no secret given in code. Reading two variables costs what comparing them would.
+            configured = Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        # And the notebook's credential variables (db_password, a config dict's token), read now: the
+        # engine reads them at each prompt's start only, and clients call between prompts.
+        notebook = [s for s in kernel_secrets(KernelContext(self.shell)) if s not in configured.secrets]
+        return Sanitizer((*configured.secrets, *notebook)) if notebook else configured
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():
