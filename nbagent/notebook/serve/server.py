@@ -138,14 +138,12 @@ class ServeServer:
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        if sess is not None:
-            configured = sess.agent.engine.sanitizer()
-        else:  # no session: no secret given in code. Reading two variables costs what comparing them would.
-            configured = Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
-        # And the notebook's credential variables (db_password, a config dict's token), read now: the
-        # engine reads them at each prompt's start only, and clients call between prompts.
-        notebook = [s for s in kernel_secrets(KernelContext(self.shell)) if s not in configured.secrets]
-        return Sanitizer((*configured.secrets, *notebook)) if notebook else configured
+        if sess is not None:  # between runs, it reads the notebook's credential variables at each call
+            return sess.agent.engine.sanitizer()
+        # No session: no secret given in code; the notebook's credential variables (db_password, a
+        # config dict's token) are read now, as the session's engine reads them.
+        found = (*credential_env_values(), *kernel_secrets(KernelContext(self.shell)))
+        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, found))
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():
