@@ -71,6 +71,33 @@ def url_password(value: str) -> str | None:
     return password if len(password) >= MIN_CHARS else f":{raw}@"
 
 
+# A connection string's secret keys: ODBC/ADO.NET (PWD=…;), libpq's keywords (password=… ),
+# an Azure storage or service bus string (AccountKey=…; SharedAccessKey=…;).
+_CONN_SECRET = re.compile(r"(?i)(?:^|[;\s])((?:password|pwd|accountkey|sharedaccesskey)\s*=\s*)"
+                          r"(\{[^}]*\}|'[^']*'|[^;\s]+)")
+
+
+def connection_secrets(value: str) -> tuple[str, ...]:
+    """The secrets a connection string carries (``…;UID=ana;PWD=…;``, ``host=db password=…``,
+    ``…;AccountKey=…;``), whatever holds it: ``conn_str`` and ``AZURE_STORAGE_CONNECTION_STRING`` name
+    no credential. Each value as written (braces and quotes taken off); one shorter than
+    :data:`MIN_CHARS` with its key (``PWD=pw``), as :func:`url_password` keeps a short one."""
+    if len(value) > MAX_CHARS or "=" not in value:
+        return ()
+    found = []
+    for key, raw in _CONN_SECRET.findall(value):
+        secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
+        if secret and not secret.startswith(_PATH_START):  # PWD=/home/ana in a captured `env` is a folder
+            found.append(secret if len(secret) >= MIN_CHARS else key + raw)
+    return tuple(found)
+
+
+def embedded_secrets(value: str) -> tuple[str, ...]:
+    """The secrets inside ``value`` whatever its name: a URL's password, a connection string's."""
+    password = url_password(value)
+    return (password, *connection_secrets(value)) if password else connection_secrets(value)
+
+
 def _is_secret(name: str, value: str) -> bool:
     if not MIN_CHARS <= len(value) <= MAX_CHARS or value.startswith(_PATH_START):
         return False
@@ -86,8 +113,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
     A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
-    one (or a URL with credentials in it); any other URL with a password gives its password
-    (:func:`url_password`). Paths are never taken. Objects are looked at by their
+    one (or a URL with credentials in it); any other URL or connection string gives its password
+    (:func:`embedded_secrets`). Paths are never taken. Objects are looked at by their
     exact type only (``type(value)``): reading ``__class__`` runs code in lazy proxies (Django's
     ``settings``), and no user code runs here."""
     found: list[str] = []
@@ -99,8 +126,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             if kind is str:
                 if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
-                elif password := url_password(value):  # type: ignore[arg-type]
-                    found.append(password)
+                else:
+                    found.extend(embedded_secrets(value))  # type: ignore[arg-type]
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
                 mappings[0] += 1
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
@@ -109,4 +136,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return tuple(found)
 
 
-__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "looks_like_token", "url_password"]
+__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "embedded_secrets", "looks_like_token", "url_password"]

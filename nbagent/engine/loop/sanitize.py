@@ -25,7 +25,7 @@ from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
-from .kernel_secrets import url_password
+from .kernel_secrets import embedded_secrets
 from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
 from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
@@ -188,12 +188,12 @@ def credential_env_values() -> tuple[str, ...]:
     secrets for the model too, not only kept from the shell tool. A cell's ``env = dict(os.environ)``
     or ``print(os.environ)`` sent ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``JUPYTER_TOKEN``
     (which runs code in any kernel of the server) to the model in the kernel context; so did any
-    variable's URL with a password (``DATABASE_URL``): its password is taken too."""
+    variable's URL or connection string with a password (``DATABASE_URL``): its password is taken too."""
     # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
     pairs = [(name, value) for name in list(os.environ) if (value := os.environ.get(name))]
-    # Under any other name, the password of a URL (DATABASE_URL, MONGO_URI, a broker's URL).
-    found = (value if CREDENTIAL_NAME.fullmatch(name) else url_password(value) for name, value in pairs)
-    return tuple(value for value in found if value)
+    # Under any other name, a URL's or connection string's password (DATABASE_URL, an Azure one).
+    return tuple(s for name, value in pairs for s in ((value,) if CREDENTIAL_NAME.fullmatch(name)
+                                                       else embedded_secrets(value)))
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from nbagent import Agent
 from nbagent.engine.loop.facts import VariableInfo
 from nbagent.engine.loop.kernel_secrets import (
     MAX_ITEMS_PER_MAPPING,
+    connection_secrets,
     credential_variable_values,
     looks_like_token,
     url_password,
@@ -64,6 +65,19 @@ def test_the_password_of_a_url_is_a_secret_whatever_its_variable_is_called() -> 
                  "bad": "http://[::1:80@x", "text": "see postgres://u:longpassword@h in the logs"}
     assert credential_variable_values(namespace.items()) == ("Tr0ub4dor-x9", "p@ss-w0rd-99", ":pw@")
     assert url_password("mongodb+srv://etl:kP3wq9ZzA1@cluster0.example.net/prod") == "kP3wq9ZzA1"
+
+
+def test_a_connection_string_s_password_or_key_is_a_secret_whatever_its_variable_is_called() -> None:
+    """pyodbc's ``…;UID=ana;PWD=…;``, libpq's ``host=db password=…``, an Azure storage string's
+    ``AccountKey=…``: ``conn_str`` names no credential, and the string went whole to the model."""
+    account_key = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbA=="
+    namespace = {"conn_str": "DRIVER={ODBC Driver 18};SERVER=db;UID=ana;PWD={Tr0ub;4dor&3x};",
+                 "dsn": "host=db user=ana password='Tr0ub4dor kw' dbname=sales",
+                 "blob": f"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={account_key};EndpointSuffix=x",
+                 "env_dump": "HOME=/home/ana PWD=/home/ana/project", "short": "Server=db;Pwd=pw;"}
+    assert credential_variable_values(namespace.items()) == (
+        "Tr0ub;4dor&3x", "Tr0ub4dor kw", account_key, "Pwd=pw")
+    assert connection_secrets("a plain sentence = nothing secret") == ()
 
 
 def test_a_lazy_proxy_is_not_touched() -> None:

@@ -1,4 +1,5 @@
-"""A URL with a password in a notebook variable, whatever it is called, reaches the model redacted."""
+"""A URL or connection string with a password in a notebook variable, whatever it is called, reaches
+the model redacted."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ async def test_a_database_url_s_password_is_redacted_from_the_variables_and_the_
     await run(engine, "why does `DATABASE_URL` fail?")
     body = str(api.requests[-1].body["messages"])
     assert "Tr0ub4dor-x9" not in body and "postgresql://analyst:[redacted]@db.internal:5432/sales" in body
+
+
+async def test_an_odbc_connection_string_s_password_is_redacted_from_what_the_model_reads(tmp_path: Path) -> None:
+    conn = "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db.internal;UID=analyst;PWD=Tr0ub4dor&3x;"
+    api = SimulatedAPI(lambda body: text_reply("ok"))
+    shell = shell_with((f"conn_str = {conn!r}", "cnxn = pyodbc.connect(conn_str)"), conn_str=conn)
+    engine = make_engine(api, tmp_path, kernel_facts=KernelContext(shell))
+    await run(engine, "why does `conn_str` fail?")
+    body = str(api.requests[-1].body["messages"])
+    assert "Tr0ub4dor" not in body and "UID=analyst;PWD=[redacted];" in body
