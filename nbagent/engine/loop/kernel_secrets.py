@@ -106,6 +106,17 @@ def _is_secret(name: str, value: str) -> bool:
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
+def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
+    """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
+    aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
+    if len(pair) != 2 or type(name) is not str or not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
+        return None
+    user, password = pair
+    if type(user) is not str or type(password) is not str:
+        return None
+    return password if _is_secret("password", password) else None  # type: ignore[arg-type]
+
+
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
     """The string values of ``variables`` (a kernel's names and values) named as credentials, and
     of the plain mappings among them one and two levels down (``config["db"]["password"]``,
@@ -113,10 +124,11 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
     A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
-    one (or a URL with credentials in it); any other URL or connection string gives its password
-    (:func:`embedded_secrets`). Paths are never taken. Objects are looked at by their
-    exact type only (``type(value)``): reading ``__class__`` runs code in lazy proxies (Django's
-    ``settings``), and no user code runs here."""
+    one (or a URL with credentials in it), and a (user, password) pair under either gives its
+    password; any other URL or connection string gives its password (:func:`embedded_secrets`).
+    Paths are never taken. Objects are looked at by their exact type only (``type(value)``):
+    reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
+    here."""
     found: list[str] = []
     mappings = [0]
 
@@ -128,6 +140,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                     found.append(value)  # type: ignore[arg-type]
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+            elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
+                found.append(password)
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
                 mappings[0] += 1
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]

@@ -80,6 +80,15 @@ def test_a_connection_string_s_password_or_key_is_a_secret_whatever_its_variable
     assert connection_secrets("a plain sentence = nothing secret") == ()
 
 
+def test_a_user_and_password_pair_under_a_credential_name_gives_its_password() -> None:
+    """``auth = ("analyst", "…")``, as requests takes basic auth: the tuple was never looked into, and
+    its description sent the password to the model (attacker pass 11)."""
+    namespace = {"auth": ("analyst", "hunter2hunter2"), "BASIC_AUTH": ("admin", "S3cret-admin-pw"),
+                 "cfg": {"credentials": ("bob", "bobs-password-1")}, "point": ("x", "yyyyyyyyyy"),
+                 "auth_dir": ("a", "/home/ana/auth"), "auth_size": (640, 480)}
+    assert credential_variable_values(namespace.items()) == ("hunter2hunter2", "S3cret-admin-pw", "bobs-password-1")
+
+
 def test_a_lazy_proxy_is_not_touched() -> None:
     assert credential_variable_values([("settings", LazySettings()), ("db_password", "hunter2-hunter2")]) == (
         "hunter2-hunter2",)

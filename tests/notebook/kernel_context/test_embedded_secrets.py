@@ -1,5 +1,5 @@
-"""A URL or connection string with a password in a notebook variable, whatever it is called, reaches
-the model redacted."""
+"""A URL or connection string with a password in a notebook variable, whatever it is called, and a
+(user, password) pair under a credential's name reach the model redacted."""
 
 from __future__ import annotations
 
@@ -30,3 +30,12 @@ async def test_an_odbc_connection_string_s_password_is_redacted_from_what_the_mo
     await run(engine, "why does `conn_str` fail?")
     body = str(api.requests[-1].body["messages"])
     assert "Tr0ub4dor" not in body and "UID=analyst;PWD=[redacted];" in body
+
+
+async def test_a_basic_auth_pair_s_password_is_redacted_from_what_the_model_reads(tmp_path: Path) -> None:
+    api = SimulatedAPI(lambda body: text_reply("ok"))
+    shell = shell_with(("r = requests.get(url, auth=auth)",), auth=("analyst", "hunter2hunter2"))
+    engine = make_engine(api, tmp_path, kernel_facts=KernelContext(shell))
+    await run(engine, "why does the request with `auth` fail?")
+    body = str(api.requests[-1].body["messages"])
+    assert "hunter2hunter2" not in body and "analyst" in body
