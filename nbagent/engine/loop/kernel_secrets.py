@@ -42,7 +42,8 @@ _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAG
                          r"|WEBHOOK_URL|DSN)(?:_.*)?")
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
-_PATH_START = ("/", "~", "./", "../")
+_PATH = re.compile(r"\.{0,2}/|~[\w.-]*(?:/|$)")
+"""A path: ``/…``, ``./…``, ``../…``, ``~/…`` or ``~ana/…``; a password that starts with ``~`` is none."""
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
@@ -87,7 +88,7 @@ def connection_secrets(value: str) -> tuple[str, ...]:
     found = []
     for key, raw in _CONN_SECRET.findall(value):
         secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
-        if secret and not secret.startswith(_PATH_START):  # PWD=/home/ana in a captured `env` is a folder
+        if secret and not _PATH.match(secret):  # PWD=/home/ana in a captured `env` is a folder
             found.append(secret if len(secret) >= MIN_CHARS else key + raw)
     return tuple(found)
 
@@ -99,7 +100,7 @@ def embedded_secrets(value: str) -> tuple[str, ...]:
 
 
 def _is_secret(name: str, value: str) -> bool:
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or value.startswith(_PATH_START):
+    if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
         return False
     if _PASSWORD_NAME.fullmatch(name):
         return True

@@ -89,6 +89,13 @@ def test_a_user_and_password_pair_under_a_credential_name_gives_its_password() -
     assert credential_variable_values(namespace.items()) == ("hunter2hunter2", "S3cret-admin-pw", "bobs-password-1")
 
 
+def test_a_password_that_starts_with_a_tilde_is_no_path() -> None:
+    """Any value starting with ``~`` was read as a path (``~/.pgpass``), so a generated password such as
+    ``~Xk9$pq2!zzQ`` went to the model (attacker pass 11); ``~/…`` and ``~ana/…`` are still paths."""
+    namespace = {"db_password": "~Xk9$pq2!zzQ", "password_file": "~/.pgpass", "other_password": "~ana/pw.txt"}
+    assert credential_variable_values(namespace.items()) == ("~Xk9$pq2!zzQ",)
+
+
 def test_a_lazy_proxy_is_not_touched() -> None:
     assert credential_variable_values([("settings", LazySettings()), ("db_password", "hunter2-hunter2")]) == (
         "hunter2-hunter2",)
