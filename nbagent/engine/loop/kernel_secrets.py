@@ -115,7 +115,7 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     user, password = pair
     if type(user) is not str or type(password) is not str:
         return None
-    return password if _is_secret("password", password) else None  # type: ignore[arg-type]
+    return password if _is_secret("password", password) else None
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
