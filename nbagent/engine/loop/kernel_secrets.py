@@ -74,23 +74,41 @@ def url_password(value: str) -> str | None:
 
 # A connection string's secret keys: ODBC/ADO.NET (PWD=…;), libpq's keywords (password=… ),
 # an Azure storage or service bus string (AccountKey=…; SharedAccessKey=…;).
-_CONN_SECRET = re.compile(r"(?i)(?:^|[;\s])((?:password|pwd|accountkey|sharedaccesskey)\s*=\s*)"
-                          r"(\{[^}]*\}|'[^']*'|[^;\s]+)")
+_CONN_KEYS = ("password", "pwd", "accountkey", "sharedaccesskey")
+MAX_CONNECTION_CHARS = 1_024
+"""A longer string (a document, a cell's code) is not read as a connection string."""
+MAX_KEYS_SEEN = 8
+"""Occurrences of each key looked at in one string (a connection string names its password once)."""
+_CONN_VALUE = re.compile(r"\s*=\s*(\{[^}]*\}|'[^']*'|[^;\s]+)")
 
 
 def connection_secrets(value: str) -> tuple[str, ...]:
     """The secrets a connection string carries (``…;UID=ana;PWD=…;``, ``host=db password=…``,
     ``…;AccountKey=…;``), whatever holds it: ``conn_str`` and ``AZURE_STORAGE_CONNECTION_STRING`` name
     no credential. Each value as written (braces and quotes taken off); one shorter than
-    :data:`MIN_CHARS` with its key (``PWD=pw``), as :func:`url_password` keeps a short one."""
-    if len(value) > MAX_CHARS or "=" not in value:
+    :data:`MIN_CHARS` with its key (``PWD=pw``), as :func:`url_password` keeps a short one.
+
+    The keys are found with ``str.find`` (in C): a regex over every string of a namespace (25,000
+    strings of code holding ``=``) took seconds at each prompt."""
+    if len(value) > MAX_CONNECTION_CHARS or "=" not in value:
         return ()
-    found = []
-    for key, raw in _CONN_SECRET.findall(value):
-        secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
-        if secret and not _PATH.match(secret):  # PWD=/home/ana in a captured `env` is a folder
-            found.append(secret if len(secret) >= MIN_CHARS else key + raw)
-    return tuple(found)
+    low = value.lower()
+    if len(low) != len(value):  # a letter whose lower case is longer ('İ'): positions would not match
+        low = "".join(c.lower()[0] for c in value)
+    found: list[tuple[int, str]] = []
+    for key in _CONN_KEYS:
+        at, seen = low.find(key), 0
+        while at != -1 and seen < MAX_KEYS_SEEN:  # a script naming $PWD on every line is no connection
+            seen += 1
+            end = at + len(key)
+            match = _CONN_VALUE.match(value, end)
+            if match and (at == 0 or value[at - 1] == ";" or value[at - 1].isspace()):
+                raw = match.group(1)
+                secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
+                if secret and not _PATH.match(secret):  # PWD=/home/ana in a captured `env` is a folder
+                    found.append((at, secret if len(secret) >= MIN_CHARS else value[at:match.end()]))
+            at = low.find(key, end)
+    return tuple(secret for _, secret in sorted(found))
 
 
 def embedded_secrets(value: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from typing import Any
 from nbagent import Agent
 from nbagent.engine.loop.facts import VariableInfo
 from nbagent.engine.loop.kernel_secrets import (
+    MAX_CONNECTION_CHARS,
     MAX_ITEMS_PER_MAPPING,
     connection_secrets,
     credential_variable_values,
@@ -78,6 +79,16 @@ def test_a_connection_string_s_password_or_key_is_a_secret_whatever_its_variable
     assert credential_variable_values(namespace.items()) == (
         "Tr0ub;4dor&3x", "Tr0ub4dor kw", account_key, "Pwd=pw")
     assert connection_secrets("a plain sentence = nothing secret") == ()
+
+
+def test_a_connection_string_is_looked_for_within_bounds() -> None:
+    """Every string of a namespace is looked at: a regex over 25,000 strings of code holding ``=`` took
+    ~5 s at each prompt. Keys are found in C, a long string (code, a document) is no connection
+    string, and a string naming a key on every line is looked at for its first few only."""
+    assert connection_secrets("Server=db;" + "x" * MAX_CONNECTION_CHARS + ";PWD=Tr0ub4dor&3x;") == ()
+    assert connection_secrets("cd $PWD\n" * 20 + "PWD=Tr0ub4dor&3x") == ()
+    assert connection_secrets("Server=db;Password=Tr0ub4dor&3x;AccountKey=Zm9vYmFyYmF6cXV4;") == (
+        "Tr0ub4dor&3x", "Zm9vYmFyYmF6cXV4")
 
 
 def test_a_user_and_password_pair_under_a_credential_name_gives_its_password() -> None:
