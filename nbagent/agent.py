@@ -205,7 +205,9 @@ class Agent:
         limits, ledger = prompt_limits(self.admin, limits, self.config)
         spec = OutputSpec.of(output) if output is not None else None
         self.last_output = None
-        before = self.totals.spent_usd
+        # What budgets count (budget_usd): a model with no prices costs its family's highest price
+        # there, where spent_usd counts it as $0 and the day's cap never came nearer.
+        before = self.session.spent.budget_usd
         try:
             async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
                 if isinstance(event, Done):
@@ -213,7 +215,7 @@ class Agent:
                 yield event
         finally:
             if ledger is not None:  # the day's spend grows by what this prompt was billed
-                ledger.add(self.totals.spent_usd - before)
+                ledger.add(self.session.spent.budget_usd - before)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
         """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or

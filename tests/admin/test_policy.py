@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,21 @@ def test_the_day_budget_caps_each_prompt_and_stops_when_spent(tmp_path: Path, ad
     ledger.add(1.0)  # another kernel of the same user spent the rest
     with pytest.raises(DailyBudgetSpentError, match="max_daily_budget_usd"):
         a.run_sync("again")
+
+
+def test_the_day_budget_counts_a_model_without_prices_at_its_stand_in_price(tmp_path: Path, admin: Any) -> None:
+    # An unknown Claude model's cost is unknown (None); its prompts are capped at its family's
+    # highest price, and the day's ledger must grow by that too, not by $0 for ever.
+    admin(max_daily_budget_usd=0.01)
+    a = agent(tmp_path, [text_reply("ok " * 50)] * 5, model="claude-opus-9-9")
+    with warnings.catch_warnings():  # "no prices for model …", said once per model and process
+        warnings.simplefilter("ignore")
+        a.run_sync("hi")
+    spent = DailyLedger(tmp_path / "ledger").spent()
+    assert spent > 0 and spent == pytest.approx(a.session.spent.budget_usd)
+    with pytest.raises(DailyBudgetSpentError, match="max_daily_budget_usd"):
+        for _ in range(4):
+            a.run_sync("again")
 
 
 def test_a_bad_admin_file_is_an_error_not_an_open_door(tmp_path: Path, admin: Any) -> None:

@@ -35,6 +35,9 @@ _SECRET_NAMES = {
     ".netrc", "_netrc", ".pgpass", ".my.cnf", ".git-credentials", ".gitconfig", ".pypirc", ".npmrc",
     ".envrc", "credentials", "credentials.json", "credentials.toml", "notebook_secret",
     "jupyter_cookie_secret", ".databrickscfg", ".s3cfg", ".boto", ".yarnrc.yml", "kaggle.json",
+    # Written beside a notebook by Google's API quickstarts (the user's OAuth token), Streamlit's
+    # secrets; Claude Code's login, Vault's and Terraform Cloud's tokens in the home folder.
+    "token.json", "token.pickle", "secrets.toml", ".credentials.json", ".vault-token", ".terraformrc",
 }
 # Hugging Face keeps its token in its cache folder (``~/.cache/huggingface/token``), beside models
 # that read freely: these names there only.
@@ -43,6 +46,7 @@ _SECRET_PATTERNS = (
     re.compile(r"^\.env(\..+)?$|^.+\.env$"),  # .env, .env.local, prod.env: dotenv files
     re.compile(r"^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$"),  # private SSH keys copied anywhere
     re.compile(r".+\.(pem|key|p12|pfx|jks|keystore)$"),
+    re.compile(r"^client_secret.*\.json$"),  # a Google OAuth client (client_secret_<id>.apps….json)
 )
 _GIT_SECRETS = {"config", "config.worktree", "credentials"}  # a remote URL or http.extraheader with a token
 

@@ -14,6 +14,7 @@ import re
 from collections import OrderedDict, defaultdict
 from itertools import islice
 from typing import Iterable
+from urllib.parse import unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -41,7 +42,8 @@ _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAG
                          r"|WEBHOOK_URL|DSN)(?:_.*)?")
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
-_PATH_START = ("/", "~", "./", "../")
+_PATH = re.compile(r"\.{0,2}/|~[\w.-]*(?:/|$)")
+"""A path: ``/…``, ``./…``, ``../…``, ``~/…`` or ``~ana/…``; a password that starts with ``~`` is none."""
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
@@ -49,12 +51,89 @@ MAX_MAPPINGS = 500
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 
 
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def url_password(value: str) -> str | None:
+    """The password a URL carries (``postgresql://analyst:…@db/sales``), whatever holds it: a
+    notebook's ``DATABASE_URL``, ``MONGO_URI`` or ``redis_url`` are named as no credential, and the
+    URL went whole to the model. Its password as the driver reads it (unquoted: the sanitizer also
+    redacts its URL-quoted forms); one shorter than :data:`MIN_CHARS` as it stands in the URL,
+    between ``:`` and ``@`` (redacting a short word everywhere would hide it from every text)."""
+    if len(value) > MAX_CHARS or "@" not in value or not _URL_START.match(value):
+        return None
+    try:
+        raw = urlsplit(value).password
+    except ValueError:  # a malformed host ('http://[x'): no URL
+        return None
+    if not raw:
+        return None
+    password = unquote(raw)
+    return password if len(password) >= MIN_CHARS else f":{raw}@"
+
+
+# A connection string's secret keys: ODBC/ADO.NET (PWD=…;), libpq's keywords (password=… ),
+# an Azure storage or service bus string (AccountKey=…; SharedAccessKey=…;).
+_CONN_KEYS = ("password", "pwd", "accountkey", "sharedaccesskey")
+MAX_CONNECTION_CHARS = 1_024
+"""A longer string (a document, a cell's code) is not read as a connection string."""
+MAX_KEYS_SEEN = 8
+"""Occurrences of each key looked at in one string (a connection string names its password once)."""
+_CONN_VALUE = re.compile(r"\s*=\s*(\{[^}]*\}|'[^']*'|[^;\s]+)")
+
+
+def connection_secrets(value: str) -> tuple[str, ...]:
+    """The secrets a connection string carries (``…;UID=ana;PWD=…;``, ``host=db password=…``,
+    ``…;AccountKey=…;``), whatever holds it: ``conn_str`` and ``AZURE_STORAGE_CONNECTION_STRING`` name
+    no credential. Each value as written (braces and quotes taken off); one shorter than
+    :data:`MIN_CHARS` with its key (``PWD=pw``), as :func:`url_password` keeps a short one.
+
+    The keys are found with ``str.find`` (in C): a regex over every string of a namespace (25,000
+    strings of code holding ``=``) took seconds at each prompt."""
+    if len(value) > MAX_CONNECTION_CHARS or "=" not in value:
+        return ()
+    low = value.lower()
+    if len(low) != len(value):  # a letter whose lower case is longer ('İ'): positions would not match
+        low = "".join(c.lower()[0] for c in value)
+    found: list[tuple[int, str]] = []
+    for key in _CONN_KEYS:
+        at, seen = low.find(key), 0
+        while at != -1 and seen < MAX_KEYS_SEEN:  # a script naming $PWD on every line is no connection
+            seen += 1
+            end = at + len(key)
+            match = _CONN_VALUE.match(value, end)
+            if match and (at == 0 or value[at - 1] == ";" or value[at - 1].isspace()):
+                raw = match.group(1)
+                secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
+                if secret and not _PATH.match(secret):  # PWD=/home/ana in a captured `env` is a folder
+                    found.append((at, secret if len(secret) >= MIN_CHARS else value[at:match.end()]))
+            at = low.find(key, end)
+    return tuple(secret for _, secret in sorted(found))
+
+
+def embedded_secrets(value: str) -> tuple[str, ...]:
+    """The secrets inside ``value`` whatever its name: a URL's password, a connection string's."""
+    password = url_password(value)
+    return (password, *connection_secrets(value)) if password else connection_secrets(value)
+
+
 def _is_secret(name: str, value: str) -> bool:
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or value.startswith(_PATH_START):
+    if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
         return False
     if _PASSWORD_NAME.fullmatch(name):
         return True
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
+
+
+def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
+    """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
+    aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
+    if len(pair) != 2 or type(name) is not str or not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
+        return None
+    user, password = pair
+    if type(user) is not str or type(password) is not str:
+        return None
+    return password if _is_secret("password", password) else None
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
@@ -64,9 +143,11 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
     A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
-    one (or a URL with credentials in it). Paths are never taken. Objects are looked at by their
-    exact type only (``type(value)``): reading ``__class__`` runs code in lazy proxies (Django's
-    ``settings``), and no user code runs here."""
+    one (or a URL with credentials in it), and a (user, password) pair under either gives its
+    password; any other URL or connection string gives its password (:func:`embedded_secrets`).
+    Paths are never taken. Objects are looked at by their exact type only (``type(value)``):
+    reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
+    here."""
     found: list[str] = []
     mappings = [0]
 
@@ -76,6 +157,10 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             if kind is str:
                 if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
+                else:
+                    found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+            elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
+                found.append(password)
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
                 mappings[0] += 1
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
@@ -84,4 +169,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return tuple(found)
 
 
-__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "looks_like_token"]
+__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "embedded_secrets", "looks_like_token", "url_password"]

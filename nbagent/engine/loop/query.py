@@ -280,9 +280,9 @@ class QueryEngine(BetweenRuns):
 
     def sanitizer(self) -> Sanitizer:
         """The boundary for this request: secrets are looked up now (the environment may have changed)."""
-        # The credential-named variables are read once per run (walking the environment and
-        # matching each name cost ~25 µs a request), the configured secret_env at each request.
-        env = self._run_env if self._run_env is not None else credential_env_values()
+        # Credential variables (the environment's, the notebook's) are read once per run (~25 µs a
+        # request), between runs at each call (a turn's record, serve); secret_env at each request.
+        env = self._run_env if self._run_env is not None else (*credential_env_values(), *kernel_secrets(self.kernel_facts))
         extra = (*self._secrets, *env)
         values = (*(os.environ.get(name) for name in self._config.secret_env), *extra)
         if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed

@@ -259,6 +259,8 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
         if complete is None:
             error = redacted_error(as_api_error(exc), sanitizer)
+            if started is not None:  # a drop or an error mid-answer: billed as a ■ is, then retried
+                bill_interrupted(run, request.model, started.usage, "".join(partial))
     finally:
         await _aclose(stream)
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
@@ -267,7 +269,8 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
 
 
 def bill_interrupted(run: RequestRun, model: str, started: Usage, text: str) -> None:
-    """Keep as spent what a request stopped after its answer began was billed for at least: its
+    """Keep as spent what a request stopped after its answer began (■, a dropped connection, an
+    error event mid-answer: each retried, each billed) was billed for at least: its
     input as ``message_start`` reported it, and the text streamed so far counted as output (tool
     input and thinking are not counted: a lower bound). Its answer never enters the history, so
     no record holds it; the session keeps it with the money rollbacks took out of its records."""

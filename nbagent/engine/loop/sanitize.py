@@ -25,6 +25,7 @@ from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
+from .kernel_secrets import embedded_secrets
 from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
 from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
@@ -186,9 +187,13 @@ def credential_env_values() -> tuple[str, ...]:
     """The values of the environment's variables named as credentials (:data:`CREDENTIAL_NAME`):
     secrets for the model too, not only kept from the shell tool. A cell's ``env = dict(os.environ)``
     or ``print(os.environ)`` sent ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``JUPYTER_TOKEN``
-    (which runs code in any kernel of the server) to the model in the kernel context."""
+    (which runs code in any kernel of the server) to the model in the kernel context; so did any
+    variable's URL or connection string with a password (``DATABASE_URL``): its password is taken too."""
     # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
-    return tuple(value for name in list(os.environ) if CREDENTIAL_NAME.fullmatch(name) and (value := os.environ.get(name)))
+    pairs = [(name, value) for name in list(os.environ) if (value := os.environ.get(name))]
+    # Under any other name, a URL's or connection string's password (DATABASE_URL, an Azure one).
+    return tuple(s for name, value in pairs for s in ((value,) if CREDENTIAL_NAME.fullmatch(name)
+                                                       else embedded_secrets(value)))
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from typing import Callable
 
 _FETCHING = frozenset({"src", "srcset", "poster", "data", "background", "xlink:href"})
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")\s]+)", re.IGNORECASE)
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9A-Fa-f]{1,6})[ \t\n\r\f]?|([^\n\r\f0-9A-Fa-f]))")
 MAX_HOSTS = 3
 
 
@@ -36,9 +37,23 @@ class _Sources(HTMLParser):
                 # srcset: "a.png 1x, https://… 2x"; every candidate may be fetched
                 self.urls += [part.strip().split(" ")[0] for part in value.split(",")] if name == "srcset" else [value]
             elif name == "style":
-                self.urls += _CSS_URL.findall(value)
+                self.urls += _CSS_URL.findall(_css_unescape(value))
 
     handle_startendtag = handle_starttag
+
+
+def _css_unescape(css: str) -> str:
+    """``css`` with its escapes read as the browser reads them: JupyterLab's sanitiser keeps
+    ``url(\\68ttps://host/…)`` (its rule wants ``url(`` spelled out, not the URL) and the page
+    fetches ``https://host/…``, which read as written was a path beside the notebook."""
+    def char(match: re.Match[str]) -> str:
+        digits, other = match.groups()
+        if other is not None:
+            return other
+        code = int(digits, 16)
+        return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+
+    return _CSS_ESCAPE.sub(char, css) if "\\" in css else css
 
 
 @lru_cache(maxsize=1)

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV
 from ...engine.contracts.json_types import JSONObject
+from ...engine.loop.facts import kernel_secrets
 from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
+from ..kernel_context import KernelContext
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
@@ -136,10 +138,12 @@ class ServeServer:
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        if sess is not None:
+        if sess is not None:  # between runs, it reads the notebook's credential variables at each call
             return sess.agent.engine.sanitizer()
-        # No session: no secret given in code. Reading two variables costs what comparing them would.
-        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        # No session: no secret given in code; the notebook's credential variables (db_password, a
+        # config dict's token) are read now, as the session's engine reads them.
+        found = (*credential_env_values(), *kernel_secrets(KernelContext(self.shell)))
+        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, found))
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():

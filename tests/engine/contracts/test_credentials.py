@@ -129,6 +129,22 @@ def test_the_tokens_data_work_keeps_at_home_ask(home: Path, target: str) -> None
     assert secret_reason(str(home / target), home) is not None
 
 
+@pytest.mark.parametrize("target", [
+    "proj/token.json", "proj/token.pickle", "proj/client_secret.json",
+    "proj/client_secret_1234-abc.apps.googleusercontent.com.json", "proj/.streamlit/secrets.toml",
+    ".claude/.credentials.json", ".vault-token", ".terraformrc",
+])
+async def test_the_oauth_tokens_a_notebook_s_api_quickstart_writes_ask(home: Path, target: str) -> None:
+    """Google's API quickstarts (Sheets, Drive, Gmail) write the user's OAuth token beside the
+    notebook as token.json (token.pickle) from client_secret*.json; Streamlit keeps secrets.toml,
+    Claude Code its login in ~/.claude/.credentials.json, Vault its token in ~/.vault-token: each
+    went to the model on read_file without a question (attacker pass 11)."""
+    plant(home, target)
+    user = User()
+    _, api = await read_with(home, [target], user=user)
+    assert len(user.requests) == 1 and SECRET not in sent(api)
+
+
 def test_a_hugging_face_model_in_its_cache_reads_freely(home: Path) -> None:
     plant(home, ".cache/huggingface/hub/models--gpt2/config.json")
     assert secret_reason(str(home / ".cache/huggingface/hub/models--gpt2/config.json"), home) is None

@@ -72,6 +72,21 @@ async def test_a_stop_before_any_answer_began_bills_nothing(tmp_path: Path) -> N
     assert done.reason == "aborted" and done.totals.spent_requests == 0 and done.totals.spent_usd == 0
 
 
+async def test_requests_whose_connection_dropped_mid_answer_stay_spent_though_retried(tmp_path: Path) -> None:
+    """The API billed each (its input as ``message_start`` reported it); retried three times, the
+    session counted one request, so a budget let through four times the input it counted."""
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    faults = {1: Fault.drop(6), 2: Fault.sse_error(6), 3: Fault.drop(6)}
+    api = SimulatedAPI([text_reply(LONG)] * 4, faults=faults)
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait)
+    done = done_of([e async for e in agent.run("x " * 5_000)])
+    assert done.reason == "end_turn" and len(api.requests) == 4 and len(agent.records) == 1
+    prompt = agent.records[0].usage.input_tokens
+    assert done.totals.spent_requests == 4 and agent.session.spent.tokens > 4 * prompt
+
+
 async def _collect(agent: Agent) -> list[Event]:
     return [e async for e in agent.run("hello")]
 

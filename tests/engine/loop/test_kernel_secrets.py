@@ -8,7 +8,14 @@ from typing import Any
 
 from nbagent import Agent
 from nbagent.engine.loop.facts import VariableInfo
-from nbagent.engine.loop.kernel_secrets import MAX_ITEMS_PER_MAPPING, credential_variable_values, looks_like_token
+from nbagent.engine.loop.kernel_secrets import (
+    MAX_CONNECTION_CHARS,
+    MAX_ITEMS_PER_MAPPING,
+    connection_secrets,
+    credential_variable_values,
+    looks_like_token,
+    url_password,
+)
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
 from tests.engine.loop.test_query_support import done_of
@@ -48,6 +55,56 @@ def test_mappings_are_walked_two_levels_down_each_within_its_own_bound() -> None
         API_KEY, "pg-pass-1234", "in-a-dict-99", HF_TOKEN, "after-the-big-one")
     beyond = {f"k{i}": "x" for i in range(MAX_ITEMS_PER_MAPPING)} | {"password": "past-the-bound"}
     assert credential_variable_values([("big", beyond)]) == ()
+
+
+def test_the_password_of_a_url_is_a_secret_whatever_its_variable_is_called() -> None:
+    """``DATABASE_URL``, ``MONGO_URI``, ``redis_url`` name no credential: the URL, password and all,
+    went to the model in the variables and the cell that typed it (attacker pass 11)."""
+    namespace = {"DATABASE_URL": "postgresql://analyst:Tr0ub4dor-x9@db.internal:5432/sales",
+                 "conf": {"broker": "amqp://etl:p%40ss-w0rd-99@mq/vhost"}, "redis_url": "redis://:pw@cache:6379/0",
+                 "site": "https://example.com/a@b", "user_only": "ftp://anonymous@ftp.example.org/",
+                 "bad": "http://[::1:80@x", "text": "see postgres://u:longpassword@h in the logs"}
+    assert credential_variable_values(namespace.items()) == ("Tr0ub4dor-x9", "p@ss-w0rd-99", ":pw@")
+    assert url_password("mongodb+srv://etl:kP3wq9ZzA1@cluster0.example.net/prod") == "kP3wq9ZzA1"
+
+
+def test_a_connection_string_s_password_or_key_is_a_secret_whatever_its_variable_is_called() -> None:
+    """pyodbc's ``…;UID=ana;PWD=…;``, libpq's ``host=db password=…``, an Azure storage string's
+    ``AccountKey=…``: ``conn_str`` names no credential, and the string went whole to the model."""
+    account_key = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbA=="
+    namespace = {"conn_str": "DRIVER={ODBC Driver 18};SERVER=db;UID=ana;PWD={Tr0ub;4dor&3x};",
+                 "dsn": "host=db user=ana password='Tr0ub4dor kw' dbname=sales",
+                 "blob": f"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={account_key};EndpointSuffix=x",
+                 "env_dump": "HOME=/home/ana PWD=/home/ana/project", "short": "Server=db;Pwd=pw;"}
+    assert credential_variable_values(namespace.items()) == (
+        "Tr0ub;4dor&3x", "Tr0ub4dor kw", account_key, "Pwd=pw")
+    assert connection_secrets("a plain sentence = nothing secret") == ()
+
+
+def test_a_connection_string_is_looked_for_within_bounds() -> None:
+    """Every string of a namespace is looked at: a regex over 25,000 strings of code holding ``=`` took
+    ~5 s at each prompt. Keys are found in C, a long string (code, a document) is no connection
+    string, and a string naming a key on every line is looked at for its first few only."""
+    assert connection_secrets("Server=db;" + "x" * MAX_CONNECTION_CHARS + ";PWD=Tr0ub4dor&3x;") == ()
+    assert connection_secrets("cd $PWD\n" * 20 + "PWD=Tr0ub4dor&3x") == ()
+    assert connection_secrets("Server=db;Password=Tr0ub4dor&3x;AccountKey=Zm9vYmFyYmF6cXV4;") == (
+        "Tr0ub4dor&3x", "Zm9vYmFyYmF6cXV4")
+
+
+def test_a_user_and_password_pair_under_a_credential_name_gives_its_password() -> None:
+    """``auth = ("analyst", "…")``, as requests takes basic auth: the tuple was never looked into, and
+    its description sent the password to the model (attacker pass 11)."""
+    namespace = {"auth": ("analyst", "hunter2hunter2"), "BASIC_AUTH": ("admin", "S3cret-admin-pw"),
+                 "cfg": {"credentials": ("bob", "bobs-password-1")}, "point": ("x", "yyyyyyyyyy"),
+                 "auth_dir": ("a", "/home/ana/auth"), "auth_size": (640, 480)}
+    assert credential_variable_values(namespace.items()) == ("hunter2hunter2", "S3cret-admin-pw", "bobs-password-1")
+
+
+def test_a_password_that_starts_with_a_tilde_is_no_path() -> None:
+    """Any value starting with ``~`` was read as a path (``~/.pgpass``), so a generated password such as
+    ``~Xk9$pq2!zzQ`` went to the model (attacker pass 11); ``~/…`` and ``~ana/…`` are still paths."""
+    namespace = {"db_password": "~Xk9$pq2!zzQ", "password_file": "~/.pgpass", "other_password": "~ana/pw.txt"}
+    assert credential_variable_values(namespace.items()) == ("~Xk9$pq2!zzQ",)
 
 
 def test_a_lazy_proxy_is_not_touched() -> None:

@@ -95,6 +95,20 @@ def test_credentials_tools_name_their_own_way_are_kept_from_the_child_and_redact
     assert {f"value-{i}-Zq8rT2vLx9Wm" for i in range(len(named))} <= set(credential_env_values())
 
 
+def test_a_url_or_connection_string_password_in_the_environment_is_redacted_whatever_its_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``DATABASE_URL=postgresql://analyst:…@db/sales`` matched no credential word: a cell's
+    ``print(os.environ)`` sent its password to the model (attacker pass 11)."""
+    from nbagent.engine.loop.sanitize import credential_env_values
+
+    monkeypatch.setenv("DATABASE_URL", "postgresql://analyst:Tr0ub4dor-x9@db.internal:5432/sales")
+    monkeypatch.setenv("NBAGENT_TEST_SITE", "https://example.com/a@b")  # no password: nothing taken
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=https;AccountName=a;"
+                                                          "AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2==;EndpointSuffix=x")
+    assert {"Tr0ub4dor-x9", "Zm9vYmFyYmF6cXV4MTIzNDU2=="} <= set(credential_env_values())
+    assert not any("example.com" in v or v == "b" for v in credential_env_values())
+
+
 def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
     token = "Zq7abcdefghijkLMNOPQRSTUVWxyz0123456789A"
     s = Sanitizer((token,))

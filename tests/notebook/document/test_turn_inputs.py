@@ -237,15 +237,36 @@ def test_a_secret_in_a_cell_or_a_variable_the_code_read_is_not_saved_in_the_reco
     assert {"password", "key"} <= set(inputs.unchecked) and "rate" in inputs.read  # not compared at a replay
 
 
-def _inputs_of(ip: Any, tmp_path: Any, code: str) -> TurnInputs:
+def test_a_password_variable_of_the_notebook_is_not_saved_in_the_record(ip, tmp_path):
+    """The record is watched with the session's sanitizer taken before the run, which knew the
+    environment's and configured secrets only: a one-line cell ``db_password = "…"`` (a credential
+    variable, redacted from the model) was saved by its first line, and the variable's digest when
+    the code read it, in the task folder and the notebook's metadata (attacker pass 11)."""
+    from nbagent import Agent
+    from nbagent.notebook.kernel_context import KernelContext
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI
+
+    ip.run_cell(f'db_password = "{PASSWORD}"', store_history=True)
+    agent = Agent(provider=simulated_provider(SimulatedAPI()), cwd=tmp_path, read_mcp_json=False,
+                  kernel_facts=KernelContext(ip))
+    inputs = _inputs_of(ip, tmp_path, "n = len(db_password) + rate", sanitizer=agent.engine.sanitizer)
+    agent.close()
+    saved = repr(inputs.to_json())
+    assert PASSWORD not in saved and fingerprint(PASSWORD) not in saved
+    assert "db_password" in inputs.unchecked and "rate" in inputs.read
+
+
+def _inputs_of(ip: Any, tmp_path: Any, code: str, sanitizer: Any = None) -> TurnInputs:
     """What one turn whose python call runs ``code`` depended on, with ``PASSWORD`` as the session's
-    ``secret_env`` value (a key is found by its shape)."""
+    ``secret_env`` value (a key is found by its shape), or with the engine's ``sanitizer``."""
     from nbagent.engine.loop.sanitize import Sanitizer
     from nbagent.notebook.document.cell_run import watch_turn
 
     executor = ShellExecutor(ip)
-    sanitizer = Sanitizer((PASSWORD,))
-    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
+    given = Sanitizer((PASSWORD,))
+    engine = SimpleNamespace(sanitizer=sanitizer or (lambda: given))
+    sess = SimpleNamespace(executor=executor, agent=SimpleNamespace(engine=engine))
     magics = SimpleNamespace(shell=ip, cell_log=None,
                              document=SimpleNamespace(root=tmp_path, records=lambda agent: True))
 

@@ -13,6 +13,7 @@ pytestmark = pytest.mark.kernel
 LATE = "PostServeTok_zyxwvutsrqponmlkjih987"
 GIVEN = "CodeGivenKey_abcdefghijklmnop12345"
 DB = "DbPassword_qrstuvwxyzabcdefgh678"
+PASSWORD = "Hunter2-notebook-pw"
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +63,17 @@ async def test_a_key_straddling_notebook_reads_cut_never_reaches_a_client(served
         read = await served.call(client, "notebook_read", {})
     assert not read.is_error and "id=c-long" in text(read)
     assert LATE[:8] not in text(read)
+
+
+async def test_the_notebook_s_credential_variables_never_reach_a_client(served):
+    """nbagent's own model has a notebook's ``db_password`` redacted (read at each prompt's start);
+    a client calling between prompts, as clients do, got it in list_variables and in the cell that
+    typed it (attacker pass 11)."""
+    served.run(f"db_password = {PASSWORD!r}\n"
+               f"FRONT.cells.append({{'cell_type': 'code', 'id': 'c-pw', 'source': \"db_password = {PASSWORD!r}\", "
+               "'metadata': {}, 'execution_count': 2, 'outputs': []})")
+    async with served.client() as client:
+        listed = await served.call(client, "list_variables", {"names": ["db_password"]})
+        read = await served.call(client, "notebook_read", {})
+    assert "db_password: str" in text(listed) and "id=c-pw" in text(read)
+    assert PASSWORD not in text(listed) + text(read) and "[redacted]" in text(listed)
