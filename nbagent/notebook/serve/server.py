@@ -34,6 +34,9 @@ from .record import ActionLog
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
 
+#: Reads of the namespace's credential variables from the server's thread before one is let raise.
+_SECRET_READ_TRIES = 3
+
 
 def _runtime_dir() -> Path:
     from jupyter_core.paths import jupyter_runtime_dir
@@ -136,10 +139,28 @@ class ServeServer:
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        if sess is not None:
-            return sess.agent.engine.sanitizer()
         # No session: no secret given in code. Reading two variables costs what comparing them would.
-        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        base = sess.agent.engine.sanitizer() if sess is not None else \
+            Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        kernel = self._kernel_secrets()
+        if not kernel or set(kernel) <= set(base.secrets):
+            return base
+        return Sanitizer(secret_values((), (*base.secrets, *kernel)))
+
+    def _kernel_secrets(self) -> tuple[str, ...]:
+        """The namespace's credential variables (``db_password = "…"``), which nbagent's model gets
+        ``[redacted]`` in every prompt's kernel context: outside a prompt the engine's sanitizer does
+        not hold them, and a client's ``list_variables`` or ``notebook_read`` (asked of no one) must
+        not show what the model is never shown. Read on the server's thread: a cell changing a
+        mapping meanwhile makes the walk raise, so it is read again."""
+        from ..kernel_context import KernelContext
+
+        for _ in range(_SECRET_READ_TRIES - 1):
+            try:
+                return KernelContext(self.shell).secrets()
+            except RuntimeError:  # "dictionary changed size during iteration"
+                continue
+        return KernelContext(self.shell).secrets()
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():
