@@ -92,6 +92,20 @@ def test_a_frame_of_ten_million_rows_is_described_from_its_first_rows_and_says_s
     assert "DatetimeIndex, 10,000,000 entries" in block and ctx.last is not None and ctx.last.full == ["big"]
 
 
+def test_a_frames_missing_count_says_which_part_was_read_when_not_all_of_it() -> None:
+    # Its NaNs lie past the rows read (and in a column past the 100 listed): the first line, which
+    # the model quotes, said "0 columns with missing values" of a frame that has two.
+    tall = pd.DataFrame({"x": np.zeros(3_000_000)})
+    tall.loc[2_500_000, "x"] = np.nan
+    wide = pd.DataFrame(np.zeros((5, 300)), columns=[f"c{i}" for i in range(300)])
+    wide.loc[0, "c250"] = np.nan
+    small = pd.DataFrame({"x": [1.0, np.nan]})
+    text, _ = context_text(shell_with(tall=tall, wide=wide, small=small), "`tall` `wide` `small`", budget=20_000)
+    assert "0 columns with missing values (in the first 2,000,000 rows)" in block_of(text, "tall")
+    assert "0 columns with missing values (of the first 100 columns)" in block_of(text, "wide")
+    assert "(shape (2, 1), 1 column with missing values, columns" in block_of(text, "small")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
