@@ -106,6 +106,18 @@ def test_a_frames_missing_count_says_which_part_was_read_when_not_all_of_it() ->
     assert "(shape (2, 1), 1 column with missing values, columns" in block_of(text, "small")
 
 
+def test_a_dict_of_frames_lists_each_frame_in_one_line_within_its_indented_block() -> None:
+    # pd.read_excel(..., sheet_name=None): each frame's repr cut to 80 characters sent a corner of
+    # its table, on lines of their own outside the variable's block.
+    sheets = {"jan": pd.DataFrame({"day": pd.date_range("2024-01-01", periods=40), "units": range(40)}),
+              "feb": pd.DataFrame({"units": [1, 2]}), "grid": np.arange(12).reshape(3, 4), "small": np.arange(3)}
+    text, _ = context_text(shell_with(sheets=sheets), "which sheets are in `sheets`?")
+    block = block_of(text, "sheets")
+    assert "'jan': <DataFrame shape (40, 2), dtypes 1 datetime64[" in block
+    assert "'feb': <DataFrame shape (2, 1)" in block and "'grid': <ndarray shape (3, 4), dtype int64>" in block
+    assert "'small': array([0, 1, 2])" in block and len(block.splitlines()) == 2
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
