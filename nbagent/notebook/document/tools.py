@@ -59,6 +59,25 @@ class NotebookEditInput(ToolInput):
     source: str | None = pydantic.Field(None, description="insert/replace: the cell's new source.")
     cell_type: Literal["code", "markdown"] = "code"
 
+    @pydantic.model_validator(mode="after")
+    def _complete(self) -> "NotebookEditInput":
+        # Checked with the input, before anyone is asked: a card for a move without its index
+        # asked the user about a call that could only fail once allowed.
+        if (why := edit_input_problem(self.action, self.cell_id, self.index, self.source)) is not None:
+            raise ValueError(why)
+        return self
+
+
+def edit_input_problem(action: str, cell_id: str | None, index: int | None, source: str | None) -> str | None:
+    """What a ``notebook_edit`` lacks for its action (None: nothing), in words the caller can act on."""
+    if action in ("insert", "replace") and source is None:
+        return f"notebook_edit {action} needs source."
+    if action != "insert" and not cell_id:
+        return f"notebook_edit {action} needs cell_id."
+    if action == "move" and index is None:
+        return "notebook_edit move needs index (the cell's new position)."
+    return None
+
 
 class NotebookRunInput(ToolInput):
     cell_id: str = pydantic.Field(min_length=1)

@@ -22,7 +22,7 @@ from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
 from ..document.preview import edit_preview, run_preview
-from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
+from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source, edit_input_problem
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate, too_long
@@ -186,6 +186,12 @@ class Operations:
         action, given = args["action"], args.get("cell_id")
         cell_id = given if isinstance(given, str) else None  # the SDK validated it: a str or None
         detail = str(args.get("source") or "")
+        source, index = args.get("source"), args.get("index")
+        if (why := edit_input_problem(str(action), cell_id, index if isinstance(index, int) else None,
+                                      source if isinstance(source, str) else None)) is not None:
+            # No card for a call that cannot succeed: the user would allow it only to see it fail.
+            self._record(client, "notebook_edit", f"{action} a cell", "refused", None, why)
+            return ToolOutput(why, is_error=True)
         if (why := too_long("source", detail)) is not None:  # before the card highlights it
             self._record(client, "notebook_edit", f"{action} a cell ({len(detail):,} characters)", "refused", None, why)
             return ToolOutput(why, is_error=True)
