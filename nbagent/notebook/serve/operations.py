@@ -264,8 +264,9 @@ class Operations:
         request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})
 
         async def act(_allowed: Allowed) -> ToolOutput:
-            with _interrupt_after(timeout_s, self.executor):
-                return await self._running(client, Python().run({"code": code}, self._ctx(client)))
+            with _interrupt_after(timeout_s, self.executor) as limit:
+                out = await self._running(client, Python().run({"code": code}, self._ctx(client)))
+            return limit.noted(out)
 
         return await self._gated(client, request, act)
 
