@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
+from ...engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
@@ -37,6 +38,8 @@ EXTERNAL = "external"
 """``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
 ALIVE_TIMEOUT_S = 3.0
 PROBE_OP = "ping"
+#: How a client gets the variables ``list_variables`` left out (it has no ``python`` tool).
+CLIENT_ASKS = "ask list_variables (names=[...]) or run_code"
 RECONNECT_WAIT_S = 1.0
 
 
@@ -73,9 +76,11 @@ class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
     def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: InteractiveShell,
-                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None) -> None:
+                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None,
+                 context_tokens: Callable[[], int] = lambda: DEFAULT_KERNEL_CONTEXT_TOKENS) -> None:
         self.bridge = the_bridge
         self.gate = gate
+        self.context_tokens = context_tokens  # the user's kernel_context_tokens, as a prompt gets it
         self.log = log
         self.executor = ShellExecutor(shell)
         self.cwd = cwd
@@ -170,7 +175,10 @@ class Operations:
         from ...engine.loop.facts import FactsFocus
         from ..session import kernel_facts_from
 
-        state = kernel_facts_from(shell).focused(FactsFocus(prompt=" ".join(f"`{n}`" for n in names)))
+        # Variables only, in the budget a prompt's kernel context has (the recent cells, which the
+        # client does not get, took up to half of it), and the client's own way to get the rest.
+        focus = FactsFocus(prompt=" ".join(f"`{n}`" for n in names), token_budget=self.context_tokens())
+        state = kernel_facts_from(shell).variables_only(focus, ask=CLIENT_ASKS)
         lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") + (f"\n{v.detail}" if v.detail else "")
                  for v in state.variables]
         if state.left_out:

@@ -76,8 +76,8 @@ class ServeServer:
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules)
-        self.ops = Operations(self.bridge, gate,
-                              self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
+        self.ops = Operations(self.bridge, gate, self.log, self.shell, redact=lambda text: self._sanitizer().redact(text),
+                              context_tokens=self._context_tokens)
         self.gate = self.ops.gate
         self.started = time.time()
         self.notebook = shown_name(magics.document.notebook() or "this notebook")
@@ -146,6 +146,12 @@ class ServeServer:
         if not kernel or set(kernel) <= set(base.secrets):
             return base
         return Sanitizer(secret_values((), (*base.secrets, *kernel)))
+
+    def _context_tokens(self) -> int:
+        """The kernel context's budget a prompt of this notebook gets: the session's, or for the
+        next session the ``%config AgentMagics.kernel_context_tokens`` setting."""
+        sess = self.magics.current
+        return sess.agent.config.kernel_context_tokens if sess is not None else self.magics.kernel_context_tokens
 
     def _kernel_secrets(self) -> tuple[str, ...]:
         """The namespace's credential variables (``db_password = "…"``), which nbagent's model gets
