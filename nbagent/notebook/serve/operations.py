@@ -183,6 +183,9 @@ class Operations:
                  for v in state.variables]
         if state.left_out:
             lines.append(state.left_out)
+        unknown = [n for n in names if n not in shell.user_ns]  # a typo is said, not silently left out
+        if unknown:
+            lines.append(f"Not in the kernel's namespace: {shown_names(unknown)}.")
         what = "list variables" + (f" ({shown_names(names)} in full)" if names else "")
         self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what=what,
                                     allowed_by="not asked (read-only)", outcome="ok"))

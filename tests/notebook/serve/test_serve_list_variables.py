@@ -29,11 +29,11 @@ async def _alive() -> bool:
     return True
 
 
-def _listed(shell: Any, tokens: int = 3_000) -> list[str]:
+def _listed(shell: Any, tokens: int = 3_000, names: list[str] | None = None) -> list[str]:
     ops = Operations(FakeFrontEnd([]).connect(Bridge()), ServeGate(AnsweringPanel(), lambda: "default", _alive,
                                                                    lambda _t: True),
                      ActionLog(lambda: None), InteractiveShell.instance(), context_tokens=lambda: tokens)
-    return ops.variables(Clients().admit(("claude-code", "s1")), shell, []).splitlines()
+    return ops.variables(Clients().admit(("claude-code", "s1")), shell, names or []).splitlines()
 
 
 def test_recent_cells_the_client_never_gets_do_not_take_its_variables_budget() -> None:
@@ -48,3 +48,10 @@ def test_the_users_kernel_context_budget_holds_for_list_variables() -> None:
         return len([line for line in _listed(shell_with(**FRAMES), tokens) if line.startswith("frame")])
 
     assert described(3_000) < len(FRAMES) == described(12_000)
+
+
+def test_a_name_that_is_not_in_the_namespace_is_said() -> None:
+    # A typo ("sales_df" for "sales") was silently left out: the client could not tell it from a
+    # variable the budget left out or one it had not asked for.
+    listed = _listed(shell_with(sales=pd.DataFrame({"x": [1]})), names=["sales_df", "sales"])
+    assert listed[0].startswith("sales: DataFrame") and listed[-1] == "Not in the kernel's namespace: sales_df."
