@@ -141,6 +141,9 @@ class NotebookRead(_NotebookTool):
 
     async def call(self, params: NotebookReadInput, ctx: ToolContext) -> ToolOutput:
         cells = await self.shared.cells()
+        if params.start >= len(cells) > 0:  # "showing 99–98" and nothing else said no cell is there
+            raise ToolExecutionError(f"start={params.start} is past the notebook's last cell (it has {len(cells)} "
+                                     f"cells, indexes 0–{len(cells) - 1}): read with a smaller start.")
         texts: list[str] = []
         images: list[ImageBlockParam] = []
         used, end = 0, params.start
