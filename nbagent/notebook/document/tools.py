@@ -79,6 +79,16 @@ def edit_input_problem(action: str, cell_id: str | None, index: int | None, sour
     return None
 
 
+#: The cells ``notebook_edit`` deletes: code cells nbagent's agent made (the front-end checks again
+#: that nobody edited or ran them since). The user's cells, and those MCP clients wrote, are the user's.
+DELETABLE: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
+
+
+def deletable(cell: CellJSON) -> bool:
+    """Whether ``cell`` as read is one ``notebook_edit`` may delete (see :data:`DELETABLE`)."""
+    return matches(cell, DELETABLE)
+
+
 class NotebookRunInput(ToolInput):
     cell_id: str = pydantic.Field(min_length=1)
     timeout_s: int = pydantic.Field(DEFAULT_RUN_TIMEOUT_S, ge=1, le=3600,
@@ -253,12 +263,11 @@ class NotebookEdit(_NotebookTool):
     async def _delete(self, cell_id: str) -> ToolOutput:
         """Only a code cell nbagent made in this kernel (materialised, or inserted by the model), that
         nobody edited or ran since and that is not running: the user's cells are the user's to delete."""
-        expect: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
         _index, cell = await self.shared.read_cell(cell_id)
         removal = Removal(kept=[(cell_id, "not-nbagent" if cell.get("cell_type", "code") == "code" else "not-code")])
-        if matches(cell, expect):
+        if deletable(cell):
             try:
-                removal = await remove(self.shared.bridge, [cell_id], expect, protect=[executing_cell_id()])
+                removal = await remove(self.shared.bridge, [cell_id], DELETABLE, protect=[executing_cell_id()])
             except (BridgeUnavailable, BridgeError) as exc:
                 raise ToolExecutionError(str(exc)) from None
         if removal.count:

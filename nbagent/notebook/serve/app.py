@@ -107,7 +107,8 @@ def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:
                                                                                  "move: the new position.")] = None,
                             source: Annotated[str | None, Field(description="insert/replace: the source.")] = None,
                             cell_type: Literal["code", "markdown"] = "code") -> CallToolResult:
-        """Insert, replace, delete or move one cell (asks the user in the notebook first)."""
+        """Insert, replace, delete or move one cell (asks the user in the notebook first). delete removes
+        only code cells nbagent's own agent made; the user's cells, and those you insert, are the user's to delete."""
         args: JSONObject = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
         return await calls.call(ctx, lambda c: ops.edit(c, args))
 

@@ -23,7 +23,16 @@ from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
 from ..document.preview import edit_preview, run_preview
-from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source, edit_input_problem
+from ..document.tools import (
+    NotebookEdit,
+    NotebookRead,
+    NotebookRun,
+    _interrupt_after,
+    _Shared,
+    _source,
+    deletable,
+    edit_input_problem,
+)
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate, too_long
@@ -215,7 +224,14 @@ class Operations:
                 self._record(client, "notebook_edit", f"{action} cell {shown}", "refused", None, why)
                 return ToolOutput(why, is_error=True)
             if action != "replace":
-                detail = _source((await shared.read_cell(cell_id))[1])
+                cell = (await shared.read_cell(cell_id))[1]
+                detail = _source(cell)
+                if action == "delete" and not deletable(cell):  # it would be refused once allowed
+                    why = (f"Cell {cell_id} is not deleted: notebook_edit deletes only code cells nbagent's agent made; "
+                           "the user's cells and those clients insert are the user's to delete. Ask the user to "
+                           "delete it, or replace it.")
+                    self._record(client, "notebook_edit", f"delete cell {cell_id}", "refused", None, why)
+                    return ToolOutput(why, is_error=True)
         cells = await shared.cells()
         if action == "insert" and cell_id and not any(c.get("id") == cell_id for c in cells):
             # Refused before asking too: the id would be shown in the card as the client wrote it.

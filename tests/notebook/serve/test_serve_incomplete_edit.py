@@ -40,3 +40,16 @@ def test_the_models_incomplete_edit_fails_its_input_check_before_the_permission_
     tool = NotebookEdit(_Shared(FakeFrontEnd([]).connect(Bridge()), lambda: "s"))
     with pytest.raises(ToolInputError, match=why):
         tool.validate(args)
+
+
+async def test_a_clients_delete_of_a_cell_nbagent_would_keep_is_refused_before_asking() -> None:
+    # The user's cell, or one the client inserted itself: the card asked, the user clicked Allow,
+    # and the delete was refused then ("not the agent's"); a client's delete of such a cell never
+    # succeeds, so it asks no one.
+    ops, panel, front = _served()
+    client = Clients().admit(("claude-code", "s1"))
+    await ops.read(client, 0, 20, True)
+    out = await ops.edit(client, {"action": "delete", "cell_id": "c1", "index": None, "source": None, "cell_type": "code"})
+    assert out.is_error and "Ask the user to delete it" in str(out.content)
+    assert panel.asked == [] and [c["source"] for c in front.cells] == ["x = 40"]
+    assert ops.log.entries()[-1].allowed_by == "refused"
