@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolInputError
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.tools import NotebookEdit, _Shared
@@ -14,7 +15,7 @@ from tests.notebook.document.fake_frontend import FakeFrontEnd
 
 from .test_serve_input_bound import _served
 
-INCOMPLETE = [
+INCOMPLETE: list[tuple[JSONObject, str]] = [
     ({"action": "move", "cell_id": "c1"}, "move needs index"),
     ({"action": "replace", "cell_id": "c1"}, "replace needs source"),
     ({"action": "insert"}, "insert needs source"),
@@ -23,11 +24,11 @@ INCOMPLETE = [
 
 
 @pytest.mark.parametrize(("args", "why"), INCOMPLETE)
-async def test_a_clients_incomplete_edit_is_refused_before_asking(args: dict[str, object], why: str) -> None:
+async def test_a_clients_incomplete_edit_is_refused_before_asking(args: JSONObject, why: str) -> None:
     ops, panel, front = _served()
     client = Clients().admit(("claude-code", "s1"))
     await ops.read(client, 0, 20, True)
-    full = {"cell_id": None, "index": None, "source": None, "cell_type": "code", **args}
+    full: JSONObject = {"cell_id": None, "index": None, "source": None, "cell_type": "code", **args}
     out = await ops.edit(client, full)
     assert out.is_error and why in str(out.content)
     assert panel.asked == [] and not panel.cards.children and [c["source"] for c in front.cells] == ["x = 40"]
@@ -36,7 +37,7 @@ async def test_a_clients_incomplete_edit_is_refused_before_asking(args: dict[str
 
 @pytest.mark.parametrize(("args", "why"), INCOMPLETE)
 def test_the_models_incomplete_edit_fails_its_input_check_before_the_permission_question(
-        args: dict[str, object], why: str) -> None:
+        args: JSONObject, why: str) -> None:
     tool = NotebookEdit(_Shared(FakeFrontEnd([]).connect(Bridge()), lambda: "s"))
     with pytest.raises(ToolInputError, match=why):
         tool.validate(args)
