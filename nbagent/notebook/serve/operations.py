@@ -182,12 +182,14 @@ class Operations:
         """The kernel context nbagent's own model gets (the schema builder, its budget and its
         "left out" line), with ``names`` described in full as if a prompt named them."""
         from ...engine.loop.facts import FactsFocus
-        from ..session import kernel_facts_from
+        from ..kernel_context import KernelContext
 
         # Variables only, in the budget a prompt's kernel context has (the recent cells, which the
         # client does not get, took up to half of it), and the client's own way to get the rest.
         focus = FactsFocus(prompt=" ".join(f"`{n}`" for n in names), token_budget=self.context_tokens())
-        state = kernel_facts_from(shell).variables_only(focus, ask=CLIENT_ASKS)
+        # No last-error watcher: variables only need none, and kernel_facts_from's registers a
+        # post_run_cell hook on the shell at each call, never removed (every cell then ran them all).
+        state = KernelContext(shell).variables_only(focus, ask=CLIENT_ASKS)
         lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") + (f"\n{v.detail}" if v.detail else "")
                  for v in state.variables]
         if state.left_out:

@@ -55,3 +55,13 @@ def test_a_name_that_is_not_in_the_namespace_is_said() -> None:
     # variable the budget left out or one it had not asked for.
     listed = _listed(shell_with(sales=pd.DataFrame({"x": [1]})), names=["sales_df", "sales"])
     assert listed[0].startswith("sales: DataFrame") and listed[-1] == "Not in the kernel's namespace: sales_df."
+
+
+def test_list_variables_leaves_no_hook_on_the_shell() -> None:
+    # Each call registered a post_run_cell watcher of the last error, never removed: after a client's
+    # 50 calls every cell ran 50 more callbacks (each formatting a failed cell's traceback).
+    shell = InteractiveShell.instance()
+    hooks = len(shell.events.callbacks["post_run_cell"])
+    for _ in range(3):
+        _listed(shell)
+    assert len(shell.events.callbacks["post_run_cell"]) == hooks
