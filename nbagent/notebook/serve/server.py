@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.config import DEFAULT_SECRET_ENV
+from ...engine.contracts.config import DEFAULT_SECRET_ENV, DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
@@ -84,7 +84,7 @@ class ServeServer:
         token = new_token()
         from .app import ToolCalls, build_server
 
-        calls = ToolCalls(self.ops, self.clients, self.kernel, self._sanitizer)
+        calls = ToolCalls(self.ops, self.clients, self.kernel, self._sanitizer, self._output_limit)
         mcp = build_server(calls, self.shell)
         self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
         self.http.start()
@@ -146,6 +146,11 @@ class ServeServer:
         if not kernel or set(kernel) <= set(base.secrets):
             return base
         return Sanitizer(secret_values((), (*base.secrets, *kernel)))
+
+    def _output_limit(self) -> int:
+        """How much of a tool result nbagent's model gets (the session's ``tool_output_limit``)."""
+        sess = self.magics.current
+        return sess.agent.config.tool_output_limit if sess is not None else DEFAULT_TOOL_OUTPUT_LIMIT
 
     def _context_tokens(self) -> int:
         """The kernel context's budget a prompt of this notebook gets: the session's, or for the
