@@ -122,13 +122,16 @@ class _ItemRepr(NoUserCodeRepr):
     with lines of the table. Without an adapter, its repr's lines are joined."""
 
     def repr_instance(self, x: object, level: int) -> str:
+        adapters = _ADAPTERS.get(_key(type(x)))
+        if adapters is not None and library_of(x) != "numpy":  # a table: its repr (a grid) is not made at all
+            return self._brief(x, adapters[0])
         text = super().repr_instance(x, level)
         if "\n" not in text:
             return text
-        adapters = _ADAPTERS.get(_key(type(x)))
-        if adapters is not None:
-            return f"<{type(x).__name__} {frames.cut(adapters[0](x).summary, self.maxother)}>"
-        return " ".join(text.split())
+        return self._brief(x, adapters[0]) if adapters is not None else " ".join(text.split())
+
+    def _brief(self, x: object, brief: Describer) -> str:
+        return f"<{type(x).__name__} {frames.cut(brief(x).summary, self.maxother)}>"
 
 
 @lru_cache(maxsize=1)

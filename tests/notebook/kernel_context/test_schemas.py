@@ -118,6 +118,20 @@ def test_a_dict_of_frames_lists_each_frame_in_one_line_within_its_indented_block
     assert "'small': array([0, 1, 2])" in block and len(block.splitlines()) == 2
 
 
+def test_a_frame_inside_a_container_is_described_without_making_its_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its table's repr was made and thrown away: twenty sheets of 5,000 x 60 took most of the
+    # description's 0.5 s.
+    made: list[int] = []
+
+    def counted(_self: pd.DataFrame) -> str:
+        made.append(1)
+        return "table"
+
+    monkeypatch.setattr(pd.DataFrame, "__repr__", counted)
+    text, _ = context_text(shell_with(sheets={"a": pd.DataFrame({"x": [1]})}), "what is in `sheets`?")
+    assert "'a': <DataFrame shape (1, 1)" in block_of(text, "sheets") and made == []
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
