@@ -68,6 +68,8 @@ def plain(value: object) -> str:
         return str(value)
     if type(value).__name__ in ("Timestamp", "Timedelta", "datetime", "date"):
         return str(value)[:VALUE_CHARS]
+    if type(value) is tuple:  # a MultiIndex entry: ('a', 1), not ('a', np.int64(1))
+        return cut("(" + ", ".join(short(v) if type(v) is tuple else plain(v) for v in value[:8]) + ")", VALUE_CHARS)
     return short(value)
 
 

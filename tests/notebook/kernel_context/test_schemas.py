@@ -132,6 +132,13 @@ def test_a_frame_inside_a_container_is_described_without_making_its_repr(monkeyp
     assert "'a': <DataFrame shape (1, 1)" in block_of(text, "sheets") and made == []
 
 
+def test_a_multiindex_range_reads_as_values_not_numpy_reprs() -> None:
+    # It read ('a', np.int64(1)) .. ('b', np.int64(2)): numpy 2's scalar repr inside the tuple.
+    mi = pd.DataFrame({"v": [1.5, 2.5]}, index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)]))
+    text, _ = context_text(shell_with(mi=mi), "what is `mi`?")
+    assert "index: MultiIndex, 2 entries, ('a', 1) .. ('b', 2);" in block_of(text, "mi")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
