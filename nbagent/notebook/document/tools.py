@@ -59,6 +59,35 @@ class NotebookEditInput(ToolInput):
     source: str | None = pydantic.Field(None, description="insert/replace: the cell's new source.")
     cell_type: Literal["code", "markdown"] = "code"
 
+    @pydantic.model_validator(mode="after")
+    def _complete(self) -> "NotebookEditInput":
+        # Checked with the input, before anyone is asked: a card for a move without its index
+        # asked the user about a call that could only fail once allowed.
+        if (why := edit_input_problem(self.action, self.cell_id, self.index, self.source)) is not None:
+            raise ValueError(why)
+        return self
+
+
+def edit_input_problem(action: str, cell_id: str | None, index: int | None, source: str | None) -> str | None:
+    """What a ``notebook_edit`` lacks for its action (None: nothing), in words the caller can act on."""
+    if action in ("insert", "replace") and source is None:
+        return f"notebook_edit {action} needs source."
+    if action != "insert" and not cell_id:
+        return f"notebook_edit {action} needs cell_id."
+    if action == "move" and index is None:
+        return "notebook_edit move needs index (the cell's new position)."
+    return None
+
+
+#: The cells ``notebook_edit`` deletes: code cells nbagent's agent made (the front-end checks again
+#: that nobody edited or ran them since). The user's cells, and those MCP clients wrote, are the user's.
+DELETABLE: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
+
+
+def deletable(cell: CellJSON) -> bool:
+    """Whether ``cell`` as read is one ``notebook_edit`` may delete (see :data:`DELETABLE`)."""
+    return matches(cell, DELETABLE)
+
 
 class NotebookRunInput(ToolInput):
     cell_id: str = pydantic.Field(min_length=1)
@@ -122,6 +151,9 @@ class NotebookRead(_NotebookTool):
 
     async def call(self, params: NotebookReadInput, ctx: ToolContext) -> ToolOutput:
         cells = await self.shared.cells()
+        if params.start >= len(cells) > 0:  # "showing 99–98" and nothing else said no cell is there
+            raise ToolExecutionError(f"start={params.start} is past the notebook's last cell (it has {len(cells)} "
+                                     f"cells, indexes 0–{len(cells) - 1}): read with a smaller start.")
         texts: list[str] = []
         images: list[ImageBlockParam] = []
         used, end = 0, params.start
@@ -231,12 +263,11 @@ class NotebookEdit(_NotebookTool):
     async def _delete(self, cell_id: str) -> ToolOutput:
         """Only a code cell nbagent made in this kernel (materialised, or inserted by the model), that
         nobody edited or ran since and that is not running: the user's cells are the user's to delete."""
-        expect: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
         _index, cell = await self.shared.read_cell(cell_id)
         removal = Removal(kept=[(cell_id, "not-nbagent" if cell.get("cell_type", "code") == "code" else "not-code")])
-        if matches(cell, expect):
+        if deletable(cell):
             try:
-                removal = await remove(self.shared.bridge, [cell_id], expect, protect=[executing_cell_id()])
+                removal = await remove(self.shared.bridge, [cell_id], DELETABLE, protect=[executing_cell_id()])
             except (BridgeUnavailable, BridgeError) as exc:
                 raise ToolExecutionError(str(exc)) from None
         if removal.count:
@@ -283,7 +314,7 @@ class NotebookRun(_NotebookTool):
         if shown is not None and shown != source_hash(source):
             raise ToolExecutionError(f"Cell {params.cell_id} changed after the user was asked to allow running it: "
                                      "not run. Call notebook_run again to ask about what it holds now.")
-        with _interrupt_after(params.timeout_s, ctx.executor):
+        with _interrupt_after(params.timeout_s, ctx.executor) as limit:
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
         # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
@@ -295,7 +326,8 @@ class NotebookRun(_NotebookTool):
         self.shared.seen[params.cell_id] = source_hash(source)
         if self.shared.log is not None:
             self.shared.log.agent_ran(params.cell_id, source)
-        return ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}", is_error=result.error is not None)
+        return limit.noted(ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}",
+                                      is_error=result.error is not None))
 
 
 def _redacted(outputs: list[OutputJSON], redact: Callable[[str], str] | None) -> list[OutputJSON]:
@@ -321,20 +353,34 @@ class _interrupt_after:
 
     def __init__(self, seconds: float, owner: object = None) -> None:
         self.owner = owner  # the executor running the code: another's code is never interrupted
+        self.seconds = seconds
+        self.fired = False
         self.timer = threading.Timer(seconds, self._fire)
         self.timer.daemon = True
 
     def _fire(self) -> None:
         from ..executor import interrupt_user_code
 
-        interrupt_user_code(only_code=True, owner=self.owner)
+        self.fired = interrupt_user_code(only_code=True, owner=self.owner)
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> "_interrupt_after":
         if hasattr(signal, "pthread_kill"):
             self.timer.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.timer.cancel()
+
+    def noted(self, out: ToolOutput) -> ToolOutput:
+        """``out`` saying that the time limit stopped the code: its ``KeyboardInterrupt`` alone reads
+        as the user's ■, and a caller would not know that a larger ``timeout_s`` lets it finish."""
+        if not self.fired:
+            return out
+        note = (f"[timed out: interrupted after timeout_s={self.seconds:g} s, the limit of this call, not by the "
+                "user; call again with a larger timeout_s to let it run longer]")
+        if isinstance(out.content, str):
+            return ToolOutput(f"{out.content}\n{note}", is_error=True, display=out.display)
+        return ToolOutput([*out.content, {"type": "text", "text": note}], is_error=True, display=out.display)
 
 
 class NotebookTools:

@@ -23,6 +23,8 @@ from .protocol import describe
 from .rank import ranked
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from IPython.core.interactiveshell import InteractiveShell
     from matplotlib.figure import Figure
 
@@ -35,6 +37,8 @@ FULL_SHARE = 0.5
 #: Names the "Left out" line lists (then a count).
 LEFT_OUT_NAMES = 40
 BUDGET_NOTE = "the kernel context's token budget"
+#: How the model is told to get what was left out (a client of ``%agent serve`` has other tools).
+ASK_MODEL = "ask the python tool"
 #: Most names looked at in the namespace (a namespace of 100,000 names: the rest are counted).
 MAX_NAMES = 20_000
 
@@ -77,22 +81,22 @@ def _brief(info: VariableInfo) -> VariableInfo:
     return VariableInfo(info.name, info.type, info.summary)
 
 
-def _cut_to(info: VariableInfo, tokens: int) -> VariableInfo:
+def _cut_to(info: VariableInfo, tokens: int, ask: str = ASK_MODEL) -> VariableInfo:
     """``info`` with detail lines dropped from the end until it fits ``tokens`` (a note says so)."""
     lines = info.detail.split("\n")
     while lines and count_text_tokens("\n".join(lines)) > tokens:
         lines = lines[: max(len(lines) * 3 // 4, len(lines) - 50) - 1]
     cut = len(info.detail.split("\n")) - len(lines)
     note = [f"    [... {cut} more lines of this description (columns, sample rows) left out for the budget: "
-            "ask the python tool]"] if cut else []
+            f"{ask}]"] if cut else []
     return VariableInfo(info.name, info.type, info.summary, "\n".join([*lines, *note]))
 
 
 class Builder:
     """One build: the running token count, and what was told and left out."""
 
-    def __init__(self, budget: int, fixed_tokens: int) -> None:
-        self.budget, self.used = budget, fixed_tokens
+    def __init__(self, budget: int, fixed_tokens: int, ask: str = ASK_MODEL) -> None:
+        self.budget, self.used, self.ask = budget, fixed_tokens, ask
         self.told: list[VariableInfo] = []
         self.record = ContextRecord()
         self.deadline = Deadline()
@@ -100,7 +104,7 @@ class Builder:
     def add(self, info: VariableInfo, full: bool) -> bool:
         cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
         if full and cost > self.budget * FULL_SHARE:
-            info = _cut_to(info, int(self.budget * FULL_SHARE))
+            info = _cut_to(info, int(self.budget * FULL_SHARE), self.ask)
             cost = count_text_tokens(info.detail) + count_text_tokens(info.summary) + 8
         if self.used + cost > self.budget or len(self.told) >= MAX_VARIABLES:
             self.over_budget()
@@ -150,7 +154,7 @@ class Builder:
         rest = len(names) - listed + more
         why = "; ".join(self.record.notes)
         tail = f": {shown}" + (f" and {rest:,} more" if rest > 0 else "") if names or more else ""
-        return f"Left out ({why}; ask the python tool for them){tail}"
+        return f"Left out ({why}; {self.ask} for them){tail}"
 
 
 class KernelContext:
@@ -167,13 +171,22 @@ class KernelContext:
         return self.focused(FactsFocus())
 
     def focused(self, focus: FactsFocus) -> NotebookState:
+        return self._guarded(lambda: self._build(focus))
+
+    def variables_only(self, focus: FactsFocus, ask: str) -> NotebookState:
+        """The variables as :meth:`focused` describes them (recent cells still rank them), without the
+        recent cells: the whole budget goes to variables, for a caller that gets only those (a
+        client's ``list_variables``); ``ask`` says how that caller gets what was left out."""
+        return self._guarded(lambda: self._build(focus, with_cells=False, ask=ask))
+
+    def _guarded(self, build: "Callable[[], tuple[NotebookState, ContextRecord]]") -> NotebookState:
         from ..executor import _raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
         from ..outcome import AgentInterrupted
 
         started = time.perf_counter()
         try:
             with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
-                state, record = self._build(focus)
+                state, record = build()
         except KeyboardInterrupt:  # outside the variables (a repr of Out, an image): nothing kept
             record = ContextRecord(notes=["interrupted"], interrupted=True)
         record.seconds = time.perf_counter() - started
@@ -200,22 +213,24 @@ class KernelContext:
             outputs, inputs = (outputs[1:], inputs) if outputs else (outputs, inputs[1:])
         return inputs, error, outputs
 
-    def _build(self, focus: FactsFocus) -> tuple[NotebookState, ContextRecord]:
-        inputs, error, outputs = self._cells(focus.token_budget)
+    def _build(self, focus: FactsFocus, with_cells: bool = True,
+               ask: str = ASK_MODEL) -> tuple[NotebookState, ContextRecord]:
+        inputs, error, outputs = self._cells(focus.token_budget) if with_cells else ([], None, [])
+        ranking = inputs if with_cells else recent_inputs(self.shell)  # what the last cells use comes first
         fixed = count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text())
         # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
-        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed)
+        builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed, ask)
         variables: dict[str, object] = {}
         try:
             variables = dict(user_variables(self.shell))
-            builder.describe_all(variables, ranked(list(variables), focus.prompt, focus.agent_code, inputs))
+            builder.describe_all(variables, ranked(list(variables), focus.prompt, focus.agent_code, ranking))
         except KeyboardInterrupt:
             told = {v.name for v in builder.told}
             builder.record.left_out += [n for n in variables if n not in told and n not in builder.record.left_out]
             builder.record.notes.append("interrupted")
             builder.record.interrupted = True
         more = max(len(self.shell.user_ns) - MAX_NAMES, 0)
-        images = [] if builder.record.interrupted else self._images(focus, builder.record)
+        images = [] if builder.record.interrupted or not with_cells else self._images(focus, builder.record)
         listed = LEFT_OUT_NAMES
         while True:  # the "Left out" line counts too: it names fewer, then the last told make room
             state = NotebookState(builder.told, inputs, error, outputs, builder.left_out_line(more, listed), images,

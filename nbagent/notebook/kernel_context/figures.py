@@ -21,13 +21,14 @@ from collections.abc import Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .frames import Description, short
+from .frames import LEVELS, Description, short
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from IPython.core.interactiveshell import InteractiveShell
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
     from typing_extensions import TypeGuard
 
@@ -72,9 +73,40 @@ def _axes_line(i: int, ax: "Axes") -> str:
         what += f" ({points:,} points)" + (": EMPTY, the lines have no data" if points == 0 else "")
     legend = ax.get_legend()
     labels = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
-    xl, yl = ax.get_xlim(), ax.get_ylim()
-    return (f"axes {i}: title {short(ax.get_title())}, x {short(ax.get_xlabel())} {xl[0]:.4g}..{xl[1]:.4g}, "
-            f"y {short(ax.get_ylabel())} {yl[0]:.4g}..{yl[1]:.4g}; {what}" + (f"; legend {labels!r}" if labels else ""))
+    return (f"axes {i}: title {short(ax.get_title())}, x {short(ax.get_xlabel())} {_span(ax.xaxis, ax.get_xlim())}, "
+            f"y {short(ax.get_ylabel())} {_span(ax.yaxis, ax.get_ylim())}; {what}"
+            + (f"; legend {labels!r}" if labels else ""))
+
+
+def _span(axis: "Axis", limits: tuple[float, float]) -> str:
+    """An axis's limits as its ticks read them: a date axis holds days since 1970 (or pandas'
+    period ordinals), which as numbers said ``1.972e+04..1.972e+04`` of a plot of three days, and a
+    categorical axis holds the categories' positions, not their names."""
+    low, high = limits
+    try:
+        text = _as_ticks(axis, low, high)
+    except (ValueError, OverflowError):  # limits no date can hold (set by hand, or infinite)
+        text = None
+    text = text or f"{low:.4g}..{high:.4g}"
+    return text + (f" ({axis.get_scale()} scale)" if axis.get_scale() != "linear" else "")
+
+
+def _as_ticks(axis: "Axis", low: float, high: float) -> str | None:
+    fmt = axis.get_major_formatter()
+    freq = getattr(fmt, "freq", None)  # pandas' time-series formatter: the values are period ordinals
+    if freq is not None and type(fmt).__module__.startswith("pandas."):
+        import pandas as pd
+
+        return f"{pd.Period(ordinal=round(low), freq=freq)}..{pd.Period(ordinal=round(high), freq=freq)}"
+    if type(fmt).__module__ == "matplotlib.dates":
+        from matplotlib.dates import num2date
+
+        return "..".join(num2date(v).strftime("%Y-%m-%d %H:%M") for v in (low, high))
+    if type(fmt).__name__ == "StrCategoryFormatter":
+        names = list(getattr(fmt, "_units", {}))
+        more = f" +{len(names) - LEVELS} more" if len(names) > LEVELS else ""
+        return f"categories [{', '.join(short(n) for n in names[:LEVELS])}]{more}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,8 @@ def plain(value: object) -> str:
         return str(value)
     if type(value).__name__ in ("Timestamp", "Timedelta", "datetime", "date"):
         return str(value)[:VALUE_CHARS]
+    if type(value) is tuple:  # a MultiIndex entry: ('a', 1), not ('a', np.int64(1))
+        return cut("(" + ", ".join(short(v) if type(v) is tuple else plain(v) for v in value[:8]) + ")", VALUE_CHARS)
     return short(value)
 
 
@@ -123,13 +125,18 @@ def dataframe_full(df: "pd.DataFrame") -> Description:
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed (ask: df.columns[{shown}:])")
     lines += _sample_lines(sub, rows)
-    summary = f"shape {df.shape}, {_missing_count(missing)} with missing values, {_head_columns(df.columns)}"
+    summary = f"shape {df.shape}, {_missing_count(missing, len(part), df.shape)}, {_head_columns(df.columns)}"
     return Description(summary, tuple(lines))
 
 
-def _missing_count(missing: "pd.Series") -> str:
+def _missing_count(missing: "pd.Series", rows_read: int, shape: tuple[int, int]) -> str:
+    """How many columns have missing values, said of the part that was read: a frame's first line
+    is what the model quotes, and "0 columns with missing values" of a frame whose NaNs lie past
+    the rows or columns read would be an unknown count shown as zero."""
     n = int((missing > 0).sum())
-    return f"{n} column" + ("" if n == 1 else "s")
+    scope = ([f"of the first {len(missing):,} columns"] if len(missing) < shape[1] else []) + \
+        ([f"in the first {rows_read:,} rows"] if rows_read < shape[0] else [])
+    return f"{n} column{'' if n == 1 else 's'} with missing values" + (f" ({', '.join(scope)})" if scope else "")
 
 
 def _index_text(index: "pd.Index") -> str:

@@ -115,10 +115,29 @@ def _builtin(value: object, full: bool) -> Description:
     return Description("")
 
 
+class _ItemRepr(NoUserCodeRepr):
+    """An item that prints on several lines (a DataFrame in ``pd.read_excel(..., sheet_name=None)``'s
+    dict, a 2-D array) is its adapter's one line, ``<DataFrame shape (5, 2), dtypes 2 int64, …>``:
+    its repr cut to 80 characters kept a table's corner and broke the description's indentation
+    with lines of the table. Without an adapter, its repr's lines are joined."""
+
+    def repr_instance(self, x: object, level: int) -> str:
+        adapters = _ADAPTERS.get(_key(type(x)))
+        if adapters is not None and library_of(x) != "numpy":  # a table: its repr (a grid) is not made at all
+            return self._brief(x, adapters[0])
+        text = super().repr_instance(x, level)
+        if "\n" not in text:
+            return text
+        return self._brief(x, adapters[0]) if adapters is not None else " ".join(text.split())
+
+    def _brief(self, x: object, brief: Describer) -> str:
+        return f"<{type(x).__name__} {frames.cut(brief(x).summary, self.maxother)}>"
+
+
 @lru_cache(maxsize=1)
 def _container_repr() -> reprlib.Repr:
     """A container's items, bounded: 20 items, 80 characters a string, 6 levels (a cycle ends there)."""
-    bounded = NoUserCodeRepr()  # keyword arguments need Python 3.12; no item's own __repr__ or __lt__ runs
+    bounded = _ItemRepr()  # keyword arguments need Python 3.12; no item's own __repr__ or __lt__ runs
     bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = bounded.maxfrozenset = 20
     bounded.maxstring = bounded.maxother = 80
     return bounded

@@ -14,7 +14,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ...engine.contracts.tool_api import ToolExecutionError, ToolOutput
+from ...engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
+from ...engine.contracts.tool_api import ToolExecutionError, ToolOutput, truncate_middle
 from ...engine.loop.sanitize import Sanitizer
 from ..document.tools import DEFAULT_RUN_TIMEOUT_S
 from .clients import Client, Clients, identify
@@ -37,7 +38,10 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_wo
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def _content(out: ToolOutput, sanitizer: Sanitizer) -> list[ContentBlock]:
+def _content(out: ToolOutput, sanitizer: Sanitizer, limit: int) -> list[ContentBlock]:
+    """The result's blocks as MCP content: each text redacted, then cut to ``limit`` characters as
+    nbagent's loop cuts its model's tool results (a run printing 10 MB sent the client 2 MB, the
+    capture limit, more than any client's context holds)."""
     blocks: Sequence[Mapping[str, object]] = [{"type": "text", "text": out.content}] \
         if isinstance(out.content, str) else out.content
     content: list[ContentBlock] = []
@@ -47,7 +51,7 @@ def _content(out: ToolOutput, sanitizer: Sanitizer) -> list[ContentBlock]:
                 content.append(ImageContent(data=str(source.get("data", "")),
                                             mime_type=str(source.get("media_type", ""))))
             case {"type": "text"}:
-                content.append(TextContent(text=sanitizer.redact(str(block.get("text", "")))))
+                content.append(TextContent(text=truncate_middle(sanitizer.redact(str(block.get("text", ""))), limit)))
     return content
 
 
@@ -61,9 +65,10 @@ class ToolCalls:
     ``sanitizer`` is asked at each reply, not once: a secret set after the server started (a key
     put in ``os.environ``, a new session's ``api_key`` or wider ``secret_env``) is redacted too."""
 
-    def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop,
-                 sanitizer: Callable[[], Sanitizer]) -> None:
+    def __init__(self, ops: Operations, clients: Clients, kernel: KernelLoop, sanitizer: Callable[[], Sanitizer],
+                 output_limit: Callable[[], int] = lambda: DEFAULT_TOOL_OUTPUT_LIMIT) -> None:
         self.ops, self.clients, self.kernel, self.sanitizer = ops, clients, kernel, sanitizer
+        self.output_limit = output_limit  # the session's tool_output_limit, as its model's results get
 
     async def call(self, ctx: Context, work: Callable[[Client], Awaitable[ToolOutput | str]]) -> CallToolResult:
         try:
@@ -75,7 +80,7 @@ class ToolCalls:
             return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer())
         if isinstance(out, str):
             out = ToolOutput(out)
-        return CallToolResult(content=_content(out, self.sanitizer()), is_error=out.is_error)
+        return CallToolResult(content=_content(out, self.sanitizer(), self.output_limit()), is_error=out.is_error)
 
     def now(self, ctx: Context, work: Callable[[Client], str]) -> CallToolResult:
         """For a call that must not wait for the kernel's loop (interrupt: the loop is busy)."""
@@ -107,7 +112,8 @@ def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:
                                                                                  "move: the new position.")] = None,
                             source: Annotated[str | None, Field(description="insert/replace: the source.")] = None,
                             cell_type: Literal["code", "markdown"] = "code") -> CallToolResult:
-        """Insert, replace, delete or move one cell (asks the user in the notebook first)."""
+        """Insert, replace, delete or move one cell (asks the user in the notebook first). delete removes
+        only code cells nbagent's own agent made; the user's cells, and those you insert, are the user's to delete."""
         args: JSONObject = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
         return await calls.call(ctx, lambda c: ops.edit(c, args))
 

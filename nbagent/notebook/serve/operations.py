@@ -16,13 +16,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
+from ...engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolOutput
 from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
 from ..document.preview import edit_preview, run_preview
-from ..document.tools import NotebookEdit, NotebookRead, NotebookRun, _interrupt_after, _Shared, _source
+from ..document.tools import (
+    NotebookEdit,
+    NotebookRead,
+    NotebookRun,
+    _interrupt_after,
+    _Shared,
+    _source,
+    deletable,
+    edit_input_problem,
+)
 from ..executor import ShellExecutor, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate, too_long
@@ -37,6 +47,8 @@ EXTERNAL = "external"
 """``metadata.nbagent.kind`` of a cell an external client inserted or replaced."""
 ALIVE_TIMEOUT_S = 3.0
 PROBE_OP = "ping"
+#: How a client gets the variables ``list_variables`` left out (it has no ``python`` tool).
+CLIENT_ASKS = "ask list_variables (names=[...]) or run_code"
 RECONNECT_WAIT_S = 1.0
 
 
@@ -73,9 +85,11 @@ class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
     def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: InteractiveShell,
-                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None) -> None:
+                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None,
+                 context_tokens: Callable[[], int] = lambda: DEFAULT_KERNEL_CONTEXT_TOKENS) -> None:
         self.bridge = the_bridge
         self.gate = gate
+        self.context_tokens = context_tokens  # the user's kernel_context_tokens, as a prompt gets it
         self.log = log
         self.executor = ShellExecutor(shell)
         self.cwd = cwd
@@ -168,13 +182,21 @@ class Operations:
         """The kernel context nbagent's own model gets (the schema builder, its budget and its
         "left out" line), with ``names`` described in full as if a prompt named them."""
         from ...engine.loop.facts import FactsFocus
-        from ..session import kernel_facts_from
+        from ..kernel_context import KernelContext
 
-        state = kernel_facts_from(shell).focused(FactsFocus(prompt=" ".join(f"`{n}`" for n in names)))
+        # Variables only, in the budget a prompt's kernel context has (the recent cells, which the
+        # client does not get, took up to half of it), and the client's own way to get the rest.
+        focus = FactsFocus(prompt=" ".join(f"`{n}`" for n in names), token_budget=self.context_tokens())
+        # No last-error watcher: variables only need none, and kernel_facts_from's registers a
+        # post_run_cell hook on the shell at each call, never removed (every cell then ran them all).
+        state = KernelContext(shell).variables_only(focus, ask=CLIENT_ASKS)
         lines = [f"{v.name}: {v.type}" + (f" ({v.summary})" if v.summary else "") + (f"\n{v.detail}" if v.detail else "")
                  for v in state.variables]
         if state.left_out:
             lines.append(state.left_out)
+        unknown = [n for n in names if n not in shell.user_ns]  # a typo is said, not silently left out
+        if unknown:
+            lines.append(f"Not in the kernel's namespace: {shown_names(unknown)}.")
         what = "list variables" + (f" ({shown_names(names)} in full)" if names else "")
         self.log.add(ExternalAction(at=now(), client=client.name, tool="list_variables", what=what,
                                     allowed_by="not asked (read-only)", outcome="ok"))
@@ -186,6 +208,12 @@ class Operations:
         action, given = args["action"], args.get("cell_id")
         cell_id = given if isinstance(given, str) else None  # the SDK validated it: a str or None
         detail = str(args.get("source") or "")
+        source, index = args.get("source"), args.get("index")
+        if (why := edit_input_problem(str(action), cell_id, index if isinstance(index, int) else None,
+                                      source if isinstance(source, str) else None)) is not None:
+            # No card for a call that cannot succeed: the user would allow it only to see it fail.
+            self._record(client, "notebook_edit", f"{action} a cell", "refused", None, why)
+            return ToolOutput(why, is_error=True)
         if (why := too_long("source", detail)) is not None:  # before the card highlights it
             self._record(client, "notebook_edit", f"{action} a cell ({len(detail):,} characters)", "refused", None, why)
             return ToolOutput(why, is_error=True)
@@ -198,7 +226,14 @@ class Operations:
                 self._record(client, "notebook_edit", f"{action} cell {shown}", "refused", None, why)
                 return ToolOutput(why, is_error=True)
             if action != "replace":
-                detail = _source((await shared.read_cell(cell_id))[1])
+                cell = (await shared.read_cell(cell_id))[1]
+                detail = _source(cell)
+                if action == "delete" and not deletable(cell):  # it would be refused once allowed
+                    why = (f"Cell {cell_id} is not deleted: notebook_edit deletes only code cells nbagent's agent made; "
+                           "the user's cells and those clients insert are the user's to delete. Ask the user to "
+                           "delete it, or replace it.")
+                    self._record(client, "notebook_edit", f"delete cell {cell_id}", "refused", None, why)
+                    return ToolOutput(why, is_error=True)
         cells = await shared.cells()
         if action == "insert" and cell_id and not any(c.get("id") == cell_id for c in cells):
             # Refused before asking too: the id would be shown in the card as the client wrote it.
@@ -258,8 +293,9 @@ class Operations:
         request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})
 
         async def act(_allowed: Allowed) -> ToolOutput:
-            with _interrupt_after(timeout_s, self.executor):
-                return await self._running(client, Python().run({"code": code}, self._ctx(client)))
+            with _interrupt_after(timeout_s, self.executor) as limit:
+                out = await self._running(client, Python().run({"code": code}, self._ctx(client)))
+            return limit.noted(out)
 
         return await self._gated(client, request, act)
 

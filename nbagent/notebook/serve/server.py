@@ -18,13 +18,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.config import DEFAULT_SECRET_ENV
+from ...engine.contracts.config import DEFAULT_SECRET_ENV, DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
-from ...engine.loop.facts import kernel_secrets
 from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
-from ..kernel_context import KernelContext
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
@@ -35,6 +33,9 @@ from .record import ActionLog
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
+
+#: Reads of the namespace's credential variables from the server's thread before one is let raise.
+_SECRET_READ_TRIES = 3
 
 
 def _runtime_dir() -> Path:
@@ -75,15 +76,15 @@ class ServeServer:
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules)
-        self.ops = Operations(self.bridge, gate,
-                              self.log, self.shell, redact=lambda text: self._sanitizer().redact(text))
+        self.ops = Operations(self.bridge, gate, self.log, self.shell, redact=lambda text: self._sanitizer().redact(text),
+                              context_tokens=self._context_tokens)
         self.gate = self.ops.gate
         self.started = time.time()
         self.notebook = shown_name(magics.document.notebook() or "this notebook")
         token = new_token()
         from .app import ToolCalls, build_server
 
-        calls = ToolCalls(self.ops, self.clients, self.kernel, self._sanitizer)
+        calls = ToolCalls(self.ops, self.clients, self.kernel, self._sanitizer, self._output_limit)
         mcp = build_server(calls, self.shell)
         self.http = HttpServer(BearerGuard(mcp.streamable_http_app(host="127.0.0.1"), token))
         self.http.start()
@@ -138,12 +139,39 @@ class ServeServer:
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        if sess is not None:  # between runs, it reads the notebook's credential variables at each call
-            return sess.agent.engine.sanitizer()
-        # No session: no secret given in code; the notebook's credential variables (db_password, a
-        # config dict's token) are read now, as the session's engine reads them.
-        found = (*credential_env_values(), *kernel_secrets(KernelContext(self.shell)))
-        return Sanitizer(secret_values(DEFAULT_SECRET_ENV, found))
+        # No session: no secret given in code. Reading two variables costs what comparing them would.
+        base = sess.agent.engine.sanitizer() if sess is not None else \
+            Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        kernel = self._kernel_secrets()
+        if not kernel or set(kernel) <= set(base.secrets):
+            return base
+        return Sanitizer(secret_values((), (*base.secrets, *kernel)))
+
+    def _output_limit(self) -> int:
+        """How much of a tool result nbagent's model gets (the session's ``tool_output_limit``)."""
+        sess = self.magics.current
+        return sess.agent.config.tool_output_limit if sess is not None else DEFAULT_TOOL_OUTPUT_LIMIT
+
+    def _context_tokens(self) -> int:
+        """The kernel context's budget a prompt of this notebook gets: the session's, or for the
+        next session the ``%config AgentMagics.kernel_context_tokens`` setting."""
+        sess = self.magics.current
+        return sess.agent.config.kernel_context_tokens if sess is not None else self.magics.kernel_context_tokens
+
+    def _kernel_secrets(self) -> tuple[str, ...]:
+        """The namespace's credential variables (``db_password = "…"``), which nbagent's model gets
+        ``[redacted]`` in every prompt's kernel context: outside a prompt the engine's sanitizer does
+        not hold them, and a client's ``list_variables`` or ``notebook_read`` (asked of no one) must
+        not show what the model is never shown. Read on the server's thread: a cell changing a
+        mapping meanwhile makes the walk raise, so it is read again."""
+        from ..kernel_context import KernelContext
+
+        for _ in range(_SECRET_READ_TRIES - 1):
+            try:
+                return KernelContext(self.shell).secrets()
+            except RuntimeError:  # "dictionary changed size during iteration"
+                continue
+        return KernelContext(self.shell).secrets()
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():

@@ -64,6 +64,14 @@ async def test_read_is_paged(tools, tmp_path):
     assert "showing 0–0" in out.content and "read again with start=1" in out.content
 
 
+async def test_a_read_past_the_last_cell_says_so(tools, tmp_path):
+    # It answered "3 cells; showing 99–98." with no cell and no error: a client paging on read it
+    # as an empty page, not as a start past the end.
+    out = await call(tools, "notebook_read", tmp_path, start=99)
+    assert out.is_error and "start=99 is past the notebook's last cell" in out.content and "0–2" in out.content
+    assert not (await call(tools, "notebook_read", tmp_path, start=2)).is_error
+
+
 async def test_replace_needs_a_read_and_refuses_a_cell_changed_since(front, tools, tmp_path):
     unread = await call(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
     assert unread.is_error and "has not been read" in unread.content

@@ -104,6 +104,35 @@ def test_a_named_figure_is_described_in_words_and_drawn() -> None:
         plt.close(fig)
 
 
+def test_date_and_category_axes_are_described_as_their_ticks_read() -> None:
+    # A date axis holds days since 1970 (pandas' time series: period ordinals): as numbers the
+    # description said x 1.972e+04..1.972e+04 of three days of 2024; a bar chart's categories were
+    # their positions, -0.49..1.49, and a log scale went unsaid.
+    import pandas as pd
+
+    series = pd.Series([1, 2, 3], index=pd.date_range("2024-01-01", periods=3, tz="UTC"))
+    by_pandas, ax = plt.subplots()
+    series.plot(ax=ax)
+    by_mpl, ax = plt.subplots()
+    ax.plot(pd.date_range("2024-01-01", periods=3), [1, 5, 2])
+    bars, ax = plt.subplots()
+    ax.bar(["north", "south"], [3, 500])
+    ax.set_yscale("log")
+    far, ax = plt.subplots()
+    ax.plot(pd.date_range("2024-01-01", periods=2), [1, 2])
+    ax.set_xlim(0, 1e9)  # no date holds it: said as numbers, not a failed description
+    try:
+        text, _ = context_text(shell_with(by_pandas=by_pandas, by_mpl=by_mpl, bars=bars, far=far),
+                               "`by_pandas` `by_mpl` `bars` `far`", budget=20_000)
+        assert "x '' 2024-01-01..2024-01-03, y" in block_of(text, "by_pandas")
+        assert "x '' 2023-12-31 21:36..2024-01-03 02:24, y" in block_of(text, "by_mpl")
+        assert "x '' categories ['north', 'south'], y '' 2.323..645.7 (log scale)" in block_of(text, "bars")
+        assert "x '' 0..1e+09, y" in block_of(text, "far")
+    finally:
+        for fig in (by_pandas, by_mpl, bars, far):
+            plt.close(fig)
+
+
 @pytest.mark.parametrize("prompt", ["why is this empty?", "look at Out[7]", "the histogram", "fix the chart"])
 def test_what_counts_as_a_prompt_about_images(prompt: str) -> None:
     shell, displayed = shell_showing((7, [png()]))

@@ -92,6 +92,53 @@ def test_a_frame_of_ten_million_rows_is_described_from_its_first_rows_and_says_s
     assert "DatetimeIndex, 10,000,000 entries" in block and ctx.last is not None and ctx.last.full == ["big"]
 
 
+def test_a_frames_missing_count_says_which_part_was_read_when_not_all_of_it() -> None:
+    # Its NaNs lie past the rows read (and in a column past the 100 listed): the first line, which
+    # the model quotes, said "0 columns with missing values" of a frame that has two.
+    tall = pd.DataFrame({"x": np.zeros(3_000_000)})
+    tall.loc[2_500_000, "x"] = np.nan
+    wide = pd.DataFrame(np.zeros((5, 300)), columns=[f"c{i}" for i in range(300)])
+    wide.loc[0, "c250"] = np.nan
+    small = pd.DataFrame({"x": [1.0, np.nan]})
+    text, _ = context_text(shell_with(tall=tall, wide=wide, small=small), "`tall` `wide` `small`", budget=20_000)
+    assert "0 columns with missing values (in the first 2,000,000 rows)" in block_of(text, "tall")
+    assert "0 columns with missing values (of the first 100 columns)" in block_of(text, "wide")
+    assert "(shape (2, 1), 1 column with missing values, columns" in block_of(text, "small")
+
+
+def test_a_dict_of_frames_lists_each_frame_in_one_line_within_its_indented_block() -> None:
+    # pd.read_excel(..., sheet_name=None): each frame's repr cut to 80 characters sent a corner of
+    # its table, on lines of their own outside the variable's block.
+    sheets = {"jan": pd.DataFrame({"day": pd.date_range("2024-01-01", periods=40), "units": range(40)}),
+              "feb": pd.DataFrame({"units": [1, 2]}), "grid": np.arange(12).reshape(3, 4), "small": np.arange(3)}
+    text, _ = context_text(shell_with(sheets=sheets), "which sheets are in `sheets`?")
+    block = block_of(text, "sheets")
+    assert "'jan': <DataFrame shape (40, 2), dtypes 1 datetime64[" in block
+    assert "'feb': <DataFrame shape (2, 1)" in block and "'grid': <ndarray shape (3, 4), dtype int64>" in block
+    assert "'small': array([0, 1, 2])" in block and len(block.splitlines()) == 2
+
+
+def test_a_frame_inside_a_container_is_described_without_making_its_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its table's repr was made and thrown away: twenty sheets of 5,000 x 60 took most of the
+    # description's 0.5 s.
+    made: list[int] = []
+
+    def counted(_self: pd.DataFrame) -> str:
+        made.append(1)
+        return "table"
+
+    monkeypatch.setattr(pd.DataFrame, "__repr__", counted)
+    text, _ = context_text(shell_with(sheets={"a": pd.DataFrame({"x": [1]})}), "what is in `sheets`?")
+    assert "'a': <DataFrame shape (1, 1)" in block_of(text, "sheets") and made == []
+
+
+def test_a_multiindex_range_reads_as_values_not_numpy_reprs() -> None:
+    # It read ('a', np.int64(1)) .. ('b', np.int64(2)): numpy 2's scalar repr inside the tuple.
+    mi = pd.DataFrame({"v": [1.5, 2.5]}, index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)]))
+    text, _ = context_text(shell_with(mi=mi), "what is `mi`?")
+    assert "index: MultiIndex, 2 entries, ('a', 1) .. ('b', 2);" in block_of(text, "mi")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")

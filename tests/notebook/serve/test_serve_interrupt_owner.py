@@ -62,3 +62,15 @@ async def test_a_clients_interrupt_stops_its_own_code() -> None:
     result = await ops.executor.execute("interrupt_now()\nfor _ in range(10_000_000): pass\nCLIENT_DONE = True")
     assert result.error is not None and "KeyboardInterrupt" in result.error
     assert "CLIENT_DONE" not in shell.user_ns
+
+
+async def test_a_run_stopped_by_its_timeout_says_so_not_only_keyboard_interrupt() -> None:
+    # The client saw a KeyboardInterrupt traceback, as if the user had pressed ■, and could not tell
+    # that a larger timeout_s would let its code finish.
+    shell = InteractiveShell.instance()
+    ops = _ops(shell)
+    out = await ops.run_code(Clients().admit(("claude-code", "s1")), "import time\nwhile True: time.sleep(0.01)", 1)
+    assert out.is_error and "KeyboardInterrupt" in str(out.content)
+    assert "timed out: interrupted after timeout_s=1 s" in str(out.content) and "larger timeout_s" in str(out.content)
+    quick = await ops.run_code(Clients().admit(("claude-code", "s1")), "QUICK = 1", 1)
+    assert not quick.is_error and "timed out" not in str(quick.content)

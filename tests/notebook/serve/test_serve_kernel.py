@@ -74,6 +74,16 @@ async def test_allow_always_covers_that_tool_of_that_client_only(served):
     assert not first.is_error and "2" in text(again)
 
 
+async def test_a_runs_result_is_cut_to_the_tool_output_limit_as_the_models_is(served):
+    # It went whole up to the 2,000,000-character capture limit: 2 MB to a client's context.
+    from nbagent.engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
+
+    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+        ran = await served.call(client, "run_code", {"code": "print('x' * 1_000_000)"})
+    assert not ran.is_error and "characters omitted" in text(ran)
+    assert len(text(ran)) <= DEFAULT_TOOL_OUTPUT_LIMIT
+
+
 async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(served):
     async with served.client("claude-code") as client:  # python is allowed always for it (above)
         run = asyncio.ensure_future(client.call_tool("run_code", {"code": "import time\nfor _ in range(600): time.sleep(0.1)"}))

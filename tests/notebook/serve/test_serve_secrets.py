@@ -77,3 +77,20 @@ async def test_the_notebook_s_credential_variables_never_reach_a_client(served):
         read = await served.call(client, "notebook_read", {})
     assert "db_password: str" in text(listed) and "id=c-pw" in text(read)
     assert PASSWORD not in text(listed) + text(read) and "[redacted]" in text(listed)
+
+
+async def test_the_kernels_credential_variables_are_redacted_for_a_client_as_for_the_model(served):
+    # nbagent's model gets db_password [redacted] in every prompt; list_variables and notebook_read
+    # ask no one, so outside a prompt they sent it whole to the client.
+    password = "Tr0ub4dor&3horseBattery"
+    served.run(f"import pandas as pd\ndb_password = {password!r}\nsettings = {{'db': {{'password': {password!r}}}}}\n"
+               "logins = pd.DataFrame({'user': ['a'], 'pw': [db_password]})\n"
+               "FRONT.cells.append({'cell_type': 'code', 'id': 'c-pw', 'source': 'db_password = ' + repr(db_password), "
+               "'metadata': {}, 'execution_count': 2, 'outputs': []})")
+    async with served.client() as client:
+        listed = await served.call(client, "list_variables", {"names": ["db_password", "settings", "logins"]})
+        read = await served.call(client, "notebook_read", {})
+    assert not listed.is_error and "db_password: str" in text(listed) and "logins: DataFrame" in text(listed)
+    assert "id=c-pw" in text(read)
+    for shown in (text(listed), text(read)):
+        assert password not in shown and "Tr0ub4dor" not in shown and "[redacted]" in shown
