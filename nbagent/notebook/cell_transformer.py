@@ -79,9 +79,20 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         if first.startswith("%%python"):
             return lines[1:]
         text = "".join(lines)
-        if text.strip() and not first.startswith(("%", "!")):
+        if text.strip() and not first.startswith(("%", "!")) and not _agents_code():
             return [f"await {RUNNER}('', {text!r})\n"]
     return lines
+
+
+def _agents_code() -> bool:
+    """Whether the cell being run is a code cell the agent made (its python call, or a cell it
+    inserted), as its mark in the metadata JupyterLab and Notebook 7 send says: code, never a
+    prompt, also in chat mode (Restart & Run All of a chat-mode notebook runs them as they ran)."""
+    from .document.embedded import executing_metadata
+    from .document.removal import MADE_KINDS
+
+    mark = executing_metadata().get("nbagent")
+    return isinstance(mark, dict) and mark.get("kind") in MADE_KINDS
 
 
 # IPython's check_complete skips transformers with side effects: without this, a console would

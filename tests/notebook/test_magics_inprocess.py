@@ -142,6 +142,23 @@ def test_chat_mode_makes_plain_cells_prompts(ip):
     assert ip.user_ns["plain_value"] == 1
 
 
+def test_chat_mode_runs_the_agents_code_cells_as_code(ip, monkeypatch):
+    # Restart & Run All of a chat-mode notebook: the cells the agent's python calls became carry
+    # its mark (JupyterLab sends the metadata); sent as prompts, each asked the model again and was
+    # turned into an agent cell, with one more code cell below it on every Run All.
+    from nbagent.notebook.document import embedded
+
+    run(ip, "%agent mode chat")
+    sent = len(session().agent.sent)
+    for kind in ("code", "new"):  # a python call's cell; a cell the model inserted
+        monkeypatch.setattr(embedded, "executing_metadata", lambda k=kind: {"nbagent": {"kind": k, "turn": 1}})
+        run(ip, f"made_{kind} = 6 * 7")
+        assert ip.user_ns[f"made_{kind}"] == 42
+    assert len(session().agent.sent) == sent  # nothing asked
+    monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "agent", "turn": 1}})
+    assert "81" in run(ip, "What is 9 * 9?")  # a chat prompt's own cell stays a prompt
+
+
 def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip: Any) -> None:
     payloads: list[Any] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
