@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import executing_cell_id
+from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
 from .embedded import executing_metadata, read_record
 from .fork import fork
@@ -353,7 +353,17 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 
 def _show_replay_line(decision: Replay) -> None:
     _show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
-               "To ask the model again, add --live to the cell's first line.", "nbagent-replayed")
+               f"To ask the model again, {_live_hint()}.", "nbagent-replayed")
+
+
+def _live_hint() -> str:
+    """How to ask again: a chat-mode prompt (a plain cell) has no first line of options, and a
+    "--live" typed there would be sent to the model as part of the question."""
+    content = executing_request().get("content")
+    code = content.get("code") if isinstance(content, dict) else None
+    if isinstance(code, str) and code.strip() and not code.lstrip().startswith("%"):
+        return "make %%agent --live the cell's first line (a chat-mode prompt has no options line)"
+    return "add --live to the cell's first line"
 
 
 STAND_IN_LINE = ("ⓘ the session your code made could not be given the replayed record ({error}): it stays as "

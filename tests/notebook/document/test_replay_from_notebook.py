@@ -894,3 +894,18 @@ def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_let
     assert cell_run.NOTHING_TO_FIX_LINE.split("(")[0] in again and "'region'" in again
     assert magics_mod.active_magics().current is None  # nothing asked
 
+
+
+def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, monkeypatch):
+    # A chat-mode prompt is a plain cell: "--live" on its first line would be part of the question.
+    lab.ip.run_cell("%agent mode chat")
+    try:
+        lab.front.cells[0]["source"] = QUESTION
+        assert "391" in lab.run()
+        lab.restart()
+        monkeypatch.setattr(cell_run, "executing_request", lambda: {"content": {"code": QUESTION}})
+        again = lab.run()
+    finally:
+        lab.ip.run_cell("%agent mode python")
+    assert "replayed: session" in again and "make %%agent --live the cell's first line" in again
+    assert "add --live" not in again
