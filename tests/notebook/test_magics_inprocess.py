@@ -7,6 +7,7 @@ The model is the offline simulated API; tools are allowed up front so no prompt 
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any, Iterator
 
 import pytest
@@ -157,6 +158,14 @@ def test_chat_mode_runs_the_agents_code_cells_as_code(ip, monkeypatch):
     assert len(session().agent.sent) == sent  # nothing asked
     monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "agent", "turn": 1}})
     assert "81" in run(ip, "What is 9 * 9?")  # a chat prompt's own cell stays a prompt
+    # One of the agent's failed attempts, as it made it, fails as code; one the user typed a
+    # question over is a prompt.
+    broken = "sales.groupby(('region')"
+    made = {"source_sha256": hashlib.sha256(broken.encode()).hexdigest()}
+    monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "code", "made": made}})
+    with capture_output():
+        assert isinstance(ip.run_cell(broken).error_before_exec, SyntaxError)  # ran as code
+    assert "81" in run(ip, "What is 9 * 9?")
 
 
 def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip: Any) -> None:
