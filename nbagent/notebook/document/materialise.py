@@ -113,9 +113,10 @@ class Materialiser:
             lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
         if queued:
             # Run All queued them below: nbagent never removes a queued cell, so they stay and run again.
-            lines.append(f"ⓘ {queued} cell(s) of this cell's earlier run stay: Run All has them queued, so they run "
-                         "again after this cell's new ones. Delete them once Run All ends; or use Restart & Run All, "
-                         "which replays the recorded turns without asking the model again.")
+            lines.append(f"ⓘ {queued} cell(s) of this cell's earlier run stay: Run All (or a run of selected cells) "
+                         "has them queued, so they run again after this cell's new ones. Delete them once that run "
+                         "ends; or use Restart & Run All, which replays the recorded turns without asking the "
+                         "model again.")
         if self.apart:
             lines.append(f"ⓘ {self.apart} cell(s) of this cell's earlier runs removed from below cells of yours among "
                          "them (still the agent's: copy one, or edit it, to keep it).")
