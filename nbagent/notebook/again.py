@@ -24,6 +24,10 @@ async def fix(magics: "MagicsApi", options: str) -> "Done | None":
     if command_args.parse(commands.fix, options) is None:  # --help
         return None
     if magics.last_error.text is None:
+        from .document.cell_run import recorded_fix
+
+        if recorded_fix(magics):  # fixed or deleted since it was asked about: shown as recorded
+            return None
         raise UsageError("No failed cell to fix: %agent fix works on the last cell that raised an error.")
     prompt = FIX_PROMPT.format(cell=magics.last_error.cell, error=magics.last_error.text)
     return await magics.run_prompt(options, prompt)

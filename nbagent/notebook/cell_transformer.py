@@ -79,9 +79,35 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         if first.startswith("%%python"):
             return lines[1:]
         text = "".join(lines)
-        if text.strip() and not first.startswith(("%", "!")):
+        if text.strip() and not first.startswith(("%", "!")) and not _agents_code(text):
             return [f"await {RUNNER}('', {text!r})\n"]
     return lines
+
+
+def _agents_code(text: str) -> bool:
+    """Whether the cell being run is a code cell the agent made (its python call, or a cell it
+    inserted), as its mark in the metadata JupyterLab and Notebook 7 send says: code, never a
+    prompt, also in chat mode (Restart & Run All of a chat-mode notebook runs them as they ran).
+    Still as the agent made it (a failed attempt's SyntaxError included), or edited into other
+    Python; one the user typed a question over is a prompt, as any plain cell in chat mode."""
+    import hashlib
+
+    from .document.embedded import executing_metadata
+    from .document.removal import MADE_KINDS
+
+    mark = executing_metadata().get("nbagent")
+    if not isinstance(mark, dict) or mark.get("kind") not in MADE_KINDS:
+        return False
+    made = mark.get("made")
+    made_hash = made.get("source_sha256") if isinstance(made, dict) else None
+    as_made = {hashlib.sha256(t.encode()).hexdigest() for t in (text, text.removesuffix("\n"))}
+    if made_hash in as_made:
+        return True
+    try:
+        compile(text, "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 # IPython's check_complete skips transformers with side effects: without this, a console would

@@ -1,7 +1,8 @@
 """The same notebook open in two windows (two kernel connections on one kernel, no collaboration):
 every page's extension gets the kernel's requests, yet an agent cell run in one window asks Allow /
 Deny there, and its code cells land there, once (before: the other window answered first that the
-cell was idle there, so every call was denied unasked, and its inserts went to the wrong page)."""
+cell was idle there, so every call was denied unasked, and its inserts went to the wrong page); and
+an agent cell run in a console on the notebook's kernel asks there too."""
 
 from __future__ import annotations
 
@@ -47,3 +48,34 @@ def test_an_agent_cell_run_in_one_of_two_windows_asks_and_lands_there(browser, l
     assert _made(_cells(other)) == []  # the other window applied none of it (its own copy of the file)
     running.close()
     other.close()
+
+
+def test_an_agent_cell_run_in_a_console_on_the_notebooks_kernel_asks_there(browser, lab):  # noqa: F811
+    """File > New Console for Notebook: the console shares the kernel and sends its cells' ids, but
+    its cells are in no notebook; the notebook's page said "no such cell" and every call was denied
+    unasked ("nobody could see Allow / Deny here") while the console could have shown the prompt."""
+    _require_installed_bridge()
+    name = _put(lab, "console_on_kernel.ipynb", "nbagent", ["%load_ext nbagent", "%%agent\nWhat is 2 * 3?"])
+    page = _open(browser, lab, name, "jupyterlab")
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _run_cell(page, 1)  # the notebook's page says hello: the bridge is connected
+    page.locator(".jp-Notebook button:text-is('Allow'):enabled").first.click(timeout=60_000)
+    _wait(page, lambda cs: "done:" in _text(cs[1]), "the notebook's agent cell did not finish")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:create-console')")
+    prompt = page.locator(".jp-CodeConsole-promptCell .cm-content").first
+    prompt.wait_for(timeout=60_000)
+    prompt.click()
+    page.keyboard.type("%%agent\nWhat is 4 * 5?")
+    page.keyboard.press("Shift+Enter")
+    console = page.locator(".jp-CodeConsole").first
+    try:
+        page.locator(".jp-CodeConsole button:text-is('Allow'):enabled").first.click(timeout=60_000)
+        console.get_by_text("done:", exact=False).first.wait_for(timeout=60_000)
+    except Exception:
+        page.screenshot(path="/tmp/console_prompt_failure.png", full_page=True)
+        raise
+    text = console.inner_text()
+    assert "nobody could see" not in text and "20" in text, text[-2000:]
+    assert "is nbagent installed" not in text
+    page.close()

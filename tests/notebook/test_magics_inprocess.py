@@ -7,6 +7,7 @@ The model is the offline simulated API; tools are allowed up front so no prompt 
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any, Iterator
 
 import pytest
@@ -140,6 +141,31 @@ def test_chat_mode_makes_plain_cells_prompts(ip):
     run(ip, "%agent mode python")
     run(ip, "plain_value = 1")
     assert ip.user_ns["plain_value"] == 1
+
+
+def test_chat_mode_runs_the_agents_code_cells_as_code(ip, monkeypatch):
+    # Restart & Run All of a chat-mode notebook: the cells the agent's python calls became carry
+    # its mark (JupyterLab sends the metadata); sent as prompts, each asked the model again and was
+    # turned into an agent cell, with one more code cell below it on every Run All.
+    from nbagent.notebook.document import embedded
+
+    run(ip, "%agent mode chat")
+    sent = len(session().agent.sent)
+    for kind in ("code", "new"):  # a python call's cell; a cell the model inserted
+        monkeypatch.setattr(embedded, "executing_metadata", lambda k=kind: {"nbagent": {"kind": k, "turn": 1}})
+        run(ip, f"made_{kind} = 6 * 7")
+        assert ip.user_ns[f"made_{kind}"] == 42
+    assert len(session().agent.sent) == sent  # nothing asked
+    monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "agent", "turn": 1}})
+    assert "81" in run(ip, "What is 9 * 9?")  # a chat prompt's own cell stays a prompt
+    # One of the agent's failed attempts, as it made it, fails as code; one the user typed a
+    # question over is a prompt.
+    broken = "sales.groupby(('region')"
+    made = {"source_sha256": hashlib.sha256(broken.encode()).hexdigest()}
+    monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "code", "made": made}})
+    with capture_output():
+        assert isinstance(ip.run_cell(broken).error_before_exec, SyntaxError)  # ran as code
+    assert "81" in run(ip, "What is 9 * 9?")
 
 
 def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip: Any) -> None:

@@ -102,6 +102,8 @@ class Bridge:
         self._closed: set[str] = set()  # comms the front-end closed (no target there: no extension)
         self._clients: set[str] = set()
         """The sessions (one per page's kernel connection) that said hello on the current comm."""
+        self._pages: set[str] = set()
+        """Every session that said hello in this kernel, on any comm: the pages with the extension."""
         self._asked: set[str] = set()  # sessions a hello was awaited for: each waits once, at most
         self._comm: CommChannel | None = None
         self._failed = False  # a request timed out: the front-end went away; stop waiting on it
@@ -130,6 +132,13 @@ class Bridge:
         there, not reloaded (a reloaded page's new connection is a new session)."""
         with self._hellos:
             return client is not None and client in self._clients
+
+    def runs_elsewhere(self, client: str | None) -> bool:
+        """Whether kernel session ``client`` is no page with the extension while pages said hello
+        with theirs: a console on the notebook's kernel (New Console for Notebook) sends its cells'
+        ids too, but its cells are in no notebook, so what a page says of them means nothing."""
+        with self._hellos:
+            return client is not None and bool(self._pages) and client not in self._pages
 
     async def reconnect(self) -> bool:
         """Open a new comm and wait (``HELLO_WAIT_S`` at most, off the loop) for a page's hello:
@@ -241,6 +250,7 @@ class Bridge:
         with self._hellos:
             if session:
                 self._clients.add(session)
+                self._pages.add(session)
             self._said_hello = self._hello_here = True
             self._hellos.notify_all()
 

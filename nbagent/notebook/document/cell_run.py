@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
-from .bridge import executing_cell_id
+from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
 from .embedded import executing_metadata, read_record
 from .fork import fork
@@ -300,6 +300,27 @@ async def replayed_retry(magics: "MagicsApi") -> bool:
     return True
 
 
+NOTHING_TO_FIX_LINE = ("ⓘ nothing to fix: no cell has failed in this kernel (the cell this fix was asked about ran "
+                       "without error, or was deleted, since). Below is the fix as recorded then (session {session}, "
+                       "turn {turn}), not asked again: no request sent, and Run All goes on.")
+
+
+def recorded_fix(magics: "MagicsApi") -> bool:
+    """``%agent fix`` where no cell has failed in this kernel, in a cell that carries its own
+    recorded fix: the user fixed or deleted the failed cell afterwards, so under Restart & Run All
+    it does not fail now. The fix is shown as recorded under a line saying it is not current, and
+    the cell passes (failing it stopped Run All, and the saved notebook lost the answer). False:
+    the cell carries no such record (never ran, a copy, undone, or a failed turn)."""
+    from IPython.display import display
+
+    record = read_record(executing_metadata(), None, executing_cell_id())
+    if record is None or record.undone or record.error is not None or record.reason != "end_turn":
+        return False
+    _show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
+    display(record.bundle, raw=True)
+    return True
+
+
 def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
     from ...engine.contracts.events import Done
@@ -332,7 +353,17 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 
 def _show_replay_line(decision: Replay) -> None:
     _show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
-               "To ask the model again, add --live to the cell's first line.", "nbagent-replayed")
+               f"To ask the model again, {_live_hint()}.", "nbagent-replayed")
+
+
+def _live_hint() -> str:
+    """How to ask again: a chat-mode prompt (a plain cell) has no first line of options, and a
+    "--live" typed there would be sent to the model as part of the question."""
+    content = executing_request().get("content")
+    code = content.get("code") if isinstance(content, dict) else None
+    if isinstance(code, str) and code.strip() and not code.lstrip().startswith("%"):
+        return "make %%agent --live the cell's first line (a chat-mode prompt has no options line)"
+    return "add --live to the cell's first line"
 
 
 STAND_IN_LINE = ("ⓘ the session your code made could not be given the replayed record ({error}): it stays as "

@@ -152,14 +152,16 @@ def _summary(summary: JSONObject) -> JSONObject:
     return kept
 
 
-def read_record(metadata: object, prompt: str, cell_id: str | None) -> NotebookRecord | None:
+def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> NotebookRecord | None:
     """The record in an executing cell's metadata, if it is this cell's and for this prompt (an
-    edited prompt is a new question); None when there is none or it is malformed."""
+    edited prompt is a new question; None: whatever its prompt); None when there is none or it is
+    malformed."""
     mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
     record = mark.get("record") if isinstance(mark, dict) else None
     if not isinstance(record, dict) or not _fields_ok(record):
         return None
-    if record["prompt"] != prompt_hash(prompt) or cell_id is None or record["cell_id"] != cell_id:
+    edited = prompt is not None and record["prompt"] != prompt_hash(prompt)
+    if edited or cell_id is None or record["cell_id"] != cell_id:
         return None
     bundle = _unpack(record["transcript"])
     try:

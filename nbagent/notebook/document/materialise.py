@@ -31,6 +31,9 @@ SILENT_PAGE_NOTICE = ("ⓘ no notebook bridge answers here: the notebook sent th
                       "Notebook 7 do, but its page did not answer the kernel (is nbagent installed where the "
                       "Jupyter server runs?): the agent's last code goes into one new cell.")
 """Where the front-end sent a cell id: naming nbclient or VS Code there would be untrue."""
+NOT_IN_NOTEBOOK_NOTICE = ("ⓘ this cell is not in the notebook (a console on the notebook's kernel, or a cell "
+                          "deleted while it ran): the agent's last code goes into one new cell here.")
+"""Where the notebook's page answers but has no such cell: the page is there, nbagent is installed."""
 
 
 class _NextInput(Protocol):
@@ -51,6 +54,8 @@ class Materialiser:
         self.agent_cell_id = agent_cell_id
         self.live = bridge.connected and agent_cell_id is not None
         self.after_id = agent_cell_id
+        self.elsewhere = False
+        """The page answered without this agent cell: a console on the notebook's kernel, say."""
         self.inserted: list[str] = []
         self.codes: list[str] = []
         self.removal = Removal()
@@ -79,7 +84,7 @@ class Materialiser:
             cells = (await self.bridge.request("read")).get("cells", [])
             at = next((i for i, c in enumerate(cells) if c.get("id") == self.agent_cell_id), None)
             if at is None:
-                self.live = False
+                self.live, self.elsewhere = False, True
                 return
             self._authors = _authors_keys(cells[at])
             self.older = sum(1 for c in cells if _made_by(c, self.agent_cell_id, other_kernel=True))
@@ -108,9 +113,10 @@ class Materialiser:
             lines.append(f"ⓘ {kept} cell(s) of this cell's earlier run kept in the notebook ({', '.join(reasons)}).")
         if queued:
             # Run All queued them below: nbagent never removes a queued cell, so they stay and run again.
-            lines.append(f"ⓘ {queued} cell(s) of this cell's earlier run stay: Run All has them queued, so they run "
-                         "again after this cell's new ones. Delete them once Run All ends; or use Restart & Run All, "
-                         "which replays the recorded turns without asking the model again.")
+            lines.append(f"ⓘ {queued} cell(s) of this cell's earlier run stay: Run All (or a run of selected cells) "
+                         "has them queued, so they run again after this cell's new ones. Delete them once that run "
+                         "ends; or use Restart & Run All, which replays the recorded turns without asking the "
+                         "model again.")
         if self.apart:
             lines.append(f"ⓘ {self.apart} cell(s) of this cell's earlier runs removed from below cells of yours among "
                          "them (still the agent's: copy one, or edit it, to keep it).")
@@ -190,6 +196,8 @@ class Materialiser:
         if self.live or not self.codes or shell is None:
             return None
         shell.set_next_input(self.codes[-1], replace=False)
+        if self.elsewhere:
+            return NOT_IN_NOTEBOOK_NOTICE
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
 

@@ -31,6 +31,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     async def shown() -> bool:
         if cell_id is None or not bridge.ever_connected or bridge.version < 2:
             return True
+        if bridge.runs_elsewhere(client):
+            return True  # a console on the notebook's kernel: the prompt shows there, in no notebook
         if not bridge.connected and not await bridge.reconnect():
             return True  # no page answers now: nothing says the prompt is gone (asked again later)
         try:

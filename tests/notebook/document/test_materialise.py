@@ -12,7 +12,13 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 
 from nbagent.engine.contracts import events as ev
 from nbagent.notebook.document.bridge import Bridge
-from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE, SILENT_PAGE_NOTICE, Materialiser, remove_turn_cells
+from nbagent.notebook.document.materialise import (
+    NO_BRIDGE_NOTICE,
+    NOT_IN_NOTEBOOK_NOTICE,
+    SILENT_PAGE_NOTICE,
+    Materialiser,
+    remove_turn_cells,
+)
 from nbagent.notebook.document.removal import ORIGIN
 from nbagent.notebook.executor import ShellExecutor
 
@@ -284,3 +290,21 @@ async def test_marking_the_agent_cell_keeps_what_the_notebooks_author_put_in_its
     assert front.cells[1]["metadata"]["nbagent"] == {"click": ["Send now", "Allow"], "session": "S", "turn": 1,
                                                      "kind": "agent", "origin": ORIGIN}
     assert front.cells[1]["metadata"]["tags"] == ["raises-exception"]
+
+
+async def test_a_console_cell_on_the_notebooks_kernel_is_not_said_to_lack_the_extension() -> None:
+    # New Console for Notebook: the page answers (nbagent is installed) but has no such cell.
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front_with_agent_cell().connect(Bridge()), executor, session="S", turn=lambda: 1,
+                         agent_cell_id="console-cell")
+    await cells.begin()
+    await call(cells, executor, "t1", "e = 3")
+    got: list[str] = []
+
+    class Shell:
+        def set_next_input(self, text: str, replace: bool = False) -> None:
+            got.append(text)
+
+    shell: Any = Shell()
+    notice = cells.fallback(shell)
+    assert notice == NOT_IN_NOTEBOOK_NOTICE and "installed" not in notice and got == ["e = 3"]

@@ -53,9 +53,9 @@ async def test_an_edited_rerun_or_queued_cell_of_the_earlier_run_stays_and_the_r
     assert front.sources()[2:5] == ["a = 1  # my fix", "b = 2", "c = 3"]
     assert cells.notice() == (
         "ⓘ 2 cell(s) of this cell's earlier run kept in the notebook (edited by you, run again by you).\n"
-        "ⓘ 1 cell(s) of this cell's earlier run stay: Run All has them queued, so they run again after this "
-        "cell's new ones. Delete them once Run All ends; or use Restart & Run All, which replays the recorded "
-        "turns without asking the model again.")
+        "ⓘ 1 cell(s) of this cell's earlier run stay: Run All (or a run of selected cells) has them queued, so "
+        "they run again after this cell's new ones. Delete them once that run ends; or use Restart & Run All, "
+        "which replays the recorded turns without asking the model again.")
 
 
 async def test_a_received_notebooks_agent_cells_are_not_removed_on_a_rerun():

@@ -871,3 +871,41 @@ def test_a_record_whose_summary_nests_deep_is_refused_not_a_recursion_error(lab,
     out = lab.run()
 
     assert "RecursionError" not in out + lab.error
+
+
+def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_lets_run_all_go_on(lab):
+    # The user's next step after %agent fix --insert-code: delete the broken cell (the fix is below
+    # it now), save, Restart & Run All. Nothing has failed in the fresh kernel: the fix cell must not
+    # stop Run All with "No failed cell to fix", nor lose the fix it showed.
+    lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a', 'b'], 'revenue': [1.0, 2.0]})"
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "sales.groupby('regoin')['revenue'].sum()"}))
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "%agent fix"}))
+    lab.run(0)
+    lab.run(1, expect_error=True)
+    live = lab.run(2)
+    assert "'region'" in live and lab.front.cells[2]["metadata"]["nbagent"]["record"]["turn"] == 1
+    magics = lab.restart()
+    magics.last_error.text = magics.last_error.cell = None  # a fresh kernel: nothing has failed in it
+    del lab.front.cells[1]  # the broken cell, deleted by the user
+
+    lab.run(0)
+    again = lab.run(1)  # failed with UsageError: No failed cell to fix
+
+    assert cell_run.NOTHING_TO_FIX_LINE.split("(")[0] in again and "'region'" in again
+    assert magics_mod.active_magics().current is None  # nothing asked
+
+
+
+def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, monkeypatch):
+    # A chat-mode prompt is a plain cell: "--live" on its first line would be part of the question.
+    lab.ip.run_cell("%agent mode chat")
+    try:
+        lab.front.cells[0]["source"] = QUESTION
+        assert "391" in lab.run()
+        lab.restart()
+        monkeypatch.setattr(cell_run, "executing_request", lambda: {"content": {"code": QUESTION}})
+        again = lab.run()
+    finally:
+        lab.ip.run_cell("%agent mode python")
+    assert "replayed: session" in again and "make %%agent --live the cell's first line" in again
+    assert "add --live" not in again

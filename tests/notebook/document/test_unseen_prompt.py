@@ -117,6 +117,20 @@ async def test_without_a_cell_id_or_with_an_older_front_end_it_never_blocks_a_pr
     assert await page.shown_check(old.connect(Bridge()))() is True and old.requests == []
 
 
+async def test_a_prompt_from_a_console_on_the_notebooks_kernel_is_shown_not_denied(monkeypatch) -> None:
+    # New Console for Notebook: the console shares the kernel and sends its cells' ids too, but has
+    # no bridge; the notebook's page says it has no such cell, which is no sign the prompt is gone.
+    front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
+    bridge = front.connect(Bridge())
+    bridge._on_data({"type": "hello", "version": 2, "frontend": "jupyterlab", "path": "a.ipynb"}, "page-a")
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "console-cell")
+    monkeypatch.setattr(page, "executing_client", lambda: "console-1")
+    assert await page.shown_check(bridge)() is True
+    assert front.requests == []  # the page was not asked about a cell it cannot have
+    monkeypatch.setattr(page, "executing_client", lambda: "page-a")  # the page's own cell, deleted
+    assert await page.shown_check(bridge)() is False
+
+
 class _TwoPages:
     """Two windows on one notebook: each page's extension gets every request on the comm; the
     window that did not run the cell answers first (it says the cell is idle there)."""
@@ -269,7 +283,8 @@ async def test_an_agent_cell_moved_while_it_ran_gets_its_transcript_written(monk
 
 async def test_a_reloaded_page_is_a_new_session_and_gets_the_transcript(monkeypatch) -> None:
     front, bridge = _running(monkeypatch)
-    bridge._on_data({"type": "hello", "version": 2}, "page-b")  # the new page; page-a, which ran it, is gone
+    bridge._pages.add("page-a")  # page-a, which ran it, said hello on an earlier comm, and is gone
+    bridge._on_data({"type": "hello", "version": 2}, "page-b")  # the new page
     monkeypatch.setattr(page, "executing_client", lambda: "page-a")
     assert await page.shown_check(bridge)() is False
     assert await page.show_on_reloaded_page(bridge, BUNDLE) is True
