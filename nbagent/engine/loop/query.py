@@ -11,6 +11,7 @@ to the session between runs (rollback, ``%agent compact``) is in :mod:`~nbagent.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from contextlib import aclosing
 from pathlib import Path
@@ -34,7 +35,7 @@ from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agen
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
-from .request import Prepared, RequestCancelled, RequestOutcome, attempt_api_request
+from .request import BudgetReached, Prepared, RequestCancelled, RequestOutcome, attempt_api_request
 from .request_run import RequestRun, Sleep
 from .sanitize import Sanitizer, credential_env_values, replaced_notice, secret_values, short_secret_notices
 from .structured import OutputSpec, StructuredRun
@@ -261,6 +262,8 @@ class QueryEngine(BetweenRuns):
             state.reason = "aborted"
         except RequestCancelled as exc:
             cancelled(state, exc, session)
+        except BudgetReached as exc:
+            state.reason, state.stopped = exc.reason, exc.line
         finally:
             run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets
@@ -310,6 +313,8 @@ class QueryEngine(BetweenRuns):
         session = self.session
         # Budgets count money billed (session.spent: a rollback never lowers it), not the history.
         bounds = PromptLimits.of(run.config, limits, session.spent.budget_usd, session.spent.tokens)
+        run = dataclasses.replace(run, budget_reached=lambda: bounds.budget_reached(session.spent.budget_usd,
+                                                                                  session.spent.tokens))
         requests = 0
         while True:
             spent = session.spent

@@ -36,6 +36,7 @@ from ..contracts.events import (
     ApiRequestStarted,
     ContextAction,
     ContextTruncated,
+    DoneReason,
     Event,
     ModelFallback,
     Notice,
@@ -84,6 +85,15 @@ class RequestCancelled(NbAgentError):
         self.kind = kind
         self.message = message
         super().__init__(f"{kind.value}: {message}")
+
+
+class BudgetReached(NbAgentError):
+    """A request that broke off mid-answer was billed, and that used up the prompt's budget: it
+    is not sent again (the turn stops as at a request's end, with the budget's line)."""
+
+    def __init__(self, reason: DoneReason, line: str) -> None:
+        self.reason, self.line = reason, line
+        super().__init__(line)
 
 
 @dataclass(frozen=True)
@@ -292,6 +302,8 @@ async def decide_after_failure(
         return
     if is_budget_stop(error):
         raise RequestCancelled(error.kind, error.message)
+    if (reached := run.budget_reached()) is not None:  # a break mid-answer was billed: no retry past a budget
+        raise BudgetReached(*reached)
     if error.kind is ErrorKind.CONTEXT_WINDOW_EXCEEDED:
         recovered = None if attempts.overflow_recovered else recover_overflow(run, messages_sent, ts)
         if recovered is not None:

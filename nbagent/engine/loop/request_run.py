@@ -15,7 +15,7 @@ from ..context.window import DeletedRange, RangeLike, normalize_range, sent_posi
 from ..contracts.abort import AbortGuard, RunControl
 from ..contracts.config import SessionConfig
 from ..contracts.errors import ApiError
-from ..contracts.events import ContextAction, ContextTruncated
+from ..contracts.events import ContextAction, ContextTruncated, DoneReason
 from ..contracts.permissions import OnApiFailure
 from ..contracts.provider import MessageComplete, Provider
 from ..contracts.tool_api import ToolSource
@@ -23,6 +23,13 @@ from ..state.session import Session
 from .pacing import RatePacer
 
 Sleep = Callable[[float], Awaitable[object]]
+LimitCheck = Callable[[], "tuple[DoneReason, str] | None"]
+"""Whether the prompt's money or token budget stops it now: ``(reason, the run's last line)``."""
+
+
+def no_limit() -> "tuple[DoneReason, str] | None":
+    """The check of a run with no prompt (a compaction's request, a test's bare request)."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class RequestRun:
     """What the client knows of the key's shared rate limit (one per provider)."""
     paced: list[int] = field(default_factory=lambda: [0])
     """How many paced waits this run had (a run that waited waits less: see ``pacing.AGEING``)."""
+    budget_reached: LimitCheck = no_limit
+    """Checked before a failed request is sent again: one that broke off mid-answer was billed."""
 
 
 @dataclass

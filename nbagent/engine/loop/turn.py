@@ -202,6 +202,11 @@ class PromptLimits:
         if self.max_requests is not None and requests >= self.max_requests:
             return "max_requests", (f"stopped: this prompt's request limit {self.max_requests} reached "
                                     f"({requests} request(s) sent in this prompt)")
+        return self.budget_reached(spent, tokens_spent)
+
+    def budget_reached(self, spent: float, tokens_spent: int) -> tuple[DoneReason, str] | None:
+        """``(reason, message)`` when the money or tokens spent stop the prompt (before a request
+        or a retry: a retry is no new request, but the one that broke off was billed)."""
         tokens_in_prompt = max(tokens_spent - self.tokens_start, 0)
         if self.tokens is not None and tokens_in_prompt >= self.tokens:
             return "max_budget", (f"stopped: this prompt's token budget {self.tokens:,} reached "

@@ -8,7 +8,7 @@ import asyncio
 import warnings
 from pathlib import Path
 
-from nbagent import Agent
+from nbagent import Agent, RunLimits
 from nbagent.engine.api_facts.cost import Usage, cost_of
 from nbagent.engine.contracts.events import Event, TextDelta
 from nbagent.engine.state.session import Session
@@ -85,6 +85,24 @@ async def test_requests_whose_connection_dropped_mid_answer_stay_spent_though_re
     assert done.reason == "end_turn" and len(api.requests) == 4 and len(agent.records) == 1
     prompt = agent.records[0].usage.input_tokens
     assert done.totals.spent_requests == 4 and agent.session.spent.tokens > 4 * prompt
+
+
+async def test_a_request_that_broke_off_is_not_sent_again_past_the_prompts_budget(tmp_path: Path) -> None:
+    """Each break mid-answer is billed: with the prompt's budget used up by the first, the retries
+    (up to three, each billed again) went out anyway, since budgets were checked before requests only."""
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    api = SimulatedAPI([text_reply(LONG)] * 4, faults={1: Fault.drop(6), 2: Fault.drop(6), 3: Fault.drop(6)})
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait)
+    events = [e async for e in agent.run("x " * 5_000, limits=RunLimits(max_budget_usd=1e-6))]
+    done = done_of(events)
+    assert len(api.requests) == 1 and done.reason == "max_budget" and done.error is None
+    assert done.totals.spent_requests == 1 and done.stopped is not None
+    assert done.stopped.startswith("stopped: this prompt's budget $0.000001 reached")
+    assert not [e for e in events if e.kind == "retry_scheduled"] and agent.records == []
+    # The history stays valid: the prompt got its placeholder answer, and the next prompt runs.
+    assert done_of([e async for e in agent.run("short")]).reason == "end_turn"
 
 
 async def _collect(agent: Agent) -> list[Event]:
