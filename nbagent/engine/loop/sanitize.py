@@ -10,8 +10,9 @@ history invalid).
 Secrets are known two ways: by value (every ``secret_env`` variable, read at each request, and
 every credential the Agent's endpoint uses; each also in the escaped and URL-quoted forms of
 :mod:`.secret_forms`, and cut short by a display) and by shape (:data:`KEY_SHAPES`: an Anthropic key or a
-bearer token, whatever variable holds it, or none: a key typed into a cell). The shape check costs
-two substring scans per string when neither occurs (see :func:`may_hold_key`).
+bearer token, whatever variable holds it, or none: a key typed into a cell; OpenAI's and Hugging
+Face's too). The shape check costs three substring scans per string when none occurs (see
+:func:`may_hold_key`).
 """
 
 from __future__ import annotations
@@ -35,14 +36,18 @@ _Block = TypeVar("_Block", bound=Mapping[str, object])
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
 MIN_SECRET_CHARS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
-KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*")
-"""Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``) and bearer tokens
-(``Authorization: Bearer …``, ``curl -H "Authorization: Bearer …"``)."""
+KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{40,}"
+                        r"|hf_[A-Za-z0-9]{30,}|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*")
+"""Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``), OpenAI's (``sk-proj-…``,
+``sk-`` and 48 letters and digits), Hugging Face tokens (``hf_…``: ``login(token="hf_…")`` in a
+notebook's cell) and bearer tokens (``Authorization: Bearer …``, ``curl -H "Authorization: Bearer
+…"``). Each shape's marker is a substring test on every string (:func:`may_hold_key`), so shapes
+whose marker is common text (GitHub's ``ghp_``: ``gh``) are left to the names and values."""
 
 
 def may_hold_key(text: str) -> bool:
     """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex)."""
-    return "sk-ant-" in text or "earer " in text
+    return "sk-" in text or "earer " in text or "hf_" in text
 
 
 def redact_shapes(text: str) -> str:

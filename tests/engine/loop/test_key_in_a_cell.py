@@ -85,3 +85,37 @@ def test_a_key_known_by_its_shape_split_anywhere_in_a_stream_never_shows() -> No
         shown = "".join(out) + redactor.flush(0)
         assert shown == sanitizer.redact(text) == \
             f"use {REDACTED} with Bearer {REDACTED} and {REDACTED}, then sk-ant- alone"
+
+
+OPENAI = "sk-proj-" + "Ab3_x-9Q" * 20  # as OpenAI's dashboard shows a project key
+OPENAI_OLD = "sk-" + "T3BlbkFJ" * 6  # the older form: sk- and 48 letters and digits
+HF = "hf_" + "QwErTyUiOp" * 3 + "AsDf"  # login(token="hf_…"), the commonest secret of a data notebook
+
+
+def test_openai_keys_and_hugging_face_tokens_typed_into_a_cell_are_known_by_their_shape() -> None:
+    """A cell's ``OpenAI(api_key="sk-proj-…")`` or ``login(token="hf_…")`` is not a variable named
+    as a credential: the cell's text went to the model whole (attacker pass 11)."""
+    clean = Sanitizer()
+    cell = f'client = OpenAI(api_key="{OPENAI}")\nold = "{OPENAI_OLD}"\nhuggingface_hub.login(token="{HF}")'
+    assert clean.redact(cell) == \
+        f'client = OpenAI(api_key="{REDACTED}")\nold = "{REDACTED}"\nhuggingface_hub.login(token="{REDACTED}")'
+    prose = ("a risk-based task-list for sk-learn, the hf_hub cache of model hf_bert_base_uncased, "
+             "the desk-top sk-1234 and sk-ant- alone")
+    assert clean.redact(prose) == prose
+
+
+def test_an_openai_key_split_anywhere_in_a_stream_never_shows() -> None:
+    import random
+
+    from nbagent.engine.loop.sanitize import StreamRedactor
+
+    sanitizer = Sanitizer()
+    text = f"set api_key={OPENAI}; then token {HF} and the task-list"
+    rng = random.Random(5)
+    for _ in range(300):
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 12)))
+        redactor, out = StreamRedactor(sanitizer), []
+        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
+            out.append(redactor.feed(0, text[a:b]))
+        shown = "".join(out) + redactor.flush(0)
+        assert shown == f"set api_key={REDACTED}; then token {REDACTED} and the task-list"
