@@ -36,10 +36,11 @@ def looks_like_token(value: str) -> bool:
 
 
 # A secret by its name alone (any value, passphrases with spaces included) ...
-_PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?")
+_PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
+                            r"|.+_(?:PASS|PWD)")  # DB_PASS, mysql_pwd (not PWD, the working folder; not pass_rate)
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
-                         r"|WEBHOOK_URL|DSN)(?:_.*)?")
+                         r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
 _PATH = re.compile(r"\.{0,2}/|~[\w.-]*(?:/|$)")

@@ -44,6 +44,15 @@ def test_passwords_by_name_and_tokens_by_name_and_shape() -> None:
         "postgres://app:pw-9xQ@db.internal/sales")
 
 
+def test_short_password_names_and_a_bare_key_name_are_credentials_too() -> None:
+    """``DB_PASS``, ``mysql_pwd`` and ``openai_key`` named no credential: their values went to the
+    model (attacker pass 11); ``pass_rate``, ``PWD`` (the working folder) and a ``sort_key`` stay."""
+    namespace = {"DB_PASS": "hunter2-hunter2", "mysql_pwd": "Mysql-Pw-2024", "openai_key": API_KEY,
+                 "pass_rate": "ninety-three", "PWD": "/home/ana/project", "sort_key": "order_date",
+                 "key": "region_and_month", "compass": "north-north-east"}
+    assert credential_variable_values(namespace.items()) == ("hunter2-hunter2", "Mysql-Pw-2024", API_KEY)
+
+
 def test_mappings_are_walked_two_levels_down_each_within_its_own_bound() -> None:
     vocabulary = {f"w{i}": f"word{i}" for i in range(30_000)}  # a big dict first uses up nothing of the rest
     env = OrderedDict(OPENAI_API_KEY=API_KEY, DB_PASSWORD="pg-pass-1234")  # what dotenv_values() returns
