@@ -38,6 +38,11 @@ _SECRET_NAMES = {
     # Written beside a notebook by Google's API quickstarts (the user's OAuth token), Streamlit's
     # secrets; Claude Code's login, Vault's and Terraform Cloud's tokens in the home folder.
     "token.json", "token.pickle", "secrets.toml", ".credentials.json", ".vault-token", ".terraformrc",
+    # Shells' and REPLs' histories: every `export TOKEN=…`, `psql "postgres://ana:…@…"` and cell
+    # ever typed (IPython's history.sqlite holds each kernel's inputs, `db_password = "…"` too).
+    ".bash_history", ".zsh_history", ".histfile", "fish_history", ".sh_history", ".python_history",
+    ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history", ".node_repl_history",
+    ".rhistory", "history.sqlite",
 }
 # Hugging Face keeps its token in its cache folder (``~/.cache/huggingface/token``), beside models
 # that read freely: these names there only.

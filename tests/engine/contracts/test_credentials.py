@@ -145,6 +145,17 @@ async def test_the_oauth_tokens_a_notebook_s_api_quickstart_writes_ask(home: Pat
     assert len(user.requests) == 1 and SECRET not in sent(api)
 
 
+@pytest.mark.parametrize("target", [
+    ".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".python_history", ".psql_history",
+    ".mysql_history", ".Rhistory", ".ipython/profile_default/history.sqlite",
+])
+def test_shell_and_repl_histories_ask(home: Path, target: str) -> None:
+    """Every `export GITHUB_TOKEN=…`, `mysql -p…` and cell typed is in a history file: read_file
+    sent them to the model without a question (attacker pass 11's open item)."""
+    plant(home, target)
+    assert secret_reason(str(home / target), home) is not None
+
+
 def test_a_hugging_face_model_in_its_cache_reads_freely(home: Path) -> None:
     plant(home, ".cache/huggingface/hub/models--gpt2/config.json")
     assert secret_reason(str(home / ".cache/huggingface/hub/models--gpt2/config.json"), home) is None
