@@ -95,7 +95,7 @@ class Operations:
         self.cwd = cwd
         self.redact = redact  # what a tool redacts before it cuts (the reply is redacted again whole)
         self._ids = itertools.count(1)
-        self.running: str | None = None  # the client whose code runs now (interrupt acts on it only)
+        self.running: Client | None = None  # the client whose code runs now (only it may interrupt it)
 
     def _notebook(self, client: Client) -> ClientNotebook:
         if not isinstance(client.state, ClientNotebook):  # None until the client's first call
@@ -300,20 +300,26 @@ class Operations:
         return await self._gated(client, request, act)
 
     async def _running(self, client: Client, work: Awaitable[ToolOutput]) -> ToolOutput:
-        self.running = client.name
+        self.running = client
         try:
             return await work
         finally:
             self.running = None
 
     def interrupt(self, client: Client) -> str:
-        """Interrupt the code a client's run is executing (server thread: the kernel's is busy).
-        The user's own cells and nbagent's agent are never interrupted from outside."""
+        """Interrupt the code this client's run is executing (server thread: the kernel's is busy).
+        The user's own cells, nbagent's agent and another client's run are never interrupted from
+        outside: one agent on the notebook cannot stop another's work (the user's ■ can)."""
         running = self.running
-        done = running is not None and interrupt_user_code(only_code=True, owner=self.executor)
-        self.log.add(ExternalAction(at=now(), client=client.name, tool="interrupt",
-                                    what=f"interrupt ({running or 'nothing'} running)", allowed_by="not asked",
-                                    outcome="ok" if done else "nothing to interrupt"))
+        name = running.name if running is not None else "nothing"
+        others = running is not None and running.key != client.key
+        done = running is not None and not others and interrupt_user_code(only_code=True, owner=self.executor)
+        self.log.add(ExternalAction(at=now(), client=client.name, tool="interrupt", what=f"interrupt ({name} running)",
+                                    allowed_by="not asked",
+                                    outcome="ok" if done else "refused" if others else "nothing to interrupt"))
         if done:
-            return f"Interrupted the code {running} started."
-        return "Nothing a client started is running: nothing interrupted (the user's own cells are never interrupted)."
+            return f"Interrupted the code {name} started."
+        if others:
+            return (f"Not interrupted: the code running was started by another client ({name}); "
+                    "a client interrupts only its own runs (the user can stop any with ■).")
+        return "Nothing you started is running: nothing interrupted (the user's own cells are never interrupted)."

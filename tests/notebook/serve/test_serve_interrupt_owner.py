@@ -10,7 +10,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.executor import ShellExecutor
-from nbagent.notebook.serve.clients import Clients
+from nbagent.notebook.serve.clients import Client, Clients
 from nbagent.notebook.serve.gate import ServeGate
 from nbagent.notebook.serve.operations import Operations
 from nbagent.notebook.serve.record import ActionLog
@@ -28,7 +28,7 @@ def _ops(shell: InteractiveShell) -> Operations:
     return Operations(FakeFrontEnd([]).connect(Bridge()), gate, ActionLog(lambda: None), shell)
 
 
-def _interrupting(ops: Operations, shell: InteractiveShell) -> None:
+def _interrupting(ops: Operations, shell: InteractiveShell) -> Client:
     """``interrupt_now()`` in the code calls the client's interrupt from the server's thread."""
     client = Clients().admit(("claude-code", "s1"))
 
@@ -40,13 +40,13 @@ def _interrupting(ops: Operations, shell: InteractiveShell) -> None:
         return said[0]
 
     shell.user_ns["interrupt_now"] = interrupt_now
+    return client
 
 
 async def test_a_clients_interrupt_does_not_reach_the_agents_code() -> None:
     shell = InteractiveShell.instance()
     ops = _ops(shell)
-    _interrupting(ops, shell)
-    ops.running = "claude-code"  # its run awaits: the agent's code runs meanwhile
+    ops.running = _interrupting(ops, shell)  # its run awaits: the agent's code runs meanwhile
     agent = ShellExecutor(shell)
     result = await agent.execute("SAID = interrupt_now()\nfor _ in range(10_000): pass\nAGENT_DONE = True")
     assert result.error is None, result.error
@@ -56,8 +56,7 @@ async def test_a_clients_interrupt_does_not_reach_the_agents_code() -> None:
 async def test_a_clients_interrupt_stops_its_own_code() -> None:
     shell = InteractiveShell.instance()
     ops = _ops(shell)
-    _interrupting(ops, shell)
-    ops.running = "claude-code"
+    ops.running = _interrupting(ops, shell)
     shell.user_ns.pop("CLIENT_DONE", None)
     result = await ops.executor.execute("interrupt_now()\nfor _ in range(10_000_000): pass\nCLIENT_DONE = True")
     assert result.error is not None and "KeyboardInterrupt" in result.error

@@ -99,6 +99,24 @@ async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(serve
     assert "A: int" in text(variables) and "FRONT: FakeFrontEnd" in text(variables)
 
 
+async def test_a_client_cannot_interrupt_another_clients_run(served):
+    """Any client's interrupt stopped the run of whichever client was running (power pass 1's open
+    item): one agent on the notebook could stop another's work. Only its own, now."""
+    async with served.client("claude-code") as owner, served.client("other-agent") as other:
+        run = asyncio.ensure_future(owner.call_tool("run_code", {"code": "import time\nfor _ in range(600): time.sleep(0.1)"}))
+        refused = None
+        while not run.done():  # until the owner's run is under way
+            refused = await other.call_tool("interrupt", {})
+            if "another client" in text(refused):
+                break
+        assert not run.done()  # still running: the other client's call stopped nothing
+        stopped = await owner.call_tool("interrupt", {})
+        result = await asyncio.wait_for(run, 30)
+    assert refused is not None and "started by another client (claude-code)" in text(refused)
+    assert "Interrupted the code claude-code started" in text(stopped)
+    assert result.is_error and "KeyboardInterrupt" in text(result)
+
+
 async def test_variables_named_by_a_client_come_with_their_schema(served):
     async with served.client("claude-code") as client:  # python is allowed always for it (above)
         made = await served.call(client, "run_code", {
