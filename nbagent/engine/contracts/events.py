@@ -150,12 +150,15 @@ class CallPreview:
     ``before`` is the text as it is and ``after`` as the call leaves it: both given and different,
     a diff; equal, the text the call acts on (the source a run executes); ``before`` None, text the
     call adds; ``after`` None, text it removes. ``summary`` says what and where in one line.
+    ``refusal``: the call would be refused once allowed (the tool read what it acts on): the user
+    is not asked for nothing, and the model is told why at once.
     """
 
     summary: str = ""
     before: str | None = None
     after: str | None = None
     language: str = "python"
+    refusal: str | None = None
 
 
 @saved_record

@@ -223,7 +223,7 @@ def _describer(tool: ToolLike, make_context: Callable[[], ToolContext], sanitize
         if not isinstance(shown, CallPreview):
             return None
         return dataclasses.replace(shown, summary=clean(shown.summary) or "", before=clean(shown.before),
-                                   after=clean(shown.after))
+                                   after=clean(shown.after), refusal=clean(shown.refusal))
 
     return describe
 
@@ -283,6 +283,10 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         except Aborted:
             yield ToolAnswer(error_result(uid, NOT_RUN))
             raise
+        if preview is not None and preview.refusal:  # it would fail once allowed: nobody is asked
+            for item in _refused(uid, name, preview.refusal):
+                yield item
+            return
         yield PermissionAsked(tool_use_id=uid, name=name, input=tool_input, preview=preview)
     try:
         with guard.armed():

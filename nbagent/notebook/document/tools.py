@@ -13,6 +13,7 @@ it, or a run replaced it): the model edits what it has seen, never a cell it gue
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import threading
 from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence, cast
@@ -87,6 +88,12 @@ DELETABLE: Expect = {"origin": ORIGIN, "kinds": list(MADE_KINDS)}
 def deletable(cell: CellJSON) -> bool:
     """Whether ``cell`` as read is one ``notebook_edit`` may delete (see :data:`DELETABLE`)."""
     return matches(cell, DELETABLE)
+
+
+def not_deleted(cell_id: str, why: str) -> str:
+    """What the model is told of a delete ``notebook_edit`` refuses."""
+    return (f"Cell {cell_id} was not deleted ({why}): notebook_edit deletes only code cells the agent made in "
+            "this session that nobody changed since. Ask the user to delete it.")
 
 
 class NotebookRunInput(ToolInput):
@@ -245,8 +252,13 @@ class NotebookEdit(_NotebookTool):
     async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
         seen = self.shared.seen
-        return edit_preview(await self.shared.cells(), tool_input,
-                            lambda cell_id, source: seen.get(cell_id) == source_hash(source))
+        cells = await self.shared.cells()
+        shown = edit_preview(cells, tool_input, lambda cell_id, source: seen.get(cell_id) == source_hash(source))
+        cell_id = tool_input.get("cell_id")
+        kept = next((c for c in cells if c.get("id") == cell_id and not deletable(c)), None)
+        if tool_input.get("action") == "delete" and kept is not None:  # asked, it was refused after Allow
+            return dataclasses.replace(shown, refusal=not_deleted(str(cell_id), "not a cell the agent made in this session"))
+        return shown
 
     async def _insert(self, params: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         if params.source is None:
@@ -274,8 +286,7 @@ class NotebookEdit(_NotebookTool):
             self.shared.seen.pop(cell_id, None)
             return ToolOutput(f"Deleted cell {cell_id}.")
         why = ", ".join(removal.kept_reasons()) or "not a cell the agent made in this session"
-        raise ToolExecutionError(f"Cell {cell_id} was not deleted ({why}): notebook_edit deletes only code cells the "
-                                 "agent made in this session that nobody changed since. Ask the user to delete it.")
+        raise ToolExecutionError(not_deleted(cell_id, why))
 
     async def _check_unchanged(self, cell_id: str) -> None:
         if cell_id not in self.shared.seen:

@@ -60,3 +60,29 @@ async def test_the_edit_card_shows_a_diff_and_the_run_card_the_source(tmp_path):
     static = view.static_html()
     assert "nbagent-diff-added" in static and "run cell 0 (id c1, code)" in static
     agent.close()
+
+
+async def test_a_delete_the_tool_would_refuse_asks_nobody_and_the_model_is_told_why(tmp_path):
+    """The model's delete of the user's own cell showed a card; the user clicked Allow, and the
+    delete was refused then (power pass 1's open item): a question for nothing."""
+    from nbagent.engine.contracts.events import PermissionAsked, ToolResult
+
+    front = FakeFrontEnd([{"cell_type": "code", "source": "sales = load()"}])
+    shell = InteractiveShell.instance()
+    agent = Agent(provider="simulated", cwd=tmp_path, tools=[], executor=ShellExecutor(shell),
+                  tool_sources=[NotebookTools(front.connect(Bridge()), lambda: "S1")])
+    agent.simulated_api.responder = ScriptedResponder([
+        tool_reply("notebook_read", {}),
+        tool_reply("notebook_edit", {"action": "delete", "cell_id": "c1"}),
+        text_reply("ok"),
+    ])
+    view = AllowingView()
+    events = []
+    async for event in agent.run("tidy up", asker=view):
+        view.handle(event)
+        events.append(event)
+    assert view.seen == [] and not [e for e in events if isinstance(e, PermissionAsked)]
+    refused = [e for e in events if isinstance(e, ToolResult) and e.name == "notebook_edit"]
+    assert len(refused) == 1 and refused[0].is_error and "Cell c1 was not deleted" in refused[0].content
+    assert front.sources() == ["sales = load()"]
+    agent.close()
