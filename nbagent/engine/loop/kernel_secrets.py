@@ -10,7 +10,9 @@ in every cell, output and result.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections import OrderedDict, defaultdict
 from itertools import islice
 from typing import Iterable
@@ -43,8 +45,9 @@ _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAG
                          r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
-_PATH = re.compile(r"\.{0,2}/|~[\w.-]*(?:/|$)")
-"""A path: ``/…``, ``./…``, ``../…``, ``~/…`` or ``~ana/…``; a password that starts with ``~`` is none."""
+_PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$")
+"""A path: ``/…``, ``./…``, ``../…``, ``~``, ``~/…`` or ``~ana/…``; a password that starts with ``~``
+(``~Summer2024``) is none."""
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
@@ -118,6 +121,39 @@ def embedded_secrets(value: str) -> tuple[str, ...]:
     return (password, *connection_secrets(value)) if password else connection_secrets(value)
 
 
+_CELL_CODE = re.compile(r"_i{1,3}\d*")
+"""IPython's names for the cells' code (``_i``, ``_ii``, ``_iii``, ``_i12``)."""
+_LITERAL = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\\n])*)\1""")
+"""A one-line string literal (every one matched, so that a closing quote is never taken for an opening one)."""
+_STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
+
+
+def code_secrets(code: str) -> tuple[str, ...]:
+    """The secrets in the string literals of a cell's code (``create_engine("postgresql://ana:…@db")``,
+    ``pyodbc.connect("…;PWD=…;")``, held by no variable). Only literals: the code itself is no
+    connection string (``pwd = os.getcwd()`` named ``os.getcwd()`` a password, hidden from every text).
+    Only a cell that names a connection string's key or holds an ``@`` is tokenized."""
+    low = code.lower()
+    if "@" not in code and not any(key in low for key in _CONN_KEYS):
+        return ()
+    return tuple(secret for literal in _literals(code) for secret in embedded_secrets(literal))
+
+
+def _literals(code: str) -> list[str]:
+    """The contents of ``code``'s string literals, as Python's tokenizer finds them (comments and
+    triple quotes understood); for code it cannot read (a cell cut short), every one-line literal."""
+    try:
+        strings = [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return [match.group(2) for match in _LITERAL.finditer(code)]
+    contents = []
+    for text in strings:
+        opening = _STRING_PREFIX.match(text)
+        if opening is not None:
+            contents.append(text[opening.end():len(text) - len(opening.group(1))])
+    return contents
+
+
 def _is_secret(name: str, value: str) -> bool:
     if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
         return False
@@ -158,6 +194,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             if kind is str:
                 if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
+                elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
+                    found.extend(code_secrets(value))  # type: ignore[arg-type]
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
@@ -167,7 +205,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
 
     walk(variables, 0)
-    return tuple(found)
+    return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
-__all__ = ["MAX_ITEMS_PER_MAPPING", "credential_variable_values", "embedded_secrets", "looks_like_token", "url_password"]
+__all__ = ["MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
+           "url_password"]

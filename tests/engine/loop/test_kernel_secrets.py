@@ -112,8 +112,25 @@ def test_a_user_and_password_pair_under_a_credential_name_gives_its_password() -
 def test_a_password_that_starts_with_a_tilde_is_no_path() -> None:
     """Any value starting with ``~`` was read as a path (``~/.pgpass``), so a generated password such as
     ``~Xk9$pq2!zzQ`` went to the model (attacker pass 11); ``~/…`` and ``~ana/…`` are still paths."""
-    namespace = {"db_password": "~Xk9$pq2!zzQ", "password_file": "~/.pgpass", "other_password": "~ana/pw.txt"}
-    assert credential_variable_values(namespace.items()) == ("~Xk9$pq2!zzQ",)
+    namespace = {"db_password": "~Xk9$pq2!zzQ", "password_file": "~/.pgpass", "other_password": "~ana/pw.txt",
+                 "word_password": "~Summer2024", "home_password": "~", "conn_str": "UID=ana;PWD=~Winter2024;"}
+    assert credential_variable_values(namespace.items()) == ("~Xk9$pq2!zzQ", "~Summer2024", "~Winter2024")
+
+
+def test_a_cells_code_gives_the_secrets_of_its_string_literals_only() -> None:
+    """IPython keeps each cell's code in ``_i``, ``_ii``, ``_i12``: read as connection strings,
+    ``pwd = os.getcwd()`` made ``os.getcwd()`` a secret, hidden from every text the model read (the
+    user's own question included), and ``password = getpass.getpass()`` hid the code that keeps a
+    password out of the notebook (review of this session). A URL or connection string typed in a
+    call, held by no variable, still gives its password."""
+    safe = ("import os, getpass  # don't type the 'password' here\npwd = os.getcwd()\npassword = password_for('db')\n"
+            "conn = connect(host='db', user='ana', password=os.environ['PGPASSWORD'])\n"
+            "password = getpass.getpass()\nreply = input(\"Password: \")\npwd = Path.cwd()")
+    typed = ('engine = create_engine("postgresql://ana:Secr3t-Pass@db/sales")\n'
+             "odbc = pyodbc.connect('DRIVER={ODBC 18};UID=ana;PWD=Odbc-Pass-9;')\n")
+    cut = "conn = connect('host=db password=Cut-Pass-77')\nnote = " + "'" * 3 + "unterminated"  # no tokenizer reads it
+    namespace = {"_i3": safe, "_i": typed, "_ii": safe, "_i4": typed, "_i5": cut}
+    assert credential_variable_values(namespace.items()) == ("Secr3t-Pass", "Odbc-Pass-9", "Cut-Pass-77")  # each once
 
 
 def test_a_lazy_proxy_is_not_touched() -> None:
