@@ -85,7 +85,7 @@ class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
     def __init__(self, the_bridge: Bridge, gate: ServeGate, log: ActionLog, shell: InteractiveShell,
-                 cwd: Callable[[], Path] = Path.cwd, redact: Callable[[str], str] | None = None,
+                 cwd: Callable[[], Path] = Path.cwd, redactor: Callable[[], Callable[[str], str]] | None = None,
                  context_tokens: Callable[[], int] = lambda: DEFAULT_KERNEL_CONTEXT_TOKENS) -> None:
         self.bridge = the_bridge
         self.gate = gate
@@ -93,7 +93,9 @@ class Operations:
         self.log = log
         self.executor = ShellExecutor(shell)
         self.cwd = cwd
-        self.redact = redact  # what a tool redacts before it cuts (the reply is redacted again whole)
+        # Makes one call's redaction (what a tool redacts before it cuts; the reply is redacted again
+        # whole): the secrets are read once a call, not once a cell of a page (each read walks the namespace).
+        self.redactor = redactor
         self._ids = itertools.count(1)
         self.running: Client | None = None  # the client whose code runs now (only it may interrupt it)
 
@@ -104,7 +106,7 @@ class Operations:
 
     def _ctx(self, client: Client) -> ToolContext:
         return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor,
-                           redact=self.redact)
+                           redact=self.redactor() if self.redactor is not None else None)
 
     async def alive(self) -> bool:
         """Whether a notebook front-end answers now (a closed notebook does not)."""
@@ -137,7 +139,7 @@ class Operations:
                 refused: str | None = None) -> None:
         # The record is saved in the task folder and printed by ``%agent history``: redacted whole
         # (the tool's output is not: the reply is redacted after), before its last line is cut.
-        clean = self.redact or (lambda text: text)
+        clean = self.redactor() if self.redactor is not None else (lambda text: text)
         if refused is not None:
             outcome = f"refused: {clean(refused)}"
         elif out is not None and out.is_error:

@@ -76,7 +76,7 @@ class ServeServer:
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules)
-        self.ops = Operations(self.bridge, gate, self.log, self.shell, redact=lambda text: self._sanitizer().redact(text),
+        self.ops = Operations(self.bridge, gate, self.log, self.shell, redactor=lambda: self._sanitizer().redact,
                               context_tokens=self._context_tokens)
         self.gate = self.ops.gate
         self.started = time.time()
@@ -139,11 +139,13 @@ class ServeServer:
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
         sess = self.magics.current
-        # No session: no secret given in code. Reading two variables costs what comparing them would.
+        if sess is not None and sess.agent.engine.running_prompt is None:
+            return sess.agent.engine.sanitizer()  # between runs it reads the notebook's variables itself
+        # During a run the engine has them as the prompt began; with no session, no secret given in code.
         base = sess.agent.engine.sanitizer() if sess is not None else \
             Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
-        kernel = self._kernel_secrets()
-        if not kernel or set(kernel) <= set(base.secrets):
+        kernel = secret_values((), self._kernel_secrets())  # as the sanitizer keeps them (8 characters or more)
+        if set(kernel) <= set(base.secrets):
             return base
         return Sanitizer(secret_values((), (*base.secrets, *kernel)))
 

@@ -97,7 +97,7 @@ def test_a_key_in_a_failed_runs_last_line_is_not_saved_in_the_record() -> None:
     shell = InteractiveShell.instance()
     sanitizer = Sanitizer((password,))
     ops = Operations(Bridge(), Allow(), ActionLog(lambda: None), shell,  # type: ignore[arg-type]
-                     redact=sanitizer.redact)
+                     redactor=lambda: sanitizer.redact)
     ops.executor = ShellExecutor(shell)
     os.environ["NBAGENT_TEST_DB"] = password
     try:
