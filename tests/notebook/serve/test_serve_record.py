@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Callable
 
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.materialise import remove_turn_cells
@@ -140,3 +141,34 @@ def test_a_cell_id_a_client_made_up_is_bounded_and_escaped_in_the_record() -> No
     assert out.is_error and entry.allowed_by == "refused"
     for text in (entry.what, entry.outcome):
         assert "⟦U+202E⟧⟦U+000A⟧| fake row" in text and "\n" not in text and len(text) < 4 * NAME_CHARS
+
+
+async def test_a_read_of_a_page_reads_the_secrets_once_not_once_a_cell() -> None:
+    """Each cell of a notebook_read page asked for the sanitizer again, and each time it walked the
+    kernel's namespace for credential variables (~75 ms on a real one: ~3 s a 20-cell page, on the
+    kernel's thread; review of this session)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbagent.notebook.serve.clients import Clients
+    from nbagent.notebook.serve.gate import ServeGate
+    from nbagent.notebook.serve.operations import Operations
+
+    from .test_serve_grants import AnsweringPanel
+
+    async def alive() -> bool:
+        return True
+
+    cells = [{"cell_type": "code", "source": f"x{i} = {i}\nx{i}", "execution_count": i, "outputs": [
+        {"output_type": "execute_result", "data": {"text/plain": str(i)}, "metadata": {}, "execution_count": i}]}
+        for i in range(20)]
+    made: list[int] = []
+
+    def redactor() -> Callable[[str], str]:
+        made.append(1)
+        return lambda text: text
+
+    ops = Operations(FakeFrontEnd(cells).connect(Bridge()), ServeGate(AnsweringPanel(), lambda: "default", alive,
+                                                                      lambda _t: True),
+                     ActionLog(lambda: None), InteractiveShell.instance(), redactor=redactor)
+    out = await ops.read(Clients().admit(("claude-code", "s1")), 0, 20, True)
+    assert "x19" in str(out.content) and len(made) <= 2  # the tool's context and the call's record
