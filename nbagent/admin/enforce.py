@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Awaitable, Mapping, cast
 
 from ..engine.contracts.config import RunLimits, SessionConfig
@@ -67,5 +68,5 @@ def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,
     limits = limits or RunLimits()
     own = limits.max_budget_usd if limits.max_budget_usd is not None else config.max_budget_usd
     if own is None or own > left:
-        limits = RunLimits(max_requests=limits.max_requests, max_budget_usd=left)
+        limits = dataclasses.replace(limits, max_budget_usd=left)  # the prompt's other limits hold
     return limits, ledger

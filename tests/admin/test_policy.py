@@ -96,6 +96,18 @@ def test_the_day_budget_caps_each_prompt_and_stops_when_spent(tmp_path: Path, ad
         a.run_sync("again")
 
 
+def test_the_day_budget_keeps_the_prompts_other_limits(tmp_path: Path, admin: Any) -> None:
+    """The day's cap rebuilt the prompt's limits with its requests only: --token-budget was dropped
+    (review of this session)."""
+    from nbagent.admin.enforce import prompt_limits
+    from nbagent.admin.policy import AdminPolicy
+    from nbagent.engine.contracts.config import RunLimits, SessionConfig
+
+    policy = AdminPolicy(source="test", max_daily_budget_usd=0.01, ledger_dir=str(tmp_path / "ledger"))
+    limits, _ledger = prompt_limits(policy, RunLimits(max_requests=3, token_budget=500), SessionConfig())
+    assert limits == RunLimits(max_requests=3, max_budget_usd=0.01, token_budget=500)
+
+
 def test_the_day_budget_counts_a_model_without_prices_at_its_stand_in_price(tmp_path: Path, admin: Any) -> None:
     # An unknown Claude model's cost is unknown (None); its prompts are capped at its family's
     # highest price, and the day's ledger must grow by that too, not by $0 for ever.
