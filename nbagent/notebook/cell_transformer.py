@@ -13,6 +13,7 @@ import re
 
 from .magics_api import MagicsApi, active
 from .outcome import AgentInterrupted
+from .tool_code import transforming_tool_code
 
 RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_cell"
 COMMAND_RUNNER = "__import__('nbagent.notebook.cell_transformer', fromlist=['_']).run_agent_command"
@@ -75,7 +76,7 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         return [f"await {COMMAND_RUNNER}({rest!r})\n"]
     magics = active
     # Not while an agent runs: the python tool's code goes through transform_cell too.
-    if magics is not None and magics.mode == "chat" and not magics.running:
+    if magics is not None and magics.mode == "chat" and not magics.running and not transforming_tool_code():
         if first.startswith("%%python"):
             return lines[1:]
         text = "".join(lines)

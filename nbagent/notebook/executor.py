@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, TypedDict, Union
 from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
+from .tool_code import tool_code
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -144,7 +145,8 @@ class ShellExecutor:
         """Transform and compile: (body code object, tail expression code object or None, filename)."""
         shell = self.shell
         self._counter += 1
-        transformed = shell.transform_cell(code)
+        with tool_code():  # code, also in chat mode
+            transformed = shell.transform_cell(code)
         # Registered in linecache (as IPython does for cells) so tracebacks quote the lines.
         filename = shell.compile.cache(transformed, 10_000_000 + self._counter, raw_code=code)
         tree = shell.compile.ast_parse(transformed, filename=filename, symbol="exec")

@@ -168,6 +168,23 @@ def test_chat_mode_runs_the_agents_code_cells_as_code(ip, monkeypatch):
     assert "81" in run(ip, "What is 9 * 9?")
 
 
+def test_chat_mode_leaves_a_tools_code_as_code(ip):
+    """An MCP client's run_code (and notebook_run) goes through the executor's transform_cell: in
+    chat mode it became a question to nbagent's model (review of this session)."""
+    import asyncio
+
+    from nbagent.notebook.executor import ShellExecutor
+
+    run(ip, "%agent mode chat")
+    sent = len(session().agent.sent)
+    try:
+        result = asyncio.run(ShellExecutor(ip).execute("client_value = 6 * 7\nclient_value"))
+    finally:
+        run(ip, "%agent mode python")
+    assert result.error is None and ip.user_ns["client_value"] == 42
+    assert len(session().agent.sent) == sent  # nothing asked
+
+
 def test_insert_code_puts_the_last_python_code_in_the_next_cell(ip: Any) -> None:
     payloads: list[Any] = []
     ip.set_next_input = lambda text, replace=False: payloads.append(text)  # type: ignore[method-assign]
