@@ -16,7 +16,7 @@ import tokenize
 from collections import OrderedDict, defaultdict
 from itertools import islice
 from typing import Iterable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -59,26 +59,42 @@ _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
 def url_password(value: str) -> str | None:
-    """The password a URL carries (``postgresql://analyst:…@db/sales``), whatever holds it: a
-    notebook's ``DATABASE_URL``, ``MONGO_URI`` or ``redis_url`` are named as no credential, and the
-    URL went whole to the model. Its password as the driver reads it (unquoted: the sanitizer also
-    redacts its URL-quoted forms); one shorter than :data:`MIN_CHARS` as it stands in the URL,
-    between ``:`` and ``@`` (redacting a short word everywhere would hide it from every text)."""
-    if len(value) > MAX_CHARS or "@" not in value or not _URL_START.match(value):
+    """The password a URL carries (``postgresql://analyst:…@db/sales``, a JDBC URL's
+    ``?user=ana&password=…``), whatever holds it: a notebook's ``DATABASE_URL``, ``MONGO_URI`` or
+    ``redis_url`` are named as no credential, and the URL went whole to the model. Its password as
+    the driver reads it (unquoted: the sanitizer also redacts its URL-quoted forms); one shorter
+    than :data:`MIN_CHARS` with what stands before it in the URL (redacting a short word everywhere
+    would hide it from every text, and the sanitizer keeps no shorter secret)."""
+    if len(value) > MAX_CHARS or "://" not in value:
+        return None
+    url = value[5:] if value[:5].lower() == "jdbc:" else value
+    if not _URL_START.match(url):
         return None
     try:
-        raw = urlsplit(value).password
+        parts = urlsplit(url)
+        raw = parts.password
     except ValueError:  # a malformed host ('http://[x'): no URL
         return None
-    if not raw:
+    if raw:
+        password, written = unquote(raw), f":{raw}@"
+    else:
+        key, password = next(((k, v) for k, v in parse_qsl(parts.query) if k.lower() in _QUERY_KEYS), ("", ""))
+        written = f"{key}={password}"
+    if not password:
         return None
-    password = unquote(raw)
-    return password if len(password) >= MIN_CHARS else f":{raw}@"
+    if len(password) >= MIN_CHARS:
+        return password
+    end = value.find(written) + len(written) if written in value else -1
+    return value[max(end - MIN_CHARS, 0):end] if end >= MIN_CHARS else None
+
+
+_QUERY_KEYS = ("password", "pwd")
 
 
 # A connection string's secret keys: ODBC/ADO.NET (PWD=…;), libpq's keywords (password=… ),
 # an Azure storage or service bus string (AccountKey=…; SharedAccessKey=…;).
 _CONN_KEYS = ("password", "pwd", "accountkey", "sharedaccesskey")
+_PASSWORD_KEYS = ("password", "pwd")
 MAX_CONNECTION_CHARS = 1_024
 """A longer string (a document, a cell's code) is not read as a connection string."""
 MAX_KEYS_SEEN = 8
@@ -109,8 +125,10 @@ def connection_secrets(value: str) -> tuple[str, ...]:
             if match and (at == 0 or value[at - 1] == ";" or value[at - 1].isspace()):
                 raw = match.group(1)
                 secret = raw[1:-1] if raw[:1] in "{'" and len(raw) > 1 else raw
-                if secret and not _PATH.match(secret):  # PWD=/home/ana in a captured `env` is a folder
-                    found.append((at, secret if len(secret) >= MIN_CHARS else value[at:match.end()]))
+                # PWD=/home/ana in a captured `env` is a folder; an account key may start with "/".
+                if secret and (key not in _PASSWORD_KEYS or not _PATH.match(secret)):
+                    found.append((at, secret if len(secret) >= MIN_CHARS else value[max(match.end() - MIN_CHARS, 0):
+                                                                                    match.end()]))
             at = low.find(key, end)
     return tuple(secret for _, secret in sorted(found))
 
