@@ -59,6 +59,10 @@ def _error(message: str, sanitizer: Sanitizer) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=sanitizer.redact(message))], is_error=True)
 
 
+UNREDACTABLE = ("nbagent could not read the kernel's credential variables to redact this reply (a cell was "
+                "changing them), so it is not sent: call again.")
+
+
 class ToolCalls:
     """The glue between the SDK's tool functions and :class:`Operations` (server thread).
 
@@ -71,16 +75,23 @@ class ToolCalls:
         self.output_limit = output_limit  # the session's tool_output_limit, as its model's results get
 
     async def call(self, ctx: Context, work: Callable[[Client], Awaitable[ToolOutput | str]]) -> CallToolResult:
+        failed: str | None = None
         try:
             client = self.clients.admit(identify(ctx))
             out = await self.kernel.run(lambda: work(client))
         except (CallRefused, ToolExecutionError) as exc:
-            return _error(str(exc), self.sanitizer())
+            failed = str(exc)
         except Exception as exc:  # noqa: BLE001 - the kernel's loop gone, or a failure of ours: said, redacted
-            return _error(f"nbagent could not complete the call ({type(exc).__name__}: {exc}).", self.sanitizer())
+            failed = f"nbagent could not complete the call ({type(exc).__name__}: {exc})."
+        try:
+            sanitizer = self.sanitizer()
+        except Exception:  # noqa: BLE001 - the secrets could not be read: nothing is sent unredacted
+            return CallToolResult(content=[TextContent(text=UNREDACTABLE)], is_error=True)
+        if failed is not None:
+            return _error(failed, sanitizer)
         if isinstance(out, str):
             out = ToolOutput(out)
-        return CallToolResult(content=_content(out, self.sanitizer(), self.output_limit()), is_error=out.is_error)
+        return CallToolResult(content=_content(out, sanitizer, self.output_limit()), is_error=out.is_error)
 
     def now(self, ctx: Context, work: Callable[[Client], str]) -> CallToolResult:
         """For a call that must not wait for the kernel's loop (interrupt: the loop is busy)."""

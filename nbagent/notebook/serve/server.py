@@ -162,10 +162,10 @@ class ServeServer:
 
     def _kernel_secrets(self) -> tuple[str, ...]:
         """The namespace's credential variables (``db_password = "…"``), which nbagent's model gets
-        ``[redacted]`` in every prompt's kernel context: outside a prompt the engine's sanitizer does
-        not hold them, and a client's ``list_variables`` or ``notebook_read`` (asked of no one) must
-        not show what the model is never shown. Read on the server's thread: a cell changing a
-        mapping meanwhile makes the walk raise, so it is read again."""
+        ``[redacted]`` in every prompt's kernel context: a client's ``list_variables`` or
+        ``notebook_read`` (asked of no one) must not show what the model is never shown. Read on
+        the server's thread: a cell changing a mapping meanwhile makes the walk raise, so it is
+        read again; a third failure raises (the reply is then refused, not sent unredacted)."""
         from ..kernel_context import KernelContext
 
         for _ in range(_SECRET_READ_TRIES - 1):

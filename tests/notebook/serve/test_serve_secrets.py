@@ -94,3 +94,28 @@ async def test_the_kernels_credential_variables_are_redacted_for_a_client_as_for
     assert "id=c-pw" in text(read)
     for shown in (text(listed), text(read)):
         assert password not in shown and "Tr0ub4dor" not in shown and "[redacted]" in shown
+
+
+async def test_a_reply_whose_secrets_cannot_be_read_is_refused_not_sent_unredacted() -> None:
+    """Reading the notebook's credential variables raised (a cell changing a mapping, three times in
+    a row) outside the call's error handling: the reply was lost to an SDK error (review of this
+    session). It is refused with a line, and nothing of it is sent."""
+    from typing import Any, Awaitable, Callable
+
+    from nbagent.notebook.serve.app import UNREDACTABLE, ToolCalls
+    from nbagent.notebook.serve.clients import Clients
+
+    class Loop:
+        async def run(self, work: Callable[[], Awaitable[Any]]) -> Any:
+            return await work()
+
+    def unreadable() -> Any:
+        raise RuntimeError("dictionary changed size during iteration")
+
+    calls = ToolCalls(None, Clients(), Loop(), unreadable)  # type: ignore[arg-type]
+
+    async def work(_client: object) -> str:
+        return f"db_password = {PASSWORD!r}"
+
+    reply = await calls.call(object(), work)  # type: ignore[arg-type]
+    assert reply.is_error and [getattr(c, "text", "") for c in reply.content] == [UNREDACTABLE]
