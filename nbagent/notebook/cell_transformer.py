@@ -104,8 +104,20 @@ def _agents_code(text: str) -> bool:
     as_made = {hashlib.sha256(t.encode()).hexdigest() for t in (text, text.removesuffix("\n"))}
     if made_hash in as_made:
         return True
+    return _is_python(text)
+
+
+def _is_python(text: str) -> bool:
+    """Whether ``text`` is code as IPython runs a cell: its magics, ``!`` commands and ``df?`` made
+    Python by IPython's own transforms, top-level ``await`` allowed (a bare ``compile`` took such an
+    agent-made cell for a question)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
     try:
-        compile(text, "<cell>", "exec")
+        code = TransformerManager().transform_cell(text)
+        compile(code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -160,6 +160,14 @@ def test_chat_mode_runs_the_agents_code_cells_as_code(ip, monkeypatch):
     assert "81" in run(ip, "What is 9 * 9?")  # a chat prompt's own cell stays a prompt
     # One of the agent's failed attempts, as it made it, fails as code; one the user typed a
     # question over is a prompt.
+    # Edited into other code IPython runs: magics, shell commands, help and top-level await too.
+    sent = len(session().agent.sent)
+    for edited in ("%time made_magic = 1", "!true", "made_code?", "await asyncio.sleep(0)"):
+        monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "code", "turn": 1}})
+        with capture_output():
+            ip.run_cell("import asyncio\nmade_code = 1")
+            ip.run_cell(edited)
+    assert len(session().agent.sent) == sent and ip.user_ns.get("made_magic") == 1  # ran as code, nothing asked
     broken = "sales.groupby(('region')"
     made = {"source_sha256": hashlib.sha256(broken.encode()).hexdigest()}
     monkeypatch.setattr(embedded, "executing_metadata", lambda: {"nbagent": {"kind": "code", "made": made}})
