@@ -2,7 +2,7 @@
 
 ``fix`` sends the last failed cell and its traceback as a new prompt; ``retry`` rolls the failed
 turn back and sends its prompt again (in a kernel replaying a recorded notebook, it replays the
-retried turn instead: see :func:`.document.cell_run.replayed_retry`).
+retried turn instead: see :func:`.document.command_replay.replayed_retry`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ async def fix(magics: "MagicsApi", options: str) -> "Done | None":
     if command_args.parse(commands.fix, options) is None:  # --help
         return None
     if magics.last_error.text is None:
-        from .document.cell_run import recorded_fix
+        from .document.command_replay import recorded_fix
 
         if recorded_fix(magics):  # fixed or deleted since it was asked about: shown as recorded
             return None
@@ -37,7 +37,7 @@ async def retry(magics: "MagicsApi", line: str) -> None:
     """``%agent retry``: run the last prompt again from where its failed turn began."""
     if command_args.parse(commands.retry, line) is None:  # --help
         return
-    from .document.cell_run import replayed_retry
+    from .document.command_replay import replayed_retry
 
     if await replayed_retry(magics):  # Run All of a recorded notebook: shown, never sent
         return

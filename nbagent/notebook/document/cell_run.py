@@ -10,7 +10,6 @@ from __future__ import annotations
 from argparse import Namespace
 from contextlib import contextmanager
 from dataclasses import replace
-from html import escape
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
@@ -19,7 +18,7 @@ from .decisions import Live, Replay, Undone
 from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line
+from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, show_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
@@ -50,14 +49,14 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         return None
     problem = record_dir_problem(link.root)
     if problem is not None:  # nothing replayed from it, nor written through it: a live turn, unrecorded
-        _show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
+        show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
         return None
     decision = link.plan(prompt, live=bool(args.live), new=bool(args.new), current=magics.current)
     if isinstance(decision, Undone):
         return decision
     if isinstance(decision, Replay) and record_dir_problem(link.root, decision.session) is not None:
         # its folder (or its shown turns') points elsewhere: nothing is read through it, nor written
-        _show_line(UNSAFE_RECORD_LINE.format(problem=record_dir_problem(link.root, decision.session)),
+        show_line(UNSAFE_RECORD_LINE.format(problem=record_dir_problem(link.root, decision.session)),
                    "nbagent-no-record")
         return None
     if isinstance(decision, Replay):
@@ -72,7 +71,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     current = magics.current
     problem = record_dir_problem(link.root, decision.resume) if decision.resume is not None else None
     if problem is not None:  # the record's own folder points elsewhere: not continued, not written to
-        _show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
+        show_line(UNSAFE_RECORD_LINE.format(problem=problem), "nbagent-no-record")
         return None
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
         fork(magics, decision.fork_at, decision.resume)
@@ -87,7 +86,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     line = live_line(decision, session_name(current.agent) if current is not None else None,
                      cell_ids=executing_cell_id() is not None)
     if line is not None:  # before the session exists: no request has gone out
-        _show_line(*line)
+        show_line(*line)
     return None
 
 
@@ -99,7 +98,7 @@ def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
         return
     line = other_model_line(args.model, carried.summary.get("model"))
     if line is not None:
-        _show_line(line, "nbagent-changed")
+        show_line(line, "nbagent-changed")
 
 
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
@@ -120,8 +119,6 @@ RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %age
                       "there): the cell does not fail again, so Run All goes on.")
 RETRIED_UNFINISHED_LINE = ("ⓘ this cell's run did not finish (interrupted) and was retried below with %agent retry "
                            "(its answer is replayed there): nothing is asked here, and Run All goes on.")
-RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
-                    "no request sent.")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
                  "rebuilt from the folder's events as plain text, and nothing of it runs.")
 
@@ -154,7 +151,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         raise ReplayInputsChanged(f"{line} (replay policy 'fail'): run the cell with --live to ask the model "
                                   "again")
     if policy == "live":
-        _show_line(f"⚠ {line}: asking the model again (replay policy 'live').", "nbagent-changed")
+        show_line(f"⚠ {line}: asking the model again (replay policy 'live').", "nbagent-changed")
         return None
     return replace(decision, shown=shown, changed=f"⚠ {line}: add --live to ask again.")
 
@@ -185,23 +182,23 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     except once where the notebook's code made a session before its agent cells (it is given the
     replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
     if isinstance(decision, Undone) and decision.retried:
-        _show_line(RETRIED_UNFINISHED_LINE, "nbagent-retried")
+        show_line(RETRIED_UNFINISHED_LINE, "nbagent-retried")
         return
     if isinstance(decision, Undone):
-        _show_line(ROLLED_BACK_LINE, "nbagent-no-record")
+        show_line(ROLLED_BACK_LINE, "nbagent-no-record")
         from .removal import undone_turn_cells
 
         left = await undone_turn_cells(magics.document.bridge, executing_cell_id(), decision.turn)
         if left:  # Run All runs them: the turn is undone in the record, not in the kernel
-            _show_line(UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
+            show_line(UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
         return
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:
-        _show_line(RECEIVED_LINE, "nbagent-received")
+        show_line(RECEIVED_LINE, "nbagent-received")
     elif decision.notebook is None and decision.shown is None:  # the folder's transcript is missing or forged
-        _show_line(UNSIGNED_LINE, "nbagent-received")
+        show_line(UNSIGNED_LINE, "nbagent-received")
     if decision.changed is not None:
-        _show_line(decision.changed, "nbagent-changed")
+        show_line(decision.changed, "nbagent-changed")
     shown = decision.shown
     if shown is not None:
         from IPython.display import display
@@ -265,60 +262,11 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
     try:
         fill_stand_in(magics)  # the session the notebook's code made and holds reads the replayed one
     except (NbAgentError, OSError, ValueError) as exc:  # shown already: a record that cannot load fails no cell
-        _show_line(STAND_IN_LINE.format(error=f"{type(exc).__name__}: {exc}"), "nbagent-no-record")
+        show_line(STAND_IN_LINE.format(error=f"{type(exc).__name__}: {exc}"), "nbagent-no-record")
     if failed and decision.retried:
-        _show_line(RETRIED_BELOW_LINE, "nbagent-retried")
+        show_line(RETRIED_BELOW_LINE, "nbagent-retried")
         return
     check_done(ending)
-
-
-async def replayed_retry(magics: "MagicsApi") -> bool:
-    """``%agent retry`` in a kernel replaying a record (no turn ran live here, so no session holds
-    a prompt to retry): the retried turn is shown, never asked again. From the retry cell's own
-    record where the front-end sends it (a retry cell whose metadata holds none retried nothing:
-    it fails as it did); else the folder's turn, which the agent cell above has just replayed (a
-    retry rewrites its turn in the folder), so one line says so. False: not replaying
-    (a live session, or nothing shown yet): ``%agent retry`` works as it does live."""
-    from IPython.core.error import UsageError
-
-    link = magics.document
-    last = link.last_replayed
-    if link.went_live or last is None:
-        return False
-    if link.retry_replays():
-        await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
-        return True
-    if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
-        raise UsageError(f"Nothing to retry: turn {last.turn} was replayed as recorded, and no prompt has run "
-                         "in this session. To ask the model again, run its cell with --live.")
-    if executing_cell_id() is not None:
-        # This front-end sends the cell's metadata, and this cell's holds no turn: it retried
-        # nothing when it ran (the prompt above was answered), and says so again.
-        raise UsageError(f"Nothing to retry: the last prompt was answered (turn {last.turn}, replayed above as "
-                         "recorded); %agent retry re-sends a failed, cancelled or interrupted prompt.")
-    _show_line(RETRY_SHOWN_LINE.format(turn=last.turn), "nbagent-replayed")
-    return True
-
-
-NOTHING_TO_FIX_LINE = ("ⓘ nothing to fix: no cell has failed in this kernel (the cell this fix was asked about ran "
-                       "without error, or was deleted, since). Below is the fix as recorded then (session {session}, "
-                       "turn {turn}), not asked again: no request sent, and Run All goes on.")
-
-
-def recorded_fix(magics: "MagicsApi") -> bool:
-    """``%agent fix`` where no cell has failed in this kernel, in a cell that carries its own
-    recorded fix: the user fixed or deleted the failed cell afterwards, so under Restart & Run All
-    it does not fail now. The fix is shown as recorded under a line saying it is not current, and
-    the cell passes (failing it stopped Run All, and the saved notebook lost the answer). False:
-    the cell carries no such record (never ran, a copy, undone, or a failed turn)."""
-    from IPython.display import display
-
-    record = read_record(executing_metadata(), None, executing_cell_id())
-    if record is None or record.undone or record.error is not None or record.reason != "end_turn":
-        return False
-    _show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
-    display(record.bundle, raw=True)
-    return True
 
 
 def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
@@ -352,7 +300,7 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
 
 
 def _show_replay_line(decision: Replay) -> None:
-    _show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
+    show_line(f"⟲ replayed: session {decision.session}, turn {decision.turn} (no request sent). "
                f"To ask the model again, {_live_hint()}.", "nbagent-replayed")
 
 
@@ -368,12 +316,6 @@ def _live_hint() -> str:
 
 STAND_IN_LINE = ("ⓘ the session your code made could not be given the replayed record ({error}): it stays as "
                  "it was, and the replay goes on.")
-
-
-def _show_line(text: str, css: str) -> None:
-    from IPython.display import display
-
-    display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
 
 
 def execution_shown(view: "AgentView", sess: "NotebookSession") -> "Callable[[ExecutionRecord], None]":

@@ -3,6 +3,7 @@ request (never a silent live run). :func:`live_line` picks it from a :class:`~.d
 
 from __future__ import annotations
 
+from html import escape
 from typing import Sequence
 
 from .decisions import Live
@@ -110,3 +111,10 @@ __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "E
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",
            "ambiguous_line", "live_line", "other_model_line"]
+
+
+def show_line(text: str, css: str) -> None:
+    """Display one of these lines in the running cell (text, and HTML tagged ``css`` for the theme)."""
+    from IPython.display import display
+
+    display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)

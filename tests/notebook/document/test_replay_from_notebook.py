@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, embedded, link, live_lines, recording
+from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.cell_run import RECEIVED_LINE, ROLLED_BACK_LINE
 from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
@@ -36,9 +36,9 @@ class Lab:
         self.front = FakeFrontEnd([{"cell_type": "code", "source": f"%%agent\n{QUESTION}"}])
         self.executing: dict[str, Any] | None = None
         self.error = ""  # the last cell's error, as the user reads it
-        for module in (link, recording, cell_run):
+        for module in (link, recording, cell_run, command_replay):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
-        for module in (link, cell_run):
+        for module in (link, cell_run, command_replay):
             monkeypatch.setattr(module, "executing_metadata",
                                 lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 
@@ -891,7 +891,7 @@ def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_let
     lab.run(0)
     again = lab.run(1)  # failed with UsageError: No failed cell to fix
 
-    assert cell_run.NOTHING_TO_FIX_LINE.split("(")[0] in again and "'region'" in again
+    assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and "'region'" in again
     assert magics_mod.active_magics().current is None  # nothing asked
 
 

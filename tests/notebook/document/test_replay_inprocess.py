@@ -294,7 +294,7 @@ def test_a_replay_starts_no_mcp_server_of_the_folder_until_a_live_request(ip, tm
 
 
 def test_a_replayed_agent_retry_whose_turn_the_cell_above_showed_says_so_and_sends_nothing(ip):
-    from nbagent.notebook.document.cell_run import RETRY_SHOWN_LINE
+    from nbagent.notebook.document.command_replay import RETRY_SHOWN_LINE
     from nbagent.providers.simulated import Fault
 
     cell(ip, FIRST)

@@ -1,0 +1,71 @@
+"""Run All of a recorded notebook reaching an ``%agent retry`` or ``%agent fix`` cell: what was
+recorded is shown, never asked again (:func:`replayed_retry`), and a fix whose failed cell was
+corrected or deleted since passes with its recorded answer (:func:`recorded_fix`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .bridge import executing_cell_id
+from .embedded import executing_metadata, read_record
+from .live_lines import show_line
+
+if TYPE_CHECKING:
+    from ..magics_api import MagicsApi
+
+
+RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
+                    "no request sent.")
+
+
+async def replayed_retry(magics: "MagicsApi") -> bool:
+    """``%agent retry`` in a kernel replaying a record (no turn ran live here, so no session holds
+    a prompt to retry): the retried turn is shown, never asked again. From the retry cell's own
+    record where the front-end sends it (a retry cell whose metadata holds none retried nothing:
+    it fails as it did); else the folder's turn, which the agent cell above has just replayed (a
+    retry rewrites its turn in the folder), so one line says so. False: not replaying
+    (a live session, or nothing shown yet): ``%agent retry`` works as it does live."""
+    from IPython.core.error import UsageError
+
+    link = magics.document
+    last = link.last_replayed
+    if link.went_live or last is None:
+        return False
+    if link.retry_replays():
+        await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
+        return True
+    if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
+        raise UsageError(f"Nothing to retry: turn {last.turn} was replayed as recorded, and no prompt has run "
+                         "in this session. To ask the model again, run its cell with --live.")
+    if executing_cell_id() is not None:
+        # This front-end sends the cell's metadata, and this cell's holds no turn: it retried
+        # nothing when it ran (the prompt above was answered), and says so again.
+        raise UsageError(f"Nothing to retry: the last prompt was answered (turn {last.turn}, replayed above as "
+                         "recorded); %agent retry re-sends a failed, cancelled or interrupted prompt.")
+    show_line(RETRY_SHOWN_LINE.format(turn=last.turn), "nbagent-replayed")
+    return True
+
+
+NOTHING_TO_FIX_LINE = ("ⓘ nothing to fix: no cell has failed in this kernel (the cell this fix was asked about ran "
+                       "without error, or was deleted, since). Below is the fix as recorded then (session {session}, "
+                       "turn {turn}), not asked again: no request sent, and Run All goes on.")
+
+
+def recorded_fix(magics: "MagicsApi") -> bool:
+    """``%agent fix`` where no cell has failed in this kernel, in a cell that carries its own
+    recorded fix: the user fixed or deleted the failed cell afterwards, so under Restart & Run All
+    it does not fail now. The fix is shown as recorded under a line saying it is not current, and
+    the cell passes (failing it stopped Run All, and the saved notebook lost the answer). False:
+    the cell carries no such record (never ran, a copy, undone, or a failed turn)."""
+    from IPython.display import display
+
+    record = read_record(executing_metadata(), None, executing_cell_id())
+    if record is None or record.undone or record.error is not None or record.reason != "end_turn":
+        return False
+    show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
+    display(record.bundle, raw=True)
+    return True
+
+
+__all__ = ["NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_retry"]
