@@ -146,6 +146,20 @@ def test_faults_notebook_says_what_its_retries_column_counts(executed):
     assert "counts every resend, so that request's row says 2" in text and "counts the resend: 1" in text
 
 
+def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed):
+    # The dropped stream's attempt is billed (spent) but has no row: the cell's "session spent" was above the
+    # rows' sum, the retry's row read 100 % from the cache, and nothing in the notebook said why.
+    import re
+
+    nb, _ = executed("03_retries_and_faults")
+    cell = next(c for c in nb.cells if c.source == "%agent cost")
+    text = "".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    spent, history = re.search(r"spent \$[\d.]+ in (\d+) request\(s\); in the current history \$[\d.]+ "
+                               r"\((\d+) request\(s\); the others were rolled back, or cut off mid-answer", text).groups()
+    assert int(spent) == int(history) + 1, text
+    assert "dropped attempt was **billed**" in _markdown(nb)
+
+
 def test_permissions_notebook_denies_and_resumes(executed):
     nb, _ = executed("04_permissions_and_tools")
     joined = "\n".join(_texts(nb))
