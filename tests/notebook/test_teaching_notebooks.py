@@ -262,6 +262,27 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
         assert "without encryption" not in joined
 
 
+def test_reproducible_notebook_says_what_its_fix_lesson_does_headless(tmp_path):
+    # Run by nbconvert the markdown said "The cell with the typo … now reads sales.groupby(…)" under a cell that
+    # still failed: with no front-end there are no notebook tools, which no line of the lesson said.
+    import nbclient
+    import nbformat
+
+    shutil.copy(NOTEBOOKS / "06_reproducible_notebook.ipynb", tmp_path / "06.ipynb")
+    nb = nbformat.read(tmp_path / "06.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    typo = next(c for c in nb.cells if c.source.startswith("sale.groupby"))
+    assert typo.outputs[-1]["output_type"] == "error"  # not fixed in place: no notebook_edit headless
+    fix = next(c for c in nb.cells if c.source.endswith("Fix the cell that fails with a NameError"))
+    assert 'sales.groupby("region")["revenue"].sum()' in _outputs(fix)  # checked with python, printed
+    read = next(c for c in nb.cells if c.source.endswith("Read this notebook"))
+    assert "I cannot read the notebook here" in _outputs(read)
+    text = _markdown(nb)
+    assert "`jupyter nbconvert --execute`, plain nbclient and papermill have no\nfront-end" in text
+    assert "the cell with the typo stays as it was" in text
+
+
 @pytest.mark.parametrize("name", ["01_quickstart", "04_permissions_and_tools", "06_reproducible_notebook",
                                   "08_kernel_context"])
 def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
