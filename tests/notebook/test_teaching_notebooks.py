@@ -303,6 +303,14 @@ def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer
     assert "broken: Broken (not described: raised RuntimeError: the database is down)" in joined
     assert "EMPTY, the lines have no data" in joined and "(image block, ~" in joined
     assert "Left out (the kernel context's token budget; ask the python tool for them): " in joined
+    # "Why is this plot empty?" got the offline model's "no rule matched" text; the facts it was sent say why.
+    plot = next(c for c in nb.cells if c.source.endswith("Why is this plot empty?"))
+    assert "1 lines (0 points): EMPTY, the lines have no data): the plot has axes but no data" in _outputs(plot)
+    assert "`june` has no rows" in _outputs(plot) and "I understood your message as" not in _outputs(plot)
+    # Beside the image tokens, the cache columns: `input` alone read 0 for the request carrying a 186-token image.
+    table = next(c for c in nb.cells if c.source.startswith("nbagent.session().turns_df()"))
+    assert "cache write" in _outputs(table) and "image tokens" in _outputs(table)
+    assert "`input` counts only the uncached prompt" in _markdown(nb)
 
 
 def _bench(name: str):
