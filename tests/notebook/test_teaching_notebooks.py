@@ -211,6 +211,17 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "rolled back to the end of turn 3" in joined
     assert "plan mode: python is not read-only" in joined
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
+    assert _percent_of_max(nb, request=2) > 55  # the notebook tools' definitions are sent: as the markdown says
+
+
+def _percent_of_max(nb, request: int) -> float:
+    """05's `s.turns_df()[["turn", "request", "cost", …, "% of max", "keep"]]` cell: ``request``'s `% of max`."""
+    table = next(c for c in nb.cells if c.source.startswith('s.turns_df()[["turn", "request", "cost"'))
+    for line in table.outputs[0]["data"]["text/plain"].splitlines():
+        cells = line.replace("\\", "").split()
+        if len(cells) >= 7 and cells[2] == str(request):
+            return float(cells[6])
+    raise AssertionError(f"no row for request {request}")
 
 
 def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
@@ -228,6 +239,9 @@ def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
     assert "ℹ Compacted messages 2-" in _outputs(oceans)
     table = next(c for c in nb.cells if c.source.startswith("s.turns_df()"))
     assert "compact" in _outputs(table)
+    # The markdown said "request 2 is over 55 % of max" under a table reading 54.1 (no notebook tools headless).
+    assert _percent_of_max(nb, request=2) < 55
+    assert "just under it in a run by nbconvert" in "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
 
 
 def test_reproducible_notebook_fixes_a_cell_with_the_notebook_tools(executed):
