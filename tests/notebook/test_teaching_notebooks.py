@@ -176,13 +176,19 @@ def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed
     # rows' sum, the retry's row read 100 % from the cache, and nothing in the notebook said why.
     import re
 
+    def cost(nb) -> str:
+        cell = next(c for c in nb.cells if c.source == "%agent cost")
+        return "".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
     nb, _ = executed("03_retries_and_faults")
-    cell = next(c for c in nb.cells if c.source == "%agent cost")
-    text = "".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    text = cost(nb)
     spent, history = re.search(r"spent \$[\d.]+ in (\d+) request\(s\); in the current history \$[\d.]+ "
                                r"\((\d+) request\(s\); the others were rolled back, or cut off mid-answer", text).groups()
     assert int(spent) == int(history) + 1, text
     assert "dropped attempt was **billed**" in _markdown(nb)
+    # Placed where the replayed session's totals are the live run's (Restart & Run All shows the same line).
+    again, _ = executed("03_retries_and_faults", again=True)
+    assert cost(again) == text
 
 
 def test_permissions_notebook_denies_and_resumes(executed):
