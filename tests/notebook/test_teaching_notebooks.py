@@ -383,6 +383,9 @@ def test_context_policies_notebook_prints_the_bench_tables(executed):
     by = {r.label: r for r in rows}
     assert f"costs ${by['layered'].usd:.2f} against ${by['cline'].usd:.2f}" in joined  # the conclusions' numbers
     assert f"({by['layered'].usd / by['cline'].usd:.2f}×)" in joined
+    # Conclusion 4 said "(0.58×" beside a table whose `× layered` reads 1.14: it is relative to truncation, and says so.
+    k30 = by["mask:keep=3:clear=30000"]
+    assert f"for ${k30.usd:.2f} ({k30.usd / by['cline'].usd:.2f}× truncation, " in joined
     server = _bench("bench_context_policies")
     server_rows = server.results(server.SERVER_POLICIES)
     assert comparison_df(server_rows).to_string(index=False) in joined  # the server layers' table too
