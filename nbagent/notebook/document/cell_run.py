@@ -199,9 +199,21 @@ def _settings_changed(magics: "MagicsApi", decision: Replay) -> list[str]:
     if isinstance(window, int) and window != current.agent.context_window:
         changed.append(f"the session's context window ({current.agent.context_window:,} now, {window:,} when "
                        "recorded)")
-    if isinstance(model, str) and model != current.agent.config.model:
+    if isinstance(model, str) and not _same_model(model, current.agent.config.model):
         changed.append(f"the session's model ({current.agent.config.model} now, {model} when recorded)")
     return changed
+
+
+def _same_model(recorded: str, asked: str) -> bool:
+    """Whether the model a record names (as the API answered: a dated id for an alias asked) is the
+    one the session asks for: the same id, a dated id of it, or the same model by alias."""
+    from ...engine.api_facts.models import get_model
+
+    base, _, date = recorded.rpartition("-")
+    if recorded == asked or (base == asked and date.isdigit() and len(date) == 8):
+        return True
+    info = get_model(asked)
+    return info is not None and info == get_model(recorded)
 
 
 @contextmanager

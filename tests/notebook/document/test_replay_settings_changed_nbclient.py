@@ -54,3 +54,13 @@ def test_a_changed_window_is_named_on_every_replayed_prompt_and_live_asks_with_i
                      "was recorded") == 2, out
     live = run(recorded, 6000, policy="live")
     assert "replayed: session" not in live and "/ 6,000 window" in live and "/ 4,000 window" not in live
+
+
+def test_a_model_the_api_names_by_its_dated_id_is_the_model_the_session_asks_for():
+    # The API answers an alias with a dated id, which the record keeps: no "changed" line for that.
+    from nbagent.notebook.document.cell_run import _same_model
+
+    assert _same_model("claude-sonnet-5-5-20261001", "claude-sonnet-5-5")
+    assert _same_model("claude-sonnet-5-5", "claude-sonnet-5-5")
+    assert not _same_model("claude-opus-5", "claude-sonnet-5-5")
+    assert not _same_model("claude-opus-5-5", "claude-opus-5")  # another model, not a dated id of it
