@@ -169,6 +169,8 @@ def test_faults_notebook_says_what_its_retries_column_counts(executed):
     assert retries[1] == 2 and retries[6] == 1  # 529 + 429 before request 1; the overflow's resend
     assert "no retry counted" not in text and "does not count it as a retry" not in text
     assert "counts every resend, so that request's row says 2" in text and "counts the resend: 1" in text
+    # "this notebook clicks it for you when run unattended": nbconvert is unattended too, and waits the whole 30 s.
+    assert "under `jupyter nbconvert --execute` nobody can click: the cell waits the whole 30 s" in text
 
 
 def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed):
