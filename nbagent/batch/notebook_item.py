@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, write_result
+from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, write_result
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -28,7 +28,9 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
     return "\n".join([
         "# Parameters injected by nbagent.batch",
         f"item = {str(Path(spec.item).resolve())!r}",
-        f"prompt = {spec.prompt!r}",
+        # `{item}` replaced by the file's name, as in a prompt item's prompt (the notebook has `item` too,
+        # so nothing is added when the template does not name it): the model was sent "Check {item} …".
+        f"prompt = {spec.prompt.replace(ITEM_PLACEHOLDER, Path(spec.item).name)!r}",
         f"%config AgentMagics.task_root = {str(task_root)!r}",
         f"%config AgentMagics.provider = {spec.provider!r}",
         # The item's folder (the kernel's working folder) is data, not the user's project: its

@@ -51,7 +51,7 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     :data:`RUN_COST` for one run's) sums the known costs (``"–"`` while none is known). ``switched off`` lists
     the request features the endpoint refused (blank, hence not shown, when none). ``image tokens``
     (by request number, when given): the API's estimate for the images the request carried, part of
-    its input (blank when none, hence not shown).
+    its prompt (input, cache write and cache read together; blank when none, hence not shown).
     """
     import pandas as pd
 

@@ -20,13 +20,15 @@ if TYPE_CHECKING:
 def spent_line(t: "Totals", recorded: float = 0.0) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
-    them differ, what the requests of the current history cost."""
+    them differ, what the requests of the current history cost. The others were rolled back, or cut
+    off mid-answer (■, a dropped connection) and retried: the API billed them, no row shows them."""
     line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
         line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
-                 f"({t.requests} request(s); rolled-back requests stay spent)")
+                 f"({t.requests} request(s); the others were rolled back, or cut off mid-answer and "
+                 "billed without a row in the turn table: they stay spent)")
     return line
 
 

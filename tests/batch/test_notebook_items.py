@@ -42,6 +42,16 @@ def test_the_parameters_go_after_the_tagged_cell_as_literals(tmp_path: Path) -> 
     assert "%config AgentMagics.max_budget = 0.25" in source
 
 
+def test_the_prompt_names_the_item_where_its_template_says_item(tmp_path: Path) -> None:
+    # classroom.md's "Check {item} for missing values" reached the model as "Check {item} …" in a notebook item.
+    spec = ItemSpec(item=str(tmp_path / "d1.csv"), folder=str(tmp_path), prompt="Check {item} for missing values.",
+                    provider="simulated")
+    namespace: dict = {}
+    source = parameters_source(spec, tmp_path / "task")
+    exec("\n".join(line for line in source.splitlines() if not line.startswith("%")), namespace)  # noqa: S102
+    assert namespace["prompt"] == "Check d1.csv for missing values."
+
+
 @pytest.mark.kernel
 def test_a_notebook_per_item_fills_the_same_table(tmp_path: Path) -> None:
     items = []

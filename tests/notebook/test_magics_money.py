@@ -138,3 +138,21 @@ def test_a_failed_request_counts_as_attempted(shell):
     assert "done: error — this run 1 request(s) attempted, 0 answered" in session().view.transcript()
 
 
+
+
+def test_a_request_dropped_mid_answer_is_named_in_what_was_spent_not_called_a_rollback(shell):
+    # Notebook 03's dropped stream: the attempt the API billed (message_start's input, its cache write)
+    # has no row in the turn table, so `%agent cost` said "spent … in 4 request(s); in the current history
+    # … (3 request(s); rolled-back requests stay spent)" in a session nobody rolled back.
+    from nbagent.providers.simulated import Fault
+
+    run(shell, "%%agent\nWhat is 17 * 23?")
+    api = session().agent.simulated_api
+    api.faults = {len(api.requests) + 1: Fault.drop(after_events=8)}
+    run(shell, "%%agent\nTell me a little about yourself.")
+    t = session().totals
+    assert t.spent_requests == t.requests + 1 and t.spent_usd > t.cost_usd
+    cost = run(shell, "%agent cost")
+    assert f"in the current history ${t.cost_usd:.4f} ({t.requests} request(s); the others were rolled back, " \
+           "or cut off mid-answer and billed without a row in the turn table: they stay spent)" in cost
+    assert "rolled-back requests stay spent" not in cost

@@ -112,8 +112,33 @@ def test_truncation_notebook_shows_the_file_read_de_duplication_it_promises(exec
     table = next(c for c in nb.cells if c.source.startswith("s.truncation_df()"))
     rows = table.outputs[0]["data"]["text/plain"]
     assert "duplicate file reads replaced (file-read saving" in "\n".join(_texts(nb))
-    savings = [float(ln.split()[-1]) for ln in rows.splitlines() if ln.strip()[:1].isdigit() and "half" in ln]
+    savings = _savings(nb)
     assert any(v > 0 for v in savings), rows
+    # As its markdown says for JupyterLab and autorun: the first truncation saves (24 %, as the README says), the
+    # later ones find the older reads hidden already.
+    assert round(savings[0]) == 24 and all(v == 0 for v in savings[1:]), savings
+
+
+def _savings(nb) -> list[float]:
+    """02's `s.truncation_df()` cell: each truncation's `file-read saving`."""
+    table = next(c for c in nb.cells if c.source.startswith("s.truncation_df()"))
+    rows = table.outputs[0]["data"]["text/plain"]
+    return [float(ln.split()[-1]) for ln in rows.splitlines() if ln.strip()[:1].isdigit() and "half" in ln]
+
+
+def test_truncation_notebook_says_what_its_file_read_savings_are_headless(tmp_path):
+    # Its markdown said "later, each truncation has already hidden the older reads, so there is nothing to replace
+    # (0)"; run by nbconvert (no notebook tools, fewer truncations) every later one saved ~21 %.
+    import nbclient
+    import nbformat
+
+    shutil.copy(NOTEBOOKS / "02_truncation_explorer.ipynb", tmp_path / "02.ipynb")
+    nb = nbformat.read(tmp_path / "02.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    savings = _savings(nb)
+    assert round(savings[0]) == 24 and len(savings) > 1 and all(0 < v < 30 for v in savings[1:]), savings
+    assert "Run by\nnbconvert (no notebook tools) it fills less often" in _markdown(nb)
 
 
 def test_faults_notebook_retries_and_recovers(executed):
@@ -144,6 +169,28 @@ def test_faults_notebook_says_what_its_retries_column_counts(executed):
     assert retries[1] == 2 and retries[6] == 1  # 529 + 429 before request 1; the overflow's resend
     assert "no retry counted" not in text and "does not count it as a retry" not in text
     assert "counts every resend, so that request's row says 2" in text and "counts the resend: 1" in text
+    # "this notebook clicks it for you when run unattended": nbconvert is unattended too, and waits the whole 30 s.
+    assert "under `jupyter nbconvert --execute` nobody can click: the cell waits the whole 30 s" in text
+
+
+def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed):
+    # The dropped stream's attempt is billed (spent) but has no row: the cell's "session spent" was above the
+    # rows' sum, the retry's row read 100 % from the cache, and nothing in the notebook said why.
+    import re
+
+    def cost(nb) -> str:
+        cell = next(c for c in nb.cells if c.source == "%agent cost")
+        return "".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
+    nb, _ = executed("03_retries_and_faults")
+    text = cost(nb)
+    spent, history = re.search(r"spent \$[\d.]+ in (\d+) request\(s\); in the current history \$[\d.]+ "
+                               r"\((\d+) request\(s\); the others were rolled back, or cut off mid-answer", text).groups()
+    assert int(spent) == int(history) + 1, text
+    assert "dropped attempt was **billed**" in _markdown(nb)
+    # Placed where the replayed session's totals are the live run's (Restart & Run All shows the same line).
+    again, _ = executed("03_retries_and_faults", again=True)
+    assert cost(again) == text
 
 
 def test_permissions_notebook_denies_and_resumes(executed):
@@ -197,6 +244,17 @@ def test_compaction_notebook_binds_data_compacts_and_denies(executed):
     assert "rolled back to the end of turn 3" in joined
     assert "plan mode: python is not read-only" in joined
     assert "A pre_tool_use hook denied this python call: policy: no arithmetic" in joined
+    assert _percent_of_max(nb, request=2) > 55  # the notebook tools' definitions are sent: as the markdown says
+
+
+def _percent_of_max(nb, request: int) -> float:
+    """05's `s.turns_df()[["turn", "request", "cost", …, "% of max", "keep"]]` cell: ``request``'s `% of max`."""
+    table = next(c for c in nb.cells if c.source.startswith('s.turns_df()[["turn", "request", "cost"'))
+    for line in table.outputs[0]["data"]["text/plain"].splitlines():
+        cells = line.replace("\\", "").split()
+        if len(cells) >= 7 and cells[2] == str(request):
+            return float(cells[6])
+    raise AssertionError(f"no row for request {request}")
 
 
 def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
@@ -214,6 +272,9 @@ def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
     assert "ℹ Compacted messages 2-" in _outputs(oceans)
     table = next(c for c in nb.cells if c.source.startswith("s.turns_df()"))
     assert "compact" in _outputs(table)
+    # The markdown said "request 2 is over 55 % of max" under a table reading 54.1 (no notebook tools headless).
+    assert _percent_of_max(nb, request=2) < 55
+    assert "just under it in a run by nbconvert" in "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
 
 
 def test_reproducible_notebook_fixes_a_cell_with_the_notebook_tools(executed):
@@ -248,6 +309,27 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
         assert "without encryption" not in joined
 
 
+def test_reproducible_notebook_says_what_its_fix_lesson_does_headless(tmp_path):
+    # Run by nbconvert the markdown said "The cell with the typo … now reads sales.groupby(…)" under a cell that
+    # still failed: with no front-end there are no notebook tools, which no line of the lesson said.
+    import nbclient
+    import nbformat
+
+    shutil.copy(NOTEBOOKS / "06_reproducible_notebook.ipynb", tmp_path / "06.ipynb")
+    nb = nbformat.read(tmp_path / "06.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    typo = next(c for c in nb.cells if c.source.startswith("sale.groupby"))
+    assert typo.outputs[-1]["output_type"] == "error"  # not fixed in place: no notebook_edit headless
+    fix = next(c for c in nb.cells if c.source.endswith("Fix the cell that fails with a NameError"))
+    assert 'sales.groupby("region")["revenue"].sum()' in _outputs(fix)  # checked with python, printed
+    read = next(c for c in nb.cells if c.source.endswith("Read this notebook"))
+    assert "I cannot read the notebook here" in _outputs(read)
+    text = _markdown(nb)
+    assert "`jupyter nbconvert --execute`, plain nbclient and papermill have no\nfront-end" in text
+    assert "the cell with the typo stays as it was" in text
+
+
 @pytest.mark.parametrize("name", ["01_quickstart", "04_permissions_and_tools", "06_reproducible_notebook",
                                   "08_kernel_context"])
 def test_a_notebook_whose_cells_ask_says_to_click_allow_and_what_happens_unattended(executed, name):
@@ -268,6 +350,14 @@ def test_kernel_context_notebook_shows_what_the_model_was_told_beside_the_answer
     assert "broken: Broken (not described: raised RuntimeError: the database is down)" in joined
     assert "EMPTY, the lines have no data" in joined and "(image block, ~" in joined
     assert "Left out (the kernel context's token budget; ask the python tool for them): " in joined
+    # "Why is this plot empty?" got the offline model's "no rule matched" text; the facts it was sent say why.
+    plot = next(c for c in nb.cells if c.source.endswith("Why is this plot empty?"))
+    assert "1 lines (0 points): EMPTY, the lines have no data): the plot has axes but no data" in _outputs(plot)
+    assert "`june` has no rows" in _outputs(plot) and "I understood your message as" not in _outputs(plot)
+    # Beside the image tokens, the cache columns: `input` alone read 0 for the request carrying a 186-token image.
+    table = next(c for c in nb.cells if c.source.startswith("nbagent.session().turns_df()"))
+    assert "cache write" in _outputs(table) and "image tokens" in _outputs(table)
+    assert "`input` counts only the uncached prompt" in _markdown(nb)
 
 
 def _bench(name: str):
@@ -295,6 +385,9 @@ def test_context_policies_notebook_prints_the_bench_tables(executed):
     by = {r.label: r for r in rows}
     assert f"costs ${by['layered'].usd:.2f} against ${by['cline'].usd:.2f}" in joined  # the conclusions' numbers
     assert f"({by['layered'].usd / by['cline'].usd:.2f}×)" in joined
+    # Conclusion 4 said "(0.58×" beside a table whose `× layered` reads 1.14: it is relative to truncation, and says so.
+    k30 = by["mask:keep=3:clear=30000"]
+    assert f"for ${k30.usd:.2f} ({k30.usd / by['cline'].usd:.2f}× truncation, " in joined
     server = _bench("bench_context_policies")
     server_rows = server.results(server.SERVER_POLICIES)
     assert comparison_df(server_rows).to_string(index=False) in joined  # the server layers' table too

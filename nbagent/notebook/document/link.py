@@ -180,11 +180,27 @@ class DocumentLink(RecordKeeper):
             # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
             # asked, but not silently when the folder holds an answer this cell would have shown.
             shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False, holds=holds).index
+        if record is None and not self.went_live and not found.ambiguous:
+            record = self._cells_own_record(prompt, cell_id)
         if record is None:
             return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None)
         self.cursor = ReplayCursor(record)
         replay = Replay(record.session, latest_turn(carried, record, 1, prompt, cell_id), prompt=prompt)
         return _Lookup(replay=self._shows(replay, cell_id))
+
+    def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
+        """The record the executing cell's own metadata names (signed by this user), where this very
+        cell asked ``prompt`` as its first turn. A cell whose code asks several prompts (notebook 02's
+        loop) carries only its last prompt's record, so in a copy of the notebook (File > Duplicate:
+        the record names the original, and only this notebook's records are looked up) its first
+        prompt found nothing and every prompt asked the model, saying "its last run did not finish";
+        a copy of a one-prompt cell replays through its metadata."""
+        mark = read_record(executing_metadata(), None, cell_id)
+        index = load_index(self.root, mark.session) if mark is not None and mark.mine else None
+        if index is None or not index.turns:
+            return None
+        first = min(index.turns, key=lambda t: t.turn)
+        return index if first.turn == 1 and first.asked_by(prompt, cell_id, strict=True) else None
 
     def _own_or_carried(self, carried: NotebookRecord | None, current: NotebookSession | None, prompt: str,
                         cell_id: str | None) -> Live | Undone | None:

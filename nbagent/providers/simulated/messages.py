@@ -125,6 +125,8 @@ class KernelView:
 
     variables: dict[str, Variable] = field(default_factory=dict)
     last_error: str | None = None
+    empty: dict[str, str] = field(default_factory=dict)
+    """Variables the facts call empty: a figure's "EMPTY" axes line, a DataFrame's "(no rows)"."""
 
     def frames(self) -> list[Variable]:
         """The variables with columns (DataFrames), in the facts' order."""
@@ -157,13 +159,20 @@ def _read_facts(text: str, view: KernelView) -> None:
     lines = text.splitlines()
     if text.startswith(f"<{FACTS_TAG}>"):  # a full snapshot; a diff leaves unmentioned names as they were
         view.variables.clear()
+        view.empty.clear()
+    current: str | None = None  # the variable the indented lines below it describe
     for i, line in enumerate(lines):
         var = _variable(line)
         if var is not None:
             view.variables[var.name] = var
+            view.empty.pop(var.name, None)  # described again: empty only if these lines say so
+            current = var.name
+        elif current is not None and line.startswith("    ") and ("EMPTY" in line or line.strip() == "(no rows)"):
+            view.empty[current] = line.strip()
         elif line.startswith("Removed variables: "):
             for name in line[len("Removed variables: "):].split(", "):
                 view.variables.pop(name.strip(), None)
+                view.empty.pop(name.strip(), None)
         elif line.startswith("Last error"):
             block = []
             for later in lines[i + 1:]:

@@ -21,7 +21,7 @@ from .columns import frame_of, view_with_looks
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
-from .plots import ASKS_FOR_A_PLOT, plot_steps
+from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
 from .step import Call, Plan, Step, argument
 
@@ -173,6 +173,8 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: Kernel
         steps += more
     if not steps and notebook.ASKS_TO_READ.search(prompt):
         notes.append(NO_NOTEBOOK_TOOLS)
+    if not steps and not notes and ABOUT_A_PLOT.search(prompt):
+        notes += why_empty(view)
     return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 
 from .columns import Frame, column, literal, named
+from .messages import KernelView
 from .step import Step
 
 _PLOT_WORDS = re.compile(r"\b(plot|chart|graph|draw|visuali[sz]e|histogram|scatter|bar ?chart)\b", re.I)
 # "Why is this plot empty?" asks about a figure; it does not ask for one.
-_ABOUT_A_PLOT = re.compile(r"\b(why|what|how)\b[^.?!]*\b(this|that|the|my)\s+(plot|chart|graph|figure)\b", re.I)
+ABOUT_A_PLOT = _ABOUT_A_PLOT = re.compile(r"\b(why|what|how)\b[^.?!]*\b(this|that|the|my)\s+(plot|chart|graph|figure)\b", re.I)
 
 
 class _AsksForAPlot:
@@ -61,6 +62,23 @@ def _chart(frame: Frame, prompt: str) -> tuple[str, str, str, str] | None:
     return None
 
 
+def why_empty(view: KernelView) -> list[str]:
+    """The answer to "why is this plot empty?" from the kernel facts: the figures they call EMPTY and
+    the DataFrames with no rows (nothing when the facts call no figure empty)."""
+    figures = [f"`{n}` ({line})" for n, line in view.empty.items() if "EMPTY" in line]
+    if not figures:
+        return []
+    frames = [f"`{n}`" for n, line in view.empty.items() if "EMPTY" not in line]
+    said = (f"The kernel facts describe {', '.join(figures)}: the plot has axes but no data to draw. ")
+    if frames:
+        said += (f"{' and '.join(frames)} {'has' if len(frames) == 1 else 'have'} no rows, so the filter that made "
+                 f"{'it' if len(frames) == 1 else 'them'} matched nothing: check its conditions against the data's "
+                 "values (a date range, a spelling).")
+    else:
+        said += "The data it plots is empty: check the filter or the columns it selects."
+    return [said]
+
+
 def _drawn(title: str, name: str, output: str) -> str:
     return f"Drew \"{title}\" from `{name}`"
 
@@ -82,4 +100,4 @@ def plot_steps(frame: Frame, prompt: str) -> list[Step]:
                  reads=lambda out: _drawn(title, frame.name, out), on_error=_not_drawn)]
 
 
-__all__ = ["ASKS_FOR_A_PLOT", "NO_MATPLOTLIB", "plot_steps"]
+__all__ = ["ABOUT_A_PLOT", "ASKS_FOR_A_PLOT", "NO_MATPLOTLIB", "plot_steps", "why_empty"]
