@@ -58,9 +58,9 @@ def test_a_changed_window_is_named_on_every_replayed_prompt_and_live_asks_with_i
 
 def test_a_model_the_api_names_by_its_dated_id_is_the_model_the_session_asks_for():
     # The API answers an alias with a dated id, which the record keeps: no "changed" line for that.
-    from nbagent.notebook.document.cell_run import _same_model
+    from nbagent.notebook.document.settings_changed import same_model
 
-    assert _same_model("claude-sonnet-5-5-20261001", "claude-sonnet-5-5")
-    assert _same_model("claude-sonnet-5-5", "claude-sonnet-5-5")
-    assert not _same_model("claude-opus-5", "claude-sonnet-5-5")
-    assert not _same_model("claude-opus-5-5", "claude-opus-5")  # another model, not a dated id of it
+    assert same_model("claude-sonnet-5-5-20261001", "claude-sonnet-5-5")
+    assert same_model("claude-sonnet-5-5", "claude-sonnet-5-5")
+    assert not same_model("claude-opus-5", "claude-sonnet-5-5")
+    assert not same_model("claude-opus-5-5", "claude-opus-5")  # another model, not a dated id of it
