@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -69,20 +70,25 @@ def test_strings_keeps_the_structure_of_what_it_redacts() -> None:
     assert out == NotebookState([VariableInfo("k", "str", REDACTED)], (REDACTED,), REDACTED, [REDACTED])
 
 
-def test_a_key_known_by_its_shape_split_anywhere_in_a_stream_never_shows() -> None:
+def shown_when_streamed(sanitizer: Sanitizer, text: str, seed: int, splits: int = 300) -> Iterator[str]:
+    """What the view shows of ``text`` streamed in deltas cut at random places, once per splitting."""
     import random
 
     from nbagent.engine.loop.sanitize import StreamRedactor
 
-    sanitizer = Sanitizer(secrets=(CUSTOM,))
-    text = f"use {KEY} with Bearer {TOKEN} and {CUSTOM}, then sk-ant- alone"
-    rng = random.Random(3)
-    for _ in range(300):
+    rng = random.Random(seed)
+    for _ in range(splits):
         cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 12)))
         redactor, out = StreamRedactor(sanitizer), []
         for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
             out.append(redactor.feed(0, text[a:b]))
-        shown = "".join(out) + redactor.flush(0)
+        yield "".join(out) + redactor.flush(0)
+
+
+def test_a_key_known_by_its_shape_split_anywhere_in_a_stream_never_shows() -> None:
+    sanitizer = Sanitizer(secrets=(CUSTOM,))
+    text = f"use {KEY} with Bearer {TOKEN} and {CUSTOM}, then sk-ant- alone"
+    for shown in shown_when_streamed(sanitizer, text, seed=3):
         assert shown == sanitizer.redact(text) == \
             f"use {REDACTED} with Bearer {REDACTED} and {REDACTED}, then sk-ant- alone"
 
@@ -105,17 +111,6 @@ def test_openai_keys_and_hugging_face_tokens_typed_into_a_cell_are_known_by_thei
 
 
 def test_an_openai_key_split_anywhere_in_a_stream_never_shows() -> None:
-    import random
-
-    from nbagent.engine.loop.sanitize import StreamRedactor
-
-    sanitizer = Sanitizer()
     text = f"set api_key={OPENAI}; then token {HF} and the task-list"
-    rng = random.Random(5)
-    for _ in range(300):
-        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 12)))
-        redactor, out = StreamRedactor(sanitizer), []
-        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
-            out.append(redactor.feed(0, text[a:b]))
-        shown = "".join(out) + redactor.flush(0)
+    for shown in shown_when_streamed(Sanitizer(), text, seed=5):
         assert shown == f"set api_key={REDACTED}; then token {REDACTED} and the task-list"
