@@ -68,6 +68,12 @@ def _text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(getattr(b, "text", "") for b in result.content)
 
 
+def _settled(page) -> None:
+    """Wait until no question is open: the kernel disables a card's buttons a moment after its client
+    has the answer, so an enabled button seen before that belongs to the card just answered."""
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(state="detached", timeout=60_000)
+
+
 def _click(page, label: str) -> None:
     button = page.locator(f"button:text-is('{label}'):enabled").last
     button.wait_for(state="visible", timeout=60_000)
@@ -97,17 +103,20 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     new_id = _text_of(inserted).split()[3]
     cells = _cells(page)
     assert cells[2]["id"] == new_id and cells[2]["meta"]["kind"] == "external"
+    _settled(page)
 
     box = calls.start("notebook_run", {"cell_id": new_id})
     _click(page, "Allow")
     ran = calls.result(box)
     assert not ran.is_error and "y is 42" in _text_of(ran)
+    _settled(page)
     _wait(page, lambda cs: "y is 42" in _text([c for c in cs if c["id"] == new_id][0]["outputs"]), "the outputs in the cell")
 
     box = calls.start("run_code", {"code": "DENIED = 1"})
     _click(page, "Deny")
     denied = calls.result(box)
     assert denied.is_error and "denied" in _text_of(denied)
+    _settled(page)
 
     box = calls.start("run_code", {"code": "CLOSED = 1"})
     page.locator("button:text-is('Allow'):enabled").last.wait_for(timeout=60_000)
