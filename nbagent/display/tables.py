@@ -30,6 +30,12 @@ UNPRICED = "–"
 
 _NAN = float("nan")
 MONEY_COLUMNS = frozenset({"cost", RUN_COST, SESSION_COST})
+PERCENT_COLUMNS = frozenset({"cache hit %", "% of max", "file-read saving"})
+"""Shown value by value as the notices and ``%agent cost`` write them (``98``, ``91.1``): a column
+converted to integers only when all its values were whole read ``98`` in one table, ``98.0`` in the next."""
+ZERO_IS_BLANK = frozenset({"image tokens"})
+"""Columns left out of a shown table when every value is 0 or blank: 0 image tokens is a known count
+(the frame keeps it), but a table of requests without images has nothing to say in that column."""
 
 
 def _whole(x: float) -> float | int:
@@ -51,7 +57,8 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     :data:`RUN_COST` for one run's) sums the known costs (``"–"`` while none is known). ``switched off`` lists
     the request features the endpoint refused (blank, hence not shown, when none). ``image tokens``
     (by request number, when given): the API's estimate for the images the request carried, part of
-    its prompt (input, cache write and cache read together; blank when none, hence not shown).
+    its prompt (input, cache write and cache read together): 0 for a request that carried none,
+    blank for one whose request body is not known.
     """
     import pandas as pd
 
@@ -74,7 +81,7 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
             "cost": UNPRICED if r.cost_usd is None else round(r.cost_usd, 4),
             SESSION_COST: round(total, 4) if priced else UNPRICED,
             "context tokens": r.context_tokens,
-            "image tokens": (image_tokens or {}).get(r.request) or None,
+            "image tokens": None if image_tokens is None else image_tokens.get(r.request),
             "% of max": pct_max,
             # Only on the request whose truncation notice shows them (blank, hence not shown, when
             # nothing was truncated): the notice's figures are then cells of the table under it.
@@ -102,16 +109,22 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
     """The table as a person reads it: columns with nothing in any row left out (no truncation,
     no file-read saving) and whole numbers shown as integers. The data frames themselves keep
     every column, so code that selects them never breaks."""
-    empty = [c for c in df.columns if all(v is None or v == "" or (isinstance(v, float) and v != v) for v in df[c])]
+    empty = [c for c in df.columns if all(_blank(v) or (c in ZERO_IS_BLANK and v == 0) for v in df[c])]
     shown = df.drop(columns=empty)
     for c in shown.columns:
         values = shown[c]
         if c in MONEY_COLUMNS:
             # One money format: 0.0030 beside 0.0031, not 0.003 (as fmt_usd, without the $).
             shown[c] = [v if isinstance(v, str) else f"{v:.4f}" for v in values]
+        elif c in PERCENT_COLUMNS:
+            shown[c] = ["" if _blank(v) else f"{v:g}" for v in values]
         elif values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all():
             shown[c] = values.astype("int64")
     return shown
+
+
+def _blank(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and value != value)
 
 
 class ReadableTable:

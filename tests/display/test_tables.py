@@ -58,6 +58,27 @@ def test_an_unpriced_model_shows_a_dash_never_zero_and_what_the_endpoint_switche
     assert "image tokens" not in tables.for_display(tables.turns_df([rec(1)])).columns
 
 
+def test_image_tokens_read_zero_for_a_request_without_images_and_blank_only_when_unknown() -> None:
+    """A student's own ``turns_df()`` printed "None" for the requests that carried no image (teacher
+    pass 10, N2): 0 is a known count; blank is for a request whose body nobody kept."""
+    df = tables.turns_df([rec(1), rec(2), rec(3)], image_tokens={1: 0, 2: 1_398})
+    assert df["image tokens"].tolist() == [0, 1_398, None]
+    assert "None" not in df[["image tokens"]].iloc[:2].to_string()
+    assert tables.for_display(df)["image tokens"].tolist() == [0, 1_398, None]
+    no_images = tables.turns_df([rec(1), rec(2)], image_tokens={1: 0, 2: 0})
+    assert "image tokens" not in tables.for_display(no_images).columns  # nothing to say: not shown
+
+
+def test_a_percentage_reads_the_same_in_every_table_whatever_the_other_rows_hold() -> None:
+    """ "cache hit %" read "98" in one table and "98.0" in the next, as the column's other values were
+    whole or not (teacher pass 10, N3): each value now reads as the notices write it."""
+    import pandas as pd
+
+    whole = tables.for_display(pd.DataFrame({"request": [1, 2], "cache hit %": [0.0, 98.0]}))
+    mixed = tables.for_display(pd.DataFrame({"request": [1, 2], "cache hit %": [98.0, 91.1]}))
+    assert whole["cache hit %"].tolist() == ["0", "98"] and mixed["cache hit %"].tolist() == ["98", "91.1"]
+
+
 def test_empty_frames_keep_their_columns() -> None:
     assert list(tables.turns_df([]).columns) == tables.TURN_COLUMNS
     assert tables.truncation_df([]).empty
@@ -160,7 +181,7 @@ def test_the_shown_table_hides_empty_columns_and_shows_whole_numbers_as_integers
                        "% of max": [12.0, 13.0], "seconds": [0.25, 1.0]})
     shown = for_display(df)
     assert list(shown.columns) == ["request", "% of max", "seconds"]
-    assert shown["% of max"].dtype.kind == "i" and shown["seconds"].dtype.kind == "f"
+    assert shown["% of max"].tolist() == ["12", "13"] and shown["seconds"].dtype.kind == "f"
     assert list(df.columns) == ["request", "keep", "file-read saving", "% of max", "seconds"]  # untouched
 
 

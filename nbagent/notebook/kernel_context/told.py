@@ -105,13 +105,12 @@ def _images_in(content: str | Sequence[ContentBlock | ToolResultContent] | None)
 
 
 def request_image_tokens(sent: Sequence["SentRequest"]) -> dict[int, int]:
-    """Request number -> the API's estimate for the images it carried (requests with images only;
-    an image of unknown size counts as the engine's typical image)."""
+    """Request number -> the API's estimate for the images it carried, 0 for none (every request
+    sent; an image of unknown size counts as the engine's typical image)."""
     counts: dict[int, int] = {}
     for request in sent:
         images = [b for m in request.messages for b in _images_in(m.get("content"))]
-        if images:
-            counts[request.request] = sum(engine_image_tokens(b) for b in images)
+        counts[request.request] = sum(engine_image_tokens(b) for b in images)
     return counts
 
 
