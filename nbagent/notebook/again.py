@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from . import command_args, commands
-from .cell_transformer import FIX_PROMPT
+from .fix_prompt import FIX_PROMPT
 
 if TYPE_CHECKING:
     from ..engine.contracts.events import Done

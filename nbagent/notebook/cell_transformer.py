@@ -52,11 +52,6 @@ async def run_agent_command(line: str) -> None:
         raise AgentInterrupted() from None
 
 
-FIX_PROMPT = (
-    "The notebook cell In[{cell}] failed. Explain the cause in one or two sentences, then fix it: check the "
-    "corrected code with the python tool, and end with the corrected cell as one python code block.\n\n{error}"
-)
-
 _AGENT_CELL = re.compile(r"%%agent(\s|$)")
 
 

@@ -25,7 +25,7 @@ from nbagent.tools.executor import NamespaceExecutor
 from ._messages import list_content
 
 SALES = pd.DataFrame({"region": ["north", "south", "north"], "revenue": [120.0, 95.5, 130.25], "units": [12, 9, 13]})
-# What ``%agent fix`` sends (nbagent.notebook.cell_transformer.FIX_PROMPT), kept literal: the brain must read it as sent.
+# What ``%agent fix`` sends (nbagent.notebook.fix_prompt.FIX_PROMPT), kept literal: the brain must read it as sent.
 FIX = ("The notebook cell In[{cell}] failed. Explain the cause in one or two sentences, then fix it: check the "
        "corrected code with the python tool, and end with the corrected cell as one python code block.\n\n{error}")
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from ...engine.disk.user_key import sign, signed_by_user
+from ..fix_prompt import is_fix_prompt
 from .bridge import executing_request
 from .inputs import TurnInputs
 from .replay import is_session_name
@@ -99,6 +100,8 @@ def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider:
             "provider": provider, "outcome": {"reason": str(done.reason), "error": done.error},
             "inputs": inputs.to_json() if inputs is not None else None, "transcript": packed,
             "text_only": text_only, "summary": summary}
+    if is_fix_prompt(prompt):
+        body["fix"] = True  # what `%agent fix` shows of it when nothing has failed (command_replay)
     return {**body, "signature": sign(body)}
 
 
@@ -118,6 +121,8 @@ class NotebookRecord:
     """Signed with this user's key; False: a notebook received from someone else (text only)."""
     undone: bool = False
     """The cell's mark says ``%agent rollback`` undid this turn (the record travels without the folder)."""
+    fix: bool = False
+    """The turn answered ``%agent fix`` (a record without the mark answered another prompt)."""
 
 
 def _fields_ok(record: JSONObject) -> bool:
@@ -177,7 +182,8 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
     error = record["outcome"].get("error")
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
-                          record.get("provider"), mine, undone=isinstance(mark, dict) and mark.get("undone") is True)
+                          record.get("provider"), mine, undone=isinstance(mark, dict) and mark.get("undone") is True,
+                          fix=record.get("fix") is True)
 
 
 def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:

@@ -873,27 +873,60 @@ def test_a_record_whose_summary_nests_deep_is_refused_not_a_recursion_error(lab,
     assert "RecursionError" not in out + lab.error
 
 
-def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_lets_run_all_go_on(lab):
-    # The user's next step after %agent fix --insert-code: delete the broken cell (the fix is below
-    # it now), save, Restart & Run All. Nothing has failed in the fresh kernel: the fix cell must not
-    # stop Run All with "No failed cell to fix", nor lose the fix it showed.
+def _fix_recorded(lab) -> None:
+    """A broken cell, ``%agent fix`` answered live, then a fresh kernel (nothing has failed in it)
+    where the user deleted the broken cell, and the cell above the fix ran."""
     lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a', 'b'], 'revenue': [1.0, 2.0]})"
     lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "sales.groupby('regoin')['revenue'].sum()"}))
     lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "%agent fix"}))
     lab.run(0)
     lab.run(1, expect_error=True)
-    live = lab.run(2)
-    assert "'region'" in live and lab.front.cells[2]["metadata"]["nbagent"]["record"]["turn"] == 1
+    assert "'region'" in lab.run(2) and lab.front.cells[2]["metadata"]["nbagent"]["record"]["fix"] is True
     magics = lab.restart()
-    magics.last_error.text = magics.last_error.cell = None  # a fresh kernel: nothing has failed in it
-    del lab.front.cells[1]  # the broken cell, deleted by the user
-
+    magics.last_error.text = magics.last_error.cell = None
+    del lab.front.cells[1]
     lab.run(0)
+
+
+def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_lets_run_all_go_on(lab):
+    # The user's next step after %agent fix --insert-code: delete the broken cell (the fix is below
+    # it now), save, Restart & Run All. Nothing has failed in the fresh kernel: the fix cell must not
+    # stop Run All with "No failed cell to fix", nor lose the fix it showed.
+    _fix_recorded(lab)
+
     again = lab.run(1)  # failed with UsageError: No failed cell to fix
 
     assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and "'region'" in again
     assert magics_mod.active_magics().current is None  # nothing asked
 
+
+def test_a_cell_retyped_into_agent_fix_never_shows_the_answer_it_had_to_another_prompt(lab):
+    # Review LOW-9: the cell answered "what is 17 * 23?" (record in its metadata, same id); the user
+    # retyped it into %agent fix. At Restart & Run All nothing has failed: the earlier, unrelated
+    # answer is no fix, and must not pass under "Below is the fix as recorded then".
+    assert "391" in lab.run()
+    magics = lab.restart()
+    magics.last_error.text = magics.last_error.cell = None
+    lab.front.cells[0]["source"] = "%agent fix"
+
+    again = lab.run(expect_error=True)
+
+    assert "No failed cell to fix" in lab.error
+    assert "391" not in again and command_replay.NOTHING_TO_FIX_LINE.split("(")[0] not in again
+
+
+def test_a_received_fix_says_whose_it_is_and_shows_as_plain_text(lab, monkeypatch, tmp_path):
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))  # they recorded it
+    _fix_recorded(lab)
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # I run their notebook
+    lab.restart()
+    lab.run(0)
+
+    again = lab.run(1)
+
+    assert command_replay.RECEIVED_FIX_LINE in again and "'region'" in again
+    html = [o["data"] for o in lab.ip.display_pub.outputs if "text/html" in o["data"]]
+    assert not any("region" in d["text/html"] for d in html)
 
 
 def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, monkeypatch):
