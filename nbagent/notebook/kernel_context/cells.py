@@ -9,6 +9,8 @@ import reprlib
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
+from .scalars import is_known_scalar, scalar_text
+
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -90,8 +92,11 @@ class NoUserCodeRepr(reprlib.Repr):
     def repr_instance(self, x: object, level: int) -> str:
         # A builtin scalar (3.14, True, None, b"ab") is its bounded repr, which runs no user code;
         # another builtin (an exception holding a user object, a bound method) its type name.
-        if type(x) in _SCALARS or library_of(x) in ARRAY_LIBRARIES:
+        if type(x) in _SCALARS or library_of(x) in ARRAY_LIBRARIES and not is_known_scalar(x):
             return super().repr_instance(x, level)
+        known = scalar_text(x, as_code=True)  # a Timestamp, a datetime, a Decimal: its value
+        if known is not None:
+            return known
         return f"<{type(x).__module__}.{type(x).__qualname__} object>"
 
     def repr_set(self, x: set[object], level: int) -> str:
@@ -137,6 +142,9 @@ def safe_repr(value: object) -> str:
     """A bounded repr that runs no user code: builtins through ``reprlib`` (cycles end at its
     depth limit), an array library's own (bounded by the library), anything else by its type."""
     root = library_of(value)
+    known = scalar_text(value, as_code=True)
+    if known is not None:
+        return known
     if root == "builtins":
         return bounded_repr().repr(value)
     if root in ARRAY_LIBRARIES:
