@@ -7,7 +7,7 @@ import inspect
 import re
 import reprlib
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .scalars import is_known_scalar, scalar_text
 
@@ -62,19 +62,30 @@ def library_of(value: object) -> str:
     return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
-def recent_outputs(out: object) -> list[str]:
-    """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
+def recent_outputs(out: object, shown: Mapping[int, str] | None = None) -> list[str]:
+    """``Out[n]: text`` of the last few cells that had a value (bounded; no images): the text the
+    cell showed (``shown``, kept as it was displayed), else a bounded repr of ``Out[n]`` now."""
     from ...engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS
 
     lines = []
     outputs = out if isinstance(out, dict) else {}
     for n in sorted(outputs)[-MAX_OUTPUTS:]:
+        if shown is not None and n in shown and _shows_value(outputs[n]):
+            # Out[n] is the object, which a later cell may have changed: the text the cell showed.
+            # A type whose value is not shown (a user class) stays its type name.
+            lines.append(f"Out[{n}]: {shown[n][:MAX_OUTPUT_CHARS]}")
+            continue
         try:
             text = safe_repr(outputs[n])
         except Exception as exc:  # a value whose repr raises is described, never fatal
             text = f"<{type(outputs[n]).__name__}: repr failed: {exc}>"
         lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
     return lines
+
+
+def _shows_value(value: object) -> bool:
+    """Whether :func:`safe_repr` shows ``value``'s value (not only its type name)."""
+    return library_of(value) in ARRAY_LIBRARIES | {"builtins"} or is_known_scalar(value)
 
 
 class NoUserCodeRepr(reprlib.Repr):
