@@ -155,7 +155,9 @@ def _described(value: object, full: bool) -> Description:
     if method is not None:
         if not on_main_thread():  # no timer can bound it off the main thread: not called
             return Description(f"has {LLM_REPR}, not called off the kernel's main thread")
-        return _from_text(method(value), full=full)
+        text = method(value)
+        if text is not None:  # None declines, as a _repr_html_ returning None does in IPython
+            return _from_text(text, full=full)
     if library_of(value) == "builtins":
         return _builtin(value, full)
     scalar = scalar_text(value)  # df.price.sum(), df.day.max(): a value, not "shape ()"
