@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     from .engine.contracts.tool_api import ToolSource as ToolSource
     from .engine.loop.structured import StructuredOutputError as StructuredOutputError
     from .engine.state.session import Session as Session
+    from .notebook.session import NotebookSession
 
 
 def __getattr__(name: str) -> Any:
@@ -109,8 +110,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
-def session() -> Any:
-    """The notebook's active agent session (``turns_df()``, ``cost``, ``rollback(turn)``, …)."""
+def session() -> "NotebookSession":
+    """The notebook's active agent session (``turns_df()``, ``cost``, ``rollback(turn)``, …).
+    Typed as what it returns, so a type checker knows its methods (it was ``Any``: a misspelt
+    ``described_variable()`` or a wrong argument went unnoticed)."""
     from .notebook.magics import active_magics
 
     return active_magics().session()

@@ -14,6 +14,7 @@ from nbagent.engine.contracts.hooks import HOOK_NAMES, HookMap, Hooks
 
 ROOT = Path(__file__).resolve().parents[1]
 INIT = ROOT / "nbagent" / "__init__.py"
+ANNOTATION_ONLY = frozenset({"NotebookSession"})
 
 
 def type_checking_imports() -> dict[str, str]:
@@ -24,6 +25,8 @@ def type_checking_imports() -> dict[str, str]:
             for imp in node.body:
                 assert isinstance(imp, ast.ImportFrom) and imp.level == 1
                 for alias in imp.names:
+                    if alias.name in ANNOTATION_ONLY and alias.asname is None:
+                        continue  # imported to annotate nbagent.session(), not exported
                     assert alias.asname == alias.name  # ``X as X``: an explicit re-export
                     found[alias.name] = f"nbagent.{imp.module}"
     return found
@@ -80,3 +83,15 @@ def test_the_package_ships_py_typed_in_the_wheel() -> None:
     assert wheel is not None and 'packages = ["nbagent"]' in wheel.group(1) and "exclude" not in wheel.group(1)
     ignored = subprocess.run(["git", "check-ignore", "-q", "nbagent/py.typed"], cwd=ROOT)
     assert ignored.returncode == 1  # not ignored
+
+
+def test_nbagent_session_is_typed_as_the_notebook_session_it_returns() -> None:
+    # It was ``-> Any``: the docs' ``nbagent.session().described_variables()`` / ``turns_df()`` were
+    # unchecked, a misspelt method or a wrong argument passed a user's mypy.
+    import typing
+
+    import nbagent
+    from nbagent.notebook.session import NotebookSession
+
+    hints = typing.get_type_hints(nbagent.session, localns={"NotebookSession": NotebookSession})
+    assert hints["return"] is NotebookSession

@@ -205,7 +205,8 @@ class KernelContext:
         """Recent inputs, the last error and recent outputs, taking at most half of ``budget``."""
         inputs, error = recent_inputs(self.shell), getattr(self.errors, "text", None)
         try:
-            outputs = bounded_call(lambda: recent_outputs(self.shell.user_ns.get("Out", {})))
+            shown = self.displayed.shown if self.displayed is not None else None
+            outputs = bounded_call(lambda: recent_outputs(self.shell.user_ns.get("Out", {}), shown))
         except DescribeFailed as exc:
             outputs = [f"(recent outputs left out: their repr {exc})"]
         while count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text()) > budget // 2 and (

@@ -7,7 +7,9 @@ import inspect
 import re
 import reprlib
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+from .scalars import is_known_scalar, scalar_text
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -60,19 +62,30 @@ def library_of(value: object) -> str:
     return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
-def recent_outputs(out: object) -> list[str]:
-    """``Out[n]: repr`` of the last few cells that had a value (bounded; no images)."""
+def recent_outputs(out: object, shown: Mapping[int, str] | None = None) -> list[str]:
+    """``Out[n]: text`` of the last few cells that had a value (bounded; no images): the text the
+    cell showed (``shown``, kept as it was displayed), else a bounded repr of ``Out[n]`` now."""
     from ...engine.loop.facts import MAX_OUTPUT_CHARS, MAX_OUTPUTS
 
     lines = []
     outputs = out if isinstance(out, dict) else {}
     for n in sorted(outputs)[-MAX_OUTPUTS:]:
+        if shown is not None and n in shown and _shows_value(outputs[n]):
+            # Out[n] is the object, which a later cell may have changed: the text the cell showed.
+            # A type whose value is not shown (a user class) stays its type name.
+            lines.append(f"Out[{n}]: {shown[n][:MAX_OUTPUT_CHARS]}")
+            continue
         try:
             text = safe_repr(outputs[n])
         except Exception as exc:  # a value whose repr raises is described, never fatal
             text = f"<{type(outputs[n]).__name__}: repr failed: {exc}>"
         lines.append(f"Out[{n}]: {text[:MAX_OUTPUT_CHARS]}")
     return lines
+
+
+def _shows_value(value: object) -> bool:
+    """Whether :func:`safe_repr` shows ``value``'s value (not only its type name)."""
+    return library_of(value) in ARRAY_LIBRARIES | {"builtins"} or is_known_scalar(value)
 
 
 class NoUserCodeRepr(reprlib.Repr):
@@ -90,8 +103,11 @@ class NoUserCodeRepr(reprlib.Repr):
     def repr_instance(self, x: object, level: int) -> str:
         # A builtin scalar (3.14, True, None, b"ab") is its bounded repr, which runs no user code;
         # another builtin (an exception holding a user object, a bound method) its type name.
-        if type(x) in _SCALARS or library_of(x) in ARRAY_LIBRARIES:
+        if type(x) in _SCALARS or library_of(x) in ARRAY_LIBRARIES and not is_known_scalar(x):
             return super().repr_instance(x, level)
+        known = scalar_text(x, as_code=True)  # a Timestamp, a datetime, a Decimal: its value
+        if known is not None:
+            return known
         return f"<{type(x).__module__}.{type(x).__qualname__} object>"
 
     def repr_set(self, x: set[object], level: int) -> str:
@@ -137,6 +153,9 @@ def safe_repr(value: object) -> str:
     """A bounded repr that runs no user code: builtins through ``reprlib`` (cycles end at its
     depth limit), an array library's own (bounded by the library), anything else by its type."""
     root = library_of(value)
+    known = scalar_text(value, as_code=True)
+    if known is not None:
+        return known
     if root == "builtins":
         return bounded_repr().repr(value)
     if root in ARRAY_LIBRARIES:

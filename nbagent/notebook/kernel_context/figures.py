@@ -19,7 +19,7 @@ import io
 import re
 from collections.abc import Sized
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .frames import LEVELS, Description, short
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ...engine.contracts.messages import ImageBlockParam, TextBlockParam
 
 KEPT = 8
+#: Cells whose value's text is kept (:attr:`DisplayedImages.shown`), and how much of each.
+SHOWN_KEPT, SHOWN_CHARS = 8, 10_000
 MAX_IMAGES = 2
 MAX_SIDE = 1_024
 MAX_IMAGE_BYTES = 1_000_000
@@ -122,33 +124,76 @@ class Shown:
 
 class DisplayedImages:
     """The PNGs user cells displayed lately (one per shell; the agent's own code publishes through
-    its executor's publisher, not this one)."""
+    its executor's publisher, not this one): by ``display()`` and as a cell's value (its
+    ``execute_result``: a PIL image or ``Image(...)`` on a cell's last line). Also the text a cell's
+    value showed, as it showed it (:attr:`shown`): ``Out[n]`` holds the object, which a later cell
+    may change (``df["a"] *= 100``), and the model is told what the cell output, not its value now."""
 
     def __init__(self, shell: "InteractiveShell | None") -> None:
         self.shell = shell
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
-        pub = getattr(shell, "display_pub", None)
-        if pub is not None:
-            # A second %load_ext replaces the first watcher instead of stacking on it.
-            original = getattr(pub.publish, "__wrapped__", pub.publish)
-
-            def publish(data: object, *args: object, **kwargs: object) -> object:
-                self.saw(data)
-                return original(data, *args, **kwargs)
-            publish.__wrapped__ = original  # type: ignore[attr-defined]
-            pub.publish = publish
+        self.shown: dict[int, str] = {}
         self._texts: tuple[str, ...] | None = None
-        formatter = getattr(shell, "display_formatter", None)
-        if formatter is not None:
-            # display() formats, then publishes: the figure's texts, read once it is drawn, go with its PNG.
-            original_format = getattr(formatter.format, "__wrapped__", formatter.format)
+        self._watch_publisher(getattr(shell, "display_pub", None))
+        self._watch_formatter(getattr(shell, "display_formatter", None))
+        self._watch_displayhook(getattr(shell, "displayhook", None))
 
-            def format(obj: object, *args: object, **kwargs: object) -> object:
-                result = original_format(obj, *args, **kwargs)
-                self._texts = drawn_texts(obj) if is_figure(obj) else None
-                return result
-            format.__wrapped__ = original_format  # type: ignore[attr-defined]
-            formatter.format = format
+    def _watch_publisher(self, pub: Any) -> None:
+        if pub is None:
+            return
+        # A second %load_ext replaces the first watcher instead of stacking on it.
+        original = getattr(pub.publish, "__wrapped__", pub.publish)
+
+        def publish(data: object, *args: object, **kwargs: object) -> object:
+            self.saw(data)
+            return original(data, *args, **kwargs)
+        publish.__wrapped__ = original  # type: ignore[attr-defined]
+        pub.publish = publish
+
+    def _watch_formatter(self, formatter: Any) -> None:
+        if formatter is None:
+            return
+        # display() formats, then publishes: the figure's texts, read once it is drawn, go with its PNG.
+        original_format = getattr(formatter.format, "__wrapped__", formatter.format)
+
+        def format(obj: object, *args: object, **kwargs: object) -> object:
+            result = original_format(obj, *args, **kwargs)
+            self._texts = drawn_texts(obj) if is_figure(obj) else None
+            return result
+        format.__wrapped__ = original_format  # type: ignore[attr-defined]
+        formatter.format = format
+
+    def _watch_displayhook(self, hook: Any) -> None:
+        """A cell's value is formatted by the display hook and sent as its ``execute_result``, not
+        through the publisher: its PNG and its text are kept here."""
+        write = getattr(hook, "write_format_data", None)
+        if write is None:
+            return
+        original = getattr(write, "__wrapped__", write)
+
+        def write_format_data(format_dict: object, *args: object, **kwargs: object) -> object:
+            self.saw(format_dict)
+            self._shown_text(format_dict)
+            return original(format_dict, *args, **kwargs)
+        write_format_data.__wrapped__ = original  # type: ignore[attr-defined]
+        hook.write_format_data = write_format_data
+
+    def _cell(self) -> int | None:
+        """The number of the cell running now, ``[N]`` as the front-end shows it: IPython adds one
+        to ``execution_count`` as a cell starts, so the counter names the next cell (an image of
+        ``In[3]`` was labelled ``In[4]``); the running cell's number is on the display hook's
+        result (as :func:`nbagent.notebook.executor.running_cell_count` reads it)."""
+        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
+        count = getattr(result, "execution_count", None)
+        return count if isinstance(count, int) else getattr(self.shell, "execution_count", None)
+
+    def _shown_text(self, data: object) -> None:
+        text = data.get("text/plain") if isinstance(data, dict) else None
+        cell = self._cell()
+        if isinstance(text, str) and isinstance(cell, int):
+            self.shown[cell] = text[:SHOWN_CHARS]
+            for old in sorted(self.shown)[:-SHOWN_KEPT]:
+                del self.shown[old]
 
     def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
@@ -159,7 +204,7 @@ class DisplayedImages:
                 return
         texts, self._texts = self._texts, None
         if isinstance(png, bytes):
-            self.images.append(Shown(getattr(self.shell, "execution_count", None), png, texts))
+            self.images.append(Shown(self._cell(), png, texts))
 
     def of_cell(self, cell: int | None) -> list[Shown]:
         """The images of cell ``cell`` (None: the newest cell that displayed any)."""

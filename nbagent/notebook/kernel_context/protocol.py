@@ -8,8 +8,10 @@ The order, for a value of type ``T``:
    :func:`register_llm_repr`);
 2. ``T._repr_llm_()``, if ``T`` defines it (looked up on the class, never through an instance's
    ``__getattr__``), under a time limit and a size cap (see :mod:`.guard`);
-3. builtins (numbers, strings, containers) by a bounded repr; an array library's value by its
-   shape; anything else by its type name only (no user code runs).
+3. builtins (numbers, strings, containers) by a bounded repr; a known library's scalar (a numpy
+   ``float64``, a pandas ``Timestamp``, a ``datetime``, a ``Decimal``: :mod:`.scalars`) by its
+   value; an array library's value by its shape; anything else by its type name only (no user
+   code runs).
 
 A description that raises or runs out of time falls back to the brief form, then to the type
 name with a one-line note; never an error in the cell.
@@ -25,6 +27,7 @@ from . import frames
 from .cells import NoUserCodeRepr, library_of, shape_of
 from .frames import Description
 from .guard import DescribeFailed, bounded_call, on_main_thread
+from .scalars import scalar_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -152,9 +155,14 @@ def _described(value: object, full: bool) -> Description:
     if method is not None:
         if not on_main_thread():  # no timer can bound it off the main thread: not called
             return Description(f"has {LLM_REPR}, not called off the kernel's main thread")
-        return _from_text(method(value), full=full)
+        text = method(value)
+        if text is not None:  # None declines, as a _repr_html_ returning None does in IPython
+            return _from_text(text, full=full)
     if library_of(value) == "builtins":
         return _builtin(value, full)
+    scalar = scalar_text(value)  # df.price.sum(), df.day.max(): a value, not "shape ()"
+    if scalar is not None:
+        return Description(scalar)
     shape = shape_of(value)
     return Description(f"shape {shape}" if isinstance(shape, tuple) else "")
 

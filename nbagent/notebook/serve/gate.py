@@ -58,6 +58,9 @@ def too_long(field: str, text: str) -> str | None:
             f"(several cells, or code that reads a file).")
 
 
+STOPPED = "The user stopped the server (%agent serve --stop) while this call waited for a click: not run."
+
+
 class CallRefused(NbAgentError):
     """A client's call was denied, timed out or could not be asked; the message says which and why."""
 
@@ -100,6 +103,19 @@ class ServeGate:
         self.allowed_by_admin = allowed_by_admin
         self.timeout_s = timeout_s
         self._always: dict[tuple[tuple[str, str], str], str] = {}  # (client key, tool) -> its shown name
+        self._waiting: set[asyncio.Future[Allow | Deny]] = set()
+        self.stopped = False
+
+    def stop(self) -> int:
+        """The server stops (``%agent serve --stop``; any thread): every call still waiting for a
+        click is refused, its card settled, and nothing is asked or allowed any more. A card left
+        waiting kept its client hanging for ASK_TIMEOUT_S, and a click on it ran the call after
+        the user had stopped the server. Returns how many calls were waiting."""
+        self.stopped = True
+        waiters = list(self._waiting)
+        for waiter in waiters:
+            waiter.get_loop().call_soon_threadsafe(waiter.cancel)
+        return len(waiters)
 
     def always(self) -> list[str]:
         """``tool for client`` pairs allowed always (for ``%agent status``)."""
@@ -107,6 +123,8 @@ class ServeGate:
 
     async def check(self, request: Request) -> Allowed:
         """Return how the call is allowed, or raise :class:`CallRefused` (kernel loop only)."""
+        if self.stopped:
+            raise CallRefused(STOPPED)
         if not self.allowed_by_admin(request.tool):
             raise CallRefused(f"{request.tool} is not in the admin policy's allowed_tools: not run.")
         mode = self.mode()
@@ -134,10 +152,11 @@ class ServeGate:
         prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason,
                                 preview=request.preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
+        self._waiting.add(waiter)
         deadline = time.monotonic() + self.timeout_s
-        note = "cancelled"  # the client went away, or the server stopped
+        note = "cancelled"  # the client went away
         try:
-            while not waiter.done():
+            while not waiter.done() and not self.stopped:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     note = "timed out"
@@ -146,8 +165,12 @@ class ServeGate:
                 if not waiter.done() and not await self.alive():
                     note = "the notebook closed"
                     raise CallRefused("The notebook was closed while the user was asked: not run.")
+            if self.stopped:  # a click that came with the stop does not run the call either
+                note = "the server stopped"
+                raise CallRefused(STOPPED)
         finally:
-            if not waiter.done():
+            self._waiting.discard(waiter)
+            if not waiter.done() or waiter.cancelled() or self.stopped:
                 waiter.cancel()
                 prompt.settle(None, note)
         decision = waiter.result()

@@ -257,7 +257,10 @@ class ServeServer:
     def stop(self) -> None:
         """Stop serving (idempotent): the HTTP server, the token file, the panel's cards."""
         atexit.unregister(self.stop)
-        self.http.stop()
+        waiting = self.gate.stop()  # first: a call waiting for a click is refused, not left to hang or allowed
+        # A waiting call ends on the kernel's loop once this cell is done: joining uvicorn (which
+        # waits for it) until then would only stall the cell; its thread ends right after.
+        self.http.stop(timeout=0.5 if waiting else 5.0)
         try:
             self.token_file.unlink()
         except FileNotFoundError:

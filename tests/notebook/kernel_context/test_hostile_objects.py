@@ -237,3 +237,19 @@ def test_huge_strings_in_variables_containers_and_cells_are_cut() -> None:
     text, seconds = timed(shell_with(s=huge, items=[huge], df=pd.DataFrame({"t": [huge]})), "`s`, `items`, `df`?")
     assert len(text) < 2_000 and seconds < 2
     assert block_of(text, "s").startswith("  - s: str (len 100000000, 'xxx") and "len 1" in block_of(text, "items")
+
+
+def test_a_repr_llm_returning_none_declines_as_ipythons_repr_methods_do() -> None:
+    # IPython's protocol: a _repr_*_ returning None has no such representation, and the object is
+    # shown as it would be without it. It read "not described: _repr_llm_ returned NoneType, not str".
+    class Declines:
+        def _repr_llm_(self) -> None:
+            return None
+
+    class Measured(list):  # type: ignore[type-arg]
+        def _repr_llm_(self) -> None:
+            return None
+
+    text, _ = context_text(shell_with(d=Declines(), m=Measured([1, 2])), "what are `d` and `m`?")
+    assert "  - d: Declines\n" in text and "not described" not in text, text
+    assert "  - m: Measured" in text, text

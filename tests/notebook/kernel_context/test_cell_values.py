@@ -1,0 +1,66 @@
+"""A cell's value (its ``execute_result``) is told as the cell showed it: an image on a cell's last
+line (``Image(...)``, a PIL image) reaches a prompt about "this image" as ``display()``'s does, and
+``Out[n]``'s text is what the cell output then, not its object as a later cell changed it."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from nbagent.engine.loop.facts import FactsFocus, FactsSnapshot
+from nbagent.notebook.kernel_context import KernelContext
+from nbagent.notebook.kernel_context.figures import DisplayedImages
+from tests.notebook.kernel_context.test_figures import png
+
+
+@pytest.fixture
+def ip() -> Iterator[Any]:
+    shell = InteractiveShell.instance()
+    saved = dict(shell.user_ns)
+    try:
+        yield shell
+    finally:
+        shell.user_ns.clear()
+        shell.user_ns.update(saved)
+
+
+def _context(shell: Any, displayed: DisplayedImages, prompt: str) -> tuple[str, list[Any]]:
+    state = KernelContext(shell, None, displayed).focused(FactsFocus(prompt, (), 3_000))
+    return FactsSnapshot.of(*state).full_text(), list(state.images)
+
+
+def test_an_image_on_a_cells_last_line_reaches_a_prompt_about_this_image(ip: Any) -> None:
+    displayed = DisplayedImages(ip)
+    ip.user_ns["cv_png"] = png(64, 48)
+    result = ip.run_cell("from IPython.display import Image\nImage(data=cv_png)", store_history=True)  # a value
+    assert result.success
+    cell = result.execution_count
+    _, images = _context(ip, displayed, "What does this image show?")
+    assert [b["type"] for b in images] == ["text", "image"], images
+    assert f"Image displayed by In[{cell}] (64x48 px)" in images[0]["text"]
+
+
+def test_an_output_is_told_as_the_cell_showed_it_not_as_its_object_is_now(ip: Any) -> None:
+    displayed = DisplayedImages(ip)
+    assert ip.run_cell("import pandas as pd\ncv_df = pd.DataFrame({'a': [1, 2, 3]})").success
+    result = ip.run_cell("cv_df", store_history=True)
+    assert result.success
+    shown = result.execution_count
+    assert ip.run_cell("cv_df['a'] = cv_df['a'] * 100", store_history=True).success  # Out[n] is the same object, changed
+    text, _ = _context(ip, displayed, "what did the table show?")
+    out = text[text.index(f"Out[{shown}]:"):]
+    assert "0  1\n" in out and "100" not in out, text
+
+
+def test_a_displayed_image_is_labelled_with_the_number_of_the_cell_that_displayed_it(ip: Any) -> None:
+    # IPython's counter is already the next cell's while a cell runs: In[3]'s plot read "In[4]",
+    # and a prompt naming In[3] found none of its images.
+    displayed = DisplayedImages(ip)
+    ip.user_ns["cv_png"] = png(64, 48)
+    result = ip.run_cell("from IPython.display import Image, display\ndisplay(Image(data=cv_png))", store_history=True)
+    assert result.success
+    _, images = _context(ip, displayed, f"What does the plot of In[{result.execution_count}] show?")
+    assert [b["type"] for b in images] == ["text", "image"], images
+    assert f"Image displayed by In[{result.execution_count}] (64x48 px)" in images[0]["text"]
