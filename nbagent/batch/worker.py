@@ -40,7 +40,7 @@ def run_item(spec: ItemSpec) -> ItemRow:
         agent = Agent.resume(task, **wiring, **settings) if resumed else Agent(task_dir=task, **wiring, **settings)
         try:
             done = agent.run_sync(prompt_for(spec.prompt, item)).done
-            totals, records = agent.totals, list(agent.session.records)
+            totals, records, spent = agent.totals, list(agent.session.records), agent.session.spent
         finally:
             agent.close()  # releases the task folder's lock
     except Exception as exc:  # noqa: BLE001 - an item's failure is its row, not the fleet's end
@@ -49,7 +49,10 @@ def run_item(spec: ItemSpec) -> ItemRow:
     outcome = done.reason if done is not None else "error"
     error = (done.error or done.stopped) if done is not None else "the run ended without a Done event"
     return write_result(folder, ItemResult(
-        spec.item, outcome, cost_usd=round(totals.spent_usd, 6), requests=totals.spent_requests,
+        # A request of a model without prices has no cost: the item's is unknown (never $0), and the
+        # fleet's budget counts it as the item's own budget did (its family's highest price).
+        spec.item, outcome, cost_usd=None if spent.unpriced_requests else round(totals.spent_usd, 6),
+        budget_usd=round(spent.budget_usd, 6), unpriced_requests=spent.unpriced_requests, requests=totals.spent_requests,
         retries=totals.retries, truncations=totals.truncations,
         rate_limit_wait_s=round(sum(r.rate_limit_wait_s for r in records), 3),
         seconds=round(time.monotonic() - started, 3), error=error, resumed=resumed))

@@ -114,3 +114,48 @@ def test_item_row_has_the_fields_of_item_result(tmp_path: Path) -> None:
     row = write_result(tmp_path, ItemResult("a.csv", "end_turn", cost_usd=0.5, error=None))
     assert set(row) == {f.name for f in dataclasses.fields(ItemResult)} == set(hints)
     assert ItemResult(**row) == ItemResult("a.csv", "end_turn", cost_usd=0.5)
+
+
+def test_a_model_without_prices_counts_against_the_total_budget_and_its_cost_is_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unknown Claude model id has no prices: each item's own budget counts its requests at the
+    # family's highest price, but the item's row said cost_usd 0.0 and the fleet added that $0 to
+    # what was spent, so every item got a fresh share: a $0.02 fleet spent $0.076 over six items.
+    from nbagent.batch.worker import run_item
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+
+    class Inline:
+        def submit(self, spec: ItemSpec) -> ItemSpec:
+            return spec
+
+        def wait(self, handles: list[ItemSpec]) -> list[tuple[ItemSpec, object]]:
+            return [(h, run_item(h)) for h in handles]
+
+        def close(self, cancel: bool = False) -> None:
+            pass
+
+    template = ItemSpec(item="", folder="", prompt="Summarise {item}", provider="simulated", model="claude-opus-9-9")
+    fleet = Fleet(items=data_files(tmp_path, 6), prompt="Summarise {item}", out=tmp_path / "o", jobs=1,
+                  budget_usd=0.02, template=template)
+    with pytest.warns(UserWarning, match="no prices"):
+        results = fleet.run(lambda jobs: Inline())  # type: ignore[arg-type, return-value]
+    ran = [r for r in results if r.outcome != "skipped"]
+    assert ran and len(ran) < 6 and [r.outcome for r in results].count("skipped") == 6 - len(ran)
+    assert all(r.cost_usd is None and r.unpriced_requests == r.requests > 0 for r in ran)  # unknown, never $0
+    counted = [r.budget_usd or 0.0 for r in ran]
+    # at most one request past the total per running item (one here)
+    assert sum(counted[:-1]) < 0.02 and all(c > 0 for c in counted)
+
+
+def test_a_result_whose_money_is_negative_or_not_a_number_is_no_result(tmp_path: Path) -> None:
+    # A result.json under --out (a folder copied from elsewhere, say) with a negative cost un-spent
+    # the fleet's total budget for every item still to run.
+    from nbagent.batch.item import read_result
+
+    for cost in (-1000.0, "1", float("nan")):
+        (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": cost}))
+        assert read_result(tmp_path) is None, cost
+    (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": 0.25}))
+    result = read_result(tmp_path)
+    assert result is not None and result.counted_usd == 0.25
