@@ -64,6 +64,10 @@ def recorded_fix(magics: "MagicsApi") -> bool:
     if record is None or record.undone or record.error is not None or record.reason != "end_turn":
         return False
     show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
+    if not record.mine:  # a received notebook's fix (or one forged in its metadata): said, as a replay says it
+        from .cell_run import RECEIVED_LINE
+
+        show_line(RECEIVED_LINE, "nbagent-received")
     display(record.bundle, raw=True)
     return True
 

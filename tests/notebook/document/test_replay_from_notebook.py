@@ -895,6 +895,27 @@ def test_a_fix_cell_whose_failed_cell_was_deleted_shows_its_recorded_fix_and_let
     assert magics_mod.active_magics().current is None  # nothing asked
 
 
+def test_a_fix_cell_carrying_someone_else_s_record_says_so_when_it_shows_it(lab):
+    # A received notebook's %agent fix cell (its record not signed with this user's key: written by
+    # someone else, or forged in the .ipynb's metadata) was shown as "the fix as recorded then" with
+    # nothing saying it was not the user's, where every replayed agent cell says so.
+    lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a', 'b'], 'revenue': [1.0, 2.0]})"
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "sales.groupby('regoin')['revenue'].sum()"}))
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "%agent fix"}))
+    lab.run(0)
+    lab.run(1, expect_error=True)
+    lab.run(2)
+    magics = lab.restart()
+    magics.last_error.text = magics.last_error.cell = None
+    del lab.front.cells[1]
+    lab.front.cells[1]["metadata"]["nbagent"]["record"]["signature"] = "0" * 64  # not the user's
+
+    lab.run(0)
+    again = lab.run(1)
+
+    assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and cell_run.RECEIVED_LINE in again
+
+
 
 def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, monkeypatch):
     # A chat-mode prompt is a plain cell: "--live" on its first line would be part of the question.
