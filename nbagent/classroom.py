@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 COLUMNS = ["student", "sessions", "prompts", "requests", "cost_usd", "retries", "truncations",
-           "rate_limit_wait_s", "unreadable"]
+           "rate_limit_wait_s", "unreadable", "unpriced_requests"]
 
 
 def _folder_figures(task: Path) -> dict[str, Any] | None:
@@ -47,7 +47,8 @@ def _folder_figures(task: Path) -> dict[str, Any] | None:
 
 
 def class_summary(root: str | Path) -> "pd.DataFrame":
-    """One row per student (the first folder level under ``root``), most expensive first."""
+    """One row per student (the first folder level under ``root``), most expensive first (a cost
+    that is unknown, with ``unpriced_requests``, before them)."""
     import pandas as pd
 
     base = Path(root).expanduser()
@@ -64,9 +65,11 @@ def class_summary(root: str | Path) -> "pd.DataFrame":
             if key in row:
                 row[key] += value
     df = pd.DataFrame(list(rows.values()), columns=COLUMNS)
-    df["cost_usd"] = df["cost_usd"].astype(float).round(4)
+    # A request of a model without prices has no cost: the student's is unknown (NaN, listed first),
+    # never the priced part as if it were all (a student on an unpriced model read $0.0000).
+    df["cost_usd"] = df["cost_usd"].astype(float).round(4).where(df["unpriced_requests"] == 0)
     df["rate_limit_wait_s"] = df["rate_limit_wait_s"].astype(float).round(1)
-    return df.sort_values("cost_usd", ascending=False, ignore_index=True)
+    return df.sort_values("cost_usd", ascending=False, na_position="first", ignore_index=True)
 
 
 __all__ = ["class_summary"]
