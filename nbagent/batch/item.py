@@ -81,6 +81,17 @@ class ItemRow(TypedDict):
     unpriced_requests: int
 
 
+def within_admin(budget_usd: float | None) -> float | None:
+    """An item's per-prompt budget within the admin's ``max_budget_usd`` (None: the session's own
+    default, which is the admin's where one is set). A fleet share above the admin's cap, or none
+    given at all, was refused with ``AdminLockedError``: no item of a fleet ever ran under a cap."""
+    from ..admin.policy import admin_policy
+
+    policy = admin_policy()
+    cap = policy.max_budget_usd if policy is not None else None
+    return budget_usd if cap is None or budget_usd is None else min(budget_usd, cap)
+
+
 def slug(item: str, index: int) -> str:
     """A folder name for the ``index``-th item: readable, unique, safe on any file system."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(item).name).strip("._") or "item"

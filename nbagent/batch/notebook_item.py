@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, write_result
+from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, within_admin, write_result
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -40,7 +40,7 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         "%config AgentMagics.mcp_json = False",
         "%config AgentMagics.record = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
-        *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
+        *([f"%config AgentMagics.max_budget = {budget!r}"] if (budget := within_admin(spec.max_budget_usd)) is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),
         *([f"%config AgentMagics.max_requests = {spec.max_requests!r}"] if spec.max_requests else []),
     ])

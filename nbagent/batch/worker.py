@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, prompt_for, write_result
+from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, prompt_for, within_admin, write_result
 
 
 def run_item(spec: ItemSpec) -> ItemRow:
@@ -28,7 +28,10 @@ def run_item(spec: ItemSpec) -> ItemRow:
         return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
     task = folder / TASK_FOLDER
     resumed = task.is_dir() and any(task.iterdir())
-    settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow, "max_budget_usd": spec.max_budget_usd}
+    settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow}
+    budget = within_admin(spec.max_budget_usd)
+    if budget is not None:  # none given: the session's default (the admin's cap, where one is set)
+        settings["max_budget_usd"] = budget
     if spec.model:
         settings["model"] = spec.model
     if spec.max_requests:

@@ -159,3 +159,24 @@ def test_a_result_whose_money_is_negative_or_not_a_number_is_no_result(tmp_path:
     (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": 0.25}))
     result = read_result(tmp_path)
     assert result is not None and result.counted_usd == 0.25
+
+
+@pytest.mark.parametrize("share", [None, 5.0])
+def test_items_run_under_the_admins_per_prompt_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      share: float | None) -> None:
+    # Under an admin file's max_budget_usd, every item failed with AdminLockedError: the worker passed
+    # max_budget_usd=None (no --budget) or the fleet's share (above the cap) to Agent(...).
+    from nbagent.admin import policy as admin_policy_module
+    from nbagent.batch.worker import run_item
+
+    path = tmp_path / "admin.json"
+    path.write_text(json.dumps({"max_budget_usd": 0.5, "ledger_dir": str(tmp_path / "ledger")}))
+    monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", str(path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    item = data_files(tmp_path, 1)[0]
+    row = run_item(ItemSpec(item=item, folder=str(tmp_path / "o"), prompt="Summarise {item}", provider="simulated",
+                            max_budget_usd=share))
+    assert row["outcome"] == "end_turn", row["error"]
+    from nbagent.batch.item import within_admin
+
+    assert within_admin(share) == (None if share is None else 0.5) and within_admin(0.1) == 0.1
