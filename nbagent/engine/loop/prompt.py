@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Sequence, Union
 
 from ..contracts.config import SessionConfig
+from ..contracts.credentials import secret_reason
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import ContentBlock, Message
 from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
@@ -83,6 +84,12 @@ def _read_rules_file(path: Path, root: Path, label: str, max_chars: int) -> tupl
         real = path.resolve()
         if not real.is_relative_to(root):
             return None, f"Rules file {label} resolves to {real}, outside the working directory; not read."
+        # Nor a file that holds credentials, as written or where it leads (a repository's
+        # ``.nbagent/rules/style.md -> ../../.env``, ``AGENTS.md -> .git/config``): read_file asks
+        # before such a read, and the rules go to the model unasked, at every prompt.
+        secret = secret_reason(str(path), root)
+        if secret is not None:
+            return None, f"Rules file {label} leads to a file that holds credentials ({real.name}); not read."
         # Non-blocking, and checked on the open descriptor: a FIFO swapped in must not hang the prompt.
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
