@@ -74,6 +74,16 @@ async def test_a_rules_symlink_to_a_credentials_file_inside_cwd_is_not_sent(tmp_
     assert any("style.md" in n and "holds credentials" in n for n in notices)
 
 
+def test_the_rules_of_a_notebook_in_the_home_folder_are_still_read(tmp_path: Path, monkeypatch) -> None:
+    # ~/.nbagent/ holds credentials (endpoint tokens) and is also where a notebook kept in ~ has its
+    # rules folder: a rules file in its own place is the user's, only one reached through a symlink is checked.
+    home = tmp_path / "home"
+    (home / ".nbagent" / "rules").mkdir(parents=True)
+    (home / ".nbagent" / "rules" / "style.md").write_text("be brief")
+    monkeypatch.setenv("HOME", str(home))
+    assert load_rules(home) == ("# .nbagent/rules/style.md\nbe brief", [])
+
+
 def test_a_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
     cwd, _ = project(tmp_path)
     os.mkfifo(cwd / "AGENTS.md")
