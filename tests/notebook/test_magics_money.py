@@ -170,3 +170,4 @@ def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unkn
     run(shell, "%%agent --model claude-haiku-4-5\nWhat is 2 * 4?")
     header = session().view.header.plain()
     assert "session cost ≥ $" in header and "request(s) without prices" in header, header
+    assert "≥ $" in repr(session()) and "request(s) without prices) spent>" in repr(session())  # not "$0.0025 spent"
