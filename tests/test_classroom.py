@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from nbagent import Agent
@@ -35,3 +36,24 @@ def test_one_row_per_student_with_what_their_sessions_spent(tmp_path: Path) -> N
     assert rows["ada"]["cost_usd"] > rows["bob"]["cost_usd"] > 0
     assert (rows["eve"]["sessions"], rows["eve"]["unreadable"], rows["eve"]["requests"]) == (1, 1, 0)
     assert df["student"].tolist()[0] == "ada"  # most expensive first
+
+
+def test_a_student_on_a_model_without_prices_has_an_unknown_cost_never_zero(tmp_path: Path) -> None:
+    # An unknown model id has no prices: the summary said cost_usd 0.0 for the student, last in the
+    # list, as if nothing had been spent.
+    import math
+
+
+    root = tmp_path / "class"
+    session(root / "bob" / "20261202-1", prompts=1)
+    agent = Agent(provider=simulated_provider(SimulatedAPI([text_reply("ok")])), task_dir=root / "ada" / "s",
+                  cwd=root, model="claude-opus-9-9")
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        agent.run_sync("go")
+    agent.close()
+    df = class_summary(root)
+    rows = {r["student"]: r for r in df.to_dict("records")}
+    assert math.isnan(rows["ada"]["cost_usd"]) and rows["ada"]["unpriced_requests"] == 1
+    assert rows["bob"]["cost_usd"] > 0 and rows["bob"]["unpriced_requests"] == 0
+    assert df["student"].tolist()[0] == "ada"  # unknown first: a teacher looks there

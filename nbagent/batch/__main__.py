@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / "summary.csv", index=False)
     print(df.drop(columns=["error"]).to_string(index=False))
-    print(f"total: ${df['cost_usd'].sum():.4f}, {int(df['requests'].sum())} requests, "
+    unpriced = int(df["unpriced_requests"].sum())
+    # A request of a model without prices has no cost: the total is unknown, never the priced part as if whole.
+    cost = (f"unknown ({unpriced} request(s) of a model without prices; the budget counted "
+            f"${df['budget_usd'].fillna(df['cost_usd']).sum():.4f})") if unpriced else f"${df['cost_usd'].sum():.4f}"
+    print(f"total: {cost}, {int(df['requests'].sum())} requests, "
           f"{(df['outcome'] == 'end_turn').sum()}/{len(df)} answered")
     return 0 if (df["outcome"] == "end_turn").all() else 1
 

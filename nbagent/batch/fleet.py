@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 COLUMNS = ["item", "outcome", "cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s", "seconds",
-           "resumed", "error"]
+           "resumed", "error", "budget_usd", "unpriced_requests"]
 MIN_SHARE_USD = 1e-6
 
 
@@ -52,7 +52,7 @@ class Fleet:
                 results[spec.folder] = done
             else:
                 todo.append(spec)
-        spent = sum(r.cost_usd for r in results.values())
+        spent = sum(r.counted_usd for r in results.values())
         if todo:
             spent = self._schedule(todo, results, spent, pool_factory(min(self.jobs, len(todo))))
         return [results[s.folder] for s in specs]
@@ -75,7 +75,7 @@ class Fleet:
                     spec, _held = running.pop(handle)
                     result = _as_result(spec, outcome)
                     results[spec.folder] = result
-                    spent += result.cost_usd
+                    spent += result.counted_usd  # a model without prices at its stand-in price, never $0
         except BaseException:
             pool.close(cancel=True)  # an interrupted fleet: unfinished items keep their task folders
             raise

@@ -7,6 +7,7 @@ runs it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,7 +41,9 @@ class ItemResult:
 
     item: str
     outcome: str
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+    """What the item's requests cost; None (unknown, never $0) when one of them is of a model
+    without prices."""
     requests: int = 0
     retries: int = 0
     truncations: int = 0
@@ -48,6 +51,17 @@ class ItemResult:
     seconds: float = 0.0
     error: str | None = None
     resumed: bool = False
+    budget_usd: float | None = None
+    """What the fleet's total budget counts: ``cost_usd`` plus the requests of a model without prices
+    at its family's highest price, as the item's own budget counted them (None in a result written
+    before this field: ``cost_usd``)."""
+    unpriced_requests: int = 0
+
+    @property
+    def counted_usd(self) -> float:
+        """What this item took from the fleet's total budget."""
+        value = self.budget_usd if self.budget_usd is not None else self.cost_usd
+        return float(value) if value is not None else 0.0
 
 
 class ItemRow(TypedDict):
@@ -55,7 +69,7 @@ class ItemRow(TypedDict):
 
     item: str
     outcome: str
-    cost_usd: float
+    cost_usd: float | None
     requests: int
     retries: int
     truncations: int
@@ -63,6 +77,19 @@ class ItemRow(TypedDict):
     seconds: float
     error: str | None
     resumed: bool
+    budget_usd: float | None
+    unpriced_requests: int
+
+
+def within_admin(budget_usd: float | None) -> float | None:
+    """An item's per-prompt budget within the admin's ``max_budget_usd`` (None: the session's own
+    default, which is the admin's where one is set). A fleet share above the admin's cap, or none
+    given at all, was refused with ``AdminLockedError``: no item of a fleet ever ran under a cap."""
+    from ..admin.policy import admin_policy
+
+    policy = admin_policy()
+    cap = policy.max_budget_usd if policy is not None else None
+    return budget_usd if cap is None or budget_usd is None else min(budget_usd, cap)
 
 
 def slug(item: str, index: int) -> str:
@@ -79,11 +106,16 @@ def prompt_for(template: str, item: Path) -> str:
 
 
 def read_result(folder: Path) -> ItemResult | None:
-    """The item's result, when it finished (None: not run, or interrupted)."""
+    """The item's result, when it finished (None: not run, or interrupted, or a result whose money is
+    not a finite amount >= 0: a negative one un-spent the fleet's budget for the items still to run)."""
     try:
-        return ItemResult(**json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
+        result = ItemResult(**json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
+    money = (result.cost_usd, result.budget_usd)
+    if not all(m is None or (type(m) in (int, float) and math.isfinite(m) and m >= 0) for m in money):
+        return None
+    return result
 
 
 def write_result(folder: Path, result: ItemResult) -> ItemRow:

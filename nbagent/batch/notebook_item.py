@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, write_result
+from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, within_admin, write_result
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -40,7 +40,7 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
         "%config AgentMagics.mcp_json = False",
         "%config AgentMagics.record = False",
         *([f"%config AgentMagics.model = {spec.model!r}"] if spec.model else []),
-        *([f"%config AgentMagics.max_budget = {spec.max_budget_usd!r}"] if spec.max_budget_usd is not None else []),
+        *([f"%config AgentMagics.max_budget = {budget!r}"] if (budget := within_admin(spec.max_budget_usd)) is not None else []),
         *([f"%config AgentMagics.allow = {list(spec.allow)!r}"] if spec.allow else []),
         *([f"%config AgentMagics.max_requests = {spec.max_requests!r}"] if spec.max_requests else []),
     ])
@@ -85,9 +85,12 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
         outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
     figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]
-    total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s")}
+    total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s",
+                                                     "budget_usd", "unpriced_requests")}
+    unpriced = int(total["unpriced_requests"])
     return write_result(folder, ItemResult(
-        spec.item, outcome, cost_usd=round(total["cost_usd"], 6), requests=int(total["requests"]),
+        spec.item, outcome, cost_usd=None if unpriced else round(total["cost_usd"], 6),
+        budget_usd=round(total["budget_usd"], 6), unpriced_requests=unpriced, requests=int(total["requests"]),
         retries=int(total["retries"]), truncations=int(total["truncations"]),
         rate_limit_wait_s=round(total["rate_limit_wait_s"], 3), seconds=round(time.monotonic() - started, 3),
         error=error))

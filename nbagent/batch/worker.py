@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, prompt_for, write_result
+from .item import TASK_FOLDER, ItemResult, ItemRow, ItemSpec, prompt_for, within_admin, write_result
 
 
 def warm_up() -> None:
@@ -40,7 +40,10 @@ def run_item(spec: ItemSpec) -> ItemRow:
         return write_result(folder, ItemResult(spec.item, "error", error=f"no such file: {spec.item}"))
     task = folder / TASK_FOLDER
     resumed = task.is_dir() and any(task.iterdir())
-    settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow, "max_budget_usd": spec.max_budget_usd}
+    settings: dict[str, Any] = {"cwd": item.parent.resolve(), "allow": spec.allow}
+    budget = within_admin(spec.max_budget_usd)
+    if budget is not None:  # none given: the session's default (the admin's cap, where one is set)
+        settings["max_budget_usd"] = budget
     if spec.model:
         settings["model"] = spec.model
     if spec.max_requests:
@@ -52,7 +55,7 @@ def run_item(spec: ItemSpec) -> ItemRow:
         agent = Agent.resume(task, **wiring, **settings) if resumed else Agent(task_dir=task, **wiring, **settings)
         try:
             done = agent.run_sync(prompt_for(spec.prompt, item)).done
-            totals, records = agent.totals, list(agent.session.records)
+            totals, records, spent = agent.totals, list(agent.session.records), agent.session.spent
         finally:
             agent.close()  # releases the task folder's lock
     except Exception as exc:  # noqa: BLE001 - an item's failure is its row, not the fleet's end
@@ -61,7 +64,10 @@ def run_item(spec: ItemSpec) -> ItemRow:
     outcome = done.reason if done is not None else "error"
     error = (done.error or done.stopped) if done is not None else "the run ended without a Done event"
     return write_result(folder, ItemResult(
-        spec.item, outcome, cost_usd=round(totals.spent_usd, 6), requests=totals.spent_requests,
+        # A request of a model without prices has no cost: the item's is unknown (never $0), and the
+        # fleet's budget counts it as the item's own budget did (its family's highest price).
+        spec.item, outcome, cost_usd=None if spent.unpriced_requests else round(totals.spent_usd, 6),
+        budget_usd=round(spent.budget_usd, 6), unpriced_requests=spent.unpriced_requests, requests=totals.spent_requests,
         retries=totals.retries, truncations=totals.truncations,
         rate_limit_wait_s=round(sum(r.rate_limit_wait_s for r in records), 3),
         seconds=round(time.monotonic() - started, 3), error=error, resumed=resumed))

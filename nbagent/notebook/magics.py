@@ -311,7 +311,8 @@ class AgentMagics(Magics):
         await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 
-    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None) -> "AgentView":
+    def new_view(self, sess: NotebookSession, *, session_cost: float | None = None, provider: str | None = None,
+                 session_unpriced: int | None = None) -> "AgentView":
         """An :class:`AgentView` for one prompt of ``sess`` (live or replayed), shown in the cell."""
         from .document.page import shown_check
         from .view import AgentView
@@ -324,6 +325,7 @@ class AgentMagics(Magics):
             max_allowed=_max_allowed(agent.context_window),
             session_cost=agent.totals.spent_usd if session_cost is None else session_cost,
             recorded_spend=sess.recorded_spend if session_cost is None else 0.0,  # a replay shows its own
+            session_unpriced=agent.session.spent.unpriced_requests if session_unpriced is None else session_unpriced,
             permission_mode=agent.config.permission_mode, context_policy=str(agent.config.context),
             on_retry_now=agent.retry_now, on_cancel=sess.stop,
             on_new_session=self._schedule_new_session, cell_shown=shown_check(self.document.bridge),

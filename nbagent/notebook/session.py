@@ -177,6 +177,9 @@ class NotebookSession:
         return self.agent.save(path)
 
     def __repr__(self) -> str:
-        t = self.agent.totals
+        from ..display.format import fmt_total_cost
+
+        t = self.agent.totals  # requests without a price: "unknown" or "≥ $x", never a plain $0.0000
         return (f"<nbagent session: {self.agent.config.model} via {self.agent.provider.name}, "
-                f"{self.agent.turn} turns, {t.requests} requests, ${t.spent_usd:.4f} spent>")
+                f"{self.agent.turn} turns, {t.requests} requests, "
+                f"{fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} spent>")

@@ -110,13 +110,28 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
     if not isinstance(url, str):
         _check_the_sdks_host(name, row, where)
         return
-    if host_of(url) in trusted_hosts():
-        return
     host = host_of(url)
+    if host in trusted_hosts():
+        if is_the_sdks_host(url):  # trusted as where your key goes: not a host of the file's own
+            _check_the_sdks_host(name, row, where)
+        return
     raise UntrustedEndpointError(
         f"endpoint {name!r} comes from the project file {where} and would send your credentials to {host}, "
         f"a host you have not trusted. If you trust it, run once: from nbagent.providers.endpoint_trust "
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
+
+
+SDK_HOST_DOMAINS = ("anthropic.com", "amazonaws.com", "googleapis.com")
+"""The domains of the SDK's own hosts (Anthropic's API, Bedrock's, Vertex's): accounts of anyone there."""
+
+
+def is_the_sdks_host(url: str) -> bool:
+    """Whether ``url`` names a host of the SDK's own (``https://api.anthropic.com``): trusting it
+    trusts where your own key goes, not whose account a project file's key is. A profile naming it
+    brings no credential of its own, as one without ``base_url`` (a file that first used it with
+    your key, once trusted, could later add its author's and receive your prompts in its logs)."""
+    host = ascii_host(urllib.parse.urlsplit(url).hostname).rstrip(".").lower()
+    return any(host == d or host.endswith("." + d) for d in SDK_HOST_DOMAINS)
 
 
 def vertex_project(project_id: str) -> str:
@@ -153,5 +168,6 @@ def _check_the_sdks_host(name: str, row: Mapping[str, object], where: str) -> No
 
 
 __all__ = ["CREDENTIAL_HEADER", "EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host",
-           "check_project_row", "check_trusted", "host_of", "own_credential", "trust_host", "trust_vertex_project",
+           "check_project_row", "check_trusted", "host_of", "is_the_sdks_host", "own_credential", "trust_host",
+           "trust_vertex_project",
            "trusted_hosts", "vertex_project"]

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,70 @@ def test_item_row_has_the_fields_of_item_result(tmp_path: Path) -> None:
     row = write_result(tmp_path, ItemResult("a.csv", "end_turn", cost_usd=0.5, error=None))
     assert set(row) == {f.name for f in dataclasses.fields(ItemResult)} == set(hints)
     assert ItemResult(**row) == ItemResult("a.csv", "end_turn", cost_usd=0.5)
+
+
+def test_a_model_without_prices_counts_against_the_total_budget_and_its_cost_is_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unknown Claude model id has no prices: each item's own budget counts its requests at the
+    # family's highest price, but the item's row said cost_usd 0.0 and the fleet added that $0 to
+    # what was spent, so every item got a fresh share: a $0.02 fleet spent $0.076 over six items.
+    from nbagent.batch.worker import run_item
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+
+    class Inline:
+        def submit(self, spec: ItemSpec) -> ItemSpec:
+            return spec
+
+        def wait(self, handles: list[ItemSpec]) -> list[tuple[ItemSpec, object]]:
+            return [(h, run_item(h)) for h in handles]
+
+        def close(self, cancel: bool = False) -> None:
+            pass
+
+    template = ItemSpec(item="", folder="", prompt="Summarise {item}", provider="simulated", model="claude-opus-9-9")
+    fleet = Fleet(items=data_files(tmp_path, 6), prompt="Summarise {item}", out=tmp_path / "o", jobs=1,
+                  budget_usd=0.02, template=template)
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        results = fleet.run(lambda jobs: Inline())  # type: ignore[arg-type, return-value]
+    ran = [r for r in results if r.outcome != "skipped"]
+    assert ran and len(ran) < 6 and [r.outcome for r in results].count("skipped") == 6 - len(ran)
+    assert all(r.cost_usd is None and r.unpriced_requests == r.requests > 0 for r in ran)  # unknown, never $0
+    counted = [r.budget_usd or 0.0 for r in ran]
+    # at most one request past the total per running item (one here)
+    assert sum(counted[:-1]) < 0.02 and all(c > 0 for c in counted)
+
+
+def test_a_result_whose_money_is_negative_or_not_a_number_is_no_result(tmp_path: Path) -> None:
+    # A result.json under --out (a folder copied from elsewhere, say) with a negative cost un-spent
+    # the fleet's total budget for every item still to run.
+    from nbagent.batch.item import read_result
+
+    for cost in (-1000.0, "1", float("nan")):
+        (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": cost}))
+        assert read_result(tmp_path) is None, cost
+    (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": 0.25}))
+    result = read_result(tmp_path)
+    assert result is not None and result.counted_usd == 0.25
+
+
+@pytest.mark.parametrize("share", [None, 5.0])
+def test_items_run_under_the_admins_per_prompt_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      share: float | None) -> None:
+    # Under an admin file's max_budget_usd, every item failed with AdminLockedError: the worker passed
+    # max_budget_usd=None (no --budget) or the fleet's share (above the cap) to Agent(...).
+    from nbagent.admin import policy as admin_policy_module
+    from nbagent.batch.worker import run_item
+
+    path = tmp_path / "admin.json"
+    path.write_text(json.dumps({"max_budget_usd": 0.5, "ledger_dir": str(tmp_path / "ledger")}))
+    monkeypatch.setattr(admin_policy_module, "ADMIN_CONFIG_AT_START", str(path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    item = data_files(tmp_path, 1)[0]
+    row = run_item(ItemSpec(item=item, folder=str(tmp_path / "o"), prompt="Summarise {item}", provider="simulated",
+                            max_budget_usd=share))
+    assert row["outcome"] == "end_turn", row["error"]
+    from nbagent.batch.item import within_admin
+
+    assert within_admin(share) == (None if share is None else 0.5) and within_admin(0.1) == 0.1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -156,3 +157,17 @@ def test_a_request_dropped_mid_answer_is_named_in_what_was_spent_not_called_a_ro
     assert f"in the current history ${t.cost_usd:.4f} ({t.requests} request(s); the others were rolled back, " \
            "or cut off mid-answer and billed without a row in the turn table: they stay spent)" in cost
     assert "rolled-back requests stay spent" not in cost
+
+
+def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unknown(shell):
+    # The header of a prompt started from the session's priced spend alone: after a prompt on a
+    # model without prices (its header said "unknown"), the next cell's read "session cost $0.0000"
+    # and, on a priced model, a plain "$0.0012": what the session spent is unknown (at least that).
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
+    assert "session cost unknown" in session().view.header.plain()
+    run(shell, "%%agent --model claude-haiku-4-5\nWhat is 2 * 4?")
+    header = session().view.header.plain()
+    assert "session cost ≥ $" in header and "request(s) without prices" in header, header
+    assert "≥ $" in repr(session()) and "request(s) without prices) spent>" in repr(session())  # not "$0.0025 spent"

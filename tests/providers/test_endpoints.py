@@ -217,6 +217,28 @@ def test_a_project_profile_without_base_url_may_not_bring_its_own_credential(
         Agent(endpoint="lab", cwd=repo, tools=[])
 
 
+@pytest.mark.parametrize("url", ["https://api.anthropic.com", "https://API.Anthropic.com.",
+                                 "https://bedrock-runtime.us-east-1.amazonaws.com",
+                                 "https://us-east5-aiplatform.googleapis.com"])
+def test_a_project_profile_naming_the_sdks_own_host_may_not_bring_its_own_credential_once_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """Trusting Anthropic's own API host (a project profile with that base_url and no key asks for
+    it, and the user's key goes there anyway) trusted the account of any project key sent there:
+    the file, or its next version, adding ``api_key`` ran the user's conversations on its author's
+    account, the very thing a profile without base_url is refused for."""
+    from nbagent.providers.endpoint_trust import UntrustedEndpointError, trust_host
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)
+    trust_host(url)
+    for row in ({"base_url": url, "api_key": "sk-ant-api03-the-authors-key"},
+                {"base_url": url, "headers": {"Authorization": "Bearer the-authors-token"}}):
+        repo = _project(tmp_path, {"lab": {**row, "model": "claude-sonnet-4-5"}})
+        with pytest.raises(UntrustedEndpointError, match="brings its own credential"):
+            resolve_endpoint("lab", repo)
+    repo = _project(tmp_path, {"lab": {"base_url": url, "model": "claude-sonnet-4-5"}})
+    assert resolve_endpoint("lab", repo).base_url == url  # the user's own key, as trusted
+
+
 def test_a_project_files_vertex_project_is_used_only_once_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's Google credentials calling the file author's project (which may have granted the
     user's account access) would leave the user's conversations in that project's logs."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Sequence, Union
 
 from ..contracts.config import SessionConfig
+from ..contracts.credentials import secret_reason
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import ContentBlock, Message
 from ..contracts.permissions import PLAN_MODE_OFF_PROMPT, PLAN_MODE_PROMPT
@@ -67,7 +68,7 @@ def load_rules(cwd: Path) -> tuple[str, list[str]]:
     for label, path in candidates:
         if budget <= 0 or not os.path.lexists(path):
             continue
-        text, problem = _read_rules_file(path, root, label, budget)
+        text, problem = _read_rules_file(path, root, label, budget, Path(cwd))
         if problem is not None:
             warnings.append(problem)
         elif text is not None:
@@ -77,12 +78,27 @@ def load_rules(cwd: Path) -> tuple[str, list[str]]:
     return "\n\n".join(parts)[:MAX_RULES_CHARS], warnings
 
 
-def _read_rules_file(path: Path, root: Path, label: str, max_chars: int) -> tuple[str | None, str | None]:
+def _linked(path: Path, cwd: Path) -> bool:
+    """Whether ``path`` or a folder of it below ``cwd`` is a symlink."""
+    while path != cwd and path != path.parent:
+        if path.is_symlink():
+            return True
+        path = path.parent
+    return False
+
+
+def _read_rules_file(path: Path, root: Path, label: str, max_chars: int, cwd: Path) -> tuple[str | None, str | None]:
     """``(text, None)``, or ``(None, why it was not read)``; reads at most ``max_chars`` characters' worth."""
     try:
         real = path.resolve()
         if not real.is_relative_to(root):
             return None, f"Rules file {label} resolves to {real}, outside the working directory; not read."
+        # Nor, through a symlink, a file that holds credentials (a repository's
+        # ``.nbagent/rules/style.md -> ../../.env``, ``AGENTS.md -> .git/config``): read_file asks
+        # before such a read, and the rules go to the model unasked, at every prompt. A rules file in
+        # its own place is yours (a notebook in ~ keeps its rules in ~/.nbagent/rules/).
+        if _linked(path, cwd) and secret_reason(str(real), root) is not None:
+            return None, f"Rules file {label} leads to a file that holds credentials ({real.name}); not read."
         # Non-blocking, and checked on the open descriptor: a FIFO swapped in must not hang the prompt.
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:

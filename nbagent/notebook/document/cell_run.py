@@ -285,10 +285,12 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     sess = magics.current
     assert sess is not None
     events = turn_events(sess.agent.session, decision.turn)
-    spent_before = sum((r.cost_usd or 0.0) for r in sess.agent.records if r.turn < decision.turn)
+    before = [r for r in sess.agent.records if r.turn < decision.turn]
+    spent_before = sum((r.cost_usd or 0.0) for r in before)
     cursor = link.cursor
     provider = cursor.index.provider if cursor is not None else None
-    view = magics.new_view(sess, session_cost=spent_before, provider=provider)
+    view = magics.new_view(sess, session_cost=spent_before, provider=provider,
+                           session_unpriced=sum(1 for r in before if r.cost_usd is None))  # unknown, never $0
     from ...providers.anthropic import SIMULATED_NOTICE
 
     try:

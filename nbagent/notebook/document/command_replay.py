@@ -52,9 +52,6 @@ NOTHING_TO_FIX_LINE = ("ⓘ nothing to fix: no cell has failed in this kernel (t
                        "turn {turn}), not asked again: no request sent, and Run All goes on.")
 
 
-RECEIVED_FIX_LINE = "It was recorded by someone else (not signed with your key): shown as plain text."
-
-
 def recorded_fix(magics: "MagicsApi") -> bool:
     """``%agent fix`` where no cell has failed in this kernel, in a cell that carries its own
     recorded fix: the user fixed or deleted the failed cell afterwards, so under Restart & Run All
@@ -67,10 +64,13 @@ def recorded_fix(magics: "MagicsApi") -> bool:
     record = read_record(executing_metadata(), None, executing_cell_id())
     if record is None or not record.fix or record.undone or record.error is not None or record.reason != "end_turn":
         return False  # not a fix's record: a cell retyped into %agent fix keeps the answer it had before
-    line = NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn)
-    show_line(line if record.mine else f"{line} {RECEIVED_FIX_LINE}", "nbagent-changed")
+    show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
+    if not record.mine:  # a received notebook's fix (or one forged in its metadata): said, as a replay says it
+        from .cell_run import RECEIVED_LINE
+
+        show_line(RECEIVED_LINE, "nbagent-received")
     display(record.bundle, raw=True)  # not signed by this user: read_record kept its plain text only
     return True
 
 
-__all__ = ["NOTHING_TO_FIX_LINE", "RECEIVED_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_retry"]
+__all__ = ["NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_retry"]

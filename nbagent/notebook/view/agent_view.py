@@ -56,6 +56,7 @@ class AgentView:
         max_allowed: float | None = None,
         session_cost: float = 0.0,
         recorded_spend: float = 0.0,
+        session_unpriced: int = 0,
         permission_mode: str = "default",
         context_policy: str = "",
         on_retry_now: Callable[[], object] | None = None,
@@ -83,7 +84,7 @@ class AgentView:
         self._ticker: asyncio.Task[None] | None = None
         self._handle: DisplayHandle | None = None
         self.header = Header(model, provider, context_window, max_allowed, session_cost, permission_mode,
-                             context_policy, recorded_spend)
+                             context_policy, recorded_spend, session_unpriced)
         self.gauge = self.header.gauge
         self.body = RunBody(min_interval, clock)
         self.activity = Activity(on_cancel, clock=clock)

@@ -16,10 +16,12 @@ class Header:
 
     def __init__(self, model: str, provider: str, context_window: int | None, max_allowed: float | None,
                  cost: float, permission_mode: str = "default", context_policy: str = "",
-                 recorded_spend: float = 0.0) -> None:
+                 recorded_spend: float = 0.0, unpriced: int = 0) -> None:
         self.model, self.provider, self.cost = model, provider, cost
         self.recorded_spend = recorded_spend  # of ``cost``: spent when a loaded record's turns ran
-        self.unpriced = 0  # requests of this run without a price: the cost is then a lower bound, or unknown
+        # Requests of the session without a price (its earlier prompts' and this run's): the cost is then
+        # a lower bound, or unknown. Counting this run's only, the next prompt's header read "$0.0000".
+        self.unpriced = unpriced
         self.context_policy = context_policy  # the context policy in force ('' when not told)
         self.permission_mode = permission_mode
         self.context_window, self.max_allowed = context_window, max_allowed

@@ -52,6 +52,38 @@ def test_a_symlink_inside_cwd_is_still_read(tmp_path: Path) -> None:
     assert load_rules(cwd) == ("# AGENTS.md\nbe brief", [])
 
 
+async def test_a_rules_symlink_to_a_credentials_file_inside_cwd_is_not_sent(tmp_path: Path) -> None:
+    # A repository (git keeps symlinks) with .nbagent/rules/style.md -> ../../.env and
+    # AGENTS.md -> .git/config: the user's own .env (gitignored, made after cloning) and the token in
+    # the remote's URL went to the model in the system prompt at the first prompt, where read_file
+    # asks before reading either.
+    cwd, _ = project(tmp_path)
+    (cwd / ".env").write_text("MISTRAL_KEY=Mistral-SENTINEL-9f8e7d6c\n")
+    (cwd / ".git").mkdir()
+    (cwd / ".git" / "config").write_text('[remote "origin"]\n\turl = https://ana:gh-SENTINEL-token@example.org/x\n')
+    (cwd / ".nbagent" / "rules").mkdir(parents=True)
+    (cwd / ".nbagent" / "rules" / "style.md").symlink_to("../../.env")
+    (cwd / ".nbagent" / "rules" / "tabs.md").write_text("use tabs")
+    (cwd / "AGENTS.md").symlink_to(".git/config")
+    api = SimulatedAPI([text_reply("ok")])
+    events = await run(make_engine(api, cwd), "hi")
+    system = str(messages_requests(api)[0].body["system"])
+    assert "SENTINEL" not in system and "use tabs" in system
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("AGENTS.md" in n and "holds credentials" in n for n in notices)
+    assert any("style.md" in n and "holds credentials" in n for n in notices)
+
+
+def test_the_rules_of_a_notebook_in_the_home_folder_are_still_read(tmp_path: Path, monkeypatch) -> None:
+    # ~/.nbagent/ holds credentials (endpoint tokens) and is also where a notebook kept in ~ has its
+    # rules folder: a rules file in its own place is the user's, only one reached through a symlink is checked.
+    home = tmp_path / "home"
+    (home / ".nbagent" / "rules").mkdir(parents=True)
+    (home / ".nbagent" / "rules" / "style.md").write_text("be brief")
+    monkeypatch.setenv("HOME", str(home))
+    assert load_rules(home) == ("# .nbagent/rules/style.md\nbe brief", [])
+
+
 def test_a_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
     cwd, _ = project(tmp_path)
     os.mkfifo(cwd / "AGENTS.md")

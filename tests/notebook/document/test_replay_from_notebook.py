@@ -915,7 +915,10 @@ def test_a_cell_retyped_into_agent_fix_never_shows_the_answer_it_had_to_another_
     assert "391" not in again and command_replay.NOTHING_TO_FIX_LINE.split("(")[0] not in again
 
 
-def test_a_received_fix_says_whose_it_is_and_shows_as_plain_text(lab, monkeypatch, tmp_path):
+def test_a_fix_cell_carrying_someone_else_s_record_says_so_when_it_shows_it(lab, monkeypatch, tmp_path):
+    # A received notebook's %agent fix cell (its record signed with another key, or forged in the
+    # .ipynb's metadata) was shown as "the fix as recorded then" with nothing saying it was not the
+    # user's, where every replayed agent cell says so (attacker pass 12, F7; review LOW-9).
     monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))  # they recorded it
     _fix_recorded(lab)
     monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # I run their notebook
@@ -924,9 +927,10 @@ def test_a_received_fix_says_whose_it_is_and_shows_as_plain_text(lab, monkeypatc
 
     again = lab.run(1)
 
-    assert command_replay.RECEIVED_FIX_LINE in again and "'region'" in again
+    assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and cell_run.RECEIVED_LINE in again
+    assert "'region'" in again
     html = [o["data"] for o in lab.ip.display_pub.outputs if "text/html" in o["data"]]
-    assert not any("region" in d["text/html"] for d in html)
+    assert not any("region" in d["text/html"] for d in html)  # their HTML never reaches the page
 
 
 def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, monkeypatch):
