@@ -11,8 +11,8 @@ from typing import Any
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.replay import load_index
 from nbagent.notebook.document.recording import session_name
+from nbagent.notebook.document.replay import load_index
 from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
 
 from .test_replay_inprocess import agent, cell, ip, restart  # noqa: F401  (fixture)
@@ -23,7 +23,7 @@ PROMPT = "Which region has the largest total revenue?"
 STOP = "import nbagent.notebook.magics as _m\n_m.active_magics().current.agent.abort()"
 
 
-def _stopped_cell(ip: Any) -> None:
+def _stopped_cell(ip: Any) -> None:  # noqa: F811
     ip.run_cell("%agent reset")
     agent().simulated_api.responder = ScriptedResponder([tool_reply([("python", {"code": STOP})]),
                                                          text_reply("never reached")])
