@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
+from ...display.html import NO_TEX
 from .decisions import Live
 
 
@@ -117,4 +118,4 @@ def show_line(text: str, css: str) -> None:
     """Display one of these lines in the running cell (text, and HTML tagged ``css`` for the theme)."""
     from IPython.display import display
 
-    display({"text/plain": text, "text/html": f'<div class="{css}">{escape(text)}</div>'}, raw=True)
+    display({"text/plain": text, "text/html": f'<div class="{css} {NO_TEX}">{escape(text)}</div>'}, raw=True)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ...agent import Agent
     from ...engine.contracts.json_types import JSONObject
 
-__all__ = ["RecordKeeper", "session_name", "turn_summary", "without_kernel_lines"]
+__all__ = ["RecordKeeper", "session_name", "stopped", "turn_summary", "without_kernel_lines"]
 
 
 def turn_summary(agent: Agent) -> JSONObject:
@@ -52,6 +52,14 @@ def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:
             "text/html": html.replace(f'<div style="{STYLE["muted"]}">{esc("ℹ")} {esc(SIMULATED_NOTICE)}</div>', "")}
 
 
+def stopped(done: Ended | None) -> bool:
+    """A turn stopped before it finished (■, Kernel > Interrupt or a restart while it ran, seen by
+    the engine first: ``Done("aborted")``; Cancel during a retry wait too). It records nothing, as
+    one whose interrupt reached the cell records nothing: Restart & Run All asks that cell again
+    rather than replay the interruption and stop there."""
+    return done is not None and done.reason == "aborted"
+
+
 def session_name(agent: Agent) -> str | None:
     """The recorded session's name (its folder's), or None for a session kept in memory."""
     task_dir = agent.session.task_dir
@@ -79,7 +87,7 @@ class RecordKeeper:
         and depended on (signed) beside it. Returns the same record for the agent cell's metadata
         (:mod:`.embedded`; None where the front-end sends no cell id)."""
         name = session_name(agent)
-        if name is None or not self._in_records(agent) or agent.turn < 1:
+        if name is None or not self._in_records(agent) or agent.turn < 1 or stopped(done):
             return None
         cell_id = executing_cell_id()
         index = load_index(self.root, name) or ReplayIndex(session=name, notebook=self._recording_as(),

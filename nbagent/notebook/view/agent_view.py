@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, Mapping
 
 import ipywidgets as w
 
-from ...display.html import esc
+from ...display.html import NO_TEX, esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
 from ...engine.contracts.permissions import Allow, Deny, PermissionRequest
@@ -256,7 +256,7 @@ class AgentView:
     def static_html(self) -> str:
         """The run as static HTML (no widgets needed)."""
         body = "".join(p.html() for p in self.parts)
-        return (f'<div class="nbagent-transcript" style="font-family:sans-serif">'
+        return (f'<div class="nbagent-transcript {NO_TEX}" style="font-family:sans-serif">'
                 f'<div style="{STYLE["muted"]}">{esc(self.header.plain())}</div>{body}</div>')
 
     def display(self) -> DisplayHandle | None:

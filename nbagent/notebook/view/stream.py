@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
+from ...display.html import NO_TEX
 from .safe import markdown_html
 
 SEAL = 400  # a tail this long is cut at its last paragraph break outside a code fence
@@ -62,7 +63,9 @@ def split_point(tail: str) -> int:
 def _markdown(text: str) -> tuple[dict[str, object], ...]:
     # Rendered and cleaned here, never sent as text/markdown: JupyterLab renders a running
     # session's outputs as trusted, raw HTML in Markdown included (see .safe).
-    return ({"output_type": "display_data", "data": {"text/html": markdown_html(text)}, "metadata": {}},)
+    # In a div of class NO_TEX: the live answer shows "$5 and $10" as written, as its transcript does.
+    html = f'<div class="{NO_TEX}">{markdown_html(text)}</div>'
+    return ({"output_type": "display_data", "data": {"text/html": html}, "metadata": {}},)
 
 
 class StreamedMarkdown:

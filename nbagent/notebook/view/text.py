@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
-from ...display.html import esc, pre
+from ...display.html import NO_TEX, esc, pre
 from .render import STYLE
 from .safe import markdown_html
 from .stream import StreamedMarkdown
@@ -122,7 +122,8 @@ class TableBlock:
         self.widget = w.Output()
         self.widget.outputs = ({
             "output_type": "display_data",
-            "data": {"text/html": f"<b>{esc(title)}</b>" + _df_html(df), "text/plain": self.plain()},
+            "data": {"text/html": f'<div class="{NO_TEX}"><b>{esc(title)}</b>{_df_html(df)}</div>',
+                     "text/plain": self.plain()},
             "metadata": {},
         },)
 
