@@ -17,10 +17,12 @@ KNOWN_SCALARS = frozenset({
     "pandas.Timestamp", "pandas.Timedelta", "pandas.Period", "pandas.Interval", "pandas.NaTType",
     "pandas.NAType", "datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta",
     "datetime.timezone", "decimal.Decimal", "fractions.Fraction", "pathlib.PosixPath",
-    "pathlib.PurePosixPath", "pathlib.WindowsPath", "pathlib.PureWindowsPath", "uuid.UUID",
-    "zoneinfo.ZoneInfo",
+    "pathlib.PurePosixPath", "pathlib.WindowsPath", "pathlib.PureWindowsPath", "zoneinfo.ZoneInfo",
 })
-#: Most characters of a scalar's value (a numpy ``str_`` may be long).
+# Not a UUID (some services' API keys are UUIDs), nor numpy's text and bytes scalars: a credential
+# read from a file or a frame's cell comes as ``np.str_``, and credentials are recognised among
+# ``str`` values only (engine/loop/kernel_secrets.py), so these stay type names.
+#: Most characters of a scalar's value (a ``Fraction`` or a ``Path`` may be long).
 MAX_SCALAR_CHARS = 200
 
 
@@ -30,7 +32,7 @@ def _key(cls: type) -> str:
 
 def _numpy_scalar(value: object) -> bool:
     numpy = sys.modules.get("numpy")
-    if numpy is None or not isinstance(value, numpy.generic):
+    if numpy is None or not isinstance(value, (numpy.number, numpy.bool_, numpy.datetime64, numpy.timedelta64)):
         return False
     return type(value).__module__ == "numpy"  # numpy's own scalar types, not a subclass of them
 

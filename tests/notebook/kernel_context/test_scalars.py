@@ -43,3 +43,14 @@ def test_a_subclass_of_a_known_scalar_runs_none_of_its_code() -> None:
 
     text, _ = context_text(shell_with(when=Loud(2024, 1, 1), items=[Loud(2024, 1, 1)]), "what are `when`, `items`?")
     assert "  - when: Loud\n" in text and "Loud object>]" in text, text
+
+
+def test_a_text_scalar_or_a_uuid_is_never_told_by_its_value() -> None:
+    # A password read from a frame's cell is a numpy str_, and credentials are known among str values
+    # only; some services' keys are UUIDs: these two stay type names (the review of power pass 2).
+    import uuid
+
+    secret, key = np.str_("Tr0ub4dor-x9-" + "pw9" * 4), uuid.UUID("12345678-1234-5678-1234-567812345678")
+    text, _ = context_text(shell_with(db_password=secret, api_key=key), "what are `db_password`, `api_key`?")
+    assert str(secret) not in text and str(key) not in text, text
+    assert "  - db_password: str_ (shape ())\n" in text and "  - api_key: UUID\n" in text, text
