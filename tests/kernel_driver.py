@@ -30,10 +30,18 @@ class CellRun:
 
     @property
     def text(self) -> str:
-        parts = []
+        parts: list[str] = []
+        last_stream = None
         for out in self.outputs:
             t = out.get("msg_type")
             c = out["content"]
+            if t == "stream" and last_stream == c.get("name") and parts:
+                # One print can reach us in several messages (the kernel flushes its stream on a timer,
+                # between the print's writes on a loaded machine): joined as a front-end shows them, not
+                # with a line break ("x\n 42" for print('x', 42) once failed a test).
+                parts[-1] += c["text"]
+                continue
+            last_stream = c.get("name") if t == "stream" else None
             if t == "stream":
                 parts.append(c["text"])
             elif t in ("display_data", "execute_result", "update_display_data"):

@@ -128,7 +128,7 @@ class ShellExecutor:
             t0 = time.monotonic()
             displays: list[CapturedDisplay] = []
             try:
-                with working_directory(cwd):
+                with working_directory(cwd), _watch_sigint(self):
                     result = await self._execute(code, displays)
             except WorkingDirectoryBusy as exc:
                 result = ExecutionResult(error=str(exc))
@@ -174,6 +174,11 @@ class ShellExecutor:
         out, err = BoundedText(self.capture_limit), BoundedText(self.capture_limit)
         error: str | None = None
         value: object = None
+        # A ■ just before this call went to the kernel's own handler, which only schedules the cell's
+        # cancellation, a few loop turns later: those turns, so that it lands here and not never
+        # (the code below runs without one: an endless loop in it ran on, the ■ lost).
+        for _ in range(_CANCEL_TURNS):
+            await asyncio.sleep(0)
         with _Capture(self.shell, out, err, displays):
             try:
                 await self._run(body)
@@ -359,6 +364,54 @@ def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> boo
         return True
 
 
+_CANCEL_TURNS = 8
+"""Loop turns ipykernel's SIGINT handler for an async cell needs to cancel the cell (a callback that
+sets a future, whose done callback cancels the cell's task, which then wakes): 3, with room."""
+
+
+class _watch_sigint:
+    """For the whole of one execution on the main thread: a SIGINT that comes while none of the
+    code's own handlers (:class:`_raise_on_sigint`) is in place (before the code starts, between its
+    body, its tail and its repr) goes on to the kernel's handler as before, and is remembered, so
+    that the code's next handler raises it into the code at once instead of letting it run on:
+    ipykernel's handler only schedules a cancellation for the cell's next await, which code that
+    never awaits (an endless loop, a blocking ``__repr__``) never reaches (■ was lost)."""
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        self.previous: _Handler = None
+
+    def __enter__(self) -> None:
+        _PENDING_SIGINT.pop(id(self.owner), None)
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        owner_id = id(self.owner)
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if _UserCode.only_code:  # a timeout's, meant for code that just returned: dropped
+                _UserCode.only_code = False
+                return
+            _PENDING_SIGINT[owner_id] = True
+            if callable(previous):
+                previous(signum, frame)
+
+        try:
+            signal.signal(signal.SIGINT, handler)
+            self.previous = previous
+        except (ValueError, TypeError):
+            self.previous = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        _PENDING_SIGINT.pop(id(self.owner), None)
+
+
+_PENDING_SIGINT: dict[int, bool] = {}
+"""Executors (by id) whose execution saw a SIGINT outside its code's own handlers (:class:`_watch_sigint`)."""
+
+
 _Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
 """A signal handler as ``signal.getsignal`` returns it."""
 
@@ -391,6 +444,9 @@ class _raise_on_sigint:
             return
         with _UserCode.lock:
             _UserCode.running, _UserCode.owner = True, self.owner
+        if _PENDING_SIGINT.pop(id(self.owner), False):  # a ■ came before the code could take it
+            self.__exit__()
+            raise KeyboardInterrupt
 
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:

@@ -8,6 +8,7 @@ Notebooks are written through the server's contents API into the ``lab`` fixture
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 
@@ -127,24 +128,27 @@ def test_interrupt_ends_a_tools_infinite_loop_and_keeps_the_kernel(browser, lab,
     _run_all(page)  # Run All stops at the interrupted cell, so the last cell runs by itself below
     # The tool card's code box (the same text is in cell 2's source, which is no sign of a run).
     page.locator(".jp-OutputArea-output .nbagent-code", has_text="while True: pass").first.wait_for(timeout=60_000)
-    time.sleep(1.5)  # the loop is spinning in the kernel
+    # The loop is spinning in the kernel: the tool's clock has advanced (a fixed 1.5 s sleep assumed
+    # it; a loaded machine can take longer to start the tool).
+    page.get_by_text(re.compile(r"running python \([1-9]\d* s\)")).first.wait_for(timeout=60_000)
     started = time.monotonic()
     page.locator("jp-button[data-command='notebook:interrupt-kernel'], "
                  "button[data-command='notebook:interrupt-kernel']").first.click()
     try:
-        page.get_by_text("■ interrupted — history kept").first.wait_for(timeout=5_000)
+        page.get_by_text("■ interrupted — history kept").first.wait_for(timeout=60_000)
         elapsed = time.monotonic() - started
         page.wait_for_function(
             "(() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
-            " return k.status === 'idle'; })()", timeout=5_000)
+            " return k.status === 'idle'; })()", timeout=60_000)
         page.evaluate("""() => { const w = window.jupyterapp.shell.currentWidget;
             w.content.activeCellIndex = 3; window.jupyterapp.commands.execute('notebook:run-cell'); }""")
-        page.get_by_text("state kept 42").first.wait_for(timeout=20_000)
+        page.get_by_text("state kept 42").first.wait_for(timeout=60_000)
     except Exception:
         page.screenshot(path=str(SHOTS / f"interrupt_failure_{kernel}.png"), full_page=True)
         raise
     page.screenshot(path=str(SHOTS / f"interrupted_{kernel}.png"), full_page=True)
-    assert elapsed < 2.0, elapsed
+    # Not stopped, the loop never ends; 2 s (click, kernel round trip, render) left a loaded CI machine little room.
+    assert elapsed < 15.0, elapsed
     assert page.locator("text=CancelledError").count() == 0
     assert page.locator("text=Traceback").count() == 0
     page.close()

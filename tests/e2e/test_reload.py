@@ -9,11 +9,8 @@ page (disabled, and a line saying the call never ran)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S
 from nbagent.notebook.document.page import RELOADED_NOTE
 
 from .test_bridge_frontend import _kernel, _require_installed_bridge
@@ -82,20 +79,23 @@ def test_a_reload_while_allow_deny_waits_never_leaves_the_kernel_busy(browser, l
 
 
 def _save(page) -> None:
-    page.locator(".jp-Notebook").first.click()
-    page.keyboard.press("Control+s")
-    page.wait_for_function("() => !window.__nb.context.model.dirty", timeout=30_000)
+    # The save command, not a click then Ctrl+S: the click can land on an output whose widget keeps
+    # the shortcut to itself, and the key then does nothing (test_cell_removal saw it on loaded runs).
+    # Awaited: the command's promise settles once the file is written.
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.__nb.context.model.dirty", timeout=60_000)
 
 
 def _agent_cell_gets_its_cells_at_once(page, source: str, code: str) -> None:
     at = _append(page, source)
-    started = time.monotonic()
     _run_cell(page, at)
     cells = _wait(page, lambda cs: len(cs) > at + 1 and cs[at + 1]["metadata"].get("nbagent", {}).get("agent_cell")
                   == cs[at]["id"] and "done:" in _text(cs[at]), "the first agent cell on the new page made no cell")
-    took = time.monotonic() - started
     agent = cells[at]
-    assert NOTICE not in _text(agent) and took < REQUEST_TIMEOUT_S, (took, _text(agent)[-400:])
+    # The stall this guards against is the bridge's request timing out (REQUEST_TIMEOUT_S): that ends
+    # in the notice and a plain cell without the record, both checked here. Not a wall-clock bound:
+    # a loaded CI machine can take longer than that for the whole turn without any stall.
+    assert NOTICE not in _text(agent), _text(agent)[-400:]
     assert agent["metadata"]["nbagent"]["kind"] == "agent" and "record" in agent["metadata"]["nbagent"]
     assert cells[at + 1]["metadata"]["nbagent"]["kind"] == "code" and code in cells[at + 1]["source"]
 

@@ -4,6 +4,7 @@ runs a cell after Allow is clicked in the page, a Deny, and a notebook closed wh
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 import time
@@ -68,6 +69,14 @@ def _text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(getattr(b, "text", "") for b in result.content)
 
 
+_SERVE_COUNT_JS = ("() => { const c = window.__nb.content.model.sharedModel.cells.find("
+                   "c => c.getSource().startsWith('%agent serve')); return c ? c.execution_count : null; }")
+
+
+def _serve_count(page) -> int | None:
+    return page.evaluate(_SERVE_COUNT_JS)
+
+
 def _settled(page) -> None:
     """Wait until no question is open: the kernel disables a card's buttons a moment after its client
     has the answer, so an enabled button seen before that belongs to the card just answered."""
@@ -122,9 +131,11 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     page.locator("button:text-is('Allow'):enabled").last.wait_for(timeout=60_000)
     started = time.monotonic()
     page.close()  # the user closes the notebook's tab while the card waits
-    closed = calls.result(box, timeout=60)
+    closed = calls.result(box, timeout=120)
     assert closed.is_error and "closed" in _text_of(closed), _text_of(closed)
-    assert time.monotonic() - started < 30
+    # The kernel checks the page every ALIVE_EVERY_S (5 s), each check bounded by 3 s; without it the
+    # card would wait ASK_TIMEOUT_S (300 s). 30 s left a loaded CI machine little room over ~8 s.
+    assert time.monotonic() - started < 100
 
     page = _open(browser, lab, name, frontend)  # the user opens it again: nothing shows the cards yet
     refused = calls.result(calls.start("run_code", {"code": "print('unseen')"}))
@@ -132,7 +143,12 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     # Still the cell that ran %agent serve (its source and execution count): the notice goes there.
     _wait(page, lambda cs: any("run this cell again" in _text(c["outputs"]) for c in cs
                                if c["source"].startswith("%agent serve")), "the serve cell's notice")
+    before = _serve_count(page)
     _run_all(page)  # the serve cell again: the same server shows its cards there
+    # Only once that cell has run: a call before it is refused like the one above ("run that cell
+    # again"), and no card would come. Its new count arrives with its execute_reply, after the run.
+    page.wait_for_function(f"() => {{ const n = ({_SERVE_COUNT_JS})(); return n !== null && n !== {json.dumps(before)}; }}",
+                           timeout=60_000)
     box = calls.start("run_code", {"code": "print('back', x)"})
     _click(page, "Allow")
     again = calls.result(box)

@@ -36,10 +36,13 @@ def test_stop_ends_a_running_python_tool_and_its_clock_advances(browser, lab, ke
     page.screenshot(path=str(SHOTS / f"stop_{kernel}_running.png"), full_page=False)
     t0 = time.monotonic()
     page.locator("button:text-is('Stop'):enabled").first.click()
-    page.get_by_text("interrupted — session spent so far").first.wait_for(timeout=10_000)
+    page.get_by_text("interrupted — session spent so far").first.wait_for(timeout=60_000)
     elapsed = time.monotonic() - t0
     page.screenshot(path=str(SHOTS / f"stop_{kernel}_stopped.png"), full_page=False)
-    assert elapsed < 5.0, elapsed  # not the 30 s the code sleeps
+    # Not the 30 s the code sleeps. The click's actionability checks, the kernel's round trip and the
+    # page's render all count here: 5 s left a loaded 2-core CI machine (two Chromiums' worth of work
+    # on the other worker) little room, and the text's wait itself was 10 s.
+    assert elapsed < 20.0, elapsed
     assert page.get_by_text("history kept; the next %%agent continues").count() >= 1
     assert page.get_by_text("done: end_turn").count() == 0  # no request after the stopped tool
     page.close()

@@ -34,7 +34,7 @@ async def test_resolve_from_another_thread_wakes_the_loop_quickly() -> None:
     t.start()
     start = time.monotonic()
     assert await wait_for_decision(d, tick=5.0) == 7  # woken by call_soon_threadsafe, not the tick
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 3.0  # not the 5 s tick; room for a loaded CI machine
     t.join()
 
 

@@ -93,7 +93,7 @@ async def test_abort_at_a_random_moment(tmp_path: Any, category: str, delay: flo
     events, took = await abort_after(engine, delay)
     done = done_of(events)
     assert done.reason == "aborted", [e.kind for e in events]
-    assert took < 1.0
+    assert took < 2.5  # the stream left runs ~3 s, the tool 30 s; room for a loaded CI machine
     assert sum(isinstance(e, Done) for e in events) == 1
     assert_history_valid(engine.session.history)
     assert_persisted_valid(engine.config.task_dir, engine)
@@ -144,7 +144,7 @@ async def test_abort_while_the_user_is_asked_for_permission(tmp_path: Any) -> No
     t0 = time.monotonic()
     engine.abort()
     events = await asyncio.wait_for(task, 5)
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 3.0  # room for a loaded CI machine (the permission never comes)
     assert done_of(events).reason == "aborted" and write.calls == []
     last = tool_results(engine.session.history[-1])
     assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in last] == [

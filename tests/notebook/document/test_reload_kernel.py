@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from typing import Any
 
 import pytest
 from jupyter_client.session import Session
 
-from nbagent.notebook.document.bridge import REQUEST_TIMEOUT_S, TARGET
+from nbagent.notebook.document.bridge import TARGET
 from nbagent.notebook.document.materialise import NO_BRIDGE_NOTICE
 from tests.kernel_driver import KernelDriver
 
@@ -80,16 +79,16 @@ def test_the_first_agent_cell_after_a_reload_gets_its_cells_at_once(tmp_path):
         assert first.hellos == 1  # the kernel's bridge is connected to the first page
         first.close()  # reload: the old page is gone; the new one loads the saved notebook
         second = Page(kernel.km, FakeFrontEnd([*copy.deepcopy(first.front.cells), agent_cell("agent-2", 2)]))
-        started = time.monotonic()
         text = second.run_cell("agent-2")
-        took = time.monotonic() - started
         second.run_cell("agent-2")  # again on the same page: no new comm
         probe = second.wait_done(second.execute(PROBE), 30).text
         state = json.loads(next(ln for ln in probe.splitlines() if ln.startswith("PROBE"))[len("PROBE"):])
         second.close()
     finally:
         kernel.close()
-    assert NO_BRIDGE_NOTICE not in text and took < REQUEST_TIMEOUT_S, (took, text)
+    # A stall on the bridge (REQUEST_TIMEOUT_S) ends in the notice and a cell without the record, both
+    # checked: no wall-clock bound, which a loaded CI machine's whole turn can exceed without a stall.
+    assert NO_BRIDGE_NOTICE not in text, text
     cells = second.front.cells
     agent = next(c for c in cells if c["id"] == "agent-2")
     below = cells[cells.index(agent) + 1]

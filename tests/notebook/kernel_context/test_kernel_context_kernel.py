@@ -47,7 +47,9 @@ def test_a_sleeping_repr_llm_and_100000_names_do_not_fail_or_stall_the_cell(kern
     started = time.monotonic()
     run = d.wait_done(d.execute("%%agent --new --allow python\nWhat is `slow`?"), 60)
     assert run.status == "ok", run.text
-    assert time.monotonic() - started < 20
+    # A stall would be Slow's 30 s sleep on top of the ~9 s the twenty Busy objects take by design: the
+    # cell takes 8-16 s here, more on a loaded 2-core CI machine, so the bound sits just under 30 s.
+    assert time.monotonic() - started < 29
     shown = d.wait_done(d.execute("%agent context"), 30)
     assert "slow: Slow (not described: took longer than 0.5 s)" in shown.text
     assert "more" in shown.text and "Left out" in shown.text
@@ -60,8 +62,10 @@ def test_the_interrupt_stops_the_build_and_the_session_goes_on(kernel):
     d.wait(lambda: "DESCRIBING" in run.text, 30, "the build describing a Busy object")
     t0 = time.monotonic()
     d.interrupt()
-    d.wait_done(run, 10)
-    assert time.monotonic() - t0 < 2.0 and d.is_alive()
+    d.wait_done(run, 30)
+    # Not stopped, the build would go on describing the other Busy objects (~0.45 s each, ~8 s): 5 s
+    # tells the two apart and leaves a loaded CI machine's interrupt round trip room (2 s did not).
+    assert time.monotonic() - t0 < 5.0 and d.is_alive()
     assert_interrupted(run)  # one line, no frames, "history kept"
     follow = d.wait_done(d.execute("%%agent --allow python\nWhat is 2 + 2?"), 60)
     assert follow.status == "ok", follow.text

@@ -255,7 +255,7 @@ async def test_abort_stops_a_running_mcp_tool_and_the_server_stays_usable(tmp_pa
     finally:
         await agent.aclose()
     assert isinstance(events[-1], Done) and events[-1].reason == "aborted"
-    assert stopped_s < 1.5, stopped_s
+    assert stopped_s < 10, stopped_s  # not the 30 s the tool sleeps (1.5 s left a loaded CI machine little room)
     assert results(again)[0].content == "8"
 
 
