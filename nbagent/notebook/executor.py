@@ -26,21 +26,20 @@ import collections
 import inspect
 import io
 import logging
-import signal
 import sys
-import threading
 import time
 import traceback
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Callable, Mapping, TypedDict, Union
+from types import CodeType
+from typing import TYPE_CHECKING, Callable, Mapping, TypedDict
 
 from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 from .tool_code import tool_code
+from .user_code_interrupt import CANCEL_TURNS, interrupt_user_code, raise_on_sigint, watch_sigint
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -128,7 +127,7 @@ class ShellExecutor:
             t0 = time.monotonic()
             displays: list[CapturedDisplay] = []
             try:
-                with working_directory(cwd), _watch_sigint(self):
+                with working_directory(cwd), watch_sigint(self):
                     result = await self._execute(code, displays)
             except WorkingDirectoryBusy as exc:
                 result = ExecutionResult(error=str(exc))
@@ -177,7 +176,7 @@ class ShellExecutor:
         # A ■ just before this call went to the kernel's own handler, which only schedules the cell's
         # cancellation, a few loop turns later: those turns, so that it lands here and not never
         # (the code below runs without one: an endless loop in it ran on, the ■ lost).
-        for _ in range(_CANCEL_TURNS):
+        for _ in range(CANCEL_TURNS):
             await asyncio.sleep(0)
         with _Capture(self.shell, out, err, displays):
             try:
@@ -197,7 +196,7 @@ class ShellExecutor:
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
-        with _raise_on_sigint(self):
+        with raise_on_sigint(self):
             value = eval(code_obj, self.shell.user_global_ns, ns)  # noqa: S307 - running the model's code is the point
         if inspect.CO_COROUTINE & code_obj.co_flags:
             value = await value  # top-level await in the model's code: other tasks run meanwhile
@@ -206,7 +205,7 @@ class ShellExecutor:
     def _format_interruptible(self, value: object, filename: str) -> tuple[str | None, dict[str, object] | None, str | None]:
         """Format the tail value; its ``__repr__`` is the model's code too, so ■ must reach it."""
         try:
-            with _raise_on_sigint(self):
+            with raise_on_sigint(self):
                 text, rich = self._format(value)
             return text, rich, None
         except KeyboardInterrupt as exc:
@@ -324,135 +323,6 @@ class _KernelLogAside(logging.Filter):
             except Exception:  # noqa: BLE001 - a log line must never fail the comm's handling
                 pass
         return False
-
-
-class _UserCode:
-    """Whether the model's code runs on the main thread now, so that Stop can interrupt it.
-
-    Synchronous code blocks the agent's event loop, so an abort (Stop, pressed on another thread:
-    the widget's comm reaches a subshell or the nbagent kernel's shell-channel thread) is not
-    seen until the code returns. :func:`interrupt_user_code` then does what ■ does: a SIGINT to
-    the main thread, which :class:`_raise_on_sigint` turns into ``KeyboardInterrupt`` in the code.
-    """
-
-    lock = threading.Lock()
-    running = False
-    only_code = False  # a timeout: interrupt the code, not the cell (the agent goes on)
-    owner: object = None
-    """The executor whose code runs now: a timeout or a client's interrupt names the executor it
-    is for, and never reaches another's (a client's run that awaits leaves the loop to the agent)."""
-
-
-def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> bool:
-    """Interrupt the model's code running on the main thread (thread-safe); ``False`` if none runs.
-
-    ``only_code``: raise in the code only (a tool's timeout), without the kernel's own interrupt
-    handler, which would also cancel the cell and so the agent's run. ``owner``: only code that
-    executor runs (``None``: any, as ■ and Stop)."""
-    with _UserCode.lock:
-        if not _UserCode.running or threading.current_thread() is threading.main_thread():
-            return False
-        if owner is not None and _UserCode.owner is not owner:
-            return False
-        _UserCode.only_code = only_code
-        # A real signal to the main thread, as ■ sends: it also wakes a blocking call (time.sleep,
-        # a socket read) with EINTR, which _thread.interrupt_main's simulated signal does not.
-        main = threading.main_thread().ident
-        if main is None:
-            return False
-        signal.pthread_kill(main, signal.SIGINT)
-        return True
-
-
-_CANCEL_TURNS = 8
-"""Loop turns ipykernel's SIGINT handler for an async cell needs to cancel the cell (a callback that
-sets a future, whose done callback cancels the cell's task, which then wakes): 3, with room."""
-
-
-class _watch_sigint:
-    """For the whole of one execution on the main thread: a SIGINT that comes while none of the
-    code's own handlers (:class:`_raise_on_sigint`) is in place (before the code starts, between its
-    body, its tail and its repr) goes on to the kernel's handler as before, and is remembered, so
-    that the code's next handler raises it into the code at once instead of letting it run on:
-    ipykernel's handler only schedules a cancellation for the cell's next await, which code that
-    never awaits (an endless loop, a blocking ``__repr__``) never reaches (■ was lost)."""
-
-    def __init__(self, owner: object) -> None:
-        self.owner = owner
-        self.previous: _Handler = None
-
-    def __enter__(self) -> None:
-        _PENDING_SIGINT.pop(id(self.owner), None)
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
-        owner_id = id(self.owner)
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if _UserCode.only_code:  # a timeout's, meant for code that just returned: dropped
-                _UserCode.only_code = False
-                return
-            _PENDING_SIGINT[owner_id] = True
-            if callable(previous):
-                previous(signum, frame)
-
-        try:
-            signal.signal(signal.SIGINT, handler)
-            self.previous = previous
-        except (ValueError, TypeError):
-            self.previous = None
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-        _PENDING_SIGINT.pop(id(self.owner), None)
-
-
-_PENDING_SIGINT: dict[int, bool] = {}
-"""Executors (by id) whose execution saw a SIGINT outside its code's own handlers (:class:`_watch_sigint`)."""
-
-
-_Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
-"""A signal handler as ``signal.getsignal`` returns it."""
-
-
-class _raise_on_sigint:
-    """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
-    after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
-
-    def __init__(self, owner: object = None) -> None:
-        self.owner = owner
-
-    def __enter__(self) -> None:
-        self.previous: _Handler = None
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if _UserCode.only_code:
-                _UserCode.only_code = False
-            elif callable(previous) and previous is not signal.default_int_handler:
-                previous(signum, frame)
-            raise KeyboardInterrupt
-
-        try:
-            signal.signal(signal.SIGINT, handler)
-            self.previous = previous
-        except (ValueError, TypeError):  # not the main interpreter / an unusual handler
-            self.previous = None
-            return
-        with _UserCode.lock:
-            _UserCode.running, _UserCode.owner = True, self.owner
-        if _PENDING_SIGINT.pop(id(self.owner), False):  # a ■ came before the code could take it
-            self.__exit__()
-            raise KeyboardInterrupt
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
-                _UserCode.running, _UserCode.owner = False, None
-            signal.signal(signal.SIGINT, self.previous)
 
 
 __all__ = ["ShellExecutor", "ExecutionRecord", "ExecutionResult", "interrupt_user_code"]

@@ -180,12 +180,12 @@ class KernelContext:
         return self._guarded(lambda: self._build(focus, with_cells=False, ask=ask))
 
     def _guarded(self, build: "Callable[[], tuple[NotebookState, ContextRecord]]") -> NotebookState:
-        from ..executor import _raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
         from ..outcome import AgentInterrupted
+        from ..user_code_interrupt import raise_on_sigint  # the executor's: one way for ■ to reach code on the main thread
 
         started = time.perf_counter()
         try:
-            with _raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
+            with raise_on_sigint():  # ■ reaches a slow description as it reaches the model's code
                 state, record = build()
         except KeyboardInterrupt:  # outside the variables (a repr of Out, an image): nothing kept
             record = ContextRecord(notes=["interrupted"], interrupted=True)
