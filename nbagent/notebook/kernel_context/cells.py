@@ -70,9 +70,8 @@ def recent_outputs(out: object, shown: Mapping[int, str] | None = None) -> list[
     lines = []
     outputs = out if isinstance(out, dict) else {}
     for n in sorted(outputs)[-MAX_OUTPUTS:]:
-        if shown is not None and n in shown and _shows_value(outputs[n]):
+        if shown is not None and n in shown and _shown_as_displayed(outputs[n]):
             # Out[n] is the object, which a later cell may have changed: the text the cell showed.
-            # A type whose value is not shown (a user class) stays its type name.
             lines.append(f"Out[{n}]: {shown[n][:MAX_OUTPUT_CHARS]}")
             continue
         try:
@@ -83,9 +82,12 @@ def recent_outputs(out: object, shown: Mapping[int, str] | None = None) -> list[
     return lines
 
 
-def _shows_value(value: object) -> bool:
-    """Whether :func:`safe_repr` shows ``value``'s value (not only its type name)."""
-    return library_of(value) in ARRAY_LIBRARIES | {"builtins"} or is_known_scalar(value)
+def _shown_as_displayed(value: object) -> bool:
+    """Whether the text IPython displayed for ``value`` is what :func:`safe_repr` would show: an
+    array library's value or a known scalar. Not a container of ``builtins``: IPython's text holds
+    its items' own reprs (a dataclass holding a token, a UUID key), which safe_repr shows by type
+    name; told as it is now, as before."""
+    return library_of(value) in ARRAY_LIBRARIES or is_known_scalar(value)
 
 
 class NoUserCodeRepr(reprlib.Repr):

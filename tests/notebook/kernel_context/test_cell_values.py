@@ -64,3 +64,19 @@ def test_a_displayed_image_is_labelled_with_the_number_of_the_cell_that_displaye
     _, images = _context(ip, displayed, f"What does the plot of In[{result.execution_count}] show?")
     assert [b["type"] for b in images] == ["text", "image"], images
     assert f"Image displayed by In[{result.execution_count}] (64x48 px)" in images[0]["text"]
+
+
+def test_a_container_a_cell_showed_is_told_without_its_items_own_reprs(ip: Any) -> None:
+    # The review of power pass 2 (H1): IPython's text of `[conn]` is the dataclass's repr, token and
+    # all, and of `{'key': svc_key}` the UUID; the variables show both by type name, so Out[n] does too.
+    cell = ("import dataclasses, uuid\n"
+            "@dataclasses.dataclass\nclass Conn:\n    host: str\n    token: str\n"
+            "cv_conn = Conn('db.example', 'ghp_' + 'R4nd0mT0k3n' * 3)\n"
+            "cv_key = uuid.UUID('12345678-1234-5678-1234-567812345678')")
+    displayed = DisplayedImages(ip)
+    assert ip.run_cell(cell).success
+    assert ip.run_cell("[cv_conn]", store_history=True).success
+    assert ip.run_cell("{'key': cv_key}", store_history=True).success
+    text, _ = _context(ip, displayed, "what did the last cells show?")
+    assert "R4nd0mT0k3n" not in text and "12345678-1234" not in text, text
+    assert "Conn object" in text and "UUID object" in text, text
