@@ -32,9 +32,10 @@ def _key(cls: type) -> str:
 
 def _numpy_scalar(value: object) -> bool:
     numpy = sys.modules.get("numpy")
-    if numpy is None or not isinstance(value, (numpy.number, numpy.bool_, numpy.datetime64, numpy.timedelta64)):
+    kind = type(value)  # not isinstance: it reads __class__, a property that runs code on lazy proxies
+    if numpy is None or kind.__module__ != "numpy":  # numpy's own scalar types, not a subclass of them
         return False
-    return type(value).__module__ == "numpy"  # numpy's own scalar types, not a subclass of them
+    return issubclass(kind, (numpy.number, numpy.bool_, numpy.datetime64, numpy.timedelta64))
 
 
 def is_known_scalar(value: object) -> bool:

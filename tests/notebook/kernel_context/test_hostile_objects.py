@@ -169,6 +169,24 @@ def test_no_user_code_runs_for_the_items_of_a_container_variable_or_output() -> 
     assert "{'a': 1, 'b': 2}" in block_of(text, "plain")  # builtins as before, sorted
 
 
+def test_a_lazy_proxys_class_property_is_never_read() -> None:
+    """``isinstance`` reads ``__class__``, which lazy proxies (Django's ``SimpleLazyObject``, wrapt's)
+    make a property that builds or fetches what they stand for: describing a variable runs none of it
+    (review of power pass 2, M1: the numpy-scalar check ran it 8 times)."""
+    ran: list[str] = []
+
+    class Lazy:
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:  # noqa: PLE0302 - what a proxy does
+            ran.append("__class__")
+            return int
+
+    shell = shell_with(settings=Lazy(), items=[Lazy()])
+    shell.user_ns["Out"] = {3: Lazy()}
+    text, _ = context_text(shell, "what are `settings` and `items`?")
+    assert ran == [], ran
+    assert "settings: Lazy" in text, text
+
 def test_builtin_values_inside_containers_keep_their_repr_and_tuples_of_user_objects_are_not_sorted() -> None:
     """The container guard named every builtin that reprlib has no method for by its type: the
     model read ``(<builtins.float object>, <builtins.float object>)`` for ``(1.5, 2.5)``. And a set
