@@ -110,7 +110,7 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
     u = t.usage
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")
-    print(spent_line(t, sess.recorded_spend))
+    print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests))
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:
         total = u.cache_hit_share

@@ -180,6 +180,7 @@ class NotebookSession:
         from ..display.format import fmt_total_cost
 
         t = self.agent.totals  # requests without a price: "unknown" or "≥ $x", never a plain $0.0000
+        unpriced = self.agent.session.spent.unpriced_requests  # rolled-back ones too, as spent_usd
         return (f"<nbagent session: {self.agent.config.model} via {self.agent.provider.name}, "
                 f"{self.agent.turn} turns, {t.requests} requests, "
-                f"{fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} spent>")
+                f"{fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)} spent>")

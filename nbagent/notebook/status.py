@@ -17,12 +17,15 @@ if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 
-def spent_line(t: "Totals", recorded: float = 0.0) -> str:
+def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
-    off mid-answer (■, a dropped connection) and retried: the API billed them, no row shows them."""
-    line = f"spent {fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} request(s)"
+    off mid-answer (■, a dropped connection) and retried: the API billed them, no row shows them.
+    ``spent_unpriced``: of the spent requests, those without prices (``Spent.unpriced_requests``;
+    ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0)."""
+    unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
+    line = f"spent {fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)} in {t.spent_requests} request(s)"
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
@@ -86,7 +89,7 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"money        {spent_line(t, sess.recorded_spend)}")
+    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")

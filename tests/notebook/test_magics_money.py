@@ -171,3 +171,21 @@ def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unkn
     header = session().view.header.plain()
     assert "session cost ≥ $" in header and "request(s) without prices" in header, header
     assert "≥ $" in repr(session()) and "request(s) without prices) spent>" in repr(session())  # not "$0.0025 spent"
+
+
+def test_requests_without_prices_stay_unknown_in_what_was_spent_after_their_rollback(shell):
+    # Review of attacker pass 12 (M2): the unpriced count was the history's, the spend the session's;
+    # once the unpriced turn was rolled back, what was spent read as the priced part alone.
+    run(shell, "%%agent --model claude-haiku-4-5\nWhat is 2 * 4?")
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
+    run(shell, "%agent rollback 1")
+    t = session().totals
+    assert t.unpriced_requests == 0 and session().agent.session.spent.unpriced_requests == 2
+    assert t.spent_requests == t.requests + 2
+    for said in (repr(session()), run(shell, "%agent cost"), run(shell, "%agent status")):
+        assert f"spent ${t.spent_usd:.4f}" not in said and "≥ $" in said, said
+        assert "(2 request(s) without prices)" in said, said
+    done = run(shell, "%%agent --model claude-haiku-4-5\nWhat is 3 * 3?")  # the next cell's last line too
+    assert "(2 request(s) without prices)" in done, done

@@ -162,7 +162,9 @@ def _on_done(view: RunView, e: ev.Done) -> None:
     view.done = e
     view.header.update(cost=e.totals.spent_usd or view.header.cost)
     t = e.totals
-    cost = fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)
+    # The header counted the session's unpriced requests as spent (rolled-back ones too); the
+    # totals' count is the history's.
+    cost = fmt_total_cost(t.spent_usd, max(t.unpriced_requests, view.header.unpriced), t.spent_requests)
     # This run's own figures (the table below lists the same requests), then the session's spend.
     run_retries = sum(r.retries for r in view.records)
     answered = len(view.records)
