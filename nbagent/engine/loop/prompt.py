@@ -87,6 +87,15 @@ def _linked(path: Path, cwd: Path) -> bool:
     return False
 
 
+def _own_rules(real: Path) -> bool:
+    """Whether ``real`` is in the user's own ``~/.nbagent/rules/``, however ``~/.nbagent`` is linked
+    (dotfiles kept with stow or chezmoi): rules, not the credentials beside them."""
+    try:
+        return real.is_relative_to((Path.home() / RULES_DIR).resolve())
+    except (OSError, RuntimeError):  # no home folder, a link loop
+        return False
+
+
 def _read_rules_file(path: Path, root: Path, label: str, max_chars: int, cwd: Path) -> tuple[str | None, str | None]:
     """``(text, None)``, or ``(None, why it was not read)``; reads at most ``max_chars`` characters' worth."""
     try:
@@ -97,7 +106,7 @@ def _read_rules_file(path: Path, root: Path, label: str, max_chars: int, cwd: Pa
         # ``.nbagent/rules/style.md -> ../../.env``, ``AGENTS.md -> .git/config``): read_file asks
         # before such a read, and the rules go to the model unasked, at every prompt. A rules file in
         # its own place is yours (a notebook in ~ keeps its rules in ~/.nbagent/rules/).
-        if _linked(path, cwd) and secret_reason(str(real), root) is not None:
+        if _linked(path, cwd) and not _own_rules(real) and secret_reason(str(real), root) is not None:
             return None, f"Rules file {label} leads to a file that holds credentials ({real.name}); not read."
         # Non-blocking, and checked on the open descriptor: a FIFO swapped in must not hang the prompt.
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))

@@ -83,6 +83,17 @@ def test_the_rules_of_a_notebook_in_the_home_folder_are_still_read(tmp_path: Pat
     monkeypatch.setenv("HOME", str(home))
     assert load_rules(home) == ("# .nbagent/rules/style.md\nbe brief", [])
 
+def test_the_rules_of_a_home_folder_whose_nbagent_is_a_dotfiles_link_are_still_read(tmp_path: Path, monkeypatch) -> None:
+    # Review of attacker pass 12 (L1): ~/.nbagent -> dotfiles/nbagent (stow, chezmoi) made the
+    # user's own rules "a file that holds credentials", not read.
+    home = tmp_path / "home"
+    (home / "dotfiles" / "nbagent" / "rules").mkdir(parents=True)
+    (home / "dotfiles" / "nbagent" / "rules" / "style.md").write_text("be brief")
+    (home / ".nbagent").symlink_to(home / "dotfiles" / "nbagent")
+    monkeypatch.setenv("HOME", str(home))
+    assert load_rules(home) == ("# .nbagent/rules/style.md\nbe brief", [])
+
+
 
 def test_a_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
     cwd, _ = project(tmp_path)
