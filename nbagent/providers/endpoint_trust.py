@@ -121,8 +121,12 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
 
 
-SDK_HOST_DOMAINS = ("anthropic.com", "amazonaws.com", "googleapis.com")
-"""The domains of the SDK's own hosts (Anthropic's API, Bedrock's, Vertex's): accounts of anyone there."""
+SDK_HOSTS = re.compile(r"(?:[a-z0-9-]+\.)*anthropic\.com"
+                       r"|bedrock(?:-runtime)?(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com"
+                       r"|(?:[a-z0-9-]+-)?aiplatform\.googleapis\.com")
+"""The SDK's own hosts (Anthropic's API, Bedrock's, Vertex's), where anyone has an account. Not
+the whole of amazonaws.com or googleapis.com: a team's gateway behind API Gateway or a load
+balancer (``*.execute-api.*.amazonaws.com``, ``*.elb.amazonaws.com``) is a host of its own."""
 
 
 def is_the_sdks_host(url: str) -> bool:
@@ -131,7 +135,7 @@ def is_the_sdks_host(url: str) -> bool:
     brings no credential of its own, as one without ``base_url`` (a file that first used it with
     your key, once trusted, could later add its author's and receive your prompts in its logs)."""
     host = ascii_host(urllib.parse.urlsplit(url).hostname).rstrip(".").lower()
-    return any(host == d or host.endswith("." + d) for d in SDK_HOST_DOMAINS)
+    return SDK_HOSTS.fullmatch(host) is not None
 
 
 def vertex_project(project_id: str) -> str:

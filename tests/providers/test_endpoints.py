@@ -239,6 +239,23 @@ def test_a_project_profile_naming_the_sdks_own_host_may_not_bring_its_own_creden
     assert resolve_endpoint("lab", repo).base_url == url  # the user's own key, as trusted
 
 
+@pytest.mark.parametrize("url", ["https://abc123.execute-api.us-east-1.amazonaws.com",
+                                 "https://gateway-1234.elb.amazonaws.com", "https://llm-gw.googleapis.com"])
+def test_a_teams_gateway_on_a_cloud_domain_keeps_its_header_key_once_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    # The review of attacker pass 12 (L5): the whole of amazonaws.com and googleapis.com was taken
+    # for the SDK's own hosts, so a trusted team gateway there was refused its header key.
+    from nbagent.providers.endpoint_trust import is_the_sdks_host, trust_host
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TOKEN)
+    trust_host(url)
+    repo = _project(tmp_path, {"lab": {"base_url": url, "headers": {"x-api-key": "team-gateway-key"},
+                                       "model": "claude-sonnet-4-5"}})
+    assert resolve_endpoint("lab", repo).base_url == url
+    assert not is_the_sdks_host(url)
+    assert is_the_sdks_host("https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com")
+    assert is_the_sdks_host("https://aiplatform.googleapis.com")
+
 def test_a_project_files_vertex_project_is_used_only_once_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's Google credentials calling the file author's project (which may have granted the
     user's account access) would leave the user's conversations in that project's logs."""

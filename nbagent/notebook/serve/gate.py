@@ -114,7 +114,10 @@ class ServeGate:
         self.stopped = True
         waiters = list(self._waiting)
         for waiter in waiters:
-            waiter.get_loop().call_soon_threadsafe(waiter.cancel)
+            try:
+                waiter.get_loop().call_soon_threadsafe(waiter.cancel)
+            except RuntimeError:  # its loop is closed (the kernel exits): nothing can run it now
+                waiter.cancel()
         return len(waiters)
 
     def always(self) -> list[str]:
@@ -137,6 +140,8 @@ class ServeGate:
         if not await self.alive():
             raise CallRefused("The notebook is not open in a front-end with the nbagent extension, so no one can "
                               "be asked: not run. Open the notebook in JupyterLab or Notebook 7 and try again.")
+        if self.stopped:  # stopped while the rules or the page were asked (each a round trip)
+            raise CallRefused(STOPPED)
         if (request.key, request.tool) in self._always:
             return Allowed("the user (Allow always, earlier)")
         return await self._ask(request, mode)
