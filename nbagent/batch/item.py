@@ -107,13 +107,16 @@ def prompt_for(template: str, item: Path) -> str:
 
 def read_result(folder: Path) -> ItemResult | None:
     """The item's result, when it finished (None: not run, or interrupted, or a result whose money is
-    not a finite amount >= 0: a negative one un-spent the fleet's budget for the items still to run)."""
+    not a finite amount >= 0, or unknown in both its fields: a negative or unknown one un-spent the
+    fleet's budget for the items still to run)."""
     try:
         result = ItemResult(**json.loads((folder / RESULT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
     money = (result.cost_usd, result.budget_usd)
     if not all(m is None or (type(m) in (int, float) and math.isfinite(m) and m >= 0) for m in money):
+        return None
+    if money == (None, None):  # no writer leaves both unknown: counted as $0, it would un-spend the budget
         return None
     return result
 

@@ -7,6 +7,7 @@ that item's task folder.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ def run_item(spec: ItemSpec) -> ItemRow:
     # The item's folder is where the data came from (a download, a shared drive, a class's
     # submissions), not a project of the user's: its .mcp.json would start commands for every item.
     wiring: dict[str, Any] = {"provider": spec.provider, "read_mcp_json": False}
+    agent: Agent | None = None
     try:
         agent = Agent.resume(task, **wiring, **settings) if resumed else Agent(task_dir=task, **wiring, **settings)
         try:
@@ -59,8 +61,15 @@ def run_item(spec: ItemSpec) -> ItemRow:
         finally:
             agent.close()  # releases the task folder's lock
     except Exception as exc:  # noqa: BLE001 - an item's failure is its row, not the fleet's end
-        return write_result(folder, ItemResult(spec.item, "error", error=f"{type(exc).__name__}: {exc}",
-                                                seconds=time.monotonic() - started, resumed=resumed))
+        failed = ItemResult(spec.item, "error", error=f"{type(exc).__name__}: {exc}",
+                            seconds=time.monotonic() - started, resumed=resumed)
+        if agent is not None:  # requests sent before the failure were billed: counted, never $0
+            billed = agent.session.spent
+            failed = dataclasses.replace(
+                failed, cost_usd=None if billed.unpriced_requests else round(billed.cost_usd, 6),
+                budget_usd=round(billed.budget_usd, 6), unpriced_requests=billed.unpriced_requests,
+                requests=billed.requests)
+        return write_result(folder, failed)
     outcome = done.reason if done is not None else "error"
     error = (done.error or done.stopped) if done is not None else "the run ended without a Done event"
     return write_result(folder, ItemResult(

@@ -155,7 +155,7 @@ def test_a_result_whose_money_is_negative_or_not_a_number_is_no_result(tmp_path:
     # the fleet's total budget for every item still to run.
     from nbagent.batch.item import read_result
 
-    for cost in (-1000.0, "1", float("nan")):
+    for cost in (-1000.0, "1", float("nan"), None):  # None with no budget_usd: unknown, read as $0
         (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": cost}))
         assert read_result(tmp_path) is None, cost
     (tmp_path / RESULT_FILE).write_text(json.dumps({"item": "a.csv", "outcome": "end_turn", "cost_usd": 0.25}))

@@ -27,3 +27,23 @@ def test_a_workers_warm_up_is_not_counted_in_its_first_items_seconds(tmp_path: P
     assert row["outcome"] == "end_turn", row
     assert row["seconds"] == 0.0  # the fake clock moved only while the worker warmed up
 
+
+
+def test_an_item_that_fails_after_its_requests_keeps_what_they_cost(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The review of attacker pass 12 (L3): the error row said $0.0 and 0 requests for requests the API
+    # had billed, and the fleet gave that money back to the items still to run.
+    from nbagent.agent import Agent
+
+    answered = Agent.run_sync
+
+    def run_then_fail(self: Agent, prompt: str) -> object:
+        answered(self, prompt)
+        raise RuntimeError("the disk filled up")
+
+    monkeypatch.setattr(Agent, "run_sync", run_then_fail)
+    (tmp_path / "d1.csv").write_text("a,b\n1,\n")
+    row = worker.run_item(ItemSpec(item=str(tmp_path / "d1.csv"), folder=str(tmp_path / "out"),
+                                   prompt="Check {item}.", provider="simulated"))
+    assert row["outcome"] == "error" and "the disk filled up" in (row["error"] or "")
+    assert row["requests"] == 2 and (row["cost_usd"] or 0) > 0 and (row["budget_usd"] or 0) > 0, row
