@@ -134,9 +134,9 @@ class Bridge:
             return client is not None and client in self._clients
 
     def runs_elsewhere(self, client: str | None) -> bool:
-        """Whether kernel session ``client`` never said hello while pages said hello with theirs: a
-        console on the notebook's kernel (New Console for Notebook), which sends its cells' ids too
-        though they are in no notebook, or a page whose hello was missed (page.py tells them apart)."""
+        """Whether kernel session ``client`` is no page with the extension while pages said hello
+        with theirs: a console on the notebook's kernel (New Console for Notebook) sends its cells'
+        ids too, but its cells are in no notebook, so what a page says of them means nothing."""
         with self._hellos:
             return client is not None and bool(self._pages) and client not in self._pages
 

@@ -31,10 +31,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     async def shown() -> bool:
         if cell_id is None or not bridge.ever_connected or bridge.version < 2:
             return True
-        # A session that never said hello: a console on the notebook's kernel (New Console for
-        # Notebook), or a page whose hello this kernel missed (slow to load). The notebook tells
-        # them apart: a console's cell is in no notebook.
-        elsewhere = bridge.runs_elsewhere(client)
+        if bridge.runs_elsewhere(client):
+            return True  # a console on the notebook's kernel: the prompt shows there, in no notebook
         if not bridge.connected and not await bridge.reconnect():
             return True  # no page answers now: nothing says the prompt is gone (asked again later)
         try:
@@ -43,7 +41,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             return True
         index = found.get("index")
         if isinstance(index, int) and index < 0:
-            return elsewhere  # a console's cell shows its prompt there; a page's cell was deleted
+            return False
         if found.get("running") is not False:
             return True
         if not _still_there(bridge, client):
