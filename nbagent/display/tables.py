@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..engine.contracts.events import RequestRecord
 from .format import fmt_range, hidden_count, is_hidden, live_range
+from .html import NO_TEX
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -248,7 +249,7 @@ def html_table(df: "pd.DataFrame", *, scroll: bool = True, wrap_head: bool = Fal
     # nowrap: a model id or a range wrapping onto three lines is harder to read than a scroll, and
     # the scroll is the table's own box: a wide table never runs past (and is cut by) its cell.
     box = "overflow-x:auto;max-width:100%" if scroll else ""
-    return (f'<div class="nbagent-table-box" style="{box}">'
+    return (f'<div class="nbagent-table-box {NO_TEX}" style="{box}">'
             f'<table class="nbagent-table" style="white-space:nowrap"><thead><tr>{head}</tr></thead>'
             f'<tbody>{body}</tbody></table></div>')
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
+from ..display.html import NO_TEX
 from ..engine.contracts.messages import ContentBlock, MessageParam, tool_result_text
 from ..engine.state.compactions import SUMMARY_MARK
 from ..engine.state.sent import SentRequest
@@ -140,7 +141,7 @@ class SentView:
             parts.append(f"<h4>{escape(title)}</h4>")
             for i in items:
                 parts.append(_item_html(i))
-        return "".join(parts)
+        return f'<div class="{NO_TEX}">{"".join(parts)}</div>'  # "$5 … $10" in a prompt is no math
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         return {"text/plain": self.plain(), "text/html": self.html()}

@@ -58,7 +58,7 @@ class TextBlock:
 
     def _interrupted_html(self) -> str:
         note = f" — {esc(self.note)}" if getattr(self, "note", "") else ""
-        return (f'<div style="{STYLE["interrupted"]}"><div style="white-space:pre-wrap">{esc(self.text)}</div>'
+        return (f'<div class="{NO_TEX}" style="{STYLE["interrupted"]}"><div style="white-space:pre-wrap">{esc(self.text)}</div>'
                 f"<small><b>⚠ interrupted</b>{note} (not kept in the conversation)</small></div>")
 
     def plain(self) -> str:
