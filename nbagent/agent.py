@@ -25,7 +25,7 @@ from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
 from .engine.contracts.hooks import HookMap, Hooks
-from .engine.contracts.messages import Message, text_of
+from .engine.contracts.messages import Message
 from .engine.contracts.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
 from .engine.contracts.provider import Provider
 from .engine.contracts.tool_api import ToolLike, ToolSource
@@ -40,7 +40,7 @@ from .engine.state.session import Session
 from .providers.choice import ProviderChoice
 from .providers.choice import UnknownWindowError as UnknownWindowError  # re-exported: part of the API
 from .providers.choice import make_provider as make_provider
-from .result import RunResult
+from .result import RunResult, run_answer
 from .views import ReadOnlyView
 from .wiring import settings_in_force, tool_wiring
 
@@ -211,7 +211,7 @@ class Agent:
         try:
             async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
                 if isinstance(event, Done):
-                    self.last_output = _answer(spec, event, self.history)
+                    self.last_output = run_answer(spec, event, self.history)
                 yield event
         finally:
             if ledger is not None:  # the day's spend grows by what this prompt was billed
@@ -388,21 +388,3 @@ class Agent:
         self.engine.close_session()
         if self.mcp is not None:
             await self.mcp.aclose()
-
-
-def _answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:
-    """What :attr:`Agent.last_output` holds after a run that ended with ``done``."""
-    if spec is not None:
-        return spec.parse(done.output) if done.output is not None else None
-    for message in reversed(history):
-        if message.get("role") == "assistant":
-            return text_of(message)
-    return None
-
-
-def last_done(events: Sequence[Event]) -> Done | None:
-    """The ``Done`` event of a run, if it finished."""
-    for e in reversed(events):
-        if isinstance(e, Done):
-            return e
-    return None

@@ -7,10 +7,12 @@ repr instead of ~40 raw event objects in a notebook cell.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from .display.format import fmt_total_cost
 from .engine.contracts.events import Done, Event, RequestCompleted, RequestRecord, TextDelta, ToolResult
+from .engine.contracts.messages import Message, text_of
+from .engine.loop.structured import OutputSpec
 
 
 class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing
@@ -69,4 +71,17 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer
 
 
-__all__ = ["RunResult"]
+
+
+def run_answer(spec: OutputSpec | None, done: Done, history: Sequence[Message]) -> Any:
+    """What :attr:`nbagent.Agent.last_output` holds after a run that ended with ``done``: the
+    structured output parsed by ``spec``, else the last assistant message's text."""
+    if spec is not None:
+        return spec.parse(done.output) if done.output is not None else None
+    for message in reversed(history):
+        if message.get("role") == "assistant":
+            return text_of(message)
+    return None
+
+
+__all__ = ["RunResult", "run_answer"]

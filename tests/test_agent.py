@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
-from nbagent.agent import last_done, make_provider
+from nbagent.agent import make_provider
 from nbagent.engine.contracts.errors import MissingApiKeyError
 from nbagent.engine.contracts.events import Done, Notice, event_to_dict
 from nbagent.engine.contracts.hooks import HookMap
@@ -19,6 +19,7 @@ from nbagent.engine.contracts.permissions import allow_all
 from nbagent.engine.state.store import SessionStore
 from nbagent.providers.anthropic import AnthropicProvider
 from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+from nbagent.result import RunResult
 from nbagent.tools import NamespaceExecutor, builtin_tools
 from tests.engine.loop.test_query_support import RecordingSleep, done_of, messages_requests
 
@@ -98,7 +99,7 @@ async def test_agent_runs_on_the_simulated_api_and_resumes(tmp_path: Path) -> No
                   executor=NamespaceExecutor(namespace))
     assert await agent.ask("17 * 23?") == "It is 391."
     assert namespace["x"] == 391
-    done = last_done(agent.events)
+    done = RunResult(agent.events).done
     assert done is not None and done.reason == "end_turn"
     assert history_problems(agent.history) == []
     assert agent.simulated_api is api

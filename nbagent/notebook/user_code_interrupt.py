@@ -14,6 +14,8 @@ import threading
 from types import FrameType
 from typing import Callable, Union
 
+from ..engine.contracts.tool_api import ToolOutput
+
 
 class _UserCode:
     """Whether the model's code runs on the main thread now, so that Stop can interrupt it.
@@ -144,4 +146,38 @@ class raise_on_sigint:
             signal.signal(signal.SIGINT, self.previous)
 
 
-__all__ = ["CANCEL_TURNS", "interrupt_user_code", "raise_on_sigint", "watch_sigint"]
+class interrupt_after:
+    """Interrupt the kernel's main thread after ``seconds`` (synchronous code blocks the loop, so
+    an asyncio timeout would never fire): the same SIGINT the Stop button sends."""
+
+    def __init__(self, seconds: float, owner: object = None) -> None:
+        self.owner = owner  # the executor running the code: another's code is never interrupted
+        self.seconds = seconds
+        self.fired = False
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired = interrupt_user_code(only_code=True, owner=self.owner)
+
+    def __enter__(self) -> "interrupt_after":
+        if hasattr(signal, "pthread_kill"):
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+
+    def noted(self, out: ToolOutput) -> ToolOutput:
+        """``out`` saying that the time limit stopped the code: its ``KeyboardInterrupt`` alone reads
+        as the user's ■, and a caller would not know that a larger ``timeout_s`` lets it finish."""
+        if not self.fired:
+            return out
+        note = (f"[timed out: interrupted after timeout_s={self.seconds:g} s, the limit of this call, not by the "
+                "user; call again with a larger timeout_s to let it run longer]")
+        if isinstance(out.content, str):
+            return ToolOutput(f"{out.content}\n{note}", is_error=True, display=out.display)
+        return ToolOutput([*out.content, {"type": "text", "text": note}], is_error=True, display=out.display)
+
+
+__all__ = ["CANCEL_TURNS", "interrupt_after", "interrupt_user_code", "raise_on_sigint", "watch_sigint"]

@@ -131,7 +131,7 @@ class ReplayInputsChanged(AgentCellError):
 def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay | None:
     """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
     to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
-    from .inputs import changed_line, changes
+    from .input_changes import changed_line, changes
 
     root = magics.document.root
     carried = decision.notebook

@@ -50,7 +50,7 @@ def _settings_only(source: str) -> bool:
     return all(line.lstrip().startswith(("%", "#")) for line in source.splitlines() if line.strip())
 
 
-def _cell_key(source: str) -> str:
+def cell_key(source: str) -> str:
     return fingerprint(source.strip()) or ""
 
 
@@ -142,7 +142,7 @@ class CellLog:
         if before is not None and before.strip() != text.strip():
             self.superseded.add(before.strip())
         self.latest[cell_id] = text
-        self.ids[_cell_key(text)] = cell_id
+        self.ids[cell_key(text)] = cell_id
         self.superseded.discard(text.strip())
 
     def agent_ran(self, cell_id: str, text: str) -> None:
@@ -155,7 +155,7 @@ class CellLog:
         self.agent_texts[cell_id] = text
 
 
-def _ran_inputs(shell: InteractiveShell) -> list[str]:
+def ran_inputs(shell: InteractiveShell) -> list[str]:
     """The cells run in this kernel so far, as typed (IPython's raw history)."""
     raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
     return [s for s in (raw if raw is not None else shell.user_ns.get("In", [])) if isinstance(s, str)]
@@ -170,11 +170,11 @@ def context_cells(shell: InteractiveShell, log: CellLog | None,
     key (``key = "sk-ant-…"``), and its unsalted digest would let whoever receives the notebook
     check guesses of a password set in a one-line cell."""
     superseded = log.superseded if log is not None else set()
-    recent = [s for s in _ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
+    recent = [s for s in ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
     cells = [s for s in recent if s.strip() not in superseded and not _settings_only(s)][-CONTEXT_CELLS:]
     if redact is not None:  # its key, the cell's digest, would let a short password be guessed offline
         cells = [s for s in cells if redact(s) == s]
-    return {_cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
+    return {cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
 def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
@@ -313,7 +313,7 @@ class TurnWatch:
         """The cells in context this turn's own notebook tools changed, with the text it left them with."""
         now = self.log.agent_texts if self.log is not None else {}
         in_context = set(self.cell_ids.values())
-        return {cell_id: _cell_key(text) for cell_id, text in now.items()
+        return {cell_id: cell_key(text) for cell_id, text in now.items()
                 if cell_id in in_context and self._agent_texts.get(cell_id) != text}
 
 
@@ -337,76 +337,4 @@ def _writes(mode: object, flags: object) -> bool:
     return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
 
 
-# --- comparing at replay -----------------------------------------------------------------------------
-
-
-def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLog | None = None) -> list[str]:
-    """What changed since the turn was recorded, each named as a user would ("`sales`",
-    "sales.csv"); empty when everything it depended on is as it was."""
-    ns = shell.user_ns
-    changed: list[str] = []
-    for name, fp in inputs.read.items():
-        if name not in ns:
-            changed.append(f"`{name}` (no longer defined)")
-        elif not _as_found_or_left(fingerprint(ns[name]), fp, inputs.left_values.get(name)):
-            changed.append(f"`{name}`")
-    for name, fp in inputs.shown.items():
-        if name in ns and not _as_found_or_left(shown_fingerprint(ns[name]), fp, inputs.left_values.get(name)):
-            changed.append(f"`{name}`")
-    changed += _changed_files(inputs.files, root)
-    if inputs.cells:
-        changed += _changed_cells(inputs, shell, log)
-    return changed
-
-
-def _as_found_or_left(now: str | None, found: str, left: str | None) -> bool:
-    """As the turn found it, or as its own work left it (a cell it fixed, above the agent cell)."""
-    return now is not None and now in (found, left)
-
-
-def _changed_files(files: Mapping[str, str], root: Path) -> list[str]:
-    """The recorded files whose bytes differ now. A record may be received: a name that would not
-    have been recorded here (absolute, ``..``, hidden, through a symlink) is never opened."""
-    root, libraries = root.resolve(), library_paths()
-    changed = []
-    for rel, fp in files.items():
-        full = os.path.realpath(root / rel)
-        if followed(full, root, libraries) != rel:
-            changed.append(f"{rel} (not a file of this folder)")
-            continue
-        now = file_fingerprint(Path(full))
-        if now is None:
-            changed.append(f"{rel} (not a regular file)" if os.path.lexists(full) else f"{rel} (missing)")
-        elif now != fp:
-            changed.append(rel)
-    return changed
-
-
-def _changed_cells(inputs: TurnInputs, shell: InteractiveShell, log: CellLog | None) -> list[str]:
-    """A cell in context whose id ran with other text by now is changed; one whose id has not run
-    here (deleted, or further down) is not reported — like a variable only shown. Without ids
-    (a headless recording) a text that has not run here by now is changed."""
-    ran = {_cell_key(s) for s in _ran_inputs(shell)}
-    changed = []
-    for key, line in inputs.cells.items():
-        cell_id = inputs.cell_ids.get(key)
-        if cell_id is not None:
-            now = log.latest.get(cell_id) if log is not None else None
-            if now is not None and not _as_found_or_left(_cell_key(now), key, inputs.left_cells.get(cell_id)):
-                # Named as it reads now, where the user can find it (the turn may have fixed its first
-                # line since: the recorded one names a text no longer in the notebook).
-                first = now.strip().splitlines()[0][:60] if now.strip() else line
-                changed.append(f"the cell `{first}`")
-        elif key not in ran:
-            changed.append(f"the cell `{line}`")
-    return changed
-
-
-def changed_line(changed: list[str]) -> str:
-    """One line naming what changed: "`sales` changed since this answer was recorded"."""
-    names = changed[:3] + ([f"{len(changed) - 3} more"] if len(changed) > 3 else [])
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f"{listed} changed since this answer was recorded"
-
-
-__all__ = ["CellLog", "TurnInputs", "TurnWatch", "changed_line", "changes", "context_cells", "user_variables"]
+__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "ran_inputs", "user_variables"]

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import signal
-import threading
 from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence, cast
 
 import pydantic
@@ -24,6 +22,7 @@ from ...engine.contracts.events import CallPreview
 from ...engine.contracts.tool_api import ToolContext, ToolExecutionError, ToolLike, ToolOutput
 from ...tools.base import BuiltinTool, ToolInput, wait_or_abort
 from ...tools.python import format_execution
+from ..user_code_interrupt import interrupt_after
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
@@ -325,7 +324,7 @@ class NotebookRun(_NotebookTool):
         if shown is not None and shown != source_hash(source):
             raise ToolExecutionError(f"Cell {params.cell_id} changed after the user was asked to allow running it: "
                                      "not run. Call notebook_run again to ask about what it holds now.")
-        with _interrupt_after(params.timeout_s, ctx.executor) as limit:
+        with interrupt_after(params.timeout_s, ctx.executor) as limit:
             result = await wait_or_abort(ctx.executor.execute(source, cwd=ctx.cwd), ctx.abort)
         record = ctx.executor.history[-1]
         # The cell ran, under the kernel's count of this agent cell's run (not "[ ]" beside outputs).
@@ -356,42 +355,6 @@ def _redacted(outputs: list[OutputJSON], redact: Callable[[str], str] | None) ->
         return value
 
     return cast("list[OutputJSON]", walk(outputs))
-
-
-class _interrupt_after:
-    """Interrupt the kernel's main thread after ``seconds`` (synchronous code blocks the loop, so
-    an asyncio timeout would never fire): the same SIGINT the Stop button sends."""
-
-    def __init__(self, seconds: float, owner: object = None) -> None:
-        self.owner = owner  # the executor running the code: another's code is never interrupted
-        self.seconds = seconds
-        self.fired = False
-        self.timer = threading.Timer(seconds, self._fire)
-        self.timer.daemon = True
-
-    def _fire(self) -> None:
-        from ..executor import interrupt_user_code
-
-        self.fired = interrupt_user_code(only_code=True, owner=self.owner)
-
-    def __enter__(self) -> "_interrupt_after":
-        if hasattr(signal, "pthread_kill"):
-            self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.timer.cancel()
-
-    def noted(self, out: ToolOutput) -> ToolOutput:
-        """``out`` saying that the time limit stopped the code: its ``KeyboardInterrupt`` alone reads
-        as the user's ■, and a caller would not know that a larger ``timeout_s`` lets it finish."""
-        if not self.fired:
-            return out
-        note = (f"[timed out: interrupted after timeout_s={self.seconds:g} s, the limit of this call, not by the "
-                "user; call again with a larger timeout_s to let it run longer]")
-        if isinstance(out.content, str):
-            return ToolOutput(f"{out.content}\n{note}", is_error=True, display=out.display)
-        return ToolOutput([*out.content, {"type": "text", "text": note}], is_error=True, display=out.display)
 
 
 class NotebookTools:

@@ -27,13 +27,13 @@ from ..document.tools import (
     NotebookEdit,
     NotebookRead,
     NotebookRun,
-    _interrupt_after,
     _Shared,
     _source,
     deletable,
     edit_input_problem,
 )
-from ..executor import ShellExecutor, interrupt_user_code
+from ..executor import ShellExecutor
+from ..user_code_interrupt import interrupt_after, interrupt_user_code
 from .clients import Client
 from .gate import Allowed, CallRefused, Request, ServeGate, too_long
 from .record import ActionLog, ExternalAction, now, shown_names
@@ -295,7 +295,7 @@ class Operations:
         request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})
 
         async def act(_allowed: Allowed) -> ToolOutput:
-            with _interrupt_after(timeout_s, self.executor) as limit:
+            with interrupt_after(timeout_s, self.executor) as limit:
                 out = await self._running(client, Python().run({"code": code}, self._ctx(client)))
             return limit.noted(out)
 

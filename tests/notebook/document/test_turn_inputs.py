@@ -13,7 +13,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.notebook.document.fingerprint import fingerprint
-from nbagent.notebook.document.inputs import CellLog, TurnInputs, TurnWatch, changed_line, changes
+from nbagent.notebook.document.input_changes import changed_line, changes
+from nbagent.notebook.document.inputs import CellLog, TurnInputs, TurnWatch
 from nbagent.notebook.executor import ShellExecutor
 
 
