@@ -3,10 +3,14 @@ default budget (the bench reports the timings; this keeps the facts from regress
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
+
+import pytest
 
 from nbagent.engine.api_facts.tokens import count_text_tokens
 from nbagent.engine.contracts.config import DEFAULT_KERNEL_CONTEXT_TOKENS
+from nbagent.notebook.kernel_context import build, guard, protocol
 from tests.bench_module import load_bench
 
 
@@ -14,7 +18,12 @@ def bench() -> ModuleType:
     return load_bench("bench_kernel_context")
 
 
-def test_every_schema_question_finds_its_facts_in_the_request_within_the_budget() -> None:
+def test_every_schema_question_finds_its_facts_in_the_request_within_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The facts, not the clock: the build's time limits are wall time, and a loaded CI worker (a
+    # full collection of its heap, another process on the core) once took f4 past 0.5 s, which
+    # left its levels out. What the limits do is tested in test_hostile_objects.py.
+    monkeypatch.setattr(protocol, "bounded_call", functools.partial(guard.bounded_call, seconds=60.0))
+    monkeypatch.setattr(build, "Deadline", functools.partial(guard.Deadline, 120.0))
     b = bench()
     ns = b.namespace()
     shell, displayed = b.shell_for(ns)
