@@ -46,6 +46,10 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
     for r in records:
         total += r.cost_usd or 0.0
         costs.append(total)
+    # A request without a price is no $0 step of the line: the chart says the line leaves it out,
+    # and draws no line (nor a dollar axis) when no request had a price.
+    unpriced = sum(r.cost_usd is None for r in records)
+    priced = unpriced < len(records)
     max_allowed = max((r.max_allowed for r in records), default=0.0)
     y_max = nice_max(max(max(r.context_tokens for r in records), max_allowed))
     c_max = nice_max(max(costs)) if max(costs) > 0 else 1.0
@@ -65,7 +69,8 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         label = fmt_tokens_short(y_max * frac)
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#1f6fb2">{label}</text>')
-        parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
+        if priced:
+            parts.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="#c0392b">${c_max * frac:.3g}</text>')
     for i, r in enumerate(records):
         x = left + slot * i + (slot - bar) / 2
         y = y_of(r.context_tokens)
@@ -80,15 +85,21 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
         # Above the line, unless it would run into the legend line at the top: then below it.
         label_y = ym - 4 if ym - 4 > top + 6 else ym + 13
         parts.append(f'<text x="{left + 4}" y="{label_y:.1f}" fill="#1f6fb2">max allowed {max_allowed:,.0f}</text>')
-    points = " ".join(f"{left + slot * i + slot / 2:.1f},{yc_of(c):.1f}" for i, c in enumerate(costs))
-    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
+    if priced:
+        points = " ".join(f"{left + slot * i + slot / 2:.1f},{yc_of(c):.1f}" for i, c in enumerate(costs))
+        parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
     step = max(1, n // 12)
     for i in range(0, n, step):
         x = left + slot * i + slot / 2
         parts.append(f'<text x="{x:.1f}" y="{top + ph + 14}" text-anchor="middle" fill="#444">{records[i].request}</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{height - 4}" text-anchor="middle" fill="#444">API request</text>')
     parts.append(f'<text x="{left}" y="{top - 8}" fill="#1f6fb2">context tokens (orange: after truncation)</text>')
-    parts.append(f'<text x="{left + pw}" y="{top - 8}" text-anchor="end" fill="#c0392b">cumulative cost (USD)</text>')
+    cost_label = "cumulative cost (USD)" if not unpriced else \
+        "cumulative cost (USD) *" if priced else "cost unknown: no request had a price"
+    parts.append(f'<text x="{left + pw}" y="{top - 8}" text-anchor="end" fill="#c0392b">{cost_label}</text>')
+    if unpriced and priced:
+        parts.append(f'<text x="{left + pw + right}" y="{height - 4}" text-anchor="end" fill="#c0392b">'
+                     f'* priced requests only: {unpriced} without prices</text>')
     parts.append("</svg>")
     return "".join(parts)
 
