@@ -150,6 +150,8 @@ def test_a_second_process_gets_a_clear_error_and_a_dead_ones_lock_is_taken_over(
     agent = Agent(provider="simulated", cwd=tmp_path, task_dir=task)  # the holder died: taken over
     events = agent.run_sync("hello")
     assert any(e.kind == "notice" and "no longer running" in e.message for e in events)
+    # A colleague's folder copied while their kernel held it carries their pid (newcomer pass 11): said.
+    assert any(e.kind == "notice" and "copied while it was in use" in e.message for e in events)
     agent.close()
 
 

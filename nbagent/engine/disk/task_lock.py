@@ -106,7 +106,9 @@ class FolderLock:
         owner = _pid(left)
         if not left or owner == os.getpid():
             return None
-        return (f"{self.task_dir}: took over the lock left by process {owner}, which is no longer running."
+        # Said plainly: a colleague's folder copied while their kernel held it carries their pid.
+        return (f"{self.task_dir}: took over the lock left by process {owner}, which is no longer running "
+                "here (a writer that stopped without releasing it, or a folder copied while it was in use)."
                 if owner is not None else f"{self.task_dir}: replaced an unreadable lock file.")
 
     def _flock(self, fd: int) -> bool:
