@@ -126,16 +126,23 @@ def _savings(nb) -> list[float]:
     return [float(ln.split()[-1]) for ln in rows.splitlines() if ln.strip()[:1].isdigit() and "half" in ln]
 
 
-def test_truncation_notebook_says_what_its_file_read_savings_are_headless(tmp_path):
-    # Its markdown said "later, each truncation has already hidden the older reads, so there is nothing to replace
-    # (0)"; run by nbconvert (no notebook tools, fewer truncations) every later one saved ~21 %.
+def _headless(tmp_path: Path, name: str):
+    """The teaching notebook ``name`` run as nbconvert and CI run it: plain nbclient in its own
+    folder, no front-end (so no notebook tools)."""
     import nbclient
     import nbformat
 
-    shutil.copy(NOTEBOOKS / "02_truncation_explorer.ipynb", tmp_path / "02.ipynb")
-    nb = nbformat.read(tmp_path / "02.ipynb", as_version=4)
+    shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    nb = nbformat.read(tmp_path / name, as_version=4)
     nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return nb
+
+
+def test_truncation_notebook_says_what_its_file_read_savings_are_headless(tmp_path):
+    # Its markdown said "later, each truncation has already hidden the older reads, so there is nothing to replace
+    # (0)"; run by nbconvert (no notebook tools, fewer truncations) every later one saved ~21 %.
+    nb = _headless(tmp_path, "02_truncation_explorer.ipynb")
     savings = _savings(nb)
     assert round(savings[0]) == 24 and len(savings) > 1 and all(0 < v < 30 for v in savings[1:]), savings
     assert "Run by\nnbconvert (no notebook tools) it fills less often" in _markdown(nb)
@@ -261,13 +268,7 @@ def test_compaction_notebook_compacts_where_it_says_also_headless(tmp_path):
     # Run by plain nbclient (nbconvert --execute, CI: no front-end, so no notebook tools in the
     # requests) the third request stayed under 55 % of the window: no summary, no `compact` row, an
     # empty rollback lesson, under a markdown cell saying "used more than 55 %… (see the notice)".
-    import nbclient
-    import nbformat
-
-    shutil.copy(NOTEBOOKS / "05_compaction_and_structured_output.ipynb", tmp_path / "05.ipynb")
-    nb = nbformat.read(tmp_path / "05.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = _headless(tmp_path, "05_compaction_and_structured_output.ipynb")
     oceans = next(c for c in nb.cells if c.source.endswith("And what about oceans?"))
     assert "ℹ Compacted messages 2-" in _outputs(oceans)
     table = next(c for c in nb.cells if c.source.startswith("s.turns_df()"))
@@ -312,13 +313,7 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
 def test_reproducible_notebook_says_what_its_fix_lesson_does_headless(tmp_path):
     # Run by nbconvert the markdown said "The cell with the typo … now reads sales.groupby(…)" under a cell that
     # still failed: with no front-end there are no notebook tools, which no line of the lesson said.
-    import nbclient
-    import nbformat
-
-    shutil.copy(NOTEBOOKS / "06_reproducible_notebook.ipynb", tmp_path / "06.ipynb")
-    nb = nbformat.read(tmp_path / "06.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, kernel_name="nbagent", timeout=120,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = _headless(tmp_path, "06_reproducible_notebook.ipynb")
     typo = next(c for c in nb.cells if c.source.startswith("sale.groupby"))
     assert typo.outputs[-1]["output_type"] == "error"  # not fixed in place: no notebook_edit headless
     fix = next(c for c in nb.cells if c.source.endswith("Fix the cell that fails with a NameError"))
