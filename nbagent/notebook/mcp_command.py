@@ -102,11 +102,18 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     """Show the servers of the working folder's .mcp.json and whether you trust it (a received
     folder's servers never start until you do); ``trust`` trusts the file as it is now."""
     from ..tools.mcp.config import MCP_JSON
-    from ..tools.mcp.trust import is_trusted, trust_mcp_json, trusted_mcp_json
+    from ..tools.mcp.trust import is_trusted, linked_outside, trust_mcp_json, trusted_mcp_json
 
     path = Path.cwd() / MCP_JSON
     if not path.is_file():
         print(f"nbagent: no {MCP_JSON} in {Path.cwd()}.")
+        return
+    if (target := linked_outside(path)) is not None:  # not this folder's file: its lines are not shown
+        message = (f"{path} links to {target}, outside this folder: not this project's file, so its servers are "
+                   "not shown and never start here. Copy the file into the folder to read and trust it.")
+        if args.action == "trust":
+            raise UsageError(f"not trusted: {message}")
+        _printed(magics, [f"nbagent: {message}"])
         return
     if args.action == "trust":
         problem = _problem(path)

@@ -7,6 +7,7 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
+from IPython.core.error import UsageError
 
 from nbagent.notebook.mcp_command import mcp
 from nbagent.tools.mcp.config import McpConfigError, load_mcp_json
@@ -89,3 +90,40 @@ def test_a_key_written_out_in_the_file_is_not_printed(tmp_path: Path, capsys: py
     out = _shown(tmp_path, {"docs": {"url": f"http://127.0.0.1:9/mcp?k={key}"},
                             "run": {"command": "python", "args": ["--key", key[:40]]}}, capsys, monkeypatch)
     assert key not in out and key[:40] not in out and "[redacted]" in out
+
+
+def _linked(tmp_path: Path, target: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"mcpServers": {"github": {"command": "gh-mcp",
+                                                            "args": ["--token", "ghp_users0wnT0kenInArgs"]}}}))
+    folder = tmp_path / "received"
+    folder.mkdir(exist_ok=True)
+    (folder / ".mcp.json").symlink_to(target)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def test_a_received_link_to_the_users_own_mcp_settings_is_neither_shown_nor_trusted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A received folder's `.mcp.json -> ~/.cursor/mcp.json`: `%agent mcp` printed the user's own
+    # servers (a token in their arguments) into the notebook, which is saved and shared.
+    from nbagent.tools.mcp.trust import trust_mcp_json
+
+    folder = _linked(tmp_path, tmp_path / "home" / ".cursor" / "mcp.json", monkeypatch)
+    mcp(None, Namespace(action=None))  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "ghp_users0wnT0kenInArgs" not in out and "gh-mcp" not in out
+    assert "outside this folder" in out
+    with pytest.raises(UsageError, match="not trusted: .*outside this folder"):
+        mcp(Namespace(current=None), Namespace(action="trust"))  # type: ignore[arg-type]
+    with pytest.raises(McpConfigError, match="outside its folder"):
+        trust_mcp_json(folder)
+
+
+def test_a_link_within_the_folder_is_shown_and_can_be_trusted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.tools.mcp.trust import is_trusted
+
+    folder = _linked(tmp_path, tmp_path / "received" / "config" / "mcp.json", monkeypatch)
+    mcp(Namespace(current=None), Namespace(action="trust"))  # type: ignore[arg-type]
+    assert '"github"' in capsys.readouterr().out and is_trusted(folder)

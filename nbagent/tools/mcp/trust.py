@@ -48,6 +48,17 @@ def _where(cwd_or_file: Path) -> Path:
     return path.parent.resolve() / path.name
 
 
+def linked_outside(path: Path) -> Path | None:
+    """Where ``path`` (a folder's ``.mcp.json``) leads when it is a link out of its folder, else
+    None. Such a file is not the project's: a received folder's ``.mcp.json ->
+    ~/.cursor/mcp.json`` would show the user's own servers (their tokens in arguments and URLs)
+    in a notebook, and trusting it would run the received folder's scripts under their names."""
+    if not path.is_symlink():
+        return None
+    target = path.resolve()
+    return None if target.is_relative_to(path.parent.resolve()) else target
+
+
 def _digest(path: Path) -> str | None:
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
     return _digest_of(path, raw) if raw is not None and len(raw) <= MAX_MCP_JSON_BYTES else None
@@ -130,6 +141,8 @@ def _entries() -> dict[str, object]:
 
 def _trusted_bytes(path: Path) -> bytes | None:
     """The file's bytes, read once, when they are the ones the user trusted at this path."""
+    if linked_outside(path) is not None:  # never trusted; an approval from before this check neither
+        return None
     raw = read_capped(path, MAX_MCP_JSON_BYTES + 1)
     if raw is None or len(raw) > MAX_MCP_JSON_BYTES:
         return None
@@ -189,6 +202,9 @@ def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
     :class:`~nbagent.tools.mcp.config.McpConfigError` when there is no readable file, or when
     this user's signing key is unusable (then nothing could be trusted)."""
     path = _where(Path(cwd_or_file))
+    if (target := linked_outside(path)) is not None:
+        raise McpConfigError(f"{path} links to {target}, outside its folder: not trusted (copy the file into the "
+                             "folder, read it, then trust it)")
     digest = _digest(path)
     if digest is None:
         raise McpConfigError(f"{path}: no readable .mcp.json (a regular file within {MAX_MCP_JSON_BYTES:,} bytes)")
@@ -203,5 +219,5 @@ def trust_mcp_json(cwd_or_file: str | os.PathLike[str]) -> Path:
     return path
 
 
-__all__ = ["TRUST_FILE_ENV", "ProjectMcpJson", "is_trusted", "project_mcp_json", "trust_file", "trust_mcp_json",
+__all__ = ["TRUST_FILE_ENV", "ProjectMcpJson", "is_trusted", "linked_outside", "project_mcp_json", "trust_file", "trust_mcp_json",
            "trusted_mcp_json", "untrusted_mcp_json"]
