@@ -146,6 +146,18 @@ def _container_repr() -> reprlib.Repr:
     return bounded
 
 
+def _base_adapters(kind: type) -> tuple[Describer, Describer] | None:
+    """The adapters of the nearest base class that has them: a subclass of a table or an array
+    (geopandas' ``GeoDataFrame``, a user's ``class Sales(pd.DataFrame)``) is described as one,
+    where its type name alone told the model nothing, not even the shape. ``__mro__`` is read
+    from the type itself, so no instance attribute or ``__class__`` property runs."""
+    for base in kind.__mro__[1:]:
+        adapters = _ADAPTERS.get(_key(base))
+        if adapters is not None:
+            return adapters
+    return None
+
+
 def _described(value: object, full: bool) -> Description:
     """The description, unguarded (the caller bounds it)."""
     adapters = _ADAPTERS.get(_key(type(value)))
@@ -158,6 +170,9 @@ def _described(value: object, full: bool) -> Description:
         text = method(value)
         if text is not None:  # None declines, as a _repr_html_ returning None does in IPython
             return _from_text(text, full=full)
+    adapters = _base_adapters(type(value))
+    if adapters is not None:
+        return adapters[1 if full else 0](value)
     if library_of(value) == "builtins":
         return _builtin(value, full)
     scalar = scalar_text(value)  # df.price.sum(), df.day.max(): a value, not "shape ()"

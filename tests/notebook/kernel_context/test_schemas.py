@@ -143,3 +143,29 @@ def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
     assert "values: 0 NaN (of the first 2,000,000 values), 1 .. 1, mean 1" in block_of(text, "arr")
+
+
+class _Sales(pd.DataFrame):
+    """A subclass as geopandas' GeoDataFrame is one: described by the DataFrame adapter."""
+
+    @property
+    def _constructor(self) -> type:
+        return _Sales
+
+
+def test_a_subclass_of_a_frame_or_array_is_described_as_its_base(sales: pd.DataFrame) -> None:
+    # A GeoDataFrame or a user's DataFrame subclass was only its type name: not even its shape.
+    text, _ = context_text(shell_with(sub=_Sales(sales), arr=np.arange(6).reshape(2, 3).view(np.matrix)),
+                           "which columns of `sub` have missing values?")
+    block = block_of(text, "sub")
+    assert "  - sub: _Sales (shape (1000, 5)" in block and "price: float64, 100 missing" in block
+    assert "arr: matrix (shape (2, 3), dtype int64" in text
+
+
+def test_a_subclass_that_says_what_it_is_keeps_its_own_llm_repr() -> None:
+    class Described(pd.DataFrame):
+        def _repr_llm_(self) -> str:
+            return "three parcels"
+
+    text, _ = context_text(shell_with(parcels=Described({"a": [1, 2, 3]})), "hello")
+    assert "parcels: Described (three parcels)" in text
