@@ -8,7 +8,8 @@ The order, for a value of type ``T``:
    :func:`register_llm_repr`);
 2. ``T._repr_llm_()``, if ``T`` defines it (looked up on the class, never through an instance's
    ``__getattr__``), under a time limit and a size cap (see :mod:`.guard`);
-3. builtins (numbers, strings, containers) by a bounded repr; a known library's scalar (a numpy
+3. the adapter of ``T``'s nearest base class that has one (a ``DataFrame`` subclass);
+4. builtins (numbers, strings, containers) by a bounded repr; a known library's scalar (a numpy
    ``float64``, a pandas ``Timestamp``, a ``datetime``, a ``Decimal``: :mod:`.scalars`) by its
    value; an array library's value by its shape; anything else by its type name only (no user
    code runs).
