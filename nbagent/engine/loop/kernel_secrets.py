@@ -15,6 +15,7 @@ import re
 import tokenize
 from collections import OrderedDict, defaultdict
 from itertools import islice
+from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -52,7 +53,29 @@ MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
 MAX_MAPPINGS = 500
+"""Mappings and objects walked in one namespace."""
+MAX_DEPTH = 4
+"""Levels walked below a variable (``config["services"]["db"]["auth"]["password"]``)."""
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
+_CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
+
+
+def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
+    """The items of a plain mapping, or the attributes of a ``SimpleNamespace`` or a dataclass
+    instance (``cfg = Settings(db_password=…)``), read without running the object's code: its
+    instance dictionary through the C slot every plain class has (a class whose ``__dict__`` is
+    anything else, or a dataclass with slots, is not read). None for anything else."""
+    if kind in _MAPPINGS:
+        return value.items()  # type: ignore[attr-defined]
+    if kind is SimpleNamespace:
+        return vars(value).items()  # a C type: its attributes are a plain dict
+    if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in kind.__mro__):
+        return None
+    slot = next((found for k in kind.__mro__ if (found := _CLASS_DICT.__get__(k).get("__dict__")) is not None), None)
+    if type(slot) is not GetSetDescriptorType:
+        return None
+    namespace = slot.__get__(value, kind)
+    return namespace.items() if type(namespace) is dict else None
 
 
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -193,8 +216,9 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
     """The string values of ``variables`` (a kernel's names and values) named as credentials, and
-    of the plain mappings among them one and two levels down (``config["db"]["password"]``,
-    ``dotenv_values()``'s ``OrderedDict``): secrets for the model as the environment's are.
+    of the plain mappings, ``SimpleNamespace`` objects and dataclass instances among them, down to
+    :data:`MAX_DEPTH` levels (``config["db"]["password"]``, ``dotenv_values()``'s ``OrderedDict``,
+    ``cfg.db.password``): secrets for the model as the environment's are.
 
     A name of a password or secret (``db_password``, ``SECRET_KEY``) is enough; a name of a token
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
@@ -218,13 +242,13 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
                 found.append(password)
-            elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
+            elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
-                walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
+                walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
-__all__ = ["MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
+__all__ = ["MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
            "url_password"]

@@ -4,6 +4,8 @@ and what is not (``eos_token = "<|endoftext|>"``, ``pat = r"…"``, ``token_dir 
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from nbagent import Agent
@@ -53,15 +55,16 @@ def test_short_password_names_and_a_bare_key_name_are_credentials_too() -> None:
     assert credential_variable_values(namespace.items()) == ("hunter2-hunter2", "Mysql-Pw-2024", API_KEY)
 
 
-def test_mappings_are_walked_two_levels_down_each_within_its_own_bound() -> None:
+def test_mappings_are_walked_four_levels_down_each_within_its_own_bound() -> None:
     vocabulary = {f"w{i}": f"word{i}" for i in range(30_000)}  # a big dict first uses up nothing of the rest
     env = OrderedDict(OPENAI_API_KEY=API_KEY, DB_PASSWORD="pg-pass-1234")  # what dotenv_values() returns
-    nested = {"db": {"password": "in-a-dict-99"}, "deeper": {"x": {"secret": "three-levels-down"}}}
+    nested = {"db": {"password": "in-a-dict-99"}, "deeper": {"x": {"secret": "three-levels-down"}},
+              "deepest": {"a": {"b": {"c": {"secret": "five-levels-down"}}}}}
     counts: defaultdict[str, str] = defaultdict(str, {"auth_token": HF_TOKEN})
     namespace = {"vocabulary": vocabulary, "config": env, "settings": nested, "counts": counts,
                  "later_password": "after-the-big-one", "wrapped": type("Cfg", (dict,), {})(secret="subclassed-1")}
     assert credential_variable_values(namespace.items()) == (
-        API_KEY, "pg-pass-1234", "in-a-dict-99", HF_TOKEN, "after-the-big-one")
+        API_KEY, "pg-pass-1234", "in-a-dict-99", "three-levels-down", HF_TOKEN, "after-the-big-one")
     beyond = {f"k{i}": "x" for i in range(MAX_ITEMS_PER_MAPPING)} | {"password": "past-the-bound"}
     assert credential_variable_values([("big", beyond)]) == ()
 
@@ -175,3 +178,40 @@ async def test_kernel_facts_whose_secrets_cannot_be_read_fail_no_prompt_and_leav
     agent = Agent(provider=simulated_provider(SimulatedAPI()), kernel_facts=Facts(), read_mcp_json=False)
     for prompt in ("what is 2 + 2?", "and 3 + 3?"):
         assert done_of([e async for e in agent.run(prompt)]).reason == "end_turn"
+
+
+@dataclass
+class _Database:
+    host: str
+    password: str
+
+
+@dataclass
+class _Settings:
+    db: _Database
+    api_key: str
+
+
+@dataclass(slots=True)
+class _Slotted:
+    password: str
+
+
+class _DictProperty:
+    """A class whose ``__dict__`` is its own code: reading it is not done."""
+
+    def __init__(self) -> None:
+        self.password = "never-read-1"
+
+    @property  # type: ignore[misc]
+    def __dict__(self) -> Any:  # noqa: D105
+        raise RuntimeError("user code ran")
+
+
+def test_the_attributes_of_a_namespace_or_a_dataclass_are_walked_without_running_their_code() -> None:
+    # `cfg = SimpleNamespace(**yaml.safe_load(...))`, a settings dataclass: `cfg.db.password` was never
+    # known, so a tool's print of it went to the model whole.
+    namespace = {"cfg": SimpleNamespace(db=SimpleNamespace(password="ns-pass-1234")),
+                 "settings": _Settings(_Database("db.local", "dc-pass-5678"), API_KEY),
+                 "slotted": _Slotted("slots-pass-90"), "odd": _DictProperty()}
+    assert credential_variable_values(namespace.items()) == ("ns-pass-1234", "dc-pass-5678", API_KEY)
