@@ -250,5 +250,5 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
-__all__ = ["MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
-           "url_password"]
+__all__ = ["MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets",
+           "looks_like_token", "url_password"]
