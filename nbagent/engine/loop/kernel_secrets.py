@@ -172,9 +172,26 @@ def _literals(code: str) -> list[str]:
     return contents
 
 
+_SEPARATORS = str.maketrans("- .", "___")
+"""How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
+a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
+_AUTHORIZATION = re.compile(r"(?i)(?:PROXY_)?AUTHORIZATION")
+_AUTH_SCHEME = re.compile(r"\s*[A-Za-z][\w.-]*\s+(\S.*?)\s*")
+
+
+def _authorization_secret(value: str) -> str | None:
+    """The credentials of an ``Authorization`` header's value (``token ghp_…``, ``Basic …``, a scheme
+    of any name): the header exists to carry them, whatever their shape. The whole value when it
+    names no scheme."""
+    match = _AUTH_SCHEME.fullmatch(value)
+    secret = match.group(1) if match else value.strip()
+    return secret if MIN_CHARS <= len(secret) <= MAX_CHARS else None
+
+
 def _is_secret(name: str, value: str) -> bool:
     if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
         return False
+    name = name.translate(_SEPARATORS)
     if _PASSWORD_NAME.fullmatch(name):
         return True
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
@@ -183,7 +200,10 @@ def _is_secret(name: str, value: str) -> bool:
 def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
     aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
-    if len(pair) != 2 or type(name) is not str or not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
+    if len(pair) != 2 or type(name) is not str:
+        return None
+    name = name.translate(_SEPARATORS)
+    if not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
         return None
     user, password = pair
     if type(user) is not str or type(password) is not str:
@@ -210,7 +230,9 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
         for name, value in items:
             kind = type(value)
             if kind is str:
-                if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
+                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):  # type: ignore[attr-defined]
+                    found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
+                elif type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
                 elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
                     found.extend(code_secrets(value))  # type: ignore[arg-type]
@@ -221,6 +243,12 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:
                 mappings[0] += 1
                 walk(list(islice(value.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)  # type: ignore[attr-defined]
+            elif kind in (list, tuple) and depth < 2 and mappings[0] < MAX_MAPPINGS:
+                # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
+                # records): each mapping as if it stood one level down, under the list's name.
+                mappings[0] += 1  # a list counts as a mapping does: a namespace of big lists stays bounded
+                rows = [row for row in islice(value, MAX_ITEMS_PER_MAPPING) if type(row) in _MAPPINGS]  # type: ignore[call-overload]
+                walk([(name, row) for row in rows], depth)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)

@@ -175,3 +175,25 @@ async def test_kernel_facts_whose_secrets_cannot_be_read_fail_no_prompt_and_leav
     agent = Agent(provider=simulated_provider(SimulatedAPI()), kernel_facts=Facts(), read_mcp_json=False)
     for prompt in ("what is 2 + 2?", "and 3 + 3?"):
         assert done_of([e async for e in agent.run(prompt)]).reason == "end_turn"
+
+
+def test_a_headers_dict_gives_its_api_key_and_its_authorization_credentials() -> None:
+    """``headers = {"X-Api-Key": …}`` (words split by ``-``, as HTTP writes them) and an ``Authorization``
+    header's credentials (``token ghp_…``, ``Basic …``: no shape the sanitizer knows) named no
+    credential: the dict's description sent the token to the model (attacker pass 13)."""
+    github = "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE"
+    namespace = {"headers": {"X-Api-Key": HF_TOKEN[3:], "Accept": "application/vnd.github+json"},
+                 "gh": {"Authorization": f"token {github}"}, "basic": {"Proxy-Authorization": "Basic YW5hOnB3LTEyMzQ1"},
+                 "azure": {"api-key": API_KEY}, "sheet": {"DB Password": "sheet-pass-77"},
+                 "short": {"Authorization": "token abc"}, "sort": {"sort-key": "order_date"}}
+    assert credential_variable_values(namespace.items()) == (
+        HF_TOKEN[3:], github, "YW5hOnB3LTEyMzQ1", API_KEY, "sheet-pass-77")
+
+
+def test_a_list_of_mappings_gives_the_secrets_of_each_mapping() -> None:
+    """``connections = [{"name": "prod", "password": …}]`` (a JSON file's records) was not looked into:
+    only mappings were walked, and the list's description sent each password to the model."""
+    namespace = {"connections": [{"name": "prod", "password": "prod-pass-123"}, "not a mapping",
+                                 {"name": "dev", "password": "dev-pass-4567"}],
+                 "pairs": ({"token": HF_TOKEN},), "numbers": list(range(5_000))}
+    assert credential_variable_values(namespace.items()) == ("prod-pass-123", "dev-pass-4567", HF_TOKEN)
