@@ -43,6 +43,9 @@ _PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|S
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
                          r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
+_SEPARATORS = str.maketrans("- .", "___")
+"""How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
+a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
 _PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$")
@@ -133,10 +136,40 @@ def connection_secrets(value: str) -> tuple[str, ...]:
     return tuple(secret for _, secret in sorted(found))
 
 
+_SIGNATURE_KEYS = frozenset({"sig", "signature", "x_amz_signature", "x_amz_security_token", "x_goog_signature"})
+"""A query's keys that sign the URL itself (an Azure SAS, a presigned S3 or GCS URL): whoever has it
+reads (or writes) what it names, whatever the value's shape."""
+MAX_QUERY_ITEMS = 32
+
+
+def query_tokens(value: str) -> tuple[str, ...]:
+    """The tokens a URL's query carries (``?api_key=…``, Google's ``&key=AIza…``, ``access_token=…``,
+    an Azure SAS's ``sig=…``), as the server reads them (unquoted: the sanitizer redacts their
+    URL-quoted forms too): a key named as a token with a value shaped like a generated one, or a
+    signature. A password in the query is :func:`url_password`'s."""
+    if len(value) > MAX_CHARS or "://" not in value or "?" not in value or "=" not in value:
+        return ()
+    try:
+        query = urlsplit(value[5:] if value[:5].lower() == "jdbc:" else value).query
+    except ValueError:
+        return ()
+    found = []
+    for key, token in islice(parse_qsl(query), MAX_QUERY_ITEMS):
+        name = key.translate(_SEPARATORS).lower()
+        if name in _QUERY_KEYS or not MIN_CHARS <= len(token) <= MAX_CHARS:
+            continue
+        if name in _SIGNATURE_KEYS or (_TOKEN_NAME.fullmatch(name) or _PASSWORD_NAME.fullmatch(name)) \
+                and looks_like_token(token):
+            found.append(token)
+    return tuple(found)
+
+
 def embedded_secrets(value: str) -> tuple[str, ...]:
-    """The secrets inside ``value`` whatever its name: a URL's password, a connection string's."""
+    """The secrets inside ``value`` whatever its name: a URL's password and query tokens, a
+    connection string's."""
     password = url_password(value)
-    return (password, *connection_secrets(value)) if password else connection_secrets(value)
+    found = (password, *query_tokens(value)) if password else query_tokens(value)
+    return (*found, *connection_secrets(value)) if found else connection_secrets(value)
 
 
 _CELL_CODE = re.compile(r"_i{1,3}\d*")
@@ -150,9 +183,9 @@ def code_secrets(code: str) -> tuple[str, ...]:
     """The secrets in the string literals of a cell's code (``create_engine("postgresql://ana:…@db")``,
     ``pyodbc.connect("…;PWD=…;")``, held by no variable). Only literals: the code itself is no
     connection string (``pwd = os.getcwd()`` named ``os.getcwd()`` a password, hidden from every text).
-    Only a cell that names a connection string's key or holds an ``@`` is tokenized."""
+    Only a cell that names a connection string's key, holds an ``@`` or a URL with a query is tokenized."""
     low = code.lower()
-    if "@" not in code and not any(key in low for key in _CONN_KEYS):
+    if "@" not in code and not ("://" in code and "?" in code) and not any(key in low for key in _CONN_KEYS):
         return ()
     return tuple(secret for literal in _literals(code) for secret in embedded_secrets(literal))
 
@@ -172,9 +205,6 @@ def _literals(code: str) -> list[str]:
     return contents
 
 
-_SEPARATORS = str.maketrans("- .", "___")
-"""How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
-a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
 _AUTHORIZATION = re.compile(r"(?i)(?:PROXY_)?AUTHORIZATION")
 _AUTH_SCHEME = re.compile(r"\s*[A-Za-z][\w.-]*\s+(\S.*?)\s*")
 
@@ -255,4 +285,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
-           "url_password"]
+           "query_tokens", "url_password"]

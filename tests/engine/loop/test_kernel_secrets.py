@@ -197,3 +197,21 @@ def test_a_list_of_mappings_gives_the_secrets_of_each_mapping() -> None:
                                  {"name": "dev", "password": "dev-pass-4567"}],
                  "pairs": ({"token": HF_TOKEN},), "numbers": list(range(5_000))}
     assert credential_variable_values(namespace.items()) == ("prod-pass-123", "dev-pass-4567", HF_TOKEN)
+
+
+def test_a_urls_query_token_is_a_secret_whatever_its_variable_is_called() -> None:
+    """``?api_key=…``, Google's ``&key=AIza…``, ``access_token=…`` and an Azure SAS's ``sig=…`` named no
+    credential: only a query's ``password``/``pwd`` was read, so a ``url`` variable, an environment's
+    ``FEED_URL`` and a ``requests.get("…?access_token=…")`` cell sent the token to the model (attacker pass 13)."""
+    from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, secret_values
+
+    google = "AIzaSyD3kQ9xLm2PqR7sT4vW8yB1nC6dE0fG"
+    sas = "https://acct.blob.core.windows.net/c/b.csv?sv=2022-11-02&sp=r&sig=k3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE%3D"
+    namespace = {"url": f"https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key={google}",
+                 "feed": "https://api.example.com/v1/items?api_key=Zk3LqW9xT2mP7rV4bN8c&page=2", "blob": sas,
+                 "_i3": 'r = requests.get("https://api.example.com/v2?access_token=Qw8eRt5yUi2oPa9sDf4g")',
+                 "search": "https://example.com/search?q=hello+world&sort_key=order_date&page_token=abc123&page=2"}
+    found = credential_variable_values(namespace.items())
+    assert found == (google, "Zk3LqW9xT2mP7rV4bN8c", "k3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE=", "Qw8eRt5yUi2oPa9sDf4g")
+    shown = Sanitizer(secret_values((), found)).redact(repr(namespace))
+    assert shown.count(REDACTED) == 4 and "k3LqW9" not in shown and "order_date" in shown
