@@ -227,6 +227,25 @@ def _is_secret(name: str, value: str) -> bool:
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
+def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
+    """The texts a bytes value named as a credential shows (``SECRET_KEY = Fernet.generate_key()``,
+    ``private_key = Path("key.pem").read_bytes()``, ``db_password = b"…"``): what its ``repr`` writes
+    between the quotes (a description's, a print's), and its text decoded where it is text. Under a
+    token's name, random bytes (``secrets.token_bytes(32)``: not text) count as generated."""
+    key = name.translate(_SEPARATORS)
+    named = _PASSWORD_NAME.fullmatch(key) is not None or _TOKEN_NAME.fullmatch(key) is not None
+    if not named or not MIN_CHARS <= len(value) <= MAX_CHARS:
+        return ()
+    shown = repr(bytes(value))[2:-1]
+    try:
+        text: str | None = bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and not _is_secret(name, text):
+        return ()
+    return tuple(dict.fromkeys(form for form in (shown, text) if form is not None and len(form) >= MIN_CHARS))
+
+
 def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
     aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
@@ -236,9 +255,11 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     if not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
         return None
     user, password = pair
-    if type(user) is not str or type(password) is not str:
+    if type(user) is not str or type(password) not in (str, bytes):
         return None
-    return password if _is_secret("password", password) else None
+    if type(password) is bytes:  # requests takes ("ana", b"…") too
+        return next(iter(_bytes_secrets("password", password)), None)  # type: ignore[arg-type]
+    return password if _is_secret("password", password) else None  # type: ignore[arg-type]
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
@@ -268,6 +289,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                     found.extend(code_secrets(value))  # type: ignore[arg-type]
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+            elif kind in (bytes, bytearray) and type(name) is str:
+                found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
                 found.append(password)
             elif kind in _MAPPINGS and depth < 2 and mappings[0] < MAX_MAPPINGS:

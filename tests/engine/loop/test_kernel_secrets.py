@@ -215,3 +215,22 @@ def test_a_urls_query_token_is_a_secret_whatever_its_variable_is_called() -> Non
     assert found == (google, "Zk3LqW9xT2mP7rV4bN8c", "k3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE=", "Qw8eRt5yUi2oPa9sDf4g")
     shown = Sanitizer(secret_values((), found)).redact(repr(namespace))
     assert shown.count(REDACTED) == 4 and "k3LqW9" not in shown and "order_date" in shown
+
+
+def test_bytes_named_as_credentials_are_secrets_as_their_repr_and_their_text_show_them() -> None:
+    """``db_password = b"…"``, ``SECRET_KEY = secrets.token_bytes(24)``, ``private_key = Path(…).read_bytes()``
+    and ``auth = ("ana", b"…")`` were not looked at (strings only): their descriptions (``b'…'``) sent
+    them to the model (attacker pass 13)."""
+    from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, secret_values
+
+    binary = bytes(range(200, 224))
+    pem = b"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+    namespace = {"db_password": b"Bytes-Pa55word!x", "SECRET_KEY": binary, "private_key": pem,
+                 "fernet_key": bytearray(b"Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE="), "auth": ("ana", b"Bytes-Pair-Pw-99"),
+                 "cfg": {"password": b"Dict-Bytes-Pw-77"}, "token_counts": b"aaaaaaaaaaaa", "raw": b"not-a-secret-1"}
+    found = credential_variable_values(namespace.items())
+    shown = Sanitizer(secret_values((), found)).redact(repr(namespace) + pem.decode())
+    assert shown.count(REDACTED) == 7, shown
+    for leaked in ("Pa55word", repr(binary)[2:20], "MIIEvQ", "Zk3LqW9", "Pair-Pw", "Bytes-Pw"):
+        assert leaked not in shown
+    assert "aaaaaaaaaaaa" in shown and "not-a-secret-1" in shown
