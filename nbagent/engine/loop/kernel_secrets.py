@@ -39,7 +39,8 @@ def looks_like_token(value: str) -> bool:
 
 # A secret by its name alone (any value, passphrases with spaces included) ...
 _PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
-                            r"|.+_(?:PASS|PWD)")  # DB_PASS, mysql_pwd (not PWD, the working folder; not pass_rate)
+                            r"|(?:.+_)?(?:PWD?)|.+_PASS")  # pw = getpass(), DB_PASS, mysql_pwd (not pass_rate;
+# PWD, the working folder, is a path: paths are never taken)
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
                          r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
@@ -48,9 +49,9 @@ _SEPARATORS = str.maketrans("- .", "___")
 a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
-_PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$")
-"""A path: ``/…``, ``./…``, ``../…``, ``~``, ``~/…`` or ``~ana/…``; a password that starts with ``~``
-(``~Summer2024``) is none."""
+_PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$|[A-Za-z]:\\(?=[^\\/:*?\"<>|]*(?:\\|$))")
+"""A path: ``/…``, ``./…``, ``../…``, ``~``, ``~/…``, ``~ana/…`` or Windows' ``C:\\Users\\ana`` (what
+``pwd = os.getcwd()`` holds there); a password that starts with ``~`` (``~Summer2024``) is none."""
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""

@@ -234,3 +234,11 @@ def test_bytes_named_as_credentials_are_secrets_as_their_repr_and_their_text_sho
     for leaked in ("Pa55word", repr(binary)[2:20], "MIIEvQ", "Zk3LqW9", "Pair-Pw", "Bytes-Pw"):
         assert leaked not in shown
     assert "aaaaaaaaaaaa" in shown and "not-a-secret-1" in shown
+
+
+def test_pw_and_pwd_hold_a_password_unless_they_hold_a_path() -> None:
+    """``pw = getpass.getpass()`` (and ``db_pw``, ``pwd``) named no credential: the password typed at the
+    prompt was described to the model (attacker pass 13). ``pwd = os.getcwd()`` is a path, on Windows too."""
+    namespace = {"pw": "Hunter2-Hunter2", "db_pw": "Pg-Pw-123456", "pwd": "Getpass-Pw-77", "PWD": "/home/ana/project",
+                 "cwd_pwd": "C:\\Users\\ana\\project", "power": "abcdefghijk", "pw_rank": "abcdefghijk"}
+    assert credential_variable_values(namespace.items()) == ("Hunter2-Hunter2", "Pg-Pw-123456", "Getpass-Pw-77")
