@@ -14,6 +14,7 @@ import io
 import re
 import tokenize
 from collections import OrderedDict, defaultdict
+from functools import lru_cache
 from itertools import islice
 from typing import Iterable
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -180,15 +181,52 @@ _LITERAL = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\\n])*)\1""")
 _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 
+_QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
+_NAMED_LITERAL = re.compile(
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*\]?\s*[:=]|\b(?P<name>[A-Za-z_]\w{0,63})\s*=)\s*"""
+    r"""[rRbBuU]{0,2}""" + _QUOTED)
+"""A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment),
+``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
+_NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
+                         r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
+"""``auth=("ana", "…")``: a (user, password) pair."""
+_NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
+"""A cell naming none of these gives no named literal: it is not searched."""
+MAX_CODE_CHARS = 200_000
+"""A longer cell (a pasted data file) is searched for connection strings only."""
+
+
+@lru_cache(maxsize=4096)
 def code_secrets(code: str) -> tuple[str, ...]:
-    """The secrets in the string literals of a cell's code (``create_engine("postgresql://ana:…@db")``,
-    ``pyodbc.connect("…;PWD=…;")``, held by no variable). Only literals: the code itself is no
-    connection string (``pwd = os.getcwd()`` named ``os.getcwd()`` a password, hidden from every text).
-    Only a cell that names a connection string's key, holds an ``@`` or a URL with a query is tokenized."""
+    """The secrets in the string literals of a cell's code, held by no variable: a connection string's
+    (``create_engine("postgresql://ana:…@db")``, ``pyodbc.connect("…;PWD=…;")``), and a literal the code
+    names as a credential (``psycopg2.connect(password="…")``, ``headers={"Authorization": "token …"}``,
+    ``s.headers["X-Api-Key"] = "…"``, ``auth=("ana", "…")``), by the rules variables' names follow.
+    Only literals: the code itself is no connection string (``pwd = os.getcwd()`` named
+    ``os.getcwd()`` a password, hidden from every text). Cached: each cell's code is read at every
+    prompt (IPython keeps them all in ``_i1``, ``_i2`` …)."""
     low = code.lower()
-    if "@" not in code and not ("://" in code and "?" in code) and not any(key in low for key in _CONN_KEYS):
-        return ()
-    return tuple(secret for literal in _literals(code) for secret in embedded_secrets(literal))
+    found: list[str] = []
+    if "@" in code or ("://" in code and "?" in code) or any(key in low for key in _CONN_KEYS):
+        found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
+    if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
+        found += _named_literals(code)
+    return tuple(dict.fromkeys(found))
+
+
+def _named_literals(code: str) -> list[str]:
+    found: list[str] = []
+    for match in _NAMED_LITERAL.finditer(code):
+        name, value = match.group("key") or match.group("name"), match.group("value")
+        if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
+            found.extend(s for s in (_authorization_secret(value),) if s)
+        elif _is_secret(name, value):
+            found.append(value)
+    for match in _NAMED_PAIR.finditer(code):
+        password = _pair_secret(match.group("name"), ("user", match.group("value")))
+        if password:
+            found.append(password)
+    return found
 
 
 def _literals(code: str) -> list[str]:

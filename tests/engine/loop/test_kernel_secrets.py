@@ -242,3 +242,20 @@ def test_pw_and_pwd_hold_a_password_unless_they_hold_a_path() -> None:
     namespace = {"pw": "Hunter2-Hunter2", "db_pw": "Pg-Pw-123456", "pwd": "Getpass-Pw-77", "PWD": "/home/ana/project",
                  "cwd_pwd": "C:\\Users\\ana\\project", "power": "abcdefghijk", "pw_rank": "abcdefghijk"}
     assert credential_variable_values(namespace.items()) == ("Hunter2-Hunter2", "Pg-Pw-123456", "Getpass-Pw-77")
+
+
+def test_a_literal_a_cells_code_names_as_a_credential_is_a_secret() -> None:
+    """``psycopg2.connect(password="…")``, ``headers={"Authorization": "token ghp_…"}``,
+    ``s.headers["X-Api-Key"] = "…"`` and ``s.auth = ("ana", "…")`` leave no variable holding the
+    secret, and only connection strings were looked for in a cell's literals: the cell's text went
+    to the model whole in the recent cells (attacker pass 13). Names follow the variables' rules."""
+    code = "\n".join([
+        'conn = psycopg2.connect(host="db", user="ana", password="S3cret-Pg-pw!")',
+        'r = requests.get(url, headers={"Authorization": "token ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE"})',
+        's.auth = ("ana", "Basic-Auth-Pw-9")',
+        f's.headers["X-Api-Key"] = "{HF_TOKEN[3:]}"',
+        'df.sort_values(key="order_date"); eos_token = "<|endoftext|>"; token_dir = "/home/ana/tokens"',
+        'if password == "compared-not-set": pass',
+    ])
+    assert credential_variable_values([("_i7", code)]) == (
+        "S3cret-Pg-pw!", "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE", HF_TOKEN[3:], "Basic-Auth-Pw-9")
