@@ -16,7 +16,7 @@ import tokenize
 from collections import OrderedDict, defaultdict
 from functools import lru_cache
 from itertools import islice
-from typing import Iterable
+from typing import Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
@@ -297,8 +297,8 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     if type(user) is not str or type(password) not in (str, bytes):
         return None
     if type(password) is bytes:  # requests takes ("ana", b"…") too
-        return next(iter(_bytes_secrets("password", password)), None)  # type: ignore[arg-type]
-    return password if _is_secret("password", password) else None  # type: ignore[arg-type]
+        return next(iter(_bytes_secrets("password", password)), None)
+    return cast(str, password) if _is_secret("password", cast(str, password)) else None
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
@@ -320,12 +320,12 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
         for name, value in items:
             kind = type(value)
             if kind is str:
-                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):  # type: ignore[attr-defined]
+                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
                     found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
                 elif type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
                 elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
-                    found.extend(code_secrets(value))  # type: ignore[arg-type]
+                    found.extend(code_secrets(value))
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
             elif kind in (bytes, bytearray) and type(name) is str:
