@@ -97,12 +97,10 @@ def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
     return None
 
 
-def secret_reason(raw: object, cwd: Path | None) -> str | None:
-    """Why reading the tool path ``raw`` always asks: it holds credentials (None: it does not).
-
-    As for a protected write, the path as written and its real path are both checked, so a
-    symlink inside the project that points at ``~/.ssh/id_rsa`` asks too.
-    """
+def _holds_credentials(raw: object, cwd: Path | None) -> str | None:
+    """Why the tool path ``raw`` holds credentials (None: it does not). As for a protected write, the
+    path as written and its real path are both checked, so a symlink inside the project that points
+    at ``~/.ssh/id_rsa`` counts too."""
     if not isinstance(raw, str) or not raw or "\x00" in raw:
         return None
     base = cwd if cwd is not None else Path.cwd()
@@ -111,11 +109,22 @@ def secret_reason(raw: object, cwd: Path | None) -> str | None:
     except (OSError, RuntimeError, ValueError):
         return f"`{raw}` cannot be resolved, so it cannot be shown not to hold credentials"
     roots = _secret_roots()
-    for path in candidates:
-        why = _reason_for(path, roots)
-        if why is not None:
-            return f"{why}: reading it always asks, as its content would go to the model"
-    return None
+    return next((why for path in candidates if (why := _reason_for(path, roots)) is not None), None)
+
+
+def secret_reason(raw: object, cwd: Path | None) -> str | None:
+    """Why reading the tool path ``raw`` always asks: it holds credentials (None: it does not)."""
+    why = _holds_credentials(raw, cwd)
+    return f"{why}: reading it always asks, as its content would go to the model" if why else None
+
+
+def secret_write_reason(raw: object, cwd: Path | None) -> str | None:
+    """Why writing the tool path ``raw`` always asks: it holds credentials (None: it does not). An
+    edit can send them elsewhere (a ``token.json``'s ``token_uri``, a profile's endpoint), and
+    ``edit_file``'s answers ("not found", "occurs 2 times") tell what the file holds, guess by guess."""
+    why = _holds_credentials(raw, cwd)
+    return (f"{why}: changing it always asks, as an edit could send its credentials elsewhere (and tells "
+            "what it holds)") if why else None
 
 
 def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
@@ -125,4 +134,4 @@ def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
     return tool_input.get("path")
 
 
-__all__ = ["secret_reason", "read_path"]
+__all__ = ["secret_reason", "secret_write_reason", "read_path"]

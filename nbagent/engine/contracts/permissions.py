@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
 from .config import DEFAULT_PERMISSION_MODE
-from .credentials import read_path, secret_reason
+from .credentials import read_path, secret_reason, secret_write_reason
 from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
 from .protected import protected_reason, resolve_tool_path, written_path
@@ -192,7 +192,7 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue
         return Allow()
     path = (tool_input or {}).get("path")
     if mode == "accept_edits" and getattr(tool, "edits_files", False) and _inside(path, cwd) \
-            and protected_reason(path, cwd, task_dir) is None:
+            and protected_reason(path, cwd, task_dir) is None and secret_write_reason(path, cwd) is None:
         return Allow()
     return None
 
@@ -264,7 +264,8 @@ class PermissionGate:
         own = getattr(tool, "always_asks", None)
         if callable(own) and isinstance(why := own(tool_input or {}), str):
             return why
-        return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
+        written = written_path(tool, tool_input)
+        return protected_reason(written, self.cwd, self.task_dir) or secret_write_reason(written, self.cwd)
 
     def denied(self, name: str) -> Deny | None:
         """The deny list's answer for tool ``name`` (None: not on it). It holds in every mode."""
