@@ -285,6 +285,14 @@ def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
     return tuple(dict.fromkeys(form for form in (shown, text) if form is not None and len(form) >= MIN_CHARS))
 
 
+def named_secret(name: str, value: str) -> bool:
+    """Whether ``value`` is a secret by the name that holds it, by the notebook's rule (a password's
+    name: any value but a path; a token's or key's name: a value shaped like a generated one). The
+    environment's variables follow it too (``OPENAI_KEY``, ``AZURE_OPENAI_KEY``, ``DB_PASS``), beside
+    the names :data:`~nbagent.engine.loop.sanitize.CREDENTIAL_NAME` takes whatever their value."""
+    return _is_secret(name, value)
+
+
 def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
     aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
@@ -347,4 +355,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets", "looks_like_token",
-           "query_tokens", "url_password"]
+           "named_secret", "query_tokens", "url_password"]
