@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from nbagent.tools.files import EditFile, ReadFile
@@ -17,7 +18,7 @@ TOKEN = {"refresh_token": "1//0gRefreshTok3n-9f8e7d", "client_secret": "GOCSPX-C
          "token_uri": "https://oauth2.googleapis.com/token"}
 
 
-async def _edits(tmp_path: Path, edits: list[dict[str, str]], **settings: object) -> tuple[User, SimulatedAPI]:
+async def _edits(tmp_path: Path, edits: list[dict[str, str]], **settings: Any) -> tuple[User, SimulatedAPI]:
     api = SimulatedAPI([*(tool_reply("edit_file", {"path": "token.json", **e}, id=f"toolu_{i}")
                           for i, e in enumerate(edits)), text_reply("ok")])
     user = User()
