@@ -88,12 +88,15 @@ async def run_tool_call(
     hooks: Hooks = NO_HOOKS,
     sanitizer: Sanitizer = NO_SECRETS,
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT,
+    refresh: Callable[[], Sanitizer] | None = None,
 ) -> AsyncIterator[ToolItem]:
     """Validate, permit and run one ``tool_use`` block; yields its events and one :class:`ToolAnswer`.
 
     ``hooks`` run around the call (``pre_tool_use`` before the gate, ``post_tool_use`` after the
     result). Unknown tools, invalid input, denials (by a hook, the mode or the user) and tool
     failures become ``is_error`` results the model can act on; nothing but :class:`Aborted` / ``CancelledError`` escapes.
+    ``refresh`` makes the sanitizer again after a tool that ran code in the kernel (``runs_in_kernel``):
+    the credential variables that code made are secrets for its own output.
     """
     uid = str(use.get("id", ""))
     raw_name, raw = use.get("name", ""), use.get("input")
@@ -126,13 +129,15 @@ async def run_tool_call(
     if permitted is None:
         return
     async for item in _run_permitted(tool, call, permitted, make_context, guard=guard, hooks=hooks,
-                                     sanitizer=sanitizer, limits=(output_limit, capture_limit)):
+                                     sanitizer=sanitizer, limits=(output_limit, capture_limit),
+                                     refresh=refresh if getattr(tool, "runs_in_kernel", False) else None):
         yield item
 
 
 async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
                          make_context: Callable[[str], ToolContext], *, guard: AbortGuard,
-                         hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int]) -> AsyncIterator[ToolItem]:
+                         hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int],
+                         refresh: Callable[[], Sanitizer] | None = None) -> AsyncIterator[ToolItem]:
     """Run a permitted call: its answer (what enters history, bounded and sanitised), its
     :class:`ToolResult`, then the ``post_tool_use`` hook's warning."""
     uid, name = call.tool_use_id, call.name
@@ -146,6 +151,8 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
         raise
     except Exception as exc:  # a tool bug must not break the loop; the model hears about it
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if refresh is not None:  # `cfg = dotenv_values(".env"); print(cfg)`: its passwords are secrets now
+        sanitizer = refresh()
     out, replaced = _sanitized(_normalised(out, name), sanitizer, capture_limit)
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
