@@ -28,3 +28,17 @@ def test_a_password_the_agents_code_reads_into_a_variable_is_redacted_in_the_sam
 
     assert "db.internal" in sent and "[redacted]" in sent and PASSWORD not in sent
     assert PASSWORD not in json.dumps(list(session().agent.history))
+
+
+def test_a_password_the_agents_code_displays_in_the_call_that_read_it_is_redacted_in_its_card(ip: Any,  # noqa: F811
+                                                                                            tmp_path: Path) -> None:
+    """The card (the run's transcript, saved in the notebook) showed ``display(cfg)`` redacted with the
+    secrets as the prompt began: the password the same call read was in it."""
+    shown = "Shown-Pa55word-7a6b"  # not the first test's: its variable, read at this prompt's start, holds that one
+    (tmp_path / "settings.txt").write_text(f"DB_HOST=db.internal\nDB_PASSWORD={shown}\n")
+    api = session().agent.simulated_api
+    code = CODE.replace("cfg", "shown_cfg").replace("print(shown_cfg)", "display(shown_cfg)")
+    api.responder = ScriptedResponder([tool_reply("python", {"code": code}), text_reply("shown")])
+    ip.display_pub.outputs.clear()
+    out = run(ip, "%%agent\nShow what settings.txt configures")
+    assert "done: end_turn" in out and "db.internal" in out and shown not in out
