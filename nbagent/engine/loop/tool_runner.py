@@ -145,7 +145,7 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
     started = time.perf_counter()  # the run only: a permission prompt's wait is the user's, not the tool's
     try:
         with guard.armed():
-            out = await tool.run(tool_input, make_context(uid))
+            out = await tool.run(tool_input, _after_code(make_context(uid), refresh))
     except (Aborted, asyncio.CancelledError):  # the Stop button, or the kernel's interrupt
         yield ToolAnswer(error_result(uid, INTERRUPTED))
         raise
@@ -342,6 +342,22 @@ def _normalised(out: object, name: str) -> ToolOutput:
     if not isinstance(out.content, (str, list)):
         return ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
     return out
+
+
+def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:
+    """``ctx`` whose ``redact`` reads the secrets again at its first use, once the code ran (a
+    tool that runs code in the kernel redacts what it ran: notebook_run's outputs, written into the
+    cell and saved, held a credential variable that cell made)."""
+    if refresh is None:
+        return ctx
+    made: list[Sanitizer] = []
+
+    def redact(text: str) -> str:
+        if not made:
+            made.append(refresh())
+        return made[0].redact(text)
+
+    return dataclasses.replace(ctx, redact=redact)
 
 
 def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tuple[ToolOutput, int]:
