@@ -134,4 +134,25 @@ def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
     return tool_input.get("path")
 
 
-__all__ = ["secret_reason", "secret_write_reason", "read_path"]
+_PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)")
+"""The arguments that name what a read-only tool reads: ``path``, and an MCP server's own names
+(the filesystem server's ``read_multiple_files(paths=[…])``, ``file_path``, ``filename``)."""
+MAX_PATHS_CHECKED = 64
+
+
+def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cwd: Path | None) -> str | None:
+    """Why a read-only tool's call always asks: a path it is given, under any argument of
+    :data:`_PATH_ARGUMENT` (a list of them too), holds credentials; or it is given more paths than
+    are checked. None for a tool that may write (its own rules hold) or a call that names none."""
+    if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
+        return None
+    paths: list[object] = []
+    for key, value in tool_input.items():
+        if isinstance(key, str) and _PATH_ARGUMENT.fullmatch(key):
+            paths += value if isinstance(value, list) else [value]
+    if len(paths) > MAX_PATHS_CHECKED:
+        return f"the call names {len(paths)} files, more than the {MAX_PATHS_CHECKED} checked for credentials"
+    return next((why for raw in paths if (why := secret_reason(raw, cwd)) is not None), None)
+
+
+__all__ = ["MAX_PATHS_CHECKED", "secret_read_reason", "secret_reason", "secret_write_reason", "read_path"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
 from .config import DEFAULT_PERMISSION_MODE
-from .credentials import read_path, secret_reason, secret_write_reason
+from .credentials import secret_read_reason, secret_write_reason
 from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
 from .protected import protected_reason, resolve_tool_path, written_path
@@ -182,7 +182,7 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue
     always ask).
     """
     if getattr(tool, "read_only", False):
-        if mode != "bypass" and secret_reason(read_path(tool, tool_input), cwd) is not None:
+        if mode != "bypass" and secret_read_reason(tool, tool_input, cwd) is not None:
             return None  # the user decides, each time (PermissionGate.protected_reason)
         return Allow()
     if mode == "plan":
@@ -258,7 +258,7 @@ class PermissionGate:
         if self.mode == "bypass":
             return None
         if getattr(tool, "read_only", False):
-            return secret_reason(read_path(tool, tool_input), self.cwd)
+            return secret_read_reason(tool, tool_input, self.cwd)
         # A tool's own reason to ask each time, where no path tells it (notebook_edit's Markdown cell
         # that makes the page fetch from the web).
         own = getattr(tool, "always_asks", None)
