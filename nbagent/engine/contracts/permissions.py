@@ -20,7 +20,7 @@ from .config import DEFAULT_PERMISSION_MODE
 from .credentials import secret_read_reason, secret_write_reason
 from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
-from .protected import protected_reason, resolve_tool_path, written_path
+from .protected import MAX_WRITTEN_CHECKED, protected_reason, resolve_tool_path, written_paths
 from .tool_api import ToolInput, ToolLike
 
 
@@ -264,8 +264,12 @@ class PermissionGate:
         own = getattr(tool, "always_asks", None)
         if callable(own) and isinstance(why := own(tool_input or {}), str):
             return why
-        written = written_path(tool, tool_input)
-        return protected_reason(written, self.cwd, self.task_dir) or secret_write_reason(written, self.cwd)
+        written = written_paths(tool, tool_input)
+        if written is None:
+            return f"the call names more than {MAX_WRITTEN_CHECKED} files, more than are checked"
+        return next((why for path in written
+                     if (why := protected_reason(path, self.cwd, self.task_dir) or secret_write_reason(path, self.cwd))),
+                    None)
 
     def denied(self, name: str) -> Deny | None:
         """The deny list's answer for tool ``name`` (None: not on it). It holds in every mode."""
