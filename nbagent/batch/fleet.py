@@ -100,6 +100,23 @@ def _as_result(spec: ItemSpec, outcome: ItemRow | BaseException) -> ItemResult:
     return ItemResult(**outcome)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet tells a formula from text in a CSV cell (OWASP's list)."""
+
+
+def as_spreadsheet_text(df: "pd.DataFrame") -> "pd.DataFrame":
+    """``df`` with each text cell a spreadsheet would read as a formula prefixed with ``'``. The
+    items' names are the submitted files' (``=WEBSERVICE("http:"&CHAR(47)&…&A3).csv`` is a valid
+    name) and an error is an exception's text: opened in Excel or LibreOffice, ``summary.csv`` ran
+    the formula, sending the other rows wherever it pointed."""
+    out = df.copy()
+    for column in out.columns:
+        values = list(out[column])
+        if any(isinstance(v, str) and v.startswith(FORMULA_START) for v in values):  # a number column stays numbers
+            out[column] = [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v for v in values]
+    return out
+
+
 def table(results: Sequence[ItemResult]) -> "pd.DataFrame":
     """One row per item: cost, requests, retries, truncations, rate limit wait, outcome."""
     import pandas as pd

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal, TypedDict, cast
 
@@ -122,8 +122,13 @@ def read_result(folder: Path) -> ItemResult | None:
 
 
 def write_result(folder: Path, result: ItemResult) -> ItemRow:
+    from ..engine.contracts.config import DEFAULT_SECRET_ENV
     from ..engine.disk.persist import atomic_write_text
+    from ..engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
 
+    if result.error:  # an exception's text (a failing worker, a template's cell): the API key is never written
+        clean = Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values())).redact(result.error)
+        result = replace(result, error=clean)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / RESULT_FILE, json.dumps(asdict(result)))
     # asdict of an ItemResult has ItemRow's keys and types (test_item_row_has_the_fields_of_item_result)

@@ -66,6 +66,7 @@ class Python(BuiltinTool):
         "trailing expression, and the traceback if the code raised."
     )
     read_only = False
+    runs_in_kernel = True  # may make credential variables: the loop reads them again before its output is redacted
     Input = PythonInput
 
     def __init__(self, executor: Executor | None = None) -> None:

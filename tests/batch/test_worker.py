@@ -47,3 +47,24 @@ def test_an_item_that_fails_after_its_requests_keeps_what_they_cost(tmp_path: Pa
                                    prompt="Check {item}.", provider="simulated"))
     assert row["outcome"] == "error" and "the disk filled up" in (row["error"] or "")
     assert row["requests"] == 2 and (row["cost_usd"] or 0) > 0 and (row["budget_usd"] or 0) > 0, row
+
+
+def test_an_items_error_row_holds_no_key_the_exception_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's exception text went to ``result.json`` and ``summary.csv`` as it was: one naming the
+    API key (or a credential variable's value) wrote it there (attacker pass 13)."""
+    from nbagent.agent import Agent
+
+    key, token = "sk-ant-api03-" + "Qz7" * 20, "gh-Tok3n-9f8e7d6c5b4a"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+
+    def fail(self: Agent, prompt: str) -> object:
+        raise RuntimeError(f"the gateway refused x-api-key {key} (GITHUB_TOKEN={token})")
+
+    monkeypatch.setattr(Agent, "run_sync", fail)
+    (tmp_path / "d1.csv").write_text("a,b\n1,\n")
+    row = worker.run_item(ItemSpec(item=str(tmp_path / "d1.csv"), folder=str(tmp_path / "out"),
+                                   prompt="Check {item}.", provider="simulated"))
+    saved = (tmp_path / "out" / "result.json").read_text()
+    assert row["outcome"] == "error" and "[redacted]" in str(row["error"])
+    assert key not in saved and token not in saved and key not in str(row["error"])

@@ -142,3 +142,20 @@ def test_a_credential_named_variable_of_the_notebook_is_not_sent(ip: Any, tmp_pa
     assert "the cat sat" in sent  # text with spaces in it is not taken for a credential
     for value in (PASSWORD, NESTED):
         assert json.dumps(value)[1:-1] not in sent and value[:10] not in sent
+
+
+def test_a_password_typed_in_a_call_and_a_token_in_a_headers_literal_are_not_sent(ip: Any) -> None:
+    """``connect(password="…")`` and ``headers={"Authorization": "token ghp_…"}`` keep no variable holding
+    the secret: the cell's text, sent as a recent cell, carried both to the model (attacker pass 13)."""
+    password, github = "S3cret-Pg-pw!", "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE"
+    with capture_output():
+        for cell in ["def connect(**kw): return object()",
+                     f'conn = connect(host="db", user="ana", password="{password}")',
+                     f'headers_used = len({{"Authorization": "token {github}"}})',
+                     "%%agent --simulated\nwhy does `conn` fail?"]:
+            assert ip.run_cell(cell, store_history=True).error_in_exec is None
+    session = magics_mod.active_magics().current
+    assert session is not None
+    sent = "\n".join(json.dumps(r.body) for r in session.agent.simulated_api.requests)
+    assert "connect(host=" in sent and "[redacted]" in sent
+    assert password not in sent and github not in sent

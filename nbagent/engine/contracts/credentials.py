@@ -97,12 +97,10 @@ def _reason_for(path: Path, roots: list[tuple[Path, str]]) -> str | None:
     return None
 
 
-def secret_reason(raw: object, cwd: Path | None) -> str | None:
-    """Why reading the tool path ``raw`` always asks: it holds credentials (None: it does not).
-
-    As for a protected write, the path as written and its real path are both checked, so a
-    symlink inside the project that points at ``~/.ssh/id_rsa`` asks too.
-    """
+def _holds_credentials(raw: object, cwd: Path | None) -> str | None:
+    """Why the tool path ``raw`` holds credentials (None: it does not). As for a protected write, the
+    path as written and its real path are both checked, so a symlink inside the project that points
+    at ``~/.ssh/id_rsa`` counts too."""
     if not isinstance(raw, str) or not raw or "\x00" in raw:
         return None
     base = cwd if cwd is not None else Path.cwd()
@@ -111,11 +109,22 @@ def secret_reason(raw: object, cwd: Path | None) -> str | None:
     except (OSError, RuntimeError, ValueError):
         return f"`{raw}` cannot be resolved, so it cannot be shown not to hold credentials"
     roots = _secret_roots()
-    for path in candidates:
-        why = _reason_for(path, roots)
-        if why is not None:
-            return f"{why}: reading it always asks, as its content would go to the model"
-    return None
+    return next((why for path in candidates if (why := _reason_for(path, roots)) is not None), None)
+
+
+def secret_reason(raw: object, cwd: Path | None) -> str | None:
+    """Why reading the tool path ``raw`` always asks: it holds credentials (None: it does not)."""
+    why = _holds_credentials(raw, cwd)
+    return f"{why}: reading it always asks, as its content would go to the model" if why else None
+
+
+def secret_write_reason(raw: object, cwd: Path | None) -> str | None:
+    """Why writing the tool path ``raw`` always asks: it holds credentials (None: it does not). An
+    edit can send them elsewhere (a ``token.json``'s ``token_uri``, a profile's endpoint), and
+    ``edit_file``'s answers ("not found", "occurs 2 times") tell what the file holds, guess by guess."""
+    why = _holds_credentials(raw, cwd)
+    return (f"{why}: changing it always asks, as an edit could send its credentials elsewhere (and tells "
+            "what it holds)") if why else None
 
 
 def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
@@ -125,4 +134,25 @@ def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
     return tool_input.get("path")
 
 
-__all__ = ["secret_reason", "read_path"]
+_PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)")
+"""The arguments that name what a read-only tool reads: ``path``, and an MCP server's own names
+(the filesystem server's ``read_multiple_files(paths=[…])``, ``file_path``, ``filename``)."""
+MAX_PATHS_CHECKED = 64
+
+
+def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cwd: Path | None) -> str | None:
+    """Why a read-only tool's call always asks: a path it is given, under any argument of
+    :data:`_PATH_ARGUMENT` (a list of them too), holds credentials; or it is given more paths than
+    are checked. None for a tool that may write (its own rules hold) or a call that names none."""
+    if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
+        return None
+    paths: list[object] = []
+    for key, value in tool_input.items():
+        if isinstance(key, str) and _PATH_ARGUMENT.fullmatch(key):
+            paths += value if isinstance(value, list) else [value]
+    if len(paths) > MAX_PATHS_CHECKED:
+        return f"the call names {len(paths)} files, more than the {MAX_PATHS_CHECKED} checked for credentials"
+    return next((why for raw in paths if (why := secret_reason(raw, cwd)) is not None), None)
+
+
+__all__ = ["MAX_PATHS_CHECKED", "secret_read_reason", "secret_reason", "secret_write_reason", "read_path"]

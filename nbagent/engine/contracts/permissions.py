@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Union, runtime_checkable
 
 from .config import DEFAULT_PERMISSION_MODE
-from .credentials import read_path, secret_reason
+from .credentials import secret_read_reason, secret_write_reason
 from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
-from .protected import protected_reason, resolve_tool_path, written_path
+from .protected import MAX_WRITTEN_CHECKED, protected_reason, resolve_tool_path, written_paths
 from .tool_api import ToolInput, ToolLike
 
 
@@ -182,7 +182,7 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue
     always ask).
     """
     if getattr(tool, "read_only", False):
-        if mode != "bypass" and secret_reason(read_path(tool, tool_input), cwd) is not None:
+        if mode != "bypass" and secret_read_reason(tool, tool_input, cwd) is not None:
             return None  # the user decides, each time (PermissionGate.protected_reason)
         return Allow()
     if mode == "plan":
@@ -192,7 +192,7 @@ def decide_by_mode(mode: str, tool: ToolLike, tool_input: Mapping[str, JSONValue
         return Allow()
     path = (tool_input or {}).get("path")
     if mode == "accept_edits" and getattr(tool, "edits_files", False) and _inside(path, cwd) \
-            and protected_reason(path, cwd, task_dir) is None:
+            and protected_reason(path, cwd, task_dir) is None and secret_write_reason(path, cwd) is None:
         return Allow()
     return None
 
@@ -258,13 +258,18 @@ class PermissionGate:
         if self.mode == "bypass":
             return None
         if getattr(tool, "read_only", False):
-            return secret_reason(read_path(tool, tool_input), self.cwd)
+            return secret_read_reason(tool, tool_input, self.cwd)
         # A tool's own reason to ask each time, where no path tells it (notebook_edit's Markdown cell
         # that makes the page fetch from the web).
         own = getattr(tool, "always_asks", None)
         if callable(own) and isinstance(why := own(tool_input or {}), str):
             return why
-        return protected_reason(written_path(tool, tool_input), self.cwd, self.task_dir)
+        written = written_paths(tool, tool_input)
+        if written is None:
+            return f"the call names more than {MAX_WRITTEN_CHECKED} files, more than are checked"
+        return next((why for path in written
+                     if (why := protected_reason(path, self.cwd, self.task_dir) or secret_write_reason(path, self.cwd))),
+                    None)
 
     def denied(self, name: str) -> Deny | None:
         """The deny list's answer for tool ``name`` (None: not on it). It holds in every mode."""

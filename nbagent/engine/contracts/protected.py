@@ -252,5 +252,25 @@ def written_path(tool: object, tool_input: Mapping[str, object] | None) -> objec
     return tool_input.get("path")
 
 
+_WRITE_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths"
+                             r"|destination|dest|target)")
+"""The arguments that name what a tool that may write writes: ``path``, and an MCP server's own
+names (the filesystem server's ``move_file(source, destination)``, ``file_path``, ``target``). Not
+``source``: notebook_edit's is a cell's text."""
+MAX_WRITTEN_CHECKED = 64
+
+
+def written_paths(tool: object, tool_input: Mapping[str, object] | None) -> list[object] | None:
+    """Every path a tool that may write is given under :data:`_WRITE_ARGUMENT` (lists included);
+    None when there are more than :data:`MAX_WRITTEN_CHECKED` (too many to check: the call asks)."""
+    if getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
+        return []
+    paths: list[object] = []
+    for key, value in tool_input.items():
+        if isinstance(key, str) and _WRITE_ARGUMENT.fullmatch(key):
+            paths += value if isinstance(value, list) else [value]
+    return paths if len(paths) <= MAX_WRITTEN_CHECKED else None
+
+
 __all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "resolve_tool_path", "lexical_path", "protected_reason",
-           "kernel_config_roots", "name_key", "written_path"]
+           "kernel_config_roots", "name_key", "written_path", "written_paths"]

@@ -14,9 +14,10 @@ import io
 import re
 import tokenize
 from collections import OrderedDict, defaultdict
+from functools import lru_cache
 from itertools import islice
 from types import GetSetDescriptorType, SimpleNamespace
-from typing import Iterable
+from typing import Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
@@ -40,15 +41,19 @@ def looks_like_token(value: str) -> bool:
 
 # A secret by its name alone (any value, passphrases with spaces included) ...
 _PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
-                            r"|.+_(?:PASS|PWD)")  # DB_PASS, mysql_pwd (not PWD, the working folder; not pass_rate)
+                            r"|(?:.+_)?(?:PWD?)|.+_PASS")  # pw = getpass(), DB_PASS, mysql_pwd (not pass_rate;
+# PWD, the working folder, is a path: paths are never taken)
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
                          r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
+_SEPARATORS = str.maketrans("- .", "___")
+"""How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
+a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
-_PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$")
-"""A path: ``/…``, ``./…``, ``../…``, ``~``, ``~/…`` or ``~ana/…``; a password that starts with ``~``
-(``~Summer2024``) is none."""
+_PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$|[A-Za-z]:\\(?=[^\\/:*?\"<>|]*(?:\\|$))")
+"""A path: ``/…``, ``./…``, ``../…``, ``~``, ``~/…``, ``~ana/…`` or Windows' ``C:\\Users\\ana`` (what
+``pwd = os.getcwd()`` holds there); a password that starts with ``~`` (``~Summer2024``) is none."""
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
@@ -156,10 +161,40 @@ def connection_secrets(value: str) -> tuple[str, ...]:
     return tuple(secret for _, secret in sorted(found))
 
 
+_SIGNATURE_KEYS = frozenset({"sig", "signature", "x_amz_signature", "x_amz_security_token", "x_goog_signature"})
+"""A query's keys that sign the URL itself (an Azure SAS, a presigned S3 or GCS URL): whoever has it
+reads (or writes) what it names, whatever the value's shape."""
+MAX_QUERY_ITEMS = 32
+
+
+def query_tokens(value: str) -> tuple[str, ...]:
+    """The tokens a URL's query carries (``?api_key=…``, Google's ``&key=AIza…``, ``access_token=…``,
+    an Azure SAS's ``sig=…``), as the server reads them (unquoted: the sanitizer redacts their
+    URL-quoted forms too): a key named as a token with a value shaped like a generated one, or a
+    signature. A password in the query is :func:`url_password`'s."""
+    if len(value) > MAX_CHARS or "://" not in value or "?" not in value or "=" not in value:
+        return ()
+    try:
+        query = urlsplit(value[5:] if value[:5].lower() == "jdbc:" else value).query
+    except ValueError:
+        return ()
+    found = []
+    for key, token in islice(parse_qsl(query), MAX_QUERY_ITEMS):
+        name = key.translate(_SEPARATORS).lower()
+        if name in _QUERY_KEYS or not MIN_CHARS <= len(token) <= MAX_CHARS:
+            continue
+        if name in _SIGNATURE_KEYS or (_TOKEN_NAME.fullmatch(name) or _PASSWORD_NAME.fullmatch(name)) \
+                and looks_like_token(token):
+            found.append(token)
+    return tuple(found)
+
+
 def embedded_secrets(value: str) -> tuple[str, ...]:
-    """The secrets inside ``value`` whatever its name: a URL's password, a connection string's."""
+    """The secrets inside ``value`` whatever its name: a URL's password and query tokens, a
+    connection string's."""
     password = url_password(value)
-    return (password, *connection_secrets(value)) if password else connection_secrets(value)
+    found = (password, *query_tokens(value)) if password else query_tokens(value)
+    return (*found, *connection_secrets(value)) if found else connection_secrets(value)
 
 
 _CELL_CODE = re.compile(r"_i{1,3}\d*")
@@ -169,15 +204,52 @@ _LITERAL = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\\n])*)\1""")
 _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 
+_QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
+_NAMED_LITERAL = re.compile(
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*\]?\s*[:=]|\b(?P<name>[A-Za-z_]\w{0,63})\s*=)\s*"""
+    r"""[rRbBuU]{0,2}""" + _QUOTED)
+"""A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment),
+``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
+_NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
+                         r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
+"""``auth=("ana", "…")``: a (user, password) pair."""
+_NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
+"""A cell naming none of these gives no named literal: it is not searched."""
+MAX_CODE_CHARS = 200_000
+"""A longer cell (a pasted data file) is searched for connection strings only."""
+
+
+@lru_cache(maxsize=4096)
 def code_secrets(code: str) -> tuple[str, ...]:
-    """The secrets in the string literals of a cell's code (``create_engine("postgresql://ana:…@db")``,
-    ``pyodbc.connect("…;PWD=…;")``, held by no variable). Only literals: the code itself is no
-    connection string (``pwd = os.getcwd()`` named ``os.getcwd()`` a password, hidden from every text).
-    Only a cell that names a connection string's key or holds an ``@`` is tokenized."""
+    """The secrets in the string literals of a cell's code, held by no variable: a connection string's
+    (``create_engine("postgresql://ana:…@db")``, ``pyodbc.connect("…;PWD=…;")``), and a literal the code
+    names as a credential (``psycopg2.connect(password="…")``, ``headers={"Authorization": "token …"}``,
+    ``s.headers["X-Api-Key"] = "…"``, ``auth=("ana", "…")``), by the rules variables' names follow.
+    Only literals: the code itself is no connection string (``pwd = os.getcwd()`` named
+    ``os.getcwd()`` a password, hidden from every text). Cached: each cell's code is read at every
+    prompt (IPython keeps them all in ``_i1``, ``_i2`` …)."""
     low = code.lower()
-    if "@" not in code and not any(key in low for key in _CONN_KEYS):
-        return ()
-    return tuple(secret for literal in _literals(code) for secret in embedded_secrets(literal))
+    found: list[str] = []
+    if "@" in code or ("://" in code and "?" in code) or any(key in low for key in _CONN_KEYS):
+        found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
+    if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
+        found += _named_literals(code)
+    return tuple(dict.fromkeys(found))
+
+
+def _named_literals(code: str) -> list[str]:
+    found: list[str] = []
+    for match in _NAMED_LITERAL.finditer(code):
+        name, value = match.group("key") or match.group("name"), match.group("value")
+        if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
+            found.extend(s for s in (_authorization_secret(value),) if s)
+        elif _is_secret(name, value):
+            found.append(value)
+    for match in _NAMED_PAIR.finditer(code):
+        password = _pair_secret(match.group("name"), ("user", match.group("value")))
+        if password:
+            found.append(password)
+    return found
 
 
 def _literals(code: str) -> list[str]:
@@ -195,23 +267,69 @@ def _literals(code: str) -> list[str]:
     return contents
 
 
+_AUTHORIZATION = re.compile(r"(?i)(?:PROXY_)?AUTHORIZATION")
+_AUTH_SCHEME = re.compile(r"\s*[A-Za-z][\w.-]*\s+(\S.*?)\s*")
+
+
+def _authorization_secret(value: str) -> str | None:
+    """The credentials of an ``Authorization`` header's value (``token ghp_…``, ``Basic …``, a scheme
+    of any name): the header exists to carry them, whatever their shape. The whole value when it
+    names no scheme."""
+    match = _AUTH_SCHEME.fullmatch(value)
+    secret = match.group(1) if match else value.strip()
+    return secret if MIN_CHARS <= len(secret) <= MAX_CHARS else None
+
+
 def _is_secret(name: str, value: str) -> bool:
     if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
         return False
+    name = name.translate(_SEPARATORS)
     if _PASSWORD_NAME.fullmatch(name):
         return True
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
+def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
+    """The texts a bytes value named as a credential shows (``SECRET_KEY = Fernet.generate_key()``,
+    ``private_key = Path("key.pem").read_bytes()``, ``db_password = b"…"``): what its ``repr`` writes
+    between the quotes (a description's, a print's), and its text decoded where it is text. Under a
+    token's name, random bytes (``secrets.token_bytes(32)``: not text) count as generated."""
+    key = name.translate(_SEPARATORS)
+    named = _PASSWORD_NAME.fullmatch(key) is not None or _TOKEN_NAME.fullmatch(key) is not None
+    if not named or not MIN_CHARS <= len(value) <= MAX_CHARS:
+        return ()
+    shown = repr(bytes(value))[2:-1]
+    try:
+        text: str | None = bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and not _is_secret(name, text):
+        return ()
+    return tuple(dict.fromkeys(form for form in (shown, text) if form is not None and len(form) >= MIN_CHARS))
+
+
+def named_secret(name: str, value: str) -> bool:
+    """Whether ``value`` is a secret by the name that holds it, by the notebook's rule (a password's
+    name: any value but a path; a token's or key's name: a value shaped like a generated one). The
+    environment's variables follow it too (``OPENAI_KEY``, ``AZURE_OPENAI_KEY``, ``DB_PASS``), beside
+    the names :data:`~nbagent.engine.loop.sanitize.CREDENTIAL_NAME` takes whatever their value."""
+    return _is_secret(name, value)
+
+
 def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     """The password of ``auth = ("ana", "…")``: a (user, password) pair, as requests, httpx and
     aiohttp take basic auth, under a credential's name (``auth``, ``credentials``, ``db_password``)."""
-    if len(pair) != 2 or type(name) is not str or not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
+    if len(pair) != 2 or type(name) is not str:
+        return None
+    name = name.translate(_SEPARATORS)
+    if not (_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name)):
         return None
     user, password = pair
-    if type(user) is not str or type(password) is not str:
+    if type(user) is not str or type(password) not in (str, bytes):
         return None
-    return password if _is_secret("password", password) else None
+    if type(password) is bytes:  # requests takes ("ana", b"…") too
+        return next(iter(_bytes_secrets("password", password)), None)
+    return cast(str, password) if _is_secret("password", cast(str, password)) else None
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
@@ -234,21 +352,31 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
         for name, value in items:
             kind = type(value)
             if kind is str:
-                if type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
+                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
+                    found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
+                elif type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
                     found.append(value)  # type: ignore[arg-type]
                 elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
-                    found.extend(code_secrets(value))  # type: ignore[arg-type]
+                    found.extend(code_secrets(value))
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+            elif kind in (bytes, bytearray) and type(name) is str:
+                found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
                 found.append(password)
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
+            elif kind in (list, tuple) and depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS:
+                # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
+                # records): each mapping as if it stood one level down, under the list's name.
+                mappings[0] += 1  # a list counts as a mapping does: a namespace of big lists stays bounded
+                rows = [row for row in islice(value, MAX_ITEMS_PER_MAPPING) if type(row) in _MAPPINGS]  # type: ignore[call-overload]
+                walk([(name, row) for row in rows], depth)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
 __all__ = ["MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets",
-           "looks_like_token", "url_password"]
+           "looks_like_token", "named_secret", "query_tokens", "url_password"]

@@ -357,7 +357,7 @@ class QueryEngine(BetweenRuns):
                 return
             # What this request offered is what may run.
             calls = answer_tool_calls(run, state, uses, outcome.offered, gate=self.gate, hooks=self.hooks,
-                                      executor=self.executor, sanitizer=sanitizer)
+                                      executor=self.executor, sanitizer=sanitizer, refresh=self.sanitizer_after_code)
             async with aclosing(calls) as events:
                 async for event in events:
                     yield event
@@ -397,6 +397,14 @@ class QueryEngine(BetweenRuns):
         yield outcome
 
     # ----- pieces of the loop -----------------------------------------------------------------
+    def sanitizer_after_code(self) -> Sanitizer:
+        """The sanitizer once code ran in the kernel during the run (the python tool, a cell it ran):
+        the credential variables it made (``cfg = dotenv_values(".env")``) join the run's secrets, for
+        that call's output, its card and every later request (they were read once per run)."""
+        if self._run_env is not None:
+            self._run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
+        return self.sanitizer()
+
     def _prepare(self) -> Prepared:
         """System prompt, tool definitions and offered tools of the next request (after the
         tool-server wait, so servers that connected during it are offered)."""

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
-from .kernel_secrets import embedded_secrets
+from .kernel_secrets import embedded_secrets, named_secret
 from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
 from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
@@ -197,8 +197,10 @@ def credential_env_values() -> tuple[str, ...]:
     # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
     pairs = [(name, value) for name in list(os.environ) if (value := os.environ.get(name))]
     # Under any other name, a URL's or connection string's password (DATABASE_URL, an Azure one).
+    # A name of a key, password or token by the notebook's rule too (OPENAI_KEY, AZURE_OPENAI_KEY, DB_PASS:
+    # no credential word, so print(os.environ) sent them to the model and the shell tool got them).
     return tuple(s for name, value in pairs for s in ((value,) if CREDENTIAL_NAME.fullmatch(name)
-                                                       else embedded_secrets(value)))
+                                                       or named_secret(name, value) else embedded_secrets(value)))
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
@@ -207,7 +209,8 @@ def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[
     the token in it) or a credential of :data:`KEY_SHAPES`."""
     names, values = set(env_names), tuple(secrets)
     return {k: v for k, v in os.environ.items()
-            if k not in names and not CREDENTIAL_NAME.fullmatch(k) and not any(s in v for s in values)
+            if k not in names and not CREDENTIAL_NAME.fullmatch(k) and not named_secret(k, v)
+            and not any(s in v for s in values)
             and not (may_hold_key(v) and KEY_SHAPES.search(v))}
 
 

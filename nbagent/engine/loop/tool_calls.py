@@ -23,12 +23,14 @@ from .turn import TurnState, refuse_call
 
 async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUseBlockParam],
                             tools: Mapping[str, ToolLike], *, gate: PermissionGate, hooks: Hooks,
-                            executor: object, sanitizer: Sanitizer) -> AsyncGenerator[Event, None]:
+                            executor: object, sanitizer: Sanitizer,
+                            refresh: Callable[[], Sanitizer] | None = None) -> AsyncGenerator[Event, None]:
     """Answer ``uses`` in order with ``tools`` (what the request offered) and append the answers
     as the next user message.
 
     The answers gather in ``state.answered``, not a local: an abort in the middle leaves them
-    where the turn's repair (:meth:`Session.answer_dangling`) finds them."""
+    where the turn's repair (:meth:`Session.answer_dangling`) finds them. ``refresh`` makes the
+    sanitizer again once code ran in the kernel (its new credential variables are secrets)."""
     session = run.session
     state.answered = []
     make_context = tool_context_factory(run, state, executor, sanitizer)
@@ -38,7 +40,7 @@ async def answer_tool_calls(run: RequestRun, state: TurnState, uses: list[ToolUs
         calls = refuse_call(use, refused) if refused is not None else run_tool_call(
             use, tools=tools, gate=gate, guard=run.guard, make_context=make_context,
             turn=state.turn, output_limit=run.config.tool_output_limit,
-            hooks=hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit,
+            hooks=hooks, sanitizer=sanitizer, capture_limit=run.config.tool_capture_limit, refresh=refresh,
         )
         async for item in calls:
             if isinstance(item, ToolAnswer):  # kept for the next message, not shown

@@ -88,12 +88,15 @@ async def run_tool_call(
     hooks: Hooks = NO_HOOKS,
     sanitizer: Sanitizer = NO_SECRETS,
     capture_limit: int = DEFAULT_TOOL_CAPTURE_LIMIT,
+    refresh: Callable[[], Sanitizer] | None = None,
 ) -> AsyncIterator[ToolItem]:
     """Validate, permit and run one ``tool_use`` block; yields its events and one :class:`ToolAnswer`.
 
     ``hooks`` run around the call (``pre_tool_use`` before the gate, ``post_tool_use`` after the
     result). Unknown tools, invalid input, denials (by a hook, the mode or the user) and tool
     failures become ``is_error`` results the model can act on; nothing but :class:`Aborted` / ``CancelledError`` escapes.
+    ``refresh`` makes the sanitizer again after a tool that ran code in the kernel (``runs_in_kernel``):
+    the credential variables that code made are secrets for its own output.
     """
     uid = str(use.get("id", ""))
     raw_name, raw = use.get("name", ""), use.get("input")
@@ -126,13 +129,15 @@ async def run_tool_call(
     if permitted is None:
         return
     async for item in _run_permitted(tool, call, permitted, make_context, guard=guard, hooks=hooks,
-                                     sanitizer=sanitizer, limits=(output_limit, capture_limit)):
+                                     sanitizer=sanitizer, limits=(output_limit, capture_limit),
+                                     refresh=refresh if getattr(tool, "runs_in_kernel", False) else None):
         yield item
 
 
 async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
                          make_context: Callable[[str], ToolContext], *, guard: AbortGuard,
-                         hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int]) -> AsyncIterator[ToolItem]:
+                         hooks: Hooks, sanitizer: Sanitizer, limits: tuple[int, int],
+                         refresh: Callable[[], Sanitizer] | None = None) -> AsyncIterator[ToolItem]:
     """Run a permitted call: its answer (what enters history, bounded and sanitised), its
     :class:`ToolResult`, then the ``post_tool_use`` hook's warning."""
     uid, name = call.tool_use_id, call.name
@@ -140,12 +145,14 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
     started = time.perf_counter()  # the run only: a permission prompt's wait is the user's, not the tool's
     try:
         with guard.armed():
-            out = await tool.run(tool_input, make_context(uid))
+            out = await tool.run(tool_input, _after_code(make_context(uid), refresh))
     except (Aborted, asyncio.CancelledError):  # the Stop button, or the kernel's interrupt
         yield ToolAnswer(error_result(uid, INTERRUPTED))
         raise
     except Exception as exc:  # a tool bug must not break the loop; the model hears about it
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if refresh is not None:  # `cfg = dotenv_values(".env"); print(cfg)`: its passwords are secrets now
+        sanitizer = refresh()
     out, replaced = _sanitized(_normalised(out, name), sanitizer, capture_limit)
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
@@ -335,6 +342,22 @@ def _normalised(out: object, name: str) -> ToolOutput:
     if not isinstance(out.content, (str, list)):
         return ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
     return out
+
+
+def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:
+    """``ctx`` whose ``redact`` reads the secrets again at its first use, once the code ran (a
+    tool that runs code in the kernel redacts what it ran: notebook_run's outputs, written into the
+    cell and saved, held a credential variable that cell made)."""
+    if refresh is None:
+        return ctx
+    made: list[Sanitizer] = []
+
+    def redact(text: str) -> str:
+        if not made:
+            made.append(refresh())
+        return made[0].redact(text)
+
+    return dataclasses.replace(ctx, redact=redact)
 
 
 def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tuple[ToolOutput, int]:

@@ -324,11 +324,12 @@ STAND_IN_LINE = ("ⓘ the session your code made could not be given the replayed
 
 def execution_shown(view: "AgentView", sess: "NotebookSession") -> "Callable[[ExecutionRecord], None]":
     """The executor's ``on_execute`` hook: what the python tool's code displayed (a table, a
-    plot's text, a value's HTML), redacted with the session's secrets as they are at that call,
+    plot's text, a value's HTML), redacted with the session's secrets as they are once it ran,
     into its card; the card is the run's transcript, saved in the notebook and its record."""
 
     def show(record: "ExecutionRecord") -> None:
-        strings = sess.agent.engine.sanitizer().strings
+        # Read after the code ran: a credential variable it made (`cfg = dotenv_values(".env")`) is a secret here.
+        strings = sess.agent.engine.sanitizer_after_code().strings
         rich = record.result.rich
         view.show_execution(replace(
             record, displays=tuple(strings(list(record.displays))),
@@ -345,7 +346,7 @@ def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Namespace) 
     name = session_name(sess.agent) or "(in memory)"
     cells = Materialiser(magics.document.bridge, sess.executor if wanted else None, session=name,
                          turn=lambda: sess.agent.turn, agent_cell_id=executing_cell_id(),
-                         redact=lambda outputs: sess.agent.engine.sanitizer().strings(outputs))
+                         redact=lambda outputs: sess.agent.engine.sanitizer_after_code().strings(outputs))
     if not wanted:
         cells.live = False
     return cells

@@ -12,6 +12,8 @@ import uuid
 from typing import TYPE_CHECKING, Callable
 
 from ...engine.contracts.tool_api import truncate_middle
+from ...engine.loop.kernel_secrets import code_secrets
+from ...engine.loop.secret_forms import REDACTED
 from ..view.safe import RASTER_IMAGES, safe_display_data
 from .bridge_types import CellJSON, OutputJSON
 
@@ -119,6 +121,11 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int,
     before they are cut to ``output_chars``, so a secret the cut would split is redacted whole."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
+    if cell.get("cell_type", "code") == "code":
+        # A cell not run yet is in no ``_i`` variable, so its literals are no secret the loop knows:
+        # ``connect(password="…")`` typed and not run went to the model (and a serve client) as typed.
+        for secret in code_secrets(source):
+            source = source.replace(secret, REDACTED)
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
     images: list[ImageBlockParam] = []

@@ -304,6 +304,7 @@ class NotebookRun(_NotebookTool):
     description = ("Run a code cell of the open notebook by id in the live kernel (like the python tool, "
                    "with the cell's own source); its outputs replace the cell's outputs in the notebook.")
     read_only = False
+    runs_in_kernel = True  # a cell it runs may make credential variables (see the python tool)
     Input = NotebookRunInput
 
     async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:

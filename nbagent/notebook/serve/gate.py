@@ -81,6 +81,10 @@ class Request:
     will be): the card shows it instead of ``detail``, as nbagent's own cards do."""
     input: JSONObject | None = None
     """The call as nbagent's own tool ``tool`` takes it: what the user's hooks see."""
+    always_asks: str | None = None
+    """Why this call asks even when the client was allowed ``tool`` always (a Markdown cell that
+    loads from the web when it renders, as nbagent's own ``notebook_edit`` says): no grant covers it,
+    and its "Allow always" allows it once."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ class ServeGate:
                               "be asked: not run. Open the notebook in JupyterLab or Notebook 7 and try again.")
         if self.stopped:  # stopped while the rules or the page were asked (each a round trip)
             raise CallRefused(STOPPED)
-        if (request.key, request.tool) in self._always:
+        if request.always_asks is None and (request.key, request.tool) in self._always:
             return Allowed("the user (Allow always, earlier)")
         return await self._ask(request, mode)
 
@@ -153,7 +157,8 @@ class ServeGate:
             raise CallRefused(f"{why} (the user's own rules hold for MCP clients too: not asked, not run)")
 
     async def _ask(self, request: Request, mode: str) -> Allowed:
-        reason = f"permission mode {mode}; external clients always ask"
+        reason = f"permission mode {mode}; external clients always ask" + (
+            f"; {request.always_asks}" if request.always_asks else "")
         prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason,
                                 preview=request.preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
@@ -184,7 +189,7 @@ class ServeGate:
             why = f": {decision.reason}" if decision.reason else " (no reason given)"
             raise CallRefused(f"The user denied this {request.tool} call in the notebook{why}.")
         assert isinstance(decision, Allow)
-        if decision.always:
+        if decision.always and request.always_asks is None:
             self._always[(request.key, request.tool)] = request.client
             return Allowed("the user (Allow always)")
         return Allowed("the user (Allow)")

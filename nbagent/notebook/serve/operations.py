@@ -252,7 +252,8 @@ class Operations:
             where = f" after {cell_id}" if cell_id else " at the end" if index is None else f" at index {index}"
         summary = f"{action} a {args.get('cell_type', 'code')} cell{where}" if action == "insert" else f"{action} cell{where}"
         request = Request(client.name, "notebook_edit", summary, detail, client.key, preview,
-                          input={k: v for k, v in args.items() if v is not None})
+                          input={k: v for k, v in args.items() if v is not None},
+                          always_asks=NotebookEdit(shared).always_asks(args))
 
         async def act(_allowed: Allowed) -> ToolOutput:
             return await NotebookEdit(shared).run(args, self._ctx(client))

@@ -90,12 +90,27 @@ def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
         cwd = entry.get("cwd")
         base = folder / cwd if isinstance(cwd, str) else folder
         args = entry.get("args")
-        for word in [entry.get("command"), *(args if isinstance(args, list) else ())]:
+        words = [entry.get("command"), *(args if isinstance(args, list) else ())]
+        for word in [*words, *_module_files(words)]:
             # An absolute path is a program of the machine's (``/usr/bin/python3``), not the folder's.
             if isinstance(word, str) and 0 < len(word) <= 1024 and "${" not in word and word not in found \
                     and not Path(word).is_absolute() and len(found) < _MAX_NAMED and _is_code(base / word):
                 found[word] = _file_digest(base / word)
     return list(found.items())
+
+
+def _module_files(words: list[object]) -> list[str]:
+    """The project files ``python -m srv`` (``-m srv.main``) runs from its folder: ``srv.py``, or the
+    package's ``__main__.py`` and ``__init__.py``. The command line names a module, not a file, so
+    trusting it trusted no code: a ``git pull`` that changed ``srv.py`` ran under the old approval."""
+    files: list[str] = []
+    for flag, module in zip(words, words[1:], strict=False):
+        if flag == "-m" and isinstance(module, str) and module.replace(".", "").replace("_", "").isalnum():
+            path = module.replace(".", "/")
+            files += [f"{path}.py", f"{path}/__main__.py", f"{path}/__init__.py"]
+            if "/" in path:  # a submodule runs its top package's __init__ first
+                files.append(f"{path.split('/')[0]}/__init__.py")
+    return files
 
 
 _CODE_SUFFIXES = frozenset({".py", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php",

@@ -215,3 +215,87 @@ def test_the_attributes_of_a_namespace_or_a_dataclass_are_walked_without_running
                  "settings": _Settings(_Database("db.local", "dc-pass-5678"), API_KEY),
                  "slotted": _Slotted("slots-pass-90"), "odd": _DictProperty()}
     assert credential_variable_values(namespace.items()) == ("ns-pass-1234", "dc-pass-5678", API_KEY)
+
+
+def test_a_headers_dict_gives_its_api_key_and_its_authorization_credentials() -> None:
+    """``headers = {"X-Api-Key": …}`` (words split by ``-``, as HTTP writes them) and an ``Authorization``
+    header's credentials (``token ghp_…``, ``Basic …``: no shape the sanitizer knows) named no
+    credential: the dict's description sent the token to the model (attacker pass 13)."""
+    github = "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE"
+    namespace = {"headers": {"X-Api-Key": HF_TOKEN[3:], "Accept": "application/vnd.github+json"},
+                 "gh": {"Authorization": f"token {github}"}, "basic": {"Proxy-Authorization": "Basic YW5hOnB3LTEyMzQ1"},
+                 "azure": {"api-key": API_KEY}, "sheet": {"DB Password": "sheet-pass-77"},
+                 "short": {"Authorization": "token abc"}, "sort": {"sort-key": "order_date"}}
+    assert credential_variable_values(namespace.items()) == (
+        HF_TOKEN[3:], github, "YW5hOnB3LTEyMzQ1", API_KEY, "sheet-pass-77")
+
+
+def test_a_list_of_mappings_gives_the_secrets_of_each_mapping() -> None:
+    """``connections = [{"name": "prod", "password": …}]`` (a JSON file's records) was not looked into:
+    only mappings were walked, and the list's description sent each password to the model."""
+    namespace = {"connections": [{"name": "prod", "password": "prod-pass-123"}, "not a mapping",
+                                 {"name": "dev", "password": "dev-pass-4567"}],
+                 "pairs": ({"token": HF_TOKEN},), "numbers": list(range(5_000))}
+    assert credential_variable_values(namespace.items()) == ("prod-pass-123", "dev-pass-4567", HF_TOKEN)
+
+
+def test_a_urls_query_token_is_a_secret_whatever_its_variable_is_called() -> None:
+    """``?api_key=…``, Google's ``&key=AIza…``, ``access_token=…`` and an Azure SAS's ``sig=…`` named no
+    credential: only a query's ``password``/``pwd`` was read, so a ``url`` variable, an environment's
+    ``FEED_URL`` and a ``requests.get("…?access_token=…")`` cell sent the token to the model (attacker pass 13)."""
+    from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, secret_values
+
+    google = "AIzaSyD3kQ9xLm2PqR7sT4vW8yB1nC6dE0fG"
+    sas = "https://acct.blob.core.windows.net/c/b.csv?sv=2022-11-02&sp=r&sig=k3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE%3D"
+    namespace = {"url": f"https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key={google}",
+                 "feed": "https://api.example.com/v1/items?api_key=Zk3LqW9xT2mP7rV4bN8c&page=2", "blob": sas,
+                 "_i3": 'r = requests.get("https://api.example.com/v2?access_token=Qw8eRt5yUi2oPa9sDf4g")',
+                 "search": "https://example.com/search?q=hello+world&sort_key=order_date&page_token=abc123&page=2"}
+    found = credential_variable_values(namespace.items())
+    assert found == (google, "Zk3LqW9xT2mP7rV4bN8c", "k3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE=", "Qw8eRt5yUi2oPa9sDf4g")
+    shown = Sanitizer(secret_values((), found)).redact(repr(namespace))
+    assert shown.count(REDACTED) == 4 and "k3LqW9" not in shown and "order_date" in shown
+
+
+def test_bytes_named_as_credentials_are_secrets_as_their_repr_and_their_text_show_them() -> None:
+    """``db_password = b"…"``, ``SECRET_KEY = secrets.token_bytes(24)``, ``private_key = Path(…).read_bytes()``
+    and ``auth = ("ana", b"…")`` were not looked at (strings only): their descriptions (``b'…'``) sent
+    them to the model (attacker pass 13)."""
+    from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, secret_values
+
+    binary = bytes(range(200, 224))
+    pem = b"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+    namespace = {"db_password": b"Bytes-Pa55word!x", "SECRET_KEY": binary, "private_key": pem,
+                 "fernet_key": bytearray(b"Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE="), "auth": ("ana", b"Bytes-Pair-Pw-99"),
+                 "cfg": {"password": b"Dict-Bytes-Pw-77"}, "token_counts": b"aaaaaaaaaaaa", "raw": b"not-a-secret-1"}
+    found = credential_variable_values(namespace.items())
+    shown = Sanitizer(secret_values((), found)).redact(repr(namespace) + pem.decode())
+    assert shown.count(REDACTED) == 7, shown
+    for leaked in ("Pa55word", repr(binary)[2:20], "MIIEvQ", "Zk3LqW9", "Pair-Pw", "Bytes-Pw"):
+        assert leaked not in shown
+    assert "aaaaaaaaaaaa" in shown and "not-a-secret-1" in shown
+
+
+def test_pw_and_pwd_hold_a_password_unless_they_hold_a_path() -> None:
+    """``pw = getpass.getpass()`` (and ``db_pw``, ``pwd``) named no credential: the password typed at the
+    prompt was described to the model (attacker pass 13). ``pwd = os.getcwd()`` is a path, on Windows too."""
+    namespace = {"pw": "Hunter2-Hunter2", "db_pw": "Pg-Pw-123456", "pwd": "Getpass-Pw-77", "PWD": "/home/ana/project",
+                 "cwd_pwd": "C:\\Users\\ana\\project", "power": "abcdefghijk", "pw_rank": "abcdefghijk"}
+    assert credential_variable_values(namespace.items()) == ("Hunter2-Hunter2", "Pg-Pw-123456", "Getpass-Pw-77")
+
+
+def test_a_literal_a_cells_code_names_as_a_credential_is_a_secret() -> None:
+    """``psycopg2.connect(password="…")``, ``headers={"Authorization": "token ghp_…"}``,
+    ``s.headers["X-Api-Key"] = "…"`` and ``s.auth = ("ana", "…")`` leave no variable holding the
+    secret, and only connection strings were looked for in a cell's literals: the cell's text went
+    to the model whole in the recent cells (attacker pass 13). Names follow the variables' rules."""
+    code = "\n".join([
+        'conn = psycopg2.connect(host="db", user="ana", password="S3cret-Pg-pw!")',
+        'r = requests.get(url, headers={"Authorization": "token ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE"})',
+        's.auth = ("ana", "Basic-Auth-Pw-9")',
+        f's.headers["X-Api-Key"] = "{HF_TOKEN[3:]}"',
+        'df.sort_values(key="order_date"); eos_token = "<|endoftext|>"; token_dir = "/home/ana/tokens"',
+        'if password == "compared-not-set": pass',
+    ])
+    assert credential_variable_values([("_i7", code)]) == (
+        "S3cret-Pg-pw!", "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE", HF_TOKEN[3:], "Basic-Auth-Pw-9")

@@ -117,3 +117,21 @@ def test_a_secret_cut_short_by_a_display_is_redacted_up_to_the_cut() -> None:
     assert s.redact_values(f"{token[:30]} goes on") == f"{token[:30]} goes on"  # no cut: not this rule's
     assert s.redact_values("plain text ... nothing secret…") == "plain text ... nothing secret…"
 
+
+
+def test_a_key_or_password_named_by_the_notebooks_rule_is_kept_from_the_child_and_redacted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENAI_KEY``, ``AZURE_OPENAI_KEY`` (a generated value) and ``DB_PASS`` hold no credential word of the
+    environment's rule: ``print(os.environ)`` sent them to the model and the shell tool got them, while
+    a notebook variable of the same name was redacted (attacker pass 13)."""
+    from nbagent.engine.loop.sanitize import credential_env_values
+
+    named = {"OPENAI_KEY": "Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE", "AZURE_OPENAI_KEY": "3f9a2c7e1b4d8f6a0c5e9b2d7f1a4c8e",
+             "DB_PASS": "hunter2hunter2"}
+    plain = {"SORT_KEY": "order_date", "GPG_KEY": "ABCD1234EF567890", "SSH_AUTH_SOCK": "/run/user/1000/ssh"}
+    for name, value in {**named, **plain}.items():
+        monkeypatch.setenv(name, value)
+    copied = dict(ChildEnvironment([], []))
+    assert not set(named) & set(copied) and set(plain) <= set(copied)
+    assert set(named.values()) <= set(credential_env_values())
+    assert not set(plain.values()) & set(credential_env_values())

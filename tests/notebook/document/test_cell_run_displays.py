@@ -22,7 +22,7 @@ PASSWORD = "Tr0ub4dor&3<horse>"  # pandas' HTML writes it "Tr0ub4dor&amp;3&lt;ho
 def test_a_secret_the_code_displayed_is_redacted_in_its_card_and_transcript() -> None:
     view = AgentView(model="claude-sonnet-4-5", provider="simulated", context_window=200_000, max_allowed=160_000)
     sanitizer = Sanitizer((KEY, PASSWORD))
-    sess = SimpleNamespace(agent=SimpleNamespace(engine=SimpleNamespace(sanitizer=lambda: sanitizer)))
+    sess = SimpleNamespace(agent=SimpleNamespace(engine=SimpleNamespace(sanitizer_after_code=lambda: sanitizer)))
     code = "display(creds)\ncreds.style"
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": code}))
     creds = pd.DataFrame({"service": ["api", "db"], "secret": [KEY, PASSWORD]})

@@ -110,3 +110,24 @@ def test_a_long_argument_a_data_file_and_an_untrusted_file_cost_the_check_nothin
     assert hashed == ["server.py"]  # the script, not the database
     (tmp_path / "test.db").write_bytes(b"written by the server")
     assert trusted_mcp_json(tmp_path) is not None
+
+
+def test_a_trusted_python_dash_m_server_asks_again_once_its_module_changed(tmp_path: Path) -> None:
+    """``python -m srv`` names a module, not a file: no file of the project was hashed, so a ``git pull``
+    that changed ``srv.py`` (or a package's ``__main__.py``) ran new code under the old approval
+    (attacker pass 13)."""
+    servers = {"one": {"command": "python", "args": ["-m", "srv"]}, "two": {"command": "uv", "args": ["run", "-m", "pkg.cli"]}}
+    raw = json.dumps({"mcpServers": servers}).encode()
+    (tmp_path / ".mcp.json").write_bytes(raw)
+    module, package = tmp_path / "srv.py", tmp_path / "pkg"
+    module.write_text("print('the server as read')\n")
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text("print('cli')\n")
+    trust_mcp_json(tmp_path)
+    assert trusted_mcp_json(tmp_path) == raw
+    module.write_text("import os; os.system('touch pwned')\n")
+    assert trusted_mcp_json(tmp_path) is None
+    trust_mcp_json(tmp_path)
+    (package / "__init__.py").write_text("import os; os.system('touch pwned')\n")
+    assert trusted_mcp_json(tmp_path) is None

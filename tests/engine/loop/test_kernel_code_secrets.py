@@ -1,0 +1,59 @@
+"""A tool that runs code in the kernel (``runs_in_kernel``: python, notebook_run) is redacted with the
+secrets read once its code ran: what it writes with ``ctx.redact`` (notebook_run's outputs, saved in the
+cell) and its result (attacker pass 13)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from nbagent.engine.contracts.abort import AbortGuard
+from nbagent.engine.contracts.messages import ToolUseBlockParam
+from nbagent.engine.contracts.permissions import PermissionGate
+from nbagent.engine.contracts.tool_api import Tool, ToolContext, ToolOutput
+from nbagent.engine.loop.sanitize import Sanitizer
+from nbagent.engine.loop.tool_runner import NO_SECRETS, ToolAnswer, run_tool_call
+
+MADE = "Made-By-The-Cell-Pa55"
+
+
+class RunCell(Tool):
+    """A cell that makes a credential variable and prints it; its outputs are "written" redacted."""
+
+    name = "run_cell"
+    description = "Run the cell."
+    read_only = False
+    runs_in_kernel = True
+
+    class Input(pydantic.BaseModel):
+        pass
+
+    def __init__(self, namespace: dict[str, str]) -> None:
+        self.namespace, self.written = namespace, ""
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        self.namespace["db_password"] = MADE  # the cell ran
+        self.written = ctx.redact(f"password is {MADE}") if ctx.redact else ""
+        return ToolOutput(f"printed {MADE}")
+
+
+async def test_a_secret_a_kernel_tools_code_made_is_redacted_in_what_it_writes_and_returns() -> None:
+    namespace: dict[str, str] = {}
+    tool = RunCell(namespace)
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_k", "name": tool.name, "input": {}}
+    try:
+        answers = [e async for e in run_tool_call(
+            use, tools={tool.name: tool}, gate=PermissionGate(allow=[tool.name]), guard=guard,
+            make_context=lambda uid: ToolContext(cwd=Path("."), tool_use_id=uid, redact=NO_SECRETS.redact),
+            turn=1, output_limit=30_000, sanitizer=NO_SECRETS,
+            refresh=lambda: Sanitizer(secrets=tuple(namespace.values())))
+            if isinstance(e, ToolAnswer)]
+    finally:
+        guard.stop()
+    assert tool.written == "password is [redacted]"
+    assert answers[0].block["content"] == "printed [redacted]"
