@@ -96,8 +96,8 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nbagent``: the magics, the ``%%agent`` cell transformer, traitlets config."""
+    from .notebook.extension import load
     from .notebook.fast_path import install_on_running_kernel
-    from .notebook.magics import load
 
     load(ipython)
     install_on_running_kernel()  # Allow, Deny and Stop act while the agent's code blocks the kernel
@@ -105,7 +105,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext nbagent``: removes what :func:`load_ipython_extension` registered."""
-    from .notebook.magics import unload
+    from .notebook.extension import unload
 
     unload(ipython)
 

@@ -124,7 +124,8 @@ def read_result(folder: Path) -> ItemResult | None:
 def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.contracts.config import DEFAULT_SECRET_ENV
     from ..engine.disk.persist import atomic_write_text
-    from ..engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
+    from ..engine.loop.env_secrets import credential_env_values
+    from ..engine.loop.sanitize import Sanitizer, secret_values
 
     if result.error:  # an exception's text (a failing worker, a template's cell): the API key is never written
         clean = Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values())).redact(result.error)

@@ -30,10 +30,8 @@ from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
 from . import aborts, admin_traits, command_args, commands, magics_api, settings
 from .busy import BusyHold
-from .cell_transformer import agent_cell_transformer
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
-from .document.bridge import address_cell
 from .kernel_context.figures import DisplayedImages
 from .new_session import new_session
 from .options import cell_options
@@ -374,31 +372,3 @@ def _max_allowed(window: int) -> float:
     from ..engine.context import get_context_window_info
 
     return get_context_window_info(window).max_allowed_size
-
-
-def load(shell: "InteractiveShell") -> AgentMagics:
-    """Register magics and the transformer on ``shell`` (idempotent)."""
-    active = magics_api.active()
-    if isinstance(active, AgentMagics) and active.shell is shell:
-        return active
-    magics = AgentMagics(shell=shell)
-    shell.register_magics(magics)
-    if address_cell not in shell.events.callbacks["pre_run_cell"]:
-        shell.events.register("pre_run_cell", address_cell)  # two pages on one notebook: the running one
-    transforms = shell.input_transformer_manager.cleanup_transforms
-    if agent_cell_transformer not in transforms:
-        # Right after IPython drops leading blank lines, but before it strips indentation and
-        # pasted ">>> " prompts, which belong to the prompt text of an %%agent cell.
-        transforms.insert(1 if transforms else 0, agent_cell_transformer)
-    magics_api.set_active(magics)
-    return magics
-
-
-def unload(shell: "InteractiveShell") -> None:
-    """Remove the transformer (magics stay registered, as IPython offers no unregister)."""
-    transforms = shell.input_transformer_manager.cleanup_transforms
-    if agent_cell_transformer in transforms:
-        transforms.remove(agent_cell_transformer)
-    if address_cell in shell.events.callbacks["pre_run_cell"]:
-        shell.events.unregister("pre_run_cell", address_cell)
-    magics_api.set_active(None)

@@ -145,6 +145,6 @@ def active() -> MagicsApi | None:
 
 
 def set_active(magics: MagicsApi | None) -> None:
-    """Called by ``magics.load`` / ``unload`` only."""
+    """Called by ``extension.load`` / ``unload`` only."""
     global _ACTIVE
     _ACTIVE = magics

@@ -87,7 +87,8 @@ def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
     """Print ``lines`` with the secrets redacted as the model's text is: the file is shown as it
     is written, and a key written out in it (refused when parsed) would go into the notebook."""
     from ..engine.contracts.config import DEFAULT_SECRET_ENV
-    from ..engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
+    from ..engine.loop.env_secrets import credential_env_values
+    from ..engine.loop.sanitize import Sanitizer, secret_values
 
     sess = getattr(magics, "current", None)
     sanitizer = sess.agent.engine.sanitizer() if sess is not None else \

@@ -71,7 +71,7 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
     instance dictionary through the C slot every plain class has (a class whose ``__dict__`` is
     anything else, or a dataclass with slots, is not read). None for anything else."""
     if kind in _MAPPINGS:
-        return value.items()  # type: ignore[attr-defined]
+        return cast("dict[object, object]", value).items()
     if kind is SimpleNamespace:
         return vars(value).items()  # a C type: its attributes are a plain dict
     if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in kind.__mro__):
@@ -312,7 +312,7 @@ def named_secret(name: str, value: str) -> bool:
     """Whether ``value`` is a secret by the name that holds it, by the notebook's rule (a password's
     name: any value but a path; a token's or key's name: a value shaped like a generated one). The
     environment's variables follow it too (``OPENAI_KEY``, ``AZURE_OPENAI_KEY``, ``DB_PASS``), beside
-    the names :data:`~nbagent.engine.loop.sanitize.CREDENTIAL_NAME` takes whatever their value."""
+    the names :data:`~nbagent.engine.loop.env_secrets.CREDENTIAL_NAME` takes whatever their value."""
     return _is_secret(name, value)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, AsyncGenerator, AsyncIterator, Sequence
@@ -31,13 +30,14 @@ from ..state.session import Session
 from .between_runs import BetweenRuns
 from .collaborators import Collaborators
 from .completion import record_completed_request
-from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, kernel_secrets, prompt_words
+from .facts import FactsFocus, ImagesSeen, KernelFacts, KernelFactsTracker, agent_code, facts_blocks, prompt_words
 from .notes import NOTES_TOOL, SessionNotes, notes_blocks
 from .pacing import RatePacer, pacer_for
 from .prompt import RequestPrompt, last_prompt_mode, mode_blocks
 from .request import BudgetReached, Prepared, RequestCancelled, RequestOutcome, attempt_api_request
 from .request_run import RequestRun, Sleep
-from .sanitize import Sanitizer, credential_env_values, replaced_notice, secret_values, short_secret_notices
+from .run_secrets import RunSecrets
+from .sanitize import Sanitizer, replaced_notice
 from .structured import OutputSpec, StructuredRun
 from .summary_layer import SummaryLayer
 from .tool_calls import answer_tool_calls
@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # typing.Unpack is 3.11+
 
 __all__ = ["QueryEngine", "RunInProgressError", "SessionClosedError"]
 
-class QueryEngine(BetweenRuns):
+class QueryEngine(RunSecrets, BetweenRuns):
     """Runs the agent loop for one session (see the query-engine spec)."""
 
     def __init__(
@@ -204,7 +204,7 @@ class QueryEngine(BetweenRuns):
             raise RunInProgressError(self._running_prompt)
         # Read before the run is marked as running (nothing here may leave it marked): the
         # kernel's credential variables too, a cell's db_password = "…" is in its input.
-        run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
+        run_env = self.credential_values()
         control = RunControl()
         control.bind()
         self._run, self._running_prompt = control, preview(prompt)
@@ -280,18 +280,6 @@ class QueryEngine(BetweenRuns):
             yield session.log(Notice(level="warning", message=warning))
         yield session.log(done)
         session.save_events()
-
-    def sanitizer(self) -> Sanitizer:
-        """The boundary for this request: secrets are looked up now (the environment may have changed)."""
-        # Credential variables (the environment's, the notebook's) are read once per run (~25 µs a
-        # request), between runs at each call (a turn's record, serve); secret_env at each request.
-        env = self._run_env if self._run_env is not None else (*credential_env_values(), *kernel_secrets(self.kernel_facts))
-        extra = (*self._secrets, *env)
-        values = (*(os.environ.get(name) for name in self._config.secret_env), *extra)
-        if self._sanitizer is None or self._sanitizer[0] != values:  # made again only when a secret changed
-            self._sanitizer = (values, Sanitizer(secret_values(self._config.secret_env, extra)))
-            self.session.notices += short_secret_notices(self._config.secret_env, self._short_told)
-        return self._sanitizer[1]
 
     @property
     def pacer(self) -> RatePacer:
@@ -397,14 +385,6 @@ class QueryEngine(BetweenRuns):
         yield outcome
 
     # ----- pieces of the loop -----------------------------------------------------------------
-    def sanitizer_after_code(self) -> Sanitizer:
-        """The sanitizer once code ran in the kernel during the run (the python tool, a cell it ran):
-        the credential variables it made (``cfg = dotenv_values(".env")``) join the run's secrets, for
-        that call's output, its card and every later request (they were read once per run)."""
-        if self._run_env is not None:
-            self._run_env = (*credential_env_values(), *kernel_secrets(self.kernel_facts))
-        return self.sanitizer()
-
     def _prepare(self) -> Prepared:
         """System prompt, tool definitions and offered tools of the next request (after the
         tool-server wait, so servers that connected during it are offered)."""

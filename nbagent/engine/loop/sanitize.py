@@ -22,11 +22,10 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, TypeVar, cast, overload
+from typing import Iterable, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
-from .kernel_secrets import embedded_secrets, named_secret
 from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
 from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
@@ -178,63 +177,6 @@ def _run_start(buf: str, cut: int) -> int:
     if start == cut and buf.endswith(("Bearer", "bearer"), 0, start):
         return start - 6
     return start
-
-
-# Variables named as credentials are (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD,
-# HF_TOKEN): the tool's process never gets them, whatever they hold. Also the ones tools name their
-# own way, which the words miss: PostgreSQL's PGPASSWORD and MySQL's MYSQL_PWD (PWD alone is the
-# working folder), KAGGLE_KEY, an Azure storage ACCOUNT_KEY, a GitHub PAT, a Slack WEBHOOK_URL.
-CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?"
-                             r"|ACCOUNT_KEY|STORAGE_KEY|PAT|WEBHOOK_URL)(?:_.*)?|PGPASSWORD|MYSQL_PWD|KAGGLE_KEY")
-
-
-def credential_env_values() -> tuple[str, ...]:
-    """The values of the environment's variables named as credentials (:data:`CREDENTIAL_NAME`):
-    secrets for the model too, not only kept from the shell tool. A cell's ``env = dict(os.environ)``
-    or ``print(os.environ)`` sent ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` and ``JUPYTER_TOKEN``
-    (which runs code in any kernel of the server) to the model in the kernel context; so did any
-    variable's URL or connection string with a password (``DATABASE_URL``): its password is taken too."""
-    # By name, then get: another thread (the serve server's) may read while a cell changes os.environ.
-    pairs = [(name, value) for name in list(os.environ) if (value := os.environ.get(name))]
-    # Under any other name, a URL's or connection string's password (DATABASE_URL, an Azure one).
-    # A name of a key, password or token by the notebook's rule too (OPENAI_KEY, AZURE_OPENAI_KEY, DB_PASS:
-    # no credential word, so print(os.environ) sent them to the model and the shell tool got them).
-    return tuple(s for name, value in pairs for s in ((value,) if CREDENTIAL_NAME.fullmatch(name)
-                                                       or named_secret(name, value) else embedded_secrets(value)))
-
-
-def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
-    """``os.environ`` without the secret variables: the listed names, names of credentials
-    (:data:`CREDENTIAL_NAME`), and any other variable whose value holds a secret value (a URL with
-    the token in it) or a credential of :data:`KEY_SHAPES`."""
-    names, values = set(env_names), tuple(secrets)
-    return {k: v for k, v in os.environ.items()
-            if k not in names and not CREDENTIAL_NAME.fullmatch(k) and not named_secret(k, v)
-            and not any(s in v for s in values)
-            and not (may_hold_key(v) and KEY_SHAPES.search(v))}
-
-
-class ChildEnvironment(Mapping[str, str]):
-    """:func:`child_environment`, made when first read: most tool calls start no process, and
-    copying ``os.environ`` for each turn's first call cost more than the call."""
-
-    def __init__(self, env_names: Iterable[str], secrets: Iterable[str]) -> None:
-        self._names, self._secrets = tuple(env_names), tuple(secrets)
-        self._env: dict[str, str] | None = None
-
-    def _data(self) -> dict[str, str]:
-        if self._env is None:
-            self._env = child_environment(self._names, self._secrets)
-        return self._env
-
-    def __getitem__(self, name: str) -> str:
-        return self._data()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data())
-
-    def __len__(self) -> int:
-        return len(self._data())
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_SECRET_ENV, DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
-from ...engine.loop.sanitize import Sanitizer, credential_env_values, secret_values
+from ...engine.loop.env_secrets import credential_env_values
+from ...engine.loop.sanitize import Sanitizer, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
 from ..document.bridge_types import OutputJSON
 from .card import ServePanel

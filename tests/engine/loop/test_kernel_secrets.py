@@ -204,7 +204,7 @@ class _DictProperty:
         self.password = "never-read-1"
 
     @property  # type: ignore[misc]
-    def __dict__(self) -> Any:  # noqa: D105
+    def __dict__(self) -> Any:  # type: ignore[override]  # noqa: D105
         raise RuntimeError("user code ran")
 
 

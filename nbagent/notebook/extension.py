@@ -1,0 +1,45 @@
+"""``%load_ext nbagent`` / ``%unload_ext nbagent`` on a shell: the magics, the ``%%agent`` cell
+transformer and the hook that tells which page runs a cell."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import magics_api
+from .cell_transformer import agent_cell_transformer
+from .document.bridge import address_cell
+from .magics import AgentMagics
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+
+def load(shell: "InteractiveShell") -> AgentMagics:
+    """Register magics and the transformer on ``shell`` (idempotent)."""
+    active = magics_api.active()
+    if isinstance(active, AgentMagics) and active.shell is shell:
+        return active
+    magics = AgentMagics(shell=shell)
+    shell.register_magics(magics)
+    if address_cell not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", address_cell)  # two pages on one notebook: the running one
+    transforms = shell.input_transformer_manager.cleanup_transforms
+    if agent_cell_transformer not in transforms:
+        # Right after IPython drops leading blank lines, but before it strips indentation and
+        # pasted ">>> " prompts, which belong to the prompt text of an %%agent cell.
+        transforms.insert(1 if transforms else 0, agent_cell_transformer)
+    magics_api.set_active(magics)
+    return magics
+
+
+def unload(shell: "InteractiveShell") -> None:
+    """Remove the transformer (magics stay registered, as IPython offers no unregister)."""
+    transforms = shell.input_transformer_manager.cleanup_transforms
+    if agent_cell_transformer in transforms:
+        transforms.remove(agent_cell_transformer)
+    if address_cell in shell.events.callbacks["pre_run_cell"]:
+        shell.events.unregister("pre_run_cell", address_cell)
+    magics_api.set_active(None)
+
+
+__all__ = ["load", "unload"]
