@@ -42,3 +42,16 @@ def test_a_password_the_agents_code_displays_in_the_call_that_read_it_is_redacte
     ip.display_pub.outputs.clear()
     out = run(ip, "%%agent\nShow what settings.txt configures")
     assert "done: end_turn" in out and "db.internal" in out and shown not in out
+
+
+def test_a_password_printed_then_deleted_by_the_same_call_stays_redacted(ip: Any) -> None:  # noqa: F811
+    # Reading the secrets again after code ran replaced the ones read at the prompt's start: a
+    # variable the code deleted was no secret any more for its own output (the review, this session).
+    old = "Old-Pa55word-1a2b3c"
+    ip.user_ns["db_password"] = old
+    api = session().agent.simulated_api
+    code = "p = db_password\ndel db_password\nprint('x', p)"
+    api.responder = ScriptedResponder([tool_reply("python", {"code": code}), text_reply("ok")])
+    out = run(ip, "%%agent\nrun it")
+    assert "done: end_turn" in out
+    assert old not in json.dumps([r.body for r in api.requests])

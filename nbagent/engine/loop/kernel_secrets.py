@@ -46,6 +46,9 @@ _PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|S
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 _TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
                          r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
+_WEAK_PASSWORD_NAME = re.compile(r"(?i)(?:.+_)?PWD?|.+_PASS")
+_PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z _()-]*")
+_RELATIVE_PATH = re.compile(r"[\w.-]+(?:[/\\][\w.-]+)+[/\\]?|[A-Za-z]:[/\\]\S*")
 _SEPARATORS = str.maketrans("- .", "___")
 """How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
 a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
@@ -60,9 +63,14 @@ use up what the mappings after it get)."""
 MAX_MAPPINGS = 500
 """Mappings and objects walked in one namespace."""
 MAX_DEPTH = 4
+MAX_ROWS_PER_LIST = 20
+"""Items of a list looked at for mapping rows (records share their keys: the first ones tell)."""
+MAX_ROWS = 500
+"""Mapping rows of lists walked in one namespace, besides :data:`MAX_MAPPINGS`."""
 """Levels walked below a variable (``config["services"]["db"]["auth"]["password"]``)."""
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 _CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
+_CLASS_MRO = type.__dict__["__mro__"]
 
 
 def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
@@ -74,9 +82,10 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
         return cast("dict[object, object]", value).items()
     if kind is SimpleNamespace:
         return vars(value).items()  # a C type: its attributes are a plain dict
-    if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in kind.__mro__):
+    mro = _CLASS_MRO.__get__(kind)
+    if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in mro):
         return None
-    slot = next((found for k in kind.__mro__ if (found := _CLASS_DICT.__get__(k).get("__dict__")) is not None), None)
+    slot = next((found for k in mro if (found := _CLASS_DICT.__get__(k).get("__dict__")) is not None), None)
     if type(slot) is not GetSetDescriptorType:
         return None
     namespace = slot.__get__(value, kind)
@@ -206,7 +215,7 @@ _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 _QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
 _NAMED_LITERAL = re.compile(
-    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*\]?\s*[:=]|\b(?P<name>[A-Za-z_]\w{0,63})\s*=)\s*"""
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?[:=]|\b(?P<name>[A-Za-z_]\w{0,63})\s*=)\s*"""
     r"""[rRbBuU]{0,2}""" + _QUOTED)
 """A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment),
 ``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
@@ -216,10 +225,13 @@ _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
 """A cell naming none of these gives no named literal: it is not searched."""
 MAX_CODE_CHARS = 200_000
-"""A longer cell (a pasted data file) is searched for connection strings only."""
+"""A longer cell (a pasted data file) is searched for connection strings and passwords in URLs only."""
+CODE_CACHE_SIZE = 20_000
+"""Cells' code remembered: as many as the kernel context reads names (``_i1`` … in order; a smaller
+LRU cache missed every cell of a longer notebook, at every prompt and after every tool call)."""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=CODE_CACHE_SIZE)
 def code_secrets(code: str) -> tuple[str, ...]:
     """The secrets in the string literals of a cell's code, held by no variable: a connection string's
     (``create_engine("postgresql://ana:…@db")``, ``pyodbc.connect("…;PWD=…;")``), and a literal the code
@@ -230,7 +242,8 @@ def code_secrets(code: str) -> tuple[str, ...]:
     prompt (IPython keeps them all in ``_i1``, ``_i2`` …)."""
     low = code.lower()
     found: list[str] = []
-    if "@" in code or ("://" in code and "?" in code) or any(key in low for key in _CONN_KEYS):
+    queries = "://" in code and "?" in code and len(code) <= MAX_CODE_CHARS
+    if "@" in code or queries or any(key in low for key in _CONN_KEYS):
         found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
     if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
         found += _named_literals(code)
@@ -268,15 +281,17 @@ def _literals(code: str) -> list[str]:
 
 
 _AUTHORIZATION = re.compile(r"(?i)(?:PROXY_)?AUTHORIZATION")
-_AUTH_SCHEME = re.compile(r"\s*[A-Za-z][\w.-]*\s+(\S.*?)\s*")
+_AUTH_SCHEME = re.compile(r"[A-Za-z][\w.-]*")
 
 
 def _authorization_secret(value: str) -> str | None:
     """The credentials of an ``Authorization`` header's value (``token ghp_…``, ``Basic …``, a scheme
     of any name): the header exists to carry them, whatever their shape. The whole value when it
     names no scheme."""
-    match = _AUTH_SCHEME.fullmatch(value)
-    secret = match.group(1) if match else value.strip()
+    if len(value) > MAX_CHARS:
+        return None
+    scheme, space, rest = value.strip().partition(" ")  # split, not a regex: any run of spaces is linear
+    secret = rest.strip() if space and rest.strip() and _AUTH_SCHEME.fullmatch(scheme) else value.strip()
     return secret if MIN_CHARS <= len(secret) <= MAX_CHARS else None
 
 
@@ -285,7 +300,10 @@ def _is_secret(name: str, value: str) -> bool:
         return False
     name = name.translate(_SEPARATORS)
     if _PASSWORD_NAME.fullmatch(name):
-        return True
+        # pw, pwd, db_pass are also a power column, a working folder, a parser's pass: under such a
+        # name plain words (``"power_watts"``, ``"Power (W)"``) and a relative path are no password.
+        plain = _PLAIN_WORDS.fullmatch(value) or _RELATIVE_PATH.fullmatch(value)
+        return not (plain and _WEAK_PASSWORD_NAME.fullmatch(name))
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
@@ -346,7 +364,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings = [0]
+    mappings, rows = [0], [MAX_ROWS]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -367,16 +385,18 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
-            elif kind in (list, tuple) and depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS:
+            elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
-                # records): each mapping as if it stood one level down, under the list's name.
-                mappings[0] += 1  # a list counts as a mapping does: a namespace of big lists stays bounded
-                rows = [row for row in islice(value, MAX_ITEMS_PER_MAPPING) if type(row) in _MAPPINGS]  # type: ignore[call-overload]
-                walk([(name, row) for row in rows], depth)
+                # records): its first rows' items, as if they stood one level down. Rows have their own
+                # bound: lists (a frame's columns, records) never use up what the mappings get.
+                for row in islice(value, MAX_ROWS_PER_LIST):  # type: ignore[call-overload]
+                    if type(row) in _MAPPINGS and rows[0] > 0:
+                        rows[0] -= 1
+                        walk(list(islice(row.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
-__all__ = ["MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "code_secrets", "credential_variable_values", "embedded_secrets",
-           "looks_like_token", "named_secret", "query_tokens", "url_password"]
+__all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
+           "credential_variable_values", "embedded_secrets", "looks_like_token", "named_secret", "query_tokens", "url_password"]

@@ -46,9 +46,11 @@ class RunSecrets:
     def sanitizer_after_code(self) -> Sanitizer:
         """The sanitizer once code ran in the kernel during the run (the python tool, a cell it ran):
         the credential variables it made (``cfg = dotenv_values(".env")``) join the run's secrets, for
-        that call's output, its card and every later request (they were read once per run)."""
+        that call's output, its card and every later request (they were read once per run). The
+        ones read before stay secrets for the rest of the run: code that printed a password, then
+        deleted its variable (``p = db_password; del db_password; print(p)``), still shows none."""
         if self._run_env is not None:
-            self._run_env = self.credential_values()
+            self._run_env = tuple(dict.fromkeys((*self._run_env, *self.credential_values())))
         return self.sanitizer()
 
 

@@ -3,6 +3,7 @@ and what is not (``eos_token = "<|endoftext|>"``, ``pat = r"…"``, ``token_dir 
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ from nbagent.engine.loop.facts import VariableInfo
 from nbagent.engine.loop.kernel_secrets import (
     MAX_CONNECTION_CHARS,
     MAX_ITEMS_PER_MAPPING,
+    code_secrets,
     connection_secrets,
     credential_variable_values,
     looks_like_token,
@@ -299,3 +301,63 @@ def test_a_literal_a_cells_code_names_as_a_credential_is_a_secret() -> None:
     ])
     assert credential_variable_values([("_i7", code)]) == (
         "S3cret-Pg-pw!", "ghp_Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE", HF_TOKEN[3:], "Basic-Auth-Pw-9")
+
+
+def test_lists_of_records_or_columns_leave_a_configs_password_a_secret() -> None:
+    # Each list (and each of its rows) used up the budget the mappings have: a JSON file's records, a
+    # dict of column lists or 500 small lists before `cfg` left its password unknown (the review).
+    cfg = {"db": {"password": "hunter2-Summer!"}}
+    for before in ([("records", [{"id": i, "city": "Oslo"} for i in range(1000)])],
+                   [("columns", {f"c{i}": [1, 2, 3] for i in range(600)})],
+                   [(f"xs{i}", [1, 2]) for i in range(500)]):
+        assert credential_variable_values([*before, ("cfg", cfg)]) == ("hunter2-Summer!",)
+
+
+def test_whitespace_runs_are_read_in_linear_time() -> None:
+    # `{'key'` then 150,000 spaces took 229 s (two `\s*` around an optional `]`); an Authorization
+    # value's spaces were retried by a lazy group. A bound far above the linear time (~0.05 s).
+    started = time.process_time()
+    code_secrets("x = {'key'" + " " * 150_000 + "}")
+    credential_variable_values([("headers", {"Authorization": "Basic x" + " " * 4_000 + "y"})])
+    assert time.process_time() - started < 5
+    assert code_secrets('headers["X-Api-Key"] = "Zk3LqW9xT2mP7rV4bN8cY1hJ6"') == ("Zk3LqW9xT2mP7rV4bN8cY1hJ6",)
+    assert code_secrets('{"password" : "S3cret-Pg-pw!"}') == ("S3cret-Pg-pw!",)
+
+
+def test_every_cell_a_namespace_holds_is_read_once() -> None:
+    # A cache of 4,096 cells, read in order at every prompt and after every tool call, missed every
+    # cell of a longer notebook: each walk tokenized them all again.
+    cells = [(f"_i{n}", f"conn = connect(key=value_{n}, password=secret)  # cell {n}") for n in range(5_000)]
+    credential_variable_values(cells)
+    before = code_secrets.cache_info().hits
+    credential_variable_values(cells)
+    assert code_secrets.cache_info().hits - before == len(cells)
+
+
+def test_a_power_column_a_label_or_a_folder_under_a_short_password_name_is_no_secret() -> None:
+    # `pw` and `pwd` hold passwords (`pw = getpass()`), and plain words or a relative path under them
+    # are a column (`{"pw": "power_watts"}`), a label or a folder: redacted, they were hidden from the
+    # model in every output for the rest of the session (the review).
+    assert code_secrets('df = df.rename(columns={"pw": "power_watts", "pass": "passenger"})') == ()
+    assert code_secrets('label = {"pw": "Power (W)"}') == code_secrets('first_pass = "tokenize the text"') == ()
+    assert code_secrets('pwd = "data/raw/2024"') == code_secrets('pw = "C:/Users/ana/data"') == ()
+    assert credential_variable_values([("pw", "pairwise"), ("x", {"pw": "picowatt"}), ("pw", "Hunter2-Hunter2"),
+                                       ("db_pass", "Summer2024!"), ("password", "correct horse")]) == (
+        "Hunter2-Hunter2", "Summer2024!", "correct horse")
+
+
+class _Noisy(type):
+    """A metaclass whose attribute reads are recorded: describing a variable must run none."""
+
+    read: list[str] = []
+
+    def __getattribute__(cls, name: str) -> Any:
+        _Noisy.read.append(name)
+        return type.__getattribute__(cls, name)
+
+
+def test_a_metaclass_runs_no_code_when_variables_are_walked() -> None:
+    lazy = _Noisy("Lazy", (), {})()
+    _Noisy.read.clear()
+    assert credential_variable_values([("settings", lazy), ("db_password", "hunter2-hunter2")]) == ("hunter2-hunter2",)
+    assert _Noisy.read == []
