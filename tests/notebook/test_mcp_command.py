@@ -127,3 +127,12 @@ def test_a_link_within_the_folder_is_shown_and_can_be_trusted(
     folder = _linked(tmp_path, tmp_path / "received" / "config" / "mcp.json", monkeypatch)
     mcp(Namespace(current=None), Namespace(action="trust"))  # type: ignore[arg-type]
     assert '"github"' in capsys.readouterr().out and is_trusted(folder)
+
+
+def test_a_loop_of_links_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    from nbagent.tools.mcp.trust import trust_mcp_json
+
+    (tmp_path / ".mcp.json").symlink_to(tmp_path / "loop")
+    (tmp_path / "loop").symlink_to(tmp_path / ".mcp.json")
+    with pytest.raises(McpConfigError):
+        trust_mcp_json(tmp_path)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from .protected import NBAGENT_DIR, lexical_path, name_key, resolve_tool_path
+from .protected import NBAGENT_DIR, argument_paths, lexical_path, name_key, resolve_tool_path
 
 # Folders that hold keys or tokens, wherever they are (a copied home, a container's mounted config).
 _SECRET_DIRS = {
@@ -127,13 +127,6 @@ def secret_write_reason(raw: object, cwd: Path | None) -> str | None:
             "what it holds)") if why else None
 
 
-def read_path(tool: object, tool_input: Mapping[str, object] | None) -> object:
-    """The ``path`` a read-only tool would read (None for a tool that may write, or no path)."""
-    if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
-        return None
-    return tool_input.get("path")
-
-
 _PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)")
 """The arguments that name what a read-only tool reads: ``path``, and an MCP server's own names
 (the filesystem server's ``read_multiple_files(paths=[…])``, ``file_path``, ``filename``)."""
@@ -146,13 +139,10 @@ def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cw
     are checked. None for a tool that may write (its own rules hold) or a call that names none."""
     if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
         return None
-    paths: list[object] = []
-    for key, value in tool_input.items():
-        if isinstance(key, str) and _PATH_ARGUMENT.fullmatch(key):
-            paths += value if isinstance(value, list) else [value]
+    paths = argument_paths(tool_input, _PATH_ARGUMENT)
     if len(paths) > MAX_PATHS_CHECKED:
         return f"the call names {len(paths)} files, more than the {MAX_PATHS_CHECKED} checked for credentials"
     return next((why for raw in paths if (why := secret_reason(raw, cwd)) is not None), None)
 
 
-__all__ = ["MAX_PATHS_CHECKED", "secret_read_reason", "secret_reason", "secret_write_reason", "read_path"]
+__all__ = ["MAX_PATHS_CHECKED", "secret_read_reason", "secret_reason", "secret_write_reason"]

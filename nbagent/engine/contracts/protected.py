@@ -239,7 +239,10 @@ def protected_reason(raw: object, cwd: Path | None, task_dir: Path | None = None
         return f"`{raw}` cannot be resolved, so it cannot be shown not to configure nbagent"
     roots = kernel_config_roots()
     for path, where in candidates:
-        why = _reason_for(path, task, roots) or _place_reason(path, where)
+        try:
+            why = _reason_for(path, task, roots) or _place_reason(path, where)
+        except (OSError, ValueError):  # a name too long for the system: the write fails anyway, and asks first
+            return f"`{raw[:80]}…` cannot be checked ({path.name[:40]}…): writes to it always ask"
         if why is not None:
             return f"{why}: writes to it always ask"
     return None
@@ -260,17 +263,35 @@ names (the filesystem server's ``move_file(source, destination)``, ``file_path``
 MAX_WRITTEN_CHECKED = 64
 
 
-def written_paths(tool: object, tool_input: Mapping[str, object] | None) -> list[object] | None:
-    """Every path a tool that may write is given under :data:`_WRITE_ARGUMENT` (lists included);
-    None when there are more than :data:`MAX_WRITTEN_CHECKED` (too many to check: the call asks)."""
-    if getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
-        return []
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def argument_paths(tool_input: Mapping[str, object], argument: re.Pattern[str]) -> list[object]:
+    """The values of ``tool_input``'s arguments whose names ``argument`` matches, in snake case
+    (a JavaScript server's ``destinationPath`` is ``destination_path``): lists taken item by item,
+    and one level into objects (``files=[{"path": …}]``)."""
     paths: list[object] = []
     for key, value in tool_input.items():
-        if isinstance(key, str) and _WRITE_ARGUMENT.fullmatch(key):
-            paths += value if isinstance(value, list) else [value]
+        named = isinstance(key, str) and argument.fullmatch(_CAMEL.sub("_", key)) is not None
+        for item in value[:MAX_WRITTEN_CHECKED + 1] if isinstance(value, list) else [value]:
+            if isinstance(item, Mapping):  # one level only: its own lists and objects are not followed
+                paths += argument_paths({k: v for k, v in item.items() if not isinstance(v, (list, Mapping))},
+                                        argument)
+            elif named:
+                paths.append(item)
+    return paths
+
+
+def written_paths(tool: object, tool_input: Mapping[str, object] | None) -> list[object] | None:
+    """Every path a tool that may write is given under :data:`_WRITE_ARGUMENT` (see
+    :func:`argument_paths`); None when there are more than :data:`MAX_WRITTEN_CHECKED` (too many
+    to check: the call asks)."""
+    if getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
+        return []
+    paths = argument_paths(tool_input, _WRITE_ARGUMENT)
     return paths if len(paths) <= MAX_WRITTEN_CHECKED else None
 
 
-__all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "resolve_tool_path", "lexical_path", "protected_reason",
+__all__ = ["MCP_CONFIG", "RULES_FILES", "NBAGENT_DIR", "IGNORE_FILE", "argument_paths",
+           "resolve_tool_path", "lexical_path", "protected_reason",
            "kernel_config_roots", "name_key", "written_path", "written_paths"]

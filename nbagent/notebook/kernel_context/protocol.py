@@ -147,12 +147,16 @@ def _container_repr() -> reprlib.Repr:
     return bounded
 
 
+_CLASS_MRO = type.__dict__["__mro__"]  # a class's bases, read past any metaclass
+
+
 def _base_adapters(kind: type) -> tuple[Describer, Describer] | None:
     """The adapters of the nearest base class that has them: a subclass of a table or an array
     (geopandas' ``GeoDataFrame``, a user's ``class Sales(pd.DataFrame)``) is described as one,
-    where its type name alone told the model nothing, not even the shape. ``__mro__`` is read
-    from the type itself, so no instance attribute or ``__class__`` property runs."""
-    for base in kind.__mro__[1:]:
+    where its type name alone told the model nothing, not even the shape. The adapter runs the
+    subclass's overrides, so it is bounded as ``_repr_llm_`` is (main thread, time limit). ``__mro__``
+    is read from the type itself, so no instance attribute, ``__class__`` property or metaclass runs."""
+    for base in _CLASS_MRO.__get__(kind)[1:]:
         adapters = _ADAPTERS.get(_key(base))
         if adapters is not None:
             return adapters
@@ -172,7 +176,9 @@ def _described(value: object, full: bool) -> Description:
         if text is not None:  # None declines, as a _repr_html_ returning None does in IPython
             return _from_text(text, full=full)
     adapters = _base_adapters(type(value))
-    if adapters is not None:
+    if adapters is not None:  # the adapter runs the subclass's own overrides (head, __len__): user code
+        if not on_main_thread():
+            return Description("a subclass of a table or an array: not described off the kernel's main thread")
         return adapters[1 if full else 0](value)
     if library_of(value) == "builtins":
         return _builtin(value, full)

@@ -55,7 +55,10 @@ def linked_outside(path: Path) -> Path | None:
     in a notebook, and trusting it would run the received folder's scripts under their names."""
     if not path.is_symlink():
         return None
-    target = path.resolve()
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links leads nowhere in the folder
+        return path
     return None if target.is_relative_to(path.parent.resolve()) else target
 
 

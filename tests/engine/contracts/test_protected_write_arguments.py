@@ -39,3 +39,34 @@ async def test_an_allowed_move_onto_a_protected_file_asks(tmp_path: Path) -> Non
     await run(make_engine(api, tmp_path, tools=[MoveFile()], can_use_tool=user, allow=["move_file"]), "tidy")
     assert len(user.requests) == 1 and "`.bashrc`" in user.requests[0].reason_asked
     assert (tmp_path / ".bashrc").read_text() == "# mine\n"
+
+
+class _AnyArgs:
+    read_only = False
+
+
+def test_camel_case_and_nested_path_arguments_are_checked(tmp_path: Path) -> None:
+    # A JavaScript server's copyFile({sourcePath, destinationPath}) or a batch's files=[{path}] wrote
+    # `.bashrc` unasked: only snake-case names at the top level were read (the review).
+    from nbagent.engine.contracts.credentials import secret_read_reason
+    from nbagent.engine.contracts.protected import written_paths
+
+    class Reader:
+        read_only = True
+
+    (tmp_path / ".env").write_text("DB_PASSWORD=x\n")
+    for call in ({"sourcePath": "a.txt", "destinationPath": ".bashrc"}, {"outputPath": ".bashrc"},
+                 {"targetFile": ".bashrc"}, {"files": [{"path": ".bashrc", "content": "x"}]}):
+        assert ".bashrc" in (written_paths(_AnyArgs(), call) or [])
+    assert written_paths(_AnyArgs(), {"content": "x", "sourceText": ".bashrc"}) == []
+    assert secret_read_reason(Reader(), {"inputPath": ".env"}, tmp_path) is not None
+    assert secret_read_reason(Reader(), {"files": [{"path": ".env"}]}, tmp_path) is not None
+
+
+def test_a_path_too_long_for_a_file_name_asks_and_raises_nothing(tmp_path: Path) -> None:
+    # Checking where such a path lies raised ENAMETOOLONG out of the permission check: the agent cell
+    # failed instead of the call being asked about (the review).
+    from nbagent.engine.contracts.protected import protected_reason
+
+    long_name = "a/" + "b" * 6000 + "/c.txt"
+    assert "writes to it always ask" in (protected_reason(long_name, tmp_path) or "")

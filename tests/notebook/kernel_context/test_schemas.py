@@ -169,3 +169,15 @@ def test_a_subclass_that_says_what_it_is_keeps_its_own_llm_repr() -> None:
 
     text, _ = context_text(shell_with(parcels=Described({"a": [1, 2, 3]})), "hello")
     assert "parcels: Described (three parcels)" in text
+
+
+def test_a_subclass_is_not_described_off_the_main_thread(sales: pd.DataFrame) -> None:
+    # Its base's adapter runs the subclass's own head() and __len__: user code, which no timer can
+    # bound off the main thread (the review, this session), as _repr_llm_ is not called there.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nbagent.notebook.kernel_context.protocol import describe
+
+    with ThreadPoolExecutor(1) as pool:
+        shown = pool.submit(describe, _Sales(sales), True).result()
+    assert "not described off the kernel's main thread" in shown.summary and "price" not in str(shown)
