@@ -170,11 +170,18 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log,
                       redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
+    # What the model is told of the kernel is built before the turn's first request, so before any
+    # of its code: the variables described there in full are fingerprinted then, by content.
+    facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
+    if facts is not None and hasattr(facts, "on_built"):
+        facts.on_built = lambda record: watch.told_in_full(record.full)
     try:
         with watch:
             yield watch
     finally:
         sess.executor.before_execute = None
+        if facts is not None and hasattr(facts, "on_built"):
+            facts.on_built = None
 
 
 async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:

@@ -3,8 +3,11 @@
 - Variables the agent's code read (every ``python`` / ``notebook_run`` execution is parsed before it
   runs; a name read that the turn's own code did not assign first is an input): content
   fingerprints taken before the code runs (:mod:`.fingerprint`).
-- Variables the model was shown but did not read: what it was shown of them (type, shape, length,
-  a scalar's value). One that is gone since is not reported: it was shown, not used.
+- Variables the kernel context described in full (a frame's levels, missing counts, sample rows):
+  content fingerprints too, taken when the context is built, since the model may answer from them
+  without running code (:meth:`TurnWatch.told_in_full`).
+- Variables the model was shown in a line only and did not read: what it was shown of them (type,
+  shape, length, a scalar's value). One that is gone since is not reported: it was shown, not used.
 - Files read during the turn (the agent's code through ``open``, pandas and numpy included, and
   ``read_file``): their size and SHA-256, taken when first opened; files the turn wrote are its
   own output, not an input. Seen through a process audit hook, active only during a live turn.
@@ -247,19 +250,32 @@ class TurnWatch:
                 stores.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+        for name in dict.fromkeys(loads):
+            self._read(name)
+        self.assigned |= stores
+
+    def told_in_full(self, names: Iterable[str]) -> None:
+        """The variables the kernel context described in full to the model (a frame's columns with
+        their levels, missing counts and sample rows): fingerprinted by content, as a value the code
+        read is, when the context is built (before any of the turn's code runs). The answer may
+        rest on any of it, so a changed row, level or missing value is a change, not only a changed
+        shape (what a variable described in a line is compared by)."""
+        for name in names:
+            self._read(name)
+
+    def _read(self, name: str) -> None:
+        """Fingerprint the value of ``name`` as it is now, once per turn, unless the turn made it."""
         ns = self.shell.user_ns
         hidden = getattr(self.shell, "user_ns_hidden", {})
-        for name in dict.fromkeys(loads):
-            if name in self.assigned or name in self.read or name in self.unchecked or name not in ns:
-                continue
-            if name.startswith("_") or name in _HIDDEN or name in hidden or hasattr(builtins, name):
-                continue
-            value = ns[name]
-            if type(value).__name__ in _SKIPPED_TYPES:
-                continue
-            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
-            (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
-        self.assigned |= stores
+        if name in self.assigned or name in self.read or name in self.unchecked or name not in ns:
+            return
+        if name.startswith("_") or name in _HIDDEN or name in hidden or hasattr(builtins, name):
+            return
+        value = ns[name]
+        if type(value).__name__ in _SKIPPED_TYPES:
+            return
+        fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+        (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
     def __enter__(self) -> "TurnWatch":

@@ -166,6 +166,8 @@ class KernelContext:
         # ``errors``: the shell's LastError watcher (its ``text``); not imported, session.py imports this module
         self.shell, self.errors, self.displayed = shell, errors, images
         self.last: ContextRecord | None = None
+        self.on_built: Callable[[ContextRecord], None] | None = None
+        """Called with each build's record (a live turn's watch of its inputs: :mod:`..document.cell_run`)."""
 
     def __call__(self) -> NotebookState:
         return self.focused(FactsFocus())
@@ -193,6 +195,8 @@ class KernelContext:
         self.last = record
         if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
             raise AgentInterrupted() from None
+        if self.on_built is not None:
+            self.on_built(record)
         return state
 
     def secrets(self) -> tuple[str, ...]:

@@ -1,0 +1,53 @@
+"""An answer the model gave from what it was shown of a frame, without running code: the kernel
+context described ``sales`` in full (its columns' levels, missing counts and sample rows), so a
+replay after one value of the CSV changed must say the answer may be stale, although the frame's
+shape and columns are the same (they were all a "shown" variable was compared by)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.kernel
+
+ROWS = "region,revenue\nnorth,262\nsouth,100\nwest,50\n"
+SETUP = ("%load_ext nbagent\nimport nbagent\n"
+         "from nbagent.providers.simulated.script import ScriptedResponder, text_reply\n"
+         "nbagent.notebook.magics.active_magics().new_session()\n"
+         "nbagent.session().agent.simulated_api.responder = ScriptedResponder(\n"
+         "    [text_reply('From the rows shown: north has the most revenue (262).')])")
+WARNING = "`sales` changed since this answer was recorded: add --live to ask again."
+
+
+def run(cwd: Path) -> Any:
+    cells = [SETUP, "import pandas as pd\nsales = pd.read_csv('sales.csv')",
+             "%%agent\nWhich region of `sales` has the most revenue? Answer from what you were shown."]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def text(cell: Any) -> str:
+    parts = []
+    for out in cell.outputs:
+        value = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
+        parts.append(value if isinstance(value, str) else "".join(value or ""))
+    return "\n".join(parts)
+
+
+def test_a_changed_value_of_a_frame_described_in_full_makes_its_replay_say_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the offline simulated model answers
+    (tmp_path / "sales.csv").write_text(ROWS)
+    live = run(tmp_path)
+    assert "north has the most revenue" in text(live.cells[2]) and "replayed" not in text(live.cells[2])
+    again = run(tmp_path)  # unchanged: replayed silently
+    assert "replayed: session" in text(again.cells[2]) and "changed since" not in text(again.cells[2])
+
+    (tmp_path / "sales.csv").write_text(ROWS.replace("west,50", "west,871.5"))  # same shape and columns
+    again = run(tmp_path)
+    out = text(again.cells[2])
+    assert "replayed: session" in out and WARNING in out, out
