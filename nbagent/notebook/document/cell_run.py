@@ -171,10 +171,10 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
                       redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
     # What the model is told of the kernel is built before the turn's first request, so before any
-    # of its code: the variables described there in full are fingerprinted then, by content.
+    # of its code: the variables described there in full, and the outputs quoted, are fingerprinted then.
     facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
     if facts is not None and hasattr(facts, "on_built"):
-        facts.on_built = lambda record: watch.told_in_full(record.full)
+        facts.on_built = lambda record: watch.told(record.full, record.outputs)
     try:
         with watch:
             yield watch

@@ -30,6 +30,25 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
     changed += _changed_files(inputs.files, root)
     if inputs.cells:
         changed += _changed_cells(inputs, shell, log)
+    if inputs.outputs:
+        changed += _changed_outputs(inputs, shell)
+    return changed
+
+
+def _changed_outputs(inputs: TurnInputs, shell: InteractiveShell) -> list[str]:
+    """A cell whose ``Out[n]`` the model was told, that has run here by now with another value (or
+    none). One that has not run here (deleted, or further down) is not reported."""
+    raw, out = ran_inputs(shell), shell.user_ns.get("Out", {})
+    latest = {cell_key(source): n for n, source in enumerate(raw) if source.strip()}
+    changed = []
+    for key, fp in inputs.outputs.items():
+        n = latest.get(key)
+        if n is None:
+            continue
+        now = fingerprint(out[n]) if isinstance(out, dict) and n in out else None
+        if now != fp:
+            line = inputs.cells.get(key)
+            changed.append(f"the output of the cell `{line}`" if line else "the output of a cell above")
     return changed
 
 

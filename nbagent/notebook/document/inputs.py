@@ -6,6 +6,8 @@
 - Variables the kernel context described in full (a frame's levels, missing counts, sample rows):
   content fingerprints too, taken when the context is built, since the model may answer from them
   without running code (:meth:`TurnWatch.told_in_full`).
+- The ``Out[n]`` values the model was told (recent outputs): content fingerprints under their
+  cell's text, taken then too.
 - Variables the model was shown in a line only and did not read: what it was shown of them (type,
   shape, length, a scalar's value). One that is gone since is not reported: it was shown, not used.
 - Files read during the turn (the agent's code through ``open``, pandas and numpy included, and
@@ -79,12 +81,16 @@ class TurnInputs:
     left_values: dict[str, str] = field(default_factory=dict)
     """A variable of ``read`` or ``shown`` that the turn's own code changed → its fingerprint (of the
     same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All."""
+    outputs: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell whose ``Out[n]`` the model was told → the content fingerprint of that
+    value: the model may answer from a cell's output (``df.describe()``) without running code."""
 
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
                             "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
                             "unchecked": list(self.unchecked)}
-        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values)):
+        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
+                          ("outputs", self.outputs)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -93,16 +99,17 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values"}:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values", "outputs"}:
             raise ValueError("not a turn's inputs")
-        maps = [data.get(k, {}) for k in ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values")]
+        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs")
+        maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values = maps
-        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values)
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs = maps
+        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -235,6 +242,7 @@ class TurnWatch:
         self.assigned: set[str] = set()
         self.files: dict[str, str] = {}
         self.written: set[str] = set()
+        self.outputs: dict[str, str] = {}
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
@@ -253,6 +261,27 @@ class TurnWatch:
         for name in dict.fromkeys(loads):
             self._read(name)
         self.assigned |= stores
+
+    def told(self, full: Iterable[str], outputs: Iterable[int]) -> None:
+        """What the kernel context told the model, when it is built (before the turn's code runs):
+        the variables described in full and the execution counts of the ``Out[n]`` it quoted."""
+        self.told_in_full(full)
+        self.told_outputs(outputs)
+
+    def told_outputs(self, counts: Iterable[int]) -> None:
+        """Fingerprint by content each ``Out[n]`` the model was told, under its cell's text: an answer
+        read off a cell's output is stale when that cell's output differs at the replay."""
+        raw, out = ran_inputs(self.shell), self.shell.user_ns.get("Out", {})
+        for n in counts:
+            source = raw[n] if 0 < n < len(raw) else ""
+            if not source.strip() or not isinstance(out, dict) or n not in out:
+                continue
+            if self._redact is not None and self._redact(source) != source:
+                continue  # a cell holding a secret is no input (see context_cells)
+            value = out[n]
+            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            if fp is not None:
+                self.outputs[cell_key(source)] = fp
 
     def told_in_full(self, names: Iterable[str]) -> None:
         """The variables the kernel context described in full to the model (a frame's columns with
@@ -313,7 +342,7 @@ class TurnWatch:
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
-                          self._left_cells(), self._left_values(read, shown))
+                          self._left_cells(), self._left_values(read, shown), dict(self.outputs))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now."""

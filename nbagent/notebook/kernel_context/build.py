@@ -8,6 +8,7 @@ build's deadline, is named in one "Left out" line so the model can ask the pytho
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from itertools import islice
@@ -49,6 +50,8 @@ class ContextRecord:
     (labels) and left out (notes); its size in tokens and the seconds it took."""
 
     full: list[str] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+    """The execution counts whose ``Out[n]`` text the model was told (recent outputs)."""
     brief: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
@@ -56,6 +59,10 @@ class ContextRecord:
     tokens: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+
+
+_OUT_LINE = re.compile(r"Out\[(\d+)\]: ")
+"""The head of a recent output's line (:func:`.cells.recent_outputs`)."""
 
 
 def user_variables(shell: "InteractiveShell") -> Iterator[tuple[str, object]]:
@@ -225,6 +232,7 @@ class KernelContext:
         fixed = count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text())
         # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
         builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed, ask)
+        builder.record.outputs = [int(m.group(1)) for m in map(_OUT_LINE.match, outputs) if m]
         variables: dict[str, object] = {}
         try:
             variables = dict(user_variables(self.shell))

@@ -1,7 +1,8 @@
-"""An answer the model gave from what it was shown of a frame, without running code: the kernel
-context described ``sales`` in full (its columns' levels, missing counts and sample rows), so a
-replay after one value of the CSV changed must say the answer may be stale, although the frame's
-shape and columns are the same (they were all a "shown" variable was compared by)."""
+"""An answer the model gave from what it was shown, without running code, is stale when what it
+was shown changed: the kernel context described ``sales`` in full (its columns' levels, missing
+counts and sample rows), or quoted a cell's ``Out[n]``. A replay after one value of the CSV changed
+must say so, although the frame's shape and columns are the same (all that a variable only shown was
+compared by) and no variable holds the output."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ SETUP = ("%load_ext nbagent\nimport nbagent\n"
 WARNING = "`sales` changed since this answer was recorded: add --live to ask again."
 
 
-def run(cwd: Path) -> Any:
-    cells = [SETUP, "import pandas as pd\nsales = pd.read_csv('sales.csv')",
-             "%%agent\nWhich region of `sales` has the most revenue? Answer from what you were shown."]
+ASK_SHOWN = "%%agent\nWhich region of `sales` has the most revenue? Answer from what you were shown."
+OUTPUT = "pd.read_csv('sales.csv').revenue.sum()"
+
+
+def run(cwd: Path, middle: str = "sales = pd.read_csv('sales.csv')", ask: str = ASK_SHOWN) -> Any:
+    cells = [SETUP + "\nimport pandas as pd", middle, ask]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
     return nb
@@ -51,3 +55,18 @@ def test_a_changed_value_of_a_frame_described_in_full_makes_its_replay_say_so(tm
     again = run(tmp_path)
     out = text(again.cells[2])
     assert "replayed: session" in out and WARNING in out, out
+
+
+def test_a_changed_output_the_model_was_told_makes_its_replay_say_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(ROWS)
+    ask = "%%agent\nWhat is the total revenue above? Answer from the output."
+    live = run(tmp_path, OUTPUT, ask)
+    assert "412" in text(live.cells[1]) and "north has the most revenue" in text(live.cells[2])
+    again = run(tmp_path, OUTPUT, ask)
+    assert "replayed: session" in text(again.cells[2]) and "changed since" not in text(again.cells[2])
+
+    (tmp_path / "sales.csv").write_text(ROWS.replace("west,50", "west,871.5"))
+    again = run(tmp_path, OUTPUT, ask)
+    out = text(again.cells[2])
+    assert f"the output of the cell `{OUTPUT}` changed since this answer was recorded" in out, out
