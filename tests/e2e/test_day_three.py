@@ -110,3 +110,24 @@ def test_undo_after_a_rollback_brings_the_cells_back_and_the_next_run_replaces_t
                                             "%agent rollback 0"]
     assert removal._bytes(cells[4]) == mine
     page.close()
+
+
+def test_a_renamed_notebook_is_named_by_its_new_name_in_its_kernel(browser, lab):  # noqa: F811
+    """A rename keeps the kernel, which knows the notebook by the bridge's hello: the front-end says
+    it again with the new name (``%agent status`` named the old file; a session started after the
+    rename recorded its replay index under it). Needs the labextension built from this frontend/."""
+    _require_installed_bridge()
+    name = removal._put(lab, "day3_rename_a.ipynb", "python3", ["%load_ext nbagent", removal.ASK, removal.MINE])
+    page = _open(browser, lab, name, "jupyterlab")
+    removal._run_all(page)
+    removal._wait(page, lambda cs: len(removal._made(cs)) == 2 and "my own cell" in removal._text(cs[-1]),
+                  "Run All did not finish")
+    kernel = page.evaluate("() => window.__nb.sessionContext.session.kernel.id")
+    page.evaluate("() => window.__nb.context.rename('day3_rename_b.ipynb')")
+    page.wait_for_function("() => window.__nb.context.path === 'day3_rename_b.ipynb'", timeout=30_000)
+    assert page.evaluate("() => window.__nb.sessionContext.session.kernel.id") == kernel  # the same kernel
+    at = removal._append(page, "%agent status")
+    removal._run_cell(page, at)
+    cells = removal._wait(page, lambda cs: "bridge to jupyterlab" in removal._text(cs[-1]), "%agent status did not answer")
+    assert "bridge to jupyterlab (day3_rename_b.ipynb)" in removal._text(cells[-1])
+    page.close()
