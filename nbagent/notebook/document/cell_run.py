@@ -143,7 +143,8 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
-    changed = changes(inputs, shell, root, magics.cell_log) if inputs is not None and shell is not None else []
+    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed) \
+        if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
     if not changed:
         return replace(decision, shown=shown)
@@ -174,7 +175,7 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     # of its code: the variables described there in full, and the outputs quoted, are fingerprinted then.
     facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
     if facts is not None and hasattr(facts, "on_built"):
-        facts.on_built = lambda record: watch.told(record.full, record.outputs)
+        facts.on_built = lambda record: watch.told(record.full, record.outputs, record.image_cells)
     try:
         with watch:
             yield watch

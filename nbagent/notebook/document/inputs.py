@@ -7,7 +7,7 @@
   content fingerprints too, taken when the context is built, since the model may answer from them
   without running code (:meth:`TurnWatch.told_in_full`).
 - The ``Out[n]`` values the model was told (recent outputs): content fingerprints under their
-  cell's text, taken then too.
+  cell's text, taken then too; and the images of the cells whose plots it was sent (a digest).
 - Variables the model was shown in a line only and did not read: what it was shown of them (type,
   shape, length, a scalar's value). One that is gone since is not reported: it was shown, not used.
 - Files read during the turn (the agent's code through ``open``, pandas and numpy included, and
@@ -85,12 +85,15 @@ class TurnInputs:
     """Fingerprint of a cell whose ``Out[n]`` the model was told → the content fingerprint of that
     value: the model may answer from a cell's output (``df.describe()``) without running code."""
 
+    images: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell whose displayed image the model was sent → digest of its images."""
+
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
                             "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
                             "unchecked": list(self.unchecked)}
         for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
-                          ("outputs", self.outputs)):
+                          ("outputs", self.outputs), ("images", self.images)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -99,17 +102,18 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values", "outputs"}:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values", "outputs", "images"}:
             raise ValueError("not a turn's inputs")
-        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs")
+        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images")
         maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values, outputs = maps
-        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs)
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images = maps
+        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
+                   images)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -243,6 +247,7 @@ class TurnWatch:
         self.files: dict[str, str] = {}
         self.written: set[str] = set()
         self.outputs: dict[str, str] = {}
+        self.images: dict[str, str] = {}
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
@@ -262,11 +267,17 @@ class TurnWatch:
             self._read(name)
         self.assigned |= stores
 
-    def told(self, full: Iterable[str], outputs: Iterable[int]) -> None:
+    def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
         """What the kernel context told the model, when it is built (before the turn's code runs):
-        the variables described in full and the execution counts of the ``Out[n]`` it quoted."""
+        the variables described in full, the execution counts of the ``Out[n]`` it quoted, and the
+        cells whose displayed images it sent (cell number → their digest)."""
         self.told_in_full(full)
         self.told_outputs(outputs)
+        raw = ran_inputs(self.shell)
+        for n, digest in images.items():
+            source = raw[n] if 0 < n < len(raw) else ""
+            if source.strip() and (self._redact is None or self._redact(source) == source):
+                self.images[cell_key(source)] = digest
 
     def told_outputs(self, counts: Iterable[int]) -> None:
         """Fingerprint by content each ``Out[n]`` the model was told, under its cell's text: an answer
@@ -342,7 +353,8 @@ class TurnWatch:
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
-                          self._left_cells(), self._left_values(read, shown), dict(self.outputs))
+                          self._left_cells(), self._left_values(read, shown), dict(self.outputs),
+                          dict(self.images))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now."""

@@ -52,6 +52,8 @@ class ContextRecord:
     full: list[str] = field(default_factory=list)
     outputs: list[int] = field(default_factory=list)
     """The execution counts whose ``Out[n]`` text the model was told (recent outputs)."""
+    image_cells: dict[int, str] = field(default_factory=dict)
+    """Cell number → digest of the images it displayed, for each cell whose image was sent."""
     brief: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
@@ -63,6 +65,8 @@ class ContextRecord:
 
 _OUT_LINE = re.compile(r"Out\[(\d+)\]: ")
 """The head of a recent output's line (:func:`.cells.recent_outputs`)."""
+_DISPLAYED = re.compile(r"Image displayed by In\[(\d+)\]")
+"""The label of an image a cell displayed (:meth:`KernelContext._named_figures`)."""
 
 
 def user_variables(shell: "InteractiveShell") -> Iterator[tuple[str, object]]:
@@ -284,6 +288,10 @@ class KernelContext:
                 continue  # the model still sees it in an earlier prompt
             blocks += image
             record.images.append(label)
+            cell = _DISPLAYED.match(label)
+            digest = self.displayed.digest_of(int(cell.group(1))) if cell and self.displayed is not None else None
+            if cell and digest is not None:
+                record.image_cells[int(cell.group(1))] = digest
         return blocks
 
     def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool, tuple[str, ...] | None]]:

@@ -2,7 +2,7 @@
 was shown changed: the kernel context described ``sales`` in full (its columns' levels, missing
 counts and sample rows), or quoted a cell's ``Out[n]``. A replay after one value of the CSV changed
 must say so, although the frame's shape and columns are the same (all that a variable only shown was
-compared by) and no variable holds the output."""
+compared by) and no variable holds the output; or sent a plot's image (no variable, no ``Out[n]``)."""
 
 from __future__ import annotations
 
@@ -70,3 +70,22 @@ def test_a_changed_output_the_model_was_told_makes_its_replay_say_so(tmp_path, m
     again = run(tmp_path, OUTPUT, ask)
     out = text(again.cells[2])
     assert f"the output of the cell `{OUTPUT}` changed since this answer was recorded" in out, out
+
+
+def test_a_changed_image_the_model_was_sent_makes_its_replay_say_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(ROWS)
+    plot = "pd.read_csv('sales.csv').revenue.plot();"  # no variable holds it, and no Out[n]: the image only
+    ask = "%%agent\nWhat does the plot show? Answer from the image."
+    live = run(tmp_path, plot, ask)
+    assert "north has the most revenue" in text(live.cells[2])
+    # The inline backend shows the figure after the cell's code ran: it is In[2]'s, not the next cell's.
+    sent = "".join(p.read_text() for p in tmp_path.glob(".nbagent/sessions/*/api_conversation_history.json"))
+    assert "Image displayed by In[2]" in sent and "Image displayed by In[3]" not in sent
+    again = run(tmp_path, plot, ask)  # the same data draws the same PNG: replayed silently
+    assert "replayed: session" in text(again.cells[2]) and "changed since" not in text(again.cells[2])
+
+    (tmp_path / "sales.csv").write_text(ROWS.replace("west,50", "west,871.5"))
+    again = run(tmp_path, plot, ask)
+    out = text(again.cells[2])
+    assert f"the image of the cell `{plot}` changed since this answer was recorded" in out, out
