@@ -20,7 +20,7 @@ demo: kernel
 	$(PY) -m nbagent.demo
 	rm -rf build/demo && mkdir -p build/demo  # a fresh folder: its .nbagent/ record would replay the next demo
 	$(PY) -m nbagent.notebook.autorun notebooks/01_quickstart.ipynb build/01_quickstart.ipynb --html build/01_quickstart.html --cwd build/demo
-	@echo "Open the executed notebook live with: make lab   (kernel: Python 3 (nbagent))"
+	@echo "The executed notebook: build/01_quickstart.ipynb (and .html). To run the notebooks yourself: make lab   (JupyterLab on notebooks/, kernel: Python 3 (nbagent))"
 
 # The README's screenshot is the static HTML `make demo` writes (headless Chromium, /usr/bin/chromium).
 readme-screenshot: demo

@@ -12,6 +12,7 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
+import { sayHello } from './hello.js';
 import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
 import { kernelGone, retireAll } from './prompts.js';
 
@@ -74,7 +75,9 @@ function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
     // (kernel switched) needs its own registration, which kernelChanged gives us.
     kernel?.registerCommTarget(TARGET, comm => {
       comm.onMsg = msg => onRequest(panel, comm, msg, kernel.clientId);
-      comm.send({ type: 'hello', version: VERSION, frontend, path: panel.context.localPath });
+      // Said again on a rename, which keeps the kernel: it names the notebook by what the hello said.
+      const stop = sayHello(comm, panel.context.pathChanged, () => panel.context.localPath, VERSION, frontend);
+      comm.onClose = () => stop();
     });
   };
   register(panel.sessionContext.session?.kernel);

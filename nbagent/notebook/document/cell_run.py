@@ -143,7 +143,8 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
-    changed = changes(inputs, shell, root, magics.cell_log) if inputs is not None and shell is not None else []
+    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed) \
+        if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
     if not changed:
         return replace(decision, shown=shown)
@@ -170,11 +171,18 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log,
                       redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
+    # What the model is told of the kernel is built before the turn's first request, so before any
+    # of its code: the variables described there in full, and the outputs quoted, are fingerprinted then.
+    facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
+    if facts is not None and hasattr(facts, "on_built"):
+        facts.on_built = lambda record: watch.told(record.full, record.outputs, record.image_cells)
     try:
         with watch:
             yield watch
     finally:
         sess.executor.before_execute = None
+        if facts is not None and hasattr(facts, "on_built"):
+            facts.on_built = None
 
 
 async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:

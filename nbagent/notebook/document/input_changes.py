@@ -13,8 +13,11 @@ from .inputs import CellLog, TurnInputs, cell_key, followed, ran_inputs
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from ..kernel_context.figures import DisplayedImages
 
-def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLog | None = None) -> list[str]:
+
+def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLog | None = None,
+            displayed: DisplayedImages | None = None) -> list[str]:
     """What changed since the turn was recorded, each named as a user would ("`sales`",
     "sales.csv"); empty when everything it depended on is as it was."""
     ns = shell.user_ns
@@ -30,6 +33,41 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
     changed += _changed_files(inputs.files, root)
     if inputs.cells:
         changed += _changed_cells(inputs, shell, log)
+    if inputs.outputs:
+        changed += _changed_outputs(inputs, shell)
+    if inputs.images and displayed is not None:
+        changed += _changed_images(inputs, shell, displayed)
+    return changed
+
+
+def _changed_images(inputs: TurnInputs, shell: InteractiveShell, displayed: DisplayedImages) -> list[str]:
+    """A cell whose displayed image the model was sent, that has run here by then and displayed other
+    images. One that has not run here, or whose images are no longer kept, is not reported."""
+    latest = {cell_key(source): n for n, source in enumerate(ran_inputs(shell)) if source.strip()}
+    changed = []
+    for key, digest in inputs.images.items():
+        n = latest.get(key)
+        now = displayed.digest_of(n) if n is not None else None
+        if now is not None and now != digest:
+            line = inputs.cells.get(key)
+            changed.append(f"the image of the cell `{line}`" if line else "the image of a cell above")
+    return changed
+
+
+def _changed_outputs(inputs: TurnInputs, shell: InteractiveShell) -> list[str]:
+    """A cell whose ``Out[n]`` the model was told, that has run here by now with another value (or
+    none). One that has not run here (deleted, or further down) is not reported."""
+    raw, out = ran_inputs(shell), shell.user_ns.get("Out", {})
+    latest = {cell_key(source): n for n, source in enumerate(raw) if source.strip()}
+    changed = []
+    for key, fp in inputs.outputs.items():
+        n = latest.get(key)
+        if n is None:
+            continue
+        now = fingerprint(out[n]) if isinstance(out, dict) and n in out else None
+        if now != fp:
+            line = inputs.cells.get(key)
+            changed.append(f"the output of the cell `{line}`" if line else "the output of a cell above")
     return changed
 
 

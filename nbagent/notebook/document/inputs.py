@@ -3,8 +3,13 @@
 - Variables the agent's code read (every ``python`` / ``notebook_run`` execution is parsed before it
   runs; a name read that the turn's own code did not assign first is an input): content
   fingerprints taken before the code runs (:mod:`.fingerprint`).
-- Variables the model was shown but did not read: what it was shown of them (type, shape, length,
-  a scalar's value). One that is gone since is not reported: it was shown, not used.
+- Variables the kernel context described in full (a frame's levels, missing counts, sample rows):
+  content fingerprints too, taken when the context is built, since the model may answer from them
+  without running code (:meth:`TurnWatch.told_in_full`).
+- The ``Out[n]`` values the model was told (recent outputs): content fingerprints under their
+  cell's text, taken then too; and the images of the cells whose plots it was sent (a digest).
+- Variables the model was shown in a line only and did not read: what it was shown of them (type,
+  shape, length, a scalar's value). One that is gone since is not reported: it was shown, not used.
 - Files read during the turn (the agent's code through ``open``, pandas and numpy included, and
   ``read_file``): their size and SHA-256, taken when first opened; files the turn wrote are its
   own output, not an input. Seen through a process audit hook, active only during a live turn.
@@ -76,12 +81,19 @@ class TurnInputs:
     left_values: dict[str, str] = field(default_factory=dict)
     """A variable of ``read`` or ``shown`` that the turn's own code changed → its fingerprint (of the
     same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All."""
+    outputs: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell whose ``Out[n]`` the model was told → the content fingerprint of that
+    value: the model may answer from a cell's output (``df.describe()``) without running code."""
+
+    images: dict[str, str] = field(default_factory=dict)
+    """Fingerprint of a cell whose displayed image the model was sent → digest of its images."""
 
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
                             "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
                             "unchecked": list(self.unchecked)}
-        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values)):
+        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
+                          ("outputs", self.outputs), ("images", self.images)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -90,16 +102,18 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values"}:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values", "outputs", "images"}:
             raise ValueError("not a turn's inputs")
-        maps = [data.get(k, {}) for k in ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values")]
+        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images")
+        maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values = maps
-        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values)
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images = maps
+        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
+                   images)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -232,6 +246,8 @@ class TurnWatch:
         self.assigned: set[str] = set()
         self.files: dict[str, str] = {}
         self.written: set[str] = set()
+        self.outputs: dict[str, str] = {}
+        self.images: dict[str, str] = {}
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
@@ -247,19 +263,59 @@ class TurnWatch:
                 stores.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+        for name in dict.fromkeys(loads):
+            self._read(name)
+        self.assigned |= stores
+
+    def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
+        """What the kernel context told the model, when it is built (before the turn's code runs):
+        the variables described in full, the execution counts of the ``Out[n]`` it quoted, and the
+        cells whose displayed images it sent (cell number → their digest)."""
+        self.told_in_full(full)
+        self.told_outputs(outputs)
+        raw = ran_inputs(self.shell)
+        for n, digest in images.items():
+            source = raw[n] if 0 < n < len(raw) else ""
+            if source.strip() and (self._redact is None or self._redact(source) == source):
+                self.images[cell_key(source)] = digest
+
+    def told_outputs(self, counts: Iterable[int]) -> None:
+        """Fingerprint by content each ``Out[n]`` the model was told, under its cell's text: an answer
+        read off a cell's output is stale when that cell's output differs at the replay."""
+        raw, out = ran_inputs(self.shell), self.shell.user_ns.get("Out", {})
+        for n in counts:
+            source = raw[n] if 0 < n < len(raw) else ""
+            if not source.strip() or not isinstance(out, dict) or n not in out:
+                continue
+            if self._redact is not None and self._redact(source) != source:
+                continue  # a cell holding a secret is no input (see context_cells)
+            value = out[n]
+            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            if fp is not None:
+                self.outputs[cell_key(source)] = fp
+
+    def told_in_full(self, names: Iterable[str]) -> None:
+        """The variables the kernel context described in full to the model (a frame's columns with
+        their levels, missing counts and sample rows): fingerprinted by content, as a value the code
+        read is, when the context is built (before any of the turn's code runs). The answer may
+        rest on any of it, so a changed row, level or missing value is a change, not only a changed
+        shape (what a variable described in a line is compared by)."""
+        for name in names:
+            self._read(name)
+
+    def _read(self, name: str) -> None:
+        """Fingerprint the value of ``name`` as it is now, once per turn, unless the turn made it."""
         ns = self.shell.user_ns
         hidden = getattr(self.shell, "user_ns_hidden", {})
-        for name in dict.fromkeys(loads):
-            if name in self.assigned or name in self.read or name in self.unchecked or name not in ns:
-                continue
-            if name.startswith("_") or name in _HIDDEN or name in hidden or hasattr(builtins, name):
-                continue
-            value = ns[name]
-            if type(value).__name__ in _SKIPPED_TYPES:
-                continue
-            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
-            (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
-        self.assigned |= stores
+        if name in self.assigned or name in self.read or name in self.unchecked or name not in ns:
+            return
+        if name.startswith("_") or name in _HIDDEN or name in hidden or hasattr(builtins, name):
+            return
+        value = ns[name]
+        if type(value).__name__ in _SKIPPED_TYPES:
+            return
+        fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+        (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
     def __enter__(self) -> "TurnWatch":
@@ -297,7 +353,8 @@ class TurnWatch:
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
-                          self._left_cells(), self._left_values(read, shown))
+                          self._left_cells(), self._left_values(read, shown), dict(self.outputs),
+                          dict(self.images))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now."""

@@ -8,6 +8,7 @@ build's deadline, is named in one "Left out" line so the model can ask the pytho
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from itertools import islice
@@ -49,6 +50,10 @@ class ContextRecord:
     (labels) and left out (notes); its size in tokens and the seconds it took."""
 
     full: list[str] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+    """The execution counts whose ``Out[n]`` text the model was told (recent outputs)."""
+    image_cells: dict[int, str] = field(default_factory=dict)
+    """Cell number → digest of the images it displayed, for each cell whose image was sent."""
     brief: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
@@ -56,6 +61,12 @@ class ContextRecord:
     tokens: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+
+
+_OUT_LINE = re.compile(r"Out\[(\d+)\]: ")
+"""The head of a recent output's line (:func:`.cells.recent_outputs`)."""
+_DISPLAYED = re.compile(r"Image displayed by In\[(\d+)\]")
+"""The label of an image a cell displayed (:meth:`KernelContext._named_figures`)."""
 
 
 def user_variables(shell: "InteractiveShell") -> Iterator[tuple[str, object]]:
@@ -166,6 +177,8 @@ class KernelContext:
         # ``errors``: the shell's LastError watcher (its ``text``); not imported, session.py imports this module
         self.shell, self.errors, self.displayed = shell, errors, images
         self.last: ContextRecord | None = None
+        self.on_built: Callable[[ContextRecord], None] | None = None
+        """Called with each build's record (a live turn's watch of its inputs: :mod:`..document.cell_run`)."""
 
     def __call__(self) -> NotebookState:
         return self.focused(FactsFocus())
@@ -193,6 +206,8 @@ class KernelContext:
         self.last = record
         if record.interrupted:  # the cell ends as an interrupted cell does, before anything is sent
             raise AgentInterrupted() from None
+        if self.on_built is not None:
+            self.on_built(record)
         return state
 
     def secrets(self) -> tuple[str, ...]:
@@ -221,6 +236,7 @@ class KernelContext:
         fixed = count_text_tokens(FactsSnapshot.of([], inputs, error, outputs).full_text())
         # Room kept for the "Left out" line: the trim below makes the rest fit exactly.
         builder = Builder(focus.token_budget - min(150, focus.token_budget // 10), fixed, ask)
+        builder.record.outputs = [int(m.group(1)) for m in map(_OUT_LINE.match, outputs) if m]
         variables: dict[str, object] = {}
         try:
             variables = dict(user_variables(self.shell))
@@ -272,6 +288,10 @@ class KernelContext:
                 continue  # the model still sees it in an earlier prompt
             blocks += image
             record.images.append(label)
+            cell = _DISPLAYED.match(label)
+            digest = self.displayed.digest_of(int(cell.group(1))) if cell and self.displayed is not None else None
+            if cell and digest is not None:
+                record.image_cells[int(cell.group(1))] = digest
         return blocks
 
     def _named_figures(self, prompt: str) -> list[tuple[str, bytes, bool, tuple[str, ...] | None]]:

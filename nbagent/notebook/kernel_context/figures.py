@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import hashlib
 import io
 import re
 from collections.abc import Sized
@@ -134,6 +135,10 @@ class DisplayedImages:
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         self.shown: dict[int, str] = {}
         self._texts: tuple[str, ...] | None = None
+        self._started: int | None = None  # the number of the cell that started last
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", self._cell_starts)
         self._watch_publisher(getattr(shell, "display_pub", None))
         self._watch_formatter(getattr(shell, "display_formatter", None))
         self._watch_displayhook(getattr(shell, "displayhook", None))
@@ -178,6 +183,14 @@ class DisplayedImages:
         write_format_data.__wrapped__ = original  # type: ignore[attr-defined]
         hook.write_format_data = write_format_data
 
+    def _cell_starts(self, info: object = None) -> None:
+        # A display after the cell's code ran (the inline backend shows its figures in post_execute)
+        # has no result to read the number from: kept here. IPython has counted this cell already
+        # when the hook runs (a cell kept in history), so the counter names the next one.
+        count = getattr(self.shell, "execution_count", None)
+        counted = getattr(info, "store_history", True)
+        self._started = count - 1 if isinstance(count, int) and counted else count if isinstance(count, int) else None
+
     def _cell(self) -> int | None:
         """The number of the cell running now, ``[N]`` as the front-end shows it: IPython adds one
         to ``execution_count`` as a cell starts, so the counter names the next cell (an image of
@@ -185,7 +198,11 @@ class DisplayedImages:
         result (as :func:`nbagent.notebook.executor.running_cell_count` reads it)."""
         result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
         count = getattr(result, "execution_count", None)
-        return count if isinstance(count, int) else getattr(self.shell, "execution_count", None)
+        if isinstance(count, int):
+            return count
+        # No result while the inline backend shows a cell's figures (post_execute): the counter
+        # names the next cell then, and a plot of In[2] was sent to the model as "In[3]".
+        return self._started if self._started is not None else getattr(self.shell, "execution_count", None)
 
     def _shown_text(self, data: object) -> None:
         text = data.get("text/plain") if isinstance(data, dict) else None
@@ -205,6 +222,17 @@ class DisplayedImages:
         texts, self._texts = self._texts, None
         if isinstance(png, bytes):
             self.images.append(Shown(self._cell(), png, texts))
+
+    def digest_of(self, cell: int) -> str | None:
+        """sha256 of the PNGs cell ``cell`` displayed, in order (None: none kept): what a replay
+        compares when the model answered from that cell's image."""
+        images = [s.png for s in self.images if s.cell == cell]
+        if not images:
+            return None
+        h = hashlib.sha256()
+        for png in images:
+            h.update(hashlib.sha256(png).digest())
+        return h.hexdigest()
 
     def of_cell(self, cell: int | None) -> list[Shown]:
         """The images of cell ``cell`` (None: the newest cell that displayed any)."""

@@ -1,0 +1,133 @@
+"""Day three in real JupyterLab and Notebook 7 (headless Chromium): what a user does after a first
+success, on a saved notebook whose agent answered from what it was shown of ``sales``.
+
+- Clear All Outputs, save, Restart & Run All: the answer replays from the cell's own record.
+- One value of the CSV changes (same shape and columns), Restart & Run All: the replayed answer is
+  flagged, not shown as current (the model answered from the frame's description, not from code).
+- ``%agent rollback 0`` then Undo (Z) brings the agent's cells back; running the agent cell again
+  replaces them, and the user's cell stays byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from . import test_cell_removal as removal
+from .test_bridge_frontend import _kernel, _open, _require_installed_bridge, _wait_saved
+from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
+
+pytestmark = _lab_marks
+
+CSV = "region,revenue\nnorth,120\nsouth,95.5\neast,130.25\nwest,80\nnorth,142\n"
+LOAD = "import pandas as pd\nsales = pd.read_csv('day3_sales.csv')"
+ASK = "%%agent\nWhich region of `sales` has the most revenue? Answer from what you were shown."
+ANSWER = "From the rows shown: north has the most revenue (262)."
+BRAIN = ("import nbagent\nfrom nbagent.providers.simulated.script import ScriptedResponder, text_reply\n"
+         "nbagent.notebook.magics.active_magics().new_session()\n"
+         f"nbagent.session().agent.simulated_api.responder = ScriptedResponder([text_reply({ANSWER!r})])")
+CHANGED = "`sales` changed since this answer was recorded"
+
+
+def _put_file(lab, name: str, text: str) -> None:  # noqa: F811
+    base, token = lab
+    body = json.dumps({"type": "file", "format": "text", "content": text})
+    req = urllib.request.Request(f"{base}/api/contents/{name}?token={token}", data=body.encode(), method="PUT",
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+def _restart_run_all(page) -> None:
+    page.evaluate("() => window.__nb.sessionContext.restartKernel()")
+    page.wait_for_function("() => { const k = window.__nb.sessionContext.session.kernel; "
+                           "return k.status === 'idle' && k.connectionStatus === 'connected'; }", timeout=60_000)
+    removal._run_all(page)
+
+
+def _replayed(page) -> list[dict]:
+    return removal._wait(page, lambda cs: "replayed: session" in removal._text(cs[2])
+                         and "my own cell" in removal._text(cs[-1]), "Restart & Run All did not replay")
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_replayed_answer_from_a_shown_frame_is_flagged_when_its_data_changed(browser, lab, frontend):  # noqa: F811
+    _require_installed_bridge()
+    data = f"day3_sales_{frontend}.csv"
+    _put_file(lab, data, CSV)
+    name = removal._put(lab, f"day3_shown_{frontend}.ipynb", "python3",
+                        ["%load_ext nbagent", LOAD.replace("day3_sales.csv", data), ASK, removal.MINE])
+    page = _open(browser, lab, name, frontend)
+    _kernel(page, "get_ipython().run_line_magic('load_ext', 'nbagent')\n" + BRAIN)
+    removal._run_all(page)
+    removal._wait(page, lambda cs: ANSWER in removal._text(cs[2]) and "my own cell" in removal._text(cs[-1]),
+                  "the live turn did not finish")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _wait_saved(page, name, lambda nb: "record" in (nb.cells[2].metadata.get("nbagent") or {}))
+
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _restart_run_all(page)
+    out = removal._text(_replayed(page)[2])
+    assert ANSWER in out and CHANGED not in out  # unchanged data: the record, silently
+
+    _put_file(lab, data, CSV.replace("west,80", "west,880"))  # one value: same shape, same columns
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    _restart_run_all(page)
+    out = removal._text(_replayed(page)[2])
+    assert CHANGED in out and out.index(CHANGED) < out.index(ANSWER), out
+    page.close()
+
+
+def test_undo_after_a_rollback_brings_the_cells_back_and_the_next_run_replaces_them(browser, lab):  # noqa: F811
+    _require_installed_bridge()
+    name = removal._put(lab, "day3_undo_rollback.ipynb", "python3", ["%load_ext nbagent", removal.ASK, removal.MINE])
+    page = _open(browser, lab, name, "jupyterlab")
+    removal._run_all(page)
+    cells = removal._wait(page, lambda cs: len(removal._made(cs)) == 2 and "my own cell" in removal._text(cs[-1]),
+                          "Run All did not finish")
+    mine = removal._bytes(cells[-1])
+    at = removal._append(page, "%agent rollback 0")
+    # A user types the cell well before running it: its insertion is an undo step of its own (Yjs
+    # merges changes less than 0.5 s apart into one, which would undo the insertion with the removal).
+    page.evaluate("() => window.__nb.content.model.sharedModel.undoManager.stopCapturing()")
+    removal._run_cell(page, at)
+    removal._wait(page, lambda cs: "rolled back" in removal._text(cs[-1]) and not removal._made(cs),
+                  "the rollback did not remove the turn's cells")
+    page.evaluate("() => { window.__nb.content.mode = 'command'; window.__nb.content.activate(); }")
+    page.keyboard.press("Escape")
+    page.keyboard.press("z")
+    removal._wait(page, lambda cs: [c["source"] for c in removal._made(cs)] == ["2 * 3", "4 * 5"],
+                  "Undo did not bring the cells back")
+
+    removal._run_cell(page, 1)
+    cells = removal._wait(page, lambda cs: "done:" in removal._text(cs[1]) and len(removal._made(cs)) == 2
+                          and all(c["metadata"]["nbagent"]["turn"] == 1 for c in removal._made(cs)),
+                          "the agent cell's new run did not replace what Undo brought back")
+    assert [c["source"] for c in cells] == ["%load_ext nbagent", removal.ASK, "2 * 3", "4 * 5", removal.MINE,
+                                            "%agent rollback 0"]
+    assert removal._bytes(cells[4]) == mine
+    page.close()
+
+
+def test_a_renamed_notebook_is_named_by_its_new_name_in_its_kernel(browser, lab):  # noqa: F811
+    """A rename keeps the kernel, which knows the notebook by the bridge's hello: the front-end says
+    it again with the new name (``%agent status`` named the old file; a session started after the
+    rename recorded its replay index under it). Needs the labextension built from this frontend/."""
+    _require_installed_bridge()
+    name = removal._put(lab, "day3_rename_a.ipynb", "python3", ["%load_ext nbagent", removal.ASK, removal.MINE])
+    page = _open(browser, lab, name, "jupyterlab")
+    removal._run_all(page)
+    removal._wait(page, lambda cs: len(removal._made(cs)) == 2 and "my own cell" in removal._text(cs[-1]),
+                  "Run All did not finish")
+    kernel = page.evaluate("() => window.__nb.sessionContext.session.kernel.id")
+    page.evaluate("() => window.__nb.context.rename('day3_rename_b.ipynb')")
+    page.wait_for_function("() => window.__nb.context.path === 'day3_rename_b.ipynb'", timeout=30_000)
+    assert page.evaluate("() => window.__nb.sessionContext.session.kernel.id") == kernel  # the same kernel
+    at = removal._append(page, "%agent status")
+    removal._run_cell(page, at)
+    cells = removal._wait(page, lambda cs: "bridge to jupyterlab" in removal._text(cs[-1]), "%agent status did not answer")
+    assert "bridge to jupyterlab (day3_rename_b.ipynb)" in removal._text(cells[-1])
+    page.close()
