@@ -305,7 +305,7 @@ def test_per_prompt_limits_do_not_stick_and_help_is_not_a_prompt(ip):
     out = run(ip, "%%agent\nWhat is 2 * 22?")
     assert "done: end_turn" in out
     # `%%agent?` is IPython's help, not an empty prompt; consoles must not submit a bare %%agent.
-    from nbagent.notebook.magics import agent_cell_transformer
+    from nbagent.notebook.cell_transformer import agent_cell_transformer
     assert agent_cell_transformer(["%%agent?\n"]) == ["%%agent?\n"]
     assert agent_cell_transformer(["%%agent_notes\n", "x\n"]) == ["%%agent_notes\n", "x\n"]
     assert ip.input_transformer_manager.check_complete("%%agent\n")[0] == "incomplete"

@@ -9,8 +9,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from nbagent.notebook import commands
-from nbagent.notebook import magics as magics_mod
+from nbagent.notebook import commands, extension
 from nbagent.notebook.serve import command
 
 
@@ -19,7 +18,7 @@ def magics(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # Loaded, never unloaded: the shell is shared with the other in-process tests, and IPython's
     # extension manager would still call nbagent loaded after an unload.
-    return magics_mod.load(InteractiveShell.instance())
+    return extension.load(InteractiveShell.instance())
 
 
 def test_serving_outside_a_kernel_fails_the_cell_with_one_line(magics):
