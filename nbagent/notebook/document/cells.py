@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ...engine.contracts.tool_api import truncate_middle
 from ...engine.loop.kernel_secrets import code_secrets
@@ -114,18 +114,35 @@ def _origin(cell: CellJSON) -> str:
     return f", by the agent (turn {turn})"
 
 
-def cell_for_model(index: int, cell: CellJSON, output_chars: int,
-                   redact: Callable[[str], str] | None = None) -> tuple[str, list[ImageBlockParam]]:
+def literal_secrets(cells: Iterable[CellJSON]) -> tuple[str, ...]:
+    """The secrets the code cells' literals hold (``connect(password="…")``), longest first. A cell
+    not run yet is in no ``_i`` variable, so these are no secret the loop knows, and its saved
+    outputs (a received notebook's, or from before a restart) show them too."""
+    found = (secret for cell in cells if cell.get("cell_type", "code") == "code"
+             for secret in code_secrets(_text(cell.get("source", ""))))
+    return tuple(sorted(dict.fromkeys(found), key=len, reverse=True))
+
+
+def _text(source: object) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _without(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def cell_for_model(index: int, cell: CellJSON, output_chars: int, redact: Callable[[str], str] | None = None,
+                   secrets: tuple[str, ...] | None = None) -> tuple[str, list[ImageBlockParam]]:
     """One cell as text for the model, plus its images as image blocks; its outputs are
     redacted with ``redact`` (the loop's :attr:`~nbagent.engine.contracts.tool_api.ToolContext.redact`)
-    before they are cut to ``output_chars``, so a secret the cut would split is redacted whole."""
-    source = cell.get("source", "")
-    source = "".join(source) if isinstance(source, list) else str(source)
-    if cell.get("cell_type", "code") == "code":
-        # A cell not run yet is in no ``_i`` variable, so its literals are no secret the loop knows:
-        # ``connect(password="…")`` typed and not run went to the model (and a serve client) as typed.
-        for secret in code_secrets(source):
-            source = source.replace(secret, REDACTED)
+    before they are cut to ``output_chars``, so a secret the cut would split is redacted whole.
+    ``secrets``: the notebook's :func:`literal_secrets` (None: this cell's own), redacted from its
+    source and outputs."""
+    source = _text(cell.get("source", ""))
+    secrets = literal_secrets([cell]) if secrets is None else secrets
+    source = _without(source, secrets) if cell.get("cell_type", "code") == "code" else source
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
     images: list[ImageBlockParam] = []
@@ -139,6 +156,6 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int,
                                                            "data": data[mime].replace("\n", "")}})
                 break
     if texts:
-        shown = "\n".join(t for t in texts if t)
+        shown = _without("\n".join(t for t in texts if t), secrets)
         parts.append("outputs:\n" + truncate_middle(redact(shown) if redact else shown, output_chars))
     return "\n".join(parts), images

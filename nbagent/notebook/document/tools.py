@@ -25,7 +25,7 @@ from ...tools.python import format_execution
 from ..user_code_interrupt import interrupt_after
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
-from .cells import MARK, cell_for_model, outputs_of, ran_as, source_hash
+from .cells import MARK, cell_for_model, literal_secrets, outputs_of, ran_as, source_hash
 from .fetches import fetched_hosts
 from .images import bounded_image
 from .preview import cell_source as _source
@@ -163,8 +163,9 @@ class NotebookRead(_NotebookTool):
         texts: list[str] = []
         images: list[ImageBlockParam] = []
         used, end = 0, params.start
+        secrets = literal_secrets(cells)  # a literal in one cell, printed by another
         for index in range(params.start, min(len(cells), params.start + params.count)):
-            text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS, ctx.redact)
+            text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS, ctx.redact, secrets)
             if texts and used + len(text) > READ_CHARS:
                 break
             # Off the loop: downscaling a large image takes a second or two.

@@ -81,6 +81,19 @@ def _without_outputs(cell: CellJSON) -> CellJSON:
     return short
 
 
+def _at_first_use(make: Callable[[], Callable[[str], str]]) -> Callable[[str], str]:
+    """A redaction whose secrets are read when it is first used: after the call's code ran
+    (``notebook_run`` writes the outputs of a cell that may have made a credential variable, as the
+    agent's own loop does: :func:`nbagent.engine.loop.tool_runner.run_tool_call`)."""
+    made: list[Callable[[str], str]] = []
+
+    def redact(text: str) -> str:
+        if not made:
+            made.append(make())
+        return made[0](text)
+    return redact
+
+
 class Operations:
     """The server's calls, each run on the kernel's loop by the MCP layer."""
 
@@ -106,7 +119,7 @@ class Operations:
 
     def _ctx(self, client: Client) -> ToolContext:
         return ToolContext(cwd=self.cwd(), tool_use_id=f"mcp-{next(self._ids)}", executor=self.executor,
-                           redact=self.redactor() if self.redactor is not None else None)
+                           redact=_at_first_use(self.redactor) if self.redactor is not None else None)
 
     async def alive(self) -> bool:
         """Whether a notebook front-end answers now (a closed notebook does not)."""

@@ -15,3 +15,20 @@ def test_a_password_typed_in_a_cell_not_run_yet_is_not_shown_to_the_model() -> N
     note, _ = cell_for_model(1, {"id": "m1", "cell_type": "markdown", "source": 'password="in prose-123"',
                                  "metadata": {}}, 2000)
     assert "in prose-123" in note  # prose is the user's text, not code
+
+
+def test_a_literal_of_one_cell_is_redacted_from_every_cells_source_and_saved_outputs() -> None:
+    # The cell's own source was redacted, but not the outputs a received notebook saved (the loop's
+    # secrets never held that literal: the cell has not run here), nor another cell that printed it.
+    from nbagent.notebook.document.cells import literal_secrets
+
+    password = "S3cr3t-Pa55word"
+    connect = {"id": "c1", "cell_type": "code", "metadata": {},
+               "source": f'conn = psycopg2.connect(host="db", password="{password}")\nprint(conn.dsn)',
+               "outputs": [{"output_type": "stream", "name": "stdout", "text": f"host=db password={password}\n"}]}
+    later = {"id": "c2", "cell_type": "code", "metadata": {}, "source": "print(conn.dsn)",
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": f"dbname=sales password={password}\n"}]}
+    secrets = literal_secrets([connect, later])
+    shown = [cell_for_model(i, cell, 2000, None, secrets)[0] for i, cell in enumerate([connect, later])]
+    assert password not in "".join(shown) and all("[redacted]" in text for text in shown)
+    assert password not in cell_for_model(0, connect, 2000)[0]

@@ -172,3 +172,24 @@ async def test_a_read_of_a_page_reads_the_secrets_once_not_once_a_cell() -> None
                      ActionLog(lambda: None), InteractiveShell.instance(), redactor=redactor)
     out = await ops.read(Clients().admit(("claude-code", "s1")), 0, 20, True)
     assert "x19" in str(out.content) and len(made) <= 2  # the tool's context and the call's record
+
+
+def test_a_calls_redaction_reads_the_secrets_when_first_used() -> None:
+    # Read when the call's context was made, before notebook_run ran the cell: the outputs it wrote
+    # into the notebook kept a credential variable that cell made (the review, this session).
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbagent.notebook.serve.clients import Clients
+    from nbagent.notebook.serve.operations import Operations
+
+    made: list[int] = []
+
+    def redactor() -> Callable[[str], str]:
+        made.append(1)
+        return lambda text: text.replace("made-by-the-cell-1", "[redacted]")
+
+    ops = Operations(Bridge(), None, ActionLog(lambda: None), InteractiveShell.instance(),  # type: ignore[arg-type]
+                     redactor=redactor)
+    ctx = ops._ctx(Clients().admit(("claude-code", "s1")))
+    assert made == [] and ctx.redact is not None
+    assert ctx.redact("pw made-by-the-cell-1") == "pw [redacted]" and ctx.redact("x") == "x" and made == [1]
