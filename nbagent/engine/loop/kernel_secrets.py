@@ -215,9 +215,11 @@ _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 _QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
 _NAMED_LITERAL = re.compile(
-    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?[:=]|\b(?P<name>[A-Za-z_]\w{0,63})\s*=)\s*"""
-    r"""[rRbBuU]{0,2}""" + _QUOTED)
-"""A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment),
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?[:=]"""
+    r"""|\b(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*:[ \t]*[\w.\[\],| ]{1,40}?)?[ \t]*=)\s*"""
+    r"""(?P<prefix>[rRbBuUfF]{0,2})""" + _QUOTED)
+"""A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment, with
+a type too: ``db_password: str = "…"``; an f-string without a field),
 ``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
 _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
                          r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
@@ -254,6 +256,8 @@ def _named_literals(code: str) -> list[str]:
     found: list[str] = []
     for match in _NAMED_LITERAL.finditer(code):
         name, value = match.group("key") or match.group("name"), match.group("value")
+        if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
+            continue
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
             found.extend(s for s in (_authorization_secret(value),) if s)
         elif _is_secret(name, value):

@@ -361,3 +361,11 @@ def test_a_metaclass_runs_no_code_when_variables_are_walked() -> None:
     _Noisy.read.clear()
     assert credential_variable_values([("settings", lazy), ("db_password", "hunter2-hunter2")]) == ("hunter2-hunter2",)
     assert _Noisy.read == []
+
+
+def test_an_annotated_assignment_or_a_plain_f_string_names_its_literal_too() -> None:
+    # `db_password: str = "…"` (a settings class's default) and `password=f"…"` were not read (the review).
+    assert code_secrets('db_password: str = "Summer-2024!x"') == ("Summer-2024!x",)
+    assert code_secrets('def connect(password: str = "Default-Pw-99"): ...') == ("Default-Pw-99",)
+    assert code_secrets('conn = connect(password = f"Fstring-Pw-77")') == ("Fstring-Pw-77",)
+    assert code_secrets('conn = connect(password=f"{user}-{suffix}")') == ()  # a template, not the secret
