@@ -3,6 +3,7 @@ loop redacts it once the cell ran (its ``_i`` variable)."""
 
 from __future__ import annotations
 
+from nbagent.notebook.document.bridge_types import CellJSON
 from nbagent.notebook.document.cells import cell_for_model
 
 
@@ -23,10 +24,10 @@ def test_a_literal_of_one_cell_is_redacted_from_every_cells_source_and_saved_out
     from nbagent.notebook.document.cells import literal_secrets
 
     password = "S3cr3t-Pa55word"
-    connect = {"id": "c1", "cell_type": "code", "metadata": {},
+    connect: CellJSON = {"id": "c1", "cell_type": "code", "metadata": {},
                "source": f'conn = psycopg2.connect(host="db", password="{password}")\nprint(conn.dsn)',
                "outputs": [{"output_type": "stream", "name": "stdout", "text": f"host=db password={password}\n"}]}
-    later = {"id": "c2", "cell_type": "code", "metadata": {}, "source": "print(conn.dsn)",
+    later: CellJSON = {"id": "c2", "cell_type": "code", "metadata": {}, "source": "print(conn.dsn)",
              "outputs": [{"output_type": "stream", "name": "stdout", "text": f"dbname=sales password={password}\n"}]}
     secrets = literal_secrets([connect, later])
     shown = [cell_for_model(i, cell, 2000, None, secrets)[0] for i, cell in enumerate([connect, later])]
