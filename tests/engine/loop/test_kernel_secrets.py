@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from nbagent import Agent
 from nbagent.engine.loop.facts import VariableInfo
 from nbagent.engine.loop.kernel_secrets import (
@@ -369,3 +371,19 @@ def test_an_annotated_assignment_or_a_plain_f_string_names_its_literal_too() -> 
     assert code_secrets('def connect(password: str = "Default-Pw-99"): ...') == ("Default-Pw-99",)
     assert code_secrets('conn = connect(password = f"Fstring-Pw-77")') == ("Fstring-Pw-77",)
     assert code_secrets('conn = connect(password=f"{user}-{suffix}")') == ()  # a template, not the secret
+
+
+def test_a_cell_of_urls_past_the_code_bound_is_not_tokenized_for_their_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Query tokens made every cell holding "://" and "?" be tokenized whole: an 8.5 MB cell of URLs took
+    # 4.8 s at the first prompt after it ran (the review). Past MAX_CODE_CHARS only `@` and connection
+    # keys still call for it, as before this session.
+    from nbagent.engine.loop import kernel_secrets
+
+    tokenized: list[int] = []
+    monkeypatch.setattr(kernel_secrets, "_literals", lambda code: tokenized.append(len(code)) or [])
+    urls = "\n".join(f"u{i} = 'https://example.com/data/{i}.csv?version={i}'" for i in range(5_000))
+    assert len(urls) > kernel_secrets.MAX_CODE_CHARS
+    small = "x = 'https://example.com/a.csv?api_key=Zk3LqW9xT2mP7rV4bN8c&n=1'"
+    code_secrets(urls)
+    code_secrets(small)
+    assert tokenized == [len(small)]
