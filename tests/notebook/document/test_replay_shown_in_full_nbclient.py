@@ -13,6 +13,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.notebook.document.test_replay_changed_nbclient import text  # a cell's printed text
+
 pytestmark = pytest.mark.kernel
 
 ROWS = "region,revenue\nnorth,262\nsouth,100\nwest,50\n"
@@ -33,14 +35,6 @@ def run(cwd: Path, middle: str = "sales = pd.read_csv('sales.csv')", ask: str = 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
     return nb
-
-
-def text(cell: Any) -> str:
-    parts = []
-    for out in cell.outputs:
-        value = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
-        parts.append(value if isinstance(value, str) else "".join(value or ""))
-    return "\n".join(parts)
 
 
 def test_a_changed_value_of_a_frame_described_in_full_makes_its_replay_say_so(tmp_path, monkeypatch):
