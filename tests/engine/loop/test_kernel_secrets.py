@@ -380,7 +380,12 @@ def test_a_cell_of_urls_past_the_code_bound_is_not_tokenized_for_their_queries(m
     from nbagent.engine.loop import kernel_secrets
 
     tokenized: list[int] = []
-    monkeypatch.setattr(kernel_secrets, "_literals", lambda code: tokenized.append(len(code)) or [])
+
+    def literals(code: str) -> list[str]:
+        tokenized.append(len(code))
+        return []
+
+    monkeypatch.setattr(kernel_secrets, "_literals", literals)
     urls = "\n".join(f"u{i} = 'https://example.com/data/{i}.csv?version={i}'" for i in range(5_000))
     assert len(urls) > kernel_secrets.MAX_CODE_CHARS
     small = "x = 'https://example.com/a.csv?api_key=Zk3LqW9xT2mP7rV4bN8c&n=1'"
