@@ -131,3 +131,27 @@ def test_a_renamed_notebook_is_named_by_its_new_name_in_its_kernel(browser, lab)
     cells = removal._wait(page, lambda cs: "bridge to jupyterlab" in removal._text(cs[-1]), "%agent status did not answer")
     assert "bridge to jupyterlab (day3_rename_b.ipynb)" in removal._text(cells[-1])
     page.close()
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_replayed_answer_is_flagged_when_a_cell_its_code_made_was_edited(browser, lab, frontend):  # noqa: F811
+    """The user edits a cell the agent's code became (``2 * 3`` → ``2 * 30``): Run All runs the edited
+    code under the old answer, so the replayed answer says so first (newcomer pass 12's D1)."""
+    _require_installed_bridge()
+    name = removal._put(lab, f"day3_edited_made_{frontend}.ipynb", "python3",
+                        ["%load_ext nbagent", removal.ASK, removal.MINE])
+    page = _open(browser, lab, name, frontend)
+    removal._run_all(page)
+    removal._wait(page, lambda cs: len(removal._made(cs)) == 2 and "my own cell" in removal._text(cs[-1]),
+                  "the live turn did not finish")
+    page.evaluate("() => window.__nb.content.model.sharedModel.cells[2].setSource('2 * 30')")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _wait_saved(page, name, lambda nb: nb.cells[2].source == "2 * 30")
+
+    _restart_run_all(page)
+    cells = removal._wait(page, lambda cs: "replayed: session" in removal._text(cs[1])
+                          and "my own cell" in removal._text(cs[-1]), "Restart & Run All did not replay")
+    out = removal._text(cells[1])
+    line = "the cell `2 * 30` the agent made changed since this answer was recorded"
+    assert line in out, out
+    page.close()

@@ -146,6 +146,11 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
     changed = changes(inputs, shell, root, magics.cell_log, magics.displayed) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
+    if inputs is not None and inputs.made:
+        from .made_cells import edited_made_cells, notebook_now
+
+        cells = notebook_now(magics.document.bridge, root)
+        changed += edited_made_cells(inputs.made, cells) if cells is not None else []
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from .bridge import executing_request
+
+if TYPE_CHECKING:
+    from .bridge_types import CellJSON
 
 # A notebook larger than this is not read to look for a cell (a received folder could hold anything).
 _MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
@@ -51,12 +55,18 @@ def _copy_of(path: Path) -> str | None:
     return Path(source).name if isinstance(source, str) and source else None
 
 
+def notebook_cells(path: Path) -> list[CellJSON]:
+    """The cells of the notebook at ``path`` ([] when it is not a readable notebook; only cells that
+    are JSON objects, as received: each value is still checked where it is read)."""
+    cells = _read(path).get("cells")
+    return [cast("CellJSON", c) for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
+
+
 def _sources(path: Path) -> list[str]:
     """The code cells' texts of the notebook at ``path`` ([] when it is not a readable notebook)."""
-    cells = _read(path).get("cells")
     out = []
-    for cell in cells if isinstance(cells, list) else []:
-        source = cell.get("source") if isinstance(cell, dict) and cell.get("cell_type") == "code" else None
+    for cell in notebook_cells(path):
+        source = cell.get("source") if cell.get("cell_type") == "code" else None
         if isinstance(source, list):
             source = "".join(s for s in source if isinstance(s, str))
         if isinstance(source, str):
@@ -88,4 +98,4 @@ def notebook_with_cell(root: Path, code: str | None) -> str | None:
     return rest.pop() if len(rest) == 1 else None
 
 
-__all__ = ["executing_code", "holds_cell", "notebook_with_cell"]
+__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell"]

@@ -15,7 +15,8 @@
   own output, not an input. Seen through a process audit hook, active only during a live turn.
   What a ``shell`` command reads is not seen.
 - The cells it had in context: the recent cells as the user last ran them (a cell run again with
-  new text replaces its earlier text; a cell of ``%`` magics only, such as ``%config``, is set-up).
+  new text replaces its earlier text; a cell of ``%`` magics only, such as ``%config``, is set-up);
+  and the cells its code became (:mod:`.made_cells`).
 
 A replay compares them at that point of the run: the kernel's namespace and the files as they are
 when the agent cell replays, which is the state the live turn started from when the notebook is
@@ -87,13 +88,15 @@ class TurnInputs:
 
     images: dict[str, str] = field(default_factory=dict)
     """Fingerprint of a cell whose displayed image the model was sent → digest of its images."""
+    made: dict[str, str] = field(default_factory=dict)
+    """Tool call id → fingerprint of the code its cell was made with (``""``: not compared), see :mod:`.made_cells`."""
 
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
                             "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
                             "unchecked": list(self.unchecked)}
         for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
-                          ("outputs", self.outputs), ("images", self.images)):
+                          ("outputs", self.outputs), ("images", self.images), ("made", self.made)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -102,18 +105,19 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"left_cells", "left_values", "outputs", "images"}:
+        optional = {"left_cells", "left_values", "outputs", "images", "made"}
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | optional:
             raise ValueError("not a turn's inputs")
-        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images")
+        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images", "made")
         maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images = maps
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made = maps
         return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
-                   images)
+                   images, made)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -348,13 +352,16 @@ class TurnWatch:
     def _relative(self, full: str) -> str | None:
         return followed(full, self.root, self._libraries)
 
-    def inputs(self) -> TurnInputs:
+    def inputs(self, made: Mapping[str, str] | None = None) -> TurnInputs:
+        """The turn's inputs; ``made``: tool call id → the code its cell was made with."""
+        from .made_cells import made_keys
+
         read = dict(self.read)
         shown = {k: v for k, v in self.shown.items() if k not in read}
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
                           self._left_cells(), self._left_values(read, shown), dict(self.outputs),
-                          dict(self.images))
+                          dict(self.images), made_keys(made or {}, self._redact))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now."""

@@ -58,6 +58,8 @@ class Materialiser:
         """The page answered without this agent cell: a console on the notebook's kernel, say."""
         self.inserted: list[str] = []
         self.codes: list[str] = []
+        self.made: dict[str, str] = {}
+        """Tool call id → the code of the cell made for it (in this notebook, through its page)."""
         self.removal = Removal()
         self.moved = 0
         self.apart = 0
@@ -176,6 +178,7 @@ class Materialiser:
             return
         self.after_id = str(result.get("id"))
         self.inserted.append(self.after_id)
+        self.made[tool_use_id] = record.code
 
     async def mark_agent_cell(self, turn: int, record: JSONObject | None = None) -> None:
         """Tag the agent cell with its session and turn (what rollback and a reader go by), and the

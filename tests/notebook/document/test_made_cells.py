@@ -1,0 +1,99 @@
+"""A cell the agent's code became is an input of the answer that quotes it: edited since (``.sum()``
+→ ``.mean()``), the replayed answer says so before it is shown, as for a changed variable or file.
+In-process kernel with the Python front-end (the real one in tests/e2e/test_day_three.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from nbagent.notebook.document import made_cells
+from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.inputs import TurnInputs, cell_key
+from nbagent.notebook.document.made_cells import edited_made_cells, made_keys, notebook_now
+
+from .test_replay_from_notebook import Lab, lab  # noqa: F401  (fixture)
+
+CHANGED = "changed since this answer was recorded"
+
+
+def _made(front: Lab) -> list[dict[str, Any]]:
+    return [c for c in front.front.cells if (c["metadata"].get("nbagent") or {}).get("kind") == "code"]
+
+
+def _recorded_with_one_made_cell(lab: Lab) -> dict[str, Any]:  # noqa: F811
+    assert "391" in lab.run()
+    made = _made(lab)
+    assert len(made) == 1 and "17" in made[0]["source"]
+    return made[0]
+
+
+def test_a_replayed_answer_says_when_a_cell_its_code_made_was_edited(lab):  # noqa: F811
+    made = _recorded_with_one_made_cell(lab)
+    lab.restart()
+    again = lab.run()
+    assert "replayed: session" in again and CHANGED not in again  # as made: the record, silently
+
+    made["source"] = "print(17 * 24)"  # the user's edit: Run All now runs this under the old answer
+    lab.restart()
+    again = lab.run()
+
+    line = "the cell `print(17 * 24)` the agent made changed since this answer was recorded: add --live"
+    assert line in again and again.index(line) < again.index("391"), again
+
+
+def test_an_edited_made_cell_fails_the_replay_under_the_fail_policy(lab):  # noqa: F811
+    made = _recorded_with_one_made_cell(lab)
+    made["source"] = made["source"] + "\nprint('and more')"
+    lab.restart()
+    lab.front.cells[0]["source"] = lab.front.cells[0]["source"].replace("%%agent", "%%agent --if-changed fail")
+    lab.run(expect_error=True)
+    assert "the agent made changed since this answer was recorded (replay policy 'fail')" in lab.error, lab.error
+
+
+def test_a_deleted_or_copied_made_cell_is_not_called_edited(lab):  # noqa: F811
+    made = _recorded_with_one_made_cell(lab)
+    copy = {**made, "id": "c-copy", "source": "17 * 23 + 1", "metadata": dict(made["metadata"])}
+    lab.front.cells.append(copy)  # a pasted copy the user changed; the original is as made
+    lab.restart()
+    assert CHANGED not in lab.run()
+
+    lab.front.cells.remove(made)  # deleted: Run All no longer runs it (the copy alone is not the answer's)
+    lab.front.cells.remove(copy)
+    lab.restart()
+    assert CHANGED not in lab.run()
+
+
+def test_the_fingerprint_of_code_holding_a_secret_is_not_saved():
+    redact = lambda text: text.replace("hunter22", "[redacted]")  # noqa: E731
+    keys = made_keys({"toolu_1": "x = 1", "toolu_2": "pw = 'hunter22'"}, redact)
+    assert keys == {"toolu_1": cell_key("x = 1"), "toolu_2": ""}
+    # "" is never compared: an edited cell whose made code held a secret is not reported
+    cell = {"cell_type": "code", "source": "pw = 'other'", "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_2"}}}
+    assert edited_made_cells(keys, [cell]) == []  # type: ignore[list-item]
+
+
+def test_the_made_cells_travel_in_the_record_and_an_older_record_reads_as_before():
+    inputs = TurnInputs(made={"toolu_1": cell_key("x = 1")})
+    assert TurnInputs.from_json(inputs.to_json()) == inputs
+    older = TurnInputs().to_json()
+    assert "made" not in older and TurnInputs.from_json(older).made == {}
+    with pytest.raises(ValueError):
+        TurnInputs.from_json({**older, "made": {"toolu_1": 3}})
+
+
+def test_a_headless_run_reads_the_made_cells_from_the_notebook_file(tmp_path: Path, monkeypatch):
+    agent = "%%agent\nwhat is 17 * 23? use python"
+    made = nbformat.v4.new_code_cell("print(17 * 24)", metadata={"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(agent), made])
+    nbformat.write(nb, tmp_path / "analysis.ipynb")
+    monkeypatch.setattr(made_cells, "executing_code", lambda: agent)  # what nbclient sends: the text alone
+
+    cells = notebook_now(Bridge(), tmp_path)  # no page answers here
+
+    assert cells is not None
+    assert edited_made_cells({"toolu_1": cell_key("print(17 * 23)")}, cells) == [
+        "the cell `print(17 * 24)` the agent made"]
