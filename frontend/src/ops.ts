@@ -151,7 +151,25 @@ export function opDelete(nb: ISharedNotebook, req: Args): CellJSON {
   const protect = new Set<string>(Array.isArray(req.protect) ? req.protect.filter((p: unknown) => typeof p === 'string') : []);
   const removed: string[] = [];
   const kept: Kept[] = [];
-  for (const id of new Set<string>(req.ids)) {
+  // The removal is an undo step of its own: Yjs merges changes less than 0.5 s apart, so a cell the
+  // user inserted just before (Shift+Enter on the last cell) went with one Ctrl+Z of the rollback.
+  stopCapturing(nb);
+  try {
+    removeEach(nb, new Set<string>(req.ids), expect, protect, removed, kept);
+  } finally {
+    stopCapturing(nb);
+  }
+  return { deleted: removed.length, removed, kept };
+}
+
+function stopCapturing(nb: ISharedNotebook): void {
+  // The YNotebook's document-wide undo manager (ISharedNotebook does not declare it).
+  (nb as unknown as { undoManager?: { stopCapturing(): void } | null }).undoManager?.stopCapturing();
+}
+
+function removeEach(nb: ISharedNotebook, ids: Set<string>, expect: ReturnType<typeof parseExpect>,
+                    protect: Set<string>, removed: string[], kept: Kept[]): void {
+  for (const id of ids) {
     // Resolved now, from the model as it is after the previous removal (never a stale index).
     const index = nb.cells.findIndex(cell => cell.id === id);
     if (index < 0) {
@@ -172,7 +190,6 @@ export function opDelete(nb: ISharedNotebook, req: Args): CellJSON {
       throw new BridgeError('delete cannot run inside a transaction of the notebook model');
     }
   }
-  return { deleted: removed.length, removed, kept };
 }
 
 export function opMove(nb: ISharedNotebook, req: Args, cellId: unknown): CellJSON {

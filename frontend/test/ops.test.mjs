@@ -229,3 +229,18 @@ test('a source the kernel replaced is still undoable, its metadata is not', t =>
   assert.equal(cell.getSource(), 'a = 1');
   assert.equal(cell.getMetadata('nbagent').turn, 1);
 });
+
+test('a removal is an undo step of its own: Ctrl+Z does not take the user\'s cell inserted just before', t => {
+  const nb = fresh(t, [user('%%agent\nask')]);
+  const a = agentInsert(nb, '2 * 3', 1, { after: nb.cells[0].id });
+  nb.undoManager.stopCapturing(); // the agent's run ended seconds ago
+  nb.insertCell(2, user('%agent rollback 0')); // typed and run at once: less than 0.5 s before the removal
+
+  opDelete(nb, { ids: [a], expect: { ...EXPECT, turns: [1] } });
+  nb.insertCell(2, user('next')); // the user's next cell, at once: not merged into the removal either
+  nb.undo();
+  assert.deepEqual(sources(nb), ['%%agent\nask', '%agent rollback 0']);
+  nb.undo();
+
+  assert.deepEqual(sources(nb), ['%%agent\nask', '2 * 3', '%agent rollback 0']);
+});
