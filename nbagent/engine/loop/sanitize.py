@@ -36,17 +36,23 @@ _Block = TypeVar("_Block", bound=Mapping[str, object])
 MIN_SECRET_CHARS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
 KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{40,}"
-                        r"|hf_[A-Za-z0-9]{30,}|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*")
+                        r"|hf_[A-Za-z0-9]{30,}|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*"
+                        r"|\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{50,}|\bxox[abeoprs]-[A-Za-z0-9\-]{20,}"
+                        r"|\bAIza[A-Za-z0-9_\-]{35}|\b[rs]k_live_[A-Za-z0-9]{20,}")
 """Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``), OpenAI's (``sk-proj-…``,
 ``sk-`` and 48 letters and digits), Hugging Face tokens (``hf_…``: ``login(token="hf_…")`` in a
-notebook's cell) and bearer tokens (``Authorization: Bearer …``, ``curl -H "Authorization: Bearer
-…"``). Each shape's marker is a substring test on every string (:func:`may_hold_key`), so shapes
-whose marker is common text (GitHub's ``ghp_``: ``gh``) are left to the names and values."""
+notebook's cell), bearer tokens (``Authorization: Bearer …``, ``curl -H "Authorization: Bearer
+…"``), GitHub's (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_`` and 36 letters and digits;
+``github_pat_…``), Slack's (``xoxb-…``, ``xoxp-…``), Google API keys (``AIza…``) and Stripe's live
+keys (``sk_live_…``, ``rk_live_…``): each with a marker and a length ordinary text does not have."""
 
 
 def may_hold_key(text: str) -> bool:
-    """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex)."""
-    return "sk-" in text or "earer " in text or "hf_" in text
+    """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex,
+    on every string the model is sent: prose, most of it, has no ``_``)."""
+    if "sk-" in text or "earer " in text or "xox" in text or "AIza" in text:
+        return True
+    return "_" in text and ("hf_" in text or "gh" in text or "_pat_" in text or "k_live_" in text)
 
 
 def redact_shapes(text: str) -> str:

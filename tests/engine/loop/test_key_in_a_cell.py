@@ -114,3 +114,28 @@ def test_an_openai_key_split_anywhere_in_a_stream_never_shows() -> None:
     text = f"set api_key={OPENAI}; then token {HF} and the task-list"
     for shown in shown_when_streamed(Sanitizer(), text, seed=5):
         assert shown == f"set api_key={REDACTED}; then token {REDACTED} and the task-list"
+
+
+GITHUB = "ghp_" + "R8xK2mQ9vL4tN7pB3wZ6" + "yC1dF5hJ0sA2Xy90"  # a classic personal access token: 36 after ghp_
+GITHUB_FINE = "github_pat_11AB3CDEF0" + "aZ9_" * 15  # a fine-grained one
+SLACK = "xoxb-2489146723-5512938471234-" + "kQ7rT2vX9mN4pL8s"
+GOOGLE = "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+STRIPE = "sk_live_" + "51Hx8TqLyjWDarjtT1zdp7dc"
+
+
+def test_github_slack_google_and_stripe_tokens_held_by_an_ordinary_name_are_known_by_their_shape() -> None:
+    """``tok = "ghp_…"`` in a cell: no credential name, and before this the cell went to the model whole
+    (a limit the thirteenth attacker's pass left)."""
+    clean = Sanitizer()
+    for token in (GITHUB, GITHUB_FINE, SLACK, GOOGLE, STRIPE):
+        assert clean.redact(f'tok = "{token}"\nrequests.get(url, auth=("me", tok))') == \
+            f'tok = "{REDACTED}"\nrequests.get(url, auth=("me", tok))', token
+    prose = ("though the light was high, my_ghp_notes and the_ghost_value; xoxo, the AIza team, sk_live_demo, "
+             "github_pat_short and ghp_ alone")
+    assert clean.redact(prose) == prose
+
+
+def test_a_github_or_slack_token_split_anywhere_in_a_stream_never_shows() -> None:
+    text = f"use {GITHUB} then {SLACK}, not {GITHUB_FINE}."
+    for shown in shown_when_streamed(Sanitizer(), text, seed=7):
+        assert shown == f"use {REDACTED} then {REDACTED}, not {REDACTED}."
