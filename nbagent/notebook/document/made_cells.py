@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
+from ...engine.loop.sanitize import redact_shapes
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .headless import executing_code, notebook_cells, notebook_with_cell
 from .inputs import cell_key
@@ -30,9 +31,11 @@ def made_keys(made: Mapping[str, str], redact: Callable[[str], str] | None) -> d
             for tool_use_id, code in made.items()}
 
 
-def edited_made_cells(made: Mapping[str, str], cells: Iterable[CellJSON]) -> list[str]:
+def edited_made_cells(made: Mapping[str, str], cells: Iterable[CellJSON],
+                      redact: Callable[[str], str] = redact_shapes) -> list[str]:
     """The cells made by the recorded calls ``made`` whose text differs now, each named by its first
-    line as it reads now ("the cell `df.mean()` the agent made"). A call whose cell is gone is not
+    line as it reads now, cleaned by ``redact`` (the user may have typed a key into it since: the line
+    is shown and saved in the cell's output): "the cell `df.mean()` the agent made". A call whose cell is gone is not
     reported (the user deleted it: Run All no longer runs it); where several cells carry one call's
     mark (a copy the user pasted), one of them as made is enough."""
     now: dict[str, list[str]] = {}
@@ -44,8 +47,10 @@ def edited_made_cells(made: Mapping[str, str], cells: Iterable[CellJSON]) -> lis
             now.setdefault(tool_use_id, []).append("".join(source) if isinstance(source, list) else str(source))
     changed = []
     for tool_use_id, texts in now.items():
-        if all(cell_key(text) != made[tool_use_id] for text in texts):
-            first = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
+        # A text holding a secret is never "as made" (made code with one was not recorded): a received
+        # record's digest of a guess must not tell the user's secret from another value.
+        if all(redact(text) != text or cell_key(text) != made[tool_use_id] for text in texts):
+            first = next((line.strip() for line in redact(texts[0]).splitlines() if line.strip()), "")
             changed.append(f"the cell `{first[:60]}` the agent made" if first else "a cell the agent made (now empty)")
     return changed
 

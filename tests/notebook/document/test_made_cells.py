@@ -97,3 +97,19 @@ def test_a_headless_run_reads_the_made_cells_from_the_notebook_file(tmp_path: Pa
     assert cells is not None
     assert edited_made_cells({"toolu_1": cell_key("print(17 * 23)")}, cells) == [
         "the cell `print(17 * 24)` the agent made"]
+
+
+def test_an_edited_made_cell_is_named_without_the_key_typed_into_it():
+    key = "sk-ant-api03-" + "Zq7" * 30
+    cell = {"cell_type": "code", "source": f'client = make(api_key="{key}")',
+            "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}}}
+    named = edited_made_cells({"toolu_1": cell_key("client = make()")}, [cell])  # type: ignore[list-item]
+    assert named == ['the cell `client = make(api_key="[redacted]")` the agent made']
+
+
+def test_a_received_record_cannot_check_a_guess_of_a_key_typed_into_a_made_cell():
+    key = "sk-ant-api03-" + "Zq7" * 30
+    source = f'client = make(api_key="{key}")'
+    cell = {"cell_type": "code", "source": source, "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}}}
+    right, wrong = cell_key(source), cell_key(source.replace("Zq7", "Zq8", 1))
+    assert edited_made_cells({"toolu_1": right}, [cell]) == edited_made_cells({"toolu_1": wrong}, [cell])  # type: ignore[list-item]
