@@ -63,8 +63,10 @@ export function readCell(cell: ISharedCell): CellJSON {
   return { ...json, metadata };
 }
 
-export function opRead(nb: ISharedNotebook): CellJSON[] {
-  return nb.cells.map(readCell);
+export function opRead(nb: ISharedNotebook, req: Args = {}): CellJSON[] {
+  const cells = nb.cells.map(readCell);
+  // `outputs: false`: the kernel compares texts and marks only, and a notebook's images are most of its bytes.
+  return req.outputs === false ? cells.map(c => (c.cell_type === 'code' ? { ...c, outputs: [] } : c)) : cells;
 }
 
 export function opInsert(nb: ISharedNotebook, req: Args): CellJSON {
@@ -224,7 +226,7 @@ export function addressedHere(client: unknown, clientId: string): boolean {
 export function handleOp(nb: ISharedNotebook, op: string, args: Args, cellId: unknown, path: string): CellJSON {
   switch (op) {
     case 'read':
-      return { path, cells: opRead(nb) };
+      return { path, cells: opRead(nb, args) };
     case 'insert':
       return opInsert(nb, args);
     case 'replace':

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { YNotebook } from '@jupyter/ydoc';
-import { addressedHere, opDelete, opFind, opInsert, opReplace, handleOp } from './build/ops.js';
+import { addressedHere, opDelete, opFind, opInsert, opRead, opReplace, handleOp } from './build/ops.js';
 import { sourceHash } from './build/guard.js';
 import { ORIGIN, SESSION, agentInsert, byId, bytes, ids, mark, notebook, sources, user } from './helpers.mjs';
 
@@ -243,4 +243,17 @@ test('a removal is an undo step of its own: Ctrl+Z does not take the user\'s cel
   nb.undo();
 
   assert.deepEqual(sources(nb), ['%%agent\nask', '2 * 3', '%agent rollback 0']);
+});
+
+test('read with outputs: false leaves every code cell\'s outputs out, and keeps texts and marks', t => {
+  const nb = fresh(t, [user('%%agent\nask')]);
+  const a = agentInsert(nb, '2 * 3', 1, { after: nb.cells[0].id });
+  byId(nb, a).setOutputs([{ output_type: 'execute_result', data: { 'image/png': 'iVBOR'.repeat(1000) },
+    metadata: {}, execution_count: 1 }]);
+
+  const lean = opRead(nb, { outputs: false });
+
+  assert.deepEqual(lean.map(c => [c.source, c.outputs]), [['%%agent\nask', []], ['2 * 3', []]]);
+  assert.deepEqual(lean[1].metadata.nbagent, byId(nb, a).getMetadata('nbagent'));
+  assert.equal(opRead(nb)[1].outputs.length, 1); // a plain read, as before
 });

@@ -61,7 +61,8 @@ def notebook_now(bridge: Bridge, root: Path) -> list[CellJSON] | None:
     headless run: nbclient and papermill run the file as saved). None where neither can tell."""
     if bridge.connected:
         try:
-            return list(bridge.request_sync("read").get("cells", []))
+            # Texts and marks are compared: without outputs, a notebook of plots is a small read per agent cell
+            return list(bridge.request_sync("read", outputs=False).get("cells", []))
         except (BridgeUnavailable, BridgeError, RecursionError):  # a received notebook's metadata nested past the stack
             return None
     name = notebook_with_cell(root, executing_code())

@@ -66,7 +66,10 @@ class FakeFrontEnd:
         return {"type": "reply", "id": request["id"], "ok": True, "result": result}
 
     def op_read(self, r: dict[str, Any]) -> dict[str, Any]:
-        return {"path": "analysis.ipynb", "cells": copy.deepcopy(self.cells)}
+        cells = copy.deepcopy(self.cells)
+        if r.get("outputs") is False:  # as ops.ts: code cells' outputs left out
+            cells = [{**c, "outputs": []} if c.get("cell_type", "code") == "code" else c for c in cells]
+        return {"path": "analysis.ipynb", "cells": cells}
 
     def op_insert(self, r: dict[str, Any]) -> dict[str, Any]:
         cell = self._with_id(r["cell"])

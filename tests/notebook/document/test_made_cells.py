@@ -39,7 +39,10 @@ def test_a_replayed_answer_says_when_a_cell_its_code_made_was_edited(lab):  # no
 
     made["source"] = "print(17 * 24)"  # the user's edit: Run All now runs this under the old answer
     lab.restart()
+    lab.front.requests.clear()
     again = lab.run()
+    reads = [r for r in lab.front.requests if r["op"] == "read"]
+    assert reads and all(r.get("outputs") is False for r in reads)  # texts and marks: no plots sent for it
 
     line = "the cell `print(17 * 24)` the agent made changed since this answer was recorded: add --live"
     assert line in again and again.index(line) < again.index("391"), again
