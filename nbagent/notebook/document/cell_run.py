@@ -131,7 +131,7 @@ class ReplayInputsChanged(AgentCellError):
 def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay | None:
     """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
     to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
-    from .input_changes import changed_line, changes
+    from .input_changes import changed_line, changes, secrets_at_hand
 
     root = magics.document.root
     carried = decision.notebook
@@ -143,7 +143,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
-    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed) \
+    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=secrets_at_hand(magics)) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
     if not changed:

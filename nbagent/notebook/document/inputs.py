@@ -357,9 +357,14 @@ class TurnWatch:
                           dict(self.images))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
-        """The inputs whose value differs at the turn's end (its own code's work), as they are now."""
+        """The inputs whose value differs at the turn's end (its own code's work), as they are now;
+        one the turn left holding a secret gets no digest, as an input holding one gets none."""
         ns, left = self.shell.user_ns, {}
-        for names, fingerprint_of in ((read, fingerprint), (shown, shown_fingerprint)):
+
+        def content(value: object) -> str | None:
+            return None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+
+        for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():
                 now = fingerprint_of(ns[name]) if name in ns else None
                 if now is not None and now != found:
@@ -371,7 +376,8 @@ class TurnWatch:
         now = self.log.agent_texts if self.log is not None else {}
         in_context = set(self.cell_ids.values())
         return {cell_id: cell_key(text) for cell_id, text in now.items()
-                if cell_id in in_context and self._agent_texts.get(cell_id) != text}
+                if cell_id in in_context and self._agent_texts.get(cell_id) != text
+                and (self._redact is None or self._redact(text) == text)}  # a secret's text: no digest
 
 
 def followed(full: str, root: Path, libraries: tuple[str, ...]) -> str | None:
