@@ -390,4 +390,5 @@ def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int, *, undo
     if name is None:
         return Removal()
     undone_in = magics.document.lineage(name) if undone else ()
-    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id(), undone_in=undone_in)
+    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id(), undone_in=undone_in,
+                             redact=sess.agent.engine.sanitizer().redact)
