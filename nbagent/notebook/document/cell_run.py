@@ -63,7 +63,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            _replayed_allow(link, checked.session, args)
+            if _signed_by_you(checked):  # someone else's --allow answered their prompts, never yours
+                _replayed_allow(link, checked.session, args)
             _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
@@ -100,6 +101,15 @@ def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
     line = other_model_line(args.model, carried.summary.get("model"))
     if line is not None:
         show_line(line, "nbagent-changed")
+
+
+def _signed_by_you(decision: Replay) -> bool:
+    """Whether the replayed turn is your own record (its transcript signed with your key, in the
+    folder or in the cell's metadata): a received record's cells chose their ``--allow`` for the
+    prompts of whoever recorded it, so a live prompt of yours that continues it does not get them."""
+    if decision.notebook is not None:
+        return decision.notebook.mine
+    return decision.shown is not None
 
 
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
