@@ -191,7 +191,7 @@ def context_cells(shell: InteractiveShell, log: CellLog | None,
     return {cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
-def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
+def holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
     """Whether ``value`` is a string (or bytes) in which ``redact`` finds a secret: its content
     fingerprint, an unsalted digest saved in the notebook's record, would let whoever receives the
     notebook check guesses of a short password offline."""
@@ -236,7 +236,9 @@ class TurnWatch:
         self._secret = (lambda text: redact(text) != text) if redact is not None else None
         """Whether a text holds a secret: a value holding one anywhere gets no fingerprint."""
         self._libraries = library_paths()
-        self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
+        # A text holding a secret is not kept even by its length (whoever receives the record reads it).
+        self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)
+                      if not holds_secret(value, redact)}
         self.cells = context_cells(shell, log, redact)
         self.cell_ids = {key: log.ids[key] for key in self.cells if log is not None and key in log.ids}
         self.log = log
@@ -290,7 +292,7 @@ class TurnWatch:
             if self._redact is not None and self._redact(source) != source:
                 continue  # a cell holding a secret is no input (see context_cells)
             value = out[n]
-            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
             if fp is not None:
                 self.outputs[cell_key(source)] = fp
 
@@ -314,7 +316,7 @@ class TurnWatch:
         value = ns[name]
         if type(value).__name__ in _SKIPPED_TYPES:
             return
-        fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+        fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
         (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
@@ -362,7 +364,7 @@ class TurnWatch:
         ns, left = self.shell.user_ns, {}
 
         def content(value: object) -> str | None:
-            return None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            return None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
 
         for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():
@@ -400,4 +402,4 @@ def _writes(mode: object, flags: object) -> bool:
     return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
 
 
-__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "ran_inputs", "user_variables"]
+__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs", "user_variables"]

@@ -150,3 +150,21 @@ def test_a_secret_the_turns_own_code_left_in_a_variable_it_read_gets_no_digest_i
     saved = repr(inputs.to_json())
     assert "cfg" in inputs.read and "rate" in inputs.read
     assert fingerprint({"host": "db", "password": SECRET}) not in saved
+
+
+def test_a_password_is_not_kept_by_its_length_nor_compared_by_it(ip, tmp_path):
+    """A variable the model was shown in a line is recorded by what it was shown: for a string, its
+    type and length. A password's length went into the record, and a received record's length
+    for it answered "is it 16 characters?" at every replay."""
+    from nbagent.notebook.document.fingerprint import shown_fingerprint
+    from nbagent.notebook.document.inputs import TurnWatch
+
+    ip.user_ns["db_password"] = PASSWORD
+    ip.user_ns["region"] = "north"
+    redact = _redact(PASSWORD)
+    recorded = TurnWatch(ip, tmp_path, None, redact=redact).inputs()
+    assert "db_password" not in recorded.shown and "region" in recorded.shown
+
+    right = TurnInputs(shown={"db_password": shown_fingerprint("x" * len(PASSWORD))})
+    wrong = TurnInputs(shown={"db_password": shown_fingerprint("x" * 5)})
+    assert changes(right, ip, tmp_path, redact=redact) == changes(wrong, ip, tmp_path, redact=redact)
