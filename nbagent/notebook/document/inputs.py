@@ -402,4 +402,5 @@ def _writes(mode: object, flags: object) -> bool:
     return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
 
 
-__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs", "user_variables"]
+__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
+           "user_variables"]
