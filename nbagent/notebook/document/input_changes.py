@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
-from .inputs import CellLog, TurnInputs, cell_key, followed, holds_secret, ran_inputs
+from .inputs import CellLog, TurnInputs, cell_key, followed, ran_inputs, short_secret
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -38,7 +38,7 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
         elif not _as_found_or_left(fingerprint(ns[name], secret=secret), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     for name, fp in inputs.shown.items():  # a secret's text is not compared: its length would answer a guess
-        if name in ns and not holds_secret(ns[name], redact) \
+        if name in ns and not short_secret(ns[name], redact) \
                 and not _as_found_or_left(shown_fingerprint(ns[name]), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     changed += _changed_files(inputs.files, root, secret)
