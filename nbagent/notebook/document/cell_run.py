@@ -63,7 +63,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            _replayed_allow(link, checked.session, args)
+            if _signed_by_you(checked):  # someone else's --allow answered their prompts, never yours
+                _replayed_allow(link, checked.session, args)
             _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
@@ -102,6 +103,15 @@ def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
         show_line(line, "nbagent-changed")
 
 
+def _signed_by_you(decision: Replay) -> bool:
+    """Whether the replayed turn is your own record (its transcript signed with your key, in the
+    folder or in the cell's metadata): a received record's cells chose their ``--allow`` for the
+    prompts of whoever recorded it, so a live prompt of yours that continues it does not get them."""
+    if decision.notebook is not None:
+        return decision.notebook.mine
+    return decision.shown is not None
+
+
 def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
     """Keep a replayed cell's ``--allow`` for its session (``--new`` starts the session's list)."""
     before = () if args.new else link.replayed_allow.get(session, ())
@@ -131,7 +141,7 @@ class ReplayInputsChanged(AgentCellError):
 def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay | None:
     """The replay as it may go ahead (with the line naming what changed, under ``warn``), or None
     to ask the model again (``live``); raises :class:`ReplayInputsChanged` under ``fail``."""
-    from .input_changes import changed_line, changes
+    from .input_changes import changed_line, changes, secrets_at_hand
 
     root = magics.document.root
     carried = decision.notebook
@@ -143,7 +153,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
-    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed) \
+    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=secrets_at_hand(magics)) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
     if inputs is not None and inputs.made:
@@ -395,4 +405,5 @@ def rolled_back(magics: "MagicsApi", sess: "NotebookSession", turn: int, *, undo
     if name is None:
         return Removal()
     undone_in = magics.document.lineage(name) if undone else ()
-    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id(), undone_in=undone_in)
+    return remove_turn_cells(magics.document.bridge, name, turn, protect=executing_cell_id(), undone_in=undone_in,
+                             redact=sess.agent.engine.sanitizer().redact)

@@ -195,7 +195,7 @@ def context_cells(shell: InteractiveShell, log: CellLog | None,
     return {cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
-def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
+def holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
     """Whether ``value`` is a string (or bytes) in which ``redact`` finds a secret: its content
     fingerprint, an unsalted digest saved in the notebook's record, would let whoever receives the
     notebook check guesses of a short password offline."""
@@ -203,6 +203,14 @@ def _holds_secret(value: object, redact: Callable[[str], str] | None) -> bool:
         return False
     text = value if isinstance(value, str) else bytes(value).decode("utf-8", "replace")
     return redact(text) != text
+
+
+SHORT_TEXT = 4096  # a password's length narrows guesses; a corpus's says nothing (and scanning 50 MB took 0.5 s)
+
+
+def short_secret(value: object, redact: Callable[[str], str] | None) -> bool:
+    """Whether ``value`` is a text of at most :data:`SHORT_TEXT` characters holding a secret."""
+    return isinstance(value, (str, bytes, bytearray)) and len(value) <= SHORT_TEXT and holds_secret(value, redact)
 
 
 # --- recording a live turn -------------------------------------------------------------------------
@@ -240,7 +248,9 @@ class TurnWatch:
         self._secret = (lambda text: redact(text) != text) if redact is not None else None
         """Whether a text holds a secret: a value holding one anywhere gets no fingerprint."""
         self._libraries = library_paths()
-        self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)}
+        # A password is not kept even by its length (whoever receives the record reads it).
+        self.shown = {name: shown_fingerprint(value) for name, value in user_variables(shell)
+                      if not short_secret(value, redact)}
         self.cells = context_cells(shell, log, redact)
         self.cell_ids = {key: log.ids[key] for key in self.cells if log is not None and key in log.ids}
         self.log = log
@@ -294,7 +304,7 @@ class TurnWatch:
             if self._redact is not None and self._redact(source) != source:
                 continue  # a cell holding a secret is no input (see context_cells)
             value = out[n]
-            fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
             if fp is not None:
                 self.outputs[cell_key(source)] = fp
 
@@ -318,7 +328,7 @@ class TurnWatch:
         value = ns[name]
         if type(value).__name__ in _SKIPPED_TYPES:
             return
-        fp = None if _holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+        fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
         (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
@@ -364,9 +374,14 @@ class TurnWatch:
                           dict(self.images), made_keys(made or {}, self._redact))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
-        """The inputs whose value differs at the turn's end (its own code's work), as they are now."""
+        """The inputs whose value differs at the turn's end (its own code's work), as they are now;
+        one the turn left holding a secret gets no digest, as an input holding one gets none."""
         ns, left = self.shell.user_ns, {}
-        for names, fingerprint_of in ((read, fingerprint), (shown, shown_fingerprint)):
+
+        def content(value: object) -> str | None:
+            return None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+
+        for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():
                 now = fingerprint_of(ns[name]) if name in ns else None
                 if now is not None and now != found:
@@ -378,7 +393,8 @@ class TurnWatch:
         now = self.log.agent_texts if self.log is not None else {}
         in_context = set(self.cell_ids.values())
         return {cell_id: cell_key(text) for cell_id, text in now.items()
-                if cell_id in in_context and self._agent_texts.get(cell_id) != text}
+                if cell_id in in_context and self._agent_texts.get(cell_id) != text
+                and (self._redact is None or self._redact(text) == text)}  # a secret's text: no digest
 
 
 def followed(full: str, root: Path, libraries: tuple[str, ...]) -> str | None:
@@ -401,4 +417,5 @@ def _writes(mode: object, flags: object) -> bool:
     return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
 
 
-__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "ran_inputs", "user_variables"]
+__all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
+           "short_secret", "user_variables"]

@@ -282,8 +282,9 @@ def _earlier_runs(agent: CellJSON) -> Expect | None:
 
 
 def remove_turn_cells(bridge: Bridge, session: str, after_turn: int, protect: str | None = None,
-                      undone_in: Collection[str] = ()) -> Removal:
+                      undone_in: Collection[str] = (), redact: Callable[[str], str] = str) -> Removal:
     """Remove the cells ``session`` made in this kernel in turns after ``after_turn`` (``%agent
     rollback``), never ``protect`` (the cell running the rollback); says what really went. The
-    agent cells of those turns in ``undone_in``'s sessions say they were undone."""
-    return turn_cells_after(bridge, session, after_turn, protect, undone_in)
+    agent cells of those turns in ``undone_in``'s sessions say they were undone. ``redact``: the
+    session's secrets, for the user's cells the message names."""
+    return turn_cells_after(bridge, session, after_turn, protect, undone_in, redact)

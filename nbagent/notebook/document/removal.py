@@ -14,7 +14,7 @@ What comes back is what really went, and what stayed and why: messages count fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Collection, Iterable
+from typing import TYPE_CHECKING, Callable, Collection, Iterable
 
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .bridge_types import BridgeResult, CellJSON, Expect, RequestArgs
@@ -143,12 +143,14 @@ def remove_sync(bridge: Bridge, ids: list[str], expect: Expect, protect: Iterabl
 
 
 def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str | None,
-                     undone_in: Collection[str] = ()) -> Removal:
+                     undone_in: Collection[str] = (), redact: Callable[[str], str] = str) -> Removal:
     """``%agent rollback``: remove the cells ``session`` made in this kernel in turns after
     ``after_turn``; nothing (an empty :class:`Removal`) where no front-end answers.
 
     ``undone_in``: the sessions whose agent cells of those turns say they were undone (see
-    :func:`_mark_undone`); the notebook is read once for both."""
+    :func:`_mark_undone`); the notebook is read once for both. ``redact``: the session's secrets,
+    for the first lines of the user's cells the message names (the user may have typed a key there
+    since the model changed the cell, and the message is the rollback cell's saved output)."""
     if not bridge.connected:
         return Removal()
     expect: Expect = {"origin": ORIGIN, "session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}
@@ -164,7 +166,7 @@ def turn_cells_after(bridge: Bridge, session: str, after_turn: int, protect: str
     for index, cell in enumerate(left):
         if _changed_after(mark_of(cell), session, after_turn):
             removal.changed.append(str(cell.get("id")))
-            removal.changed_where.append(_named(index, cell))
+            removal.changed_where.append(_named(index, cell, redact))
     return removal
 
 
@@ -205,13 +207,14 @@ async def undone_turn_cells(bridge: Bridge, agent_cell_id: str | None, turn: int
                and mark.get("turn") == turn)
 
 
-def _named(index: int, cell: CellJSON) -> str:
+def _named(index: int, cell: CellJSON, redact: Callable[[str], str] = str) -> str:
     """``cell [3] "df['price'].sum()"``: a cell's place and first non-empty line (at most 40
-    characters, hidden characters shown as codes), for a line the user reads."""
+    characters, hidden characters shown as codes, secrets redacted before the cut), for a line the
+    user reads."""
     from ..view.render import reveal_hidden
 
     source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else str(source)
+    text = redact("".join(source) if isinstance(source, list) else str(source))
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     first = first if len(first) <= 40 else first[:39] + "…"
     return f'cell [{index}] "{reveal_hidden(first)[0]}"' if first else f"cell [{index}] (empty)"

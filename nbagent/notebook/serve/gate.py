@@ -22,6 +22,7 @@ The rules (docs/mcp.md, docs/security.md):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
@@ -99,8 +100,11 @@ class ServeGate:
 
     def __init__(self, panel: ServePanel, mode: Callable[[], str], alive: Callable[[], Awaitable[bool]],
                  allowed_by_admin: Callable[[str], bool], timeout_s: float = ASK_TIMEOUT_S,
-                 rules: Rules = no_rules) -> None:
+                 rules: Rules = no_rules, redact: Callable[[], Callable[[str], str]] | None = None) -> None:
         self.panel = panel
+        self.redact = redact
+        """Makes the redaction of the secrets at hand: a card quotes the user's cells (the one a client
+        runs or overwrites), and nbagent's own cards show them redacted."""
         self.rules = rules
         self.mode = mode
         self.alive = alive
@@ -159,8 +163,14 @@ class ServeGate:
     async def _ask(self, request: Request, mode: str) -> Allowed:
         reason = f"permission mode {mode}; external clients always ask" + (
             f"; {request.always_asks}" if request.always_asks else "")
-        prompt = self.panel.ask(request.client, request.tool, request.summary, request.detail, reason,
-                                preview=request.preview)
+        clean = self.redact() if self.redact is not None else str
+        preview = request.preview
+        if preview is not None:
+            preview = dataclasses.replace(preview, summary=clean(preview.summary),
+                                          before=None if preview.before is None else clean(preview.before),
+                                          after=None if preview.after is None else clean(preview.after))
+        prompt = self.panel.ask(request.client, request.tool, clean(request.summary), clean(request.detail), reason,
+                                preview=preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
         self._waiting.add(waiter)
         deadline = time.monotonic() + self.timeout_s

@@ -76,7 +76,8 @@ class ServeServer:
         self.bridge = magics.document.bridge
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
-        gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules)
+        gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules,
+                         redact=lambda: self._sanitizer().redact)
         self.ops = Operations(self.bridge, gate, self.log, self.shell, redactor=lambda: self._sanitizer().redact,
                               context_tokens=self._context_tokens)
         self.gate = self.ops.gate

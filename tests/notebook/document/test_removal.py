@@ -178,3 +178,21 @@ async def test_an_interrupted_runs_cells_go_when_the_cell_runs_again():
     await call(cells, executor, "t1", "a = 1")  # then ■: mark_agent_cell at the end never runs
     await agent_turn(bridge, 2, ["b = 2"])
     assert front.sources()[2:] == ["b = 2", MINE]
+
+
+async def test_rollback_names_a_users_cell_without_the_key_typed_into_it_since():
+    """The model fixed a user's cell; the user then typed a key into it. ``%agent rollback`` named the
+    cell by its first line cut to 40 characters, unredacted: 21 characters of the key went into
+    the rollback cell's output, saved with the notebook (attacker pass 14)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.document.removal import ORIGIN
+
+    key = "sk-ant-api03-" + "Zq7Xw2Lm9Rt4Yp8Kd3Hv6Nb1Gf5Js0Ce" * 2
+    front, bridge = issue_notebook()
+    await agent_turn(bridge, 1, ["a = 1"])
+    front.cells[-1]["source"] = f'k = "{key}"\nclient = make(k)'
+    front.cells[-1]["metadata"]["nbagent"] = {"origin": ORIGIN, "session": "S", "turn": 2, "kind": "edit"}
+
+    said = remove_turn_cells(bridge, "S", 1, redact=Sanitizer().redact).describe()
+
+    assert 'k = "[redacted]"' in said and key[:16] not in said

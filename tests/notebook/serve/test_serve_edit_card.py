@@ -89,3 +89,28 @@ async def test_a_run_of_a_markdown_cell_is_refused_before_asking() -> None:
     else:
         raise AssertionError("a markdown cell was run")
     assert panel.asked == []
+
+
+async def test_a_card_quotes_the_users_cell_without_the_key_typed_there() -> None:
+    """nbagent's own cards show the cell a call runs or overwrites redacted (the preview enters the
+    event log and the notebook); a client's card showed the key the user typed in that cell whole,
+    in the ``%agent serve`` cell's output (attacker pass 14)."""
+    import pytest
+
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.serve.gate import CallRefused
+
+    key = "sk-proj-" + "Zq7Xw2Lm9Rt4Yp8Kd3Hv6Nb1Gf5Js0Ce" * 2
+    front = FakeFrontEnd([{"cell_type": "code", "source": f'n = 1\nopenai_api_key = "{key}"'}])
+    panel = AnsweringPanel()
+    gate = ServeGate(panel, lambda: "default", _alive, lambda _t: True, redact=lambda: Sanitizer().redact)
+    ops = Operations(front.connect(Bridge()), gate, ActionLog(lambda: None), InteractiveShell.instance())
+    client = Clients().admit(("claude-code", "s1"))
+    await ops.read(client, 0, 30, True)
+    await ops.run_cell(client, "c1", 30)  # the panel clicks Allow always on this one, Deny on the next
+    with pytest.raises(CallRefused):
+        await ops.edit(client, {"action": "replace", "cell_id": "c1", "index": None, "source": "n = 2",
+                                "cell_type": "code"})
+    cards = [html.unescape(re.sub(r"<[^>]+>", "", str(card.children[0].value))) for card in panel.cards.children]
+    assert len(cards) == 2 and all("openai_api_key" in card for card in cards)
+    assert not any(key[:16] in card for card in cards)
