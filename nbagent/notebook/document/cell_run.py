@@ -153,14 +153,15 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)
         inputs = shown.inputs if shown is not None else recorded_inputs(root, decision.session, decision.turn)
     shell = magics.shell
-    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=secrets_at_hand(magics)) \
+    redact = secrets_at_hand(magics)
+    changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=redact) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
     if inputs is not None and inputs.made:
         from .made_cells import edited_made_cells, notebook_now
 
         cells = notebook_now(magics.document.bridge, root)
-        changed += edited_made_cells(inputs.made, cells) if cells is not None else []
+        changed += edited_made_cells(inputs.made, cells, redact) if cells is not None else []
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)

@@ -116,3 +116,15 @@ def test_a_received_record_cannot_check_a_guess_of_a_key_typed_into_a_made_cell(
     cell = {"cell_type": "code", "source": source, "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}}}
     right, wrong = cell_key(source), cell_key(source.replace("Zq7", "Zq8", 1))
     assert edited_made_cells({"toolu_1": right}, [cell]) == edited_made_cells({"toolu_1": wrong}, [cell])  # type: ignore[list-item]
+
+
+def test_an_edited_made_cell_holding_a_password_of_the_notebook_is_named_without_it(lab):  # noqa: F811
+    """The replay's redaction knows the namespace's credentials (a variable named as one), not only
+    key shapes: a password typed into the agent's cell is not printed in the changed line."""
+    made = _recorded_with_one_made_cell(lab)
+    lab.ip.user_ns["db_password"] = "correct-horse-battery"
+    made["source"] = 'connect(password="correct-horse-battery")'
+    lab.restart()
+    again = lab.run()
+    assert "correct-horse-battery" not in again and "the agent made changed since" in again, again
+    del lab.ip.user_ns["db_password"]
