@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 from ..outcome import AgentCellError, check_done, fails
+from . import replay_lines as said
 from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
 from .embedded import executing_metadata, read_record
@@ -118,22 +119,6 @@ def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None
     link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
 
 
-ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback: it is neither shown nor asked "
-                    "again (no request sent), as you left it. To ask the model again, add --live to the cell's "
-                    "first line.")
-UNDONE_CELLS_LINE = ("ⓘ {count} cell(s) of this undone turn's code are still in the notebook (brought back by "
-                     "Undo after the rollback, or kept by it): Run All runs them, so the kernel gets what they do. "
-                     "Delete them to leave the turn undone.")
-RECEIVED_LINE = ("ⓘ recorded by someone else (not signed with your key): its answer is shown as plain text, "
-                 "and nothing of it runs.")
-RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %agent retry (its answer is replayed "
-                      "there): the cell does not fail again, so Run All goes on.")
-RETRIED_UNFINISHED_LINE = ("ⓘ this cell's run did not finish (interrupted) and was retried below with %agent retry "
-                           "(its answer is replayed there): nothing is asked here, and Run All goes on.")
-UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
-                 "rebuilt from the folder's events as plain text, and nothing of it runs.")
-
-
 class ReplayInputsChanged(AgentCellError):
     """A replayed agent cell whose inputs changed, under the ``fail`` policy (for CI)."""
 
@@ -208,21 +193,21 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     except once where the notebook's code made a session before its agent cells (it is given the
     replayed record: :func:`.replayed.fill_stand_in`). An :class:`Undone` turn shows one line."""
     if isinstance(decision, Undone) and decision.retried:
-        show_line(RETRIED_UNFINISHED_LINE, "nbagent-retried")
+        show_line(said.RETRIED_UNFINISHED_LINE, "nbagent-retried")
         return
     if isinstance(decision, Undone):
-        show_line(ROLLED_BACK_LINE, "nbagent-no-record")
+        show_line(said.ROLLED_BACK_LINE, "nbagent-no-record")
         from .removal import undone_turn_cells
 
         left = await undone_turn_cells(magics.document.bridge, executing_cell_id(), decision.turn)
         if left:  # Run All runs them: the turn is undone in the record, not in the kernel
-            show_line(UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
+            show_line(said.UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
         return
     _show_replay_line(decision)
     if decision.notebook is not None and not decision.notebook.mine:
-        show_line(RECEIVED_LINE, "nbagent-received")
+        show_line(said.RECEIVED_LINE, "nbagent-received")
     elif decision.notebook is None and decision.shown is None:  # the folder's transcript is missing or forged
-        show_line(UNSIGNED_LINE, "nbagent-received")
+        show_line(said.UNSIGNED_LINE, "nbagent-received")
     if decision.changed is not None:
         show_line(decision.changed, "nbagent-changed")
     shown = decision.shown
@@ -290,7 +275,7 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
     except (NbAgentError, OSError, ValueError) as exc:  # shown already: a record that cannot load fails no cell
         show_line(STAND_IN_LINE.format(error=f"{type(exc).__name__}: {exc}"), "nbagent-no-record")
     if failed and decision.retried:
-        show_line(RETRIED_BELOW_LINE, "nbagent-retried")
+        show_line(said.RETRIED_BELOW_LINE, "nbagent-retried")
         return
     check_done(ending)
 

@@ -66,7 +66,7 @@ def recorded_fix(magics: "MagicsApi") -> bool:
         return False  # not a fix's record: a cell retyped into %agent fix keeps the answer it had before
     show_line(NOTHING_TO_FIX_LINE.format(session=record.session, turn=record.turn), "nbagent-changed")
     if not record.mine:  # a received notebook's fix (or one forged in its metadata): said, as a replay says it
-        from .cell_run import RECEIVED_LINE
+        from .replay_lines import RECEIVED_LINE
 
         show_line(RECEIVED_LINE, "nbagent-received")
     display(record.bundle, raw=True)  # not signed by this user: read_record kept its plain text only

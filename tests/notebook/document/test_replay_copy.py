@@ -13,8 +13,8 @@ from IPython.utils.capture import capture_output
 
 from nbagent.engine.disk.task_lock import FolderLock
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE, UNDONE_CELLS_LINE
 from nbagent.notebook.document.replay import load_index, sessions_dir
+from nbagent.notebook.document.replay_lines import ROLLED_BACK_LINE, UNDONE_CELLS_LINE
 
 from . import test_replay_from_notebook
 from .test_replay_from_notebook import QUESTION, Lab
@@ -302,7 +302,7 @@ def test_an_interrupted_cell_that_retry_redid_below_asks_nothing_and_the_retry_c
     # below answered it. Restart & Run All: was the interrupted cell asking the model again ("its last
     # run did not finish … asking the model") and the retry cell failing "Nothing to retry", which
     # stopped Run All before the retried answer's cells.
-    from nbagent.notebook.document.cell_run import RETRIED_UNFINISHED_LINE
+    from nbagent.notebook.document.replay_lines import RETRIED_UNFINISHED_LINE
 
     lab.run()
     retry = lab.front.cells[0]  # the retry cell: it recorded turn 1 and carries it

@@ -18,10 +18,10 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording
+from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording, replay_lines
 from nbagent.notebook.document.bridge import Bridge
-from nbagent.notebook.document.cell_run import RECEIVED_LINE, ROLLED_BACK_LINE
 from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
+from nbagent.notebook.document.replay_lines import RECEIVED_LINE, ROLLED_BACK_LINE
 
 from .fake_frontend import FakeFrontEnd
 
@@ -321,9 +321,9 @@ def test_a_failed_turn_redone_by_agent_retry_replays_as_the_user_left_it(lab):
     original = lab.run(failing)  # its failure, as recorded, without failing the cell: Run All goes on
     again = lab.run(retry)
 
-    assert "replayed: session" in original and cell_run.RETRIED_BELOW_LINE in original
+    assert "replayed: session" in original and replay_lines.RETRIED_BELOW_LINE in original
     assert "replayed: session" in again and ", turn 2" in again and "20" in again
-    assert cell_run.RETRIED_BELOW_LINE not in again
+    assert replay_lines.RETRIED_BELOW_LINE not in again
     assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
@@ -355,7 +355,7 @@ def test_a_failed_turn_not_retried_still_fails_its_cell_on_replay(lab):
     lab.run()
     out = lab.run(failing, expect_error=True)
 
-    assert "replayed: session" in out and cell_run.RETRIED_BELOW_LINE not in out
+    assert "replayed: session" in out and replay_lines.RETRIED_BELOW_LINE not in out
     assert magics_mod.active_magics().current is None
 
 
@@ -927,7 +927,7 @@ def test_a_fix_cell_carrying_someone_else_s_record_says_so_when_it_shows_it(lab,
 
     again = lab.run(1)
 
-    assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and cell_run.RECEIVED_LINE in again
+    assert command_replay.NOTHING_TO_FIX_LINE.split("(")[0] in again and replay_lines.RECEIVED_LINE in again
     assert "'region'" in again
     html = [o["data"] for o in lab.ip.display_pub.outputs if "text/html" in o["data"]]
     assert not any("region" in d["text/html"] for d in html)  # their HTML never reaches the page

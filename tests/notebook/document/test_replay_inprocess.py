@@ -14,8 +14,8 @@ from IPython.utils.capture import capture_output
 
 from nbagent import Agent
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.cell_run import UNSIGNED_LINE
 from nbagent.notebook.document.replay import load_index, sessions_dir
+from nbagent.notebook.document.replay_lines import UNSIGNED_LINE
 
 FIRST = "what is 17 * 23? use python"
 SECOND = "now add 5 to it with python"

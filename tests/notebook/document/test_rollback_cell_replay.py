@@ -9,7 +9,7 @@ from typing import Any
 
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document import fork
-from nbagent.notebook.document.cell_run import ROLLED_BACK_LINE
+from nbagent.notebook.document.replay_lines import ROLLED_BACK_LINE
 
 from .test_replay_from_notebook import Lab, lab  # noqa: F401  (fixture)
 
