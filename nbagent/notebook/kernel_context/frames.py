@@ -85,9 +85,21 @@ def size_text(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def _label(label: object) -> str:
+    """A column label as the literal that selects it: a MultiIndex's ``('x', 'p')`` stays a tuple
+    and a ``None`` label ``None``; made text (``"('x', 'p')"``, ``'None'``) they read as string
+    labels, and ``df["('x', 'p')"]`` is a KeyError."""
+    if type(label) is tuple:
+        inner = ", ".join(_label(v) for v in label)
+        return f"({inner},)" if len(label) == 1 else f"({inner})"
+    if isinstance(label, str) or label is None or type(label) in (int, float, bool):
+        return repr(label)
+    # a numpy scalar as its value (``3``, not ``np.int64(3)``); a Timestamp as its repr, as the column lines say it
+    return plain(label) if type(label).__module__.split(".")[0] == "numpy" else short(label)
+
+
 def _head_columns(columns: "pd.Index | list[str]") -> str:
-    names = [str(c) if not isinstance(c, (str, int, float)) else c for c in list(columns[:HEAD_COLUMNS])]
-    return f"columns {names!r}"
+    return "columns [" + ", ".join(_label(c) for c in list(columns[:HEAD_COLUMNS])) + "]"
 
 
 def _dtype_counts(dtypes: "pd.Series") -> str:

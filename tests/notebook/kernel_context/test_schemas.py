@@ -139,6 +139,16 @@ def test_a_multiindex_range_reads_as_values_not_numpy_reprs() -> None:
     assert "index: MultiIndex, 2 entries, ('a', 1) .. ('b', 2);" in block_of(text, "mi")
 
 
+def test_column_labels_that_are_not_strings_are_listed_as_the_literals_that_select_them() -> None:
+    # A MultiIndex's columns were listed as "('x', 'p')" and a None label as 'None': strings that
+    # df[...] does not find (KeyError), where the column lines below said ('x', 'p') and None.
+    wide = pd.DataFrame(np.arange(4).reshape(1, 4), columns=pd.MultiIndex.from_product([["x", "y"], ["p", "q"]]))
+    odd = pd.DataFrame({0: [1], None: [2], ("t",): [3], pd.Timestamp("2024-01-01"): [4]})
+    text, _ = context_text(shell_with(wide=wide, odd=odd), "what are `wide` and `odd`?")
+    assert "columns [('x', 'p'), ('x', 'q'), ('y', 'p'), ('y', 'q')])" in block_of(text, "wide")
+    assert "columns [0, None, ('t',), Timestamp('2024-01-01 00:00:00')])" in block_of(text, "odd")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
