@@ -68,3 +68,16 @@ async def test_ask_leaves_out_a_broken_streams_partial_text() -> None:
     answer = "The answer is forty-two, computed carefully by hand."
     api = SimulatedAPI([text_reply(answer), text_reply(answer)], faults={1: Fault.drop(after_events=10)})
     assert await Agent(provider=simulated_provider(api)).ask("q") == answer
+
+
+def test_the_sessions_cost_on_a_model_without_prices_is_unknown_never_zero() -> None:
+    # docs/api.md pointed at done.totals.cost_usd for the session's cost: 0.0 on a local model.
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("Hello."), text_reply("Hi.")], models={"llama-local": 32_768})
+    agent = Agent(provider=simulated_provider(api), model="llama-local")
+    done = agent.run_sync("Say hello.").done
+    assert done is not None and done.totals.unpriced_requests == 1 and done.totals.cost is None
+    priced = Agent(provider="simulated").run_sync("What is 2 * 3?").done
+    assert priced is not None and priced.totals.cost == priced.totals.cost_usd > 0
