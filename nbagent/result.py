@@ -58,7 +58,7 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         costs = [r.cost_usd for r in self._records()]
         if any(c is None for c in costs):
             return None
-        return sum(c for c in costs if c is not None)
+        return sum((c for c in costs if c is not None), 0.0)  # a float as typed, 0.0 with no request
 
     def _records(self) -> list[RequestRecord]:
         return [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]

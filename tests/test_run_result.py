@@ -81,3 +81,13 @@ def test_the_sessions_cost_on_a_model_without_prices_is_unknown_never_zero() -> 
     assert done is not None and done.totals.unpriced_requests == 1 and done.totals.cost is None
     priced = Agent(provider="simulated").run_sync("What is 2 * 3?").done
     assert priced is not None and priced.totals.cost == priced.totals.cost_usd > 0
+
+
+def test_a_run_without_a_completed_request_costs_a_float_zero() -> None:
+    # It returned the int 0 (sum of nothing), typed float | None.
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("never")], faults={1: Fault.auth()})
+    result = Agent(provider=simulated_provider(api)).run_sync("q")
+    assert result.reason == "error" and type(result.cost) is float and result.cost == 0.0
