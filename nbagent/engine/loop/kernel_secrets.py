@@ -17,7 +17,7 @@ from collections import OrderedDict, defaultdict
 from functools import lru_cache
 from itertools import islice
 from types import GetSetDescriptorType, SimpleNamespace
-from typing import Iterable, cast
+from typing import Any, Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
@@ -71,6 +71,7 @@ MAX_ROWS = 500
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 _CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
 _CLASS_MRO = type.__dict__["__mro__"]
+_CLASS_NAME = type.__dict__["__name__"]
 
 
 def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
@@ -90,6 +91,32 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
         return None
     namespace = slot.__get__(value, kind)
     return namespace.items() if type(namespace) is dict else None
+
+
+FRAME_ROWS = 100_000
+"""Rows of a DataFrame's credential-named column whose distinct values are read (the rows a
+description samples and lists values from come first)."""
+_FRAME_MODULES = ("pandas", "pandas.core.frame")  # pandas 3 names its public module, pandas 2 the defining one
+
+
+def _frame_columns(value: object, kind: type) -> list[tuple[object, object]] | None:
+    """A pandas ``DataFrame``'s columns named as credentials (``users.password``, ``api_key``), as
+    (column, value) pairs of each one's distinct values in its first :data:`FRAME_ROWS` rows; None for
+    anything else. The same records as a list of mappings were secrets and, read into a frame
+    (``pd.read_json``, a database's users table), went to the model in its description. Known by its
+    exact type's name, without importing pandas; only pandas' own code runs."""
+    # read past any metaclass, as ``_fields`` reads a class: no user code runs for a class of the user's
+    if _CLASS_NAME.__get__(kind) != "DataFrame" or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
+        return None
+    pairs: list[tuple[object, object]] = []
+    for label in islice(cast(Any, value).columns, MAX_ITEMS_PER_MAPPING):
+        key = label.translate(_SEPARATORS) if type(label) is str else ""
+        if not (_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key)):
+            continue
+        column = cast(Any, value)[label]
+        if type(column).__name__ == "Series":  # a label two columns share gives a frame: not read
+            pairs.extend((label, v) for v in islice(column.iloc[:FRAME_ROWS].unique(), MAX_ITEMS_PER_MAPPING))
+    return pairs
 
 
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -389,6 +416,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
+            elif depth < MAX_DEPTH and (columns := _frame_columns(value, kind)) is not None:
+                walk(columns, depth + 1)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
                 # records): its first rows' items, as if they stood one level down. Rows have their own

@@ -392,3 +392,17 @@ def test_a_cell_of_urls_past_the_code_bound_is_not_tokenized_for_their_queries(m
     code_secrets(urls)
     code_secrets(small)
     assert tokenized == [len(small)]
+
+
+def test_a_frames_credential_columns_give_their_values_as_the_same_records_as_a_list_do() -> None:
+    """``pd.read_json("connections.json")`` (or a database's users table) sent each ``password`` and
+    ``api_key`` to the model in the frame's description, where the same records as a list of
+    mappings were ``[redacted]`` (pow3)."""
+    import pandas as pd
+
+    key = "q9Zk2LmX8vB3nR7tW1pY5sD4fG6hJ0aC"
+    users = pd.DataFrame({"name": ["prod", "dev", "dev"], "password": ["Tr0ub4dor&3-horse", "hunter2-staple", "hunter2-staple"],
+                          "api_key": [key, "not a key at all", None], "notes": ["Tr0ub4dor is a word", "x", "y"]})
+    assert credential_variable_values({"users": users}.items()) == ("Tr0ub4dor&3-horse", "hunter2-staple", key)
+    twice = pd.DataFrame([["pass-word-1", "pass-word-2"]], columns=["password", "password"])
+    assert credential_variable_values({"twice": twice, "numbers": pd.DataFrame({"token_count": [1, 2]})}.items()) == ()
