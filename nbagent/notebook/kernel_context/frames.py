@@ -170,7 +170,8 @@ def _values_text(col: "pd.Series") -> str:
     if isinstance(kind, pd.CategoricalDtype):
         cats = list(kind.categories[:LEVELS])
         more = f" +{len(kind.categories) - LEVELS} more" if len(kind.categories) > LEVELS else ""
-        return f", levels [{', '.join(short(c) for c in cats)}]{more}"
+        # an ordered category sorts and compares by its levels' order (low < mid < high), not the text's
+        return f", {'ordered levels' if kind.ordered else 'levels'} [{', '.join(short(c) for c in cats)}]{more}"
     if pd.api.types.is_bool_dtype(kind):
         return f", {int(col.sum()):,} true"
     if pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_datetime64_any_dtype(kind):

@@ -149,6 +149,14 @@ def test_column_labels_that_are_not_strings_are_listed_as_the_literals_that_sele
     assert "columns [0, None, ('t',), Timestamp('2024-01-01 00:00:00')])" in block_of(text, "odd")
 
 
+def test_an_ordered_categorical_says_its_levels_are_ordered() -> None:
+    # It read "levels ['low', 'mid', 'high']" as an unordered one does: sort_values and < follow the order.
+    size = pd.Categorical(["high", "low", "mid"], categories=["low", "mid", "high"], ordered=True)
+    text, _ = context_text(shell_with(t=pd.DataFrame({"size": size, "plain": pd.Categorical(["a", "b", "a"])})), "`t`?")
+    assert "size: category, 0 missing, ordered levels ['low', 'mid', 'high']" in block_of(text, "t")
+    assert "plain: category, 0 missing, levels ['a', 'b']" in block_of(text, "t")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
