@@ -237,7 +237,9 @@ def ndarray_full(a: "NDArray[np.generic]") -> Description:
             if valid.size else ", all NaN"
         lines.append(f"values: {nans:,} NaN{scope}{rng}")
     text = np.array2string(a, threshold=12, edgeitems=3, max_line_width=LINE_CHARS)
-    lines += ["values:" if a.ndim > 1 else "first values:",
+    # numpy summarises an array of more than 12 values as its first and last three: "first values"
+    # read the last three as the 4th to 6th
+    lines += ["values:" if a.ndim > 1 or a.size <= 12 else "first and last values:",
               *("  " + cut(line) for line in text.splitlines()[:8])]
     return Description(f"shape {a.shape}, dtype {a.dtype}", tuple(lines))
 

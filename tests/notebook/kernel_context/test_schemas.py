@@ -157,6 +157,12 @@ def test_an_ordered_categorical_says_its_levels_are_ordered() -> None:
     assert "plain: category, 0 missing, levels ['a', 'b']" in block_of(text, "t")
 
 
+def test_a_long_arrays_values_are_labelled_first_and_last_as_numpy_shows_them() -> None:
+    text, _ = context_text(shell_with(a=np.arange(100), b=np.arange(5)), "`a` and `b`?")
+    assert "first and last values:\n      [ 0  1  2 ... 97 98 99]" in block_of(text, "a")
+    assert "values:\n      [0 1 2 3 4]" in block_of(text, "b")
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
