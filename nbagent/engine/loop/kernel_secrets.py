@@ -96,24 +96,27 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
 FRAME_ROWS = 100_000
 """Rows of a DataFrame's credential-named column whose distinct values are read (the rows a
 description samples and lists values from come first)."""
-_FRAME_MODULES = ("pandas", "pandas.core.frame")  # pandas 3 names its public module, pandas 2 the defining one
+_FRAME_MODULES = ("pandas", "pandas.core.frame", "pandas.core.series")  # pandas 3 names its public module, 2 the defining one
 
 
 def _frame_columns(value: object, kind: type) -> list[tuple[object, object]] | None:
-    """A pandas ``DataFrame``'s columns named as credentials (``users.password``, ``api_key``), as
-    (column, value) pairs of each one's distinct values in its first :data:`FRAME_ROWS` rows; None for
-    anything else. The same records as a list of mappings were secrets and, read into a frame
-    (``pd.read_json``, a database's users table), went to the model in its description. Known by its
-    exact type's name, without importing pandas; only pandas' own code runs."""
+    """A pandas ``DataFrame``'s columns named as credentials (``users.password``, ``api_key``), or a
+    ``Series`` so named (``pw = users["password"]``), as (column, value) pairs of the distinct values in
+    the first :data:`FRAME_ROWS` rows; None for anything else. The same records as a list of mappings
+    were secrets and, read into a frame (``pd.read_json``, a database's users table), went to the model
+    in its description. Known by the exact type's name, without importing pandas; only pandas' own code runs."""
     # read past any metaclass, as ``_fields`` reads a class: no user code runs for a class of the user's
-    if _CLASS_NAME.__get__(kind) != "DataFrame" or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
+    name = _CLASS_NAME.__get__(kind)
+    if name not in ("DataFrame", "Series") or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
         return None
+    frame = cast(Any, value)
+    labels = [frame.name] if name == "Series" else islice(frame.columns, MAX_ITEMS_PER_MAPPING)
     pairs: list[tuple[object, object]] = []
-    for label in islice(cast(Any, value).columns, MAX_ITEMS_PER_MAPPING):
+    for label in labels:
         key = label.translate(_SEPARATORS) if type(label) is str else ""
         if not (_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key)):
             continue
-        column = cast(Any, value)[label]
+        column = frame if name == "Series" else frame[label]
         if type(column).__name__ == "Series":  # a label two columns share gives a frame: not read
             pairs.extend((label, v) for v in islice(column.iloc[:FRAME_ROWS].unique(), MAX_ITEMS_PER_MAPPING))
     return pairs

@@ -406,3 +406,5 @@ def test_a_frames_credential_columns_give_their_values_as_the_same_records_as_a_
     assert credential_variable_values({"users": users}.items()) == ("Tr0ub4dor&3-horse", "hunter2-staple", key)
     twice = pd.DataFrame([["pass-word-1", "pass-word-2"]], columns=["password", "password"])
     assert credential_variable_values({"twice": twice, "numbers": pd.DataFrame({"token_count": [1, 2]})}.items()) == ()
+    assert credential_variable_values({"pw": users["password"], "names": users["name"]}.items()) == (
+        "Tr0ub4dor&3-horse", "hunter2-staple")
