@@ -17,8 +17,10 @@ from collections import OrderedDict, defaultdict
 from functools import lru_cache
 from itertools import islice
 from types import GetSetDescriptorType, SimpleNamespace
-from typing import Any, Iterable, cast
+from typing import Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .frame_secrets import MAX_FRAME_COLUMNS, frame_columns
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -71,7 +73,6 @@ MAX_ROWS = 500
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 _CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
 _CLASS_MRO = type.__dict__["__mro__"]
-_CLASS_NAME = type.__dict__["__name__"]
 
 
 def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
@@ -91,35 +92,6 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
         return None
     namespace = slot.__get__(value, kind)
     return namespace.items() if type(namespace) is dict else None
-
-
-FRAME_ROWS = 100_000
-"""Rows of a DataFrame's credential-named column whose distinct values are read (the rows a
-description samples and lists values from come first)."""
-_FRAME_MODULES = ("pandas", "pandas.core.frame", "pandas.core.series")  # pandas 3 names its public module, 2 the defining one
-
-
-def _frame_columns(value: object, kind: type) -> list[tuple[object, object]] | None:
-    """A pandas ``DataFrame``'s columns named as credentials (``users.password``, ``api_key``), or a
-    ``Series`` so named (``pw = users["password"]``), as (column, value) pairs of the distinct values in
-    the first :data:`FRAME_ROWS` rows; None for anything else. The same records as a list of mappings
-    were secrets and, read into a frame (``pd.read_json``, a database's users table), went to the model
-    in its description. Known by the exact type's name, without importing pandas; only pandas' own code runs."""
-    # read past any metaclass, as ``_fields`` reads a class: no user code runs for a class of the user's
-    name = _CLASS_NAME.__get__(kind)
-    if name not in ("DataFrame", "Series") or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
-        return None
-    frame = cast(Any, value)
-    labels = [frame.name] if name == "Series" else islice(frame.columns, MAX_ITEMS_PER_MAPPING)
-    pairs: list[tuple[object, object]] = []
-    for label in labels:
-        key = label.translate(_SEPARATORS) if type(label) is str else ""
-        if not (_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key)):
-            continue
-        column = frame if name == "Series" else frame[label]
-        if type(column).__name__ == "Series":  # a label two columns share gives a frame: not read
-            pairs.extend((label, v) for v in islice(column.iloc[:FRAME_ROWS].unique(), MAX_ITEMS_PER_MAPPING))
-    return pairs
 
 
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -341,6 +313,13 @@ def _is_secret(name: str, value: str) -> bool:
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
+def _credential_name(label: str) -> bool:
+    """Whether a frame's column label names a credential, by a mapping key's rule (words split by
+    ``-``, a space or ``.`` too)."""
+    key = label.translate(_SEPARATORS)
+    return bool(_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key))
+
+
 def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
     """The texts a bytes value named as a credential shows (``SECRET_KEY = Fernet.generate_key()``,
     ``private_key = Path("key.pem").read_bytes()``, ``db_password = b"…"``): what its ``repr`` writes
@@ -398,7 +377,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows = [0], [MAX_ROWS]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -419,7 +398,9 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
-            elif depth < MAX_DEPTH and (columns := _frame_columns(value, kind)) is not None:
+            elif (depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS
+                  and (columns := frame_columns(value, kind, _credential_name, frame_budget)) is not None):
+                mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
