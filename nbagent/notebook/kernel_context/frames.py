@@ -133,7 +133,11 @@ def dataframe_full(df: "pd.DataFrame") -> Description:
     lines = [f"index: {_index_text(df.index)}; {_memory(df)}",
              f"columns (name: dtype, missing, values{scope}):"]
     for i, (label, col) in enumerate(part.items()):
-        lines.append(cut(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"))
+        try:
+            values = _values_text(col)
+        except Exception as exc:  # noqa: BLE001 - an object cell's __repr__/__eq__ raised: its values only are left out
+            values = f", values not shown ({type(exc).__name__} from a cell)"
+        lines.append(cut(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{values}"))
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed (ask: df.columns[{shown}:])")
     lines += _sample_lines(sub, rows)
@@ -196,7 +200,10 @@ def _values_text(col: "pd.Series") -> str:
 def _sample_lines(sub: "pd.DataFrame", rows: int) -> list[str]:
     if rows == 0:
         return ["(no rows)"]
-    text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
+    try:  # pandas' repr calls an object cell's __repr__: one that raises costs the sample, not the schema
+        text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
+    except Exception as exc:  # noqa: BLE001 - the user's __repr__; the time limit (TimeUp) is no Exception
+        return [f"first rows: not shown (a cell's repr raised {type(exc).__name__})"]
     return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
 
 

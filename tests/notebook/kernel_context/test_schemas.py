@@ -163,6 +163,19 @@ def test_a_long_arrays_values_are_labelled_first_and_last_as_numpy_shows_them() 
     assert "values:\n      [0 1 2 3 4]" in block_of(text, "b")
 
 
+def test_object_cells_whose_repr_raises_cost_the_sample_not_the_schema() -> None:
+    # The whole frame was "[full description left out: raised ValueError: boom]": columns and dtypes too.
+    class Raising:
+        def __repr__(self) -> str:
+            raise ValueError("boom")
+
+    frame = pd.DataFrame({"o": [Raising(), Raising()], "n": [1.5, 2.5]})
+    block = block_of(context_text(shell_with(frame=frame), "what is `frame`?")[0], "frame")
+    assert "o: object, 0 missing, values not shown (ValueError from a cell)" in block
+    assert "n: float64, 0 missing, 2 distinct: [1.5, 2.5]" in block
+    assert "first rows: not shown (a cell's repr raised ValueError)" in block and "left out" not in block
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
