@@ -31,6 +31,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PreRequestHook", "PreCompactHook", "OnDoneHook",
     ),
     "nbagent.engine.loop.structured": ("StructuredOutputError",),
+    "nbagent.result": ("RunResult",),
+    # the errors the docs tell a user to catch, importable from where the user imports the Agent
+    "nbagent.engine.contracts.errors": ("NbAgentError",),
+    "nbagent.engine.loop.turn": ("RunInProgressError", "SessionClosedError"),
+    "nbagent.engine.disk.task_lock": ("TaskFolderLockedError",),
+    "nbagent.engine.api_facts.request_params": ("SettingNotSupported",),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -38,8 +44,10 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     # an explicit re-export, in the spelling strict checkers of a py.typed package expect)
     from .agent import Agent as Agent
     from .engine.api_facts.cost import Usage as Usage
+    from .engine.api_facts.request_params import SettingNotSupported as SettingNotSupported
     from .engine.contracts.config import RunLimits as RunLimits
     from .engine.contracts.config import SessionConfig as SessionConfig
+    from .engine.contracts.errors import NbAgentError as NbAgentError
     from .engine.contracts.events import ApiRequestFailed as ApiRequestFailed
     from .engine.contracts.events import ApiRequestStarted as ApiRequestStarted
     from .engine.contracts.events import ContextTruncated as ContextTruncated
@@ -81,17 +89,24 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     from .engine.contracts.tool_api import ToolContext as ToolContext
     from .engine.contracts.tool_api import ToolOutput as ToolOutput
     from .engine.contracts.tool_api import ToolSource as ToolSource
+    from .engine.disk.task_lock import TaskFolderLockedError as TaskFolderLockedError
     from .engine.loop.structured import StructuredOutputError as StructuredOutputError
+    from .engine.loop.turn import RunInProgressError as RunInProgressError
+    from .engine.loop.turn import SessionClosedError as SessionClosedError
     from .engine.state.session import Session as Session
     from .notebook.session import NotebookSession
+    from .result import RunResult as RunResult
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+if not TYPE_CHECKING:  # hidden from type checkers: a module ``__getattr__`` makes every name resolve
+    # for them, as ``Any`` (``from nbagent import Agnet`` passed ``mypy --strict``); they see the
+    # names imported above instead.
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'nbagent' has no attribute {name!r}")
+            return getattr(importlib.import_module(_LAZY[name]), name)
+        raise AttributeError(f"module 'nbagent' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -23,7 +23,7 @@ from .admin import admin_policy
 from .admin.enforce import prompt_limits
 from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
-from .engine.contracts.events import Done, Event, Notice, RequestRecord, TextDelta, Totals
+from .engine.contracts.events import Done, Event, Notice, RequestCompleted, RequestRecord, StreamInterrupted, TextDelta, Totals
 from .engine.contracts.hooks import HookMap, Hooks
 from .engine.contracts.messages import Message
 from .engine.contracts.permissions import Asker, CallbackAsker, CanUseTool, OnApiFailure, PermissionDenial
@@ -218,18 +218,18 @@ class Agent:
                 ledger.add(self.session.spent.budget_usd - before)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
-        """Run ``prompt`` and return the assistant's text (all requests of the turn, joined), or
-        with ``output=Schema`` the validated answer (a pydantic object, or the data for a JSON
-        schema); a structured run without a valid answer raises :class:`StructuredOutputError`."""
-        parts: list[str] = []
+        """Run ``prompt`` and return the assistant's text (as ``RunResult.text``: each request's, a
+        blank line between), or with ``output=Schema`` the validated answer (a pydantic object, or
+        the data for a JSON schema); a structured run without a valid answer raises :class:`StructuredOutputError`."""
+        events = RunResult()  # its ``text`` leaves out a broken stream's partial text, as history does
         done: Done | None = None
         async for event in self.run(prompt, limits=limits, output=output):
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
+            if isinstance(event, (TextDelta, StreamInterrupted, RequestCompleted)):
+                events.append(event)
             elif isinstance(event, Done):
                 done = event
         if output is None:
-            return "".join(parts)
+            return events.text
         if done is None or done.output is None:
             raise StructuredOutputError(done.error if done and done.error else "the run ended without an answer")
         return self.last_output

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .display.format import fmt_total_cost
-from .engine.contracts.events import Done, Event, RequestCompleted, RequestRecord, TextDelta, ToolResult
+from .engine.contracts.events import Done, Event, RequestCompleted, RequestRecord, StreamInterrupted, TextDelta, ToolResult
 from .engine.contracts.messages import Message, text_of
 from .engine.loop.structured import OutputSpec
 
@@ -35,7 +35,21 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
 
     @property
     def text(self) -> str:
-        return "".join(e.text for e in self if isinstance(e, TextDelta))
+        """The assistant's text: each request's, a blank line between requests. The partial text of
+        a stream that broke (``StreamInterrupted``) is left out, as it is from history: the request
+        sent again streams it anew, and counting both read ``The answer isThe answer is 42``."""
+        parts: list[str] = []
+        current: list[str] = []
+        for e in self:
+            if isinstance(e, TextDelta):
+                current.append(e.text)
+            elif isinstance(e, StreamInterrupted):
+                current = []
+            elif isinstance(e, RequestCompleted):
+                parts.append("".join(current))
+                current = []
+        parts.append("".join(current))  # a run stopped mid-stream keeps what it showed
+        return "\n\n".join(p for p in parts if p)
 
     @property
     def cost(self) -> float | None:
@@ -44,7 +58,7 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         costs = [r.cost_usd for r in self._records()]
         if any(c is None for c in costs):
             return None
-        return sum(c for c in costs if c is not None)
+        return sum((c for c in costs if c is not None), 0.0)  # a float as typed, 0.0 with no request
 
     def _records(self) -> list[RequestRecord]:
         return [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]

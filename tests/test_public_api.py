@@ -95,3 +95,29 @@ def test_nbagent_session_is_typed_as_the_notebook_session_it_returns() -> None:
 
     hints = typing.get_type_hints(nbagent.session, localns={"NotebookSession": NotebookSession})
     assert hints["return"] is NotebookSession
+
+
+def test_a_type_checker_sees_only_the_exported_names() -> None:
+    # A module ``__getattr__`` a type checker can see resolves every name, as ``Any``: ``from nbagent
+    # import Agnet`` (or ``RunResult`` before it was exported) passed ``mypy --strict`` and failed
+    # when run. The lazy loader is hidden from type checkers, which see the imports above it.
+    for node in ast.parse(INIT.read_text(encoding="utf-8")).body:
+        visible = [node]
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "not TYPE_CHECKING":
+            visible = []  # a type checker skips this block
+        elif isinstance(node, ast.If):
+            visible = [*node.body, *node.orelse]
+        assert not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in visible)
+
+
+def test_the_errors_the_docs_say_to_catch_are_importable_from_nbagent() -> None:
+    # ``except nbagent.SessionClosedError:`` raised AttributeError at the moment the error arrived.
+    agent = nbagent.Agent(provider="simulated")
+    agent.close()
+    try:
+        agent.run_sync("hi")
+    except nbagent.SessionClosedError as exc:
+        assert isinstance(exc, nbagent.NbAgentError) and "closed" in str(exc)
+    for name in ("RunInProgressError", "TaskFolderLockedError", "SettingNotSupported"):
+        assert issubclass(getattr(nbagent, name), nbagent.NbAgentError)
+    assert isinstance(nbagent.Agent(provider="simulated").run_sync("What is 2 * 3?"), nbagent.RunResult)

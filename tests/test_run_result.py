@@ -43,3 +43,51 @@ def test_run_result_repr_is_one_short_line() -> None:
 def test_an_unfinished_run_says_so() -> None:
     assert RunResult().done is None and RunResult().reason is None
     assert repr(RunResult()).startswith("RunResult(unfinished, 0 request(s)")
+
+
+def test_text_leaves_out_a_broken_streams_partial_text_and_separates_requests() -> None:
+    # A stream dropped mid-answer and sent again read "The answer is 42.The answer is 42." in
+    # result.text (the partial text never enters history); two requests' texts ran together.
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
+
+    answer = "The answer is forty-two, computed carefully by hand."
+    api = SimulatedAPI([text_reply(answer), text_reply(answer)], faults={1: Fault.drop(after_events=10)})
+    result = Agent(provider=simulated_provider(api)).run_sync("q")
+    assert [e.kind for e in result].count("stream_interrupted") == 1
+    assert result.text == answer
+    api = SimulatedAPI([tool_reply("python", {"code": "6 * 7"}, text="Let me compute."), text_reply("It is 42.")])
+    result = Agent(provider=simulated_provider(api), allow=["python"]).run_sync("q")
+    assert result.text == "Let me compute.\n\nIt is 42."
+
+
+async def test_ask_leaves_out_a_broken_streams_partial_text() -> None:
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+    answer = "The answer is forty-two, computed carefully by hand."
+    api = SimulatedAPI([text_reply(answer), text_reply(answer)], faults={1: Fault.drop(after_events=10)})
+    assert await Agent(provider=simulated_provider(api)).ask("q") == answer
+
+
+def test_the_sessions_cost_on_a_model_without_prices_is_unknown_never_zero() -> None:
+    # docs/api.md pointed at done.totals.cost_usd for the session's cost: 0.0 on a local model.
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("Hello."), text_reply("Hi.")], models={"llama-local": 32_768})
+    agent = Agent(provider=simulated_provider(api), model="llama-local")
+    done = agent.run_sync("Say hello.").done
+    assert done is not None and done.totals.unpriced_requests == 1 and done.totals.cost is None
+    priced = Agent(provider="simulated").run_sync("What is 2 * 3?").done
+    assert priced is not None and priced.totals.cost == priced.totals.cost_usd > 0
+
+
+def test_a_run_without_a_completed_request_costs_a_float_zero() -> None:
+    # It returned the int 0 (sum of nothing), typed float | None.
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("never")], faults={1: Fault.auth()})
+    result = Agent(provider=simulated_provider(api)).run_sync("q")
+    assert result.reason == "error" and type(result.cost) is float and result.cost == 0.0

@@ -100,9 +100,13 @@ class NotebookSession:
         return self.agent.turn
 
     @property
-    def cost(self) -> float:
+    def cost(self) -> float | None:
         """What the session has spent in USD: every request billed, rolled-back ones included
-        (``totals.cost_usd`` is what the requests of the current history cost)."""
+        (``totals.cost_usd`` is what the requests of the current history cost); None once a request
+        had no price (a local or gateway model), as ``RunResult.cost``: ``spent_usd`` alone read
+        ``0.0`` for a session on a local model."""
+        if self.agent.session.spent.unpriced_requests:
+            return None
         return self.agent.totals.spent_usd
 
     @property

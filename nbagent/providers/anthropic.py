@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anthropic
 import httpx2
 
-from ..engine.contracts.errors import ApiError
+from ..engine.contracts.errors import ApiError, ErrorKind
 from ..engine.contracts.messages import CompactionScan
 from ..engine.contracts.provider import Chunk, ModelRequest
 from .anthropic_errors import bound_error_body, refused_feature, to_api_error
@@ -132,6 +132,7 @@ class AnthropicProvider:
             # Read when the response's head arrives: its reset times count from there, not from the end
             # of a long stream (a rate measured from the end came out too fast by the stream's length).
             limits, head_at = rate_limits_of(getattr(raw, "response", None)), time.monotonic()
+            _check_event_stream(getattr(raw, "response", None), request.model)
             if limits is not None and request.on_rate_limits is not None:
                 request.on_rate_limits(limits)  # the machine's other kernels need not wait for the stream's end
             async for event in events:  # translated here, not in a nested generator: one layer less per delta
@@ -162,6 +163,21 @@ class AnthropicProvider:
             return None
         window = getattr(info, "max_input_tokens", None)
         return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def _check_event_stream(response: object, model: str) -> None:
+    """Raise when a 2xx response is not a stream of events: a web page (the port of another app) or a
+    whole JSON reply (a server that ignores ``stream``) read as a stream cut short, a connection
+    error retried three times, where no retry can help."""
+    headers = getattr(response, "headers", None)
+    kind = headers.get("content-type") if headers is not None else None
+    if not isinstance(kind, str) or kind.split(";")[0].strip().lower() == "text/event-stream":
+        return  # a response without the header (a test double, a bare proxy) is read as it comes
+    url = str(getattr(getattr(response, "request", None), "url", "the endpoint")).split("?")[0]
+    raise ApiError(ErrorKind.INVALID_REQUEST,
+                   f"{url} answered {kind.split(';')[0]}, not a stream of events (text/event-stream): is "
+                   f"base_url a server of the Anthropic Messages API that streams ({model!r})?",
+                   status=getattr(response, "status_code", None))
 
 
 async def _closed_at_loop_shutdown(client: anthropic.AsyncAnthropic) -> AsyncIterator[None]:

@@ -171,10 +171,22 @@ def one_line_message(exc: BaseException) -> str:
         text = " ".join(html.unescape(found.group(1) if found else _TAG.sub(" ", raw)).split())
         status = status_of(exc)
         where = f"HTTP {status}" if status else "the server"
-        return f"{where} answered with an HTML page, not an API error: {text[:120] or 'no title'}"
+        return f"{_not_found_where(exc)}{where} answered with an HTML page, not an API error: {text[:120] or 'no title'}"
     lines = raw.splitlines()
     line = lines[0] if lines else type(exc).__name__
+    line = _not_found_where(exc) + line
     return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
+
+
+def _not_found_where(exc: BaseException) -> str:
+    """For a 404 that is not the API's own error (``model: x``), the URL it answered, first: a
+    server that is not a Messages API (an OpenAI-compatible one) or a ``base_url`` with an extra
+    ``/v1`` answers ``{"detail":"Not Found"}``, which named neither the path nor the cause."""
+    request = getattr(getattr(exc, "response", None), "request", None)
+    if status_of(exc) != 404 or _error_type(exc) is not None or request is None:
+        return ""
+    return (f"{request.method} {request.url.copy_with(query=None)}: not found. Is base_url the server's root, "
+            "serving the Anthropic Messages API (an OpenAI-compatible server does not)? It said: ")
 
 
 def status_of(exc: BaseException) -> int | None:

@@ -162,6 +162,9 @@ class StreamAssembler:
         elif event.type == "message_start":
             m = event.message
             self.message_id, self.model = m.id, m.model or self.model
+            if m.usage is None:  # a server of the API's shape that counts nothing: say so, not AttributeError
+                raise ApiError(ErrorKind.INVALID_REQUEST, "the endpoint's stream reports no token usage (message_start "
+                               "without usage): nbagent needs it to measure the context against the window")
             self.usage = _dump(m.usage)
             return StreamStarted(Usage.from_api(self.usage))
         elif event.type == "message_delta":

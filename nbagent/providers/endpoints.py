@@ -95,8 +95,12 @@ class Endpoint:
         if self.base_url is not None:
             parsed = urllib.parse.urlsplit(self.base_url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                # the text as given, not ``where``: "127.0.0.1:8000" (no scheme) read "got ://?". Never
+                # what comes before an "@" (a scheme-less ``ana:secret@host`` holds a password).
+                shown = self.base_url.rsplit("@", 1)[-1][:80]
+                hint = ": it lacks the http:// in front" if "://" not in self.base_url else ""
                 raise EndpointError(f"endpoint {self.name!r}: base_url must be an http(s) URL, "
-                                    f"e.g. http://127.0.0.1:4000 (got {self.where})")
+                                    f"e.g. http://127.0.0.1:4000 (got {shown!r}{hint})")
             if parsed.username or parsed.password:
                 raise EndpointError(f"endpoint {self.name!r}: put credentials in auth_token/api_key "
                                     "(or their *_env), not in base_url")

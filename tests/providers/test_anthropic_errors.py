@@ -168,3 +168,20 @@ def test_an_error_without_the_apis_message_reads_the_same_whatever_the_sdks_word
     for sdk_wording in (str(built), f"Error code: 403 - {built.body}", "403 {} (request_id: req_1)"):
         error = to_api_error(anthropic.PermissionDeniedError(sdk_wording, response=response, body=built.body))
         assert (error.message, error.kind, error.request_id) == (message, ErrorKind.AUTH, "req_1")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"detail":"Not Found"}', 'It said: HTTP 404: {"detail":"Not Found"}'),  # an OpenAI-compatible server
+    ("<html><head><title>404 Not Found</title></head></html>", "It said: HTTP 404 answered with an HTML page"),
+])
+def test_a_404_that_is_not_the_apis_own_names_the_url_and_the_likely_cause(text: str, said: str) -> None:
+    # It read only 'HTTP 404: {"detail":"Not Found"}': no path, no hint that the server is not a Messages API.
+    request = httpx2.Request("POST", "http://127.0.0.1:8000/v1/v1/messages?beta=true")
+    response = httpx2.Response(404, request=request, text=text)
+    error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response))
+    assert error.message.startswith("POST http://127.0.0.1:8000/v1/v1/messages: not found. Is base_url the server's root")
+    assert "OpenAI-compatible" in error.message and said in error.message and error.kind == ErrorKind.NOT_FOUND
+
+
+def test_the_apis_own_not_found_keeps_its_message() -> None:
+    assert to_api_error(status_error(404, "not_found_error", "model: qwen3")).message == "model: qwen3"

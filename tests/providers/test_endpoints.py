@@ -336,3 +336,18 @@ def test_a_projects_endpoints_file_is_read_within_bounds(tmp_path: Path) -> None
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(EndpointError, match="RecursionError"):
         load_profiles(tmp_path)
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("127.0.0.1:8000", "(got '127.0.0.1:8000': it lacks the http:// in front)"),
+    ("ana:s3cret-pw@localhost:4000", "(got 'localhost:4000': it lacks the http:// in front)"),
+    ("ftp://127.0.0.1", "(got 'ftp://127.0.0.1')"),
+])
+def test_a_base_url_without_http_says_what_was_given_never_a_password(url: str, said: str) -> None:
+    # "127.0.0.1:8000" read "base_url must be an http(s) URL, e.g. http://127.0.0.1:4000 (got ://?)" (pow3).
+    from nbagent.providers.endpoint_trust import EndpointError
+    from nbagent.providers.endpoints import Endpoint
+
+    with pytest.raises(EndpointError) as raised:
+        Endpoint(name="lab", base_url=url)
+    assert said in str(raised.value) and "s3cret" not in str(raised.value)

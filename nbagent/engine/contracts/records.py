@@ -88,5 +88,12 @@ class Totals:
     spent_usd: Number = 0.0
     spent_requests: int = 0
 
+    @property
+    def cost(self) -> float | None:
+        """The current history's cost in USD, None when a request of it had no price (a local or
+        gateway model): ``cost_usd`` alone is the priced requests' sum, ``0.0`` for a session on a
+        local model, which read as free where it is unknown (as ``RunResult.cost``)."""
+        return None if self.unpriced_requests else float(self.cost_usd)
+
 
 __all__ = ["ContextAction", "RequestRecord", "Totals"]

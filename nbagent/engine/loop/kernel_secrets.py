@@ -20,6 +20,8 @@ from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .frame_secrets import MAX_FRAME_COLUMNS, frame_columns
+
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
 
@@ -311,6 +313,13 @@ def _is_secret(name: str, value: str) -> bool:
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
 
 
+def _credential_name(label: str) -> bool:
+    """Whether a frame's column label names a credential, by a mapping key's rule (words split by
+    ``-``, a space or ``.`` too)."""
+    key = label.translate(_SEPARATORS)
+    return bool(_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key))
+
+
 def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
     """The texts a bytes value named as a credential shows (``SECRET_KEY = Fernet.generate_key()``,
     ``private_key = Path("key.pem").read_bytes()``, ``db_password = b"…"``): what its ``repr`` writes
@@ -368,7 +377,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows = [0], [MAX_ROWS]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -389,6 +398,10 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
+            elif (depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS
+                  and (columns := frame_columns(value, kind, _credential_name, frame_budget)) is not None):
+                mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
+                walk(columns, depth + 1)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
                 # records): its first rows' items, as if they stood one level down. Rows have their own

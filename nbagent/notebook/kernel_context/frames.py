@@ -85,9 +85,21 @@ def size_text(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def _label(label: object) -> str:
+    """A column label as the literal that selects it: a MultiIndex's ``('x', 'p')`` stays a tuple
+    and a ``None`` label ``None``; made text (``"('x', 'p')"``, ``'None'``) they read as string
+    labels, and ``df["('x', 'p')"]`` is a KeyError."""
+    if type(label) is tuple:
+        inner = ", ".join(_label(v) for v in label)
+        return f"({inner},)" if len(label) == 1 else f"({inner})"
+    if isinstance(label, str) or label is None or type(label) in (int, float, bool):
+        return repr(label)
+    # a numpy scalar as its value (``3``, not ``np.int64(3)``); a Timestamp as its repr, as the column lines say it
+    return plain(label) if type(label).__module__.split(".")[0] == "numpy" else short(label)
+
+
 def _head_columns(columns: "pd.Index | list[str]") -> str:
-    names = [str(c) if not isinstance(c, (str, int, float)) else c for c in list(columns[:HEAD_COLUMNS])]
-    return f"columns {names!r}"
+    return "columns [" + ", ".join(_label(c) for c in list(columns[:HEAD_COLUMNS])) + "]"
 
 
 def _dtype_counts(dtypes: "pd.Series") -> str:
@@ -121,7 +133,11 @@ def dataframe_full(df: "pd.DataFrame") -> Description:
     lines = [f"index: {_index_text(df.index)}; {_memory(df)}",
              f"columns (name: dtype, missing, values{scope}):"]
     for i, (label, col) in enumerate(part.items()):
-        lines.append(cut(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{_values_text(col)}"))
+        try:
+            values = _values_text(col)
+        except Exception as exc:  # noqa: BLE001 - an object cell's __repr__/__eq__ raised: its values only are left out
+            values = f", values not shown ({type(exc).__name__} from a cell)"
+        lines.append(cut(f"  {_name(label)}: {col.dtype}, {int(missing.iloc[i]):,} missing{values}"))
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed (ask: df.columns[{shown}:])")
     lines += _sample_lines(sub, rows)
@@ -158,7 +174,8 @@ def _values_text(col: "pd.Series") -> str:
     if isinstance(kind, pd.CategoricalDtype):
         cats = list(kind.categories[:LEVELS])
         more = f" +{len(kind.categories) - LEVELS} more" if len(kind.categories) > LEVELS else ""
-        return f", levels [{', '.join(short(c) for c in cats)}]{more}"
+        # an ordered category sorts and compares by its levels' order (low < mid < high), not the text's
+        return f", {'ordered levels' if kind.ordered else 'levels'} [{', '.join(short(c) for c in cats)}]{more}"
     if pd.api.types.is_bool_dtype(kind):
         return f", {int(col.sum()):,} true"
     if pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_datetime64_any_dtype(kind):
@@ -183,7 +200,10 @@ def _values_text(col: "pd.Series") -> str:
 def _sample_lines(sub: "pd.DataFrame", rows: int) -> list[str]:
     if rows == 0:
         return ["(no rows)"]
-    text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
+    try:  # pandas' repr calls an object cell's __repr__: one that raises costs the sample, not the schema
+        text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
+    except Exception as exc:  # noqa: BLE001 - the user's __repr__; the time limit (TimeUp) is no Exception
+        return [f"first rows: not shown (a cell's repr raised {type(exc).__name__})"]
     return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
 
 
@@ -224,7 +244,9 @@ def ndarray_full(a: "NDArray[np.generic]") -> Description:
             if valid.size else ", all NaN"
         lines.append(f"values: {nans:,} NaN{scope}{rng}")
     text = np.array2string(a, threshold=12, edgeitems=3, max_line_width=LINE_CHARS)
-    lines += ["values:" if a.ndim > 1 else "first values:",
+    # numpy summarises an array of more than 12 values as its first and last three: "first values"
+    # read the last three as the 4th to 6th
+    lines += ["values:" if a.ndim > 1 or a.size <= 12 else "first and last values:",
               *("  " + cut(line) for line in text.splitlines()[:8])]
     return Description(f"shape {a.shape}, dtype {a.dtype}", tuple(lines))
 

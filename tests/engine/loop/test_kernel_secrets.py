@@ -392,3 +392,31 @@ def test_a_cell_of_urls_past_the_code_bound_is_not_tokenized_for_their_queries(m
     code_secrets(urls)
     code_secrets(small)
     assert tokenized == [len(small)]
+
+
+def test_a_frames_credential_columns_give_their_values_as_the_same_records_as_a_list_do() -> None:
+    """``pd.read_json("connections.json")`` (or a database's users table) sent each ``password`` and
+    ``api_key`` to the model in the frame's description, where the same records as a list of
+    mappings were ``[redacted]`` (pow3)."""
+    import pandas as pd
+
+    key = "q9Zk2LmX8vB3nR7tW1pY5sD4fG6hJ0aC"
+    users = pd.DataFrame({"name": ["prod", "dev", "dev"], "password": ["Tr0ub4dor&3-horse", "hunter2-staple", "hunter2-staple"],
+                          "api_key": [key, "not a key at all", None], "notes": ["Tr0ub4dor is a word", "x", "y"]})
+    assert credential_variable_values({"users": users}.items()) == ("Tr0ub4dor&3-horse", "hunter2-staple", key)
+    twice = pd.DataFrame([["pass-word-1", "pass-word-2"]], columns=["password", "password"])  # read by place
+    numbers = pd.DataFrame({"token_count": [1, 2], "key_0": [0.5, 1.5]})
+    assert credential_variable_values({"twice": twice, "numbers": numbers}.items()) == ("pass-word-1", "pass-word-2")
+    assert credential_variable_values({"pw": users["password"], "names": users["name"]}.items()) == (
+        "Tr0ub4dor&3-horse", "hunter2-staple")
+
+
+def test_wide_frames_are_read_within_a_bound() -> None:
+    """Checked column by column, 500 frames of 1,000 columns took 1.5 s at each prompt (pow3)."""
+    import numpy as np
+    import pandas as pd
+
+    frames = {f"f{i}": pd.DataFrame(np.zeros((2, 1_000)), columns=[f"key_{j}" for j in range(1_000)]) for i in range(600)}
+    started = time.perf_counter()
+    assert credential_variable_values(frames.items()) == ()
+    assert time.perf_counter() - started < 1.0

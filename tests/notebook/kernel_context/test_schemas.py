@@ -139,6 +139,43 @@ def test_a_multiindex_range_reads_as_values_not_numpy_reprs() -> None:
     assert "index: MultiIndex, 2 entries, ('a', 1) .. ('b', 2);" in block_of(text, "mi")
 
 
+def test_column_labels_that_are_not_strings_are_listed_as_the_literals_that_select_them() -> None:
+    # A MultiIndex's columns were listed as "('x', 'p')" and a None label as 'None': strings that
+    # df[...] does not find (KeyError), where the column lines below said ('x', 'p') and None.
+    wide = pd.DataFrame(np.arange(4).reshape(1, 4), columns=pd.MultiIndex.from_product([["x", "y"], ["p", "q"]]))
+    odd = pd.DataFrame({0: [1], None: [2], ("t",): [3], pd.Timestamp("2024-01-01"): [4]})
+    text, _ = context_text(shell_with(wide=wide, odd=odd), "what are `wide` and `odd`?")
+    assert "columns [('x', 'p'), ('x', 'q'), ('y', 'p'), ('y', 'q')])" in block_of(text, "wide")
+    assert "columns [0, None, ('t',), Timestamp('2024-01-01 00:00:00')])" in block_of(text, "odd")
+
+
+def test_an_ordered_categorical_says_its_levels_are_ordered() -> None:
+    # It read "levels ['low', 'mid', 'high']" as an unordered one does: sort_values and < follow the order.
+    size = pd.Categorical(["high", "low", "mid"], categories=["low", "mid", "high"], ordered=True)
+    text, _ = context_text(shell_with(t=pd.DataFrame({"size": size, "plain": pd.Categorical(["a", "b", "a"])})), "`t`?")
+    assert "size: category, 0 missing, ordered levels ['low', 'mid', 'high']" in block_of(text, "t")
+    assert "plain: category, 0 missing, levels ['a', 'b']" in block_of(text, "t")
+
+
+def test_a_long_arrays_values_are_labelled_first_and_last_as_numpy_shows_them() -> None:
+    text, _ = context_text(shell_with(a=np.arange(100), b=np.arange(5)), "`a` and `b`?")
+    assert "first and last values:\n      [ 0  1  2 ... 97 98 99]" in block_of(text, "a")
+    assert "values:\n      [0 1 2 3 4]" in block_of(text, "b")
+
+
+def test_object_cells_whose_repr_raises_cost_the_sample_not_the_schema() -> None:
+    # The whole frame was "[full description left out: raised ValueError: boom]": columns and dtypes too.
+    class Raising:
+        def __repr__(self) -> str:
+            raise ValueError("boom")
+
+    frame = pd.DataFrame({"o": [Raising(), Raising()], "n": [1.5, 2.5]})
+    block = block_of(context_text(shell_with(frame=frame), "what is `frame`?")[0], "frame")
+    assert "o: object, 0 missing, values not shown (ValueError from a cell)" in block
+    assert "n: float64, 0 missing, 2 distinct: [1.5, 2.5]" in block
+    assert "first rows: not shown (a cell's repr raised ValueError)" in block and "left out" not in block
+
+
 def test_a_strided_array_is_not_copied_whole_to_be_described() -> None:
     arr = np.ones((4_000, 4_000))[:, ::2]
     text, _ = context_text(shell_with(arr=arr), "what is `arr`?")
