@@ -163,7 +163,8 @@ def _index_text(index: "pd.Index") -> str:
     name = f" named {short(index.name)}" if index.name is not None else ""
     # Uniqueness hashes every label: asked only of an index small enough (a RangeIndex knows at once).
     unique = index.is_unique if len(index) <= STATS_CELLS or kind == "RangeIndex" else True
-    return f"{kind}{name}, {len(index):,} entries, {first} .. {last}" + ("" if unique else ", not unique")
+    entries = f"{len(index):,} entries" if len(index) != 1 else "1 entry"
+    return f"{kind}{name}, {entries}, {first} .. {last}" + ("" if unique else ", not unique")
 
 
 def _values_text(col: "pd.Series") -> str:
@@ -204,7 +205,7 @@ def _sample_lines(sub: "pd.DataFrame", rows: int) -> list[str]:
         text = sub.head(SAMPLE_ROWS).to_string(max_cols=HEAD_COLUMNS, max_colwidth=VALUE_CHARS, show_dimensions=False)
     except Exception as exc:  # noqa: BLE001 - the user's __repr__; the time limit (TimeUp) is no Exception
         return [f"first rows: not shown (a cell's repr raised {type(exc).__name__})"]
-    return [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
+    return [_first_rows(rows), *("  " + cut(line) for line in text.splitlines())]
 
 
 def series_brief(s: "pd.Series") -> Description:
@@ -275,8 +276,13 @@ def polars_full(df: "pl.DataFrame") -> Description:
     if ncols > shown:
         lines.append(f"  ... {ncols - shown:,} more columns not listed")
     text = str(sub.head(SAMPLE_ROWS))
-    lines += [f"first {min(rows, SAMPLE_ROWS)} rows:", *("  " + cut(line) for line in text.splitlines())]
+    lines += [_first_rows(rows), *("  " + cut(line) for line in text.splitlines())]
     return Description(f"shape {df.shape}, {_head_columns(df.columns)}", tuple(lines))
+
+
+def _first_rows(rows: int) -> str:
+    """The heading of a frame's sample rows: "first 5 rows:", or "first row:" for one."""
+    return "first row:" if rows == 1 else f"first {min(rows, SAMPLE_ROWS)} rows:"
 
 
 __all__ = ["Description", "dataframe_brief", "dataframe_full", "ndarray_brief", "ndarray_full", "polars_brief",

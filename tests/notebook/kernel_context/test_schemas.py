@@ -218,3 +218,11 @@ def test_a_subclass_is_not_described_off_the_main_thread(sales: pd.DataFrame) ->
     with ThreadPoolExecutor(1) as pool:
         shown = pool.submit(describe, _Sales(sales), True).result()
     assert "not described off the kernel's main thread" in shown.summary and "price" not in str(shown)
+
+
+def test_a_one_row_frame_reads_first_row_and_1_entry() -> None:
+    # It read "1 entries" and "first 1 rows:" (power pass 3).
+    text, _ = context_text(shell_with(one=pd.DataFrame({"a": [1.5]}, index=pd.Index(["r"], name="k"))), "what is `one`?")
+    block = block_of(text, "one")
+    assert "first row:" in block and "first 1 rows" not in block, block
+    assert "1 entry" in block and "1 entries" not in block, block
