@@ -161,6 +161,7 @@ class ContextPolicy:
             raise ContextPolicyError(f"an empty context policy; use one of {', '.join(PRESETS)} or LAYER+LAYER")
         expanded = PRESETS.get(text, text)
         layers: list[str] = []
+        written: dict[str, str] = {}  # layer -> its part as typed
         # Any: each option has its own type, and dataclasses.replace checks keyword by keyword.
         changes: dict[str, Any] = {}
         for part in expanded.split("+"):
@@ -171,11 +172,14 @@ class ContextPolicy:
             if layer in layers:
                 raise ContextPolicyError(f"context layer {layer!r} given twice in {text!r}")
             layers.append(layer)
+            written[layer] = ":".join([layer, *pairs])
             changes.update(_options(layer, pairs))
         if "truncate" not in layers:
             layers.append("truncate")  # the last resort always holds
         ordered = tuple(sorted(layers, key=LAYERS.index))
-        return cls(layers=ordered, options=_checked(replace(LayerOptions(), **changes)), name=text)
+        # Named in the order the layers act (``truncate+mask`` runs, and is shown, as ``mask+truncate``)
+        name = text if text in PRESETS else "+".join(written[layer] for layer in ordered if layer in written)
+        return cls(layers=ordered, options=_checked(replace(LayerOptions(), **changes)), name=name)
 
     def has(self, layer: str) -> bool:
         """Whether ``layer`` is part of this policy."""

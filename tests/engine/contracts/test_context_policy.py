@@ -76,3 +76,11 @@ def test_a_policy_in_any_wrong_form_names_the_accepted_forms() -> None:
         Agent(provider="simulated", context={"mask": 3})
     with pytest.raises(ContextPolicyError, match="takes keep="):
         Agent(provider="simulated", context={"mask": {"kept": 3}})
+
+
+def test_a_policy_is_named_in_the_order_its_layers_act() -> None:
+    # "truncate+mask" ran as mask then truncate while the header and status read "truncate+mask" (power pass 3).
+    assert str(ContextPolicy.parse("truncate+mask:keep=2")) == "mask:keep=2+truncate"
+    assert str(ContextPolicy.parse(" summary + mask ")) == "mask+summary"
+    assert str(ContextPolicy.parse({"summary": {}, "mask": {"keep": 2}})) == "mask:keep=2+summary"
+    assert str(ContextPolicy.parse("cline")) == "cline"  # a preset keeps its name
