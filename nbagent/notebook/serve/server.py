@@ -64,6 +64,13 @@ def write_token(token: str, port: int) -> Path:
     return path
 
 
+ASKS_HERE = "Every edit and run asks here first; %agent serve --stop ends it."
+NO_ONE_TO_ASK = ("No notebook page with the nbagent extension answers this kernel (nbclient, VS Code, a console), "
+                 "so no one can be asked here: edits and runs are refused until the notebook is open in JupyterLab "
+                 "or Notebook 7; %agent serve --stop ends it.")
+"""Said where the gate would refuse every call that asks: announcing that it asks would be untrue."""
+
+
 class ServeServer:
     """The running server of one kernel (see :func:`start` in :mod:`.command`)."""
 
@@ -246,7 +253,7 @@ class ServeServer:
                 "(readable by you only; it ends with the server).",
                 f"Claude Code:  claude mcp add --transport http {name} {self.url} --header \"{header}\"",
                 f"VS Code (.vscode/mcp.json; Cursor: the same under mcpServers):  {json.dumps(vscode)}",
-                "Every edit and run asks here first; %agent serve --stop ends it."]
+                ASKS_HERE if getattr(getattr(self, "bridge", None), "connected", False) else NO_ONE_TO_ASK]
 
     def status_line(self) -> str:
         clients = self.clients.connected()

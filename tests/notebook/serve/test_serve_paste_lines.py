@@ -33,3 +33,19 @@ def test_terminal_escapes_and_direction_marks_in_the_name_are_not_printed() -> N
     text = "\n".join(_lines("a\x1b[8mhidden\u202e.ipynb"))
     assert "\x1b" not in text and "\u202e" not in text
     assert shown_name("analysis.ipynb") == "analysis.ipynb"
+
+
+def test_it_says_edits_ask_only_where_a_notebook_page_can_be_asked() -> None:
+    """Under nbclient or in a console no page answers: every edit and run is refused, so "asks here
+    first" was untrue there (power pass 3)."""
+    from nbagent.notebook.document.bridge import Bridge
+    from nbagent.notebook.serve.server import ASKS_HERE, NO_ONE_TO_ASK
+    from tests.notebook.document.fake_frontend import FakeFrontEnd
+
+    server = ServeServer.__new__(ServeServer)
+    server.notebook, server.token_file = "analysis.ipynb", Path("/run/t.token")
+    server.http = cast(HttpServer, _Http())
+    server.bridge = Bridge()  # nothing said hello
+    assert server.paste_lines()[-1] == NO_ONE_TO_ASK
+    server.bridge = FakeFrontEnd().connect(Bridge())
+    assert server.paste_lines()[-1] == ASKS_HERE
