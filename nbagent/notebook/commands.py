@@ -58,11 +58,11 @@ def _said_nothing_loaded(magics: "MagicsApi") -> bool:
 def history(magics: "MagicsApi", args: Namespace) -> None:
     """The per-request table, then what external (MCP) clients did."""
     from ..display.tables import ReadableTable
-    from .document.replayed import notebook_history, replayed_session, shown_turns
+    from .document.replayed import carried_only, notebook_history, replayed_session, shown_turns
     from .serve.record import frame
 
     external = serve_command.entries(magics)
-    if replayed_session(magics) is None and magics.document.from_notebook:
+    if carried_only(magics):
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
     else:
         # Before the first %%agent cell there is no session yet: that is "no requests yet" (as the
@@ -92,9 +92,9 @@ COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 @magic_arguments(name="agent cost")
 def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
-    from .document.replayed import notebook_status, replayed_session
+    from .document.replayed import carried_only, notebook_status, replayed_session
 
-    if replayed_session(magics) is None:
+    if carried_only(magics) or replayed_session(magics) is None:
         # A replaying kernel with no session to load: a notebook received without its .nbagent/
         # folder (its turns replayed from the cells' own records), or one whose turns were all
         # undone. A `%agent cost` cell left in it must not fail and stop Run All there.

@@ -946,3 +946,23 @@ def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, m
         lab.ip.run_cell("%agent mode python")
     assert "replayed: session" in again and "make %%agent --live the cell's first line" in again
     assert "add --live" not in again
+
+
+@pytest.mark.parametrize("command", ["%agent cost", "%agent history", "%agent status"])
+def test_totals_after_a_session_the_code_made_give_the_recorded_turns_not_zero_without_the_folder(lab, tmp_path,
+                                                                                                  command):
+    # A lesson received without .nbagent/: a cell makes a session (notebook 03's
+    # `magics.new_session()`, or `nbagent.session().agent.simulated_api` to set faults) that asks
+    # nothing, the agent cells replay from their metadata, and `%agent cost` said "spent $0.0000 in
+    # 0 request(s)" (`history`: "no requests yet") under answers that show what they cost.
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-look", "source": command,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart().new_session()  # as the lesson's cell does
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "$0.0000" not in out and "no requests yet" not in out and "0 request(s)" not in out
+    assert "as recorded" in out or "cost (recorded)" in out
