@@ -222,10 +222,18 @@ def load(magics: "MagicsApi", args: Namespace) -> None:
 
 @magic_arguments(name="agent explore")
 def explore(magics: "MagicsApi", args: Namespace) -> None:
-    """Open the truncation explorer (on the live session's history when there is one)."""
+    """Open the truncation explorer (on the live session's history when there is one; after a
+    replay, on the replayed session's, as ``%agent history`` reads it)."""
     from ..explorer import explore as open_explorer
+    from .document.replayed import carried_only, replayed_session
 
-    _display(open_explorer(session=magics.current))
+    # Was magics.current: after Restart & Run All (a replay loads no session) a lesson's
+    # `%agent explore` showed a synthetic 60-request conversation in place of the lesson's.
+    if carried_only(magics):
+        print(f"nbagent: the {len(magics.document.from_notebook)} turn(s) replayed here came from the notebook's "
+              "own records, and no .nbagent/ folder here holds their conversation: the explorer below shows a "
+              "synthetic one.")
+    _display(open_explorer(session=replayed_session(magics)))
 
 
 @magic_arguments(name="agent config")

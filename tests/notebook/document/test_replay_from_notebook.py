@@ -966,3 +966,30 @@ def test_totals_after_a_session_the_code_made_give_the_recorded_turns_not_zero_w
 
     assert "$0.0000" not in out and "no requests yet" not in out and "0 request(s)" not in out
     assert "as recorded" in out or "cost (recorded)" in out
+
+
+def test_the_explorer_after_a_replay_opens_on_the_replayed_session_not_a_synthetic_one(lab, tmp_path):
+    # A lesson ending with `%agent explore`, Restart & Run All: the agent cell replays (no session
+    # loaded), and the explorer showed "synthetic: 60 requests … window 8,000" as the lesson's.
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-explore", "source": "%agent explore",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "live session" in out and "synthetic" not in out
+
+
+def test_the_explorer_of_a_notebook_received_without_its_folder_says_its_conversation_is_synthetic(lab, tmp_path):
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-explore", "source": "%agent explore",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "no .nbagent/ folder here holds their conversation: the explorer below shows a synthetic one" in out
