@@ -993,3 +993,24 @@ def test_the_explorer_of_a_notebook_received_without_its_folder_says_its_convers
     out = lab.run(len(lab.front.cells) - 1)
 
     assert "no .nbagent/ folder here holds their conversation: the explorer below shows a synthetic one" in out
+
+
+def test_a_replayed_cell_whose_window_option_changed_says_its_answer_ran_with_another_window(lab):
+    # A teacher makes the window smaller to show the class truncation, then Restart & Run All: the
+    # cell replays the turn recorded with the old window (its header "… / 4,000 window"), silently.
+    from nbagent.notebook.document.live_lines import OTHER_WINDOW_LINE
+
+    lab.front.cells[0]["source"] = f"%%agent --window 4000\n{QUESTION}"
+    lab.run()
+    assert lab.record()["summary"]["context_window"] == 4000
+    lab.front.cells[0]["source"] = f"%%agent --window 2500\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed: session" in out
+    assert OTHER_WINDOW_LINE.format(wanted=2500, recorded=4000) in out
+    lab.front.cells[0]["source"] = f"%%agent --window 4000\n{QUESTION}"
+    lab.restart()
+    same = lab.run()
+    assert "replayed: session" in same and "this cell names --window" not in same
