@@ -49,6 +49,12 @@ def guarded_hooks(policy: AdminPolicy | None, hooks: HookMap | Hooks | None) -> 
     return Hooks.from_mapping({name: by_name[name] for name in HOOK_NAMES if name in by_name})
 
 
+def _usd(amount: float) -> str:
+    """``$5.00`` for whole cents, else to four decimals: a day's budget of $0.005 read "$0.01 … is
+    spent ($0.0050)", a budget larger than what it said was spent."""
+    return f"${amount:.2f}" if round(amount, 2) == amount else f"${amount:.4f}"
+
+
 def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,
                   config: SessionConfig) -> tuple[RunLimits | None, DailyLedger | None]:
     """A prompt's limits within the policy, and the ledger to add its spend to (None: no day cap).
@@ -63,7 +69,7 @@ def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,
     left = policy.max_daily_budget_usd - ledger.spent()
     if left <= 0:
         raise DailyBudgetSpentError(
-            f"today's budget of ${policy.max_daily_budget_usd:.2f} set by the administrator (max_daily_budget_usd "
+            f"today's budget of {_usd(policy.max_daily_budget_usd)} set by the administrator (max_daily_budget_usd "
             f"in {policy.source}) is spent (${ledger.spent():.4f}); it resets tomorrow.")
     limits = limits or RunLimits()
     own = limits.max_budget_usd if limits.max_budget_usd is not None else config.max_budget_usd

@@ -33,3 +33,13 @@ def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not shown] …\n{text[-half:]}"
+
+
+def svg_figure(svg: str) -> str:
+    """``svg`` in a block whose own text is 0 px. A notebook opened untrusted (a lesson handed to
+    students, before they run it) has its HTML sanitised, which drops the ``<svg>`` tags but keeps
+    their text: each chart's labels and every hover title ran together in the page ("#0 user: first
+    pair#1 assistant: …", "0250k500k750k1Mwindowmax allowed…"). Hidden there, while a rendered SVG
+    sizes its own text (each chart sets ``font-size`` on its root). The tables beside the charts
+    carry their numbers."""
+    return f'<div style="font-size:0">{svg}</div>'

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ..display import theme
 from ..display.charts import nice_max
 from ..display.format import fmt_tokens_short
-from ..display.html import esc
+from ..display.html import esc, svg_figure
 from ..display.tables import panel_table
 from .policies import STRIP, PolicyRecord, PolicyResult, comparison_df, recall_df
 
@@ -86,7 +86,7 @@ def lines_svg(results: Sequence[PolicyResult], values: str, *, title: str, width
     parts.append(f'<text x="{left}" y="{top - 5}" style="fill:{theme.TEXT}">{esc(title)}</text>'
                  f'<text x="{left}" y="{height - 6}" style="fill:{theme.MUTED}">request 1</text>'
                  f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" style="fill:{theme.MUTED}">{n}</text></svg>')
-    return "".join(parts)
+    return svg_figure("".join(parts))
 
 
 def policy_legend_html(results: Sequence[PolicyResult]) -> str:
@@ -120,7 +120,7 @@ def strip_svg(record: PolicyRecord, width: int = 600) -> str:
         parts.append(f'<rect x="{(i % per_row) * cell:.1f}" y="{(i // per_row) * (cell + 2):.1f}" '
                      f'width="{max(cell - 0.6, 0.8):.1f}" height="{cell:.1f}" fill="{STRIP_COLOURS[c]}">'
                      f'<title>#{i}: {esc(STRIP[c])}</title></rect>')
-    return "".join(parts) + "</svg>"
+    return svg_figure("".join(parts) + "</svg>")
 
 
 def strip_caption(record: PolicyRecord) -> str:
@@ -153,7 +153,7 @@ def recall_svg(result: PolicyResult, width: int = 600) -> str:
                                  f'height="{cell_h}" fill="{RECALL_COLOURS[state]}"><title>{esc(fact)}: {state}, '
                                  f'requests {start + 1}-{j}</title></rect>')
                 start, state = j, now
-    return "".join(parts) + "</svg>"
+    return svg_figure("".join(parts) + "</svg>")
 
 
 def recall_legend_html() -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..display import theme
 from ..display.charts import nice_max
 from ..display.format import fmt_range, fmt_tokens_short, is_hidden
-from ..display.html import clip, esc
+from ..display.html import clip, esc, svg_figure
 from ..display.tables import html_table, panel_table
 from ..engine.context import (
     CONTINUE_NOTICE,
@@ -107,7 +107,7 @@ def strip_svg(result: SimulationResult, record: RequestRecord, width: int = 300)
         parts.append(f'<rect x="{x:.2f}" y="{y:.1f}" width="{max(cell - 0.6, 0.8):.2f}" height="{cell:.1f}" '
                      f'fill="{STATUS[status][0]}"><title>#{i} {role}: {status}</title></rect>')
     parts.append(f'<text x="0" y="{h - 3:.1f}" style="fill:{theme.TEXT}">{esc(caption)}</text></svg>')
-    return "".join(parts)
+    return svg_figure("".join(parts))
 
 
 def legend_html() -> str:
@@ -139,7 +139,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     if not recs:
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" '
                      f'style="fill:{theme.MUTED}">no requests</text></svg>')
-        return "".join(parts)
+        return svg_figure("".join(parts))
     y_max = nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
     n = len(recs)
 
@@ -184,7 +184,7 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
     parts.append(f'<text x="{left}" y="{height - 6}" style="fill:{theme.TEXT}">request 1</text>'
                  f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" style="fill:{theme.TEXT}">{n}</text>'
                  f'<text x="{left}" y="{top - 4}" style="fill:{theme.INFO}">tokens sent (shaded: cache read)</text></svg>')
-    return "".join(parts)
+    return svg_figure("".join(parts))
 
 
 def _dot(colour: str) -> str:

@@ -58,11 +58,11 @@ def _said_nothing_loaded(magics: "MagicsApi") -> bool:
 def history(magics: "MagicsApi", args: Namespace) -> None:
     """The per-request table, then what external (MCP) clients did."""
     from ..display.tables import ReadableTable
-    from .document.replayed import notebook_history, replayed_session, shown_turns
+    from .document.replayed import carried_only, notebook_history, replayed_session, shown_turns
     from .serve.record import frame
 
     external = serve_command.entries(magics)
-    if replayed_session(magics) is None and magics.document.from_notebook:
+    if carried_only(magics):
         _display(ReadableTable(notebook_history(magics)))  # replayed from the notebook's own records
     else:
         # Before the first %%agent cell there is no session yet: that is "no requests yet" (as the
@@ -92,9 +92,9 @@ COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 @magic_arguments(name="agent cost")
 def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
-    from .document.replayed import notebook_status, replayed_session
+    from .document.replayed import carried_only, notebook_status, replayed_session
 
-    if replayed_session(magics) is None:
+    if carried_only(magics) or replayed_session(magics) is None:
         # A replaying kernel with no session to load: a notebook received without its .nbagent/
         # folder (its turns replayed from the cells' own records), or one whose turns were all
         # undone. A `%agent cost` cell left in it must not fail and stop Run All there.
@@ -222,10 +222,18 @@ def load(magics: "MagicsApi", args: Namespace) -> None:
 
 @magic_arguments(name="agent explore")
 def explore(magics: "MagicsApi", args: Namespace) -> None:
-    """Open the truncation explorer (on the live session's history when there is one)."""
+    """Open the truncation explorer (on the live session's history when there is one; after a
+    replay, on the replayed session's, as ``%agent history`` reads it)."""
     from ..explorer import explore as open_explorer
+    from .document.replayed import carried_only, replayed_session
 
-    _display(open_explorer(session=magics.current))
+    # Was magics.current: after Restart & Run All (a replay loads no session) a lesson's
+    # `%agent explore` showed a synthetic 60-request conversation in place of the lesson's.
+    if carried_only(magics):
+        print(f"nbagent: the {len(magics.document.from_notebook)} turn(s) replayed here came from the notebook's "
+              "own records, and no .nbagent/ folder here holds their conversation: the explorer below shows a "
+              "synthetic one.")
+    _display(open_explorer(session=replayed_session(magics)))
 
 
 @magic_arguments(name="agent config")

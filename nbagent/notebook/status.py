@@ -61,12 +61,12 @@ def endpoint_line(agent: "Agent") -> str:
 @magic_arguments(name="agent status")
 def status(magics: "MagicsApi", args: Namespace) -> None:
     """Model, provider, turns, requests, cost, context range, tools."""
-    from .document.replayed import notebook_status, replayed_session
+    from .document.replayed import carried_only, notebook_status, replayed_session
     from .view.render import marked_line  # not at the kernel's start: the view package loads the engine
 
     sess = replayed_session(magics)
     serving = serve_command.status_line()
-    carried = notebook_status(magics) if sess is None else None
+    carried = notebook_status(magics) if carried_only(magics) else None
     if carried is not None:
         lines = [*carried, f"notebook     {notebook_line(magics)}"]
         print("\n".join(lines + ([f"serve        {serving}"] if serving else [])))

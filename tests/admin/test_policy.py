@@ -96,6 +96,15 @@ def test_the_day_budget_caps_each_prompt_and_stops_when_spent(tmp_path: Path, ad
         a.run_sync("again")
 
 
+@pytest.mark.parametrize(("budget", "said"), [(0.005, "$0.0050"), (5.0, "$5.00")])
+def test_a_spent_day_budget_is_named_as_set_not_rounded_above_what_was_spent(tmp_path: Path, admin: Any,
+                                                                              budget: float, said: str) -> None:
+    admin(max_daily_budget_usd=budget)
+    DailyLedger(tmp_path / "ledger").add(budget)
+    with pytest.raises(DailyBudgetSpentError, match=f"today's budget of \\{said} set by the administrator"):
+        agent(tmp_path, [text_reply("ok")]).run_sync("hi")
+
+
 def test_the_day_budget_keeps_the_prompts_other_limits(tmp_path: Path, admin: Any) -> None:
     """The day's cap rebuilt the prompt's limits with its requests only: --token-budget was dropped
     (review of this session)."""

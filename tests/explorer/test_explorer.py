@@ -355,7 +355,7 @@ def test_explore_takes_shape_fields_and_rejects_unknown_settings() -> None:
 def test_a_short_strip_is_wide_enough_for_its_caption(history: list[Message]) -> None:
     # "request 4: 7 messages, …" was cut: an SVG clips what lies outside its width.
     result = simulate("cline", history, WINDOW)
-    svg = ET.fromstring(strip_svg(result, result.record(4)))
+    (svg,) = ET.fromstring(strip_svg(result, result.record(4)))  # the SVG in its figure block
     caption = "".join(t.text or "" for t in svg if t.tag.endswith("text"))
     assert caption.startswith("request 4: 7 messages")
     assert float(svg.get("width", "0")) >= 6 * len(caption)

@@ -19,7 +19,7 @@ from .decisions import Live, Replay, Undone
 from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, show_line
+from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_window_line, show_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
@@ -94,14 +94,16 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
 
 
 def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
-    """One line where the replayed cell's ``--model`` is not the model its recorded answer came from
-    (as its own metadata says: the record it carries for this very turn)."""
+    """One line where the replayed cell's ``--model`` is not the model its recorded answer came from,
+    and one where its ``--window`` is not the window it ran with (as its own metadata says: the
+    record it carries for this very turn)."""
     carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
     if carried is None or (carried.session, carried.turn) != (decision.session, decision.turn):
         return
-    line = other_model_line(args.model, carried.summary.get("model"))
-    if line is not None:
-        show_line(line, "nbagent-changed")
+    for line in (other_model_line(args.model, carried.summary.get("model")),
+                 other_window_line(args.window, carried.summary.get("context_window"))):
+        if line is not None:
+            show_line(line, "nbagent-changed")
 
 
 def _signed_by_you(decision: Replay) -> bool:

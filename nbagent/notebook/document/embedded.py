@@ -134,7 +134,7 @@ def _fields_ok(record: JSONObject) -> bool:
         and (provider is None or isinstance(provider, str))
 
 
-_COUNTS = ("requests", "input_tokens", "output_tokens")
+_COUNTS = ("requests", "input_tokens", "output_tokens", "context_window")  # an older record has no window
 
 
 def _summary(summary: JSONObject) -> JSONObject:

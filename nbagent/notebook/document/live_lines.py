@@ -108,10 +108,25 @@ def other_model_line(wanted: str | None, recorded: object) -> str | None:
     return None if same(wanted) == same(recorded) else OTHER_MODEL_LINE.format(wanted=wanted, recorded=recorded)
 
 
+OTHER_WINDOW_LINE = ("ⓘ this cell names --window {wanted:,}, and its recorded answer ran with a {recorded:,}-token "
+                     "window: replayed as recorded (its context figures are that window's). Add --live to run it "
+                     "with {wanted:,}.")
+
+
+def other_window_line(wanted: int | None, recorded: object) -> str | None:
+    """The line a replayed cell says when its ``--window`` (changed since, say: to show a class
+    truncation) is not the window its recorded turn ran with; None when they agree or either is
+    unknown (a record from before the window was kept)."""
+    if not wanted or not isinstance(recorded, int) or recorded <= 0 or wanted == recorded:
+        return None
+    return OTHER_WINDOW_LINE.format(wanted=wanted, recorded=recorded)
+
+
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "LIVE_LINE",
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
+           "OTHER_WINDOW_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",
-           "ambiguous_line", "live_line", "other_model_line"]
+           "ambiguous_line", "live_line", "other_model_line", "other_window_line"]
 
 
 def show_line(text: str, css: str) -> None:

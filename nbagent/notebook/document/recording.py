@@ -27,14 +27,16 @@ __all__ = ["RecordKeeper", "session_name", "stopped", "turn_summary", "without_k
 
 def turn_summary(agent: Agent) -> JSONObject:
     """What ``%agent status`` says of a turn replayed from the notebook alone: its model, its
-    requests and tokens, and what it cost (None when a request's price is unknown, never 0)."""
+    requests and tokens, and what it cost (None when a request's price is unknown, never 0); and
+    the window it ran with, which a replayed cell whose ``--window`` differs names."""
     records = [r for r in agent.records if r.turn == agent.turn]
     costs = [r.cost_usd for r in records]
     known = [c for c in costs if c is not None]
     return {"model": agent.config.model, "requests": len(records),
             "input_tokens": sum(r.usage.input_tokens for r in records),
             "output_tokens": sum(r.usage.output_tokens for r in records),
-            "cost_usd": None if len(known) < len(costs) else round(sum(known), 6)}
+            "cost_usd": None if len(known) < len(costs) else round(sum(known), 6),
+            "context_window": int(agent.context_window)}
 
 
 def without_kernel_lines(bundle: dict[str, str]) -> dict[str, str]:

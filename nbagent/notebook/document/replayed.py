@@ -136,6 +136,18 @@ def nothing_loaded(magics: "MagicsApi") -> str | None:
     return None
 
 
+def carried_only(magics: "MagicsApi") -> bool:
+    """True when the notebook's own records are all there is to describe: this kernel replayed turns
+    from the cells' metadata (no ``.nbagent/`` folder) and has no session that asked anything. A
+    session a cell made (``magics.new_session()``, or ``nbagent.session()`` to set the simulated
+    API's faults) that asked nothing is no answer to "what did this cost": `%agent cost` read
+    "spent $0.0000 in 0 request(s)" under replayed answers that show what they cost."""
+    if not magics.document.from_notebook:
+        return False
+    sess = replayed_session(magics)
+    return sess is None or sess.turn == 0
+
+
 def _money(cost: object) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
@@ -174,5 +186,5 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
+__all__ = ["carried_only", "fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
            "replayed_session", "shown_turns"]

@@ -96,7 +96,9 @@ class RetryStatus:
         self._label.value = f'<div style="{self._style}">{esc(self.headline())} — {esc(outcome)}</div>'
 
     def plain(self) -> str:
-        return f"{self.headline()} (waited up to {self.event.delay_s:g} s; {self.outcome or self.pressed or 'waiting'})"
+        # Tenths, as the countdown and the turn table's wait column read: the jittered delay printed
+        # with ``:g`` read "waited up to 1.81857 s" in every retried cell of a lesson.
+        return f"{self.headline()} (waited up to {self.event.delay_s:.1f} s; {self.outcome or self.pressed or 'waiting'})"
 
     def html(self) -> str:
         return f'<div style="{self._style}">{esc(self.plain())}</div>'

@@ -946,3 +946,71 @@ def test_a_chat_mode_prompt_replays_with_a_way_to_ask_again_it_can_follow(lab, m
         lab.ip.run_cell("%agent mode python")
     assert "replayed: session" in again and "make %%agent --live the cell's first line" in again
     assert "add --live" not in again
+
+
+@pytest.mark.parametrize("command", ["%agent cost", "%agent history", "%agent status"])
+def test_totals_after_a_session_the_code_made_give_the_recorded_turns_not_zero_without_the_folder(lab, tmp_path,
+                                                                                                  command):
+    # A lesson received without .nbagent/: a cell makes a session (notebook 03's
+    # `magics.new_session()`, or `nbagent.session().agent.simulated_api` to set faults) that asks
+    # nothing, the agent cells replay from their metadata, and `%agent cost` said "spent $0.0000 in
+    # 0 request(s)" (`history`: "no requests yet") under answers that show what they cost.
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-look", "source": command,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart().new_session()  # as the lesson's cell does
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "$0.0000" not in out and "no requests yet" not in out and "0 request(s)" not in out
+    assert "as recorded" in out or "cost (recorded)" in out
+
+
+def test_the_explorer_after_a_replay_opens_on_the_replayed_session_not_a_synthetic_one(lab, tmp_path):
+    # A lesson ending with `%agent explore`, Restart & Run All: the agent cell replays (no session
+    # loaded), and the explorer showed "synthetic: 60 requests … window 8,000" as the lesson's.
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-explore", "source": "%agent explore",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "live session" in out and "synthetic" not in out
+
+
+def test_the_explorer_of_a_notebook_received_without_its_folder_says_its_conversation_is_synthetic(lab, tmp_path):
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-explore", "source": "%agent explore",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    assert "replayed: session" in lab.run()
+
+    out = lab.run(len(lab.front.cells) - 1)
+
+    assert "no .nbagent/ folder here holds their conversation: the explorer below shows a synthetic one" in out
+
+
+def test_a_replayed_cell_whose_window_option_changed_says_its_answer_ran_with_another_window(lab):
+    # A teacher makes the window smaller to show the class truncation, then Restart & Run All: the
+    # cell replays the turn recorded with the old window (its header "… / 4,000 window"), silently.
+    from nbagent.notebook.document.live_lines import OTHER_WINDOW_LINE
+
+    lab.front.cells[0]["source"] = f"%%agent --window 4000\n{QUESTION}"
+    lab.run()
+    assert lab.record()["summary"]["context_window"] == 4000
+    lab.front.cells[0]["source"] = f"%%agent --window 2500\n{QUESTION}"
+    lab.restart()
+
+    out = lab.run()
+
+    assert "replayed: session" in out
+    assert OTHER_WINDOW_LINE.format(wanted=2500, recorded=4000) in out
+    lab.front.cells[0]["source"] = f"%%agent --window 4000\n{QUESTION}"
+    lab.restart()
+    same = lab.run()
+    assert "replayed: session" in same and "this cell names --window" not in same

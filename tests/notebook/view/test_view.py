@@ -220,6 +220,15 @@ async def test_retry_countdown_and_buttons_call_the_callbacks() -> None:
     assert "retry 2/3" in view.transcript()
 
 
+def test_a_finished_retry_says_its_jittered_wait_in_tenths_of_a_second() -> None:
+    view = make_view()
+    view.handle(ev.RetryScheduled(attempt=1, max_attempts=3, delay_s=1.818573, error_kind="overloaded",
+                                  message="Overloaded", status=529))
+    view.handle(ev.ApiRequestStarted(request=1, attempt=2))
+    assert "(waited up to 1.8 s; retrying)" in view.transcript()
+    assert "1.81857" not in view.transcript() and "1.81857" not in view.static_html()
+
+
 async def test_retry_cancel_then_done_aborted() -> None:
     calls: list[str] = []
     view = make_view(on_cancel=lambda: calls.append("cancel"))
