@@ -64,9 +64,20 @@ export function readCell(cell: ISharedCell): CellJSON {
 }
 
 export function opRead(nb: ISharedNotebook, req: Args = {}): CellJSON[] {
-  const cells = nb.cells.map(readCell);
-  // `outputs: false`: the kernel compares texts and marks only, and a notebook's images are most of its bytes.
-  return req.outputs === false ? cells.map(c => (c.cell_type === 'code' ? { ...c, outputs: [] } : c)) : cells;
+  return req.lean === true ? nb.cells.map(leanCell) : nb.cells.map(readCell);
+}
+
+/** A cell's id, type, text and metadata without its outputs, attachments and nbagent's signed record:
+ * what a replay compares (texts and marks), for a small read per agent cell (a notebook's images and
+ * records are most of its bytes). Built without `toJSON()`, which would copy the outputs first. */
+function leanCell(cell: ISharedCell): CellJSON {
+  const { trusted: _ignored, ...metadata } = (cell.getMetadata() ?? {}) as { [key: string]: any };
+  const mark = metadata[MARK];
+  if (mark && typeof mark === 'object' && !Array.isArray(mark) && 'record' in mark) {
+    const { record: _record, ...rest } = mark;
+    metadata[MARK] = rest;
+  }
+  return { id: cell.id, cell_type: cell.cell_type, source: cell.getSource(), metadata };
 }
 
 export function opInsert(nb: ISharedNotebook, req: Args): CellJSON {
@@ -153,14 +164,11 @@ export function opDelete(nb: ISharedNotebook, req: Args): CellJSON {
   const protect = new Set<string>(Array.isArray(req.protect) ? req.protect.filter((p: unknown) => typeof p === 'string') : []);
   const removed: string[] = [];
   const kept: Kept[] = [];
-  // The removal is an undo step of its own: Yjs merges changes less than 0.5 s apart, so a cell the
-  // user inserted just before (Shift+Enter on the last cell) went with one Ctrl+Z of the rollback.
+  // The removal starts an undo step of its own: Yjs merges changes less than 0.5 s apart, so a cell the
+  // user inserted just before (Shift+Enter on the last cell) went with one Ctrl+Z of the rollback. What
+  // follows at once may join it: a re-run's new cells, which one Ctrl+Z then swaps back for the old ones.
   stopCapturing(nb);
-  try {
-    removeEach(nb, new Set<string>(req.ids), expect, protect, removed, kept);
-  } finally {
-    stopCapturing(nb);
-  }
+  removeEach(nb, new Set<string>(req.ids), expect, protect, removed, kept);
   return { deleted: removed.length, removed, kept };
 }
 

@@ -230,30 +230,31 @@ test('a source the kernel replaced is still undoable, its metadata is not', t =>
   assert.equal(cell.getMetadata('nbagent').turn, 1);
 });
 
-test('a removal is an undo step of its own: Ctrl+Z does not take the user\'s cell inserted just before', t => {
+test('a removal starts an undo step of its own: Ctrl+Z does not take the user\'s cell inserted just before', t => {
   const nb = fresh(t, [user('%%agent\nask')]);
   const a = agentInsert(nb, '2 * 3', 1, { after: nb.cells[0].id });
   nb.undoManager.stopCapturing(); // the agent's run ended seconds ago
   nb.insertCell(2, user('%agent rollback 0')); // typed and run at once: less than 0.5 s before the removal
 
   opDelete(nb, { ids: [a], expect: { ...EXPECT, turns: [1] } });
-  nb.insertCell(2, user('next')); // the user's next cell, at once: not merged into the removal either
-  nb.undo();
-  assert.deepEqual(sources(nb), ['%%agent\nask', '%agent rollback 0']);
   nb.undo();
 
   assert.deepEqual(sources(nb), ['%%agent\nask', '2 * 3', '%agent rollback 0']);
 });
 
-test('read with outputs: false leaves every code cell\'s outputs out, and keeps texts and marks', t => {
+test('a lean read leaves out outputs, attachments and the signed record, and keeps texts and marks', t => {
   const nb = fresh(t, [user('%%agent\nask')]);
+  nb.cells[0].setMetadata('nbagent', { kind: 'agent', turn: 1, record: { transcript: 'x'.repeat(5000) } });
   const a = agentInsert(nb, '2 * 3', 1, { after: nb.cells[0].id });
   byId(nb, a).setOutputs([{ output_type: 'execute_result', data: { 'image/png': 'iVBOR'.repeat(1000) },
     metadata: {}, execution_count: 1 }]);
 
-  const lean = opRead(nb, { outputs: false });
+  const lean = opRead(nb, { lean: true });
 
-  assert.deepEqual(lean.map(c => [c.source, c.outputs]), [['%%agent\nask', []], ['2 * 3', []]]);
+  assert.deepEqual(lean.map(c => [c.id, c.cell_type, c.source, 'outputs' in c]),
+    [[nb.cells[0].id, 'code', '%%agent\nask', false], [a, 'code', '2 * 3', false]]);
+  assert.deepEqual(lean[0].metadata.nbagent, { kind: 'agent', turn: 1 });
   assert.deepEqual(lean[1].metadata.nbagent, byId(nb, a).getMetadata('nbagent'));
   assert.equal(opRead(nb)[1].outputs.length, 1); // a plain read, as before
+  assert.equal(nb.cells[0].getMetadata('nbagent').record.transcript.length, 5000); // the model untouched
 });

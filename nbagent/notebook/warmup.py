@@ -41,6 +41,7 @@ MODULES = (
     "nbagent.notebook.document.cell_run",  # the notebook link: bridge, cells, replay
     "nbagent.notebook.document.tools",
     "nbagent.notebook.document.materialise",
+    "nbagent.notebook.document.made_cells",  # what a live turn records of the cells it made
     "nbagent.notebook.kernel_context.build",  # what the model is told about the kernel (pandas loads later)
     "nbagent.display.tables",
     "nbagent.tools.mcp.config",

@@ -55,7 +55,7 @@ class RequestArgs(TypedDict, total=False):
     """A request's arguments, beside the envelope's ``type``, ``id`` and ``op``: per op,
     ``insert``: cell, after_id | index; ``replace``: cell_id and any of source, cell_type, outputs,
     execution_count, metadata (only its ``nbagent`` key is written); ``delete``: ids, expect,
-    protect; ``move``: cell_id, index; ``find``: cell_id; ``read``: outputs (``False``: leave them out)."""
+    protect; ``move``: cell_id, index; ``find``: cell_id; ``read``: lean (no outputs, attachments nor signed records)."""
 
     cell_id: str
     cell: CellJSON
@@ -63,12 +63,13 @@ class RequestArgs(TypedDict, total=False):
     index: int | None
     source: str
     cell_type: str
-    outputs: list[OutputJSON] | bool
+    outputs: list[OutputJSON]
     execution_count: int | None
     metadata: JSONObject
     ids: list[str]
     expect: Expect
     protect: list[str]
+    lean: bool
 
 
 class BridgeRequest(RequestArgs, total=False):

@@ -148,7 +148,8 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
         from .made_cells import edited_made_cells, notebook_now
 
         cells = notebook_now(magics.document.bridge, root)
-        changed += edited_made_cells(inputs.made, cells, redact) if cells is not None else []
+        changed += edited_made_cells(inputs.made, cells, redact, session=decision.session, turn=decision.turn) \
+            if cells is not None else []
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)

@@ -62,8 +62,26 @@ def notebook_cells(path: Path) -> list[CellJSON]:
     return [cast("CellJSON", c) for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
 
 
+_SOURCES: dict[tuple[str, int, int], list[str]] = {}
+"""Each notebook's code texts by path, modification time and size: every agent cell of a headless
+Run All asks which notebook of the folder holds it, and each notebook is read and parsed once."""
+
+
 def _sources(path: Path) -> list[str]:
     """The code cells' texts of the notebook at ``path`` ([] when it is not a readable notebook)."""
+    try:
+        stat = path.lstat()
+    except OSError:
+        return []
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _SOURCES:
+        if len(_SOURCES) >= 64:  # a folder of many notebooks, or many versions of one: start again
+            _SOURCES.clear()
+        _SOURCES[key] = _read_sources(path)
+    return _SOURCES[key]
+
+
+def _read_sources(path: Path) -> list[str]:
     out = []
     for cell in notebook_cells(path):
         source = cell.get("source") if cell.get("cell_type") == "code" else None
@@ -93,7 +111,8 @@ def notebook_with_cell(root: Path, code: str | None) -> str | None:
         return None
     found = {p.name for p in root.glob("*.ipynb") if holds_cell(root, p.name, "", code)}
     outputs = {n for n in found if n.endswith(_NBCONVERT_OUTPUT) and n[:-len(_NBCONVERT_OUTPUT)] + ".ipynb" in found}
-    outputs |= {n for n in found if _copy_of(root / n) in found - {n}}
+    if len(found) > 1:  # a papermill output names its input: read only where there is more than one
+        outputs |= {n for n in found if _copy_of(root / n) in found - {n}}
     rest = found - outputs
     return rest.pop() if len(rest) == 1 else None
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ...engine.loop.sanitize import redact_shapes
 from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .cell_log import cell_key
 from .headless import executing_code, notebook_cells, notebook_with_cell
-from .inputs import cell_key
 from .removal import mark_of
 
 if TYPE_CHECKING:
@@ -25,34 +25,65 @@ if TYPE_CHECKING:
 
 def made_keys(made: Mapping[str, str], redact: Callable[[str], str] | None) -> dict[str, str]:
     """Tool call id → fingerprint of the code its cell was made with, as saved in the record. A code
-    holding a secret gets ``""`` (not compared): its unsalted digest would let whoever receives the
-    notebook check guesses of it offline."""
-    return {tool_use_id: "" if redact is not None and redact(code) != code else cell_key(code)
-            for tool_use_id, code in made.items()}
+    holding a secret (one ``redact`` knows, or a literal it names as a credential: ``password="…"``)
+    gets ``""`` (not compared): its unsalted digest would let whoever receives the notebook check
+    guesses of it offline."""
+    return {tool_use_id: "" if _holds_secret(code, redact) else cell_key(code) for tool_use_id, code in made.items()}
+
+
+def _holds_secret(text: str, redact: Callable[[str], str] | None) -> bool:
+    from ...engine.loop.kernel_secrets import code_secrets
+
+    return (redact is not None and redact(text) != text) or bool(code_secrets(text))
+
+
+def hiding_literals(redact: Callable[[str], str]) -> Callable[[str], str]:
+    """``redact``, and then the code's literals named as credentials (``connect(password="…")``),
+    which no session's secrets hold when the user typed them into a cell after the turn."""
+    from ...engine.loop.kernel_secrets import code_secrets
+    from ...engine.loop.sanitize import REDACTED
+
+    def hide(text: str) -> str:
+        text = redact(text)
+        for secret in sorted(code_secrets(text), key=len, reverse=True):
+            text = text.replace(secret, REDACTED)
+        return text
+    return hide
 
 
 def edited_made_cells(made: Mapping[str, str], cells: Iterable[CellJSON],
-                      redact: Callable[[str], str] = redact_shapes) -> list[str]:
+                      redact: Callable[[str], str] = redact_shapes, *, session: str | None = None,
+                      turn: int | None = None) -> list[str]:
     """The cells made by the recorded calls ``made`` whose text differs now, each named by its first
     line as it reads now, cleaned by ``redact`` (the user may have typed a key into it since: the line
     is shown and saved in the cell's output): "the cell `df.mean()` the agent made". A call whose cell is gone is not
     reported (the user deleted it: Run All no longer runs it); where several cells carry one call's
-    mark (a copy the user pasted), one of them as made is enough."""
+    mark (a copy the user pasted), one of them as made is enough. Tool call ids are unique within one
+    conversation only (the offline model numbers them from 1 in each session), so a cell counts only
+    where its mark names the recorded ``session`` and ``turn`` (where they are given)."""
+    hide = hiding_literals(redact)
     now: dict[str, list[str]] = {}
     for cell in cells:
         mark = mark_of(cell)
-        tool_use_id = mark.get("tool_use_id") if mark is not None and mark.get("kind") == "code" else None
+        if mark is None or mark.get("kind") != "code" or (session is not None and mark.get("session") != session) \
+                or (turn is not None and mark.get("turn") != turn):
+            continue
+        tool_use_id, source = mark.get("tool_use_id"), cell.get("source", "")
         if isinstance(tool_use_id, str) and made.get(tool_use_id):
-            source = cell.get("source", "")
-            now.setdefault(tool_use_id, []).append("".join(source) if isinstance(source, list) else str(source))
+            text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
+            now.setdefault(tool_use_id, []).append(text)
     changed = []
     for tool_use_id, texts in now.items():
         # A text holding a secret is never "as made" (made code with one was not recorded): a received
         # record's digest of a guess must not tell the user's secret from another value.
-        if all(redact(text) != text or cell_key(text) != made[tool_use_id] for text in texts):
-            first = next((line.strip() for line in redact(texts[0]).splitlines() if line.strip()), "")
+        if all(hide(text) != text or cell_key(text) != made[tool_use_id] for text in texts):
+            first = next((line.strip() for line in hide(texts[0]).splitlines() if line.strip()), "")
             changed.append(f"the cell `{first[:60]}` the agent made" if first else "a cell the agent made (now empty)")
     return changed
+
+
+CHECK_TIMEOUT_S = 3.0
+"""How long a replay waits for the page's cells (it answers in milliseconds; a page gone would hold every agent cell)."""
 
 
 def notebook_now(bridge: Bridge, root: Path) -> list[CellJSON] | None:
@@ -61,8 +92,9 @@ def notebook_now(bridge: Bridge, root: Path) -> list[CellJSON] | None:
     headless run: nbclient and papermill run the file as saved). None where neither can tell."""
     if bridge.connected:
         try:
-            # Texts and marks are compared: without outputs, a notebook of plots is a small read per agent cell
-            return list(bridge.request_sync("read", outputs=False).get("cells", []))
+            # Texts and marks are compared: a lean read is small per agent cell (no plots, no records),
+            # and, advisory, it waits for a page that stopped answering only briefly, once.
+            return list(bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False, lean=True).get("cells", []))
         except (BridgeUnavailable, BridgeError, RecursionError):  # a received notebook's metadata nested past the stack
             return None
     name = notebook_with_cell(root, executing_code())

@@ -83,7 +83,8 @@ class Removal:
 
 def mark_of(cell: CellJSON) -> JSONObject | None:
     """nbagent's mark in a cell's metadata, where it holds one (a claim: check its origin)."""
-    mark = (cell.get("metadata") or {}).get(MARK)
+    metadata = cell.get("metadata")  # a received file's cell may hold anything here
+    mark = metadata.get(MARK) if isinstance(metadata, dict) else None
     return mark if isinstance(mark, dict) else None
 
 

@@ -67,8 +67,8 @@ class FakeFrontEnd:
 
     def op_read(self, r: dict[str, Any]) -> dict[str, Any]:
         cells = copy.deepcopy(self.cells)
-        if r.get("outputs") is False:  # as ops.ts: code cells' outputs left out
-            cells = [{**c, "outputs": []} if c.get("cell_type", "code") == "code" else c for c in cells]
+        if r.get("lean") is True:  # as ops.ts: no outputs, attachments nor signed record
+            cells = [_lean(c) for c in cells]
         return {"path": "analysis.ipynb", "cells": cells}
 
     def op_insert(self, r: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +165,14 @@ class FakeFrontEnd:
 
     def sources(self) -> list[str]:
         return [c["source"] for c in self.cells]
+
+
+def _lean(cell: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(cell.get("metadata") or {})
+    if isinstance(metadata.get("nbagent"), dict):
+        metadata["nbagent"] = {k: v for k, v in metadata["nbagent"].items() if k != "record"}
+    return {"id": cell["id"], "cell_type": cell.get("cell_type", "code"), "source": cell.get("source", ""),
+            "metadata": metadata}
 
 
 def _hash(source: Any) -> str:

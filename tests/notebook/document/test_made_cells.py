@@ -4,6 +4,7 @@ In-process kernel with the Python front-end (the real one in tests/e2e/test_day_
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def test_a_replayed_answer_says_when_a_cell_its_code_made_was_edited(lab):  # no
     lab.front.requests.clear()
     again = lab.run()
     reads = [r for r in lab.front.requests if r["op"] == "read"]
-    assert reads and all(r.get("outputs") is False for r in reads)  # texts and marks: no plots sent for it
+    assert reads and all(r.get("lean") is True for r in reads)  # texts and marks: no plots nor records sent for it
 
     line = "the cell `print(17 * 24)` the agent made changed since this answer was recorded: add --live"
     assert line in again and again.index(line) < again.index("391"), again
@@ -128,3 +129,88 @@ def test_an_edited_made_cell_holding_a_password_of_the_notebook_is_named_without
     again = lab.run()
     assert "correct-horse-battery" not in again and "the agent made changed since" in again, again
     del lab.ip.user_ns["db_password"]
+
+
+def test_another_sessions_cell_with_the_same_tool_id_is_not_this_answers(lab):  # noqa: F811
+    """The offline model numbers tool ids from 1 in each session: agent cell B (``--new``) made a
+    cell with A's id. A's own cell deleted, A's replay named B's cell, unchanged, "changed" (review)."""
+    made = _recorded_with_one_made_cell(lab)
+    lab.front.cells.append({"id": "b-agent", "cell_type": "code", "source": "%%agent --new\nwhat is 5 * 7? use python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    assert "35" in lab.run(len(lab.front.cells) - 1)
+    ids = [c["metadata"]["nbagent"]["tool_use_id"] for c in _made(lab)]
+    assert len(ids) == 2 and ids[0] == ids[1]  # the collision this test is about
+    lab.front.cells.remove(made)
+    lab.restart()
+    again = lab.run()
+    assert "replayed: session" in again and CHANGED not in again, again
+
+
+def test_a_password_typed_into_a_made_cell_is_neither_shown_nor_a_guess_oracle() -> None:
+    """A literal the code names as a credential is a secret no session holds (review, finding 2)."""
+    source = 'conn = connect(host="db", password="Tr0ub4dor&3")'
+    cell = {"cell_type": "code", "source": source, "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}}}
+    named = edited_made_cells({"toolu_1": cell_key("conn = connect(host='db')")}, [cell])  # type: ignore[list-item]
+    assert named == ['the cell `conn = connect(host="db", password="[redacted]")` the agent made']
+    right, wrong = cell_key(source), cell_key(source.replace("Tr0ub", "Tr1ub"))
+    assert edited_made_cells({"toolu_1": right}, [cell]) == edited_made_cells({"toolu_1": wrong}, [cell])  # type: ignore[list-item]
+    assert made_keys({"toolu_1": source}, None) == {"toolu_1": ""}  # not recorded either
+
+
+@pytest.mark.parametrize("odd", [{"metadata": ["not", "a", "dict"]}, {"metadata": "x"},
+                                 {"source": ["print(1)", 3, None]}])
+def test_a_malformed_cell_in_the_notebook_file_fails_no_replay(tmp_path: Path, monkeypatch, odd):
+    agent = "%%agent\nwhat is 17 * 23? use python"
+    made: dict[str, Any] = {"cell_type": "code", "source": "print(17 * 24)", "outputs": [], "execution_count": None,
+            "metadata": {"nbagent": {"kind": "code", "tool_use_id": "toolu_1"}}}
+    cells: list[dict[str, Any]] = [{"cell_type": "code", "source": agent, "metadata": {}, "outputs": [],
+                                    "execution_count": None},
+             {"cell_type": "markdown", "source": "notes", "metadata": {}}, made]
+    (cells[1] if "metadata" in odd else made).update(odd)
+    (tmp_path / "analysis.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                         "nbformat_minor": 5}))
+    monkeypatch.setattr(made_cells, "executing_code", lambda: agent)
+    found = notebook_now(Bridge(), tmp_path)
+    assert found is not None
+    assert edited_made_cells({"toolu_1": cell_key("print(17 * 23)")}, found) == [
+        "the cell `print(1)` the agent made" if "source" in odd else "the cell `print(17 * 24)` the agent made"]
+
+
+def test_a_page_that_stopped_answering_holds_a_replay_briefly_and_once(monkeypatch):
+    """The check is advisory: it asks with a short timeout and no second try (the review measured
+    a 10 s stall per replay where the tab had closed; before the check a replay asked nothing)."""
+    from tests.notebook.document.fake_frontend import FakeFrontEnd
+
+    front = FakeFrontEnd()
+    bridge = front.connect(Bridge())
+    front.answer = False
+    asked: list[tuple[float, bool]] = []
+
+    def unanswered(op: str, timeout: float = 10.0, *, retry: bool = True, **args: Any) -> Any:
+        asked.append((timeout, retry))
+        from nbagent.notebook.document.bridge import BridgeUnavailable
+        raise BridgeUnavailable("no answer")
+    monkeypatch.setattr(bridge, "request_sync", unanswered)
+
+    assert notebook_now(bridge, Path(".")) is None
+    assert asked == [(made_cells.CHECK_TIMEOUT_S, False)] and made_cells.CHECK_TIMEOUT_S <= 3
+
+
+def test_a_headless_run_all_parses_each_notebook_of_the_folder_once(tmp_path: Path, monkeypatch):
+    """Every replayed agent cell asks which notebook holds it (and, with made cells, reads that one):
+    a folder of 12 notebooks cost ~0.3 s per agent cell when each was parsed every time (review)."""
+    from nbagent.notebook.document import headless
+
+    agents = [f"%%agent\nquestion {i}" for i in range(5)]
+    for n in range(4):
+        cells = [nbformat.v4.new_code_cell(a if n == 0 else f"x = {n}") for a in agents]
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / f"nb{n}.ipynb")
+    parsed: list[str] = []
+    real = headless._read
+    def counted(path: Path) -> dict[str, object]:
+        parsed.append(path.name)
+        return real(path)
+    monkeypatch.setattr(headless, "_read", counted)
+    for agent in agents:  # one Run All: each agent cell in turn
+        assert headless.notebook_with_cell(tmp_path, agent) == "nb0.ipynb"
+    assert sorted(parsed) == [f"nb{n}.ipynb" for n in range(4)]
