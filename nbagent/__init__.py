@@ -37,16 +37,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "nbagent.engine.loop.turn": ("RunInProgressError", "SessionClosedError"),
     "nbagent.engine.disk.task_lock": ("TaskFolderLockedError",),
     "nbagent.engine.api_facts.request_params": ("SettingNotSupported",),
+    "nbagent.engine.contracts.context_policy": ("ContextPolicyError",),
+    "nbagent.providers.endpoint_trust": ("EndpointError",),
+    "nbagent.admin.policy": ("AdminLockedError",),
+    "nbagent.admin.enforce": ("DailyBudgetSpentError",),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
 if TYPE_CHECKING:  # the same names for type checkers, which cannot see through __getattr__ (``X as X``:
     # an explicit re-export, in the spelling strict checkers of a py.typed package expect)
+    from .admin.enforce import DailyBudgetSpentError as DailyBudgetSpentError
+    from .admin.policy import AdminLockedError as AdminLockedError
     from .agent import Agent as Agent
     from .engine.api_facts.cost import Usage as Usage
     from .engine.api_facts.request_params import SettingNotSupported as SettingNotSupported
     from .engine.contracts.config import RunLimits as RunLimits
     from .engine.contracts.config import SessionConfig as SessionConfig
+    from .engine.contracts.context_policy import ContextPolicyError as ContextPolicyError
     from .engine.contracts.errors import NbAgentError as NbAgentError
     from .engine.contracts.events import ApiRequestFailed as ApiRequestFailed
     from .engine.contracts.events import ApiRequestStarted as ApiRequestStarted
@@ -95,6 +102,7 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot see through 
     from .engine.loop.turn import SessionClosedError as SessionClosedError
     from .engine.state.session import Session as Session
     from .notebook.session import NotebookSession
+    from .providers.endpoint_trust import EndpointError as EndpointError
     from .result import RunResult as RunResult
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import nbagent
 from nbagent.engine.contracts.hooks import HOOK_NAMES, HookMap, Hooks
 
@@ -118,6 +120,10 @@ def test_the_errors_the_docs_say_to_catch_are_importable_from_nbagent() -> None:
         agent.run_sync("hi")
     except nbagent.SessionClosedError as exc:
         assert isinstance(exc, nbagent.NbAgentError) and "closed" in str(exc)
-    for name in ("RunInProgressError", "TaskFolderLockedError", "SettingNotSupported"):
+    for name in ("RunInProgressError", "TaskFolderLockedError", "SettingNotSupported", "EndpointError",
+                 "AdminLockedError", "DailyBudgetSpentError"):
         assert issubclass(getattr(nbagent, name), nbagent.NbAgentError)
+    assert issubclass(nbagent.ContextPolicyError, ValueError)  # bad arguments: Python's own kind (docs/api.md)
+    with pytest.raises(nbagent.ContextPolicyError):
+        nbagent.Agent(provider="simulated", context={"mask": "keep=2"})
     assert isinstance(nbagent.Agent(provider="simulated").run_sync("What is 2 * 3?"), nbagent.RunResult)

@@ -41,5 +41,5 @@ def svg_figure(svg: str) -> str:
     their text: each chart's labels and every hover title ran together in the page ("#0 user: first
     pair#1 assistant: …", "0250k500k750k1Mwindowmax allowed…"). Hidden there, while a rendered SVG
     sizes its own text (each chart sets ``font-size`` on its root). The tables beside the charts
-    carry their numbers."""
-    return f'<div style="font-size:0">{svg}</div>'
+    carry their numbers. Inline, as the bare SVG was: two charts sit side by side where the page is wide."""
+    return f'<div style="font-size:0;display:inline-block">{svg}</div>'

@@ -166,14 +166,15 @@ class AnthropicProvider:
 
 
 def _check_event_stream(response: object, model: str) -> None:
-    """Raise when a 2xx response is not a stream of events: a web page (the port of another app) or a
-    whole JSON reply (a server that ignores ``stream``) read as a stream cut short, a connection
-    error retried three times, where no retry can help."""
+    """Raise when a 2xx response is a whole JSON reply (a server that ignores ``stream``): read as a
+    stream cut short, it was a connection error retried three times, where no retry can help. Any
+    other type is read as it comes: servers stream events under ``text/html`` (Flask's default),
+    ``text/plain`` or none, and Bedrock under its own ``application/vnd.amazon.eventstream``."""
     headers = getattr(response, "headers", None)
     kind = headers.get("content-type") if headers is not None else None
-    if not isinstance(kind, str) or kind.split(";")[0].strip().lower() == "text/event-stream":
-        return  # a response without the header (a test double, a bare proxy) is read as it comes
-    url = str(getattr(getattr(response, "request", None), "url", "the endpoint")).split("?")[0]
+    if not isinstance(kind, str) or kind.split(";")[0].strip().lower() != "application/json":
+        return
+    url = str(getattr(getattr(response, "request", None), "url", "the endpoint")).split("?")[0].rsplit("@", 1)[-1]
     raise ApiError(ErrorKind.INVALID_REQUEST,
                    f"{url} answered {kind.split(';')[0]}, not a stream of events (text/event-stream): is "
                    f"base_url a server of the Anthropic Messages API that streams ({model!r})?",

@@ -171,22 +171,36 @@ def one_line_message(exc: BaseException) -> str:
         text = " ".join(html.unescape(found.group(1) if found else _TAG.sub(" ", raw)).split())
         status = status_of(exc)
         where = f"HTTP {status}" if status else "the server"
-        return f"{_not_found_where(exc)}{where} answered with an HTML page, not an API error: {text[:120] or 'no title'}"
+        return f"{where} answered with an HTML page, not an API error: {text[:120] or 'no title'}{_not_found_hint(exc)}"
     lines = raw.splitlines()
     line = lines[0] if lines else type(exc).__name__
-    line = _not_found_where(exc) + line
-    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
+    line = line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
+    return line + _not_found_hint(exc)  # after the server's own words, and not cut with them
 
 
-def _not_found_where(exc: BaseException) -> str:
-    """For a 404 that is not the API's own error (``model: x``), the URL it answered, first: a
-    server that is not a Messages API (an OpenAI-compatible one) or a ``base_url`` with an extra
-    ``/v1`` answers ``{"detail":"Not Found"}``, which named neither the path nor the cause."""
+_CLOUD_HOSTS = (".amazonaws.com", ".googleapis.com")
+"""Bedrock's and Vertex's hosts: their 404 (a model not enabled, a wrong model id) is theirs to word,
+and the user set no base_url there."""
+
+
+def _not_found_hint(exc: BaseException) -> str:
+    """For a 404 that is not the API's own error (``model: x``), the URL it answered and the likely
+    cause, after what the server said: a server that is not a Messages API (an OpenAI-compatible
+    one) or a ``base_url`` with an extra ``/v1`` answers ``{"detail":"Not Found"}``, which named
+    neither. The URL without its query, and its path only up to a part that could be a key."""
     request = getattr(getattr(exc, "response", None), "request", None)
     if status_of(exc) != 404 or _error_type(exc) is not None or request is None:
         return ""
-    return (f"{request.method} {request.url.copy_with(query=None)}: not found. Is base_url the server's root, "
-            "serving the Anthropic Messages API (an OpenAI-compatible server does not)? It said: ")
+    url = request.url
+    if str(url.host).endswith(_CLOUD_HOSTS):
+        return ""
+    path = "/".join(part if not _KEY_LIKE.fullmatch(part) else "…" for part in str(url.path).split("/"))
+    return (f" ({request.method} {url.scheme}://{url.netloc.decode('ascii', 'replace').rsplit('@', 1)[-1]}{path}: "
+            "is base_url the server's root, serving the Anthropic Messages API? An OpenAI-compatible server is not.)")
+
+
+_KEY_LIKE = re.compile(r"(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-]{20,}")
+"""A path part some gateways take a key in: long, letters and digits mixed."""
 
 
 def status_of(exc: BaseException) -> int | None:

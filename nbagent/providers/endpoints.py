@@ -97,7 +97,8 @@ class Endpoint:
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 # the text as given, not ``where``: "127.0.0.1:8000" (no scheme) read "got ://?". Never
                 # what comes before an "@" (a scheme-less ``ana:secret@host`` holds a password).
-                shown = self.base_url.rsplit("@", 1)[-1][:80]
+                # Nor its query or fragment (``?api-key=…``).
+                shown = self.base_url.rsplit("@", 1)[-1].split("?", 1)[0].split("#", 1)[0][:80]
                 hint = ": it lacks the http:// in front" if "://" not in self.base_url else ""
                 raise EndpointError(f"endpoint {self.name!r}: base_url must be an http(s) URL, "
                                     f"e.g. http://127.0.0.1:4000 (got {shown!r}{hint})")

@@ -171,16 +171,31 @@ def test_an_error_without_the_apis_message_reads_the_same_whatever_the_sdks_word
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    ('{"detail":"Not Found"}', 'It said: HTTP 404: {"detail":"Not Found"}'),  # an OpenAI-compatible server
-    ("<html><head><title>404 Not Found</title></head></html>", "It said: HTTP 404 answered with an HTML page"),
+    ('{"detail":"Not Found"}', 'HTTP 404: {"detail":"Not Found"}'),  # an OpenAI-compatible server
+    ("<html><head><title>404 Not Found</title></head></html>", "HTTP 404 answered with an HTML page"),
 ])
 def test_a_404_that_is_not_the_apis_own_names_the_url_and_the_likely_cause(text: str, said: str) -> None:
     # It read only 'HTTP 404: {"detail":"Not Found"}': no path, no hint that the server is not a Messages API.
     request = httpx2.Request("POST", "http://127.0.0.1:8000/v1/v1/messages?beta=true")
     response = httpx2.Response(404, request=request, text=text)
     error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(response))
-    assert error.message.startswith("POST http://127.0.0.1:8000/v1/v1/messages: not found. Is base_url the server's root")
-    assert "OpenAI-compatible" in error.message and said in error.message and error.kind == ErrorKind.NOT_FOUND
+    assert error.message.index(said) < error.message.index("(POST http://127.0.0.1:8000/v1/v1/messages: is base_url")
+    assert "OpenAI-compatible" in error.message and "beta=true" not in error.message
+    assert error.kind == ErrorKind.NOT_FOUND
+
+
+def test_a_cloud_404_keeps_its_own_words_whole_and_a_key_in_the_path_is_not_shown() -> None:
+    # Bedrock's "model not enabled" 404 was cut at 300 characters behind a hint about a base_url the
+    # user never set; a gateway's key in the path was printed (the review of pow3's hint).
+    reason = "Could not resolve the foundation model from the provided model identifier. " * 3
+    request = httpx2.Request("POST", "https://bedrock-runtime.us-east-1.amazonaws.com/model/x/invoke-with-response-stream")
+    bedrock = httpx2.Response(404, request=request, json={"message": reason.strip()})
+    error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(bedrock))
+    assert "base_url" not in error.message and "Could not resolve the foundation model" in error.message
+    keyed = httpx2.Request("POST", "http://gw.local/k/Zq8wT3kLmN0pR7sV2xY5aB9c/v1/messages")
+    error = to_api_error(anthropic.AsyncAnthropic(api_key="x")._make_status_error_from_response(
+        httpx2.Response(404, request=keyed, text='{"detail":"Not Found"}')))
+    assert "Zq8wT3kLmN0pR7sV2xY5aB9c" not in error.message and "http://gw.local/k/…/v1/messages" in error.message
 
 
 def test_the_apis_own_not_found_keeps_its_message() -> None:

@@ -1,13 +1,14 @@
-"""An endpoint that answers 200 with something other than a stream of events (another app's web
-page on that port, a whole JSON reply from a server that ignores ``stream``) is told as such, once:
-it read as a stream cut short, a connection error retried three times (pow3)."""
+"""An endpoint that answers 200 with a whole JSON reply (a server that ignores ``stream``) is told as
+such, once: it read as a stream cut short, a connection error retried three times (pow3). A stream of
+events under another type (Flask's default ``text/html``, ``text/plain``, none) is read as before
+(the review of pow3's first check, which refused them, and Bedrock's own type)."""
 
 from __future__ import annotations
 
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -17,8 +18,51 @@ from nbagent.providers.endpoints import Endpoint
 MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "local", "stop_reason": "end_turn",
            "content": [{"type": "text", "text": "391"}], "stop_sequence": None,
            "usage": {"input_tokens": 10, "output_tokens": 2}}
-BODIES = {"text/html": b"<html><head><title>Open WebUI</title></head></html>",
-          "application/json": json.dumps(MESSAGE).encode()}
+BODIES = {"application/json": json.dumps(MESSAGE).encode(), "application/json; charset=utf-8": json.dumps(MESSAGE).encode()}
+EVENTS: list[dict[str, Any]] = [{"type": "message_start", "message": {**MESSAGE, "content": [], "stop_reason": None}},
+          {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+          {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "391"}},
+          {"type": "content_block_stop", "index": 0},
+          {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+           "usage": {"output_tokens": 2}},
+          {"type": "message_stop"}]
+STREAM = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in EVENTS).encode()
+
+
+def _serve(kind: str | None, body: bytes, posts: list[str]) -> ThreadingHTTPServer:
+    class Answer(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            posts.append(self.path)
+            self.send_response(200)
+            if kind is not None:
+                self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("kind", ["text/event-stream; charset=utf-8", "text/html; charset=utf-8", "text/plain",
+                                  "application/octet-stream", None])
+def test_a_stream_of_events_under_another_type_is_read_as_it_comes(kind: str | None) -> None:
+    posts: list[str] = []
+    server = _serve(kind, STREAM, posts)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        agent = Agent(endpoint=Endpoint(name="lab", base_url=url, api_key="none", model="local", context_window=65_536))
+        result = agent.run_sync("What is 17 * 23?")
+        agent.close()
+    finally:
+        server.shutdown()
+    assert result.done is not None and result.done.reason == "end_turn", result.done
+    assert "391" in result.text
 
 
 @pytest.fixture(params=sorted(BODIES))
@@ -84,3 +128,14 @@ def test_a_stream_without_usage_fails_with_a_sentence_not_an_attribute_error() -
         server.shutdown()
     assert done is not None and done.error is not None
     assert "reports no token usage" in done.error and "NoneType" not in done.error
+
+
+def test_bedrocks_own_stream_type_is_read_as_it_comes() -> None:
+    # Every Bedrock request failed: it streams application/vnd.amazon.eventstream (the review of pow3).
+    import httpx2
+
+    from nbagent.providers.anthropic import _check_event_stream
+
+    request = httpx2.Request("POST", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke-with-response-stream")
+    for kind in ("application/vnd.amazon.eventstream", "text/html; charset=utf-8", ""):
+        _check_event_stream(httpx2.Response(200, request=request, headers={"content-type": kind}), "m")  # no error

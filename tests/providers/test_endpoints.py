@@ -342,6 +342,8 @@ def test_a_projects_endpoints_file_is_read_within_bounds(tmp_path: Path) -> None
     ("127.0.0.1:8000", "(got '127.0.0.1:8000': it lacks the http:// in front)"),
     ("ana:s3cret-pw@localhost:4000", "(got 'localhost:4000': it lacks the http:// in front)"),
     ("ftp://127.0.0.1", "(got 'ftp://127.0.0.1')"),
+    ("127.0.0.1:8000/v1?api-key=s3cret-Zq8wT3kLmN0pR7", "(got '127.0.0.1:8000/v1': it lacks the http:// in front)"),
+    ("ftp://h/#token=s3cret-x", "(got 'ftp://h/')"),
 ])
 def test_a_base_url_without_http_says_what_was_given_never_a_password(url: str, said: str) -> None:
     # "127.0.0.1:8000" read "base_url must be an http(s) URL, e.g. http://127.0.0.1:4000 (got ://?)" (pow3).

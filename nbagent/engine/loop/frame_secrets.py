@@ -8,16 +8,26 @@ pandas (the engine never does); only pandas' own code runs, and within bounds.
 
 from __future__ import annotations
 
-from itertools import islice
-from typing import Any, Callable, cast
+import re
+from typing import Any, cast
+
+from .credential_names import frame_credential_name
 
 FRAME_ROWS = 100_000
 """Rows of a credential-named column whose distinct values are read (the rows a description samples
 and lists values from come first)."""
 FRAME_LABELS = 1_000
-"""Column labels of a frame looked at, and values taken from one column."""
+"""Column labels of a frame looked at."""
 MAX_FRAME_COLUMNS = 100
-"""Credential-named columns read in one namespace (each read costs a column's ``unique``)."""
+"""Credential-named columns read in one namespace."""
+MAX_FRAME_VALUES = 200
+"""Distinct values taken from frames in one namespace, in row order (the rows a description samples
+come first): each secret is one more form every text and streamed delta is scanned for, and a users
+table's 2,000 hashes made one prompt five times slower."""
+_PLAIN_WORD = re.compile(r"[A-Za-z]+")
+"""A column of plain words under a password's name is a dataset about passwords (``"football"``,
+``"sunshine"``), not a users table (hashes, or passwords with digits and signs): redacting the word
+``password`` wherever it is written garbled every text about it."""
 _FRAME_MODULES = ("pandas", "pandas.core.frame", "pandas.core.series")  # pandas 3 names its public module, 2 the defining one
 _CREDENTIAL_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn", "webhook")
 """A word every credential's name has: a frame whose column names have none is not read further (500
@@ -26,19 +36,25 @@ _CLASS_DICT = type.__dict__["__dict__"]  # read past any metaclass: no user code
 _CLASS_NAME = type.__dict__["__name__"]
 
 
-def frame_columns(value: object, kind: type, credential_name: Callable[[str], bool],
-                  budget: list[int]) -> list[tuple[object, object]] | None:
-    """``(column, value)`` pairs of the distinct values, in the first :data:`FRAME_ROWS` rows, of a
-    ``DataFrame``'s columns whose labels ``credential_name`` takes (``users.password``, ``api_key``),
-    or of a ``Series`` so named (``pw = users["password"]``); None for anything else. ``budget`` (one
-    int, shared by a namespace's walk) counts the columns still to read."""
+def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[object, object]] | None:
+    """``(column, value)`` pairs of the distinct text values, in the first :data:`FRAME_ROWS` rows, of a
+    ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``, ``api_key``),
+    or of a ``Series`` so named (``pw = users["password"]``); None for anything else. ``budget`` (two
+    ints, shared by a namespace's walk) counts the columns and the values still to take. Values are
+    never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
+    a frame that cannot be read gives nothing, never an error: the namespace's other secrets stand."""
     name = _CLASS_NAME.__get__(kind)
     if name not in ("DataFrame", "Series") or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
         return None
-    if budget[0] <= 0:
+    if budget[0] <= 0 or budget[1] <= 0:
         return []
-    frame = cast(Any, value)
-    series = name == "Series"
+    try:
+        return _credential_columns(cast(Any, value), name == "Series", budget)
+    except Exception:  # noqa: BLE001 - pandas on an odd frame: this frame gives nothing, the rest stands
+        return []
+
+
+def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
     joined = "\n".join(label for label in labels if type(label) is str).lower()
     if not any(word in joined for word in _CREDENTIAL_WORDS):  # one look for the frame, not a rule a column
@@ -46,15 +62,22 @@ def frame_columns(value: object, kind: type, credential_name: Callable[[str], bo
     kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
     pairs: list[tuple[object, object]] = []
     for i, label in enumerate(labels):
-        if budget[0] <= 0:
+        if budget[0] <= 0 or budget[1] <= 0:
             break
         if type(label) is not str or getattr(kinds[i], "kind", "") != "O":  # only objects or strings hold text
             continue
-        if credential_name(label):
+        if frame_credential_name(label):
             budget[0] -= 1
             column = frame.iloc[:FRAME_ROWS] if series else frame.iloc[:FRAME_ROWS, i]  # by place: labels may repeat
-            pairs.extend((label, v) for v in islice(column.unique(), FRAME_LABELS))
+            taken: dict[str, None] = {}
+            for v in column.tolist():  # Python objects, in row order; only exact strings are looked at
+                if type(v) is str and v not in taken and not _PLAIN_WORD.fullmatch(v):
+                    taken[v] = None
+                    if len(taken) >= budget[1]:
+                        break
+            budget[1] -= len(taken)
+            pairs.extend((label, v) for v in taken)
     return pairs
 
 
-__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "frame_columns"]
+__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "frame_columns"]

@@ -20,7 +20,12 @@ from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from .frame_secrets import MAX_FRAME_COLUMNS, frame_columns
+from .credential_names import AUTHORIZATION as _AUTHORIZATION
+from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
+from .credential_names import SEPARATORS as _SEPARATORS
+from .credential_names import TOKEN_NAME as _TOKEN_NAME
+from .credential_names import WEAK_PASSWORD_NAME as _WEAK_PASSWORD_NAME
+from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, frame_columns
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -41,19 +46,8 @@ def looks_like_token(value: str) -> bool:
     return changes >= 0.3 * len(classes)
 
 
-# A secret by its name alone (any value, passphrases with spaces included) ...
-_PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
-                            r"|(?:.+_)?(?:PWD?)|.+_PASS")  # pw = getpass(), DB_PASS, mysql_pwd (not pass_rate;
-# PWD, the working folder, is a path: paths are never taken)
-# ... and a name that holds a secret only when its value is shaped like a generated one.
-_TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
-                         r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
-_WEAK_PASSWORD_NAME = re.compile(r"(?i)(?:.+_)?PWD?|.+_PASS")
 _PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z _()-]*")
 _RELATIVE_PATH = re.compile(r"[\w.-]+(?:[/\\][\w.-]+)+[/\\]?|[A-Za-z]:[/\\]\S*")
-_SEPARATORS = str.maketrans("- .", "___")
-"""How a mapping's keys separate words besides ``_``: HTTP headers (``X-Api-Key``, Azure's ``api-key``),
-a spreadsheet's or YAML file's labels (``API Key``, ``db.password``)."""
 MIN_CHARS, MAX_CHARS = 8, 4096
 """A value shorter (could not be told apart from text) or longer (a document) is not taken."""
 _PATH = re.compile(r"\.{0,2}/|~[\w.-]*/|~$|[A-Za-z]:\\(?=[^\\/:*?\"<>|]*(?:\\|$))")
@@ -286,7 +280,6 @@ def _literals(code: str) -> list[str]:
     return contents
 
 
-_AUTHORIZATION = re.compile(r"(?i)(?:PROXY_)?AUTHORIZATION")
 _AUTH_SCHEME = re.compile(r"[A-Za-z][\w.-]*")
 
 
@@ -311,13 +304,6 @@ def _is_secret(name: str, value: str) -> bool:
         plain = _PLAIN_WORDS.fullmatch(value) or _RELATIVE_PATH.fullmatch(value)
         return not (plain and _WEAK_PASSWORD_NAME.fullmatch(name))
     return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
-
-
-def _credential_name(label: str) -> bool:
-    """Whether a frame's column label names a credential, by a mapping key's rule (words split by
-    ``-``, a space or ``.`` too)."""
-    key = label.translate(_SEPARATORS)
-    return bool(_PASSWORD_NAME.fullmatch(key) or _TOKEN_NAME.fullmatch(key) or _AUTHORIZATION.fullmatch(key))
 
 
 def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
@@ -377,7 +363,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -399,7 +385,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 mappings[0] += 1
                 walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
             elif (depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS
-                  and (columns := frame_columns(value, kind, _credential_name, frame_budget)) is not None):
+                  and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:

@@ -165,7 +165,10 @@ def _sanitizer(magics: MagicsApi) -> Sanitizer:
     if magics.shell is not None:
         from ..kernel_context import KernelContext
 
-        kernel = KernelContext(magics.shell).secrets()
+        try:
+            kernel = KernelContext(magics.shell).secrets()
+        except Exception:  # noqa: BLE001 - a namespace that cannot be read fails no replay (keys by shape still go)
+            kernel = ()
     return Sanitizer(secret_values(DEFAULT_SECRET_ENV, (*credential_env_values(), *kernel)))
 
 

@@ -420,3 +420,48 @@ def test_wide_frames_are_read_within_a_bound() -> None:
     started = time.perf_counter()
     assert credential_variable_values(frames.items()) == ()
     assert time.perf_counter() - started < 1.0
+
+
+def test_an_odd_frame_gives_nothing_and_the_namespaces_other_secrets_stand() -> None:
+    """A credential-named column of dicts (``pd.DataFrame(api_records)`` with an ``auth`` field) made
+    ``unique()`` raise, which switched off every kernel secret: ``db_password`` went out in clear (review)."""
+    import pandas as pd
+
+    class Odd:
+        def __eq__(self, other: object) -> bool:
+            raise ValueError("no")
+
+        __hash__ = None  # type: ignore[assignment]
+
+    sessions = pd.DataFrame({"user": ["ana", "bo"], "auth": [{"method": "sso"}, ["x"]], "password": [Odd(), "S3cr3t-pass!"]})
+    found = credential_variable_values({"db_password": "correct-horse-9", "sessions": sessions}.items())
+    assert found == ("correct-horse-9", "S3cr3t-pass!")
+
+
+def test_a_tables_ids_and_a_dataset_of_password_words_are_no_secrets() -> None:
+    """``join_key``, ``primary_key``, ``next_page_token`` hold ids (uuids look generated), and a
+    password-strength dataset's words (``football``) are words: redacted, they garbled every text
+    about the table, the word "password" included (review)."""
+    import uuid
+
+    import pandas as pd
+
+    ids = [str(uuid.UUID(int=i + 1)) for i in range(3)]
+    orders = pd.DataFrame({"join_key": ids, "primary_key": ids, "next_page_token": ids, "amount": [1, 2, 3]})
+    strength = pd.DataFrame({"password": ["password", "football", "kzde5577"], "strength": [0, 0, 1]})
+    assert credential_variable_values({"orders": orders, "strength": strength}.items()) == ("kzde5577",)
+    tokens = pd.DataFrame({"access_token": ["q9Zk2LmX8vB3nR7tW1pY5sD4fG6hJ0aC"]})
+    assert credential_variable_values({"tokens": tokens}.items()) == ("q9Zk2LmX8vB3nR7tW1pY5sD4fG6hJ0aC",)
+
+
+def test_a_users_table_gives_a_bounded_number_of_secrets_first_rows_first() -> None:
+    """2,000 hashes were 2,000 secrets, each a form every text and delta is scanned for: one prompt
+    took five times as long (review)."""
+    import pandas as pd
+
+    from nbagent.engine.loop.frame_secrets import MAX_FRAME_VALUES
+
+    users = pd.DataFrame({"password_hash": [f"$2b$12$h{i:06d}abcdefghijklmnop" for i in range(2_000)],
+                          "api_key": [f"q9Zk2LmX8vB3nR7tW1pY5sD{i:06d}" for i in range(2_000)]})
+    found = credential_variable_values({"users": users}.items())
+    assert len(found) == MAX_FRAME_VALUES and found[0] == "$2b$12$h000000abcdefghijklmnop"
