@@ -70,21 +70,7 @@ def not_a_stream(request: pytest.FixtureRequest) -> Iterator[tuple[str, list[str
     kind: str = request.param
     posts: list[str] = []
 
-    class Answer(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            posts.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(BODIES[kind])))
-            self.end_headers()
-            self.wfile.write(BODIES[kind])
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = _serve(kind, BODIES[kind], posts)
     yield f"http://127.0.0.1:{server.server_address[1]}", posts
     server.shutdown()
 
@@ -106,20 +92,7 @@ def test_a_stream_without_usage_fails_with_a_sentence_not_an_attribute_error() -
                                                   "content": [], "stop_reason": None, "stop_sequence": None}}
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, {"type": "message_stop"})).encode()
 
-    class NoUsage(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NoUsage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = _serve("text/event-stream", body, [])
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         done = Agent(endpoint=Endpoint(name="lab", base_url=url, api_key="none", model="local",
