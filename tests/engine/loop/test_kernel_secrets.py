@@ -12,16 +12,9 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
+from nbagent.engine.loop.embedded_secrets import MAX_CONNECTION_CHARS, connection_secrets, looks_like_token, url_password
 from nbagent.engine.loop.facts import VariableInfo
-from nbagent.engine.loop.kernel_secrets import (
-    MAX_CONNECTION_CHARS,
-    MAX_ITEMS_PER_MAPPING,
-    code_secrets,
-    connection_secrets,
-    credential_variable_values,
-    looks_like_token,
-    url_password,
-)
+from nbagent.engine.loop.kernel_secrets import MAX_ITEMS_PER_MAPPING, code_secrets, credential_variable_values
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
 from tests.engine.loop.test_query_support import done_of
