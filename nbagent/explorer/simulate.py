@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from ..display.format import fmt_range, hidden_count
-from ..engine.api_facts.caching import MIN_CACHEABLE_TOKENS, PromptCache
+from ..engine.api_facts.caching import MIN_CACHEABLE_TOKENS, CacheUsage, PromptCache
 from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import (
     ContextManager,
@@ -297,6 +297,33 @@ class _ToolsCounted(TokenCounter):
         return self._inner.count_request(messages, system) + (self._extra if tools else 0)
 
 
+def _cache_accounting(cache_model: str, counter: TokenCounter, system: str | None, extra_tokens: int,
+                      min_tokens: int, clock: Callable[[], float]) -> Callable[[list[Message]], tuple[int, CacheUsage]]:
+    """What counts each simulated request's tokens and cache use: the explorer's fast
+    :class:`~.cache.PrefixCache` (``"prefix"``) or the simulated API's own PromptCache."""
+    if cache_model == "prefix":
+        fast = PrefixCache(counter, min_tokens=min_tokens)
+
+        def by_prefix(messages: list[Message]) -> tuple[int, CacheUsage]:
+            counted = fast.account(messages, system, clock(), extra_tokens)
+            return counted.tokens, counted.cache
+        return by_prefix
+    if cache_model != "prompt_cache":
+        raise ValueError(f"cache_model must be 'prefix' or 'prompt_cache', not {cache_model!r}")
+    reference = PromptCache(clock, _ToolsCounted(counter, extra_tokens), min_tokens=min_tokens)
+    system_blocks = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}] if system else None
+
+    def as_the_api(messages: list[Message]) -> tuple[int, CacheUsage]:
+        tokens = counter.count_request(messages, system) + extra_tokens
+        body: dict[str, object] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
+        if extra_tokens:
+            body["tools"] = [_TOOLS_STANDIN]
+        if system_blocks:
+            body["system"] = system_blocks
+        return tokens, reference.account(body, tokens)
+    return as_the_api
+
+
 def simulate(
     strategy: Strategy,
     history: Sequence[Mapping[str, object]],
@@ -324,13 +351,7 @@ def simulate(
     info = get_context_window_info(window)
     replay = _Replay(strategy, info.context_window, summarize or placeholder_summary, condense_threshold)
     now = [0.0]
-    if cache_model == "prompt_cache":
-        reference = PromptCache(lambda: now[0], _ToolsCounted(counter, extra_tokens), min_tokens=cache_min_tokens)
-        system_blocks = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}] if system else None
-    elif cache_model == "prefix":
-        fast = PrefixCache(counter, min_tokens=cache_min_tokens)
-    else:
-        raise ValueError(f"cache_model must be 'prefix' or 'prompt_cache', not {cache_model!r}")
+    account = _cache_accounting(cache_model, counter, system, extra_tokens, cache_min_tokens, lambda: now[0])
     source = cast("list[Message]", list(history))  # messages of a file or the caller, read as the engine's
     records: list[RequestRecord] = []
     previous: tuple[int, int] | None = None  # (prompt tokens, reply tokens) of the last request
@@ -341,17 +362,7 @@ def simulate(
         usage = RequestUsage(ts=ts, input_tokens=previous[0], output_tokens=previous[1]) if previous else None
         step = replay.step(hist, usage)
         messages = step.messages
-        if cache_model == "prefix":
-            counted = fast.account(messages, system, now[0], extra_tokens)
-            tokens, cached = counted.tokens, counted.cache
-        else:
-            tokens = counter.count_request(messages, system) + extra_tokens
-            body: dict[str, object] = {"model": "explorer", "messages": with_cache_breakpoint(messages)}
-            if extra_tokens:
-                body["tools"] = [_TOOLS_STANDIN]
-            if system_blocks:
-                body["system"] = system_blocks
-            cached = reference.account(body, tokens)
+        tokens, cached = account(messages)
         reply = source[last + 1] if last + 1 < len(source) else None
         output = max(counter.count_message(reply) - MESSAGE_OVERHEAD, 0) if reply is not None else 0
         records.append(RequestRecord(

@@ -118,26 +118,31 @@ def client_class() -> "type[NotebookClient]":
 
         def handle_comm_msg(self, outs: "list[NotebookNode]", msg: dict[str, Any], cell_index: int) -> None:
             super().handle_comm_msg(outs, msg, cell_index)
-            content = msg["content"]
-            data = content.get("data", {})
-            state = data.get("state")
-            if state is None:
-                return
-            comm_id = content["comm_id"]
-            model = self._models.setdefault(comm_id, {})
-            model.update(state)
-            wanted = list(self.click)
-            if 0 <= cell_index < len(self.nb.cells):
-                wanted = cell_clicks(self.nb.cells[cell_index].get("metadata"), wanted)
-            if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
-                    and not model.get("disabled") and comm_id not in self.clicked and self.kc is not None):
-                self.clicked.append(comm_id)
-                click = self.kc.session.msg("comm_msg", {
-                    "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
-                })
-                self.kc.shell_channel.send(click)
+            _click_if_wanted(self, msg, cell_index)
 
     return AutoClickClient
+
+
+def _click_if_wanted(client: Any, msg: dict[str, Any], cell_index: int) -> None:
+    """Press the button a widget's state message describes, once, when its label is one the
+    client (or the running cell's metadata) wants pressed and it is enabled."""
+    content = msg["content"]
+    state = content.get("data", {}).get("state")
+    if state is None:
+        return
+    comm_id = content["comm_id"]
+    model = client._models.setdefault(comm_id, {})
+    model.update(state)
+    wanted = list(client.click)
+    if 0 <= cell_index < len(client.nb.cells):
+        wanted = cell_clicks(client.nb.cells[cell_index].get("metadata"), wanted)
+    if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
+            and not model.get("disabled") and comm_id not in client.clicked and client.kc is not None):
+        client.clicked.append(comm_id)
+        click = client.kc.session.msg("comm_msg", {
+            "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
+        })
+        client.kc.shell_channel.send(click)
 
 
 GRANTING = frozenset({"Allow", "Allow always (this session)"})

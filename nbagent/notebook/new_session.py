@@ -35,14 +35,7 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
     from ..agent import Agent
     from .executor import ShellExecutor
 
-    settings: dict[str, Any] = dict(
-        model=magics.model, max_requests=magics.max_requests, max_budget_usd=magics.max_budget,
-        max_session_budget_usd=magics.max_session_budget, token_budget=magics.token_budget,
-        session_token_budget=magics.session_token_budget,
-        context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
-        cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
-        server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
-        kernel_context_tokens=magics.kernel_context_tokens)
+    settings = _configured_settings(magics)
     asked_for = changes.get("provider") is not None or changes.get("endpoint") is not None
     provider = changes.pop("provider", None) or magics.provider
     endpoint = endpoint_for(magics, changes.pop("endpoint", None), provider)
@@ -74,16 +67,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         agent = Agent.resume(resume_from, **wiring, **settings)
     else:
         magics._session_count += 1
-        if magics.task_root:
-            settings["task_dir"] = Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
-        elif magics.record and "task_dir" not in settings:
-            from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
-
-            if record_dir_problem(magics.document.root) is None:  # else unrecorded (the agent cell says why)
-                try:
-                    settings["task_dir"] = new_session_dir(magics.document.root, magics._session_count)
-                except RecordFolderError:
-                    pass  # a link where its folder would go: this session is not recorded
+        if (task_dir := _new_task_dir(magics, given="task_dir" in settings)) is not None:
+            settings["task_dir"] = task_dir
         agent = Agent(**wiring, **settings)
     if old is not None:
         old.agent.close()
@@ -93,6 +78,36 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
     recorded = agent.totals.spent_usd if resume_from is not None else 0.0
     magics.current = NotebookSession(agent, executor=executor, recorded_spend=recorded)
     return magics.current
+
+
+def _configured_settings(magics: MagicsApi) -> dict[str, Any]:
+    """The Agent settings the magics' configuration gives (``%config AgentMagics.…``)."""
+    return dict(
+        model=magics.model, max_requests=magics.max_requests, max_budget_usd=magics.max_budget,
+        max_session_budget_usd=magics.max_session_budget, token_budget=magics.token_budget,
+        session_token_budget=magics.session_token_budget,
+        context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
+        cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
+        server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
+        kernel_context_tokens=magics.kernel_context_tokens)
+
+
+def _new_task_dir(magics: MagicsApi, *, given: bool) -> Path | None:
+    """Where a new session is saved: under ``AgentMagics.task_root``, else (unless the caller
+    ``given`` one) the notebook's record folder (``.nbagent/sessions/…``); None when it is not
+    recorded (the agent cell says why)."""
+    if magics.task_root:
+        return Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
+    if given or not magics.record:
+        return None
+    from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
+
+    if record_dir_problem(magics.document.root) is not None:
+        return None
+    try:
+        return new_session_dir(magics.document.root, magics._session_count)
+    except RecordFolderError:
+        return None  # a link where its folder would go: this session is not recorded
 
 
 def _kept_settings(old: NotebookSession) -> tuple[dict[str, Any], Any]:

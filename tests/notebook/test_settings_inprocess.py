@@ -114,3 +114,22 @@ def test_mcp_json_off_reads_no_mcp_json_of_the_working_folder(ip, tmp_path):  # 
         assert session().agent.mcp is None and not mark.exists()
     finally:
         magics_mod.active_magics().mcp_json = True
+
+
+def test_task_root_saves_each_new_session_in_its_own_folder_under_it(ip, tmp_path):  # noqa: F811
+    magics = magics_mod.active_magics()
+    magics.task_root = str(tmp_path / "sessions")
+    try:
+        run(ip, "%agent reset")
+        run(ip, "%%agent\nWhat is 2 * 7?")
+        first = session().agent.session.task_dir
+        run(ip, "%agent reset")
+        run(ip, "%%agent\nWhat is 2 * 8?")
+        second = session().agent.session.task_dir
+        assert "not recorded for replay" in run(ip, "%agent status")
+    finally:
+        magics.task_root = None
+        run(ip, "%agent reset")
+    assert first is not None and second is not None and first != second
+    for folder in (first, second):
+        assert folder.parent == tmp_path / "sessions" and (folder / "session.json").is_file()
