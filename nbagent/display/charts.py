@@ -34,10 +34,10 @@ def nice_max(value: float) -> float:
 class _Frame:
     """The plot area of :func:`context_cost_svg` and its two axes' maxima."""
 
-    left: float
-    top: float
-    width: float
-    height: float
+    left: int
+    top: int
+    width: int
+    height: int
     slot: float  # the width each request gets
     y_max: float  # tokens
     c_max: float  # dollars
@@ -68,9 +68,9 @@ def context_cost_svg(records: Sequence[RequestRecord], *, width: int = 560, heig
     priced = unpriced < len(records)
     max_allowed = max((r.max_allowed for r in records), default=0.0)
     pw = width - left - right
-    frame = _Frame(left, top, pw, height - top - bottom, pw / len(records),
-                   nice_max(max(max(r.context_tokens for r in records), max_allowed)),
-                   nice_max(max(costs)) if max(costs) > 0 else 1.0)
+    frame = _Frame(left=left, top=top, width=pw, height=height - top - bottom, slot=pw / len(records),
+                   y_max=nice_max(max(max(r.context_tokens for r in records), max_allowed)),
+                   c_max=nice_max(max(costs)) if max(costs) > 0 else 1.0)
     parts += _grid(frame, priced)
     parts += _context_bars(frame, records, max_allowed)
     if priced:
@@ -127,7 +127,7 @@ def _labels(frame: _Frame, records: Sequence[RequestRecord], unpriced: int, *, r
              f'text-anchor="middle" fill="#444">{records[i].request}</text>' for i in range(0, n, max(1, n // 12))]
     parts.append(f'<text x="{left + pw / 2}" y="{height - 4}" text-anchor="middle" fill="#444">API request</text>')
     parts.append(f'<text x="{left}" y="{top - 8}" fill="#1f6fb2">context tokens (orange: after truncation)</text>')
-    priced = unpriced < n
+    priced = unpriced < n  # some request had a price
     cost_label = "cumulative cost (USD)" if not unpriced else \
         "cumulative cost (USD) *" if priced else "cost unknown: no request had a price"
     parts.append(f'<text x="{left + pw}" y="{top - 8}" text-anchor="end" fill="#c0392b">{cost_label}</text>')

@@ -118,31 +118,32 @@ def client_class() -> "type[NotebookClient]":
 
         def handle_comm_msg(self, outs: "list[NotebookNode]", msg: dict[str, Any], cell_index: int) -> None:
             super().handle_comm_msg(outs, msg, cell_index)
-            _click_if_wanted(self, msg, cell_index)
+            content = msg["content"]
+            state = content.get("data", {}).get("state")
+            if state is None:
+                return
+            model = self._models.setdefault(content["comm_id"], {})
+            model.update(state)
+            wanted = list(self.click)
+            if 0 <= cell_index < len(self.nb.cells):
+                wanted = cell_clicks(self.nb.cells[cell_index].get("metadata"), wanted)
+            if self.kc is not None and _press_if_wanted(self.kc, content["comm_id"], model, wanted, self.clicked):
+                self.clicked.append(content["comm_id"])
 
     return AutoClickClient
 
 
-def _click_if_wanted(client: Any, msg: dict[str, Any], cell_index: int) -> None:
-    """Press the button a widget's state message describes, once, when its label is one the
-    client (or the running cell's metadata) wants pressed and it is enabled."""
-    content = msg["content"]
-    state = content.get("data", {}).get("state")
-    if state is None:
-        return
-    comm_id = content["comm_id"]
-    model = client._models.setdefault(comm_id, {})
-    model.update(state)
-    wanted = list(client.click)
-    if 0 <= cell_index < len(client.nb.cells):
-        wanted = cell_clicks(client.nb.cells[cell_index].get("metadata"), wanted)
-    if (model.get("_model_name") == "ButtonModel" and model.get("description") in wanted
-            and not model.get("disabled") and comm_id not in client.clicked and client.kc is not None):
-        client.clicked.append(comm_id)
-        click = client.kc.session.msg("comm_msg", {
-            "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
-        })
-        client.kc.shell_channel.send(click)
+def _press_if_wanted(kc: "KernelClient", comm_id: str, model: dict[str, object], wanted: list[str],
+                     clicked: list[str]) -> bool:
+    """Press the button whose widget state is ``model``, when its label is ``wanted``, it is
+    enabled and not pressed before; whether it was pressed."""
+    if (model.get("_model_name") != "ButtonModel" or model.get("description") not in wanted
+            or model.get("disabled") or comm_id in clicked):
+        return False
+    kc.shell_channel.send(kc.session.msg("comm_msg", {
+        "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}},
+    }))
+    return True
 
 
 GRANTING = frozenset({"Allow", "Allow always (this session)"})

@@ -67,7 +67,8 @@ def new_session(magics: MagicsApi, *, resume_from: str | Path | None = None, for
         agent = Agent.resume(resume_from, **wiring, **settings)
     else:
         magics._session_count += 1
-        if (task_dir := _new_task_dir(magics, given="task_dir" in settings)) is not None:
+        # A task_dir the caller names wins over the configured places (task_root, the record folder).
+        if "task_dir" not in settings and (task_dir := _new_task_dir(magics)) is not None:
             settings["task_dir"] = task_dir
         agent = Agent(**wiring, **settings)
     if old is not None:
@@ -92,13 +93,13 @@ def _configured_settings(magics: MagicsApi) -> dict[str, Any]:
         kernel_context_tokens=magics.kernel_context_tokens)
 
 
-def _new_task_dir(magics: MagicsApi, *, given: bool) -> Path | None:
-    """Where a new session is saved: under ``AgentMagics.task_root``, else (unless the caller
-    ``given`` one) the notebook's record folder (``.nbagent/sessions/…``); None when it is not
-    recorded (the agent cell says why)."""
+def _new_task_dir(magics: MagicsApi) -> Path | None:
+    """Where a new session is saved: under ``AgentMagics.task_root``, else the notebook's record
+    folder (``.nbagent/sessions/…``); None where it is saved nowhere (``AgentMagics.record`` off, or
+    a record folder that cannot be used: the agent cell says why)."""
     if magics.task_root:
         return Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
-    if given or not magics.record:
+    if not magics.record:
         return None
     from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
 

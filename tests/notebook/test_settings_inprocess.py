@@ -118,7 +118,7 @@ def test_mcp_json_off_reads_no_mcp_json_of_the_working_folder(ip, tmp_path):  # 
 
 def test_task_root_saves_each_new_session_in_its_own_folder_under_it(ip, tmp_path):  # noqa: F811
     magics = magics_mod.active_magics()
-    magics.task_root = str(tmp_path / "sessions")
+    run(ip, f'%config AgentMagics.task_root = "{tmp_path / "sessions"}"')
     try:
         run(ip, "%agent reset")
         run(ip, "%%agent\nWhat is 2 * 7?")
@@ -133,3 +133,14 @@ def test_task_root_saves_each_new_session_in_its_own_folder_under_it(ip, tmp_pat
     assert first is not None and second is not None and first != second
     for folder in (first, second):
         assert folder.parent == tmp_path / "sessions" and (folder / "session.json").is_file()
+
+
+def test_a_task_dir_named_by_the_caller_wins_over_task_root(ip, tmp_path):  # noqa: F811
+    magics = magics_mod.active_magics()
+    magics.task_root = str(tmp_path / "sessions")
+    try:
+        made = magics.new_session(task_dir=tmp_path / "mine")
+        assert made.agent.session.task_dir == tmp_path / "mine"
+    finally:
+        magics.task_root = None
+        run(ip, "%agent reset")

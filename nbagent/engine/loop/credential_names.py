@@ -1,5 +1,5 @@
 """The names that hold credentials, in a kernel's variables, a mapping's keys and a table's columns
-(shared by :mod:`.kernel_secrets` and :mod:`.frame_secrets`)."""
+(shared by :mod:`.kernel_secrets`, :mod:`.embedded_secrets` and :mod:`.frame_secrets`)."""
 
 from __future__ import annotations
 

@@ -24,8 +24,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .credential_names import WEAK_PASSWORD_NAME as _WEAK_PASSWORD_NAME
-from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets, looks_like_token
-from .embedded_secrets import PATH_START as _PATH
+from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, PATH_START, embedded_secrets, looks_like_token
 from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, frame_columns
 
 _PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z _()-]*")
@@ -158,7 +157,7 @@ def _authorization_secret(value: str) -> str | None:
 
 
 def _is_secret(name: str, value: str) -> bool:
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or _PATH.match(value):
+    if not MIN_CHARS <= len(value) <= MAX_CHARS or PATH_START.match(value):
         return False
     name = name.translate(_SEPARATORS)
     if _PASSWORD_NAME.fullmatch(name):
