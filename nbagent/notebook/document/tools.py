@@ -30,6 +30,7 @@ from .fetches import fetched_hosts
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
+from .read_outputs import record_read
 from .removal import MADE_KINDS, ORIGIN, Expect, Removal, matches, remove
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ class NotebookRead(_NotebookTool):
             used, end = used + len(text), index + 1
             if isinstance(cell_id := cells[index].get("id"), str):
                 self.shared.seen[cell_id] = source_hash(_source(cells[index]))
+        # What the model was shown of the cells' outputs is an input of its answer (a replay compares it).
+        record_read(cells[params.start:end], executing_cell_id(), ctx.redact, secrets)
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
