@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ...engine.loop.sanitize import redact_shapes
-from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .bridge import REQUEST_TIMEOUT_S, Bridge, BridgeError, BridgeUnavailable
 from .cell_log import cell_key
 from .headless import executing_code, notebook_cells, notebook_with_cell
 from .removal import mark_of
@@ -95,8 +95,9 @@ def notebook_now(bridge: Bridge, root: Path, lean: bool = True) -> list[CellJSON
         try:
             # Texts and marks are compared: a lean read is small per agent cell (no plots, no records),
             # and, advisory, it waits for a page that stopped answering only briefly, once.
+            # With outputs (a notebook's plots: tens of MB), the time notebook_read itself gives a read.
             read = bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False, lean=True) if lean \
-                else bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False)
+                else bridge.request_sync("read", REQUEST_TIMEOUT_S, retry=False)
             return list(read.get("cells", []))
         except (BridgeUnavailable, BridgeError, RecursionError):  # a received notebook's metadata nested past the stack
             return None
