@@ -9,6 +9,8 @@ from typing import Any
 from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
 from nbagent.notebook.document.read_outputs import changed_read_outputs, outputs_digest, read_digests
 
+from .test_replay_from_notebook import lab  # noqa: F401  (fixture: an in-process kernel with a front-end)
+
 
 def _cell(cell_id: str, source: str, *outputs: dict[str, Any], mark: dict[str, Any] | None = None) -> Any:
     return {"id": cell_id, "cell_type": "code", "source": source, "outputs": list(outputs),
@@ -79,3 +81,30 @@ def test_a_cell_read_again_counts_as_last_read(tmp_path):
     watch.notebook_read({"u1": "first", "u2": "x"})
     watch.notebook_read({"u1": "after the turn ran it"})
     assert watch.inputs().read_outputs == {"u1": "after the turn ran it", "u2": "x"}
+
+
+def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(lab):  # noqa: F811
+    """The whole path in-process (the front-end played in Python): a live turn reads the notebook,
+    its record keeps the printed output it read; after a restart the cell prints another total and
+    the replayed answer says so, while the same output replays silently."""
+    lab.front.cells[0]["source"] = "%%agent\nsummarise this notebook"
+    lab.front.cells.insert(0, {"id": "u1", "cell_type": "code", "source": "print(total)", "metadata": {},
+                               "execution_count": 1, "outputs": [_printed("567.75\n")]})
+
+    def run_mine(printed: str) -> None:  # the user's cell, run in this kernel with its id, as the page sends it
+        lab.ip.run_cell("total = 1", cell_id="u1")
+        lab.front.cells[0]["outputs"] = [_printed(printed)]
+
+    run_mine("567.75\n")
+    assert "notebook_read" in lab.run(1)
+    assert set(lab.front.cells[1]["metadata"]["nbagent"]["record"]["inputs"]["read_outputs"]) == {"u1"}
+
+    lab.restart()
+    run_mine("567.75\n")
+    again = lab.run(1)
+    assert "replayed: session" in again and "changed since" not in again
+
+    lab.restart()
+    run_mine("1367.75\n")
+    again = lab.run(1)
+    assert "the output of the cell `print(total)` changed since this answer was recorded" in again, again
