@@ -146,8 +146,9 @@ class _Active:
     busy = threading.local()
 
 
-def notebook_read(digests: Mapping[str, str]) -> None:
-    """Tell the live turn's watch, if any, the outputs ``notebook_read`` showed the model."""
+def notebook_read(digests: Mapping[str, str | None]) -> None:
+    """Tell the live turn's watch, if any, the outputs the notebook tools showed the model (see
+    :meth:`TurnWatch.notebook_read`)."""
     if _Active.watch is not None and digests:
         _Active.watch.notebook_read(digests)
 
@@ -239,10 +240,16 @@ class TurnWatch:
             if fp is not None:
                 self.outputs[cell_key(source)] = fp
 
-    def notebook_read(self, digests: Mapping[str, str]) -> None:
-        """The outputs of cells ``notebook_read`` showed the model (cell id → digest, see
-        :mod:`.read_outputs`); a cell read again counts as last read (the turn may have run it since)."""
-        self.read_outputs.update(digests)
+    def notebook_read(self, digests: Mapping[str, str | None]) -> None:
+        """The outputs of cells the model was shown (cell id → digest, see :mod:`.read_outputs`),
+        by ``notebook_read`` or as its ``notebook_run`` left them: the last counts (the turn's own run
+        is its work, not a change). None: the turn's ``notebook_edit`` replaced the cell, so the
+        outputs it read are no longer the cell's (a Run All gives it new ones)."""
+        for cell_id, digest in digests.items():
+            if digest is None:
+                self.read_outputs.pop(cell_id, None)
+            else:
+                self.read_outputs[cell_id] = digest
 
     def told_in_full(self, names: Iterable[str]) -> None:
         """The variables the kernel context described in full to the model (a frame's columns with

@@ -83,6 +83,13 @@ def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callab
     notebook_read(read_digests(cells, executing, hide))
 
 
+def record_replaced(cell_id: str) -> None:
+    """The turn's ``notebook_edit`` replaced a cell's text: the outputs read of it are no input now."""
+    from .inputs import notebook_read
+
+    notebook_read({cell_id: None})
+
+
 def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON], ran: Mapping[str, str],
                          redact: Callable[[str], str]) -> list[str]:
     """The read cells whose outputs differ now, each named by its first line as it reads now
@@ -117,4 +124,4 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     return changed
 
 
-__all__ = ["notebook_changes", "changed_read_outputs", "outputs_digest", "read_digests", "record_read"]
+__all__ = ["changed_read_outputs", "notebook_changes", "outputs_digest", "read_digests", "record_read", "record_replaced"]

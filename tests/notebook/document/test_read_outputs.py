@@ -74,13 +74,14 @@ def test_the_read_outputs_travel_in_the_record_and_an_older_record_reads_as_befo
     assert "read_outputs" not in older and TurnInputs.from_json(older).read_outputs == {}
 
 
-def test_a_cell_read_again_counts_as_last_read(tmp_path):
+def test_a_cell_read_again_or_run_by_the_turn_counts_as_last_seen_and_one_it_replaced_not_at_all(tmp_path):
     from IPython.core.interactiveshell import InteractiveShell
 
     watch = TurnWatch(InteractiveShell.instance(), tmp_path, None)
-    watch.notebook_read({"u1": "first", "u2": "x"})
-    watch.notebook_read({"u1": "after the turn ran it"})
-    assert watch.inputs().read_outputs == {"u1": "after the turn ran it", "u2": "x"}
+    watch.notebook_read({"u1": "first", "u2": "x", "u3": "y"})
+    watch.notebook_read({"u1": "as the turn's notebook_run left it"})  # what Run All gives the fixed cell again
+    watch.notebook_read({"u3": None})  # the turn's notebook_edit replaced its text: its old outputs are moot
+    assert watch.inputs().read_outputs == {"u1": "as the turn's notebook_run left it", "u2": "x"}
 
 
 def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(lab):  # noqa: F811
