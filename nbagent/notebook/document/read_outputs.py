@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ..view.safe import RASTER_IMAGES
@@ -37,14 +38,21 @@ def _source(cell: CellJSON) -> str:
     return "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+"""An object's memory address in its default repr (``<matplotlib.collections.PathCollection at
+0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run."""
+
+
 def outputs_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
-    """A digest of ``cell``'s outputs as ``notebook_read`` shows them (each output's text, and the
-    data of its image); None where a text holds a secret (``redact`` changes it)."""
+    """A digest of ``cell``'s outputs as ``notebook_read`` shows them (each output's text without
+    memory addresses, and the data of its image); None where a text holds a secret (``redact``
+    changes it)."""
     shown: list[list[str]] = []
     for output in cell.get("outputs") or []:
         text = output_text(output)
         if redact is not None and redact(text) != text:
             return None
+        text = _ADDRESS.sub(" at 0x", text)
         data = output.get("data") or {}
         image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
         shown.append([text, image.replace("\n", "")])

@@ -49,6 +49,12 @@ def test_a_value_numbered_anew_is_the_same_output():
     assert outputs_digest(_cell("u1", "t", _value("42", 3))) == outputs_digest(_cell("u1", "t", _value("42", 9)))
 
 
+def test_an_objects_memory_address_in_its_repr_is_not_a_change():
+    scatter = "<matplotlib.collections.PathCollection at 0x7f3a2c1d9e50>"  # plt.scatter(...)'s value
+    assert outputs_digest(_cell("u1", "plt.scatter(x, y)", _value(scatter, 3))) == \
+        outputs_digest(_cell("u1", "plt.scatter(x, y)", _value(scatter.replace("7f3a2c1d9e50", "7f11aa02b310"), 4)))
+
+
 def test_agent_cells_set_up_cells_and_the_asking_cell_are_no_input():
     cells = [_cell("a1", "%%agent\nwhat?", _printed("transcript")),
              _cell("a2", "what? (typed over)", _printed("x"), mark={"kind": "agent"}),
