@@ -69,12 +69,26 @@ def _compared(cell: CellJSON, executing: str | None) -> bool:
             and not is_agent_cell(source) and source.strip() != "" and not settings_only(source))
 
 
+def note_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
+    """A markdown cell's text, as read (``md:`` and a digest): a note the answer may quote ("revenue
+    is in thousands"); None for an empty one, or one holding a secret."""
+    if cell.get("cell_type") != "markdown" or not isinstance(cell.get("id"), str):
+        return None
+    text = _source(cell)
+    if not text.strip() or (redact is not None and redact(text) != text):
+        return None
+    return "md:" + hashlib.sha256(text.strip().encode()).hexdigest()[:32]
+
+
 def read_digests(cells: Iterable[CellJSON], executing: str | None,
                  redact: Callable[[str], str] | None) -> dict[str, str]:
-    """Cell id → :func:`outputs_digest`, for the read cells whose outputs are an input."""
+    """Cell id → :func:`outputs_digest` for the read code cells whose outputs are an input, or
+    :func:`note_digest` for a markdown cell."""
     found: dict[str, str] = {}
     for cell in cells:
-        if _compared(cell, executing) and (digest := outputs_digest(cell, redact)) is not None:
+        digest = note_digest(cell, redact) if cell.get("cell_type") == "markdown" \
+            else outputs_digest(cell, redact) if _compared(cell, executing) else None
+        if digest is not None:
             found[str(cell["id"])] = digest
     return found
 
@@ -103,14 +117,18 @@ def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON],
     """The read cells whose outputs differ now, each named by its first line as it reads now
     (``redact``-ed: the line is saved in the cell's output): "the output of the cell `…`". Only a
     cell that has run in this kernel by now (``ran``: cell id → text, the kernel's cell log); one
-    deleted since is not reported. Outputs that hold a secret now read as changed."""
+    deleted since is not reported. Outputs that hold a secret now read as changed. A markdown cell
+    read is compared by its text ("the cell `# Targets`"), run or not."""
     changed = []
     for cell in cells:
         cell_id = cell.get("id")
-        if not isinstance(cell_id, str) or cell_id not in recorded or cell_id not in ran:
+        if not isinstance(cell_id, str) or cell_id not in recorded:
             continue
-        if outputs_digest(cell, redact) != recorded[cell_id]:
-            first = next((line.strip() for line in redact(_source(cell)).splitlines() if line.strip()), "")
+        first = next((line.strip() for line in redact(_source(cell)).splitlines() if line.strip()), "")
+        if recorded[cell_id].startswith("md:"):  # a note: its text, wherever it is (it never runs)
+            if note_digest(cell, redact) != recorded[cell_id]:
+                changed.append(f"the cell `{first[:60]}`" if first else "a markdown cell (now empty)")
+        elif cell_id in ran and outputs_digest(cell, redact) != recorded[cell_id]:
             changed.append(f"the output of the cell `{first[:60]}`" if first else "the output of a cell above")
     return changed
 
@@ -132,4 +150,5 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     return changed
 
 
-__all__ = ["changed_read_outputs", "notebook_changes", "outputs_digest", "read_digests", "record_read", "record_replaced"]
+__all__ = ["changed_read_outputs", "note_digest", "notebook_changes", "outputs_digest", "read_digests", "record_read",
+           "record_replaced"]

@@ -62,7 +62,15 @@ def test_agent_cells_set_up_cells_and_the_asking_cell_are_no_input():
              _cell("me", "print(1)", _printed("1")),
              {"id": "md", "cell_type": "markdown", "source": "# Title"},
              _cell("u1", "print(2)", _printed("2"))]
-    assert set(read_digests(cells, "me", keep)) == {"u1"}
+    assert set(read_digests(cells, "me", keep)) == {"u1", "md"}  # a note is read as text (below)
+
+
+def test_a_markdown_note_the_model_read_is_compared_by_its_text_run_or_not():
+    note = {"id": "n1", "cell_type": "markdown", "source": "Revenue is in thousands of euros.", "metadata": {}}
+    read = read_digests([note], None, keep)
+    assert changed_read_outputs(read, [note], {}, keep) == []
+    edited = {**note, "source": "Revenue is in euros."}
+    assert changed_read_outputs(read, [edited], {}, keep) == ["the cell `Revenue is in euros.`"]
 
 
 def test_an_output_holding_a_secret_has_no_digest_and_reads_as_changed():
