@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from ..view.safe import RASTER_IMAGES
 from .cell_log import is_agent_cell, settings_only
 from .cells import MARK, output_text, without_secrets
+from .inputs import notebook_read
+from .made_cells import edited_made_cells, notebook_now
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,8 +99,6 @@ def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callab
                 secrets: tuple[str, ...]) -> None:
     """Tell a live turn's watch (if any) the outputs ``notebook_read`` showed the model of ``cells``;
     ``secrets``: the notebook's literal ones (a literal of one cell printed by another)."""
-    from .inputs import notebook_read
-
     def hide(text: str) -> str:
         return without_secrets(redact(text) if redact is not None else text, secrets)
 
@@ -107,8 +107,6 @@ def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callab
 
 def record_replaced(cell_id: str) -> None:
     """The turn's ``notebook_edit`` replaced a cell's text: the outputs read of it are no input now."""
-    from .inputs import notebook_read
-
     notebook_read({cell_id: None})
 
 
@@ -139,8 +137,6 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     (:mod:`.made_cells`), and the outputs ``notebook_read`` showed the model — read with the cells'
     outputs only where there are some to compare, and only from a page (headless, no cell has run
     here by an id, and the file's outputs are those of its last save)."""
-    from .made_cells import edited_made_cells, notebook_now
-
     cells = notebook_now(bridge, root, lean=not (inputs.read_outputs and bridge.connected))
     if cells is None:
         return []
