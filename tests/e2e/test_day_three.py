@@ -155,3 +155,45 @@ def test_a_replayed_answer_is_flagged_when_a_cell_its_code_made_was_edited(brows
     line = "the cell `2 * 30` the agent made changed since this answer was recorded"
     assert line in out, out
     page.close()
+
+
+PRINTS = "import pandas as pd\nprint('total revenue:', pd.read_csv('day3_printed.csv').revenue.sum())"
+READ_ANSWER = "The notebook prints a total revenue of 567.75."
+READS = ("import nbagent\nfrom nbagent.providers.simulated.script import ScriptedResponder, text_reply, tool_reply\n"
+         "nbagent.notebook.magics.active_magics().new_session()\n"
+         "nbagent.session().agent.simulated_api.responder = ScriptedResponder("
+         f"[tool_reply('notebook_read', {{}}), text_reply({READ_ANSWER!r})])")
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_replayed_answer_read_off_a_printed_output_is_flagged_when_that_output_changed(browser, lab, frontend):  # noqa: F811
+    """The model read the notebook (``notebook_read``) and answered from what a cell *printed* (no
+    ``Out[n]``, no variable, a file the user's cell read): one CSV value changed, Restart & Run All
+    showed the old total under the new one with no word (newcomer pass 14)."""
+    _require_installed_bridge()
+    data = f"day3_printed_{frontend}.csv"
+    _put_file(lab, data, CSV)
+    name = removal._put(lab, f"day3_printed_{frontend}.ipynb", "python3",
+                        ["%load_ext nbagent", PRINTS.replace("day3_printed.csv", data),
+                         "%%agent\nWhat total revenue does the notebook print?", removal.MINE])
+    page = _open(browser, lab, name, frontend)
+    _kernel(page, "get_ipython().run_line_magic('load_ext', 'nbagent')\n" + READS)
+    removal._run_all(page)
+    removal._wait(page, lambda cs: READ_ANSWER in removal._text(cs[2]) and "my own cell" in removal._text(cs[-1]),
+                  "the live turn did not finish")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _wait_saved(page, name, lambda nb: "record" in (nb.cells[2].metadata.get("nbagent") or {}))
+
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    _restart_run_all(page)
+    out = removal._text(_replayed(page)[2])
+    assert READ_ANSWER in out and "changed since" not in out, out  # the same output: the record, silently
+
+    _put_file(lab, data, CSV.replace("west,80", "west,880"))  # the cell now prints 1367.75
+    _restart_run_all(page)
+    cells = _replayed(page)
+    assert "1367.75" in removal._text(cells[1])
+    out = removal._text(cells[2])
+    line = "the output of the cell `import pandas as pd` changed since this answer was recorded"
+    assert line in out and out.index(line) < out.index(READ_ANSWER), out
+    page.close()

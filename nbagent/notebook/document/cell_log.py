@@ -14,11 +14,12 @@ CONTEXT_CELLS = 5
 """How many recent cells the model is told about (the engine's ``MAX_INPUTS``)."""
 
 
-def _is_agent_cell(source: str) -> bool:
+def is_agent_cell(source: str) -> bool:
+    """Whether ``source`` asks the agent (a ``%%agent`` cell, or code running one)."""
     return "%%agent" in source or "run_agent_cell" in source or "run_agent_command" in source
 
 
-def _settings_only(source: str) -> bool:
+def settings_only(source: str) -> bool:
     """A cell of line magics and comments only (``%load_ext``, ``%config``): it sets the kernel up
     and holds no data, so its text changing (a replay policy set for CI) is no changed input."""
     return all(line.lstrip().startswith(("%", "#")) for line in source.splitlines() if line.strip())
@@ -82,11 +83,11 @@ def context_cells(shell: InteractiveShell, log: CellLog | None,
     key (``key = "sk-ant-…"``), and its unsalted digest would let whoever receives the notebook
     check guesses of a password set in a one-line cell."""
     superseded = log.superseded if log is not None else set()
-    recent = [s for s in ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not _is_agent_cell(s)]
-    cells = [s for s in recent if s.strip() not in superseded and not _settings_only(s)][-CONTEXT_CELLS:]
+    recent = [s for s in ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not is_agent_cell(s)]
+    cells = [s for s in recent if s.strip() not in superseded and not settings_only(s)][-CONTEXT_CELLS:]
     if redact is not None:  # its key, the cell's digest, would let a short password be guessed offline
         cells = [s for s in cells if redact(s) == s]
     return {cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
-__all__ = ["CONTEXT_CELLS", "CellLog", "cell_key", "context_cells", "ran_inputs"]
+__all__ = ["CONTEXT_CELLS", "CellLog", "cell_key", "context_cells", "is_agent_cell", "ran_inputs", "settings_only"]

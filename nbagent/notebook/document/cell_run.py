@@ -144,12 +144,12 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
     changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=redact) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
-    if inputs is not None and inputs.made:
-        from .made_cells import edited_made_cells, notebook_now
+    if inputs is not None and (inputs.made or inputs.read_outputs):
+        from .read_outputs import notebook_changes
 
-        cells = notebook_now(magics.document.bridge, root)
-        changed += edited_made_cells(inputs.made, cells, redact, session=decision.session, turn=decision.turn) \
-            if cells is not None else []
+        log = magics.cell_log
+        changed += notebook_changes(magics.document.bridge, root, inputs, decision.session, decision.turn, redact,
+                                    ran=log.latest if log is not None else {})
     if not changed:
         return replace(decision, shown=shown)
     line = changed_line(changed)

@@ -80,7 +80,8 @@ def code_cell(source: str, outputs: list[OutputJSON], mark: JSONObject,
             "execution_count": execution_count, "metadata": {MARK: mark}}
 
 
-def _output_text(output: OutputJSON) -> str:
+def output_text(output: OutputJSON) -> str:
+    """An output as the model reads it: its text (an error as ``Name: value``), an image named."""
     kind = output.get("output_type")
     if kind == "stream":
         text = output.get("text", "")
@@ -127,7 +128,8 @@ def _text(source: object) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _without(text: str, secrets: tuple[str, ...]) -> str:
+def without_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each of ``secrets`` (see :func:`literal_secrets`) redacted."""
     for secret in secrets:
         text = text.replace(secret, REDACTED)
     return text
@@ -142,13 +144,13 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int, redact: Callab
     source and outputs."""
     source = _text(cell.get("source", ""))
     secrets = literal_secrets([cell]) if secrets is None else secrets
-    source = _without(source, secrets) if cell.get("cell_type", "code") == "code" else source
+    source = without_secrets(source, secrets) if cell.get("cell_type", "code") == "code" else source
     head = f"[{index}] id={cell.get('id')} {cell.get('cell_type', 'code')}{_origin(cell)}"
     parts = [head, source if source else "(empty)"]
     images: list[ImageBlockParam] = []
     texts: list[str] = []
     for output in cell.get("outputs") or []:
-        texts.append(_output_text(output))
+        texts.append(output_text(output))
         data = output.get("data") or {}
         for mime in RASTER_IMAGES:
             if isinstance(data.get(mime), str):
@@ -156,6 +158,6 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int, redact: Callab
                                                            "data": data[mime].replace("\n", "")}})
                 break
     if texts:
-        shown = _without("\n".join(t for t in texts if t), secrets)
+        shown = without_secrets("\n".join(t for t in texts if t), secrets)
         parts.append("outputs:\n" + truncate_middle(redact(shown) if redact else shown, output_chars))
     return "\n".join(parts), images

@@ -102,7 +102,11 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
         return (f"nbagent: nothing rolled back: this kernel is replaying the record, and the {link.undone_shown} "
                 "agent cell(s) it reached were undone already (each said so), so nothing is here to undo."), ""
     if link.went_live or cursor is None:
-        return "", ""
+        # A live turn after a replay goes on in the record: the turns it rolls back may include
+        # replayed ones, whose cells an earlier kernel made and which stay (Run All runs them).
+        current = magics.current
+        name = session_name(current.agent) if link.went_live and current is not None else None
+        return "", _left_line(_earlier_cells(magics, name, turn) if name is not None else 0)
     if turn >= cursor.shown:
         later = any(t.turn > cursor.shown for t in cursor.index.turns)  # said only where it holds one
         why = ("a later turn it holds is the answer of an agent cell Run All has not reached yet" if later
@@ -114,9 +118,7 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
                 f"the turn(s) after turn {turn} shown above were asked after that (an agent cell above was run "
                 "again since): the record keeps them. To undo them now, run %agent rollback "
                 f"{turn} in a new cell."), ""
-    earlier = _earlier_cells(magics, cursor.index.session, turn)
-    left = f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
-        if earlier else ""
+    left = _left_line(_earlier_cells(magics, cursor.index.session, turn))
     if link.owns(cursor.index):
         return "", left
     fork(magics, cursor.shown, cursor.index.session, for_prompt=False)
@@ -146,6 +148,12 @@ def _ran_before(session: str, turn: int) -> bool:
         and mark.get("turn") == turn
 
 
+def _left_line(earlier: int) -> str:
+    """What a rollback's line adds for the undone turns' cells an earlier kernel made (they stay)."""
+    return f"; {earlier} agent cell(s) of the undone turns, made before this kernel started, left in place" \
+        if earlier else ""
+
+
 def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
     """How many cells ``session`` made in turns after ``after_turn`` in an earlier kernel: a rollback
     never removes those (only cells made in this kernel: see .removal), so its line says they stay."""
@@ -155,7 +163,7 @@ def _earlier_cells(magics: "MagicsApi", session: str, after_turn: int) -> int:
     if not bridge.connected:
         return 0
     try:
-        cells = bridge.request_sync("read").get("cells", [])
+        cells = bridge.request_sync("read", lean=True).get("cells", [])  # marks only: no outputs needed
     except (BridgeUnavailable, BridgeError):
         return 0
     expect: Expect = {"session": session, "after_turn": after_turn, "kinds": list(MADE_KINDS)}

@@ -74,13 +74,16 @@ class TurnInputs:
     """Fingerprint of a cell whose displayed image the model was sent → digest of its images."""
     made: dict[str, str] = field(default_factory=dict)
     """Tool call id → fingerprint of the code its cell was made with (``""``: not compared), see :mod:`.made_cells`."""
+    read_outputs: dict[str, str] = field(default_factory=dict)
+    """Id of a cell ``notebook_read`` showed the model → digest of its outputs as read, see :mod:`.read_outputs`."""
 
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
                             "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
                             "unchecked": list(self.unchecked)}
         for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
-                          ("outputs", self.outputs), ("images", self.images), ("made", self.made)):
+                          ("outputs", self.outputs), ("images", self.images), ("made", self.made),
+                          ("read_outputs", self.read_outputs)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -89,19 +92,20 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        optional = {"left_cells", "left_values", "outputs", "images", "made"}
+        optional = {"left_cells", "left_values", "outputs", "images", "made", "read_outputs"}
         if not isinstance(data, dict) or not keys <= set(data) <= keys | optional:
             raise ValueError("not a turn's inputs")
-        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images", "made")
+        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images", "made",
+                 "read_outputs")
         maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made = maps
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made, read_outputs = maps
         return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
-                   images, made)
+                   images, made, read_outputs)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -140,6 +144,13 @@ class _Active:
     watch: "TurnWatch | None" = None
     hooked = False
     busy = threading.local()
+
+
+def notebook_read(digests: Mapping[str, str | None]) -> None:
+    """Tell the live turn's watch, if any, the outputs the notebook tools showed the model (see
+    :meth:`TurnWatch.notebook_read`)."""
+    if _Active.watch is not None and digests:
+        _Active.watch.notebook_read(digests)
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
@@ -182,6 +193,7 @@ class TurnWatch:
         self.written: set[str] = set()
         self.outputs: dict[str, str] = {}
         self.images: dict[str, str] = {}
+        self.read_outputs: dict[str, str] = {}
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
@@ -227,6 +239,17 @@ class TurnWatch:
             fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
             if fp is not None:
                 self.outputs[cell_key(source)] = fp
+
+    def notebook_read(self, digests: Mapping[str, str | None]) -> None:
+        """The outputs of cells the model was shown (cell id → digest, see :mod:`.read_outputs`),
+        by ``notebook_read`` or as its ``notebook_run`` left them: the last counts (the turn's own run
+        is its work, not a change). None: the turn's ``notebook_edit`` replaced the cell, so the
+        outputs it read are no longer the cell's (a Run All gives it new ones)."""
+        for cell_id, digest in digests.items():
+            if digest is None:
+                self.read_outputs.pop(cell_id, None)
+            else:
+                self.read_outputs[cell_id] = digest
 
     def told_in_full(self, names: Iterable[str]) -> None:
         """The variables the kernel context described in full to the model (a frame's columns with
@@ -291,7 +314,7 @@ class TurnWatch:
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
                           self._left_cells(), self._left_values(read, shown), dict(self.outputs),
-                          dict(self.images), made_keys(made or {}, self._redact))
+                          dict(self.images), made_keys(made or {}, self._redact), dict(self.read_outputs))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now;

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ...engine.loop.sanitize import redact_shapes
-from .bridge import Bridge, BridgeError, BridgeUnavailable
+from .bridge import REQUEST_TIMEOUT_S, Bridge, BridgeError, BridgeUnavailable
 from .cell_log import cell_key
 from .headless import executing_code, notebook_cells, notebook_with_cell
 from .removal import mark_of
@@ -86,15 +86,19 @@ CHECK_TIMEOUT_S = 3.0
 """How long a replay waits for the page's cells (it answers in milliseconds; a page gone would hold every agent cell)."""
 
 
-def notebook_now(bridge: Bridge, root: Path) -> list[CellJSON] | None:
+def notebook_now(bridge: Bridge, root: Path, lean: bool = True) -> list[CellJSON] | None:
     """The notebook's cells as they are now: the front-end's, where a page answers (its unsaved
     edits included); else the file of the folder's one notebook holding the executing cell (a
-    headless run: nbclient and papermill run the file as saved). None where neither can tell."""
+    headless run: nbclient and papermill run the file as saved). None where neither can tell.
+    ``lean``: texts and marks only (from a page), not outputs."""
     if bridge.connected:
         try:
             # Texts and marks are compared: a lean read is small per agent cell (no plots, no records),
             # and, advisory, it waits for a page that stopped answering only briefly, once.
-            return list(bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False, lean=True).get("cells", []))
+            # With outputs (a notebook's plots: tens of MB), the time notebook_read itself gives a read.
+            read = bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False, lean=True) if lean \
+                else bridge.request_sync("read", REQUEST_TIMEOUT_S, retry=False)
+            return list(read.get("cells", []))
         except (BridgeUnavailable, BridgeError, RecursionError):  # a received notebook's metadata nested past the stack
             return None
     name = notebook_with_cell(root, executing_code())

@@ -30,6 +30,7 @@ from .fetches import fetched_hosts
 from .images import bounded_image
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
+from .read_outputs import record_read, record_replaced
 from .removal import MADE_KINDS, ORIGIN, Expect, Removal, matches, remove
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ class NotebookRead(_NotebookTool):
             used, end = used + len(text), index + 1
             if isinstance(cell_id := cells[index].get("id"), str):
                 self.shared.seen[cell_id] = source_hash(_source(cells[index]))
+        # What the model was shown of the cells' outputs is an input of its answer (a replay compares it).
+        record_read(cells[params.start:end], executing_cell_id(), ctx.redact, secrets)
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
@@ -227,6 +230,7 @@ class NotebookEdit(_NotebookTool):
             self.shared.seen[new_id] = source_hash(params.source)
             if self.shared.log is not None:
                 self.shared.log.agent_edited(new_id, params.source)
+            record_replaced(params.cell_id)
             return ToolOutput(f"Replaced cell {new_id}.")
         if params.action == "delete":
             return await self._delete(params.cell_id)
@@ -338,6 +342,8 @@ class NotebookRun(_NotebookTool):
         self.shared.seen[params.cell_id] = source_hash(source)
         if self.shared.log is not None:
             self.shared.log.agent_ran(params.cell_id, source)
+        # The outputs the turn left the cell with (and showed the model): what Run All gives it again.
+        record_read([{**cell, "outputs": outputs}], executing_cell_id(), ctx.redact, ())
         return limit.noted(ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}",
                                       is_error=result.error is not None))
 

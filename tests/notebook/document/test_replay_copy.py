@@ -191,6 +191,28 @@ def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
     assert _prompts(lab, session) == [QUESTION]  # the notebook's own record: undone as asked
 
 
+def test_a_rollback_after_a_live_turn_that_followed_a_replay_says_the_earlier_kernels_cells_stay(lab):
+    """Restart & Run All replayed two turns, a new prompt went on live (turn 3), then ``%agent
+    rollback 1``: turn 2's cells, made before this kernel started, stay and Run All runs them; the
+    line said only "1 agent cell(s) removed" (newcomer pass 14)."""
+    session = _two_turns(lab)
+    for c in lab.front.cells:  # what a restart does to them: made by another kernel process
+        mark = c["metadata"].get("nbagent")
+        if isinstance(mark, dict):
+            mark["origin"] = "an-earlier-kernel"
+    lab.restart()
+    lab.run()
+    _run(lab, "c-q2")
+    _add(lab, "c-q3", f"%%agent\n{THIRD}")
+    assert "done:" in _run(lab, "c-q3")  # live: the record goes on
+
+    out = _line(lab, "%agent rollback 1")
+
+    assert "rolled back to the end of turn 1" in out
+    assert "1 agent cell(s) of the undone turns, made before this kernel started, left in place" in out
+    assert _prompts(lab, session) == [QUESTION]
+
+
 def test_a_copy_that_rolled_a_turn_back_replays_as_it_was_left(lab):
     # The copy's cells still carry the original's records: the turn the copy undid must not come
     # back from the original's record on the copy's own Restart & Run All.

@@ -1,0 +1,150 @@
+"""The outputs of the cells ``notebook_read`` showed the model, as an input of its recorded answer.
+
+The kernel context quotes a cell's ``Out[n]`` only; what a cell *printed* or *displayed*
+(``print(total)``, ``display(df.describe())``, a plot) the model sees by reading the notebook. An
+answer read off such an output ("the notebook prints a total revenue of 567.75") is stale once the
+data behind it changed, although no variable, file or cell text the turn recorded did. So a live
+turn keeps, per cell it read, a digest of that cell's outputs as the model read them (texts and
+images; not execution counts), and a replay compares it with the cell's outputs as the front-end
+holds them then — only for a cell that has run in this kernel by then (one further down, or not
+run yet, still shows the outputs of an earlier run, or none).
+
+Left out: the agent's own cell, other agent cells (their transcript reads otherwise once replayed),
+cells of ``%`` magics only (set-up), and outputs holding a secret (their digest would let whoever
+receives the notebook check guesses of it offline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+from ..view.safe import RASTER_IMAGES
+from .cell_log import is_agent_cell, settings_only
+from .cells import MARK, output_text, without_secrets
+from .inputs import notebook_read
+from .made_cells import edited_made_cells, notebook_now
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .bridge import Bridge
+    from .bridge_types import CellJSON
+    from .inputs import TurnInputs
+
+
+def _source(cell: CellJSON) -> str:
+    source = cell.get("source", "")
+    return "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+"""An object's memory address in its default repr (``<matplotlib.collections.PathCollection at
+0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run."""
+
+
+def outputs_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
+    """A digest of ``cell``'s outputs as ``notebook_read`` shows them (each output's text without
+    memory addresses, and the data of its image); None where a text holds a secret (``redact``
+    changes it)."""
+    shown: list[list[str]] = []
+    for output in cell.get("outputs") or []:
+        text = output_text(output)
+        if redact is not None and redact(text) != text:
+            return None
+        text = _ADDRESS.sub(" at 0x", text)
+        data = output.get("data") or {}
+        image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
+        shown.append([text, image.replace("\n", "")])
+    return hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:32]
+
+
+def _compared(cell: CellJSON, executing: str | None) -> bool:
+    """Whether a read cell's outputs are an input: a code cell of the user's or the agent's code, not
+    an agent cell (this one or another), not a cell of ``%`` set-up only."""
+    mark = (cell.get("metadata") or {}).get(MARK)
+    source = _source(cell)
+    return (cell.get("cell_type", "code") == "code" and isinstance(cell.get("id"), str) and cell.get("id") != executing
+            and not (isinstance(mark, dict) and mark.get("kind") == "agent")
+            and not is_agent_cell(source) and source.strip() != "" and not settings_only(source))
+
+
+def note_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
+    """A markdown cell's text, as read (``md:`` and a digest): a note the answer may quote ("revenue
+    is in thousands"); None for an empty one, or one holding a secret."""
+    if cell.get("cell_type") != "markdown" or not isinstance(cell.get("id"), str):
+        return None
+    text = _source(cell)
+    if not text.strip() or (redact is not None and redact(text) != text):
+        return None
+    return "md:" + hashlib.sha256(text.strip().encode()).hexdigest()[:32]
+
+
+def read_digests(cells: Iterable[CellJSON], executing: str | None,
+                 redact: Callable[[str], str] | None) -> dict[str, str]:
+    """Cell id → :func:`outputs_digest` for the read code cells whose outputs are an input, or
+    :func:`note_digest` for a markdown cell."""
+    found: dict[str, str] = {}
+    for cell in cells:
+        digest = note_digest(cell, redact) if cell.get("cell_type") == "markdown" \
+            else outputs_digest(cell, redact) if _compared(cell, executing) else None
+        if digest is not None:
+            found[str(cell["id"])] = digest
+    return found
+
+
+def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callable[[str], str] | None,
+                secrets: tuple[str, ...]) -> None:
+    """Tell a live turn's watch (if any) the outputs ``notebook_read`` showed the model of ``cells``;
+    ``secrets``: the notebook's literal ones (a literal of one cell printed by another)."""
+    def hide(text: str) -> str:
+        return without_secrets(redact(text) if redact is not None else text, secrets)
+
+    notebook_read(read_digests(cells, executing, hide))
+
+
+def record_replaced(cell_id: str) -> None:
+    """The turn's ``notebook_edit`` replaced a cell's text: the outputs read of it are no input now."""
+    notebook_read({cell_id: None})
+
+
+def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON], ran: Mapping[str, str],
+                         redact: Callable[[str], str]) -> list[str]:
+    """The read cells whose outputs differ now, each named by its first line as it reads now
+    (``redact``-ed: the line is saved in the cell's output): "the output of the cell `…`". Only a
+    cell that has run in this kernel by now (``ran``: cell id → text, the kernel's cell log); one
+    deleted since is not reported. Outputs that hold a secret now read as changed. A markdown cell
+    read is compared by its text ("the cell `# Targets`"), run or not."""
+    changed = []
+    for cell in cells:
+        cell_id = cell.get("id")
+        if not isinstance(cell_id, str) or cell_id not in recorded:
+            continue
+        first = next((line.strip() for line in redact(_source(cell)).splitlines() if line.strip()), "")
+        if recorded[cell_id].startswith("md:"):  # a note: its text, wherever it is (it never runs)
+            if note_digest(cell, redact) != recorded[cell_id]:
+                changed.append(f"the cell `{first[:60]}`" if first else "a markdown cell (now empty)")
+        elif cell_id in ran and outputs_digest(cell, redact) != recorded[cell_id]:
+            changed.append(f"the output of the cell `{first[:60]}`" if first else "the output of a cell above")
+    return changed
+
+
+def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: str, turn: int,
+                     redact: Callable[[str], str], ran: Mapping[str, str]) -> list[str]:
+    """What changed of the inputs the notebook itself holds: the cells the turn's code became
+    (:mod:`.made_cells`), and the outputs ``notebook_read`` showed the model — read with the cells'
+    outputs only where there are some to compare, and only from a page (headless, no cell has run
+    here by an id, and the file's outputs are those of its last save)."""
+    cells = notebook_now(bridge, root, lean=not (inputs.read_outputs and bridge.connected))
+    if cells is None:
+        return []
+    changed = edited_made_cells(inputs.made, cells, redact, session=session, turn=turn) if inputs.made else []
+    if inputs.read_outputs and bridge.connected:
+        changed += changed_read_outputs(inputs.read_outputs, cells, ran, redact)
+    return changed
+
+
+__all__ = ["changed_read_outputs", "note_digest", "notebook_changes", "outputs_digest", "read_digests", "record_read",
+           "record_replaced"]

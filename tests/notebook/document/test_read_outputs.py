@@ -1,0 +1,125 @@
+"""The outputs ``notebook_read`` showed the model are an input of its answer: what a cell printed or
+displayed (no ``Out[n]``, no variable) changes with the data, and a replayed answer read off it says
+so. Pure functions here; the browser flow is tests/e2e/test_day_three.py (newcomer pass 14)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
+from nbagent.notebook.document.read_outputs import changed_read_outputs, outputs_digest, read_digests
+
+from .test_replay_from_notebook import lab  # noqa: F401  (fixture: an in-process kernel with a front-end)
+
+
+def _cell(cell_id: str, source: str, *outputs: dict[str, Any], mark: dict[str, Any] | None = None) -> Any:
+    return {"id": cell_id, "cell_type": "code", "source": source, "outputs": list(outputs),
+            "metadata": {"nbagent": mark} if mark else {}}
+
+
+def _printed(text: str) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def _value(text: str, count: int) -> dict[str, Any]:
+    return {"output_type": "execute_result", "execution_count": count, "data": {"text/plain": text}, "metadata": {}}
+
+
+def keep(text: str) -> str:
+    return text
+
+
+def test_a_printed_total_that_differs_is_a_changed_output_named_by_the_cells_first_line():
+    read = read_digests([_cell("u1", "df = load()\nprint(df.total)", _printed("567.75\n"))], None, keep)
+    now = [_cell("u1", "df = load()\nprint(df.total)", _printed("1367.75\n"))]
+    assert changed_read_outputs(read, now, {"u1": "df = load()"}, keep) == ["the output of the cell `df = load()`"]
+    same = [_cell("u1", "df = load()\nprint(df.total)", _printed("567.75\n"))]
+    assert changed_read_outputs(read, same, {"u1": "df = load()"}, keep) == []
+
+
+def test_an_output_is_compared_only_for_a_cell_that_has_run_here_by_then():
+    read = read_digests([_cell("u1", "print(total)", _printed("1\n"))], None, keep)
+    cleared = [_cell("u1", "print(total)")]  # further down, or not run yet: outputs of no run of this kernel
+    assert changed_read_outputs(read, cleared, {}, keep) == []
+    assert changed_read_outputs(read, cleared, {"u1": "print(total)"}, keep) == ["the output of the cell `print(total)`"]
+    assert changed_read_outputs(read, [], {"u1": "print(total)"}, keep) == []  # deleted since: not reported
+
+
+def test_a_value_numbered_anew_is_the_same_output():
+    assert outputs_digest(_cell("u1", "t", _value("42", 3))) == outputs_digest(_cell("u1", "t", _value("42", 9)))
+
+
+def test_an_objects_memory_address_in_its_repr_is_not_a_change():
+    scatter = "<matplotlib.collections.PathCollection at 0x7f3a2c1d9e50>"  # plt.scatter(...)'s value
+    assert outputs_digest(_cell("u1", "plt.scatter(x, y)", _value(scatter, 3))) == \
+        outputs_digest(_cell("u1", "plt.scatter(x, y)", _value(scatter.replace("7f3a2c1d9e50", "7f11aa02b310"), 4)))
+
+
+def test_agent_cells_set_up_cells_and_the_asking_cell_are_no_input():
+    cells = [_cell("a1", "%%agent\nwhat?", _printed("transcript")),
+             _cell("a2", "what? (typed over)", _printed("x"), mark={"kind": "agent"}),
+             _cell("m1", "%load_ext nbagent\n# set-up", _printed("already loaded")),
+             _cell("me", "print(1)", _printed("1")),
+             {"id": "md", "cell_type": "markdown", "source": "# Title"},
+             _cell("u1", "print(2)", _printed("2"))]
+    assert set(read_digests(cells, "me", keep)) == {"u1", "md"}  # a note is read as text (below)
+
+
+def test_a_markdown_note_the_model_read_is_compared_by_its_text_run_or_not():
+    note = {"id": "n1", "cell_type": "markdown", "source": "Revenue is in thousands of euros.", "metadata": {}}
+    read = read_digests([note], None, keep)
+    assert changed_read_outputs(read, [note], {}, keep) == []
+    edited = {**note, "source": "Revenue is in euros."}
+    assert changed_read_outputs(read, [edited], {}, keep) == ["the cell `Revenue is in euros.`"]
+
+
+def test_an_output_holding_a_secret_has_no_digest_and_reads_as_changed():
+    redact = lambda text: text.replace("hunter22", "[redacted]")  # noqa: E731
+    assert read_digests([_cell("u1", "print(pw)", _printed("hunter22"))], None, redact) == {}
+    read = read_digests([_cell("u1", "print(pw)", _printed("other"))], None, redact)
+    now = [_cell("u1", "pw = 'hunter22'\nprint(pw)", _printed("hunter22"))]
+    assert changed_read_outputs(read, now, {"u1": ""}, redact) == ["the output of the cell `pw = '[redacted]'`"]
+
+
+def test_the_read_outputs_travel_in_the_record_and_an_older_record_reads_as_before():
+    inputs = TurnInputs(read_outputs={"u1": "abc"})
+    assert TurnInputs.from_json(inputs.to_json()) == inputs
+    older = TurnInputs().to_json()
+    assert "read_outputs" not in older and TurnInputs.from_json(older).read_outputs == {}
+
+
+def test_a_cell_read_again_or_run_by_the_turn_counts_as_last_seen_and_one_it_replaced_not_at_all(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    watch = TurnWatch(InteractiveShell.instance(), tmp_path, None)
+    watch.notebook_read({"u1": "first", "u2": "x", "u3": "y"})
+    watch.notebook_read({"u1": "as the turn's notebook_run left it"})  # what Run All gives the fixed cell again
+    watch.notebook_read({"u3": None})  # the turn's notebook_edit replaced its text: its old outputs are moot
+    assert watch.inputs().read_outputs == {"u1": "as the turn's notebook_run left it", "u2": "x"}
+
+
+def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(lab):  # noqa: F811
+    """The whole path in-process (the front-end played in Python): a live turn reads the notebook,
+    its record keeps the printed output it read; after a restart the cell prints another total and
+    the replayed answer says so, while the same output replays silently."""
+    lab.front.cells[0]["source"] = "%%agent\nsummarise this notebook"
+    lab.front.cells.insert(0, {"id": "u1", "cell_type": "code", "source": "print(total)", "metadata": {},
+                               "execution_count": 1, "outputs": [_printed("567.75\n")]})
+
+    def run_mine(printed: str) -> None:  # the user's cell, run in this kernel with its id, as the page sends it
+        lab.ip.run_cell("total = 1", cell_id="u1")
+        lab.front.cells[0]["outputs"] = [_printed(printed)]
+
+    run_mine("567.75\n")
+    assert "notebook_read" in lab.run(1)
+    assert set(lab.front.cells[1]["metadata"]["nbagent"]["record"]["inputs"]["read_outputs"]) == {"u1"}
+
+    lab.restart()
+    run_mine("567.75\n")
+    again = lab.run(1)
+    assert "replayed: session" in again and "changed since" not in again
+
+    lab.restart()
+    run_mine("1367.75\n")
+    again = lab.run(1)
+    assert "the output of the cell `print(total)` changed since this answer was recorded" in again, again
