@@ -349,6 +349,58 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     return cast(str, password) if _is_secret("password", cast(str, password)) else None
 
 
+MAX_HELD_ITEMS = 200
+"""Items of a collection of credentials (``passwords = [...]``, ``API_KEYS = {"openai": …}``) looked at."""
+_COLLECTIONS = (list, tuple, set, frozenset)
+
+
+def _held_name(name: object) -> str | None:
+    """The credential name a collection's items are held under (``db_passwords``, ``API_KEYS``,
+    ``tokens``: a plural names what each item is), as the rule for one item takes it; None when
+    ``name`` names no credential."""
+    if type(name) is not str:
+        return None
+    key = name.translate(_SEPARATORS)  # type: ignore[attr-defined]
+    for candidate in (key, key[:-1] if key[-1:] in ("s", "S") else ""):
+        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or _TOKEN_NAME.fullmatch(candidate)):
+            return candidate
+    return None
+
+
+def _names_credential(key: object) -> bool:
+    if type(key) is not str:
+        return False
+    name = key.translate(_SEPARATORS)  # type: ignore[attr-defined]
+    return bool(_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name) or _AUTHORIZATION.fullmatch(name))
+
+
+def held_secrets(name: object, value: object) -> tuple[str, ...]:
+    """The secrets a collection named as credentials holds as its own items, by the rule its name
+    gives one of them: ``db_passwords = {"prod": "…", "dev": "…"}``, ``API_KEYS = {"openai": "sk-…",
+    "cohere": "…"}``, ``passwords = ["…", "…"]``. Their keys (``prod``, ``cohere``) name no credential,
+    so the walk below found nothing in them, and their values went to the model. A mapping one of
+    whose keys names a credential is a record (``{"user": "ana", "password": "…"}``), its keys speaking
+    for its values: its other values (the user's name) are not taken for secrets."""
+    held = _held_name(name)
+    kind = type(value)
+    if held is None or not (kind in _MAPPINGS or kind in _COLLECTIONS):
+        return ()
+    if kind in _MAPPINGS:
+        items = list(islice(cast("dict[object, object]", value).items(), MAX_HELD_ITEMS))
+        if any(_names_credential(key) for key, _ in items):
+            return ()
+        values: list[object] = [v for _, v in items]
+    else:
+        values = list(islice(cast("Iterable[object]", value), MAX_HELD_ITEMS))
+    found: list[str] = []
+    for item in values:
+        if type(item) is str and _is_secret(held, cast(str, item)):
+            found.append(cast(str, item))
+        elif type(item) in (bytes, bytearray):
+            found.extend(_bytes_secrets(held, cast(bytes, item)))
+    return tuple(found)
+
+
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
     """The string values of ``variables`` (a kernel's names and values) named as credentials, and
     of the plain mappings, ``SimpleNamespace`` objects and dataclass instances among them, down to
@@ -359,15 +411,22 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
     one (or a URL with credentials in it), and a (user, password) pair under either gives its
     password; any other URL or connection string gives its password (:func:`embedded_secrets`).
+    A collection so named (``db_passwords = {"prod": …}``, ``API_KEYS = {"openai": …}``, ``passwords =
+    [...]``) gives its items by the rule of its name (:func:`held_secrets`).
     Paths are never taken. Objects are looked at by their exact type only (``type(value)``):
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
     mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES]
+    held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
             kind = type(value)
+            if kind is not str and held[0] > 0 and (kind in _MAPPINGS or kind in _COLLECTIONS) \
+                    and _held_name(name) is not None:
+                held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
+                found.extend(held_secrets(name, value))
             if kind is str:
                 if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
                     found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
@@ -402,4 +461,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
-           "credential_variable_values", "embedded_secrets", "looks_like_token", "named_secret", "query_tokens", "url_password"]
+           "credential_variable_values", "embedded_secrets", "held_secrets", "looks_like_token", "named_secret", "query_tokens", "url_password"]

@@ -465,3 +465,25 @@ def test_a_users_table_gives_a_bounded_number_of_secrets_first_rows_first() -> N
                           "api_key": [f"q9Zk2LmX8vB3nR7tW1pY5sD{i:06d}" for i in range(2_000)]})
     found = credential_variable_values({"users": users}.items())
     assert len(found) == MAX_FRAME_VALUES and found[0] == "$2b$12$h000000abcdefghijklmnop"
+
+
+def test_a_collection_named_as_credentials_gives_its_items_by_the_rule_of_its_name() -> None:
+    """``db_passwords = {"prod": …, "dev": …}``, ``API_KEYS = {"cohere": …}``, ``passwords = [...]``:
+    the keys (``prod``, ``cohere``) name no credential and a plural was no credential name, so each
+    value went to the model in the variables' descriptions (attacker pass 15)."""
+    cohere = "Qm3xT9vL2pR7wK4nB8cF1hJ6dS5gA0eY"
+    namespace = {"db_passwords": {"prod": "Prod-Pw-2024!", "dev": "Dev-Pw-2024!"},
+                 "API_KEYS": {"cohere": cohere, "model": "command-r-plus"},
+                 "passwords": ["List-Pw-2024!"], "tokens": {HF_TOKEN, "tokenization"},
+                 "config": {"api_keys": {"hf": HF_TOKEN}, "secrets": (b"Bytes-Pw-2024!",)}}
+    assert set(credential_variable_values(namespace.items())) == {
+        "Prod-Pw-2024!", "Dev-Pw-2024!", cohere, "List-Pw-2024!", HF_TOKEN, "Bytes-Pw-2024!"}
+
+
+def test_a_credentials_record_keeps_its_other_values_and_a_plural_of_no_credential_gives_nothing() -> None:
+    """A mapping one of whose keys names a credential is one record: its user and host are no secrets;
+    ``keys`` of plain words and ``statuses`` (not a credential's plural) stay readable."""
+    namespace = {"credentials": {"username": "analyst01", "host": "db.example.com", "password": "Rec-Pw-2024!"},
+                 "keys": ["order_date", "customer_id"], "statuses": ["Active-Pw-2024!"],
+                 "passwords": list(range(10))}
+    assert credential_variable_values(namespace.items()) == ("Rec-Pw-2024!",)
