@@ -24,6 +24,13 @@ MAX_FRAME_VALUES = 50
 """Distinct values taken from frames in one namespace, in row order (the rows a description samples
 come first): each secret is one more form every text and streamed delta is scanned for, and a users
 table's 2,000 hashes made one prompt five times slower (50 cost a 9 KB text ~0.5 ms, 200 ~2 ms)."""
+NESTED_ROWS, NESTED_COLUMNS = 20, 50
+"""Cells of a frame's first rows and columns looked at for mappings and lists (JSON records read into a
+frame: ``pd.DataFrame(json.load(f))`` keeps each record's ``{"user": …, "password": …}`` whole in one
+cell, and the sample rows show it)."""
+MAX_NESTED_FRAMES = 50
+"""Frames (and Series) of a namespace looked into that way."""
+_NESTED_KINDS = (dict, list)
 _PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
 ``"sunshine"``), not a users table (hashes, or passwords with digits and signs): redacting the word
@@ -38,15 +45,16 @@ _CLASS_NAME = type.__dict__["__name__"]
 
 def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[object, object]] | None:
     """``(column, value)`` pairs of the distinct text values, in the first :data:`FRAME_ROWS` rows, of a
-    ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``, ``api_key``),
-    or of a ``Series`` so named (``pw = users["password"]``); None for anything else. ``budget`` (two
-    ints, shared by a namespace's walk) counts the columns and the values still to take. Values are
+    ``DataFrame``'s columns named as credentials, and the mappings and lists in its first cells (:func:`.frame_credential_name`: ``users.password``, ``api_key``),
+    or of a ``Series`` so named (``pw = users["password"]``); None for anything else. ``budget`` (three
+    ints, shared by a namespace's walk) counts the columns, the values and the frames looked into
+    for nested records still to take. Values are
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
     a frame that cannot be read gives nothing, never an error: the namespace's other secrets stand."""
     name = _CLASS_NAME.__get__(kind)
     if name not in ("DataFrame", "Series") or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
         return None
-    if budget[0] <= 0 or budget[1] <= 0:
+    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0:
         return []
     try:
         return _credential_columns(cast(Any, value), name == "Series", budget)
@@ -54,13 +62,27 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
         return []
 
 
+def _nested_cells(frame: Any, series: bool, labels: list[object], budget: list[int]) -> list[tuple[object, object]]:
+    """``(column, cell)`` for the plain mappings and lists in the frame's first rows and columns: the
+    walk reads their items as it reads a list of mappings (a nested record's ``password``)."""
+    if budget[2] <= 0:
+        return []
+    budget[2] -= 1
+    head = frame.iloc[:NESTED_ROWS] if series else frame.iloc[:NESTED_ROWS, :NESTED_COLUMNS]
+    rows = [[cell] for cell in head.tolist()] if series else head.to_numpy(dtype=object).tolist()
+    return [(labels[0] if series else labels[j], cell) for row in rows for j, cell in enumerate(row)
+            if type(cell) in _NESTED_KINDS]
+
+
 def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
+    kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
+    nested = _nested_cells(frame, series, labels, budget) \
+        if any(getattr(kind, "kind", "") == "O" for kind in kinds[:NESTED_COLUMNS]) else []
     joined = "\n".join(label for label in labels if type(label) is str).lower()
     if not any(word in joined for word in _CREDENTIAL_WORDS):  # one look for the frame, not a rule a column
-        return []
-    kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
-    pairs: list[tuple[object, object]] = []
+        return nested
+    pairs: list[tuple[object, object]] = nested
     for i, label in enumerate(labels):
         if budget[0] <= 0 or budget[1] <= 0:
             break
@@ -80,4 +102,4 @@ def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tup
     return pairs
 
 
-__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "frame_columns"]
+__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

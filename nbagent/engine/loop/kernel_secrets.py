@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .credential_names import WEAK_PASSWORD_NAME as _WEAK_PASSWORD_NAME
-from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, frame_columns
+from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
 
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
 
@@ -417,7 +417,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:

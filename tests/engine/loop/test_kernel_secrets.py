@@ -487,3 +487,18 @@ def test_a_credentials_record_keeps_its_other_values_and_a_plural_of_no_credenti
                  "keys": ["order_date", "customer_id"], "statuses": ["Active-Pw-2024!"],
                  "passwords": list(range(10))}
     assert credential_variable_values(namespace.items()) == ("Rec-Pw-2024!",)
+
+
+def test_records_nested_in_a_frames_cells_give_their_secrets() -> None:
+    """``pd.DataFrame(json.load(f))`` keeps each record's ``{"password": …, "user": …}`` whole in one
+    cell: the frame's sample rows showed the password (cut at pandas' column width, most of it
+    there), as the same records in a list were ``[redacted]`` (attacker pass 15)."""
+    import pandas as pd
+
+    records = [{"name": "prod", "auth": {"password": "Nested-Pw-2024!", "user": "ana"}},
+               {"name": "dev", "auth": {"password": "Nested-Pw-2025!", "user": "bob"}},
+               {"name": "ci", "auth": [{"token": HF_TOKEN}]}]
+    frame = pd.DataFrame(records)
+    assert credential_variable_values({"conns": frame}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
+    assert credential_variable_values({"auths": frame["auth"]}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
+    assert credential_variable_values({"plain": pd.DataFrame({"meta": [{"user": "ana"}], "n": [1]})}.items()) == ()
