@@ -41,6 +41,7 @@ _CREDENTIAL_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential
 frames of 1,000 columns took 1.5 s at each prompt, checked column by column)."""
 _CLASS_DICT = type.__dict__["__dict__"]  # read past any metaclass: no user code runs for a class of the user's
 _CLASS_NAME = type.__dict__["__name__"]
+_CLASS_MODULE = type.__dict__["__module__"]
 
 
 def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[object, object]] | None:
@@ -62,23 +63,31 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
         return []
 
 
-def _nested_cells(frame: Any, series: bool, labels: list[object], budget: list[int]) -> list[tuple[object, object]]:
+def _nested_cells(frame: Any, series: bool, labels: list[object], kinds: list[object],
+                  budget: list[int]) -> list[tuple[object, object]]:
     """``(column, cell)`` for the plain mappings and lists in the frame's first rows and columns: the
     walk reads their items as it reads a list of mappings (a nested record's ``password``)."""
-    if budget[2] <= 0:
+    # numpy's object columns only: an extension array's (a library's, a user's) conversion is its own code.
+    places = [i for i, kind in enumerate(kinds[:NESTED_COLUMNS]) if _numpy_objects(kind)]
+    if budget[2] <= 0 or not places:
         return []
     budget[2] -= 1
-    head = frame.iloc[:NESTED_ROWS] if series else frame.iloc[:NESTED_ROWS, :NESTED_COLUMNS]
+    head = frame.iloc[:NESTED_ROWS] if series else frame.iloc[:NESTED_ROWS, places]
     rows = [[cell] for cell in head.tolist()] if series else head.to_numpy(dtype=object).tolist()
-    return [(labels[0] if series else labels[j], cell) for row in rows for j, cell in enumerate(row)
+    return [(labels[0] if series else labels[places[j]], cell) for row in rows for j, cell in enumerate(row)
             if type(cell) in _NESTED_KINDS]
+
+
+def _numpy_objects(kind: object) -> bool:
+    """Whether a column's dtype is numpy's ``object`` (read past any metaclass: no user code runs)."""
+    module = _CLASS_MODULE.__get__(type(kind))
+    return type(module) is str and module.startswith("numpy") and getattr(kind, "kind", "") == "O"
 
 
 def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
     kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
-    nested = _nested_cells(frame, series, labels, budget) \
-        if any(getattr(kind, "kind", "") == "O" for kind in kinds[:NESTED_COLUMNS]) else []
+    nested = _nested_cells(frame, series, labels, kinds, budget)
     joined = "\n".join(label for label in labels if type(label) is str).lower()
     if not any(word in joined for word in _CREDENTIAL_WORDS):  # one look for the frame, not a rule a column
         return nested
