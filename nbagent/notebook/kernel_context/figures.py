@@ -222,6 +222,8 @@ class DisplayedImages:
         texts, self._texts = self._texts, None
         if isinstance(png, bytes):
             self.images.append(Shown(self._cell(), png, texts))
+            if texts is not None:
+                remember_figure(png, texts)
 
     def digest_of(self, cell: int) -> str | None:
         """sha256 of the PNGs cell ``cell`` displayed, in order (None: none kept): what a replay
@@ -322,6 +324,35 @@ def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] 
     return "its text holds a secret" if any(redact(t) != t for t in texts) else None
 
 
+FIGURES_KEPT = 256
+"""Figures' PNGs (by digest) whose drawn texts are kept for :func:`shown_image_problem`."""
+_FIGURE_TEXTS: collections.OrderedDict[bytes, tuple[str, ...]] = collections.OrderedDict()
+
+
+def remember_figure(png: bytes, texts: tuple[str, ...]) -> None:
+    """Keep the texts a displayed figure drew, by its PNG's digest (the kernel's, for all its cells)."""
+    digest = hashlib.sha256(png).digest()
+    _FIGURE_TEXTS[digest] = texts
+    _FIGURE_TEXTS.move_to_end(digest)
+    while len(_FIGURE_TEXTS) > FIGURES_KEPT:
+        _FIGURE_TEXTS.popitem(last=False)
+
+
+def shown_image_problem(data: str, redact: "Callable[[str], str] | None") -> str | None:
+    """Why an image a cell's output holds (base64, as the notebook keeps it) is not sent where the
+    notebook is read (``notebook_read``, for the model or a ``%agent serve`` client): the figure
+    that drew it, displayed in this kernel, holds a secret in its text (:func:`secret_problem`),
+    as the kernel context leaves it out. None: nothing known against it."""
+    if redact is None or not _FIGURE_TEXTS:
+        return None
+    try:
+        png = base64.b64decode(data)
+    except ValueError:
+        return None
+    texts = _FIGURE_TEXTS.get(hashlib.sha256(png).digest())
+    return None if texts is None else secret_problem(texts, redact)
+
+
 def figure_png(fig: "Figure") -> bytes:
     """A figure object (an ``Out[n]`` value or a variable) drawn to PNG at a bounded resolution."""
     w, h = fig.get_size_inches()
@@ -332,4 +363,4 @@ def figure_png(fig: "Figure") -> bytes:
 
 
 __all__ = ["UNREAD", "DisplayedImages", "about_images", "cell_refs", "drawn_texts", "figure_description", "figure_png",
-           "fitted_png", "image_blocks", "is_figure", "secret_problem"]
+           "fitted_png", "image_blocks", "is_figure", "remember_figure", "secret_problem", "shown_image_problem"]
