@@ -1,0 +1,49 @@
+"""A URL query's token wherever a text shows it, whatever holds the key: an error naming the request's
+path (requests' ``Max retries exceeded with url: /v1/items/3?api_key=…``), a printed or logged URL.
+
+:func:`~.kernel_secrets.query_tokens` knows a query's tokens when a variable or the environment holds
+the URL; a key a helper read from a file into a local variable is held by none, so its value is no
+secret the sanitizer knows, and the text went to the model as it was. This reads the text itself, by
+the same rule: a key named as a token with a value shaped like a generated one, a password's name
+with any value but a path, or a signature (``sig``, ``X-Amz-Signature``).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from .credential_names import SEPARATORS
+from .kernel_secrets import MAX_CHARS, MIN_CHARS, SIGNATURE_KEYS, named_secret
+from .secret_forms import REDACTED
+
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&;](?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,63})=)(?P<value>[^&#\s'\"<>()\[\]{}\\,;|`]+)")
+"""A query's ``key=value`` after ``?``, ``&`` or ``;`` (``&amp;`` in HTML ends with it)."""
+MAX_TEXT_CHARS = 2_000_000
+"""A longer text (an image's base64 has no ``?``; a document) is not read for queries."""
+
+
+def may_hold_query(text: str) -> bool:
+    """The cheap test before the regex: most text has no ``?`` beside an ``=``."""
+    return "?" in text and "=" in text and len(text) <= MAX_TEXT_CHARS
+
+
+def _token(match: re.Match[str]) -> str:
+    raw = match.group("value")
+    name = match.group("key").translate(SEPARATORS).lower()
+    if not MIN_CHARS <= len(raw) <= MAX_CHARS:
+        return match.group(0)
+    value = unquote(raw)
+    if name in SIGNATURE_KEYS or named_secret(name, value):
+        return match.group("lead") + REDACTED
+    return match.group(0)
+
+
+def redact_query_tokens(text: str) -> str:
+    """``text`` with each URL query token in it replaced by ``[redacted]`` (its key kept)."""
+    if not may_hold_query(text):
+        return text
+    return _QUERY_PAIR.sub(_token, text)
+
+
+__all__ = ["may_hold_query", "redact_query_tokens"]
