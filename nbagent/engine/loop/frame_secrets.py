@@ -46,8 +46,9 @@ _CLASS_MODULE = type.__dict__["__module__"]
 
 def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[object, object]] | None:
     """``(column, value)`` pairs of the distinct text values, in the first :data:`FRAME_ROWS` rows, of a
-    ``DataFrame``'s columns named as credentials, and the mappings and lists in its first cells (:func:`.frame_credential_name`: ``users.password``, ``api_key``),
-    or of a ``Series`` so named (``pw = users["password"]``); None for anything else. ``budget`` (three
+    ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``,
+    ``api_key``), and the mappings and lists in its first cells, or of a ``Series`` so named
+    (``pw = users["password"]``); None for anything else. ``budget`` (three
     ints, shared by a namespace's walk) counts the columns, the values and the frames looked into
     for nested records still to take. Values are
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and

@@ -360,7 +360,7 @@ def _held_name(name: object) -> str | None:
     ``name`` names no credential."""
     if type(name) is not str:
         return None
-    key = name.translate(_SEPARATORS)  # type: ignore[attr-defined]
+    key = name.translate(_SEPARATORS)
     for candidate in (key, key[:-1] if key[-1:] in ("s", "S") else ""):
         if candidate and (_PASSWORD_NAME.fullmatch(candidate) or _TOKEN_NAME.fullmatch(candidate)):
             return candidate
@@ -370,7 +370,7 @@ def _held_name(name: object) -> str | None:
 def _names_credential(key: object) -> bool:
     if type(key) is not str:
         return False
-    name = key.translate(_SEPARATORS)  # type: ignore[attr-defined]
+    name = key.translate(_SEPARATORS)
     return bool(_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name) or _AUTHORIZATION.fullmatch(name))
 
 
@@ -394,8 +394,8 @@ def held_secrets(name: object, value: object) -> tuple[str, ...]:
         values = list(islice(cast("Iterable[object]", value), MAX_HELD_ITEMS))
     found: list[str] = []
     for item in values:
-        if type(item) is str and _is_secret(held, cast(str, item)):
-            found.append(cast(str, item))
+        if type(item) is str and _is_secret(held, item):
+            found.append(item)
         elif type(item) in (bytes, bytearray):
             found.extend(_bytes_secrets(held, cast(bytes, item)))
     return tuple(found)
@@ -461,4 +461,5 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
-           "credential_variable_values", "embedded_secrets", "held_secrets", "looks_like_token", "named_secret", "query_tokens", "url_password"]
+           "credential_variable_values", "embedded_secrets", "held_secrets", "looks_like_token", "named_secret",
+           "query_tokens", "url_password"]

@@ -64,6 +64,7 @@ async def test_a_read_leaves_out_the_image_of_a_figure_whose_text_holds_a_secret
         for i, data in enumerate((secret_png, plain_png))])
     read = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "S1").tools()}["notebook_read"]
     out = await read.run({}, ToolContext(cwd=tmp_path, tool_use_id="toolu_1", redact=Sanitizer(()).redact))
-    images = [b for b in out.content if b["type"] == "image"]
+    blocks: list[Any] = list(out.content)
+    images = [b for b in blocks if b["type"] == "image"]
     assert [b["source"]["data"] for b in images] == [plain_png]
-    assert "not sent: the figure that drew it was checked and its text holds a secret" in out.content[0]["text"]
+    assert "not sent: the figure that drew it was checked and its text holds a secret" in blocks[0]["text"]
