@@ -85,31 +85,50 @@ def _numpy_objects(kind: object) -> bool:
     return type(module) is str and module.startswith("numpy") and getattr(kind, "kind", "") == "O"
 
 
+def _label_name(label: object) -> str | None:
+    """A column's name as a credential's rule reads it: a text label, or the last level of a
+    ``MultiIndex`` label (``("db", "password")``)."""
+    if type(label) is str:
+        return label
+    if type(label) is tuple and label and type(label[-1]) is str:
+        return label[-1]
+    return None
+
+
 def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
     kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
     nested = _nested_cells(frame, series, labels, kinds, budget)
-    joined = "\n".join(label for label in labels if type(label) is str).lower()
+    names = [_label_name(label) for label in labels]
+    index_name = _label_name(getattr(frame.index, "name", None))  # a users table indexed by its passwords
+    joined = "\n".join(name for name in (*names, index_name) if name is not None).lower()
     if not any(word in joined for word in _CREDENTIAL_WORDS):  # one look for the frame, not a rule a column
         return nested
     pairs: list[tuple[object, object]] = nested
-    for i, label in enumerate(labels):
-        if budget[0] <= 0 or budget[1] <= 0:
-            break
-        if type(label) is not str or getattr(kinds[i], "kind", "") != "O":  # only objects or strings hold text
+    for i, name in enumerate(names):
+        if name is None or getattr(kinds[i], "kind", "") != "O":  # only objects or strings hold text
             continue
-        if frame_credential_name(label):
-            budget[0] -= 1
+        if frame_credential_name(name):
             column = frame.iloc[:FRAME_ROWS] if series else frame.iloc[:FRAME_ROWS, i]  # by place: labels may repeat
-            taken: dict[str, None] = {}
-            for v in column.tolist():  # Python objects, in row order; only exact strings are looked at
-                if type(v) is str and v not in taken and not _PLAIN_WORD.fullmatch(v):
-                    taken[v] = None
-                    if len(taken) >= budget[1]:
-                        break
-            budget[1] -= len(taken)
-            pairs.extend((label, v) for v in taken)
+            pairs.extend(_taken(name, column.tolist(), budget))
+    if index_name is not None and frame_credential_name(index_name) and frame.index.dtype.kind == "O":
+        pairs.extend(_taken(index_name, frame.index[:FRAME_ROWS].tolist(), budget))
     return pairs
+
+
+def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[object, object]]:
+    """``(name, value)`` for the distinct texts (and bytes) among ``values``, within ``budget``."""
+    if budget[0] <= 0 or budget[1] <= 0:
+        return []
+    budget[0] -= 1
+    taken: dict[object, None] = {}
+    for v in values:  # Python objects, in row order; only exact strings and bytes are looked at
+        if (type(v) is str and not _PLAIN_WORD.fullmatch(v) or type(v) is bytes) and v not in taken:
+            taken[v] = None
+            if len(taken) >= budget[1]:
+                break
+    budget[1] -= len(taken)
+    return [(name, v) for v in taken]
 
 
 __all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

@@ -502,3 +502,15 @@ def test_records_nested_in_a_frames_cells_give_their_secrets() -> None:
     assert credential_variable_values({"conns": frame}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
     assert credential_variable_values({"auths": frame["auth"]}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
     assert credential_variable_values({"plain": pd.DataFrame({"meta": [{"user": "ana"}], "n": [1]})}.items()) == ()
+
+
+def test_a_frames_password_index_multiindex_column_and_bytes_are_secrets_too() -> None:
+    """``users.set_index("password")`` (the index line and sample rows show it), a ``("db", "password")``
+    column of a ``MultiIndex``, and bytes in a ``password`` column went to the model (attacker pass 15)."""
+    import pandas as pd
+
+    users = pd.DataFrame({"user": ["ana", "bob"], "password": ["Index-Pw-2024!", "Index-Pw-2025!"]})
+    wide = pd.DataFrame([[5432, "Multi-Pw-2024!"]], columns=pd.MultiIndex.from_tuples([("db", "port"), ("db", "password")]))
+    raw = pd.DataFrame({"user": ["ana"], "password": [b"Bytes-Pw-2024!"]})
+    found = credential_variable_values({"by_pw": users.set_index("password"), "wide": wide, "raw": raw}.items())
+    assert found == ("Index-Pw-2024!", "Index-Pw-2025!", "Multi-Pw-2024!", "Bytes-Pw-2024!")
