@@ -54,14 +54,35 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
     a frame that cannot be read gives nothing, never an error: the namespace's other secrets stand."""
     name = _CLASS_NAME.__get__(kind)
-    if name not in ("DataFrame", "Series") or _CLASS_DICT.__get__(kind).get("__module__") not in _FRAME_MODULES:
+    module = _CLASS_DICT.__get__(kind).get("__module__") if name in ("DataFrame", "Series") else None
+    if module not in _FRAME_MODULES and module not in _POLARS_MODULES:
         return None
     if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0:
         return []
     try:
+        if module in _POLARS_MODULES:
+            return _polars_columns(cast(Any, value), name == "Series", budget)
         return _credential_columns(cast(Any, value), name == "Series", budget)
     except Exception:  # noqa: BLE001 - pandas on an odd frame: this frame gives nothing, the rest stands
         return []
+
+
+_POLARS_MODULES = ("polars.dataframe.frame", "polars.series.series")
+_POLARS_TEXT = ("String", "Utf8", "Categorical", "Enum", "Object", "Binary")
+"""polars' dtypes whose values may be text (a numeric ``token_count`` column is not listed)."""
+
+
+def _polars_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
+    """The same for a polars ``DataFrame`` or ``Series`` (the kernel context describes them with
+    their values and sample rows too): labels are unique there, so a column is read by its name."""
+    columns = [frame] if series else [frame.get_column(label) for label in frame.columns[:FRAME_LABELS]
+                                      if type(label) is str and frame_credential_name(label)]
+    pairs: list[tuple[object, object]] = []
+    for column in columns:
+        label = column.name
+        if type(label) is str and frame_credential_name(label) and _CLASS_NAME.__get__(type(column.dtype)) in _POLARS_TEXT:
+            pairs.extend(_taken(label, column.head(FRAME_ROWS).to_list(), budget))
+    return pairs
 
 
 def _nested_cells(frame: Any, series: bool, labels: list[object], kinds: list[object],

@@ -514,3 +514,16 @@ def test_a_frames_password_index_multiindex_column_and_bytes_are_secrets_too() -
     raw = pd.DataFrame({"user": ["ana"], "password": [b"Bytes-Pw-2024!"]})
     found = credential_variable_values({"by_pw": users.set_index("password"), "wide": wide, "raw": raw}.items())
     assert found == ("Index-Pw-2024!", "Index-Pw-2025!", "Multi-Pw-2024!", "Bytes-Pw-2024!")
+
+
+def test_a_polars_frames_credential_columns_give_their_values_as_a_pandas_frames_do() -> None:
+    """The kernel context describes a polars frame with its distinct values and sample rows; only
+    pandas' frames were read for credential columns, so a polars users table sent its passwords
+    (attacker pass 15)."""
+    pl = pytest.importorskip("polars")
+
+    users = pl.DataFrame({"user": ["ana", "bob"], "password": ["Polars-Pw-2024!", "Polars-Pw-2025!"],
+                          "token_count": [3, 4], "api_key": [API_KEY, "not a key at all"]})
+    assert credential_variable_values({"users": users}.items()) == ("Polars-Pw-2024!", "Polars-Pw-2025!", API_KEY)
+    assert credential_variable_values({"pw": users["password"], "n": users["token_count"]}.items()) == (
+        "Polars-Pw-2024!", "Polars-Pw-2025!")
