@@ -1,0 +1,40 @@
+"""The secrets a cell's printed output names, held by no variable: ``!cat .env``, ``%env``,
+``print(open("settings.ini").read())`` or a config printed as a dict show ``DB_PASSWORD=…`` /
+``'api_key': '…'`` lines whose values nbagent knows from nothing else (the file was read in a
+helper, or never into the kernel). ``notebook_read`` shows a cell's outputs to the model unasked,
+while ``read_file`` of that ``.env`` asks: the values are taken by the names the lines give them,
+by the environment's rule (``DB_PASSWORD``, ``GITHUB_TOKEN``: whatever the value) and the
+notebook's (a key's name needs a value shaped like a generated one).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .credential_names import SEPARATORS
+from .env_secrets import CREDENTIAL_NAME
+from .kernel_secrets import MAX_CHARS, MIN_CHARS, code_secrets, named_secret
+
+_ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*"
+                         r"(?P<q>[\"']?)(?P<value>[^\s\"'#][^\n\"']*?)(?P=q)[ \t]*\r?$")
+"""A ``NAME=value`` (or ``name: value``) line: a dotenv file, ``env``'s output, an INI or YAML file."""
+MAX_OUTPUT_CHARS = 200_000
+"""Of a longer output only this much is read (its head)."""
+
+
+def output_secrets(text: str) -> tuple[str, ...]:
+    """The values ``text``'s ``NAME=value`` lines and named literals (``{'password': '…'}``) give
+    credentials' names, longest first."""
+    head = text[:MAX_OUTPUT_CHARS]
+    found = [*code_secrets(head)] if any(c in head for c in "\"'") else []
+    if "=" in head or ":" in head:
+        for match in _ASSIGNMENT.finditer(head):
+            name, value = match.group("name"), match.group("value").strip()
+            if not MIN_CHARS <= len(value) <= MAX_CHARS:
+                continue
+            if CREDENTIAL_NAME.fullmatch(name.translate(SEPARATORS)) or named_secret(name, value):
+                found.append(value)
+    return tuple(sorted(dict.fromkeys(found), key=len, reverse=True))
+
+
+__all__ = ["output_secrets"]
