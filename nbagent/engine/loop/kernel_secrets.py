@@ -419,6 +419,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     found: list[str] = []
     mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
+    from .output_secrets import MAX_TEXT_LINES_CHARS
+    from .output_secrets import assigned_secrets as assigned  # imports this module: read here
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -436,6 +438,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                     found.extend(code_secrets(value))
                 else:
                     found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+                    if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # type: ignore[operator]
+                        found.extend(assigned(value))  # type: ignore[arg-type]  # a file's text: .env's lines
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]

@@ -18,8 +18,29 @@ from .kernel_secrets import MAX_CHARS, MIN_CHARS, code_secrets, named_secret
 _ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*"
                          r"(?P<q>[\"']?)(?P<value>[^\s\"'#][^\n\"']*?)(?P=q)[ \t]*\r?$")
 """A ``NAME=value`` (or ``name: value``) line: a dotenv file, ``env``'s output, an INI or YAML file."""
+_CREDENTIAL_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "pat", "webhook")
 MAX_OUTPUT_CHARS = 200_000
 """Of a longer output only this much is read (its head)."""
+MAX_TEXT_LINES_CHARS = 16_384
+"""A variable's text read for such lines at most this long (a file's text held whole: ``Out[n]`` of
+``open(".env").read()``); a longer one (a document) is not read at each prompt."""
+
+
+def assigned_secrets(text: str) -> list[str]:
+    """The values ``text``'s ``NAME=value`` (``name: value``) lines give credentials' names."""
+    found: list[str] = []
+    if "=" not in text and ":" not in text:
+        return found
+    low = text.lower()
+    if not any(word in low for word in _CREDENTIAL_WORDS):  # one look before the regex runs line by line
+        return found
+    for match in _ASSIGNMENT.finditer(text):
+        name, value = match.group("name"), match.group("value").strip()
+        if not MIN_CHARS <= len(value) <= MAX_CHARS:
+            continue
+        if CREDENTIAL_NAME.fullmatch(name.translate(SEPARATORS)) or named_secret(name, value):
+            found.append(value)
+    return found
 
 
 def output_secrets(text: str) -> tuple[str, ...]:
@@ -27,14 +48,8 @@ def output_secrets(text: str) -> tuple[str, ...]:
     credentials' names, longest first."""
     head = text[:MAX_OUTPUT_CHARS]
     found = [*code_secrets(head)] if any(c in head for c in "\"'") else []
-    if "=" in head or ":" in head:
-        for match in _ASSIGNMENT.finditer(head):
-            name, value = match.group("name"), match.group("value").strip()
-            if not MIN_CHARS <= len(value) <= MAX_CHARS:
-                continue
-            if CREDENTIAL_NAME.fullmatch(name.translate(SEPARATORS)) or named_secret(name, value):
-                found.append(value)
+    found += assigned_secrets(head)
     return tuple(sorted(dict.fromkeys(found), key=len, reverse=True))
 
 
-__all__ = ["output_secrets"]
+__all__ = ["MAX_TEXT_LINES_CHARS", "assigned_secrets", "output_secrets"]

@@ -527,3 +527,11 @@ def test_a_polars_frames_credential_columns_give_their_values_as_a_pandas_frames
     assert credential_variable_values({"users": users}.items()) == ("Polars-Pw-2024!", "Polars-Pw-2025!", API_KEY)
     assert credential_variable_values({"pw": users["password"], "n": users["token_count"]}.items()) == (
         "Polars-Pw-2024!", "Polars-Pw-2025!")
+
+
+def test_a_dotenv_files_text_held_by_a_variable_gives_its_secrets() -> None:
+    """``open(".env").read()`` as a cell's value (``Out[n]``) or in a variable: the kernel context
+    showed its ``DB_PASSWORD=…`` line to the model at every prompt (attacker pass 15)."""
+    text = "DB_HOST=db.internal\nDB_PASSWORD=S3cr3t-Pw-2024\nexport OPENAI_API_KEY=" + API_KEY + "\nSORT_KEY=order_date\n"
+    assert credential_variable_values({"Out": {1: text}, "env_text": text}.items()) == ("S3cr3t-Pw-2024", API_KEY)
+    assert credential_variable_values({"notes": "Remember: rotate the key\nOwner: ana\n"}.items()) == ()
