@@ -401,6 +401,21 @@ def held_secrets(name: object, value: object) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
+    """The secrets one text of the walk gives, by its name or by what it holds."""
+    if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
+        return [s for s in (_authorization_secret(value),) if s]
+    if type(name) is str and _is_secret(name, value):
+        return [value]
+    if type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
+        return code_secrets(value)
+    from .output_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets  # it imports this module
+
+    if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
+        return [*embedded_secrets(value), *assigned_secrets(value)]
+    return embedded_secrets(value)
+
+
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
     """The string values of ``variables`` (a kernel's names and values) named as credentials, and
     of the plain mappings, ``SimpleNamespace`` objects and dataclass instances among them, down to
@@ -419,8 +434,6 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     found: list[str] = []
     mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
-    from .output_secrets import MAX_TEXT_LINES_CHARS
-    from .output_secrets import assigned_secrets as assigned  # imports this module: read here
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -430,16 +443,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
                 found.extend(held_secrets(name, value))
             if kind is str:
-                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
-                    found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
-                elif type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
-                    found.append(value)  # type: ignore[arg-type]
-                elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
-                    found.extend(code_secrets(value))
-                else:
-                    found.extend(embedded_secrets(value))  # type: ignore[arg-type]
-                    if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # type: ignore[operator]
-                        found.extend(assigned(value))  # type: ignore[arg-type]  # a file's text: .env's lines
+                found.extend(_text_secrets(name, cast(str, value), depth))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
