@@ -37,3 +37,16 @@ async def test_a_printed_config_dict_is_read_without_its_password(tmp_path: Path
     text = await _read([{"output_type": "execute_result", "data": {"text/plain": shown}, "metadata": {},
                          "execution_count": 1}], tmp_path)
     assert "S3cr3t-Pw-2024" not in text and "'host': 'db.internal'" in text
+
+
+def test_a_long_line_of_blanks_is_read_in_linear_time() -> None:
+    """A lazy value with trailing blanks took quadratic time (2.4 s for 16 KB): a received notebook's
+    output could stall every read of it."""
+    import time
+
+    from nbagent.engine.loop.output_secrets import output_secrets
+
+    text = "db_password=b" + " " * 150_000 + "x\n" + "api_key: " + " " * 40_000
+    started = time.perf_counter()
+    assert output_secrets(text) == ()
+    assert time.perf_counter() - started < 0.5
