@@ -11,6 +11,7 @@ with any value but a path, or a signature (``sig``, ``X-Amz-Signature``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import unquote
 
 from .credential_names import SEPARATORS
@@ -28,13 +29,15 @@ def may_hold_query(text: str) -> bool:
     return "?" in text and "=" in text and len(text) <= MAX_TEXT_CHARS
 
 
+@lru_cache(maxsize=4_096)
+def _is_token(key: str, raw: str) -> bool:
+    """Whether ``key=raw`` in a query carries a credential (cached: a listing repeats its URLs' keys)."""
+    name = key.translate(SEPARATORS).lower()
+    return MIN_CHARS <= len(raw) <= MAX_CHARS and (name in SIGNATURE_KEYS or named_secret(name, unquote(raw)))
+
+
 def _token(match: re.Match[str]) -> str:
-    raw = match.group("value")
-    name = match.group("key").translate(SEPARATORS).lower()
-    if not MIN_CHARS <= len(raw) <= MAX_CHARS:
-        return match.group(0)
-    value = unquote(raw)
-    if name in SIGNATURE_KEYS or named_secret(name, value):
+    if _is_token(match.group("key"), match.group("value")):
         return match.group("lead") + REDACTED
     return match.group(0)
 
