@@ -135,6 +135,8 @@ class DisplayedImages:
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         self.shown: dict[int, str] = {}
         self._texts: tuple[str, ...] | None = None
+        self._held: tuple[str, ...] = ()  # the secrets of the value being formatted (display hook: its Out)
+        self._shown_secrets: dict[int, tuple[str, ...]] = {}
         self._started: int | None = None  # the number of the cell that started last
         events = getattr(shell, "events", None)
         if events is not None:
@@ -164,6 +166,7 @@ class DisplayedImages:
         def format(obj: object, *args: object, **kwargs: object) -> object:
             result = original_format(obj, *args, **kwargs)
             self._texts = drawn_texts(obj) if is_figure(obj) else None
+            self._held = _held_secrets(obj)  # the text kept for it (:attr:`shown`) shows these values
             return result
         format.__wrapped__ = original_format  # type: ignore[attr-defined]
         formatter.format = format
@@ -207,10 +210,19 @@ class DisplayedImages:
     def _shown_text(self, data: object) -> None:
         text = data.get("text/plain") if isinstance(data, dict) else None
         cell = self._cell()
+        held, self._held = self._held, ()
         if isinstance(text, str) and isinstance(cell, int):
             self.shown[cell] = text[:SHOWN_CHARS]
+            self._shown_secrets[cell] = held
             for old in sorted(self.shown)[:-SHOWN_KEPT]:
                 del self.shown[old]
+                self._shown_secrets.pop(old, None)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets the values of the kept :attr:`shown` texts held when they were shown: a table
+        displayed, then masked in place (``users["password"] = …``, ``drop(..., inplace=True)``), is
+        told as it was shown, raw passwords included, while its value no longer holds them."""
+        return tuple(dict.fromkeys(s for cell in self.shown for s in self._shown_secrets.get(cell, ())))
 
     def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
@@ -322,6 +334,17 @@ def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] 
     if texts is UNREAD:
         return "its text could not be read to check it for a secret"
     return "its text holds a secret" if any(redact(t) != t for t in texts) else None
+
+
+def _held_secrets(value: object) -> tuple[str, ...]:
+    """The credentials ``value`` holds now (a frame's ``password`` column), as the walk of the
+    namespace reads them; nothing when it cannot be read (a display must never fail for it)."""
+    from ...engine.loop.kernel_secrets import credential_variable_values
+
+    try:
+        return credential_variable_values([("Out", value)])
+    except Exception:  # noqa: BLE001 - the walk of an odd value: the display goes on
+        return ()
 
 
 FIGURES_KEPT = 256
