@@ -70,7 +70,7 @@ _CLASS_MRO = type.__dict__["__mro__"]
 
 
 def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
-    """The items of a plain mapping, or the attributes of a ``SimpleNamespace`` or a dataclass
+    """The items of a plain mapping, the fields of a namedtuple, or the attributes of a ``SimpleNamespace`` or a dataclass
     instance (``cfg = Settings(db_password=…)``), read without running the object's code: its
     instance dictionary through the C slot every plain class has (a class whose ``__dict__`` is
     anything else, or a dataclass with slots, is not read). None for anything else."""
@@ -79,6 +79,11 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
     if kind is SimpleNamespace:
         return vars(value).items()  # a C type: its attributes are a plain dict
     mro = _CLASS_MRO.__get__(kind)
+    if any(k is tuple for k in mro):  # a namedtuple (``Creds("ana", "…")``): its items through tuple's own code
+        names = _CLASS_DICT.__get__(kind).get("_fields")
+        if type(names) is tuple and all(type(n) is str for n in names):
+            return list(zip(names, tuple.__iter__(cast("tuple[object, ...]", value)), strict=False))
+        return None
     if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in mro):
         return None
     slot = next((found for k in mro if (found := _CLASS_DICT.__get__(k).get("__dict__")) is not None), None)

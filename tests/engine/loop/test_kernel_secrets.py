@@ -535,3 +535,12 @@ def test_a_dotenv_files_text_held_by_a_variable_gives_its_secrets() -> None:
     text = "DB_HOST=db.internal\nDB_PASSWORD=S3cr3t-Pw-2024\nexport OPENAI_API_KEY=" + API_KEY + "\nSORT_KEY=order_date\n"
     assert credential_variable_values({"Out": {1: text}, "env_text": text}.items()) == ("S3cr3t-Pw-2024", API_KEY)
     assert credential_variable_values({"notes": "Remember: rotate the key\nOwner: ana\n"}.items()) == ()
+
+
+def test_a_namedtuples_fields_are_read_by_their_names() -> None:
+    """``Creds("ana", "…")``: a namedtuple was described by its type, but the cell that made it shows
+    the password as a positional literal, which no name marks (attacker pass 15)."""
+    from collections import namedtuple
+
+    Creds = namedtuple("Creds", "user password")  # noqa: PYI024 - the common, untyped form
+    assert credential_variable_values({"c": Creds("ana", "Tuple-Pw-2024!")}.items()) == ("Tuple-Pw-2024!",)
