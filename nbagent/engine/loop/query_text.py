@@ -42,6 +42,30 @@ def _token(match: re.Match[str]) -> str:
     return match.group(0)
 
 
+_URL_PASSWORD = re.compile(r"(?P<lead>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:'\"<>]{0,128}:)"
+                           r"(?P<password>[^\s/@'\"<>]{1,4096})(?=@)")
+"""A URL's ``user:password@`` in a text (a log line, an exception): the password part."""
+
+
+def redact_url_passwords(text: str) -> str:
+    """``text`` with the password of each URL written in it (``postgresql://ana:…@db``) ``[redacted]``:
+    a URL a helper built from a config file is held by no variable whose value is known."""
+    if "://" not in text or "@" not in text or len(text) > MAX_TEXT_CHARS:
+        return text
+    return _URL_PASSWORD.sub(_url_password, text)
+
+
+_PLACEHOLDER = re.compile(r"[A-Za-z]{1,16}")
+"""A password of letters alone (``postgres:postgres``, ``user:password``, ``changeme``): a default or a
+placeholder, which code the model writes uses too (redacted, the code it runs would hold ``[redacted]``)."""
+
+
+def _url_password(match: re.Match[str]) -> str:
+    if _PLACEHOLDER.fullmatch(match.group("password")):
+        return match.group(0)
+    return match.group("lead") + REDACTED
+
+
 def redact_query_tokens(text: str) -> str:
     """``text`` with each URL query token in it replaced by ``[redacted]`` (its key kept)."""
     if not may_hold_query(text):
@@ -49,4 +73,4 @@ def redact_query_tokens(text: str) -> str:
     return _QUERY_PAIR.sub(_token, text)
 
 
-__all__ = ["may_hold_query", "redact_query_tokens"]
+__all__ = ["may_hold_query", "redact_query_tokens", "redact_url_passwords"]

@@ -44,3 +44,15 @@ def test_text_without_a_query_costs_two_scans() -> None:
     for _ in range(100):
         redact_query_tokens(text)
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_urls_password_in_a_log_line_is_redacted_with_no_secret_known() -> None:
+    """A helper logs the URL it built from a config file (``connecting to postgresql://ana:…@db``), or
+    an error names a proxy's: no variable holds it, so its password went to the model (attacker pass 15)."""
+    redact = Sanitizer(()).redact
+    assert redact("INFO connecting to postgresql://ana:S3cr3t-Pw@db.internal:5432/sales") == \
+        "INFO connecting to postgresql://ana:[redacted]@db.internal:5432/sales"
+    assert "p%40ss" not in redact("mongodb+srv://app:p%40ss-w0rd!@cluster0.example.net/?retryWrites=true")
+    for text in ("git@github.com:org/repo.git", "see https://docs.example/a:b@c", "mail ana@x.org, http://x.org",
+                 "create_engine('postgresql://postgres:postgres@localhost/test')"):  # a default: code uses it
+        assert redact(text) == text
