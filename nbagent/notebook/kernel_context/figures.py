@@ -20,6 +20,7 @@ import io
 import re
 from collections.abc import Sized
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .frames import LEVELS, Description, short
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 KEPT = 8
 #: Cells whose value's text is kept (:attr:`DisplayedImages.shown`), and how much of each.
 SHOWN_KEPT, SHOWN_CHARS = 8, 10_000
+#: Secrets the kept texts' values held when shown, at most (the newest cells' first).
+SHOWN_SECRETS = 50
 MAX_IMAGES = 2
 MAX_SIDE = 1_024
 MAX_IMAGE_BYTES = 1_000_000
@@ -222,7 +225,9 @@ class DisplayedImages:
         """The secrets the values of the kept :attr:`shown` texts held when they were shown: a table
         displayed, then masked in place (``users["password"] = …``, ``drop(..., inplace=True)``), is
         told as it was shown, raw passwords included, while its value no longer holds them."""
-        return tuple(dict.fromkeys(s for cell in self.shown for s in self._shown_secrets.get(cell, ())))
+        newest_first = (s for cell in sorted(self.shown, reverse=True) for s in self._shown_secrets.get(cell, ()))
+        # Bounded as a namespace's frames are: each secret is one more form every text is scanned for.
+        return tuple(islice(dict.fromkeys(newest_first), SHOWN_SECRETS))
 
     def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
