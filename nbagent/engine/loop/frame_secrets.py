@@ -79,6 +79,8 @@ def _polars_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[o
                                       if type(label) is str and frame_credential_name(label)]
     pairs: list[tuple[object, object]] = []
     for column in columns:
+        if budget[0] <= 0 or budget[1] <= 0:
+            break
         label = column.name
         if type(label) is str and frame_credential_name(label) and _CLASS_NAME.__get__(type(column.dtype)) in _POLARS_TEXT:
             pairs.extend(_taken(label, column.head(FRAME_ROWS).to_list(), budget))
@@ -127,12 +129,15 @@ def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tup
         return nested
     pairs: list[tuple[object, object]] = nested
     for i, name in enumerate(names):
+        if budget[0] <= 0 or budget[1] <= 0:  # before a column is read: 100,000 rows are no small copy
+            break
         if name is None or getattr(kinds[i], "kind", "") != "O":  # only objects or strings hold text
             continue
         if frame_credential_name(name):
             column = frame.iloc[:FRAME_ROWS] if series else frame.iloc[:FRAME_ROWS, i]  # by place: labels may repeat
             pairs.extend(_taken(name, column.tolist(), budget))
-    if index_name is not None and frame_credential_name(index_name) and frame.index.dtype.kind == "O":
+    if index_name is not None and frame_credential_name(index_name) and frame.index.dtype.kind == "O" \
+            and budget[0] > 0 and budget[1] > 0:
         pairs.extend(_taken(index_name, frame.index[:FRAME_ROWS].tolist(), budget))
     return pairs
 
