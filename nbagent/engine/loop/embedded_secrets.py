@@ -119,7 +119,7 @@ def connection_secrets(value: str) -> tuple[str, ...]:
     return tuple(secret for _, secret in sorted(found))
 
 
-_SIGNATURE_KEYS = frozenset({"sig", "signature", "x_amz_signature", "x_amz_security_token", "x_goog_signature"})
+SIGNATURE_KEYS = frozenset({"sig", "signature", "x_amz_signature", "x_amz_security_token", "x_goog_signature"})
 """A query's keys that sign the URL itself (an Azure SAS, a presigned S3 or GCS URL): whoever has it
 reads (or writes) what it names, whatever the value's shape."""
 MAX_QUERY_ITEMS = 32
@@ -141,7 +141,7 @@ def query_tokens(value: str) -> tuple[str, ...]:
         name = key.translate(_SEPARATORS).lower()
         if name in _QUERY_KEYS or not MIN_CHARS <= len(token) <= MAX_CHARS:
             continue
-        if name in _SIGNATURE_KEYS or (_TOKEN_NAME.fullmatch(name) or _PASSWORD_NAME.fullmatch(name)) \
+        if name in SIGNATURE_KEYS or (_TOKEN_NAME.fullmatch(name) or _PASSWORD_NAME.fullmatch(name)) \
                 and looks_like_token(token):
             found.append(token)
     return tuple(found)
@@ -155,5 +155,5 @@ def embedded_secrets(value: str) -> tuple[str, ...]:
     return (*found, *connection_secrets(value)) if found else connection_secrets(value)
 
 
-__all__ = ["CONNECTION_KEYS", "MAX_CHARS", "MAX_CONNECTION_CHARS", "MIN_CHARS", "PATH_START", "connection_secrets",
-           "embedded_secrets", "looks_like_token", "query_tokens", "url_password"]
+__all__ = ["CONNECTION_KEYS", "MAX_CHARS", "MAX_CONNECTION_CHARS", "MIN_CHARS", "PATH_START", "SIGNATURE_KEYS",
+           "connection_secrets", "embedded_secrets", "looks_like_token", "query_tokens", "url_password"]

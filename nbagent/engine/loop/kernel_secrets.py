@@ -25,7 +25,7 @@ from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .credential_names import WEAK_PASSWORD_NAME as _WEAK_PASSWORD_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, PATH_START, embedded_secrets, looks_like_token
-from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, frame_columns
+from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
 
 _PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z _()-]*")
 _RELATIVE_PATH = re.compile(r"[\w.-]+(?:[/\\][\w.-]+)+[/\\]?|[A-Za-z]:[/\\]\S*")
@@ -46,7 +46,7 @@ _CLASS_MRO = type.__dict__["__mro__"]
 
 
 def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None:
-    """The items of a plain mapping, or the attributes of a ``SimpleNamespace`` or a dataclass
+    """The items of a plain mapping, the fields of a namedtuple, or the attributes of a ``SimpleNamespace`` or a dataclass
     instance (``cfg = Settings(db_password=…)``), read without running the object's code: its
     instance dictionary through the C slot every plain class has (a class whose ``__dict__`` is
     anything else, or a dataclass with slots, is not read). None for anything else."""
@@ -55,6 +55,11 @@ def _fields(value: object, kind: type) -> Iterable[tuple[object, object]] | None
     if kind is SimpleNamespace:
         return vars(value).items()  # a C type: its attributes are a plain dict
     mro = _CLASS_MRO.__get__(kind)
+    if any(k is tuple for k in mro):  # a namedtuple (``Creds("ana", "…")``): its items through tuple's own code
+        names = _CLASS_DICT.__get__(kind).get("_fields")
+        if type(names) is tuple and all(type(n) is str for n in names):
+            return list(zip(names, tuple.__iter__(cast("tuple[object, ...]", value)), strict=False))
+        return None
     if not any("__dataclass_fields__" in _CLASS_DICT.__get__(k) for k in mro):
         return None
     slot = next((found for k in mro if (found := _CLASS_DICT.__get__(k).get("__dict__")) is not None), None)
@@ -211,6 +216,73 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     return cast(str, password) if _is_secret("password", cast(str, password)) else None
 
 
+MAX_HELD_ITEMS = 200
+"""Items of a collection of credentials (``passwords = [...]``, ``API_KEYS = {"openai": …}``) looked at."""
+_COLLECTIONS = (list, tuple, set, frozenset)
+
+
+def _held_name(name: object) -> str | None:
+    """The credential name a collection's items are held under (``db_passwords``, ``API_KEYS``,
+    ``tokens``: a plural names what each item is), as the rule for one item takes it; None when
+    ``name`` names no credential."""
+    if type(name) is not str:
+        return None
+    key = name.translate(_SEPARATORS)
+    for candidate in (key, key[:-1] if key[-1:] in ("s", "S") else ""):
+        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or _TOKEN_NAME.fullmatch(candidate)):
+            return candidate
+    return None
+
+
+def _names_credential(key: object) -> bool:
+    if type(key) is not str:
+        return False
+    name = key.translate(_SEPARATORS)
+    return bool(_PASSWORD_NAME.fullmatch(name) or _TOKEN_NAME.fullmatch(name) or _AUTHORIZATION.fullmatch(name))
+
+
+def held_secrets(name: object, value: object) -> tuple[str, ...]:
+    """The secrets a collection named as credentials holds as its own items, by the rule its name
+    gives one of them: ``db_passwords = {"prod": "…", "dev": "…"}``, ``API_KEYS = {"openai": "sk-…",
+    "cohere": "…"}``, ``passwords = ["…", "…"]``. Their keys (``prod``, ``cohere``) name no credential,
+    so the walk below found nothing in them, and their values went to the model. A mapping one of
+    whose keys names a credential is a record (``{"user": "ana", "password": "…"}``), its keys speaking
+    for its values: its other values (the user's name) are not taken for secrets."""
+    held = _held_name(name)
+    kind = type(value)
+    if held is None or not (kind in _MAPPINGS or kind in _COLLECTIONS):
+        return ()
+    if kind in _MAPPINGS:
+        items = list(islice(cast("dict[object, object]", value).items(), MAX_HELD_ITEMS))
+        if any(_names_credential(key) for key, _ in items):
+            return ()
+        values: list[object] = [v for _, v in items]
+    else:
+        values = list(islice(cast("Iterable[object]", value), MAX_HELD_ITEMS))
+    found: list[str] = []
+    for item in values:
+        if type(item) is str and _is_secret(held, item):
+            found.append(item)
+        elif type(item) in (bytes, bytearray):
+            found.extend(_bytes_secrets(held, cast(bytes, item)))
+    return tuple(found)
+
+
+def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
+    """The secrets one text of the walk gives, by its name or by what it holds."""
+    if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
+        return [s for s in (_authorization_secret(value),) if s]
+    if type(name) is str and _is_secret(name, value):
+        return [value]
+    if type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
+        return code_secrets(value)
+    from .output_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets  # it imports this module
+
+    if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
+        return [*embedded_secrets(value), *assigned_secrets(value)]
+    return embedded_secrets(value)
+
+
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
     """The string values of ``variables`` (a kernel's names and values) named as credentials, and
     of the plain mappings, ``SimpleNamespace`` objects and dataclass instances among them, down to
@@ -221,24 +293,24 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     or key (``api_key``, ``hf_token``, ``slack_webhook_url``) needs a value shaped like a generated
     one (or a URL with credentials in it), and a (user, password) pair under either gives its
     password; any other URL or connection string gives its password (:func:`embedded_secrets`).
+    A collection so named (``db_passwords = {"prod": …}``, ``API_KEYS = {"openai": …}``, ``passwords =
+    [...]``) gives its items by the rule of its name (:func:`held_secrets`).
     Paths are never taken. Objects are looked at by their exact type only (``type(value)``):
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
+    held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
             kind = type(value)
+            if kind is not str and held[0] > 0 and (kind in _MAPPINGS or kind in _COLLECTIONS) \
+                    and _held_name(name) is not None:
+                held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
+                found.extend(held_secrets(name, value))
             if kind is str:
-                if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
-                    found.extend(s for s in (_authorization_secret(value),) if s)  # type: ignore[arg-type]
-                elif type(name) is str and _is_secret(name, value):  # type: ignore[arg-type]
-                    found.append(value)  # type: ignore[arg-type]
-                elif type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
-                    found.extend(code_secrets(value))
-                else:
-                    found.extend(embedded_secrets(value))  # type: ignore[arg-type]
+                found.extend(_text_secrets(name, cast(str, value), depth))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
@@ -264,4 +336,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
-           "credential_variable_values", "named_secret"]
+           "credential_variable_values", "held_secrets", "named_secret"]

@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
+from .query_text import may_hold_query, redact_query_tokens, redact_url_passwords
 from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
 from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
@@ -70,7 +71,11 @@ def may_hold_key(text: str) -> bool:
 
 
 def redact_shapes(text: str) -> str:
-    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``."""
+    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``, and every
+    URL query's token (:func:`~.query_text.redact_query_tokens`: ``?api_key=…`` in an error)."""
+    if may_hold_query(text):
+        text = redact_query_tokens(text)
+    text = redact_url_passwords(text)
     if not may_hold_key(text):
         return text
     for markers, pattern in _SHAPE_PATTERNS:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ...engine.contracts.tool_api import truncate_middle
 from ...engine.loop.kernel_secrets import code_secrets
+from ...engine.loop.output_secrets import output_secrets
 from ...engine.loop.secret_forms import REDACTED
 from ..view.safe import RASTER_IMAGES, safe_display_data
 from .bridge_types import CellJSON, OutputJSON
@@ -159,5 +160,6 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int, redact: Callab
                 break
     if texts:
         shown = without_secrets("\n".join(t for t in texts if t), secrets)
+        shown = without_secrets(shown, output_secrets(shown))  # a printed .env: no variable holds its values
         parts.append("outputs:\n" + truncate_middle(redact(shown) if redact else shown, output_chars))
     return "\n".join(parts), images

@@ -213,8 +213,11 @@ class KernelContext:
     def secrets(self) -> tuple[str, ...]:
         """The values of the namespace's variables named as credentials (``db_password = "…"``,
         ``_token``, ``config["db"]["password"]``): the engine redacts them from the run's requests
-        (recent inputs, outputs, variables, tool results) as it does the environment's."""
-        return credential_variable_values(list(islice(self.shell.user_ns.items(), MAX_NAMES)))
+        (recent inputs, outputs, variables, tool results) as it does the environment's; and those the
+        values of the kept recent outputs held when they were shown (:meth:`~.figures.DisplayedImages.secrets`)."""
+        found = credential_variable_values(list(islice(self.shell.user_ns.items(), MAX_NAMES)))
+        shown = self.displayed.secrets() if self.displayed is not None else ()
+        return tuple(dict.fromkeys((*found, *shown))) if shown else found
 
     def _cells(self, budget: int) -> tuple[list[str], str | None, list[str]]:
         """Recent inputs, the last error and recent outputs, taking at most half of ``budget``."""

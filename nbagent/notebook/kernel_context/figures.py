@@ -20,6 +20,7 @@ import io
 import re
 from collections.abc import Sized
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .frames import LEVELS, Description, short
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 KEPT = 8
 #: Cells whose value's text is kept (:attr:`DisplayedImages.shown`), and how much of each.
 SHOWN_KEPT, SHOWN_CHARS = 8, 10_000
+#: Secrets the kept texts' values held when shown, at most (the newest cells' first).
+SHOWN_SECRETS = 50
 MAX_IMAGES = 2
 MAX_SIDE = 1_024
 MAX_IMAGE_BYTES = 1_000_000
@@ -135,6 +138,8 @@ class DisplayedImages:
         self.images: collections.deque[Shown] = collections.deque(maxlen=KEPT)
         self.shown: dict[int, str] = {}
         self._texts: tuple[str, ...] | None = None
+        self._held: tuple[str, ...] = ()  # the secrets of the value being formatted (display hook: its Out)
+        self._shown_secrets: dict[int, tuple[str, ...]] = {}
         self._started: int | None = None  # the number of the cell that started last
         events = getattr(shell, "events", None)
         if events is not None:
@@ -164,6 +169,7 @@ class DisplayedImages:
         def format(obj: object, *args: object, **kwargs: object) -> object:
             result = original_format(obj, *args, **kwargs)
             self._texts = drawn_texts(obj) if is_figure(obj) else None
+            self._held = _held_secrets(obj)  # the text kept for it (:attr:`shown`) shows these values
             return result
         format.__wrapped__ = original_format  # type: ignore[attr-defined]
         formatter.format = format
@@ -207,10 +213,21 @@ class DisplayedImages:
     def _shown_text(self, data: object) -> None:
         text = data.get("text/plain") if isinstance(data, dict) else None
         cell = self._cell()
+        held, self._held = self._held, ()
         if isinstance(text, str) and isinstance(cell, int):
             self.shown[cell] = text[:SHOWN_CHARS]
+            self._shown_secrets[cell] = held
             for old in sorted(self.shown)[:-SHOWN_KEPT]:
                 del self.shown[old]
+                self._shown_secrets.pop(old, None)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets the values of the kept :attr:`shown` texts held when they were shown: a table
+        displayed, then masked in place (``users["password"] = …``, ``drop(..., inplace=True)``), is
+        told as it was shown, raw passwords included, while its value no longer holds them."""
+        newest_first = (s for cell in sorted(self.shown, reverse=True) for s in self._shown_secrets.get(cell, ()))
+        # Bounded as a namespace's frames are: each secret is one more form every text is scanned for.
+        return tuple(islice(dict.fromkeys(newest_first), SHOWN_SECRETS))
 
     def saw(self, data: object) -> None:
         png = data.get("image/png") if isinstance(data, dict) else None
@@ -222,6 +239,8 @@ class DisplayedImages:
         texts, self._texts = self._texts, None
         if isinstance(png, bytes):
             self.images.append(Shown(self._cell(), png, texts))
+            if texts is not None:
+                remember_figure(png, texts)
 
     def digest_of(self, cell: int) -> str | None:
         """sha256 of the PNGs cell ``cell`` displayed, in order (None: none kept): what a replay
@@ -322,6 +341,46 @@ def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] 
     return "its text holds a secret" if any(redact(t) != t for t in texts) else None
 
 
+def _held_secrets(value: object) -> tuple[str, ...]:
+    """The credentials ``value`` holds now (a frame's ``password`` column), as the walk of the
+    namespace reads them; nothing when it cannot be read (a display must never fail for it)."""
+    from ...engine.loop.kernel_secrets import credential_variable_values
+
+    try:
+        return credential_variable_values([("Out", value)])
+    except Exception:  # noqa: BLE001 - the walk of an odd value: the display goes on
+        return ()
+
+
+FIGURES_KEPT = 256
+"""Figures' PNGs (by digest) whose drawn texts are kept for :func:`shown_image_problem`."""
+_FIGURE_TEXTS: collections.OrderedDict[bytes, tuple[str, ...]] = collections.OrderedDict()
+
+
+def remember_figure(png: bytes, texts: tuple[str, ...]) -> None:
+    """Keep the texts a displayed figure drew, by its PNG's digest (the kernel's, for all its cells)."""
+    digest = hashlib.sha256(png).digest()
+    _FIGURE_TEXTS[digest] = texts
+    _FIGURE_TEXTS.move_to_end(digest)
+    while len(_FIGURE_TEXTS) > FIGURES_KEPT:
+        _FIGURE_TEXTS.popitem(last=False)
+
+
+def shown_image_problem(data: str, redact: "Callable[[str], str] | None") -> str | None:
+    """Why an image a cell's output holds (base64, as the notebook keeps it) is not sent where the
+    notebook is read (``notebook_read``, for the model or a ``%agent serve`` client): the figure
+    that drew it, displayed in this kernel, holds a secret in its text (:func:`secret_problem`),
+    as the kernel context leaves it out. None: nothing known against it."""
+    if redact is None or not _FIGURE_TEXTS:
+        return None
+    try:
+        png = base64.b64decode(data)
+    except ValueError:
+        return None
+    texts = _FIGURE_TEXTS.get(hashlib.sha256(png).digest())
+    return None if texts is None else secret_problem(texts, redact)
+
+
 def figure_png(fig: "Figure") -> bytes:
     """A figure object (an ``Out[n]`` value or a variable) drawn to PNG at a bounded resolution."""
     w, h = fig.get_size_inches()
@@ -332,4 +391,4 @@ def figure_png(fig: "Figure") -> bytes:
 
 
 __all__ = ["UNREAD", "DisplayedImages", "about_images", "cell_refs", "drawn_texts", "figure_description", "figure_png",
-           "fitted_png", "image_blocks", "is_figure", "secret_problem"]
+           "fitted_png", "image_blocks", "is_figure", "remember_figure", "secret_problem", "shown_image_problem"]

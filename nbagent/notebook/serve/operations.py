@@ -164,6 +164,19 @@ class Operations:
         self.log.add(ExternalAction(at=now(), client=client.name, tool=tool, what=what, allowed_by=allowed_by,
                                     outcome=outcome))
 
+    def _unshowable(self, field: str, text: object) -> str | None:
+        """Why a client's own ``code`` or ``source`` is refused before asking: the card shows it
+        redacted, and part of it reads as a secret (a key's value, or a key's shape: ``"Bearer …"``
+        takes any run of letters, digits and ``./+-_~``, a host, a path or a base64 payload). What
+        runs is the client's text as written, so the user would allow what the card hides:
+        ``exec(b64decode("Bearer [redacted]"[7:]))``. nbagent's own model cannot do this: its tool
+        inputs are redacted before they run, so they run as its card shows them."""
+        if self.redactor is None or not isinstance(text, str) or self.redactor()(text) == text:
+            return None
+        return (f"The {field} holds text that reads as a secret (a key, or the shape of one such as 'Bearer …'), "
+                "which the user's card would show as [redacted] while it runs as written: not asked, not run. "
+                "Send it without that text (code can read a credential from the environment or a file).")
+
     async def _gated(self, client: Client, request: Request,
                      act: Callable[[Allowed], Awaitable[ToolOutput]]) -> ToolOutput:
         try:
@@ -229,7 +242,7 @@ class Operations:
             # No card for a call that cannot succeed: the user would allow it only to see it fail.
             self._record(client, "notebook_edit", f"{action} a cell", "refused", None, why)
             return ToolOutput(why, is_error=True)
-        if (why := too_long("source", detail)) is not None:  # before the card highlights it
+        if (why := too_long("source", detail) or self._unshowable("source", source)) is not None:
             self._record(client, "notebook_edit", f"{action} a cell ({len(detail):,} characters)", "refused", None, why)
             return ToolOutput(why, is_error=True)
         if action != "insert" and cell_id:
@@ -303,7 +316,7 @@ class Operations:
         return await self._gated(client, request, act)
 
     async def run_code(self, client: Client, code: str, timeout_s: int) -> ToolOutput:
-        if (why := too_long("code", code)) is not None:  # before the card highlights it
+        if (why := too_long("code", code) or self._unshowable("code", code)) is not None:  # before the card shows it
             self._record(client, "python", f"run code ({len(code):,} characters)", "refused", None, why)
             return ToolOutput(why, is_error=True)
         request = Request(client.name, "python", "run code in the kernel", code, client.key, input={"code": code})

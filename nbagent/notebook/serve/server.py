@@ -177,12 +177,14 @@ class ServeServer:
         read again; a third failure raises (the reply is then refused, not sent unredacted)."""
         from ..kernel_context import KernelContext
 
+        # With the kept outputs' secrets: a client's notebook_read shows a table as it was shown.
+        context = KernelContext(self.shell, None, getattr(self.magics, "displayed", None))
         for _ in range(_SECRET_READ_TRIES - 1):
             try:
-                return KernelContext(self.shell).secrets()
+                return context.secrets()
             except RuntimeError:  # "dictionary changed size during iteration"
                 continue
-        return KernelContext(self.shell).secrets()
+        return context.secrets()
 
     async def _alive(self) -> bool:
         if not await self.ops.alive():

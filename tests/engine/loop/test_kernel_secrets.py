@@ -458,3 +458,82 @@ def test_a_users_table_gives_a_bounded_number_of_secrets_first_rows_first() -> N
                           "api_key": [f"q9Zk2LmX8vB3nR7tW1pY5sD{i:06d}" for i in range(2_000)]})
     found = credential_variable_values({"users": users}.items())
     assert len(found) == MAX_FRAME_VALUES and found[0] == "$2b$12$h000000abcdefghijklmnop"
+
+
+def test_a_collection_named_as_credentials_gives_its_items_by_the_rule_of_its_name() -> None:
+    """``db_passwords = {"prod": …, "dev": …}``, ``API_KEYS = {"cohere": …}``, ``passwords = [...]``:
+    the keys (``prod``, ``cohere``) name no credential and a plural was no credential name, so each
+    value went to the model in the variables' descriptions (attacker pass 15)."""
+    cohere = "Qm3xT9vL2pR7wK4nB8cF1hJ6dS5gA0eY"
+    namespace = {"db_passwords": {"prod": "Prod-Pw-2024!", "dev": "Dev-Pw-2024!"},
+                 "API_KEYS": {"cohere": cohere, "model": "command-r-plus"},
+                 "passwords": ["List-Pw-2024!"], "tokens": {HF_TOKEN, "tokenization"},
+                 "config": {"api_keys": {"hf": HF_TOKEN}, "secrets": (b"Bytes-Pw-2024!",)}}
+    assert set(credential_variable_values(namespace.items())) == {
+        "Prod-Pw-2024!", "Dev-Pw-2024!", cohere, "List-Pw-2024!", HF_TOKEN, "Bytes-Pw-2024!"}
+
+
+def test_a_credentials_record_keeps_its_other_values_and_a_plural_of_no_credential_gives_nothing() -> None:
+    """A mapping one of whose keys names a credential is one record: its user and host are no secrets;
+    ``keys`` of plain words and ``statuses`` (not a credential's plural) stay readable."""
+    namespace = {"credentials": {"username": "analyst01", "host": "db.example.com", "password": "Rec-Pw-2024!"},
+                 "keys": ["order_date", "customer_id"], "statuses": ["Active-Pw-2024!"],
+                 "passwords": list(range(10))}
+    assert credential_variable_values(namespace.items()) == ("Rec-Pw-2024!",)
+
+
+def test_records_nested_in_a_frames_cells_give_their_secrets() -> None:
+    """``pd.DataFrame(json.load(f))`` keeps each record's ``{"password": …, "user": …}`` whole in one
+    cell: the frame's sample rows showed the password (cut at pandas' column width, most of it
+    there), as the same records in a list were ``[redacted]`` (attacker pass 15)."""
+    import pandas as pd
+
+    records = [{"name": "prod", "auth": {"password": "Nested-Pw-2024!", "user": "ana"}},
+               {"name": "dev", "auth": {"password": "Nested-Pw-2025!", "user": "bob"}},
+               {"name": "ci", "auth": [{"token": HF_TOKEN}]}]
+    frame = pd.DataFrame(records)
+    assert credential_variable_values({"conns": frame}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
+    assert credential_variable_values({"auths": frame["auth"]}.items()) == ("Nested-Pw-2024!", "Nested-Pw-2025!", HF_TOKEN)
+    assert credential_variable_values({"plain": pd.DataFrame({"meta": [{"user": "ana"}], "n": [1]})}.items()) == ()
+
+
+def test_a_frames_password_index_multiindex_column_and_bytes_are_secrets_too() -> None:
+    """``users.set_index("password")`` (the index line and sample rows show it), a ``("db", "password")``
+    column of a ``MultiIndex``, and bytes in a ``password`` column went to the model (attacker pass 15)."""
+    import pandas as pd
+
+    users = pd.DataFrame({"user": ["ana", "bob"], "password": ["Index-Pw-2024!", "Index-Pw-2025!"]})
+    wide = pd.DataFrame([[5432, "Multi-Pw-2024!"]], columns=pd.MultiIndex.from_tuples([("db", "port"), ("db", "password")]))
+    raw = pd.DataFrame({"user": ["ana"], "password": [b"Bytes-Pw-2024!"]})
+    found = credential_variable_values({"by_pw": users.set_index("password"), "wide": wide, "raw": raw}.items())
+    assert found == ("Index-Pw-2024!", "Index-Pw-2025!", "Multi-Pw-2024!", "Bytes-Pw-2024!")
+
+
+def test_a_polars_frames_credential_columns_give_their_values_as_a_pandas_frames_do() -> None:
+    """The kernel context describes a polars frame with its distinct values and sample rows; only
+    pandas' frames were read for credential columns, so a polars users table sent its passwords
+    (attacker pass 15)."""
+    pl = pytest.importorskip("polars")
+
+    users = pl.DataFrame({"user": ["ana", "bob"], "password": ["Polars-Pw-2024!", "Polars-Pw-2025!"],
+                          "token_count": [3, 4], "api_key": [API_KEY, "not a key at all"]})
+    assert credential_variable_values({"users": users}.items()) == ("Polars-Pw-2024!", "Polars-Pw-2025!", API_KEY)
+    assert credential_variable_values({"pw": users["password"], "n": users["token_count"]}.items()) == (
+        "Polars-Pw-2024!", "Polars-Pw-2025!")
+
+
+def test_a_dotenv_files_text_held_by_a_variable_gives_its_secrets() -> None:
+    """``open(".env").read()`` as a cell's value (``Out[n]``) or in a variable: the kernel context
+    showed its ``DB_PASSWORD=…`` line to the model at every prompt (attacker pass 15)."""
+    text = "DB_HOST=db.internal\nDB_PASSWORD=S3cr3t-Pw-2024\nexport OPENAI_API_KEY=" + API_KEY + "\nSORT_KEY=order_date\n"
+    assert credential_variable_values({"Out": {1: text}, "env_text": text}.items()) == ("S3cr3t-Pw-2024", API_KEY)
+    assert credential_variable_values({"notes": "Remember: rotate the key\nOwner: ana\n"}.items()) == ()
+
+
+def test_a_namedtuples_fields_are_read_by_their_names() -> None:
+    """``Creds("ana", "…")``: a namedtuple was described by its type, but the cell that made it shows
+    the password as a positional literal, which no name marks (attacker pass 15)."""
+    from collections import namedtuple
+
+    Creds = namedtuple("Creds", "user password")  # noqa: PYI024 - the common, untyped form
+    assert credential_variable_values({"c": Creds("ana", "Tuple-Pw-2024!")}.items()) == ("Tuple-Pw-2024!",)

@@ -80,3 +80,19 @@ def test_a_container_a_cell_showed_is_told_without_its_items_own_reprs(ip: Any) 
     text, _ = _context(ip, displayed, "what did the last cells show?")
     assert "R4nd0mT0k3n" not in text and "12345678-1234" not in text, text
     assert "Conn object" in text and "UUID object" in text, text
+
+
+def test_a_table_masked_after_it_was_shown_is_told_without_the_secrets_it_showed(ip: Any) -> None:
+    """The output is told as the cell showed it: a users table displayed, then its passwords hashed
+    in place, was told with the raw passwords while its value (all the walk of the namespace reads)
+    no longer held them (attacker pass 15)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+
+    displayed = DisplayedImages(ip)
+    assert ip.run_cell("import pandas as pd\ncv_users = pd.DataFrame({'user': ['ana'], 'password': ['Shown-Pw-2024!']})").success
+    assert ip.run_cell("cv_users", store_history=True).success
+    assert ip.run_cell("cv_users['password'] = cv_users['password'].str.len()", store_history=True).success
+    ctx = KernelContext(ip, None, displayed)
+    assert "Shown-Pw-2024!" in ctx.secrets()
+    text, _ = _context(ip, displayed, "what did the table show?")
+    assert "Shown-Pw-2024!" not in Sanitizer(ctx.secrets()).redact(text)
