@@ -3,6 +3,8 @@ persisted file, an event, or the repr of the agent, its config or its provider."
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 from pathlib import Path
 from typing import Any
@@ -240,3 +242,23 @@ def test_a_closed_agent_refuses_a_prompt_before_any_request_and_says_how_to_resu
     in_memory.close()
     with pytest.raises(SessionClosedError, match="start a new Agent"):
         in_memory.run_sync("Hello?")
+
+
+def test_a_closed_agent_refuses_to_compact_before_the_summary_request(tmp_path) -> None:
+    from nbagent.engine.loop.query import SessionClosedError
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import SimulatedAPI, text_reply
+
+    api = SimulatedAPI([text_reply("Noted. " * 50) for _ in range(8)] + [text_reply("A summary.")])
+    agent = Agent(provider=simulated_provider(api), task_dir=tmp_path / "task")
+    for i in range(8):
+        agent.run_sync(f"Fact {i}: " + "the measured value changed. " * 60)
+    history = list(agent.history)
+    agent.close()
+
+    async def compact() -> list[str]:
+        return [e.kind async for e in agent.compact()]
+
+    with pytest.raises(SessionClosedError, match="Agent.resume"):
+        asyncio.run(compact())
+    assert api.request_count == 8 and list(agent.history) == history

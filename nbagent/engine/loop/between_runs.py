@@ -40,12 +40,17 @@ class BetweenRuns:
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
         raise NotImplementedError
 
+    def check_open(self) -> None:
+        raise NotImplementedError
+
     def sanitizer(self) -> Sanitizer:
         raise NotImplementedError
 
     async def compact(self, instructions: str | None = None) -> AsyncIterator[Event]:
         """Summarise what truncation would hide now (``%agent compact``); not during a run.
-        A failure is a warning notice and leaves the history as it was."""
+        A failure is a warning notice and leaves the history as it was. A closed session refuses
+        (:class:`~nbagent.engine.loop.query.SessionClosedError`) before the summary request."""
+        self.check_open()
         if self._running_prompt is not None:
             raise RunInProgressError(self._running_prompt)
         control = RunControl()
