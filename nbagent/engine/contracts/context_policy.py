@@ -75,16 +75,29 @@ def _one_line(layers: Mapping[str, object]) -> str:
         if not isinstance(layer, str) or not isinstance(options, Mapping):
             raise ContextPolicyError(f"context layer {layer!r} given {options!r}: each layer takes a mapping of its "
                                      f"options; {ACCEPTED}")
-        parts.append(":".join([layer, *(f"{key}={_option_text(value)}" for key, value in options.items())]))
+        parts.append(":".join([layer, *(f"{_plain(layer, key, key)}={_option_text(layer, key, value)}"
+                                        for key, value in options.items())]))
     return "+".join(parts)
 
 
-def _option_text(value: object) -> str:
+def _option_text(layer: str, key: object, value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        return ",".join(_plain(layer, key, str(v), ",") for v in value)
+    return _plain(layer, key, str(value))
+
+
+SEPARATORS = "+:="
+"""What the one-line form splits on: a mapping's key or value holding one would be read as more
+layers or options (``{"mask": {"exclude": "a:keep=0"}}`` set keep=0, ``"x+summary"`` added a layer)."""
+
+
+def _plain(layer: str, key: object, text: str, also: str = "") -> str:
+    if any(c in text for c in SEPARATORS + also):
+        raise ContextPolicyError(f"context layer {layer!r} given {key}={text!r}: an option's name or value "
+                                 f"holds none of {' '.join(SEPARATORS + also)}; {ACCEPTED}")
+    return text
 
 
 class ContextPolicyError(ValueError):
@@ -220,6 +233,8 @@ def _options(layer: str, pairs: list[str]) -> Mapping[str, OptionValue]:
             accepted = ", ".join(f"{k}=…" for k in known) or "no options"
             raise ContextPolicyError(f"context layer {layer!r} takes {accepted}; got {pair!r}")
         target = known[key]
+        if target in out:  # "mask:keep=3:keep=0" read as keep=0, the policy's name saying both
+            raise ContextPolicyError(f"context option {layer}:{key} given twice")
         if target == "exclude":
             out[target] = tuple(t for t in value.split(",") if t)  # "exclude=python" or several
             continue

@@ -78,6 +78,20 @@ def test_a_policy_in_any_wrong_form_names_the_accepted_forms() -> None:
         Agent(provider="simulated", context={"mask": {"kept": 3}})
 
 
+@pytest.mark.parametrize("wrong", [
+    {"mask": {"exclude": "a:keep=0"}}, {"mask": {"keep": "3:clear=0"}}, {"mask": {"exclude": "read_file+summary"}},
+    {"mask": {"keep=0:clear": 1}}, {"mask": {"exclude": ["python", "shell,read_file"]}}, {"mask": {"clear": 1e30}},
+])
+def test_a_mapping_whose_key_or_value_holds_a_separator_is_refused_not_read_as_more_options(wrong: object) -> None:
+    with pytest.raises(ContextPolicyError, match="holds none of"):
+        ContextPolicy.parse(wrong)  # type: ignore[arg-type]
+
+
+def test_an_option_given_twice_is_refused() -> None:
+    with pytest.raises(ContextPolicyError, match="mask:keep given twice"):
+        ContextPolicy.parse("mask:keep=3:keep=0")
+
+
 def test_a_policy_is_named_in_the_order_its_layers_act() -> None:
     # "truncate+mask" ran as mask then truncate while the header and status read "truncate+mask" (power pass 3).
     assert str(ContextPolicy.parse("truncate+mask:keep=2")) == "mask:keep=2+truncate"
