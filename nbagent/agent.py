@@ -243,7 +243,11 @@ class Agent:
         is not used: it was measured to break ipykernel 7.)
         """
         async def collect() -> RunResult:
-            return RunResult([e async for e in self.run(prompt, limits=limits, output=output)])
+            # A broken or stopped stream is billed but kept by no record: without a price it makes
+            # the run's cost unknown (RunResult.cost None), which the events alone cannot tell.
+            unpriced = self.session.spent.unpriced_requests
+            events = [e async for e in self.run(prompt, limits=limits, output=output)]
+            return RunResult(events, unpriced_billed=max(self.session.spent.unpriced_requests - unpriced, 0))
 
         try:
             asyncio.get_running_loop()

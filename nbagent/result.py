@@ -21,8 +21,12 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
     ``done.totals.spent_usd``) and ``done`` (the ``Done``
     event, None if the run did not finish)."""
 
-    def __init__(self, events: Iterable[Event] = ()) -> None:
+    def __init__(self, events: Iterable[Event] = (), *, unpriced_billed: int = 0) -> None:
         super().__init__(events)
+        self.unpriced_billed = unpriced_billed
+        """Requests of the run billed without a price (as the session counted them), those no record
+        keeps included (a stream that broke, or was stopped, after the answer began): the run's
+        cost is unknown then, never ``0.0``. Set by :meth:`~nbagent.Agent.run_sync`."""
 
     @property
     def events(self) -> list[Event]:
@@ -56,7 +60,7 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         """This run's cost in USD; None when a request of it has no price (a local or gateway
         model): a total that left it out would read as the run's cost, and None sums as nothing."""
         costs = [r.cost_usd for r in self._records()]
-        if any(c is None for c in costs):
+        if self.unpriced_billed or any(c is None for c in costs):
             return None
         return sum((c for c in costs if c is not None), 0.0)  # a float as typed, 0.0 with no request
 
@@ -76,10 +80,10 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         if len(text) > 60:
             text = text[:57] + "…"
         records = self._records()
-        unpriced = sum(1 for r in records if r.cost_usd is None)
-        known = sum(r.cost_usd for r in records if r.cost_usd is not None)
+        priced = [r.cost_usd for r in records if r.cost_usd is not None]
+        unpriced = max(len(records) - len(priced), self.unpriced_billed)
         return (f"RunResult({self.reason or 'unfinished'}, {requests} request(s), {tools} tool call(s), "
-                f"{fmt_total_cost(known, unpriced, len(records))}, text={text!r})")
+                f"{fmt_total_cost(sum(priced), unpriced, len(priced) + unpriced)}, text={text!r})")
 
     def _repr_pretty_(self, p: object, cycle: bool) -> None:
         p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer

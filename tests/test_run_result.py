@@ -91,3 +91,21 @@ def test_a_run_without_a_completed_request_costs_a_float_zero() -> None:
     api = SimulatedAPI([text_reply("never")], faults={1: Fault.auth()})
     result = Agent(provider=simulated_provider(api)).run_sync("q")
     assert result.reason == "error" and type(result.cost) is float and result.cost == 0.0
+
+
+def test_a_run_billed_for_broken_streams_on_a_model_without_prices_has_no_cost_never_zero() -> None:
+    # Every stream broke after its answer began (each billed, at no known price), so no record kept
+    # a request: the run read cost 0.0 and "$0.0000" (indep pass).
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    answer = "The answer is forty-two, computed carefully by hand."
+    api = SimulatedAPI([text_reply(answer)] * 4, models={"llama-local": 32_768},
+                       faults={n: Fault.drop(after_events=10) for n in range(1, 5)})
+    result = Agent(provider=simulated_provider(api), model="llama-local", sleep=no_wait).run_sync("q")
+    assert result.reason == "error" and [e.kind for e in result].count("stream_interrupted") == 4
+    assert result.cost is None
+    assert "unknown (4 request(s) without prices)" in repr(result)
