@@ -4,7 +4,6 @@ persisted file, an event, or the repr of the agent, its config or its provider."
 from __future__ import annotations
 
 import asyncio
-
 import json
 from pathlib import Path
 from typing import Any
