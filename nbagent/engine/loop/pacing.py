@@ -33,7 +33,7 @@ from typing import Callable, TypeVar
 
 from ..api_facts.rate_limits import SECONDS_PER_WINDOW, Bucket, RateLimitSnapshot
 from ..disk.shared_file import SharedFile, pacing_dir
-from .shared_budget import RATE_DOUBT, REMAINING_GRAIN, Booking, Outcome, SharedBudget
+from .shared_budget import RATE_DOUBT, Booking, Outcome, SharedBudget
 
 LOW_SHARE = 0.5
 """Below this share of a bucket left, a shared key is paced (the bucket is being emptied)."""
@@ -208,8 +208,7 @@ class RatePacer:
         for dim in ("requests", "input-tokens"):
             bucket = snapshot.buckets.get(dim)
             need = 1 if dim == "requests" else self._need_input or self._estimate
-            if bucket is not None and need > bucket.remaining + REMAINING_GRAIN.get(dim, 0.0) \
-                    and bucket.rate > RATE_DOUBT * need / wait:
+            if bucket is not None and need > 0 and bucket.remaining < need and bucket.rate > RATE_DOUBT * need / wait:
                 self._rate_cap[dim] = need / wait
 
     def _believed(self, dim: str, bucket: Bucket) -> Bucket:

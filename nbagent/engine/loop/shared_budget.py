@@ -53,11 +53,6 @@ CAP_MEMORY_S = 1200.0
 may have refused once for reasons of its own."""
 RESET_GRAIN_S = 1.0
 """Resets are stated to the second: one 1 s away is 1 to 2 s away."""
-REMAINING_GRAIN = {"input-tokens": 500.0, "output-tokens": 500.0}
-"""How far a bucket's stated ``remaining`` may be from its level: the documentation rounds token counts to
-the nearest thousand. A 429 says a bucket had no room only for a request larger than that: a conversation's
-next request booked at the few tokens its cache leaves (62 of 1,052) read "0 left" as no room, and capped
-the input rate at 15 tokens/s for 20 minutes (a class of 60 stalled with 4 students left, indep pass)."""
 FIRST_ANSWER_WAIT_S, FIRST_ANSWER_POLL_S = 5.0, 0.1
 """How long the machine's kernels wait for the probe's answer, and how often they look for it."""
 
@@ -214,8 +209,8 @@ def _doubted_rates(state: BudgetState, snapshot: RateLimitSnapshot, need_input: 
     for dim in SHARED_DIMS:
         stated, known = snapshot.buckets.get(dim), state["buckets"].get(dim)
         need = 1.0 if dim == "requests" else need_input
-        if not wait or stated is None or need <= 0 or stated.remaining + REMAINING_GRAIN.get(dim, 0.0) >= need:
-            continue  # (a token bucket's "0" left may be 499: no sign that the request did not fit)
+        if not wait or stated is None or need <= 0 or stated.remaining >= need:
+            continue
         rate = max(stated.rate, known["rate"] if known is not None else 0.0)
         if rate > RATE_DOUBT * need / wait:
             caps[dim] = need / wait

@@ -233,16 +233,3 @@ def test_a_file_of_any_content_reads_as_empty_and_never_fails_a_request(tmp_path
     path.write_text(text)
     clock, (a,) = kernels(SharedBudget(SharedFile(path)), 1)
     assert a.pace_delay(100).delay_s == 0.0 and a.budget is not None
-
-
-def test_a_429_caps_no_token_rate_for_a_request_smaller_than_the_rounding_of_what_is_left() -> None:
-    # A conversation's next request is booked at what its cache leaves (15 tokens); a 429 (the requests
-    # bucket was empty) stated "0" input tokens left, rounded from up to 499: read as "no room", it capped
-    # the input rate at 15 tokens/s for 20 minutes and a class of 60 stalled (indep pass).
-    budget = seeded(level=20_000, limit=40_000, rate=667.0, dim="input-tokens")
-    clock, (a,) = kernels(budget, 1)
-    a.pace_delay(1_052, cached=1_037)
-    a.sent()
-    a.refused(RateLimitSnapshot({"requests": Bucket(50, 0, 60.0), "input-tokens": Bucket(40_000, 0, 59.0)},
-                                retry_after_s=1.0))
-    assert budget.store.document["buckets"]["input-tokens"]["cap"] == 0.0  # type: ignore[attr-defined,index]
