@@ -109,7 +109,6 @@ class RatePacer:
         self._widen = 1.0  # a shared key's paced waits are this many times longer (see WIDEN)
         self._rate_cap: dict[str, float] = {}  # a bucket's refill rate (units/s) as retry-after showed it
         self._estimate = 0  # the input tokens of the request being paced
-        self._learn_share = True  # its answer teaches the machine's charged share (booked by count)
         self.shared = False
         """Whether others were seen using the same buckets (they went down by more than this client spent)."""
 
@@ -127,7 +126,7 @@ class RatePacer:
             self._need_input, self._refusals = uncached_input, 0
             if snapshot is None or not _saturated(snapshot):
                 self._widen = max(1.0, self._widen / WIDEN)
-        charged = (uncached_input, self._estimate) if uncached_input is not None and self._learn_share else None
+        charged = (uncached_input, self._estimate) if uncached_input is not None else None
         outcome: Outcome = "answered" if uncached_input is not None else "failed"
         if snapshot is not None and snapshot.buckets:
             self._observe_headers(snapshot, outcome, charged)
@@ -217,24 +216,18 @@ class RatePacer:
             return bucket
         return Bucket(bucket.limit, bucket.remaining, (bucket.limit - bucket.remaining) / cap)
 
-    def pace_delay(self, estimated_input: int, age: int = 0, cached: int = 0) -> PaceDecision:
+    def pace_delay(self, estimated_input: int, age: int = 0) -> PaceDecision:
         """How long to wait before the next request (see the module docstring); ``age`` is how
-        many paced waits the prompt already had; ``cached``: the tokens of its prompt the previous
-        answer of the same conversation left in the prompt cache (0: none known)."""
+        many paced waits the prompt already had."""
         self._estimate = estimated_input
-        # A conversation's next request reads what its previous one cached, and the server charges the
-        # rest: its own charge, where the machine's average share (a first request charged whole, a
-        # third one 62 of 1,052 tokens) booked the cheap ones whole and left the bucket idle (indep pass).
-        predicted = max(estimated_input - cached, 0) if cached > 0 else None
-        self._learn_share = predicted is None
-        need_input = predicted if predicted is not None else self._need_input or estimated_input
+        need_input = self._need_input or estimated_input
         best = self._own_delay(need_input, age)
         # Booked at the share of its count the machine's answers were charged: a kernel's last charge
         # says little of its next one (in a class, one request writes the cache and the next reads it).
         if self._slot is not None and self._unsent:  # booked, then stopped before sending: give it back
             self._reconcile(None, "dropped")
         self._slot = None  # (sent and stopped before its answer: it took its place, the booking stays)
-        booking = self._book(estimated_input, counted=True) if predicted is None else self._book(predicted, counted=False)
+        booking = self._book(estimated_input, counted=True)
         if booking is not None and booking["again"]:
             return PaceDecision(max(booking["delay_s"], best.delay_s), booking["dimension"], shared=True, again=True)
         if booking is not None:

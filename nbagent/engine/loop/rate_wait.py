@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from typing import AsyncGenerator
 
-from ..context.window import RequestUsage
 from ..contracts.errors import ApiError, ErrorKind
 from ..contracts.events import Event, RateLimitWait
 from .pacing import PaceDecision, full_jitter_backoff
@@ -19,14 +18,12 @@ from .request_run import RequestRun, StreamEnd, _Attempts
 from .shared_budget import FIRST_ANSWER_POLL_S, FIRST_ANSWER_WAIT_S
 
 
-async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: int,
-                              cached: int = 0) -> AsyncGenerator[Event, None]:
+async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: int) -> AsyncGenerator[Event, None]:
     """Wait before sending when the last headers say the shared budget is nearly used up
-    (bounded by what is left of ``max_rate_limit_wait_s``; *Retry now* sends at once). ``cached``:
-    the tokens of the prompt the previous answer left in the cache (:func:`cached_prefix`)."""
-    decisions = [run.pacer.pace_delay(estimate, age=run.paced[0], cached=cached)]
+    (bounded by what is left of ``max_rate_limit_wait_s``; *Retry now* sends at once)."""
+    decisions = [run.pacer.pace_delay(estimate, age=run.paced[0])]
     if decisions[-1].again and attempts.rate_wait_s < run.config.max_rate_limit_wait_s:
-        async for event in wait_for_first_answer(run, attempts, estimate, decisions, cached):
+        async for event in wait_for_first_answer(run, attempts, estimate, decisions):
             yield event
     decision = decisions[-1]
     if decision.again:  # *Retry now* cut the wait short, or no answer came in time: send
@@ -42,7 +39,7 @@ async def pace_before_sending(run: RequestRun, attempts: _Attempts, estimate: in
 
 
 async def wait_for_first_answer(run: RequestRun, attempts: _Attempts, estimate: int,
-                                decisions: list[PaceDecision], cached: int = 0) -> AsyncGenerator[Event, None]:
+                                decisions: list[PaceDecision]) -> AsyncGenerator[Event, None]:
     """Another kernel of this machine sent the first request on this key, and its answer will state
     the budget (:mod:`.shared_budget`): ask again every little while until the budget books this
     send (at most :data:`FIRST_ANSWER_WAIT_S`); the decision that ends it is appended to ``decisions``."""
@@ -57,22 +54,9 @@ async def wait_for_first_answer(run: RequestRun, attempts: _Attempts, estimate: 
         attempts.rate_wait_s += waited
         if waited < delay:  # *Retry now*
             return
-        decisions.append(run.pacer.pace_delay(estimate, age=run.paced[0], cached=cached))
+        decisions.append(run.pacer.pace_delay(estimate, age=run.paced[0]))
         if not decisions[-1].again:
             return
-
-
-CACHE_FRESH_MS = 240_000
-"""A previous answer this recent left its prompt in the 5-minute cache (a minute of margin)."""
-
-
-def cached_prefix(previous: RequestUsage | None, now_ms: int) -> int:
-    """The tokens of the next prompt the previous answer of the conversation (``previous``, None:
-    none) left in the prompt cache: what it read from it and wrote to it, while fresh; 0 otherwise.
-    The caller passes 0 when masking or truncation changed the prompt since (the cache then misses)."""
-    if previous is None or now_ms - previous.ts > CACHE_FRESH_MS:
-        return 0
-    return previous.cache_creation_input_tokens + previous.cache_read_input_tokens
 
 
 def observe_rate_limits(run: RequestRun, streamed: StreamEnd) -> None:

@@ -51,7 +51,6 @@ from ..contracts.tool_api import StaticTools, ToolLike
 from ..state.totals import Spent
 from .degrade import is_budget_stop, switch_off
 from .rate_wait import (
-    cached_prefix,
     jittered_retry_delay,
     observe_rate_limits,
     pace_before_sending,
@@ -173,8 +172,7 @@ async def attempt_api_request(
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
-        cached = 0 if masked is not None or truncated is not None else cached_prefix(session.previous_usage, ts)
-        async for event in pace_before_sending(run, attempts, estimate, cached):
+        async for event in pace_before_sending(run, attempts, estimate):
             yield event
         run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,

@@ -3,11 +3,7 @@ bench/bench_class_sim.py's class in virtual time (seconds, the same figures on a
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import statistics
 from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -72,38 +68,3 @@ def test_the_simulated_server_refuses_what_its_buckets_cannot_hold(sim: ModuleTy
     assert snapshot.buckets["requests"].reset_s == pytest.approx(60.0)  # full again in a minute
     assert server.request(30.0)[0]
     assert sim.Server(settings, "bare").request(0.0)[1] is not None  # answered: headers
-
-
-def test_a_class_whose_requests_read_the_prompt_cache_keeps_the_input_bucket_busy(sim: ModuleType) -> None:
-    # A prompt's first request is charged whole, its second writes the cache, its third reads it (973,
-    # 1,035 and 62 of 996, 1,024 and 1,052 tokens, as an independent server charged them). Booked at the
-    # machine's average share, the cheap third requests were booked whole: input tokens the tighter limit,
-    # the class took 1.62x the least the buckets allow (1.63x with real processes) with the bucket idle.
-    counted, charged, cached_before = (996, 1024, 1052), (973, 1035, 62), (0, 0, 1035)
-
-    class CacheReads(sim.ClassRun):  # type: ignore[name-defined,misc]
-        settings: Any  # the bench's ClassSettings (the bench is loaded as a module: untyped here)
-        server: Any
-        def attempt(self, i: int) -> None:
-            st = self.students[i]
-            decision = st.pacer.pace_delay(counted[st.done], age=st.age, cached=cached_before[st.done])
-            if decision.delay_s > 0:
-                st.age += 0 if decision.again else 1
-                self.at(self.now + decision.delay_s, functools.partial(self.attempt if decision.again else self.send, i))
-            else:
-                self.send(i)
-
-        def arrive(self, i: int) -> None:
-            self.server.settings = dataclasses.replace(self.settings, input_per_request=charged[self.students[i].done])
-            super().arrive(i)
-
-        def answered(self, i: int, snapshot: object) -> None:
-            self.settings = dataclasses.replace(self.settings, input_per_request=charged[self.students[i].done])
-            super().answered(i, snapshot)
-            self.settings = dataclasses.replace(self.settings, input_per_request=sum(charged) // 3)
-
-    settings = sim.ClassSettings(students=20, rpm=200, input_tpm=14_000, minute_s=60.0, latency_s=1.5,
-                                 one_machine=True, input_per_request=sum(charged) // 3)
-    runs = [CacheReads(settings, "docs", seed).run() for seed in range(3)]
-    share, total, slowest = (statistics.median(r[k] for r in runs) for k in range(3))
-    assert share <= 0.10 and total <= 1.2 and slowest <= 1.6, (share, total, slowest)

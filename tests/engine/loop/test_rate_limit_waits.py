@@ -92,15 +92,3 @@ async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_
     assert "another kernel on this machine asks first" in waits[0].headline
     assert sim.rate_limits.refused == 0
     assert all(events[-1].reason == "end_turn" for events in runs)
-
-
-def test_the_next_request_is_paced_for_what_the_previous_answer_left_uncached() -> None:
-    # What the previous answer read from and wrote to the prompt cache is read by the next request,
-    # not charged: the pacer books the rest. A stale answer (the 5-minute cache has gone) or none: 0.
-    from nbagent.engine.context.window import RequestUsage
-    from nbagent.engine.loop.rate_wait import CACHE_FRESH_MS, cached_prefix
-
-    previous = RequestUsage(ts=1_000_000, input_tokens=5, cache_creation_input_tokens=1_035, cache_read_input_tokens=900)
-    assert cached_prefix(previous, 1_000_000 + 1_500) == 1_935
-    assert cached_prefix(previous, 1_000_000 + CACHE_FRESH_MS + 1) == 0
-    assert cached_prefix(None, 1_000_000) == 0
