@@ -20,6 +20,7 @@ from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 
 from .credential_names import AUTHORIZATION as _AUTHORIZATION
+from .credential_names import FRAME_TOKEN_NAME
 from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
@@ -229,9 +230,15 @@ def _held_name(name: object) -> str | None:
         return None
     key = name.translate(_SEPARATORS)
     for candidate in (key, key[:-1] if key[-1:] in ("s", "S") else ""):
-        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or _TOKEN_NAME.fullmatch(candidate)):
+        # A token's name as a table's column has it, or ``…token``: ``keys``, ``primary_keys`` and
+        # ``cache_keys`` hold ids (uuids, digests) that look generated (review of session 57).
+        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or FRAME_TOKEN_NAME.fullmatch(candidate)
+                          or _HELD_TOKEN.fullmatch(candidate)):
             return candidate
     return None
+
+
+_HELD_TOKEN = re.compile(r"(?i)(?:.*_)?TOKEN")
 
 
 def _names_credential(key: object) -> bool:

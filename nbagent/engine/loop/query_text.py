@@ -61,8 +61,14 @@ _PLACEHOLDER = re.compile(r"[A-Za-z]{1,16}")
 placeholder, which code the model writes uses too (redacted, the code it runs would hold ``[redacted]``)."""
 
 
+_TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}|%(?:\(\w+\))?[sr]|\$\{?\w+\}?")
+"""A field the code fills in (``{pw}``, ``{quote_plus(pw)}``, ``%s``, ``%(pw)s``, ``$DB_PASS``): code
+that builds the URL holds no password (redacted, the code the model runs would hold ``[redacted]``)."""
+
+
 def _url_password(match: re.Match[str]) -> str:
-    if _PLACEHOLDER.fullmatch(match.group("password")):
+    password = match.group("password")
+    if _PLACEHOLDER.fullmatch(password) or _TEMPLATE_FIELD.fullmatch(password):
         return match.group(0)
     return match.group("lead") + REDACTED
 

@@ -10,8 +10,11 @@ holds them then — only for a cell that has run in this kernel by then (one fur
 run yet, still shows the outputs of an earlier run, or none).
 
 Left out: the agent's own cell, other agent cells (their transcript reads otherwise once replayed),
-cells of ``%`` magics only (set-up), and outputs holding a secret (their digest would let whoever
-receives the notebook check guesses of it offline).
+cells of ``%`` magics only (set-up), a cell the turn ran itself with ``notebook_run`` (its outputs
+are the turn's work), markdown notes (a read takes those below the agent cell too, filled in after
+the answer), what a cell writes to stderr (warnings naming the kernel's pid in their path, progress
+bars) and ``%%time``'s lines (another text at every run), and outputs holding a secret (their digest
+would let whoever receives the notebook check guesses of it offline).
 """
 
 from __future__ import annotations
@@ -45,13 +48,19 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run."""
 
 
+_TIMING = re.compile(r"^(?:CPU times|Wall time): .*$", re.MULTILINE)
+"""What ``%%time`` prints: another figure each run."""
+
+
 def outputs_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
     """A digest of ``cell``'s outputs as ``notebook_read`` shows them (each output's text without
     memory addresses, and the data of its image); None where a text holds a secret (``redact``
     changes it)."""
     shown: list[list[str]] = []
     for output in cell.get("outputs") or []:
-        text = output_text(output)
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            continue  # warnings (their path names the kernel's pid), progress bars: another text each run
+        text = _TIMING.sub("", output_text(output))
         if redact is not None and redact(text) != text:
             return None
         text = _ADDRESS.sub(" at 0x", text)
@@ -71,25 +80,14 @@ def _compared(cell: CellJSON, executing: str | None) -> bool:
             and not is_agent_cell(source) and source.strip() != "" and not settings_only(source))
 
 
-def note_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
-    """A markdown cell's text, as read (``md:`` and a digest): a note the answer may quote ("revenue
-    is in thousands"); None for an empty one, or one holding a secret."""
-    if cell.get("cell_type") != "markdown" or not isinstance(cell.get("id"), str):
-        return None
-    text = _source(cell)
-    if not text.strip() or (redact is not None and redact(text) != text):
-        return None
-    return "md:" + hashlib.sha256(text.strip().encode()).hexdigest()[:32]
-
-
 def read_digests(cells: Iterable[CellJSON], executing: str | None,
                  redact: Callable[[str], str] | None) -> dict[str, str]:
-    """Cell id → :func:`outputs_digest` for the read code cells whose outputs are an input, or
-    :func:`note_digest` for a markdown cell."""
+    """Cell id → :func:`outputs_digest` for the read code cells whose outputs are an input."""
     found: dict[str, str] = {}
     for cell in cells:
-        digest = note_digest(cell, redact) if cell.get("cell_type") == "markdown" \
-            else outputs_digest(cell, redact) if _compared(cell, executing) else None
+        # Markdown notes are not compared: a read takes the cells below the agent cell too, and a
+        # note filled in after the answer ("## Results") would read as changed at every replay.
+        digest = outputs_digest(cell, redact) if _compared(cell, executing) else None
         if digest is not None:
             found[str(cell["id"])] = digest
     return found
@@ -115,18 +113,14 @@ def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON],
     """The read cells whose outputs differ now, each named by its first line as it reads now
     (``redact``-ed: the line is saved in the cell's output): "the output of the cell `…`". Only a
     cell that has run in this kernel by now (``ran``: cell id → text, the kernel's cell log); one
-    deleted since is not reported. Outputs that hold a secret now read as changed. A markdown cell
-    read is compared by its text ("the cell `# Targets`"), run or not."""
+    deleted since is not reported. Outputs that hold a secret now read as changed."""
     changed = []
     for cell in cells:
         cell_id = cell.get("id")
         if not isinstance(cell_id, str) or cell_id not in recorded:
             continue
         first = next((line.strip() for line in redact(_source(cell)).splitlines() if line.strip()), "")
-        if recorded[cell_id].startswith("md:"):  # a note: its text, wherever it is (it never runs)
-            if note_digest(cell, redact) != recorded[cell_id]:
-                changed.append(f"the cell `{first[:60]}`" if first else "a markdown cell (now empty)")
-        elif cell_id in ran and outputs_digest(cell, redact) != recorded[cell_id]:
+        if cell_id in ran and outputs_digest(cell, redact) != recorded[cell_id]:
             changed.append(f"the output of the cell `{first[:60]}`" if first else "the output of a cell above")
     return changed
 
@@ -146,5 +140,5 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     return changed
 
 
-__all__ = ["changed_read_outputs", "note_digest", "notebook_changes", "outputs_digest", "read_digests", "record_read",
+__all__ = ["changed_read_outputs", "notebook_changes", "outputs_digest", "read_digests", "record_read",
            "record_replaced"]

@@ -363,8 +363,9 @@ class NotebookRun(_NotebookTool):
         self.shared.seen[params.cell_id] = source_hash(source)
         if self.shared.log is not None:
             self.shared.log.agent_ran(params.cell_id, source)
-        # The outputs the turn left the cell with (and showed the model): what Run All gives it again.
-        record_read([{**cell, "outputs": outputs}], executing_cell_id(), ctx.redact, ())
+        # The turn ran this cell itself: its outputs are the turn's work, written in nbagent's own form
+        # (redacted, displays merged), which a kernel's Run All never gives again: not compared.
+        record_replaced(params.cell_id)
         return limit.noted(ToolOutput(f"Ran cell {params.cell_id}:\n{format_execution(result)}",
                                       is_error=result.error is not None))
 

@@ -537,3 +537,11 @@ def test_a_namedtuples_fields_are_read_by_their_names() -> None:
 
     Creds = namedtuple("Creds", "user password")  # noqa: PYI024 - the common, untyped form
     assert credential_variable_values({"c": Creds("ana", "Tuple-Pw-2024!")}.items()) == ("Tuple-Pw-2024!",)
+
+
+def test_collections_of_ids_named_keys_are_no_secrets_but_api_keys_and_tokens_are():
+    ids = ["3f2a9c1e-7b4d-4e8a-9c21-5d6e7f8a9b0c", "9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"]  # a uuid, an md5
+    for name in ("keys", "primary_keys", "cache_keys"):
+        assert credential_variable_values({name: list(ids)}.items()) == ()
+    assert credential_variable_values({"API_KEYS": {"openai": HF_TOKEN}}.items()) == (HF_TOKEN,)
+    assert credential_variable_values({"hf_tokens": [HF_TOKEN]}.items()) == (HF_TOKEN,)

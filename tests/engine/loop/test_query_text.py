@@ -56,3 +56,14 @@ def test_a_urls_password_in_a_log_line_is_redacted_with_no_secret_known() -> Non
     for text in ("git@github.com:org/repo.git", "see https://docs.example/a:b@c", "mail ana@x.org, http://x.org",
                  "create_engine('postgresql://postgres:postgres@localhost/test')"):  # a default: code uses it
         assert redact(text) == text
+
+
+def test_a_url_the_code_builds_from_fields_keeps_them_and_a_written_password_is_redacted():
+    # The model's own database code ran as ":[redacted]@" (review of session 57): a field is no password.
+    from nbagent.engine.loop.query_text import redact_url_passwords
+
+    for code in ('create_engine(f"postgresql://{user}:{pw}@{host}/db")', '"postgresql://%s:%s@%s/db" % (u, p, h)',
+                 '"postgresql://{}:{}@{}/db".format(u, p, h)', "postgresql://$USER:$DB_PASS@db",
+                 'f"mysql://ana:{quote_plus(pw)}@db"', "postgresql://%(user)s:%(pw)s@db"):
+        assert redact_url_passwords(code) == code
+    assert redact_url_passwords("postgresql://ana:p%40ss99x@db") == "postgresql://ana:[redacted]@db"

@@ -50,3 +50,10 @@ def test_a_long_line_of_blanks_is_read_in_linear_time() -> None:
     started = time.perf_counter()
     assert output_secrets(text) == ()
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_printed_path_or_setting_under_a_credentials_name_is_no_secret():
+    from nbagent.engine.loop.output_secrets import output_secrets
+
+    printed = "TOKEN_DIR=/srv/cache/tokens\nAPI_KEY_FILE=./conf/key.json\nDB_PASSWORD=Tr0ub4dor&3x\n"
+    assert output_secrets(printed) == ("Tr0ub4dor&3x",)
