@@ -245,9 +245,11 @@ class Agent:
         async def collect() -> RunResult:
             # A broken or stopped stream is billed but kept by no record: without a price it makes
             # the run's cost unknown (RunResult.cost None), which the events alone cannot tell.
-            unpriced = self.session.spent.unpriced_requests
+            before = self.session.spent
             events = [e async for e in self.run(prompt, limits=limits, output=output)]
-            return RunResult(events, unpriced_billed=max(self.session.spent.unpriced_requests - unpriced, 0))
+            after = self.session.spent
+            return RunResult(events, unpriced_billed=max(after.unpriced_requests - before.unpriced_requests, 0),
+                             billed_usd=max(after.cost_usd - before.cost_usd, 0.0))
 
         try:
             asyncio.get_running_loop()

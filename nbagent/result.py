@@ -14,6 +14,9 @@ from .engine.contracts.events import Done, Event, RequestCompleted, RequestRecor
 from .engine.contracts.messages import Message, text_of
 from .engine.loop.structured import OutputSpec
 
+BILLED_ROUNDING_USD = 1e-9
+"""Below this, what the session was billed and the records' sum differ by float rounding only."""
+
 
 class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclassing needs 3.9+ typing
     """The events of one run, plus ``text`` (the assistant's text, all requests joined), ``cost``
@@ -21,12 +24,15 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
     ``done.totals.spent_usd``) and ``done`` (the ``Done``
     event, None if the run did not finish)."""
 
-    def __init__(self, events: Iterable[Event] = (), *, unpriced_billed: int = 0) -> None:
+    def __init__(self, events: Iterable[Event] = (), *, unpriced_billed: int = 0, billed_usd: float | None = None) -> None:
         super().__init__(events)
         self.unpriced_billed = unpriced_billed
         """Requests of the run billed without a price (as the session counted them), those no record
         keeps included (a stream that broke, or was stopped, after the answer began): the run's
         cost is unknown then, never ``0.0``. Set by :meth:`~nbagent.Agent.run_sync`."""
+        self.billed_usd = billed_usd
+        """What the session was billed for the run's priced requests, those no record keeps included
+        (a broken stream is billed too); None where unknown (events alone). Set by ``run_sync``."""
 
     @property
     def events(self) -> list[Event]:
@@ -62,7 +68,12 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         costs = [r.cost_usd for r in self._records()]
         if self.unpriced_billed or any(c is None for c in costs):
             return None
-        return sum((c for c in costs if c is not None), 0.0)  # a float as typed, 0.0 with no request
+        recorded = sum((c for c in costs if c is not None), 0.0)  # a float as typed, 0.0 with no request
+        # Streams that broke after the answer began were billed and no record keeps them: money
+        # spent is never left out (a difference of float rounding alone is no such request).
+        if self.billed_usd is not None and self.billed_usd - recorded > BILLED_ROUNDING_USD:
+            return self.billed_usd
+        return recorded
 
     def _records(self) -> list[RequestRecord]:
         return [e.record for e in self if isinstance(e, RequestCompleted) and e.record is not None]
@@ -82,8 +93,9 @@ class RunResult(list):  # type: ignore[type-arg]  # list[Event]; generic subclas
         records = self._records()
         priced = [r.cost_usd for r in records if r.cost_usd is not None]
         unpriced = max(len(records) - len(priced), self.unpriced_billed)
+        total = self.cost if self.cost is not None else sum(priced)
         return (f"RunResult({self.reason or 'unfinished'}, {requests} request(s), {tools} tool call(s), "
-                f"{fmt_total_cost(sum(priced), unpriced, len(priced) + unpriced)}, text={text!r})")
+                f"{fmt_total_cost(total, unpriced, len(priced) + unpriced)}, text={text!r})")
 
     def _repr_pretty_(self, p: object, cycle: bool) -> None:
         p.text(repr(self))  # type: ignore[attr-defined]  # IPython's pretty printer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nbagent import Agent
-from nbagent.engine.contracts.events import Done
+from nbagent.engine.contracts.events import Done, RequestCompleted
 from nbagent.result import RunResult
 
 
@@ -109,3 +109,21 @@ def test_a_run_billed_for_broken_streams_on_a_model_without_prices_has_no_cost_n
     assert result.reason == "error" and [e.kind for e in result].count("stream_interrupted") == 4
     assert result.cost is None
     assert "unknown (4 request(s) without prices)" in repr(result)
+
+
+def test_a_priced_run_costs_what_its_broken_streams_were_billed_too() -> None:
+    # Three streams broke after the answer began (billed), the fourth answered: the run read a
+    # quarter of what the session was billed (review of session 57; money spent is never left out).
+    from nbagent.providers.anthropic import simulated_provider
+    from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    answer = "The answer is forty-two, computed carefully by hand."
+    api = SimulatedAPI([text_reply(answer)] * 4, faults={n: Fault.drop(after_events=10) for n in range(1, 4)})
+    agent = Agent(provider=simulated_provider(api), sleep=no_wait)
+    result = agent.run_sync("q")
+    recorded = sum(e.record.cost_usd or 0.0 for e in result if isinstance(e, RequestCompleted) and e.record is not None)
+    assert result.reason == "end_turn" and result.cost == agent.session.spent.cost_usd > 3.5 * recorded
+    assert f"${result.cost:.4f}" in repr(result)
