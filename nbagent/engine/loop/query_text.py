@@ -1,7 +1,7 @@
 """A URL query's token wherever a text shows it, whatever holds the key: an error naming the request's
 path (requests' ``Max retries exceeded with url: /v1/items/3?api_key=…``), a printed or logged URL.
 
-:func:`~.kernel_secrets.query_tokens` knows a query's tokens when a variable or the environment holds
+:func:`~.embedded_secrets.query_tokens` knows a query's tokens when a variable or the environment holds
 the URL; a key a helper read from a file into a local variable is held by none, so its value is no
 secret the sanitizer knows, and the text went to the model as it was. This reads the text itself, by
 the same rule: a key named as a token with a value shaped like a generated one, a password's name

@@ -1,4 +1,5 @@
-"""Images ``notebook_read`` sends the model, bounded: a cell's 7 MB PNG went whole into the request.
+"""Images ``notebook_read`` sends the model: bounded (a cell's 7 MB PNG went whole into the request),
+and none of a figure whose drawn text holds a secret (:func:`without_secret_figures`).
 
 Each image block is kept when it is small (``MAX_IMAGE_BYTES`` decoded, long edge at most
 ``MAX_IMAGE_EDGE`` px: the size the Messages API works at; larger ones it scales down itself,
@@ -12,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -98,4 +99,23 @@ def bounded_image(block: ImageBlockParam) -> tuple[ImageBlockParam | None, str]:
                                         "data": base64.b64encode(out).decode("ascii")}}, note
 
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image"]
+def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str], str] | None,
+                            ) -> tuple[list[ImageBlockParam], list[str]]:
+    """A cell's images but those of a figure whose drawn text holds a secret (pixels cannot be
+    redacted: the kernel context leaves such a plot out, and a read of the cell sent it)."""
+    from ..kernel_context.figures import shown_image_problem
+
+    kept: list[ImageBlockParam] = []
+    notes: list[str] = []
+    for block in blocks:
+        source = block.get("source")
+        data = source.get("data") if isinstance(source, dict) else None
+        problem = shown_image_problem(data, redact) if isinstance(data, str) else None
+        if problem is None:
+            kept.append(block)
+        else:
+            notes.append(f"[an image of this cell not sent: the figure that drew it was checked and {problem}]")
+    return kept, notes
+
+
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "without_secret_figures"]

@@ -27,7 +27,7 @@ from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, literal_secrets, outputs_of, ran_as, source_hash
 from .fetches import fetched_hosts
-from .images import bounded_image
+from .images import bounded_image, without_secret_figures
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
 from .read_outputs import record_read, record_replaced
@@ -167,7 +167,7 @@ class NotebookRead(_NotebookTool):
         secrets = literal_secrets(cells)  # a literal in one cell, printed by another
         for index in range(params.start, min(len(cells), params.start + params.count)):
             text, cell_images = cell_for_model(index, cells[index], CELL_OUTPUT_CHARS, ctx.redact, secrets)
-            cell_images, left_out = _without_secret_figures(cell_images, ctx.redact)
+            cell_images, left_out = without_secret_figures(cell_images, ctx.redact)
             text += "".join(f"\n{note}" for note in left_out)
             if texts and used + len(text) > READ_CHARS:
                 break
@@ -186,25 +186,6 @@ class NotebookRead(_NotebookTool):
         head = f"Notebook {self.shared.bridge.path or ''}: {len(cells)} cells; showing {params.start}–{end - 1}.\n\n"
         text = head + "\n\n".join(texts) + more
         return ToolOutput([{"type": "text", "text": text}, *(_json_block(image) for image in images)] if images else text)
-
-
-def _without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str], str] | None,
-                            ) -> tuple[list[ImageBlockParam], list[str]]:
-    """A cell's images but those of a figure whose drawn text holds a secret (pixels cannot be
-    redacted: the kernel context leaves such a plot out, and a read of the cell sent it)."""
-    from ..kernel_context.figures import shown_image_problem
-
-    kept: list[ImageBlockParam] = []
-    notes: list[str] = []
-    for block in blocks:
-        source = block.get("source")
-        data = source.get("data") if isinstance(source, dict) else None
-        problem = shown_image_problem(data, redact) if isinstance(data, str) else None
-        if problem is None:
-            kept.append(block)
-        else:
-            notes.append(f"[an image of this cell not sent: the figure that drew it was checked and {problem}]")
-    return kept, notes
 
 
 def _bounded_images(blocks: list[ImageBlockParam], room: int) -> tuple[list[ImageBlockParam], list[str]]:
