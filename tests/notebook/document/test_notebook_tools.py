@@ -409,3 +409,17 @@ async def test_read_redacts_a_cell_output_before_cutting_it(tmp_path):
     out = await read.run({}, context)
     text = out.content if isinstance(out.content, str) else out.content[0]["text"]
     assert REDACTED in text and token[:10] not in text
+
+
+async def test_a_cell_the_turn_read_and_then_ran_is_no_output_input_of_its_answer(front, tools, tmp_path):
+    # notebook_run writes the outputs in nbagent's own form (redacted, displays merged), which a
+    # kernel's Run All never gives again: recorded, every replay read "the output … changed" (review
+    # of session 57). The cells it only read stay inputs.
+    from nbagent.notebook.document.inputs import TurnWatch
+
+    shell = InteractiveShell.instance()
+    with TurnWatch(shell, tmp_path, None) as watch:
+        await call(tools, "notebook_read", tmp_path)
+        await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+    recorded = watch.inputs().read_outputs
+    assert "c2" not in recorded and "c3" in recorded
