@@ -20,7 +20,6 @@ from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 
 from .credential_names import AUTHORIZATION as _AUTHORIZATION
-from .credential_names import FRAME_TOKEN_NAME
 from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
@@ -230,15 +229,17 @@ def _held_name(name: object) -> str | None:
         return None
     key = name.translate(_SEPARATORS)
     for candidate in (key, key[:-1] if key[-1:] in ("s", "S") else ""):
-        # A token's name as a table's column has it, or ``…token``: ``keys``, ``primary_keys`` and
-        # ``cache_keys`` hold ids (uuids, digests) that look generated (review of session 57).
-        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or FRAME_TOKEN_NAME.fullmatch(candidate)
-                          or _HELD_TOKEN.fullmatch(candidate)):
+        # ``keys``, ``primary_keys``, ``cache_keys`` hold ids (uuids, digests) that look generated;
+        # ``azure_keys``, ``openai_keys`` hold a vendor's keys (review of session 57).
+        if candidate and (_PASSWORD_NAME.fullmatch(candidate) or _TOKEN_NAME.fullmatch(candidate)) \
+                and not _ID_KEY.fullmatch(candidate):
             return candidate
     return None
 
 
-_HELD_TOKEN = re.compile(r"(?i)(?:.*_)?TOKEN")
+_ID_KEY = re.compile(r"(?i)(?:.*_)?(?:PRIMARY|FOREIGN|CACHE|JOIN|SORT|PARTITION|ROW|LOOKUP|GROUP|INDEX|HASH"
+                     r"|DEDUP|UNIQUE|COMPOSITE|SURROGATE|NATURAL|OBJECT|S3|BUCKET|DICT|MAP|RANDOM|SEED)_KEY|KEY")
+"""A collection's name for keys that are ids: a bare ``keys``, a table's or a cache's."""
 
 
 def _names_credential(key: object) -> bool:

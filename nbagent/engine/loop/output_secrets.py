@@ -3,8 +3,8 @@
 ``'api_key': '…'`` lines whose values nbagent knows from nothing else (the file was read in a
 helper, or never into the kernel). ``notebook_read`` shows a cell's outputs to the model unasked,
 while ``read_file`` of that ``.env`` asks: the values are taken by the names the lines give them,
-by the notebook's rule (a password's name: any value but a path; a token's or key's name: a value
-shaped like a generated one).
+by the environment's rule (``DB_PASSWORD``, ``GITHUB_TOKEN``: whatever the value but a path) and the
+notebook's (a key's name needs a value shaped like a generated one).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from .credential_names import SEPARATORS
-from .embedded_secrets import MAX_CHARS, MIN_CHARS
+from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START
+from .env_secrets import CREDENTIAL_NAME
 from .kernel_secrets import code_secrets, named_secret
 
 _ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:]"
@@ -48,9 +49,10 @@ def assigned_secrets(text: str) -> list[str]:
         name, value = match.group("name"), _value(match.group("rest"))
         if value is None or not MIN_CHARS <= len(value) <= MAX_CHARS:
             continue
-        # The notebook's rule, not the environment's "whatever the value": a printed
-        # ``PASSWORD_MIN_LENGTH=12345678`` or ``TOKEN_DIR=/srv/cache`` is no secret (review of session 57).
-        if named_secret(name.translate(SEPARATORS), value):
+        # The environment's rule (``MAPBOX_TOKEN=letmein-dev-2024``: whatever the value) or the
+        # notebook's, but never a path (a printed ``TOKEN_DIR=/srv/cache``; review of session 57).
+        key = name.translate(SEPARATORS)
+        if (CREDENTIAL_NAME.fullmatch(key) and not PATH_START.match(value)) or named_secret(key, value):
             found.append(value)
     return found
 

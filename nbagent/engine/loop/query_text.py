@@ -61,8 +61,9 @@ _PLACEHOLDER = re.compile(r"[A-Za-z]{1,16}")
 placeholder, which code the model writes uses too (redacted, the code it runs would hold ``[redacted]``)."""
 
 
-_TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}|%(?:\(\w+\))?[sr]|\$\{?\w+\}?")
-"""A field the code fills in (``{pw}``, ``{quote_plus(pw)}``, ``%s``, ``%(pw)s``, ``$DB_PASS``): code
+_TEMPLATE_FIELD = re.compile(r"\{(?:[A-Za-z_][\w.]*(?:\([\w.]*\))?)?\}|%(?:\(\w+\))?[sr]|\$\{?[A-Z_][A-Z0-9_]*\}?")
+"""A field the code fills in (``{pw}``, ``{quote_plus(pw)}``, ``{}``, ``%s``, ``%(pw)s``, an
+environment variable's upper-case ``$DB_PASS``; a password such as ``$Summer2024`` is none): code
 that builds the URL holds no password (redacted, the code the model runs would hold ``[redacted]``)."""
 
 

@@ -194,6 +194,7 @@ class TurnWatch:
         self.outputs: dict[str, str] = {}
         self.images: dict[str, str] = {}
         self.read_outputs: dict[str, str] = {}
+        self._turns_cells: set[str] = set()  # cells the turn replaced or ran: their outputs are its work
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
@@ -241,14 +242,15 @@ class TurnWatch:
                 self.outputs[cell_key(source)] = fp
 
     def notebook_read(self, digests: Mapping[str, str | None]) -> None:
-        """The outputs of cells the model was shown (cell id → digest, see :mod:`.read_outputs`),
-        by ``notebook_read`` or as its ``notebook_run`` left them: the last counts (the turn's own run
-        is its work, not a change). None: the turn's ``notebook_edit`` replaced the cell, so the
-        outputs it read are no longer the cell's (a Run All gives it new ones)."""
+        """The outputs of cells ``notebook_read`` showed the model (cell id → digest, see
+        :mod:`.read_outputs`): the last read counts. None: the turn's ``notebook_edit`` replaced the
+        cell or its ``notebook_run`` ran it, so its outputs are the turn's work (in nbagent's own form,
+        which a kernel's Run All never gives again), not an input, before or after that."""
         for cell_id, digest in digests.items():
             if digest is None:
                 self.read_outputs.pop(cell_id, None)
-            else:
+                self._turns_cells.add(cell_id)
+            elif cell_id not in self._turns_cells:
                 self.read_outputs[cell_id] = digest
 
     def told_in_full(self, names: Iterable[str]) -> None:

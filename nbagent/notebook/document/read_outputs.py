@@ -104,7 +104,8 @@ def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callab
 
 
 def record_replaced(cell_id: str) -> None:
-    """The turn's ``notebook_edit`` replaced a cell's text: the outputs read of it are no input now."""
+    """The turn's ``notebook_edit`` replaced a cell's text, or its ``notebook_run`` ran it: the
+    outputs read of it, before or after, are no input."""
     notebook_read({cell_id: None})
 
 

@@ -544,4 +544,6 @@ def test_collections_of_ids_named_keys_are_no_secrets_but_api_keys_and_tokens_ar
     for name in ("keys", "primary_keys", "cache_keys"):
         assert credential_variable_values({name: list(ids)}.items()) == ()
     assert credential_variable_values({"API_KEYS": {"openai": HF_TOKEN}}.items()) == (HF_TOKEN,)
+    vendor = "9f3b2c7e1a8d4f6b0c5e2a9d7b3f1e8c"  # an Azure key: 32 hex digits under a vendor's plural
+    assert credential_variable_values({"azure_keys": {"eastus": vendor}}.items()) == (vendor,)
     assert credential_variable_values({"hf_tokens": [HF_TOKEN]}.items()) == (HF_TOKEN,)

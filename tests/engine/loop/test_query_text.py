@@ -67,3 +67,5 @@ def test_a_url_the_code_builds_from_fields_keeps_them_and_a_written_password_is_
                  'f"mysql://ana:{quote_plus(pw)}@db"', "postgresql://%(user)s:%(pw)s@db"):
         assert redact_url_passwords(code) == code
     assert redact_url_passwords("postgresql://ana:p%40ss99x@db") == "postgresql://ana:[redacted]@db"
+    for password in ("$Summer2024", "$3cr3tP4ss"):  # a password starting with $ is no variable's name
+        assert redact_url_passwords(f"postgresql://ana:{password}@db") == "postgresql://ana:[redacted]@db"

@@ -423,3 +423,16 @@ async def test_a_cell_the_turn_read_and_then_ran_is_no_output_input_of_its_answe
         await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
     recorded = watch.inputs().read_outputs
     assert "c2" not in recorded and "c3" in recorded
+
+
+
+async def test_a_cell_the_turn_ran_and_then_read_is_no_output_input_of_its_answer(front, tools, tmp_path):
+    # The other order: run, then read the notebook (its outputs now nbagent's own form).
+    from nbagent.notebook.document.inputs import TurnWatch
+
+    shell = InteractiveShell.instance()
+    with TurnWatch(shell, tmp_path, None) as watch:
+        await call(tools, "notebook_run", tmp_path, ShellExecutor(shell), cell_id="c2")
+        await call(tools, "notebook_read", tmp_path)
+    recorded = watch.inputs().read_outputs
+    assert "c2" not in recorded and "c3" in recorded

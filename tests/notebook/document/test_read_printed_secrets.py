@@ -55,5 +55,6 @@ def test_a_long_line_of_blanks_is_read_in_linear_time() -> None:
 def test_a_printed_path_or_setting_under_a_credentials_name_is_no_secret():
     from nbagent.engine.loop.output_secrets import output_secrets
 
-    printed = "TOKEN_DIR=/srv/cache/tokens\nAPI_KEY_FILE=./conf/key.json\nDB_PASSWORD=Tr0ub4dor&3x\n"
-    assert output_secrets(printed) == ("Tr0ub4dor&3x",)
+    printed = ("TOKEN_DIR=/srv/cache/tokens\nAPI_KEY_FILE=./conf/key.json\nDB_PASSWORD=Tr0ub4dor&3x\n"
+               "MAPBOX_TOKEN=letmein-dev-2024\n")  # a credential's name: whatever the value but a path
+    assert output_secrets(printed) == ("letmein-dev-2024", "Tr0ub4dor&3x")
