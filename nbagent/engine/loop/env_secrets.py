@@ -13,7 +13,7 @@ import re
 from typing import Iterable, Iterator, Mapping
 
 from .embedded_secrets import embedded_secrets
-from .kernel_secrets import named_secret
+from .named_values import named_secret
 from .sanitize import KEY_SHAPES, may_hold_key
 
 # Variables named as credentials are (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD,

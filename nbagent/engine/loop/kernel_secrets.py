@@ -19,16 +19,15 @@ from itertools import islice
 from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 
+from .assigned_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets
 from .credential_names import AUTHORIZATION as _AUTHORIZATION
 from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
-from .credential_names import WEAK_PASSWORD_NAME as _WEAK_PASSWORD_NAME
-from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, PATH_START, embedded_secrets, looks_like_token
+from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
+from .named_values import named_secret
 
-_PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z _()-]*")
-_RELATIVE_PATH = re.compile(r"[\w.-]+(?:[/\\][\w.-]+)+[/\\]?|[A-Za-z]:[/\\]\S*")
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
 use up what the mappings after it get)."""
@@ -123,7 +122,7 @@ def _named_literals(code: str) -> list[str]:
             continue
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
             found.extend(s for s in (_authorization_secret(value),) if s)
-        elif _is_secret(name, value):
+        elif named_secret(name, value):
             found.append(value)
     for match in _NAMED_PAIR.finditer(code):
         password = _pair_secret(match.group("name"), ("user", match.group("value")))
@@ -161,18 +160,6 @@ def _authorization_secret(value: str) -> str | None:
     return secret if MIN_CHARS <= len(secret) <= MAX_CHARS else None
 
 
-def _is_secret(name: str, value: str) -> bool:
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or PATH_START.match(value):
-        return False
-    name = name.translate(_SEPARATORS)
-    if _PASSWORD_NAME.fullmatch(name):
-        # pw, pwd, db_pass are also a power column, a working folder, a parser's pass: under such a
-        # name plain words (``"power_watts"``, ``"Power (W)"``) and a relative path are no password.
-        plain = _PLAIN_WORDS.fullmatch(value) or _RELATIVE_PATH.fullmatch(value)
-        return not (plain and _WEAK_PASSWORD_NAME.fullmatch(name))
-    return _TOKEN_NAME.fullmatch(name) is not None and (looks_like_token(value) or "://" in value and "@" in value)
-
-
 def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
     """The texts a bytes value named as a credential shows (``SECRET_KEY = Fernet.generate_key()``,
     ``private_key = Path("key.pem").read_bytes()``, ``db_password = b"…"``): what its ``repr`` writes
@@ -187,17 +174,9 @@ def _bytes_secrets(name: str, value: bytes | bytearray) -> tuple[str, ...]:
         text: str | None = bytes(value).decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    if text is not None and not _is_secret(name, text):
+    if text is not None and not named_secret(name, text):
         return ()
     return tuple(dict.fromkeys(form for form in (shown, text) if form is not None and len(form) >= MIN_CHARS))
-
-
-def named_secret(name: str, value: str) -> bool:
-    """Whether ``value`` is a secret by the name that holds it, by the notebook's rule (a password's
-    name: any value but a path; a token's or key's name: a value shaped like a generated one). The
-    environment's variables follow it too (``OPENAI_KEY``, ``AZURE_OPENAI_KEY``, ``DB_PASS``), beside
-    the names :data:`~nbagent.engine.loop.env_secrets.CREDENTIAL_NAME` takes whatever their value."""
-    return _is_secret(name, value)
 
 
 def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
@@ -213,7 +192,7 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
         return None
     if type(password) is bytes:  # requests takes ("ana", b"…") too
         return next(iter(_bytes_secrets("password", password)), None)
-    return cast(str, password) if _is_secret("password", cast(str, password)) else None
+    return cast(str, password) if named_secret("password", cast(str, password)) else None
 
 
 MAX_HELD_ITEMS = 200
@@ -269,7 +248,7 @@ def held_secrets(name: object, value: object) -> tuple[str, ...]:
         values = list(islice(cast("Iterable[object]", value), MAX_HELD_ITEMS))
     found: list[str] = []
     for item in values:
-        if type(item) is str and _is_secret(held, item):
+        if type(item) is str and named_secret(held, item):
             found.append(item)
         elif type(item) in (bytes, bytearray):
             found.extend(_bytes_secrets(held, cast(bytes, item)))
@@ -280,12 +259,10 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
     """The secrets one text of the walk gives, by its name or by what it holds."""
     if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
         return [s for s in (_authorization_secret(value),) if s]
-    if type(name) is str and _is_secret(name, value):
+    if type(name) is str and named_secret(name, value):
         return [value]
     if type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
         return code_secrets(value)
-    from .output_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets  # it imports this module
-
     if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
         return [*embedded_secrets(value), *assigned_secrets(value)]
     return embedded_secrets(value)
@@ -344,4 +321,4 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 
 __all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
-           "credential_variable_values", "held_secrets", "named_secret"]
+           "credential_variable_values", "held_secrets"]

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from .credential_names import SEPARATORS
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, SIGNATURE_KEYS
-from .kernel_secrets import named_secret
+from .named_values import named_secret
 from .secret_forms import REDACTED
 
 _QUERY_PAIR = re.compile(r"(?P<lead>[?&;](?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,63})=)(?P<value>[^&#\s'\"<>()\[\]{}\\,;|`]+)")
