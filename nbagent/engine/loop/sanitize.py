@@ -71,8 +71,9 @@ def may_hold_key(text: str) -> bool:
 
 
 def redact_shapes(text: str) -> str:
-    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``, and every
-    URL query's token (:func:`~.query_text.redact_query_tokens`: ``?api_key=…`` in an error)."""
+    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``, every URL
+    query's token (:func:`~.query_text.redact_query_tokens`: ``?api_key=…`` in an error) and every
+    URL's password (:func:`~.query_text.redact_url_passwords`)."""
     if may_hold_query(text):
         text = redact_query_tokens(text)
     text = redact_url_passwords(text)

@@ -174,13 +174,18 @@ def test_a_kept_rollback_cell_and_its_undone_question_run_again_without_changing
     assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
-def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
-    session = _two_turns(lab)
-    for c in lab.front.cells:  # what a restart does to them: made by another kernel process
+def _restart_after_cells_were_made(lab: Lab) -> None:
+    """A kernel restart: the cells the agent made are now another kernel process's."""
+    for c in lab.front.cells:
         mark = c["metadata"].get("nbagent")
         if isinstance(mark, dict):
             mark["origin"] = "an-earlier-kernel"
     lab.restart()
+
+
+def test_a_rollback_while_replaying_says_the_earlier_kernels_cells_stay(lab):
+    session = _two_turns(lab)
+    _restart_after_cells_were_made(lab)
     lab.run()
     _run(lab, "c-q2")
 
@@ -196,11 +201,7 @@ def test_a_rollback_after_a_live_turn_that_followed_a_replay_says_the_earlier_ke
     rollback 1``: turn 2's cells, made before this kernel started, stay and Run All runs them; the
     line said only "1 agent cell(s) removed" (newcomer pass 14)."""
     session = _two_turns(lab)
-    for c in lab.front.cells:  # what a restart does to them: made by another kernel process
-        mark = c["metadata"].get("nbagent")
-        if isinstance(mark, dict):
-            mark["origin"] = "an-earlier-kernel"
-    lab.restart()
+    _restart_after_cells_were_made(lab)
     lab.run()
     _run(lab, "c-q2")
     _add(lab, "c-q3", f"%%agent\n{THIRD}")
