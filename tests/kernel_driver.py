@@ -158,7 +158,10 @@ class KernelDriver:
         raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
 
     def wait_done(self, run: CellRun, timeout: float = 60.0) -> CellRun:
-        self.wait(lambda: run.idle and run.reply is not None, timeout, f"cell {run.msg_id} to finish")
+        try:
+            self.wait(lambda: run.idle and run.reply is not None, timeout, f"cell {run.msg_id} to finish")
+        except TimeoutError as exc:  # what the cell showed so far says where it hung (a CI run cannot be re-run)
+            raise TimeoutError(f"{exc}; it showed so far:\n{run.text[-3000:]}") from None
         return run
 
     def buttons(self, description: str) -> list[str]:

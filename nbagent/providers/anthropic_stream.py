@@ -16,10 +16,8 @@ fragment (quadratic in the input's length).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Union
 
@@ -29,6 +27,7 @@ from ..engine.contracts.events import TextDelta, ThinkingDelta, ToolUseDelta
 from ..engine.contracts.json_types import JSONObject, JSONValue
 from ..engine.contracts.messages import is_content_block
 from ..engine.contracts.provider import Chunk, MessageComplete, StreamStarted
+from ..engine.contracts.waits import within
 
 if TYPE_CHECKING:
     from anthropic.types import RawContentBlockDelta, RawMessageDeltaEvent, RawMessageStreamEvent
@@ -338,9 +337,5 @@ async def read_to_end(events: AsyncIterator[object]) -> None:
     that keeps the connection open waits ``AFTER_STOP_S`` at most, one that sends more after the
     message gets one event read (then the response is closed), and nothing after the message (an
     error event too) is of consequence."""
-    with contextlib.suppress(Exception):  # StopAsyncIteration (the stream's end) included
-        if sys.version_info >= (3, 11):
-            async with asyncio.timeout(AFTER_STOP_S):
-                await anext(events)
-        else:  # no asyncio.timeout yet: the read gets a task of its own
-            await asyncio.wait_for(anext(events), AFTER_STOP_S)
+    with contextlib.suppress(Exception):  # StopAsyncIteration (the stream's end) and the timeout included
+        await within(anext(events), AFTER_STOP_S)

@@ -17,6 +17,7 @@ import pydantic
 
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
+from ..engine.contracts.waits import within
 from .base import BuiltinTool, ToolAborted, ToolInput
 from .capture import BoundedText
 
@@ -57,12 +58,12 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         return
     _signal_group(proc, signal.SIGTERM)
     try:
-        await asyncio.wait_for(proc.wait(), _TERM_GRACE_S)
+        await within(proc.wait(), _TERM_GRACE_S)
     except asyncio.TimeoutError:
         pass
     _signal_group(proc, signal.SIGKILL)
     try:
-        await asyncio.wait_for(proc.wait(), _TERM_GRACE_S)
+        await within(proc.wait(), _TERM_GRACE_S)
     except asyncio.TimeoutError:
         pass
 
@@ -138,7 +139,7 @@ class Shell(BuiltinTool):
             await _kill(proc)
             # Killing the group closes its pipes, so what was printed so far comes back.
             try:
-                stdout, stderr = await asyncio.wait_for(asyncio.shield(communicate), _DRAIN_S)
+                stdout, stderr = await within(asyncio.shield(communicate), _DRAIN_S)
             except asyncio.TimeoutError:
                 stdout, stderr = "", ""
             if aborted:

@@ -159,6 +159,32 @@ def test_interrupt_reaches_the_code_the_agent_runs(kernel, name):
     assert "x 42" in after.text and d.is_alive()
 
 
+INTERRUPT_AS_THE_NEXT_CELL_STARTS = """
+import os as _os, signal as _signal
+def _interrupt_once(*_args):
+    get_ipython().events.unregister("pre_run_cell", _interrupt_once)
+    _os.kill(_os.getpid(), _signal.SIGINT)
+get_ipython().events.register("pre_run_cell", _interrupt_once)
+"""
+
+
+def test_interrupt_as_the_agent_cell_starts_ends_it(kernel):
+    """■ that reaches the kernel while the agent cell is still starting (Run All, then ■ at once):
+    the cell ends interrupted, and the python tool's slow code never runs. The cancellation used to
+    land in the turn the tool sources were ready, inside ``asyncio.wait_for``, which dropped it: the
+    whole run went on, and the cell ended "ok" 30 s later."""
+    d = kernel
+    d.wait_done(d.execute(NEW + "\n" + FOREVER + "x_before = 41\n" + INTERRUPT_AS_THE_NEXT_CELL_STARTS), 30)
+    t0 = time.monotonic()
+    run = d.wait_done(d.execute("%%agent --allow python\nWhat is in `slow`?"), 20)
+    assert time.monotonic() - t0 < 10.0
+    assert_interrupted(run)
+    assert "slept" not in run.text
+    assert state(d)["problems"] == []
+    after = d.wait_done(d.execute("print('x', x_before + 1)"), 30)
+    assert "x 42" in after.text and d.is_alive()
+
+
 @pytest.mark.parametrize("subshell", [True, False], ids=["subshell", "shell"])
 def test_stop_ends_the_agents_running_code_like_the_interrupt(kernel, subshell):
     """The view's Stop while the python tool runs blocking code: the run ends within a second or

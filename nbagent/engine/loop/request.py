@@ -48,6 +48,7 @@ from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
 from ..contracts.provider import Chunk, MessageComplete, ModelRequest, StreamStarted
 from ..contracts.tool_api import StaticTools, ToolLike
+from ..contracts.waits import within
 from ..state.totals import Spent
 from .degrade import is_budget_stop, switch_off
 from .rate_wait import (
@@ -213,7 +214,7 @@ async def wait_for_tools(run: RequestRun) -> list[str]:
     limit = run.config.tool_wait_s + TOOL_WAIT_MARGIN_S
     try:
         with run.guard.armed():
-            results = await asyncio.wait_for(asyncio.gather(*(s.ready() for s in sources)), timeout=limit)
+            results = await within(asyncio.gather(*(s.ready() for s in sources)), limit)
     except asyncio.TimeoutError:
         return [f"Tool servers were still connecting after {limit:g} s; continuing without their tools."]
     except Aborted:

@@ -42,6 +42,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
+from ...engine.contracts.waits import within
 from .. import waiting
 from .bridge_types import BridgeRequest, BridgeResult, RequestArgs
 
@@ -293,7 +294,7 @@ class Bridge:
         for attempt in (1, 2):
             decision = self._send(op, args)
             try:
-                reply = await asyncio.wait_for(waiting.wait_for_decision(decision), timeout)
+                reply = await within(waiting.wait_for_decision(decision), timeout)
             except asyncio.TimeoutError:
                 if attempt == 1 and retry and self._reopen() and await asyncio.to_thread(self._wait_hello, None, HELLO_WAIT_S):
                     continue

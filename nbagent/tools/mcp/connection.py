@@ -34,6 +34,7 @@ from mcp.shared.message import SessionMessage
 
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
+from nbagent.engine.contracts.waits import within_task
 
 from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
 from .results import describe_error, to_tool_output
@@ -281,7 +282,7 @@ class ServerConnection:
         try:
             # Our own bound around the whole call: an unanswered call, a malformed reply or a reply
             # with another id would otherwise wait until the user aborts.
-            result = await asyncio.wait_for(client.call_tool(tool.remote_name, arguments), self.call_timeout)
+            result = await within_task(client.call_tool(tool.remote_name, arguments), self.call_timeout)
         except asyncio.TimeoutError:
             return ToolOutput(f"MCP server {self.config.name!r} did not answer {tool.remote_name!r} within "
                               f"{self.call_timeout:g} s (mcp_call_timeout_s); the call was abandoned.", is_error=True)
