@@ -42,7 +42,6 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
-from ...engine.contracts.waits import within
 from .. import waiting
 from .bridge_types import BridgeRequest, BridgeResult, RequestArgs
 
@@ -290,6 +289,8 @@ class Bridge:
         comm is reopened and, if a page says hello, the request is sent once more (``retry``);
         else ``BridgeUnavailable``."""
         import asyncio
+
+        from ...engine.contracts.waits import within  # here, as asyncio: the kernel's start imports this module
 
         for attempt in (1, 2):
             decision = self._send(op, args)
