@@ -13,8 +13,11 @@ Left out: the agent's own cell, other agent cells (their transcript reads otherw
 cells of ``%`` magics only (set-up), a cell the turn ran itself with ``notebook_run`` (its outputs
 are the turn's work), markdown notes (a read takes those below the agent cell too, filled in after
 the answer), what a cell writes to stderr (warnings naming the kernel's pid in their path, progress
-bars) and ``%%time``'s lines (another text at every run), and outputs holding a secret (their digest
-would let whoever receives the notebook check guesses of it offline).
+bars) and ``%%time``'s lines (another text at every run).
+
+An output holding a secret is compared as the model read it, the secret ``[redacted]`` on both
+sides: its digest says nothing of the secret (a received record cannot check a guess of it), and a
+changed ``Engine(postgresql://ana:***@db/sales)`` still makes the answer read off it stale.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ..view.safe import RASTER_IMAGES
 from .cell_log import is_agent_cell, settings_only
-from .cells import MARK, output_text, without_secrets
+from .cells import MARK, literal_secrets, output_text, without_secrets
 from .inputs import notebook_read
 from .made_cells import edited_made_cells, notebook_now
 
@@ -52,17 +55,17 @@ _TIMING = re.compile(r"^(?:CPU times|Wall time): .*$", re.MULTILINE)
 """What ``%%time`` prints: another figure each run."""
 
 
-def outputs_digest(cell: CellJSON, redact: Callable[[str], str] | None = None) -> str | None:
+def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> str:
     """A digest of ``cell``'s outputs as ``notebook_read`` shows them (each output's text without
-    memory addresses, and the data of its image); None where a text holds a secret (``redact``
-    changes it)."""
+    memory addresses, and the data of its image); ``hide``: the redaction the model's read had
+    (:func:`hiding`), so that no secret goes into the digest."""
     shown: list[list[str]] = []
     for output in cell.get("outputs") or []:
         if output.get("output_type") == "stream" and output.get("name") == "stderr":
             continue  # warnings (their path names the kernel's pid), progress bars: another text each run
         text = _TIMING.sub("", output_text(output))
-        if redact is not None and redact(text) != text:
-            return None
+        if hide is not None:
+            text = hide(text)
         text = _ADDRESS.sub(" at 0x", text)
         data = output.get("data") or {}
         image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
@@ -80,27 +83,27 @@ def _compared(cell: CellJSON, executing: str | None) -> bool:
             and not is_agent_cell(source) and source.strip() != "" and not settings_only(source))
 
 
+def hiding(redact: Callable[[str], str] | None, secrets: tuple[str, ...]) -> Callable[[str], str]:
+    """What ``notebook_read`` hides of an output's text: what ``redact`` redacts, then ``secrets``,
+    the notebook's literal ones (a literal of one cell printed by another)."""
+    def hide(text: str) -> str:
+        return without_secrets(redact(text) if redact is not None else text, secrets)
+    return hide
+
+
 def read_digests(cells: Iterable[CellJSON], executing: str | None,
-                 redact: Callable[[str], str] | None) -> dict[str, str]:
+                 hide: Callable[[str], str] | None) -> dict[str, str]:
     """Cell id → :func:`outputs_digest` for the read code cells whose outputs are an input."""
-    found: dict[str, str] = {}
-    for cell in cells:
-        # Markdown notes are not compared: a read takes the cells below the agent cell too, and a
-        # note filled in after the answer ("## Results") would read as changed at every replay.
-        digest = outputs_digest(cell, redact) if _compared(cell, executing) else None
-        if digest is not None:
-            found[str(cell["id"])] = digest
-    return found
+    # Markdown notes are not compared: a read takes the cells below the agent cell too, and a
+    # note filled in after the answer ("## Results") would read as changed at every replay.
+    return {str(cell["id"]): outputs_digest(cell, hide) for cell in cells if _compared(cell, executing)}
 
 
 def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callable[[str], str] | None,
                 secrets: tuple[str, ...]) -> None:
     """Tell a live turn's watch (if any) the outputs ``notebook_read`` showed the model of ``cells``;
-    ``secrets``: the notebook's literal ones (a literal of one cell printed by another)."""
-    def hide(text: str) -> str:
-        return without_secrets(redact(text) if redact is not None else text, secrets)
-
-    notebook_read(read_digests(cells, executing, hide))
+    ``secrets``: the notebook's literal ones (see :func:`hiding`)."""
+    notebook_read(read_digests(cells, executing, hiding(redact, secrets)))
 
 
 def record_replaced(cell_id: str) -> None:
@@ -112,16 +115,19 @@ def record_replaced(cell_id: str) -> None:
 def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON], ran: Mapping[str, str],
                          redact: Callable[[str], str]) -> list[str]:
     """The read cells whose outputs differ now, each named by its first line as it reads now
-    (``redact``-ed: the line is saved in the cell's output): "the output of the cell `…`". Only a
+    (redacted: the line is saved in the cell's output): "the output of the cell `…`". Only a
     cell that has run in this kernel by now (``ran``: cell id → text, the kernel's cell log); one
-    deleted since is not reported. Outputs that hold a secret now read as changed."""
+    deleted since is not reported. Outputs are compared as a read shows them now (``redact``, then
+    the notebook's literal secrets), as the turn recorded them."""
+    cells = list(cells)
+    hide = hiding(redact, literal_secrets(cells))
     changed = []
     for cell in cells:
         cell_id = cell.get("id")
         if not isinstance(cell_id, str) or cell_id not in recorded:
             continue
-        first = next((line.strip() for line in redact(_source(cell)).splitlines() if line.strip()), "")
-        if cell_id in ran and outputs_digest(cell, redact) != recorded[cell_id]:
+        first = next((line.strip() for line in hide(_source(cell)).splitlines() if line.strip()), "")
+        if cell_id in ran and outputs_digest(cell, hide) != recorded[cell_id]:
             changed.append(f"the output of the cell `{first[:60]}`" if first else "the output of a cell above")
     return changed
 
@@ -141,5 +147,5 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     return changed
 
 
-__all__ = ["changed_read_outputs", "notebook_changes", "outputs_digest", "read_digests", "record_read",
+__all__ = ["changed_read_outputs", "hiding", "notebook_changes", "outputs_digest", "read_digests", "record_read",
            "record_replaced"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
-from nbagent.notebook.document.read_outputs import changed_read_outputs, outputs_digest, read_digests
+from nbagent.notebook.document.cells import literal_secrets
+from nbagent.notebook.document.read_outputs import changed_read_outputs, hiding, outputs_digest, read_digests
 
 from .test_replay_from_notebook import lab  # noqa: F401  (fixture: an in-process kernel with a front-end)
 
@@ -78,12 +79,29 @@ def test_a_warning_on_stderr_and_percent_time_lines_are_no_change():
     assert outputs_digest(ran(4242, "2.1 ms")) != outputs_digest(_cell("u1", "t", _value("1367.75", 3)))
 
 
-def test_an_output_holding_a_secret_has_no_digest_and_reads_as_changed():
+def test_an_output_holding_a_secret_is_compared_as_read_with_the_secret_redacted():
+    """It used to be left out of the record: a changed ``Engine(...)`` repr replayed its answer as current."""
     redact = lambda text: text.replace("hunter22", "[redacted]")  # noqa: E731
-    assert read_digests([_cell("u1", "print(pw)", _printed("hunter22"))], None, redact) == {}
-    read = read_digests([_cell("u1", "print(pw)", _printed("other"))], None, redact)
-    now = [_cell("u1", "pw = 'hunter22'\nprint(pw)", _printed("hunter22"))]
-    assert changed_read_outputs(read, now, {"u1": ""}, redact) == ["the output of the cell `pw = '[redacted]'`"]
+    engine = "Engine(postgresql://ana:hunter22@prod-db/sales)\n"
+    read = read_digests([_cell("u1", "engine", _printed(engine))], None, redact)
+    assert set(read) == {"u1"}
+    # What is recorded is the digest of the text as the model read it: it says nothing of the secret.
+    assert read == read_digests([_cell("u1", "engine", _printed(engine.replace("hunter22", "[redacted]")))], None, keep)
+    assert changed_read_outputs(read, [_cell("u1", "engine", _printed(engine))], {"u1": "engine"}, redact) == []
+    moved = [_cell("u1", "engine", _printed(engine.replace("prod-db", "test-db")))]
+    assert changed_read_outputs(read, moved, {"u1": "engine"}, redact) == ["the output of the cell `engine`"]
+
+
+def test_a_literal_secret_one_cell_prints_is_hidden_alike_in_the_record_and_at_the_replay():
+    cells = [_cell("s", "pw = 'hunter22'"), _cell("u1", "print(pw, rows)", _printed("hunter22 3\n"))]
+    read = read_digests(cells, None, hiding(keep, literal_secrets(cells)))
+    assert read["u1"] == outputs_digest(_cell("u1", "", _printed("[redacted] 3\n")))
+    assert changed_read_outputs(read, cells, {"s": "", "u1": ""}, keep) == []
+    now = [cells[0], _cell("u1", "print(pw, rows)", _printed("hunter22 4\n"))]
+    assert changed_read_outputs(read, now, {"s": "", "u1": ""}, keep) == ["the output of the cell `print(pw, rows)`"]
+    named = [_cell("s", "pw = 'hunter22'\nprint(pw, rows)", _printed("hunter22 4\n"))]
+    assert changed_read_outputs({"s": read["u1"]}, named, {"s": ""}, keep) == [
+        "the output of the cell `pw = '[redacted]'`"]  # the line that names it goes into the saved notebook
 
 
 def test_the_read_outputs_travel_in_the_record_and_an_older_record_reads_as_before():
