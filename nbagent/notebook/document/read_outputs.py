@@ -13,7 +13,7 @@ Left out: the agent's own cell, other agent cells (their transcript reads otherw
 cells of ``%`` magics only (set-up), a cell the turn ran itself with ``notebook_run`` (its outputs
 are the turn's work), markdown notes (a read takes those below the agent cell too, filled in after
 the answer), what a cell writes to stderr (warnings naming the kernel's pid in their path, progress
-bars) and ``%%time``'s lines (another text at every run).
+bars), ``%%time``'s and ``%%timeit``'s lines and printed durations (another text at every run).
 
 An output holding a secret is compared as the model read it, the secret ``[redacted]`` on both
 sides: its digest says nothing of the secret (a received record cannot check a guess of it), and a
@@ -51,8 +51,14 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run."""
 
 
-_TIMING = re.compile(r"^(?:CPU times|Wall time): .*$", re.MULTILINE)
-"""What ``%%time`` prints: another figure each run."""
+_TIMING = re.compile(r"^(?:(?:CPU times|Wall time): .*|.* per loop \(mean ± std\. dev\. of .*\))$", re.MULTILINE)
+"""What ``%%time`` and ``%%timeit`` print: other figures (and loop counts) each run."""
+
+
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:(?:ns|[µμu]s|ms|s|secs?|seconds?|mins?|minutes?)(?:/(?:step|it|epoch))?"
+                       r"|(?:it|steps?|samples?)/s)(?![\w/])")
+"""A printed duration or rate (``trained in 3.2 s``, Keras's ``1s 12ms/step``, ``45.1 it/s``):
+another figure each run, never the data an answer is read off."""
 
 
 def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> str:
@@ -66,7 +72,7 @@ def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> 
         text = _TIMING.sub("", output_text(output))
         if hide is not None:
             text = hide(text)
-        text = _ADDRESS.sub(" at 0x", text)
+        text = _DURATION.sub("<duration>", _ADDRESS.sub(" at 0x", text))
         data = output.get("data") or {}
         image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
         shown.append([text, image.replace("\n", "")])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
 from nbagent.notebook.document.cells import literal_secrets
+from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
 from nbagent.notebook.document.read_outputs import changed_read_outputs, hiding, outputs_digest, read_digests
 
 from .test_replay_from_notebook import lab  # noqa: F401  (fixture: an in-process kernel with a front-end)
@@ -148,3 +148,15 @@ def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(l
     run_mine("1367.75\n")
     again = lab.run(1)
     assert "the output of the cell `print(total)` changed since this answer was recorded" in again, again
+
+
+def test_printed_durations_and_timeit_lines_are_no_change_but_the_figures_beside_them_are():
+    def ran(fit: str, step: str, timeit: str, loss: str) -> Any:
+        return _cell("u1", "model.fit(x, y)", _printed(
+            f"Epoch 1/2\n32/32 ━━━━━━━━━━ {step} - loss: {loss}\ntrained in {fit}, 45.{fit[0]} it/s\n"
+            f"{timeit} per loop (mean ± std. dev. of 7 runs, {'1,000' if fit[0] == '3' else '10,000'} loops each)\n"))
+    first = outputs_digest(ran("3.2 s", "1s 12ms/step", "1.23 ms ± 45.6 µs", "0.412"))
+    assert outputs_digest(ran("4.9 s", "2s 15ms/step", "987 µs ± 12.1 µs", "0.412")) == first
+    assert outputs_digest(ran("3.2 s", "1s 12ms/step", "1.23 ms ± 45.6 µs", "0.398")) != first  # the loss is data
+    for before, after in [("rows: 120\n", "rows: 121\n"), ("120 samples\n", "121 samples\n"), ("v1.5s\n", "v1.6s\n")]:
+        assert outputs_digest(_cell("u1", "t", _printed(before))) != outputs_digest(_cell("u1", "t", _printed(after)))
