@@ -159,7 +159,15 @@ def cell_for_model(index: int, cell: CellJSON, output_chars: int, redact: Callab
                                                            "data": data[mime].replace("\n", "")}})
                 break
     if texts:
-        shown = without_secrets("\n".join(t for t in texts if t), secrets)
-        shown = without_secrets(shown, output_secrets(shown))  # a printed .env: no variable holds its values
-        parts.append("outputs:\n" + truncate_middle(redact(shown) if redact else shown, output_chars))
+        shown = shown_output("\n".join(t for t in texts if t), redact, secrets)
+        parts.append("outputs:\n" + truncate_middle(shown, output_chars))
     return "\n".join(parts), images
+
+
+def shown_output(text: str, redact: Callable[[str], str] | None, secrets: tuple[str, ...]) -> str:
+    """An output's text as the model is shown it: without ``secrets`` (the notebook's
+    :func:`literal_secrets`), the values of a printed ``.env`` (no variable holds them), and what
+    ``redact`` redacts. A replay's digest of a read output hides the same (:mod:`.read_outputs`)."""
+    shown = without_secrets(text, secrets)
+    shown = without_secrets(shown, output_secrets(shown))
+    return redact(shown) if redact else shown

@@ -166,7 +166,8 @@ def _sanitizer(magics: MagicsApi) -> Sanitizer:
         from ..kernel_context import KernelContext
 
         try:
-            kernel = KernelContext(magics.shell).secrets()
+            # With what tables showed before they were masked in place, as the run's own redaction has.
+            kernel = KernelContext(magics.shell, images=getattr(magics, "displayed", None)).secrets()
         except Exception:  # noqa: BLE001 - a namespace that cannot be read fails no replay (keys by shape still go)
             kernel = ()
     return Sanitizer(secret_values(DEFAULT_SECRET_ENV, (*credential_env_values(), *kernel)))

@@ -13,7 +13,7 @@ Left out: the agent's own cell, other agent cells (their transcript reads otherw
 cells of ``%`` magics only (set-up), a cell the turn ran itself with ``notebook_run`` (its outputs
 are the turn's work), markdown notes (a read takes those below the agent cell too, filled in after
 the answer), what a cell writes to stderr (warnings naming the kernel's pid in their path, progress
-bars), ``%%time``'s and ``%%timeit``'s lines and printed durations (another text at every run).
+bars), ``%%time``'s and ``%%timeit``'s lines and a progress line's timing (another text at every run).
 
 An output holding a secret is compared as the model read it, the secret ``[redacted]`` on both
 sides: its digest says nothing of the secret (a received record cannot check a guess of it), and a
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ..view.safe import RASTER_IMAGES
 from .cell_log import is_agent_cell, settings_only
-from .cells import MARK, literal_secrets, output_text, without_secrets
+from .cells import MARK, literal_secrets, output_text, shown_output
 from .inputs import notebook_read
 from .made_cells import edited_made_cells, notebook_now
 
@@ -51,14 +51,17 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run."""
 
 
-_TIMING = re.compile(r"^(?:(?:CPU times|Wall time): .*|.* per loop \(mean ± std\. dev\. of .*\))$", re.MULTILINE)
-"""What ``%%time`` and ``%%timeit`` print: other figures (and loop counts) each run."""
+_TIMING = re.compile(r"^(?:CPU times|Wall time): .*$|^.* per loop \(mean ± std\. dev\. of .*\)$"
+                     r"|^The slowest run took .* times longer than the fastest\..*\n?", re.MULTILINE)
+"""What ``%%time`` and ``%%timeit`` print: other figures (and loop counts) each run; ``%%timeit``'s
+"slowest run" line only on some runs (so that one goes with its line's end)."""
 
 
-_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:(?:ns|[µμu]s|ms|s|secs?|seconds?|mins?|minutes?)(?:/(?:step|it|epoch))?"
-                       r"|(?:it|steps?|samples?)/s)(?![\w/])")
-"""A printed duration or rate (``trained in 3.2 s``, Keras's ``1s 12ms/step``, ``45.1 it/s``):
-another figure each run, never the data an answer is read off."""
+_PROGRESS = re.compile(r"(?:(?<![\w.])\d+(?:ms|s|m)[ \t])?(?<![\w.])\d+(?:\.\d+)?(?:ms|s|us|µs)/step\b"
+                       r"|\[\d+:\d\d(?::\d\d)?<[\d:?]+,[ \t]*[\d.?]+(?:it/s|s/it)\]")
+"""A progress line's timing, in the formats only progress lines print: Keras's ``1s 12ms/step`` and
+tqdm's ``[00:03<00:00, 45.10it/s]`` (on stdout when a script sends it there): another figure each
+run. A duration a cell prints itself (``trained in 3.2 s``, a latency) is data, and compared."""
 
 
 def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> str:
@@ -72,7 +75,7 @@ def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> 
         text = _TIMING.sub("", output_text(output))
         if hide is not None:
             text = hide(text)
-        text = _DURATION.sub("<duration>", _ADDRESS.sub(" at 0x", text))
+        text = _PROGRESS.sub("<timing>", _ADDRESS.sub(" at 0x", text))
         data = output.get("data") or {}
         image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
         shown.append([text, image.replace("\n", "")])
@@ -90,10 +93,11 @@ def _compared(cell: CellJSON, executing: str | None) -> bool:
 
 
 def hiding(redact: Callable[[str], str] | None, secrets: tuple[str, ...]) -> Callable[[str], str]:
-    """What ``notebook_read`` hides of an output's text: what ``redact`` redacts, then ``secrets``,
-    the notebook's literal ones (a literal of one cell printed by another)."""
+    """What ``notebook_read`` hides of an output's text (:func:`~.cells.shown_output`): ``secrets``
+    (the notebook's literal ones: a literal of one cell printed by another), a printed ``.env``'s
+    values, and what ``redact`` redacts."""
     def hide(text: str) -> str:
-        return without_secrets(redact(text) if redact is not None else text, secrets)
+        return shown_output(text, redact, secrets)
     return hide
 
 

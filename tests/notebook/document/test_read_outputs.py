@@ -150,13 +150,34 @@ def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(l
     assert "the output of the cell `print(total)` changed since this answer was recorded" in again, again
 
 
-def test_printed_durations_and_timeit_lines_are_no_change_but_the_figures_beside_them_are():
-    def ran(fit: str, step: str, timeit: str, loss: str) -> Any:
+def test_timeit_lines_and_progress_timings_are_no_change_but_the_figures_beside_them_are():
+    def ran(step: str, bar: str, timeit: str, slowest: str, loss: str) -> Any:
         return _cell("u1", "model.fit(x, y)", _printed(
-            f"Epoch 1/2\n32/32 ━━━━━━━━━━ {step} - loss: {loss}\ntrained in {fit}, 45.{fit[0]} it/s\n"
-            f"{timeit} per loop (mean ± std. dev. of 7 runs, {'1,000' if fit[0] == '3' else '10,000'} loops each)\n"))
-    first = outputs_digest(ran("3.2 s", "1s 12ms/step", "1.23 ms ± 45.6 µs", "0.412"))
-    assert outputs_digest(ran("4.9 s", "2s 15ms/step", "987 µs ± 12.1 µs", "0.412")) == first
-    assert outputs_digest(ran("3.2 s", "1s 12ms/step", "1.23 ms ± 45.6 µs", "0.398")) != first  # the loss is data
+            f"Epoch 1/2\n32/32 ━━━━━━━━━━ {step} - loss: {loss}\n100%|██████████| 50/50 {bar}\n{slowest}"
+            f"{timeit} per loop (mean ± std. dev. of 7 runs, {'1,000' if slowest else '10,000'} loops each)\n"))
+    first = outputs_digest(ran("1s 12ms/step", "[00:03<00:00, 15.10it/s]", "1.23 ms ± 45.6 µs", "", "0.412"))
+    slow = "The slowest run took 5.20 times longer than the fastest. This could mean that an intermediate result is being cached.\n"
+    assert outputs_digest(ran("2s 15ms/step", "[00:04<00:00, 12.31it/s]", "987 µs ± 12.1 µs", slow, "0.412")) == first
+    assert outputs_digest(ran("1s 12ms/step", "[00:03<00:00, 15.10it/s]", "1.23 ms ± 45.6 µs", "", "0.398")) != first
+
+
+def test_a_duration_a_cell_prints_and_a_describe_table_are_data():
+    """A latency the answer quotes, and ``describe()``'s std above its ``min`` row, are compared."""
+    def printed(text: str) -> str:
+        return outputs_digest(_cell("u1", "t", _printed(text)))
+    assert printed("median delivery: 34 minutes\n") != printed("median delivery: 41 minutes\n")
+    assert printed("p95 latency 120 ms\n") != printed("p95 latency 480 ms\n")
+    table = "count    10.0\nmean      5.5\nstd       {std}\nmin       1.0\n"
+    assert printed(table.format(std="3.0")) != printed(table.format(std="2.9"))
     for before, after in [("rows: 120\n", "rows: 121\n"), ("120 samples\n", "121 samples\n"), ("v1.5s\n", "v1.6s\n")]:
-        assert outputs_digest(_cell("u1", "t", _printed(before))) != outputs_digest(_cell("u1", "t", _printed(after)))
+        assert printed(before) != printed(after)
+
+
+def test_a_printed_env_line_is_digested_as_the_model_read_it_so_no_record_can_check_a_guess():
+    """``notebook_read`` shows the model ``DB_PASSWORD=[redacted]``; the digest is of that text too:
+    a received record's digest of the right password reads as one of any other (review s58 M1)."""
+    def recorded(password: str) -> dict[str, str]:
+        cell = _cell("u1", "!cat .env", _printed(f"DB_USER=ana\nDB_PASSWORD={password}\n"))
+        return read_digests([cell], None, hiding(keep, ()))
+    assert recorded("Right-Guess-2024!") == recorded("wrong-guess-1") == {
+        "u1": outputs_digest(_cell("u1", "", _printed("DB_USER=ana\nDB_PASSWORD=[redacted]\n")))}

@@ -168,3 +168,25 @@ def test_a_password_is_not_kept_by_its_length_nor_compared_by_it(ip, tmp_path):
     right = TurnInputs(shown={"db_password": shown_fingerprint("x" * len(PASSWORD))})
     wrong = TurnInputs(shown={"db_password": shown_fingerprint("x" * 5)})
     assert changes(right, ip, tmp_path, redact=redact) == changes(wrong, ip, tmp_path, redact=redact)
+
+
+def test_a_table_shown_then_masked_is_hidden_at_the_replay_as_the_turn_hid_it(ip):
+    """The turn's redaction knew the passwords a table showed before a later cell masked it in place
+    (what was shown is kept); the replay's did not, so the same output read as changed at every Run
+    All, and the replay's digest held the raw password (review s58 M2)."""
+    from nbagent.notebook.document import input_changes
+    from nbagent.notebook.document.read_outputs import changed_read_outputs, hiding, read_digests
+    from nbagent.notebook.kernel_context import KernelContext
+    from nbagent.notebook.kernel_context.figures import DisplayedImages
+
+    displayed = DisplayedImages(ip)
+    assert ip.run_cell(f"import pandas as pd\nusers = pd.DataFrame({{'user': ['ana'], 'password': ['{PASSWORD}']}})").success
+    shown = repr(ip.run_cell("users", store_history=True).result)
+    assert ip.run_cell("users['password'] = users['password'].str.len()", store_history=True).success
+    turn = Sanitizer(KernelContext(ip, None, displayed).secrets()).redact
+    replay = input_changes.secrets_at_hand(SimpleNamespace(shell=ip, current=None, displayed=displayed))
+    cells: Any = [{"id": "c1", "cell_type": "code", "source": "users", "metadata": {}, "outputs": [
+        {"output_type": "execute_result", "execution_count": 2, "metadata": {}, "data": {"text/plain": shown}}]}]
+    recorded = read_digests(cells, None, hiding(turn, ()))
+    assert changed_read_outputs(recorded, cells, {"c1": "users"}, replay) == []
+    assert PASSWORD not in replay(shown)
