@@ -156,7 +156,8 @@ def test_timeit_lines_and_progress_timings_are_no_change_but_the_figures_beside_
             f"Epoch 1/2\n32/32 ━━━━━━━━━━ {step} - loss: {loss}\n100%|██████████| 50/50 {bar}\n{slowest}"
             f"{timeit} per loop (mean ± std. dev. of 7 runs, {'1,000' if slowest else '10,000'} loops each)\n"))
     first = outputs_digest(ran("1s 12ms/step", "[00:03<00:00, 15.10it/s]", "1.23 ms ± 45.6 µs", "", "0.412"))
-    slow = "The slowest run took 5.20 times longer than the fastest. This could mean that an intermediate result is being cached.\n"
+    slow = ("The slowest run took 5.20 times longer than the fastest. This could mean that an intermediate "
+            "result is being cached.\n")
     assert outputs_digest(ran("2s 15ms/step", "[00:04<00:00, 12.31it/s]", "987 µs ± 12.1 µs", slow, "0.412")) == first
     assert outputs_digest(ran("1s 12ms/step", "[00:03<00:00, 15.10it/s]", "1.23 ms ± 45.6 µs", "", "0.398")) != first
 
