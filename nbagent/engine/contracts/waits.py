@@ -36,16 +36,20 @@ async def within_task(aw: Awaitable[T], seconds: float | None) -> T:
     try:
         done, _ = await asyncio.wait({task}, timeout=seconds)
     except asyncio.CancelledError:
-        task.cancel()
+        await _cancelled(task)  # as wait_for does: the task's cleanup has run when the caller goes on
         raise
     if task in done:
         return task.result()
+    await _cancelled(task)
+    raise asyncio.TimeoutError()
+
+
+async def _cancelled(task: asyncio.Future[T]) -> None:
+    """Cancel ``task`` and wait until it has ended."""
     task.cancel()
-    # As wait_for does: the task has ended when the timeout is raised (its cleanup ran).
     await asyncio.wait({task})
     if not task.cancelled():
         task.exception()  # retrieved: an error it raised while cancelled is not logged as unseen
-    raise asyncio.TimeoutError()
 
 
 __all__ = ["within", "within_task"]

@@ -76,3 +76,31 @@ def test_a_wait_in_time_returns_the_result_and_a_failure_raises_it(wait: Wait) -
             await wait(fails(), 5)
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("wait", [within, within_task], ids=["within", "within_task"])
+def test_a_cancelled_caller_goes_on_once_what_it_awaited_has_cleaned_up(wait: Wait) -> None:
+    steps: list[str] = []
+
+    async def with_cleanup() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0)  # a cleanup that itself awaits (closing a connection)
+            steps.append("cleaned up")
+
+    async def caller() -> None:
+        try:
+            await wait(with_cleanup(), 5)
+        finally:
+            steps.append("caller goes on")
+
+    async def main() -> None:
+        task = asyncio.create_task(caller())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert steps == ["cleaned up", "caller goes on"]
