@@ -96,6 +96,9 @@ class watch_sigint:
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+        with _UserCode.lock:  # a code handler a SIGINT kept from its own exit: Stop must not signal on
+            if _UserCode.owner is self.owner:
+                _UserCode.running, _UserCode.owner = False, None
         _PENDING_SIGINT.pop(id(self.owner), None)
 
 
@@ -140,10 +143,18 @@ class raise_on_sigint:
             raise KeyboardInterrupt
 
     def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            with _UserCode.lock:  # no interrupt is sent once the code's handler is gone
-                _UserCode.running, _UserCode.owner = False, None
+        if self.previous is None:
+            return
+        # The previous handler first: a Stop sent while this thread waits for the lock below (its
+        # sender holds it) lands during the wait, and Python runs the handler there. The code's own
+        # handler raised that KeyboardInterrupt out of this method: itself left installed and
+        # ``running`` left set, so every later Stop signalled the main thread, code or no code.
+        # The previous handler takes it as a ■ between the code's pieces (watch_sigint).
+        try:
             signal.signal(signal.SIGINT, self.previous)
+        finally:
+            with _UserCode.lock:
+                _UserCode.running, _UserCode.owner = False, None
 
 
 class interrupt_after:
