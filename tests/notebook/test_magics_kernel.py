@@ -208,6 +208,25 @@ def test_stop_ends_the_agents_running_code_like_the_interrupt(kernel, subshell):
     assert "x 42" in after.text and d.is_alive()
 
 
+
+@pytest.mark.parametrize("subshell", [True, False], ids=["subshell", "shell"])
+def test_a_late_stop_of_a_finished_cell_leaves_the_next_agent_cell_running(kernel, subshell):
+    """Run All: a click on the first cell's Stop that the front-end sent before it saw the run end
+    (and the button disabled) arrives while the next cell's code runs: it stopped that cell."""
+    d = kernel
+    d.wait_done(d.execute(NEW + "\nimport time\nclass Nap:\n    def __repr__(self):\n        time.sleep(2)\n"
+                          "        return 'rested'\nnap = Nap()"), 30)
+    before = set(d.comms)
+    first = d.wait_done(d.execute("%%agent --allow python\nWhat is 2 + 2?"), 60)
+    stop = [cid for cid, st in d.comms.items() if cid not in before and st.get("description") == "Stop"][-1]
+    mid = set(d.comms)
+    second = d.execute("%%agent --allow python\nWhat is in `nap`?")
+    d.wait(lambda: "running python" in _labels(d, mid), 30, "the next cell's code running")
+    d.click(stop, subshell=subshell)
+    d.wait_done(second, 30)
+    assert (first.status, second.status) == ("ok", "ok"), second.text
+    assert "rested" in second.text
+
 def _enabled_stop(d: KernelDriver, before: set[str]) -> str | None:
     found = [cid for cid, st in d.comms.items() if cid not in before and st.get("_model_name") == "ButtonModel"
              and st.get("description") == "Stop" and not st.get("disabled")]

@@ -62,8 +62,11 @@ class Activity:
             self._label.value = f'<span style="{STYLE["muted"]}">⏳ {esc(self.text())}</span>'
 
     def close(self) -> None:
-        """The run is over: hide the line and drop the fast-path route of Stop."""
+        """The run is over: hide the line and drop both routes of Stop (the fast path's, and the
+        button's own: a click the front-end sent before it saw the button disabled still arrives,
+        and the session's Stop would end the run of the cell after this one)."""
         self.stop()
+        self._on_cancel = None
         waiting.unregister_action(self.cancel_button.model_id)
 
     def cancel(self) -> None:

@@ -384,6 +384,18 @@ def test_waiting_for_the_first_token_shows_elapsed_time_and_cancel() -> None:
     assert view.activity.what is None and view.activity.widget.layout.display == "none"
 
 
+
+def test_a_stop_click_arriving_after_the_run_ended_stops_nothing() -> None:
+    """The front-end may send a click before it sees the button disabled; the session's Stop it
+    would call then ends whatever run the session has next (Run All's next agent cell)."""
+    clock = FakeClock()
+    stopped: list[bool] = []
+    view = make_view(clock=clock, on_cancel=lambda: stopped.append(True))
+    view.handle(ev.ApiRequestStarted(request=1))
+    view.finish()
+    view.activity.cancel_button.click()
+    assert stopped == []
+
 async def test_a_tool_shows_its_running_time_and_its_recorded_duration_when_done() -> None:
     clock = FakeClock()
     view = make_view(clock=clock)
