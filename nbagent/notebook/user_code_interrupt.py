@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from contextlib import contextmanager
 from types import FrameType
-from typing import Callable, Union
+from typing import Callable, Iterator, Union
 
 from ..engine.contracts.tool_api import ToolOutput
 
@@ -53,6 +54,23 @@ def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> boo
             return False
         signal.pthread_kill(main, signal.SIGINT)
         return True
+
+
+@contextmanager
+def sigint_kept_from_new_threads() -> Iterator[None]:
+    """Threads started inside keep SIGINT blocked (a thread inherits its creator's signal mask), so
+    that ■ goes to the main thread. The kernel picks any thread that does not block it; one taken
+    by another thread only sets Python's flag, and code blocked in ``time.sleep(30)`` on the main
+    thread sleeps on to its end (the nbagent kernel blocks it in ipykernel's threads; this is for
+    nbagent's own, started later from the main thread: the view's clock runs while the code blocks)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: interrupts are not signals there
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 CANCEL_TURNS = 8
@@ -173,7 +191,8 @@ class interrupt_after:
 
     def __enter__(self) -> "interrupt_after":
         if hasattr(signal, "pthread_kill"):
-            self.timer.start()
+            with sigint_kept_from_new_threads():
+                self.timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -191,4 +210,5 @@ class interrupt_after:
         return ToolOutput([*out.content, {"type": "text", "text": note}], is_error=True, display=out.display)
 
 
-__all__ = ["CANCEL_TURNS", "interrupt_after", "interrupt_user_code", "raise_on_sigint", "watch_sigint"]
+__all__ = ["CANCEL_TURNS", "interrupt_after", "interrupt_user_code", "raise_on_sigint", "sigint_kept_from_new_threads",
+           "watch_sigint"]

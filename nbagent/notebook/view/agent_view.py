@@ -219,7 +219,10 @@ class AgentView:
         except RuntimeError:
             self._progress = None  # no loop (plain tests): tick() can be called by hand
             return
-        threading.Thread(target=self._tick_while_blocked, name="nbagent-clock", daemon=True).start()
+        from ..user_code_interrupt import sigint_kept_from_new_threads
+
+        with sigint_kept_from_new_threads():  # alive while the model's code blocks: ■ must not land here
+            threading.Thread(target=self._tick_while_blocked, name="nbagent-clock", daemon=True).start()
 
     async def _run_progress(self) -> None:
         while not self.finished:

@@ -4,7 +4,10 @@ so every gesture can be driven with ``Button.click()`` or the fast path, and che
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -418,6 +421,22 @@ async def test_a_tool_shows_its_running_time_and_its_recorded_duration_when_done
     assert card.status == "done in 4.25 s"
     assert view.activity.what is None
 
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's signal mask in Linux's /proc")
+async def test_the_clock_that_ticks_while_the_code_blocks_leaves_the_interrupt_to_the_main_thread() -> None:
+    """A SIGINT the kernel hands to the clock's thread only sets Python's flag: a ``time.sleep(30)`` of
+    the model's code on the main thread then slept on to its end after ■ (once in CI)."""
+    view = make_view()
+    view.handle(ev.ApiRequestStarted(request=1))
+    view.start_tool(view.card("t1", "python"))
+    try:
+        clock = next(t for t in threading.enumerate() if t.name == "nbagent-clock")
+        status = Path(f"/proc/self/task/{clock.native_id}/status").read_text()
+        blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk")), 16)
+        assert blocked & (1 << (signal.SIGINT - 1)), "the clock's thread takes SIGINT"
+    finally:
+        view.finish()
 
 def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
     import re
