@@ -432,11 +432,15 @@ async def test_the_clock_that_ticks_while_the_code_blocks_leaves_the_interrupt_t
     view.start_tool(view.card("t1", "python"))
     try:
         clock = next(t for t in threading.enumerate() if t.name == "nbagent-clock")
-        status = Path(f"/proc/self/task/{clock.native_id}/status").read_text()
-        blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk")), 16)
-        assert blocked & (1 << (signal.SIGINT - 1)), "the clock's thread takes SIGINT"
+        assert clock.native_id is not None and _sigint_blocked_in(clock.native_id), "the clock's thread takes SIGINT"
     finally:
         view.finish()
+
+
+def _sigint_blocked_in(native_id: int) -> bool:
+    status = Path(f"/proc/self/task/{native_id}/status").read_text()
+    blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk")), 16)
+    return bool(blocked & (1 << (signal.SIGINT - 1)))
 
 def test_colours_come_from_the_theme_with_light_fallbacks() -> None:
     import re
