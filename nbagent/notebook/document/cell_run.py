@@ -23,6 +23,7 @@ from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_w
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
+from .replayed_options import remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from ..session import NotebookSession
     from ..view import AgentView
     from .inputs import TurnWatch
-    from .link import DocumentLink
     from .materialise import Materialiser
     from .removal import Removal
 
@@ -64,8 +64,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            if _signed_by_you(checked):  # someone else's --allow answered their prompts, never yours
-                _replayed_allow(link, checked.session, args)
+            remember(link, checked.session, args, mine=_signed_by_you(checked))  # its --window etc., as live
+            _update_loaded(magics, checked.session)
             _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
@@ -79,7 +79,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True,
+                           **session_settings(link, decision.resume))
     keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
@@ -115,10 +116,13 @@ def _signed_by_you(decision: Replay) -> bool:
     return decision.shown is not None
 
 
-def _replayed_allow(link: "DocumentLink", session: str, args: Namespace) -> None:
-    """Keep a replayed cell's ``--allow`` for its session (``--new`` starts the session's list)."""
-    before = () if args.new else link.replayed_allow.get(session, ())
-    link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
+def _update_loaded(magics: "MagicsApi", session: str) -> None:
+    """The replayed session, when a command loaded it already (``%agent status`` between replayed
+    cells), takes the options of the cells replayed since, as it would have live."""
+    current = magics.current
+    settings = session_settings(magics.document, session)
+    if current is not None and settings and session_name(current.agent) == session:
+        current.agent.reconfigure(**settings)
 
 
 class ReplayInputsChanged(AgentCellError):
@@ -292,7 +296,8 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     current = magics.current
     if (current is None or session_name(current.agent) != decision.session) and not fill_stand_in(magics):
         cursor = link.cursor
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.session)
+        magics.new_session(resume_from=sessions_dir(link.root) / decision.session,
+                           **session_settings(link, decision.session))
         link.cursor = cursor  # loading the record is part of replaying it
     sess = magics.current
     assert sess is not None

@@ -22,6 +22,7 @@ from .cells import MARK, ORIGIN
 from .embedded import executing_metadata
 from .link import session_name
 from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
+from .replayed_options import session_settings
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
@@ -53,7 +54,9 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     else:
         copy_session(sessions_dir(root) / name, target)
     # The copy goes on as the session it copies, with its settings and hooks (not the AgentMagics defaults).
-    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine)
+    # Another record's copy takes the options its replayed cells set (the current one has them).
+    replayed = {} if mine else session_settings(magics.document, name)
+    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine, **replayed)
     new = magics.current
     assert new is not None
     rollback(new.agent.engine, turn)

@@ -76,6 +76,9 @@ class DocumentLink(RecordKeeper):
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
         """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
         recorded session: a turn that goes on live from that session allows them again, as live."""
+        self.replayed_options: dict[str, dict[str, object]] = {}
+        """The session settings replayed cells set (``--window``, ``--max-session-budget``, …), by
+        recorded session (see :mod:`.replayed_options`)."""
 
     def superseded(self, current: NotebookSession | None) -> bool:
         """Whether the replayed session, not ``current``, is the notebook's now: ``current`` was made

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..view.render import marked_line
 from .link import session_name
 from .replay import sessions_dir
+from .replayed_options import session_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +45,7 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
 
         adopt(magics)
     else:
-        magics.new_session(resume_from=folder)
+        magics.new_session(resume_from=folder, **session_settings(link, cursor.index.session))
         link.cursor = cursor  # loading the record is part of replaying it
     link.loaded = magics.current
     return magics.current
@@ -70,7 +71,7 @@ def fill_stand_in(magics: "MagicsApi") -> bool:
     # Loaded in place of the code's session (its settings and hooks kept: .new_session), which then
     # takes the loaded agent and stays the active session.
     if link.owns(cursor.index):
-        magics.new_session(resume_from=folder)
+        magics.new_session(resume_from=folder, **session_settings(link, cursor.index.session))
         link.cursor = cursor  # loading the record is part of replaying it
     else:
         from .fork import adopt

@@ -1,0 +1,49 @@
+"""The session options of replayed agent cells, kept for when their session goes on live.
+
+Live, ``%%agent --window 4000 --max-session-budget 0.50 --model claude-opus-5`` sets the rest of
+the session. A replayed cell sends no request and makes no session, so without this the session a
+later live prompt continues (loaded from the record folder) had the ``AgentMagics`` defaults: the
+model's full window (a context-window lesson stopped truncating), no session cap, another model.
+
+Limits hold whoever recorded the cell: they only narrow what a live prompt may do. What spends or
+grants (``--model``, ``--effort``, ``--web-search``, ``--permissions``, ``--allow``) is kept only
+from your own record (signed with your key), as a received record's cells answered for their
+author's prompts, never for yours.
+"""
+
+from __future__ import annotations
+
+from argparse import Namespace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .link import DocumentLink
+
+# cell option -> SessionConfig field
+_LIMITS = {"window": "context_window", "max_session_budget": "max_session_budget_usd",
+           "session_token_budget": "session_token_budget", "context": "context", "notes": "notes"}
+_CHOICES = {"model": "model", "effort": "effort", "permissions": "permission_mode"}
+
+
+def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool) -> None:
+    """Keep a replayed cell's session options for ``session`` (``--new`` starts the session's
+    lists: it made the session, so nothing before it set it)."""
+    options = {} if args.new else dict(link.replayed_options.get(session, {}))
+    names = {**_LIMITS, **_CHOICES} if mine else _LIMITS
+    options.update({field: getattr(args, option) for option, field in names.items()
+                    if getattr(args, option, None) is not None})
+    if mine and getattr(args, "web_search", False):
+        options["server_tools"] = ("web_search",)
+    link.replayed_options[session] = options
+    if mine:  # someone else's --allow answered their prompts, never yours
+        before = () if args.new else link.replayed_allow.get(session, ())
+        link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
+
+
+def session_settings(link: "DocumentLink", session: str | None) -> dict[str, Any]:
+    """The settings the replayed cells of ``session`` gave it (for :func:`~..new_session.new_session`
+    continuing its folder, or a copy of it)."""
+    return dict(link.replayed_options.get(session, {})) if session is not None else {}
+
+
+__all__ = ["remember", "session_settings"]

@@ -1,0 +1,81 @@
+"""A replayed cell's session options hold when its session goes on live, as they did live.
+
+``%%agent --window 4000 --max-session-budget 0.50 --model claude-opus-5`` set the rest of the
+session when the notebook ran live. After Restart & Run All replayed it, the next live prompt ran
+without them: the default model ("Continuing this session with claude-sonnet-5-5, as set here"),
+the model's 1,000,000-token window (a context-window lesson stopped truncating) and no session
+cap. Limits (window, budgets) hold whoever recorded the cell; what spends or grants (model,
+effort, web search, permission mode) only from your own record, as ``--allow`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nbagent.notebook import magics as magics_mod
+from tests.notebook.document.test_replay_inprocess import FIRST, SECOND, agent, cell, ip, restart
+
+__all__ = ["ip"]  # the in-process shell fixture
+
+OPTIONS = "--window 4000 --max-session-budget 0.5 --session-token-budget 900000 --model claude-opus-5"
+
+
+def test_a_replayed_cells_window_budgets_and_model_hold_when_its_session_goes_on_live(ip: Any) -> None:
+    cell(ip, FIRST, OPTIONS)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST, OPTIONS)
+
+    out = cell(ip, SECOND)
+
+    config = agent().config
+    assert "replayed: session" not in out and "Continuing this session with" not in out
+    assert (config.context_window, config.max_session_budget_usd, config.session_token_budget, config.model) == (
+        4000, 0.5, 900000, "claude-opus-5")
+
+
+def test_status_after_a_replay_names_the_window_the_replayed_cell_set(ip: Any) -> None:
+    cell(ip, FIRST, "--window 4000")
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--window 4000")
+
+    ip.run_cell("%agent status")
+
+    assert agent().config.context_window == 4000  # not the model table's 1,000,000
+
+
+def test_a_later_cells_own_option_wins_over_a_replayed_one(ip: Any) -> None:
+    cell(ip, FIRST, "--window 4000")
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--window 4000")
+
+    cell(ip, SECOND, "--window 8000")
+
+    assert agent().config.context_window == 8000
+
+
+def test_a_received_records_limits_hold_but_its_model_is_not_taken(ip: Any, tmp_path: Any,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    cell(ip, FIRST, OPTIONS + " --permissions accept_edits")
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # received: another user runs it
+    restart(magics_mod.active_magics())
+    assert "not signed with your key" in cell(ip, FIRST, OPTIONS + " --permissions accept_edits")
+
+    cell(ip, SECOND)
+
+    config = agent().config
+    assert (config.context_window, config.max_session_budget_usd, config.session_token_budget) == (4000, 0.5, 900000)
+    assert config.model != "claude-opus-5" and config.permission_mode == "default"
+
+
+def test_a_replayed_cells_session_budget_stops_the_next_live_prompt_as_it_did_live(ip: Any) -> None:
+    cap = "--max-session-budget 0.003"  # the first prompt's two requests spend past it: no next one
+    assert "done: end_turn" in cell(ip, FIRST, cap)
+    restart(magics_mod.active_magics())
+    assert "replayed: session" in cell(ip, FIRST, cap)
+
+    out = cell(ip, SECOND)
+
+    assert "this run 0 request(s)" in out and "stopped: the session budget $0.0030 reached" in out
