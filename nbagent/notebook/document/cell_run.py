@@ -23,7 +23,7 @@ from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_w
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
-from .replayed_options import remember, session_settings
+from .replayed_options import grant_allow, remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -83,10 +83,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
                            **session_settings(link, decision.resume))
     keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
-        allowed = link.replayed_allow.get(decision.resume, ())  # the replayed cells' --allow, as live
-        agent = magics.current.agent
-        if allowed and not set(allowed) <= set(agent.config.allow):
-            agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *allowed))))
+        grant_allow(link, decision.resume, magics.current.agent)  # the replayed cells' --allow, as live
     line = live_line(decision, session_name(current.agent) if current is not None else None,
                      cell_ids=executing_cell_id() is not None)
     if line is not None:  # before the session exists: no request has gone out
@@ -120,9 +117,12 @@ def _update_loaded(magics: "MagicsApi", session: str) -> None:
     """The replayed session, when a command loaded it already (``%agent status`` between replayed
     cells), takes the options of the cells replayed since, as it would have live."""
     current = magics.current
+    if current is None or session_name(current.agent) != session:
+        return
     settings = session_settings(magics.document, session)
-    if current is not None and settings and session_name(current.agent) == session:
+    if settings:
         current.agent.reconfigure(**settings)
+    grant_allow(magics.document, session, current.agent)
 
 
 class ReplayInputsChanged(AgentCellError):
@@ -301,6 +301,7 @@ def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
         link.cursor = cursor  # loading the record is part of replaying it
     sess = magics.current
     assert sess is not None
+    grant_allow(link, decision.session, sess.agent)
     events = turn_events(sess.agent.session, decision.turn)
     before = [r for r in sess.agent.records if r.turn < decision.turn]
     spent_before = sum((r.cost_usd or 0.0) for r in before)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..view.render import marked_line
 from .link import session_name
 from .replay import sessions_dir
-from .replayed_options import session_settings
+from .replayed_options import grant_allow, session_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +48,8 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
         magics.new_session(resume_from=folder, **session_settings(link, cursor.index.session))
         link.cursor = cursor  # loading the record is part of replaying it
     link.loaded = magics.current
+    if magics.current is not None:  # %agent status names what the next prompt may run, as live
+        grant_allow(link, cursor.index.session, magics.current.agent)
     return magics.current
 
 

@@ -17,6 +17,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ...agent import Agent
     from .link import DocumentLink
 
 # cell option -> SessionConfig field
@@ -46,4 +47,12 @@ def session_settings(link: "DocumentLink", session: str | None) -> dict[str, Any
     return dict(link.replayed_options.get(session, {})) if session is not None else {}
 
 
-__all__ = ["remember", "session_settings"]
+def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
+    """Allow ``agent`` (``session`` loaded, or a copy of it) the tools its replayed cells allowed
+    with ``--allow``, added to what it allows (only your own record's cells were kept)."""
+    allowed = link.replayed_allow.get(session, ())
+    if allowed and not set(allowed) <= set(agent.config.allow):
+        agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *allowed))))
+
+
+__all__ = ["grant_allow", "remember", "session_settings"]

@@ -79,3 +79,15 @@ def test_a_replayed_cells_session_budget_stops_the_next_live_prompt_as_it_did_li
     out = cell(ip, SECOND)
 
     assert "this run 0 request(s)" in out and "stopped: the session budget $0.0030 reached" in out
+
+
+def test_status_after_a_replay_names_the_tools_the_replayed_cells_allowed(ip: Any) -> None:
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    cell(ip, FIRST, "--allow python")
+    restart(magics)
+    cell(ip, FIRST, "--allow python")
+
+    ip.run_cell("%agent status")
+
+    assert "python" in agent().config.allow  # "allowed  python", as live, not "(read-only tools only)"
