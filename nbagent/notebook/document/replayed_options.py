@@ -55,4 +55,11 @@ def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
         agent.reconfigure(allow=tuple(dict.fromkeys((*agent.config.allow, *allowed))))
 
 
-__all__ = ["grant_allow", "remember", "session_settings"]
+def forget(link: "DocumentLink", field: str) -> None:
+    """``%config AgentMagics.X = …`` after replayed cells set ``field``: live, the trait reached the
+    running session at its next prompt, over what those cells set; so it does after a replay."""
+    for options in link.replayed_options.values():
+        options.pop(field, None)
+
+
+__all__ = ["forget", "grant_allow", "remember", "session_settings"]

@@ -91,3 +91,18 @@ def test_status_after_a_replay_names_the_tools_the_replayed_cells_allowed(ip: An
     ip.run_cell("%agent status")
 
     assert "python" in agent().config.allow  # "allowed  python", as live, not "(read-only tools only)"
+
+
+def test_a_setting_changed_after_the_replayed_cells_wins_as_it_did_live(ip: Any) -> None:
+    magics = magics_mod.active_magics()
+    cell(ip, FIRST, "--window 4000")
+    restart(magics)
+    cell(ip, FIRST, "--window 4000")
+    try:
+        magics.context_window = 8000  # %config AgentMagics.context_window = 8000, in a cell below it
+
+        cell(ip, SECOND)
+
+        assert agent().config.context_window == 8000
+    finally:
+        magics.context_window = None
