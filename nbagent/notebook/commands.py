@@ -272,7 +272,10 @@ def permissions(magics: "MagicsApi", args: Namespace) -> None:
 def compact(magics: "MagicsApi", args: Namespace) -> None:
     """Summarise the earlier conversation now."""
     from ..engine.contracts.events import Notice
+    from .document.command_replay import replayed_compact
 
+    if replayed_compact(magics):  # Run All of a recorded notebook: the record's compaction, no request
+        return
     sess = _need_session(magics)
     for event in sess.agent.compact_sync(" ".join(args.instructions) or None):
         if isinstance(event, Notice):

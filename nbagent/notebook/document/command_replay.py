@@ -1,12 +1,14 @@
-"""Run All of a recorded notebook reaching an ``%agent retry`` or ``%agent fix`` cell: what was
-recorded is shown, never asked again (:func:`replayed_retry`), and a fix whose failed cell was
-corrected or deleted since passes with its recorded answer (:func:`recorded_fix`).
+"""Run All of a recorded notebook reaching an ``%agent retry``, ``%agent fix`` or ``%agent compact``
+cell: what was recorded is shown, never asked again (:func:`replayed_retry`, :func:`replayed_compact`),
+and a fix whose failed cell was corrected or deleted since passes with its recorded answer
+(:func:`recorded_fix`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...engine.loop.compaction import COMPACT_KEEP
 from .bridge import executing_cell_id
 from .embedded import executing_metadata, read_record
 from .live_lines import show_line
@@ -74,3 +76,40 @@ def recorded_fix(magics: "MagicsApi") -> bool:
 
 
 __all__ = ["NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_retry"]
+
+
+COMPACT_RECORDED_LINE = ("ⓘ %agent compact: this compaction is in the record (after turn {turn}, replayed above; "
+                         "its summary request cost {cost} when it ran): shown as recorded, no request sent.")
+COMPACT_NOT_RECORDED_LINE = ("ⓘ %agent compact: nothing compacted: this kernel is replaying the record ({turn} turn(s) "
+                             "shown, none asked here), and the record has no compaction after turn {turn}: compacting "
+                             "now would send a summary request over turns Run All has not reached yet. After a live "
+                             "prompt in this kernel, %agent compact compacts.")
+
+COMPACT_NO_SESSION_LINE = ("ⓘ %agent compact: nothing compacted: this kernel replayed the notebook's own records, and "
+                           "no .nbagent/ folder here holds their session: no request sent.")
+
+
+def replayed_compact(magics: "MagicsApi") -> bool:
+    """``%agent compact`` in a kernel replaying a record (Restart & Run All of a notebook with a
+    compact cell): never a request. The replayed session holds the whole record — the turns after
+    this cell too, already compacted when they ran — so compacting it would send a summary request
+    (on your key, for a received notebook) and rewrite turns Run All has not reached yet. One line
+    says whether the record holds this compaction. False: not replaying: it compacts, as live."""
+    from .replayed import replayed_session
+
+    link = magics.document
+    if link.went_live or link.last_replayed is None:
+        return False
+    shown = link.cursor.shown if link.cursor is not None else link.last_replayed.turn
+    sess = replayed_session(magics)  # loading the folder sends nothing
+    if sess is None:  # replayed from the cells' own records: their session is not here
+        show_line(COMPACT_NO_SESSION_LINE, "nbagent-replayed")
+        return True
+    records = [r for r in sess.agent.records if r.turn == shown]
+    if records and records[-1].keep == COMPACT_KEEP:
+        cost = records[-1].cost_usd
+        show_line(COMPACT_RECORDED_LINE.format(turn=shown, cost="unknown" if cost is None else f"${cost:.4f}"),
+                  "nbagent-replayed")
+    else:
+        show_line(COMPACT_NOT_RECORDED_LINE.format(turn=shown), "nbagent-replayed")
+    return True

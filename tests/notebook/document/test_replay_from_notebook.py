@@ -1014,3 +1014,18 @@ def test_a_replayed_cell_whose_window_option_changed_says_its_answer_ran_with_an
     lab.restart()
     same = lab.run()
     assert "replayed: session" in same and "this cell names --window" not in same
+
+
+def test_a_compact_cell_of_a_notebook_received_without_its_folder_passes_and_sends_nothing(lab, tmp_path):
+    # Run All of a received notebook reaching `%agent compact`: it failed ("No agent session yet"),
+    # stopping Run All, where nothing could be compacted without asking the model
+    lab.front.cells.append({"id": "compact-cell", "cell_type": "code", "source": "%agent compact", "metadata": {}})
+    lab.run(0)
+    shutil.rmtree(tmp_path / ".nbagent")  # the .ipynb alone: emailed, committed, uploaded
+    lab.restart()
+    assert "replayed: session" in lab.run(0)
+
+    out = lab.run(next(i for i, c in enumerate(lab.front.cells) if c["id"] == "compact-cell"))
+
+    assert "nothing compacted: this kernel replayed the notebook's own records" in out
+    assert magics_mod.active_magics().current is None  # no session, no request
