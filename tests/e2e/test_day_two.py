@@ -46,3 +46,29 @@ def test_a_new_question_after_restart_and_run_all_keeps_the_window_and_cap_the_f
     out = removal._text(_agent_cell(cells, NEXT))
     assert "/ 4,000 window" in out and "1,000,000 window" not in out, out
     assert _kernel(page, "import nbagent", "nbagent.session().agent.config.max_session_budget_usd") == 0.5
+
+
+COMPACT_CELLS = [FIRST, NEXT, "%agent compact", "%%agent\nwhat is 2 + 2? use python"]
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab"])
+def test_restart_and_run_all_of_a_notebook_with_a_compact_cell_asks_nothing(browser, lab, frontend):  # noqa: F811
+    _require_installed_bridge()
+    name = removal._put(lab, f"day2_compact_{frontend}.ipynb", "python3",
+                        ["%load_ext nbagent", *COMPACT_CELLS, removal.MINE])
+    page = _open(browser, lab, name, frontend)
+    removal._run_all(page)
+    removal._wait(page, lambda cs: "■ done" in removal._text(_agent_cell(cs, COMPACT_CELLS[-1]))
+                  and "my own cell" in removal._text(cs[-1]), "the live run did not finish")
+    assert "Compacted messages" in removal._text(_agent_cell(removal._cells(page), "%agent compact"))
+    live = _kernel(page, "import nbagent", "len(nbagent.session().agent.records)")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _wait_saved(page, name, lambda nb: sum("record" in (c.metadata.get("nbagent") or {}) for c in nb.cells) == 3)
+
+    _restart_run_all(page)
+    cells = removal._wait(page, lambda cs: "replayed: session" in removal._text(_agent_cell(cs, COMPACT_CELLS[-1]))
+                          and "my own cell" in removal._text(cs[-1]), "Restart & Run All did not replay")
+
+    out = removal._text(_agent_cell(cells, "%agent compact"))
+    assert "this compaction is in the record (after turn 2" in out and "Compacted messages" not in out, out
+    assert _kernel(page, "import nbagent", "len(nbagent.session().agent.records)") == live  # no request sent
