@@ -23,7 +23,7 @@ from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_w
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
-from .replayed_options import grant_allow, remember, session_settings
+from .replayed_options import config_settings, grant_allow, remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -119,7 +119,7 @@ def _update_loaded(magics: "MagicsApi", session: str) -> None:
     current = magics.current
     if current is None or session_name(current.agent) != session:
         return
-    settings = session_settings(magics.document, session)
+    settings = config_settings(magics.document, session)
     if settings:
         current.agent.reconfigure(**settings)
     grant_allow(magics.document, session, current.agent)

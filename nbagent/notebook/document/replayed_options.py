@@ -6,7 +6,8 @@ later live prompt continues (loaded from the record folder) had the ``AgentMagic
 model's full window (a context-window lesson stopped truncating), no session cap, another model.
 
 Limits hold whoever recorded the cell: they only narrow what a live prompt may do. What spends or
-grants (``--model``, ``--effort``, ``--web-search``, ``--permissions``, ``--allow``) is kept only
+grants or sends elsewhere (``--model``, ``--effort``, ``--web-search``, ``--permissions``,
+``--allow``, ``--endpoint``, ``--simulated``/``--anthropic``) is kept only
 from your own record (signed with your key), as a received record's cells answered for their
 author's prompts, never for yours.
 """
@@ -35,6 +36,11 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool)
                     if getattr(args, option, None) is not None})
     if mine and getattr(args, "web_search", False):
         options["server_tools"] = ("web_search",)
+    if mine:  # where the conversation goes: a local endpoint kept it off the cloud, live
+        provider = "simulated" if getattr(args, "simulated", False) else "anthropic" if getattr(args, "anthropic", False) \
+            else None
+        if args.endpoint or provider:
+            options.update(endpoint=args.endpoint, provider=provider)
     link.replayed_options[session] = options
     if mine:  # someone else's --allow answered their prompts, never yours
         before = () if args.new else link.replayed_allow.get(session, ())
@@ -43,8 +49,14 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool)
 
 def session_settings(link: "DocumentLink", session: str | None) -> dict[str, Any]:
     """The settings the replayed cells of ``session`` gave it (for :func:`~..new_session.new_session`
-    continuing its folder, or a copy of it)."""
+    continuing its folder, or a copy of it: its endpoint and provider too)."""
     return dict(link.replayed_options.get(session, {})) if session is not None else {}
+
+
+def config_settings(link: "DocumentLink", session: str) -> dict[str, Any]:
+    """:func:`session_settings` that a loaded session takes with ``reconfigure`` (the endpoint and
+    provider are chosen when a session is made)."""
+    return {k: v for k, v in session_settings(link, session).items() if k not in ("endpoint", "provider")}
 
 
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
@@ -62,4 +74,4 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["forget", "grant_allow", "remember", "session_settings"]
+__all__ = ["config_settings", "forget", "grant_allow", "remember", "session_settings"]

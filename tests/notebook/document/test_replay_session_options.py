@@ -107,3 +107,33 @@ def test_a_setting_changed_after_the_replayed_cells_wins_as_it_did_live(ip: Any)
         assert agent().config.context_window == 8000
     finally:
         magics.context_window = None
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_a_conversation_recorded_on_a_local_endpoint_goes_on_there_after_a_replay(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--endpoint local` kept the notebook's data on a local server; after Restart & Run All the next
+    # prompt sent the whole conversation to the default provider (Anthropic's API, with a key)
+    from nbagent.providers.simulated import SimulatedAPI
+    from nbagent.providers.simulated.server import LoopbackServer
+
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no profile of this machine's user
+    monkeypatch.setenv("LOCAL_TOKEN", "local-token")
+    magics = magics_mod.active_magics()
+    api = SimulatedAPI(rejects=("cache_control",), models={"llama-local": 32_768})
+    with LoopbackServer(api) as server:
+        magics.endpoints = {"local": {"base_url": server.base_url, "auth_token_env": "LOCAL_TOKEN",
+                                      "model": "llama-local"}}
+        try:
+            cell(ip, FIRST, "--endpoint local")
+            restart(magics)
+            assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+            before = len(api.requests)
+
+            out = cell(ip, SECOND)
+
+            assert len(api.requests) > before and "Continuing this session with" not in out
+            assert agent().endpoint is not None and agent().endpoint.name == "local"
+        finally:
+            magics.endpoints = {}
