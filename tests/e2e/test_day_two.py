@@ -24,7 +24,7 @@ def _agent_cell(cells: list[dict], source: str) -> dict:
     return next(c for c in cells if "".join(c.get("source") or "") == source)
 
 
-@pytest.mark.parametrize("frontend", ["jupyterlab"])
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
 def test_a_new_question_after_restart_and_run_all_keeps_the_window_and_cap_the_first_cell_set(
         browser, lab, frontend):  # noqa: F811
     _require_installed_bridge()
