@@ -75,16 +75,12 @@ def recorded_fix(magics: "MagicsApi") -> bool:
     return True
 
 
-__all__ = ["NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_retry"]
-
-
 COMPACT_RECORDED_LINE = ("ⓘ %agent compact: this compaction is in the record (after turn {turn}, replayed above; "
                          "its summary request cost {cost} when it ran): shown as recorded, no request sent.")
 COMPACT_NOT_RECORDED_LINE = ("ⓘ %agent compact: nothing compacted: this kernel is replaying the record ({turn} turn(s) "
                              "shown, none asked here), and the record has no compaction after turn {turn}: compacting "
                              "now would send a summary request over turns Run All has not reached yet. After a live "
                              "prompt in this kernel, %agent compact compacts.")
-
 COMPACT_NO_SESSION_LINE = ("ⓘ %agent compact: nothing compacted: this kernel replayed the notebook's own records, and "
                            "no .nbagent/ folder here holds their session: no request sent.")
 
@@ -113,3 +109,7 @@ def replayed_compact(magics: "MagicsApi") -> bool:
     else:
         show_line(COMPACT_NOT_RECORDED_LINE.format(turn=shown), "nbagent-replayed")
     return True
+
+
+__all__ = ["COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE",
+           "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]
