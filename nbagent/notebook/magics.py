@@ -129,10 +129,11 @@ class AgentMagics(Magics):
         line = settings.apply_change(self, change["name"], change["old"], change["new"])
         if line:
             print(line)
-        if self._document is not None and change["name"] in settings.LIVE:  # set after the replayed cells: it wins
+        document = getattr(self, "_document", None)  # None too while IPython's config loads the traits
+        if document is not None and change["name"] in settings.LIVE:  # set after the replayed cells: it wins
             from .document.replayed_options import forget
 
-            forget(self._document, settings.LIVE[change["name"]])
+            forget(document, settings.LIVE[change["name"]])
 
     @validate("permission_mode", "allow", "max_budget", "web_search")
     def _within_admin_policy(self, proposal: "Bunch") -> object:
