@@ -23,7 +23,7 @@ from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_w
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session
-from .replayed_options import config_settings, grant_allow, remember, session_settings
+from .replayed_options import grant_allow, remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -64,8 +64,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            remember(link, checked.session, args, mine=_signed_by_you(checked))  # its --window etc., as live
-            _update_loaded(magics, checked.session)
+            options = remember(link, checked.session, args, mine=_signed_by_you(checked))  # its --window etc., as live
+            _update_loaded(magics, checked.session, options)
             _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
@@ -113,15 +113,14 @@ def _signed_by_you(decision: Replay) -> bool:
     return decision.shown is not None
 
 
-def _update_loaded(magics: "MagicsApi", session: str) -> None:
+def _update_loaded(magics: "MagicsApi", session: str, options: "dict[str, object]") -> None:
     """The replayed session, when a command loaded it already (``%agent status`` between replayed
-    cells), takes the options of the cells replayed since, as it would have live."""
+    cells), takes the replayed cell's ``options``, as it would have live."""
     current = magics.current
     if current is None or session_name(current.agent) != session:
         return
-    settings = config_settings(magics.document, session)
-    if settings:
-        current.agent.reconfigure(**settings)
+    if options:
+        current.agent.reconfigure(**options)
     grant_allow(magics.document, session, current.agent)
 
 

@@ -27,15 +27,16 @@ _LIMITS = {"window": "context_window", "max_session_budget": "max_session_budget
 _CHOICES = {"model": "model", "effort": "effort", "permissions": "permission_mode"}
 
 
-def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool) -> None:
+def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool) -> dict[str, Any]:
     """Keep a replayed cell's session options for ``session`` (``--new`` starts the session's
-    lists: it made the session, so nothing before it set it)."""
-    options = {} if args.new else dict(link.replayed_options.get(session, {}))
+    lists: it made the session, so nothing before it set it); returns this cell's own (what a
+    session loaded already takes now, as live: not the earlier cells' again, over a change made since)."""
     names = {**_LIMITS, **_CHOICES} if mine else _LIMITS
-    options.update({field: getattr(args, option) for option, field in names.items()
-                    if getattr(args, option, None) is not None})
+    cell = {field: getattr(args, option) for option, field in names.items() if getattr(args, option, None) is not None}
     if mine and getattr(args, "web_search", False):
-        options["server_tools"] = ("web_search",)
+        cell["server_tools"] = ("web_search",)
+    options = {} if args.new else dict(link.replayed_options.get(session, {}))
+    options.update(cell)
     if mine:  # where the conversation goes: a local endpoint kept it off the cloud, live
         provider = "simulated" if getattr(args, "simulated", False) else "anthropic" if getattr(args, "anthropic", False) \
             else None
@@ -45,18 +46,13 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool)
     if mine:  # someone else's --allow answered their prompts, never yours
         before = () if args.new else link.replayed_allow.get(session, ())
         link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
+    return cell
 
 
 def session_settings(link: "DocumentLink", session: str | None) -> dict[str, Any]:
     """The settings the replayed cells of ``session`` gave it (for :func:`~..new_session.new_session`
     continuing its folder, or a copy of it: its endpoint and provider too)."""
     return dict(link.replayed_options.get(session, {})) if session is not None else {}
-
-
-def config_settings(link: "DocumentLink", session: str) -> dict[str, Any]:
-    """:func:`session_settings` that a loaded session takes with ``reconfigure`` (the endpoint and
-    provider are chosen when a session is made)."""
-    return {k: v for k, v in session_settings(link, session).items() if k not in ("endpoint", "provider")}
 
 
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
@@ -74,4 +70,4 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["config_settings", "forget", "grant_allow", "remember", "session_settings"]
+__all__ = ["forget", "grant_allow", "remember", "session_settings"]

@@ -137,3 +137,16 @@ def test_a_conversation_recorded_on_a_local_endpoint_goes_on_there_after_a_repla
             assert agent().endpoint is not None and agent().endpoint.name == "local"
         finally:
             magics.endpoints = {}
+
+
+def test_a_change_made_between_replayed_cells_is_not_undone_by_the_next_replayed_cell(ip: Any) -> None:
+    cell(ip, FIRST, "--window 4000")
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--window 4000")
+    ip.run_cell("%agent status")  # loads the replayed session
+    agent().reconfigure(context_window=8000)  # the user's code, between the two agent cells
+
+    assert "replayed: session" in cell(ip, SECOND)
+
+    assert agent().config.context_window == 8000  # live, the second cell set nothing
