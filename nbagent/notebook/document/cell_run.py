@@ -64,7 +64,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            options = remember(link, checked.session, args, mine=_signed_by_you(checked))  # its --window etc., as live
+            options = remember(link, checked.session, args, mine=_signed_by_you(checked),  # its --window etc., as live
+                               own=lambda trait: getattr(magics, trait, None))
             _update_loaded(magics, checked.session, options)
             _said_other_model(args, prompt, checked)
             return checked
@@ -80,7 +81,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         fork(magics, decision.fork_at, decision.resume)
     elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
         magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True,
-                           **session_settings(link, decision.resume))
+                           **session_settings(link, decision.resume, live=True))
     keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         grant_allow(link, decision.resume, magics.current.agent)  # the replayed cells' --allow, as live

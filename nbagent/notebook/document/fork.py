@@ -55,7 +55,7 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
         copy_session(sessions_dir(root) / name, target)
     # The copy goes on as the session it copies, with its settings and hooks (not the AgentMagics defaults).
     # Another record's copy takes the options its replayed cells set (the current one has them).
-    replayed = {} if mine else session_settings(magics.document, name)
+    replayed = {} if mine else session_settings(magics.document, name, live=for_prompt)
     magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine, **replayed)
     new = magics.current
     assert new is not None

@@ -5,37 +5,48 @@ the session. A replayed cell sends no request and makes no session, so without t
 later live prompt continues (loaded from the record folder) had the ``AgentMagics`` defaults: the
 model's full window (a context-window lesson stopped truncating), no session cap, another model.
 
-Limits hold whoever recorded the cell: they only narrow what a live prompt may do. What spends or
-grants or sends elsewhere (``--model``, ``--effort``, ``--web-search``, ``--permissions``,
-``--allow``, ``--endpoint``, ``--simulated``/``--anthropic``) is kept only
-from your own record (signed with your key), as a received record's cells answered for their
-author's prompts, never for yours.
+Limits (``--window``, the session budgets) hold whoever recorded the cell, but from a record that
+is not yours only where they are tighter than your own setting: they narrow what a live prompt may
+do, never widen it. What spends, changes what is sent or sends elsewhere (``--model``,
+``--effort``, ``--web-search``, ``--context``, ``--notes``, ``--allow``, ``--endpoint``,
+``--simulated``/``--anthropic``) is kept only from your own record (signed with your key), as a
+received record's cells answered for their author's prompts, never for yours. ``--permissions`` is
+never carried: the options line is not signed (anyone can edit it into a notebook of yours), and
+a permission mode grants every tool at once; a live prompt runs with your own mode.
 """
 
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ...agent import Agent
     from .link import DocumentLink
 
-# cell option -> SessionConfig field
-_LIMITS = {"window": "context_window", "max_session_budget": "max_session_budget_usd",
-           "session_token_budget": "session_token_budget", "context": "context", "notes": "notes"}
-_CHOICES = {"model": "model", "effort": "effort", "permissions": "permission_mode"}
+# cell option -> (SessionConfig field, the AgentMagics trait that sets it for your own sessions)
+_LIMITS = {"window": ("context_window", "context_window"),
+           "max_session_budget": ("max_session_budget_usd", "max_session_budget"),
+           "session_token_budget": ("session_token_budget", "session_token_budget")}
+_CHOICES = {"model": "model", "effort": "effort", "context": "context", "notes": "notes"}
+_LOCAL = ("endpoint", "provider")
 
 
-def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool) -> dict[str, Any]:
-    """Keep a replayed cell's session options for ``session`` (``--new`` starts the session's
-    lists: it made the session, so nothing before it set it); returns this cell's own (what a
-    session loaded already takes now, as live: not the earlier cells' again, over a change made since)."""
-    names = {**_LIMITS, **_CHOICES} if mine else _LIMITS
-    cell = {field: getattr(args, option) for option, field in names.items() if getattr(args, option, None) is not None}
-    if mine and getattr(args, "web_search", False):
-        cell["server_tools"] = ("web_search",)
-    options = {} if args.new else dict(link.replayed_options.get(session, {}))
+def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
+             own: "Callable[[str], object]" = lambda trait: None) -> dict[str, Any]:
+    """Keep a replayed cell's session options for ``session`` (``--new`` of your own record starts
+    the session's lists: it made the session, so nothing before it set it); returns this cell's own
+    (what a session loaded already takes now, as live: not the earlier cells' again, over a change
+    made since). ``own``: your setting of an ``AgentMagics`` trait (a received record's limit is
+    kept only where it is tighter)."""
+    cell = {field: value for option, (field, trait) in _LIMITS.items()
+            if (value := getattr(args, option, None)) is not None and (mine or _tighter(value, own(trait)))}
+    if mine:
+        cell.update({field: value for option, field in _CHOICES.items()
+                     if (value := getattr(args, option, None)) is not None})
+        if getattr(args, "web_search", False):
+            cell["server_tools"] = ("web_search",)
+    options = {} if args.new and mine else dict(link.replayed_options.get(session, {}))
     options.update(cell)
     if mine:  # where the conversation goes: a local endpoint kept it off the cloud, live
         provider = "simulated" if getattr(args, "simulated", False) else "anthropic" if getattr(args, "anthropic", False) \
@@ -49,10 +60,19 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool)
     return cell
 
 
-def session_settings(link: "DocumentLink", session: str | None) -> dict[str, Any]:
+def _tighter(value: object, yours: object) -> bool:
+    """Whether a received record's limit narrows yours (no limit of yours: any does)."""
+    if not isinstance(value, (int, float)):
+        return False
+    return yours is None or (isinstance(yours, (int, float)) and value < yours)
+
+
+def session_settings(link: "DocumentLink", session: str | None, *, live: bool = False) -> dict[str, Any]:
     """The settings the replayed cells of ``session`` gave it (for :func:`~..new_session.new_session`
-    continuing its folder, or a copy of it: its endpoint and provider too)."""
-    return dict(link.replayed_options.get(session, {})) if session is not None else {}
+    continuing its folder, or a copy of it). Its endpoint and provider only for a ``live`` prompt:
+    loading the record to show it (``%agent status`` after Run All) needs no endpoint profile."""
+    options = dict(link.replayed_options.get(session, {})) if session is not None else {}
+    return options if live else {k: v for k, v in options.items() if k not in _LOCAL}
 
 
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:

@@ -4,8 +4,9 @@
 session when the notebook ran live. After Restart & Run All replayed it, the next live prompt ran
 without them: the default model ("Continuing this session with claude-sonnet-5-5, as set here"),
 the model's 1,000,000-token window (a context-window lesson stopped truncating) and no session
-cap. Limits (window, budgets) hold whoever recorded the cell; what spends or grants (model,
-effort, web search, permission mode) only from your own record, as ``--allow`` does.
+cap. Limits (window, budgets) hold whoever recorded the cell (a received record's only where
+tighter than yours); what spends or changes what is sent (model, effort, web search, context
+policy, notes, endpoint) only from your own record, as ``--allow`` does; a permission mode never.
 """
 
 from __future__ import annotations
@@ -150,3 +151,34 @@ def test_a_change_made_between_replayed_cells_is_not_undone_by_the_next_replayed
     assert "replayed: session" in cell(ip, SECOND)
 
     assert agent().config.context_window == 8000  # live, the second cell set nothing
+
+
+def test_a_permission_mode_is_never_taken_from_a_replayed_cell_not_even_your_own(ip: Any) -> None:
+    """The options line is not signed: anyone can edit ``--permissions bypass`` into a notebook of
+    yours, and a mode grants every tool at once (review of newcomer pass 15, F1)."""
+    cell(ip, FIRST, "--window 4000 --permissions bypass")
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--window 4000 --permissions bypass")
+
+    cell(ip, SECOND)
+
+    config = agent().config
+    assert config.context_window == 4000 and config.permission_mode == "default"
+
+
+def test_a_received_records_limit_narrows_yours_but_never_widens_it(ip: Any, tmp_path: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    magics = magics_mod.active_magics()
+    magics.max_session_budget = 0.02  # yours
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    cell(ip, FIRST, "--max-session-budget 1000 --session-token-budget 900000 --context cline --notes 2000")
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # received
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--max-session-budget 1000 --session-token-budget 900000 --context cline --notes 2000")
+
+    cell(ip, SECOND)
+
+    config = agent().config
+    assert config.max_session_budget_usd == 0.02  # not raised to the sender's 1000
+    assert config.session_token_budget == 900000  # you had none: theirs narrows
+    assert not config.notes and "cline" not in str(config.context)  # what is sent is yours to choose
