@@ -11,6 +11,7 @@ policy, notes, endpoint) only from your own record, as ``--allow`` does; a permi
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import pytest
@@ -168,8 +169,7 @@ def test_a_permission_mode_is_never_taken_from_a_replayed_cell_not_even_your_own
 
 def test_a_received_records_limit_narrows_yours_but_never_widens_it(ip: Any, tmp_path: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    magics = magics_mod.active_magics()
-    magics.max_session_budget = 0.02  # yours
+    monkeypatch.setattr(magics_mod.active_magics(), "max_session_budget", 0.02)  # yours
     monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
     cell(ip, FIRST, "--max-session-budget 1000 --session-token-budget 900000 --context cline --notes 2000")
     monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # received
@@ -182,3 +182,46 @@ def test_a_received_records_limit_narrows_yours_but_never_widens_it(ip: Any, tmp
     assert config.max_session_budget_usd == 0.02  # not raised to the sender's 1000
     assert config.session_token_budget == 900000  # you had none: theirs narrows
     assert not config.notes and "cline" not in str(config.context)  # what is sent is yours to choose
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_run_all_and_status_need_no_endpoint_profile_to_show_a_record_made_on_one(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a record only to show it (replayed cells, ``%agent status``) takes no endpoint: on a
+    machine without the record's profile, Run All went on failing with "no endpoint profile named
+    'local'" (review of newcomer pass 15, F6)."""
+    from nbagent.providers.simulated import SimulatedAPI
+    from nbagent.providers.simulated.server import LoopbackServer
+
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LOCAL_TOKEN", "local-token")
+    magics = magics_mod.active_magics()
+    api = SimulatedAPI(rejects=("cache_control",), models={"llama-local": 32_768})
+    with LoopbackServer(api) as server:
+        magics.endpoints = {"local": {"base_url": server.base_url, "auth_token_env": "LOCAL_TOKEN",
+                                      "model": "llama-local"}}
+        cell(ip, FIRST, "--endpoint local")
+        cell(ip, SECOND, "--endpoint local")
+    magics.endpoints = {}  # another machine: no such profile, no token
+    monkeypatch.delenv("LOCAL_TOKEN")
+    restart(magics)
+
+    assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+    assert ip.run_cell("%agent status").error_in_exec is None
+    assert "replayed: session" in cell(ip, SECOND, "--endpoint local")
+
+
+def test_a_received_cell_that_starts_a_session_leaves_the_limits_kept_for_it(ip: Any, tmp_path: Any,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A received cell's ``--new`` names a session it did not start for you: it clears nothing
+    (review of newcomer pass 15, F4)."""
+    from nbagent.notebook.document.replayed_options import remember
+
+    link: Any = type("Link", (), {"replayed_options": {"s1": {"max_session_budget_usd": 0.02}}, "replayed_allow": {}})()
+    args = argparse.Namespace(new=True, window=None, max_session_budget=None, session_token_budget=None,
+                              allow=None, endpoint=None)
+    remember(link, "s1", args, mine=False)
+    assert link.replayed_options["s1"] == {"max_session_budget_usd": 0.02}
+    remember(link, "s1", args, mine=True)  # your own record's --new did start it
+    assert link.replayed_options["s1"] == {}
