@@ -12,7 +12,8 @@ policy, notes, endpoint) only from your own record, as ``--allow`` does; a permi
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
 
@@ -20,6 +21,23 @@ from nbagent.notebook import magics as magics_mod
 from tests.notebook.document.test_replay_inprocess import FIRST, SECOND, agent, cell, ip, restart
 
 __all__ = ["ip"]  # the in-process shell fixture
+
+@contextmanager
+def _local_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[Any]:
+    """An endpoint profile ``local`` (a simulated server on loopback, its token in ``LOCAL_TOKEN``),
+    and no profile of this machine's user; yields the server's API (its requests)."""
+    from nbagent.providers.simulated import SimulatedAPI
+    from nbagent.providers.simulated.server import LoopbackServer
+
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LOCAL_TOKEN", "local-token")
+    api = SimulatedAPI(rejects=("cache_control",), models={"llama-local": 32_768})
+    with LoopbackServer(api) as server:
+        monkeypatch.setattr(magics_mod.active_magics(), "endpoints", {"local": {
+            "base_url": server.base_url, "auth_token_env": "LOCAL_TOKEN", "model": "llama-local"}})
+        yield api
+
 
 OPTIONS = "--window 4000 --max-session-budget 0.5 --session-token-budget 900000 --model claude-opus-5"
 
@@ -116,29 +134,16 @@ def test_a_conversation_recorded_on_a_local_endpoint_goes_on_there_after_a_repla
         ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # `--endpoint local` kept the notebook's data on a local server; after Restart & Run All the next
     # prompt sent the whole conversation to the default provider (Anthropic's API, with a key)
-    from nbagent.providers.simulated import SimulatedAPI
-    from nbagent.providers.simulated.server import LoopbackServer
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        cell(ip, FIRST, "--endpoint local")
+        restart(magics_mod.active_magics())
+        assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+        before = len(api.requests)
 
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no profile of this machine's user
-    monkeypatch.setenv("LOCAL_TOKEN", "local-token")
-    magics = magics_mod.active_magics()
-    api = SimulatedAPI(rejects=("cache_control",), models={"llama-local": 32_768})
-    with LoopbackServer(api) as server:
-        magics.endpoints = {"local": {"base_url": server.base_url, "auth_token_env": "LOCAL_TOKEN",
-                                      "model": "llama-local"}}
-        try:
-            cell(ip, FIRST, "--endpoint local")
-            restart(magics)
-            assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
-            before = len(api.requests)
+        out = cell(ip, SECOND)
 
-            out = cell(ip, SECOND)
-
-            assert len(api.requests) > before and "Continuing this session with" not in out
-            assert agent().endpoint is not None and agent().endpoint.name == "local"
-        finally:
-            magics.endpoints = {}
+        assert len(api.requests) > before and "Continuing this session with" not in out
+        assert agent().endpoint is not None and agent().endpoint.name == "local"
 
 
 def test_a_change_made_between_replayed_cells_is_not_undone_by_the_next_replayed_cell(ip: Any) -> None:
@@ -190,20 +195,11 @@ def test_run_all_and_status_need_no_endpoint_profile_to_show_a_record_made_on_on
     """Loading a record only to show it (replayed cells, ``%agent status``) takes no endpoint: on a
     machine without the record's profile, Run All went on failing with "no endpoint profile named
     'local'" (review of newcomer pass 15, F6)."""
-    from nbagent.providers.simulated import SimulatedAPI
-    from nbagent.providers.simulated.server import LoopbackServer
-
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LOCAL_TOKEN", "local-token")
     magics = magics_mod.active_magics()
-    api = SimulatedAPI(rejects=("cache_control",), models={"llama-local": 32_768})
-    with LoopbackServer(api) as server:
-        magics.endpoints = {"local": {"base_url": server.base_url, "auth_token_env": "LOCAL_TOKEN",
-                                      "model": "llama-local"}}
+    with _local_endpoint(monkeypatch, tmp_path):
         cell(ip, FIRST, "--endpoint local")
         cell(ip, SECOND, "--endpoint local")
-    magics.endpoints = {}  # another machine: no such profile, no token
+    monkeypatch.setattr(magics, "endpoints", {})  # another machine: no such profile, no token
     monkeypatch.delenv("LOCAL_TOKEN")
     restart(magics)
 
