@@ -22,7 +22,7 @@ from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_window_line, show_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
-from .replayed import fill_stand_in, keep_code_session
+from .replayed import fill_stand_in, keep_code_session, resume_live
 from .replayed_options import grant_allow, remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
@@ -79,9 +79,8 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         return None
     if decision.fork_at is not None:  # from the record's folder, never loaded: see .fork
         fork(magics, decision.fork_at, decision.resume)
-    elif decision.resume is not None and (current is None or session_name(current.agent) != decision.resume):
-        magics.new_session(resume_from=sessions_dir(link.root) / decision.resume, for_prompt=True,
-                           **session_settings(link, decision.resume, live=True))
+    elif decision.resume is not None:
+        resume_live(magics, decision.resume)
     keep_code_session(magics, current)  # the code's session (02's window, its allow) goes on, as live
     if decision.resume is not None and magics.current is not None:
         grant_allow(link, decision.resume, magics.current.agent)  # the replayed cells' --allow, as live

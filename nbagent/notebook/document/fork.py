@@ -22,7 +22,7 @@ from .cells import MARK, ORIGIN
 from .embedded import executing_metadata
 from .link import session_name
 from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
-from .replayed_options import session_settings
+from .replayed_options import follow_fork, session_settings, shown_only
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
@@ -48,7 +48,10 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     assert name is not None
     magics._session_count += 1
     target = new_session_dir(root, magics._session_count)
-    mine = old is not None and session_name(old.agent) == name
+    # The session in memory, unless it was loaded only to show the record and a prompt now needs
+    # the endpoint its cells named: then, as for any record, from its folder with their settings.
+    mine = old is not None and session_name(old.agent) == name and not (
+        for_prompt and shown_only(magics.document, old, name))
     if old is not None and mine:
         old.agent.save(target)
     else:
@@ -61,6 +64,7 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     assert new is not None
     rollback(new.agent.engine, turn)
     magics.document.forked(name, new.agent, turn)
+    follow_fork(magics.document, name, session_name(new.agent) or name)
 
 
 def adopt(magics: "MagicsApi") -> None:

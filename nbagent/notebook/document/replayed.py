@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..view.render import marked_line
 from .link import session_name
 from .replay import sessions_dir
-from .replayed_options import grant_allow, session_settings
+from .replayed_options import grant_allow, session_settings, shown_only
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +51,19 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
     if magics.current is not None:  # %agent status names what the next prompt may run, as live
         grant_allow(link, cursor.index.session, magics.current.agent)
     return magics.current
+
+
+def resume_live(magics: "MagicsApi", session: str) -> None:
+    """Make the record ``session`` the active session, for a live prompt that continues it: loaded
+    with the settings its replayed cells gave it, its endpoint included. One loaded only to show it
+    (``%agent status`` after Run All needs no endpoint profile) is loaded again where its cells
+    named an endpoint or provider: continued as it was, a conversation kept on a local endpoint
+    went on to the default provider (Anthropic's API, with your key), the whole history with it."""
+    link, current = magics.document, magics.current
+    if current is not None and session_name(current.agent) == session and not shown_only(link, current, session):
+        return
+    magics.new_session(resume_from=sessions_dir(link.root) / session, for_prompt=True,
+                       **session_settings(link, session, live=True))
 
 
 def fill_stand_in(magics: "MagicsApi") -> bool:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ...agent import Agent
+    from ..session import NotebookSession
     from .link import DocumentLink
 
 # cell option -> (SessionConfig field, the AgentMagics trait that sets it for your own sessions)
@@ -75,6 +76,24 @@ def session_settings(link: "DocumentLink", session: str | None, *, live: bool = 
     return options if live else {k: v for k, v in options.items() if k not in _LOCAL}
 
 
+def shown_only(link: "DocumentLink", current: "NotebookSession | None", session: str) -> bool:
+    """Whether ``current`` is the record ``session`` loaded only to show it (``%agent status`` after
+    Run All: without the endpoint its cells named, which showing needs no profile for) while those
+    cells named an endpoint or provider: a live prompt must load it again, with them, or the
+    conversation kept on a local endpoint goes on to the default provider, its history with it."""
+    return (current is not None and current is link.loaded and current is not link.code_session
+            and bool(link.replayed_options.get(session, {}).keys() & set(_LOCAL)))
+
+
+def follow_fork(link: "DocumentLink", old: str, new: str) -> None:
+    """A copy of a replayed record (a fork, or the copy ``%agent status`` loads of another
+    notebook's record) keeps what its replayed cells set, under the copy's name."""
+    if old in link.replayed_options:
+        link.replayed_options.setdefault(new, dict(link.replayed_options[old]))
+    if old in link.replayed_allow:
+        link.replayed_allow.setdefault(new, link.replayed_allow[old])
+
+
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
     """Allow ``agent`` (``session`` loaded, or a copy of it) the tools its replayed cells allowed
     with ``--allow``, added to what it allows (only your own record's cells were kept)."""
@@ -90,4 +109,4 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["forget", "grant_allow", "remember", "session_settings"]
+__all__ = ["follow_fork", "forget", "grant_allow", "remember", "session_settings", "shown_only"]

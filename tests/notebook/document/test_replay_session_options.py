@@ -221,3 +221,27 @@ def test_a_received_cell_that_starts_a_session_leaves_the_limits_kept_for_it(ip:
     assert link.replayed_options["s1"] == {"max_session_budget_usd": 0.02}
     remember(link, "s1", args, mine=True)  # your own record's --new did start it
     assert link.replayed_options["s1"] == {}
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+@pytest.mark.parametrize("notebook", ["analysis.ipynb", None], ids=["its-own-record", "a-copy-of-the-record"])
+def test_a_local_endpoints_conversation_goes_on_there_after_status_loaded_the_replayed_session(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, notebook: str | None) -> None:
+    # %agent status loads the replayed session to describe it, without its endpoint (showing needs
+    # no profile); the next prompt then continued that loaded session as it was: on the default
+    # provider. The notebook's own record is continued in place; with no notebook name (so, not
+    # its own) status loads a copy, and the prompt goes on in a copy of that.
+    if notebook is not None:
+        monkeypatch.setenv("JPY_SESSION_NAME", notebook)
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        cell(ip, FIRST, "--endpoint local")
+        restart(magics_mod.active_magics())
+        assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+        ip.run_cell("%agent status")
+        before = len(api.requests)
+
+        cell(ip, SECOND)
+
+        assert len(api.requests) > before
+        assert agent().endpoint is not None and agent().endpoint.name == "local"
+        assert agent().config.model == "llama-local"  # the profile's model, as live
