@@ -81,6 +81,9 @@ COMPACT_NOT_RECORDED_LINE = ("ⓘ %agent compact: nothing compacted: this kernel
                              "shown, none asked here), and the record has no compaction after turn {turn}: compacting "
                              "now would send a summary request over turns Run All has not reached yet. After a live "
                              "prompt in this kernel, %agent compact compacts.")
+COMPACT_LIVE_LINE = ("ⓘ %agent compact: the replay has shown the record's last turn (turn {turn}), and the record "
+                     "has no compaction after it: compacting now (a summary request); the next Restart & Run All "
+                     "shows this compaction as recorded.")
 COMPACT_NO_SESSION_LINE = ("ⓘ %agent compact: nothing compacted: this kernel replayed the notebook's own records, and "
                            "no .nbagent/ folder here holds their session: no request sent.")
 
@@ -106,10 +109,31 @@ def replayed_compact(magics: "MagicsApi") -> bool:
         cost = records[-1].cost_usd
         show_line(COMPACT_RECORDED_LINE.format(turn=shown, cost="unknown" if cost is None else f"${cost:.4f}"),
                   "nbagent-replayed")
+    elif _at_your_records_end(magics, shown):
+        show_line(COMPACT_LIVE_LINE.format(turn=shown), "nbagent-no-record")  # the tag of lines that say it asks
+        return False  # compacts, as live: the session is your record's, loaded with its cells' settings
     else:
         show_line(COMPACT_NOT_RECORDED_LINE.format(turn=shown), "nbagent-replayed")
     return True
 
 
-__all__ = ["COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE",
-           "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]
+def _at_your_records_end(magics: "MagicsApi", shown: int) -> bool:
+    """Whether the replay has shown the last turn of a record this notebook owns and you signed,
+    so that compacting it summarises only turns shown above (a compact cell added after the
+    notebook last ran live): then the kernel goes live in it, as a new prompt there would, loaded
+    with the endpoint its cells named. A received record's compact cell never asks on your key."""
+    from .replayed import resume_live
+
+    link = magics.document
+    cursor = link.cursor
+    if cursor is None or not link.owns(cursor.index) or not link.replayed_mine.get(cursor.index.session, False):
+        return False
+    if shown < max((t.turn for t in cursor.index.turns), default=0):
+        return False
+    resume_live(magics, cursor.index.session)
+    link.went_live, link.cursor = True, None
+    return True
+
+
+__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_RECORDED_LINE",
+           "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]

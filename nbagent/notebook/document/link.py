@@ -79,6 +79,9 @@ class DocumentLink(RecordKeeper):
         self.replayed_options: dict[str, dict[str, object]] = {}
         """The session settings replayed cells set (``--window``, ``--max-session-budget``, …), by
         recorded session (see :mod:`.replayed_options`)."""
+        self.replayed_mine: dict[str, bool] = {}
+        """Whether every cell replayed from a recorded session was your own record (signed with
+        your key), by session: only such a record is continued by a command (``%agent compact``)."""
 
     def superseded(self, current: NotebookSession | None) -> bool:
         """Whether the replayed session, not ``current``, is the notebook's now: ``current`` was made

@@ -55,6 +55,7 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
         if args.endpoint or provider:
             options.update(endpoint=args.endpoint, provider=provider)
     link.replayed_options[session] = options
+    link.replayed_mine[session] = mine and link.replayed_mine.get(session, True)
     if mine:  # someone else's --allow answered their prompts, never yours
         before = () if args.new else link.replayed_allow.get(session, ())
         link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
@@ -92,6 +93,8 @@ def follow_fork(link: "DocumentLink", old: str, new: str) -> None:
         link.replayed_options.setdefault(new, dict(link.replayed_options[old]))
     if old in link.replayed_allow:
         link.replayed_allow.setdefault(new, link.replayed_allow[old])
+    if old in link.replayed_mine:
+        link.replayed_mine.setdefault(new, link.replayed_mine[old])
 
 
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
@@ -48,7 +49,27 @@ def test_run_all_of_a_notebook_with_a_compact_cell_sends_no_request_and_keeps_th
     assert list(replayed.history) == history  # the later turns were not compacted again
 
 
-def test_a_compact_cell_the_record_does_not_hold_says_so_under_run_all_and_sends_nothing(ip: Any) -> None:
+def test_a_compact_cell_before_the_records_last_turn_says_so_under_run_all_and_sends_nothing(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # the notebook's own record
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = run(ip, "%agent compact")  # a cell added since, between two recorded turns
+
+    assert "nothing compacted: this kernel is replaying the record (1 turn(s) shown" in out
+    assert len(agent().records) == requests
+    assert "replayed: session" in cell(ip, SECOND)  # Run All goes on replaying
+
+
+def test_a_compact_cell_after_your_records_last_turn_compacts_and_the_next_run_all_shows_it(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # It refused even here, where no recorded turn follows: the next prompt then sent the history
+    # uncompacted, though the user had asked to compact it.
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # the notebook's own record
     cell(ip, FIRST)
     cell(ip, SECOND)
     requests = len(agent().records)
@@ -56,9 +77,27 @@ def test_a_compact_cell_the_record_does_not_hold_says_so_under_run_all_and_sends
     cell(ip, FIRST)
     cell(ip, SECOND)
 
-    out = run(ip, "%agent compact")  # a cell added since the notebook last ran live
+    out = run(ip, "%agent compact")  # a cell added since the notebook last ran live, at its end
 
-    assert "nothing compacted: this kernel is replaying the record (2 turn(s) shown" in out
+    assert "the replay has shown the record's last turn (turn 2)" in out and "Compacted messages" in out
+    assert len(agent().records) == requests + 1  # the summary request, on the record itself
+    later = cell(ip, LATER[0])
+    assert "replayed: session" not in later and agent().session.task_dir is not None
+    restart(magics_mod.active_magics())
+    outs = [cell(ip, FIRST), cell(ip, SECOND), run(ip, "%agent compact"), cell(ip, LATER[0])]
+    assert "this compaction is in the record (after turn 2" in outs[2]
+    assert "replayed: session" in outs[3]
+
+
+def test_a_compact_cell_at_the_end_of_a_record_that_is_not_this_notebooks_asks_nothing(ip: Any) -> None:
+    cell(ip, FIRST)  # no notebook name: the record is not this notebook's own (a copy, headless)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = run(ip, "%agent compact")
+
+    assert "nothing compacted" in out and "Compacted messages" not in out
     assert len(agent().records) == requests
 
 
@@ -71,3 +110,38 @@ def test_after_a_live_prompt_compact_compacts_as_it_does_live(ip: Any) -> None:
     out = run(ip, "%agent compact")
 
     assert "Compacted messages" in out
+
+
+def test_a_received_records_compact_cell_at_its_end_asks_nothing_on_your_key(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # the same notebook name: sent with its folder
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "their_key"))
+    cell(ip, FIRST)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "my_key"))  # received: another user runs it
+    assert "replayed: session" in cell(ip, FIRST)
+
+    out = run(ip, "%agent compact")
+
+    assert "nothing compacted" in out and "Compacted messages" not in out
+    assert len(agent().records) == requests
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_a_compact_cell_at_the_end_of_a_local_endpoints_record_compacts_there(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.notebook.document.test_replay_session_options import _local_endpoint
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        cell(ip, FIRST, "--endpoint local")
+        cell(ip, SECOND)
+        restart(magics_mod.active_magics())
+        cell(ip, FIRST, "--endpoint local")
+        cell(ip, SECOND)
+        before = len(api.requests)
+
+        assert "Compacted messages" in run(ip, "%agent compact")
+
+        assert len(api.requests) == before + 1  # the summary request went where the conversation is kept

@@ -214,7 +214,8 @@ def test_a_received_cell_that_starts_a_session_leaves_the_limits_kept_for_it(ip:
     (review of newcomer pass 15, F4)."""
     from nbagent.notebook.document.replayed_options import remember
 
-    link: Any = type("Link", (), {"replayed_options": {"s1": {"max_session_budget_usd": 0.02}}, "replayed_allow": {}})()
+    link: Any = type("Link", (), {"replayed_options": {"s1": {"max_session_budget_usd": 0.02}}, "replayed_allow": {},
+                                  "replayed_mine": {}})()
     args = argparse.Namespace(new=True, window=None, max_session_budget=None, session_token_budget=None,
                               allow=None, endpoint=None)
     remember(link, "s1", args, mine=False)
