@@ -78,6 +78,41 @@ def test_a_reload_while_allow_deny_waits_never_leaves_the_kernel_busy(browser, l
     page.close()
 
 
+def test_closing_the_notebook_while_allow_deny_waits_never_leaves_the_kernel_busy(browser, lab):  # noqa: F811
+    """Every tab of the notebook closed while Allow / Deny waits (the kernel left running): no page
+    answers the kernel's check any more, and it waited Busy until the notebook was opened again.
+    Past ``NO_PAGE_S`` (3 s here, set by the notebook's first cell) the call is denied and the cell ends."""
+    import json
+    import time
+    import urllib.request
+
+    _require_installed_bridge()
+    base, token = lab
+    setup = "%load_ext nbagent\nimport nbagent.notebook.document.page as _page\n_page.NO_PAGE_S = 3.0"
+    name = _put(lab, "close_during_prompt.ipynb", "python3", [setup, "%%agent\nWhat is 17 * 23?"])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    _ready(page, name)
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    kernel_id = page.evaluate("() => window.__nb.sessionContext.session.kernel.id")
+    _run_cell(page, 1)
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=60_000)
+    _save(page)
+    page.evaluate("() => window.__nb.close()")  # the tab closed, the kernel left running
+    page.wait_for_function("() => !window.__nb.isAttached", timeout=30_000)
+
+    def state() -> str:
+        with urllib.request.urlopen(f"{base}/api/kernels/{kernel_id}?token={token}", timeout=10) as reply:
+            return str(json.load(reply)["execution_state"])
+
+    deadline = time.monotonic() + 90
+    while state() != "idle":  # polling the server's view of the kernel: it has no event to wait on
+        assert time.monotonic() < deadline, "the kernel stayed busy on a prompt no page shows"
+        time.sleep(0.5)
+    page.close()
+
+
 def _save(page) -> None:
     # The save command, not a click then Ctrl+S: the click can land on an output whose widget keeps
     # the shortcut to itself, and the key then does nothing (test_cell_removal saw it on loaded runs).

@@ -4,6 +4,7 @@ transcript written into the cell: its outputs went to the page that ran it)."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_client, executing_request
@@ -16,29 +17,50 @@ if TYPE_CHECKING:
     from .bridge_types import CellJSON, OutputJSON
 
 
+NO_PAGE_S = 30.0
+"""How long a prompt is still taken as shown while no page of the notebook answers (a reload, a
+dropped connection coming back); past it, every tab of the notebook was closed and the prompt,
+shown nowhere, is given up (denied, or Retry / Cancel cancelled) rather than keep the kernel Busy."""
+
+
 def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     """What a view asks before it waits on a click, and every few seconds while it waits: is the
     cell running now (taken here, while it runs) still in the notebook, and running there? False
     only when the front-end answers that it is not: deleted while queued, the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it),
-    or the page that runs it shows it idle with its outputs cleared (Edit > Clear Outputs)."""
+    or the page that runs it shows it idle with its outputs cleared (Edit > Clear Outputs); or no
+    page has answered for :data:`NO_PAGE_S` (the notebook's tabs closed)."""
     cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
     if cell_id is None and not bridge.ever_connected and not _widgets_shown():
         return _nowhere  # nbclient, papermill, nbconvert: a client that shows nothing
 
+    unanswered_since: float | None = None
+
+    def no_page_yet() -> bool:
+        """No page answers now: shown for :data:`NO_PAGE_S` (a page may be reconnecting), then
+        taken as gone (every tab of the notebook closed: the prompt shows nowhere)."""
+        nonlocal unanswered_since
+        now = time.monotonic()
+        unanswered_since = now if unanswered_since is None else unanswered_since
+        return now - unanswered_since < NO_PAGE_S
+
     async def shown() -> bool:
+        nonlocal unanswered_since
         if cell_id is None or not bridge.ever_connected or bridge.version < 2:
             return True
         if bridge.runs_elsewhere(client):
             return True  # a console on the notebook's kernel: the prompt shows there, in no notebook
         if not bridge.connected and not await bridge.reconnect():
-            return True  # no page answers now: nothing says the prompt is gone (asked again later)
+            return no_page_yet()
         try:
             found = await bridge.request("find", cell_id=cell_id)  # asks the page running the cell
-        except (BridgeUnavailable, BridgeError):
+        except BridgeUnavailable:
+            return no_page_yet()
+        except BridgeError:
             return True
+        unanswered_since = None
         index = found.get("index")
         if isinstance(index, int) and index < 0:
             return False

@@ -312,3 +312,47 @@ async def test_a_running_cell_whose_live_view_became_the_transcript_is_left_as_i
     front.cells[0]["outputs"] = live
     assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
     assert front.cells[0]["outputs"] == live
+
+
+async def _no_page(self: Bridge) -> bool:
+    return False  # the comm reopened, and no page said hello: every tab of the notebook is closed
+
+
+async def test_a_prompt_whose_every_tab_was_closed_is_denied_once_no_page_answered_for_a_while(monkeypatch) -> None:
+    # The spec: no prompt waits where nobody can see it. With the notebook's tabs closed, no page
+    # answers the check, and the kernel stayed Busy on Allow / Deny until the notebook was opened again.
+    monkeypatch.setattr(waiting, "SHOWN_EVERY_S", 0.02)
+    monkeypatch.setattr(page, "NO_PAGE_S", 0.2)
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(Bridge, "reconnect", _no_page)
+    front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
+    bridge = front.connect(Bridge())
+    front.running.add("c1")
+    answered = front.op_find
+
+    def then_closed(r: dict) -> dict:  # the check before the prompt shows is answered; then the tab closes
+        front.answer, bridge._failed = False, True  # its next request goes unanswered (as BridgeUnavailable marks it)
+        return answered(r)
+
+    monkeypatch.setattr(front, "op_find", then_closed)
+    view = AgentView(cell_shown=page.shown_check(bridge))
+    view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
+    request = PermissionRequest("t1", "python", {"code": "1+1"}, False, 1, "python is not read-only")
+
+    outcome = await asyncio.wait_for(view.ask_permission("python", {"code": "1+1"}, request), 5)
+
+    assert outcome == Deny(LOST_PROMPT) and "reloaded or closed" in view.transcript()
+
+
+async def test_a_page_that_answers_again_within_the_bound_keeps_the_prompt(monkeypatch) -> None:
+    monkeypatch.setattr(page, "NO_PAGE_S", 60.0)
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(Bridge, "reconnect", _no_page)
+    front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
+    bridge = front.connect(Bridge())
+    front.running.add("c1")
+    shown = page.shown_check(bridge)
+    bridge._failed = True
+    assert await shown() is True  # no page now: a reload or a dropped connection may come back
+    bridge._failed = False
+    assert await shown() is True
