@@ -37,7 +37,6 @@ from .new_session import new_session
 from .options import cell_options
 from .outcome import AgentCellError, AgentInterrupted, check_done, refused
 from .session import LastError, NotebookSession
-from .user_code_interrupt import sigint_kept_from_executor_threads
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -243,6 +242,8 @@ class AgentMagics(Magics):
             return await self._run_prompt(line, cell)
 
     async def _run_prompt(self, line: str, cell: str) -> Done | None:
+        from .user_code_interrupt import sigint_kept_from_executor_threads  # not at the kernel's start
+
         sigint_kept_from_executor_threads(asyncio.get_running_loop())  # ■ goes to the code the agent runs
         args = command_args.parse(self.agent_cell, line)
         if args is None:  # --help

@@ -147,7 +147,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
     changed = changes(inputs, shell, root, magics.cell_log, magics.displayed, redact=redact) \
         if inputs is not None and shell is not None else []
     changed += settings_changed(magics, decision)
-    if inputs is not None and (inputs.made or inputs.read_outputs):
+    if inputs is not None and (inputs.made or inputs.read_outputs or inputs.read_sources):
         from .read_outputs import notebook_changes
 
         log = magics.cell_log

@@ -76,6 +76,9 @@ class TurnInputs:
     """Tool call id → fingerprint of the code its cell was made with (``""``: not compared), see :mod:`.made_cells`."""
     read_outputs: dict[str, str] = field(default_factory=dict)
     """Id of a cell ``notebook_read`` showed the model → digest of its outputs as read, see :mod:`.read_outputs`."""
+    read_sources: dict[str, str] = field(default_factory=dict)
+    """Id of a cell ``notebook_read`` showed the model → digest of its text as read (a cell's code
+    the answer may rest on, though no recent cell in context shows it)."""
 
     def to_json(self) -> JSONObject:
         data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
@@ -83,7 +86,7 @@ class TurnInputs:
                             "unchecked": list(self.unchecked)}
         for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
                           ("outputs", self.outputs), ("images", self.images), ("made", self.made),
-                          ("read_outputs", self.read_outputs)):
+                          ("read_outputs", self.read_outputs), ("read_sources", self.read_sources)):
             if left:  # only when there is one, so that a record without them reads as before
                 data[key] = dict(left)
         return data
@@ -92,20 +95,20 @@ class TurnInputs:
     def from_json(cls, data: object) -> "TurnInputs":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
         keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        optional = {"left_cells", "left_values", "outputs", "images", "made", "read_outputs"}
+        optional = {"left_cells", "left_values", "outputs", "images", "made", "read_outputs", "read_sources"}
         if not isinstance(data, dict) or not keys <= set(data) <= keys | optional:
             raise ValueError("not a turn's inputs")
         names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images", "made",
-                 "read_outputs")
+                 "read_outputs", "read_sources")
         maps = [data.get(k, {}) for k in names]
         if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                    for m in maps):
             raise ValueError("not a turn's inputs")
         if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
             raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made, read_outputs = maps
+        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made, read_outputs, sources = maps
         return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
-                   images, made, read_outputs)
+                   images, made, read_outputs, sources)
 
 
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
@@ -146,11 +149,11 @@ class _Active:
     busy = threading.local()
 
 
-def notebook_read(digests: Mapping[str, str | None]) -> None:
-    """Tell the live turn's watch, if any, the outputs the notebook tools showed the model (see
-    :meth:`TurnWatch.notebook_read`)."""
-    if _Active.watch is not None and digests:
-        _Active.watch.notebook_read(digests)
+def notebook_read(digests: Mapping[str, str | None], sources: Mapping[str, str | None] | None = None) -> None:
+    """Tell the live turn's watch, if any, the outputs and cell texts the notebook tools showed the
+    model (see :meth:`TurnWatch.notebook_read`)."""
+    if _Active.watch is not None and (digests or sources):
+        _Active.watch.notebook_read(digests, sources or {})
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
@@ -194,6 +197,7 @@ class TurnWatch:
         self.outputs: dict[str, str] = {}
         self.images: dict[str, str] = {}
         self.read_outputs: dict[str, str] = {}
+        self.read_sources: dict[str, str] = {}
         self._turns_cells: set[str] = set()  # cells the turn replaced or ran: their outputs are its work
 
     def before_code(self, code: str) -> None:
@@ -241,17 +245,18 @@ class TurnWatch:
             if fp is not None:
                 self.outputs[cell_key(source)] = fp
 
-    def notebook_read(self, digests: Mapping[str, str | None]) -> None:
-        """The outputs of cells ``notebook_read`` showed the model (cell id → digest, see
+    def notebook_read(self, digests: Mapping[str, str | None], sources: Mapping[str, str | None]) -> None:
+        """The outputs and texts of cells ``notebook_read`` showed the model (cell id → digest, see
         :mod:`.read_outputs`): the last read counts. None: the turn's ``notebook_edit`` replaced the
         cell or its ``notebook_run`` ran it, so its outputs are the turn's work (in nbagent's own form,
         which a kernel's Run All never gives again), not an input, before or after that."""
-        for cell_id, digest in digests.items():
-            if digest is None:
-                self.read_outputs.pop(cell_id, None)
-                self._turns_cells.add(cell_id)
-            elif cell_id not in self._turns_cells:
-                self.read_outputs[cell_id] = digest
+        for kept, read in ((self.read_outputs, digests), (self.read_sources, sources)):
+            for cell_id, digest in read.items():
+                if digest is None:
+                    kept.pop(cell_id, None)
+                    self._turns_cells.add(cell_id)
+                elif cell_id not in self._turns_cells:
+                    kept[cell_id] = digest
 
     def told_in_full(self, names: Iterable[str]) -> None:
         """The variables the kernel context described in full to the model (a frame's columns with
@@ -316,7 +321,8 @@ class TurnWatch:
         files = {k: v for k, v in self.files.items() if k not in self.written}
         return TurnInputs(read, shown, files, dict(self.cells), dict(self.cell_ids), tuple(self.unchecked),
                           self._left_cells(), self._left_values(read, shown), dict(self.outputs),
-                          dict(self.images), made_keys(made or {}, self._redact), dict(self.read_outputs))
+                          dict(self.images), made_keys(made or {}, self._redact), dict(self.read_outputs),
+                          dict(self.read_sources))
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now;

@@ -109,17 +109,24 @@ def read_digests(cells: Iterable[CellJSON], executing: str | None,
     return {str(cell["id"]): outputs_digest(cell, hide) for cell in cells if _compared(cell, executing)}
 
 
+def source_digest(cell: CellJSON, hide: Callable[[str], str]) -> str:
+    """A digest of a read cell's text as the model read it (its secrets hidden, as in a read)."""
+    return hashlib.sha256(hide(_source(cell)).strip().encode()).hexdigest()[:32]
+
+
 def record_read(cells: Iterable[CellJSON], executing: str | None, redact: Callable[[str], str] | None,
                 secrets: tuple[str, ...]) -> None:
-    """Tell a live turn's watch (if any) the outputs ``notebook_read`` showed the model of ``cells``;
-    ``secrets``: the notebook's literal ones (see :func:`hiding`)."""
-    notebook_read(read_digests(cells, executing, hiding(redact, secrets)))
+    """Tell a live turn's watch (if any) the outputs and texts ``notebook_read`` showed the model of
+    ``cells``; ``secrets``: the notebook's literal ones (see :func:`hiding`)."""
+    cells, hide = list(cells), hiding(redact, secrets)
+    notebook_read(read_digests(cells, executing, hide),
+                  {str(cell["id"]): source_digest(cell, hide) for cell in cells if _compared(cell, executing)})
 
 
 def record_replaced(cell_id: str) -> None:
     """The turn's ``notebook_edit`` replaced a cell's text, or its ``notebook_run`` ran it: the
-    outputs read of it, before or after, are no input."""
-    notebook_read({cell_id: None})
+    outputs and text read of it, before or after, are no input."""
+    notebook_read({cell_id: None}, {cell_id: None})
 
 
 def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON], ran: Mapping[str, str],
@@ -142,6 +149,27 @@ def changed_read_outputs(recorded: Mapping[str, str], cells: Iterable[CellJSON],
     return changed
 
 
+def changed_read_sources(recorded: Mapping[str, str], cells: Iterable[CellJSON], in_context: Iterable[str],
+                         redact: Callable[[str], str], executing: str | None = None) -> list[str]:
+    """The read cells whose text differs now: "the cell `…` the model read". Only cells above the
+    agent cell replaying (``executing``; all without it): one below it is where the notebook goes on
+    after the answer, rewritten at will. Not one among the recent cells the kernel context gave the
+    model (``in_context``: their ids; compared as those), nor one deleted since; whether it ran here
+    or not (Run All runs the text the page holds)."""
+    cells, skip = list(cells), set(in_context)
+    at = next((i for i, cell in enumerate(cells) if cell.get("id") == executing), None)
+    hide = hiding(redact, literal_secrets(cells))
+    changed = []
+    for cell in cells[:at]:
+        cell_id = cell.get("id")
+        if not isinstance(cell_id, str) or cell_id not in recorded or cell_id in skip:
+            continue
+        if source_digest(cell, hide) != recorded[cell_id]:
+            first = next((line.strip() for line in hide(_source(cell)).splitlines() if line.strip()), "")
+            changed.append(f"the cell `{first[:60]}` the model read" if first else "a cell the model read")
+    return changed
+
+
 def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: str, turn: int,
                      redact: Callable[[str], str], ran: Mapping[str, str]) -> list[str]:
     """What changed of the inputs the notebook itself holds: the cells the turn's code became
@@ -152,10 +180,15 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
     if cells is None:
         return []
     changed = edited_made_cells(inputs.made, cells, redact, session=session, turn=turn) if inputs.made else []
+    if inputs.read_sources:
+        from .bridge import executing_cell_id  # not at the kernel's start (tests/test_layering.py)
+
+        changed += changed_read_sources(inputs.read_sources, cells, inputs.cell_ids.values(), redact,
+                                        executing_cell_id())
     if inputs.read_outputs and bridge.connected:
         changed += changed_read_outputs(inputs.read_outputs, cells, ran, redact)
     return changed
 
 
-__all__ = ["changed_read_outputs", "hiding", "notebook_changes", "outputs_digest", "read_digests", "record_read",
-           "record_replaced"]
+__all__ = ["changed_read_outputs", "changed_read_sources", "hiding", "notebook_changes", "outputs_digest",
+           "read_digests", "record_read", "record_replaced", "source_digest"]

@@ -8,7 +8,14 @@ from typing import Any
 
 from nbagent.notebook.document.cells import literal_secrets
 from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
-from nbagent.notebook.document.read_outputs import changed_read_outputs, hiding, outputs_digest, read_digests
+from nbagent.notebook.document.read_outputs import (
+    changed_read_outputs,
+    changed_read_sources,
+    hiding,
+    outputs_digest,
+    read_digests,
+    source_digest,
+)
 
 from .test_replay_from_notebook import lab  # noqa: F401  (fixture: an in-process kernel with a front-end)
 
@@ -115,12 +122,36 @@ def test_a_cell_read_again_counts_as_last_seen_and_one_the_turn_replaced_or_ran_
     from IPython.core.interactiveshell import InteractiveShell
 
     watch = TurnWatch(InteractiveShell.instance(), tmp_path, None)
-    watch.notebook_read({"u1": "first", "u2": "x", "u3": "y"})
-    watch.notebook_read({"u1": "read again"})
+    watch.notebook_read({"u1": "first", "u2": "x", "u3": "y"}, {"u1": "s1", "u3": "s3"})
+    watch.notebook_read({"u1": "read again"}, {})
     # The turn's notebook_edit replaced u3's text, and its notebook_run ran u2: its outputs are the
     # turn's work, in nbagent's own form, which a kernel's Run All never gives again.
-    watch.notebook_read({"u3": None, "u2": None})
+    watch.notebook_read({"u3": None, "u2": None}, {"u3": None, "u2": None})
+    watch.notebook_read({}, {"u3": "read after the turn edited it"})  # its text is the turn's work too
     assert watch.inputs().read_outputs == {"u1": "read again"}
+    assert watch.inputs().read_sources == {"u1": "s1"}
+
+
+def test_a_read_cells_text_that_differs_is_named_unless_the_context_showed_it_as_a_recent_cell():
+    # The model read `threshold = 0.5` with notebook_read (no recent cell in its context showed it)
+    # and answered from it; the user then set 0.7, and Run All replayed the answer as current.
+    read = {"u2": source_digest(_cell("u2", "threshold = 0.5"), keep)}
+    now = [_cell("u2", "threshold = 0.7")]
+    assert changed_read_sources(read, now, (), keep) == ["the cell `threshold = 0.7` the model read"]
+    assert changed_read_sources(read, [_cell("u2", "threshold = 0.5\n")], (), keep) == []
+    assert changed_read_sources(read, now, ("u2",), keep) == []  # a recent cell: compared as one already
+    assert changed_read_sources(read, [], (), keep) == []  # deleted since: not reported
+    below = [_cell("a1", "%%agent\nwhat is the threshold?"), _cell("u2", "threshold = 0.7")]
+    assert changed_read_sources(read, below, (), keep, "a1") == []  # below the agent cell: where work goes on
+    assert changed_read_sources(read, below[::-1], (), keep, "a1") == ["the cell `threshold = 0.7` the model read"]
+
+
+def test_a_read_cells_secret_is_hidden_in_its_texts_digest():
+    pw = "Xy7-q2#Lm9!vR4"
+    cell = _cell("u1", f'password = "{pw}"\nengine = connect(password)')
+    hide = hiding(None, literal_secrets([cell]))
+    rotated = _cell("u1", 'password = "Zq8_w3!Np0rT6"\nengine = connect(password)')
+    assert source_digest(cell, hide) == source_digest(rotated, hiding(None, literal_secrets([rotated])))
 
 
 def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(lab):  # noqa: F811
@@ -148,6 +179,24 @@ def test_a_replayed_answer_after_notebook_read_says_which_cells_output_changed(l
     run_mine("1367.75\n")
     again = lab.run(1)
     assert "the output of the cell `print(total)` changed since this answer was recorded" in again, again
+
+
+def test_a_replayed_answer_after_notebook_read_says_a_read_cells_code_changed(lab):  # noqa: F811
+    """A cell's code the model read with ``notebook_read`` and no recent cell in its context showed
+    (not run in this kernel yet): its text changed since, and the replayed answer says so."""
+    lab.front.cells[0]["source"] = "%%agent\nsummarise this notebook"
+    lab.front.cells.insert(0, {"id": "u2", "cell_type": "code", "source": "threshold = 0.5", "metadata": {},
+                               "execution_count": None, "outputs": []})
+    assert "notebook_read" in lab.run(1)
+    assert set(lab.front.cells[1]["metadata"]["nbagent"]["record"]["inputs"]["read_sources"]) == {"u2"}
+
+    lab.restart()
+    assert "changed since" not in lab.run(1)
+
+    lab.restart()
+    lab.front.cells[0]["source"] = "threshold = 0.7"
+    again = lab.run(1)
+    assert "the cell `threshold = 0.7` the model read changed since this answer was recorded" in again, again
 
 
 def test_timeit_lines_and_progress_timings_are_no_change_but_the_figures_beside_them_are():
