@@ -325,6 +325,8 @@ def test_rollback_says_the_users_cell_the_agent_fixed_keeps_the_fix(browser, lab
     _wait(page, lambda cs: cs[1]["execution_count"] is not None, "the broken cell did not run")
     at = _append(page, "%%agent --allow notebook_edit notebook_run\nfix the cell that fails with a KeyError")
     _run_cell(page, at)
+    # notebook_edit is allowed, yet a replace of the user's cell asks each time (attacker pass 16)
+    page.locator("button:text-is('Allow'):enabled").first.click(timeout=60_000)
     cells = _wait(page, lambda cs: "done:" in _text(cs[at]), "the fix did not finish")
     assert "df['price'].sum()" in cells[1]["source"] and _kind(cells[1]) == "edit"
     fixed = _bytes(cells[1])

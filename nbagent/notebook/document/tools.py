@@ -26,7 +26,7 @@ from ..user_code_interrupt import interrupt_after
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, literal_secrets, outputs_of, ran_as, source_hash
-from .fetches import fetched_hosts
+from .edit_rules import asks_each_time
 from .images import bounded_image, without_secret_figures
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
@@ -111,6 +111,8 @@ class _Shared:
         self.log = log
         """The kernel's cell log, told what ``notebook_run`` ran and ``notebook_edit`` wrote (no hook sees them)."""
         self.seen: dict[str, str] = {}
+        self.made: dict[str, bool] = {}
+        """Cell id → whether the cell, as the model last read or wrote it, is one the agent made here."""
         self.shown_runs: dict[str, str] = {}
         """tool_use_id → hash of the source a ``notebook_run`` question showed: the run refuses other code."""
 
@@ -180,6 +182,7 @@ class NotebookRead(_NotebookTool):
             used, end = used + len(text), index + 1
             if isinstance(cell_id := cells[index].get("id"), str):
                 self.shared.seen[cell_id] = source_hash(_source(cells[index]))
+                self.shared.made[cell_id] = deletable(cells[index])
         # What the model was shown of the cells' outputs is an input of its answer (a replay compares it).
         record_read(cells[params.start:end], executing_cell_id(), ctx.redact, secrets)
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
@@ -230,6 +233,7 @@ class NotebookEdit(_NotebookTool):
                                             cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
+            self.shared.made[new_id] = False  # marked "edit": the user's, as removal reads it
             if self.shared.log is not None:
                 self.shared.log.agent_edited(new_id, params.source)
             record_replaced(params.cell_id)
@@ -242,18 +246,8 @@ class NotebookEdit(_NotebookTool):
         return ToolOutput(f"Moved cell {params.cell_id} to index {result.get('index', params.index)}.")
 
     def always_asks(self, tool_input: Mapping[str, object]) -> str | None:
-        """Why this edit asks even when notebook_edit is allowed (the ``allow`` list, "Allow always"):
-        a Markdown cell that loads from the web when it renders. The agent view shows the model's
-        images as links so that no reply makes the page send data in a URL; a cell JupyterLab renders
-        would, on the next open too."""
-        source, kind = tool_input.get("source"), tool_input.get("cell_type")
-        if tool_input.get("action") not in ("insert", "replace") or kind != "markdown" or not isinstance(source, str):
-            return None
-        hosts = fetched_hosts(source)
-        if not hosts:
-            return None
-        return (f"the Markdown cell loads from {', '.join(ascii(h)[1:-1] for h in hosts[:3])} when it renders "
-                "(an image's URL can carry data out), so it asks each time")
+        """Why this edit asks even when notebook_edit is allowed (see :mod:`.edit_rules`)."""
+        return asks_each_time(tool_input, self.shared.made)
 
     async def preview(self, tool_input: Mapping[str, object], ctx: ToolContext) -> CallPreview:
         """The cell as it is and as it will be, for the permission question (see :mod:`.preview`)."""
@@ -276,6 +270,7 @@ class NotebookEdit(_NotebookTool):
         result = await self.shared.call("insert", cell=cell, after_id=params.cell_id, index=params.index)
         new_id = str(result.get("id"))
         self.shared.seen[new_id] = source_hash(params.source)
+        self.shared.made[new_id] = True
         return ToolOutput(f"Inserted {params.cell_type} cell {new_id} at index {result.get('index')}.")
 
     async def _delete(self, cell_id: str) -> ToolOutput:

@@ -436,3 +436,32 @@ async def test_a_cell_the_turn_ran_and_then_read_is_no_output_input_of_its_answe
         await call(tools, "notebook_read", tmp_path)
     recorded = watch.inputs().read_outputs
     assert "c2" not in recorded and "c3" in recorded
+
+
+async def test_a_replace_or_move_of_the_users_cell_asks_each_time_even_when_notebook_edit_is_allowed(tools, tmp_path):
+    """With notebook_edit allowed (``--allow``, the allow list, "Allow always" given for one fix),
+    the model rewrote and reordered the user's cells unasked, whatever a file it read told it to
+    (attacker pass 16, D1). A replace or move of a cell the agent did not make asks each time; with
+    no one to ask it is refused; the agent's own cells and inserts keep the allowance; bypass runs it."""
+    from nbagent.engine.contracts.permissions import Allow, Deny, PermissionGate
+
+    async def ask(*_args: Any) -> Any:
+        return Allow()
+
+    edit = tools["notebook_edit"]
+    await call(tools, "notebook_read", tmp_path)
+    inserted = await call(tools, "notebook_edit", tmp_path, action="insert", cell_id="c2", source="y = 1")
+    new_id = inserted.content.split()[3]
+    rewrite = {"action": "replace", "cell_id": "c2", "source": "x = 0"}
+    gate = PermissionGate(ask, allow=["notebook_edit"])
+    assert "did not make" in (gate.protected_reason(edit, rewrite) or "")
+    assert gate.will_ask(edit, {"action": "move", "cell_id": "c2", "index": 0})
+    gate.allow_always("notebook_edit")
+    assert gate.will_ask(edit, rewrite)
+    assert not gate.will_ask(edit, {"action": "replace", "cell_id": new_id, "source": "y = 2"})  # the agent's own
+    assert not gate.will_ask(edit, {"action": "insert", "cell_id": "c2", "source": "z = 1"})
+    decision = await PermissionGate(None, allow=["notebook_edit"]).check(edit, "toolu_2", rewrite, 1)
+    assert isinstance(decision, Deny) and "did not make" in decision.reason
+    bypass = PermissionGate(None)
+    bypass.mode = "bypass"
+    assert bypass.protected_reason(edit, rewrite) is None

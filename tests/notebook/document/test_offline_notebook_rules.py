@@ -13,6 +13,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent import Agent
 from nbagent.engine.contracts.events import Done, ToolUse
+from nbagent.engine.contracts.json_types import JSONValue
+from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.engine.loop.facts import NotebookState, VariableInfo
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.tools import NotebookTools
@@ -36,8 +38,19 @@ def notebook() -> list[dict[str, Any]]:
     ]
 
 
+class Clicks:
+    """The user, answering Allow to every question a call asks despite the allow list (an edit of a cell of theirs)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, dict[str, JSONValue]]] = []
+
+    async def __call__(self, name: str, tool_input: dict[str, JSONValue], _request: PermissionRequest) -> Allow | Deny:
+        self.asked.append((name, tool_input))
+        return Allow()
+
+
 def agent_on(front: FakeFrontEnd, tmp_path: Path, *, with_notebook: bool = True,
-             columns_in_facts: bool = True) -> tuple[Agent, InteractiveShell]:
+             columns_in_facts: bool = True, clicks: Clicks | None = None) -> tuple[Agent, InteractiveShell]:
     shell = InteractiveShell.instance()
     shell.user_ns["sales"] = SALES.copy()
 
@@ -47,7 +60,7 @@ def agent_on(front: FakeFrontEnd, tmp_path: Path, *, with_notebook: bool = True,
     sources = [NotebookTools(front.connect(Bridge()), lambda: "S1")] if with_notebook else []
     agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path,
                   allow=["python", "notebook_edit", "notebook_run"], executor=ShellExecutor(shell),
-                  kernel_facts=facts, tool_sources=sources)
+                  kernel_facts=facts, tool_sources=sources, can_use_tool=clicks or Clicks())
     return agent, shell
 
 
@@ -83,8 +96,8 @@ async def test_a_long_notebook_is_read_page_by_page(tmp_path: Path) -> None:
 
 
 async def test_fix_the_cell_reads_replaces_and_runs_it(tmp_path: Path) -> None:
-    front = FakeFrontEnd(notebook())
-    agent, shell = agent_on(front, tmp_path)
+    front, clicks = FakeFrontEnd(notebook()), Clicks()
+    agent, shell = agent_on(front, tmp_path, clicks=clicks)
     user_cells = [dict(c) for c in front.cells]
     calls, answer = await run(agent, "Fix the cell that fails with a KeyError")
     fixed = 'sales.groupby("region")["revenue"].sum()'
@@ -92,6 +105,8 @@ async def test_fix_the_cell_reads_replaces_and_runs_it(tmp_path: Path) -> None:
         ("notebook_read", {}),
         ("notebook_edit", {"action": "replace", "cell_id": "c3", "source": fixed}),
         ("notebook_run", {"cell_id": "c3"})]
+    # notebook_edit is allowed, yet its replace of the user's cell asked: the user's cells are theirs
+    assert [name for name, _ in clicks.asked] == ["notebook_edit"] and clicks.asked[0][1]["cell_id"] == "c3"
     assert_person_code([fixed])
     assert front.cells[2]["source"] == fixed and front.cells[2]["metadata"]["nbagent"]["kind"] == "edit"
     assert "north" in front.cells[2]["outputs"][-1]["data"]["text/plain"]  # the run's output is in the cell
