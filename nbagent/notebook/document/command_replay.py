@@ -131,7 +131,7 @@ def _at_your_records_end(magics: "MagicsApi", shown: int) -> bool:
     if shown < max((t.turn for t in cursor.index.turns), default=0):
         return False
     resume_live(magics, cursor.index.session)
-    link.went_live, link.cursor = True, None
+    link.went_live, link.live_by_command, link.cursor = True, True, None  # a compaction, not a turn (rule 3)
     return True
 
 

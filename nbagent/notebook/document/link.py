@@ -55,6 +55,9 @@ class DocumentLink(RecordKeeper):
         self.went_live = False
         """A turn ran live in this kernel: it is no longer re-running a recorded notebook, so a
         ``--new`` prompt is a new question, never someone else's record."""
+        self.live_by_command = False
+        """The kernel went live for a command only (``%agent compact`` at your record's end), no
+        turn: rule 3 is about turns asked here, so a later ``--new`` cell still replays its record."""
         self.from_notebook: list[NotebookRecord] = []
         """Turns replayed from the agent cells' own metadata, in order (for ``%agent status``)."""
         self.last_replayed: ReplayedTurn | None = None
@@ -180,16 +183,20 @@ class DocumentLink(RecordKeeper):
         """The record a fresh agent cell replays (its first prompt is this one), or why none does."""
         code = executing_code()
         holds = cache(lambda name: holds_cell(self.root, name, prompt, code))
-        found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=self.went_live, holds=holds)
+        asked = self.went_live and not self.live_by_command
+        found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=asked, holds=holds)
         record, shadowed = found.index, None
-        if record is None and self.went_live and cell_id is None and in_kernel():
+        if record is None and asked and cell_id is None and in_kernel():
             # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
             # asked, but not silently when the folder holds an answer this cell would have shown.
             shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False, holds=holds).index
-        if record is None and not self.went_live and not found.ambiguous:
+        if record is None and not asked and not found.ambiguous:
             record = self._cells_own_record(prompt, cell_id)
         if record is None:
             return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None)
+        if self.live_by_command:  # replaying again: the compacted session is left, as a loaded one is
+            self.went_live = self.live_by_command = False
+            self.loaded = self._current
         self.cursor = ReplayCursor(record)
         replay = Replay(record.session, latest_turn(carried, record, 1, prompt, cell_id), prompt=prompt)
         return _Lookup(replay=self._shows(replay, cell_id))
@@ -218,7 +225,7 @@ class DocumentLink(RecordKeeper):
             # Not a session this kernel loaded for a replay (``%agent status`` loads the replayed
             # one, which a later ``--new`` cell's replay leaves behind): the notebook's code made it
             # and asked the model with it, so the kernel is asking its own questions from here on.
-            self.went_live, self.cursor = True, None
+            self.went_live, self.live_by_command, self.cursor = True, False, None
             return Live(own_session=current.turn)
         if carried is not None and self._outside_own_record(carried, prompt, cell_id):
             self.undone_shown += 1
@@ -267,8 +274,9 @@ class DocumentLink(RecordKeeper):
         # Headless (a kernel sent no cell id: nbclient, papermill) or a cell marked as recorded; not
         # plain IPython in a terminal, which runs no notebook.
         headless = cell_id is None and in_kernel()
-        no_record = not live and fresh and not self.went_live and (headless or was_recorded(metadata))
-        replaying, self.went_live = not self.went_live, True
+        no_record = not live and fresh and not (self.went_live and not self.live_by_command) \
+            and (headless or was_recorded(metadata))
+        replaying, self.went_live, self.live_by_command = not self.went_live, True, False
         # Why a recorded cell asks the model, for its line: its prompt was edited, it is a copy of
         # another agent cell, --live, or a turn above already went live (the conversation its
         # record followed is not this kernel's any more).

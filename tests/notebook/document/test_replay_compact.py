@@ -145,3 +145,47 @@ def test_a_compact_cell_at_the_end_of_a_local_endpoints_record_compacts_there(
         assert "Compacted messages" in run(ip, "%agent compact")
 
         assert len(api.requests) == before + 1  # the summary request went where the conversation is kept
+
+
+def test_a_new_cell_after_a_live_compact_replays_its_record_headless(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The compaction at the first record's end marked the kernel as having asked a turn live, so a
+    # headless run (no cell ids) asked the recorded --new cell below it again, on your key (rule 3
+    # is about turns asked here, and no turn was).
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    cell(ip, LATER[0], "--new")
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    assert "Compacted messages" in run(ip, "%agent compact")  # a cell added since, between the sessions
+    requests = len(agent().records)
+
+    later = cell(ip, LATER[0], "--new")
+
+    assert "replayed: session" in later
+    assert len(agent().records) == requests
+
+
+def test_a_later_sessions_recorded_compact_after_a_live_compact_sends_nothing(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # After the live compact the kernel counted as live, so the later session's recorded compact
+    # cell compacted the session in memory (the first one) again, into the first record.
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    cell(ip, LATER[0], "--new")
+    cell(ip, LATER[1])
+    run(ip, "%agent compact")
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    run(ip, "%agent compact")  # added since: compacts the first record, live
+    first = agent()
+    requests = len(first.records)
+    assert "replayed: session" in cell(ip, LATER[0], "--new") and "replayed: session" in cell(ip, LATER[1])
+
+    out = run(ip, "%agent compact")
+
+    assert "this compaction is in the record (after turn 2" in out and "Compacted messages" not in out
+    assert len(first.records) == requests
