@@ -64,6 +64,12 @@ def resume_live(magics: "MagicsApi", session: str) -> None:
         return
     magics.new_session(resume_from=sessions_dir(link.root) / session, for_prompt=True,
                        **session_settings(link, session, live=True))
+    loaded = magics.current
+    if current is not None and loaded is not None and shown_only(link, current, session):
+        # The notebook's code may hold the session status loaded (``s = nbagent.session()``): it
+        # goes on in that object, as it did live, and is no longer one loaded only to show it.
+        _hand_over(current, loaded)
+        magics.current, link.loaded = current, None
 
 
 def fill_stand_in(magics: "MagicsApi") -> bool:

@@ -246,3 +246,24 @@ def test_a_local_endpoints_conversation_goes_on_there_after_status_loaded_the_re
         assert len(api.requests) > before
         assert agent().endpoint is not None and agent().endpoint.name == "local"
         assert agent().config.model == "llama-local"  # the profile's model, as live
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_the_session_your_code_read_after_a_replay_goes_on_live_on_the_records_endpoint(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `s = nbagent.session()` after Run All loads the replayed session (without its endpoint); the
+    # next prompt loaded it again with the endpoint, into a new object: `s` then read a closed
+    # agent that never saw the turn (`s.turns_df()` of an audit cell missed it).
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        cell(ip, FIRST, "--endpoint local")
+        restart(magics_mod.active_magics())
+        cell(ip, FIRST, "--endpoint local")
+        ip.run_cell("s = __import__('nbagent').session()")
+        before = len(api.requests)
+
+        cell(ip, SECOND)
+
+        s = ip.user_ns["s"]
+        assert magics_mod.active_magics().current is s and s.turn == 2
+        assert s.agent.endpoint is not None and s.agent.endpoint.name == "local" and len(api.requests) > before
