@@ -22,7 +22,7 @@ from .cells import MARK, ORIGIN
 from .embedded import executing_metadata
 from .link import session_name
 from .replay import ReplayCursor, load_index, new_session_dir, sessions_dir
-from .replayed_options import follow_fork, session_settings, shown_only
+from .replayed_options import follow_fork, off_its_endpoint, session_settings
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
@@ -48,10 +48,11 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     assert name is not None
     magics._session_count += 1
     target = new_session_dir(root, magics._session_count)
-    # The session in memory, unless it was loaded only to show the record and a prompt now needs
-    # the endpoint its cells named: then, as for any record, from its folder with their settings.
+    # The session in memory, unless it runs elsewhere than the record's cells named (loaded only to
+    # show it, or filled into the code's session) and a prompt now needs that endpoint: then, as for
+    # any record, from its folder with their settings.
     mine = old is not None and session_name(old.agent) == name and not (
-        for_prompt and shown_only(magics.document, old, name))
+        for_prompt and off_its_endpoint(magics.document, old, name))
     if old is not None and mine:
         old.agent.save(target)
     else:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..view.render import marked_line
 from .link import session_name
 from .replay import sessions_dir
-from .replayed_options import grant_allow, session_settings, shown_only
+from .replayed_options import grant_allow, off_its_endpoint, session_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,20 +56,24 @@ def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
 def resume_live(magics: "MagicsApi", session: str) -> None:
     """Make the record ``session`` the active session, for a live prompt that continues it: loaded
     with the settings its replayed cells gave it, its endpoint included. One loaded only to show it
-    (``%agent status`` after Run All needs no endpoint profile) is loaded again where its cells
-    named an endpoint or provider: continued as it was, a conversation kept on a local endpoint
-    went on to the default provider (Anthropic's API, with your key), the whole history with it."""
+    (``%agent status`` after Run All needs no endpoint profile), or filled into the session the
+    notebook's code made, is loaded again where it runs elsewhere than its cells named: continued
+    as it was, a conversation kept on a local endpoint went on to the default provider (Anthropic's
+    API, with your key), the whole history with it."""
     link, current = magics.document, magics.current
-    if current is not None and session_name(current.agent) == session and not shown_only(link, current, session):
+    same = current is not None and session_name(current.agent) == session
+    if same and not off_its_endpoint(link, current, session):
         return
     magics.new_session(resume_from=sessions_dir(link.root) / session, for_prompt=True,
                        **session_settings(link, session, live=True))
     loaded = magics.current
-    if current is not None and loaded is not None and shown_only(link, current, session):
-        # The notebook's code may hold the session status loaded (``s = nbagent.session()``): it
-        # goes on in that object, as it did live, and is no longer one loaded only to show it.
+    if same and current is not None and loaded is not None:
+        # The notebook's code may hold the session it made or read (``s = nbagent.session()``): it
+        # goes on in that object, as it did live, now on the record's endpoint.
         _hand_over(current, loaded)
-        magics.current, link.loaded = current, None
+        magics.current = current
+        if link.loaded is current:
+            link.loaded = None  # no longer one loaded only to show the record
 
 
 def fill_stand_in(magics: "MagicsApi") -> bool:

@@ -77,13 +77,19 @@ def session_settings(link: "DocumentLink", session: str | None, *, live: bool = 
     return options if live else {k: v for k, v in options.items() if k not in _LOCAL}
 
 
-def shown_only(link: "DocumentLink", current: "NotebookSession | None", session: str) -> bool:
-    """Whether ``current`` is the record ``session`` loaded only to show it (``%agent status`` after
-    Run All: without the endpoint its cells named, which showing needs no profile for) while those
-    cells named an endpoint or provider: a live prompt must load it again, with them, or the
-    conversation kept on a local endpoint goes on to the default provider, its history with it."""
-    return (current is not None and current is link.loaded and current is not link.code_session
-            and bool(link.replayed_options.get(session, {}).keys() & set(_LOCAL)))
+def off_its_endpoint(link: "DocumentLink", current: "NotebookSession | None", session: str) -> bool:
+    """Whether ``current`` (the record ``session``, loaded) runs elsewhere than its replayed cells
+    named (``--endpoint``, ``--simulated``/``--anthropic``): loaded only to show it (``%agent status``
+    after Run All needs no endpoint profile), or the session the notebook's code made and a replay
+    filled. A live prompt must load it again, with them, or the conversation kept on a local
+    endpoint goes on to the default provider, its history with it."""
+    options = link.replayed_options.get(session, {})
+    if current is None or not options.keys() & set(_LOCAL):
+        return False
+    endpoint = getattr(current.agent.endpoint, "name", None)
+    if options.get("endpoint"):
+        return endpoint != options["endpoint"]
+    return endpoint is not None or current.agent.provider.name != options.get("provider")
 
 
 def follow_fork(link: "DocumentLink", old: str, new: str) -> None:
@@ -112,4 +118,4 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["follow_fork", "forget", "grant_allow", "remember", "session_settings", "shown_only"]
+__all__ = ["follow_fork", "forget", "grant_allow", "remember", "off_its_endpoint", "session_settings"]

@@ -267,3 +267,26 @@ def test_the_session_your_code_read_after_a_replay_goes_on_live_on_the_records_e
         s = ip.user_ns["s"]
         assert magics_mod.active_magics().current is s and s.turn == 2
         assert s.agent.endpoint is not None and s.agent.endpoint.name == "local" and len(api.requests) > before
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_a_local_endpoints_conversation_goes_on_there_when_the_notebooks_code_made_the_session(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The replay fills the session the code made (without the endpoint: showing needs no profile),
+    # and the next prompt went on in it as it was: on the default provider, the history with it.
+    from tests.notebook.document.test_replay_code_session import MADE_IN_CODE
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        ip.run_cell(MADE_IN_CODE)
+        cell(ip, FIRST, "--endpoint local")
+        restart(magics_mod.active_magics())
+        ip.run_cell(MADE_IN_CODE)
+        assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+        before = len(api.requests)
+
+        cell(ip, SECOND)
+
+        assert len(api.requests) > before
+        assert agent().endpoint is not None and agent().endpoint.name == "local"
+        assert magics_mod.active_magics().current is ip.user_ns["s"]  # the code's session goes on
