@@ -84,16 +84,21 @@ COMPACT_NOT_RECORDED_LINE = ("ⓘ %agent compact: nothing compacted: this kernel
 COMPACT_LIVE_LINE = ("ⓘ %agent compact: the replay has shown the record's last turn (turn {turn}), and the record "
                      "has no compaction after it: compacting now (a summary request); the next Restart & Run All "
                      "shows this compaction as recorded.")
+COMPACT_OTHER_PROVIDER_LINE = ("ⓘ %agent compact: nothing compacted: the record's turns were answered by {recorded}, "
+                               "and a summary request here would go to {now}, whose summary would then stand in the "
+                               "record for them: no request sent. After a live prompt in this kernel, %agent compact "
+                               "compacts.")
 COMPACT_NO_SESSION_LINE = ("ⓘ %agent compact: nothing compacted: this kernel replayed the notebook's own records, and "
                            "no .nbagent/ folder here holds their session: no request sent.")
 
 
 def replayed_compact(magics: "MagicsApi") -> bool:
     """``%agent compact`` in a kernel replaying a record (Restart & Run All of a notebook with a
-    compact cell): never a request. The replayed session holds the whole record — the turns after
-    this cell too, already compacted when they ran — so compacting it would send a summary request
-    (on your key, for a received notebook) and rewrite turns Run All has not reached yet. One line
-    says whether the record holds this compaction. False: not replaying: it compacts, as live."""
+    compact cell): no request, but after your own record's last turn. The replayed session holds
+    the whole record — the turns after this cell too, already compacted when they ran — so
+    compacting it would send a summary request (on your key, for a received notebook) and rewrite
+    turns Run All has not reached yet. One line says whether the record holds this compaction.
+    False: it compacts, as live (not replaying, or at your record's end: :func:`_refusal`)."""
     from .replayed import replayed_session
 
     link = magics.document
@@ -109,31 +114,39 @@ def replayed_compact(magics: "MagicsApi") -> bool:
         cost = records[-1].cost_usd
         show_line(COMPACT_RECORDED_LINE.format(turn=shown, cost="unknown" if cost is None else f"${cost:.4f}"),
                   "nbagent-replayed")
-    elif _at_your_records_end(magics, shown):
-        show_line(COMPACT_LIVE_LINE.format(turn=shown), "nbagent-no-record")  # the tag of lines that say it asks
-        return False  # compacts, as live: the session is your record's, loaded with its cells' settings
     else:
-        show_line(COMPACT_NOT_RECORDED_LINE.format(turn=shown), "nbagent-replayed")
+        refused = _refusal(magics, shown)
+        if refused is None:  # the tag of lines that say it asks
+            show_line(COMPACT_LIVE_LINE.format(turn=shown), "nbagent-no-record")
+            return False  # compacts, as live: the session is your record's, loaded with its cells' settings
+        show_line(refused, "nbagent-replayed")
     return True
 
 
-def _at_your_records_end(magics: "MagicsApi", shown: int) -> bool:
-    """Whether the replay has shown the last turn of a record this notebook owns and you signed,
-    so that compacting it summarises only turns shown above (a compact cell added after the
-    notebook last ran live): then the kernel goes live in it, as a new prompt there would, loaded
-    with the endpoint its cells named. A received record's compact cell never asks on your key."""
+def _refusal(magics: "MagicsApi", shown: int) -> str | None:
+    """None where the replay has shown the last turn of a record this notebook owns and you
+    signed, so that compacting it summarises only turns shown above (a compact cell added after
+    the notebook last ran live): the kernel then goes live in it, as a new prompt there would,
+    loaded with the endpoint its cells named. Else what the cell says instead (a received
+    record's compact cell never asks on your key)."""
     from .replayed import resume_live
 
     link = magics.document
     cursor = link.cursor
+    refused = COMPACT_NOT_RECORDED_LINE.format(turn=shown)
     if cursor is None or not link.owns(cursor.index) or not link.replayed_mine.get(cursor.index.session, False):
-        return False
+        return refused
     if shown < max((t.turn for t in cursor.index.turns), default=0):
-        return False
+        return refused
     resume_live(magics, cursor.index.session)
+    now = magics.current.agent.provider.name if magics.current is not None else None
+    if cursor.index.provider is not None and now != cursor.index.provider:
+        # Run All without the key the record was made with: the offline simulated model's summary
+        # would be written into your record, and shown as recorded at every Run All after.
+        return COMPACT_OTHER_PROVIDER_LINE.format(recorded=cursor.index.provider, now=now)
     link.went_live, link.live_by_command, link.cursor = True, True, None  # a compaction, not a turn (rule 3)
-    return True
+    return None
 
 
-__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_RECORDED_LINE",
-           "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]
+__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_OTHER_PROVIDER_LINE",
+           "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]

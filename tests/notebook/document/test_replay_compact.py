@@ -189,3 +189,26 @@ def test_a_later_sessions_recorded_compact_after_a_live_compact_sends_nothing(
 
     assert "this compaction is in the record (after turn 2" in out and "Compacted messages" not in out
     assert len(first.records) == requests
+
+
+def test_a_compact_cell_at_your_records_end_asks_no_other_provider_than_the_records(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record made on Anthropic's API, Run All where the key is not set (a replay needs none): the
+    # compaction went to the offline simulated model, and its summary was written into the record.
+    import json
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    requests = len(agent().records)
+    for index in (tmp_path / ".nbagent" / "replay").glob("*.json"):  # as if recorded with a key
+        data = json.loads(index.read_text())
+        index.write_text(json.dumps({**data, "provider": "anthropic"}))
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+
+    out = run(ip, "%agent compact")
+
+    assert "the record's turns were answered by anthropic" in out and "Compacted messages" not in out
+    assert len(agent().records) == requests
