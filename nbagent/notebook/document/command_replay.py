@@ -88,6 +88,8 @@ COMPACT_OTHER_PROVIDER_LINE = ("ⓘ %agent compact: nothing compacted: the recor
                                "and a summary request here would go to {now}, whose summary would then stand in the "
                                "record for them: no request sent. After a live prompt in this kernel, %agent compact "
                                "compacts.")
+COMPACT_NO_ENDPOINT_LINE = ("ⓘ %agent compact: nothing compacted: the record's session cannot go on here ({error}): "
+                            "no request sent, and Run All goes on.")
 COMPACT_NO_SESSION_LINE = ("ⓘ %agent compact: nothing compacted: this kernel replayed the notebook's own records, and "
                            "no .nbagent/ folder here holds their session: no request sent.")
 
@@ -129,6 +131,7 @@ def _refusal(magics: "MagicsApi", shown: int) -> str | None:
     the notebook last ran live): the kernel then goes live in it, as a new prompt there would,
     loaded with the endpoint its cells named. Else what the cell says instead (a received
     record's compact cell never asks on your key)."""
+    from ...providers.endpoint_trust import EndpointError
     from .replayed import resume_live
 
     link = magics.document
@@ -138,7 +141,10 @@ def _refusal(magics: "MagicsApi", shown: int) -> str | None:
         return refused
     if shown < max((t.turn for t in cursor.index.turns), default=0):
         return refused
-    resume_live(magics, cursor.index.session)
+    try:
+        resume_live(magics, cursor.index.session)
+    except EndpointError as exc:  # its endpoint has no (trusted) profile here: showing needed none
+        return COMPACT_NO_ENDPOINT_LINE.format(error=exc)
     now = magics.current.agent.provider.name if magics.current is not None else None
     if cursor.index.provider is not None and now != cursor.index.provider:
         # Run All without the key the record was made with: the offline simulated model's summary
@@ -148,5 +154,5 @@ def _refusal(magics: "MagicsApi", shown: int) -> str | None:
     return None
 
 
-__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_OTHER_PROVIDER_LINE",
+__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_ENDPOINT_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_OTHER_PROVIDER_LINE",
            "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]

@@ -212,3 +212,24 @@ def test_a_compact_cell_at_your_records_end_asks_no_other_provider_than_the_reco
 
     assert "the record's turns were answered by anthropic" in out and "Compacted messages" not in out
     assert len(agent().records) == requests
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_a_compact_cell_at_the_end_of_a_record_whose_endpoint_has_no_profile_here_lets_run_all_go_on(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Showing the record needs no endpoint profile, but the compact cell at its end failed with
+    # "no endpoint profile named 'local'", stopping Run All (before, it said nothing compacted).
+    from tests.notebook.document.test_replay_session_options import _local_endpoint
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    with _local_endpoint(monkeypatch, tmp_path):
+        cell(ip, FIRST, "--endpoint local")
+        cell(ip, SECOND)
+    monkeypatch.setattr(magics_mod.active_magics(), "endpoints", {})  # another machine of yours
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST, "--endpoint local")
+    cell(ip, SECOND)
+
+    out = run(ip, "%agent compact")  # run() asserts the cell did not fail
+
+    assert "nothing compacted" in out and "no endpoint profile named 'local'" in out
