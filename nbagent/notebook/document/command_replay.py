@@ -154,5 +154,6 @@ def _refusal(magics: "MagicsApi", shown: int) -> str | None:
     return None
 
 
-__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_ENDPOINT_LINE", "COMPACT_NO_SESSION_LINE", "COMPACT_OTHER_PROVIDER_LINE",
-           "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]
+__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_ENDPOINT_LINE", "COMPACT_NO_SESSION_LINE",
+           "COMPACT_OTHER_PROVIDER_LINE", "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE",
+           "recorded_fix", "replayed_compact", "replayed_retry"]

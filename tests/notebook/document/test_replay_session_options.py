@@ -264,8 +264,8 @@ def test_the_session_your_code_read_after_a_replay_goes_on_live_on_the_records_e
 
         cell(ip, SECOND)
 
-        s = ip.user_ns["s"]
-        assert magics_mod.active_magics().current is s and s.turn == 2
+        s = magics_mod.active_magics().current
+        assert s is ip.user_ns["s"] and s is not None and s.turn == 2  # the object your code holds goes on
         assert s.agent.endpoint is not None and s.agent.endpoint.name == "local" and len(api.requests) > before
 
 
