@@ -290,3 +290,26 @@ def test_a_local_endpoints_conversation_goes_on_there_when_the_notebooks_code_ma
         assert len(api.requests) > before
         assert agent().endpoint is not None and agent().endpoint.name == "local"
         assert magics_mod.active_magics().current is ip.user_ns["s"]  # the code's session goes on
+        assert agent().config.context_window == 4000  # with its own settings (and hooks), as live
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_an_edited_prompt_forks_the_codes_session_onto_the_records_endpoint_with_its_settings(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.notebook.document.test_replay_code_session import MADE_IN_CODE
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        ip.run_cell(MADE_IN_CODE)
+        cell(ip, FIRST, "--endpoint local")
+        cell(ip, SECOND)
+        restart(magics_mod.active_magics())
+        ip.run_cell(MADE_IN_CODE)
+        assert "replayed: session" in cell(ip, FIRST, "--endpoint local")
+        before = len(api.requests)
+
+        cell(ip, "now add 6 to it with python")  # edited: a fork of the record at turn 1
+
+        assert len(api.requests) > before
+        assert agent().endpoint is not None and agent().endpoint.name == "local"
+        assert agent().config.context_window == 4000 and magics_mod.active_magics().current is ip.user_ns["s"]
