@@ -51,8 +51,8 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     # The session in memory, unless it runs elsewhere than the record's cells named (loaded only to
     # show it, or filled into the code's session) and a prompt now needs that endpoint: then, as for
     # any record, from its folder with their settings.
-    same = old is not None and session_name(old.agent) == name
-    mine = same and not (for_prompt and off_its_endpoint(magics.document, old, name))
+    mine = old is not None and session_name(old.agent) == name and not (
+        for_prompt and off_its_endpoint(magics.document, old, name))
     if old is not None and mine:
         old.agent.save(target)
     else:
@@ -60,8 +60,7 @@ def fork(magics: "MagicsApi", turn: int, source: str | None = None, *, for_promp
     # The copy goes on as the session it copies, with its settings and hooks (not the AgentMagics defaults).
     # Another record's copy takes the options its replayed cells set (the current one has them).
     replayed = {} if mine else session_settings(magics.document, name, live=for_prompt)
-    code = same and old is magics.document.code_session  # its settings and hooks go on, as live
-    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine or code, **replayed)
+    magics.new_session(resume_from=target, for_prompt=for_prompt, keep_settings=mine, **replayed)
     new = magics.current
     assert new is not None
     rollback(new.agent.engine, turn)

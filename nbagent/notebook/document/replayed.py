@@ -64,10 +64,7 @@ def resume_live(magics: "MagicsApi", session: str) -> None:
     same = current is not None and session_name(current.agent) == session
     if same and not off_its_endpoint(link, current, session):
         return
-    # The code's session keeps its settings and hooks (a deny hook, its allow and deny lists), as
-    # live; the endpoint its cells named wins over its provider (new_session: asked for).
     magics.new_session(resume_from=sessions_dir(link.root) / session, for_prompt=True,
-                       keep_settings=same and current is link.code_session,
                        **session_settings(link, session, live=True))
     loaded = magics.current
     if same and current is not None and loaded is not None:

@@ -290,7 +290,7 @@ def test_a_local_endpoints_conversation_goes_on_there_when_the_notebooks_code_ma
         assert len(api.requests) > before
         assert agent().endpoint is not None and agent().endpoint.name == "local"
         assert magics_mod.active_magics().current is ip.user_ns["s"]  # the code's session goes on
-        assert agent().config.context_window == 4000  # with its own settings (and hooks), as live
+        assert agent().config.model == "llama-local"  # the profile's model: live, --endpoint started a new session
 
 
 @pytest.mark.filterwarnings("ignore:nbagent has no prices")
@@ -312,4 +312,4 @@ def test_an_edited_prompt_forks_the_codes_session_onto_the_records_endpoint_with
 
         assert len(api.requests) > before
         assert agent().endpoint is not None and agent().endpoint.name == "local"
-        assert agent().config.context_window == 4000 and magics_mod.active_magics().current is ip.user_ns["s"]
+        assert agent().config.model == "llama-local" and magics_mod.active_magics().current is ip.user_ns["s"]
