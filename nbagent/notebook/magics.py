@@ -242,9 +242,6 @@ class AgentMagics(Magics):
             return await self._run_prompt(line, cell)
 
     async def _run_prompt(self, line: str, cell: str) -> Done | None:
-        from .user_code_interrupt import sigint_kept_from_executor_threads  # not at the kernel's start
-
-        sigint_kept_from_executor_threads(asyncio.get_running_loop())  # ■ goes to the code the agent runs
         args = command_args.parse(self.agent_cell, line)
         if args is None:  # --help
             return None

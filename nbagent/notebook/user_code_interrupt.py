@@ -9,11 +9,8 @@ from another thread (Stop, a tool's timeout, a serve client's interrupt).
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import threading
-import weakref
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import FrameType
 from typing import Callable, Iterator, Union
@@ -74,27 +71,6 @@ def sigint_kept_from_new_threads() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-_QUIET_LOOPS: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
-
-
-def sigint_kept_from_executor_threads(loop: asyncio.AbstractEventLoop) -> None:
-    """The loop's default executor (``asyncio.to_thread``, ``run_in_executor(None, …)``, a host
-    name's lookup) starts its threads with SIGINT blocked, as :func:`sigint_kept_from_new_threads`
-    does for nbagent's own: the executor starts a thread from whichever thread submits first, the
-    main one here, so its threads took ■ as readily as the main thread, and code the model runs in
-    ``time.sleep`` slept on. Done once a loop, and only where it has no executor yet (one the
-    notebook's code started is left as it is)."""
-    if loop in _QUIET_LOOPS or not hasattr(signal, "pthread_sigmask"):
-        return
-    _QUIET_LOOPS.add(loop)
-    if getattr(loop, "_default_executor", None) is None:  # asyncio's own slot: None until first used
-        loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio", initializer=_block_sigint))
-
-
-def _block_sigint() -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 CANCEL_TURNS = 8
@@ -234,5 +210,5 @@ class interrupt_after:
         return ToolOutput([*out.content, {"type": "text", "text": note}], is_error=True, display=out.display)
 
 
-__all__ = ["CANCEL_TURNS", "interrupt_after", "interrupt_user_code", "raise_on_sigint",
-           "sigint_kept_from_executor_threads", "sigint_kept_from_new_threads", "watch_sigint"]
+__all__ = ["CANCEL_TURNS", "interrupt_after", "interrupt_user_code", "raise_on_sigint", "sigint_kept_from_new_threads",
+           "watch_sigint"]

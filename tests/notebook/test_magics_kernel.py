@@ -159,27 +159,6 @@ def test_interrupt_reaches_the_code_the_agent_runs(kernel, name):
     assert "x 42" in after.text and d.is_alive()
 
 
-THREAD_MASK = """
-import asyncio as _asyncio, signal as _signal
-_mask = await _asyncio.to_thread(_signal.pthread_sigmask, _signal.SIG_BLOCK, set())
-print("executor thread blocks SIGINT:", _signal.SIGINT in _mask)
-"""
-
-
-def test_the_loops_executor_threads_leave_an_interrupt_to_the_main_thread(kernel):
-    """Threads of the kernel loop's default executor (``asyncio.to_thread``, a host name's lookup)
-    block SIGINT once an agent cell has run, as nbagent's own threads do: the executor starts its
-    threads from the main thread, with its signal mask, so ■ could land in one of them, and code
-    the model runs in ``time.sleep`` slept on to its end."""
-    d = kernel
-    d.wait_done(d.execute(NEW + "\nx_mask = 1"), 30)
-    d.wait_done(d.execute("%%agent --allow python\nWhat is 17 * 23?"), 60)
-
-    run = d.wait_done(d.execute(THREAD_MASK), 30)
-
-    assert "executor thread blocks SIGINT: True" in run.text, run.text
-
-
 INTERRUPT_AS_THE_NEXT_CELL_STARTS = """
 import os as _os, signal as _signal
 def _interrupt_once(*_args):

@@ -87,21 +87,3 @@ def test_after_a_code_handler_that_never_left_stop_no_longer_signals_the_main_th
     worker.join()
     assert sent == [False] and kernel_handler == []  # a later Stop, with no code running: no SIGINT
 
-
-
-def test_a_loops_own_executor_is_left_as_the_notebooks_code_made_it() -> None:
-    import asyncio
-    import signal
-
-    from nbagent.notebook.user_code_interrupt import sigint_kept_from_executor_threads
-
-    async def mask_in_thread() -> set[int]:
-        sigint_kept_from_executor_threads(asyncio.get_running_loop())
-        return set(await asyncio.to_thread(signal.pthread_sigmask, signal.SIG_BLOCK, set()))
-
-    async def after_the_code_used_one() -> set[int]:
-        await asyncio.to_thread(int)  # the notebook's code started the executor first
-        return await mask_in_thread()
-
-    assert signal.SIGINT in asyncio.run(mask_in_thread())
-    assert signal.SIGINT not in asyncio.run(after_the_code_used_one())
