@@ -15,11 +15,12 @@ nbclient, nbformat and nbconvert are the optional ``notebooks`` extra (``pip ins
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
@@ -211,6 +212,7 @@ async def _run_queued_cells(client: "NotebookClient", document: "NotebookDocumen
         if info is not None and "language_info" in info["content"]:
             client.nb.metadata["language_info"] = info["content"]["language_info"]
         document.queued = {str(c.get("id")) for c in client.nb.cells}  # Run All's queue: never deleted
+        queued = {id(c): (c.get("cell_type"), c.get("source")) for c in client.nb.cells}  # as Run All sent them
         for cell in list(client.nb.cells):
             document.sync()
             index = next((i for i, c in enumerate(client.nb.cells) if c is cell), None)
@@ -218,13 +220,38 @@ async def _run_queued_cells(client: "NotebookClient", document: "NotebookDocumen
                 continue  # deleted while an earlier cell ran (never by nbagent: queued cells stay)
             document.running, running[0] = cell.get("id"), cell
             try:
-                await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+                with as_queued(cell, queued[id(cell)]):
+                    await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
             finally:
                 document.running, running[0] = None, None
                 document.queued.discard(str(cell.get("id")))
                 document.sync()
         client.set_widgets_metadata()
     return client.nb
+
+
+@contextlib.contextmanager
+def as_queued(cell: "NotebookNode", queued: tuple[object, object]) -> Iterator[None]:
+    """Run ``cell`` as it was when the run queued it (``queued``: its type and source then), as Run
+    All does: JupyterLab sends every queued cell's source at once, so a cell rewritten while an
+    earlier one runs still runs what was queued. nbclient reads a cell when it reaches it, so the
+    model's ``notebook_edit`` of a cell below its agent cell (allowed, or ``--allow notebook_edit``
+    in ``nbagent.batch --notebook``, where every question is denied) ran the model's code unasked.
+    The model's text is the cell's again afterwards (outputs of the queued code under it, as in
+    JupyterLab), unless the cell was rewritten while it ran."""
+    edited = cell.get("cell_type"), cell.get("source")
+    if edited == queued:
+        yield
+        return
+    cell["cell_type"], cell["source"] = queued
+    try:
+        yield
+    finally:
+        if (cell.get("cell_type"), cell.get("source")) == queued:
+            cell["cell_type"], cell["source"] = edited
+            if edited[0] != "code":  # a code cell the model made Markdown: JupyterLab drops its outputs
+                cell.pop("outputs", None)
+                cell.pop("execution_count", None)
 
 
 def _send_cell_ids(kc: "KernelClient", running: Callable[[], "NotebookNode | None"]) -> None:

@@ -113,6 +113,13 @@ class NotebookDocument:
     def _op_replace(self, cell_id: str, **changes: JSONValue) -> BridgeResult:
         cell = self.cells[self._index(cell_id)]
         before = dict(_mark(cell) or {}).get("made")
+        if changes.get("cell_type", cell.get("cell_type")) != cell.get("cell_type"):
+            # Another type, as the browser extension rebuilds the cell: a code cell has outputs and a
+            # count (none yet), a Markdown or raw cell has neither (nbformat refuses the notebook otherwise).
+            for key in ("outputs", "execution_count"):
+                cell.pop(key, None)
+            if changes["cell_type"] == "code":
+                cell["outputs"], cell["execution_count"] = self.make_node([]), None
         for key in ("source", "outputs", "execution_count", "cell_type"):
             if key in changes:
                 cell[key] = self.make_node(copy.deepcopy(changes[key]))

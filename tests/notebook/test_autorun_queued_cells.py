@@ -1,0 +1,80 @@
+"""An unattended run runs each cell as it was queued, as JupyterLab's Run All does (it sends every
+queued cell's source at once): the model's ``notebook_edit`` of a cell below its agent cell is not
+what the run executes (attacker pass 16). nbclient read a cell's source when it reached it, so a
+model allowed only ``notebook_edit`` (``nbagent.batch --notebook --allow notebook_edit``, where every
+question is denied) got its code run by rewriting a template cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nbagent.notebook.autorun import as_queued
+from nbagent.notebook.document.nbformat_frontend import NotebookDocument
+
+SETUP = '''import nbagent
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+s = nbagent.notebook.magics.active_magics().new_session(allow=("notebook_edit",))
+s.agent.simulated_api.responder = ScriptedResponder([
+    tool_reply("notebook_read", {}),
+    tool_reply("notebook_edit", EDIT),
+    text_reply("Done."),
+])'''
+
+
+def _template(path: Path, edit: dict[str, object]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"EDIT = {edit!r}\n" + SETUP),
+                nbformat.v4.new_code_cell("%%agent\nSummarise the data."),
+                nbformat.v4.new_markdown_cell("A note."),
+                nbformat.v4.new_code_cell("print('template summary')")]
+    nb.cells[2]["id"], nb.cells[3]["id"] = "note", "summary"
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.mark.kernel
+def test_a_cell_the_model_rewrote_below_its_agent_cell_runs_as_it_was_queued(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("nbclient")
+    from nbagent.notebook.autorun import run_notebook
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # the offline simulated API
+    rewrite = {"action": "replace", "cell_id": "summary", "source": "print('MODEL CODE RAN')"}
+    to_code = {"action": "replace", "cell_id": "note", "cell_type": "code", "source": "print('MODEL CODE RAN')"}
+    for name, edit in (("rewrite", rewrite), ("to_code", to_code)):
+        src = _template(tmp_path / f"{name}.ipynb", edit)
+        out = run_notebook(src, tmp_path / f"{name}-out.ipynb", kernel_name="nbagent", timeout=120, click=("Deny",))
+        nbformat.validate(nbformat.read(str(tmp_path / f"{name}-out.ipynb"), as_version=4))
+        texts = [o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.outputs]
+        assert "MODEL CODE RAN\n" not in texts, name  # on the old code the model's code ran
+        assert "template summary\n" in texts, name  # the template's cell ran, as queued
+        assert any(c.source == "print('MODEL CODE RAN')" for c in out.cells), name  # the model's edit is kept
+
+
+def test_as_queued_keeps_what_a_cell_was_rewritten_to_while_it_ran() -> None:
+    cell = nbformat.v4.new_code_cell("print('queued')")
+    queued = (cell.cell_type, cell.source)
+    cell.source = "print('edited before it ran')"
+    with as_queued(cell, queued):
+        assert cell.source == "print('queued')"  # what runs
+    assert cell.source == "print('edited before it ran')"
+    with as_queued(cell, queued):
+        cell.source = "print('edited while it ran')"  # the agent cell's own turn rewrote it
+    assert cell.source == "print('edited while it ran')"
+
+
+def test_a_replace_that_changes_a_cells_type_leaves_a_valid_cell() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell("note")]
+    nb.cells[0]["outputs"] = [nbformat.v4.new_output("stream", text="1\n")]
+    nb.cells[0]["execution_count"] = 1
+    doc = NotebookDocument(nb.cells, "nb.ipynb", nbformat.from_dict)
+    first, second = (c["id"] for c in nb.cells)
+    assert doc.answer({"type": "request", "id": 1, "op": "replace", "cell_id": first, "cell_type": "markdown"})["ok"]
+    assert doc.answer({"type": "request", "id": 2, "op": "replace", "cell_id": second, "cell_type": "code"})["ok"]
+    doc.sync()
+    nbformat.validate(nb)  # a Markdown cell with outputs, a code cell without: invalid before
+    assert nb.cells[1]["outputs"] == [] and nb.cells[1]["execution_count"] is None
