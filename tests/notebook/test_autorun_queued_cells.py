@@ -7,6 +7,7 @@ question is denied) got its code run by rewriting a template cell."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping
 
 import nbformat
 import pytest
@@ -24,7 +25,7 @@ s.agent.simulated_api.responder = ScriptedResponder([
 ])'''
 
 
-def _template(path: Path, edit: dict[str, object]) -> Path:
+def _template(path: Path, edit: Mapping[str, object]) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(f"EDIT = {edit!r}\n" + SETUP),
                 nbformat.v4.new_code_cell("%%agent\nSummarise the data."),
