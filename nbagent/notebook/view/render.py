@@ -74,8 +74,15 @@ HIDDEN_CHARS = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c
 # count, so a line shown inside an ``if`` block runs outside it, and the browser draws the form feed
 # as nothing), format characters (Unicode Cf: soft hyphen, invisible operators, tag characters),
 # the line and paragraph separators, and letters that draw blank but may name a variable (the
-# Hangul fillers) or marks that draw nothing (the grapheme joiner, the Mongolian vowel separator).
-_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180e")
+# Hangul fillers) or marks that draw nothing (the grapheme joiner, the Mongolian vowel separator, the
+# Khmer inherent vowels), and the unassigned characters Unicode says to draw as nothing.
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180e\u17b4\u17b5\u2065") | frozenset(map(chr, range(0xFFF0, 0xFFF9)))
+# Variation selectors draw nothing after a letter or digit, yet Python reads them as part of a name:
+# ``endpoint\ufe00`` is another variable than ``endpoint`` and looks the same (measured in Chromium:
+# zero width), so a card could show one assignment win while the code reads the other. Marked where
+# they follow a letter, digit or ``_``; after an emoji (``⚠️``) they choose its glyph and stay.
+_SELECTORS = frozenset(map(chr, (*range(0xFE00, 0xFE10), 0x180B, 0x180C, 0x180D, 0x180F)))
+_SELECTOR_AFTER_WORD = re.compile("\\w[\ufe00-\ufe0f\u180b-\u180d\u180f\U000e0100-\U000e01ef]")
 # A carriage return ends a line on the page (HTML reads it as a line feed) and for Python, but not
 # for the shell: "ls \r# ; curl … | sh" shows a comment on its second line, and sh runs the curl.
 # So a lone one is marked; a Windows line end (\r\n) is not.
@@ -91,6 +98,8 @@ def is_hidden(char: str) -> bool:
     """Whether ``char`` is shown as ``⟦U+…⟧`` where code is approved (see :data:`HIDDEN_CHARS`)."""
     if char in HIDDEN_CHARS or char in _BLANK:
         return True
+    if "\U000e0000" <= char <= "\U000e0fff":  # tags, or unassigned: drawn as nothing (selectors: see above)
+        return not _is_selector(char)
     return char not in _SHOWN_CONTROLS and unicodedata.category(char) in _HIDDEN_CATEGORIES
 
 
@@ -104,15 +113,29 @@ def marked_line(text: object, limit: int = 80) -> str:
     return marked + ("…" if len(text) > limit else "")
 
 
+def _is_selector(char: str) -> bool:
+    return char in _SELECTORS or "\U000e0100" <= char <= "\U000e01ef"
+
+
 def _has_hidden(text: str) -> bool:
     if text.isascii():  # the common case: one scan, no lookups
         return _ASCII_HIDDEN.search(text) is not None
-    return _LONE_CR.search(text) is not None or any(map(is_hidden, text))
+    return _LONE_CR.search(text) is not None or any(map(is_hidden, text)) or \
+        _SELECTOR_AFTER_WORD.search(text) is not None
+
+
+def _hidden_at(text: str, i: int, char: str) -> bool:
+    if char == "\r":
+        return text[i + 1:i + 2] != "\n"
+    if _is_selector(char):
+        return i > 0 and _SELECTOR_AFTER_WORD.match(text, i - 1) is not None
+    return is_hidden(char)
 
 
 def _hidden_flags(text: str) -> list[bool]:
-    """Per character of ``text``: is it shown marked (:func:`is_hidden`, or a lone ``\r``)?"""
-    return [text[i + 1:i + 2] != "\n" if c == "\r" else is_hidden(c) for i, c in enumerate(text)]
+    """Per character of ``text``: is it shown marked (:func:`is_hidden`, a lone ``\r``, or a variation
+    selector after a letter, digit or ``_``)?"""
+    return [_hidden_at(text, i, c) for i, c in enumerate(text)]
 
 
 def reveal_hidden(text: str) -> tuple[str, int]:

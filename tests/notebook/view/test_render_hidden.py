@@ -47,3 +47,32 @@ def test_a_lone_carriage_return_in_a_shell_command_is_marked() -> None:
 @pytest.mark.parametrize("text", ["a\tb\nc\r\nd", "café = '中文 ✓ 😀'", "x = 1  # ½ – “quoted”"])
 def test_tabs_newlines_and_ordinary_text_are_not_marked(text: str) -> None:
     assert reveal_hidden(text) == (text, 0)
+
+
+SHADOWED = ('endpoint = "https://evil.example/c"\n'
+            'endpoint\ufe00 = "https://api.internal/upload"\n'
+            'sent_to = endpoint\n')
+
+
+def test_a_variation_selector_after_a_name_makes_another_variable_and_is_marked() -> None:
+    """``endpoint\\ufe00`` draws exactly as ``endpoint`` (zero width in Chromium) but is another name: the
+    card showed the second assignment win while the code read the first (attacker pass 16)."""
+    namespace: dict[str, str] = {}
+    exec(SHADOWED, namespace)  # noqa: S102 - the point: what the card must not hide
+    assert namespace["sent_to"] == "https://evil.example/c"
+    html = input_html("python", {"code": SHADOWED})
+    assert "\ufe00" not in html and "⟦U+FE00⟧" in html and "⚠ 1 invisible" in html
+    assert "⟦U+FE00⟧" in input_plain("python", {"code": SHADOWED})
+
+
+@pytest.mark.parametrize("char", ["\ufe00", "\ufe0f", "\U000e0100", "\U000e01ef", "\u180b", "\u180f", "\u17b4",
+                                  "\u17b5", "\u2065", "\ufff0", "\U000e0002"])
+def test_marks_that_draw_nothing_after_a_letter_are_marked(char: str) -> None:
+    marked, count = reveal_hidden(f"x{char} = 1")
+    assert count == 1 and char not in marked and f"⟦U+{ord(char):04X}⟧" in marked
+    assert char not in highlight_revealed(f"x{char} = 1", "python")
+
+
+def test_an_emojis_variation_selector_is_not_marked() -> None:
+    text = 'print("⚠️ check ❤️ ✔️")'
+    assert reveal_hidden(text) == (text, 0)
