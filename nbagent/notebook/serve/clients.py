@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp_types import CLIENT_INFO_META_KEY
 
+from ..view.render import draws_nothing
 from .gate import CallRefused
 
 IDLE_S = 600.0
@@ -51,7 +52,9 @@ def identify(ctx: Any) -> tuple[str, str]:
         session = str(headers.get("mcp-session-id") or "")
     except Exception:  # an SDK without these attributes: an unnamed client
         pass
-    clean = "".join(ch for ch in name if ch.isprintable()).strip()[:NAME_CHARS]
+    # Nothing that draws as nothing: "claude-code" + U+FE00 (or a Hangul filler) looked exactly like
+    # "claude-code" in the cards, so a second client passed for the one the user allowed.
+    clean = "".join(ch for ch in name if ch.isprintable() and not draws_nothing(ch)).strip()[:NAME_CHARS]
     return clean or "unnamed client", session
 
 

@@ -117,6 +117,12 @@ def _is_selector(char: str) -> bool:
     return char in _SELECTORS or "\U000e0100" <= char <= "\U000e01ef"
 
 
+def draws_nothing(char: str) -> bool:
+    """Whether ``char`` may draw as nothing wherever it stands (:func:`is_hidden`, or a variation
+    selector): what a name shown to tell things apart must not hold."""
+    return is_hidden(char) or _is_selector(char)
+
+
 def _has_hidden(text: str) -> bool:
     if text.isascii():  # the common case: one scan, no lookups
         return _ASCII_HIDDEN.search(text) is not None
