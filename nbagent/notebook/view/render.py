@@ -79,10 +79,15 @@ HIDDEN_CHARS = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c
 _BLANK = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180e\u17b4\u17b5\u2065") | frozenset(map(chr, range(0xFFF0, 0xFFF9)))
 # Variation selectors draw nothing after a letter or digit, yet Python reads them as part of a name:
 # ``endpoint\ufe00`` is another variable than ``endpoint`` and looks the same (measured in Chromium:
-# zero width), so a card could show one assignment win while the code reads the other. Marked where
-# they follow a letter, digit or ``_``; after an emoji (``⚠️``) they choose its glyph and stay.
-_SELECTORS = frozenset(map(chr, (*range(0xFE00, 0xFE10), 0x180B, 0x180C, 0x180D, 0x180F)))
-_SELECTOR_AFTER_WORD = re.compile("\\w[\ufe00-\ufe0f\u180b-\u180d\u180f\U000e0100-\U000e01ef]")
+# zero width), so a card could show one assignment win while the code reads the other. Marked
+# wherever a name could hold them: after any character that may continue a name once Python has
+# normalised it (a letter, digit, ``_``, a combining accent, another selector; ``\w`` missed
+# ``cafe\u0301\ufe00``, another variable than ``café`` with no mark), and where they follow nothing
+# they could choose a glyph for. After an emoji or symbol (``⚠️``, ``‼️``, ``#️⃣``) they choose its
+# glyph and stay, as in a keycap (``1️⃣``: U+20E3 cannot be in a name) and in ``ℹ️``, ``Ⓜ️``, ``™️``,
+# which U+FE0F draws as emoji (visibly not the plain letter).
+_SELECTOR = re.compile("[\ufe00-\ufe0f\u180b-\u180d\u180f\U000e0100-\U000e01ef]")
+_EMOJI_LETTERS = frozenset("\u2139\u24c2\u2122")
 # A carriage return ends a line on the page (HTML reads it as a line feed) and for Python, but not
 # for the shell: "ls \r# ; curl … | sh" shows a comment on its second line, and sh runs the curl.
 # So a lone one is marked; a Windows line end (\r\n) is not.
@@ -114,7 +119,17 @@ def marked_line(text: object, limit: int = 80) -> str:
 
 
 def _is_selector(char: str) -> bool:
-    return char in _SELECTORS or "\U000e0100" <= char <= "\U000e01ef"
+    return _SELECTOR.fullmatch(char) is not None
+
+
+def _selector_hidden(text: str, i: int) -> bool:
+    """Whether the variation selector at ``text[i]`` is marked (see :data:`_SELECTOR`)."""
+    before = text[i - 1] if i > 0 else ""
+    if text[i] == "\ufe0f" and (before in _EMOJI_LETTERS or text[i + 1:i + 2] == "\u20e3"):
+        return False  # an emoji's glyph: ℹ️, or a keycap (1️⃣), which no name can hold
+    if not before or ("_" + unicodedata.normalize("NFKC", before)).isidentifier():
+        return True
+    return unicodedata.category(before)[0] not in "SP"  # a symbol's or emoji's glyph; else it selects nothing
 
 
 def draws_nothing(char: str) -> bool:
@@ -127,20 +142,20 @@ def _has_hidden(text: str) -> bool:
     if text.isascii():  # the common case: one scan, no lookups
         return _ASCII_HIDDEN.search(text) is not None
     return _LONE_CR.search(text) is not None or any(map(is_hidden, text)) or \
-        _SELECTOR_AFTER_WORD.search(text) is not None
+        any(_selector_hidden(text, m.start()) for m in _SELECTOR.finditer(text))
 
 
 def _hidden_at(text: str, i: int, char: str) -> bool:
     if char == "\r":
         return text[i + 1:i + 2] != "\n"
     if _is_selector(char):
-        return i > 0 and _SELECTOR_AFTER_WORD.match(text, i - 1) is not None
+        return _selector_hidden(text, i)
     return is_hidden(char)
 
 
 def _hidden_flags(text: str) -> list[bool]:
     """Per character of ``text``: is it shown marked (:func:`is_hidden`, a lone ``\r``, or a variation
-    selector after a letter, digit or ``_``)?"""
+    selector where a name could hold it)?"""
     return [_hidden_at(text, i, c) for i, c in enumerate(text)]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.notebook.view.render import highlight_revealed, input_html, input_plain, reveal_hidden
+from nbagent.notebook.view.render import highlight_revealed, input_html, input_plain, input_summary, reveal_hidden
 
 GUARDED = "ran = []\nif False:\n    ran.append('safe')\n    \x0cran.append('EVIL')\n"
 
@@ -76,3 +76,40 @@ def test_marks_that_draw_nothing_after_a_letter_are_marked(char: str) -> None:
 def test_an_emojis_variation_selector_is_not_marked() -> None:
     text = 'print("⚠️ check ❤️ ✔️")'
     assert reveal_hidden(text) == (text, 0)
+
+
+# "endpoint_é" below is e + U+0301 (Python reads it as "endpoint_é"); the second name adds U+FE00,
+# which draws nothing after the accent: another variable that looks the same (review of atk16).
+ACCENTED = ('endpoint_e\u0301 = "https://evil.example/c"\n'
+            'endpoint_e\u0301\ufe00 = "https://api.internal/upload"\n'
+            'sent_to = endpoint_\u00e9\n')
+
+
+def test_a_variation_selector_after_a_combining_accent_makes_another_variable_and_is_marked() -> None:
+    namespace: dict[str, str] = {}
+    exec(ACCENTED, namespace)  # noqa: S102 - the point: what the card must not hide
+    assert namespace["sent_to"] == "https://evil.example/c"
+    marked, count = reveal_hidden(ACCENTED)
+    assert count == 1 and "\ufe00" not in marked and "⚠ 1 invisible" in input_html("python", {"code": ACCENTED})
+
+
+def test_each_variation_selector_of_a_run_after_a_name_is_marked() -> None:
+    # x+FE00 and x+FE00+FE01 are two variables: with only the first selector marked they read the same.
+    code = "x\ufe00 = 'evil'\nx\ufe00\ufe01 = 'safe'\nprint(x\ufe00)\n"
+    marked, count = reveal_hidden(code)
+    assert count == 4 and "⟦U+FE00⟧⟦U+FE01⟧" in marked and "\ufe01" not in marked
+
+
+@pytest.mark.parametrize("text", ['print("1\ufe0f\u20e3 Load the data")', 'print("\u2139\ufe0f Note: 3 rows")',
+                                  "# 2\ufe0f\u20e3 \u203c\ufe0f \u2122\ufe0f \u24c2\ufe0f #\ufe0f\u20e3",
+                                  'print("\u26a0\ufe0e \u2764\ufe0f")'])
+def test_the_variation_selector_of_a_keycap_or_letter_emoji_is_not_marked(text: str) -> None:
+    assert reveal_hidden(text) == (text, 0)
+    assert "⚠ " not in input_summary("python", {"code": text})
+
+
+@pytest.mark.parametrize("char", ["\ufe0f", "\ufe0e", "\U000e0100"])
+def test_a_variation_selector_after_a_digit_or_a_space_is_marked(char: str) -> None:
+    # Without its keycap mark (U+20E3) a digit's selector is part of a name (x1 and x1+FE0F differ).
+    assert reveal_hidden(f"x1{char} = 1")[1] == 1
+    assert reveal_hidden(f"s = 'a {char}b'")[1] == 1
