@@ -11,6 +11,7 @@ from typing import Mapping
 
 import nbformat
 import pytest
+from nbformat import NotebookNode
 
 from nbagent.notebook.autorun import as_queued
 from nbagent.notebook.document.nbformat_frontend import NotebookDocument
@@ -67,15 +68,20 @@ def test_as_queued_keeps_what_a_cell_was_rewritten_to_while_it_ran() -> None:
     assert cell.source == "print('edited while it ran')"
 
 
-def test_a_replace_that_changes_a_cells_type_leaves_a_valid_cell() -> None:
+def _document(*cells: dict[str, object]) -> tuple[NotebookDocument, list[str], NotebookNode]:
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell("note")]
-    nb.cells[0]["outputs"] = [nbformat.v4.new_output("stream", text="1\n")]
-    nb.cells[0]["execution_count"] = 1
-    doc = NotebookDocument(nb.cells, "nb.ipynb", nbformat.from_dict)
-    first, second = (c["id"] for c in nb.cells)
-    assert doc.answer({"type": "request", "id": 1, "op": "replace", "cell_id": first, "cell_type": "markdown"})["ok"]
-    assert doc.answer({"type": "request", "id": 2, "op": "replace", "cell_id": second, "cell_type": "code"})["ok"]
-    doc.sync()
-    nbformat.validate(nb)  # a Markdown cell with outputs, a code cell without: invalid before
-    assert nb.cells[1]["outputs"] == [] and nb.cells[1]["execution_count"] is None
+    nb.cells = [nbformat.from_dict(c) for c in cells]
+    return NotebookDocument(nb.cells, "nb.ipynb", nbformat.from_dict), [c["id"] for c in nb.cells], nb
+
+
+def test_a_code_cell_made_markdown_while_queued_runs_as_queued_and_keeps_no_outputs() -> None:
+    cell = nbformat.v4.new_code_cell("print('queued')")
+    queued = (cell.cell_type, cell.source)
+    doc, (cell_id,), nb = _document(cell)
+    doc.answer({"type": "request", "id": 1, "op": "replace", "cell_id": cell_id, "cell_type": "markdown", "source": "# note"})
+    cell = nb.cells[0]
+    with as_queued(cell, queued):
+        assert (cell["cell_type"], cell["source"]) == queued  # what runs, as under Run All
+        cell["outputs"], cell["execution_count"] = [nbformat.v4.new_output("stream", text="queued\n")], 1
+    nbformat.validate(nbformat.from_dict({**nbformat.v4.new_notebook(), "cells": [cell]}))
+    assert (cell["cell_type"], cell["source"]) == ("markdown", "# note") and "outputs" not in cell

@@ -37,6 +37,7 @@ class MakeNode(Protocol):
     def __call__(self, value: T, /) -> T: ...
 
 FRONTEND_NAME = "nbclient"
+CELL_TYPES = ("code", "markdown", "raw")
 
 
 class NotebookDocument:
@@ -113,10 +114,17 @@ class NotebookDocument:
     def _op_replace(self, cell_id: str, **changes: JSONValue) -> BridgeResult:
         cell = self.cells[self._index(cell_id)]
         before = dict(_mark(cell) or {}).get("made")
-        if changes.get("cell_type", cell.get("cell_type")) != cell.get("cell_type"):
-            # Another type, as the browser extension rebuilds the cell: a code cell has outputs and a
-            # count (none yet), a Markdown or raw cell has neither (nbformat refuses the notebook otherwise).
-            for key in ("outputs", "execution_count"):
+        kind = changes.get("cell_type", cell.get("cell_type", "code"))
+        if kind not in CELL_TYPES:
+            raise ValueError(f"cell_type must be one of {', '.join(CELL_TYPES)}")
+        if kind != "code" and ("outputs" in changes or "execution_count" in changes):
+            # As the browser extension refuses it: nbformat refuses a notebook with such a cell.
+            raise ValueError(f"cell {cell_id} is a {kind} cell: only code cells have outputs")
+        if kind != cell.get("cell_type", "code"):
+            # Another type, as the browser extension rebuilds the cell (its type, text and metadata): a
+            # code cell has outputs and a count (none yet) and no attachments, a Markdown or raw cell no
+            # outputs (nbformat refuses the notebook otherwise).
+            for key in ("outputs", "execution_count", "attachments"):
                 cell.pop(key, None)
             if changes["cell_type"] == "code":
                 cell["outputs"], cell["execution_count"] = self.make_node([]), None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbformat import NotebookNode
 
 from nbagent.engine.contracts.tool_api import ToolContext
 from nbagent.notebook.document.bridge import Bridge
@@ -131,3 +132,48 @@ async def test_the_kernels_bridge_and_the_notebook_tools_work_on_it() -> None:
     tools = {t.name: t for t in NotebookTools(bridge, lambda: "S").tools()}
     out = await tools["notebook_read"].run({}, ToolContext(cwd=Path("."), turn=1, tool_use_id="t"))
     assert "3 cells" in out.content and "mine = 1" in out.content
+
+
+def _document(*cells: dict[str, object]) -> tuple[NotebookDocument, list[str], NotebookNode]:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.from_dict(c) for c in cells]
+    return NotebookDocument(nb.cells, "nb.ipynb", nbformat.from_dict), [c["id"] for c in nb.cells], nb
+
+
+def test_a_replace_that_changes_a_cells_type_leaves_a_valid_cell() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell("note")]
+    nb.cells[0]["outputs"] = [nbformat.v4.new_output("stream", text="1\n")]
+    nb.cells[0]["execution_count"] = 1
+    doc = NotebookDocument(nb.cells, "nb.ipynb", nbformat.from_dict)
+    first, second = (c["id"] for c in nb.cells)
+    assert doc.answer({"type": "request", "id": 1, "op": "replace", "cell_id": first, "cell_type": "markdown"})["ok"]
+    assert doc.answer({"type": "request", "id": 2, "op": "replace", "cell_id": second, "cell_type": "code"})["ok"]
+    doc.sync()
+    nbformat.validate(nb)  # a Markdown cell with outputs, a code cell without: invalid before
+    assert nb.cells[1]["outputs"] == [] and nb.cells[1]["execution_count"] is None
+
+
+def test_a_markdown_cell_with_an_attachment_made_code_leaves_a_valid_cell() -> None:
+    # notebook_edit's cell_type is "code" unless the model says otherwise (review of atk16): a template's
+    # Markdown cell with a pasted image became a code cell with attachments, which nbformat refuses.
+    note = nbformat.v4.new_markdown_cell("See ![plot](attachment:plot.png)")
+    note["attachments"] = {"plot.png": {"image/png": "iVBORw0KGgo="}}
+    doc, (cell_id,), nb = _document(note)
+    request = {"type": "request", "id": 1, "op": "replace", "cell_id": cell_id, "source": "x = 1", "cell_type": "code"}
+    assert doc.answer(request)["ok"]  # what notebook_edit sends for a replace that names no cell_type
+    doc.sync()
+    nbformat.validate(nb)
+    assert "attachments" not in nb.cells[0] and nb.cells[0]["outputs"] == []
+
+
+def test_outputs_or_a_bad_type_for_a_cell_that_cannot_hold_them_are_refused_as_the_browser_refuses_them() -> None:
+    doc, (note, code), nb = _document(nbformat.v4.new_markdown_cell("note"), nbformat.v4.new_code_cell("x = 1"))
+    stream = [nbformat.v4.new_output("stream", text="1\n")]
+    for request in ({"cell_id": note, "outputs": stream}, {"cell_id": code, "cell_type": "markdown", "outputs": stream},
+                    {"cell_id": note, "execution_count": 3}, {"cell_id": code, "cell_type": "heading"}):
+        reply = doc.answer({"type": "request", "id": 1, "op": "replace", **request})
+        assert not reply["ok"], request
+    doc.sync()
+    nbformat.validate(nb)  # nothing changed: a Markdown cell with outputs was written before
+    assert [c["cell_type"] for c in nb.cells] == ["markdown", "code"]
