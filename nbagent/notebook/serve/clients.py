@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,8 +54,11 @@ def identify(ctx: Any) -> tuple[str, str]:
     except Exception:  # an SDK without these attributes: an unnamed client
         pass
     # Nothing that draws as nothing: "claude-code" + U+FE00 (or a Hangul filler) looked exactly like
-    # "claude-code" in the cards, so a second client passed for the one the user allowed.
-    clean = "".join(ch for ch in name if ch.isprintable() and not draws_nothing(ch)).strip()[:NAME_CHARS]
+    # "claude-code" in the cards, so a second client passed for the one the user allowed. Nor what
+    # draws the same written otherwise: the cards are HTML, which shows a run of spaces as one
+    # ("Visual Studio  Code"), and an accent composed or combined (NFC) draws the same letter.
+    kept = "".join(ch for ch in unicodedata.normalize("NFC", name) if ch.isprintable() and not draws_nothing(ch))
+    clean = " ".join(kept.split())[:NAME_CHARS]
     return clean or "unnamed client", session
 
 

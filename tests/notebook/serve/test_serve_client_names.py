@@ -29,3 +29,12 @@ def test_a_name_that_looks_like_another_clients_is_shown_apart_from_it(hidden: s
 
 def test_an_ordinary_name_is_kept() -> None:
     assert identify(_ctx("Cursor ✓ (Ünïcode)", "s"))[0] == "Cursor ✓ (Ünïcode)"
+
+
+@pytest.mark.parametrize(("first", "second"), [("Visual Studio Code", "Visual Studio  Code"),
+                                               ("Cursor", " Cursor "), ("Café", "Cafe\u0301")])
+def test_a_name_that_draws_the_same_written_otherwise_is_shown_apart(first: str, second: str) -> None:
+    # The card is HTML: two spaces draw as one; a composed and a combined accent draw the same letter.
+    clients = Clients(max_clients=2)
+    shown = clients.admit(identify(_ctx(first, "s1"))).name
+    assert clients.admit(identify(_ctx(second, "s2"))).name == f"{shown} #2"
