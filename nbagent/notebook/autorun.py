@@ -100,6 +100,9 @@ def client_class() -> "type[NotebookClient]":
             super().__init__(nb, **kwargs)
             self.clicked: list[str] = []
             self._models: dict[str, dict[str, object]] = {}
+            self.queued_clicks: dict[int, list[str]] = {}
+            """Each queued cell's buttons (by ``id(cell)``), read when the run queued it: a model's
+            ``notebook_edit`` of a cell below replaces its ``nbagent`` metadata, click list included."""
             self.document = NotebookDocument(nb.cells, self.notebook_path, _need("nbformat").from_dict)
             self.comm_open_handlers[TARGET] = self._open_bridge
 
@@ -110,6 +113,7 @@ def client_class() -> "type[NotebookClient]":
         async def async_execute(self, reset_kc: bool = False, **kwargs: object) -> "NotebookNode":
             """nbclient's run, over the cells there at the start (the agent's new cells are not run
             again), each sent with its cell id."""
+            self.queued_clicks = {id(c): cell_clicks(c.get("metadata"), list(self.click)) for c in self.nb.cells}
             return await _run_queued_cells(self, self.document, reset_kc, kwargs)
 
         execute = run_sync(async_execute)  # nbclient binds its own async_execute the same way
@@ -127,7 +131,9 @@ def client_class() -> "type[NotebookClient]":
             model.update(state)
             wanted = list(self.click)
             if 0 <= cell_index < len(self.nb.cells):
-                wanted = cell_clicks(self.nb.cells[cell_index].get("metadata"), wanted)
+                cell = self.nb.cells[cell_index]
+                queued = self.queued_clicks.get(id(cell))
+                wanted = queued if queued is not None else cell_clicks(cell.get("metadata"), wanted)
             if self.kc is not None and _press_if_wanted(self.kc, content["comm_id"], model, wanted, self.clicked):
                 self.clicked.append(content["comm_id"])
 

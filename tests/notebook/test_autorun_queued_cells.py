@@ -85,3 +85,38 @@ def test_a_code_cell_made_markdown_while_queued_runs_as_queued_and_keeps_no_outp
         cell["outputs"], cell["execution_count"] = [nbformat.v4.new_output("stream", text="queued\n")], 1
     nbformat.validate(nbformat.from_dict({**nbformat.v4.new_notebook(), "cells": [cell]}))
     assert (cell["cell_type"], cell["source"]) == ("markdown", "# note") and "outputs" not in cell
+
+
+CHAINED = '''import nbagent
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+s = nbagent.notebook.magics.active_magics().new_session(allow=("notebook_edit",))
+s.agent.simulated_api.responder = ScriptedResponder([
+    tool_reply("notebook_read", {}),
+    tool_reply("notebook_edit", {"action": "replace", "cell_id": "second", "source": "%%agent\\nGo on."}),
+    text_reply("Done."),
+    tool_reply("python", {"code": "print('MODEL', 'CODE', 'RAN')"}),
+    text_reply("Done too."),
+])'''
+
+
+@pytest.mark.kernel
+def test_a_cell_the_model_rewrote_keeps_the_buttons_it_was_queued_with(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first agent cell's model, allowed only notebook_edit, rewrote the second agent cell: the
+    replace put its own mark in the cell's ``nbagent`` metadata, dropping the author's ``click:
+    ["Deny"]``, and autorun pressed Allow on the second cell's python call (review of atk16)."""
+    pytest.importorskip("nbclient")
+    from nbagent.notebook.autorun import run_notebook
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # the offline simulated API
+    deny = {"nbagent": {"click": ["Deny"]}}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(CHAINED), nbformat.v4.new_code_cell("%%agent\nTidy the notebook.", metadata=deny),
+                nbformat.v4.new_code_cell("%%agent\nSummarise.", metadata=deny)]
+    nb.cells[2]["id"] = "second"
+    nbformat.write(nb, str(tmp_path / "t.ipynb"))
+    out = run_notebook(tmp_path / "t.ipynb", kernel_name="nbagent", timeout=120)  # autorun: Allow unless a cell says
+    assert "nbagent" in out.cells[2].metadata and "click" not in out.cells[2].metadata["nbagent"]  # the model's mark
+    texts = [str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for c in out.cells
+             if c.cell_type == "code" for o in c.outputs]
+    assert not any("MODEL CODE RAN" in t for t in texts)  # its output (the card shows the code, not this)
