@@ -2,7 +2,9 @@
 queued cell's source at once): the model's ``notebook_edit`` of a cell below its agent cell is not
 what the run executes (attacker pass 16). nbclient read a cell's source when it reached it, so a
 model allowed only ``notebook_edit`` (``nbagent.batch --notebook --allow notebook_edit``, where every
-question is denied) got its code run by rewriting a template cell."""
+question is denied) got its code run by rewriting a template cell. (A replace of a cell the agent did
+not make now asks each time, so the rewrite below is allowed by autorun's answer to that question,
+as the notebook's author may have it answered.)"""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def test_a_cell_the_model_rewrote_below_its_agent_cell_runs_as_it_was_queued(tmp
     to_code = {"action": "replace", "cell_id": "note", "cell_type": "code", "source": "print('MODEL CODE RAN')"}
     for name, edit in (("rewrite", rewrite), ("to_code", to_code)):
         src = _template(tmp_path / f"{name}.ipynb", edit)
-        out = run_notebook(src, tmp_path / f"{name}-out.ipynb", kernel_name="nbagent", timeout=120, click=("Deny",))
+        out = run_notebook(src, tmp_path / f"{name}-out.ipynb", kernel_name="nbagent", timeout=120)  # Allow: the edit
         nbformat.validate(nbformat.read(str(tmp_path / f"{name}-out.ipynb"), as_version=4))
         texts = [o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.outputs]
         assert "MODEL CODE RAN\n" not in texts, name  # on the old code the model's code ran
@@ -111,8 +113,8 @@ def test_a_cell_the_model_rewrote_keeps_the_buttons_it_was_queued_with(tmp_path:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # the offline simulated API
     deny = {"nbagent": {"click": ["Deny"]}}
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(CHAINED), nbformat.v4.new_code_cell("%%agent\nTidy the notebook.", metadata=deny),
-                nbformat.v4.new_code_cell("%%agent\nSummarise.", metadata=deny)]
+    nb.cells = [nbformat.v4.new_code_cell(CHAINED), nbformat.v4.new_code_cell("%%agent\nTidy the notebook."),
+                nbformat.v4.new_code_cell("%%agent\nSummarise.", metadata=deny)]  # the first cell's edit: Allow
     nb.cells[2]["id"] = "second"
     nbformat.write(nb, str(tmp_path / "t.ipynb"))
     out = run_notebook(tmp_path / "t.ipynb", kernel_name="nbagent", timeout=120)  # autorun: Allow unless a cell says
