@@ -70,9 +70,6 @@ class Live:
     other: tuple[str, int] | None = None
     """The record the cell's metadata carries but that is not for it, and why: ``("edited", turn)``
     (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
-    replaying: bool = False
-    """Nothing asked the model in this kernel before this cell (it was replaying, or is fresh): a
-    copy of an agent cell here is a cell Restart & Run All could have replayed, so it says why it asks."""
     carried: tuple[str, int] | None = None
     """The cell's own record of this very prompt (session, turn), not replayed because a turn already
     ran live in this kernel, or ``--live`` asked: where the session going on is another, the cell

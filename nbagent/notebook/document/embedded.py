@@ -188,16 +188,18 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
 
 def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:
     """Why the record in the cell's metadata is not replayed for it, with the turn it answered:
-    ``"edited"`` (this cell's record, for the prompt before the user edited it) or ``"copied"``
-    (the record of another cell: this one is a copy the user pasted or duplicated); None where it
-    carries no such record. What a cell going live says, instead of "its last run did not finish"."""
+    ``"edited"`` (the record of a prompt the user edited since: in this cell, or in a copy of it, or a
+    cell merged from the agent cell and another, which keeps its metadata under a new id) or
+    ``"copied"`` (the record of another cell, for this very prompt: this one is a copy the user
+    pasted or duplicated); None where it carries no such record. What a cell going live says,
+    instead of "its last run did not finish"."""
     mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
     record = mark.get("record") if isinstance(mark, dict) else None
     if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None:
         return None
-    if record["cell_id"] != cell_id:
-        return "copied", record["turn"]
-    return ("edited", record["turn"]) if record["prompt"] != prompt_hash(prompt) else None
+    if record["prompt"] != prompt_hash(prompt):
+        return "edited", record["turn"]
+    return ("copied", record["turn"]) if record["cell_id"] != cell_id else None
 
 
 def in_kernel() -> bool:

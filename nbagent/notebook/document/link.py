@@ -292,13 +292,13 @@ class DocumentLink(RecordKeeper):
             alone = len({(c.session, c.turn) for c in self.from_notebook}) \
                 if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
-                        replaying=replaying, live=live, new_question=found.shadowed, notebook_only=alone,
+                        live=live, new_question=found.shadowed, notebook_only=alone,
                         records_here=no_record and headless and has_records(self.root))
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
-                    replaying=replaying, live=live, stale=stale, past_record=headless and replaying and not live)
+                    live=live, stale=stale, past_record=headless and replaying and not live)
 
     def _one_of_many(self, other: tuple[str, int] | None, metadata: JSONObject, prompt: str, cell_id: str | None,
                      cursor: ReplayCursor | None) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:

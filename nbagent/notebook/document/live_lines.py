@@ -12,9 +12,9 @@ from .decisions import Live
 
 def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[str, str] | None:
     """The line (and its output's tag) a cell that could have replayed says before it asks the
-    model (never a silent live run): its prompt was edited, it is a copy of another agent cell (only
-    where it could have replayed: in a kernel that asked nothing yet, as under Restart & Run All, where
-    a copy pasted below the recorded cells asked silently), no record is reachable here, a
+    model (never a silent live run): its prompt was edited, it is a copy of another agent cell (wherever it
+    runs first: below replayed cells, or after a turn that went live, as well as first in a fresh
+    kernel), no record is reachable here, a
     headless new question, the notebook's own session, an out-of-date answer, the record's end, or
     a turn above went live (the session ``going_on`` is not the one its record followed).
     ``cell_ids``: the front-end sends cell ids and metadata (JupyterLab, Notebook 7)."""
@@ -22,7 +22,7 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
     tag = "nbagent-no-record"
     if why == "edited":
         return (EDITED_LINE.format(turn=turn) if turn else EDITED_PROMPT_LINE), tag
-    if why == "copied" and (decision.no_record or decision.replaying):
+    if why == "copied":  # its first run anywhere: then the copy's answer is its own record
         return COPIED_LINE, tag
     if decision.no_record:
         if decision.ambiguous:

@@ -1,7 +1,7 @@
-"""A copy of an agent cell the user pasted among the recorded ones (Copy, Paste; or Duplicate): the
-copy carries the original's record under a new id. Under Restart & Run All the original replays and
-the copy asks the model — and says why before it asks, wherever it sits, as a copy run first in a
-fresh kernel does (newcomer pass 16: below a replayed cell it asked silently)."""
+"""A copy of an agent cell the user pasted (Copy, Paste; or Duplicate) carries the original's record
+under a new id. Run first, it asks the model — and says why before it asks wherever it sits, as a copy
+run first in a fresh kernel does (newcomer pass 16: below a replayed cell, or after another copy that
+asked, it asked silently); from then on its answer is its own record and replays."""
 
 from __future__ import annotations
 
@@ -50,3 +50,34 @@ def test_the_copys_own_answer_replays_at_the_next_restart_and_run_all(lab):
 
     assert all("replayed: session" in out for out in outs)
     assert all(live_lines.COPIED_LINE not in out for out in outs)
+
+
+def test_every_agent_cell_pasted_into_another_notebook_says_it_is_a_copy(lab):
+    """Select the notebook's cells, Copy, Paste into a new notebook of the folder, Run All: every agent
+    cell is a copy (new ids); the second asked silently after the first went live."""
+    _add(lab, "c-q2", f"%%agent\n{SECOND}")
+    lab.run()
+    _run(lab, "c-q2")
+    for cell in lab.front.cells:
+        cell["id"] = f"pasted-{cell['id']}"
+    lab.restart("second.ipynb")
+
+    first, second = _run(lab, "pasted-c1"), _run(lab, "pasted-c-q2")
+
+    assert "391" in first and "42" in second
+    assert live_lines.COPIED_LINE in first and live_lines.COPIED_LINE in second
+    assert second.index(live_lines.COPIED_LINE) < second.index("nbagent · ")
+
+
+def test_an_agent_cell_merged_with_the_cell_below_says_its_prompt_was_edited_not_that_it_is_a_copy(lab):
+    """Merge Cell Below on an agent cell (JupyterLab keeps the agent cell's metadata, its record
+    included, under a new id, and the other cell's text joins the prompt): run, it asks the model as
+    an edited prompt does, and says so; "a copy of another agent cell" would name a cell that is gone."""
+    lab.run()
+    merged = lab.front.cells[0]
+    merged["id"], merged["source"] = "c-merged", f"{merged['source']}\n\n17 * 23"
+    del lab.front.cells[1]
+
+    out = _run(lab, "c-merged")
+
+    assert live_lines.EDITED_LINE.format(turn=1) in out and live_lines.COPIED_LINE not in out
