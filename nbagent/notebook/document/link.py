@@ -314,6 +314,8 @@ class DocumentLink(RecordKeeper):
             return other, None
         mark = metadata.get("nbagent")
         record = mark.get("record") if isinstance(mark, dict) else None
+        if isinstance(record, dict) and record.get("cell_id") != cell_id:  # a pasted copy of the loop cell
+            return ("copied", other[1]), None
         session = record.get("session") if isinstance(record, dict) else None
         index = load_index(self.root, session) if isinstance(session, str) else None
         turns = [t.turn for t in index.turns if t.asked_by(prompt, cell_id, strict=True)] if index else []

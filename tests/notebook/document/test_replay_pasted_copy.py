@@ -81,3 +81,27 @@ def test_an_agent_cell_merged_with_the_cell_below_says_its_prompt_was_edited_not
     out = _run(lab, "c-merged")
 
     assert live_lines.EDITED_LINE.format(turn=1) in out and live_lines.COPIED_LINE not in out
+
+
+def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_not_that_a_prompt_was_edited(
+        lab, monkeypatch):
+    """Notebook 02's loop cell carries only its last prompt's record, so its first prompt differs from
+    the record's: in a pasted copy (a new id) that prompt is a copy's, not an edited one."""
+    from nbagent.notebook.document import link
+
+    lab.front.cells[0]["source"] = ("import nbagent\nfor p in PROMPTS:\n"
+                                    "    await nbagent.notebook.magics.run_agent_cell('', p)")
+    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 5? use python"]
+    lab.run()
+    pasted = json.loads(json.dumps(lab.front.cells[0]))
+    pasted["id"] = "c-pasted"
+    lab.front.cells.append(pasted)
+    lab.restart()
+    sent = json.loads(json.dumps(pasted["metadata"]))  # the metadata the execute request carries
+    monkeypatch.setattr(link, "executing_metadata", lambda: dict(sent, cellId="c-pasted"))
+
+    out = _run(lab, "c-pasted")
+
+    assert live_lines.COPIED_LINE in out.split("what is 4 * 5")[0]
+    assert "was edited since" not in out
