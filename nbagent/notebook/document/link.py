@@ -79,6 +79,9 @@ class DocumentLink(RecordKeeper):
         self.replayed_allow: dict[str, tuple[str, ...]] = {}
         """The tools replayed cells allowed with ``--allow`` (for the rest of their session), by
         recorded session: a turn that goes on live from that session allows them again, as live."""
+        self.copies_said: set[str] = set()
+        """Cells (by id) that said they are a copy of another agent cell in this kernel: a copy asking
+        several prompts (notebook 02's loop) reads the original's record before each one."""
         self.replayed_options: dict[str, dict[str, object]] = {}
         """The session settings replayed cells set (``--window``, ``--max-session-budget``, …), by
         recorded session (see :mod:`.replayed_options`)."""
@@ -282,6 +285,10 @@ class DocumentLink(RecordKeeper):
         # record followed is not this kernel's any more).
         other = not_this_cells(metadata, prompt, cell_id) if not live else None
         other, earlier = self._one_of_many(other, metadata, prompt, cell_id, cursor)
+        if other is not None and other[0] == "copied" and cell_id is not None:
+            # Said once: every prompt of one execution carries the same metadata (the original's record).
+            other = None if cell_id in self.copies_said else other
+            self.copies_said.add(cell_id)
         mine = carried if not live else read_record(metadata, prompt, cell_id)  # --live: not replayed
         own = (mine.session, mine.turn) if mine is not None else earlier
         if own is None and headless and not replaying and not live and not new:

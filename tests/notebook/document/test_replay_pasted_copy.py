@@ -83,16 +83,15 @@ def test_an_agent_cell_merged_with_the_cell_below_says_its_prompt_was_edited_not
     assert live_lines.EDITED_LINE.format(turn=1) in out and live_lines.COPIED_LINE not in out
 
 
-def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_not_that_a_prompt_was_edited(
-        lab, monkeypatch):
-    """Notebook 02's loop cell carries only its last prompt's record, so its first prompt differs from
-    the record's: in a pasted copy (a new id) that prompt is a copy's, not an edited one."""
+def _run_pasted_loop_copy(lab, monkeypatch, prompts: list[str]) -> str:
+    """Notebook 02's loop cell asks ``prompts``, is pasted (a new id), and the copy runs in a fresh kernel
+    with the metadata its execute request carries (the original's record, the same for every prompt)."""
     from nbagent.notebook.document import link
 
     lab.front.cells[0]["source"] = ("import nbagent\nfor p in PROMPTS:\n"
                                     "    await nbagent.notebook.magics.run_agent_cell('', p)")
     monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
-    lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 5? use python"]
+    lab.ip.user_ns["PROMPTS"] = prompts
     lab.run()
     pasted = json.loads(json.dumps(lab.front.cells[0]))
     pasted["id"] = "c-pasted"
@@ -100,8 +99,27 @@ def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_not_th
     lab.restart()
     sent = json.loads(json.dumps(pasted["metadata"]))  # the metadata the execute request carries
     monkeypatch.setattr(link, "executing_metadata", lambda: dict(sent, cellId="c-pasted"))
+    return _run(lab, "c-pasted")
 
-    out = _run(lab, "c-pasted")
+
+def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_not_that_a_prompt_was_edited(
+        lab, monkeypatch):
+    """Notebook 02's loop cell carries only its last prompt's record, so its first prompt differs from
+    the record's: in a pasted copy (a new id) that prompt is a copy's, not an edited one."""
+    out = _run_pasted_loop_copy(lab, monkeypatch, ["what is 2 * 3? use python", "what is 4 * 5? use python"])
 
     assert live_lines.COPIED_LINE in out.split("what is 4 * 5")[0]
     assert "was edited since" not in out
+
+
+def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_once_not_before_each_prompt(
+        lab, monkeypatch):
+    """Every prompt of the copy's run reads the same metadata (the original's record): the line is said
+    before the first request only (review of new16: it was said before each of notebook 02's twelve)."""
+    prompts = ["what is 2 * 3? use python", "what is 4 * 5? use python", "what is 5 * 5? use python"]
+
+    out = _run_pasted_loop_copy(lab, monkeypatch, prompts)
+
+    assert "6" in out and "20" in out and "25" in out
+    assert out.count(live_lines.COPIED_LINE) == 1 and out.index(live_lines.COPIED_LINE) < out.index("nbagent · ")
+    assert "was edited since" not in out and "recorded answer (turn" not in out
