@@ -123,3 +123,25 @@ def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_once_n
     assert "6" in out and "20" in out and "25" in out
     assert out.count(live_lines.COPIED_LINE) == 1 and out.index(live_lines.COPIED_LINE) < out.index("nbagent · ")
     assert "was edited since" not in out and "recorded answer (turn" not in out
+
+
+def test_a_pasted_copy_of_an_agent_fix_cell_says_it_is_a_copy_not_that_its_prompt_was_edited(lab):
+    """A copy of an ``%agent fix`` cell (its record the fix of another failure) run for a new failure: its
+    prompt is the failure nbagent sends, which the user never typed (review of new16: it said "this
+    cell's prompt was edited since its recorded answer (turn 1)")."""
+    lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a'], 'revenue': [1.0]})"
+    _add(lab, "c-broken", "sales.groupby('regoin')['revenue'].sum()")
+    _add(lab, "c-fix", "%agent fix")
+    lab.run()
+    lab.run(_at(lab, "c-broken"), expect_error=True)
+    assert "'region'" in _run(lab, "c-fix")
+    pasted = json.loads(json.dumps(lab.front.cells[_at(lab, "c-fix")]))
+    pasted["id"] = "c-fix-copy"
+    _add(lab, "c-broken-2", "sales['revenu'].sum()")
+    lab.front.cells.append(pasted)
+    lab.run(_at(lab, "c-broken-2"), expect_error=True)
+
+    out = _run(lab, "c-fix-copy")
+
+    assert "was edited since" not in out and live_lines.COPIED_LINE in out
+    assert out.index(live_lines.COPIED_LINE) < out.index("nbagent · ")
