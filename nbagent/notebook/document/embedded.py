@@ -191,19 +191,15 @@ def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[
     ``"edited"`` (the record of a prompt the user edited since: in this cell, or in a copy of it, or a
     cell merged from the agent cell and another, which keeps its metadata under a new id) or
     ``"copied"`` (the record of another cell, for this very prompt: this one is a copy the user
-    pasted or duplicated; also a copy of an ``%agent fix`` cell, whose prompt is the failure it sends);
-    None where it carries no such record. What a cell going live says,
+    pasted or duplicated); None where it carries no such record. What a cell going live says,
     instead of "its last run did not finish"."""
     mark = metadata.get("nbagent") if isinstance(metadata, dict) else None
     record = mark.get("record") if isinstance(mark, dict) else None
     if not isinstance(record, dict) or not _fields_ok(record) or cell_id is None:
         return None
-    copied = record["cell_id"] != cell_id
-    # A fix's prompt is the failure nbagent sent, never typed: a copy of an %agent fix cell asking about
-    # another failure is a copy, not an edited prompt.
-    if record["prompt"] != prompt_hash(prompt) and not (copied and record.get("fix") is True):
+    if record["prompt"] != prompt_hash(prompt):
         return "edited", record["turn"]
-    return ("copied", record["turn"]) if copied else None
+    return ("copied", record["turn"]) if record["cell_id"] != cell_id else None
 
 
 def in_kernel() -> bool:

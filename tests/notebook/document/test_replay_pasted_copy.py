@@ -125,10 +125,13 @@ def test_a_pasted_copy_of_a_cell_asking_several_prompts_says_it_is_a_copy_once_n
     assert "was edited since" not in out and "recorded answer (turn" not in out
 
 
-def test_a_pasted_copy_of_an_agent_fix_cell_says_it_is_a_copy_not_that_its_prompt_was_edited(lab):
+def test_a_pasted_copy_of_an_agent_fix_cell_says_it_is_a_copy_not_that_its_prompt_was_edited(lab, monkeypatch):
     """A copy of an ``%agent fix`` cell (its record the fix of another failure) run for a new failure: its
-    prompt is the failure nbagent sends, which the user never typed (review of new16: it said "this
-    cell's prompt was edited since its recorded answer (turn 1)")."""
+    prompt is the failure nbagent sends, never typed; the request's code (``%agent fix``, not an agent
+    cell) carrying another cell's record is a copy's, never "this cell's prompt was edited" (guard)."""
+    from nbagent.notebook.document import link
+
+    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
     lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a'], 'revenue': [1.0]})"
     _add(lab, "c-broken", "sales.groupby('regoin')['revenue'].sum()")
     _add(lab, "c-fix", "%agent fix")
