@@ -4,9 +4,30 @@ are refused. ``bypass`` runs them (see ``PermissionGate.protected_reason``)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Mapping
 
+from .bridge_types import CellJSON
 from .fetches import fetched_hosts
+from .removal import MADE_KINDS, ORIGIN, mark_of
+
+
+def made_here(cell: CellJSON, session: str) -> bool:
+    """Whether ``cell`` as read is one the agent made in this session and nobody changed since: its
+    mark names this session (a received notebook's claims another, or none), and the front-end's
+    stamp (``made``, written when the cell was inserted) still matches the cell's id and text. The
+    mark alone says "new" after the user typed their own code into the cell, and anyone can write
+    a mark into a file: either alone let the allowance rewrite the user's cells unasked."""
+    mark = mark_of(cell)
+    stamp = mark.get("made") if mark is not None else None
+    if mark is None or not isinstance(stamp, dict) or mark.get("origin") != ORIGIN:
+        return False
+    if mark.get("kind") not in MADE_KINDS or mark.get("session") != session:
+        return False
+    source = cell.get("source", "")
+    text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
+    stamped_id = stamp.get("cell_id", cell.get("id"))  # an older front-end's stamp has no id
+    return stamped_id == cell.get("id") and stamp.get("source_sha256") == hashlib.sha256(text.encode()).hexdigest()
 
 
 def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -> str | None:
@@ -33,4 +54,4 @@ def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -
             "(an image's URL can carry data out), so it asks each time")
 
 
-__all__ = ["asks_each_time"]
+__all__ = ["asks_each_time", "made_here"]

@@ -26,7 +26,7 @@ from ..user_code_interrupt import interrupt_after
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, literal_secrets, outputs_of, ran_as, source_hash
-from .edit_rules import asks_each_time
+from .edit_rules import asks_each_time, made_here
 from .images import bounded_image, without_secret_figures
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
@@ -182,7 +182,7 @@ class NotebookRead(_NotebookTool):
             used, end = used + len(text), index + 1
             if isinstance(cell_id := cells[index].get("id"), str):
                 self.shared.seen[cell_id] = source_hash(_source(cells[index]))
-                self.shared.made[cell_id] = deletable(cells[index])
+                self.shared.made[cell_id] = made_here(cells[index], self.shared.session_name())
         # What the model was shown of the cells' outputs is an input of its answer (a replay compares it).
         record_read(cells[params.start:end], executing_cell_id(), ctx.redact, secrets)
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""
