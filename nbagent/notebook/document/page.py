@@ -37,13 +37,18 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         return _nowhere  # nbclient, papermill, nbconvert: a client that shows nothing
 
     unanswered_since: float | None = None
+    last_unanswered = 0.0
 
     def no_page_yet() -> bool:
         """No page answers now: shown for :data:`NO_PAGE_S` (a page may be reconnecting), then
-        taken as gone (every tab of the notebook closed: the prompt shows nowhere)."""
-        nonlocal unanswered_since
+        taken as gone (every tab of the notebook closed: the prompt shows nowhere). Only checks in
+        a row count: after a longer gap than a wait's checks leave, no prompt waited in between (it
+        was clicked: a page was there), so an unanswered check before it says nothing now."""
+        nonlocal unanswered_since, last_unanswered
         now = time.monotonic()
-        unanswered_since = now if unanswered_since is None else unanswered_since
+        if unanswered_since is None or now - last_unanswered > _checks_apart_s():
+            unanswered_since = now
+        last_unanswered = now
         return now - unanswered_since < NO_PAGE_S
 
     async def shown() -> bool:
@@ -71,6 +76,15 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         return await _has_outputs(bridge, cell_id)
 
     return shown
+
+
+def _checks_apart_s() -> float:
+    """The longest two checks of one wait are apart: the pause between them, then a request that
+    goes unanswered, the comm reopened, its hello awaited, and the request sent again."""
+    from ..waiting import SHOWN_EVERY_S
+    from .bridge import HELLO_WAIT_S, REQUEST_TIMEOUT_S
+
+    return SHOWN_EVERY_S + 2 * REQUEST_TIMEOUT_S + 2 * HELLO_WAIT_S
 
 
 async def _has_outputs(bridge: "Bridge", cell_id: str) -> bool:

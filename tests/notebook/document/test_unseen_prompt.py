@@ -356,3 +356,22 @@ async def test_a_page_that_answers_again_within_the_bound_keeps_the_prompt(monke
     assert await shown() is True  # no page now: a reload or a dropped connection may come back
     bridge._failed = False
     assert await shown() is True
+
+
+async def test_a_later_prompt_is_not_given_up_at_once_for_an_unanswered_check_long_before(monkeypatch) -> None:
+    # Under load the page missed one check of a first prompt (its hello came late); the user then
+    # clicked Allow, and the turn went on for minutes. The next prompt's first check is missed too
+    # (one slow hello): no page has been unanswered for NO_PAGE_S (a click came in between), yet the
+    # streak begun at the first prompt denied the second prompt at once, while the user looked at it.
+    clock = [1000.0]
+    monkeypatch.setattr(page.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
+    monkeypatch.setattr(Bridge, "reconnect", _no_page)
+    front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
+    bridge = front.connect(Bridge())
+    front.running.add("c1")
+    shown = page.shown_check(bridge)  # one per agent cell's view: every prompt of its turn asks it
+    bridge._failed = True
+    assert await shown() is True  # the first prompt's check: unanswered, the prompt is kept
+    clock[0] += 300.0  # Allow clicked; the tool ran for five minutes; no check ran meanwhile
+    assert await shown() is True  # the next prompt's first check, unanswered once
