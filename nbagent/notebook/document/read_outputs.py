@@ -170,6 +170,21 @@ def changed_read_sources(recorded: Mapping[str, str], cells: Iterable[CellJSON],
     return changed
 
 
+def _replaying_cell(cells: list[CellJSON]) -> str | None:
+    """The id of the agent cell replaying: the one the page runs; headless (nbclient sends no cell
+    id), the first cell holding the code that runs, as the file was found by it (:func:`notebook_now`).
+    Without it every cell below the agent cell, where work goes on after the answer, was compared."""
+    from .bridge import executing_cell_id  # not at the kernel's start (tests/test_layering.py)
+    from .headless import executing_code
+
+    executing = executing_cell_id()
+    if executing is not None:
+        return executing
+    code = executing_code()
+    held = next((c.get("id") for c in cells if code is not None and _source(c) == code), None)
+    return held if isinstance(held, str) else None
+
+
 def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: str, turn: int,
                      redact: Callable[[str], str], ran: Mapping[str, str]) -> list[str]:
     """What changed of the inputs the notebook itself holds: the cells the turn's code became
@@ -181,10 +196,8 @@ def notebook_changes(bridge: Bridge, root: Path, inputs: TurnInputs, session: st
         return []
     changed = edited_made_cells(inputs.made, cells, redact, session=session, turn=turn) if inputs.made else []
     if inputs.read_sources:
-        from .bridge import executing_cell_id  # not at the kernel's start (tests/test_layering.py)
-
         changed += changed_read_sources(inputs.read_sources, cells, inputs.cell_ids.values(), redact,
-                                        executing_cell_id())
+                                        _replaying_cell(cells))
     if inputs.read_outputs and bridge.connected:
         changed += changed_read_outputs(inputs.read_outputs, cells, ran, redact)
     return changed

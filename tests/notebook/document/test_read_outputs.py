@@ -231,3 +231,30 @@ def test_a_printed_env_line_is_digested_as_the_model_read_it_so_no_record_can_ch
         return read_digests([cell], None, hiding(keep, ()))
     assert recorded("Right-Guess-2024!") == recorded("wrong-guess-1") == {
         "u1": outputs_digest(_cell("u1", "", _printed("DB_USER=ana\nDB_PASSWORD=[redacted]\n")))}
+
+
+def test_a_headless_replay_compares_no_read_cell_below_the_agent_cell(tmp_path, monkeypatch):
+    # The agent cell was run again in the middle of the notebook: the model read the cells below it
+    # too. The user rewrote one of those later (work going on after the answer). nbclient sends no
+    # cell id: the replay named that cell as changed (under the `fail` policy, CI failed; `live` asked
+    # again), though JupyterLab's replay, which knows the agent cell, compares none below it.
+    import json
+
+    from nbagent.notebook.document import headless
+    from nbagent.notebook.document.bridge import Bridge
+    from nbagent.notebook.document.read_outputs import notebook_changes
+
+    agent = "%%agent\nwhat is the threshold?"
+    above, below = _cell("u1", "threshold = 0.5"), _cell("u3", "plot(threshold)")
+    read = {c["id"]: source_digest(c, keep) for c in (above, below)}
+    cells = [above, _cell("a1", agent), _cell("u3", "plot(threshold, log=True)")]
+    (tmp_path / "analysis.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {**c, "metadata": {}} for c in cells]}))
+    monkeypatch.setattr(headless, "executing_request", lambda: {"content": {"code": agent}})
+    inputs = TurnInputs({}, {}, {}, {}, {}, (), read_sources=read)
+    assert notebook_changes(Bridge(), tmp_path, inputs, "S1", 1, keep, ran={}) == []
+    cells[0]["source"] = "threshold = 0.7"  # a cell above it: still an input
+    (tmp_path / "analysis.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {**c, "metadata": {}} for c in cells]}))
+    assert notebook_changes(Bridge(), tmp_path, inputs, "S1", 1, keep, ran={}) == [
+        "the cell `threshold = 0.7` the model read"]
