@@ -61,7 +61,9 @@ async def test_a_received_cell_whose_mark_claims_the_agent_made_it_asks(tools, f
         "origin": ORIGIN, "kind": "new", "session": "someone-elses", "turn": 1, "tool_use_id": "t",
         "made": {"cell_id": "c2", "source_sha256": hashlib.sha256(source.encode()).hexdigest()}}
     await call(tools, "notebook_read", tmp_path)
-    for edit in ({"action": "replace", "cell_id": "c2", "source": "x = 0"}, {"action": "move", "cell_id": "c2", "index": 0}):
+    edits: list[dict[str, Any]] = [{"action": "replace", "cell_id": "c2", "source": "x = 0"},
+                                   {"action": "move", "cell_id": "c2", "index": 0}]
+    for edit in edits:
         assert _allowed().will_ask(tools["notebook_edit"], edit), edit
 
 
