@@ -22,11 +22,18 @@ def made_here(cell: CellJSON, session: str) -> bool:
     stamp = mark.get("made") if mark is not None else None
     if mark is None or not isinstance(stamp, dict) or mark.get("origin") != ORIGIN:
         return False
-    if mark.get("kind") not in MADE_KINDS or mark.get("session") != session:
+    if mark.get("session") != session:
+        return False
+    if mark.get("kind") == "edit":
+        # Rewritten by the agent: its own only where the front-end stamped it whole at its insert
+        # (the stamp names the cell's id; a user's cell the agent rewrote gets a text hash only).
+        stamped_id = stamp.get("cell_id")
+    elif mark.get("kind") in MADE_KINDS:
+        stamped_id = stamp.get("cell_id", cell.get("id"))  # an older front-end's stamp has no id
+    else:
         return False
     source = cell.get("source", "")
     text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
-    stamped_id = stamp.get("cell_id", cell.get("id"))  # an older front-end's stamp has no id
     return stamped_id == cell.get("id") and stamp.get("source_sha256") == hashlib.sha256(text.encode()).hexdigest()
 
 

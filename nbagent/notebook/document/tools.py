@@ -233,7 +233,9 @@ class NotebookEdit(_NotebookTool):
                                             cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
-            self.shared.made[new_id] = False  # marked "edit": the user's, as removal reads it
+            # The agent's own cell stays its own (a fix loop rewrites it again under the allowance);
+            # the user's cell stays the user's, though its mark now says the agent edited it.
+            self.shared.made[new_id] = self.shared.made.get(params.cell_id, False)
             if self.shared.log is not None:
                 self.shared.log.agent_edited(new_id, params.source)
             record_replaced(params.cell_id)

@@ -75,7 +75,7 @@ class FakeFrontEnd:
         cell = self._with_id(r["cell"])
         mark = cell["metadata"].get("nbagent")
         if isinstance(mark, dict) and self.version >= 2:
-            made: JSONObject = {"source_sha256": _hash(cell["source"])}
+            made: JSONObject = {"cell_id": cell["id"], "source_sha256": _hash(cell["source"])}  # as stampNew
             if cell.get("cell_type", "code") == "code":
                 made["execution_count"] = cell.get("execution_count")
             cell["metadata"]["nbagent"] = {**mark, "made": made}

@@ -73,3 +73,26 @@ async def test_the_agents_own_cell_read_back_unchanged_keeps_the_allowance(tools
     new_id = inserted.content.split()[3]
     await call(tools, "notebook_read", tmp_path)
     assert not _allowed().will_ask(tools["notebook_edit"], {"action": "replace", "cell_id": new_id, "source": "y = 2"})
+
+
+async def test_the_agents_own_cell_it_already_rewrote_keeps_the_allowance(tools, tmp_path: Path):
+    # A fix loop on the agent's own cell under --allow notebook_edit: insert, run, replace, run,
+    # replace again. Its first replace marked the cell "edit", and every later replace asked, read
+    # again or not (the docs: edits of the cells the agent made keep the allowance).
+    await call(tools, "notebook_read", tmp_path)
+    inserted = await call(tools, "notebook_edit", tmp_path, action="insert", cell_id="c2", source="y = 1")
+    new_id = inserted.content.split()[3]
+    await call(tools, "notebook_edit", tmp_path, action="replace", cell_id=new_id, source="y = 2")
+    again = {"action": "replace", "cell_id": new_id, "source": "y = 3"}
+    assert not _allowed().will_ask(tools["notebook_edit"], again)
+    await call(tools, "notebook_read", tmp_path)
+    assert not _allowed().will_ask(tools["notebook_edit"], again)
+
+
+async def test_a_users_cell_the_agent_rewrote_stays_the_users(tools, tmp_path: Path):
+    await call(tools, "notebook_read", tmp_path)
+    await call(tools, "notebook_edit", tmp_path, action="replace", cell_id="c2", source="x = 41")
+    again = {"action": "replace", "cell_id": "c2", "source": "x = 42"}
+    assert _allowed().will_ask(tools["notebook_edit"], again)
+    await call(tools, "notebook_read", tmp_path)
+    assert _allowed().will_ask(tools["notebook_edit"], again)
