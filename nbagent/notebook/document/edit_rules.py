@@ -48,7 +48,9 @@ def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -
       images as links so that no reply makes the page send data in a URL; a cell JupyterLab renders
       would, on the next open too."""
     action, cell_id = tool_input.get("action"), tool_input.get("cell_id")
-    if action in ("replace", "move") and isinstance(cell_id, str) and cell_id in made and not made[cell_id]:
+    # Not known as the agent's (``made`` lacks it): the user's. An unread cell is refused anyway, and
+    # a read through another instance (an MCP client's reads share only the read hashes) is no pass.
+    if action in ("replace", "move") and isinstance(cell_id, str) and not made.get(cell_id, False):
         verb = "rewrites" if action == "replace" else "moves"
         return f"it {verb} a cell the agent did not make in this session (yours), so it asks each time"
     source, kind = tool_input.get("source"), tool_input.get("cell_type")

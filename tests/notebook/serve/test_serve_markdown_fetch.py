@@ -53,3 +53,24 @@ async def test_allow_always_on_a_markdown_cell_that_loads_from_the_web_allows_it
     assert ops.gate.always() == []  # the click allowed this edit, and no other
     with pytest.raises(CallRefused, match="denied"):
         await ops.edit(client, {**insert, "source": "x = 1", "cell_type": "code"})
+
+
+async def test_allow_always_for_a_clients_edits_does_not_cover_a_replace_or_move_of_the_users_cell() -> None:
+    """docs/mcp.md: a replace or move of a cell the agent did not make (yours) asks each time, and its
+    "Allow always" allows it once. A client's reads go through a view that shares only the read-before-
+    edit hashes, so no cell it read was known as the user's: after "Allow always" for one insert, the
+    client rewrote and reordered the user's cells with no card."""
+    front = FakeFrontEnd([{"cell_type": "code", "source": "revenue = 412000"},
+                          {"cell_type": "code", "source": "report(revenue)"}])
+    panel = AnsweringPanel()  # "Allow always" on the first card, Deny on every other
+    ops = Operations(front.connect(Bridge()), ServeGate(panel, lambda: "default", _alive, lambda _t: True),
+                     ActionLog(lambda: None), InteractiveShell.instance())
+    client = Clients().admit(("claude-code", "s1"))
+    await ops.read(client, 0, 30, True)
+    insert = {"action": "insert", "cell_id": None, "index": None, "cell_type": "code"}
+    assert not (await ops.edit(client, {**insert, "source": "total = revenue * 2"})).is_error
+    with pytest.raises(CallRefused, match="denied"):
+        await ops.edit(client, {"action": "replace", "cell_id": "c1", "source": "revenue = 0", "cell_type": "code"})
+    with pytest.raises(CallRefused, match="denied"):
+        await ops.edit(client, {"action": "move", "cell_id": "c2", "index": 0})
+    assert front.cells[0]["source"] == "revenue = 412000" and len(panel.asked) == 3
