@@ -130,10 +130,11 @@ def _kept_settings(old: NotebookSession) -> tuple[dict[str, Any], Any]:
 
 def notebook_tools(magics: MagicsApi) -> "NotebookTools":
     """The notebook tools of a new session (cells read and edited through the front-end bridge)."""
+    from .document.edit_rules import IN_MEMORY_SESSION
     from .document.link import session_name
     from .document.tools import NotebookTools
 
     def name() -> str:
-        return (session_name(magics.current.agent) if magics.current is not None else None) or "(in memory)"
+        return (session_name(magics.current.agent) if magics.current is not None else None) or IN_MEMORY_SESSION
 
     return NotebookTools(magics.document.bridge, name, log=magics.cell_log)

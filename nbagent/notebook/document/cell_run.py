@@ -357,10 +357,11 @@ def execution_shown(view: "AgentView", sess: "NotebookSession") -> "Callable[[Ex
 
 def materialiser(magics: "MagicsApi", sess: "NotebookSession", args: Namespace) -> "Materialiser":
     """The run's cell maker (inactive when cells are off: it then only notes nothing)."""
+    from .edit_rules import IN_MEMORY_SESSION
     from .materialise import Materialiser
 
     wanted = (magics.cells and not args.no_cells) or bool(args.insert_code) or magics.insert_code
-    name = session_name(sess.agent) or "(in memory)"
+    name = session_name(sess.agent) or IN_MEMORY_SESSION
     cells = Materialiser(magics.document.bridge, sess.executor if wanted else None, session=name,
                          turn=lambda: sess.agent.turn, agent_cell_id=executing_cell_id(),
                          redact=lambda outputs: sess.agent.engine.sanitizer_after_code().strings(outputs))

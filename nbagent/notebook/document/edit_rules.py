@@ -11,18 +11,23 @@ from .bridge_types import CellJSON
 from .fetches import fetched_hosts
 from .removal import MADE_KINDS, ORIGIN, mark_of
 
+IN_MEMORY_SESSION = "(in memory)"
+"""What a session kept in memory (not recorded) names itself in its cells' marks: the same in every
+kernel, so a mark naming it says nothing of who made the cell."""
 
-def made_here(cell: CellJSON, session: str) -> bool:
+
+def made_here(cell: CellJSON, session: str, known: bool = False) -> bool:
     """Whether ``cell`` as read is one the agent made in this session and nobody changed since: its
     mark names this session (a received notebook's claims another, or none), and the front-end's
     stamp (``made``, written when the cell was inserted) still matches the cell's id and text. The
     mark alone says "new" after the user typed their own code into the cell, and anyone can write
-    a mark into a file: either alone let the allowance rewrite the user's cells unasked."""
+    a mark into a file: either alone let the allowance rewrite the user's cells unasked. ``known``:
+    this tool made the cell itself (inserted it), the only proof for a session kept in memory."""
     mark = mark_of(cell)
     stamp = mark.get("made") if mark is not None else None
     if mark is None or not isinstance(stamp, dict) or mark.get("origin") != ORIGIN:
         return False
-    if mark.get("session") != session:
+    if mark.get("session") != session or (session == IN_MEMORY_SESSION and not known):
         return False
     if mark.get("kind") == "edit":
         # Rewritten by the agent: its own only where the front-end stamped it whole at its insert
@@ -63,4 +68,4 @@ def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -
             "(an image's URL can carry data out), so it asks each time")
 
 
-__all__ = ["asks_each_time", "made_here"]
+__all__ = ["IN_MEMORY_SESSION", "asks_each_time", "made_here"]

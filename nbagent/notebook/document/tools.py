@@ -182,7 +182,8 @@ class NotebookRead(_NotebookTool):
             used, end = used + len(text), index + 1
             if isinstance(cell_id := cells[index].get("id"), str):
                 self.shared.seen[cell_id] = source_hash(_source(cells[index]))
-                self.shared.made[cell_id] = made_here(cells[index], self.shared.session_name())
+                self.shared.made[cell_id] = made_here(cells[index], self.shared.session_name(),
+                                                      known=self.shared.made.get(cell_id, False))
         # What the model was shown of the cells' outputs is an input of its answer (a replay compares it).
         record_read(cells[params.start:end], executing_cell_id(), ctx.redact, secrets)
         more = f"\n\n(cells {end}–{len(cells) - 1} not shown: read again with start={end})" if end < len(cells) else ""

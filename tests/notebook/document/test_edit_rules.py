@@ -96,3 +96,19 @@ async def test_a_users_cell_the_agent_rewrote_stays_the_users(tools, tmp_path: P
     assert _allowed().will_ask(tools["notebook_edit"], again)
     await call(tools, "notebook_read", tmp_path)
     assert _allowed().will_ask(tools["notebook_edit"], again)
+
+
+async def test_a_received_cell_claiming_an_in_memory_sessions_mark_asks(front, tmp_path: Path):
+    # A session kept in memory (not recorded) has one name in every kernel, "(in memory)": a received
+    # notebook's cell can carry it, with a stamp anyone can compute. Only a cell this session made counts.
+    tools = {t.name: t for t in NotebookTools(front.connect(Bridge()), lambda: "(in memory)").tools()}
+    source = "x = 40"
+    front.cells[1]["metadata"]["nbagent"] = {
+        "origin": ORIGIN, "kind": "new", "session": "(in memory)", "turn": 1, "tool_use_id": "t",
+        "made": {"cell_id": "c2", "source_sha256": hashlib.sha256(source.encode()).hexdigest()}}
+    await call(tools, "notebook_read", tmp_path)
+    assert _allowed().will_ask(tools["notebook_edit"], {"action": "replace", "cell_id": "c2", "source": "x = 0"})
+    inserted = await call(tools, "notebook_edit", tmp_path, action="insert", cell_id="c2", source="y = 1")
+    new_id = inserted.content.split()[3]
+    await call(tools, "notebook_read", tmp_path)  # its own cell, read back: still its own
+    assert not _allowed().will_ask(tools["notebook_edit"], {"action": "replace", "cell_id": new_id, "source": "y = 2"})
