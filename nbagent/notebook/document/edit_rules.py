@@ -53,19 +53,18 @@ def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -
       images as links so that no reply makes the page send data in a URL; a cell JupyterLab renders
       would, on the next open too."""
     action, cell_id = tool_input.get("action"), tool_input.get("cell_id")
+    reasons = []
     # Not known as the agent's (``made`` lacks it): the user's. An unread cell is refused anyway, and
     # a read through another instance (an MCP client's reads share only the read hashes) is no pass.
     if action in ("replace", "move") and isinstance(cell_id, str) and not made.get(cell_id, False):
         verb = "rewrites" if action == "replace" else "moves"
-        return f"it {verb} a cell the agent did not make in this session (yours), so it asks each time"
+        reasons.append(f"it {verb} a cell the agent did not make in this session (yours)")
     source, kind = tool_input.get("source"), tool_input.get("cell_type")
-    if action not in ("insert", "replace") or kind != "markdown" or not isinstance(source, str):
-        return None
-    hosts = fetched_hosts(source)
-    if not hosts:
-        return None
-    return (f"the Markdown cell loads from {', '.join(ascii(h)[1:-1] for h in hosts[:3])} when it renders "
-            "(an image's URL can carry data out), so it asks each time")
-
+    hosts = fetched_hosts(source) if action in ("insert", "replace") and kind == "markdown" \
+        and isinstance(source, str) else []
+    if hosts:  # said too where the cell is yours: the card's one warning that the text can carry data out
+        reasons.append(f"the Markdown cell loads from {', '.join(ascii(h)[1:-1] for h in hosts[:3])} when it "
+                       "renders (an image's URL can carry data out)")
+    return "; ".join(reasons) + ", so it asks each time" if reasons else None
 
 __all__ = ["IN_MEMORY_SESSION", "asks_each_time", "made_here"]

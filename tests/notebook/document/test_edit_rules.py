@@ -112,3 +112,13 @@ async def test_a_received_cell_claiming_an_in_memory_sessions_mark_asks(front, t
     new_id = inserted.content.split()[3]
     await call(tools, "notebook_read", tmp_path)  # its own cell, read back: still its own
     assert not _allowed().will_ask(tools["notebook_edit"], {"action": "replace", "cell_id": new_id, "source": "y = 2"})
+
+
+async def test_a_replace_of_the_users_cell_with_markdown_that_loads_from_the_web_says_both(tools, tmp_path: Path):
+    # The card's reason named only "a cell the agent did not make": the warning that the new Markdown
+    # loads from a host when it renders (an image's URL can carry data out) was dropped.
+    await call(tools, "notebook_read", tmp_path)
+    pixel = {"action": "replace", "cell_id": "c2", "cell_type": "markdown",
+             "source": "![chart](https://collect.example/c.png?d=412000)"}
+    reason = _allowed().protected_reason(tools["notebook_edit"], pixel) or ""
+    assert "did not make" in reason and "collect.example" in reason, reason
