@@ -274,6 +274,7 @@ class NotebookEdit(_NotebookTool):
         new_id = str(result.get("id"))
         self.shared.seen[new_id] = source_hash(params.source)
         self.shared.made[new_id] = True
+        record_replaced(new_id)  # the turn's work, as a cell it replaced or ran: read later, no input of its answer
         return ToolOutput(f"Inserted {params.cell_type} cell {new_id} at index {result.get('index')}.")
 
     async def _delete(self, cell_id: str) -> ToolOutput:

@@ -465,3 +465,19 @@ async def test_a_replace_or_move_of_the_users_cell_asks_each_time_even_when_note
     bypass = PermissionGate(None)
     bypass.mode = "bypass"
     assert bypass.protected_reason(edit, rewrite) is None
+
+
+async def test_a_cell_the_turn_inserted_and_then_read_is_no_input_of_its_answer(front, tools, tmp_path):
+    # The cell is the turn's work, as a cell it replaced or ran is: recorded as read, a later turn's
+    # fix of it ("fix the cell you made") made every replay of this turn say "the cell … the model
+    # read changed" (and fail under --if-changed fail, ask again under live).
+    from nbagent.notebook.document.inputs import TurnWatch
+
+    with TurnWatch(InteractiveShell.instance(), tmp_path, None) as watch:
+        await call(tools, "notebook_read", tmp_path)
+        inserted = await call(tools, "notebook_edit", tmp_path, action="insert", cell_id="c2", source="y = 1")
+        await call(tools, "notebook_read", tmp_path)
+    new_id = inserted.content.split()[3]
+    recorded = watch.inputs()
+    assert new_id not in recorded.read_sources and new_id not in recorded.read_outputs
+    assert "c2" in recorded.read_sources  # the user's cell it read stays an input
