@@ -109,6 +109,13 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
         # holds nothing this kernel showed, so there is nothing to roll back and Run All goes on.
         return (f"nbagent: nothing rolled back: this kernel is replaying the record, and the {link.undone_shown} "
                 "agent cell(s) it reached were undone already (each said so), so nothing is here to undo."), ""
+    compacted = session_name(magics.current.agent) if link.live_by_command and magics.current is not None else None
+    if compacted is not None and _ran_before(compacted, turn):
+        # Live only by a compaction at the record's end in this Run All: this cell's rollback is in
+        # the record from before it, and run again it undid that compaction (sent again next Run All).
+        return (f"nbagent: nothing rolled back: this cell rolled the record back to turn {turn} when it ran, "
+                "before the compaction above: the record keeps both. To undo the compaction, run "
+                f"%agent rollback {turn} in a new cell."), ""
     if link.went_live or cursor is None:
         # A live turn after a replay goes on in the record: the turns it rolls back may include
         # replayed ones, whose cells an earlier kernel made and which stay (Run All runs them).

@@ -177,7 +177,9 @@ class DocumentLink(RecordKeeper):
             and self._stale(carried) else None
         if stale is not None:
             carried = None  # its answer predates one shown above it: asked again, below
-        if carried is not None and not live and (new or not self.went_live):
+        # A compaction at the record's end went live but asked no turn: a cell below it still shows
+        # (or leaves undone) its own record, as it would without it, rather than ask it again.
+        if carried is not None and not live and (new or not self.went_live or self.live_by_command):
             return self._carried(carried, prompt, cell_id)
         return self._live(prompt, metadata, cursor, carried, found, live=live, new=new, fresh=fresh,
                           made_after=made_after, stale=stale)
@@ -341,7 +343,7 @@ class DocumentLink(RecordKeeper):
         cell whose turn came before it in the carried turn's conversation showed another answer
         here (it was edited, or run again after this turn, and its new answer is the one shown),
         so this answer was computed from a conversation the notebook no longer holds."""
-        if self.went_live or not carried.mine:
+        if (self.went_live and not self.live_by_command) or not carried.mine:
             return False
         index = load_index(self.root, carried.session)
         if index is None:

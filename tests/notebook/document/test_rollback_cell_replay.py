@@ -68,3 +68,33 @@ def test_a_rollback_cell_typed_after_a_replay_still_rolls_back(lab, monkeypatch)
 
     assert "rolled back to the end of turn 1" in out
     assert lab.front.cells[-1]["metadata"]["nbagent"]["kind"] == "rollback"
+
+
+
+def test_a_recorded_rollback_cell_after_a_live_compact_keeps_the_compaction(lab, monkeypatch):  # noqa: F811
+    """Turns 1-3 asked, ``%agent rollback 2`` undid turn 3; a compact cell added above turn 3's cell.
+    Run All compacted live at the record's end, then the rollback cell (it ran before: its mark says
+    so) rolled back live, undoing the compaction just made: every Run All sent a summary request and
+    threw it away again."""
+    _seen_by_fork(lab, monkeypatch)
+    at = lambda cell_id: next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)  # noqa: E731
+    lab.front.cells += [_cell("c-second", f"%%agent\n{SECOND}")]
+    lab.run()
+    lab.run(at("c-second"))
+    lab.front.cells += [_cell("c-third", "%%agent\nwhat is 2 + 2? use python")]
+    lab.run(at("c-third"))
+    lab.front.cells += [_cell("c-rollback", "%agent rollback 2")]
+    assert "rolled back to the end of turn 2" in lab.run(at("c-rollback"))
+    lab.front.cells.insert(at("c-third"), _cell("c-compact", "%agent compact"))  # added above turn 3's cell
+    for runs in range(2):  # Restart & Run All, twice
+        lab.restart()
+        outs = {cell_id: lab.run(at(cell_id)) for cell_id in [c["id"] for c in lab.front.cells]}
+        agent = magics_mod.active_magics().current.agent
+        if runs == 0:
+            assert "Compacted messages" in outs["c-compact"], outs["c-compact"]
+            requests, history = len(agent.records), list(agent.history)
+        else:
+            assert "Compacted messages" not in outs["c-compact"], outs["c-compact"]  # shown as recorded
+        assert "undone with %agent rollback" in outs["c-third"], outs["c-third"]  # not asked again
+        assert "nothing rolled back" in outs["c-rollback"], outs["c-rollback"]
+        assert list(agent.history) == history and len(agent.records) == requests
