@@ -43,6 +43,12 @@ SHOWN_EVERY_S = 5.0
 """How often a wait asks whether its prompt is still shown (a reload leaves the kernel waiting)."""
 
 
+NO_PAGE_S = 30.0
+"""How long a prompt is still taken as shown while no page of the notebook answers (a reload, a
+dropped connection coming back); past it, every tab of the notebook was closed and the prompt,
+shown nowhere, is given up (denied, or Retry / Cancel cancelled) rather than keep the kernel Busy."""
+
+
 class Decision(Generic[T]):
     """A value decided once, from any thread, and awaited on an asyncio loop.
 

@@ -88,7 +88,7 @@ def test_closing_the_notebook_while_allow_deny_waits_never_leaves_the_kernel_bus
 
     _require_installed_bridge()
     base, token = lab
-    setup = "%load_ext nbagent\nimport nbagent.notebook.document.page as _page\n_page.NO_PAGE_S = 3.0"
+    setup = "%load_ext nbagent\nimport nbagent.notebook.waiting as _waiting\n_waiting.NO_PAGE_S = 3.0"
     name = _put(lab, "close_during_prompt.ipynb", "python3", [setup, "%%agent\nWhat is 17 * 23?"])
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(f"{base}/lab/tree/{name}?token={token}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from .. import waiting
 from .bridge import BridgeError, BridgeUnavailable, executing_cell_id, executing_client, executing_request
 from .embedded import in_kernel
 
@@ -17,19 +18,13 @@ if TYPE_CHECKING:
     from .bridge_types import CellJSON, OutputJSON
 
 
-NO_PAGE_S = 30.0
-"""How long a prompt is still taken as shown while no page of the notebook answers (a reload, a
-dropped connection coming back); past it, every tab of the notebook was closed and the prompt,
-shown nowhere, is given up (denied, or Retry / Cancel cancelled) rather than keep the kernel Busy."""
-
-
 def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     """What a view asks before it waits on a click, and every few seconds while it waits: is the
     cell running now (taken here, while it runs) still in the notebook, and running there? False
     only when the front-end answers that it is not: deleted while queued, the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it),
     or the page that runs it shows it idle with its outputs cleared (Edit > Clear Outputs); or no
-    page has answered for :data:`NO_PAGE_S` (the notebook's tabs closed)."""
+    page has answered for :data:`~nbagent.notebook.waiting.NO_PAGE_S` (the notebook's tabs closed)."""
     cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
         return _nowhere
@@ -40,7 +35,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     last_unanswered = 0.0
 
     def no_page_yet() -> bool:
-        """No page answers now: shown for :data:`NO_PAGE_S` (a page may be reconnecting), then
+        """No page answers now: shown for :data:`~nbagent.notebook.waiting.NO_PAGE_S` (a page may be reconnecting), then
         taken as gone (every tab of the notebook closed: the prompt shows nowhere). Only checks in
         a row count: after a longer gap than a wait's checks leave, no prompt waited in between (it
         was clicked: a page was there), so an unanswered check before it says nothing now."""
@@ -49,7 +44,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         if unanswered_since is None or now - last_unanswered > _checks_apart_s():
             unanswered_since = now
         last_unanswered = now
-        return now - unanswered_since < NO_PAGE_S
+        return now - unanswered_since < waiting.NO_PAGE_S
 
     async def shown() -> bool:
         nonlocal unanswered_since

@@ -20,9 +20,9 @@ from .tools import ToolCard
 UNSEEN_PROMPT = ("Denied without asking: nobody could see Allow / Deny here (a run with no notebook page, as "
                  "nbconvert, nbclient, papermill or plain IPython; a page reloaded or closed; or this cell deleted "
                  "while it was queued). To let a tool run without asking, allow it up front: %%agent --allow python.")
-LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed (or the cell's outputs cleared) "
-               "while it waited, so nobody could answer it. Run the agent cell again to be asked again.")
-
+LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed (or the cell's outputs cleared, or no "
+               f"page answered for {waiting.NO_PAGE_S:g} s: closed, asleep or disconnected) while it waited, so "
+               "nobody could answer it. Run the agent cell again to be asked again.")
 
 
 class AskingView(Protocol):

@@ -322,7 +322,7 @@ async def test_a_prompt_whose_every_tab_was_closed_is_denied_once_no_page_answer
     # The spec: no prompt waits where nobody can see it. With the notebook's tabs closed, no page
     # answers the check, and the kernel stayed Busy on Allow / Deny until the notebook was opened again.
     monkeypatch.setattr(waiting, "SHOWN_EVERY_S", 0.02)
-    monkeypatch.setattr(page, "NO_PAGE_S", 0.2)
+    monkeypatch.setattr(waiting, "NO_PAGE_S", 0.2)
     monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
     monkeypatch.setattr(Bridge, "reconnect", _no_page)
     front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
@@ -345,7 +345,7 @@ async def test_a_prompt_whose_every_tab_was_closed_is_denied_once_no_page_answer
 
 
 async def test_a_page_that_answers_again_within_the_bound_keeps_the_prompt(monkeypatch) -> None:
-    monkeypatch.setattr(page, "NO_PAGE_S", 60.0)
+    monkeypatch.setattr(waiting, "NO_PAGE_S", 60.0)
     monkeypatch.setattr(page, "executing_cell_id", lambda: "c1")
     monkeypatch.setattr(Bridge, "reconnect", _no_page)
     front = FakeFrontEnd([{"cell_type": "code", "source": "%%agent\nq"}])
