@@ -22,7 +22,7 @@ from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_window_line, show_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
-from .replayed import fill_stand_in, keep_code_session, resume_live
+from .replayed import fill_stand_in, keep_code_session, resume_live, update_loaded
 from .replayed_options import grant_allow, remember, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
@@ -66,7 +66,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
         if checked is not None:
             options = remember(link, checked.session, args, mine=_signed_by_you(checked),  # its --window etc., as live
                                own=lambda trait: getattr(magics, trait, None))
-            _update_loaded(magics, checked.session, options)
+            update_loaded(magics, checked.session, options)
             _said_other_model(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
@@ -111,17 +111,6 @@ def _signed_by_you(decision: Replay) -> bool:
     if decision.notebook is not None:
         return decision.notebook.mine
     return decision.shown is not None
-
-
-def _update_loaded(magics: "MagicsApi", session: str, options: "dict[str, object]") -> None:
-    """The replayed session, when a command loaded it already (``%agent status`` between replayed
-    cells), takes the replayed cell's ``options``, as it would have live."""
-    current = magics.current
-    if current is None or session_name(current.agent) != session:
-        return
-    if options:
-        current.agent.reconfigure(**options)
-    grant_allow(magics.document, session, current.agent)
 
 
 class ReplayInputsChanged(AgentCellError):

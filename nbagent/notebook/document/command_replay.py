@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 
 from ...engine.loop.compaction import COMPACT_KEEP
 from .bridge import executing_cell_id
+from .decisions import is_kept
 from .embedded import executing_metadata, read_record
 from .live_lines import show_line
+from .replay import load_index
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
+    from .link import DocumentLink
 
 
 RETRY_SHOWN_LINE = ("ⓘ %agent retry: the retried turn (turn {turn}) is the one replayed above, as recorded: "
@@ -34,7 +37,7 @@ async def replayed_retry(magics: "MagicsApi") -> bool:
     last = link.last_replayed
     if link.went_live or last is None:
         return False
-    if link.retry_replays():
+    if _retry_replays(link):
         await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
         return True
     if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
@@ -47,6 +50,21 @@ async def replayed_retry(magics: "MagicsApi") -> bool:
                          "recorded); %agent retry re-sends a failed, cancelled or interrupted prompt.")
     show_line(RETRY_SHOWN_LINE.format(turn=last.turn), "nbagent-replayed")
     return True
+
+
+def _retry_replays(link: "DocumentLink") -> bool:
+    """Whether the ``%agent retry`` cell running in this replaying kernel carries the retried
+    turn in its own metadata (the front-end sends it): the record of the prompt replayed last,
+    asked by this cell, and not rolled back in the folder. It then replays as an agent cell
+    with that prompt would, from that record."""
+    last = link.last_replayed
+    if link.went_live or last is None:
+        return False
+    carried = read_record(executing_metadata(), last.prompt, executing_cell_id())
+    if carried is None:
+        return False
+    index = load_index(link.root, carried.session) if carried.mine else None
+    return index is None or is_kept(carried, index, last.prompt, executing_cell_id())
 
 
 NOTHING_TO_FIX_LINE = ("ⓘ nothing to fix: no cell has failed in this kernel (the cell this fix was asked about ran "

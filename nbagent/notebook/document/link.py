@@ -393,17 +393,3 @@ class DocumentLink(RecordKeeper):
             # the conversation where the later one ended, as both are shown above the next cell.
             self.cursor.shown = max(self.cursor.shown, turn)
         self.last_replayed = ReplayedTurn(self._asking, turn, failed)
-
-    def retry_replays(self) -> bool:
-        """Whether the ``%agent retry`` cell running in this replaying kernel carries the retried
-        turn in its own metadata (the front-end sends it): the record of the prompt replayed last,
-        asked by this cell, and not rolled back in the folder. It then replays as an agent cell
-        with that prompt would, from that record."""
-        last = self.last_replayed
-        if self.went_live or last is None:
-            return False
-        carried = read_record(executing_metadata(), last.prompt, executing_cell_id())
-        if carried is None:
-            return False
-        index = load_index(self.root, carried.session) if carried.mine else None
-        return index is None or is_kept(carried, index, last.prompt, executing_cell_id())

@@ -76,6 +76,17 @@ def resume_live(magics: "MagicsApi", session: str) -> None:
             link.loaded = None  # no longer one loaded only to show the record
 
 
+def update_loaded(magics: "MagicsApi", session: str, options: "dict[str, object]") -> None:
+    """The replayed session, when a command loaded it already (``%agent status`` between replayed
+    cells), takes the replayed cell's ``options``, as it would have live."""
+    current = magics.current
+    if current is None or session_name(current.agent) != session:
+        return
+    if options:
+        current.agent.reconfigure(**options)
+    grant_allow(magics.document, session, current.agent)
+
+
 def fill_stand_in(magics: "MagicsApi") -> bool:
     """Load the replayed session into the session the notebook's code made and the replay stood
     in for (``s = magics.new_session(...)`` or ``nbagent.session()`` before its agent cells): a
@@ -213,4 +224,4 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
 
 
 __all__ = ["carried_only", "fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
-           "replayed_session", "shown_turns"]
+           "replayed_session", "resume_live", "shown_turns", "update_loaded"]
