@@ -20,7 +20,7 @@ from .command_args import HELP_FLAGS, help_text, parse, parser_of, short_usage
 from .mcp_command import mcp as mcp_command
 from .options import cell_options, turn_number
 from .serve import command as serve_command
-from .status import spent_line, status
+from .status import replayed_so_far, spent_line, status
 
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
@@ -92,7 +92,7 @@ COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 @magic_arguments(name="agent cost")
 def cost(magics: "MagicsApi", args: Namespace) -> None:
     """Session totals by token kind and USD."""
-    from .document.replayed import carried_only, notebook_status, replayed_session
+    from .document.replayed import carried_only, notebook_status, replayed_session, shown_turns
 
     if carried_only(magics) or replayed_session(magics) is None:
         # A replaying kernel with no session to load: a notebook received without its .nbagent/
@@ -107,6 +107,11 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
             return
     sess = _need_session(magics)
     t = sess.totals
+    shown = shown_turns(magics)
+    if shown is not None and shown < sess.turn:  # mid-replay: the turns shown, as %agent history lists them
+        whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests)
+        print("\n".join(replayed_so_far(sess.records, shown, whole)))
+        return
     u = t.usage
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")

@@ -12,8 +12,11 @@ from ..engine.contracts.context_policy import ContextPolicy
 from .serve import command as serve_command
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..agent import Agent
     from ..engine.contracts.events import Totals
+    from ..engine.contracts.records import RequestRecord
     from .magics_api import MagicsApi
 
 
@@ -33,6 +36,28 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
                  f"({t.requests} request(s); the others were rolled back, or cut off mid-answer and "
                  "billed without a row in the turn table: they stay spent)")
     return line
+
+
+def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str) -> list[str]:
+    """``%agent cost`` in a kernel that has replayed ``shown`` turns of a longer record: the requests
+    of those turns (the rows ``%agent history`` lists there, so the two add up), then ``whole``, the
+    whole record's spent line. The loaded session is the whole record, and its totals alone counted
+    the turns the cells below have still to replay: a lesson's cost cell after turn 5 read turn 6's
+    money too, under a history table that ended at turn 5."""
+    from ..engine.state.totals import Spent
+
+    mine = [r for r in records if r.turn <= shown]
+    spent = Spent.of(mine)
+    tokens = {"input": 0, "output": 0, "cache write": 0, "cache read": 0}
+    for r in mine:
+        u = r.usage
+        for name, n in zip(tokens, (u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                                    u.cache_read_input_tokens), strict=True):
+            tokens[name] += n
+    return [f"requests {spent.requests}  " + "  ".join(f"{k} {v:,}" for k, v in tokens.items()),
+            f"spent {fmt_total_cost(spent.cost_usd, spent.unpriced_requests, spent.requests)} in {spent.requests} "
+            f"request(s) by the {shown} turn(s) replayed so far, when the record's turns ran",
+            f"the whole record: {whole}; the agent cells below replay the rest"]
 
 
 def endpoint_line(agent: "Agent") -> str:

@@ -1,0 +1,42 @@
+"""Inspection commands between replayed agent cells describe the turns replayed so far: the loaded
+session is the whole record, so a lesson's ``%agent cost`` cell after turn 1 of 2 read the money of
+turn 2 as well, under an ``%agent history`` table that ended at turn 1 (newcomer pass 17)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nbagent.notebook import magics as magics_mod
+
+from .test_replay_inprocess import FIRST, SECOND, _line, agent, cell, ip, restart
+
+__all__ = ["ip"]  # the fixture, shared with test_replay_inprocess
+
+
+def _history_cost(history: str) -> tuple[int, float]:
+    lines = [ln for ln in history.splitlines() if ln.strip()]
+    assert lines[0].split()[:2] == ["turn", "request"] and " hit %   cost " in lines[0]  # the 9th value is the cost
+    rows = [ln.split() for ln in lines[1:]]
+    return len(rows), sum(float(r[8]) for r in rows)
+
+
+def test_agent_cost_between_replayed_cells_adds_up_with_the_history_shown_so_far(ip: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "lesson.ipynb")  # the notebook's own record
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    whole = agent().totals
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)  # one of the two recorded turns replayed: the cost cell sits between them
+
+    history = _line(ip, "%agent history")
+    cost = _line(ip, "%agent cost")
+
+    rows, history_usd = _history_cost(history)
+    assert re.search(rf"^requests {rows} ", cost, re.M), cost  # the requests the history lists, not the record's
+    assert f"spent ${history_usd:.4f} in {rows} request(s) by the 1 turn(s) replayed so far" in cost, cost
+    assert rows < whole.spent_requests  # the record holds more, and says so on its own line
+    assert f"the whole record: spent ${whole.spent_usd:.4f} in {whole.spent_requests} request(s)" in cost
+    assert "replayed" in cell(ip, SECOND)  # the replay goes on
+    after = _line(ip, "%agent cost")  # every turn shown: the session's totals, as before
+    assert f"spent ${whole.spent_usd:.4f} in {whole.spent_requests} request(s)" in after and "so far" not in after
