@@ -134,8 +134,24 @@ def context(magics: "MagicsApi", args: Namespace) -> None:
         return
     sess = _need_session(magics)
     _check_turn(sess, args.turn)
-    print("\n".join(kernel_context_lines(sess, args.turn)))
+    turn, later = _replayed_turn(magics, sess, args.turn)
+    print("\n".join(kernel_context_lines(sess, turn)))
+    if later:
+        print(f"\nThe history below is the whole record's, to the end of turn {sess.turn}: {later}")
     _display(sess.messages_df())
+
+
+def _replayed_turn(magics: "MagicsApi", sess: "NotebookSession", turn: int | None) -> tuple[int | None, str]:
+    """The turn an inspection command without ``TURN`` describes: the latest, except in a kernel
+    that has replayed part of a longer record, where it is the last turn shown (the cell sits
+    there; the record's last turn is below it, not replayed yet). Also what to say of the later
+    turns, '' when there are none."""
+    from .document.replayed import shown_turns
+
+    shown = shown_turns(magics)
+    if turn is not None or shown is None or shown >= sess.turn or shown < 1:
+        return turn, ""
+    return shown, f"turns {shown + 1}-{sess.turn} are in it, and the agent cells below replay them."
 
 
 def _check_turn(sess: "NotebookSession", turn: int | None) -> None:
@@ -164,7 +180,7 @@ def saw(magics: "MagicsApi", args: Namespace) -> None:
     if _said_nothing_loaded(magics):
         return
     sess = _need_session(magics)
-    turn = args.turn
+    turn, _ = _replayed_turn(magics, sess, args.turn)
     sent = sess.saw(turn)
     unsaved = sess.unsaved_requests(turn)
     if unsaved:  # made by an earlier version, which did not keep what they sent in the task folder

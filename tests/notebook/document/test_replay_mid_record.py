@@ -40,3 +40,21 @@ def test_agent_cost_between_replayed_cells_adds_up_with_the_history_shown_so_far
     assert "replayed" in cell(ip, SECOND)  # the replay goes on
     after = _line(ip, "%agent cost")  # every turn shown: the session's totals, as before
     assert f"spent ${whole.spent_usd:.4f} in {whole.spent_requests} request(s)" in after and "so far" not in after
+
+
+def test_agent_context_and_saw_between_replayed_cells_describe_the_turn_shown_not_the_records_last(
+        ip: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "lesson.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    context = _line(ip, "%agent context")
+    saw = _line(ip, "%agent saw")
+
+    assert "turn 1" in context.splitlines()[0].lower() and "turn 2" not in context.splitlines()[0].lower(), context
+    assert "the agent cells below replay them" in context  # the message table is the whole record's: said
+    assert SECOND not in saw and FIRST in saw  # the request of turn 1, not turn 2's
+    assert "replayed" in cell(ip, SECOND)
+    assert "turn 2" in _line(ip, "%agent context").splitlines()[0].lower()  # all shown: the latest, as before
