@@ -151,7 +151,8 @@ def _replayed_turn(magics: "MagicsApi", sess: "NotebookSession", turn: int | Non
     shown = shown_turns(magics)
     if turn is not None or shown is None or shown >= sess.turn or shown < 1:
         return turn, ""
-    return shown, f"turns {shown + 1}-{sess.turn} are in it, and the agent cells below replay them."
+    later = f"turn {sess.turn} is" if shown + 1 == sess.turn else f"turns {shown + 1}-{sess.turn} are"
+    return shown, f"{later} in it, and the agent cells below replay them."
 
 
 def _check_turn(sess: "NotebookSession", turn: int | None) -> None:
