@@ -83,7 +83,8 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
     if args.plot and sess is not None:
         from ..display.charts import plot_context_and_cost
 
-        _display(plot_context_and_cost(sess.records))
+        shown = shown_turns(magics)  # the plot of the table's requests, not of turns still to replay
+        _display(plot_context_and_cost([r for r in sess.records if shown is None or r.turn <= shown]))
 
 
 COST_RECENT = 20  # requests whose cache hit share %agent cost lists

@@ -58,3 +58,25 @@ def test_agent_context_and_saw_between_replayed_cells_describe_the_turn_shown_no
     assert SECOND not in saw and FIRST in saw  # the request of turn 1, not turn 2's
     assert "replayed" in cell(ip, SECOND)
     assert "turn 2" in _line(ip, "%agent context").splitlines()[0].lower()  # all shown: the latest, as before
+
+
+def test_agent_history_plot_between_replayed_cells_plots_the_requests_its_table_lists(ip: Any, monkeypatch: Any) -> None:
+    from nbagent.display import charts
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "lesson.ipynb")
+    cell(ip, FIRST)
+    cell(ip, SECOND)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+    plotted: list[list[int]] = []
+    real = charts.plot_context_and_cost
+
+    def plot(records: Any) -> Any:
+        plotted.append([r.turn for r in records])
+        return real(records)
+
+    monkeypatch.setattr(charts, "plot_context_and_cost", plot)
+
+    rows, _ = _history_cost(_line(ip, "%agent history --plot").split("<IPython.core.display.SVG")[0])
+
+    assert plotted and set(plotted[0]) == {1} and len(plotted[0]) == rows  # on the old code: turn 2's too
