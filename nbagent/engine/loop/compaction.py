@@ -182,5 +182,8 @@ def compacted_notice(made: Compaction, before: int, after: int) -> str:
     is always kept, say) should be visible as such, next to the price of the summary request."""
     u = made.record.usage
     cost = "at unknown cost" if made.record.cost_usd is None else f"for ${made.record.cost_usd:.4f}"
+    # A lesson's short turns can summarise to more than they were: "Compacted" alone read as a saving.
+    grew = (" The summary is no shorter than the messages it replaced, so it saved nothing: compaction pays "
+            "off once the earlier turns are long.") if after >= before else ""
     return (f"Compacted messages 2-{made.through} into a summary: history {before:,} → {after:,} tokens "
-            f"(estimated), summary request {cost} ({u.prompt_tokens:,} in, {u.output_tokens:,} out).")
+            f"(estimated), summary request {cost} ({u.prompt_tokens:,} in, {u.output_tokens:,} out).{grew}")

@@ -111,3 +111,16 @@ def test_compact_notice_says_tokens_before_and_after_and_what_it_cost(tmp_path: 
     assert f"${row.cost_usd:.4f}" in notice
     counts = re.search(r"\(([\d,]+) in, ([\d,]+) out\)", notice)
     assert counts and counts.groups() == (f"{row.usage.prompt_tokens:,}", f"{row.usage.output_tokens:,}")
+
+
+def test_compact_notice_says_when_the_summary_saved_nothing(tmp_path: Path) -> None:
+    import re
+
+    agent, _ = agent_on(tmp_path)
+    chat(agent, 3)  # short turns, as in a first demo: the summary is longer than what it replaces
+    (notice,) = [e.message for e in agent.compact_sync() if isinstance(e, Notice)]
+    sizes = re.search(r"history ([\d,]+) → ([\d,]+) tokens", notice)
+    assert sizes is not None
+    before, after = (int(g.replace(",", "")) for g in sizes.groups())
+    assert after >= before, notice  # the case under test
+    assert "no shorter than the messages it replaced, so it saved nothing" in notice
