@@ -310,10 +310,7 @@ class AgentMagics(Magics):
             assert self.shell is not None
             self.shell.user_ns[args.out] = agent.last_output
         shown = view.finish()
-        # A turn whose question nobody could answer is not recorded, as an interrupted one: its notice
-        # says running the cell again asks again, which a replay of the denial under Restart & Run All belied.
-        record = None if view.lost_a_prompt else self.document.recorded(
-            agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None)
+        record = self.document.recorded(agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None)
         await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 

@@ -54,8 +54,7 @@ NO_MATCH_LINE = ("ⓘ no recorded answer for this cell here: no record beside th
 """Headless, where the folder has records but none this first agent cell could replay (notebook 05
 with its structured-output prompt edited said there was no .nbagent/ record at all)."""
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
-                   "short by a kernel restart, for instance, or by an Allow / Deny question nobody could answer), or "
-                   "its record was removed: asking the model.")
+                   "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
 NEW_QUESTION_LINE = ("ⓘ asking the model as a new question: this kernel has asked the model already, and a headless "

@@ -107,13 +107,6 @@ class AgentView:
         return self.prompts_shown[-1]
 
     @property
-    def lost_a_prompt(self) -> bool:
-        """A permission question of this run nobody could answer (its page went away while it
-        waited): it was denied for the user, who was told to run the cell again to be asked again."""
-        return any(isinstance(p.outcome, Deny) and p.outcome.reason == questions.LOST_PROMPT
-                   for p in self.prompts_shown)
-
-    @property
     def failure(self) -> FailurePrompt:
         """The latest failed-request card (``view.failure.retry()`` / ``.cancel()``)."""
         if not self.failures_shown:
