@@ -153,7 +153,7 @@ def _replayed_turn(magics: "MagicsApi", sess: "NotebookSession", turn: int | Non
     if turn is not None or shown is None or shown >= sess.turn or shown < 1:
         return turn, ""
     later = f"turn {sess.turn} is" if shown + 1 == sess.turn else f"turns {shown + 1}-{sess.turn} are"
-    return shown, f"{later} in it, and the agent cells below replay them."
+    return shown, f"{later} in it, not shown yet (the agent cells below replay what the record holds of them)."
 
 
 def _check_turn(sess: "NotebookSession", turn: int | None) -> None:

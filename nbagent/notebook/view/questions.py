@@ -19,10 +19,12 @@ from .tools import ToolCard
 
 UNSEEN_PROMPT = ("Denied without asking: nobody could see Allow / Deny here (a run with no notebook page, as "
                  "nbconvert, nbclient, papermill or plain IPython; a page reloaded or closed; or this cell deleted "
-                 "while it was queued). To let a tool run without asking, allow it up front: %%agent --allow python.")
+                 "while it was queued). To let a tool run without asking, allow it up front: %%agent --allow python "
+                 "(and --live where the cell replays this answer as recorded, after a kernel restart).")
 LOST_PROMPT = ("Denied: the page showing Allow / Deny was reloaded or closed (or the cell's outputs cleared, or no "
                f"page answered for {waiting.NO_PAGE_S:g} s: closed, asleep or disconnected) while it waited, so "
-               "nobody could answer it. Run the agent cell again to be asked again.")
+               "nobody could answer it. Run the agent cell again to be asked again (after a kernel restart, with --live: "
+               "a replay shows this answer as recorded).")
 
 
 class AskingView(Protocol):

@@ -54,7 +54,7 @@ def test_agent_context_and_saw_between_replayed_cells_describe_the_turn_shown_no
     saw = _line(ip, "%agent saw")
 
     assert "turn 1" in context.splitlines()[0].lower() and "turn 2" not in context.splitlines()[0].lower(), context
-    assert "turn 2 is in it, and the agent cells below replay them" in context  # the message table is the whole record's: said
+    assert "turn 2 is in it, not shown yet" in context  # the message table is the whole record's: said
     assert SECOND not in saw and FIRST in saw  # the request of turn 1, not turn 2's
     assert "replayed" in cell(ip, SECOND)
     assert "turn 2" in _line(ip, "%agent context").splitlines()[0].lower()  # all shown: the latest, as before
