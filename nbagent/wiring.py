@@ -47,11 +47,21 @@ def settings_in_force(config: SessionConfig | None, provider: ProviderChoice | P
     endpoint = getattr(provider, "endpoint", None)
     policy = admin_policy()
     config = session_config(policy, config, settings)  # the admin's defaults and limits hold
+    config = _with_profile_secrets(config)
     if endpoint is not None:
         config = endpoint_settings(config, endpoint, model_chosen="model" in settings or chosen)
         if policy is not None:
             policy.check_config(config)
     return Settings(config, provider, endpoint, guarded_hooks(policy, hooks))
+
+
+def _with_profile_secrets(config: SessionConfig) -> SessionConfig:
+    """``config`` whose ``secret_env`` names the variables your endpoint profiles read keys from,
+    whichever endpoint this session uses (:func:`~nbagent.providers.endpoints.profile_secret_env`)."""
+    from .providers.endpoints import profile_secret_env
+
+    names = tuple(dict.fromkeys((*config.secret_env, *profile_secret_env())))
+    return config if names == config.secret_env else config.replace(secret_env=names)
 
 
 @dataclass(frozen=True)

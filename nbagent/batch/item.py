@@ -126,9 +126,11 @@ def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.disk.persist import atomic_write_text
     from ..engine.loop.env_secrets import credential_env_values
     from ..engine.loop.sanitize import Sanitizer, secret_values
+    from ..providers.endpoints import profile_secret_env
 
     if result.error:  # an exception's text (a failing worker, a template's cell): the API key is never written
-        clean = Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values())).redact(result.error)
+        names = (*DEFAULT_SECRET_ENV, *profile_secret_env())
+        clean = Sanitizer(secret_values(names, credential_env_values())).redact(result.error)
         result = replace(result, error=clean)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / RESULT_FILE, json.dumps(asdict(result)))

@@ -86,13 +86,13 @@ def _problem(path: Path) -> str | None:
 def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
     """Print ``lines`` with the secrets redacted as the model's text is: the file is shown as it
     is written, and a key written out in it (refused when parsed) would go into the notebook."""
-    from ..engine.contracts.config import DEFAULT_SECRET_ENV
     from ..engine.loop.env_secrets import credential_env_values
     from ..engine.loop.sanitize import Sanitizer, secret_values
+    from .new_session import configured_secret_env
 
     sess = getattr(magics, "current", None)
     sanitizer = sess.agent.engine.sanitizer() if sess is not None else \
-        Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+        Sanitizer(secret_values(configured_secret_env(magics), credential_env_values()))
     print(sanitizer.redact("\n".join(lines)))
 
 

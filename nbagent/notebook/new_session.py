@@ -90,7 +90,16 @@ def _configured_settings(magics: MagicsApi) -> dict[str, Any]:
         context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
         cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
         server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
-        kernel_context_tokens=magics.kernel_context_tokens)
+        kernel_context_tokens=magics.kernel_context_tokens, secret_env=configured_secret_env(magics))
+
+
+def configured_secret_env(magics: "MagicsApi | None") -> tuple[str, ...]:
+    """The variables holding configured secrets, with no session loaded as in a new one: the SDK's
+    and those your endpoint profiles (``AgentMagics.endpoints`` included) read keys from."""
+    from ..engine.contracts.config import DEFAULT_SECRET_ENV
+    from ..providers.endpoints import profile_secret_env
+
+    return tuple(dict.fromkeys((*DEFAULT_SECRET_ENV, *profile_secret_env(getattr(magics, "endpoints", None)))))
 
 
 def _new_task_dir(magics: MagicsApi) -> Path | None:

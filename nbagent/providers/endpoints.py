@@ -255,5 +255,26 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
     return resolved
 
 
+def profile_secret_env(extra: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The variables your own profiles read a key or token from (``api_key_env``, ``auth_token_env``
+    of ``~/.nbagent/endpoints.json`` and of ``extra``, ``AgentMagics.endpoints``): configured
+    secrets for every session and wherever no session is loaded, not only for the session using
+    that profile. A gateway's key in ``ACME_GW`` held in a cell's ``gw`` went to the model (and
+    ``ACME_GW`` to the shell tool) from a session on another endpoint, from ``%agent serve`` before any
+    prompt, and into a replay's lines. A project's file is not read (its names are ``NBAGENT_*``,
+    and it is someone else's). A file that cannot be read gives none (the session says why when
+    it uses a profile)."""
+    rows: list[Mapping[str, Any]] = []
+    user_file = profile_files()[0]
+    try:
+        if user_file.is_file():
+            rows += _read(user_file).values()
+    except (EndpointError, OSError):
+        pass
+    rows += [row for row in dict(extra or {}).values() if isinstance(row, Mapping)]
+    names = (row.get(f"{key}_env") for row in rows for key in ("api_key", "auth_token"))
+    return tuple(dict.fromkeys(name for name in names if isinstance(name, str) and name))
+
+
 __all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "load_profiles",
-           "profile_files", "resolve_endpoint"]
+           "profile_files", "profile_secret_env", "resolve_endpoint"]

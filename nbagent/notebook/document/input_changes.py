@@ -154,9 +154,9 @@ def secrets_at_hand(magics: MagicsApi) -> Callable[[str], str]:
 
 
 def _sanitizer(magics: MagicsApi) -> Sanitizer:
-    from ...engine.contracts.config import DEFAULT_SECRET_ENV
     from ...engine.loop.env_secrets import credential_env_values
     from ...engine.loop.sanitize import Sanitizer, secret_values
+    from ..new_session import configured_secret_env
 
     sess = magics.current
     if sess is not None:
@@ -170,7 +170,7 @@ def _sanitizer(magics: MagicsApi) -> Sanitizer:
             kernel = KernelContext(magics.shell, images=getattr(magics, "displayed", None)).secrets()
         except Exception:  # noqa: BLE001 - a namespace that cannot be read fails no replay (keys by shape still go)
             kernel = ()
-    return Sanitizer(secret_values(DEFAULT_SECRET_ENV, (*credential_env_values(), *kernel)))
+    return Sanitizer(secret_values(configured_secret_env(magics), (*credential_env_values(), *kernel)))
 
 
 def changed_line(changed: list[str]) -> str:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.config import DEFAULT_SECRET_ENV, DEFAULT_TOOL_OUTPUT_LIMIT
+from ...engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.env_secrets import credential_env_values
 from ...engine.loop.sanitize import Sanitizer, secret_values
@@ -147,12 +147,14 @@ class ServeServer:
         endpoint's credentials) and makes its sanitizer again only when a value changed. It keeps
         that sanitizer as one tuple replaced whole, so asking from this thread while a request runs
         on the kernel's is safe (at worst both make the same one)."""
+        from ..new_session import configured_secret_env
+
         sess = self.magics.current
         if sess is not None and sess.agent.engine.running_prompt is None:
             return sess.agent.engine.sanitizer()  # between runs it reads the notebook's variables itself
         # During a run the engine has them as the prompt began; with no session, no secret given in code.
         base = sess.agent.engine.sanitizer() if sess is not None else \
-            Sanitizer(secret_values(DEFAULT_SECRET_ENV, credential_env_values()))
+            Sanitizer(secret_values(configured_secret_env(self.magics), credential_env_values()))
         kernel = secret_values((), self._kernel_secrets())  # as the sanitizer keeps them (8 characters or more)
         if set(kernel) <= set(base.secrets):
             return base
