@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ...engine.api_facts.tokens import count_text_tokens
 from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
-from ...engine.loop.kernel_secrets import credential_variable_values
+from ...engine.loop.kernel_secrets import code_secrets, credential_variable_values
 from . import figures
 from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call
@@ -214,10 +214,14 @@ class KernelContext:
         """The values of the namespace's variables named as credentials (``db_password = "…"``,
         ``_token``, ``config["db"]["password"]``): the engine redacts them from the run's requests
         (recent inputs, outputs, variables, tool results) as it does the environment's; and those the
-        values of the kept recent outputs held when they were shown (:meth:`~.figures.DisplayedImages.secrets`)."""
+        values of the kept recent outputs held when they were shown (:meth:`~.figures.DisplayedImages.secrets`);
+        and the literals named as credentials in the last error's traceback, whose source lines
+        quote your modules (``helpers.py``'s ``connect(password="…")``), as a cell's are."""
         found = credential_variable_values(list(islice(self.shell.user_ns.items(), MAX_NAMES)))
         shown = self.displayed.secrets() if self.displayed is not None else ()
-        return tuple(dict.fromkeys((*found, *shown))) if shown else found
+        error = getattr(self.errors, "text", None)
+        quoted = code_secrets(error) if isinstance(error, str) else ()  # cached by the text: once per error
+        return tuple(dict.fromkeys((*found, *shown, *quoted))) if shown or quoted else found
 
     def _cells(self, budget: int) -> tuple[list[str], str | None, list[str]]:
         """Recent inputs, the last error and recent outputs, taking at most half of ``budget``."""

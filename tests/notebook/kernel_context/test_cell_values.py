@@ -96,3 +96,29 @@ def test_a_table_masked_after_it_was_shown_is_told_without_the_secrets_it_showed
     assert "Shown-Pw-2024!" in ctx.secrets()
     text, _ = _context(ip, displayed, "what did the table show?")
     assert "Shown-Pw-2024!" not in Sanitizer(ctx.secrets()).redact(text)
+
+
+def test_a_password_a_module_names_in_the_last_errors_traceback_is_a_secret(ip: Any, tmp_path: Any,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last error's traceback quotes the source lines of the user's modules: a helper's
+    ``connect(password="…")`` line went to the model at every prompt, where the same literal typed
+    in a cell is redacted (attacker pass 17)."""
+    from nbagent.engine.loop.sanitize import Sanitizer
+    from nbagent.notebook.session import LastError
+
+    (tmp_path / "atk17_helpers.py").write_text(
+        "def connect(**kw):\n    raise ConnectionError('could not reach db')\n\n"
+        "def fetch():\n    return connect(host='db.internal', user='ana', password='Helper-Pw-2024x')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    errors = LastError(ip)
+    try:
+        assert ip.run_cell("from atk17_helpers import fetch", store_history=True).success
+        assert not ip.run_cell("fetch()", store_history=True).success
+        ctx = KernelContext(ip, errors, None)
+        state = ctx.focused(FactsFocus("why did the last cell fail?", (), 3_000))
+        text = FactsSnapshot.of(*state).full_text()
+        assert "password='Helper-Pw-2024x'" in text  # the traceback quotes the helper's line
+        assert "Helper-Pw-2024x" in ctx.secrets()
+        assert "Helper-Pw-2024x" not in Sanitizer(ctx.secrets()).redact(text)
+    finally:
+        ip.events.unregister("post_run_cell", errors._after_cell)
