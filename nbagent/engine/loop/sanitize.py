@@ -135,6 +135,10 @@ def secret_values(env_names: Iterable[str], extra: Iterable[str | None] = ()) ->
     """The values to redact: those of the listed environment variables, plus ``extra`` (e.g. the
     Agent's ``api_key``); longest first, so a secret containing another is redacted whole."""
     values = {os.environ.get(name) for name in env_names} | set(extra)
+    # A value read from a file keeps its line end (``os.environ["ACME_GW"] = open("gw.key").read()``),
+    # which the SDK and an endpoint's profile strip: the key as sent, and as code copies it
+    # (``.strip()``), is the value without it.
+    values |= {v.strip() for v in values if v and v != v.strip()}
     return SecretValues(sorted((v for v in values if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
 
 

@@ -103,3 +103,14 @@ async def test_a_secret_env_value_too_short_to_redact_is_named_in_a_notice_once(
     second = await run(engine, "two")
     assert not any(isinstance(e, Notice) and "MY_PIN" in e.message for e in second)
     assert isinstance(second[-1], Done)
+
+
+def test_a_secret_env_value_read_from_a_file_with_its_line_end_is_redacted_without_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.environ["ACME_GW"] = open("gw.key").read()`` keeps the file's line end; the key as the
+    SDK sends it and as code copies it (``.strip()``) has none (attacker pass 17)."""
+    from nbagent.engine.loop.sanitize import secret_values
+
+    monkeypatch.setenv("ACME_GW", "gwk-4fT9qLm2Xz8RbN7c\n")
+    clean = Sanitizer(secret_values(("ACME_GW",)))
+    assert clean.redact("gw: str (len 20, 'gwk-4fT9qLm2Xz8RbN7c')") == f"gw: str (len 20, '{REDACTED}')"
