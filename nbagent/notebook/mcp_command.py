@@ -70,14 +70,37 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     return lines or ["  (no servers)"]
 
 
-def _problem(path: Path) -> str | None:
+def _problem(path: Path, magics: "MagicsApi | None" = None) -> str | None:
     """What is wrong with the file as a ``.mcp.json`` (not valid JSON, and where; no ``mcpServers``
-    object), or None."""
+    object; a server that would carry a configured secret, :func:`_carried_secret`), or None."""
     from ..engine.disk.safe_open import read_capped
     from ..tools.mcp.config import MAX_MCP_JSON_BYTES, McpConfigError, mcp_servers_object
 
     try:
         mcp_servers_object(read_capped(path, MAX_MCP_JSON_BYTES + 1), path)
+    except McpConfigError as exc:
+        return str(exc)
+    return _carried_secret(path, magics)
+
+
+def _carried_secret(path: Path, magics: "MagicsApi | None") -> str | None:
+    """Why a new session would refuse the file's servers, as it does (a server whose ``env`` or
+    headers would carry the API key, a ``secret_env`` variable, or the gateway key one of your
+    endpoint profiles reads): trusted, it would fail every ``%%agent`` cell. None otherwise (and
+    for a file that cannot be parsed: :func:`_entries_of` says so)."""
+    from ..engine.disk.safe_open import read_capped
+    from ..engine.loop.sanitize import secret_values
+    from ..tools.mcp.config import MAX_MCP_JSON_BYTES, McpConfigError, load_mcp_json, refuse_secrets
+    from .new_session import configured_secret_env
+
+    sess = getattr(magics, "current", None)
+    names = (*configured_secret_env(magics), *(sess.agent.config.secret_env if sess is not None else ()))
+    try:
+        servers = load_mcp_json(path.parent, read_capped(path, MAX_MCP_JSON_BYTES + 1))
+    except McpConfigError:
+        return None
+    try:
+        refuse_secrets(servers, tuple(secret_values(names)))
     except McpConfigError as exc:
         return str(exc)
     return None
@@ -117,7 +140,7 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
         _printed(magics, [f"nbagent: {message}"])
         return
     if args.action == "trust":
-        problem = _problem(path)
+        problem = _problem(path, magics)
         if problem is not None:  # trusted, it would fail every %%agent cell of every new session
             raise UsageError(f"not trusted: {problem}. Fix the file, then %agent mcp trust.")
         trust_mcp_json(path)
@@ -131,7 +154,9 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
         return
     state = "trusted (as it is now): new sessions start its servers" if is_trusted(path) else \
         "not trusted: its servers do not start (read them, then %agent mcp trust)"
-    _printed(magics, [f"nbagent: {path}: {state}", *_entries(path)])
+    refused = _carried_secret(path, magics)
+    flagged = [f"  (refused: every %%agent cell would fail once trusted: {refused})"] if refused is not None else []
+    _printed(magics, [f"nbagent: {path}: {state}", *_entries(path), *flagged])
 
 
 __all__ = ["mcp"]

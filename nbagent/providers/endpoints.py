@@ -262,19 +262,34 @@ def profile_secret_env(extra: Mapping[str, Any] | None = None) -> tuple[str, ...
     that profile. A gateway's key in ``ACME_GW`` held in a cell's ``gw`` went to the model (and
     ``ACME_GW`` to the shell tool) from a session on another endpoint, from ``%agent serve`` before any
     prompt, and into a replay's lines. A project's file is not read (its names are ``NBAGENT_*``,
-    and it is someone else's). A file that cannot be read gives none (the session says why when
-    it uses a profile)."""
-    rows: list[Mapping[str, Any]] = []
+    and it is someone else's)."""
+    return tuple(profile_key_sources(extra))
+
+
+def profile_key_sources(extra: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """:func:`profile_secret_env`'s variables, each with what reads it (``"the auth_token_env of your
+    endpoint profile 'gw' in ~/.nbagent/endpoints.json"``), for a message that names why a variable is
+    a secret. Read row by row from the file's JSON: one profile with a typo (the session using it says
+    so) does not drop every other profile's variable from every session."""
+    rows: list[tuple[str, object, str]] = []
     user_file = profile_files()[0]
     try:
-        if user_file.is_file():
-            rows += _read(user_file).values()
-    except (EndpointError, OSError):
-        pass
-    rows += [row for row in dict(extra or {}).values() if isinstance(row, Mapping)]
-    names = (row.get(f"{key}_env") for row in rows for key in ("api_key", "auth_token"))
-    return tuple(dict.fromkeys(name for name in names if isinstance(name, str) and name))
+        data = read_capped(user_file, MAX_PROFILES_BYTES + 1) if user_file.is_file() else None
+        raw = json.loads(data.decode("utf-8")) if data is not None and len(data) <= MAX_PROFILES_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        raw = None
+    table = raw.get("endpoints", raw) if isinstance(raw, dict) else None
+    if isinstance(table, dict):
+        rows += [(str(name), row, f"~/{ENDPOINTS_FILE}") for name, row in table.items()]
+    rows += [(str(name), row, "AgentMagics.endpoints") for name, row in dict(extra or {}).items()]
+    found: dict[str, str] = {}
+    for name, row, where in rows:
+        for key in ("api_key_env", "auth_token_env"):
+            variable = row.get(key) if isinstance(row, Mapping) else None
+            if isinstance(variable, str) and variable and variable not in found:
+                found[variable] = f"the {key} of your endpoint profile {name!r} in {where}"
+    return found
 
 
 __all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "load_profiles",
-           "profile_files", "profile_secret_env", "resolve_endpoint"]
+           "profile_files", "profile_key_sources", "profile_secret_env", "resolve_endpoint"]

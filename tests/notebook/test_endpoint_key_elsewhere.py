@@ -70,3 +70,44 @@ def test_with_no_session_loaded_a_profiles_key_is_redacted_where_nbagent_shows_t
     redact = secrets_at_hand(magics)
     assert redact(f"the cell `x = '{GW_KEY}'` and `y = '{MAGICS_KEY}'` changed") == \
         "the cell `x = '[redacted]'` and `y = '[redacted]'` changed"
+
+
+def test_a_project_mcp_server_carrying_a_profiles_key_is_not_trusted_and_the_error_names_the_profile(ip: Any) -> None:
+    # Review of atk17, MEDIUM 4: trust accepted the file, then every %%agent cell failed naming secret_env.
+    Path(".mcp.json").write_text(json.dumps({"mcpServers": {"search": {"command": "true", "env": {"GW_TOKEN": "${ACME_GW}"}}}}))
+    with capture_output() as shown:
+        ip.run_cell("%agent mcp")
+    assert "refused" in shown.stdout and "ACME_GW" in shown.stdout and "endpoint profile 'gw'" in shown.stdout
+    with capture_output() as trusted:
+        result = ip.run_cell("%agent mcp trust")
+    assert result.error_in_exec is not None
+    message = str(result.error_in_exec)
+    assert "not trusted" in message and "env.GW_TOKEN" in message
+    assert "the value of ACME_GW, read as the auth_token_env of your endpoint profile 'gw'" in message
+    assert "secret_env" not in message and GW_KEY not in message + trusted.stdout + shown.stdout
+    with capture_output():  # not trusted: its servers do not start, and the session runs
+        assert ip.run_cell("%%agent --simulated\nhello", store_history=True).error_in_exec is None
+
+
+def test_a_session_refusing_a_trusted_servers_gateway_key_names_the_variable_and_its_profile(ip: Any) -> None:
+    from nbagent.tools.mcp.config import McpConfigError, resolve_servers
+
+    Path(".mcp.json").write_text(json.dumps({"mcpServers": {"search": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                                                                       "headers": {"X-Key": "Bearer ${ACME_GW}"}}}}))
+    with pytest.raises(McpConfigError) as refused:
+        resolve_servers({}, Path.cwd(), secrets=(GW_KEY,))
+    assert "'headers.X-Key' would carry the value of ACME_GW, read as the auth_token_env of your endpoint profile 'gw'" \
+        in str(refused.value)
+
+
+def test_one_invalid_profile_row_does_not_drop_the_other_profiles_variables(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review of atk17, LOW 6: one row with an unknown field made every profile's key no secret anywhere.
+    from nbagent.providers.endpoints import profile_secret_env
+
+    (tmp_path / ".nbagent").mkdir()
+    (tmp_path / ".nbagent" / "endpoints.json").write_text(json.dumps({"endpoints": {
+        "gw": {"base_url": "http://127.0.0.1:4000", "auth_token_env": "ACME_GW"},
+        "old": {"base_url": "http://127.0.0.1:4002", "api_key_env": "OLD_KEY", "tiemout": 3}}}))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert profile_secret_env() == ("ACME_GW", "OLD_KEY")

@@ -313,27 +313,44 @@ def mcp_servers_object(raw: bytes | None, path: Path) -> Mapping[str, object]:
     return servers
 
 
+def _field_values(server: ServerConfig) -> dict[str, str]:
+    """A server's fields that may carry a value to its command or URL, by name (``env.GW_TOKEN``)."""
+    if isinstance(server, HttpServer):
+        return {"url": server.url, **{f"headers.{k}": v for k, v in server.headers.items()}}
+    return {"command": server.command, **{f"args[{i}]": a for i, a in enumerate(server.args)},
+            **{f"env.{k}": v for k, v in server.env.items()}}
+
+
 def _secret_fields(server: ServerConfig, secrets: tuple[str, ...]) -> list[str]:
     """The fields of ``server`` whose value holds one of ``secrets`` (never the value itself)."""
-    if isinstance(server, HttpServer):
-        fields = {"url": server.url, **{f"headers.{k}": v for k, v in server.headers.items()}}
-    else:
-        fields = {"command": server.command, **{f"args[{i}]": a for i, a in enumerate(server.args)},
-                  **{f"env.{k}": v for k, v in server.env.items()}}
-    return [name for name, value in fields.items() if any(secret in value for secret in secrets)]
+    return [name for name, value in _field_values(server).items() if any(secret in value for secret in secrets)]
 
 
 def refuse_secrets(servers: Mapping[str, ServerConfig], secrets: tuple[str, ...]) -> None:
     """A project's ``.mcp.json`` (a file the user may have received) never gets a configured secret:
     ``${ANTHROPIC_API_KEY}`` in a header would send the key to a URL the file names, in ``env`` hand
-    it to a command. Servers given in code (``Agent(mcp_servers=...)``) may: the user wrote them."""
+    it to a command; so does ``${ACME_GW}``, the gateway key one of your endpoint profiles reads,
+    whichever endpoint the session uses (the server gets it all the same). Servers given in code
+    (``Agent(mcp_servers=...)``) may: the user wrote them."""
     for name, server in servers.items():
         found = _secret_fields(server, secrets)
         if found:
-            raise McpConfigError(f"MCP server {name!r} (in {server.source}): field {found[0]!r} would carry a "
-                                 "configured secret (a variable of secret_env, or the API key): a project file "
-                                 "may not send it to a server (give it in code, Agent(mcp_servers=...), if you "
-                                 "mean to)")
+            raise McpConfigError(f"MCP server {name!r} (in {server.source}): field {found[0]!r} would carry "
+                                 f"{_secret_reason(server, found[0])}: a project file may not send it to a server "
+                                 "(give it in code, Agent(mcp_servers=...), if you mean to)")
+
+
+def _secret_reason(server: ServerConfig, field_name: str) -> str:
+    """What the secret a field would carry is, by its variable's name, never its value: a gateway key
+    your endpoint profile reads (the user never listed it in ``secret_env``), else the session's."""
+    from ...providers.endpoints import profile_key_sources  # the user's profiles: read only for this message
+
+    value = next((v for k, v in _field_values(server).items() if k == field_name), "")
+    for variable, source in profile_key_sources().items():
+        held = os.environ.get(variable, "").strip()
+        if held and held in value:
+            return f"the value of {variable}, read as {source}"
+    return "a configured secret (the session's API key, or a variable of secret_env)"
 
 
 def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
