@@ -111,3 +111,13 @@ def test_one_invalid_profile_row_does_not_drop_the_other_profiles_variables(tmp_
         "old": {"base_url": "http://127.0.0.1:4002", "api_key_env": "OLD_KEY", "tiemout": 3}}}))
     monkeypatch.setenv("HOME", str(tmp_path))
     assert profile_secret_env() == ("ACME_GW", "OLD_KEY")
+
+
+def test_a_short_profile_variable_is_named_as_a_profiles_in_another_endpoints_notice(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review of atk17, LOW 5: the notice said ACME_GW was "listed in secret_env", which the user never did.
+    monkeypatch.setenv("ACME_GW", "dev")
+    with capture_output() as shown:
+        assert ip.run_cell("%%agent --simulated\nhello", store_history=True).error_in_exec is None
+    text = shown.stdout + "".join(str(o.data.get("text/plain", "")) for o in shown.outputs)
+    assert "The value of ACME_GW (listed in secret_env, or read by one of your endpoint profiles)" in text

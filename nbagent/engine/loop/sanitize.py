@@ -152,7 +152,9 @@ def short_secret_notices(env_names: Iterable[str], told: set[str]) -> list[str]:
     it names the variable, never the value."""
     new = [name for name in short_secret_names(env_names) if name not in told]
     told.update(new)
-    return [f"The value of {name} (listed in secret_env) is shorter than {MIN_SECRET_CHARS} characters, "
+    # A profile's variable is in every session's secret_env (a session on another endpoint too): say so.
+    return [f"The value of {name} (listed in secret_env, or read by one of your endpoint profiles) is shorter than "
+            f"{MIN_SECRET_CHARS} characters, "
             "so it is not redacted from output: it could not be told apart from ordinary text." for name in new]
 
 

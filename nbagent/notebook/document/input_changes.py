@@ -167,7 +167,8 @@ def _sanitizer(magics: MagicsApi) -> Sanitizer:
 
         try:
             # With what tables showed before they were masked in place, as the run's own redaction has.
-            kernel = KernelContext(magics.shell, images=getattr(magics, "displayed", None)).secrets()
+            kernel = KernelContext(magics.shell, getattr(magics, "last_error", None),
+                                   images=getattr(magics, "displayed", None)).secrets()
         except Exception:  # noqa: BLE001 - a namespace that cannot be read fails no replay (keys by shape still go)
             kernel = ()
     return Sanitizer(secret_values(configured_secret_env(magics), (*credential_env_values(), *kernel)))

@@ -180,7 +180,8 @@ class ServeServer:
         from ..kernel_context import KernelContext
 
         # With the kept outputs' secrets: a client's notebook_read shows a table as it was shown.
-        context = KernelContext(self.shell, None, getattr(self.magics, "displayed", None))
+        # And the last error's traceback's quoted literals (a module's password="…"), as a run's redaction has.
+        context = KernelContext(self.shell, getattr(self.magics, "last_error", None), getattr(self.magics, "displayed", None))
         for _ in range(_SECRET_READ_TRIES - 1):
             try:
                 return context.secrets()
