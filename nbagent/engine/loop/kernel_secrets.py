@@ -275,8 +275,7 @@ def _text_secrets(name: object, value: str, depth: int, scans: list[int]) -> Ite
 
 
 MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS = 200, 1_000_000
-"""Texts (and their characters) one walk scans for named literals beyond those remembered, among the
-namespace's variables and again within its containers: a dict of
+"""Texts (and their characters) one walk scans for named literals beyond those remembered: a dict of
 2,000 cached LLM responses (``{prompt: resp.model_dump_json()}``) is not rescanned whole at every prompt
 and after every tool call (1.5 ms an 8 KB text; it took seconds). Later walks scan the texts left."""
 QUOTED_CACHE_SIZE, CLEAN_CACHE_SIZE = 1_024, 100_000
@@ -358,9 +357,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     # Each frame walk has its own bound (columns, values, nested frames, keyed frames, keyed values).
     frame_budget = [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, KEYED_FRAMES, KEYED_VALUES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
-    # Texts scanned: a variable's own (``payload = json.dumps(cfg)``) apart from those inside containers, so
-    # that a cache of 1,000 responses walked first leaves the variables the model is described their scan.
-    scans = ([MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS], [MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS])
+    scans = [MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -370,7 +367,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
                 found.extend(held_secrets(name, value))
             if kind is str:
-                found.extend(_text_secrets(name, cast(str, value), depth, scans[depth > 0]))
+                found.extend(_text_secrets(name, cast(str, value), depth, scans))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]

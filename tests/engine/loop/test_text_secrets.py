@@ -51,9 +51,3 @@ def test_thousands_of_json_texts_are_each_parsed_once_within_a_walks_budget(monk
         assert len(parsed) <= kernel_secrets.MAX_TEXT_SCANS
     assert parsed == []  # every text was parsed once: the last walk parsed none
     assert walks[-1] == ("Late-Pw-2024-xq",)
-
-
-def test_a_variables_own_text_is_scanned_after_a_cache_that_used_up_the_containers_budget() -> None:
-    cache = {f"prompt {i}": json.dumps({"id": f"msg_v_{i:05d}", "usage": {"input_tokens": i}}) for i in range(1_000)}
-    payload = json.dumps({"user": "ana", "password": "After-Pw-2024-xq"})
-    assert credential_variable_values({"cache": cache, "payload": payload}.items()) == ("After-Pw-2024-xq",)
