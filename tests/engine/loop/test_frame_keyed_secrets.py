@@ -32,24 +32,12 @@ def test_sentences_beside_a_credentials_name_and_ordinary_tables_give_nothing() 
     assert credential_variable_values({"survey": survey, "sales": sales}.items()) == ()
 
 
-def _count_key_text(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The lengths of the key cells' texts the keyed walk joins, one a frame looked at."""
+def test_wide_text_tables_are_not_read_for_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     from nbagent.engine.loop import frame_secrets
 
     joined: list[int] = []
     key_text = frame_secrets._key_text
-
-    def counted(keys: list[object]) -> str:
-        text = key_text(keys)
-        joined.append(len(text))
-        return text
-
-    monkeypatch.setattr(frame_secrets, "_key_text", counted)
-    return joined
-
-
-def test_wide_text_tables_are_not_read_for_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    joined = _count_key_text(monkeypatch)
+    monkeypatch.setattr(frame_secrets, "_key_text", lambda keys: joined.append(len(text := key_text(keys))) or text)
     frames = {f"t{i}": pd.DataFrame({f"c{j}": [f"v{j}-{k}" for k in range(200)] for j in range(30)}) for i in range(300)}
     assert credential_variable_values(frames.items()) == ()
     assert joined == []  # only a two-column key/value table or a Series is a setting's shape
@@ -93,7 +81,9 @@ def test_only_short_key_cells_are_joined_for_a_credentials_word(monkeypatch: pyt
     # Review of atk17, HIGH 2: whole cells of page text were joined at every walk (seconds).
     from nbagent.engine.loop import frame_secrets
 
-    joined = _count_key_text(monkeypatch)
+    joined: list[int] = []
+    key_text = frame_secrets._key_text
+    monkeypatch.setattr(frame_secrets, "_key_text", lambda keys: joined.append(len(text := key_text(keys))) or text)
     page = "password " * 2_000
     pages = {f"p{i}": pd.DataFrame({"html": [page] * 100, "url": ["u"] * 100}) for i in range(10)}
     assert credential_variable_values(pages.items()) == ()

@@ -35,12 +35,7 @@ def test_thousands_of_json_texts_are_each_parsed_once_within_a_walks_budget(monk
     # Review of atk17, HIGH 2: past 1,024 texts every walk (each prompt, each tool call) parsed them all again.
     parsed: list[str] = []
     named_literals = kernel_secrets._named_literals
-
-    def counted(code: str) -> list[str]:
-        parsed.append(code)
-        return named_literals(code)
-
-    monkeypatch.setattr(kernel_secrets, "_named_literals", counted)
+    monkeypatch.setattr(kernel_secrets, "_named_literals", lambda code: parsed.append(code) or named_literals(code))
     responses = {f"cache{j}": {f"prompt {i}": json.dumps({"id": f"msg_{j}_{i:05d}", "usage": {"input_tokens": i}})
                                for i in range(1_000)} for j in range(3)}
     responses["cache2"]["prompt 999"] = json.dumps({"user": "ana", "password": "Late-Pw-2024-xq"})
