@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from .credential_names import AUTHORIZATION, SEPARATORS, frame_credential_name
-from .named_values import named_secret
+from .credential_names import frame_credential_name
 
 FRAME_ROWS = 100_000
 """Rows of a credential-named column whose distinct values are read (the rows a description samples
@@ -31,13 +30,11 @@ frame: ``pd.DataFrame(json.load(f))`` keeps each record's ``{"user": …, "passw
 cell, and the sample rows show it)."""
 MAX_NESTED_FRAMES = 50
 """Frames (and Series) of a namespace looked into that way."""
-KEYED_ROWS = 100
-"""Rows of a two-column key/value frame (or labels of a Series) looked at for a credential's name written
+KEYED_ROWS, KEYED_COLUMNS = 100, 8
+"""Rows of a frame's first text columns (or labels of a Series) looked at for a credential's name written
 beside its value: a settings table read from a file (``key``/``value`` columns), a record as a Series
-(``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does."""
-KEYED_FRAMES, KEYED_VALUES = 50, 50
-"""Frames (with a credential's word in their key cells) and values a namespace's keyed walk takes: its
-own budgets, so that tables naming a token do not use up what ``users["password"]`` gets."""
+(``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does. Each
+frame so read counts among the :data:`MAX_NESTED_FRAMES` of a namespace."""
 _NESTED_KINDS = (dict, list)
 _PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
@@ -56,7 +53,7 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     """``(column, value)`` pairs of the distinct text values, in the first :data:`FRAME_ROWS` rows, of a
     ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``,
     ``api_key``), and the mappings and lists in its first cells, or of a ``Series`` so named
-    (``pw = users["password"]``); None for anything else. ``budget`` (five
+    (``pw = users["password"]``); None for anything else. ``budget`` (three
     ints, shared by a namespace's walk) counts the columns, the values and the frames looked into
     for nested records still to take. Values are
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
@@ -65,7 +62,7 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     module = _CLASS_DICT.__get__(kind).get("__module__") if name in ("DataFrame", "Series") else None
     if module not in _FRAME_MODULES and module not in _POLARS_MODULES:
         return None
-    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0 and (budget[3] <= 0 or budget[4] <= 0):
+    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0:
         return []
     try:
         if module in _POLARS_MODULES:
@@ -153,72 +150,37 @@ def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tup
 
 def _keyed_values(frame: Any, series: bool, kinds: list[object], budget: list[int]) -> list[tuple[object, object]]:
     """``(name, value)`` where a credential's name is a text the frame holds and its value stands
-    beside it: a Series' value under such a label (``users.iloc[0]``, ``pd.Series(config)``), or a
-    two-column key/value table's value in the row whose key cell is such a name (a settings file read
-    with ``pd.read_csv``). Only these shapes: in a wider row (an auth log's ``password_reset`` event)
-    the other cells are data about the name, not its value (review of atk17). Pairs are kept only when
-    the name's rule takes the value, and counted against the keyed walk's own budgets (``budget[3]``
-    frames, ``budget[4]`` values): the credential-named columns and nested records keep theirs."""
-    if budget[3] <= 0 or budget[4] <= 0:
+    beside it: a Series' value under such a label, or the other texts of a row holding one (single
+    words only there: a table describing a password field has sentences beside its name). The walk
+    then applies the name's rule, as to a mapping's items."""
+    if budget[1] <= 0 or budget[2] <= 0:
         return []
     if series:
-        if not (_text_kind(frame.index.dtype) and _text_kind(kinds[0])):
+        if getattr(frame.index.dtype, "kind", "") != "O" or getattr(kinds[0], "kind", "") != "O":
             return []
-        keys, values = frame.index[:KEYED_ROWS].tolist(), frame.iloc[:KEYED_ROWS].tolist()
+        budget[2] -= 1
+        rows = zip(frame.index[:KEYED_ROWS].tolist(), frame.iloc[:KEYED_ROWS].tolist(), strict=False)
+        pairs = [(label, value) for label, value in rows if _keyed(label) and type(value) in (str, bytes)]
     else:
-        if len(kinds) != 2 or not all(_text_kind(kind) for kind in kinds):
+        places = [i for i, kind in enumerate(kinds[:KEYED_COLUMNS]) if getattr(kind, "kind", "") == "O"]
+        if len(places) < 2:
             return []
-        keys, values = frame.iloc[:KEYED_ROWS, 0].tolist(), frame.iloc[:KEYED_ROWS, 1].tolist()
-    # One look at the short key cells for a credential's word (a long text is no key; joining whole
-    # pages of text at every prompt cost seconds), then the frame counts and rows are read.
-    joined = _key_text(keys)
-    if not any(word in joined for word in _CREDENTIAL_WORDS):
-        return []
-    budget[3] -= 1
-    pairs: dict[tuple[str, str], None] = {}
-    for key, value in zip(keys, values, strict=False):
-        # In a table, a value with spaces is a sentence about the name (a form's "Reset it every 90 days").
-        if _keyed(key) and type(value) is str and value != key and (series or not any(c.isspace() for c in value)) \
-                and _keyed_secret(key, value):
-            pairs[(key, value)] = None
-            if len(pairs) >= budget[4]:
-                break
-    budget[4] -= len(pairs)
-    return list(pairs)
-
-
-_KEYED_NAME = re.compile(r"(?i)(?:[a-z0-9]+_)*(?:PASSWORD|PASSWD|PASSPHRASE|PWD|SECRET|SECRET_KEY|PRIVATE_KEY"
-                         r"|CLIENT_SECRET|API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|(?:[a-z]+_?)?TOKEN"
-                         r"|CREDENTIALS?|WEBHOOK_URL|DSN|AUTHORIZATION)")
-"""A key cell that is a credential's name itself (``password``, ``db_password``, ``api_token``), not a
-name about one (``password_reset``, ``password_hash``, ``password_min_length``, ``token_count``)."""
-KEYED_KEY_CHARS = 64
-"""The longest key cell read: a longer text is no setting's name."""
-
-
-def _key_text(keys: list[object]) -> str:
-    """The key cells that may be a setting's name, joined and lowercased for one look."""
-    return "\n".join(key for key in keys if type(key) is str and len(key) <= KEYED_KEY_CHARS).lower()
+        budget[2] -= 1
+        columns = frame.iloc[:KEYED_ROWS, places].to_numpy(dtype=object).T.tolist()  # by place: labels may repeat
+        # One look a column for a credential's word, then only the columns that have one.
+        named = [j for j, text in enumerate("\n".join(v for v in column if type(v) is str).lower() for column in columns)
+                 if any(word in text for word in _CREDENTIAL_WORDS)]
+        pairs = [(row[j], value) for row in zip(*columns, strict=False) for j in named if _keyed(row[j])
+                 for value in row if value is not row[j] and type(value) is str and not any(c.isspace() for c in value)]
+    pairs = pairs[:budget[1]]
+    budget[1] -= len(pairs)
+    return pairs
 
 
 def _keyed(label: object) -> bool:
     """Whether a text a frame holds is a credential's name (``password``, ``api_token``)."""
-    return type(label) is str and len(label) <= KEYED_KEY_CHARS and _KEYED_NAME.fullmatch(label.translate(SEPARATORS)) is not None
-
-
-def _keyed_secret(key: str, value: str) -> bool:
-    """Whether the name's rule takes ``value`` (as the walk will), so that a pair it rejects spends nothing."""
-    return named_secret(key, value) or AUTHORIZATION.fullmatch(key.translate(SEPARATORS)) is not None
-
-
-def _text_kind(kind: object) -> bool:
-    """Whether a dtype holds text and converts without a library's or a user's code: numpy's object,
-    pandas' own ``StringDtype`` (pandas 3's default for text) and ``ArrowDtype``."""
-    if _numpy_objects(kind):
-        return True
-    module, name = _CLASS_MODULE.__get__(type(kind)), _CLASS_NAME.__get__(type(kind))
-    return type(module) is str and (module == "pandas" or module.startswith("pandas.")) \
-        and name in ("StringDtype", "ArrowDtype") and getattr(kind, "kind", "") == "O"
+    return type(label) is str and len(label) <= 64 and any(word in label.lower() for word in _CREDENTIAL_WORDS) \
+        and frame_credential_name(label)
 
 
 def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[object, object]]:
@@ -236,5 +198,4 @@ def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[obj
     return [(name, v) for v in taken]
 
 
-__all__ = ["FRAME_ROWS", "KEYED_FRAMES", "KEYED_VALUES", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES",
-           "frame_columns"]
+__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

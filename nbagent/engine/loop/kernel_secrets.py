@@ -14,11 +14,10 @@ import io
 import re
 import tokenize
 from collections import OrderedDict, defaultdict
-from contextlib import suppress
 from functools import lru_cache
 from itertools import islice
 from types import GetSetDescriptorType, SimpleNamespace
-from typing import Any, Iterable, cast
+from typing import Iterable, cast
 
 from .assigned_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets
 from .credential_names import AUTHORIZATION as _AUTHORIZATION
@@ -26,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .frame_secrets import KEYED_FRAMES, KEYED_VALUES, MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
+from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
 from .named_values import named_secret
 
 MAX_ITEMS_PER_MAPPING = 1_000
@@ -256,9 +255,8 @@ def held_secrets(name: object, value: object) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _text_secrets(name: object, value: str, depth: int, scans: list[int]) -> Iterable[str]:
-    """The secrets one text of the walk gives, by its name or by what it holds (``scans``: the walk's
-    budget for texts not yet scanned, :func:`_quoted_secrets`)."""
+def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
+    """The secrets one text of the walk gives, by its name or by what it holds."""
     if type(name) is str and _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
         return [s for s in (_authorization_secret(value),) if s]
     if type(name) is str and named_secret(name, value):
@@ -269,61 +267,19 @@ def _text_secrets(name: object, value: str, depth: int, scans: list[int]) -> Ite
         return embedded_secrets(value)
     # A serialised config's named literals (``json.dumps(cfg)``: ``{"password": "…"}`` on one line or
     # indented), a form body's fields (``user=ana&password=…``), a file's text (a .env's lines).
-    quoted = _quoted_secrets(value, scans) if '"' in value or "'" in value else ()
+    quoted = _quoted_secrets(value) if '"' in value or "'" in value else ()
     lines = assigned_secrets(value) if "\n" in value else _form_secrets(value)
     return [*embedded_secrets(value), *quoted, *lines]
 
 
-MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS = 200, 1_000_000
-"""Texts (and their characters) one walk scans for named literals beyond those remembered: a dict of
-2,000 cached LLM responses (``{prompt: resp.model_dump_json()}``) is not rescanned whole at every prompt
-and after every tool call (1.5 ms an 8 KB text; it took seconds). Later walks scan the texts left."""
-QUOTED_CACHE_SIZE, CLEAN_CACHE_SIZE = 1_024, 100_000
-"""Texts whose scan found a literal (kept whole: of at most 16 KB, 16 MB at most), and texts whose scan
-found none (kept by their hash and length only, ~100 bytes each): a namespace's thousands of JSON texts
-are each scanned once, not once a walk."""
-_QUOTED_CACHE: OrderedDict[str, tuple[str, ...]] = OrderedDict()
-_CLEAN_CACHE: OrderedDict[tuple[int, int], None] = OrderedDict()
-_NAMED_HINT = re.compile(r"""(?i)(?:pass|pw|secret|token|key|auth|credential|dsn)[\w-]{0,40}["']?[ \t]*[:=]""")
-"""A credential's word followed by a separator (``"password":``, ``api_key =``): a text with none names
-nothing and is not parsed."""
-
-
-def _quoted_secrets(value: str, scans: list[int]) -> tuple[str, ...]:
+@lru_cache(maxsize=1_024)  # texts of at most 16 KB: 16 MB at most
+def _quoted_secrets(value: str) -> tuple[str, ...]:
     """A text's literals named as credentials (``"password": "…"``), as a cell's are found (a
-    variable's text is no code: its URLs and connection strings are :func:`embedded_secrets`').
-    Remembered by text; a text not remembered is scanned only within ``scans`` (texts, characters)."""
-    clean = (hash(value), len(value))  # str's hash is salted per process: no text is made to collide
-    if _touched(_CLEAN_CACHE, clean):
+    variable's text is no code: its URLs and connection strings are :func:`embedded_secrets`')."""
+    if "=" not in value and ":" not in value:  # nothing is named: the scan is skipped (~2 ms for 13 KB)
         return ()
-    if _touched(_QUOTED_CACHE, value):
-        return _QUOTED_CACHE.get(value, ())
-    if scans[0] <= 0 or scans[1] < len(value):
-        return ()
-    scans[0] -= 1
-    scans[1] -= len(value)
-    found = tuple(_named_literals(value)) if _NAMED_HINT.search(value) else ()
-    if found:
-        _remember(_QUOTED_CACHE, value, found, QUOTED_CACHE_SIZE)
-    else:
-        _remember(_CLEAN_CACHE, clean, None, CLEAN_CACHE_SIZE)
-    return found
-
-
-def _touched(cache: OrderedDict[Any, Any], key: object) -> bool:
-    """Whether ``key`` is remembered (then it is the most recently used)."""
-    try:
-        cache.move_to_end(key)
-    except KeyError:  # not there, or another thread's walk just dropped it
-        return False
-    return True
-
-
-def _remember(cache: OrderedDict[Any, Any], key: object, value: object, size: int) -> None:
-    cache[key] = value
-    while len(cache) > size:
-        with suppress(KeyError):
-            cache.popitem(last=False)
+    low = value.lower()
+    return tuple(_named_literals(value)) if any(word in low for word in _NAME_WORDS) else ()
 
 
 def _form_secrets(value: str) -> list[str]:
@@ -353,11 +309,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
     found: list[str] = []
-    mappings, rows = [0], [MAX_ROWS]
-    # Each frame walk has its own bound (columns, values, nested frames, keyed frames, keyed values).
-    frame_budget = [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, KEYED_FRAMES, KEYED_VALUES]
+    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
-    scans = [MAX_TEXT_SCANS, MAX_TEXT_SCAN_CHARS]
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -367,7 +320,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
                 found.extend(held_secrets(name, value))
             if kind is str:
-                found.extend(_text_secrets(name, cast(str, value), depth, scans))
+                found.extend(_text_secrets(name, cast(str, value), depth))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]
@@ -392,5 +345,5 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)
 
 
-__all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "MAX_TEXT_SCANS",
-           "code_secrets", "credential_variable_values", "held_secrets"]
+__all__ = ["CODE_CACHE_SIZE", "MAX_DEPTH", "MAX_ITEMS_PER_MAPPING", "MAX_ROWS", "MAX_ROWS_PER_LIST", "code_secrets",
+           "credential_variable_values", "held_secrets"]

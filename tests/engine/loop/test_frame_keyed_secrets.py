@@ -4,6 +4,8 @@ went to the model in the frame's description and sample rows (attacker pass 17).
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from nbagent.engine.loop.kernel_secrets import credential_variable_values
@@ -32,59 +34,8 @@ def test_sentences_beside_a_credentials_name_and_ordinary_tables_give_nothing() 
     assert credential_variable_values({"survey": survey, "sales": sales}.items()) == ()
 
 
-def test_wide_text_tables_are_not_read_for_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nbagent.engine.loop import frame_secrets
-
-    joined: list[int] = []
-    key_text = frame_secrets._key_text
-    monkeypatch.setattr(frame_secrets, "_key_text", lambda keys: joined.append(len(text := key_text(keys))) or text)
+def test_many_text_tables_are_read_within_the_namespaces_bound() -> None:
     frames = {f"t{i}": pd.DataFrame({f"c{j}": [f"v{j}-{k}" for k in range(200)] for j in range(30)}) for i in range(300)}
+    started = time.perf_counter()
     assert credential_variable_values(frames.items()) == ()
-    assert joined == []  # only a two-column key/value table or a Series is a setting's shape
-
-
-def test_tables_naming_a_token_leave_the_password_columns_their_budget() -> None:
-    # Review of atk17, HIGH 1: the keyed walk spent the namespace's shared budgets first.
-    tokens = pd.DataFrame({"name": ["api_token"] * 60, "owner": ["data-team"] * 60})
-    events = pd.DataFrame({"event": ["password_reset", "login"] * 50, "user": [f"user{i:03d}" for i in range(100)]})
-    users = pd.DataFrame({"user": ["ana", "bob"], "password": ["Kv7-q2#Lm9xx-Zz", "Pw9-Rt4$Ux2-Aa"]})
-    found = credential_variable_values({"tokens": tokens, "events": events, "users": users}.items())
-    assert found == ("Kv7-q2#Lm9xx-Zz", "Pw9-Rt4$Ux2-Aa")
-
-
-def test_text_tables_leave_nested_records_their_budget() -> None:
-    frames: dict[str, object] = {f"t{i}": pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]}) for i in range(60)}
-    frames["recs"] = pd.DataFrame({"id": [1], "rec": [{"user": "ana", "password": "Nest-Pw-2024-xx"}]})
-    assert credential_variable_values(frames.items()) == ("Nest-Pw-2024-xx",)
-
-
-def test_an_auth_log_a_schema_and_a_data_dictionary_give_nothing() -> None:
-    # Review of atk17, MEDIUM 3: each of these hid ordinary values (emails, IPs, dtypes) everywhere.
-    tables = {
-        "events": pd.DataFrame({"event": ["login", "password_reset", "login"],
-                                "user": ["ana@corp.com", "bob@corp.com", "carol@corp.com"],
-                                "status": ["succeeded", "succeeded", "failed"], "ip": ["10.0.0.12", "10.0.0.13", "10.0.0.14"]}),
-        "resets": pd.DataFrame({"event": ["password_reset", "login"], "user": ["bob@corp.com", "ana@corp.com"]}),
-        "schema": pd.DataFrame({"column": ["user_id", "password_hash"], "dtype": ["int64", "varchar(255)"]}),
-        "schema3": pd.DataFrame({"column": ["user_id", "password"], "type": ["integer", "character_varying"],
-                                 "nullable": ["NO", "YES"]}),
-        "dictionary": pd.DataFrame({"name": ["password", "email"], "format": ["bcrypt_hash", "rfc5322_address"],
-                                    "owner": ["security-team", "crm-team"]}),
-        "policy": pd.DataFrame({"setting": ["password_min_length", "token_lifetime"], "value": ["12", "3600s"]}),
-        "columns": pd.Index(["user", "password_hash", "api_token_count"]).to_series(),
-        "row": pd.DataFrame({"user": ["ana"], "password_changed_at": ["2024-01-03"], "token_count": ["123456789"]}).iloc[0],
-    }
-    assert credential_variable_values(tables.items()) == ()
-
-
-def test_only_short_key_cells_are_joined_for_a_credentials_word(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Review of atk17, HIGH 2: whole cells of page text were joined at every walk (seconds).
-    from nbagent.engine.loop import frame_secrets
-
-    joined: list[int] = []
-    key_text = frame_secrets._key_text
-    monkeypatch.setattr(frame_secrets, "_key_text", lambda keys: joined.append(len(text := key_text(keys))) or text)
-    page = "password " * 2_000
-    pages = {f"p{i}": pd.DataFrame({"html": [page] * 100, "url": ["u"] * 100}) for i in range(10)}
-    assert credential_variable_values(pages.items()) == ()
-    assert len(joined) == 10 and sum(joined) < 10 * 100 * (frame_secrets.KEYED_KEY_CHARS + 1)
+    assert time.perf_counter() - started < 1.0
