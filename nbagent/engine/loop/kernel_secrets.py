@@ -263,34 +263,9 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
         return [value]
     if type(name) is str and depth == 0 and _CELL_CODE.fullmatch(name):
         return code_secrets(value)
-    if len(value) > MAX_TEXT_LINES_CHARS:
-        return embedded_secrets(value)
-    # A serialised config's named literals (``json.dumps(cfg)``: ``{"password": "…"}`` on one line or
-    # indented), a form body's fields (``user=ana&password=…``), a file's text (a .env's lines).
-    quoted = _quoted_secrets(value) if '"' in value or "'" in value else ()
-    lines = assigned_secrets(value) if "\n" in value else _form_secrets(value)
-    return [*embedded_secrets(value), *quoted, *lines]
-
-
-@lru_cache(maxsize=1_024)  # texts of at most 16 KB: 16 MB at most
-def _quoted_secrets(value: str) -> tuple[str, ...]:
-    """A text's literals named as credentials (``"password": "…"``), as a cell's are found (a
-    variable's text is no code: its URLs and connection strings are :func:`embedded_secrets`')."""
-    if "=" not in value and ":" not in value:  # nothing is named: the scan is skipped (~2 ms for 13 KB)
-        return ()
-    low = value.lower()
-    return tuple(_named_literals(value)) if any(word in low for word in _NAME_WORDS) else ()
-
-
-def _form_secrets(value: str) -> list[str]:
-    """The fields a form body (``application/x-www-form-urlencoded``) names as credentials, as the
-    server reads them: ``user=ana&password=S3cr%23t`` gives ``S3cr#t`` (the sanitizer redacts its
-    URL-quoted form too)."""
-    if "&" not in value or "=" not in value or any(c.isspace() for c in value) or "://" in value:
-        return []
-    from urllib.parse import parse_qsl
-
-    return [token for key, token in islice(parse_qsl(value), 100) if named_secret(key, token)]
+    if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
+        return [*embedded_secrets(value), *assigned_secrets(value)]
+    return embedded_secrets(value)
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
