@@ -30,11 +30,6 @@ frame: ``pd.DataFrame(json.load(f))`` keeps each record's ``{"user": …, "passw
 cell, and the sample rows show it)."""
 MAX_NESTED_FRAMES = 50
 """Frames (and Series) of a namespace looked into that way."""
-KEYED_ROWS, KEYED_COLUMNS = 100, 8
-"""Rows of a frame's first text columns (or labels of a Series) looked at for a credential's name written
-beside its value: a settings table read from a file (``key``/``value`` columns), a record as a Series
-(``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does. Each
-frame so read counts among the :data:`MAX_NESTED_FRAMES` of a namespace."""
 _NESTED_KINDS = (dict, list)
 _PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
@@ -127,7 +122,6 @@ def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tup
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
     kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
     nested = _nested_cells(frame, series, labels, kinds, budget)
-    nested += _keyed_values(frame, series, kinds, budget)
     names = [_label_name(label) for label in labels]
     index_name = _label_name(getattr(frame.index, "name", None))  # a users table indexed by its passwords
     joined = "\n".join(name for name in (*names, index_name) if name is not None).lower()
@@ -146,41 +140,6 @@ def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tup
             and budget[0] > 0 and budget[1] > 0:
         pairs.extend(_taken(index_name, frame.index[:FRAME_ROWS].tolist(), budget))
     return pairs
-
-
-def _keyed_values(frame: Any, series: bool, kinds: list[object], budget: list[int]) -> list[tuple[object, object]]:
-    """``(name, value)`` where a credential's name is a text the frame holds and its value stands
-    beside it: a Series' value under such a label, or the other texts of a row holding one (single
-    words only there: a table describing a password field has sentences beside its name). The walk
-    then applies the name's rule, as to a mapping's items."""
-    if budget[1] <= 0 or budget[2] <= 0:
-        return []
-    if series:
-        if getattr(frame.index.dtype, "kind", "") != "O" or getattr(kinds[0], "kind", "") != "O":
-            return []
-        budget[2] -= 1
-        rows = zip(frame.index[:KEYED_ROWS].tolist(), frame.iloc[:KEYED_ROWS].tolist(), strict=False)
-        pairs = [(label, value) for label, value in rows if _keyed(label) and type(value) in (str, bytes)]
-    else:
-        places = [i for i, kind in enumerate(kinds[:KEYED_COLUMNS]) if getattr(kind, "kind", "") == "O"]
-        if len(places) < 2:
-            return []
-        budget[2] -= 1
-        columns = frame.iloc[:KEYED_ROWS, places].to_numpy(dtype=object).T.tolist()  # by place: labels may repeat
-        # One look a column for a credential's word, then only the columns that have one.
-        named = [j for j, text in enumerate("\n".join(v for v in column if type(v) is str).lower() for column in columns)
-                 if any(word in text for word in _CREDENTIAL_WORDS)]
-        pairs = [(row[j], value) for row in zip(*columns, strict=False) for j in named if _keyed(row[j])
-                 for value in row if value is not row[j] and type(value) is str and not any(c.isspace() for c in value)]
-    pairs = pairs[:budget[1]]
-    budget[1] -= len(pairs)
-    return pairs
-
-
-def _keyed(label: object) -> bool:
-    """Whether a text a frame holds is a credential's name (``password``, ``api_token``)."""
-    return type(label) is str and len(label) <= 64 and any(word in label.lower() for word in _CREDENTIAL_WORDS) \
-        and frame_credential_name(label)
 
 
 def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[object, object]]:
