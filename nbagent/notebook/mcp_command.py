@@ -155,7 +155,8 @@ def mcp(magics: "MagicsApi", args: Namespace) -> None:
     state = "trusted (as it is now): new sessions start its servers" if is_trusted(path) else \
         "not trusted: its servers do not start (read them, then %agent mcp trust)"
     refused = _carried_secret(path, magics)
-    flagged = [f"  (refused: every %%agent cell would fail once trusted: {refused})"] if refused is not None else []
+    fails = "fails" if is_trusted(path) else "would fail once trusted"  # trusted before the key's profile was added
+    flagged = [f"  (refused: every %%agent cell {fails}: {refused})"] if refused is not None else []
     _printed(magics, [f"nbagent: {path}: {state}", *_entries(path), *flagged])
 
 

@@ -350,7 +350,8 @@ def _secret_reason(server: ServerConfig, field_name: str) -> str:
         held = os.environ.get(variable, "").strip()
         if held and held in value:
             return f"the value of {variable}, read as {source}"
-    return "a configured secret (the session's API key, or a variable of secret_env)"
+    return ("a configured secret (the session's API key, a variable of secret_env, or a key one of your endpoint "
+            "profiles reads)")
 
 
 def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mcp_json: bool = True,
