@@ -55,6 +55,15 @@ class ServePanel:
         self.cards.children = self._kept(self.cards.children) + (card,)
         return prompt
 
+    def not_done(self, prompt: PermissionPrompt, why: str) -> None:
+        """Say on an allowed card that the call did not happen after all (kernel loop): the cell
+        changed while the user was asked, or the edit or the run failed. "✓ allowed" alone would
+        read as done."""
+        for card in self.cards.children:
+            if self._prompts.get(id(card)) is prompt:
+                note = w.HTML(f'<div style="{STYLE["error"]}">{esc(reveal_hidden("✗ then not done: " + why)[0])}</div>')
+                card.children = (*card.children, note)
+
     def _kept(self, cards: tuple[Any, ...]) -> tuple[Any, ...]:
         """``cards`` without the oldest settled ones beyond CARDS_KEPT - 1, and all of them while a
         card waits: a card dropped above it would move its buttons under the user's pointer as a

@@ -34,6 +34,7 @@ from ...engine.contracts.events import CallPreview
 from ...engine.contracts.json_types import JSONObject
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
+from ..view.prompts import PermissionPrompt
 from .card import ServePanel
 
 Rules = Callable[[str, JSONObject], Awaitable["str | None"]]
@@ -106,6 +107,8 @@ class Allowed:
     """How the call was allowed: ``by`` says who (the record shows it)."""
 
     by: str
+    card: PermissionPrompt | None = None
+    """The card the user clicked (None: not asked): it says so if the call then does not happen."""
 
 
 class ServeGate:
@@ -223,5 +226,5 @@ class ServeGate:
         assert isinstance(decision, Allow)
         if decision.always and request.always_asks is None:
             self._always[(request.key, request.tool)] = request.client
-            return Allowed("the user (Allow always)")
-        return Allowed("the user (Allow)")
+            return Allowed("the user (Allow always)", prompt)
+        return Allowed("the user (Allow)", prompt)

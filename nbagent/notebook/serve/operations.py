@@ -156,9 +156,8 @@ class Operations:
         if refused is not None:
             outcome = f"refused: {clean(refused)}"
         elif out is not None and out.is_error:
-            text = clean(out.content if isinstance(out.content, str) else str(out.content[0].get("text", "")))
-            lines = [line for line in text.splitlines() if line.strip() and line.strip() != "[error]"]
-            outcome = "error: " + lines[-1][:200] if lines else "error"  # a traceback's last line names it
+            line = _error_line(out)
+            outcome = "error: " + clean(line)[:200] if line else "error"
         else:
             outcome = "ok"
         self.log.add(ExternalAction(at=now(), client=client.name, tool=tool, what=what, allowed_by=allowed_by,
@@ -184,9 +183,21 @@ class Operations:
         except CallRefused as exc:
             self._record(client, request.tool, request.summary, "refused", None, str(exc))
             raise
-        out: ToolOutput = await act(allowed)
+        try:
+            out: ToolOutput = await act(allowed)
+        except CallRefused as exc:  # allowed, then refused: the cell changed while the user was asked
+            self._record(client, request.tool, request.summary, allowed.by, None, str(exc))
+            self._not_done(allowed, str(exc))
+            raise
         self._record(client, request.tool, request.summary, allowed.by, out)
+        if out.is_error:
+            self._not_done(allowed, _error_line(out) or "the call failed")
         return out
+
+    def _not_done(self, allowed: Allowed, why: str) -> None:
+        if allowed.card is not None:
+            clean = self.redactor() if self.redactor is not None else (lambda text: text)
+            self.gate.panel.not_done(allowed.card, clean(why)[:300])
 
     # --- reading ------------------------------------------------------------------------------
     async def read(self, client: Client, start: int, count: int, outputs: bool) -> ToolOutput:
@@ -352,3 +363,10 @@ class Operations:
             return (f"Not interrupted: the code running was started by another client ({name}); "
                     "a client interrupts only its own runs (the user can stop any with ■).")
         return "Nothing you started is running: nothing interrupted (the user's own cells are never interrupted)."
+
+
+def _error_line(out: ToolOutput) -> str:
+    """What an error result says, in a line: a traceback's last line names it."""
+    text = out.content if isinstance(out.content, str) else str(out.content[0].get("text", "")) if out.content else ""
+    lines = [line for line in text.splitlines() if line.strip() and line.strip() != "[error]"]
+    return lines[-1] if lines else ""
