@@ -18,6 +18,10 @@ export const RUN_RETIRED_TEXT =
 export const RETIRED_TEXT =
   'The kernel restarted or stopped while this question waited: the call it asked about never ran, ' +
   'and these buttons no longer reach it. Run the agent cell again to ask anew.';
+export const SERVE_CLASS = 'nbagent-serve';
+export const SERVE_RETIRED_TEXT =
+  'The kernel restarted or stopped while this question waited: the MCP client\'s call it asked about never ran, ' +
+  'and these buttons no longer reach it. The server ended with the kernel: run %agent serve again for a new one.';
 
 /** Kernel states after which a waiting question is gone with its kernel. */
 const GONE = new Set(['restarting', 'autorestarting', 'dead', 'terminating']);
@@ -50,7 +54,9 @@ export function retirePrompts(root: ParentNode): number {
       return; // already decided: its buttons were disabled by the kernel
     }
     prompt.classList.add(RETIRED_CLASS);
-    addNote(prompt, 'nbagent-prompt-retired-note', RETIRED_TEXT);
+    // A card of `%agent serve` (in its panel) has no agent cell to run again: the client calls again.
+    const text = prompt.closest(`.${SERVE_CLASS}`) ? SERVE_RETIRED_TEXT : RETIRED_TEXT;
+    addNote(prompt, 'nbagent-prompt-retired-note', text);
     retired++;
   });
   return retired;

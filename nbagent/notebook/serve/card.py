@@ -24,6 +24,9 @@ from ..view.diff import preview_html
 from ..view.prompts import PermissionPrompt
 from ..view.render import STYLE, input_html, reveal_hidden
 
+SERVE_CLASS = "nbagent-serve"
+"""The panel's DOM class: a card under it, retired by a kernel restart, says to run ``%agent serve`` again."""
+
 CARDS_KEPT = 6
 """Settled cards kept on the panel (the record keeps every call; the panel is not a log). A card
 still waiting for a click always stays: one dropped could never be answered."""
@@ -37,6 +40,8 @@ class ServePanel:
         self.cards = w.VBox([])
         self._prompts: dict[int, PermissionPrompt] = {}  # id(card) -> its prompt
         self.widget = w.VBox([self.status, self.cards])
+        # The page tells its cards from the agent's when the kernel restarts (frontend/src/prompts.ts).
+        self.widget.add_class(SERVE_CLASS)
 
     def set_status(self, text: str) -> None:
         self.status.value = f'<div style="{STYLE["muted"]}">{esc(text)}</div>'

@@ -75,3 +75,8 @@ def test_the_cards_summary_marks_hidden_characters() -> None:
     panel.ask("claude-code", "notebook_run", "run cell c\u202eX", "x = 1", "asked")
     head = str(panel.cards.children[-1].children[0].value)
     assert "\u202e" not in head and "c⟦U+202E⟧X" in head
+
+
+def test_the_panel_carries_the_class_the_page_tells_serve_cards_by():
+    # frontend/src/prompts.ts: a card under it, retired by a kernel restart, says to run %agent serve again
+    assert "nbagent-serve" in ServePanel().widget._dom_classes
