@@ -60,13 +60,13 @@ class ServePanel:
         self.cards.children = self._kept(self.cards.children) + (card,)
         return prompt
 
-    def not_done(self, prompt: PermissionPrompt, why: str) -> None:
-        """Say on an allowed card that the call did not happen after all (kernel loop): the cell
-        changed while the user was asked, or the edit or the run failed. "✓ allowed" alone would
-        read as done."""
+    def not_done(self, prompt: PermissionPrompt, line: str) -> None:
+        """Say on an allowed card how the call ended where it did not succeed (kernel loop): not
+        done (the cell changed while the user was asked), or ran and then failed (code that raised
+        may have done part of its work). "✓ allowed" alone would read as done."""
         for card in self.cards.children:
             if self._prompts.get(id(card)) is prompt:
-                note = w.HTML(f'<div style="{STYLE["error"]}">{esc(reveal_hidden("✗ then not done: " + why)[0])}</div>')
+                note = w.HTML(f'<div style="{STYLE["error"]}">{esc(reveal_hidden(line)[0])}</div>')
                 card.children = (*card.children, note)
 
     def _kept(self, cards: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -187,17 +187,18 @@ class Operations:
             out: ToolOutput = await act(allowed)
         except CallRefused as exc:  # allowed, then refused: the cell changed while the user was asked
             self._record(client, request.tool, request.summary, allowed.by, None, str(exc))
-            self._not_done(allowed, str(exc))
+            self._not_done(allowed, "✗ then not done: ", str(exc))
             raise
         self._record(client, request.tool, request.summary, allowed.by, out)
-        if out.is_error:
-            self._not_done(allowed, _error_line(out) or "the call failed")
+        if out.is_error:  # a run's code ran up to its error (what it did stays done); an edit is whole or nothing
+            how = "✗ then failed: " if request.tool in RAN_WHEN_FAILED else "✗ then not done: "
+            self._not_done(allowed, how, _error_line(out) or "the call failed")
         return out
 
-    def _not_done(self, allowed: Allowed, why: str) -> None:
+    def _not_done(self, allowed: Allowed, how: str, why: str) -> None:
         if allowed.card is not None:
             clean = self.redactor() if self.redactor is not None else (lambda text: text)
-            self.gate.panel.not_done(allowed.card, clean(why)[:300])
+            self.gate.panel.not_done(allowed.card, how + clean(why)[:300])
 
     # --- reading ------------------------------------------------------------------------------
     async def read(self, client: Client, start: int, count: int, outputs: bool) -> ToolOutput:
@@ -363,6 +364,10 @@ class Operations:
             return (f"Not interrupted: the code running was started by another client ({name}); "
                     "a client interrupts only its own runs (the user can stop any with ■).")
         return "Nothing you started is running: nothing interrupted (the user's own cells are never interrupted)."
+
+
+RAN_WHEN_FAILED = frozenset({"python", "notebook_run"})  # run_code asks as the python tool
+"""Tools whose error result comes from code that ran: the card says it failed, not that it was not done."""
 
 
 def _error_line(out: ToolOutput) -> str:

@@ -33,3 +33,17 @@ async def test_an_allowed_edit_of_a_cell_the_user_changed_meanwhile_says_not_don
         assert [c["source"] for c in served.cells() if c["id"] == target] == ["x = 41  # the user typed"]
     finally:
         served.close()
+
+
+async def test_an_allowed_run_whose_code_raised_says_it_ran_then_failed_not_that_it_was_not_done(tmp_path):
+    # It said "✗ then not done" for code that had run up to its error (a file it wrote stayed written).
+    served = Served(tmp_path)
+    try:
+        async with served.client("claude-code") as client:
+            failed = await served.call(client, "run_code", {"code": "PARTLY = 1\n1 / 0"}, click="Allow")
+        assert failed.is_error and "ZeroDivisionError" in text(failed)
+        html = served.html()
+        assert "✗ then failed: " in html and "ZeroDivisionError" in html and "then not done" not in html
+        assert served.run("print(PARTLY)").strip() == "1"  # it ran up to its error
+    finally:
+        served.close()
