@@ -44,6 +44,10 @@ MIN_HIDDEN = 2
 COMPACT_KEEP = "compact"
 
 
+NOTHING_TO_COMPACT = ("Nothing to compact: too few messages since the task or the last summary; no request sent, "
+                      "the history is as it was.")
+
+
 class CompactionFailed(NbAgentError):
     """The summary could not be made (nothing to compact, or the request failed); the reason says which."""
 
@@ -140,7 +144,7 @@ async def summarise(
     return Compaction(end=end, summary=summary, record=record, through=1 + len(hidden))
 
 
-__all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "CompactionFailed", "Compaction",
+__all__ = ["COMPACT_SYSTEM", "MESSAGE_HEADER", "COMPACT_KEEP", "NOTHING_TO_COMPACT", "CompactionFailed", "Compaction",
            "compacted_notice", "hidden_end", "transcript", "summarise"]
 
 

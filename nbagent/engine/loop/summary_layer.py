@@ -19,7 +19,7 @@ from ..contracts.hooks import Hooks
 from ..contracts.messages import Message
 from ..contracts.provider import Provider
 from ..state.session import Session
-from .compaction import compact_session, hidden_end
+from .compaction import NOTHING_TO_COMPACT, compact_session, hidden_end
 
 __all__ = ["SummaryLayer", "summary_trigger"]
 
@@ -61,6 +61,9 @@ class SummaryLayer:
         """Compact now (see :func:`~.compaction.compact_session`) and count the outcome; the
         events are not logged (the caller logs them). ``redact`` cleans a failure's message, which
         can carry an error body echoing a secret."""
+        if hidden_end(session.history) is None:  # nothing to send: no failure of the summariser to count
+            yield Notice(level="info", message=NOTHING_TO_COMPACT)
+            return
         before = len(session.compactions)
         async for event in compact_session(session, provider, hooks, config, turn=turn,
                                            context_window=context_window, instructions=instructions):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...engine.loop.compaction import COMPACT_KEEP
+from ...engine.loop.compaction import COMPACT_KEEP, hidden_end
 from .bridge import executing_cell_id
 from .decisions import is_kept
 from .embedded import executing_metadata, read_record
@@ -102,6 +102,9 @@ COMPACT_NOT_RECORDED_LINE = ("ⓘ %agent compact: nothing compacted: this kernel
 COMPACT_LIVE_LINE = ("ⓘ %agent compact: the replay has shown the record's last turn (turn {turn}), and the record "
                      "has no compaction after it: compacting now (a summary request); the next Restart & Run All "
                      "shows this compaction as recorded.")
+COMPACT_NOTHING_LINE = ("ⓘ %agent compact: nothing compacted: the replay has shown the record's last turn (turn "
+                        "{turn}), and too little precedes it to summarise (too few messages since the task or the "
+                        "last summary): no request sent.")
 COMPACT_OTHER_PROVIDER_LINE = ("ⓘ %agent compact: nothing compacted: the record's turns were answered by {recorded}, "
                                "and a summary request here would go to {now}, whose summary would then stand in the "
                                "record for them: no request sent. After a live prompt in this kernel, %agent compact "
@@ -168,10 +171,12 @@ def _refusal(magics: "MagicsApi", shown: int) -> str | None:
         # Run All without the key the record was made with: the offline simulated model's summary
         # would be written into your record, and shown as recorded at every Run All after.
         return COMPACT_OTHER_PROVIDER_LINE.format(recorded=cursor.index.provider, now=now)
+    if magics.current is not None and hidden_end(magics.current.agent.history) is None:
+        return COMPACT_NOTHING_LINE.format(turn=shown)  # said before "compacting now", which it would not
     link.went_live, link.live_by_command, link.cursor = True, True, None  # a compaction, not a turn (rule 3)
     return None
 
 
-__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_ENDPOINT_LINE", "COMPACT_NO_SESSION_LINE",
-           "COMPACT_OTHER_PROVIDER_LINE", "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE", "RETRY_SHOWN_LINE",
-           "recorded_fix", "replayed_compact", "replayed_retry"]
+__all__ = ["COMPACT_LIVE_LINE", "COMPACT_NOTHING_LINE", "COMPACT_NOT_RECORDED_LINE", "COMPACT_NO_ENDPOINT_LINE",
+           "COMPACT_NO_SESSION_LINE", "COMPACT_OTHER_PROVIDER_LINE", "COMPACT_RECORDED_LINE", "NOTHING_TO_FIX_LINE",
+           "RETRY_SHOWN_LINE", "recorded_fix", "replayed_compact", "replayed_retry"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypedDict
 from nbagent import Agent
 from nbagent.engine.contracts.events import Notice
 from nbagent.engine.contracts.messages import history_problems, is_text
-from nbagent.engine.loop.compaction import COMPACT_KEEP
+from nbagent.engine.loop.compaction import COMPACT_KEEP, NOTHING_TO_COMPACT
 from nbagent.engine.state.compactions import SUMMARY_MARK
 from nbagent.providers.simulated import SimulatedAPI
 from tests.engine.loop._blocks import content_list
@@ -26,6 +26,7 @@ class WindowSettings(TypedDict, total=False):
 
     context_window: int
     auto_compact: float
+    context: str
 
 
 def agent_on(tmp_path: Path, **settings: Unpack[WindowSettings]) -> tuple[Agent, SimulatedAPI]:
@@ -78,8 +79,21 @@ def test_a_summary_is_not_summarised_again_and_failure_is_a_notice(tmp_path: Pat
     agent.compact_sync()
     history = copy.deepcopy(agent.history)
     events = agent.compact_sync()
-    assert [e.message for e in events if isinstance(e, Notice)][0].startswith("Compaction failed: nothing to compact")
+    assert [e.message for e in events if isinstance(e, Notice)][0].startswith("Nothing to compact")
     assert agent.history == history
+
+
+def test_compact_with_nothing_to_compact_sends_nothing_and_is_no_failure_of_the_summariser(tmp_path: Path) -> None:
+    # Each `%agent compact` with too little to summarise counted as a failed summary: three of them
+    # switched the summary layer off for the rest of the session, with a warning that it had failed.
+    agent, api = agent_on(tmp_path, context="mask+summary+truncate")
+    chat(agent, 1)
+    sent = len(messages_requests(api))
+    notices = [e.message for _ in range(3) for e in agent.compact_sync() if isinstance(e, Notice)]
+    assert notices == [NOTHING_TO_COMPACT] * 3 and len(messages_requests(api)) == sent
+    chat(agent, 3)
+    agent.compact_sync()
+    assert agent.records[-1].keep == COMPACT_KEEP
 
 
 def test_auto_compact_keeps_a_long_session_under_the_window(tmp_path: Path) -> None:

@@ -89,6 +89,22 @@ def test_a_compact_cell_after_your_records_last_turn_compacts_and_the_next_run_a
     assert "replayed: session" in outs[3]
 
 
+def test_a_compact_cell_at_your_records_end_with_too_little_to_summarise_says_so_and_sends_nothing(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # It said "compacting now (a summary request)", and the compaction then found nothing to compact.
+    monkeypatch.setenv("JPY_SESSION_NAME", "analysis.ipynb")  # the notebook's own record
+    cell(ip, FIRST)
+    requests = len(agent().records)
+    restart(magics_mod.active_magics())
+    cell(ip, FIRST)
+
+    out = run(ip, "%agent compact")
+
+    assert "nothing compacted: the replay has shown the record's last turn (turn 1)" in out
+    assert "compacting now" not in out and "Compaction failed" not in out
+    assert len(agent().records) == requests
+
+
 def test_a_compact_cell_at_the_end_of_a_record_that_is_not_this_notebooks_asks_nothing(ip: Any) -> None:
     cell(ip, FIRST)  # no notebook name: the record is not this notebook's own (a copy, headless)
     requests = len(agent().records)
