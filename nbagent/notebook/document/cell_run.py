@@ -16,14 +16,14 @@ from ..outcome import AgentCellError, check_done, fails
 from . import replay_lines as said
 from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
-from .embedded import executing_metadata, read_record
+from .embedded import NotebookRecord, executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line, other_model_line, other_window_line, show_line
+from .live_lines import UNSAFE_RECORD_LINE, live_line, show_line, show_other_settings
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session, resume_live, update_loaded
-from .replayed_options import grant_allow, remember, session_settings
+from .replayed_options import grant_allow, remember, session_settings, signed_allow
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -64,10 +64,16 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            options = remember(link, checked.session, args, mine=_signed_by_you(checked),  # its --window etc., as live
+            carried = _carried(prompt, checked)
+            mine = _signed_by_you(checked)
+            args, unsigned = signed_allow(args, carried) if mine else (args, None)
+            if unsigned is not None:  # added to its options line since: a replay grants no tool its record did not
+                show_line(unsigned, "nbagent-changed")
+            options = remember(link, checked.session, args, mine=mine,  # its --window etc., as live
                                own=lambda trait: getattr(magics, trait, None))
             update_loaded(magics, checked.session, options)
-            _said_other_model(args, prompt, checked)
+            if carried is not None:
+                show_other_settings(args.model, args.window, carried.summary)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -91,17 +97,12 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     return None
 
 
-def _said_other_model(args: Namespace, prompt: str, decision: Replay) -> None:
-    """One line where the replayed cell's ``--model`` is not the model its recorded answer came from,
-    and one where its ``--window`` is not the window it ran with (as its own metadata says: the
-    record it carries for this very turn)."""
+def _carried(prompt: str, decision: Replay) -> NotebookRecord | None:
+    """The record the replayed cell carries in its own metadata for this very turn, if any."""
     carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
     if carried is None or (carried.session, carried.turn) != (decision.session, decision.turn):
-        return
-    for line in (other_model_line(args.model, carried.summary.get("model")),
-                 other_window_line(args.window, carried.summary.get("context_window"))):
-        if line is not None:
-            show_line(line, "nbagent-changed")
+        return None
+    return carried
 
 
 def _signed_by_you(decision: Replay) -> bool:

@@ -4,7 +4,7 @@ request (never a silent live run). :func:`live_line` picks it from a :class:`~.d
 from __future__ import annotations
 
 from html import escape
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ...display.html import NO_TEX
 from .decisions import Live
@@ -123,11 +123,19 @@ def other_window_line(wanted: int | None, recorded: object) -> str | None:
     return OTHER_WINDOW_LINE.format(wanted=wanted, recorded=recorded)
 
 
+def show_other_settings(model: str | None, window: int | None, summary: Mapping[str, object]) -> None:
+    """One line where a replayed cell's ``--model`` is not the model its recorded answer came from,
+    and one where its ``--window`` is not the window it ran with (``summary``: the record it carries)."""
+    for line in (other_model_line(model, summary.get("model")), other_window_line(window, summary.get("context_window"))):
+        if line is not None:
+            show_line(line, "nbagent-changed")
+
+
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "LIVE_LINE",
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OTHER_WINDOW_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",
-           "ambiguous_line", "live_line", "other_model_line", "other_window_line"]
+           "ambiguous_line", "live_line", "other_model_line", "other_window_line", "show_line", "show_other_settings"]
 
 
 def show_line(text: str, css: str) -> None:

@@ -103,7 +103,7 @@ class RecordKeeper:
         if cell_id is None:
             return None
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
-                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent))
+                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent), allow=agent.config.allow)
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and

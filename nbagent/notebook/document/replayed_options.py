@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from ...agent import Agent
     from ..session import NotebookSession
+    from .embedded import NotebookRecord
     from .link import DocumentLink
 
 # cell option -> (SessionConfig field, the AgentMagics trait that sets it for your own sessions)
@@ -60,6 +61,27 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
         before = () if args.new else link.replayed_allow.get(session, ())
         link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
     return cell
+
+
+ALLOW_NOT_SIGNED_LINE = ("ⓘ this cell's --allow names {tools}, which its recorded answer (signed with your key) did "
+                         "not allow: not carried to your next prompt (its options line is not signed, and a replay "
+                         "grants no tool its record did not: your next prompt asks). Add --live to run it with them.")
+
+
+def signed_allow(args: Namespace, carried: "NotebookRecord | None") -> tuple[Namespace, str | None]:
+    """``args`` with only the ``--allow`` tools the replayed turn's signed record allowed, and the
+    line naming those it did not (None where none): anyone can edit ``--allow bash`` into the
+    options line of a notebook of yours, and your next live prompt went on with it. A record from
+    before records kept their tools (``allow`` None), and a replay from the folder alone (headless:
+    no cell metadata), carry the line as it reads."""
+    asked = tuple(getattr(args, "allow", None) or ())
+    if carried is None or carried.allow is None or not asked:
+        return args, None
+    extra = [tool for tool in asked if tool not in carried.allow]
+    if not extra:
+        return args, None
+    return Namespace(**{**vars(args), "allow": [t for t in asked if t in carried.allow]}), \
+        ALLOW_NOT_SIGNED_LINE.format(tools=", ".join(extra))
 
 
 def _tighter(value: object, yours: object) -> bool:
@@ -118,4 +140,5 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["follow_fork", "forget", "grant_allow", "remember", "off_its_endpoint", "session_settings"]
+__all__ = ["ALLOW_NOT_SIGNED_LINE", "follow_fork", "forget", "grant_allow", "remember", "off_its_endpoint", "session_settings",
+           "signed_allow"]
