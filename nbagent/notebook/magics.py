@@ -310,7 +310,8 @@ class AgentMagics(Magics):
             assert self.shell is not None
             self.shell.user_ns[args.out] = agent.last_output
         shown = view.finish()
-        record = self.document.recorded(agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None)
+        record = self.document.recorded(agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None,
+                                        tuple(getattr(args, "allow", None) or ()))  # signed: its options line is not
         await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 

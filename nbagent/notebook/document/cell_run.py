@@ -16,7 +16,7 @@ from ..outcome import AgentCellError, check_done, fails
 from . import replay_lines as said
 from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
-from .embedded import NotebookRecord, executing_metadata, read_record
+from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
 from .live_lines import UNSAFE_RECORD_LINE, live_line, show_line, show_other_settings
@@ -64,16 +64,12 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            carried = _carried(prompt, checked)
             mine = _signed_by_you(checked)
-            args, unsigned = signed_allow(args, carried) if mine else (args, None)
-            if unsigned is not None:  # added to its options line since: a replay grants no tool its record did not
-                show_line(unsigned, "nbagent-changed")
+            args = _as_signed(args, checked) if mine else args
             options = remember(link, checked.session, args, mine=mine,  # its --window etc., as live
                                own=lambda trait: getattr(magics, trait, None))
             update_loaded(magics, checked.session, options)
-            if carried is not None:
-                show_other_settings(args.model, args.window, carried.summary)
+            _said_other_settings(args, prompt, checked)
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -97,12 +93,21 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     return None
 
 
-def _carried(prompt: str, decision: Replay) -> NotebookRecord | None:
-    """The record the replayed cell carries in its own metadata for this very turn, if any."""
+def _as_signed(args: Namespace, decision: Replay) -> Namespace:
+    """The replayed cell's options with only the ``--allow`` tools its signed record names (the
+    options line is not signed), and a line naming any added since."""
+    args, unsigned = signed_allow(args, decision.shown)
+    if unsigned is not None:
+        show_line(unsigned, "nbagent-changed")
+    return args
+
+
+def _said_other_settings(args: Namespace, prompt: str, decision: Replay) -> None:
+    """The lines of a replayed cell whose ``--model`` or ``--window`` differ from what answered, as
+    the record it carries in its own metadata for this very turn says."""
     carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
-    if carried is None or (carried.session, carried.turn) != (decision.session, decision.turn):
-        return None
-    return carried
+    if carried is not None and (carried.session, carried.turn) == (decision.session, decision.turn):
+        show_other_settings(args.model, args.window, carried.summary)
 
 
 def _signed_by_you(decision: Replay) -> bool:
@@ -127,7 +132,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
     carried = decision.notebook
     shown: Shown | None
     if carried is not None:
-        shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs)
+        shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs, carried.allow if carried.mine else ())
         inputs = carried.inputs
     else:
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)

@@ -92,8 +92,8 @@ def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider:
                 bundle: Mapping[str, str], done: Ended | None, inputs: TurnInputs | None,
                 summary: JSONObject, allow: Sequence[str] = ()) -> JSONObject | None:
     """The signed record of one live turn, for its agent cell's metadata (None without a transcript).
-    ``allow``: the tools the session allowed in that turn (a replay carries only those of the
-    cell's ``--allow``: its options line is not signed)."""
+    ``allow``: the tools the cell's own ``--allow`` named (a replay carries only those of the
+    options line as it reads now: the line is not signed)."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return None
@@ -126,7 +126,7 @@ class NotebookRecord:
     fix: bool = False
     """The turn answered ``%agent fix`` (a record without the mark answered another prompt)."""
     allow: tuple[str, ...] | None = None
-    """The tools the session allowed in that turn (None: a record from before they were kept)."""
+    """The tools the cell's own ``--allow`` named (None: a record from before they were kept)."""
 
 
 def _fields_ok(record: JSONObject) -> bool:

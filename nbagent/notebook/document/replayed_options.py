@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from ...agent import Agent
     from ..session import NotebookSession
-    from .embedded import NotebookRecord
     from .link import DocumentLink
+    from .shown import Shown
 
 # cell option -> (SessionConfig field, the AgentMagics trait that sets it for your own sessions)
 _LIMITS = {"window": ("context_window", "context_window"),
@@ -68,19 +68,19 @@ ALLOW_NOT_SIGNED_LINE = ("ⓘ this cell's --allow names {tools}, which its recor
                          "grants no tool its record did not: your next prompt asks). Add --live to run it with them.")
 
 
-def signed_allow(args: Namespace, carried: "NotebookRecord | None") -> tuple[Namespace, str | None]:
-    """``args`` with only the ``--allow`` tools the replayed turn's signed record allowed, and the
-    line naming those it did not (None where none): anyone can edit ``--allow bash`` into the
-    options line of a notebook of yours, and your next live prompt went on with it. A record from
-    before records kept their tools (``allow`` None), and a replay from the folder alone (headless:
-    no cell metadata), carry the line as it reads."""
+def signed_allow(args: Namespace, shown: "Shown | None") -> tuple[Namespace, str | None]:
+    """``args`` with only the ``--allow`` tools the replayed turn's cell named when it ran (as its
+    signed record, ``shown``, says), and the line naming the others (None where none): anyone can
+    edit ``--allow bash`` into the options line of a notebook of yours, and your next live prompt
+    went on with it. A record from before records kept them (``allow`` None) carries the line as
+    it reads."""
     asked = tuple(getattr(args, "allow", None) or ())
-    if carried is None or carried.allow is None or not asked:
+    if shown is None or shown.allow is None or not asked:
         return args, None
-    extra = [tool for tool in asked if tool not in carried.allow]
+    extra = [tool for tool in asked if tool not in shown.allow]
     if not extra:
         return args, None
-    return Namespace(**{**vars(args), "allow": [t for t in asked if t in carried.allow]}), \
+    return Namespace(**{**vars(args), "allow": [t for t in asked if t in shown.allow]}), \
         ALLOW_NOT_SIGNED_LINE.format(tools=", ".join(extra))
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from nbagent import Agent
 from nbagent.engine.contracts.events import Notice
+from nbagent.engine.contracts.hooks import Hooks
 from nbagent.engine.contracts.messages import history_problems, is_text
 from nbagent.engine.loop.compaction import COMPACT_KEEP, NOTHING_TO_COMPACT
 from nbagent.engine.state.compactions import SUMMARY_MARK
@@ -86,14 +87,17 @@ def test_a_summary_is_not_summarised_again_and_failure_is_a_notice(tmp_path: Pat
 def test_compact_with_nothing_to_compact_sends_nothing_and_is_no_failure_of_the_summariser(tmp_path: Path) -> None:
     # Each `%agent compact` with too little to summarise counted as a failed summary: three of them
     # switched the summary layer off for the rest of the session, with a warning that it had failed.
+    hooked: list[int] = []
     agent, api = agent_on(tmp_path, context="mask+summary+truncate")
+    agent.engine.hooks = Hooks.from_mapping({"pre_compact": lambda turn, hidden: hooked.append(turn)})
     chat(agent, 1)
     sent = len(messages_requests(api))
     notices = [e.message for _ in range(3) for e in agent.compact_sync() if isinstance(e, Notice)]
-    assert notices == [NOTHING_TO_COMPACT] * 3 and len(messages_requests(api)) == sent
+    assert notices == [NOTHING_TO_COMPACT] * 3 and len(messages_requests(api)) == sent and hooked == []
+    assert agent.engine._summary.failures == 0  # the layer stays on: it compacts by itself when due
     chat(agent, 3)
     agent.compact_sync()
-    assert agent.records[-1].keep == COMPACT_KEEP
+    assert agent.records[-1].keep == COMPACT_KEEP and hooked == [agent.turn]
 
 
 def test_auto_compact_keeps_a_long_session_under_the_window(tmp_path: Path) -> None:

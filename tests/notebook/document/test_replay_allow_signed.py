@@ -1,10 +1,15 @@
-"""A replayed cell's ``--allow`` carries to your next live prompt only for the tools its signed
-record allowed: the options line is not signed, and anyone who edits a notebook of yours (a pull
+"""A replayed cell's ``--allow`` carries to your next live prompt only for the tools that cell's
+own ``--allow`` named when it ran, as its signed record says (in the folder, or in the cell's
+metadata): the options line is not signed, and anyone who edits a notebook of yours (a pull
 request, a shared drive) could add ``--allow bash`` to an agent cell that still replays."""
 
 from __future__ import annotations
 
-from typing import Any
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
 
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document.replayed_options import ALLOW_NOT_SIGNED_LINE
@@ -13,41 +18,74 @@ from .test_replay_from_notebook import QUESTION, Lab, lab
 
 __all__ = ["lab"]  # the in-process kernel with a front-end fixture
 
+NOT_CARRIED = ALLOW_NOT_SIGNED_LINE.format(tools="shell")
 
-def _recorded_then_edited(lab: Lab, line: str) -> str:
-    """Record the first cell live with ``--allow python``, then Run All after its options line became ``line``."""
-    magics_mod.active_magics().allow = []
+
+def _recorded_then_edited(lab: Lab, line: str, *, between: Callable[[], None] = lambda: None,
+                          allowed: tuple[str, ...] = ()) -> str:
+    """Record the first cell live with ``--allow python`` (your settings allowing ``allowed``), then
+    Run All after its options line became ``line`` (``between``: what else changed meanwhile)."""
+    magics = magics_mod.active_magics()
+    magics.allow = list(allowed)
     lab.front.cells[0]["source"] = f"%%agent --allow python\n{QUESTION}"
     assert "391" in lab.run()
     lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nnow add 5 to it with python",
                             "metadata": {}, "outputs": [], "execution_count": None})
     lab.restart()
+    magics.allow = []
+    between()
     lab.front.cells[0]["source"] = f"%%agent {line}\n{QUESTION}"
     return lab.run()
 
 
-def _next_prompt(lab: Lab) -> None:
-    """The cell after it, run live in the replayed session (the agent's code cell lies between them)."""
+def _next_prompt(lab: Lab) -> tuple[str, ...]:
+    """The cell after it, run live in the replayed session (the agent's code cell lies between
+    them); the tools that session allows."""
     assert "replayed: session" not in lab.run(next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next"))
-
-
-def _agent() -> Any:
     current = magics_mod.active_magics().current
     assert current is not None
-    return current.agent
+    return tuple(current.agent.config.allow)
 
 
 def test_an_allow_added_to_a_replayed_cells_options_line_is_not_carried_and_says_so(lab: Lab) -> None:
     out = _recorded_then_edited(lab, "--allow python shell")
 
-    assert "replayed: session" in out and ALLOW_NOT_SIGNED_LINE.format(tools="shell") in out
-    _next_prompt(lab)
-    assert "python" in _agent().config.allow and "shell" not in _agent().config.allow
+    assert "replayed: session" in out and NOT_CARRIED in out
+    allowed = _next_prompt(lab)
+    assert "python" in allowed and "shell" not in allowed
 
 
 def test_the_allow_the_record_was_made_with_still_holds_after_run_all(lab: Lab) -> None:
     out = _recorded_then_edited(lab, "--allow python")
 
     assert "replayed: session" in out and "not carried" not in out
-    _next_prompt(lab)
-    assert "python" in _agent().config.allow
+    assert "python" in _next_prompt(lab)
+
+
+def test_from_the_notebook_alone_an_added_allow_is_not_carried_either(lab: Lab, tmp_path: Path) -> None:
+    out = _recorded_then_edited(lab, "--allow python shell", between=lambda: shutil.rmtree(tmp_path / ".nbagent"))
+
+    assert "replayed: session" in out and NOT_CARRIED in out
+    assert "shell" not in _next_prompt(lab)
+
+
+@pytest.mark.parametrize("metadata", ["allow edited into the record", "record deleted"])
+def test_the_folders_signed_record_decides_whatever_the_cells_metadata_says(lab: Lab, metadata: str) -> None:
+    # The check read the cell's metadata record without its signature, and skipped it where there was none.
+    def edit() -> None:
+        mark: dict[str, Any] = lab.front.cells[0]["metadata"]["nbagent"]
+        if metadata == "record deleted":
+            del mark["record"]
+        else:
+            mark["record"]["allow"] = ["python", "shell"]
+
+    out = _recorded_then_edited(lab, "--allow python shell", between=edit)
+
+    assert "replayed: session" in out and NOT_CARRIED in out
+    assert "shell" not in _next_prompt(lab)
+
+
+def test_only_the_cells_own_allow_is_signed_not_what_your_settings_allowed_then(lab: Lab) -> None:
+    out = _recorded_then_edited(lab, "--allow python shell", allowed=("shell",))  # your setting then, not since
+
+    assert NOT_CARRIED in out and "shell" not in _next_prompt(lab)
