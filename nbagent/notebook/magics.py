@@ -280,7 +280,7 @@ class AgentMagics(Magics):
         view = self.new_view(sess)
         cells = cell_run.materialiser(self, sess, args)
         await cells.begin()
-        sess.last_prompt = prompt
+        sess.last_prompt, sess.last_allow = prompt, tuple(getattr(args, "allow", None) or ())
         if sess.executor is not None:
             sess.executor.on_execute = cell_run.execution_shown(view, sess)  # what its code displayed, in its card
         view.display()
@@ -311,7 +311,7 @@ class AgentMagics(Magics):
             self.shell.user_ns[args.out] = agent.last_output
         shown = view.finish()
         record = self.document.recorded(agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None,
-                                        tuple(getattr(args, "allow", None) or ()))  # signed: its options line is not
+                                        sess.last_allow)  # signed: its options line is not
         await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 

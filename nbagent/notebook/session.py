@@ -80,6 +80,8 @@ class NotebookSession:
         """What a loaded record had spent before this kernel (a replayed conversation going on live):
         part of the session's spend, said where that is shown (it was not spent here)."""
         self.last_prompt: str | None = None
+        self.last_allow: tuple[str, ...] = ()
+        """The tools the last prompt's cell named with ``--allow`` (``%agent retry`` asks with them again)."""
         self.last_outcome: str | None = None
         """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""
         self.view: "AgentView | None" = None

@@ -16,14 +16,13 @@ from ..outcome import AgentCellError, check_done, fails
 from . import replay_lines as said
 from .bridge import executing_cell_id, executing_request
 from .decisions import Live, Replay, Undone
-from .embedded import executing_metadata, read_record
 from .fork import fork
 from .link import session_name
-from .live_lines import UNSAFE_RECORD_LINE, live_line, show_line, show_other_settings
+from .live_lines import UNSAFE_RECORD_LINE, live_line, show_line
 from .page import show_on_reloaded_page
 from .replay import record_dir_problem, sessions_dir
-from .replayed import fill_stand_in, keep_code_session, resume_live, update_loaded
-from .replayed_options import grant_allow, remember, session_settings, signed_allow
+from .replayed import fill_stand_in, keep_code_session, resume_live, take_options
+from .replayed_options import grant_allow, session_settings
 from .settings_changed import settings_changed
 from .shown import Shown, load_shown, recorded_inputs
 
@@ -64,12 +63,7 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if isinstance(decision, Replay):
         checked = _checked(magics, decision, args)
         if checked is not None:
-            mine = _signed_by_you(checked)
-            args = _as_signed(args, checked) if mine else args
-            options = remember(link, checked.session, args, mine=mine,  # its --window etc., as live
-                               own=lambda trait: getattr(magics, trait, None))
-            update_loaded(magics, checked.session, options)
-            _said_other_settings(args, prompt, checked)
+            take_options(magics, args, prompt, checked)  # its --window etc., for a later live prompt, as live
             return checked
         decision = link.plan(prompt, live=True, new=bool(args.new), current=magics.current)
         decision = replace(decision, carried=None) if isinstance(decision, Live) else decision  # said why
@@ -91,32 +85,6 @@ def plan(magics: "MagicsApi", prompt: str, args: Namespace) -> Replay | Undone |
     if line is not None:  # before the session exists: no request has gone out
         show_line(*line)
     return None
-
-
-def _as_signed(args: Namespace, decision: Replay) -> Namespace:
-    """The replayed cell's options with only the ``--allow`` tools its signed record names (the
-    options line is not signed), and a line naming any added since."""
-    args, unsigned = signed_allow(args, decision.shown)
-    if unsigned is not None:
-        show_line(unsigned, "nbagent-changed")
-    return args
-
-
-def _said_other_settings(args: Namespace, prompt: str, decision: Replay) -> None:
-    """The lines of a replayed cell whose ``--model`` or ``--window`` differ from what answered, as
-    the record it carries in its own metadata for this very turn says."""
-    carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
-    if carried is not None and (carried.session, carried.turn) == (decision.session, decision.turn):
-        show_other_settings(args.model, args.window, carried.summary)
-
-
-def _signed_by_you(decision: Replay) -> bool:
-    """Whether the replayed turn is your own record (its transcript signed with your key, in the
-    folder or in the cell's metadata): a received record's cells chose their ``--allow`` for the
-    prompts of whoever recorded it, so a live prompt of yours that continues it does not get them."""
-    if decision.notebook is not None:
-        return decision.notebook.mine
-    return decision.shown is not None
 
 
 class ReplayInputsChanged(AgentCellError):

@@ -92,8 +92,8 @@ def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider:
                 bundle: Mapping[str, str], done: Ended | None, inputs: TurnInputs | None,
                 summary: JSONObject, allow: Sequence[str] = ()) -> JSONObject | None:
     """The signed record of one live turn, for its agent cell's metadata (None without a transcript).
-    ``allow``: the tools the cell's own ``--allow`` named (a replay carries only those of the
-    options line as it reads now: the line is not signed)."""
+    ``allow``: the tools the cell's own ``--allow`` named (the options line is not signed: a replay
+    carries only those of the line's tools that this list names)."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return None

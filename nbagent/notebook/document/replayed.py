@@ -12,12 +12,17 @@ the replayed one instead:
 
 from __future__ import annotations
 
+from argparse import Namespace
 from typing import TYPE_CHECKING
 
 from ..view.render import marked_line
+from .bridge import executing_cell_id
+from .decisions import Replay
+from .embedded import executing_metadata, read_record
 from .link import session_name
+from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
-from .replayed_options import grant_allow, off_its_endpoint, session_settings
+from .replayed_options import grant_allow, off_its_endpoint, remember, session_settings, signed_allow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,6 +79,45 @@ def resume_live(magics: "MagicsApi", session: str) -> None:
         magics.current = current
         if link.loaded is current:
             link.loaded = None  # no longer one loaded only to show the record
+
+
+def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Replay) -> None:
+    """A replayed cell's session options, kept for when its session goes on live (as they set the
+    rest of the session live): a received record's only where they narrow yours, and of its
+    ``--allow`` only the tools its signed record names; the lines saying what differs."""
+    mine = _signed_by_you(decision)
+    args = _as_signed(args, decision) if mine else args
+    options = remember(magics.document, decision.session, args, mine=mine,
+                       own=lambda trait: getattr(magics, trait, None))
+    update_loaded(magics, decision.session, options)
+    _said_other_settings(args, prompt, decision)
+
+
+def _as_signed(args: Namespace, decision: Replay) -> Namespace:
+    """The replayed cell's options with only the ``--allow`` tools its signed record names (the
+    options line is not signed), and a line naming any added since."""
+    args, unsigned = signed_allow(args, decision.shown)
+    if unsigned is not None:
+        show_line(unsigned, "nbagent-changed")
+    return args
+
+
+def _said_other_settings(args: Namespace, prompt: str, decision: Replay) -> None:
+    """The lines of a replayed cell whose ``--model`` or ``--window`` differ from what answered, as
+    the record it carries in its own metadata for this very turn says."""
+    carried = decision.notebook or read_record(executing_metadata(), prompt, executing_cell_id())
+    if carried is not None and (carried.session, carried.turn) == (decision.session, decision.turn):
+        show_other_settings(args.model, args.window, carried.summary)
+
+
+def _signed_by_you(decision: Replay) -> bool:
+    """Whether the replayed turn is your own record (its transcript signed with your key, in the
+    folder or in the cell's metadata): a received record's cells chose their ``--allow`` for the
+    prompts of whoever recorded it, so a live prompt of yours that continues it does not get them."""
+    if decision.notebook is not None:
+        return decision.notebook.mine
+    return decision.shown is not None
+
 
 
 def update_loaded(magics: "MagicsApi", session: str, options: "dict[str, object]") -> None:
@@ -224,4 +268,4 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
 
 
 __all__ = ["carried_only", "fill_stand_in", "keep_code_session", "nothing_loaded", "notebook_history", "notebook_status",
-           "replayed_session", "resume_live", "shown_turns", "update_loaded"]
+           "replayed_session", "resume_live", "shown_turns", "take_options", "update_loaded"]

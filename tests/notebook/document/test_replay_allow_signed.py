@@ -5,6 +5,7 @@ request, a shared drive) could add ``--allow bash`` to an agent cell that still 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -62,10 +63,40 @@ def test_the_allow_the_record_was_made_with_still_holds_after_run_all(lab: Lab) 
     assert "python" in _next_prompt(lab)
 
 
-def test_from_the_notebook_alone_an_added_allow_is_not_carried_either(lab: Lab, tmp_path: Path) -> None:
+def test_from_the_notebook_alone_an_added_allow_says_it_is_not_carried(lab: Lab, tmp_path: Path) -> None:
     out = _recorded_then_edited(lab, "--allow python shell", between=lambda: shutil.rmtree(tmp_path / ".nbagent"))
 
     assert "replayed: session" in out and NOT_CARRIED in out
+
+
+@pytest.mark.parametrize("forged", [False, True])
+def test_a_copy_of_the_notebook_replays_its_cells_record_and_carries_only_its_signed_allow(
+        lab: Lab, forged: bool) -> None:
+    def copy() -> None:  # Save As: the cell's own record decides (the folder's record is the original's)
+        if forged:
+            lab.front.cells[0]["metadata"]["nbagent"]["record"]["allow"] = ["python", "shell"]
+        lab.restart(notebook="copy.ipynb")
+
+    out = _recorded_then_edited(lab, "--allow python shell", between=copy)
+
+    assert "replayed: session" in out and "shell" not in _next_prompt(lab)
+    assert (NOT_CARRIED in out) != forged  # a forged record is not yours: nothing of it is carried
+
+
+@pytest.mark.parametrize("edit", ["allow edited", "allow dropped"])
+def test_a_folder_transcript_whose_allow_was_edited_carries_nothing(lab: Lab, tmp_path: Path, edit: str) -> None:
+    def forge() -> None:
+        (transcript,) = (tmp_path / ".nbagent").rglob("1.json")
+        saved = json.loads(transcript.read_text())
+        if edit == "allow dropped":
+            del saved["allow"]
+        else:
+            saved["allow"] = ["python", "shell"]
+        transcript.write_text(json.dumps(saved))
+        del lab.front.cells[0]["metadata"]["nbagent"]["record"]  # the folder's word alone
+
+    _recorded_then_edited(lab, "--allow python shell", between=forge)
+
     assert "shell" not in _next_prompt(lab)
 
 

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording, replay_lines
+from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording, replay_lines, replayed
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
 from nbagent.notebook.document.replay_lines import RECEIVED_LINE, ROLLED_BACK_LINE
@@ -36,9 +36,9 @@ class Lab:
         self.front = FakeFrontEnd([{"cell_type": "code", "source": f"%%agent\n{QUESTION}"}])
         self.executing: dict[str, Any] | None = None
         self.error = ""  # the last cell's error, as the user reads it
-        for module in (link, recording, cell_run, command_replay):
+        for module in (link, recording, cell_run, command_replay, replayed):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
-        for module in (link, cell_run, command_replay):
+        for module in (link, replayed, command_replay):
             monkeypatch.setattr(module, "executing_metadata",
                                 lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 

@@ -313,6 +313,28 @@ def test_a_replayed_agent_retry_whose_turn_the_cell_above_showed_says_so_and_sen
     assert magics_mod.active_magics().current is None  # no session loaded: nothing could ask
 
 
+def test_a_retried_cells_allow_still_holds_after_a_headless_run_all(ip):
+    # The retry's record, which a headless replay of the failed cell shows, named no tool: the cell
+    # then said its --allow python was not in its signed record, and python was no longer allowed.
+    from nbagent.providers.simulated import Fault
+
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    cell(ip, FIRST, "--allow python")
+    api = agent().simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}
+    assert ip.run_cell(f"%%agent --allow python\n{SECOND}").error_in_exec is not None
+    assert "done: end_turn" in _line(ip, "%agent retry")
+    restart(magics)
+    cell(ip, FIRST, "--allow python")
+
+    original = cell(ip, SECOND, "--allow python")
+
+    assert "replayed: session" in original and "not carried" not in original
+    cell(ip, "now multiply it by 2 with python")
+    assert "python" in agent().config.allow
+
+
 def test_agent_retry_after_a_replayed_failure_sends_nothing_and_says_how_to_ask_again(ip):
     from nbagent.providers.simulated import Fault
 
