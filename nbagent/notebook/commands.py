@@ -109,9 +109,11 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
     sess = _need_session(magics)
     t = sess.totals
     shown = shown_turns(magics)
-    if shown is not None and shown < sess.turn:  # mid-replay: the turns shown, as %agent history lists them
+    if shown is not None and shown < sess.turn and any(r.turn > shown for r in sess.records):
+        # Mid-replay, where later turns spent: the turns shown, as %agent history lists them. (A
+        # later turn that billed nothing, failed before its answer, leaves the totals as they were.)
         whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests)
-        print("\n".join(replayed_so_far(sess.records, shown, whole)))
+        print("\n".join(replayed_so_far(sess.records, shown, whole, t.spent_requests - t.requests)))
         return
     u = t.usage
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "

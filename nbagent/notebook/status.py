@@ -38,12 +38,13 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     return line
 
 
-def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str) -> list[str]:
+def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str, unrowed: int = 0) -> list[str]:
     """``%agent cost`` in a kernel that has replayed ``shown`` turns of a longer record: the requests
     of those turns (the rows ``%agent history`` lists there, so the two add up), then ``whole``, the
     whole record's spent line. The loaded session is the whole record, and its totals alone counted
     the turns the cells below have still to replay: a lesson's cost cell after turn 5 read turn 6's
-    money too, under a history table that ended at turn 5."""
+    money too, under a history table that ended at turn 5. ``unrowed``: requests billed without a
+    row (rolled back, or cut off mid-answer), which no turn is kept for: said, not left out unsaid."""
     from ..engine.state.totals import Spent
 
     mine = [r for r in records if r.turn <= shown]
@@ -56,7 +57,9 @@ def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str) 
             tokens[name] += n
     return [f"requests {spent.requests}  " + "  ".join(f"{k} {v:,}" for k, v in tokens.items()),
             f"spent {fmt_total_cost(spent.cost_usd, spent.unpriced_requests, spent.requests)} in {spent.requests} "
-            f"request(s) by the {shown} turn(s) replayed so far, when the record's turns ran",
+            f"request(s) by the {shown} turn(s) replayed so far, when the record's turns ran"
+            + (f" (their rows; {unrowed} request(s) billed without a row, rolled back or cut off mid-answer, are "
+               "in the whole record's line: no turn is kept for them)" if unrowed else ""),
             f"the whole record: {whole}; the agent cells below replay the rest"]
 
 
