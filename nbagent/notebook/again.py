@@ -7,7 +7,6 @@ retried turn instead: see :func:`.document.command_replay.replayed_retry`).
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -58,10 +57,10 @@ async def retry(magics: "MagicsApi", line: str) -> None:
 
         rollback(sess.agent.engine, sess.turn - 1)
         rolled_back(magics, sess, sess.turn, undone=False)
-    # With the failed cell's own --allow: the retry's record stands for that cell's turn (headless, a
-    # replay of the cell finds it), and a record naming none dropped the tools the cell allowed.
-    await magics.run_prompt(" ".join(["--allow", *map(shlex.quote, sess.last_allow)]) if sess.last_allow else "",
-                            sess.last_prompt)
+    # Recorded with the failed cell's own options: the retry's record stands for that cell's turn
+    # (headless, a replay of the cell finds it), and one naming none dropped what the cell allowed.
+    sess.retrying = True
+    await magics.run_prompt("", sess.last_prompt)
 
 
 __all__ = ["fix", "retry"]

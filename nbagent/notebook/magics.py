@@ -275,12 +275,15 @@ class AgentMagics(Magics):
                              watch: "TurnWatch | None" = None) -> Done | None:
         from ..engine.contracts.events import Done
         from .document import cell_run
+        from .document.replayed_options import options_of
 
         agent = sess.agent
         view = self.new_view(sess)
         cells = cell_run.materialiser(self, sess, args)
         await cells.begin()
-        sess.last_prompt, sess.last_allow = prompt, tuple(getattr(args, "allow", None) or ())
+        if not sess.retrying:  # a retry sends the last prompt again, with the options its cell gave
+            sess.last_options = options_of(args)
+        sess.last_prompt, sess.retrying = prompt, False
         if sess.executor is not None:
             sess.executor.on_execute = cell_run.execution_shown(view, sess)  # what its code displayed, in its card
         view.display()
@@ -311,7 +314,7 @@ class AgentMagics(Magics):
             self.shell.user_ns[args.out] = agent.last_output
         shown = view.finish()
         record = self.document.recorded(agent, prompt, shown, done, watch.inputs(cells.made) if watch is not None else None,
-                                        sess.last_allow)  # signed: its options line is not
+                                        sess.last_options)  # signed: its options line is not
         await cell_run.after_run(self, cells, agent.turn, record, shown)
         return done
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
     from ..engine.contracts.events import Event, RequestRecord, Totals
+    from ..engine.contracts.json_types import JSONObject
     from ..engine.state.sent import SentRequest
     from .executor import ShellExecutor
     from .kernel_context import KernelContext
@@ -80,8 +81,11 @@ class NotebookSession:
         """What a loaded record had spent before this kernel (a replayed conversation going on live):
         part of the session's spend, said where that is shown (it was not spent here)."""
         self.last_prompt: str | None = None
-        self.last_allow: tuple[str, ...] = ()
-        """The tools the last prompt's cell named with ``--allow`` (``%agent retry`` asks with them again)."""
+        self.last_options: JSONObject = {}
+        """The session options the last prompt's cell gave (its record signs them; ``%agent retry``
+        records them again: the retry's record stands for that cell's turn)."""
+        self.retrying: bool = False
+        """Set by ``%agent retry`` for the prompt it sends again (its line gives no options)."""
         self.last_outcome: str | None = None
         """How the last prompt's run ended: its ``Done.reason``, or ``interrupted`` (no Done)."""
         self.view: "AgentView | None" = None

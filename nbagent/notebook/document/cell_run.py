@@ -100,7 +100,7 @@ def _checked(magics: "MagicsApi", decision: Replay, args: Namespace) -> Replay |
     carried = decision.notebook
     shown: Shown | None
     if carried is not None:
-        shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs, carried.allow if carried.mine else ())
+        shown = Shown(carried.bundle, carried.reason, carried.error, carried.inputs, carried.options if carried.mine else {})
         inputs = carried.inputs
     else:
         shown = load_shown(root, decision.session, decision.turn, decision.prompt)

@@ -21,7 +21,7 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping
 
 from ...engine.disk.user_key import sign, signed_by_user
 from ..fix_prompt import is_fix_prompt
@@ -90,10 +90,10 @@ def _bounded(bundle: dict[str, str]) -> tuple[str, bool]:
 
 def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider: str | None,
                 bundle: Mapping[str, str], done: Ended | None, inputs: TurnInputs | None,
-                summary: JSONObject, allow: Sequence[str] = ()) -> JSONObject | None:
+                summary: JSONObject, options: JSONObject | None = None) -> JSONObject | None:
     """The signed record of one live turn, for its agent cell's metadata (None without a transcript).
-    ``allow``: the tools the cell's own ``--allow`` named (the options line is not signed: a replay
-    carries only those of the line's tools that this list names)."""
+    ``options``: the session options the cell's line gave (the line is not signed: a replay carries
+    these, :func:`~.replayed_options.signed_options`)."""
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return None
@@ -101,7 +101,7 @@ def make_record(*, session: str, turn: int, prompt: str, cell_id: str, provider:
     body: JSONObject = {"version": VERSION, "session": session, "turn": turn, "prompt": prompt_hash(prompt), "cell_id": cell_id,
             "provider": provider, "outcome": {"reason": str(done.reason), "error": done.error},
             "inputs": inputs.to_json() if inputs is not None else None, "transcript": packed,
-            "text_only": text_only, "summary": summary, "allow": list(allow)}
+            "text_only": text_only, "summary": summary, "options": options or {}}
     if is_fix_prompt(prompt):
         body["fix"] = True  # what `%agent fix` shows of it when nothing has failed (command_replay)
     return {**body, "signature": sign(body)}
@@ -125,8 +125,8 @@ class NotebookRecord:
     """The cell's mark says ``%agent rollback`` undid this turn (the record travels without the folder)."""
     fix: bool = False
     """The turn answered ``%agent fix`` (a record without the mark answered another prompt)."""
-    allow: tuple[str, ...] | None = None
-    """The tools the cell's own ``--allow`` named (None: a record from before they were kept)."""
+    options: JSONObject | None = None
+    """The session options the cell's line gave (None: a record from before they were kept)."""
 
 
 def _fields_ok(record: JSONObject) -> bool:
@@ -187,15 +187,15 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
                           record.get("provider"), mine, undone=isinstance(mark, dict) and mark.get("undone") is True,
-                          fix=record.get("fix") is True, allow=_allow(record))
+                          fix=record.get("fix") is True, options=_options(record))
 
 
-def _allow(record: JSONObject) -> tuple[str, ...] | None:
-    """The record's allowed tools; a malformed list allows nothing (None only where there is none)."""
-    if "allow" not in record:
+def _options(record: JSONObject) -> JSONObject | None:
+    """The record's session options; malformed ones give none (None only where there are none)."""
+    if "options" not in record:
         return None
-    allow = record["allow"]
-    return tuple(t for t in allow if isinstance(t, str)) if isinstance(allow, list) else ()
+    options = record["options"]
+    return options if isinstance(options, dict) else {}
 
 
 def not_this_cells(metadata: object, prompt: str, cell_id: str | None) -> tuple[str, int] | None:

@@ -84,10 +84,10 @@ class RecordKeeper:
         raise NotImplementedError
 
     def recorded(self, agent: Agent, prompt: str, shown: dict[str, str] | None, done: Ended | None = None,
-                 inputs: TurnInputs | None = None, allow: tuple[str, ...] = ()) -> JSONObject | None:
+                 inputs: TurnInputs | None = None, options: JSONObject | None = None) -> JSONObject | None:
         """After a live turn: the turn's prompt goes into the record's index, and what it showed
-        and depended on (signed) beside it, with the tools the cell's own ``--allow`` named
-        (``allow``). Returns the same record for the agent cell's metadata (:mod:`.embedded`; None
+        and depended on (signed) beside it, with the session options the cell's line gave
+        (``options``). Returns the same record for the agent cell's metadata (:mod:`.embedded`; None
         where the front-end sends no cell id)."""
         name = session_name(agent)
         if name is None or not self._in_records(agent) or agent.turn < 1 or stopped(done):
@@ -100,11 +100,11 @@ class RecordKeeper:
         if shown is None:
             return None
         shown = without_kernel_lines(shown)
-        save_shown(self.root, name, agent.turn, prompt, shown, done, inputs, allow)
+        save_shown(self.root, name, agent.turn, prompt, shown, done, inputs, options or {})
         if cell_id is None:
             return None
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
-                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent), allow=allow)
+                           bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent), options=options)
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and

@@ -22,7 +22,7 @@ from .embedded import executing_metadata, read_record
 from .link import session_name
 from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
-from .replayed_options import grant_allow, off_its_endpoint, remember, session_settings, signed_allow
+from .replayed_options import grant_allow, off_its_endpoint, remember, session_settings, signed_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,19 +84,19 @@ def resume_live(magics: "MagicsApi", session: str) -> None:
 def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Replay) -> None:
     """A replayed cell's session options, kept for when its session goes on live (as they set the
     rest of the session live): a received record's only where they narrow yours, and of its
-    ``--allow`` only the tools its signed record names; the lines saying what differs."""
+    options the line gave when its turn ran, as its signed record says; the lines saying what differs."""
     mine = _signed_by_you(decision)
-    args = _as_signed(args, decision) if mine else args
-    options = remember(magics.document, decision.session, args, mine=mine,
+    taken = _as_signed(args, decision) if mine else args
+    options = remember(magics.document, decision.session, taken, mine=mine,
                        own=lambda trait: getattr(magics, trait, None))
     update_loaded(magics, decision.session, options)
-    _said_other_settings(args, prompt, decision)
+    _said_other_settings(args, prompt, decision)  # of the line as it reads
 
 
 def _as_signed(args: Namespace, decision: Replay) -> Namespace:
-    """The replayed cell's options with only the ``--allow`` tools its signed record names (the
-    options line is not signed), and a line naming any added since."""
-    args, unsigned = signed_allow(args, decision.shown)
+    """The replayed cell's session options as its signed record gave them (the options line is
+    not signed), and a line naming those changed since."""
+    args, unsigned = signed_options(args, decision.shown)
     if unsigned is not None:
         show_line(unsigned, "nbagent-changed")
     return args

@@ -10,9 +10,11 @@ is not yours only where they are tighter than your own setting: they narrow what
 do, never widen it. What spends, changes what is sent or sends elsewhere (``--model``,
 ``--effort``, ``--web-search``, ``--context``, ``--notes``, ``--allow``, ``--endpoint``,
 ``--simulated``/``--anthropic``) is kept only from your own record (signed with your key), as a
-received record's cells answered for their author's prompts, never for yours. ``--permissions`` is
-never carried: the options line is not signed (anyone can edit it into a notebook of yours), and
-a permission mode grants every tool at once; a live prompt runs with your own mode.
+received record's cells answered for their author's prompts, never for yours; and from it as the
+cell gave them when its turn ran (:func:`signed_options`), as the options line is not signed
+(anyone can edit it into a notebook of yours): only what narrows is taken from the line as it
+reads. ``--permissions`` is never carried: a permission mode grants every tool at once; a live
+prompt runs with your own mode.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ...agent import Agent
+    from ...engine.contracts.json_types import JSONObject
     from ..session import NotebookSession
     from .link import DocumentLink
     from .shown import Shown
@@ -63,25 +66,68 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
     return cell
 
 
-ALLOW_NOT_SIGNED_LINE = ("ⓘ this cell's --allow names {tools}, which its recorded answer (signed with your key) did "
-                         "not allow: not carried to your next prompt (its options line is not signed, and a replay "
-                         "grants no tool its record did not: your next prompt asks). Add --live to run it with them.")
+CARRIED = {"window": None, "max_session_budget": None, "session_token_budget": None, "model": None, "effort": None,
+           "context": None, "notes": None, "web_search": False, "endpoint": None, "simulated": False,
+           "anthropic": False, "allow": None}
+"""The cell options :func:`remember` carries to a later live prompt, with the parser's defaults."""
+
+OPTIONS_NOT_SIGNED_LINE = ("ⓘ this cell's options line gives {options} otherwise than its recorded answer ran with: not "
+                           "carried to your next prompt, which goes on as the record ran (signed with your key; the "
+                           "line is not): a tighter limit, or fewer tools, are taken from the line. Add --live to run "
+                           "it as it reads.")
 
 
-def signed_allow(args: Namespace, shown: "Shown | None") -> tuple[Namespace, str | None]:
-    """``args`` with only the ``--allow`` tools the replayed turn's cell named when it ran (as its
-    signed record, ``shown``, says), and the line naming the others (None where none): anyone can
-    edit ``--allow bash`` into the options line of a notebook of yours, and your next live prompt
-    went on with it. A record from before records kept them (``allow`` None) carries the line as
-    it reads."""
-    asked = tuple(getattr(args, "allow", None) or ())
-    if shown is None or shown.allow is None or not asked:
+def options_of(args: Namespace) -> JSONObject:
+    """The session options a cell's line gave (those :data:`CARRIED`, where not the default), as
+    its record keeps them, signed: a replay carries these, not the line as someone edited it since."""
+    given: JSONObject = {}
+    for name, default in CARRIED.items():
+        value = getattr(args, name, default)
+        if isinstance(value, (list, tuple)):  # --allow's tools
+            if value:
+                given[name] = [str(tool) for tool in value]
+        elif value is not None and value is not False:
+            given[name] = value
+    return given
+
+
+def signed_options(args: Namespace, shown: "Shown | None") -> tuple[Namespace, str | None]:
+    """``args`` with the session options the replayed turn's cell gave when it ran (its signed
+    record, ``shown``, says which), and the line naming those of the line not taken (None where
+    none): anyone can edit ``--allow bash``, ``--web-search`` or a larger budget into the options
+    line of a notebook of yours, and your next live prompt went on with it. What only narrows is
+    taken from the line: a tighter limit, and of ``--allow`` the tools both name. A record from
+    before records kept them (``options`` None) carries the line as it reads."""
+    signed = shown.options if shown is not None else None
+    if signed is None:
         return args, None
-    extra = [tool for tool in asked if tool not in shown.allow]
-    if not extra:
+    visible, taken, ignored = options_of(args), {}, []
+    for name, default in CARRIED.items():
+        line, record = visible.get(name), signed.get(name)
+        if name == "allow":
+            tools = record if isinstance(record, list) else []
+            value: object = [t for t in (line if isinstance(line, list) else []) if t in tools]
+            kept = value == (line or [])
+        elif name in _LIMITS:
+            value = _tightest(line, record)
+            kept = value == line
+        else:
+            value, kept = (default if record is None else record), line == record
+        taken[name] = value
+        if not kept:
+            ignored.append("--" + name.replace("_", "-"))
+    if not ignored:
         return args, None
-    return Namespace(**{**vars(args), "allow": [t for t in asked if t in shown.allow]}), \
-        ALLOW_NOT_SIGNED_LINE.format(tools=", ".join(extra))
+    return Namespace(**{**vars(args), **taken}), OPTIONS_NOT_SIGNED_LINE.format(options=", ".join(ignored))
+
+
+def _tightest(line: object, record: object) -> object:
+    """The tighter of two limits (where one is not a number, the other; neither: no limit)."""
+    if not isinstance(line, (int, float)):
+        return record
+    if not isinstance(record, (int, float)):
+        return line
+    return min(line, record)
 
 
 def _tighter(value: object, yours: object) -> bool:
@@ -140,5 +186,5 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["ALLOW_NOT_SIGNED_LINE", "follow_fork", "forget", "grant_allow", "remember", "off_its_endpoint", "session_settings",
-           "signed_allow"]
+__all__ = ["CARRIED", "OPTIONS_NOT_SIGNED_LINE", "follow_fork", "forget", "grant_allow", "options_of", "remember",
+           "off_its_endpoint", "session_settings", "signed_options"]

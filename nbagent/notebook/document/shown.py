@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol
 
+from ...engine.contracts.json_types import JSONObject
 from ...engine.disk.persist import atomic_write_json, read_json
 from ...engine.disk.user_key import sign, signed_by_user
 from .inputs import TurnInputs
@@ -38,14 +39,14 @@ class Ended(Protocol):
 
 
 def _signed_parts(session: str, turn: int, digest: str, bundle: Mapping[str, object], outcome: Mapping[str, object],
-                  inputs: object, allow: object = None) -> list[object]:
+                  inputs: object, options: object = None) -> list[object]:
     # The prompt is signed too (``digest``: its SHA-256): the index that maps prompts to turns is a
     # plain file, and a transcript must not replay under another question. (A transcript saved
     # before the prompt was signed no longer verifies: it is rebuilt from its events, as plain text.)
-    # So is the cell's own --allow, where kept: its options line is not signed.
+    # So are the cell's own session options, where kept: its options line is not signed.
     asked: dict[str, object] = {"prompt_sha256": digest}
-    if allow is not None:
-        asked["allow"] = allow
+    if options is not None:
+        asked["options"] = options
     return [session, turn, asked, bundle, outcome] + ([inputs] if inputs is not None else [])
 
 
@@ -58,27 +59,27 @@ class Shown:
     error: str | None = None
     inputs: TurnInputs | None = None
     """What the answer depended on (None: recorded before nbagent recorded it)."""
-    allow: tuple[str, ...] | None = None
-    """The tools the cell's own ``--allow`` named when it ran, as signed (None: recorded before
-    they were kept); a replay carries no other to your next prompt."""
+    options: JSONObject | None = None
+    """The session options the cell's line gave when it ran (``--allow``, ``--model``, …: see
+    :func:`~.replayed_options.options_of`), as signed (None: recorded before they were kept); a
+    replay carries these to your next prompt, not the line as it reads now."""
 
 
 def save_shown(root: Path, session: str, turn: int, prompt: str, bundle: Mapping[str, str], done: Ended | None,
-               inputs: TurnInputs | None = None, allow: tuple[str, ...] | None = None) -> None:
+               inputs: TurnInputs | None = None, options: JSONObject | None = None) -> None:
     """Keep what ``turn`` (asked with ``prompt``) showed (its text and HTML transcript), how it
-    ended, what it depended on and the tools its cell's ``--allow`` named, signed."""
-    _save_shown(root, session, turn, prompt_sha256(prompt), bundle, done, inputs, allow)
+    ended, what it depended on and the session options its cell's line gave, signed."""
+    _save_shown(root, session, turn, prompt_sha256(prompt), bundle, done, inputs, options)
 
 
 def _save_shown(root: Path, session: str, turn: int, digest: str, bundle: Mapping[str, str], done: Ended | None,
-                inputs: TurnInputs | None, allow: tuple[str, ...] | None) -> None:
+                inputs: TurnInputs | None, options: JSONObject | None) -> None:
     kept = {m: bundle[m] for m in MIMES if isinstance(bundle.get(m), str)}
     if len(kept) != len(MIMES) or done is None:
         return
     outcome = {"reason": str(done.reason), "error": done.error}
     deps = inputs.to_json() if inputs is not None else None
-    allowed = list(allow) if allow is not None else None
-    signature = sign(*_signed_parts(session, turn, digest, kept, outcome, deps, allowed))
+    signature = sign(*_signed_parts(session, turn, digest, kept, outcome, deps, options))
     if signature is None:  # no safe key: nothing is kept that a replay would trust
         return
     refuse_unsafe(root, session)
@@ -87,8 +88,8 @@ def _save_shown(root: Path, session: str, turn: int, digest: str, bundle: Mappin
     saved = {"signature": signature, "bundle": kept, "outcome": outcome}
     if deps is not None:
         saved["inputs"] = deps
-    if allowed is not None:
-        saved["allow"] = allowed
+    if options is not None:
+        saved["options"] = options
     atomic_write_json(path, saved)
 
 
@@ -109,10 +110,10 @@ def _load_shown(root: Path, session: str, turn: int, digest: str) -> Shown | Non
         return None
     if not isinstance(outcome, dict) or not isinstance(outcome.get("reason"), str):
         return None
-    deps, allow = saved.get("inputs"), saved.get("allow")
-    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, digest, bundle, outcome, deps, allow)):
+    deps, options = saved.get("inputs"), saved.get("options")
+    if not signed_by_user(saved.get("signature"), *_signed_parts(session, turn, digest, bundle, outcome, deps, options)):
         return None
-    if allow is not None and not (isinstance(allow, list) and all(isinstance(t, str) for t in allow)):
+    if options is not None and not isinstance(options, dict):
         return None
     try:
         inputs = TurnInputs.from_json(deps) if deps is not None else None
@@ -120,7 +121,7 @@ def _load_shown(root: Path, session: str, turn: int, digest: str) -> Shown | Non
         return None
     error = outcome.get("error")
     return Shown(bundle, outcome["reason"], error if isinstance(error, str) else None, inputs,
-                 tuple(allow) if allow is not None else None)
+                 options)
 
 
 def recorded_inputs(root: Path, session: str, turn: int) -> TurnInputs | None:
@@ -139,4 +140,4 @@ def copy_shown(root: Path, old: str, new: str, digests: Mapping[int, str]) -> No
     for turn, digest in digests.items():
         shown = _load_shown(root, old, turn, digest)
         if shown is not None:
-            _save_shown(root, new, turn, digest, shown.bundle, shown, shown.inputs, shown.allow)
+            _save_shown(root, new, turn, digest, shown.bundle, shown, shown.inputs, shown.options)

@@ -1,7 +1,8 @@
-"""A replayed cell's ``--allow`` carries to your next live prompt only for the tools that cell's
-own ``--allow`` named when it ran, as its signed record says (in the folder, or in the cell's
-metadata): the options line is not signed, and anyone who edits a notebook of yours (a pull
-request, a shared drive) could add ``--allow bash`` to an agent cell that still replays."""
+"""A replayed cell's session options carry to your next live prompt as that cell gave them when it
+ran, as its signed record says (in the folder, or in the cell's metadata): the options line is not
+signed, and anyone who edits a notebook of yours (a pull request, a shared drive) could add
+``--allow bash``, ``--web-search`` or a larger budget to an agent cell that still replays. What only
+narrows (a tighter limit, fewer tools) is taken from the line."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from typing import Any, Callable
 import pytest
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.replayed_options import ALLOW_NOT_SIGNED_LINE
+from nbagent.notebook.document.replayed_options import OPTIONS_NOT_SIGNED_LINE
 
 from .test_replay_from_notebook import QUESTION, Lab, lab
 
 __all__ = ["lab"]  # the in-process kernel with a front-end fixture
 
-NOT_CARRIED = ALLOW_NOT_SIGNED_LINE.format(tools="shell")
+NOT_CARRIED = OPTIONS_NOT_SIGNED_LINE.format(options="--allow")
 
 
 def _recorded_then_edited(lab: Lab, line: str, *, between: Callable[[], None] = lambda: None,
@@ -59,7 +60,7 @@ def test_an_allow_added_to_a_replayed_cells_options_line_is_not_carried_and_says
 def test_the_allow_the_record_was_made_with_still_holds_after_run_all(lab: Lab) -> None:
     out = _recorded_then_edited(lab, "--allow python")
 
-    assert "replayed: session" in out and "not carried" not in out
+    assert "replayed: session" in out and "options line differs" not in out
     assert "python" in _next_prompt(lab)
 
 
@@ -89,9 +90,9 @@ def test_a_folder_transcript_whose_allow_was_edited_carries_nothing(lab: Lab, tm
         (transcript,) = (tmp_path / ".nbagent").rglob("1.json")
         saved = json.loads(transcript.read_text())
         if edit == "allow dropped":
-            del saved["allow"]
+            del saved["options"]
         else:
-            saved["allow"] = ["python", "shell"]
+            saved["options"]["allow"] = ["python", "shell"]
         transcript.write_text(json.dumps(saved))
         del lab.front.cells[0]["metadata"]["nbagent"]["record"]  # the folder's word alone
 
@@ -120,3 +121,35 @@ def test_only_the_cells_own_allow_is_signed_not_what_your_settings_allowed_then(
     out = _recorded_then_edited(lab, "--allow python shell", allowed=("shell",))  # your setting then, not since
 
     assert NOT_CARRIED in out and "shell" not in _next_prompt(lab)
+
+
+def _recorded_with(lab: Lab, recorded: str, edited: str) -> str:
+    """Record the first cell live with options ``recorded``, then Run All with them ``edited``."""
+    lab.front.cells[0]["source"] = f"%%agent {recorded}\n{QUESTION}"
+    assert "391" in lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nnow add 5 to it with python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.restart()
+    lab.front.cells[0]["source"] = f"%%agent {edited}\n{QUESTION}"
+    return lab.run()
+
+
+def test_web_search_edited_into_a_replayed_cell_is_not_carried(lab: Lab) -> None:
+    out = _recorded_with(lab, "--allow python", "--allow python --web-search")
+
+    assert OPTIONS_NOT_SIGNED_LINE.format(options="--web-search") in out
+    _next_prompt(lab)
+    current = magics_mod.active_magics().current
+    assert current is not None and "web_search" not in current.agent.config.server_tools
+
+
+@pytest.mark.parametrize(("edited", "cap", "said"), [("--max-session-budget 999", 0.5, True),
+                                                     ("--max-session-budget 0.25", 0.25, False)])
+def test_a_budget_edited_since_is_taken_only_where_it_is_tighter(lab: Lab, edited: str, cap: float,
+                                                                 said: bool) -> None:
+    out = _recorded_with(lab, "--allow python --max-session-budget 0.5", f"--allow python {edited}")
+
+    assert (OPTIONS_NOT_SIGNED_LINE.format(options="--max-session-budget") in out) == said
+    _next_prompt(lab)
+    current = magics_mod.active_magics().current
+    assert current is not None and current.agent.config.max_session_budget_usd == cap
