@@ -60,7 +60,10 @@ async def retry(magics: "MagicsApi", line: str) -> None:
     # Recorded with the failed cell's own options: the retry's record stands for that cell's turn
     # (headless, a replay of the cell finds it), and one naming none dropped what the cell allowed.
     sess.retrying = True
-    await magics.run_prompt("", sess.last_prompt)
+    try:
+        await magics.run_prompt("", sess.last_prompt)
+    finally:  # not left set where the retry failed before it ran: the next cell gives its own
+        sess.retrying = False
 
 
 __all__ = ["fix", "retry"]
