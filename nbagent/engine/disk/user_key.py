@@ -81,13 +81,31 @@ def user_key() -> bytes:
 
 
 def sign(*parts: object) -> str | None:
-    """The signature of ``parts`` (JSON values) under this user's key; None when the key is unusable."""
+    """The signature of ``parts`` (JSON values) under this user's key; None when the key is unusable.
+    A number is signed as JSON in a browser writes it back: ``5.0`` as ``5`` (a notebook saved by
+    JupyterLab holds ``5``, and a record of ``--max-session-budget 5`` no longer verified)."""
+    return _signed(parts, canonical=True)
+
+
+def _signed(parts: tuple[object, ...], *, canonical: bool) -> str | None:
     try:
         key = user_key()
     except OSError:
         return None
-    payload = json.dumps(list(parts), sort_keys=True, ensure_ascii=False).encode()
+    values = [_whole_numbers(p) for p in parts] if canonical else list(parts)
+    payload = json.dumps(values, sort_keys=True, ensure_ascii=False).encode()
     return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def _whole_numbers(value: object) -> object:
+    """``value`` with every float that is a whole number as an int (JavaScript has one number type)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_whole_numbers(v) for v in value]
+    return value
 
 
 def signed_by_user(signature: object, *parts: object) -> bool:
@@ -96,11 +114,16 @@ def signed_by_user(signature: object, *parts: object) -> bool:
     ``parts`` may come from a file or a notebook someone else wrote: a value nested deeper than the
     encoder's stack (a received cell's metadata, parsed by the execute request's shallower parser)
     or one JSON cannot encode is not signed by anyone, not a failed cell."""
-    try:
-        expected = sign(*parts)
-    except (RecursionError, ValueError, TypeError):
+    if not isinstance(signature, str):
         return False
-    return isinstance(signature, str) and expected is not None and hmac.compare_digest(signature, expected)
+    for canonical in (True, False):  # False: a signature made before numbers were signed as a browser writes them
+        try:
+            expected = _signed(parts, canonical=canonical)
+        except (RecursionError, ValueError, TypeError):
+            return False
+        if expected is not None and hmac.compare_digest(signature, expected):
+            return True
+    return False
 
 
 __all__ = ["KEY_BYTES", "KEY_FILE_ENV", "UnsafeKeyError", "key_file", "sign", "signed_by_user", "user_key"]

@@ -38,7 +38,13 @@ async def replayed_retry(magics: "MagicsApi") -> bool:
     if link.went_live or last is None:
         return False
     if _retry_replays(link):
-        await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
+        from .replayed_options import LINE_IS_NOT_THE_CELLS
+
+        token = LINE_IS_NOT_THE_CELLS.set(True)  # the retry cell gives no options of its own
+        try:
+            await magics.run_prompt("", last.prompt)  # replays that record, as its agent cell would
+        finally:
+            LINE_IS_NOT_THE_CELLS.reset(token)
         return True
     if last.failed:  # not a turn a retry redid: its cell failed, and nothing here can send it
         raise UsageError(f"Nothing to retry: turn {last.turn} was replayed as recorded, and no prompt has run "

@@ -20,6 +20,7 @@ prompt runs with your own mode.
 from __future__ import annotations
 
 from argparse import Namespace
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -77,6 +78,11 @@ OPTIONS_NOT_SIGNED_LINE = ("ⓘ this cell's options line gives {options} otherwi
                            "it as it reads.")
 
 
+LINE_IS_NOT_THE_CELLS: ContextVar[bool] = ContextVar("nbagent_line_is_not_the_cells", default=False)
+"""Set while a replayed ``%agent retry`` replays its turn: the empty line is the retry cell's, not
+the retried cell's, so the record's options are taken without saying the line differs."""
+
+
 def options_of(args: Namespace) -> JSONObject:
     """The session options a cell's line gave (those :data:`CARRIED`, where not the default), as
     its record keeps them, signed: a replay carries these, not the line as someone edited it since."""
@@ -101,6 +107,8 @@ def signed_options(args: Namespace, shown: "Shown | None") -> tuple[Namespace, s
     signed = shown.options if shown is not None else None
     if signed is None:
         return args, None
+    if LINE_IS_NOT_THE_CELLS.get():
+        return Namespace(**{**vars(args), **{n: signed.get(n, d) for n, d in CARRIED.items()}}), None
     visible, taken, ignored = options_of(args), {}, []
     for name, default in CARRIED.items():
         line, record = visible.get(name), signed.get(name)
@@ -111,6 +119,8 @@ def signed_options(args: Namespace, shown: "Shown | None") -> tuple[Namespace, s
         elif name in _LIMITS:
             value = _tightest(line, record)
             kept = value == line
+        elif name == "web_search" and line is None:  # taken off the line since: off narrows
+            value, kept = False, True
         else:
             value, kept = (default if record is None else record), line == record
         taken[name] = value

@@ -26,6 +26,21 @@ def test_the_key_is_made_private_on_first_use_and_signatures_verify(key_path: Pa
     assert key_path.stat().st_mode & 0o777 == 0o600
 
 
+def test_a_signature_holds_after_a_browser_writes_a_whole_float_back_as_an_int(key_path: Path) -> None:
+    # JupyterLab saves a record's 5.0 (a --max-session-budget 5, a free endpoint's cost 0.0) as 5:
+    # the user's own record then read as someone else's.
+    import hashlib
+    import hmac
+    import json
+
+    signature = sign({"budget": 5.0, "cost": 0.0, "rate": 0.25})
+    assert signature is not None and signed_by_user(signature, {"budget": 5, "cost": 0, "rate": 0.25})
+    assert signed_by_user(signature, {"budget": 5.0, "cost": 0.0, "rate": 0.25})
+    assert not signed_by_user(signature, {"budget": 6, "cost": 0, "rate": 0.25})
+    made_before = hmac.new(key_path.read_bytes(), json.dumps([{"budget": 5.0}]).encode(), hashlib.sha256).hexdigest()
+    assert signed_by_user(made_before, {"budget": 5.0})  # a signature made before still verifies
+
+
 def test_a_symlink_to_a_world_readable_key_is_refused(key_path: Path, tmp_path: Path) -> None:
     shared = tmp_path / "shared_key"
     shared.write_bytes(os.urandom(32))

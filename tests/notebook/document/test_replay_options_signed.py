@@ -75,7 +75,7 @@ def test_a_copy_of_the_notebook_replays_its_cells_record_and_carries_only_its_si
         lab: Lab, forged: bool) -> None:
     def copy() -> None:  # Save As: the cell's own record decides (the folder's record is the original's)
         if forged:
-            lab.front.cells[0]["metadata"]["nbagent"]["record"]["allow"] = ["python", "shell"]
+            lab.front.cells[0]["metadata"]["nbagent"]["record"]["options"]["allow"] = ["python", "shell"]
         lab.restart(notebook="copy.ipynb")
 
     out = _recorded_then_edited(lab, "--allow python shell", between=copy)
@@ -109,7 +109,7 @@ def test_the_folders_signed_record_decides_whatever_the_cells_metadata_says(lab:
         if metadata == "record deleted":
             del mark["record"]
         else:
-            mark["record"]["allow"] = ["python", "shell"]
+            mark["record"]["options"]["allow"] = ["python", "shell"]
 
     out = _recorded_then_edited(lab, "--allow python shell", between=edit)
 
@@ -153,3 +153,40 @@ def test_a_budget_edited_since_is_taken_only_where_it_is_tighter(lab: Lab, edite
     _next_prompt(lab)
     current = magics_mod.active_magics().current
     assert current is not None and current.agent.config.max_session_budget_usd == cap
+
+
+def test_a_replayed_retry_cell_of_a_cell_with_options_says_nothing_of_its_empty_line(lab: Lab) -> None:
+    # The retry cell's empty line was compared with the retried cell's signed options: every Run All
+    # said "--max-session-budget, --web-search … not carried", of options that were carried.
+    from nbagent.providers.simulated import Fault
+
+    lab.front.cells.append({"cell_type": "code", "id": "c-failing", "metadata": {}, "outputs": [],
+                            "source": "%%agent --web-search --max-session-budget 5\nnow add 5 to it with python",
+                            "execution_count": None})
+    lab.front.cells.append({"cell_type": "code", "id": "c-retry", "source": "%agent retry", "metadata": {},
+                            "outputs": [], "execution_count": None})
+    def index(cell_id: str) -> int:  # the agent's code cells move the cells below
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    lab.run()
+    current = magics_mod.active_magics().current
+    assert current is not None
+    api = current.agent.simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}
+    lab.run(index("c-failing"), expect_error=True)
+    lab.run(index("c-retry"))
+    lab.restart()
+
+    outs = [lab.run(), lab.run(index("c-failing")), lab.run(index("c-retry"))]
+
+    assert all("replayed: session" in out for out in outs) and not any("options line gives" in out for out in outs)
+    assert "recorded by someone else" not in outs[1]  # the budget's 5.0 came back as 5: still your record
+
+
+def test_web_search_taken_off_a_replayed_cells_line_is_off_for_your_next_prompt(lab: Lab) -> None:
+    out = _recorded_with(lab, "--allow python --web-search", "--allow python")
+
+    assert "options line gives" not in out
+    _next_prompt(lab)
+    current = magics_mod.active_magics().current
+    assert current is not None and "web_search" not in current.agent.config.server_tools
