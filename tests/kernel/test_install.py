@@ -141,15 +141,6 @@ def _reply(kc: Any, msg_id: str, timeout: float = 30) -> dict[str, Any]:
             return msg
 
 
-def _wait_started(kc: Any, msg_id: str, timeout: float = 30) -> None:
-    """Until the kernel has begun executing ``msg_id`` (its execute_input is on iopub)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        m = kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.1))
-        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "execute_input":
-            return
-
-
 def _run(kc: Any, code: str, timeout: float = 30) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     outputs: list[dict[str, Any]] = []
     reply = kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append)
@@ -222,9 +213,8 @@ def test_only_the_main_thread_takes_an_interrupt(kernel: tuple[Any, Any]) -> Non
 def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, Any]) -> None:
     km, kc = kernel
     # stop_on_error=False: otherwise ipykernel aborts requests queued right after the error.
-    msg_id = kc.execute("import time; time.sleep(10)", stop_on_error=False)
-    _wait_started(kc, msg_id)
-    time.sleep(0.3)
+    msg_id = kc.execute("import time\nprint('SLEEPING', flush=True)\ntime.sleep(10)", stop_on_error=False)
+    _stream_until(kc, msg_id, "SLEEPING")  # in the cell's code (a fixed 0.3 s after execute_input was a guess)
     start = time.monotonic()
     km.interrupt_kernel()
     reply = _reply(kc, msg_id)
@@ -237,11 +227,14 @@ def test_interrupt_sets_aborts_and_leaves_the_kernel_alive(kernel: tuple[Any, An
     # An awaiting cell: the registered abort is set, and the cell still sees the interrupt.
     msg_id = kc.execute(
         "import asyncio\nfrom nbagent.notebook import aborts as _A, waiting as _W\n_ev = asyncio.Event()\n"
-        "with _A.abort_scope(_ev):\n    await _W.wait_for_decision(_W.Decision())",
+        "with _A.abort_scope(_ev):\n"
+        # Printed by the loop once the cell's task is suspended in the wait: an interrupt before that
+        # (a fixed 0.3 s sleep on a loaded machine) would land in the cell's code, not in the wait.
+        "    asyncio.get_running_loop().call_soon(lambda: print('WAITING', flush=True))\n"
+        "    await _W.wait_for_decision(_W.Decision())",
         stop_on_error=False,
     )
-    _wait_started(kc, msg_id)
-    time.sleep(0.3)
+    _stream_until(kc, msg_id, "WAITING")
     km.interrupt_kernel()
     reply = _reply(kc, msg_id)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "CancelledError"
@@ -266,11 +259,18 @@ def test_a_cell_cancelled_just_as_it_finishes_still_gets_its_reply(kernel: tuple
 
 
 def _stream_until(kc: Any, msg_id: str, needle: str, timeout: float = 30) -> str:
+    """The first whole line ``msg_id`` printed with ``needle`` in it. Read across stream messages: one
+    print can arrive as several (the kernel flushes its stream on a 0.2 s timer, which on a loaded
+    machine can fall between the print's writes: 'BUTTON', then ' <id>\\n')."""
     deadline = time.monotonic() + timeout
+    printed = ""
     while True:
         m = kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.1))
-        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream" and needle in m["content"]["text"]:
-            return m["content"]["text"]
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream":
+            printed += m["content"]["text"]
+            line = next((ln for ln in printed.splitlines(keepends=True) if needle in ln and ln.endswith("\n")), None)
+            if line is not None:
+                return line
 
 
 @pytest.mark.kernel

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.notebook.autorun import run_notebook
+from tests.notebook.support import cell_text, output_texts
 
 pytestmark = pytest.mark.kernel
 
@@ -24,13 +25,12 @@ def _texts(nb) -> list[str]:
     out = []
     for cell in nb.cells:
         expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])  # a failed cell, on purpose
-        for o in cell.get("outputs", []):
+        outputs = cell.get("outputs", [])
+        for o in outputs:
             if o.get("output_type") == "error":
                 out.append(("EXPECTED ERROR " if expected else "ERROR ") + o.get("ename", ""))
-            out.append(o.get("text", "") or "")
-            data = o.get("data", {})
-            out.append(str(data.get("text/plain", "")))
-            out.append(str(data.get("text/html", "")))
+            out.append(str(o.get("data", {}).get("text/html", "")))
+        out += output_texts(outputs)  # one print's stream messages joined, as a front-end shows them
     return out
 
 
@@ -217,7 +217,7 @@ def test_permissions_notebook_denies_and_resumes(executed):
 
 
 def _outputs(cell) -> str:
-    return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    return cell_text(cell)  # one print's stream messages joined, as a front-end shows them
 
 
 def test_permissions_notebook_run_again_replays_and_reads_the_replayed_sessions(executed):
@@ -306,7 +306,7 @@ def test_reproducible_notebook_run_again_in_its_folder_runs_its_analysis_live_fi
     for nb in runs:
         joined = "\n".join(_texts(nb))
         live = next(c for c in nb.cells if c.source.startswith("live = analysis(PROMPTS)"))
-        assert "requests sent to the API: 4" in "\n".join(o.get("text", "") for o in live.outputs)
+        assert "requests sent to the API: 4" in cell_text(live)
         assert "without encryption" not in joined
 
 

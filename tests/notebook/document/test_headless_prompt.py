@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.notebook.support import stream_texts
+from tests.notebook.support import output_texts, stream_texts
 
 pytestmark = pytest.mark.kernel
 
@@ -20,11 +20,7 @@ def test_a_never_run_agent_notebook_runs_headless_to_the_end_without_waiting(tmp
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     # The old behaviour waited for a click until nbclient's timeout: a bounded run says it ended.
     NotebookClient(nb, timeout=90, kernel_name=kernel, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    texts = []
-    for out in nb.cells[1].outputs:
-        text = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
-        texts.append(text if isinstance(text, str) else "".join(text))
-    shown = "\n".join(texts)
+    shown = "\n".join(output_texts(nb.cells[1].outputs))
     assert "Denied without asking: nobody could see Allow / Deny" in shown, shown
     # Joined as a front-end shows them: the one print can arrive as two stream messages.
     assert stream_texts(nb.cells[2].outputs) == ["END\n"]

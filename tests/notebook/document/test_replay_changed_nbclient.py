@@ -12,6 +12,8 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tests.notebook.support import cell_text
+
 pytestmark = pytest.mark.kernel
 
 QUESTION = "Which region has the largest total revenue in sales?"
@@ -36,11 +38,8 @@ def run(cwd: Path, policy: str | None = None) -> Any:
 
 
 def text(cell: Any) -> str:
-    parts = []
-    for out in cell.outputs:
-        value = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
-        parts.append(value if isinstance(value, str) else "".join(value or ""))
-    return "\n".join(parts)
+    """The cell's outputs as text (one print can arrive as several stream messages: joined)."""
+    return cell_text(cell)
 
 
 @pytest.fixture

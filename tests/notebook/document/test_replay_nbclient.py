@@ -14,6 +14,7 @@ from nbclient import NotebookClient
 from nbagent.providers.simulated.app import SimulatedAPI
 from nbagent.providers.simulated.faults import FaultSchedule
 from nbagent.providers.simulated.server import LoopbackServer
+from tests.notebook.support import cell_text
 
 pytestmark = pytest.mark.kernel
 
@@ -35,11 +36,7 @@ def run(nb: Any, cwd: Path, kernel: str) -> Any:
 
 
 def shown(cell: Any) -> str:
-    texts = []
-    for out in cell.outputs:
-        text = out.get("text") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
-        texts.append(text if isinstance(text, str) else "".join(text))
-    lines = "\n".join(texts).splitlines()
+    lines = cell_text(cell).splitlines()  # one print's stream messages joined, as a front-end shows them
     return "\n".join(line for line in lines if not line.startswith(NOT_RECORDED)).strip()
 
 
