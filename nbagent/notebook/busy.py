@@ -53,13 +53,13 @@ def install(kernel: "Kernel") -> bool:
         original(status, channel, parent)
         if status != "idle":
             return
+        ended = parent if parent is not None else kernel.get_parent(channel)
+        # Published under the lock that BusyHold.stop() takes: a cell whose hold has ended (its
+        # own idle follows) never gets a busy from a thread that read it as running just before.
         with _lock:
             running = _running[-1] if _running else None
-        if running is None:
-            return
-        ended = parent if parent is not None else kernel.get_parent(channel)
-        if _msg_id(ended) != _msg_id(running):
-            original("busy", "shell", running)
+            if running is not None and _msg_id(ended) != _msg_id(running):
+                original("busy", "shell", running)
 
     # Patched on the instance (not a method of ours: ipykernel's Kernel has no hook for it).
     setattr(kernel, "_publish_status", publish_status)  # noqa: B010

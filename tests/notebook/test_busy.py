@@ -1,0 +1,64 @@
+"""The busy hold's ordering, without a kernel: a request that ends on another thread (the control
+channel, a subshell) just as the agent cell ends must not say "busy" for the cell after the cell's
+own idle (the front-end would read the kernel Busy after the cell, until some other message)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from nbagent.notebook import busy
+
+CELL = {"header": {"msg_id": "cell", "msg_type": "execute_request"}}
+CLICK = {"header": {"msg_id": "click", "msg_type": "comm_msg"}}
+
+
+class FakeKernel:
+    """What BusyHold touches of ipykernel's Kernel: per-channel parents and ``_publish_status``."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[str, object]] = []
+
+    def get_parent(self, channel: str) -> dict[str, Any]:
+        return CELL
+
+    def _publish_status(self, status: str, channel: str, parent: object = None) -> None:
+        self.published.append((status, busy._msg_id(parent)))
+
+
+class CellEndsOnRelease:
+    """``busy._lock`` whose first release (armed) lets the cell end at that very moment, as the
+    kernel's main thread would if the thread publishing another request's idle lost the CPU there."""
+
+    def __init__(self, kernel: FakeKernel, hold: busy.BusyHold) -> None:
+        self.real, self.kernel, self.hold = threading.Lock(), kernel, hold
+        self.armed = False
+
+    def __enter__(self) -> None:
+        self.real.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.real.release()
+        if self.armed:
+            self.armed = False
+            self.hold.stop()  # the cell's code returns: the hold ends
+            self.kernel.published.append(("idle", "cell"))  # then ipykernel's idle for the cell
+
+
+def test_another_requests_idle_as_the_cell_ends_leaves_no_busy_after_the_cells_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = FakeKernel()
+    monkeypatch.setattr(busy, "_kernel", lambda: kernel)
+    monkeypatch.setattr(busy, "_running", [])
+    hold = busy.BusyHold()
+    lock = CellEndsOnRelease(kernel, hold)
+    monkeypatch.setattr(busy, "_lock", lock)
+    hold.start()
+    kernel._publish_status("idle", "control", CLICK)  # the hold answers it with busy for the cell
+    assert kernel.published[-2:] == [("idle", "click"), ("busy", "cell")]
+
+    lock.armed = True
+    kernel._publish_status("idle", "control", CLICK)  # a later request ends just as the cell does
+    cell_over = kernel.published.index(("idle", "cell"))
+    assert ("busy", "cell") not in kernel.published[cell_over:], kernel.published
