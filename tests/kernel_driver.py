@@ -82,7 +82,8 @@ class KernelDriver:
                 metadata={"version": "1.0.0"}))
         self.runs: dict[str, CellRun] = {}
         self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> widget state
-        self.order: list[str] = []
+        self.order: list[str] = []  # execute requests as sent
+        self.finished: list[str] = []  # execute requests as their idle arrived (the order they ran in)
         self._subshell: str | None = None
 
     def close(self) -> None:
@@ -144,6 +145,8 @@ class KernelDriver:
         if run is None:
             return
         if t == "status" and c.get("execution_state") == "idle":
+            if not run.idle:
+                self.finished.append(parent)
             run.idle = True
         elif t in ("stream", "display_data", "execute_result", "update_display_data", "error"):
             run.outputs.append(msg)

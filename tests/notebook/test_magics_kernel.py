@@ -58,8 +58,9 @@ def test_allow_runs_tool_and_next_cell_runs_after(kernel):
     assert "391" in run.text and "end_turn" in run.text
     d.wait_done(after, 30)
     assert "after-cell" in after.text
-    # The queued cell ran only after the agent cell had finished.
-    assert d.order.index(after.msg_id) > d.order.index(run.msg_id)
+    # The queued cell ran only after the agent cell had finished (the order their idles came in:
+    # the order they were sent in, d.order, held whatever the kernel did).
+    assert d.finished.index(after.msg_id) > d.finished.index(run.msg_id), d.finished
     st = state(d)
     assert st["problems"] == [] and st["last"][-1] == "done"
     assert any("391" in str(r["content"]) and not r.get("is_error") for r in st["results"])

@@ -37,7 +37,7 @@ class Page(KernelDriver):
         self.kc = km.client(session=Session(key=km.session.key, signature_scheme=km.session.signature_scheme))
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
-        self.runs, self.comms, self.order, self._subshell = {}, {}, [], None
+        self.runs, self.comms, self.order, self.finished, self._subshell = {}, {}, [], [], None
         self.hellos = 0
         self.bridge_comms: set[str] = set()  # a page answers only on comms whose open it saw
 
