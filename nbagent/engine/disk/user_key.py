@@ -13,6 +13,7 @@ sign for you.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -55,29 +56,47 @@ def _read(path: Path) -> bytes:
 
 
 def user_key() -> bytes:
-    """This user's key, made on first use (0600, created exclusively: two kernels racing to make it
+    """This user's key, made on first use (0600, appearing whole: two kernels racing to make it
     end up with the same one). :class:`UnsafeKeyError` when the file is not safe to trust."""
     path = key_file()
-    for _ in range(2):
-        try:
-            key = _read(path)
-            if len(key) >= KEY_BYTES:
-                return key
-        except FileNotFoundError:
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        except FileExistsError:
-            continue  # another kernel is writing it: read theirs
-        with os.fdopen(fd, "wb") as f:
-            f.write(os.urandom(KEY_BYTES))
-            f.flush()
-            os.fsync(f.fileno())
+    try:
+        key = _read(path)
+        if len(key) >= KEY_BYTES:
+            return key
+    except FileNotFoundError:
+        _make(path)
     key = _read(path)
     if len(key) < KEY_BYTES:
         raise OSError(f"nbagent's signing key {path} is damaged: delete it (saved transcripts will be rebuilt)")
     return key
+
+
+def _make(path: Path) -> None:
+    """Write a new key beside ``path`` and link it there unless another kernel's key got there first.
+
+    Linked, not created in place: a kernel reading the key file while another had created it but
+    not yet written it read it empty, took the key for damaged and signed nothing (two test
+    workers, or two kernels started together, on a machine with no key yet)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    _write_new(made)
+    try:
+        os.link(made, path)
+    except FileExistsError:
+        pass  # another kernel's key is there: it is the key
+    except OSError:  # a file system without hard links: made in place (the old, racy way)
+        with contextlib.suppress(FileExistsError):
+            _write_new(path)
+    finally:
+        made.unlink()
+
+
+def _write_new(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(os.urandom(KEY_BYTES))
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def sign(*parts: object) -> str | None:

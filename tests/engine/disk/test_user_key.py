@@ -58,3 +58,24 @@ def test_a_key_others_can_read_is_refused(key_path: Path) -> None:
     with pytest.raises(UnsafeKeyError, match="only you can read"):
         user_key()
     assert sign("x") is None
+
+
+def test_a_kernel_reading_the_key_while_another_makes_it_gets_the_same_key(key_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two kernels (two test workers) signing at once on a fresh machine: the second reads the key
+    # file the first has just created. It read the file empty (created, not yet written), took the
+    # key for damaged and signed nothing: that record was then someone else's.
+    from nbagent.engine.disk import user_key as module
+
+    real_urandom = os.urandom
+    other: list[bytes] = []
+
+    def urandom_while_another_kernel_reads(n: int) -> bytes:
+        if not other and n == module.KEY_BYTES:  # the first maker writes its key: the other kernel reads now
+            other.append(b"")
+            other[0] = user_key()
+        return real_urandom(n)
+
+    monkeypatch.setattr(module.os, "urandom", urandom_while_another_kernel_reads)
+    mine = user_key()
+    assert other[0] == mine and len(mine) == 32
