@@ -50,13 +50,15 @@ def install(kernel: "Kernel") -> bool:
         return False
 
     def publish_status(status: str, channel: str, parent: object = None) -> None:
-        original(status, channel, parent)
         if status != "idle":
+            original(status, channel, parent)
             return
         ended = parent if parent is not None else kernel.get_parent(channel)
-        # Published under the lock that BusyHold.stop() takes: a cell whose hold has ended (its
-        # own idle follows) never gets a busy from a thread that read it as running just before.
+        # The idle and its busy under the lock BusyHold.stop() takes: another thread's pair never
+        # lands between the two, and a cell whose hold has ended (its own idle follows) never gets
+        # a busy from a thread that read it as running just before.
         with _lock:
+            original(status, channel, parent)
             running = _running[-1] if _running else None
             if running is not None and _msg_id(ended) != _msg_id(running):
                 original("busy", "shell", running)

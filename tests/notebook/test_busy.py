@@ -62,3 +62,37 @@ def test_another_requests_idle_as_the_cell_ends_leaves_no_busy_after_the_cells_i
     kernel._publish_status("idle", "control", CLICK)  # a later request ends just as the cell does
     cell_over = kernel.published.index(("idle", "cell"))
     assert ("busy", "cell") not in kernel.published[cell_over:], kernel.published
+
+
+class OtherThreadEndsDuringIdle(FakeKernel):
+    """A kernel whose control thread publishes its idle (and the hold's busy) while a subshell's idle
+    is being published: the two threads' statuses interleave as ipykernel's threads can."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrapped: Any = None
+        self.other: threading.Thread | None = None
+
+    def _publish_status(self, status: str, channel: str, parent: object = None) -> None:
+        super()._publish_status(status, channel, parent)
+        if (status, parent) == ("idle", CLICK) and self.other is None:
+            self.other = threading.Thread(target=self.wrapped, args=("idle", "control", OTHER))
+            self.other.start()
+            self.other.join(timeout=1.0)  # done at once unless the pair in progress holds it off
+
+
+OTHER = {"header": {"msg_id": "other", "msg_type": "create_subshell_request"}}
+
+
+def test_every_other_requests_idle_is_followed_at_once_by_busy_for_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = OtherThreadEndsDuringIdle()
+    monkeypatch.setattr(busy, "_kernel", lambda: kernel)
+    monkeypatch.setattr(busy, "_running", [])
+    hold = busy.BusyHold().start()
+    kernel.wrapped = kernel._publish_status  # the hold's wrapper, as the other thread calls it
+    kernel._publish_status("idle", "subshell", CLICK)
+    assert kernel.other is not None
+    kernel.other.join()
+    hold.stop()
+    assert kernel.published == [("busy", "cell"), ("idle", "click"), ("busy", "cell"),
+                                ("idle", "other"), ("busy", "cell")], kernel.published
