@@ -65,17 +65,17 @@ def test_a_kernel_reading_the_key_while_another_makes_it_gets_the_same_key(key_p
     # Two kernels (two test workers) signing at once on a fresh machine: the second reads the key
     # file the first has just created. It read the file empty (created, not yet written), took the
     # key for damaged and signed nothing: that record was then someone else's.
-    from nbagent.engine.disk import user_key as module
+    from nbagent.engine.disk.user_key import KEY_BYTES
 
     real_urandom = os.urandom
     other: list[bytes] = []
 
     def urandom_while_another_kernel_reads(n: int) -> bytes:
-        if not other and n == module.KEY_BYTES:  # the first maker writes its key: the other kernel reads now
-            other.append(b"")
+        if n == KEY_BYTES and not other:  # the first maker writes its key: the other kernel reads now
+            other.append(b"(reading)")  # once: the other kernel's own key, if it makes one, is not hooked
             other[0] = user_key()
         return real_urandom(n)
 
-    monkeypatch.setattr(module.os, "urandom", urandom_while_another_kernel_reads)
+    monkeypatch.setattr(os, "urandom", urandom_while_another_kernel_reads)
     mine = user_key()
-    assert other[0] == mine and len(mine) == 32
+    assert other == [mine] and len(mine) == KEY_BYTES
