@@ -72,13 +72,31 @@ class OtherThreadEndsDuringIdle(FakeKernel):
         super().__init__()
         self.wrapped: Any = None
         self.other: threading.Thread | None = None
+        self.went_on = threading.Event()  # the other thread published, or waits for the hold's lock
 
     def _publish_status(self, status: str, channel: str, parent: object = None) -> None:
         super()._publish_status(status, channel, parent)
+        if parent is OTHER:
+            self.went_on.set()
         if (status, parent) == ("idle", CLICK) and self.other is None:
             self.other = threading.Thread(target=self.wrapped, args=("idle", "control", OTHER))
             self.other.start()
-            self.other.join(timeout=1.0)  # done at once unless the pair in progress holds it off
+            self.went_on.wait()  # done at once, unless the pair in progress holds it off
+
+
+class TellsWhenWaitedFor:
+    """The hold's lock, telling ``kernel`` when a thread other than its holder asks for it."""
+
+    def __init__(self, kernel: OtherThreadEndsDuringIdle) -> None:
+        self.kernel, self.lock = kernel, threading.Lock()
+
+    def __enter__(self) -> None:
+        if not self.lock.acquire(blocking=False):
+            self.kernel.went_on.set()
+            self.lock.acquire()
+
+    def __exit__(self, *_: object) -> None:
+        self.lock.release()
 
 
 OTHER = {"header": {"msg_id": "other", "msg_type": "create_subshell_request"}}
@@ -88,6 +106,7 @@ def test_every_other_requests_idle_is_followed_at_once_by_busy_for_the_cell(monk
     kernel = OtherThreadEndsDuringIdle()
     monkeypatch.setattr(busy, "_kernel", lambda: kernel)
     monkeypatch.setattr(busy, "_running", [])
+    monkeypatch.setattr(busy, "_lock", TellsWhenWaitedFor(kernel))
     hold = busy.BusyHold().start()
     kernel.wrapped = kernel._publish_status  # the hold's wrapper, as the other thread calls it
     kernel._publish_status("idle", "subshell", CLICK)

@@ -79,7 +79,11 @@ def _make(path: Path) -> None:
     workers, or two kernels started together, on a machine with no key yet)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     made = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    _write_new(made)
+    try:
+        _write_new(made)
+    except BaseException:  # a full disk: no stray file left behind either
+        made.unlink(missing_ok=True)
+        raise
     try:
         os.link(made, path)
     except FileExistsError:

@@ -79,3 +79,16 @@ def test_a_kernel_reading_the_key_while_another_makes_it_gets_the_same_key(key_p
     monkeypatch.setattr(os, "urandom", urandom_while_another_kernel_reads)
     mine = user_key()
     assert other == [mine] and len(mine) == KEY_BYTES
+
+
+def test_a_key_that_could_not_be_written_leaves_no_stray_file(key_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.engine.disk import user_key as user_key_mod
+
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(user_key_mod.os, "fsync", full_disk)
+    for _ in range(3):
+        with pytest.raises(OSError, match="No space left"):
+            user_key_mod.user_key()
+    assert os.listdir(key_path.parent) == []
