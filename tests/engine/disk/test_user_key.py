@@ -87,7 +87,7 @@ def test_a_key_that_could_not_be_written_leaves_no_stray_file(key_path: Path, mo
     def full_disk(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(user_key_mod.os, "fsync", full_disk)
+    monkeypatch.setattr(os, "fsync", full_disk)
     for _ in range(3):
         with pytest.raises(OSError, match="No space left"):
             user_key_mod.user_key()
