@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
+from tests.notebook.no_session import shell_without_session
 
 GW_KEY = "gwk-4fT9qLm2Xz8RbN7c"  # no key's shape, no credential's name: known only from the profile
 MAGICS_KEY = "Hq7-Lw3pZ9-xT2vN"
@@ -31,19 +31,12 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
-    shell = InteractiveShell.instance()
-    with capture_output():
-        shell.run_cell("%load_ext nbagent")
-    magics = magics_mod.active_magics()
-    if magics.current is not None:
-        magics.current.agent.close()
-    magics.current, magics._document = None, None
-    magics.endpoints = {"team": {"base_url": "http://127.0.0.1:4001", "api_key_env": "TEAM_PROXY"}}
-    yield shell
-    magics.endpoints = {}
-    if magics.current is not None:
-        magics.current.agent.close()
-    magics.current, magics._document = None, None
+    with shell_without_session() as (shell, magics):
+        magics.endpoints = {"team": {"base_url": "http://127.0.0.1:4001", "api_key_env": "TEAM_PROXY"}}
+        try:
+            yield shell
+        finally:
+            magics.endpoints = {}
 
 
 def test_a_profiles_key_held_in_a_variable_is_not_sent_by_a_session_on_another_endpoint(ip: Any) -> None:

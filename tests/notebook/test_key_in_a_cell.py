@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
+from tests.notebook.no_session import forget_session, shell_without_session
 
 KEY = "sk-ant-api03-" + "Kx9" * 30
 
@@ -24,19 +24,12 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     # environment (a leaked key would send every later kernel of the run to the real API).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    shell = InteractiveShell.instance()
-    with capture_output():
-        shell.run_cell("%load_ext nbagent")
-    magics = magics_mod.active_magics()
-    if magics.current is not None:
-        magics.current.agent.close()
-    magics.current, magics._document = None, None
-    magics.allow = ["python"]  # the model's look at `key` runs (its output is redacted too)
-    yield shell
-    magics.allow = []
-    if magics.current is not None:
-        magics.current.agent.close()
-    magics.current, magics._document = None, None
+    with shell_without_session() as (shell, magics):
+        magics.allow = ["python"]  # the model's look at `key` runs (its output is redacted too)
+        try:
+            yield shell
+        finally:
+            magics.allow = []
 
 
 def test_a_key_set_in_a_cell_is_not_sent_nor_saved(ip: Any, tmp_path: Path) -> None:
@@ -89,8 +82,7 @@ def test_a_key_typed_into_an_agent_cell_is_not_saved_in_the_record_and_the_cell_
         assert ip.run_cell(cell, store_history=True).error_in_exec is None
     magics = magics_mod.active_magics()
     assert magics.current is not None
-    magics.current.agent.close()
-    magics.current, magics._document = None, None  # a fresh kernel for the same notebook
+    forget_session(magics)  # a fresh kernel for the same notebook
     saved = "".join(p.read_text(errors="replace") for p in (tmp_path / ".nbagent").rglob("*") if p.is_file())
     assert "[redacted] was pasted here" in saved and KEY not in saved
 

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 from typing import Any, Iterator
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
+from tests.notebook.no_session import shell_without_session
 
 HELPER_PW = "Helper-Pw-2024x"  # no key's shape: known only as the literal a module names password=
 
@@ -24,18 +24,14 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         f"def fetch():\n    return connect(host='db.internal', user='ana', password='{HELPER_PW}')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    shell = InteractiveShell.instance()
-    with capture_output():
-        shell.run_cell("%load_ext nbagent")
-    magics = magics_mod.active_magics()
-    if magics.current is not None:
-        magics.current.agent.close()
-    magics.current, magics._document = None, None
-    with capture_output():
-        assert shell.run_cell("from atk17_helpers_rev import fetch", store_history=True).success
-        assert not shell.run_cell("fetch()", store_history=True).success
-    yield shell
-    magics.last_error.text = None
+    with shell_without_session() as (shell, magics):
+        with capture_output():
+            assert shell.run_cell("from atk17_helpers_rev import fetch", store_history=True).success
+            assert not shell.run_cell("fetch()", store_history=True).success
+        try:
+            yield shell
+        finally:
+            magics.last_error.text = None
 
 
 def test_a_replays_lines_redact_a_literal_the_last_errors_traceback_quotes(ip: Any) -> None:
