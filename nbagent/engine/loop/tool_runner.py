@@ -24,6 +24,7 @@ from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
 from ..contracts.tool_api import PreviewsCalls, ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
+from .kernel_secrets import code_secrets
 from .sanitize import Sanitizer, TooDeepError, replaced_notice
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
@@ -153,6 +154,8 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if refresh is not None:  # `cfg = dotenv_values(".env"); print(cfg)`: its passwords are secrets now
         sanitizer = refresh()
+        if out.is_error:  # its traceback quotes your modules' lines: `connect(password="…")`
+            sanitizer = _with_quoted_literals(sanitizer, out.content)
     out, replaced = _sanitized(_normalised(out, name), sanitizer, capture_limit)
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
@@ -342,6 +345,18 @@ def _normalised(out: object, name: str) -> ToolOutput:
     if not isinstance(out.content, (str, list)):
         return ToolOutput(content=str(out.content), is_error=out.is_error, display=out.display)
     return out
+
+
+def _with_quoted_literals(sanitizer: Sanitizer, content: object) -> Sanitizer:
+    """``sanitizer`` with the literals that code quoted in ``content`` names as credentials (the
+    cells' rule: ``password="…"``, a connection string's password), as a traceback quotes the
+    source lines of the modules it went through; the user's cell that failed the same way has
+    them redacted through its last error."""
+    text = content if isinstance(content, str) else "\n".join(
+        str(b.get("text", "")) for b in content if isinstance(b, Mapping)) if isinstance(content, list) else ""
+    # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
+    found = tuple(s for s in code_secrets.__wrapped__(text) if s not in sanitizer.secrets)
+    return dataclasses.replace(sanitizer, secrets=sanitizer.secrets + found) if found else sanitizer
 
 
 def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:

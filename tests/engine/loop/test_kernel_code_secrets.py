@@ -57,3 +57,32 @@ async def test_a_secret_a_kernel_tools_code_made_is_redacted_in_what_it_writes_a
         guard.stop()
     assert tool.written == "password is [redacted]"
     assert answers[0].block["content"] == "printed [redacted]"
+
+
+HELPER_PW = "Helper-Pw-2024x"  # no key's shape: known only as the literal your module names password=
+
+
+async def test_a_password_your_module_names_is_redacted_where_the_python_tools_traceback_quotes_it(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from nbagent.tools.python import Python
+
+    (tmp_path / "db_helpers_tb.py").write_text(
+        "def connect(**kw):\n    raise ConnectionError('could not reach db')\n\n"
+        f"def fetch():\n    return connect(host='db.internal', user='ana', password='{HELPER_PW}')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tool = Python()
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_tb", "name": tool.name,
+                              "input": {"code": "from db_helpers_tb import fetch\nfetch()"}}
+    try:
+        answers = [e async for e in run_tool_call(
+            use, tools={tool.name: tool}, gate=PermissionGate(allow=[tool.name]), guard=guard,
+            make_context=lambda uid: ToolContext(cwd=tmp_path, tool_use_id=uid, redact=NO_SECRETS.redact),
+            turn=1, output_limit=30_000, sanitizer=NO_SECRETS, refresh=lambda: NO_SECRETS)
+            if isinstance(e, ToolAnswer)]
+    finally:
+        guard.stop()
+    content = str(answers[0].block["content"])
+    assert "ConnectionError: could not reach db" in content and "password='[redacted]'" in content, content
+    assert HELPER_PW not in content
