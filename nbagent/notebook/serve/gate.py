@@ -16,7 +16,9 @@ The rules (docs/mcp.md, docs/security.md):
 - nothing is asked, and nothing runs, while no notebook front-end answers: the card would be seen
   by nobody, and a call allowed always does not run either (the user closed the notebook). While
   a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook closed meanwhile, or
-  no answer within ``timeout_s``, is a refusal the client is told.
+  no answer within ``timeout_s``, is a refusal the client is told;
+- a card is asked only where it is seen: the serve cell must still show the panel (``hidden``
+  says why not: its output cleared, the cell deleted), before the card is added and while it waits.
 """
 
 from __future__ import annotations
@@ -36,10 +38,16 @@ from ..view.prompts import PermissionPrompt
 from .card import ServePanel
 
 Rules = Callable[[str, JSONObject], Awaitable["str | None"]]
+Hidden = Callable[[], Awaitable["str | None"]]
+"""``hidden()``: why the panel is not shown in the notebook now (None: it is, or cannot be told)."""
 """``rules(tool, tool_input)``: why the user's deny list or ``pre_tool_use`` hook refuses the call (None: they do not)."""
 
 
 async def no_rules(_tool: str, _input: JSONObject) -> str | None:
+    return None
+
+
+async def always_shown() -> str | None:
     return None
 
 ASK_TIMEOUT_S = 300.0
@@ -59,6 +67,11 @@ def too_long(field: str, text: str) -> str | None:
             f"it whole in the notebook before it runs): not asked, not run. Send a shorter one, or split it "
             f"(several cells, or code that reads a file).")
 
+
+NOT_SHOWN = ("{why}, so the permission card {when}: not run. Ask the user to run `%agent serve` again "
+             "(the server and its token stay), then call again.")
+"""A card the user cannot see waited unseen for ``timeout_s`` (the panel's widget lives on in the
+kernel after its output is cleared): refused at once instead, before asking or while waiting."""
 
 STOPPED = "The user stopped the server (%agent serve --stop) while this call waited for a click: not run."
 
@@ -103,8 +116,10 @@ class ServeGate:
 
     def __init__(self, panel: ServePanel, mode: Callable[[], str], alive: Callable[[], Awaitable[bool]],
                  allowed_by_admin: Callable[[str], bool], timeout_s: float = ASK_TIMEOUT_S,
-                 rules: Rules = no_rules, redact: Callable[[], Callable[[str], str]] | None = None) -> None:
+                 rules: Rules = no_rules, redact: Callable[[], Callable[[str], str]] | None = None,
+                 hidden: Hidden = always_shown) -> None:
         self.panel = panel
+        self.hidden = hidden
         self.redact = redact
         """Makes the redaction of the secrets at hand: a card quotes the user's cells (the one a client
         runs or overwrites), and nbagent's own cards show them redacted."""
@@ -172,6 +187,9 @@ class ServeGate:
             preview = dataclasses.replace(preview, summary=clean(preview.summary),
                                           before=None if preview.before is None else clean(preview.before),
                                           after=None if preview.after is None else clean(preview.after))
+        why = await self.hidden()
+        if why is not None:
+            raise CallRefused(NOT_SHOWN.format(why=why, when="could not be shown"))
         prompt = self.panel.ask(request.client, request.tool, clean(request.summary), clean(request.detail), reason,
                                 preview=preview)
         waiter = asyncio.ensure_future(waiting.wait_for_decision(prompt.decision))
@@ -188,6 +206,10 @@ class ServeGate:
                 if not waiter.done() and not await self.alive():
                     note = "the notebook closed"
                     raise CallRefused("The notebook was closed while the user was asked: not run.")
+                why = None if waiter.done() else await self.hidden()
+                if why is not None:
+                    note = "the card was no longer shown"
+                    raise CallRefused(NOT_SHOWN.format(why=why, when="was no longer shown while the user was asked"))
             if self.stopped:  # a click that came with the stop does not run the call either
                 note = "the server stopped"
                 raise CallRefused(STOPPED)

@@ -84,7 +84,7 @@ class ServeServer:
         self.clients = Clients(max_clients)
         self.log = ActionLog(self._task_dir)
         gate = ServeGate(self.panel, self._mode, self._alive, _admin_allows, rules=self._user_rules,
-                         redact=lambda: self._sanitizer().redact)
+                         redact=lambda: self._sanitizer().redact, hidden=self._panel_hidden)
         self.ops = Operations(self.bridge, gate, self.log, self.shell, redactor=lambda: self._sanitizer().redact,
                               context_tokens=self._context_tokens)
         self.gate = self.ops.gate
@@ -218,6 +218,26 @@ class ServeServer:
                 pass
         raise CallRefused(why)
 
+    async def _panel_hidden(self) -> str | None:
+        """Why the serve cell does not show the panel now (kernel loop): the user cleared its output
+        or deleted the cell. The widget lives on in the kernel, so a card added to it would wait
+        unseen for the whole ``ASK_TIMEOUT_S``. Read from the document before a card is added and
+        while it waits; None when it is shown, or when that cannot be told (no cell id, no reply)."""
+        if self.cell_id is None:
+            return None
+        try:
+            cells = (await self.bridge.request("read")).get("cells", [])
+        except (BridgeError, BridgeUnavailable):
+            return None  # the gate's check of the front-end says what a silent page means
+        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == self.cell_id), None)
+        if cell is None:
+            return "The %agent serve cell was deleted"
+        model = self.panel.widget.model_id
+        outputs = cell.get("outputs")
+        if any(_shows_widget(o, model) for o in (outputs if isinstance(outputs, list) else [])):
+            return None
+        return "The %agent serve cell's output was cleared (or replaced)"
+
     async def _still_serve_cell(self) -> bool:
         """Whether the cell the panel was shown in still is the ``%agent serve`` cell: its source
         runs the command and it was not run again since (its execution count, where the front-end
@@ -287,6 +307,13 @@ class ServeServer:
 
 
 _SERVE_LINE = re.compile(r"^\s*%agent\s+serve\b", re.MULTILINE)
+
+
+def _shows_widget(output: object, model_id: str) -> bool:
+    """Whether a cell output (nbformat JSON) is a view of the widget ``model_id``."""
+    data = output.get("data") if isinstance(output, dict) else None
+    view = data.get("application/vnd.jupyter.widget-view+json") if isinstance(data, dict) else None
+    return isinstance(view, dict) and view.get("model_id") == model_id
 
 
 def _admin_allows(tool: str) -> bool:
