@@ -18,7 +18,7 @@ The rules (docs/mcp.md, docs/security.md):
   a card waits, the front-end is checked every ``ALIVE_EVERY_S``; a notebook closed meanwhile, or
   no answer within ``timeout_s``, is a refusal the client is told;
 - a card is asked only where it is seen: the serve cell must still show the panel (``hidden``
-  says why not: its output cleared, the cell deleted), before the card is added and while it waits.
+  says why not: its output cleared or hidden, the cell deleted), before the card is added and while it waits.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def too_long(field: str, text: str) -> str | None:
             f"(several cells, or code that reads a file).")
 
 
-NOT_SHOWN = ("{why}, so the permission card {when}: not run. Ask the user to run `%agent serve` again "
-             "(the server and its token stay), then call again.")
+NOT_SHOWN = ("{why}, so the permission card {when}: not run. Ask the user to show that output again, or to "
+             "run `%agent serve` again if it was cleared or deleted (the server and its token stay), then call again.")
 """A card the user cannot see waited unseen for ``timeout_s`` (the panel's widget lives on in the
 kernel after its output is cleared): refused at once instead, before asking or while waiting."""
 

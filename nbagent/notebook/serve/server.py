@@ -220,7 +220,7 @@ class ServeServer:
 
     async def _panel_hidden(self) -> str | None:
         """Why the serve cell does not show the panel now (kernel loop): the user cleared its output
-        or deleted the cell. The widget lives on in the kernel, so a card added to it would wait
+        or hid it (collapsed), or deleted the cell. The widget lives on in the kernel, so a card added to it would wait
         unseen for the whole ``ASK_TIMEOUT_S``. Read from the document before a card is added and
         while it waits; None when it is shown, or when that cannot be told (no cell id, no reply)."""
         if self.cell_id is None:
@@ -232,6 +232,11 @@ class ServeServer:
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == self.cell_id), None)
         if cell is None:
             return "The %agent serve cell was deleted"
+        meta = cell.get("metadata")
+        jupyter = meta.get("jupyter") if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and (meta.get("collapsed") is True or
+                                       isinstance(jupyter, dict) and jupyter.get("outputs_hidden") is True):
+            return "The %agent serve cell's output is hidden (collapsed)"  # JupyterLab draws no card there
         model = self.panel.widget.model_id
         outputs = cell.get("outputs")
         if any(_shows_widget(o, model) for o in (outputs if isinstance(outputs, list) else [])):

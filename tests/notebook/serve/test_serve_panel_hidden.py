@@ -1,5 +1,5 @@
 """A card is asked only where the user sees it: once the ``%agent serve`` cell's output is cleared
-or the cell deleted (the panel's widget lives on in the kernel), a client's call is refused at
+or hidden, or the cell deleted (the panel's widget lives on in the kernel), a client's call is refused at
 once, before asking or while its card waits, instead of waiting unseen for ``ASK_TIMEOUT_S``."""
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from .served import SHOW_PANEL, Served, text
 pytestmark = pytest.mark.kernel
 
 CLEAR = 'for c in FRONT.cells:\n    if c["id"] == "serve-cell": c["outputs"] = []'
+HIDE = ('for c in FRONT.cells:\n    if c["id"] == "serve-cell": '
+        'c["metadata"] = {"collapsed": True, "jupyter": {"outputs_hidden": True}}')  # as JupyterLab's "Collapse"
 DELETE = 'FRONT.cells[:] = [c for c in FRONT.cells if c["id"] != "serve-cell"]'
 
 
-@pytest.mark.parametrize("gesture", [CLEAR, DELETE], ids=["output-cleared", "cell-deleted"])
+@pytest.mark.parametrize("gesture", [CLEAR, HIDE, DELETE], ids=["output-cleared", "output-hidden", "cell-deleted"])
 async def test_a_call_is_refused_without_a_card_when_the_serve_panel_is_gone(tmp_path, gesture):
     served = Served(tmp_path)
     try:
