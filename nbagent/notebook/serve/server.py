@@ -229,9 +229,12 @@ class ServeServer:
             cells = (await self.bridge.request("read")).get("cells", [])
         except (BridgeError, BridgeUnavailable):
             return None  # the gate's check of the front-end says what a silent page means
-        cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == self.cell_id), None)
-        if cell is None:
+        at = next((i for i, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == self.cell_id), None)
+        if at is None:
             return "The %agent serve cell was deleted"
+        if _in_collapsed_section(cells[:at]):
+            return "The %agent serve cell is in a collapsed section (a heading above it is collapsed)"
+        cell = cells[at]
         meta = cell.get("metadata")
         jupyter = meta.get("jupyter") if isinstance(meta, dict) else None
         if isinstance(meta, dict) and (meta.get("collapsed") is True or
@@ -312,6 +315,28 @@ class ServeServer:
 
 
 _SERVE_LINE = re.compile(r"^\s*%agent\s+serve\b", re.MULTILINE)
+
+
+_HEADING = re.compile(r"^(#{1,6})\s", re.MULTILINE)
+
+
+def _in_collapsed_section(above: list[object]) -> bool:
+    """Whether a cell after ``above`` is hidden under a collapsed Markdown heading: JupyterLab keeps
+    ``jp-MarkdownHeadingCollapsed`` on the heading's cell, which hides every cell up to the next
+    heading of its level or higher (a cell's level is its first ``#`` heading's)."""
+    open_sections: list[tuple[int, bool]] = []  # (level, collapsed) of the headings still enclosing
+    for cell in above:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "markdown":
+            continue
+        source = cell.get("source", "")
+        heading = _HEADING.search("".join(source) if isinstance(source, list) else str(source))
+        if heading is None:
+            continue
+        level = len(heading.group(1))
+        open_sections = [s for s in open_sections if s[0] < level]
+        meta = cell.get("metadata")
+        open_sections.append((level, isinstance(meta, dict) and meta.get("jp-MarkdownHeadingCollapsed") is True))
+    return any(collapsed for _level, collapsed in open_sections)
 
 
 def _shows_widget(output: object, model_id: str) -> bool:

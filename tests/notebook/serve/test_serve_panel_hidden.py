@@ -8,6 +8,8 @@ import asyncio
 
 import pytest
 
+from nbagent.notebook.serve.server import _in_collapsed_section
+
 from .served import SHOW_PANEL, Served, text
 
 pytestmark = pytest.mark.kernel
@@ -15,10 +17,12 @@ pytestmark = pytest.mark.kernel
 CLEAR = 'for c in FRONT.cells:\n    if c["id"] == "serve-cell": c["outputs"] = []'
 HIDE = ('for c in FRONT.cells:\n    if c["id"] == "serve-cell": '
         'c["metadata"] = {"collapsed": True, "jupyter": {"outputs_hidden": True}}')  # as JupyterLab's "Collapse"
+FOLD = 'FRONT.cells[0]["metadata"] = {"jp-MarkdownHeadingCollapsed": True}'  # "# Sales", above the serve cell
 DELETE = 'FRONT.cells[:] = [c for c in FRONT.cells if c["id"] != "serve-cell"]'
 
 
-@pytest.mark.parametrize("gesture", [CLEAR, HIDE, DELETE], ids=["output-cleared", "output-hidden", "cell-deleted"])
+@pytest.mark.parametrize("gesture", [CLEAR, HIDE, FOLD, DELETE],
+                         ids=["output-cleared", "output-hidden", "section-collapsed", "cell-deleted"])
 async def test_a_call_is_refused_without_a_card_when_the_serve_panel_is_gone(tmp_path, gesture):
     served = Served(tmp_path)
     try:
@@ -60,3 +64,16 @@ async def test_running_the_serve_cell_again_shows_cards_again(tmp_path):
         assert "1" in served.run("print(SHOWN_RAN)")
     finally:
         served.close()
+
+
+def _md(source: str, collapsed: bool = False) -> dict[str, object]:
+    return {"cell_type": "markdown", "source": source,
+            "metadata": {"jp-MarkdownHeadingCollapsed": True} if collapsed else {}}
+
+
+def test_a_collapsed_heading_hides_its_section_up_to_the_next_heading_of_its_level():
+    code = {"cell_type": "code", "source": "x = 1", "metadata": {}}
+    assert _in_collapsed_section([_md("# A", collapsed=True), _md("## A.1"), code])
+    assert not _in_collapsed_section([_md("## A.1", collapsed=True), _md("# B"), code])
+    assert not _in_collapsed_section([_md("# A", collapsed=True), _md("# B"), code])
+    assert not _in_collapsed_section([_md("# A"), _md("text, no heading"), code])
