@@ -215,12 +215,58 @@ export function opMove(nb: ISharedNotebook, req: Args, cellId: unknown): CellJSO
 }
 
 /** Where a cell is and whether it runs: what the kernel asks before it waits on a prompt shown
- * in that cell (a cell deleted while queued still runs in the kernel, and nobody sees its output). */
+ * in that cell (a cell deleted while queued still runs in the kernel, and nobody sees its output);
+ * and what of it the page shows (see shownOf), so the kernel need not read the whole notebook. */
 export function opFind(nb: ISharedNotebook, cellId: unknown): CellJSON {
   const index = indexOf(nb, cellId);
   const cell = index >= 0 ? nb.cells[index] : null;
   const running = cell !== null && cell.cell_type === 'code' && (cell as ISharedCodeCell).executionState === 'running';
-  return { index, running };
+  return cell === null ? { index, running } : { index, running, ...shownOf(nb, index) };
+}
+
+const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
+const HEADING = /^(#{1,6})\s/m;
+/** At most this many widget ids are listed: a panel is one, a cell of hundreds is no panel. */
+const MAX_WIDGETS = 20;
+
+/** What the page shows of the cell at `index`, read off the model (not the DOM, which a long
+ * notebook virtualises): how many outputs it has and the widgets they view, whether its outputs
+ * are hidden (collapsed), and whether a collapsed Markdown heading above it hides the cell. */
+function shownOf(nb: ISharedNotebook, index: number): CellJSON {
+  const cell = nb.cells[index];
+  const outputs = cell.cell_type === 'code' ? (cell as ISharedCodeCell).outputs : [];
+  const widgets: string[] = [];
+  for (const output of outputs) {
+    const view = (output as CellJSON).data?.[WIDGET_VIEW];
+    if (view && typeof view.model_id === 'string' && widgets.length < MAX_WIDGETS) {
+      widgets.push(view.model_id);
+    }
+  }
+  const meta = (cell.getMetadata() ?? {}) as CellJSON;
+  const jupyter = meta.jupyter;
+  const hidden = meta.collapsed === true || (!!jupyter && typeof jupyter === 'object' && jupyter.outputs_hidden === true);
+  return { outputs: outputs.length, widgets, outputs_hidden: hidden, in_collapsed_section: underCollapsedHeading(nb, index) };
+}
+
+/** Whether a collapsed Markdown heading above `index` hides that cell: JupyterLab keeps
+ * `jp-MarkdownHeadingCollapsed` on the heading's cell, and hides every cell up to the next heading
+ * of its level or higher (a cell's level is its first `#` heading's). */
+function underCollapsedHeading(nb: ISharedNotebook, index: number): boolean {
+  let open: Array<[number, boolean]> = []; // the enclosing headings: (level, collapsed)
+  for (let i = 0; i < index; i++) {
+    const cell = nb.cells[i];
+    if (cell.cell_type !== 'markdown') {
+      continue;
+    }
+    const heading = HEADING.exec(cell.getSource());
+    if (heading === null) {
+      continue;
+    }
+    const level = heading[1].length;
+    open = open.filter(([above]) => above < level);
+    open.push([level, cell.getMetadata('jp-MarkdownHeadingCollapsed') === true]);
+  }
+  return open.some(([, collapsed]) => collapsed);
 }
 
 /** Whether a request is this page's to apply and answer: the kernel addresses what a running cell

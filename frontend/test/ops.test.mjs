@@ -177,13 +177,46 @@ test('replace never lets an output carry a trusted flag, and untrusts a cell the
   assert.equal(nb.cells[0].getMetadata('trusted'), undefined);
 });
 
+const SHOWN = { outputs: 0, widgets: [], outputs_hidden: false, in_collapsed_section: false };
+
 test('find says where a cell is and whether it runs or waits to run', t => {
   const nb = fresh(t, [user('a'), user('b')]);
   const b = nb.cells[1].id;
-  assert.deepEqual(opFind(nb, b), { index: 1, running: false });
+  assert.deepEqual(opFind(nb, b), { index: 1, running: false, ...SHOWN });
   nb.cells[1].executionState = 'running';
-  assert.deepEqual(opFind(nb, b), { index: 1, running: true });
+  assert.deepEqual(opFind(nb, b), { index: 1, running: true, ...SHOWN });
   assert.deepEqual(opFind(nb, 'gone'), { index: -1, running: false });
+});
+
+function widgetView(modelId) {
+  return { output_type: 'display_data', metadata: {}, data: { 'application/vnd.jupyter.widget-view+json':
+    { model_id: modelId, version_major: 2, version_minor: 0 }, 'text/plain': 'VBox()' } };
+}
+
+test('find says which widgets a cell shows and whether its outputs are hidden', t => {
+  const stream = { output_type: 'stream', name: 'stdout', text: 'serving\n' };
+  const nb = fresh(t, [user('%agent serve', { outputs: [stream, widgetView('panel-1')] })]);
+  const serve = nb.cells[0].id;
+  assert.deepEqual(opFind(nb, serve), { index: 0, running: false, ...SHOWN, outputs: 2, widgets: ['panel-1'] });
+  nb.cells[0].setMetadata('jupyter', { outputs_hidden: true }); // the collapse bar's click
+  assert.equal(opFind(nb, serve).outputs_hidden, true);
+  nb.cells[0].setMetadata('jupyter', { outputs_hidden: false });
+  nb.cells[0].setMetadata('collapsed', true); // the older form of the same
+  assert.equal(opFind(nb, serve).outputs_hidden, true);
+  nb.cells[0].deleteMetadata('collapsed');
+  opReplace(nb, { outputs: [] }, serve); // Clear Outputs
+  assert.deepEqual(opFind(nb, serve), { index: 0, running: false, ...SHOWN });
+});
+
+test('find says whether a collapsed heading above a cell hides it, as far as the next heading of its level', t => {
+  const md = (source, collapsed) => ({ cell_type: 'markdown', source,
+    metadata: collapsed ? { 'jp-MarkdownHeadingCollapsed': true } : {} });
+  const nb = fresh(t, [md('# Sales', false), md('## Cleaning', true), user('a'), md('### detail', false), user('b'),
+    md('## Model', false), user('c'), md('text, no heading', false), user('d')]);
+  const under = i => opFind(nb, nb.cells[i].id).in_collapsed_section;
+  assert.deepEqual([2, 4, 6, 8].map(under), [true, true, false, false]);
+  nb.cells[0].setMetadata('jp-MarkdownHeadingCollapsed', true); // the top heading hides all below it
+  assert.deepEqual([2, 4, 6, 8].map(under), [true, true, true, true]);
 });
 
 test('a request addressed to another page is neither applied nor answered here; an unaddressed one is', () => {

@@ -91,7 +91,9 @@ class KeptCell(TypedDict):
 
 class BridgeResult(TypedDict, total=False):
     """A reply's ``result``, per op: ``read``: path, cells; ``insert``: id, index; ``replace``: id;
-    ``delete``: deleted, removed, kept; ``move``: index; ``find``: index (-1: gone), running."""
+    ``delete``: deleted, removed, kept; ``move``: index; ``find``: index (-1: gone), running, and for
+    a cell there what the page shows of it (an older front-end leaves these out): outputs (their
+    count), widgets (the model ids its outputs view), outputs_hidden, in_collapsed_section."""
 
     path: str
     cells: list[CellJSON]
@@ -101,6 +103,10 @@ class BridgeResult(TypedDict, total=False):
     removed: list[str]
     kept: list[KeptCell]
     running: bool
+    outputs: int
+    widgets: list[str]
+    outputs_hidden: bool
+    in_collapsed_section: bool
 
 
 class BridgeReply(TypedDict, total=False):

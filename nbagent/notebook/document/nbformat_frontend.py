@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol, TypeVar, cast
 
 from .bridge import PROTOCOL_VERSION
 from .bridge_types import BridgeReply, BridgeResult, CellJSON, Hello, KeptCell
+from .cell_view import shown_of
 from .cells import MARK
 
 if TYPE_CHECKING:
@@ -203,7 +204,8 @@ class NotebookDocument:
 
     def _op_find(self, cell_id: str) -> BridgeResult:
         at = next((i for i, c in enumerate(self.cells) if c.get("id") == cell_id), -1)
-        return {"index": at, "running": at >= 0 and (cell_id == self.running or cell_id in self.queued)}
+        found: BridgeResult = {"index": at, "running": at >= 0 and (cell_id == self.running or cell_id in self.queued)}
+        return {**found, **shown_of(cast("list[CellJSON]", self.cells), at)} if at >= 0 else found
 
     def _op_move(self, cell_id: str, index: int) -> BridgeResult:
         cell = self.cells.pop(self._index(cell_id))

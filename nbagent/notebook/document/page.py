@@ -68,7 +68,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             return True
         if not _still_there(bridge, client):
             return False  # reloaded, or opened again: the page now showing the cell never ran it
-        return await _has_outputs(bridge, cell_id)
+        outputs = found.get("outputs")  # an older front-end does not say: read the notebook
+        return outputs > 0 if isinstance(outputs, int) else await _has_outputs(bridge, cell_id)
 
     return shown
 

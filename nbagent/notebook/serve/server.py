@@ -23,7 +23,7 @@ from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.env_secrets import credential_env_values
 from ...engine.loop.sanitize import Sanitizer, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
-from ..document.bridge_types import OutputJSON
+from ..document.bridge_types import BridgeResult, OutputJSON
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
@@ -220,31 +220,18 @@ class ServeServer:
 
     async def _panel_hidden(self) -> str | None:
         """Why the serve cell does not show the panel now (kernel loop): the user cleared its output
-        or hid it (collapsed), or deleted the cell. The widget lives on in the kernel, so a card added to it would wait
-        unseen for the whole ``ASK_TIMEOUT_S``. Read from the document before a card is added and
-        while it waits; None when it is shown, or when that cannot be told (no cell id, no reply)."""
+        or hid it (collapsed, or under a collapsed heading), or deleted the cell. The widget lives on
+        in the kernel, so a card added to it would wait unseen for the whole ``ASK_TIMEOUT_S``. Asked
+        of the page (a ``find`` of that one cell: small whatever the notebook holds) before a card is
+        added and while it waits; None when it is shown, or when that cannot be told (no cell id, no
+        reply, a front-end too old to say)."""
         if self.cell_id is None:
             return None
         try:
-            cells = (await self.bridge.request("read")).get("cells", [])
+            found = await self.bridge.request("find", cell_id=self.cell_id)
         except (BridgeError, BridgeUnavailable):
             return None  # the gate's check of the front-end says what a silent page means
-        at = next((i for i, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == self.cell_id), None)
-        if at is None:
-            return "The %agent serve cell was deleted"
-        if _in_collapsed_section(cells[:at]):
-            return "The %agent serve cell is in a collapsed section (a heading above it is collapsed)"
-        cell = cells[at]
-        meta = cell.get("metadata")
-        jupyter = meta.get("jupyter") if isinstance(meta, dict) else None
-        if isinstance(meta, dict) and (meta.get("collapsed") is True or
-                                       isinstance(jupyter, dict) and jupyter.get("outputs_hidden") is True):
-            return "The %agent serve cell's output is hidden (collapsed)"  # JupyterLab draws no card there
-        model = self.panel.widget.model_id
-        outputs = cell.get("outputs")
-        if any(_shows_widget(o, model) for o in (outputs if isinstance(outputs, list) else [])):
-            return None
-        return "The %agent serve cell's output was cleared (or replaced)"
+        return panel_hidden(found, self.panel.widget.model_id)
 
     async def _still_serve_cell(self) -> bool:
         """Whether the cell the panel was shown in still is the ``%agent serve`` cell: its source
@@ -317,33 +304,19 @@ class ServeServer:
 _SERVE_LINE = re.compile(r"^\s*%agent\s+serve\b", re.MULTILINE)
 
 
-_HEADING = re.compile(r"^(#{1,6})\s", re.MULTILINE)
-
-
-def _in_collapsed_section(above: list[object]) -> bool:
-    """Whether a cell after ``above`` is hidden under a collapsed Markdown heading: JupyterLab keeps
-    ``jp-MarkdownHeadingCollapsed`` on the heading's cell, which hides every cell up to the next
-    heading of its level or higher (a cell's level is its first ``#`` heading's)."""
-    open_sections: list[tuple[int, bool]] = []  # (level, collapsed) of the headings still enclosing
-    for cell in above:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "markdown":
-            continue
-        source = cell.get("source", "")
-        heading = _HEADING.search("".join(source) if isinstance(source, list) else str(source))
-        if heading is None:
-            continue
-        level = len(heading.group(1))
-        open_sections = [s for s in open_sections if s[0] < level]
-        meta = cell.get("metadata")
-        open_sections.append((level, isinstance(meta, dict) and meta.get("jp-MarkdownHeadingCollapsed") is True))
-    return any(collapsed for _level, collapsed in open_sections)
-
-
-def _shows_widget(output: object, model_id: str) -> bool:
-    """Whether a cell output (nbformat JSON) is a view of the widget ``model_id``."""
-    data = output.get("data") if isinstance(output, dict) else None
-    view = data.get("application/vnd.jupyter.widget-view+json") if isinstance(data, dict) else None
-    return isinstance(view, dict) and view.get("model_id") == model_id
+def panel_hidden(found: BridgeResult, model_id: str) -> str | None:
+    """Why a ``find`` reply for the serve cell says the panel (widget ``model_id``) is not seen."""
+    index = found.get("index")
+    if isinstance(index, int) and index < 0:
+        return "The %agent serve cell was deleted"
+    if found.get("in_collapsed_section") is True:
+        return "The %agent serve cell is in a collapsed section (a heading above it is collapsed)"
+    if found.get("outputs_hidden") is True:
+        return "The %agent serve cell's output is hidden (collapsed)"  # JupyterLab draws no card there
+    widgets = found.get("widgets")
+    if isinstance(widgets, list) and model_id not in widgets:
+        return "The %agent serve cell's output was cleared (or replaced)"
+    return None
 
 
 def _admin_allows(tool: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.notebook.document.bridge import Bridge
+from nbagent.notebook.document.cell_view import shown_of
 
 
 class FakeFrontEnd:
@@ -156,7 +157,8 @@ class FakeFrontEnd:
 
     def op_find(self, r: dict[str, Any]) -> dict[str, Any]:
         index = next((i for i, c in enumerate(self.cells) if c["id"] == r["cell_id"]), -1)
-        return {"index": index, "running": r["cell_id"] in self.running}
+        found = {"index": index, "running": r["cell_id"] in self.running}
+        return {**found, **shown_of(self.cells, index)} if index >= 0 else found  # type: ignore[arg-type]
 
     def op_move(self, r: dict[str, Any]) -> dict[str, Any]:
         cell = self.cells.pop(self._index(r["cell_id"]))

@@ -108,7 +108,9 @@ def test_a_queued_cell_is_never_deleted_and_find_says_it_runs() -> None:
     doc.queued = {queued["id"]}  # Run All's queue: it will still run
     reply = ask(doc, "delete", ids=[queued["id"]], expect={"origin": "O"})["result"]
     assert reply["removed"] == [] and reply["kept"] == [{"id": queued["id"], "reason": "running"}]
-    assert ask(doc, "find", cell_id=queued["id"])["result"] == {"index": 2, "running": True}
+    found = ask(doc, "find", cell_id=queued["id"])["result"]
+    assert {k: found[k] for k in ("index", "running", "outputs_hidden", "in_collapsed_section")} == {
+        "index": 2, "running": True, "outputs_hidden": False, "in_collapsed_section": False}
     assert ask(doc, "find", cell_id="gone")["result"] == {"index": -1, "running": False}
     assert not ask(doc, "delete", ids=[queued["id"]])["ok"]  # protocol 1's delete (no expect) is refused
 

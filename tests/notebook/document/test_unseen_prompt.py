@@ -242,7 +242,19 @@ async def test_a_prompt_after_a_raises_exception_cell_under_run_all_is_shown(mon
     # Was: denied without asking ("a page reloaded or closed; …"), in the page that showed it.
     front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
     assert await page.shown_check(bridge)() is True
-    assert [r["op"] for r in front.requests] == ["find", "read"]  # its outputs (the prompt) are there
+    # its outputs (the prompt) are there: the find says so, with no read of the whole notebook
+    assert [r["op"] for r in front.requests] == ["find"]
+
+
+async def test_an_older_front_ends_find_has_the_notebook_read_for_the_cells_outputs(monkeypatch) -> None:
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    found_only = front.op_find
+    monkeypatch.setattr(front, "op_find", lambda r: {k: v for k, v in found_only(r).items() if k in ("index", "running")})
+    shown = page.shown_check(bridge)
+    assert await shown() is True
+    assert [r["op"] for r in front.requests] == ["find", "read"]
+    front.cells[0]["outputs"] = []  # cleared
+    assert await shown() is False
 
 
 async def test_a_prompt_whose_outputs_the_user_cleared_while_it_waited_is_given_up(monkeypatch) -> None:

@@ -8,8 +8,6 @@ import asyncio
 
 import pytest
 
-from nbagent.notebook.serve.server import _in_collapsed_section
-
 from .served import SHOW_PANEL, Served, text
 
 pytestmark = pytest.mark.kernel
@@ -27,11 +25,14 @@ async def test_a_call_is_refused_without_a_card_when_the_serve_panel_is_gone(tmp
     served = Served(tmp_path)
     try:
         served.run(gesture)
+        served.run("FRONT.requests.clear()")
         async with served.client("claude-code") as client:
             refused = await asyncio.wait_for(client.call_tool("run_code", {"code": "HIDDEN_RAN = 1"}), 20)
         assert refused.is_error and "run `%agent serve` again" in text(refused)
         assert served.fresh_button("Allow") is None  # no card was added to the unseen panel
         assert "NameError" in served.run("HIDDEN_RAN")
+        # told by a find of that one cell: no read of the whole notebook (its outputs can be 10s of MiB)
+        assert "'read'" not in served.run("print([r['op'] for r in FRONT.requests])")
     finally:
         served.close()
 
@@ -43,11 +44,13 @@ async def test_a_waiting_card_is_settled_when_the_serve_output_is_cleared(tmp_pa
             call = asyncio.ensure_future(client.call_tool("run_code", {"code": "HIDDEN_RAN = 1"}))
             while await asyncio.to_thread(served.fresh_button, "Allow") is None:
                 pass  # until the card is shown: the user is being asked
+            served.run("FRONT.requests.clear()")
             served.run(CLEAR)
             refused = await asyncio.wait_for(call, 20)
         assert refused.is_error and "no longer shown while the user was asked" in text(refused)
         assert "stopped before a decision (the card was no longer shown)" in served.html()
         assert "NameError" in served.run("HIDDEN_RAN")
+        assert "'read'" not in served.run("print([r['op'] for r in FRONT.requests])")
     finally:
         served.close()
 
@@ -65,15 +68,3 @@ async def test_running_the_serve_cell_again_shows_cards_again(tmp_path):
     finally:
         served.close()
 
-
-def _md(source: str, collapsed: bool = False) -> dict[str, object]:
-    return {"cell_type": "markdown", "source": source,
-            "metadata": {"jp-MarkdownHeadingCollapsed": True} if collapsed else {}}
-
-
-def test_a_collapsed_heading_hides_its_section_up_to_the_next_heading_of_its_level():
-    code = {"cell_type": "code", "source": "x = 1", "metadata": {}}
-    assert _in_collapsed_section([_md("# A", collapsed=True), _md("## A.1"), code])
-    assert not _in_collapsed_section([_md("## A.1", collapsed=True), _md("# B"), code])
-    assert not _in_collapsed_section([_md("# A", collapsed=True), _md("# B"), code])
-    assert not _in_collapsed_section([_md("# A"), _md("text, no heading"), code])
