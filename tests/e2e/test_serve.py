@@ -154,3 +154,43 @@ def test_a_client_inserts_and_runs_a_cell_once_allowed_in_the_page(browser, lab,
     again = calls.result(box)
     assert not again.is_error and "back 40" in _text_of(again), _text_of(again)
     page.close()
+
+
+def _on_serve_cell(page, command: str) -> None:
+    """Select the ``%agent serve`` cell (the notebook's third) and run a JupyterLab command on it."""
+    page.evaluate("(cmd) => { const nb = window.__nb.content; nb.activeCellIndex = 2; nb.deselectAll(); "
+                  "return window.jupyterapp.commands.execute(cmd); }", command)
+
+
+@pytest.mark.parametrize("frontend", first_by_default(["jupyterlab", "notebook"]))
+def test_a_card_is_not_left_waiting_where_the_serve_output_is_hidden_or_cleared(browser, lab, frontend):  # noqa: F811
+    _require_installed_bridge()
+    name = _put_notebook(lab, f"serve_hidden_{frontend}.ipynb", "python3", ["%load_ext nbagent", "x = 40", "%agent serve"])
+    page = _open(browser, lab, name, frontend)
+    _run_all(page)
+    cells = _wait(page, lambda cs: "the token is in" in _text(cs[2]["outputs"]), "the serve cell's lines")
+    printed = _text(cells[2]["outputs"])
+    url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", printed).group(1)  # type: ignore[union-attr]
+    token = Path(re.search(r"the token is in (\S+) ", printed).group(1)).read_text()  # type: ignore[union-attr]
+    calls = Calls(url, token)
+
+    box = calls.start("run_code", {"code": "HIDDEN = 1"})
+    page.locator("button:text-is('Allow'):enabled").last.wait_for(timeout=60_000)
+    started = time.monotonic()
+    _on_serve_cell(page, "notebook:hide-cell-outputs")  # the collapse bar's click: the card is out of sight
+    hidden = calls.result(box, timeout=120)
+    assert hidden.is_error and "hidden" in _text_of(hidden), _text_of(hidden)
+    assert time.monotonic() - started < 60  # checked every 5 s: not the card's 300 s
+    _on_serve_cell(page, "notebook:show-cell-outputs")
+    box = calls.start("run_code", {"code": "print('shown', x)"})
+    _click(page, "Allow")
+    shown = calls.result(box)
+    assert not shown.is_error and "shown 40" in _text_of(shown), _text_of(shown)
+    _settled(page)
+
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    started = time.monotonic()
+    cleared = calls.result(calls.start("run_code", {"code": "CLEARED = 1"}))
+    assert cleared.is_error and "cleared" in _text_of(cleared) and "%agent serve` again" in _text_of(cleared)
+    assert time.monotonic() - started < 30 and page.locator("button:text-is('Allow')").count() == 0
+    page.close()
