@@ -225,7 +225,6 @@ export function opFind(nb: ISharedNotebook, cellId: unknown): CellJSON {
 }
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
-const HEADING = /^(#{1,6})\s/m;
 /** At most this many widget ids are listed: a panel is one, a cell of hundreds is no panel. */
 const MAX_WIDGETS = 20;
 
@@ -249,24 +248,70 @@ function shownOf(nb: ISharedNotebook, index: number): CellJSON {
 }
 
 /** Whether a collapsed Markdown heading above `index` hides that cell: JupyterLab keeps
- * `jp-MarkdownHeadingCollapsed` on the heading's cell, and hides every cell up to the next heading
- * of its level or higher (a cell's level is its first `#` heading's). */
+ * `jp-MarkdownHeadingCollapsed` on the heading's cell, and hides every cell up to the next cell
+ * whose level is the same or higher (a Markdown cell's level is its highest heading's). */
 function underCollapsedHeading(nb: ISharedNotebook, index: number): boolean {
   let open: Array<[number, boolean]> = []; // the enclosing headings: (level, collapsed)
   for (let i = 0; i < index; i++) {
     const cell = nb.cells[i];
-    if (cell.cell_type !== 'markdown') {
+    const level = cell.cell_type === 'markdown' ? headingLevel(cell.getSource()) : null;
+    if (level === null) {
       continue;
     }
-    const heading = HEADING.exec(cell.getSource());
-    if (heading === null) {
-      continue;
-    }
-    const level = heading[1].length;
     open = open.filter(([above]) => above < level);
     open.push([level, cell.getMetadata('jp-MarkdownHeadingCollapsed') === true]);
   }
   return open.some(([, collapsed]) => collapsed);
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const ATX = /^ {0,3}(#{1,6})(?:[ \t]|$)/;
+const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
+const HTML_HEADING = /<h([1-6])[\s>/]/i;
+
+/** The level of a Markdown cell's highest heading (1 is highest), as JupyterLab's Markdown parser
+ * finds them: `#` headings indented up to 3 spaces, underlined ones (`===` for 1, `---` for 2,
+ * under a line of text), HTML `<h1>`–`<h6>`; none inside a fenced code block. null: no heading
+ * (the cell neither starts nor ends a section). The kernel's twin: nbagent/notebook/document/cell_view.py. */
+export function headingLevel(markdown: string): number | null {
+  const levels: number[] = [];
+  let fence: string | null = null; // the open code fence's marker
+  let textAbove = false; // the line above is a paragraph's: a `---` under it underlines a heading
+  for (const line of markdown.split('\n')) {
+    const opening = FENCE.exec(line);
+    if (fence !== null) {
+      if (opening && opening[1][0] === fence[0] && opening[1].length >= fence.length &&
+          line.slice(opening[0].length).trim() === '') {
+        fence = null;
+      }
+      continue;
+    }
+    if (opening) {
+      fence = opening[1];
+      textAbove = false;
+      continue;
+    }
+    const level = lineLevel(line, textAbove);
+    if (level !== null) {
+      levels.push(level);
+    }
+    textAbove = level === null && line.trim() !== '';
+  }
+  return levels.length ? Math.min(...levels) : null;
+}
+
+/** The level of the heading `line` makes (outside a code fence), if it makes one. */
+function lineLevel(line: string, textAbove: boolean): number | null {
+  const atx = ATX.exec(line);
+  if (atx) {
+    return atx[1].length;
+  }
+  const underline = textAbove ? SETEXT.exec(line) : null;
+  if (underline) {
+    return underline[1][0] === '=' ? 1 : 2;
+  }
+  const html = HTML_HEADING.exec(line);
+  return html ? parseInt(html[1], 10) : null;
 }
 
 /** Whether a request is this page's to apply and answer: the kernel addresses what a running cell

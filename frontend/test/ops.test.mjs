@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { YNotebook } from '@jupyter/ydoc';
-import { addressedHere, opDelete, opFind, opInsert, opRead, opReplace, handleOp } from './build/ops.js';
+import { readFileSync } from 'node:fs';
+import { addressedHere, headingLevel, opDelete, opFind, opInsert, opRead, opReplace, handleOp } from './build/ops.js';
 import { sourceHash } from './build/guard.js';
 import { ORIGIN, SESSION, agentInsert, byId, bytes, ids, mark, notebook, sources, user } from './helpers.mjs';
 
@@ -208,6 +209,13 @@ test('find says which widgets a cell shows and whether its outputs are hidden', 
   assert.deepEqual(opFind(nb, serve), { index: 0, running: false, ...SHOWN });
 });
 
+test('a Markdown cell\'s level is its highest heading as JupyterLab parses it (the kernel reads the same cases)', () => {
+  const { cases } = JSON.parse(readFileSync(new URL('./heading_cases.json', import.meta.url), 'utf8'));
+  for (const [source, level] of cases) {
+    assert.equal(headingLevel(source), level, JSON.stringify(source));
+  }
+});
+
 test('find says whether a collapsed heading above a cell hides it, as far as the next heading of its level', t => {
   const md = (source, collapsed) => ({ cell_type: 'markdown', source,
     metadata: collapsed ? { 'jp-MarkdownHeadingCollapsed': true } : {} });
@@ -217,6 +225,15 @@ test('find says whether a collapsed heading above a cell hides it, as far as the
   assert.deepEqual([2, 4, 6, 8].map(under), [true, true, false, false]);
   nb.cells[0].setMetadata('jp-MarkdownHeadingCollapsed', true); // the top heading hides all below it
   assert.deepEqual([2, 4, 6, 8].map(under), [true, true, true, true]);
+});
+
+test('a section ends at an underlined or HTML heading of its level, not at a # inside a code fence', t => {
+  const md = (source, collapsed) => ({ cell_type: 'markdown', source,
+    metadata: collapsed ? { 'jp-MarkdownHeadingCollapsed': true } : {} });
+  const nb = fresh(t, [md('## A', true), md('```\n# setup\n```', false), user('a'), md('Results\n---', false), user('b'),
+    md('## B', true), md('<h2>C</h2>', false), user('c')]);
+  const under = i => opFind(nb, nb.cells[i].id).in_collapsed_section;
+  assert.deepEqual([2, 4, 7].map(under), [true, false, false]);
 });
 
 test('a request addressed to another page is neither applied nor answered here; an unaddressed one is', () => {

@@ -154,8 +154,7 @@ async def _run_permitted(tool: ToolLike, call: ToolCall, tool_input: JSONObject,
         out = ToolOutput(content=f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if refresh is not None:  # `cfg = dotenv_values(".env"); print(cfg)`: its passwords are secrets now
         sanitizer = refresh()
-        if out.is_error:  # its traceback quotes your modules' lines: `connect(password="…")`
-            sanitizer = _with_quoted_literals(sanitizer, out.content)
+        sanitizer = _with_quoted_literals(sanitizer, out.content)  # a traceback quotes your modules' lines
     out, replaced = _sanitized(_normalised(out, name), sanitizer, capture_limit)
     if replaced:
         yield Notice(level="warning", message=replaced_notice(replaced, f"the output of {name}"))
@@ -347,16 +346,32 @@ def _normalised(out: object, name: str) -> ToolOutput:
     return out
 
 
+TRACEBACK = "Traceback (most recent call last):"
+TRACEBACKS_READ = 5
+"""At most this many tracebacks of one output are read for quoted literals (a loop printing one
+per item repeats the same frames)."""
+TRACEBACK_CHARS = 20_000
+"""Characters read after each traceback's first line: its frames, not the rest of a huge output."""
+
+
 def _with_quoted_literals(sanitizer: Sanitizer, content: object) -> Sanitizer:
-    """``sanitizer`` with the literals that code quoted in ``content`` names as credentials (the
-    cells' rule: ``password="…"``, a connection string's password), as a traceback quotes the
-    source lines of the modules it went through; the user's cell that failed the same way has
-    them redacted through its last error."""
+    """``sanitizer`` with the literals named as credentials (the cells' rule: ``password="…"``, a
+    connection string's password) in the source lines that ``content``'s tracebacks quote: the
+    lines of the modules the model's code went through, whether the code failed with it or printed
+    it (``traceback.print_exc()``, ``logging.exception``). The user's cell that failed the same way
+    has them redacted through its last error."""
     text = content if isinstance(content, str) else "\n".join(
         str(b.get("text", "")) for b in content if isinstance(b, Mapping)) if isinstance(content, list) else ""
-    # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
-    found = tuple(s for s in code_secrets.__wrapped__(text) if s not in sanitizer.secrets)
-    return dataclasses.replace(sanitizer, secrets=sanitizer.secrets + found) if found else sanitizer
+    found: list[str] = []
+    start = text.find(TRACEBACK)
+    for _ in range(TRACEBACKS_READ):
+        if start < 0:
+            break
+        # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
+        found += code_secrets.__wrapped__(text[start:start + TRACEBACK_CHARS])
+        start = text.find(TRACEBACK, start + len(TRACEBACK))
+    new = tuple(s for s in dict.fromkeys(found) if s not in sanitizer.secrets)
+    return dataclasses.replace(sanitizer, secrets=sanitizer.secrets + new) if new else sanitizer
 
 
 def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:

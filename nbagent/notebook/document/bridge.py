@@ -38,8 +38,9 @@ import itertools
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Mapping, Protocol, cast
+from typing import TYPE_CHECKING, Iterator, Mapping, Protocol, cast
 
 from ...engine.contracts.errors import NbAgentError
 from .. import waiting
@@ -341,6 +342,17 @@ def bridge() -> Bridge:
     if _BRIDGE is None:
         _BRIDGE = Bridge()
     return _BRIDGE
+
+
+@contextmanager
+def addressed_to(page: str | None) -> Iterator[None]:
+    """Requests made inside go to ``page`` (a page's kernel session, :func:`executing_client`), as a
+    cell's requests go to the page that runs it; to whichever page answers where that page is gone."""
+    token = _PAGE.set(page)
+    try:
+        yield
+    finally:
+        _PAGE.reset(token)
 
 
 def address_cell(*_: object) -> None:

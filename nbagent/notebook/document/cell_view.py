@@ -14,7 +14,6 @@ from .bridge_types import BridgeResult, CellJSON
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_WIDGETS = 20
 """At most this many widget ids are listed: a panel is one, a cell of hundreds is no panel."""
-_HEADING = re.compile(r"^(#{1,6})\s", re.MULTILINE)
 
 
 def shown_of(cells: Sequence[CellJSON], index: int) -> BridgeResult:
@@ -43,20 +42,60 @@ def _widget_of(output: object) -> str | None:
 def under_collapsed_heading(above: Sequence[CellJSON]) -> bool:
     """Whether a cell after ``above`` is hidden under a collapsed Markdown heading: JupyterLab keeps
     ``jp-MarkdownHeadingCollapsed`` on the heading's cell, which hides every cell up to the next
-    heading of its level or higher (a cell's level is its first ``#`` heading's)."""
+    cell whose level is the same or higher (a Markdown cell's level is its highest heading's)."""
     open_sections: list[tuple[int, bool]] = []  # (level, collapsed) of the headings still enclosing
     for cell in above:
         if not isinstance(cell, dict) or cell.get("cell_type") != "markdown":
             continue
         source = cell.get("source", "")
-        heading = _HEADING.search("".join(source) if isinstance(source, list) else str(source))
-        if heading is None:
+        level = heading_level("".join(source) if isinstance(source, list) else str(source))
+        if level is None:
             continue
-        level = len(heading.group(1))
         open_sections = [s for s in open_sections if s[0] < level]
         meta = cell.get("metadata")
         open_sections.append((level, isinstance(meta, dict) and meta.get("jp-MarkdownHeadingCollapsed") is True))
     return any(collapsed for _level, collapsed in open_sections)
 
 
-__all__ = ["MAX_WIDGETS", "WIDGET_VIEW", "shown_of", "under_collapsed_heading"]
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_HTML = re.compile(r"<h([1-6])[\s>/]", re.IGNORECASE)
+
+
+def heading_level(markdown: str) -> int | None:
+    """The level of a Markdown cell's highest heading (1 is highest), as JupyterLab's Markdown
+    parser finds them: ``#`` headings indented up to 3 spaces, underlined ones (``===`` for 1,
+    ``---`` for 2, under a line of text), HTML ``<h1>``–``<h6>``; none inside a fenced code block.
+    None: the cell is no heading (it neither starts nor ends a section)."""
+    levels: list[int] = []
+    fence: str | None = None  # the open code fence's marker
+    text_above = False  # the line above is a paragraph's: a ``---`` under it underlines a heading
+    for line in markdown.split("\n"):
+        opening = _FENCE.match(line)
+        if fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line[opening.end():].strip():
+                fence = None
+            continue
+        if opening:
+            fence, text_above = opening.group(1), False
+            continue
+        level = _line_level(line, text_above)
+        if level is not None:
+            levels.append(level)
+        text_above = level is None and bool(line.strip())
+    return min(levels) if levels else None
+
+
+def _line_level(line: str, text_above: bool) -> int | None:
+    """The level of the heading ``line`` makes (outside a code fence), if it makes one."""
+    if atx := _ATX.match(line):
+        return len(atx.group(1))
+    if text_above and (underline := _SETEXT.match(line)):
+        return 1 if underline.group(1)[0] == "=" else 2
+    html = _HTML.search(line)
+    return int(html.group(1)) if html else None
+
+
+__all__ = ["MAX_WIDGETS", "WIDGET_VIEW", "heading_level", "shown_of", "under_collapsed_heading"]

@@ -22,14 +22,14 @@ from ...engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
 from ...engine.loop.env_secrets import credential_env_values
 from ...engine.loop.sanitize import Sanitizer, secret_values
-from ..document.bridge import BridgeError, BridgeUnavailable, executing_cell_id
+from ..document.bridge import BridgeError, BridgeUnavailable, addressed_to, executing_cell_id, executing_client
 from ..document.bridge_types import BridgeResult, OutputJSON
 from .card import ServePanel
 from .clients import Clients
 from .gate import CallRefused, ServeGate
 from .http import BearerGuard, HttpServer, new_token
 from .kernel_loop import KernelLoop
-from .operations import Operations
+from .operations import ALIVE_TIMEOUT_S, Operations
 from .record import ActionLog
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ class ServeServer:
             raise
         del token
         self.cell_id = executing_cell_id()  # where the panel is: written again there after a reopen
+        self.page = executing_client()  # ... in the page that ran that cell
         self.cell_count = self._execution_count()  # ... while that cell is still the one that ran it
         self._panel_comm = getattr(self.bridge, "_comm", None)
         self._told_comm: object = None  # the connection already told to run the serve cell again
@@ -228,7 +229,11 @@ class ServeServer:
         if self.cell_id is None:
             return None
         try:
-            found = await self.bridge.request("find", cell_id=self.cell_id)
+            # Asked of the page that ran the serve cell: another window on the same notebook shows
+            # that cell without the panel (a cell's outputs go to the page that ran it). Bounded as
+            # the liveness check is: a slow page is no reason to reopen the connection.
+            with addressed_to(self.page):
+                found = await self.bridge.request("find", timeout=ALIVE_TIMEOUT_S, retry=False, cell_id=self.cell_id)
         except (BridgeError, BridgeUnavailable):
             return None  # the gate's check of the front-end says what a silent page means
         return panel_hidden(found, self.panel.widget.model_id)
@@ -258,6 +263,7 @@ class ServeServer:
         """``%agent serve`` run again while serving: the panel is displayed by the running cell, for
         the front-end connected now (the server, its port and its token stay)."""
         self.cell_id = executing_cell_id()
+        self.page = executing_client()
         self.cell_count = self._execution_count()
         self._panel_comm = getattr(self.bridge, "_comm", None)
 

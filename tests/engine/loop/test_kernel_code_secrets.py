@@ -86,3 +86,38 @@ async def test_a_password_your_module_names_is_redacted_where_the_python_tools_t
     content = str(answers[0].block["content"])
     assert "ConnectionError: could not reach db" in content and "password='[redacted]'" in content, content
     assert HELPER_PW not in content
+
+
+async def _python_result(code: str, tmp_path: Path, monkeypatch: Any) -> str:
+    from nbagent.tools.python import Python
+
+    (tmp_path / "db_helpers_tb.py").write_text(
+        "def connect(**kw):\n    raise ConnectionError('could not reach db')\n\n"
+        f"def fetch():\n    return connect(host='db.internal', user='ana', password='{HELPER_PW}')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tool = Python()
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_tb2", "name": tool.name, "input": {"code": code}}
+    try:
+        answers = [e async for e in run_tool_call(
+            use, tools={tool.name: tool}, gate=PermissionGate(allow=[tool.name]), guard=guard,
+            make_context=lambda uid: ToolContext(cwd=tmp_path, tool_use_id=uid, redact=NO_SECRETS.redact,
+                                                 capture_limit=1_000_000),
+            turn=1, output_limit=2_000_000, sanitizer=NO_SECRETS, refresh=lambda: NO_SECRETS, capture_limit=1_000_000)
+            if isinstance(e, ToolAnswer)]
+    finally:
+        guard.stop()
+    return str(answers[0].block["content"])
+
+
+async def test_a_traceback_the_models_code_printed_itself_has_your_modules_password_redacted(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    content = await _python_result("import traceback\nfrom db_helpers_tb import fetch\ntry:\n    fetch()\n"
+                                   "except ConnectionError:\n    traceback.print_exc()", tmp_path, monkeypatch)
+    assert "password='[redacted]'" in content and HELPER_PW not in content, content
+
+
+async def test_a_traceback_after_a_huge_output_has_your_modules_password_redacted(tmp_path: Path, monkeypatch: Any) -> None:
+    content = await _python_result("from db_helpers_tb import fetch\nprint('x' * 300_000)\nfetch()", tmp_path, monkeypatch)
+    assert "password='[redacted]'" in content and HELPER_PW not in content, content[-2000:]

@@ -3,9 +3,15 @@ front-end's own reading of them is tested against a real YNotebook in frontend/t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from nbagent.notebook.document.cell_view import MAX_WIDGETS, shown_of, under_collapsed_heading
+import pytest
+
+from nbagent.notebook.document.cell_view import MAX_WIDGETS, heading_level, shown_of, under_collapsed_heading
+
+CASES = json.loads((Path(__file__).parents[3] / "frontend" / "test" / "heading_cases.json").read_text())["cases"]
 
 
 def _md(source: str, collapsed: bool = False) -> Any:
@@ -24,6 +30,21 @@ def test_a_collapsed_heading_hides_its_section_up_to_the_next_heading_of_its_lev
     assert not under_collapsed_heading([_md("## A.1", collapsed=True), _md("# B"), code])
     assert not under_collapsed_heading([_md("# A", collapsed=True), _md("# B"), code])
     assert not under_collapsed_heading([_md("# A"), _md("text, no heading"), code])
+
+
+@pytest.mark.parametrize(("source", "level"), CASES)
+def test_a_markdown_cells_level_is_its_highest_heading_as_the_front_end_reads_it(source: str, level: int | None) -> None:
+    assert heading_level(source) == level
+
+
+def test_a_section_ends_at_an_underlined_or_html_heading_not_at_a_hash_in_a_code_fence() -> None:
+    code: Any = {"cell_type": "code", "source": "x = 1", "metadata": {}}
+    assert under_collapsed_heading([_md("## A", collapsed=True), _md("```\n# setup\n```"), code])
+    assert not under_collapsed_heading([_md("## A", collapsed=True), _md("Results\n---"), code])
+    assert not under_collapsed_heading([_md("# A", collapsed=True), _md("Results\n======="), code])
+    assert not under_collapsed_heading([_md("# A", collapsed=True), _md("<h1>Results</h1>"), code])
+    assert not under_collapsed_heading([_md("# A", collapsed=True), _md("  # B"), code])
+    assert not under_collapsed_heading([_md("## A", collapsed=True), _md("### x\n# Part 2"), code])
 
 
 def test_a_cell_says_its_outputs_the_widgets_they_view_and_whether_they_are_hidden() -> None:
