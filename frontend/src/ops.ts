@@ -277,8 +277,11 @@ export function headingLevel(markdown: string): number | null {
   const levels: number[] = [];
   let fence: string | null = null; // the open code fence's marker
   let textAbove = false; // the line above is a paragraph's: a `---` under it underlines a heading
-  for (const line of markdown.split('\n')) {
-    const opening = FENCE.exec(line);
+  for (const line of markdown.split(/\r\n|\r|\n/)) {
+    let opening = FENCE.exec(line);
+    if (opening && opening[1][0] === '`' && line.slice(opening[0].length).includes('`')) {
+      opening = null; // a backtick fence's info string holds no backtick: this line is text
+    }
     if (fence !== null) {
       if (opening && opening[1][0] === fence[0] && opening[1].length >= fence.length &&
           line.slice(opening[0].length).trim() === '') {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -348,10 +349,10 @@ def _normalised(out: object, name: str) -> ToolOutput:
 
 TRACEBACK = "Traceback (most recent call last):"
 TRACEBACKS_READ = 5
-"""At most this many tracebacks of one output are read for quoted literals (a loop printing one
-per item repeats the same frames)."""
+"""The first and the last this many tracebacks of one output are read for quoted literals (a loop
+printing one per item repeats the same frames), besides the whole ``[error]`` section."""
 TRACEBACK_CHARS = 20_000
-"""Characters read after each traceback's first line: its frames, not the rest of a huge output."""
+"""Characters read after each printed traceback's first line: its frames, not the rest of a huge output."""
 
 
 def _with_quoted_literals(sanitizer: Sanitizer, content: object) -> Sanitizer:
@@ -363,15 +364,22 @@ def _with_quoted_literals(sanitizer: Sanitizer, content: object) -> Sanitizer:
     text = content if isinstance(content, str) else "\n".join(
         str(b.get("text", "")) for b in content if isinstance(b, Mapping)) if isinstance(content, list) else ""
     found: list[str] = []
-    start = text.find(TRACEBACK)
-    for _ in range(TRACEBACKS_READ):
-        if start < 0:
-            break
+    for part in _tracebacks(text):
         # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
-        found += code_secrets.__wrapped__(text[start:start + TRACEBACK_CHARS])
-        start = text.find(TRACEBACK, start + len(TRACEBACK))
+        found += code_secrets.__wrapped__(part)
     new = tuple(s for s in dict.fromkeys(found) if s not in sanitizer.secrets)
     return dataclasses.replace(sanitizer, secrets=sanitizer.secrets + new) if new else sanitizer
+
+
+def _tracebacks(text: str) -> list[str]:
+    """The parts of a tool's output that quote source lines: its ``[error]`` section whole (the
+    traceback the code raised, :func:`~nbagent.tools.python.format_execution`), and the first and
+    last :data:`TRACEBACKS_READ` tracebacks printed before it."""
+    error = text.rfind("[error]\n")
+    printed = text if error < 0 else text[:error]
+    starts = [m.start() for m in re.finditer(re.escape(TRACEBACK), printed)] if TRACEBACK in printed else []
+    chosen = dict.fromkeys(starts[:TRACEBACKS_READ] + starts[-TRACEBACKS_READ:])
+    return [printed[start:start + TRACEBACK_CHARS] for start in chosen] + ([text[error:]] if error >= 0 else [])
 
 
 def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:

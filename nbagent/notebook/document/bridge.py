@@ -347,7 +347,8 @@ def bridge() -> Bridge:
 @contextmanager
 def addressed_to(page: str | None) -> Iterator[None]:
     """Requests made inside go to ``page`` (a page's kernel session, :func:`executing_client`), as a
-    cell's requests go to the page that runs it; to whichever page answers where that page is gone."""
+    cell's requests go to the page that runs it; to whichever page answers where that page never said
+    hello on this connection (a closed page that did goes unanswered: the request times out)."""
     token = _PAGE.set(page)
     try:
         yield

@@ -71,8 +71,10 @@ def heading_level(markdown: str) -> int | None:
     levels: list[int] = []
     fence: str | None = None  # the open code fence's marker
     text_above = False  # the line above is a paragraph's: a ``---`` under it underlines a heading
-    for line in markdown.split("\n"):
+    for line in markdown.splitlines():
         opening = _FENCE.match(line)
+        if opening and opening.group(1)[0] == "`" and "`" in line[opening.end():]:
+            opening = None  # a backtick fence's info string holds no backtick: this line is text
         if fence is not None:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
                     and not line[opening.end():].strip():

@@ -226,8 +226,8 @@ class ServeServer:
         of the page (a ``find`` of that one cell: small whatever the notebook holds) before a card is
         added and while it waits; None when it is shown, or when that cannot be told (no cell id, no
         reply, a front-end too old to say)."""
-        if self.cell_id is None:
-            return None
+        if self.cell_id is None or self.bridge.runs_elsewhere(self.page):
+            return None  # run in a console on the notebook's kernel: no notebook page has that cell
         try:
             # Asked of the page that ran the serve cell: another window on the same notebook shows
             # that cell without the panel (a cell's outputs go to the page that ran it). Bounded as

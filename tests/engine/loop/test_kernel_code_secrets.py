@@ -121,3 +121,11 @@ async def test_a_traceback_the_models_code_printed_itself_has_your_modules_passw
 async def test_a_traceback_after_a_huge_output_has_your_modules_password_redacted(tmp_path: Path, monkeypatch: Any) -> None:
     content = await _python_result("from db_helpers_tb import fetch\nprint('x' * 300_000)\nfetch()", tmp_path, monkeypatch)
     assert "password='[redacted]'" in content and HELPER_PW not in content, content[-2000:]
+
+
+async def test_a_raised_traceback_after_many_printed_ones_has_your_modules_password_redacted(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    content = await _python_result(
+        "import traceback\nfrom db_helpers_tb import fetch\nfor _ in range(300):\n    try:\n        raise ValueError('noise')\n"
+        "    except ValueError:\n        traceback.print_exc()\nfetch()", tmp_path, monkeypatch)
+    assert "password='[redacted]'" in content and HELPER_PW not in content, content[-2000:]

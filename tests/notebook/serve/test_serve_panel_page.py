@@ -48,5 +48,13 @@ async def test_the_panel_check_asks_the_page_that_ran_the_serve_cell() -> None:
                              panel=SimpleNamespace(widget=SimpleNamespace(model_id=PANEL)))
     assert await ServeServer._panel_hidden(server) is None  # type: ignore[arg-type]
     assert [(m["op"], m.get("client")) for m in sent] == [("find", "ran-serve")]
-    server.page = "gone-page"  # that page was reloaded: whichever page shows the notebook now answers
-    assert await ServeServer._panel_hidden(server) == "The %agent serve cell's output was cleared (or replaced)"  # type: ignore[arg-type]
+
+
+async def test_a_serve_cell_run_in_a_console_on_the_notebooks_kernel_is_not_judged_by_the_notebooks_pages() -> None:
+    # (and a page reloaded since: the reopened connection's own check asks to run the cell again)
+    bridge = Bridge()
+    sent = _two_pages(bridge)
+    server = SimpleNamespace(cell_id="console-cell", page="console-session", bridge=bridge,
+                             panel=SimpleNamespace(widget=SimpleNamespace(model_id=PANEL)))
+    assert await ServeServer._panel_hidden(server) is None  # type: ignore[arg-type]
+    assert sent == []  # no notebook page has the console's cell: it is not asked
