@@ -347,39 +347,27 @@ def _normalised(out: object, name: str) -> ToolOutput:
     return out
 
 
-TRACEBACK = "Traceback (most recent call last):"
-TRACEBACKS_READ = 5
-"""The first and the last this many tracebacks of one output are read for quoted literals (a loop
-printing one per item repeats the same frames), besides the whole ``[error]`` section."""
-TRACEBACK_CHARS = 20_000
-"""Characters read after each printed traceback's first line: its frames, not the rest of a huge output."""
+_QUOTED_LINE = re.compile(r'^ *File "[^"\n]*", line \d+[^\n]*\n +([^\n]+)$', re.MULTILINE)
+"""A traceback's frame line and the source line it quotes under it (as Python prints them)."""
+QUOTED_LINES_READ = 2_000
+"""Distinct quoted lines read from one output (a deep recursion quotes the same few again and again)."""
 
 
 def _with_quoted_literals(sanitizer: Sanitizer, content: object) -> Sanitizer:
     """``sanitizer`` with the literals named as credentials (the cells' rule: ``password="…"``, a
     connection string's password) in the source lines that ``content``'s tracebacks quote: the
     lines of the modules the model's code went through, whether the code failed with it or printed
-    it (``traceback.print_exc()``, ``logging.exception``). The user's cell that failed the same way
-    has them redacted through its last error."""
+    it (``traceback.print_exc()``, ``logging.exception``), however deep or long the traceback. The
+    user's cell that failed the same way has them redacted through its last error."""
     text = content if isinstance(content, str) else "\n".join(
         str(b.get("text", "")) for b in content if isinstance(b, Mapping)) if isinstance(content, list) else ""
-    found: list[str] = []
-    for part in _tracebacks(text):
-        # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
-        found += code_secrets.__wrapped__(part)
-    new = tuple(s for s in dict.fromkeys(found) if s not in sanitizer.secrets)
+    if "File " not in text:
+        return sanitizer
+    lines = dict.fromkeys(m.group(1) for m in _QUOTED_LINE.finditer(text))
+    quoted = "\n".join(list(lines)[:QUOTED_LINES_READ])
+    # Not through code_secrets' cache: kept for cells read again at every prompt, not one-off outputs.
+    new = tuple(s for s in code_secrets.__wrapped__(quoted) if s not in sanitizer.secrets)
     return dataclasses.replace(sanitizer, secrets=sanitizer.secrets + new) if new else sanitizer
-
-
-def _tracebacks(text: str) -> list[str]:
-    """The parts of a tool's output that quote source lines: its ``[error]`` section whole (the
-    traceback the code raised, :func:`~nbagent.tools.python.format_execution`), and the first and
-    last :data:`TRACEBACKS_READ` tracebacks printed before it."""
-    error = text.rfind("[error]\n")
-    printed = text if error < 0 else text[:error]
-    starts = [m.start() for m in re.finditer(re.escape(TRACEBACK), printed)] if TRACEBACK in printed else []
-    chosen = dict.fromkeys(starts[:TRACEBACKS_READ] + starts[-TRACEBACKS_READ:])
-    return [printed[start:start + TRACEBACK_CHARS] for start in chosen] + ([text[error:]] if error >= 0 else [])
 
 
 def _after_code(ctx: ToolContext, refresh: Callable[[], Sanitizer] | None) -> ToolContext:

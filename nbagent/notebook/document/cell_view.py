@@ -57,6 +57,7 @@ def under_collapsed_heading(above: Sequence[CellJSON]) -> bool:
     return any(collapsed for _level, collapsed in open_sections)
 
 
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -71,7 +72,7 @@ def heading_level(markdown: str) -> int | None:
     levels: list[int] = []
     fence: str | None = None  # the open code fence's marker
     text_above = False  # the line above is a paragraph's: a ``---`` under it underlines a heading
-    for line in markdown.splitlines():
+    for line in _LINE_ENDS.split(markdown):  # not splitlines(): JupyterLab ends lines at \r and \n only
         opening = _FENCE.match(line)
         if opening and opening.group(1)[0] == "`" and "`" in line[opening.end():]:
             opening = None  # a backtick fence's info string holds no backtick: this line is text

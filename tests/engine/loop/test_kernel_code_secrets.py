@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
+import pytest
 
 from nbagent.engine.contracts.abort import AbortGuard
 from nbagent.engine.contracts.messages import ToolUseBlockParam
@@ -129,3 +130,19 @@ async def test_a_raised_traceback_after_many_printed_ones_has_your_modules_passw
         "import traceback\nfrom db_helpers_tb import fetch\nfor _ in range(300):\n    try:\n        raise ValueError('noise')\n"
         "    except ValueError:\n        traceback.print_exc()\nfetch()", tmp_path, monkeypatch)
     assert "password='[redacted]'" in content and HELPER_PW not in content, content[-2000:]
+
+
+@pytest.mark.parametrize("code", [
+    # a deep recursion first: the module's frame comes last, past any window from the top
+    "import traceback, sys\nsys.setrecursionlimit(5000)\nfrom db_helpers_tb import fetch\n"
+    "def down(n):\n    return fetch() if n == 0 else down(n - 1)\ntry:\n    down(2000)\n"
+    "except ConnectionError:\n    traceback.print_exc()",
+    "import sys\nsys.setrecursionlimit(5000)\nfrom db_helpers_tb import fetch\n"
+    "def down(n):\n    return fetch() if n == 0 else down(n - 1)\ndown(2000)",
+    # an error message as long as a data set, holding the marker the output uses itself
+    "from db_helpers_tb import fetch\ntry:\n    fetch()\nexcept ConnectionError as e:\n"
+    "    raise RuntimeError('job log:\\n[error]\\n' + repr(list(range(30_000)))) from e",
+], ids=["printed-deep", "raised-deep", "long-message"])
+async def test_a_deep_or_long_traceback_has_your_modules_password_redacted(code: str, tmp_path: Path, monkeypatch: Any) -> None:
+    content = await _python_result(code, tmp_path, monkeypatch)
+    assert "password='[redacted]'" in content and HELPER_PW not in content
