@@ -146,3 +146,23 @@ async def test_a_raised_traceback_after_many_printed_ones_has_your_modules_passw
 async def test_a_deep_or_long_traceback_has_your_modules_password_redacted(code: str, tmp_path: Path, monkeypatch: Any) -> None:
     content = await _python_result(code, tmp_path, monkeypatch)
     assert "password='[redacted]'" in content and HELPER_PW not in content
+
+
+@pytest.mark.parametrize("code", [
+    # a frame with no source line (importlib's frozen frames) before the module's own
+    "import runpy, os\nrunpy.run_path(os.path.join(os.getcwd(), 'db_top_tb.py'))",
+    "import traceback, json\nfrom db_helpers_tb import fetch\ntry:\n    fetch()\nexcept Exception:\n"
+    "    print(json.dumps({'level': 'error', 'exc': traceback.format_exc()}))",
+    "import traceback\nfrom db_helpers_tb import fetch\ntry:\n    fetch()\nexcept Exception:\n"
+    "    for line in traceback.format_exc().splitlines(): print('2026-12-06 ERROR ' + line.replace('    ', '\\t'))",
+    "import asyncio\nfrom db_helpers_tb import fetch\nasync def job():\n    fetch()\n"
+    "async with asyncio.TaskGroup() as tg:\n    tg.create_task(job())",
+    "import sys\nfrom IPython.core.ultratb import FormattedTB\nfrom db_helpers_tb import fetch\ntry:\n    fetch()\n"
+    "except Exception:\n    print(FormattedTB(mode='Context', theme_name='linux').text(*sys.exc_info()))",
+], ids=["frozen-frames", "json-log", "log-prefix-tabs", "exception-group", "ipython-coloured"])
+async def test_a_traceback_however_formatted_has_your_modules_password_redacted(
+        code: str, tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "db_top_tb.py").write_text(
+        f"from db_helpers_tb import connect\nconn = connect(host='db', password='{HELPER_PW}')\n")
+    content = await _python_result(code, tmp_path, monkeypatch)
+    assert "[redacted]" in content and HELPER_PW not in content, content[-1500:]
