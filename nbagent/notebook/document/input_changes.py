@@ -34,7 +34,9 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
     changed: list[str] = []
     for name, fp in inputs.read.items():
         if name not in ns:
-            changed.append(f"`{name}` (no longer defined)")
+            # unless the turn's own code made it again as it found it: its code cells below do so again
+            if inputs.left_values.get(name) != fp:
+                changed.append(f"`{name}` (no longer defined)")
         elif not _as_found_or_left(fingerprint(ns[name], secret=secret), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     for name, fp in inputs.shown.items():  # a secret's text is not compared: its length would answer a guess

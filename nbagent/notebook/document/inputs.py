@@ -65,7 +65,9 @@ class TurnInputs:
     fingerprint of the text the turn left it with: that text is the turn's work, not a change."""
     left_values: dict[str, str] = field(default_factory=dict)
     """A variable of ``read`` or ``shown`` that the turn's own code changed → its fingerprint (of the
-    same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All."""
+    same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All.
+    A variable of ``read`` the turn's code assigned is here even when it left it as it found it (the
+    agent loaded the data again): undefined at the replay, its own code cells below make it again."""
     outputs: dict[str, str] = field(default_factory=dict)
     """Fingerprint of a cell whose ``Out[n]`` the model was told → the content fingerprint of that
     value: the model may answer from a cell's output (``df.describe()``) without running code."""
@@ -206,17 +208,21 @@ class TurnWatch:
             tree = ast.parse(self.shell.transform_cell(code))
         except Exception:  # noqa: BLE001 - code that does not parse reads nothing
             return
-        loads, stores = [], set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                (loads.append(node.id) if isinstance(node.ctx, ast.Load) else stores.add(node.id))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stores.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                stores.update((a.asname or a.name).split(".")[0] for a in node.names)
-        for name in dict.fromkeys(loads):
-            self._read(name)
-        self.assigned |= stores
+        # Statement by statement, in the order they run: `df = pd.read_csv(…)` then `df.head()` reads
+        # the turn's own `df`, not the one the kernel had (which a fresh kernel's replay lacks). Within
+        # one statement (`x = x + 1`, a loop) the loads count first.
+        for statement in tree.body:
+            loads, stores = [], set()
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name):
+                    (loads.append(node.id) if isinstance(node.ctx, ast.Load) else stores.add(node.id))
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stores.add(node.name)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+            for name in dict.fromkeys(loads):
+                self._read(name)
+            self.assigned |= stores
 
     def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
         """What the kernel context told the model, when it is built (before the turn's code runs):
@@ -335,7 +341,7 @@ class TurnWatch:
         for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():
                 now = fingerprint_of(ns[name]) if name in ns else None
-                if now is not None and now != found:
+                if now is not None and (now != found or (names is read and name in self.assigned)):
                     left[name] = now
         return left
 

@@ -69,6 +69,40 @@ def test_variables_the_code_read_are_fingerprinted_before_it_runs(ip, tmp_path):
     assert changes(inputs, ip, tmp_path) == ["`sales`"]
 
 
+def test_a_variable_the_code_assigns_before_it_reads_it_is_the_turns_own_not_an_input(ip, tmp_path):
+    # The agent loads the data again in a kernel that already had it (Run All twice, then Restart &
+    # Run All): `top` is assigned by the code before it reads it, so its earlier value is no input.
+    ip.run_cell("top = sales.head(2)")
+    inputs = turn(ip, tmp_path, "top = sales.nlargest(2, 'revenue')\ntop", "for i in range(2):\n    rate = rate + i")
+    assert set(inputs.read) == {"sales", "rate"}  # rate: read in the statement that assigns it
+    ip.run_cell("top = sales.tail(2)")  # same shape, other rows: what the model was shown of it is the same
+    assert changes(inputs, ip, tmp_path) == []
+    del ip.user_ns["top"]  # a fresh kernel: the agent's own cell makes it again after the replay
+    assert changes(inputs, ip, tmp_path) == []
+
+
+def test_a_variable_the_turn_loaded_again_as_it_was_is_not_changed_in_a_fresh_kernel(ip, tmp_path):
+    # Run All twice in one kernel: the second turn is told `sales` in full (the first turn loaded it)
+    # and its code loads it again, the same. Restart & Run All replays it before the code cells below
+    # make `sales` again: "`sales` (no longer defined) changed" was a false alarm.
+    executor, watch = ShellExecutor(ip), TurnWatch(ip, tmp_path, None)
+    executor.before_execute = watch.before_code
+    watch.told_in_full(["sales"])
+
+    async def run() -> None:
+        with watch:
+            assert (await executor.execute("sales = pd.read_csv('sales.csv')\nsales.shape")).error is None
+
+    asyncio.run(run())
+    inputs = TurnInputs.from_json(watch.inputs().to_json())
+    del ip.user_ns["sales"]
+    assert changes(inputs, ip, tmp_path) == []
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,1\n")  # the file it loaded did change
+    assert changes(inputs, ip, tmp_path) == ["sales.csv"]
+    ip.run_cell("sales = pd.read_csv('sales.csv')")  # defined before the agent cell, and other than told
+    assert changes(inputs, ip, tmp_path) == ["`sales`", "sales.csv"]
+
+
 def test_a_variable_only_shown_counts_by_what_the_model_saw(ip, tmp_path):
     inputs = turn(ip, tmp_path, "print(1)")
     assert "sales" in inputs.shown and "rate" in inputs.shown and not inputs.read
