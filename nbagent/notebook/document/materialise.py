@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Protocol
 from ...engine.contracts import events as ev
 from ...engine.loop.sanitize import Sanitizer
 from .bridge import Bridge, BridgeError, BridgeUnavailable
-from .bridge_types import CellJSON, OutputJSON
+from .bridge_types import BridgeResult, CellJSON, OutputJSON
 from .cells import MARK, code_cell, outputs_of
 from .removal import ORIGIN, Expect, Removal, mark_of, matches, remove, turn_cells_after
 
@@ -172,13 +172,27 @@ class Materialiser:
                 # The agent's attempt that raised (it then tried again): Jupyter's own tag lets Run All,
                 # nbclient and papermill run it and go on, as the turn did, instead of stopping there.
                 cell["metadata"]["tags"] = [RAISES]
-            result = await self.bridge.request("insert", cell=cell, after_id=self.after_id)
+            result = await self._insert_below(cell)
         except (BridgeUnavailable, BridgeError):
             self.live = False
             return
         self.after_id = str(result.get("id"))
         self.inserted.append(self.after_id)
         self.made[tool_use_id] = record.code
+
+    async def _insert_below(self, cell: CellJSON) -> BridgeResult:
+        """Insert the cell below the turn's last cell still in the notebook, else below the agent cell:
+        the user may have taken one away while the turn ran (Undo, delete). The page answers a missing
+        anchor with a refusal; only the agent cell's own refusal ends the turn's cells (it was deleted
+        while it ran: the fallback then says so)."""
+        for anchor in [*reversed(self.inserted), self.agent_cell_id]:
+            try:
+                return await self.bridge.request("insert", cell=cell, after_id=anchor)
+            except BridgeError:
+                if anchor == self.agent_cell_id:
+                    self.elsewhere = True
+                    raise
+        raise BridgeError("no cell to insert below")  # unreachable: the agent cell is the last anchor
 
     async def mark_agent_cell(self, turn: int, record: JSONObject | None = None) -> None:
         """Tag the agent cell with its session and turn (what rollback and a reader go by), and the

@@ -209,6 +209,26 @@ async def test_a_page_that_sent_a_cell_id_but_does_not_answer_is_not_called_nbcl
     assert notice == SILENT_PAGE_NOTICE and "nbclient" not in notice and got == ["d = 2"]
 
 
+async def test_a_cell_the_user_undid_while_the_turn_ran_leaves_the_next_one_below_the_turns_last_cell() -> None:
+    # Undo (Z) while the agent waits on its next Allow removes the cell it just made; the next call's
+    # cell was refused ("no cell with id …"), and the run fell back to one unmarked next-input cell
+    # saying the page does not answer ("is nbagent installed…?"), which it does.
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await cells.begin()
+    await call(cells, executor, "t1", "e = 1")
+    await call(cells, executor, "t2", "e + 1")
+    del front.cells[3]  # the user's Undo took `e + 1` away
+    await call(cells, executor, "t3", "e + 2")
+    del front.cells[2:4]  # and then `e = 1` and `e + 2`
+    await call(cells, executor, "t4", "e + 3")
+    assert front.sources() == ["import pandas", "%%agent\nplot it", "e + 3", "the user's notes"]
+    assert front.cells[2]["metadata"]["nbagent"]["tool_use_id"] == "t4"
+    shell: Any = object()  # no next input: the page took every cell
+    assert cells.fallback(shell) is None and cells.live
+
+
 async def test_a_materialised_cell_shows_it_ran_under_the_agent_cells_execution_count():
     front = front_with_agent_cell()
     shell = InteractiveShell.instance()
