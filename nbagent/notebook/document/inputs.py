@@ -193,7 +193,9 @@ class TurnWatch:
         self._agent_texts = dict(log.agent_texts) if log is not None else {}
         self.read: dict[str, str] = {}
         self.unchecked: list[str] = []
-        self.assigned: set[str] = set()
+        self.assigned: set[str] = set()  # names an unconditional top-level statement bound
+        self.code_read: set[str] = set()  # names the turn's code loaded (before or after binding them)
+        self.fresh: set[str] = set()  # of ``assigned``: bound before the turn's code read them
         self.files: dict[str, str] = {}
         self.written: set[str] = set()
         self.outputs: dict[str, str] = {}
@@ -210,19 +212,19 @@ class TurnWatch:
             return
         # Statement by statement, in the order they run: `df = pd.read_csv(…)` then `df.head()` reads
         # the turn's own `df`, not the one the kernel had (which a fresh kernel's replay lacks). Within
-        # one statement (`x = x + 1`, a loop) the loads count first.
+        # one statement (`x = x + 1`, a loop) the loads count first. Only an assignment that surely ran
+        # makes a name the turn's own: one under `if`/`try`/`for`/`with`, in a function or a
+        # comprehension may not have, and a missed change is worse than a false one.
         for statement in tree.body:
-            loads, stores = [], set()
-            for node in ast.walk(statement):
-                if isinstance(node, ast.Name):
-                    (loads.append(node.id) if isinstance(node.ctx, ast.Load) else stores.add(node.id))
-                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    stores.add(node.name)
-                elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                    stores.update((a.asname or a.name).split(".")[0] for a in node.names)
+            loads = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name)
+                     and (isinstance(node.ctx, ast.Load) or _augmented(node, statement))]
             for name in dict.fromkeys(loads):
                 self._read(name)
-            self.assigned |= stores
+            self.code_read.update(loads)
+            for name in _surely_bound(statement):
+                if name not in self.code_read:
+                    self.fresh.add(name)  # bound before any read: F1's "loaded again" (see _left_values)
+                self.assigned.add(name)
 
     def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
         """What the kernel context told the model, when it is built (before the turn's code runs):
@@ -341,7 +343,9 @@ class TurnWatch:
         for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():
                 now = fingerprint_of(ns[name]) if name in ns else None
-                if now is not None and (now != found or (names is read and name in self.assigned)):
+                # A name the code bound before reading it is kept even as found: undefined at the
+                # replay, the turn's code cells below make it again. One it read first is not.
+                if now is not None and (now != found or (names is read and name in self.fresh)):
                     left[name] = now
         return left
 
@@ -376,3 +380,33 @@ def _writes(mode: object, flags: object) -> bool:
 
 __all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
            "short_secret", "user_variables"]
+
+
+def _augmented(node: ast.Name, statement: ast.stmt) -> bool:
+    """Whether ``node`` is the target of an augmented assignment (``x += 1`` reads ``x``)."""
+    return any(isinstance(n, ast.AugAssign) and n.target is node for n in ast.walk(statement))
+
+
+def _surely_bound(statement: ast.stmt) -> list[str]:
+    """The names a top-level statement binds whenever it completes: plain-name targets of ``=`` (and
+    of tuple unpacking), ``x: T = v``, ``import``, ``def`` and ``class``. Not a ``for``/``with``
+    target, a name bound inside a compound statement's body, ``+=`` (it reads first), nor a walrus."""
+    if isinstance(statement, ast.Assign):
+        return [n.id for target in statement.targets for n in _target_names(target)]
+    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        return [statement.target.id] if isinstance(statement.target, ast.Name) else []
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*"]
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    return []
+
+
+def _target_names(target: ast.expr) -> list[ast.Name]:
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in _target_names(element)]
+    return []  # `sales["x"] = 1`, `obj.attr = 1`: a change to an existing value, not a new name
