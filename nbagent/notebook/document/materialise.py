@@ -188,7 +188,11 @@ class Materialiser:
         for anchor in [*reversed(self.inserted), self.agent_cell_id]:
             try:
                 return await self.bridge.request("insert", cell=cell, after_id=anchor)
-            except BridgeError:
+            except BridgeError as exc:
+                # Only the page's refusal of a missing anchor means a cell went; any other failure
+                # keeps its own notice (the page did not do it), not "not in the notebook".
+                if _MISSING_ANCHOR not in str(exc):
+                    raise
                 if anchor == self.agent_cell_id:
                     self.elsewhere = True
                     raise
@@ -217,6 +221,8 @@ class Materialiser:
             return NOT_IN_NOTEBOOK_NOTICE
         return NO_BRIDGE_NOTICE if self.agent_cell_id is None else SILENT_PAGE_NOTICE
 
+
+_MISSING_ANCHOR = "no cell with id"  # the page's refusal of an id it does not hold (ops.ts requireIndex)
 
 _KERNEL_KEYS = frozenset({"origin", "session", "turn", "kind", "record", "agent_cell", "made", "tool_use_id", "undone"})
 

@@ -229,6 +229,27 @@ async def test_a_cell_the_user_undid_while_the_turn_ran_leaves_the_next_one_belo
     assert cells.fallback(shell) is None and cells.live
 
 
+async def test_a_page_failing_an_insert_for_another_reason_does_not_say_the_cell_left_the_notebook() -> None:
+    # Only "no cell with id" means the anchor went; any other refusal (a page-side error) is not
+    # retried below every earlier cell, and the notice does not claim the agent cell was deleted.
+    front = front_with_agent_cell()
+    executor = ShellExecutor(InteractiveShell.instance())
+    cells = Materialiser(front.connect(Bridge()), executor, session="S", turn=lambda: 1, agent_cell_id="c2")
+    await cells.begin()
+    await call(cells, executor, "t1", "f = 1")
+
+    def broken(r: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("insertCell: the model is read-only")
+
+    front.op_insert = broken  # type: ignore[method-assign]
+    before = len(front.requests)
+    await call(cells, executor, "t2", "f + 1")
+    assert [r["op"] for r in front.requests[before:]] == ["insert"]
+    assert not cells.elsewhere
+    shell: Any = type("Shell", (), {"set_next_input": lambda self, text, replace: None})()
+    assert cells.fallback(shell) == SILENT_PAGE_NOTICE != NOT_IN_NOTEBOOK_NOTICE
+
+
 async def test_a_materialised_cell_shows_it_ran_under_the_agent_cells_execution_count():
     front = front_with_agent_cell()
     shell = InteractiveShell.instance()
