@@ -216,8 +216,9 @@ class TurnWatch:
         # makes a name the turn's own: one under `if`/`try`/`for`/`with`, in a function or a
         # comprehension may not have, and a missed change is worse than a false one.
         for statement in tree.body:
+            augmented = {id(n.target) for n in ast.walk(statement) if isinstance(n, ast.AugAssign)}
             loads = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name)
-                     and (isinstance(node.ctx, ast.Load) or _augmented(node, statement))]
+                     and (isinstance(node.ctx, ast.Load) or id(node) in augmented)]  # `x += 1` reads x
             for name in dict.fromkeys(loads):
                 self._read(name)
             self.code_read.update(loads)
@@ -380,11 +381,6 @@ def _writes(mode: object, flags: object) -> bool:
 
 __all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
            "short_secret", "user_variables"]
-
-
-def _augmented(node: ast.Name, statement: ast.stmt) -> bool:
-    """Whether ``node`` is the target of an augmented assignment (``x += 1`` reads ``x``)."""
-    return any(isinstance(n, ast.AugAssign) and n.target is node for n in ast.walk(statement))
 
 
 def _surely_bound(statement: ast.stmt) -> list[str]:
