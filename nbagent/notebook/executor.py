@@ -107,6 +107,8 @@ class ShellExecutor:
         self._counter = 0
         self.before_execute: Callable[[str], object] | None = None
         """Called with each code before it runs (a live turn records what the code reads)."""
+        self.after_execute: Callable[[bool], object] | None = None
+        """Called once that code ran, with whether it failed (raised, or was stopped)."""
 
     @property
     def last_code(self) -> str | None:
@@ -131,6 +133,12 @@ class ShellExecutor:
                     result = await self._execute(code, displays)
             except WorkingDirectoryBusy as exc:
                 result = ExecutionResult(error=str(exc))
+            except BaseException:  # stopped (an abort, the kernel's interrupt): it may not have run
+                if self.after_execute is not None:
+                    self.after_execute(True)
+                raise
+            if self.after_execute is not None:
+                self.after_execute(result.error is not None)
             record = ExecutionRecord(code, result, started, time.monotonic() - t0, tuple(displays),
                                      running_cell_count(self.shell))
             self.history.append(record)

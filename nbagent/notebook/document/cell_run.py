@@ -141,6 +141,7 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     watch = TurnWatch(magics.shell, magics.document.root, magics.cell_log,
                       redact=sess.agent.engine.sanitizer().redact)
     sess.executor.before_execute = watch.before_code
+    sess.executor.after_execute = watch.after_code
     # What the model is told of the kernel is built before the turn's first request, so before any
     # of its code: the variables described there in full, and the outputs quoted, are fingerprinted then.
     facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
@@ -151,6 +152,7 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
             yield watch
     finally:
         sess.executor.before_execute = None
+        sess.executor.after_execute = None
         if facts is not None and hasattr(facts, "on_built"):
             facts.on_built = None
 

@@ -196,6 +196,7 @@ class TurnWatch:
         self.assigned: set[str] = set()  # names an unconditional top-level statement bound
         self.code_read: set[str] = set()  # names the turn's code loaded (before or after binding them)
         self.fresh: set[str] = set()  # of ``assigned``: bound before the turn's code read them
+        self._pending: tuple[set[str], set[str]] | None = None  # the running call's (bound, fresh)
         self.files: dict[str, str] = {}
         self.written: set[str] = set()
         self.outputs: dict[str, str] = {}
@@ -215,17 +216,32 @@ class TurnWatch:
         # one statement (`x = x + 1`, a loop) the loads count first. Only an assignment that surely ran
         # makes a name the turn's own: one under `if`/`try`/`for`/`with`, in a function or a
         # comprehension may not have, and a missed change is worse than a false one.
+        # A call's bindings count for the turn's later calls only once it ran to its end
+        # (:meth:`after_code`): `sales = pd.read_csv("missing.csv")` that raised bound nothing, and
+        # the next call's `sales` is the user's. Within the call, a read after a binding ran after it.
+        bound: set[str] = set()
+        fresh: set[str] = set()
         for statement in tree.body:
             augmented = {id(n.target) for n in ast.walk(statement) if isinstance(n, ast.AugAssign)}
             loads = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name)
                      and (isinstance(node.ctx, ast.Load) or id(node) in augmented)]  # `x += 1` reads x
             for name in dict.fromkeys(loads):
-                self._read(name)
+                if name not in bound:
+                    self._read(name)
             self.code_read.update(loads)
             for name in _surely_bound(statement):
                 if name not in self.code_read:
-                    self.fresh.add(name)  # bound before any read: F1's "loaded again" (see _left_values)
-                self.assigned.add(name)
+                    fresh.add(name)  # bound before any read: F1's "loaded again" (see _left_values)
+                bound.add(name)
+        self._pending = (bound, fresh)
+
+    def after_code(self, failed: bool) -> None:
+        """The code :meth:`before_code` read has run: to its end (its bindings are the turn's own from
+        now on), or not (``failed``: it raised or was stopped, so they may not have happened)."""
+        if self._pending is not None and not failed:
+            self.assigned |= self._pending[0]
+            self.fresh |= self._pending[1]
+        self._pending = None
 
     def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
         """What the kernel context told the model, when it is built (before the turn's code runs):

@@ -16,16 +16,17 @@ from nbagent.notebook.executor import ShellExecutor
 from .test_turn_inputs import ip, turn  # noqa: F401 - the fixture and helper of the turn's inputs
 
 
-def told_turn(shell: Any, root: Any, told: list[str], *codes: str) -> TurnInputs:
-    """One live turn told ``told`` in full whose model runs ``codes``, as saved and read back."""
+def told_turn(shell: Any, root: Any, told: list[str], *codes: str, raises: int | None = None) -> TurnInputs:
+    """One live turn told ``told`` in full whose model runs ``codes`` (the one at index ``raises``
+    fails), as saved and read back."""
     executor, watch = ShellExecutor(shell), TurnWatch(shell, root, None)
-    executor.before_execute = watch.before_code
+    executor.before_execute, executor.after_execute = watch.before_code, watch.after_code
     watch.told_in_full(told)
 
     async def run() -> None:
         with watch:
-            for code in codes:
-                assert (await executor.execute(code)).error is None
+            for i, code in enumerate(codes):
+                assert ((await executor.execute(code)).error is not None) == (i == raises)
 
     asyncio.run(run())
     return TurnInputs.from_json(watch.inputs().to_json())
@@ -69,3 +70,18 @@ def test_the_data_loaded_again_at_top_level_is_the_turns_own_in_a_fresh_kernel(i
     assert changes(inputs, ip, tmp_path) == []
     ip.run_cell("sales = pd.read_csv('sales.csv')\nsales.loc[2, 'revenue'] = 871")
     assert changes(inputs, ip, tmp_path) == ["`sales`"]
+
+
+@pytest.mark.parametrize("failed", ["sales = pd.read_csv('missing.csv')", "x = undefined_name\nsales = 1",
+                                    "a, sales = (1, 2, 3)", "import no_such_module as sales"])
+def test_an_assignment_in_a_call_that_raised_leaves_the_next_calls_read_an_input(ip, tmp_path, failed) -> None:  # noqa: F811
+    # "loading the file failed, so use the kernel's variable": the reload never bound `sales`
+    inputs = told_turn(ip, tmp_path, [], failed, "sales.revenue.sum()", raises=0)
+    ip.run_cell("sales.loc[2, 'revenue'] = 871")
+    assert changes(inputs, ip, tmp_path) == ["`sales`"]
+
+
+def test_a_variable_a_failed_reload_did_not_make_is_reported_when_gone(ip, tmp_path) -> None:  # noqa: F811
+    inputs = told_turn(ip, tmp_path, ["sales"], "sales = pd.read_csv('missing.csv')", "sales.revenue.sum()", raises=0)
+    del ip.user_ns["sales"]
+    assert changes(inputs, ip, tmp_path) == ["`sales` (no longer defined)"]

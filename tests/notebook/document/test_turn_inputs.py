@@ -46,7 +46,7 @@ def turn(ip: Any, root: Any, *codes: str) -> TurnInputs:
     """One live turn whose model runs ``codes`` with the python tool."""
     executor = ShellExecutor(ip)
     watch = TurnWatch(ip, root, None)
-    executor.before_execute = watch.before_code
+    executor.before_execute, executor.after_execute = watch.before_code, watch.after_code
 
     async def run() -> None:
         with watch:
@@ -86,7 +86,7 @@ def test_a_variable_the_turn_loaded_again_as_it_was_is_not_changed_in_a_fresh_ke
     # and its code loads it again, the same. Restart & Run All replays it before the code cells below
     # make `sales` again: "`sales` (no longer defined) changed" was a false alarm.
     executor, watch = ShellExecutor(ip), TurnWatch(ip, tmp_path, None)
-    executor.before_execute = watch.before_code
+    executor.before_execute, executor.after_execute = watch.before_code, watch.after_code
     watch.told_in_full(["sales"])
 
     async def run() -> None:
