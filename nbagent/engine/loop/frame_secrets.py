@@ -9,9 +9,10 @@ pandas (the engine never does); only pandas' own code runs, and within bounds.
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any, Callable, cast
 
-from .credential_names import frame_credential_name
+from .credential_names import AUTHORIZATION, SEPARATORS, frame_credential_name
+from .named_values import named_secret
 
 FRAME_ROWS = 100_000
 """Rows of a credential-named column whose distinct values are read (the rows a description samples
@@ -30,6 +31,14 @@ frame: ``pd.DataFrame(json.load(f))`` keeps each record's ``{"user": …, "passw
 cell, and the sample rows show it)."""
 MAX_NESTED_FRAMES = 50
 """Frames (and Series) of a namespace looked into that way."""
+KEYED_ROWS = 100
+"""Rows of a key/value settings table (or labels of a Series) looked at for a credential's name written
+as data beside its value: ``pd.read_csv("config.csv")``'s ``key``/``value`` columns, a record as a
+Series (``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does."""
+KEYED_FRAMES, KEYED_VALUES = 50, 50
+"""Frames and Series so read, and values taken, in one namespace: budgets of their own
+(``budget[3]``, ``budget[4]``), so that settings tables never use up what ``users["password"]`` and
+nested records get."""
 _NESTED_KINDS = (dict, list)
 _PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
@@ -48,16 +57,17 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     """``(column, value)`` pairs of the distinct text values, in the first :data:`FRAME_ROWS` rows, of a
     ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``,
     ``api_key``), and the mappings and lists in its first cells, or of a ``Series`` so named
-    (``pw = users["password"]``); None for anything else. ``budget`` (three
-    ints, shared by a namespace's walk) counts the columns, the values and the frames looked into
-    for nested records still to take. Values are
+    (``pw = users["password"]``), and a credential's value beside its name held as data
+    (:func:`_keyed_values`); None for anything else. ``budget`` (five ints, shared by a namespace's
+    walk) counts the columns, the values and the frames looked into for nested records still to take,
+    and the frames and values the keyed read has left. Values are
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
     a frame that cannot be read gives nothing, never an error: the namespace's other secrets stand."""
     name = _CLASS_NAME.__get__(kind)
     module = _CLASS_DICT.__get__(kind).get("__module__") if name in ("DataFrame", "Series") else None
     if module not in _FRAME_MODULES and module not in _POLARS_MODULES:
         return None
-    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0:
+    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0 and (budget[3] <= 0 or budget[4] <= 0):
         return []
     try:
         if module in _POLARS_MODULES:
@@ -121,7 +131,7 @@ def _label_name(label: object) -> str | None:
 def _credential_columns(frame: Any, series: bool, budget: list[int]) -> list[tuple[object, object]]:
     labels = [frame.name] if series else frame.columns[:FRAME_LABELS].tolist()  # one call, not an iterator
     kinds = [frame.dtype] if series else frame.dtypes.iloc[:FRAME_LABELS].tolist()
-    nested = _nested_cells(frame, series, labels, kinds, budget)
+    nested = _nested_cells(frame, series, labels, kinds, budget) + _keyed_values(frame, series, labels, kinds, budget)
     names = [_label_name(label) for label in labels]
     index_name = _label_name(getattr(frame.index, "name", None))  # a users table indexed by its passwords
     joined = "\n".join(name for name in (*names, index_name) if name is not None).lower()
@@ -157,4 +167,114 @@ def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[obj
     return [(name, v) for v in taken]
 
 
-__all__ = ["FRAME_ROWS", "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]
+_KEY_LABELS = frozenset(("key", "keys", "name", "setting", "settings", "option", "parameter", "param", "variable",
+                         "var", "property", "field", "config", "item", "attribute", 0))
+_VALUE_LABELS = frozenset(("value", "values", "val", 1))
+"""A settings table's headers (``header=None`` gives 0 and 1): a two-column table under any others is
+data about names (a glossary's ``en``/``de``, a schema's ``column``/``type``), whose second column is
+no value of the first (review2 of atk17, MEDIUM 3)."""
+_KEYED_NAME = re.compile(r"(?i)(?:[a-z0-9]+_)*(?:PASSWORD|PASSWD|PASSPHRASE|PWD|SECRET|SECRET_KEY|PRIVATE_KEY"
+                         r"|CLIENT_SECRET|API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|(?:[a-z]+_?)?TOKEN"
+                         r"|CREDENTIALS?|WEBHOOK_URL|DSN|AUTHORIZATION)")
+"""A key that is a credential's name itself (``password``, ``db_password``, ``api_token``), not a name
+about one (``password_reset``, ``password_hash``, ``password_min_length``, ``token_count``)."""
+_KEYED_END = re.compile(r"(?:pass(?:word|wd|phrase)|pwd|secret|key|token|credentials?|url|dsn|authorization)$", re.M)
+"""How every :data:`_KEYED_NAME` ends (lowercased), for one look at a frame's joined keys."""
+KEYED_KEY_CHARS = 64
+_Read = Callable[[], "list[object]"]
+"""The longest key read: a longer text is no setting's name."""
+
+
+def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[object],
+                  budget: list[int]) -> list[tuple[object, object]]:
+    """``(name, value)`` where a credential's name (:data:`_KEYED_NAME`) is data and its text value
+    stands beside it: a Series' value under such a label, or a two-column table's under ``key``/``value``
+    headers (:data:`_KEY_LABELS`) in the row whose key is such a name. A plain word is no value, as in a
+    password column (a translation: ``Passwort``). Kept only when the dict rule takes the value (it
+    will again, in the walk), within ``budget[3]`` frames and ``budget[4]`` values."""
+    if budget[3] <= 0 or budget[4] <= 0:
+        return []
+    shape = _settings_shape(frame, series, labels, kinds)
+    if shape is None:
+        return []
+    keys = shape[0]()
+    # One look at the short keys for a name ending as a credential's does, before the values are read
+    # and a rule is tried key by key (pandas' reads cost more than the rules).
+    joined = _key_text(keys)
+    if not any(word in joined for word in _CREDENTIAL_WORDS) or _KEYED_END.search(joined) is None:
+        return []
+    pairs: dict[tuple[str, str], None] = {}
+    for key, value in zip(keys, shape[1](), strict=False):
+        if type(key) is str and len(key) <= KEYED_KEY_CHARS and type(value) is str and value != key \
+                and _KEYED_NAME.fullmatch(key.translate(SEPARATORS)) and not _PLAIN_WORD.fullmatch(value) \
+                and _secret_by_name(key, value):
+            pairs[(key, value)] = None
+    if not pairs:
+        return []
+    budget[3] -= 1
+    taken = list(pairs)[:budget[4]]
+    budget[4] -= len(taken)
+    return list(taken)
+
+
+def _settings_shape(frame: Any, series: bool, labels: list[object], kinds: list[object]) -> tuple[_Read, _Read] | None:
+    """How to read a settings shape's first keys and values (each only when needed): a Series' labels (a record: a row,
+    whose index is unnamed, or ``pd.Series(config)``; not ``df.set_index("en")["de"]``, a translation),
+    a two-column table's ``key``/``value`` columns, or one ``value`` column's labels (``read_csv(…,
+    index_col=0)``, ``DataFrame.from_dict(config, orient="index")``); None for any other frame."""
+    if len(labels) == 2 and not series:
+        if not _settings_headers(labels) or not all(_text_kind(kind) for kind in kinds):
+            return None
+        rows = slice(None) if len(frame) <= KEYED_ROWS else slice(KEYED_ROWS)  # a slice of all rows costs more
+        return (lambda: frame.iloc[rows, 0].tolist()), (lambda: frame.iloc[rows, 1].tolist())
+    if len(labels) != 1 or not series and _header(labels[0]) not in (*_VALUE_LABELS, 0) or not _text_kind(kinds[0]):
+        return None
+    index_name = _header(frame.index.name)
+    if not _text_kind(frame.index.dtype) or index_name is not None and index_name not in _KEY_LABELS:
+        return None
+    short = len(frame) <= KEYED_ROWS
+    column = frame if series else frame.iloc[:, 0]
+    return (lambda: (frame.index if short else frame.index[:KEYED_ROWS]).tolist()), \
+        (lambda: (column if short else column.iloc[:KEYED_ROWS]).tolist())
+
+
+def _key_text(keys: list[object]) -> str:
+    """The keys that may be a setting's name, joined and lowercased for one look."""
+    try:  # one join in C where every key is a text (a str's join runs no user code)
+        joined = "\n".join(cast("list[str]", keys))
+        if len(joined) <= len(keys) * (KEYED_KEY_CHARS + 1):
+            return joined.lower()
+    except TypeError:  # a key that is no text (a number, a missing value)
+        pass
+    return "\n".join(key for key in keys if type(key) is str and len(key) <= KEYED_KEY_CHARS).lower()
+
+
+def _header(label: object) -> object:
+    """A label as the settings headers are compared: a text's lowercased words, an int as it is."""
+    if label is None or type(label) is int:
+        return label
+    return label.strip().lower() if type(label) is str else ("",)
+
+
+def _settings_headers(labels: list[object]) -> bool:
+    """Whether two columns' labels are a settings table's key and value (``key``/``value``, ``0``/``1``)."""
+    return _header(labels[0]) in _KEY_LABELS and _header(labels[1]) in _VALUE_LABELS
+
+
+def _secret_by_name(key: str, value: str) -> bool:
+    """Whether the dict rule takes ``value`` under ``key``, so that a pair it rejects spends nothing."""
+    return named_secret(key, value) or AUTHORIZATION.fullmatch(key.translate(SEPARATORS)) is not None
+
+
+def _text_kind(kind: object) -> bool:
+    """Whether a dtype holds text and converts without a library's or a user's code: numpy's object,
+    pandas' own ``StringDtype`` (pandas 3's default for text) and ``ArrowDtype``."""
+    if _numpy_objects(kind):
+        return True
+    module, name = _CLASS_MODULE.__get__(type(kind)), _CLASS_NAME.__get__(type(kind))
+    return type(module) is str and (module == "pandas" or module.startswith("pandas.")) \
+        and name in ("StringDtype", "ArrowDtype") and getattr(kind, "kind", "") == "O"
+
+
+__all__ = ["FRAME_ROWS", "KEYED_FRAMES", "KEYED_ROWS", "KEYED_VALUES",
+           "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

@@ -25,8 +25,9 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .frame_secrets import MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
+from .frame_secrets import KEYED_FRAMES, KEYED_VALUES, MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
 from .named_values import named_secret
+from .text_records import TextScans
 
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
@@ -280,11 +281,20 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     password; any other URL or connection string gives its password (:func:`embedded_secrets`).
     A collection so named (``db_passwords = {"prod": …}``, ``API_KEYS = {"openai": …}``, ``passwords =
     [...]``) gives its items by the rule of its name (:func:`held_secrets`).
+    A text holding a record (``json.dumps(cfg)``, a form body ``user=ana&password=…``) is parsed and
+    read by the same rule, within its own bounds (:mod:`.text_records`).
     Paths are never taken. Objects are looked at by their exact type only (``type(value)``):
     reading ``__class__`` runs code in lazy proxies (Django's ``settings``), and no user code runs
     here."""
+    return _walk_values(variables, TextScans(lambda items: _walk_values(items, None)))
+
+
+def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | None) -> tuple[str, ...]:
+    """:func:`credential_variable_values`, reading record-shaped texts with ``texts`` (None: a parsed
+    record's own texts are not parsed again)."""
     found: list[str] = []
-    mappings, rows, frame_budget = [0], [MAX_ROWS], [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES]
+    mappings, rows = [0], [MAX_ROWS]
+    frame_budget = [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, KEYED_FRAMES, KEYED_VALUES]
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
@@ -296,6 +306,8 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
                 found.extend(held_secrets(name, value))
             if kind is str:
                 found.extend(_text_secrets(name, cast(str, value), depth))
+                if texts is not None:
+                    found.extend(texts.secrets(name, cast(str, value), depth == 0))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]

@@ -1,0 +1,90 @@
+"""Records held as text in a kernel's variables, for :mod:`.kernel_secrets`: a serialised config
+(``payload = json.dumps(cfg)``) and a form body (``body = "user=ana&password=…&remember=1"``).
+
+The same config as a dict is redacted by its keys; as text it went to the model whole. Such a text is
+parsed (``json.loads``, ``parse_qsl``) and the result walked by the dict rule, nothing else: no new
+rule of names. Only texts of a record's shape are looked at (a ``{``/``[`` first, or a one-line
+``key=value&key=value``), within a walk's own budget (:class:`TextScans`), so the walk's other bounds,
+and what they redact, stay as they were; a text's result is remembered by its hash, so a namespace's
+texts are each parsed once, not at every prompt and tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable, Iterable
+from urllib.parse import parse_qsl
+
+MAX_TEXT_CHARS = 16_384
+"""The longest text parsed: a config or a form body, not a data file."""
+MAX_TEXT_SCANS, MAX_SCAN_CHARS = 200, 1_000_000
+"""Texts not yet remembered, and their characters, parsed in one walk (each for a variable's own
+texts and for texts inside containers apart: a cache of 10,000 responses does not leave
+``payload = json.dumps(cfg)`` unread). Later walks parse the rest."""
+MAX_REMEMBERED = 200_000
+"""Texts' results remembered (by ``(hash, len)``: ~100 B each, never the text); past it the memory
+starts again."""
+_JSON_START = re.compile(r"\s*[\[{]")
+_OPENERS = ("{", "[")
+_FORM = re.compile(r"[A-Za-z_][\w.\-\[\]]{0,63}=[^&\s]*(?:&[A-Za-z_][\w.\-\[\]]{0,63}=[^&\s]*)+")
+"""A form body on one line (``user=ana&password=…&remember=1``): two fields at least, no space."""
+_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn", "webhook")
+"""A word every credential's name has (the dict rule's names): a text with none is not parsed."""
+_REMEMBERED: dict[tuple[int, int], tuple[str, ...]] = {}
+
+Walker = Callable[[Iterable[tuple[object, object]]], tuple[str, ...]]
+
+
+class TextScans:
+    """One walk's parsing of record-shaped texts: its budgets, and the dict rule (``walker``: the
+    walk itself, reading nothing as text again) the parsed records are read by."""
+
+    def __init__(self, walker: Walker) -> None:
+        self._walker = walker
+        self._left = {True: [MAX_TEXT_SCANS, MAX_SCAN_CHARS], False: [MAX_TEXT_SCANS, MAX_SCAN_CHARS]}
+
+    def secrets(self, name: object, value: str, own: bool) -> tuple[str, ...]:
+        """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
+        rule: ``()`` for a text of no record's shape, or one the budget leaves for a later walk."""
+        # The cheapest tests first: most texts of a namespace are neither shape.
+        head = value[:1]
+        if len(value) > MAX_TEXT_CHARS or not head:
+            return ()
+        if head in _OPENERS:
+            form = False
+        elif "=" in value and "&" in value and _FORM.fullmatch(value) is not None:
+            form = True
+        elif not head.isspace() or _JSON_START.match(value) is None:
+            return ()
+        else:
+            form = False
+        key = (hash(value), len(value))
+        known = _REMEMBERED.get(key)
+        if known is not None:
+            return known
+        left = self._left[own]
+        if left[0] <= 0 or left[1] < len(value):
+            return ()
+        left[0] -= 1
+        left[1] -= len(value)
+        found = self._parsed(name, value, form)
+        if len(_REMEMBERED) >= MAX_REMEMBERED:
+            _REMEMBERED.clear()
+        _REMEMBERED[key] = found
+        return found
+
+    def _parsed(self, name: object, value: str, form: bool) -> tuple[str, ...]:
+        low = value.lower()
+        if not any(word in low for word in _WORDS):
+            return ()
+        if form:  # the fields as the server reads them (``%23`` is ``#``): the sanitizer knows the quoted form
+            return self._walker(parse_qsl(value))
+        try:
+            record = json.loads(value)
+        except (ValueError, RecursionError):  # not JSON after all ("[INFO] …"), or nested past the parser's depth
+            return ()
+        return self._walker([(name, record)]) if type(record) in (dict, list) else ()
+
+
+__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "TextScans"]

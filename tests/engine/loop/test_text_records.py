@@ -1,0 +1,99 @@
+"""A variable's text holding a record: a serialised config (``json.dumps(cfg)``) and a form body
+(``user=ana&password=…``). Both went to the model in the variable's description while the same dict was
+redacted (atk17 F5, redone bounded in sec18)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from nbagent.engine.loop import text_records
+from nbagent.engine.loop.kernel_secrets import credential_variable_values
+
+CONFIG = {"user": "ana", "password": "Js7-q2#Lm9xx-Zz", "port": 5432}
+
+
+@pytest.fixture(autouse=True)
+def _forget_texts() -> Iterator[None]:
+    """Each test starts with no text remembered (the memory is the process's)."""
+    text_records._REMEMBERED.clear()
+    yield
+    text_records._REMEMBERED.clear()
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    parsed: list[str] = []
+    parse = text_records.TextScans._parsed
+
+    def counted(self: text_records.TextScans, name: object, value: str, form: bool) -> tuple[str, ...]:
+        parsed.append(value)
+        return parse(self, name, value, form)
+
+    monkeypatch.setattr(text_records.TextScans, "_parsed", counted)
+    return parsed
+
+
+def test_a_serialised_configs_password_is_a_secret_on_one_line_or_indented() -> None:
+    assert credential_variable_values({"payload": json.dumps(CONFIG)}.items()) == ("Js7-q2#Lm9xx-Zz",)
+    assert credential_variable_values({"pretty": json.dumps(CONFIG, indent=2)}.items()) == ("Js7-q2#Lm9xx-Zz",)
+
+
+def test_a_nested_json_records_password_is_a_secret_in_a_variable_or_a_dict() -> None:
+    nested = json.dumps({"services": {"db": {"auth": {"password": "Nj7-q2#Lm9xx-Zz"}}}, "rows": [{"api_token": "x"}]})
+    listed = json.dumps([{"name": "prod", "password": "Lj7-q2#Lm9xx-Zz"}])
+    assert credential_variable_values({"nested": nested, "listed": listed}.items()) == ("Nj7-q2#Lm9xx-Zz", "Lj7-q2#Lm9xx-Zz")
+    assert credential_variable_values({"cfgs": {"prod": json.dumps(CONFIG)}}.items()) == ("Js7-q2#Lm9xx-Zz",)
+
+
+def test_a_form_bodys_password_is_a_secret_as_the_server_reads_it() -> None:
+    body = "user=ana&password=Fb7-q2%23Lm9xx-Zz&remember=1"
+    assert credential_variable_values({"body": body}.items()) == ("Fb7-q2#Lm9xx-Zz",)
+
+
+def test_prose_logs_searches_and_ordinary_json_give_nothing() -> None:
+    texts = {"records": json.dumps([{"id": i, "key": f"k{i}", "tokens": i % 900, "tokenizer": "gpt2"} for i in range(300)]),
+             "log": "[INFO] password reset for ana: token sent", "search": "q=password+reset&page=2&sort=new",
+             "prose": "the key to the 'data' is \"clean\": ask about token counts and the password policy.",
+             "deep": "[" * 10_000 + '"password"'}
+    assert credential_variable_values(texts.items()) == ()
+
+
+def test_thousands_of_short_form_texts_are_parsed_once_each_within_a_walks_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review2 of atk17, HIGH 1: every one-line text was scanned at every walk, with no budget.
+    parsed = _count_parses(monkeypatch)
+    texts = {f"log{j}": {f"r{i}": f"a{i}=b&c=d{j}" for i in range(1_000)} for j in range(10)}
+    for _ in range(10_000 // text_records.MAX_TEXT_SCANS):
+        parsed.clear()
+        assert credential_variable_values(texts.items()) == ()
+        assert len(parsed) <= text_records.MAX_TEXT_SCANS
+    parsed.clear()
+    credential_variable_values(texts.items())
+    assert parsed == []  # all remembered: a walk parses none
+
+
+def test_thousands_of_texts_with_secrets_are_all_found_once_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review2 of atk17, MEDIUM 2: past 1,024 found texts, about half were never redacted again.
+    parsed = _count_parses(monkeypatch)
+    caches = {f"c{j}": {f"p{i}": json.dumps({"access_token": f"tok{j}{i:05d}Zq8Lm2Xp4Rt6Vb9Nc3Kd"}) for i in range(1_000)}
+              for j in range(2)}
+    caches["cfgs"] = {"prod": json.dumps(CONFIG)}
+    walks = [credential_variable_values(caches.items()) for _ in range(2_001 // text_records.MAX_TEXT_SCANS + 2)]
+    assert len(walks[-1]) == 2_001 and "Js7-q2#Lm9xx-Zz" in walks[-1]
+    parsed.clear()
+    assert len(credential_variable_values(caches.items())) == 2_001 and parsed == []
+
+
+def test_a_variables_own_text_is_read_after_a_cache_that_used_up_the_containers_budget() -> None:
+    cache = {f"prompt {i}": json.dumps({"id": f"msg_v_{i:05d}", "usage": {"input_tokens": i}}) for i in range(1_000)}
+    payload = json.dumps({"user": "ana", "password": "After-Pw-2024-xq"})
+    assert credential_variable_values({"cache": cache, "payload": payload}.items()) == ("After-Pw-2024-xq",)
+
+
+def test_record_texts_leave_the_walks_other_budgets_to_password_columns() -> None:
+    pd = pytest.importorskip("pandas")
+    texts: dict[str, object] = {f"t{i}": json.dumps({f"k{j}": {"a": j} for j in range(50)} | {"key": "x"}) for i in range(600)}
+    texts["users"] = pd.DataFrame({"user": ["ana"], "password": ["Kv7-q2#Lm9xx-Zz"]})
+    texts["config"] = {"db": {"password": "Dict-Pw-2024-xq"}}
+    assert credential_variable_values(texts.items()) == ("Kv7-q2#Lm9xx-Zz", "Dict-Pw-2024-xq")
