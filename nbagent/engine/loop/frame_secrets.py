@@ -225,17 +225,21 @@ def _settings_shape(frame: Any, series: bool, labels: list[object], kinds: list[
     if len(labels) == 2 and not series:
         if not _settings_headers(labels) or not all(_text_kind(kind) for kind in kinds):
             return None
-        rows = slice(None) if len(frame) <= KEYED_ROWS else slice(KEYED_ROWS)  # a slice of all rows costs more
-        return (lambda: frame.iloc[rows, 0].tolist()), (lambda: frame.iloc[rows, 1].tolist())
+        key, value = (column for _, column in frame.items())  # by place (labels may repeat), cheaper than iloc
+        return (lambda: _head(key)), (lambda: _head(value))
     if len(labels) != 1 or not series and _header(labels[0]) not in (*_VALUE_LABELS, 0) or not _text_kind(kinds[0]):
         return None
     index_name = _header(frame.index.name)
     if not _text_kind(frame.index.dtype) or index_name is not None and index_name not in _KEY_LABELS:
         return None
-    short = len(frame) <= KEYED_ROWS
-    column = frame if series else frame.iloc[:, 0]
-    return (lambda: (frame.index if short else frame.index[:KEYED_ROWS]).tolist()), \
-        (lambda: (column if short else column.iloc[:KEYED_ROWS]).tolist())
+    index = frame.index
+    return (lambda: (index if len(index) <= KEYED_ROWS else index[:KEYED_ROWS]).tolist()), \
+        (lambda: _head(frame if series else next(iter(frame.items()))[1]))
+
+
+def _head(column: Any) -> list[object]:
+    """A Series' first :data:`KEYED_ROWS` values (a slice of all of them costs more than none)."""
+    return cast("list[object]", (column if len(column) <= KEYED_ROWS else column.iloc[:KEYED_ROWS]).tolist())
 
 
 def _key_text(keys: list[object]) -> str:

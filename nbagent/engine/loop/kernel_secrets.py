@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .frame_secrets import KEYED_FRAMES, KEYED_VALUES, MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
 from .named_values import named_secret
-from .text_records import TextScans
+from .text_records import RECORD_FIRSTS, TextScans
 
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not
@@ -305,9 +305,10 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                 held[0] -= 1  # a collection of credentials: its own items, besides what the walk finds in it
                 found.extend(held_secrets(name, value))
             if kind is str:
-                found.extend(_text_secrets(name, cast(str, value), depth))
-                if texts is not None:
-                    found.extend(texts.secrets(name, cast(str, value), depth == 0))
+                text = cast(str, value)
+                found.extend(_text_secrets(name, text, depth))
+                if texts is not None and (text[:1] in RECORD_FIRSTS or "&" in text):  # may be a record: cheap
+                    found.extend(texts.secrets(name, text, depth == 0))
             elif kind in (bytes, bytearray) and type(name) is str:
                 found.extend(_bytes_secrets(name, value))  # type: ignore[arg-type]
             elif kind is tuple and (password := _pair_secret(name, value)):  # type: ignore[arg-type]

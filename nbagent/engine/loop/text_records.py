@@ -19,19 +19,25 @@ from urllib.parse import parse_qsl
 MAX_TEXT_CHARS = 16_384
 """The longest text parsed: a config or a form body, not a data file."""
 MAX_TEXT_SCANS, MAX_SCAN_CHARS = 200, 1_000_000
-"""Texts not yet remembered, and their characters, parsed in one walk (each for a variable's own
-texts and for texts inside containers apart: a cache of 10,000 responses does not leave
-``payload = json.dumps(cfg)`` unread). Later walks parse the rest."""
+"""Texts not yet remembered parsed in one walk (those naming a credential's word), and the characters
+of all those looked at (each for a variable's own texts and for texts inside containers apart: a
+cache of 10,000 responses does not leave ``payload = json.dumps(cfg)`` unread). Later walks read the
+rest."""
 MAX_REMEMBERED = 200_000
-"""Texts' results remembered (by ``(hash, len)``: ~100 B each, never the text); past it the memory
-starts again."""
+"""Texts' results remembered (by hash: ~100 B each, never the text); past it the memory starts again."""
 _JSON_START = re.compile(r"\s*[\[{]")
 _OPENERS = ("{", "[")
+RECORD_FIRSTS = frozenset("{[ \t\r\n")
+"""A record's text starts so, or has a ``&`` (a form body): the walk's test for every text, before
+:meth:`TextScans.secrets` is called."""
 _FORM = re.compile(r"[A-Za-z_][\w.\-\[\]]{0,63}=[^&\s]*(?:&[A-Za-z_][\w.\-\[\]]{0,63}=[^&\s]*)+")
 """A form body on one line (``user=ana&password=…&remember=1``): two fields at least, no space."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn", "webhook")
 """A word every credential's name has (the dict rule's names): a text with none is not parsed."""
-_REMEMBERED: dict[tuple[int, int], tuple[str, ...]] = {}
+_REMEMBERED: dict[int, tuple[str, ...]] = {}
+"""Results by the text's ``hash`` (salted per process, 64 bits: two texts of one namespace sharing one
+is not to be expected; the text itself is never kept)."""
+
 
 Walker = Callable[[Iterable[tuple[object, object]]], tuple[str, ...]]
 
@@ -46,38 +52,36 @@ class TextScans:
 
     def secrets(self, name: object, value: str, own: bool) -> tuple[str, ...]:
         """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
-        rule: ``()`` for a text of no record's shape, or one the budget leaves for a later walk."""
-        # The cheapest tests first: most texts of a namespace are neither shape.
-        head = value[:1]
-        if len(value) > MAX_TEXT_CHARS or not head:
-            return ()
-        if head in _OPENERS:
-            form = False
-        elif "=" in value and "&" in value and _FORM.fullmatch(value) is not None:
-            form = True
-        elif not head.isspace() or _JSON_START.match(value) is None:
-            return ()
-        else:
-            form = False
-        key = (hash(value), len(value))
-        known = _REMEMBERED.get(key)
+        rule: ``()`` for a text of no record's shape, or one the budget leaves for a later walk. The
+        walk calls it only for a text :data:`RECORD_FIRSTS` passes."""
+        known = _REMEMBERED.get(hash(value))  # a str keeps its hash: a remembered text costs a lookup
         if known is not None:
             return known
         left = self._left[own]
-        if left[0] <= 0 or left[1] < len(value):
+        if len(value) > MAX_TEXT_CHARS or left[1] < len(value):
             return ()
-        left[0] -= 1
+        head = value[:1]
+        if head in _OPENERS or head.isspace() and _JSON_START.match(value) is not None:
+            form = False
+        elif "\n" not in value and _FORM.fullmatch(value) is not None:
+            form = True
+        else:
+            return ()
         left[1] -= len(value)
-        found = self._parsed(name, value, form)
+        low = value.lower()
+        if not any(word in low for word in _WORDS):  # no credential's name: nothing to parse (C-speed looks)
+            found: tuple[str, ...] = ()
+        elif left[0] <= 0:
+            return ()
+        else:
+            left[0] -= 1
+            found = self._parsed(name, value, form)
         if len(_REMEMBERED) >= MAX_REMEMBERED:
             _REMEMBERED.clear()
-        _REMEMBERED[key] = found
+        _REMEMBERED[hash(value)] = found
         return found
 
     def _parsed(self, name: object, value: str, form: bool) -> tuple[str, ...]:
-        low = value.lower()
-        if not any(word in low for word in _WORDS):
-            return ()
         if form:  # the fields as the server reads them (``%23`` is ``#``): the sanitizer knows the quoted form
             return self._walker(parse_qsl(value))
         try:
@@ -87,4 +91,4 @@ class TextScans:
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 
 
-__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "TextScans"]
+__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "RECORD_FIRSTS", "TextScans"]

@@ -63,13 +63,16 @@ def test_prose_logs_searches_and_ordinary_json_give_nothing() -> None:
 def test_thousands_of_short_form_texts_are_parsed_once_each_within_a_walks_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     # Review2 of atk17, HIGH 1: every one-line text was scanned at every walk, with no budget.
     parsed = _count_parses(monkeypatch)
-    texts = {f"log{j}": {f"r{i}": f"a{i}=b&c=d{j}" for i in range(1_000)} for j in range(10)}
+    plain = {f"log{j}": {f"r{i}": f"a{i}=b&c=d{j}" for i in range(1_000)} for j in range(10)}
+    assert credential_variable_values(plain.items()) == ()
+    assert parsed == []  # naming no credential, they are remembered without being parsed
+    named = {f"log{j}": {f"r{i}": f"user=u{i}&token_count={i}{j}" for i in range(1_000)} for j in range(10)}
     for _ in range(10_000 // text_records.MAX_TEXT_SCANS):
         parsed.clear()
-        assert credential_variable_values(texts.items()) == ()
-        assert len(parsed) <= text_records.MAX_TEXT_SCANS
+        assert credential_variable_values(named.items()) == ()
+        assert 0 < len(parsed) <= text_records.MAX_TEXT_SCANS
     parsed.clear()
-    credential_variable_values(texts.items())
+    credential_variable_values(named.items())
     assert parsed == []  # all remembered: a walk parses none
 
 
