@@ -299,6 +299,8 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
+            if depth == 0 and texts is not None:
+                texts.next_variable()
             kind = type(value)
             if kind is not str and held[0] > 0 and (kind in _MAPPINGS or kind in _COLLECTIONS) \
                     and _held_name(name) is not None:

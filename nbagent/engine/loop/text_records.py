@@ -23,6 +23,9 @@ MAX_TEXT_SCANS, MAX_SCAN_CHARS = 200, 1_000_000
 of all those looked at (each for a variable's own texts and for texts inside containers apart: a
 cache of 10,000 responses does not leave ``payload = json.dumps(cfg)`` unread). Later walks read the
 rest."""
+MAX_VARIABLE_SCANS = 50
+"""Texts inside one variable's containers parsed in one walk: a cache of 4,000 responses naming
+``input_tokens`` does not take every parse from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
 MAX_REMEMBERED = 200_000
 """Texts' results remembered (by hash: ~100 B each, never the text); past it the memory starts again."""
 _JSON_START = re.compile(r"\s*[\[{]")
@@ -49,6 +52,11 @@ class TextScans:
     def __init__(self, walker: Walker) -> None:
         self._walker = walker
         self._left = {True: [MAX_TEXT_SCANS, MAX_SCAN_CHARS], False: [MAX_TEXT_SCANS, MAX_SCAN_CHARS]}
+        self._share = MAX_VARIABLE_SCANS
+
+    def next_variable(self) -> None:
+        """The walk is at the namespace's next variable: its containers' texts get a share of their own."""
+        self._share = MAX_VARIABLE_SCANS
 
     def secrets(self, name: object, value: str, own: bool) -> tuple[str, ...]:
         """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
@@ -71,10 +79,11 @@ class TextScans:
         low = value.lower()
         if not any(word in low for word in _WORDS):  # no credential's name: nothing to parse (C-speed looks)
             found: tuple[str, ...] = ()
-        elif left[0] <= 0:
+        elif left[0] <= 0 or not own and self._share <= 0:
             return ()
         else:
             left[0] -= 1
+            self._share -= not own
             found = self._parsed(name, value, form)
         if len(_REMEMBERED) >= MAX_REMEMBERED:
             _REMEMBERED.clear()
@@ -91,4 +100,5 @@ class TextScans:
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 
 
-__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "RECORD_FIRSTS", "TextScans"]
+__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_VARIABLE_SCANS", "RECORD_FIRSTS",
+           "TextScans"]

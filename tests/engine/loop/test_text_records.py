@@ -13,6 +13,7 @@ from nbagent.engine.loop import text_records
 from nbagent.engine.loop.kernel_secrets import credential_variable_values
 
 CONFIG = {"user": "ana", "password": "Js7-q2#Lm9xx-Zz", "port": 5432}
+TOKEN = "tkn_9fQ2Lx7Pw4Zr8Mn3Bv6"
 
 
 @pytest.fixture(autouse=True)
@@ -67,13 +68,15 @@ def test_thousands_of_short_form_texts_are_parsed_once_each_within_a_walks_budge
     assert credential_variable_values(plain.items()) == ()
     assert parsed == []  # naming no credential, they are remembered without being parsed
     named = {f"log{j}": {f"r{i}": f"user=u{i}&token_count={i}{j}" for i in range(1_000)} for j in range(10)}
-    for _ in range(10_000 // text_records.MAX_TEXT_SCANS):
+    counts = []
+    for _ in range(1_000 // text_records.MAX_VARIABLE_SCANS * 10 + 1):  # a bound, not expected to be reached
         parsed.clear()
         assert credential_variable_values(named.items()) == ()
-        assert 0 < len(parsed) <= text_records.MAX_TEXT_SCANS
-    parsed.clear()
-    credential_variable_values(named.items())
-    assert parsed == []  # all remembered: a walk parses none
+        counts.append(len(parsed))
+        if not parsed:
+            break
+    assert counts[-1] == 0  # all remembered: a walk parses none
+    assert max(counts) <= text_records.MAX_TEXT_SCANS and sum(counts) == 10_000  # each parsed once
 
 
 def test_thousands_of_texts_with_secrets_are_all_found_once_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +85,8 @@ def test_thousands_of_texts_with_secrets_are_all_found_once_remembered(monkeypat
     caches = {f"c{j}": {f"p{i}": json.dumps({"access_token": f"tok{j}{i:05d}Zq8Lm2Xp4Rt6Vb9Nc3Kd"}) for i in range(1_000)}
               for j in range(2)}
     caches["cfgs"] = {"prod": json.dumps(CONFIG)}
-    walks = [credential_variable_values(caches.items()) for _ in range(2_001 // text_records.MAX_TEXT_SCANS + 2)]
+    assert "Js7-q2#Lm9xx-Zz" in credential_variable_values(caches.items())  # not behind the caches
+    walks = [credential_variable_values(caches.items()) for _ in range(1_000 // text_records.MAX_VARIABLE_SCANS + 1)]
     assert len(walks[-1]) == 2_001 and "Js7-q2#Lm9xx-Zz" in walks[-1]
     parsed.clear()
     assert len(credential_variable_values(caches.items())) == 2_001 and parsed == []
@@ -92,6 +96,21 @@ def test_a_variables_own_text_is_read_after_a_cache_that_used_up_the_containers_
     cache = {f"prompt {i}": json.dumps({"id": f"msg_v_{i:05d}", "usage": {"input_tokens": i}}) for i in range(1_000)}
     payload = json.dumps({"user": "ana", "password": "After-Pw-2024-xq"})
     assert credential_variable_values({"cache": cache, "payload": payload}.items()) == ("After-Pw-2024-xq",)
+
+
+def test_a_dict_of_configs_behind_large_caches_is_read_at_the_first_walk() -> None:
+    # Review2 of atk17, MEDIUM 2(b): the walk's budget always went to the first containers' texts.
+    caches: dict[str, object] = {f"cache{j}": {f"p{i}": json.dumps({"id": f"m{j}_{i}", "usage": {"input_tokens": i}})
+                                               for i in range(2_000)} for j in range(2)}
+    caches["cfgs"] = {"prod": json.dumps(CONFIG)}
+    assert credential_variable_values(caches.items()) == ("Js7-q2#Lm9xx-Zz",)
+
+
+def test_keys_naming_a_credential_with_dots_spaces_or_brackets_are_read_as_the_dict_rule_reads_them() -> None:
+    # Review2 of atk17, LOW 4: a pre-filter narrower than the rule dropped these.
+    for key in ("db.password.prod", "password (prod)", "Password for prod", "secret.value"):
+        assert credential_variable_values({"t": json.dumps({key: "Sp7-q2#Lm9xx-Zz"})}.items()) == ("Sp7-q2#Lm9xx-Zz",), key
+    assert credential_variable_values({"t": json.dumps({"API Key (prod)": TOKEN})}.items()) == (TOKEN,)
 
 
 def test_record_texts_leave_the_walks_other_budgets_to_password_columns() -> None:
