@@ -23,6 +23,8 @@ MAX_TEXT_SCANS, MAX_SCAN_CHARS = 200, 1_000_000
 of all those looked at (each for a variable's own texts and for texts inside containers apart: a
 cache of 10,000 responses does not leave ``payload = json.dumps(cfg)`` unread). Later walks read the
 rest."""
+MAX_FORM_FIELDS = 100
+"""Fields of a form body parsed (a login's or a request's has a few)."""
 MAX_VARIABLE_SCANS = 50
 """Texts inside one variable's containers parsed in one walk: a cache of 4,000 responses naming
 ``input_tokens`` does not take every parse from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
@@ -92,7 +94,10 @@ class TextScans:
 
     def _parsed(self, name: object, value: str, form: bool) -> tuple[str, ...]:
         if form:  # the fields as the server reads them (``%23`` is ``#``): the sanitizer knows the quoted form
-            return self._walker(parse_qsl(value))
+            try:
+                return self._walker(parse_qsl(value, max_num_fields=MAX_FORM_FIELDS))
+            except ValueError:  # more fields than a form has: a data string, counted before any is parsed
+                return ()
         try:
             record = json.loads(value)
         except (ValueError, RecursionError):  # not JSON after all ("[INFO] …"), or nested past the parser's depth
@@ -100,5 +105,5 @@ class TextScans:
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 
 
-__all__ = ["MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_VARIABLE_SCANS", "RECORD_FIRSTS",
-           "TextScans"]
+__all__ = ["MAX_FORM_FIELDS", "MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_VARIABLE_SCANS",
+           "RECORD_FIRSTS", "TextScans"]
