@@ -36,11 +36,12 @@ KEYED_ROWS = 100
 as data beside its value: ``pd.read_csv("config.csv")``'s ``key``/``value`` columns, a record as a
 Series (``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does."""
 KEYED_FRAMES, KEYED_VALUES = 50, 50
-"""Frames and Series so read, and values taken, in one namespace: budgets of their own
-(``budget[3]``, ``budget[4]``), so that settings tables never use up what ``users["password"]`` and
-nested records get."""
+"""Frames and Series so read (each whose keys name a credential's word, whether or not it gives a
+value: 500 tables of ``svc_api_token`` → ``n/a`` cost 10× main's walk), and values taken, in one
+namespace: budgets of their own (``budget[3]``, ``budget[4]``), so that settings tables never use up
+what ``users["password"]`` and nested records get."""
 _NESTED_KINDS = (dict, list)
-_PLAIN_WORD = re.compile(r"[A-Za-z]+")
+PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
 ``"sunshine"``), not a users table (hashes, or passwords with digits and signs): redacting the word
 ``password`` wherever it is written garbled every text about it."""
@@ -159,7 +160,7 @@ def _taken(name: str, values: list[object], budget: list[int]) -> list[tuple[obj
     budget[0] -= 1
     taken: dict[object, None] = {}
     for v in values:  # Python objects, in row order; only exact strings and bytes are looked at
-        if (type(v) is str and not _PLAIN_WORD.fullmatch(v) or type(v) is bytes) and v not in taken:
+        if (type(v) is str and not PLAIN_WORD.fullmatch(v) or type(v) is bytes) and v not in taken:
             taken[v] = None
             if len(taken) >= budget[1]:
                 break
@@ -181,8 +182,9 @@ about one (``password_reset``, ``password_hash``, ``password_min_length``, ``tok
 _KEYED_END = re.compile(r"(?:pass(?:word|wd|phrase)|pwd|secret|key|token|credentials?|url|dsn|authorization)$", re.M)
 """How every :data:`_KEYED_NAME` ends (lowercased), for one look at a frame's joined keys."""
 KEYED_KEY_CHARS = 64
-_Read = Callable[[], "list[object]"]
 """The longest key read: a longer text is no setting's name."""
+_Read = Callable[[], "list[object]"]
+"""Reads a settings shape's first keys (or values) when called: a column is read only when needed."""
 
 
 def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[object],
@@ -203,38 +205,48 @@ def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[ob
     joined = _key_text(keys)
     if not any(word in joined for word in _CREDENTIAL_WORDS) or _KEYED_END.search(joined) is None:
         return []
+    budget[3] -= 1  # read from here on: counted whether or not a value is taken
     pairs: dict[tuple[str, str], None] = {}
     for key, value in zip(keys, shape[1](), strict=False):
         if type(key) is str and len(key) <= KEYED_KEY_CHARS and type(value) is str and value != key \
-                and _KEYED_NAME.fullmatch(key.translate(SEPARATORS)) and not _PLAIN_WORD.fullmatch(value) \
+                and _KEYED_NAME.fullmatch(key.translate(SEPARATORS)) and not PLAIN_WORD.fullmatch(value) \
                 and _secret_by_name(key, value):
             pairs[(key, value)] = None
-    if not pairs:
-        return []
-    budget[3] -= 1
     taken = list(pairs)[:budget[4]]
     budget[4] -= len(taken)
     return list(taken)
 
 
 def _settings_shape(frame: Any, series: bool, labels: list[object], kinds: list[object]) -> tuple[_Read, _Read] | None:
-    """How to read a settings shape's first keys and values (each only when needed): a Series' labels (a record: a row,
-    whose index is unnamed, or ``pd.Series(config)``; not ``df.set_index("en")["de"]``, a translation),
-    a two-column table's ``key``/``value`` columns, or one ``value`` column's labels (``read_csv(…,
-    index_col=0)``, ``DataFrame.from_dict(config, orient="index")``); None for any other frame."""
-    if len(labels) == 2 and not series:
-        if not _settings_headers(labels) or not all(_text_kind(kind) for kind in kinds):
-            return None
-        key, value = (column for _, column in frame.items())  # by place (labels may repeat), cheaper than iloc
-        return (lambda: _head(key)), (lambda: _head(value))
-    if len(labels) != 1 or not series and _header(labels[0]) not in (*_VALUE_LABELS, 0) or not _text_kind(kinds[0]):
+    """How to read a settings shape's first keys and values (each only when needed): a two-column
+    table's ``key``/``value`` columns (:func:`_pair_columns`), or the labels of a Series or of one
+    ``value`` column (:func:`_labelled_column`); None for any other frame."""
+    if series:
+        return _labelled_column(frame, frame) if len(labels) == 1 and _text_kind(kinds[0]) else None
+    if len(labels) == 2:
+        return _pair_columns(frame, labels, kinds)
+    if len(labels) == 1 and _header(labels[0]) in (*_VALUE_LABELS, 0) and _text_kind(kinds[0]):  # from_dict's 0
+        return _labelled_column(frame, next(iter(frame.items()))[1])
+    return None
+
+
+def _pair_columns(frame: Any, labels: list[object], kinds: list[object]) -> tuple[_Read, _Read] | None:
+    """A two-column settings table under key/value headers (:func:`_settings_headers`), both of text."""
+    if not _settings_headers(labels) or not all(_text_kind(kind) for kind in kinds):
         return None
-    index_name = _header(frame.index.name)
-    if not _text_kind(frame.index.dtype) or index_name is not None and index_name not in _KEY_LABELS:
-        return None
+    key, value = (column for _, column in frame.items())  # by place (labels may repeat), cheaper than iloc
+    return (lambda: _head(key)), (lambda: _head(value))
+
+
+def _labelled_column(frame: Any, column: Any) -> tuple[_Read, _Read] | None:
+    """A column of values under text labels whose index is unnamed or named as keys: a record (a row
+    ``users.iloc[0]``, ``pd.Series(config)``, ``read_csv(…, index_col=0)``,
+    ``DataFrame.from_dict(config, orient="index")``), not ``df.set_index("en")["de"]``, a translation."""
     index = frame.index
-    return (lambda: (index if len(index) <= KEYED_ROWS else index[:KEYED_ROWS]).tolist()), \
-        (lambda: _head(frame if series else next(iter(frame.items()))[1]))
+    index_name = _header(index.name)
+    if not _text_kind(index.dtype) or index_name is not None and index_name not in _KEY_LABELS:
+        return None
+    return (lambda: (index if len(index) <= KEYED_ROWS else index[:KEYED_ROWS]).tolist()), (lambda: _head(column))
 
 
 def _head(column: Any) -> list[object]:
@@ -280,5 +292,5 @@ def _text_kind(kind: object) -> bool:
         and name in ("StringDtype", "ArrowDtype") and getattr(kind, "kind", "") == "O"
 
 
-__all__ = ["FRAME_ROWS", "KEYED_FRAMES", "KEYED_ROWS", "KEYED_VALUES",
+__all__ = ["FRAME_ROWS", "KEYED_FRAMES", "PLAIN_WORD", "KEYED_ROWS", "KEYED_VALUES",
            "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

@@ -13,23 +13,34 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from typing import Callable, Iterable
 from urllib.parse import parse_qsl
+
+from .frame_secrets import PLAIN_WORD
 
 MAX_TEXT_CHARS = 16_384
 """The longest text parsed: a config or a form body, not a data file."""
 MAX_TEXT_SCANS, MAX_SCAN_CHARS = 200, 1_000_000
-"""Texts not yet remembered parsed in one walk (those naming a credential's word), and the characters
-of all those looked at (each for a variable's own texts and for texts inside containers apart: a
-cache of 10,000 responses does not leave ``payload = json.dumps(cfg)`` unread). Later walks read the
-rest."""
+"""Texts not yet remembered parsed in one walk, and the characters of those parsed (each for a
+variable's own texts and for texts inside containers apart: a cache of 10,000 responses does not
+leave ``payload = json.dumps(cfg)`` unread). A text naming no credential's word is never parsed and
+spends neither (it is remembered at its first look). Later walks read the rest."""
 MAX_FORM_FIELDS = 100
 """Fields of a form body parsed (a login's or a request's has a few)."""
 MAX_VARIABLE_SCANS = 50
 """Texts inside one variable's containers parsed in one walk: a cache of 4,000 responses naming
 ``input_tokens`` does not take every parse from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
+MAX_TEXT_SECRETS = 500
+"""Secrets texts give one walk, remembered ones too (the order the dict walk's 500 mappings give for
+the same records): each is one more form the sanitizer scans every text for, and 10,000 cached
+responses with a token each made every request's redaction take 0.3 s (review of sec18, MEDIUM 1).
+At most :data:`MAX_VARIABLE_SECRETS` of them from one variable's texts, so that a cache of tokens
+does not take the cap from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
+MAX_VARIABLE_SECRETS = 100
 MAX_REMEMBERED = 200_000
-"""Texts' results remembered (by hash: ~100 B each, never the text); past it the memory starts again."""
+"""Texts' results remembered (by hash: ~100 B each, never the text); past it the least recently used
+is forgotten, not all of them."""
 _JSON_START = re.compile(r"\s*[\[{]")
 _OPENERS = ("{", "[")
 RECORD_FIRSTS = frozenset("{[ \t\r\n")
@@ -39,9 +50,10 @@ _FORM = re.compile(r"[A-Za-z_][\w.\-\[\]]{0,63}=[^&\s]*(?:&[A-Za-z_][\w.\-\[\]]{
 """A form body on one line (``user=ana&password=…&remember=1``): two fields at least, no space."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn", "webhook")
 """A word every credential's name has (the dict rule's names): a text with none is not parsed."""
-_REMEMBERED: dict[int, tuple[str, ...]] = {}
-"""Results by the text's ``hash`` (salted per process, 64 bits: two texts of one namespace sharing one
-is not to be expected; the text itself is never kept)."""
+_REMEMBERED: OrderedDict[int, tuple[str, ...]] = OrderedDict()
+"""Results by the hash of the text and the name it is held under (a JSON list's items are read by
+its variable's name: ``passwords``, not ``_``). The hash is salted per process, 64 bits: two texts
+of one namespace sharing one is not to be expected; the text itself is never kept."""
 
 
 Walker = Callable[[Iterable[tuple[object, object]]], tuple[str, ...]]
@@ -55,44 +67,67 @@ class TextScans:
         self._walker = walker
         self._left = {True: [MAX_TEXT_SCANS, MAX_SCAN_CHARS], False: [MAX_TEXT_SCANS, MAX_SCAN_CHARS]}
         self._share = MAX_VARIABLE_SCANS
+        self._secrets_left = MAX_TEXT_SECRETS
+        self._secrets_share = MAX_VARIABLE_SECRETS
 
     def next_variable(self) -> None:
-        """The walk is at the namespace's next variable: its containers' texts get a share of their own."""
+        """The walk is at the namespace's next variable: its texts get shares of their own."""
         self._share = MAX_VARIABLE_SCANS
+        self._secrets_share = MAX_VARIABLE_SECRETS
 
     def secrets(self, name: object, value: str, own: bool) -> tuple[str, ...]:
         """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
-        rule: ``()`` for a text of no record's shape, or one the budget leaves for a later walk. The
+        rule: ``()`` for a text of no record's shape, or one the budgets leave for a later walk. The
         walk calls it only for a text :data:`RECORD_FIRSTS` passes."""
-        known = _REMEMBERED.get(hash(value))  # a str keeps its hash: a remembered text costs a lookup
-        if known is not None:
-            return known
-        left = self._left[own]
-        if len(value) > MAX_TEXT_CHARS or left[1] < len(value):
+        if self._secrets_left <= 0 or self._secrets_share <= 0:
             return ()
+        key = hash((value, name if type(name) is str else None))  # str hashes are cached: no user code
+        known = _REMEMBERED.get(key)
+        if known is None:
+            known = self._looked(name, value, own)
+            if known is None:
+                return ()
+            _REMEMBERED[key] = known
+            if len(_REMEMBERED) > MAX_REMEMBERED:
+                _REMEMBERED.popitem(last=False)
+        else:
+            _REMEMBERED.move_to_end(key)
+        room = min(self._secrets_left, self._secrets_share)
+        if len(known) > room:
+            known = known[:room]
+        self._secrets_left -= len(known)
+        self._secrets_share -= len(known)
+        return known
+
+    def _looked(self, name: object, value: str, own: bool) -> tuple[str, ...] | None:
+        """What a text not remembered gives: None when it is to be read at a later walk (not of a
+        record's shape, or past a budget)."""
+        if len(value) > MAX_TEXT_CHARS:
+            return None
         head = value[:1]
         if head in _OPENERS or head.isspace() and _JSON_START.match(value) is not None:
             form = False
         elif "\n" not in value and _FORM.fullmatch(value) is not None:
             form = True
         else:
-            return ()
-        left[1] -= len(value)
+            return None
         low = value.lower()
-        if not any(word in low for word in _WORDS):  # no credential's name: nothing to parse (C-speed looks)
-            found: tuple[str, ...] = ()
-        elif left[0] <= 0 or not own and self._share <= 0:
+        if not any(word in low for word in _WORDS):  # no credential's name: nothing to parse, nothing spent
             return ()
-        else:
-            left[0] -= 1
-            self._share -= not own
-            found = self._parsed(name, value, form)
-        if len(_REMEMBERED) >= MAX_REMEMBERED:
-            _REMEMBERED.clear()
-        _REMEMBERED[hash(value)] = found
-        return found
+        left = self._left[own]
+        if left[0] <= 0 or left[1] < len(value) or not own and self._share <= 0:
+            return None
+        left[0] -= 1
+        left[1] -= len(value)
+        self._share -= not own
+        return self._parsed(name, value, form)
 
     def _parsed(self, name: object, value: str, form: bool) -> tuple[str, ...]:
+        """The dict rule's secrets in the parsed record, but for a plain word (``Passwort``), as a
+        settings table's route takes them: the two routes of a record held as data agree."""
+        return tuple(secret for secret in self._record_secrets(name, value, form) if not PLAIN_WORD.fullmatch(secret))
+
+    def _record_secrets(self, name: object, value: str, form: bool) -> tuple[str, ...]:
         if form:  # the fields as the server reads them (``%23`` is ``#``): the sanitizer knows the quoted form
             try:
                 return self._walker(parse_qsl(value, max_num_fields=MAX_FORM_FIELDS))
@@ -105,5 +140,6 @@ class TextScans:
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 
 
-__all__ = ["MAX_FORM_FIELDS", "MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_VARIABLE_SCANS",
+__all__ = ["MAX_FORM_FIELDS", "MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_TEXT_SECRETS",
+           "MAX_VARIABLE_SCANS", "MAX_VARIABLE_SECRETS",
            "RECORD_FIRSTS", "TextScans"]

@@ -71,3 +71,22 @@ def test_settings_tables_leave_password_columns_and_nested_records_their_budgets
     secrets = credential_variable_values(found.items())
     assert {PW, "Pw9-Rt4$Ux2-Aa", "Nest-Pw-2024-xx"} <= set(secrets)
     assert len([s for s in secrets if s.startswith("Set-Pw-")]) == frame_secrets.KEYED_VALUES
+
+
+def test_key_value_tables_and_series_whose_values_are_rejected_are_read_within_a_frames_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review of sec18, MEDIUM 3: a frame was counted only when it gave a value, so 500 tables of
+    # ``svc_api_token`` → ``n/a`` went through the rule row by row at every walk (10× main's walk).
+    calls: list[str] = []
+    rule = frame_secrets._secret_by_name
+
+    def counted(key: str, value: str) -> bool:
+        calls.append(key)
+        return rule(key, value)
+
+    monkeypatch.setattr(frame_secrets, "_secret_by_name", counted)
+    keys, values = [f"svc{i}_api_token" for i in range(100)], [f"n/a-{i}" for i in range(100)]
+    tables: dict[str, object] = {f"f{k}": pd.DataFrame({"key": keys, "value": values}) for k in range(250)}
+    tables.update({f"s{k}": pd.Series(dict(zip(keys, values, strict=True))) for k in range(250)})
+    assert credential_variable_values(tables.items()) == ()
+    assert len(calls) <= frame_secrets.KEYED_FRAMES * frame_secrets.KEYED_ROWS
