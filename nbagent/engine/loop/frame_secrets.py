@@ -35,11 +35,13 @@ KEYED_ROWS = 100
 """Rows of a key/value settings table (or labels of a Series) looked at for a credential's name written
 as data beside its value: ``pd.read_csv("config.csv")``'s ``key``/``value`` columns, a record as a
 Series (``users.iloc[0]``, ``pd.Series(config)``), whose labels say "password" where no column does."""
-KEYED_FRAMES, KEYED_VALUES = 50, 50
+KEYED_FRAMES, KEYED_VALUES, KEYED_LOOKS = 50, 50, 100
 """Frames and Series so read (each whose keys name a credential's word, whether or not it gives a
-value: 500 tables of ``svc_api_token`` → ``n/a`` cost 10× main's walk), and values taken, in one
-namespace: budgets of their own (``budget[3]``, ``budget[4]``), so that settings tables never use up
-what ``users["password"]`` and nested records get."""
+value: 500 tables of ``svc_api_token`` → ``n/a`` cost 10× main's walk), values taken, and frames of a
+settings shape whose keys are looked at, in one namespace: budgets of their own (``budget[3]`` to
+``budget[5]``), so that settings tables never use up what ``users["password"]`` and nested records get."""
+FRAME_BUDGETS = (MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, KEYED_FRAMES, KEYED_VALUES, KEYED_LOOKS)
+"""A namespace's walk starts :func:`frame_columns`' ``budget`` so."""
 _NESTED_KINDS = (dict, list)
 PLAIN_WORD = re.compile(r"[A-Za-z]+")
 """A column of plain words under a password's name is a dataset about passwords (``"football"``,
@@ -59,7 +61,7 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     ``DataFrame``'s columns named as credentials (:func:`.frame_credential_name`: ``users.password``,
     ``api_key``), and the mappings and lists in its first cells, or of a ``Series`` so named
     (``pw = users["password"]``), and a credential's value beside its name held as data
-    (:func:`_keyed_values`); None for anything else. ``budget`` (five ints, shared by a namespace's
+    (:func:`_keyed_values`); None for anything else. ``budget`` (six ints, shared by a namespace's
     walk) counts the columns, the values and the frames looked into for nested records still to take,
     and the frames and values the keyed read has left. Values are
     never hashed nor compared by their own code (a column of dicts, a user object's ``__eq__``), and
@@ -68,7 +70,7 @@ def frame_columns(value: object, kind: type, budget: list[int]) -> list[tuple[ob
     module = _CLASS_DICT.__get__(kind).get("__module__") if name in ("DataFrame", "Series") else None
     if module not in _FRAME_MODULES and module not in _POLARS_MODULES:
         return None
-    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0 and (budget[3] <= 0 or budget[4] <= 0):
+    if (budget[0] <= 0 or budget[1] <= 0) and budget[2] <= 0 and min(budget[3:6]) <= 0:
         return []
     try:
         if module in _POLARS_MODULES:
@@ -193,12 +195,14 @@ def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[ob
     stands beside it: a Series' value under such a label, or a two-column table's under ``key``/``value``
     headers (:data:`_KEY_LABELS`) in the row whose key is such a name. A plain word is no value, as in a
     password column (a translation: ``Passwort``). Kept only when the dict rule takes the value (it
-    will again, in the walk), within ``budget[3]`` frames and ``budget[4]`` values."""
-    if budget[3] <= 0 or budget[4] <= 0:
+    will again, in the walk), within ``budget[3]`` frames read, ``budget[4]`` values and ``budget[5]``
+    frames whose keys are looked at."""
+    if min(budget[3:6]) <= 0:
         return []
     shape = _settings_shape(frame, series, labels, kinds)
     if shape is None:
         return []
+    budget[5] -= 1  # its keys are read: counted whether or not they name a credential
     keys = shape[0]()
     # One look at the short keys for a name ending as a credential's does, before the values are read
     # and a rule is tried key by key (pandas' reads cost more than the rules).
@@ -292,5 +296,5 @@ def _text_kind(kind: object) -> bool:
         and name in ("StringDtype", "ArrowDtype") and getattr(kind, "kind", "") == "O"
 
 
-__all__ = ["FRAME_ROWS", "KEYED_FRAMES", "PLAIN_WORD", "KEYED_ROWS", "KEYED_VALUES",
+__all__ = ["FRAME_BUDGETS", "FRAME_ROWS", "KEYED_FRAMES", "KEYED_LOOKS", "PLAIN_WORD", "KEYED_ROWS", "KEYED_VALUES",
            "MAX_FRAME_COLUMNS", "MAX_FRAME_VALUES", "MAX_NESTED_FRAMES", "frame_columns"]

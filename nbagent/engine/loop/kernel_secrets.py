@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .frame_secrets import KEYED_FRAMES, KEYED_VALUES, MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, frame_columns
+from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -294,7 +294,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
     record's own texts are not parsed again)."""
     found: list[str] = []
     mappings, rows = [0], [MAX_ROWS]
-    frame_budget = [MAX_FRAME_COLUMNS, MAX_FRAME_VALUES, MAX_NESTED_FRAMES, KEYED_FRAMES, KEYED_VALUES]
+    frame_budget = list(FRAME_BUDGETS)
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:

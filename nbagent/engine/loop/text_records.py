@@ -41,6 +41,9 @@ MAX_VARIABLE_SECRETS = 100
 MAX_REMEMBERED = 200_000
 """Texts' results remembered (by hash: ~100 B each, never the text); past it the least recently used
 is forgotten, not all of them."""
+MIN_REMEMBERED_CHARS = 256
+"""A shorter text naming no credential is looked at again at each walk, not remembered: the look costs
+less than remembering, and 300,000 log lines cycling through the memory made every walk 3× main's."""
 _JSON_START = re.compile(r"\s*[\[{]")
 _OPENERS = ("{", "[")
 RECORD_FIRSTS = frozenset("{[ \t\r\n")
@@ -54,6 +57,13 @@ _REMEMBERED: OrderedDict[int, tuple[str, ...]] = OrderedDict()
 """Results by the hash of the text and the name it is held under (a JSON list's items are read by
 its variable's name: ``passwords``, not ``_``). The hash is salted per process, 64 bits: two texts
 of one namespace sharing one is not to be expected; the text itself is never kept."""
+
+
+def _names_a_credential(low: str) -> bool:
+    """Whether a lowercased text has one of :data:`_WORDS` (C-speed looks: a generator costs more than
+    all of them on a log line)."""
+    return ("pass" in low or "pw" in low or "secret" in low or "token" in low or "key" in low or "auth" in low
+            or "credential" in low or "dsn" in low or "webhook" in low)
 
 
 Walker = Callable[[Iterable[tuple[object, object]]], tuple[str, ...]]
@@ -79,7 +89,8 @@ class TextScans:
         """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
         rule: ``()`` for a text of no record's shape, or one the budgets leave for a later walk. The
         walk calls it only for a text :data:`RECORD_FIRSTS` passes."""
-        if self._secrets_left <= 0 or self._secrets_share <= 0:
+        if self._secrets_left <= 0 or self._secrets_share <= 0 \
+                or len(value) <= MIN_REMEMBERED_CHARS and not _names_a_credential(value.lower()):
             return ()
         key = hash((value, name if type(name) is str else None))  # str hashes are cached: no user code
         known = _REMEMBERED.get(key)
@@ -104,6 +115,8 @@ class TextScans:
         record's shape, or past a budget)."""
         if len(value) > MAX_TEXT_CHARS:
             return None
+        if not _names_a_credential(value.lower()):  # nothing to parse, nothing spent
+            return ()
         head = value[:1]
         if head in _OPENERS or head.isspace() and _JSON_START.match(value) is not None:
             form = False
@@ -111,9 +124,6 @@ class TextScans:
             form = True
         else:
             return None
-        low = value.lower()
-        if not any(word in low for word in _WORDS):  # no credential's name: nothing to parse, nothing spent
-            return ()
         left = self._left[own]
         if left[0] <= 0 or left[1] < len(value) or not own and self._share <= 0:
             return None

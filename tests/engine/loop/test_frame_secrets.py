@@ -90,3 +90,20 @@ def test_key_value_tables_and_series_whose_values_are_rejected_are_read_within_a
     tables.update({f"s{k}": pd.Series(dict(zip(keys, values, strict=True))) for k in range(250)})
     assert credential_variable_values(tables.items()) == ()
     assert len(calls) <= frame_secrets.KEYED_FRAMES * frame_secrets.KEYED_ROWS
+
+
+def test_series_of_plain_labels_have_their_keys_read_within_a_namespaces_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review of sec18, MEDIUM 3: 500 text-indexed Series had their labels read and joined at every walk.
+    reads: list[int] = []
+    key_text = frame_secrets._key_text
+
+    def counted(keys: list[object]) -> str:
+        reads.append(len(keys))
+        return key_text(keys)
+
+    monkeypatch.setattr(frame_secrets, "_key_text", counted)
+    rows = {f"s{k}": pd.Series({f"col{i}": f"v{i}" for i in range(100)}) for k in range(500)}
+    rows["config"] = pd.Series({"user": "ana", "password": PW})
+    assert credential_variable_values(rows.items()) == ()  # past the bound: read at no walk, as main
+    assert len(reads) == frame_secrets.KEYED_LOOKS
+    assert credential_variable_values({"config": rows.pop("config"), **rows}.items()) == (PW,)
