@@ -38,6 +38,7 @@ responses with a token each made every request's redaction take 0.3 s (review of
 At most :data:`MAX_VARIABLE_SECRETS` of them from one variable's texts, so that a cache of tokens
 does not take the cap from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
 MAX_VARIABLE_SECRETS = 100
+"""Secrets one variable's texts give one walk (its own text and those inside its containers)."""
 MAX_REMEMBERED = 200_000
 """Texts' results remembered (by hash: ~100 B each, never the text); past it the least recently used
 is forgotten, not all of them."""
@@ -111,8 +112,8 @@ class TextScans:
         return known
 
     def _looked(self, name: object, value: str, own: bool) -> tuple[str, ...] | None:
-        """What a text not remembered gives: None when it is to be read at a later walk (not of a
-        record's shape, or past a budget)."""
+        """What a text not remembered gives (``()`` for no record's shape): None when it is to be read
+        at a later walk, past a budget."""
         if len(value) > MAX_TEXT_CHARS:
             return None
         if not _names_a_credential(value.lower()):  # nothing to parse, nothing spent
@@ -122,8 +123,8 @@ class TextScans:
             form = False
         elif "\n" not in value and _FORM.fullmatch(value) is not None:
             form = True
-        else:
-            return None
+        else:  # no record: so at every walk
+            return ()
         left = self._left[own]
         if left[0] <= 0 or left[1] < len(value) or not own and self._share <= 0:
             return None
