@@ -32,16 +32,28 @@ MAX_VARIABLE_SCANS = 50
 """Texts inside one variable's containers parsed in one walk: a cache of 4,000 responses naming
 ``input_tokens`` does not take every parse from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
 MAX_TEXT_SECRETS = 500
-"""Secrets texts give one walk, remembered ones too (the order the dict walk's 500 mappings give for
-the same records): each is one more form the sanitizer scans every text for, and 10,000 cached
-responses with a token each made every request's redaction take 0.3 s (review of sec18, MEDIUM 1).
-At most :data:`MAX_VARIABLE_SECRETS` of them from one variable's texts, so that a cache of tokens
-does not take the cap from ``cfgs = {"prod": json.dumps(cfg)}`` after it."""
+"""Distinct secrets texts give one walk (a token repeated in five logs counts once; the order the dict
+walk's 500 mappings give for the same records): each is one more form the sanitizer scans every text
+for, and 10,000 cached responses with a token each made every request's redaction take 0.3 s (review
+of sec18, MEDIUM 1). Of them, :data:`OWN_TEXT_SECRETS` are kept for variables' own texts, and at most
+:data:`MAX_VARIABLE_SECRETS` come from one variable's texts: once earlier caches are remembered they
+give their whole share at every walk, and ``cfg_json`` after them, found at the first walk, was then
+dropped (second review of sec18, MEDIUM A)."""
+OWN_TEXT_SECRETS = 100
+"""Of :data:`MAX_TEXT_SECRETS`, those that texts inside containers cannot take: a variable's own text
+(``cfg_json = json.dumps(cfg)``) is read whatever caches come before it."""
 MAX_VARIABLE_SECRETS = 100
-"""Secrets one variable's texts give one walk (its own text and those inside its containers)."""
+"""Distinct secrets one variable's texts give one walk (its own text and those inside its containers)."""
 MAX_REMEMBERED = 200_000
-"""Texts' results remembered (by hash: ~100 B each, never the text); past it the least recently used
-is forgotten, not all of them."""
+"""Texts' results remembered, by hash (the text itself is never kept); past it the least recently used
+is forgotten, not all of them. An entry costs ~140 B with no secret (measured: 28 MB at 200,000), plus
+its secrets, of which it keeps at most :data:`MAX_VARIABLE_SECRETS` (no walk takes more from one text)."""
+MAX_REMEMBERED_BYTES = 32_000_000
+"""The secrets the memory holds, in bytes (:func:`_secret_bytes`): a session of fresh 2 KB OAuth
+responses filled 200,000 entries with 455 MB, 16 KB texts of passwords with 3.3 GB (second review of
+sec18, LOW C). Past it the least recently used entries are forgotten."""
+_SECRET_BYTES = 64
+"""What a kept secret costs besides its characters: the str's header and its place in the tuple."""
 MIN_REMEMBERED_CHARS = 256
 """A shorter text naming no credential is looked at again at each walk, not remembered: the look costs
 less than remembering, and 300,000 log lines cycling through the memory made every walk 3× main's."""
@@ -58,6 +70,30 @@ _REMEMBERED: OrderedDict[int, tuple[str, ...]] = OrderedDict()
 """Results by the hash of the text and the name it is held under (a JSON list's items are read by
 its variable's name: ``passwords``, not ``_``). The hash is salted per process, 64 bits: two texts
 of one namespace sharing one is not to be expected; the text itself is never kept."""
+_REMEMBERED_BYTES = [0]
+"""The bytes of the secrets :data:`_REMEMBERED` holds (:func:`_secret_bytes`)."""
+
+
+def _secret_bytes(secrets: tuple[str, ...]) -> int:
+    """About what ``secrets`` hold in memory (characters plus a str's and a tuple slot's overhead)."""
+    return sum(len(secret) for secret in secrets) + _SECRET_BYTES * len(secrets)
+
+
+def _remember(key: int, secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Keep a text's result (at most :data:`MAX_VARIABLE_SECRETS` of its secrets), forgetting the least
+    recently used past :data:`MAX_REMEMBERED` entries or :data:`MAX_REMEMBERED_BYTES`."""
+    kept = secrets[:MAX_VARIABLE_SECRETS]
+    _REMEMBERED[key] = kept
+    _REMEMBERED_BYTES[0] += _secret_bytes(kept)
+    while _REMEMBERED and (len(_REMEMBERED) > MAX_REMEMBERED or _REMEMBERED_BYTES[0] > MAX_REMEMBERED_BYTES):
+        _REMEMBERED_BYTES[0] -= _secret_bytes(_REMEMBERED.popitem(last=False)[1])
+    return kept
+
+
+def forget() -> None:
+    """Forget every remembered result (tests; a kernel restart does it by itself)."""
+    _REMEMBERED.clear()
+    _REMEMBERED_BYTES[0] = 0
 
 
 def _names_a_credential(low: str) -> bool:
@@ -80,6 +116,7 @@ class TextScans:
         self._share = MAX_VARIABLE_SCANS
         self._secrets_left = MAX_TEXT_SECRETS
         self._secrets_share = MAX_VARIABLE_SECRETS
+        self._given: set[str] = set()  # the secrets this walk's texts gave: one repeated is not counted again
 
     def next_variable(self) -> None:
         """The walk is at the namespace's next variable: its texts get shares of their own."""
@@ -87,11 +124,11 @@ class TextScans:
         self._secrets_share = MAX_VARIABLE_SECRETS
 
     def secrets(self, name: object, value: str, own: bool) -> tuple[str, ...]:
-        """The secrets the record ``value`` holds (a variable's own text when ``own``), by the dict
-        rule: ``()`` for a text of no record's shape, or one the budgets leave for a later walk. The
-        walk calls it only for a text :data:`RECORD_FIRSTS` passes."""
-        if self._secrets_left <= 0 or self._secrets_share <= 0 \
-                or len(value) <= MIN_REMEMBERED_CHARS and not _names_a_credential(value.lower()):
+        """The secrets the record ``value`` holds (a variable's own text when ``own``) not given yet
+        this walk, by the dict rule: ``()`` for a text of no record's shape, or one the budgets leave
+        for a later walk. The walk calls it only for a text :data:`RECORD_FIRSTS` passes."""
+        room = min(self._secrets_left - (0 if own else OWN_TEXT_SECRETS), self._secrets_share)
+        if room <= 0 or (len(value) <= MIN_REMEMBERED_CHARS and not _names_a_credential(value.lower())):
             return ()
         key = hash((value, name if type(name) is str else None))  # str hashes are cached: no user code
         known = _REMEMBERED.get(key)
@@ -99,17 +136,17 @@ class TextScans:
             known = self._looked(name, value, own)
             if known is None:
                 return ()
-            _REMEMBERED[key] = known
-            if len(_REMEMBERED) > MAX_REMEMBERED:
-                _REMEMBERED.popitem(last=False)
+            known = _remember(key, known)
         else:
             _REMEMBERED.move_to_end(key)
-        room = min(self._secrets_left, self._secrets_share)
-        if len(known) > room:
-            known = known[:room]
-        self._secrets_left -= len(known)
-        self._secrets_share -= len(known)
-        return known
+        if not known:  # most texts naming a credential's word hold none (an LLM response's input_tokens)
+            return known
+        given = self._given
+        fresh = tuple(dict.fromkeys(secret for secret in known if secret not in given))[:room]
+        given.update(fresh)
+        self._secrets_left -= len(fresh)
+        self._secrets_share -= len(fresh)
+        return fresh
 
     def _looked(self, name: object, value: str, own: bool) -> tuple[str, ...] | None:
         """What a text not remembered gives (``()`` for no record's shape): None when it is to be read
@@ -119,14 +156,14 @@ class TextScans:
         if not _names_a_credential(value.lower()):  # nothing to parse, nothing spent
             return ()
         head = value[:1]
-        if head in _OPENERS or head.isspace() and _JSON_START.match(value) is not None:
+        if head in _OPENERS or (head.isspace() and _JSON_START.match(value) is not None):
             form = False
         elif "\n" not in value and _FORM.fullmatch(value) is not None:
             form = True
         else:  # no record: so at every walk
             return ()
         left = self._left[own]
-        if left[0] <= 0 or left[1] < len(value) or not own and self._share <= 0:
+        if left[0] <= 0 or left[1] < len(value) or (not own and self._share <= 0):
             return None
         left[0] -= 1
         left[1] -= len(value)
@@ -139,6 +176,9 @@ class TextScans:
         return tuple(secret for secret in self._record_secrets(name, value, form) if not PLAIN_WORD.fullmatch(secret))
 
     def _record_secrets(self, name: object, value: str, form: bool) -> tuple[str, ...]:
+        """What the dict rule (the walk, texts not parsed again) finds in ``value`` parsed: a form
+        body's fields as pairs, a JSON object or list under the name it is held by; ``()`` when the
+        text is no such record after all."""
         if form:  # the fields as the server reads them (``%23`` is ``#``): the sanitizer knows the quoted form
             try:
                 return self._walker(parse_qsl(value, max_num_fields=MAX_FORM_FIELDS))
@@ -151,6 +191,6 @@ class TextScans:
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 
 
-__all__ = ["MAX_FORM_FIELDS", "MAX_REMEMBERED", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS", "MAX_TEXT_SCANS", "MAX_TEXT_SECRETS",
-           "MAX_VARIABLE_SCANS", "MAX_VARIABLE_SECRETS",
-           "RECORD_FIRSTS", "TextScans"]
+__all__ = ["MAX_FORM_FIELDS", "MAX_REMEMBERED", "MAX_REMEMBERED_BYTES", "MAX_SCAN_CHARS", "MAX_TEXT_CHARS",
+           "MAX_TEXT_SCANS", "MAX_TEXT_SECRETS", "MAX_VARIABLE_SCANS", "MAX_VARIABLE_SECRETS", "OWN_TEXT_SECRETS",
+           "RECORD_FIRSTS", "TextScans", "forget"]

@@ -19,9 +19,9 @@ TOKEN = "tkn_9fQ2Lx7Pw4Zr8Mn3Bv6"
 @pytest.fixture(autouse=True)
 def _forget_texts() -> Iterator[None]:
     """Each test starts with no text remembered (the memory is the process's)."""
-    text_records._REMEMBERED.clear()
+    text_records.forget()
     yield
-    text_records._REMEMBERED.clear()
+    text_records.forget()
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -87,12 +87,46 @@ def test_thousands_of_texts_with_secrets_give_a_bounded_number_each_parsed_once(
               for j in range(10)}
     caches["cfgs"] = {"prod": json.dumps(CONFIG)}
     walks = [credential_variable_values(caches.items()) for _ in range(text_records.MAX_VARIABLE_SECRETS // 10)]
-    assert len(walks[-1]) == text_records.MAX_TEXT_SECRETS and walks[-1] == walks[-2]
+    containers_cap = text_records.MAX_TEXT_SECRETS - text_records.OWN_TEXT_SECRETS  # the rest is own texts'
+    assert len(walks[-1]) == containers_cap and walks[-1] == walks[-2]
     assert len(parsed) == len(set(parsed)) < text_records.MAX_TEXT_SECRETS + text_records.MAX_TEXT_SCANS  # each once
     parsed.clear()
     assert credential_variable_values(caches.items()) == walks[-1] and parsed == []
     first = {"cfgs": caches.pop("cfgs"), **caches}  # the cap is a namespace's, as the dict walk's 500 mappings
     assert "Js7-q2#Lm9xx-Zz" in credential_variable_values(first.items())
+
+
+def test_a_token_repeated_in_many_logs_counts_once_and_a_config_text_after_them_is_read_at_every_walk() -> None:
+    # Second review of sec18, MEDIUM A: each remembered log text charged its token again, so one token filled
+    # the 500 cap from the second walk on and cfg_json's password, found at the first, was dropped.
+    logs: dict[str, object] = {f"log{k}": {f"r{i}": json.dumps({"req": i, "access_token": TOKEN}) for i in range(200)}
+                               for k in range(5)}
+    logs["cfg_json"] = json.dumps(CONFIG)
+    for _ in range(6):
+        assert sorted(credential_variable_values(logs.items())) == sorted([TOKEN, "Js7-q2#Lm9xx-Zz"])
+
+
+def test_a_config_text_after_caches_that_fill_the_containers_cap_is_read_at_every_walk() -> None:
+    # Second review of sec18, MEDIUM A: five remembered caches of 200 tokens took the whole cap from the third
+    # walk on; a variable's own text now has a share that texts inside containers cannot take.
+    caches: dict[str, object] = {f"oauth{k}": {f"r{i}": json.dumps({"access_token": f"ya29.A0{k:02d}{i:04d}xQ7vLp2Zk9R"})
+                                               for i in range(200)} for k in range(5)}
+    caches["cfg_json"] = json.dumps(CONFIG)
+    for _ in range(6):
+        assert "Js7-q2#Lm9xx-Zz" in credential_variable_values(caches.items())
+
+
+def test_the_memory_keeps_a_variables_share_of_a_texts_secrets_within_a_bound_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Second review of sec18, LOW C: entries kept every secret of their text, 16 KB each, 3.3 GB at the count bound.
+    monkeypatch.setattr(text_records, "MAX_REMEMBERED_BYTES", 200_000, raising=False)
+    many = json.dumps({f"password_{i}": f"Pw-{i:04d}-q2#Lm9xx" for i in range(150)})
+    credential_variable_values({"many": many}.items())
+    assert [len(kept) for kept in text_records._REMEMBERED.values()] == [text_records.MAX_VARIABLE_SECRETS]
+    for j in range(100):  # 100 texts of 4 passwords of 3,000 characters: 1.2 MB of secrets
+        text = json.dumps({f"{p}_password": f"{j}-{p}-" + "k7Q" * 1_000 for p in ("db", "smtp", "ftp", "api")})
+        credential_variable_values({f"cfg{j}": text}.items())
+    held = sum(len(secret) for kept in text_records._REMEMBERED.values() for secret in kept)
+    assert 0 < held <= 200_000 and len(text_records._REMEMBERED) < 101
 
 
 def test_a_dict_of_configs_behind_megabytes_of_clean_texts_is_read_at_the_first_walk() -> None:
