@@ -22,7 +22,16 @@ from .embedded import executing_metadata, read_record
 from .link import session_name
 from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
-from .replayed_options import grant_allow, off_its_endpoint, remember, session_settings, signed_options
+from .replayed_options import (
+    LINE_IS_NOT_THE_CELLS,
+    UNSIGNED_OPTIONS_LINE,
+    grant_allow,
+    off_its_endpoint,
+    remember,
+    session_settings,
+    signed_options,
+    unsigned_widening,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,9 +95,14 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
     rest of the session live): a received record's only where they narrow yours, and of its
     options the line gave when its turn ran, as its signed record says; the lines saying what differs."""
     mine = _signed_by_you(decision)
-    taken = _as_signed(args, decision) if mine else args
-    options = remember(magics.document, decision.session, taken, mine=mine,
-                       own=lambda trait: getattr(magics, trait, None))
+    # A record of yours made before cells' options were signed says nothing of them: its line,
+    # which anyone who edited the notebook could have changed, carries only what narrows.
+    signed = decision.shown is not None and decision.shown.options is not None
+    own = lambda trait: getattr(magics, trait, None)  # noqa: E731
+    taken = _as_signed(args, decision) if mine and signed else args
+    if mine and not signed and not LINE_IS_NOT_THE_CELLS.get() and (widening := unsigned_widening(args, own)):
+        show_line(UNSIGNED_OPTIONS_LINE.format(options=", ".join(widening)), "nbagent-changed")
+    options = remember(magics.document, decision.session, taken, mine=mine, signed=signed, own=own)
     update_loaded(magics, decision.session, options)
     _said_other_settings(args, prompt, decision)  # of the line as it reads
 

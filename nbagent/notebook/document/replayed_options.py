@@ -38,13 +38,16 @@ _CHOICES = {"model": "model", "effort": "effort", "context": "context", "notes":
 _LOCAL = ("endpoint", "provider")
 
 
-def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
+def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool, signed: bool = True,
              own: "Callable[[str], object]" = lambda trait: None) -> dict[str, Any]:
     """Keep a replayed cell's session options for ``session`` (``--new`` of your own record starts
     the session's lists: it made the session, so nothing before it set it); returns this cell's own
     (what a session loaded already takes now, as live: not the earlier cells' again, over a change
     made since). ``own``: your setting of an ``AgentMagics`` trait (a received record's limit is
-    kept only where it is tighter)."""
+    kept only where it is tighter). ``signed``: your record signed the cell's options (False: made
+    before records kept them, so ``args`` is the unsigned line, taken only where it narrows, as a
+    received record's)."""
+    mine, yours = mine and signed, mine
     cell = {field: value for option, (field, trait) in _LIMITS.items()
             if (value := getattr(args, option, None)) is not None and (mine or _tighter(value, own(trait)))}
     if mine:
@@ -60,7 +63,7 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
         if args.endpoint or provider:
             options.update(endpoint=args.endpoint, provider=provider)
     link.replayed_options[session] = options
-    link.replayed_mine[session] = mine and link.replayed_mine.get(session, True)
+    link.replayed_mine[session] = yours and link.replayed_mine.get(session, True)
     if mine:  # someone else's --allow answered their prompts, never yours
         before = () if args.new else link.replayed_allow.get(session, ())
         link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
@@ -76,6 +79,19 @@ OPTIONS_NOT_SIGNED_LINE = ("ⓘ this cell's options line gives {options} otherwi
                            "carried to your next prompt, which goes on as the record ran (signed with your key; the "
                            "line is not): a tighter limit, or fewer tools, are taken from the line. Add --live to run "
                            "it as it reads.")
+
+
+UNSIGNED_OPTIONS_LINE = ("ⓘ this cell's record was made before nbagent signed a cell's options, so its options line's "
+                         "{options} is not carried to your next prompt, which asks as a new session would (the line "
+                         "is not signed: anyone who edited the notebook could have added it; a tighter limit is "
+                         "taken). Run the cell with --live to record it with them.")
+
+
+def unsigned_widening(args: Namespace, own: "Callable[[str], object]") -> list[str]:
+    """The options of a replayed cell's line that a record made before options were signed does not
+    carry (all but a limit tighter than yours), as the line names them."""
+    return ["--" + name.replace("_", "-") for name, value in options_of(args).items()
+            if not (name in _LIMITS and _tighter(value, own(_LIMITS[name][1])))]
 
 
 LINE_IS_NOT_THE_CELLS: ContextVar[bool] = ContextVar("nbagent_line_is_not_the_cells", default=False)
@@ -196,5 +212,5 @@ def forget(link: "DocumentLink", field: str) -> None:
         options.pop(field, None)
 
 
-__all__ = ["CARRIED", "OPTIONS_NOT_SIGNED_LINE", "follow_fork", "forget", "grant_allow", "options_of", "remember",
-           "off_its_endpoint", "session_settings", "signed_options"]
+__all__ = ["CARRIED", "OPTIONS_NOT_SIGNED_LINE", "UNSIGNED_OPTIONS_LINE", "follow_fork", "forget", "grant_allow",
+           "options_of", "remember", "off_its_endpoint", "session_settings", "signed_options", "unsigned_widening"]

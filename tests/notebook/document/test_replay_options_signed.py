@@ -13,8 +13,10 @@ from typing import Any, Callable
 
 import pytest
 
+from nbagent.engine.disk.user_key import sign
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.replayed_options import OPTIONS_NOT_SIGNED_LINE
+from nbagent.notebook.document import shown as shown_mod
+from nbagent.notebook.document.replayed_options import OPTIONS_NOT_SIGNED_LINE, UNSIGNED_OPTIONS_LINE
 
 from .test_replay_from_notebook import QUESTION, Lab, lab
 
@@ -190,3 +192,37 @@ def test_web_search_taken_off_a_replayed_cells_line_is_off_for_your_next_prompt(
     _next_prompt(lab)
     current = magics_mod.active_magics().current
     assert current is not None and "web_search" not in current.agent.config.server_tools
+
+
+def _signed_as_before_options_were_kept(lab: Lab, tmp_path: Path, where: str) -> None:
+    """The first cell's record as nbagent wrote it before records kept the cell's options (signed
+    with your key, no ``options``): in the cell's metadata, or in the folder alone."""
+    record: dict[str, Any] = lab.front.cells[0]["metadata"]["nbagent"]["record"]
+    if where == "folder":
+        del lab.front.cells[0]["metadata"]["nbagent"]["record"]
+    else:
+        shutil.rmtree(tmp_path / ".nbagent")
+        del record["options"], record["signature"]
+        record["signature"] = sign(record)
+        return
+    (transcript,) = (tmp_path / ".nbagent" / "replay").rglob("1.json")
+    saved = json.loads(transcript.read_text())
+    del saved["options"]
+    saved["signature"] = sign(*shown_mod._signed_parts(transcript.parent.name, 1, shown_mod.prompt_sha256(QUESTION),
+                                                       saved["bundle"], saved["outcome"], saved.get("inputs")))
+    transcript.write_text(json.dumps(saved))
+
+
+@pytest.mark.parametrize("where", ["folder", "notebook alone"])
+def test_a_record_made_before_options_were_signed_carries_no_tool_edited_into_its_line(
+        lab: Lab, tmp_path: Path, where: str) -> None:
+    # Such a record said nothing of its cell's options, and the line was carried as it read: anyone
+    # who edited an older notebook of yours gave your next prompt --allow shell and --web-search.
+    out = _recorded_then_edited(lab, "--allow python shell --web-search",
+                                between=lambda: _signed_as_before_options_were_kept(lab, tmp_path, where))
+
+    assert "replayed: session" in out and "recorded by someone else" not in out
+    allowed = _next_prompt(lab)
+    current = magics_mod.active_magics().current
+    assert current is not None and "shell" not in allowed and "web_search" not in current.agent.config.server_tools
+    assert UNSIGNED_OPTIONS_LINE.format(options="--web-search, --allow") in out
