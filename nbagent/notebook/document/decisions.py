@@ -102,7 +102,13 @@ class Live:
 def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None) -> int:
     """The turn to replay for a cell whose next recorded turn is ``turn``: a later turn of the same
     record when the cell's own metadata names one (the cell was run again: the notebook shows that
-    answer, and the one it replaced must not come back as current)."""
+    answer, and the one it replaced must not come back as current). Where the cell carries no
+    record (cleared from its metadata), the latest turn this very cell asked with this prompt: the
+    one the notebook showed, never the answer (and the options, a tool since taken off the line)
+    it replaced."""
+    if carried is None and cell_id is not None:
+        return max((t.turn for t in index.turns if t.turn > turn and t.asked_by(prompt, cell_id, strict=True)),
+                   default=turn)
     if carried is None or not carried.mine or carried.session != index.session or carried.turn <= turn:
         return turn
     asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)

@@ -226,3 +226,25 @@ def test_a_record_made_before_options_were_signed_carries_no_tool_edited_into_it
     current = magics_mod.active_magics().current
     assert current is not None and "shell" not in allowed and "web_search" not in current.agent.config.server_tools
     assert UNSIGNED_OPTIONS_LINE.format(options="--web-search, --allow") in out
+
+
+def test_a_cell_run_again_whose_record_was_cleared_replays_its_latest_turn_not_a_tool_taken_off_since(
+        lab: Lab) -> None:
+    # Its first turn stood in: the answer the second replaced came back as current, and with it the
+    # shell the user had taken off the line (edited back in by whoever cleared the record).
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    lab.front.cells[0]["source"] = f"%%agent --allow python shell\n{QUESTION}"
+    lab.run()
+    lab.front.cells[0]["source"] = f"%%agent --live --allow python\n{QUESTION}"
+    lab.run()
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nnow add 5 to it with python",
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.restart()
+    del lab.front.cells[0]["metadata"]["nbagent"]["record"]
+    lab.front.cells[0]["source"] = f"%%agent --allow python shell\n{QUESTION}"
+
+    out = lab.run()
+
+    assert ", turn 2 (no request sent)" in out and NOT_CARRIED in out
+    assert "shell" not in _next_prompt(lab)
