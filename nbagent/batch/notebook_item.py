@@ -47,12 +47,18 @@ def parameters_source(spec: ItemSpec, task_root: Path) -> str:
 
 
 def with_parameters(nb: NotebookNode, source: str) -> NotebookNode:
-    """``nb`` with the parameters cell after the one tagged ``parameters`` (else first)."""
+    """``nb`` with the parameters cell after the one tagged ``parameters`` (else first), and its
+    ``%config`` lines first of all where that is not first: the template's cells above its
+    parameters run too, and ran with your defaults (no task folder, budget, nor ``record = False``:
+    their requests went uncounted and uncapped, their sessions into the submitted item's folder)."""
     import nbformat
 
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
     tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
     nb.cells.insert(tagged[0] + 1 if tagged else 0, cell)
+    if tagged and tagged[0] > 0:
+        settings = "\n".join(line for line in source.splitlines() if line.startswith("%config "))
+        nb.cells.insert(0, nbformat.v4.new_code_cell(settings, metadata={"tags": ["injected-settings"]}))
     return nb
 
 

@@ -200,3 +200,29 @@ def test_a_template_that_carries_its_authors_record_asks_the_model_for_each_item
     row = json.loads(next((tmp_path / "runs").glob("*/result.json")).read_text())
     assert row["requests"] >= 1 and row["cost_usd"] > 0
     assert sorted(p.name for p in items.iterdir()) == ["d.csv"]  # nothing written into the item's folder
+
+
+@pytest.mark.kernel
+def test_a_template_agent_cell_above_its_parameters_runs_with_the_items_settings_and_is_counted(
+        tmp_path: Path, monkeypatch) -> None:
+    """The injected ``%config`` lines came after the tagged cell only: an agent cell above it ran with
+    your defaults (no per-item budget, ``record`` on), its session went into the submitted item's
+    folder, and the row counted none of it: 0 requests, $0 (attacker pass 18)."""
+    from nbagent.batch.notebook_item import run_notebook_item
+
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "key"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    items = tmp_path / "submitted"
+    items.mkdir()
+    (items / "data.csv").write_text("a,b\n1,2\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%%agent\nhello there"),
+                nbformat.v4.new_code_cell("item = None", metadata={"tags": ["parameters"]})]
+    template = tmp_path / "template.ipynb"
+    nbformat.write(nb, str(template))
+
+    row = run_notebook_item(ItemSpec(item=str(items / "data.csv"), folder=str(tmp_path / "out"), prompt="p",
+                                     provider="simulated", notebook=str(template)))
+
+    assert row["outcome"] == "end_turn" and row["requests"] == 1, row
+    assert not (items / ".nbagent").exists()  # nothing written into the submitted folder
