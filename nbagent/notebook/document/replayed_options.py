@@ -46,7 +46,7 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
     made since). ``own``: your setting of an ``AgentMagics`` trait (a received record's limit is
     kept only where it is tighter). ``signed``: your record signed the cell's options (False: made
     before records kept them, so ``args`` is the unsigned line, taken only where it narrows, as a
-    received record's)."""
+    received record's; but where it sends the conversation, as the line reads)."""
     mine, yours = mine and signed, mine
     cell = {field: value for option, (field, trait) in _LIMITS.items()
             if (value := getattr(args, option, None)) is not None and (mine or _tighter(value, own(trait)))}
@@ -57,7 +57,9 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
             cell["server_tools"] = ("web_search",)
     options = {} if args.new and mine else dict(link.replayed_options.get(session, {}))
     options.update(cell)
-    if mine:  # where the conversation goes: a local endpoint kept it off the cloud, live
+    # Where the conversation goes (a local endpoint kept it off the cloud, live), from a record of
+    # yours made before options were signed too: dropped, its history went to your default provider.
+    if yours:
         provider = "simulated" if getattr(args, "simulated", False) else "anthropic" if getattr(args, "anthropic", False) \
             else None
         if args.endpoint or provider:
@@ -89,9 +91,10 @@ UNSIGNED_OPTIONS_LINE = ("ⓘ this cell's record was made before nbagent signed 
 
 def unsigned_widening(args: Namespace, own: "Callable[[str], object]") -> list[str]:
     """The options of a replayed cell's line that a record made before options were signed does not
-    carry (all but a limit tighter than yours), as the line names them."""
+    carry (all but a limit tighter than yours, and where it sends the conversation), as the line names them."""
     return ["--" + name.replace("_", "-") for name, value in options_of(args).items()
-            if not (name in _LIMITS and _tighter(value, own(_LIMITS[name][1])))]
+            if name not in ("endpoint", "simulated", "anthropic")
+            and not (name in _LIMITS and _tighter(value, own(_LIMITS[name][1])))]
 
 
 LINE_IS_NOT_THE_CELLS: ContextVar[bool] = ContextVar("nbagent_line_is_not_the_cells", default=False)

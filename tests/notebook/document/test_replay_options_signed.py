@@ -248,3 +248,23 @@ def test_a_cell_run_again_whose_record_was_cleared_replays_its_latest_turn_not_a
 
     assert ", turn 2 (no request sent)" in out and NOT_CARRIED in out
     assert "shell" not in _next_prompt(lab)
+
+
+def test_a_record_made_before_options_were_signed_goes_on_on_the_endpoint_its_line_names(
+        lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its line is not signed, but dropping its --endpoint sent the recorded history to your default provider.
+    from .test_replay_session_options import _local_endpoint
+
+    with _local_endpoint(monkeypatch, tmp_path) as api:
+        out = _recorded_with(lab, "--endpoint local", "--endpoint local")
+        assert "replayed: session" in out
+        _signed_as_before_options_were_kept(lab, tmp_path, "folder")
+        lab.restart()
+        out = lab.run()
+        before = len(api.requests)
+
+        _next_prompt(lab)
+
+        current = magics_mod.active_magics().current
+        assert "replayed: session" in out and "options line" not in out and len(api.requests) > before
+        assert current is not None and current.agent.endpoint is not None and current.agent.endpoint.name == "local"
