@@ -88,6 +88,9 @@ class DocumentLink(RecordKeeper):
         self.replayed_mine: dict[str, bool] = {}
         """Whether every cell replayed from a recorded session was your own record (signed with
         your key), by session: only such a record is continued by a command (``%agent compact``)."""
+        self.replayed_line: dict[str, object] | None = None
+        """The options line of the agent cell replayed last, as it reads: a replayed ``%agent retry``
+        of it narrows the retried turn's signed options by it, as that cell's replay did."""
 
     def superseded(self, current: NotebookSession | None) -> bool:
         """Whether the replayed session, not ``current``, is the notebook's now: ``current`` was made

@@ -23,6 +23,7 @@ from .link import session_name
 from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
 from .replayed_options import (
+    CARRIED,
     LINE_IS_NOT_THE_CELLS,
     UNSIGNED_OPTIONS_LINE,
     grant_allow,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from ..magics_api import MagicsApi
     from ..session import NotebookSession
+    from .link import DocumentLink
 
 
 def replayed_session(magics: "MagicsApi") -> "NotebookSession | None":
@@ -95,11 +97,13 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
     rest of the session live): a received record's only where they narrow yours, and of its
     options the line gave when its turn ran, as its signed record says; the lines saying what differs."""
     mine = _signed_by_you(decision)
+    if not LINE_IS_NOT_THE_CELLS.get():  # what a replayed retry of this cell narrows by
+        magics.document.replayed_line = {name: getattr(args, name, default) for name, default in CARRIED.items()}
     # A record of yours made before cells' options were signed says nothing of them: its line,
     # which anyone who edited the notebook could have changed, carries only what narrows.
     signed = decision.shown is not None and decision.shown.options is not None
     own = lambda trait: getattr(magics, trait, None)  # noqa: E731
-    taken = _as_signed(args, decision) if mine and signed else args
+    taken = _as_signed(magics.document, args, decision) if mine and signed else args
     if mine and not signed and not LINE_IS_NOT_THE_CELLS.get() and (widening := unsigned_widening(args, own)):
         show_line(UNSIGNED_OPTIONS_LINE.format(options=", ".join(widening)), "nbagent-changed")
     options = remember(magics.document, decision.session, taken, mine=mine, signed=signed, own=own)
@@ -107,11 +111,13 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
     _said_other_settings(args, prompt, decision)  # of the line as it reads
 
 
-def _as_signed(args: Namespace, decision: Replay) -> Namespace:
+def _as_signed(link: "DocumentLink", args: Namespace, decision: Replay) -> Namespace:
     """The replayed cell's session options as its signed record gave them (the options line is
-    not signed), and a line naming those changed since."""
-    args, unsigned = signed_options(args, decision.shown)
-    if unsigned is not None:
+    not signed), and a line naming those changed since. A replayed ``%agent retry`` (no line of its
+    own) is narrowed by the retried cell's line, which has said what it does not carry."""
+    retry = LINE_IS_NOT_THE_CELLS.get()
+    args, unsigned = signed_options(args, decision.shown, link.replayed_line if retry else None)
+    if unsigned is not None and not retry:
         show_line(unsigned, "nbagent-changed")
     return args
 

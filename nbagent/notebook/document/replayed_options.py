@@ -116,18 +116,22 @@ def options_of(args: Namespace) -> JSONObject:
     return given
 
 
-def signed_options(args: Namespace, shown: "Shown | None") -> tuple[Namespace, str | None]:
+def signed_options(args: Namespace, shown: "Shown | None",
+                   retried_line: "dict[str, object] | None" = None) -> tuple[Namespace, str | None]:
     """``args`` with the session options the replayed turn's cell gave when it ran (its signed
     record, ``shown``, says which), and the line naming those of the line not taken (None where
     none): anyone can edit ``--allow bash``, ``--web-search`` or a larger budget into the options
     line of a notebook of yours, and your next live prompt went on with it. What only narrows is
     taken from the line: a tighter limit, and of ``--allow`` the tools both name. A record from
-    before records kept them (``options`` None) carries the line as it reads."""
+    before records kept them (``options`` None) carries the line as it reads. ``retried_line``: a replayed
+    ``%agent retry``'s stand-in for its empty line, the retried cell's (None: the record's own)."""
     signed = shown.options if shown is not None else None
     if signed is None:
         return args, None
-    if LINE_IS_NOT_THE_CELLS.get():
+    if LINE_IS_NOT_THE_CELLS.get() and retried_line is None:
         return Namespace(**{**vars(args), **{n: signed.get(n, d) for n, d in CARRIED.items()}}), None
+    if retried_line is not None:  # a retry's empty line stands for the retried cell's, as it reads
+        args = Namespace(**{**vars(args), **retried_line})
     visible, taken, ignored = options_of(args), {}, []
     for name, default in CARRIED.items():
         line, record = visible.get(name), signed.get(name)

@@ -268,3 +268,36 @@ def test_a_record_made_before_options_were_signed_goes_on_on_the_endpoint_its_li
         current = magics_mod.active_magics().current
         assert "replayed: session" in out and "options line" not in out and len(api.requests) > before
         assert current is not None and current.agent.endpoint is not None and current.agent.endpoint.name == "local"
+
+
+def test_a_replayed_retry_keeps_the_tool_taken_off_the_retried_cells_line_off(lab: Lab) -> None:
+    # The retry took the retried turn's signed options whole: shell, taken off the failed cell's
+    # line since (and not carried by that cell's own replay), came back with the retry below it.
+    from nbagent.providers.simulated import Fault
+
+    magics = magics_mod.active_magics()
+    magics.allow = []
+    lab.front.cells[0]["source"] = f"%%agent --allow python\n{QUESTION}"
+    for cell_id, source in [("c-failing", "%%agent --allow python shell\nnow add 5 to it with python"),
+                            ("c-retry", "%agent retry"), ("c-next", "%%agent\nnow add 1 to it with python")]:
+        lab.front.cells.append({"cell_type": "code", "id": cell_id, "source": source, "metadata": {}, "outputs": [],
+                                "execution_count": None})
+
+    def index(cell_id: str) -> int:  # the agent's code cells move the cells below
+        return next(i for i, c in enumerate(lab.front.cells) if c["id"] == cell_id)
+
+    lab.run()
+    current = magics.current
+    assert current is not None
+    api = current.agent.simulated_api
+    api.faults = {len(api.requests) + 1: Fault.auth()}
+    lab.run(index("c-failing"), expect_error=True)
+    lab.run(index("c-retry"))
+    lab.restart()
+    magics.allow = []
+    lab.front.cells[index("c-failing")]["source"] = "%%agent --allow python\nnow add 5 to it with python"
+
+    outs = [lab.run(), lab.run(index("c-failing")), lab.run(index("c-retry"))]
+
+    assert all("replayed: session" in out for out in outs) and not any("options line gives" in out for out in outs)
+    assert "shell" not in _next_prompt(lab)
