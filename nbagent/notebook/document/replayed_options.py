@@ -123,7 +123,8 @@ def signed_options(args: Namespace, shown: "Shown | None",
     none): anyone can edit ``--allow bash``, ``--web-search`` or a larger budget into the options
     line of a notebook of yours, and your next live prompt went on with it. What only narrows is
     taken from the line: a tighter limit, and of ``--allow`` the tools both name. A record from
-    before records kept them (``options`` None) carries the line as it reads. ``retried_line``: a replayed
+    before records kept them (``options`` None) says nothing of them: the line as it reads (which
+    :func:`remember` then takes as unsigned, ``signed=False``). ``retried_line``: a replayed
     ``%agent retry``'s stand-in for its empty line, the retried cell's (None: the record's own)."""
     signed = shown.options if shown is not None else None
     if signed is None:
