@@ -102,7 +102,9 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
     # A record of yours made before cells' options were signed says nothing of them: its line,
     # which anyone who edited the notebook could have changed, carries only what narrows.
     signed = decision.shown is not None and decision.shown.options is not None
-    own = lambda trait: getattr(magics, trait, None)  # noqa: E731
+    def own(trait: str) -> object:  # your setting of an AgentMagics trait
+        return getattr(magics, trait, None)
+
     taken = _as_signed(magics.document, args, decision) if mine and signed else args
     if mine and not signed and not LINE_IS_NOT_THE_CELLS.get() and (widening := unsigned_widening(args, own)):
         show_line(UNSIGNED_OPTIONS_LINE.format(options=", ".join(widening)), "nbagent-changed")

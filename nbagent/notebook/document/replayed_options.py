@@ -47,7 +47,7 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
     kept only where it is tighter). ``signed``: your record signed the cell's options (False: made
     before records kept them, so ``args`` is the unsigned line, taken only where it narrows, as a
     received record's; but where it sends the conversation, as the line reads)."""
-    mine, yours = mine and signed, mine
+    record_yours, mine = mine, mine and signed  # ``mine``: your signed options, taken as they are
     cell = {field: value for option, (field, trait) in _LIMITS.items()
             if (value := getattr(args, option, None)) is not None and (mine or _tighter(value, own(trait)))}
     if mine:
@@ -59,13 +59,13 @@ def remember(link: "DocumentLink", session: str, args: Namespace, *, mine: bool,
     options.update(cell)
     # Where the conversation goes (a local endpoint kept it off the cloud, live), from a record of
     # yours made before options were signed too: dropped, its history went to your default provider.
-    if yours:
+    if record_yours:
         provider = "simulated" if getattr(args, "simulated", False) else "anthropic" if getattr(args, "anthropic", False) \
             else None
         if args.endpoint or provider:
             options.update(endpoint=args.endpoint, provider=provider)
     link.replayed_options[session] = options
-    link.replayed_mine[session] = yours and link.replayed_mine.get(session, True)
+    link.replayed_mine[session] = record_yours and link.replayed_mine.get(session, True)
     if mine:  # someone else's --allow answered their prompts, never yours
         before = () if args.new else link.replayed_allow.get(session, ())
         link.replayed_allow[session] = tuple(dict.fromkeys((*before, *(args.allow or ()))))
