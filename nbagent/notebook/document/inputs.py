@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
+from .bindings import surely_bound
 from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
 from .cell_log import CellLog, cell_key, context_cells, ran_inputs
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
@@ -229,7 +230,7 @@ class TurnWatch:
                 if name not in bound:
                     self._read(name)
             self.code_read.update(loads)
-            for name in _surely_bound(statement):
+            for name in surely_bound(statement):
                 if name not in self.code_read:
                     fresh.add(name)  # bound before any read: F1's "loaded again" (see _left_values)
                 bound.add(name)
@@ -397,28 +398,3 @@ def _writes(mode: object, flags: object) -> bool:
 
 __all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
            "short_secret", "user_variables"]
-
-
-def _surely_bound(statement: ast.stmt) -> list[str]:
-    """The names a top-level statement binds whenever it completes: plain-name targets of ``=`` (and
-    of tuple unpacking), ``x: T = v``, ``import``, ``def`` and ``class``. Not a ``for``/``with``
-    target, a name bound inside a compound statement's body, ``+=`` (it reads first), nor a walrus."""
-    if isinstance(statement, ast.Assign):
-        return [n.id for target in statement.targets for n in _target_names(target)]
-    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
-        return [statement.target.id] if isinstance(statement.target, ast.Name) else []
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*"]
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [statement.name]
-    return []
-
-
-def _target_names(target: ast.expr) -> list[ast.Name]:
-    if isinstance(target, ast.Name):
-        return [target]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for element in target.elts for n in _target_names(element)]
-    return []  # `sales["x"] = 1`, `obj.attr = 1`: a change to an existing value, not a new name
