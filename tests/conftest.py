@@ -6,6 +6,11 @@ only to loopback hosts and unix paths.
 
 from __future__ import annotations
 
+import gc
+import sys
+from types import FrameType
+from typing import Iterator
+
 import pytest
 
 
@@ -79,3 +84,43 @@ def own_mcp_trust_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     from nbagent.tools.mcp.trust import TRUST_FILE_ENV
 
     monkeypatch.setenv(TRUST_FILE_ENV, str(tmp_path_factory.mktemp("mcp-trust") / "mcp_trust.json"))
+
+
+_HEADROOM_FRAMES = 60
+"""Frames a finalizer may need when a collection runs it (a warning, a logging call)."""
+
+
+def _descend(levels: int) -> int:
+    return 0 if levels == 0 else _descend(levels - 1) + 1
+
+
+@pytest.fixture
+def collections_keep_stack_left() -> Iterator[None]:
+    """Fails the test if a garbage collection during it ran with less than :data:`_HEADROOM_FRAMES`
+    of stack left: the code recursed near the limit (``[[[…`` parsed or walked before its depth was
+    checked), and a finalizer run then loses its error ("Failed to process unraisable exception",
+    which failed CI once). Collections are made frequent so that any deep stretch meets one."""
+    short: list[str] = []
+
+    def check(phase: str, info: dict[str, int]) -> None:
+        if phase != "start":
+            return
+        try:
+            _descend(_HEADROOM_FRAMES)
+        except RecursionError:
+            frame: FrameType | None = sys._getframe(1)  # a loop, not a call: there is no stack to spare
+            names: list[str] = []
+            while frame is not None and len(names) < 8:
+                names.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+                frame = frame.f_back
+            short.append(" <- ".join(names))
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(50, threshold[1], threshold[2])
+    gc.callbacks.append(check)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(check)
+        gc.set_threshold(*threshold)
+    assert not short, f"a collection ran with no stack left, in {short[0]}"

@@ -28,6 +28,7 @@ from ..engine.contracts.json_types import JSONObject, JSONValue
 from ..engine.contracts.messages import is_content_block
 from ..engine.contracts.provider import Chunk, MessageComplete, StreamStarted
 from ..engine.contracts.waits import within
+from ..engine.disk.json_depth import loads_within
 
 if TYPE_CHECKING:
     from anthropic.types import RawContentBlockDelta, RawMessageDeltaEvent, RawMessageStreamEvent
@@ -65,9 +66,9 @@ def parse_tool_input(text: str) -> JSONValue:
     if not text.strip():
         return {}
     try:
-        parsed: JSONValue = json.loads(text)
+        parsed: JSONValue = loads_within(text)
         return parsed
-    except (json.JSONDecodeError, RecursionError):  # RecursionError: ``[[[…`` past the parser's stack
+    except ValueError:  # unfinished, or ``[[[…`` nested past the bound
         return {"_unparsed_input": text}
 
 

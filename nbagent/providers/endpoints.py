@@ -17,7 +17,6 @@ Keys, tokens and header values are secrets: no repr, event, file or tool output 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import urllib.parse
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..engine.disk.json_depth import loads_within
 from ..engine.disk.safe_open import read_capped
 from .endpoint_trust import EndpointError, check_project_row, check_trusted, host_of
 
@@ -177,8 +177,8 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
         raise EndpointError(f"cannot read endpoint profiles from {path}: not a regular file of at most "
                             f"{MAX_PROFILES_BYTES:,} bytes")
     try:
-        raw = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:
+        raw = loads_within(data.decode("utf-8"))
+    except ValueError as exc:  # not JSON, or nested past the bound
         raise EndpointError(f"cannot read endpoint profiles from {path}: {type(exc).__name__}: {exc}") from None
     table = raw.get("endpoints", raw) if isinstance(raw, dict) else None
     if not isinstance(table, dict):
@@ -275,8 +275,8 @@ def profile_key_sources(extra: Mapping[str, Any] | None = None) -> dict[str, str
     user_file = profile_files()[0]
     try:
         data = read_capped(user_file, MAX_PROFILES_BYTES + 1) if user_file.is_file() else None
-        raw = json.loads(data.decode("utf-8")) if data is not None and len(data) <= MAX_PROFILES_BYTES else None
-    except (OSError, ValueError, RecursionError):
+        raw = loads_within(data.decode("utf-8")) if data is not None and len(data) <= MAX_PROFILES_BYTES else None
+    except (OSError, ValueError):
         raw = None
     table = raw.get("endpoints", raw) if isinstance(raw, dict) else None
     if isinstance(table, dict):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import pytest
+
 from nbagent.engine.contracts.provider import MessageComplete
 from nbagent.providers.anthropic_stream import parse_tool_input
 
@@ -19,10 +21,12 @@ from .test_stream_bounds import _Lazy, provider
 DEEP = "[" * 5_000
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_tool_input_nested_too_deep_is_kept_unparsed() -> None:
     assert parse_tool_input(DEEP) == {"_unparsed_input": DEEP}
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 async def test_a_streamed_tool_call_nested_too_deep_completes_the_reply() -> None:
     async def once() -> AsyncIterator[bytes]:
         yield stream([[{"type": "tool_use", "id": "toolu_1", "name": "python", "input": {}},

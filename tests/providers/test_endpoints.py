@@ -324,6 +324,7 @@ def test_an_endpoints_repr_and_description_carry_no_secret() -> None:
     assert endpoint.describe() == "gateway at http://gateway.test:4000 (bearer token, headers X-Team)"
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_projects_endpoints_file_is_read_within_bounds(tmp_path: Path) -> None:
     """Too large or too deeply nested: an EndpointError naming the file (attacker pass 6, F10)."""
     from nbagent.providers.endpoints import MAX_PROFILES_BYTES
@@ -334,7 +335,7 @@ def test_a_projects_endpoints_file_is_read_within_bounds(tmp_path: Path) -> None
     with pytest.raises(EndpointError, match="at most"):
         load_profiles(tmp_path)
     path.write_text("[" * 200_000 + "]" * 200_000)
-    with pytest.raises(EndpointError, match="RecursionError"):
+    with pytest.raises(EndpointError, match="nested deeper than"):
         load_profiles(tmp_path)
 
 

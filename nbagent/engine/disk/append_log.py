@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from ..contracts.errors import CorruptFileError, TaskFolderError
 from ..contracts.json_types import JSONValue
-from .persist import MAX_FILE_DEPTH, atomic_write_text, depth_exceeds, read_json
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, loads_within
+from .persist import atomic_write_text, read_json
 from .safe_open import open_regular, read_regular
 
 _Item = TypeVar("_Item")
@@ -152,6 +152,10 @@ class AppendLog:
             os.close(fd)
 
 
+_ITEM_DEPTH = MAX_FILE_DEPTH - 1
+"""An item's nesting inside the log's list: the whole file within :data:`MAX_FILE_DEPTH`, as read_json reads it."""
+
+
 def _torn_log(path: Path) -> list[JSONValue] | None:
     """The items of a log whose last append was cut short by a crash, or None if it is not that."""
     try:
@@ -164,13 +168,15 @@ def _torn_log(path: Path) -> list[JSONValue] | None:
     items: list[JSONValue] = []
     for i, line in enumerate(lines[1:], start=1):
         try:
-            items.append(json.loads(line.rstrip(",")))
-        except (ValueError, RecursionError):  # not JSON, or an integer too long to convert
+            items.append(loads_within(line.rstrip(","), _ITEM_DEPTH))
+        except NestedTooDeepError as exc:  # as read_json refuses for a whole file
+            raise CorruptFileError(path, str(exc)) from None
+        except ValueError:  # not JSON, or an integer too long to convert
             if i < len(lines) - 1:
                 return None  # only the last line may be torn
             if line.endswith(",]"):  # the append's first byte replaced the line break: item whole
-                with contextlib.suppress(ValueError, RecursionError):
-                    items.append(json.loads(line[:-2]))
+                with contextlib.suppress(ValueError):
+                    items.append(loads_within(line[:-2], _ITEM_DEPTH))
             return items
     return items  # cut at the end of a line: every item there is whole
 
@@ -199,8 +205,6 @@ def read_log(path: Path, notices: list[str] | None = None) -> JSONValue:
         items = _torn_log(path)
         if items is None:
             raise
-        if depth_exceeds(items, MAX_FILE_DEPTH):  # as read_json refuses for a whole file
-            raise CorruptFileError(path, f"JSON nested deeper than {MAX_FILE_DEPTH} levels") from None
         if notices is not None:
             notices.append(f"{path.name} ended in a line cut short (a crash while it was written): "
                            f"the {len(items)} complete entries before it were loaded.")

@@ -14,13 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.errors import CorruptFileError
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, loads_within
 from .safe_open import read_regular
-
-# Task files hold tool inputs (bounded to MAX_JSON_DEPTH when they entered history) inside a few
-# levels of their own; anything deeper was not written by nbagent.
-MAX_FILE_DEPTH = 2 * MAX_JSON_DEPTH
 
 
 def _current_umask() -> int:
@@ -190,26 +186,8 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
     except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        data = json.loads(text)
+        return loads_within(text, MAX_FILE_DEPTH)
+    except NestedTooDeepError as exc:
+        raise CorruptFileError(p, str(exc)) from None
     except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None
-    except RecursionError:
-        data = None
-        too_deep = True
-    else:
-        too_deep = depth_exceeds(data, MAX_FILE_DEPTH)
-    if too_deep:
-        raise CorruptFileError(p, f"JSON nested deeper than {MAX_FILE_DEPTH} levels")
-    return data
-
-
-def depth_exceeds(value: object, limit: int) -> bool:
-    # Iterative: the point is not to recurse through whatever the file holds.
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth >= limit:
-                return True
-            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
-    return False

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from .json_depth import loads_within
 from .safe_open import open_regular
 
 PACING_DIR_ENV = "NBAGENT_PACING_DIR"
@@ -102,8 +103,8 @@ def _read_all(fd: int) -> bytes:
 
 def _parsed(data: bytes) -> object:
     try:
-        return json.loads(data) if data else None
-    except (ValueError, RecursionError):  # a write cut short by a crash, or not ours: start again
+        return loads_within(data) if data else None
+    except ValueError:  # a write cut short by a crash, or not ours (nested past the bound too): start again
         return None
 
 

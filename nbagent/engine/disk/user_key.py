@@ -21,6 +21,8 @@ import os
 import stat
 from pathlib import Path
 
+from .json_depth import MAX_FILE_DEPTH, depth_exceeds
+
 KEY_BYTES = 32
 KEY_FILE_ENV = "NBAGENT_REPLAY_KEY_FILE"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -134,15 +136,15 @@ def _whole_numbers(value: object) -> object:
 def signed_by_user(signature: object, *parts: object) -> bool:
     """Whether ``signature`` is this user's signature of ``parts`` (False for any doubt).
 
-    ``parts`` may come from a file or a notebook someone else wrote: a value nested deeper than the
-    encoder's stack (a received cell's metadata, parsed by the execute request's shallower parser)
-    or one JSON cannot encode is not signed by anyone, not a failed cell."""
-    if not isinstance(signature, str):
+    ``parts`` may come from a file or a notebook someone else wrote: a value nested deeper than
+    :data:`~nbagent.engine.disk.json_depth.MAX_FILE_DEPTH` (a received cell's metadata can nest as
+    deep as the execute request's parser follows) or one JSON cannot encode is not signed by anyone, not a failed cell."""
+    if not isinstance(signature, str) or depth_exceeds(parts, MAX_FILE_DEPTH):  # found before any walk recurses
         return False
     for canonical in (True, False):  # False: a signature made before numbers were signed as a browser writes them
         try:
             expected = _signed(parts, canonical=canonical)
-        except (RecursionError, ValueError, TypeError):
+        except (ValueError, TypeError):  # a circular value, or one JSON cannot encode
             return False
         if expected is not None and hmac.compare_digest(signature, expected):
             return True

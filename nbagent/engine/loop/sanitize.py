@@ -91,6 +91,10 @@ class TooDeepError(ValueError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"nested deeper than {limit} levels")
 
+    def refusal(self) -> str:
+        """What the model is told instead of running a call whose input nests this deep."""
+        return f"Not run: the tool input was {self}; send a flatter input."
+
 
 def fix_surrogates(text: str) -> tuple[str, int]:
     """``text`` with lone surrogates replaced by U+FFFD, and how many were replaced."""
@@ -357,7 +361,7 @@ def clean_reply(message: Mapping[str, object], sanitizer: Sanitizer, used_ids: s
             block = {k: v for k, v in block.items() if k != "input"}
             block, n = sanitizer.value(block)
             block["input"] = {}
-            out.refused[str(uid)] = f"Not run: the tool input was {exc}; send a flatter input."
+            out.refused[str(uid)] = exc.refusal()
         out.replaced += n
         if is_tool_use(block):
             block["id"] = _unique_id(str(block.get("id") or "toolu"), used_ids, out, str(uid))

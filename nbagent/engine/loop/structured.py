@@ -26,6 +26,7 @@ import pydantic
 
 from ..contracts.errors import NbAgentError
 from ..contracts.json_types import JSONObject, JSONValue
+from ..disk.json_depth import NestedTooDeepError, loads_within
 
 if TYPE_CHECKING:
     from typing_extensions import TypeForm
@@ -135,12 +136,12 @@ def json_in(text: str) -> JSONValue:
     if not candidate:
         raise StructuredOutputError("the answer is empty; give one JSON value")
     try:
-        value: JSONValue = json.loads(candidate)
+        value: JSONValue = loads_within(candidate)
+    except NestedTooDeepError:
+        raise StructuredOutputError("the answer's JSON is nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise StructuredOutputError(f"the answer is not one JSON value ({exc.msg} at line {exc.lineno} "
                                     f"column {exc.colno})") from None
-    except RecursionError:
-        raise StructuredOutputError("the answer's JSON is nested too deeply") from None
     return value
 
 

@@ -11,12 +11,12 @@ texts are each parsed once, not at every prompt and tool call.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from typing import Callable, Iterable
 from urllib.parse import parse_qsl
 
+from ..disk.json_depth import loads_within
 from .frame_secrets import PLAIN_WORD
 
 MAX_TEXT_CHARS = 16_384
@@ -185,8 +185,8 @@ class TextScans:
             except ValueError:  # more fields than a form has: a data string, counted before any is parsed
                 return ()
         try:
-            record = json.loads(value)
-        except (ValueError, RecursionError):  # not JSON after all ("[INFO] …"), or nested past the parser's depth
+            record = loads_within(value)
+        except ValueError:  # not JSON after all ("[INFO] …"), or nested past the bound
             return ()
         return self._walker([(name, record)]) if type(record) in (dict, list) else ()
 

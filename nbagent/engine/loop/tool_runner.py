@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Union
 
 from ..contracts.abort import Aborted, AbortGuard
-from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
+from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT, MAX_JSON_DEPTH
 from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
 from ..contracts.json_types import JSONObject
@@ -24,6 +24,7 @@ from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_
 from ..contracts.permissions import Allow, Deny, PermissionGate
 from ..contracts.protected import resolve_tool_path
 from ..contracts.tool_api import PreviewsCalls, ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
+from ..disk.json_depth import MAX_FILE_DEPTH, text_depth_exceeds
 from .sanitize import Sanitizer, TooDeepError, replaced_notice
 from .traceback_secrets import with_quoted_literals
 
@@ -72,6 +73,8 @@ def _cannot_start(use: ToolUseBlockParam, name: str, tool: ToolLike | None, tool
         return f"Unknown tool {shown!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
     raw = use.get("input")
     if isinstance(raw, (dict, Mapping)) and "_unparsed_input" in raw:
+        if text_depth_exceeds(str(raw["_unparsed_input"]), MAX_FILE_DEPTH):  # whole, but kept unparsed: too deep
+            return TooDeepError(MAX_JSON_DEPTH).refusal()
         return (f"Your output was cut (max_tokens) before this {name} call's input was complete, so it "
                 "was not run. Send the call again, shorter or split into smaller steps.")
     return None

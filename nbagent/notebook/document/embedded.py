@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
+from ...engine.disk.json_depth import loads_within
 from ...engine.disk.user_key import sign, signed_by_user
 from ..fix_prompt import is_fix_prompt
 from .bridge import executing_request
@@ -69,8 +70,8 @@ def _unpack(packed: str) -> dict[str, str] | None:
         raw = inflate.decompress(base64.b64decode(packed, validate=True), MAX_UNPACKED_BYTES + 1)
         if len(raw) > MAX_UNPACKED_BYTES or not inflate.eof:  # past the bound, or truncated
             return None
-        bundle = json.loads(raw)
-    except (ValueError, zlib.error, RecursionError):  # RecursionError: ``[[[…`` nested past the parser's stack
+        bundle = loads_within(raw)
+    except (ValueError, zlib.error):  # not JSON, or ``[[[…`` nested past the bound
         return None
     if not isinstance(bundle, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bundle.items()):
         return None

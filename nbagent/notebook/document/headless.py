@@ -12,10 +12,10 @@ headless run can tell its record from another notebook's.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ...engine.disk.json_depth import loads_within
 from .bridge import executing_request
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ def _read(path: Path) -> dict[str, object]:
         # never a FIFO or a device, nor a symlink out of the folder
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # RecursionError: ``[[[…`` past the parser's stack
+        data = loads_within(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not a notebook, or ``[[[…`` nested past the bound
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -99,7 +99,7 @@ def notebook_now(bridge: Bridge, root: Path, lean: bool = True) -> list[CellJSON
             read = bridge.request_sync("read", CHECK_TIMEOUT_S, retry=False, lean=True) if lean \
                 else bridge.request_sync("read", REQUEST_TIMEOUT_S, retry=False)
             return list(read.get("cells", []))
-        except (BridgeUnavailable, BridgeError, RecursionError):  # a received notebook's metadata nested past the stack
+        except (BridgeUnavailable, BridgeError):
             return None
     name = notebook_with_cell(root, executing_code())
     return notebook_cells(root / name) if name is not None else None

@@ -31,6 +31,7 @@ from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_
 from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
 from nbagent.engine.contracts.tool_api import MCP_TOOL_PREFIX
+from nbagent.engine.disk.json_depth import NestedTooDeepError, loads_within
 from nbagent.engine.disk.safe_open import read_capped
 from nbagent.engine.loop.embedded_secrets import looks_like_token
 
@@ -302,11 +303,11 @@ def mcp_servers_object(raw: bytes | None, path: Path) -> Mapping[str, object]:
     if len(raw) > MAX_MCP_JSON_BYTES:
         raise McpConfigError(f"{path} is larger than {MAX_MCP_JSON_BYTES:,} bytes; not read")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads_within(raw.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-    except (UnicodeDecodeError, RecursionError) as exc:
-        raise McpConfigError(f"{path} is not valid JSON: {type(exc).__name__}") from None
+    except (UnicodeDecodeError, NestedTooDeepError) as exc:
+        raise McpConfigError(f"{path} is not valid JSON: {exc}") from None
     servers = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
     if not isinstance(servers, Mapping):
         raise McpConfigError(f"{path} must be an object with an 'mcpServers' object of server entries")

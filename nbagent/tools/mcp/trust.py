@@ -14,7 +14,6 @@ anyone else (or by the model's tools) approves nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from nbagent.engine.disk.persist import atomic_write_json
 from nbagent.engine.disk.safe_open import read_capped
 from nbagent.engine.disk.user_key import key_file, sign, signed_by_user
 
+from ...engine.disk.json_depth import loads_within
 from .config import MAX_MCP_JSON_BYTES, MCP_JSON, McpConfigError
 
 TRUST_FILE_ENV = "NBAGENT_MCP_TRUST_FILE"
@@ -83,8 +83,8 @@ def _named_files(folder: Path, raw: bytes) -> list[tuple[str, str]]:
     :data:`_MAX_NAMED` of them. Data files it names (``--db-path test.db``, which the server itself
     writes) are left out: trust would be asked again after every session."""
     try:
-        servers = json.loads(raw.decode("utf-8")).get("mcpServers")
-    except (ValueError, RecursionError, AttributeError):
+        servers = loads_within(raw.decode("utf-8")).get("mcpServers")
+    except (ValueError, AttributeError):  # not JSON (nested past the bound too), or not an object
         return []
     found: dict[str, str] = {}
     for entry in servers.values() if isinstance(servers, dict) else ():
@@ -151,8 +151,8 @@ def _entries() -> dict[str, object]:
     if raw is None:
         return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
+        data = loads_within(raw.decode("utf-8"))
+    except ValueError:  # not JSON, or nested past the bound
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -97,3 +97,23 @@ async def test_no_preview_is_made_when_no_one_is_asked() -> None:
     gate.allow_always("replace")
     events = await _call(tool, gate)
     assert tool.previewed == [] and not any(isinstance(e, PermissionAsked) for e in events)
+
+
+async def test_a_tool_input_kept_unparsed_for_its_depth_says_so_not_that_output_was_cut() -> None:
+    # The provider keeps an input nested past the parser's bound as text (``_unparsed_input``), as it
+    # keeps one cut by max_tokens: the model is told which it was.
+    guard = AbortGuard(asyncio.Event())
+    guard.start()
+    tool = Replace("old")
+    deep = "[" * 5_000 + "]" * 5_000
+    use: ToolUseBlockParam = {"type": "tool_use", "id": "toolu_d", "name": tool.name, "input": {"_unparsed_input": deep}}
+    try:
+        events = [e async for e in run_tool_call(
+            use, tools={tool.name: tool}, gate=_asking_gate(), guard=guard,
+            make_context=lambda uid: ToolContext(cwd=Path("."), tool_use_id=uid), turn=1, output_limit=30_000)]
+    finally:
+        guard.stop()
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.is_error and "nested deeper than" in result.content and "max_tokens" not in result.content
+    assert tool.current == "old"

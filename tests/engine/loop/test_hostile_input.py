@@ -178,6 +178,7 @@ async def test_bad_text_blocks_in_history_are_refused_naming_the_file(tmp_path: 
 
 
 @pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, SESSION_FILE, REQUESTS_FILE, MARKS_FILE, "context_history.json"])
+@pytest.mark.usefixtures("collections_keep_stack_left")
 async def test_deeply_nested_json_in_any_task_file_is_a_corrupt_file_error(tmp_path: Path, name: str) -> None:
     task = await saved_folder(tmp_path)
     (task / name).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
@@ -204,6 +205,7 @@ def nested(depth: int) -> dict[str, Any]:
     return value
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 async def test_a_tool_input_nested_500_levels_is_answered_with_an_error_and_saved(tmp_path: Path) -> None:
     api = scripted(tool_reply("echo", {"text": "x", "deep": nested(500)}))
     engine = make_engine(api, tmp_path)

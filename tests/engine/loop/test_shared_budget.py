@@ -226,6 +226,7 @@ def test_a_cap_from_a_429_is_forgotten_when_the_headers_stop_contradicting_it() 
                                   '{"buckets": {"requests": {"limit": 1' + "0" * 400 + ', "rate": 1, "level": 0, "at": 0}}}',
                                   '{"sends": [[1e308, 1e308]], "charged_share": 1e-300, "probe": -1e999}',
                                   "[" * 100_000 + "]" * 100_000])
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_file_of_any_content_reads_as_empty_and_never_fails_a_request(tmp_path: Any, text: str) -> None:
     from nbagent.engine.disk.shared_file import SharedFile
 

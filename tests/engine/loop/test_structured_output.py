@@ -94,6 +94,7 @@ def test_list_of_pydantic_objects_keeps_defs_at_the_root() -> None:
     ("  \n", "the answer is empty"),
     ("[" * 100_000, "nested too deeply|not one JSON value"),
 ])
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_text_that_is_not_one_json_value_says_what_is_wanted(text: str, problem: str) -> None:
     with pytest.raises(StructuredOutputError, match=problem):
         json_in(text)

@@ -53,6 +53,7 @@ def test_a_form_bodys_password_is_a_secret_as_the_server_reads_it() -> None:
     assert credential_variable_values({"body": body}.items()) == ("Fb7-q2#Lm9xx-Zz",)
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_prose_logs_searches_and_ordinary_json_give_nothing() -> None:
     texts = {"records": json.dumps([{"id": i, "key": f"k{i}", "tokens": i % 900, "tokenizer": "gpt2"} for i in range(300)]),
              "log": "[INFO] password reset for ana: token sent", "search": "q=password+reset&page=2&sort=new",

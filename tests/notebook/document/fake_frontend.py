@@ -67,7 +67,7 @@ class FakeFrontEnd:
         return {"type": "reply", "id": request["id"], "ok": True, "result": result}
 
     def op_read(self, r: dict[str, Any]) -> dict[str, Any]:
-        cells = copy.deepcopy(self.cells)
+        cells = _delivered(self.cells)
         if r.get("lean") is True:  # as ops.ts: no outputs, attachments nor signed record
             cells = [_lean(c) for c in cells]
         return {"path": "analysis.ipynb", "cells": cells}
@@ -184,3 +184,23 @@ def _hash(source: Any) -> str:
 def dumps(cell: dict[str, Any]) -> str:
     """A cell as bytes to compare: "byte-identical" is equal JSON."""
     return json.dumps(cell, sort_keys=True)
+
+
+def _delivered(value: Any) -> Any:
+    """A copy of ``value`` as the comm's JSON delivers it, made without recursion: a received
+    notebook's metadata may nest as deep as the kernel's message parser follows (it parses at the
+    message loop's shallow stack), which a recursive copy here, deep in the kernel's stack, would not."""
+    holder: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while todo:
+        item, into, key = todo.pop()
+        if isinstance(item, dict):
+            made: Any = dict.fromkeys(item)  # keys in their order; values filled in below
+            todo.extend((v, made, k) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            made = [None] * len(item)
+            todo.extend((v, made, i) for i, v in enumerate(item))
+        else:
+            made = item
+        into[key] = made
+    return holder[0]

@@ -847,6 +847,7 @@ def _nested_to(depth: int) -> str:
     return base64.b64encode(zlib.compress(b"[" * depth, 9)).decode("ascii")
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_record_whose_transcript_nests_deep_is_refused_not_a_recursion_error(lab, tmp_path):
     lab.run()
     shutil.rmtree(tmp_path / ".nbagent")
@@ -859,6 +860,7 @@ def test_a_record_whose_transcript_nests_deep_is_refused_not_a_recursion_error(l
     assert UNFINISHED_LINE in out and "replayed" not in out and "391" in out
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_record_whose_summary_nests_deep_is_refused_not_a_recursion_error(lab, tmp_path):
     lab.run()
     shutil.rmtree(tmp_path / ".nbagent")

@@ -6,6 +6,7 @@ import json
 import os
 
 import nbformat
+import pytest
 
 from nbagent.notebook.document.headless import holds_cell, notebook_with_cell
 from nbagent.notebook.document.live_lines import ambiguous_line
@@ -135,6 +136,7 @@ def test_a_received_index_naming_a_path_never_reads_outside_the_folder(tmp_path)
         assert not holds_cell(tmp_path, name, "q", None)
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_notebook_here_nested_too_deep_to_read_is_no_notebook_not_a_failed_cell(tmp_path):
     """A received folder's ``x.ipynb`` of ``[[[…`` (100 KB): a headless live turn reads every notebook of
     the folder to name its own, and the RecursionError failed the agent cell (attacker pass 10)."""

@@ -165,6 +165,7 @@ def test_servers_one_of_whose_names_extends_the_other_are_refused(tmp_path: Path
     assert len(resolve_servers({"ab": {"command": "x"}}, tmp_path)) == 2  # no name extends the other's
 
 
+@pytest.mark.usefixtures("collections_keep_stack_left")
 def test_a_received_mcp_json_is_read_within_bounds(tmp_path: Path) -> None:
     """Too large or too deeply nested: an McpConfigError naming the file, never gigabytes read whole
     nor a RecursionError out of the parser (attacker pass 6, F10)."""
