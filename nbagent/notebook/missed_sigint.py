@@ -1,0 +1,218 @@
+"""A ■ whose SIGINT did not wake the model's code blocked in a system call: woken once more.
+
+Python runs a signal's handler on the main thread, between bytecodes; a blocking call
+(``time.sleep``, a socket read) ends early only by the EINTR the signal's delivery gives it. A ■
+missed that in two ways: the signal landed in the microseconds between the interpreter's last
+check and the start of the call, or the kernel handed the process-directed SIGINT to another
+thread (on the stock python3 kernel ipykernel's threads can take it). Either way the handler stayed
+pending, and ``time.sleep(30)`` in the model's code slept its full 30 s before the ■ raised.
+
+While that code runs (:class:`~.user_code_interrupt.raise_on_sigint`), Python writes each signal's
+number to a wakeup fd of ours (``signal.set_wakeup_fd``; bytes meant for the one before go on to
+it), which a thread reads. When a SIGINT came and the code's handler has not run within
+:data:`GRACE_S`, the main thread gets :data:`WAKE_SIGNAL`, whose handler does nothing: its EINTR
+ends the blocking call, which then runs the pending handler, and the ■ raises. Not SIGINT again: a
+■ whose handler did run (code that caught the ``KeyboardInterrupt`` and sleeps on) would get a
+second one the user never pressed, while a needless wake at worst restarts a sleep (PEP 475).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from types import FrameType
+from typing import Iterator, Optional
+
+GRACE_S = 0.5
+"""How long a SIGINT may stay unhandled on the main thread, while the model's code runs, before
+the main thread is woken again."""
+
+WAKE_SIGNAL: Optional[int] = getattr(signal, "SIGURG", None)
+"""The signal that only wakes: ignored by default, so one that comes late harms nothing, and
+nothing in a kernel handles it (out-of-band socket data)."""
+
+
+@contextmanager
+def sigint_kept_from_new_threads() -> Iterator[None]:
+    """Threads started inside keep SIGINT blocked (a thread inherits its creator's signal mask), so
+    that ■ goes to the main thread. The kernel picks any thread that does not block it; one taken
+    by another thread only sets Python's flag, and code blocked in ``time.sleep(30)`` on the main
+    thread sleeps on to its end (the nbagent kernel blocks it in ipykernel's threads; this is for
+    nbagent's own, started later from the main thread: the view's clock runs while the code blocks)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: interrupts are not signals there
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+class _Watch:
+    """The one watcher of the process, and what it knows of the code running now."""
+
+    lock = threading.Lock()
+    reader: Optional[socket.socket] = None
+    writer: Optional[socket.socket] = None
+    thread: Optional[threading.Thread] = None
+    active: object = None  # the running code's token (see start); None: no model code runs
+    forward = -1  # the wakeup fd before ours, which gets every byte too
+    received = 0  # SIGINTs the wakeup fd showed while the code runs
+    handled = 0  # runs of the code's SIGINT handler meanwhile (written on the main thread only)
+    woken_for = 0  # ``received`` when the main thread was last woken
+    deadline: Optional[float] = None  # when an unhandled SIGINT gets its wake
+
+
+def note_handled() -> None:
+    """The code's SIGINT handler ran (called first thing in it, on the main thread; takes no lock:
+    the main thread may hold one when a handler runs)."""
+    _Watch.handled += 1
+
+
+def start() -> object:
+    """Watch for a missed SIGINT while the model's code runs (main thread, before its handler is
+    installed). Returns the token for :func:`stop`: ``None`` when nothing was started (already
+    watching: nested code; not the main thread; no such signals; the wake signal taken by others)."""
+    if _Watch.active is not None or not _usable():
+        return None
+    _ensure_thread()
+    writer = _Watch.writer
+    assert writer is not None
+    token = object()
+    with _Watch.lock:
+        _Watch.received = _Watch.handled = _Watch.woken_for = 0
+        _Watch.deadline = None
+        try:
+            previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter
+            return None
+        _Watch.forward = -1 if previous == writer.fileno() else previous
+        _Watch.active = token
+    return token
+
+
+def stop(token: object) -> None:
+    """The code :func:`start` returned ``token`` for has ended: no wake after this returns, and the
+    wakeup fd is the one before (unless the code set its own meanwhile: that one stays)."""
+    if token is None or threading.current_thread() is not threading.main_thread():
+        return
+    with _Watch.lock:
+        if _Watch.active is not token:
+            return
+        _Watch.active, _Watch.deadline = None, None
+        forward = _Watch.forward
+    ours = _Watch.writer.fileno() if _Watch.writer is not None else -1
+    try:
+        current = signal.set_wakeup_fd(forward)
+    except (ValueError, OSError):  # the one before was closed meanwhile
+        current = signal.set_wakeup_fd(-1)
+    if current != ours:
+        signal.set_wakeup_fd(current)
+
+
+def watching() -> object:
+    """The token of the code watched now (``None``: none), for an end that lost its own."""
+    return _Watch.active
+
+
+def _usable() -> bool:
+    if WAKE_SIGNAL is None or not hasattr(signal, "pthread_kill"):
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(WAKE_SIGNAL)
+    if handler is _woken:
+        return True
+    if handler != signal.SIG_DFL:  # someone's own use of it: their handler must not run for ours
+        return False
+    # Left installed: a wake that comes as the code ends then still finds it (Python would print
+    # "Signal … ignored due to race condition" for a handler gone), and it does nothing.
+    signal.signal(WAKE_SIGNAL, _woken)
+    return True
+
+
+def _woken(signum: int, frame: Optional[FrameType]) -> None:
+    """The wake signal's handler: nothing; the EINTR its delivery gave was the point."""
+
+
+def _ensure_thread() -> None:
+    if _Watch.thread is not None and _Watch.thread.is_alive():
+        return
+    _Watch.reader, _Watch.writer = socket.socketpair()
+    _Watch.writer.setblocking(False)  # set_wakeup_fd's rule: a signal handler must never block
+    thread = threading.Thread(target=_watch, args=(_Watch.reader,), name="nbagent-sigint-watch", daemon=True)
+    with sigint_kept_from_new_threads():  # a ■ it took would be one more that misses the main thread
+        thread.start()
+    _Watch.thread = thread
+
+
+def _watch(reader: socket.socket) -> None:
+    """The watcher's loop: blocked in ``recv`` until a signal's byte comes, or the wake is due."""
+    while True:
+        with _Watch.lock:
+            deadline = _Watch.deadline
+        reader.settimeout(None if deadline is None else max(deadline - time.monotonic(), 0.001))
+        try:
+            data = reader.recv(512)
+            if not data:  # the writer closed: nothing to watch
+                return
+            _received(data)
+        except (TimeoutError, BlockingIOError):  # the wake is due
+            pass
+        except OSError:  # closed (a forked child's copy)
+            return
+        _wake_if_due()
+
+
+def _received(data: bytes) -> None:
+    with _Watch.lock:
+        if _Watch.forward != -1:
+            try:
+                os.write(_Watch.forward, data)
+            except OSError:  # full or closed: the owner's own loss, as without us
+                pass
+        count = data.count(signal.SIGINT)
+        if count and _Watch.active is not None:
+            _Watch.received += count
+            if _Watch.deadline is None:
+                _Watch.deadline = time.monotonic() + GRACE_S
+
+
+def _wake_if_due() -> None:
+    with _Watch.lock:
+        if _Watch.deadline is None or time.monotonic() < _Watch.deadline:
+            return
+        _Watch.deadline = None
+        # More SIGINTs than handler runs: one is pending. Counting, not comparing snapshots: the
+        # handler often runs before this thread reads the byte (two presses that Python coalesced
+        # into one run only cost a needless wake).
+        if _Watch.active is None or _Watch.received <= max(_Watch.handled, _Watch.woken_for):
+            return
+        _Watch.woken_for = _Watch.received
+        main = threading.main_thread().ident
+        if main is not None and WAKE_SIGNAL is not None:
+            signal.pthread_kill(main, WAKE_SIGNAL)  # under the lock: stop() then waits for it
+
+
+def _forget_in_child() -> None:
+    """A forked child has no watcher thread; the parent's socket stays open (its fd may still be
+    the wakeup fd) but is not read here again."""
+    _Watch.thread, _Watch.active = None, None
+    _Inherited.sockets += [s for s in (_Watch.reader, _Watch.writer) if s is not None]
+    _Watch.reader = _Watch.writer = None
+
+
+class _Inherited:
+    sockets: list[socket.socket] = []  # kept open: their fd numbers must not be reused
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+__all__ = ["GRACE_S", "WAKE_SIGNAL", "note_handled", "sigint_kept_from_new_threads", "start", "stop", "watching"]

@@ -1,0 +1,78 @@
+"""A ■ whose SIGINT did not end the blocking call of the model's code: woken again, once.
+
+A missed ■ is made as the kernel makes it: the SIGINT is taken by another thread while the main
+thread is already inside ``time.sleep`` (seen in /proc, not guessed with a sleep), so it only sets
+Python's flag and the sleep goes on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nbagent.notebook import missed_sigint
+from nbagent.notebook.missed_sigint import GRACE_S
+from nbagent.notebook.user_code_interrupt import raise_on_sigint
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and pthread_kill: Linux")
+
+
+def _in_nanosleep(native_id: int) -> bool:
+    return "nanosleep" in Path(f"/proc/self/task/{native_id}/wchan").read_text()
+
+
+class _OtherThreadTakesSigint(threading.Thread):
+    """Once the main thread sleeps, takes a SIGINT itself, as the kernel may hand it the ■."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.main = threading.get_native_id()
+        self.main_sleeps_next = threading.Event()
+        self.sent_at: float | None = None
+
+    def run(self) -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # open to it, as ipykernel's threads are
+        self.main_sleeps_next.wait()
+        give_up = time.monotonic() + 4
+        while not _in_nanosleep(self.main):  # the main thread holds no GIL once inside: a few turns
+            if time.monotonic() > give_up:
+                return  # wchan not shown here: the test is skipped
+        self.sent_at = time.monotonic()
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+
+def test_a_sigint_another_thread_took_still_interrupts_the_code_blocked_in_sleep():
+    other = _OtherThreadTakesSigint()
+    other.start()
+    with pytest.raises(KeyboardInterrupt):
+        with raise_on_sigint():
+            other.main_sleeps_next.set()
+            time.sleep(5)
+    raised_at = time.monotonic()
+    other.join()
+    if other.sent_at is None:
+        pytest.skip("this system's /proc does not show a thread's nanosleep")
+    assert raised_at - other.sent_at < 3 * GRACE_S  # not the 5 s the sleep asked for
+    assert signal.set_wakeup_fd(-1) == -1  # the wakeup fd is the one before again (none)
+    assert missed_sigint.watching() is None
+
+
+def test_code_that_caught_its_interrupt_is_not_interrupted_again():
+    libc = ctypes.CDLL(None, use_errno=True)
+    caught: list[str] = []
+    with raise_on_sigint():
+        try:
+            signal.raise_signal(signal.SIGINT)  # the ■, handled at once
+        except KeyboardInterrupt:
+            caught.append("■")
+        # The code goes on into a blocking call that reports a signal instead of resuming (the
+        # C library's, not Python's): it sleeps past the grace, undisturbed.
+        slept = libc.usleep(int(2 * GRACE_S * 1_000_000))
+    assert caught == ["■"]
+    assert slept == 0, f"woken again: errno {ctypes.get_errno()}"
