@@ -25,13 +25,13 @@ import threading
 import time
 from contextlib import contextmanager
 from types import FrameType
-from typing import Iterator, Optional
+from typing import Iterator
 
 GRACE_S = 0.5
 """How long a SIGINT may stay unhandled on the main thread, while the model's code runs, before
 the main thread is woken again."""
 
-WAKE_SIGNAL: Optional[int] = getattr(signal, "SIGURG", None)
+WAKE_SIGNAL: int | None = getattr(signal, "SIGURG", None)
 """The signal that only wakes: ignored by default, so one that comes late harms nothing, and
 nothing in a kernel handles it (out-of-band socket data)."""
 
@@ -57,15 +57,15 @@ class _Watch:
     """The one watcher of the process, and what it knows of the code running now."""
 
     lock = threading.Lock()
-    reader: Optional[socket.socket] = None
-    writer: Optional[socket.socket] = None
-    thread: Optional[threading.Thread] = None
+    reader: socket.socket | None = None
+    writer: socket.socket | None = None
+    thread: threading.Thread | None = None
     active: object = None  # the running code's token (see start); None: no model code runs
     forward = -1  # the wakeup fd before ours, which gets every byte too
     received = 0  # SIGINTs the wakeup fd showed while the code runs
     handled = 0  # runs of the code's SIGINT handler meanwhile (written on the main thread only)
     woken_for = 0  # ``received`` when the main thread was last woken
-    deadline: Optional[float] = None  # when an unhandled SIGINT gets its wake
+    deadline: float | None = None  # when an unhandled SIGINT gets its wake
 
 
 def note_handled() -> None:
@@ -99,12 +99,13 @@ def start() -> object:
 def stop(token: object) -> None:
     """The code :func:`start` returned ``token`` for has ended: no wake after this returns, and the
     wakeup fd is the one before (unless the code set its own meanwhile: that one stays)."""
-    if token is None or threading.current_thread() is not threading.main_thread():
+    if token is None or _Watch.active is not token or threading.current_thread() is not threading.main_thread():
         return
-    with _Watch.lock:
-        if _Watch.active is not token:
-            return
-        _Watch.active, _Watch.deadline = None, None
+    # Before the lock: a handler that raises while this waits for it (a ■ landing now, outside a
+    # kernel) must not leave the ended code watched, every later start a no-op.
+    _Watch.active = None
+    with _Watch.lock:  # a wake the watcher is sending (it sends holding the lock) has gone out
+        _Watch.deadline = None
         forward = _Watch.forward
     ours = _Watch.writer.fileno() if _Watch.writer is not None else -1
     try:
@@ -136,7 +137,7 @@ def _usable() -> bool:
     return True
 
 
-def _woken(signum: int, frame: Optional[FrameType]) -> None:
+def _woken(signum: int, frame: FrameType | None) -> None:
     """The wake signal's handler: nothing; the EINTR its delivery gave was the point."""
 
 

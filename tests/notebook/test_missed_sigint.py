@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import signal
+import socket
 import sys
 import threading
 import time
@@ -76,3 +77,22 @@ def test_code_that_caught_its_interrupt_is_not_interrupted_again():
         slept = libc.usleep(int(2 * GRACE_S * 1_000_000))
     assert caught == ["■"]
     assert slept == 0, f"woken again: errno {ctypes.get_errno()}"
+
+
+def test_a_wakeup_fd_set_before_the_code_still_gets_its_signals_and_is_put_back():
+    theirs, their_writer = socket.socketpair()
+    their_writer.setblocking(False)
+    before = signal.set_wakeup_fd(their_writer.fileno())
+    try:
+        with raise_on_sigint():
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                pass
+        assert signal.set_wakeup_fd(their_writer.fileno()) == their_writer.fileno()
+        theirs.settimeout(5)  # the watcher's thread passes it on: waited for, not slept
+        assert theirs.recv(16) == bytes([signal.SIGINT])
+    finally:
+        signal.set_wakeup_fd(before)
+        theirs.close()
+        their_writer.close()
