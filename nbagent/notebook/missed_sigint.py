@@ -66,6 +66,7 @@ class _Watch:
     handled = 0  # runs of the code's SIGINT handler meanwhile (written on the main thread only)
     woken_for = 0  # ``received`` when the main thread was last woken
     deadline: float | None = None  # when an unhandled SIGINT gets its wake
+    retired: list[socket.socket] = []  # a gone watcher's sockets, kept open: their fds are not reused
 
 
 def note_handled() -> None:
@@ -80,7 +81,10 @@ def start() -> object:
     watching: nested code; not the main thread; no such signals; the wake signal taken by others)."""
     if _Watch.active is not None or not _usable():
         return None
-    _ensure_thread()
+    try:
+        _ensure_thread()
+    except (OSError, RuntimeError):  # no socket or thread to spare: the code runs, unwatched
+        return None
     writer = _Watch.writer
     assert writer is not None
     token = object()
@@ -133,7 +137,10 @@ def _usable() -> bool:
         return False
     # Left installed: a wake that comes as the code ends then still finds it (Python would print
     # "Signal … ignored due to race condition" for a handler gone), and it does nothing.
-    signal.signal(WAKE_SIGNAL, _woken)
+    try:
+        signal.signal(WAKE_SIGNAL, _woken)
+    except ValueError:  # not the main interpreter
+        return False
     return True
 
 
@@ -144,6 +151,9 @@ def _woken(signum: int, frame: FrameType | None) -> None:
 def _ensure_thread() -> None:
     if _Watch.thread is not None and _Watch.thread.is_alive():
         return
+    # Sockets of a watcher gone (a forked child's) stay open: the writer's fd may still be the
+    # wakeup fd, which must not become someone else's file.
+    _Watch.retired += [s for s in (_Watch.reader, _Watch.writer) if s is not None]
     _Watch.reader, _Watch.writer = socket.socketpair()
     _Watch.writer.setblocking(False)  # set_wakeup_fd's rule: a signal handler must never block
     thread = threading.Thread(target=_watch, args=(_Watch.reader,), name="nbagent-sigint-watch", daemon=True)
@@ -201,15 +211,9 @@ def _wake_if_due() -> None:
 
 
 def _forget_in_child() -> None:
-    """A forked child has no watcher thread; the parent's socket stays open (its fd may still be
-    the wakeup fd) but is not read here again."""
-    _Watch.thread, _Watch.active = None, None
-    _Inherited.sockets += [s for s in (_Watch.reader, _Watch.writer) if s is not None]
-    _Watch.reader = _Watch.writer = None
-
-
-class _Inherited:
-    sockets: list[socket.socket] = []  # kept open: their fd numbers must not be reused
+    """A forked child has no watcher thread, and watches nothing; a later start there makes its own
+    (the parent's socket is shared with it). The lock may have been the parent watcher's at the fork."""
+    _Watch.thread, _Watch.active, _Watch.lock = None, None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
