@@ -67,6 +67,13 @@ class _Watch:
     woken_for = 0  # ``received`` when the main thread was last woken
     deadline: float | None = None  # when an unhandled SIGINT gets its wake
     retired: list[socket.socket] = []  # a gone watcher's sockets, kept open: their fds are not reused
+    ends_sent = 0  # END_OF_RUN bytes stop() wrote
+    ends_seen = 0  # END_OF_RUN bytes the watcher read: equal to ends_sent, the bytes are the running code's
+
+
+END_OF_RUN = b"\0"
+"""Written by :func:`stop` after the wakeup fd is no longer ours: what the watcher reads before it
+was the ended code's."""
 
 
 def note_handled() -> None:
@@ -108,16 +115,34 @@ def stop(token: object) -> None:
     # Before the lock: a handler that raises while this waits for it (a ■ landing now, outside a
     # kernel) must not leave the ended code watched, every later start a no-op.
     _Watch.active = None
+    _restore_wakeup_fd()
     with _Watch.lock:  # a wake the watcher is sending (it sends holding the lock) has gone out
         _Watch.deadline = None
-        forward = _Watch.forward
+        _end_of_run()
+
+
+def _restore_wakeup_fd() -> None:
+    """The wakeup fd before ours again (unless the code set its own meanwhile: that one stays)."""
     ours = _Watch.writer.fileno() if _Watch.writer is not None else -1
     try:
-        current = signal.set_wakeup_fd(forward)
+        current = signal.set_wakeup_fd(_Watch.forward)
     except (ValueError, OSError):  # the one before was closed meanwhile
         current = signal.set_wakeup_fd(-1)
     if current != ours:
         signal.set_wakeup_fd(current)
+
+
+def _end_of_run() -> None:
+    """Mark the ended code's end in the stream (holding the lock; Python writes no byte 0): a SIGINT
+    byte of it that the watcher has not read yet must not count for the code started next, which
+    no ■ reached (it would get a wake, an EINTR, 0.5 s in)."""
+    if _Watch.writer is None:
+        return
+    try:
+        _Watch.writer.send(END_OF_RUN)
+        _Watch.ends_sent += 1
+    except OSError:  # full: the watcher is gone or stuck, and counts nothing anyway
+        pass
 
 
 def watching() -> object:
@@ -155,6 +180,7 @@ def _ensure_thread() -> None:
     # wakeup fd, which must not become someone else's file.
     _Watch.retired += [s for s in (_Watch.reader, _Watch.writer) if s is not None]
     _Watch.reader, _Watch.writer = socket.socketpair()
+    _Watch.ends_sent = _Watch.ends_seen = 0  # a new stream: no end of the old one will be read
     _Watch.writer.setblocking(False)  # set_wakeup_fd's rule: a signal handler must never block
     thread = threading.Thread(target=_watch, args=(_Watch.reader,), name="nbagent-sigint-watch", daemon=True)
     with sigint_kept_from_new_threads():  # a ■ it took would be one more that misses the main thread
@@ -182,13 +208,17 @@ def _watch(reader: socket.socket) -> None:
 
 def _received(data: bytes) -> None:
     with _Watch.lock:
-        if _Watch.forward != -1:
+        ended = data.count(END_OF_RUN)
+        _Watch.ends_seen += ended
+        signals = data.replace(END_OF_RUN, b"")
+        if _Watch.forward != -1 and signals:
             try:
-                os.write(_Watch.forward, data)
+                os.write(_Watch.forward, signals)
             except OSError:  # full or closed: the owner's own loss, as without us
                 pass
-        count = data.count(signal.SIGINT)
-        if count and _Watch.active is not None:
+        # Only what came after the last end, and only if no end is still unread: the code running now.
+        count = data.rpartition(END_OF_RUN)[2].count(signal.SIGINT)
+        if count and _Watch.active is not None and _Watch.ends_seen == _Watch.ends_sent:
             _Watch.received += count
             if _Watch.deadline is None:
                 _Watch.deadline = time.monotonic() + GRACE_S
@@ -212,8 +242,16 @@ def _wake_if_due() -> None:
 
 def _forget_in_child() -> None:
     """A forked child has no watcher thread, and watches nothing; a later start there makes its own
-    (the parent's socket is shared with it). The lock may have been the parent watcher's at the fork."""
+    (the parent's socket is shared with it). The lock may have been the parent watcher's at the fork.
+    Its wakeup fd is the one before ours again: the parent's socket is shared, and a SIGINT of the
+    child's (multiprocessing's workers get the ■ too) would count as one the parent's code missed."""
+    watched = _Watch.active is not None
     _Watch.thread, _Watch.active, _Watch.lock = None, None, threading.Lock()
+    if watched:
+        try:
+            _restore_wakeup_fd()
+        except ValueError:  # forked from another thread than the main one: not ours to set there
+            pass
 
 
 if hasattr(os, "register_at_fork"):

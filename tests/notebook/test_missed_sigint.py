@@ -8,8 +8,10 @@ Python's flag and the sleep goes on.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -96,3 +98,48 @@ def test_a_wakeup_fd_set_before_the_code_still_gets_its_signals_and_is_put_back(
         signal.set_wakeup_fd(before)
         theirs.close()
         their_writer.close()
+
+
+def _usleep_past_the_grace() -> int:
+    """A blocking call that reports a signal (the C library's, not Python's, which resumes)."""
+    return int(ctypes.CDLL(None, use_errno=True).usleep(int(2 * GRACE_S * 1_000_000)))
+
+
+NEXT_PIECE_AFTER_A_HANDLED_INTERRUPT = """\
+import ctypes, signal
+from nbagent.notebook.missed_sigint import GRACE_S
+from nbagent.notebook.user_code_interrupt import raise_on_sigint
+with raise_on_sigint():
+    try:
+        signal.raise_signal(signal.SIGINT)  # handled at once
+    except KeyboardInterrupt:
+        pass
+with raise_on_sigint():  # the next piece (a tail's repr, the next call), µs later: no ■ for it
+    print(ctypes.CDLL(None, use_errno=True).usleep(int(2 * GRACE_S * 1_000_000)), ctypes.get_errno())
+"""
+
+
+def test_a_handled_interrupt_of_the_code_before_does_not_wake_the_code_started_next():
+    # A fresh interpreter: its watcher thread is idle (blocked reading) when the ■ comes, so it
+    # reads the byte only after the next piece has started, as it does in a kernel.
+    run = subprocess.run([sys.executable, "-c", NEXT_PIECE_AFTER_A_HANDLED_INTERRUPT], capture_output=True,
+                         text=True, timeout=60)
+    assert run.stdout.split() == ["0", "0"], f"woken for the ■ of the code before (usleep, errno): {run}"
+
+
+def test_a_child_the_code_forked_does_not_count_its_interrupts_as_the_codes():
+    with raise_on_sigint():
+        try:
+            signal.raise_signal(signal.SIGINT)  # the code's own ■, handled
+        except KeyboardInterrupt:
+            pass
+        pid = os.fork()  # as multiprocessing's workers are started (they get the ■ too: a process group's)
+        if pid == 0:
+            try:
+                signal.signal(signal.SIGINT, lambda *_: None)
+                os.kill(os.getpid(), signal.SIGINT)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)  # the child's SIGINT has been taken
+        slept = _usleep_past_the_grace()
+    assert slept == 0, f"woken for the child's ■: errno {ctypes.get_errno()}"
