@@ -138,11 +138,14 @@ def _end_of_run() -> None:
     no ■ reached (it would get a wake, an EINTR, 0.5 s in)."""
     if _Watch.writer is None:
         return
+    # Counted before it is sent: outside a kernel a ■ landing here raises (stop() runs with the
+    # previous handler back) as the send returns, and a byte sent but never counted left the
+    # watcher one end ahead for good: no SIGINT counted again, no missed ■ woken in this process.
+    _Watch.ends_sent += 1
     try:
         _Watch.writer.send(END_OF_RUN)
-        _Watch.ends_sent += 1
     except OSError:  # full: the watcher is gone or stuck, and counts nothing anyway
-        pass
+        _Watch.ends_sent -= 1
 
 
 def watching() -> object:
@@ -208,8 +211,9 @@ def _watch(reader: socket.socket) -> None:
 
 def _received(data: bytes) -> None:
     with _Watch.lock:
-        ended = data.count(END_OF_RUN)
-        _Watch.ends_seen += ended
+        # Never more ends than were counted (a byte cannot be read before it is sent): a count that
+        # went missing anyway heals here rather than stopping every later count.
+        _Watch.ends_seen = min(_Watch.ends_seen + data.count(END_OF_RUN), _Watch.ends_sent)
         signals = data.replace(END_OF_RUN, b"")
         if _Watch.forward != -1 and signals:
             try:

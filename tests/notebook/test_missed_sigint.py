@@ -143,3 +143,29 @@ def test_a_child_the_code_forked_does_not_count_its_interrupts_as_the_codes():
         os.waitpid(pid, 0)  # the child's SIGINT has been taken
         slept = _usleep_past_the_grace()
     assert slept == 0, f"woken for the child's ■: errno {ctypes.get_errno()}"
+
+
+class _InterruptedAsTheEndIsSent:
+    """The watcher's writer, where a ■ lands just as stop()'s end byte has gone out: outside a kernel
+    the previous handler (back by then) raises there."""
+
+    def __init__(self, writer: socket.socket) -> None:
+        self.writer = writer
+
+    def fileno(self) -> int:
+        return self.writer.fileno()
+
+    def send(self, data: bytes) -> int:
+        self.writer.send(data)
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_landing_as_the_code_ends_does_not_stop_later_missed_ones_being_woken(monkeypatch):
+    with raise_on_sigint():  # the watcher and its socket exist
+        pass
+    monkeypatch.setattr(missed_sigint._Watch, "writer", _InterruptedAsTheEndIsSent(missed_sigint._Watch.writer))
+    with pytest.raises(KeyboardInterrupt):
+        with raise_on_sigint():
+            pass
+    monkeypatch.undo()
+    test_a_sigint_another_thread_took_still_interrupts_the_code_blocked_in_sleep()
