@@ -102,7 +102,9 @@ def start() -> object:
             previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         except ValueError:  # not the main interpreter
             return None
-        _Watch.forward = -1 if previous == writer.fileno() else previous
+        # Ours already, no code watched: a ■ raised out of a start or stop between its wakeup-fd
+        # change and the rest (outside a kernel); the one before is still the one remembered.
+        _Watch.forward = _Watch.forward if previous == writer.fileno() else previous
         _Watch.active = token
     return token
 

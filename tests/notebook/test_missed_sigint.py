@@ -169,3 +169,25 @@ def test_an_interrupt_landing_as_the_code_ends_does_not_stop_later_missed_ones_b
             pass
     monkeypatch.undo()
     test_a_sigint_another_thread_took_still_interrupts_the_code_blocked_in_sleep()
+
+
+def test_a_wakeup_fd_set_before_is_put_back_even_after_an_interrupt_landed_in_the_end_of_the_code_before(monkeypatch):
+    theirs, their_writer = socket.socketpair()
+    their_writer.setblocking(False)
+    before = signal.set_wakeup_fd(their_writer.fileno())
+    try:
+        def interrupted() -> None:  # a ■ lands in stop() before the wakeup fd is put back (outside a kernel)
+            raise KeyboardInterrupt
+
+        with monkeypatch.context() as patch:
+            patch.setattr(missed_sigint, "_restore_wakeup_fd", interrupted)
+            with pytest.raises(KeyboardInterrupt):
+                with raise_on_sigint():
+                    pass
+        with raise_on_sigint():  # the next code: its end puts back the wakeup fd from before both
+            pass
+        assert signal.set_wakeup_fd(their_writer.fileno()) == their_writer.fileno()
+    finally:
+        signal.set_wakeup_fd(before)
+        theirs.close()
+        their_writer.close()
