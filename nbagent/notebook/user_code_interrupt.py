@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import signal
 import threading
-from contextlib import contextmanager
 from types import FrameType
-from typing import Callable, Iterator, Union
+from typing import Callable, Union
 
 from ..engine.contracts.tool_api import ToolOutput
+from . import missed_sigint
+from .missed_sigint import sigint_kept_from_new_threads
 
 
 class _UserCode:
@@ -54,23 +55,6 @@ def interrupt_user_code(*, only_code: bool = False, owner: object = None) -> boo
             return False
         signal.pthread_kill(main, signal.SIGINT)
         return True
-
-
-@contextmanager
-def sigint_kept_from_new_threads() -> Iterator[None]:
-    """Threads started inside keep SIGINT blocked (a thread inherits its creator's signal mask), so
-    that ■ goes to the main thread. The kernel picks any thread that does not block it; one taken
-    by another thread only sets Python's flag, and code blocked in ``time.sleep(30)`` on the main
-    thread sleeps on to its end (the nbagent kernel blocks it in ipykernel's threads; this is for
-    nbagent's own, started later from the main thread: the view's clock runs while the code blocks)."""
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: interrupts are not signals there
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 CANCEL_TURNS = 8
@@ -117,6 +101,7 @@ class watch_sigint:
         with _UserCode.lock:  # a code handler a SIGINT kept from its own exit: Stop must not signal on
             if _UserCode.owner is self.owner:
                 _UserCode.running, _UserCode.owner = False, None
+        missed_sigint.stop(missed_sigint.watching())  # nor a ■ be woken again after the code
         _PENDING_SIGINT.pop(id(self.owner), None)
 
 
@@ -130,29 +115,35 @@ _Handler = Union[Callable[[int, Union[FrameType, None]], object], int, None]
 
 class raise_on_sigint:
     """While synchronous code runs on the main thread, make SIGINT raise ``KeyboardInterrupt``
-    after the previous handler ran (ipykernel's handler for async cells only schedules a cancel)."""
+    after the previous handler ran (ipykernel's handler for async cells only schedules a cancel).
+    One whose delivery did not end a blocking call in the code is woken again
+    (:mod:`.missed_sigint`)."""
 
     def __init__(self, owner: object = None) -> None:
         self.owner = owner
 
     def __enter__(self) -> None:
         self.previous: _Handler = None
+        self.watch: object = None  # missed_sigint's token: a ■ that misses a blocking call is sent again
         if threading.current_thread() is not threading.main_thread():
             return
         previous = signal.getsignal(signal.SIGINT)
 
         def handler(signum: int, frame: FrameType | None) -> None:
+            missed_sigint.note_handled()
             if _UserCode.only_code:
                 _UserCode.only_code = False
             elif callable(previous) and previous is not signal.default_int_handler:
                 previous(signum, frame)
             raise KeyboardInterrupt
 
+        self.watch = missed_sigint.start()  # before the handler: no SIGINT to it goes unseen
         try:
             signal.signal(signal.SIGINT, handler)
             self.previous = previous
         except (ValueError, TypeError):  # not the main interpreter / an unusual handler
             self.previous = None
+            missed_sigint.stop(self.watch)
             return
         with _UserCode.lock:
             _UserCode.running, _UserCode.owner = True, self.owner
@@ -171,8 +162,11 @@ class raise_on_sigint:
         try:
             signal.signal(signal.SIGINT, self.previous)
         finally:
-            with _UserCode.lock:
-                _UserCode.running, _UserCode.owner = False, None
+            try:
+                missed_sigint.stop(self.watch)  # its lock too is waited for with the previous handler back
+            finally:
+                with _UserCode.lock:
+                    _UserCode.running, _UserCode.owner = False, None
 
 
 class interrupt_after:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pytest
 
+from nbagent.notebook import missed_sigint
 from nbagent.notebook.user_code_interrupt import _UserCode, interrupt_user_code, raise_on_sigint, watch_sigint
 
 
@@ -81,6 +82,7 @@ def test_after_a_code_handler_that_never_left_stop_no_longer_signals_the_main_th
         raise_on_sigint(owner).__enter__()
     assert signal.getsignal(signal.SIGINT) is installed
     assert (_UserCode.running, _UserCode.owner) == (False, None)
+    assert missed_sigint.watching() is None  # its watch for a missed ■ ended with the execution
     sent: list[bool] = []
     worker = threading.Thread(target=lambda: sent.append(interrupt_user_code()))
     worker.start()
