@@ -5,6 +5,7 @@ events under another type (Flask's default ``text/html``, ``text/plain``, none) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +30,12 @@ EVENTS: list[dict[str, Any]] = [{"type": "message_start", "message": {**MESSAGE,
 STREAM = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in EVENTS).encode()
 
 
-def _serve(kind: str | None, body: bytes, posts: list[str]) -> ThreadingHTTPServer:
+@contextlib.contextmanager
+def _serve(kind: str | None, body: bytes, posts: list[str]) -> Iterator[str]:
+    """The server's URL while it answers every POST with ``body``; closed after. Closed, not only shut
+    down: its listening socket left to the garbage collector warned (ResourceWarning) in whichever later
+    test the collection ran, and a collection near the stack's limit could not report that warning
+    ("Failed to process unraisable exception", which fails that test)."""
     class Answer(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -45,22 +51,24 @@ def _serve(kind: str | None, body: bytes, posts: list[str]) -> ThreadingHTTPServ
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 @pytest.mark.parametrize("kind", ["text/event-stream; charset=utf-8", "text/html; charset=utf-8", "text/plain",
                                   "application/octet-stream", None])
 def test_a_stream_of_events_under_another_type_is_read_as_it_comes(kind: str | None) -> None:
     posts: list[str] = []
-    server = _serve(kind, STREAM, posts)
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _serve(kind, STREAM, posts) as url:
         agent = Agent(endpoint=Endpoint(name="lab", base_url=url, api_key="none", model="local", context_window=65_536))
         result = agent.run_sync("What is 17 * 23?")
         agent.close()
-    finally:
-        server.shutdown()
     assert result.done is not None and result.done.reason == "end_turn", result.done
     assert "391" in result.text
 
@@ -70,9 +78,8 @@ def not_a_stream(request: pytest.FixtureRequest) -> Iterator[tuple[str, list[str
     kind: str = request.param
     posts: list[str] = []
 
-    server = _serve(kind, BODIES[kind], posts)
-    yield f"http://127.0.0.1:{server.server_address[1]}", posts
-    server.shutdown()
+    with _serve(kind, BODIES[kind], posts) as url:
+        yield url, posts
 
 
 def test_a_200_that_is_not_an_event_stream_fails_once_naming_what_came(not_a_stream: tuple[str, list[str]]) -> None:
@@ -92,13 +99,10 @@ def test_a_stream_without_usage_fails_with_a_sentence_not_an_attribute_error() -
                                                   "content": [], "stop_reason": None, "stop_sequence": None}}
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, {"type": "message_stop"})).encode()
 
-    server = _serve("text/event-stream", body, [])
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        done = Agent(endpoint=Endpoint(name="lab", base_url=url, api_key="none", model="local",
-                                       context_window=65_536)).run_sync("hi").done
-    finally:
-        server.shutdown()
+    with _serve("text/event-stream", body, []) as url:
+        agent = Agent(endpoint=Endpoint(name="lab", base_url=url, api_key="none", model="local", context_window=65_536))
+        done = agent.run_sync("hi").done
+        agent.close()
     assert done is not None and done.error is not None
     assert "reports no token usage" in done.error and "NoneType" not in done.error
 
