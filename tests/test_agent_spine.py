@@ -146,7 +146,7 @@ def test_a_second_process_gets_a_clear_error_and_a_dead_ones_lock_is_taken_over(
             Agent(provider="simulated", cwd=tmp_path, task_dir=task)
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()  # its stdout pipe closed too, not left to the garbage collector
     agent = Agent(provider="simulated", cwd=tmp_path, task_dir=task)  # the holder died: taken over
     events = agent.run_sync("hello")
     assert any(e.kind == "notice" and "no longer running" in e.message for e in events)

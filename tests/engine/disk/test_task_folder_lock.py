@@ -61,9 +61,7 @@ def test_two_processes_taking_over_a_stale_lock_make_exactly_one_writer_in_every
             answers = [p.stdout.readline().split()[0] for p in procs if p.stdout is not None]
         finally:
             for p in procs:
-                assert p.stdin is not None
-                p.stdin.close()
-                p.wait()
+                p.communicate()  # stdin closed (the contender ends), stdout read to its end and closed: no pipe left to the collector
         assert sorted(answers) == ["refused", "writer"], (trial, answers)
 
 
