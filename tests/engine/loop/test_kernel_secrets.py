@@ -410,9 +410,11 @@ def test_wide_frames_are_read_within_a_bound() -> None:
     import pandas as pd
 
     frames = {f"f{i}": pd.DataFrame(np.zeros((2, 1_000)), columns=[f"key_{j}" for j in range(1_000)]) for i in range(600)}
-    started = time.perf_counter()
+    # This process's CPU time, not the wall clock: ~0.14 s here, and a loaded 2-core CI worker (the other
+    # worker, kernels, Chromium on the same cores) took 1.45 s of wall time to do the same work.
+    started = time.process_time()
     assert credential_variable_values(frames.items()) == ()
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_an_odd_frame_gives_nothing_and_the_namespaces_other_secrets_stand() -> None:
