@@ -178,8 +178,10 @@ def test_fast_path_resolves_a_synchronous_wait(kernel: tuple[Any, Any]) -> None:
     assert result is not None
     model_id = result.strip("'")
     # A synchronous wait blocks the main thread: only the shell-channel fast path can answer it.
-    msg_id = kc.execute("_ok = _d.wait_sync(20); (_ok, _d.value)")
-    time.sleep(0.3)
+    # Clicked once the cell runs (its main thread busy from then on), not after a fixed 0.3 s: on a
+    # loaded machine the click could arrive before the cell began, and the test then proved nothing.
+    msg_id = kc.execute("print('WAITING', flush=True)\n_ok = _d.wait_sync(20); (_ok, _d.value)")
+    _stream_until(kc, msg_id, "WAITING")
     kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": model_id, "data": CLICK}))
     start = time.monotonic()
     assert _reply(kc, msg_id)["content"]["status"] == "ok"
