@@ -9,7 +9,10 @@ every entry naming that folder behind the installed packages before importing an
 ``''``, and the folder's own path, which an empty ``PYTHONPATH`` entry adds (``export
 PYTHONPATH=$PYTHONPATH:/lib`` with none set). :func:`_installed_first` does it again once IPython
 has added ``''`` for the user's own modules, which the warm-up and nbagent import later (a
-``mistune.py`` there ran when the kernel warmed up).
+``mistune.py`` there ran when the kernel warmed up). Until then :func:`main` keeps the folder off
+``sys.path`` entirely (:func:`_without_the_folder`): behind the installed packages it was still
+searched for the optional dependencies they try and lack (``colorama.py`` ran as ipykernel was
+imported); the warm-up's own imports skip it too (:mod:`nbagent.engine.disk.own_imports`).
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ def main(argv: list[str] | None = None) -> int | None:
 
         return install_main(args[1:])
     if Path(sys.argv[0]).name == "__main__.py":  # ``-m``: a kernelspec installed before the -c line
-        _installed_first()  # ipykernel's own imports, at least, come from the installed packages
         print(OLD_KERNELSPEC, file=sys.stderr)
+    _without_the_folder()  # ipykernel's own imports come from the installed packages, or from nowhere
     from ipykernel.kernelapp import IPKernelApp
 
     from .kernel import NbAgentKernel
@@ -58,14 +61,27 @@ def main(argv: list[str] | None = None) -> int | None:
     return None
 
 
+def _without_the_folder() -> None:
+    """Take the working folder off ``sys.path`` until IPython puts it back (``init_path``, before the
+    startup files), as Jupyter's own ``ipykernel_launcher`` does. Behind the installed packages it
+    was still searched for every module they lack, and importing ipykernel, the kernel and the
+    extension tries several: a received folder's ``colorama.py`` (tornado), ``argcomplete.py``
+    (IPython) or ``org/`` (pickle) ran as the notebook was opened (attacker pass 19)."""
+    sys.path[:] = [entry for entry in sys.path if not _names_the_folder(entry)]
+
+
+def _names_the_folder(entry: str) -> bool:
+    """Whether a ``sys.path`` entry is the working folder (``""``, its path, or ``.`` from PYTHONPATH)."""
+    return os.path.realpath(entry or os.curdir) == os.path.realpath(os.curdir)
+
+
 def _installed_first() -> None:
     """Move the working folder (``""``, which IPython puts before site-packages so that a notebook
     imports its own modules, or its path) to the end of ``sys.path``: the user's ``helpers.py`` still
     imports, but a ``pandas.py`` or ``mistune.py`` in a received folder no longer replaces the
     installed package that nbagent imports while it warms up or replays. (The kernelspec's ``-c``
     line does the same, written out there because it runs before nbagent is imported.)"""
-    folder = ("", os.getcwd())
-    sys.path.sort(key=lambda entry: entry in folder)  # stable: every other entry keeps its order
+    sys.path.sort(key=_names_the_folder)  # stable: every other entry keeps its order
 
 
 @contextlib.contextmanager

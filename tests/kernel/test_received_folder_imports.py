@@ -1,0 +1,72 @@
+"""Opening a received notebook folder on the nbagent kernel runs none of the folder's modules, also
+those named like an optional dependency that the installed libraries try and lack (attacker pass 19)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent.kernel import install as inst
+
+REPO = Path(__file__).resolve().parents[2]
+PLANTED = (
+    "colorama.py",  # tornado tries it as ipykernel is imported (kernel start)
+    "argcomplete.py",  # IPython, at its import (kernel start)
+    "org/__init__.py",  # pickle (``org.python.core``: Jython), at kernel start
+    "pyarrow.py", "numexpr.py", "bottleneck.py", "pytz.py",  # pandas, at the warm-up or a first prompt
+    "brotli.py",  # httpx, with the SDK
+)
+"""Each writes its name into ``ran.txt`` when imported; where a real one is installed, it is not
+looked for in the folder at all (and the test still holds)."""
+
+
+def _kernel(folder: Path, prefix: Path, env: dict[str, str]) -> tuple[Any, Any]:
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    inst.install(prefix=str(prefix))
+    ksm = KernelSpecManager(kernel_dirs=[str(prefix / "share" / "jupyter" / "kernels")])
+    km = KernelManager(kernel_name="nbagent", kernel_spec_manager=ksm)
+    km.start_kernel(env=env, cwd=str(folder))
+    kc = km.client()
+    kc.start_channels()
+    return km, kc
+
+
+def _stream(outputs: list[dict[str, Any]]) -> str:
+    return "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("warm_up", [True, False], ids=["opened, warmed up", "first prompt, no warm-up"])
+def test_a_received_folders_modules_run_neither_when_opened_nor_at_the_first_prompt(tmp_path: Path,
+                                                                                 warm_up: bool) -> None:
+    folder, marker = tmp_path / "received", tmp_path / "ran.txt"
+    for name in PLANTED:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(f"open({str(marker)!r}, 'a').write({name!r} + ' ')\nraise ImportError('planted')\n")
+    (folder / "helpers.py").write_text("ANSWER = 42\n")  # the user's own module still imports
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    if not warm_up:
+        env["NBAGENT_NO_WARMUP"] = "1"
+    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    outputs: list[dict[str, Any]] = []
+    try:
+        kc.wait_for_ready(timeout=60)  # what a page does on opening: kernel_info, which starts the warm-up
+        wait = "from nbagent.notebook import warmup\n_ = warmup._thread is None or warmup._thread.join(120)\n"
+        if warm_up:
+            reply = kc.execute_interactive(wait, timeout=150, output_hook=outputs.append)
+            assert reply["content"]["status"] == "ok"
+            assert not marker.exists(), f"opening the notebook ran: {marker.read_text()}"
+        reply = kc.execute_interactive("%%agent --simulated\nhello", timeout=150, output_hook=outputs.append)
+        assert reply["content"]["status"] == "ok", _stream(outputs)
+        reply = kc.execute_interactive("import helpers\nprint(helpers.ANSWER)", timeout=30, output_hook=outputs.append)
+        assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("42\n")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
