@@ -18,6 +18,7 @@ PLANTED = (
     "org/__init__.py",  # pickle (``org.python.core``: Jython), at kernel start
     "pyarrow.py", "numexpr.py", "bottleneck.py", "pytz.py",  # pandas, at the warm-up or a first prompt
     "brotli.py",  # httpx, with the SDK
+    "httptools.py",  # uvicorn, as `%agent serve` starts
 )
 """Each writes its name into ``ran.txt`` when imported; where a real one is installed, it is not
 looked for in the folder at all (and the test still holds)."""
@@ -41,9 +42,11 @@ def _stream(outputs: list[dict[str, Any]]) -> str:
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("warm_up", [True, False], ids=["opened, warmed up", "first prompt, no warm-up"])
-def test_a_received_folders_modules_run_neither_when_opened_nor_at_the_first_prompt(tmp_path: Path,
-                                                                                 warm_up: bool) -> None:
+@pytest.mark.parametrize("warm_up, cell", [(True, "%%agent --simulated\nhello"), (False, "%%agent --simulated\nhello"),
+                                           (True, "%agent serve")],
+                         ids=["opened, warmed up", "first prompt, no warm-up", "agent serve"])
+def test_a_received_folders_modules_run_neither_when_opened_nor_when_nbagent_works(tmp_path: Path, warm_up: bool,
+                                                                                 cell: str) -> None:
     folder, marker = tmp_path / "received", tmp_path / "ran.txt"
     for name in PLANTED:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +65,7 @@ def test_a_received_folders_modules_run_neither_when_opened_nor_at_the_first_pro
             reply = kc.execute_interactive(wait, timeout=150, output_hook=outputs.append)
             assert reply["content"]["status"] == "ok"
             assert not marker.exists(), f"opening the notebook ran: {marker.read_text()}"
-        reply = kc.execute_interactive("%%agent --simulated\nhello", timeout=150, output_hook=outputs.append)
+        reply = kc.execute_interactive(cell, timeout=150, output_hook=outputs.append)
         assert reply["content"]["status"] == "ok", _stream(outputs)
         reply = kc.execute_interactive("import helpers\nprint(helpers.ANSWER)", timeout=30, output_hook=outputs.append)
         assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("42\n")
