@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+from types import ModuleType
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -28,6 +29,26 @@ MAX_DECODED_PIXELS = 40_000_000
 """Larger images are not decoded to be downscaled (a small file can unpack to gigabytes)."""
 
 
+def pillow() -> ModuleType | None:
+    """``PIL.Image`` with its format plugins imported by nbagent (None: Pillow is not installed).
+
+    Pillow imports every plugin the first time it cannot tell an image's format, and the FlashPix and
+    Microsoft Image Composer plugins try ``olefile``: where that is not installed, Python looked for
+    it in the notebook's folder, and a received folder's ``olefile.py`` ran as the model read an image
+    output of its notebook (no question asked: reading is read-only). Imported here first, never
+    from that folder (:mod:`~nbagent.engine.disk.own_imports`)."""
+    from ...engine.disk.own_imports import installed_only
+
+    try:
+        with installed_only():
+            from PIL import Image
+
+            Image.init()
+    except ImportError:
+        return None
+    return Image
+
+
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size / 1000:.0f} kB"
 
@@ -35,9 +56,8 @@ def _mb(size: int) -> str:
 def _downscaled(raw: bytes) -> tuple[bytes, str, tuple[int, int], tuple[int, int]] | None:
     """``raw`` re-encoded within the bounds: (bytes, media type, size before, size after), or None
     when Pillow is missing or cannot read it."""
-    try:
-        from PIL import Image
-    except ImportError:
+    Image = pillow()
+    if Image is None:
         return None
     try:
         with Image.open(io.BytesIO(raw)) as image:
@@ -68,9 +88,10 @@ def _encode(image: PILImage) -> tuple[bytes, str]:
 
 def _edge_ok(raw: bytes) -> bool:
     """Whether the image's long edge is within bounds (True when Pillow cannot tell: it is small)."""
+    Image = pillow()
+    if Image is None:
+        return True
     try:
-        from PIL import Image
-
         with Image.open(io.BytesIO(raw)) as image:
             return max(image.size) <= MAX_IMAGE_EDGE
     except Exception:  # no Pillow or an unreadable header: the byte bound alone holds
@@ -118,4 +139,4 @@ def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str]
     return kept, notes
 
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "without_secret_figures"]
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "pillow", "without_secret_figures"]
