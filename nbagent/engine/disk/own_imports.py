@@ -8,11 +8,13 @@ and ``pytz``, httpx ``brotli``, aiohttp ``aiodns``. The warm-up imports pandas a
 as the page connects, so a received folder holding a ``pyarrow.py`` ran its code when the notebook
 was only opened (attacker pass 19); so did a replayed agent cell that imported them first.
 
-:func:`installed_only` marks the imports of one thread for a while (the warm-up thread; the main
-thread while a prompt first imports what it needs, or an ``%agent`` command runs; the thread that
-imports ``jsonschema`` for MCP): a module they would find in the working folder is not found (or,
-where the folder comes first, the installed one is). Other threads, and the main thread while a
-cell's code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
+:func:`installed_only` marks the imports of one thread while nbagent's own code runs there: the
+warm-up thread, the main thread while a prompt first imports what it needs or an ``%agent`` command
+runs, the ``%agent serve`` server's thread, MCP's ``jsonschema`` import, Pillow's plugins (which a
+read of an image output loads) and pygments' formatter (which a card showing code loads). A module
+they would find in the working folder is not found (where the folder comes first, as IPython puts it
+on other kernels, the installed one is taken). Other threads, and the main thread while a cell's
+code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
 ``helpers.py`` still imports.
 """
 
