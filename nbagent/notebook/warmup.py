@@ -95,6 +95,9 @@ def imported() -> None:
     itself, and their optional dependencies from the notebook's folder."""
     global _imported
     if not _imported:
+        warming = _thread
+        if warming is not None and warming is not threading.current_thread():
+            warming.join()  # what it imports, the prompt needs anyway; two threads importing one chain may deadlock
         import_all()
         _imported = True
 
