@@ -4,25 +4,47 @@
 The kernelspec does not start it with ``-m``: Python puts the working folder (the notebook's, which
 may have come from anyone) first on ``sys.path`` for ``-m``, so a received folder holding an
 ``nbagent/`` or ``traitlets/`` package ran its code in the kernel as it started, when the notebook
-was opened (or as a batch item's folder, under ``nbagent.batch --notebook``). Its ``-c`` line moves
-every entry naming that folder behind the installed packages before importing anything: ``-c``'s
-``''``, and the folder's own path, which an empty ``PYTHONPATH`` entry adds (``export
-PYTHONPATH=$PYTHONPATH:/lib`` with none set). :func:`_installed_first` does it again once IPython
-has added ``''`` for the user's own modules, which the warm-up and nbagent import later (a
-``mistune.py`` there ran when the kernel warmed up). Until then :func:`main` keeps the folder off
-``sys.path`` entirely (:func:`_without_the_folder`): behind the installed packages it was still
-searched for the optional dependencies they try and lack (``colorama.py`` ran as ipykernel was
-imported); the warm-up's own imports skip it too (:mod:`nbagent.engine.disk.own_imports`).
+was opened (or as a batch item's folder, under ``nbagent.batch --notebook``). Its ``-c`` line takes
+every entry naming that folder off ``sys.path`` before importing anything (:func:`_without_the_folder`,
+as Jupyter's own ``ipykernel_launcher`` does): ``-c``'s ``''``, and the folder's own path, which an
+empty ``PYTHONPATH`` entry adds (``export PYTHONPATH=$PYTHONPATH:/lib`` with none set). Sorted behind
+the installed packages (the line before attacker pass 19, still in kernelspecs installed then), the
+folder was still searched for every module they lack, and the start tries several (pathlib's
+``ntpath`` tries ``nt``; ``colorama``, ``argcomplete``): a received ``nt.py`` ran as the notebook was
+opened; so this module does it again before its own imports. IPython puts ``''`` back for the user's
+own modules (``init_path``), which :func:`_installed_first` moves behind the installed packages (a
+``mistune.py`` there ran when the kernel warmed up); what nbagent imports on its own later never
+comes from it (:mod:`nbagent.engine.disk.own_imports`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import Iterator
+
+
+def _names_the_folder(entry: str) -> bool:
+    """Whether a ``sys.path`` entry is the working folder (``""``, its path, or ``.`` from PYTHONPATH)."""
+    return os.path.realpath(entry or os.curdir) == os.path.realpath(os.curdir)
+
+
+def _without_the_folder() -> None:
+    """Take the working folder off ``sys.path`` until IPython puts it back (``init_path``, before the
+    startup files), as Jupyter's own ``ipykernel_launcher`` does. Behind the installed packages it
+    was still searched for every module they lack, and the kernel's start tries several: pathlib's
+    ``ntpath`` tries ``nt`` and ``_winapi`` (Windows' own), tornado ``colorama``, IPython
+    ``argcomplete``, pickle ``org``: a received folder's ``nt.py`` ran as the notebook was opened
+    (attacker pass 19)."""
+    sys.path[:] = [entry for entry in sys.path if not _names_the_folder(entry)]
+
+
+if sys.argv[:1] == ["-c"] or __name__ == "__main__":  # started as the kernel (the kernelspec's -c line, or -m)
+    _without_the_folder()  # before any other import: a kernelspec installed before still sorts the folder last
+
+import contextlib  # noqa: E402 - after the folder is off sys.path (above)
+import signal  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Iterator  # noqa: E402
 
 OLD_KERNELSPEC = (
     "nbagent: this kernel was started with `python -m nbagent.kernel`, by a kernelspec older than "
@@ -59,20 +81,6 @@ def main(argv: list[str] | None = None) -> int | None:
         app.initialize(args)  # starts ipykernel's threads: iopub, heartbeat, control, shell channel
     app.start()
     return None
-
-
-def _without_the_folder() -> None:
-    """Take the working folder off ``sys.path`` until IPython puts it back (``init_path``, before the
-    startup files), as Jupyter's own ``ipykernel_launcher`` does. Behind the installed packages it
-    was still searched for every module they lack, and importing ipykernel, the kernel and the
-    extension tries several: a received folder's ``colorama.py`` (tornado), ``argcomplete.py``
-    (IPython) or ``org/`` (pickle) ran as the notebook was opened (attacker pass 19)."""
-    sys.path[:] = [entry for entry in sys.path if not _names_the_folder(entry)]
-
-
-def _names_the_folder(entry: str) -> bool:
-    """Whether a ``sys.path`` entry is the working folder (``""``, its path, or ``.`` from PYTHONPATH)."""
-    return os.path.realpath(entry or os.curdir) == os.path.realpath(os.curdir)
 
 
 def _installed_first() -> None:

@@ -3,6 +3,7 @@ those named like an optional dependency that the installed libraries try and lac
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from nbagent.kernel import install as inst
 
 REPO = Path(__file__).resolve().parents[2]
 PLANTED = (
+    "nt.py", "_winapi.py",  # pathlib's ntpath tries them (Windows' own), before the kernel's code runs
     "colorama.py",  # tornado tries it as ipykernel is imported (kernel start)
     "argcomplete.py",  # IPython, at its import (kernel start)
     "org/__init__.py",  # pickle (``org.python.core``: Jython), at kernel start
@@ -24,11 +26,20 @@ PLANTED = (
 looked for in the folder at all (and the test still holds)."""
 
 
-def _kernel(folder: Path, prefix: Path, env: dict[str, str]) -> tuple[Any, Any]:
+SORTING_LINE = ("import os, sys; sys.path.sort(key=lambda p: p in ('', os.getcwd())); "
+                "from nbagent.kernel.__main__ import main; sys.exit(main())")
+"""The kernelspec's ``-c`` line before attacker pass 19 (the folder moved last, still searched)."""
+
+
+def _kernel(folder: Path, prefix: Path, env: dict[str, str], installed_before: bool = False) -> tuple[Any, Any]:
     from jupyter_client import KernelManager
     from jupyter_client.kernelspec import KernelSpecManager
 
-    inst.install(prefix=str(prefix))
+    spec_dir = Path(inst.install(prefix=str(prefix)))
+    if installed_before:
+        spec = json.loads((spec_dir / "kernel.json").read_text())
+        spec["argv"][2] = SORTING_LINE
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
     ksm = KernelSpecManager(kernel_dirs=[str(prefix / "share" / "jupyter" / "kernels")])
     km = KernelManager(kernel_name="nbagent", kernel_spec_manager=ksm)
     km.start_kernel(env=env, cwd=str(folder))
@@ -42,11 +53,12 @@ def _stream(outputs: list[dict[str, Any]]) -> str:
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("warm_up, cell", [(True, "%%agent --simulated\nhello"), (False, "%%agent --simulated\nhello"),
-                                           (True, "%agent serve")],
-                         ids=["opened, warmed up", "first prompt, no warm-up", "agent serve"])
-def test_a_received_folders_modules_run_neither_when_opened_nor_when_nbagent_works(tmp_path: Path, warm_up: bool,
-                                                                                 cell: str) -> None:
+@pytest.mark.parametrize("warm_up, cell, installed_before", [
+    (True, "%%agent --simulated\nhello", False), (False, "%%agent --simulated\nhello", False),
+    (True, "%agent serve", False), (True, "%%agent --simulated\nhello", True)],
+    ids=["opened, warmed up", "first prompt, no warm-up", "agent serve", "kernelspec installed before"])
+def test_a_received_folders_modules_run_neither_when_opened_nor_when_nbagent_works(
+        tmp_path: Path, warm_up: bool, cell: str, installed_before: bool) -> None:
     folder, marker = tmp_path / "received", tmp_path / "ran.txt"
     for name in PLANTED:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +68,7 @@ def test_a_received_folders_modules_run_neither_when_opened_nor_when_nbagent_wor
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     if not warm_up:
         env["NBAGENT_NO_WARMUP"] = "1"
-    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    km, kc = _kernel(folder, tmp_path / "prefix", env, installed_before)
     outputs: list[dict[str, Any]] = []
     try:
         kc.wait_for_ready(timeout=60)  # what a page does on opening: kernel_info, which starts the warm-up
