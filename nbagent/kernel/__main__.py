@@ -44,7 +44,10 @@ if sys.argv[:1] == ["-c"] or __name__ == "__main__":  # started as the kernel (t
 import contextlib  # noqa: E402 - after the folder is off sys.path (above)
 import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Iterator  # noqa: E402
+from typing import TYPE_CHECKING, Iterator  # noqa: E402
+
+if TYPE_CHECKING:
+    from ipykernel.kernelapp import IPKernelApp
 
 OLD_KERNELSPEC = (
     "nbagent: this kernel was started with `python -m nbagent.kernel`, by a kernelspec older than "
@@ -68,19 +71,34 @@ def main(argv: list[str] | None = None) -> int | None:
     from .kernel import NbAgentKernel
 
     app = IPKernelApp.instance(kernel_class=NbAgentKernel)
-    add_folder = app.init_path
-
-    def init_path() -> None:
-        # Right where IPython adds the folder: before the startup files, extensions and exec_lines
-        # run. (A subclass of the app would rename its configuration: ``-f`` is IPKernelApp's alias.)
-        add_folder()
-        _installed_first()
-
-    app.init_path = init_path  # type: ignore[method-assign]  # this instance only (see above)
+    _folder_behind_installed(app)
     with _interrupts_to_the_main_thread():
         app.initialize(args)  # starts ipykernel's threads: iopub, heartbeat, control, shell channel
     app.start()
     return None
+
+
+def _folder_behind_installed(app: IPKernelApp) -> None:
+    """``app`` (this instance only: a subclass of the app would rename its configuration, and ``-f``
+    is IPKernelApp's alias) puts the folder behind the installed packages right where IPython adds
+    it (before the startup files, extensions and exec_lines run), and loads its extensions without
+    it: IPython tries a default extension as a top-level module first (``storemagic``, before
+    ``IPython.extensions.storemagic``), so a received folder's ``storemagic.py`` ran as the kernel
+    started, the stock kernel's too (attacker pass 19)."""
+    from ..engine.disk.own_imports import installed_only
+
+    add_folder, load_extensions = app.init_path, app.init_extensions
+
+    def init_path() -> None:
+        add_folder()
+        _installed_first()
+
+    def init_extensions() -> None:
+        with installed_only():  # the folder's module is not found: IPython falls back to its own
+            load_extensions()
+
+    app.init_path = init_path  # type: ignore[method-assign]
+    app.init_extensions = init_extensions  # type: ignore[method-assign]
 
 
 def _installed_first() -> None:

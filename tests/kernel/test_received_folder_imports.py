@@ -15,6 +15,7 @@ from nbagent.kernel import install as inst
 REPO = Path(__file__).resolve().parents[2]
 PLANTED = (
     "nt.py", "_winapi.py",  # pathlib's ntpath tries them (Windows' own), before the kernel's code runs
+    "storemagic.py",  # IPython tries its default extension as a top-level module first, the folder on sys.path
     "colorama.py",  # tornado tries it as ipykernel is imported (kernel start)
     "argcomplete.py",  # IPython, at its import (kernel start)
     "org/__init__.py",  # pickle (``org.python.core``: Jython), at kernel start
@@ -85,3 +86,21 @@ def test_a_received_folders_modules_run_neither_when_opened_nor_when_nbagent_wor
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
+
+
+@pytest.mark.kernel
+def test_ipythons_own_store_magic_still_loads(tmp_path: Path) -> None:
+    """The default extension IPython loads (``storemagic``) comes from IPython, not from nowhere."""
+    folder = tmp_path / "received"
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython")}
+    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    outputs: list[dict[str, Any]] = []
+    try:
+        kc.wait_for_ready(timeout=60)
+        reply = kc.execute_interactive("x = 41\n%store x\n%store -r x\nprint(x + 1)", timeout=60, output_hook=outputs.append)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("42\n"), _stream(outputs)
