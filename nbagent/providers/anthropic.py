@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import os
 import threading
 import time
@@ -235,6 +236,27 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
     return provider
 
 
+AWS_MODULES = ("boto3", "botocore.auth", "botocore.awsrequest", "botocore.credentials", "botocore.httpsession",
+               "botocore.session", "botocore.eventstream", "botocore.parsers", "botocore.loaders", "botocore.model")
+"""What the SDK's Bedrock client imports as it signs its first request and reads the stream."""
+
+
+def _aws_sdk_imported() -> None:
+    """Import :data:`AWS_MODULES` now, never from the notebook's folder. The SDK imports them as it
+    signs the first request, on a worker thread nbagent does not mark, and botocore and urllib3 try
+    optional modules the install may lack (``awscrt``, ``OpenSSL``, ``brotli``): a received folder's
+    ``awscrt.py`` ran on a Bedrock user's first prompt there (review of attacker pass 19). Where
+    boto3 is missing, the SDK reports it as before."""
+    from ..engine.disk.own_imports import installed_only
+
+    with installed_only():
+        for name in AWS_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                return
+
+
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
                       http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
     """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
@@ -246,6 +268,7 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
             base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
             default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else no_redirects())
         if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
+            _aws_sdk_imported()
             return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
                 aws_region=endpoint.region, api_key=endpoint.api_key, **common)
         if endpoint.kind == "vertex":  # a bearer token, else Google's application-default credentials
