@@ -48,13 +48,17 @@ class _FolderFinder(importlib.abc.MetaPathFinder):
     """First on ``sys.meta_path``: on a marked thread, a top-level module is found by the finders
     after it, and refused when that is in the working folder."""
 
+    nbagent_folder_finder = True
+    """Marks every instance, also one of a reloaded copy of this module (``%autoreload``, ``importlib.reload``):
+    two of them asking each other recursed without end, and every marked import failed."""
+
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
         if path is not None or not getattr(_marked, "on", False):  # a submodule: its package's folder
             return None
         for finder in list(sys.meta_path):
             find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
+            if getattr(finder, "nbagent_folder_finder", False) or find is None:  # any copy of this one
                 continue
             spec: ModuleSpec | None = find(fullname, path, target)
             if spec is not None:
@@ -83,7 +87,7 @@ _FINDER = _FolderFinder()
 def installed_only() -> Iterator[None]:
     """Imports of the current thread inside do not take a module from the working folder."""
     with _install_lock:
-        if _FINDER not in sys.meta_path:
+        if not any(getattr(finder, "nbagent_folder_finder", False) for finder in sys.meta_path):
             sys.meta_path.insert(0, _FINDER)
     before = getattr(_marked, "on", False)
     _marked.on = True

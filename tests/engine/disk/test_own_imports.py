@@ -67,3 +67,20 @@ def test_where_the_folder_comes_first_the_installed_module_is_taken(received_fol
         module = importlib.import_module("colorsys")
     assert Path(str(module.__file__)).parent != received_folder
     assert not (received_folder / "ran.txt").exists()
+
+
+def test_marked_imports_still_work_after_the_module_is_reloaded(tmp_path: Path) -> None:
+    """``%autoreload`` or ``importlib.reload`` of this module (in a subprocess: a reload here would
+    replace the classes other tests hold) left two finders asking each other: a RecursionError."""
+    import os
+    import subprocess
+
+    code = ("import importlib, sys\nfrom nbagent.engine.disk import own_imports\n"
+            "with own_imports.installed_only(): pass\nimportlib.reload(own_imports)\n"
+            "with own_imports.installed_only():\n    import colorsys\n"
+            "print(sum(getattr(f, 'nbagent_folder_finder', False) for f in sys.meta_path))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert run.stdout.strip() == "1"  # one finder on sys.meta_path
