@@ -206,7 +206,13 @@ class StructuredRun:
 def _validator_for(schema: JSONObject) -> _ValidatorClass:
     # Imported on first use: jsonschema's import costs about a second (its format checkers),
     # which %load_ext and the kernel's start must not pay for a feature most prompts never use.
-    import jsonschema
+    # Its format checkers try ``rfc3987`` (and lark ``interegular``, ``atomicwrites``): where they are
+    # not installed, a received folder's ``rfc3987.py`` ran at a dict schema's first prompt there
+    # (review of attacker pass 19), so never from the notebook's folder (see engine.disk.own_imports).
+    from ..disk.own_imports import installed_only
+
+    with installed_only():
+        import jsonschema
 
     validator: _ValidatorClass = jsonschema.validators.validator_for(schema)
     return validator
