@@ -94,11 +94,35 @@ def _folder_behind_installed(app: IPKernelApp) -> None:
         _installed_first()
 
     def init_extensions() -> None:
-        with installed_only():  # the folder's module is not found: IPython falls back to its own
+        manager = app.shell.extension_manager
+        load = manager.load_extension
+        own = {*app.default_extensions, *_builtin_extensions()}
+
+        def load_extension(name: str) -> object:
+            if name not in own:  # the user's configured extension (maybe beside the notebooks): as Python finds it
+                return load(name)
+            with installed_only():  # the folder's module is not found: IPython falls back to its own
+                return load(name)
+
+        manager.load_extension = load_extension  # type: ignore[method-assign]
+        try:
             load_extensions()
+        finally:
+            del manager.load_extension  # the class's again (``%load_ext`` in a cell is the user's)
 
     app.init_path = init_path  # type: ignore[method-assign]
     app.init_extensions = init_extensions  # type: ignore[method-assign]
+
+
+def _builtin_extensions() -> set[str]:
+    """The short names IPython tries as a top-level module before its own ``IPython.extensions.<name>``
+    (``storemagic``, ``autoreload``). Only these load without the folder at start: marking every
+    configured extension stopped a user's own (``c.InteractiveShellApp.extensions = ["myext"]`` with
+    ``myext.py`` beside the notebooks, or installed editable from there) from loading (review of
+    attacker pass 19)."""
+    from IPython.core import extensions
+
+    return set(getattr(extensions, "BUILTINS_EXTS", ("storemagic", "autoreload")))
 
 
 def _installed_first() -> None:

@@ -104,3 +104,29 @@ def test_ipythons_own_store_magic_still_loads(tmp_path: Path) -> None:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("42\n"), _stream(outputs)
+
+
+@pytest.mark.kernel
+def test_the_users_configured_extension_beside_the_notebook_still_loads(tmp_path: Path) -> None:
+    """Only IPython's own extensions (tried as top-level modules first) load without the folder: one
+    the user configured, kept beside the notebooks, loads as before; a received ``autoreload.py`` does not run."""
+    folder, marker = tmp_path / "project", tmp_path / "ran.txt"
+    folder.mkdir()
+    (folder / "myext.py").write_text("def load_ipython_extension(ip):\n    ip.user_ns['MYEXT'] = 'loaded'\n")
+    (folder / "autoreload.py").write_text(f"open({str(marker)!r}, 'a').write('autoreload.py')\n")
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("c.InteractiveShellApp.extensions = ['autoreload', 'myext']\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython")}
+    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    outputs: list[dict[str, Any]] = []
+    try:
+        kc.wait_for_ready(timeout=60)
+        reply = kc.execute_interactive("print(MYEXT, 'IPython.extensions.autoreload' in __import__('sys').modules)",
+                                       timeout=60, output_hook=outputs.append)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("loaded True\n"), _stream(outputs)
+    assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
