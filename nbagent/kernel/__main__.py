@@ -94,6 +94,7 @@ def _folder_behind_installed(app: IPKernelApp) -> None:
         _installed_first()
 
     def init_extensions() -> None:
+        assert app.shell is not None  # init_shell ran before (IPython's order)
         manager = app.shell.extension_manager
         load = manager.load_extension
         own = {*app.default_extensions, *_builtin_extensions()}
