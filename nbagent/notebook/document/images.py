@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from types import ModuleType
 from typing import TYPE_CHECKING, Callable
+
+from ..pillow import pillow
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -27,26 +28,6 @@ MAX_IMAGE_EDGE = 1568
 """Longest side in pixels the Messages API uses without scaling an image down."""
 MAX_DECODED_PIXELS = 40_000_000
 """Larger images are not decoded to be downscaled (a small file can unpack to gigabytes)."""
-
-
-def pillow() -> ModuleType | None:
-    """``PIL.Image`` with its format plugins imported by nbagent (None: Pillow is not installed).
-
-    Pillow imports every plugin the first time it cannot tell an image's format, and the FlashPix and
-    Microsoft Image Composer plugins try ``olefile``: where that is not installed, Python looked for
-    it in the notebook's folder, and a received folder's ``olefile.py`` ran as the model read an image
-    output of its notebook (no question asked: reading is read-only). Imported here first, never
-    from that folder (:mod:`~nbagent.engine.disk.own_imports`)."""
-    from ...engine.disk.own_imports import installed_only
-
-    try:
-        with installed_only():
-            from PIL import Image
-
-            Image.init()
-    except ImportError:
-        return None
-    return Image
 
 
 def _mb(size: int) -> str:

@@ -280,7 +280,7 @@ def fitted_png(data: bytes) -> tuple[bytes | None, str]:
         return data, ""
     if w * h > MAX_DECODE_PIXELS:
         return None, f"{w}x{h} px, {len(data) / 1e6:.1f} MB: too large to scale"
-    from ..document.images import pillow  # its plugins never from the notebook's folder
+    from ..pillow import pillow  # its plugins never from the notebook's folder
 
     Image = pillow()
     if Image is None:
