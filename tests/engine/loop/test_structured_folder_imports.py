@@ -24,12 +24,13 @@ CODE = {
 }
 
 
-def run_in_received_folder(tmp_path: Path, code: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """``code`` run in a folder holding the optional modules jsonschema and lark try, each writing
+def run_in_received_folder(tmp_path: Path, code: str, planted: tuple[str, ...] = ("rfc3987", "interegular", "atomicwrites"),
+                           ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``code`` run in a folder holding ``planted`` (the optional modules jsonschema and lark try), each writing
     ``ran.txt``; the folder is behind the installed packages, as the nbagent kernel puts it."""
     folder, marker = tmp_path / "received", tmp_path / "ran.txt"
     folder.mkdir()
-    for name in ("rfc3987", "interegular", "atomicwrites"):
+    for name in planted:
         (folder / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + ' ')\nraise ImportError\n")
     prelude = "import sys\nsys.path[:] = [p for p in sys.path if p] + ['']\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
