@@ -46,3 +46,34 @@ def test_a_bedrock_prompt_takes_no_module_of_the_aws_sdk_from_the_notebooks_fold
                          text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "error", run.stderr[-2000:]
     assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
+
+
+WITHOUT_BOTO3 = """
+import os, sys
+from importlib.machinery import PathFinder
+found = PathFinder.find_spec.__func__
+
+def find_spec(cls, fullname, path=None, target=None):  # boto3 not installed (the SDK's bedrock extra is optional)
+    if fullname.split(".")[0] in ("boto3", "botocore", "s3transfer"):  # only the folder's, if any
+        path = [p for p in (path or sys.path) if os.path.realpath(p or os.curdir) == os.getcwd()]
+    return found(cls, fullname, path, target)
+
+PathFinder.find_spec = classmethod(find_spec)
+""" + FIRST_PROMPT
+
+
+@pytest.mark.parametrize("key", [None, "bedrock-api-key"])
+def test_a_bedrock_prompt_without_boto3_installed_runs_no_botocore_of_the_notebooks_folder(
+        tmp_path: Path, key: str | None) -> None:
+    folder, marker = tmp_path / "received", tmp_path / "ran.txt"
+    folder.mkdir()
+    for name in ("boto3", "botocore"):  # the SDK imports them on its worker thread to sign the request
+        (folder / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + ' ')\nraise ImportError\n")
+    code = WITHOUT_BOTO3.replace('"region": "us-east-1"}', f'"region": "us-east-1", "api_key": {key!r}}}')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_"))}
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               AWS_ACCESS_KEY_ID="AKIAFAKESENTINEL0000", AWS_SECRET_ACCESS_KEY="fake", HOME=str(tmp_path),
+               NBAGENT_HOME=str(tmp_path / ".nbagent"))
+    run = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "error", run.stderr[-2000:]
+    assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
