@@ -85,7 +85,7 @@ def _folder_behind_installed(app: IPKernelApp) -> None:
     it: IPython tries a default extension as a top-level module first (``storemagic``, before
     ``IPython.extensions.storemagic``), so a received folder's ``storemagic.py`` ran as the kernel
     started, the stock kernel's too (attacker pass 19)."""
-    from ..engine.disk.own_imports import installed_only
+    from ..engine.disk.own_imports import FolderImportBlocked, installed_only
 
     add_folder, load_extensions = app.init_path, app.init_extensions
 
@@ -100,10 +100,16 @@ def _folder_behind_installed(app: IPKernelApp) -> None:
         own = {*app.default_extensions, *_builtin_extensions()}
 
         def load_extension(name: str) -> object:
-            if name not in own:  # the user's configured extension (maybe beside the notebooks): as Python finds it
-                return load(name)
-            with installed_only():  # the folder's module is not found: IPython falls back to its own
-                return load(name)
+            try:
+                with installed_only():  # IPython's own: the folder's module is not found, IPython falls back to its own
+                    return load(name)
+            except FolderImportBlocked:
+                if name in own:
+                    raise
+            # The user's configured extension needs the folder (it is beside the notebooks, or installed
+            # editable from there): loaded as Python finds it. Only then: an installed one's optional
+            # modules were tried without the folder, else a received folder's ran as the kernel started.
+            return load(name)
 
         manager.load_extension = load_extension  # type: ignore[method-assign]
         try:

@@ -130,3 +130,31 @@ def test_the_users_configured_extension_beside_the_notebook_still_loads(tmp_path
         km.shutdown_kernel(now=True)
     assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("loaded True\n"), _stream(outputs)
     assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
+
+
+@pytest.mark.kernel
+def test_an_installed_configured_extension_takes_no_optional_module_from_the_folder(tmp_path: Path) -> None:
+    """An extension the user configured that is installed (not beside the notebooks) tries its optional
+    modules without the folder: a received folder's ran as the kernel started; one beside them still loads."""
+    folder, marker, site = tmp_path / "project", tmp_path / "ran.txt", tmp_path / "site"
+    folder.mkdir()
+    site.mkdir()
+    (site / "fancyext.py").write_text("try:\n    import fancy_speedups\nexcept ImportError:\n    pass\n"
+                                      "def load_ipython_extension(ip):\n    ip.user_ns['FANCY'] = 'fancy'\n")
+    (folder / "fancy_speedups.py").write_text(f"open({str(marker)!r}, 'a').write('fancy_speedups.py')\n")
+    (folder / "myext.py").write_text("def load_ipython_extension(ip):\n    ip.user_ns['MYEXT'] = 'mine'\n")
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("c.InteractiveShellApp.extensions = ['fancyext', 'myext']\n")
+    env = {**os.environ, "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), str(site), os.environ.get("PYTHONPATH")]))}
+    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    outputs: list[dict[str, Any]] = []
+    try:
+        kc.wait_for_ready(timeout=60)
+        reply = kc.execute_interactive("print(FANCY, MYEXT)", timeout=60, output_hook=outputs.append)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("fancy mine\n"), _stream(outputs)
+    assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
