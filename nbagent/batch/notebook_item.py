@@ -23,10 +23,18 @@ UNATTENDED_CLICK = ("Deny",)
 """What the run presses on a permission question: what ``--allow`` does not name is denied."""
 
 
+OWN_IMPORTS = "__import__('nbagent.notebook.warmup', fromlist=['_']).imported()  # pandas, the SDK: not from the item's folder"
+"""First of all, before the template's cells: the kernel works in the submitted item's folder, and a
+template's ``import pandas`` there took pandas's optional dependencies from it (a submitted
+``pyarrow.py`` ran). Imported by nbagent first, they never come from the folder (see
+:mod:`nbagent.engine.disk.own_imports`); the template's ``import solution`` still imports the item's."""
+
+
 def parameters_source(spec: ItemSpec, task_root: Path) -> str:
-    """The injected cell: plain assignments and ``%config`` lines (values as Python literals)."""
+    """The injected cell: nbagent's own imports, plain assignments and ``%config`` lines (values as Python literals)."""
     return "\n".join([
         "# Parameters injected by nbagent.batch",
+        OWN_IMPORTS,
         f"item = {str(Path(spec.item).resolve())!r}",
         # `{item}` replaced by the file's name, as in a prompt item's prompt (the notebook has `item` too,
         # so nothing is added when the template does not name it): the model was sent "Check {item} …".
@@ -57,7 +65,7 @@ def with_parameters(nb: NotebookNode, source: str) -> NotebookNode:
     tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
     nb.cells.insert(tagged[0] + 1 if tagged else 0, cell)
     if tagged and tagged[0] > 0:
-        settings = "\n".join(line for line in source.splitlines() if line.startswith("%config "))
+        settings = "\n".join(line for line in source.splitlines() if line.startswith("%config ") or line == OWN_IMPORTS)
         nb.cells.insert(0, nbformat.v4.new_code_cell(settings, metadata={"tags": ["injected-settings"]}))
     return nb
 

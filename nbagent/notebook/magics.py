@@ -28,7 +28,8 @@ from ..engine.contracts.config import (
 )
 from ..engine.contracts.context_policy import DEFAULT_POLICY
 from ..engine.contracts.errors import NbAgentError
-from . import aborts, admin_traits, command_args, commands, magics_api, settings
+from ..engine.disk.own_imports import installed_only
+from . import aborts, admin_traits, command_args, commands, magics_api, settings, warmup
 from .busy import BusyHold
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
@@ -238,6 +239,7 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
+        warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
         with BusyHold():  # the front-end reads "busy" all along, a wait for Allow included
             return await self._run_prompt(line, cell)
 
@@ -358,19 +360,22 @@ class AgentMagics(Magics):
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (see :mod:`.again`)."""
         from .again import fix
 
+        warmup.imported()
         return await fix(self, options)
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began (see :mod:`.again`)."""
         from .again import retry
 
+        warmup.imported()
         await retry(self, line)
 
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> None:
         """Replaced below by the help generated from the commands' declarations (``%agent?``)."""
-        commands.run(self, line)
+        with installed_only():  # what a command imports: never from the notebook's folder (see engine.disk.own_imports)
+            commands.run(self, line)
 
 
 # %agent? shows this docstring: the same text as %agent help, generated from the declarations.

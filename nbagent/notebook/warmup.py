@@ -28,6 +28,8 @@ import os
 import threading
 from typing import Callable, Iterator
 
+from ..engine.disk.own_imports import installed_only
+
 # What a first ``%%agent`` imports beyond the magics (tests/notebook/test_warmup.py checks the list):
 # the Agent and the engine, the provider (the Anthropic SDK, also used against the offline simulated
 # API), the live view, its widgets and tables, the shell executor of the python tool, and the
@@ -74,11 +76,30 @@ def import_all(modules: tuple[str, ...] = MODULES, later: tuple[str, ...] = LATE
     """Import ``modules``, load the token counter's encoding (the first request counts tokens;
     reading cl100k is a file read and a parse), then import ``later``. Returns the steps that failed
     (logged, never raised: the first prompt tries again and reports the error where the user sees it)."""
-    with fewer_collections():
+    # installed_only: the working folder is the notebook's, and a received one's ``pyarrow.py`` ran as
+    # pandas tried its optional dependencies, when the page connected (see :mod:`~nbagent.engine.disk.own_imports`).
+    with fewer_collections(), installed_only():
         failed = [name for name in modules if not _step(name, importlib.import_module, name)]
         if not _step("encoding", _load_encoding):
             failed.append("encoding")
         return failed + [name for name in later if not _step(name, importlib.import_module, name)]
+
+
+_imported = False
+
+
+def imported() -> None:
+    """The warm-up's imports, made now in this thread (once per kernel), where nbagent is about to
+    need them: a prompt, a replayed cell or an ``%agent`` command that comes before the warm-up
+    thread got there (Run All as the notebook opens, or no warm-up) imported pandas and the SDK
+    itself, and their optional dependencies from the notebook's folder."""
+    global _imported
+    if not _imported:
+        warming = _thread
+        if warming is not None and warming is not threading.current_thread():
+            warming.join()  # what it imports, the prompt needs anyway; two threads importing one chain may deadlock
+        import_all()
+        _imported = True
 
 
 @contextlib.contextmanager
@@ -111,4 +132,4 @@ def _step(what: str, action: Callable[..., object], *args: object) -> bool:
     return True
 
 
-__all__ = ["DISABLE_ENV", "LATER", "MODULES", "fewer_collections", "import_all", "start_once"]
+__all__ = ["DISABLE_ENV", "LATER", "MODULES", "fewer_collections", "import_all", "imported", "start_once"]

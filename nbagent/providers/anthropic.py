@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import os
 import threading
 import time
@@ -235,6 +236,34 @@ def anthropic_provider(api_key: str, *, base_url: str | None = None, timeout_s: 
     return provider
 
 
+AWS_MODULES = ("boto3", "botocore.auth", "botocore.awsrequest", "botocore.credentials", "botocore.httpsession",
+               "botocore.session", "botocore.eventstream", "botocore.parsers", "botocore.loaders", "botocore.model")
+"""What the SDK's Bedrock client imports as it signs its first request and reads the stream."""
+
+
+def _aws_sdk_imported(signs: bool) -> None:
+    """Import :data:`AWS_MODULES` now, never from the notebook's folder. The SDK imports them as it
+    signs the first request, on a worker thread nbagent does not mark, and botocore and urllib3 try
+    optional modules the install may lack (``awscrt``, ``OpenSSL``, ``brotli``): a received folder's
+    ``awscrt.py`` ran on a Bedrock user's first prompt there (review of attacker pass 19).
+
+    Where boto3 itself is missing (it is the SDK's ``bedrock`` extra, not nbagent's) and the client
+    ``signs`` with AWS credentials, the SDK would import it there too, and a received folder's
+    ``botocore.py`` ran (second review of attacker pass 19): an :class:`ImportError` here instead."""
+    from ..engine.disk.own_imports import installed_only
+
+    with installed_only():
+        for name in AWS_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError as error:
+                if signs and name == AWS_MODULES[0]:
+                    raise ImportError("a Bedrock endpoint without an api_key signs requests with AWS credentials, "
+                                      "which needs boto3: pip install 'anthropic[bedrock]' "
+                                      f"({error})", name=error.name) from None
+                return
+
+
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
                       http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
     """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
@@ -246,6 +275,7 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
             base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
             default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else no_redirects())
         if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
+            _aws_sdk_imported(signs=not endpoint.api_key)
             return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
                 aws_region=endpoint.region, api_key=endpoint.api_key, **common)
         if endpoint.kind == "vertex":  # a bearer token, else Google's application-default credentials

@@ -226,3 +226,36 @@ def test_a_template_agent_cell_above_its_parameters_runs_with_the_items_settings
 
     assert row["outcome"] == "end_turn" and row["requests"] == 1, row
     assert not (items / ".nbagent").exists()  # nothing written into the submitted folder
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("parameters_first", [True, False], ids=["parameters first", "a cell above the parameters"])
+def test_a_submitted_folders_optional_dependency_does_not_run_when_the_template_imports_pandas(
+        tmp_path: Path, monkeypatch, parameters_first: bool) -> None:
+    """The kernel works in the submitted item's folder: a template's ``import pandas`` took pandas's
+    optional dependencies from it (a submitted ``pyarrow.py`` ran on the teacher's machine; attacker
+    pass 19). The injected cell imports them first, never from the folder."""
+    from nbagent.batch.notebook_item import run_notebook_item
+
+    monkeypatch.setenv("NBAGENT_REPLAY_KEY_FILE", str(tmp_path / "key"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    items, marker = tmp_path / "submitted", tmp_path / "ran.txt"
+    items.mkdir()
+    (items / "data.csv").write_text("a,b\n1,2\n")
+    for name in ("pyarrow", "numexpr", "bottleneck", "pytz"):
+        (items / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + ' ')\nraise ImportError('x')\n")
+    (items / "solution.py").write_text("ANSWER = 42\n")  # the template may still import the submission's own module
+    nb = nbformat.v4.new_notebook()
+    reading = nbformat.v4.new_code_cell("import pandas as pd\nimport solution\nprint(len(pd.read_csv(item)), solution.ANSWER)")
+    parameters = nbformat.v4.new_code_cell("item = None", metadata={"tags": ["parameters"]})
+    nb.cells = [parameters, reading] if parameters_first else [nbformat.v4.new_code_cell("x = 1"), parameters, reading]
+    template = tmp_path / "template.ipynb"
+    nbformat.write(nb, str(template))
+
+    row = run_notebook_item(ItemSpec(item=str(items / "data.csv"), folder=str(tmp_path / "out"), prompt="p",
+                                     provider="simulated", notebook=str(template)))
+
+    assert row["outcome"] == "end_turn", row
+    executed = nbformat.read(str(tmp_path / "out" / "executed.ipynb"), as_version=4)
+    assert "1 42" in json.dumps(executed.cells[-1].outputs)
+    assert not marker.exists(), marker.read_text()

@@ -71,6 +71,12 @@ class StructuredOutputError(NbAgentError):
     """The model's final answer did not match the schema (after the one retry), or never came."""
 
 
+def _is_type_form(schema: object) -> bool:
+    """A class, ``None`` or a typing construct (``list[City]``, ``int | None``, ``Annotated[…]``): what
+    pydantic validates, and written as code; any other object is a value, data."""
+    return schema is None or isinstance(schema, type) or type(schema).__module__ in ("typing", "typing_extensions", "types")
+
+
 @dataclass(frozen=True)
 class OutputSpec:
     """What the final answer must look like: a JSON schema, and the pydantic type to build (if any)."""
@@ -86,8 +92,14 @@ class OutputSpec:
         if isinstance(schema, dict):
             _validator_for(schema).check_schema(schema)
             return cls(schema=copy.deepcopy(schema))
+        if not _is_type_form(schema):
+            # A value, not a type (``%%agent --schema token`` naming the wrong variable): named by its type
+            # only. Its repr, and pydantic's message quoting it (a string is read as a forward reference),
+            # put the variable's key or password into the cell's error output and the saved notebook.
+            raise TypeError(f"output must be a pydantic model, a type pydantic can validate, or a JSON schema "
+                            f"dict; got a {type(schema).__name__} value (not shown: it is data, not a type)")
         try:
-            # Any object goes in: pydantic refuses what is no type it can validate (caught below).
+            # Any type form goes in: pydantic refuses what it cannot validate (caught below).
             adapter: pydantic.TypeAdapter[object] = pydantic.TypeAdapter(cast("TypeForm[object]", schema))
             return cls(schema=adapter.json_schema(), adapter=adapter)
         except (pydantic.PydanticSchemaGenerationError, TypeError) as exc:
@@ -195,7 +207,13 @@ class StructuredRun:
 def _validator_for(schema: JSONObject) -> _ValidatorClass:
     # Imported on first use: jsonschema's import costs about a second (its format checkers),
     # which %load_ext and the kernel's start must not pay for a feature most prompts never use.
-    import jsonschema
+    # Its format checkers try ``rfc3987`` (and lark ``interegular``, ``atomicwrites``): where they are
+    # not installed, a received folder's ``rfc3987.py`` ran at a dict schema's first prompt there
+    # (review of attacker pass 19), so never from the notebook's folder (see engine.disk.own_imports).
+    from ..disk.own_imports import installed_only
+
+    with installed_only():
+        import jsonschema
 
     validator: _ValidatorClass = jsonschema.validators.validator_for(schema)
     return validator

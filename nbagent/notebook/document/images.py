@@ -15,6 +15,8 @@ import binascii
 import io
 from typing import TYPE_CHECKING, Callable
 
+from ..pillow import pillow
+
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
@@ -35,9 +37,8 @@ def _mb(size: int) -> str:
 def _downscaled(raw: bytes) -> tuple[bytes, str, tuple[int, int], tuple[int, int]] | None:
     """``raw`` re-encoded within the bounds: (bytes, media type, size before, size after), or None
     when Pillow is missing or cannot read it."""
-    try:
-        from PIL import Image
-    except ImportError:
+    Image = pillow()
+    if Image is None:
         return None
     try:
         with Image.open(io.BytesIO(raw)) as image:
@@ -68,9 +69,10 @@ def _encode(image: PILImage) -> tuple[bytes, str]:
 
 def _edge_ok(raw: bytes) -> bool:
     """Whether the image's long edge is within bounds (True when Pillow cannot tell: it is small)."""
+    Image = pillow()
+    if Image is None:
+        return True
     try:
-        from PIL import Image
-
         with Image.open(io.BytesIO(raw)) as image:
             return max(image.size) <= MAX_IMAGE_EDGE
     except Exception:  # no Pillow or an unreadable header: the byte bound alone holds
@@ -118,4 +120,4 @@ def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str]
     return kept, notes
 
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "without_secret_figures"]
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "pillow", "without_secret_figures"]

@@ -280,9 +280,10 @@ def fitted_png(data: bytes) -> tuple[bytes | None, str]:
         return data, ""
     if w * h > MAX_DECODE_PIXELS:
         return None, f"{w}x{h} px, {len(data) / 1e6:.1f} MB: too large to scale"
-    try:
-        from PIL import Image
-    except ImportError:
+    from ..pillow import pillow  # its plugins never from the notebook's folder
+
+    Image = pillow()
+    if Image is None:
         return None, f"{w}x{h} px, {len(data) / 1e6:.1f} MB: too large, and Pillow is not installed to scale it"
     image = Image.open(io.BytesIO(data))
     image.thumbnail((MAX_SIDE, MAX_SIDE))

@@ -96,10 +96,15 @@ class HttpServer:
                                + (f": {self.error}" if self.error else ""))
 
     def _run(self) -> None:
+        from ...engine.disk.own_imports import installed_only
+
         loop = asyncio.new_event_loop()
         self.loop = loop
         try:
-            loop.run_until_complete(self._server.serve(sockets=[self._sock]))
+            # Only uvicorn and the MCP SDK run on this thread (clients' code runs on the kernel's loop):
+            # what they import as they serve (uvicorn's ``httptools``) never comes from the notebook's folder.
+            with installed_only():
+                loop.run_until_complete(self._server.serve(sockets=[self._sock]))
         except BaseException as exc:  # noqa: BLE001 - reported by start()/status, never raised in a thread
             self.error = exc
         finally:

@@ -41,12 +41,17 @@ def highlight(code: str, language: str = "python") -> str:
     made the code pale grey on white in the dark theme. The box's text and background come from
     JupyterLab's variables, so the code is readable in any theme even where no token is styled.
     """
-    try:
-        from pygments import highlight as _hl
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name
+    from ...engine.disk.own_imports import installed_only
 
-        inner = _hl(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
+    try:
+        # The HTML formatter's module tries ``ctags``: a received folder's ``ctags.py`` ran as the first
+        # card showed the model's code, before any click (see :mod:`~nbagent.engine.disk.own_imports`).
+        with installed_only():
+            from pygments import highlight as _hl
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import get_lexer_by_name
+
+            inner = _hl(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
     except Exception:  # pygments missing or an unknown lexer: plain is fine
         inner = esc(code)
     return (f'<pre class="highlight nbagent-code" style="white-space:pre-wrap;margin:2px 0;{STYLE["code"]}">'

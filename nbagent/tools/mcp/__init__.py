@@ -59,7 +59,10 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    from ...engine.disk.own_imports import installed_only
+
+    with installed_only():  # the mcp SDK's optional modules never from the notebook's folder (see build.py)
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 

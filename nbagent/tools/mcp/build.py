@@ -34,7 +34,13 @@ def build_mcp_manager(explicit: Mapping[str, Any] | None, cwd: Path, *, wait_tim
                               secrets=SecretValues(options.get("secrets", ())))
     if not servers:
         return None
-    from .manager import McpManager  # imports the mcp SDK: only when there is a server to run
+    from ...engine.disk.own_imports import installed_only
+
+    # Imports the mcp SDK: only when there is a server to run. Its chain tries optional modules
+    # (uvicorn's ``a2wsgi``, ``watchfiles``): a received folder's ran at the first prompt with a
+    # server configured (review of attacker pass 19), so never from the notebook's folder.
+    with installed_only():
+        from .manager import McpManager
 
     manager = McpManager(servers, cwd=cwd, wait_timeout=wait_timeout, start_with_first_request=not start, **options)
     if start:

@@ -324,8 +324,11 @@ def _warm_imports() -> None:
         return
 
     def work() -> None:
+        from ...engine.disk.own_imports import installed_only  # its optional dependencies: not from the folder
+
         try:
-            importlib.import_module("jsonschema")
+            with installed_only():
+                importlib.import_module("jsonschema")
         except Exception:  # only a head start; a real problem shows where it is used
             log.debug("jsonschema could not be imported", exc_info=True)
 

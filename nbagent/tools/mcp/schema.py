@@ -86,9 +86,12 @@ def input_check(schema: object) -> InputCheck:
     ``validator=None`` and the reason)."""
     if not isinstance(schema, (Mapping, bool)):
         return InputCheck(None, f"the input schema is a {type(schema).__name__}, not a JSON Schema")
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    from nbagent.engine.disk.own_imports import installed_only
+
+    with installed_only():  # on the MCP thread, unmarked: its optional modules never from the notebook's folder
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # an unknown $schema: the default is used

@@ -4,9 +4,10 @@ pydantic and JSON schema); the request's tools stay the same, so the cached pref
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
@@ -142,6 +143,28 @@ def test_bad_schemas_are_refused_up_front() -> None:
         OutputSpec.of(object())
     with pytest.raises(Exception, match="is not valid under any of the given schemas|is not of type"):
         OutputSpec.of({"type": 12})
+
+
+@dataclasses.dataclass
+class _Login:
+    user: str
+    password: str
+
+
+@pytest.mark.parametrize("value", ["sk-ant-api03-" + "K" * 40, ["ana", "Kv7-pass-" + "K" * 12],
+                                   _Login("ana", "Kv7-pass-" + "K" * 12)], ids=["str", "list", "dataclass"])
+def test_a_value_given_as_the_schema_is_refused_by_its_type_without_its_text(value: object) -> None:
+    """``%%agent --schema token`` naming the wrong variable: the error quoted the value (pydantic reads
+    a string as a forward reference, ``TypeAdapter[sk-ant-…] is not fully defined``), so the key went into
+    the cell's error output and the saved notebook (attacker pass 19)."""
+    with pytest.raises(TypeError, match="output must be a pydantic model") as caught:
+        OutputSpec.of(value)
+    assert "KKKKKKKK" not in str(caught.value) and type(value).__name__ in str(caught.value)
+
+
+def test_type_forms_are_still_schemas() -> None:
+    for form in (City, list[City], int | None, Annotated[int, pydantic.Field(ge=0)], Literal["a", "b"], None):
+        assert OutputSpec.of(form).schema is not None
 
 
 async def test_without_output_last_output_is_the_final_text(tmp_path: Path) -> None:

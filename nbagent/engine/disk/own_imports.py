@@ -1,0 +1,100 @@
+"""nbagent's own imports never come from the notebook's folder.
+
+The kernel works in the notebook's folder, which may have come from anyone, and IPython puts that
+folder on ``sys.path`` (behind the installed packages) so that the user's ``import helpers`` works.
+Python also looks there for every module the installed packages lack, and libraries try their
+optional dependencies as they are imported: pandas tries ``pyarrow``, ``numexpr``, ``bottleneck``
+and ``pytz``, httpx ``brotli``, aiohttp ``aiodns``. The warm-up imports pandas and the SDK as soon
+as the page connects, so a received folder holding a ``pyarrow.py`` ran its code when the notebook
+was only opened (attacker pass 19); so did a replayed agent cell that imported them first.
+
+:func:`installed_only` marks the imports of one thread while nbagent's own code runs there: the
+warm-up thread, the main thread while a prompt first imports what it needs or an ``%agent`` command
+runs, the ``%agent serve`` server's thread, MCP's ``jsonschema`` import, Pillow's plugins (which a
+read of an image output loads) and pygments' formatter (which a card showing code loads). A module
+they would find in the working folder is not found (where the folder comes first, as IPython puts it
+on other kernels, the installed one is taken). Other threads, and the main thread while a cell's
+code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
+``helpers.py`` still imports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import os
+import sys
+import threading
+from importlib.machinery import ModuleSpec, PathFinder
+from types import ModuleType
+from typing import Iterator, Sequence
+
+_marked = threading.local()
+_install_lock = threading.Lock()
+
+
+class FolderImportBlocked(ModuleNotFoundError):
+    """A module nbagent's own imports would have taken from the notebook's folder."""
+
+
+def _in_folder(spec: ModuleSpec, folder: str) -> bool:
+    """Whether ``spec`` is a module or package directly in ``folder``."""
+    places = [os.path.dirname(spec.origin)] if spec.has_location and spec.origin else []
+    places += [os.path.dirname(location) for location in spec.submodule_search_locations or ()]
+    return any(os.path.realpath(place) == folder for place in places)
+
+
+class _FolderFinder(importlib.abc.MetaPathFinder):
+    """First on ``sys.meta_path``: on a marked thread, a top-level module is found by the finders
+    after it, and refused when that is in the working folder."""
+
+    nbagent_folder_finder = True
+    """Marks every instance, also one of a reloaded copy of this module (``%autoreload``, ``importlib.reload``):
+    two of them asking each other recursed without end, and every marked import failed."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
+        if path is not None or not getattr(_marked, "on", False):  # a submodule: its package's folder
+            return None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if getattr(finder, "nbagent_folder_finder", False) or find is None:  # any copy of this one
+                continue
+            spec: ModuleSpec | None = find(fullname, path, target)
+            if spec is not None:
+                return _not_from_the_folder(fullname, spec, target)
+        return None
+
+
+def _not_from_the_folder(fullname: str, spec: ModuleSpec, target: ModuleType | None) -> ModuleSpec:
+    """``spec``, or where it is in the working folder, the installed module of that name (IPython
+    puts the folder first on other kernels), else :class:`FolderImportBlocked`."""
+    folder = os.path.realpath(os.curdir)
+    if not _in_folder(spec, folder):
+        return spec
+    paths = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != folder]
+    elsewhere = PathFinder.find_spec(fullname, paths, target)
+    if elsewhere is None:
+        raise FolderImportBlocked(f"No module named {fullname!r} (nbagent does not import it from the "
+                                  "notebook's folder)", name=fullname)
+    return elsewhere
+
+
+_FINDER = _FolderFinder()
+
+
+@contextlib.contextmanager
+def installed_only() -> Iterator[None]:
+    """Imports of the current thread inside do not take a module from the working folder."""
+    with _install_lock:
+        if not any(getattr(finder, "nbagent_folder_finder", False) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _FINDER)
+    before = getattr(_marked, "on", False)
+    _marked.on = True
+    try:
+        yield
+    finally:
+        _marked.on = before
+
+
+__all__ = ["FolderImportBlocked", "installed_only"]

@@ -1,0 +1,86 @@
+"""nbagent's own imports never take a module from the working folder (a received notebook's)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from nbagent.engine.disk.own_imports import FolderImportBlocked, installed_only
+
+PLANTED = "nbagent_test_planted_optional_dependency"
+"""A module no install has: what a library tries as an optional dependency (pandas's ``pyarrow``)."""
+
+
+@pytest.fixture
+def received_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The working folder, on ``sys.path`` behind the installed packages as the nbagent kernel puts it,
+    holding a module that writes ``ran.txt`` when it is imported."""
+    folder = tmp_path / "received"
+    folder.mkdir()
+    (folder / f"{PLANTED}.py").write_text(f"open({str(folder / 'ran.txt')!r}, 'a').write('ran')\n")
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", [*sys.path, ""])
+    yield folder
+    sys.modules.pop(PLANTED, None)
+
+
+def test_a_module_of_the_working_folder_is_not_imported_by_a_marked_thread(received_folder: Path) -> None:
+    with installed_only(), pytest.raises(FolderImportBlocked) as caught:
+        importlib.import_module(PLANTED)
+    assert isinstance(caught.value, ModuleNotFoundError)  # what a library's ``except ImportError`` expects
+    assert not (received_folder / "ran.txt").exists()
+
+
+def test_the_warm_up_thread_does_not_import_from_the_working_folder(received_folder: Path) -> None:
+    from nbagent.notebook import warmup
+
+    failed = warmup.import_all(modules=(), later=(PLANTED,))
+    assert failed == [PLANTED]
+    assert not (received_folder / "ran.txt").exists()
+
+
+def test_other_threads_and_the_code_after_still_import_the_users_modules(received_folder: Path) -> None:
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.append(importlib.import_module(PLANTED)))
+    with installed_only():  # only this thread is marked
+        worker.start()
+        worker.join()
+    assert found and (received_folder / "ran.txt").read_text() == "ran"
+    sys.modules.pop(PLANTED)
+    importlib.import_module(PLANTED)  # unmarked again once the block is left
+    assert (received_folder / "ran.txt").read_text() == "ranran"
+
+
+def test_where_the_folder_comes_first_the_installed_module_is_taken(received_folder: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """On other kernels IPython puts the folder before site-packages: a module there named like an
+    installed one (``colorsys.py``) is passed over for the installed one, not imported."""
+    (received_folder / "colorsys.py").write_text(f"open({str(received_folder / 'ran.txt')!r}, 'a').write('ran')\n")
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    with installed_only():
+        module = importlib.import_module("colorsys")
+    assert Path(str(module.__file__)).parent != received_folder
+    assert not (received_folder / "ran.txt").exists()
+
+
+def test_marked_imports_still_work_after_the_module_is_reloaded(tmp_path: Path) -> None:
+    """``%autoreload`` or ``importlib.reload`` of this module (in a subprocess: a reload here would
+    replace the classes other tests hold) left two finders asking each other: a RecursionError."""
+    import os
+    import subprocess
+
+    code = ("import importlib, sys\nfrom nbagent.engine.disk import own_imports\n"
+            "with own_imports.installed_only(): pass\nimportlib.reload(own_imports)\n"
+            "with own_imports.installed_only():\n    import colorsys\n"
+            "print(sum(getattr(f, 'nbagent_folder_finder', False) for f in sys.meta_path))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert run.stdout.strip() == "1"  # one finder on sys.meta_path
