@@ -160,7 +160,7 @@ SLOW = r"""
 import nbagent.notebook.magics as _m
 from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
 _m.active_magics().new_session(allow=("python",)).agent.simulated_api.responder = ScriptedResponder([
-    tool_reply([("python", {"code": "import time\\nfor _ in range(1200): time.sleep(0.05)"})]), text_reply("done")])
+    tool_reply([("python", {"code": "import time\nfor _ in range(1200): time.sleep(0.05)"})]), text_reply("done")])
 """
 
 
