@@ -53,6 +53,31 @@ def _stream(outputs: list[dict[str, Any]]) -> str:
     return "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
 
 
+def _env(tmp_path: Path, *paths: Path) -> dict[str, str]:
+    """The test process's environment for a kernel that runs this checkout's nbagent, no warm-up."""
+    return {**os.environ, "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython"),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), *map(str, paths), os.environ.get("PYTHONPATH")]))}
+
+
+def _run_once(folder: Path, tmp_path: Path, env: dict[str, str], code: str) -> tuple[str, str]:
+    """Start a kernel in ``folder``, run ``code``, shut it down: the reply's status and the printed text."""
+    km, kc = _kernel(folder, tmp_path / "prefix", env)
+    outputs: list[dict[str, Any]] = []
+    try:
+        kc.wait_for_ready(timeout=60)
+        reply = kc.execute_interactive(code, timeout=60, output_hook=outputs.append)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    return reply["content"]["status"], _stream(outputs)
+
+
+def _configure_extensions(tmp_path: Path, *names: str) -> None:
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text(f"c.InteractiveShellApp.extensions = {list(names)!r}\n")
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("warm_up, cell, installed_before", [
     (True, "%%agent --simulated\nhello", False), (False, "%%agent --simulated\nhello", False),
@@ -93,17 +118,8 @@ def test_ipythons_own_store_magic_still_loads(tmp_path: Path) -> None:
     """The default extension IPython loads (``storemagic``) comes from IPython, not from nowhere."""
     folder = tmp_path / "received"
     folder.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-           "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython")}
-    km, kc = _kernel(folder, tmp_path / "prefix", env)
-    outputs: list[dict[str, Any]] = []
-    try:
-        kc.wait_for_ready(timeout=60)
-        reply = kc.execute_interactive("x = 41\n%store x\n%store -r x\nprint(x + 1)", timeout=60, output_hook=outputs.append)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("42\n"), _stream(outputs)
+    status, printed = _run_once(folder, tmp_path, _env(tmp_path), "x = 41\n%store x\n%store -r x\nprint(x + 1)")
+    assert status == "ok" and printed.endswith("42\n"), printed
 
 
 @pytest.mark.kernel
@@ -114,21 +130,10 @@ def test_the_users_configured_extension_beside_the_notebook_still_loads(tmp_path
     folder.mkdir()
     (folder / "myext.py").write_text("def load_ipython_extension(ip):\n    ip.user_ns['MYEXT'] = 'loaded'\n")
     (folder / "autoreload.py").write_text(f"open({str(marker)!r}, 'a').write('autoreload.py')\n")
-    profile = tmp_path / "ipython" / "profile_default"
-    profile.mkdir(parents=True)
-    (profile / "ipython_kernel_config.py").write_text("c.InteractiveShellApp.extensions = ['autoreload', 'myext']\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-           "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython")}
-    km, kc = _kernel(folder, tmp_path / "prefix", env)
-    outputs: list[dict[str, Any]] = []
-    try:
-        kc.wait_for_ready(timeout=60)
-        reply = kc.execute_interactive("print(MYEXT, 'IPython.extensions.autoreload' in __import__('sys').modules)",
-                                       timeout=60, output_hook=outputs.append)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("loaded True\n"), _stream(outputs)
+    _configure_extensions(tmp_path, "autoreload", "myext")
+    code = "print(MYEXT, 'IPython.extensions.autoreload' in __import__('sys').modules)"
+    status, printed = _run_once(folder, tmp_path, _env(tmp_path), code)
+    assert status == "ok" and printed.endswith("loaded True\n"), printed
     assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
 
 
@@ -143,18 +148,7 @@ def test_an_installed_configured_extension_takes_no_optional_module_from_the_fol
                                       "def load_ipython_extension(ip):\n    ip.user_ns['FANCY'] = 'fancy'\n")
     (folder / "fancy_speedups.py").write_text(f"open({str(marker)!r}, 'a').write('fancy_speedups.py')\n")
     (folder / "myext.py").write_text("def load_ipython_extension(ip):\n    ip.user_ns['MYEXT'] = 'mine'\n")
-    profile = tmp_path / "ipython" / "profile_default"
-    profile.mkdir(parents=True)
-    (profile / "ipython_kernel_config.py").write_text("c.InteractiveShellApp.extensions = ['fancyext', 'myext']\n")
-    env = {**os.environ, "NBAGENT_NO_WARMUP": "1", "IPYTHONDIR": str(tmp_path / "ipython"),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), str(site), os.environ.get("PYTHONPATH")]))}
-    km, kc = _kernel(folder, tmp_path / "prefix", env)
-    outputs: list[dict[str, Any]] = []
-    try:
-        kc.wait_for_ready(timeout=60)
-        reply = kc.execute_interactive("print(FANCY, MYEXT)", timeout=60, output_hook=outputs.append)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    assert reply["content"]["status"] == "ok" and _stream(outputs).endswith("fancy mine\n"), _stream(outputs)
+    _configure_extensions(tmp_path, "fancyext", "myext")
+    status, printed = _run_once(folder, tmp_path, _env(tmp_path, site), "print(FANCY, MYEXT)")
+    assert status == "ok" and printed.endswith("fancy mine\n"), printed
     assert not marker.exists(), f"the notebook's folder ran: {marker.read_text()}"
