@@ -237,6 +237,9 @@ class Found:
     ambiguous: tuple[str | None, ...] = ()
     """The notebooks whose records of this prompt a headless kernel cannot tell apart (``None``:
     a headless run that could not name its notebook); none of them is replayed."""
+    gone: tuple[str, ...] = ()
+    """Headless, nothing replayed: the notebooks whose records begin with this prompt but that are
+    not in the folder any more (renamed, moved or deleted since), for the line that says why it asks."""
 
 
 def _candidates(root: Path, prompt: str, cell_id: str | None, strict: bool) -> list[tuple[float, ReplayIndex]]:
@@ -303,7 +306,10 @@ def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | 
     owners = sorted({i.notebook for _, i in mine if i.notebook is not None})
     pool = mine + unnamed
     if not pool:
-        return Found()
+        # A renamed notebook's record still names the old file: the line says so, rather than
+        # that no record begins with this prompt.
+        return Found(gone=tuple(sorted({i.notebook for _, i in found if i.notebook is not None
+                                        and not (root / Path(i.notebook).name).exists()})))
     latest = max(pool, key=lambda item: item[0])[1]
     if len(owners) > 1 or (owners and latest.notebook is None):
         return Found(ambiguous=(*owners, *((None,) if unnamed else ())))

@@ -1,0 +1,53 @@
+"""An agent cell run again in JupyterLab (turn 2 replaced turn 1's answer in the notebook), then the
+notebook run headless (nbconvert --execute, papermill, nbclient: no cell ids, no metadata): the
+cell replays the answer the notebook shows, and the agent cell below it replays its own turn
+(newcomer pass 19: the headless run showed the replaced turn-1 answer as current, and every agent
+cell below then found no next turn for its prompt and asked the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nbformat
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document import link, recording
+from nbagent.notebook.document.bridge import Bridge
+
+from . import test_replay_from_notebook
+from .test_replay_from_notebook import Lab
+
+lab = test_replay_from_notebook.lab  # the in-process JupyterLab kernel (fixture)
+NEXT = "%%agent\nwhat is 6 * 7? use python"
+
+
+def _headless(lab: Lab, monkeypatch: Any) -> None:
+    """A fresh kernel that nbclient drives: no front-end, no cell ids, no metadata, the cell's text."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c["source"]) for c in lab.front.cells])
+    nbformat.write(nb, lab.tmp_path / "analysis.ipynb")  # the record names the notebook; it is in the folder
+    for module in (link, recording):
+        monkeypatch.setattr(module, "executing_cell_id", lambda: None)
+    monkeypatch.setattr(link, "executing_metadata", lambda: {})
+    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    magics = magics_mod.active_magics()
+    if magics.current is not None:
+        magics.current.agent.close()
+    magics.current = None
+    magics._document = link.DocumentLink(the_bridge=Bridge())
+
+
+def test_a_cell_run_again_replays_headless_the_answer_the_notebook_shows(lab, monkeypatch):
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": NEXT,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    lab.run()  # the same agent cell again: turn 2 replaces turn 1's answer
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+    assert "42" in lab.run(later)  # turn 3
+    agents = [i for i, c in enumerate(lab.front.cells) if c["source"].startswith("%%agent")]
+    _headless(lab, monkeypatch)
+
+    first, second = (lab.run(i) for i in agents)
+
+    assert ", turn 2 (no request sent)" in first and ", turn 1 " not in first, first
+    assert ", turn 3 (no request sent)" in second and "asking the model" not in second, second
+    assert magics_mod.active_magics().current is None  # nothing asked the model
