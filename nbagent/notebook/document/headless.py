@@ -34,6 +34,13 @@ def executing_code() -> str | None:
     return code if isinstance(code, str) else None
 
 
+def asks_one_prompt(prompt: str) -> bool:
+    """Whether the executing cell asks one prompt a run (a ``%%agent`` cell, or chat mode's plain
+    cell), not several (notebook 02's loop of ``run_agent_cell`` calls, each its own turn)."""
+    code = executing_code()
+    return code is not None and (code.lstrip().startswith("%%") or code.strip() == prompt.strip())
+
+
 def _read(path: Path) -> dict[str, object]:
     """The notebook at ``path`` ({} when it is not a readable notebook)."""
     try:
@@ -117,4 +124,4 @@ def notebook_with_cell(root: Path, code: str | None) -> str | None:
     return rest.pop() if len(rest) == 1 else None
 
 
-__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell"]
+__all__ = ["asks_one_prompt", "executing_code", "holds_cell", "notebook_cells", "notebook_with_cell"]

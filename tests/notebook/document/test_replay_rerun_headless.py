@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import link, recording
+from nbagent.notebook.document import headless, link, recording
 from nbagent.notebook.document.bridge import Bridge
 
 from . import test_replay_from_notebook
@@ -28,7 +28,8 @@ def _headless(lab: Lab, monkeypatch: Any) -> None:
     for module in (link, recording):
         monkeypatch.setattr(module, "executing_cell_id", lambda: None)
     monkeypatch.setattr(link, "executing_metadata", lambda: {})
-    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    for module in (link, headless):
+        monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     magics = magics_mod.active_magics()
     if magics.current is not None:
         magics.current.agent.close()
