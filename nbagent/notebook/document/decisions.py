@@ -123,17 +123,15 @@ def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, p
 
 
 def rerun_turn(index: ReplayIndex, turn: int, prompt: str) -> int:
-    """The last of the record's turns from ``turn`` on that one cell asked in a row with ``prompt``
-    (the index keeps each turn's cell id): the cell was run again, and the notebook shows the last
-    answer. A run without cell ids (nbclient, papermill) replayed the first, the answer the re-run
-    replaced, and the cells below then found no next turn for their prompts and asked the model."""
-    turns = sorted(index.turns, key=lambda t: t.turn)
-    at = next((i for i, t in enumerate(turns) if t.turn == turn), None)
-    if at is None or turns[at].cell_id is None or not turns[at].asks(prompt):
+    """The latest turn from ``turn`` on that the cell which asked ``turn`` asked again with ``prompt``
+    (the index keeps each turn's cell id): the cell was run again, and the notebook shows only its
+    last answer, as JupyterLab's replay of the cell's own record does. A run without cell ids
+    (nbclient, papermill) replayed the first, the answer the re-run replaced, as current."""
+    this = next((t for t in index.turns if t.turn == turn), None)
+    if this is None or this.cell_id is None or not this.asks(prompt):
         return turn
-    while at + 1 < len(turns) and turns[at + 1].cell_id == turns[at].cell_id and turns[at + 1].asks(prompt):
-        at += 1
-    return turns[at].turn
+    return max((t.turn for t in index.turns if t.turn > turn and t.asked_by(prompt, this.cell_id, strict=True)),
+               default=turn)
 
 
 def is_kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str | None) -> bool:

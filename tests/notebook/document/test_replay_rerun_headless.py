@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import headless, link, recording
+from nbagent.notebook.document import headless, link, live_lines, recording
 from nbagent.notebook.document.bridge import Bridge
 
 from . import test_replay_from_notebook
@@ -28,6 +28,7 @@ def _headless(lab: Lab, monkeypatch: Any) -> None:
     for module in (link, recording):
         monkeypatch.setattr(module, "executing_cell_id", lambda: None)
     monkeypatch.setattr(link, "executing_metadata", lambda: {})
+    monkeypatch.setattr(link, "in_kernel", lambda: True)  # a kernel nbclient drives, not a terminal
     for module in (link, headless):
         monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     magics = magics_mod.active_magics()
@@ -52,3 +53,24 @@ def test_a_cell_run_again_replays_headless_the_answer_the_notebook_shows(lab, mo
     assert ", turn 2 (no request sent)" in first and ", turn 1 " not in first, first
     assert ", turn 3 (no request sent)" in second and "asking the model" not in second, second
     assert magics_mod.active_magics().current is None  # nothing asked the model
+
+
+def test_a_cell_run_again_after_the_cell_below_replays_headless_its_last_answer_and_the_cell_below_asks(
+        lab, monkeypatch):
+    """Run All (turns 1 and 2), then the first agent cell again (turn 3): JupyterLab's replay shows
+    turn 3 and asks the model for the cell below (its answer followed turn 1); headless showed turn 1,
+    the replaced answer, as current."""
+    lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": NEXT,
+                            "metadata": {}, "outputs": [], "execution_count": None})
+    lab.run()
+    later = next(i for i, c in enumerate(lab.front.cells) if c["id"] == "c-next")
+    lab.run(later)  # turn 2
+    lab.run()  # the first cell again: turn 3
+    agents = [i for i, c in enumerate(lab.front.cells) if c["source"].startswith("%%agent")]
+    _headless(lab, monkeypatch)
+
+    first, second = (lab.run(i) for i in agents)
+
+    assert ", turn 3 (no request sent)" in first and ", turn 1 " not in first, first
+    assert "replayed: session" not in second and "42" in second
+    assert live_lines.PAST_RECORD_LINE in second  # never a silent live run
