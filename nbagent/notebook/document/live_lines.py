@@ -72,8 +72,9 @@ OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this 
 STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer shown above it: a cell "
               "above was edited or run again after it, so it is out of date: asking the model.")
 PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown above has no next turn with "
-                    "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
-                    "run cannot tell apart): asking the model.")
+                    "this prompt (a new or edited cell, an answer that followed one a cell above replaced when "
+                    "it was run again, or a turn undone with %agent rollback, which a headless run cannot tell "
+                    "apart): asking the model.")
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
                   "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
