@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import headless, link, live_lines, recording
+from nbagent.notebook.document import bridge, cell_run, command_replay, headless, link, live_lines, recording, replayed
 from nbagent.notebook.document.bridge import Bridge
 
 from . import test_replay_from_notebook
@@ -25,9 +25,12 @@ def _headless(lab: Lab, monkeypatch: Any) -> None:
     """A fresh kernel that nbclient drives: no front-end, no cell ids, no metadata, the cell's text."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c["source"]) for c in lab.front.cells])
     nbformat.write(nb, lab.tmp_path / "analysis.ipynb")  # the record names the notebook; it is in the folder
-    for module in (link, recording):
+    # What nbclient sends: the cell's text, no id, no metadata (the fixture's patches undone too).
+    monkeypatch.setattr(bridge, "executing_request", lambda: {"content": {"code": lab.executing and lab.executing["source"]}})
+    for module in (link, recording, cell_run, command_replay, replayed):
         monkeypatch.setattr(module, "executing_cell_id", lambda: None)
-    monkeypatch.setattr(link, "executing_metadata", lambda: {})
+    for module in (link, replayed, command_replay):
+        monkeypatch.setattr(module, "executing_metadata", lambda: {})
     monkeypatch.setattr(link, "in_kernel", lambda: True)  # a kernel nbclient drives, not a terminal
     for module in (link, headless):
         monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
