@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
-from .headless import asks_one_prompt, executing_code, holds_cell, notebook_with_cell
+from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
 from .recording import RecordKeeper, session_name
 from .replay import (
     ReplayCursor,
@@ -153,7 +153,8 @@ class DocumentLink(RecordKeeper):
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id, one_prompt=asks_one_prompt(prompt))
+            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
+                               one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
             return self._undone(carried, cursor.index.session, turn) or \
                 self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
@@ -210,8 +211,8 @@ class DocumentLink(RecordKeeper):
         # The record's first turn, not 1: a turn stopped before it finished (■ at Allow) records
         # nothing, so a cell run again after it begins its record at turn 2.
         first = min(t.turn for t in record.turns)
-        replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=asks_one_prompt(prompt)),
-                        prompt=prompt)
+        again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
+        replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
         return _Lookup(replay=self._shows(replay, cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:

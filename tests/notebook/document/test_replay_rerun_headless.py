@@ -77,3 +77,40 @@ def test_a_cell_run_again_after_the_cell_below_replays_headless_its_last_answer_
     assert ", turn 3 (no request sent)" in first and ", turn 1 " not in first, first
     assert "replayed: session" not in second and "42" in second
     assert live_lines.PAST_RECORD_LINE in second  # never a silent live run
+
+
+def test_two_cells_of_one_id_replay_headless_each_its_own_answer(lab, monkeypatch):
+    """Cut, Undo, Paste in JupyterLab makes two cells of one id (a pasted cut cell keeps its id), both
+    asking the same prompt (turns 1 and 2). Headless, the first took turn 2 as its own "run again"
+    (review of newcomer pass 19): it showed the second cell's answer, and the second cell asked the
+    model on every CI run. Both replay, each its own turn, as before that pass."""
+    first = lab.front.cells[0]
+    lab.front.cells.append(dict(first, metadata={}, outputs=[]))  # the same id and text
+    lab.run(0)
+    lab.run(len(lab.front.cells) - 1)  # the pasted cell, below the cells the first one's turn made
+    agents = [i for i, c in enumerate(lab.front.cells) if c["source"].startswith("%%agent")]
+    _headless(lab, monkeypatch)
+
+    one, two = (lab.run(i) for i in agents)
+
+    assert ", turn 1 (no request sent)" in one, one
+    assert ", turn 2 (no request sent)" in two and "asking the model" not in two, two
+    assert magics_mod.active_magics().current is None  # nothing asked the model
+
+
+def test_a_loop_of_prompts_under_another_cell_magic_replays_headless_each_turn(lab, monkeypatch):
+    """A cell that asks several prompts in a loop (notebook 02's), under ``%%capture`` (or ``%%time``),
+    one of them twice: headless, its first prompt jumped to the later turn of the same prompt as if
+    the cell had been run again (review of newcomer pass 19), and the rest of the loop asked the model."""
+    lab.front.cells[0]["source"] = (
+        "%%capture out\nfor q in ['what is 17 * 23? use python', 'what is 6 * 7? use python', "
+        "'what is 17 * 23? use python']:\n    get_ipython().run_cell_magic('agent', '', q)\n")
+    lab.run(0)
+    _headless(lab, monkeypatch)
+
+    lab.run(0)
+
+    out = lab.ip.user_ns["out"]
+    text = out.stdout + "\n".join(o.data.get("text/plain", "") for o in out.outputs)
+    assert all(f", turn {n} (no request sent)" in text for n in (1, 2, 3)), text
+    assert "asking the model" not in text and magics_mod.active_magics().current is None
