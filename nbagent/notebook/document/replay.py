@@ -309,19 +309,19 @@ def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | 
     if not pool:
         # A renamed notebook's record still names the old file: the line says so, rather than
         # that no record begins with this prompt.
-        return Found(gone=tuple(sorted({i.notebook for _, i in found if _gone(root, i.notebook)})[:3]))
+        return Found(gone=tuple(sorted({i.notebook for _, i in found if i.notebook is not None and _gone(root, i.notebook)})[:3]))
     latest = max(pool, key=lambda item: item[0])[1]
     if len(owners) > 1 or (owners and latest.notebook is None):
         return Found(ambiguous=(*owners, *((None,) if unnamed else ())))
     return Found(latest)
 
 
-def _gone(root: Path, name: str | None) -> bool:
+def _gone(root: Path, name: str) -> bool:
     """Whether ``name`` is a notebook's file name (as nbagent records it) not in the folder any more.
     The index may have come with the notebook: a name with a line break or an escape in it would
     print a line of its own under the cell, so only a plain file name is ever named."""
-    return name is not None and Path(name).name == name and name.endswith(".ipynb") and name.isprintable() \
-        and len(name) <= 255 and not (root / name).exists()
+    return Path(name).name == name and name.endswith(".ipynb") and name.isprintable() and len(name) <= 255 \
+        and not (root / name).exists()
 
 
 def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
