@@ -67,6 +67,9 @@ class Live:
     them), so the line must not say there is no record beside the notebook."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
+    gone: tuple[str, ...] = ()
+    """Headless, ``no_record``: the notebooks, no longer in the folder, whose records begin with this
+    prompt (the notebook was renamed since, say): the line names them."""
     other: tuple[str, int] | None = None
     """The record the cell's metadata carries but that is not for it, and why: ``("edited", turn)``
     (the prompt changed since) or ``("copied", turn)`` (another cell's: this cell is a copy)."""
@@ -99,13 +102,17 @@ class Live:
 # --- which recorded turn a cell's own record stands for (used by link.DocumentLink.plan) ---------------
 
 
-def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None) -> int:
+def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, prompt: str, cell_id: str | None,
+                *, one_prompt: bool = False) -> int:
     """The turn to replay for a cell whose next recorded turn is ``turn``: a later turn of the same
     record when the cell's own metadata names one (the cell was run again: the notebook shows that
     answer, and the one it replaced must not come back as current). Where the cell carries no
     record (cleared from its metadata), the latest turn this very cell asked with this prompt: the
     one the notebook showed, never the answer (and the options, a tool since taken off the line)
-    it replaced."""
+    it replaced. Headless (no id, no metadata), for a cell that asks one prompt a run
+    (``one_prompt``: an agent cell), :func:`rerun_turn`."""
+    if carried is None and cell_id is None and one_prompt:
+        return rerun_turn(index, turn, prompt)
     if carried is None and cell_id is not None:
         return max((t.turn for t in index.turns if t.turn > turn and t.asked_by(prompt, cell_id, strict=True)),
                    default=turn)
@@ -113,6 +120,18 @@ def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, p
         return turn
     asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
     return carried.turn if asked else turn
+
+
+def rerun_turn(index: ReplayIndex, turn: int, prompt: str) -> int:
+    """The latest turn from ``turn`` on that the cell which asked ``turn`` asked again with ``prompt``
+    (the index keeps each turn's cell id): the cell was run again, and the notebook shows only its
+    last answer, as JupyterLab's replay of the cell's own record does. A run without cell ids
+    (nbclient, papermill) replayed the first, the answer the re-run replaced, as current."""
+    this = next((t for t in index.turns if t.turn == turn), None)
+    if this is None or this.cell_id is None or not this.asks(prompt):
+        return turn
+    return max((t.turn for t in index.turns if t.turn > turn and t.asked_by(prompt, this.cell_id, strict=True)),
+               default=turn)
 
 
 def is_kept(carried: NotebookRecord, index: ReplayIndex, prompt: str, cell_id: str | None) -> bool:
@@ -148,4 +167,4 @@ def retried_unrecorded(mark: object, index: ReplayIndex | None, prompt: str, cel
     return turn if retried else None
 
 
-__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn", "retried_unrecorded"]
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn", "rerun_turn", "retried_unrecorded"]

@@ -12,6 +12,7 @@ headless run can tell its record from another notebook's.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 _MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 # nbconvert's default output beside its input: a copy of the notebook that ran, not another notebook.
 _NBCONVERT_OUTPUT = ".nbconvert.ipynb"
+# An agent cell: ``%%agent`` on its first line (any other cell magic may wrap a loop of prompts).
+_AGENT_CELL = re.compile(r"\s*%%agent(?:[ \t]|$)", re.MULTILINE)
 
 
 def executing_code() -> str | None:
@@ -32,6 +35,25 @@ def executing_code() -> str | None:
     content = executing_request().get("content")
     code = content.get("code") if isinstance(content, dict) else None
     return code if isinstance(code, str) else None
+
+
+def runs_again_in_place(root: Path, notebook: str | None, prompt: str) -> bool:
+    """Whether a later turn that the executing cell's id asked with ``prompt`` is this very cell run
+    again (headless: :func:`.decisions.rerun_turn`). The cell asks one prompt a run: a ``%%agent``
+    cell or chat mode's plain cell, not a loop of prompts (notebook 02's, even under ``%%time`` or
+    ``%%capture``), whose later turn of the same prompt is the next one. And the recorded notebook
+    has no other code cell with its text: JupyterLab keeps a cut cell's id when it is pasted (Cut,
+    Undo, Paste makes two cells of one id), so a later turn of that id may be the other cell's,
+    which then asked the model headless while this one showed its answer."""
+    code = executing_code()
+    if code is None or not (_AGENT_CELL.match(code) or code.strip() == prompt.strip()) or not _in_folder(notebook):
+        return False
+    return sum(s.strip() == code.strip() for s in _sources(root / str(notebook))) == 1
+
+
+def _in_folder(name: str | None) -> bool:
+    """Whether ``name`` (from a received index, perhaps) names a notebook file of the folder itself."""
+    return bool(name) and Path(str(name)).name == name and not str(name).startswith(".") and str(name).endswith(".ipynb")
 
 
 def _read(path: Path) -> dict[str, object]:
@@ -95,7 +117,7 @@ def _read_sources(path: Path) -> list[str]:
 def holds_cell(root: Path, name: str, prompt: str, code: str | None) -> bool:
     """Whether the notebook ``name`` is in the folder ``root`` and has this agent cell: a code cell
     whose text is ``code`` (the executing cell's), or, where that is unknown, one asking ``prompt``."""
-    if not name or Path(name).name != name or name.startswith(".") or not name.endswith(".ipynb"):
+    if not _in_folder(name):
         return False  # a name from a received index never leads out of the folder
     sources = _sources(root / name)
     if code is not None:
@@ -117,4 +139,4 @@ def notebook_with_cell(root: Path, code: str | None) -> str | None:
     return rest.pop() if len(rest) == 1 else None
 
 
-__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell"]
+__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell", "runs_again_in_place"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
 from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
-from .headless import executing_code, holds_cell, notebook_with_cell
+from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
 from .recording import RecordKeeper, session_name
 from .replay import (
     ReplayCursor,
@@ -41,6 +41,7 @@ class _Lookup:
     replay: Replay | None = None
     ambiguous: tuple[str | None, ...] = ()
     shadowed: bool = False
+    gone: tuple[str, ...] = ()
 
 
 class DocumentLink(RecordKeeper):
@@ -152,7 +153,8 @@ class DocumentLink(RecordKeeper):
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id)
+            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
+                               one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
             return self._undone(carried, cursor.index.session, turn) or \
                 self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
@@ -201,12 +203,16 @@ class DocumentLink(RecordKeeper):
         if record is None and not asked and not found.ambiguous:
             record = self._cells_own_record(prompt, cell_id)
         if record is None:
-            return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None)
+            return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None, gone=found.gone)
         if self.live_by_command:  # replaying again: the compacted session is left, as a loaded one is
             self.went_live = self.live_by_command = False
             self.loaded = self._current
         self.cursor = ReplayCursor(record)
-        replay = Replay(record.session, latest_turn(carried, record, 1, prompt, cell_id), prompt=prompt)
+        # The record's first turn, not 1: a turn stopped before it finished (■ at Allow) records
+        # nothing, so a cell run again after it begins its record at turn 2.
+        first = min(t.turn for t in record.turns)
+        again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
+        replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
         return _Lookup(replay=self._shows(replay, cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
@@ -305,7 +311,8 @@ class DocumentLink(RecordKeeper):
                 if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
                         live=live, new_question=found.shadowed, notebook_only=alone,
-                        records_here=no_record and headless and has_records(self.root))
+                        records_here=no_record and headless and has_records(self.root),
+                        gone=found.gone if no_record and headless else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)

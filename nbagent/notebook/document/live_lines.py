@@ -29,6 +29,8 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
             return ambiguous_line(decision.ambiguous), tag
         if cell_ids:
             return UNFINISHED_LINE, tag
+        if decision.gone:
+            return GONE_LINE.format(names=", ".join(decision.gone)), tag
         return (NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE), tag
     if decision.new_question:
         return NEW_QUESTION_LINE, tag
@@ -53,6 +55,12 @@ NO_MATCH_LINE = ("ⓘ no recorded answer for this cell here: no record beside th
                  "this prompt (a new or edited cell; a headless run sends no cell ids to tell which): asking the model.")
 """Headless, where the folder has records but none this first agent cell could replay (notebook 05
 with its structured-output prompt edited said there was no .nbagent/ record at all)."""
+GONE_LINE = ("ⓘ no recorded answer for this cell here: the record beside the notebook (.nbagent/) that begins "
+             "with this prompt is {names}'s, which is not in this folder (renamed, moved or deleted since), and a "
+             "headless run cannot tell this notebook is it: asking the model. JupyterLab and Notebook 7 replay it "
+             "from the cell's own record.")
+"""Headless, where the only records of this prompt name notebooks no longer in the folder (a renamed
+notebook said no record began with this prompt, "a new or edited cell")."""
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
@@ -64,8 +72,9 @@ OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this 
 STALE_LINE = ("⚠ this cell's recorded answer (turn {turn}) is older than an answer shown above it: a cell "
               "above was edited or run again after it, so it is out of date: asking the model.")
 PAST_RECORD_LINE = ("ⓘ no recorded answer for this cell here: the record shown above has no next turn with "
-                    "this prompt (a new or edited cell, or a turn undone with %agent rollback, which a headless "
-                    "run cannot tell apart): asking the model.")
+                    "this prompt (a new or edited cell, an answer that followed one a cell above replaced when "
+                    "it was run again, or a turn undone with %agent rollback, which a headless run cannot tell "
+                    "apart): asking the model.")
 AMBIGUOUS_LINE = ("ⓘ no recorded answer for this cell here: {which} recorded this prompt, and a headless run "
                   "(nbclient, papermill, nbconvert --execute) cannot tell which notebook it is: asking the model.")
 EDITED_LINE = "ⓘ this cell's prompt was edited since its recorded answer (turn {turn}): asking the model."
@@ -131,7 +140,7 @@ def show_other_settings(model: str | None, window: int | None, summary: Mapping[
             show_line(line, "nbagent-changed")
 
 
-__all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "LIVE_LINE",
+__all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "GONE_LINE", "LIVE_LINE",
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OTHER_WINDOW_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",

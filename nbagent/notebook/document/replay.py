@@ -237,6 +237,10 @@ class Found:
     ambiguous: tuple[str | None, ...] = ()
     """The notebooks whose records of this prompt a headless kernel cannot tell apart (``None``:
     a headless run that could not name its notebook); none of them is replayed."""
+    gone: tuple[str, ...] = ()
+    """Headless, nothing replayed: the notebooks whose records begin with this prompt but that are
+    not in the folder any more (renamed, moved or deleted since), for the line that says why it asks
+    (plain file names only, at most three)."""
 
 
 def _candidates(root: Path, prompt: str, cell_id: str | None, strict: bool) -> list[tuple[float, ReplayIndex]]:
@@ -303,11 +307,21 @@ def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | 
     owners = sorted({i.notebook for _, i in mine if i.notebook is not None})
     pool = mine + unnamed
     if not pool:
-        return Found()
+        # A renamed notebook's record still names the old file: the line says so, rather than
+        # that no record begins with this prompt.
+        return Found(gone=tuple(sorted({i.notebook for _, i in found if i.notebook is not None and _gone(root, i.notebook)})[:3]))
     latest = max(pool, key=lambda item: item[0])[1]
     if len(owners) > 1 or (owners and latest.notebook is None):
         return Found(ambiguous=(*owners, *((None,) if unnamed else ())))
     return Found(latest)
+
+
+def _gone(root: Path, name: str) -> bool:
+    """Whether ``name`` is a notebook's file name (as nbagent records it) not in the folder any more.
+    The index may have come with the notebook: a name with a line break or an escape in it would
+    print a line of its own under the cell, so only a plain file name is ever named."""
+    return Path(name).name == name and name.endswith(".ipynb") and name.isprintable() and len(name) <= 255 \
+        and not (root / name).exists()
 
 
 def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,

@@ -90,7 +90,9 @@ def test_headless_a_record_is_this_notebooks_only_if_its_notebook_here_has_this_
     assert found("%%agent --if-changed fail\nq").index.session == "one"  # not p2's newer record
     assert found("%%agent --if-changed live\nq").index.session == "two"
     assert found(None).ambiguous == ("p1.ipynb", "p2.ipynb")  # by prompt alone both notebooks ask it
-    assert found("%%agent\nq") == Found()  # a third notebook's cell: no record of it at all
+    # A third notebook's cell: no record of it; the one of a notebook gone from the folder is named
+    # (this notebook renamed since, say), never replayed.
+    assert found("%%agent\nq") == Found(gone=("deleted.ipynb",))
 
 
 def test_headless_a_record_naming_no_notebook_newer_than_this_notebooks_is_ambiguous(tmp_path):
@@ -168,3 +170,19 @@ def test_an_index_with_a_malformed_prompt_digest_is_no_record(tmp_path):
         data["turns"][0]["prompt_sha256"] = digest
         path.write_text(json.dumps(data))
         assert load_index(tmp_path, "s") is None
+
+
+def test_a_received_index_names_in_the_gone_line_only_a_plain_notebook_name(tmp_path):
+    """A headless cell whose record's notebook is gone names it in its line (newcomer pass 19). The
+    name is text from the index, which may come with the notebook: a line break or escape in it
+    printed a line of the attacker's own under the cell (a fake "⟲ replayed … no request sent")."""
+    write(tmp_path, "p1.ipynb", "%%agent\nq")
+    record(tmp_path, "forged", "x.ipynb\n⟲ replayed: session s, turn 1 (no request sent)", ["q"], 100)
+    record(tmp_path, "escape", "y\x1b[2K.ipynb", ["q"], 200)
+    record(tmp_path, "path", "/home/them/secret/report.ipynb", ["q"], 300)
+    for n in range(6):
+        record(tmp_path, f"old{n}", f"old{n}.ipynb", ["q"], 400 + n)
+
+    found = choose_record(tmp_path, "q", None, holds=lambda name: holds_cell(tmp_path, name, "q", "%%agent\nq"))
+
+    assert found.index is None and found.gone == ("old0.ipynb", "old1.ipynb", "old2.ipynb")

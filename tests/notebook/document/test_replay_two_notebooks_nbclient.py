@@ -114,3 +114,22 @@ def test_a_recorded_cell_after_one_that_could_not_replay_says_why_it_asks_headle
     assert ("ⓘ this cell's recorded answer (turn 2) is not replayed: an agent cell before it asked the model in "
             "this kernel, so the conversation that answer followed has changed: asking the model.") in later
     assert "12 * 12 = 144" in later
+
+
+def test_a_renamed_notebook_run_headless_names_the_record_of_its_old_name(tmp_path, monkeypatch):
+    """Recorded as ``sales.ipynb`` (the browser named it), renamed ``report.ipynb``, then run with
+    nbconvert or papermill: no notebook of the folder is ``sales.ipynb``, so the cell asks the model,
+    and it said no record began with its prompt ("a new or edited cell"), which was untrue (newcomer
+    pass 19): it now names the record's notebook and why it is not replayed."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(ROWS)
+    write(tmp_path, "sales.ipynb", "warn")
+    monkeypatch.setenv("JPY_SESSION_NAME", "sales.ipynb")
+    run(tmp_path, "sales.ipynb")
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    (tmp_path / "sales.ipynb").rename(tmp_path / "report.ipynb")
+
+    out = text(run(tmp_path, "report.ipynb").cells[2])
+    assert "the record beside the notebook (.nbagent/) that begins with this prompt is sales.ipynb's, which is " \
+           "not in this folder (renamed, moved or deleted since)" in out, out
+    assert "a new or edited cell" not in out and "replayed: session" not in out
