@@ -40,6 +40,10 @@ MAX_ROWS_PER_LIST = 20
 """Items of a list looked at for mapping rows (records share their keys: the first ones tell)."""
 MAX_ROWS = 500
 """Mapping rows of lists walked in one namespace, besides :data:`MAX_MAPPINGS`."""
+MAX_PAIRS_PER_LIST = 100
+"""Items of a list of (name, value) pairs looked at (a config section's, a query's, a header list's)."""
+MAX_PAIRS = 5_000
+"""(name, value) pairs of lists walked in one namespace (a corpus of (token, tag) pairs is not read whole)."""
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 _CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
 _CLASS_MRO = type.__dict__["__mro__"]
@@ -87,6 +91,10 @@ a type too: ``db_password: str = "…"``; an f-string without a field),
 _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
                          r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
 """``auth=("ana", "…")``: a (user, password) pair."""
+_KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\s*(?P<prefix>[rRbBuUfF]{0,2})"""
+                         + _QUOTED + r"\s*\)")
+"""``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
+headers list hold them, in code or printed (``print(cp.items("db"))``)."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
 """A cell naming none of these gives no named literal: it is not searched."""
 MAX_CODE_CHARS = 200_000
@@ -117,7 +125,7 @@ def code_secrets(code: str) -> tuple[str, ...]:
 
 def _named_literals(code: str) -> list[str]:
     found: list[str] = []
-    for match in _NAMED_LITERAL.finditer(code):
+    for match in (*_NAMED_LITERAL.finditer(code), *_KEYED_PAIR.finditer(code)):
         name, value = match.group("key") or match.group("name"), match.group("value")
         if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
             continue
@@ -194,6 +202,23 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     if type(password) is bytes:  # requests takes ("ana", b"…") too
         return next(iter(_bytes_secrets("password", password)), None)
     return cast(str, password) if named_secret("password", cast(str, password)) else None
+
+
+def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PAIRS_PER_LIST) -> list[tuple[object, object]]:
+    """The items of a mapping kept as a list of (name, value) pairs: ``configparser``'s
+    ``cp.items("db")``, ``urllib.parse.parse_qsl(body)``, ``list(headers.items())``, JSON's
+    ``[["user", "ana"], ["password", "…"]]``. Its names speak for its values as a dict's keys do, so
+    ``[('host', 'db'), ('password', '…')]`` went to the model whole. Empty unless its first item is
+    such a pair; the pairs among its first ``most`` items (at most :data:`MAX_PAIRS_PER_LIST`; exact
+    types only: no user code runs)."""
+    if not value or not _is_pair(value[0]):
+        return []
+    rows = islice(value, min(most, MAX_PAIRS_PER_LIST))
+    return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
+
+
+def _is_pair(row: object) -> bool:
+    return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
 MAX_HELD_ITEMS = 200
@@ -296,6 +321,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
     mappings, rows = [0], [MAX_ROWS]
     frame_budget = list(FRAME_BUDGETS)
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
+    pair_budget = [MAX_PAIRS]  # (name, value) pairs of lists read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -322,6 +348,10 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
+            elif kind in (list, tuple) and depth < MAX_DEPTH and pair_budget[0] > 0 \
+                    and (pairs := key_value_pairs(value, pair_budget[0])):  # type: ignore[arg-type]
+                pair_budget[0] -= len(pairs)  # (name, value) pairs: a mapping written as a list (``cp.items("db")``)
+                walk(pairs, depth + 1)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
                 # records): its first rows' items, as if they stood one level down. Rows have their own
