@@ -88,7 +88,7 @@ def test_saw_after_loading_a_folder_of_an_earlier_version_says_there_is_nothing_
     assert "=== request 3 (turn 2" in out and "nothing to show" not in out
 
 
-def test_saw_s_text_shows_an_escape_the_model_read_marked():
+def test_saw_s_text_shows_an_escape_the_model_read_marked() -> None:
     """A terminal IPython prints ``%agent saw``'s text: a file's ``\\x1b]52;…`` set the clipboard (attacker pass 20)."""
     history: list[Message] = [{"role": "user", "content": "read notes"}, {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": "notes \x1b]52;c;Y3VybCBldmls\x07\x1b[2K"}]}]
