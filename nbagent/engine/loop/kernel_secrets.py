@@ -25,6 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
+from .flag_secrets import flag_secrets
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
@@ -221,6 +222,18 @@ def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
+def _named_list(value: list[object] | tuple[object, ...],
+                budget: list[int]) -> tuple[list[str], list[tuple[object, object]]] | None:
+    """What a list gives by the names it holds beside values: a command line's flags' secrets, or
+    its (name, value) pairs (within ``budget``, which they use up); None for any other list."""
+    argv = argv_secrets(value)
+    if argv:
+        return argv, []
+    pairs = key_value_pairs(value, budget[0]) if budget[0] > 0 else []
+    budget[0] -= len(pairs)
+    return ([], pairs) if pairs else None
+
+
 MAX_HELD_ITEMS = 200
 """Items of a collection of credentials (``passwords = [...]``, ``API_KEYS = {"openai": …}``) looked at."""
 _COLLECTIONS = (list, tuple, set, frozenset)
@@ -291,7 +304,23 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
         return code_secrets(value)
     if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
         return [*embedded_secrets(value), *assigned_secrets(value)]
+    if depth == 0 and len(value) <= MAX_TEXT_LINES_CHARS:  # a command line: ``mysql --password=…``
+        return [*embedded_secrets(value), *flag_secrets(value)]
     return embedded_secrets(value)
+
+
+MAX_ARGV_ITEMS = 64
+"""Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
+
+
+def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
+    """The credentials a command line kept as a list of arguments gives by its flags
+    (``cmd = ["mysqldump", "--password", "…", "sales"]``, ``subprocess.run(cmd)``'s list): only a
+    short list of strings with a ``--`` flag among them."""
+    if not 2 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value) \
+            or not any(cast(str, v).startswith("--") for v in value):
+        return []
+    return flag_secrets(" ".join(cast("list[str]", value)))
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:
@@ -348,10 +377,9 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
-            elif kind in (list, tuple) and depth < MAX_DEPTH and pair_budget[0] > 0 \
-                    and (pairs := key_value_pairs(value, pair_budget[0])):  # type: ignore[arg-type]
-                pair_budget[0] -= len(pairs)  # (name, value) pairs: a mapping written as a list (``cp.items("db")``)
-                walk(pairs, depth + 1)
+            elif kind in (list, tuple) and depth < MAX_DEPTH and (named := _named_list(value, pair_budget)) is not None:  # type: ignore[arg-type]
+                found.extend(named[0])  # a command line's flags (``["mysql", "--password", …]``)
+                walk(named[1], depth + 1)  # (name, value) pairs: a mapping written as a list (``cp.items("db")``)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
                 # records): its first rows' items, as if they stood one level down. Rows have their own

@@ -1,0 +1,34 @@
+"""A credential given by a command line's flag, an XML element or an ``Authorization`` header line is
+a secret where a ``NAME=value`` line's would be: a printed command, a config file, a variable
+(attacker pass 20)."""
+
+from __future__ import annotations
+
+from nbagent.engine.loop.kernel_secrets import credential_variable_values
+from nbagent.engine.loop.output_secrets import output_secrets
+
+PASSWORD = "Zq7-Loud-Tiger-42"
+TOKEN = "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s"
+BASIC = "YW5hOlpxNy1Mb3VkLVRpZ2VyLTQy"
+
+
+def test_printed_flags_elements_and_authorization_lines_give_their_credentials() -> None:
+    assert output_secrets(f"$ mysqldump --user ana --password={PASSWORD} sales") == (PASSWORD,)
+    assert output_secrets(f"python app.py --api-token {TOKEN} --limit 10") == (TOKEN,)
+    assert output_secrets(f"<server><username>ana</username><password>{PASSWORD}</password></server>") == (PASSWORD,)
+    assert output_secrets(f"Authorization: Basic {BASIC}") == (BASIC,)
+    # http.client's debug output prints the request as a bytes repr
+    assert output_secrets(f"send: b'GET /v1 HTTP/1.1\\r\\nHost: api\\r\\nAuthorization: Basic {BASIC}\\r\\n'") == (BASIC,)
+
+
+def test_flags_and_headers_that_name_no_credential_value_give_nothing() -> None:
+    for text in ("--token-limit 4096", "--password-file /run/secrets/db", "authorization: see the docs",
+                 "X-Authorization-Mode: strict-mode-on", "--api-key sk-short", "<title>Passwords and keys</title>"):
+        assert output_secrets(text) == (), text
+
+
+def test_a_command_line_variable_or_argument_list_gives_its_password() -> None:
+    found = credential_variable_values([("cmd", f"mysqldump -u ana --password={PASSWORD} sales"),
+                                        ("args", ["mysqldump", "--user", "ana", "--password", f"{PASSWORD}x"])])
+    assert found == (PASSWORD, f"{PASSWORD}x")
+    assert credential_variable_values([("words", ["--verbose", "--limit", "10"]), ("note", "run with --dry-run first")]) == ()
