@@ -315,12 +315,16 @@ MAX_ARGV_ITEMS = 64
 
 def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
     """The credentials a command line kept as a list of arguments gives by its flags
-    (``cmd = ["mysqldump", "--password", "…", "sales"]``, ``subprocess.run(cmd)``'s list): only a
-    short list of strings with a ``--`` flag among them."""
-    if not 2 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value) \
-            or not any(cast(str, v).startswith("--") for v in value):
+    (``cmd = ["mysqldump", "--password", "…", "sales"]``, ``subprocess.run(cmd)``'s list), and a
+    list of ``NAME=value`` variables (``env = ["DB_PASSWORD=…"]``) by their names: only a short
+    list of strings."""
+    if not 1 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value):
         return []
-    return flag_secrets(" ".join(cast("list[str]", value)))
+    items = cast("list[str]", value)
+    flags = flag_secrets(" ".join(items)) if any(v.startswith("--") for v in items) else []
+    # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line.
+    lines = assigned_secrets("\n".join(items)) if any("=" in v and "\n" not in v for v in items) else []
+    return [*flags, *lines]
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:

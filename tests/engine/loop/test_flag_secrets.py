@@ -32,3 +32,9 @@ def test_a_command_line_variable_or_argument_list_gives_its_password() -> None:
                                         ("args", ["mysqldump", "--user", "ana", "--password", f"{PASSWORD}x"])])
     assert found == (PASSWORD, f"{PASSWORD}x")
     assert credential_variable_values([("words", ["--verbose", "--limit", "10"]), ("note", "run with --dry-run first")]) == ()
+
+
+def test_a_list_of_variables_gives_the_credentials_it_names() -> None:
+    env = ["POSTGRES_USER=ana", f"POSTGRES_PASSWORD={PASSWORD}", "PGDATA=/var/lib/pg"]
+    assert credential_variable_values([("environment", env)]) == (PASSWORD,)
+    assert credential_variable_values([("pairs", ["a=1", "mode=fast"])]) == ()
