@@ -18,6 +18,8 @@ from .named_values import named_secret
 _FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'<>]{1,256})(?P=q)")
 _ELEMENT = re.compile(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<value>[^<>\s]{1,256})</(?P=name)>")
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
+_CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
+"""curl's ``-u user:password`` (``--user``): the user's name beside its password."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
 
 
@@ -29,11 +31,14 @@ def _authorization(value: str) -> str | None:
 
 
 def flag_secrets(text: str) -> list[str]:
-    """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials' names."""
+    """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
+    names, and curl's ``-u user:password`` its password."""
+    found: list[str] = []
+    if "-u" in text:
+        found += [m.group("value") for m in _CURL_USER.finditer(text) if MIN_CHARS <= len(m.group("value")) <= MAX_CHARS]
     low = text.lower()
     if not any(word in low for word in _WORDS):  # one look before the patterns run
-        return []
-    found: list[str] = []
+        return found
     if "--" in text:
         found += [m.group("value") for m in _FLAG.finditer(text) if named_secret(m.group("name"), m.group("value"))]
     if "</" in text:

@@ -121,6 +121,8 @@ def code_secrets(code: str) -> tuple[str, ...]:
         found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
     if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
         found += _named_literals(code)
+    if len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code):  # ``!curl -u ana:…``, ``run("… --password=…")``
+        found += [secret for literal in _literals(code) for secret in flag_secrets(literal)]
     return tuple(dict.fromkeys(found))
 
 

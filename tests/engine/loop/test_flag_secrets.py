@@ -38,3 +38,12 @@ def test_a_list_of_variables_gives_the_credentials_it_names() -> None:
     env = ["POSTGRES_USER=ana", f"POSTGRES_PASSWORD={PASSWORD}", "PGDATA=/var/lib/pg"]
     assert credential_variable_values([("environment", env)]) == (PASSWORD,)
     assert credential_variable_values([("pairs", ["a=1", "mode=fast"])]) == ()
+
+
+def test_curl_s_user_password_and_a_cell_s_command_give_their_password() -> None:
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    assert output_secrets(f"$ curl -u ana:{PASSWORD} https://api.example/v1") == (PASSWORD,)
+    assert code_secrets(f"get_ipython().system('curl -u ana:{PASSWORD} https://api.example/v1')") == (PASSWORD,)
+    assert code_secrets(f'subprocess.run("mysqldump --password={PASSWORD} sales", shell=True)') == (PASSWORD,)
+    assert output_secrets("pip install -U pandas") == () and output_secrets("ls -u a:b") == ()
