@@ -125,7 +125,7 @@ class NoUserCodeRepr(reprlib.Repr):
         head = max(0, (limit - 3) // 2)
         tail = max(0, limit - 3 - head)
         shown = builtins.repr(x[:head] + x[len(x) - tail:])
-        return shown[:head] + self.fillvalue + shown[len(shown) - tail:]
+        return shown[:head] + str(getattr(self, "fillvalue", "...")) + shown[len(shown) - tail:]
 
     def repr_set(self, x: set[object], level: int) -> str:
         if _sortable(x):
