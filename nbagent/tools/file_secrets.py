@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nbagent.engine.loop.kernel_secrets import code_secrets
-from nbagent.engine.loop.output_secrets import output_secrets
+from nbagent.engine.loop.output_secrets import MAX_OUTPUT_CHARS, output_secrets
 from nbagent.engine.loop.secret_forms import REDACTED
 
 CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyi", ".ipy", ".r", ".jl", ".js", ".mjs", ".ts", ".scala", ".java", ".go",
@@ -25,9 +25,10 @@ CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyi", ".ipy", ".r", ".jl", ".js", ".
 
 def named_file_secrets(path: Path, text: str) -> tuple[str, ...]:
     """The values ``text`` (a part of the file ``path``) gives credentials' names, longest first."""
+    head = text[:MAX_OUTPUT_CHARS]  # as a printed output's (code_secrets remembers the texts it read)
     if path.suffix.lower() in CODE_SUFFIXES:
-        return tuple(sorted(code_secrets(text), key=len, reverse=True))
-    return output_secrets(text)
+        return tuple(sorted(code_secrets(head), key=len, reverse=True))
+    return output_secrets(head)
 
 
 def without_named_secrets(path: Path, text: str) -> str:
