@@ -312,6 +312,8 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
 
 
 MAX_ARGV_ITEMS = 64
+_ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"]")
+"""``NAME=value`` as an environment's list holds it: no space around ``=``, the value unquoted."""
 """Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
 
 
@@ -324,8 +326,10 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
         return []
     items = cast("list[str]", value)
     flags = flag_secrets(" ".join(items)) if any(v.startswith("--") for v in items) else []
-    # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line.
-    lines = assigned_secrets("\n".join(items)) if any("=" in v and "\n" not in v for v in items) else []
+    # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
+    # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
+    variables = [v for v in items if _ENV_ITEM.match(v) and "\n" not in v]
+    lines = assigned_secrets("\n".join(variables)) if variables else []
     return [*flags, *lines]
 
 

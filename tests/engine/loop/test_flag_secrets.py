@@ -47,3 +47,8 @@ def test_curl_s_user_password_and_a_cell_s_command_give_their_password() -> None
     assert code_secrets(f"get_ipython().system('curl -u ana:{PASSWORD} https://api.example/v1')") == (PASSWORD,)
     assert code_secrets(f'subprocess.run("mysqldump --password={PASSWORD} sales", shell=True)') == (PASSWORD,)
     assert output_secrets("pip install -U pandas") == () and output_secrets("ls -u a:b") == ()
+
+
+def test_ipython_s_list_of_cells_is_no_list_of_variables() -> None:
+    cells = ["", "import os", "token = 'the cat sat'", "mode='fast'", "db_password = read()"]
+    assert credential_variable_values([("In", cells), ("_ih", cells)]) == ()
