@@ -16,6 +16,8 @@ from .embedded_secrets import MAX_CHARS, MIN_CHARS
 from .named_values import named_secret
 
 _FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'<>]{1,256})(?P=q)")
+_METAVAR = re.compile(r"[A-Z][A-Z0-9_]*")
+"""``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<value>[^<>\s]{1,256})</(?P=name)>")
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
 _CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
@@ -40,7 +42,8 @@ def flag_secrets(text: str) -> list[str]:
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     if "--" in text:
-        found += [m.group("value") for m in _FLAG.finditer(text) if named_secret(m.group("name"), m.group("value"))]
+        found += [m.group("value") for m in _FLAG.finditer(text)
+                  if not _METAVAR.fullmatch(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
     if "</" in text:
         found += [m.group("value") for m in _ELEMENT.finditer(text) if named_secret(m.group("name"), m.group("value"))]
     if "authorization" in low:

@@ -52,3 +52,8 @@ def test_curl_s_user_password_and_a_cell_s_command_give_their_password() -> None
 def test_ipython_s_list_of_cells_is_no_list_of_variables() -> None:
     cells = ["", "import os", "token = 'the cat sat'", "mode='fast'", "db_password = read()"]
     assert credential_variable_values([("In", cells), ("_ih", cells)]) == ()
+
+
+def test_a_help_text_s_metavar_is_no_password() -> None:
+    help_text = "usage: dump [--password PASSWORD] [--api-token API_TOKEN]\n  --password PASSWORD  the database's"
+    assert output_secrets(help_text) == ()
