@@ -16,7 +16,7 @@ from .embedded_secrets import MAX_CHARS, MIN_CHARS
 from .named_values import named_secret
 
 _FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'<>]{1,256})(?P=q)")
-_METAVAR = re.compile(r"[A-Z][A-Z0-9_]*")
+_METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<value>[^<>\s]{1,256})</(?P=name)>")
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
