@@ -12,6 +12,8 @@ only: ``connect(password="…")``, never ``password = get_password()``).
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from nbagent.engine.loop.kernel_secrets import code_secrets
@@ -23,9 +25,28 @@ CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyi", ".ipy", ".r", ".jl", ".js", ".
 """Source files: read as a cell's code is (their ``password = read_secret()`` lines are code, not values)."""
 
 
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){1,100000})"')
+
+
+def _notebook_secrets(head: str) -> tuple[str, ...]:
+    """A notebook file's (``.ipynb``) secrets: its JSON strings (cells' lines, outputs' text) read as
+    the code and outputs they hold, ``db_password = \"…\"`` written with JSON's escapes, which no
+    rule reads in the raw text; each found with its JSON-escaped form, as the file writes it."""
+    decoded: list[str] = []
+    for match in _JSON_STRING.finditer(head):
+        try:
+            decoded.append(json.loads(f'"{match.group(1)}"'))
+        except ValueError:
+            continue
+    found = output_secrets("".join(decoded))
+    return tuple(sorted({form for secret in found for form in (secret, json.dumps(secret)[1:-1])}, key=len, reverse=True))
+
+
 def named_file_secrets(path: Path, text: str) -> tuple[str, ...]:
     """The values ``text`` (a part of the file ``path``) gives credentials' names, longest first."""
     head = text[:MAX_OUTPUT_CHARS]  # as a printed output's (code_secrets remembers the texts it read)
+    if path.suffix.lower() == ".ipynb":
+        return _notebook_secrets(head)
     if path.suffix.lower() in CODE_SUFFIXES:
         return tuple(sorted(code_secrets(head), key=len, reverse=True))
     return output_secrets(head)

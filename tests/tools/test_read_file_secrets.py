@@ -41,3 +41,17 @@ async def test_a_line_range_is_redacted_too_and_plain_files_are_unchanged(tmp_pa
     assert PASSWORD not in ranged
     plain = await _read(tmp_path, "data.csv", "name,amount\nana,12\nbob,7\n")
     assert plain.endswith("name,amount\nana,12\nbob,7\n")
+
+
+async def test_another_notebook_s_cell_and_output_secrets_are_redacted(tmp_path: Path) -> None:
+    """A notebook file holds its cells as JSON strings (``db_password = \\"…\\"``), which no rule read:
+    read_file of the project's ``setup.ipynb`` showed the password of its cell and of a printed .env."""
+    import json
+
+    cells = [{"cell_type": "code", "source": ["import psycopg2\n", f'db_password = "{PASSWORD}"\n'], "metadata": {},
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": ["API_TOKEN=tk_4fT9xQ2mLp8ZrW1vNc7YhK3s\n"]}],
+              "execution_count": 1}]
+    notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    text = await _read(tmp_path, "setup.ipynb", notebook)
+    assert PASSWORD not in text and "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s" not in text
+    assert 'db_password = \\"[redacted]\\"' in text and "import psycopg2" in text
