@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 
 from .credential_names import AUTHORIZATION, SEPARATORS
-from .embedded_secrets import MAX_CHARS, MIN_CHARS
+from .embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
 from .named_values import named_secret
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'<>]{1,256})(?P=q)")
+_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t](?![ \t]))(?P<q>[\"']?)"
+                   r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
+"""``--name=value`` or ``--name value``: one blank (a help text's columns stand two or more apart:
+``--password    Password for the user`` describes the flag), and no value starting with ``-`` (the next
+flag: ``--password-stdin --username ana``)."""
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<value>[^<>\s]{1,256})</(?P=name)>")
@@ -23,13 +27,30 @@ _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authoriza
 _CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
 """curl's ``-u user:password`` (``--user``): the user's name beside its password."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
+_PLACEHOLDER = re.compile(r"(?i)[$%]\{?[\w.]+\}?%?|\{\{?[^{}]*\}\}?|<[^<>]*>|\[[^\[\]]*\]|(?:your|my|the)?[_-]?"
+                          r"(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key|key|credentials?|[a-z]+[_-]password)")
+"""A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
+$API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)
+from every text the model read."""
+
+
+def _credential(value: str) -> bool:
+    return MIN_CHARS <= len(value) <= MAX_CHARS and not _PLACEHOLDER.fullmatch(value)
 
 
 def _authorization(value: str) -> str | None:
     scheme, space, rest = value.strip().partition(" ")
     secret = rest.strip() if space and rest.strip() else value.strip()
-    # One credential, no prose: "Authorization: see the docs" names none.
-    return secret if MIN_CHARS <= len(secret) <= MAX_CHARS and not any(ch.isspace() for ch in secret) else None
+    # One credential, no prose: "Authorization: see the docs" names none. Without a scheme, only a
+    # generated-looking one: ``authorization: disabled`` (a server's config) names none.
+    if not space and not looks_like_token(secret):
+        return None
+    return secret if _credential(secret) and not any(ch.isspace() for ch in secret) else None
+
+
+def placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a credential (``password``, ``$TOKEN``, ``<api-key>``) rather than being one."""
+    return _PLACEHOLDER.fullmatch(value) is not None
 
 
 def flag_secrets(text: str) -> list[str]:
@@ -37,15 +58,17 @@ def flag_secrets(text: str) -> list[str]:
     names, and curl's ``-u user:password`` its password."""
     found: list[str] = []
     if "-u" in text:
-        found += [m.group("value") for m in _CURL_USER.finditer(text) if MIN_CHARS <= len(m.group("value")) <= MAX_CHARS]
+        found += [m.group("value") for m in _CURL_USER.finditer(text) if _credential(m.group("value"))]
     low = text.lower()
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     if "--" in text:
         found += [m.group("value") for m in _FLAG.finditer(text)
-                  if not _METAVAR.fullmatch(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
+                  if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value"))
+                  and named_secret(m.group("name"), m.group("value"))]
     if "</" in text:
-        found += [m.group("value") for m in _ELEMENT.finditer(text) if named_secret(m.group("name"), m.group("value"))]
+        found += [m.group("value") for m in _ELEMENT.finditer(text)
+                  if _credential(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
     if "authorization" in low:
         for match in _HEADER.finditer(text):
             secret = _authorization(match.group("value"))
@@ -54,4 +77,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["flag_secrets"]
+__all__ = ["flag_secrets", "placeholder"]

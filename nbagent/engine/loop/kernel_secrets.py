@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import flag_secrets
+from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
@@ -132,6 +132,8 @@ def _named_literals(code: str) -> list[str]:
         name, value = match.group("key") or match.group("name"), match.group("value")
         if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
             continue
+        if match.re is _KEYED_PAIR and (value.lower() == name.lower() or placeholder(value)):
+            continue  # a field's label (``choices = [("password", "Password")]``), not its value
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
             found.extend(s for s in (_authorization_secret(value),) if s)
         elif named_secret(name, value):
@@ -224,11 +226,13 @@ def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-def _named_list(value: list[object] | tuple[object, ...],
-                budget: list[int]) -> tuple[list[str], list[tuple[object, object]]] | None:
+def _named_list(value: list[object] | tuple[object, ...], budget: list[int],
+                top: bool) -> tuple[list[str], list[tuple[object, object]]] | None:
     """What a list gives by the names it holds beside values: a command line's flags' secrets, or
-    its (name, value) pairs (within ``budget``, which they use up); None for any other list."""
-    argv = argv_secrets(value)
+    its (name, value) pairs (within ``budget``, which they use up); None for any other list. A
+    variable's own list (``top``) is always read as a command line; nested ones within the budget."""
+    argv = argv_secrets(value) if top or budget[1] > 0 else []
+    budget[1] -= 0 if top else 1
     if argv:
         return argv, []
     pairs = key_value_pairs(value, budget[0]) if budget[0] > 0 else []
@@ -312,9 +316,11 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
 
 
 MAX_ARGV_ITEMS = 64
+"""Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
+MAX_ARGV_LISTS = 2_000
+"""Lists read as command lines in one namespace (100 dicts of 1,000 token lists took 2 s more a prompt)."""
 _ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"]")
 """``NAME=value`` as an environment's list holds it: no space around ``=``, the value unquoted."""
-"""Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
 
 
 def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
@@ -328,7 +334,7 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
     flags = flag_secrets(" ".join(items)) if any(v.startswith("--") for v in items) else []
     # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
     # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
-    variables = [v for v in items if _ENV_ITEM.match(v) and "\n" not in v]
+    variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
     lines = assigned_secrets("\n".join(variables)) if variables else []
     return [*flags, *lines]
 
@@ -360,7 +366,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
     mappings, rows = [0], [MAX_ROWS]
     frame_budget = list(FRAME_BUDGETS)
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
-    pair_budget = [MAX_PAIRS]  # (name, value) pairs of lists read in one namespace
+    pair_budget = [MAX_PAIRS, MAX_ARGV_LISTS]  # (name, value) pairs and command lines of lists read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -387,7 +393,8 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
-            elif kind in (list, tuple) and depth < MAX_DEPTH and (named := _named_list(value, pair_budget)) is not None:  # type: ignore[arg-type]
+            elif (kind in (list, tuple) and depth < MAX_DEPTH
+                  and (named := _named_list(value, pair_budget, not depth)) is not None):  # type: ignore[arg-type]
                 found.extend(named[0])  # a command line's flags (``["mysql", "--password", …]``)
                 walk(named[1], depth + 1)  # (name, value) pairs: a mapping written as a list (``cp.items("db")``)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:

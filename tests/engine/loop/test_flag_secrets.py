@@ -57,3 +57,25 @@ def test_ipython_s_list_of_cells_is_no_list_of_variables() -> None:
 def test_a_help_text_s_metavar_is_no_password() -> None:
     help_text = "usage: dump [--password PASSWORD] [--api-token API_TOKEN]\n  --password PASSWORD  the database's"
     assert output_secrets(help_text) == ()
+
+
+def test_a_help_text_s_descriptions_and_the_next_flag_are_no_password() -> None:
+    """Review of atk20: a flag's description (``--password    Password for the user``), the flag after
+    a valueless one (``--password-stdin --username``) and a list of option names were taken as the
+    password, hiding ``Password`` / ``--username`` from every text the model read."""
+    assert output_secrets("  --password    Password for the database user\n  --secret-key  Secretkey to sign") == ()
+    assert output_secrets("docker login --password-stdin --username ana registry.example") == ()
+    assert credential_variable_values([("opts", ["--password", "--verbose", "--database"])]) == ()
+    assert output_secrets(f"mysql --password {PASSWORD} sales") == (PASSWORD,)
+
+
+def test_placeholders_in_docs_are_no_credentials() -> None:
+    """Review of atk20: ``curl -u username:password`` in a README hid the word ``password`` everywhere;
+    ``Authorization: Bearer $API_TOKEN`` the variable's name; ``Authorization: required`` a word."""
+    for text in ("curl -u username:password https://api", "curl -u USER:PASSWORD https://api",
+                 "curl -H 'Authorization: Bearer $API_TOKEN' https://api", "Authorization: Bearer <your-token>",
+                 "Authorization: Bearer {token}", "Authorization: required\n", "authorization: disabled\n",
+                 "<password>${db.password}</password>", "mysqldump --password=$DB_PASSWORD sales"):
+        assert output_secrets(text) == (), text
+    assert output_secrets(f"curl -u ana:{PASSWORD} https://api") == (PASSWORD,)
+    assert output_secrets(f"Authorization: {TOKEN}") == (TOKEN,)

@@ -8,6 +8,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import pytest
+
 from nbagent.engine.loop.kernel_secrets import code_secrets, credential_variable_values
 from nbagent.engine.loop.output_secrets import output_secrets
 from nbagent.notebook.kernel_context import KernelContext
@@ -64,3 +66,29 @@ async def test_a_config_section_s_items_reach_the_model_redacted(tmp_path: Path)
     body = str(api.requests[-1].body["messages"])
     assert SECRET not in body
     assert "('password', '[redacted]')" in body and "('user', 'ana')" in body
+
+
+def test_a_field_s_label_pair_is_no_password() -> None:
+    """Review of atk20: a form's choices (``("password", "Password")``) hid ``Password`` from every text."""
+    assert code_secrets('fields = [("username", "Username"), ("password", "Password"), ("token", "<token>")]') == ()
+    assert output_secrets("[('password', 'Password')]") == ()
+
+
+def test_nested_lists_are_read_as_command_lines_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of atk20: every nested list of strings was read as a command line at each prompt (100
+    dicts of 1,000 token lists: 0.6 s became 2.7 s); a variable's own list is always read."""
+    from nbagent.engine.loop import kernel_secrets
+
+    calls: list[int] = []
+    real = kernel_secrets.argv_secrets
+
+    def counted(value: list[object]) -> list[str]:
+        calls.append(1)
+        return real(value)
+
+    monkeypatch.setattr(kernel_secrets, "argv_secrets", counted)
+    docs = {f"doc{i}": ["the", "cat", "sat"] for i in range(1_000)}
+    cmd = ["mysqldump", "--password", SECRET]
+    found = kernel_secrets.credential_variable_values([*((f"c{j}", docs) for j in range(10)), ("cmd", cmd)])
+    assert found == (SECRET,)
+    assert len(calls) <= kernel_secrets.MAX_ARGV_LISTS + 1
