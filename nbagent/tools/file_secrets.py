@@ -38,7 +38,9 @@ def _notebook_secrets(head: str) -> tuple[str, ...]:
             decoded.append(json.loads(f'"{match.group(1)}"'))
         except ValueError:
             continue
-    found = output_secrets("".join(decoded))
+    # One a line: a cell's last line has no newline of its own, and ran into the next string
+    # (``API_TOKEN=…`` + ``source`` gave ``…source``, which the file never writes: the token was shown).
+    found = output_secrets("\n".join(decoded))
     return tuple(sorted({form for secret in found for form in (secret, json.dumps(secret)[1:-1])}, key=len, reverse=True))
 
 

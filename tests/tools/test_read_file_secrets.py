@@ -55,3 +55,18 @@ async def test_another_notebook_s_cell_and_output_secrets_are_redacted(tmp_path:
     text = await _read(tmp_path, "setup.ipynb", notebook)
     assert PASSWORD not in text and "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s" not in text
     assert 'db_password = \\"[redacted]\\"' in text and "import psycopg2" in text
+
+
+async def test_a_notebook_s_last_lines_without_newline_are_redacted(tmp_path: Path) -> None:
+    """Review of atk20: a cell's last source line and an output's last text line carry no newline;
+    their decoded JSON strings ran into the next one (``…source``), so the found value was not the
+    file's and the password stayed."""
+    import json
+
+    cells = [{"cell_type": "code", "execution_count": 1, "id": "a", "metadata": {},
+              "outputs": [{"name": "stdout", "output_type": "stream", "text": ["DB_PASSWORD=Hn4-Quiet-River-77"]}],
+              "source": ["import os\n", f'db_password = "{PASSWORD}"']},
+             {"cell_type": "code", "execution_count": 2, "id": "b", "metadata": {}, "outputs": [], "source": ["x = 1"]}]
+    notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    text = await _read(tmp_path, "setup.ipynb", notebook)
+    assert PASSWORD not in text and "Hn4-Quiet-River-77" not in text and "x = 1" in text
