@@ -10,9 +10,11 @@ from typing import Mapping
 
 from ...engine.loop.embedded_secrets import MAX_CHARS, MIN_CHARS
 
-_ASKED = re.compile(r"(?:\bgetpass\s*\.\s*)?\bgetpass\s*\(|\binput\s*\(\s*[rRbBuUfF]{0,2}[\"'][^\"'\n]*"
-                    r"(?i:pass|pw|secret|token|key|credential)")
-"""A hidden prompt (``getpass(…)``), or ``input(…)`` asking for a credential (``input("API key: ")``)."""
+_ASKED = re.compile(r"(?:\bgetpass\s*\.\s*)?\bgetpass\s*\(|\binput\s*\(\s*[rRbBuUfF]{0,2}[\"']{1,3}[^\"'\n]*"
+                    r"(?i:\b(?:pass(?:word|wd|phrase|code)?|pwd?|secret|token|(?:api[ _-]?)?key|credentials?)\b)")
+"""A hidden prompt (``getpass(…)``), or ``input(…)`` asking for a credential (``input("API key: ")``,
+``input(\"\"\"Password: \"\"\")``) by a whole word: ``input("Search keyword: ")`` or ``input("Keyboard
+layout? ")`` asks for none (their answers were hidden from every text the model read)."""
 MAX_CELLS = 200
 """The newest cells with a value looked at."""
 

@@ -34,3 +34,14 @@ def test_only_a_prompt_for_a_credential_gives_its_value() -> None:
                         5: "correct horse battery"})
     assert set(prompted_secrets(shell.user_ns)) == {"hunter2-hunter2", "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s",
                                                     "correct horse battery"}
+
+
+def test_a_prompt_naming_a_credential_word_only_inside_another_gives_nothing() -> None:
+    """Review of atk20: ``input("Search keyword: ")`` and ``input("Keyboard layout? ")`` took the answer
+    for a key, hiding ``transformers tutorial`` from every text the model read; a triple-quoted
+    prompt for a password was missed."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("input('Search keyword: ')", "input('Keyboard layout? ')", 'input("""Password: """)',
+                   out={1: "transformers tutorial", 2: "portuguese-layout", 3: "hunter2-hunter2"})
+    assert prompted_secrets(shell.user_ns) == ("hunter2-hunter2",)
