@@ -15,14 +15,15 @@ from .credential_names import AUTHORIZATION, SEPARATORS
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
 from .named_values import named_secret
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|[ \t](?![ \t]))(?P<q>[\"']?)"
+_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|(?P<gap>[ \t]+))(?P<q>[\"']?)"
                    r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
-"""``--name=value`` or ``--name value``: one blank (a help text's columns stand two or more apart:
-``--password    Password for the user`` describes the flag), and no value starting with ``-`` (the next
-flag: ``--password-stdin --username ana``)."""
+"""``--name=value`` or ``--name value``, no value starting with ``-`` (the next flag:
+``--password-stdin --username ana``)."""
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
-_ELEMENT = re.compile(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<value>[^<>\s]{1,256})</(?P=name)>")
+_ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.-]{0,40}))(?:[ \t][^<>]{0,200})?>"
+                      r"\s{0,80}(?P<value>[^<>\s]{1,256})\s{0,80}</(?P=tag)>")
+"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``) or the value on a line of its own."""
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
 _CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
 """curl's ``-u user:password`` (``--user``): the user's name beside its password."""
@@ -48,6 +49,11 @@ def _authorization(value: str) -> str | None:
     return secret if _credential(secret) and not any(ch.isspace() for ch in secret) else None
 
 
+def _described(match: re.Match[str]) -> bool:
+    """A help text's column, not a value: ``--password    Password for the user`` (a word two blanks on)."""
+    return len(match.group("gap") or "") > 1 and match.group("value").isalpha()
+
+
 def placeholder(value: str) -> bool:
     """Whether ``value`` stands for a credential (``password``, ``$TOKEN``, ``<api-key>``) rather than being one."""
     return _PLACEHOLDER.fullmatch(value) is not None
@@ -64,7 +70,7 @@ def flag_secrets(text: str) -> list[str]:
         return found
     if "--" in text:
         found += [m.group("value") for m in _FLAG.finditer(text)
-                  if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value"))
+                  if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value")) and not _described(m)
                   and named_secret(m.group("name"), m.group("value"))]
     if "</" in text:
         found += [m.group("value") for m in _ELEMENT.finditer(text)

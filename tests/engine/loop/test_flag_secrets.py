@@ -79,3 +79,11 @@ def test_placeholders_in_docs_are_no_credentials() -> None:
         assert output_secrets(text) == (), text
     assert output_secrets(f"curl -u ana:{PASSWORD} https://api") == (PASSWORD,)
     assert output_secrets(f"Authorization: {TOKEN}") == (TOKEN,)
+
+
+def test_near_variants_of_an_element_and_a_spaced_flag_give_their_password() -> None:
+    """Review of atk20: an element with attributes, a namespace or its value on a line of its own, and
+    a flag's value two blanks on, were shown whole."""
+    for text in (f"<password type='plain'>{PASSWORD}</password>", f"<db:password>{PASSWORD}</db:password>",
+                 f"<password>\n    {PASSWORD}\n</password>", f"mysql --password  {PASSWORD} sales"):
+        assert output_secrets(text) == (PASSWORD,), text
