@@ -28,8 +28,9 @@ _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authoriza
 _CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
 """curl's ``-u user:password`` (``--user``): the user's name beside its password."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
-_PLACEHOLDER = re.compile(r"(?i)[$%]\{?[\w.]+\}?%?|\{\{?[^{}]*\}\}?|<[^<>]*>|\[[^\[\]]*\]|(?:your|my|the)?[_-]?"
-                          r"(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key|key|credentials?|[a-z]+[_-]password)")
+_PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
+                          r"|\[[^\[\]]*\]|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
+                          r"|key|credentials?|[a-z]+[_-]password))")
 """A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
 $API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)
 from every text the model read."""

@@ -87,3 +87,8 @@ def test_near_variants_of_an_element_and_a_spaced_flag_give_their_password() -> 
     for text in (f"<password type='plain'>{PASSWORD}</password>", f"<db:password>{PASSWORD}</db:password>",
                  f"<password>\n    {PASSWORD}\n</password>", f"mysql --password  {PASSWORD} sales"):
         assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_a_password_starting_with_a_dollar_is_still_a_password() -> None:
+    """Review of atk20: the placeholder rule (``$API_TOKEN``) must not take a real ``$ecret…`` password for one."""
+    assert output_secrets("mysqldump --password=$ecretPass99 sales") == ("$ecretPass99",)
