@@ -27,6 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
+from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -41,8 +42,6 @@ MAX_ROWS_PER_LIST = 20
 """Items of a list looked at for mapping rows (records share their keys: the first ones tell)."""
 MAX_ROWS = 500
 """Mapping rows of lists walked in one namespace, besides :data:`MAX_MAPPINGS`."""
-MAX_PAIRS_PER_LIST = 100
-"""Items of a list of (name, value) pairs looked at (a config section's, a query's, a header list's)."""
 MAX_PAIRS = 5_000
 """(name, value) pairs of lists walked in one namespace (a corpus of (token, tag) pairs is not read whole)."""
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
@@ -209,23 +208,6 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     return cast(str, password) if named_secret("password", cast(str, password)) else None
 
 
-def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PAIRS_PER_LIST) -> list[tuple[object, object]]:
-    """The items of a mapping kept as a list of (name, value) pairs: ``configparser``'s
-    ``cp.items("db")``, ``urllib.parse.parse_qsl(body)``, ``list(headers.items())``, JSON's
-    ``[["user", "ana"], ["password", "…"]]``. Its names speak for its values as a dict's keys do, so
-    ``[('host', 'db'), ('password', '…')]`` went to the model whole. Empty unless its first item is
-    such a pair; the pairs among its first ``most`` items (at most :data:`MAX_PAIRS_PER_LIST`; exact
-    types only: no user code runs)."""
-    if not value or not _is_pair(value[0]):
-        return []
-    rows = islice(value, min(most, MAX_PAIRS_PER_LIST))
-    return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
-
-
-def _is_pair(row: object) -> bool:
-    return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
-
-
 def _named_list(value: list[object] | tuple[object, ...], budget: list[int],
                 top: bool) -> tuple[list[str], list[tuple[object, object]]] | None:
     """What a list gives by the names it holds beside values: a command line's flags' secrets, or
@@ -313,30 +295,6 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
     if depth == 0 and len(value) <= MAX_TEXT_LINES_CHARS:  # a command line: ``mysql --password=…``
         return [*embedded_secrets(value), *flag_secrets(value)]
     return embedded_secrets(value)
-
-
-MAX_ARGV_ITEMS = 64
-"""Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
-MAX_ARGV_LISTS = 2_000
-"""Lists read as command lines in one namespace (100 dicts of 1,000 token lists took 2 s more a prompt)."""
-_ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"]")
-"""``NAME=value`` as an environment's list holds it: no space around ``=``, the value unquoted."""
-
-
-def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
-    """The credentials a command line kept as a list of arguments gives by its flags
-    (``cmd = ["mysqldump", "--password", "…", "sales"]``, ``subprocess.run(cmd)``'s list), and a
-    list of ``NAME=value`` variables (``env = ["DB_PASSWORD=…"]``) by their names: only a short
-    list of strings."""
-    if not 1 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value):
-        return []
-    items = cast("list[str]", value)
-    flags = flag_secrets(" ".join(items)) if any(v.startswith("--") for v in items) else []
-    # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
-    # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
-    variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
-    lines = assigned_secrets("\n".join(variables)) if variables else []
-    return [*flags, *lines]
 
 
 def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tuple[str, ...]:

@@ -92,3 +92,10 @@ def test_near_variants_of_an_element_and_a_spaced_flag_give_their_password() -> 
 def test_a_password_starting_with_a_dollar_is_still_a_password() -> None:
     """Review of atk20: the placeholder rule (``$API_TOKEN``) must not take a real ``$ecret…`` password for one."""
     assert output_secrets("mysqldump --password=$ecretPass99 sales") == ("$ecretPass99",)
+
+
+def test_an_argument_list_s_password_with_blanks_is_taken_whole() -> None:
+    """Review of atk20: the list's items were joined by blanks, so a passphrase item gave its first word."""
+    phrase = "correct horse battery staple"
+    assert credential_variable_values([("cmd", ["mysql", "--password", phrase, "--user", "ana"])]) == (phrase,)
+    assert credential_variable_values([("cmd", ["tool", "--password", "--verbose", "--token", "TOKEN"])]) == ()

@@ -77,10 +77,10 @@ def test_a_field_s_label_pair_is_no_password() -> None:
 def test_nested_lists_are_read_as_command_lines_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Review of atk20: every nested list of strings was read as a command line at each prompt (100
     dicts of 1,000 token lists: 0.6 s became 2.7 s); a variable's own list is always read."""
-    from nbagent.engine.loop import kernel_secrets
+    from nbagent.engine.loop import kernel_secrets, list_secrets
 
     calls: list[int] = []
-    real = kernel_secrets.argv_secrets
+    real = list_secrets.argv_secrets
 
     def counted(value: list[object]) -> list[str]:
         calls.append(1)
@@ -91,4 +91,4 @@ def test_nested_lists_are_read_as_command_lines_within_a_bound(monkeypatch: pyte
     cmd = ["mysqldump", "--password", SECRET]
     found = kernel_secrets.credential_variable_values([*((f"c{j}", docs) for j in range(10)), ("cmd", cmd)])
     assert found == (SECRET,)
-    assert len(calls) <= kernel_secrets.MAX_ARGV_LISTS + 1
+    assert len(calls) <= list_secrets.MAX_ARGV_LISTS + 1
