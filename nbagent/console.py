@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .display.format import fmt_total_cost, truncation_line
+from .display.format import fmt_total_cost, terminal_text, truncation_line
 from .engine.api_facts.cost import Usage
 from .engine.contracts import events as ev
 
@@ -30,7 +30,13 @@ def _request_trouble(event: ev.RetryScheduled | ev.RateLimitWait | ev.StreamInte
 
 
 def format_event(event: ev.Event) -> str | None:
-    """One event as terminal text (None for events that print nothing by themselves)."""
+    """One event as terminal text (None for events that print nothing by themselves), its control
+    characters marked (:func:`terminal_text`)."""
+    text = _format_event(event)
+    return terminal_text(text) if text is not None else None
+
+
+def _format_event(event: ev.Event) -> str | None:
     if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):
         return event.text
     if isinstance(event, ev.ToolUse):

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .fleet import Fleet, as_spreadsheet_text, table
+from .fleet import Fleet, as_spreadsheet_text, as_terminal_text, table
 from .item import ItemSpec
 from .pools import LocalPool, Pool, RayPool
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     df = table(results)
     args.out.mkdir(parents=True, exist_ok=True)
     as_spreadsheet_text(df).to_csv(args.out / "summary.csv", index=False)
-    print(df.drop(columns=["error"]).to_string(index=False))
+    print(as_terminal_text(df.drop(columns=["error"])).to_string(index=False))
     unpriced = int(df["unpriced_requests"].sum())
     # A request of a model without prices has no cost: the total is unknown, never the priced part as if whole.
     cost = (f"unknown ({unpriced} request(s) of a model without prices; the budget counted "

@@ -117,6 +117,23 @@ def as_spreadsheet_text(df: "pd.DataFrame") -> "pd.DataFrame":
     return out
 
 
+def as_terminal_text(df: "pd.DataFrame") -> "pd.DataFrame":
+    """``df`` with each character of a text cell that a terminal would act on or not draw (an escape,
+    a newline, a direction mark) written as Python writes it, ``\\x1b``: an item's name is the
+    submitted file's, and ``x\\x1b[2K\\x1b[1A….csv`` printed in the table erased and rewrote the rows
+    above it (another item's outcome), or set the terminal's title or clipboard (OSC 52)."""
+    out = df.copy()
+    for column in out.columns:
+        values = list(out[column])
+        if any(isinstance(v, str) and not v.isprintable() for v in values):
+            out[column] = [_printable(v) if isinstance(v, str) else v for v in values]
+    return out
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def table(results: Sequence[ItemResult]) -> "pd.DataFrame":
     """One row per item: cost, requests, retries, truncations, rate limit wait, outcome."""
     import pandas as pd

@@ -145,8 +145,12 @@ class ReadableTable:
 def text_table(df: "pd.DataFrame") -> str:
     """The frame as plain text, no index, missing values blank: ``na_rep`` leaves a None in a column
     of ints as "None" (notebook 03's row after the overflow recovery read "None None" under
-    previous request tokens and max allowed)."""
-    return str(df.astype(object).where(df.notna(), "").to_string(index=False))
+    previous request tokens and max allowed). Control characters are marked (``⟦U+001B⟧``): a
+    terminal prints the text, and a table's cells may come from a received folder (a recorded
+    model's name, an external client's row)."""
+    from .format import terminal_text
+
+    return terminal_text(str(df.astype(object).where(df.notna(), "").to_string(index=False)))
 
 
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
+from ..display.format import terminal_text
 from ..display.html import NO_TEX
 from ..engine.contracts.messages import ContentBlock, MessageParam, tool_result_text
 from ..engine.state.compactions import SUMMARY_MARK
@@ -144,7 +145,8 @@ class SentView:
         return f'<div class="{NO_TEX}">{"".join(parts)}</div>'  # "$5 … $10" in a prompt is no math
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
-        return {"text/plain": self.plain(), "text/html": self.html()}
+        # Marked: a terminal IPython prints it, and what the model read may hold escapes.
+        return {"text/plain": terminal_text(self.plain()), "text/html": self.html()}
 
 
 _SIGN_COLOUR = {"+": "var(--jp-success-color1, #2e7d32)", "-": "var(--jp-error-color1, #c62828)"}

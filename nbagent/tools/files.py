@@ -21,6 +21,7 @@ from nbagent.engine.contracts.tool_api import ToolContext, ToolExecutionError, T
 from nbagent.engine.disk.persist import atomic_write_bytes
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
+from .file_secrets import without_named_secrets
 from .paths import display_path, resolve_path
 
 # Reading more than this into memory to show the model makes no sense; point at the python tool.
@@ -113,7 +114,8 @@ class ReadFile(BuiltinTool):
             if note is not None:
                 return ToolOutput(note)
         last = total if wanted[1] is None else min(wanted[1], total)
-        body = "".join(lines[first - 1: last])
+        # A password the file names (settings.ini's ``password = …``) is hidden as in a printed output.
+        body = without_named_secrets(path, "".join(lines[first - 1: last]))
         if first == 1 and last == total:
             header = f"File {label} ({total} lines):\n"
         else:

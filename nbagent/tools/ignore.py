@@ -15,9 +15,11 @@ An ignored directory hides everything below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase, translate
 from pathlib import Path
+from typing import Pattern
 
 from nbagent.engine.disk.safe_open import read_capped
 
@@ -79,10 +81,46 @@ def parse_ignore(text: str) -> tuple[IgnoreRule, ...]:
 
 
 @dataclass(frozen=True)
+class _Group:
+    """Consecutive rules of one sign, as one regex per way of matching (C, not a call per rule)."""
+
+    negated: bool
+    by_path: Pattern[str] | None  # anchored rules: the relative path
+    by_name: Pattern[str] | None  # the others: the name alone
+    dirs_by_path: Pattern[str] | None  # ... the same, of rules for directories only
+    dirs_by_name: Pattern[str] | None
+
+    def matches(self, rel_path: str, name: str, is_dir: bool) -> bool:
+        found = (self.by_path is not None and self.by_path.match(rel_path) is not None) or \
+            (self.by_name is not None and self.by_name.match(name) is not None)
+        if found or not is_dir:
+            return found
+        return (self.dirs_by_path is not None and self.dirs_by_path.match(rel_path) is not None) or \
+            (self.dirs_by_name is not None and self.dirs_by_name.match(name) is not None)
+
+
+def _joined(patterns: list[str]) -> Pattern[str] | None:
+    return re.compile("|".join(f"(?:{translate(p)})" for p in patterns)) if patterns else None
+
+
+def _groups(rules: tuple[IgnoreRule, ...]) -> tuple[_Group, ...]:
+    groups: list[_Group] = []
+    start = 0
+    for end in range(1, len(rules) + 1):
+        if end == len(rules) or rules[end].negated != rules[start].negated:
+            run = rules[start:end]
+            groups.append(_Group(run[0].negated, *(_joined([r.pattern for r in run if r.anchored is a and r.dir_only is d])
+                                                   for d in (False, True) for a in (True, False))))
+            start = end
+    return tuple(groups)
+
+
+@dataclass(frozen=True)
 class IgnoreRules:
     """The rules of one ignore file plus the directories that are always skipped."""
 
     rules: tuple[IgnoreRule, ...] = ()
+    _compiled: dict[str, tuple[_Group, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, directory: Path) -> "IgnoreRules":
@@ -94,11 +132,18 @@ class IgnoreRules:
         name = rel_path.rsplit("/", 1)[-1]
         if is_dir and name in ALWAYS_SKIPPED_DIRS:
             return True
-        result = False
-        for rule in self.rules:
-            if rule.negated == result and rule.matches(rel_path, is_dir):
-                result = not rule.negated
-        return result
+        # The last matching line wins: the last group of one sign with a match decides. Matched
+        # rule by rule, a received folder's 25,000 patterns took 7.5 s a list_files of 300 files.
+        for group in reversed(self._groups):
+            if group.matches(rel_path, name, is_dir):
+                return not group.negated
+        return False
+
+    @property
+    def _groups(self) -> tuple[_Group, ...]:
+        if "groups" not in self._compiled:
+            self._compiled["groups"] = _groups(self.rules)
+        return self._compiled["groups"]
 
 
 __all__ = ["IGNORE_FILE", "ALWAYS_SKIPPED_DIRS", "IgnoreRule", "IgnoreRules", "MAX_IGNORE_BYTES", "parse_ignore",

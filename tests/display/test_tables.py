@@ -266,3 +266,14 @@ def test_a_panel_table_scrolls_in_one_box_as_wide_as_its_panel() -> None:
     assert "overflow" not in inner and "font-size:11px" in outer
     assert '<th style="white-space:normal;vertical-align:bottom">replaced reads</th>' in html
     assert "<th>" in tables.html_table(pd.DataFrame({"a": [1]}))  # other tables are unchanged
+
+
+def test_a_readable_table_s_text_marks_a_cell_s_terminal_escapes() -> None:
+    """``%agent history`` prints a table whose cells a received folder wrote (a recorded model's
+    name): a terminal acted on their escapes (attacker pass 20)."""
+    import pandas as pd
+
+    from nbagent.display.tables import ReadableTable
+
+    text = repr(ReadableTable(pd.DataFrame({"turn": [1], "model": ["claude\x1b]52;c;Y3VybA==\x07\x1b[2K"]})))
+    assert "\x1b" not in text and "\x07" not in text and "claude⟦U+001B⟧]52;c;Y3VybA==⟦U+0007⟧⟦U+001B⟧[2K" in text

@@ -86,3 +86,12 @@ def test_saw_after_loading_a_folder_of_an_earlier_version_says_there_is_nothing_
     run(ip, "%%agent --allow python\nWhat is 4 * 5?")  # requests made after the load are shown
     out = run(ip, "%agent saw")
     assert "=== request 3 (turn 2" in out and "nothing to show" not in out
+
+
+def test_saw_s_text_shows_an_escape_the_model_read_marked() -> None:
+    """A terminal IPython prints ``%agent saw``'s text: a file's ``\\x1b]52;…`` set the clipboard (attacker pass 20)."""
+    history: list[Message] = [{"role": "user", "content": "read notes"}, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "notes \x1b]52;c;Y3VybCBldmls\x07\x1b[2K"}]}]
+    sent = [SentRequest(1, 1, "m", "SYSTEM", ("read_file",), 2, -1, None, 1, rebuild=_fixed(history))]
+    text = render_sent(sent)._repr_mimebundle_()["text/plain"]
+    assert "\x1b" not in text and "\x07" not in text and "notes ⟦U+001B⟧]52;c;Y3VybCBldmls⟦U+0007⟧⟦U+001B⟧[2K" in text

@@ -12,6 +12,7 @@ import re
 from .credential_names import SEPARATORS
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START
 from .env_secrets import CREDENTIAL_NAME
+from .flag_secrets import flag_secrets
 from .named_values import named_secret
 
 _ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:]"
@@ -35,7 +36,7 @@ def _value(rest: str) -> str | None:
 
 def assigned_secrets(text: str) -> list[str]:
     """The values ``text``'s ``NAME=value`` (``name: value``) lines give credentials' names."""
-    found: list[str] = []
+    found: list[str] = flag_secrets(text)  # also ``--password=…``, ``<password>…</password>``, ``Authorization: …``
     if "=" not in text and ":" not in text:
         return found
     low = text.lower()

@@ -25,7 +25,9 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
+from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
+from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -40,6 +42,8 @@ MAX_ROWS_PER_LIST = 20
 """Items of a list looked at for mapping rows (records share their keys: the first ones tell)."""
 MAX_ROWS = 500
 """Mapping rows of lists walked in one namespace, besides :data:`MAX_MAPPINGS`."""
+MAX_PAIRS = 5_000
+"""(name, value) pairs of lists walked in one namespace (a corpus of (token, tag) pairs is not read whole)."""
 _MAPPINGS = (dict, OrderedDict, defaultdict)  # C mappings: reading their items runs no user code
 _CLASS_DICT = type.__dict__["__dict__"]  # a class's own namespace, read past any metaclass
 _CLASS_MRO = type.__dict__["__mro__"]
@@ -87,6 +91,10 @@ a type too: ``db_password: str = "…"``; an f-string without a field),
 _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
                          r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
 """``auth=("ana", "…")``: a (user, password) pair."""
+_KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\s*(?P<prefix>[rRbBuUfF]{0,2})"""
+                         + _QUOTED + r"\s*\)")
+"""``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
+headers list hold them, in code or printed (``print(cp.items("db"))``)."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
 """A cell naming none of these gives no named literal: it is not searched."""
 MAX_CODE_CHARS = 200_000
@@ -112,15 +120,19 @@ def code_secrets(code: str) -> tuple[str, ...]:
         found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
     if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
         found += _named_literals(code)
+    if len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code):  # ``!curl -u ana:…``, ``run("… --password=…")``
+        found += [secret for literal in _literals(code) for secret in flag_secrets(literal)]
     return tuple(dict.fromkeys(found))
 
 
 def _named_literals(code: str) -> list[str]:
     found: list[str] = []
-    for match in _NAMED_LITERAL.finditer(code):
+    for match in (*_NAMED_LITERAL.finditer(code), *_KEYED_PAIR.finditer(code)):
         name, value = match.group("key") or match.group("name"), match.group("value")
         if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
             continue
+        if match.re is _KEYED_PAIR and (value.lower() == name.lower() or placeholder(value)):
+            continue  # a field's label (``choices = [("password", "Password")]``), not its value
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
             found.extend(s for s in (_authorization_secret(value),) if s)
         elif named_secret(name, value):
@@ -196,6 +208,20 @@ def _pair_secret(name: object, pair: tuple[object, ...]) -> str | None:
     return cast(str, password) if named_secret("password", cast(str, password)) else None
 
 
+def _named_list(value: list[object] | tuple[object, ...], budget: list[int],
+                top: bool) -> tuple[list[str], list[tuple[object, object]]] | None:
+    """What a list gives by the names it holds beside values: a command line's flags' secrets, or
+    its (name, value) pairs (within ``budget``, which they use up); None for any other list. A
+    variable's own list (``top``) is always read as a command line; nested ones within the budget."""
+    argv = argv_secrets(value) if top or budget[1] > 0 else []
+    budget[1] -= 0 if top else 1
+    if argv:
+        return argv, []
+    pairs = key_value_pairs(value, budget[0]) if budget[0] > 0 else []
+    budget[0] -= len(pairs)
+    return ([], pairs) if pairs else None
+
+
 MAX_HELD_ITEMS = 200
 """Items of a collection of credentials (``passwords = [...]``, ``API_KEYS = {"openai": …}``) looked at."""
 _COLLECTIONS = (list, tuple, set, frozenset)
@@ -266,6 +292,8 @@ def _text_secrets(name: object, value: str, depth: int) -> Iterable[str]:
         return code_secrets(value)
     if "\n" in value and len(value) <= MAX_TEXT_LINES_CHARS:  # a file's text: a .env's lines
         return [*embedded_secrets(value), *assigned_secrets(value)]
+    if depth == 0 and len(value) <= MAX_TEXT_LINES_CHARS:  # a command line: ``mysql --password=…``
+        return [*embedded_secrets(value), *flag_secrets(value)]
     return embedded_secrets(value)
 
 
@@ -296,6 +324,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
     mappings, rows = [0], [MAX_ROWS]
     frame_budget = list(FRAME_BUDGETS)
     held = [MAX_MAPPINGS]  # collections of credentials read in one namespace
+    pair_budget = [MAX_PAIRS, MAX_ARGV_LISTS]  # (name, value) pairs and command lines of lists read in one namespace
 
     def walk(items: Iterable[tuple[object, object]], depth: int) -> None:
         for name, value in items:
@@ -322,6 +351,10 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
                 walk(columns, depth + 1)
+            elif (kind in (list, tuple) and depth < MAX_DEPTH
+                  and (named := _named_list(value, pair_budget, not depth)) is not None):  # type: ignore[arg-type]
+                found.extend(named[0])  # a command line's flags (``["mysql", "--password", …]``)
+                walk(named[1], depth + 1)  # (name, value) pairs: a mapping written as a list (``cp.items("db")``)
             elif kind in (list, tuple) and depth < MAX_DEPTH and rows[0] > 0:
                 # A list of mappings (``connections = [{"name": …, "password": …}]``, a JSON file's
                 # records): its first rows' items, as if they stood one level down. Rows have their own

@@ -28,6 +28,10 @@ from .sanitize import Sanitizer
 
 RULES_DIR = Path(NBAGENT_DIR) / "rules"
 MAX_RULES_CHARS = 20_000
+MAX_IGNORE_LISTED_CHARS = 2_000
+"""Most characters of ``.nbagentignore``'s patterns the system prompt lists (then how many more):
+a received folder's 1 MB file went whole into every request's system prompt, about 250,000 tokens
+paid at each one (or a window exceeded at every prompt), past the cap the rules files have."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,18 @@ def read_ignore_patterns(cwd: Path) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
 
 
+def _listed(patterns: Sequence[str]) -> str:
+    """``patterns`` joined, within :data:`MAX_IGNORE_LISTED_CHARS` (then how many more there are)."""
+    shown: list[str] = []
+    used = 0
+    for pattern in patterns:
+        if used + len(pattern) + 2 > MAX_IGNORE_LISTED_CHARS:
+            return ", ".join(shown) + f" … and {len(patterns) - len(shown):,} more patterns (in .nbagentignore)"
+        shown.append(pattern)
+        used += len(pattern) + 2
+    return ", ".join(shown)
+
+
 def build_system_prompt(ctx: SystemPromptContext) -> str:
     """The one function that turns a :class:`SystemPromptContext` into the system prompt text."""
     if ctx.custom_system_prompt:
@@ -151,7 +167,7 @@ def build_system_prompt(ctx: SystemPromptContext) -> str:
         lines.append(f"- The user's variables and recent cell inputs arrive in <{FACTS_TAG}> blocks of their "
                      "messages (in full, or as changes since the previous one).")
     if ctx.ignore_patterns:
-        lines.append(f"- Ignored paths (.nbagentignore): {', '.join(ctx.ignore_patterns)}")
+        lines.append(f"- Ignored paths (.nbagentignore): {_listed(ctx.ignore_patterns)}")
     if ctx.rules:
         lines += ["", "# Project rules", ctx.rules]
     if ctx.append_system_prompt:

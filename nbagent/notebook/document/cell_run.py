@@ -24,7 +24,7 @@ from .replay import record_dir_problem, sessions_dir
 from .replayed import fill_stand_in, keep_code_session, resume_live, take_options
 from .replayed_options import grant_allow, session_settings
 from .settings_changed import settings_changed
-from .shown import Shown, load_shown, recorded_inputs
+from .shown import Shown, as_displayed, load_shown, recorded_inputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -185,7 +185,7 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
     if shown is not None:
         from IPython.display import display
 
-        display(shown.bundle, raw=True)
+        display(as_displayed(shown.bundle), raw=True)
         _ended(magics, decision, shown)
         return
     done = _rebuild(magics, decision)  # not saved, or not signed by this user: rebuilt and sanitised

@@ -14,6 +14,7 @@ from .decisions import is_kept
 from .embedded import executing_metadata, read_record
 from .live_lines import show_line
 from .replay import load_index
+from .shown import as_displayed
 
 if TYPE_CHECKING:
     from ..magics_api import MagicsApi
@@ -95,7 +96,7 @@ def recorded_fix(magics: "MagicsApi") -> bool:
         from .replay_lines import RECEIVED_LINE
 
         show_line(RECEIVED_LINE, "nbagent-received")
-    display(record.bundle, raw=True)  # not signed by this user: read_record kept its plain text only
+    display(as_displayed(record.bundle), raw=True)  # not signed by this user: read_record kept its plain text only
     return True
 
 

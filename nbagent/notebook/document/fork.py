@@ -137,8 +137,16 @@ def replayed_rollback(magics: "MagicsApi", turn: int) -> tuple[str, str]:
     if link.owns(cursor.index):
         return "", left
     fork(magics, cursor.shown, cursor.index.session, for_prompt=False)
-    name = cursor.index.notebook
-    return "", f" (in a copy: the record of {name or 'the notebook that made it'} stays whole){left}"
+    return "", copy_note(cursor.index.notebook) + left
+
+
+def copy_note(name: str | None) -> str:
+    """What a rollback in a copy of another notebook's record says of it. The name is the record's
+    (a received index's, any text): shown as one marked line, as a record's model name is, so a
+    newline in it draws no line of its own in the rollback cell's output."""
+    from ..view.render import marked_line
+
+    return f" (in a copy: the record of {marked_line(name) if name else 'the notebook that made it'} stays whole)"
 
 
 def mark_rollback_cell(magics: "MagicsApi", session: str | None, turn: int) -> None:

@@ -24,6 +24,17 @@ from .replay import INDEX, RECORD_DIR, prompt_sha256, refuse_unsafe
 MIMES = ("text/plain", "text/html")
 
 
+def as_displayed(bundle: Mapping[str, str]) -> dict[str, str]:
+    """A recorded transcript as a replay displays it: its text's control characters marked
+    (:func:`~nbagent.display.format.terminal_text`), as a live run's are now. A record made before,
+    or a received notebook's (whose plain text is shown), reached a terminal IPython's screen or an
+    exported text with its escapes (``\\x1b]52;…`` sets a terminal's clipboard)."""
+    from ...display.format import terminal_text
+
+    plain = bundle.get("text/plain")
+    return {**bundle, "text/plain": terminal_text(plain)} if isinstance(plain, str) else dict(bundle)
+
+
 def _file(root: Path, session: str, turn: int) -> Path:
     return root / RECORD_DIR / INDEX / session / f"{turn}.json"
 

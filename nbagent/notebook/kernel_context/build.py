@@ -20,6 +20,7 @@ from ...engine.loop.kernel_secrets import code_secrets, credential_variable_valu
 from . import figures
 from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call
+from .prompted import prompted_secrets
 from .protocol import describe
 from .rank import ranked
 
@@ -218,6 +219,7 @@ class KernelContext:
         and the literals named as credentials in the last error's traceback, whose source lines
         quote your modules (``helpers.py``'s ``connect(password="…")``), as a cell's are."""
         found = credential_variable_values(list(islice(self.shell.user_ns.items(), MAX_NAMES)))
+        found += prompted_secrets(self.shell.user_ns)  # ``getpass.getpass()`` left as a cell's value
         shown = self.displayed.secrets() if self.displayed is not None else ()
         error = getattr(self.errors, "text", None)
         quoted = code_secrets(error) if isinstance(error, str) else ()  # cached by the text: once per error

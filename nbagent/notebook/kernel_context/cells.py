@@ -3,10 +3,12 @@ by a bounded repr that runs no user code (moved here from ``notebook.session``).
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 import reprlib
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .scalars import is_known_scalar, scalar_text
@@ -112,23 +114,49 @@ class NoUserCodeRepr(reprlib.Repr):
             return known
         return f"<{type(x).__module__}.{type(x).__qualname__} object>"
 
+    def repr_bytes(self, x: bytes, level: int) -> str:
+        """As ``reprlib`` cuts a string: the repr of the head and tail only. Without it a ``bytes``
+        went through ``repr_instance``, which makes the whole repr and then cuts it: a 200 MB file read
+        into a variable (``blob = open("model.bin", "rb").read()``) took 600 MB and a second at every
+        prompt (a 1 GB one, about 4 GB: the kernel's end where memory is short)."""
+        limit = self.maxstring
+        if len(x) <= limit:
+            return builtins.repr(x)
+        head = max(0, (limit - 3) // 2)
+        tail = max(0, limit - 3 - head)
+        shown = builtins.repr(x[:head] + x[len(x) - tail:])
+        return shown[:head] + str(getattr(self, "fillvalue", "...")) + shown[len(shown) - tail:]
+
     def repr_set(self, x: set[object], level: int) -> str:
-        if not x or _all_builtin(x):
+        if _sortable(x):
             return super().repr_set(x, level)
-        return self._repr_iterable(list(x), level, "{", "}", self.maxset)  # type: ignore[attr-defined]
+        return self._repr_iterable(x, level, "{", "}", self.maxset)  # type: ignore[attr-defined]
 
     def repr_frozenset(self, x: frozenset[object], level: int) -> str:
-        if not x or _all_builtin(x):
+        if _sortable(x):
             return super().repr_frozenset(x, level)
-        return self._repr_iterable(list(x), level, "frozenset({", "})", self.maxfrozenset)  # type: ignore[attr-defined]
+        return self._repr_iterable(x, level, "frozenset({", "})", self.maxfrozenset)  # type: ignore[attr-defined]
 
     def repr_dict(self, x: dict[object, object], level: int) -> str:
-        if not x or _all_builtin(x):
+        if _sortable(x):
             return super().repr_dict(x, level)
         if level <= 0:
             return "{...}"
-        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in list(x.items())[:self.maxdict]]
+        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in islice(x.items(), self.maxdict)]
         return "{" + ", ".join(pieces) + (", ..." if len(x) > self.maxdict else "") + "}"
+
+
+SORTED_UP_TO = 1_000
+"""The largest set or dict listed sorted, as ``reprlib`` lists them; a larger one is listed in its own
+order, its first items only. ``reprlib`` sorts all of it to show 50 (and the items of a dict with
+other keys were copied whole): a 3 million-word vocabulary took a second of sorting in C at every
+prompt that named it, which the 0.5 s limit cannot stop (no Python code runs meanwhile)."""
+
+
+def _sortable(x: set[object] | frozenset[object] | dict[object, object]) -> bool:
+    """Whether ``reprlib`` may list ``x`` sorted: empty, or small with builtin scalars only (sorting
+    them runs no user ``__lt__``)."""
+    return not x or len(x) <= SORTED_UP_TO and _all_builtin(x)
 
 
 _SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None), type(...)})

@@ -59,6 +59,16 @@ class ExternalAction:
     """"ok", "error: …", "refused: …"."""
 
 
+LOADED_CHARS = 2_000
+"""Most characters of one field of a row read back from a task folder (a live row's names: 20 of 80)."""
+
+
+def _loaded(value: object) -> str:
+    from ..view.render import marked_line
+
+    return marked_line(value, LOADED_CHARS)
+
+
 def now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
@@ -109,7 +119,9 @@ class ActionLog:
                 saved = []
             memory = list(self._memory)
         names = {f.name for f in dataclasses.fields(ExternalAction)}
-        loaded = [ExternalAction(**{k: str(v) for k, v in item.items() if k in names})
+        # The folder may be received (a repository's .nbagent/ sessions): its rows are escaped and
+        # bounded as a live row's client-given parts are, since %agent history prints them.
+        loaded = [ExternalAction(**{k: _loaded(v) for k, v in item.items() if k in names})
                   for item in saved if isinstance(item, dict) and names <= item.keys()]
         return loaded + memory
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, Mapping
 
 import ipywidgets as w
 
+from ...display.format import terminal_text
 from ...display.html import NO_TEX, esc
 from ...engine.contracts import events as ev
 from ...engine.contracts.events import Event, RequestRecord
@@ -253,8 +254,10 @@ class AgentView:
         self.activity.stop()
 
     def transcript(self) -> str:
-        """The run as plain text (what terminals and nbconvert's text exporters show)."""
-        return "\n".join([self.header.plain(), *(p.plain() for p in self.parts)])
+        """The run as plain text (what terminals and nbconvert's text exporters show), its control
+        characters marked (:func:`~nbagent.display.format.terminal_text`): the model's text and a file it
+        read reached a terminal IPython's screen as they were, escapes and all."""
+        return terminal_text("\n".join([self.header.plain(), *(p.plain() for p in self.parts)]))
 
     def static_html(self) -> str:
         """The run as static HTML (no widgets needed)."""

@@ -74,7 +74,9 @@ async def test_an_ordinary_read_still_runs_without_asking(home: Path) -> None:
     user = User()
     _, api = await read_with(home, ["proj/data.csv", "proj/.gitignore", "proj/.git/HEAD", "proj/environment.yml"],
                              user=user)
-    assert user.requests == [] and SECRET in sent(api)
+    # The files were read (``token = …`` reached the model); their ``token`` value is hidden as a
+    # printed output's is (read_file's named-value rule, atk20's F4).
+    assert user.requests == [] and "token = [redacted]" in sent(api) and SECRET not in sent(api)
 
 
 async def test_neither_allow_always_nor_the_allow_list_covers_a_credential_read(home: Path) -> None:
@@ -96,7 +98,7 @@ async def test_bypass_reads_a_credential_file_without_asking(home: Path) -> None
     plant(home, ".ssh/id_rsa")
     user = User()
     _, api = await read_with(home, [".ssh/id_rsa"], user=user, permission_mode="bypass")
-    assert user.requests == [] and SECRET in sent(api)
+    assert user.requests == [] and "token = [redacted]" in sent(api)
 
 
 async def test_a_symlink_in_the_project_to_a_key_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

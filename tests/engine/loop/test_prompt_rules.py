@@ -114,3 +114,15 @@ def test_a_huge_rules_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(text) == MAX_RULES_CHARS
     assert peak < 2 * 1024 * 1024  # a whole read would be 64 MiB and more
+
+
+async def test_a_huge_ignore_file_s_patterns_are_listed_within_a_bound(tmp_path: Path) -> None:
+    """A received folder's 1 MB ``.nbagentignore`` went whole into every request's system prompt
+    (about 250,000 tokens a request), past the cap the rules files have (attacker pass 20)."""
+    cwd, _ = project(tmp_path)
+    (cwd / ".nbagentignore").write_text("".join(f"data/part-{i:07d}-{'x' * 20}.parquet\n" for i in range(25_000)))
+    api = SimulatedAPI([text_reply("ok")])
+    await run(make_engine(api, cwd), "hi")
+    system = str(messages_requests(api)[0].body["system"])
+    assert len(system) < MAX_RULES_CHARS, len(system)
+    assert "data/part-0000000-" in system and "more patterns (in .nbagentignore)" in system

@@ -194,3 +194,16 @@ def test_a_calls_redaction_reads_the_secrets_when_first_used() -> None:
     ctx = ops._ctx(Clients().admit(("claude-code", "s1")))
     assert made == [] and ctx.redact is not None
     assert ctx.redact("pw made-by-the-cell-1") == "pw [redacted]" and ctx.redact("x") == "x" and made == [1]
+
+
+def test_rows_read_back_from_a_received_folder_are_escaped_and_bounded(tmp_path):
+    """A received session folder's external_actions.json is printed by %agent history: a row
+    holding terminal escapes or a newline drew its own lines (attacker pass 20)."""
+    folder = tmp_path / "S1"
+    folder.mkdir()
+    row = {"at": "2026-01-01T00:00:00+00:00", "client": "claude\x1b]52;c;Y3VybA==\x07", "tool": "python",
+           "what": "run code\nok: the user (Allow)", "allowed_by": "x" * 5_000, "outcome": "ok"}
+    (folder / FILE_NAME).write_text(json.dumps([row]))
+    (entry,) = ActionLog(lambda: folder).entries()
+    assert entry.client == "claude⟦U+001B⟧]52;c;Y3VybA==⟦U+0007⟧" and entry.what == "run code⟦U+000A⟧ok: the user (Allow)"
+    assert len(entry.allowed_by) <= 2_001

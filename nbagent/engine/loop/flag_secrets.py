@@ -1,0 +1,87 @@
+"""The credentials a text gives in the other forms of a name beside a value: a command line's flag
+(``mysql --password=…``, ``cli --api-token …``), an XML element (Maven's ``<password>…</password>``),
+and an HTTP header line (``Authorization: Basic …``, as ``http.client``'s debug output and a raw
+request print it). :mod:`.assigned_secrets` reads ``NAME=value`` lines and :mod:`.kernel_secrets`
+named literals; these were shown whole (a printed command, a config file ``read_file`` showed).
+The same rules decide as for a mapping's keys (:func:`~.named_values.named_secret`): a password's
+name takes any value but a path, a token's a value shaped like a generated one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .credential_names import AUTHORIZATION, SEPARATORS
+from .embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
+from .named_values import named_secret
+
+_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|(?P<gap>[ \t]+))(?P<q>[\"']?)"
+                   r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
+"""``--name=value`` or ``--name value``, no value starting with ``-`` (the next flag:
+``--password-stdin --username ana``)."""
+_METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
+"""``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
+_ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.-]{0,40}))(?:[ \t][^<>]{0,200})?>"
+                      r"\s{0,80}(?P<value>[^<>\s]{1,256})\s{0,80}</(?P=tag)>")
+"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``) or the value on a line of its own."""
+_HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
+_CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
+"""curl's ``-u user:password`` (``--user``): the user's name beside its password."""
+_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
+_PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
+                          r"|\[[^\[\]]*\]|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
+                          r"|key|credentials?|[a-z]+[_-]password))")
+"""A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
+$API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)
+from every text the model read."""
+
+
+def _credential(value: str) -> bool:
+    return MIN_CHARS <= len(value) <= MAX_CHARS and not _PLACEHOLDER.fullmatch(value)
+
+
+def _authorization(value: str) -> str | None:
+    scheme, space, rest = value.strip().partition(" ")
+    secret = rest.strip() if space and rest.strip() else value.strip()
+    # One credential, no prose: "Authorization: see the docs" names none. Without a scheme, only a
+    # generated-looking one: ``authorization: disabled`` (a server's config) names none.
+    if not space and not looks_like_token(secret):
+        return None
+    return secret if _credential(secret) and not any(ch.isspace() for ch in secret) else None
+
+
+def _described(match: re.Match[str]) -> bool:
+    """A help text's column, not a value: ``--password    Password for the user`` (a word two blanks on)."""
+    return len(match.group("gap") or "") > 1 and match.group("value").isalpha()
+
+
+def placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a credential (``password``, ``$TOKEN``, ``<api-key>``) rather than being one."""
+    return _PLACEHOLDER.fullmatch(value) is not None
+
+
+def flag_secrets(text: str) -> list[str]:
+    """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
+    names, and curl's ``-u user:password`` its password."""
+    found: list[str] = []
+    if "-u" in text:
+        found += [m.group("value") for m in _CURL_USER.finditer(text) if _credential(m.group("value"))]
+    low = text.lower()
+    if not any(word in low for word in _WORDS):  # one look before the patterns run
+        return found
+    if "--" in text:
+        found += [m.group("value") for m in _FLAG.finditer(text)
+                  if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value")) and not _described(m)
+                  and named_secret(m.group("name"), m.group("value"))]
+    if "</" in text:
+        found += [m.group("value") for m in _ELEMENT.finditer(text)
+                  if _credential(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
+    if "authorization" in low:
+        for match in _HEADER.finditer(text):
+            secret = _authorization(match.group("value"))
+            if secret is not None and AUTHORIZATION.fullmatch(match.group("name").translate(SEPARATORS)):
+                found.append(secret)
+    return found
+
+
+__all__ = ["flag_secrets", "placeholder"]

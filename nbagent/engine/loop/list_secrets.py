@@ -1,0 +1,73 @@
+"""The credentials a list gives by the names it holds beside values (attacker pass 20): a mapping
+kept as (name, value) pairs (``cp.items("db")``, ``parse_qsl(body)``), a command line kept as its
+arguments (``["mysqldump", "--password", "…"]``) and an environment's ``NAME=value`` items. Read by
+:mod:`.kernel_secrets`'s walk, within bounds of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from typing import cast
+
+from .assigned_secrets import assigned_secrets
+from .flag_secrets import flag_secrets, placeholder
+from .named_values import named_secret
+
+MAX_PAIRS_PER_LIST = 100
+"""Items of a list of (name, value) pairs looked at (a config section's, a query's, a header list's)."""
+
+
+MAX_ARGV_ITEMS = 64
+"""Items of a list of strings read as a command line's arguments (``["mysql", "--password", pw]``)."""
+MAX_ARGV_LISTS = 2_000
+"""Lists read as command lines in one namespace (100 dicts of 1,000 token lists took 2 s more a prompt)."""
+_ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"]")
+"""``NAME=value`` as an environment's list holds it: no space around ``=``, the value unquoted."""
+
+
+def _argv_flags(items: list[str]) -> list[str]:
+    """A list's flags: ``--name=value`` items as a command line's, and ``"--password"`` followed by its
+    item whole (``"correct horse battery"``: the items were joined by blanks, giving ``correct``)."""
+    found = flag_secrets(" ".join(item for item in items if item.startswith("--") and "=" in item))
+    for flag, value in zip(items, items[1:], strict=False):
+        if flag.startswith("--") and "=" not in flag and not value.startswith("-") and not placeholder(value) \
+                and named_secret(flag[2:], value):
+            found.append(value)
+    return found
+
+
+def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
+    """The credentials a command line kept as a list of arguments gives by its flags
+    (``cmd = ["mysqldump", "--password", "…", "sales"]``, ``subprocess.run(cmd)``'s list), and a
+    list of ``NAME=value`` variables (``env = ["DB_PASSWORD=…"]``) by their names: only a short
+    list of strings."""
+    if not 1 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value):
+        return []
+    items = cast("list[str]", value)
+    flags = _argv_flags(items) if any(v.startswith("--") for v in items) else []
+    # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
+    # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
+    variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
+    lines = assigned_secrets("\n".join(variables)) if variables else []
+    return [*flags, *lines]
+
+
+def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PAIRS_PER_LIST) -> list[tuple[object, object]]:
+    """The items of a mapping kept as a list of (name, value) pairs: ``configparser``'s
+    ``cp.items("db")``, ``urllib.parse.parse_qsl(body)``, ``list(headers.items())``, JSON's
+    ``[["user", "ana"], ["password", "…"]]``. Its names speak for its values as a dict's keys do, so
+    ``[('host', 'db'), ('password', '…')]`` went to the model whole. Empty unless its first item is
+    such a pair; the pairs among its first ``most`` items (at most :data:`MAX_PAIRS_PER_LIST`; exact
+    types only: no user code runs)."""
+    if not value or not _is_pair(value[0]):
+        return []
+    rows = islice(value, min(most, MAX_PAIRS_PER_LIST))
+    return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
+
+
+def _is_pair(row: object) -> bool:
+    return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
+
+
+__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs"]

@@ -1,0 +1,101 @@
+"""A credential given by a command line's flag, an XML element or an ``Authorization`` header line is
+a secret where a ``NAME=value`` line's would be: a printed command, a config file, a variable
+(attacker pass 20)."""
+
+from __future__ import annotations
+
+from nbagent.engine.loop.kernel_secrets import credential_variable_values
+from nbagent.engine.loop.output_secrets import output_secrets
+
+PASSWORD = "Zq7-Loud-Tiger-42"
+TOKEN = "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s"
+BASIC = "YW5hOlpxNy1Mb3VkLVRpZ2VyLTQy"
+
+
+def test_printed_flags_elements_and_authorization_lines_give_their_credentials() -> None:
+    assert output_secrets(f"$ mysqldump --user ana --password={PASSWORD} sales") == (PASSWORD,)
+    assert output_secrets(f"python app.py --api-token {TOKEN} --limit 10") == (TOKEN,)
+    assert output_secrets(f"<server><username>ana</username><password>{PASSWORD}</password></server>") == (PASSWORD,)
+    assert output_secrets(f"Authorization: Basic {BASIC}") == (BASIC,)
+    # http.client's debug output prints the request as a bytes repr
+    assert output_secrets(f"send: b'GET /v1 HTTP/1.1\\r\\nHost: api\\r\\nAuthorization: Basic {BASIC}\\r\\n'") == (BASIC,)
+
+
+def test_flags_and_headers_that_name_no_credential_value_give_nothing() -> None:
+    for text in ("--token-limit 4096", "--password-file /run/secrets/db", "authorization: see the docs",
+                 "X-Authorization-Mode: strict-mode-on", "--api-key sk-short", "<title>Passwords and keys</title>"):
+        assert output_secrets(text) == (), text
+
+
+def test_a_command_line_variable_or_argument_list_gives_its_password() -> None:
+    found = credential_variable_values([("cmd", f"mysqldump -u ana --password={PASSWORD} sales"),
+                                        ("args", ["mysqldump", "--user", "ana", "--password", f"{PASSWORD}x"])])
+    assert found == (PASSWORD, f"{PASSWORD}x")
+    assert credential_variable_values([("words", ["--verbose", "--limit", "10"]), ("note", "run with --dry-run first")]) == ()
+
+
+def test_a_list_of_variables_gives_the_credentials_it_names() -> None:
+    env = ["POSTGRES_USER=ana", f"POSTGRES_PASSWORD={PASSWORD}", "PGDATA=/var/lib/pg"]
+    assert credential_variable_values([("environment", env)]) == (PASSWORD,)
+    assert credential_variable_values([("pairs", ["a=1", "mode=fast"])]) == ()
+
+
+def test_curl_s_user_password_and_a_cell_s_command_give_their_password() -> None:
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    assert output_secrets(f"$ curl -u ana:{PASSWORD} https://api.example/v1") == (PASSWORD,)
+    assert code_secrets(f"get_ipython().system('curl -u ana:{PASSWORD} https://api.example/v1')") == (PASSWORD,)
+    assert code_secrets(f'subprocess.run("mysqldump --password={PASSWORD} sales", shell=True)') == (PASSWORD,)
+    assert output_secrets("pip install -U pandas") == () and output_secrets("ls -u a:b") == ()
+
+
+def test_ipython_s_list_of_cells_is_no_list_of_variables() -> None:
+    cells = ["", "import os", "token = 'the cat sat'", "mode='fast'", "db_password = read()"]
+    assert credential_variable_values([("In", cells), ("_ih", cells)]) == ()
+
+
+def test_a_help_text_s_metavar_is_no_password() -> None:
+    help_text = "usage: dump [--password PASSWORD] [--api-token API_TOKEN]\n  --password PASSWORD  the database's"
+    assert output_secrets(help_text) == ()
+
+
+def test_a_help_text_s_descriptions_and_the_next_flag_are_no_password() -> None:
+    """Review of atk20: a flag's description (``--password    Password for the user``), the flag after
+    a valueless one (``--password-stdin --username``) and a list of option names were taken as the
+    password, hiding ``Password`` / ``--username`` from every text the model read."""
+    assert output_secrets("  --password    Password for the database user\n  --secret-key  Secretkey to sign") == ()
+    assert output_secrets("docker login --password-stdin --username ana registry.example") == ()
+    assert credential_variable_values([("opts", ["--password", "--verbose", "--database"])]) == ()
+    assert output_secrets(f"mysql --password {PASSWORD} sales") == (PASSWORD,)
+
+
+def test_placeholders_in_docs_are_no_credentials() -> None:
+    """Review of atk20: ``curl -u username:password`` in a README hid the word ``password`` everywhere;
+    ``Authorization: Bearer $API_TOKEN`` the variable's name; ``Authorization: required`` a word."""
+    for text in ("curl -u username:password https://api", "curl -u USER:PASSWORD https://api",
+                 "curl -H 'Authorization: Bearer $API_TOKEN' https://api", "Authorization: Bearer <your-token>",
+                 "Authorization: Bearer {token}", "Authorization: required\n", "authorization: disabled\n",
+                 "<password>${db.password}</password>", "mysqldump --password=$DB_PASSWORD sales"):
+        assert output_secrets(text) == (), text
+    assert output_secrets(f"curl -u ana:{PASSWORD} https://api") == (PASSWORD,)
+    assert output_secrets(f"Authorization: {TOKEN}") == (TOKEN,)
+
+
+def test_near_variants_of_an_element_and_a_spaced_flag_give_their_password() -> None:
+    """Review of atk20: an element with attributes, a namespace or its value on a line of its own, and
+    a flag's value two blanks on, were shown whole."""
+    for text in (f"<password type='plain'>{PASSWORD}</password>", f"<db:password>{PASSWORD}</db:password>",
+                 f"<password>\n    {PASSWORD}\n</password>", f"mysql --password  {PASSWORD} sales"):
+        assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_a_password_starting_with_a_dollar_is_still_a_password() -> None:
+    """Review of atk20: the placeholder rule (``$API_TOKEN``) must not take a real ``$ecret…`` password for one."""
+    assert output_secrets("mysqldump --password=$ecretPass99 sales") == ("$ecretPass99",)
+
+
+def test_an_argument_list_s_password_with_blanks_is_taken_whole() -> None:
+    """Review of atk20: the list's items were joined by blanks, so a passphrase item gave its first word."""
+    phrase = "correct horse battery staple"
+    assert credential_variable_values([("cmd", ["mysql", "--password", phrase, "--user", "ana"])]) == (phrase,)
+    assert credential_variable_values([("cmd", ["tool", "--password", "--verbose", "--token", "TOKEN"])]) == ()

@@ -1,0 +1,47 @@
+"""A password typed at ``getpass`` and left as a cell's value (``Out[n]``, no variable) reaches the
+model ``[redacted]`` (attacker pass 20)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nbagent.notebook.kernel_context import KernelContext
+from nbagent.providers.simulated import SimulatedAPI, text_reply
+from tests.engine.loop.test_query_support import make_engine, run
+from tests.notebook.kernel_context.support import shell_with
+
+PASSWORD = "Zq7-Loud-Tiger-99"
+
+
+def _shell(*cells: str, out: dict[int, object]) -> Any:
+    return shell_with(cells, Out=out, x=1)
+
+
+async def test_a_getpass_value_left_as_the_cell_s_output_reaches_the_model_redacted(tmp_path: Path) -> None:
+    shell = _shell("import getpass", "getpass.getpass('DB password')", out={2: PASSWORD})
+    api = SimulatedAPI(lambda body: text_reply("ok"))
+    await run(make_engine(api, tmp_path, kernel_facts=KernelContext(shell)), "connect to the database")
+    body = str(api.requests[-1].body["messages"])
+    assert PASSWORD not in body and "Out[2]: '[redacted]'" in body
+
+
+def test_only_a_prompt_for_a_credential_gives_its_value() -> None:
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("getpass()", "input('API key: ')", "input('Your name: ')", "name.upper()", "x = 1\ngetpass.getpass()",
+                   out={1: "hunter2-hunter2", 2: "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s", 3: "Ana Lisboa", 4: "ANA LISBOA",
+                        5: "correct horse battery"})
+    assert set(prompted_secrets(shell.user_ns)) == {"hunter2-hunter2", "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s",
+                                                    "correct horse battery"}
+
+
+def test_a_prompt_naming_a_credential_word_only_inside_another_gives_nothing() -> None:
+    """Review of atk20: ``input("Search keyword: ")`` and ``input("Keyboard layout? ")`` took the answer
+    for a key, hiding ``transformers tutorial`` from every text the model read; a triple-quoted
+    prompt for a password was missed."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("input('Search keyword: ')", "input('Keyboard layout? ')", 'input("""Password: """)',
+                   out={1: "transformers tutorial", 2: "portuguese-layout", 3: "hunter2-hunter2"})
+    assert prompted_secrets(shell.user_ns) == ("hunter2-hunter2",)
