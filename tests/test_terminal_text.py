@@ -56,3 +56,14 @@ def test_the_transcript_and_a_replayed_one_show_escapes_marked() -> None:
     shown = as_displayed({"text/plain": f"answer {CLIPBOARD}", "text/html": "<p>answer</p>"})
     assert shown == {"text/plain": "answer ⟦U+001B⟧]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaAo=⟦U+0007⟧⟦U+001B⟧[2K⟦U+001B⟧[1A",
                      "text/html": "<p>answer</p>"}
+
+
+def test_hebrew_and_arabic_prose_keeps_its_direction_marks() -> None:
+    """A right-to-left mark is part of Hebrew, Arabic and Persian prose (a Wikipedia text, a reply)
+    and reorders no letters: it was shown as ⟦U+200F⟧ between the words of every such line. The
+    overrides and isolates, which do reorder a run, stay marked (review of attacker pass 20)."""
+    from nbagent.display.format import terminal_text
+
+    prose = "שלום \u200fעולם, مرحبا\u061c بالعالم, page\u200e 3"
+    assert terminal_text(prose) == prose
+    assert terminal_text("a\u202eb\u2067c\u2069") == "a⟦U+202E⟧b⟦U+2067⟧c⟦U+2069⟧"

@@ -10,6 +10,7 @@ request per running item). Items the budget cannot reach are ``skipped``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -125,13 +126,20 @@ def as_terminal_text(df: "pd.DataFrame") -> "pd.DataFrame":
     out = df.copy()
     for column in out.columns:
         values = list(out[column])
-        if any(isinstance(v, str) and not v.isprintable() for v in values):
+        if any(isinstance(v, str) and _ACTED_ON.search(v) for v in values):
             out[column] = [_printable(v) if isinstance(v, str) else v for v in values]
     return out
 
 
+# What a terminal acts on or draws elsewhere: control characters (C0, DEL, C1: escapes, newlines),
+# the line and paragraph separators and the bidi controls. Not every non-printable character:
+# ``str.isprintable`` also refuses the joiners of a Persian name (``گزارش\u200cنهایی.csv``) or of an
+# emoji (👨\u200d👩\u200d👧) and a no-break or ideographic space, which a terminal draws as they are.
+_ACTED_ON = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _printable(text: str) -> str:
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return _ACTED_ON.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def table(results: Sequence[ItemResult]) -> "pd.DataFrame":

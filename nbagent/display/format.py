@@ -109,15 +109,19 @@ __all__ = [
 ]
 
 
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# The bidi controls that reorder a run of text (embeddings, overrides, isolates: "Trojan Source").
+# Not the marks (U+200E/U+200F/U+061C): Hebrew, Arabic and Persian prose holds them (a Wikipedia
+# text, a reply), where a terminal draws nothing for them, and they reorder no letters.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _CONTROLS = {**{c: f"⟦U+{c:04X}⟧" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"},
              **{ord(ch): f"⟦U+{ord(ch):04X}⟧" for ch in _BIDI}}
 
 
 def terminal_text(text: str) -> str:
     r"""``text`` as a terminal shows it without acting on it: each control character but the line
-    feed and the tab (an escape, an 8-bit CSI, a lone carriage return) and each direction mark
-    written ``⟦U+001B⟧``, as nbagent's cards mark them. The model's text, a tool's result and an
-    error are untrusted: a file the model read holding ``\x1b]52;c;…\x07`` set the terminal's
-    clipboard (what the user pastes next) and ``\x1b[2K\x1b[1A`` erased the lines above it."""
+    feed and the tab (an escape, an 8-bit CSI, a lone carriage return) and each bidi override,
+    embedding or isolate written ``⟦U+001B⟧``, as nbagent's cards mark them. The model's text, a
+    tool's result and an error are untrusted: a file the model read holding ``\x1b]52;c;…\x07`` set
+    the terminal's clipboard (what the user pastes next) and ``\x1b[2K\x1b[1A`` erased the lines
+    above it."""
     return text.replace("\r\n", "\n").translate(_CONTROLS)

@@ -150,7 +150,10 @@ def text_table(df: "pd.DataFrame") -> str:
     model's name, an external client's row)."""
     from .format import terminal_text
 
-    return terminal_text(str(df.astype(object).where(df.notna(), "").to_string(index=False)))
+    shown = df.astype(object).where(df.notna(), "")
+    # Marked per cell, before the columns are aligned: ⟦U+001B⟧ is 10 characters where one was.
+    shown = shown.map(lambda v: terminal_text(v) if isinstance(v, str) else v)
+    return terminal_text(str(shown.to_string(index=False)))
 
 
 def truncation_df(records: Sequence[RequestRecord]) -> "pd.DataFrame":

@@ -58,3 +58,17 @@ def test_the_printed_table_shows_a_submitted_file_name_s_terminal_escapes_as_tex
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "data/x\\x1b[2K\\x1b[1Afake\\x1b]52;c;Y3VybCBldmlsIHwgc2gK\\x07\\u202e.csv" in out and "data/ok.csv" in out
+
+
+def test_the_printed_table_shows_a_persian_or_emoji_file_name_as_it_is() -> None:
+    """Only what a terminal acts on is written as an escape: ``str.isprintable`` also refused the
+    zero-width non-joiner of a Persian name, the joiner of an emoji family and a no-break space, and
+    the table showed ``گزارش\\u200cنهایی.csv`` (review of attacker pass 20)."""
+    import pandas as pd
+
+    from nbagent.batch.fleet import as_terminal_text
+
+    names = ["data/گزارش\u200cنهایی.csv", "data/👨\u200d👩\u200d👧.csv", "data/Müller\u00a0Jan.csv", "data/日本\u3000語.csv"]
+    shown = as_terminal_text(pd.DataFrame({"item": [*names, "data/x\x1b[2K\u202e.csv"], "n": [1, 2, 3, 4, 5]}))
+    assert list(shown["item"]) == [*names, "data/x\\x1b[2K\\u202e.csv"]
+    assert list(shown["n"]) == [1, 2, 3, 4, 5]

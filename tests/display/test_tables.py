@@ -277,3 +277,14 @@ def test_a_readable_table_s_text_marks_a_cell_s_terminal_escapes() -> None:
 
     text = repr(ReadableTable(pd.DataFrame({"turn": [1], "model": ["claude\x1b]52;c;Y3VybA==\x07\x1b[2K"]})))
     assert "\x1b" not in text and "\x07" not in text and "claude⟦U+001B⟧]52;c;Y3VybA==⟦U+0007⟧⟦U+001B⟧[2K" in text
+
+
+def test_a_marked_cell_keeps_the_table_s_columns_aligned() -> None:
+    """The marks were put in after the columns were aligned: a row with an escape stood 9 characters
+    to the right of the others (review of attacker pass 20)."""
+    import pandas as pd
+
+    from nbagent.display.tables import text_table
+
+    lines = text_table(pd.DataFrame({"model": ["a\x1bb", "claude"], "n": [1, 22]})).splitlines()
+    assert lines[1].endswith("a⟦U+001B⟧b  1") and len({len(line) for line in lines}) == 1, lines

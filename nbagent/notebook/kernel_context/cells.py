@@ -120,8 +120,9 @@ class NoUserCodeRepr(reprlib.Repr):
         into a variable (``blob = open("model.bin", "rb").read()``) took 600 MB and a second at every
         prompt (a 1 GB one, about 4 GB: the kernel's end where memory is short)."""
         limit = self.maxstring
-        if len(x) <= limit:
-            return builtins.repr(x)
+        shown = builtins.repr(x[:limit])
+        if len(shown) <= limit:  # measured on the repr: b"\xff" * 2000 reprs as 8,003 characters
+            return shown
         head = max(0, (limit - 3) // 2)
         tail = max(0, limit - 3 - head)
         shown = builtins.repr(x[:head] + x[len(x) - tail:])

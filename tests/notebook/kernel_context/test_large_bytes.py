@@ -52,3 +52,16 @@ def test_a_large_dict_or_set_is_listed_from_its_first_items_not_sorted_whole() -
     peak_text, peak = _peak_while(shell_with(("pairs = index()",), pairs=pairs), "what is `pairs`?")
     assert peak < 20_000_000, f"{peak:,} bytes allocated to describe a dict of {n:,} items"
     assert "{(0, 1): 0, (1, 2): 1," in block_of(peak_text, "pairs")
+
+
+def test_short_bytes_full_of_escapes_stay_within_the_repr_bound() -> None:
+    """The bound is on the repr's characters, as for a str: 2,000 bytes of ``\\xff`` (a header, a key
+    file read as bytes) reprs as 8,003 characters, which the bytes cut let through whole, four times
+    the bound, for each such value of a variable at every prompt (review of attacker pass 20)."""
+    from nbagent.engine.loop.facts import MAX_OUTPUT_CHARS
+    from nbagent.notebook.kernel_context.cells import safe_repr
+
+    for value in (b"\xff" * MAX_OUTPUT_CHARS, [b"\x00" * MAX_OUTPUT_CHARS], bytearray(b"\x80" * 900)):
+        shown = safe_repr(value)
+        assert len(shown) <= MAX_OUTPUT_CHARS + 10, f"{type(value).__name__}: {len(shown):,} characters"
+    assert safe_repr(b"PK\x03\x04") == "b'PK\\x03\\x04'"  # a short one whole, as before

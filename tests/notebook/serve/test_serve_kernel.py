@@ -21,6 +21,25 @@ def served(tmp_path_factory):
     s.close()
 
 
+_PYTHON_ALWAYS: set[int] = set()
+"""The ``served`` fixtures (one kernel each) where claude-code's ``run_code`` is allowed always."""
+
+
+async def python_allowed_always(served: Served) -> None:
+    """claude-code's ``run_code`` allowed always (this session), as
+    :func:`test_allow_always_covers_that_tool_of_that_client_only` leaves it: each test that runs
+    claude-code's code without a click grants it first, so it holds whichever tests ran before it.
+    ``pytest -n 2`` (xdist's default ``--dist load``, not ``make test``'s ``loadscope``) gave the
+    module's tests to two workers, each with its own kernel: the tests on the other worker waited
+    60 s for a click that never came."""
+    if id(served) in _PYTHON_ALWAYS:
+        return
+    async with served.client("claude-code") as client:
+        first = await served.call(client, "run_code", {"code": "A = 1"}, click="Allow always (this session)")
+    assert not first.is_error, text(first)
+    _PYTHON_ALWAYS.add(id(served))
+
+
 async def test_a_client_lists_the_tools_and_reads_without_being_asked(served):
     async with served.client() as client:
         names = {t.name for t in (await client.list_tools()).tools}
@@ -72,20 +91,23 @@ async def test_allow_always_covers_that_tool_of_that_client_only(served):
         first = await served.call(client, "run_code", {"code": "A = 1"}, click="Allow always (this session)")
         again = await served.call(client, "run_code", {"code": "A + 1"})  # no click: not asked
     assert not first.is_error and "2" in text(again)
+    _PYTHON_ALWAYS.add(id(served))
 
 
 async def test_a_runs_result_is_cut_to_the_tool_output_limit_as_the_models_is(served):
     # It went whole up to the 2,000,000-character capture limit: 2 MB to a client's context.
     from nbagent.engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
 
-    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+    await python_allowed_always(served)
+    async with served.client("claude-code") as client:  # python is allowed always for it
         ran = await served.call(client, "run_code", {"code": "print('x' * 1_000_000)"})
     assert not ran.is_error and "characters omitted" in text(ran)
     assert len(text(ran)) <= DEFAULT_TOOL_OUTPUT_LIMIT
 
 
 async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(served):
-    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+    await python_allowed_always(served)
+    async with served.client("claude-code") as client:  # python is allowed always for it
         run = asyncio.ensure_future(client.call_tool("run_code", {"code": "import time\nfor _ in range(600): time.sleep(0.1)"}))
         stopped = None
         while not run.done():  # until the run is under way: before that there is nothing to interrupt
@@ -102,6 +124,7 @@ async def test_interrupt_stops_a_clients_long_run_and_variables_are_listed(serve
 async def test_a_client_cannot_interrupt_another_clients_run(served):
     """Any client's interrupt stopped the run of whichever client was running (power pass 1's open
     item): one agent on the notebook could stop another's work. Only its own, now."""
+    await python_allowed_always(served)
     async with served.client("claude-code") as owner, served.client("other-agent") as other:
         run = asyncio.ensure_future(owner.call_tool("run_code", {"code": "import time\nfor _ in range(600): time.sleep(0.1)"}))
         refused = None
@@ -118,7 +141,8 @@ async def test_a_client_cannot_interrupt_another_clients_run(served):
 
 
 async def test_variables_named_by_a_client_come_with_their_schema(served):
-    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+    await python_allowed_always(served)
+    async with served.client("claude-code") as client:  # python is allowed always for it
         made = await served.call(client, "run_code", {
             "code": "import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'], 'revenue': [1.5, None]})"})
         brief = await served.call(client, "list_variables", {})
@@ -131,7 +155,8 @@ async def test_variables_named_by_a_client_come_with_their_schema(served):
 async def test_the_users_stop_button_interrupts_a_clients_run_and_the_kernel_lives(served):
     started = served.tmp / "started"
     code = f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\nfor _ in range(600): time.sleep(0.1)"
-    async with served.client("claude-code") as client:  # python is allowed always for it (above)
+    await python_allowed_always(served)
+    async with served.client("claude-code") as client:  # python is allowed always for it
         run = asyncio.ensure_future(client.call_tool("run_code", {"code": code}))
         await asyncio.to_thread(served.d.wait, started.exists, 30, "the client's code to start")
         served.d.interrupt()  # ■: SIGINT to the kernel, as the front-end sends it
@@ -168,6 +193,10 @@ async def test_nothing_runs_while_the_notebook_is_closed(served):
         assert "not open" in text(refused) or "did not answer" in text(refused)
     finally:
         served.run(REOPEN)
+        # Reopened, nothing shows the cards until the serve cell runs again (see the test below): run
+        # it, so the next test's card is shown whichever test runs next (the one below did it for
+        # the others, and under pytest -n 2 a test that waits on a card could come first).
+        served.serve()
     assert served.cells()[1].get("outputs") == []
 
 
@@ -215,6 +244,9 @@ async def test_a_client_that_gives_up_leaves_no_card_waiting(served):
 
 
 async def test_history_and_status_show_the_external_calls(served):
+    await python_allowed_always(served)  # a call that ran (on this kernel, whichever tests ran before)
+    async with served.client("history-reader") as client:  # and one refused: the cell was not read
+        assert (await served.call(client, "notebook_edit", {"action": "delete", "cell_id": "c1"})).is_error
     history = served.run("%agent history")
     assert "claude-code" in history and "run code in the kernel" in history and "refused" in history
     status = served.run("%agent status")
