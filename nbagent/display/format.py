@@ -95,20 +95,6 @@ def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int
     return line
 
 
-__all__ = [
-    "fmt_range",
-    "fmt_saving",
-    "fmt_tokens",
-    "fmt_tokens_short",
-    "fmt_usd",
-    "hidden_count",
-    "is_hidden",
-    "live_range",
-    "terminal_text",
-    "truncation_line",
-]
-
-
 # The bidi controls that reorder a run of text (embeddings, overrides, isolates: "Trojan Source").
 # Not the marks (U+200E/U+200F/U+061C): Hebrew, Arabic and Persian prose holds them (a Wikipedia
 # text, a reply), where a terminal draws nothing for them, and they reorder no letters.
@@ -125,3 +111,17 @@ def terminal_text(text: str) -> str:
     the terminal's clipboard (what the user pastes next) and ``\x1b[2K\x1b[1A`` erased the lines
     above it."""
     return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
+__all__ = [
+    "fmt_range",
+    "fmt_saving",
+    "fmt_tokens",
+    "fmt_tokens_short",
+    "fmt_usd",
+    "hidden_count",
+    "is_hidden",
+    "live_range",
+    "terminal_text",
+    "truncation_line",
+]

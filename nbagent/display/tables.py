@@ -10,7 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..engine.contracts.events import RequestRecord
-from .format import fmt_range, hidden_count, is_hidden, live_range
+from .format import fmt_range, hidden_count, is_hidden, live_range, terminal_text
 from .html import NO_TEX
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,8 +148,6 @@ def text_table(df: "pd.DataFrame") -> str:
     previous request tokens and max allowed). Control characters are marked (``⟦U+001B⟧``): a
     terminal prints the text, and a table's cells may come from a received folder (a recorded
     model's name, an external client's row)."""
-    from .format import terminal_text
-
     shown = df.astype(object).where(df.notna(), "")
     # Marked per cell, before the columns are aligned: ⟦U+001B⟧ is 10 characters where one was.
     shown = shown.map(lambda v: terminal_text(v) if isinstance(v, str) else v)

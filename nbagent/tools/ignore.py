@@ -16,8 +16,9 @@ An ignored directory hides everything below it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fnmatch import fnmatchcase, translate
+from functools import cached_property
 from pathlib import Path
 from typing import Pattern
 
@@ -103,7 +104,7 @@ def _joined(patterns: list[str]) -> Pattern[str] | None:
     return re.compile("|".join(f"(?:{translate(p)})" for p in patterns)) if patterns else None
 
 
-def _groups(rules: tuple[IgnoreRule, ...]) -> tuple[_Group, ...]:
+def _grouped(rules: tuple[IgnoreRule, ...]) -> tuple[_Group, ...]:
     groups: list[_Group] = []
     start = 0
     for end in range(1, len(rules) + 1):
@@ -120,7 +121,6 @@ class IgnoreRules:
     """The rules of one ignore file plus the directories that are always skipped."""
 
     rules: tuple[IgnoreRule, ...] = ()
-    _compiled: dict[str, tuple[_Group, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, directory: Path) -> "IgnoreRules":
@@ -139,11 +139,11 @@ class IgnoreRules:
                 return not group.negated
         return False
 
-    @property
+    @cached_property
     def _groups(self) -> tuple[_Group, ...]:
-        if "groups" not in self._compiled:
-            self._compiled["groups"] = _groups(self.rules)
-        return self._compiled["groups"]
+        # cached_property writes the instance's __dict__ directly: a frozen dataclass allows it,
+        # and the cache is no field (equality and repr are the rules' alone).
+        return _grouped(self.rules)
 
 
 __all__ = ["IGNORE_FILE", "ALWAYS_SKIPPED_DIRS", "IgnoreRule", "IgnoreRules", "MAX_IGNORE_BYTES", "parse_ignore",
