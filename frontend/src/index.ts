@@ -13,6 +13,7 @@ import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 import { sayHello } from './hello.js';
+import { keepIdsUnique } from './ids.js';
 import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
 import { kernelGone, retireAll } from './prompts.js';
 
@@ -70,6 +71,11 @@ function onRequest(panel: NotebookPanel, comm: Kernel.IComm, msg: KernelMessage.
 
 function watchNotebook(app: JupyterFrontEnd, panel: NotebookPanel): void {
   const frontend = app.name === 'Jupyter Notebook' ? 'notebook' : 'jupyterlab';
+  const shared = panel.content.model?.sharedModel;
+  if (shared) {
+    // Before any kernel runs a cell: the bridge finds a running cell by its id.
+    panel.disposed.connect(keepIdsUnique(shared));
+  }
   const register = (kernel: Kernel.IKernelConnection | null | undefined) => {
     // The registry lives on the kernel connection and survives restarts; a new connection
     // (kernel switched) needs its own registration, which kernelChanged gives us.
