@@ -29,6 +29,15 @@ def test_control_characters_and_direction_marks_are_marked_and_lines_and_tabs_ke
     assert terminal_text("plain text, café, 表 ✓") == "plain text, café, 表 ✓"
 
 
+def test_a_table_line_also_marks_line_breaks_tabs_and_direction_marks_and_keeps_joiners() -> None:
+    from nbagent.display.format import terminal_line
+
+    assert terminal_line("a\tb\nc\u2028d\u200fe\x1b[2K.csv") == \
+        "a⟦U+0009⟧b⟦U+000A⟧c⟦U+2028⟧d⟦U+200F⟧e⟦U+001B⟧[2K.csv"
+    kept = "گزارش\u200cنهایی.csv 👨\u200d👩\u200d👧 Müller\u00a0Jan 日本\u3000語"
+    assert terminal_line(kept) == kept
+
+
 def test_a_file_the_model_read_and_its_reply_print_without_escapes(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)

@@ -10,11 +10,11 @@ request per running item). Items the budget cannot reach are ``skipped``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..display.format import terminal_line
 from .item import ItemResult, ItemRow, ItemSpec, read_result, slug
 from .pools import Pool
 
@@ -120,26 +120,16 @@ def as_spreadsheet_text(df: "pd.DataFrame") -> "pd.DataFrame":
 
 def as_terminal_text(df: "pd.DataFrame") -> "pd.DataFrame":
     """``df`` with each character of a text cell that a terminal would act on or not draw (an escape,
-    a newline, a direction mark) written as Python writes it, ``\\x1b``: an item's name is the
-    submitted file's, and ``x\\x1b[2K\\x1b[1A….csv`` printed in the table erased and rewrote the rows
-    above it (another item's outcome), or set the terminal's title or clipboard (OSC 52)."""
+    a newline, a direction mark) shown as a mark, ``⟦U+001B⟧``, as nbagent's cards show them: an
+    item's name is the submitted file's, and ``x\\x1b[2K\\x1b[1A….csv`` printed in the table erased
+    and rewrote the rows above it (another item's outcome), or set the terminal's title or clipboard
+    (OSC 52)."""
     out = df.copy()
     for column in out.columns:
         values = list(out[column])
-        if any(isinstance(v, str) and _ACTED_ON.search(v) for v in values):
-            out[column] = [_printable(v) if isinstance(v, str) else v for v in values]
+        if any(isinstance(v, str) and terminal_line(v) != v for v in values):
+            out[column] = [terminal_line(v) if isinstance(v, str) else v for v in values]
     return out
-
-
-# What a terminal acts on or draws elsewhere: control characters (C0, DEL, C1: escapes, newlines),
-# the line and paragraph separators and the bidi controls. Not every non-printable character:
-# ``str.isprintable`` also refuses the joiners of a Persian name (``گزارش\u200cنهایی.csv``) or of an
-# emoji (👨\u200d👩\u200d👧) and a no-break or ideographic space, which a terminal draws as they are.
-_ACTED_ON = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _printable(text: str) -> str:
-    return _ACTED_ON.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def table(results: Sequence[ItemResult]) -> "pd.DataFrame":

@@ -9,6 +9,8 @@ A hidden range is the engine's ``deleted_range``: ``(first, last)`` history indi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 Range = tuple[int, int] | None
 
 
@@ -99,8 +101,19 @@ def truncation_line(deleted_range: Range, keep: str | None, previous_tokens: int
 # Not the marks (U+200E/U+200F/U+061C): Hebrew, Arabic and Persian prose holds them (a Wikipedia
 # text, a reply), where a terminal draws nothing for them, and they reorder no letters.
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_CONTROLS = {**{c: f"⟦U+{c:04X}⟧" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"},
-             **{ord(ch): f"⟦U+{ord(ch):04X}⟧" for ch in _BIDI}}
+# What else a line of a table must not hold: a line or paragraph break, a tab, a direction mark (a
+# file name holds none; one would move the columns). Not the joiners of a Persian name
+# (``گزارش\u200cنهایی.csv``) or an emoji family, nor a no-break or ideographic space: a terminal
+# draws those as they are.
+_BREAKS = frozenset("\n\t\u2028\u2029\u061c\u200e\u200f")
+
+
+def _marks(chars: Iterable[str]) -> dict[int, str]:
+    return {ord(ch): f"⟦U+{ord(ch):04X}⟧" for ch in chars}
+
+
+_CONTROLS = _marks([*(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"), *_BIDI])
+_LINE_CONTROLS = {**_CONTROLS, **_marks(_BREAKS)}
 
 
 def terminal_text(text: str) -> str:
@@ -113,6 +126,13 @@ def terminal_text(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_CONTROLS)
 
 
+def terminal_line(text: str) -> str:
+    """``text`` as one line of a table a terminal shows: :func:`terminal_text`'s marks, and also for
+    a line break, a tab and a direction mark (``⟦U+000A⟧``), which would break or reorder the row
+    (a submitted file's name in batch's table of results)."""
+    return text.translate(_LINE_CONTROLS)
+
+
 __all__ = [
     "fmt_range",
     "fmt_saving",
@@ -122,6 +142,7 @@ __all__ = [
     "hidden_count",
     "is_hidden",
     "live_range",
+    "terminal_line",
     "terminal_text",
     "truncation_line",
 ]

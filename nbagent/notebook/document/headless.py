@@ -46,14 +46,18 @@ def runs_again_in_place(root: Path, notebook: str | None, prompt: str) -> bool:
     Undo, Paste makes two cells of one id), so a later turn of that id may be the other cell's,
     which then asked the model headless while this one showed its answer."""
     code = executing_code()
-    if code is None or not (_AGENT_CELL.match(code) or code.strip() == prompt.strip()) or not _in_folder(notebook):
+    if code is None or not (_AGENT_CELL.match(code) or code.strip() == prompt.strip()) or not plain_notebook_name(notebook):
         return False
     return sum(s.strip() == code.strip() for s in _sources(root / str(notebook))) == 1
 
 
-def _in_folder(name: str | None) -> bool:
-    """Whether ``name`` (from a received index, perhaps) names a notebook file of the folder itself."""
-    return bool(name) and Path(str(name)).name == name and not str(name).startswith(".") and str(name).endswith(".ipynb")
+def plain_notebook_name(name: object) -> bool:
+    """Whether ``name`` (as nbagent records it, from an index that may have come with the notebook)
+    is the file name of a notebook in the folder itself: no directory, not hidden, ``.ipynb``, and
+    printable: a name with a line break or an escape in it would print a line of its own under the
+    cell, so only such a name is ever named or opened."""
+    return isinstance(name, str) and Path(name).name == name and not name.startswith(".") \
+        and name.endswith(".ipynb") and name.isprintable() and len(name) <= 255
 
 
 def _read(path: Path) -> dict[str, object]:
@@ -117,7 +121,7 @@ def _read_sources(path: Path) -> list[str]:
 def holds_cell(root: Path, name: str, prompt: str, code: str | None) -> bool:
     """Whether the notebook ``name`` is in the folder ``root`` and has this agent cell: a code cell
     whose text is ``code`` (the executing cell's), or, where that is unknown, one asking ``prompt``."""
-    if not _in_folder(name):
+    if not plain_notebook_name(name):
         return False  # a name from a received index never leads out of the folder
     sources = _sources(root / name)
     if code is not None:
@@ -139,4 +143,5 @@ def notebook_with_cell(root: Path, code: str | None) -> str | None:
     return rest.pop() if len(rest) == 1 else None
 
 
-__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell", "runs_again_in_place"]
+__all__ = ["executing_code", "holds_cell", "notebook_cells", "notebook_with_cell", "plain_notebook_name",
+           "runs_again_in_place"]

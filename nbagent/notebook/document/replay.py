@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...engine.contracts.errors import NbAgentError
 from ...engine.disk.persist import atomic_write_json, read_json
+from .headless import plain_notebook_name
 
 if TYPE_CHECKING:
     from ...engine.contracts.events import Event
@@ -317,11 +318,8 @@ def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | 
 
 
 def _gone(root: Path, name: str) -> bool:
-    """Whether ``name`` is a notebook's file name (as nbagent records it) not in the folder any more.
-    The index may have come with the notebook: a name with a line break or an escape in it would
-    print a line of its own under the cell, so only a plain file name is ever named."""
-    return Path(name).name == name and name.endswith(".ipynb") and name.isprintable() and len(name) <= 255 \
-        and not (root / name).exists()
+    """Whether ``name`` is a plain notebook name (above) not in the folder any more."""
+    return plain_notebook_name(name) and not (root / name).exists()
 
 
 def find_record(root: Path, prompt: str, notebook: str | None, cell_id: str | None = None, *,
