@@ -138,14 +138,31 @@ def read_ignore_patterns(cwd: Path) -> list[str]:
 
 def _listed(patterns: Sequence[str]) -> str:
     """``patterns`` joined, within :data:`MAX_IGNORE_LISTED_CHARS` (then how many more there are)."""
-    shown: list[str] = []
+    shown = _listed_count(patterns)
+    more = f" … and {len(patterns) - shown:,} more patterns (in .nbagentignore)" if shown < len(patterns) else ""
+    return ", ".join(patterns[:shown]) + more
+
+
+def _listed_count(patterns: Sequence[str]) -> int:
+    """How many of ``patterns``, from the first, the system prompt lists."""
     used = 0
-    for pattern in patterns:
-        if used + len(pattern) + 2 > MAX_IGNORE_LISTED_CHARS:
-            return ", ".join(shown) + f" … and {len(patterns) - len(shown):,} more patterns (in .nbagentignore)"
-        shown.append(pattern)
+    for count, pattern in enumerate(patterns):
         used += len(pattern) + 2
-    return ", ".join(shown)
+        if used > MAX_IGNORE_LISTED_CHARS:
+            return count
+    return len(patterns)
+
+
+def ignore_listing_warning(patterns: Sequence[str]) -> str | None:
+    """What the user is told when the system prompt lists only some of ``.nbagentignore``'s patterns
+    (None when it lists all): the model is not told every pattern, though ``list_files`` still
+    applies each one."""
+    shown = _listed_count(patterns)
+    if shown == len(patterns):
+        return None
+    return (f".nbagentignore has {len(patterns):,} patterns; the model is told the first {shown:,} "
+            f"({MAX_IGNORE_LISTED_CHARS:,} characters' worth) and that {len(patterns) - shown:,} more exist. "
+            "list_files still hides what every pattern matches.")
 
 
 def build_system_prompt(ctx: SystemPromptContext) -> str:
@@ -221,12 +238,17 @@ class RulesCache:
         key = self._fingerprint()
         if key != self._key:
             rules, self._warnings = load_rules(self.cwd)
-            self._value = (rules, read_ignore_patterns(self.cwd))
+            ignore = read_ignore_patterns(self.cwd)
+            listing = ignore_listing_warning(ignore)
+            if listing is not None:
+                self._warnings.append(listing)
+            self._value = (rules, ignore)
             self._key = key
         return self._value
 
     def take_warnings(self) -> list[str]:
-        """Warnings about rules files not read, once per change of the files."""
+        """Warnings about rules files not read (and ignore patterns not all listed), once per change
+        of the files."""
         warnings, self._warnings = self._warnings, []
         return warnings
 

@@ -126,3 +126,28 @@ async def test_a_huge_ignore_file_s_patterns_are_listed_within_a_bound(tmp_path:
     system = str(messages_requests(api)[0].body["system"])
     assert len(system) < MAX_RULES_CHARS, len(system)
     assert "data/part-0000000-" in system and "more patterns (in .nbagentignore)" in system
+
+
+async def test_you_are_told_once_when_the_model_is_told_only_some_ignore_patterns(tmp_path: Path) -> None:
+    """The model saw the first 2,000 characters of ``.nbagentignore``'s patterns and the user was not
+    told (a copy of GitHub's Python ``.gitignore``, 3.4k, reaches it)."""
+    cwd, _ = project(tmp_path)
+    (cwd / ".nbagentignore").write_text("".join(f"build-{i:04d}/\n" for i in range(400)))
+    api = SimulatedAPI([text_reply("ok"), text_reply("again")])
+    engine = make_engine(api, cwd)
+    first, second = await run(engine, "hi"), await run(engine, "and again")
+    (notice,) = [e for e in first if isinstance(e, Notice) and ".nbagentignore" in e.message]
+    assert notice.level == "warning"
+    shown = str(messages_requests(api)[0].body["system"]).count("build-")
+    assert f"has 400 patterns; the model is told the first {shown} " in notice.message
+    assert f"{400 - shown} more exist" in notice.message and "list_files still hides" in notice.message
+    assert not [e for e in second if isinstance(e, Notice) and ".nbagentignore" in e.message]  # once a change
+
+
+async def test_a_short_ignore_file_is_listed_whole_without_a_warning(tmp_path: Path) -> None:
+    cwd, _ = project(tmp_path)
+    (cwd / ".nbagentignore").write_text("data/\n*.parquet\n")
+    api = SimulatedAPI([text_reply("ok")])
+    events = await run(make_engine(api, cwd), "hi")
+    assert "data/, *.parquet" in str(messages_requests(api)[0].body["system"])
+    assert not [e for e in events if isinstance(e, Notice) and ".nbagentignore" in e.message]
