@@ -318,7 +318,7 @@ def choose_record(root: Path, prompt: str, notebook: str | None, cell_id: str | 
 
 
 def _gone(root: Path, name: str) -> bool:
-    """Whether ``name`` is a plain notebook name (above) not in the folder any more."""
+    """Whether ``name`` is a plain notebook name (``headless.plain_notebook_name``) not in the folder any more."""
     return plain_notebook_name(name) and not (root / name).exists()
 
 
