@@ -26,11 +26,21 @@ MAX_TEXT_LINES_CHARS = 16_384
 ``open(".env").read()``); a longer one (a document) is not read at each prompt."""
 
 
+_COMMENT = re.compile(r"[ \t]+[#;]")
+"""Where a line's inline comment starts: a blank, then ``#`` (dotenv, YAML, shell) or ``;`` (INI)."""
+
+
 def _value(rest: str) -> str | None:
-    """A line's value after ``=``: unquoted; None for none, a comment, or quotes that do not close it."""
+    """A line's value after ``=``: unquoted, without an inline comment (``DB_PASSWORD="…"  # prod``,
+    ``password: … # rotated``); None for none, a comment, or quotes that do not close it."""
     value = rest.strip()
     if value[:1] in ("'", '"'):
-        return value[1:-1] if len(value) > 1 and value[-1] == value[0] and value[0] not in value[1:-1] else None
+        end = value.find(value[0], 1)
+        after = value[end + 1:] if end > 0 else None
+        # A quoted value followed by a comment gave nothing: a YAML ``password: "…" # prod`` went whole.
+        return value[1:end] if after is not None and (not after or _COMMENT.match(after)) else None
+    comment = _COMMENT.search(value)
+    value = value[:comment.start()] if comment else value  # its comment is no part of the value
     return None if not value or value[0] == "#" or "'" in value or '"' in value else value
 
 
