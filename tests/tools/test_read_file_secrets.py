@@ -70,3 +70,16 @@ async def test_a_notebook_s_last_lines_without_newline_are_redacted(tmp_path: Pa
     notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
     text = await _read(tmp_path, "setup.ipynb", notebook)
     assert PASSWORD not in text and "Hn4-Quiet-River-77" not in text and "x = 1" in text
+
+
+async def test_a_password_with_an_inline_comment_is_redacted_and_the_comment_kept(tmp_path: Path) -> None:
+    """A YAML or dotenv value followed by a comment (``password: "…"  # rotated monthly``) gave no
+    value when quoted, so ``read_file`` of ``config.yaml`` showed the password; unquoted, the comment
+    was taken as part of the password (and hidden with it)."""
+    yaml = await _read(tmp_path, "config.yaml", f'db:\n  host: db.internal\n  password: "{PASSWORD}"  # rotated monthly\n')
+    env = await _read(tmp_path, "app.env", f"DB_PASSWORD={PASSWORD} # prod\nAPI_TOKEN='tk_4fT9xQ2mLp8ZrW1vNc7Y' # ci\n")
+    ini = await _read(tmp_path, "db.ini", f"[db]\npassword = '{PASSWORD}' ; prod\n")
+    for text in (yaml, env, ini):
+        assert PASSWORD not in text and "[redacted]" in text, text
+    assert "tk_4fT9xQ2mLp8ZrW1vNc7Y" not in env
+    assert "# rotated monthly" in yaml and "# prod" in env and "; prod" in ini

@@ -26,11 +26,26 @@ MAX_TEXT_LINES_CHARS = 16_384
 ``open(".env").read()``); a longer one (a document) is not read at each prompt."""
 
 
+_COMMENT_MARKS = (" #", "\t#", " ;", "\t;")
+"""What starts a line's inline comment: a blank, then ``#`` (dotenv, YAML, shell) or ``;`` (INI).
+Found with ``str.find``, not a pattern: ``[ \t]+#`` took quadratic time on a long run of blanks."""
+
+
+def _is_comment(after: str) -> bool:
+    return after[:1] in (" ", "\t") and after.lstrip(" \t")[:1] in ("#", ";")
+
+
 def _value(rest: str) -> str | None:
-    """A line's value after ``=``: unquoted; None for none, a comment, or quotes that do not close it."""
+    """A line's value after ``=``: unquoted, without an inline comment (``DB_PASSWORD="…"  # prod``,
+    ``password: … # rotated``); None for none, a comment, or quotes that do not close it."""
     value = rest.strip()
     if value[:1] in ("'", '"'):
-        return value[1:-1] if len(value) > 1 and value[-1] == value[0] and value[0] not in value[1:-1] else None
+        end = value.find(value[0], 1)
+        after = value[end + 1:] if end > 0 else None
+        # A quoted value followed by a comment gave nothing: a YAML ``password: "…" # prod`` went whole.
+        return value[1:end] if after is not None and (not after or _is_comment(after)) else None
+    starts = [i for i in map(value.find, _COMMENT_MARKS) if i >= 0]
+    value = value[:min(starts)].rstrip() if starts else value  # its comment is no part of the value
     return None if not value or value[0] == "#" or "'" in value or '"' in value else value
 
 
