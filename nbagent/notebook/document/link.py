@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
+from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded, unfinished_rerun
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
 from .recording import RecordKeeper, session_name
@@ -42,6 +42,7 @@ class _Lookup:
     ambiguous: tuple[str | None, ...] = ()
     shadowed: bool = False
     gone: tuple[str, ...] = ()
+    unfinished: tuple[int, int] | None = None
 
 
 class DocumentLink(RecordKeeper):
@@ -152,11 +153,14 @@ class DocumentLink(RecordKeeper):
         metadata = executing_metadata()
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
+        found = _Lookup()
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
                                one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
-            return self._undone(carried, cursor.index.session, turn) or \
-                self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
+            undone = self._undone(carried, cursor.index.session, turn)
+            found = _Lookup(unfinished=None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id))
+            if found.unfinished is None:
+                return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
@@ -164,7 +168,6 @@ class DocumentLink(RecordKeeper):
         made_after = (cursor is not None and current is not None and current.turn == 0
                       and current is not self._session_at_replay)
         fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
-        found = _Lookup()
         if not live and fresh:
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
@@ -213,6 +216,10 @@ class DocumentLink(RecordKeeper):
         first = min(t.turn for t in record.turns)
         again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
         replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
+        unfinished = unfinished_rerun(executing_metadata(), record, replay.turn, carried, cell_id)
+        if unfinished is not None:  # asked again, as a cell whose only run was stopped is
+            self.cursor = None
+            return _Lookup(unfinished=unfinished)
         return _Lookup(replay=self._shows(replay, cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
@@ -310,6 +317,7 @@ class DocumentLink(RecordKeeper):
             alone = len({(c.session, c.turn) for c in self.from_notebook}) \
                 if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
+                        unfinished=found.unfinished,
                         live=live, new_question=found.shadowed, notebook_only=alone,
                         records_here=no_record and headless and has_records(self.root),
                         gone=found.gone if no_record and headless else ())
@@ -317,7 +325,7 @@ class DocumentLink(RecordKeeper):
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
-                    live=live, stale=stale, past_record=headless and replaying and not live)
+                    live=live, stale=stale, past_record=headless and replaying and not live, unfinished=found.unfinished)
 
     def _one_of_many(self, other: tuple[str, int] | None, metadata: JSONObject, prompt: str, cell_id: str | None,
                      cursor: ReplayCursor | None) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:

@@ -1,0 +1,57 @@
+"""An agent cell answered, run again, and stopped (■ or Kernel > Interrupt while Allow waited)
+before that run finished: the stopped run records nothing, and the notebook already dropped the
+answer it was replacing (and its code cells). Restart & Run All replayed that replaced answer as the
+cell's current one, with no word that the last run was stopped (newcomer pass 20, Notebook 7): now
+the cell says so and asks again, as a cell whose only run was stopped does (docs/replay.md)."""
+
+from __future__ import annotations
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document import live_lines
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+
+from .test_replay_from_notebook import Lab, lab  # noqa: F401  (fixture)
+
+# The model's first call stops the run, as ■ does while the turn goes on.
+STOP = "import nbagent.notebook.magics as _m\n_m.active_magics().current.agent.abort()"
+SECOND = "%%agent\nwhat is 2 * 3? use python"
+
+
+def _run_again_and_stop(lab: Lab, index: int) -> None:  # noqa: F811
+    current = magics_mod.active_magics().current
+    assert current is not None
+    agent = current.agent
+    agent.simulated_api.responder = ScriptedResponder([tool_reply([("python", {"code": STOP})]), text_reply("never")])
+    lab.run(index, expect_error=True)  # the cell ends interrupted
+
+
+def _at(lab: Lab, source: str) -> int:  # noqa: F811
+    return next(i for i, c in enumerate(lab.front.cells) if c["source"] == source)
+
+
+def test_a_cell_run_again_and_stopped_is_asked_again_not_its_replaced_answer_replayed(lab):  # noqa: F811
+    assert "391" in lab.run()
+    _run_again_and_stop(lab, 0)
+    assert lab.front.cells[0]["metadata"]["nbagent"]["turn"] == 2  # nbagent's mark, no record
+
+    lab.restart()
+    out = lab.run()  # Restart & Run All
+
+    assert "replayed" not in out and "391" in out, out  # not the replaced answer: the offline model answers
+    line = live_lines.UNFINISHED_RERUN_LINE.format(turn=2, before=1)
+    assert line in out and out.index(line) < out.index("nbagent · ") and live_lines.UNFINISHED_LINE not in out
+
+
+def test_a_later_cell_run_again_and_stopped_is_asked_again_after_the_replay_above(lab):  # noqa: F811
+    lab.run()
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": SECOND}))
+    assert "6" in lab.run(_at(lab, SECOND))  # turn 2
+    _run_again_and_stop(lab, _at(lab, SECOND))  # turn 3, stopped
+
+    lab.restart()
+    first = lab.run(0)
+    out = lab.run(_at(lab, SECOND))
+
+    assert "replayed: session" in first and "turn 1" in first
+    assert "replayed" not in out, out
+    assert live_lines.UNFINISHED_RERUN_LINE.format(turn=3, before=2) in out
