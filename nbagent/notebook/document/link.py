@@ -216,10 +216,13 @@ class DocumentLink(RecordKeeper):
         first = min(t.turn for t in record.turns)
         again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
         replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
+        mark = executing_metadata().get("nbagent")
         unfinished = unfinished_rerun(executing_metadata(), record, replay.turn, carried, cell_id)
         if unfinished is not None:  # asked again, as a cell whose only run was stopped is
             self.cursor = None
             return _Lookup(unfinished=unfinished)
+        if carried is None and (retried_unrecorded(mark, record, prompt, cell_id) or 0) > replay.turn:
+            return _Lookup()  # its stopped run was retried below: it says so (plan), never the replaced answer
         return _Lookup(replay=self._shows(replay, cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:

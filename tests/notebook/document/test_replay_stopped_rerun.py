@@ -55,3 +55,24 @@ def test_a_later_cell_run_again_and_stopped_is_asked_again_after_the_replay_abov
     assert "replayed: session" in first and "turn 1" in first
     assert "replayed" not in out, out
     assert live_lines.UNFINISHED_RERUN_LINE.format(turn=3, before=2) in out
+
+
+
+def test_a_cell_run_again_stopped_and_retried_below_says_so_and_the_retry_replays(lab):  # noqa: F811
+    """The stopped run redone by ``%agent retry`` (documented): the agent cell showed the answer
+    the stopped run replaced, then the retry cell the retried one."""
+    lab.run()
+    _run_again_and_stop(lab, 0)
+    current = magics_mod.active_magics().current
+    assert current is not None
+    current.agent.simulated_api.responder = ScriptedResponder([text_reply("the retried answer")])
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": "%agent retry"}))
+    assert "the retried answer" in lab.run(len(lab.front.cells) - 1)
+
+    lab.restart()
+    first = lab.run(0)
+    retry = lab.run(len(lab.front.cells) - 1)
+
+    assert "replayed: session" not in first and "391" not in first, first  # not the answer the stopped run replaced
+    assert "retried below with %agent retry" in first
+    assert "replayed: session" in retry and "turn 2" in retry and "the retried answer" in retry
