@@ -32,6 +32,10 @@ class Replay:
     shows was followed by the retry's answer below, so it does not fail the cell again."""
     prompt: str = field(default="", compare=False)
     """The replaying cell's prompt: the folder's transcript must be signed for it."""
+    unfinished: int | None = field(default=None, compare=False)
+    """The cell's last run (this turn number) did not finish and recorded nothing, but later cells'
+    recorded answers followed this turn: it is shown, saying so, rather than asked again (asking
+    would make every agent cell below ask the model too, answers the record still holds)."""
 
 
 @dataclass(frozen=True)
@@ -138,14 +142,21 @@ def unfinished_rerun(metadata: "JSONObject", index: ReplayIndex, turn: int, carr
     cell stands for. Replaying ``turn`` then brought back as current the answer the run replaced
     (its code cells already gone), with no word that the last run was stopped (newcomer pass 20)."""
     mark = metadata.get("nbagent")
+    # ``undone``: ``%agent rollback`` to ``turn`` or before undid that stopped run: the user kept this answer.
     if carried is not None or cell_id is None or not isinstance(mark, dict) or mark.get("kind") != "agent" \
-            or mark.get("session") != index.session:
+            or mark.get("session") != index.session or mark.get("undone") is True:
         return None
     later = mark.get("turn")
     if not isinstance(later, int) or isinstance(later, bool) or later <= turn \
             or any(t.turn == later for t in index.turns):
         return None
     return later, turn
+
+
+def followed(index: ReplayIndex, turn: int) -> bool:
+    """Whether the record holds a turn after ``turn``: a later agent cell answered after it (its
+    conversation), so asking ``turn``'s cell again would make that cell, and each below, ask too."""
+    return any(t.turn > turn for t in index.turns)
 
 
 def rerun_turn(index: ReplayIndex, turn: int, prompt: str) -> int:
@@ -193,5 +204,5 @@ def retried_unrecorded(mark: object, index: ReplayIndex | None, prompt: str, cel
     return turn if retried else None
 
 
-__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn", "rerun_turn", "retried_unrecorded",
-           "unfinished_rerun"]
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "followed", "is_kept", "is_retried", "latest_turn", "rerun_turn",
+           "retried_unrecorded", "unfinished_rerun"]

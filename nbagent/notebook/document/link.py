@@ -9,13 +9,24 @@ first); after a live turn it writes the turn into the record's index (its writin
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded, unfinished_rerun
+from .decisions import (
+    Live,
+    Replay,
+    ReplayedTurn,
+    Undone,
+    followed,
+    is_kept,
+    is_retried,
+    latest_turn,
+    retried_unrecorded,
+    unfinished_rerun,
+)
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
 from .recording import RecordKeeper, session_name
@@ -158,9 +169,16 @@ class DocumentLink(RecordKeeper):
             turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
                                one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
             undone = self._undone(carried, cursor.index.session, turn)
-            found = _Lookup(unfinished=None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id))
-            if found.unfinished is None:
-                return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
+            retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id) if undone is None \
+                and carried is None and (retried_unrecorded(metadata.get("nbagent"), cursor.index, prompt, cell_id) or 0) > turn \
+                else None
+            if retried is not None:  # run again, stopped, redone below by %agent retry: never the replaced answer
+                return retried
+            stopped = None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id)
+            if stopped is None or followed(cursor.index, turn):
+                return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt,
+                                                    unfinished=stopped and stopped[0]), cell_id)
+            found = _Lookup(unfinished=stopped)
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
@@ -172,10 +190,11 @@ class DocumentLink(RecordKeeper):
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
                 return self._undone(carried, found.replay.session, found.replay.turn) or found.replay
-            if carried is None and not new and not self.went_live:
-                retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
-                if retried is not None:
-                    return retried
+        # Also a later cell (a replay above it): its first run stopped, redone below by %agent retry.
+        if not live and carried is None and not new and not self.went_live and found.unfinished is None:
+            retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
+            if retried is not None:
+                return retried
         if not live and not new:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
@@ -218,12 +237,12 @@ class DocumentLink(RecordKeeper):
         replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
         mark = executing_metadata().get("nbagent")
         unfinished = unfinished_rerun(executing_metadata(), record, replay.turn, carried, cell_id)
-        if unfinished is not None:  # asked again, as a cell whose only run was stopped is
+        if unfinished is not None and not followed(record, replay.turn):  # asked again, as a cell whose only run was stopped is
             self.cursor = None
             return _Lookup(unfinished=unfinished)
         if carried is None and (retried_unrecorded(mark, record, prompt, cell_id) or 0) > replay.turn:
             return _Lookup()  # its stopped run was retried below: it says so (plan), never the replaced answer
-        return _Lookup(replay=self._shows(replay, cell_id))
+        return _Lookup(replay=self._shows(replace(replay, unfinished=unfinished and unfinished[0]), cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
         """The record the executing cell's own metadata names (signed by this user), where this very

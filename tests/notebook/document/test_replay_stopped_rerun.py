@@ -7,7 +7,7 @@ the cell says so and asks again, as a cell whose only run was stopped does (docs
 from __future__ import annotations
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import live_lines
+from nbagent.notebook.document import live_lines, replay_lines
 from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
 
 from .test_replay_from_notebook import Lab, lab  # noqa: F401  (fixture)
@@ -76,3 +76,81 @@ def test_a_cell_run_again_stopped_and_retried_below_says_so_and_the_retry_replay
     assert "replayed: session" not in first and "391" not in first, first  # not the answer the stopped run replaced
     assert "retried below with %agent retry" in first
     assert "replayed: session" in retry and "turn 2" in retry and "the retried answer" in retry
+
+
+THIRD = "%%agent\nwhat is 5 * 7? use python"
+
+
+def _append(lab: Lab, source: str) -> int:  # noqa: F811
+    lab.front.cells.append(lab.front._with_id({"cell_type": "code", "source": source}))
+    return len(lab.front.cells) - 1
+
+
+def _replays_all(lab: Lab) -> list[str]:  # noqa: F811
+    """Restart & Run All (the agent cells' outputs, in order, code cells run between them); asserts
+    it sent no request (no session loaded: nothing could ask)."""
+    lab.restart()
+    outs = [(c["source"], lab.run(i)) for i, c in enumerate(list(lab.front.cells))]
+    assert magics_mod.active_magics().current is None, outs
+    return [out for source, out in outs if source.startswith("%")]
+
+
+def test_a_middle_cell_run_again_and_stopped_shows_its_answer_saying_so_and_the_cells_below_replay(lab):  # noqa: F811
+    """Asking that cell again made every agent cell below it ask the model too (their answers, which
+    followed its recorded turn, still in the record): Run All of a recorded notebook paid for each."""
+    lab.run()
+    lab.run(_append(lab, SECOND))  # turn 2
+    lab.run(_append(lab, THIRD))  # turn 3, which followed turn 2
+    _run_again_and_stop(lab, _at(lab, SECOND))  # turn 4, stopped
+
+    first, second, third = _replays_all(lab)
+
+    assert "turn 1" in first and "replayed: session" in second and ", turn 2 " in second
+    assert replay_lines.UNFINISHED_SHOWN_LINE.format(turn=4) in second
+    assert "replayed: session" in third and ", turn 3 " in third and "35" in third
+
+
+def test_a_stopped_rerun_undone_by_rollback_replays_the_answer_the_user_kept(lab):  # noqa: F811
+    """``%agent rollback 1`` after the stopped run (the cell's mark says ``undone``): the user kept
+    turn 1; Run All asked the model instead."""
+    lab.run()
+    _run_again_and_stop(lab, 0)
+    lab.run(_append(lab, "%agent rollback 1"))
+
+    first, _ = _replays_all(lab)
+
+    assert "replayed: session" in first and ", turn 1 " in first and "391" in first
+    assert "did not finish" not in first
+
+
+def test_a_later_cell_run_again_stopped_and_retried_below_says_so_not_its_replaced_answer(lab):  # noqa: F811
+    lab.run()
+    lab.run(_append(lab, SECOND))  # turn 2
+    _run_again_and_stop(lab, _at(lab, SECOND))  # turn 3, stopped
+    magics = magics_mod.active_magics()
+    assert magics.current is not None
+    magics.current.agent.simulated_api.responder = ScriptedResponder([text_reply("the retried answer")])
+    assert "the retried answer" in lab.run(_append(lab, "%agent retry"))
+
+    first, second, retry = _replays_all(lab)
+
+    assert "turn 1" in first
+    assert "replayed: session" not in second and replay_lines.RETRIED_UNFINISHED_LINE in second, second
+    assert "replayed: session" in retry and ", turn 3 " in retry and "the retried answer" in retry
+
+
+def test_a_later_cell_stopped_at_its_first_run_and_retried_below_asks_nothing(lab):  # noqa: F811
+    """Its turn is the retry cell's: Run All asked the model for it with no line saying why, and
+    the retry cell then failed."""
+    lab.run()
+    second_cell = _append(lab, SECOND)
+    _run_again_and_stop(lab, second_cell)  # turn 2, its first run, stopped
+    magics = magics_mod.active_magics()
+    assert magics.current is not None
+    magics.current.agent.simulated_api.responder = ScriptedResponder([text_reply("the retried answer")])
+    assert "the retried answer" in lab.run(_append(lab, "%agent retry"))
+
+    _, second, retry = _replays_all(lab)
+
+    assert replay_lines.RETRIED_UNFINISHED_LINE in second, second
+    assert "replayed: session" in retry and ", turn 2 " in retry and "the retried answer" in retry
