@@ -166,19 +166,10 @@ class DocumentLink(RecordKeeper):
         carried = read_record(metadata, prompt, cell_id) if not live else None
         found = _Lookup()
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
-                               one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
-            undone = self._undone(carried, cursor.index.session, turn)
-            retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id) if undone is None \
-                and carried is None and (retried_unrecorded(metadata.get("nbagent"), cursor.index, prompt, cell_id) or 0) > turn \
-                else None
-            if retried is not None:  # run again, stopped, redone below by %agent retry: never the replaced answer
-                return retried
-            stopped = None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id)
-            if stopped is None or followed(cursor.index, turn):
-                return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt,
-                                                    unfinished=stopped and stopped[0]), cell_id)
-            found = _Lookup(unfinished=stopped)
+            found_next = self._next_turn(cursor, carried, metadata, prompt, cell_id)
+            if not isinstance(found_next, _Lookup):
+                return found_next
+            found = found_next
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
@@ -210,6 +201,25 @@ class DocumentLink(RecordKeeper):
             return self._carried(carried, prompt, cell_id)
         return self._live(prompt, metadata, cursor, carried, found, live=live, new=new, fresh=fresh,
                           made_after=made_after, stale=stale)
+
+    def _next_turn(self, cursor: ReplayCursor, carried: NotebookRecord | None, metadata: JSONObject, prompt: str,
+                   cell_id: str | None) -> Replay | Undone | _Lookup:
+        """The replay cursor's next turn, this cell's: replayed (saying so where its run again was
+        stopped and later turns followed it), undone, or retried below; or, its run again stopped
+        with nothing after it, a lookup saying why it asks instead."""
+        turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
+                           one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
+        undone = self._undone(carried, cursor.index.session, turn)
+        mark = metadata.get("nbagent")
+        retried = self._retried_below(mark, prompt, cell_id) if undone is None and carried is None \
+            and (retried_unrecorded(mark, cursor.index, prompt, cell_id) or 0) > turn else None
+        if retried is not None:  # run again, stopped, redone below by %agent retry: never the replaced answer
+            return retried
+        stopped = None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id)
+        if stopped is None or followed(cursor.index, turn):
+            return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt,
+                                                unfinished=stopped and stopped[0]), cell_id)
+        return _Lookup(unfinished=stopped)
 
     def _lookup(self, prompt: str, cell_id: str | None, carried: NotebookRecord | None) -> _Lookup:
         """The record a fresh agent cell replays (its first prompt is this one), or why none does."""
