@@ -175,6 +175,8 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
             show_line(said.UNDONE_CELLS_LINE.format(count=left), "nbagent-no-record")
         return
     _show_replay_line(decision)
+    if decision.unfinished is not None:
+        show_line(said.UNFINISHED_SHOWN_LINE.format(turn=decision.unfinished), "nbagent-unfinished")
     if decision.notebook is not None and not decision.notebook.mine:
         show_line(said.RECEIVED_LINE, "nbagent-received")
     elif decision.notebook is None and decision.shown is None:  # the folder's transcript is missing or forged

@@ -4,11 +4,15 @@ turn, say that a turn was undone, or ask the model (and why, for the line it say
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..outcome import fails
 from .embedded import NotebookRecord
 from .replay import ReplayIndex
 from .shown import Shown
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,10 @@ class Replay:
     shows was followed by the retry's answer below, so it does not fail the cell again."""
     prompt: str = field(default="", compare=False)
     """The replaying cell's prompt: the folder's transcript must be signed for it."""
+    unfinished: int | None = field(default=None, compare=False)
+    """The cell's last run (this turn number) did not finish and recorded nothing, but later cells'
+    recorded answers followed this turn: it is shown, saying so, rather than asked again (asking
+    would make every agent cell below ask the model too, answers the record still holds)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,10 @@ class Live:
     """The turns this kernel replayed from the agent cells' own records only (a notebook received
     without its ``.nbagent/`` folder): no conversation is behind them, so this prompt starts a new
     one, which the model answers without them: say so."""
+    unfinished: tuple[int, int] | None = None
+    """(the cell's last run, the recorded turn it was run again after): that run did not finish (■,
+    Kernel > Interrupt, or a restart while Allow waited) and recorded nothing, so the answer it was
+    replacing is not shown as current (the notebook had already dropped it and its cells): say so."""
     past_record: bool = False
     """Headless, in a kernel that was replaying: the record has no next turn with this prompt (a
     new or edited cell, or a turn undone with ``%agent rollback``, which a run without cell ids
@@ -120,6 +132,31 @@ def latest_turn(carried: NotebookRecord | None, index: ReplayIndex, turn: int, p
         return turn
     asked = any(t.turn == carried.turn and t.asked_by(prompt, cell_id) for t in index.turns)
     return carried.turn if asked else turn
+
+
+def unfinished_rerun(metadata: "JSONObject", index: ReplayIndex, turn: int, carried: NotebookRecord | None,
+                     cell_id: str | None) -> tuple[int, int] | None:
+    """``(its last run's turn, turn)`` where the cell that would replay ``turn`` was run again after
+    it and that run did not finish: the cell's mark (which the front-end sends with its metadata)
+    names a later turn of the same record, which the record does not hold and no record in the
+    cell stands for. Replaying ``turn`` then brought back as current the answer the run replaced
+    (its code cells already gone), with no word that the last run was stopped (newcomer pass 20)."""
+    mark = metadata.get("nbagent")
+    # ``undone``: ``%agent rollback`` to ``turn`` or before undid that stopped run: the user kept this answer.
+    if carried is not None or cell_id is None or not isinstance(mark, dict) or mark.get("kind") != "agent" \
+            or mark.get("session") != index.session or mark.get("undone") is True:
+        return None
+    later = mark.get("turn")
+    if not isinstance(later, int) or isinstance(later, bool) or later <= turn \
+            or any(t.turn == later for t in index.turns):
+        return None
+    return later, turn
+
+
+def followed(index: ReplayIndex, turn: int) -> bool:
+    """Whether the record holds a turn after ``turn``: a later agent cell answered after it (its
+    conversation), so asking ``turn``'s cell again would make that cell, and each below, ask too."""
+    return any(t.turn > turn for t in index.turns)
 
 
 def rerun_turn(index: ReplayIndex, turn: int, prompt: str) -> int:
@@ -167,4 +204,5 @@ def retried_unrecorded(mark: object, index: ReplayIndex | None, prompt: str, cel
     return turn if retried else None
 
 
-__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "is_kept", "is_retried", "latest_turn", "rerun_turn", "retried_unrecorded"]
+__all__ = ["Live", "Replay", "ReplayedTurn", "Undone", "followed", "is_kept", "is_retried", "latest_turn", "rerun_turn",
+           "retried_unrecorded", "unfinished_rerun"]

@@ -9,13 +9,24 @@ first); after a live turn it writes the turn into the record's index (its writin
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bridge import HELLO_WAIT_S, Bridge, bridge, executing_cell_id, executing_client
-from .decisions import Live, Replay, ReplayedTurn, Undone, is_kept, is_retried, latest_turn, retried_unrecorded
+from .decisions import (
+    Live,
+    Replay,
+    ReplayedTurn,
+    Undone,
+    followed,
+    is_kept,
+    is_retried,
+    latest_turn,
+    retried_unrecorded,
+    unfinished_rerun,
+)
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
 from .recording import RecordKeeper, session_name
@@ -42,6 +53,7 @@ class _Lookup:
     ambiguous: tuple[str | None, ...] = ()
     shadowed: bool = False
     gone: tuple[str, ...] = ()
+    unfinished: tuple[int, int] | None = None
 
 
 class DocumentLink(RecordKeeper):
@@ -152,11 +164,12 @@ class DocumentLink(RecordKeeper):
         metadata = executing_metadata()
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
+        found = _Lookup()
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
-            turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
-                               one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
-            return self._undone(carried, cursor.index.session, turn) or \
-                self._shows(Replay(cursor.index.session, turn, prompt=prompt), cell_id)
+            found_next = self._next_turn(cursor, carried, metadata, prompt, cell_id)
+            if not isinstance(found_next, _Lookup):
+                return found_next
+            found = found_next
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
         # none: Run All replays the record, or says it asks, as for the notebook that makes none.
         # So is one made after the last replay (notebook 05's hook session, after a replayed cell):
@@ -164,15 +177,15 @@ class DocumentLink(RecordKeeper):
         made_after = (cursor is not None and current is not None and current.turn == 0
                       and current is not self._session_at_replay)
         fresh = new or made_after or (cursor is None and (current is None or current.turn == 0))
-        found = _Lookup()
         if not live and fresh:
             found = self._lookup(prompt, cell_id, carried)
             if found.replay is not None:
                 return self._undone(carried, found.replay.session, found.replay.turn) or found.replay
-            if carried is None and not new and not self.went_live:
-                retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
-                if retried is not None:
-                    return retried
+        # Also a later cell (a replay above it): its first run stopped, redone below by %agent retry.
+        if not live and carried is None and not new and not self.went_live and found.unfinished is None:
+            retried = self._retried_below(metadata.get("nbagent"), prompt, cell_id)
+            if retried is not None:
+                return retried
         if not live and not new:
             decided = self._own_or_carried(carried, current, prompt, cell_id)
             if decided is not None:
@@ -188,6 +201,25 @@ class DocumentLink(RecordKeeper):
             return self._carried(carried, prompt, cell_id)
         return self._live(prompt, metadata, cursor, carried, found, live=live, new=new, fresh=fresh,
                           made_after=made_after, stale=stale)
+
+    def _next_turn(self, cursor: ReplayCursor, carried: NotebookRecord | None, metadata: JSONObject, prompt: str,
+                   cell_id: str | None) -> Replay | Undone | _Lookup:
+        """The replay cursor's next turn, this cell's: replayed (saying so where its run again was
+        stopped and later turns followed it), undone, or retried below; or, its run again stopped
+        with nothing after it, a lookup saying why it asks instead."""
+        turn = latest_turn(carried, cursor.index, cursor.shown + 1, prompt, cell_id,
+                           one_prompt=cell_id is None and runs_again_in_place(self.root, cursor.index.notebook, prompt))
+        undone = self._undone(carried, cursor.index.session, turn)
+        mark = metadata.get("nbagent")
+        retried = self._retried_below(mark, prompt, cell_id) if undone is None and carried is None \
+            and (retried_unrecorded(mark, cursor.index, prompt, cell_id) or 0) > turn else None
+        if retried is not None:  # run again, stopped, redone below by %agent retry: never the replaced answer
+            return retried
+        stopped = None if undone else unfinished_rerun(metadata, cursor.index, turn, carried, cell_id)
+        if stopped is None or followed(cursor.index, turn):
+            return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt,
+                                                unfinished=stopped and stopped[0]), cell_id)
+        return _Lookup(unfinished=stopped)
 
     def _lookup(self, prompt: str, cell_id: str | None, carried: NotebookRecord | None) -> _Lookup:
         """The record a fresh agent cell replays (its first prompt is this one), or why none does."""
@@ -213,7 +245,14 @@ class DocumentLink(RecordKeeper):
         first = min(t.turn for t in record.turns)
         again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
         replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
-        return _Lookup(replay=self._shows(replay, cell_id))
+        mark = executing_metadata().get("nbagent")
+        unfinished = unfinished_rerun(executing_metadata(), record, replay.turn, carried, cell_id)
+        if unfinished is not None and not followed(record, replay.turn):  # asked again, as a cell whose only run was stopped is
+            self.cursor = None
+            return _Lookup(unfinished=unfinished)
+        if carried is None and (retried_unrecorded(mark, record, prompt, cell_id) or 0) > replay.turn:
+            return _Lookup()  # its stopped run was retried below: it says so (plan), never the replaced answer
+        return _Lookup(replay=self._shows(replace(replay, unfinished=unfinished and unfinished[0]), cell_id))
 
     def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
         """The record the executing cell's own metadata names (signed by this user), where this very
@@ -310,6 +349,7 @@ class DocumentLink(RecordKeeper):
             alone = len({(c.session, c.turn) for c in self.from_notebook}) \
                 if replaying and cursor is None and not (new or live or made_after) else 0
             return Live(no_record=no_record, ambiguous=found.ambiguous if no_record else (), other=other, carried=own,
+                        unfinished=found.unfinished,
                         live=live, new_question=found.shadowed, notebook_only=alone,
                         records_here=no_record and headless and has_records(self.root),
                         gone=found.gone if no_record and headless else ())
@@ -317,7 +357,7 @@ class DocumentLink(RecordKeeper):
         # Another notebook's record (this one is a copy) is never written: forked even at its end.
         fork = cursor.shown < recorded or not self.owns(cursor.index)
         return Live(resume=cursor.index.session, fork_at=cursor.shown if fork else None, other=other, carried=own,
-                    live=live, stale=stale, past_record=headless and replaying and not live)
+                    live=live, stale=stale, past_record=headless and replaying and not live, unfinished=found.unfinished)
 
     def _one_of_many(self, other: tuple[str, int] | None, metadata: JSONObject, prompt: str, cell_id: str | None,
                      cursor: ReplayCursor | None) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:

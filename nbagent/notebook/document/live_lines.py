@@ -24,6 +24,8 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
         return (EDITED_LINE.format(turn=turn) if turn else EDITED_PROMPT_LINE), tag
     if why == "copied":  # its first run anywhere: then the copy's answer is its own record
         return COPIED_LINE, tag
+    if decision.unfinished is not None:
+        return UNFINISHED_RERUN_LINE.format(turn=decision.unfinished[0], before=decision.unfinished[1]), tag
     if decision.no_record:
         if decision.ambiguous:
             return ambiguous_line(decision.ambiguous), tag
@@ -65,6 +67,11 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+UNFINISHED_RERUN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart "
+                         "while it ran) and recorded nothing; the answer it was run again after (turn {before}) is "
+                         "not shown as current: asking the model.")
+"""A cell answered, run again and stopped: Restart & Run All replayed the answer the stopped run
+had replaced (the notebook had dropped it and its cells), as if it were the cell's last answer."""
 NEW_QUESTION_LINE = ("ⓘ asking the model as a new question: this kernel has asked the model already, and a headless "
                      "run (no cell ids) cannot tell this cell's recorded answer from a new question.")
 OWN_SESSION_LINE = ("ⓘ this cell continues the session your code made in this kernel, which has asked the model "
@@ -143,7 +150,7 @@ def show_other_settings(model: str | None, window: int | None, summary: Mapping[
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "GONE_LINE", "LIVE_LINE",
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OTHER_WINDOW_LINE",
-           "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNSAFE_RECORD_LINE",
+           "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNFINISHED_RERUN_LINE", "UNSAFE_RECORD_LINE",
            "ambiguous_line", "live_line", "other_model_line", "other_window_line", "show_line", "show_other_settings"]
 
 

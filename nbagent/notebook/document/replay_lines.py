@@ -15,9 +15,12 @@ RETRIED_BELOW_LINE = ("ⓘ this turn failed here and was retried below with %age
                       "there): the cell does not fail again, so Run All goes on.")
 RETRIED_UNFINISHED_LINE = ("ⓘ this cell's run did not finish (interrupted) and was retried below with %agent retry "
                            "(its answer is replayed there): nothing is asked here, and Run All goes on.")
+UNFINISHED_SHOWN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart while "
+                         "it ran) and recorded nothing: shown is the answer it was run again after, which later turns "
+                         "of the conversation followed (that run may have removed its code cells).")
 UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, changed since, or by an older nbagent): "
                  "rebuilt from the folder's events as plain text, and nothing of it runs.")
 
 
 __all__ = ["RECEIVED_LINE", "RETRIED_BELOW_LINE", "RETRIED_UNFINISHED_LINE", "ROLLED_BACK_LINE", "UNDONE_CELLS_LINE",
-           "UNSIGNED_LINE"]
+           "UNFINISHED_SHOWN_LINE", "UNSIGNED_LINE"]
