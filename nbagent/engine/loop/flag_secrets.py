@@ -15,18 +15,28 @@ from .credential_names import AUTHORIZATION, SEPARATORS
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
 from .named_values import named_secret
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|(?P<gap>[ \t]+))(?P<q>[\"']?)"
+_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:[=:]|(?P<gap>[ \t]+))(?P<q>[\"']?)"
                    r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
-"""``--name=value`` or ``--name value``, no value starting with ``-`` (the next flag:
+"""``--name=value``, ``--name:value`` or ``--name value``, no value starting with ``-`` (the next flag:
 ``--password-stdin --username ana``)."""
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.-]{0,40}))(?:[ \t][^<>]{0,200})?>"
-                      r"\s{0,80}(?P<value>[^<>\s]{1,256})\s{0,80}</(?P=tag)>")
-"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``) or the value on a line of its own."""
+                      r"\s{0,80}(?:<!\[CDATA\[(?P<cdata>[^\]\n]{1,256})\]\]>|(?P<value>[^<>\s]{1,256}))\s{0,80}</(?P=tag)>")
+"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``), the value on a line
+of its own or in a CDATA section (``<password><![CDATA[…]]></password>``, whose text may hold blanks)."""
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
-_CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
-"""curl's ``-u user:password`` (``--user``): the user's name beside its password."""
+_CURL_USER = re.compile(r"(?<![\w-])(?:-u[ \t]*|--user[ \t]+|--user=)(?P<q>[\"']?)[^\s:\"'/]{1,64}:"
+                        r"(?P<value>[^\s\"'/][^\s\"']{0,255})(?P=q)")
+"""curl's ``-u user:password`` (``-uuser:password``, ``--user``): the user's name beside its password
+(not a URL: ``-url:https://…``)."""
+_MYSQL = re.compile(r"(?i:\b(?:mysql|mariadb)[\w-]*)[^\n]*")
+"""A line running MySQL's clients (``mysql``, ``mysqldump``, ``mariadb-dump``): their ``-p`` takes the
+password joined to it."""
+_MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<value>[^\s\"']{1,256}))")
+"""``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
+_PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
+"""Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
 _PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
                           r"|\[[^\[\]]*\]|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
@@ -60,13 +70,28 @@ def placeholder(value: str) -> bool:
     return _PLACEHOLDER.fullmatch(value) is not None
 
 
+def mysql_passwords(text: str) -> list[str]:
+    """The passwords joined to ``-p`` on the lines of ``text`` that run a MySQL client
+    (``mysql -u ana -pSECRET sales``): elsewhere ``-p`` is a port, a parent folder or a pattern."""
+    found: list[str] = []
+    for line in _MYSQL.finditer(text):
+        for m in _MYSQL_P.finditer(line.group()):
+            value = m.group("dq") or m.group("sq") or m.group("value")
+            if value and _credential(value) and not _PORTS.fullmatch(value):
+                found.append(value)
+    return found
+
+
 def flag_secrets(text: str) -> list[str]:
     """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
     names, and curl's ``-u user:password`` its password."""
     found: list[str] = []
     if "-u" in text:
-        found += [m.group("value") for m in _CURL_USER.finditer(text) if _credential(m.group("value"))]
+        found += [m.group("value") for m in _CURL_USER.finditer(text)
+                  if _credential(m.group("value")) and "://" not in m.group("value")]
     low = text.lower()
+    if "-p" in text and ("mysql" in low or "mariadb" in low):
+        found += mysql_passwords(text)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     if "--" in text:
@@ -74,8 +99,8 @@ def flag_secrets(text: str) -> list[str]:
                   if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value")) and not _described(m)
                   and named_secret(m.group("name"), m.group("value"))]
     if "</" in text:
-        found += [m.group("value") for m in _ELEMENT.finditer(text)
-                  if _credential(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
+        values = ((m.group("name"), m.group("cdata") or m.group("value")) for m in _ELEMENT.finditer(text))
+        found += [value for name, value in values if _credential(value) and named_secret(name, value)]
     if "authorization" in low:
         for match in _HEADER.finditer(text):
             secret = _authorization(match.group("value"))
@@ -84,4 +109,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["flag_secrets", "placeholder"]
+__all__ = ["flag_secrets", "mysql_passwords", "placeholder"]

@@ -99,3 +99,34 @@ def test_an_argument_list_s_password_with_blanks_is_taken_whole() -> None:
     phrase = "correct horse battery staple"
     assert credential_variable_values([("cmd", ["mysql", "--password", phrase, "--user", "ana"])]) == (phrase,)
     assert credential_variable_values([("cmd", ["tool", "--password", "--verbose", "--token", "TOKEN"])]) == ()
+
+
+def test_short_flag_colon_and_cdata_forms_give_their_credentials() -> None:
+    """Attacker pass 21: mysql's ``-pSECRET``, curl's ``-uana:SECRET``, ``--password:SECRET`` and a
+    CDATA section inside ``<password>`` were shown whole."""
+    assert output_secrets(f"$ mysql -h db -u ana -p{PASSWORD} sales") == (PASSWORD,)
+    assert output_secrets("mysqldump -uroot -p'correct horse battery' sales") == ("correct horse battery",)
+    assert output_secrets(f"mariadb-dump -uroot -p\"{PASSWORD}\" sales") == (PASSWORD,)
+    assert output_secrets(f"curl -uana:{PASSWORD} https://api.example.com") == (PASSWORD,)
+    assert output_secrets(f"curl --user=ana:{PASSWORD} https://api.example.com") == (PASSWORD,)
+    assert output_secrets(f"sqlcmd --password:{PASSWORD} --server db") == (PASSWORD,)
+    assert output_secrets(f"<settings><password><![CDATA[{PASSWORD} x]]></password></settings>") == (f"{PASSWORD} x",)
+
+
+def test_an_argument_list_s_short_flags_give_their_credentials() -> None:
+    found = credential_variable_values([("dump", ["mysqldump", "-uroot", f"-p{PASSWORD}", "sales"]),
+                                        ("fetch", ["curl", "-u", f"ana:{PASSWORD}x", "https://api.example.com"]),
+                                        ("tool", ["sqlcmd", f"--password:{PASSWORD}y"])])
+    assert found == (PASSWORD, f"{PASSWORD}x", f"{PASSWORD}y")
+
+
+def test_ports_paths_and_other_tools_short_flags_give_nothing() -> None:
+    for text in ("docker run -p13306:3306 mysql:8", "docker run -p127.0.0.1:3306:3306/tcp mysql", "mysql -p -h db sales",
+                 "mysql -P33060 -pPASSWORD sales", "mysql -p$MYSQL_PWD sales", "gcc -pedantic -pthread x.c -lmysqlclient",
+                 "ssh -p22222 ana@mysql-host", "mkdir -p /var/lib/mysql-files", "python -m pytest -p no:cacheprovider",
+                 "curl -u ana https://x", "curl -url:https://example.com/a", "see --token: the token to use",
+                 "<description><![CDATA[a long description of things]]></description>", "--output:results.csv",
+                 "pgrep -fl postgres -pid12345678"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("run", ["docker", "run", "-p13306:3306", "mysql:8"]),
+                                       ("mk", ["mkdir", "-p", "/var/lib/mysql"])]) == ()
