@@ -70,13 +70,14 @@ def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
         return ()
     asked, assigned = _patterns(cells)
     found: list[str] = []
-    for n in islice(sorted((k for k in out if type(k) is int), reverse=True), MAX_CELLS) if type(out) is dict else ():
-        source = cells[n] if 0 <= n < len(cells) else None
-        if not _text(out[n]) or type(source) is not str:
+    shown: dict[object, object] = out if type(out) is dict else {}
+    for n in islice(sorted((k for k in shown if type(k) is int), reverse=True), MAX_CELLS):
+        value, source = shown[n], cells[n] if 0 <= n < len(cells) else None
+        if not isinstance(value, str) or not _text(value) or type(source) is not str:
             continue
         last = next((line for line in reversed(source.splitlines()) if line.strip()), "")
         if asked.search(last):
-            found.append(out[n])  # type: ignore[arg-type]
+            found.append(value)
     found += _assigned_answers(user_ns, cells, assigned)
     return tuple(dict.fromkeys(found))
 
