@@ -24,41 +24,54 @@ _ALIAS = re.compile(r"\bfrom\s+getpass\s+import\s+\(?[^\n)]*?\bgetpass\s+as\s+(?
 """Another name for the hidden prompt: ``from getpass import getpass as gp``, ``ask = getpass.getpass``."""
 _ASSIGNED = r"^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*"
 """A variable the prompt's answer goes to: ``p = getpass.getpass()``, ``entered: str = input("Password: ")``."""
-_ANY_ASSIGNMENT = re.compile(_ASSIGNED + r"(?!=)")
 MAX_CELLS = 200
 """The newest cells with a value, or assigning one, looked at."""
 MAX_ALIAS_CELLS = 5_000
-"""The newest cells searched for another name of ``getpass`` (only those naming it are read)."""
+"""The newest cells searched for another name of ``getpass`` at the first read (then only new ones)."""
+_scanned: list[object] = [None, 0, frozenset()]
+"""The ``In`` list last searched for aliases, how many of its cells, and the aliases found: ``In`` only
+grows, and searching thousands of cells at every read (each prompt, each serve reply) took ~5 ms."""
 
 
-def _patterns(cells: list[object]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The prompt's call, and an assignment of its answer, with the names ``getpass`` goes by here."""
-    aliases = {m.group("name") or m.group("bound") for cell in islice(reversed(cells), MAX_ALIAS_CELLS)
-               if type(cell) is str and "getpass" in cell for m in _ALIAS.finditer(cell)} - {"getpass"}
+def _aliases(cells: list[object]) -> frozenset[str]:
+    """The other names ``getpass`` goes by in the cells (new cells only, after the first read)."""
+    seen, done, found = _scanned
+    if seen is not cells or not isinstance(done, int) or done > len(cells) or not isinstance(found, frozenset):
+        done, found = max(0, len(cells) - MAX_ALIAS_CELLS), frozenset()
+    new = {m.group("name") or m.group("bound") for cell in cells[done:]
+           if type(cell) is str and "getpass" in cell for m in _ALIAS.finditer(cell)} - {"getpass"}
+    found = found | new if new else found
+    _scanned[:] = [cells, len(cells), found]
+    return found
+
+
+def _patterns(cells: list[object]) -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
+    """The prompt's call, an assignment of its answer, and the words a cell holding one has."""
+    aliases = _aliases(cells)
     asked = _ASKED if not aliases else re.compile(
         rf"{_ASKED.pattern}|(?<![\w.])(?:{'|'.join(sorted(map(re.escape, aliases)))})\s*\(")
-    return asked, re.compile(f"{_ASSIGNED}(?:{asked.pattern})", re.MULTILINE)
+    return asked, re.compile(f"{_ASSIGNED}(?:{asked.pattern})", re.MULTILINE), ("getpass", "input", *aliases)
 
 
 def _text(value: object) -> bool:
     return type(value) is str and MIN_CHARS <= len(value) <= MAX_CHARS
 
 
-def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assigned: re.Pattern[str]) -> list[str]:
+def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assigned: re.Pattern[str],
+                      words: tuple[str, ...]) -> list[str]:
     """The values of variables whose newest assignment (in the newest cells) is a prompt's answer:
     ``p = "plain text"`` in a later cell (or line) holds no password any more."""
+    recent = [cell for cell in islice(reversed(cells), MAX_CELLS) if type(cell) is str]  # newest first
     found: list[str] = []
-    newer: set[str] = set()  # names assigned after the line looked at
-    for source in islice(reversed(cells), MAX_CELLS):
-        if type(source) is not str or "=" not in source:
+    for i, source in enumerate(recent):
+        if not any(word in source for word in words):
             continue
-        for line in reversed(source.splitlines()):
-            if (m := _ANY_ASSIGNMENT.match(line)) is None:
+        for m in assigned.finditer(source):
+            again = re.compile(rf"^[ \t]*{re.escape(m.group('name'))}[ \t]*(?::[^=\n]{{1,80}})?=(?!=)", re.MULTILINE)
+            if again.search(source, m.end()) or any(again.search(newer) for newer in recent[:i]):
                 continue
-            name = m.group("name")
-            if name not in newer and assigned.match(line) and _text(value := user_ns.get(name)):
+            if _text(value := user_ns.get(m.group("name"))):
                 found.append(value)  # type: ignore[arg-type]
-            newer.add(name)
     return found
 
 
@@ -68,7 +81,7 @@ def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
     out, cells = user_ns.get("Out"), user_ns.get("In")
     if type(cells) is not list:
         return ()
-    asked, assigned = _patterns(cells)
+    asked, assigned, words = _patterns(cells)
     found: list[str] = []
     shown: dict[object, object] = out if type(out) is dict else {}
     for n in islice(sorted((k for k in shown if type(k) is int), reverse=True), MAX_CELLS):
@@ -78,7 +91,7 @@ def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
         last = next((line for line in reversed(source.splitlines()) if line.strip()), "")
         if asked.search(last):
             found.append(value)
-    found += _assigned_answers(user_ns, cells, assigned)
+    found += _assigned_answers(user_ns, cells, assigned, words)
     return tuple(dict.fromkeys(found))
 
 

@@ -79,3 +79,14 @@ def test_a_variable_assigned_again_or_from_an_ordinary_prompt_gives_nothing() ->
                    "total = compute_gp(3)", "n = len(getpass_notes)", out={})
     shell.user_ns.update(p="plain old text", name="Ana Lisboa", total="twelve point five", n="eight-chars-x")
     assert prompted_secrets(shell.user_ns) == ()
+
+
+def test_an_alias_imported_after_an_earlier_read_is_known_at_the_next() -> None:
+    """The cells are searched for aliases once, then only the new ones (``In`` only grows)."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("x = 1", out={})
+    assert prompted_secrets(shell.user_ns) == ()
+    shell.user_ns["In"] += ["from getpass import getpass as ask_hidden", "reply = ask_hidden()"]
+    shell.user_ns["reply"] = "correct horse battery"
+    assert prompted_secrets(shell.user_ns) == ("correct horse battery",)
