@@ -130,3 +130,26 @@ def test_ports_paths_and_other_tools_short_flags_give_nothing() -> None:
         assert output_secrets(text) == (), text
     assert credential_variable_values([("run", ["docker", "run", "-p13306:3306", "mysql:8"]),
                                        ("mk", ["mkdir", "-p", "/var/lib/mysql"])]) == ()
+
+
+def test_inline_settings_java_properties_and_single_dash_flags_give_their_credentials() -> None:
+    """Attacker pass 21: an environment variable set inside a command line (after a prompt's ``$``,
+    ``set``, ``docker run -e``), a flag's ``name=value`` (``--from-literal=password=…``, helm's
+    ``--set auth.rootPassword=…``), Java's ``-D…Password=…``, keytool's ``-storepass …`` and openssl's
+    ``-passout pass:…`` were shown whole."""
+    for text in (f"$ PGPASSWORD={PASSWORD} psql -h db", f"set DB_PASSWORD={PASSWORD}",
+                 f"docker run -e POSTGRES_PASSWORD={PASSWORD} postgres", f"(PGPASSWORD=\"{PASSWORD}\" pg_dump db)",
+                 f"kubectl create secret generic db --from-literal=password={PASSWORD}",
+                 f"helm install db --set auth.rootPassword={PASSWORD} bitnami/mysql",
+                 f"java -Djavax.net.ssl.trustStorePassword={PASSWORD} -jar app.jar", f"keytool -list -storepass {PASSWORD}",
+                 f"openssl pkcs12 -export -passout pass:{PASSWORD} -in cert.pem"):
+        assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_inline_settings_that_name_no_credential_or_hold_code_give_nothing() -> None:
+    for text in ("$ PATH=/usr/bin:/bin ls", "LANG=en_US.UTF-8 sort data.csv", "connect(host=h, password=cfg.password)",
+                 "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/db postgres", "keytool -storepass PASSWORD -list",
+                 "openssl enc -pass pass:$PASS -in a", "java -Dserver.port=8080 -Dspring.profiles.active=prod -jar a.jar",
+                 "helm install --set replicas=3 --set image.tag=1.2.3", "gcc -pass-exit-codes x.c", "x -bypass everything",
+                 "run with N_TOKENS=500000 python run.py", "make CFLAGS=-O2 all", "kubectl --from-literal=username=admin"):
+        assert output_secrets(text) == (), text
