@@ -116,12 +116,17 @@ def code_secrets(code: str) -> tuple[str, ...]:
     low = code.lower()
     found: list[str] = []
     queries = "://" in code and "?" in code and len(code) <= MAX_CODE_CHARS
+    literals: list[str] | None = None  # tokenized once, where a rule below needs them
     if "@" in code or queries or any(key in low for key in CONNECTION_KEYS):
-        found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
-    if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
+        literals = _literals(code)
+        found += [secret for literal in literals for secret in embedded_secrets(literal)]
+    named = len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS)
+    if named:
         found += _named_literals(code)
-    if len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code):  # ``!curl -u ana:…``, ``run("… --password=…")``
-        found += [secret for literal in _literals(code) for secret in flag_secrets(literal)]
+    # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
+    if named or (len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code or "-p" in code)):
+        found += [secret for literal in (_literals(code) if literals is None else literals)
+                  for secret in flag_secrets(literal)]
     return tuple(dict.fromkeys(found))
 
 

@@ -153,3 +153,16 @@ def test_inline_settings_that_name_no_credential_or_hold_code_give_nothing() -> 
                  "helm install --set replicas=3 --set image.tag=1.2.3", "gcc -pass-exit-codes x.c", "x -bypass everything",
                  "run with N_TOKENS=500000 python run.py", "make CFLAGS=-O2 all", "kubectl --from-literal=username=admin"):
         assert output_secrets(text) == (), text
+
+
+def test_a_cell_s_shell_command_gives_its_inline_and_short_flag_credentials() -> None:
+    """``!mysql -p…`` and ``!PGPASSWORD=… psql`` (IPython keeps them as ``get_ipython().system('…')``),
+    ``subprocess.run("docker run -e …")``: the literal was read for flags only where it had ``--`` or ``-u``."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for code in (f"get_ipython().system('mysql -p{PASSWORD} sales')",
+                 f"get_ipython().system('PGPASSWORD={PASSWORD} psql -h db')",
+                 f"subprocess.run('docker run -e POSTGRES_PASSWORD={PASSWORD} postgres', shell=True)",
+                 f"os.system('keytool -list -storepass {PASSWORD}')"):
+        assert code_secrets(code) == (PASSWORD,), code
+    assert code_secrets("df = pd.read_csv('tokens.csv'); key = 'category'") == ()
