@@ -95,6 +95,12 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
                          + _QUOTED + r"\s*\)")
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
+_COMMAND_MARKS = ("--", "-u", "-p", "-D")
+"""What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
+Java's ``-D``): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
+naming ``key=`` took 5 times as long at the first prompt)."""
+_INLINE_SETTING = re.compile(r"(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20}=")
+"""``PGPASSWORD=…`` set in a command line; keytool's ``-storepass …`` is found by ``pass ``."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
 """A cell naming none of these gives no named literal: it is not searched."""
 MAX_CODE_CHARS = 200_000
@@ -124,7 +130,8 @@ def code_secrets(code: str) -> tuple[str, ...]:
     if named:
         found += _named_literals(code)
     # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
-    if named or (len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code or "-p" in code)):
+    if len(code) <= MAX_CODE_CHARS and (any(mark in code for mark in _COMMAND_MARKS) or (named and (
+            "pass " in low or _INLINE_SETTING.search(code) is not None))):
         found += [secret for literal in (_literals(code) if literals is None else literals)
                   for secret in flag_secrets(literal)]
     return tuple(dict.fromkeys(found))
