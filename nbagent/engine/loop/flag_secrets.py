@@ -38,6 +38,14 @@ _MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]
 """``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
 _PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
 """Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
+_GAP_COMMAND = re.compile(r"(?i:\b(?P<cmd>(?:docker|podman|nerdctl)[ \t]+login|sshpass|mongosh"
+                          r"|mongo(?:dump|restore|export|import)?|redis-cli))\b[^\n]*")
+"""The commands whose short flag takes the password as the next word: ``docker login -u ana -p …``,
+``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path)."""
+_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+_NETRC = re.compile(r"(?<![\w-])(?:machine[ \t]+\S{1,256}|default)\s+login[ \t]+\S{1,256}\s+password[ \t]+"
+                    r"(?P<value>[^\s\"']{1,256})")
+"""``.netrc``'s ``machine host login ana password …`` (one line, or a line each), in that order."""
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
                          r"(?P<value>[^\s\"'`;&|)]{1,256})(?P=q)"
                          r"(?=[\s;&|)]|$)", re.MULTILINE)
@@ -51,6 +59,7 @@ _JAVA_PROPERTY = re.compile(r"-D(?P<name>(?:[A-Za-z][\w.-]{0,80})?(?i:pass|pwd|s
 _SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word)?|passin|passout)[ \t]+"
                           r"(?:pass:)?(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
 """keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…``."""
+_GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli")
 _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
 """What may stand before an inline setting or flag (checked in Python: a look-behind at the start of
@@ -98,6 +107,20 @@ def mysql_passwords(text: str) -> list[str]:
             value = m.group("dq") or m.group("sq") or m.group("value")
             if value and _credential(value) and not _PORTS.fullmatch(value):
                 found.append(value)
+    return found
+
+
+def command_passwords(text: str) -> list[str]:
+    """The passwords given as the next word of ``-p`` (``-a`` for redis-cli) on the lines running a
+    command of :data:`_GAP_COMMAND`, and a ``.netrc``'s ``password …`` (a text naming ``machine`` and ``login``)."""
+    found: list[str] = []
+    for line in _GAP_COMMAND.finditer(text):
+        flag = "a" if line.group("cmd").lower() == "redis-cli" else "p"
+        found += [m.group("value") for m in _GAP_FLAG.finditer(line.group()) if m.group("flag") == flag
+                  and _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))
+                  and not _PORTS.fullmatch(m.group("value"))]
+    if "login " in text and "password " in text:
+        found += [m.group("value") for m in _NETRC.finditer(text) if _credential(m.group("value"))]
     return found
 
 
@@ -150,6 +173,8 @@ def flag_secrets(text: str) -> list[str]:
     low = text.lower()
     if "-p" in text and ("mysql" in low or "mariadb" in low):
         found += mysql_passwords(text)
+    if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
+        found += command_passwords(text)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     found += _inline(text)
@@ -170,4 +195,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["flag_secrets", "mysql_passwords", "placeholder"]
+__all__ = ["command_passwords", "flag_secrets", "mysql_passwords", "placeholder"]

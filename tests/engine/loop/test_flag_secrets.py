@@ -166,3 +166,17 @@ def test_a_cell_s_shell_command_gives_its_inline_and_short_flag_credentials() ->
                  f"os.system('keytool -list -storepass {PASSWORD}')"):
         assert code_secrets(code) == (PASSWORD,), code
     assert code_secrets("df = pd.read_csv('tokens.csv'); key = 'category'") == ()
+
+
+def test_commands_whose_short_flag_takes_the_next_word_and_netrc_entries_give_their_passwords() -> None:
+    """``docker login -p …``, ``sshpass -p …``, ``mongosh -p …``, ``redis-cli -a …`` and a printed
+    ``.netrc`` entry were shown whole (attacker pass 21)."""
+    for text in (f"docker login -u ana -p {PASSWORD} registry.example.com", f'sshpass -p "{PASSWORD}" ssh ana@host',
+                 f"redis-cli -h cache -a {PASSWORD} ping", f"mongosh -u ana -p {PASSWORD} --authenticationDatabase admin",
+                 f"machine api.heroku.com login ana@example.com password {PASSWORD}",
+                 f"machine git.example.com\n  login ana\n  password {PASSWORD}\n"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ("docker login -u ana -p $DOCKER_PASSWORD", "redis-cli -p 63790000 ping", "ssh -p 22222222 host",
+                 "docker login --password-stdin -u ana", "sshpass -p PASSWORD ssh host",
+                 "on this machine, enter your login password carefully", "docker run -p 127.0.0.1:8080:80 nginx login"):
+        assert output_secrets(text) == (), text
