@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs
+from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -82,11 +82,12 @@ _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 _QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
 _NAMED_LITERAL = re.compile(
-    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?[:=]"""
-    r"""|\b(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*:[ \t]*[\w.\[\],| ]{1,40}?)?[ \t]*=)\s*"""
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?(?:=>|[:=])"""
+    r"""|\b(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*:[ \t]*[\w.\[\],| ]{1,40}?)?[ \t]*(?:=>|:=|=))\s*"""
     r"""(?P<prefix>[rRbBuUfF]{0,2})""" + _QUOTED)
 """A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment, with
-a type too: ``db_password: str = "…"``; an f-string without a field),
+a type too: ``db_password: str = "…"``; an f-string without a field; PHP's and Ruby's ``'password' =>
+"…"``, Go's ``password := "…"``),
 ``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
 _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
                          r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
@@ -329,6 +330,11 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return _walk_values(variables, TextScans(lambda items: _walk_values(items, None)))
 
 
+def _with_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
+    """A mapping's items, and the (name, value) its ``name``/``value`` items give (``{"name": "DB_PASSWORD", "value": …}``)."""
+    return items + named_entry(items) if len(items) <= 4 else items
+
+
 def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | None) -> tuple[str, ...]:
     """:func:`credential_variable_values`, reading record-shaped texts with ``texts`` (None: a parsed
     record's own texts are not parsed again)."""
@@ -358,7 +364,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                 found.append(password)
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
-                walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
+                walk(_with_entry(list(islice(fields, MAX_ITEMS_PER_MAPPING))), depth + 1)
             elif (depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
@@ -374,7 +380,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                 for row in islice(value, MAX_ROWS_PER_LIST):  # type: ignore[call-overload]
                     if type(row) in _MAPPINGS and rows[0] > 0:
                         rows[0] -= 1
-                        walk(list(islice(row.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)
+                        walk(_with_entry(list(islice(row.items(), MAX_ITEMS_PER_MAPPING))), depth + 1)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)

@@ -81,8 +81,19 @@ def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PA
     return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
 
 
+def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
+    """The (name, value) a mapping's ``name`` (or ``key``) and ``value`` items give: a Kubernetes or
+    ECS environment entry loaded from its manifest, ``{"name": "DB_PASSWORD", "value": "…"}``, whose
+    keys name no credential (empty for any other mapping)."""
+    if len(items) > 4:
+        return []
+    fields = {key: value for key, value in items if type(key) is str}
+    name = fields.get("name", fields.get("key"))
+    return [(name, fields["value"])] if type(name) is str and "value" in fields else []
+
+
 def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs"]
+__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]

@@ -180,3 +180,32 @@ def test_commands_whose_short_flag_takes_the_next_word_and_netrc_entries_give_th
                  "docker login --password-stdin -u ana", "sshpass -p PASSWORD ssh host",
                  "on this machine, enter your login password carefully", "docker run -p 127.0.0.1:8080:80 nginx login"):
         assert output_secrets(text) == (), text
+
+
+def test_a_name_beside_its_value_gives_the_credential_it_names() -> None:
+    """A Kubernetes/ECS environment entry (YAML, JSON, or loaded as a list of dicts), .NET's
+    ``<add key="Password" value="…"/>``, Spring's ``<property name="password" value="…"/>`` and Java's
+    ``<entry key="db.password">…</entry>`` name the credential by a ``name``/``key`` beside a ``value``
+    (attacker pass 21: shown whole)."""
+    for text in (f"env:\n  - name: POSTGRES_PASSWORD\n    value: \"{PASSWORD}\"\n  - name: PGDATA\n    value: /var/lib/pg",
+                 f'{{"name": "DB_PASSWORD", "value": "{PASSWORD}"}}', f'<add key="Password" value="{PASSWORD}" />',
+                 f'<property name="password" value="{PASSWORD}"/>', f'<entry key="db.password">{PASSWORD}</entry>'):
+        assert output_secrets(text) == (PASSWORD,), text
+    env = [{"name": "DB_HOST", "value": "db.internal"}, {"name": "DB_PASSWORD", "value": PASSWORD}]
+    assert credential_variable_values([("manifest", {"spec": {"containers": [{"name": "app", "env": env}]}})]) == (PASSWORD,)
+    for text in ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
+                 '<add key="PageSize" value="25000000" />', '{"name": "token_limit", "value": "4096"}',
+                 '<property name="passwordEncoder" ref="enc"/>', "   name  value  key\n0  alpha  0.123  k1"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("rows", [{"name": "token_limit", "value": "40960000"},
+                                                 {"key": "color", "value": "blue-green-red"}])]) == ()
+
+
+def test_php_ruby_and_go_named_literals_give_their_values() -> None:
+    """``'password' => '…'`` (a PHP config array, a Ruby hash) and Go's ``password := "…"`` were shown
+    whole where ``password="…"`` was not (read_file of config.php, a printed hash)."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in (f"'password' => '{PASSWORD}',", f':password => "{PASSWORD}"', f'password := "{PASSWORD}"'):
+        assert output_secrets(text) == (PASSWORD,) and code_secrets(text) == (PASSWORD,), text
+    assert code_secrets('x = 1 if a >= b else 2\nlabel = "password"\nok = password == "letmein99"') == ()
