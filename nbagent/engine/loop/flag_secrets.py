@@ -55,6 +55,10 @@ key="Password" value="…"/>``, Spring's ``<property name="password" value="…"
 _KEYED_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w.-]{0,40})[^<>]{0,200}?\b(?:key|name)=(?P<nq>[\"'])"
                             r"(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>(?P<value>[^<>\s]{1,256})</(?P=tag)>")
 """Java's XML properties: ``<entry key="db.password">…</entry>``."""
+_ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?P<q>[\"']?)"
+                     r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
+"""Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
+_ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
                          r"(?P<value>[^\s\"'`;&|)]{1,256})(?P=q)"
                          r"(?=[\s;&|)]|$)", re.MULTILINE)
@@ -133,6 +137,13 @@ def command_passwords(text: str) -> list[str]:
     return found
 
 
+def oracle_passwords(text: str, low: str) -> list[str]:
+    """Oracle's ``user/password@db`` on a line running its tools (``sqlplus scott/…@orcl``)."""
+    if "/" not in text or "@" not in text or not any(tool in low for tool in _ORACLE_TOOLS):
+        return []
+    return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))]
+
+
 def _named_here(text: str, match: re.Match[str]) -> bool:
     """Whether ``name``/``key`` starts a word, its opening quote matching its closing one (checked here:
     a look-behind in the pattern made it scan 200 KB of a table naming ``value`` in 10 ms, not 1)."""
@@ -194,6 +205,7 @@ def flag_secrets(text: str) -> list[str]:
         found += mysql_passwords(text)
     if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
         found += command_passwords(text)
+    found += oracle_passwords(text, low)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     found += _inline(text)

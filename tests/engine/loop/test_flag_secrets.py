@@ -209,3 +209,12 @@ def test_php_ruby_and_go_named_literals_give_their_values() -> None:
     for text in (f"'password' => '{PASSWORD}',", f':password => "{PASSWORD}"', f'password := "{PASSWORD}"'):
         assert output_secrets(text) == (PASSWORD,) and code_secrets(text) == (PASSWORD,), text
     assert code_secrets('x = 1 if a >= b else 2\nlabel = "password"\nok = password == "letmein99"') == ()
+
+
+def test_oracle_s_user_slash_password_gives_its_password() -> None:
+    for text in (f"sqlplus scott/{PASSWORD}@orcl", f"$ sqlplus -S ana/{PASSWORD}@db.example.com:1521/ORCLPDB1 @report.sql",
+                 f"expdp system/{PASSWORD}@xe directory=DP"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ("sqlplus / as sysdba", "sqlplus scott/$ORACLE_PWD@orcl", "sqlplus @script.sql",
+                 "see sqlplus docs at https://docs.oracle.com/en/database/@x"):
+        assert output_secrets(text) == (), text
