@@ -60,8 +60,8 @@ _ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ 
 """Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
 _ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
-                         r"(?P<value>[^\s\"'`;&|)]{1,256})(?P=q)"
-                         r"(?=[\s;&|)]|$)", re.MULTILINE)
+                         r"(?P<value>[^\s\"'`;|)]{1,256})(?P=q)"
+                         r"(?=[\s;|)]|$)", re.MULTILINE)
 """An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``,
 ``docker run -e POSTGRES_PASSWORD=… postgres`` (a line's first ``NAME=value`` is :mod:`.assigned_secrets`'
 whole rest of line). Upper-case names only, by the environment's rule: a printed call's
