@@ -88,8 +88,11 @@ def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object
     if len(items) > 4:
         return []
     fields = {key: value for key, value in items if type(key) is str}
-    name = fields.get("name", fields.get("key"))
-    return [(name, fields["value"])] if type(name) is str and "value" in fields else []
+    name, value = fields.get("name", fields.get("key")), fields.get("value")
+    if type(name) is not str or "value" not in fields:
+        return []
+    # A form's field (``{"name": "password", "value": "Password"}``) names its label, not a password.
+    return [] if type(value) is str and (value.lower() == name.lower() or placeholder(value)) else [(name, value)]
 
 
 def _is_pair(row: object) -> bool:

@@ -199,6 +199,9 @@ def test_a_name_beside_its_value_gives_the_credential_it_names() -> None:
         assert output_secrets(text) == (), text
     assert credential_variable_values([("rows", [{"name": "token_limit", "value": "40960000"},
                                                  {"key": "color", "value": "blue-green-red"}])]) == ()
+    # a form's fields name their labels and placeholders, not passwords
+    assert credential_variable_values([("fields", [{"name": "password", "value": "Password"},
+                                                   {"name": "api_token", "value": "<your token>"}])]) == ()
 
 
 def test_php_ruby_and_go_named_literals_give_their_values() -> None:
