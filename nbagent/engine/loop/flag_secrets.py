@@ -123,6 +123,22 @@ def mysql_passwords(text: str) -> list[str]:
     return found
 
 
+def gap_flag(words: list[str]) -> str | None:
+    """The flag whose next word is the password in a command line kept as its arguments (``-p`` of
+    ``["sshpass", "-p", …]``, ``-a`` of redis-cli's), or None for a command of no :data:`_GAP_COMMAND`."""
+    head = " ".join(words[:3])
+    match = _GAP_COMMAND.search(head)
+    if match is None:
+        return None
+    return "-a" if match.group("cmd").lower() == "redis-cli" else "-p"
+
+
+def credential_word(value: str) -> bool:
+    """Whether ``value`` may be a password given as a flag's next word (not a placeholder, a metavar or a port)."""
+    return _credential(value) and not _METAVAR.fullmatch(value) and not _PORTS.fullmatch(value) \
+        and not value.startswith("-")
+
+
 def command_passwords(text: str) -> list[str]:
     """The passwords given as the next word of ``-p`` (``-a`` for redis-cli) on the lines running a
     command of :data:`_GAP_COMMAND`, and a ``.netrc``'s ``password …`` (a text naming ``machine`` and ``login``)."""
@@ -231,4 +247,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["command_passwords", "flag_secrets", "mysql_passwords", "placeholder"]
+__all__ = ["command_passwords", "credential_word", "gap_flag", "flag_secrets", "mysql_passwords", "placeholder"]

@@ -221,3 +221,12 @@ def test_oracle_s_user_slash_password_gives_its_password() -> None:
     for text in ("sqlplus / as sysdba", "sqlplus scott/$ORACLE_PWD@orcl", "sqlplus @script.sql",
                  "see sqlplus docs at https://docs.oracle.com/en/database/@x"):
         assert output_secrets(text) == (), text
+
+
+def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_whole() -> None:
+    found = credential_variable_values([("ssh", ["sshpass", "-p", "correct horse battery", "ssh", "ana@host"]),
+                                        ("login", ["docker", "login", "-u", "ana", "-p", PASSWORD, "registry"]),
+                                        ("cache", ["redis-cli", "-p", "63790000", "-a", f"{PASSWORD}x", "ping"])])
+    assert found == ("correct horse battery", PASSWORD, f"{PASSWORD}x")
+    assert credential_variable_values([("plain", ["ssh", "-p", "22222222", "host"]),
+                                       ("doc", ["sshpass", "-p", "PASSWORD", "ssh"])]) == ()
