@@ -38,11 +38,17 @@ _MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]
 """``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
 _PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
 """Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
-_GAP_COMMAND = re.compile(r"(?i:\b(?P<cmd>(?:docker|podman|nerdctl)[ \t]+login|sshpass|mongosh"
+_GAP_COMMAND = re.compile(r"(?i:\b(?P<cmd>(?:docker|podman|nerdctl|az)[ \t]+login|sshpass|mongosh"
                           r"|mongo(?:dump|restore|export|import)?|redis-cli))\b[^\n]*")
 """The commands whose short flag takes the password as the next word: ``docker login -u ana -p …``,
 ``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path)."""
-_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])(?P<gap>[ \t]*)(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+_SETTING_COMMAND = re.compile(r"(?i:\baws[ \t]+configure[ \t]+set[ \t]+(?P<name>[\w.-]{1,64})[ \t]+(?P<value>[^\s\"']{1,256})"
+                              r"|\bnet[ \t]+use\b[^\n]*?/user:\S{1,128}[ \t]+(?P<net>[^\s/*\"'][^\s\"']{0,255}))")
+"""``aws configure set aws_secret_access_key …`` (by the setting's name) and Windows' ``net use … /user:ana …``."""
+_VAULT = re.compile(r"(?i:\bvault[ \t]+(?:kv[ \t]+)?(?:put|write|patch)\b)[^\n]*")
+_VAULT_PAIR = re.compile(r"(?<=[ \t])(?P<name>[A-Za-z_][\w.-]{0,63})=(?P<value>[^\s\"'@][^\s\"']{0,255})")
+"""``vault kv put secret/db password=…``: its ``key=value`` pairs by the variables' rule."""
 _NETRC = re.compile(r"(?<![\w-])(?:machine[ \t]+\S{1,256}|default)\s+login[ \t]+\S{1,256}\s+password[ \t]+"
                     r"(?P<value>[^\s\"']{1,256})")
 """``.netrc``'s ``machine host login ana password …`` (one line, or a line each), in that order."""
@@ -144,12 +150,29 @@ def command_passwords(text: str) -> list[str]:
     command of :data:`_GAP_COMMAND`, and a ``.netrc``'s ``password …`` (a text naming ``machine`` and ``login``)."""
     found: list[str] = []
     for line in _GAP_COMMAND.finditer(text):
-        flag = "a" if line.group("cmd").lower() == "redis-cli" else "p"
+        command = line.group("cmd").lower()
+        flag, joined = ("a" if command == "redis-cli" else "p"), command in ("sshpass", "redis-cli") or "login" in command
         found += [m.group("value") for m in _GAP_FLAG.finditer(line.group()) if m.group("flag") == flag
+                  and (m.group("gap") or joined)  # ``sshpass -p…``, ``docker login -p…``: joined too
                   and _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))
                   and not _PORTS.fullmatch(m.group("value"))]
     if "login " in text and "password " in text:
         found += [m.group("value") for m in _NETRC.finditer(text) if _credential(m.group("value"))]
+    return found
+
+
+def setting_passwords(text: str, low: str) -> list[str]:
+    """``aws configure set NAME …``, ``net use … /user:… …`` and ``vault kv put … name=…``'s credentials."""
+    found: list[str] = []
+    if "configure" in low or "/user:" in low:
+        for m in _SETTING_COMMAND.finditer(text):
+            if m.group("net"):
+                found += [m.group("net")] if _credential(m.group("net")) else []
+            else:
+                found += _property(m.group("name"), m.group("value"))
+    if "vault" in low:
+        found += [v for line in _VAULT.finditer(text) for m in _VAULT_PAIR.finditer(line.group())
+                  for v in _property(m.group("name"), m.group("value"))]
     return found
 
 
@@ -222,6 +245,7 @@ def flag_secrets(text: str) -> list[str]:
     if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
         found += command_passwords(text)
     found += oracle_passwords(text, low)
+    found += setting_passwords(text, low)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     found += _inline(text)

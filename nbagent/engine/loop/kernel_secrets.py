@@ -96,7 +96,7 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
                          + _QUOTED + r"\s*\)")
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
-_COMMAND_MARKS = ("--", "-u", "-p", "-D", "-a ")
+_COMMAND_MARKS = ("--", "-u", "-p", "-D", "-a ", "vault ", "configure set", "/user:")
 """What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
 Java's ``-D``): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
 naming ``key=`` took 5 times as long at the first prompt)."""

@@ -230,3 +230,19 @@ def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_w
     assert found == ("correct horse battery", PASSWORD, f"{PASSWORD}x")
     assert credential_variable_values([("plain", ["ssh", "-p", "22222222", "host"]),
                                        ("doc", ["sshpass", "-p", "PASSWORD", "ssh"])]) == ()
+
+
+def test_cli_settings_vault_pairs_net_use_and_joined_login_flags_give_their_passwords() -> None:
+    """``aws configure set aws_secret_access_key …``, ``vault kv put secret/db password=…``, Windows'
+    ``net use … /user:ana …``, ``az login -p …``, ``sshpass -p…`` joined (attacker pass 21: shown whole)."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in (f"aws configure set aws_secret_access_key {PASSWORD}", f"vault kv put secret/db password={PASSWORD}",
+                 f"net use Z: \\\\srv\\share /user:ana {PASSWORD}", f"az login -u ana@example.com -p {PASSWORD}",
+                 f"sshpass -p{PASSWORD} ssh host", f"redis-cli -a{PASSWORD} ping"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert code_secrets(f"get_ipython().system('vault kv put secret/db password={PASSWORD}')") == (PASSWORD,)
+    for text in ("aws configure set region eu-west-1234", "vault kv put secret/app replicas=30000000 owner=data-team-x",
+                 "net use Z: \\\\srv\\share /user:ana *", "az login --use-device-code", "mongosh -pretty-print-x",
+                 "vault kv put secret/db password=@password.txt"):
+        assert output_secrets(text) == (), text
