@@ -66,9 +66,10 @@ _ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ 
 """Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
 _ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
-                         r"(?P<value>[^\s\"'`;|)]{1,256})(?P=q)"
+                         r"(?P<value>[^\s\"'`;|)$][^\s\"'`;|)]{0,255})(?P=q)"
                          r"(?=[\s;|)]|$)", re.MULTILINE)
-"""An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``,
+"""An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``
+(never a shell's ``$(…)``, ``$VAR`` or backquoted value),
 ``docker run -e POSTGRES_PASSWORD=… postgres`` (a line's first ``NAME=value`` is :mod:`.assigned_secrets`'
 whole rest of line). Upper-case names only, by the environment's rule: a printed call's
 ``password=cfg.password`` is code, not a value."""
@@ -86,7 +87,7 @@ these patterns made each scan 3-15 times slower, having no first character to sk
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
 _PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
-                          r"|\[[^\[\]]*\]|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
+                          r"|\[[^\[\]]*\]|(?i:your[_-][a-z0-9_-]*)|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
                           r"|key|credentials?|[a-z]+[_-]password))")
 """A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
 $API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)

@@ -151,7 +151,8 @@ def test_inline_settings_that_name_no_credential_or_hold_code_give_nothing() -> 
                  "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/db postgres", "keytool -storepass PASSWORD -list",
                  "openssl enc -pass pass:$PASS -in a", "java -Dserver.port=8080 -Dspring.profiles.active=prod -jar a.jar",
                  "helm install --set replicas=3 --set image.tag=1.2.3", "gcc -pass-exit-codes x.c", "x -bypass everything",
-                 "run with N_TOKENS=500000 python run.py", "make CFLAGS=-O2 all", "kubectl --from-literal=username=admin"):
+                 "run with N_TOKENS=500000 python run.py", "make CFLAGS=-O2 all", "kubectl --from-literal=username=admin",
+                 '#    export IBM_GUARDRAILS_AUTH_TOKEN="your-auth-token"', "$ export T=1 TOKEN=$(cli --raw cookie-get id)"):
         assert output_secrets(text) == (), text
 
 
