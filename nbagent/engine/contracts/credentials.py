@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Mapping
 
@@ -130,7 +131,20 @@ def secret_write_reason(raw: object, cwd: Path | None) -> str | None:
 _PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)")
 """The arguments that name what a read-only tool reads: ``path``, and an MCP server's own names
 (the filesystem server's ``read_multiple_files(paths=[…])``, ``file_path``, ``filename``)."""
+_URI_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:uri|uris|url|urls)")
+"""The arguments naming a resource by URI (an MCP server's ``read_resource(uri="file:///…/.env")``):
+only their ``file:`` URIs are paths (a web page's URL is not; ``https://…/.env`` asked nothing of yours)."""
 MAX_PATHS_CHECKED = 64
+
+
+def file_uris(values: list[object]) -> list[object]:
+    """The local paths of the ``file:`` URIs among ``values`` (``file:///home/ana/.ssh/id_rsa``)."""
+    paths: list[object] = []
+    for value in values:
+        if isinstance(value, str) and value[:5].lower() == "file:":
+            parsed = urllib.parse.urlsplit(value)
+            paths.append(urllib.parse.unquote(parsed.path) or value)
+    return paths
 
 
 def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cwd: Path | None) -> str | None:
@@ -139,10 +153,10 @@ def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cw
     are checked. None for a tool that may write (its own rules hold) or a call that names none."""
     if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
         return None
-    paths = argument_paths(tool_input, _PATH_ARGUMENT)
+    paths = argument_paths(tool_input, _PATH_ARGUMENT) + file_uris(argument_paths(tool_input, _URI_ARGUMENT))
     if len(paths) > MAX_PATHS_CHECKED:
         return f"the call names {len(paths)} files, more than the {MAX_PATHS_CHECKED} checked for credentials"
     return next((why for raw in paths if (why := secret_reason(raw, cwd)) is not None), None)
 
 
-__all__ = ["MAX_PATHS_CHECKED", "secret_read_reason", "secret_reason", "secret_write_reason"]
+__all__ = ["MAX_PATHS_CHECKED", "file_uris", "secret_read_reason", "secret_reason", "secret_write_reason"]

@@ -12,24 +12,82 @@ from __future__ import annotations
 import re
 
 from .credential_names import AUTHORIZATION, SEPARATORS
-from .embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
+from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START, looks_like_token
+from .env_secrets import CREDENTIAL_NAME
 from .named_values import named_secret
 
-_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:=|(?P<gap>[ \t]+))(?P<q>[\"']?)"
+_FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:[=:]|(?P<gap>[ \t]+))(?P<q>[\"']?)"
                    r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
-"""``--name=value`` or ``--name value``, no value starting with ``-`` (the next flag:
+"""``--name=value``, ``--name:value`` or ``--name value``, no value starting with ``-`` (the next flag:
 ``--password-stdin --username ana``)."""
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.-]{0,40}))(?:[ \t][^<>]{0,200})?>"
-                      r"\s{0,80}(?P<value>[^<>\s]{1,256})\s{0,80}</(?P=tag)>")
-"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``) or the value on a line of its own."""
+                      r"\s{0,80}(?:<!\[CDATA\[(?P<cdata>[^\]\n]{1,256})\]\]>|(?P<value>[^<>\s]{1,256}))\s{0,80}</(?P=tag)>")
+"""``<password>…</password>``, also with attributes, a namespace (``<db:password>``), the value on a line
+of its own or in a CDATA section (``<password><![CDATA[…]]></password>``, whose text may hold blanks)."""
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
-_CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"']{1,64}:(?P<value>[^\s\"']{1,256})(?P=q)")
-"""curl's ``-u user:password`` (``--user``): the user's name beside its password."""
+_CURL_USER = re.compile(r"(?<![\w-])(?:-u[ \t]*|--user[ \t]+|--user=)(?P<q>[\"']?)[^\s:\"'/]{1,64}:"
+                        r"(?P<value>[^\s\"'/][^\s\"']{0,255})(?P=q)")
+"""curl's ``-u user:password`` (``-uuser:password``, ``--user``): the user's name beside its password
+(not a URL: ``-url:https://…``)."""
+_MYSQL = re.compile(r"(?i:\b(?:mysql|mariadb)[\w-]*)[^\n]*")
+"""A line running MySQL's clients (``mysql``, ``mysqldump``, ``mariadb-dump``): their ``-p`` takes the
+password joined to it."""
+_MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<value>[^\s\"']{1,256}))")
+"""``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
+_PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
+"""Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
+_GAP_COMMAND = re.compile(r"(?i:\b(?P<cmd>(?:docker|podman|nerdctl|az)[ \t]+login|sshpass|mongosh"
+                          r"|mongo(?:dump|restore|export|import)?|redis-cli))\b[^\n]*")
+"""The commands whose short flag takes the password as the next word: ``docker login -u ana -p …``,
+``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path)."""
+_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])(?P<gap>[ \t]*)(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+_SETTING_COMMAND = re.compile(r"(?i:\baws[ \t]+configure[ \t]+set[ \t]+(?P<name>[\w.-]{1,64})[ \t]+(?P<value>[^\s\"']{1,256})"
+                              r"|\bnet[ \t]+use\b[^\n]*?/user:\S{1,128}[ \t]+(?P<net>[^\s/*\"'][^\s\"']{0,255}))")
+"""``aws configure set aws_secret_access_key …`` (by the setting's name) and Windows' ``net use … /user:ana …``."""
+_VAULT = re.compile(r"(?i:\bvault[ \t]+(?:kv[ \t]+)?(?:put|write|patch)\b)[^\n]*")
+_VAULT_PAIR = re.compile(r"(?<=[ \t])(?P<name>[A-Za-z_][\w.-]{0,63})=(?P<value>[^\s\"'@][^\s\"']{0,255})")
+"""``vault kv put secret/db password=…``: its ``key=value`` pairs by the variables' rule."""
+_NETRC = re.compile(r"(?<![\w-])(?:machine[ \t]+\S{1,256}|default)\s+login[ \t]+\S{1,256}\s+password[ \t]+"
+                    r"(?P<value>[^\s\"']{1,256})")
+"""``.netrc``'s ``machine host login ana password …`` (one line, or a line each), in that order."""
+_NAME_VALUE = re.compile(r"(?:name|key)(?P<kq>[\"']?)[ \t]*[:=][ \t]*(?P<nq>[\"']?)(?P<name>[A-Za-z_][\w.\-]{0,63})(?P=nq)"
+                         r"(?:[ \t]*,)?\s{1,80}(?:-[ \t]+)?(?P<vq>[\"']?)value(?P=vq)[ \t]*[:=][ \t]*(?P<q>[\"']?)"
+                         r"(?P<value>[^\s\"',}]{1,256})(?P=q)")
+"""A setting kept as a name beside its value: a Kubernetes or ECS environment entry (``- name:
+DB_PASSWORD`` then ``value: …``, ``{"name": "DB_PASSWORD", "value": "…"}``), .NET's ``<add
+key="Password" value="…"/>``, Spring's ``<property name="password" value="…"/>``."""
+_KEYED_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w.-]{0,40})[^<>]{0,200}?\b(?:key|name)=(?P<nq>[\"'])"
+                            r"(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>(?P<value>[^<>\s]{1,256})</(?P=tag)>")
+"""Java's XML properties: ``<entry key="db.password">…</entry>``."""
+_ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?P<q>[\"']?)"
+                     r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
+"""Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
+_ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
+_INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
+                         r"(?P<value>[^\s\"'`;|)$][^\s\"'`;|)]{0,255})(?P=q)"
+                         r"(?=[\s;|)]|$)", re.MULTILINE)
+"""An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``
+(never a shell's ``$(…)``, ``$VAR`` or backquoted value),
+``docker run -e POSTGRES_PASSWORD=… postgres`` (a line's first ``NAME=value`` is :mod:`.assigned_secrets`'
+whole rest of line). Upper-case names only, by the environment's rule: a printed call's
+``password=cfg.password`` is code, not a value."""
+_JAVA_PROPERTY = re.compile(r"-D(?P<name>(?:[A-Za-z][\w.-]{0,80})?(?i:pass|pwd|secret|token|key|auth|cred)[\w.-]{0,40})="
+                            r"(?P<q>[\"']?)(?P<value>[^\s\"']{1,256})(?P=q)")
+"""Java's ``-Djavax.net.ssl.keyStorePassword=…``."""
+_SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word)?|passin|passout)[ \t]+"
+                          r"(?:pass:)?(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+"""keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…``."""
+_GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli")
+_UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
+_STARTS = frozenset(" \t\n(")
+"""What may stand before an inline setting or flag (checked in Python: a look-behind at the start of
+these patterns made each scan 3-15 times slower, having no first character to skip to)."""
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
 _PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
-                          r"|\[[^\[\]]*\]|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
+                          r"|\[[^\[\]]*\]|(?i:your[_-][a-z0-9_-]*)|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
                           r"|key|credentials?|[a-z]+[_-]password))")
 """A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
 $API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)
@@ -60,22 +118,152 @@ def placeholder(value: str) -> bool:
     return _PLACEHOLDER.fullmatch(value) is not None
 
 
+def mysql_passwords(text: str) -> list[str]:
+    """The passwords joined to ``-p`` on the lines of ``text`` that run a MySQL client
+    (``mysql -u ana -pSECRET sales``): elsewhere ``-p`` is a port, a parent folder or a pattern."""
+    found: list[str] = []
+    for line in _MYSQL.finditer(text):
+        for m in _MYSQL_P.finditer(line.group()):
+            value = m.group("dq") or m.group("sq") or m.group("value")
+            if value and _credential(value) and not _PORTS.fullmatch(value):
+                found.append(value)
+    return found
+
+
+def gap_flag(words: list[str]) -> str | None:
+    """The flag whose next word is the password in a command line kept as its arguments (``-p`` of
+    ``["sshpass", "-p", …]``, ``-a`` of redis-cli's), or None for a command of no :data:`_GAP_COMMAND`."""
+    head = " ".join(words[:3])
+    match = _GAP_COMMAND.search(head)
+    if match is None:
+        return None
+    return "-a" if match.group("cmd").lower() == "redis-cli" else "-p"
+
+
+def credential_word(value: str) -> bool:
+    """Whether ``value`` may be a password given as a flag's next word (not a placeholder, a metavar or a port)."""
+    return _credential(value) and not _METAVAR.fullmatch(value) and not _PORTS.fullmatch(value) \
+        and not value.startswith("-")
+
+
+def command_passwords(text: str) -> list[str]:
+    """The passwords given as the next word of ``-p`` (``-a`` for redis-cli) on the lines running a
+    command of :data:`_GAP_COMMAND`, and a ``.netrc``'s ``password …`` (a text naming ``machine`` and ``login``)."""
+    found: list[str] = []
+    for line in _GAP_COMMAND.finditer(text):
+        command = line.group("cmd").lower()
+        flag, joined = ("a" if command == "redis-cli" else "p"), command in ("sshpass", "redis-cli") or "login" in command
+        found += [m.group("value") for m in _GAP_FLAG.finditer(line.group()) if m.group("flag") == flag
+                  and (m.group("gap") or joined)  # ``sshpass -p…``, ``docker login -p…``: joined too
+                  and _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))
+                  and not _PORTS.fullmatch(m.group("value"))]
+    if "login " in text and "password " in text:
+        found += [m.group("value") for m in _NETRC.finditer(text) if _credential(m.group("value"))]
+    return found
+
+
+def setting_passwords(text: str, low: str) -> list[str]:
+    """``aws configure set NAME …``, ``net use … /user:… …`` and ``vault kv put … name=…``'s credentials."""
+    found: list[str] = []
+    if "configure" in low or "/user:" in low:
+        for m in _SETTING_COMMAND.finditer(text):
+            if m.group("net"):
+                found += [m.group("net")] if _credential(m.group("net")) else []
+            else:
+                found += _property(m.group("name"), m.group("value"))
+    if "vault" in low:
+        found += [v for line in _VAULT.finditer(text) for m in _VAULT_PAIR.finditer(line.group())
+                  for v in _property(m.group("name"), m.group("value"))]
+    return found
+
+
+def oracle_passwords(text: str, low: str) -> list[str]:
+    """Oracle's ``user/password@db`` on a line running its tools (``sqlplus scott/…@orcl``)."""
+    if "/" not in text or "@" not in text or not any(tool in low for tool in _ORACLE_TOOLS):
+        return []
+    return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))]
+
+
+def _named_here(text: str, match: re.Match[str]) -> bool:
+    """Whether ``name``/``key`` starts a word, its opening quote matching its closing one (checked here:
+    a look-behind in the pattern made it scan 200 KB of a table naming ``value`` in 10 ms, not 1)."""
+    before = text[match.start() - 1] if match.start() else ""
+    quote = match.group("kq")
+    return (before == quote and (match.start() < 2 or not (text[match.start() - 2].isalnum() or
+                                                                text[match.start() - 2] == "_"))) if quote else \
+        not (before.isalnum() or before == "_")
+
+
+def _property(name: str, value: str) -> list[str]:
+    """``value`` when ``name`` (``auth.rootPassword``, ``javax.net.ssl.trustStorePassword``) names a credential."""
+    key = _CAMEL.sub("_", name).translate(SEPARATORS).lower()
+    return [value] if _credential(value) and not _METAVAR.fullmatch(value) and named_secret(key, value) else []
+
+
+def _inline(text: str) -> list[str]:
+    """Inline ``NAME=value`` settings, Java properties and single-dash password flags."""
+    found: list[str] = []
+    if "=" in text and any(word in text for word in _UPPER_WORDS):  # substring looks: faster than the pattern
+        for m in _INLINE_ENV.finditer(text):
+            start = _name_start(text, m.start())
+            if (start == 0 or text[start - 1] in _STARTS) and _credential(m.group("value")) and \
+                    CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and \
+                    not PATH_START.match(m.group("value")):
+                found.append(m.group("value"))
+    if "=" in text and "-D" in text:
+        found += [v for m in _matches(_JAVA_PROPERTY, text) for v in _property(m.group("name"), m.group("value"))]
+    if "pass" in text:
+        found += [m.group("value") for m in _matches(_SINGLE_DASH, text)
+                  if _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))]
+    return found
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the upper-case name whose credential word starts at ``at`` starts (``PG`` of ``PGPASSWORD``):
+    the pattern looks for the word, a literal, and is fast; one for the whole name had no first
+    character to skip to (10 ms for 200 KB of log)."""
+    start = at
+    while start > 0 and at - start < 40 and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
+        start -= 1
+    return start
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``pattern``'s matches in ``text`` at a line's start or after a blank."""
+    return [m for m in pattern.finditer(text) if m.start() == 0 or text[m.start() - 1] in _STARTS]
+
+
 def flag_secrets(text: str) -> list[str]:
     """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
     names, and curl's ``-u user:password`` its password."""
     found: list[str] = []
     if "-u" in text:
-        found += [m.group("value") for m in _CURL_USER.finditer(text) if _credential(m.group("value"))]
+        found += [m.group("value") for m in _CURL_USER.finditer(text)
+                  if _credential(m.group("value")) and "://" not in m.group("value")]
     low = text.lower()
+    if "-p" in text and ("mysql" in low or "mariadb" in low):
+        found += mysql_passwords(text)
+    if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
+        found += command_passwords(text)
+    found += oracle_passwords(text, low)
+    found += setting_passwords(text, low)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
+    found += _inline(text)
     if "--" in text:
+        found += [inner for m in _FLAG.finditer(text) if "=" in m.group("value")
+                  for inner in _property(*m.group("value").partition("=")[::2])]  # --set auth.password=…
         found += [m.group("value") for m in _FLAG.finditer(text)
                   if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value")) and not _described(m)
                   and named_secret(m.group("name"), m.group("value"))]
+    if "value" in low:
+        found += [v for m in _NAME_VALUE.finditer(text) if _named_here(text, m)
+                  for v in _property(m.group("name"), m.group("value"))]
+    if "</" in text and ("key=" in text or "name=" in text):
+        found += [v for m in _KEYED_ELEMENT.finditer(text) for v in _property(m.group("name"), m.group("value"))]
     if "</" in text:
-        found += [m.group("value") for m in _ELEMENT.finditer(text)
-                  if _credential(m.group("value")) and named_secret(m.group("name"), m.group("value"))]
+        values = ((m.group("name"), m.group("cdata") or m.group("value")) for m in _ELEMENT.finditer(text))
+        found += [value for name, value in values if _credential(value) and named_secret(name, value)]
     if "authorization" in low:
         for match in _HEADER.finditer(text):
             secret = _authorization(match.group("value"))
@@ -84,4 +272,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["flag_secrets", "placeholder"]
+__all__ = ["command_passwords", "credential_word", "gap_flag", "flag_secrets", "mysql_passwords", "placeholder"]

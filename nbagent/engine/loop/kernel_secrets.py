@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs
+from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -82,11 +82,12 @@ _STRING_PREFIX = re.compile(r"""[rRbBuUfF]{0,2}(\"\"\"|'''|"|')""")
 
 _QUOTED = r"""(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)"""
 _NAMED_LITERAL = re.compile(
-    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?[:=]"""
-    r"""|\b(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*:[ \t]*[\w.\[\],| ]{1,40}?)?[ \t]*=)\s*"""
+    r"""(?:(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*(?:\]\s*)?(?:=>|[:=])"""
+    r"""|\b(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*:[ \t]*[\w.\[\],| ]{1,40}?)?[ \t]*(?:=>|:=|=))\s*"""
     r"""(?P<prefix>[rRbBuUfF]{0,2})""" + _QUOTED)
 """A literal given a name in the code: ``password="…"`` (a keyword argument or an assignment, with
-a type too: ``db_password: str = "…"``; an f-string without a field),
+a type too: ``db_password: str = "…"``; an f-string without a field; PHP's and Ruby's ``'password' =>
+"…"``, Go's ``password := "…"``),
 ``{"X-Api-Key": "…"}``, ``headers["Authorization"] = "…"``."""
 _NAMED_PAIR = re.compile(r"""\b(?P<name>[A-Za-z_]\w{0,63})\s*=\s*\(\s*[rRbBuU]{0,2}(["'])[^"'\n]*\2\s*,\s*"""
                          r"""[rRbBuU]{0,2}""" + _QUOTED + r"\s*\)")
@@ -95,6 +96,12 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
                          + _QUOTED + r"\s*\)")
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
+_COMMAND_MARKS = ("--", "-u", "-p", "-D", "-a ", "vault ", "configure set", "/user:")
+"""What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
+Java's ``-D``): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
+naming ``key=`` took 5 times as long at the first prompt)."""
+_INLINE_SETTING = re.compile(r"(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20}=")
+"""``PGPASSWORD=…`` set in a command line; keytool's ``-storepass …`` is found by ``pass ``."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
 """A cell naming none of these gives no named literal: it is not searched."""
 MAX_CODE_CHARS = 200_000
@@ -116,12 +123,18 @@ def code_secrets(code: str) -> tuple[str, ...]:
     low = code.lower()
     found: list[str] = []
     queries = "://" in code and "?" in code and len(code) <= MAX_CODE_CHARS
+    literals: list[str] | None = None  # tokenized once, where a rule below needs them
     if "@" in code or queries or any(key in low for key in CONNECTION_KEYS):
-        found += [secret for literal in _literals(code) for secret in embedded_secrets(literal)]
-    if len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS):
+        literals = _literals(code)
+        found += [secret for literal in literals for secret in embedded_secrets(literal)]
+    named = len(code) <= MAX_CODE_CHARS and any(word in low for word in _NAME_WORDS)
+    if named:
         found += _named_literals(code)
-    if len(code) <= MAX_CODE_CHARS and ("--" in code or "-u" in code):  # ``!curl -u ana:…``, ``run("… --password=…")``
-        found += [secret for literal in _literals(code) for secret in flag_secrets(literal)]
+    # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
+    if len(code) <= MAX_CODE_CHARS and (any(mark in code for mark in _COMMAND_MARKS) or (named and (
+            "pass " in low or _INLINE_SETTING.search(code) is not None))):
+        found += [secret for literal in (_literals(code) if literals is None else literals)
+                  for secret in flag_secrets(literal)]
     return tuple(dict.fromkeys(found))
 
 
@@ -317,6 +330,11 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
     return _walk_values(variables, TextScans(lambda items: _walk_values(items, None)))
 
 
+def _with_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
+    """A mapping's items, and the (name, value) its ``name``/``value`` items give (``{"name": "DB_PASSWORD", "value": …}``)."""
+    return items + named_entry(items) if len(items) <= 4 else items
+
+
 def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | None) -> tuple[str, ...]:
     """:func:`credential_variable_values`, reading record-shaped texts with ``texts`` (None: a parsed
     record's own texts are not parsed again)."""
@@ -346,7 +364,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                 found.append(password)
             elif depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS and (fields := _fields(value, kind)) is not None:
                 mappings[0] += 1
-                walk(list(islice(fields, MAX_ITEMS_PER_MAPPING)), depth + 1)
+                walk(_with_entry(list(islice(fields, MAX_ITEMS_PER_MAPPING))), depth + 1)
             elif (depth < MAX_DEPTH and mappings[0] < MAX_MAPPINGS
                   and (columns := frame_columns(value, kind, frame_budget)) is not None):
                 mappings[0] += 1  # a frame counts as a mapping: 10,000 frames are not all read at each prompt
@@ -362,7 +380,7 @@ def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | 
                 for row in islice(value, MAX_ROWS_PER_LIST):  # type: ignore[call-overload]
                     if type(row) in _MAPPINGS and rows[0] > 0:
                         rows[0] -= 1
-                        walk(list(islice(row.items(), MAX_ITEMS_PER_MAPPING)), depth + 1)
+                        walk(_with_entry(list(islice(row.items(), MAX_ITEMS_PER_MAPPING))), depth + 1)
 
     walk(variables, 0)
     return tuple(dict.fromkeys(found))  # each once (_i, _ii and _i12 hold the same code)

@@ -11,7 +11,7 @@ from itertools import islice
 from typing import cast
 
 from .assigned_secrets import assigned_secrets
-from .flag_secrets import flag_secrets, placeholder
+from .flag_secrets import credential_word, flag_secrets, gap_flag, mysql_passwords, placeholder
 from .named_values import named_secret
 
 MAX_PAIRS_PER_LIST = 100
@@ -29,11 +29,27 @@ _ENV_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"]")
 def _argv_flags(items: list[str]) -> list[str]:
     """A list's flags: ``--name=value`` items as a command line's, and ``"--password"`` followed by its
     item whole (``"correct horse battery"``: the items were joined by blanks, giving ``correct``)."""
-    found = flag_secrets(" ".join(item for item in items if item.startswith("--") and "=" in item))
+    found = flag_secrets(" ".join(item for item in items if item.startswith("--") and ("=" in item or ":" in item)))
     for flag, value in zip(items, items[1:], strict=False):
         if flag.startswith("--") and "=" not in flag and not value.startswith("-") and not placeholder(value) \
                 and named_secret(flag[2:], value):
             found.append(value)
+    return found
+
+
+def _short_flags(items: list[str]) -> list[str]:
+    """curl's ``"-u", "ana:…"`` (``"-uana:…"``) and a MySQL client's ``"-p…"``, each item whole
+    (``"-pcorrect horse"`` is one argument: a joined line would give its first word)."""
+    found: list[str] = []
+    for flag, value in zip(items, items[1:], strict=False):
+        if flag == "-u" and ":" in value and not value.startswith("-"):
+            found += flag_secrets(f"-u '{value}'") if "'" not in value else []
+    found += [secret for item in items if item.startswith("-u") and len(item) > 2 for secret in flag_secrets(item)]
+    if (gap := gap_flag(items)) is not None:  # ``["sshpass", "-p", "correct horse", "ssh", host]``
+        found += [value for flag, value in zip(items, items[1:], strict=False) if flag == gap and credential_word(value)]
+    if any("mysql" in item.lower() or "mariadb" in item.lower() for item in items):
+        found += [secret for item in items if item.startswith("-p") and len(item) > 2
+                  for secret in mysql_passwords(f"mysql -p'{item[2:]}'" if "'" not in item else f"mysql {item}")]
     return found
 
 
@@ -46,6 +62,7 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
         return []
     items = cast("list[str]", value)
     flags = _argv_flags(items) if any(v.startswith("--") for v in items) else []
+    flags += _short_flags(items) if any(v.startswith("-") and not v.startswith("--") for v in items) else []
     # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
     # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
     variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
@@ -66,8 +83,22 @@ def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PA
     return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
 
 
+def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
+    """The (name, value) a mapping's ``name`` (or ``key``) and ``value`` items give: a Kubernetes or
+    ECS environment entry loaded from its manifest, ``{"name": "DB_PASSWORD", "value": "…"}``, whose
+    keys name no credential (empty for any other mapping)."""
+    if len(items) > 4:
+        return []
+    fields = {key: value for key, value in items if type(key) is str}
+    name, value = fields.get("name", fields.get("key")), fields.get("value")
+    if type(name) is not str or "value" not in fields:
+        return []
+    # A form's field (``{"name": "password", "value": "Password"}``) names its label, not a password.
+    return [] if type(value) is str and (value.lower() == name.lower() or placeholder(value)) else [(name, value)]
+
+
 def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs"]
+__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]

@@ -1,6 +1,8 @@
-"""A value the user typed at a hidden prompt and left as a cell's value: ``getpass.getpass("DB
-password")`` alone in a cell (not assigned) shows the password as ``Out[n]``, and the kernel context's
-"Recent cell outputs" sent it to the model at every prompt, though no variable names it."""
+"""A value the user typed at a hidden prompt: ``getpass.getpass("DB password")`` alone in a cell (not
+assigned) shows the password as ``Out[n]``, and the kernel context's "Recent cell outputs" sent it to
+the model at every prompt, though no variable names it; ``p = getpass.getpass()`` kept it under a
+name no credential has, and the variables' descriptions sent it (attacker pass 21); so did
+``from getpass import getpass as gp`` then ``gp()``."""
 
 from __future__ import annotations
 
@@ -10,30 +12,87 @@ from typing import Mapping
 
 from ...engine.loop.embedded_secrets import MAX_CHARS, MIN_CHARS
 
-_ASKED = re.compile(r"(?:\bgetpass\s*\.\s*)?\bgetpass\s*\(|\binput\s*\(\s*[rRbBuUfF]{0,2}[\"']{1,3}[^\"'\n]*"
-                    r"(?i:\b(?:pass(?:word|wd|phrase|code)?|pwd?|secret|token|(?:api[ _-]?)?key|credentials?)\b)")
+_CREDENTIAL_PROMPT = (r"\binput\s*\(\s*[rRbBuUfF]{0,2}[\"']{1,3}[^\"'\n]*"
+                      r"(?i:\b(?:pass(?:word|wd|phrase|code)?|pwd?|secret|token|(?:api[ _-]?)?key|credentials?)\b)")
+_ASKED = re.compile(r"(?:\bgetpass\s*\.\s*)?\bgetpass\s*\(|" + _CREDENTIAL_PROMPT)
 """A hidden prompt (``getpass(…)``), or ``input(…)`` asking for a credential (``input("API key: ")``,
 ``input(\"\"\"Password: \"\"\")``) by a whole word: ``input("Search keyword: ")`` or ``input("Keyboard
 layout? ")`` asks for none (their answers were hidden from every text the model read)."""
+_ALIAS = re.compile(r"\bfrom\s+getpass\s+import\s+\(?[^\n)]*?\bgetpass\s+as\s+(?P<name>[A-Za-z_]\w*)"
+                    r"|^[ \t]*(?P<bound>[A-Za-z_]\w*)[ \t]*=[ \t]*(?:getpass[ \t]*\.[ \t]*)?getpass[ \t]*(?:#.*)?$",
+                    re.MULTILINE)
+"""Another name for the hidden prompt: ``from getpass import getpass as gp``, ``ask = getpass.getpass``."""
+_ASSIGNED = r"^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*"
+"""A variable the prompt's answer goes to: ``p = getpass.getpass()``, ``entered: str = input("Password: ")``."""
 MAX_CELLS = 200
-"""The newest cells with a value looked at."""
+"""The newest cells with a value, or assigning one, looked at."""
+MAX_ALIAS_CELLS = 5_000
+"""The newest cells searched for another name of ``getpass`` at the first read (then only new ones)."""
+_scanned: list[object] = [None, 0, frozenset()]
+"""The ``In`` list last searched for aliases, how many of its cells, and the aliases found: ``In`` only
+grows, and searching thousands of cells at every read (each prompt, each serve reply) took ~5 ms."""
+
+
+def _aliases(cells: list[object]) -> frozenset[str]:
+    """The other names ``getpass`` goes by in the cells (new cells only, after the first read)."""
+    seen, done, found = _scanned
+    if seen is not cells or not isinstance(done, int) or done > len(cells) or not isinstance(found, frozenset):
+        done, found = max(0, len(cells) - MAX_ALIAS_CELLS), frozenset()
+    new = {m.group("name") or m.group("bound") for cell in cells[done:]
+           if type(cell) is str and "getpass" in cell for m in _ALIAS.finditer(cell)} - {"getpass"}
+    found = found | new if new else found
+    _scanned[:] = [cells, len(cells), found]
+    return found
+
+
+def _patterns(cells: list[object]) -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
+    """The prompt's call, an assignment of its answer, and the words a cell holding one has."""
+    aliases = _aliases(cells)
+    asked = _ASKED if not aliases else re.compile(
+        rf"{_ASKED.pattern}|(?<![\w.])(?:{'|'.join(sorted(map(re.escape, aliases)))})\s*\(")
+    return asked, re.compile(f"{_ASSIGNED}(?:{asked.pattern})", re.MULTILINE), ("getpass", "input", *aliases)
+
+
+def _text(value: object) -> bool:
+    return type(value) is str and MIN_CHARS <= len(value) <= MAX_CHARS
+
+
+def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assigned: re.Pattern[str],
+                      words: tuple[str, ...]) -> list[str]:
+    """The values of variables whose newest assignment (in the newest cells) is a prompt's answer:
+    ``p = "plain text"`` in a later cell (or line) holds no password any more."""
+    recent = [cell for cell in islice(reversed(cells), MAX_CELLS) if type(cell) is str]  # newest first
+    found: list[str] = []
+    for i, source in enumerate(recent):
+        if not any(word in source for word in words):
+            continue
+        for m in assigned.finditer(source):
+            again = re.compile(rf"^[ \t]*{re.escape(m.group('name'))}[ \t]*(?::[^=\n]{{1,80}})?=(?!=)", re.MULTILINE)
+            if again.search(source, m.end()) or any(again.search(newer) for newer in recent[:i]):
+                continue
+            if _text(value := user_ns.get(m.group("name"))):
+                found.append(value)  # type: ignore[arg-type]
+    return found
 
 
 def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
-    """The text values of the cells whose last line asks for a credential at a prompt."""
+    """The text values of the cells whose last line asks for a credential at a prompt, and of the
+    variables a newer cell gave such a prompt's answer to (while they still hold a text)."""
     out, cells = user_ns.get("Out"), user_ns.get("In")
-    if type(out) is not dict or type(cells) is not list:
+    if type(cells) is not list:
         return ()
+    asked, assigned, words = _patterns(cells)
     found: list[str] = []
-    for n in islice(sorted((k for k in out if type(k) is int), reverse=True), MAX_CELLS):
-        value = out[n]
-        if type(value) is not str or not MIN_CHARS <= len(value) <= MAX_CHARS or not 0 <= n < len(cells):
+    shown: dict[object, object] = out if type(out) is dict else {}
+    for n in islice(sorted((k for k in shown if type(k) is int), reverse=True), MAX_CELLS):
+        value, source = shown[n], cells[n] if 0 <= n < len(cells) else None
+        if not isinstance(value, str) or not _text(value) or type(source) is not str:
             continue
-        source = cells[n]
-        last = next((line for line in reversed(source.splitlines()) if line.strip()), "") if type(source) is str else ""
-        if _ASKED.search(last):
+        last = next((line for line in reversed(source.splitlines()) if line.strip()), "")
+        if asked.search(last):
             found.append(value)
-    return tuple(found)
+    found += _assigned_answers(user_ns, cells, assigned, words)
+    return tuple(dict.fromkeys(found))
 
 
 __all__ = ["prompted_secrets"]

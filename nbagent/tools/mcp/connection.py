@@ -37,7 +37,7 @@ from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 from nbagent.engine.contracts.waits import within_task
 
 from .config import HttpServer, ServerConfig, StdioServer, mcp_tool_name
-from .results import describe_error, to_tool_output
+from .results import describe_error, to_tool_output, without_file_secrets
 from .schema import InputCheck, input_check
 
 log = logging.getLogger("nbagent.mcp")
@@ -112,7 +112,7 @@ class McpTool:
     async def run(self, tool_input: JSONObject, ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server; failures come back as ``is_error`` outputs, never raised."""
         conn = self._connection
-        return await conn.bridge(conn.call(self, tool_input))
+        return without_file_secrets(await conn.bridge(conn.call(self, tool_input)), tool_input)
 
 
 class _EofWatch:

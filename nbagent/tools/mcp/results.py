@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
+from typing import Mapping
 
 import mcp.types as mcp_types
 
 from nbagent.engine.contracts.json_types import JSONObject
+from nbagent.engine.contracts.protected import argument_paths
 from nbagent.engine.contracts.tool_api import ToolOutput
+from nbagent.engine.loop.secret_forms import REDACTED
+
+from ..file_secrets import CODE_SUFFIXES, named_file_secrets
 
 # Images the Messages API accepts inside a tool_result; other media are described in text.
 _IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
@@ -46,6 +53,41 @@ def to_tool_output(result: mcp_types.CallToolResult) -> ToolOutput:
     return ToolOutput(content=content, is_error=bool(result.is_error))  # the loop cuts long output
 
 
+_PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths|uri)")
+"""The arguments naming the files a call reads (the filesystem server's ``read_text_file(path)``,
+``read_multiple_files(paths=[…])``), as the credential-file check reads them."""
+_MAX_PATHS = 64
+
+
+def without_file_secrets(out: ToolOutput, tool_input: Mapping[str, object]) -> ToolOutput:
+    """``out`` with the credentials its text names ``[redacted]``, by ``read_file``'s rules for
+    the kinds of file the call names (:func:`~nbagent.tools.file_secrets.named_file_secrets`): a
+    filesystem server's ``read_text_file`` of ``settings.ini`` or ``helpers.py`` showed the model a
+    password that ``read_file`` of the same file hides (attacker pass 21). A call naming no file is
+    left as it is: a web page or an issue's text is no file of the project's."""
+    kinds = {_kind(raw) for raw in argument_paths(tool_input, _PATH_ARGUMENT)[:_MAX_PATHS] if isinstance(raw, str)}
+    if not kinds:
+        return out
+    if isinstance(out.content, str):
+        return ToolOutput(_redacted(out.content, kinds), is_error=out.is_error, display=out.display)
+    blocks = [{**b, "text": _redacted(text, kinds)} if b.get("type") == "text" and isinstance(text := b.get("text"), str)
+              else b for b in out.content]
+    return ToolOutput(blocks, is_error=out.is_error, display=out.display)
+
+
+def _kind(raw: str) -> Path:
+    """A stand-in for the file, by the suffix the rules look at (``file:///…/a.py`` as ``a.py``)."""
+    suffix = Path(raw.rpartition("/")[2]).suffix.lower()
+    return Path(f"file{suffix}") if suffix in (".ipynb", *CODE_SUFFIXES) else Path("file.txt")
+
+
+def _redacted(text: str, kinds: set[Path]) -> str:
+    for kind in kinds:
+        for secret in named_file_secrets(kind, text):
+            text = text.replace(secret, REDACTED)
+    return text
+
+
 def describe_error(exc: BaseException) -> str:
     """One line for a connection failure: the innermost real error of an exception group."""
     # Duck-typed (Python 3.10 has no BaseExceptionGroup builtin; anyio raises its backport there).
@@ -57,4 +99,4 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-__all__ = ["to_tool_output", "describe_error"]
+__all__ = ["to_tool_output", "describe_error", "without_file_secrets"]

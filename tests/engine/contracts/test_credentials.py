@@ -179,3 +179,19 @@ def test_names_a_case_insensitive_file_system_folds_to_a_secret_ask(raw: str, tm
 @pytest.mark.parametrize("raw", ["~/.ssh./id_rsa.", "~/.ssh /id_rsa ", ".env.", "id_ed25519::$DATA"])
 def test_names_windows_opens_as_a_secret_ask(raw: str, tmp_path: Path) -> None:
     assert secret_reason(raw, tmp_path) is not None
+
+
+def test_a_read_only_tool_given_a_file_uri_of_a_credential_file_asks(tmp_path: Path) -> None:
+    """Attacker pass 21: an MCP server's read-only ``read_resource(uri="file:///…/.env")`` (``url``, ``uris``)
+    ran unasked: only arguments named like paths were checked. A web page's URL is no path of yours."""
+    from nbagent.engine.contracts.credentials import secret_read_reason
+
+    class ReadOnly:
+        read_only = True
+
+    (tmp_path / ".env").write_text("DB_PASSWORD=Zq7-Loud-Tiger-42\n")
+    for call in ({"uri": (tmp_path / ".env").as_uri()}, {"urls": [(tmp_path / ".env").as_uri()]},
+                 {"resource_url": (tmp_path / ".env").as_uri().replace(".env", "%2Eenv")}):
+        assert secret_read_reason(ReadOnly(), call, tmp_path) is not None, call
+    for call in ({"url": "https://example.com/.env"}, {"uri": (tmp_path / "data.csv").as_uri()}):
+        assert secret_read_reason(ReadOnly(), call, tmp_path) is None, call

@@ -99,3 +99,151 @@ def test_an_argument_list_s_password_with_blanks_is_taken_whole() -> None:
     phrase = "correct horse battery staple"
     assert credential_variable_values([("cmd", ["mysql", "--password", phrase, "--user", "ana"])]) == (phrase,)
     assert credential_variable_values([("cmd", ["tool", "--password", "--verbose", "--token", "TOKEN"])]) == ()
+
+
+def test_short_flag_colon_and_cdata_forms_give_their_credentials() -> None:
+    """Attacker pass 21: mysql's ``-pSECRET``, curl's ``-uana:SECRET``, ``--password:SECRET`` and a
+    CDATA section inside ``<password>`` were shown whole."""
+    assert output_secrets(f"$ mysql -h db -u ana -p{PASSWORD} sales") == (PASSWORD,)
+    assert output_secrets("mysqldump -uroot -p'correct horse battery' sales") == ("correct horse battery",)
+    assert output_secrets(f"mariadb-dump -uroot -p\"{PASSWORD}\" sales") == (PASSWORD,)
+    assert output_secrets(f"curl -uana:{PASSWORD} https://api.example.com") == (PASSWORD,)
+    assert output_secrets(f"curl --user=ana:{PASSWORD} https://api.example.com") == (PASSWORD,)
+    assert output_secrets(f"sqlcmd --password:{PASSWORD} --server db") == (PASSWORD,)
+    assert output_secrets(f"<settings><password><![CDATA[{PASSWORD} x]]></password></settings>") == (f"{PASSWORD} x",)
+
+
+def test_an_argument_list_s_short_flags_give_their_credentials() -> None:
+    found = credential_variable_values([("dump", ["mysqldump", "-uroot", f"-p{PASSWORD}", "sales"]),
+                                        ("fetch", ["curl", "-u", f"ana:{PASSWORD}x", "https://api.example.com"]),
+                                        ("tool", ["sqlcmd", f"--password:{PASSWORD}y"])])
+    assert found == (PASSWORD, f"{PASSWORD}x", f"{PASSWORD}y")
+
+
+def test_ports_paths_and_other_tools_short_flags_give_nothing() -> None:
+    for text in ("docker run -p13306:3306 mysql:8", "docker run -p127.0.0.1:3306:3306/tcp mysql", "mysql -p -h db sales",
+                 "mysql -P33060 -pPASSWORD sales", "mysql -p$MYSQL_PWD sales", "gcc -pedantic -pthread x.c -lmysqlclient",
+                 "ssh -p22222 ana@mysql-host", "mkdir -p /var/lib/mysql-files", "python -m pytest -p no:cacheprovider",
+                 "curl -u ana https://x", "curl -url:https://example.com/a", "see --token: the token to use",
+                 "<description><![CDATA[a long description of things]]></description>", "--output:results.csv",
+                 "pgrep -fl postgres -pid12345678"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("run", ["docker", "run", "-p13306:3306", "mysql:8"]),
+                                       ("mk", ["mkdir", "-p", "/var/lib/mysql"])]) == ()
+
+
+def test_inline_settings_java_properties_and_single_dash_flags_give_their_credentials() -> None:
+    """Attacker pass 21: an environment variable set inside a command line (after a prompt's ``$``,
+    ``set``, ``docker run -e``), a flag's ``name=value`` (``--from-literal=password=…``, helm's
+    ``--set auth.rootPassword=…``), Java's ``-D…Password=…``, keytool's ``-storepass …`` and openssl's
+    ``-passout pass:…`` were shown whole."""
+    for text in (f"$ PGPASSWORD={PASSWORD} psql -h db", f"set DB_PASSWORD={PASSWORD}",
+                 f"docker run -e POSTGRES_PASSWORD={PASSWORD} postgres", f"(PGPASSWORD=\"{PASSWORD}\" pg_dump db)",
+                 f"kubectl create secret generic db --from-literal=password={PASSWORD}",
+                 f"helm install db --set auth.rootPassword={PASSWORD} bitnami/mysql",
+                 f"java -Djavax.net.ssl.trustStorePassword={PASSWORD} -jar app.jar", f"keytool -list -storepass {PASSWORD}",
+                 f"openssl pkcs12 -export -passout pass:{PASSWORD} -in cert.pem"):
+        assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_inline_settings_that_name_no_credential_or_hold_code_give_nothing() -> None:
+    for text in ("$ PATH=/usr/bin:/bin ls", "LANG=en_US.UTF-8 sort data.csv", "connect(host=h, password=cfg.password)",
+                 "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/db postgres", "keytool -storepass PASSWORD -list",
+                 "openssl enc -pass pass:$PASS -in a", "java -Dserver.port=8080 -Dspring.profiles.active=prod -jar a.jar",
+                 "helm install --set replicas=3 --set image.tag=1.2.3", "gcc -pass-exit-codes x.c", "x -bypass everything",
+                 "run with N_TOKENS=500000 python run.py", "make CFLAGS=-O2 all", "kubectl --from-literal=username=admin",
+                 '#    export IBM_GUARDRAILS_AUTH_TOKEN="your-auth-token"', "$ export T=1 TOKEN=$(cli --raw cookie-get id)"):
+        assert output_secrets(text) == (), text
+
+
+def test_a_cell_s_shell_command_gives_its_inline_and_short_flag_credentials() -> None:
+    """``!mysql -p…`` and ``!PGPASSWORD=… psql`` (IPython keeps them as ``get_ipython().system('…')``),
+    ``subprocess.run("docker run -e …")``: the literal was read for flags only where it had ``--`` or ``-u``."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for code in (f"get_ipython().system('mysql -p{PASSWORD} sales')",
+                 f"get_ipython().system('PGPASSWORD={PASSWORD} psql -h db')",
+                 f"subprocess.run('docker run -e POSTGRES_PASSWORD={PASSWORD} postgres', shell=True)",
+                 f"os.system('keytool -list -storepass {PASSWORD}')"):
+        assert code_secrets(code) == (PASSWORD,), code
+    assert code_secrets("df = pd.read_csv('tokens.csv'); key = 'category'") == ()
+
+
+def test_commands_whose_short_flag_takes_the_next_word_and_netrc_entries_give_their_passwords() -> None:
+    """``docker login -p …``, ``sshpass -p …``, ``mongosh -p …``, ``redis-cli -a …`` and a printed
+    ``.netrc`` entry were shown whole (attacker pass 21)."""
+    for text in (f"docker login -u ana -p {PASSWORD} registry.example.com", f'sshpass -p "{PASSWORD}" ssh ana@host',
+                 f"redis-cli -h cache -a {PASSWORD} ping", f"mongosh -u ana -p {PASSWORD} --authenticationDatabase admin",
+                 f"machine api.heroku.com login ana@example.com password {PASSWORD}",
+                 f"machine git.example.com\n  login ana\n  password {PASSWORD}\n"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ("docker login -u ana -p $DOCKER_PASSWORD", "redis-cli -p 63790000 ping", "ssh -p 22222222 host",
+                 "docker login --password-stdin -u ana", "sshpass -p PASSWORD ssh host",
+                 "on this machine, enter your login password carefully", "docker run -p 127.0.0.1:8080:80 nginx login"):
+        assert output_secrets(text) == (), text
+
+
+def test_a_name_beside_its_value_gives_the_credential_it_names() -> None:
+    """A Kubernetes/ECS environment entry (YAML, JSON, or loaded as a list of dicts), .NET's
+    ``<add key="Password" value="…"/>``, Spring's ``<property name="password" value="…"/>`` and Java's
+    ``<entry key="db.password">…</entry>`` name the credential by a ``name``/``key`` beside a ``value``
+    (attacker pass 21: shown whole)."""
+    for text in (f"env:\n  - name: POSTGRES_PASSWORD\n    value: \"{PASSWORD}\"\n  - name: PGDATA\n    value: /var/lib/pg",
+                 f'{{"name": "DB_PASSWORD", "value": "{PASSWORD}"}}', f'<add key="Password" value="{PASSWORD}" />',
+                 f'<property name="password" value="{PASSWORD}"/>', f'<entry key="db.password">{PASSWORD}</entry>'):
+        assert output_secrets(text) == (PASSWORD,), text
+    env = [{"name": "DB_HOST", "value": "db.internal"}, {"name": "DB_PASSWORD", "value": PASSWORD}]
+    assert credential_variable_values([("manifest", {"spec": {"containers": [{"name": "app", "env": env}]}})]) == (PASSWORD,)
+    for text in ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
+                 '<add key="PageSize" value="25000000" />', '{"name": "token_limit", "value": "4096"}',
+                 '<property name="passwordEncoder" ref="enc"/>', "   name  value  key\n0  alpha  0.123  k1"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("rows", [{"name": "token_limit", "value": "40960000"},
+                                                 {"key": "color", "value": "blue-green-red"}])]) == ()
+    # a form's fields name their labels and placeholders, not passwords
+    assert credential_variable_values([("fields", [{"name": "password", "value": "Password"},
+                                                   {"name": "api_token", "value": "<your token>"}])]) == ()
+
+
+def test_php_ruby_and_go_named_literals_give_their_values() -> None:
+    """``'password' => '…'`` (a PHP config array, a Ruby hash) and Go's ``password := "…"`` were shown
+    whole where ``password="…"`` was not (read_file of config.php, a printed hash)."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in (f"'password' => '{PASSWORD}',", f':password => "{PASSWORD}"', f'password := "{PASSWORD}"'):
+        assert output_secrets(text) == (PASSWORD,) and code_secrets(text) == (PASSWORD,), text
+    assert code_secrets('x = 1 if a >= b else 2\nlabel = "password"\nok = password == "letmein99"') == ()
+
+
+def test_oracle_s_user_slash_password_gives_its_password() -> None:
+    for text in (f"sqlplus scott/{PASSWORD}@orcl", f"$ sqlplus -S ana/{PASSWORD}@db.example.com:1521/ORCLPDB1 @report.sql",
+                 f"expdp system/{PASSWORD}@xe directory=DP"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ("sqlplus / as sysdba", "sqlplus scott/$ORACLE_PWD@orcl", "sqlplus @script.sql",
+                 "see sqlplus docs at https://docs.oracle.com/en/database/@x"):
+        assert output_secrets(text) == (), text
+
+
+def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_whole() -> None:
+    found = credential_variable_values([("ssh", ["sshpass", "-p", "correct horse battery", "ssh", "ana@host"]),
+                                        ("login", ["docker", "login", "-u", "ana", "-p", PASSWORD, "registry"]),
+                                        ("cache", ["redis-cli", "-p", "63790000", "-a", f"{PASSWORD}x", "ping"])])
+    assert found == ("correct horse battery", PASSWORD, f"{PASSWORD}x")
+    assert credential_variable_values([("plain", ["ssh", "-p", "22222222", "host"]),
+                                       ("doc", ["sshpass", "-p", "PASSWORD", "ssh"])]) == ()
+
+
+def test_cli_settings_vault_pairs_net_use_and_joined_login_flags_give_their_passwords() -> None:
+    """``aws configure set aws_secret_access_key …``, ``vault kv put secret/db password=…``, Windows'
+    ``net use … /user:ana …``, ``az login -p …``, ``sshpass -p…`` joined (attacker pass 21: shown whole)."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in (f"aws configure set aws_secret_access_key {PASSWORD}", f"vault kv put secret/db password={PASSWORD}",
+                 f"net use Z: \\\\srv\\share /user:ana {PASSWORD}", f"az login -u ana@example.com -p {PASSWORD}",
+                 f"sshpass -p{PASSWORD} ssh host", f"redis-cli -a{PASSWORD} ping"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert code_secrets(f"get_ipython().system('vault kv put secret/db password={PASSWORD}')") == (PASSWORD,)
+    for text in ("aws configure set region eu-west-1234", "vault kv put secret/app replicas=30000000 owner=data-team-x",
+                 "net use Z: \\\\srv\\share /user:ana *", "az login --use-device-code", "mongosh -pretty-print-x",
+                 "vault kv put secret/db password=@password.txt"):
+        assert output_secrets(text) == (), text

@@ -45,3 +45,48 @@ def test_a_prompt_naming_a_credential_word_only_inside_another_gives_nothing() -
     shell = _shell("input('Search keyword: ')", "input('Keyboard layout? ')", 'input("""Password: """)',
                    out={1: "transformers tutorial", 2: "portuguese-layout", 3: "hunter2-hunter2"})
     assert prompted_secrets(shell.user_ns) == ("hunter2-hunter2",)
+
+
+async def test_a_hidden_prompt_s_answer_kept_under_any_name_reaches_the_model_redacted(tmp_path: Path) -> None:
+    """Attacker pass 21: ``p = getpass.getpass()`` kept the password under a name no credential has,
+    and the variables' descriptions sent it at every prompt."""
+    shell = _shell("import getpass", "p = getpass.getpass('DB password')", out={})
+    shell.user_ns["p"] = PASSWORD
+    api = SimulatedAPI(lambda body: text_reply("ok"))
+    await run(make_engine(api, tmp_path, kernel_facts=KernelContext(shell)), "connect to the database")
+    assert PASSWORD not in str(api.requests[-1].body["messages"])
+
+
+def test_getpass_under_another_name_and_an_assigned_credential_prompt_give_their_answers() -> None:
+    """``from getpass import getpass as gp`` then ``gp()`` (a cell's value or a variable's), ``ask =
+    getpass.getpass``, ``entered: str = input("Password: ")``."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("from getpass import getpass as gp", "gp('DB password')", "answer = gp()",
+                   "ask = getpass.getpass", "reply = ask()", "entered: str = input('Password: ')",
+                   out={2: "hunter2-hunter2"})
+    shell.user_ns.update(answer="Zq7-Loud-Tiger-42", reply="correct horse battery", entered="tk_4fT9xQ2mLp8ZrW1v")
+    assert set(prompted_secrets(shell.user_ns)) == {"hunter2-hunter2", "Zq7-Loud-Tiger-42", "correct horse battery",
+                                                    "tk_4fT9xQ2mLp8ZrW1v"}
+
+
+def test_a_variable_assigned_again_or_from_an_ordinary_prompt_gives_nothing() -> None:
+    """Its newest assignment decides: ``p = "plain old text"`` after ``p = getpass()`` holds no password;
+    ``name = input("Your name: ")`` asked for none; a call of another function named like an alias neither."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("p = getpass.getpass()", "p = 'plain old text'", "name = input('Your name: ')",
+                   "total = compute_gp(3)", "n = len(getpass_notes)", out={})
+    shell.user_ns.update(p="plain old text", name="Ana Lisboa", total="twelve point five", n="eight-chars-x")
+    assert prompted_secrets(shell.user_ns) == ()
+
+
+def test_an_alias_imported_after_an_earlier_read_is_known_at_the_next() -> None:
+    """The cells are searched for aliases once, then only the new ones (``In`` only grows)."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("x = 1", out={})
+    assert prompted_secrets(shell.user_ns) == ()
+    shell.user_ns["In"] += ["from getpass import getpass as ask_hidden", "reply = ask_hidden()"]
+    shell.user_ns["reply"] = "correct horse battery"
+    assert prompted_secrets(shell.user_ns) == ("correct horse battery",)

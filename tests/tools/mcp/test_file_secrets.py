@@ -1,0 +1,43 @@
+"""A file read through an MCP server's tool shows the model what ``read_file`` of it would: the
+credentials its text names ``[redacted]`` (attacker pass 21; only known values and token shapes were)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from nbagent.engine.contracts.tool_api import ToolOutput
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from nbagent.tools.mcp.results import without_file_secrets
+
+from .test_agent import SERVERS, make_agent, results
+
+PASSWORD = "Zq7-Loud-Tiger-42"
+
+
+async def test_a_filesystem_server_s_read_of_a_project_config_reaches_the_model_redacted(tmp_path: Path) -> None:
+    (tmp_path / "settings.ini").write_text(f"[db]\nhost = db.internal\npassword = {PASSWORD}\n", encoding="utf-8")
+    api = SimulatedAPI([tool_reply("mcp__fs__read_text_file", {"path": str(tmp_path / "settings.ini")}),
+                        text_reply("done")])
+    agent = make_agent(api, tmp_path, mcp_servers={"fs": {"command": sys.executable, "args": [str(SERVERS / "files_server.py")]}})
+    try:
+        events = [e async for e in agent.run("what database do we use?")]
+    finally:
+        await agent.aclose()
+    (result,) = results(events)
+    assert "db.internal" in result.content and PASSWORD not in result.content
+    assert PASSWORD not in str(api.requests[-1].body["messages"])
+
+
+def test_each_named_file_s_kind_is_read_by_its_rules_and_a_call_naming_none_is_left_alone() -> None:
+    code = f'engine = connect(password="{PASSWORD}")\npassword = read_secret()\n'
+    blocks = ToolOutput([{"type": "text", "text": code}, {"type": "image", "source": {}}])
+    out = without_file_secrets(blocks, {"paths": ["src/helpers.py", "src/db.py"]})
+    assert isinstance(out.content, list)
+    text = str(out.content[0]["text"])
+    assert PASSWORD not in text and "password = read_secret()" in text
+    assert out.content[1] == {"type": "image", "source": {}}
+    assert without_file_secrets(ToolOutput(f"token: {PASSWORD}"), {"uri": "file:///srv/app/config.yml"}).content \
+        == "token: [redacted]"
+    page = f"Password: {PASSWORD}"  # a web page's or an issue's text: no file of the project's
+    assert without_file_secrets(ToolOutput(page), {"url": "https://example.com", "query": "x"}).content == page
