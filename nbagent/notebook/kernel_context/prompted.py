@@ -7,23 +7,37 @@ name no credential has, and the variables' descriptions sent it (attacker pass 2
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import islice
 from typing import Mapping
 
-from ...engine.loop.embedded_secrets import MAX_CHARS, MIN_CHARS
+from ...engine.loop.embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
 
-_CREDENTIAL_PROMPT = (r"\binput\s*\(\s*[rRbBuUfF]{0,2}[\"']{1,3}[^\"'\n]*"
-                      r"(?i:\b(?:pass(?:word|wd|phrase|code)?|pwd?|secret|token|(?:api[ _-]?)?key|credentials?)\b)")
-_ASKED = re.compile(r"(?:\bgetpass\s*\.\s*)?\bgetpass\s*\(|" + _CREDENTIAL_PROMPT)
-"""A hidden prompt (``getpass(…)``), or ``input(…)`` asking for a credential (``input("API key: ")``,
-``input(\"\"\"Password: \"\"\")``) by a whole word: ``input("Search keyword: ")`` or ``input("Keyboard
-layout? ")`` asks for none (their answers were hidden from every text the model read)."""
-_ALIAS = re.compile(r"\bfrom\s+getpass\s+import\s+\(?[^\n)]*?\bgetpass\s+as\s+(?P<name>[A-Za-z_]\w*)"
+_STRICT_WORDS = (r"pass(?:word|wd|phrase|code)|pwd?|secret|credentials?"
+                 r"|(?:api|secret|access|private|licen[cs]e|auth|ssh|encryption|signing|client|account|storage)[ _-]?key"
+                 r"|pass(?=[ \t]*[:>]?[ \t]*[\"'])")
+"""Words of a prompt asking for a credential whatever its answer (``Password: ``, ``API key: ``, ``Pass: ``)."""
+_CREDENTIAL_PROMPT = (r"\binput\s*\(\s*[rRbBuUfF]{0,2}[\"']{1,3}(?:[^\"'\n]*(?i:\b(?:" + _STRICT_WORDS + r")\b)"
+                      r"|[^\"'\n]*(?i:\b(?P<loose>token|key)\b))")
+_ASKED = re.compile(r"(?:\b[A-Za-z_]\w*\s*\.\s*)?\bgetpass\s*\(|" + _CREDENTIAL_PROMPT)
+"""A hidden prompt (``getpass(…)``, ``getpass.getpass(…)``, ``gpm.getpass(…)`` after ``import getpass as
+gpm``), or ``input(…)`` asking for a credential (``input("API key: ")``, ``input(\"\"\"Password: \"\"\")``)
+by a whole word: ``input("Search keyword: ")`` or ``input("Keyboard layout? ")`` asks for none (their
+answers were hidden from every text the model read). A bare ``key`` or ``token`` (``loose``: "Which column
+is the primary key?", "Key metric: ", "Token to look up: ") gives only an answer shaped like a generated
+token, as a variable named ``key`` or ``token`` does (review of atk21: ``customer_id`` was hidden)."""
+_ALIAS = re.compile(r"\bfrom\s+getpass\s+import\s+(?:\([^)]*?|[^\n)]*?)\bgetpass\s+as\s+(?P<name>[A-Za-z_]\w*)"
                     r"|^[ \t]*(?P<bound>[A-Za-z_]\w*)[ \t]*=[ \t]*(?:getpass[ \t]*\.[ \t]*)?getpass[ \t]*(?:#.*)?$",
                     re.MULTILINE)
-"""Another name for the hidden prompt: ``from getpass import getpass as gp``, ``ask = getpass.getpass``."""
+"""Another name for the hidden prompt: ``from getpass import getpass as gp`` (in parentheses over lines too),
+``ask = getpass.getpass``."""
 _ASSIGNED = r"^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*"
 """A variable the prompt's answer goes to: ``p = getpass.getpass()``, ``entered: str = input("Password: ")``."""
+_CALLS = (re.compile(r"input\s*\("), re.compile(r"getpass\s*\("))
+"""A cell calling a prompt: only those are searched for an assignment of its answer (a notebook's
+cells name ``input_ids`` or ``inputs`` often: searching each took 16 ms a read for 5,000 cells).
+Each starts with its literal, which the regular expression engine finds fast; an alternation of
+them, or a leading ``\\b``, made it scan character by character (20 ms)."""
 MAX_CELLS = 200
 """The newest cells with a value, or assigning one, looked at."""
 MAX_ALIAS_CELLS = 5_000
@@ -45,32 +59,52 @@ def _aliases(cells: list[object]) -> frozenset[str]:
     return found
 
 
-def _patterns(cells: list[object]) -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
-    """The prompt's call, an assignment of its answer, and the words a cell holding one has."""
+def _patterns(cells: list[object]) -> tuple[re.Pattern[str], re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    """The prompt's call, an assignment of its answer, and a call of a prompt by any of its names."""
     aliases = _aliases(cells)
-    asked = _ASKED if not aliases else re.compile(
-        rf"{_ASKED.pattern}|(?<![\w.])(?:{'|'.join(sorted(map(re.escape, aliases)))})\s*\(")
-    return asked, re.compile(f"{_ASSIGNED}(?:{asked.pattern})", re.MULTILINE), ("getpass", "input", *aliases)
+    if not aliases:
+        return _ASKED, re.compile(f"{_ASSIGNED}(?:{_ASKED.pattern})", re.MULTILINE), _CALLS
+    names = "|".join(sorted(map(re.escape, aliases)))
+    asked = re.compile(rf"{_ASKED.pattern}|(?<![\w.])(?:{names})\s*\(")
+    calls = (*_CALLS, *(re.compile(rf"{re.escape(alias)}\s*\(") for alias in sorted(aliases)))
+    return asked, re.compile(f"{_ASSIGNED}(?:{asked.pattern})", re.MULTILINE), calls
 
 
 def _text(value: object) -> bool:
     return type(value) is str and MIN_CHARS <= len(value) <= MAX_CHARS
 
 
+def _answer(match: re.Match[str], value: object) -> bool:
+    """Whether ``value`` is the answer of the prompt ``match`` found, as a credential: any text for a
+    password's prompt; one shaped like a generated token for a bare ``key``/``token`` prompt's."""
+    return _text(value) and (match.group("loose") is None or looks_like_token(value))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=256)
+def _rebinding(name: str) -> re.Pattern[str]:
+    """A newer binding of ``name``: an assignment (in a tuple too: ``p, q = …``), a ``for`` loop's
+    target, ``with … as p``, ``p := …``; after it the variable holds no prompt's answer (review of
+    atk21: ``for s in df.columns`` after ``s = getpass()`` hid the last column's name everywhere)."""
+    n, item = re.escape(name), r"\*?[\w.\[\]]+"
+    return re.compile(rf"^[ \t]*(?:(?:async[ \t]+)?for[ \t][\w \t,()*\[\].]*?(?<![\w.]){n}\b[\w \t,()*\[\].]*?[ \t]in\b"
+                      rf"|\(?[ \t]*(?:{item}[ \t]*,[ \t]*)*\*?{n}\b[ \t]*(?:,[ \t]*{item}[ \t]*)*,?[ \t]*\)?[ \t]*"
+                      rf"(?::[^=\n]{{1,80}})?=(?!=))|\bas[ \t]+{n}\b|(?<![\w.]){n}[ \t]*:=", re.MULTILINE)
+
+
 def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assigned: re.Pattern[str],
-                      words: tuple[str, ...]) -> list[str]:
-    """The values of variables whose newest assignment (in the newest cells) is a prompt's answer:
+                      calls: tuple[re.Pattern[str], ...]) -> list[str]:
+    """The values of variables whose newest binding (in the newest cells) is a prompt's answer:
     ``p = "plain text"`` in a later cell (or line) holds no password any more."""
     recent = [cell for cell in islice(reversed(cells), MAX_CELLS) if type(cell) is str]  # newest first
     found: list[str] = []
     for i, source in enumerate(recent):
-        if not any(word in source for word in words):
+        if not any(call.search(source) for call in calls):
             continue
         for m in assigned.finditer(source):
-            again = re.compile(rf"^[ \t]*{re.escape(m.group('name'))}[ \t]*(?::[^=\n]{{1,80}})?=(?!=)", re.MULTILINE)
+            again = _rebinding(m.group("name"))
             if again.search(source, m.end()) or any(again.search(newer) for newer in recent[:i]):
                 continue
-            if _text(value := user_ns.get(m.group("name"))):
+            if _answer(m, value := user_ns.get(m.group("name"))):
                 found.append(value)  # type: ignore[arg-type]
     return found
 
@@ -81,7 +115,7 @@ def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
     out, cells = user_ns.get("Out"), user_ns.get("In")
     if type(cells) is not list:
         return ()
-    asked, assigned, words = _patterns(cells)
+    asked, assigned, calls = _patterns(cells)
     found: list[str] = []
     shown: dict[object, object] = out if type(out) is dict else {}
     for n in islice(sorted((k for k in shown if type(k) is int), reverse=True), MAX_CELLS):
@@ -89,9 +123,9 @@ def prompted_secrets(user_ns: Mapping[str, object]) -> tuple[str, ...]:
         if not isinstance(value, str) or not _text(value) or type(source) is not str:
             continue
         last = next((line for line in reversed(source.splitlines()) if line.strip()), "")
-        if asked.search(last):
+        if (m := asked.search(last)) is not None and _answer(m, value):
             found.append(value)
-    found += _assigned_answers(user_ns, cells, assigned, words)
+    found += _assigned_answers(user_ns, cells, assigned, calls)
     return tuple(dict.fromkeys(found))
 
 

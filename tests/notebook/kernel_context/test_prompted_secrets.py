@@ -90,3 +90,44 @@ def test_an_alias_imported_after_an_earlier_read_is_known_at_the_next() -> None:
     shell.user_ns["In"] += ["from getpass import getpass as ask_hidden", "reply = ask_hidden()"]
     shell.user_ns["reply"] = "correct horse battery"
     assert prompted_secrets(shell.user_ns) == ("correct horse battery",)
+
+
+def test_a_bare_key_or_token_prompt_gives_only_an_answer_shaped_like_a_token() -> None:
+    """Review of atk21: ``col = input("Which column is the primary key? ")`` hid ``customer_id`` (and
+    ``input("Key metric: ")``, ``input("Enter a key word: ")``, ``input("Which pass? ")`` their answers)
+    from every text the model read; a bare key or token is one by its shape, as a variable's is."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("col = input('Which column is the primary key? ')", "m = input('Key metric to optimise: ')",
+                   "kw = input('Enter a key word to search: ')", "stage = input('Which pass? (train/test) ')",
+                   "hf = input('HF token: ')", "k = input('Enter key: ')", "s = input('Secret key: ')",
+                   "p = input('Pass: ')", "input('Sort key: ')", out={9: "region_name"})
+    shell.user_ns.update(col="customer_id", m="f1_macro_avg", kw="regression", stage="validation",
+                         hf="hf_AbCdEfGhIjKlMnOpQrStUvWxYz123456", k="tk_4fT9xQ2mLp8ZrW1vNc7YhK3s",
+                         s="correct horse battery", p="hunter2-hunter2")
+    assert set(prompted_secrets(shell.user_ns)) == {"hf_AbCdEfGhIjKlMnOpQrStUvWxYz123456", "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s",
+                                                    "correct horse battery", "hunter2-hunter2"}
+
+
+def test_a_variable_bound_again_by_a_loop_a_tuple_or_with_gives_nothing() -> None:
+    """Review of atk21: ``for s in df.columns`` after ``s = getpass()`` left ``s`` holding the last
+    column's name, hidden from every text the model read as if it were the password."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("s = getpass.getpass()", "for i, s in enumerate(df.columns):\n    print(i)",
+                   "p = getpass.getpass()", "p, q = 'alpha-beta-gamma', 2", "f = getpass.getpass()",
+                   "with open('notes.txt') as f:\n    pass", "w = getpass.getpass()", "if (w := next(words)):\n    pass",
+                   "kept = getpass.getpass()", "for item in kept.split(','):\n    print(item)", out={})
+    shell.user_ns.update(s="customer_id", p="alpha-beta-gamma", f="notes-opened", w="the-next-word",
+                         kept="Zq7-Loud-Tiger-42")
+    assert prompted_secrets(shell.user_ns) == ("Zq7-Loud-Tiger-42",)
+
+
+def test_getpass_s_module_under_another_name_and_an_alias_imported_over_lines_give_their_answers() -> None:
+    """``import getpass as gpm`` then ``v = gpm.getpass()``, and ``from getpass import (\\n getpass as ask,\\n)``."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("import getpass as gpm", "v = gpm.getpass()", "from getpass import (\n    getpass as ask_pw,\n)",
+                   "answer = ask_pw()", out={})
+    shell.user_ns.update(v="Zq7-Loud-Tiger-42", answer="correct horse battery")
+    assert set(prompted_secrets(shell.user_ns)) == {"Zq7-Loud-Tiger-42", "correct horse battery"}
