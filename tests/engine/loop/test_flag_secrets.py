@@ -230,3 +230,15 @@ def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_w
     assert found == ("correct horse battery", PASSWORD, f"{PASSWORD}x")
     assert credential_variable_values([("plain", ["ssh", "-p", "22222222", "host"]),
                                        ("doc", ["sshpass", "-p", "PASSWORD", "ssh"])]) == ()
+
+
+def test_a_value_cut_short_at_a_quote_or_an_attribute_outside_its_element_s_tag_gives_nothing() -> None:
+    """Review of atk21: printed code ``key = "db_password"`` then ``value = os.environ['DB_PASSWORD']`` gave
+    ``os.environ[``, hidden then wherever code named the environment; an element's ``key``/``name``
+    counts only in its own opening tag (a ``data-key`` attribute, or another element's, is none)."""
+    for text in ("key = 'db_password'\nvalue = os.environ['DB_PASSWORD']", 'name: "api_secret"\nvalue: secrets["api"]',
+                 f'<div data-key="password">{PASSWORD}</div>', f'<a name="password"/><b>{PASSWORD}</b>'):
+        assert output_secrets(text) == (), text
+    for text in (f"key: db_password\nvalue: {PASSWORD}", f'<entry\n  key="db.password">{PASSWORD}</entry>',
+                 f'<entry type="string" key="db.password">{PASSWORD}</entry>'):
+        assert output_secrets(text) == (PASSWORD,), text
