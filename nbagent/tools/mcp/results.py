@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Mapping
 
 import mcp.types as mcp_types
 
+from nbagent.engine.contracts.credentials import read_paths
 from nbagent.engine.contracts.json_types import JSONObject
-from nbagent.engine.contracts.protected import argument_paths
 from nbagent.engine.contracts.tool_api import ToolOutput
 from nbagent.engine.loop.secret_forms import REDACTED
 
@@ -53,9 +52,6 @@ def to_tool_output(result: mcp_types.CallToolResult) -> ToolOutput:
     return ToolOutput(content=content, is_error=bool(result.is_error))  # the loop cuts long output
 
 
-_PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths|uri)")
-"""The arguments naming the files a call reads (the filesystem server's ``read_text_file(path)``,
-``read_multiple_files(paths=[…])``), as the credential-file check reads them."""
 _MAX_PATHS = 64
 
 
@@ -65,7 +61,7 @@ def without_file_secrets(out: ToolOutput, tool_input: Mapping[str, object]) -> T
     filesystem server's ``read_text_file`` of ``settings.ini`` or ``helpers.py`` showed the model a
     password that ``read_file`` of the same file hides (attacker pass 21). A call naming no file is
     left as it is: a web page or an issue's text is no file of the project's."""
-    kinds = {_kind(raw) for raw in argument_paths(tool_input, _PATH_ARGUMENT)[:_MAX_PATHS] if isinstance(raw, str)}
+    kinds = {_kind(raw) for raw in read_paths(tool_input)[:_MAX_PATHS] if isinstance(raw, str)}
     if not kinds:
         return out
     if isinstance(out.content, str):
