@@ -42,20 +42,22 @@ MAX_CELLS = 200
 """The newest cells with a value, or assigning one, looked at."""
 MAX_ALIAS_CELLS = 5_000
 """The newest cells searched for another name of ``getpass`` at the first read (then only new ones)."""
-_scanned: list[object] = [None, 0, frozenset()]
-"""The ``In`` list last searched for aliases, how many of its cells, and the aliases found: ``In`` only
-grows, and searching thousands of cells at every read (each prompt, each serve reply) took ~5 ms."""
+_scanned: list[object] = [None, 0, frozenset(), None]
+"""The ``In`` list last searched for aliases, how many of its cells, the aliases found and the last cell
+searched: ``In`` only grows, and searching thousands of cells at every read (each prompt, each serve
+reply) took ~5 ms. ``%reset`` empties the same list: its last cell searched is then another one."""
 
 
 def _aliases(cells: list[object]) -> frozenset[str]:
     """The other names ``getpass`` goes by in the cells (new cells only, after the first read)."""
-    seen, done, found = _scanned
-    if seen is not cells or not isinstance(done, int) or done > len(cells) or not isinstance(found, frozenset):
+    seen, done, found, last = _scanned
+    if (seen is not cells or not isinstance(done, int) or not 0 < done <= len(cells) or cells[done - 1] is not last
+            or not isinstance(found, frozenset)):
         done, found = max(0, len(cells) - MAX_ALIAS_CELLS), frozenset()
     new = {m.group("name") or m.group("bound") for cell in cells[done:]
            if type(cell) is str and "getpass" in cell for m in _ALIAS.finditer(cell)} - {"getpass"}
     found = found | new if new else found
-    _scanned[:] = [cells, len(cells), found]
+    _scanned[:] = [cells, len(cells), found, cells[-1] if cells else None]
     return found
 
 

@@ -131,3 +131,17 @@ def test_getpass_s_module_under_another_name_and_an_alias_imported_over_lines_gi
                    "answer = ask_pw()", out={})
     shell.user_ns.update(v="Zq7-Loud-Tiger-42", answer="correct horse battery")
     assert set(prompted_secrets(shell.user_ns)) == {"Zq7-Loud-Tiger-42", "correct horse battery"}
+
+
+def test_an_alias_is_searched_again_after_reset_emptied_the_cells() -> None:
+    """Review of atk21: ``%reset`` empties ``In`` (the same list); with more cells run since than before,
+    the new session's alias was never searched (its answer reached the model), and the old one stayed."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("from getpass import getpass as old_ask", "x = 1", out={})
+    shell.user_ns.update(total="not a password at all")
+    assert prompted_secrets(shell.user_ns) == ()
+    shell.user_ns["In"][:] = ["", "from getpass import getpass as ask_hidden", "y = 2", "z = 3", "reply = ask_hidden()",
+                              "total = old_ask(3)"]
+    shell.user_ns["reply"] = "correct horse battery"
+    assert prompted_secrets(shell.user_ns) == ("correct horse battery",)
