@@ -52,6 +52,9 @@ _NAME_VALUE = re.compile(r"(?:name|key)(?P<kq>[\"']?)[ \t]*[:=][ \t]*(?P<nq>[\"'
 """A setting kept as a name beside its value: a Kubernetes or ECS environment entry (``- name:
 DB_PASSWORD`` then ``value: …``, ``{"name": "DB_PASSWORD", "value": "…"}``), .NET's ``<add
 key="Password" value="…"/>``, Spring's ``<property name="password" value="…"/>``."""
+_SECURE_STRING = re.compile(r"(?P<tq>[\"']?)Type(?P=tq)[ \t]*[:=][ \t]*(?P<sq>[\"']?)SecureString(?P=sq)[ \t]*,?\s{0,80}"
+                            r"(?P<vq>[\"']?)Value(?P=vq)[ \t]*[:=][ \t]*(?P<q>[\"'])(?P<value>[^\"'\n]{1,4096})(?P=q)")
+"""A printed AWS SSM parameter: ``'Type': 'SecureString', 'Value': '…'`` (its value whatever its name)."""
 _KEYED_TAIL = (r"=(?P<nq>[\"'])(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>"
                r"(?P<value>[^<>\s]{%d,256})</(?P<tag>[A-Za-z][\w.-]{0,40})>" % MIN_CHARS)
 _KEYED_ELEMENTS = tuple(re.compile(word + _KEYED_TAIL) for word in ("key", "name"))
@@ -173,6 +176,8 @@ def _names_beside_values(text: str, low: str) -> list[str]:
         found += [v for m in _NAME_VALUE.finditer(text) if _named_here(text, m)
                   and (m.group("q") or text[m.end():m.end() + 1] not in ("'", '"'))
                   for v in _property(m.group("name"), m.group("value"))]
+    if "SecureString" in text:
+        found += [m.group("value") for m in _SECURE_STRING.finditer(text) if _credential(m.group("value"))]
     if "</" in text and ("key=" in text or "name=" in text):
         found += [v for m in _keyed_elements(text) for v in _property(m.group("name"), m.group("value"))]
     return found

@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, named_entry
+from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -332,7 +332,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 def _with_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
     """A mapping's items, and the (name, value) its ``name``/``value`` items give (``{"name": "DB_PASSWORD", "value": …}``)."""
-    return items + named_entry(items) if len(items) <= 4 else items
+    return items + named_entry(items) if len(items) <= MAX_ENTRY_ITEMS else items
 
 
 def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | None) -> tuple[str, ...]:

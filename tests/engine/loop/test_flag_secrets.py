@@ -4,6 +4,8 @@ a secret where a ``NAME=value`` line's would be: a printed command, a config fil
 
 from __future__ import annotations
 
+import json
+
 from nbagent.engine.loop.kernel_secrets import credential_variable_values
 from nbagent.engine.loop.output_secrets import output_secrets
 
@@ -242,3 +244,16 @@ def test_a_value_cut_short_at_a_quote_or_an_attribute_outside_its_element_s_tag_
     for text in (f"key: db_password\nvalue: {PASSWORD}", f'<entry\n  key="db.password">{PASSWORD}</entry>',
                  f'<entry type="string" key="db.password">{PASSWORD}</entry>'):
         assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_an_aws_parameter_s_secure_string_and_a_capitalised_name_beside_its_value_give_the_credential() -> None:
+    """Review of atk21: ``ssm.get_parameter(Name="/prod/db/password", WithDecryption=True)`` kept (or printed)
+    gave its password to the model: no key names a credential; ``{"Name": "DB_PASSWORD", "Value": …}`` neither."""
+    resp = {"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": PASSWORD, "Version": 3,
+                          "ARN": "arn:aws:ssm:eu-west-1:123456789012:parameter/prod/db/password", "DataType": "text"}}
+    assert credential_variable_values([("resp", resp)]) == (PASSWORD,)
+    assert output_secrets(str(resp)) == (PASSWORD,) and output_secrets(json.dumps(resp, indent=2)) == (PASSWORD,)
+    assert credential_variable_values([("env", [{"Name": "DB_PASSWORD", "Value": PASSWORD}])]) == (PASSWORD,)
+    plain = {"Parameter": {"Name": "/prod/region", "Type": "String", "Value": "eu-west-1-central", "Version": 1}}
+    tags = [{"Key": "Name", "Value": "web-server-prod"}, {"Key": "team", "Value": "data-science-core"}]
+    assert credential_variable_values([("plain", plain), ("tags", tags)]) == () and output_secrets(str(plain)) == ()
