@@ -8,7 +8,7 @@ from typing import Mapping
 
 import mcp.types as mcp_types
 
-from nbagent.engine.contracts.credentials import read_paths
+from nbagent.engine.contracts.credentials import file_uris, read_paths
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolOutput
 from nbagent.engine.loop.secret_forms import REDACTED
@@ -33,7 +33,7 @@ def _block(item: mcp_types.ContentBlock) -> JSONObject:
     if isinstance(item, mcp_types.EmbeddedResource):
         res = item.resource
         if isinstance(res, mcp_types.TextResourceContents):
-            return {"type": "text", "text": f"[resource {res.uri}]\n{res.text}"}
+            return {"type": "text", "text": f"[resource {res.uri}]\n{_resource_text(str(res.uri), res.text)}"}
         return {"type": "text", "text": f"[binary resource {res.uri} ({res.mime_type or 'unknown type'}): not shown]"}
     return {"type": "text", "text": f"[{getattr(item, 'type', type(item).__name__)} content: not shown]"}
 
@@ -75,6 +75,12 @@ def _kind(raw: str) -> Path:
     """A stand-in for the file, by the suffix the rules look at (``file:///…/a.py`` as ``a.py``)."""
     suffix = Path(raw.rpartition("/")[2]).suffix.lower()
     return Path(f"file{suffix}") if suffix in (".ipynb", *CODE_SUFFIXES) else Path("file.txt")
+
+
+def _resource_text(uri: str, text: str) -> str:
+    """An embedded resource's text; a local file's (``file:///srv/app/settings.ini``) by the file rules of
+    its kind, whatever the call named (review of atk21: a search's matched files came back whole)."""
+    return _redacted(text, {_kind(path) for path in file_uris([uri]) if isinstance(path, str)})
 
 
 def _redacted(text: str, kinds: set[Path]) -> str:
