@@ -83,14 +83,31 @@ def _answer(match: re.Match[str], value: object) -> bool:
 
 
 @lru_cache(maxsize=256)
-def _rebinding(name: str) -> re.Pattern[str]:
-    """A newer binding of ``name``: an assignment (in a tuple too: ``p, q = …``), a ``for`` loop's
-    target, ``with … as p``, ``p := …``; after it the variable holds no prompt's answer (review of
-    atk21: ``for s in df.columns`` after ``s = getpass()`` hid the last column's name everywhere)."""
+def _rebinding(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``name`` as a word (a literal first: fast), and a line binding it anew: an assignment (in a tuple
+    too: ``p, q = …``), a ``for`` loop's target, ``with … as p``, ``p := …``; after it the variable holds
+    no prompt's answer (review of atk21: ``for s in df.columns`` after ``s = getpass()`` hid the last
+    column's name everywhere)."""
     n, item = re.escape(name), r"\*?[\w.\[\]]+"
-    return re.compile(rf"^[ \t]*(?:(?:async[ \t]+)?for[ \t][\w \t,()*\[\].]*?(?<![\w.]){n}\b[\w \t,()*\[\].]*?[ \t]in\b"
-                      rf"|\(?[ \t]*(?:{item}[ \t]*,[ \t]*)*\*?{n}\b[ \t]*(?:,[ \t]*{item}[ \t]*)*,?[ \t]*\)?[ \t]*"
-                      rf"(?::[^=\n]{{1,80}})?=(?!=))|\bas[ \t]+{n}\b|(?<![\w.]){n}[ \t]*:=", re.MULTILINE)
+    return re.compile(rf"{n}\b"), re.compile(
+        rf"^[ \t]*(?:(?:async[ \t]+)?for[ \t][\w \t,()*\[\].]*?(?<![\w.]){n}\b[\w \t,()*\[\].]*?[ \t]in\b"
+        rf"|\(?[ \t]*(?:{item}[ \t]*,[ \t]*)*\*?{n}\b[ \t]*(?:,[ \t]*{item}[ \t]*)*,?[ \t]*\)?[ \t]*"
+        rf"(?::[^=\n]{{1,80}})?=(?!=))|\bas[ \t]+{n}\b|(?<![\w.]){n}[ \t]*:=", re.MULTILINE)
+
+
+def _rebound(name: str, source: str, start: int = 0) -> bool:
+    """Whether a line of ``source`` after ``start`` binds ``name`` anew (:func:`_rebinding`): only the
+    lines naming it are matched (one pattern over 200 cells of 60 lines each took 150 ms)."""
+    word, binding = _rebinding(name)
+    line_end = -1
+    for m in word.finditer(source, start):
+        at = m.start()
+        if at <= line_end or at and (source[at - 1].isalnum() or source[at - 1] in "_."):
+            continue
+        line_end = source.find("\n", at) % (len(source) + 1)
+        if binding.search(source, source.rfind("\n", 0, at) + 1, line_end):
+            return True
+    return False
 
 
 def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assigned: re.Pattern[str],
@@ -103,10 +120,10 @@ def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assign
         if not any(call.search(source) for call in calls):
             continue
         for m in assigned.finditer(source):
-            again = _rebinding(m.group("name"))
-            if again.search(source, m.end()) or any(again.search(newer) for newer in recent[:i]):
+            name = m.group("name")
+            if _rebound(name, source, m.end()) or any(_rebound(name, newer) for newer in recent[:i]):
                 continue
-            if _answer(m, value := user_ns.get(m.group("name"))):
+            if _answer(m, value := user_ns.get(name)):
                 found.append(value)  # type: ignore[arg-type]
     return found
 

@@ -117,9 +117,10 @@ def test_a_variable_bound_again_by_a_loop_a_tuple_or_with_gives_nothing() -> Non
     shell = _shell("s = getpass.getpass()", "for i, s in enumerate(df.columns):\n    print(i)",
                    "p = getpass.getpass()", "p, q = 'alpha-beta-gamma', 2", "f = getpass.getpass()",
                    "with open('notes.txt') as f:\n    pass", "w = getpass.getpass()", "if (w := next(words)):\n    pass",
-                   "kept = getpass.getpass()", "for item in kept.split(','):\n    print(item)", out={})
+                   "kept = getpass.getpass()", "for item in kept.split(','):\n    print(item)",
+                   "g = getpass.getpass()", "n = 0\nfor g in groups:\n    n += 1", out={})
     shell.user_ns.update(s="customer_id", p="alpha-beta-gamma", f="notes-opened", w="the-next-word",
-                         kept="Zq7-Loud-Tiger-42")
+                         kept="Zq7-Loud-Tiger-42", g="group-by-region")
     assert prompted_secrets(shell.user_ns) == ("Zq7-Loud-Tiger-42",)
 
 
