@@ -105,8 +105,25 @@ def _rebound(name: str, source: str, start: int = 0) -> bool:
         if at <= line_end or at and (source[at - 1].isalnum() or source[at - 1] in "_."):
             continue
         line_end = source.find("\n", at) % (len(source) + 1)
-        if binding.search(source, source.rfind("\n", 0, at) + 1, line_end):
-            return True
+        if binding.search(source, source.rfind("\n", 0, at) + 1, line_end) and not _local(source, at):
+            return True  # a function's own variable of that name binds nothing of the namespace's
+    return False
+
+
+_SCOPE = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")
+
+
+def _local(source: str, at: int) -> bool:
+    """Whether the line of ``at`` is inside a ``def`` (or ``class``) of the cell: a name bound there is
+    the function's own, not the namespace's variable (review of atk21: ``def login():\\n    p =
+    getpass()`` made an older ``p = "north-region"`` a password; ``def f(x):\\n    p = x`` ended ``p``'s)."""
+    lines = source[:at].split("\n")
+    indent = len(lines[-1]) - len(lines[-1].lstrip())
+    for line in reversed(lines[:-1]):
+        if line.strip() and (depth := len(line) - len(line.lstrip())) < indent:
+            if _SCOPE.match(line):
+                return True
+            indent = depth
     return False
 
 
@@ -121,7 +138,8 @@ def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assign
             continue
         for m in assigned.finditer(source):
             name = m.group("name")
-            if _rebound(name, source, m.end()) or any(_rebound(name, newer) for newer in recent[:i]):
+            if _local(source, m.start("name")) or _rebound(name, source, m.end()) or \
+                    any(_rebound(name, newer) for newer in recent[:i]):
                 continue
             if _answer(m, value := user_ns.get(name)):
                 found.append(value)  # type: ignore[arg-type]

@@ -146,3 +146,17 @@ def test_an_alias_is_searched_again_after_reset_emptied_the_cells() -> None:
                               "total = old_ask(3)"]
     shell.user_ns["reply"] = "correct horse battery"
     assert prompted_secrets(shell.user_ns) == ("correct horse battery",)
+
+
+def test_a_prompt_s_answer_assigned_inside_a_function_is_not_the_namespace_s_variable() -> None:
+    """Review of atk21: ``def login():\\n    p = getpass.getpass()`` made the namespace's older, unrelated
+    ``p = "north-region"`` a password, hidden from every text the model read; at the top level, inside an
+    ``if`` or a ``with``, the assignment is the namespace's."""
+    from nbagent.notebook.kernel_context.prompted import prompted_secrets
+
+    shell = _shell("p = 'north-region'", "def login():\n    p = getpass.getpass()\n    return connect(p)",
+                   "class Client:\n    def ask(self):\n        if True:\n            q = getpass.getpass()",
+                   "if interactive:\n    with open('x') as fh:\n        kept = getpass.getpass()",
+                   "def helper(x):\n    kept = x * 2\n    return kept", out={})
+    shell.user_ns.update(p="north-region", q="quarterly-report", kept="Zq7-Loud-Tiger-42")
+    assert prompted_secrets(shell.user_ns) == ("Zq7-Loud-Tiger-42",)
