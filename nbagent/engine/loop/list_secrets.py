@@ -103,8 +103,13 @@ def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object
         return [("password", value)]
     if type(name) is not str or len(items) > 4:
         return []
-    # A form's field (``{"name": "password", "value": "Password"}``) names its label, not a password.
-    return [] if type(value) is str and (value.lower() == name.lower() or placeholder(value)) else [(name, value)]
+    # A form's field (``{"name": "password", "value": "Password"}``, ``"db_password"``/``"DB Password:"``)
+    # names its label, not a password.
+    return [] if type(value) is str and (_letters(value) == _letters(name) or placeholder(value)) else [(name, value)]
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 def _is_pair(row: object) -> bool:

@@ -206,6 +206,15 @@ def test_a_name_beside_its_value_gives_the_credential_it_names() -> None:
                                                    {"name": "api_token", "value": "<your token>"}])]) == ()
 
 
+def test_a_form_field_whose_value_is_its_label_written_otherwise_gives_nothing() -> None:
+    """Review of atk21: the form rule compared the value with the name letter for letter, so
+    ``{"name": "db_password", "value": "DB Password"}`` (or ``"Password:"``) hid its label everywhere."""
+    fields = [{"name": "db_password", "value": "DB Password"}, {"name": "new-password", "value": "New password"},
+              {"name": "password", "value": "Password:"}]
+    assert credential_variable_values([("fields", fields)]) == ()
+    assert credential_variable_values([("env", [{"name": "DB_PASSWORD", "value": PASSWORD}])]) == (PASSWORD,)
+
+
 def test_php_ruby_and_go_named_literals_give_their_values() -> None:
     """``'password' => '…'`` (a PHP config array, a Ruby hash) and Go's ``password := "…"`` were shown
     whole where ``password="…"`` was not (read_file of config.php, a printed hash)."""
