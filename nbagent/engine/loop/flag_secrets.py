@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .credential_names import AUTHORIZATION, SEPARATORS
+from .credential_names import AUTHORIZATION, SEPARATORS, keyed_name
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START, looks_like_token
 from .env_secrets import CREDENTIAL_NAME
 from .named_values import named_secret
@@ -175,12 +175,19 @@ def _names_beside_values(text: str, low: str) -> list[str]:
         # gave ``os.environ[`` (review of atk21), hidden then wherever code named the environment.
         found += [v for m in _NAME_VALUE.finditer(text) if _named_here(text, m)
                   and (m.group("q") or text[m.end():m.end() + 1] not in ("'", '"'))
-                  for v in _property(m.group("name"), m.group("value"))]
+                  for v in keyed_property(m.group("name"), m.group("value"))]
     if "SecureString" in text:
         found += [m.group("value") for m in _SECURE_STRING.finditer(text) if _credential(m.group("value"))]
     if "</" in text and ("key=" in text or "name=" in text):
-        found += [v for m in _keyed_elements(text) for v in _property(m.group("name"), m.group("value"))]
+        found += [v for m in _keyed_elements(text) for v in keyed_property(m.group("name"), m.group("value"))]
     return found
+
+
+def keyed_property(name: str, value: str) -> list[str]:
+    """``value`` when ``name``, kept as data beside it (a Kubernetes env entry, an XML ``key=``), is a
+    credential's name itself (:data:`~.credential_names.KEYED_NAME`, as a settings table's key): not a name
+    about one (review of atk21: ``SECRET_NAME``/``db-credentials``, ``password_strength``/``moderate-high``)."""
+    return _property(name, value) if keyed_name(name) else []
 
 
 def _keyed_elements(text: str) -> list[re.Match[str]]:
@@ -283,4 +290,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["command_passwords", "credential_word", "gap_flag", "flag_secrets", "mysql_passwords", "placeholder"]
+__all__ = ["command_passwords", "credential_word", "keyed_property", "gap_flag", "flag_secrets", "mysql_passwords", "placeholder"]

@@ -11,6 +11,7 @@ from itertools import islice
 from typing import cast
 
 from .assigned_secrets import assigned_secrets
+from .credential_names import keyed_name, snake_name
 from .flag_secrets import credential_word, flag_secrets, gap_flag, mysql_passwords, placeholder
 from .named_values import named_secret
 
@@ -101,11 +102,12 @@ def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object
         return []
     if fields.get("type") == "SecureString":
         return [("password", value)]
-    if type(name) is not str or len(items) > 4:
-        return []
+    if type(name) is not str or len(items) > 4 or not keyed_name(name):
+        return []  # a name about a credential (``SECRET_NAME``, ``password_min_length``) is none
     # A form's field (``{"name": "password", "value": "Password"}``, ``"db_password"``/``"DB Password:"``)
     # names its label, not a password.
-    return [] if type(value) is str and (_letters(value) == _letters(name) or placeholder(value)) else [(name, value)]
+    label = type(value) is str and (_letters(value) == _letters(name) or placeholder(value))
+    return [] if label else [(snake_name(name), value)]  # ``DbPassword`` as ``Db_Password``, the variables' rule
 
 
 def _letters(text: str) -> str:

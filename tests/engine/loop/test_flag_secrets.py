@@ -266,3 +266,18 @@ def test_an_aws_parameter_s_secure_string_and_a_capitalised_name_beside_its_valu
     plain = {"Parameter": {"Name": "/prod/region", "Type": "String", "Value": "eu-west-1-central", "Version": 1}}
     tags = [{"Key": "Name", "Value": "web-server-prod"}, {"Key": "team", "Value": "data-science-core"}]
     assert credential_variable_values([("plain", plain), ("tags", tags)]) == () and output_secrets(str(plain)) == ()
+
+
+def test_a_name_about_a_credential_beside_its_value_gives_nothing() -> None:
+    """Review of atk21: a Kubernetes env entry or an XML key names a setting about a credential as often
+    (``SECRET_NAME``: ``db-credentials``, ``PASSWORD_POLICY``, ``password_strength``, a ``password_hash``
+    column's type): read as a settings table's key is, only a credential's own name gives its value."""
+    manifest = ("env:\n  - name: SECRET_NAME\n    value: db-credentials\n  - name: PASSWORD_POLICY\n    value: strong-required\n"
+                "  - name: SECRET_PROVIDER\n    value: aws-secrets-manager\n"
+                f"  - name: DB_PASSWORD\n    value: {PASSWORD}\n")
+    assert output_secrets(manifest) == (PASSWORD,)
+    for text in ('<column name="password_hash">VARCHAR(255)</column>', '<add key="PasswordPolicy" value="strong-required"/>'):
+        assert output_secrets(text) == (), text
+    rows = [{"name": "password_strength", "value": "moderate-high"}, {"name": "SECRET_NAME", "value": "db-credentials"},
+            {"key": "DbPassword", "value": PASSWORD}]
+    assert credential_variable_values([("rows", rows)]) == (PASSWORD,)
