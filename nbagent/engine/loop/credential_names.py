@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import re
 
+_ABOUT = (r"(?:STRENGTH|LENGTH|LEN|MIN|MAX|POLICY|SCORE|ENTROPY|EXPIRY|EXPIRES|EXPIRED|EXPIRATION|AGE|DAYS|CHANGED"
+          r"|UPDATED|CREATED|AT|COUNT|ATTEMPTS|REQUIRED|RULES?|PATTERN|REGEX|LABEL|PROMPT|FIELD|COLUMN)")
+"""The last word of a name about a password, not of one (``password_strength``, ``password_min_length``,
+``password_changed_at``): a DataFrame's ``password_strength`` column was hidden (review of atk21)."""
 # A secret by its name alone (any value, passphrases with spaces included) ...
-PASSWORD_NAME = re.compile(r"(?i)(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
-                           r"|(?:.+_)?(?:PWD?)|.+_PASS")  # pw = getpass(), DB_PASS, mysql_pwd (not pass_rate;
-# PWD, the working folder, is a path: paths are never taken)
+PASSWORD_NAME = re.compile(r"(?i)(?!(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|PWD?)_(?:.*_)?" + _ABOUT + r"$)"
+                           r"(?:(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
+                           r"|(?:.+_)?(?:PWD?)|.+_PASS)")  # pw = getpass(), DB_PASS, mysql_pwd (not pass_rate;
+# PWD, the working folder, is a path: paths are never taken; not a name about one: password_strength)
 # ... and a name that holds a secret only when its value is shaped like a generated one.
 TOKEN_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|TOKEN|CREDENTIALS?|AUTH"
                         r"|WEBHOOK_URL|DSN|KEY)(?:_.*)?")  # KEY: openai_key (sort_key = "date" is no token)
