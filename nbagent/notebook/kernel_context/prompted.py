@@ -31,8 +31,10 @@ _ALIAS = re.compile(r"\bfrom\s+getpass\s+import\s+(?:\([^)]*?|[^\n)]*?)\bgetpass
                     re.MULTILINE)
 """Another name for the hidden prompt: ``from getpass import getpass as gp`` (in parentheses over lines too),
 ``ask = getpass.getpass``."""
-_ASSIGNED = r"^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*"
-"""A variable the prompt's answer goes to: ``p = getpass.getpass()``, ``entered: str = input("Password: ")``."""
+_ASSIGNED = (r"(?:^[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=|(?<![\w.])(?P<walrus>[A-Za-z_]\w*)[ \t]*:=)"
+             r"[ \t]*")
+"""A variable the prompt's answer goes to: ``p = getpass.getpass()``, ``entered: str = input("Password: ")``,
+``if (p := getpass.getpass()):``."""
 _CALLS = (re.compile(r"input\s*\("), re.compile(r"getpass\s*\("))
 """A cell calling a prompt: only those are searched for an assignment of its answer (a notebook's
 cells name ``input_ids`` or ``inputs`` often: searching each took 16 ms a read for 5,000 cells).
@@ -137,8 +139,9 @@ def _assigned_answers(user_ns: Mapping[str, object], cells: list[object], assign
         if not any(call.search(source) for call in calls):
             continue
         for m in assigned.finditer(source):
-            name = m.group("name")
-            if _local(source, m.start("name")) or _rebound(name, source, m.end()) or \
+            group = "name" if m.group("name") else "walrus"
+            name = m.group(group)
+            if _local(source, m.start(group)) or _rebound(name, source, m.end()) or \
                     any(_rebound(name, newer) for newer in recent[:i]):
                 continue
             if _answer(m, value := user_ns.get(name)):

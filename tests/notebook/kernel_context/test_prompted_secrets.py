@@ -125,13 +125,14 @@ def test_a_variable_bound_again_by_a_loop_a_tuple_or_with_gives_nothing() -> Non
 
 
 def test_getpass_s_module_under_another_name_and_an_alias_imported_over_lines_give_their_answers() -> None:
-    """``import getpass as gpm`` then ``v = gpm.getpass()``, and ``from getpass import (\\n getpass as ask,\\n)``."""
+    """``import getpass as gpm`` then ``v = gpm.getpass()``, ``from getpass import (\\n getpass as ask,\\n)``, and
+    ``if (w := getpass.getpass()):``."""
     from nbagent.notebook.kernel_context.prompted import prompted_secrets
 
     shell = _shell("import getpass as gpm", "v = gpm.getpass()", "from getpass import (\n    getpass as ask_pw,\n)",
-                   "answer = ask_pw()", out={})
-    shell.user_ns.update(v="Zq7-Loud-Tiger-42", answer="correct horse battery")
-    assert set(prompted_secrets(shell.user_ns)) == {"Zq7-Loud-Tiger-42", "correct horse battery"}
+                   "answer = ask_pw()", "if (w := getpass.getpass('DB password')):\n    connect(w)", out={})
+    shell.user_ns.update(v="Zq7-Loud-Tiger-42", answer="correct horse battery", w="tk-walrus-answer-9")
+    assert set(prompted_secrets(shell.user_ns)) == {"Zq7-Loud-Tiger-42", "correct horse battery", "tk-walrus-answer-9"}
 
 
 def test_an_alias_is_searched_again_after_reset_emptied_the_cells() -> None:
