@@ -144,6 +144,9 @@ def _named_literals(code: str) -> list[str]:
         name, value = match.group("key") or match.group("name"), match.group("value")
         if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
             continue
+        if match.re is _NAMED_LITERAL and match.group("name") and "=>" in code[match.end("name"):match.start("prefix")] and \
+                code[match.start("name") - 1:match.start("name")] != ":":
+            continue  # JavaScript's arrow, ``secret => 'x'``, returns a text: only Ruby's ``:password =>`` names one
         if match.re is _KEYED_PAIR and (value.lower() == name.lower() or placeholder(value)):
             continue  # a field's label (``choices = [("password", "Password")]``), not its value
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):

@@ -281,3 +281,13 @@ def test_a_name_about_a_credential_beside_its_value_gives_nothing() -> None:
     rows = [{"name": "password_strength", "value": "moderate-high"}, {"name": "SECRET_NAME", "value": "db-credentials"},
             {"key": "DbPassword", "value": PASSWORD}]
     assert credential_variable_values([("rows", rows)]) == (PASSWORD,)
+
+
+def test_a_javascript_arrow_returning_a_text_gives_nothing() -> None:
+    """Review of atk21: ``=>`` after a bare name read JavaScript's arrow as PHP's/Ruby's ``=>``, so a
+    .js file's ``const check = secret => 'redacted-value-here'`` hid that text; Ruby's symbol still names one."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in ("const check = secret => 'redacted-value-here'", "rows.map(password => \"hidden-for-display\")"):
+        assert code_secrets(text) == () and output_secrets(text) == (), text
+    assert code_secrets(f':password => "{PASSWORD}"') == (PASSWORD,)
