@@ -131,9 +131,10 @@ def secret_write_reason(raw: object, cwd: Path | None) -> str | None:
 _PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)")
 """The arguments that name what a read-only tool reads: ``path``, and an MCP server's own names
 (the filesystem server's ``read_multiple_files(paths=[…])``, ``file_path``, ``filename``)."""
-_URI_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:uri|uris|url|urls)")
-"""The arguments naming a resource by URI (an MCP server's ``read_resource(uri="file:///…/.env")``):
-only their ``file:`` URIs are paths (a web page's URL is not; ``https://…/.env`` asked nothing of yours)."""
+_OTHER_ARGUMENT = re.compile(r"(?i)(?!(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths)$).*")
+"""Any other argument: only its ``file:`` URIs are paths (an MCP server's ``read_resource(uri="file:///…/.env")``,
+``url``, ``source``, ``location``); a web page's URL is not (``https://…/.env`` asked nothing of yours).
+Review of atk21: only ``uri``/``url`` arguments were read, and ``source="file:///…/.env"`` ran unasked."""
 MAX_PATHS_CHECKED = 64
 
 
@@ -147,16 +148,23 @@ def file_uris(values: list[object]) -> list[object]:
     return paths
 
 
+def read_paths(tool_input: Mapping[str, object]) -> list[object]:
+    """The files a call names: its arguments named like paths (:data:`_PATH_ARGUMENT`, lists and one
+    level into objects too) and the ``file:`` URIs of any other argument, as local paths."""
+    return argument_paths(tool_input, _PATH_ARGUMENT) + file_uris(argument_paths(tool_input, _OTHER_ARGUMENT))
+
+
 def secret_read_reason(tool: object, tool_input: Mapping[str, object] | None, cwd: Path | None) -> str | None:
     """Why a read-only tool's call always asks: a path it is given, under any argument of
-    :data:`_PATH_ARGUMENT` (a list of them too), holds credentials; or it is given more paths than
-    are checked. None for a tool that may write (its own rules hold) or a call that names none."""
+    :data:`_PATH_ARGUMENT` (a list of them too) or as a ``file:`` URI (:func:`read_paths`), holds
+    credentials; or it is given more paths than are checked. None for a tool that may write (its
+    own rules hold) or a call that names none."""
     if not getattr(tool, "read_only", False) or not isinstance(tool_input, Mapping):
         return None
-    paths = argument_paths(tool_input, _PATH_ARGUMENT) + file_uris(argument_paths(tool_input, _URI_ARGUMENT))
+    paths = read_paths(tool_input)
     if len(paths) > MAX_PATHS_CHECKED:
         return f"the call names {len(paths)} files, more than the {MAX_PATHS_CHECKED} checked for credentials"
     return next((why for raw in paths if (why := secret_reason(raw, cwd)) is not None), None)
 
 
-__all__ = ["MAX_PATHS_CHECKED", "file_uris", "secret_read_reason", "secret_reason", "secret_write_reason"]
+__all__ = ["MAX_PATHS_CHECKED", "file_uris", "read_paths", "secret_read_reason", "secret_reason", "secret_write_reason"]

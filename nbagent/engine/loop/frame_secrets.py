@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, cast
 
-from .credential_names import AUTHORIZATION, SEPARATORS, frame_credential_name
+from .credential_names import AUTHORIZATION, KEYED_NAME, SEPARATORS, frame_credential_name
 from .named_values import named_secret
 
 FRAME_ROWS = 100_000
@@ -176,13 +176,8 @@ _VALUE_LABELS = frozenset(("value", "values", "val", 1))
 """A settings table's headers (``header=None`` gives 0 and 1): a two-column table under any others is
 data about names (a glossary's ``en``/``de``, a schema's ``column``/``type``), whose second column is
 no value of the first (review2 of atk17, MEDIUM 3)."""
-_KEYED_NAME = re.compile(r"(?i)(?:[a-z0-9]+_)*(?:PASSWORD|PASSWD|PASSPHRASE|PWD|SECRET|SECRET_KEY|PRIVATE_KEY"
-                         r"|CLIENT_SECRET|API_?KEY|ACCESS_KEY|ACCOUNT_KEY|STORAGE_KEY|(?:[a-z]+_?)?TOKEN"
-                         r"|CREDENTIALS?|WEBHOOK_URL|DSN|AUTHORIZATION)")
-"""A key that is a credential's name itself (``password``, ``db_password``, ``api_token``), not a name
-about one (``password_reset``, ``password_hash``, ``password_min_length``, ``token_count``)."""
 _KEYED_END = re.compile(r"(?:pass(?:word|wd|phrase)|pwd|secret|key|token|credentials?|url|dsn|authorization)$", re.M)
-"""How every :data:`_KEYED_NAME` ends (lowercased), for one look at a frame's joined keys."""
+"""How every :data:`KEYED_NAME` ends (lowercased), for one look at a frame's joined keys."""
 KEYED_KEY_CHARS = 64
 """The longest key read: a longer text is no setting's name."""
 _Read = Callable[[], "list[object]"]
@@ -191,7 +186,7 @@ _Read = Callable[[], "list[object]"]
 
 def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[object],
                   budget: list[int]) -> list[tuple[object, object]]:
-    """``(name, value)`` where a credential's name (:data:`_KEYED_NAME`) is data and its text value
+    """``(name, value)`` where a credential's name (:data:`KEYED_NAME`) is data and its text value
     stands beside it: a Series' value under such a label, or a two-column table's under ``key``/``value``
     headers (:data:`_KEY_LABELS`) in the row whose key is such a name. A plain word is no value, as in a
     password column (a translation: ``Passwort``). Kept only when the dict rule takes the value (it
@@ -213,7 +208,7 @@ def _keyed_values(frame: Any, series: bool, labels: list[object], kinds: list[ob
     pairs: dict[tuple[str, str], None] = {}
     for key, value in zip(keys, shape[1](), strict=False):
         if type(key) is str and len(key) <= KEYED_KEY_CHARS and type(value) is str and value != key \
-                and _KEYED_NAME.fullmatch(key.translate(SEPARATORS)) and not PLAIN_WORD.fullmatch(value) \
+                and KEYED_NAME.fullmatch(key.translate(SEPARATORS)) and not PLAIN_WORD.fullmatch(value) \
                 and _secret_by_name(key, value):
             pairs[(key, value)] = None
     taken = list(pairs)[:budget[4]]

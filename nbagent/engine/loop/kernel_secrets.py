@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, named_entry
+from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -144,6 +144,9 @@ def _named_literals(code: str) -> list[str]:
         name, value = match.group("key") or match.group("name"), match.group("value")
         if "{" in value and "f" in match.group("prefix").lower():  # a template, not the secret
             continue
+        if match.re is _NAMED_LITERAL and match.group("name") and "=>" in code[match.end("name"):match.start("prefix")] and \
+                code[match.start("name") - 1:match.start("name")] != ":":
+            continue  # JavaScript's arrow, ``secret => 'x'``, returns a text: only Ruby's ``:password =>`` names one
         if match.re is _KEYED_PAIR and (value.lower() == name.lower() or placeholder(value)):
             continue  # a field's label (``choices = [("password", "Password")]``), not its value
         if _AUTHORIZATION.fullmatch(name.translate(_SEPARATORS)):
@@ -332,7 +335,7 @@ def credential_variable_values(variables: Iterable[tuple[object, object]]) -> tu
 
 def _with_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
     """A mapping's items, and the (name, value) its ``name``/``value`` items give (``{"name": "DB_PASSWORD", "value": …}``)."""
-    return items + named_entry(items) if len(items) <= 4 else items
+    return items + named_entry(items) if len(items) <= MAX_ENTRY_ITEMS else items
 
 
 def _walk_values(variables: Iterable[tuple[object, object]], texts: TextScans | None) -> tuple[str, ...]:

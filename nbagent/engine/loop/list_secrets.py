@@ -11,6 +11,7 @@ from itertools import islice
 from typing import cast
 
 from .assigned_secrets import assigned_secrets
+from .credential_names import keyed_name, snake_name
 from .flag_secrets import credential_word, flag_secrets, gap_flag, mysql_passwords, placeholder
 from .named_values import named_secret
 
@@ -83,22 +84,38 @@ def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PA
     return [(row[0], row[1]) for row in rows if _is_pair(row)]  # type: ignore[index]
 
 
+MAX_ENTRY_ITEMS = 8
+"""A mapping read for a name beside its value has at most this many items (an SSM parameter has 7)."""
+
+
 def named_entry(items: list[tuple[object, object]]) -> list[tuple[object, object]]:
     """The (name, value) a mapping's ``name`` (or ``key``) and ``value`` items give: a Kubernetes or
     ECS environment entry loaded from its manifest, ``{"name": "DB_PASSWORD", "value": "…"}``, whose
-    keys name no credential (empty for any other mapping)."""
-    if len(items) > 4:
+    keys name no credential (``Name``/``Value`` too, as AWS writes them); and an AWS SSM parameter's
+    ``Value`` whose ``Type`` is ``SecureString``, whatever its name (``/prod/db/password``: review of atk21,
+    ``ssm.get_parameter(…, WithDecryption=True)``'s answer reached the model). Empty for any other mapping."""
+    if len(items) > MAX_ENTRY_ITEMS:
         return []
-    fields = {key: value for key, value in items if type(key) is str}
+    fields = {key.lower(): value for key, value in items if type(key) is str}
     name, value = fields.get("name", fields.get("key")), fields.get("value")
-    if type(name) is not str or "value" not in fields:
+    if "value" not in fields:
         return []
-    # A form's field (``{"name": "password", "value": "Password"}``) names its label, not a password.
-    return [] if type(value) is str and (value.lower() == name.lower() or placeholder(value)) else [(name, value)]
+    if fields.get("type") == "SecureString":
+        return [("password", value)]
+    if type(name) is not str or len(items) > 4 or not keyed_name(name):
+        return []  # a name about a credential (``SECRET_NAME``, ``password_min_length``) is none
+    # A form's field (``{"name": "password", "value": "Password"}``, ``"db_password"``/``"DB Password:"``)
+    # names its label, not a password.
+    label = type(value) is str and (_letters(value) == _letters(name) or placeholder(value))
+    return [] if label else [(snake_name(name), value)]  # ``DbPassword`` as ``Db_Password``, the variables' rule
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]
+__all__ = ["MAX_ARGV_LISTS", "MAX_ENTRY_ITEMS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]

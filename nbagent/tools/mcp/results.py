@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Mapping
 
 import mcp.types as mcp_types
 
+from nbagent.engine.contracts.credentials import file_uris, read_paths
 from nbagent.engine.contracts.json_types import JSONObject
-from nbagent.engine.contracts.protected import argument_paths
 from nbagent.engine.contracts.tool_api import ToolOutput
 from nbagent.engine.loop.secret_forms import REDACTED
 
@@ -34,7 +33,7 @@ def _block(item: mcp_types.ContentBlock) -> JSONObject:
     if isinstance(item, mcp_types.EmbeddedResource):
         res = item.resource
         if isinstance(res, mcp_types.TextResourceContents):
-            return {"type": "text", "text": f"[resource {res.uri}]\n{res.text}"}
+            return {"type": "text", "text": f"[resource {res.uri}]\n{_resource_text(str(res.uri), res.text)}"}
         return {"type": "text", "text": f"[binary resource {res.uri} ({res.mime_type or 'unknown type'}): not shown]"}
     return {"type": "text", "text": f"[{getattr(item, 'type', type(item).__name__)} content: not shown]"}
 
@@ -53,9 +52,6 @@ def to_tool_output(result: mcp_types.CallToolResult) -> ToolOutput:
     return ToolOutput(content=content, is_error=bool(result.is_error))  # the loop cuts long output
 
 
-_PATH_ARGUMENT = re.compile(r"(?i)(?:.*_)?(?:path|paths|file|files|filename|filenames|filepath|filepaths|uri)")
-"""The arguments naming the files a call reads (the filesystem server's ``read_text_file(path)``,
-``read_multiple_files(paths=[…])``), as the credential-file check reads them."""
 _MAX_PATHS = 64
 
 
@@ -65,7 +61,7 @@ def without_file_secrets(out: ToolOutput, tool_input: Mapping[str, object]) -> T
     filesystem server's ``read_text_file`` of ``settings.ini`` or ``helpers.py`` showed the model a
     password that ``read_file`` of the same file hides (attacker pass 21). A call naming no file is
     left as it is: a web page or an issue's text is no file of the project's."""
-    kinds = {_kind(raw) for raw in argument_paths(tool_input, _PATH_ARGUMENT)[:_MAX_PATHS] if isinstance(raw, str)}
+    kinds = {_kind(raw) for raw in read_paths(tool_input)[:_MAX_PATHS] if isinstance(raw, str)}
     if not kinds:
         return out
     if isinstance(out.content, str):
@@ -79,6 +75,12 @@ def _kind(raw: str) -> Path:
     """A stand-in for the file, by the suffix the rules look at (``file:///…/a.py`` as ``a.py``)."""
     suffix = Path(raw.rpartition("/")[2]).suffix.lower()
     return Path(f"file{suffix}") if suffix in (".ipynb", *CODE_SUFFIXES) else Path("file.txt")
+
+
+def _resource_text(uri: str, text: str) -> str:
+    """An embedded resource's text; a local file's (``file:///srv/app/settings.ini``) by the file rules of
+    its kind, whatever the call named (review of atk21: a search's matched files came back whole)."""
+    return _redacted(text, {_kind(path) for path in file_uris([uri]) if isinstance(path, str)})
 
 
 def _redacted(text: str, kinds: set[Path]) -> str:

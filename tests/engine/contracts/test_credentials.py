@@ -195,3 +195,19 @@ def test_a_read_only_tool_given_a_file_uri_of_a_credential_file_asks(tmp_path: P
         assert secret_read_reason(ReadOnly(), call, tmp_path) is not None, call
     for call in ({"url": "https://example.com/.env"}, {"uri": (tmp_path / "data.csv").as_uri()}):
         assert secret_read_reason(ReadOnly(), call, tmp_path) is None, call
+
+
+def test_a_file_uri_under_any_argument_s_name_asks(tmp_path: Path) -> None:
+    """Review of atk21: only ``uri``/``url`` arguments' ``file:`` URIs were read, so a read-only tool
+    taking ``source``, ``resource`` or ``location`` read ``.env`` unasked; text that is no URI asks nothing."""
+    from nbagent.engine.contracts.credentials import secret_read_reason
+
+    class ReadOnly:
+        read_only = True
+
+    (tmp_path / ".env").write_text("DB_PASSWORD=Zq7-Loud-Tiger-42\n")
+    for call in ({"source": (tmp_path / ".env").as_uri()}, {"resource": [(tmp_path / ".env").as_uri()]},
+                 {"request": {"location": (tmp_path / ".env").as_uri()}}):
+        assert secret_read_reason(ReadOnly(), call, tmp_path) is not None, call
+    for call in ({"query": "select * from .env"}, {"source": "https://example.com/.env"}, {"text": "a file: .env"}):
+        assert secret_read_reason(ReadOnly(), call, tmp_path) is None, call

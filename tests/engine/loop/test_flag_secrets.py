@@ -4,6 +4,8 @@ a secret where a ``NAME=value`` line's would be: a printed command, a config fil
 
 from __future__ import annotations
 
+import json
+
 from nbagent.engine.loop.kernel_secrets import credential_variable_values
 from nbagent.engine.loop.output_secrets import output_secrets
 
@@ -205,6 +207,15 @@ def test_a_name_beside_its_value_gives_the_credential_it_names() -> None:
                                                    {"name": "api_token", "value": "<your token>"}])]) == ()
 
 
+def test_a_form_field_whose_value_is_its_label_written_otherwise_gives_nothing() -> None:
+    """Review of atk21: the form rule compared the value with the name letter for letter, so
+    ``{"name": "db_password", "value": "DB Password"}`` (or ``"Password:"``) hid its label everywhere."""
+    fields = [{"name": "db_password", "value": "DB Password"}, {"name": "new-password", "value": "New password"},
+              {"name": "password", "value": "Password:"}]
+    assert credential_variable_values([("fields", fields)]) == ()
+    assert credential_variable_values([("env", [{"name": "DB_PASSWORD", "value": PASSWORD}])]) == (PASSWORD,)
+
+
 def test_php_ruby_and_go_named_literals_give_their_values() -> None:
     """``'password' => '…'`` (a PHP config array, a Ruby hash) and Go's ``password := "…"`` were shown
     whole where ``password="…"`` was not (read_file of config.php, a printed hash)."""
@@ -247,3 +258,53 @@ def test_cli_settings_vault_pairs_net_use_and_joined_login_flags_give_their_pass
                  "net use Z: \\\\srv\\share /user:ana *", "az login --use-device-code", "mongosh -pretty-print-x",
                  "vault kv put secret/db password=@password.txt"):
         assert output_secrets(text) == (), text
+
+
+def test_a_value_cut_short_at_a_quote_or_an_attribute_outside_its_element_s_tag_gives_nothing() -> None:
+    """Review of atk21: printed code ``key = "db_password"`` then ``value = os.environ['DB_PASSWORD']`` gave
+    ``os.environ[``, hidden then wherever code named the environment; an element's ``key``/``name``
+    counts only in its own opening tag (a ``data-key`` attribute, or another element's, is none)."""
+    for text in ("key = 'db_password'\nvalue = os.environ['DB_PASSWORD']", 'name: "api_secret"\nvalue: secrets["api"]',
+                 f'<div data-key="password">{PASSWORD}</div>', f'<a name="password"/><b>{PASSWORD}</b>'):
+        assert output_secrets(text) == (), text
+    for text in (f"key: db_password\nvalue: {PASSWORD}", f'<entry\n  key="db.password">{PASSWORD}</entry>',
+                 f'<entry type="string" key="db.password">{PASSWORD}</entry>'):
+        assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_an_aws_parameter_s_secure_string_and_a_capitalised_name_beside_its_value_give_the_credential() -> None:
+    """Review of atk21: ``ssm.get_parameter(Name="/prod/db/password", WithDecryption=True)`` kept (or printed)
+    gave its password to the model: no key names a credential; ``{"Name": "DB_PASSWORD", "Value": …}`` neither."""
+    resp = {"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": PASSWORD, "Version": 3,
+                          "ARN": "arn:aws:ssm:eu-west-1:123456789012:parameter/prod/db/password", "DataType": "text"}}
+    assert credential_variable_values([("resp", resp)]) == (PASSWORD,)
+    assert output_secrets(str(resp)) == (PASSWORD,) and output_secrets(json.dumps(resp, indent=2)) == (PASSWORD,)
+    assert credential_variable_values([("env", [{"Name": "DB_PASSWORD", "Value": PASSWORD}])]) == (PASSWORD,)
+    plain = {"Parameter": {"Name": "/prod/region", "Type": "String", "Value": "eu-west-1-central", "Version": 1}}
+    tags = [{"Key": "Name", "Value": "web-server-prod"}, {"Key": "team", "Value": "data-science-core"}]
+    assert credential_variable_values([("plain", plain), ("tags", tags)]) == () and output_secrets(str(plain)) == ()
+
+
+def test_a_name_about_a_credential_beside_its_value_gives_nothing() -> None:
+    """Review of atk21: a Kubernetes env entry or an XML key names a setting about a credential as often
+    (``SECRET_NAME``: ``db-credentials``, ``PASSWORD_POLICY``, ``password_strength``, a ``password_hash``
+    column's type): read as a settings table's key is, only a credential's own name gives its value."""
+    manifest = ("env:\n  - name: SECRET_NAME\n    value: db-credentials\n  - name: PASSWORD_POLICY\n    value: strong-required\n"
+                "  - name: SECRET_PROVIDER\n    value: aws-secrets-manager\n"
+                f"  - name: DB_PASSWORD\n    value: {PASSWORD}\n")
+    assert output_secrets(manifest) == (PASSWORD,)
+    for text in ('<column name="password_hash">VARCHAR(255)</column>', '<add key="PasswordPolicy" value="strong-required"/>'):
+        assert output_secrets(text) == (), text
+    rows = [{"name": "password_strength", "value": "moderate-high"}, {"name": "SECRET_NAME", "value": "db-credentials"},
+            {"key": "DbPassword", "value": PASSWORD}]
+    assert credential_variable_values([("rows", rows)]) == (PASSWORD,)
+
+
+def test_a_javascript_arrow_returning_a_text_gives_nothing() -> None:
+    """Review of atk21: ``=>`` after a bare name read JavaScript's arrow as PHP's/Ruby's ``=>``, so a
+    .js file's ``const check = secret => 'redacted-value-here'`` hid that text; Ruby's symbol still names one."""
+    from nbagent.engine.loop.kernel_secrets import code_secrets
+
+    for text in ("const check = secret => 'redacted-value-here'", "rows.map(password => \"hidden-for-display\")"):
+        assert code_secrets(text) == () and output_secrets(text) == (), text
+    assert code_secrets(f':password => "{PASSWORD}"') == (PASSWORD,)

@@ -549,3 +549,19 @@ def test_collections_of_ids_named_keys_are_no_secrets_but_api_keys_and_tokens_ar
     vendor = "9f3b2c7e1a8d4f6b0c5e2a9d7b3f1e8c"  # an Azure key: 32 hex digits under a vendor's plural
     assert credential_variable_values({"azure_keys": {"eastus": vendor}}.items()) == (vendor,)
     assert credential_variable_values({"hf_tokens": [HF_TOKEN]}.items()) == (HF_TOKEN,)
+
+
+def test_a_name_about_a_password_gives_nothing_and_a_password_s_own_name_still_does() -> None:
+    """Review of atk21: a DataFrame's ``password_strength`` column (and records, printed JSON) was hidden from
+    every text the model read, as ``password_min_length`` or ``password_changed_at`` would be."""
+    import pandas as pd
+
+    from nbagent.engine.loop.output_secrets import output_secrets
+
+    df = pd.DataFrame({"user": ["ana", "bo"], "password_strength": ["moderate-high", "very-strong-pw"],
+                       "password_changed_at": ["2024-01-03T10:00", "2024-02-03T11:00"]})
+    assert credential_variable_values([("df", df), ("rows", df.to_dict("records")),
+                                       ("policy", {"password_min_length": "twelve-chars", "secret_count": "seventeen"})]) == ()
+    assert output_secrets(df.to_json(orient="records")) == ()
+    kept = {"db_password": "Zq7-Loud-Tiger-42", "DB_PASSWORD_PROD": "correct horse battery", "password_hash": "pbkdf2-hash-x"}
+    assert set(credential_variable_values(kept.items())) == set(kept.values())

@@ -41,3 +41,31 @@ def test_each_named_file_s_kind_is_read_by_its_rules_and_a_call_naming_none_is_l
         == "token: [redacted]"
     page = f"Password: {PASSWORD}"  # a web page's or an issue's text: no file of the project's
     assert without_file_secrets(ToolOutput(page), {"url": "https://example.com", "query": "x"}).content == page
+
+
+def test_a_file_uri_under_any_argument_is_read_by_the_file_rules_and_a_web_page_s_uri_is_not() -> None:
+    """Review of atk21: ``url``/``uris``/``resource_url`` file: URIs were not read by the file rules
+    (``password = …`` of settings.ini reached the model), while an ``https`` ``uri`` (a web page) was."""
+    config = f"[db]\npassword = {PASSWORD}\n"
+    for call in ({"url": "file:///srv/app/settings.ini"}, {"uris": ["file:///srv/app/settings.ini"]},
+                 {"resource_url": "file:///srv/app/settings.ini"}):
+        assert without_file_secrets(ToolOutput(config), call).content == "[db]\npassword = [redacted]\n", call
+    assert without_file_secrets(ToolOutput(config), {"uri": "https://example.com/guide.html"}).content == config
+
+
+def test_an_embedded_file_resource_is_read_by_its_kind_s_rules_whatever_the_call_named() -> None:
+    """Review of atk21: a tool answering a query with the project's files as embedded resources
+    (``file:///srv/app/settings.ini``) showed their passwords: only the call's arguments were looked at."""
+    import mcp.types as mcp_types
+
+    from nbagent.tools.mcp.results import to_tool_output
+
+    def resource(uri: str, text: str) -> mcp_types.EmbeddedResource:
+        return mcp_types.EmbeddedResource(type="resource", resource=mcp_types.TextResourceContents(uri=uri, text=text))
+
+    result = mcp_types.CallToolResult(content=[resource("file:///srv/app/settings.ini", f"[db]\npassword = {PASSWORD}\n"),
+                                               resource("file:///srv/app/db.py", "password = read_secret()\n"),
+                                               resource("https://example.com/guide", "password = see the admin")])
+    text = str(to_tool_output(result).content)
+    assert PASSWORD not in text and "password = [redacted]" in text
+    assert "password = read_secret()" in text and "password = see the admin" in text
