@@ -3,13 +3,12 @@
 One per kernel (the magics own it). For each ``%%agent`` cell it answers one question before
 anything runs: replay a recorded turn, or run live (and if live, whether the record must fork
 first); after a live turn it writes the turn into the record's index (its writing half,
-:class:`~.recording.RecordKeeper`).
+:class:`~.recording.RecordKeeper`). A fresh cell's look for its record is :class:`~.lookup.RecordLookup`.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,11 +28,11 @@ from .decisions import (
 )
 from .embedded import NotebookRecord, executing_metadata, in_kernel, not_this_cells, read_record, was_recorded
 from .headless import executing_code, holds_cell, notebook_with_cell, runs_again_in_place
-from .recording import RecordKeeper, session_name
+from .lookup import Lookup, RecordLookup
+from .recording import session_name
 from .replay import (
     ReplayCursor,
     ReplayIndex,
-    choose_record,
     has_records,
     load_index,
     recorded_turn,
@@ -44,19 +43,7 @@ if TYPE_CHECKING:
     from ..session import NotebookSession
 
 
-@dataclass(frozen=True)
-class _Lookup:
-    """What a fresh agent cell's look for its record found: the replay, or why none (headless:
-    several notebooks' records it cannot tell apart; a recorded answer a live kernel asks anew)."""
-
-    replay: Replay | None = None
-    ambiguous: tuple[str | None, ...] = ()
-    shadowed: bool = False
-    gone: tuple[str, ...] = ()
-    unfinished: tuple[int, int] | None = None
-
-
-class DocumentLink(RecordKeeper):
+class DocumentLink(RecordLookup):
     """What a kernel knows of its notebook."""
 
     def __init__(self, root: Path | None = None, the_bridge: Bridge | None = None) -> None:
@@ -164,10 +151,10 @@ class DocumentLink(RecordKeeper):
         metadata = executing_metadata()
         self._asking = prompt
         carried = read_record(metadata, prompt, cell_id) if not live else None
-        found = _Lookup()
+        found = Lookup()
         if cursor is not None and not live and not new and cursor.next_matches(prompt, cell_id):
             found_next = self._next_turn(cursor, carried, metadata, prompt, cell_id)
-            if not isinstance(found_next, _Lookup):
+            if not isinstance(found_next, Lookup):
                 return found_next
             found = found_next
         # A session made in a cell (``magics.new_session()``) that asked nothing yet is as fresh as
@@ -203,7 +190,7 @@ class DocumentLink(RecordKeeper):
                           made_after=made_after, stale=stale)
 
     def _next_turn(self, cursor: ReplayCursor, carried: NotebookRecord | None, metadata: JSONObject, prompt: str,
-                   cell_id: str | None) -> Replay | Undone | _Lookup:
+                   cell_id: str | None) -> Replay | Undone | Lookup:
         """The replay cursor's next turn, this cell's: replayed (saying so where its run again was
         stopped and later turns followed it), undone, or retried below; or, its run again stopped
         with nothing after it, a lookup saying why it asks instead."""
@@ -219,54 +206,7 @@ class DocumentLink(RecordKeeper):
         if stopped is None or followed(cursor.index, turn):
             return undone or self._shows(Replay(cursor.index.session, turn, prompt=prompt,
                                                 unfinished=stopped and stopped[0]), cell_id)
-        return _Lookup(unfinished=stopped)
-
-    def _lookup(self, prompt: str, cell_id: str | None, carried: NotebookRecord | None) -> _Lookup:
-        """The record a fresh agent cell replays (its first prompt is this one), or why none does."""
-        code = executing_code()
-        holds = cache(lambda name: holds_cell(self.root, name, prompt, code))
-        asked = self.went_live and not self.live_by_command
-        found = choose_record(self.root, prompt, self.notebook(), cell_id, strict=asked, holds=holds)
-        record, shadowed = found.index, None
-        if record is None and asked and cell_id is None and in_kernel():
-            # Headless, once a turn ran live here, a recorded prompt is a new question (rule 3):
-            # asked, but not silently when the folder holds an answer this cell would have shown.
-            shadowed = choose_record(self.root, prompt, self.notebook(), cell_id, strict=False, holds=holds).index
-        if record is None and not asked and not found.ambiguous:
-            record = self._cells_own_record(prompt, cell_id)
-        if record is None:
-            return _Lookup(ambiguous=found.ambiguous, shadowed=shadowed is not None, gone=found.gone)
-        if self.live_by_command:  # replaying again: the compacted session is left, as a loaded one is
-            self.went_live = self.live_by_command = False
-            self.loaded = self._current
-        self.cursor = ReplayCursor(record)
-        # The record's first turn, not 1: a turn stopped before it finished (■ at Allow) records
-        # nothing, so a cell run again after it begins its record at turn 2.
-        first = min(t.turn for t in record.turns)
-        again = cell_id is None and runs_again_in_place(self.root, record.notebook, prompt)
-        replay = Replay(record.session, latest_turn(carried, record, first, prompt, cell_id, one_prompt=again), prompt=prompt)
-        mark = executing_metadata().get("nbagent")
-        unfinished = unfinished_rerun(executing_metadata(), record, replay.turn, carried, cell_id)
-        if unfinished is not None and not followed(record, replay.turn):  # asked again, as a cell whose only run was stopped is
-            self.cursor = None
-            return _Lookup(unfinished=unfinished)
-        if carried is None and (retried_unrecorded(mark, record, prompt, cell_id) or 0) > replay.turn:
-            return _Lookup()  # its stopped run was retried below: it says so (plan), never the replaced answer
-        return _Lookup(replay=self._shows(replace(replay, unfinished=unfinished and unfinished[0]), cell_id))
-
-    def _cells_own_record(self, prompt: str, cell_id: str | None) -> ReplayIndex | None:
-        """The record the executing cell's own metadata names (signed by this user), where this very
-        cell asked ``prompt`` as its first turn. A cell whose code asks several prompts (notebook 02's
-        loop) carries only its last prompt's record, so in a copy of the notebook (File > Duplicate:
-        the record names the original, and only this notebook's records are looked up) its first
-        prompt found nothing and every prompt asked the model, saying "its last run did not finish";
-        a copy of a one-prompt cell replays through its metadata."""
-        mark = read_record(executing_metadata(), None, cell_id)
-        index = load_index(self.root, mark.session) if mark is not None and mark.mine else None
-        if index is None or not index.turns:
-            return None
-        first = min(index.turns, key=lambda t: t.turn)
-        return index if first.turn == 1 and first.asked_by(prompt, cell_id, strict=True) else None
+        return Lookup(unfinished=stopped)
 
     def _own_or_carried(self, carried: NotebookRecord | None, current: NotebookSession | None, prompt: str,
                         cell_id: str | None) -> Live | Undone | None:
@@ -319,7 +259,7 @@ class DocumentLink(RecordKeeper):
         return Undone(turn)
 
     def _live(self, prompt: str, metadata: JSONObject, cursor: ReplayCursor | None,
-              carried: NotebookRecord | None, found: _Lookup, *, live: bool, new: bool, fresh: bool,
+              carried: NotebookRecord | None, found: Lookup, *, live: bool, new: bool, fresh: bool,
               made_after: bool, stale: int | None) -> Live:
         """A live turn, with what its line needs to say why (never a silent live run)."""
         cell_id = executing_cell_id()
@@ -381,12 +321,6 @@ class DocumentLink(RecordKeeper):
         if index is not None and turns:
             return None, (index.session, max(turns))
         return ("edited", cursor.shown + 1 if cursor is not None else 0), None
-
-    def _shows(self, decision: Replay, cell_id: str | None) -> Replay:
-        self._session_at_replay = self._current
-        if cell_id is not None:
-            self.shown_cells[cell_id] = (decision.session, decision.turn)
-        return decision
 
     def _stale(self, carried: NotebookRecord) -> bool:
         """Whether the cell's own record is older than an answer this replay showed above it: a

@@ -18,7 +18,17 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import cell_run, command_replay, embedded, link, live_lines, recording, replay_lines, replayed
+from nbagent.notebook.document import (
+    cell_run,
+    command_replay,
+    embedded,
+    link,
+    live_lines,
+    lookup,
+    recording,
+    replay_lines,
+    replayed,
+)
 from nbagent.notebook.document.bridge import Bridge
 from nbagent.notebook.document.live_lines import NO_RECORD_LINE, UNFINISHED_LINE
 from nbagent.notebook.document.replay_lines import RECEIVED_LINE, ROLLED_BACK_LINE
@@ -38,7 +48,7 @@ class Lab:
         self.error = ""  # the last cell's error, as the user reads it
         for module in (link, recording, cell_run, command_replay, replayed):
             monkeypatch.setattr(module, "executing_cell_id", lambda: self.executing and self.executing["id"])
-        for module in (link, replayed, command_replay):
+        for module in (link, lookup, replayed, command_replay):
             monkeypatch.setattr(module, "executing_metadata",
                                 lambda: dict(self.executing["metadata"], cellId=self.executing["id"]) if self.executing else {})
 
@@ -785,7 +795,8 @@ def test_a_cell_asking_several_prompts_says_which_one_was_edited_and_the_turn_of
     loop = ("import nbagent\nfor p in PROMPTS:\n"
             "    await nbagent.notebook.magics.run_agent_cell('', p)")
     lab.front.cells[0]["source"] = loop
-    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 5? use python", "what is 6 * 7? use python"]
     lab.run()
     assert lab.record()["turn"] == 3
@@ -793,7 +804,8 @@ def test_a_cell_asking_several_prompts_says_which_one_was_edited_and_the_turn_of
     lab.ip.user_ns["PROMPTS"] = ["what is 2 * 3? use python", "what is 4 * 9? use python", "what is 6 * 7? use python"]
     # The execute request carries the metadata the cell had when it was sent, for all its prompts.
     sent = json.loads(json.dumps(lab.front.cells[0]["metadata"]))
-    monkeypatch.setattr(link, "executing_metadata", lambda: dict(sent, cellId=lab.front.cells[0]["id"]))
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "executing_metadata", lambda: dict(sent, cellId=lab.front.cells[0]["id"]))
 
     out = lab.run()
 

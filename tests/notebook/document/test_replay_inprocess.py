@@ -402,9 +402,11 @@ def test_a_headless_replay_that_reaches_a_prompt_past_the_record_says_it_asks(ip
     # nbconvert --execute of notebook 04: its rollback lesson cut the last turn from the record, so
     # the next headless run replays up to there and then asks the model: never silently
     from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document import lookup as lookup_mod
     from nbagent.notebook.document.live_lines import PAST_RECORD_LINE
 
-    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
+    for module in (link_mod, lookup_mod):
+        monkeypatch.setattr(module, "in_kernel", lambda: True)  # a kernel that sends no cell ids
     cell(ip, FIRST)
     restart(magics_mod.active_magics())
     assert "replayed: session" in cell(ip, FIRST)
@@ -419,9 +421,11 @@ def test_a_headless_edited_first_cell_says_no_record_begins_with_it_not_that_the
     # nbconvert --execute of notebook 05 with its first prompt edited ("'Lyon' has 520000 people"):
     # the line said "no .nbagent/ record beside the notebook", in a folder full of its records
     from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document import lookup as lookup_mod
     from nbagent.notebook.document.live_lines import NO_MATCH_LINE, NO_RECORD_LINE
 
-    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)  # a kernel that sends no cell ids
+    for module in (link_mod, lookup_mod):
+        monkeypatch.setattr(module, "in_kernel", lambda: True)  # a kernel that sends no cell ids
     assert NO_RECORD_LINE in cell(ip, FIRST)  # a folder with no record yet: that line is true
     restart(magics_mod.active_magics())
 
@@ -471,9 +475,11 @@ def test_headless_a_recorded_prompt_asked_after_a_live_turn_says_it_asks(ip, mon
     # notebook 05's second headless run: once a cell went live, the cells after a session made in
     # code (plan mode, the hook) are new questions (rule 3), and now say so rather than ask silently
     from nbagent.notebook.document import link as link_mod
+    from nbagent.notebook.document import lookup as lookup_mod
     from nbagent.notebook.document.live_lines import NEW_QUESTION_LINE
 
-    monkeypatch.setattr(link_mod, "in_kernel", lambda: True)
+    for module in (link_mod, lookup_mod):
+        monkeypatch.setattr(module, "in_kernel", lambda: True)
     code = "s = __import__('nbagent').notebook.magics.active_magics().new_session()"
     cell(ip, FIRST)
     ip.run_cell(code)

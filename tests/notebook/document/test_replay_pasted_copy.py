@@ -86,11 +86,12 @@ def test_an_agent_cell_merged_with_the_cell_below_says_its_prompt_was_edited_not
 def _run_pasted_loop_copy(lab, monkeypatch, prompts: list[str]) -> str:
     """Notebook 02's loop cell asks ``prompts``, is pasted (a new id), and the copy runs in a fresh kernel
     with the metadata its execute request carries (the original's record, the same for every prompt)."""
-    from nbagent.notebook.document import link
+    from nbagent.notebook.document import link, lookup
 
     lab.front.cells[0]["source"] = ("import nbagent\nfor p in PROMPTS:\n"
                                     "    await nbagent.notebook.magics.run_agent_cell('', p)")
-    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     lab.ip.user_ns["PROMPTS"] = prompts
     lab.run()
     pasted = json.loads(json.dumps(lab.front.cells[0]))
@@ -98,7 +99,8 @@ def _run_pasted_loop_copy(lab, monkeypatch, prompts: list[str]) -> str:
     lab.front.cells.append(pasted)
     lab.restart()
     sent = json.loads(json.dumps(pasted["metadata"]))  # the metadata the execute request carries
-    monkeypatch.setattr(link, "executing_metadata", lambda: dict(sent, cellId="c-pasted"))
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "executing_metadata", lambda: dict(sent, cellId="c-pasted"))
     return _run(lab, "c-pasted")
 
 
@@ -129,9 +131,10 @@ def test_a_pasted_copy_of_an_agent_fix_cell_says_it_is_a_copy_not_that_its_promp
     """A copy of an ``%agent fix`` cell (its record the fix of another failure) run for a new failure: its
     prompt is the failure nbagent sends, never typed; the request's code (``%agent fix``, not an agent
     cell) carrying another cell's record is a copy's, never "this cell's prompt was edited" (guard)."""
-    from nbagent.notebook.document import link
+    from nbagent.notebook.document import link, lookup
 
-    monkeypatch.setattr(link, "executing_code", lambda: lab.executing and lab.executing["source"])
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     lab.front.cells[0]["source"] = "import pandas as pd\nsales = pd.DataFrame({'region': ['a'], 'revenue': [1.0]})"
     _add(lab, "c-broken", "sales.groupby('regoin')['revenue'].sum()")
     _add(lab, "c-fix", "%agent fix")

@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document import bridge, cell_run, command_replay, headless, link, live_lines, recording, replayed
+from nbagent.notebook.document import bridge, cell_run, command_replay, headless, link, live_lines, lookup, recording, replayed
 from nbagent.notebook.document.bridge import Bridge
 
 from . import test_replay_from_notebook
@@ -29,10 +29,11 @@ def _headless(lab: Lab, monkeypatch: Any) -> None:
     monkeypatch.setattr(bridge, "executing_request", lambda: {"content": {"code": lab.executing and lab.executing["source"]}})
     for module in (link, recording, cell_run, command_replay, replayed):
         monkeypatch.setattr(module, "executing_cell_id", lambda: None)
-    for module in (link, replayed, command_replay):
+    for module in (link, lookup, replayed, command_replay):
         monkeypatch.setattr(module, "executing_metadata", lambda: {})
-    monkeypatch.setattr(link, "in_kernel", lambda: True)  # a kernel nbclient drives, not a terminal
-    for module in (link, headless):
+    for module in (link, lookup):
+        monkeypatch.setattr(module, "in_kernel", lambda: True)  # a kernel nbclient drives, not a terminal
+    for module in (link, lookup, headless):
         monkeypatch.setattr(module, "executing_code", lambda: lab.executing and lab.executing["source"])
     magics = magics_mod.active_magics()
     if magics.current is not None:
