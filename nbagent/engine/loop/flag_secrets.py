@@ -38,11 +38,18 @@ _MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]
 """``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
 _PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
 """Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
-_GAP_COMMAND = re.compile(r"(?i:\b(?P<cmd>(?:docker|podman|nerdctl)[ \t]+login|sshpass|mongosh"
-                          r"|mongo(?:dump|restore|export|import)?|redis-cli))\b[^\n]*")
+_GAP_COMMAND = re.compile(r"(?i:(?<![\w.-])(?P<cmd>(?:docker|podman|nerdctl)[ \t]+login|sshpass|mongosh"
+                          r"|mongo(?:dump|restore|export|import)?|redis-cli))(?![\w.-])"
+                          r"(?:[^\n;|&`'\"]|'[^'\n]*'|\"[^\"\n]*\")*")
 """The commands whose short flag takes the password as the next word: ``docker login -u ana -p …``,
-``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path)."""
-_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path).
+Read up to the next command (``;``, ``&&``, ``|``; not inside quotes): ``… && docker compose -p analytics up``
+gives nothing, nor a compose file named ``mongo.yml``."""
+_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+"""``-p …`` (``-pSECRET``, ``-p'…'``: sshpass and docker take it joined too)."""
+_SSHPASS_OPTIONS = re.compile(r"(?:[ \t]+-(?:[fdpP][ \t]*(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)|[ehv]+)(?=\s|$))*")
+"""sshpass's own options (``-p pw``, ``-f file``, ``-e``, ``-v``): after them comes the command it runs, whose
+``-p`` is not its (``sshpass -e ssh host 'mkdir -p /srv/data'``, ``… pytest -p no:cacheprovider``)."""
 _NETRC = re.compile(r"(?<![\w-])(?:machine[ \t]+\S{1,256}|default)\s+login[ \t]+\S{1,256}\s+password[ \t]+"
                     r"(?P<value>[^\s\"']{1,256})")
 """``.netrc``'s ``machine host login ana password …`` (one line, or a line each), in that order."""
@@ -123,20 +130,31 @@ def mysql_passwords(text: str) -> list[str]:
     return found
 
 
-def gap_flag(words: list[str]) -> str | None:
-    """The flag whose next word is the password in a command line kept as its arguments (``-p`` of
-    ``["sshpass", "-p", …]``, ``-a`` of redis-cli's), or None for a command of no :data:`_GAP_COMMAND`."""
-    head = " ".join(words[:3])
-    match = _GAP_COMMAND.search(head)
+def gap_passwords(words: list[str]) -> list[str]:
+    """The passwords of a command line kept as its arguments (``["sshpass", "-p", …]``, ``["docker",
+    "login", …, "-p", …]``, redis-cli's ``-a``), each item whole; none for a command of no :data:`_GAP_COMMAND`."""
+    match = _GAP_COMMAND.search(" ".join(words[:3]))
     if match is None:
-        return None
-    return "-a" if match.group("cmd").lower() == "redis-cli" else "-p"
+        return []
+    cmd = match.group("cmd").lower()
+    flag = "-a" if cmd == "redis-cli" else "-p"
+    found: list[str] = []
+    for at, word in enumerate(words):
+        if word in ("&&", "||", "|", ";"):
+            break  # the next command's flags
+        if cmd == "sshpass" and at and not word.startswith("-") and words[at - 1][:2] not in ("-f", "-d", "-p", "-P"):
+            break  # the command sshpass runs: its -p is not sshpass's
+        if word == flag and at + 1 < len(words) and credential_word(words[at + 1]):
+            found.append(words[at + 1])
+        elif word.startswith(flag) and len(word) > 2 and credential_word(word[2:]):
+            found.append(word[2:])
+    return found
 
 
 def credential_word(value: str) -> bool:
-    """Whether ``value`` may be a password given as a flag's next word (not a placeholder, a metavar or a port)."""
+    """Whether ``value`` may be a password given as a flag's next word (not a placeholder, a metavar, a port or a path)."""
     return _credential(value) and not _METAVAR.fullmatch(value) and not _PORTS.fullmatch(value) \
-        and not value.startswith("-")
+        and not value.startswith("-") and not PATH_START.match(value)
 
 
 def command_passwords(text: str) -> list[str]:
@@ -144,10 +162,12 @@ def command_passwords(text: str) -> list[str]:
     command of :data:`_GAP_COMMAND`, and a ``.netrc``'s ``password …`` (a text naming ``machine`` and ``login``)."""
     found: list[str] = []
     for line in _GAP_COMMAND.finditer(text):
-        flag = "a" if line.group("cmd").lower() == "redis-cli" else "p"
-        found += [m.group("value") for m in _GAP_FLAG.finditer(line.group()) if m.group("flag") == flag
-                  and _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))
-                  and not _PORTS.fullmatch(m.group("value"))]
+        cmd = line.group("cmd").lower()
+        flag, own = ("a" if cmd == "redis-cli" else "p"), line.group()[line.end("cmd") - line.start():]
+        if cmd == "sshpass":
+            own = own[:_SSHPASS_OPTIONS.match(own).end()]  # type: ignore[union-attr]  # it matches empty
+        found += [m.group("value") for m in _GAP_FLAG.finditer(own)
+                  if m.group("flag") == flag and credential_word(m.group("value"))]
     if "login " in text and "password " in text:
         found += [m.group("value") for m in _NETRC.finditer(text) if _credential(m.group("value"))]
     return found
@@ -247,4 +267,4 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["command_passwords", "credential_word", "gap_flag", "flag_secrets", "mysql_passwords", "placeholder"]
+__all__ = ["command_passwords", "credential_word", "gap_passwords", "flag_secrets", "mysql_passwords", "placeholder"]

@@ -11,7 +11,7 @@ from itertools import islice
 from typing import cast
 
 from .assigned_secrets import assigned_secrets
-from .flag_secrets import credential_word, flag_secrets, gap_flag, mysql_passwords, placeholder
+from .flag_secrets import flag_secrets, gap_passwords, mysql_passwords, placeholder
 from .named_values import named_secret
 
 MAX_PAIRS_PER_LIST = 100
@@ -45,8 +45,7 @@ def _short_flags(items: list[str]) -> list[str]:
         if flag == "-u" and ":" in value and not value.startswith("-"):
             found += flag_secrets(f"-u '{value}'") if "'" not in value else []
     found += [secret for item in items if item.startswith("-u") and len(item) > 2 for secret in flag_secrets(item)]
-    if (gap := gap_flag(items)) is not None:  # ``["sshpass", "-p", "correct horse", "ssh", host]``
-        found += [value for flag, value in zip(items, items[1:], strict=False) if flag == gap and credential_word(value)]
+    found += gap_passwords(items)  # ``["sshpass", "-p", "correct horse", "ssh", host]``
     if any("mysql" in item.lower() or "mariadb" in item.lower() for item in items):
         found += [secret for item in items if item.startswith("-p") and len(item) > 2
                   for secret in mysql_passwords(f"mysql -p'{item[2:]}'" if "'" not in item else f"mysql {item}")]

@@ -230,3 +230,24 @@ def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_w
     assert found == ("correct horse battery", PASSWORD, f"{PASSWORD}x")
     assert credential_variable_values([("plain", ["ssh", "-p", "22222222", "host"]),
                                        ("doc", ["sshpass", "-p", "PASSWORD", "ssh"])]) == ()
+
+
+def test_another_command_s_short_flag_on_a_password_command_s_line_gives_nothing() -> None:
+    """The ``-p`` of the command sshpass runs, of a command after ``&&``/``|``, or of a compose file
+    named ``mongo.yml`` is a folder, a plugin or a project's name (review of attacker pass 21)."""
+    for text in ("sshpass -f pw.txt ssh ana@host 'mkdir -p /srv/project/data'", "sshpass -e ssh host mkdir -p outputs2024",
+                 "sshpass -e ssh host python -m pytest -p no:cacheprovider",
+                 "docker login -u ana --password-stdin && docker compose -p analytics up -d",
+                 "docker compose -f mongo.yml -p analytics up -d", "mongo --eval 'db.x.find()' && mkdir -p backups2024",
+                 "redis-cli -h cache --scan --pattern 'user:*' | xargs -a keysfile rm"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["sshpass", "-e", "ssh", "host", "mkdir", "-p", "outputs2024"]),
+                                       ("up", ["mongo", "--quiet", "&&", "mkdir", "-p", "backups2024"])]) == ()
+
+
+def test_a_password_joined_to_its_short_flag_or_quoted_with_separators_is_taken() -> None:
+    for text in (f"sshpass -p'{PASSWORD}' ssh host", f"mongosh -u ana -p{PASSWORD}", f"docker login -u ana -p{PASSWORD} reg.io"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert output_secrets("sshpass -p 'Zq7;Loud|Tiger&42' ssh host") == ("Zq7;Loud|Tiger&42",)
+    assert credential_variable_values([("cmd", ["sshpass", f"-p{PASSWORD}", "ssh", "host", "mkdir", "-p", "outputs2024"])]) \
+        == (PASSWORD,)
