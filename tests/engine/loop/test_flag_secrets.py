@@ -261,7 +261,12 @@ def test_a_cell_s_arithmetic_is_not_read_as_a_command_line(monkeypatch: pytest.M
     cells took 1.2 s at the first prompt, 0.24 s on main); a command's ``-p`` after a blank or a quote still is."""
     read: list[str] = []
     real = kernel_secrets._literals
-    monkeypatch.setattr(kernel_secrets, "_literals", lambda code: read.append(code) or real(code))
+
+    def literals(code: str) -> list[str]:
+        read.append(code)
+        return real(code)
+
+    monkeypatch.setattr(kernel_secrets, "_literals", literals)
     arithmetic = "q = 1-p\nresid = y-pred\nloss = np.log(1-prob).mean()\n"
     assert kernel_secrets.code_secrets(arithmetic) == ()
     assert read == []
