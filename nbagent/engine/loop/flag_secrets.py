@@ -66,19 +66,22 @@ _ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ 
                      r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
 """Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
 _ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
-_INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})=(?P<q>[\"']?)"
-                         r"(?P<value>[^\s\"'`;|)]{1,256})(?P=q)"
-                         r"(?=[\s;|)]|$)", re.MULTILINE)
+_INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})="
+                         r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,256})(?P=q)|(?P<value>[^\s\"'`;|)]{1,256}))"
+                         r"(?=[\s;|)\"']|$)", re.MULTILINE)
 """An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``,
 ``docker run -e POSTGRES_PASSWORD=… postgres`` (a line's first ``NAME=value`` is :mod:`.assigned_secrets`'
 whole rest of line). Upper-case names only, by the environment's rule: a printed call's
-``password=cfg.password`` is code, not a value."""
+``password=cfg.password`` is code, not a value. A quoted value may hold blanks (``PGPASSWORD='correct horse' psql``)."""
 _JAVA_PROPERTY = re.compile(r"-D(?P<name>(?:[A-Za-z][\w.-]{0,80})?(?i:pass|pwd|secret|token|key|auth|cred)[\w.-]{0,40})="
                             r"(?P<q>[\"']?)(?P<value>[^\s\"']{1,256})(?P=q)")
 """Java's ``-Djavax.net.ssl.keyStorePassword=…``."""
 _SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word)?|passin|passout)[ \t]+"
-                          r"(?:pass:)?(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
-"""keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…``."""
+                          r"(?:(?P<q>[\"'])(?:pass:)?(?P<quoted>[^\"'\n]{1,256})(?P=q)"
+                          r"|(?:pass:)?(?:(?P<q2>[\"'])(?P<quoted2>[^\"'\n]{1,256})(?P=q2)|(?P<value>[^\s\"'-][^\s\"']{0,255})))")
+"""keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…`` (quoted: may
+hold blanks); openssl's ``env:NAME``, ``file:path`` and ``fd:N`` name where the password is, not it."""
+_ELSEWHERE = re.compile(r"(?:env|file|fd):")
 _GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli")
 _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
@@ -201,16 +204,16 @@ def _inline(text: str) -> list[str]:
     found: list[str] = []
     if "=" in text and any(word in text for word in _UPPER_WORDS):  # substring looks: faster than the pattern
         for m in _INLINE_ENV.finditer(text):
-            start = _name_start(text, m.start())
-            if (start == 0 or text[start - 1] in _STARTS) and _credential(m.group("value")) and \
-                    CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and \
-                    not PATH_START.match(m.group("value")):
-                found.append(m.group("value"))
+            start, value = _name_start(text, m.start()), m.group("quoted") or m.group("value")
+            # ``-e 'POSTGRES_PASSWORD=…'``: a quote may open the setting too
+            if (start == 0 or text[start - 1] in _STARTS or text[start - 1] in "\"'") and _credential(value) and \
+                    CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and not PATH_START.match(value):
+                found.append(value)
     if "=" in text and "-D" in text:
         found += [v for m in _matches(_JAVA_PROPERTY, text) for v in _property(m.group("name"), m.group("value"))]
     if "pass" in text:
-        found += [m.group("value") for m in _matches(_SINGLE_DASH, text)
-                  if _credential(m.group("value")) and not _METAVAR.fullmatch(m.group("value"))]
+        values = (m.group("quoted") or m.group("quoted2") or m.group("value") for m in _matches(_SINGLE_DASH, text))
+        found += [v for v in values if _credential(v) and not _METAVAR.fullmatch(v) and not _ELSEWHERE.match(v)]
     return found
 
 

@@ -273,3 +273,15 @@ def test_a_cell_s_arithmetic_is_not_read_as_a_command_line(monkeypatch: pytest.M
     for cell in (f"get_ipython().system('mysql -u ana -p{PASSWORD} sales')",
                  f'subprocess.run("sshpass -p{PASSWORD} ssh host", shell=True)'):
         assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+
+
+def test_openssl_s_password_sources_are_no_password_and_quoted_values_are_taken_whole() -> None:
+    """openssl's ``env:NAME``/``file:path``/``fd:N`` say where the password is (a path was redacted); a
+    quoted value with a blank, ``PGPASSWORD='correct horse' psql``, gave nothing (review of attacker pass 21)."""
+    for text in ("openssl enc -aes-256-cbc -pass env:ENCRYPTION_KEY -in a -out b", "openssl enc -pass file:/etc/secret.txt",
+                 "openssl rsa -passin file:passphrase.txt -in key.pem", "openssl pkcs12 -passin env:P12_PASSWORD -in x"):
+        assert output_secrets(text) == (), text
+    for text in ("PGPASSWORD='correct horse battery' psql -h db", "openssl pkcs12 -passout 'pass:correct horse battery'",
+                 "openssl pkcs12 -passout pass:'correct horse battery'", "keytool -list -storepass 'correct horse battery'"):
+        assert output_secrets(text) == ("correct horse battery",), text
+    assert credential_variable_values([("cmd", f"docker run -e 'POSTGRES_PASSWORD={PASSWORD}' postgres")]) == (PASSWORD,)
