@@ -27,10 +27,12 @@ _ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.
 """``<password>…</password>``, also with attributes, a namespace (``<db:password>``), the value on a line
 of its own or in a CDATA section (``<password><![CDATA[…]]></password>``, whose text may hold blanks)."""
 _HEADER = re.compile(r"(?im)(?:(?<=\\n)|(?<![\w-]))(?P<name>(?:proxy-)?authorization)[ \t]*:[ \t]*(?P<value>[^\r\n'\"\\]{1,512})")
-_CURL_USER = re.compile(r"(?<![\w-])(?:-u[ \t]*|--user[ \t]+|--user=)(?P<q>[\"']?)[^\s:\"'/]{1,64}:"
+_CURL_USER = re.compile(r"(?<![\w-])(?:-u[ \t]*|--user[ \t]+|--user=)(?P<q>[\"']?)(?P<user>[^\s:\"'/]{1,64}):"
                         r"(?P<value>[^\s\"'/][^\s\"']{0,255})(?P=q)")
 """curl's ``-u user:password`` (``-uuser:password``, ``--user``): the user's name beside its password
 (not a URL: ``-url:https://…``)."""
+_CONTAINER = re.compile(r"(?i:\b(?:docker|podman|nerdctl)\b)")
+"""A container tool's ``-u``/``--user`` is ``user:group`` (``docker run -u www-data:www-data``), not a password."""
 _MYSQL = re.compile(r"(?i:\b(?:mysql|mariadb)[\w-]*)[^\n]*")
 """A line running MySQL's clients (``mysql``, ``mysqldump``, ``mariadb-dump``): their ``-p`` takes the
 password joined to it."""
@@ -62,9 +64,12 @@ key="Password" value="…"/>``, Spring's ``<property name="password" value="…"
 _KEYED_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w.-]{0,40})[^<>]{0,200}?\b(?:key|name)=(?P<nq>[\"'])"
                             r"(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>(?P<value>[^<>\s]{1,256})</(?P=tag)>")
 """Java's XML properties: ``<entry key="db.password">…</entry>``."""
-_ORACLE = re.compile(r"(?i:\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?P<q>[\"']?)"
+_ORACLE = re.compile(r"(?i:\b(?P<tool>sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?P<q>[\"']?)"
                      r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
 """Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
+_EXP_PARAMETER = re.compile(r"(?i)[ \t](?:file|tables|full|owner|log|fromuser|touser|parfile|rows|grants|indexes|buffer)=")
+"""Oracle's ``exp``/``imp`` take ``file=…``, ``tables=…`` …: ``exp`` and ``imp`` alone are words of a log
+(``exp runs/baseline@2024-01-01``, an experiment's run)."""
 _ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})="
                          r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,256})(?P=q)|(?P<value>[^\s\"'`;|)]{1,256}))"
@@ -172,15 +177,31 @@ def command_passwords(text: str) -> list[str]:
         found += [m.group("value") for m in _GAP_FLAG.finditer(own)
                   if m.group("flag") == flag and credential_word(m.group("value"))]
     if "login " in text and "password " in text:
-        found += [m.group("value") for m in _NETRC.finditer(text) if _credential(m.group("value"))]
+        found += [m.group("value") for m in _NETRC.finditer(text)
+                  if _credential(m.group("value")) and _entry_start(text, m.start())]
     return found
+
+
+def _entry_start(text: str, at: int) -> bool:
+    """Whether a ``.netrc`` entry's ``machine`` starts a line (or a quoted text, or a repr's ``\\n``): in
+    prose, "the machine learning login form password validation" is none."""
+    line = text[text.rfind("\n", 0, at) + 1:at].strip()
+    return not line or line[-1] in "\"'[(" or line.endswith("\\n")
+
+
+def _user_group(text: str, match: re.Match[str]) -> bool:
+    """Whether curl-like ``-u name:value`` is a container's ``user:group`` (``docker run -u www-data:www-data``)."""
+    if match.group("user") == match.group("value"):
+        return True
+    return _CONTAINER.search(text, text.rfind("\n", 0, match.start()) + 1, match.start()) is not None
 
 
 def oracle_passwords(text: str, low: str) -> list[str]:
     """Oracle's ``user/password@db`` on a line running its tools (``sqlplus scott/…@orcl``)."""
     if "/" not in text or "@" not in text or not any(tool in low for tool in _ORACLE_TOOLS):
         return []
-    return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))]
+    return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))
+            and (m.group("tool").lower() not in ("exp", "imp") or _EXP_PARAMETER.search(text, m.end()) is not None)]
 
 
 def _named_here(text: str, match: re.Match[str]) -> bool:
@@ -237,7 +258,7 @@ def flag_secrets(text: str) -> list[str]:
     names, and curl's ``-u user:password`` its password."""
     found: list[str] = []
     if "-u" in text:
-        found += [m.group("value") for m in _CURL_USER.finditer(text)
+        found += [m.group("value") for m in _CURL_USER.finditer(text) if not _user_group(text, m)
                   if _credential(m.group("value")) and "://" not in m.group("value")]
     low = text.lower()
     if "-p" in text and ("mysql" in low or "mariadb" in low):
@@ -253,6 +274,7 @@ def flag_secrets(text: str) -> list[str]:
                   for inner in _property(*m.group("value").partition("=")[::2])]  # --set auth.password=…
         found += [m.group("value") for m in _FLAG.finditer(text)
                   if not _METAVAR.fullmatch(m.group("value")) and _credential(m.group("value")) and not _described(m)
+                  and not m.group("name").endswith("-stdin")  # ``--password-stdin registry``: a server's name
                   and named_secret(m.group("name"), m.group("value"))]
     if "value" in low:
         found += [v for m in _NAME_VALUE.finditer(text) if _named_here(text, m)

@@ -60,6 +60,8 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
     if not 1 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value):
         return []
     items = cast("list[str]", value)
+    if any(item.lower() in ("docker", "podman", "nerdctl") for item in items[:2]):  # ``-u``/``--user`` is ``user:group``
+        items = [item for item in items if not item.startswith(("-u", "--user"))]
     flags = _argv_flags(items) if any(v.startswith("--") for v in items) else []
     flags += _short_flags(items) if any(v.startswith("-") and not v.startswith("--") for v in items) else []
     # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;

@@ -285,3 +285,19 @@ def test_openssl_s_password_sources_are_no_password_and_quoted_values_are_taken_
                  "openssl pkcs12 -passout pass:'correct horse battery'", "keytool -list -storepass 'correct horse battery'"):
         assert output_secrets(text) == ("correct horse battery",), text
     assert credential_variable_values([("cmd", f"docker run -e 'POSTGRES_PASSWORD={PASSWORD}' postgres")]) == (PASSWORD,)
+
+
+def test_prose_experiments_and_container_users_are_no_credentials() -> None:
+    """A sentence naming a machine, a login and a password; an experiment's ``exp runs/baseline@…``; a
+    container's ``-u www-data:www-data``; ``docker login --password-stdin registry`` (review of attacker pass 21)."""
+    for text in ("the machine learning login form password validation", "exp runs/baseline@2024-01-01",
+                 "exp model/resnet50@imagenet", "docker run -u www-data:www-data nginx",
+                 "docker exec --user postgres:postgres db psql", "docker run --user=jovyan:users-group img",
+                 "echo ok && docker run -u analytics:analytics img", "docker login -u ana --password-stdin registry"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["docker", "run", "--user=jovyan:users-group", "img"]),
+                                       ("run", ["docker", "run", "-u", "analytics:staffgroup", "img"])]) == ()
+    for text in (f"exp scott/{PASSWORD}@orcl file=sales.dmp tables=orders", f"curl -u ana:{PASSWORD} https://api.example.com",
+                 f"  machine api.example.com login ana password {PASSWORD}",
+                 f"print('machine h\\n login ana\\n password {PASSWORD}')"):
+        assert output_secrets(text) == (PASSWORD,), text
