@@ -182,6 +182,24 @@ def command_passwords(text: str) -> list[str]:
     return found
 
 
+_DASH_PASS = re.compile(r"-(?:(?:src|dest|new)?(?:store|key)?pass(?:word)?|passin|passout)")
+_ORACLE_COMMANDS = frozenset(("sqlplus", "sqlldr", "expdp", "impdp", "rman"))
+
+
+def dash_passwords(words: list[str]) -> list[str]:
+    """keytool's ``"-storepass", "…"``, openssl's ``"-passout", "pass:…"``, Java's ``"-D…Password=…"`` and
+    Oracle's ``["sqlplus", "scott/…@orcl"]`` in a command line kept as its arguments, each item whole."""
+    found = [v for flag, value in zip(words, words[1:], strict=False) if _DASH_PASS.fullmatch(flag)
+             for v in (value.removeprefix("pass:"),) if _credential(v) and not _METAVAR.fullmatch(v)
+             and not _ELSEWHERE.match(v) and not v.startswith("-")]
+    found += [v for word in words if word.startswith("-D") and "=" in word
+              for m in (_JAVA_PROPERTY.match(word),) if m is not None for v in _property(m.group("name"), m.group("value"))]
+    if words and words[0].rsplit("/", 1)[-1].lower() in _ORACLE_COMMANDS:
+        found += [m.group("value") for word in words[1:] if "/" in word and "@" in word
+                  for m in (_ORACLE.match(f"sqlplus {word}"),) if m is not None and _credential(m.group("value"))]
+    return found
+
+
 def _entry_start(text: str, at: int) -> bool:
     """Whether a ``.netrc`` entry's ``machine`` starts a line (or a quoted text, or a repr's ``\\n``): in
     prose, "the machine learning login form password validation" is none."""
@@ -292,4 +310,5 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["command_passwords", "credential_word", "gap_passwords", "flag_secrets", "mysql_passwords", "placeholder"]
+__all__ = ["command_passwords", "credential_word", "dash_passwords", "gap_passwords", "flag_secrets", "mysql_passwords",
+           "placeholder"]

@@ -27,7 +27,7 @@ from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
 from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, named_entry
+from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -97,7 +97,7 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
 _COMMAND_MARKS = ("--", "-u")
-_SHORT_MARK = re.compile(r"""(?:^|[\s"'])-(?:[pD]|a\s)""")
+_SHORT_MARK = re.compile(r"""(?:^|[\s"'])-(?:[pD]|a[\s"'])""")
 """What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
 Java's ``-D``, redis-cli's ``-a``; a short flag after a blank or a quote: ``1-p``, ``y-pred``, ``x-df.mean()``
 are arithmetic): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
@@ -137,6 +137,8 @@ def code_secrets(code: str) -> tuple[str, ...]:
     if len(code) <= MAX_CODE_CHARS and (marked or (named and ("pass " in low or _INLINE_SETTING.search(code) is not None))):
         found += [secret for literal in (_literals(code) if literals is None else literals)
                   for secret in flag_secrets(literal)]
+    if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
+        found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))
 
 

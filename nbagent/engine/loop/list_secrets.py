@@ -11,7 +11,7 @@ from itertools import islice
 from typing import cast
 
 from .assigned_secrets import assigned_secrets
-from .flag_secrets import flag_secrets, gap_passwords, mysql_passwords, placeholder
+from .flag_secrets import dash_passwords, flag_secrets, gap_passwords, mysql_passwords, placeholder
 from .named_values import named_secret
 
 MAX_PAIRS_PER_LIST = 100
@@ -64,11 +64,42 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
         items = [item for item in items if not item.startswith(("-u", "--user"))]
     flags = _argv_flags(items) if any(v.startswith("--") for v in items) else []
     flags += _short_flags(items) if any(v.startswith("-") and not v.startswith("--") for v in items) else []
+    flags += dash_passwords(items)  # ``["keytool", "-storepass", …]``, ``["sqlplus", "scott/…@orcl"]``
     # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
     # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
     variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
     lines = assigned_secrets("\n".join(variables)) if variables else []
     return [*flags, *lines]
+
+
+_ARGV_ITEM = re.compile(r"""[rRbBuU]?"([^"\\\n]*)"|[rRbBuU]?'([^'\\\n]*)'|[A-Za-z_][\w.]*""")
+_ARGV_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "rman")
+_ARGV_LIST = re.compile(r"\[\s*(?:" + _ARGV_ITEM.pattern + r")(?:\s*,\s*(?:" + _ARGV_ITEM.pattern + r")){1,63}\s*,?\s*\]")
+"""A command line written as a list (``subprocess.run(["sshpass", "-p", "…", "ssh", host])``, and as
+``CalledProcessError`` prints it, ``Command '['mysqldump', '--password', '…']' returned …``): its literals
+and names (a name stands for no text), read as :func:`~.list_secrets.argv_secrets` reads a variable's list."""
+
+
+def listed_argv_secrets(code: str, marked: bool) -> list[str]:
+    """The credentials of the command lines ``code`` (a cell, a printed output) writes as lists of
+    literals, read as :func:`argv_secrets` reads a variable's list; ``marked``: the code holds a flag
+    or a credential's word (else only Oracle's tools, which need neither, are looked for)."""
+    oracle = any(tool in code.lower() for tool in _ARGV_TOOLS)
+    if not (marked or oracle):
+        return []
+    return [secret for match in _ARGV_LIST.finditer(code) if oracle or _command_like(match.group())
+            for secret in argv_secrets(_argv_items(match.group()))]
+
+
+def _command_like(listed: str) -> bool:
+    """Whether a list display may be a command line's: an item starting with ``-`` or holding ``=`` (a
+    printed table of 8,000 rows of plain words is not read item by item: 50 ms)."""
+    return "'-" in listed or '"-' in listed or "=" in listed
+
+
+def _argv_items(listed: str) -> list[object]:
+    """The items of a list display ``_ARGV_LIST`` matched: a literal's text, a name's an empty one."""
+    return [m.group(1) if m.group(1) is not None else m.group(2) or "" for m in _ARGV_ITEM.finditer(listed[1:])]
 
 
 def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PAIRS_PER_LIST) -> list[tuple[object, object]]:
@@ -102,4 +133,4 @@ def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]
+__all__ = ["MAX_ARGV_LISTS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "listed_argv_secrets", "named_entry"]

@@ -301,3 +301,30 @@ def test_prose_experiments_and_container_users_are_no_credentials() -> None:
                  f"  machine api.example.com login ana password {PASSWORD}",
                  f"print('machine h\\n login ana\\n password {PASSWORD}')"):
         assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_a_command_line_written_as_a_list_in_a_cell_or_a_printed_error_gives_its_password() -> None:
+    """``subprocess.run(["sshpass", "-p", "…", "ssh", host])`` in a cell, and ``CalledProcessError``'s
+    ``Command '['mysqldump', '--password', '…']'``, reached the model whole: each literal was read alone
+    (review of attacker pass 21)."""
+    for cell in (f'subprocess.run(["sshpass", "-p", "{PASSWORD}", "ssh", host])',
+                 f'subprocess.run(["docker", "login", "-u", user, "-p", "{PASSWORD}", "reg.io"], check=True)',
+                 f'subprocess.run(["redis-cli", "-a", "{PASSWORD}", "ping"])', f'run(["mysql", "-uana", "-p{PASSWORD}"])',
+                 f'subprocess.run(["sqlplus", "-S", "scott/{PASSWORD}@orcl"])',
+                 f'subprocess.run([\n    "keytool", "-list",\n    "-storepass", "{PASSWORD}",\n])',
+                 f"Command '['mysqldump', '--password', '{PASSWORD}', 'sales']' returned non-zero exit status 2."):
+        assert output_secrets(cell) == (PASSWORD,), cell
+    for cell in ('subprocess.run(["mkdir", "-p", "outputs2024"])', 'run(["python", "-m", "pytest", "-p", "no:cacheprovider"])',
+                 'run(["docker", "run", "-p", "8888:8888", "jupyter/scipy-notebook"])',
+                 'run(["git", "commit", "-m", "fix the password reset flow"])', 'cols = ["password_reset", "-", "sessions"]'):
+        assert output_secrets(cell) == (), cell
+
+
+def test_a_variable_s_argument_list_gives_keytool_openssl_java_and_oracle_passwords() -> None:
+    assert credential_variable_values([("a", ["sqlplus", f"scott/{PASSWORD}@orcl"]),
+                                       ("b", ["keytool", "-list", "-storepass", f"{PASSWORD}b"]),
+                                       ("c", ["openssl", "pkcs12", "-passout", f"pass:{PASSWORD}c"]),
+                                       ("d", ["java", f"-Djavax.net.ssl.keyStorePassword={PASSWORD}d", "-jar", "a.jar"])]) \
+        == (PASSWORD, f"{PASSWORD}b", f"{PASSWORD}c", f"{PASSWORD}d")
+    assert credential_variable_values([("e", ["openssl", "enc", "-pass", "env:ENCRYPTION_KEY"]),
+                                       ("f", ["sqlplus", "-S", "/nolog", "@report.sql"])]) == ()
