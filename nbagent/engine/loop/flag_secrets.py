@@ -243,7 +243,8 @@ def _inline(text: str) -> list[str]:
     found: list[str] = []
     if "=" in text and any(word in text for word in _UPPER_WORDS):  # substring looks: faster than the pattern
         for m in _INLINE_ENV.finditer(text):
-            start, value = _name_start(text, m.start()), m.group("quoted") or m.group("value")
+            # ``PGPASSWORD=…&&psql``, ``…& psql``: the next command, a background job; an ``&`` inside stays
+            start, value = _name_start(text, m.start()), m.group("quoted") or m.group("value").split("&&")[0].rstrip("&")
             # ``-e 'POSTGRES_PASSWORD=…'``: a quote may open the setting too
             if (start == 0 or text[start - 1] in _STARTS or text[start - 1] in "\"'") and _credential(value) and \
                     CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and not PATH_START.match(value):

@@ -328,3 +328,9 @@ def test_a_variable_s_argument_list_gives_keytool_openssl_java_and_oracle_passwo
         == (PASSWORD, f"{PASSWORD}b", f"{PASSWORD}c", f"{PASSWORD}d")
     assert credential_variable_values([("e", ["openssl", "enc", "-pass", "env:ENCRYPTION_KEY"]),
                                        ("f", ["sqlplus", "-S", "/nolog", "@report.sql"])]) == ()
+
+
+def test_an_inline_setting_ends_before_the_next_command_s_ampersands() -> None:
+    for text in (f"$ PGPASSWORD={PASSWORD}&&psql -h db", f"$ PGPASSWORD={PASSWORD}& psql -h db"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert output_secrets("$ DB_PASSWORD=Tr0ub4dor&3x psql") == ("Tr0ub4dor&3x",)
