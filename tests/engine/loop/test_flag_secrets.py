@@ -334,3 +334,9 @@ def test_an_inline_setting_ends_before_the_next_command_s_ampersands() -> None:
     for text in (f"$ PGPASSWORD={PASSWORD}&&psql -h db", f"$ PGPASSWORD={PASSWORD}& psql -h db"):
         assert output_secrets(text) == (PASSWORD,), text
     assert output_secrets("$ DB_PASSWORD=Tr0ub4dor&3x psql") == ("Tr0ub4dor&3x",)
+
+
+def test_a_mysql_line_s_password_is_found_after_other_lines_and_words_naming_mysql() -> None:
+    text = (f"linking -lmysqlclient -pthread\nMySQL 8.0 ready; mysql -u ana -p{PASSWORD} sales\n"
+            f"mariadb-dump -p'{PASSWORD}x' db > x.sql")
+    assert sorted(output_secrets(text)) == sorted((PASSWORD, f"{PASSWORD}x"))
