@@ -49,6 +49,8 @@ Read up to the next command (``;``, ``&&``, ``|``; not inside quotes): ``… && 
 gives nothing, nor a compose file named ``mongo.yml``."""
 _GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
 """``-p …`` (``-pSECRET``, ``-p'…'``: sshpass and docker take it joined too)."""
+_REDIS_PASS = re.compile(r"(?<![\w-])--pass(?:[ \t]+|=)(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+"""redis-cli's ``--pass …``, the long form of its ``-a``."""
 _SSHPASS_OPTIONS = re.compile(r"(?:[ \t]+-(?:[fdpP][ \t]*(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)|[ehv]+)(?=\s|$))*")
 """sshpass's own options (``-p pw``, ``-f file``, ``-e``, ``-v``): after them comes the command it runs, whose
 ``-p`` is not its (``sshpass -e ssh host 'mkdir -p /srv/data'``, ``… pytest -p no:cacheprovider``)."""
@@ -182,6 +184,8 @@ def command_passwords(text: str) -> list[str]:
             own = own[:_SSHPASS_OPTIONS.match(own).end()]  # type: ignore[union-attr]  # it matches empty
         found += [m.group("value") for m in _GAP_FLAG.finditer(own)
                   if m.group("flag") == flag and credential_word(m.group("value"))]
+        if cmd == "redis-cli" and "--pass" in own:  # its long form: ``pass`` alone names no credential elsewhere
+            found += [m.group("value") for m in _REDIS_PASS.finditer(own) if credential_word(m.group("value"))]
     if "login " in text and "password " in text:
         found += [m.group("value") for m in _NETRC.finditer(text)
                   if _credential(m.group("value")) and _entry_start(text, m.start())]

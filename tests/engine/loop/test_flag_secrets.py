@@ -340,3 +340,9 @@ def test_a_mysql_line_s_password_is_found_after_other_lines_and_words_naming_mys
     text = (f"linking -lmysqlclient -pthread\nMySQL 8.0 ready; mysql -u ana -p{PASSWORD} sales\n"
             f"mariadb-dump -p'{PASSWORD}x' db > x.sql")
     assert sorted(output_secrets(text)) == sorted((PASSWORD, f"{PASSWORD}x"))
+
+
+def test_redis_cli_s_long_password_flag_gives_its_password() -> None:
+    assert output_secrets(f"redis-cli -h cache --pass {PASSWORD} ping") == (PASSWORD,)
+    assert output_secrets("redis-cli -h cache --pass $REDIS_PASSWORD ping") == ()
+    assert output_secrets("gcc --pass-exit-codes --passthrough12 x.c") == ()
