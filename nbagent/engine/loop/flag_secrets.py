@@ -158,7 +158,7 @@ def gap_passwords(words: list[str]) -> list[str]:
     for at, word in enumerate(words):
         if word in ("&&", "||", "|", ";"):
             break  # the next command's flags
-        if cmd == "sshpass" and at and not word.startswith("-") and words[at - 1][:2] not in ("-f", "-d", "-p", "-P"):
+        if cmd == "sshpass" and at and not word.startswith("-") and words[at - 1] not in ("-f", "-d", "-p", "-P"):
             break  # the command sshpass runs: its -p is not sshpass's
         if word == flag and at + 1 < len(words) and credential_word(words[at + 1]):
             found.append(words[at + 1])

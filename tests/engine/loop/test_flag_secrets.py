@@ -254,6 +254,7 @@ def test_a_password_joined_to_its_short_flag_or_quoted_with_separators_is_taken(
     assert output_secrets("sshpass -p 'Zq7;Loud|Tiger&42' ssh host") == ("Zq7;Loud|Tiger&42",)
     assert credential_variable_values([("cmd", ["sshpass", f"-p{PASSWORD}", "ssh", "host", "mkdir", "-p", "outputs2024"])]) \
         == (PASSWORD,)
+    assert credential_variable_values([("cmd", ["sshpass", f"-p{PASSWORD}", "mkdir", "-p", "outputs2024"])]) == (PASSWORD,)
 
 
 def test_a_cell_s_arithmetic_is_not_read_as_a_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
