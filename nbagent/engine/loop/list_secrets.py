@@ -32,7 +32,7 @@ def _argv_flags(items: list[str]) -> list[str]:
     found = flag_secrets(" ".join(item for item in items if item.startswith("--") and ("=" in item or ":" in item)))
     for flag, value in zip(items, items[1:], strict=False):
         if flag.startswith("--") and "=" not in flag and not value.startswith("-") and not placeholder(value) \
-                and named_secret(flag[2:], value):
+                and not flag.endswith("-stdin") and named_secret(flag[2:], value):  # ``--password-stdin``: no value
             found.append(value)
     return found
 

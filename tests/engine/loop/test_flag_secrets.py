@@ -317,7 +317,8 @@ def test_a_command_line_written_as_a_list_in_a_cell_or_a_printed_error_gives_its
         assert output_secrets(cell) == (PASSWORD,), cell
     for cell in ('subprocess.run(["mkdir", "-p", "outputs2024"])', 'run(["python", "-m", "pytest", "-p", "no:cacheprovider"])',
                  'run(["docker", "run", "-p", "8888:8888", "jupyter/scipy-notebook"])',
-                 'run(["git", "commit", "-m", "fix the password reset flow"])', 'cols = ["password_reset", "-", "sessions"]'):
+                 'run(["git", "commit", "-m", "fix the password reset flow"])', 'cols = ["password_reset", "-", "sessions"]',
+                 'run(["docker", "login", "-u", "ana", "--password-stdin", "registry.example.com"], input=pw)'):
         assert output_secrets(cell) == (), cell
 
 
