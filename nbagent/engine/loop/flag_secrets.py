@@ -89,6 +89,8 @@ _SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word
 """keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…`` (quoted: may
 hold blanks); openssl's ``env:NAME``, ``file:path`` and ``fd:N`` name where the password is, not it."""
 _ELSEWHERE = re.compile(r"(?:env|file|fd):")
+_ESCAPE = re.compile(r"\\([nt\\])")
+_ESCAPES = {"n": "\n", "t": "\t"}
 _GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli")
 _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
@@ -282,19 +284,33 @@ def _matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
     return [m for m in pattern.finditer(text) if m.start() == 0 or text[m.start() - 1] in _STARTS]
 
 
-def flag_secrets(text: str) -> list[str]:
-    """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
-    names, and curl's ``-u user:password`` its password."""
+def unescaped(literal: str) -> str:
+    """A code literal's text with its ``\\n``, ``\\t`` and ``\\\\`` read: a ``%%bash`` cell's lines are one
+    literal (``'mysql -h db \\\\\\n-p…'``), whose flags start a line only so."""
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), literal) if "\\" in literal else literal
+
+
+def _command_secrets(text: str, low: str) -> list[str]:
+    """curl's ``-u user:password``, a MySQL client's ``-p…``, the next word of a password command's short
+    flag, a ``.netrc`` entry's and Oracle's ``user/password@db``."""
     found: list[str] = []
     if "-u" in text:
         found += [m.group("value") for m in _CURL_USER.finditer(text) if not _user_group(text, m)
                   if _credential(m.group("value")) and "://" not in m.group("value")]
-    low = text.lower()
     if "-p" in text and ("mysql" in low or "mariadb" in low):
         found += mysql_passwords(text)
     if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
         found += command_passwords(text)
-    found += oracle_passwords(text, low)
+    return found + oracle_passwords(text, low)
+
+
+def flag_secrets(text: str) -> list[str]:
+    """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
+    names, and curl's ``-u user:password`` its password."""
+    if "\\\n" in text:  # a command continued on the next line (``mysql -h db \`` / ``  -p… sales``) is one line
+        text = text.replace("\\\n", "  ")
+    low = text.lower()
+    found = _command_secrets(text, low)
     if not any(word in low for word in _WORDS):  # one look before the patterns run
         return found
     found += _inline(text)

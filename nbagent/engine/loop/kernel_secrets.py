@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import flag_secrets, placeholder
+from .flag_secrets import flag_secrets, placeholder, unescaped
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
@@ -97,10 +97,10 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
 _COMMAND_MARKS = ("--", "-u")
-_SHORT_MARK = re.compile(r"""(?:^|[\s"'])-(?:[pD]|a[\s"'])""")
+_SHORT_MARK = re.compile(r"""(?:^|[\s"']|\\n)-(?:[pD]|a[\s"'])""")
 """What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
-Java's ``-D``, redis-cli's ``-a``; a short flag after a blank or a quote: ``1-p``, ``y-pred``, ``x-df.mean()``
-are arithmetic): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
+Java's ``-D``, redis-cli's ``-a``; a short flag after a blank, a quote or a literal's ``\\n``: ``1-p``,
+``y-pred``, ``x-df.mean()`` are arithmetic): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
 naming ``key=`` took 5 times as long at the first prompt; 5,000 cells computing ``1-p`` 1.2 s, not 0.24)."""
 _INLINE_SETTING = re.compile(r"(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20}=")
 """``PGPASSWORD=…`` set in a command line; keytool's ``-storepass …`` is found by ``pass ``."""
@@ -136,7 +136,7 @@ def code_secrets(code: str) -> tuple[str, ...]:
     marked = any(mark in code for mark in _COMMAND_MARKS) or _SHORT_MARK.search(code) is not None
     if len(code) <= MAX_CODE_CHARS and (marked or (named and ("pass " in low or _INLINE_SETTING.search(code) is not None))):
         found += [secret for literal in (_literals(code) if literals is None else literals)
-                  for secret in flag_secrets(literal)]
+                  for secret in flag_secrets(unescaped(literal))]
     if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
         found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))

@@ -348,3 +348,14 @@ def test_redis_cli_s_long_password_flag_gives_its_password() -> None:
     assert output_secrets(f"redis-cli -h cache --pass {PASSWORD} ping") == (PASSWORD,)
     assert output_secrets("redis-cli -h cache --pass $REDIS_PASSWORD ping") == ()
     assert output_secrets("gcc --pass-exit-codes --passthrough12 x.c") == ()
+
+
+def test_a_command_continued_on_the_next_line_gives_its_password() -> None:
+    """A script's ``mysql -h db \\`` / ``  -p… sales`` (printed by ``!cat deploy.sh``), and a ``%%bash`` cell,
+    which IPython keeps as one literal with ``\\n`` in it, gave nothing or ``…\\npsql`` (review of attacker pass 21)."""
+    for text in (f"mysql -h db \\\n  -u ana \\\n  -p{PASSWORD} sales", f"sshpass \\\n  -p {PASSWORD} ssh host"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for cell in (f"get_ipython().run_cell_magic('bash', '', 'mysql -h db \\\\\\n-p{PASSWORD} sales\\n')\n",
+                 f"get_ipython().run_cell_magic('bash', '', 'export PGPASSWORD={PASSWORD}\\npsql -h db\\n')\n"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    assert kernel_secrets.code_secrets("get_ipython().run_cell_magic('bash', '', 'mkdir -p outputs2024\\n')\n") == ()
