@@ -97,7 +97,7 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
 _COMMAND_MARKS = ("--", "-u")
-_SHORT_MARK = re.compile(r"""(?:^|[\s"']|\\n)-(?:[pD]|a[\s"'])""")
+_SHORT_MARK = re.compile(r"""-(?:[pD]|a[\s"'])""")
 """What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
 Java's ``-D``, redis-cli's ``-a``; a short flag after a blank, a quote or a literal's ``\\n``: ``1-p``,
 ``y-pred``, ``x-df.mean()`` are arithmetic): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
@@ -133,13 +133,20 @@ def code_secrets(code: str) -> tuple[str, ...]:
     if named:
         found += _named_literals(code)
     # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
-    marked = any(mark in code for mark in _COMMAND_MARKS) or _SHORT_MARK.search(code) is not None
+    marked = any(mark in code for mark in _COMMAND_MARKS) or _short_flag(code)
     if len(code) <= MAX_CODE_CHARS and (marked or (named and ("pass " in low or _INLINE_SETTING.search(code) is not None))):
         found += [secret for literal in (_literals(code) if literals is None else literals)
                   for secret in flag_secrets(unescaped(literal))]
     if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
         found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))
+
+
+def _short_flag(code: str) -> bool:
+    """Whether ``code`` has a :data:`_SHORT_MARK` after a blank, a quote or a literal's ``\\n`` (checked here:
+    a pattern for what stands before had no first character to skip to, 12 µs a cell)."""
+    return any(not m.start() or code[m.start() - 1] in " \t\n\"'" or code[m.start() - 2:m.start()] == "\\n"
+               for m in _SHORT_MARK.finditer(code))
 
 
 def _named_literals(code: str) -> list[str]:

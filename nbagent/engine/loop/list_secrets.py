@@ -85,16 +85,16 @@ def listed_argv_secrets(code: str, marked: bool) -> list[str]:
     literals, read as :func:`argv_secrets` reads a variable's list; ``marked``: the code holds a flag
     or a credential's word (else only Oracle's tools, which need neither, are looked for)."""
     oracle = any(tool in code.lower() for tool in _ARGV_TOOLS)
-    if not (marked or oracle):
+    if not (oracle or (marked and ("'-" in code or '"-' in code))):  # a flag's item: ``"-p"``, ``'--password'``
         return []
     return [secret for match in _ARGV_LIST.finditer(code) if oracle or _command_like(match.group())
             for secret in argv_secrets(_argv_items(match.group()))]
 
 
 def _command_like(listed: str) -> bool:
-    """Whether a list display may be a command line's: an item starting with ``-`` or holding ``=`` (a
-    printed table of 8,000 rows of plain words is not read item by item: 50 ms)."""
-    return "'-" in listed or '"-' in listed or "=" in listed
+    """Whether a list display may be a command line's: an item starting with ``-`` (a printed table of
+    8,000 rows of plain words is not read item by item: 50 ms)."""
+    return "'-" in listed or '"-' in listed
 
 
 def _argv_items(listed: str) -> list[object]:
