@@ -74,7 +74,7 @@ _EXP_PARAMETER = re.compile(r"(?i)[ \t](?:file|tables|full|owner|log|fromuser|to
 (``exp runs/baseline@2024-01-01``, an experiment's run)."""
 _ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})="
-                         r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,256})(?P=q)|(?P<value>[^\s\"'`;|)]{1,256}))"
+                         r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\s](?:[^\"'\n]{0,254}[^\"'\s])?)(?P=q)|(?P<value>[^\s\"'`;|)]{1,256}))"
                          r"(?=[\s;|)\"']|$)", re.MULTILINE)
 """An environment variable set inside a command line: ``$ PGPASSWORD=… psql``, ``set DB_PASSWORD=…``,
 ``docker run -e POSTGRES_PASSWORD=… postgres`` (a line's first ``NAME=value`` is :mod:`.assigned_secrets`'
@@ -84,8 +84,8 @@ _JAVA_PROPERTY = re.compile(r"-D(?P<name>(?:[A-Za-z][\w.-]{0,80})?(?i:pass|pwd|s
                             r"(?P<q>[\"']?)(?P<value>[^\s\"']{1,256})(?P=q)")
 """Java's ``-Djavax.net.ssl.keyStorePassword=…``."""
 _SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word)?|passin|passout)[ \t]+"
-                          r"(?:(?P<q>[\"'])(?:pass:)?(?P<quoted>[^\"'\n]{1,256})(?P=q)"
-                          r"|(?:pass:)?(?:(?P<q2>[\"'])(?P<quoted2>[^\"'\n]{1,256})(?P=q2)|(?P<value>[^\s\"'-][^\s\"']{0,255})))")
+                          r"(?:(?P<q>[\"'])(?:pass:)?(?P<quoted>[^\"'\s](?:[^\"'\n]{0,254}[^\"'\s])?)(?P=q)"
+                          r"|(?:pass:)?(?:(?P<q2>[\"'])(?P<quoted2>[^\"'\s](?:[^\"'\n]{0,254}[^\"'\s])?)(?P=q2)|(?P<value>[^\s\"'-][^\s\"']{0,255})))")
 """keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…`` (quoted: may
 hold blanks); openssl's ``env:NAME``, ``file:path`` and ``fd:N`` name where the password is, not it."""
 _ELSEWHERE = re.compile(r"(?:env|file|fd):")

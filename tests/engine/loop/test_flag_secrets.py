@@ -359,3 +359,9 @@ def test_a_command_continued_on_the_next_line_gives_its_password() -> None:
                  f"get_ipython().run_cell_magic('bash', '', 'export PGPASSWORD={PASSWORD}\\npsql -h db\\n')\n"):
         assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
     assert kernel_secrets.code_secrets("get_ipython().run_cell_magic('bash', '', 'mkdir -p outputs2024\\n')\n") == ()
+
+
+def test_code_between_two_quoted_literals_is_no_quoted_value() -> None:
+    for text in ('print("DB_PASSWORD=" + masked + " set")', 'echo AUTH_TOKEN=" $TOKEN "',
+                 "keytool -storepass ' + pw + ' -list"):
+        assert credential_variable_values([("line", text)]) == (), text
