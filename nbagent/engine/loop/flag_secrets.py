@@ -66,9 +66,11 @@ key="Password" value="…"/>``, Spring's ``<property name="password" value="…"
 _KEYED_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w.-]{0,40})[^<>]{0,200}?\b(?:key|name)=(?P<nq>[\"'])"
                             r"(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>(?P<value>[^<>\s]{1,256})</(?P=tag)>")
 """Java's XML properties: ``<entry key="db.password">…</entry>``."""
-_ORACLE = re.compile(r"(?i:\b(?P<tool>sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+-[A-Za-z]+)*[ \t]+(?P<q>[\"']?)"
+_ORACLE = re.compile(r"(?i:\b(?P<tool>sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+(?:-[A-Za-z]+|(?i:target|catalog)))*"
+                     r"[ \t]+(?P<q>[\"']?)"
                      r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
-"""Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …): the user's name, ``/``, its password, ``@``."""
+"""Oracle's ``sqlplus scott/…@orcl`` (``expdp``, ``sqlldr`` …, ``rman target sys/…@orcl``): the user's name, ``/``, its
+password, ``@``."""
 _EXP_PARAMETER = re.compile(r"(?i)[ \t](?:file|tables|full|owner|log|fromuser|touser|parfile|rows|grants|indexes|buffer)=")
 """Oracle's ``exp``/``imp`` take ``file=…``, ``tables=…`` …: ``exp`` and ``imp`` alone are words of a log
 (``exp runs/baseline@2024-01-01``, an experiment's run)."""

@@ -365,3 +365,8 @@ def test_code_between_two_quoted_literals_is_no_quoted_value() -> None:
     for text in ('print("DB_PASSWORD=" + masked + " set")', 'echo AUTH_TOKEN=" $TOKEN "',
                  "keytool -storepass ' + pw + ' -list"):
         assert credential_variable_values([("line", text)]) == (), text
+
+
+def test_rman_s_target_gives_its_password() -> None:
+    assert output_secrets(f"rman target sys/{PASSWORD}@orcl") == (PASSWORD,)
+    assert output_secrets("rman target / nocatalog") == ()
