@@ -40,14 +40,15 @@ _MYSQL_P = re.compile(r"(?<![\w-])-p(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]
 """``-pSECRET`` (``-p'…'``, ``-p"…"``); ``-p`` alone asks for it, ``-P3306`` is the port."""
 _PORTS = re.compile(r"[\d.:]+(?:/(?:tcp|udp))?")
 """Docker's ``-p13306:3306`` (``-p127.0.0.1:3306:3306/tcp``) on a line starting a ``mysql`` image: ports."""
-_GAP_COMMAND = re.compile(r"(?i:(?<![\w.-])(?P<cmd>(?:docker|podman|nerdctl)[ \t]+login|sshpass|mongosh"
-                          r"|mongo(?:dump|restore|export|import)?|redis-cli))(?![\w.-])"
+_GAP_COMMAND = re.compile(r"(?i:(?<![\w.-])(?P<cmd>(?:docker|podman|nerdctl|az|oc|cf|helm[ \t]+registry)[ \t]+login"
+                          r"|sshpass|mongosh|mongo(?:dump|restore|export|import)?|redis-cli|beeline|sqlcmd|bcp))(?![\w.-])"
                           r"(?:[^\n;|&`'\"]|'[^'\n]*'|\"[^\"\n]*\")*")
-"""The commands whose short flag takes the password as the next word: ``docker login -u ana -p …``,
+"""The commands whose short flag takes the password as the next word: ``docker login -u ana -p …`` (``az``, ``oc``,
+``cf``, ``helm registry`` ``login`` too), Hive's ``beeline -n ana -p …``, SQL Server's ``sqlcmd``/``bcp … -P …``,
 ``sshpass -p …``, ``mongosh -u ana -p …``, ``redis-cli -a …`` (elsewhere ``-p …`` is a port or a path).
 Read up to the next command (``;``, ``&&``, ``|``; not inside quotes): ``… && docker compose -p analytics up``
 gives nothing, nor a compose file named ``mongo.yml``."""
-_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[pa])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
+_GAP_FLAG = re.compile(r"(?<![\w-])-(?P<flag>[paP])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
 """``-p …`` (``-pSECRET``, ``-p'…'``: sshpass and docker take it joined too)."""
 _REDIS_PASS = re.compile(r"(?<![\w-])--pass(?:[ \t]+|=)(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,255})(?P=q)")
 """redis-cli's ``--pass …``, the long form of its ``-a``."""
@@ -93,7 +94,7 @@ hold blanks); openssl's ``env:NAME``, ``file:path`` and ``fd:N`` name where the 
 _ELSEWHERE = re.compile(r"(?:env|file|fd):")
 _ESCAPE = re.compile(r"\\([nt\\])")
 _ESCAPES = {"n": "\n", "t": "\t"}
-_GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli")
+_GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli", "beeline", "sqlcmd", "bcp")
 _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
 """What may stand before an inline setting or flag (checked in Python: a look-behind at the start of
@@ -150,6 +151,11 @@ def mysql_passwords(text: str) -> list[str]:
     return found
 
 
+def _flag_of(cmd: str) -> str:
+    """The short flag giving ``cmd``'s password: redis-cli's ``-a`` (its ``-p`` is the port), sqlcmd's and bcp's ``-P``."""
+    return "a" if cmd == "redis-cli" else "P" if cmd in ("sqlcmd", "bcp") else "p"
+
+
 def gap_passwords(words: list[str]) -> list[str]:
     """The passwords of a command line kept as its arguments (``["sshpass", "-p", …]``, ``["docker",
     "login", …, "-p", …]``, redis-cli's ``-a``), each item whole; none for a command of no :data:`_GAP_COMMAND`."""
@@ -157,7 +163,7 @@ def gap_passwords(words: list[str]) -> list[str]:
     if match is None:
         return []
     cmd = match.group("cmd").lower()
-    flag = "-a" if cmd == "redis-cli" else "-p"
+    flag = "-" + _flag_of(cmd)
     found: list[str] = []
     for at, word in enumerate(words):
         if word in ("&&", "||", "|", ";"):
@@ -183,7 +189,7 @@ def command_passwords(text: str) -> list[str]:
     found: list[str] = []
     for line in _GAP_COMMAND.finditer(text):
         cmd = line.group("cmd").lower()
-        flag, own = ("a" if cmd == "redis-cli" else "p"), line.group()[line.end("cmd") - line.start():]
+        flag, own = _flag_of(cmd), line.group()[line.end("cmd") - line.start():]
         if cmd == "sshpass":
             own = own[:_SSHPASS_OPTIONS.match(own).end()]  # type: ignore[union-attr]  # it matches empty
         found += [m.group("value") for m in _GAP_FLAG.finditer(own)
@@ -301,7 +307,7 @@ def _command_secrets(text: str, low: str) -> list[str]:
                   if _credential(m.group("value")) and "://" not in m.group("value")]
     if "-p" in text and ("mysql" in low or "mariadb" in low):
         found += mysql_passwords(text)
-    if ("-p" in text or "-a" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
+    if ("-p" in text or "-a" in text or "-P" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
         found += command_passwords(text)
     return found + oracle_passwords(text, low)
 

@@ -370,3 +370,17 @@ def test_code_between_two_quoted_literals_is_no_quoted_value() -> None:
 def test_rman_s_target_gives_its_password() -> None:
     assert output_secrets(f"rman target sys/{PASSWORD}@orcl") == (PASSWORD,)
     assert output_secrets("rman target / nocatalog") == ()
+
+
+def test_cloud_logins_beeline_and_sql_server_tools_give_their_passwords() -> None:
+    """``az``/``oc``/``helm registry`` ``login … -p …``, Hive's ``beeline … -p …`` and SQL Server's ``sqlcmd``/``bcp``
+    ``-P …`` were shown whole: near variants of ``docker login -p`` (review of attacker pass 21)."""
+    for text in (f"az login -u ana@corp.com -p {PASSWORD}", f"oc login https://api.cluster:6443 -u ana -p {PASSWORD}",
+                 f"helm registry login reg.io -u ana -p {PASSWORD}", f'beeline -u "jdbc:hive2://h:10000/db" -n ana -p {PASSWORD}',
+                 f'sqlcmd -S db.corp -U sa -P {PASSWORD} -Q "select 1"',
+                 f'bcp dbo.sales out s.dat -S srv -U sa -P "{PASSWORD}" -c'):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ('sqlcmd -S db -E -p -Q "select 1"', "sqlcmd -S db -U sa -P $SA_PASSWORD",
+                 "az login --service-principal -u http://app -p ./cert.pem --tenant t", "cf login -a https://api.run.pivotal.io"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["sqlcmd", "-S", "db", "-U", "sa", "-P", PASSWORD])]) == (PASSWORD,)
