@@ -315,6 +315,8 @@ def _command_secrets(text: str, low: str) -> list[str]:
 def flag_secrets(text: str) -> list[str]:
     """The values ``text``'s flags, XML elements and ``Authorization`` header lines give credentials'
     names, and curl's ``-u user:password`` its password."""
+    if len(text) < MIN_CHARS + 2:  # no flag and credential fit (a cell's ``"x"``, ``"-p"``: 25,000 literals of an output)
+        return []
     if "\\\n" in text:  # a command continued on the next line (``mysql -h db \`` / ``  -p… sales``) is one line
         text = text.replace("\\\n", "  ")
     low = text.lower()
