@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import flag_secrets, placeholder, unescaped
+from .flag_secrets import command_marked, flag_secrets, placeholder, unescaped
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
@@ -96,12 +96,6 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
                          + _QUOTED + r"\s*\)")
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
-_COMMAND_MARKS = ("--", "-u")
-_SHORT_MARK = re.compile(r"""-(?:[pD]|a[\s"'])""")
-"""What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
-Java's ``-D``, redis-cli's ``-a``; a short flag after a blank, a quote or a literal's ``\\n``: ``1-p``,
-``y-pred``, ``x-df.mean()`` are arithmetic): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
-naming ``key=`` took 5 times as long at the first prompt; 5,000 cells computing ``1-p`` 1.2 s, not 0.24)."""
 _INLINE_SETTING = re.compile(r"(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20}=")
 """``PGPASSWORD=…`` set in a command line; keytool's ``-storepass …`` is found by ``pass ``."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
@@ -133,20 +127,14 @@ def code_secrets(code: str) -> tuple[str, ...]:
     if named:
         found += _named_literals(code)
     # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
-    marked = any(mark in code for mark in _COMMAND_MARKS) or _short_flag(code)
-    if len(code) <= MAX_CODE_CHARS and (marked or (named and ("pass " in low or _INLINE_SETTING.search(code) is not None))):
+    marked = command_marked(code, low)
+    if len(code) <= MAX_CODE_CHARS and (marked or (named and (
+            "pass " in low or "password " in low or _INLINE_SETTING.search(code) is not None))):  # … or a netrc entry
         found += [secret for literal in (_literals(code) if literals is None else literals)
                   for secret in flag_secrets(unescaped(literal))]
     if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
         found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))
-
-
-def _short_flag(code: str) -> bool:
-    """Whether ``code`` has a :data:`_SHORT_MARK` after a blank, a quote or a literal's ``\\n`` (checked here:
-    a pattern for what stands before had no first character to skip to, 12 µs a cell)."""
-    return any(not m.start() or code[m.start() - 1] in " \t\n\"'" or code[m.start() - 2:m.start()] == "\\n"
-               for m in _SHORT_MARK.finditer(code))
 
 
 def _named_literals(code: str) -> list[str]:

@@ -384,3 +384,14 @@ def test_cloud_logins_beeline_and_sql_server_tools_give_their_passwords() -> Non
                  "az login --service-principal -u http://app -p ./cert.pem --tenant t", "cf login -a https://api.run.pivotal.io"):
         assert output_secrets(text) == (), text
     assert credential_variable_values([("cmd", ["sqlcmd", "-S", "db", "-U", "sa", "-P", PASSWORD])]) == (PASSWORD,)
+
+
+def test_a_cell_running_oracle_s_tools_or_writing_a_netrc_entry_gives_its_password() -> None:
+    """``!sqlplus scott/…@orcl`` (no flag, no credential's word) and ``!echo "machine … password …" >> ~/.netrc``
+    kept the password in the cell's code (review of attacker pass 21)."""
+    for cell in (f"get_ipython().system('sqlplus scott/{PASSWORD}@orcl @report.sql')",
+                 f"get_ipython().system('rman target sys/{PASSWORD}@orcl')",
+                 f"get_ipython().system('sqlcmd -S db -U sa -P {PASSWORD} -i load.sql')",
+                 f"get_ipython().system('echo \"machine api.example.com login ana password {PASSWORD}\" >> ~/.netrc')"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    assert kernel_secrets.code_secrets("get_ipython().system('sqlplus -S /nolog @report.sql')") == ()
