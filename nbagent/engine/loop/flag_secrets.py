@@ -307,6 +307,19 @@ def command_marked(code: str, low: str) -> bool:
         for m in _SHORT_MARK.finditer(code)) or ("@" in code and any(tool in low for tool in _ORACLE_TOOLS))
 
 
+_SHELL_LINE = re.compile(r"^[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?(?:!|%(?:sx|system)[ \t])(?P<line>[^\n]+)", re.MULTILINE)
+_SHELL_CELL = ("%%bash", "%%sh", "%%script", "%%system", "%%!")
+
+
+def shell_lines(code: str) -> list[str]:
+    """A notebook cell's shell commands as its saved source has them: ``!mysql -p…``, ``files = !ls``,
+    ``%sx …``, a ``%%bash`` cell's body (IPython makes them literals only when it runs the cell, so a
+    cell not run yet, a received notebook's, showed its password)."""
+    if code.lstrip().startswith(_SHELL_CELL):
+        return [code.lstrip().partition("\n")[2]]
+    return [m.group("line") for m in _SHELL_LINE.finditer(code)] if "!" in code or "%s" in code else []
+
+
 def unescaped(literal: str) -> str:
     """A code literal's text with its ``\\n``, ``\\t`` and ``\\\\`` read: a ``%%bash`` cell's lines are one
     literal (``'mysql -h db \\\\\\n-p…'``), whose flags start a line only so."""
@@ -364,4 +377,4 @@ def flag_secrets(text: str) -> list[str]:
 
 
 __all__ = ["command_marked", "command_passwords", "credential_word", "dash_passwords", "gap_passwords", "flag_secrets",
-           "mysql_passwords", "placeholder"]
+           "mysql_passwords", "placeholder", "shell_lines", "unescaped"]

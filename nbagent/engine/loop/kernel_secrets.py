@@ -25,7 +25,7 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import command_marked, flag_secrets, placeholder, unescaped
+from .flag_secrets import command_marked, flag_secrets, placeholder, shell_lines, unescaped
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .list_secrets import MAX_ARGV_LISTS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
@@ -132,6 +132,7 @@ def code_secrets(code: str) -> tuple[str, ...]:
             "pass " in low or "password " in low or _INLINE_SETTING.search(code) is not None))):  # … or a netrc entry
         found += [secret for literal in (_literals(code) if literals is None else literals)
                   for secret in flag_secrets(unescaped(literal))]
+        found += [secret for line in shell_lines(code) for secret in flag_secrets(line)]  # a saved ``!mysql -p…``
     if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
         found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))

@@ -395,3 +395,14 @@ def test_a_cell_running_oracle_s_tools_or_writing_a_netrc_entry_gives_its_passwo
                  f"get_ipython().system('echo \"machine api.example.com login ana password {PASSWORD}\" >> ~/.netrc')"):
         assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
     assert kernel_secrets.code_secrets("get_ipython().system('sqlplus -S /nolog @report.sql')") == ()
+
+
+def test_a_saved_cell_s_shell_commands_give_their_passwords() -> None:
+    """A notebook's saved source keeps ``!mysql -p…``, ``out = !sqlcmd … -P …`` and a ``%%bash`` body as
+    they are (no literal until IPython runs the cell): they gave nothing (review of attacker pass 21)."""
+    for cell in (f"!mysql -u ana -p{PASSWORD} sales", f"import os\n!sshpass -p {PASSWORD} ssh host",
+                 f"%%bash\nmysql -u ana -p{PASSWORD} sales\n", f"!PGPASSWORD={PASSWORD} psql -h db",
+                 f"!mysql --password={PASSWORD} sales", f"out = !sqlcmd -S db -U sa -P {PASSWORD} -Q x"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    for cell in ("%%bash\nmkdir -p outputs2024\n", "!mkdir -p outputs2024", "x = 1 != 2\ny = '-p'"):
+        assert kernel_secrets.code_secrets(cell) == (), cell
