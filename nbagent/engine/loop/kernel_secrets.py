@@ -25,9 +25,9 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import flag_secrets, placeholder
+from .flag_secrets import command_marked, flag_secrets, placeholder, shell_lines, unescaped
 from .frame_secrets import FRAME_BUDGETS, frame_columns
-from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, named_entry
+from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
 
@@ -96,10 +96,6 @@ _KEYED_PAIR = re.compile(r"""\(\s*(?P<kq>["'])(?P<key>[^"'\n]{1,64})(?P=kq)\s*,\
                          + _QUOTED + r"\s*\)")
 """``("password", "…")``: a (name, value) pair, as ``configparser``'s ``items()``, ``parse_qsl`` and a
 headers list hold them, in code or printed (``print(cp.items("db"))``)."""
-_COMMAND_MARKS = ("--", "-u", "-p", "-D", "-a ", "vault ", "configure set", "/user:")
-"""What a literal holding a command line's credential has (``--password=``, curl's ``-u``, mysql's ``-p``,
-Java's ``-D``): a cell without them (nor the two below) is not tokenized for flags (500 pandas cells
-naming ``key=`` took 5 times as long at the first prompt)."""
 _INLINE_SETTING = re.compile(r"(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20}=")
 """``PGPASSWORD=…`` set in a command line; keytool's ``-storepass …`` is found by ``pass ``."""
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential", "dsn")
@@ -131,10 +127,14 @@ def code_secrets(code: str) -> tuple[str, ...]:
     if named:
         found += _named_literals(code)
     # ``!curl -u ana:…``, ``run("… --password=…")``, ``!mysql -p…``, ``!PGPASSWORD=… psql`` (cached: once a cell)
-    if len(code) <= MAX_CODE_CHARS and (any(mark in code for mark in _COMMAND_MARKS) or (named and (
-            "pass " in low or _INLINE_SETTING.search(code) is not None))):
+    marked = command_marked(code, low)
+    if len(code) <= MAX_CODE_CHARS and (marked or (named and (
+            "pass " in low or "password " in low or _INLINE_SETTING.search(code) is not None))):  # … or a netrc entry
         found += [secret for literal in (_literals(code) if literals is None else literals)
-                  for secret in flag_secrets(literal)]
+                  for secret in flag_secrets(unescaped(literal))]
+        found += [secret for line in shell_lines(code) for secret in flag_secrets(line)]  # a saved ``!mysql -p…``
+    if len(code) <= MAX_CODE_CHARS and "[" in code:  # ``subprocess.run(["sshpass", "-p", "…", "ssh", host])``
+        found += listed_argv_secrets(code, marked or named)
     return tuple(dict.fromkeys(found))
 
 

@@ -12,7 +12,7 @@ from typing import cast
 
 from .assigned_secrets import assigned_secrets
 from .credential_names import keyed_name, snake_name
-from .flag_secrets import credential_word, flag_secrets, gap_flag, mysql_passwords, placeholder
+from .flag_secrets import dash_passwords, flag_secrets, gap_passwords, mysql_passwords, placeholder
 from .named_values import named_secret
 
 MAX_PAIRS_PER_LIST = 100
@@ -33,7 +33,7 @@ def _argv_flags(items: list[str]) -> list[str]:
     found = flag_secrets(" ".join(item for item in items if item.startswith("--") and ("=" in item or ":" in item)))
     for flag, value in zip(items, items[1:], strict=False):
         if flag.startswith("--") and "=" not in flag and not value.startswith("-") and not placeholder(value) \
-                and named_secret(flag[2:], value):
+                and not flag.endswith("-stdin") and named_secret(flag[2:], value):  # ``--password-stdin``: no value
             found.append(value)
     return found
 
@@ -46,8 +46,7 @@ def _short_flags(items: list[str]) -> list[str]:
         if flag == "-u" and ":" in value and not value.startswith("-"):
             found += flag_secrets(f"-u '{value}'") if "'" not in value else []
     found += [secret for item in items if item.startswith("-u") and len(item) > 2 for secret in flag_secrets(item)]
-    if (gap := gap_flag(items)) is not None:  # ``["sshpass", "-p", "correct horse", "ssh", host]``
-        found += [value for flag, value in zip(items, items[1:], strict=False) if flag == gap and credential_word(value)]
+    found += gap_passwords(items)  # ``["sshpass", "-p", "correct horse", "ssh", host]``
     if any("mysql" in item.lower() or "mariadb" in item.lower() for item in items):
         found += [secret for item in items if item.startswith("-p") and len(item) > 2
                   for secret in mysql_passwords(f"mysql -p'{item[2:]}'" if "'" not in item else f"mysql {item}")]
@@ -62,13 +61,49 @@ def argv_secrets(value: list[object] | tuple[object, ...]) -> list[str]:
     if not 1 <= len(value) <= MAX_ARGV_ITEMS or not all(type(v) is str for v in value):
         return []
     items = cast("list[str]", value)
+    if any(item.lower() in ("docker", "podman", "nerdctl") for item in items[:2]):  # ``-u``/``--user`` is ``user:group``
+        items = [item for item in items if not item.startswith(("-u", "--user"))]
     flags = _argv_flags(items) if any(v.startswith("--") for v in items) else []
     flags += _short_flags(items) if any(v.startswith("-") and not v.startswith("--") for v in items) else []
+    flags += dash_passwords(items)  # ``["keytool", "-storepass", …]``, ``["sqlplus", "scott/…@orcl"]``
     # ``environment=["POSTGRES_PASSWORD=…"]``: a container's or a process's variables, one a line;
     # only items written as such (IPython's ``In`` holds cells such as ``token = 'the cat sat'``).
     variables = [v for v in items if "=" in v and _ENV_ITEM.match(v) and "\n" not in v]
     lines = assigned_secrets("\n".join(variables)) if variables else []
     return [*flags, *lines]
+
+
+_ARGV_ITEM = re.compile(r"""[rRbBuU]?"([^"\\\n]*)"|[rRbBuU]?'([^'\\\n]*)'|[A-Za-z_][\w.]*""")
+MAX_LISTED_ARGV = 200
+"""Command lines written as lists read in one text (a printed output of 10,000 such lists took 100 ms more)."""
+_ARGV_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "rman")
+_ARGV_LIST = re.compile(r"\[\s*(?:" + _ARGV_ITEM.pattern + r")(?:\s*,\s*(?:" + _ARGV_ITEM.pattern + r")){1,63}\s*,?\s*\]")
+"""A command line written as a list (``subprocess.run(["sshpass", "-p", "…", "ssh", host])``, and as
+``CalledProcessError`` prints it, ``Command '['mysqldump', '--password', '…']' returned …``): its literals
+and names (a name stands for no text), read as :func:`~.list_secrets.argv_secrets` reads a variable's list."""
+
+
+def listed_argv_secrets(code: str, marked: bool) -> list[str]:
+    """The credentials of the command lines ``code`` (a cell, a printed output) writes as lists of
+    literals, read as :func:`argv_secrets` reads a variable's list; ``marked``: the code holds a flag
+    or a credential's word (else only Oracle's tools, which need neither, are looked for)."""
+    oracle = any(tool in code.lower() for tool in _ARGV_TOOLS)
+    if not (oracle or (marked and ("'-" in code or '"-' in code))):  # a flag's item: ``"-p"``, ``'--password'``
+        return []
+    lists = (match.group() for match in _ARGV_LIST.finditer(code))
+    return [secret for listed in islice((x for x in lists if oracle or _command_like(x)), MAX_LISTED_ARGV)
+            for secret in argv_secrets(_argv_items(listed))]
+
+
+def _command_like(listed: str) -> bool:
+    """Whether a list display may be a command line's: an item starting with ``-`` (a printed table of
+    8,000 rows of plain words is not read item by item: 50 ms)."""
+    return "'-" in listed or '"-' in listed
+
+
+def _argv_items(listed: str) -> list[object]:
+    """The items of a list display ``_ARGV_LIST`` matched: a literal's text, a name's an empty one."""
+    return [m.group(1) if m.group(1) is not None else m.group(2) or "" for m in _ARGV_ITEM.finditer(listed[1:])]
 
 
 def key_value_pairs(value: list[object] | tuple[object, ...], most: int = MAX_PAIRS_PER_LIST) -> list[tuple[object, object]]:
@@ -118,4 +153,5 @@ def _is_pair(row: object) -> bool:
     return type(row) in (tuple, list) and len(row) == 2 and type(row[0]) is str  # type: ignore[arg-type, index]
 
 
-__all__ = ["MAX_ARGV_LISTS", "MAX_ENTRY_ITEMS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "named_entry"]
+__all__ = ["MAX_ARGV_LISTS", "MAX_ENTRY_ITEMS", "MAX_PAIRS_PER_LIST", "argv_secrets", "key_value_pairs", "listed_argv_secrets",
+           "named_entry"]

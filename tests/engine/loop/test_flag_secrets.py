@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from nbagent.engine.loop import kernel_secrets
 from nbagent.engine.loop.kernel_secrets import credential_variable_values
 from nbagent.engine.loop.output_secrets import output_secrets
 
@@ -255,7 +258,7 @@ def test_cli_settings_vault_pairs_net_use_and_joined_login_flags_give_their_pass
         assert output_secrets(text) == (PASSWORD,), text
     assert code_secrets(f"get_ipython().system('vault kv put secret/db password={PASSWORD}')") == (PASSWORD,)
     for text in ("aws configure set region eu-west-1234", "vault kv put secret/app replicas=30000000 owner=data-team-x",
-                 "net use Z: \\\\srv\\share /user:ana *", "az login --use-device-code", "mongosh -pretty-print-x",
+                 "net use Z: \\\\srv\\share /user:ana *", "az login --use-device-code",
                  "vault kv put secret/db password=@password.txt"):
         assert output_secrets(text) == (), text
 
@@ -308,3 +311,176 @@ def test_a_javascript_arrow_returning_a_text_gives_nothing() -> None:
     for text in ("const check = secret => 'redacted-value-here'", "rows.map(password => \"hidden-for-display\")"):
         assert code_secrets(text) == () and output_secrets(text) == (), text
     assert code_secrets(f':password => "{PASSWORD}"') == (PASSWORD,)
+
+
+def test_another_command_s_short_flag_on_a_password_command_s_line_gives_nothing() -> None:
+    """The ``-p`` of the command sshpass runs, of a command after ``&&``/``|``, or of a compose file
+    named ``mongo.yml`` is a folder, a plugin or a project's name (review of attacker pass 21)."""
+    for text in ("sshpass -f pw.txt ssh ana@host 'mkdir -p /srv/project/data'", "sshpass -e ssh host mkdir -p outputs2024",
+                 "sshpass -e ssh host python -m pytest -p no:cacheprovider",
+                 "docker login -u ana --password-stdin && docker compose -p analytics up -d",
+                 "docker compose -f mongo.yml -p analytics up -d", "mongo --eval 'db.x.find()' && mkdir -p backups2024",
+                 "redis-cli -h cache --scan --pattern 'user:*' | xargs -a keysfile rm"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["sshpass", "-e", "ssh", "host", "mkdir", "-p", "outputs2024"]),
+                                       ("up", ["mongo", "--quiet", "&&", "mkdir", "-p", "backups2024"])]) == ()
+
+
+def test_a_password_joined_to_its_short_flag_or_quoted_with_separators_is_taken() -> None:
+    for text in (f"sshpass -p'{PASSWORD}' ssh host", f"mongosh -u ana -p{PASSWORD}", f"docker login -u ana -p{PASSWORD} reg.io"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert output_secrets("sshpass -p 'Zq7;Loud|Tiger&42' ssh host") == ("Zq7;Loud|Tiger&42",)
+    assert credential_variable_values([("cmd", ["sshpass", f"-p{PASSWORD}", "ssh", "host", "mkdir", "-p", "outputs2024"])]) \
+        == (PASSWORD,)
+    assert credential_variable_values([("cmd", ["sshpass", f"-p{PASSWORD}", "mkdir", "-p", "outputs2024"])]) == (PASSWORD,)
+
+
+def test_a_cell_s_arithmetic_is_not_read_as_a_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``1-p``, ``y-pred``: a cell whose only ``-p`` is arithmetic is not tokenized for flags (5,000 such
+    cells took 1.2 s at the first prompt, 0.24 s on main); a command's ``-p`` after a blank or a quote still is."""
+    read: list[str] = []
+    real = kernel_secrets._literals
+
+    def literals(code: str) -> list[str]:
+        read.append(code)
+        return real(code)
+
+    monkeypatch.setattr(kernel_secrets, "_literals", literals)
+    arithmetic = "q = 1-p\nresid = y-pred\nloss = np.log(1-prob).mean()\n"
+    assert kernel_secrets.code_secrets(arithmetic) == ()
+    assert read == []
+    for cell in (f"get_ipython().system('mysql -u ana -p{PASSWORD} sales')",
+                 f'subprocess.run("sshpass -p{PASSWORD} ssh host", shell=True)'):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+
+
+def test_openssl_s_password_sources_are_no_password_and_quoted_values_are_taken_whole() -> None:
+    """openssl's ``env:NAME``/``file:path``/``fd:N`` say where the password is (a path was redacted); a
+    quoted value with a blank, ``PGPASSWORD='correct horse' psql``, gave nothing (review of attacker pass 21)."""
+    for text in ("openssl enc -aes-256-cbc -pass env:ENCRYPTION_KEY -in a -out b", "openssl enc -pass file:/etc/secret.txt",
+                 "openssl rsa -passin file:passphrase.txt -in key.pem", "openssl pkcs12 -passin env:P12_PASSWORD -in x"):
+        assert output_secrets(text) == (), text
+    for text in ("PGPASSWORD='correct horse battery' psql -h db", "openssl pkcs12 -passout 'pass:correct horse battery'",
+                 "openssl pkcs12 -passout pass:'correct horse battery'", "keytool -list -storepass 'correct horse battery'"):
+        assert output_secrets(text) == ("correct horse battery",), text
+    assert credential_variable_values([("cmd", f"docker run -e 'POSTGRES_PASSWORD={PASSWORD}' postgres")]) == (PASSWORD,)
+
+
+def test_prose_experiments_and_container_users_are_no_credentials() -> None:
+    """A sentence naming a machine, a login and a password; an experiment's ``exp runs/baseline@…``; a
+    container's ``-u www-data:www-data``; ``docker login --password-stdin registry`` (review of attacker pass 21)."""
+    for text in ("the machine learning login form password validation", "exp runs/baseline@2024-01-01",
+                 "exp model/resnet50@imagenet", "docker run -u www-data:www-data nginx",
+                 "docker exec --user postgres:postgres db psql", "docker run --user=jovyan:users-group img",
+                 "echo ok && docker run -u analytics:analytics img", "docker login -u ana --password-stdin registry"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["docker", "run", "--user=jovyan:users-group", "img"]),
+                                       ("run", ["docker", "run", "-u", "analytics:staffgroup", "img"])]) == ()
+    for text in (f"exp scott/{PASSWORD}@orcl file=sales.dmp tables=orders", f"curl -u ana:{PASSWORD} https://api.example.com",
+                 f"  machine api.example.com login ana password {PASSWORD}",
+                 f"print('machine h\\n login ana\\n password {PASSWORD}')"):
+        assert output_secrets(text) == (PASSWORD,), text
+
+
+def test_a_command_line_written_as_a_list_in_a_cell_or_a_printed_error_gives_its_password() -> None:
+    """``subprocess.run(["sshpass", "-p", "…", "ssh", host])`` in a cell, and ``CalledProcessError``'s
+    ``Command '['mysqldump', '--password', '…']'``, reached the model whole: each literal was read alone
+    (review of attacker pass 21)."""
+    for cell in (f'subprocess.run(["sshpass", "-p", "{PASSWORD}", "ssh", host])',
+                 f'subprocess.run(["docker", "login", "-u", user, "-p", "{PASSWORD}", "reg.io"], check=True)',
+                 f'subprocess.run(["redis-cli", "-a", "{PASSWORD}", "ping"])', f'run(["mysql", "-uana", "-p{PASSWORD}"])',
+                 f'subprocess.run(["sqlplus", "-S", "scott/{PASSWORD}@orcl"])',
+                 f'subprocess.run([\n    "keytool", "-list",\n    "-storepass", "{PASSWORD}",\n])',
+                 f"Command '['mysqldump', '--password', '{PASSWORD}', 'sales']' returned non-zero exit status 2."):
+        assert output_secrets(cell) == (PASSWORD,), cell
+    for cell in ('subprocess.run(["mkdir", "-p", "outputs2024"])', 'run(["python", "-m", "pytest", "-p", "no:cacheprovider"])',
+                 'run(["docker", "run", "-p", "8888:8888", "jupyter/scipy-notebook"])',
+                 'run(["git", "commit", "-m", "fix the password reset flow"])', 'cols = ["password_reset", "-", "sessions"]',
+                 'run(["docker", "login", "-u", "ana", "--password-stdin", "registry.example.com"], input=pw)'):
+        assert output_secrets(cell) == (), cell
+
+
+def test_a_variable_s_argument_list_gives_keytool_openssl_java_and_oracle_passwords() -> None:
+    assert credential_variable_values([("a", ["sqlplus", f"scott/{PASSWORD}@orcl"]),
+                                       ("b", ["keytool", "-list", "-storepass", f"{PASSWORD}b"]),
+                                       ("c", ["openssl", "pkcs12", "-passout", f"pass:{PASSWORD}c"]),
+                                       ("d", ["java", f"-Djavax.net.ssl.keyStorePassword={PASSWORD}d", "-jar", "a.jar"])]) \
+        == (PASSWORD, f"{PASSWORD}b", f"{PASSWORD}c", f"{PASSWORD}d")
+    assert credential_variable_values([("e", ["openssl", "enc", "-pass", "env:ENCRYPTION_KEY"]),
+                                       ("f", ["sqlplus", "-S", "/nolog", "@report.sql"])]) == ()
+
+
+def test_an_inline_setting_ends_before_the_next_command_s_ampersands() -> None:
+    for text in (f"$ PGPASSWORD={PASSWORD}&&psql -h db", f"$ PGPASSWORD={PASSWORD}& psql -h db"):
+        assert output_secrets(text) == (PASSWORD,), text
+    assert output_secrets("$ DB_PASSWORD=Tr0ub4dor&3x psql") == ("Tr0ub4dor&3x",)
+
+
+def test_a_mysql_line_s_password_is_found_after_other_lines_and_words_naming_mysql() -> None:
+    text = (f"linking -lmysqlclient -pthread\nMySQL 8.0 ready; mysql -u ana -p{PASSWORD} sales\n"
+            f"mariadb-dump -p'{PASSWORD}x' db > x.sql")
+    assert sorted(output_secrets(text)) == sorted((PASSWORD, f"{PASSWORD}x"))
+
+
+def test_redis_cli_s_long_password_flag_gives_its_password() -> None:
+    assert output_secrets(f"redis-cli -h cache --pass {PASSWORD} ping") == (PASSWORD,)
+    assert output_secrets("redis-cli -h cache --pass $REDIS_PASSWORD ping") == ()
+    assert output_secrets("gcc --pass-exit-codes --passthrough12 x.c") == ()
+
+
+def test_a_command_continued_on_the_next_line_gives_its_password() -> None:
+    """A script's ``mysql -h db \\`` / ``  -p… sales`` (printed by ``!cat deploy.sh``), and a ``%%bash`` cell,
+    which IPython keeps as one literal with ``\\n`` in it, gave nothing or ``…\\npsql`` (review of attacker pass 21)."""
+    for text in (f"mysql -h db \\\n  -u ana \\\n  -p{PASSWORD} sales", f"sshpass \\\n  -p {PASSWORD} ssh host"):
+        assert output_secrets(text) == (PASSWORD,), text
+    for cell in (f"get_ipython().run_cell_magic('bash', '', 'mysql -h db \\\\\\n-p{PASSWORD} sales\\n')\n",
+                 f"get_ipython().run_cell_magic('bash', '', 'export PGPASSWORD={PASSWORD}\\npsql -h db\\n')\n"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    assert kernel_secrets.code_secrets("get_ipython().run_cell_magic('bash', '', 'mkdir -p outputs2024\\n')\n") == ()
+
+
+def test_code_between_two_quoted_literals_is_no_quoted_value() -> None:
+    for text in ('print("DB_PASSWORD=" + masked + " set")', 'echo AUTH_TOKEN=" $TOKEN "',
+                 "keytool -storepass ' + pw + ' -list"):
+        assert credential_variable_values([("line", text)]) == (), text
+
+
+def test_rman_s_target_gives_its_password() -> None:
+    assert output_secrets(f"rman target sys/{PASSWORD}@orcl") == (PASSWORD,)
+    assert output_secrets("rman target / nocatalog") == ()
+
+
+def test_cloud_logins_beeline_and_sql_server_tools_give_their_passwords() -> None:
+    """``az``/``oc``/``helm registry`` ``login … -p …``, Hive's ``beeline … -p …`` and SQL Server's ``sqlcmd``/``bcp``
+    ``-P …`` were shown whole: near variants of ``docker login -p`` (review of attacker pass 21)."""
+    for text in (f"az login -u ana@corp.com -p {PASSWORD}", f"oc login https://api.cluster:6443 -u ana -p {PASSWORD}",
+                 f"helm registry login reg.io -u ana -p {PASSWORD}", f'beeline -u "jdbc:hive2://h:10000/db" -n ana -p {PASSWORD}',
+                 f'sqlcmd -S db.corp -U sa -P {PASSWORD} -Q "select 1"',
+                 f'bcp dbo.sales out s.dat -S srv -U sa -P "{PASSWORD}" -c'):
+        assert output_secrets(text) == (PASSWORD,), text
+    for text in ('sqlcmd -S db -E -p -Q "select 1"', "sqlcmd -S db -U sa -P $SA_PASSWORD",
+                 "az login --service-principal -u http://app -p ./cert.pem --tenant t", "cf login -a https://api.run.pivotal.io"):
+        assert output_secrets(text) == (), text
+    assert credential_variable_values([("cmd", ["sqlcmd", "-S", "db", "-U", "sa", "-P", PASSWORD])]) == (PASSWORD,)
+
+
+def test_a_cell_running_oracle_s_tools_or_writing_a_netrc_entry_gives_its_password() -> None:
+    """``!sqlplus scott/…@orcl`` (no flag, no credential's word) and ``!echo "machine … password …" >> ~/.netrc``
+    kept the password in the cell's code (review of attacker pass 21)."""
+    for cell in (f"get_ipython().system('sqlplus scott/{PASSWORD}@orcl @report.sql')",
+                 f"get_ipython().system('rman target sys/{PASSWORD}@orcl')",
+                 f"get_ipython().system('sqlcmd -S db -U sa -P {PASSWORD} -i load.sql')",
+                 f"get_ipython().system('echo \"machine api.example.com login ana password {PASSWORD}\" >> ~/.netrc')"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    assert kernel_secrets.code_secrets("get_ipython().system('sqlplus -S /nolog @report.sql')") == ()
+
+
+def test_a_saved_cell_s_shell_commands_give_their_passwords() -> None:
+    """A notebook's saved source keeps ``!mysql -p…``, ``out = !sqlcmd … -P …`` and a ``%%bash`` body as
+    they are (no literal until IPython runs the cell): they gave nothing (review of attacker pass 21)."""
+    for cell in (f"!mysql -u ana -p{PASSWORD} sales", f"import os\n!sshpass -p {PASSWORD} ssh host",
+                 f"%%bash\nmysql -u ana -p{PASSWORD} sales\n", f"!PGPASSWORD={PASSWORD} psql -h db",
+                 f"!mysql --password={PASSWORD} sales", f"out = !sqlcmd -S db -U sa -P {PASSWORD} -Q x"):
+        assert kernel_secrets.code_secrets(cell) == (PASSWORD,), cell
+    for cell in ("%%bash\nmkdir -p outputs2024\n", "!mkdir -p outputs2024", "x = 1 != 2\ny = '-p'"):
+        assert kernel_secrets.code_secrets(cell) == (), cell

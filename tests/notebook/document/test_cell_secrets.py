@@ -33,3 +33,19 @@ def test_a_literal_of_one_cell_is_redacted_from_every_cells_source_and_saved_out
     shown = [cell_for_model(i, cell, 2000, None, secrets)[0] for i, cell in enumerate([connect, later])]
     assert password not in "".join(shown) and all("[redacted]" in text for text in shown)
     assert password not in cell_for_model(0, connect, 2000)[0]
+
+
+def test_a_saved_shell_command_s_password_is_redacted_from_a_cell_not_run_yet() -> None:
+    # A received notebook's ``!mysql -p…`` / ``%%bash`` cell: IPython makes the command a literal only when
+    # it runs the cell, so the saved source was read for no flag and went to the model whole (review of atk21).
+    from nbagent.notebook.document.cells import literal_secrets
+
+    password = "S3cr3t-Pa55word"
+    cells: list[CellJSON] = [
+        {"id": "c1", "cell_type": "code", "metadata": {}, "outputs": [], "source": f"!mysql -u ana -p{password} sales"},
+        {"id": "c2", "cell_type": "code", "metadata": {}, "outputs": [],
+         "source": f"%%bash\nsshpass -p {password}x ssh host 'mkdir -p /srv/data'\n"},
+        {"id": "c3", "cell_type": "code", "metadata": {}, "outputs": [], "source": "!mkdir -p outputs2024\nx = 1 != 2"}]
+    assert literal_secrets(cells) == (f"{password}x", password)
+    shown = "".join(cell_for_model(i, cell, 2000, None, literal_secrets(cells))[0] for i, cell in enumerate(cells))
+    assert password not in shown and "outputs2024" in shown
