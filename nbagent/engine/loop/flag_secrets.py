@@ -87,7 +87,7 @@ password, ``@``."""
 _EXP_PARAMETER = re.compile(r"(?i)[ \t](?:file|tables|full|owner|log|fromuser|touser|parfile|rows|grants|indexes|buffer)=")
 """Oracle's ``exp``/``imp`` take ``file=…``, ``tables=…`` …: ``exp`` and ``imp`` alone are words of a log
 (``exp runs/baseline@2024-01-01``, an experiment's run)."""
-_ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
+ORACLE_TOOLS = ("sqlplus", "sqlldr", "expdp", "impdp", "exp ", "imp ", "rman")
 _INLINE_ENV = re.compile(r"(?P<name>(?:PASS|PWD|SECRET|TOKEN|KEY|AUTH|CRED)[A-Z0-9_]{0,20})="
                          r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\s$](?:[^\"'\n]{0,254}[^\"'\s])?)(?P=q)"
                          r"|(?P<value>[^\s\"'`;|)$][^\s\"'`;|)]{0,255}))"
@@ -106,8 +106,6 @@ _SINGLE_DASH = re.compile(r"-(?P<name>(?:src|dest|new)?(?:store|key)?pass(?:word
 """keytool's ``-storepass …`` / ``-keypass …``, ``-password …``, and openssl's ``-passin pass:…`` (quoted: may
 hold blanks); openssl's ``env:NAME``, ``file:path`` and ``fd:N`` name where the password is, not it."""
 _ELSEWHERE = re.compile(r"(?:env|file|fd):")
-_ESCAPE = re.compile(r"\\([nt\\])")
-_ESCAPES = {"n": "\n", "t": "\t"}
 _GAP_WORDS = ("login", "sshpass", "mongo", "redis-cli", "beeline", "sqlcmd", "bcp")
 _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
@@ -265,7 +263,7 @@ def _user_group(text: str, match: re.Match[str]) -> bool:
 
 def oracle_passwords(text: str, low: str) -> list[str]:
     """Oracle's ``user/password@db`` on a line running its tools (``sqlplus scott/…@orcl``)."""
-    if "/" not in text or "@" not in text or not any(tool in low for tool in _ORACLE_TOOLS):
+    if "/" not in text or "@" not in text or not any(tool in low for tool in ORACLE_TOOLS):
         return []
     return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))
             and (m.group("tool").lower() not in ("exp", "imp") or _EXP_PARAMETER.search(text, m.end()) is not None)]
@@ -362,40 +360,6 @@ def _matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
     return [m for m in pattern.finditer(text) if m.start() == 0 or text[m.start() - 1] in _STARTS]
 
 
-_COMMAND_MARKS = ("--", "-u", "vault ", "configure set", "/user:")
-_SHORT_MARK = re.compile(r"""-(?:[pPD]|a[\s"'])""")
-
-
-def command_marked(code: str, low: str) -> bool:
-    """Whether a cell's code (``low``: lower-cased) may hold a command line's credential in its literals:
-    ``--password=``, curl's ``-u``, a short flag (``-p``, sqlcmd's ``-P``, Java's ``-D``, redis-cli's ``-a``)
-    after a blank, a quote or a literal's ``\\n`` (``1-p``, ``y-pred`` are arithmetic), or Oracle's
-    ``sqlplus scott/…@orcl``. A cell without them is not tokenized for flags (500 pandas cells naming
-    ``key=`` took 5 times as long at the first prompt; 5,000 cells computing ``1-p`` 1.2 s, not 0.24)."""
-    return any(mark in code for mark in _COMMAND_MARKS) or any(
-        not m.start() or code[m.start() - 1] in " \t\n\"'" or code[m.start() - 2:m.start()] == "\\n"
-        for m in _SHORT_MARK.finditer(code)) or ("@" in code and any(tool in low for tool in _ORACLE_TOOLS))
-
-
-_SHELL_LINE = re.compile(r"^[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?(?:!|%(?:sx|system)[ \t])(?P<line>[^\n]+)", re.MULTILINE)
-_SHELL_CELL = ("%%bash", "%%sh", "%%script", "%%system", "%%!")
-
-
-def shell_lines(code: str) -> list[str]:
-    """A notebook cell's shell commands as its saved source has them: ``!mysql -p…``, ``files = !ls``,
-    ``%sx …``, a ``%%bash`` cell's body (IPython makes them literals only when it runs the cell, so a
-    cell not run yet, a received notebook's, showed its password)."""
-    if code.lstrip().startswith(_SHELL_CELL):
-        return [code.lstrip().partition("\n")[2]]
-    return [m.group("line") for m in _SHELL_LINE.finditer(code)] if "!" in code or "%s" in code else []
-
-
-def unescaped(literal: str) -> str:
-    """A code literal's text with its ``\\n``, ``\\t`` and ``\\\\`` read: a ``%%bash`` cell's lines are one
-    literal (``'mysql -h db \\\\\\n-p…'``), whose flags start a line only so."""
-    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), literal) if "\\" in literal else literal
-
-
 def _command_secrets(text: str, low: str) -> list[str]:
     """curl's ``-u user:password``, a MySQL client's ``-p…``, the next word of a password command's short
     flag, a ``.netrc`` entry's and Oracle's ``user/password@db``."""
@@ -442,5 +406,5 @@ def flag_secrets(text: str) -> list[str]:
     return found
 
 
-__all__ = ["command_marked", "command_passwords", "credential_word", "dash_passwords", "flag_secrets", "gap_passwords",
-           "keyed_property", "mysql_passwords", "placeholder", "shell_lines", "unescaped"]
+__all__ = ["ORACLE_TOOLS", "command_passwords", "credential_word", "dash_passwords", "flag_secrets", "gap_passwords",
+           "keyed_property", "mysql_passwords", "placeholder"]

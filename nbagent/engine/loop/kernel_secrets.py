@@ -20,12 +20,13 @@ from types import GetSetDescriptorType, SimpleNamespace
 from typing import Iterable, cast
 
 from .assigned_secrets import MAX_TEXT_LINES_CHARS, assigned_secrets
+from .cell_commands import command_marked, shell_lines, unescaped
 from .credential_names import AUTHORIZATION as _AUTHORIZATION
 from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import command_marked, flag_secrets, placeholder, shell_lines, unescaped
+from .flag_secrets import flag_secrets, placeholder
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
