@@ -28,10 +28,16 @@ class TaskFolderLockedError(NbAgentError):
 
     def __init__(self, task_dir: Path, pid: int | None, here: bool) -> None:
         self.task_dir, self.pid = task_dir, pid
-        who = "another Agent in this process" if here else f"process {pid}" if pid else "another process"
-        super().__init__(
-            f"{task_dir} is in use by {who} (lock file {LOCK_FILE}). A task folder has one writer: "
-            "close that session first (agent.close() / %agent reset), or use another folder.")
+        if here:
+            where = ("another Agent in this process", "close that session first (agent.close() / %agent reset)")
+        else:
+            # In a notebook the other writer is a kernel: the same notebook open under another Jupyter
+            # server, or a script. %agent reset in this kernel would only start a new conversation here.
+            where = (f"process {pid}" if pid else "another process",
+                     "close the session there first (shut that kernel down, or agent.close() / %agent reset in it: "
+                     "the same notebook open under another Jupyter server, say)")
+        super().__init__(f"{task_dir} is in use by {where[0]} (lock file {LOCK_FILE}). A task folder has one writer: "
+                         f"{where[1]}, or use another folder.")
 
 
 class TaskFolderUnwritableError(TaskFolderError):

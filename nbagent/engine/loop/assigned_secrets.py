@@ -26,6 +26,9 @@ MAX_TEXT_LINES_CHARS = 16_384
 ``open(".env").read()``); a longer one (a document) is not read at each prompt."""
 
 
+_EXPANSION = re.compile(r"\$\(|\$\{|`|\$[A-Za-z_]\w*(?:\s|$)")
+"""An unquoted value the shell makes: a command's output, ``$(…)`` or backquotes, or a variable,
+``${…}`` or ``$NAME`` (then the rest of the line is the command run with it)."""
 _COMMENT_MARKS = (" #", "\t#", " ;", "\t;")
 """What starts a line's inline comment: a blank, then ``#`` (dotenv, YAML, shell) or ``;`` (INI).
 Found with ``str.find``, not a pattern: ``[ \t]+#`` took quadratic time on a long run of blanks."""
@@ -46,6 +49,8 @@ def _value(rest: str) -> str | None:
         return value[1:end] if after is not None and (not after or _is_comment(after)) else None
     starts = [i for i in map(value.find, _COMMENT_MARKS) if i >= 0]
     value = value[:min(starts)].rstrip() if starts else value  # its comment is no part of the value
+    if _EXPANSION.match(value):  # ``API_TOKEN=$(cat token.txt)``, ``PGPASSWORD=$PW psql``: a shell's, no value
+        return None
     return None if not value or value[0] == "#" or "'" in value or '"' in value else value
 
 

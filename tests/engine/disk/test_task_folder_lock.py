@@ -20,7 +20,7 @@ from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.events import Done
 from nbagent.engine.contracts.messages import history_problems
 from nbagent.engine.state.session import Session
-from nbagent.engine.state.store import HISTORY_FILE, LOCK_FILE, TaskFolderLockedError
+from nbagent.engine.state.store import HISTORY_FILE, LOCK_FILE, FolderLock, TaskFolderLockedError
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import Slow
@@ -65,6 +65,26 @@ def test_two_processes_taking_over_a_stale_lock_make_exactly_one_writer_in_every
                 # collector, the pipes warned in whichever later test a collection ran (test_class_pacing).
                 p.communicate()
         assert sorted(answers) == ["refused", "writer"], (trial, answers)
+
+
+def test_a_folder_another_process_writes_says_to_close_the_session_there_not_here(tmp_path: Path) -> None:
+    """The same notebook open under two Jupyter servers: the second kernel's agent cell failed with "in use
+    by process N … close that session first (agent.close() / %agent reset)", where a reset in that kernel
+    only starts a new conversation (newcomer pass 20)."""
+    holder = subprocess.Popen([sys.executable, "-c", CONTENDER, str(tmp_path / "task")], cwd=ROOT, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().split()[0] == "writer"
+        with pytest.raises(TaskFolderLockedError) as refused:
+            FolderLock(tmp_path / "task").acquire()
+    finally:
+        holder.communicate()
+    message = str(refused.value)
+    assert f"in use by process {holder.pid}" in message and "shut that kernel down" in message
+    assert "in it" in message and "another Jupyter server" in message
 
 
 def test_a_lock_file_naming_a_huge_or_a_live_unrelated_pid_locks_nothing(tmp_path: Path) -> None:
